@@ -1,0 +1,97 @@
+"""The error a failing sample is re-raised as, with where it failed attached."""
+
+from __future__ import annotations
+
+__all__ = ["SampleError"]
+
+
+class SampleError(RuntimeError):
+    """A user's dataset or transform failed on one sample.
+
+    The original exception is the ``__cause__``; the message and the attributes say
+    where it happened, so a failure deep inside a DataLoader worker on one rank can be
+    replayed: load the same index with the same rank, worker and epoch.
+
+    Through a DataLoader worker only the message survives (PyTorch re-raises worker
+    errors by type and message), so the message carries every field too.
+
+    Attributes:
+        index: The index passed to ``__getitem__``.
+        rank: The rank the key used.
+        worker_id: The DataLoader worker id (0 in the main process).
+        epoch: The epoch.
+        stage: What failed, e.g. ``"dataset[12]"`` or ``"transform"``.
+
+    >>> err = SampleError.at("transform", index=3, rank=1, worker_id=0, epoch=2,
+    ...                      error=KeyError("labels"))
+    >>> str(err)
+    "transform failed at index 3 (rank 1, worker 0, epoch 2): KeyError: 'labels'"
+    """
+
+    index: int | None
+    rank: int | None
+    worker_id: int | None
+    epoch: int | None
+    stage: str | None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        index: int | None = None,
+        rank: int | None = None,
+        worker_id: int | None = None,
+        epoch: int | None = None,
+        stage: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.index = index
+        self.rank = rank
+        self.worker_id = worker_id
+        self.epoch = epoch
+        self.stage = stage
+
+    @classmethod
+    def at(
+        cls,
+        stage: str,
+        *,
+        index: int,
+        rank: int,
+        worker_id: int,
+        epoch: int,
+        error: BaseException,
+    ) -> SampleError:
+        """Build the error for ``error`` raised by ``stage`` on one sample.
+
+        Args:
+            stage: What failed, e.g. ``"dataset[12]"`` or ``"transform"``.
+            index: The index passed to ``__getitem__``.
+            rank: The rank.
+            worker_id: The worker id.
+            epoch: The epoch.
+            error: The original exception (set it as the cause with ``raise ... from``).
+
+        Returns:
+            The new error.
+        """
+        detail = f"{type(error).__name__}: {error}"
+        message = (
+            f"{stage} failed at index {index} (rank {rank}, worker {worker_id}, "
+            f"epoch {epoch}): {detail}"
+        )
+        return cls(message, index=index, rank=rank, worker_id=worker_id, epoch=epoch, stage=stage)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        kwargs = {
+            "index": self.index,
+            "rank": self.rank,
+            "worker_id": self.worker_id,
+            "epoch": self.epoch,
+            "stage": self.stage,
+        }
+        return (_rebuild, (type(self), str(self), kwargs))
+
+
+def _rebuild(cls: type[SampleError], message: str, kwargs: dict[str, object]) -> SampleError:
+    return cls(message, **kwargs)  # type: ignore[arg-type]
