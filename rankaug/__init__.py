@@ -1,4 +1,35 @@
-"""rankaug: keyed, rank-aware data augmentation for distributed PyTorch training."""
+"""rankaug: keyed, rank-aware data augmentation for distributed PyTorch training.
+
+Every random draw comes from a key — ``(seed, rank, worker_id, epoch)`` or
+``(seed, epoch, index)`` — never from global state, so augmentations differ across
+GPUs, workers and epochs and repeat bit for bit across runs.
+"""
+
+from rankaug.context import SharedEpoch, resolve_rank
+from rankaug.errors import SampleError
+from rankaug.keyed import KeyedDataset
+from rankaug.keys import KeyedRandom, key_words, make_rng, make_seed_sequence, stream_id
+from rankaug.samples import DefaultAdapter, SampleAdapter, SampleDict
+from rankaug.seeding import WorkerSeeder, seed_everything
+from rankaug.wrapper import RandomAugmentWrapper
 
 __version__ = "0.1.0"
-__all__ = ["__version__"]
+
+__all__ = [
+    "DefaultAdapter",
+    "KeyedDataset",
+    "KeyedRandom",
+    "RandomAugmentWrapper",
+    "SampleAdapter",
+    "SampleDict",
+    "SampleError",
+    "SharedEpoch",
+    "WorkerSeeder",
+    "__version__",
+    "key_words",
+    "make_rng",
+    "make_seed_sequence",
+    "resolve_rank",
+    "seed_everything",
+    "stream_id",
+]

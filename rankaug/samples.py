@@ -1,0 +1,274 @@
+"""Sample shapes in and out: what a wrapper unpacks, and how it puts the result back.
+
+rankaug hands transforms (albumentations, the mosaic) a dict in albumentations'
+convention — ``image`` as a numpy ``HxW`` or ``HxWxC`` array, ``mask``, ``masks``,
+``bboxes``, label fields, ``keypoints`` — and returns the result in the shape the
+dataset gave it:
+
+* **dict samples** with albumentations' keys; keys that are not transform targets
+  (``"path"``, ``"image_id"``, ...) come back untouched, as the same objects.
+* **(image, target) tuples or lists**, torchvision style. A dict target's ``boxes``
+  becomes ``bboxes``, and its ``labels``, ``masks``, ``mask`` and ``keypoints`` are
+  targets under their own names (give an albumentations ``Compose`` the label field
+  ``"labels"``); any other target (a class index, a tensor) passes through.
+* **images** as numpy ``HxW``/``HxWxC`` arrays, PIL images (modes L, RGB, RGBA) or
+  torch ``CHW``/``HW`` tensors; each comes back as the same type. Target values given
+  as tensors, arrays or lists come back as tensors, arrays or lists of the same dtype
+  (integer boxes that a transform made fractional stay floating point rather than
+  being truncated).
+
+Any other shape: pass an object with ``unpack`` and ``repack`` (the
+:class:`SampleAdapter` protocol) as ``adapter=``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, TypedDict
+
+import numpy as np
+import torch
+
+__all__ = [
+    "DEFAULT_TARGETS",
+    "DefaultAdapter",
+    "SampleAdapter",
+    "SampleDict",
+    "restore_like",
+]
+
+#: Keys every transform may read and write, besides label fields.
+DEFAULT_TARGETS: frozenset[str] = frozenset({"image", "mask", "masks", "bboxes", "keypoints"})
+_PIL_MODES = ("L", "RGB", "RGBA")
+
+
+class SampleDict(TypedDict, total=False):
+    """A dict sample in albumentations' convention (other keys are allowed and kept)."""
+
+    image: np.ndarray
+    mask: np.ndarray
+    masks: np.ndarray
+    bboxes: np.ndarray
+    labels: np.ndarray
+    keypoints: np.ndarray
+
+
+class SampleAdapter(Protocol):
+    """Turns a sample into albumentations-style data and back.
+
+    ``unpack`` returns the data a transform works on (only the keys in ``targets`` that
+    the sample has, the image as a numpy array) and a state; ``repack`` builds a sample
+    of the original shape from the transform's output and that state.
+    """
+
+    def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
+        """Split ``sample`` into transform data and the state ``repack`` needs."""
+        ...
+
+    def repack(self, data: Mapping[str, Any], state: Any) -> Any:
+        """Build a sample of the original shape from transformed ``data``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    sample: Any  # the original sample
+    originals: dict[str, Any]  # the original values of the keys handed out
+    image_kind: str  # "numpy", "pil" or "tensor"
+    pil_mode: str | None
+    target: Any  # the original target of a tuple sample (None for dicts)
+
+
+def _is_pil(image: object) -> bool:
+    return type(image).__module__.startswith("PIL.")
+
+
+def _image_to_numpy(image: object) -> tuple[np.ndarray, str, str | None]:
+    if isinstance(image, np.ndarray):
+        if image.ndim not in (2, 3):
+            raise ValueError(
+                f"image must be an HxW or HxWxC array, got an array of shape {image.shape}"
+            )
+        return image, "numpy", None
+    if isinstance(image, torch.Tensor):
+        if image.ndim == 3:
+            return (
+                np.ascontiguousarray(image.detach().cpu().numpy().transpose(1, 2, 0)),
+                ("tensor"),
+                None,
+            )
+        if image.ndim == 2:
+            return image.detach().cpu().numpy(), "tensor", None
+        raise ValueError(
+            f"image must be a CxHxW or HxW tensor, got a tensor of shape {tuple(image.shape)}"
+        )
+    if _is_pil(image):
+        mode = getattr(image, "mode", None)
+        if mode not in _PIL_MODES:
+            raise ValueError(
+                f"image is a PIL image of mode {mode!r}; rankaug handles modes {_PIL_MODES} "
+                "(convert it in the dataset, e.g. image.convert('RGB'))"
+            )
+        return np.array(image), "pil", mode
+    raise TypeError(
+        f"image must be a numpy array, a PIL image or a torch tensor, got {type(image).__name__}"
+    )
+
+
+def _image_from_numpy(image: Any, kind: str, mode: str | None) -> Any:
+    if kind == "numpy":
+        return image
+    array = np.asarray(image)
+    if kind == "tensor":
+        if array.ndim == 3:
+            array = array.transpose(2, 0, 1)
+        return torch.from_numpy(np.ascontiguousarray(array))
+    from PIL import Image
+
+    if array.dtype != np.uint8:
+        raise TypeError(
+            f"the transform returned a {array.dtype} image, which cannot go back into the "
+            f"PIL image (mode {mode}) the dataset gave; give the wrapper numpy or tensor images "
+            "for float output"
+        )
+    if array.ndim == 3 and array.shape[2] == 1:
+        array = array[:, :, 0]
+    return Image.fromarray(array)
+
+
+def _value_to_numpy(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return value
+
+
+def restore_like(new: Any, old: Any) -> Any:
+    """Give ``new`` the container type and dtype of ``old``.
+
+    Tensors give tensors, arrays give arrays (an empty result keeps the trailing
+    shape, so ``(0, 4)`` boxes stay ``(0, 4)``), lists give lists, tuples give tuples.
+    An integer ``old`` with fractional ``new`` values stays floating point.
+
+    Args:
+        new: The transformed value.
+        old: The original value.
+
+    Returns:
+        ``new`` in the type of ``old``.
+
+    >>> restore_like(np.zeros((0,)), np.zeros((3, 4), np.float32)).shape
+    (0, 4)
+    >>> restore_like(np.array([[1.0, 2.0, 3.0, 4.0]]), [[0, 0, 1, 1]])
+    [[1.0, 2.0, 3.0, 4.0]]
+    """
+    if isinstance(old, torch.Tensor):
+        array = _restore_array(np.asarray(new), old.dtype.is_floating_point, old.shape, None)
+        if old.dtype.is_floating_point or array.dtype.kind != "f":
+            return torch.as_tensor(array, dtype=old.dtype)
+        return torch.as_tensor(array)
+    if isinstance(old, np.ndarray):
+        return _restore_array(np.asarray(new), old.dtype.kind == "f", old.shape, old.dtype)
+    if isinstance(old, list):
+        return new.tolist() if isinstance(new, np.ndarray) else list(new)
+    if isinstance(old, tuple):
+        return tuple(new.tolist() if isinstance(new, np.ndarray) else new)
+    return new
+
+
+def _restore_array(
+    array: np.ndarray, old_is_float: bool, old_shape: Any, old_dtype: np.dtype[Any] | None
+) -> np.ndarray:
+    if array.size == 0 and len(old_shape) > 1:
+        array = array.reshape((0, *tuple(old_shape)[1:]))
+    if old_dtype is None:
+        return array
+    if not old_is_float and array.dtype.kind == "f" and not np.array_equal(array, np.round(array)):
+        return array  # do not truncate fractional values into an integer dtype
+    return array.astype(old_dtype, copy=False)
+
+
+class DefaultAdapter:
+    """Handles dict samples and ``(image, target)`` tuples (see the module docstring).
+
+    >>> adapter = DefaultAdapter()
+    >>> sample = {"image": np.zeros((4, 6, 3), np.uint8), "path": "a.jpg"}
+    >>> data, state = adapter.unpack(sample, DEFAULT_TARGETS)
+    >>> sorted(data)
+    ['image']
+    >>> data["image"] = data["image"][:, ::-1]
+    >>> out = adapter.repack(data, state)
+    >>> sorted(out), out["path"]
+    (['image', 'path'], 'a.jpg')
+    """
+
+    def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
+        """Split ``sample`` into transform data and a state (see :class:`SampleAdapter`).
+
+        Raises:
+            TypeError: If the sample is not a dict or an (image, target) pair, or its image
+                is of an unsupported type.
+            ValueError: If the dict has no ``image`` or the image has an unsupported
+                shape.
+        """
+        if isinstance(sample, Mapping):
+            if "image" not in sample:
+                raise ValueError(
+                    f"a dict sample needs an 'image' key; this one has keys {sorted(sample)}"
+                )
+            return self._unpack_mapping(sample, sample, targets, None)
+        if isinstance(sample, tuple | list) and len(sample) == 2:
+            image, target = sample
+            if isinstance(target, Mapping):
+                renamed = {("bboxes" if k == "boxes" else k): v for k, v in target.items()}
+                if "image" in renamed:
+                    raise ValueError(
+                        "an (image, target) sample's target must not have an 'image' key"
+                    )
+                renamed["image"] = image
+                return self._unpack_mapping(sample, renamed, targets, target)
+            return self._unpack_mapping(sample, {"image": image}, targets, target)
+        raise TypeError(
+            f"rankaug cannot handle a sample of type {type(sample).__name__}: expected a dict "
+            "with an 'image' key or an (image, target) pair; for any other shape pass "
+            "adapter= (see rankaug.SampleAdapter)"
+        )
+
+    @staticmethod
+    def _unpack_mapping(
+        sample: Any, mapping: Mapping[str, Any], targets: Collection[str], target: Any
+    ) -> tuple[dict[str, Any], _State]:
+        image, kind, mode = _image_to_numpy(mapping["image"])
+        data: dict[str, Any] = {"image": image}
+        originals: dict[str, Any] = {}
+        for key in targets:
+            if key != "image" and key in mapping:
+                value = mapping[key]
+                originals[key] = value
+                data[key] = _value_to_numpy(value)
+        return data, _State(sample, originals, kind, mode, target)
+
+    def repack(self, data: Mapping[str, Any], state: Any) -> Any:
+        """Build a sample of the original shape (see :class:`SampleAdapter`)."""
+        assert isinstance(state, _State)
+        updates: dict[str, Any] = {}
+        for key, value in data.items():
+            if key == "image":
+                updates[key] = _image_from_numpy(value, state.image_kind, state.pil_mode)
+            elif key in state.originals:
+                updates[key] = restore_like(value, state.originals[key])
+            else:
+                updates[key] = value
+        sample = state.sample
+        if isinstance(sample, Mapping):
+            out = dict(sample)
+            out.update(updates)
+            return out
+        image = updates.pop("image")
+        target = state.target
+        if isinstance(target, Mapping):
+            new_target = dict(target)
+            for key, value in updates.items():
+                new_target["boxes" if key == "bboxes" else key] = value
+            target = new_target
+        return type(sample)((image, target))

@@ -1,0 +1,167 @@
+"""Driving a transform from a key.
+
+Three kinds of transform are told apart once, when a wrapper is built:
+
+* **albumentations** (``Compose`` or a single transform; anything with
+  ``set_random_state`` that is called as ``transform(image=..., ...)``): the wrapper
+  works on a private deep copy and, before every call, hands it the key's numpy
+  Generator and ``random.Random`` through ``set_random_state``, so every random draw in
+  the pipeline comes from the key. A ``seed=`` given to the ``Compose`` is superseded:
+  its own generators are never used. Samples go through the wrapper's adapter (see
+  :mod:`rankaug.samples`).
+* **rng callables**: any callable with an ``rng`` parameter is called as
+  ``transform(sample, rng=generator)`` on the sample as the dataset gave it.
+* **torch-global callables** (torchvision v2 transforms, anything else): called as
+  ``transform(sample)`` with torch's global CPU generator seeded from the key, and the
+  caller's generator state restored afterwards, exactly.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Callable, Collection
+from typing import Any, Protocol, runtime_checkable
+
+import torch
+
+from rankaug.keys import KeyedRandom
+from rankaug.samples import DEFAULT_TARGETS, SampleAdapter
+
+__all__ = [
+    "AlbumentationsLike",
+    "RngTransform",
+    "TransformDriver",
+    "albumentations_targets",
+    "make_driver",
+]
+
+
+@runtime_checkable
+class AlbumentationsLike(Protocol):
+    """What rankaug needs of an albumentations transform (2.0.x or AlbumentationsX)."""
+
+    def set_random_state(self, random_generator: Any, py_random: Any) -> None:
+        """Replace the random state of the transform tree."""
+        ...
+
+    def __call__(self, *args: Any, **data: Any) -> Any:
+        """Apply to keyword data, return a dict."""
+        ...
+
+
+class RngTransform(Protocol):
+    """A callable that draws its randomness from the ``rng`` it is given."""
+
+    def __call__(self, sample: Any, *, rng: Any) -> Any:
+        """Return the transformed sample."""
+        ...
+
+
+class TransformDriver(Protocol):
+    """Applies one transform to one sample with the randomness of one key."""
+
+    def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
+        """Return the transformed sample."""
+        ...
+
+
+def albumentations_targets(transform: Any) -> frozenset[str]:
+    """The data keys an albumentations transform reads: images, masks, boxes, labels...
+
+    Args:
+        transform: An albumentations ``Compose`` or transform.
+
+    Returns:
+        The keys, including label fields and additional targets.
+    """
+    keys = set(DEFAULT_TARGETS)
+    available = getattr(transform, "_available_keys", None)
+    if isinstance(available, Collection):
+        keys.update(str(k) for k in available)
+    for processor in getattr(transform, "processors", {}).values():
+        keys.update(getattr(getattr(processor, "params", None), "label_fields", None) or ())
+    keys.update(getattr(transform, "additional_targets", None) or {})
+    return frozenset(keys)
+
+
+class _AlbumentationsDriver:
+    def __init__(self, transform: Any, adapter: SampleAdapter) -> None:
+        self.transform = copy.deepcopy(transform)
+        self.adapter = adapter
+        self.targets = albumentations_targets(transform)
+
+    def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
+        data, state = self.adapter.unpack(sample, self.targets)
+        self.transform.set_random_state(keyed.generator, keyed.py_random)
+        return self.adapter.repack(self.transform(**data), state)
+
+
+class _RngDriver:
+    def __init__(self, transform: Callable[..., Any]) -> None:
+        self.transform = transform
+
+    def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
+        return self.transform(sample, rng=keyed.generator)
+
+
+class _TorchGlobalDriver:
+    def __init__(self, transform: Callable[..., Any]) -> None:
+        self.transform = transform
+
+    def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
+        state = torch.get_rng_state()
+        try:
+            torch.manual_seed(keyed.torch_seed())
+            return self.transform(sample)
+        finally:
+            torch.set_rng_state(state)
+
+
+def _takes_rng(transform: Callable[..., Any]) -> bool:
+    target = transform
+    if isinstance(transform, torch.nn.Module):
+        target = transform.forward
+    try:
+        parameters = inspect.signature(target).parameters
+    except (TypeError, ValueError):  # builtins without a signature
+        return False
+    parameter = parameters.get("rng")
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.KEYWORD_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
+
+
+def make_driver(transform: object, adapter: SampleAdapter) -> TransformDriver:
+    """Pick the driver for ``transform`` (see the module docstring).
+
+    Args:
+        transform: An albumentations transform, an rng callable or any callable.
+        adapter: How samples become albumentations data and back.
+
+    Returns:
+        A driver.
+
+    Raises:
+        TypeError: If ``transform`` is not callable.
+
+    >>> import numpy as np
+    >>> from rankaug.keys import KeyedRandom, make_seed_sequence
+    >>> from rankaug.samples import DefaultAdapter
+    >>> driver = make_driver(lambda x, rng: x + int(rng.integers(10)), DefaultAdapter())
+    >>> keyed = KeyedRandom(make_seed_sequence(0, epoch=0, index=0))
+    >>> 100 <= driver(100, keyed) < 110
+    True
+    """
+    if isinstance(transform, AlbumentationsLike) and callable(transform):
+        return _AlbumentationsDriver(transform, adapter)
+    if not callable(transform):
+        raise TypeError(
+            "transform must be an albumentations transform or Compose, a callable taking "
+            f"rng=, or a callable using torch's global generator; got {transform!r} of type "
+            f"{type(transform).__name__}"
+        )
+    if _takes_rng(transform):
+        return _RngDriver(transform)
+    return _TorchGlobalDriver(transform)

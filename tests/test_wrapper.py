@@ -1,0 +1,432 @@
+from __future__ import annotations
+
+import pickle
+import random
+from typing import Any
+
+import albumentations as A
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from PIL import Image
+from torch.utils.data import DataLoader, Dataset, Subset, get_worker_info
+
+from rankaug import RandomAugmentWrapper, SampleError
+
+
+def image(h: int = 24, w: int = 32, c: int = 3) -> np.ndarray:
+    ramp = np.arange(h * w * c, dtype=np.int64).reshape(h, w, c)
+    return (ramp * 7 % 251).astype(np.uint8)
+
+
+class Dicts(Dataset[dict[str, Any]]):
+    def __init__(self, n: int = 8) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return {
+            "image": image(),
+            "bboxes": np.array([[2.0, 3.0, 12.0, 15.0], [20.0, 1.0, 30.0, 9.0]], np.float32),
+            "labels": np.array([1, 4], np.int64),
+            "path": f"img{index}.png",
+        }
+
+
+def noise(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    out = dict(sample)
+    out["image"] = rng.integers(0, 256, sample["image"].shape, dtype=np.uint8)
+    return out
+
+
+def photometric() -> A.Compose:
+    return A.Compose(
+        [A.Affine(rotate=(-30, 30), p=1), A.RandomBrightnessContrast(p=1)],
+        bbox_params=A.BboxParams(format="pascal_voc", label_fields=["labels"]),
+    )
+
+
+def fingerprint(sample: Any) -> bytes:
+    img = sample["image"] if isinstance(sample, dict) else sample[0]
+    if isinstance(img, torch.Tensor):
+        img = img.numpy()
+    return np.asarray(img).tobytes()
+
+
+class WorkerTagged(Dataset[tuple[int, int, bytes]]):
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, index: int) -> tuple[int, int, bytes]:
+        info = get_worker_info()
+        return index, -1 if info is None else info.id, fingerprint(self.dataset[index])
+
+
+def load_all(dataset: Any, **loader_kwargs: Any) -> list[tuple[int, int, bytes]]:
+    loader = DataLoader(WorkerTagged(dataset), batch_size=None, **loader_kwargs)
+    return [(int(i), int(w), f) for i, w, f in loader]
+
+
+class TestRandomAugmentWrapper:
+    # ---------------------------------------------------------------- keys
+    def test_same_configuration_repeats_bit_for_bit(self) -> None:
+        a = RandomAugmentWrapper(Dicts(), photometric(), seed=3)
+        b = RandomAugmentWrapper(Dicts(), photometric(), seed=3)
+        assert [fingerprint(a[i]) for i in range(8)] == [fingerprint(b[i]) for i in range(8)]
+
+    def test_seeds_ranks_and_epochs_change_the_draws(self) -> None:
+        def draws(**kwargs: Any) -> list[bytes]:
+            epoch = kwargs.pop("epoch", 0)
+            wrapped = RandomAugmentWrapper(Dicts(), noise, **kwargs)
+            wrapped.set_epoch(epoch)
+            return [fingerprint(wrapped[i]) for i in range(4)]
+
+        variants = [
+            draws(seed=0), draws(seed=1), draws(seed=0, rank=1), draws(seed=0, epoch=1),
+            draws(seed=0, keying="sample"), draws(seed=0, keying="sample", epoch=1),
+        ]  # fmt: skip
+        everything = [f for v in variants for f in v]
+        assert len(set(everything)) == len(everything)
+
+    def test_stream_continues_across_samples_of_a_worker(self) -> None:
+        wrapped = RandomAugmentWrapper(Dicts(), noise, seed=0)
+        first, again = fingerprint(wrapped[0]), fingerprint(wrapped[0])
+        assert first != again  # the stream moved on
+
+    def test_sample_keying_depends_only_on_index_and_epoch(self) -> None:
+        wrapped = RandomAugmentWrapper(Dicts(), noise, seed=0, keying="sample")
+        forward = [fingerprint(wrapped[i]) for i in range(8)]
+        backward = [fingerprint(wrapped[i]) for i in reversed(range(8))][::-1]
+        assert forward == backward
+        other_rank = RandomAugmentWrapper(Dicts(), noise, seed=0, keying="sample", rank=5)
+        assert [fingerprint(other_rank[i]) for i in range(8)] == forward
+
+    def test_sample_rank_keying_separates_ranks(self) -> None:
+        r0 = RandomAugmentWrapper(Dicts(), noise, seed=0, keying="sample_rank", rank=0)
+        r1 = RandomAugmentWrapper(Dicts(), noise, seed=0, keying="sample_rank", rank=1)
+        assert fingerprint(r0[2]) == fingerprint(r0[2])
+        assert fingerprint(r0[2]) != fingerprint(r1[2])
+
+    def test_rank_comes_from_the_rank_environment_variable(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        explicit = RandomAugmentWrapper(Dicts(), noise, seed=0, rank=2)
+        from_env = RandomAugmentWrapper(Dicts(), noise, seed=0)
+        monkeypatch.setenv("RANK", "2")
+        assert fingerprint(from_env[0]) == fingerprint(explicit[0])
+        monkeypatch.setenv("RANK", "0")
+        default = RandomAugmentWrapper(Dicts(), noise, seed=0)
+        assert fingerprint(default[0]) != fingerprint(
+            RandomAugmentWrapper(Dicts(), noise, seed=0, rank=2)[0]
+        )
+
+    def test_stacked_wrappers_draw_independent_streams(self) -> None:
+        seen: list[int] = []
+
+        def record(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+            seen.append(int(rng.integers(2**62)))
+            return sample
+
+        inner = RandomAugmentWrapper(Dicts(), record, seed=0)
+        outer = RandomAugmentWrapper(inner, record, seed=0)
+        outer[0]
+        assert len(seen) == 2
+        assert seen[0] != seen[1]
+        assert inner.stream != outer.stream
+
+    def test_set_epoch_reaches_inner_wrappers_through_subsets(self) -> None:
+        inner = RandomAugmentWrapper(Dicts(), noise, seed=0)
+        outer = RandomAugmentWrapper(Subset(inner, [0, 1, 2]), noise, seed=0)
+        outer.set_epoch(7)
+        assert (inner.epoch, outer.epoch) == (7, 7)
+
+    @given(seed=st.integers(0, 2**64 - 1), index=st.integers(0, 7), epoch=st.integers(0, 2**32 - 1))
+    def test_same_key_gives_the_same_sample(self, seed: int, index: int, epoch: int) -> None:
+        a = RandomAugmentWrapper(Dicts(), noise, seed=seed, keying="sample")
+        b = RandomAugmentWrapper(Dicts(), noise, seed=seed, keying="sample")
+        a.set_epoch(epoch)
+        b.set_epoch(epoch)
+        assert fingerprint(a[index]) == fingerprint(b[index])
+
+    # ------------------------------------------------------- global state
+    def test_never_reads_global_random_state(self) -> None:
+        def run() -> list[bytes]:
+            wrapped = RandomAugmentWrapper(Dicts(), photometric(), seed=0)
+            return [fingerprint(wrapped[i]) for i in range(4)]
+
+        random.seed(1)
+        np.random.seed(1)  # noqa: NPY002 - the point of the test
+        torch.manual_seed(1)
+        first = run()
+        random.seed(2)
+        np.random.seed(2)  # noqa: NPY002
+        torch.manual_seed(2)
+        assert run() == first
+
+    @pytest.mark.parametrize("keying", ["stream", "sample"])
+    def test_leaves_global_random_state_unchanged(self, keying: str) -> None:
+        def torch_noise(sample: dict[str, Any]) -> dict[str, Any]:
+            return {**sample, "image": sample["image"] + int(torch.randint(0, 5, ()))}
+
+        before = (random.getstate(), np.random.get_state(), torch.get_rng_state())  # noqa: NPY002
+        for transform in (photometric(), noise, torch_noise):
+            wrapped = RandomAugmentWrapper(Dicts(), transform, seed=0, keying=keying)  # type: ignore[arg-type]
+            for i in range(4):
+                wrapped[i]
+        after = (random.getstate(), np.random.get_state(), torch.get_rng_state())  # noqa: NPY002
+        assert after[0] == before[0]
+        assert all(np.array_equal(a, b) for a, b in zip(after[1][1:], before[1][1:], strict=True))
+        assert torch.equal(after[2], before[2])
+
+    def test_torch_global_transform_is_keyed(self) -> None:
+        def torch_noise(sample: dict[str, Any]) -> dict[str, Any]:
+            return {**sample, "image": torch.randint(0, 256, (4,)).numpy()}
+
+        a = RandomAugmentWrapper(Dicts(), torch_noise, seed=0, keying="sample")
+        torch.manual_seed(123)
+        first = fingerprint(a[1])
+        torch.manual_seed(456)
+        assert fingerprint(a[1]) == first
+        assert fingerprint(a[2]) != first
+
+    def test_albumentations_transform_is_copied_not_mutated(self) -> None:
+        compose = photometric()
+        own = compose.random_generator
+        RandomAugmentWrapper(Dicts(), compose, seed=0)[0]
+        assert compose.random_generator is own
+
+    def test_compose_seed_is_superseded_by_the_key(self) -> None:
+        a = RandomAugmentWrapper(
+            Dicts(), A.Compose([A.Affine(rotate=(-30, 30), p=1)], seed=1), seed=0
+        )
+        b = RandomAugmentWrapper(
+            Dicts(), A.Compose([A.Affine(rotate=(-30, 30), p=1)], seed=2), seed=0
+        )
+        assert fingerprint(a[0]) == fingerprint(b[0])
+
+    # ------------------------------------------------------- sample shapes
+    def test_dict_sample_keeps_boxes_labels_and_extra_keys(self) -> None:
+        flip = A.Compose(
+            [A.HorizontalFlip(p=1)],
+            bbox_params=A.BboxParams(format="pascal_voc", label_fields=["labels"]),
+            strict=True,
+        )
+        out = RandomAugmentWrapper(Dicts(), flip, seed=0)[3]
+        assert set(out) == {"image", "bboxes", "labels", "path"}
+        assert out["path"] == "img3.png"
+        assert out["bboxes"].dtype == np.float32
+        assert out["labels"].dtype == np.int64
+        np.testing.assert_allclose(out["bboxes"], [[20, 3, 30, 15], [2, 1, 12, 9]], atol=1e-4)
+        np.testing.assert_array_equal(out["image"], image()[:, ::-1])
+
+    def test_dropped_boxes_drop_their_labels(self) -> None:
+        crop = A.Compose(
+            [A.Crop(0, 0, 16, 24, p=1)],
+            bbox_params=A.BboxParams(format="pascal_voc", label_fields=["labels"]),
+        )
+        out = RandomAugmentWrapper(Dicts(), crop, seed=0)[0]
+        assert out["bboxes"].shape == (1, 4)
+        assert out["labels"].tolist() == [1]
+
+    def test_tuple_with_torchvision_target_and_tensor_image(self) -> None:
+        class TV(Dataset[tuple[torch.Tensor, dict[str, torch.Tensor]]]):
+            def __len__(self) -> int:
+                return 2
+
+            def __getitem__(self, i: int) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+                img = torch.from_numpy(image()).permute(2, 0, 1).contiguous()
+                return img, {"boxes": torch.tensor([[2.0, 3.0, 12.0, 15.0]]),
+                             "labels": torch.tensor([7]), "image_id": torch.tensor(i)}  # fmt: skip
+
+        flip = A.Compose(
+            [A.HorizontalFlip(p=1)],
+            bbox_params=A.BboxParams(format="pascal_voc", label_fields=["labels"]),
+        )
+        out = RandomAugmentWrapper(TV(), flip, seed=0)[1]
+        assert isinstance(out, tuple)
+        assert isinstance(out[0], torch.Tensor)
+        img, target = out
+        assert img.shape == (3, 24, 32)
+        assert img.dtype == torch.uint8
+        assert torch.equal(img, torch.from_numpy(image()[:, ::-1].copy()).permute(2, 0, 1))
+        assert set(target) == {"boxes", "labels", "image_id"}
+        assert target["boxes"].dtype == torch.float32
+        assert target["labels"].dtype == torch.int64
+        torch.testing.assert_close(target["boxes"], torch.tensor([[20.0, 3.0, 30.0, 15.0]]))
+        assert int(target["image_id"]) == 1
+
+    def test_tuple_with_pil_image_and_class_label(self) -> None:
+        pil = [(Image.fromarray(image()), 3), (Image.fromarray(image()[:, :, 0]), 5)]
+        out = RandomAugmentWrapper(pil, A.HorizontalFlip(p=1), seed=0)
+        rgb, gray = out[0], out[1]
+        assert isinstance(rgb[0], Image.Image)
+        assert rgb[0].mode == "RGB"
+        assert rgb[1] == 3
+        assert isinstance(gray[0], Image.Image)
+        assert gray[0].mode == "L"
+        assert gray[1] == 5
+        np.testing.assert_array_equal(np.asarray(rgb[0]), image()[:, ::-1])
+
+    def test_list_sample_stays_a_list(self) -> None:
+        out = RandomAugmentWrapper([[image(), 1]], A.HorizontalFlip(p=1), seed=0)[0]
+        assert isinstance(out, list)
+        assert out[1] == 1
+
+    def test_custom_adapter_handles_another_shape(self) -> None:
+        class Pair:
+            def __init__(self, pixels: np.ndarray, name: str) -> None:
+                self.pixels, self.name = pixels, name
+
+        class PairAdapter:
+            def unpack(self, sample: Pair, targets: Any) -> tuple[dict[str, Any], str]:
+                return {"image": sample.pixels}, sample.name
+
+            def repack(self, data: dict[str, Any], state: str) -> Pair:
+                return Pair(data["image"], state)
+
+        out = RandomAugmentWrapper(
+            [Pair(image(), "a")], A.HorizontalFlip(p=1), seed=0, adapter=PairAdapter()
+        )[0]
+        assert out.name == "a"
+        np.testing.assert_array_equal(out.pixels, image()[:, ::-1])
+
+    def test_len_and_negative_indices_pass_through(self) -> None:
+        wrapped = RandomAugmentWrapper(Dicts(5), noise, seed=0, keying="sample")
+        assert len(wrapped) == 5
+        assert fingerprint(wrapped[-1]) == fingerprint(wrapped[4])
+        assert fingerprint(wrapped[np.int64(2)]) == fingerprint(wrapped[2])  # type: ignore[index]
+
+    # ----------------------------------------------------------- DataLoader
+    def test_zero_and_one_worker_draw_the_same_stream(self) -> None:
+        wrapped = RandomAugmentWrapper(Dicts(), photometric(), seed=0)
+        zero = [f for _, _, f in load_all(wrapped, num_workers=0)]
+        one = [f for _, _, f in load_all(wrapped, num_workers=1)]
+        assert zero == one
+
+    def test_workers_draw_different_streams(self) -> None:
+        wrapped = RandomAugmentWrapper(Dicts(), photometric(), seed=0)
+        outputs = load_all(wrapped, num_workers=2)
+        assert {w for _, w, _ in outputs} == {0, 1}
+        assert len({f for _, _, f in outputs}) == len(outputs)
+
+    def test_parent_stream_is_not_inherited_by_forked_workers(self) -> None:
+        wrapped = RandomAugmentWrapper(Dicts(), photometric(), seed=0)
+        fresh = load_all(wrapped, num_workers=1, multiprocessing_context="fork")
+        wrapped[0]  # the main process starts and advances the (rank 0, worker 0) stream
+        after = load_all(wrapped, num_workers=1, multiprocessing_context="fork")
+        assert after == fresh
+
+    @pytest.mark.parametrize("context", ["fork", "spawn"])
+    def test_set_epoch_reaches_persistent_workers(self, context: str) -> None:
+        wrapped = RandomAugmentWrapper(Dicts(4), noise, seed=0, keying="sample")
+        loader = DataLoader(
+            WorkerTagged(wrapped),
+            batch_size=None,
+            num_workers=2,
+            persistent_workers=True,
+            multiprocessing_context=context,
+        )
+        for epoch in (0, 3):
+            wrapped.set_epoch(epoch)
+            expected = [fingerprint(wrapped[i]) for i in range(4)]
+            assert [f for _, _, f in loader] == expected
+
+    # -------------------------------------------------------------- errors
+    def test_bad_arguments_are_named(self) -> None:
+        with pytest.raises(TypeError, match=r"dataset must be a map-style dataset .* got int"):
+            RandomAugmentWrapper(3, noise, seed=0)
+        with pytest.raises(TypeError, match=r"transform must be .* got 'flip' of type str"):
+            RandomAugmentWrapper(Dicts(), "flip", seed=0)
+        with pytest.raises(TypeError, match=r"seed must be an integer in \[0, 2\*\*64\), got 1.5"):
+            RandomAugmentWrapper(Dicts(), noise, seed=1.5)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=r"seed must be an integer in \[0, 2\*\*64\), got -1"):
+            RandomAugmentWrapper(Dicts(), noise, seed=-1)
+        with pytest.raises(ValueError, match=r"keying must be one of .* got 'index'"):
+            RandomAugmentWrapper(Dicts(), noise, seed=0, keying="index")  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=r"rank must be an integer .* got -2"):
+            RandomAugmentWrapper(Dicts(), noise, seed=0, rank=-2)
+        with pytest.raises(TypeError, match="adapter must have unpack"):
+            RandomAugmentWrapper(Dicts(), noise, seed=0, adapter=object())  # type: ignore[arg-type]
+
+    def test_bad_epochs_are_named(self) -> None:
+        wrapped = RandomAugmentWrapper(Dicts(), noise, seed=0)
+        with pytest.raises(ValueError, match=r"epoch must be an integer .* got -1"):
+            wrapped.set_epoch(-1)
+        with pytest.raises(TypeError, match=r"epoch must be an integer .* got 1.0"):
+            wrapped.set_epoch(1.0)  # type: ignore[arg-type]
+        assert wrapped.epoch == 0
+
+    def test_bad_indices(self) -> None:
+        wrapped = RandomAugmentWrapper(Dicts(3), noise, seed=0)
+        with pytest.raises(IndexError, match="index 3 is out of range for a dataset of length 3"):
+            wrapped[3]
+        with pytest.raises(TypeError, match="index must be an integer, got '1'"):
+            wrapped["1"]  # type: ignore[index]
+        with pytest.raises(TypeError, match="index must be an integer, got True"):
+            wrapped[True]
+
+    def test_iteration_protocol_stops_at_the_end(self) -> None:
+        assert len(list(iter(RandomAugmentWrapper(Dicts(3), noise, seed=0)))) == 3  # type: ignore[call-overload]
+
+    def test_unhandled_sample_shape_is_reported_with_its_index(self) -> None:
+        wrapped = RandomAugmentWrapper([1, 2, 3], A.HorizontalFlip(p=1), seed=0, rank=1)
+        wrapped.set_epoch(4)
+        with pytest.raises(SampleError) as info:
+            wrapped[2]
+        message = str(info.value)
+        assert "index 2 (rank 1, worker 0, epoch 4)" in message
+        assert "cannot handle a sample of type int" in message
+        assert isinstance(info.value.__cause__, TypeError)
+
+    def test_dataset_failure_carries_index_rank_worker_epoch(self) -> None:
+        class Broken(Dicts):
+            def __getitem__(self, index: int) -> dict[str, Any]:
+                raise KeyError(f"missing file {index}")
+
+        wrapped = RandomAugmentWrapper(Broken(), noise, seed=0, rank=3)
+        wrapped.set_epoch(2)
+        with pytest.raises(SampleError) as info:
+            wrapped[5]
+        err = info.value
+        assert (err.index, err.rank, err.worker_id, err.epoch) == (5, 3, 0, 2)
+        assert err.stage == "dataset[5]"
+        assert isinstance(err.__cause__, KeyError)
+        assert "dataset[5] failed at index 5 (rank 3, worker 0, epoch 2)" in str(err)
+        assert "missing file 5" in str(err)
+
+    def test_transform_failure_inside_a_worker_names_the_worker(self) -> None:
+        def explode(sample: Any, rng: np.random.Generator) -> Any:
+            if get_worker_info() is not None and get_worker_info().id == 1:  # type: ignore[union-attr]
+                raise ValueError("bad augmentation")
+            return sample
+
+        wrapped = RandomAugmentWrapper(Dicts(4), explode, seed=0, rank=0)
+        expected = r"transform failed at index 1 \(rank 0, worker 1, epoch 0\): ValueError: bad"
+        with pytest.raises(SampleError, match=expected):
+            list(DataLoader(wrapped, batch_size=None, num_workers=2))
+
+    def test_nested_failures_are_not_wrapped_twice(self) -> None:
+        class Broken(Dicts):
+            def __getitem__(self, index: int) -> dict[str, Any]:
+                raise OSError("disk")
+
+        outer = RandomAugmentWrapper(RandomAugmentWrapper(Broken(), noise, seed=0), noise, seed=0)
+        with pytest.raises(SampleError) as info:
+            outer[1]
+        assert isinstance(info.value.__cause__, OSError)
+
+    def test_pickles_for_spawned_workers(self) -> None:
+        wrapped = RandomAugmentWrapper(Dicts(), photometric(), seed=5, keying="sample")
+        wrapped.set_epoch(2)
+        clone = pickle.loads(pickle.dumps(wrapped))
+        assert clone.epoch == 2
+        assert fingerprint(clone[1]) == fingerprint(wrapped[1])
+        clone.set_epoch(3)  # a plain pickle makes an independent counter
+        assert wrapped.epoch == 2
