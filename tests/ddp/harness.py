@@ -1,0 +1,63 @@
+"""Launch real torch.distributed jobs (gloo, CPU) for the tests.
+
+``launch(fn, world_size, tmp_path, **kwargs)`` spawns ``world_size`` processes with
+torch.multiprocessing, joins them into one gloo process group (file rendezvous, no
+ports), calls ``torch.manual_seed(0)`` on every rank — the setting in which naive
+augmentation repeats itself across GPUs — runs ``fn(rank, world_size, **kwargs)`` and
+returns the ranks' JSON-serialisable results, indexed by rank.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
+
+
+def digest(array: Any) -> str:
+    """A short fingerprint of an image array or tensor."""
+    if isinstance(array, torch.Tensor):
+        array = array.numpy()
+    array = np.ascontiguousarray(np.asarray(array))
+    return hashlib.sha1(array.tobytes() + str(array.shape).encode()).hexdigest()[:16]
+
+
+def _entry(rank: int, target: str, world_size: int, outdir: str, kwargs: dict[str, Any]) -> None:
+    module_name, _, name = target.rpartition(":")
+    fn = getattr(importlib.import_module(module_name), name)
+    dist.init_process_group(
+        "gloo", init_method=f"file://{outdir}/rendezvous", rank=rank, world_size=world_size
+    )
+    try:
+        torch.manual_seed(0)
+        result = fn(rank, world_size, **kwargs)
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+    Path(outdir, f"rank{rank}.json").write_text(json.dumps(result))
+
+
+def launch(fn: Callable[..., Any], world_size: int, tmp_path: Path, **kwargs: Any) -> list[Any]:
+    """Run ``fn`` on ``world_size`` gloo ranks; return each rank's result."""
+    outdir = Path(tempfile.mkdtemp(prefix=f"ddp-{fn.__name__}-", dir=tmp_path))
+    target = f"{fn.__module__}:{fn.__name__}"
+    mp.start_processes(
+        _entry,
+        args=(target, world_size, str(outdir), kwargs),
+        nprocs=world_size,
+        start_method="spawn",
+        join=True,
+    )
+    return [json.loads(Path(outdir, f"rank{r}.json").read_text()) for r in range(world_size)]

@@ -1,0 +1,96 @@
+"""The house rules, checked: lint, format, types, and no global random state."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "rankaug"
+
+# Global-state functions and who may call them: only the seeding helpers (their whole
+# job) and the driver that runs torch-global transforms under a keyed generator.
+GLOBAL_RANDOM = {
+    "random": {"seed", "random", "randint", "randrange", "uniform", "choice", "choices",
+               "sample", "shuffle", "gauss", "getrandbits", "setstate"},
+    "np.random": {"seed", "rand", "randn", "randint", "random", "uniform", "choice",
+                  "shuffle", "permutation", "normal", "set_state", "random_sample"},
+    "torch": {"manual_seed", "seed", "rand", "randn", "randint", "randperm", "rand_like",
+              "randn_like", "randint_like", "normal", "bernoulli", "multinomial",
+              "set_rng_state"},
+}  # fmt: skip
+ALLOWED = {
+    ("seeding.py", "random.seed"),
+    ("seeding.py", "np.random.seed"),
+    ("seeding.py", "torch.manual_seed"),
+    ("transforms.py", "torch.manual_seed"),
+    ("transforms.py", "torch.set_rng_state"),
+}
+
+
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return None if base is None else f"{base}.{node.attr}"
+    return None
+
+
+def global_random_calls(path: Path) -> set[str]:
+    calls = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            if name is None:
+                continue
+            module, _, function = name.rpartition(".")
+            module = module.replace("numpy.random", "np.random")
+            if function in GLOBAL_RANDOM.get(module, set()):
+                calls.add(f"{module}.{function}")
+    return calls
+
+
+def run(*command: str) -> None:
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def tool(name: str) -> str:
+    found = shutil.which(name, path=str(Path(sys.executable).parent))
+    if found is None:
+        pytest.fail(f"{name} is not installed next to {sys.executable}")
+    return found
+
+
+class TestHouseRules:
+    def test_no_global_random_state_in_library_code(self) -> None:
+        offenders = {
+            (path.relative_to(PACKAGE).as_posix(), call)
+            for path in PACKAGE.rglob("*.py")
+            for call in global_random_calls(path)
+        }
+        assert offenders - ALLOWED == set()
+
+    def test_the_audit_finds_global_calls(self, tmp_path: Path) -> None:
+        sample = tmp_path / "bad.py"
+        sample.write_text(
+            "import random, numpy as np, torch\nrandom.random()\n"
+            "np.random.rand(3)\ntorch.manual_seed(0)\nnp.random.default_rng(0)\n"
+        )
+        assert global_random_calls(sample) == {"random.random", "np.random.rand",
+                                               "torch.manual_seed"}  # fmt: skip
+
+    def test_ruff_lint(self) -> None:
+        run(tool("ruff"), "check", ".")
+
+    def test_ruff_format(self) -> None:
+        run(tool("ruff"), "format", "--check", ".")
+
+    def test_mypy_strict(self) -> None:
+        run(sys.executable, "-m", "mypy")
