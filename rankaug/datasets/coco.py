@@ -1,0 +1,281 @@
+"""Read a COCO detection annotation file and its images."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from torch.utils.data import Dataset
+
+from rankaug.boxes import BoxFormat
+from rankaug.datasets._image_io import read_rgb
+from rankaug.datasets._sample import build_sample, check_index, check_output_options
+
+__all__ = ["CocoDetection"]
+
+
+class CocoDetection(Dataset[Any]):
+    """A COCO-format detection dataset: one JSON file plus an image folder.
+
+    Reads ``images`` (``id``, ``file_name``, ``width``, ``height``), ``categories``
+    (``id``, optional ``name``) and ``annotations`` (``id``, ``image_id``,
+    ``category_id``, ``bbox = [x, y, w, h]`` in pixels, optional ``iscrowd``); other
+    keys (segmentations, keypoints, areas) are ignored. A file without
+    ``annotations`` (a test split) gives images without objects. The whole file is
+    checked when the dataset is built; images are decoded on access and must have
+    the size the file gives.
+
+    Crowd annotations (``iscrowd`` 1) are skipped, as detection training usually
+    does; :attr:`num_crowd_skipped` counts them. Boxes may stick out of their image by
+    at most ``tolerance`` pixels (rounding in annotation tools) and are clipped to
+    it; anything further out is an error. Zero-size boxes are kept.
+
+    Labels are the positions of the category ids in sorted order, ``0`` to
+    ``len(category_ids) - 1``. Samples are in order of image id and look like those
+    of :class:`~rankaug.datasets.SyntheticDetection`: ``{"image": HxWx3 uint8 RGB,
+    "bboxes": float32 (N, 4) in box_format, "labels": int64 (N,)}``, or
+    ``(image, {"boxes", "labels"})`` with ``as_tuple``.
+
+    Args:
+        annotation_file: The COCO JSON file.
+        image_root: The folder that ``file_name`` values are relative to.
+        box_format: Format of the dict sample's ``"bboxes"``. Defaults to
+            ``"pascal_voc"``.
+        tolerance: How many pixels a box may stick out of its image. Defaults to
+            ``1.0``.
+        as_tuple: Give torchvision-style ``(image, target)`` pairs. Defaults to ``False``.
+        tensors: With ``as_tuple``, give torch tensors. Defaults to ``False``.
+
+    Attributes:
+        image_ids: COCO image id of each sample.
+        category_ids: COCO category id of each label (label ``i`` is
+            ``category_ids[i]``).
+        category_names: Name of each label (the id as text where a name is missing).
+        category_to_label: COCO category id to label.
+        num_crowd_skipped: Number of crowd annotations skipped.
+
+    Raises:
+        FileNotFoundError: If ``annotation_file`` does not exist.
+        ValueError: If the file is not valid COCO detection JSON; the message names
+            the file and the offending image, category or annotation id.
+
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> import cv2, numpy as np
+    >>> coco = {"images": [{"id": 7, "file_name": "a.png", "height": 20, "width": 30}],
+    ...         "categories": [{"id": 3, "name": "cat"}, {"id": 1, "name": "dog"}],
+    ...         "annotations": [{"id": 1, "image_id": 7, "category_id": 3,
+    ...                          "bbox": [2, 4, 10, 5], "iscrowd": 0}]}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = Path(tmp, "coco.json").write_text(json.dumps(coco))
+    ...     _ = cv2.imwrite(str(Path(tmp, "a.png")), np.zeros((20, 30, 3), np.uint8))
+    ...     ds = CocoDetection(Path(tmp, "coco.json"), tmp)
+    ...     sample = ds[0]
+    >>> sample["bboxes"], sample["labels"], ds.category_names
+    (array([[ 2.,  4., 12.,  9.]], dtype=float32), array([1]), ('dog', 'cat'))
+    """
+
+    def __init__(
+        self,
+        annotation_file: str | os.PathLike[str],
+        image_root: str | os.PathLike[str],
+        *,
+        box_format: BoxFormat = "pascal_voc",
+        tolerance: float = 1.0,
+        as_tuple: bool = False,
+        tensors: bool = False,
+    ) -> None:
+        self.box_format, self.as_tuple, self.tensors = check_output_options(
+            box_format, as_tuple, tensors
+        )
+        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)):
+            raise TypeError(f"tolerance must be a real number, got {tolerance!r}")
+        if not 0.0 <= tolerance < math.inf:
+            raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+        self.annotation_file = Path(annotation_file)
+        self.image_root = Path(image_root)
+        self.tolerance = float(tolerance)
+        data = _load_json(self.annotation_file)
+        source = str(self.annotation_file)
+        images = _read_images(data, source)
+        categories = _read_categories(data, source)
+        self.image_ids: tuple[int, ...] = tuple(sorted(images))
+        self.category_ids: tuple[int, ...] = tuple(sorted(categories))
+        self.category_names: tuple[str, ...] = tuple(categories[c] for c in self.category_ids)
+        self.category_to_label: dict[int, int] = {c: i for i, c in enumerate(self.category_ids)}
+        self._files = [images[i][0] for i in self.image_ids]
+        self._sizes = [(images[i][1], images[i][2]) for i in self.image_ids]
+        boxes, labels, self.num_crowd_skipped = _read_annotations(
+            data, source, images, self.category_to_label, self.tolerance
+        )
+        self._boxes = [_as_boxes(boxes.get(i, [])) for i in self.image_ids]
+        self._labels = [np.array(labels.get(i, []), dtype=np.int64) for i in self.image_ids]
+
+    def __len__(self) -> int:
+        """Return the number of images."""
+        return len(self.image_ids)
+
+    def __getitem__(self, index: int) -> Any:
+        """Return sample ``index`` (negative indices count from the end).
+
+        Raises:
+            TypeError: If ``index`` is not an integer.
+            IndexError: If ``index`` is out of range.
+            ValueError: If the image cannot be decoded or its size differs from the
+                annotation file's.
+        """
+        position = check_index(index, len(self.image_ids))
+        path = self.image_root / self._files[position]
+        image = read_rgb(path)
+        height, width = self._sizes[position]
+        if image.shape[:2] != (height, width):
+            raise ValueError(
+                f"{path}: the image is {image.shape[0]}x{image.shape[1]} (height x width) "
+                f"but {self.annotation_file} gives {height}x{width} for image id "
+                f"{self.image_ids[position]}"
+            )
+        return build_sample(
+            image,
+            self._boxes[position].copy(),
+            self._labels[position].copy(),
+            box_format=self.box_format,
+            as_tuple=self.as_tuple,
+            tensors=self.tensors,
+        )
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    """Load the annotation file and check it is a JSON object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object at the top, got {type(data).__name__}")
+    return data
+
+
+def _entries(data: dict[str, Any], key: str, source: str, required: bool) -> list[Any]:
+    """Return the list ``data[key]``; a missing optional key gives an empty list."""
+    if key not in data and not required:
+        return []
+    value = data.get(key)
+    if not isinstance(value, list):
+        raise ValueError(f"{source}: {key!r} must be a list, got {type(value).__name__}")
+    return value
+
+
+def _field(entry: Any, key: str, kind: type, where: str) -> Any:
+    """Return ``entry[key]`` after checking it has type ``kind`` (bool is no int)."""
+    if not isinstance(entry, dict):
+        raise ValueError(f"{where} must be a JSON object, got {type(entry).__name__}")
+    if key not in entry:
+        raise ValueError(f"{where} has no {key!r}")
+    value = entry[key]
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise ValueError(f"{where}: {key!r} must be of type {kind.__name__}, got {value!r}")
+    return value
+
+
+def _read_images(data: dict[str, Any], source: str) -> dict[int, tuple[str, int, int]]:
+    """Map image id to (file name, height, width)."""
+    images: dict[int, tuple[str, int, int]] = {}
+    for position, entry in enumerate(_entries(data, "images", source, required=True)):
+        image_id = _field(entry, "id", int, f"{source}: images[{position}]")
+        where = f"{source}: image id {image_id}"
+        if image_id in images:
+            raise ValueError(f"{where} appears more than once in 'images'")
+        file_name = _field(entry, "file_name", str, where)
+        height = _field(entry, "height", int, where)
+        width = _field(entry, "width", int, where)
+        if height <= 0 or width <= 0:
+            raise ValueError(f"{where}: height and width must be > 0, got {height}x{width}")
+        images[image_id] = (file_name, height, width)
+    return images
+
+
+def _read_categories(data: dict[str, Any], source: str) -> dict[int, str]:
+    """Map category id to name."""
+    categories: dict[int, str] = {}
+    for position, entry in enumerate(_entries(data, "categories", source, required=True)):
+        category_id = _field(entry, "id", int, f"{source}: categories[{position}]")
+        where = f"{source}: category id {category_id}"
+        if category_id in categories:
+            raise ValueError(f"{where} appears more than once in 'categories'")
+        name = _field(entry, "name", str, where) if "name" in entry else str(category_id)
+        categories[category_id] = name
+    return categories
+
+
+def _read_annotations(
+    data: dict[str, Any],
+    source: str,
+    images: dict[int, tuple[str, int, int]],
+    category_to_label: dict[int, int],
+    tolerance: float,
+) -> tuple[dict[int, list[tuple[float, float, float, float]]], dict[int, list[int]], int]:
+    """Group the non-crowd boxes (clipped pixel xyxy) and labels by image id."""
+    boxes: dict[int, list[tuple[float, float, float, float]]] = {}
+    labels: dict[int, list[int]] = {}
+    seen: set[int] = set()
+    crowd = 0
+    for position, entry in enumerate(_entries(data, "annotations", source, required=False)):
+        annotation_id = _field(entry, "id", int, f"{source}: annotations[{position}]")
+        where = f"{source}: annotation id {annotation_id}"
+        if annotation_id in seen:
+            raise ValueError(f"{where} appears more than once in 'annotations'")
+        seen.add(annotation_id)
+        is_crowd = entry.get("iscrowd", 0)
+        if is_crowd not in (0, 1) or isinstance(is_crowd, float):
+            raise ValueError(f"{where}: 'iscrowd' must be 0 or 1, got {is_crowd!r}")
+        if is_crowd:
+            crowd += 1
+            continue
+        image_id = _field(entry, "image_id", int, where)
+        if image_id not in images:
+            raise ValueError(f"{where}: image_id {image_id} is not in 'images'")
+        category_id = _field(entry, "category_id", int, where)
+        if category_id not in category_to_label:
+            raise ValueError(f"{where}: category_id {category_id} is not in 'categories'")
+        _, height, width = images[image_id]
+        box = _pixel_box(entry.get("bbox"), where, height, width, tolerance)
+        boxes.setdefault(image_id, []).append(box)
+        labels.setdefault(image_id, []).append(category_to_label[category_id])
+    return boxes, labels, crowd
+
+
+def _pixel_box(
+    bbox: object, where: str, height: int, width: int, tolerance: float
+) -> tuple[float, float, float, float]:
+    """Check a COCO ``[x, y, w, h]`` and return it as xyxy clipped to the image."""
+    if (
+        not isinstance(bbox, list)
+        or len(bbox) != 4
+        or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in bbox)
+    ):
+        raise ValueError(f"{where}: 'bbox' must be a list [x, y, w, h] of 4 numbers, got {bbox!r}")
+    x, y, w, h = (float(v) for v in bbox)
+    if not all(math.isfinite(v) for v in (x, y, w, h)):
+        raise ValueError(f"{where}: 'bbox' must be finite, got {bbox!r}")
+    if w < 0 or h < 0:
+        raise ValueError(f"{where}: 'bbox' width and height must be >= 0, got {bbox!r}")
+    if x < -tolerance or y < -tolerance or x + w > width + tolerance or y + h > height + tolerance:
+        raise ValueError(
+            f"{where}: 'bbox' {bbox!r} (x, y, w, h) sticks out of its {height}x{width} "
+            f"(height x width) image by more than tolerance={tolerance!r} pixels"
+        )
+    return (
+        min(max(x, 0.0), width),
+        min(max(y, 0.0), height),
+        min(max(x + w, 0.0), width),
+        min(max(y + h, 0.0), height),
+    )
+
+
+def _as_boxes(rows: list[tuple[float, float, float, float]]) -> np.ndarray:
+    """Stack box rows into a float64 ``(N, 4)`` array (``(0, 4)`` when empty)."""
+    return np.array(rows, dtype=np.float64).reshape(-1, 4)

@@ -1,0 +1,355 @@
+"""Read and write detection datasets in the YOLO folder layout.
+
+The layout::
+
+    root/images/<any/sub/dirs>/name.jpg
+    root/labels/<any/sub/dirs>/name.txt     one line per object: class cx cy w h
+
+with ``cx cy w h`` the box centre and size divided by the image width and height.
+An image without a label file has no objects (YOLO's convention).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from torch.utils.data import Dataset
+
+from rankaug.boxes import (
+    BoxFormat,
+    as_box_array,
+    check_box_format,
+    from_xyxy,
+    to_xyxy,
+    validate_xyxy,
+)
+from rankaug.datasets._image_io import read_rgb, write_png
+from rankaug.datasets._sample import build_sample, check_index, check_output_options
+
+__all__ = ["YoloFolder", "write_yolo_folder"]
+
+_DEFAULT_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp")
+
+
+class YoloFolder(Dataset[Any]):
+    """A YOLO detection dataset on disk (``images/`` and ``labels/`` folders).
+
+    Images are found recursively under ``root / image_dir`` (extensions matched
+    case-insensitively) and sorted by relative path; the label file of
+    ``images/a/b.jpg`` is ``labels/a/b.txt``. All label files are read and checked
+    when the dataset is built, so a bad line fails at once, not hours into
+    training; images are decoded (OpenCV, returned RGB) on access.
+
+    Label lines hold ``class cx cy w h``: a non-negative integer class (``3`` or
+    ``3.0``) and four finite numbers. Box edges (``cx - w/2`` etc.) may lie outside
+    ``[0, 1]`` by at most ``tolerance`` (float rounding in label writers); those are
+    clipped to the image, anything further out is an error. Zero-size boxes are kept
+    (filter them with :func:`rankaug.boxes.keep_mask`). Blank lines are skipped.
+    Segment (polygon) and keypoint lines are refused.
+
+    Samples are those of :class:`~rankaug.datasets.SyntheticDetection`:
+    ``{"image": HxWx3 uint8 RGB, "bboxes": float32 (N, 4) in box_format,
+    "labels": int64 (N,)}``, or ``(image, {"boxes", "labels"})`` with ``as_tuple``.
+
+    Args:
+        root: The dataset folder.
+        box_format: Format of the dict sample's ``"bboxes"``. Defaults to
+            ``"pascal_voc"``.
+        image_dir: Image folder, relative to ``root``. Defaults to ``"images"``.
+        label_dir: Label folder, relative to ``root``. Defaults to ``"labels"``.
+        extensions: Image file extensions to include. Defaults to
+            ``(".jpg", ".jpeg", ".png", ".bmp")``.
+        tolerance: How far (normalised) box edges may stick out of ``[0, 1]``.
+            Defaults to ``1e-3``.
+        as_tuple: Give torchvision-style ``(image, target)`` pairs. Defaults to ``False``.
+        tensors: With ``as_tuple``, give torch tensors. Defaults to ``False``.
+
+    Attributes:
+        image_paths: The image files, in dataset order.
+        label_paths: The label file of each image (which may not exist).
+
+    Raises:
+        FileNotFoundError: If ``root / image_dir`` or ``root / label_dir`` is missing.
+        ValueError: If no image is found, or a label file has a bad line (the message
+            names the file and line number).
+
+    >>> import tempfile
+    >>> from rankaug.datasets import SyntheticDetection
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     root = write_yolo_folder(SyntheticDetection(3, image_size=32), tmp)
+    ...     ds = YoloFolder(root)
+    ...     print(len(ds), ds[0]["image"].shape, ds.image_paths[0].name)
+    3 (32, 32, 3) 000000.png
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        box_format: BoxFormat = "pascal_voc",
+        image_dir: str = "images",
+        label_dir: str = "labels",
+        extensions: Sequence[str] = _DEFAULT_EXTENSIONS,
+        tolerance: float = 1e-3,
+        as_tuple: bool = False,
+        tensors: bool = False,
+    ) -> None:
+        self.box_format, self.as_tuple, self.tensors = check_output_options(
+            box_format, as_tuple, tensors
+        )
+        suffixes = _check_extensions(extensions)
+        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)):
+            raise TypeError(f"tolerance must be a real number, got {tolerance!r}")
+        if not 0.0 <= tolerance < 0.5:
+            raise ValueError(f"tolerance must be in [0, 0.5), got {tolerance!r}")
+        self.root = Path(root)
+        self.tolerance = float(tolerance)
+        images = self.root / image_dir
+        labels = self.root / label_dir
+        for folder, arg in ((images, "image_dir"), (labels, "label_dir")):
+            if not folder.is_dir():
+                raise FileNotFoundError(
+                    f"{arg}: folder {folder} does not exist (a YOLO dataset has "
+                    f"{self.root}/{image_dir} and {self.root}/{label_dir}; make an empty "
+                    "label folder if no image has objects)"
+                )
+        found = sorted(
+            (path for path in images.rglob("*") if path.suffix.lower() in suffixes),
+            key=lambda path: path.relative_to(images).as_posix(),
+        )
+        self.image_paths: tuple[Path, ...] = tuple(path for path in found if path.is_file())
+        if not self.image_paths:
+            raise ValueError(
+                f"no images with extensions {', '.join(sorted(suffixes))} found under {images}"
+            )
+        self.label_paths: tuple[Path, ...] = tuple(
+            (labels / path.relative_to(images)).with_suffix(".txt") for path in self.image_paths
+        )
+        parsed = [_read_label_file(path, self.tolerance) for path in self.label_paths]
+        self._labels = [classes for classes, _ in parsed]
+        self._boxes = [boxes for _, boxes in parsed]  # normalised xyxy, float64
+
+    def __len__(self) -> int:
+        """Return the number of images."""
+        return len(self.image_paths)
+
+    def __getitem__(self, index: int) -> Any:
+        """Return sample ``index`` (negative indices count from the end).
+
+        Raises:
+            TypeError: If ``index`` is not an integer.
+            IndexError: If ``index`` is out of range.
+            ValueError: If the image file cannot be decoded.
+        """
+        position = check_index(index, len(self.image_paths))
+        image = read_rgb(self.image_paths[position])
+        xyxy = to_xyxy(self._boxes[position], "albumentations", (image.shape[0], image.shape[1]))
+        return build_sample(
+            image,
+            xyxy,
+            self._labels[position].copy(),
+            box_format=self.box_format,
+            as_tuple=self.as_tuple,
+            tensors=self.tensors,
+        )
+
+
+def write_yolo_folder(
+    dataset: Any,
+    root: str | os.PathLike[str],
+    *,
+    box_format: BoxFormat = "pascal_voc",
+) -> Path:
+    """Write a dataset of dict samples to the YOLO layout under ``root``.
+
+    Images become lossless PNGs ``root/images/000000.png`` (numbered by index, at
+    least six digits) so they read back exactly; labels go to
+    ``root/labels/000000.txt`` (an empty file for an image without objects) with
+    coordinates written at full float precision. Only ``image``, ``bboxes`` and
+    ``labels`` are written (YOLO detection labels have no masks).
+
+    Args:
+        dataset: Map-style dataset (``len`` and integer indexing) whose samples are
+            dicts with ``"image"`` (uint8 ``HxW``, ``HxWx1`` or ``HxWx3`` RGB),
+            ``"bboxes"`` (``(N, 4)`` in ``box_format``) and ``"labels"`` (``N``
+            non-negative integers).
+        root: Target folder; its ``images`` and ``labels`` subfolders must not exist
+            or be empty.
+        box_format: Format of the samples' ``"bboxes"``. If ``dataset`` has a
+            ``box_format`` attribute, the two must agree. Defaults to ``"pascal_voc"``.
+
+    Returns:
+        ``root`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        TypeError: If ``dataset`` or a sample has the wrong type.
+        ValueError: If a sample's values are invalid (the message names its index),
+            or ``box_format`` disagrees with ``dataset.box_format``.
+        FileExistsError: If ``root/images`` or ``root/labels`` is not empty.
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> sample = {"image": np.zeros((10, 20, 3), np.uint8),
+    ...           "bboxes": np.array([[0.0, 0.0, 10.0, 5.0]]), "labels": np.array([4])}
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     root = write_yolo_folder([sample], tmp)
+    ...     print((root / "labels" / "000000.txt").read_text().strip())
+    4 0.25 0.25 0.5 0.5
+    """
+    fmt = check_box_format(box_format)
+    if not (hasattr(dataset, "__len__") and hasattr(dataset, "__getitem__")):
+        raise TypeError(
+            f"dataset must be a map-style dataset (len and indexing), got {type(dataset).__name__}"
+        )
+    own_format = getattr(dataset, "box_format", None)
+    if own_format is not None and own_format != fmt:
+        raise ValueError(
+            f"box_format={fmt!r} but the dataset's box_format is {own_format!r}; pass "
+            f"box_format={own_format!r}"
+        )
+    root_path = Path(root)
+    images, labels = root_path / "images", root_path / "labels"
+    for folder in (images, labels):
+        if folder.exists() and any(folder.iterdir()):
+            raise FileExistsError(f"{folder} is not empty; write_yolo_folder never overwrites")
+        folder.mkdir(parents=True, exist_ok=True)
+    count = len(dataset)
+    digits = max(6, len(str(count - 1)))
+    for index in range(count):
+        image, yolo, classes = _yolo_rows(dataset[index], index, fmt)
+        stem = f"{index:0{digits}d}"
+        write_png(images / f"{stem}.png", image)
+        lines = [
+            " ".join([str(label), *(repr(value) for value in row)])
+            for label, row in zip(classes.tolist(), yolo.tolist(), strict=True)
+        ]
+        text = "".join(line + "\n" for line in lines)
+        (labels / f"{stem}.txt").write_text(text, encoding="utf-8")
+    return root_path
+
+
+def _yolo_rows(
+    sample: object, index: int, fmt: BoxFormat
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Check one dict sample and return its image, yolo boxes and labels."""
+    where = f"dataset[{index}]"
+    if not isinstance(sample, dict):
+        raise TypeError(
+            f"{where} must be a dict sample with 'image', 'bboxes' and 'labels', got "
+            f"{type(sample).__name__} (build the dataset with as_tuple=False)"
+        )
+    missing = [key for key in ("image", "bboxes", "labels") if key not in sample]
+    if missing:
+        raise ValueError(f"{where} lacks the key(s) {missing}")
+    image = sample["image"]
+    if not isinstance(image, np.ndarray) or image.dtype != np.uint8:
+        raise TypeError(
+            f"{where}['image'] must be a uint8 numpy array (PNG keeps it exact), got "
+            f"{type(image).__name__} of dtype {getattr(image, 'dtype', None)}"
+        )
+    if image.ndim == 3 and image.shape[2] == 1:
+        image = image[:, :, 0]
+    if not (image.ndim == 2 or (image.ndim == 3 and image.shape[2] == 3)):
+        raise ValueError(f"{where}['image'] must be HxW, HxWx1 or HxWx3, got shape {image.shape}")
+    boxes = as_box_array(sample["bboxes"], name=f"{where}['bboxes']")
+    classes = np.asarray(sample["labels"])
+    if classes.shape == (0,):
+        classes = classes.astype(np.int64)  # an empty list is float64 to numpy
+    if classes.dtype.kind not in "iu" or classes.shape != (boxes.shape[0],):
+        raise ValueError(
+            f"{where}['labels'] must be {boxes.shape[0]} integers (one per box), got "
+            f"dtype {classes.dtype} and shape {classes.shape}"
+        )
+    if (classes < 0).any():
+        raise ValueError(f"{where}['labels'] must be >= 0, got {classes.tolist()}")
+    image_hw = (image.shape[0], image.shape[1])
+    xyxy = validate_xyxy(
+        to_xyxy(boxes, fmt, image_hw), image_hw, name=f"{where}['bboxes']", clip=False
+    )
+    return image, from_xyxy(xyxy, "yolo", image_hw), classes
+
+
+def _check_extensions(extensions: object) -> frozenset[str]:
+    """Return the lower-cased extensions after checking they look like ``.jpg``."""
+    if isinstance(extensions, str) or not isinstance(extensions, (tuple, list, set, frozenset)):
+        raise TypeError(
+            f"extensions must be a tuple of strings like ('.jpg', '.png'), got {extensions!r}"
+        )
+    for ext in extensions:
+        if not isinstance(ext, str) or not ext.startswith(".") or len(ext) < 2:
+            raise ValueError(f"extensions must look like '.jpg', got {ext!r} in {extensions!r}")
+    if not extensions:
+        raise ValueError("extensions must not be empty")
+    return frozenset(ext.lower() for ext in extensions)
+
+
+def _read_label_file(path: Path, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
+    """Parse one label file into int64 labels and normalised xyxy float64 boxes."""
+    if not path.is_file():
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.float64)
+    classes: list[int] = []
+    rows: list[tuple[float, float, float, float]] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            fields = line.split()
+            if not fields:
+                continue
+            label, row = _parse_line(fields, f"{path}:{number}", tolerance)
+            classes.append(label)
+            rows.append(row)
+    boxes = np.array(rows, dtype=np.float64).reshape(-1, 4)
+    return np.array(classes, dtype=np.int64), np.clip(boxes, 0.0, 1.0)
+
+
+def _parse_line(
+    fields: list[str], where: str, tolerance: float
+) -> tuple[int, tuple[float, float, float, float]]:
+    """Parse ``class cx cy w h`` into a label and a normalised xyxy box."""
+    if len(fields) != 5:
+        hint = ""
+        if len(fields) == 6:
+            hint = "; a sixth column (such as a prediction's confidence) is not part of a label"
+        elif len(fields) > 6:
+            hint = (
+                "; longer lines are segment polygons (class x1 y1 x2 y2 ...) or pose "
+                "keypoints, and YoloFolder does not support segments or keypoints: convert "
+                "them to boxes 'class cx cy w h'"
+            )
+        raise ValueError(
+            f"{where}: expected 5 fields 'class cx cy w h', got {len(fields)}: "
+            f"{' '.join(fields)!r}{hint}"
+        )
+    try:
+        number = float(fields[0])
+    except ValueError:
+        raise ValueError(f"{where}: class {fields[0]!r} is not a number") from None
+    if not number.is_integer():
+        raise ValueError(f"{where}: class must be an integer, got {fields[0]!r}")
+    if not 0 <= number < 2**63:
+        raise ValueError(f"{where}: class must be an integer >= 0, got {fields[0]!r}")
+    values: list[float] = []
+    for name, token in zip(("cx", "cy", "w", "h"), fields[1:], strict=True):
+        try:
+            value = float(token)
+        except ValueError:
+            raise ValueError(f"{where}: {name} = {token!r} is not a number") from None
+        if not math.isfinite(value):
+            raise ValueError(f"{where}: {name} = {token!r} is not finite")
+        values.append(value)
+    cx, cy, w, h = values
+    if w < 0 or h < 0:
+        raise ValueError(f"{where}: width and height must be >= 0, got w={w!r}, h={h!r}")
+    box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+    if min(box) < -tolerance or max(box) > 1.0 + tolerance:
+        raise ValueError(
+            f"{where}: box (cx={cx!r}, cy={cy!r}, w={w!r}, h={h!r}) has edges "
+            f"{tuple(round(edge, 6) for edge in box)} outside [0, 1] by more than "
+            f"tolerance={tolerance!r}; YOLO coordinates are normalised by the image size"
+        )
+    return int(number), box
