@@ -7,7 +7,7 @@ import os
 # albumentations checks PyPI for a newer release on import unless told not to.
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 
-from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import HealthCheck, settings
 
 settings.register_profile(
     "rankaug",
