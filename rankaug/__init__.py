@@ -9,6 +9,7 @@ from rankaug.context import SharedEpoch, resolve_rank
 from rankaug.errors import SampleError
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, key_words, make_rng, make_seed_sequence, stream_id
+from rankaug.mosaic import MosaicDataset, MosaicRecord
 from rankaug.samples import DefaultAdapter, SampleAdapter, SampleDict
 from rankaug.seeding import WorkerSeeder, seed_everything
 from rankaug.wrapper import RandomAugmentWrapper
@@ -19,6 +20,8 @@ __all__ = [
     "DefaultAdapter",
     "KeyedDataset",
     "KeyedRandom",
+    "MosaicDataset",
+    "MosaicRecord",
     "RandomAugmentWrapper",
     "SampleAdapter",
     "SampleDict",

@@ -179,8 +179,8 @@ def restore_like(new: Any, old: Any) -> Any:
 def _restore_array(
     array: np.ndarray, old_is_float: bool, old_shape: Any, old_dtype: np.dtype[Any] | None
 ) -> np.ndarray:
-    if array.size == 0 and len(old_shape) > 1:
-        array = array.reshape((0, *tuple(old_shape)[1:]))
+    if array.ndim == 1 and array.size == 0 and len(old_shape) > 1:
+        array = array.reshape((0, *tuple(old_shape)[1:]))  # [] lost its trailing shape
     if old_dtype is None:
         return array
     if not old_is_float and array.dtype.kind == "f" and not np.array_equal(array, np.round(array)):

@@ -1,0 +1,986 @@
+"""``MosaicDataset``: YOLO-style mosaics whose every random choice comes from the key.
+
+For each sample the mosaic first draws all its parameters from the key's Generator,
+in this order (part of the specification: a change reorders everyone's mosaics):
+
+1. one uniform ``u``; the sample is a mosaic when ``u < p`` (``p`` of the epoch);
+2. the main image's cell, uniform over the ``rows x cols`` cells;
+3. the partner indices (``rows * cols - 1``), from the pool, with or without
+   replacement, weighted or not, never the main index unless nothing else exists;
+4. the interior grid lines: ``cols - 1`` then ``rows - 1`` uniforms;
+5. one scale factor per cell, uniform in ``scale_range``;
+
+and then builds only what the output shows: each tile is resized (visible part only)
+straight into its place in the output array, with its boxes, masks and keypoints.
+
+**Geometry.** The output is split into ``rows x cols`` cells by interior lines; line
+``k`` (1-based) of ``cols - 1`` lies uniformly in ``[(k - 1 + 2 lo) / cols,
+(k - 1 + 2 hi) / cols]`` of the width, ``(lo, hi) = center_range``, and likewise for
+rows: for a 2x2 grid that is a centre point in ``[lo, hi]`` of the output, YOLO's
+mosaic centre. Each tile is scaled (``scale_mode``: ``"keep"`` fits the whole tile in
+``output_size`` keeping its aspect ratio, as YOLO loads its images; ``"fit"`` fits it
+in its cell; ``"fill"`` covers its cell), times its drawn scale factor, then anchored
+towards the middle of the mosaic: tiles left of the middle column touch their cell's
+right edge, tiles right of it touch the left edge, the middle column is centred (and
+likewise vertically), so a 2x2 mosaic puts every tile's inner corner on the centre
+point, exactly as YOLOv5. What of the tile falls outside its cell is not drawn; what
+of the cell the tile does not cover is ``fill``. ``canvas="yolo"`` produces YOLO's
+``2h x 2w`` canvas (tiles still scaled for ``output_size``) for pipelines that crop it
+with an affine afterwards.
+
+**Pixels and boxes agree exactly.** The visible part of a tile is an integer window
+of the output; the source window is rounded to whole source pixels, and boxes,
+keypoints and masks are mapped with the affine map that takes that source window
+onto that output window, which is the map ``cv2.resize`` applies.
+
+**Targets.** Boxes (in ``box_format``) are clipped to their tile image first (boxes
+that reach a little outside their image, as real annotations do; ``clip=False``
+makes that an error), mapped, clipped to their visible window and filtered:
+positive area always, then ``min_area``, ``min_width``, ``min_height`` (output
+pixels) and ``min_visibility``, measured against the box's full mapped size before
+any cropping. Every per-box field in ``label_fields`` (and instance ``masks``) stays
+aligned with its box. A semantic ``mask`` moves with its pixels (nearest neighbour),
+``fill_mask`` elsewhere; ``keypoints`` (x, y first) and ``keypoint_fields`` are kept
+where they land on the visible part.
+
+A sample that is not a mosaic (``u >= p``) is the main image alone, scaled to fit
+``output_size`` and centred on the output (letterbox), with its targets.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict, TypeVar
+
+import cv2
+import numpy as np
+
+from rankaug.boxes import (
+    BoxFormat,
+    as_box_array,
+    check_box_format,
+    check_filter_args,
+    from_xyxy,
+    keep_mask,
+    to_xyxy,
+    validate_xyxy,
+)
+from rankaug.errors import SampleError
+from rankaug.keyed import KeyedDataset
+from rankaug.keys import KeyedRandom, Keying
+from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter, SampleAdapter
+
+__all__ = ["CanvasMode", "MosaicDataset", "MosaicRecord", "ScaleMode"]
+
+T_co = TypeVar("T_co", covariant=True)
+CanvasMode = Literal["output", "yolo"]
+ScaleMode = Literal["keep", "fit", "fill"]
+_INTERPOLATIONS = {
+    cv2.INTER_NEAREST: "INTER_NEAREST",
+    cv2.INTER_NEAREST_EXACT: "INTER_NEAREST_EXACT",
+    cv2.INTER_LINEAR: "INTER_LINEAR",
+    cv2.INTER_CUBIC: "INTER_CUBIC",
+    cv2.INTER_AREA: "INTER_AREA",
+    cv2.INTER_LANCZOS4: "INTER_LANCZOS4",
+}
+_MAX_REJECTIONS = 1000
+
+
+class MosaicRecord(TypedDict):
+    """What a mosaic applied, stored under ``record`` in each output sample.
+
+    ``indices`` holds the source indices, main first; ``cells``, ``scales``, ``src``
+    and ``dst`` are aligned with it: the ``(row, col)`` cell, the scale applied, the
+    source window ``(x0, y0, x1, y1)`` in the tile's pixels and the output window it
+    was drawn into (empty windows for tiles that ended up invisible). ``splits_x`` and
+    ``splits_y`` are the interior grid lines; ``center`` is the top-left corner of the
+    middle cell, which for a 2x2 mosaic is YOLO's mosaic centre. ``state`` is the
+    Generator state before the draws (PCG64 state and increment, hexadecimal), for
+    :meth:`MosaicDataset.replay`.
+    """
+
+    applied: bool
+    indices: list[int]
+    cells: list[tuple[int, int]]
+    center: tuple[int, int]
+    splits_x: list[int]
+    splits_y: list[int]
+    scales: list[float]
+    src: list[tuple[int, int, int, int]]
+    dst: list[tuple[int, int, int, int]]
+    epoch: int
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    applied: bool
+    main_cell: int
+    indices: list[int]  # main first
+    fx: np.ndarray  # cols - 1 uniforms
+    fy: np.ndarray  # rows - 1 uniforms
+    scales: np.ndarray  # one per cell
+
+
+@dataclass(slots=True)
+class _Tile:
+    index: int
+    image: np.ndarray
+    boxes: np.ndarray  # (N, 4) float64 xyxy pixels
+    fields: dict[str, np.ndarray]
+    mask: np.ndarray | None
+    masks: np.ndarray | None
+    keypoints: np.ndarray | None
+    keypoint_fields: dict[str, np.ndarray]
+
+
+def _check_pair(value: object, name: str, *, positive: bool = True) -> tuple[int, int]:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer | tuple | list):
+        raise TypeError(f"{name} must be an int or a (height, width) pair, got {value!r}")
+    pair = (value, value) if isinstance(value, int | np.integer) else tuple(value)
+    if len(pair) != 2 or any(
+        isinstance(v, bool) or not isinstance(v, int | np.integer) for v in pair
+    ):
+        raise TypeError(f"{name} must be an int or a pair of ints, got {value!r}")
+    if positive and (pair[0] <= 0 or pair[1] <= 0):
+        raise ValueError(f"{name} must be positive, got {value!r}")
+    return int(pair[0]), int(pair[1])
+
+
+def _check_range(value: object, name: str, *, low: float, high: float) -> tuple[float, float]:
+    if not isinstance(value, tuple | list) or len(value) != 2:
+        raise TypeError(f"{name} must be a (low, high) pair of numbers, got {value!r}")
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{name} must be a (low, high) pair of numbers, got {value!r}")
+    lo, hi = float(value[0]), float(value[1])
+    if not (low <= lo <= hi <= high) or math.isnan(lo) or math.isnan(hi):
+        raise ValueError(f"{name} must satisfy {low} <= low <= high <= {high}, got {value!r}")
+    return lo, hi
+
+
+def _check_probability(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number in [0, 1], got {value!r}")
+    if not 0.0 <= float(value) <= 1.0:
+        raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def _check_choice(value: object, name: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def _check_fields(value: object, name: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise TypeError(f"{name} must be a sequence of key names, got {value!r}")
+    fields = tuple(value)
+    for field in fields:
+        if not isinstance(field, str):
+            raise TypeError(f"{name} must hold strings, got {field!r}")
+        if field in DEFAULT_TARGETS:
+            raise ValueError(f"{name} must not name the built-in target {field!r}")
+    return fields
+
+
+def _lines(fractions: np.ndarray, count: int, extent: int, lo: float, hi: float) -> list[int]:
+    """Interior grid lines ``1..count-1`` (ints, sorted) plus the two borders."""
+    lines = [0]
+    for k in range(1, count):
+        a = (k - 1 + 2 * lo) / count
+        b = (k - 1 + 2 * hi) / count
+        lines.append(round((a + float(fractions[k - 1]) * (b - a)) * extent))
+    lines.append(extent)
+    return sorted(lines)
+
+
+def _anchor(position: int, count: int, start: int, end: int, size: int) -> int:
+    """Where a tile of ``size`` starts in cell ``[start, end)`` at ``position`` of ``count``."""
+    middle = (count - 1) / 2
+    if position < middle:
+        return end - size
+    if position > middle:
+        return start
+    return start + (end - start - size) // 2
+
+
+class MosaicDataset(KeyedDataset[T_co]):
+    """Rank-aware YOLO-style mosaics over any map-style detection dataset.
+
+    The partners, the main image's cell, the grid lines and the scales come from the
+    rankaug key (see :mod:`rankaug.keyed`), never from global state: on four GPUs that
+    all called ``torch.manual_seed(0)`` every rank gets different partner tiles, and a
+    rerun repeats them bit for bit. See the module docstring for the geometry and the
+    target handling, and :class:`MosaicRecord` for what each output records.
+
+    Samples are dicts with albumentations' keys (``image``, ``bboxes``, the
+    ``label_fields``, ``mask``, ``masks``, ``keypoints``) or ``(image, target)`` pairs
+    with a torchvision-style dict target (``boxes``, ``labels``, ...); the output has
+    the main sample's shape and image type, other keys of the main sample passed
+    through.
+
+    Args:
+        dataset: A map-style dataset of detection or segmentation samples.
+        seed: The run's base seed, ``0 <= seed < 2**64``.
+        output_size: The output image's size, an int or ``(height, width)``.
+            Defaults to 640.
+        grid: ``(rows, cols)``. Defaults to ``(2, 2)``.
+        box_format: The format of the samples' boxes (also of the output's):
+            ``"pascal_voc"`` (default), ``"coco"``, ``"yolo"`` or ``"albumentations"``.
+        label_fields: Per-box fields kept aligned with the boxes. Defaults to
+            ``("labels",)``.
+        keypoint_fields: Per-keypoint fields kept aligned with the keypoints.
+            Defaults to ``()``.
+        canvas: ``"output"`` (default) builds the ``output_size`` image; ``"yolo"``
+            builds YOLO's canvas of twice ``output_size``.
+        center_range: Where the grid lines fall, as fractions (see the module
+            docstring). Defaults to ``(0.25, 0.75)``.
+        scale_mode: ``"keep"`` (default), ``"fit"`` or ``"fill"``.
+        scale_range: Each tile's random scale factor range. Defaults to ``(1.0, 1.0)``.
+        interpolation: An OpenCV interpolation flag for images. Defaults to
+            ``cv2.INTER_LINEAR``. Masks always use ``cv2.INTER_NEAREST_EXACT``, the
+            nearest neighbour aligned on pixel centres like the boxes (OpenCV's
+            ``INTER_NEAREST`` is shifted by half a pixel).
+        fill: The value of pixels no tile covers, a number or one per channel.
+            Defaults to 114, as YOLO.
+        fill_mask: The semantic mask's value there. Defaults to 0.
+        replace: Draw partners with replacement. Defaults to ``True``.
+        pool: The indices partners are drawn from (for example this rank's shard);
+            ``None`` (default) means the whole dataset.
+        weights: Sampling weights for partners, one per pool entry (or per dataset
+            item without a pool); ``None`` (default) draws uniformly.
+        p: The probability that a sample is a mosaic, or a function of the epoch
+            returning it (picklable, for spawned workers). Defaults to 1.0.
+        epochs: The total number of epochs, needed by ``close_mosaic``. Defaults to
+            ``None``.
+        close_mosaic: Switch mosaics off for the last ``close_mosaic`` epochs.
+            Defaults to 0.
+        min_area: Drop boxes smaller than this (output pixels). Defaults to 0.0.
+        min_visibility: Drop boxes showing less than this fraction of their full
+            size. Defaults to 0.0.
+        min_width: Drop boxes narrower than this. Defaults to 0.0.
+        min_height: Drop boxes lower than this. Defaults to 0.0.
+        clip: Clip boxes that reach outside their image (``True``, default) or
+            raise an error.
+        record: The key the :class:`MosaicRecord` goes under in dict samples (and
+            dict targets); ``None`` records nothing. Defaults to ``"mosaic"``.
+        keying: ``"stream"`` (default), ``"sample"`` or ``"sample_rank"``.
+        rank: The rank; ``None`` (default) resolves it.
+        stream: The key's stream word or name; ``None`` (default) derives one.
+        adapter: Converts samples; ``None`` (default) uses
+            :class:`~rankaug.samples.DefaultAdapter`.
+
+    Raises:
+        TypeError: If an argument has the wrong type.
+        ValueError: If an argument has a wrong value, or the dataset is empty.
+
+    Example:
+        >>> from rankaug.datasets import SyntheticDetection
+        >>> mosaic = MosaicDataset(SyntheticDetection(16, image_size=64), seed=0, output_size=96)
+        >>> sample = mosaic[7]
+        >>> sample["image"].shape, sample["mosaic"]["indices"][0]
+        ((96, 96, 3), 7)
+        >>> len(sample["bboxes"]) == len(sample["labels"])
+        True
+    """
+
+    def __init__(
+        self,
+        dataset: Any,
+        *,
+        seed: int,
+        output_size: int | tuple[int, int] = 640,
+        grid: tuple[int, int] = (2, 2),
+        box_format: BoxFormat = "pascal_voc",
+        label_fields: Sequence[str] = ("labels",),
+        keypoint_fields: Sequence[str] = (),
+        canvas: CanvasMode = "output",
+        center_range: tuple[float, float] = (0.25, 0.75),
+        scale_mode: ScaleMode = "keep",
+        scale_range: tuple[float, float] = (1.0, 1.0),
+        interpolation: int = cv2.INTER_LINEAR,
+        fill: float | Sequence[float] = 114,
+        fill_mask: int = 0,
+        replace: bool = True,
+        pool: Sequence[int] | None = None,
+        weights: Sequence[float] | None = None,
+        p: float | Callable[[int], float] = 1.0,
+        epochs: int | None = None,
+        close_mosaic: int = 0,
+        min_area: float = 0.0,
+        min_visibility: float = 0.0,
+        min_width: float = 0.0,
+        min_height: float = 0.0,
+        clip: bool = True,
+        record: str | None = "mosaic",
+        keying: Keying = "stream",
+        rank: int | None = None,
+        stream: int | str | None = None,
+        adapter: SampleAdapter | None = None,
+    ) -> None:
+        super().__init__(dataset, seed=seed, keying=keying, rank=rank, stream=stream)
+        length = len(dataset)
+        if length == 0:
+            raise ValueError("dataset is empty: a mosaic needs at least one sample")
+        self.output_size = _check_pair(output_size, "output_size")
+        self.grid = _check_pair(grid, "grid")
+        self.box_format: BoxFormat = check_box_format(box_format)
+        self.label_fields = _check_fields(label_fields, "label_fields")
+        self.keypoint_fields = _check_fields(keypoint_fields, "keypoint_fields")
+        self.canvas = _check_choice(canvas, "canvas", ("output", "yolo"))
+        self.center_range = _check_range(center_range, "center_range", low=0.0, high=1.0)
+        self.scale_mode = _check_choice(scale_mode, "scale_mode", ("keep", "fit", "fill"))
+        self.scale_range = _check_range(scale_range, "scale_range", low=1e-3, high=1e3)
+        if interpolation not in _INTERPOLATIONS or isinstance(interpolation, bool):
+            raise ValueError(
+                f"interpolation must be one of cv2's {sorted(_INTERPOLATIONS.values())}, "
+                f"got {interpolation!r}"
+            )
+        self.interpolation = int(interpolation)
+        self.fill = self._check_fill(fill)
+        if isinstance(fill_mask, bool) or not isinstance(fill_mask, int | np.integer):
+            raise TypeError(f"fill_mask must be an int, got {fill_mask!r}")
+        self.fill_mask = int(fill_mask)
+        if not isinstance(replace, bool):
+            raise TypeError(f"replace must be a bool, got {replace!r}")
+        self.replace = replace
+        self.pool = self._check_pool(pool, length)
+        self.weights = self._check_weights(
+            weights, length if self.pool is None else len(self.pool), self.pool is not None
+        )
+        partners = self.grid[0] * self.grid[1] - 1
+        candidates = length if self.pool is None else len(self.pool)
+        if not replace and 1 < candidates < partners:
+            raise ValueError(
+                f"replace=False needs {partners} distinct partners for a "
+                f"{self.grid[0]}x{self.grid[1]} grid, the pool has {candidates} candidates"
+            )
+        if not callable(p):
+            p = _check_probability(p, "p")
+        self.p = p
+        if epochs is not None:
+            epochs = int(_check_pair(epochs, "epochs")[0])
+        if isinstance(close_mosaic, bool) or not isinstance(close_mosaic, int | np.integer):
+            raise TypeError(f"close_mosaic must be an int, got {close_mosaic!r}")
+        if close_mosaic < 0:
+            raise ValueError(f"close_mosaic must be >= 0, got {close_mosaic}")
+        if close_mosaic and epochs is None:
+            raise ValueError(
+                f"close_mosaic={close_mosaic} needs epochs= (the total number of epochs)"
+            )
+        self.epochs = epochs
+        self.close_mosaic = int(close_mosaic)
+        check_filter_args(
+            min_area=min_area, min_visibility=min_visibility, min_width=min_width,
+            min_height=min_height,
+        )  # fmt: skip
+        self.min_area = float(min_area)
+        self.min_visibility = float(min_visibility)
+        self.min_width = float(min_width)
+        self.min_height = float(min_height)
+        if not isinstance(clip, bool):
+            raise TypeError(f"clip must be a bool, got {clip!r}")
+        self.clip = clip
+        if record is not None and not isinstance(record, str):
+            raise TypeError(f"record must be a key name or None, got {record!r}")
+        self.record = record
+        if adapter is None:
+            adapter = DefaultAdapter()
+        elif not (hasattr(adapter, "unpack") and hasattr(adapter, "repack")):
+            raise TypeError(
+                "adapter must have unpack(sample, targets) and repack(data, state) methods, "
+                f"got {type(adapter).__name__}"
+            )
+        self.adapter = adapter
+        self._targets = DEFAULT_TARGETS | set(self.label_fields) | set(self.keypoint_fields)
+        height, width = self.output_size
+        self._canvas_hw = (2 * height, 2 * width) if self.canvas == "yolo" else (height, width)
+
+    # ------------------------------------------------------------- checks
+    @staticmethod
+    def _check_fill(fill: object) -> tuple[float, ...]:
+        values = (fill,) if isinstance(fill, numbers.Real) else fill
+        if isinstance(values, str) or not isinstance(values, Sequence) or not values:
+            raise TypeError(f"fill must be a number or a sequence of numbers, got {fill!r}")
+        out = []
+        for value in values:
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise TypeError(f"fill must be a number or a sequence of numbers, got {fill!r}")
+            if not math.isfinite(float(value)):
+                raise ValueError(f"fill must be finite, got {fill!r}")
+            out.append(float(value))
+        return tuple(out)
+
+    @staticmethod
+    def _check_pool(pool: Sequence[int] | None, length: int) -> np.ndarray | None:
+        if pool is None:
+            return None
+        array = np.asarray(pool)
+        if array.ndim != 1 or array.size == 0 or array.dtype.kind not in "iu":
+            raise ValueError(f"pool must be a non-empty sequence of indices, got {pool!r}")
+        if array.min() < 0 or array.max() >= length:
+            raise ValueError(
+                f"pool must hold indices in [0, {length}), got values from {array.min()} "
+                f"to {array.max()}"
+            )
+        return array.astype(np.int64)
+
+    @staticmethod
+    def _check_weights(
+        weights: Sequence[float] | None, count: int, pooled: bool
+    ) -> np.ndarray | None:
+        if weights is None:
+            return None
+        array = np.asarray(weights, dtype=np.float64)
+        if array.shape != (count,):
+            raise ValueError(
+                f"weights must hold one weight per {'pool entry' if pooled else 'item'} "
+                f"({count}), got shape {array.shape}"
+            )
+        if not np.isfinite(array).all() or (array < 0).any() or array.sum() <= 0:
+            raise ValueError("weights must be finite, >= 0 and not all 0")
+        cumulative: np.ndarray = np.cumsum(array)
+        normalised: np.ndarray = cumulative / cumulative[-1]
+        return normalised
+
+    # -------------------------------------------------------------- draws
+    def probability(self, epoch: int) -> float:
+        """The probability that a sample of ``epoch`` is a mosaic.
+
+        ``p`` (or ``p(epoch)``), and 0 in the last ``close_mosaic`` of ``epochs``.
+
+        Args:
+            epoch: The epoch.
+
+        Returns:
+            The probability.
+
+        Raises:
+            ValueError: If a callable ``p`` returns a value outside ``[0, 1]``.
+        """
+        if (
+            self.close_mosaic
+            and self.epochs is not None
+            and epoch >= self.epochs - self.close_mosaic
+        ):
+            return 0.0
+        if callable(self.p):
+            return _check_probability(self.p(epoch), f"p({epoch})")
+        return self.p
+
+    def _draw(self, index: int, rng: np.random.Generator, epoch: int) -> _Plan:
+        rows, cols = self.grid
+        cells = rows * cols
+        applied = bool(rng.random() < self.probability(epoch))
+        main_cell = int(rng.integers(cells))
+        partners = self._partners(index, rng, cells - 1)
+        fx = rng.random(cols - 1)
+        fy = rng.random(rows - 1)
+        lo, hi = self.scale_range
+        scales = rng.uniform(lo, hi, cells)
+        return _Plan(applied, main_cell, [index, *partners], fx, fy, scales)
+
+    def _partners(self, index: int, rng: np.random.Generator, count: int) -> list[int]:
+        pool = self.pool
+        size = len(self.dataset) if pool is None else len(pool)
+        if pool is None:
+            own = index
+        else:
+            found = np.flatnonzero(pool == index)
+            own = int(found[0]) if found.size else -1
+        if size == 1:
+            positions = [0] * count
+        elif not self.replace and own >= 0 and size - 1 < count:
+            raise ValueError(
+                f"replace=False needs {count} partners besides index {index}, the pool has "
+                f"{size - 1}"
+            )
+        elif self.weights is None:
+            if own < 0:
+                picks = (
+                    rng.integers(0, size, count)
+                    if self.replace
+                    else rng.choice(size, count, replace=False)
+                )
+            else:
+                picks = (
+                    rng.integers(0, size - 1, count)
+                    if self.replace
+                    else rng.choice(size - 1, count, replace=False)
+                )
+                picks = picks + (picks >= own)
+            positions = picks.tolist()
+        else:
+            positions = self._weighted(rng, count, own)
+        if pool is None:
+            return [int(p) for p in positions]
+        return [int(pool[p]) for p in positions]
+
+    def _weighted(self, rng: np.random.Generator, count: int, own: int) -> list[int]:
+        cdf = self.weights
+        assert cdf is not None
+        picks: list[int] = []
+        rejected = 0
+        while len(picks) < count:
+            position = int(np.searchsorted(cdf, rng.random(), side="right"))
+            position = min(position, len(cdf) - 1)
+            if position == own or (not self.replace and position in picks):
+                rejected += 1
+                if rejected > _MAX_REJECTIONS:
+                    raise ValueError(
+                        "weights put (almost) all their mass on the main image or on too "
+                        "few items to draw distinct partners; spread the weights or allow "
+                        "replace=True"
+                    )
+                continue
+            picks.append(position)
+        return picks
+
+    # ------------------------------------------------------------- tiles
+    def _tile(self, index: int, sample: Any) -> tuple[_Tile, Any]:
+        data, state = self.adapter.unpack(sample, self._targets)
+        where = f"dataset[{index}]"
+        image = data["image"]
+        height, width = image.shape[:2]
+        if height == 0 or width == 0:
+            raise ValueError(f"{where} image is empty, shape {image.shape}")
+        raw = data.get("bboxes")
+        if raw is None:
+            boxes = np.zeros((0, 4))
+        else:
+            boxes = as_box_array(raw, name=f"{where} bboxes")
+            boxes = validate_xyxy(
+                to_xyxy(boxes, self.box_format, (height, width)), (height, width),
+                name=f"{where} bboxes (as pixel x_min, y_min, x_max, y_max)", clip=self.clip,
+            )  # fmt: skip
+        count = len(boxes)
+        fields = {}
+        for field in self.label_fields:
+            value = data.get(field)
+            if value is None:
+                if count:
+                    raise ValueError(
+                        f"{where} has {count} boxes but no {field!r} field (label_fields="
+                        f"{self.label_fields}); pass label_fields=() for boxes without labels"
+                    )
+                value = np.zeros((0,), dtype=np.int64)
+            array = np.asarray(value)
+            if array.ndim == 0 or len(array) != count:
+                raise ValueError(
+                    f"{where} {field!r} has {array.size if array.ndim else 'a scalar'} "
+                    f"entries for {count} boxes"
+                )
+            fields[field] = array
+        self._check_unaligned(where, sample, data, count)
+        mask = data.get("mask")
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.shape[:2] != (height, width):
+                raise ValueError(
+                    f"{where} mask has shape {mask.shape}, its image {(height, width)}"
+                )
+        masks = data.get("masks")
+        if masks is not None:
+            masks = np.asarray(masks)
+            if masks.ndim != 3 or masks.shape[0] != count or masks.shape[1:] != (height, width):
+                raise ValueError(
+                    f"{where} masks must have shape ({count}, {height}, {width}) (one per "
+                    f"box), got {masks.shape}"
+                )
+        keypoints = data.get("keypoints")
+        kp_fields = {}
+        if keypoints is not None:
+            keypoints = np.asarray(keypoints, dtype=np.float64)
+            if keypoints.ndim != 2 or keypoints.shape[1] < 2:
+                raise ValueError(
+                    f"{where} keypoints must have shape (K, 2+), got {keypoints.shape}"
+                )
+            for field in self.keypoint_fields:
+                array = np.asarray(data.get(field, np.zeros((0,))))
+                if array.ndim == 0 or len(array) != len(keypoints):
+                    raise ValueError(
+                        f"{where} {field!r} must have one entry per keypoint ({len(keypoints)})"
+                    )
+                kp_fields[field] = array
+        tile = _Tile(index, image, boxes, fields, mask, masks, keypoints, kp_fields)
+        return tile, state
+
+    def _check_unaligned(
+        self, where: str, sample: Any, data: Mapping[str, Any], count: int
+    ) -> None:
+        """Refuse per-box values that are not in label_fields: they would go stale."""
+        if not count:
+            return
+        extra = sample[1] if isinstance(sample, tuple | list) else sample
+        if not isinstance(extra, Mapping):
+            return
+        for key, value in extra.items():
+            name = "bboxes" if key == "boxes" else key
+            if name in self._targets or key == self.record:
+                continue
+            shape = getattr(value, "shape", None)
+            if shape is not None and len(shape) >= 1 and shape[0] == count:
+                raise ValueError(
+                    f"{where} {key!r} looks like a per-box field ({shape[0]} entries for "
+                    f"{count} boxes) that is not in label_fields={self.label_fields}: the "
+                    "mosaic would leave it misaligned; add it to label_fields or drop it"
+                )
+
+    # -------------------------------------------------------------- build
+    def _apply(
+        self, index: int, keyed: KeyedRandom, *, rank: int, worker_id: int, epoch: int
+    ) -> T_co:
+        rng = keyed.generator
+        state = rng.bit_generator.state["state"]
+        try:
+            plan = self._draw(index, rng, epoch)
+        except Exception as error:
+            raise SampleError.at(
+                "mosaic", index=index, rank=rank, worker_id=worker_id, epoch=epoch, error=error
+            ) from error
+        return self._build(index, plan, state, rank=rank, worker_id=worker_id, epoch=epoch)
+
+    def _build(
+        self, index: int, plan: _Plan, state: Mapping[str, int], *, rank: int, worker_id: int,
+        epoch: int,
+    ) -> T_co:  # fmt: skip
+        used = plan.indices if plan.applied else plan.indices[:1]
+        samples = [
+            self._load(i, rank=rank, worker_id=worker_id, epoch=epoch, at=index) for i in used
+        ]
+        try:
+            tiles = []
+            main_state = None
+            for i, sample in zip(used, samples, strict=True):
+                tile, unpacked = self._tile(i, sample)
+                tiles.append(tile)
+                if main_state is None:
+                    main_state = unpacked
+            self._check_tiles(tiles)
+            if plan.applied:
+                data, record = self._compose(tiles, plan)
+            else:
+                data, record = self._letterbox(tiles[0], plan)
+            record["epoch"] = epoch
+            record["state"] = f"{state['state']:x}:{state['inc']:x}"
+            out = self._repack(data, main_state, samples[0], record)
+        except SampleError:
+            raise
+        except Exception as error:
+            raise SampleError.at(
+                "mosaic", index=index, rank=rank, worker_id=worker_id, epoch=epoch, error=error
+            ) from error
+        result: T_co = out
+        return result
+
+    def _check_tiles(self, tiles: list[_Tile]) -> None:
+        main = tiles[0]
+        channels = 1 if main.image.ndim == 2 else main.image.shape[2]
+        if len(self.fill) not in (1, channels):
+            raise ValueError(
+                f"fill has {len(self.fill)} values, dataset[{main.index}] image has "
+                f"{channels} channels"
+            )
+        for tile in tiles[1:]:
+            if (
+                tile.image.ndim != main.image.ndim
+                or tile.image.shape[2:] != main.image.shape[2:]
+                or tile.image.dtype != main.image.dtype
+            ):
+                raise ValueError(
+                    f"dataset[{tile.index}] image has shape {tile.image.shape} and dtype "
+                    f"{tile.image.dtype}, but the main image dataset[{main.index}] has "
+                    f"{main.image.shape} and {main.image.dtype}: tiles of a mosaic need the "
+                    "same channels and dtype"
+                )
+            for name in ("mask", "masks", "keypoints"):
+                if (getattr(tile, name) is None) != (getattr(main, name) is None):
+                    raise ValueError(
+                        f"dataset[{tile.index}] and dataset[{main.index}] disagree on having "
+                        f"a {name!r}: all tiles of a mosaic need the same targets"
+                    )
+
+    def _new_image(self, like: np.ndarray) -> np.ndarray:
+        height, width = self._canvas_hw
+        shape = (height, width) if like.ndim == 2 else (height, width, like.shape[2])
+        return np.empty(shape, dtype=like.dtype)
+
+    def _fill(self, out: np.ndarray, y0: int, y1: int, x0: int, x1: int) -> None:
+        out[y0:y1, x0:x1] = self.fill if len(self.fill) > 1 else self.fill[0]
+
+    def _compose(self, tiles: list[_Tile], plan: _Plan) -> tuple[dict[str, Any], MosaicRecord]:
+        rows, cols = self.grid
+        height, width = self._canvas_hw
+        ref_h, ref_w = self.output_size
+        lo, hi = self.center_range
+        xs = _lines(plan.fx, cols, width, lo, hi)
+        ys = _lines(plan.fy, rows, height, lo, hi)
+        order = [plan.main_cell] + [c for c in range(rows * cols) if c != plan.main_cell]
+        main = tiles[0]
+        image = self._new_image(main.image)
+        mask = None
+        if main.mask is not None:
+            mask = np.full((height, width, *main.mask.shape[2:]), self.fill_mask, main.mask.dtype)
+        parts: list[_Placed] = []
+        record: MosaicRecord = {
+            "applied": True,
+            "indices": [t.index for t in tiles],
+            "cells": [],
+            "center": (xs[cols // 2], ys[rows // 2]),
+            "splits_x": xs[1:-1],
+            "splits_y": ys[1:-1],
+            "scales": [],
+            "src": [],
+            "dst": [],
+            "epoch": 0,
+            "state": "",
+        }
+        for tile, cell, factor in zip(tiles, order, plan.scales.tolist(), strict=True):
+            row, col = divmod(cell, cols)
+            cx0, cx1, cy0, cy1 = xs[col], xs[col + 1], ys[row], ys[row + 1]
+            th, tw = tile.image.shape[:2]
+            if self.scale_mode == "keep":
+                base = min(ref_h / th, ref_w / tw)
+            elif self.scale_mode == "fit":
+                base = min((cy1 - cy0) / th, (cx1 - cx0) / tw)
+            else:
+                base = max((cy1 - cy0) / th, (cx1 - cx0) / tw)
+            scale = base * factor
+            sw, sh = max(1, round(tw * scale)), max(1, round(th * scale))
+            ox = _anchor(col, cols, cx0, cx1, sw)
+            oy = _anchor(row, rows, cy0, cy1, sh)
+            dx0, dx1 = max(ox, cx0), min(ox + sw, cx1)
+            dy0, dy1 = max(oy, cy0), min(oy + sh, cy1)
+            record["cells"].append((row, col))
+            record["scales"].append(scale)
+            if (dx0, dy0, dx1, dy1) != (cx0, cy0, cx1, cy1) and cx1 > cx0 and cy1 > cy0:
+                self._fill(image, cy0, cy1, cx0, cx1)
+            if dx1 <= dx0 or dy1 <= dy0:
+                record["src"].append((0, 0, 0, 0))
+                record["dst"].append((cx0, cy0, cx0, cy0))
+                parts.append(_Placed.empty(tile))
+                continue
+            sx0, sx1 = _source_window(dx0 - ox, dx1 - ox, tw / sw, tw)
+            sy0, sy1 = _source_window(dy0 - oy, dy1 - oy, th / sh, th)
+            record["src"].append((sx0, sy0, sx1, sy1))
+            record["dst"].append((dx0, dy0, dx1, dy1))
+            placed = _Placed(tile, sx0, sy0, sx1, sy1, dx0, dy0, dx1, dy1)
+            placed.paint(image, tile.image, self.interpolation)
+            if mask is not None and tile.mask is not None:
+                placed.paint(mask, tile.mask, cv2.INTER_NEAREST_EXACT)
+            parts.append(placed)
+        return self._targets_out(parts, image, mask), record
+
+    def _letterbox(self, tile: _Tile, plan: _Plan) -> tuple[dict[str, Any], MosaicRecord]:
+        height, width = self._canvas_hw
+        ref_h, ref_w = self.output_size
+        th, tw = tile.image.shape[:2]
+        scale = min(ref_h / th, ref_w / tw)
+        sw, sh = max(1, round(tw * scale)), max(1, round(th * scale))
+        dx0, dy0 = (width - sw) // 2, (height - sh) // 2
+        image = self._new_image(tile.image)
+        self._fill(image, 0, height, 0, width)
+        mask = None
+        if tile.mask is not None:
+            mask = np.full((height, width, *tile.mask.shape[2:]), self.fill_mask, tile.mask.dtype)
+        placed = _Placed(tile, 0, 0, tw, th, dx0, dy0, dx0 + sw, dy0 + sh)
+        placed.paint(image, tile.image, self.interpolation)
+        if mask is not None and tile.mask is not None:
+            placed.paint(mask, tile.mask, cv2.INTER_NEAREST_EXACT)
+        record: MosaicRecord = {
+            "applied": False,
+            "indices": [tile.index],
+            "cells": [(0, 0)],
+            "center": (width // 2, height // 2),
+            "splits_x": [],
+            "splits_y": [],
+            "scales": [sw / tw],
+            "src": [(0, 0, tw, th)],
+            "dst": [(dx0, dy0, dx0 + sw, dy0 + sh)],
+            "epoch": 0,
+            "state": "",
+        }
+        return self._targets_out([placed], image, mask), record
+
+    def _targets_out(
+        self, parts: list[_Placed], image: np.ndarray, mask: np.ndarray | None
+    ) -> dict[str, Any]:
+        height, width = self._canvas_hw
+        boxes, fields, masks, keypoints, kp_fields = [], [], [], [], []
+        filters = (self.min_area, self.min_visibility, self.min_width, self.min_height)
+        for part in parts:
+            b, f, m = part.boxes(*filters, (height, width))
+            boxes.append(b)
+            fields.append(f)
+            masks.append(m)
+            if part.tile.keypoints is not None:
+                k, kf = part.keypoints()
+                keypoints.append(k)
+                kp_fields.append(kf)
+        main = parts[0].tile
+        data: dict[str, Any] = {"image": image}
+        all_boxes = np.concatenate(boxes) if boxes else np.zeros((0, 4))
+        data["bboxes"] = from_xyxy(all_boxes, self.box_format, (height, width))
+        for field in self.label_fields:
+            data[field] = np.concatenate([f[field] for f in fields])
+        if mask is not None:
+            data["mask"] = mask
+        if main.masks is not None:
+            data["masks"] = np.concatenate(
+                [np.zeros((0, height, width), dtype=main.masks.dtype)]
+                + [m for m in masks if m is not None]
+            )
+        if main.keypoints is not None:
+            data["keypoints"] = np.concatenate(keypoints)
+            for field in self.keypoint_fields:
+                data[field] = np.concatenate([f[field] for f in kp_fields])
+        return data
+
+    def _repack(self, data: dict[str, Any], state: Any, main: Any, record: MosaicRecord) -> Any:
+        if isinstance(main, Mapping) and "bboxes" not in main:
+            data.pop("bboxes")
+            for field in self.label_fields:
+                if field not in main:
+                    data.pop(field, None)
+        if (
+            isinstance(main, tuple | list)
+            and isinstance(main[1], Mapping)
+            and "boxes" not in main[1]
+        ):
+            data.pop("bboxes")
+        out = self.adapter.repack(data, state)
+        if self.record is not None:
+            if isinstance(out, dict):
+                out[self.record] = record
+            elif isinstance(out, tuple | list) and isinstance(out[1], dict):
+                out[1][self.record] = record
+        return out
+
+    # ------------------------------------------------------------- replay
+    def replay(self, record: Mapping[str, Any], index: int | None = None) -> T_co:
+        """Rebuild one output from its :class:`MosaicRecord`, bit for bit.
+
+        Args:
+            record: The record of an earlier output.
+            index: Its index; ``None`` (default) takes the record's main index.
+
+        Returns:
+            The same sample as when the record was made.
+
+        >>> from rankaug.datasets import SyntheticDetection
+        >>> mosaic = MosaicDataset(SyntheticDetection(8, image_size=48), seed=0, output_size=64)
+        >>> first, second = mosaic[3], mosaic[3]  # stream keying: the stream moves on
+        >>> again = mosaic.replay(second["mosaic"])
+        >>> bool((again["image"] == second["image"]).all())
+        True
+        """
+        state_text = str(record["state"])
+        main = int(record["indices"][0]) if index is None else index
+        state_value, inc = (int(part, 16) for part in state_text.split(":"))
+        bit_generator = np.random.PCG64()
+        bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": state_value, "inc": inc},
+            "has_uint32": 0,
+            "uinteger": 0,
+        }
+        epoch = int(record["epoch"])
+        plan = self._draw(main, np.random.Generator(bit_generator), epoch)
+        state = {"state": state_value, "inc": inc}
+        rank = self._rank_now()
+        return self._build(main, plan, state, rank=rank, worker_id=0, epoch=epoch)
+
+
+def _source_window(d0: int, d1: int, step: float, size: int) -> tuple[int, int]:
+    """Whole source pixels for the scaled-tile window ``[d0, d1)``; ``step`` = src px per px."""
+    s0 = min(max(round(d0 * step), 0), size - 1)
+    s1 = min(max(round(d1 * step), s0 + 1), size)
+    return s0, s1
+
+
+class _Placed:
+    """One tile's source window mapped onto its output window."""
+
+    __slots__ = ("dx0", "dx1", "dy0", "dy1", "kx", "ky", "sx0", "sx1", "sy0", "sy1", "tile")
+
+    def __init__(
+        self, tile: _Tile, sx0: int, sy0: int, sx1: int, sy1: int, dx0: int, dy0: int,
+        dx1: int, dy1: int,
+    ) -> None:  # fmt: skip
+        self.tile = tile
+        self.sx0, self.sy0, self.sx1, self.sy1 = sx0, sy0, sx1, sy1
+        self.dx0, self.dy0, self.dx1, self.dy1 = dx0, dy0, dx1, dy1
+        self.kx = (dx1 - dx0) / (sx1 - sx0) if sx1 > sx0 else 0.0
+        self.ky = (dy1 - dy0) / (sy1 - sy0) if sy1 > sy0 else 0.0
+
+    @classmethod
+    def empty(cls, tile: _Tile) -> _Placed:
+        return cls(tile, 0, 0, 0, 0, 0, 0, 0, 0)
+
+    def paint(self, out: np.ndarray, source: np.ndarray, interpolation: int) -> None:
+        """Resize the source window straight into the output window (no full-tile copy)."""
+        crop = source[self.sy0 : self.sy1, self.sx0 : self.sx1]
+        target = out[self.dy0 : self.dy1, self.dx0 : self.dx1]
+        if crop.shape[:2] == target.shape[:2]:
+            target[...] = crop.reshape(target.shape)
+            return
+        size = (self.dx1 - self.dx0, self.dy1 - self.dy0)
+        resized = cv2.resize(crop, size, dst=target, interpolation=interpolation)
+        if resized is not target:  # OpenCV could not write in place (e.g. HxWx1)
+            target[...] = resized.reshape(target.shape)
+
+    def _map(self, xy: np.ndarray) -> np.ndarray:
+        out = np.empty_like(xy)
+        out[:, 0::2] = (xy[:, 0::2] - self.sx0) * self.kx + self.dx0
+        out[:, 1::2] = (xy[:, 1::2] - self.sy0) * self.ky + self.dy0
+        return out
+
+    def boxes(
+        self, min_area: float, min_visibility: float, min_width: float, min_height: float,
+        canvas_hw: tuple[int, int],
+    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray | None]:  # fmt: skip
+        tile = self.tile
+        boxes = tile.boxes
+        if not len(boxes) or self.kx == 0.0:
+            keep = np.zeros(len(boxes), dtype=bool)
+            mapped = np.zeros((0, 4))
+        else:
+            full = self._map(boxes)
+            area = (full[:, 2] - full[:, 0]) * (full[:, 3] - full[:, 1])
+            mapped = np.minimum(
+                np.maximum(full, [self.dx0, self.dy0, self.dx0, self.dy0]),
+                [self.dx1, self.dy1, self.dx1, self.dy1],
+            )
+            keep = keep_mask(
+                mapped, area, min_area=min_area, min_visibility=min_visibility,
+                min_width=min_width, min_height=min_height,
+            )  # fmt: skip
+            mapped = mapped[keep]
+        fields = {name: values[keep] for name, values in tile.fields.items()}
+        masks = None
+        if tile.masks is not None:
+            height, width = canvas_hw
+            kept = tile.masks[keep]
+            masks = np.zeros((len(kept), height, width), dtype=tile.masks.dtype)
+            for source, target in zip(kept, masks, strict=True):
+                self.paint(target, source, cv2.INTER_NEAREST_EXACT)
+        return mapped, fields, masks
+
+    def keypoints(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        tile = self.tile
+        points = tile.keypoints
+        assert points is not None
+        if self.kx == 0.0:
+            keep = np.zeros(len(points), dtype=bool)
+        else:
+            moved = points.copy()
+            moved[:, :2] = self._map(points[:, :2])
+            x, y = moved[:, 0], moved[:, 1]
+            keep = (x >= self.dx0) & (x < self.dx1) & (y >= self.dy0) & (y < self.dy1)
+            points = moved
+        return points[keep], {k: v[keep] for k, v in tile.keypoint_fields.items()}

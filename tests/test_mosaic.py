@@ -1,0 +1,509 @@
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+from typing import Any
+
+import albumentations as A
+import cv2
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from PIL import Image
+from torch.utils.data import DataLoader
+
+from rankaug import MosaicDataset, RandomAugmentWrapper, SampleError
+from rankaug.boxes import from_xyxy, to_xyxy
+from rankaug.datasets import SyntheticDetection
+
+
+def colour_of(code: int) -> tuple[int, int, int]:
+    """A distinct RGB colour per code (never the background 0 or the fill 114 grey)."""
+    return (40 + code % 7 * 30, 40 + code // 7 % 7 * 30, 40 + code // 49 % 4 * 50)
+
+
+def painted_sample(
+    index: int, hw: tuple[int, int], boxes: list[tuple[int, int, int, int]]
+) -> dict[str, Any]:
+    """An image whose boxes are filled with a colour encoding (index, box number).
+
+    The label of box k is its code; the semantic mask holds the code under the box and
+    the instance mask is the box's rectangle."""
+    h, w = hw
+    img = np.zeros((h, w, 3), np.uint8)
+    mask = np.zeros((h, w), np.int32)
+    masks = np.zeros((len(boxes), h, w), np.uint8)
+    labels = []
+    for k, (x0, y0, x1, y1) in enumerate(boxes):
+        code = index * 8 + k + 1
+        img[y0:y1, x0:x1] = colour_of(code)
+        mask[y0:y1, x0:x1] = code
+        masks[k, y0:y1, x0:x1] = 1
+        labels.append(code)
+    return {
+        "image": img,
+        "bboxes": np.array(boxes, np.float32).reshape(-1, 4),
+        "labels": np.array(labels, np.int64),
+        "mask": mask,
+        "masks": masks,
+    }
+
+
+@st.composite
+def painted_datasets(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """1-6 images of random sizes, each with 0-4 non-overlapping boxes of >= 4 px."""
+    samples = []
+    for index in range(draw(st.integers(1, 6))):
+        h, w = draw(st.integers(12, 90)), draw(st.integers(12, 90))
+        boxes = []
+        # one box per quadrant at most, so boxes never overlap
+        for qy, qx in ((0, 0), (0, 1), (1, 0), (1, 1)):
+            if not draw(st.booleans()):
+                continue
+            y_lo, x_lo = qy * (h // 2), qx * (w // 2)
+            y0 = draw(st.integers(y_lo, y_lo + h // 2 - 4))
+            x0 = draw(st.integers(x_lo, x_lo + w // 2 - 4))
+            y1 = draw(st.integers(y0 + 4, y_lo + h // 2))
+            x1 = draw(st.integers(x0 + 4, x_lo + w // 2))
+            boxes.append((x0, y0, x1, y1))
+        samples.append(painted_sample(index, (h, w), boxes))
+    return samples
+
+
+GEOMETRY = st.fixed_dictionaries(
+    {
+        "output_size": st.tuples(st.integers(16, 120), st.integers(16, 120)),
+        "grid": st.sampled_from([(1, 1), (1, 2), (2, 2), (2, 3), (3, 3), (3, 2)]),
+        "scale_mode": st.sampled_from(["keep", "fit", "fill"]),
+        "scale_range": st.sampled_from([(1.0, 1.0), (0.5, 1.5)]),
+        "canvas": st.sampled_from(["output", "yolo"]),
+        "center_range": st.sampled_from([(0.25, 0.75), (0.0, 1.0), (0.5, 0.5)]),
+        "p": st.sampled_from([1.0, 0.5]),
+    }
+)
+
+
+class TestMosaicGeometryProperties:
+    @given(data=painted_datasets(), geometry=GEOMETRY, seed=st.integers(0, 2**64 - 1))
+    def test_boxes_stay_inside_with_positive_area_and_show_their_own_pixels(
+        self, data: list[dict[str, Any]], geometry: dict[str, Any], seed: int
+    ) -> None:
+        mosaic = MosaicDataset(
+            data, seed=seed, interpolation=cv2.INTER_NEAREST_EXACT, keying="sample", **geometry
+        )
+        for index in range(len(data)):
+            out = mosaic[index]
+            image, boxes, labels = out["image"], out["bboxes"], out["labels"]
+            h, w = image.shape[:2]
+            factor = 2 if geometry["canvas"] == "yolo" else 1
+            assert (h, w) == (
+                geometry["output_size"][0] * factor,
+                geometry["output_size"][1] * factor,
+            )
+            assert boxes.shape == (len(labels), 4)
+            assert (boxes[:, :2] >= 0).all()
+            assert (boxes[:, 2] <= w).all()
+            assert (boxes[:, 3] <= h).all()
+            assert (boxes[:, 2:] > boxes[:, :2]).all()
+            sources = {code for i in out["mosaic"]["indices"] for code in data[i]["labels"]}
+            assert set(labels.tolist()) <= sources
+            for box, label in zip(boxes, labels, strict=True):
+                x0, y0, x1, y1 = box
+                # every output pixel fully inside the box shows the box's colour
+                inner = image[int(np.ceil(y0)) : int(y1), int(np.ceil(x0)) : int(x1)]
+                if inner.size:
+                    assert (inner == colour_of(int(label))).all()
+                # the semantic mask moved with the pixels
+                assert (
+                    out["mask"][int(np.ceil(y0)) : int(y1), int(np.ceil(x0)) : int(x1)] == label
+                ).all()
+            # instance masks stay aligned with their boxes
+            assert out["masks"].shape == (len(labels), h, w)
+            for box, instance in zip(boxes, out["masks"], strict=True):
+                ys, xs = np.nonzero(instance)
+                assert (xs >= np.floor(box[0])).all()
+                assert (xs < np.ceil(box[2])).all()
+                assert (ys >= np.floor(box[1])).all()
+                assert (ys < np.ceil(box[3])).all()
+
+    @given(data=painted_datasets(), geometry=GEOMETRY)
+    def test_record_describes_what_was_drawn(
+        self, data: list[dict[str, Any]], geometry: dict[str, Any]
+    ) -> None:
+        mosaic = MosaicDataset(data, seed=0, **geometry)
+        record = mosaic[len(data) - 1]["mosaic"]
+        rows, cols = geometry["grid"] if record["applied"] else (1, 1)
+        assert record["indices"][0] == len(data) - 1
+        assert len(record["indices"]) == rows * cols
+        assert sorted(record["cells"]) == [(r, c) for r in range(rows) for c in range(cols)]
+        assert len(record["src"]) == len(record["dst"]) == len(record["scales"]) == rows * cols
+        out_h, out_w = mosaic[0]["image"].shape[:2]
+        for x0, y0, x1, y1 in record["dst"]:
+            assert 0 <= x0 <= x1 <= out_w
+            assert 0 <= y0 <= y1 <= out_h
+        if record["applied"] and len(data) > 1:
+            assert record["indices"][0] not in record["indices"][1:]
+
+
+class TestMosaicDataset:
+    def test_keys_give_repeatable_and_distinct_mosaics(self) -> None:
+        src = SyntheticDetection(12, image_size=48)
+
+        def indices(**kwargs: Any) -> list[list[int]]:
+            epoch = kwargs.pop("epoch", 0)
+            mosaic = MosaicDataset(src, seed=kwargs.pop("seed", 0), output_size=64, **kwargs)
+            mosaic.set_epoch(epoch)
+            return [mosaic[i]["mosaic"]["indices"] for i in range(12)]
+
+        base = indices()
+        assert indices() == base
+        for other in (indices(seed=1), indices(rank=1), indices(epoch=1)):
+            assert other != base
+
+    @given(seed=st.integers(0, 2**64 - 1), index=st.integers(0, 9), epoch=st.integers(0, 99))
+    def test_same_key_gives_the_same_mosaic(self, seed: int, index: int, epoch: int) -> None:
+        src = [painted_sample(i, (20 + i, 30), [(2, 2, 9, 9)]) for i in range(10)]
+        a = MosaicDataset(src, seed=seed, output_size=32, keying="sample")
+        b = MosaicDataset(src, seed=seed, output_size=32, keying="sample")
+        a.set_epoch(epoch)
+        b.set_epoch(epoch)
+        first, second = a[index], b[index]
+        assert first["mosaic"] == second["mosaic"]
+        assert np.array_equal(first["image"], second["image"])
+        assert np.array_equal(first["bboxes"], second["bboxes"])
+
+    def test_replay_rebuilds_a_stream_sample(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(8, image_size=40), seed=3, output_size=48)
+        outputs = [mosaic[i % 8] for i in range(10)]
+        again = mosaic.replay(outputs[9]["mosaic"])
+        assert np.array_equal(again["image"], outputs[9]["image"])
+        assert np.array_equal(again["bboxes"], outputs[9]["bboxes"])
+        assert again["mosaic"] == outputs[9]["mosaic"]
+
+    def test_partners_never_the_main_image_and_main_cell_varies(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(5, image_size=32), seed=0, output_size=32)
+        cells = Counter()
+        for i in range(200):
+            record = mosaic[i % 5]["mosaic"]
+            assert record["indices"][0] == i % 5
+            assert i % 5 not in record["indices"][1:]
+            cells[record["cells"][0]] += 1
+        assert set(cells) == {(0, 0), (0, 1), (1, 0), (1, 1)}
+
+    def test_one_item_dataset_is_its_own_partner(self) -> None:
+        record = MosaicDataset([painted_sample(0, (20, 20), [])], seed=0, output_size=16)[0][
+            "mosaic"
+        ]
+        assert record["indices"] == [0, 0, 0, 0]
+
+    def test_without_replacement_partners_are_distinct(self) -> None:
+        mosaic = MosaicDataset(
+            SyntheticDetection(10, image_size=24), seed=0, output_size=24, grid=(3, 3),
+            replace=False,
+        )  # fmt: skip
+        for i in range(30):
+            indices = mosaic[i % 10]["mosaic"]["indices"]
+            assert len(set(indices)) == 9
+
+    def test_pool_and_weights_restrict_partners(self) -> None:
+        src = SyntheticDetection(20, image_size=24)
+        pooled = MosaicDataset(src, seed=0, output_size=24, pool=[3, 4, 5, 6])
+        for i in range(20):
+            assert set(pooled[i]["mosaic"]["indices"][1:]) <= {3, 4, 5, 6}
+        weights = np.zeros(20)
+        weights[[7, 11]] = 1.0
+        weighted = MosaicDataset(src, seed=0, output_size=24, weights=weights)
+        seen = Counter(p for i in range(40) for p in weighted[i % 20]["mosaic"]["indices"][1:])
+        assert set(seen) == {7, 11}
+        # the main image is excluded even when weighted: index 7 draws only 11
+        assert set(weighted[7]["mosaic"]["indices"][1:]) == {11}
+
+    def test_probability_epoch_schedule_and_close_mosaic(self) -> None:
+        src = SyntheticDetection(8, image_size=(20, 40))
+        never = MosaicDataset(src, seed=0, output_size=64, p=0.0)
+        out = never[2]
+        assert out["mosaic"]["applied"] is False
+        assert out["mosaic"]["indices"] == [2]
+        assert out["image"].shape == (64, 64, 3)
+        # 20x40 letterboxed into 64x64: scaled to 32x64, 16 rows of fill above and below
+        assert (out["image"][:16] == 114).all()
+        assert (out["image"][48:] == 114).all()
+        assert not (out["image"][16:48] == 114).all()
+        closing = MosaicDataset(src, seed=0, output_size=32, epochs=10, close_mosaic=3)
+        closing.set_epoch(6)
+        assert closing[0]["mosaic"]["applied"] is True
+        closing.set_epoch(7)
+        assert closing[0]["mosaic"]["applied"] is False
+        by_epoch = MosaicDataset(src, seed=0, output_size=32, p=_half_after_two)
+        applied = []
+        for epoch in (0, 3):
+            by_epoch.set_epoch(epoch)
+            applied.append(sum(by_epoch[i]["mosaic"]["applied"] for i in range(8)))
+        assert applied[0] == 8
+        assert 0 < applied[1] < 8
+
+    def test_letterbox_keeps_boxes_on_their_pixels(self) -> None:
+        sample = painted_sample(0, (40, 80), [(10, 5, 30, 25)])
+        out = MosaicDataset([sample], seed=0, output_size=40, p=0.0)[0]
+        # 80x40 scaled by 0.5 to 40x20, centred vertically at y = 10
+        np.testing.assert_allclose(out["bboxes"], [[5, 12.5, 15, 22.5]])
+
+    def test_min_visibility_measures_against_the_full_box(self) -> None:
+        # One 100x100 image whose box covers its centre [25, 75]^2; with the centre
+        # fixed at (50, 50) every cell shows one quarter of the image, so every copy
+        # of the box is exactly 25% visible. albumentations 2.0.8 measures visibility
+        # after its per-cell crop and keeps such boxes at min_visibility=0.9.
+        sample = painted_sample(0, (100, 100), [(25, 25, 75, 75)])
+
+        def boxes(min_visibility: float) -> np.ndarray:
+            mosaic = MosaicDataset(
+                [sample], seed=0, output_size=100, center_range=(0.5, 0.5),
+                min_visibility=min_visibility,
+            )  # fmt: skip
+            return mosaic[0]["bboxes"]
+
+        assert len(boxes(0.9)) == 0
+        kept = boxes(0.2)
+        assert len(kept) == 4
+        np.testing.assert_allclose(kept[:, 2] - kept[:, 0], 25)
+        np.testing.assert_allclose(kept[:, 3] - kept[:, 1], 25)
+
+    def test_min_size_and_area_filters(self) -> None:
+        sample = painted_sample(0, (100, 100), [(25, 25, 75, 75)])
+        common = {"seed": 0, "output_size": 100, "center_range": (0.5, 0.5)}
+        assert len(MosaicDataset([sample], min_area=626, **common)[0]["bboxes"]) == 0
+        assert len(MosaicDataset([sample], min_area=625, **common)[0]["bboxes"]) == 4
+        assert len(MosaicDataset([sample], min_width=26, **common)[0]["bboxes"]) == 0
+        assert len(MosaicDataset([sample], min_height=25, **common)[0]["bboxes"]) == 4
+
+    @pytest.mark.parametrize("box_format", ["pascal_voc", "coco", "yolo", "albumentations"])
+    def test_box_formats_round_trip(self, box_format: str) -> None:
+        base = painted_sample(0, (50, 60), [(10, 10, 30, 40)])
+        converted = dict(base)
+        converted["bboxes"] = from_xyxy(base["bboxes"], box_format, (50, 60)).astype(np.float32)  # type: ignore[arg-type]
+        kwargs = {"seed": 0, "output_size": 64, "keying": "sample"}
+        reference = MosaicDataset([base], **kwargs)[0]["bboxes"]  # type: ignore[arg-type]
+        out = MosaicDataset([converted], box_format=box_format, **kwargs)[0]["bboxes"]  # type: ignore[arg-type]
+        np.testing.assert_allclose(to_xyxy(out, box_format, (64, 64)), reference, atol=1e-3)  # type: ignore[arg-type]
+
+    def test_empty_targets_and_samples_without_boxes(self) -> None:
+        out = MosaicDataset([painted_sample(i, (30, 30), []) for i in range(3)], seed=0,
+                            output_size=32)[1]  # fmt: skip
+        assert out["bboxes"].shape == (0, 4)
+        assert out["labels"].shape == (0,)
+        assert out["masks"].shape == (0, 32, 32)
+        image_only = MosaicDataset([{"image": np.zeros((8, 8, 3), np.uint8)}] * 3, seed=0,
+                                   output_size=16)[0]  # fmt: skip
+        assert set(image_only) == {"image", "mosaic"}
+
+    @pytest.mark.parametrize(
+        ("shape", "dtype"),
+        [((30, 40), np.uint8), ((30, 40, 1), np.uint8), ((30, 40, 5), np.uint8),
+         ((30, 40, 3), np.float32), ((30, 40, 4), np.uint16)],
+    )  # fmt: skip
+    def test_grayscale_multichannel_and_float_images(
+        self, shape: tuple[int, ...], dtype: Any
+    ) -> None:
+        src = [{"image": np.full(shape, 7, dtype)} for _ in range(4)]
+        out = MosaicDataset(src, seed=0, output_size=24, scale_mode="fit", fill=3)[0]["image"]
+        expected = (24, 24) if len(shape) == 2 else (24, 24, shape[2])
+        assert out.shape == expected
+        assert out.dtype == dtype
+        assert set(np.unique(out).tolist()) <= {3, 7}
+
+    def test_fill_per_channel(self) -> None:
+        src = [{"image": np.zeros((10, 10, 3), np.uint8)} for _ in range(4)]
+        out = MosaicDataset(src, seed=0, output_size=40, scale_mode="fit", fill=(1, 2, 3),
+                            center_range=(0.5, 0.5))[0]["image"]  # fmt: skip
+        # 10x10 tiles fit 20x20 cells: scaled to 20x20, nothing to fill
+        assert (out == 0).all()
+        small = MosaicDataset(
+            src, seed=0, output_size=40, scale_mode="fit", fill=(1, 2, 3),
+            scale_range=(0.5, 0.5), center_range=(0.5, 0.5),
+        )[0]["image"]  # fmt: skip
+        assert (small[0, 0] == (1, 2, 3)).all()
+        assert (small[19, 19] == 0).all()  # tiles anchored at the centre
+
+    def test_yolo_canvas_has_twice_the_size_and_tiles_scaled_for_output(self) -> None:
+        src = [painted_sample(i, (32, 32), [(4, 4, 12, 12)]) for i in range(4)]
+        out = MosaicDataset(src, seed=0, output_size=32, canvas="yolo", center_range=(0.5, 0.5))[0]
+        assert out["image"].shape == (64, 64, 3)
+        assert sorted(out["mosaic"]["dst"]) == sorted(
+            [(0, 0, 32, 32), (32, 0, 64, 32), (0, 32, 32, 64), (32, 32, 64, 64)]
+        )
+
+    def test_torchvision_tuple_with_tensor_image(self) -> None:
+        def tv(i: int) -> tuple[torch.Tensor, dict[str, Any]]:
+            sample = painted_sample(i, (30, 40), [(2, 3, 20, 25)])
+            image = torch.from_numpy(sample["image"]).permute(2, 0, 1).contiguous()
+            return image, {"boxes": torch.from_numpy(sample["bboxes"]),
+                           "labels": torch.from_numpy(sample["labels"]), "image_id": i}  # fmt: skip
+
+        out = MosaicDataset([tv(i) for i in range(4)], seed=0, output_size=48)[2]
+        image, target = out
+        assert isinstance(image, torch.Tensor)
+        assert image.shape == (3, 48, 48)
+        assert target["boxes"].dtype == torch.float32
+        assert target["labels"].dtype == torch.int64
+        assert len(target["boxes"]) == len(target["labels"])
+        assert target["image_id"] == 2
+        assert target["mosaic"]["indices"][0] == 2
+
+    def test_pil_tuple(self) -> None:
+        src = [(Image.fromarray(np.full((20, 30, 3), i * 40, np.uint8)), {"boxes": [[1, 1, 9, 9]],
+                "labels": [i]}) for i in range(4)]  # fmt: skip
+        image, target = MosaicDataset(src, seed=0, output_size=32)[0]
+        assert isinstance(image, Image.Image)
+        assert image.size == (32, 32)
+        assert isinstance(target["boxes"], list)
+        assert isinstance(target["labels"], list)
+
+    def test_composes_with_albumentations_after_the_mosaic(self) -> None:
+        src = [painted_sample(i, (60, 60), [(5, 5, 25, 25), (35, 35, 55, 55)]) for i in range(6)]
+        mosaic = MosaicDataset(src, seed=0, output_size=64, interpolation=cv2.INTER_NEAREST_EXACT)
+        pipeline = A.Compose(
+            [A.HorizontalFlip(p=1.0)],
+            bbox_params=A.BboxParams(format="pascal_voc", label_fields=["labels"]),
+        )
+        train = RandomAugmentWrapper(mosaic, pipeline, seed=0)
+        out = train[4]
+        assert out["mosaic"]["indices"][0] == 4
+        assert len(out["bboxes"]) == len(out["labels"]) > 0
+        for (x0, y0, x1, y1), label in zip(out["bboxes"], out["labels"], strict=True):
+            inner = out["image"][int(np.ceil(y0)) : int(y1), int(np.ceil(x0)) : int(x1)]
+            assert (inner == colour_of(int(label))).all()
+
+    def test_stacked_under_a_wrapper_draws_independently_and_gets_the_epoch(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(8, image_size=32), seed=0, output_size=32)
+        train = RandomAugmentWrapper(mosaic, _identity_rng, seed=0)
+        assert mosaic.stream != train.stream
+        train.set_epoch(4)
+        assert mosaic.epoch == 4
+
+    def test_persistent_workers_see_the_epoch_and_sample_keying_ignores_workers(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(8, image_size=32), seed=0, output_size=32,
+                               keying="sample")  # fmt: skip
+        loader = DataLoader(mosaic, batch_size=None, num_workers=2, persistent_workers=True,
+                            collate_fn=_indices)  # fmt: skip
+        for epoch in (0, 5):
+            mosaic.set_epoch(epoch)
+            assert list(loader) == [mosaic[i]["mosaic"]["indices"] for i in range(8)]
+
+    def test_pickles(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(4, image_size=32), seed=0, output_size=32,
+                               keying="sample", p=_half_after_two)  # fmt: skip
+        clone = pickle.loads(pickle.dumps(mosaic))
+        assert clone[1]["mosaic"] == mosaic[1]["mosaic"]
+
+    # -------------------------------------------------------------- errors
+    @pytest.mark.parametrize(
+        ("kwargs", "error", "message"),
+        [
+            ({"output_size": 0}, ValueError, "output_size must be positive, got 0"),
+            ({"output_size": (32, -1)}, ValueError, r"output_size must be positive, .* -1\)"),
+            ({"output_size": 3.5}, TypeError, "output_size must be an int or a"),
+            ({"grid": (0, 2)}, ValueError, r"grid must be positive, got \(0, 2\)"),
+            ({"p": 1.5}, ValueError, r"p must be a number in \[0, 1\], got 1.5"),
+            ({"p": "always"}, TypeError, "p must be a number"),
+            ({"box_format": "xyxy"}, ValueError, "box_format must be one of"),
+            ({"canvas": "big"}, ValueError, "canvas must be one of"),
+            ({"scale_mode": "stretch"}, ValueError, "scale_mode must be one of"),
+            ({"center_range": (0.8, 0.2)}, ValueError, "center_range must satisfy"),
+            ({"scale_range": (0, 1)}, ValueError, "scale_range must satisfy"),
+            ({"interpolation": 99}, ValueError, "interpolation must be one of"),
+            ({"fill": "grey"}, TypeError, "fill must be a number or a sequence"),
+            ({"fill": float("nan")}, ValueError, "fill must be finite"),
+            ({"label_fields": "labels"}, TypeError, "label_fields must be a sequence"),
+            ({"label_fields": ("bboxes",)}, ValueError, "must not name the built-in target"),
+            ({"pool": [0, 99]}, ValueError, r"pool must hold indices in \[0, 8\)"),
+            ({"weights": [1.0, 2.0]}, ValueError, r"weights must hold one weight per item \(8\)"),
+            ({"weights": [0.0] * 8}, ValueError, "not all 0"),
+            ({"replace": False, "grid": (3, 3), "pool": [1, 2, 3]}, ValueError, "needs 8 distinct"),
+            ({"close_mosaic": 2}, ValueError, "close_mosaic=2 needs epochs="),
+            ({"close_mosaic": -1}, ValueError, "close_mosaic must be >= 0"),
+            ({"min_visibility": 2.0}, ValueError, "min_visibility must be a real number in"),
+            ({"record": 3}, TypeError, "record must be a key name or None"),
+            ({"clip": "yes"}, TypeError, "clip must be a bool"),
+        ],
+    )  # fmt: skip
+    def test_bad_arguments_are_named(
+        self, kwargs: dict[str, Any], error: type[Exception], message: str
+    ) -> None:
+        with pytest.raises(error, match=message):
+            MosaicDataset(SyntheticDetection(8, image_size=16), seed=0, **kwargs)
+
+    def test_empty_dataset(self) -> None:
+        with pytest.raises(ValueError, match="dataset is empty"):
+            MosaicDataset([], seed=0)
+
+    @pytest.mark.parametrize(
+        ("bad", "message"),
+        [
+            ({"bboxes": np.array([[5.0, 5.0, 2.0, 9.0]])}, r"dataset\[1\] bboxes.* x_max < x_min"),
+            ({"bboxes": np.array([[np.nan, 5.0, 8.0, 9.0]])}, r"dataset\[1\] bboxes.*NaN"),
+            ({"bboxes": np.array([[40.0, 40.0, 50.0, 50.0]])}, r"dataset\[1\] bboxes.*entirely"),
+            ({"labels": np.array([1, 2])}, r"dataset\[1\] 'labels' has 2 entries for 1 boxes"),
+            ({"labels": None}, r"dataset\[1\] has 1 boxes but no 'labels' field"),
+            ({"image": np.zeros((20, 20), np.uint8)}, r"dataset\[1\] image has shape \(20, 20\)"),
+            ({"image": np.zeros((20, 20, 3), np.float32)}, "same channels and dtype"),
+            ({"mask": np.zeros((5, 5), np.uint8)}, r"dataset\[1\] mask has shape"),
+            ({"iscrowd": np.zeros(1)}, r"'iscrowd' looks like a per-box field"),
+        ],
+    )  # fmt: skip
+    def test_bad_samples_name_the_index_and_field(self, bad: dict[str, Any], message: str) -> None:
+        good = {"image": np.zeros((20, 20, 3), np.uint8),
+                "bboxes": np.array([[2.0, 2.0, 8.0, 8.0]]), "labels": np.array([1])}  # fmt: skip
+        broken = {**good, **bad}
+        if bad.get("labels", 0) is None:
+            del broken["labels"]
+        mosaic = MosaicDataset([good, broken], seed=0, output_size=16, rank=2)
+        with pytest.raises(SampleError, match=message) as info:
+            mosaic[0]
+        assert "mosaic failed at index 0 (rank 2, worker 0, epoch 0)" in str(info.value)
+
+    def test_boxes_reaching_outside_are_clipped_or_refused(self) -> None:
+        sample = {
+            "image": np.zeros((20, 20, 3), np.uint8),
+            "bboxes": np.array([[-3.0, 2.0, 8.0, 24.0]]),
+            "labels": np.array([1]),
+        }
+        out = MosaicDataset([sample], seed=0, output_size=20, p=0.0)[0]
+        np.testing.assert_allclose(out["bboxes"], [[0, 2, 8, 20]])
+        strict = MosaicDataset([sample], seed=0, output_size=20, p=0.0, clip=False)
+        with pytest.raises(SampleError, match="partly outside"):
+            strict[0]
+
+    def test_dataset_failures_name_the_partner(self) -> None:
+        class Broken(SyntheticDetection):
+            def __getitem__(self, index: int) -> Any:
+                if index == 3:
+                    raise OSError("corrupt file")
+                return super().__getitem__(index)
+
+        mosaic = MosaicDataset(Broken(4, image_size=16), seed=0, output_size=16, pool=[3])
+        with pytest.raises(SampleError, match=r"dataset\[3\] failed at index 0 .*corrupt file"):
+            mosaic[0]
+
+    def test_bad_epoch_probability(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, output_size=16,
+                               p=_broken_schedule)  # fmt: skip
+        with pytest.raises(SampleError, match=r"p\(0\) must be a number in \[0, 1\], got 2"):
+            mosaic[0]
+
+
+def _identity_rng(sample: Any, rng: np.random.Generator) -> Any:
+    return sample
+
+
+def _half_after_two(epoch: int) -> float:
+    return 1.0 if epoch < 2 else 0.5
+
+
+def _broken_schedule(epoch: int) -> float:
+    return 2.0
+
+
+def _indices(sample: dict[str, Any]) -> list[int]:
+    return list(sample["mosaic"]["indices"])
