@@ -1,14 +1,19 @@
 """``MosaicDataset``: YOLO-style mosaics whose every random choice comes from the key.
 
-For each sample the mosaic first draws all its parameters from the key's Generator,
-in this order (part of the specification: a change reorders everyone's mosaics):
+For each sample the mosaic first draws all its parameters from the key's Generator
+as one block ``u = rng.random(2 * cells + rows + cols - 1)``, ``cells = rows * cols``,
+used in this order (part of the specification: a change reorders everyone's mosaics):
 
-1. one uniform ``u``; the sample is a mosaic when ``u < p`` (``p`` of the epoch);
-2. the main image's cell, uniform over the ``rows x cols`` cells;
-3. the partner indices (``rows * cols - 1``), from the pool, with or without
-   replacement, weighted or not, never the main index unless nothing else exists;
+1. ``u[0]``: the sample is a mosaic when ``u[0] < p`` (``p`` of the epoch);
+2. ``u[1]``: the main image's cell, ``floor(u[1] * cells)``;
+3. ``cells - 1`` uniforms for the partners, drawn from the pool (the whole dataset by
+   default) and never the main index unless nothing else exists: uniformly with
+   replacement, position ``floor(u * m)`` among the ``m`` candidates other than the
+   main image; weighted, the inverse of the weights' CDF, a draw that hits the main
+   image (or, without replacement, an earlier partner) drawn again with
+   ``rng.random()``; uniformly without replacement, ``rng.choice`` after the block;
 4. the interior grid lines: ``cols - 1`` then ``rows - 1`` uniforms;
-5. one scale factor per cell, uniform in ``scale_range``;
+5. one scale factor per cell, ``lo + (hi - lo) * u`` for ``scale_range = (lo, hi)``;
 
 and then builds only what the output shows: each tile is resized (visible part only)
 straight into its place in the output array, with its boxes, masks and keypoints.
@@ -49,6 +54,7 @@ A sample that is not a mosaic (``u >= p``) is the main image alone, scaled to fi
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
@@ -87,6 +93,20 @@ _INTERPOLATIONS = {
     cv2.INTER_LANCZOS4: "INTER_LANCZOS4",
 }
 _MAX_REJECTIONS = 1000
+_NO_BOXES = np.zeros((0, 4))
+# Columns: x0, y0, w - x1, h - y1, x1 - x0, y1 - y0, w - x0, h - y0, x1, y1 from rows
+# x0, y0, x1, y1, w, h (see MosaicDataset._pixel_boxes).
+_MARGINS = np.array(
+    [
+        [1, 0, 0, 0, -1, 0, -1, 0, 0, 0],
+        [0, 1, 0, 0, 0, -1, 0, -1, 0, 0],
+        [0, 0, -1, 0, 1, 0, 0, 0, 1, 0],
+        [0, 0, 0, -1, 0, 1, 0, 0, 0, 1],
+        [0, 0, 1, 0, 0, 0, 1, 0, 0, 0],
+        [0, 0, 0, 1, 0, 0, 0, 1, 0, 0],
+    ],
+    dtype=np.float64,
+)
 
 
 class MosaicRecord(TypedDict):
@@ -120,16 +140,16 @@ class _Plan:
     applied: bool
     main_cell: int
     indices: list[int]  # main first
-    fx: np.ndarray  # cols - 1 uniforms
-    fy: np.ndarray  # rows - 1 uniforms
-    scales: np.ndarray  # one per cell
+    fx: list[float]  # cols - 1 uniforms
+    fy: list[float]  # rows - 1 uniforms
+    scales: list[float]  # one per cell
 
 
 @dataclass(slots=True)
 class _Tile:
     index: int
     image: np.ndarray
-    boxes: np.ndarray  # (N, 4) float64 xyxy pixels
+    boxes: np.ndarray  # (N, 4) float64, pixels; still coco (x, y, w, h) for box_format="coco"
     fields: dict[str, np.ndarray]
     mask: np.ndarray | None
     masks: np.ndarray | None
@@ -188,13 +208,13 @@ def _check_fields(value: object, name: str) -> tuple[str, ...]:
     return fields
 
 
-def _lines(fractions: np.ndarray, count: int, extent: int, lo: float, hi: float) -> list[int]:
+def _lines(fractions: list[float], count: int, extent: int, lo: float, hi: float) -> list[int]:
     """Interior grid lines ``1..count-1`` (ints, sorted) plus the two borders."""
     lines = [0]
     for k in range(1, count):
         a = (k - 1 + 2 * lo) / count
         b = (k - 1 + 2 * hi) / count
-        lines.append(round((a + float(fractions[k - 1]) * (b - a)) * extent))
+        lines.append(round((a + fractions[k - 1] * (b - a)) * extent))
     lines.append(extent)
     return sorted(lines)
 
@@ -350,6 +370,10 @@ class MosaicDataset(KeyedDataset[T_co]):
             raise TypeError(f"replace must be a bool, got {replace!r}")
         self.replace = replace
         self.pool = self._check_pool(pool, length)
+        self._pool_position: dict[int, int] = {}
+        if self.pool is not None:
+            for position, value in enumerate(self.pool.tolist()):
+                self._pool_position.setdefault(value, position)
         self.weights = self._check_weights(
             weights, length if self.pool is None else len(self.pool), self.pool is not None
         )
@@ -398,6 +422,7 @@ class MosaicDataset(KeyedDataset[T_co]):
             )
         self.adapter = adapter
         self._targets = DEFAULT_TARGETS | set(self.label_fields) | set(self.keypoint_fields)
+        self._known_keys = self._targets | {"boxes"} | ({record} if record else set())
         height, width = self.output_size
         self._canvas_hw = (2 * height, 2 * width) if self.canvas == "yolo" else (height, width)
 
@@ -476,60 +501,68 @@ class MosaicDataset(KeyedDataset[T_co]):
     def _draw(self, index: int, rng: np.random.Generator, epoch: int) -> _Plan:
         rows, cols = self.grid
         cells = rows * cols
-        applied = bool(rng.random() < self.probability(epoch))
-        main_cell = int(rng.integers(cells))
-        partners = self._partners(index, rng, cells - 1)
-        fx = rng.random(cols - 1)
-        fy = rng.random(rows - 1)
+        u = rng.random(2 * cells + rows + cols - 1).tolist()
+        applied = u[0] < self.probability(epoch)
+        main_cell = min(int(u[1] * cells), cells - 1)
+        partners = self._partners(index, rng, u[2 : cells + 1])
+        lines = u[cells + 1 : cells + rows + cols - 1]
         lo, hi = self.scale_range
-        scales = rng.uniform(lo, hi, cells)
-        return _Plan(applied, main_cell, [index, *partners], fx, fy, scales)
+        scales = [lo + (hi - lo) * x for x in u[cells + rows + cols - 1 :]]
+        return _Plan(
+            applied, main_cell, [index, *partners], lines[: cols - 1], lines[cols - 1 :], scales
+        )
 
-    def _partners(self, index: int, rng: np.random.Generator, count: int) -> list[int]:
+    def _partners(self, index: int, rng: np.random.Generator, uniforms: list[float]) -> list[int]:
         pool = self.pool
-        size = len(self.dataset) if pool is None else len(pool)
+        count = len(uniforms)
         if pool is None:
-            own = index
+            size, own = len(self.dataset), index
         else:
-            found = np.flatnonzero(pool == index)
-            own = int(found[0]) if found.size else -1
+            size, own = len(pool), self._pool_position.get(index, -1)
         if size == 1:
             positions = [0] * count
-        elif not self.replace and own >= 0 and size - 1 < count:
-            raise ValueError(
-                f"replace=False needs {count} partners besides index {index}, the pool has "
-                f"{size - 1}"
-            )
-        elif self.weights is None:
-            if own < 0:
-                picks = (
-                    rng.integers(0, size, count)
-                    if self.replace
-                    else rng.choice(size, count, replace=False)
+        elif not self.replace:
+            if own >= 0 and size - 1 < count:
+                raise ValueError(
+                    f"replace=False needs {count} partners besides index {index}, the pool "
+                    f"has {size - 1}"
                 )
+            if self.weights is None:
+                picks = rng.choice(size - (own >= 0), count, replace=False).tolist()
+                positions = [p + (0 <= own <= p) for p in picks]
             else:
-                picks = (
-                    rng.integers(0, size - 1, count)
-                    if self.replace
-                    else rng.choice(size - 1, count, replace=False)
-                )
-                picks = picks + (picks >= own)
-            positions = picks.tolist()
+                positions = self._weighted(rng, uniforms, own)
+        elif self.weights is None:
+            others = size - (own >= 0)
+            positions = [min(int(x * others), others - 1) for x in uniforms]
+            if own >= 0:
+                positions = [p + (p >= own) for p in positions]
         else:
-            positions = self._weighted(rng, count, own)
+            positions = self._weighted(rng, uniforms, own)
         if pool is None:
-            return [int(p) for p in positions]
+            return positions
         return [int(pool[p]) for p in positions]
 
-    def _weighted(self, rng: np.random.Generator, count: int, own: int) -> list[int]:
+    def _weighted(self, rng: np.random.Generator, uniforms: list[float], own: int) -> list[int]:
+        """Inverse-CDF draws from ``uniforms``.
+
+        A draw on the main image (or, without replacement, on a partner already drawn) is
+        drawn again with ``rng.random()``.
+        """
         cdf = self.weights
         assert cdf is not None
-        picks: list[int] = []
-        rejected = 0
-        while len(picks) < count:
-            position = int(np.searchsorted(cdf, rng.random(), side="right"))
-            position = min(position, len(cdf) - 1)
-            if position == own or (not self.replace and position in picks):
+        last = len(cdf) - 1
+        picks = np.searchsorted(cdf, uniforms, side="right").tolist()
+        for slot, position in enumerate(picks):
+            rejected = 0
+            while (
+                position > last
+                or position == own
+                or (not self.replace and position in picks[:slot])
+            ):
+                if position > last:
+                    position = last
+                    continue
                 rejected += 1
                 if rejected > _MAX_REJECTIONS:
                     raise ValueError(
@@ -537,9 +570,9 @@ class MosaicDataset(KeyedDataset[T_co]):
                         "few items to draw distinct partners; spread the weights or allow "
                         "replace=True"
                     )
-                continue
-            picks.append(position)
-        return picks
+                position = int(np.searchsorted(cdf, rng.random(), side="right"))
+            picks[slot] = position
+        return [int(p) for p in picks]
 
     # ------------------------------------------------------------- tiles
     def _tile(self, index: int, sample: Any) -> tuple[_Tile, Any]:
@@ -551,13 +584,11 @@ class MosaicDataset(KeyedDataset[T_co]):
             raise ValueError(f"{where} image is empty, shape {image.shape}")
         raw = data.get("bboxes")
         if raw is None:
-            boxes = np.zeros((0, 4))
+            boxes = _NO_BOXES
         else:
             boxes = as_box_array(raw, name=f"{where} bboxes")
-            boxes = validate_xyxy(
-                to_xyxy(boxes, self.box_format, (height, width)), (height, width),
-                name=f"{where} bboxes (as pixel x_min, y_min, x_max, y_max)", clip=self.clip,
-            )  # fmt: skip
+            if self.box_format in ("yolo", "albumentations"):  # normalised: per image size
+                boxes = to_xyxy(boxes, self.box_format, (height, width))
         count = len(boxes)
         fields = {}
         for field in self.label_fields:
@@ -616,8 +647,16 @@ class MosaicDataset(KeyedDataset[T_co]):
         """Refuse per-box values that are not in label_fields: they would go stale."""
         if not count:
             return
-        extra = sample[1] if isinstance(sample, tuple | list) else sample
-        if not isinstance(extra, Mapping):
+        extra = (
+            sample
+            if type(sample) is dict
+            else sample[1]
+            if isinstance(sample, tuple | list)
+            else sample
+        )
+        if type(extra) is not dict and not isinstance(extra, Mapping):
+            return
+        if extra.keys() <= self._known_keys:
             return
         for key, value in extra.items():
             name = "bboxes" if key == "boxes" else key
@@ -686,24 +725,21 @@ class MosaicDataset(KeyedDataset[T_co]):
                 f"fill has {len(self.fill)} values, dataset[{main.index}] image has "
                 f"{channels} channels"
             )
+        expected = _signature(main)
         for tile in tiles[1:]:
-            if (
-                tile.image.ndim != main.image.ndim
-                or tile.image.shape[2:] != main.image.shape[2:]
-                or tile.image.dtype != main.image.dtype
-            ):
+            if _signature(tile) == expected:
+                continue
+            if tile.image.shape[2:] != main.image.shape[2:] or tile.image.dtype != main.image.dtype:
                 raise ValueError(
                     f"dataset[{tile.index}] image has shape {tile.image.shape} and dtype "
                     f"{tile.image.dtype}, but the main image dataset[{main.index}] has "
                     f"{main.image.shape} and {main.image.dtype}: tiles of a mosaic need the "
                     "same channels and dtype"
                 )
-            for name in ("mask", "masks", "keypoints"):
-                if (getattr(tile, name) is None) != (getattr(main, name) is None):
-                    raise ValueError(
-                        f"dataset[{tile.index}] and dataset[{main.index}] disagree on having "
-                        f"a {name!r}: all tiles of a mosaic need the same targets"
-                    )
+            raise ValueError(
+                f"dataset[{tile.index}] and dataset[{main.index}] disagree on having a mask, "
+                "instance masks or keypoints: all tiles of a mosaic need the same targets"
+            )
 
     def _new_image(self, like: np.ndarray) -> np.ndarray:
         height, width = self._canvas_hw
@@ -740,7 +776,7 @@ class MosaicDataset(KeyedDataset[T_co]):
             "epoch": 0,
             "state": "",
         }
-        for tile, cell, factor in zip(tiles, order, plan.scales.tolist(), strict=True):
+        for tile, cell, factor in zip(tiles, order, plan.scales, strict=True):
             row, col = divmod(cell, cols)
             cx0, cx1, cy0, cy1 = xs[col], xs[col + 1], ys[row], ys[row + 1]
             th, tw = tile.image.shape[:2]
@@ -765,8 +801,12 @@ class MosaicDataset(KeyedDataset[T_co]):
                 record["dst"].append((cx0, cy0, cx0, cy0))
                 parts.append(_Placed.empty(tile))
                 continue
-            sx0, sx1 = _source_window(dx0 - ox, dx1 - ox, tw / sw, tw)
-            sy0, sy1 = _source_window(dy0 - oy, dy1 - oy, th / sh, th)
+            # whole source pixels for the visible window (rounded to the nearest)
+            step_x, step_y = tw / sw, th / sh
+            sx0 = min(max(round((dx0 - ox) * step_x), 0), tw - 1)
+            sx1 = min(max(round((dx1 - ox) * step_x), sx0 + 1), tw)
+            sy0 = min(max(round((dy0 - oy) * step_y), 0), th - 1)
+            sy1 = min(max(round((dy1 - oy) * step_y), sy0 + 1), th)
             record["src"].append((sx0, sy0, sx1, sy1))
             record["dst"].append((dx0, dy0, dx1, dy1))
             placed = _Placed(tile, sx0, sy0, sx1, sy1, dx0, dy0, dx1, dy1)
@@ -807,39 +847,96 @@ class MosaicDataset(KeyedDataset[T_co]):
         }
         return self._targets_out([placed], image, mask), record
 
+    def _checked_boxes(
+        self, tiles: list[_Tile], counts: list[int], boxes: np.ndarray
+    ) -> np.ndarray:
+        """Validate (clip or refuse) each tile's pixel boxes against its image."""
+        checked, start = [], 0
+        for tile, count in zip(tiles, counts, strict=True):
+            checked.append(
+                validate_xyxy(
+                    boxes[start : start + count],
+                    tile.image.shape[:2],
+                    name=f"dataset[{tile.index}] bboxes (as pixel x_min, y_min, x_max, y_max)",
+                    clip=self.clip,
+                )
+            )
+            start += count
+        return np.concatenate(checked)
+
     def _targets_out(
         self, parts: list[_Placed], image: np.ndarray, mask: np.ndarray | None
     ) -> dict[str, Any]:
+        """Map every tile's targets onto the output, filter them, and gather the data.
+
+        All tiles' boxes go through one vectorised pass. One check covers the usual case
+        of boxes inside their images; only when it fails does each tile go through
+        :func:`~rankaug.boxes.validate_xyxy`, which clips what reaches a little outside
+        its image or raises an error naming the index, field and row.
+        """
         height, width = self._canvas_hw
-        boxes, fields, masks, keypoints, kp_fields = [], [], [], [], []
-        filters = (self.min_area, self.min_visibility, self.min_width, self.min_height)
-        for part in parts:
-            b, f, m = part.boxes(*filters, (height, width))
-            boxes.append(b)
-            fields.append(f)
-            masks.append(m)
-            if part.tile.keypoints is not None:
-                k, kf = part.keypoints()
-                keypoints.append(k)
-                kp_fields.append(kf)
-        main = parts[0].tile
+        tiles = [part.tile for part in parts]
+        main = tiles[0]
+        counts = [len(t.boxes) for t in tiles]
         data: dict[str, Any] = {"image": image}
-        all_boxes = np.concatenate(boxes) if boxes else np.zeros((0, 4))
-        data["bboxes"] = from_xyxy(all_boxes, self.box_format, (height, width))
+        if any(counts):
+            boxes = np.concatenate([t.boxes for t in tiles])
+            if self.box_format == "coco":
+                boxes[:, 2:] += boxes[:, :2]
+            # per box: image width, height, then the tile's window (see _Placed.window)
+            table = np.repeat(np.array([part.window for part in parts]), counts, axis=0)
+            # One product gives x0, y0, w - x1, h - y1, x1 - x0, y1 - y0 (all >= 0) and
+            # w - x0, h - y0, x1, y1 (all > 0: not entirely outside); NaN fails both.
+            ext = np.concatenate((boxes, table[:, :2]), axis=1)
+            margins = (ext @ _MARGINS).min(axis=0).tolist()
+            if not (min(margins[:6]) >= 0 and min(margins[6:]) > 0):
+                boxes = self._checked_boxes(tiles, counts, boxes)
+            windows = table[:, 2:]
+            full = (boxes - windows[:, 0:4]) * windows[:, 4:8] + windows[:, 8:12]
+            area = (full[:, 2] - full[:, 0]) * (full[:, 3] - full[:, 1])
+            clipped = np.minimum(np.maximum(full, windows[:, 8:12]), windows[:, 12:16])
+            keep = keep_mask(
+                clipped,
+                area,
+                min_area=self.min_area,
+                min_visibility=self.min_visibility,
+                min_width=self.min_width,
+                min_height=self.min_height,
+            )
+            kept = clipped[keep]
+        else:
+            keep = np.zeros(0, dtype=bool)
+            kept = _NO_BOXES
+        if self.box_format != "pascal_voc":
+            kept = from_xyxy(kept, self.box_format, (height, width))
+        data["bboxes"] = kept
         for field in self.label_fields:
-            data[field] = np.concatenate([f[field] for f in fields])
+            data[field] = np.concatenate([t.fields[field] for t in tiles])[keep]
         if mask is not None:
             data["mask"] = mask
         if main.masks is not None:
-            data["masks"] = np.concatenate(
-                [np.zeros((0, height, width), dtype=main.masks.dtype)]
-                + [m for m in masks if m is not None]
-            )
+            data["masks"] = self._instance_masks(parts, keep, list(itertools.accumulate(counts)))
         if main.keypoints is not None:
-            data["keypoints"] = np.concatenate(keypoints)
+            points, fields = zip(*(part.keypoints() for part in parts), strict=True)
+            data["keypoints"] = np.concatenate(points)
             for field in self.keypoint_fields:
-                data[field] = np.concatenate([f[field] for f in kp_fields])
+                data[field] = np.concatenate([f[field] for f in fields])
         return data
+
+    def _instance_masks(
+        self, parts: list[_Placed], keep: np.ndarray, ends: list[int]
+    ) -> np.ndarray:
+        height, width = self._canvas_hw
+        dtype = parts[0].tile.masks.dtype  # type: ignore[union-attr]
+        kept = []
+        for part, start, end in zip(parts, [0, *ends[:-1]], ends, strict=True):
+            sources = part.tile.masks
+            assert sources is not None
+            for source in sources[keep[start:end]]:
+                target = np.zeros((height, width), dtype=dtype)
+                part.paint(target, source, cv2.INTER_NEAREST_EXACT)
+                kept.append(target)
+        return np.stack(kept) if kept else np.zeros((0, height, width), dtype=dtype)
 
     def _repack(self, data: dict[str, Any], state: Any, main: Any, record: MosaicRecord) -> Any:
         if isinstance(main, Mapping) and "bboxes" not in main:
@@ -896,11 +993,17 @@ class MosaicDataset(KeyedDataset[T_co]):
         return self._build(main, plan, state, rank=rank, worker_id=0, epoch=epoch)
 
 
-def _source_window(d0: int, d1: int, step: float, size: int) -> tuple[int, int]:
-    """Whole source pixels for the scaled-tile window ``[d0, d1)``; ``step`` = src px per px."""
-    s0 = min(max(round(d0 * step), 0), size - 1)
-    s1 = min(max(round(d1 * step), s0 + 1), size)
-    return s0, s1
+def _signature(tile: _Tile) -> tuple[object, ...]:
+    """What must match across the tiles of one mosaic."""
+    image = tile.image
+    return (
+        image.ndim,
+        image.shape[2:],
+        image.dtype,
+        tile.mask is None,
+        tile.masks is None,
+        tile.keypoints is None,
+    )
 
 
 class _Placed:
@@ -917,6 +1020,17 @@ class _Placed:
         self.dx0, self.dy0, self.dx1, self.dy1 = dx0, dy0, dx1, dy1
         self.kx = (dx1 - dx0) / (sx1 - sx0) if sx1 > sx0 else 0.0
         self.ky = (dy1 - dy0) / (sy1 - sy0) if sy1 > sy0 else 0.0
+
+    @property
+    def window(self) -> tuple[float, ...]:
+        """One row of the per-box table: tile width and height, then four (x, y, x, y).
+
+        The four are the source origin, the scale, the output origin and the output end.
+        """
+        sx, sy, kx, ky = self.sx0, self.sy0, self.kx, self.ky
+        dx0, dy0, dx1, dy1 = self.dx0, self.dy0, self.dx1, self.dy1
+        th, tw = self.tile.image.shape[:2]
+        return (tw, th, sx, sy, sx, sy, kx, ky, kx, ky, dx0, dy0, dx0, dy0, dx1, dy1, dx1, dy1)
 
     @classmethod
     def empty(cls, tile: _Tile) -> _Placed:
@@ -939,37 +1053,6 @@ class _Placed:
         out[:, 0::2] = (xy[:, 0::2] - self.sx0) * self.kx + self.dx0
         out[:, 1::2] = (xy[:, 1::2] - self.sy0) * self.ky + self.dy0
         return out
-
-    def boxes(
-        self, min_area: float, min_visibility: float, min_width: float, min_height: float,
-        canvas_hw: tuple[int, int],
-    ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray | None]:  # fmt: skip
-        tile = self.tile
-        boxes = tile.boxes
-        if not len(boxes) or self.kx == 0.0:
-            keep = np.zeros(len(boxes), dtype=bool)
-            mapped = np.zeros((0, 4))
-        else:
-            full = self._map(boxes)
-            area = (full[:, 2] - full[:, 0]) * (full[:, 3] - full[:, 1])
-            mapped = np.minimum(
-                np.maximum(full, [self.dx0, self.dy0, self.dx0, self.dy0]),
-                [self.dx1, self.dy1, self.dx1, self.dy1],
-            )
-            keep = keep_mask(
-                mapped, area, min_area=min_area, min_visibility=min_visibility,
-                min_width=min_width, min_height=min_height,
-            )  # fmt: skip
-            mapped = mapped[keep]
-        fields = {name: values[keep] for name, values in tile.fields.items()}
-        masks = None
-        if tile.masks is not None:
-            height, width = canvas_hw
-            kept = tile.masks[keep]
-            masks = np.zeros((len(kept), height, width), dtype=tile.masks.dtype)
-            for source, target in zip(kept, masks, strict=True):
-                self.paint(target, source, cv2.INTER_NEAREST_EXACT)
-        return mapped, fields, masks
 
     def keypoints(self) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         tile = self.tile

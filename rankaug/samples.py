@@ -24,8 +24,7 @@ Any other shape: pass an object with ``unpack`` and ``repack`` (the
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol, TypedDict
+from typing import Any, NamedTuple, Protocol, TypedDict
 
 import numpy as np
 import torch
@@ -71,8 +70,7 @@ class SampleAdapter(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
-class _State:
+class _State(NamedTuple):
     sample: Any  # the original sample
     originals: dict[str, Any]  # the original values of the keys handed out
     image_kind: str  # "numpy", "pil" or "tensor"
@@ -85,7 +83,7 @@ def _is_pil(image: object) -> bool:
 
 
 def _image_to_numpy(image: object) -> tuple[np.ndarray, str, str | None]:
-    if isinstance(image, np.ndarray):
+    if type(image) is np.ndarray or isinstance(image, np.ndarray):
         if image.ndim not in (2, 3):
             raise ValueError(
                 f"image must be an HxW or HxWxC array, got an array of shape {image.shape}"
@@ -138,7 +136,7 @@ def _image_from_numpy(image: Any, kind: str, mode: str | None) -> Any:
 
 
 def _value_to_numpy(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
+    if type(value) is not np.ndarray and isinstance(value, torch.Tensor):
         return value.detach().cpu().numpy()
     return value
 
@@ -211,7 +209,7 @@ class DefaultAdapter:
             ValueError: If the dict has no ``image`` or the image has an unsupported
                 shape.
         """
-        if isinstance(sample, Mapping):
+        if type(sample) is dict or isinstance(sample, Mapping):
             if "image" not in sample:
                 raise ValueError(
                     f"a dict sample needs an 'image' key; this one has keys {sorted(sample)}"
@@ -241,9 +239,8 @@ class DefaultAdapter:
         image, kind, mode = _image_to_numpy(mapping["image"])
         data: dict[str, Any] = {"image": image}
         originals: dict[str, Any] = {}
-        for key in targets:
-            if key != "image" and key in mapping:
-                value = mapping[key]
+        for key, value in mapping.items():
+            if key != "image" and key in targets:
                 originals[key] = value
                 data[key] = _value_to_numpy(value)
         return data, _State(sample, originals, kind, mode, target)
