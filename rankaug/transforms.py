@@ -8,7 +8,10 @@ Three kinds of transform are told apart once, when a wrapper is built:
   Generator and ``random.Random`` through ``set_random_state``, so every random draw in
   the pipeline comes from the key. A ``seed=`` given to the ``Compose`` is superseded:
   its own generators are never used. Samples go through the wrapper's adapter (see
-  :mod:`rankaug.samples`).
+  :mod:`rankaug.samples`). Boxes and keypoints go to the transform only with their
+  ``bbox_params`` / ``keypoint_params``; without them they pass through untouched when
+  nothing in the pipeline moves them, and are refused with a clear error otherwise
+  (albumentations 2.0.8 would silently drop them).
 * **rng callables**: any callable with an ``rng`` parameter is called as
   ``transform(sample, rng=generator)`` on the sample as the dataset gave it.
 * **torch-global callables** (torchvision v2 transforms, anything else): called as
@@ -85,14 +88,41 @@ def albumentations_targets(transform: Any) -> frozenset[str]:
     return frozenset(keys)
 
 
+def _moves(transform: Any, key: str) -> bool:
+    """Whether any transform in the tree acts on ``key`` (bboxes, keypoints)."""
+    children = getattr(transform, "transforms", None)
+    if children is not None:
+        return any(_moves(child, key) for child in children)
+    return key in (getattr(transform, "targets", None) or {})
+
+
 class _AlbumentationsDriver:
+    """Boxes and keypoints need their processor (``bbox_params``, ``keypoint_params``).
+
+    Without one, albumentations 2.0.8 silently drops the boxes of a geometric transform
+    and AlbumentationsX raises deep inside it. So a sample's boxes or keypoints go to the
+    transform only when it has the processor; when it has none they pass through
+    untouched if no transform in it moves them (pixel-level pipelines), and otherwise
+    the call is refused with an error that says what to add.
+    """
+
     def __init__(self, transform: Any, adapter: SampleAdapter) -> None:
         self.transform = copy.deepcopy(transform)
         self.adapter = adapter
-        self.targets = albumentations_targets(transform)
+        processors = getattr(transform, "processors", None) or {}
+        unmanaged = {key for key in ("bboxes", "keypoints") if key not in processors}
+        self.refused = {key for key in unmanaged if _moves(transform, key)}
+        self.targets = albumentations_targets(transform) - (unmanaged - self.refused)
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         data, state = self.adapter.unpack(sample, self.targets)
+        for key in self.refused & data.keys():
+            params = "bbox_params" if key == "bboxes" else "keypoint_params"
+            raise ValueError(
+                f"the sample has {key!r} but the albumentations transform has no {params}, "
+                f"so its geometric transforms would not move them: give A.Compose "
+                f"{params}=... (with the format and label fields of your data)"
+            )
         self.transform.set_random_state(keyed.generator, keyed.py_random)
         return self.adapter.repack(self.transform(**data), state)
 

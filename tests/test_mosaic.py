@@ -17,6 +17,7 @@ from torch.utils.data import DataLoader
 from rankaug import MosaicDataset, RandomAugmentWrapper, SampleError
 from rankaug.boxes import from_xyxy, to_xyxy
 from rankaug.datasets import SyntheticDetection
+from tests.albu import bbox_params
 
 
 def colour_of(code: int) -> tuple[int, int, int]:
@@ -365,7 +366,7 @@ class TestMosaicDataset:
         mosaic = MosaicDataset(src, seed=0, output_size=64, interpolation=cv2.INTER_NEAREST_EXACT)
         pipeline = A.Compose(
             [A.HorizontalFlip(p=1.0)],
-            bbox_params=A.BboxParams(format="pascal_voc", label_fields=["labels"]),
+            bbox_params=bbox_params("pascal_voc", ["labels"]),
         )
         train = RandomAugmentWrapper(mosaic, pipeline, seed=0)
         out = train[4]

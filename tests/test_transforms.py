@@ -10,6 +10,7 @@ import torch
 from rankaug.keys import KeyedRandom, make_seed_sequence
 from rankaug.samples import DefaultAdapter
 from rankaug.transforms import AlbumentationsLike, albumentations_targets, make_driver
+from tests.albu import bbox_params, keypoint_params
 
 
 def keyed(index: int = 0) -> KeyedRandom:
@@ -22,18 +23,19 @@ class Module(torch.nn.Module):
 
 
 class TestMakeDriver:
-    def test_albumentations_receives_the_keys_generators(self) -> None:
-        seen: list[Any] = []
-
-        class Spy(A.ImageOnlyTransform):
-            def apply(self, img: np.ndarray, **params: Any) -> np.ndarray:
-                seen.append((self.random_generator, self.py_random))
-                return img
-
-        driver = make_driver(A.Compose([Spy(p=1)]), DefaultAdapter())
-        k = keyed()
-        driver({"image": np.zeros((2, 2, 3), np.uint8)}, k)
-        assert seen == [(k.generator, k.py_random)]
+    def test_albumentations_draws_from_the_key(self) -> None:
+        driver = make_driver(
+            A.Compose([A.Affine(rotate=(-40, 40), p=1), A.RandomBrightnessContrast(p=1)]),
+            DefaultAdapter(),
+        )
+        ramp = np.arange(16 * 16 * 3, dtype=np.int64).reshape(16, 16, 3)
+        sample = {"image": (ramp * 7 % 251).astype(np.uint8)}
+        outputs = []
+        for index, global_seed in ((0, 1), (0, 2), (1, 1)):
+            torch.manual_seed(global_seed)  # global state plays no part
+            outputs.append(driver(sample, keyed(index))["image"])
+        assert np.array_equal(outputs[0], outputs[1])
+        assert not np.array_equal(outputs[0], outputs[2])
 
     def test_rng_callables_get_the_generator(self) -> None:
         k = keyed()
@@ -80,10 +82,10 @@ class TestAlbumentationsTargets:
     def test_label_fields_and_additional_targets(self) -> None:
         compose = A.Compose(
             [A.HorizontalFlip()],
-            bbox_params=A.BboxParams(format="coco", label_fields=["cls", "track"]),
-            keypoint_params=A.KeypointParams(format="xy", label_fields=["kp"]),
+            bbox_params=bbox_params("coco", ["cls", "track"]),
+            keypoint_params=keypoint_params("xy"),
             additional_targets={"image2": "image"},
         )
         keys = albumentations_targets(compose)
-        assert {"image", "mask", "bboxes", "cls", "track", "kp", "image2"} <= keys
+        assert {"image", "mask", "bboxes", "keypoints", "cls", "track", "image2"} <= keys
         assert isinstance(compose, AlbumentationsLike)

@@ -14,6 +14,7 @@ from PIL import Image
 from torch.utils.data import DataLoader, Dataset, Subset, get_worker_info
 
 from rankaug import RandomAugmentWrapper, SampleError
+from tests.albu import bbox_params
 
 
 def image(h: int = 24, w: int = 32, c: int = 3) -> np.ndarray:
@@ -46,7 +47,7 @@ def noise(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
 def photometric() -> A.Compose:
     return A.Compose(
         [A.Affine(rotate=(-30, 30), p=1), A.RandomBrightnessContrast(p=1)],
-        bbox_params=A.BboxParams(format="pascal_voc", label_fields=["labels"]),
+        bbox_params=bbox_params("pascal_voc", ["labels"]),
     )
 
 
@@ -203,19 +204,36 @@ class TestRandomAugmentWrapper:
         assert compose.random_generator is own
 
     def test_compose_seed_is_superseded_by_the_key(self) -> None:
-        a = RandomAugmentWrapper(
-            Dicts(), A.Compose([A.Affine(rotate=(-30, 30), p=1)], seed=1), seed=0
-        )
-        b = RandomAugmentWrapper(
-            Dicts(), A.Compose([A.Affine(rotate=(-30, 30), p=1)], seed=2), seed=0
-        )
-        assert fingerprint(a[0]) == fingerprint(b[0])
+        def wrapped(compose_seed: int) -> RandomAugmentWrapper[Any]:
+            compose = A.Compose(
+                [A.Affine(rotate=(-30, 30), p=1)],
+                bbox_params=bbox_params("pascal_voc", ["labels"]),
+                seed=compose_seed,
+            )
+            return RandomAugmentWrapper(Dicts(), compose, seed=0)
+
+        assert fingerprint(wrapped(1)[0]) == fingerprint(wrapped(2)[0])
+
+    def test_pixel_level_pipeline_without_bbox_params_leaves_boxes_untouched(self) -> None:
+        out = RandomAugmentWrapper(Dicts(), A.Compose([A.RandomBrightnessContrast(p=1)]), seed=0)[1]
+        np.testing.assert_array_equal(out["bboxes"], Dicts()[1]["bboxes"])
+        np.testing.assert_array_equal(out["labels"], [1, 4])
+        assert not np.array_equal(out["image"], image())
+
+    @pytest.mark.parametrize(
+        "transform", [A.Compose([A.Affine(rotate=(-30, 30), p=1)]), A.HorizontalFlip(p=1)]
+    )
+    def test_geometric_pipeline_without_bbox_params_refuses_boxes(self, transform: Any) -> None:
+        # albumentations 2.0.8 would silently return no boxes at all here
+        message = "has 'bboxes' but the albumentations transform has no bbox_params"
+        with pytest.raises(SampleError, match=message):
+            RandomAugmentWrapper(Dicts(), transform, seed=0)[0]
 
     # ------------------------------------------------------- sample shapes
     def test_dict_sample_keeps_boxes_labels_and_extra_keys(self) -> None:
         flip = A.Compose(
             [A.HorizontalFlip(p=1)],
-            bbox_params=A.BboxParams(format="pascal_voc", label_fields=["labels"]),
+            bbox_params=bbox_params("pascal_voc", ["labels"]),
             strict=True,
         )
         out = RandomAugmentWrapper(Dicts(), flip, seed=0)[3]
@@ -229,7 +247,7 @@ class TestRandomAugmentWrapper:
     def test_dropped_boxes_drop_their_labels(self) -> None:
         crop = A.Compose(
             [A.Crop(0, 0, 16, 24, p=1)],
-            bbox_params=A.BboxParams(format="pascal_voc", label_fields=["labels"]),
+            bbox_params=bbox_params("pascal_voc", ["labels"]),
         )
         out = RandomAugmentWrapper(Dicts(), crop, seed=0)[0]
         assert out["bboxes"].shape == (1, 4)
@@ -247,7 +265,7 @@ class TestRandomAugmentWrapper:
 
         flip = A.Compose(
             [A.HorizontalFlip(p=1)],
-            bbox_params=A.BboxParams(format="pascal_voc", label_fields=["labels"]),
+            bbox_params=bbox_params("pascal_voc", ["labels"]),
         )
         out = RandomAugmentWrapper(TV(), flip, seed=0)[1]
         assert isinstance(out, tuple)
