@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "rankaug"
 
 # Global-state functions and who may call them: only the seeding helpers (their whole
-# job) and the driver that runs torch-global transforms under a keyed generator.
+# job), the driver that runs torch-global transforms under a keyed generator, and the
+# demo's reproduction of YOLOv5's approach.
 GLOBAL_RANDOM = {
     "random": {"seed", "random", "randint", "randrange", "uniform", "choice", "choices",
                "sample", "shuffle", "gauss", "getrandbits", "setstate"},
@@ -30,6 +31,9 @@ ALLOWED = {
     ("seeding.py", "torch.manual_seed"),
     ("transforms.py", "torch.manual_seed"),
     ("transforms.py", "torch.set_rng_state"),
+    # the demo's YOLOv5-style side reproduces the seeds' bug on purpose
+    ("cli/legacy.py", "random.choices"),
+    ("cli/legacy.py", "random.uniform"),
 }
 
 

@@ -1,0 +1,281 @@
+"""``rankaug demo``: the seeds' bug, and rankaug's fix, side by side on a real DDP job.
+
+The demo launches ``ranks`` gloo processes on this machine, each seeded with the same
+seed (``torch.manual_seed`` included, see :mod:`rankaug.cli.launch`), and on each rank
+builds two mosaic datasets over the same source (the built-in
+:class:`~rankaug.datasets.SyntheticDetection`, or a YOLO folder with ``data``):
+
+* ``yolov5``: :class:`~rankaug.cli.legacy.GlobalRandomMosaic`, partners from the
+  global ``random`` module, as YOLOv5's ``load_mosaic``;
+* ``rankaug``: :class:`rankaug.MosaicDataset`, partners from the rankaug key.
+
+Each goes through a ``DistributedSampler`` and a DataLoader with ``workers`` workers
+for ``epochs`` epochs, exactly as training does. The demo prints, per epoch, every
+rank's mosaics (main index and partner indices), counts the mosaics whose partners
+repeat on another rank at the same step, and writes one contact sheet per approach
+(rows = ranks, columns = the first samples of epoch 0).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from torch.utils.data import DataLoader, DistributedSampler, Subset
+
+from rankaug.cli.launch import keep_as_is, launch, progress
+from rankaug.cli.legacy import GlobalRandomMosaic
+from rankaug.cli.sheet import SheetViews, caption, contact_sheet, render_tile, write_png
+from rankaug.datasets import SyntheticDetection, YoloFolder
+from rankaug.mosaic import MosaicDataset
+
+__all__ = ["APPROACHES", "DemoConfig", "DemoJob", "DemoResult", "demo_source", "run_demo"]
+
+#: ``name -> (title, sheet file stem)``, in the order the demo runs them.
+APPROACHES: dict[str, tuple[str, str]] = {
+    "yolov5": ("YOLOv5-style (global random)", "yolov5-style"),
+    "rankaug": ("rankaug.MosaicDataset", "rankaug"),
+}
+# (epoch, step, worker, index, partners)
+Row = tuple[int, int, int, int, tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """The ``demo`` command's options (see ``rankaug demo --help``)."""
+
+    data: str | None = None
+    output: str = "rankaug-demo"
+    ranks: int = 2
+    workers: int = 2
+    epochs: int = 2
+    samples: int = 32
+    size: int = 256
+    columns: int = 8
+    thumb: int = 160
+    seed: int = 0
+    start_method: Literal["fork", "spawn"] = "fork"
+    progress: bool = True
+
+
+def demo_source(data: str | None, samples: int, seed: int) -> Any:
+    """The demo's source dataset: built-in shapes, or the first ``samples`` of a YOLO folder.
+
+    >>> len(demo_source(None, 8, 0))
+    8
+    """
+    if data is None:
+        return SyntheticDetection(samples, image_size=(192, 256), seed=seed, masks=False)
+    folder = YoloFolder(data)
+    return Subset(folder, range(min(samples, len(folder))))
+
+
+@dataclass(frozen=True)
+class DemoJob:
+    """What every rank runs: both mosaics through a DistributedSampler, all epochs."""
+
+    config: DemoConfig
+
+    def __call__(self, rank: int, world_size: int) -> dict[str, tuple[list[Row], list[Any]]]:
+        """Return ``{approach: (rows, tiles of the first samples of epoch 0)}``."""
+        config = self.config
+        source = demo_source(config.data, config.samples, config.seed)
+        mosaics: dict[str, Any] = {
+            "yolov5": GlobalRandomMosaic(source, output_size=config.size),
+            "rankaug": MosaicDataset(source, seed=config.seed, output_size=config.size),
+        }
+        results: dict[str, tuple[list[Row], list[Any]]] = {}
+        for name, mosaic in mosaics.items():
+            sampler: DistributedSampler[Any] = DistributedSampler(
+                mosaic, num_replicas=world_size, rank=rank, shuffle=True, seed=config.seed
+            )
+            loader: DataLoader[Any] = DataLoader(
+                SheetViews(mosaic, "pascal_voc"),
+                sampler=sampler,
+                batch_size=None,
+                num_workers=config.workers,
+                multiprocessing_context=config.start_method if config.workers > 0 else None,
+                collate_fn=keep_as_is,
+            )
+            rows: list[Row] = []
+            tiles: list[Any] = []
+            for epoch in range(config.epochs):
+                sampler.set_epoch(epoch)
+                if hasattr(mosaic, "set_epoch"):
+                    mosaic.set_epoch(epoch)
+                for step, (index, worker, view, partners) in enumerate(loader):
+                    rows.append((epoch, step, worker, index, tuple(partners or ())))
+                    if epoch == 0 and step < config.columns:
+                        lines = caption(rank, worker, index, view, partners)
+                        tiles.append(render_tile(view, lines, config.thumb))
+                progress(
+                    config.progress,
+                    rank,
+                    f"{APPROACHES[name][0]}: epoch {epoch + 1}/{config.epochs}, "
+                    f"{len(sampler)} mosaics",
+                )
+            results[name] = (rows, tiles)
+        return results
+
+
+@dataclass
+class ApproachResult:
+    """One approach's rows on every rank, its repeat count and its sheet."""
+
+    title: str
+    rows: list[dict[str, Any]]
+    repeated: int
+    mosaics: int
+    sheet: str
+    sheet_size: tuple[int, int]
+
+
+@dataclass
+class DemoResult:
+    """Everything the demo found, per approach (``--json`` prints it)."""
+
+    config: DemoConfig
+    approaches: dict[str, ApproachResult]
+
+    def to_json(self) -> str:
+        """The result as JSON."""
+        config = asdict(self.config)
+        config.pop("progress")
+        payload = {
+            "config": config,
+            "approaches": {name: asdict(result) for name, result in self.approaches.items()},
+        }
+        return json.dumps(payload, indent=2)
+
+    def to_text(self) -> str:
+        """The tables and the summary."""
+        c = self.config
+        source = c.data or f"built-in SyntheticDetection({c.samples})"
+        lines = [
+            f"rankaug demo: {c.ranks} ranks x {c.workers} workers ({c.start_method}), "
+            f"torch.manual_seed({c.seed}) on every rank, {c.epochs} epoch(s), "
+            f"DistributedSampler over {source}, {c.size}x{c.size} mosaics",
+        ]
+        for epoch in range(c.epochs):
+            lines.extend(["", *self._epoch_table(epoch)])
+        lines.extend(["", "mosaics whose partners repeat on another rank at the same step:"])
+        for result in self.approaches.values():
+            lines.append(f"  {result.title:<30} {result.repeated:>4} of {result.mosaics}")
+        lines.append(
+            f"contact sheets (rows = ranks, columns = the first {c.columns} mosaics of epoch 0):"
+        )
+        for result in self.approaches.values():
+            height, width = result.sheet_size
+            lines.append(f"  {result.sheet}  ({width}x{height})")
+        return "\n".join(lines)
+
+    def _epoch_table(self, epoch: int) -> list[str]:
+        """One line per step: the worker, then every rank's mosaic for each approach."""
+        ranks = self.config.ranks
+        cells: dict[tuple[str, int, int], dict[str, Any]] = {}
+        workers: dict[int, int] = {}
+        for name, result in self.approaches.items():
+            for row in result.rows:
+                if row["epoch"] == epoch:
+                    cells[(name, row["rank"], row["step"])] = row
+                    workers[row["step"]] = row["worker"]
+        width = max([14, *(len(_cell(row)) for row in cells.values())])
+        header, sub = f"{'step':>4} {'wkr':>3} |", f"{'':>8} |"
+        for result in self.approaches.values():
+            block = " ".join(f"{'rank ' + str(r):<{width}}" for r in range(ranks))
+            header += f" {result.title:<{len(block)}} |"
+            sub += f" {block} |"
+        lines = [
+            f"epoch {epoch}: each mosaic as 'main: partners'; '*' = another rank has the "
+            "same partners at this step",
+            header,
+            sub,
+        ]
+        for step in sorted(workers):
+            line = f"{step:>4} {workers[step]:>3} |"
+            for name in self.approaches:
+                texts = [
+                    _cell(cells[(name, r, step)]) if (name, r, step) in cells else ""
+                    for r in range(ranks)
+                ]
+                line += " " + " ".join(f"{text:<{width}}" for text in texts) + " |"
+            lines.append(line)
+        return lines
+
+
+def _cell(row: dict[str, Any]) -> str:
+    partners = " ".join(str(p) for p in row["partners"])
+    return f"{row['index']}: {partners}{' *' if row['repeated'] else ''}"
+
+
+def _mark_repeats(rows: list[dict[str, Any]]) -> int:
+    """Mark rows whose partners another rank drew at the same epoch and step."""
+    seen = Counter((r["epoch"], r["step"], tuple(r["partners"])) for r in rows)
+    count = 0
+    for row in rows:
+        row["repeated"] = seen[(row["epoch"], row["step"], tuple(row["partners"]))] > 1
+        count += row["repeated"]
+    return count
+
+
+def _check(config: DemoConfig) -> None:
+    for name, value, low in (
+        ("--ranks", config.ranks, 1),
+        ("--workers", config.workers, 0),
+        ("--epochs", config.epochs, 1),
+        ("--samples", config.samples, 1),
+        ("--size", config.size, 32),
+        ("--columns", config.columns, 1),
+    ):
+        if value < low:
+            raise ValueError(f"{name} must be at least {low}, got {value}")
+    if config.data is not None and not os.path.isdir(config.data):
+        raise ValueError(f"--data must be a YOLO dataset folder, got {config.data!r}")
+
+
+def run_demo(config: DemoConfig) -> DemoResult:
+    """Run the demo job, write the sheets, return the result.
+
+    Raises:
+        ValueError: If an option is out of range or ``--data`` is not a YOLO folder.
+        rankaug.cli.launch.LaunchError: If a rank failed.
+    """
+    _check(config)
+    try:
+        demo_source(config.data, config.samples, config.seed)
+    except (OSError, ValueError) as error:
+        raise ValueError(f"--data {config.data!r}: {error}") from None
+    per_rank = launch(DemoJob(config), config.ranks, seed=config.seed)
+    output = Path(config.output)
+    approaches: dict[str, ApproachResult] = {}
+    for name, (title, stem) in APPROACHES.items():
+        rows = [
+            {
+                "rank": rank,
+                "epoch": epoch,
+                "step": step,
+                "worker": worker,
+                "index": index,
+                "partners": list(partners),
+            }
+            for rank, results in enumerate(per_rank)
+            for epoch, step, worker, index, partners in results[name][0]
+        ]
+        repeated = _mark_repeats(rows)
+        tiles: list[list[np.ndarray | None]] = [list(results[name][1]) for results in per_rank]
+        sheet = contact_sheet(
+            tiles,
+            [f"rank {r}" for r in range(config.ranks)],
+            f"{title}: rows = ranks, epoch 0, torch.manual_seed({config.seed}) on every rank",
+            config.thumb,
+        )
+        path = write_png(output / f"{stem}.png", sheet)
+        approaches[name] = ApproachResult(
+            title, rows, repeated, len(rows), str(path), (sheet.shape[0], sheet.shape[1])
+        )
+    return DemoResult(config, approaches)

@@ -1,0 +1,131 @@
+"""Run a job on N ranks the way a real DDP launch does, on this machine.
+
+:func:`launch` spawns one process per rank with ``torch.multiprocessing`` (spawn), joins
+them into a gloo process group through a file in a temporary folder (no ports), sets
+``RANK``, ``LOCAL_RANK`` and ``WORLD_SIZE`` as ``torchrun`` does, and seeds every rank
+with :func:`rankaug.seed_everything` and the **same** seed, which includes
+``torch.manual_seed(seed)``: the usual training script, and the setting in which
+augmentation drawn from global state repeats on every GPU. Each rank then calls
+``job(rank, world_size)``; the results come back pickled, in rank order.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import pickle
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any, Protocol
+
+import torch
+import torch.distributed as dist
+from torch.multiprocessing.spawn import ProcessExitedException, start_processes
+
+from rankaug.seeding import seed_everything
+
+__all__ = ["Job", "LaunchError", "keep_as_is", "launch", "progress"]
+
+_RENDEZVOUS_TIMEOUT = datetime.timedelta(seconds=120)
+
+
+class Job(Protocol):
+    """A picklable callable run on every rank; its result must be picklable."""
+
+    def __call__(self, rank: int, world_size: int) -> Any:
+        """Run on one rank and return that rank's result."""
+        ...
+
+
+class LaunchError(RuntimeError):
+    """A rank failed; the message holds its traceback."""
+
+
+def keep_as_is(sample: Any) -> Any:
+    """A ``collate_fn`` that hands samples over unchanged (no conversion to tensors).
+
+    >>> keep_as_is((1, "a"))
+    (1, 'a')
+    """
+    return sample
+
+
+def progress(enabled: bool, rank: int, message: str) -> None:
+    """Print ``[rank R] message`` to stderr when ``enabled`` (progress of long runs).
+
+    >>> progress(False, 0, "epoch 1/2")
+    """
+    if enabled:
+        print(f"[rank {rank}] {message}", file=sys.stderr, flush=True)
+
+
+def _rank_main(
+    rank: int, job: Job, world_size: int, seed: int, folder: str, sys_path: list[str]
+) -> None:
+    for entry in reversed(sys_path):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size))
+    os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
+    if "OMP_NUM_THREADS" not in os.environ and world_size > 1:
+        torch.set_num_threads(1)  # what torchrun does for several ranks on one machine
+    out = Path(folder)
+    try:
+        dist.init_process_group(
+            "gloo",
+            init_method=f"file://{out / 'rendezvous'}",
+            rank=rank,
+            world_size=world_size,
+            timeout=_RENDEZVOUS_TIMEOUT,
+        )
+        try:
+            seed_everything(seed)
+            result = job(rank, world_size)
+        finally:
+            dist.destroy_process_group()
+        (out / f"rank{rank}.pkl").write_bytes(pickle.dumps(result))
+    except BaseException:
+        (out / f"rank{rank}.error").write_text(traceback.format_exc(), encoding="utf-8")
+
+
+def launch(job: Job, world_size: int, *, seed: int) -> list[Any]:
+    """Run ``job`` on ``world_size`` spawned gloo ranks, each seeded with ``seed``.
+
+    Args:
+        job: A picklable callable ``job(rank, world_size)`` defined in an importable
+            module.
+        world_size: The number of ranks, at least 1.
+        seed: The seed every rank passes to :func:`rankaug.seed_everything`,
+            in ``[0, 2**32)``.
+
+    Returns:
+        The ranks' results, indexed by rank.
+
+    Raises:
+        ValueError: If ``world_size`` is below 1.
+        LaunchError: If a rank raised (the message holds the first failing rank's
+            traceback) or died.
+    """
+    if world_size < 1:
+        raise ValueError(f"world_size must be at least 1, got {world_size}")
+    with tempfile.TemporaryDirectory(prefix="rankaug-launch-") as folder:
+        out = Path(folder)
+        try:
+            start_processes(  # type: ignore[no-untyped-call]
+                _rank_main,
+                args=(job, world_size, seed, folder, list(sys.path)),
+                nprocs=world_size,
+                start_method="spawn",
+                join=True,
+            )
+        except ProcessExitedException as error:
+            raise LaunchError(f"a rank process died: {error}") from None
+        for rank in range(world_size):
+            failure = out / f"rank{rank}.error"
+            if failure.exists():
+                text = failure.read_text(encoding="utf-8").rstrip()
+                last = text.splitlines()[-1] if text else "no traceback"
+                raise LaunchError(f"rank {rank} failed ({last}):\n{text}")
+        return [pickle.loads((out / f"rank{rank}.pkl").read_bytes()) for rank in range(world_size)]

@@ -1,0 +1,368 @@
+"""The PNG contact sheet: one row per rank, one column per sample, boxes drawn.
+
+Every cell is a ``thumb x thumb`` thumbnail (the image scaled to fit, letterboxed on
+dark grey) with the sample's boxes drawn in a colour per label, above a caption of two
+lines (for example the rank, worker and index, then the mosaic's partner indices).
+A title runs along the top and every row starts with its label. The size of a sheet
+depends only on its rows, columns and ``thumb`` (see :func:`sheet_size`).
+"""
+
+from __future__ import annotations
+
+import colorsys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from torch.utils.data import Dataset, get_worker_info
+
+from rankaug.boxes import as_box_array, check_box_format, to_xyxy
+from rankaug.samples import DefaultAdapter
+
+__all__ = [
+    "SampleView",
+    "SheetViews",
+    "caption",
+    "contact_sheet",
+    "mosaic_partners",
+    "render_tile",
+    "sample_view",
+    "sheet_size",
+    "to_display",
+    "write_png",
+]
+
+PAD = 6
+LINE_HEIGHT = 14
+CAPTION_LINES = 2
+CAPTION_HEIGHT = CAPTION_LINES * LINE_HEIGHT + 4
+LABEL_WIDTH = 64
+TITLE_HEIGHT = 26
+_FONT = cv2.FONT_HERSHEY_SIMPLEX
+_FONT_SCALE = 0.38
+_BACKGROUND = (250, 250, 250)
+_LETTERBOX = (48, 48, 48)
+_INK = (20, 20, 20)
+
+
+def sheet_size(rows: int, columns: int, thumb: int = 160) -> tuple[int, int]:
+    """The ``(height, width)`` in pixels of a sheet of ``rows`` x ``columns`` thumbnails.
+
+    Args:
+        rows: Number of rows (ranks).
+        columns: Number of columns (samples per rank).
+        thumb: Side of a thumbnail in pixels.
+
+    Returns:
+        ``(height, width)``.
+
+    >>> sheet_size(2, 8)
+    (428, 1398)
+    """
+    width = LABEL_WIDTH + columns * (thumb + PAD) + PAD
+    height = TITLE_HEIGHT + rows * (thumb + CAPTION_HEIGHT + PAD) + PAD
+    return height, width
+
+
+def to_display(image: np.ndarray) -> np.ndarray:
+    """Turn an ``HxW`` or ``HxWxC`` array of any numeric dtype into uint8 RGB ``HxWx3``.
+
+    Floats with a maximum of at most 1 are taken as ``[0, 1]`` and scaled by 255;
+    other values are clipped to ``[0, 255]``; uint16 is shifted down 8 bits. One
+    channel is repeated three times; a fourth (alpha) and further channels are
+    dropped; two channels get a zero third channel.
+
+    Args:
+        image: The image.
+
+    Returns:
+        A new or the same uint8 array.
+
+    Raises:
+        ValueError: If the array is not ``HxW`` or ``HxWxC`` with ``C >= 1``.
+
+    >>> to_display(np.ones((2, 3), np.float32)).shape, int(to_display(np.ones((2, 3)))[0, 0, 0])
+    ((2, 3, 3), 255)
+    """
+    array = np.asarray(image)
+    if array.ndim == 2:
+        array = array[:, :, None]
+    if array.ndim != 3 or array.shape[2] < 1 or array.shape[0] < 1 or array.shape[1] < 1:
+        raise ValueError(f"image must be HxW or HxWxC, got shape {np.shape(image)}")
+    if array.dtype == np.uint16:
+        array = (array >> 8).astype(np.uint8)
+    elif array.dtype == np.bool_:
+        array = array.astype(np.uint8) * 255
+    elif array.dtype != np.uint8:
+        values = np.nan_to_num(array.astype(np.float64))
+        if array.dtype.kind == "f" and values.size and values.max() <= 1.0:
+            values = values * 255.0
+        array = np.clip(np.rint(values), 0, 255).astype(np.uint8)
+    channels = array.shape[2]
+    if channels == 1:
+        array = np.repeat(array, 3, axis=2)
+    elif channels == 2:
+        array = np.concatenate([array, np.zeros_like(array[:, :, :1])], axis=2)
+    elif channels > 3:
+        array = array[:, :, :3]
+    return np.ascontiguousarray(array)
+
+
+class SampleView:
+    """What a sheet shows of one sample: the image, pixel xyxy boxes and labels.
+
+    Attributes:
+        image: ``HxWx3`` uint8 RGB.
+        boxes: ``(N, 4)`` float64 pixel ``(x_min, y_min, x_max, y_max)``.
+        labels: ``N`` labels (ints or names), or ``None`` when the sample has none.
+    """
+
+    __slots__ = ("boxes", "image", "labels")
+
+    def __init__(self, image: np.ndarray, boxes: np.ndarray, labels: list[Any] | None) -> None:
+        self.image = image
+        self.boxes = boxes
+        self.labels = labels
+
+
+def sample_view(sample: Any, box_format: str = "pascal_voc") -> SampleView:
+    """Read the image, boxes and labels of a dict or ``(image, target)`` sample.
+
+    Dict samples use albumentations' keys (``image``, ``bboxes`` in ``box_format``,
+    ``labels``); ``(image, target)`` pairs take pixel xyxy ``target["boxes"]``
+    (torchvision's convention). Images may be numpy arrays, PIL images or ``CHW``
+    tensors; a box array with extra columns (a label appended) keeps its first four.
+
+    Args:
+        sample: The sample.
+        box_format: The format of a dict sample's ``bboxes``.
+
+    Returns:
+        The view.
+
+    Raises:
+        TypeError: If the sample has no image rankaug can read.
+        ValueError: If ``box_format`` is unknown or the boxes are not ``(N, >=4)``.
+
+    >>> view = sample_view({"image": np.zeros((10, 20, 3), np.uint8),
+    ...                     "bboxes": [[0.5, 0.5, 0.5, 0.2]], "labels": [3]}, "yolo")
+    >>> view.boxes.tolist(), view.labels
+    ([[5.0, 4.0, 15.0, 6.0]], [3])
+    """
+    fmt = check_box_format(box_format)
+    data, _ = DefaultAdapter().unpack(sample, ("image", "bboxes", "labels"))
+    image = to_display(data["image"])
+    if isinstance(sample, tuple | list):
+        fmt = "pascal_voc"
+    raw = data.get("bboxes")
+    if raw is None:
+        boxes = np.zeros((0, 4))
+    else:
+        array = np.asarray(raw, dtype=np.float64)
+        if array.ndim == 2 and array.shape[1] > 4:
+            array = array[:, :4]
+        boxes = to_xyxy(as_box_array(array), fmt, (image.shape[0], image.shape[1]))
+    raw_labels = data.get("labels")
+    labels = None if raw_labels is None else list(np.asarray(raw_labels).reshape(-1).tolist())
+    return SampleView(image, boxes, labels)
+
+
+def mosaic_partners(sample: Any) -> list[int] | None:
+    """The partner indices in a dict sample's ``"mosaic"`` record, if it has one.
+
+    >>> mosaic_partners({"mosaic": {"applied": True, "indices": [4, 1, 9, 2]}})
+    [1, 9, 2]
+    >>> mosaic_partners({"image": None}) is None
+    True
+    """
+    if not isinstance(sample, Mapping):
+        return None
+    record = sample.get("mosaic")
+    if not isinstance(record, Mapping) or "indices" not in record:
+        return None
+    return [int(i) for i in list(record["indices"])[1:]]
+
+
+ViewItem = tuple[int, int, SampleView, list[int] | None]
+
+
+class SheetViews(Dataset[ViewItem]):
+    """What a sheet shows of another dataset's samples, loaded in DataLoader workers.
+
+    Items are ``(index, worker id, view, mosaic partners or None)``; the worker id is 0
+    in the main process.
+
+    Args:
+        dataset: The map-style dataset.
+        box_format: The format of its dict samples' boxes.
+
+    >>> from rankaug.datasets import SyntheticDetection
+    >>> index, worker, view, partners = SheetViews(SyntheticDetection(2, 16), "pascal_voc")[1]
+    >>> index, worker, view.image.shape, partners
+    (1, 0, (16, 16, 3), None)
+    """
+
+    def __init__(self, dataset: Any, box_format: str) -> None:
+        self.dataset = dataset
+        self.box_format = check_box_format(box_format)
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, index: int) -> ViewItem:
+        sample = self.dataset[index]
+        info = get_worker_info()
+        worker = 0 if info is None else info.id
+        return index, worker, sample_view(sample, self.box_format), mosaic_partners(sample)
+
+
+def caption(
+    rank: int, worker: int, index: int, view: SampleView, partners: list[int] | None
+) -> list[str]:
+    """The two caption lines of a cell: where it was loaded, then partners or box count.
+
+    >>> view = SampleView(np.zeros((4, 4, 3), np.uint8), np.zeros((2, 4)), [0, 1])
+    >>> caption(1, 0, 17, view, [3, 8, 9])
+    ['r1 w0 #17', 'partners 3 8 9']
+    >>> caption(0, 1, 2, view, None)
+    ['r0 w1 #2', '2 boxes']
+    """
+    if partners is None:
+        second = f"{len(view.boxes)} boxes"
+    else:
+        second = "partners " + " ".join(str(p) for p in partners)
+    return [f"r{rank} w{worker} #{index}", second]
+
+
+def _colour(label: Any) -> tuple[int, int, int]:
+    seed = label if isinstance(label, int) else sum(str(label).encode())
+    hue = (seed * 0.61803398875) % 1.0
+    red, green, blue = colorsys.hsv_to_rgb(hue, 0.9, 1.0)
+    return int(red * 255), int(green * 255), int(blue * 255)
+
+
+def _fit_text(text: str, width: int) -> str:
+    text = text.encode("ascii", "replace").decode()
+    while text and cv2.getTextSize(text, _FONT, _FONT_SCALE, 1)[0][0] > width:
+        text = text[:-2] + "~" if len(text) > 1 else ""
+    return text
+
+
+def render_tile(view: SampleView, caption: Sequence[str], thumb: int = 160) -> np.ndarray:
+    """Draw one cell: the thumbnail with its boxes, and the caption below.
+
+    Args:
+        view: The sample's image, boxes and labels.
+        caption: Up to two lines of ASCII text (longer lines are cut).
+        thumb: Side of the thumbnail in pixels.
+
+    Returns:
+        A ``(thumb + CAPTION_HEIGHT) x thumb x 3`` uint8 RGB array.
+
+    >>> view = SampleView(np.zeros((30, 60, 3), np.uint8), np.array([[0, 0, 30, 30.0]]), [1])
+    >>> render_tile(view, ["rank 0", "index 3"], thumb=64).shape
+    (96, 64, 3)
+    """
+    tile = np.full((thumb + CAPTION_HEIGHT, thumb, 3), _BACKGROUND, np.uint8)
+    tile[:thumb] = _LETTERBOX
+    height, width = view.image.shape[:2]
+    scale = thumb / max(height, width)
+    new_w, new_h = max(1, round(width * scale)), max(1, round(height * scale))
+    top, left = (thumb - new_h) // 2, (thumb - new_w) // 2
+    interpolation = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
+    tile[top : top + new_h, left : left + new_w] = cv2.resize(
+        view.image, (new_w, new_h), interpolation=interpolation
+    )
+    labels = view.labels if view.labels is not None else [None] * len(view.boxes)
+    for box, label in zip(view.boxes, labels, strict=False):
+        if not np.isfinite(box).all():
+            continue
+        x0, y0, x1, y1 = (float(v) * scale for v in box)
+        cv2.rectangle(
+            tile,
+            (left + round(x0), top + round(y0)),
+            (left + max(round(x0), round(x1) - 1), top + max(round(y0), round(y1) - 1)),
+            _colour(label),
+            1,
+        )
+    for line_no, line in enumerate(list(caption)[:CAPTION_LINES]):
+        baseline = thumb + (line_no + 1) * LINE_HEIGHT
+        cv2.putText(tile, _fit_text(line, thumb - 2), (1, baseline), _FONT, _FONT_SCALE, _INK, 1)
+    return tile
+
+
+def contact_sheet(
+    tiles: Sequence[Sequence[np.ndarray | None]],
+    row_labels: Sequence[str],
+    title: str,
+    thumb: int = 160,
+) -> np.ndarray:
+    """Lay out tiles from :func:`render_tile`, one row per rank.
+
+    Args:
+        tiles: ``tiles[row][column]``; a missing or ``None`` cell stays blank.
+        row_labels: One label per row (e.g. ``"rank 0"``).
+        title: The line along the top.
+        thumb: The tiles' thumbnail side.
+
+    Returns:
+        The sheet, uint8 RGB, of :func:`sheet_size` ``(rows, max columns, thumb)``.
+
+    Raises:
+        ValueError: If there are no rows, or the row labels do not match the rows.
+
+    >>> cell = np.zeros((64 + CAPTION_HEIGHT, 64, 3), np.uint8)
+    >>> contact_sheet([[cell, cell], [cell]], ["rank 0", "rank 1"], "t", 64).shape
+    (236, 210, 3)
+    """
+    if not tiles:
+        raise ValueError("a contact sheet needs at least one row")
+    if len(row_labels) != len(tiles):
+        raise ValueError(f"got {len(row_labels)} row labels for {len(tiles)} rows")
+    columns = max(1, *(len(row) for row in tiles))
+    height, width = sheet_size(len(tiles), columns, thumb)
+    sheet = np.full((height, width, 3), _BACKGROUND, np.uint8)
+    cv2.putText(sheet, _fit_text(title, width - 2 * PAD), (PAD, 18), _FONT, 0.5, _INK, 1)
+    cell_height = thumb + CAPTION_HEIGHT
+    for row, (cells, label) in enumerate(zip(tiles, row_labels, strict=True)):
+        top = TITLE_HEIGHT + row * (cell_height + PAD)
+        cv2.putText(
+            sheet,
+            _fit_text(label, LABEL_WIDTH - PAD),
+            (PAD, top + thumb // 2),
+            _FONT,
+            0.45,
+            _INK,
+            1,
+        )
+        for column, cell in enumerate(cells):
+            if cell is None:
+                continue
+            if cell.shape != (cell_height, thumb, 3):
+                raise ValueError(
+                    f"tile [{row}][{column}] has shape {cell.shape}, expected "
+                    f"{(cell_height, thumb, 3)} (render it with thumb={thumb})"
+                )
+            left = LABEL_WIDTH + column * (thumb + PAD)
+            sheet[top : top + cell_height, left : left + thumb] = cell
+    return sheet
+
+
+def write_png(path: str | Path, image: np.ndarray) -> Path:
+    """Write an RGB uint8 image as PNG, creating the folder; return the path.
+
+    Raises:
+        ValueError: If ``path`` does not end in ``.png``.
+        OSError: If the file cannot be written.
+    """
+    target = Path(path)
+    if target.suffix.lower() != ".png":
+        raise ValueError(f"the output file must end in .png, got {str(target)!r}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    ok, encoded = cv2.imencode(".png", cv2.cvtColor(image, cv2.COLOR_RGB2BGR))
+    if not ok:
+        raise OSError(f"OpenCV could not encode the sheet for {target}")
+    target.write_bytes(encoded.tobytes())
+    return target

@@ -1,0 +1,215 @@
+"""``TARGET``: a ``module:factory`` string naming a function that builds a dataset.
+
+The CLI's ``audit`` and ``show`` take any map-style dataset this way. The factory is
+called with no arguments in every rank process (and the dataset it returns is pickled
+into DataLoader workers), so it must be importable there: its module is looked up on
+``sys.path``, with the current directory first, as ``python -m`` does. The attribute
+may also be a dataset object itself rather than a function.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from torch.utils.data import IterableDataset
+
+__all__ = ["TargetError", "build_dataset", "check_dataset", "load_factory", "parse_target"]
+
+
+class TargetError(ValueError):
+    """A ``TARGET`` that cannot give a map-style dataset; the message says why."""
+
+
+def parse_target(text: str) -> tuple[str, str]:
+    """Split ``"package.module:factory"`` into the module and the attribute path.
+
+    Args:
+        text: The TARGET argument; the attribute may be dotted (``mod:Class.build``).
+
+    Returns:
+        ``(module, attribute)``.
+
+    Raises:
+        TargetError: If ``text`` is not of the form ``module:attribute``.
+
+    >>> parse_target("tests.cli_targets:plain")
+    ('tests.cli_targets', 'plain')
+    >>> parse_target("mydata")
+    Traceback (most recent call last):
+    ...
+    rankaug.cli.target.TargetError: TARGET 'mydata' must be 'module:factory' (for example
+    'mypkg.data:build_train'), a module and a function in it separated by ':'
+    """
+    module, colon, attribute = text.partition(":")
+    names = attribute.split(".")
+    if (
+        not colon
+        or not module
+        or ":" in attribute
+        or not all(name.isidentifier() for name in names)
+        or not all(part.isidentifier() for part in module.split("."))
+    ):
+        raise TargetError(
+            f"TARGET {text!r} must be 'module:factory' (for example "
+            "'mypkg.data:build_train'), a module and a function in it separated by ':'"
+        )
+    return module, attribute
+
+
+def _cwd_on_path() -> None:
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+
+
+def _where(error: BaseException) -> str:
+    frames = traceback.extract_tb(error.__traceback__)
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" (at {last.filename}:{last.lineno})"
+
+
+def load_factory(text: str) -> Any:
+    """Import the object ``TARGET`` names (a factory, or a dataset object).
+
+    The current directory is put first on ``sys.path`` when it is not there yet.
+
+    Args:
+        text: The TARGET argument.
+
+    Returns:
+        The attribute.
+
+    Raises:
+        TargetError: If the module cannot be imported or lacks the attribute.
+
+    >>> load_factory("rankaug.datasets:SyntheticDetection").__name__
+    'SyntheticDetection'
+    >>> load_factory("rankaug.datasets:SyntheticDetector")
+    Traceback (most recent call last):
+    ...
+    rankaug.cli.target.TargetError: TARGET 'rankaug.datasets:SyntheticDetector': module
+    'rankaug.datasets' has no attribute 'SyntheticDetector' (did you mean 'SyntheticDetection'?)
+    """
+    module_name, attribute = parse_target(text)
+    _cwd_on_path()
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        missing = error.name or ""
+        if missing and (module_name == missing or module_name.startswith(missing + ".")):
+            raise TargetError(
+                f"TARGET {text!r}: module {module_name!r} not found (searched sys.path, "
+                f"current directory {os.getcwd()} first)"
+            ) from None
+        raise TargetError(
+            f"TARGET {text!r}: importing module {module_name!r} failed: "
+            f"{type(error).__name__}: {error}{_where(error)}"
+        ) from error
+    except Exception as error:
+        raise TargetError(
+            f"TARGET {text!r}: importing module {module_name!r} raised "
+            f"{type(error).__name__}: {error}{_where(error)}"
+        ) from error
+    found: Any = module
+    path = module_name
+    for name in attribute.split("."):
+        if not hasattr(found, name):
+            choices = [n for n in dir(found) if not n.startswith("_")]
+            close = difflib.get_close_matches(name, choices, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise TargetError(
+                f"TARGET {text!r}: {'module' if found is module else 'object'} {path!r} "
+                f"has no attribute {name!r}{hint}"
+            )
+        found = getattr(found, name)
+        path = f"{path}.{name}"
+    return found
+
+
+def check_dataset(dataset: object, text: str) -> Any:
+    """Check that ``dataset`` is a non-empty map-style dataset.
+
+    Args:
+        dataset: What the factory returned.
+        text: The TARGET argument, for the message.
+
+    Returns:
+        ``dataset``.
+
+    Raises:
+        TargetError: If it is iterable-style, has no ``__getitem__``/``__len__``, is a
+            string or a mapping (indexed by key, not position), or has length 0.
+
+    >>> check_dataset([1, 2], "m:f")
+    [1, 2]
+    >>> check_dataset(42, "m:f")
+    Traceback (most recent call last):
+    ...
+    rankaug.cli.target.TargetError: TARGET 'm:f' gave an int, not a map-style dataset (an
+    object with __getitem__ and __len__)
+    """
+    kind = type(dataset).__name__
+    if isinstance(dataset, IterableDataset):
+        raise TargetError(
+            f"TARGET {text!r} gave {kind}, an IterableDataset; rankaug needs a map-style "
+            "dataset (indexed with __getitem__) to load the same index on every rank"
+        )
+    if isinstance(dataset, str | bytes | Mapping) or not (
+        hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")
+    ):
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        raise TargetError(
+            f"TARGET {text!r} gave {article} {kind}, not a map-style dataset "
+            "(an object with __getitem__ and __len__)"
+        )
+    try:
+        length = len(dataset)
+    except Exception as error:
+        raise TargetError(
+            f"TARGET {text!r}: len() of the {kind} raised {type(error).__name__}: {error}"
+        ) from error
+    if length == 0:
+        raise TargetError(f"TARGET {text!r} gave an empty {kind} (length 0)")
+    return dataset
+
+
+def build_dataset(text: str) -> Any:
+    """Import ``TARGET``, call it (unless it is already a dataset) and check the result.
+
+    Args:
+        text: The TARGET argument.
+
+    Returns:
+        The map-style dataset.
+
+    Raises:
+        TargetError: If the module or attribute is missing, the factory raises, or it
+            does not give a non-empty map-style dataset.
+
+    >>> len(build_dataset("rankaug.datasets:SyntheticDetection"))
+    64
+    """
+    found = load_factory(text)
+    is_dataset = not isinstance(found, type) and (
+        hasattr(found, "__getitem__") and hasattr(found, "__len__")
+    )
+    if callable(found) and not is_dataset:
+        factory: Callable[[], Any] = found
+        try:
+            dataset = factory()
+        except Exception as error:
+            raise TargetError(
+                f"TARGET {text!r}: calling {parse_target(text)[1]}() raised "
+                f"{type(error).__name__}: {error}{_where(error)}"
+            ) from error
+    else:
+        dataset = found
+    return check_dataset(dataset, text)

@@ -1,0 +1,449 @@
+"""The audit's verdicts: from fingerprints to findings, with their evidence.
+
+The records say, for every run, epoch, rank, worker and position of the schedule,
+the fingerprint of the sample loaded there. A comparison of one index at the same
+position across ranks (or workers, or epochs) is flagged when identical outputs are
+significantly more frequent there than for the same index at *other* positions of the
+same streams: a one-sided binomial test, ``P(X >= same | n, p0) < ALPHA`` with
+``p0 = (equal + 1) / (compared + 2)`` from the other positions. See
+:mod:`rankaug.cli.audit` for how the schedule is built.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["ALPHA", "Layout", "Records", "Verdict", "analyse", "binomial_tail"]
+
+ALPHA = 1e-6
+Status = Literal["pass", "fail", "info", "skipped"]
+# (run, epoch, rank, worker, position) -> fingerprint digest
+Records = dict[tuple[int, int, int, int, int], str]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the records come from.
+
+    Attributes:
+        ranks: Number of ranks.
+        workers: DataLoader workers per rank (0: one stream per rank).
+        epochs: Epochs per run.
+        rerun: Whether a second run (run 1) was recorded.
+    """
+
+    ranks: int
+    workers: int
+    epochs: int
+    rerun: bool
+
+
+def binomial_tail(successes: int, trials: int, p: float) -> float:
+    """``P(X >= successes)`` for ``X ~ Binomial(trials, p)``, computed in log space.
+
+    >>> math.isclose(binomial_tail(16, 16, 0.5), 0.5**16)
+    True
+    >>> binomial_tail(0, 10, 0.3)
+    1.0
+    """
+    if successes <= 0:
+        return 1.0
+    if successes > trials:
+        return 0.0
+    if p <= 0.0:
+        return 0.0
+    if p >= 1.0:
+        return 1.0
+    log_p, log_q = math.log(p), math.log1p(-p)
+    terms = [
+        math.lgamma(trials + 1)
+        - math.lgamma(k + 1)
+        - math.lgamma(trials - k + 1)
+        + k * log_p
+        + (trials - k) * log_q
+        for k in range(successes, trials + 1)
+    ]
+    top = max(terms)
+    if trials == successes:
+        return math.exp(top)
+    return min(1.0, math.exp(top) * sum(math.exp(t - top) for t in terms))
+
+
+@dataclass
+class Verdict:
+    """The finding on one property.
+
+    Attributes:
+        name: ``"ranks"``, ``"workers"``, ``"positions"``, ``"epochs"`` or
+            ``"reproducible"``.
+        status: ``"pass"``, ``"fail"``, ``"info"`` or ``"skipped"``.
+        summary: One sentence.
+        evidence: Lines naming the ranks, workers, epochs and indices involved.
+        stats: The counts behind the summary.
+    """
+
+    name: str
+    status: Status
+    summary: str
+    evidence: list[str] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+Side = tuple[int, int, int]  # (epoch, rank, worker)
+
+
+@dataclass
+class _Tally:
+    same: int = 0
+    same_total: int = 0
+    other: int = 0
+    other_total: int = 0
+    examples: list[tuple[int, int, int]] = field(default_factory=list)  # (epoch, position, index)
+
+    def add(self, tally: _Tally) -> None:
+        self.same += tally.same
+        self.same_total += tally.same_total
+        self.other += tally.other
+        self.other_total += tally.other_total
+        self.examples.extend(tally.examples)
+
+    @property
+    def baseline(self) -> float:
+        return (self.other + 1) / (self.other_total + 2)
+
+    @property
+    def p_value(self) -> float:
+        if self.same_total == 0 or self.same / self.same_total <= self.baseline:
+            return 1.0
+        return binomial_tail(self.same, self.same_total, self.baseline)
+
+    @property
+    def flagged(self) -> bool:
+        return self.p_value < ALPHA
+
+    @property
+    def decisive(self) -> bool:
+        """Whether identical outputs everywhere (and nowhere else) would be flagged."""
+        return binomial_tail(self.same_total, self.same_total, 1 / (self.other_total + 2)) < ALPHA
+
+    def text(self) -> str:
+        return (
+            f"{self.same}/{self.same_total} identical at the same position; same index at "
+            f"other positions: {self.other}/{self.other_total} identical"
+        )
+
+
+class _Analysis:
+    def __init__(self, schedule: Sequence[int], records: Records, layout: Layout) -> None:
+        self.layout = layout
+        self.positions = list(schedule)
+        self.records = records
+        self.streams = [(r, w) for r in range(layout.ranks) for w in range(max(layout.workers, 1))]
+        count = len(self.positions)
+        self.twins = [
+            (j, k)
+            for j in range(count)
+            for k in range(count)
+            if j != k and self.positions[j] == self.positions[k]
+        ]
+
+    def digest(self, side: Side, position: int, run: int = 0) -> str:
+        epoch, rank, worker = side
+        return self.records[(run, epoch, rank, worker, position)]
+
+    def compare(self, a: Side, b: Side) -> _Tally:
+        tally = _Tally()
+        for j, index in enumerate(self.positions):
+            tally.same_total += 1
+            if self.digest(a, j) == self.digest(b, j):
+                tally.same += 1
+                tally.examples.append((a[0], j, index))
+        for j, k in self.twins:
+            tally.other_total += 1
+            tally.other += self.digest(a, j) == self.digest(b, k)
+        return tally
+
+    def category(self, pairs: Iterable[tuple[Any, Side, Side]]) -> tuple[_Tally, dict[Any, _Tally]]:
+        pooled = _Tally()
+        by_key: dict[Any, _Tally] = defaultdict(_Tally)
+        for key, a, b in pairs:
+            tally = self.compare(a, b)
+            pooled.add(tally)
+            by_key[key].add(tally)
+        return pooled, dict(by_key)
+
+
+_TOO_FEW = (
+    "not decided: too few comparisons for even a perfect repeat to be significant; "
+    "raise --probe, --repeats or --epochs"
+)
+
+
+def _stream(rank: int, worker: int) -> str:
+    return f"rank {rank} worker {worker}"
+
+
+def _example(tally: _Tally) -> str:
+    if not tally.examples:
+        return ""
+    epoch, position, index = tally.examples[0]
+    return f" (e.g. index {index} at position {position}, epoch {epoch})"
+
+
+def _evidence(by_key: dict[Any, _Tally], name: Callable[[Any], str], limit: int = 4) -> list[str]:
+    flagged = sorted(
+        (key for key, tally in by_key.items() if tally.flagged),
+        key=lambda key: (by_key[key].p_value, str(key)),
+    )
+    shown = flagged or sorted(by_key, key=lambda key: (-by_key[key].same, str(key)))
+    lines = [f"{name(key)}: {by_key[key].text()}{_example(by_key[key])}" for key in shown[:limit]]
+    if len(shown) > limit:
+        lines.append(f"... and {len(shown) - limit} more")
+    return lines
+
+
+def _stats(pooled: _Tally, by_key: dict[Any, _Tally]) -> dict[str, Any]:
+    return {
+        "same_position_identical": pooled.same,
+        "same_position_compared": pooled.same_total,
+        "other_position_identical": pooled.other,
+        "other_position_compared": pooled.other_total,
+        "p_value": pooled.p_value,
+        "flagged_pairs": sum(t.flagged for t in by_key.values()),
+        "pairs": len(by_key),
+    }
+
+
+def _cross_stream(
+    analysis: _Analysis, name: str, same_rank: bool, fail_text: str, what: str
+) -> Verdict:
+    layout = analysis.layout
+    pairs = [
+        ((s, t), (e, *s), (e, *t))
+        for s, t in itertools.combinations(analysis.streams, 2)
+        if (s[0] == t[0]) == same_rank
+        for e in range(layout.epochs)
+    ]
+    if not pairs:
+        reason = "only one worker per rank" if same_rank else "only one rank"
+        return Verdict(name, "skipped", f"not checked: {reason}")
+    pooled, by_key = analysis.category(pairs)
+    stats = _stats(pooled, by_key)
+    if not pooled.decisive:
+        return Verdict(name, "skipped", _TOO_FEW, stats=stats)
+
+    def label(key: Any) -> str:
+        return f"{_stream(*key[0])} vs {_stream(*key[1])}"
+
+    if pooled.flagged or any(t.flagged for t in by_key.values()):
+        return Verdict(name, "fail", fail_text, _evidence(by_key, label), stats)
+    if pooled.same == pooled.same_total and pooled.other == pooled.other_total:
+        summary = (
+            f"identical across {what} at the same position, but equally at every other "
+            "position: keyed per sample (or no randomness), not a duplicated stream"
+        )
+    elif pooled.same == 0:
+        summary = f"every {what[:-1]} draws its own randomness: no identical outputs"
+    else:
+        summary = (
+            f"identical outputs across {what} no more often at the same position "
+            f"({pooled.same}/{pooled.same_total}) than at other positions "
+            f"({pooled.other}/{pooled.other_total})"
+        )
+    evidence = [f"{len(by_key)} pair(s) of streams: {pooled.text()}"]
+    return Verdict(name, "pass", summary, evidence, stats)
+
+
+def _positions(analysis: _Analysis) -> Verdict:
+    layout = analysis.layout
+    pairs = [((e, *s), (e, *s), (e, *s)) for s in analysis.streams for e in range(layout.epochs)]
+    pooled, _ = analysis.category(pairs)
+    equal, total = pooled.other, pooled.other_total
+    stats = {"repeats_identical": equal, "repeats_compared": total}
+    if equal == total:
+        return Verdict(
+            "positions",
+            "info",
+            "deterministic per index: the same index gives the same output at every "
+            "position of a stream",
+            stats=stats,
+        )
+    if equal == 0:
+        return Verdict(
+            "positions",
+            "info",
+            "random: the same index gives a new output at every position of a stream",
+            stats=stats,
+        )
+    return Verdict(
+        "positions",
+        "info",
+        f"partly random: {equal} of {total} repeats of an index within a stream were identical",
+        stats=stats,
+    )
+
+
+def _epochs(analysis: _Analysis) -> Verdict:
+    layout = analysis.layout
+    if layout.epochs < 2:
+        return Verdict("epochs", "skipped", "not checked: only one epoch")
+    pairs = [
+        (s, (e, *s), (f, *s))
+        for s in analysis.streams
+        for e, f in itertools.combinations(range(layout.epochs), 2)
+    ]
+    pooled, by_key = analysis.category(pairs)
+    stats = _stats(pooled, by_key)
+    if not pooled.decisive:
+        return Verdict("epochs", "skipped", _TOO_FEW, stats=stats)
+    if pooled.flagged or any(t.flagged for t in by_key.values()):
+        return Verdict(
+            "epochs",
+            "fail",
+            "augmentations replay every epoch: each position repeats its output from "
+            "the previous epoch, though the same index differs at other positions "
+            "(workers reseeded identically at every epoch, or a random state copied "
+            "into fresh workers)",
+            _evidence(by_key, lambda key: _stream(*key)),
+            stats,
+        )
+    if pooled.same == pooled.same_total and pooled.other == pooled.other_total:
+        return Verdict(
+            "epochs",
+            "pass",
+            "identical in every epoch, as at every position: no randomness detected, or "
+            "randomness keyed by the index alone (then every epoch repeats it)",
+            stats=stats,
+        )
+    return Verdict(
+        "epochs",
+        "pass",
+        f"epochs differ: {pooled.same}/{pooled.same_total} same-position outputs repeated "
+        "in a later epoch",
+        stats=stats,
+    )
+
+
+def _all_identical(verdict: Verdict) -> bool:
+    stats = verdict.stats
+    return verdict.status == "skipped" or (
+        stats["same_position_identical"] == stats["same_position_compared"]
+    )
+
+
+def _describe(positions: Verdict, ranks: Verdict, workers: Verdict, epochs: Verdict) -> None:
+    """Name the kind of randomness once the other verdicts are known."""
+    if positions.stats["repeats_identical"] != positions.stats["repeats_compared"]:
+        return
+    if _all_identical(ranks) and _all_identical(workers):
+        if _all_identical(epochs):
+            positions.summary = (
+                "no randomness detected: every index gives the same output at every "
+                "position, rank, worker and epoch (or its randomness is keyed by the index "
+                "alone)"
+            )
+        else:
+            positions.summary = (
+                "keyed per sample: within an epoch an index gives the same output at every "
+                "position, rank and worker, and a new one each epoch (like rankaug's "
+                "keying='sample'); ranks load different indices under a "
+                "DistributedSampler, so this is not a duplicate"
+            )
+    elif _all_identical(workers):
+        positions.summary = (
+            "keyed per sample and rank: an index gives the same output at every position "
+            "and worker of a rank, and another on each rank (like rankaug's "
+            "keying='sample_rank')"
+        )
+
+
+def _reproducible(analysis: _Analysis) -> Verdict:
+    layout = analysis.layout
+    if not layout.rerun:
+        return Verdict("reproducible", "skipped", "not checked (--no-rerun)")
+    differ: list[tuple[int, int, int, int]] = []
+    total = 0
+    for (run, epoch, rank, worker, position), digest in analysis.records.items():
+        if run != 0:
+            continue
+        total += 1
+        if analysis.records.get((1, epoch, rank, worker, position)) != digest:
+            differ.append((epoch, rank, worker, position))
+    stats = {"differing": len(differ), "compared": total}
+    if not differ:
+        return Verdict(
+            "reproducible",
+            "pass",
+            f"a second run in fresh processes gave the same {total} outputs",
+            stats=stats,
+        )
+    evidence = [
+        f"epoch {e}, {_stream(r, w)}, position {j} (index {analysis.positions[j]}) differs"
+        for e, r, w, j in differ[:4]
+    ]
+    if len(differ) > 4:
+        evidence.append(f"... and {len(differ) - 4} more")
+    return Verdict(
+        "reproducible",
+        "fail",
+        f"irreproducible: a second run with the same seed differs in {len(differ)} of "
+        f"{total} outputs (randomness from an unseeded source: OS entropy, time, uuid, "
+        "process ids)",
+        evidence,
+        stats,
+    )
+
+
+def analyse(layout: Layout, schedule: Sequence[int], records: Records) -> list[Verdict]:
+    """Turn fingerprints into verdicts (see the module docstring).
+
+    Args:
+        layout: The ranks, workers and epochs the records come from.
+        schedule: The index at each position of the schedule.
+        records: ``(run, epoch, rank, worker, position) -> digest`` for every sample.
+
+    Returns:
+        Verdicts on ranks, workers, positions, epochs and reproducibility.
+
+    >>> layout = Layout(ranks=2, workers=0, epochs=1, rerun=False)
+    >>> schedule = [5, 6, 7, 8, 9, 10, 11, 12] * 2
+    >>> bug = {(0, 0, r, 0, j): f"draw {j}" for r in range(2) for j in range(16)}
+    >>> [(v.name, v.status) for v in analyse(layout, schedule, bug)]
+    [('ranks', 'fail'), ('workers', 'skipped'), ('positions', 'info'),
+     ('epochs', 'skipped'), ('reproducible', 'skipped')]
+    """
+    analysis = _Analysis(schedule, records, layout)
+    ranks = _cross_stream(
+        analysis,
+        "ranks",
+        same_rank=False,
+        fail_text=(
+            "duplicated random streams across ranks: at the same position the ranks "
+            "produce identical outputs for an index that differs at other positions, so "
+            "every rank replays the same random draws (the seeds' bug: random state "
+            "seeded or copied alike on every rank, e.g. DataLoader workers seeded from the "
+            "same torch.manual_seed)"
+        ),
+        what="ranks",
+    )
+    workers = _cross_stream(
+        analysis,
+        "workers",
+        same_rank=True,
+        fail_text=(
+            "duplicated random streams across workers: at the same position the workers "
+            "of one rank produce identical outputs for an index that differs at other "
+            "positions (a random state copied into every worker, or a worker_init_fn that "
+            "ignores the worker id)"
+        ),
+        what="workers",
+    )
+    positions = _positions(analysis)
+    epochs = _epochs(analysis)
+    _describe(positions, ranks, workers, epochs)
+    return [ranks, workers, positions, epochs, _reproducible(analysis)]

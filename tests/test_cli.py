@@ -1,0 +1,365 @@
+"""``python -m rankaug``: demo, audit and show on real gloo ranks, and their errors.
+
+Every launch here is real: spawned rank processes in a gloo group, each seeded alike,
+with forked or spawned DataLoader workers. The audit runs all its targets in one
+launch (each from a freshly seeded state) to keep the file fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+
+from rankaug.cli import main
+from rankaug.cli.sheet import CAPTION_HEIGHT, LABEL_WIDTH, PAD, TITLE_HEIGHT, sheet_size
+from rankaug.cli.verdicts import Layout, analyse
+from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
+
+pytestmark = [pytest.mark.ddp, pytest.mark.timeout(300)]
+
+ROOT = Path(__file__).resolve().parents[1]
+T = "tests.cli_targets:"
+
+# target -> (the verdicts that fail, a phrase of the "positions" verdict)
+EXPECTED: dict[str, tuple[set[str], str]] = {
+    "plain": (set(), "no randomness detected"),
+    "synthetic": (set(), "no randomness detected"),
+    "rankaug_stream": (set(), "random: the same index gives a new output"),
+    "rankaug_sample": (set(), "keyed per sample:"),
+    "rankaug_sample_rank": (set(), "keyed per sample and rank"),
+    "rankaug_mosaic": (set(), "random: the same index gives a new output"),
+    "global_random": ({"ranks"}, "random: the same index gives a new output"),
+    "yolov5_mosaic": ({"ranks"}, "random: the same index gives a new output"),
+    "copied_generator": ({"ranks", "workers", "epochs"}, "random: the same"),
+    "rank_worker_seeded": ({"epochs"}, "random: the same index gives a new output"),
+    "unseeded": ({"reproducible"}, "random: the same index gives a new output"),
+}
+CHECKED = ("ranks", "workers", "epochs", "reproducible")
+
+
+def run_main(*args: str) -> tuple[int, str, str]:
+    """``main(args)`` in this process (its ranks are still real processes)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exit_:  # argparse: --help, bad options
+            code = int(exit_.code or 0)
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m rankaug args`` from the repository root."""
+    env = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "rankaug", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=240,
+    )
+
+
+def read_png(path: Path) -> np.ndarray:
+    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    assert image is not None, path
+    return image
+
+
+# ----------------------------------------------------------------------- audit
+
+
+@pytest.fixture(scope="module")
+def audit(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, dict[str, Any]]:
+    """One audit of every target: fork workers, 2 ranks x 2 workers, 2 epochs, 2 runs."""
+    report = tmp_path_factory.mktemp("audit") / "report.json"
+    code, text, _ = run_main(
+        "audit", *(T + name for name in EXPECTED), "--output", str(report), "-q"
+    )
+    return code, text, json.loads(report.read_text())
+
+
+class TestAudit:
+    def test_exit_code_is_1_when_any_target_fails(self, audit: Any) -> None:
+        code, _, report = audit
+        assert code == 1
+        assert report["exit_code"] == 1
+        assert [r["target"] for r in report["reports"]] == [T + name for name in EXPECTED]
+
+    @pytest.mark.parametrize("name", list(EXPECTED))
+    def test_verdicts(self, audit: Any, name: str) -> None:
+        failing, phrase = EXPECTED[name]
+        (found,) = [r for r in audit[2]["reports"] if r["target"] == T + name]
+        verdicts = {v["name"]: v for v in found["verdicts"]}
+        statuses = {key: verdicts[key]["status"] for key in CHECKED}
+        assert statuses == {key: "fail" if key in failing else "pass" for key in CHECKED}
+        assert verdicts["positions"]["status"] == "info"
+        assert phrase in verdicts["positions"]["summary"]
+        assert found["exit_code"] == int(bool(failing))
+        assert found["samples"] == 2 * 2 * 2 * 2 * 16  # runs x epochs x ranks x workers x positions
+
+    def test_the_seeds_bug_is_named_with_its_evidence(self, audit: Any) -> None:
+        _, text, report = audit
+        (bug,) = [r for r in report["reports"] if r["target"] == T + "global_random"]
+        ranks = bug["verdicts"][0]
+        assert ranks["summary"].startswith("duplicated random streams across ranks")
+        # Worker w of rank 0 repeats worker w of rank 1, never another worker.
+        assert ranks["evidence"][:2] == [
+            "rank 0 worker 0 vs rank 1 worker 0: 32/32 identical at the same position; "
+            "same index at other positions: 0/32 identical (e.g. index 0 at position 0, "
+            "epoch 0)",
+            "rank 0 worker 1 vs rank 1 worker 1: 32/32 identical at the same position; "
+            "same index at other positions: 0/32 identical (e.g. index 0 at position 0, "
+            "epoch 0)",
+        ]
+        assert ranks["stats"]["flagged_pairs"] == 2
+        assert "verdict on tests.cli_targets:global_random: FAIL (ranks)" in text
+        assert "verdict on tests.cli_targets:rankaug_stream: PASS" in text
+        assert text.rstrip().endswith("exit 1")
+
+    def test_keyed_per_sample_is_not_a_duplicate(self, audit: Any) -> None:
+        (keyed,) = [r for r in audit[2]["reports"] if r["target"] == T + "rankaug_sample"]
+        ranks = keyed["verdicts"][0]
+        assert ranks["status"] == "pass"
+        assert "keyed per sample (or no randomness), not a duplicated stream" in ranks["summary"]
+        assert ranks["stats"]["same_position_identical"] == ranks["stats"]["same_position_compared"]
+
+    def test_epoch_replay_and_irreproducibility_are_named(self, audit: Any) -> None:
+        reports = {r["target"]: r for r in audit[2]["reports"]}
+        epochs = reports[T + "rank_worker_seeded"]["verdicts"][3]
+        assert epochs["summary"].startswith("augmentations replay every epoch")
+        assert "rank 1 worker 1: 16/16 identical at the same position" in "".join(
+            epochs["evidence"]
+        )
+        rerun = reports[T + "unseeded"]["verdicts"][4]
+        assert rerun["summary"].startswith("irreproducible")
+        assert rerun["stats"] == {"differing": 128, "compared": 128}
+
+
+def test_audit_spawned_persistent_workers_pass_rankaug() -> None:
+    code, text, _ = run_main(
+        "audit", T + "rankaug_mosaic", "--start-method", "spawn", "--workers", "1",
+        "--persistent", "--no-rerun", "--json", "-q",
+    )  # fmt: skip
+    report = json.loads(text)
+    assert code == 0, text
+    assert report["config"]["start_method"] == "spawn"
+    (found,) = report["reports"]
+    statuses = {v["name"]: v["status"] for v in found["verdicts"]}
+    assert statuses == {
+        "ranks": "pass",
+        "workers": "skipped",
+        "positions": "info",
+        "epochs": "pass",
+        "reproducible": "skipped",
+    }
+
+
+class TestVerdictLogic:
+    """The statistics alone, on made-up fingerprints (no processes)."""
+
+    SCHEDULE = [0, 1, 2, 3, 4, 5, 6, 7] * 2
+
+    def records(self, draw: Any) -> dict[tuple[int, int, int, int, int], str]:
+        return {
+            (0, epoch, rank, worker, position): draw(epoch, rank, worker, position)
+            for epoch in range(2)
+            for rank in range(2)
+            for worker in range(2)
+            for position in range(len(self.SCHEDULE))
+        }
+
+    def statuses(self, draw: Any) -> dict[str, str]:
+        layout = Layout(ranks=2, workers=2, epochs=2, rerun=False)
+        return {v.name: v.status for v in analyse(layout, self.SCHEDULE, self.records(draw))}
+
+    def test_a_coin_flip_per_sample_is_not_called_a_duplicate(self) -> None:
+        rng = np.random.default_rng(7)
+        flips = {key: str(rng.integers(2)) for key in np.ndindex(2, 2, 2, 16)}
+        assert self.statuses(lambda *key: flips[key])["ranks"] == "pass"
+
+    def test_a_coin_flip_repeated_on_every_rank_is(self) -> None:
+        rng = np.random.default_rng(7)
+        flips = {key: str(rng.integers(2)) for key in np.ndindex(2, 2, 16)}
+        statuses = self.statuses(lambda e, r, w, j: flips[(e, w, j)])
+        assert statuses["ranks"] == "fail"
+        assert statuses["workers"] == "pass"
+
+    def test_too_small_a_probe_decides_nothing(self) -> None:
+        layout = Layout(ranks=2, workers=0, epochs=1, rerun=False)
+        records = {
+            (0, 0, rank, 0, position): str(position) for rank in (0, 1) for position in (0, 1)
+        }
+        ranks = analyse(layout, [3, 3], records)[0]
+        assert ranks.status == "skipped"
+        assert "raise --probe, --repeats or --epochs" in ranks.summary
+
+    def test_additive_seeds_alias_across_ranks_and_workers(self) -> None:
+        # seed + rank + worker: rank 0 worker 1 draws what rank 1 worker 0 draws.
+        statuses = self.statuses(lambda e, r, w, j: f"{e}/{r + w}/{j}")
+        assert statuses["ranks"] == "fail"
+        assert statuses["workers"] == "pass"
+
+
+# ------------------------------------------------------------------------ demo
+
+
+def test_demo_shows_duplicates_for_yolov5_and_none_for_rankaug(tmp_path: Path) -> None:
+    code, text, _ = run_main(
+        "demo", "--epochs", "1", "--samples", "8", "--output", str(tmp_path), "-q"
+    )
+    assert code == 0
+    lines = text.splitlines()
+    assert lines[2].startswith("epoch 0: each mosaic as 'main: partners'")
+    assert lines[3].split("|")[1].strip() == "YOLOv5-style (global random)"
+    assert lines[3].split("|")[2].strip() == "rankaug.MosaicDataset"
+    assert lines[4].split() == ["|", "rank", "0", "rank", "1", "|", "rank", "0", "rank", "1", "|"]
+    steps = lines[5:9]  # 8 samples, 2 ranks: 4 steps, workers 0 1 0 1
+    assert [line.split()[:2] for line in steps] == [["0", "0"], ["1", "1"], ["2", "0"], ["3", "1"]]
+    for line in steps:
+        yolo, keyed = line.split("|")[1:3]
+        assert yolo.count("*") == 2  # both ranks drew the same partners
+        assert "*" not in keyed
+    assert "  YOLOv5-style (global random)      8 of 8" in lines
+    assert "  rankaug.MosaicDataset             0 of 8" in lines
+    for name in ("yolov5-style.png", "rankaug.png"):
+        height, width = sheet_size(2, 4)  # 2 ranks x 4 mosaics each
+        assert read_png(tmp_path / name).shape == (height, width, 3)
+        assert f"  {tmp_path / name}  ({width}x{height})" in lines
+
+
+def test_yolo_folder_round_trips_boxes_and_feeds_the_demo(tmp_path: Path) -> None:
+    source = SyntheticDetection(8, image_size=(48, 64), masks=False, seed=5)
+    root = write_yolo_folder(source, tmp_path / "yolo")
+    folder = YoloFolder(root)
+    assert len(folder) == 8
+    for index in range(8):
+        np.testing.assert_array_equal(folder[index]["image"], source[index]["image"])
+        np.testing.assert_allclose(folder[index]["bboxes"], source[index]["bboxes"], atol=1e-4)
+        np.testing.assert_array_equal(folder[index]["labels"], source[index]["labels"])
+    out = tmp_path / "sheets"
+    code, text, _ = run_main(
+        "demo", "--data", str(root), "--epochs", "1", "--samples", "100", "--columns", "2",
+        "--output", str(out), "--json", "-q",
+    )  # fmt: skip
+    assert code == 0
+    demo = json.loads(text)
+    yolo, keyed = demo["approaches"]["yolov5"], demo["approaches"]["rankaug"]
+    assert yolo["mosaics"] == keyed["mosaics"] == 8
+    assert yolo["repeated"] == 8
+    assert keyed["repeated"] == 0
+    for rows in (yolo["rows"], keyed["rows"]):
+        assert sorted(row["index"] for row in rows) == list(range(8))  # DistributedSampler
+        assert all(len(row["partners"]) == 3 for row in rows)
+        assert {row["rank"] for row in rows} == {0, 1}
+    for approach in (yolo, keyed):
+        assert read_png(Path(approach["sheet"])).shape[:2] == sheet_size(2, 2)
+        assert approach["sheet_size"] == list(sheet_size(2, 2))
+
+
+# ------------------------------------------------------------------------ show
+
+
+def thumbnails(sheet: np.ndarray, row: int, thumb: int) -> np.ndarray:
+    top = TITLE_HEIGHT + row * (thumb + CAPTION_HEIGHT + PAD)
+    return sheet[top : top + thumb, LABEL_WIDTH:]
+
+
+@pytest.mark.parametrize(
+    ("name", "identical"), [("yolov5_mosaic", True), ("rankaug_mosaic", False)]
+)
+def test_show_writes_the_sheet(tmp_path: Path, name: str, identical: bool) -> None:
+    output = tmp_path / "deep" / "sheet.png"
+    code, text, _ = run_main(
+        "show", T + name, "--sampler", "same", "--samples", "4", "--thumb", "64",
+        "--output", str(output), "-q",
+    )  # fmt: skip
+    assert code == 0
+    sheet = read_png(output)
+    height, width = sheet_size(2, 4, 64)
+    assert sheet.shape == (height, width, 3)
+    assert text.strip() == f"wrote {output} ({width}x{height}: 2 rank rows, 4 columns)"
+    # Every rank loads indices 0..3: YOLOv5's rows are the same pictures.
+    same = np.array_equal(thumbnails(sheet, 0, 64), thumbnails(sheet, 1, 64))
+    assert same is identical
+
+
+# ---------------------------------------------------------------------- errors
+
+
+BAD_TARGETS = {
+    "nosuchmodule_xyz:make": "module 'nosuchmodule_xyz' not found",
+    T + "missing": "module 'tests.cli_targets' has no attribute 'missing'",
+    T + "raising": "calling raising() raised RuntimeError: the data folder is not mounted",
+    T + "not_a_dataset": "gave an int, not a map-style dataset",
+    T + "iterable": "an IterableDataset",
+    T + "empty": "gave an empty list (length 0)",
+    T + "NOT_CALLABLE": "gave a str, not a map-style dataset",
+    "tests.cli_targets": "must be 'module:factory'",
+}
+
+
+@pytest.mark.parametrize("command", ["audit", "show"])
+@pytest.mark.parametrize("target", list(BAD_TARGETS))
+def test_bad_target(command: str, target: str) -> None:
+    code, out, err = run_main(command, target, "-q")
+    assert code == 2
+    assert out == ""
+    assert err.startswith(f"rankaug {command}: error: TARGET {target!r}")
+    assert BAD_TARGETS[target] in err
+
+
+def test_bad_target_through_python_m() -> None:
+    result = run_cli("audit", T + "raising")
+    assert result.returncode == 2
+    assert "the data folder is not mounted (at " in result.stderr
+    assert result.stdout == ""
+
+
+def test_a_failing_sample_reports_the_rank_and_cause() -> None:
+    code, _, err = run_main(
+        "audit", T + "broken", "--ranks", "1", "--workers", "1", "--no-rerun", "--epochs", "1",
+        "-q",
+    )  # fmt: skip
+    assert code == 2
+    assert "rank 0 failed (OSError: cannot read image 4)" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["audit", T + "plain", "--ranks", "0"], "argument --ranks: must be an integer in [1, 64]"),
+        (["audit", T + "plain", "--repeats", "1"], "argument --repeats: must be an integer in"),
+        (["show", T + "plain", "--output", "x.jpg"], "--output must be a .png file, got 'x.jpg'"),
+        (["demo", "--data", "/no/such/folder"], "--data must be a YOLO dataset folder"),
+        (["demo", "--size", "big"], "argument --size: must be an integer in [32, 4096], got 'big'"),
+    ],
+)
+def test_bad_options(args: list[str], message: str) -> None:
+    code, _, err = run_main(*args)
+    assert code == 2
+    assert message in err
+
+
+def test_help_everywhere() -> None:
+    result = run_cli("--help")
+    assert result.returncode == 0
+    assert all(command in result.stdout for command in ("demo", "audit", "show"))
+    for command in ("demo", "audit", "show"):
+        code, out, _ = run_main(command, "--help")
+        assert code == 0
+        assert out.startswith(f"usage: rankaug {command}")
+        assert "--seed" in out
+    assert run_main()[0] == 2
