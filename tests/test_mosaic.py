@@ -129,6 +129,43 @@ class TestMosaicGeometryProperties:
                 assert (ys >= np.floor(box[1])).all()
                 assert (ys < np.ceil(box[3])).all()
 
+    @given(data=painted_datasets(), geometry=GEOMETRY, seed=st.integers(0, 2**32 - 1))
+    def test_keypoints_land_on_their_own_pixels(
+        self, data: list[dict[str, Any]], geometry: dict[str, Any], seed: int
+    ) -> None:
+        with_points = []
+        for sample in data:
+            boxes = sample["bboxes"].astype(np.float64)
+            centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+            with_points.append({**sample, "keypoints": centres, "kp_labels": sample["labels"]})
+        mosaic = MosaicDataset(
+            with_points, seed=seed, interpolation=cv2.INTER_NEAREST_EXACT,
+            keypoint_fields=("kp_labels",), **geometry,
+        )  # fmt: skip
+        for index in range(len(data)):
+            out = mosaic[index]
+            points, labels = out["keypoints"], out["kp_labels"]
+            assert points.shape == (len(labels), 2)
+            h, w = out["image"].shape[:2]
+            # a source image can appear in several cells, so a label can have several boxes
+            boxes: dict[int, list[list[float]]] = {}
+            for box, label in zip(out["bboxes"].tolist(), out["labels"].tolist(), strict=True):
+                boxes.setdefault(label, []).append(box)
+            for (x, y), label in zip(points.tolist(), labels.tolist(), strict=True):
+                assert 0 <= x < w
+                assert 0 <= y < h
+                # each keypoint moved exactly as its box did: it is inside such a box ...
+                assert any(b[0] <= x <= b[2] and b[1] <= y <= b[3] for b in boxes[label])
+            # ... and where the pixel under it lies wholly inside that box, it shows the
+            # box's colour (a box shrunk below a pixel has no such pixel)
+            inner = [
+                (int(x), int(y), label)
+                for (x, y), label in zip(points.tolist(), labels.tolist(), strict=True)
+                if any(b[0] <= int(x) and int(x) + 1 <= b[2] and b[1] <= int(y)
+                       and int(y) + 1 <= b[3] for b in boxes[label])
+            ]  # fmt: skip
+            assert all(tuple(out["image"][y, x]) == colour_of(c) for x, y, c in inner)
+
     @given(data=painted_datasets(), geometry=GEOMETRY)
     def test_record_describes_what_was_drawn(
         self, data: list[dict[str, Any]], geometry: dict[str, Any]

@@ -11,7 +11,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
-from torch.utils.data import DataLoader, Dataset, Subset, get_worker_info
+from torch.utils.data import ConcatDataset, DataLoader, Dataset, Subset, get_worker_info
 
 from rankaug import RandomAugmentWrapper, SampleError
 from tests.albu import bbox_params
@@ -142,11 +142,14 @@ class TestRandomAugmentWrapper:
         assert seen[0] != seen[1]
         assert inner.stream != outer.stream
 
-    def test_set_epoch_reaches_inner_wrappers_through_subsets(self) -> None:
+    def test_set_epoch_reaches_inner_wrappers_through_subsets_and_concats(self) -> None:
         inner = RandomAugmentWrapper(Dicts(), noise, seed=0)
-        outer = RandomAugmentWrapper(Subset(inner, [0, 1, 2]), noise, seed=0)
+        other = RandomAugmentWrapper(Dicts(), noise, seed=1)
+        outer = RandomAugmentWrapper(
+            ConcatDataset([Subset(inner, [0, 1, 2]), other]), noise, seed=0
+        )
         outer.set_epoch(7)
-        assert (inner.epoch, outer.epoch) == (7, 7)
+        assert (inner.epoch, other.epoch, outer.epoch) == (7, 7, 7)
 
     @given(seed=st.integers(0, 2**64 - 1), index=st.integers(0, 7), epoch=st.integers(0, 2**32 - 1))
     def test_same_key_gives_the_same_sample(self, seed: int, index: int, epoch: int) -> None:
