@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from typing import Any, Generic, TypeVar
 
 import numpy as np
+import torch.distributed as dist
 from torch.utils.data import Dataset
 
 from rankaug.context import SharedEpoch, current_worker, process_group_rank, resolve_rank
@@ -130,6 +131,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         self.stream = stream_id(stream)
         self._epoch = SharedEpoch()
         self._captured_rank: int | None = None
+        self._rank_cache: tuple[int, bool, int] | None = None
         self._streams: dict[tuple[int, int, int, int], KeyedRandom] = {}
         seed_lo, seed_hi = self.seed & _MASK32, self.seed >> 32
         domain = Domain.STREAM if self.keying == "stream" else Domain.SAMPLE
@@ -168,7 +170,17 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
 
     # ---------------------------------------------------------------- context
     def _rank_now(self) -> int:
-        return resolve_rank(self.rank, self._captured_rank)
+        """The rank, resolved once per process and process-group state (it is per sample)."""
+        if self.rank is not None:
+            return self.rank
+        initialized = dist.is_available() and dist.is_initialized()
+        pid = os.getpid()
+        cached = self._rank_cache
+        if cached is not None and cached[0] == pid and cached[1] == initialized:
+            return cached[2]
+        rank = resolve_rank(None, self._captured_rank)
+        self._rank_cache = (pid, initialized, rank)
+        return rank
 
     def key_random(self, index: int, *, rank: int, worker_id: int, epoch: int) -> KeyedRandom:
         """The random state for one sample, fresh for ``"sample"`` keyings.
@@ -186,17 +198,18 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         Returns:
             The keyed random state.
         """
-        words = self._words.copy()
         if self.keying == "stream":
             owner = (os.getpid(), rank, worker_id, epoch)
             keyed = self._streams.get(owner)
             if keyed is None:
+                words = self._words.copy()
                 words[5] = rank
                 words[6] = worker_id
                 words[7] = epoch
                 keyed = KeyedRandom(np.random.SeedSequence(words))
                 self._streams = {owner: keyed}
             return keyed
+        words = self._words.copy()
         words[5] = epoch
         words[6] = index & _MASK32
         words[7] = index >> 32
@@ -260,6 +273,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_streams"] = {}
+        state["_rank_cache"] = None
         # Pickled for a spawned worker: record the rank while the process group is
         # still reachable; the worker has none.
         if self.rank is None:

@@ -59,7 +59,7 @@ import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict, TypeVar
+from typing import Any, Literal, NamedTuple, TypedDict, TypeVar, cast
 
 import cv2
 import numpy as np
@@ -135,8 +135,7 @@ class MosaicRecord(TypedDict):
     state: str
 
 
-@dataclass(frozen=True, slots=True)
-class _Plan:
+class _Plan(NamedTuple):
     applied: bool
     main_cell: int
     indices: list[int]  # main first
@@ -399,6 +398,7 @@ class MosaicDataset(KeyedDataset[T_co]):
             )
         self.epochs = epochs
         self.close_mosaic = int(close_mosaic)
+        self._constant_p = not callable(p) and not self.close_mosaic
         check_filter_args(
             min_area=min_area, min_visibility=min_visibility, min_width=min_width,
             min_height=min_height,
@@ -407,6 +407,7 @@ class MosaicDataset(KeyedDataset[T_co]):
         self.min_visibility = float(min_visibility)
         self.min_width = float(min_width)
         self.min_height = float(min_height)
+        self._filters = any((self.min_area, self.min_visibility, self.min_width, self.min_height))
         if not isinstance(clip, bool):
             raise TypeError(f"clip must be a bool, got {clip!r}")
         self.clip = clip
@@ -421,6 +422,7 @@ class MosaicDataset(KeyedDataset[T_co]):
                 f"got {type(adapter).__name__}"
             )
         self.adapter = adapter
+        self._plain_dicts = type(adapter) is DefaultAdapter
         self._targets = DEFAULT_TARGETS | set(self.label_fields) | set(self.keypoint_fields)
         self._known_keys = self._targets | {"boxes"} | ({record} if record else set())
         height, width = self.output_size
@@ -502,7 +504,8 @@ class MosaicDataset(KeyedDataset[T_co]):
         rows, cols = self.grid
         cells = rows * cols
         u = rng.random(2 * cells + rows + cols - 1).tolist()
-        applied = u[0] < self.probability(epoch)
+        p = self.p if self._constant_p else self.probability(epoch)
+        applied = u[0] < p
         main_cell = min(int(u[1] * cells), cells - 1)
         partners = self._partners(index, rng, u[2 : cells + 1])
         lines = u[cells + 1 : cells + rows + cols - 1]
@@ -575,8 +578,18 @@ class MosaicDataset(KeyedDataset[T_co]):
         return [int(p) for p in picks]
 
     # ------------------------------------------------------------- tiles
-    def _tile(self, index: int, sample: Any) -> tuple[_Tile, Any]:
-        data, state = self.adapter.unpack(sample, self._targets)
+    def _tile(self, index: int, sample: Any, main: bool) -> tuple[_Tile, Any]:
+        """Read one tile's image and targets, checking them.
+
+        Only the main sample's shape is rebuilt, so a partner that is a plain dict with a
+        numpy image is read as it is, without the adapter.
+        """
+        if main or not self._plain_dicts or type(sample) is not dict:
+            data, state = self.adapter.unpack(sample, self._targets)
+        elif type(sample.get("image")) is np.ndarray:
+            data, state = sample, None
+        else:
+            data, state = self.adapter.unpack(sample, self._targets)
         where = f"dataset[{index}]"
         image = data["image"]
         height, width = image.shape[:2]
@@ -586,7 +599,10 @@ class MosaicDataset(KeyedDataset[T_co]):
         if raw is None:
             boxes = _NO_BOXES
         else:
-            boxes = as_box_array(raw, name=f"{where} bboxes")
+            if type(raw) is np.ndarray and raw.dtype == np.float64 and raw.shape[1:] == (4,):
+                boxes = raw  # already (N, 4) float64: read, never written
+            else:
+                boxes = as_box_array(raw, name=f"{where} bboxes")
             if self.box_format in ("yolo", "albumentations"):  # normalised: per image size
                 boxes = to_xyxy(boxes, self.box_format, (height, width))
         count = len(boxes)
@@ -607,7 +623,8 @@ class MosaicDataset(KeyedDataset[T_co]):
                     f"entries for {count} boxes"
                 )
             fields[field] = array
-        self._check_unaligned(where, sample, data, count)
+        if count and (type(sample) is not dict or not sample.keys() <= self._known_keys):
+            self._check_unaligned(where, sample, data, count)
         mask = data.get("mask")
         if mask is not None:
             mask = np.asarray(mask)
@@ -693,13 +710,10 @@ class MosaicDataset(KeyedDataset[T_co]):
             self._load(i, rank=rank, worker_id=worker_id, epoch=epoch, at=index) for i in used
         ]
         try:
-            tiles = []
-            main_state = None
-            for i, sample in zip(used, samples, strict=True):
-                tile, unpacked = self._tile(i, sample)
-                tiles.append(tile)
-                if main_state is None:
-                    main_state = unpacked
+            main_tile, main_state = self._tile(used[0], samples[0], True)
+            tiles = [main_tile]
+            for i, sample in zip(used[1:], samples[1:], strict=True):
+                tiles.append(self._tile(i, sample, False)[0])
             self._check_tiles(tiles)
             if plan.applied:
                 data, record = self._compose(tiles, plan)
@@ -747,7 +761,8 @@ class MosaicDataset(KeyedDataset[T_co]):
         return np.empty(shape, dtype=like.dtype)
 
     def _fill(self, out: np.ndarray, y0: int, y1: int, x0: int, x1: int) -> None:
-        out[y0:y1, x0:x1] = self.fill if len(self.fill) > 1 else self.fill[0]
+        if y1 > y0 and x1 > x0:
+            out[y0:y1, x0:x1] = self.fill if len(self.fill) > 1 else self.fill[0]
 
     def _compose(self, tiles: list[_Tile], plan: _Plan) -> tuple[dict[str, Any], MosaicRecord]:
         rows, cols = self.grid
@@ -794,9 +809,8 @@ class MosaicDataset(KeyedDataset[T_co]):
             dy0, dy1 = max(oy, cy0), min(oy + sh, cy1)
             record["cells"].append((row, col))
             record["scales"].append(scale)
-            if (dx0, dy0, dx1, dy1) != (cx0, cy0, cx1, cy1) and cx1 > cx0 and cy1 > cy0:
-                self._fill(image, cy0, cy1, cx0, cx1)
             if dx1 <= dx0 or dy1 <= dy0:
+                self._fill(image, cy0, cy1, cx0, cx1)
                 record["src"].append((0, 0, 0, 0))
                 record["dst"].append((cx0, cy0, cx0, cy0))
                 parts.append(_Placed.empty(tile))
@@ -807,6 +821,11 @@ class MosaicDataset(KeyedDataset[T_co]):
             sx1 = min(max(round((dx1 - ox) * step_x), sx0 + 1), tw)
             sy0 = min(max(round((dy0 - oy) * step_y), 0), th - 1)
             sy1 = min(max(round((dy1 - oy) * step_y), sy0 + 1), th)
+            if (dx0, dy0, dx1, dy1) != (cx0, cy0, cx1, cy1):  # fill only what stays uncovered
+                self._fill(image, cy0, dy0, cx0, cx1)
+                self._fill(image, dy1, cy1, cx0, cx1)
+                self._fill(image, dy0, dy1, cx0, dx0)
+                self._fill(image, dy0, dy1, dx1, cx1)
             record["src"].append((sx0, sy0, sx1, sy1))
             record["dst"].append((dx0, dy0, dx1, dy1))
             placed = _Placed(tile, sx0, sy0, sx1, sy1, dx0, dy0, dx1, dy1)
@@ -884,25 +903,27 @@ class MosaicDataset(KeyedDataset[T_co]):
             if self.box_format == "coco":
                 boxes[:, 2:] += boxes[:, :2]
             # per box: image width, height, then the tile's window (see _Placed.window)
-            table = np.repeat(np.array([part.window for part in parts]), counts, axis=0)
+            table = np.array([part.window for part in parts], np.float64).repeat(counts, axis=0)
             # One product gives x0, y0, w - x1, h - y1, x1 - x0, y1 - y0 (all >= 0) and
             # w - x0, h - y0, x1, y1 (all > 0: not entirely outside); NaN fails both.
             ext = np.concatenate((boxes, table[:, :2]), axis=1)
             margins = (ext @ _MARGINS).min(axis=0).tolist()
             if not (min(margins[:6]) >= 0 and min(margins[6:]) > 0):
                 boxes = self._checked_boxes(tiles, counts, boxes)
-            windows = table[:, 2:]
-            full = (boxes - windows[:, 0:4]) * windows[:, 4:8] + windows[:, 8:12]
-            area = (full[:, 2] - full[:, 0]) * (full[:, 3] - full[:, 1])
-            clipped = np.minimum(np.maximum(full, windows[:, 8:12]), windows[:, 12:16])
-            keep = keep_mask(
-                clipped,
-                area,
-                min_area=self.min_area,
-                min_visibility=self.min_visibility,
-                min_width=self.min_width,
-                min_height=self.min_height,
-            )
+            full = boxes * table[:, 2:6] + table[:, 6:10]  # source pixels -> output pixels
+            clipped = np.minimum(np.maximum(full, table[:, 10:14]), table[:, 14:18])
+            if self._filters:
+                area = (full[:, 2] - full[:, 0]) * (full[:, 3] - full[:, 1])
+                keep = keep_mask(
+                    clipped,
+                    area,
+                    min_area=self.min_area,
+                    min_visibility=self.min_visibility,
+                    min_width=self.min_width,
+                    min_height=self.min_height,
+                )
+            else:  # keep_mask's rule without thresholds: positive width and height
+                keep = cast(np.ndarray, (clipped[:, 2:] > clipped[:, :2]).all(axis=1))
             kept = clipped[keep]
         else:
             keep = np.zeros(0, dtype=bool)
@@ -997,8 +1018,7 @@ def _signature(tile: _Tile) -> tuple[object, ...]:
     """What must match across the tiles of one mosaic."""
     image = tile.image
     return (
-        image.ndim,
-        image.shape[2:],
+        image.shape[2:],  # its length tells HxW from HxWxC
         image.dtype,
         tile.mask is None,
         tile.masks is None,
@@ -1009,7 +1029,9 @@ def _signature(tile: _Tile) -> tuple[object, ...]:
 class _Placed:
     """One tile's source window mapped onto its output window."""
 
-    __slots__ = ("dx0", "dx1", "dy0", "dy1", "kx", "ky", "sx0", "sx1", "sy0", "sy1", "tile")
+    __slots__ = (
+        "dx0", "dx1", "dy0", "dy1", "kx", "ky", "sx0", "sx1", "sy0", "sy1", "tile", "window",
+    )  # fmt: skip
 
     def __init__(
         self, tile: _Tile, sx0: int, sy0: int, sx1: int, sy1: int, dx0: int, dy0: int,
@@ -1018,19 +1040,16 @@ class _Placed:
         self.tile = tile
         self.sx0, self.sy0, self.sx1, self.sy1 = sx0, sy0, sx1, sy1
         self.dx0, self.dy0, self.dx1, self.dy1 = dx0, dy0, dx1, dy1
-        self.kx = (dx1 - dx0) / (sx1 - sx0) if sx1 > sx0 else 0.0
-        self.ky = (dy1 - dy0) / (sy1 - sy0) if sy1 > sy0 else 0.0
-
-    @property
-    def window(self) -> tuple[float, ...]:
-        """One row of the per-box table: tile width and height, then four (x, y, x, y).
-
-        The four are the source origin, the scale, the output origin and the output end.
-        """
-        sx, sy, kx, ky = self.sx0, self.sy0, self.kx, self.ky
-        dx0, dy0, dx1, dy1 = self.dx0, self.dy0, self.dx1, self.dy1
-        th, tw = self.tile.image.shape[:2]
-        return (tw, th, sx, sy, sx, sy, kx, ky, kx, ky, dx0, dy0, dx0, dy0, dx1, dy1, dx1, dy1)
+        self.kx = kx = (dx1 - dx0) / (sx1 - sx0) if sx1 > sx0 else 0.0
+        self.ky = ky = (dy1 - dy0) / (sy1 - sy0) if sy1 > sy0 else 0.0
+        th, tw = tile.image.shape[:2]
+        # One row of the per-box table: the tile's width and height, then as (x, y, x, y)
+        # the scale k and offset b of the map x -> k * x + b (which takes the source
+        # window onto the output window), the output window's start and its end.
+        bx, by = dx0 - sx0 * kx, dy0 - sy0 * ky
+        self.window = (
+            tw, th, kx, ky, kx, ky, bx, by, bx, by, dx0, dy0, dx0, dy0, dx1, dy1, dx1, dy1,
+        )  # fmt: skip
 
     @classmethod
     def empty(cls, tile: _Tile) -> _Placed:
@@ -1044,7 +1063,7 @@ class _Placed:
             target[...] = crop.reshape(target.shape)
             return
         size = (self.dx1 - self.dx0, self.dy1 - self.dy0)
-        resized = cv2.resize(crop, size, dst=target, interpolation=interpolation)
+        resized = cv2.resize(crop, size, target, 0.0, 0.0, interpolation)
         if resized is not target:  # OpenCV could not write in place (e.g. HxWx1)
             target[...] = resized.reshape(target.shape)
 

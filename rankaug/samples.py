@@ -160,6 +160,13 @@ def restore_like(new: Any, old: Any) -> Any:
     >>> restore_like(np.array([[1.0, 2.0, 3.0, 4.0]]), [[0, 0, 1, 1]])
     [[1.0, 2.0, 3.0, 4.0]]
     """
+    if (
+        type(new) is np.ndarray
+        and type(old) is np.ndarray
+        and new.dtype == old.dtype
+        and (new.size or new.ndim == old.ndim)
+    ):
+        return new  # already right: the common case, kept cheap
     if isinstance(old, torch.Tensor):
         array = _restore_array(np.asarray(new), old.dtype.is_floating_point, old.shape, None)
         if old.dtype.is_floating_point or array.dtype.kind != "f":

@@ -113,6 +113,10 @@ class _AlbumentationsDriver:
         unmanaged = {key for key in ("bboxes", "keypoints") if key not in processors}
         self.refused = {key for key in unmanaged if _moves(transform, key)}
         self.targets = albumentations_targets(transform) - (unmanaged - self.refused)
+        self._keyed: KeyedRandom | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_keyed": None}
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         data, state = self.adapter.unpack(sample, self.targets)
@@ -123,7 +127,9 @@ class _AlbumentationsDriver:
                 f"so its geometric transforms would not move them: give A.Compose "
                 f"{params}=... (with the format and label fields of your data)"
             )
-        self.transform.set_random_state(keyed.generator, keyed.py_random)
+        if keyed is not self._keyed:  # a stream keeps its state between samples
+            self.transform.set_random_state(keyed.generator, keyed.py_random)
+            self._keyed = keyed
         return self.adapter.repack(self.transform(**data), state)
 
 
