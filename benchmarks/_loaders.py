@@ -1,0 +1,301 @@
+"""DataLoader machinery for the scaling section of ``benchmarks/throughput.py``.
+
+Chunked sampling so persistent workers sit idle between timed chunks, the three ways a
+batch leaves a worker (numpy samples pickled, tensors in fresh shared memory, tensors in
+reused shared buffers), the CPU time a loader's processes got (``/proc``), and in-process
+measurements of what moving a batch costs. Import it after pinning thread counts.
+
+This is benchmark code, never imported by rankaug.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from multiprocessing.reduction import ForkingPickler
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Sampler, default_collate
+
+from benchmarks._timing import summarize
+
+__all__ = [
+    "COLLATES",
+    "Chunk",
+    "ChunkSampler",
+    "CollateReused",
+    "Loader",
+    "collate_numpy",
+    "collate_tensors",
+    "collate_tensors_targets",
+    "cpu_ns",
+    "make_loaders",
+    "time_chunk",
+    "transport_costs",
+]
+
+
+class ChunkSampler(Sampler[int]):
+    """Indices ``0, 1, 2, ...`` modulo ``n``; ``count`` of them per ``iter()``.
+
+    Set ``count`` before each ``iter(loader)``; every chunk continues where the last
+    stopped. A finite chunk lets a persistent loader's workers run out of work, so that
+    they sit idle while another loader is timed.
+    """
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.count = 0
+        self.start = 0
+
+    def __iter__(self) -> Iterator[int]:
+        start, self.start = self.start, self.start + self.count
+        return (k % self.n for k in range(start, start + self.count))
+
+    def __len__(self) -> int:
+        return self.count
+
+
+def collate_numpy(batch: list[Any]) -> list[Any]:
+    """Keep the numpy samples as they are: a worker pickles them through its pipe."""
+    return batch
+
+
+def collate_tensors(batch: list[Any]) -> dict[str, torch.Tensor]:
+    """Stack images into one uint8 ``(B, H, W, 3)`` tensor, targets YOLO-style.
+
+    Inside a worker ``default_collate`` allocates the stacked images in shared memory, so
+    only a handle travels through the pipe. Targets are ``(M, 6)``: batch index, label,
+    x1, y1, x2, y2.
+    """
+    images = default_collate([sample["image"] for sample in batch])
+    return {"images": images, "targets": collate_tensors_targets(batch)}
+
+
+def collate_tensors_targets(batch: list[Any]) -> torch.Tensor:
+    """The boxes of a batch as one ``(M, 6)`` float32 tensor: index, label, x1, y1, x2, y2."""
+    targets = [
+        np.column_stack(
+            [
+                np.full(len(sample["labels"]), k, dtype=np.float32),
+                np.asarray(sample["labels"], dtype=np.float32),
+                np.asarray(sample["bboxes"], dtype=np.float32).reshape(-1, 4),
+            ]
+        )
+        for k, sample in enumerate(batch)
+    ]
+    return torch.from_numpy(np.concatenate(targets))
+
+
+class CollateReused:
+    """An experiment: ``collate_tensors``, with the images in shared buffers made once.
+
+    Each process (the main one or a worker) keeps a ring of ``ring`` shared-memory batch
+    buffers per batch shape and stacks each batch into the next one, so the pages are
+    allocated and faulted in once, not for every batch as ``default_collate`` does. The
+    catch, and why this is not a recommendation as it stands: a batch's buffer is
+    written again ``ring`` batches later (of the same worker), so a consumer that keeps
+    batches for longer than that sees them change. With ``prefetch_factor=2`` at most
+    two batches per worker are in flight, so a ring of 5 is safe for a loop that drops
+    each batch before fetching the next-but-one.
+
+    Args:
+        ring: Buffers per process and shape.
+    """
+
+    def __init__(self, ring: int = 5) -> None:
+        self.ring = ring
+        self._rings: dict[tuple[int, tuple[int, ...]], tuple[list[torch.Tensor], list[int]]] = {}
+
+    def _buffer(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+        # Keyed by process: a forked worker must not write into its parent's buffers.
+        key = (os.getpid(), shape)
+        buffers, position = self._rings.setdefault(key, ([], [0]))
+        if len(buffers) < self.ring:
+            buffers.append(torch.empty(shape, dtype=dtype).share_memory_())  # type: ignore[no-untyped-call]
+        buffer = buffers[position[0] % len(buffers)]
+        position[0] += 1
+        return buffer
+
+    def __call__(self, batch: list[Any]) -> dict[str, torch.Tensor]:
+        images = [torch.from_numpy(np.ascontiguousarray(sample["image"])) for sample in batch]
+        out = self._buffer((len(images), *images[0].shape), images[0].dtype)
+        torch.stack(images, out=out)
+        return {"images": out, "targets": collate_tensors_targets(batch)}
+
+
+@dataclass
+class Loader:
+    """A DataLoader with its chunk sampler and worker count."""
+
+    loader: DataLoader[Any]
+    sampler: ChunkSampler
+    workers: int
+
+
+COLLATES: dict[str, Callable[[], Callable[[list[Any]], Any]]] = {
+    "tensor": lambda: collate_tensors,
+    "numpy": lambda: collate_numpy,
+    "reused": CollateReused,
+}
+"""Transport name -> a factory of its collate function."""
+
+
+def make_loaders(
+    dataset: Any, batch_size: int, transports: Sequence[str], workers_counts: Sequence[int]
+) -> dict[str, Loader]:
+    """One DataLoader per transport and worker count, with persistent workers.
+
+    Args:
+        dataset: The map-style dataset.
+        batch_size: The batch size.
+        transports: Keys of :data:`COLLATES`.
+        workers_counts: Worker counts.
+
+    Returns:
+        ``"scaling/{transport}_{workers}w"`` -> loader.
+    """
+    loaders: dict[str, Loader] = {}
+    for transport in transports:
+        collate = COLLATES[transport]()
+        for workers in workers_counts:
+            sampler = ChunkSampler(len(dataset))
+            loader: DataLoader[Any] = DataLoader(
+                dataset,
+                batch_size=batch_size,
+                sampler=sampler,
+                num_workers=workers,
+                collate_fn=collate,
+                persistent_workers=workers > 0,
+                prefetch_factor=2 if workers else None,
+            )
+            loaders[f"scaling/{transport}_{workers}w"] = Loader(loader, sampler, workers)
+    return loaders
+
+
+def cpu_ns(pids: Sequence[int]) -> tuple[int, int] | None:
+    """CPU use of processes so far: nanoseconds running, and runnable but waiting for a CPU.
+
+    Summed over every thread of every process (Linux ``/proc/PID/task/*/schedstat``). The
+    waiting time is what other work on the machine took from these processes.
+
+    Args:
+        pids: Process ids.
+
+    Returns:
+        ``(running_ns, waiting_ns)``, or ``None`` where ``/proc`` has no schedstat.
+    """
+    running = waiting = 0
+    found = False
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/schedstat") as stats:
+                    fields = stats.read().split()
+            except OSError:  # the thread has just exited
+                continue
+            running += int(fields[0])
+            waiting += int(fields[1])
+            found = True
+    return (running, waiting) if found else None
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One timed chunk of a loader.
+
+    Attributes:
+        rate: Samples per second.
+        cores: CPU time the main process and the workers got, per second of wall time.
+        waiting: Time their threads were runnable but waited for a CPU, per second.
+    """
+
+    rate: float
+    cores: float | None
+    waiting: float | None
+
+
+def time_chunk(entry: Loader, batches: int, batch_size: int) -> Chunk:
+    """Samples per second of one loader in steady state, over ``batches`` batches.
+
+    A chunk of ``skip + batches`` batches is started on a fresh iterator (the persistent
+    workers stay up). The first ``skip`` batches (one per worker) are not timed: they
+    include the pipeline filling up. The clock then runs from the arrival of one batch to
+    the arrival of the batch ``batches`` later; with ``batches`` a multiple of the worker
+    count both come from the same worker, busy the whole time, so the span is a whole
+    number of its steady-state periods. The chunk is then drained, leaving the workers
+    idle while the other loaders are timed. The CPU time of the main process and the
+    workers is read around the timed span (:func:`cpu_ns`).
+    """
+    skip = max(entry.workers, 1)
+    entry.sampler.count = (skip + batches) * batch_size
+    iterator = iter(entry.loader)
+    # A private attribute of the multi-process iterator; without it, only this process.
+    workers = getattr(iterator, "_workers", [])
+    pids = [os.getpid(), *(int(process.pid) for process in workers)]
+    for _ in range(skip):
+        next(iterator)
+    before = cpu_ns(pids)
+    t0 = time.perf_counter()
+    for _ in range(batches):
+        next(iterator)
+    seconds = time.perf_counter() - t0
+    after = cpu_ns(pids)
+    for _ in iterator:  # nothing should be left
+        pass
+    cores = waiting = None
+    if before is not None and after is not None:
+        cores = (after[0] - before[0]) / 1e9 / seconds
+        waiting = (after[1] - before[1]) / 1e9 / seconds
+    return Chunk(batches * batch_size / seconds, cores, waiting)
+
+
+def transport_costs(dataset: Any, batch_size: int, repeats: int) -> dict[str, float]:
+    """What moving one batch out of a worker costs, measured in this process.
+
+    Returns:
+        Medians: ``batch_mb`` (pickled size of a numpy batch), ``pickle_ms``
+        (``ForkingPickler.dumps`` plus ``pickle.loads``: the copies the worker and the
+        main process make of numpy samples), ``shm_fresh_ms`` (stacking the images into
+        newly allocated shared memory, as ``default_collate`` does in a worker, page
+        faults included), ``shm_reused_ms`` (stacking them into a shared buffer
+        allocated once) and ``make_ms`` (making the batch's samples).
+    """
+    batch = [dataset[i] for i in range(batch_size)]
+    images = [torch.from_numpy(np.ascontiguousarray(sample["image"])) for sample in batch]
+    shape = (len(images), *images[0].shape)
+    reused = torch.empty(shape, dtype=images[0].dtype).share_memory_()  # type: ignore[no-untyped-call]
+    timings: dict[str, list[float]] = {
+        "pickle_ms": [],
+        "shm_fresh_ms": [],
+        "shm_reused_ms": [],
+        "make_ms": [],
+    }
+    size = 0
+    for r in range(max(repeats, 9)):
+        t0 = time.perf_counter()
+        data = ForkingPickler.dumps(batch)
+        pickle.loads(data)
+        t1 = time.perf_counter()
+        fresh = torch.empty(shape, dtype=images[0].dtype).share_memory_()  # type: ignore[no-untyped-call]
+        torch.stack(images, out=fresh)
+        t2 = time.perf_counter()
+        torch.stack(images, out=reused)
+        t3 = time.perf_counter()
+        for i in range(batch_size):
+            dataset[(r * batch_size + i) % len(dataset)]
+        t4 = time.perf_counter()
+        del fresh
+        size = len(data)
+        for key, seconds in zip(timings, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
+            timings[key].append(seconds * 1000)
+    return {"batch_mb": size / 1e6, **{k: summarize(v).median for k, v in timings.items()}}

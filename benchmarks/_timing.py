@@ -1,0 +1,297 @@
+"""Timing helpers for the benchmarks: interleaved rounds, medians, a progress bar, peak RSS.
+
+Nothing here imports numpy, torch or cv2, so a script can import it before it pins thread
+counts. This is benchmark code, never imported by rankaug.
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TextIO
+
+__all__ = [
+    "Op",
+    "alternate",
+    "Progress",
+    "Summary",
+    "counted",
+    "interleave",
+    "paired_ratios",
+    "peak_rss_mib",
+    "summarize",
+]
+
+Op = Callable[[int], object]
+"""``op(n)`` performs ``n`` operations (mosaics, samples, keys), continuing its own count."""
+
+
+def counted(fn: Callable[[int], object], start: int = 0) -> Op:
+    """Turn ``fn(i)`` into an :data:`Op` that calls it with consecutive ``i`` across calls.
+
+    Args:
+        fn: One operation; it receives the running count (for example a sample index).
+        start: The first count.
+
+    Returns:
+        ``op(n)``, which calls ``fn(i)``, ``fn(i + 1)``, ... ``n`` times.
+
+    >>> seen = []
+    >>> op = counted(seen.append)
+    >>> _ = op(2), op(3)
+    >>> seen
+    [0, 1, 2, 3, 4]
+    """
+    position = [start]
+
+    def op(n: int) -> None:
+        i = position[0]
+        for k in range(i, i + n):
+            fn(k)
+        position[0] = i + n
+
+    return op
+
+
+class Progress:
+    """A one-line progress bar on stderr (no dependency).
+
+    It draws only when enabled; by default, when the stream is a terminal, so that logs
+    and pipes stay clean.
+
+    Args:
+        total: Units of work in the whole run.
+        enabled: Force drawing on or off; ``None`` draws on a terminal only.
+        stream: Where to draw; ``sys.stderr`` by default.
+        width: Width of the bar in characters.
+    """
+
+    def __init__(
+        self,
+        total: int,
+        *,
+        enabled: bool | None = None,
+        stream: TextIO | None = None,
+        width: int = 30,
+    ) -> None:
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.total = max(int(total), 1)
+        self.width = width
+        self.done = 0
+        self.label = ""
+        self._t0 = time.perf_counter()
+        self._last_draw = 0.0
+
+    def set_label(self, label: str) -> None:
+        """Show ``label`` (the section or contender being timed) beside the bar."""
+        self.label = label
+        self._draw(force=True)
+
+    def advance(self, units: int = 1) -> None:
+        """Count ``units`` more units of work as done."""
+        self.done = min(self.done + units, self.total)
+        self._draw()
+
+    def _draw(self, *, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if not force and now - self._last_draw < 0.1 and self.done < self.total:
+            return
+        self._last_draw = now
+        fraction = self.done / self.total
+        filled = round(fraction * self.width)
+        elapsed = now - self._t0
+        eta = f"{elapsed * (1 - fraction) / fraction:4.0f}s" if fraction > 0 else "   ?"
+        bar = "#" * filled + "." * (self.width - filled)
+        self.stream.write(
+            f"\r[{bar}] {fraction:4.0%} {elapsed:4.0f}s, eta {eta}  {self.label[:38]:<38}"
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        """Erase the bar."""
+        if self.enabled:
+            self.stream.write("\r" + " " * (self.width + 66) + "\r")
+            self.stream.flush()
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Median and range of one figure over repeats.
+
+    Attributes:
+        median: The median.
+        low: The smallest value.
+        high: The largest value.
+        values: Every value, in the order measured.
+    """
+
+    median: float
+    low: float
+    high: float
+    values: tuple[float, ...]
+
+
+def summarize(values: Iterable[float]) -> Summary:
+    """Return the median and the min..max of ``values`` (at least one).
+
+    >>> summarize([3.0, 1.0, 2.0]).median
+    2.0
+    """
+    data = tuple(float(v) for v in values)
+    if not data:
+        raise ValueError("summarize needs at least one value")
+    return Summary(statistics.median(data), min(data), max(data), data)
+
+
+def interleave(
+    ops: Mapping[str, Op],
+    *,
+    per_round: int,
+    repeats: int,
+    warmup: int,
+    progress: Progress | None = None,
+    label: str = "",
+) -> dict[str, list[float]]:
+    """Time several contenders in interleaved rounds; return seconds per operation.
+
+    Every contender first runs ``warmup`` untimed operations. Then, in each of
+    ``repeats`` rounds, every contender runs ``per_round`` operations, timed with
+    ``time.perf_counter``; the order is the given one on even rounds and reversed on odd
+    rounds (A B C, C B A, A B C, ...), so that slow drift of the machine's speed and the
+    cost of going first or last hit every contender alike. Compare medians of the rounds,
+    or the per-round ratios (:func:`paired_ratios`).
+
+    Args:
+        ops: Contender name -> :data:`Op`.
+        per_round: Operations per contender per round (at least 1).
+        repeats: Rounds (at least 1).
+        warmup: Untimed operations per contender first.
+        progress: Advanced by one unit per contender per round.
+        label: Shown beside the progress bar.
+
+    Returns:
+        Name -> seconds per operation, one value per round.
+    """
+    if per_round < 1 or repeats < 1:
+        raise ValueError(f"per_round and repeats must be >= 1, got {per_round}, {repeats}")
+    names = list(ops)
+    for name in names:
+        if progress is not None:
+            progress.set_label(f"{label}: warm-up {name}")
+        if warmup > 0:
+            ops[name](warmup)
+    seconds: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(repeats):
+        order: Sequence[str] = names if r % 2 == 0 else names[::-1]
+        for name in order:
+            if progress is not None:
+                progress.set_label(f"{label}: {name}")
+            op = ops[name]
+            t0 = time.perf_counter()
+            op(per_round)
+            seconds[name].append((time.perf_counter() - t0) / per_round)
+            if progress is not None:
+                progress.advance()
+    return seconds
+
+
+def alternate(
+    ops: Mapping[str, Op],
+    *,
+    per_round: int,
+    repeats: int,
+    warmup: int,
+    progress: Progress | None = None,
+    label: str = "",
+    record: dict[str, list[float]] | None = None,
+    firsts: list[str] | None = None,
+) -> dict[str, list[float]]:
+    """Time contenders one operation at a time, alternating; return seconds per operation.
+
+    Like :func:`interleave`, but finer: within a round the contenders take turns one
+    operation each, the order reversed at every turn (A B, B A, A B, ... for two), each
+    operation timed on its own. Drift of the machine's speed on any scale longer than
+    a few operations then hits every contender alike, and whichever goes second (and may
+    find the data in cache) alternates. Meant for operations of a millisecond or more
+    (the clock is read twice per operation).
+
+    Args:
+        ops: Contender name -> :data:`Op`.
+        per_round: Operations per contender per round (at least 1).
+        repeats: Rounds (at least 1).
+        warmup: Untimed operations per contender first.
+        progress: Advanced by one unit per contender per round.
+        label: Shown beside the progress bar.
+        record: If given, every timed operation's seconds are appended here, per name,
+            in order, so that operation ``k`` of two contenders can be paired.
+        firsts: If given, the name of the contender that went first in each turn is
+            appended here (it alone may find the data cold in cache).
+
+    Returns:
+        Name -> seconds per operation, one value per round.
+    """
+    if per_round < 1 or repeats < 1:
+        raise ValueError(f"per_round and repeats must be >= 1, got {per_round}, {repeats}")
+    names = list(ops)
+    forward, backward = names, names[::-1]
+    log: dict[str, list[float]] = {name: [] for name in names} if record is None else record
+    for name in names:
+        log.setdefault(name, [])
+    for name in names:
+        if progress is not None:
+            progress.set_label(f"{label}: warm-up {name}")
+        if warmup > 0:
+            ops[name](warmup)
+    seconds: dict[str, list[float]] = {name: [] for name in names}
+    clock = time.perf_counter
+    for r in range(repeats):
+        if progress is not None:
+            progress.set_label(f"{label}: round {r + 1} of {repeats}")
+        spent = dict.fromkeys(names, 0.0)
+        for turn in range(per_round):
+            order = forward if (turn + r) % 2 == 0 else backward
+            if firsts is not None:
+                firsts.append(order[0])
+            for name in order:
+                op = ops[name]
+                t0 = clock()
+                op(1)
+                elapsed = clock() - t0
+                spent[name] += elapsed
+                log[name].append(elapsed)
+        for name in names:
+            seconds[name].append(spent[name] / per_round)
+        if progress is not None:
+            progress.advance(len(names))
+    return seconds
+
+
+def paired_ratios(numerator: Sequence[float], denominator: Sequence[float]) -> list[float]:
+    """Round-by-round ratios of two figures measured in the same interleaved rounds.
+
+    >>> paired_ratios([2.0, 3.0], [1.0, 2.0])
+    [2.0, 1.5]
+    """
+    return [a / b for a, b in zip(numerator, denominator, strict=True) if b != 0]
+
+
+def peak_rss_mib() -> dict[str, float]:
+    """Peak resident memory in MiB: this process, and its children that have exited.
+
+    ``children`` counts DataLoader workers once they have been shut down (the largest one,
+    not their sum); it is ``getrusage(RUSAGE_CHILDREN)``.
+
+    Returns:
+        ``{"self": MiB, "children": MiB}``.
+    """
+    scale = 1024.0 * 1024.0 if sys.platform == "darwin" else 1024.0  # bytes vs KiB
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / scale
+    return {"self": round(own, 1), "children": round(children, 1)}
