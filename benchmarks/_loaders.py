@@ -20,9 +20,10 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Sampler, default_collate
+from torch.utils.data import DataLoader, Sampler
 
 from benchmarks._timing import summarize
+from rankaug import collate_detection
 
 __all__ = [
     "COLLATES",
@@ -66,15 +67,14 @@ def collate_numpy(batch: list[Any]) -> list[Any]:
     return batch
 
 
-def collate_tensors(batch: list[Any]) -> dict[str, torch.Tensor]:
-    """Stack images into one uint8 ``(B, H, W, 3)`` tensor, targets YOLO-style.
+def collate_tensors(batch: list[Any]) -> dict[str, Any]:
+    """The collate rankaug recommends, :func:`rankaug.collate_detection`.
 
-    Inside a worker ``default_collate`` allocates the stacked images in shared memory, so
-    only a handle travels through the pipe. Targets are ``(M, 6)``: batch index, label,
-    x1, y1, x2, y2.
+    Images stacked into one uint8 ``(B, H, W, 3)`` tensor, which ``default_collate``
+    allocates in shared memory inside a worker, so only a handle travels through the
+    pipe; targets YOLO-style in one ``(M, 6)`` tensor.
     """
-    images = default_collate([sample["image"] for sample in batch])
-    return {"images": images, "targets": collate_tensors_targets(batch)}
+    return collate_detection(batch)
 
 
 def collate_tensors_targets(batch: list[Any]) -> torch.Tensor:

@@ -5,6 +5,7 @@ Every random draw comes from a key — ``(seed, rank, worker_id, epoch)`` or
 GPUs, workers and epochs and repeat bit for bit across runs.
 """
 
+from rankaug.collate import collate_detection
 from rankaug.context import SharedEpoch, resolve_rank
 from rankaug.errors import SampleError
 from rankaug.keyed import KeyedDataset
@@ -29,6 +30,7 @@ __all__ = [
     "SharedEpoch",
     "WorkerSeeder",
     "__version__",
+    "collate_detection",
     "key_words",
     "make_rng",
     "make_seed_sequence",
