@@ -26,9 +26,9 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 import torch.distributed as dist
-from torch.utils.data import Dataset
+from torch.utils.data import Dataset, get_worker_info
 
-from rankaug.context import SharedEpoch, current_worker, process_group_rank, resolve_rank
+from rankaug.context import SharedEpoch, process_group_rank, resolve_rank
 from rankaug.errors import SampleError
 from rankaug.keys import (
     MAGIC,
@@ -239,7 +239,8 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
 
     def __getitem__(self, index: int) -> T_co:
         position = self._check_index(index)
-        worker_id, _ = current_worker()
+        info = get_worker_info()
+        worker_id = 0 if info is None else info.id
         rank = self._rank_now()
         epoch = self._epoch.get()
         keyed = self.key_random(position, rank=rank, worker_id=worker_id, epoch=epoch)

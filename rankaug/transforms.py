@@ -120,7 +120,7 @@ class _AlbumentationsDriver:
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         data, state = self.adapter.unpack(sample, self.targets)
-        for key in self.refused & data.keys():
+        for key in self.refused.intersection(data) if self.refused else ():
             params = "bbox_params" if key == "bboxes" else "keypoint_params"
             raise ValueError(
                 f"the sample has {key!r} but the albumentations transform has no {params}, "
