@@ -44,7 +44,7 @@ class TestReadme:
         script = tmp_path / "quick_start.py"
         code = python_block("## Quick start")
         # Count what the loop saw, so the run proves it iterated.
-        code = code.replace("        ...  #", "        seen.append(len(batch))  #")
+        code = code.replace("        ...  #", "        seen.append(batch['image'].shape[0])  #")
         script.write_text("seen = []\n" + code + "\nprint('batches', len(seen), sum(seen))\n")
         env = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1", "OMP_NUM_THREADS": "1"}
         result = subprocess.run(
