@@ -41,9 +41,9 @@ def resolve_rank(explicit: int | None = None, captured: int | None = None) -> in
     """The rank of this process, by the order given in the module docstring.
 
     Args:
-        explicit: A ``rank=`` argument, used as is when not ``None``.
+        explicit: A ``rank=`` argument, used as is when not ``None``. Defaults to ``None``.
         captured: A rank recorded in the main process before the dataset travelled to a
-            spawned worker.
+            spawned worker. Defaults to ``None``.
 
     Returns:
         The rank.
@@ -90,6 +90,9 @@ def current_worker() -> tuple[int, int]:
 
 class SharedEpoch:
     """An epoch counter that every DataLoader worker sees.
+
+    Args:
+        value: The initial epoch. Defaults to ``0``.
 
     The value lives in a one-element int64 tensor moved to shared memory at
     construction. Forked workers inherit the mapping; spawned workers receive it

@@ -96,11 +96,13 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
     Args:
         dataset: A map-style dataset (``__getitem__`` and ``__len__``).
         seed: The run's base seed, ``0 <= seed < 2**64``.
-        keying: ``"stream"``, ``"sample"`` or ``"sample_rank"`` (see the module docstring).
+        keying: ``"stream"``, ``"sample"`` or ``"sample_rank"`` (see the module
+            docstring). Defaults to ``"stream"``.
         rank: The rank for the key; ``None`` resolves it (see :mod:`rankaug.context`).
+            Defaults to ``None``.
         stream: The stream word or name; ``None`` derives one from the class name and
             how many rankaug wrappers sit inside this one, so stacked wrappers draw
-            independent streams.
+            independent streams. Defaults to ``None``.
 
     Raises:
         TypeError: If an argument has the wrong type.

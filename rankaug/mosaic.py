@@ -77,7 +77,7 @@ from rankaug.boxes import (
 from rankaug.errors import SampleError
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
-from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter, SampleAdapter
+from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter, SampleAdapter, check_adapter
 
 __all__ = ["CanvasMode", "MosaicDataset", "MosaicRecord", "ScaleMode"]
 
@@ -247,52 +247,53 @@ class MosaicDataset(KeyedDataset[T_co]):
         dataset: A map-style dataset of detection or segmentation samples.
         seed: The run's base seed, ``0 <= seed < 2**64``.
         output_size: The output image's size, an int or ``(height, width)``.
-            Defaults to 640.
+            Defaults to ``640``.
         grid: ``(rows, cols)``. Defaults to ``(2, 2)``.
         box_format: The format of the samples' boxes (also of the output's):
-            ``"pascal_voc"`` (default), ``"coco"``, ``"yolo"`` or ``"albumentations"``.
+            ``"pascal_voc"``, ``"coco"``, ``"yolo"`` or ``"albumentations"``. Defaults to
+            ``"pascal_voc"``.
         label_fields: Per-box fields kept aligned with the boxes. Defaults to
             ``("labels",)``.
         keypoint_fields: Per-keypoint fields kept aligned with the keypoints.
             Defaults to ``()``.
-        canvas: ``"output"`` (default) builds the ``output_size`` image; ``"yolo"``
-            builds YOLO's canvas of twice ``output_size``.
+        canvas: ``"output"`` builds the ``output_size`` image; ``"yolo"`` builds
+            YOLO's canvas of twice ``output_size``. Defaults to ``"output"``.
         center_range: Where the grid lines fall, as fractions (see the module
             docstring). Defaults to ``(0.25, 0.75)``.
-        scale_mode: ``"keep"`` (default), ``"fit"`` or ``"fill"``.
+        scale_mode: ``"keep"``, ``"fit"`` or ``"fill"``. Defaults to ``"keep"``.
         scale_range: Each tile's random scale factor range. Defaults to ``(1.0, 1.0)``.
         interpolation: An OpenCV interpolation flag for images. Defaults to
             ``cv2.INTER_LINEAR``. Masks always use ``cv2.INTER_NEAREST_EXACT``, the
             nearest neighbour aligned on pixel centres like the boxes (OpenCV's
             ``INTER_NEAREST`` is shifted by half a pixel).
         fill: The value of pixels no tile covers, a number or one per channel.
-            Defaults to 114, as YOLO.
-        fill_mask: The semantic mask's value there. Defaults to 0.
+            Defaults to ``114``, as YOLO.
+        fill_mask: The semantic mask's value there. Defaults to ``0``.
         replace: Draw partners with replacement. Defaults to ``True``.
         pool: The indices partners are drawn from (for example this rank's shard);
-            ``None`` (default) means the whole dataset.
+            ``None`` means the whole dataset. Defaults to ``None``.
         weights: Sampling weights for partners, one per pool entry (or per dataset
-            item without a pool); ``None`` (default) draws uniformly.
+            item without a pool); ``None`` draws uniformly. Defaults to ``None``.
         p: The probability that a sample is a mosaic, or a function of the epoch
-            returning it (picklable, for spawned workers). Defaults to 1.0.
+            returning it (picklable, for spawned workers). Defaults to ``1.0``.
         epochs: The total number of epochs, needed by ``close_mosaic``. Defaults to
             ``None``.
         close_mosaic: Switch mosaics off for the last ``close_mosaic`` epochs.
-            Defaults to 0.
-        min_area: Drop boxes smaller than this (output pixels). Defaults to 0.0.
+            Defaults to ``0``.
+        min_area: Drop boxes smaller than this (output pixels). Defaults to ``0.0``.
         min_visibility: Drop boxes showing less than this fraction of their full
-            size. Defaults to 0.0.
-        min_width: Drop boxes narrower than this. Defaults to 0.0.
-        min_height: Drop boxes lower than this. Defaults to 0.0.
-        clip: Clip boxes that reach outside their image (``True``, default) or
-            raise an error.
+            size. Defaults to ``0.0``.
+        min_width: Drop boxes narrower than this. Defaults to ``0.0``.
+        min_height: Drop boxes lower than this. Defaults to ``0.0``.
+        clip: Clip boxes that reach outside their image, or raise an error.
+            Defaults to ``True``.
         record: The key the :class:`MosaicRecord` goes under in dict samples (and
             dict targets); ``None`` records nothing. Defaults to ``"mosaic"``.
-        keying: ``"stream"`` (default), ``"sample"`` or ``"sample_rank"``.
-        rank: The rank; ``None`` (default) resolves it.
-        stream: The key's stream word or name; ``None`` (default) derives one.
-        adapter: Converts samples; ``None`` (default) uses
-            :class:`~rankaug.samples.DefaultAdapter`.
+        keying: ``"stream"``, ``"sample"`` or ``"sample_rank"``. Defaults to ``"stream"``.
+        rank: The rank; ``None`` resolves it. Defaults to ``None``.
+        stream: The key's stream word or name; ``None`` derives one. Defaults to ``None``.
+        adapter: Converts samples; ``None`` uses :class:`~rankaug.samples.DefaultAdapter`.
+            Defaults to ``None``.
 
     Raises:
         TypeError: If an argument has the wrong type.
@@ -414,14 +415,7 @@ class MosaicDataset(KeyedDataset[T_co]):
         if record is not None and not isinstance(record, str):
             raise TypeError(f"record must be a key name or None, got {record!r}")
         self.record = record
-        if adapter is None:
-            adapter = DefaultAdapter()
-        elif not (hasattr(adapter, "unpack") and hasattr(adapter, "repack")):
-            raise TypeError(
-                "adapter must have unpack(sample, targets) and repack(data, state) methods, "
-                f"got {type(adapter).__name__}"
-            )
-        self.adapter = adapter
+        self.adapter = adapter = check_adapter(adapter)
         self._plain_dicts = type(adapter) is DefaultAdapter
         self._targets = DEFAULT_TARGETS | set(self.label_fields) | set(self.keypoint_fields)
         self._known_keys = self._targets | {"boxes"} | ({record} if record else set())
@@ -985,7 +979,7 @@ class MosaicDataset(KeyedDataset[T_co]):
 
         Args:
             record: The record of an earlier output.
-            index: Its index; ``None`` (default) takes the record's main index.
+            index: Its index; ``None`` takes the record's main index. Defaults to ``None``.
 
         Returns:
             The same sample as when the record was made.

@@ -32,6 +32,7 @@ import torch
 __all__ = [
     "DEFAULT_TARGETS",
     "DefaultAdapter",
+    "check_adapter",
     "SampleAdapter",
     "SampleDict",
     "restore_like",
@@ -276,3 +277,30 @@ class DefaultAdapter:
                 new_target["boxes" if key == "bboxes" else key] = value
             target = new_target
         return type(sample)((image, target))
+
+
+def check_adapter(adapter: object) -> SampleAdapter:
+    """The adapter a wrapper uses: ``adapter`` itself, or a :class:`DefaultAdapter`.
+
+    Args:
+        adapter: ``None``, or an object with ``unpack`` and ``repack`` methods.
+
+    Returns:
+        The adapter.
+
+    Raises:
+        TypeError: If ``adapter`` lacks one of the methods.
+
+    >>> type(check_adapter(None)).__name__
+    'DefaultAdapter'
+    """
+    if adapter is None:
+        return DefaultAdapter()
+    if not (
+        callable(getattr(adapter, "unpack", None)) and callable(getattr(adapter, "repack", None))
+    ):
+        raise TypeError(
+            "adapter must have unpack(sample, targets) and repack(data, state) methods, "
+            f"got {type(adapter).__name__}"
+        )
+    return adapter  # type: ignore[return-value]

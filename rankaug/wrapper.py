@@ -9,7 +9,7 @@ from torch.utils.data import Dataset
 from rankaug.errors import SampleError
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
-from rankaug.samples import DefaultAdapter, SampleAdapter
+from rankaug.samples import SampleAdapter, check_adapter
 from rankaug.transforms import make_driver
 
 __all__ = ["RandomAugmentWrapper"]
@@ -39,14 +39,14 @@ class RandomAugmentWrapper(KeyedDataset[T_co]):
             drawing from torch's global generator, such as a torchvision v2 transform
             (see :mod:`rankaug.transforms`).
         seed: The run's base seed, ``0 <= seed < 2**64``.
-        keying: ``"stream"`` (default), ``"sample"`` or ``"sample_rank"``
-            (see :mod:`rankaug.keyed`).
-        rank: The rank; ``None`` (default) resolves it from the process group, or the
-            ``RANK`` environment variable, or 0.
-        stream: The key's stream word or name; ``None`` (default) derives one, distinct
-            for stacked wrappers.
-        adapter: Converts samples for albumentations and back; ``None`` (default) uses
-            :class:`~rankaug.samples.DefaultAdapter`.
+        keying: ``"stream"``, ``"sample"`` or ``"sample_rank"`` (see
+            :mod:`rankaug.keyed`). Defaults to ``"stream"``.
+        rank: The rank; ``None`` resolves it from the process group, or the ``RANK``
+            environment variable, or 0. Defaults to ``None``.
+        stream: The key's stream word or name; ``None`` derives one, distinct for stacked
+            wrappers. Defaults to ``None``.
+        adapter: Converts samples for albumentations and back; ``None`` uses
+            :class:`~rankaug.samples.DefaultAdapter`. Defaults to ``None``.
 
     Raises:
         TypeError: If ``dataset`` is not map-style, ``transform`` is not callable, or an
@@ -79,14 +79,7 @@ class RandomAugmentWrapper(KeyedDataset[T_co]):
         adapter: SampleAdapter | None = None,
     ) -> None:
         super().__init__(dataset, seed=seed, keying=keying, rank=rank, stream=stream)
-        if adapter is None:
-            adapter = DefaultAdapter()
-        elif not (hasattr(adapter, "unpack") and hasattr(adapter, "repack")):
-            raise TypeError(
-                "adapter must have unpack(sample, targets) and repack(data, state) methods, "
-                f"got {type(adapter).__name__}"
-            )
-        self.adapter = adapter
+        self.adapter = adapter = check_adapter(adapter)
         self.transform = transform
         self._driver = make_driver(transform, adapter)
 

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import ast
-import inspect
 import itertools
-import re
 import typing
-from typing import Any
 
 import numpy as np
 import pytest
@@ -69,23 +65,6 @@ def _overlapping_rows(boxes: np.ndarray) -> np.ndarray:
     """Keep the rows that overlap the 100 x 100 image (boundary contact excluded)."""
     inside = (boxes[:, 2] > 0) & (boxes[:, 3] > 0) & (boxes[:, 0] < 100) & (boxes[:, 1] < 100)
     return boxes[inside]
-
-
-def documented_defaults(obj: Any) -> dict[str, object]:
-    """Parse the ``Defaults to ``X``.`` notes from the Args section of a docstring."""
-    doc = inspect.getdoc(obj) or ""
-    args = doc.split("Args:\n", 1)[1].split("\n\n", 1)[0]
-    entries = re.split(r"\n(?=    \w+: )", args)
-    found: dict[str, object] = {}
-    for entry in entries:
-        name = entry.strip().split(":", 1)[0]
-        match = re.search(r"Defaults to\s+``(.+?)``", entry, flags=re.DOTALL)
-        found[name] = ast.literal_eval(match.group(1)) if match else inspect.Parameter.empty
-    return found
-
-
-def signature_defaults(obj: Any) -> dict[str, object]:
-    return {name: p.default for name, p in inspect.signature(obj).parameters.items()}
 
 
 class TestBoxFormats:
@@ -599,21 +578,3 @@ class TestCheckFilterArgs:
 
     def test_large_area_is_fine(self) -> None:
         check_filter_args(min_area=1e9, min_visibility=0.5, min_width=1e4, min_height=1e4)
-
-
-class TestDocumentedDefaults:
-    @pytest.mark.parametrize(
-        "function",
-        [
-            check_box_format,
-            as_box_array,
-            to_xyxy,
-            from_xyxy,
-            validate_xyxy,
-            box_area,
-            clip_xyxy,
-            keep_mask,
-        ],
-    )
-    def test_docstring_defaults_match_signature(self, function: Any) -> None:
-        assert documented_defaults(function) == signature_defaults(function)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-import inspect
 import json
 import pickle
 import random
@@ -93,32 +91,7 @@ def write_coco(
     return path, data
 
 
-def documented_defaults(obj: Any) -> dict[str, object]:
-    """Parse the ``Defaults to ``X``.`` notes from the Args section of a docstring."""
-    doc = inspect.getdoc(obj) or ""
-    args = doc.split("Args:\n", 1)[1].split("\n\n", 1)[0]
-    entries = re.split(r"\n(?=    \w+: )", args)
-    found: dict[str, object] = {}
-    for entry in entries:
-        name = entry.strip().split(":", 1)[0]
-        match = re.search(r"Defaults to\s+``(.+?)``", entry, flags=re.DOTALL)
-        found[name] = ast.literal_eval(match.group(1)) if match else inspect.Parameter.empty
-    return found
-
-
-def signature_defaults(obj: Any) -> dict[str, object]:
-    return {name: p.default for name, p in inspect.signature(obj).parameters.items()}
-
-
 class TestPackage:
-    @pytest.mark.parametrize(
-        "obj", [SyntheticDetection, YoloFolder, CocoDetection, write_yolo_folder]
-    )
-    def test_docstring_defaults_match_signature(self, obj: Any) -> None:
-        expected = signature_defaults(obj)
-        expected.pop("self", None)
-        assert documented_defaults(obj) == expected
-
     def test_exports(self) -> None:
         assert sorted(rankaug.datasets.__all__) == [
             "CocoDetection",
