@@ -658,13 +658,7 @@ class MosaicDataset(KeyedDataset[T_co]):
         """Refuse per-box values that are not in label_fields: they would go stale."""
         if not count:
             return
-        extra = (
-            sample
-            if type(sample) is dict
-            else sample[1]
-            if isinstance(sample, tuple | list)
-            else sample
-        )
+        extra = sample[1] if isinstance(sample, tuple | list) else sample
         if type(extra) is not dict and not isinstance(extra, Mapping):
             return
         if extra.keys() <= self._known_keys:
