@@ -218,14 +218,10 @@ def _lines(fractions: list[float], count: int, extent: int, lo: float, hi: float
     return sorted(lines)
 
 
-def _anchor(position: int, count: int, start: int, end: int, size: int) -> int:
-    """Where a tile of ``size`` starts in cell ``[start, end)`` at ``position`` of ``count``."""
+def _side(position: int, count: int) -> int:
+    """-1 before the middle of ``count`` cells, 1 after it, 0 on it."""
     middle = (count - 1) / 2
-    if position < middle:
-        return end - size
-    if position > middle:
-        return start
-    return start + (end - start - size) // 2
+    return -1 if position < middle else 1 if position > middle else 0
 
 
 class MosaicDataset(KeyedDataset[T_co]):
@@ -421,6 +417,13 @@ class MosaicDataset(KeyedDataset[T_co]):
         self._known_keys = self._targets | {"boxes"} | ({record} if record else set())
         height, width = self.output_size
         self._canvas_hw = (2 * height, 2 * width) if self.canvas == "yolo" else (height, width)
+        rows, cols = self.grid
+        self._cells = [divmod(cell, cols) for cell in range(rows * cols)]
+        # per column, then per row: -1 anchors at the cell's far edge (left of the
+        # middle), 1 at its near edge (right of it), 0 centres (the middle itself)
+        self._anchors = [_side(k, cols) for k in range(cols)] + [
+            _side(k, rows) for k in range(rows)
+        ]
 
     # ------------------------------------------------------------- checks
     @staticmethod
@@ -759,48 +762,39 @@ class MosaicDataset(KeyedDataset[T_co]):
         lo, hi = self.center_range
         xs = _lines(plan.fx, cols, width, lo, hi)
         ys = _lines(plan.fy, rows, height, lo, hi)
-        order = [plan.main_cell] + [c for c in range(rows * cols) if c != plan.main_cell]
+        main_cell = plan.main_cell
+        order = [main_cell, *range(main_cell), *range(main_cell + 1, rows * cols)]
         main = tiles[0]
         image = self._new_image(main.image)
         mask = None
         if main.mask is not None:
             mask = np.full((height, width, *main.mask.shape[2:]), self.fill_mask, main.mask.dtype)
+        mode, interpolation, anchors = self.scale_mode, self.interpolation, self._anchors
         parts: list[_Placed] = []
-        record: MosaicRecord = {
-            "applied": True,
-            "indices": [t.index for t in tiles],
-            "cells": [],
-            "center": (xs[cols // 2], ys[rows // 2]),
-            "splits_x": xs[1:-1],
-            "splits_y": ys[1:-1],
-            "scales": [],
-            "src": [],
-            "dst": [],
-            "epoch": 0,
-            "state": "",
-        }
+        cells, scales, src, dst = [], [], [], []
         for tile, cell, factor in zip(tiles, order, plan.scales, strict=True):
-            row, col = divmod(cell, cols)
+            row, col = self._cells[cell]
             cx0, cx1, cy0, cy1 = xs[col], xs[col + 1], ys[row], ys[row + 1]
             th, tw = tile.image.shape[:2]
-            if self.scale_mode == "keep":
-                base = min(ref_h / th, ref_w / tw)
-            elif self.scale_mode == "fit":
-                base = min((cy1 - cy0) / th, (cx1 - cx0) / tw)
+            if mode == "keep":
+                scale = min(ref_h / th, ref_w / tw) * factor
+            elif mode == "fit":
+                scale = min((cy1 - cy0) / th, (cx1 - cx0) / tw) * factor
             else:
-                base = max((cy1 - cy0) / th, (cx1 - cx0) / tw)
-            scale = base * factor
+                scale = max((cy1 - cy0) / th, (cx1 - cx0) / tw) * factor
             sw, sh = max(1, round(tw * scale)), max(1, round(th * scale))
-            ox = _anchor(col, cols, cx0, cx1, sw)
-            oy = _anchor(row, rows, cy0, cy1, sh)
+            # anchored towards the middle of the mosaic (see the module docstring)
+            ax, ay = anchors[col], anchors[cols + row]
+            ox = cx1 - sw if ax < 0 else cx0 if ax > 0 else cx0 + (cx1 - cx0 - sw) // 2
+            oy = cy1 - sh if ay < 0 else cy0 if ay > 0 else cy0 + (cy1 - cy0 - sh) // 2
             dx0, dx1 = max(ox, cx0), min(ox + sw, cx1)
             dy0, dy1 = max(oy, cy0), min(oy + sh, cy1)
-            record["cells"].append((row, col))
-            record["scales"].append(scale)
+            cells.append((row, col))
+            scales.append(scale)
             if dx1 <= dx0 or dy1 <= dy0:
                 self._fill(image, cy0, cy1, cx0, cx1)
-                record["src"].append((0, 0, 0, 0))
-                record["dst"].append((cx0, cy0, cx0, cy0))
+                src.append((0, 0, 0, 0))
+                dst.append((cx0, cy0, cx0, cy0))
                 parts.append(_Placed.empty(tile))
                 continue
             # whole source pixels for the visible window (rounded to the nearest)
@@ -809,18 +803,31 @@ class MosaicDataset(KeyedDataset[T_co]):
             sx1 = min(max(round((dx1 - ox) * step_x), sx0 + 1), tw)
             sy0 = min(max(round((dy0 - oy) * step_y), 0), th - 1)
             sy1 = min(max(round((dy1 - oy) * step_y), sy0 + 1), th)
-            if (dx0, dy0, dx1, dy1) != (cx0, cy0, cx1, cy1):  # fill only what stays uncovered
+            if dx0 != cx0 or dy0 != cy0 or dx1 != cx1 or dy1 != cy1:  # fill what stays uncovered
                 self._fill(image, cy0, dy0, cx0, cx1)
                 self._fill(image, dy1, cy1, cx0, cx1)
                 self._fill(image, dy0, dy1, cx0, dx0)
                 self._fill(image, dy0, dy1, dx1, cx1)
-            record["src"].append((sx0, sy0, sx1, sy1))
-            record["dst"].append((dx0, dy0, dx1, dy1))
+            src.append((sx0, sy0, sx1, sy1))
+            dst.append((dx0, dy0, dx1, dy1))
             placed = _Placed(tile, sx0, sy0, sx1, sy1, dx0, dy0, dx1, dy1)
-            placed.paint(image, tile.image, self.interpolation)
+            placed.paint(image, tile.image, interpolation)
             if mask is not None and tile.mask is not None:
                 placed.paint(mask, tile.mask, cv2.INTER_NEAREST_EXACT)
             parts.append(placed)
+        record: MosaicRecord = {
+            "applied": True,
+            "indices": [t.index for t in tiles],
+            "cells": cells,
+            "center": (xs[cols // 2], ys[rows // 2]),
+            "splits_x": xs[1:-1],
+            "splits_y": ys[1:-1],
+            "scales": scales,
+            "src": src,
+            "dst": dst,
+            "epoch": 0,
+            "state": "",
+        }
         return self._targets_out(parts, image, mask), record
 
     def _letterbox(self, tile: _Tile, plan: _Plan) -> tuple[dict[str, Any], MosaicRecord]:
