@@ -82,8 +82,9 @@ from benchmarks._timing import (
     summarize,
 )
 from benchmarks.photos import load_photos, photos_available
-from rankaug import RandomAugmentWrapper
+from rankaug import RandomAugmentWrapper, SampleContext
 from rankaug.datasets import SyntheticDetection
+from rankaug.keys import Domain, KeyTemplate
 
 __all__ = ["GOALS", "ROW_IDS", "main"]
 
@@ -507,23 +508,22 @@ def key_contenders(seed: int) -> dict[str, Op]:
     by_stream: RandomAugmentWrapper[Any] = RandomAugmentWrapper(
         items, _identity, seed=seed, keying="stream"
     )
-    words = rankaug.key_words(seed, epoch=0, index=0)  # 8 words; word 6 is the index
+    # the key's words, filled by the one template (keys.py), then numpy alone
+    build = KeyTemplate(Domain.SAMPLE, seed=seed, stream=0).builder("epoch", "index")
 
     def numpy_seedsequence(i: int) -> None:
-        key = words.copy()
-        key[6] = i
-        np.random.Generator(np.random.PCG64(np.random.SeedSequence(key)))
+        np.random.Generator(np.random.PCG64(build(0, i)))
 
     return {
         "key/numpy_default_rng": counted(np.random.default_rng),
         "key/numpy_seedsequence": counted(numpy_seedsequence),
         "key/sample_derive": counted(
-            lambda i: by_sample.key_random(i % n, rank=0, worker_id=0, epoch=0)
+            lambda i: by_sample.key_random(SampleContext(i % n, rank=0, worker_id=0, epoch=0))
         ),
         "key/sample_item": counted(lambda i: by_sample[i % n]),
         # A new epoch every call: the stream is derived anew each time.
         "key/stream_new": counted(
-            lambda i: by_stream.key_random(i % n, rank=0, worker_id=0, epoch=i)
+            lambda i: by_stream.key_random(SampleContext(i % n, rank=0, worker_id=0, epoch=i))
         ),
         "key/stream_item": counted(lambda i: by_stream[i % n]),
     }

@@ -6,11 +6,13 @@ GPUs, workers and epochs and repeat bit for bit across runs.
 """
 
 from rankaug.collate import collate_detection
-from rankaug.context import SharedEpoch, resolve_rank
-from rankaug.errors import SampleError
+from rankaug.context import SampleContext, resolve_rank
+from rankaug.epoch import EpochIndex, SharedEpoch
+from rankaug.errors import RankaugWarning, SampleError
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, key_words, make_rng, make_seed_sequence, stream_id
 from rankaug.mosaic import MosaicDataset, MosaicRecord
+from rankaug.sampler import EpochSampler
 from rankaug.samples import DefaultAdapter, SampleAdapter, SampleDict
 from rankaug.seeding import WorkerSeeder, seed_everything
 from rankaug.wrapper import RandomAugmentWrapper
@@ -19,11 +21,15 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DefaultAdapter",
+    "EpochIndex",
+    "EpochSampler",
     "KeyedDataset",
     "KeyedRandom",
     "MosaicDataset",
     "MosaicRecord",
     "RandomAugmentWrapper",
+    "RankaugWarning",
+    "SampleContext",
     "SampleAdapter",
     "SampleDict",
     "SampleError",

@@ -1,29 +1,41 @@
-"""Where the parts of a key come from: rank, worker id and a shared epoch.
+"""Where a sample stands: its index, rank, worker and epoch, and the guard around it.
 
 * **rank**: the ``rank=`` argument, else ``torch.distributed`` when a process group is
   initialised (also inside forked DataLoader workers, which inherit it), else the rank
   captured when the dataset was pickled for a spawned worker, else the ``RANK``
-  environment variable that torchrun sets, else 0.
+  environment variable that torchrun sets, else 0. An explicit rank that disagrees
+  with the process group (or with ``RANK``) is warned about: it is usually a local rank
+  passed for the global one, which makes the processes of two nodes draw alike.
 * **worker id**: ``torch.utils.data.get_worker_info().id``; 0 in the main process
   (``num_workers=0``), so that ``num_workers=0`` and ``num_workers=1`` draw the same
   stream.
-* **epoch**: an int64 in shared memory, written by ``set_epoch`` in the main process and
-  read by every worker, persistent or not, forked or spawned.
+* **epoch**: see :mod:`rankaug.epoch`.
+
+A :class:`SampleContext` carries the four numbers through one ``__getitem__``, and its
+:meth:`~SampleContext.guard` turns any failure inside it into a
+:class:`~rankaug.SampleError` that names them.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+import warnings
+from types import TracebackType
+from typing import Final
 
-import numpy as np
-import torch
 import torch.distributed as dist
 from torch.utils.data import get_worker_info
 
-from rankaug.keys import check_uint
+from rankaug import checks
+from rankaug.errors import RankaugWarning, SampleError
 
-__all__ = ["SharedEpoch", "current_worker", "process_group_rank", "resolve_rank"]
+__all__ = [
+    "SampleContext",
+    "check_rank",
+    "current_worker",
+    "process_group_rank",
+    "resolve_rank",
+]
 
 
 def process_group_rank() -> int | None:
@@ -37,11 +49,62 @@ def process_group_rank() -> int | None:
     return None
 
 
+def _environment_rank() -> int | None:
+    text = os.environ.get("RANK")
+    if text is None or text == "":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(
+            f"the RANK environment variable must be an integer in [0, 2**32), got {text!r}"
+        ) from None
+    return checks.uint(value, "the RANK environment variable", 32)
+
+
+_WARNED: Final[set[tuple[int, int, int]]] = set()
+
+
+def check_rank(explicit: int) -> None:
+    """Warn when an explicit ``rank=`` disagrees with the process's global rank.
+
+    The global rank is the process group's when one is initialised, else torchrun's
+    ``RANK``. Each disagreement is reported once per process.
+
+    Args:
+        explicit: The ``rank=`` a wrapper was given.
+    """
+    actual = process_group_rank()
+    source = "torch.distributed"
+    if actual is None:
+        actual, source = _environment_rank(), "the RANK environment variable"
+    if actual is None or actual == explicit:
+        return
+    key = (os.getpid(), explicit, actual)
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    local = os.environ.get("LOCAL_RANK")
+    cause = (
+        f"LOCAL_RANK is {local}: a local rank was passed for the global one"
+        if local is not None and local == str(explicit)
+        else "a local rank passed for the global one is the usual cause"
+    )
+    warnings.warn(
+        f"rank={explicit} was given, but {source} says this process is rank {actual} "
+        f"({cause}). Processes with the same rank= draw identical streams, e.g. the same "
+        "local rank on two nodes. Pass rank=None to let rankaug find the global rank.",
+        RankaugWarning,
+        stacklevel=3,
+    )
+
+
 def resolve_rank(explicit: int | None = None, captured: int | None = None) -> int:
     """The rank of this process, by the order given in the module docstring.
 
     Args:
-        explicit: A ``rank=`` argument, used as is when not ``None``. Defaults to ``None``.
+        explicit: A ``rank=`` argument, used when not ``None`` (checked, and compared
+            with the process's global rank). Defaults to ``None``.
         captured: A rank recorded in the main process before the dataset travelled to a
             spawned worker. Defaults to ``None``.
 
@@ -49,31 +112,30 @@ def resolve_rank(explicit: int | None = None, captured: int | None = None) -> in
         The rank.
 
     Raises:
-        ValueError: If the ``RANK`` environment variable is set but not an integer in
-            ``[0, 2**32)``.
+        TypeError: If ``explicit`` is not an integer.
+        ValueError: If ``explicit`` is out of range, or the ``RANK`` environment
+            variable is set but not an integer in ``[0, 2**32)``.
 
     >>> resolve_rank(3)
     3
     >>> resolve_rank(None, captured=2)
     2
+    >>> resolve_rank(-5)
+    Traceback (most recent call last):
+    ...
+    ValueError: rank must be an integer in [0, 2**32), got -5
     """
     if explicit is not None:
-        return explicit
-    rank = process_group_rank()
-    if rank is not None:
+        rank = checks.uint(explicit, "rank", 32)
+        check_rank(rank)
         return rank
+    group = process_group_rank()
+    if group is not None:
+        return group
     if captured is not None:
         return captured
-    env = os.environ.get("RANK")
-    if env is None or env == "":
-        return 0
-    try:
-        value = int(env)
-    except ValueError:
-        raise ValueError(
-            f"the RANK environment variable must be an integer in [0, 2**32), got {env!r}"
-        ) from None
-    return check_uint(value, "the RANK environment variable", 32)
+    env = _environment_rank()
+    return 0 if env is None else env
 
 
 def current_worker() -> tuple[int, int]:
@@ -88,60 +150,80 @@ def current_worker() -> tuple[int, int]:
     return info.id, info.num_workers
 
 
-class SharedEpoch:
-    """An epoch counter that every DataLoader worker sees.
+class SampleContext:
+    """Where one sample is being made: index, rank, worker and epoch.
+
+    A keyed wrapper builds one per ``__getitem__`` and hands it to
+    :meth:`~rankaug.KeyedDataset.augment`; :meth:`guard` turns failures into a
+    :class:`~rankaug.SampleError` that names all four.
 
     Args:
-        value: The initial epoch. Defaults to ``0``.
+        index: The index being produced (a position in the dataset).
+        rank: The rank the key uses.
+        worker_id: The DataLoader worker id (0 in the main process).
+        epoch: The epoch the key uses.
 
-    The value lives in a one-element int64 tensor moved to shared memory at
-    construction. Forked workers inherit the mapping; spawned workers receive it
-    through PyTorch's multiprocessing pickler, which shares tensor storage rather than
-    copying it. Either way a ``set`` in the main process before ``iter(loader)`` is what
-    the workers read, also with ``persistent_workers=True``. A plain ``pickle`` or
-    ``copy.deepcopy`` makes an independent counter, moved to shared memory again.
-
-    >>> epoch = SharedEpoch()
-    >>> epoch.set(3)
-    >>> epoch.get()
-    3
+    >>> context = SampleContext(3, rank=1, worker_id=0, epoch=2)
+    >>> with context.guard("transform"):
+    ...     raise KeyError("labels")
+    Traceback (most recent call last):
+    ...
+    rankaug.errors.SampleError: transform failed at index 3 (rank 1, worker 0, epoch 2): ...
     """
 
-    __slots__ = ("_tensor", "_view")
+    __slots__ = ("epoch", "index", "rank", "worker_id")
 
-    def __init__(self, value: int = 0) -> None:
-        self._tensor = torch.zeros(1, dtype=torch.int64).share_memory_()  # type: ignore[no-untyped-call]
-        self._view: np.ndarray | None = None
-        self.set(value)
+    def __init__(self, index: int, *, rank: int, worker_id: int, epoch: int) -> None:
+        self.index = index
+        self.rank = rank
+        self.worker_id = worker_id
+        self.epoch = epoch
 
-    def _numpy(self) -> np.ndarray:
-        view = self._view
-        if view is None:
-            view = self._view = self._tensor.numpy()
-        return view
+    def failure(self, stage: str, error: BaseException) -> SampleError:
+        """The :class:`~rankaug.SampleError` for ``error`` raised by ``stage``."""
+        return SampleError.at(
+            stage,
+            index=self.index,
+            rank=self.rank,
+            worker_id=self.worker_id,
+            epoch=self.epoch,
+            error=error,
+        )
 
-    def get(self) -> int:
-        """The current epoch."""
-        return int(self._numpy()[0])
+    def guard(self, stage: str) -> _Guard:
+        """A ``with`` block re-raising failures as :class:`~rankaug.SampleError`.
 
-    def set(self, value: int) -> None:
-        """Set the epoch (call it in the main process, before ``iter(loader)``).
+        A ``SampleError`` from a nested wrapper passes through unchanged (it already
+        names the innermost failure); other exceptions become its ``__cause__``.
 
         Args:
-            value: The epoch, an integer in ``[0, 2**32)``.
+            stage: What runs inside the block, e.g. ``"dataset[12]"`` or ``"transform"``.
         """
-        self._numpy()[0] = check_uint(value, "epoch", 32)
-
-    def __getstate__(self) -> dict[str, Any]:
-        # The numpy view must not travel: pickled, it would be a private copy.
-        return {"_tensor": self._tensor}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        tensor: torch.Tensor = state["_tensor"]
-        if not tensor.is_shared():  # type: ignore[no-untyped-call]
-            tensor = tensor.share_memory_()  # type: ignore[no-untyped-call]
-        self._tensor = tensor
-        self._view = None
+        return _Guard(self, stage)
 
     def __repr__(self) -> str:
-        return f"SharedEpoch({self.get()})"
+        return (
+            f"SampleContext(index={self.index}, rank={self.rank}, "
+            f"worker_id={self.worker_id}, epoch={self.epoch})"
+        )
+
+
+class _Guard:
+    __slots__ = ("_context", "_stage")
+
+    def __init__(self, context: SampleContext, stage: str) -> None:
+        self._context = context
+        self._stage = stage
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if error is None or isinstance(error, SampleError) or not isinstance(error, Exception):
+            return
+        raise self._context.failure(self._stage, error) from error

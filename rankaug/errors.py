@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-__all__ = ["SampleError"]
+__all__ = ["RankaugWarning", "SampleError"]
+
+
+class RankaugWarning(UserWarning):
+    """A setting that silently weakens rankaug's guarantees (a wrong rank, a late epoch)."""
 
 
 class SampleError(RuntimeError):

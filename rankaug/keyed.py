@@ -1,7 +1,8 @@
-"""The base of rankaug's wrappers: one keyed random state per sample, from context.
+"""The base of rankaug's wrappers: one keyed random state per sample, from its context.
 
 Every ``__getitem__`` follows one path: check the index, resolve the context (rank,
-worker, epoch), derive the key's random state, then let the subclass draw and apply.
+worker, epoch: see :mod:`rankaug.context` and :mod:`rankaug.epoch`), derive the key's
+random state, then let the subclass draw and apply (:meth:`KeyedDataset.augment`).
 
 Two keyings:
 
@@ -15,68 +16,76 @@ Two keyings:
   (``DistributedSampler`` pads the last batch by repeating indices) get the same
   output. ``"sample_rank"`` adds the rank to the per-sample key, so those differ too,
   at the price of depending on the world size.
+
+Resuming mid-epoch: :meth:`KeyedDataset.state_dict` holds each stream's position (for
+``"stream"`` keying) of every rankaug wrapper in the tree, in the form torchdata's
+``StatefulDataLoader`` saves per worker; with :class:`~rankaug.EpochSampler` saving the
+epoch and position of the pass, a resumed run continues bit for bit.
 """
 
 from __future__ import annotations
 
 import operator
 import os
+import random
 from collections.abc import Iterator
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 import numpy as np
 import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
-from rankaug.context import SharedEpoch, process_group_rank, resolve_rank
-from rankaug.errors import SampleError
-from rankaug.keys import (
-    MAGIC,
-    Domain,
-    KeyedRandom,
-    Keying,
-    check_keying,
-    check_uint,
-    stream_id,
-)
+from rankaug import checks
+from rankaug.context import SampleContext, check_rank, process_group_rank, resolve_rank
+from rankaug.epoch import SharedEpoch, carried_epoch, carrying, index_epoch, warn_if_late
+from rankaug.keys import Domain, KeyedRandom, Keying, KeyTemplate, check_keying, stream_id
 
 __all__ = ["KeyedDataset", "inner_datasets"]
 
 T_co = TypeVar("T_co", covariant=True)
-_MASK32 = 0xFFFF_FFFF
+_STATE_FORMAT: Final = "rankaug.KeyedDataset/1"
+_DOMAINS: Final = {
+    "stream": Domain.STREAM,
+    "sample": Domain.SAMPLE,
+    "sample_rank": Domain.SAMPLE_RANK,
+}
 
 
-def inner_datasets(dataset: object) -> Iterator[object]:
+def _children(dataset: object) -> list[object]:
+    children: list[object] = []
+    inner = getattr(dataset, "dataset", None)
+    if inner is not None:
+        children.append(inner)
+    many = getattr(dataset, "datasets", None)
+    if isinstance(many, list | tuple):
+        children.extend(many)
+    return children
+
+
+def inner_datasets(dataset: object, *, through_keyed: bool = False) -> Iterator[object]:
     """Datasets reachable from ``dataset`` through ``.dataset`` / ``.datasets`` attributes.
 
     This is how PyTorch's own wrappers (``Subset``, ``ConcatDataset``) and rankaug's
-    nest. The walk stops below each :class:`KeyedDataset` (its own ``set_epoch``
-    continues it) and visits each object once.
+    nest. The walk is depth first, in attribute order, and visits each object once. By
+    default it stops below each :class:`KeyedDataset` (whose own methods continue it).
 
     Args:
         dataset: The outer dataset (not yielded).
+        through_keyed: Also walk into rankaug wrappers. Defaults to ``False``.
 
     Yields:
         The datasets inside it.
     """
     seen = {id(dataset)}
-    stack = [dataset]
+    stack = list(reversed(_children(dataset)))
     while stack:
         current = stack.pop()
-        children: list[object] = []
-        inner = getattr(current, "dataset", None)
-        if inner is not None:
-            children.append(inner)
-        many = getattr(current, "datasets", None)
-        if isinstance(many, list | tuple):
-            children.extend(many)
-        for child in children:
-            if id(child) in seen:
-                continue
-            seen.add(id(child))
-            yield child
-            if not isinstance(child, KeyedDataset):
-                stack.append(child)
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        if through_keyed or not isinstance(current, KeyedDataset):
+            stack.extend(reversed(_children(current)))
 
 
 def _depth(dataset: object) -> int:
@@ -89,9 +98,11 @@ def _depth(dataset: object) -> int:
 
 
 class KeyedDataset(Dataset[T_co], Generic[T_co]):
-    """Base class of rankaug's wrappers: index checks, context, keys, epoch, errors.
+    """Base class of rankaug's wrappers: index checks, context, keys, epoch, errors, state.
 
-    Subclasses implement :meth:`_apply`.
+    A subclass implements :meth:`augment`, which receives the sample's
+    :class:`~rankaug.SampleContext` and its keyed random state, loads what it needs
+    with :meth:`load`, and draws only from that state.
 
     Args:
         dataset: A map-style dataset (``__getitem__`` and ``__len__``).
@@ -107,6 +118,21 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
     Raises:
         TypeError: If an argument has the wrong type.
         ValueError: If an argument is out of range.
+
+    Example: a keyed augmentation of your own, here salt noise on a fraction of pixels.
+
+        >>> import numpy as np
+        >>> from rankaug import KeyedDataset
+        >>> class SaltNoise(KeyedDataset):
+        ...     def augment(self, context, keyed):
+        ...         image = self.load(context.index, context)["image"].copy()
+        ...         salt = keyed.generator.random(image.shape[:2]) < 0.05
+        ...         image[salt] = 255
+        ...         return {"image": image}
+        >>> data = [{"image": np.zeros((16, 16), np.uint8)} for _ in range(4)]
+        >>> noisy = SaltNoise(data, seed=0, keying="sample")
+        >>> bool((noisy[2]["image"] == noisy[2]["image"]).all())  # same key, same noise
+        True
     """
 
     def __init__(
@@ -118,15 +144,12 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         rank: int | None = None,
         stream: int | str | None = None,
     ) -> None:
-        if not (hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")):
-            raise TypeError(
-                "dataset must be a map-style dataset with __getitem__ and __len__, got "
-                f"{type(dataset).__name__}"
-            )
-        self.dataset = dataset
-        self.seed = check_uint(seed, "seed", 64)
+        self.dataset = checks.map_dataset(dataset)
+        self.seed = checks.uint(seed, "seed", 64)
         self.keying: Keying = check_keying(keying)
-        self.rank = None if rank is None else check_uint(rank, "rank", 32)
+        self.rank = None if rank is None else checks.uint(rank, "rank", 32)
+        if self.rank is not None:
+            check_rank(self.rank)
         self.depth = _depth(self)
         if stream is None:
             stream = f"{type(self).__module__}.{type(self).__qualname__}/{self.depth}"
@@ -134,28 +157,31 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         self._epoch = SharedEpoch()
         self._captured_rank: int | None = None
         self._rank_cache: tuple[int, bool, int] | None = None
-        self._streams: dict[tuple[int, int, int, int], KeyedRandom] = {}
-        seed_lo, seed_hi = self.seed & _MASK32, self.seed >> 32
-        domain = Domain.STREAM if self.keying == "stream" else Domain.SAMPLE
-        if self.keying == "sample_rank":
-            domain = Domain.SAMPLE_RANK
-        words = [MAGIC, domain, seed_lo, seed_hi, self.stream, 0, 0, 0]
-        if domain == Domain.SAMPLE_RANK:
-            words.append(0)
-        self._words = np.array(words, dtype=np.uint32)
+        # (pid, worker id) -> ((rank, epoch), the stream): one per worker, thread-safe
+        # for workers that share a process
+        self._streams: dict[tuple[int, int], tuple[tuple[int, int], KeyedRandom]] = {}
+        self._seen: tuple[int, int] | None = None  # (pid, shared epoch) last seen here
+        template = KeyTemplate(_DOMAINS[self.keying], seed=self.seed, stream=self.stream)
+        if self.keying == "stream":
+            self._key_builder = template.builder("rank", "worker_id", "epoch")
+        elif self.keying == "sample":
+            self._key_builder = template.builder("epoch", "index")
+        else:
+            self._key_builder = template.builder("epoch", "index", "rank")
 
     # ------------------------------------------------------------------ epoch
     @property
     def epoch(self) -> int:
-        """The epoch the keys use (shared with every DataLoader worker)."""
+        """The epoch last given to :meth:`set_epoch` (indices that carry one win)."""
         return self._epoch.get()
 
     def set_epoch(self, epoch: int) -> None:
         """Set the epoch for this wrapper and every rankaug wrapper inside it.
 
-        Call it in the main process before ``iter(loader)`` (that is, before the
-        ``for`` loop over the loader), like ``DistributedSampler.set_epoch``. It reaches
-        persistent workers too.
+        The fallback for code that calls ``set_epoch`` itself: an index from
+        :class:`~rankaug.EpochSampler` carries its own epoch and wins over this one. Call
+        it in the main process before ``iter(loader)`` (that is, before the ``for``
+        loop), like ``DistributedSampler.set_epoch``; it reaches persistent workers too.
 
         Args:
             epoch: An integer in ``[0, 2**32)``.
@@ -164,11 +190,23 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             TypeError: If ``epoch`` is not an integer.
             ValueError: If it is out of range.
         """
-        epoch = check_uint(epoch, "epoch", 32)
+        epoch = checks.uint(epoch, "epoch", 32)
         self._epoch.set(epoch)
         for inner in inner_datasets(self):
             if isinstance(inner, KeyedDataset):
                 inner.set_epoch(epoch)
+
+    def _shared_epoch(self) -> int:
+        epoch = self._epoch.get()
+        seen = self._seen
+        pid = os.getpid()
+        if seen is None or seen[0] != pid:
+            self._seen = (pid, epoch)
+        elif seen[1] != epoch:
+            self._seen = (pid, epoch)
+            if get_worker_info() is not None:
+                warn_if_late(seen[1], epoch)
+        return epoch
 
     # ---------------------------------------------------------------- context
     def _rank_now(self) -> int:
@@ -184,42 +222,31 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         self._rank_cache = (pid, initialized, rank)
         return rank
 
-    def key_random(self, index: int, *, rank: int, worker_id: int, epoch: int) -> KeyedRandom:
-        """The random state for one sample, fresh for ``"sample"`` keyings.
-
-        For ``"stream"`` keying this is the worker's stream, created on first use in
-        each process (never inherited from the parent) and continued afterwards; a new
-        epoch starts a new stream.
+    def context(self, index: object) -> SampleContext:
+        """The context of one ``__getitem__``: position, rank, worker and epoch.
 
         Args:
-            index: The sample index (in range).
-            rank: The rank.
-            worker_id: The worker id.
-            epoch: The epoch.
+            index: The index as the caller gave it (an ``int``, a numpy integer or an
+                :class:`~rankaug.EpochIndex`; negative indices count from the end).
 
         Returns:
-            The keyed random state.
-        """
-        if self.keying == "stream":
-            owner = (os.getpid(), rank, worker_id, epoch)
-            keyed = self._streams.get(owner)
-            if keyed is None:
-                words = self._words.copy()
-                words[5] = rank
-                words[6] = worker_id
-                words[7] = epoch
-                keyed = KeyedRandom(np.random.SeedSequence(words))
-                self._streams = {owner: keyed}
-            return keyed
-        words = self._words.copy()
-        words[5] = epoch
-        words[6] = index & _MASK32
-        words[7] = index >> 32
-        if self.keying == "sample_rank":
-            words[8] = rank
-        return KeyedRandom(np.random.SeedSequence(words))
+            The context.
 
-    def _check_index(self, index: object) -> int:
+        Raises:
+            TypeError: If ``index`` is not an integer.
+            IndexError: If it is out of range.
+        """
+        epoch = index_epoch(index)
+        position = self._position(index)
+        if epoch is None:
+            epoch = carried_epoch()
+            if epoch is None:
+                epoch = self._shared_epoch()
+        info = get_worker_info()
+        worker_id = 0 if info is None else info.id
+        return SampleContext(position, rank=self._rank_now(), worker_id=worker_id, epoch=epoch)
+
+    def _position(self, index: object) -> int:
         try:
             if isinstance(index, bool | np.bool_):
                 raise TypeError
@@ -233,50 +260,156 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             position += length
         if not 0 <= position < length:
             raise IndexError(f"index {index} is out of range for a dataset of length {length}")
-        return position
+        return int(position)
+
+    def key_random(self, context: SampleContext) -> KeyedRandom:
+        """The random state of one sample.
+
+        For ``"stream"`` keying this is the worker's stream, created on first use in
+        each process (never inherited from the parent) and continued afterwards; a new
+        epoch starts a new stream. For the per-sample keyings it is fresh.
+
+        Args:
+            context: The sample's context.
+
+        Returns:
+            The keyed random state.
+        """
+        if self.keying == "stream":
+            owner = (os.getpid(), context.worker_id)
+            key = (context.rank, context.epoch)
+            entry = self._streams.get(owner)
+            if entry is None or entry[0] != key:
+                entry = (
+                    key,
+                    KeyedRandom(self._key_builder(context.rank, context.worker_id, context.epoch)),
+                )
+                self._streams[owner] = entry
+            return entry[1]
+        if self.keying == "sample":
+            return KeyedRandom(self._key_builder(context.epoch, context.index))
+        return KeyedRandom(self._key_builder(context.epoch, context.index, context.rank))
 
     # ------------------------------------------------------------------ items
     def __len__(self) -> int:
         return len(self.dataset)
 
     def __getitem__(self, index: int) -> T_co:
-        position = self._check_index(index)
-        info = get_worker_info()
-        worker_id = 0 if info is None else info.id
-        rank = self._rank_now()
-        epoch = self._epoch.get()
-        keyed = self.key_random(position, rank=rank, worker_id=worker_id, epoch=epoch)
-        return self._apply(position, keyed, rank=rank, worker_id=worker_id, epoch=epoch)
+        context = self.context(index)
+        return self.augment(context, self.key_random(context))
 
-    def _apply(
-        self, index: int, keyed: KeyedRandom, *, rank: int, worker_id: int, epoch: int
-    ) -> T_co:
-        raise NotImplementedError
+    def augment(self, context: SampleContext, keyed: KeyedRandom) -> T_co:
+        """Make one output sample: the extension hook of every keyed wrapper.
 
-    def _load(self, index: int, *, rank: int, worker_id: int, epoch: int, at: int) -> Any:
-        """``self.dataset[index]``, with failures re-raised as :class:`SampleError`.
+        Draw every random choice from ``keyed`` (its ``generator``, its ``py_random``,
+        or :meth:`~rankaug.keys.KeyedRandom.torch_seed`), never from global state; load
+        inputs with :meth:`load`; wrap your own steps in ``context.guard("...")`` so a
+        failure names the sample.
 
-        ``at`` is the index being produced (a mosaic loads several).
+        Args:
+            context: Index, rank, worker and epoch of the sample.
+            keyed: The sample's random state (see :meth:`key_random`).
+
+        Returns:
+            The sample.
         """
-        try:
+        raise NotImplementedError(f"{type(self).__name__} must implement augment()")
+
+    def load(self, index: int, context: SampleContext) -> Any:
+        """``self.dataset[index]``, with the epoch handed down and failures named.
+
+        Rankaug wrappers inside (also behind ``Subset`` or ``ConcatDataset``) key their
+        draws with ``context.epoch``. A failure is re-raised as
+        :class:`~rankaug.SampleError` naming ``dataset[index]`` and the context.
+
+        Args:
+            index: The position to load (a partner's, for multi-sample wrappers).
+            context: The context of the sample being made.
+
+        Returns:
+            The wrapped dataset's sample.
+        """
+        with context.guard(f"dataset[{index}]"), carrying(context.epoch):
             return self.dataset[index]
-        except SampleError:
-            raise
-        except Exception as error:
-            raise SampleError.at(
-                f"dataset[{index}]",
-                index=at,
-                rank=rank,
-                worker_id=worker_id,
-                epoch=epoch,
-                error=error,
-            ) from error
+
+    # ------------------------------------------------------------------ state
+    def keyed_tree(self) -> list[KeyedDataset[Any]]:
+        """This wrapper and every rankaug wrapper inside it, depth first."""
+        return [self, *(d for d in inner_datasets(self, through_keyed=True)
+                        if isinstance(d, KeyedDataset))]  # fmt: skip
+
+    def state_dict(self) -> dict[str, Any]:
+        """The positions of this process's streams, for this wrapper and those inside it.
+
+        Empty stream lists for the per-sample keyings, which need no state to resume.
+        torchdata's ``StatefulDataLoader`` calls it in each worker and hands each
+        worker's state back to :meth:`load_state_dict` on resume.
+
+        Returns:
+            A picklable dict.
+        """
+        pid = os.getpid()
+        wrappers = []
+        for wrapper in self.keyed_tree():
+            streams = []
+            for (owner_pid, worker_id), ((rank, epoch), keyed) in wrapper._streams.items():
+                if owner_pid != pid:
+                    continue
+                py_random = keyed._py_random
+                streams.append(
+                    {
+                        "worker_id": worker_id,
+                        "rank": rank,
+                        "epoch": epoch,
+                        "generator": keyed.generator.bit_generator.state,
+                        "py_random": None if py_random is None else py_random.getstate(),
+                    }
+                )
+            wrappers.append(
+                {"class": type(wrapper).__qualname__, "stream": wrapper.stream, "streams": streams}
+            )
+        return {"format": _STATE_FORMAT, "wrappers": wrappers}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` saved, in this process.
+
+        Args:
+            state: A dict from :meth:`state_dict` of an identically built wrapper.
+
+        Raises:
+            ValueError: If ``state`` does not come from this wrapper's structure.
+        """
+        if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
+            raise ValueError(
+                f"state must be a dict from KeyedDataset.state_dict() (format "
+                f"{_STATE_FORMAT!r}), got {state!r:.200}"
+            )
+        tree = self.keyed_tree()
+        saved = state["wrappers"]
+        layout = [(type(w).__qualname__, w.stream) for w in tree]
+        if [(entry["class"], entry["stream"]) for entry in saved] != layout:
+            raise ValueError(
+                "state does not match this wrapper: it was saved from wrappers "
+                f"{[(e['class'], e['stream']) for e in saved]}, this one has {layout}"
+            )
+        pid = os.getpid()
+        for wrapper, entry in zip(tree, saved, strict=True):
+            wrapper._streams = {}
+            for stream in entry["streams"]:
+                rank, worker_id, epoch = stream["rank"], stream["worker_id"], stream["epoch"]
+                keyed = KeyedRandom(wrapper._key_builder(rank, worker_id, epoch))
+                keyed.generator.bit_generator.state = stream["generator"]
+                if stream["py_random"] is not None:
+                    keyed._py_random = random.Random()
+                    keyed._py_random.setstate(stream["py_random"])
+                wrapper._streams[(pid, worker_id)] = ((rank, epoch), keyed)
 
     # ---------------------------------------------------------------- pickling
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_streams"] = {}
         state["_rank_cache"] = None
+        state["_seen"] = None
         # Pickled for a spawned worker: record the rank while the process group is
         # still reachable; the worker has none.
         if self.rank is None:

@@ -38,13 +38,16 @@ from typing import Final, Literal
 
 import numpy as np
 
+from rankaug import checks
+
 __all__ = [
     "MAGIC",
     "Domain",
+    "KeyBuilder",
+    "KeyTemplate",
     "KeyedRandom",
     "Keying",
     "check_keying",
-    "check_uint",
     "key_words",
     "make_rng",
     "make_seed_sequence",
@@ -52,10 +55,11 @@ __all__ = [
 ]
 
 MAGIC: Final = 0x726B6167
-_MASK32: Final = 0xFFFF_FFFF
+MASK32: Final = 0xFFFF_FFFF
+"""The low 32 bits of an integer: the one mask every word of a key goes through."""
 
 Keying = Literal["stream", "sample", "sample_rank"]
-_KEYINGS: Final[tuple[Keying, ...]] = ("stream", "sample", "sample_rank")
+KEYINGS: Final[tuple[Keying, ...]] = ("stream", "sample", "sample_rank")
 
 
 class Domain(IntEnum):
@@ -67,40 +71,127 @@ class Domain(IntEnum):
     WORKER_INIT = 0x0001_0004
 
 
-def check_uint(value: object, name: str, bits: int) -> int:
-    """Return ``value`` as a Python int after checking ``0 <= value < 2**bits``.
+#: The word layout of each domain after the two header words: (field, bits), in order.
+#: This table is the specification; every key in rankaug is built from it.
+LAYOUTS: Final[dict[Domain, tuple[tuple[str, int], ...]]] = {
+    Domain.STREAM: (("seed", 64), ("stream", 32), ("rank", 32), ("worker_id", 32), ("epoch", 32)),
+    Domain.SAMPLE: (("seed", 64), ("stream", 32), ("epoch", 32), ("index", 64)),
+    Domain.SAMPLE_RANK: (("seed", 64), ("stream", 32), ("epoch", 32), ("index", 64), ("rank", 32)),
+    Domain.WORKER_INIT: (("seed", 64), ("rank", 32), ("worker_id", 32), ("loader_seed", 64)),
+}
 
-    Python and numpy integers are accepted; ``bool``, floats and everything else are
-    refused, since a float seed silently truncates and ``True`` is rarely meant as 1.
+
+class KeyTemplate:
+    """The word layout of one domain, with some fields fixed: the one home of key words.
+
+    Every key rankaug derives (the wrappers', :class:`~rankaug.WorkerSeeder`'s, the
+    public :func:`key_words`) is built by a template, so the layout of :data:`LAYOUTS`
+    is written down once. Fixed fields are range-checked when the template is made;
+    :meth:`words` checks the others; :meth:`builder` makes a fast, unchecked filler for
+    hot paths whose values are already known to be in range.
 
     Args:
-        value: The value to check.
-        name: The argument's name, used in the error message.
-        bits: The width of the field: 32 or 64.
-
-    Returns:
-        The value as a Python ``int``.
+        domain: The key's domain.
+        **fixed: Values for some of the domain's fields (the seed and stream, say).
 
     Raises:
-        TypeError: If ``value`` is not an integer.
-        ValueError: If ``value`` is out of range.
+        TypeError: If a field is unknown to the domain or not an integer.
+        ValueError: If a value is out of its field's range.
 
-    >>> check_uint(np.uint16(7), "rank", 32)
-    7
-    >>> check_uint(2**32, "rank", 32)
-    Traceback (most recent call last):
-    ...
-    ValueError: rank must be an integer in [0, 2**32), got 4294967296
+    >>> template = KeyTemplate(Domain.SAMPLE, seed=7, stream=0)
+    >>> template.words(epoch=1, index=2**32 + 3).tolist()
+    [1919639911, 65538, 7, 0, 0, 1, 3, 1]
+    >>> build = template.builder("epoch", "index")
+    >>> bool((build(1, 2**32 + 3).entropy == template.words(epoch=1, index=2**32 + 3)).all())
+    True
     """
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-        raise TypeError(
-            f"{name} must be an integer in [0, 2**{bits}), got {value!r} "
-            f"of type {type(value).__name__}"
-        )
-    ivalue = int(value)
-    if not 0 <= ivalue < (1 << bits):
-        raise ValueError(f"{name} must be an integer in [0, 2**{bits}), got {ivalue}")
-    return ivalue
+
+    __slots__ = ("_fixed", "_positions", "_words", "domain")
+
+    def __init__(self, domain: Domain, **fixed: int) -> None:
+        self.domain = domain
+        self._positions: dict[str, tuple[int, int]] = {}
+        position = 2
+        for name, bits in LAYOUTS[domain]:
+            self._positions[name] = (position, bits)
+            position += bits // 32
+        self._words = np.zeros(position, dtype=np.uint32)
+        self._words[0], self._words[1] = MAGIC, domain
+        self._fixed = frozenset(fixed)
+        self._set(self._words, fixed)
+
+    def _set(self, words: np.ndarray, values: dict[str, int]) -> None:
+        for name, value in values.items():
+            slot = self._positions.get(name)
+            if slot is None:
+                raise TypeError(
+                    f"{self.domain.name} keys have the fields "
+                    f"{[field for field, _ in LAYOUTS[self.domain]]}, not {name!r}"
+                )
+            position, bits = slot
+            number = checks.uint(value, name, bits)
+            words[position] = number & MASK32
+            if bits == 64:
+                words[position + 1] = number >> 32
+
+    def words(self, **values: int) -> np.ndarray:
+        """The key's words: the fixed fields and ``values``, which must cover the rest.
+
+        Raises:
+            TypeError: If a field is missing, unknown or not an integer.
+            ValueError: If a value is out of range.
+        """
+        missing = [name for name in self._positions if name not in self._fixed | values.keys()]
+        if missing:
+            raise TypeError(f"a {self.domain.name} key needs {', '.join(missing)}")
+        words = self._words.copy()
+        self._set(words, values)
+        return words
+
+    def builder(self, *names: str) -> KeyBuilder:
+        """A fast ``(*values) -> SeedSequence`` for the fields ``names``, in that order.
+
+        The values are not range-checked: use it where they are known to fit (an index
+        below ``len(dataset)``, an epoch checked when it was set). It pickles, so a
+        wrapper holding one can travel to spawned DataLoader workers.
+
+        Raises:
+            TypeError: If ``names`` and the fixed fields do not cover the layout.
+        """
+        missing = set(self._positions) - self._fixed - set(names)
+        if missing:
+            raise TypeError(f"a {self.domain.name} key needs {', '.join(sorted(missing))}")
+        return KeyBuilder(self._words, [self._positions[name] for name in names])
+
+
+class KeyBuilder:
+    """Fills the varying fields of a :class:`KeyTemplate` (made by its ``builder``)."""
+
+    __slots__ = ("_base", "_narrow", "_slots")
+
+    def __init__(self, base: np.ndarray, slots: list[tuple[int, int]]) -> None:
+        self._base = base
+        self._slots = slots
+        narrow = [position for position, bits in slots if bits == 32]
+        self._narrow = narrow if len(narrow) == len(slots) else None
+
+    def __call__(self, *values: int) -> np.random.SeedSequence:
+        """The key's ``SeedSequence`` for ``values`` (in the builder's field order)."""
+        words = self._base.copy()
+        if self._narrow is not None:
+            words[self._narrow] = values
+        else:
+            for (position, bits), value in zip(self._slots, values, strict=True):
+                words[position] = value & MASK32
+                if bits == 64:
+                    words[position + 1] = value >> 32
+        return np.random.SeedSequence(words)
+
+    def __getstate__(self) -> tuple[np.ndarray, list[tuple[int, int]]]:
+        return self._base, self._slots
+
+    def __setstate__(self, state: tuple[np.ndarray, list[tuple[int, int]]]) -> None:
+        self.__init__(*state)  # type: ignore[misc]
 
 
 def check_keying(value: object) -> Keying:
@@ -119,14 +210,7 @@ def check_keying(value: object) -> Keying:
     >>> check_keying("sample")
     'sample'
     """
-    if not isinstance(value, str):
-        raise TypeError(
-            f"keying must be one of {_KEYINGS}, got {value!r} of type {type(value).__name__}"
-        )
-    for keying in _KEYINGS:
-        if value == keying:
-            return keying
-    raise ValueError(f"keying must be one of {_KEYINGS}, got {value!r}")
+    return checks.choice(value, "keying", KEYINGS)
 
 
 def stream_id(name: str | int) -> int:
@@ -150,11 +234,7 @@ def stream_id(name: str | int) -> int:
     if isinstance(name, str):
         digest = hashlib.blake2b(name.encode("utf-8"), digest_size=4).digest()
         return int.from_bytes(digest, "little")
-    return check_uint(name, "stream", 32)
-
-
-def _split64(value: int) -> tuple[int, int]:
-    return value & _MASK32, value >> 32
+    return checks.uint(name, "stream", 32)
 
 
 def key_words(
@@ -195,43 +275,26 @@ def key_words(
     >>> key_words(2**32 + 7, epoch=0, index=2**32).tolist()
     [1919639911, 65538, 7, 1, 0, 0, 0, 1]
     """
-    seed_lo, seed_hi = _split64(check_uint(base_seed, "base_seed", 64))
     stream_word = stream_id(stream)
-    epoch_word = check_uint(epoch, "epoch", 32)
+    seed = checks.uint(base_seed, "base_seed", 64)
     if index is None:
         if rank is None or worker_id is None:
             raise TypeError("a stream key (index=None) needs both rank= and worker_id=")
-        fields = [
-            Domain.STREAM,
-            seed_lo,
-            seed_hi,
-            stream_word,
-            check_uint(rank, "rank", 32),
-            check_uint(worker_id, "worker_id", 32),
-            epoch_word,
-        ]
-    else:
-        if worker_id is not None:
-            raise ValueError(
-                f"worker_id={worker_id!r} cannot enter a per-sample key "
-                "(index given): the same index must give the same sample "
-                "whichever worker loads it; pass worker_id=None"
-            )
-        index_lo, index_hi = _split64(check_uint(index, "index", 64))
-        if rank is None:
-            fields = [Domain.SAMPLE, seed_lo, seed_hi, stream_word, epoch_word, index_lo, index_hi]
-        else:
-            fields = [
-                Domain.SAMPLE_RANK,
-                seed_lo,
-                seed_hi,
-                stream_word,
-                epoch_word,
-                index_lo,
-                index_hi,
-                check_uint(rank, "rank", 32),
-            ]
-    return np.array([MAGIC, *fields], dtype=np.uint32)
+        template = KeyTemplate(Domain.STREAM, seed=seed, stream=stream_word)
+        return template.words(rank=rank, worker_id=worker_id, epoch=epoch)
+    if worker_id is not None:
+        raise ValueError(
+            f"worker_id={worker_id!r} cannot enter a per-sample key "
+            "(index given): the same index must give the same sample "
+            "whichever worker loads it; pass worker_id=None"
+        )
+    if rank is None:
+        return KeyTemplate(Domain.SAMPLE, seed=seed, stream=stream_word).words(
+            epoch=epoch, index=index
+        )
+    return KeyTemplate(Domain.SAMPLE_RANK, seed=seed, stream=stream_word).words(
+        epoch=epoch, index=index, rank=rank
+    )
 
 
 def make_seed_sequence(

@@ -74,7 +74,7 @@ from rankaug.boxes import (
     to_xyxy,
     validate_xyxy,
 )
-from rankaug.errors import SampleError
+from rankaug.context import SampleContext
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter, SampleAdapter, check_adapter
@@ -679,28 +679,18 @@ class MosaicDataset(KeyedDataset[T_co]):
                 )
 
     # -------------------------------------------------------------- build
-    def _apply(
-        self, index: int, keyed: KeyedRandom, *, rank: int, worker_id: int, epoch: int
-    ) -> T_co:
+    def augment(self, context: SampleContext, keyed: KeyedRandom) -> T_co:
+        """Draw the mosaic's parameters from the key, then build it."""
         rng = keyed.generator
         state = rng.bit_generator.state["state"]
-        try:
-            plan = self._draw(index, rng, epoch)
-        except Exception as error:
-            raise SampleError.at(
-                "mosaic", index=index, rank=rank, worker_id=worker_id, epoch=epoch, error=error
-            ) from error
-        return self._build(index, plan, state, rank=rank, worker_id=worker_id, epoch=epoch)
+        with context.guard("mosaic"):
+            plan = self._draw(context.index, rng, context.epoch)
+        return self._build(context, plan, state)
 
-    def _build(
-        self, index: int, plan: _Plan, state: Mapping[str, int], *, rank: int, worker_id: int,
-        epoch: int,
-    ) -> T_co:  # fmt: skip
+    def _build(self, context: SampleContext, plan: _Plan, state: Mapping[str, int]) -> T_co:
         used = plan.indices if plan.applied else plan.indices[:1]
-        samples = [
-            self._load(i, rank=rank, worker_id=worker_id, epoch=epoch, at=index) for i in used
-        ]
-        try:
+        samples = [self.load(i, context) for i in used]
+        with context.guard("mosaic"):
             main_tile, main_state = self._tile(used[0], samples[0], True)
             tiles = [main_tile]
             for i, sample in zip(used[1:], samples[1:], strict=True):
@@ -710,17 +700,10 @@ class MosaicDataset(KeyedDataset[T_co]):
                 data, record = self._compose(tiles, plan)
             else:
                 data, record = self._letterbox(tiles[0], plan)
-            record["epoch"] = epoch
+            record["epoch"] = context.epoch
             record["state"] = f"{state['state']:x}:{state['inc']:x}"
-            out = self._repack(data, main_state, samples[0], record)
-        except SampleError:
-            raise
-        except Exception as error:
-            raise SampleError.at(
-                "mosaic", index=index, rank=rank, worker_id=worker_id, epoch=epoch, error=error
-            ) from error
-        result: T_co = out
-        return result
+            out: T_co = self._repack(data, main_state, samples[0], record)
+        return out
 
     def _check_tiles(self, tiles: list[_Tile]) -> None:
         main = tiles[0]
@@ -1005,8 +988,8 @@ class MosaicDataset(KeyedDataset[T_co]):
         epoch = int(record["epoch"])
         plan = self._draw(main, np.random.Generator(bit_generator), epoch)
         state = {"state": state_value, "inc": inc}
-        rank = self._rank_now()
-        return self._build(main, plan, state, rank=rank, worker_id=0, epoch=epoch)
+        context = SampleContext(main, rank=self._rank_now(), worker_id=0, epoch=epoch)
+        return self._build(context, plan, state)
 
 
 def _signature(tile: _Tile) -> tuple[object, ...]:

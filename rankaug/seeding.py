@@ -26,12 +26,11 @@ import numpy as np
 import torch
 from torch.utils.data import get_worker_info
 
+from rankaug import checks
 from rankaug.context import process_group_rank, resolve_rank
-from rankaug.keys import MAGIC, Domain, check_uint
+from rankaug.keys import Domain, KeyTemplate
 
 __all__ = ["WorkerSeeder", "seed_everything"]
-
-_MASK32 = 0xFFFF_FFFF
 
 
 def seed_everything(seed: int, *, deterministic: bool = False) -> None:
@@ -54,9 +53,8 @@ def seed_everything(seed: int, *, deterministic: bool = False) -> None:
     >>> random.random() == first
     True
     """
-    seed = check_uint(seed, "seed", 32)
-    if not isinstance(deterministic, bool):
-        raise TypeError(f"deterministic must be a bool, got {deterministic!r}")
+    seed = checks.uint(seed, "seed", 32)
+    deterministic = checks.boolean(deterministic, "deterministic")
     random.seed(seed)
     np.random.seed(seed)  # noqa: NPY002 - this function's whole job
     torch.manual_seed(seed)  # seeds CUDA devices too
@@ -97,11 +95,12 @@ class WorkerSeeder:
     def __init__(
         self, seed: int, *, rank: int | None = None, then: Callable[[int], Any] | None = None
     ) -> None:
-        self.seed = check_uint(seed, "seed", 64)
-        self.rank = None if rank is None else check_uint(rank, "rank", 32)
-        if then is not None and not callable(then):
-            raise TypeError(f"then must be a callable taking the worker id, got {then!r}")
+        self.seed = checks.uint(seed, "seed", 64)
+        self.rank = None if rank is None else checks.uint(rank, "rank", 32)
+        if then is not None:
+            checks.function(then, "then", "a callable taking the worker id")
         self.then = then
+        self._template = KeyTemplate(Domain.WORKER_INIT, seed=self.seed)
         self._captured_rank: int | None = None
 
     def state_words(self, worker_id: int, loader_seed: int, rank: int) -> np.ndarray:
@@ -118,21 +117,7 @@ class WorkerSeeder:
         >>> WorkerSeeder(0).state_words(0, 123, rank=0).shape
         (10,)
         """
-        worker_id = check_uint(worker_id, "worker_id", 32)
-        loader_seed = check_uint(loader_seed, "loader_seed", 64)
-        words = np.array(
-            [
-                MAGIC,
-                Domain.WORKER_INIT,
-                self.seed & _MASK32,
-                self.seed >> 32,
-                check_uint(rank, "rank", 32),
-                worker_id,
-                loader_seed & _MASK32,
-                loader_seed >> 32,
-            ],
-            dtype=np.uint32,
-        )
+        words = self._template.words(rank=rank, worker_id=worker_id, loader_seed=loader_seed)
         return np.random.SeedSequence(words).generate_state(10)
 
     def __call__(self, worker_id: int) -> None:

@@ -6,7 +6,7 @@ from typing import Any, TypeVar
 
 from torch.utils.data import Dataset
 
-from rankaug.errors import SampleError
+from rankaug.context import SampleContext
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.samples import SampleAdapter, check_adapter
@@ -83,21 +83,9 @@ class RandomAugmentWrapper(KeyedDataset[T_co]):
         self.transform = transform
         self._driver = make_driver(transform, adapter)
 
-    def _apply(
-        self, index: int, keyed: KeyedRandom, *, rank: int, worker_id: int, epoch: int
-    ) -> T_co:
-        sample = self._load(index, rank=rank, worker_id=worker_id, epoch=epoch, at=index)
-        try:
+    def augment(self, context: SampleContext, keyed: KeyedRandom) -> T_co:
+        """Load the sample and apply the transform with the sample's keyed random state."""
+        sample = self.load(context.index, context)
+        with context.guard("transform"):
             out: T_co = self._driver(sample, keyed)
-        except SampleError:
-            raise
-        except Exception as error:
-            raise SampleError.at(
-                "transform",
-                index=index,
-                rank=rank,
-                worker_id=worker_id,
-                epoch=epoch,
-                error=error,
-            ) from error
         return out

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from torch.utils.data import ConcatDataset, Subset
 
-from rankaug import KeyedDataset, MosaicDataset, RandomAugmentWrapper, make_rng
+from rankaug import KeyedDataset, MosaicDataset, RandomAugmentWrapper, SampleContext, make_rng
 from rankaug.keyed import inner_datasets
 
 
@@ -22,7 +22,7 @@ class TestKeyedDataset:
     def test_keys_follow_the_published_specification(self, keying: str) -> None:
         # The wrappers build their words themselves, for speed: they must be make_rng's.
         wrapped = RandomAugmentWrapper(DATA, identity, seed=2**40 + 3, keying=keying)  # type: ignore[arg-type]
-        ours = wrapped.key_random(5, rank=2, worker_id=1, epoch=7).generator
+        ours = wrapped.key_random(SampleContext(5, rank=2, worker_id=1, epoch=7)).generator
         if keying == "stream":
             spec = make_rng(2**40 + 3, rank=2, worker_id=1, epoch=7, stream=wrapped.stream)
         else:

@@ -12,7 +12,6 @@ from rankaug.keys import (
     Domain,
     KeyedRandom,
     check_keying,
-    check_uint,
     key_words,
     make_rng,
     make_seed_sequence,
@@ -25,22 +24,6 @@ U64 = st.integers(0, 2**64 - 1)
 
 def first_draws(rng: np.random.Generator, n: int = 3) -> list[int]:
     return rng.integers(0, 2**63, size=n).tolist()
-
-
-class TestCheckUint:
-    @pytest.mark.parametrize("value", [0, 5, np.int64(5), np.uint32(5), np.uint64(2**64 - 1)])
-    def test_accepts_python_and_numpy_integers(self, value: object) -> None:
-        assert check_uint(value, "x", 64) == int(value)  # type: ignore[call-overload]
-
-    @pytest.mark.parametrize("value", [True, np.bool_(False), 1.0, np.float32(2), "3", None])
-    def test_refuses_non_integers_naming_the_argument(self, value: object) -> None:
-        with pytest.raises(TypeError, match=r"^base_seed must be an integer in \[0, 2\*\*64\)"):
-            check_uint(value, "base_seed", 64)
-
-    @pytest.mark.parametrize(("value", "bits"), [(-1, 32), (2**32, 32), (2**64, 64)])
-    def test_refuses_out_of_range_values_naming_them(self, value: int, bits: int) -> None:
-        with pytest.raises(ValueError, match=rf"^epoch must be .* got {value}$"):
-            check_uint(value, "epoch", bits)
 
 
 class TestCheckKeying:

@@ -67,7 +67,7 @@ class TestSeedEverything:
             seed_everything(2**32)
         with pytest.raises(TypeError, match="seed must be an integer"):
             seed_everything(1.0)  # type: ignore[arg-type]
-        with pytest.raises(TypeError, match="deterministic must be a bool"):
+        with pytest.raises(TypeError, match="deterministic must be True or False"):
             seed_everything(1, deterministic=1)  # type: ignore[arg-type]
 
 

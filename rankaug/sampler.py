@@ -1,0 +1,239 @@
+"""``EpochSampler``: the epoch of each pass, decided once and carried by every index.
+
+Wrap the sampler you already use. Each pass over the wrapper yields the wrapped
+sampler's indices as :class:`~rankaug.EpochIndex` values carrying the epoch of that
+pass, fixed when the pass begins in the main process. Every rankaug wrapper keys its
+draws with the epoch of the index it is given, so no worker, persistent or not, forked
+or spawned, can mix epochs within a pass, and nobody has to call ``set_epoch`` on the
+dataset at the right moment.
+
+The epoch of each pass:
+
+* the first pass has ``epoch`` (pass ``epoch=self.current_epoch`` when the loader is
+  built after a checkpoint is restored);
+* each new pass has the previous one's epoch plus one, so a plain
+  ``for epoch ...: for batch in loader`` loop needs no call at all;
+* ``set_epoch(e)``, called by you, Lightning, accelerate or ultralytics' trainer, sets
+  the epoch of the next pass and is forwarded to the wrapped sampler (a
+  ``DistributedSampler`` reshuffles). A ``set_epoch(e)`` that arrives while the pass of
+  epoch ``e`` is already running refers to that pass and changes nothing: frameworks
+  that build the iterator first (Lightning) or prefetch the next pass before the call
+  (ultralytics' ``InfiniteDataLoader``) still get each epoch exactly once.
+
+``state_dict()`` holds the epoch and position of the running pass; after
+``load_state_dict()`` the next pass resumes there, so torchdata's
+``StatefulDataLoader`` resumes mid-epoch exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
+
+from torch.utils.data import Sampler
+
+from rankaug import checks
+from rankaug.epoch import EpochIndex, _epoch_index
+
+__all__ = ["EpochSampler"]
+
+_STATE_FORMAT: Final = "rankaug.EpochSampler/1"
+
+
+class _Pass:
+    """One pass over the wrapped sampler: its epoch and how many indices it has given."""
+
+    __slots__ = ("done", "epoch", "inner", "position")
+
+    def __init__(self, epoch: int, inner: Iterator[Any], position: int) -> None:
+        self.epoch = epoch
+        self.inner = inner
+        self.position = position
+        self.done = False
+
+
+def _as_index(value: object) -> int:
+    if type(value) is int:
+        return value
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(
+            "EpochSampler wraps a sampler of indices, but the wrapped sampler yielded "
+            f"{value!r} of type {type(value).__name__} (wrap the sampler inside a "
+            "BatchSampler, not the BatchSampler itself)"
+        ) from None
+
+
+class EpochSampler(Sampler[EpochIndex]):
+    """A sampler whose indices carry the epoch of their pass (see the module docstring).
+
+    Args:
+        sampler: Any sampler or iterable of indices: a ``DistributedSampler``, a
+            ``RandomSampler``, a list. Its order for a pass should depend only on its
+            epoch (``set_epoch``) or be restorable (``state_dict``), for exact resumes.
+        epoch: The epoch of the first pass. Defaults to ``0``.
+
+    Raises:
+        TypeError: If ``sampler`` is not iterable or ``epoch`` not an integer.
+        ValueError: If ``epoch`` is out of range.
+
+    Example:
+        >>> from torch.utils.data import SequentialSampler
+        >>> sampler = EpochSampler(SequentialSampler(range(3)))
+        >>> list(sampler)
+        [EpochIndex(0, epoch=0), EpochIndex(1, epoch=0), EpochIndex(2, epoch=0)]
+        >>> [i.epoch for i in sampler]  # no set_epoch: each pass advances by one
+        [1, 1, 1]
+        >>> sampler.set_epoch(5)
+        >>> next(iter(sampler)).epoch, len(sampler)
+        (5, 3)
+    """
+
+    def __init__(self, sampler: Iterable[int], *, epoch: int = 0) -> None:
+        if not isinstance(sampler, Iterable):
+            raise TypeError(
+                "sampler must be a sampler or an iterable of indices, got "
+                f"{sampler!r} of type {type(sampler).__name__}"
+            )
+        self.sampler = sampler
+        self._next = checks.uint(epoch, "epoch", 32)
+        self._current: _Pass | None = None
+        self._resume: dict[str, Any] | None = None
+
+    @property
+    def epoch(self) -> int:
+        """The epoch of the pass now running, or of the next pass when none is."""
+        current = self._current
+        if current is not None and not current.done:
+            return current.epoch
+        if self._resume is not None:
+            return int(self._resume["epoch"])
+        return self._next
+
+    def set_epoch(self, epoch: int) -> None:
+        """Set the epoch of the next pass, and forward it to the wrapped sampler.
+
+        A call for the epoch of the pass already running changes nothing (see the
+        module docstring).
+
+        Args:
+            epoch: An integer in ``[0, 2**32)``.
+
+        Raises:
+            TypeError: If ``epoch`` is not an integer.
+            ValueError: If it is out of range.
+        """
+        epoch = checks.uint(epoch, "epoch", 32)
+        current = self._current
+        if current is not None and not current.done and current.epoch == epoch:
+            return
+        if self._resume is not None:
+            if int(self._resume["epoch"]) == epoch:
+                return
+            self._resume = None
+        self._next = epoch
+        self._forward(epoch)
+
+    def _forward(self, epoch: int) -> None:
+        set_epoch = getattr(self.sampler, "set_epoch", None)
+        if callable(set_epoch):
+            set_epoch(epoch)
+
+    def __len__(self) -> int:
+        return len(self.sampler)  # type: ignore[arg-type]
+
+    def __iter__(self) -> Iterator[EpochIndex]:
+        resume, self._resume = self._resume, None
+        if resume is None:
+            epoch, position = self._next, 0
+            self._next = epoch + 1 if epoch + 1 < 1 << 32 else epoch
+        else:
+            epoch, position = int(resume["epoch"]), int(resume["position"])
+            self._next = int(resume["next_epoch"])
+        self._forward(epoch)
+        inner = iter(self.sampler)
+        inner_state = None if resume is None else resume.get("sampler_iter")
+        if inner_state is not None and callable(getattr(inner, "load_state_dict", None)):
+            inner.load_state_dict(inner_state)  # type: ignore[attr-defined]
+        elif position:
+            skipped = sum(1 for _ in itertools.islice(inner, position))
+            if skipped != position:
+                raise ValueError(
+                    f"cannot resume at position {position} of epoch {epoch}: the wrapped "
+                    f"sampler gives only {skipped} indices for that epoch"
+                )
+        run = _Pass(epoch, inner, position)
+        self._current = run
+        return self._indices(run)
+
+    def _indices(self, run: _Pass) -> Iterator[EpochIndex]:
+        make, epoch = _epoch_index, run.epoch
+        for value in run.inner:
+            run.position += 1
+            yield make(value if type(value) is int else _as_index(value), epoch)
+        run.done = True
+        if self._current is run:
+            self._current = None
+
+    # ------------------------------------------------------------------ state
+    def state_dict(self) -> dict[str, Any]:
+        """The epoch and position of the running pass (or the start of the next one).
+
+        Returns:
+            ``{"format", "epoch", "position", "next_epoch"}``, plus ``"sampler_iter"``
+            when the wrapped sampler's iterator has a ``state_dict`` of its own.
+        """
+        current = self._current
+        if current is not None and not current.done:
+            state: dict[str, Any] = {
+                "format": _STATE_FORMAT,
+                "epoch": current.epoch,
+                "position": current.position,
+                "next_epoch": self._next,
+            }
+            inner_state = getattr(current.inner, "state_dict", None)
+            if callable(inner_state) and callable(getattr(current.inner, "load_state_dict", None)):
+                state["sampler_iter"] = inner_state()
+            return state
+        if self._resume is not None:
+            return dict(self._resume)
+        return {
+            "format": _STATE_FORMAT,
+            "epoch": self._next,
+            "position": 0,
+            "next_epoch": self._next + 1 if self._next + 1 < 1 << 32 else self._next,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Make the next pass resume where :meth:`state_dict` was taken.
+
+        Args:
+            state: A dict from :meth:`state_dict`.
+
+        Raises:
+            ValueError: If ``state`` is not such a dict.
+        """
+        if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
+            raise ValueError(
+                f"state must be a dict from EpochSampler.state_dict() (format "
+                f"{_STATE_FORMAT!r}), got {state!r:.200}"
+            )
+        resume = dict(state)
+        resume["epoch"] = checks.uint(state.get("epoch"), "state['epoch']", 32)
+        resume["next_epoch"] = checks.uint(state.get("next_epoch"), "state['next_epoch']", 32)
+        resume["position"] = checks.integer(state.get("position"), "state['position']", low=0)
+        self._resume = resume
+        self._current = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_current"] = None  # a running pass does not travel
+        return state
+
+    def __repr__(self) -> str:
+        return f"EpochSampler({self.sampler!r}, epoch={self.epoch})"

@@ -1,0 +1,164 @@
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rankaug import checks
+
+
+class TestUint:
+    @pytest.mark.parametrize("value", [0, 5, np.int64(5), np.uint32(5), np.uint64(2**64 - 1)])
+    def test_accepts_python_and_numpy_integers(self, value: object) -> None:
+        assert checks.uint(value, "x", 64) == int(value)  # type: ignore[call-overload]
+
+    @pytest.mark.parametrize("value", [True, np.bool_(False), 1.0, np.float32(2), "3", None])
+    def test_refuses_non_integers_naming_the_argument(self, value: object) -> None:
+        with pytest.raises(TypeError, match=r"^base_seed must be an integer in \[0, 2\*\*64\)"):
+            checks.uint(value, "base_seed", 64)
+
+    @pytest.mark.parametrize(("value", "bits"), [(-1, 32), (2**32, 32), (2**64, 64)])
+    def test_refuses_out_of_range_values_naming_them(self, value: int, bits: int) -> None:
+        with pytest.raises(ValueError, match=rf"^epoch must be .* got {value}$"):
+            checks.uint(value, "epoch", bits)
+
+
+class TestInteger:
+    def test_bounds(self) -> None:
+        assert checks.integer(3, "n", low=1, high=3) == 3
+        with pytest.raises(ValueError, match=r"^n must be an integer in \[1, 3\], got 4$"):
+            checks.integer(4, "n", low=1, high=3)
+        with pytest.raises(ValueError, match=r"^n must be an integer <= 3, got 4$"):
+            checks.integer(4, "n", high=3)
+
+    @pytest.mark.parametrize("value", [(3, 4), 3.0, True, None, "3"])
+    def test_wrong_types(self, value: object) -> None:
+        with pytest.raises(TypeError, match=r"^epochs must be an integer >= 1, got .* of type"):
+            checks.integer(value, "epochs", low=1)
+
+
+class TestBoolean:
+    @pytest.mark.parametrize("value", [0, 1, "yes", None])
+    def test_only_bools(self, value: object) -> None:
+        with pytest.raises(TypeError, match=r"^clip must be True or False"):
+            checks.boolean(value, "clip")
+
+
+class TestReal:
+    @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+    def test_refuses_non_finite(self, value: float) -> None:
+        with pytest.raises(ValueError, match=r"^min_area must be a finite number >= 0.0"):
+            checks.real(value, "min_area", low=0.0)
+
+    def test_open_bounds(self) -> None:
+        with pytest.raises(ValueError, match=r"must be a finite number > 0.0"):
+            checks.real(0, "alpha", low=0.0, low_open=True)
+        with pytest.raises(ValueError, match=r"< 1.0"):
+            checks.real(1.0, "x", high=1.0, high_open=True)
+
+    @pytest.mark.parametrize("value", [True, "1", None, [1]])
+    def test_wrong_types(self, value: object) -> None:
+        with pytest.raises(TypeError, match=r"^p must be a finite number >= 0.0 and <= 1.0"):
+            checks.probability(value, "p")
+
+
+class TestPairsAndRanges:
+    def test_int_pair(self) -> None:
+        assert checks.int_pair((2, 3), "grid") == (2, 3)
+        with pytest.raises(ValueError, match="grid must be an integer or a pair of integers >= 1"):
+            checks.int_pair((0, 3), "grid")
+        with pytest.raises(TypeError, match="grid must be"):
+            checks.int_pair((1, 2, 3), "grid")
+
+    @pytest.mark.parametrize("value", [(0.1,), "ab", None, (0.1, "x"), (True, 0.5)])
+    def test_real_range_types(self, value: object) -> None:
+        with pytest.raises(TypeError, match=r"scale_range must be a .low, high. pair"):
+            checks.real_range(value, "scale_range", low=0.0, high=2.0)
+
+    @pytest.mark.parametrize("value", [(0.5, 0.1), (-1.0, 0.5), (0.5, 3.0), (math.nan, 1.0)])
+    def test_real_range_values(self, value: object) -> None:
+        with pytest.raises(ValueError, match=r"scale_range must be a .low, high. pair"):
+            checks.real_range(value, "scale_range", low=0.0, high=2.0)
+
+
+class TestChoiceAndNames:
+    def test_choice(self) -> None:
+        with pytest.raises(ValueError, match=r"^canvas must be one of 'output', 'yolo', got 'x'$"):
+            checks.choice("x", "canvas", ("output", "yolo"))
+        with pytest.raises(TypeError, match=r"^canvas must be one of .* got None of type NoneType"):
+            checks.choice(None, "canvas", ("output", "yolo"))
+
+    def test_names(self) -> None:
+        with pytest.raises(ValueError, match="every entry of label_fields must be a key that"):
+            checks.names(["bboxes"], "label_fields", forbidden={"bboxes"})
+        with pytest.raises(ValueError, match="distinct"):
+            checks.names(["a", "a"], "label_fields")
+        with pytest.raises(TypeError, match="every entry of label_fields must be a key name"):
+            checks.names([1], "label_fields")
+
+    def test_key_name(self) -> None:
+        assert checks.key_name(None, "record", forbidden={"image"}) is None
+        with pytest.raises(TypeError, match="record must be None or a key name"):
+            checks.key_name(3, "record", forbidden={"image"})
+
+
+class TestIndexArrayAndWeights:
+    def test_index_array_refuses_duplicates(self) -> None:
+        with pytest.raises(ValueError, match=r"pool must be distinct indices, got .*\[0\]"):
+            checks.index_array([0, 0, 0, 1], "pool", length=4)
+
+    def test_index_array_range_and_types(self) -> None:
+        with pytest.raises(ValueError, match=r"pool must be indices in \[0, 4\)"):
+            checks.index_array([1, 4], "pool", length=4)
+        with pytest.raises(ValueError, match="non-empty"):
+            checks.index_array([], "pool", length=4)
+        with pytest.raises(TypeError, match="pool must be a sequence of indices"):
+            checks.index_array("abc", "pool", length=4)
+
+    def test_weights(self) -> None:
+        with pytest.raises(TypeError, match="weights must be a sequence of 2 numbers"):
+            checks.weights("abc", "weights", count=2)
+        with pytest.raises(TypeError, match="every entry of weights must be a real number"):
+            checks.weights(["a", 1], "weights", count=2)
+        with pytest.raises(ValueError, match="weights must be a sequence of 2 numbers"):
+            checks.weights([0, 0], "weights", count=2)
+        with pytest.raises(ValueError, match="got 3 weights"):
+            checks.weights([1, 1, 1], "weights", count=2)
+        with pytest.raises(ValueError, match="weights must"):
+            checks.weights([1, math.inf], "weights", count=2)
+
+    @given(st.lists(st.floats(0, 1e308), min_size=1, max_size=20).filter(any))
+    def test_weights_give_a_cdf_ending_in_one(self, values: list[float]) -> None:
+        cdf = checks.weights(values, "weights", count=len(values))
+        assert cdf[-1] == 1.0
+        assert np.isfinite(cdf).all()
+        assert (np.diff(cdf) >= 0).all()
+
+
+class TestImagesAndFills:
+    @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.float16, np.bool_, np.int64])
+    def test_unsupported_dtypes_name_the_supported_ones(self, dtype: type) -> None:
+        with pytest.raises(TypeError, match="uint8, uint16, int16, float32, float64, got"):
+            checks.image_layout(np.zeros((2, 2), dtype), "dataset[1] image")
+
+    def test_too_many_channels(self) -> None:
+        with pytest.raises(ValueError, match="1 to 511 channels"):
+            checks.image_layout(np.zeros((2, 2, 512), np.uint8), "image")
+
+    def test_fill_fits(self) -> None:
+        checks.fill_fits((0.0, 255.0), "fill", np.dtype(np.uint8))
+        with pytest.raises(ValueError, match="whole numbers in"):
+            checks.fill_fits((0.5,), "fill", np.dtype(np.uint16))
+        with pytest.raises(ValueError, match=r"\[-32768, 32767\]"):
+            checks.fill_fits((-40000.0,), "fill_mask", np.dtype(np.int16))
+        checks.fill_fits((-3.5,), "fill", np.dtype(np.float32))
+
+    def test_fill_values(self) -> None:
+        assert checks.fill_values((1, 2, 3), "fill") == (1.0, 2.0, 3.0)
+        with pytest.raises(ValueError, match="fill must be finite"):
+            checks.fill_values(math.nan, "fill")
+        with pytest.raises(TypeError, match="fill must be a number or a sequence"):
+            checks.fill_values([], "fill")
