@@ -1,0 +1,331 @@
+"""Tests for rankaug.datasets.yolo."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+import torch
+from torch.utils.data import Dataset
+
+from rankaug.boxes import BOX_FORMATS, BoxFormat, to_xyxy
+from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
+
+
+class TestYoloFolder:
+    @pytest.fixture
+    def root(self, tmp_path: Path) -> Path:
+        return write_yolo_folder(
+            SyntheticDetection(6, image_size=(40, 56), seed=2), tmp_path / "ds"
+        )
+
+    @staticmethod
+    def make(tmp_path: Path, labels: dict[str, str], images: tuple[str, ...] = ("a.png",)) -> Path:
+        """A folder of 16x20 black PNGs with the given label files."""
+        for name in images:
+            path = tmp_path / "images" / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            cv2.imwrite(str(path), np.zeros((16, 20, 3), dtype=np.uint8))
+        (tmp_path / "labels").mkdir(exist_ok=True)
+        for name, text in labels.items():
+            path = tmp_path / "labels" / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        return tmp_path
+
+    def test_round_trip_of_synthetic_data(self, root: Path) -> None:
+        original = SyntheticDetection(6, image_size=(40, 56), seed=2)
+        ds = YoloFolder(root)
+        assert isinstance(ds, Dataset)
+        assert len(ds) == 6
+        for index in range(6):
+            expected, sample = original[index], ds[index]
+            assert set(sample) == {"image", "bboxes", "labels"}
+            np.testing.assert_array_equal(sample["image"], expected["image"])
+            assert sample["bboxes"].dtype == np.float32
+            np.testing.assert_allclose(sample["bboxes"], expected["bboxes"], rtol=0, atol=1e-4)
+            np.testing.assert_array_equal(sample["labels"], expected["labels"])
+            assert sample["labels"].dtype == np.int64
+
+    def test_round_trip_of_varied_sizes_in_yolo_format(self, tmp_path: Path) -> None:
+        original = SyntheticDetection(
+            5, image_size=(40, 56), seed=4, box_format="yolo", varied_sizes=True
+        )
+        ds = YoloFolder(write_yolo_folder(original, tmp_path, box_format="yolo"), box_format="yolo")
+        for index in range(5):
+            np.testing.assert_array_equal(ds[index]["image"], original[index]["image"])
+            np.testing.assert_allclose(ds[index]["bboxes"], original[index]["bboxes"], atol=1e-6)
+
+    def test_grayscale_reads_back_as_rgb(self, tmp_path: Path) -> None:
+        original = SyntheticDetection(2, image_size=24, channels=1)
+        image = YoloFolder(write_yolo_folder(original, tmp_path))[1]["image"]
+        assert image.shape == (24, 24, 3)
+        for channel in range(3):
+            np.testing.assert_array_equal(image[:, :, channel], original[1]["image"])
+
+    @pytest.mark.parametrize("fmt", BOX_FORMATS)
+    def test_box_formats(self, root: Path, fmt: BoxFormat) -> None:
+        reference = YoloFolder(root)[3]["bboxes"].astype(np.float64)
+        boxes = YoloFolder(root, box_format=fmt)[3]["bboxes"].astype(np.float64)
+        np.testing.assert_allclose(to_xyxy(boxes, fmt, (40, 56)), reference, atol=1e-4)
+
+    def test_as_tuple_and_tensors(self, root: Path) -> None:
+        sample = YoloFolder(root)[2]
+        image, target = YoloFolder(root, as_tuple=True)[2]
+        np.testing.assert_array_equal(image, sample["image"])
+        np.testing.assert_array_equal(target["boxes"], sample["bboxes"])
+        image, target = YoloFolder(root, as_tuple=True, tensors=True)[2]
+        assert image.shape == (3, 40, 56)
+        assert target["labels"].dtype == torch.int64
+
+    def test_missing_label_file_means_no_objects(self, tmp_path: Path) -> None:
+        ds = YoloFolder(self.make(tmp_path, {}))
+        sample = ds[0]
+        assert sample["bboxes"].shape == (0, 4)
+        assert sample["bboxes"].dtype == np.float32
+        assert sample["labels"].shape == (0,)
+        assert sample["labels"].dtype == np.int64
+
+    def test_nested_folders_sorted_and_case_insensitive(self, tmp_path: Path) -> None:
+        root = self.make(
+            tmp_path,
+            {"b/x.txt": "1 0.5 0.5 0.5 0.5\n", "a.txt": "0 0.25 0.25 0.5 0.5\n"},
+            images=("b/x.PNG", "a.png", "c.jpeg"),
+        )
+        (root / "images" / "notes.txt").write_text("not an image")
+        ds = YoloFolder(root)
+        assert [p.relative_to(root / "images").as_posix() for p in ds.image_paths] == [
+            "a.png",
+            "b/x.PNG",
+            "c.jpeg",
+        ]
+        assert ds.label_paths[1] == root / "labels" / "b" / "x.txt"
+        np.testing.assert_array_equal(ds[0]["bboxes"], [[0, 0, 10, 8]])
+        np.testing.assert_array_equal(ds[1]["labels"], [1])
+        np.testing.assert_array_equal(ds[1]["bboxes"], [[5, 4, 15, 12]])
+        assert len(ds[2]["labels"]) == 0
+
+    def test_blank_lines_and_integral_float_class(self, tmp_path: Path) -> None:
+        ds = YoloFolder(self.make(tmp_path, {"a.txt": "\n3.0 0.5 0.5 1 1\n   \n2 0.5 0.5 0 0\n"}))
+        np.testing.assert_array_equal(ds[0]["labels"], [3, 2])
+        np.testing.assert_array_equal(ds[0]["bboxes"], [[0, 0, 20, 16], [10, 8, 10, 8]])
+
+    def test_edges_within_tolerance_are_clipped(self, tmp_path: Path) -> None:
+        ds = YoloFolder(self.make(tmp_path, {"a.txt": "0 0.5 0.5 1.0005 1.0\n"}))
+        np.testing.assert_array_equal(ds[0]["bboxes"], [[0, 0, 20, 16]])
+
+    def test_custom_tolerance(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {"a.txt": "0 0.5 0.5 1.1 1.0\n"})
+        np.testing.assert_array_equal(
+            YoloFolder(root, tolerance=0.06)[0]["bboxes"], [[0, 0, 20, 16]]
+        )
+        with pytest.raises(ValueError, match="outside"):
+            YoloFolder(root)
+
+    @pytest.mark.parametrize(
+        ("line", "message"),
+        [
+            ("0 0.5 0.5 0.5", r"expected 5 fields 'class cx cy w h', got 4"),
+            ("0 0.5 0.5 0.5 0.5 0.9", r"got 6: .*sixth column"),
+            (
+                "0 0.1 0.1 0.9 0.1 0.9 0.9",
+                r"got 7: .*segment polygons .* does not support segments",
+            ),
+            ("0 0.1 0.1 0.9 0.1 0.9 0.9 0.1 0.9", r"got 9: .*segment"),
+            ("x 0.5 0.5 0.5 0.5", r"class 'x' is not a number"),
+            ("1.5 0.5 0.5 0.5 0.5", r"class must be an integer, got '1.5'"),
+            ("-1 0.5 0.5 0.5 0.5", r"class must be an integer >= 0, got '-1'"),
+            ("0 0.5 abc 0.5 0.5", r"cy = 'abc' is not a number"),
+            ("0 0.5 0.5 nan 0.5", r"w = 'nan' is not finite"),
+            ("0 0.5 0.5 inf 0.5", r"w = 'inf' is not finite"),
+            ("0 0.5 0.5 -0.1 0.5", r"width and height must be >= 0"),
+            ("0 0.9 0.5 0.4 0.2", r"edges .* outside \[0, 1\] by more than tolerance=0.001"),
+            ("0 5 5 0.5 0.5", r"outside \[0, 1\].*normalised by the image size"),
+        ],
+    )
+    def test_bad_lines_name_file_and_line(self, tmp_path: Path, line: str, message: str) -> None:
+        root = self.make(tmp_path, {"a.txt": f"0 0.5 0.5 0.2 0.2\n\n{line}\n"})
+        label_file = root / "labels" / "a.txt"
+        with pytest.raises(ValueError, match=rf"^{re.escape(str(label_file))}:3: .*{message}"):
+            YoloFolder(root)
+
+    def test_undecodable_image(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {})
+        (root / "images" / "broken.jpg").write_bytes(b"this is not a jpeg")
+        ds = YoloFolder(root)
+        with pytest.raises(ValueError, match=r"cannot decode image .*broken\.jpg"):
+            ds[1]
+
+    def test_empty_image_file(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {})
+        (root / "images" / "empty.png").write_bytes(b"")
+        with pytest.raises(
+            ValueError, match=r"cannot decode image .*empty\.png: the file is empty"
+        ):
+            YoloFolder(root)[1]
+
+    def test_no_images(self, tmp_path: Path) -> None:
+        images = tmp_path / "images"
+        (images / "sub").mkdir(parents=True)
+        (tmp_path / "labels").mkdir()
+        with pytest.raises(
+            ValueError,
+            match=rf"no images with extensions .*\.png found under {re.escape(str(images))}",
+        ):
+            YoloFolder(tmp_path)
+
+    def test_missing_image_dir(self, tmp_path: Path) -> None:
+        with pytest.raises(
+            FileNotFoundError,
+            match=rf"image_dir: folder {re.escape(str(tmp_path / 'images'))} does not exist",
+        ):
+            YoloFolder(tmp_path)
+
+    def test_missing_label_dir(self, tmp_path: Path) -> None:
+        (tmp_path / "images").mkdir()
+        with pytest.raises(FileNotFoundError, match=r"label_dir: .*make an empty label folder"):
+            YoloFolder(tmp_path)
+
+    def test_custom_folders_and_extensions(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {}, images=("a.png", "b.bmp"))
+        (root / "images").rename(root / "img")
+        (root / "labels").rename(root / "lbl")
+        ds = YoloFolder(root, image_dir="img", label_dir="lbl", extensions=[".BMP"])
+        assert [p.name for p in ds.image_paths] == ["b.bmp"]
+
+    @pytest.mark.parametrize(
+        ("kwargs", "error", "message"),
+        [
+            ({"extensions": ".jpg"}, TypeError, r"extensions must be a tuple of strings"),
+            ({"extensions": ("jpg",)}, ValueError, r"extensions must look like '.jpg', got 'jpg'"),
+            ({"extensions": ()}, ValueError, r"extensions must not be empty"),
+            ({"tolerance": -0.1}, ValueError, r"tolerance must be in \[0, 0.5\), got -0.1"),
+            ({"tolerance": "0"}, TypeError, r"tolerance must be a real number"),
+            ({"box_format": "cxcywh"}, ValueError, r"box_format must be one of"),
+            ({"tensors": True}, ValueError, r"tensors=True needs as_tuple=True"),
+        ],
+    )
+    def test_bad_arguments(
+        self, root: Path, kwargs: dict[str, Any], error: type[Exception], message: str
+    ) -> None:
+        with pytest.raises(error, match=message):
+            YoloFolder(root, **kwargs)
+
+    def test_indexing(self, root: Path) -> None:
+        ds = YoloFolder(root)
+        np.testing.assert_array_equal(ds[-1]["image"], ds[5]["image"])
+        with pytest.raises(IndexError, match="index 6 is out of range for a dataset of length 6"):
+            ds[6]
+        with pytest.raises(TypeError, match="index must be an integer"):
+            ds["0"]  # type: ignore[index]
+
+    def test_stored_labels_are_not_shared_with_samples(self, root: Path) -> None:
+        ds = YoloFolder(root)
+        ds[0]["labels"][:] = 99
+        assert not np.any(ds[0]["labels"] == 99)
+
+
+class TestWriteYoloFolder:
+    def test_layout_and_label_text(self, tmp_path: Path) -> None:
+        samples = [
+            {
+                "image": np.zeros((10, 20, 3), dtype=np.uint8),
+                "bboxes": np.array([[0.0, 0.0, 10.0, 5.0]]),
+                "labels": np.array([4]),
+            },
+            {
+                "image": np.zeros((10, 20), dtype=np.uint8),
+                "bboxes": [],
+                "labels": np.zeros(0, dtype=np.int64),
+            },
+        ]
+        root = write_yolo_folder(samples, tmp_path / "out")
+        assert root == tmp_path / "out"
+        assert sorted(p.name for p in (root / "images").iterdir()) == ["000000.png", "000001.png"]
+        assert (root / "labels" / "000000.txt").read_text() == "4 0.25 0.25 0.5 0.5\n"
+        assert (root / "labels" / "000001.txt").read_text() == ""
+
+    def test_masks_are_not_written(self, tmp_path: Path) -> None:
+        root = write_yolo_folder(SyntheticDetection(1, image_size=16), tmp_path)
+        assert sorted(p.name for p in root.iterdir()) == ["images", "labels"]
+
+    def test_refuses_non_empty_target(self, tmp_path: Path) -> None:
+        (tmp_path / "labels").mkdir()
+        (tmp_path / "labels" / "old.txt").write_text("0 0.5 0.5 0.1 0.1\n")
+        with pytest.raises(
+            FileExistsError, match=r"labels is not empty; write_yolo_folder never overwrites"
+        ):
+            write_yolo_folder(SyntheticDetection(1, image_size=16), tmp_path)
+
+    def test_format_must_match_dataset(self, tmp_path: Path) -> None:
+        with pytest.raises(
+            ValueError, match=r"box_format='pascal_voc' but the dataset's box_format is 'coco'"
+        ):
+            write_yolo_folder(SyntheticDetection(1, image_size=16, box_format="coco"), tmp_path)
+
+    def test_tuple_samples_are_refused(self, tmp_path: Path) -> None:
+        with pytest.raises(TypeError, match=r"dataset\[0\] must be a dict sample.*as_tuple=False"):
+            write_yolo_folder(SyntheticDetection(1, image_size=16, as_tuple=True), tmp_path)
+
+    def test_not_a_dataset(self, tmp_path: Path) -> None:
+        with pytest.raises(TypeError, match="dataset must be a map-style dataset"):
+            write_yolo_folder(42, tmp_path)
+
+    def test_float_images_are_refused(self, tmp_path: Path) -> None:
+        with pytest.raises(TypeError, match=r"dataset\[0\]\['image'\] must be a uint8 numpy array"):
+            write_yolo_folder(SyntheticDetection(1, image_size=16, dtype="float32"), tmp_path)
+
+    @pytest.mark.parametrize(
+        ("sample", "error", "message"),
+        [
+            (
+                {"image": np.zeros((4, 4, 3), np.uint8), "bboxes": []},
+                ValueError,
+                r"lacks the key\(s\) \['labels'\]",
+            ),
+            (
+                {"image": np.zeros((4, 4, 4), np.uint8), "bboxes": [], "labels": []},
+                ValueError,
+                r"must be HxW, HxWx1 or HxWx3, got shape \(4, 4, 4\)",
+            ),
+            (
+                {"image": np.zeros((4, 4), np.uint8), "bboxes": [[0, 0, 1, 1]], "labels": [0, 1]},
+                ValueError,
+                r"dataset\[0\]\['labels'\] must be 1 integers \(one per box\)",
+            ),
+            (
+                {"image": np.zeros((4, 4), np.uint8), "bboxes": [[0, 0, 1, 1]], "labels": [0.0]},
+                ValueError,
+                r"\['labels'\] must be 1 integers",
+            ),
+            (
+                {"image": np.zeros((4, 4), np.uint8), "bboxes": [[0, 0, 1, 1]], "labels": [-2]},
+                ValueError,
+                r"\['labels'\] must be >= 0, got \[-2\]",
+            ),
+            (
+                {"image": np.zeros((4, 4), np.uint8), "bboxes": [[0, 0, 1, 1, 0]], "labels": [0]},
+                ValueError,
+                r"dataset\[0\]\['bboxes'\] must have shape \(N, 4\)",
+            ),
+            (
+                {"image": np.zeros((4, 4), np.uint8), "bboxes": [[0, 0, 5, 1]], "labels": [0]},
+                ValueError,
+                r"dataset\[0\]\['bboxes'\]\[0\] = \[0.0, 0.0, 5.0, 1.0\] lies partly outside",
+            ),
+        ],
+    )
+    def test_bad_samples_name_the_index(
+        self, tmp_path: Path, sample: dict[str, Any], error: type[Exception], message: str
+    ) -> None:
+        with pytest.raises(error, match=message):
+            write_yolo_folder([sample], tmp_path)
+
+    def test_hxwx1_image(self, tmp_path: Path) -> None:
+        sample = {"image": np.full((4, 6, 1), 7, np.uint8), "bboxes": [], "labels": []}
+        root = write_yolo_folder([sample], tmp_path)
+        np.testing.assert_array_equal(YoloFolder(root)[0]["image"], np.full((4, 6, 3), 7))
