@@ -115,6 +115,24 @@ class EpochSampler(Sampler[EpochIndex]):
             return int(self._resume["epoch"])
         return self._next
 
+    @property
+    def generator(self) -> Any:
+        """The wrapped sampler's ``generator`` (absent when it has none).
+
+        Forwarded so that code which synchronises ``sampler.generator`` across processes
+        (accelerate does, before each pass) reaches the sampler that shuffles.
+        """
+        try:
+            return self.sampler.generator  # type: ignore[attr-defined]
+        except AttributeError:
+            raise AttributeError(
+                f"the wrapped {type(self.sampler).__name__} has no generator"
+            ) from None
+
+    @generator.setter
+    def generator(self, value: Any) -> None:
+        self.sampler.generator = value  # type: ignore[attr-defined]
+
     def set_epoch(self, epoch: int) -> None:
         """Set the epoch of the next pass, and forward it to the wrapped sampler.
 

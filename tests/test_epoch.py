@@ -1,12 +1,20 @@
 from __future__ import annotations
 
 import copy
+import gc
+import multiprocessing
 import pickle
+import subprocess
+import sys
+import warnings
+from typing import Any
 
+import numpy as np
 import pytest
 from torch.utils.data import DataLoader, Dataset
 
-from rankaug.epoch import SharedEpoch
+from rankaug import EpochIndex, KeyedDataset, RankaugWarning, SampleContext
+from rankaug.epoch import SharedEpoch, carried_epoch, carrying, index_epoch
 
 
 class _ReadsEpoch(Dataset[int]):
@@ -55,3 +63,157 @@ class TestSharedEpoch:
         other.set(9)
         assert epoch.get() == 2
         assert other._block.is_shared()
+
+
+class TestEpochIndex:
+    def test_is_the_index(self) -> None:
+        index = EpochIndex(5, epoch=2)
+        assert index == 5
+        assert index.epoch == 2
+        assert list(range(10))[index] == 5
+        assert np.arange(10)[index] == 5
+        assert str(index) == "5"
+        assert f"{index}.jpg" == "5.jpg"
+        assert f"{index:03d}" == "005"
+        assert repr(index) == "EpochIndex(5, epoch=2)"
+        assert type(index + 1) is int
+        assert type(-index) is int
+
+    @pytest.mark.parametrize("clone", [copy.deepcopy, lambda i: pickle.loads(pickle.dumps(i))])
+    def test_survives_copies(self, clone: Any) -> None:
+        again = clone(EpochIndex(9, epoch=4))
+        assert type(again) is EpochIndex
+        assert (again, again.epoch) == (9, 4)
+
+    def test_bad_arguments(self) -> None:
+        with pytest.raises(TypeError, match="index must be an integer"):
+            EpochIndex(1.5, epoch=0)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=r"epoch must be an integer in \[0, 2\*\*32\)"):
+            EpochIndex(1, epoch=2**32)
+        with pytest.raises(TypeError, match="epoch must be an integer"):
+            EpochIndex(1, epoch=True)
+
+    def test_index_epoch(self) -> None:
+        assert index_epoch(EpochIndex(1, epoch=3)) == 3
+        assert index_epoch(1) is None
+        assert index_epoch(np.int64(1)) is None
+
+
+class TestCarrying:
+    def test_nests_and_restores(self) -> None:
+        assert carried_epoch() is None
+        with carrying(2):
+            assert carried_epoch() == 2
+            with carrying(5):
+                assert carried_epoch() == 5
+            assert carried_epoch() == 2
+        assert carried_epoch() is None
+
+    def test_restores_after_an_error(self) -> None:
+        with pytest.raises(KeyError), carrying(3):
+            raise KeyError
+        assert carried_epoch() is None
+
+
+_MANY_EPOCHS = """
+import os, resource, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+from rankaug import RandomAugmentWrapper
+from rankaug.epoch import SharedEpoch
+before = len(os.listdir("/proc/self/fd"))
+data = [{"image": __import__("numpy").zeros((2, 2), "uint8")}]
+held = [RandomAugmentWrapper(data, lambda s, rng: s, seed=0) for _ in range(3000)]
+held += [SharedEpoch(i) for i in range(2000)]
+assert held[-1].get() == 1999 and held[3].epoch == 0
+print(len(os.listdir("/proc/self/fd")) - before)
+open(os.devnull).close()  # the process can still open files
+"""
+
+
+class TestSharedEpochSlots:
+    def test_thousands_of_wrappers_hold_a_handful_of_descriptors(self) -> None:
+        # Issue 9 item 8: one descriptor per wrapper exhausted `ulimit -n` at ~1,000.
+        result = subprocess.run(
+            [sys.executable, "-c", _MANY_EPOCHS], capture_output=True, text=True, check=False
+        )
+        assert result.returncode == 0, result.stderr
+        assert int(result.stdout.strip()) <= 8
+
+    def test_slots_are_independent_and_reused(self) -> None:
+        first, second = SharedEpoch(1), SharedEpoch(2)
+        assert (first.get(), second.get()) == (1, 2)
+        slot = second._slot, second._block.data_ptr()
+        del second
+        gc.collect()
+        third = SharedEpoch(7)
+        assert (third._slot, third._block.data_ptr()) == slot  # the freed slot again
+        assert (first.get(), third.get()) == (1, 7)
+
+
+class _Draw(KeyedDataset[tuple[int, int]]):
+    def augment(self, context: SampleContext, keyed: Any) -> tuple[int, int]:
+        return context.epoch, int(keyed.generator.integers(2**31))
+
+
+class _SetEpochLate(Dataset[tuple[int, int]]):
+    """Waits, at index 2, until the main process has called set_epoch(1)."""
+
+    def __init__(self, gate: Any) -> None:
+        self.gate = gate
+
+    def __len__(self) -> int:
+        return 6
+
+    def __getitem__(self, index: int) -> tuple[int, int]:
+        if index == 2:
+            assert self.gate.wait(timeout=30)
+        return index, 0
+
+
+def _errors_on_rankaug_warnings(worker_id: int) -> None:
+    warnings.simplefilter("error", RankaugWarning)
+
+
+class TestLateSetEpoch:
+    def test_a_non_persistent_worker_seeing_the_epoch_change_mid_pass_warns(self) -> None:
+        gate = multiprocessing.get_context("fork").Event()
+        keyed = _Draw(_SetEpochLate(gate), seed=0)
+        loader = DataLoader(
+            keyed,
+            batch_size=None,
+            num_workers=1,
+            prefetch_factor=1,
+            multiprocessing_context="fork",
+            worker_init_fn=_errors_on_rankaug_warnings,
+        )
+        iterator = iter(loader)
+        assert next(iterator)[0] == 0  # the pass has started, keyed with epoch 0
+        keyed.set_epoch(1)  # too late: Lightning's order
+        gate.set()
+        with pytest.raises(RankaugWarning, match=r"set_epoch came after iter\(loader\)"):
+            list(iterator)
+
+    @pytest.mark.parametrize("persistent", [True, False])
+    def test_set_epoch_between_passes_does_not_warn(self, persistent: bool) -> None:
+        keyed = _Draw(Seen(), seed=0)
+        loader = DataLoader(
+            keyed,
+            batch_size=None,
+            num_workers=2,
+            persistent_workers=persistent,
+            multiprocessing_context="fork",
+            worker_init_fn=_errors_on_rankaug_warnings,
+        )
+        epochs = []
+        for epoch in range(3):
+            keyed.set_epoch(epoch)
+            epochs.append({int(e) for e, _ in loader})
+        assert epochs == [{0}, {1}, {2}]
+
+
+class Seen(Dataset[int]):
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, index: int) -> int:
+        return index

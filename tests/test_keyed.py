@@ -1,13 +1,22 @@
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import numpy as np
 import pytest
 from torch.utils.data import ConcatDataset, Subset
 
-from rankaug import KeyedDataset, MosaicDataset, RandomAugmentWrapper, SampleContext, make_rng
+from rankaug import (
+    EpochIndex,
+    KeyedDataset,
+    MosaicDataset,
+    RandomAugmentWrapper,
+    SampleContext,
+    make_rng,
+)
 from rankaug.keyed import inner_datasets
+from rankaug.keys import KeyedRandom
 
 
 def identity(sample: Any, rng: np.random.Generator) -> Any:
@@ -61,3 +70,114 @@ class TestInnerDatasets:
         assert keyed in found
         assert deepest not in found  # keyed's own set_epoch goes on from there
         assert DATA in found
+
+
+class Draws(KeyedDataset[tuple[int, int, int]]):
+    """(index, epoch, first draw): what the key gave this sample."""
+
+    def augment(self, context: SampleContext, keyed: KeyedRandom) -> tuple[int, int, int]:
+        inner = self.load(context.index, context)
+        first = int(keyed.generator.integers(2**62))
+        return context.index, context.epoch, first if inner is None else first ^ inner[2]
+
+
+class Leaf:
+    def __len__(self) -> int:
+        return 6
+
+    def __getitem__(self, index: int) -> None:
+        return None
+
+
+class TestEpochFromTheIndex:
+    @pytest.mark.parametrize("keying", ["stream", "sample", "sample_rank"])
+    def test_the_index_epoch_wins_over_set_epoch(self, keying: str) -> None:
+        keyed = Draws(Leaf(), seed=0, keying=keying)  # type: ignore[arg-type]
+        keyed.set_epoch(9)
+        assert keyed[EpochIndex(2, epoch=3)][1] == 3
+        assert keyed[2][1] == 9
+        reference = Draws(Leaf(), seed=0, keying=keying)  # type: ignore[arg-type]
+        reference.set_epoch(3)
+        assert keyed[EpochIndex(4, epoch=3)] == reference[4]
+
+    def test_inner_wrappers_get_the_epoch_through_plain_wrappers(self) -> None:
+        deepest = Draws(Leaf(), seed=1, keying="sample")
+        middle = Draws(ConcatDataset([Subset(deepest, [5, 4, 3]), Subset(deepest, [0, 1, 2])]),
+                       seed=1, keying="sample")  # fmt: skip
+        top = Draws(Subset(middle, list(range(6))), seed=1, keying="sample")
+        top_epoch = {top[EpochIndex(i, epoch=7)] for i in range(6)}
+        again = {top[EpochIndex(i, epoch=7)] for i in range(6)}
+        assert top_epoch == again
+        # the same as setting epoch 7 on every wrapper by hand
+        for wrapper in (deepest, middle, top):
+            wrapper.set_epoch(7)
+        assert {top[i] for i in range(6)} == top_epoch
+        deepest.set_epoch(0)  # an inner wrapper left behind: the index still wins
+        assert {top[EpochIndex(i, epoch=7)] for i in range(6)} == top_epoch
+
+    def test_mosaic_schedule_follows_the_index(self) -> None:
+        from rankaug.datasets import SyntheticDetection
+
+        data = SyntheticDetection(8, image_size=32)
+        mosaic = MosaicDataset(data, seed=0, output_size=32, epochs=4, close_mosaic=1)
+        assert mosaic[EpochIndex(1, epoch=2)]["mosaic"]["applied"]
+        assert not mosaic[EpochIndex(1, epoch=3)]["mosaic"]["applied"]
+        assert mosaic[EpochIndex(1, epoch=3)]["mosaic"]["epoch"] == 3
+        ramp = MosaicDataset(data, seed=0, output_size=32, p=epoch_is_even)
+        assert [ramp[EpochIndex(0, epoch=e)]["mosaic"]["applied"] for e in range(4)] == [
+            True, False, True, False,
+        ]  # fmt: skip
+
+
+def epoch_is_even(epoch: int) -> float:
+    return 1.0 if epoch % 2 == 0 else 0.0
+
+
+class TestState:
+    def test_stream_positions_round_trip_for_nested_wrappers(self) -> None:
+        inner = RandomAugmentWrapper(DATA, noise, seed=4)
+        outer = RandomAugmentWrapper(inner, noise, seed=4)
+        for i in range(3):
+            outer[EpochIndex(i, epoch=1)]
+        state = outer.state_dict()
+        assert [w["class"] for w in state["wrappers"]] == ["RandomAugmentWrapper"] * 2
+        expected = [outer[EpochIndex(i, epoch=1)]["image"] for i in range(3, 6)]
+        fresh_inner = RandomAugmentWrapper(DATA, noise, seed=4)
+        fresh = RandomAugmentWrapper(fresh_inner, noise, seed=4)
+        fresh.load_state_dict(pickle.loads(pickle.dumps(state)))
+        resumed = [fresh[EpochIndex(i, epoch=1)]["image"] for i in range(3, 6)]
+        assert all((a == b).all() for a, b in zip(expected, resumed, strict=True))
+        cold = RandomAugmentWrapper(RandomAugmentWrapper(DATA, noise, seed=4), noise, seed=4)
+        assert not (cold[EpochIndex(3, epoch=1)]["image"] == expected[0]).all()
+
+    def test_python_random_state_is_kept_too(self) -> None:
+        keyed = PyRandom(Leaf(), seed=0)
+        for i in range(2):
+            keyed[i]
+        state = keyed.state_dict()
+        expected = [keyed[i] for i in range(2, 4)]
+        fresh = PyRandom(Leaf(), seed=0)
+        fresh.load_state_dict(state)
+        assert [fresh[i] for i in range(2, 4)] == expected
+
+    def test_per_sample_keyings_need_no_state(self) -> None:
+        keyed = RandomAugmentWrapper(DATA, noise, seed=0, keying="sample")
+        keyed[0]
+        assert keyed.state_dict()["wrappers"][0]["streams"] == []
+
+    def test_a_state_from_another_structure_is_refused(self) -> None:
+        outer = RandomAugmentWrapper(RandomAugmentWrapper(DATA, noise, seed=0), noise, seed=0)
+        alone = RandomAugmentWrapper(DATA, noise, seed=0)
+        with pytest.raises(ValueError, match="state does not match this wrapper"):
+            alone.load_state_dict(outer.state_dict())
+        with pytest.raises(ValueError, match=r"state must be a dict from KeyedDataset\.state_dict"):
+            alone.load_state_dict({"streams": []})
+
+
+class PyRandom(KeyedDataset[float]):
+    def augment(self, context: SampleContext, keyed: KeyedRandom) -> float:
+        return keyed.py_random.random() + float(keyed.generator.random())
+
+
+def noise(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    return {"image": sample["image"] + rng.integers(0, 200, sample["image"].shape, np.uint8)}

@@ -1,0 +1,250 @@
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from torch.utils.data import (
+    BatchSampler,
+    DataLoader,
+    Dataset,
+    DistributedSampler,
+    RandomSampler,
+    SequentialSampler,
+)
+
+from rankaug import EpochIndex, EpochSampler
+
+
+class Seen(Dataset[tuple[int, int]]):
+    """Returns (index, epoch carried by the index) as the worker received it."""
+
+    def __len__(self) -> int:
+        return 8
+
+    def __getitem__(self, index: int) -> tuple[int, int]:
+        assert isinstance(index, EpochIndex), type(index)
+        return int(index), index.epoch
+
+
+def epochs_of(sampler: EpochSampler) -> list[int]:
+    return sorted({index.epoch for index in sampler})
+
+
+class TestEpochSampler:
+    def test_each_pass_advances_by_one_without_set_epoch(self) -> None:
+        sampler = EpochSampler(range(3), epoch=4)
+        assert [epochs_of(sampler) for _ in range(3)] == [[4], [5], [6]]
+
+    def test_indices_are_the_wrapped_samplers_and_len_is_its(self) -> None:
+        inner = RandomSampler(range(10), generator=torch.Generator().manual_seed(3))
+        again = RandomSampler(range(10), generator=torch.Generator().manual_seed(3))
+        sampler = EpochSampler(inner)
+        assert [int(i) for i in sampler] == list(again)
+        assert len(sampler) == 10
+
+    def test_set_epoch_sets_the_next_pass_and_reaches_the_distributed_sampler(self) -> None:
+        inner = DistributedSampler(range(16), num_replicas=2, rank=1, seed=5)
+        sampler = EpochSampler(inner)
+        sampler.set_epoch(3)
+        indices = list(sampler)
+        reference = DistributedSampler(range(16), num_replicas=2, rank=1, seed=5)
+        reference.set_epoch(3)
+        assert [int(i) for i in indices] == list(reference)
+        assert {i.epoch for i in indices} == {3}
+        assert inner.epoch == 3
+
+    def test_auto_advance_reshuffles_the_distributed_sampler(self) -> None:
+        sampler = EpochSampler(DistributedSampler(range(32), num_replicas=1, rank=0, seed=0))
+        first, second = [int(i) for i in sampler], [int(i) for i in sampler]
+        assert first != second
+        reference = DistributedSampler(range(32), num_replicas=1, rank=0, seed=0)
+        reference.set_epoch(1)
+        assert second == list(reference)
+
+    def test_set_epoch_for_the_running_pass_changes_nothing(self) -> None:
+        # Lightning builds the iterator (and prefetches) before calling set_epoch;
+        # ultralytics' InfiniteDataLoader starts the next pass before it.
+        sampler = EpochSampler(range(4), epoch=0)
+        running = iter(sampler)
+        assert next(running).epoch == 0
+        sampler.set_epoch(0)  # for the pass already running
+        assert [i.epoch for i in running] == [0, 0, 0]
+        assert epochs_of(sampler) == [1]  # not a replay of epoch 0
+
+    def test_set_epoch_for_the_running_pass_before_it_started_is_the_same(self) -> None:
+        # the same two events in the other order give the same epochs: no timing
+        early, late = EpochSampler(range(4)), EpochSampler(range(4))
+        list(early), list(late)
+        early.set_epoch(1)
+        pass_early = list(early)
+        running = iter(late)
+        late.set_epoch(1)
+        pass_late = list(running)
+        assert [i.epoch for i in pass_early] == [i.epoch for i in pass_late] == [1] * 4
+        assert epochs_of(early) == epochs_of(late) == [2]
+
+    def test_set_epoch_for_another_epoch_during_a_pass_sets_the_next(self) -> None:
+        sampler = EpochSampler(range(4))
+        running = iter(sampler)
+        next(running)
+        sampler.set_epoch(7)
+        assert {i.epoch for i in running} == {0}
+        assert epochs_of(sampler) == [7]
+
+    def test_a_finished_pass_may_be_repeated_on_purpose(self) -> None:
+        sampler = EpochSampler(range(4))
+        list(sampler)
+        sampler.set_epoch(0)
+        assert epochs_of(sampler) == [0]
+
+    def test_epoch_property(self) -> None:
+        sampler = EpochSampler(range(2), epoch=2)
+        assert sampler.epoch == 2
+        running = iter(sampler)
+        next(running)
+        assert sampler.epoch == 2
+        list(running)
+        assert sampler.epoch == 3
+        assert repr(sampler) == "EpochSampler(range(0, 2), epoch=3)"
+
+    def test_bad_arguments(self) -> None:
+        with pytest.raises(TypeError, match="sampler must be a sampler or an iterable of indices"):
+            EpochSampler(3)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=r"epoch must be an integer in \[0, 2\*\*32\)"):
+            EpochSampler(range(2), epoch=-1)
+        with pytest.raises(TypeError, match="epoch must be an integer"):
+            EpochSampler(range(2)).set_epoch(1.0)  # type: ignore[arg-type]
+
+    def test_a_batch_sampler_inside_is_refused_clearly(self) -> None:
+        sampler = EpochSampler(BatchSampler(range(4), batch_size=2, drop_last=False))
+        with pytest.raises(TypeError, match="wrap the sampler inside a BatchSampler"):
+            list(sampler)
+
+    def test_numpy_indices_become_plain_epoch_indices(self) -> None:
+        indices = list(EpochSampler(np.arange(3), epoch=1))
+        assert indices == [0, 1, 2]
+        assert all(type(i) is EpochIndex and i.epoch == 1 for i in indices)
+
+    def test_pickles_without_its_running_pass(self) -> None:
+        sampler = EpochSampler(range(3), epoch=5)
+        running = iter(sampler)
+        next(running)
+        copy = pickle.loads(pickle.dumps(sampler))
+        assert copy.epoch == 6
+        assert epochs_of(copy) == [6]
+
+    def test_forwards_the_generator_of_the_wrapped_sampler(self) -> None:
+        # accelerate synchronises `sampler.generator` across processes before each pass
+        generator = torch.Generator().manual_seed(1)
+        sampler = EpochSampler(RandomSampler(range(4), generator=generator))
+        assert sampler.generator is generator
+        other = torch.Generator()
+        sampler.generator = other
+        assert sampler.sampler.generator is other  # type: ignore[attr-defined]
+        assert not hasattr(EpochSampler(range(3)), "generator")
+
+
+class TestEpochSamplerInDataLoader:
+    @pytest.mark.parametrize("context", ["fork", "spawn"])
+    def test_epochs_reach_workers_with_every_index(self, context: str) -> None:
+        sampler = EpochSampler(SequentialSampler(range(8)))
+        loader = DataLoader(
+            Seen(),
+            sampler=sampler,
+            batch_size=3,
+            num_workers=2,
+            persistent_workers=True,
+            multiprocessing_context=context,
+        )
+        seen = []
+        for _ in range(2):
+            seen.append(sorted(tuple(row) for batch in loader for row in zip(*batch, strict=True)))
+        assert seen == [
+            [(i, 0) for i in range(8)],
+            [(i, 1) for i in range(8)],
+        ]
+
+
+class TestEpochSamplerState:
+    def test_state_of_a_running_pass_resumes_there(self) -> None:
+        inner = DistributedSampler(range(20), num_replicas=2, rank=0, seed=1)
+        sampler = EpochSampler(inner, epoch=3)
+        running = iter(sampler)
+        taken = [next(running) for _ in range(4)]
+        state = sampler.state_dict()
+        assert state["epoch"] == 3
+        assert state["position"] == 4
+        rest = list(running)
+        fresh = EpochSampler(DistributedSampler(range(20), num_replicas=2, rank=0, seed=1))
+        fresh.load_state_dict(pickle.loads(pickle.dumps(state)))
+        resumed = list(fresh)
+        assert resumed == rest
+        assert [i.epoch for i in resumed] == [3] * len(rest)
+        assert taken + resumed == list(EpochSampler(inner, epoch=3))
+        assert epochs_of(fresh) == [4]  # and the run goes on from there
+
+    def test_state_between_passes_is_the_next_pass(self) -> None:
+        sampler = EpochSampler(range(3))
+        list(sampler)
+        fresh = EpochSampler(range(3))
+        fresh.load_state_dict(sampler.state_dict())
+        assert epochs_of(fresh) == [1]
+
+    def test_set_epoch_keeps_a_pending_resume_of_the_same_epoch(self) -> None:
+        sampler = EpochSampler(range(5))
+        running = iter(sampler)
+        next(running), next(running)
+        fresh = EpochSampler(range(5))
+        fresh.load_state_dict(sampler.state_dict())
+        fresh.set_epoch(0)  # Lightning calls it again for the resumed epoch
+        assert [int(i) for i in fresh] == [2, 3, 4]
+        fresh.load_state_dict(sampler.state_dict())
+        fresh.set_epoch(4)  # another epoch: the resume is dropped
+        assert [(int(i), i.epoch) for i in fresh] == [(k, 4) for k in range(5)]
+
+    def test_wrapped_iterators_with_state_are_restored_through_it(self) -> None:
+        class CountingIter:
+            def __init__(self) -> None:
+                self.at = 0
+
+            def __iter__(self) -> CountingIter:
+                return self
+
+            def __next__(self) -> int:
+                if self.at >= 6:
+                    raise StopIteration
+                self.at += 1
+                return self.at - 1
+
+            def state_dict(self) -> dict[str, Any]:
+                return {"at": self.at}
+
+            def load_state_dict(self, state: dict[str, Any]) -> None:
+                self.at = state["at"]
+
+        class Stateful:
+            def __iter__(self) -> CountingIter:
+                return CountingIter()
+
+        sampler = EpochSampler(Stateful())
+        running = iter(sampler)
+        next(running), next(running)
+        state = sampler.state_dict()
+        assert state["sampler_iter"] == {"at": 2}
+        fresh = EpochSampler(Stateful())
+        fresh.load_state_dict(state)
+        assert [int(i) for i in fresh] == [2, 3, 4, 5]
+
+    def test_bad_states(self) -> None:
+        sampler = EpochSampler(range(3))
+        with pytest.raises(ValueError, match=r"state must be a dict from EpochSampler\.state_dict"):
+            sampler.load_state_dict({"epoch": 1})
+        good = sampler.state_dict()
+        with pytest.raises(ValueError, match=r"state\['position'\] must be an integer >= 0"):
+            sampler.load_state_dict({**good, "position": -1})
+        sampler.load_state_dict({**good, "position": 7})
+        with pytest.raises(ValueError, match="cannot resume at position 7 of epoch 0"):
+            list(sampler)
