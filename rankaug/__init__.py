@@ -5,12 +5,13 @@ Every random draw comes from a key — ``(seed, rank, worker_id, epoch)`` or
 GPUs, workers and epochs and repeat bit for bit across runs.
 """
 
+from rankaug.boxes import BoxFormat
 from rankaug.collate import collate_detection
 from rankaug.context import SampleContext, resolve_rank
 from rankaug.epoch import EpochIndex, SharedEpoch
 from rankaug.errors import RankaugWarning, SampleError
 from rankaug.keyed import KeyedDataset
-from rankaug.keys import KeyedRandom, key_words, make_rng, make_seed_sequence, stream_id
+from rankaug.keys import KeyedRandom, Keying, key_words, make_rng, make_seed_sequence, stream_id
 from rankaug.mosaic import MosaicDataset, MosaicRecord
 from rankaug.sampler import EpochSampler
 from rankaug.samples import DefaultAdapter, SampleAdapter, SampleDict
@@ -20,11 +21,13 @@ from rankaug.wrapper import RandomAugmentWrapper
 __version__ = "0.1.0"
 
 __all__ = [
+    "BoxFormat",
     "DefaultAdapter",
     "EpochIndex",
     "EpochSampler",
     "KeyedDataset",
     "KeyedRandom",
+    "Keying",
     "MosaicDataset",
     "MosaicRecord",
     "RandomAugmentWrapper",

@@ -9,6 +9,9 @@ dataset at the right moment.
 
 The epoch of each pass:
 
+A pass begins when its first index is drawn (a DataLoader iterator may call
+``iter()`` on its sampler more than once; only the iterator it reads from counts).
+
 * the first pass has ``epoch`` (pass ``epoch=self.current_epoch`` when the loader is
   built after a checkpoint is restored);
 * each new pass has the previous one's epoch plus one, so a plain
@@ -166,6 +169,19 @@ class EpochSampler(Sampler[EpochIndex]):
         return len(self.sampler)  # type: ignore[arg-type]
 
     def __iter__(self) -> Iterator[EpochIndex]:
+        # A generator: the pass begins, and its epoch is fixed, when its first index is
+        # drawn. DataLoader iterators call iter() on their sampler more than once and
+        # use only the last one (torchdata's StatefulDataLoader starts each).
+        run = self._begin()
+        make, epoch = _epoch_index, run.epoch
+        for value in run.inner:
+            run.position += 1
+            yield make(value if type(value) is int else _as_index(value), epoch)
+        run.done = True
+        if self._current is run:
+            self._current = None
+
+    def _begin(self) -> _Pass:
         resume, self._resume = self._resume, None
         if resume is None:
             epoch, position = self._next, 0
@@ -187,16 +203,7 @@ class EpochSampler(Sampler[EpochIndex]):
                 )
         run = _Pass(epoch, inner, position)
         self._current = run
-        return self._indices(run)
-
-    def _indices(self, run: _Pass) -> Iterator[EpochIndex]:
-        make, epoch = _epoch_index, run.epoch
-        for value in run.inner:
-            run.position += 1
-            yield make(value if type(value) is int else _as_index(value), epoch)
-        run.done = True
-        if self._current is run:
-            self._current = None
+        return run
 
     # ------------------------------------------------------------------ state
     def state_dict(self) -> dict[str, Any]:

@@ -248,3 +248,23 @@ class TestEpochSamplerState:
         sampler.load_state_dict({**good, "position": 7})
         with pytest.raises(ValueError, match="cannot resume at position 7 of epoch 0"):
             list(sampler)
+
+
+class TestWhenAPassBegins:
+    def test_an_iterator_that_is_never_read_starts_no_pass(self) -> None:
+        # DataLoader iterators call iter() on their sampler twice and read the last one;
+        # torchdata's batch sampler iterator calls iter() on ours eagerly.
+        sampler = EpochSampler(range(3))
+        iter(sampler), iter(sampler)
+        assert epochs_of(sampler) == [0]
+        assert sampler.epoch == 1
+
+    def test_a_resume_goes_to_the_iterator_that_is_read(self) -> None:
+        sampler = EpochSampler(range(4), epoch=2)
+        running = iter(sampler)
+        next(running)
+        fresh = EpochSampler(range(4))
+        fresh.load_state_dict(sampler.state_dict())
+        unread = iter(fresh)
+        assert [(int(i), i.epoch) for i in fresh] == [(1, 2), (2, 2), (3, 2)]
+        del unread
