@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 from torch.utils.data import Dataset
 
+from rankaug import checks
 from rankaug.boxes import BoxFormat
-from rankaug.datasets._image_io import read_rgb
+from rankaug.datasets._image_io import read_rgb, read_rgb_resized
 from rankaug.datasets._sample import build_sample, check_index, check_output_options
 
 __all__ = ["CocoDetection"]
@@ -40,6 +41,17 @@ class CocoDetection(Dataset[Any]):
     "bboxes": float32 (N, 4) in box_format, "labels": int64 (N,)}``, or
     ``(image, {"boxes", "labels"})`` with ``as_tuple``.
 
+    Resize on load: with ``image_size``, every image comes back with its long side
+    ``image_size`` and its aspect ratio kept (each side ``min(ceil(side * r),
+    image_size)`` with ``r = image_size / max(height, width)``, as ultralytics'
+    ``load_image``; smaller images grow), and the boxes (given in the annotation file's
+    pixels) are scaled by ``new_width / width`` and ``new_height / height``. A JPEG that
+    shrinks by 2x or more is decoded at 1/2, 1/4 or 1/8 size by the JPEG decoder, then
+    resized to the exact size: much faster, but its pixels differ slightly (a few
+    levels) from a full decode and resize; ``reduced_decode=False`` decodes in full. The
+    final resize is ``INTER_LINEAR`` for changes under 2x and ``INTER_AREA`` for shrinks
+    of 2x or more. The full-size image must still have the size the file gives.
+
     Args:
         annotation_file: The COCO JSON file.
         image_root: The folder that ``file_name`` values are relative to.
@@ -49,6 +61,11 @@ class CocoDetection(Dataset[Any]):
             ``1.0``.
         as_tuple: Give torchvision-style ``(image, target)`` pairs. Defaults to ``False``.
         tensors: With ``as_tuple``, give torch tensors. Defaults to ``False``.
+        image_size: Resize on load to this long side (``>= 1``); ``None`` keeps every
+            image at its own size. Defaults to ``None``.
+        reduced_decode: With ``image_size``, let the JPEG decoder shrink by 2, 4 or 8
+            where the target size allows (pixels differ slightly from a full decode).
+            Defaults to ``True``.
 
     Attributes:
         image_ids: COCO image id of each sample.
@@ -88,10 +105,16 @@ class CocoDetection(Dataset[Any]):
         tolerance: float = 1.0,
         as_tuple: bool = False,
         tensors: bool = False,
+        image_size: int | None = None,
+        reduced_decode: bool = True,
     ) -> None:
         self.box_format, self.as_tuple, self.tensors = check_output_options(
             box_format, as_tuple, tensors
         )
+        self.image_size = (
+            None if image_size is None else checks.integer(image_size, "image_size", low=1)
+        )
+        self.reduced_decode = checks.boolean(reduced_decode, "reduced_decode")
         if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)):
             raise TypeError(f"tolerance must be a real number, got {tolerance!r}")
         if not 0.0 <= tolerance < math.inf:
@@ -130,21 +153,43 @@ class CocoDetection(Dataset[Any]):
         """
         position = check_index(index, len(self.image_ids))
         path = self.image_root / self._files[position]
-        image = read_rgb(path)
+        boxes = self._boxes[position].copy()
+        if self.image_size is None:
+            image = read_rgb(path)
+            original = (image.shape[0], image.shape[1])
+        else:
+            image, original = read_rgb_resized(
+                path, self.image_size, reduced_decode=self.reduced_decode
+            )
         height, width = self._sizes[position]
-        if image.shape[:2] != (height, width):
+        if original != (height, width):
             raise ValueError(
-                f"{path}: the image is {image.shape[0]}x{image.shape[1]} (height x width) "
+                f"{path}: the image is {original[0]}x{original[1]} (height x width) "
                 f"but {self.annotation_file} gives {height}x{width} for image id "
                 f"{self.image_ids[position]}"
             )
+        if self.image_size is not None:  # the resize's own scale in each axis
+            scale_x, scale_y = image.shape[1] / width, image.shape[0] / height
+            boxes *= np.array([scale_x, scale_y, scale_x, scale_y])
         return build_sample(
             image,
-            self._boxes[position].copy(),
+            boxes,
             self._labels[position].copy(),
             box_format=self.box_format,
             as_tuple=self.as_tuple,
             tensors=self.tensors,
+        )
+
+    def source_files(self) -> tuple[Path, ...]:
+        """The files the samples come from: the annotation file, then every image."""
+        return (self.annotation_file, *(self.image_root / name for name in self._files))
+
+    def __repr__(self) -> str:
+        return (
+            f"CocoDetection({str(self.annotation_file)!r}, {str(self.image_root)!r}, "
+            f"box_format={self.box_format!r}, tolerance={self.tolerance!r}, "
+            f"as_tuple={self.as_tuple!r}, tensors={self.tensors!r}, "
+            f"image_size={self.image_size!r}, reduced_decode={self.reduced_decode!r})"
         )
 
 

@@ -162,6 +162,15 @@ class SyntheticDetection(Dataset[Any]):
         """
         return self._size(self._rng(check_index(index, self.length)))
 
+    def __repr__(self) -> str:
+        return (
+            f"SyntheticDetection({self.length!r}, image_size={self.image_size!r}, "
+            f"num_classes={self.num_classes!r}, max_objects={self.max_objects!r}, "
+            f"seed={self.seed!r}, box_format={self.box_format!r}, masks={self.masks!r}, "
+            f"channels={self.channels!r}, dtype={self.dtype!r}, as_tuple={self.as_tuple!r}, "
+            f"tensors={self.tensors!r}, varied_sizes={self.varied_sizes!r})"
+        )
+
     def _rng(self, position: int) -> np.random.Generator:
         """Return the generator of one sample, keyed by fixed-width words."""
         words = [_DOMAIN_TAG, self.seed & 0xFFFFFFFF, self.seed >> 32]

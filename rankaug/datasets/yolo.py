@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from torch.utils.data import Dataset
 
+from rankaug import checks
 from rankaug.boxes import (
     BoxFormat,
     as_box_array,
@@ -28,7 +29,7 @@ from rankaug.boxes import (
     to_xyxy,
     validate_xyxy,
 )
-from rankaug.datasets._image_io import read_rgb, write_png
+from rankaug.datasets._image_io import read_rgb, read_rgb_resized, write_png
 from rankaug.datasets._sample import build_sample, check_index, check_output_options
 
 __all__ = ["YoloFolder", "write_yolo_folder"]
@@ -56,6 +57,16 @@ class YoloFolder(Dataset[Any]):
     ``{"image": HxWx3 uint8 RGB, "bboxes": float32 (N, 4) in box_format,
     "labels": int64 (N,)}``, or ``(image, {"boxes", "labels"})`` with ``as_tuple``.
 
+    Resize on load: with ``image_size``, every image comes back with its long side
+    ``image_size`` and its aspect ratio kept (each side ``min(ceil(side * r),
+    image_size)`` with ``r = image_size / max(height, width)``, as ultralytics'
+    ``load_image``; smaller images grow), and the boxes are scaled with it, by
+    ``new_width / width`` and ``new_height / height``. A JPEG that shrinks by 2x or more
+    is decoded at 1/2, 1/4 or 1/8 size by the JPEG decoder, then resized to the exact
+    size: much faster, but its pixels differ slightly (a few levels) from a full decode
+    and resize; ``reduced_decode=False`` decodes in full. The final resize is
+    ``INTER_LINEAR`` for changes under 2x and ``INTER_AREA`` for shrinks of 2x or more.
+
     Args:
         root: The dataset folder.
         box_format: Format of the dict sample's ``"bboxes"``. Defaults to
@@ -68,6 +79,11 @@ class YoloFolder(Dataset[Any]):
             Defaults to ``1e-3``.
         as_tuple: Give torchvision-style ``(image, target)`` pairs. Defaults to ``False``.
         tensors: With ``as_tuple``, give torch tensors. Defaults to ``False``.
+        image_size: Resize on load to this long side (``>= 1``); ``None`` keeps every
+            image at its own size. Defaults to ``None``.
+        reduced_decode: With ``image_size``, let the JPEG decoder shrink by 2, 4 or 8
+            where the target size allows (pixels differ slightly from a full decode).
+            Defaults to ``True``.
 
     Attributes:
         image_paths: The image files, in dataset order.
@@ -84,7 +100,9 @@ class YoloFolder(Dataset[Any]):
     ...     root = write_yolo_folder(SyntheticDetection(3, image_size=32), tmp)
     ...     ds = YoloFolder(root)
     ...     print(len(ds), ds[0]["image"].shape, ds.image_paths[0].name)
+    ...     print(YoloFolder(root, image_size=64)[0]["image"].shape)
     3 (32, 32, 3) 000000.png
+    (64, 64, 3)
     """
 
     def __init__(
@@ -98,11 +116,19 @@ class YoloFolder(Dataset[Any]):
         tolerance: float = 1e-3,
         as_tuple: bool = False,
         tensors: bool = False,
+        image_size: int | None = None,
+        reduced_decode: bool = True,
     ) -> None:
         self.box_format, self.as_tuple, self.tensors = check_output_options(
             box_format, as_tuple, tensors
         )
+        self.image_size = (
+            None if image_size is None else checks.integer(image_size, "image_size", low=1)
+        )
+        self.reduced_decode = checks.boolean(reduced_decode, "reduced_decode")
         suffixes = _check_extensions(extensions)
+        self.image_dir, self.label_dir = image_dir, label_dir
+        self.extensions = tuple(sorted(suffixes))
         if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)):
             raise TypeError(f"tolerance must be a real number, got {tolerance!r}")
         if not 0.0 <= tolerance < 0.5:
@@ -147,7 +173,12 @@ class YoloFolder(Dataset[Any]):
             ValueError: If the image file cannot be decoded.
         """
         position = check_index(index, len(self.image_paths))
-        image = read_rgb(self.image_paths[position])
+        path = self.image_paths[position]
+        if self.image_size is None:
+            image = read_rgb(path)
+        else:
+            image, _ = read_rgb_resized(path, self.image_size, reduced_decode=self.reduced_decode)
+        # normalised boxes times the new size: the resize's own scale in each axis
         xyxy = to_xyxy(self._boxes[position], "albumentations", (image.shape[0], image.shape[1]))
         return build_sample(
             image,
@@ -156,6 +187,30 @@ class YoloFolder(Dataset[Any]):
             box_format=self.box_format,
             as_tuple=self.as_tuple,
             tensors=self.tensors,
+        )
+
+    def source_files(self) -> tuple[Path, ...]:
+        """The files the samples come from: every image, then every label file.
+
+        Label files that do not exist (images without objects) are listed too, so
+        that one appearing changes what :class:`~rankaug.CachedDataset` sees.
+
+        >>> import tempfile
+        >>> from rankaug.datasets import SyntheticDetection
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     ds = YoloFolder(write_yolo_folder(SyntheticDetection(2, image_size=16), tmp))
+        ...     [path.name for path in ds.source_files()]
+        ['000000.png', '000001.png', '000000.txt', '000001.txt']
+        """
+        return self.image_paths + self.label_paths
+
+    def __repr__(self) -> str:
+        return (
+            f"YoloFolder({str(self.root)!r}, box_format={self.box_format!r}, "
+            f"image_dir={self.image_dir!r}, label_dir={self.label_dir!r}, "
+            f"extensions={self.extensions!r}, tolerance={self.tolerance!r}, "
+            f"as_tuple={self.as_tuple!r}, tensors={self.tensors!r}, "
+            f"image_size={self.image_size!r}, reduced_decode={self.reduced_decode!r})"
         )
 
 

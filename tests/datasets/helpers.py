@@ -80,3 +80,65 @@ def write_coco(
     path = root / "instances.json"
     path.write_text(json.dumps(data))
     return path, data
+
+
+BACKGROUND = (30, 60, 90)
+COLOURS = ((250, 10, 10), (10, 250, 10), (10, 10, 250))
+
+
+def paint(height: int, width: int, rects: list[tuple[int, int, int, int]]) -> np.ndarray:
+    """A constant background with constant-colour pixel rectangles ``(x0, y0, x1, y1)``."""
+    image = np.empty((height, width, 3), np.uint8)
+    image[:] = BACKGROUND
+    for (x0, y0, x1, y1), colour in zip(rects, COLOURS, strict=False):
+        image[y0:y1, x0:x1] = colour
+    return image
+
+
+def assert_rectangles_land(
+    image: np.ndarray,
+    boxes: np.ndarray,
+    scale: tuple[float, float],
+    *,
+    tolerance: int = 0,
+    slack: float = 0.0,
+) -> None:
+    """Each painted rectangle lies where its (scaled) box says, to the pixel.
+
+    Pixels whose centre is inside a box by more than the resampling's reach are the
+    rectangle's colour, pixels farther than that outside every box the background's
+    (within ``tolerance`` levels). The reach is half a pixel (a pixel fully inside), or
+    half a source pixel when growing (``INTER_LINEAR`` blends the two nearest source
+    pixels), plus ``slack``.
+
+    Args:
+        image: The ``HxWx3`` output.
+        boxes: ``(N, 4)`` pixel xyxy boxes of the rectangles, colours in ``COLOURS`` order.
+        scale: ``(new_height / height, new_width / width)`` of the resize.
+        tolerance: Allowed difference in levels (JPEG).
+        slack: Extra reach in output pixels (JPEG's blocks).
+    """
+    height, width = image.shape[:2]
+    reach_y = max(0.5, scale[0] / 2) + slack
+    reach_x = max(0.5, scale[1] / 2) + slack
+    centre_y = (np.arange(height) + 0.5)[:, None]
+    centre_x = (np.arange(width) + 0.5)[None, :]
+    pixels = image.astype(np.int64)
+    near_any = np.zeros((height, width), dtype=bool)
+    for (x0, y0, x1, y1), colour in zip(boxes.tolist(), COLOURS, strict=False):
+        core = (
+            (centre_y >= y0 + reach_y - 1e-6)
+            & (centre_y <= y1 - reach_y + 1e-6)
+            & (centre_x >= x0 + reach_x - 1e-6)
+            & (centre_x <= x1 - reach_x + 1e-6)
+        )
+        assert core.any(), f"box {(x0, y0, x1, y1)} has no inner pixels at this scale"
+        assert np.abs(pixels[core] - colour).max() <= tolerance, (x0, y0, x1, y1)
+        near_any |= (
+            (centre_y > y0 - reach_y)
+            & (centre_y < y1 + reach_y)
+            & (centre_x > x0 - reach_x)
+            & (centre_x < x1 + reach_x)
+        )
+    assert (~near_any).any()
+    assert np.abs(pixels[~near_any] - BACKGROUND).max() <= tolerance

@@ -7,13 +7,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 import pytest
 from torch.utils.data import Dataset
 
 from rankaug.boxes import BOX_FORMATS, BoxFormat, to_xyxy
 from rankaug.datasets import CocoDetection, SyntheticDetection
-from tests.datasets.helpers import write_coco
+from rankaug.datasets._image_io import fit_size
+from tests.datasets.helpers import assert_rectangles_land, paint, write_coco
 
 
 class TestCocoDetection:
@@ -235,3 +237,126 @@ class TestCocoDetection:
     ) -> None:
         with pytest.raises(error, match=message):
             CocoDetection(coco[0], tmp_path / "images", **kwargs)
+
+    # ------------------------------------------------------------ resize on load
+    @staticmethod
+    def painted_coco(
+        root: Path, height: int, width: int, rects: list[tuple[int, int, int, int]], name: str
+    ) -> Path:
+        """One image with constant-colour rectangles, annotated with their boxes."""
+        image = paint(height, width, rects)
+        bgr = cv2.cvtColor(image, cv2.COLOR_RGB2BGR)
+        assert cv2.imwrite(str(root / name), bgr, [cv2.IMWRITE_JPEG_QUALITY, 95])
+        annotations = [
+            {"id": k + 1, "image_id": 5, "category_id": k, "bbox": [x0, y0, x1 - x0, y1 - y0]}
+            for k, (x0, y0, x1, y1) in enumerate(rects)
+        ]
+        data = {
+            "images": [{"id": 5, "file_name": name, "height": height, "width": width}],
+            "categories": [{"id": k} for k in range(len(rects))],
+            "annotations": annotations,
+        }
+        path = root / "coco.json"
+        path.write_text(json.dumps(data))
+        return path
+
+    @pytest.mark.parametrize("image_size", [30, 45, 61, 89, 90, 91, 200])
+    def test_resize_on_load_moves_pixels_with_the_boxes(
+        self, tmp_path: Path, image_size: int
+    ) -> None:
+        rects = [(6, 9, 40, 30), (50, 20, 83, 55)]
+        path = self.painted_coco(tmp_path, 60, 90, rects, "a.png")
+        sample = CocoDetection(path, tmp_path, image_size=image_size)[0]
+        new_h, new_w = fit_size(60, 90, image_size)
+        assert sample["image"].shape == (new_h, new_w, 3)
+        scale = (new_h / 60, new_w / 90)
+        expected = np.array(rects, np.float64) * [scale[1], scale[0], scale[1], scale[0]]
+        np.testing.assert_allclose(sample["bboxes"], expected, rtol=1e-6, atol=1e-5)
+        assert_rectangles_land(sample["image"], expected, scale)  # PNG: exact
+
+    @pytest.mark.parametrize("reduced_decode", [True, False])
+    def test_resize_on_load_of_a_jpeg(self, tmp_path: Path, reduced_decode: bool) -> None:
+        rects = [(96, 64, 400, 320), (512, 336, 960, 720)]  # on 16-pixel JPEG blocks
+        path = self.painted_coco(tmp_path, 768, 1024, rects, "a.jpg")
+        ds = CocoDetection(path, tmp_path, image_size=200, reduced_decode=reduced_decode)
+        sample = ds[0]
+        assert sample["image"].shape == (150, 200, 3)
+        scale = (150 / 768, 200 / 1024)
+        expected = np.array(rects, np.float64) * [scale[1], scale[0], scale[1], scale[0]]
+        np.testing.assert_allclose(sample["bboxes"], expected, rtol=1e-6, atol=1e-4)
+        assert_rectangles_land(sample["image"], expected, scale, tolerance=6, slack=1.0)
+
+    @pytest.mark.parametrize("fmt", BOX_FORMATS)
+    def test_image_size_scales_boxes_in_every_format(
+        self, tmp_path: Path, coco: tuple[Path, dict[str, Any]], fmt: BoxFormat
+    ) -> None:
+        full = CocoDetection(coco[0], tmp_path / "images")  # 36x48 images
+        ds = CocoDetection(coco[0], tmp_path / "images", box_format=fmt, image_size=20)
+        scale = np.array([20 / 48, 15 / 36, 20 / 48, 15 / 36])
+        for index in range(len(ds)):
+            sample = ds[index]
+            assert sample["image"].shape == (15, 20, 3)
+            boxes = to_xyxy(sample["bboxes"].astype(np.float64), fmt, (15, 20))
+            np.testing.assert_allclose(boxes, full[index]["bboxes"] * scale, atol=1e-4)
+            np.testing.assert_array_equal(sample["labels"], full[index]["labels"])
+            assert sample["labels"].dtype == np.int64
+
+    def test_image_size_of_the_long_side_changes_nothing(
+        self, tmp_path: Path, coco: tuple[Path, dict[str, Any]]
+    ) -> None:
+        plain = CocoDetection(coco[0], tmp_path / "images")
+        same = CocoDetection(coco[0], tmp_path / "images", image_size=48)
+        for index in range(len(plain)):
+            for key in ("image", "bboxes", "labels"):
+                np.testing.assert_array_equal(same[index][key], plain[index][key])
+
+    def test_image_size_still_checks_the_full_size(
+        self, tmp_path: Path, coco: tuple[Path, dict[str, Any]]
+    ) -> None:
+        data = coco[1]
+        data["images"][-1]["width"] = 50  # the entry of image id 1000
+        ds = CocoDetection(self.rewrite(coco[0], data), tmp_path / "images", image_size=24)
+        with pytest.raises(
+            ValueError, match=r"0\.png: the image is 36x48 .* gives 36x50 for image id 1000"
+        ):
+            ds[0]
+
+    @pytest.mark.parametrize(
+        ("kwargs", "error", "message"),
+        [
+            ({"image_size": 0}, ValueError, r"image_size must be an integer >= 1, got 0"),
+            ({"image_size": 64.0}, TypeError, r"image_size must be an integer >= 1, got 64.0"),
+            ({"image_size": False}, TypeError, r"image_size must be an integer >= 1, got False"),
+            ({"reduced_decode": None}, TypeError, r"reduced_decode must be True or False"),
+        ],
+    )
+    def test_bad_resize_arguments(
+        self,
+        tmp_path: Path,
+        coco: tuple[Path, dict[str, Any]],
+        kwargs: dict[str, Any],
+        error: type[Exception],
+        message: str,
+    ) -> None:
+        with pytest.raises(error, match=message):
+            CocoDetection(coco[0], tmp_path / "images", **kwargs)
+
+    def test_source_files(self, tmp_path: Path, coco: tuple[Path, dict[str, Any]]) -> None:
+        ds = CocoDetection(coco[0], tmp_path / "images")
+        files = ds.source_files()
+        assert files[0] == coco[0]
+        assert files[1:] == tuple(
+            tmp_path / "images" / name for name in ("0.png", "sub/1.png", "2.png", "sub/3.png",
+                                                    "4.png")
+        )  # fmt: skip
+        assert all(path.is_file() for path in files)
+
+    def test_repr_names_every_setting(
+        self, tmp_path: Path, coco: tuple[Path, dict[str, Any]]
+    ) -> None:
+        text = repr(CocoDetection(coco[0], tmp_path / "images", image_size=32))
+        assert text == (
+            f"CocoDetection({str(coco[0])!r}, {str(tmp_path / 'images')!r}, "
+            "box_format='pascal_voc', tolerance=1.0, as_tuple=False, tensors=False, "
+            "image_size=32, reduced_decode=True)"
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +11,14 @@ import cv2
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 from torch.utils.data import Dataset
 
 from rankaug.boxes import BOX_FORMATS, BoxFormat, to_xyxy
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
+from rankaug.datasets._image_io import fit_size
+from tests.datasets.helpers import assert_rectangles_land, paint
 
 
 class TestYoloFolder:
@@ -227,6 +232,131 @@ class TestYoloFolder:
         ds = YoloFolder(root)
         ds[0]["labels"][:] = 99
         assert not np.any(ds[0]["labels"] == 99)
+
+    # ------------------------------------------------------------ resize on load
+    @staticmethod
+    def painted_folder(
+        root: Path, height: int, width: int, rects: list[tuple[int, int, int, int]], suffix: str
+    ) -> Path:
+        """One image with constant-colour rectangles, labelled with their boxes."""
+        (root / "images").mkdir(parents=True)
+        (root / "labels").mkdir()
+        image = paint(height, width, rects)
+        bgr = cv2.cvtColor(image, cv2.COLOR_RGB2BGR)
+        assert cv2.imwrite(str(root / "images" / f"a{suffix}"), bgr, [cv2.IMWRITE_JPEG_QUALITY, 95])
+        lines = []
+        for label, (x0, y0, x1, y1) in enumerate(rects):
+            centre = ((x0 + x1) / 2 / width, (y0 + y1) / 2 / height)
+            size = ((x1 - x0) / width, (y1 - y0) / height)
+            lines.append(f"{label} {centre[0]!r} {centre[1]!r} {size[0]!r} {size[1]!r}\n")
+        (root / "labels" / "a.txt").write_text("".join(lines))
+        return root
+
+    @given(
+        height=st.integers(16, 80),
+        aspect=st.floats(0.5, 2.0),
+        image_size=st.integers(24, 200),
+        corners=st.tuples(*(st.floats(0.0, 0.5) for _ in range(2))),
+        sides=st.tuples(*(st.floats(0.34, 0.5) for _ in range(2))),
+    )
+    def test_resize_on_load_moves_pixels_with_the_boxes(
+        self,
+        height: int,
+        aspect: float,
+        image_size: int,
+        corners: tuple[float, float],
+        sides: tuple[float, float],
+    ) -> None:
+        width = max(16, round(height * aspect))
+        x0, y0 = int(corners[0] * width), int(corners[1] * height)
+        rect = (x0, y0, x0 + max(5, int(sides[0] * width)), y0 + max(5, int(sides[1] * height)))
+        with tempfile.TemporaryDirectory() as tmp:
+            root = self.painted_folder(Path(tmp), height, width, [rect], ".png")
+            sample = YoloFolder(root, image_size=image_size)[0]
+        new_h, new_w = fit_size(height, width, image_size)
+        assert sample["image"].shape == (new_h, new_w, 3)
+        assert max(new_h, new_w) == image_size
+        scale = (new_h / height, new_w / width)
+        expected = np.array([rect], np.float64) * [scale[1], scale[0], scale[1], scale[0]]
+        np.testing.assert_allclose(sample["bboxes"], expected, rtol=1e-6, atol=1e-4)
+        assert_rectangles_land(sample["image"], expected, scale)  # PNG: exact
+
+    @pytest.mark.parametrize("reduced_decode", [True, False])
+    @pytest.mark.parametrize("image_size", [640, 300, 1000, 1600])
+    def test_resize_on_load_of_a_jpeg(
+        self, tmp_path: Path, image_size: int, reduced_decode: bool
+    ) -> None:
+        rects = [(128, 96, 640, 400), (800, 304, 1184, 672)]  # on 16-pixel JPEG blocks
+        root = self.painted_folder(tmp_path, 720, 1280, rects, ".jpg")
+        ds = YoloFolder(root, image_size=image_size, reduced_decode=reduced_decode)
+        sample = ds[0]
+        new_h, new_w = fit_size(720, 1280, image_size)
+        assert sample["image"].shape == (new_h, new_w, 3)
+        scale = (new_h / 720, new_w / 1280)
+        expected = np.array(rects, np.float64) * [scale[1], scale[0], scale[1], scale[0]]
+        np.testing.assert_allclose(sample["bboxes"], expected, rtol=1e-6, atol=1e-3)
+        assert_rectangles_land(sample["image"], expected, scale, tolerance=6, slack=1.0)
+
+    def test_image_size_scales_boxes_in_every_format(self, root: Path) -> None:
+        full = YoloFolder(root)  # 40x56 images
+        for fmt in BOX_FORMATS:
+            ds = YoloFolder(root, box_format=fmt, image_size=100)
+            for index in (0, 3):
+                sample = ds[index]
+                assert sample["image"].shape == (72, 100, 3)  # ceil(40 * 100 / 56) = 72
+                boxes = to_xyxy(sample["bboxes"].astype(np.float64), fmt, (72, 100))
+                scale = np.array([100 / 56, 72 / 40, 100 / 56, 72 / 40])
+                np.testing.assert_allclose(boxes, full[index]["bboxes"] * scale, atol=1e-3)
+                np.testing.assert_array_equal(sample["labels"], full[index]["labels"])
+
+    def test_image_size_with_tuples_and_tensors(self, root: Path) -> None:
+        sample = YoloFolder(root, image_size=28)[1]
+        image, target = YoloFolder(root, image_size=28, as_tuple=True, tensors=True)[1]
+        assert tuple(image.shape) == (3, 20, 28)
+        np.testing.assert_array_equal(image.numpy().transpose(1, 2, 0), sample["image"])
+        np.testing.assert_array_equal(target["boxes"].numpy(), sample["bboxes"])
+
+    def test_image_size_of_the_long_side_changes_nothing(self, root: Path) -> None:
+        plain, same = YoloFolder(root), YoloFolder(root, image_size=56)
+        for index in range(len(plain)):
+            for key in ("image", "bboxes", "labels"):
+                np.testing.assert_array_equal(same[index][key], plain[index][key])
+                assert same[index][key].dtype == plain[index][key].dtype
+
+    @pytest.mark.parametrize(
+        ("kwargs", "error", "message"),
+        [
+            ({"image_size": 0}, ValueError, r"image_size must be an integer >= 1, got 0"),
+            ({"image_size": 640.0}, TypeError, r"image_size must be an integer >= 1, got 640.0"),
+            ({"image_size": True}, TypeError, r"image_size must be an integer >= 1, got True"),
+            ({"image_size": "640"}, TypeError, r"image_size must be an integer"),
+            ({"reduced_decode": 1}, TypeError, r"reduced_decode must be True or False, got 1"),
+        ],
+    )
+    def test_bad_resize_arguments(
+        self, root: Path, kwargs: dict[str, Any], error: type[Exception], message: str
+    ) -> None:
+        with pytest.raises(error, match=message):
+            YoloFolder(root, **kwargs)
+
+    def test_source_files(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {"b.txt": "0 0.5 0.5 0.2 0.2\n"}, images=("a.png", "b.png"))
+        ds = YoloFolder(root)
+        assert ds.source_files() == (
+            root / "images" / "a.png",
+            root / "images" / "b.png",
+            root / "labels" / "a.txt",  # listed although missing: it may appear
+            root / "labels" / "b.txt",
+        )
+
+    def test_repr_names_every_setting(self, root: Path) -> None:
+        text = repr(YoloFolder(root, box_format="yolo", image_size=64, reduced_decode=False))
+        assert text == (
+            f"YoloFolder({str(root)!r}, box_format='yolo', image_dir='images', "
+            "label_dir='labels', extensions=('.bmp', '.jpeg', '.jpg', '.png'), "
+            "tolerance=0.001, as_tuple=False, tensors=False, image_size=64, "
+            "reduced_decode=False)"
+        )
 
 
 class TestWriteYoloFolder:
