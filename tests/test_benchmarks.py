@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks import _timing
+from benchmarks import _catalogue, _goals, _report, _timing
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "throughput.py"
@@ -63,10 +63,8 @@ OPTIONAL_ROWS = {
 }
 
 
-@pytest.fixture(scope="module")
-def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]:
-    tmp = tmp_path_factory.mktemp("bench")
-    out = tmp / "nested" / "bench.json"
+def _run_script(tmp: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """Run the script on tiny synthetic inputs, one round, writing ``tmp/nested/bench.json``."""
     env = {
         **os.environ,
         "YOLO_CONFIG_DIR": str(tmp / "yolo"),  # ultralytics writes its settings there
@@ -89,13 +87,23 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any],
         "--progress",
         "off",
         "--json",
-        str(out),
+        str(tmp / "nested" / "bench.json"),
+        *options,
     ]
-    result = subprocess.run(
+    return subprocess.run(
         command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=200, check=False
     )
+
+
+def _run_report(tmp: Path, *options: str) -> tuple[dict[str, Any], str]:
+    result = _run_script(tmp, *options)
     assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
-    return json.loads(out.read_text(encoding="utf-8")), result.stdout
+    return json.loads((tmp / "nested" / "bench.json").read_text(encoding="utf-8")), result.stdout
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]:
+    return _run_report(tmp_path_factory.mktemp("bench"))
 
 
 def test_json_has_every_row(quick_run: tuple[dict[str, Any], str]) -> None:
@@ -143,6 +151,7 @@ def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -
         "shm_reused_ms",
         "make_ms",
     }
+    assert meta["settings"]["only"] == ["keys", "wrapper", "mosaic", "scaling"]
 
 
 def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
@@ -158,12 +167,127 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
         "Goals",
     ):
         assert text in stdout
-    # the goals table comes last
-    assert stdout.index("Goals") > stdout.index("4. Scaling")
+    # the sections in the catalogue's order, the goals table last
+    positions = [stdout.index(f"{k}. ") for k in range(1, 5)]
+    assert positions == sorted(positions)
+    assert stdout.index("Goals") > positions[-1]
 
 
-def test_timing_helpers_doctests() -> None:
-    results = doctest.testmod(_timing)
+def test_only_runs_the_selected_sections(tmp_path: Path) -> None:
+    report, stdout = _run_report(tmp_path, "--only", "keys")
+    assert set(report["rows"]) == {row for row in EXPECTED_ROWS if row.startswith("key/")}
+    assert [goal["id"] for goal in report["goals"]] == ["key_sample", "key_stream"]
+    assert report["meta"]["settings"]["only"] == ["keys"]
+    assert "data" not in report["meta"]  # the section does not need the source images
+    assert "1. Key cost" in stdout
+    assert "2. Wrapper" not in stdout
+
+
+def test_only_refuses_an_unknown_section(tmp_path: Path) -> None:
+    result = _run_script(tmp_path, "--only", "keys,speed")
+    assert result.returncode == 2
+    assert "--only takes sections among keys,wrapper,mosaic,scaling" in result.stderr
+    assert "'keys,speed'" in result.stderr
+
+
+def test_catalogue_declares_every_row_and_goal() -> None:
+    assert set(_catalogue.ROW_IDS) == EXPECTED_ROWS
+    assert len(_catalogue.ROW_IDS) == len(EXPECTED_ROWS)
+    assert [goal.id for goal in _catalogue.GOALS] == EXPECTED_GOALS
+    for goal in _catalogue.GOALS:
+        assert set(goal.rows) <= EXPECTED_ROWS, goal.id
+    with pytest.raises(ValueError, match="'mosaic_floor' reads rows"):
+        _catalogue.check_goals(_catalogue.GOALS, sorted(EXPECTED_ROWS - {"mosaic/floor"}))
+    with pytest.raises(ValueError, match="goal ids repeat"):
+        _catalogue.check_goals([*_catalogue.GOALS, _catalogue.GOALS[0]], _catalogue.ROW_IDS)
+    assert _catalogue.section("keys").better == "lower"
+    assert _catalogue.section("mosaic").better == "higher"
+    assert _catalogue.section("keys").values([2e-6]) == [pytest.approx(2.0)]
+    assert _catalogue.section("mosaic").values([0.5]) == [2.0]
+
+
+def _report_of(**values: list[float]) -> _report.Report:
+    report = _report.Report(meta={})
+    for row_id, per_round in values.items():
+        report.add(_report.Row(row_id, row_id, "µs/index", "lower", per_round))
+    return report
+
+
+class TestGoals:
+    def test_difference_is_of_the_medians_with_the_spread(self) -> None:
+        report = _report_of(a=[1.5, 1.2, 1.4], b=[0.5, 0.6, 0.1])
+        goal = _goals.Difference(
+            id="d", what="a - b", row="a", baseline="b", op="<=", target=1.0, hint="look"
+        )
+        result = goal.evaluate(report)
+        assert result["measured"] == pytest.approx(1.4 - 0.5)
+        assert result["status"] == "PASS"
+        assert result["margin"] == pytest.approx((1.0 - 0.9) / 1.0)
+        assert "per round +0.60..+1.30 (median +1.00)" in result["note"]
+        assert "look" not in result["note"]
+        assert report.differences["a - b"]["difference"] == pytest.approx(0.9)
+        missed = _goals.Difference(
+            id="d", what="a - b", row="a", baseline="b", op="<=", target=0.5, hint="look"
+        )
+        result = missed.evaluate(report)
+        assert result["status"] == "MISS"
+        assert result["note"].endswith("; look")
+
+    def test_ratio_absolute_and_missing_rows(self) -> None:
+        report = _report_of(a=[4.0, 6.0], b=[2.0, 2.0])
+        ratio = _goals.Ratio(
+            id="r", what="a / b", numerator="a", denominator="b", op=">=", target=2.0
+        )
+        assert ratio.evaluate(report)["measured"] == pytest.approx(2.5)
+        assert ratio.evaluate(report)["status"] == "PASS"
+        absolute = _goals.Absolute(
+            id="x", what="a", row="a", op="<=", target=4.0, baseline="b", baseline_what="b alone"
+        )
+        result = absolute.evaluate(report)
+        assert (result["measured"], result["status"]) == (5.0, "MISS")
+        assert result["note"] == "best round 4.0; b alone 2.0 in the same rounds; run --profile"
+        report.add(_report.Row("c", "c", "mosaics/s", "higher", status="unavailable"))
+        absent = _goals.Ratio(
+            id="r", what="a / c", numerator="a", denominator="c", op=">=", target=1
+        )
+        result = absent.evaluate(report)
+        assert (result["measured"], result["status"], result["margin"]) == (None, "N/A", None)
+
+    def test_paired_ratio_prefers_the_paired_estimate(self) -> None:
+        report = _report_of(w=[90.0, 100.0], d=[100.0, 100.0])
+        goal = _goals.PairedRatio(
+            id="p",
+            what="w / d",
+            numerator="w",
+            denominator="d",
+            diagnostic="pairs",
+            op=">=",
+            target=0.98,
+        )
+        assert goal.evaluate(report)["measured"] == pytest.approx(0.95)  # no pairs: medians
+        report.diagnostics["pairs"] = {"ratio": 0.99, "extra_us": 10.0, "pairs": 8.0}
+        result = goal.evaluate(report)
+        assert (result["measured"], result["status"]) == (0.99, "PASS")
+        assert "from 8 paired samples" in result["note"]
+        assert "ratio of the round medians 0.950" in result["note"]
+
+    def test_scaling_ratio_notes_the_projection(self) -> None:
+        report = _report_of(two=[300.0], one=[200.0])
+        report.rows["two"].note = "got 1.9 cores"
+        report.rows["two"].extra["projected"] = [400.0]
+        report.rows["one"].extra["projected"] = [200.0]
+        goal = _goals.ScalingRatio(
+            id="s", what="2 / 1", numerator="two", denominator="one", op=">=", target=1.6
+        )
+        result = goal.evaluate(report)
+        assert (result["measured"], result["status"]) == (1.5, "MISS")
+        assert result["note"].startswith("got 1.9 cores; projected on")
+        assert "2.00x" in result["note"]
+
+
+@pytest.mark.parametrize("module", [_timing, _catalogue, _report])
+def test_helpers_doctests(module: Any) -> None:
+    results = doctest.testmod(module)
     assert results.attempted > 0
     assert results.failed == 0
 

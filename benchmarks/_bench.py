@@ -1,0 +1,234 @@
+"""What every section of the scoreboard shares: the run's context and its source images.
+
+:class:`Bench` carries the settings, the sources, the report, the progress bar and the
+console; :func:`load_sources` decodes the source images once, before any timing;
+:func:`describe_run` records versions, threads and the machine. Import it after
+``benchmarks._threads``. This is benchmark code, never imported by rankaug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import os
+import platform
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+import torch
+
+import rankaug
+from benchmarks._catalogue import Section, Settings
+from benchmarks._report import Console, Report, Row
+from benchmarks._threads import THREAD_VARIABLES
+from benchmarks._timing import Progress
+from benchmarks.photos import load_photos, photos_available
+from rankaug.datasets import SyntheticDetection
+
+__all__ = [
+    "Bench",
+    "Sample",
+    "Sources",
+    "describe_run",
+    "identity",
+    "load_sources",
+    "pin_threads",
+]
+
+Sample = dict[str, np.ndarray]
+
+
+def identity(sample: Any, rng: np.random.Generator) -> Any:
+    """A no-op rng transform: what remains is the wrapper's own per-sample cost."""
+    return sample
+
+
+@dataclass
+class Sources:
+    """The in-memory source samples every contender uses.
+
+    Attributes:
+        kind: ``"photos"`` or ``"synthetic"``.
+        description: What they are, for the report.
+        mosaic: Sources of the mosaics, in their own sizes.
+        square: ``side x side`` versions for the wrapper section.
+    """
+
+    kind: str
+    description: str
+    mosaic: list[Sample]
+    square: list[Sample]
+
+
+def _plain(sample: Any) -> Sample:
+    """A dict sample with exactly image (contiguous), bboxes float32 (N, 4) and labels int64."""
+    return {
+        "image": np.ascontiguousarray(sample["image"]),
+        "bboxes": np.asarray(sample["bboxes"], dtype=np.float32).reshape(-1, 4),
+        "labels": np.asarray(sample["labels"], dtype=np.int64).reshape(-1),
+    }
+
+
+def _squared(sample: Sample, side: int) -> Sample:
+    """Resize a sample to ``side x side`` (aspect not kept), boxes scaled with it."""
+    h, w = sample["image"].shape[:2]
+    image = cv2.resize(sample["image"], (side, side), interpolation=cv2.INTER_AREA)
+    scale = np.array([side / w, side / h, side / w, side / h], dtype=np.float32)
+    return {"image": image, "bboxes": sample["bboxes"] * scale, "labels": sample["labels"].copy()}
+
+
+def load_sources(kind: str, n: int, side: int) -> Sources:
+    """Load (decode) the sources once, before any timing.
+
+    Args:
+        kind: ``"photos"`` (skimage.data; fails without scikit-image), ``"synthetic"``
+            (``rankaug.datasets.SyntheticDetection`` with varied sizes) or ``"auto"``
+            (photos when scikit-image is installed).
+        n: How many source samples.
+        side: Output side; also the side of the wrapper section's square images.
+
+    Returns:
+        The sources.
+    """
+    if kind == "photos" or (kind == "auto" and photos_available()):
+        mosaic = [_plain(p) for p in load_photos(n)]
+        what = "skimage.data photographs with hand-placed boxes"
+        kind = "photos"
+    else:
+        synthetic = SyntheticDetection(
+            n, image_size=(side * 3 // 4, side), varied_sizes=True, masks=False, seed=0
+        )
+        mosaic = [_plain(synthetic[i]) for i in range(n)]
+        what = "SyntheticDetection(varied_sizes=True) images"
+        if kind == "auto":
+            what += " (scikit-image is not installed)"
+        kind = "synthetic"
+    by_area = sorted((s["image"].shape[:2] for s in mosaic), key=lambda hw: hw[0] * hw[1])
+    description = (
+        f"{n} {what}, {by_area[0][0]}x{by_area[0][1]}..{by_area[-1][0]}x{by_area[-1][1]} (h x w)"
+    )
+    square = [_squared(s, side) for s in mosaic]
+    return Sources(kind, description, mosaic, square)
+
+
+@dataclass
+class Bench:
+    """What every section needs: the settings, the sources, the report and the output.
+
+    Attributes:
+        settings: How much to measure.
+        size: Output side of the images.
+        seed: Seed of every contender.
+        batch_size: DataLoader batch size.
+        report: Where rows, diagnostics and goals go.
+        progress: The progress bar (one unit per row per round).
+        out: The console.
+        loaded: The sources, once :meth:`load` has run.
+    """
+
+    settings: Settings
+    size: int
+    seed: int
+    batch_size: int
+    report: Report
+    progress: Progress
+    out: Console
+    loaded: Sources | None = None
+
+    @property
+    def sources(self) -> Sources:
+        """The in-memory sources (loaded by the run before any section that needs them)."""
+        if self.loaded is None:
+            raise RuntimeError("the sources were not loaded: Bench.load() runs before timing")
+        return self.loaded
+
+    def load(self, kind: str, n: int) -> Sources:
+        """Decode the sources (not timed) and record what they are."""
+        self.loaded = load_sources(kind, n, self.size)
+        self.report.meta["data"] = {
+            "kind": self.loaded.kind,
+            "description": self.loaded.description,
+        }
+        return self.loaded
+
+    def rows(self, section: Section, seconds: Mapping[str, Sequence[float]]) -> None:
+        """Add measured rows of ``section``; ``seconds[id]``: seconds per operation per round."""
+        for row_id, per_op in seconds.items():
+            self.report.add(
+                Row(
+                    row_id,
+                    section.rows[row_id],
+                    section.unit,
+                    section.better,
+                    section.values(per_op),
+                )
+            )
+
+    def missing(self, section: Section, ids: Iterable[str], why: str) -> None:
+        """Add rows that could not be measured (``why`` starts with the status)."""
+        status, _, reason = why.partition(": ")
+        for row_id in ids:
+            self.report.add(
+                Row(
+                    row_id,
+                    section.rows[row_id],
+                    section.unit,
+                    section.better,
+                    status=status,
+                    reason=reason,
+                )
+            )
+            self.progress.advance(self.settings.repeats)
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def pin_threads() -> None:
+    """One thread for cv2 and torch (called again after the peers are imported)."""
+    cv2.setNumThreads(1)
+    torch.set_num_threads(1)
+
+
+def describe_run(
+    args: argparse.Namespace, settings: Settings, only: Sequence[str]
+) -> dict[str, Any]:
+    """Versions, thread settings, the machine and the settings, for the report."""
+    versions: dict[str, str | None] = {
+        "python": platform.python_version(),
+        "rankaug": rankaug.__version__,
+        "numpy": np.__version__,
+        "torch": torch.__version__,
+        "opencv": cv2.__version__,
+    }
+    for dist in ("albumentations", "ultralytics", "scikit-image"):
+        versions[dist] = _version(dist)
+    return {
+        "versions": versions,
+        "threads": {
+            **{name: os.environ.get(name) for name in THREAD_VARIABLES},
+            "cv2.getNumThreads": cv2.getNumThreads(),
+            "torch.get_num_threads": torch.get_num_threads(),
+        },
+        "machine": {
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "load_average_start": [round(x, 2) for x in os.getloadavg()],
+        },
+        "settings": {
+            "quick": args.quick,
+            **settings.__dict__,
+            "size": args.size,
+            "sources": args.sources,
+            "batch_size": args.batch_size,
+            "seed": args.seed,
+            "only": list(only),
+        },
+    }

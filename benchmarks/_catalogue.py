@@ -1,0 +1,290 @@
+"""The scoreboard's catalogue: its sections, their rows, the goals and how much to measure.
+
+Everything the JSON holds is declared here, in the order it is reported; the code that
+measures a section lives in ``benchmarks/sections/<name>.py``. To add a section: declare
+it in :data:`SECTIONS` (its rows), add its goals to :data:`GOALS`, write its module
+(``prepare`` and ``measure``, see ``benchmarks/sections/__init__.py``) and register it
+there. This is benchmark code, never imported by rankaug.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from benchmarks._goals import Absolute, Goal, PairedRatio, Ratio, ScalingRatio
+from benchmarks._report import Better
+
+__all__ = [
+    "FULL",
+    "GOALS",
+    "MOSAIC_RATIOS",
+    "QUICK",
+    "ROW_IDS",
+    "SECTIONS",
+    "TRANSPORTS",
+    "WORKERS",
+    "check_goals",
+    "Section",
+    "Settings",
+    "section",
+]
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the scoreboard.
+
+    Attributes:
+        name: Its name for ``--only``.
+        number: Its number in the printed output.
+        unit: The unit of its rows: ``"µs/..."`` (lower is better) or ``".../s"``.
+        rows: Row id -> description, in the order printed.
+        needs_sources: Whether it runs on the in-memory source images.
+    """
+
+    name: str
+    number: int
+    unit: str
+    rows: Mapping[str, str]
+    needs_sources: bool = True
+
+    @property
+    def better(self) -> Better:
+        """``"lower"`` for times per operation, ``"higher"`` for rates."""
+        return "lower" if self.unit.startswith("µs") else "higher"
+
+    def values(self, seconds: Sequence[float]) -> list[float]:
+        """Seconds per operation, one per round, in this section's unit."""
+        if self.better == "lower":
+            return [x * 1e6 for x in seconds]
+        return [1 / x for x in seconds]
+
+
+TRANSPORTS: dict[str, str] = {
+    "tensor": "torch tensors (shared memory)",
+    "numpy": "numpy samples (pickled)",
+    "reused": "experiment: tensors, reused shm",
+}
+"""How batches leave the workers (``benchmarks._loaders.COLLATES``)."""
+WORKERS = (0, 1, 2)
+
+SECTIONS: tuple[Section, ...] = (
+    Section(
+        "keys",
+        1,
+        "µs/sample",
+        {
+            "key/numpy_default_rng": "numpy: np.random.default_rng(i) (baseline)",
+            "key/numpy_seedsequence": "numpy: Generator(PCG64(SeedSequence(8 words)))",
+            "key/sample_derive": 'keying="sample": derive the Generator (key_random)',
+            "key/sample_item": 'keying="sample": wrapper[i], no-op transform',
+            "key/stream_new": 'keying="stream": derive a new stream (1st sample/epoch)',
+            "key/stream_item": 'keying="stream": wrapper[i], no-op transform',
+        },
+        needs_sources=False,
+    ),
+    Section(
+        "wrapper",
+        2,
+        "samples/s",
+        {
+            "wrapper/direct": "albumentations pipeline called directly (baseline)",
+            "wrapper/stream": "RandomAugmentWrapper(ds, pipeline)",
+        },
+    ),
+    Section(
+        "mosaic",
+        3,
+        "mosaics/s",
+        {
+            "mosaic/rankaug_2x2": "rankaug MosaicDataset 2x2: ds[i]",
+            "mosaic/rankaug_3x3": "rankaug MosaicDataset 3x3: ds[i]",
+            "mosaic/floor": "floor: 4 visible regions resized in, no targets",
+            "mosaic/albumentations": "albumentations A.Mosaic 2x2 (cell = output)",
+            "mosaic/ultralytics_affine": "ultralytics Mosaic + RandomPerspective",
+            "mosaic/ultralytics_mosaic": "ultralytics Mosaic alone (2x output canvas)",
+            "mosaic/yolov5_style": "YOLOv5-style canvas-then-crop",
+            "mosaic/albumentations_3x3": "albumentations A.Mosaic 3x3 (cell = output)",
+            "mosaic/ultralytics9_affine": "ultralytics Mosaic n=9 + RandomPerspective",
+        },
+    ),
+    Section(
+        "scaling",
+        4,
+        "samples/s",
+        {
+            f"scaling/{transport}_{w}w": f"{what}, {w} worker{'s' if w != 1 else ''}"
+            for transport, what in TRANSPORTS.items()
+            for w in WORKERS
+        },
+    ),
+)
+"""Every section, in the order they run and print."""
+
+ROW_IDS: tuple[str, ...] = tuple(row for s in SECTIONS for row in s.rows)
+"""Every row the JSON holds, measured or marked unavailable."""
+
+
+def section(name: str) -> Section:
+    """The section called ``name``."""
+    for s in SECTIONS:
+        if s.name == name:
+            return s
+    raise KeyError(f"no section {name!r}; the sections are {[s.name for s in SECTIONS]}")
+
+
+MOSAIC_RATIOS: tuple[tuple[str, str], ...] = (
+    ("mosaic/rankaug_2x2", "mosaic/floor"),
+    ("mosaic/rankaug_2x2", "mosaic/albumentations"),
+    ("mosaic/rankaug_2x2", "mosaic/ultralytics_affine"),
+    ("mosaic/rankaug_2x2", "mosaic/ultralytics_mosaic"),
+    ("mosaic/rankaug_2x2", "mosaic/yolov5_style"),
+    ("mosaic/rankaug_3x3", "mosaic/albumentations_3x3"),
+    ("mosaic/rankaug_3x3", "mosaic/ultralytics9_affine"),
+    ("mosaic/rankaug_3x3", "mosaic/rankaug_2x2"),
+)
+"""The mosaic section's ratios, printed below its rows."""
+
+_KEY_BASELINE = {
+    "baseline": "key/numpy_default_rng",
+    "baseline_what": "np.random.default_rng alone",
+}
+
+GOALS: tuple[Goal, ...] = (
+    Absolute(
+        id="key_sample",
+        what='key + wrapper path, keying="sample", µs/sample',
+        row="key/sample_item",
+        op="<=",
+        target=15,
+        hint="numpy's SeedSequence + PCG64 is most of it: see key/numpy_seedsequence",
+        **_KEY_BASELINE,
+    ),
+    Absolute(
+        id="key_stream",
+        what='key + wrapper path, keying="stream", µs/sample',
+        row="key/stream_item",
+        op="<=",
+        target=15,
+        hint="the per-sample path (index check, context, epoch read): run --profile",
+        **_KEY_BASELINE,
+    ),
+    PairedRatio(
+        id="wrapper",
+        what="wrapper / direct albumentations",
+        numerator="wrapper/stream",
+        denominator="wrapper/direct",
+        diagnostic="wrapper_paired",
+        op=">=",
+        target=0.98,
+        hint="the wrapper's own path per sample (key, context, adapter unpack/repack, "
+        "set_random_state): run --profile for the split",
+    ),
+    Ratio(
+        id="mosaic_floor",
+        what="MosaicDataset 2x2 / floor",
+        numerator="mosaic/rankaug_2x2",
+        denominator="mosaic/floor",
+        op=">=",
+        target=0.8,
+        hint="Python per mosaic beyond cv2.resize (draws, tiles, boxes): --profile",
+    ),
+    Ratio(
+        id="mosaic_albumentations",
+        what="MosaicDataset 2x2 / albumentations A.Mosaic",
+        numerator="mosaic/rankaug_2x2",
+        denominator="mosaic/albumentations",
+        op=">=",
+        target=5.0,
+    ),
+    Ratio(
+        id="mosaic_ultralytics",
+        what="MosaicDataset 2x2 / ultralytics Mosaic+affine",
+        numerator="mosaic/rankaug_2x2",
+        denominator="mosaic/ultralytics_affine",
+        op=">=",
+        target=2.5,
+    ),
+    ScalingRatio(
+        id="scaling_tensor",
+        what="2 workers / 1 worker, torch tensors",
+        numerator="scaling/tensor_2w",
+        denominator="scaling/tensor_1w",
+        op=">=",
+        target=1.6,
+        hint="needs 2 idle cores (see 'got N cores, waited'); a fresh shared-memory batch per "
+        "step costs page faults (see the transport lines)",
+    ),
+    ScalingRatio(
+        id="scaling_numpy",
+        what="2 workers / 1 worker, numpy samples",
+        numerator="scaling/numpy_2w",
+        denominator="scaling/numpy_1w",
+        op=">=",
+        target=1.6,
+        hint="numpy batches are pickled through the worker pipe and unpickled by the "
+        "main process: return torch tensors",
+    ),
+)
+"""The goals, in the order of the goals table."""
+
+
+def check_goals(goals: Sequence[Goal], rows: Sequence[str]) -> None:
+    """Refuse repeated goal ids, and goals on rows that do not exist (never evaluated).
+
+    >>> check_goals(GOALS[:1], ["key/sample_item"])
+    >>> check_goals(GOALS[:1], ["key/stream_item"])
+    Traceback (most recent call last):
+    ...
+    ValueError: goal 'key_sample' reads rows ['key/sample_item'], not in the catalogue
+    """
+    ids = [goal.id for goal in goals]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"goal ids repeat: {ids}")
+    for goal in goals:
+        unknown = sorted(set(goal.rows) - set(rows))
+        if unknown:
+            raise ValueError(f"goal {goal.id!r} reads rows {unknown}, not in the catalogue")
+
+
+check_goals(GOALS, ROW_IDS)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How much to measure (``--quick`` shrinks everything).
+
+    Attributes:
+        repeats: Interleaved rounds per section.
+        key_calls: Calls per contender per round in the key section.
+        wrapper_samples: Samples per contender per round in the wrapper section.
+        mosaics: Mosaics per contender per round in the mosaic section.
+        batches: Timed batches per loader per round in the scaling section (even).
+        warmup: Untimed operations per contender first (samples or mosaics).
+    """
+
+    repeats: int
+    key_calls: int
+    wrapper_samples: int
+    mosaics: int
+    batches: int
+    warmup: int
+
+
+FULL = Settings(
+    repeats=9,
+    key_calls=4000,
+    wrapper_samples=48,
+    mosaics=60,
+    batches=16,
+    warmup=12,
+)
+QUICK = Settings(
+    repeats=3,
+    key_calls=1000,
+    wrapper_samples=16,
+    mosaics=20,
+    batches=6,
+    warmup=4,
+)

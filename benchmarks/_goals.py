@@ -1,0 +1,245 @@
+"""The scoreboard's goals: each kind of goal carries its own measurement.
+
+A goal reads the rows (and diagnostics) a run put in the :class:`~benchmarks._report.Report`
+and turns them into one figure, compared with its target:
+
+* :class:`Absolute`: the median of one row (µs per sample, say);
+* :class:`Ratio`: the ratio of the medians of two rows measured side by side;
+* :class:`PairedRatio`: a drift-free ratio a section computed from adjacent pairs of
+  operations (in ``report.diagnostics``), the ratio of the medians beside it;
+* :class:`ScalingRatio`: a ratio of loader rows, with the CPU time the loaders got and
+  the speed-up projected on idle cores;
+* :class:`Difference`: the difference of the medians of two rows (what a feature adds,
+  in µs), with the spread of the per-round differences.
+
+The evaluation (PASS/MISS, margin, notes, what to look at when missed) is the same for
+every kind. This is benchmark code, never imported by rankaug.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from benchmarks._report import Report
+from benchmarks._timing import summarize
+
+__all__ = [
+    "Absolute",
+    "Difference",
+    "Goal",
+    "Measurement",
+    "PairedRatio",
+    "Ratio",
+    "ScalingRatio",
+]
+
+Op = Literal["<=", ">="]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A goal's measured figure and what to print beside it."""
+
+    value: float
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Goal:
+    """One goal: a figure computed from the report, compared with a target.
+
+    Attributes:
+        id: Stable identifier, in the JSON's ``goals``.
+        what: What is compared, for the table.
+        op: ``"<="`` or ``">="``.
+        target: The goal.
+        hint: What to look at when the goal is missed.
+    """
+
+    id: str
+    what: str
+    op: Op
+    target: float
+    hint: str = "run --profile"
+
+    @property
+    def rows(self) -> tuple[str, ...]:
+        """The rows the goal reads (a goal is evaluated when its rows were selected)."""
+        raise NotImplementedError
+
+    def measure(self, report: Report) -> Measurement | None:
+        """The measured figure, ``None`` when its rows could not be measured."""
+        raise NotImplementedError
+
+    def evaluate(self, report: Report) -> dict[str, Any]:
+        """PASS/MISS, the figure, the margin and the notes, as the JSON's ``goals`` hold."""
+        measurement = self.measure(report)
+        notes: list[str] = []
+        if measurement is None:
+            measured, status, margin = None, "N/A", None
+        else:
+            measured = measurement.value
+            ok = measured <= self.target if self.op == "<=" else measured >= self.target
+            status = "PASS" if ok else "MISS"
+            # how far from the goal, relative to it (negative: missed by that much)
+            if self.op == "<=":
+                margin = (self.target - measured) / self.target
+            else:
+                margin = measured / self.target - 1
+            notes.extend(measurement.notes)
+        if status == "MISS":
+            notes.append(self.hint)
+        return {
+            "id": self.id,
+            "goal": self.what,
+            "op": self.op,
+            "target": self.target,
+            "measured": measured,
+            "status": status,
+            "margin": margin,
+            "note": "; ".join(note for note in notes if note),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Absolute(Goal):
+    """The median of one row, with its best round and a baseline row's median beside it.
+
+    Attributes:
+        row: The row measured.
+        baseline: A row measured in the same rounds, for context; ``None`` for none.
+        baseline_what: How the note names the baseline.
+    """
+
+    row: str
+    baseline: str | None = None
+    baseline_what: str = ""
+
+    @property
+    def rows(self) -> tuple[str, ...]:
+        return (self.row,)
+
+    def measure(self, report: Report) -> Measurement | None:
+        row = report.rows.get(self.row)
+        summary = None if row is None else row.summary
+        if summary is None:
+            return None
+        base = None if self.baseline is None else report.rows.get(self.baseline)
+        context = None if base is None else base.summary
+        notes: tuple[str, ...] = ()
+        if context is not None:
+            notes = (
+                f"best round {summary.low:.1f}; {self.baseline_what} "
+                f"{context.median:.1f} in the same rounds",
+            )
+        return Measurement(summary.median, notes)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ratio(Goal):
+    """The ratio of the medians of two rows measured side by side.
+
+    Attributes:
+        numerator: The row measured.
+        denominator: The row it is divided by.
+    """
+
+    numerator: str
+    denominator: str
+
+    @property
+    def rows(self) -> tuple[str, ...]:
+        return (self.numerator, self.denominator)
+
+    def measure(self, report: Report) -> Measurement | None:
+        entry = report.ratio(self.numerator, self.denominator)
+        return None if entry is None else Measurement(entry["ratio"])
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairedRatio(Ratio):
+    """A ratio from pairs of operations (``report.diagnostics[diagnostic]``).
+
+    The section stores ``{"ratio", "extra_us", "pairs"}`` there when it could pair the
+    two contenders' operations (same work, adjacent in time); without it the goal falls
+    back to the ratio of the medians.
+
+    Attributes:
+        diagnostic: The diagnostics key of the paired estimate.
+    """
+
+    diagnostic: str
+
+    def measure(self, report: Report) -> Measurement | None:
+        paired = report.diagnostics.get(self.diagnostic)
+        of_medians = report.ratio(self.numerator, self.denominator)
+        if paired is None:
+            return None if of_medians is None else Measurement(of_medians["ratio"])
+        notes: tuple[str, ...] = ()
+        if of_medians is not None:
+            notes = (
+                f"from {paired['pairs']:.0f} paired samples (same draws), "
+                f"{paired['extra_us']:+.0f} µs per sample; ratio of the round medians "
+                f"{of_medians['ratio']:.3f}",
+            )
+        return Measurement(paired["ratio"], notes)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScalingRatio(Ratio):
+    """A ratio of two loader rows, with the CPU they got and the idle-core projection."""
+
+    def measure(self, report: Report) -> Measurement | None:
+        entry = report.ratio(self.numerator, self.denominator)
+        if entry is None:
+            return None
+        notes = [report.rows[self.numerator].note]
+        projected = [
+            report.rows[k].extra.get("projected", []) for k in (self.numerator, self.denominator)
+        ]
+        if projected[0] and projected[1]:
+            notes.append(
+                f"projected on {os.cpu_count()} idle cores from CPU efficiency and demand: "
+                f"{summarize(projected[0]).median / summarize(projected[1]).median:.2f}x"
+            )
+        return Measurement(entry["ratio"], tuple(notes))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Difference(Goal):
+    """What ``row`` adds over ``baseline``: the difference of their medians.
+
+    The note gives the spread: the per-round differences (both rows are measured in
+    every round, side by side), min..max, and the two medians.
+
+    Attributes:
+        row: The row with the feature.
+        baseline: The same work without it.
+        unit: The unit of the difference, for the note.
+    """
+
+    row: str
+    baseline: str
+    unit: str = "µs"
+
+    @property
+    def rows(self) -> tuple[str, ...]:
+        return (self.row, self.baseline)
+
+    def measure(self, report: Report) -> Measurement | None:
+        entry = report.difference(self.row, self.baseline)
+        if entry is None:
+            return None
+        with_it, without = report.rows[self.row].summary, report.rows[self.baseline].summary
+        assert with_it is not None  # measured: the entry exists
+        assert without is not None
+        notes = []
+        if entry["paired_min"] is not None:
+            notes.append(
+                f"per round {entry['paired_min']:+.2f}..{entry['paired_max']:+.2f} "
+                f"(median {entry['paired_median']:+.2f})"
+            )
+        notes.append(f"{with_it.median:.2f} vs {without.median:.2f} {self.unit}")
+        return Measurement(entry["difference"], tuple(notes))

@@ -1,0 +1,250 @@
+"""Section 3, mosaic: ``MosaicDataset(ds)[i]`` (2x2 and 3x3) against the peers.
+
+albumentations ``A.Mosaic``, ultralytics ``Mosaic`` (+ its affine crop, and alone), a
+YOLOv5-style mosaic and the floor, all on the same in-memory sources and output size,
+one mosaic at a time in turns; then the floor's and MosaicDataset's time split into
+``cv2.resize`` and the rest.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+import rankaug
+from benchmarks import peers
+from benchmarks._bench import Bench, Sample
+from benchmarks._catalogue import MOSAIC_RATIOS, section
+from benchmarks._report import print_rows, ratio_text
+from benchmarks._timing import alternate, counted
+
+__all__ = [
+    "SECTION",
+    "Contenders",
+    "check_mosaic",
+    "cycling",
+    "find_mosaic_class",
+    "measure",
+    "mosaic_contenders",
+    "prepare",
+    "resize_split",
+]
+
+SECTION = section("mosaic")
+Make = Callable[[int], Any]
+
+
+def cycling(dataset: Any, n: int) -> Make:
+    """``make(i) = dataset[i % n]``: one output per call, the indices going round."""
+
+    def make(i: int) -> Any:
+        return dataset[i % n]
+
+    return make
+
+
+def find_mosaic_class() -> tuple[type[Any] | None, str]:
+    """``rankaug.MosaicDataset`` if it can be imported, else ``None`` and why not."""
+    cls = getattr(rankaug, "MosaicDataset", None)
+    if cls is not None:
+        return cls, ""
+    try:
+        module = importlib.import_module("rankaug.mosaic")
+    except ImportError as exc:
+        return None, f"rankaug.MosaicDataset cannot be imported ({exc})"
+    cls = getattr(module, "MosaicDataset", None)
+    if cls is None:
+        return None, "rankaug.mosaic has no MosaicDataset"
+    return cls, ""
+
+
+def mosaic_contenders(
+    mosaic_cls: type[Any] | None,
+    sources: Sequence[Sample],
+    size: int,
+    seed: int,
+    *,
+    missing: str = "",
+) -> tuple[dict[str, Make], dict[str, str]]:
+    """Build every mosaic contender on the same sources and output size.
+
+    Each contender is ``make(i)``: one ``size x size`` mosaic whose main tile is source
+    ``i % len(sources)`` and whose partners the contender draws itself (ultralytics'
+    mosaic-only row returns its ``2 * size`` canvas).
+
+    Args:
+        mosaic_cls: ``rankaug.MosaicDataset``, or ``None`` while it cannot be imported.
+        sources: The in-memory source samples.
+        size: Output side.
+        seed: Seed of every contender's draws.
+        missing: Why ``mosaic_cls`` is ``None``.
+
+    Returns:
+        (row id -> ``make``, row id -> why that contender is unavailable).
+    """
+    makers: dict[str, Make] = {}
+    unavailable: dict[str, str] = {}
+    n = len(sources)
+    hw = (size, size)
+    for row_id, grid in (("mosaic/rankaug_2x2", (2, 2)), ("mosaic/rankaug_3x3", (3, 3))):
+        if mosaic_cls is None:
+            unavailable[row_id] = missing
+            continue
+        dataset = mosaic_cls(sources, seed=seed, output_size=size, grid=grid)
+        makers[row_id] = cycling(dataset, n)
+    builders: dict[str, Callable[[], peers.Step]] = {
+        "mosaic/floor": lambda: peers.floor_mosaic(sources, hw, rng=random.Random(seed)),
+        "mosaic/albumentations": lambda: peers.albumentations_mosaic(sources, hw, seed=seed),
+        "mosaic/ultralytics_affine": lambda: peers.ultralytics_mosaic(sources, size, seed=seed),
+        "mosaic/ultralytics_mosaic": lambda: peers.ultralytics_mosaic(
+            sources, size, affine=False, seed=seed
+        ),
+        "mosaic/yolov5_style": lambda: peers.yolov5_style_mosaic(
+            sources, size, rng=random.Random(seed)
+        ),
+        "mosaic/albumentations_3x3": lambda: peers.albumentations_mosaic(
+            sources, hw, seed=seed, grid=(3, 3)
+        ),
+        "mosaic/ultralytics9_affine": lambda: peers.ultralytics_mosaic(
+            sources, size, seed=seed, n_tiles=9
+        ),
+    }
+    for row_id, build in builders.items():
+        try:
+            makers[row_id] = build()
+        except peers.PeerUnavailable as exc:
+            unavailable[row_id] = f"not installed: {exc.reason}"
+    return {row_id: makers[row_id] for row_id in SECTION.rows if row_id in makers}, unavailable
+
+
+def check_mosaic(row_id: str, output: Any, size: int) -> str:
+    """Return a problem with a contender's output (shape, boxes), or ``""``."""
+    image = output["image"] if isinstance(output, dict) else output[0]
+    want = 2 * size if row_id == "mosaic/ultralytics_mosaic" else size
+    if tuple(np.shape(image)[:2]) != (want, want):
+        return f"output is {np.shape(image)}, expected {want}x{want}"
+    if row_id != "mosaic/floor" and isinstance(output, dict) and "bboxes" not in output:
+        return "output has no boxes"
+    return ""
+
+
+def resize_split(op: Make, count: int) -> tuple[float, float]:
+    """Run ``count`` operations; return ms per operation in all and inside ``cv2.resize``.
+
+    ``cv2.resize`` is replaced by a timing wrapper for the duration (the code under test
+    looks it up on the module at each call), then put back.
+    """
+    real = cv2.resize
+    spent = [0.0]
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return real(*args, **kwargs)
+        finally:
+            spent[0] += time.perf_counter() - t0
+
+    for i in range(10):  # warm up
+        op(i)
+    cv2.resize = timed
+    try:
+        t0 = time.perf_counter()
+        for i in range(count):
+            op(i)
+        total = time.perf_counter() - t0
+    finally:
+        cv2.resize = real
+    return total / count * 1000, spent[0] / count * 1000
+
+
+@dataclass
+class Contenders:
+    """The mosaic contenders, built before the timing.
+
+    Importing ultralytics changes cv2's thread setting, which the run then pins again.
+    """
+
+    makers: dict[str, Make]
+    unavailable: dict[str, str]
+
+
+def prepare(bench: Bench) -> Contenders:
+    """Build every contender (this imports the peers)."""
+    mosaic_cls, missing = find_mosaic_class()
+    makers, unavailable = mosaic_contenders(
+        mosaic_cls, bench.sources.mosaic, bench.size, bench.seed, missing=missing
+    )
+    return Contenders(makers, unavailable)
+
+
+def measure(bench: Bench, prepared: Contenders) -> None:
+    """Every mosaic contender on the same sources, interleaved."""
+    settings, report = bench.settings, bench.report
+    for row_id, reason in prepared.unavailable.items():
+        bench.missing(SECTION, [row_id], f"unavailable: {reason}")
+    makers = dict(prepared.makers)
+    for row_id, make in list(makers.items()):
+        try:
+            problem = check_mosaic(row_id, make(0), bench.size)
+        except Exception as exc:  # a broken contender must not stop the scoreboard
+            problem = f"{type(exc).__name__}: {exc}"
+        if problem:
+            bench.missing(SECTION, [row_id], f"error: {problem}")
+            del makers[row_id]
+    seconds = alternate(
+        {row_id: counted(make, start=1) for row_id, make in makers.items()},
+        per_round=settings.mosaics,
+        repeats=settings.repeats,
+        warmup=settings.warmup,
+        progress=bench.progress,
+        label="3 mosaic",
+    )
+    bench.rows(SECTION, seconds)
+    bench.out(
+        f"3. Mosaic: mosaics/s at {bench.size}x{bench.size} from the same in-memory sources, "
+        f"with boxes except the floor ({settings.mosaics} mosaics per round)"
+    )
+    print_rows(bench.out, report, list(SECTION.rows))
+    bench.out("  ratios (medians; per-round range in brackets):")
+    for numerator, denominator in MOSAIC_RATIOS:
+        entry = report.ratio(numerator, denominator)
+        bench.out(
+            f"    {numerator.split('/')[1]:>12s} vs {denominator.split('/')[1]:<22s} "
+            f"{ratio_text(entry)}"
+        )
+    _print_resize_split(bench, makers)
+    bench.out()
+
+
+def _print_resize_split(bench: Bench, makers: dict[str, Make]) -> None:
+    """Split the floor's and MosaicDataset's time into ``cv2.resize`` and the rest."""
+    report = bench.report
+    ids = [k for k in ("mosaic/floor", "mosaic/rankaug_2x2", "mosaic/rankaug_3x3") if k in makers]
+    if not ids:
+        return
+    count = 3 * bench.settings.mosaics
+    bench.progress.set_label("3 mosaic: cv2.resize split")
+    bench.out(f"  where the time goes, ms per mosaic ({count} each, cv2.resize timed apart):")
+    splits = report.diagnostics.setdefault("resize_split", {})
+    for row_id in ids:
+        total, pixels = resize_split(makers[row_id], count)
+        splits[row_id] = {"total_ms": total, "resize_ms": pixels}
+        bench.out(
+            f"    {row_id.split('/')[1]:12s} {total:.3f} = cv2.resize {pixels:.3f} + the "
+            f"rest {total - pixels:.3f} ({(total - pixels) / total:.0%})"
+        )
+    if "mosaic/floor" in splits and "mosaic/rankaug_2x2" in splits:
+        floor, ours = splits["mosaic/floor"], splits["mosaic/rankaug_2x2"]
+        budget = floor["total_ms"] / 0.8 - ours["resize_ms"]
+        report.diagnostics["rest_budget_ms_for_0.8_floor"] = budget
+        bench.out(
+            f"    0.8x the floor leaves MosaicDataset 2x2 {budget:.3f} ms per mosaic beyond "
+            f"cv2.resize; it spends {ours['total_ms'] - ours['resize_ms']:.3f}"
+        )

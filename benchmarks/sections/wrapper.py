@@ -1,0 +1,190 @@
+"""Section 2, wrapper overhead: the wrapper against its pipeline called directly.
+
+``RandomAugmentWrapper(ds, pipeline)[i]`` against the same albumentations pipeline
+called directly in a loop over the same square samples. The two take turns one sample
+at a time, with the same draws (see :func:`wrapper_contenders`), so their per-sample
+times pair up (:func:`paired_overhead`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+import rankaug
+from benchmarks._bench import Bench, Sample
+from benchmarks._catalogue import section
+from benchmarks._report import print_rows
+from benchmarks._timing import Op, alternate, counted, summarize
+from rankaug import RandomAugmentWrapper
+
+__all__ = [
+    "SECTION",
+    "make_pipeline",
+    "measure",
+    "paired_overhead",
+    "prepare",
+    "wrapper_contenders",
+]
+
+SECTION = section("wrapper")
+
+
+def make_pipeline(seed: int) -> Any:
+    """The albumentations pipeline both wrapper contenders run.
+
+    Args:
+        seed: The ``Compose`` seed (used by the direct loop; the wrapper supersedes it).
+
+    Returns:
+        ``A.Compose([HorizontalFlip, Affine, RandomBrightnessContrast])`` with boxes.
+    """
+    import albumentations as A
+
+    return A.Compose(
+        [
+            A.HorizontalFlip(p=0.5),
+            A.Affine(scale=(0.75, 1.25), translate_percent=(-0.1, 0.1), rotate=(-10, 10), p=1.0),
+            A.RandomBrightnessContrast(p=0.5),
+        ],
+        bbox_params=A.BboxParams(format="pascal_voc", label_fields=["labels"]),
+        seed=seed,
+    )
+
+
+def wrapper_contenders(square: Sequence[Sample], seed: int) -> tuple[dict[str, Op], bool]:
+    """The wrapper-overhead contenders: one operation augments one sample.
+
+    The baseline draws exactly the augmentations the wrapper (default
+    ``keying="stream"``) draws: its ``Compose`` is given, once, the random state of the
+    wrapper's stream key (rank 0, main process, epoch 0), and both go through the same
+    indices in the same order. So the two do the same pixel work, sample for sample, and
+    only the wrapper's own bookkeeping differs (an ``Affine``'s cost depends on its draw,
+    which would otherwise add noise of several percent).
+
+    Args:
+        square: The square source samples.
+        seed: The run's seed.
+
+    Returns:
+        (row id -> operation, whether the baseline's first output equals the wrapper's,
+        that is, whether the draws are matched).
+    """
+    n = len(square)
+    wrapped: RandomAugmentWrapper[Any] = RandomAugmentWrapper(
+        square, make_pipeline(seed), seed=seed, rank=0
+    )
+    pipeline = make_pipeline(seed)
+    keyed = rankaug.KeyedRandom(
+        rankaug.make_seed_sequence(seed, rank=0, worker_id=0, epoch=0, stream=wrapped.stream)
+    )
+    pipeline.set_random_state(keyed.generator, keyed.py_random)
+
+    def direct(i: int) -> Any:
+        sample = square[i % n]
+        return pipeline(image=sample["image"], bboxes=sample["bboxes"], labels=sample["labels"])
+
+    matched = bool(np.array_equal(direct(0)["image"], wrapped[0]["image"]))
+    return {
+        "wrapper/direct": counted(direct, start=1),
+        "wrapper/stream": counted(lambda i: wrapped[i % n], start=1),
+    }, matched
+
+
+def paired_overhead(
+    direct: Sequence[float], wrapped: Sequence[float], direct_first: Sequence[bool]
+) -> dict[str, float]:
+    """The wrapper's overhead from pairs of samples that did the same work.
+
+    Within a turn the contender that goes first may find the sample cold in cache and
+    the second warm; the order alternates, so the per-sample differences form two
+    groups, ``overhead - c`` and ``overhead + c``. The median of each group, averaged,
+    cancels ``c``; so does the geometric mean of the two groups' median time ratios.
+
+    Args:
+        direct: Seconds of each baseline sample.
+        wrapped: Seconds of the same samples through the wrapper.
+        direct_first: Whether the baseline went first in each pair.
+
+    Returns:
+        ``ratio`` (wrapper rate / baseline rate), ``extra_us`` (µs per sample),
+        ``cache_us`` (the advantage of going second) and ``pairs``.
+    """
+    groups: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+    for d, w, first in zip(direct, wrapped, direct_first, strict=True):
+        groups[first].append((d, w))
+    if not groups[True] or not groups[False]:  # a single turn: no balance possible
+        groups = {True: groups[True] + groups[False], False: groups[True] + groups[False]}
+    extra = [summarize(w - d for d, w in pairs).median for pairs in groups.values()]
+    ratio = [summarize(d / w for d, w in pairs).median for pairs in groups.values()]
+    return {
+        "ratio": math.sqrt(ratio[0] * ratio[1]),
+        "extra_us": (extra[0] + extra[1]) / 2 * 1e6,
+        "cache_us": (extra[1] - extra[0]) / 2 * 1e6,
+        "pairs": float(len(direct)),
+    }
+
+
+def prepare(bench: Bench) -> None:
+    """Nothing to build before the timing starts (the sources are loaded by the run)."""
+
+
+def measure(bench: Bench, prepared: None) -> None:
+    """The wrapper against the same albumentations pipeline called directly."""
+    settings, report = bench.settings, bench.report
+    ops, matched = wrapper_contenders(bench.sources.square, bench.seed)
+    report.meta["wrapper_draws_matched"] = matched
+    per_op: dict[str, list[float]] = {}
+    firsts: list[str] = []
+    seconds = alternate(
+        ops,
+        per_round=settings.wrapper_samples,
+        repeats=settings.repeats,
+        warmup=settings.warmup,
+        progress=bench.progress,
+        label="2 wrapper",
+        record=per_op,
+        firsts=firsts,
+    )
+    bench.rows(SECTION, seconds)
+    report.rows["wrapper/direct"].note = (
+        "draws matched to the wrapper's"
+        if matched
+        else "draws NOT matched (albumentations changed?): ratios carry draw noise"
+    )
+    bench.out(
+        f"2. Wrapper overhead: samples/s on {bench.size}x{bench.size} images, HorizontalFlip "
+        f"+ Affine + RandomBrightnessContrast with boxes ({settings.wrapper_samples} samples "
+        "per round)"
+    )
+    print_rows(bench.out, report, list(SECTION.rows), baseline="wrapper/direct")
+    if matched:
+        # Sample k of the two did the same pixel work, one right after the other.
+        paired = paired_overhead(
+            per_op["wrapper/direct"],
+            per_op["wrapper/stream"],
+            [first == "wrapper/direct" for first in firsts],
+        )
+        report.diagnostics["wrapper_paired"] = paired
+        bench.out(
+            f"  paired per sample (same draws, adjacent in time, {paired['pairs']:.0f} pairs, "
+            f"both orders): wrapper/baseline {paired['ratio']:.3f}x; the wrapper adds "
+            f"{paired['extra_us']:+.0f} µs per sample (going second saves "
+            f"{paired['cache_us']:.0f} µs)"
+        )
+    summaries = [
+        None if row is None else row.summary
+        for row in (report.rows.get(k) for k in ("key/sample_item", "key/stream_item"))
+    ]
+    direct = report.rows["wrapper/direct"].summary
+    by_sample, by_stream = summaries
+    if by_sample is not None and by_stream is not None and direct is not None:
+        extra = by_sample.median - by_stream.median
+        bench.out(
+            f'  keying="sample" costs {extra:+.1f} µs per sample more than "stream" '
+            f"(section 1): {extra * 1e-6 * direct.median:.2%} of a sample here"
+        )
+    bench.out()
