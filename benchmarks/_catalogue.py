@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from benchmarks._goals import Absolute, Goal, PairedRatio, Ratio, ScalingRatio
+from benchmarks._goals import Absolute, Difference, Goal, PairedRatio, Ratio, ScalingRatio
 from benchmarks._report import Better
 
 __all__ = [
+    "EPOCH_WORKERS",
     "FULL",
     "GOALS",
     "MOSAIC_RATIOS",
@@ -68,6 +69,8 @@ TRANSPORTS: dict[str, str] = {
 }
 """How batches leave the workers (``benchmarks._loaders.COLLATES``)."""
 WORKERS = (0, 1, 2)
+EPOCH_WORKERS = (0, 1)
+"""Worker counts of the epoch section's loaders."""
 
 SECTIONS: tuple[Section, ...] = (
     Section(
@@ -118,6 +121,28 @@ SECTIONS: tuple[Section, ...] = (
             for transport, what in TRANSPORTS.items()
             for w in WORKERS
         },
+    ),
+    Section(
+        "epoch",
+        5,
+        "µs/index",
+        {
+            "epoch/sampler_plain": "iterate DistributedSampler (baseline)",
+            "epoch/sampler_carried": "iterate EpochSampler(DistributedSampler)",
+            "epoch/wrapper_plain": "wrapper[i]: epoch from set_epoch (shared memory)",
+            "epoch/wrapper_carried": "wrapper[EpochIndex(i, e)]: epoch from the index",
+            **{
+                f"epoch/loader_{kind}_{w}w": (
+                    f"DataLoader, {w} worker{'s' if w != 1 else ''}, {sampler}"
+                )
+                for w in EPOCH_WORKERS
+                for kind, sampler in (
+                    ("plain", "DistributedSampler"),
+                    ("carried", "EpochSampler(DistributedSampler)"),
+                )
+            },
+        },
+        needs_sources=False,
     ),
 )
 """Every section, in the order they run and print."""
@@ -226,6 +251,40 @@ GOALS: tuple[Goal, ...] = (
         hint="numpy batches are pickled through the worker pipe and unpickled by the "
         "main process: return torch tensors",
     ),
+    Difference(
+        id="epoch_sampler",
+        what="EpochSampler - DistributedSampler, µs/index",
+        row="epoch/sampler_carried",
+        baseline="epoch/sampler_plain",
+        op="<=",
+        target=1.0,
+        hint="EpochSampler's per-index path (one EpochIndex per index): run --profile",
+    ),
+    Difference(
+        id="epoch_wrapper",
+        what="wrapper[EpochIndex] - wrapper[i], µs/index",
+        row="epoch/wrapper_carried",
+        baseline="epoch/wrapper_plain",
+        op="<=",
+        target=1.0,
+        hint="where KeyedDataset.context reads the index's epoch: run --profile",
+    ),
+    *(
+        Difference(
+            id=f"epoch_loader_{w}w",
+            what=f"DataLoader {w}w, EpochSampler - plain, µs/index",
+            row=f"epoch/loader_carried_{w}w",
+            baseline=f"epoch/loader_plain_{w}w",
+            op="<=",
+            target=1.0,
+            hint=(
+                "each index list is pickled to the worker: see section 5's pickling line"
+                if w
+                else "end to end: see the sampler and wrapper rows of section 5"
+            ),
+        )
+        for w in EPOCH_WORKERS
+    ),
 )
 """The goals, in the order of the goals table."""
 
@@ -262,6 +321,9 @@ class Settings:
         mosaics: Mosaics per contender per round in the mosaic section.
         batches: Timed batches per loader per round in the scaling section (even).
         warmup: Untimed operations per contender first (samples or mosaics).
+        epoch_indices: Indices per contender per round for the epoch section's sampler
+            and wrapper rows.
+        epoch_batches: Timed batches per loader per round in the epoch section.
     """
 
     repeats: int
@@ -270,6 +332,8 @@ class Settings:
     mosaics: int
     batches: int
     warmup: int
+    epoch_indices: int
+    epoch_batches: int
 
 
 FULL = Settings(
@@ -279,6 +343,8 @@ FULL = Settings(
     mosaics=60,
     batches=16,
     warmup=12,
+    epoch_indices=8192,
+    epoch_batches=200,
 )
 QUICK = Settings(
     repeats=3,
@@ -287,4 +353,6 @@ QUICK = Settings(
     mosaics=20,
     batches=6,
     warmup=4,
+    epoch_indices=4096,
+    epoch_batches=100,
 )

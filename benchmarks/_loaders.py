@@ -10,10 +10,11 @@ This is benchmark code, never imported by rankaug.
 
 from __future__ import annotations
 
+import itertools
 import os
 import pickle
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
@@ -31,6 +32,7 @@ __all__ = [
     "ChunkSampler",
     "CollateReused",
     "Loader",
+    "PassChunks",
     "collate_numpy",
     "collate_tensors",
     "collate_tensors_targets",
@@ -57,6 +59,44 @@ class ChunkSampler(Sampler[int]):
     def __iter__(self) -> Iterator[int]:
         start, self.start = self.start, self.start + self.count
         return (k % self.n for k in range(start, start + self.count))
+
+    def __len__(self) -> int:
+        return self.count
+
+
+class PassChunks(Sampler[Any]):
+    """The indices of endless passes over ``sampler``, ``count`` of them per ``iter()``.
+
+    Like :class:`ChunkSampler`, but the indices come from another sampler, unchanged (an
+    :class:`~rankaug.EpochIndex` stays one): each chunk continues the running pass, and
+    a new pass (``iter(sampler)``) starts when one ends.
+
+    >>> chunks = PassChunks([10, 11, 12])
+    >>> chunks.count = 2
+    >>> list(chunks), list(chunks), list(chunks)
+    ([10, 11], [12, 10], [11, 12])
+    """
+
+    def __init__(self, sampler: Iterable[Any]) -> None:
+        self.sampler = sampler
+        self.count = 0
+        self._pass: Iterator[Any] | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        remaining = self.count
+        while remaining > 0:
+            fresh = self._pass is None
+            if self._pass is None:
+                self._pass = iter(self.sampler)
+            taken = 0
+            for value in itertools.islice(self._pass, remaining):
+                taken += 1
+                yield value
+            if taken < remaining:  # the pass has ended
+                self._pass = None
+                if fresh and taken == 0:
+                    raise ValueError("PassChunks needs a sampler with at least one index")
+            remaining -= taken
 
     def __len__(self) -> int:
         return self.count
@@ -134,7 +174,7 @@ class Loader:
     """A DataLoader with its chunk sampler and worker count."""
 
     loader: DataLoader[Any]
-    sampler: ChunkSampler
+    sampler: ChunkSampler | PassChunks
     workers: int
 
 

@@ -12,15 +12,18 @@ from __future__ import annotations
 import copy
 import cProfile
 import io
+import itertools
 import pstats
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from torch.utils.data import DistributedSampler
+
 from benchmarks._bench import Bench, Sample, identity
 from benchmarks.sections.mosaic import cycling, find_mosaic_class
 from benchmarks.sections.wrapper import make_pipeline
-from rankaug import RandomAugmentWrapper
+from rankaug import EpochIndex, EpochSampler, RandomAugmentWrapper
 
 __all__ = ["TimedTransform", "profile_op", "profile_rankaug", "wrapper_breakdown"]
 
@@ -105,6 +108,31 @@ def profile_op(op: Callable[[int], Any], count: int, top: int = 14) -> str:
     return "\n".join([header, *lines[start:]])
 
 
+def _epoch_targets(seed: int) -> dict[str, tuple[Callable[[int], Any], int]]:
+    """Section 5's rankaug contenders, one index per call."""
+    items = list(range(4096))
+    inner: DistributedSampler[int] = DistributedSampler(
+        items,  # type: ignore[arg-type]
+        num_replicas=1,
+        rank=0,
+        seed=seed,
+    )
+    sampler = EpochSampler(inner)
+    indices = itertools.chain.from_iterable(itertools.repeat(sampler))
+    by_index: RandomAugmentWrapper[Any] = RandomAugmentWrapper(items, identity, seed=seed, rank=0)
+    carried = [EpochIndex(i, 1) for i in items]
+    return {
+        "epoch/sampler_carried (EpochSampler(DistributedSampler))": (
+            lambda i: next(indices),
+            20000,
+        ),
+        "epoch/wrapper_carried (wrapper[EpochIndex(i, e)])": (
+            lambda i: by_index[carried[i % len(carried)]],
+            3000,
+        ),
+    }
+
+
 def profile_rankaug(bench: Bench, selected: Sequence[str]) -> None:
     """Profile rankaug's contenders of the selected sections with cProfile."""
     report, out, seed, size = bench.report, bench.out, bench.seed, bench.size
@@ -139,6 +167,8 @@ def profile_rankaug(bench: Bench, selected: Sequence[str]) -> None:
         for grid in ((2, 2), (3, 3)):
             dataset = mosaic_cls(mosaic, seed=seed, output_size=size, grid=grid)
             targets[f"mosaic/rankaug_{grid[0]}x{grid[1]}"] = (cycling(dataset, len(mosaic)), 300)
+    if "epoch" in selected:
+        targets.update(_epoch_targets(seed))
     for name, (op, count) in targets.items():
         text = profile_op(op, count)
         report.profiles[name] = text

@@ -282,7 +282,7 @@ def print_header(out: Console, meta: Mapping[str, Any]) -> None:
     repeats = settings["repeats"]
     out(
         f"  {repeats} round{'s' if repeats != 1 else ''} per section, contenders interleaved "
-        "(keys and loaders in blocks, wrapper and mosaics one operation at a time, "
+        "(keys, epoch and loaders in blocks, wrapper and mosaics one operation at a time, "
         "order reversed at every turn); median and min..max over rounds"
     )
     out(f"  sections: {', '.join(settings['only'])}")

@@ -6,12 +6,12 @@ with the step in ``benchmarks/README_peers.md``)::
     .venv/bin/python benchmarks/throughput.py                # full run, about 2 minutes
     .venv/bin/python benchmarks/throughput.py --quick        # under 30 s
     .venv/bin/python benchmarks/throughput.py --json out.json --repeats 9
-    .venv/bin/python benchmarks/throughput.py --only keys,wrapper
+    .venv/bin/python benchmarks/throughput.py --only keys,epoch
 
 Sections, each measured side by side in one run (contenders interleaved: in blocks per
-round for the microsecond-scale keys and the loaders, one operation at a time
-for the wrapper and the mosaics; medians and min..max over the rounds, ratios of
-the medians):
+round for the microsecond-scale keys, epoch rows and loaders, one operation at a time
+for the wrapper and the mosaics; medians and min..max over the rounds, ratios or
+differences of the medians):
 
 1. ``keys``: microseconds per sample to derive the key's Generator, for both keyings,
    against building a numpy Generator directly.
@@ -25,6 +25,10 @@ the medians):
    experiment, tensors in shared buffers reused across batches; with the CPU time the
    loader's processes got and how long they waited for a CPU (other work on the
    machine), read from ``/proc``.
+5. ``epoch``: what carrying the epoch in the index costs: ``EpochSampler`` against the
+   bare ``DistributedSampler``, the wrapper reading the epoch from an ``EpochIndex``
+   against its shared epoch, and a DataLoader (0 and 1 worker) with and without
+   ``EpochSampler``; differences of the medians, µs per index.
 
 The files: this one is the command line and the run; ``_catalogue.py`` declares the
 sections, their rows and the goals (``_goals.py``: each goal computes its own figure);

@@ -41,6 +41,11 @@ EXPECTED_ROWS = {
     "mosaic/albumentations_3x3",
     "mosaic/ultralytics9_affine",
     *(f"scaling/{t}_{w}w" for t in ("tensor", "numpy", "reused") for w in (0, 1, 2)),
+    "epoch/sampler_plain",
+    "epoch/sampler_carried",
+    "epoch/wrapper_plain",
+    "epoch/wrapper_carried",
+    *(f"epoch/loader_{kind}_{w}w" for kind in ("plain", "carried") for w in (0, 1)),
 }
 EXPECTED_GOALS = [
     "key_sample",
@@ -51,6 +56,16 @@ EXPECTED_GOALS = [
     "mosaic_ultralytics",
     "scaling_tensor",
     "scaling_numpy",
+    "epoch_sampler",
+    "epoch_wrapper",
+    "epoch_loader_0w",
+    "epoch_loader_1w",
+]
+EPOCH_PAIRS = [
+    ("epoch/sampler_carried", "epoch/sampler_plain"),
+    ("epoch/wrapper_carried", "epoch/wrapper_plain"),
+    ("epoch/loader_carried_0w", "epoch/loader_plain_0w"),
+    ("epoch/loader_carried_1w", "epoch/loader_plain_1w"),
 ]
 # Rows that may say "unavailable" when an optional peer is not installed; rankaug's own
 # rows and the peers written in benchmarks/peers.py must always be measured.
@@ -151,7 +166,29 @@ def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -
         "shm_reused_ms",
         "make_ms",
     }
-    assert meta["settings"]["only"] == ["keys", "wrapper", "mosaic", "scaling"]
+    assert meta["settings"]["only"] == ["keys", "wrapper", "mosaic", "scaling", "epoch"]
+
+
+def test_epoch_goals_are_differences_of_medians(quick_run: tuple[dict[str, Any], str]) -> None:
+    report, _ = quick_run
+    rows, goals = report["rows"], {goal["id"]: goal for goal in report["goals"]}
+    measured = {}
+    for row, baseline in EPOCH_PAIRS:
+        entry = report["differences"][f"{row} - {baseline}"]
+        assert entry["difference"] == pytest.approx(rows[row]["median"] - rows[baseline]["median"])
+        assert entry["paired_min"] <= entry["paired_median"] <= entry["paired_max"]
+        measured[row] = entry["difference"]
+    assert [goals[g]["measured"] for g in EXPECTED_GOALS if g.startswith("epoch")] == [
+        measured[row] for row, _ in EPOCH_PAIRS
+    ]
+    for goal_id in ("epoch_sampler", "epoch_wrapper", "epoch_loader_0w", "epoch_loader_1w"):
+        assert goals[goal_id]["op"] == "<="
+        assert goals[goal_id]["target"] == 1.0
+        assert "per round" in goals[goal_id]["note"]
+    pickled = report["diagnostics"]["epoch_pickle"]
+    assert set(pickled) == {"int_us", "carried_us", "extra_us", "batch"}
+    assert pickled["batch"] == 4
+    assert pickled["extra_us"] == pytest.approx(pickled["carried_us"] - pickled["int_us"])
 
 
 def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
@@ -161,6 +198,8 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
         "2. Wrapper overhead",
         "3. Mosaic",
         "4. Scaling",
+        "5. Epoch carried by the index",
+        "pickling one list of 4 indices",
         "decoding is not timed",
         "threads: pinned to 1",
         "Peak RSS",
@@ -168,25 +207,29 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
     ):
         assert text in stdout
     # the sections in the catalogue's order, the goals table last
-    positions = [stdout.index(f"{k}. ") for k in range(1, 5)]
+    positions = [stdout.index(f"{k}. ") for k in range(1, 6)]
     assert positions == sorted(positions)
     assert stdout.index("Goals") > positions[-1]
 
 
 def test_only_runs_the_selected_sections(tmp_path: Path) -> None:
-    report, stdout = _run_report(tmp_path, "--only", "keys")
-    assert set(report["rows"]) == {row for row in EXPECTED_ROWS if row.startswith("key/")}
-    assert [goal["id"] for goal in report["goals"]] == ["key_sample", "key_stream"]
-    assert report["meta"]["settings"]["only"] == ["keys"]
-    assert "data" not in report["meta"]  # the section does not need the source images
+    report, stdout = _run_report(tmp_path, "--only", "epoch,keys")
+    wanted = {row for row in EXPECTED_ROWS if row.startswith(("key/", "epoch/"))}
+    assert set(report["rows"]) == wanted
+    assert [goal["id"] for goal in report["goals"]] == [
+        goal for goal in EXPECTED_GOALS if goal.startswith(("key_", "epoch_"))
+    ]
+    assert report["meta"]["settings"]["only"] == ["keys", "epoch"]  # the catalogue's order
+    assert "data" not in report["meta"]  # neither section needs the source images
     assert "1. Key cost" in stdout
+    assert "5. Epoch" in stdout
     assert "2. Wrapper" not in stdout
 
 
 def test_only_refuses_an_unknown_section(tmp_path: Path) -> None:
     result = _run_script(tmp_path, "--only", "keys,speed")
     assert result.returncode == 2
-    assert "--only takes sections among keys,wrapper,mosaic,scaling" in result.stderr
+    assert "--only takes sections among keys,wrapper,mosaic,scaling,epoch" in result.stderr
     assert "'keys,speed'" in result.stderr
 
 
@@ -196,13 +239,13 @@ def test_catalogue_declares_every_row_and_goal() -> None:
     assert [goal.id for goal in _catalogue.GOALS] == EXPECTED_GOALS
     for goal in _catalogue.GOALS:
         assert set(goal.rows) <= EXPECTED_ROWS, goal.id
-    with pytest.raises(ValueError, match="'mosaic_floor' reads rows"):
-        _catalogue.check_goals(_catalogue.GOALS, sorted(EXPECTED_ROWS - {"mosaic/floor"}))
+    with pytest.raises(ValueError, match="'epoch_sampler' reads rows"):
+        _catalogue.check_goals(_catalogue.GOALS, sorted(EXPECTED_ROWS - {"epoch/sampler_plain"}))
     with pytest.raises(ValueError, match="goal ids repeat"):
         _catalogue.check_goals([*_catalogue.GOALS, _catalogue.GOALS[0]], _catalogue.ROW_IDS)
-    assert _catalogue.section("keys").better == "lower"
+    assert _catalogue.section("epoch").better == "lower"
     assert _catalogue.section("mosaic").better == "higher"
-    assert _catalogue.section("keys").values([2e-6]) == [pytest.approx(2.0)]
+    assert _catalogue.section("epoch").values([2e-6]) == [pytest.approx(2.0)]
     assert _catalogue.section("mosaic").values([0.5]) == [2.0]
 
 
@@ -290,6 +333,24 @@ def test_helpers_doctests(module: Any) -> None:
     results = doctest.testmod(module)
     assert results.attempted > 0
     assert results.failed == 0
+
+
+def test_pass_chunks_continue_the_pass_and_keep_the_epoch() -> None:
+    from benchmarks import _loaders
+    from rankaug import EpochIndex, EpochSampler
+
+    assert doctest.testmod(_loaders).failed == 0
+    chunks = _loaders.PassChunks(EpochSampler([0, 1, 2], epoch=4))
+    chunks.count = 2
+    seen = [list(chunks) for _ in range(3)]
+    assert seen == [[0, 1], [2, 0], [1, 2]]
+    flat = [index for chunk in seen for index in chunk]
+    assert all(type(index) is EpochIndex for index in flat)
+    assert [index.epoch for index in flat] == [4, 4, 4, 5, 5, 5]  # a new pass, a new epoch
+    empty = _loaders.PassChunks([])
+    empty.count = 1
+    with pytest.raises(ValueError, match="at least one index"):
+        list(empty)
 
 
 def test_alternate_and_interleave_time_every_contender() -> None:

@@ -1,0 +1,219 @@
+"""Section 5, the epoch carried by the index: what ``EpochSampler`` and ``EpochIndex`` cost.
+
+Each pair runs the same work with and without the epoch in the index, side by side in
+the same rounds; the difference of the medians is the cost of carrying it:
+
+* iterating ``EpochSampler(DistributedSampler(ds))`` against the bare
+  ``DistributedSampler`` (the sampler builds one :class:`~rankaug.EpochIndex` per index);
+* ``RandomAugmentWrapper(ds, identity)[EpochIndex(i, e)]`` against ``[i]`` (the wrapper
+  reads the epoch from the index instead of its shared ``set_epoch`` value);
+* a DataLoader (``--batch-size``, 0 and 1 worker) over that cheap wrapper with
+  ``sampler=EpochSampler(DistributedSampler(ds))`` against the plain sampler: the cost
+  end to end, with a worker including the pickling of each index list. Batches stay
+  lists of the samples (no tensor in shared memory, whose cost per batch would bury a
+  microsecond per index);
+* beside them, what pickling one index list for a worker costs, measured in-process.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import pickle
+import time
+from collections.abc import Iterable
+from multiprocessing.reduction import ForkingPickler
+from typing import Any
+
+from torch.utils.data import DataLoader, DistributedSampler
+
+from benchmarks._bench import Bench, identity
+from benchmarks._catalogue import EPOCH_WORKERS, section
+from benchmarks._loaders import Loader, PassChunks, collate_numpy, time_chunk
+from benchmarks._report import print_rows
+from benchmarks._timing import Op, interleave, summarize
+from rankaug import EpochIndex, EpochSampler, RandomAugmentWrapper
+
+__all__ = [
+    "LENGTH",
+    "SECTION",
+    "index_contenders",
+    "loaders",
+    "measure",
+    "pickle_costs",
+    "prepare",
+]
+
+SECTION = section("epoch")
+LENGTH = 4096
+"""Length of the section's dataset (a list of ints)."""
+EPOCH = 1
+"""The epoch every index carries and every plain wrapper is set to."""
+
+
+def _distributed(dataset: Any, seed: int) -> DistributedSampler[int]:
+    """A shuffling ``DistributedSampler`` of one replica (rank 0) over ``dataset``."""
+    return DistributedSampler(dataset, num_replicas=1, rank=0, seed=seed)
+
+
+def _iterating(sampler: Iterable[Any]) -> Op:
+    """``op(k)`` takes the next ``k`` indices of endless passes over ``sampler``."""
+    state = [iter(sampler)]
+
+    def op(k: int) -> None:
+        while k > 0:
+            taken = len(list(itertools.islice(state[0], k)))
+            k -= taken
+            if k > 0:
+                state[0] = iter(sampler)
+
+    return op
+
+
+def _indexing(dataset: Any, indices: list[Any]) -> Op:
+    """``op(k)`` reads ``dataset[indices[j]]`` for the next ``k`` positions, going round."""
+    n = len(indices)
+    position = [0]
+
+    def op(k: int) -> None:
+        start = position[0]
+        for j in range(start, start + k):
+            dataset[indices[j % n]]
+        position[0] = start + k
+
+    return op
+
+
+def index_contenders(seed: int) -> dict[str, Op]:
+    """The sampler and wrapper contenders: one operation is one index.
+
+    Args:
+        seed: The run's seed.
+
+    Returns:
+        Row id -> operation.
+    """
+    items = list(range(LENGTH))
+    plain: DistributedSampler[int] = _distributed(items, seed)
+    carried = EpochSampler(_distributed(items, seed))
+    by_shared: RandomAugmentWrapper[Any] = RandomAugmentWrapper(items, identity, seed=seed, rank=0)
+    by_shared.set_epoch(EPOCH)
+    by_index: RandomAugmentWrapper[Any] = RandomAugmentWrapper(items, identity, seed=seed, rank=0)
+    return {
+        "epoch/sampler_plain": _iterating(plain),
+        "epoch/sampler_carried": _iterating(carried),
+        "epoch/wrapper_plain": _indexing(by_shared, list(range(LENGTH))),
+        "epoch/wrapper_carried": _indexing(by_index, [EpochIndex(i, EPOCH) for i in range(LENGTH)]),
+    }
+
+
+def loaders(seed: int, batch_size: int) -> dict[str, Loader]:
+    """The DataLoaders, with and without ``EpochSampler``, for each worker count.
+
+    Each has its own cheap wrapper (a list of ints, the identity transform) and a
+    ``DistributedSampler`` (one replica), read in chunks of endless passes
+    (:class:`~benchmarks._loaders.PassChunks`); workers are persistent.
+    """
+    made: dict[str, Loader] = {}
+    for workers in EPOCH_WORKERS:
+        for kind in ("plain", "carried"):
+            dataset: RandomAugmentWrapper[Any] = RandomAugmentWrapper(
+                list(range(LENGTH)), identity, seed=seed, rank=0
+            )
+            inner = _distributed(dataset, seed)
+            sampler = PassChunks(EpochSampler(inner) if kind == "carried" else inner)
+            loader: DataLoader[Any] = DataLoader(
+                dataset,
+                batch_size=batch_size,
+                sampler=sampler,
+                num_workers=workers,
+                collate_fn=collate_numpy,
+                persistent_workers=workers > 0,
+                prefetch_factor=2 if workers else None,
+            )
+            made[f"epoch/loader_{kind}_{workers}w"] = Loader(loader, sampler, workers)
+    return made
+
+
+def pickle_costs(batch_size: int, rounds: int, batches: int = 500) -> dict[str, float]:
+    """µs per index to pickle one index list for a worker and unpickle it there.
+
+    ``ForkingPickler.dumps`` (what the DataLoader's index queue does) plus
+    ``pickle.loads``, for a list of ``batch_size`` ints and of as many
+    :class:`~rankaug.EpochIndex`, alternating in ``rounds`` rounds of ``batches`` lists.
+
+    Returns:
+        Medians: ``int_us``, ``carried_us`` and ``extra_us`` (their difference).
+    """
+    lists = {
+        "int_us": list(range(batch_size)),
+        "carried_us": [EpochIndex(i, EPOCH) for i in range(batch_size)],
+    }
+    spent: dict[str, list[float]] = {name: [] for name in lists}
+    dumps, loads, clock = ForkingPickler.dumps, pickle.loads, time.perf_counter
+    for r in range(rounds):
+        for name in list(lists) if r % 2 == 0 else list(lists)[::-1]:
+            batch = lists[name]
+            t0 = clock()
+            for _ in range(batches):
+                loads(dumps(batch))
+            spent[name].append((clock() - t0) / batches / batch_size * 1e6)
+    medians = {name: summarize(values).median for name, values in spent.items()}
+    return {**medians, "extra_us": medians["carried_us"] - medians["int_us"]}
+
+
+def prepare(bench: Bench) -> None:
+    """Nothing to build before the timing starts."""
+
+
+def measure(bench: Bench, prepared: None) -> None:
+    """Each pair side by side: sampler, wrapper, loaders; then the pickling line."""
+    settings, report, progress = bench.settings, bench.report, bench.progress
+    seconds = interleave(
+        index_contenders(bench.seed),
+        per_round=settings.epoch_indices,
+        repeats=settings.repeats,
+        warmup=settings.epoch_indices // 4,
+        progress=progress,
+        label="5 epoch",
+    )
+    bench.rows(SECTION, seconds)
+    made = loaders(bench.seed, bench.batch_size)
+    names = list(made)
+    per_index: dict[str, list[float]] = {name: [] for name in names}
+    try:
+        for name in names:  # start the workers, warm up
+            progress.set_label(f"5 epoch: warm-up {name}")
+            time_chunk(made[name], 4, bench.batch_size)
+        for r in range(settings.repeats):
+            for name in names if r % 2 == 0 else names[::-1]:
+                progress.set_label(f"5 epoch: {name}")
+                chunk = time_chunk(made[name], settings.epoch_batches, bench.batch_size)
+                per_index[name].append(1 / chunk.rate)
+                progress.advance()
+    finally:
+        made.clear()  # shuts the persistent workers down
+        gc.collect()
+    bench.rows(SECTION, per_index)
+    costs = pickle_costs(bench.batch_size, max(settings.repeats, 9))
+    report.diagnostics["epoch_pickle"] = {**costs, "batch": bench.batch_size}
+
+    bench.out(
+        f"5. Epoch carried by the index: µs per index, lower is better ({settings.epoch_indices} "
+        f"indices per round; loaders: {settings.epoch_batches} batches of {bench.batch_size} "
+        "per round, kept as lists)"
+    )
+    pairs = {
+        row_id.replace("_plain", "_carried"): row_id
+        for row_id in SECTION.rows
+        if "_plain" in row_id
+    }
+    print_rows(
+        bench.out, report, list(SECTION.rows), baseline=pairs, label="minus plain", difference=True
+    )
+    bench.out(
+        f"  pickling one list of {bench.batch_size} indices for a worker (ForkingPickler.dumps "
+        f"+ pickle.loads): ints {costs['int_us']:.2f}, EpochIndex {costs['carried_us']:.2f} "
+        f"µs per index ({costs['extra_us']:+.2f})"
+    )
+    bench.out()
