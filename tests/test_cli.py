@@ -7,28 +7,21 @@ launch (each from a freshly seeded state) to keep the file fast.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 import pytest
 
-from rankaug.cli import main
-from rankaug.cli.sheet import CAPTION_HEIGHT, LABEL_WIDTH, PAD, TITLE_HEIGHT, sheet_size
+from rankaug.cli.sheet import sheet_size
 from rankaug.cli.verdicts import Layout, analyse
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
+from tests import cli_targets
+from tests.cli_helpers import ROOT, T, read_png, run_cli, run_main, thumbnails
 
 pytestmark = [pytest.mark.ddp, pytest.mark.timeout(300)]
 
-ROOT = Path(__file__).resolve().parents[1]
-T = "tests.cli_targets:"
 
 # target -> (the verdicts that fail, a phrase of the "positions" verdict)
 EXPECTED: dict[str, tuple[set[str], str]] = {
@@ -43,39 +36,14 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     "copied_generator": ({"ranks", "workers", "epochs"}, "random: the same"),
     "rank_worker_seeded": ({"epochs"}, "random: the same index gives a new output"),
     "unseeded": ({"reproducible"}, "random: the same index gives a new output"),
+    # EpochSampler mode (the default): the epoch comes from the index, set_epoch never
+    "rankaug_stream_no_set_epoch": (set(), "random: the same index gives a new output"),
+    "rankaug_sample_no_set_epoch": (set(), "keyed per sample:"),
+    "own_set_epoch": ({"epochs"}, "random: the same index gives a new output"),
+    # ultralytics' layout, fingerprinted whole: the load time never repeats
+    "ultralytics_stamped": ({"reproducible"}, "random: the same index gives a new output"),
 }
 CHECKED = ("ranks", "workers", "epochs", "reproducible")
-
-
-def run_main(*args: str) -> tuple[int, str, str]:
-    """``main(args)`` in this process (its ranks are still real processes)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(list(args))
-        except SystemExit as exit_:  # argparse: --help, bad options
-            code = int(exit_.code or 0)
-    return code, out.getvalue(), err.getvalue()
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m rankaug args`` from the repository root."""
-    env = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "rankaug", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=240,
-    )
-
-
-def read_png(path: Path) -> np.ndarray:
-    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-    assert image is not None, path
-    return image
 
 
 # ----------------------------------------------------------------------- audit
@@ -146,6 +114,68 @@ class TestAudit:
         rerun = reports[T + "unseeded"]["verdicts"][4]
         assert rerun["summary"].startswith("irreproducible")
         assert rerun["stats"] == {"differing": 128, "compared": 128}
+
+    def test_epochs_come_from_the_sampler_and_set_epoch_is_never_called(self, audit: Any) -> None:
+        _, text, report = audit
+        assert report["config"]["epoch_from"] == "sampler"
+        assert "epochs: every index carries its epoch (rankaug.EpochSampler); nobody calls " \
+            "set_epoch" in text  # fmt: skip
+        reports = {r["target"]: r for r in report["reports"]}
+        # NoSetEpoch.set_epoch raises; a "keyed per sample" verdict needs epochs to differ,
+        # so the epoch reached the wrapper through the index alone.
+        keyed = reports[T + "rankaug_sample_no_set_epoch"]["verdicts"]
+        assert keyed[2]["summary"].startswith("keyed per sample: within an epoch")
+        assert keyed[3]["stats"]["same_position_identical"] == 0
+
+    def test_replay_under_epoch_sampler_says_the_index_is_ignored(self, audit: Any) -> None:
+        reports = {r["target"]: r for r in audit[2]["reports"]}
+        own = reports[T + "own_set_epoch"]["verdicts"][3]
+        assert own["summary"].startswith(
+            "augmentations replay every epoch even with EpochSampler: the dataset does not "
+            "take its epoch from the index (rankaug wrappers do, from rankaug.EpochIndex.epoch)"
+        )
+        assert "It has set_epoch, which nobody calls under EpochSampler" in own["summary"]
+        seeded = reports[T + "rank_worker_seeded"]["verdicts"][3]
+        assert seeded["summary"].startswith("augmentations replay every epoch even with")
+        assert "It has set_epoch" not in seeded["summary"]
+
+
+@pytest.fixture(scope="module")
+def audit_set_epoch() -> tuple[int, str, dict[str, Any]]:
+    """The older loop: plain indices and dataset.set_epoch(epoch) before every epoch."""
+    names = ("own_set_epoch", "rank_worker_seeded", "rankaug_stream", "rankaug_sample")
+    code, text, _ = run_main(
+        "audit", *(T + name for name in names), "--epoch-from", "set_epoch", "--no-rerun",
+        "--json", "-q",
+    )  # fmt: skip
+    return code, text, json.loads(text)
+
+
+class TestAuditSetEpochMode:
+    def test_set_epoch_keys_what_ignores_the_index(self, audit_set_epoch: Any) -> None:
+        code, _, report = audit_set_epoch
+        assert code == 1
+        assert report["config"]["epoch_from"] == "set_epoch"
+        failed = {r["target"]: r["failed"] for r in report["reports"]}
+        assert failed == {
+            T + "own_set_epoch": [],  # the epochs replay only under EpochSampler
+            T + "rank_worker_seeded": ["epochs"],
+            T + "rankaug_stream": [],
+            T + "rankaug_sample": [],
+        }
+
+    def test_replay_suggests_epoch_sampler(self, audit_set_epoch: Any) -> None:
+        (seeded,) = [
+            r for r in audit_set_epoch[2]["reports"] if r["target"] == T + "rank_worker_seeded"
+        ]
+        summary = seeded["verdicts"][3]["summary"]
+        assert summary.startswith("augmentations replay every epoch: each position repeats")
+        assert "sampler=rankaug.EpochSampler(sampler)" in summary
+        assert "even with EpochSampler" not in summary
+
+    def test_no_set_epoch_target_refuses_the_call(self) -> None:
+        with pytest.raises(AssertionError, match=r"set_epoch\(3\) was called"):
+            cli_targets.rankaug_stream_no_set_epoch().set_epoch(3)
 
 
 def test_audit_spawned_persistent_workers_pass_rankaug() -> None:
@@ -240,6 +270,28 @@ def test_demo_shows_duplicates_for_yolov5_and_none_for_rankaug(tmp_path: Path) -
         assert f"  {tmp_path / name}  ({width}x{height})" in lines
 
 
+def test_demo_keys_rankaug_by_the_index_epoch(tmp_path: Path) -> None:
+    # rankaug's side runs EpochSampler(DistributedSampler) and never calls set_epoch:
+    # with fresh workers every epoch, only the index's epoch can change its partners.
+    code, text, _ = run_main(
+        "demo", "--epochs", "2", "--samples", "8", "--columns", "1", "--output",
+        str(tmp_path), "--json", "-q",
+    )  # fmt: skip
+    assert code == 0
+    approaches = json.loads(text)["approaches"]
+    yolo, keyed = approaches["yolov5"], approaches["rankaug"]
+    assert (yolo["repeated"], yolo["mosaics"]) == (16, 16)
+    assert (keyed["repeated"], keyed["mosaics"]) == (0, 16)
+    for rows in (yolo["rows"], keyed["rows"]):  # both reshuffle: set_epoch, or EpochSampler
+        order = {e: [r["index"] for r in rows if r["epoch"] == e] for e in (0, 1)}
+        assert order[0] != order[1]
+        assert sorted(order[0]) == sorted(order[1]) == list(range(8))
+    # The epoch each mosaic's key used (its record): the index's, with no set_epoch.
+    assert [row["record_epoch"] for row in keyed["rows"]] == [row["epoch"] for row in keyed["rows"]]
+    assert {row["record_epoch"] for row in keyed["rows"]} == {0, 1}
+    assert {row["record_epoch"] for row in yolo["rows"]} == {None}
+
+
 def test_yolo_folder_round_trips_boxes_and_feeds_the_demo(tmp_path: Path) -> None:
     source = SyntheticDetection(8, image_size=(48, 64), masks=False, seed=5)
     root = write_yolo_folder(source, tmp_path / "yolo")
@@ -270,11 +322,6 @@ def test_yolo_folder_round_trips_boxes_and_feeds_the_demo(tmp_path: Path) -> Non
 
 
 # ------------------------------------------------------------------------ show
-
-
-def thumbnails(sheet: np.ndarray, row: int, thumb: int) -> np.ndarray:
-    top = TITLE_HEIGHT + row * (thumb + CAPTION_HEIGHT + PAD)
-    return sheet[top : top + thumb, LABEL_WIDTH:]
 
 
 @pytest.mark.parametrize(
@@ -328,13 +375,20 @@ def test_bad_target_through_python_m() -> None:
     assert result.stdout == ""
 
 
-def test_a_failing_sample_reports_the_rank_and_cause() -> None:
-    code, _, err = run_main(
-        "audit", T + "broken", "--ranks", "1", "--workers", "1", "--no-rerun", "--epochs", "1",
+@pytest.mark.parametrize("name", ["broken", "broken_wrapped"])
+def test_a_failing_sample_is_named_in_one_line(name: str) -> None:
+    # broken raises OSError itself; broken_wrapped is a rankaug wrapper (a SampleError).
+    code, out, err = run_main(
+        "audit", T + name, "--ranks", "1", "--workers", "1", "--no-rerun", "--epochs", "1",
         "-q",
     )  # fmt: skip
     assert code == 2
-    assert "rank 0 failed (OSError: cannot read image 4)" in err
+    assert out == ""
+    assert err.count("\n") == 1
+    assert err.startswith(
+        f"rankaug audit: error: {T}{name}: dataset[4] failed at index 4 (rank 0, worker 0, "
+        f"epoch 0): OSError: cannot read image 4 (at {ROOT / 'tests' / 'cli_targets.py'}:"
+    )
 
 
 @pytest.mark.parametrize(
@@ -345,6 +399,20 @@ def test_a_failing_sample_reports_the_rank_and_cause() -> None:
         (["show", T + "plain", "--output", "x.jpg"], "--output must be a .png file, got 'x.jpg'"),
         (["demo", "--data", "/no/such/folder"], "--data must be a YOLO dataset folder"),
         (["demo", "--size", "big"], "argument --size: must be an integer in [32, 4096], got 'big'"),
+        (["audit", T + "plain", "--keys", "bboxes=b"], "--keys must name the image (image=KEY)"),
+        (["show", T + "plain", "--keys", "image"], "--keys must be NAME=KEY entries"),
+        (["show", T + "plain", "--keys", "image=a,image=b"], "--keys names 'image' twice"),
+        (
+            ["audit", T + "plain", "--keys", "image=img", "--adapter", T + "ultralytics_adapter"],
+            "argument --adapter: not allowed with argument --keys",
+        ),
+        (
+            ["show", T + "plain", "--adapter", T + "not_an_adapter"],
+            f"--adapter '{T}not_an_adapter': adapter must have unpack(sample, targets) and "
+            "repack(data, state) methods, got int",
+        ),
+        (["audit", T + "plain", "--adapter", T + "missing"], f"--adapter '{T}missing': module"),
+        (["audit", T + "plain", "--epoch-from", "index"], "argument --epoch-from: invalid choice"),
     ],
 )
 def test_bad_options(args: list[str], message: str) -> None:

@@ -70,6 +70,29 @@ def _launch_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
 
 
+def _reader_options(parser: argparse.ArgumentParser, what: str) -> None:
+    group = parser.add_argument_group(
+        "samples of another layout (see rankaug.cli.adapter)"
+    ).add_mutually_exclusive_group()
+    group.add_argument(
+        "--keys",
+        metavar="NAME=KEY,...",
+        help=(
+            "dict samples with other key names, e.g. ultralytics' "
+            "image=img,bboxes=bboxes,labels=cls (rankaug's name = the sample's key; "
+            f"image required); {what}"
+        ),
+    )
+    group.add_argument(
+        "--adapter",
+        metavar="module:factory",
+        help=(
+            "a function or class (called with no arguments in every rank) returning a "
+            f"rankaug.SampleAdapter with unpack(sample, targets) and repack(data, state); {what}"
+        ),
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m rankaug``.
 
@@ -133,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="find duplicated random streams, epoch replay and irreproducibility",
         description=(
             "Run TARGET's dataset as a real DDP launch would (identical torch.manual_seed "
-            "on every rank), with every rank and worker loading the same index sequence, "
+            "on every rank), with every rank and worker loading the same index sequence "
+            "(through rankaug.EpochSampler unless --epoch-from set_epoch), "
             "fingerprint every sample, and compare one index at the same position across "
             "ranks and workers, at other positions, in other epochs and in a second run. "
             "Exit 1 on duplicated streams, epoch replay or irreproducibility."
@@ -170,8 +194,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="skip the second run (no reproducibility check)",
     )
+    audit.add_argument(
+        "--epoch-from",
+        choices=("sampler", "set_epoch"),
+        default="sampler",
+        help=(
+            "sampler: the indices come from rankaug.EpochSampler and carry their epoch, "
+            "nobody calls set_epoch (the recommended training loop); set_epoch: plain "
+            "indices and dataset.set_epoch(epoch) before every epoch (default: sampler)"
+        ),
+    )
     audit.add_argument("--json", action="store_true", help="print the report as JSON")
     audit.add_argument("--output", metavar="FILE", help="also write the JSON report to FILE")
+    _reader_options(audit, "the audit then fingerprints what it reads of every sample")
     _launch_options(audit)
 
     show = commands.add_parser(
@@ -206,11 +241,15 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument(
         "--box-format",
         choices=("pascal_voc", "coco", "yolo", "albumentations"),
-        help="format of dict samples' bboxes (default: the dataset's box_format, else pascal_voc)",
+        help=(
+            "format of dict samples' bboxes, e.g. yolo for ultralytics' (default: the "
+            "dataset's box_format, else pascal_voc)"
+        ),
     )
     show.add_argument(
         "--thumb", type=_integer(32, 1024), default=160, help="thumbnail side (default: 160)"
     )
+    _reader_options(show, "the sheet shows its image, bboxes and labels")
     _launch_options(show)
     return parser
 
@@ -253,6 +292,9 @@ def _audit(args: argparse.Namespace) -> int:
             repeats=args.repeats,
             rerun=args.rerun,
             progress=not args.quiet,
+            epoch_from=args.epoch_from,
+            adapter=args.adapter,
+            keys=args.keys,
         )
     )
     if args.output:
@@ -280,6 +322,8 @@ def _show(args: argparse.Namespace) -> int:
             box_format=args.box_format,
             thumb=args.thumb,
             progress=not args.quiet,
+            adapter=args.adapter,
+            keys=args.keys,
         )
     )
     print(f"wrote {path} ({width}x{height}: {args.ranks} rank rows, {args.samples} columns)")

@@ -10,10 +10,15 @@ every rank and worker load the **same** index sequence:
 * A probe of ``probe`` distinct indices, spread over the dataset, repeated ``repeats``
   times, gives each index several *positions* in the sequence (``0 1 2 3 0 1 2 3``).
 * The sampler repeats every entry ``workers`` times (``0 0 1 1 2 2 ...``). A
-  DataLoader with ``batch_size=None`` and ``in_order=True`` hands sample ``k`` to
+  DataLoader with ``batch_size=1`` and ``in_order=True`` hands sample ``k`` to
   worker ``k % workers``, so every worker loads the whole sequence in order; the
   audit checks the worker id each sample reports.
-* ``set_epoch(epoch)`` is called before every epoch when the dataset has it.
+* Where each epoch comes from (``epoch_from``): ``"sampler"`` (the default, the
+  recommended training loop) wraps the sequence in :class:`rankaug.EpochSampler`, so
+  every index carries the epoch of its pass and nobody calls ``set_epoch`` on the
+  dataset; ``"set_epoch"`` hands out plain indices and calls ``dataset.set_epoch(epoch)``
+  before every epoch when the dataset has it (the older loop). The sequence is the
+  same in both.
 
 Each sample is fingerprinted (a hash of all its arrays, tensors, images and numbers)
 inside the worker. A second launch in fresh processes repeats everything. For one
@@ -38,21 +43,31 @@ everywhere could not pass the test, the verdict is "not decided" rather than a p
 
 Several targets can be audited in the same launches; each starts from a freshly
 seeded state (``seed_everything`` again, a new DataLoader), as a script just started.
+
+With an adapter (``--keys`` or ``--adapter``, see :mod:`rankaug.cli.adapter`) the
+fingerprint covers what the adapter reads (the image and the targets) rather than the
+whole sample. A sample that raises stops the audit with one line naming it (see
+:mod:`rankaug.cli.failure`).
 """
 
 from __future__ import annotations
 
-import json
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from torch.utils.data import DataLoader, Dataset, get_worker_info
 
+from rankaug.cli.adapter import AUDIT_TARGETS, KeyMap, build_adapter
+from rankaug.cli.failure import Failure
 from rankaug.cli.fingerprint import fingerprint
-from rankaug.cli.launch import keep_as_is, launch, progress
+from rankaug.cli.launch import launch, only_sample, progress
+from rankaug.cli.report import AuditReport, AuditResult
 from rankaug.cli.target import build_dataset
-from rankaug.cli.verdicts import Layout, Records, Verdict, analyse
+from rankaug.cli.verdicts import EpochFrom, Layout, Records, analyse
+from rankaug.epoch import index_epoch
+from rankaug.sampler import EpochSampler
+from rankaug.samples import SampleAdapter
 from rankaug.seeding import seed_everything
 
 __all__ = [
@@ -97,6 +112,11 @@ class AuditConfig:
         repeats: Positions per index and epoch (at least 2).
         rerun: Run a second time in fresh processes to check reproducibility.
         progress: Print progress to stderr.
+        epoch_from: ``"sampler"``: indices from :class:`rankaug.EpochSampler` carry the
+            epoch, no ``set_epoch`` call; ``"set_epoch"``: plain indices and
+            ``dataset.set_epoch(epoch)`` before every epoch.
+        adapter: ``module:factory`` of a :class:`rankaug.SampleAdapter` (``--adapter``).
+        keys: A ``--keys`` map such as ``"image=img,bboxes=bboxes,labels=cls"``.
     """
 
     targets: tuple[str, ...]
@@ -110,21 +130,50 @@ class AuditConfig:
     repeats: int = 2
     rerun: bool = True
     progress: bool = True
+    epoch_from: EpochFrom = "sampler"
+    adapter: str | None = None
+    keys: str | None = None
+
+    @property
+    def reader(self) -> str:
+        """How samples are read, for messages: ``"--keys ..."``, ``"--adapter ..."`` or ``""``."""
+        if self.keys is not None:
+            return f"--keys {self.keys}"
+        return "" if self.adapter is None else f"--adapter {self.adapter}"
 
 
-class _Probe(Dataset[tuple[int, int, str, tuple[str, ...]]]):
-    """Loads ``dataset[index]`` and returns ``(index, worker id, digest, skipped types)``."""
+# (index, worker id, the epoch the index carried, digest, skipped types), or a failure
+ProbeItem = tuple[int, int, int | None, str, tuple[str, ...]] | Failure
 
-    def __init__(self, dataset: Any) -> None:
+
+class _Probe(Dataset[ProbeItem]):
+    """Loads ``dataset[index]`` and fingerprints it (or what ``adapter`` reads of it)."""
+
+    def __init__(self, dataset: Any, adapter: SampleAdapter | None, reader: str) -> None:
         self.dataset = dataset
+        self.adapter = adapter
+        self.reader = reader
+        self.targets = AUDIT_TARGETS | set(adapter.keys if isinstance(adapter, KeyMap) else ())
 
     def __len__(self) -> int:
         return len(self.dataset)
 
-    def __getitem__(self, index: int) -> tuple[int, int, str, tuple[str, ...]]:
-        found = fingerprint(self.dataset[index])
+    def __getitem__(self, index: int) -> ProbeItem:
         info = get_worker_info()
-        return index, 0 if info is None else info.id, found.digest, found.skipped
+        worker = 0 if info is None else info.id
+        try:
+            sample = self.dataset[index]
+        except Exception as error:
+            return Failure.of(f"dataset[{index}]", index, worker, error)
+        if self.adapter is not None:
+            try:
+                sample, _ = self.adapter.unpack(sample, self.targets)
+            except Exception as error:
+                return Failure.of(
+                    f"reading dataset[{index}] with {self.reader}", index, worker, error
+                )
+        found = fingerprint(sample)
+        return index, worker, index_epoch(index), found.digest, found.skipped
 
 
 RankRecords = list[tuple[int, int, int, int, str]]  # (epoch, worker, position, index, digest)
@@ -156,24 +205,29 @@ class AuditJob:
         config = self.config
         seed_everything(config.seed)
         dataset = build_dataset(target)
+        adapter = build_adapter(config.adapter, config.keys)
         streams = max(config.workers, 1)
         order = [index for index in schedule for _ in range(streams)]
+        by_sampler = config.epoch_from == "sampler"
         loader: DataLoader[Any] = DataLoader(
-            _Probe(dataset),
-            sampler=order,
-            batch_size=None,
+            _Probe(dataset, adapter, config.reader),
+            sampler=EpochSampler(order) if by_sampler else order,
+            batch_size=1,
             num_workers=config.workers,
             persistent_workers=config.persistent and config.workers > 0,
             multiprocessing_context=config.start_method if config.workers > 0 else None,
-            collate_fn=keep_as_is,
+            collate_fn=only_sample,
         )
         records: RankRecords = []
         skipped: set[str] = set()
-        set_epoch = getattr(dataset, "set_epoch", None)
+        set_epoch = None if by_sampler else getattr(dataset, "set_epoch", None)
         for epoch in range(config.epochs):
             if callable(set_epoch):
                 set_epoch(epoch)
-            for k, (index, worker, digest, types) in enumerate(loader):
+            for k, item in enumerate(loader):
+                if isinstance(item, Failure):
+                    raise item.error(target, rank=rank, epoch=epoch)
+                index, worker, carried, digest, types = item
                 expected = k % streams if config.workers > 0 else 0
                 if worker != expected or index != order[k]:
                     raise RuntimeError(
@@ -181,7 +235,12 @@ class AuditJob:
                         f"worker {expected} and index {order[k]}: the DataLoader did not "
                         "hand out indices round-robin in order"
                     )
-                records.append((epoch, worker, k // streams, index, digest))
+                if carried != (epoch if by_sampler else None):
+                    raise RuntimeError(
+                        f"sample {k} of epoch {epoch} arrived with an index carrying epoch "
+                        f"{carried}"
+                    )
+                records.append((epoch, worker, k // streams, int(index), digest))
                 skipped.update(types)
             progress(
                 config.progress,
@@ -190,101 +249,6 @@ class AuditJob:
                 f"{len(order)} samples fingerprinted",
             )
         return records, skipped
-
-
-@dataclass
-class AuditReport:
-    """The verdicts on one target and the configuration that produced them."""
-
-    target: str
-    config: AuditConfig
-    indices: list[int]
-    positions: list[int]
-    verdicts: list[Verdict]
-    samples: int
-    skipped_types: list[str]
-
-    @property
-    def failed(self) -> list[Verdict]:
-        """The failing verdicts."""
-        return [v for v in self.verdicts if v.status == "fail"]
-
-    @property
-    def exit_code(self) -> int:
-        """1 when a verdict failed, else 0."""
-        return 1 if self.failed else 0
-
-    def to_dict(self) -> dict[str, Any]:
-        """The report as JSON-ready data."""
-        return {
-            "target": self.target,
-            "indices": self.indices,
-            "positions": self.positions,
-            "samples": self.samples,
-            "skipped_types": self.skipped_types,
-            "verdicts": [asdict(v) for v in self.verdicts],
-            "failed": [v.name for v in self.failed],
-            "exit_code": self.exit_code,
-        }
-
-    def to_text(self) -> str:
-        """The report for people."""
-        c = self.config
-        lines = [
-            f"rankaug audit {self.target}",
-            f"  {c.ranks} rank(s) x {c.workers} worker(s) ({c.start_method}, persistent "
-            f"{'on' if c.persistent else 'off'}), {c.epochs} epoch(s), seed {c.seed} on every "
-            f"rank; {self.samples} samples",
-            f"  every rank and worker loads indices {self.indices}, each at {c.repeats} "
-            f"positions per epoch: {self.positions}",
-        ]
-        if self.skipped_types:
-            lines.append(
-                f"  note: values of type {', '.join(self.skipped_types)} were hashed by type only"
-            )
-        for verdict in self.verdicts:
-            lines.append(f"{verdict.status.upper():<8}{verdict.name:<13}{verdict.summary}")
-            lines.extend(f"{'':<21}{line}" for line in verdict.evidence)
-        if self.failed:
-            names = ", ".join(v.name for v in self.failed)
-            lines.append(f"verdict on {self.target}: FAIL ({names})")
-        else:
-            lines.append(f"verdict on {self.target}: PASS")
-        return "\n".join(lines)
-
-
-@dataclass
-class AuditResult:
-    """The reports on every target of one audit."""
-
-    config: AuditConfig
-    reports: list[AuditReport]
-
-    @property
-    def exit_code(self) -> int:
-        """1 when a verdict on any target failed, else 0."""
-        return max((report.exit_code for report in self.reports), default=0)
-
-    def to_json(self) -> str:
-        """``{"config", "reports": [...], "exit_code"}`` (the ``--json`` output)."""
-        config = asdict(self.config)
-        config.pop("progress")
-        payload = {
-            "config": config,
-            "reports": [report.to_dict() for report in self.reports],
-            "exit_code": self.exit_code,
-        }
-        return json.dumps(payload, indent=2)
-
-    def to_text(self) -> str:
-        """Every report, then the exit code."""
-        parts = [report.to_text() for report in self.reports]
-        failed = [report.target for report in self.reports if report.exit_code]
-        if failed:
-            parts.append(f"FAIL: {', '.join(failed)}; exit 1")
-        else:
-            parts.append("PASS; exit 0")
-        return "\n\n".join(parts)
 
 
 def _check_config(config: AuditConfig) -> None:
@@ -300,6 +264,8 @@ def _check_config(config: AuditConfig) -> None:
             raise ValueError(f"{name} must be at least {low}, got {value}")
     if not 0 <= config.seed < 2**32:
         raise ValueError(f"--seed must be in [0, 2**32), got {config.seed}")
+    if config.epoch_from not in ("sampler", "set_epoch"):
+        raise ValueError(f"--epoch-from must be sampler or set_epoch, got {config.epoch_from!r}")
 
 
 def run_audit(config: AuditConfig) -> AuditResult:
@@ -312,12 +278,16 @@ def run_audit(config: AuditConfig) -> AuditResult:
         The reports, one per target.
 
     Raises:
-        ValueError: If an option is out of range.
-        rankaug.cli.target.TargetError: If a TARGET cannot give a map-style dataset.
-        rankaug.cli.launch.LaunchError: If a rank failed.
+        ValueError: If an option is out of range or malformed.
+        rankaug.cli.target.TargetError: If a TARGET cannot give a map-style dataset, or
+            ``--adapter`` no adapter.
+        rankaug.cli.failure.SampleFailure: If a sample raised (one line naming it).
+        rankaug.cli.launch.LaunchError: If a rank failed otherwise.
     """
     _check_config(config)
-    indices = [probe_indices(len(build_dataset(t)), config.probe) for t in config.targets]
+    build_adapter(config.adapter, config.keys)
+    datasets = [build_dataset(t) for t in config.targets]
+    indices = [probe_indices(len(dataset), config.probe) for dataset in datasets]
     schedules = [[i for _ in range(config.repeats) for i in chosen] for chosen in indices]
     records: list[Records] = [{} for _ in config.targets]
     skipped: list[set[str]] = [set() for _ in config.targets]
@@ -337,14 +307,24 @@ def run_audit(config: AuditConfig) -> AuditResult:
                 skipped[t].update(types)
                 for epoch, worker, position, _index, digest in rows:
                     records[t][(run, epoch, rank, worker, position)] = digest
-    layout = Layout(config.ranks, config.workers, config.epochs, config.rerun)
+    layouts = [
+        Layout(
+            config.ranks,
+            config.workers,
+            config.epochs,
+            config.rerun,
+            config.epoch_from,
+            callable(getattr(dataset, "set_epoch", None)),
+        )
+        for dataset in datasets
+    ]
     reports = [
         AuditReport(
             target,
             config,
             indices[t],
             schedules[t],
-            analyse(layout, schedules[t], records[t]),
+            analyse(layouts[t], schedules[t], records[t]),
             len(records[t]),
             sorted(skipped[t]),
         )

@@ -10,8 +10,15 @@ builds two mosaic datasets over the same source (the built-in
 * ``rankaug``: :class:`rankaug.MosaicDataset`, partners from the rankaug key.
 
 Each goes through a ``DistributedSampler`` and a DataLoader with ``workers`` workers
-for ``epochs`` epochs, exactly as training does. The demo prints, per epoch, every
-rank's mosaics (main index and partner indices), counts the mosaics whose partners
+for ``epochs`` epochs, exactly as training does. The YOLOv5-style side calls
+``sampler.set_epoch(epoch)`` every epoch, as YOLOv5's trainer does. rankaug's side is
+the recommended loop and nothing else::
+
+    DataLoader(mosaic, sampler=EpochSampler(DistributedSampler(mosaic)), ...)
+
+every index carries the epoch of its pass and nobody calls ``set_epoch`` (the demo
+checks that every index of pass ``e`` carried epoch ``e``). The demo prints, per
+epoch, every rank's mosaics (main index and partner indices), counts the mosaics whose partners
 repeat on another rank at the same step, and writes one contact sheet per approach
 (rows = ranks, columns = the first samples of epoch 0).
 """
@@ -28,11 +35,15 @@ from typing import Any, Literal
 import numpy as np
 from torch.utils.data import DataLoader, DistributedSampler, Subset
 
-from rankaug.cli.launch import keep_as_is, launch, progress
+from rankaug.cli.failure import Failure
+from rankaug.cli.launch import launch, only_sample, progress
 from rankaug.cli.legacy import GlobalRandomMosaic
-from rankaug.cli.sheet import SheetViews, caption, contact_sheet, render_tile, write_png
+from rankaug.cli.sheet import caption, contact_sheet, render_tile, write_png
+from rankaug.cli.views import SheetViews
 from rankaug.datasets import SyntheticDetection, YoloFolder
+from rankaug.epoch import index_epoch
 from rankaug.mosaic import MosaicDataset
+from rankaug.sampler import EpochSampler
 
 __all__ = ["APPROACHES", "DemoConfig", "DemoJob", "DemoResult", "demo_source", "run_demo"]
 
@@ -41,8 +52,8 @@ APPROACHES: dict[str, tuple[str, str]] = {
     "yolov5": ("YOLOv5-style (global random)", "yolov5-style"),
     "rankaug": ("rankaug.MosaicDataset", "rankaug"),
 }
-# (epoch, step, worker, index, partners)
-Row = tuple[int, int, int, int, tuple[int, ...]]
+# (epoch, step, worker, index, partners, the epoch in the mosaic's record or None)
+Row = tuple[int, int, int, int, tuple[int, ...], int | None]
 
 
 @dataclass(frozen=True)
@@ -91,25 +102,34 @@ class DemoJob:
         }
         results: dict[str, tuple[list[Row], list[Any]]] = {}
         for name, mosaic in mosaics.items():
-            sampler: DistributedSampler[Any] = DistributedSampler(
+            shares: DistributedSampler[Any] = DistributedSampler(
                 mosaic, num_replicas=world_size, rank=rank, shuffle=True, seed=config.seed
             )
+            # YOLOv5's trainer calls set_epoch on its sampler; rankaug's loop needs nothing.
+            by_index = name == "rankaug"
             loader: DataLoader[Any] = DataLoader(
                 SheetViews(mosaic, "pascal_voc"),
-                sampler=sampler,
-                batch_size=None,
+                sampler=EpochSampler(shares) if by_index else shares,
+                batch_size=1,
                 num_workers=config.workers,
                 multiprocessing_context=config.start_method if config.workers > 0 else None,
-                collate_fn=keep_as_is,
+                collate_fn=only_sample,
             )
             rows: list[Row] = []
             tiles: list[Any] = []
             for epoch in range(config.epochs):
-                sampler.set_epoch(epoch)
-                if hasattr(mosaic, "set_epoch"):
-                    mosaic.set_epoch(epoch)
-                for step, (index, worker, view, partners) in enumerate(loader):
-                    rows.append((epoch, step, worker, index, tuple(partners or ())))
+                if not by_index:
+                    shares.set_epoch(epoch)
+                for step, item in enumerate(loader):
+                    if isinstance(item, Failure):
+                        raise item.error(config.data or "the demo's data", rank=rank, epoch=epoch)
+                    index, worker, view, partners, keyed = item
+                    if by_index and index_epoch(index) != epoch:
+                        raise RuntimeError(
+                            f"step {step} of epoch {epoch} got index {index!r}, which carries "
+                            f"epoch {index_epoch(index)}"
+                        )
+                    rows.append((epoch, step, worker, int(index), tuple(partners or ()), keyed))
                     if epoch == 0 and step < config.columns:
                         lines = caption(rank, worker, index, view, partners)
                         tiles.append(render_tile(view, lines, config.thumb))
@@ -117,7 +137,7 @@ class DemoJob:
                     config.progress,
                     rank,
                     f"{APPROACHES[name][0]}: epoch {epoch + 1}/{config.epochs}, "
-                    f"{len(sampler)} mosaics",
+                    f"{len(shares)} mosaics",
                 )
             results[name] = (rows, tiles)
         return results
@@ -172,6 +192,15 @@ class DemoResult:
         for result in self.approaches.values():
             height, width = result.sheet_size
             lines.append(f"  {result.sheet}  ({width}x{height})")
+        lines.extend(
+            [
+                "the loops:",
+                "  YOLOv5-style: DataLoader(mosaic, sampler=DistributedSampler(mosaic)), "
+                "sampler.set_epoch(epoch) every epoch",
+                "  rankaug:      DataLoader(mosaic, sampler=EpochSampler(DistributedSampler("
+                "mosaic))), no set_epoch call",
+            ]
+        )
         return "\n".join(lines)
 
     def _epoch_table(self, epoch: int) -> list[str]:
@@ -262,9 +291,10 @@ def run_demo(config: DemoConfig) -> DemoResult:
                 "worker": worker,
                 "index": index,
                 "partners": list(partners),
+                "record_epoch": keyed,
             }
             for rank, results in enumerate(per_rank)
-            for epoch, step, worker, index, partners in results[name][0]
+            for epoch, step, worker, index, partners, keyed in results[name][0]
         ]
         repeated = _mark_repeats(rows)
         tiles: list[list[np.ndarray | None]] = [list(results[name][1]) for results in per_rank]

@@ -26,7 +26,7 @@ from torch.multiprocessing.spawn import ProcessExitedException, start_processes
 
 from rankaug.seeding import seed_everything
 
-__all__ = ["Job", "LaunchError", "keep_as_is", "launch", "progress"]
+__all__ = ["Job", "LaunchError", "keep_as_is", "launch", "only_sample", "progress"]
 
 _RENDEZVOUS_TIMEOUT = datetime.timedelta(seconds=120)
 
@@ -40,7 +40,11 @@ class Job(Protocol):
 
 
 class LaunchError(RuntimeError):
-    """A rank failed; the message holds its traceback."""
+    """A rank failed; the message holds its traceback.
+
+    A job may raise a ``LaunchError`` itself to report a failure in its own words:
+    :func:`launch` then re-raises that error as it is.
+    """
 
 
 def keep_as_is(sample: Any) -> Any:
@@ -49,6 +53,20 @@ def keep_as_is(sample: Any) -> Any:
     >>> keep_as_is((1, "a"))
     (1, 'a')
     """
+    return sample
+
+
+def only_sample(batch: list[Any]) -> Any:
+    """A ``collate_fn`` for ``batch_size=1``: the batch's one sample, unchanged.
+
+    The CLI's loaders batch by one rather than ``batch_size=None``, as training loops
+    do: a DataLoader of ``batch_size=None`` calls ``iter()`` on its sampler twice for
+    the first pass when it has workers.
+
+    >>> only_sample([{"image": None}])
+    {'image': None}
+    """
+    (sample,) = batch
     return sample
 
 
@@ -86,6 +104,8 @@ def _rank_main(
         finally:
             dist.destroy_process_group()
         (out / f"rank{rank}.pkl").write_bytes(pickle.dumps(result))
+    except LaunchError as error:  # a failure the job reports in its own words
+        (out / f"rank{rank}.failure").write_bytes(pickle.dumps(error))
     except BaseException:
         (out / f"rank{rank}.error").write_text(traceback.format_exc(), encoding="utf-8")
 
@@ -106,7 +126,9 @@ def launch(job: Job, world_size: int, *, seed: int) -> list[Any]:
     Raises:
         ValueError: If ``world_size`` is below 1.
         LaunchError: If a rank raised (the message holds the first failing rank's
-            traceback) or died.
+            traceback) or died. A :class:`LaunchError` the job raised itself (such as
+            :class:`rankaug.cli.failure.SampleFailure`) comes back as it is, without
+            a traceback.
     """
     if world_size < 1:
         raise ValueError(f"world_size must be at least 1, got {world_size}")
@@ -123,6 +145,9 @@ def launch(job: Job, world_size: int, *, seed: int) -> list[Any]:
         except ProcessExitedException as error:
             raise LaunchError(f"a rank process died: {error}") from None
         for rank in range(world_size):
+            reported = out / f"rank{rank}.failure"
+            if reported.exists():
+                raise pickle.loads(reported.read_bytes())
             failure = out / f"rank{rank}.error"
             if failure.exists():
                 text = failure.read_text(encoding="utf-8").rstrip()

@@ -6,11 +6,17 @@ sheet shows them, one row per rank, boxes drawn. With ``sampler="distributed"`` 
 rank loads its own share from a ``DistributedSampler`` (what every GPU sees in
 training: in the seeds' bug, mosaics with the same partner tiles); with
 ``sampler="same"`` every rank loads the same indices ``0, 1, 2...``, so a column of
-identical thumbnails shows identical random draws at a glance.
+identical thumbnails shows identical random draws at a glance. Either way the indices
+come through :class:`rankaug.EpochSampler` and carry ``epoch``, as in the recommended
+training loop; a dataset with a ``set_epoch`` of its own is also given ``epoch``.
+Samples of another layout are read with ``keys`` or ``adapter`` (see
+:mod:`rankaug.cli.adapter`); a sample that fails stops the command with one line naming
+it (see :mod:`rankaug.cli.failure`).
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -19,10 +25,14 @@ import numpy as np
 from torch.utils.data import DataLoader, DistributedSampler
 
 from rankaug.boxes import check_box_format
+from rankaug.cli.adapter import build_adapter
+from rankaug.cli.failure import Failure
 from rankaug.cli.launch import keep_as_is, launch, progress
-from rankaug.cli.sheet import SheetViews, caption, contact_sheet, render_tile, write_png
+from rankaug.cli.sheet import caption, contact_sheet, render_tile, write_png
 from rankaug.cli.target import build_dataset
+from rankaug.cli.views import SheetViews
 from rankaug.keyed import inner_datasets
+from rankaug.sampler import EpochSampler
 
 __all__ = ["ShowConfig", "ShowJob", "box_format_of", "run_show"]
 
@@ -59,6 +69,15 @@ class ShowConfig:
     box_format: str | None = None
     thumb: int = 160
     progress: bool = True
+    adapter: str | None = None
+    keys: str | None = None
+
+    @property
+    def reader(self) -> str:
+        """How samples are read, for messages: ``"--keys ..."``, ``"--adapter ..."`` or ``""``."""
+        if self.keys is not None:
+            return f"--keys {self.keys}"
+        return "" if self.adapter is None else f"--adapter {self.adapter}"
 
 
 @dataclass(frozen=True)
@@ -71,30 +90,34 @@ class ShowJob:
         """Return this rank's tiles, in loading order."""
         config = self.config
         dataset = build_dataset(config.target)
+        adapter = build_adapter(config.adapter, config.keys)
         fmt = config.box_format or box_format_of(dataset)
         set_epoch = getattr(dataset, "set_epoch", None)
         if callable(set_epoch):
             set_epoch(config.epoch)
         if config.sampler == "same":
-            order = list(range(min(config.samples, len(dataset))))
+            indices: Any = range(min(config.samples, len(dataset)))
         else:
-            sampler: DistributedSampler[Any] = DistributedSampler(
+            indices = DistributedSampler(
                 dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=config.seed
             )
-            sampler.set_epoch(config.epoch)
-            order = list(sampler)[: config.samples]
+        order = list(itertools.islice(EpochSampler(indices, epoch=config.epoch), config.samples))
         loader: DataLoader[Any] = DataLoader(
-            SheetViews(dataset, fmt),
+            SheetViews(dataset, fmt, adapter, config.reader),
             sampler=order,
             batch_size=None,
             num_workers=config.workers,
             multiprocessing_context=config.start_method if config.workers > 0 else None,
             collate_fn=keep_as_is,
         )
-        tiles = [
-            render_tile(view, caption(rank, worker, index, view, partners), config.thumb)
-            for index, worker, view, partners in loader
-        ]
+        tiles = []
+        for item in loader:
+            if isinstance(item, Failure):
+                raise item.error(config.target, rank=rank, epoch=config.epoch)
+            index, worker, view, partners, _ = item
+            tiles.append(
+                render_tile(view, caption(rank, worker, index, view, partners), config.thumb)
+            )
         progress(config.progress, rank, f"loaded {len(tiles)} samples")
         return tiles
 
@@ -109,14 +132,17 @@ def run_show(config: ShowConfig) -> tuple[Path, tuple[int, int]]:
         The PNG's path and its ``(height, width)``.
 
     Raises:
-        ValueError: If an option is out of range.
-        rankaug.cli.target.TargetError: If TARGET cannot give a map-style dataset.
-        rankaug.cli.launch.LaunchError: If a rank failed.
+        ValueError: If an option is out of range or malformed.
+        rankaug.cli.target.TargetError: If TARGET cannot give a map-style dataset, or
+            ``--adapter`` no adapter.
+        rankaug.cli.failure.SampleFailure: If a sample failed to load or to be read.
+        rankaug.cli.launch.LaunchError: If a rank failed otherwise.
     """
     if not config.output.lower().endswith(".png"):
         raise ValueError(f"--output must be a .png file, got {config.output!r}")
     if config.box_format is not None:
         check_box_format(config.box_format, name="--box-format")
+    build_adapter(config.adapter, config.keys)
     build_dataset(config.target)
     rows = launch(ShowJob(config), config.ranks, seed=config.seed)
     title = (

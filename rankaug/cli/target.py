@@ -19,18 +19,26 @@ from typing import Any
 
 from torch.utils.data import IterableDataset
 
-__all__ = ["TargetError", "build_dataset", "check_dataset", "load_factory", "parse_target"]
+__all__ = [
+    "TargetError",
+    "build_dataset",
+    "check_dataset",
+    "load_factory",
+    "parse_target",
+    "where",
+]
 
 
 class TargetError(ValueError):
     """A ``TARGET`` that cannot give a map-style dataset; the message says why."""
 
 
-def parse_target(text: str) -> tuple[str, str]:
+def parse_target(text: str, *, what: str = "TARGET") -> tuple[str, str]:
     """Split ``"package.module:factory"`` into the module and the attribute path.
 
     Args:
         text: The TARGET argument; the attribute may be dotted (``mod:Class.build``).
+        what: The option's name in messages. Defaults to ``"TARGET"``.
 
     Returns:
         ``(module, attribute)``.
@@ -56,7 +64,7 @@ def parse_target(text: str) -> tuple[str, str]:
         or not all(part.isidentifier() for part in module.split("."))
     ):
         raise TargetError(
-            f"TARGET {text!r} must be 'module:factory' (for example "
+            f"{what} {text!r} must be 'module:factory' (for example "
             "'mypkg.data:build_train'), a module and a function in it separated by ':'"
         )
     return module, attribute
@@ -68,7 +76,12 @@ def _cwd_on_path() -> None:
         sys.path.insert(0, cwd)
 
 
-def _where(error: BaseException) -> str:
+def where(error: BaseException) -> str:
+    """`` (at file:line)`` of the frame that raised ``error``, or ``""`` without a traceback.
+
+    >>> where(ValueError("never raised"))
+    ''
+    """
     frames = traceback.extract_tb(error.__traceback__)
     if not frames:
         return ""
@@ -76,13 +89,14 @@ def _where(error: BaseException) -> str:
     return f" (at {last.filename}:{last.lineno})"
 
 
-def load_factory(text: str) -> Any:
+def load_factory(text: str, *, what: str = "TARGET") -> Any:
     """Import the object ``TARGET`` names (a factory, or a dataset object).
 
     The current directory is put first on ``sys.path`` when it is not there yet.
 
     Args:
         text: The TARGET argument.
+        what: The option's name in messages. Defaults to ``"TARGET"``.
 
     Returns:
         The attribute.
@@ -98,7 +112,7 @@ def load_factory(text: str) -> Any:
     rankaug.cli.target.TargetError: TARGET 'rankaug.datasets:SyntheticDetector': module
     'rankaug.datasets' has no attribute 'SyntheticDetector' (did you mean 'SyntheticDetection'?)
     """
-    module_name, attribute = parse_target(text)
+    module_name, attribute = parse_target(text, what=what)
     _cwd_on_path()
     try:
         module = importlib.import_module(module_name)
@@ -106,17 +120,17 @@ def load_factory(text: str) -> Any:
         missing = error.name or ""
         if missing and (module_name == missing or module_name.startswith(missing + ".")):
             raise TargetError(
-                f"TARGET {text!r}: module {module_name!r} not found (searched sys.path, "
+                f"{what} {text!r}: module {module_name!r} not found (searched sys.path, "
                 f"current directory {os.getcwd()} first)"
             ) from None
         raise TargetError(
-            f"TARGET {text!r}: importing module {module_name!r} failed: "
-            f"{type(error).__name__}: {error}{_where(error)}"
+            f"{what} {text!r}: importing module {module_name!r} failed: "
+            f"{type(error).__name__}: {error}{where(error)}"
         ) from error
     except Exception as error:
         raise TargetError(
-            f"TARGET {text!r}: importing module {module_name!r} raised "
-            f"{type(error).__name__}: {error}{_where(error)}"
+            f"{what} {text!r}: importing module {module_name!r} raised "
+            f"{type(error).__name__}: {error}{where(error)}"
         ) from error
     found: Any = module
     path = module_name
@@ -126,7 +140,7 @@ def load_factory(text: str) -> Any:
             close = difflib.get_close_matches(name, choices, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise TargetError(
-                f"TARGET {text!r}: {'module' if found is module else 'object'} {path!r} "
+                f"{what} {text!r}: {'module' if found is module else 'object'} {path!r} "
                 f"has no attribute {name!r}{hint}"
             )
         found = getattr(found, name)
@@ -208,7 +222,7 @@ def build_dataset(text: str) -> Any:
         except Exception as error:
             raise TargetError(
                 f"TARGET {text!r}: calling {parse_target(text)[1]}() raised "
-                f"{type(error).__name__}: {error}{_where(error)}"
+                f"{type(error).__name__}: {error}{where(error)}"
             ) from error
     else:
         dataset = found

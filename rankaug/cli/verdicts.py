@@ -12,16 +12,18 @@ same streams: a one-sided binomial test, ``P(X >= same | n, p0) < ALPHA`` with
 from __future__ import annotations
 
 import itertools
-import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["ALPHA", "Layout", "Records", "Verdict", "analyse", "binomial_tail"]
+from rankaug.cli.stats import ALPHA, Tally, binomial_tail
 
-ALPHA = 1e-6
+__all__ = ["ALPHA", "EpochFrom", "Layout", "Records", "Verdict", "analyse", "binomial_tail"]
+
 Status = Literal["pass", "fail", "info", "skipped"]
+#: Where the audit's epochs come from: rankaug.EpochSampler's indices, or set_epoch.
+EpochFrom = Literal["sampler", "set_epoch"]
 # (run, epoch, rank, worker, position) -> fingerprint digest
 Records = dict[tuple[int, int, int, int, int], str]
 
@@ -35,43 +37,18 @@ class Layout:
         workers: DataLoader workers per rank (0: one stream per rank).
         epochs: Epochs per run.
         rerun: Whether a second run (run 1) was recorded.
+        epoch_from: ``"sampler"``: the indices carried their epoch
+            (:class:`rankaug.EpochSampler`) and nobody called ``set_epoch``;
+            ``"set_epoch"``: plain indices, ``dataset.set_epoch`` before every epoch.
+        has_set_epoch: Whether the dataset has a ``set_epoch`` method.
     """
 
     ranks: int
     workers: int
     epochs: int
     rerun: bool
-
-
-def binomial_tail(successes: int, trials: int, p: float) -> float:
-    """``P(X >= successes)`` for ``X ~ Binomial(trials, p)``, computed in log space.
-
-    >>> math.isclose(binomial_tail(16, 16, 0.5), 0.5**16)
-    True
-    >>> binomial_tail(0, 10, 0.3)
-    1.0
-    """
-    if successes <= 0:
-        return 1.0
-    if successes > trials:
-        return 0.0
-    if p <= 0.0:
-        return 0.0
-    if p >= 1.0:
-        return 1.0
-    log_p, log_q = math.log(p), math.log1p(-p)
-    terms = [
-        math.lgamma(trials + 1)
-        - math.lgamma(k + 1)
-        - math.lgamma(trials - k + 1)
-        + k * log_p
-        + (trials - k) * log_q
-        for k in range(successes, trials + 1)
-    ]
-    top = max(terms)
-    if trials == successes:
-        return math.exp(top)
-    return min(1.0, math.exp(top) * sum(math.exp(t - top) for t in terms))
+    epoch_from: EpochFrom = "sampler"
+    has_set_epoch: bool = False
 
 
 @dataclass
@@ -97,47 +74,6 @@ class Verdict:
 Side = tuple[int, int, int]  # (epoch, rank, worker)
 
 
-@dataclass
-class _Tally:
-    same: int = 0
-    same_total: int = 0
-    other: int = 0
-    other_total: int = 0
-    examples: list[tuple[int, int, int]] = field(default_factory=list)  # (epoch, position, index)
-
-    def add(self, tally: _Tally) -> None:
-        self.same += tally.same
-        self.same_total += tally.same_total
-        self.other += tally.other
-        self.other_total += tally.other_total
-        self.examples.extend(tally.examples)
-
-    @property
-    def baseline(self) -> float:
-        return (self.other + 1) / (self.other_total + 2)
-
-    @property
-    def p_value(self) -> float:
-        if self.same_total == 0 or self.same / self.same_total <= self.baseline:
-            return 1.0
-        return binomial_tail(self.same, self.same_total, self.baseline)
-
-    @property
-    def flagged(self) -> bool:
-        return self.p_value < ALPHA
-
-    @property
-    def decisive(self) -> bool:
-        """Whether identical outputs everywhere (and nowhere else) would be flagged."""
-        return binomial_tail(self.same_total, self.same_total, 1 / (self.other_total + 2)) < ALPHA
-
-    def text(self) -> str:
-        return (
-            f"{self.same}/{self.same_total} identical at the same position; same index at "
-            f"other positions: {self.other}/{self.other_total} identical"
-        )
-
-
 class _Analysis:
     def __init__(self, schedule: Sequence[int], records: Records, layout: Layout) -> None:
         self.layout = layout
@@ -156,8 +92,8 @@ class _Analysis:
         epoch, rank, worker = side
         return self.records[(run, epoch, rank, worker, position)]
 
-    def compare(self, a: Side, b: Side) -> _Tally:
-        tally = _Tally()
+    def compare(self, a: Side, b: Side) -> Tally:
+        tally = Tally()
         for j, index in enumerate(self.positions):
             tally.same_total += 1
             if self.digest(a, j) == self.digest(b, j):
@@ -168,9 +104,9 @@ class _Analysis:
             tally.other += self.digest(a, j) == self.digest(b, k)
         return tally
 
-    def category(self, pairs: Iterable[tuple[Any, Side, Side]]) -> tuple[_Tally, dict[Any, _Tally]]:
-        pooled = _Tally()
-        by_key: dict[Any, _Tally] = defaultdict(_Tally)
+    def category(self, pairs: Iterable[tuple[Any, Side, Side]]) -> tuple[Tally, dict[Any, Tally]]:
+        pooled = Tally()
+        by_key: dict[Any, Tally] = defaultdict(Tally)
         for key, a, b in pairs:
             tally = self.compare(a, b)
             pooled.add(tally)
@@ -188,14 +124,14 @@ def _stream(rank: int, worker: int) -> str:
     return f"rank {rank} worker {worker}"
 
 
-def _example(tally: _Tally) -> str:
+def _example(tally: Tally) -> str:
     if not tally.examples:
         return ""
     epoch, position, index = tally.examples[0]
     return f" (e.g. index {index} at position {position}, epoch {epoch})"
 
 
-def _evidence(by_key: dict[Any, _Tally], name: Callable[[Any], str], limit: int = 4) -> list[str]:
+def _evidence(by_key: dict[Any, Tally], name: Callable[[Any], str], limit: int = 4) -> list[str]:
     flagged = sorted(
         (key for key, tally in by_key.items() if tally.flagged),
         key=lambda key: (by_key[key].p_value, str(key)),
@@ -207,7 +143,7 @@ def _evidence(by_key: dict[Any, _Tally], name: Callable[[Any], str], limit: int 
     return lines
 
 
-def _stats(pooled: _Tally, by_key: dict[Any, _Tally]) -> dict[str, Any]:
+def _stats(pooled: Tally, by_key: dict[Any, Tally]) -> dict[str, Any]:
     return {
         "same_position_identical": pooled.same,
         "same_position_compared": pooled.same_total,
@@ -305,19 +241,21 @@ def _epochs(analysis: _Analysis) -> Verdict:
         return Verdict(
             "epochs",
             "fail",
-            "augmentations replay every epoch: each position repeats its output from "
-            "the previous epoch, though the same index differs at other positions "
-            "(workers reseeded identically at every epoch, or a random state copied "
-            "into fresh workers)",
+            _replay_text(layout),
             _evidence(by_key, lambda key: _stream(*key)),
             stats,
         )
     if pooled.same == pooled.same_total and pooled.other == pooled.other_total:
+        keyed = (
+            "keyed by the index alone and not by the epoch the index carries"
+            if layout.epoch_from == "sampler"
+            else "keyed by the index alone"
+        )
         return Verdict(
             "epochs",
             "pass",
             "identical in every epoch, as at every position: no randomness detected, or "
-            "randomness keyed by the index alone (then every epoch repeats it)",
+            f"randomness {keyed} (then every epoch repeats it)",
             stats=stats,
         )
     return Verdict(
@@ -326,6 +264,33 @@ def _epochs(analysis: _Analysis) -> Verdict:
         f"epochs differ: {pooled.same}/{pooled.same_total} same-position outputs repeated "
         "in a later epoch",
         stats=stats,
+    )
+
+
+def _replay_text(layout: Layout) -> str:
+    """The epoch replay's summary: what happened, why, and what to do in this mode."""
+    what = (
+        "each position repeats its output from the previous epoch, though the same index "
+        "differs at other positions (workers reseeded identically at every epoch, or a "
+        "random state copied into fresh workers)"
+    )
+    if layout.epoch_from == "sampler":
+        text = (
+            "augmentations replay every epoch even with EpochSampler: the dataset does "
+            "not take its epoch from the index (rankaug wrappers do, from "
+            f"rankaug.EpochIndex.epoch); {what}"
+        )
+        if layout.has_set_epoch:
+            text += (
+                ". It has set_epoch, which nobody calls under EpochSampler: key its draws "
+                "by the index's epoch, or audit with --epoch-from set_epoch if your "
+                "training loop calls set_epoch itself"
+            )
+        return text
+    return (
+        f"augmentations replay every epoch: {what}. Key the draws by epoch: "
+        "rankaug's wrappers under DataLoader(..., sampler=rankaug.EpochSampler(sampler)) "
+        "take it from every index (audit that loop with --epoch-from sampler)"
     )
 
 

@@ -1,0 +1,174 @@
+"""``--keys`` and ``--adapter``: reading samples of another layout in ``show`` and ``audit``.
+
+The sheet reads a sample's image, boxes and labels through a
+:class:`rankaug.SampleAdapter` (``unpack(sample, targets) -> (data, state)``). The
+default handles albumentations-style dicts (``image``, ``bboxes``, ``labels``) and
+``(image, target)`` pairs; for anything else the CLI takes one of:
+
+* ``--keys image=img,bboxes=bboxes,labels=cls``: a dict sample whose keys have other
+  names (ultralytics' ``img``/``cls``/``bboxes``, for instance). Each entry is
+  ``NAME=KEY``: rankaug's name, then the sample's key. ``image`` is required; images may
+  be numpy ``HxWxC`` arrays, PIL images or ``CHW`` tensors, as everywhere in rankaug.
+  Give the boxes' format with ``--box-format`` (ultralytics: ``yolo``).
+* ``--adapter module:factory``: a function (or class) called with no arguments in every
+  rank, returning a :class:`rankaug.SampleAdapter`; the attribute may also be an
+  adapter object. It is asked for the targets ``image``, ``bboxes`` and ``labels``
+  (``show``) or every target rankaug knows (``audit``); its ``image`` must be a numpy
+  array.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from rankaug.cli.target import TargetError, load_factory, where
+from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter, SampleAdapter, check_adapter
+
+__all__ = ["AUDIT_TARGETS", "SHEET_TARGETS", "KeyMap", "build_adapter", "parse_keys"]
+
+#: What the contact sheet asks an adapter for.
+SHEET_TARGETS: tuple[str, ...] = ("image", "bboxes", "labels")
+#: What the audit fingerprints when an adapter is given.
+AUDIT_TARGETS: frozenset[str] = DEFAULT_TARGETS | {"labels"}
+
+
+def parse_keys(text: str) -> dict[str, str]:
+    """Parse ``--keys``: ``"image=img,bboxes=bboxes,labels=cls"`` -> ``{name: key}``.
+
+    Args:
+        text: Comma-separated ``NAME=KEY`` entries; ``NAME`` is rankaug's name (an
+            identifier, each at most once, ``image`` required), ``KEY`` the sample's.
+
+    Returns:
+        The map from rankaug's names to the sample's keys.
+
+    Raises:
+        ValueError: If an entry is malformed, a name repeats or ``image`` is missing.
+
+    >>> parse_keys("image=img,bboxes=bboxes,labels=cls")
+    {'image': 'img', 'bboxes': 'bboxes', 'labels': 'cls'}
+    >>> parse_keys("bboxes=boxes")
+    Traceback (most recent call last):
+    ...
+    ValueError: --keys must name the image (image=KEY), got 'bboxes=boxes'
+    """
+    found: dict[str, str] = {}
+    for entry in text.split(","):
+        name, equals, key = (part.strip() for part in entry.partition("="))
+        if not equals or not name.isidentifier() or not key:
+            raise ValueError(
+                f"--keys must be NAME=KEY entries separated by commas (for example "
+                f"image=img,bboxes=bboxes,labels=cls), got {text!r}"
+            )
+        if name in found:
+            raise ValueError(f"--keys names {name!r} twice, got {text!r}")
+        found[name] = key
+    if "image" not in found:
+        raise ValueError(f"--keys must name the image (image=KEY), got {text!r}")
+    return found
+
+
+class KeyMap:
+    """A :class:`rankaug.SampleAdapter` for dict samples whose keys have other names.
+
+    ``unpack`` renames the mapped keys to rankaug's names and reads them as
+    :class:`rankaug.DefaultAdapter` does (a ``CHW`` tensor image becomes ``HxWxC``
+    numpy); ``repack`` puts the results back under the sample's own keys, in the types
+    it gave, and keeps every other key.
+
+    Args:
+        keys: ``{rankaug's name: the sample's key}``, as :func:`parse_keys` gives.
+
+    >>> import torch
+    >>> adapter = KeyMap({"image": "img", "labels": "cls"})
+    >>> sample = {"img": torch.zeros(3, 4, 6, dtype=torch.uint8), "cls": [[1.0]], "id": 7}
+    >>> data, state = adapter.unpack(sample, ("image", "labels"))
+    >>> data["image"].shape, data["labels"]
+    ((4, 6, 3), [[1.0]])
+    >>> out = adapter.repack(data, state)
+    >>> sorted(out), tuple(out["img"].shape), out["id"]
+    (['cls', 'id', 'img'], (3, 4, 6), 7)
+    """
+
+    def __init__(self, keys: Mapping[str, str]) -> None:
+        self.keys = dict(keys)
+        self._default = DefaultAdapter()
+
+    def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
+        """Rename, then read as :class:`rankaug.DefaultAdapter` does.
+
+        Raises:
+            TypeError: If ``sample`` is not a dict.
+            KeyError: If it lacks the image's key.
+        """
+        if not isinstance(sample, Mapping):
+            raise TypeError(
+                f"--keys reads dict samples, got a sample of type {type(sample).__name__}; "
+                "pass --adapter module:factory for other shapes"
+            )
+        image_key = self.keys["image"]
+        if image_key not in sample:
+            raise KeyError(
+                f"--keys names the image {image_key!r}, but the sample has keys "
+                f"{sorted(map(str, sample))}"
+            )
+        renamed = {name: sample[key] for name, key in self.keys.items() if key in sample}
+        data, state = self._default.unpack(renamed, targets)
+        return data, (sample, state)
+
+    def repack(self, data: Mapping[str, Any], state: Any) -> Any:
+        """Put the results back under the sample's keys."""
+        sample, inner = state
+        renamed = self._default.repack(data, inner)
+        out = dict(sample)
+        for name, value in renamed.items():
+            out[self.keys.get(name, name)] = value
+        return out
+
+    def __repr__(self) -> str:
+        return f"KeyMap({self.keys!r})"
+
+
+def build_adapter(adapter: str | None, keys: str | None) -> SampleAdapter | None:
+    """The adapter ``--adapter`` or ``--keys`` ask for, or ``None`` for the default.
+
+    Args:
+        adapter: The ``--adapter`` value (``module:factory``), or ``None``.
+        keys: The ``--keys`` value, or ``None``.
+
+    Returns:
+        The adapter, or ``None`` when neither option is given.
+
+    Raises:
+        ValueError: If both are given or ``keys`` is malformed.
+        rankaug.cli.target.TargetError: If ``adapter`` cannot be imported or called,
+            or does not give an adapter.
+
+    >>> build_adapter(None, "image=img")
+    KeyMap({'image': 'img'})
+    >>> build_adapter(None, None) is None
+    True
+    """
+    if adapter is not None and keys is not None:
+        raise ValueError("give --adapter or --keys, not both")
+    if keys is not None:
+        return KeyMap(parse_keys(keys))
+    if adapter is None:
+        return None
+    found = load_factory(adapter, what="--adapter")
+    is_adapter = not isinstance(found, type) and callable(getattr(found, "unpack", None))
+    if callable(found) and not is_adapter:
+        try:
+            found = found()
+        except Exception as error:
+            raise TargetError(
+                f"--adapter {adapter!r}: calling it raised {type(error).__name__}: "
+                f"{error}{where(error)}"
+            ) from error
+    if found is None:
+        raise TargetError(f"--adapter {adapter!r} gave None, not an adapter")
+    try:
+        return check_adapter(found)
+    except TypeError as error:
+        raise TargetError(f"--adapter {adapter!r}: {error}") from None
