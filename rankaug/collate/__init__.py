@@ -1,114 +1,90 @@
 """Collating detection samples so that batches leave DataLoader workers cheaply.
 
 A worker sends its batch to the main process by pickling it through a pipe, unless the
-batch is made of tensors, which travel through shared memory (``default_collate``
-allocates the stacked tensor there when it runs in a worker). A batch of 16 numpy
+batch is made of tensors, which travel through shared memory. A batch of 16 numpy
 640x640 mosaics is about 20 MB: pickling and unpickling it costs about as much as making
 it, and the main process does the unpickling, so a second worker hardly helps on two
 cores. Return tensors: :func:`collate_detection` stacks the images into one tensor and
-gathers all boxes YOLO-style into one ``(M, 6)`` tensor.
+gathers all boxes into tensors, YOLOv5-style (one ``(M, 6)`` tensor) and ultralytics-style
+(``batch_idx``, boxes and labels, each in its own dtype). :class:`BatchCollator` does the
+same and recycles the stacked buffers in each worker (:mod:`rankaug.collate.recycle`).
+
+Collating reads the batch (every check, nothing converted), then writes each stacked key
+once into its destination, then gathers the per-box tensors and the other keys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-import torch
-from torch.utils.data import default_collate
+from rankaug.collate._read import Fields, read_batch
+from rankaug.collate._write import allocate, assemble, fill
+from rankaug.collate.recycle import BatchCollator, RecycleStats
 
-__all__ = ["collate_detection"]
+__all__ = ["BatchCollator", "RecycleStats", "collate_detection"]
 
 
 def collate_detection(
-    batch: Sequence[Mapping[str, Any]],
+    batch: Sequence[Any],
     *,
     box_field: str = "bboxes",
     label_field: str = "labels",
     channels_first: bool = False,
+    targets: bool = True,
 ) -> dict[str, Any]:
     """Collate dict detection samples into tensors (use it as ``collate_fn``).
 
+    Nothing is converted silently: the images (and masks) of a batch must share one shape
+    and one dtype, boxes and labels keep their dtype (one per batch), and a shape other
+    than the documented one is refused, not reshaped.
+
     Args:
-        batch: Dict samples with an ``image`` (``HxWxC`` or ``HxW``, numpy or tensor, the
-            same shape in every sample), boxes and labels.
-        box_field: The key of the ``(N, 4)`` boxes. Defaults to ``"bboxes"``.
-        label_field: The key of the ``(N,)`` labels. Defaults to ``"labels"``.
-        channels_first: Give ``image`` as ``(B, C, H, W)`` instead of ``(B, H, W, C)``.
-            Defaults to ``False``.
+        batch: Dict samples, all with the same keys: an ``image`` (``HxWxC`` or ``HxW``,
+            numpy or CPU tensor), ``(N, 4)`` boxes (an empty list or array for none) and
+            ``(N,)`` labels (integers or floats). A ``mask`` key is stacked like the
+            images.
+        box_field: The key of the boxes. Defaults to ``"bboxes"``.
+        label_field: The key of the labels. Defaults to ``"labels"``.
+        channels_first: Give ``image`` as ``(B, C, H, W)`` instead of ``(B, H, W, C)``;
+            ``HxW`` images become ``(B, 1, H, W)``. Defaults to ``False``.
+        targets: Also return ``targets``, the YOLOv5-style float32 tensor; its labels must
+            then be exact in float32 (integers within ±2**24). Defaults to ``True``.
 
     Returns:
-        ``"image"``: the stacked images; ``"targets"``: a float32 ``(M, 6)`` tensor of
-        rows ``(sample index in the batch, label, box...)`` with the boxes in the samples'
-        own format; ``"mask"``: the stacked semantic masks, when the samples have them;
-        every other key: the list of its values, in batch order.
+        ``"image"``: the stacked images (in shared memory inside a DataLoader worker);
+        ``"mask"``: the stacked masks, when the samples have them; ``"targets"``: a
+        float32 ``(M, 6)`` tensor of rows ``(sample position, label, box...)``;
+        ``"batch_idx"``: the int64 ``(M,)`` sample position of each box; under
+        ``box_field`` and ``label_field``: the ``(M, 4)`` boxes and ``(M,)`` labels of
+        the whole batch in the samples' own dtypes (int64 labels stay int64), where a
+        dtype is taken from the samples that have boxes (or, in a batch without any
+        box, from the first sample whose value is an array or tensor; else float32 boxes
+        and int64 labels); every other key: the list of its values, in batch order.
+        Boxes keep the samples' own format.
 
     Raises:
-        ValueError: If the batch is empty, or a sample lacks ``image``, boxes or
-            labels, or images differ in shape, or boxes and labels differ in length.
-        TypeError: If a sample is not a dict.
+        TypeError: If a sample is not a dict, an image or mask is not an array or
+            tensor, boxes or labels are not numbers, or an option has the wrong type.
+        ValueError: If the batch is empty, samples differ in keys, images or masks
+            differ in shape or dtype, non-empty boxes or labels differ in dtype, boxes
+            are not ``(N, 4)`` or labels not ``(N,)``, their counts differ, a label does
+            not fit ``targets``, a sample has a key the output uses (``targets``,
+            ``batch_idx``), or an option's value is refused.
 
+    >>> import numpy as np
     >>> samples = [{"image": np.zeros((4, 6, 3), np.uint8), "bboxes": np.array([[0, 0, 2, 2]]),
     ...             "labels": np.array([5]), "path": "a.png"}] * 2
     >>> out = collate_detection(samples)
     >>> out["image"].shape, out["targets"].tolist()[1], out["path"]
     (torch.Size([2, 4, 6, 3]), [1.0, 5.0, 0.0, 0.0, 2.0, 2.0], ['a.png', 'a.png'])
+    >>> out["batch_idx"].tolist(), out["labels"].dtype, out["bboxes"].dtype
+    ([0, 1], torch.int64, torch.int64)
     """
-    if not batch:
-        raise ValueError("collate_detection needs a non-empty batch")
-    for position, sample in enumerate(batch):
-        if not isinstance(sample, Mapping):
-            raise TypeError(
-                f"collate_detection takes dict samples; batch[{position}] is a "
-                f"{type(sample).__name__}"
-            )
-        for key in ("image", box_field, label_field):
-            if key not in sample:
-                raise ValueError(
-                    f"batch[{position}] has no {key!r} (keys: {sorted(sample)}); "
-                    "collate_detection needs an image, boxes and labels"
-                )
-    shape = tuple(np.shape(batch[0]["image"]))
-    for position, sample in enumerate(batch):
-        if tuple(np.shape(sample["image"])) != shape:
-            raise ValueError(
-                f"batch[{position}]['image'] has shape {tuple(np.shape(sample['image']))}, "
-                f"batch[0]['image'] has {shape}: images of a batch must have one shape "
-                "(a MosaicDataset's output_size gives them one)"
-            )
-    images = [_channels_first(sample["image"]) if channels_first else sample["image"]
-              for sample in batch]  # fmt: skip
-    out: dict[str, Any] = {"image": default_collate(images), "targets": _targets(
-        batch, box_field, label_field)}  # fmt: skip
-    if all("mask" in sample for sample in batch):
-        out["mask"] = default_collate([sample["mask"] for sample in batch])
-    for key in batch[0]:
-        if key not in out and key not in (box_field, label_field):
-            out[key] = [sample.get(key) for sample in batch]
-    return out
-
-
-def _channels_first(image: Any) -> Any:
-    if isinstance(image, torch.Tensor):
-        return image.permute(2, 0, 1) if image.ndim == 3 else image[None]
-    array = np.asarray(image)
-    return array.transpose(2, 0, 1) if array.ndim == 3 else array[None]
-
-
-def _targets(batch: Sequence[Mapping[str, Any]], box_field: str, label_field: str) -> torch.Tensor:
-    rows = []
-    for position, sample in enumerate(batch):
-        boxes = np.asarray(sample[box_field], dtype=np.float32).reshape(-1, 4)
-        labels = np.asarray(sample[label_field], dtype=np.float32).reshape(-1)
-        if len(boxes) != len(labels):
-            raise ValueError(
-                f"batch[{position}] has {len(boxes)} boxes ({box_field!r}) but {len(labels)} "
-                f"labels ({label_field!r})"
-            )
-        block = np.empty((len(boxes), 6), dtype=np.float32)
-        block[:, 0] = position
-        block[:, 1] = labels
-        block[:, 2:] = boxes
-        rows.append(block)
-    return torch.from_numpy(np.concatenate(rows))
+    fields = Fields.check(box_field, label_field, channels_first, targets)
+    columns = read_batch(batch, fields)
+    stacked = {
+        key: fill(allocate(stack.shape, stack.dtype), stack)
+        for key, stack in columns.stacks.items()
+    }
+    return assemble(columns, fields, stacked)

@@ -1,0 +1,317 @@
+"""Reading a batch of detection samples into columns, refusing anything it would convert.
+
+Every check names the sample's position in the batch and the key. Nothing here changes
+a value: images keep their dtype (one per batch), boxes and labels keep theirs, and a
+shape that is not the documented one is refused rather than reshaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import torch
+
+from rankaug import checks
+
+#: Output keys collate_detection fills itself; a sample may not bring its own.
+RESERVED: Final[tuple[str, ...]] = ("targets", "batch_idx")
+#: The sample keys stacked into one tensor.
+STACKED: Final[tuple[str, ...]] = ("image", "mask")
+#: Integer labels up to this magnitude are exact in float32 (the ``targets`` tensor).
+FLOAT32_EXACT: Final = 2**24
+
+Stackable = np.ndarray | torch.Tensor
+
+
+@dataclass(frozen=True)
+class Fields:
+    """The collate's options, checked once.
+
+    Attributes:
+        box_field: The sample key of the ``(N, 4)`` boxes.
+        label_field: The sample key of the ``(N,)`` labels.
+        channels_first: Stack images as ``(B, C, H, W)``.
+        targets: Also build the YOLOv5-style float32 ``(M, 6)`` tensor.
+    """
+
+    box_field: str
+    label_field: str
+    channels_first: bool
+    targets: bool
+
+    @classmethod
+    def check(
+        cls, box_field: object, label_field: object, channels_first: object, targets: object
+    ) -> Fields:
+        """Check the options (the messages name the argument)."""
+        taken = (*STACKED, *RESERVED)
+        box = _field_name(box_field, "box_field", forbidden=taken)
+        label = _field_name(label_field, "label_field", forbidden=(*taken, box))
+        first = checks.boolean(channels_first, "channels_first")
+        return cls(box, label, first, checks.boolean(targets, "targets"))
+
+
+@dataclass(frozen=True)
+class Stack:
+    """One stacked key's items, checked to share a shape and a dtype.
+
+    Attributes:
+        items: Per sample, the array or CPU tensor to copy (channels moved first when
+            asked: a view, not a copy).
+        shape: The stacked shape ``(B, ...)``.
+        dtype: Its torch dtype.
+    """
+
+    items: list[Stackable]
+    shape: tuple[int, ...]
+    dtype: torch.dtype
+
+
+@dataclass(frozen=True)
+class Columns:
+    """A batch read into columns.
+
+    Attributes:
+        stacks: ``"image"`` and, when the samples have it, ``"mask"``.
+        boxes: All boxes, ``(M, 4)``, in the samples' dtype.
+        labels: All labels, ``(M,)``, in the samples' dtype.
+        batch_idx: Each box's sample position, ``(M,)`` int64.
+        others: Every other key: its values in batch order.
+    """
+
+    stacks: dict[str, Stack]
+    boxes: np.ndarray
+    labels: np.ndarray
+    batch_idx: np.ndarray
+    others: dict[str, list[Any]]
+
+
+def read_batch(batch: object, fields: Fields) -> Columns:
+    """Check a batch of dict samples and read it into :class:`Columns`.
+
+    Raises:
+        TypeError: If the batch is not a sequence, a sample is not a dict, or an image,
+            mask, boxes or labels are not of a type collate takes.
+        ValueError: If the batch is empty, or its samples disagree in keys, shapes or
+            dtypes, or boxes or labels have a shape they must not have.
+    """
+    if isinstance(batch, str | bytes | Mapping) or not isinstance(batch, Sequence):
+        raise TypeError(f"collate takes a sequence of samples, got a {type(batch).__name__}")
+    if not batch:
+        raise ValueError("collate needs a non-empty batch")
+    keys = _keys(batch, fields)
+    stacks = {
+        key: _stack(batch, key, channels_first=fields.channels_first and key == "image")
+        for key in STACKED
+        if key in keys
+    }
+    boxes = [_numbers(s[fields.box_field], f"batch[{p}][{fields.box_field!r}]") for p, s in
+             enumerate(batch)]  # fmt: skip
+    labels = [_numbers(s[fields.label_field], f"batch[{p}][{fields.label_field!r}]") for p, s in
+              enumerate(batch)]  # fmt: skip
+    counts = []
+    for position, (box, label) in enumerate(zip(boxes, labels, strict=True)):
+        where = f"batch[{position}]"
+        count = _box_count(box, f"{where}[{fields.box_field!r}]")
+        if label.ndim != 1 and label.size:
+            raise ValueError(
+                f"{where}[{fields.label_field!r}] must be an (N,) array of labels, "
+                f"got shape {label.shape}"
+            )
+        if label.size != count:
+            raise ValueError(
+                f"{where} has {count} boxes ({fields.box_field!r}) but {label.size} labels "
+                f"({fields.label_field!r})"
+            )
+        counts.append(count)
+    box_dtype = _one_dtype(boxes, batch, fields.box_field, np.dtype(np.float32))
+    label_dtype = _one_dtype(labels, batch, fields.label_field, np.dtype(np.int64))
+    columns = Columns(
+        stacks=stacks,
+        boxes=np.concatenate([b.reshape(-1, 4).astype(box_dtype, copy=False) for b in boxes]),
+        labels=np.concatenate([lab.reshape(-1).astype(label_dtype, copy=False) for lab in labels]),
+        batch_idx=np.repeat(np.arange(len(batch), dtype=np.int64), counts),
+        others={
+            key: [sample[key] for sample in batch]
+            for key in keys
+            if key not in (*STACKED, fields.box_field, fields.label_field)
+        },
+    )
+    if fields.targets:
+        _check_float32_labels(columns, fields)
+    return columns
+
+
+def _check_float32_labels(columns: Columns, fields: Fields) -> None:
+    """Refuse labels that the float32 ``targets`` tensor would not hold exactly."""
+    labels = columns.labels
+    if not labels.size:
+        return
+    if labels.dtype.kind in "iu":
+        bad = np.flatnonzero((labels > FLOAT32_EXACT) | (labels < -FLOAT32_EXACT))
+        rule = f"integers within ±2**24 ({FLOAT32_EXACT})"
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            back = labels.astype(np.float32).astype(labels.dtype)
+        bad = np.flatnonzero((back != labels) & ~(np.isnan(back) & np.isnan(labels)))
+        rule = "numbers float32 holds exactly"
+    if bad.size:
+        first = int(bad[0])
+        raise ValueError(
+            f"batch[{int(columns.batch_idx[first])}][{fields.label_field!r}] has the label "
+            f"{labels[first].item()!r}, which the float32 'targets' tensor cannot hold exactly "
+            f"(its labels must be {rule}); pass targets=False and use the "
+            f"{fields.label_field!r} tensor of the batch, which keeps the labels' dtype"
+        )
+
+
+def _field_name(value: object, name: str, *, forbidden: Sequence[str]) -> str:
+    # checks.key_name, but required (it accepts None); same wording.
+    expected = "a key name other than " + ", ".join(repr(k) for k in sorted(forbidden))
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be {expected}, got {value!r} of type {type(value).__name__}")
+    if value in forbidden or not value:
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    return value
+
+
+def _keys(batch: Sequence[Any], fields: Fields) -> list[str]:
+    """The batch's keys (batch[0]'s order), after checking every sample has them all."""
+    first: Mapping[str, Any] | None = None
+    for position, sample in enumerate(batch):
+        if not isinstance(sample, Mapping):
+            raise TypeError(
+                f"collate takes dict samples; batch[{position}] is a {type(sample).__name__}"
+            )
+        for key in ("image", fields.box_field, fields.label_field):
+            if key not in sample:
+                raise ValueError(
+                    f"batch[{position}] has no {key!r} (keys: {sorted(map(str, sample))}); "
+                    "collate needs an image, boxes and labels"
+                )
+        reserved = [key for key in RESERVED if key in sample and (key != "targets" or
+                    fields.targets)]  # fmt: skip
+        if reserved:
+            raise ValueError(
+                f"batch[{position}] has the key {reserved[0]!r}, which the collated batch "
+                "uses for its own tensor: rename it in the dataset"
+            )
+        if first is None:
+            first = sample
+        elif sample.keys() != first.keys():
+            lacks = sorted(map(str, first.keys() - sample.keys()))
+            extra = sorted(map(str, sample.keys() - first.keys()))
+            raise ValueError(
+                f"batch[{position}] has other keys than batch[0] (it lacks {lacks}, has "
+                f"{extra} besides): every sample of a batch must have the same keys"
+            )
+    assert first is not None
+    return list(first)
+
+
+def _stack(batch: Sequence[Mapping[str, Any]], key: str, *, channels_first: bool) -> Stack:
+    items: list[Stackable] = []
+    shape: tuple[int, ...] = ()
+    dtype = ""
+    for position, sample in enumerate(batch):
+        where = f"batch[{position}][{key!r}]"
+        value = sample[key]
+        if isinstance(value, torch.Tensor):
+            if value.device.type != "cpu":
+                raise ValueError(f"{where} must be on the CPU, got a tensor on {value.device}")
+            name = str(value.dtype).removeprefix("torch.")
+        elif isinstance(value, np.ndarray):
+            if value.dtype.kind not in "biuf":
+                raise TypeError(f"{where} must hold numbers, got dtype {value.dtype}")
+            name = value.dtype.name
+        else:
+            raise TypeError(
+                f"{where} must be a numpy array or a torch tensor, got {type(value).__name__}"
+            )
+        if value.ndim not in (2, 3) or 0 in value.shape:
+            raise ValueError(
+                f"{where} must be a non-empty HxW or HxWxC array, got shape {tuple(value.shape)}"
+            )
+        if position == 0:
+            shape, dtype = tuple(value.shape), name
+        elif tuple(value.shape) != shape:
+            raise ValueError(
+                f"{where} has shape {tuple(value.shape)}, batch[0][{key!r}] has {shape}: "
+                f"the {key}s of a batch must have one shape (a MosaicDataset's output_size "
+                "gives them one)"
+            )
+        elif name != dtype:
+            raise ValueError(
+                f"{where} has dtype {name}, batch[0][{key!r}] has {dtype}: the {key}s of a "
+                "batch must have one dtype (nothing is converted: make the dataset return one)"
+            )
+        items.append(_channels_first(value) if channels_first else value)
+    torch_dtype = (
+        items[0].dtype
+        if isinstance(items[0], torch.Tensor)
+        else torch.from_numpy(np.empty(0, items[0].dtype)).dtype
+    )
+    return Stack(items, (len(items), *items[0].shape), torch_dtype)
+
+
+def _channels_first(image: Stackable) -> Stackable:
+    if image.ndim == 2:
+        return image[None]
+    return image.permute(2, 0, 1) if isinstance(image, torch.Tensor) else image.transpose(2, 0, 1)
+
+
+def _numbers(value: object, where: str) -> np.ndarray:
+    """Boxes or labels as a numpy array of numbers (no copy for arrays and CPU tensors)."""
+    if isinstance(value, torch.Tensor):
+        if value.device.type != "cpu":
+            raise ValueError(f"{where} must be on the CPU, got a tensor on {value.device}")
+        array = value.detach().numpy()
+    else:
+        try:
+            array = np.asarray(value)
+        except ValueError as error:  # ragged nested lists
+            raise ValueError(f"{where} must be a rectangular array of numbers: {error}") from None
+    if array.dtype.kind not in "iuf" and array.size:  # an empty one carries no values
+        raise TypeError(
+            f"{where} must hold numbers (integers or floats), got {value!r:.60} of dtype "
+            f"{array.dtype}"
+        )
+    return array
+
+
+def _box_count(boxes: np.ndarray, where: str) -> int:
+    if boxes.ndim == 2 and boxes.shape[1] == 4:
+        return int(boxes.shape[0])
+    if boxes.shape == (0,):
+        return 0
+    raise ValueError(
+        f"{where} must be an (N, 4) array of boxes (an empty one for no boxes), got shape "
+        f"{boxes.shape}"
+    )
+
+
+def _one_dtype(
+    arrays: Sequence[np.ndarray], batch: Sequence[Mapping[str, Any]], key: str, default: np.dtype
+) -> np.dtype:
+    """The dtype every non-empty array shares; empty ones carry no values to convert.
+
+    With no entries at all, the first sample whose value is an array or a tensor decides
+    (a dataset keeps its dtype on a batch without boxes), else ``default``.
+    """
+    filled = [(p, a.dtype) for p, a in enumerate(arrays) if a.size]
+    for position, dtype in filled[1:]:
+        if dtype != filled[0][1]:
+            raise ValueError(
+                f"batch[{position}][{key!r}] has dtype {dtype}, batch[{filled[0][0]}][{key!r}] "
+                f"has {filled[0][1]}: the {key} of a batch must have one dtype (nothing is "
+                "converted: make the dataset return one)"
+            )
+    if filled:
+        return filled[0][1]
+    for array, sample in zip(arrays, batch, strict=True):
+        if isinstance(sample[key], np.ndarray | torch.Tensor) and array.dtype.kind in "iuf":
+            return array.dtype
+    return default

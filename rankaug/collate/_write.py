@@ -1,0 +1,109 @@
+"""Writing a batch's columns into tensors: every stacked array copied once, into its home.
+
+Inside a DataLoader worker a batch's tensors leave through shared memory: pickling a
+tensor moves an ordinary one there (a copy), so the stacks are allocated there directly,
+as ``default_collate`` does, and the small per-box tensors share one block of it (one
+file descriptor to pass, not four).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.data import get_worker_info
+
+from rankaug.collate._read import Columns, Fields, Stack
+
+#: Makes the tensor a stack is copied into, given its shape and dtype.
+Allocator = Callable[[tuple[int, ...], torch.dtype], torch.Tensor]
+
+_ALIGN = 8  # bytes: every dtype's alignment
+
+
+def in_worker() -> bool:
+    """Whether this process is a DataLoader worker."""
+    return get_worker_info() is not None
+
+
+def allocate(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+    """A new tensor: in shared memory inside a DataLoader worker, as ``default_collate``."""
+    if not in_worker():
+        return torch.empty(shape, dtype=dtype)
+    storage = torch.UntypedStorage._new_shared(  # type: ignore[no-untyped-call]
+        math.prod(shape) * dtype.itemsize
+    )
+    return torch.empty(0, dtype=dtype).set_(storage).view(shape)
+
+
+def fill(out: torch.Tensor, stack: Stack) -> torch.Tensor:
+    """Copy a stack's items into ``out`` (``stack.shape``, ``stack.dtype``), returned."""
+    view: np.ndarray | None = None
+    for position, item in enumerate(stack.items):
+        if isinstance(item, np.ndarray):
+            if view is None:
+                view = out.numpy()
+            np.copyto(view[position], item, casting="no")
+        else:
+            out[position].copy_(item)
+    return out
+
+
+def assemble(columns: Columns, fields: Fields, stacked: dict[str, torch.Tensor]) -> dict[str, Any]:
+    """The collated batch: the stacked tensors, the per-box tensors, the other keys."""
+    out: dict[str, Any] = dict(stacked)
+    count = len(columns.labels)
+    parts: list[tuple[str, tuple[int, ...], np.dtype[Any]]] = []
+    if fields.targets:
+        parts.append(("targets", (count, 6), np.dtype(np.float32)))
+    parts += [
+        ("batch_idx", (count,), columns.batch_idx.dtype),
+        (fields.box_field, (count, 4), columns.boxes.dtype),
+        (fields.label_field, (count,), columns.labels.dtype),
+    ]
+    tensors = _block(parts)
+    if fields.targets:
+        targets = tensors["targets"].numpy()
+        targets[:, 0] = columns.batch_idx
+        targets[:, 1] = columns.labels  # exact: checked by read_batch
+        targets[:, 2:] = columns.boxes
+    tensors["batch_idx"].numpy()[:] = columns.batch_idx
+    tensors[fields.box_field].numpy()[:] = columns.boxes
+    tensors[fields.label_field].numpy()[:] = columns.labels
+    out.update(tensors)
+    out.update(columns.others)
+    return out
+
+
+def _block(parts: list[tuple[str, tuple[int, ...], np.dtype[Any]]]) -> dict[str, torch.Tensor]:
+    """Tensors of the given shapes and dtypes, carved out of one storage."""
+    offsets = []
+    size = 0
+    for _, shape, dtype in parts:
+        offsets.append(size)
+        size += -(-math.prod(shape) * dtype.itemsize // _ALIGN) * _ALIGN
+    size = max(size, _ALIGN)
+    storage = (
+        torch.UntypedStorage._new_shared(size)  # type: ignore[no-untyped-call]
+        if in_worker()
+        else torch.UntypedStorage(size)  # type: ignore[no-untyped-call]
+    )
+    out = {}
+    for (name, shape, dtype), offset in zip(parts, offsets, strict=True):
+        torch_dtype = torch.from_numpy(np.empty(0, dtype)).dtype
+        out[name] = torch.empty(0, dtype=torch_dtype).set_(
+            storage, offset // dtype.itemsize, shape, _strides(shape)
+        )
+    return out
+
+
+def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides = []
+    step = 1
+    for extent in reversed(shape):
+        strides.append(step)
+        step *= max(extent, 1)
+    return tuple(reversed(strides))
