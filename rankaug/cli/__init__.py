@@ -118,7 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Launch a real DDP job on this machine (gloo, every rank with the same "
             "torch.manual_seed), run YOLOv5's mosaic (partners from global random) and "
-            "rankaug.MosaicDataset side by side, print every rank's partner indices, "
+            "rankaug.MosaicDataset side by side, the latter through "
+            "EpochSampler(DistributedSampler) with no set_epoch call, print every rank's "
+            "partner indices, "
             "count the mosaics whose partners repeat across ranks, and write one PNG "
             "contact sheet per approach."
         ),
