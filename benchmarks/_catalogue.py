@@ -277,6 +277,8 @@ GOALS: tuple[Goal, ...] = (
             baseline=f"epoch/loader_plain_{w}w",
             op="<=",
             target=1.0,
+            also="wall_us",
+            also_what="wall time",
             hint=(
                 "each index list is pickled to the worker: see section 5's pickling line"
                 if w

@@ -218,11 +218,16 @@ class Difference(Goal):
         row: The row with the feature.
         baseline: The same work without it.
         unit: The unit of the difference, for the note.
+        also: A figure of both rows' ``extra`` whose difference of medians the note
+            adds (``""`` for none).
+        also_what: How the note names it.
     """
 
     row: str
     baseline: str
     unit: str = "µs"
+    also: str = ""
+    also_what: str = ""
 
     @property
     def rows(self) -> tuple[str, ...]:
@@ -242,4 +247,8 @@ class Difference(Goal):
                 f"(median {entry['paired_median']:+.2f})"
             )
         notes.append(f"{with_it.median:.2f} vs {without.median:.2f} {self.unit}")
+        extra = [report.rows[k].extra.get(self.also) for k in (self.row, self.baseline)]
+        if self.also and extra[0] and extra[1]:
+            also = summarize(extra[0]).median - summarize(extra[1]).median
+            notes.append(f"{self.also_what} {also:+.2f} {self.unit}")
         return Measurement(entry["difference"], tuple(notes))

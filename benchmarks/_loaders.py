@@ -14,7 +14,7 @@ import itertools
 import os
 import pickle
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
@@ -30,6 +30,7 @@ __all__ = [
     "COLLATES",
     "Chunk",
     "ChunkSampler",
+    "CpuChunk",
     "CollateReused",
     "Loader",
     "PassChunks",
@@ -39,6 +40,7 @@ __all__ = [
     "cpu_ns",
     "make_loaders",
     "time_chunk",
+    "time_cpu_chunk",
     "transport_costs",
 ]
 
@@ -65,37 +67,51 @@ class ChunkSampler(Sampler[int]):
 
 
 class PassChunks(Sampler[Any]):
-    """The indices of endless passes over ``sampler``, ``count`` of them per ``iter()``.
+    """Endless passes over one of several samplers, ``count`` indices per ``iter()``.
 
-    Like :class:`ChunkSampler`, but the indices come from another sampler, unchanged (an
-    :class:`~rankaug.EpochIndex` stays one): each chunk continues the running pass, and
-    a new pass (``iter(sampler)``) starts when one ends.
+    Like :class:`ChunkSampler`, but the indices come from other samplers, unchanged (an
+    :class:`~rankaug.EpochIndex` stays one). ``use`` names the sampler the next chunk
+    comes from; each sampler's pass continues where its last chunk stopped, and a new
+    pass (``iter(sampler)``) starts when one ends. One DataLoader, and so one worker
+    process, then serves several contenders in turn.
 
-    >>> chunks = PassChunks([10, 11, 12])
+    Args:
+        samplers: Name -> sampler (or any iterable of indices); ``use`` starts at the
+            first.
+
+    >>> chunks = PassChunks({"a": [10, 11, 12], "b": [7]})
     >>> chunks.count = 2
-    >>> list(chunks), list(chunks), list(chunks)
-    ([10, 11], [12, 10], [11, 12])
+    >>> list(chunks), list(chunks)
+    ([10, 11], [12, 10])
+    >>> chunks.use = "b"
+    >>> list(chunks)
+    [7, 7]
+    >>> chunks.use = "a"
+    >>> list(chunks)
+    [11, 12]
     """
 
-    def __init__(self, sampler: Iterable[Any]) -> None:
-        self.sampler = sampler
+    def __init__(self, samplers: Mapping[str, Iterable[Any]]) -> None:
+        self.samplers = dict(samplers)
+        self.use = next(iter(self.samplers))
         self.count = 0
-        self._pass: Iterator[Any] | None = None
+        self._passes: dict[str, Iterator[Any]] = {}
 
     def __iter__(self) -> Iterator[Any]:
-        remaining = self.count
+        name, remaining = self.use, self.count
         while remaining > 0:
-            fresh = self._pass is None
-            if self._pass is None:
-                self._pass = iter(self.sampler)
+            running = self._passes.get(name)
+            fresh = running is None
+            if running is None:
+                running = self._passes[name] = iter(self.samplers[name])
             taken = 0
-            for value in itertools.islice(self._pass, remaining):
+            for value in itertools.islice(running, remaining):
                 taken += 1
                 yield value
             if taken < remaining:  # the pass has ended
-                self._pass = None
+                del self._passes[name]
                 if fresh and taken == 0:
-                    raise ValueError("PassChunks needs a sampler with at least one index")
+                    raise ValueError(f"PassChunks: sampler {name!r} gives no index")
             remaining -= taken
 
     def __len__(self) -> int:
@@ -297,6 +313,60 @@ def time_chunk(entry: Loader, batches: int, batch_size: int) -> Chunk:
         cores = (after[0] - before[0]) / 1e9 / seconds
         waiting = (after[1] - before[1]) / 1e9 / seconds
     return Chunk(batches * batch_size / seconds, cores, waiting)
+
+
+@dataclass(frozen=True)
+class CpuChunk:
+    """One chunk of a loader, whole: wall and CPU seconds per sample.
+
+    Attributes:
+        wall: Wall time per sample, the chunk's start and end included.
+        cpu: CPU time per sample of the main process (all its threads) and the workers.
+        precise: Whether the workers' CPU time was read (``/proc``); without it, ``cpu``
+            counts the main process only.
+    """
+
+    wall: float
+    cpu: float
+    precise: bool
+
+
+def time_cpu_chunk(entry: Loader, batches: int, batch_size: int, settle: float = 0.002) -> CpuChunk:
+    """CPU time per sample of one whole chunk of ``batches`` batches, for small costs.
+
+    Unlike :func:`time_chunk`, the CPU time is read when the workers are idle, before
+    the chunk starts and ``settle`` seconds after its last batch arrived: ``/proc``
+    brings a running thread's CPU time up to date only every scheduler tick (4 ms
+    here), an error that would swamp a microsecond per sample over a chunk of tens of
+    milliseconds. The main process's own CPU time is ``time.process_time``, exact. The
+    chunk's start (waking persistent workers) and its filling up are included: the
+    same for every contender of one loader.
+
+    Args:
+        entry: The loader; its workers must have been started (one chunk before).
+        batches: Batches in the chunk.
+        batch_size: Its batch size.
+        settle: Seconds to wait after the last batch, for the workers to go idle.
+
+    Returns:
+        The chunk's figures.
+    """
+    running = getattr(entry.loader, "_iterator", None)  # the persistent workers, if any
+    pids = [int(process.pid) for process in getattr(running, "_workers", [])]
+    entry.sampler.count = batches * batch_size
+    before = cpu_ns(pids) if pids else (0, 0)
+    main = time.process_time()
+    t0 = time.perf_counter()
+    for _ in entry.loader:
+        pass
+    wall = time.perf_counter() - t0
+    main = time.process_time() - main
+    time.sleep(settle)
+    after = cpu_ns(pids) if pids else (0, 0)
+    precise = before is not None and after is not None
+    workers = (after[0] - before[0]) / 1e9 if before is not None and after is not None else 0.0
+    samples = batches * batch_size
+    return CpuChunk(wall / samples, (main + workers) / samples, precise)
 
 
 def transport_costs(dataset: Any, batch_size: int, repeats: int) -> dict[str, float]:

@@ -158,12 +158,13 @@ def interleave(
     warmup: int,
     progress: Progress | None = None,
     label: str = "",
+    clock: Callable[[], float] = time.perf_counter,
 ) -> dict[str, list[float]]:
     """Time several contenders in interleaved rounds; return seconds per operation.
 
     Every contender first runs ``warmup`` untimed operations. Then, in each of
     ``repeats`` rounds, every contender runs ``per_round`` operations, timed with
-    ``time.perf_counter``; the order is the given one on even rounds and reversed on odd
+    ``clock`` (wall time by default); the order is the given one on even rounds and reversed on odd
     rounds (A B C, C B A, A B C, ...), so that slow drift of the machine's speed and the
     cost of going first or last hit every contender alike. Compare medians of the rounds,
     or the per-round ratios (:func:`paired_ratios`).
@@ -175,6 +176,8 @@ def interleave(
         warmup: Untimed operations per contender first.
         progress: Advanced by one unit per contender per round.
         label: Shown beside the progress bar.
+        clock: The clock; ``time.thread_time`` counts only this thread's CPU time, so
+            that other work on the machine does not (for single-threaded contenders).
 
     Returns:
         Name -> seconds per operation, one value per round.
@@ -194,9 +197,9 @@ def interleave(
             if progress is not None:
                 progress.set_label(f"{label}: {name}")
             op = ops[name]
-            t0 = time.perf_counter()
+            t0 = clock()
             op(per_round)
-            seconds[name].append((time.perf_counter() - t0) / per_round)
+            seconds[name].append((clock() - t0) / per_round)
             if progress is not None:
                 progress.advance()
     return seconds

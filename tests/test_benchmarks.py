@@ -335,21 +335,25 @@ def test_helpers_doctests(module: Any) -> None:
     assert results.failed == 0
 
 
-def test_pass_chunks_continue_the_pass_and_keep_the_epoch() -> None:
+def test_pass_chunks_continue_each_pass_and_keep_the_epoch() -> None:
     from benchmarks import _loaders
     from rankaug import EpochIndex, EpochSampler
 
     assert doctest.testmod(_loaders).failed == 0
-    chunks = _loaders.PassChunks(EpochSampler([0, 1, 2], epoch=4))
+    chunks = _loaders.PassChunks({"carried": EpochSampler([0, 1, 2], epoch=4), "plain": [5, 6]})
     chunks.count = 2
-    seen = [list(chunks) for _ in range(3)]
+    seen = [list(chunks)]
+    chunks.use = "plain"
+    assert [list(chunks), list(chunks)] == [[5, 6], [5, 6]]
+    chunks.use = "carried"
+    seen += [list(chunks), list(chunks)]  # the carried pass continues where it stopped
     assert seen == [[0, 1], [2, 0], [1, 2]]
     flat = [index for chunk in seen for index in chunk]
     assert all(type(index) is EpochIndex for index in flat)
     assert [index.epoch for index in flat] == [4, 4, 4, 5, 5, 5]  # a new pass, a new epoch
-    empty = _loaders.PassChunks([])
+    empty = _loaders.PassChunks({"none": []})
     empty.count = 1
-    with pytest.raises(ValueError, match="at least one index"):
+    with pytest.raises(ValueError, match="'none' gives no index"):
         list(empty)
 
 

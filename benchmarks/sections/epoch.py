@@ -13,6 +13,14 @@ the same rounds; the difference of the medians is the cost of carrying it:
   lists of the samples (no tensor in shared memory, whose cost per batch would bury a
   microsecond per index);
 * beside them, what pickling one index list for a worker costs, measured in-process.
+
+The figures are CPU time, not wall time: a difference of a fraction of a microsecond
+would drown in what other work on a shared machine takes from the contenders. The
+sampler and wrapper rows and the pickling line read ``time.thread_time``; the loader
+rows add the CPU time of the main process (``time.process_time``: all its threads, the
+index queue's feeder thread pickles there) and of its worker (``/proc``, read while it
+is idle), over whole chunks (:func:`~benchmarks._loaders.time_cpu_chunk`). The wall
+time per index is in each loader row's note (and ``extra``).
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from torch.utils.data import DataLoader, DistributedSampler
 
 from benchmarks._bench import Bench, identity
 from benchmarks._catalogue import EPOCH_WORKERS, section
-from benchmarks._loaders import Loader, PassChunks, collate_numpy, time_chunk
+from benchmarks._loaders import Loader, PassChunks, collate_numpy, time_chunk, time_cpu_chunk
 from benchmarks._report import print_rows
 from benchmarks._timing import Op, interleave, summarize
 from rankaug import EpochIndex, EpochSampler, RandomAugmentWrapper
@@ -107,31 +115,38 @@ def index_contenders(seed: int) -> dict[str, Op]:
     }
 
 
-def loaders(seed: int, batch_size: int) -> dict[str, Loader]:
-    """The DataLoaders, with and without ``EpochSampler``, for each worker count.
+def loaders(seed: int, batch_size: int) -> dict[int, Loader]:
+    """One DataLoader per worker count, serving both contenders in turn.
 
-    Each has its own cheap wrapper (a list of ints, the identity transform) and a
-    ``DistributedSampler`` (one replica), read in chunks of endless passes
-    (:class:`~benchmarks._loaders.PassChunks`); workers are persistent.
+    Each has its own cheap wrapper (a list of ints, the identity transform, set to
+    :data:`EPOCH`) and two samplers over it, ``DistributedSampler`` (one replica) and
+    ``EpochSampler`` around another; its :class:`~benchmarks._loaders.PassChunks`
+    switches between them (``use = "plain"`` or ``"carried"``). Both contenders thus
+    run in the same worker process: two loaders' workers may land on the machine's
+    cores differently, which costs CPU time of its own. Workers are persistent.
     """
-    made: dict[str, Loader] = {}
+    made: dict[int, Loader] = {}
     for workers in EPOCH_WORKERS:
-        for kind in ("plain", "carried"):
-            dataset: RandomAugmentWrapper[Any] = RandomAugmentWrapper(
-                list(range(LENGTH)), identity, seed=seed, rank=0
-            )
-            inner = _distributed(dataset, seed)
-            sampler = PassChunks(EpochSampler(inner) if kind == "carried" else inner)
-            loader: DataLoader[Any] = DataLoader(
-                dataset,
-                batch_size=batch_size,
-                sampler=sampler,
-                num_workers=workers,
-                collate_fn=collate_numpy,
-                persistent_workers=workers > 0,
-                prefetch_factor=2 if workers else None,
-            )
-            made[f"epoch/loader_{kind}_{workers}w"] = Loader(loader, sampler, workers)
+        dataset: RandomAugmentWrapper[Any] = RandomAugmentWrapper(
+            list(range(LENGTH)), identity, seed=seed, rank=0
+        )
+        dataset.set_epoch(EPOCH)
+        sampler = PassChunks(
+            {
+                "plain": _distributed(dataset, seed),
+                "carried": EpochSampler(_distributed(dataset, seed), epoch=EPOCH),
+            }
+        )
+        loader: DataLoader[Any] = DataLoader(
+            dataset,
+            batch_size=batch_size,
+            sampler=sampler,
+            num_workers=workers,
+            collate_fn=collate_numpy,
+            persistent_workers=workers > 0,
+            prefetch_factor=2 if workers else None,
+        )
+        made[workers] = Loader(loader, sampler, workers)
     return made
 
 
@@ -150,7 +165,7 @@ def pickle_costs(batch_size: int, rounds: int, batches: int = 500) -> dict[str, 
         "carried_us": [EpochIndex(i, EPOCH) for i in range(batch_size)],
     }
     spent: dict[str, list[float]] = {name: [] for name in lists}
-    dumps, loads, clock = ForkingPickler.dumps, pickle.loads, time.perf_counter
+    dumps, loads, clock = ForkingPickler.dumps, pickle.loads, time.thread_time
     for r in range(rounds):
         for name in list(lists) if r % 2 == 0 else list(lists)[::-1]:
             batch = lists[name]
@@ -176,32 +191,53 @@ def measure(bench: Bench, prepared: None) -> None:
         warmup=settings.epoch_indices // 4,
         progress=progress,
         label="5 epoch",
+        clock=time.thread_time,
     )
     bench.rows(SECTION, seconds)
     made = loaders(bench.seed, bench.batch_size)
-    names = list(made)
-    per_index: dict[str, list[float]] = {name: [] for name in names}
+    contenders = {
+        f"epoch/loader_{kind}_{workers}w": (made[workers], kind)
+        for workers in EPOCH_WORKERS
+        for kind in ("plain", "carried")
+    }
+    names = list(contenders)
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    wall: dict[str, list[float]] = {name: [] for name in names}
     try:
         for name in names:  # start the workers, warm up
             progress.set_label(f"5 epoch: warm-up {name}")
-            time_chunk(made[name], 4, bench.batch_size)
+            entry, kind = contenders[name]
+            entry.sampler.use = kind  # type: ignore[union-attr]
+            time_chunk(entry, 4, bench.batch_size)
         for r in range(settings.repeats):
             for name in names if r % 2 == 0 else names[::-1]:
                 progress.set_label(f"5 epoch: {name}")
-                chunk = time_chunk(made[name], settings.epoch_batches, bench.batch_size)
-                per_index[name].append(1 / chunk.rate)
+                entry, kind = contenders[name]
+                entry.sampler.use = kind  # type: ignore[union-attr]
+                chunk = time_cpu_chunk(entry, settings.epoch_batches, bench.batch_size)
+                wall[name].append(chunk.wall)
+                cpu[name].append(chunk.cpu)
+                if not chunk.precise:
+                    report.diagnostics["epoch_loader_clock"] = "main process only (no /proc)"
                 progress.advance()
     finally:
+        contenders.clear()
         made.clear()  # shuts the persistent workers down
         gc.collect()
-    bench.rows(SECTION, per_index)
+    bench.rows(SECTION, cpu)
+    for name in names:
+        row = report.rows[name]
+        row.extra["wall_us"] = SECTION.values(wall[name])
+        row.note = f"wall {summarize(row.extra['wall_us']).median:.2f} µs/index"
+    report.diagnostics.setdefault("epoch_loader_clock", "main process and worker")
     costs = pickle_costs(bench.batch_size, max(settings.repeats, 9))
     report.diagnostics["epoch_pickle"] = {**costs, "batch": bench.batch_size}
 
     bench.out(
-        f"5. Epoch carried by the index: µs per index, lower is better ({settings.epoch_indices} "
-        f"indices per round; loaders: {settings.epoch_batches} batches of {bench.batch_size} "
-        "per round, kept as lists)"
+        "5. Epoch carried by the index: CPU µs per index, lower is better (CPU time of this "
+        "process, and of its worker; other work on the machine does not count; "
+        f"{settings.epoch_indices} indices per round; loaders: {settings.epoch_batches} "
+        f"batches of {bench.batch_size} per round, kept as lists)"
     )
     pairs = {
         row_id.replace("_plain", "_carried"): row_id
@@ -213,7 +249,7 @@ def measure(bench: Bench, prepared: None) -> None:
     )
     bench.out(
         f"  pickling one list of {bench.batch_size} indices for a worker (ForkingPickler.dumps "
-        f"+ pickle.loads): ints {costs['int_us']:.2f}, EpochIndex {costs['carried_us']:.2f} "
-        f"µs per index ({costs['extra_us']:+.2f})"
+        f"+ pickle.loads, CPU): ints {costs['int_us']:.2f}, EpochIndex "
+        f"{costs['carried_us']:.2f} µs per index ({costs['extra_us']:+.2f})"
     )
     bench.out()
