@@ -1,0 +1,94 @@
+"""Helpers for the cache tests: bit-for-bit comparison and small datasets."""
+
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+Point = namedtuple("Point", ["x", "y"])
+
+
+def assert_identical(got: Any, expected: Any, where: str = "sample") -> None:
+    """``got`` is ``expected`` bit for bit: types, keys and their order, dtypes, shapes."""
+    assert type(got) is type(expected), f"{where}: {type(got)} is not {type(expected)}"
+    if isinstance(expected, np.ndarray):
+        assert got.dtype == expected.dtype, f"{where}: dtype {got.dtype} != {expected.dtype}"
+        assert got.shape == expected.shape, f"{where}: shape {got.shape} != {expected.shape}"
+        if expected.dtype.hasobject:
+            for number, (a, b) in enumerate(zip(got.ravel(), expected.ravel(), strict=True)):
+                assert_identical(a, b, f"{where}.flat[{number}]")
+        else:
+            assert got.tobytes() == expected.tobytes(), f"{where}: values differ"
+    elif isinstance(expected, torch.Tensor):
+        assert got.dtype == expected.dtype, f"{where}: dtype {got.dtype} != {expected.dtype}"
+        assert got.shape == expected.shape, f"{where}: shape"
+        assert _tensor_bytes(got) == _tensor_bytes(expected), f"{where}: values differ"
+    elif isinstance(expected, dict):
+        assert list(got) == list(expected), f"{where}: keys {list(got)} != {list(expected)}"
+        for key in expected:
+            assert_identical(got[key], expected[key], f"{where}[{key!r}]")
+    elif isinstance(expected, list | tuple):
+        assert len(got) == len(expected), f"{where}: length"
+        for number, (a, b) in enumerate(zip(got, expected, strict=True)):
+            assert_identical(a, b, f"{where}[{number}]")
+    elif isinstance(expected, float | np.floating) and math.isnan(expected):
+        assert np.array(got).tobytes() == np.array(expected).tobytes(), where
+    else:
+        assert got == expected, f"{where}: {got!r} != {expected!r}"
+
+
+class ListDataset(Dataset[Any]):
+    """The given samples; ``repr`` names a version so the cache can key it."""
+
+    def __init__(self, samples: list[Any], version: str = "v1") -> None:
+        self.samples = samples
+        self.version = version
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.samples[index]
+
+    def __repr__(self) -> str:
+        return f"ListDataset(version={self.version!r}, length={len(self.samples)})"
+
+
+class Failing(Dataset[Any]):
+    """Raises on one index; counts the loads it served."""
+
+    def __init__(self, length: int, bad: int, error: Exception) -> None:
+        self.length, self.bad, self.error = length, bad, error
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index: int) -> Any:
+        if index == self.bad:
+            raise self.error
+        return {"image": np.full((4, 4), index, np.uint8)}
+
+    def __repr__(self) -> str:
+        return f"Failing({self.length}, {self.bad})"
+
+
+class Anonymous(Dataset[Any]):
+    """No repr, no source files: the cache cannot see it change."""
+
+    def __len__(self) -> int:
+        return 3
+
+    def __getitem__(self, index: int) -> Any:
+        return {"value": index}
+
+
+def _tensor_bytes(tensor: torch.Tensor) -> bytes:
+    tensor = tensor.detach().contiguous()
+    if tensor.dtype == torch.bfloat16:
+        tensor = tensor.view(torch.int16)
+    return bytes(tensor.numpy().tobytes())
