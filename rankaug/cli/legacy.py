@@ -26,7 +26,7 @@ import numpy as np
 from torch.utils.data import Dataset
 
 from rankaug.boxes import box_area, check_box_format, clip_xyxy, keep_mask
-from rankaug.cli.sheet import sample_view
+from rankaug.cli.views import sample_view
 
 __all__ = ["GlobalRandomMosaic"]
 
