@@ -26,11 +26,11 @@ array([[ 50. ,  37.5, 100. ,  25. ]])
 from __future__ import annotations
 
 import functools
-import math
-import numbers
 from typing import Literal, cast
 
 import numpy as np
+
+from rankaug import checks
 
 __all__ = [
     "BOX_FORMATS",
@@ -42,6 +42,7 @@ __all__ = [
     "clip_xyxy",
     "from_xyxy",
     "keep_mask",
+    "to_pixel_xyxy",
     "to_xyxy",
     "validate_xyxy",
 ]
@@ -80,16 +81,9 @@ def check_box_format(value: object, *, name: str = "box_format") -> BoxFormat:
     >>> check_box_format("xyxy", name="fmt")
     Traceback (most recent call last):
     ...
-    ValueError: fmt must be one of 'pascal_voc', 'coco', 'yolo', 'albumentations'; got 'xyxy'
+    ValueError: fmt must be one of 'pascal_voc', 'coco', 'yolo', 'albumentations', got 'xyxy'
     """
-    if not isinstance(value, str):
-        raise TypeError(
-            f"{name} must be a str, one of {_formats_text()}; got {value!r} "
-            f"of type {type(value).__name__}"
-        )
-    if value not in BOX_FORMATS:
-        raise ValueError(f"{name} must be one of {_formats_text()}; got {value!r}")
-    return value
+    return checks.choice(value, name, BOX_FORMATS)
 
 
 def as_box_array(boxes: object, *, name: str = "bboxes") -> np.ndarray:
@@ -212,6 +206,45 @@ def to_xyxy(boxes: np.ndarray, fmt: BoxFormat, image_hw: tuple[int, int]) -> np.
     # fmt == "albumentations"
     scaled: np.ndarray = array * _scale(height, width)
     return scaled
+
+
+def to_pixel_xyxy(boxes: np.ndarray, fmt: BoxFormat, sizes: np.ndarray) -> np.ndarray:
+    """Convert the boxes of several images to pixel xyxy at once.
+
+    The same conversion as :func:`to_xyxy`, with each box's own image size: what a
+    mosaic needs to convert all its tiles' boxes in one pass.
+
+    Args:
+        boxes: Float64 array of shape ``(N, 4)`` in format ``fmt``; for ``"pascal_voc"``
+            it is returned as it is, for ``"coco"`` it is converted in place.
+        fmt: The format of ``boxes``; one of :data:`BOX_FORMATS`.
+        sizes: Array of shape ``(N, 2)``: the ``(width, height)`` of each box's image.
+
+    Returns:
+        Float64 pixel xyxy boxes of shape ``(N, 4)``.
+
+    >>> import numpy as np
+    >>> to_pixel_xyxy(np.array([[0.5, 0.5, 0.5, 0.5], [0.5, 0.5, 1.0, 1.0]]), "yolo",
+    ...               np.array([[10, 10], [20, 40]]))
+    array([[ 2.5,  2.5,  7.5,  7.5],
+           [ 0. ,  0. , 20. , 40. ]])
+    """
+    if fmt == "pascal_voc":
+        return boxes
+    if fmt == "coco":
+        boxes[:, 2:] += boxes[:, :2]
+        return boxes
+    scale = np.tile(sizes, 2)
+    if fmt == "albumentations":
+        scaled: np.ndarray = boxes * scale
+        return scaled
+    check_box_format(fmt, name="fmt")
+    out = np.empty_like(boxes)
+    halves = boxes[:, 2:] * 0.5
+    np.subtract(boxes[:, :2], halves, out=out[:, :2])
+    np.add(boxes[:, :2], halves, out=out[:, 2:])
+    out *= scale
+    return out
 
 
 def from_xyxy(xyxy: np.ndarray, fmt: BoxFormat, image_hw: tuple[int, int]) -> np.ndarray:
@@ -396,10 +429,12 @@ def keep_mask(
     min_visibility: float = 0.0,
     min_width: float = 0.0,
     min_height: float = 0.0,
+    tolerance: float = 0.0,
 ) -> np.ndarray:
     """Decide which clipped boxes to keep.
 
-    A box is kept where its clipped width, height and area are positive, its
+    A box is kept where its clipped width and height exceed ``tolerance`` and its
+    clipped area is positive, its
     clipped area is at least ``min_area``, the fraction ``area / full_area`` is at
     least ``min_visibility``, its width is at least ``min_width`` and its height at
     least ``min_height``. A box whose ``full_area`` is 0 is dropped. The arguments
@@ -415,6 +450,9 @@ def keep_mask(
             Defaults to ``0.0``.
         min_width: Smallest kept clipped width. Defaults to ``0.0``.
         min_height: Smallest kept clipped height. Defaults to ``0.0``.
+        tolerance: A box must be wider and higher than this to be kept at all: a
+            little above 0 drops the slivers that float error leaves where a box
+            meets a clipping edge. Defaults to ``0.0``.
 
     Returns:
         A boolean array of shape ``(N,)``.
@@ -438,7 +476,9 @@ def keep_mask(
     widths = array[:, 2] - array[:, 0]
     heights = array[:, 3] - array[:, 1]
     areas = widths * heights
-    keep = (widths > 0.0) & (areas > 0.0) & (full > 0.0)  # area > 0 implies height > 0
+    keep = (widths > tolerance) & (areas > 0.0) & (full > 0.0)
+    if tolerance > 0.0:
+        keep &= heights > tolerance
     if min_area > 0.0:
         keep &= areas >= min_area
     if min_visibility > 0.0:
@@ -452,11 +492,11 @@ def keep_mask(
 
 def check_filter_args(
     *,
-    min_area: float,
-    min_visibility: float,
-    min_width: float,
-    min_height: float,
-) -> None:
+    min_area: object,
+    min_visibility: object,
+    min_width: object,
+    min_height: object,
+) -> tuple[float, float, float, float]:
     """Check the box-filter thresholds of :func:`keep_mask`.
 
     Args:
@@ -465,39 +505,27 @@ def check_filter_args(
         min_width: Must be a finite real number >= 0.
         min_height: Must be a finite real number >= 0.
 
+    Returns:
+        The four thresholds as floats, in the order above.
+
     Raises:
         TypeError: If a value is not a real number (``bool`` is refused).
         ValueError: If a value is NaN, infinite, negative, or ``min_visibility``
             is above 1.
 
     >>> check_filter_args(min_area=0, min_visibility=0.25, min_width=2.0, min_height=2)
+    (0.0, 0.25, 2.0, 2.0)
     >>> check_filter_args(min_area=0, min_visibility=1.5, min_width=0, min_height=0)
     Traceback (most recent call last):
     ...
-    ValueError: min_visibility must be a real number in [0, 1], got 1.5
+    ValueError: min_visibility must be a finite number >= 0.0 and <= 1.0, got 1.5
     """
-    values: tuple[tuple[str, object], ...] = (
-        ("min_area", min_area),
-        ("min_visibility", min_visibility),
-        ("min_width", min_width),
-        ("min_height", min_height),
+    return (
+        checks.real(min_area, "min_area", low=0.0),
+        checks.probability(min_visibility, "min_visibility"),
+        checks.real(min_width, "min_width", low=0.0),
+        checks.real(min_height, "min_height", low=0.0),
     )
-    for arg_name, value in values:
-        expected = "in [0, 1]" if arg_name == "min_visibility" else "that is finite and >= 0"
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-            raise TypeError(
-                f"{arg_name} must be a real number {expected}, got {value!r} "
-                f"of type {type(value).__name__}"
-            )
-        number = float(value)
-        upper = 1.0 if arg_name == "min_visibility" else math.inf
-        if not (0.0 <= number <= upper) or math.isinf(number):
-            raise ValueError(f"{arg_name} must be a real number {expected}, got {value!r}")
-
-
-def _formats_text() -> str:
-    """Return the allowed format names, quoted and comma-separated."""
-    return ", ".join(repr(fmt) for fmt in BOX_FORMATS)
 
 
 def _as_n4(boxes: np.ndarray, name: str) -> np.ndarray:

@@ -18,12 +18,16 @@ dataset gave it:
   being truncated).
 
 Any other shape: pass an object with ``unpack`` and ``repack`` (the
-:class:`SampleAdapter` protocol) as ``adapter=``.
+:class:`SampleAdapter` protocol) as ``adapter=``. Multi-sample wrappers (the mosaic)
+use three more hooks when an adapter has them, and a fallback otherwise (see
+:func:`view`, :func:`passthrough` and :func:`attach`): reading a partner that is not
+rebuilt, the values a transform does not get, and adding a key to an output.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple, Protocol, TypedDict
 
 import numpy as np
@@ -35,7 +39,10 @@ __all__ = [
     "check_adapter",
     "SampleAdapter",
     "SampleDict",
+    "attach",
+    "passthrough",
     "restore_like",
+    "view",
 ]
 
 #: Keys every transform may read and write, besides label fields.
@@ -57,9 +64,12 @@ class SampleDict(TypedDict, total=False):
 class SampleAdapter(Protocol):
     """Turns a sample into albumentations-style data and back.
 
-    ``unpack`` returns the data a transform works on (only the keys in ``targets`` that
-    the sample has, the image as a numpy array) and a state; ``repack`` builds a sample
-    of the original shape from the transform's output and that state.
+    ``unpack`` returns the data a transform works on (exactly the keys in ``targets``
+    that the sample has, the image as a numpy array: so its keys say whether a sample
+    had boxes, masks or keypoints) and a state; ``repack`` builds a sample of the
+    original shape from the transform's output and that state. The optional hooks
+    ``view``, ``passthrough`` and ``attach`` are described by the functions of the same
+    names in :mod:`rankaug.samples`; :class:`DefaultAdapter` has all three.
     """
 
     def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
@@ -146,8 +156,11 @@ def restore_like(new: Any, old: Any) -> Any:
     """Give ``new`` the container type and dtype of ``old``.
 
     Tensors give tensors, arrays give arrays (an empty result keeps the trailing
-    shape, so ``(0, 4)`` boxes stay ``(0, 4)``), lists give lists, tuples give tuples.
-    An integer ``old`` with fractional ``new`` values stays floating point.
+    shape, so ``(0, 4)`` boxes stay ``(0, 4)``), lists give lists, tuples give tuples,
+    each with the dtype of ``old`` (for lists and tuples, of the numbers in them): an
+    int64 label stays int64, also when a transform dropped every box and returned an
+    empty float array. Only an integer ``old`` with fractional ``new`` values stays
+    floating point (``float64``), rather than being truncated.
 
     Args:
         new: The transformed value.
@@ -159,7 +172,11 @@ def restore_like(new: Any, old: Any) -> Any:
     >>> restore_like(np.zeros((0,)), np.zeros((3, 4), np.float32)).shape
     (0, 4)
     >>> restore_like(np.array([[1.0, 2.0, 3.0, 4.0]]), [[0, 0, 1, 1]])
-    [[1.0, 2.0, 3.0, 4.0]]
+    [[1, 2, 3, 4]]
+    >>> restore_like(np.array([[1.5, 2.0, 3.0, 4.0]]), [[0, 0, 1, 1]])
+    [[1.5, 2.0, 3.0, 4.0]]
+    >>> restore_like(np.zeros((0,)), torch.tensor([3, 4])).dtype
+    torch.int64
     """
     if (
         type(new) is np.ndarray
@@ -169,28 +186,48 @@ def restore_like(new: Any, old: Any) -> Any:
     ):
         return new  # already right: the common case, kept cheap
     if isinstance(old, torch.Tensor):
-        array = _restore_array(np.asarray(new), old.dtype.is_floating_point, old.shape, None)
-        if old.dtype.is_floating_point or array.dtype.kind != "f":
+        array = _restore_array(np.asarray(new), old.shape, None)
+        if old.dtype.is_floating_point or old.dtype.is_complex or _integral(array):
             return torch.as_tensor(array, dtype=old.dtype)
-        return torch.as_tensor(array)
+        return torch.as_tensor(array)  # fractional values for an integer tensor
     if isinstance(old, np.ndarray):
-        return _restore_array(np.asarray(new), old.dtype.kind == "f", old.shape, old.dtype)
-    if isinstance(old, list):
-        return new.tolist() if isinstance(new, np.ndarray) else list(new)
-    if isinstance(old, tuple):
-        return tuple(new.tolist() if isinstance(new, np.ndarray) else new)
+        return _restore_array(np.asarray(new), old.shape, old.dtype)
+    if isinstance(old, list | tuple):
+        if isinstance(new, np.ndarray):
+            items = _restore_array(new, (), _list_dtype(old) if old else None).tolist()
+        else:
+            items = list(new)
+        return items if isinstance(old, list) else tuple(items)
     return new
 
 
+def _integral(array: np.ndarray) -> bool:
+    """Whether ``array`` can be stored in an integer dtype without losing anything."""
+    if array.dtype.kind != "f":
+        return True
+    return bool(np.isfinite(array).all()) and np.array_equal(array, np.round(array))
+
+
+def _list_dtype(values: list[Any] | tuple[Any, ...]) -> np.dtype[Any] | None:
+    """The numpy dtype of a list's numbers, or ``None`` when it holds something else."""
+    try:
+        dtype = np.asarray(values).dtype
+    except (TypeError, ValueError):  # ragged lists
+        return None
+    return dtype if dtype.kind in "biuf" else None
+
+
 def _restore_array(
-    array: np.ndarray, old_is_float: bool, old_shape: Any, old_dtype: np.dtype[Any] | None
+    array: np.ndarray, old_shape: Any, old_dtype: np.dtype[Any] | None
 ) -> np.ndarray:
     if array.ndim == 1 and array.size == 0 and len(old_shape) > 1:
         array = array.reshape((0, *tuple(old_shape)[1:]))  # [] lost its trailing shape
-    if old_dtype is None:
+    if old_dtype is None or array.dtype == old_dtype:
         return array
-    if not old_is_float and array.dtype.kind == "f" and not np.array_equal(array, np.round(array)):
+    if old_dtype.kind in "biu" and not _integral(array):
         return array  # do not truncate fractional values into an integer dtype
+    if old_dtype.kind == "b" and array.size and not np.isin(array, (0, 1)).all():
+        return array  # nor turn other numbers into True
     return array.astype(old_dtype, copy=False)
 
 
@@ -253,6 +290,48 @@ class DefaultAdapter:
                 data[key] = _value_to_numpy(value)
         return data, _State(sample, originals, kind, mode, target)
 
+    def view(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
+        """The data of a sample that is not rebuilt (see :func:`view`).
+
+        A plain dict with a numpy image is its own view; other samples are unpacked.
+        """
+        if type(sample) is dict and type(sample.get("image")) is np.ndarray:
+            return sample
+        return self.unpack(sample, targets)[0]
+
+    @staticmethod
+    def passthrough(sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
+        """The values of a dict sample, or a pair's dict target, not in ``targets``.
+
+        A target's ``boxes`` is its ``bboxes`` target (see :func:`passthrough`).
+        """
+        if type(sample) is dict or isinstance(sample, Mapping):
+            mapping, renamed = sample, False
+        elif isinstance(sample, tuple | list) and len(sample) == 2:
+            mapping, renamed = sample[1], True
+            if not isinstance(mapping, Mapping):
+                return _NOTHING
+        else:
+            return _NOTHING
+        if not isinstance(targets, AbstractSet):
+            targets = frozenset(targets)
+        if mapping.keys() <= targets:
+            return _NOTHING
+        return {
+            key: value
+            for key, value in mapping.items()
+            if key not in targets and key != "image" and not (renamed and key == "boxes")
+        }
+
+    @staticmethod
+    def attach(sample: Any, key: str, value: Any) -> Any:
+        """Add ``key: value`` to a dict sample or a pair's dict target (see :func:`attach`)."""
+        if isinstance(sample, dict):
+            sample[key] = value
+        elif isinstance(sample, tuple | list) and len(sample) == 2 and isinstance(sample[1], dict):
+            sample[1][key] = value
+        return sample
+
     def repack(self, data: Mapping[str, Any], state: Any) -> Any:
         """Build a sample of the original shape (see :class:`SampleAdapter`)."""
         assert isinstance(state, _State)
@@ -277,6 +356,85 @@ class DefaultAdapter:
                 new_target["boxes" if key == "bboxes" else key] = value
             target = new_target
         return type(sample)((image, target))
+
+
+def view(adapter: SampleAdapter, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
+    """The transform data of a sample that is read but not rebuilt (a mosaic's partner).
+
+    ``adapter.view(sample, targets)`` when the adapter has that hook, else the data of
+    ``adapter.unpack``. The result is read, never written, and may hold other keys too
+    (:class:`DefaultAdapter` gives a plain dict with a numpy image as it is, without a
+    copy).
+
+    Args:
+        adapter: The wrapper's adapter.
+        sample: The sample as the dataset gave it.
+        targets: The keys the wrapper reads.
+
+    Returns:
+        A mapping with at least the keys in ``targets`` that the sample has.
+
+    >>> sample = {"image": np.zeros((2, 2), np.uint8), "path": "a.png"}
+    >>> view(DefaultAdapter(), sample, DEFAULT_TARGETS) is sample
+    True
+    """
+    hook = getattr(adapter, "view", None)
+    if hook is not None:
+        return hook(sample, targets)  # type: ignore[no-any-return]
+    return adapter.unpack(sample, targets)[0]
+
+
+def passthrough(adapter: SampleAdapter, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
+    """The named values of a sample that a transform does not get (they pass through).
+
+    ``adapter.passthrough(sample, targets)`` when the adapter has that hook, else an
+    empty mapping (nothing is known of other shapes). A wrapper that changes the
+    number of boxes checks them: a per-box value among them would go stale.
+
+    Args:
+        adapter: The wrapper's adapter.
+        sample: The sample as the dataset gave it.
+        targets: The keys the wrapper hands to its transform.
+
+    Returns:
+        The other keys of a dict sample, or of a pair's dict target, with their values.
+
+    >>> sample = {"image": np.zeros((2, 2), np.uint8), "labels": [1], "iscrowd": [0]}
+    >>> dict(passthrough(DefaultAdapter(), sample, DEFAULT_TARGETS | {"labels"}))
+    {'iscrowd': [0]}
+    """
+    hook = getattr(adapter, "passthrough", None)
+    if hook is not None:
+        return hook(sample, targets)  # type: ignore[no-any-return]
+    return _NOTHING
+
+
+def attach(adapter: SampleAdapter, sample: Any, key: str, value: Any) -> Any:
+    """Add ``key: value`` to a sample that ``adapter.repack`` made.
+
+    ``adapter.attach(sample, key, value)`` when the adapter has that hook, else
+    :meth:`DefaultAdapter.attach`'s rule: into a dict sample, or into a pair's dict
+    target; other shapes come back unchanged.
+
+    Args:
+        adapter: The wrapper's adapter.
+        sample: A sample from ``adapter.repack`` (it may be changed in place).
+        key: The key.
+        value: The value.
+
+    Returns:
+        The sample.
+
+    >>> attach(DefaultAdapter(), (np.zeros((2, 2)), {"labels": []}), "mosaic", 1)[1]
+    {'labels': [], 'mosaic': 1}
+    """
+    hook = getattr(adapter, "attach", None)
+    if hook is not None:
+        return hook(sample, key, value)
+    return DefaultAdapter.attach(sample, key, value)
+
+
+_NOTHING: Mapping[str, Any] = {}
 
 
 def check_adapter(adapter: object) -> SampleAdapter:

@@ -89,8 +89,9 @@ class TestCheckBoxFormat:
             check_box_format("YOLO")
 
     def test_non_string_is_type_error(self) -> None:
+        # rankaug.checks' wording since issue 9 made the messages uniform
         with pytest.raises(
-            TypeError, match=r"fmt must be a str.*albumentations.*got 3 of type int"
+            TypeError, match=r"fmt must be one of 'pascal_voc'.*albumentations.*got 3 of type int"
         ):
             check_box_format(3, name="fmt")
 
@@ -559,7 +560,7 @@ class TestCheckFilterArgs:
             "min_height": 0.0,
         }
         values[arg] = bad
-        with pytest.raises(TypeError, match=rf"{arg} must be a real number.*got {bad!r}"):
+        with pytest.raises(TypeError, match=rf"{arg} must be a finite number.*got {bad!r} of type"):
             check_filter_args(**values)  # type: ignore[arg-type]
 
     @pytest.mark.parametrize("arg", ["min_area", "min_visibility", "min_width", "min_height"])
@@ -567,12 +568,12 @@ class TestCheckFilterArgs:
     def test_out_of_range_is_value_error(self, arg: str, bad: float) -> None:
         values = {"min_area": 0.0, "min_visibility": 0.0, "min_width": 0.0, "min_height": 0.0}
         values[arg] = bad
-        with pytest.raises(ValueError, match=rf"{arg} must be a real number .*got {bad!r}"):
+        with pytest.raises(ValueError, match=rf"{arg} must be a finite number >= 0.0.*got {bad!r}"):
             check_filter_args(**values)
 
     def test_visibility_above_one(self) -> None:
         with pytest.raises(
-            ValueError, match=r"min_visibility must be a real number in \[0, 1\], got 1.01"
+            ValueError, match=r"min_visibility must be a finite number >= 0.0 and <= 1.0, got 1.01"
         ):
             check_filter_args(min_area=0, min_visibility=1.01, min_width=0, min_height=0)
 

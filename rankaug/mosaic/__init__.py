@@ -1,0 +1,282 @@
+"""``MosaicDataset``: YOLO-style mosaics whose every random choice comes from the key.
+
+One sample is made in six steps, each in its own module:
+
+1. **plan** (:mod:`~rankaug.mosaic.plan`): every draw, from the key, as one block of
+   uniforms in a specified order (the partners' rules are :mod:`rankaug.partners`');
+2. **read** (:mod:`~rankaug.mosaic.tiles`): the main sample through the adapter (its
+   shape is rebuilt at the end), the partners as read-only views, each checked;
+3. **layout** (:mod:`~rankaug.mosaic.layout`): pure geometry, the grid lines, cells,
+   scales and windows, and the record of them;
+4. **paint** (:mod:`~rankaug.mosaic.paint`): each visible window resized straight
+   into its place in the output, only the uncovered strips filled;
+5. **targets** (:mod:`~rankaug.mosaic.targets`): boxes, label fields, masks and
+   keypoints, all tiles' boxes in one vectorised pass;
+6. **repack**: the adapter gives the output the main sample's shape, and the record
+   is attached (:mod:`~rankaug.mosaic.record`, also for :meth:`MosaicDataset.replay`).
+
+The configuration is checked once (:mod:`~rankaug.mosaic.config`).
+
+**Geometry.** The output is split into ``rows x cols`` cells by interior lines: for a
+2x2 grid a centre point in ``center_range`` of the output, YOLO's mosaic centre. Each
+tile is scaled (``scale_mode``: ``"keep"`` fits the whole tile in ``output_size``
+keeping its aspect ratio, as YOLO loads its images; ``"fit"`` fits it in its cell;
+``"fill"`` covers its cell), times its drawn scale factor, then anchored towards the
+middle of the mosaic: tiles left of the middle column touch their cell's right edge,
+tiles right of it touch the left edge, the middle column is centred (and likewise
+vertically), so a 2x2 mosaic puts every tile's inner corner on the centre point,
+exactly as YOLOv5. What of the tile falls outside its cell is not drawn; what of the
+cell the tile does not cover is ``fill``. ``canvas="yolo"`` produces YOLO's ``2h x 2w``
+canvas (tiles still scaled for ``output_size``) for pipelines that crop it with an
+affine afterwards.
+
+**Pixels and boxes agree exactly.** The visible part of a tile is an integer window of
+the output; the source window is rounded to whole source pixels, and boxes, keypoints
+and masks are mapped with the affine map that takes that source window onto that
+output window, which is the map ``cv2.resize`` applies.
+
+A sample that is not a mosaic (``u[0] >= p``) is the main image alone, scaled to fit
+``output_size`` and centred on the output (letterbox), with its targets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import cv2
+
+from rankaug.boxes import BoxFormat
+from rankaug.context import SampleContext
+from rankaug.keyed import KeyedDataset
+from rankaug.keys import KeyedRandom, Keying
+from rankaug.mosaic.config import CanvasMode, MosaicConfig, ScaleMode
+from rankaug.mosaic.layout import grid_layout, letterbox_layout
+from rankaug.mosaic.paint import paint_image
+from rankaug.mosaic.plan import Plan, draw_plan, probability
+from rankaug.mosaic.record import MosaicRecord, read_record, state_text
+from rankaug.mosaic.targets import map_targets
+from rankaug.mosaic.tiles import TileReader
+from rankaug.partners import PartnerSampler
+from rankaug.samples import SampleAdapter, attach, check_adapter
+
+__all__ = ["CanvasMode", "MosaicConfig", "MosaicDataset", "MosaicRecord", "ScaleMode"]
+
+T_co = TypeVar("T_co", covariant=True)
+
+
+class MosaicDataset(KeyedDataset[T_co]):
+    """Rank-aware YOLO-style mosaics over any map-style detection dataset.
+
+    The partners, the main image's cell, the grid lines and the scales come from the
+    rankaug key (see :mod:`rankaug.keyed`), never from global state: on four GPUs that
+    all called ``torch.manual_seed(0)`` every rank gets different partner tiles, and a
+    rerun repeats them bit for bit. See the module docstring for the geometry and the
+    target handling, and :class:`MosaicRecord` for what each output records.
+
+    Samples are dicts with albumentations' keys (``image``, ``bboxes``, the
+    ``label_fields``, ``mask``, ``masks``, ``keypoints``) or ``(image, target)`` pairs
+    with a torchvision-style dict target (``boxes``, ``labels``, ...); the output has
+    the main sample's shape and image type, other keys of the main sample passed
+    through.
+
+    Args:
+        dataset: A map-style dataset of detection or segmentation samples.
+        seed: The run's base seed, ``0 <= seed < 2**64``.
+        output_size: The output image's size, an int or ``(height, width)``.
+            Defaults to ``640``.
+        grid: ``(rows, cols)``. Defaults to ``(2, 2)``.
+        box_format: The format of the samples' boxes (also of the output's):
+            ``"pascal_voc"``, ``"coco"``, ``"yolo"`` or ``"albumentations"``. Defaults to
+            ``"pascal_voc"``.
+        label_fields: Per-box fields kept aligned with the boxes. Defaults to
+            ``("labels",)``.
+        keypoint_fields: Per-keypoint fields kept aligned with the keypoints.
+            Defaults to ``()``.
+        canvas: ``"output"`` builds the ``output_size`` image; ``"yolo"`` builds
+            YOLO's canvas of twice ``output_size``. Defaults to ``"output"``.
+        center_range: Where the grid lines fall, as fractions (see the module
+            docstring). Defaults to ``(0.25, 0.75)``.
+        scale_mode: ``"keep"``, ``"fit"`` or ``"fill"``. Defaults to ``"keep"``.
+        scale_range: Each tile's random scale factor range. Defaults to ``(1.0, 1.0)``.
+        interpolation: An OpenCV interpolation flag for images. Defaults to
+            ``cv2.INTER_LINEAR``. Masks always use ``cv2.INTER_NEAREST_EXACT``, the
+            nearest neighbour aligned on pixel centres like the boxes (OpenCV's
+            ``INTER_NEAREST`` is shifted by half a pixel).
+        fill: The value of pixels no tile covers, a number or one per channel.
+            Defaults to ``114``, as YOLO.
+        fill_mask: The semantic mask's value there. Defaults to ``0``.
+        replace: Draw partners with replacement. Defaults to ``True``.
+        pool: The indices partners are drawn from (for example this rank's shard);
+            ``None`` means the whole dataset. Defaults to ``None``.
+        weights: Sampling weights for partners, one per pool entry (or per dataset
+            item without a pool); ``None`` draws uniformly. Defaults to ``None``.
+        p: The probability that a sample is a mosaic, or a function of the epoch
+            returning it (picklable, for spawned workers). Defaults to ``1.0``.
+        epochs: The total number of epochs, needed by ``close_mosaic``. Defaults to
+            ``None``.
+        close_mosaic: Switch mosaics off for the last ``close_mosaic`` epochs.
+            Defaults to ``0``.
+        min_area: Drop boxes smaller than this (output pixels). Defaults to ``0.0``.
+        min_visibility: Drop boxes showing less than this fraction of their full
+            size. Defaults to ``0.0``.
+        min_width: Drop boxes narrower than this. Defaults to ``0.0``.
+        min_height: Drop boxes lower than this. Defaults to ``0.0``.
+        clip: Clip boxes that reach outside their image, or raise an error.
+            Defaults to ``True``.
+        record: The key the :class:`MosaicRecord` goes under in dict samples (and
+            dict targets); ``None`` records nothing. Defaults to ``"mosaic"``.
+        keying: ``"stream"``, ``"sample"`` or ``"sample_rank"``. Defaults to ``"stream"``.
+        rank: The rank; ``None`` resolves it. Defaults to ``None``.
+        stream: The key's stream word or name; ``None`` derives one. Defaults to ``None``.
+        adapter: Converts samples; ``None`` uses :class:`~rankaug.samples.DefaultAdapter`.
+            Defaults to ``None``.
+
+    Raises:
+        TypeError: If an argument has the wrong type.
+        ValueError: If an argument has a wrong value, or the dataset is empty.
+
+    Example:
+        >>> from rankaug.datasets import SyntheticDetection
+        >>> mosaic = MosaicDataset(SyntheticDetection(16, image_size=64), seed=0, output_size=96)
+        >>> sample = mosaic[7]
+        >>> sample["image"].shape, sample["mosaic"]["indices"][0]
+        ((96, 96, 3), 7)
+        >>> len(sample["bboxes"]) == len(sample["labels"])
+        True
+    """
+
+    def __init__(
+        self,
+        dataset: Any,
+        *,
+        seed: int,
+        output_size: int | tuple[int, int] = 640,
+        grid: tuple[int, int] = (2, 2),
+        box_format: BoxFormat = "pascal_voc",
+        label_fields: Sequence[str] = ("labels",),
+        keypoint_fields: Sequence[str] = (),
+        canvas: CanvasMode = "output",
+        center_range: tuple[float, float] = (0.25, 0.75),
+        scale_mode: ScaleMode = "keep",
+        scale_range: tuple[float, float] = (1.0, 1.0),
+        interpolation: int = cv2.INTER_LINEAR,
+        fill: float | Sequence[float] = 114,
+        fill_mask: int = 0,
+        replace: bool = True,
+        pool: Sequence[int] | None = None,
+        weights: Sequence[float] | None = None,
+        p: float | Callable[[int], float] = 1.0,
+        epochs: int | None = None,
+        close_mosaic: int = 0,
+        min_area: float = 0.0,
+        min_visibility: float = 0.0,
+        min_width: float = 0.0,
+        min_height: float = 0.0,
+        clip: bool = True,
+        record: str | None = "mosaic",
+        keying: Keying = "stream",
+        rank: int | None = None,
+        stream: int | str | None = None,
+        adapter: SampleAdapter | None = None,
+    ) -> None:
+        super().__init__(dataset, seed=seed, keying=keying, rank=rank, stream=stream)
+        length = len(dataset)
+        if length == 0:
+            raise ValueError("dataset is empty: a mosaic needs at least one sample")
+        self.config = config = MosaicConfig.build(
+            output_size=output_size, grid=grid, box_format=box_format,
+            label_fields=label_fields, keypoint_fields=keypoint_fields, canvas=canvas,
+            center_range=center_range, scale_mode=scale_mode, scale_range=scale_range,
+            interpolation=interpolation, fill=fill, fill_mask=fill_mask, p=p, epochs=epochs,
+            close_mosaic=close_mosaic, min_area=min_area, min_visibility=min_visibility,
+            min_width=min_width, min_height=min_height, clip=clip, record=record,
+        )  # fmt: skip
+        self.partners = PartnerSampler(
+            length, len(config.cells) - 1, pool=pool, weights=weights, replace=replace
+        )
+        self.adapter = adapter = check_adapter(adapter)
+        self._reader = TileReader(config, adapter)
+
+    def probability(self, epoch: int) -> float:
+        """The probability that a sample of ``epoch`` is a mosaic.
+
+        ``p`` (or ``p(epoch)``), and 0 in the last ``close_mosaic`` of ``epochs``.
+
+        Args:
+            epoch: The epoch.
+
+        Returns:
+            The probability.
+
+        Raises:
+            TypeError: If a callable ``p`` returns something other than a number.
+            ValueError: If it returns a number outside ``[0, 1]``.
+        """
+        return probability(self.config, epoch)
+
+    def augment(self, context: SampleContext, keyed: KeyedRandom) -> T_co:
+        """Draw the mosaic's plan from the key, then build it."""
+        rng = keyed.generator
+        state = state_text(rng.bit_generator.state["state"])
+        with context.guard("mosaic"):
+            plan = draw_plan(self.config, self.partners, context.index, rng, context.epoch)
+        return self._build(context, plan, state)
+
+    def replay(self, record: Mapping[str, Any], index: int | None = None) -> T_co:
+        """Rebuild one output from its :class:`MosaicRecord`, bit for bit.
+
+        Args:
+            record: The record of an earlier output.
+            index: Its index; ``None`` takes the record's main index. Defaults to ``None``.
+
+        Returns:
+            The same sample as when the record was made.
+
+        Raises:
+            TypeError: If ``record`` is not a record or a field has the wrong type.
+            ValueError: If a field is missing or wrong (an index out of range, say).
+
+        >>> from rankaug.datasets import SyntheticDetection
+        >>> mosaic = MosaicDataset(SyntheticDetection(8, image_size=48), seed=0, output_size=64)
+        >>> first, second = mosaic[3], mosaic[3]  # stream keying: the stream moves on
+        >>> again = mosaic.replay(second["mosaic"])
+        >>> bool((again["image"] == second["image"]).all())
+        True
+        """
+        replay = read_record(record, index, len(self.dataset))
+        rng = replay.generator
+        state = state_text(rng.bit_generator.state["state"])
+        context = SampleContext(replay.main, rank=self._rank_now(), worker_id=0, epoch=replay.epoch)
+        with context.guard("mosaic"):
+            plan = draw_plan(self.config, self.partners, replay.main, rng, replay.epoch)
+        return self._build(context, plan, state)
+
+    def _build(self, context: SampleContext, plan: Plan, state: str) -> T_co:
+        config, reader = self.config, self._reader
+        used = plan.indices if plan.applied else plan.indices[:1]
+        samples = [self.load(i, context) for i in used]
+        data, main_state, views = reader.unpack(context, used, samples)
+        reader.check_fill(used[0], data)  # the configuration against the data
+        with context.guard("mosaic"):
+            tiles = reader.tiles(used, views, samples)
+            sizes = [t.image.shape[:2] for t in tiles]
+            if plan.applied:
+                layout = grid_layout(config, plan, sizes)
+            else:
+                layout = letterbox_layout(config, used[0], sizes[0])
+            images = [t.image for t in tiles]
+            out: dict[str, Any] = {
+                "image": paint_image(
+                    layout, images, config.canvas_hw, config.fill, config.interpolation
+                )
+            }
+            out.update(map_targets(config, layout, tiles, data.keys()))
+            record = layout.record
+            record["epoch"] = context.epoch
+            record["state"] = state
+            sample = self.adapter.repack(out, main_state)
+            if config.record is not None:
+                sample = attach(self.adapter, sample, config.record, record)
+        result: T_co = sample
+        return result

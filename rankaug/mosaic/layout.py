@@ -1,0 +1,230 @@
+"""Where each tile goes: the grid, the cells, the scales and the windows (pure geometry).
+
+From the plan's uniforms and the tiles' sizes alone (no pixels): the output is split
+into ``rows x cols`` cells by interior lines; line ``k`` (1-based) of ``cols - 1`` lies
+uniformly in ``[(k - 1 + 2 lo) / cols, (k - 1 + 2 hi) / cols]`` of the width,
+``(lo, hi) = center_range``, and likewise for rows. Each tile is scaled
+(``scale_mode``), times its drawn factor, and anchored towards the middle of the
+mosaic; what of it falls inside its cell is its visible *window*. The output window
+is integer; the source window is rounded to whole source pixels, and
+:class:`Window` holds the affine map between them, the map ``cv2.resize`` applies,
+which boxes, masks and keypoints follow exactly. What of a cell its tile does not
+cover is filled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from rankaug.mosaic.config import MosaicConfig
+from rankaug.mosaic.plan import Plan
+from rankaug.mosaic.record import MosaicRecord
+
+__all__ = ["Layout", "Window", "grid_layout", "letterbox_layout", "lines"]
+
+Rect = tuple[int, int, int, int]  # y0, y1, x0, x1
+
+
+class Window:
+    """One tile's source window mapped onto its output window.
+
+    Args:
+        size: The tile's ``(height, width)``.
+        sx0: Left edge of the source window (tile pixels).
+        sy0: Top edge of the source window.
+        sx1: Right edge of the source window.
+        sy1: Bottom edge of the source window.
+        dx0: Left edge of the output window (output pixels).
+        dy0: Top edge of the output window.
+        dx1: Right edge of the output window.
+        dy1: Bottom edge of the output window.
+
+    Attributes:
+        kx: The map's horizontal scale (0 for an empty window).
+        ky: Its vertical scale.
+        row: One row of the targets' per-box table: the tile's width and height, then
+            as ``(x, y, x, y)`` the scale ``k`` and offset ``b`` of the map
+            ``x -> k * x + b``, the output window's start and its end.
+    """
+
+    __slots__ = (
+        "dx0", "dx1", "dy0", "dy1", "kx", "ky", "row", "sx0", "sx1", "sy0", "sy1",
+    )  # fmt: skip
+
+    def __init__(
+        self, size: tuple[int, int], sx0: int, sy0: int, sx1: int, sy1: int, dx0: int,
+        dy0: int, dx1: int, dy1: int,
+    ) -> None:  # fmt: skip
+        self.sx0, self.sy0, self.sx1, self.sy1 = sx0, sy0, sx1, sy1
+        self.dx0, self.dy0, self.dx1, self.dy1 = dx0, dy0, dx1, dy1
+        self.kx = kx = (dx1 - dx0) / (sx1 - sx0) if sx1 > sx0 else 0.0
+        self.ky = ky = (dy1 - dy0) / (sy1 - sy0) if sy1 > sy0 else 0.0
+        th, tw = size
+        bx, by = dx0 - sx0 * kx, dy0 - sy0 * ky
+        self.row = (
+            tw, th, kx, ky, kx, ky, bx, by, bx, by, dx0, dy0, dx0, dy0, dx1, dy1, dx1, dy1,
+        )  # fmt: skip
+
+    @classmethod
+    def empty(cls, size: tuple[int, int]) -> Window:
+        """The window of a tile that shows nothing."""
+        return cls(size, 0, 0, 0, 0, 0, 0, 0, 0)
+
+    def map_xy(self, xy: np.ndarray) -> np.ndarray:
+        """Map ``(N, 2k)`` source points ``(x, y, x, y, ...)`` onto the output."""
+        out = np.empty_like(xy)
+        out[:, 0::2] = (xy[:, 0::2] - self.sx0) * self.kx + self.dx0
+        out[:, 1::2] = (xy[:, 1::2] - self.sy0) * self.ky + self.dy0
+        return out
+
+
+class Layout(NamedTuple):
+    """Where every tile goes.
+
+    Attributes:
+        windows: One :class:`Window` per tile, aligned with the plan's indices.
+        fills: The ``(y0, y1, x0, x1)`` rectangles no tile covers.
+        record: The record of the geometry (``epoch`` and ``state`` still to be set).
+    """
+
+    windows: list[Window]
+    fills: list[Rect]
+    record: MosaicRecord
+
+
+def lines(fractions: Sequence[float], count: int, extent: int, lo: float, hi: float) -> list[int]:
+    """The grid lines across ``extent``: 0, the ``count - 1`` interior lines, ``extent``.
+
+    >>> lines([0.5], 2, 100, 0.25, 0.75)
+    [0, 50, 100]
+    """
+    found = [0]
+    for k in range(1, count):
+        a = (k - 1 + 2 * lo) / count
+        b = (k - 1 + 2 * hi) / count
+        found.append(round((a + fractions[k - 1] * (b - a)) * extent))
+    found.append(extent)
+    return sorted(found)
+
+
+def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int]]) -> Layout:
+    """The layout of a mosaic.
+
+    Args:
+        config: The mosaic's configuration.
+        plan: The sample's draws.
+        sizes: Each tile's ``(height, width)``, main first.
+
+    Returns:
+        The layout.
+    """
+    rows, cols = config.grid
+    height, width = config.canvas_hw
+    ref_h, ref_w = config.output_size
+    lo, hi = config.center_range
+    xs = lines(plan.fx, cols, width, lo, hi)
+    ys = lines(plan.fy, rows, height, lo, hi)
+    main_cell = plan.main_cell
+    order = [main_cell, *range(main_cell), *range(main_cell + 1, rows * cols)]
+    mode, anchors, grid_cells = config.scale_mode, config.anchors, config.cells
+    windows: list[Window] = []
+    fills: list[Rect] = []
+    cells, scales, src, dst = [], [], [], []
+    for size, cell, factor in zip(sizes, order, plan.scales, strict=True):
+        row, col = grid_cells[cell]
+        cx0, cx1, cy0, cy1 = xs[col], xs[col + 1], ys[row], ys[row + 1]
+        th, tw = size
+        if mode == "keep":
+            scale = min(ref_h / th, ref_w / tw) * factor
+        elif mode == "fit":
+            scale = min((cy1 - cy0) / th, (cx1 - cx0) / tw) * factor
+        else:
+            scale = max((cy1 - cy0) / th, (cx1 - cx0) / tw) * factor
+        sw, sh = max(1, round(tw * scale)), max(1, round(th * scale))
+        # anchored towards the middle of the mosaic (see the package docstring)
+        ax, ay = anchors[col], anchors[cols + row]
+        ox = cx1 - sw if ax < 0 else cx0 if ax > 0 else cx0 + (cx1 - cx0 - sw) // 2
+        oy = cy1 - sh if ay < 0 else cy0 if ay > 0 else cy0 + (cy1 - cy0 - sh) // 2
+        dx0, dx1 = max(ox, cx0), min(ox + sw, cx1)
+        dy0, dy1 = max(oy, cy0), min(oy + sh, cy1)
+        cells.append((row, col))
+        scales.append(scale)
+        if dx1 <= dx0 or dy1 <= dy0:
+            if cy1 > cy0 and cx1 > cx0:
+                fills.append((cy0, cy1, cx0, cx1))
+            src.append((0, 0, 0, 0))
+            dst.append((cx0, cy0, cx0, cy0))
+            windows.append(Window.empty(size))
+            continue
+        # whole source pixels for the visible window (rounded to the nearest)
+        step_x, step_y = tw / sw, th / sh
+        sx0 = min(max(round((dx0 - ox) * step_x), 0), tw - 1)
+        sx1 = min(max(round((dx1 - ox) * step_x), sx0 + 1), tw)
+        sy0 = min(max(round((dy0 - oy) * step_y), 0), th - 1)
+        sy1 = min(max(round((dy1 - oy) * step_y), sy0 + 1), th)
+        if dx0 != cx0 or dy0 != cy0 or dx1 != cx1 or dy1 != cy1:  # what stays uncovered
+            _strips(fills, (cy0, cy1, cx0, cx1), (dy0, dy1, dx0, dx1))
+        src.append((sx0, sy0, sx1, sy1))
+        dst.append((dx0, dy0, dx1, dy1))
+        windows.append(Window(size, sx0, sy0, sx1, sy1, dx0, dy0, dx1, dy1))
+    record: MosaicRecord = {
+        "applied": True,
+        "indices": list(plan.indices),
+        "cells": cells,
+        "center": (xs[cols // 2], ys[rows // 2]),
+        "splits_x": xs[1:-1],
+        "splits_y": ys[1:-1],
+        "scales": scales,
+        "src": src,
+        "dst": dst,
+        "epoch": 0,
+        "state": "",
+    }
+    return Layout(windows, fills, record)
+
+
+def letterbox_layout(config: MosaicConfig, index: int, size: tuple[int, int]) -> Layout:
+    """The layout of a sample that is not a mosaic: its main image fit and centred.
+
+    Args:
+        config: The mosaic's configuration.
+        index: The main image's index.
+        size: Its ``(height, width)``.
+
+    Returns:
+        The layout (the whole canvas is filled first).
+    """
+    height, width = config.canvas_hw
+    ref_h, ref_w = config.output_size
+    th, tw = size
+    scale = min(ref_h / th, ref_w / tw)
+    sw, sh = max(1, round(tw * scale)), max(1, round(th * scale))
+    dx0, dy0 = (width - sw) // 2, (height - sh) // 2
+    window = Window(size, 0, 0, tw, th, dx0, dy0, dx0 + sw, dy0 + sh)
+    record: MosaicRecord = {
+        "applied": False,
+        "indices": [index],
+        "cells": [(0, 0)],
+        "center": (width // 2, height // 2),
+        "splits_x": [],
+        "splits_y": [],
+        "scales": [sw / tw],
+        "src": [(0, 0, tw, th)],
+        "dst": [(dx0, dy0, dx0 + sw, dy0 + sh)],
+        "epoch": 0,
+        "state": "",
+    }
+    return Layout([window], [(0, height, 0, width)], record)
+
+
+def _strips(fills: list[Rect], cell: Rect, shown: Rect) -> None:
+    """The parts of ``cell`` around ``shown`` (above, below, left, right)."""
+    cy0, cy1, cx0, cx1 = cell
+    dy0, dy1, dx0, dx1 = shown
+    for rect in ((cy0, dy0, cx0, cx1), (dy1, cy1, cx0, cx1), (dy0, dy1, cx0, dx0),
+                 (dy0, dy1, dx1, cx1)):  # fmt: skip
+        if rect[1] > rect[0] and rect[3] > rect[2]:
+            fills.append(rect)

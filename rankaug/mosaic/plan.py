@@ -1,0 +1,102 @@
+"""A mosaic's draws: every random choice of one sample, from its key, in a fixed order.
+
+:func:`draw_plan` draws all of a sample's parameters from the key's Generator as one
+block ``u = rng.random(2 * cells + rows + cols - 1)``, ``cells = rows * cols``, used in
+this order (part of the specification: a change reorders everyone's mosaics):
+
+1. ``u[0]``: the sample is a mosaic when ``u[0] < p`` (``p`` of the epoch);
+2. ``u[1]``: the main image's cell, ``floor(u[1] * cells)``;
+3. ``cells - 1`` uniforms for the partners (see :mod:`rankaug.partners`: a weighted
+   draw may draw again, and a uniform draw without replacement draws after the block);
+4. the interior grid lines: ``cols - 1`` then ``rows - 1`` uniforms;
+5. one scale factor per cell, ``lo + (hi - lo) * u`` for ``scale_range = (lo, hi)``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from rankaug import checks
+from rankaug.mosaic.config import MosaicConfig
+from rankaug.partners import PartnerSampler
+
+__all__ = ["Plan", "draw_plan", "probability"]
+
+
+class Plan(NamedTuple):
+    """One sample's draws.
+
+    Attributes:
+        applied: Whether the sample is a mosaic.
+        main_cell: The main image's cell (row-major).
+        indices: The source indices, main first (all of them, also when not applied).
+        fx: The ``cols - 1`` uniforms of the vertical grid lines.
+        fy: The ``rows - 1`` uniforms of the horizontal grid lines.
+        scales: One scale factor per cell.
+    """
+
+    applied: bool
+    main_cell: int
+    indices: list[int]
+    fx: list[float]
+    fy: list[float]
+    scales: list[float]
+
+
+def probability(config: MosaicConfig, epoch: int) -> float:
+    """The probability that a sample of ``epoch`` is a mosaic.
+
+    ``p`` (or ``p(epoch)``), and 0 in the last ``close_mosaic`` of ``epochs``.
+
+    Raises:
+        TypeError: If a callable ``p`` returns something other than a number.
+        ValueError: If it returns a number outside ``[0, 1]``.
+    """
+    closing = config.close_mosaic
+    if closing and config.epochs is not None and epoch >= config.epochs - closing:
+        return 0.0
+    p = config.p
+    if callable(p):
+        return checks.probability(p(epoch), f"p({epoch})")
+    return p
+
+
+def draw_plan(
+    config: MosaicConfig,
+    partners: PartnerSampler,
+    index: int,
+    rng: np.random.Generator,
+    epoch: int,
+) -> Plan:
+    """Draw one sample's plan (see the module docstring).
+
+    Args:
+        config: The mosaic's configuration.
+        partners: The partner sampler (``rows * cols - 1`` partners).
+        index: The main image's index.
+        rng: The sample's keyed Generator.
+        epoch: The epoch (for ``p``).
+
+    Returns:
+        The plan.
+    """
+    rows, cols = config.grid
+    cells = rows * cols
+    u = rng.random(2 * cells + rows + cols - 1).tolist()
+    p = config.p if config.constant_p else probability(config, epoch)
+    applied = u[0] < p
+    main_cell = min(int(u[1] * cells), cells - 1)
+    others = partners.draw(index, u[2 : cells + 1], rng)
+    grid_lines = u[cells + 1 : cells + rows + cols - 1]
+    lo, hi = config.scale_range
+    scales = [lo + (hi - lo) * x for x in u[cells + rows + cols - 1 :]]
+    return Plan(
+        applied,
+        main_cell,
+        [index, *others],
+        grid_lines[: cols - 1],
+        grid_lines[cols - 1 :],
+        scales,
+    )

@@ -1,0 +1,181 @@
+"""Partners: the other items a multi-sample augmentation combines with its sample.
+
+A mosaic joins its main image with partner tiles; MixUp, CutMix and copy-paste join
+it with one or more partners too. :class:`PartnerSampler` draws them, and only from
+what the wrapper gives it: a block of uniforms the wrapper took from the key, and the
+key's Generator for the draws that need more. The rules are part of the
+specification (a change reorders everyone's augmentations):
+
+* **Candidates** are the ``pool`` (for example this rank's shard; the whole dataset by
+  default), never the main index itself unless it is the only candidate (a dataset of
+  one item is its own partner).
+* **Uniform, with replacement**: partner ``k`` is candidate ``floor(u[k] * m)`` among
+  the ``m`` candidates other than the main index, in pool order.
+* **Weighted** (``weights=``, one per candidate): the inverse of the weights' CDF at
+  ``u[k]``; a draw that hits the main index (or, without replacement, a partner drawn
+  before) is drawn again with ``rng.random()``, at most 1000 times.
+* **Uniform, without replacement**: ``rng.choice(m, count, replace=False)`` over the
+  other candidates, after the wrapper's block (the uniforms are not used).
+
+>>> import numpy as np
+>>> sampler = PartnerSampler(10, 3)
+>>> sampler.draw(4, [0.0, 0.5, 0.99], np.random.default_rng(0))
+[0, 5, 9]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+
+from rankaug import checks
+
+__all__ = ["PartnerSampler"]
+
+_MAX_REJECTIONS: Final = 1000
+
+
+class PartnerSampler:
+    """Draws the partners of one sample from uniforms of its key (see the module docstring).
+
+    Args:
+        length: The dataset's length.
+        count: How many partners each sample gets (``rows * cols - 1`` for a mosaic).
+        pool: The candidates, distinct indices into the dataset; ``None`` means every
+            index. Defaults to ``None``.
+        weights: One sampling weight per candidate (per pool entry, or per item without
+            a pool); ``None`` draws uniformly. Defaults to ``None``.
+        replace: Draw with replacement. Defaults to ``True``.
+
+    Raises:
+        TypeError: If an argument has the wrong type.
+        ValueError: If the pool is empty, out of range or has duplicates, the weights are
+            not one finite number ``>= 0`` per candidate (not all 0), or
+            ``replace=False`` asks for more distinct partners than there are candidates.
+
+    Attributes:
+        pool: The pool as an ``int64`` array, or ``None``.
+        cdf: The weights' cumulative distribution, or ``None``.
+
+    >>> PartnerSampler(4, 3, pool=[0, 0, 1])
+    Traceback (most recent call last):
+    ...
+    ValueError: pool must be distinct indices, got repeated entries [0]
+    """
+
+    __slots__ = ("_position", "cdf", "count", "length", "pool", "replace")
+
+    def __init__(
+        self,
+        length: int,
+        count: int,
+        *,
+        pool: Sequence[int] | np.ndarray | None = None,
+        weights: Sequence[float] | np.ndarray | None = None,
+        replace: bool = True,
+    ) -> None:
+        self.length = checks.integer(length, "length", low=1)
+        self.count = checks.integer(count, "count", low=0)
+        self.replace = checks.boolean(replace, "replace")
+        self.pool = None if pool is None else checks.index_array(pool, "pool", length=length)
+        self._position: dict[int, int] = (
+            {} if self.pool is None else {v: k for k, v in enumerate(self.pool.tolist())}
+        )
+        candidates = self.candidates
+        self.cdf = None
+        if weights is not None:
+            what = "item" if self.pool is None else "pool entry"
+            self.cdf = checks.weights(weights, "weights", count=candidates, what=what)
+        if not self.replace and 1 < candidates < self.count:
+            raise ValueError(
+                f"replace=False needs {self.count} distinct partners per sample, the "
+                f"{'dataset' if self.pool is None else 'pool'} has {candidates} candidates"
+            )
+
+    @property
+    def candidates(self) -> int:
+        """How many items partners are drawn from (the pool's size, or the dataset's)."""
+        return self.length if self.pool is None else len(self.pool)
+
+    def draw(self, index: int, uniforms: Sequence[float], rng: np.random.Generator) -> list[int]:
+        """The partners of the sample at ``index``.
+
+        Args:
+            index: The main sample's index (never its own partner, see the module
+                docstring).
+            uniforms: ``count`` uniforms in ``[0, 1)`` from the key's block.
+            rng: The key's Generator, for redraws and draws without replacement.
+
+        Returns:
+            ``count`` dataset indices.
+
+        Raises:
+            ValueError: If ``replace=False`` and the pool holds the main index and too
+                few others, or the weights leave (almost) nothing but the main index.
+        """
+        pool = self.pool
+        count = len(uniforms)
+        if pool is None:
+            size, own = self.length, index
+        else:
+            size, own = len(pool), self._position.get(index, -1)
+        if size == 1:
+            positions = [0] * count
+        elif not self.replace:
+            if own >= 0 and size - 1 < count:
+                raise ValueError(
+                    f"replace=False needs {count} partners besides index {index}, the pool "
+                    f"has {size - 1}"
+                )
+            if self.cdf is None:
+                picks = rng.choice(size - (own >= 0), count, replace=False).tolist()
+                positions = [p + (0 <= own <= p) for p in picks]
+            else:
+                positions = self._weighted(rng, uniforms, own)
+        elif self.cdf is None:
+            others = size - (own >= 0)
+            positions = [min(int(x * others), others - 1) for x in uniforms]
+            if own >= 0:
+                positions = [p + (p >= own) for p in positions]
+        else:
+            positions = self._weighted(rng, uniforms, own)
+        if pool is None:
+            return positions
+        return [int(pool[p]) for p in positions]
+
+    def _weighted(self, rng: np.random.Generator, uniforms: Sequence[float], own: int) -> list[int]:
+        """Inverse-CDF draws, with the redraw rule of the module docstring."""
+        cdf = self.cdf
+        assert cdf is not None
+        last = len(cdf) - 1
+        picks = np.searchsorted(cdf, uniforms, side="right").tolist()
+        for slot, position in enumerate(picks):
+            rejected = 0
+            while (
+                position > last
+                or position == own
+                or (not self.replace and position in picks[:slot])
+            ):
+                if position > last:
+                    position = last
+                    continue
+                rejected += 1
+                if rejected > _MAX_REJECTIONS:
+                    raise ValueError(
+                        "weights put (almost) all their mass on the main image or on too "
+                        "few items to draw distinct partners; spread the weights or allow "
+                        "replace=True"
+                    )
+                position = int(np.searchsorted(cdf, rng.random(), side="right"))
+            picks[slot] = position
+        return [int(p) for p in picks]
+
+    def __repr__(self) -> str:
+        pool = "None" if self.pool is None else f"<{len(self.pool)} indices>"
+        weights = "None" if self.cdf is None else "<weights>"
+        return (
+            f"PartnerSampler(length={self.length}, count={self.count}, pool={pool}, "
+            f"weights={weights}, replace={self.replace})"
+        )

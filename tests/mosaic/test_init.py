@@ -1,0 +1,468 @@
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+from typing import Any
+
+import albumentations as A
+import cv2
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from PIL import Image
+from torch.utils.data import DataLoader
+
+from rankaug import MosaicDataset, RandomAugmentWrapper, SampleError
+from rankaug.boxes import from_xyxy, to_xyxy
+from rankaug.datasets import SyntheticDetection
+from tests.albu import bbox_params
+from tests.mosaic.painted import GEOMETRY, colour_of, painted_datasets, painted_sample
+
+
+class TestMosaicGeometryProperties:
+    @given(data=painted_datasets(), geometry=GEOMETRY, seed=st.integers(0, 2**64 - 1))
+    def test_boxes_stay_inside_with_positive_area_and_show_their_own_pixels(
+        self, data: list[dict[str, Any]], geometry: dict[str, Any], seed: int
+    ) -> None:
+        mosaic = MosaicDataset(
+            data, seed=seed, interpolation=cv2.INTER_NEAREST_EXACT, keying="sample", **geometry
+        )
+        for index in range(len(data)):
+            out = mosaic[index]
+            image, boxes, labels = out["image"], out["bboxes"], out["labels"]
+            h, w = image.shape[:2]
+            factor = 2 if geometry["canvas"] == "yolo" else 1
+            assert (h, w) == (
+                geometry["output_size"][0] * factor,
+                geometry["output_size"][1] * factor,
+            )
+            assert boxes.shape == (len(labels), 4)
+            assert (boxes[:, :2] >= 0).all()
+            assert (boxes[:, 2] <= w).all()
+            assert (boxes[:, 3] <= h).all()
+            assert (boxes[:, 2:] > boxes[:, :2]).all()
+            sources = {code for i in out["mosaic"]["indices"] for code in data[i]["labels"]}
+            assert set(labels.tolist()) <= sources
+            for box, label in zip(boxes, labels, strict=True):
+                x0, y0, x1, y1 = box
+                # every output pixel fully inside the box shows the box's colour
+                inner = image[int(np.ceil(y0)) : int(y1), int(np.ceil(x0)) : int(x1)]
+                if inner.size:
+                    assert (inner == colour_of(int(label))).all()
+                # the semantic mask moved with the pixels
+                assert (
+                    out["mask"][int(np.ceil(y0)) : int(y1), int(np.ceil(x0)) : int(x1)] == label
+                ).all()
+            # instance masks stay aligned with their boxes
+            assert out["masks"].shape == (len(labels), h, w)
+            for box, instance in zip(boxes, out["masks"], strict=True):
+                ys, xs = np.nonzero(instance)
+                assert (xs >= np.floor(box[0])).all()
+                assert (xs < np.ceil(box[2])).all()
+                assert (ys >= np.floor(box[1])).all()
+                assert (ys < np.ceil(box[3])).all()
+
+    @given(data=painted_datasets(), geometry=GEOMETRY, seed=st.integers(0, 2**32 - 1))
+    def test_keypoints_land_on_their_own_pixels(
+        self, data: list[dict[str, Any]], geometry: dict[str, Any], seed: int
+    ) -> None:
+        with_points = []
+        for sample in data:
+            boxes = sample["bboxes"].astype(np.float64)
+            centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+            with_points.append({**sample, "keypoints": centres, "kp_labels": sample["labels"]})
+        mosaic = MosaicDataset(
+            with_points, seed=seed, interpolation=cv2.INTER_NEAREST_EXACT,
+            keypoint_fields=("kp_labels",), **geometry,
+        )  # fmt: skip
+        for index in range(len(data)):
+            out = mosaic[index]
+            points, labels = out["keypoints"], out["kp_labels"]
+            assert points.shape == (len(labels), 2)
+            h, w = out["image"].shape[:2]
+            # a source image can appear in several cells, so a label can have several boxes
+            boxes: dict[int, list[list[float]]] = {}
+            for box, label in zip(out["bboxes"].tolist(), out["labels"].tolist(), strict=True):
+                boxes.setdefault(label, []).append(box)
+            for (x, y), label in zip(points.tolist(), labels.tolist(), strict=True):
+                assert 0 <= x < w
+                assert 0 <= y < h
+                # each keypoint moved exactly as its box did: it is inside such a box ...
+                assert any(b[0] <= x <= b[2] and b[1] <= y <= b[3] for b in boxes[label])
+            # ... and where the pixel under it lies wholly inside that box, it shows the
+            # box's colour (a box shrunk below a pixel has no such pixel)
+            inner = [
+                (int(x), int(y), label)
+                for (x, y), label in zip(points.tolist(), labels.tolist(), strict=True)
+                if any(b[0] <= int(x) and int(x) + 1 <= b[2] and b[1] <= int(y)
+                       and int(y) + 1 <= b[3] for b in boxes[label])
+            ]  # fmt: skip
+            assert all(tuple(out["image"][y, x]) == colour_of(c) for x, y, c in inner)
+
+    @given(data=painted_datasets(), geometry=GEOMETRY)
+    def test_record_describes_what_was_drawn(
+        self, data: list[dict[str, Any]], geometry: dict[str, Any]
+    ) -> None:
+        mosaic = MosaicDataset(data, seed=0, **geometry)
+        record = mosaic[len(data) - 1]["mosaic"]
+        rows, cols = geometry["grid"] if record["applied"] else (1, 1)
+        assert record["indices"][0] == len(data) - 1
+        assert len(record["indices"]) == rows * cols
+        assert sorted(record["cells"]) == [(r, c) for r in range(rows) for c in range(cols)]
+        assert len(record["src"]) == len(record["dst"]) == len(record["scales"]) == rows * cols
+        out_h, out_w = mosaic[0]["image"].shape[:2]
+        for x0, y0, x1, y1 in record["dst"]:
+            assert 0 <= x0 <= x1 <= out_w
+            assert 0 <= y0 <= y1 <= out_h
+        if record["applied"] and len(data) > 1:
+            assert record["indices"][0] not in record["indices"][1:]
+
+
+class TestMosaicDataset:
+    def test_keys_give_repeatable_and_distinct_mosaics(self) -> None:
+        src = SyntheticDetection(12, image_size=48)
+
+        def indices(**kwargs: Any) -> list[list[int]]:
+            epoch = kwargs.pop("epoch", 0)
+            mosaic = MosaicDataset(src, seed=kwargs.pop("seed", 0), output_size=64, **kwargs)
+            mosaic.set_epoch(epoch)
+            return [mosaic[i]["mosaic"]["indices"] for i in range(12)]
+
+        base = indices()
+        assert indices() == base
+        for other in (indices(seed=1), indices(rank=1), indices(epoch=1)):
+            assert other != base
+
+    @given(seed=st.integers(0, 2**64 - 1), index=st.integers(0, 9), epoch=st.integers(0, 99))
+    def test_same_key_gives_the_same_mosaic(self, seed: int, index: int, epoch: int) -> None:
+        src = [painted_sample(i, (20 + i, 30), [(2, 2, 9, 9)]) for i in range(10)]
+        a = MosaicDataset(src, seed=seed, output_size=32, keying="sample")
+        b = MosaicDataset(src, seed=seed, output_size=32, keying="sample")
+        a.set_epoch(epoch)
+        b.set_epoch(epoch)
+        first, second = a[index], b[index]
+        assert first["mosaic"] == second["mosaic"]
+        assert np.array_equal(first["image"], second["image"])
+        assert np.array_equal(first["bboxes"], second["bboxes"])
+
+    def test_replay_rebuilds_a_stream_sample(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(8, image_size=40), seed=3, output_size=48)
+        outputs = [mosaic[i % 8] for i in range(10)]
+        again = mosaic.replay(outputs[9]["mosaic"])
+        assert np.array_equal(again["image"], outputs[9]["image"])
+        assert np.array_equal(again["bboxes"], outputs[9]["bboxes"])
+        assert again["mosaic"] == outputs[9]["mosaic"]
+
+    def test_partners_never_the_main_image_and_main_cell_varies(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(5, image_size=32), seed=0, output_size=32)
+        cells = Counter()
+        for i in range(200):
+            record = mosaic[i % 5]["mosaic"]
+            assert record["indices"][0] == i % 5
+            assert i % 5 not in record["indices"][1:]
+            cells[record["cells"][0]] += 1
+        assert set(cells) == {(0, 0), (0, 1), (1, 0), (1, 1)}
+
+    def test_one_item_dataset_is_its_own_partner(self) -> None:
+        record = MosaicDataset([painted_sample(0, (20, 20), [])], seed=0, output_size=16)[0][
+            "mosaic"
+        ]
+        assert record["indices"] == [0, 0, 0, 0]
+
+    def test_without_replacement_partners_are_distinct(self) -> None:
+        mosaic = MosaicDataset(
+            SyntheticDetection(10, image_size=24), seed=0, output_size=24, grid=(3, 3),
+            replace=False,
+        )  # fmt: skip
+        for i in range(30):
+            indices = mosaic[i % 10]["mosaic"]["indices"]
+            assert len(set(indices)) == 9
+
+    def test_pool_and_weights_restrict_partners(self) -> None:
+        src = SyntheticDetection(20, image_size=24)
+        pooled = MosaicDataset(src, seed=0, output_size=24, pool=[3, 4, 5, 6])
+        for i in range(20):
+            assert set(pooled[i]["mosaic"]["indices"][1:]) <= {3, 4, 5, 6}
+        weights = np.zeros(20)
+        weights[[7, 11]] = 1.0
+        weighted = MosaicDataset(src, seed=0, output_size=24, weights=weights)
+        seen = Counter(p for i in range(40) for p in weighted[i % 20]["mosaic"]["indices"][1:])
+        assert set(seen) == {7, 11}
+        # the main image is excluded even when weighted: index 7 draws only 11
+        assert set(weighted[7]["mosaic"]["indices"][1:]) == {11}
+
+    def test_probability_epoch_schedule_and_close_mosaic(self) -> None:
+        src = SyntheticDetection(8, image_size=(20, 40))
+        never = MosaicDataset(src, seed=0, output_size=64, p=0.0)
+        out = never[2]
+        assert out["mosaic"]["applied"] is False
+        assert out["mosaic"]["indices"] == [2]
+        assert out["image"].shape == (64, 64, 3)
+        # 20x40 letterboxed into 64x64: scaled to 32x64, 16 rows of fill above and below
+        assert (out["image"][:16] == 114).all()
+        assert (out["image"][48:] == 114).all()
+        assert not (out["image"][16:48] == 114).all()
+        closing = MosaicDataset(src, seed=0, output_size=32, epochs=10, close_mosaic=3)
+        closing.set_epoch(6)
+        assert closing[0]["mosaic"]["applied"] is True
+        closing.set_epoch(7)
+        assert closing[0]["mosaic"]["applied"] is False
+        by_epoch = MosaicDataset(src, seed=0, output_size=32, p=_half_after_two)
+        applied = []
+        for epoch in (0, 3):
+            by_epoch.set_epoch(epoch)
+            applied.append(sum(by_epoch[i]["mosaic"]["applied"] for i in range(8)))
+        assert applied[0] == 8
+        assert 0 < applied[1] < 8
+
+    def test_letterbox_keeps_boxes_on_their_pixels(self) -> None:
+        sample = painted_sample(0, (40, 80), [(10, 5, 30, 25)])
+        out = MosaicDataset([sample], seed=0, output_size=40, p=0.0)[0]
+        # 80x40 scaled by 0.5 to 40x20, centred vertically at y = 10
+        np.testing.assert_allclose(out["bboxes"], [[5, 12.5, 15, 22.5]])
+
+    def test_min_visibility_measures_against_the_full_box(self) -> None:
+        # One 100x100 image whose box covers its centre [25, 75]^2; with the centre
+        # fixed at (50, 50) every cell shows one quarter of the image, so every copy
+        # of the box is exactly 25% visible. albumentations 2.0.8 measures visibility
+        # after its per-cell crop and keeps such boxes at min_visibility=0.9.
+        sample = painted_sample(0, (100, 100), [(25, 25, 75, 75)])
+
+        def boxes(min_visibility: float) -> np.ndarray:
+            mosaic = MosaicDataset(
+                [sample], seed=0, output_size=100, center_range=(0.5, 0.5),
+                min_visibility=min_visibility,
+            )  # fmt: skip
+            return mosaic[0]["bboxes"]
+
+        assert len(boxes(0.9)) == 0
+        kept = boxes(0.2)
+        assert len(kept) == 4
+        np.testing.assert_allclose(kept[:, 2] - kept[:, 0], 25)
+        np.testing.assert_allclose(kept[:, 3] - kept[:, 1], 25)
+
+    def test_min_size_and_area_filters(self) -> None:
+        sample = painted_sample(0, (100, 100), [(25, 25, 75, 75)])
+        common = {"seed": 0, "output_size": 100, "center_range": (0.5, 0.5)}
+        assert len(MosaicDataset([sample], min_area=626, **common)[0]["bboxes"]) == 0
+        assert len(MosaicDataset([sample], min_area=625, **common)[0]["bboxes"]) == 4
+        assert len(MosaicDataset([sample], min_width=26, **common)[0]["bboxes"]) == 0
+        assert len(MosaicDataset([sample], min_height=25, **common)[0]["bboxes"]) == 4
+
+    @pytest.mark.parametrize("box_format", ["pascal_voc", "coco", "yolo", "albumentations"])
+    def test_box_formats_round_trip(self, box_format: str) -> None:
+        base = painted_sample(0, (50, 60), [(10, 10, 30, 40)])
+        converted = dict(base)
+        converted["bboxes"] = from_xyxy(base["bboxes"], box_format, (50, 60)).astype(np.float32)  # type: ignore[arg-type]
+        kwargs = {"seed": 0, "output_size": 64, "keying": "sample"}
+        reference = MosaicDataset([base], **kwargs)[0]["bboxes"]  # type: ignore[arg-type]
+        out = MosaicDataset([converted], box_format=box_format, **kwargs)[0]["bboxes"]  # type: ignore[arg-type]
+        np.testing.assert_allclose(to_xyxy(out, box_format, (64, 64)), reference, atol=1e-3)  # type: ignore[arg-type]
+
+    def test_empty_targets_and_samples_without_boxes(self) -> None:
+        out = MosaicDataset([painted_sample(i, (30, 30), []) for i in range(3)], seed=0,
+                            output_size=32)[1]  # fmt: skip
+        assert out["bboxes"].shape == (0, 4)
+        assert out["labels"].shape == (0,)
+        assert out["masks"].shape == (0, 32, 32)
+        image_only = MosaicDataset([{"image": np.zeros((8, 8, 3), np.uint8)}] * 3, seed=0,
+                                   output_size=16)[0]  # fmt: skip
+        assert set(image_only) == {"image", "mosaic"}
+
+    @pytest.mark.parametrize(
+        ("shape", "dtype"),
+        [((30, 40), np.uint8), ((30, 40, 1), np.uint8), ((30, 40, 5), np.uint8),
+         ((30, 40, 3), np.float32), ((30, 40, 4), np.uint16)],
+    )  # fmt: skip
+    def test_grayscale_multichannel_and_float_images(
+        self, shape: tuple[int, ...], dtype: Any
+    ) -> None:
+        src = [{"image": np.full(shape, 7, dtype)} for _ in range(4)]
+        out = MosaicDataset(src, seed=0, output_size=24, scale_mode="fit", fill=3)[0]["image"]
+        expected = (24, 24) if len(shape) == 2 else (24, 24, shape[2])
+        assert out.shape == expected
+        assert out.dtype == dtype
+        assert set(np.unique(out).tolist()) <= {3, 7}
+
+    def test_fill_per_channel(self) -> None:
+        src = [{"image": np.zeros((10, 10, 3), np.uint8)} for _ in range(4)]
+        out = MosaicDataset(src, seed=0, output_size=40, scale_mode="fit", fill=(1, 2, 3),
+                            center_range=(0.5, 0.5))[0]["image"]  # fmt: skip
+        # 10x10 tiles fit 20x20 cells: scaled to 20x20, nothing to fill
+        assert (out == 0).all()
+        small = MosaicDataset(
+            src, seed=0, output_size=40, scale_mode="fit", fill=(1, 2, 3),
+            scale_range=(0.5, 0.5), center_range=(0.5, 0.5),
+        )[0]["image"]  # fmt: skip
+        assert (small[0, 0] == (1, 2, 3)).all()
+        assert (small[19, 19] == 0).all()  # tiles anchored at the centre
+
+    def test_yolo_canvas_has_twice_the_size_and_tiles_scaled_for_output(self) -> None:
+        src = [painted_sample(i, (32, 32), [(4, 4, 12, 12)]) for i in range(4)]
+        out = MosaicDataset(src, seed=0, output_size=32, canvas="yolo", center_range=(0.5, 0.5))[0]
+        assert out["image"].shape == (64, 64, 3)
+        assert sorted(out["mosaic"]["dst"]) == sorted(
+            [(0, 0, 32, 32), (32, 0, 64, 32), (0, 32, 32, 64), (32, 32, 64, 64)]
+        )
+
+    def test_torchvision_tuple_with_tensor_image(self) -> None:
+        def tv(i: int) -> tuple[torch.Tensor, dict[str, Any]]:
+            sample = painted_sample(i, (30, 40), [(2, 3, 20, 25)])
+            image = torch.from_numpy(sample["image"]).permute(2, 0, 1).contiguous()
+            return image, {"boxes": torch.from_numpy(sample["bboxes"]),
+                           "labels": torch.from_numpy(sample["labels"]), "image_id": i}  # fmt: skip
+
+        out = MosaicDataset([tv(i) for i in range(4)], seed=0, output_size=48)[2]
+        image, target = out
+        assert isinstance(image, torch.Tensor)
+        assert image.shape == (3, 48, 48)
+        assert target["boxes"].dtype == torch.float32
+        assert target["labels"].dtype == torch.int64
+        assert len(target["boxes"]) == len(target["labels"])
+        assert target["image_id"] == 2
+        assert target["mosaic"]["indices"][0] == 2
+
+    def test_pil_tuple(self) -> None:
+        src = [(Image.fromarray(np.full((20, 30, 3), i * 40, np.uint8)), {"boxes": [[1, 1, 9, 9]],
+                "labels": [i]}) for i in range(4)]  # fmt: skip
+        image, target = MosaicDataset(src, seed=0, output_size=32)[0]
+        assert isinstance(image, Image.Image)
+        assert image.size == (32, 32)
+        assert isinstance(target["boxes"], list)
+        assert isinstance(target["labels"], list)
+
+    def test_composes_with_albumentations_after_the_mosaic(self) -> None:
+        src = [painted_sample(i, (60, 60), [(5, 5, 25, 25), (35, 35, 55, 55)]) for i in range(6)]
+        mosaic = MosaicDataset(src, seed=0, output_size=64, interpolation=cv2.INTER_NEAREST_EXACT)
+        pipeline = A.Compose(
+            [A.HorizontalFlip(p=1.0)],
+            bbox_params=bbox_params("pascal_voc", ["labels"]),
+        )
+        train = RandomAugmentWrapper(mosaic, pipeline, seed=0)
+        out = train[4]
+        assert out["mosaic"]["indices"][0] == 4
+        assert len(out["bboxes"]) == len(out["labels"]) > 0
+        for (x0, y0, x1, y1), label in zip(out["bboxes"], out["labels"], strict=True):
+            inner = out["image"][int(np.ceil(y0)) : int(y1), int(np.ceil(x0)) : int(x1)]
+            assert (inner == colour_of(int(label))).all()
+
+    def test_stacked_under_a_wrapper_draws_independently_and_gets_the_epoch(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(8, image_size=32), seed=0, output_size=32)
+        train = RandomAugmentWrapper(mosaic, _identity_rng, seed=0)
+        assert mosaic.stream != train.stream
+        train.set_epoch(4)
+        assert mosaic.epoch == 4
+
+    def test_persistent_workers_see_the_epoch_and_sample_keying_ignores_workers(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(8, image_size=32), seed=0, output_size=32,
+                               keying="sample")  # fmt: skip
+        loader = DataLoader(mosaic, batch_size=None, num_workers=2, persistent_workers=True,
+                            collate_fn=_indices)  # fmt: skip
+        for epoch in (0, 5):
+            mosaic.set_epoch(epoch)
+            assert list(loader) == [mosaic[i]["mosaic"]["indices"] for i in range(8)]
+
+    def test_pickles(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(4, image_size=32), seed=0, output_size=32,
+                               keying="sample", p=_half_after_two)  # fmt: skip
+        clone = pickle.loads(pickle.dumps(mosaic))
+        assert clone[1]["mosaic"] == mosaic[1]["mosaic"]
+
+    # -------------------------------------------------------------- errors
+    def test_integer_tensor_targets_keep_their_dtype(self) -> None:
+        # integer tensor boxes came back float64 (issue 9, item 1), also with no box left
+        def tv(i: int) -> tuple[torch.Tensor, dict[str, Any]]:
+            return torch.zeros(3, 20, 20, dtype=torch.uint8), {
+                "boxes": torch.tensor([[2, 2, 10, 12]], dtype=torch.int32),
+                "labels": torch.tensor([i], dtype=torch.int64),
+            }
+
+        data = [tv(i) for i in range(4)]
+        _, target = MosaicDataset(data, seed=0, output_size=20, p=0.0)[1]
+        assert target["boxes"].dtype == torch.int32
+        assert target["boxes"].tolist() == [[2, 2, 10, 12]]
+        assert target["labels"].dtype == torch.int64
+        _, empty = MosaicDataset(data, seed=0, output_size=20, p=0.0, min_area=1e6)[1]
+        assert empty["boxes"].dtype == torch.int32
+        assert empty["boxes"].shape == (0, 4)
+        assert empty["labels"].dtype == torch.int64
+        _, scaled = MosaicDataset(data, seed=0, output_size=25, p=0.0)[1]
+        assert scaled["boxes"].dtype == torch.float64  # fractional: not truncated
+        assert scaled["boxes"].tolist() == [[2.5, 2.5, 12.5, 15.0]]
+
+    def test_a_target_without_boxes_gets_no_boxes(self) -> None:
+        data = [(np.zeros((8, 8, 3), np.uint8), {"image_id": i}) for i in range(3)]
+        _, target = MosaicDataset(data, seed=0, output_size=8)[2]
+        assert set(target) == {"image_id", "mosaic"}
+
+    def test_adapters_without_the_optional_hooks(self) -> None:
+        class Wrapped:
+            """Samples as {"pixels": HxWx3} dicts."""
+
+            def unpack(self, sample: Any, targets: Any) -> tuple[dict[str, Any], Any]:
+                return {"image": sample["pixels"]}, sample
+
+            def repack(self, data: Any, state: Any) -> Any:
+                return {**state, "pixels": data["image"]}
+
+        data = [{"pixels": np.full((8, 8, 3), i, np.uint8), "id": i} for i in range(3)]
+        out = MosaicDataset(data, seed=0, output_size=16, adapter=Wrapped())[1]
+        assert out["pixels"].shape == (16, 16, 3)
+        assert out["id"] == 1
+        assert out["mosaic"]["indices"][0] == 1
+
+    def test_not_a_dataset(self) -> None:
+        with pytest.raises(TypeError, match="dataset must be a map-style dataset"):
+            MosaicDataset("abc", seed=0)
+
+    def test_empty_dataset(self) -> None:
+        with pytest.raises(ValueError, match="dataset is empty"):
+            MosaicDataset([], seed=0)
+
+    def test_boxes_reaching_outside_are_clipped_or_refused(self) -> None:
+        sample = {
+            "image": np.zeros((20, 20, 3), np.uint8),
+            "bboxes": np.array([[-3.0, 2.0, 8.0, 24.0]]),
+            "labels": np.array([1]),
+        }
+        out = MosaicDataset([sample], seed=0, output_size=20, p=0.0)[0]
+        np.testing.assert_allclose(out["bboxes"], [[0, 2, 8, 20]])
+        strict = MosaicDataset([sample], seed=0, output_size=20, p=0.0, clip=False)
+        with pytest.raises(SampleError, match="partly outside"):
+            strict[0]
+
+    def test_dataset_failures_name_the_partner(self) -> None:
+        class Broken(SyntheticDetection):
+            def __getitem__(self, index: int) -> Any:
+                if index == 3:
+                    raise OSError("corrupt file")
+                return super().__getitem__(index)
+
+        mosaic = MosaicDataset(Broken(4, image_size=16), seed=0, output_size=16, pool=[3])
+        with pytest.raises(SampleError, match=r"dataset\[3\] failed at index 0 .*corrupt file"):
+            mosaic[0]
+
+    def test_bad_epoch_probability(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, output_size=16,
+                               p=_broken_schedule)  # fmt: skip
+        # the wording is rankaug.checks' since issue 9 made messages uniform
+        with pytest.raises(SampleError, match=r"p\(0\) must be a finite number .* got 2.0"):
+            mosaic[0]
+
+
+def _identity_rng(sample: Any, rng: np.random.Generator) -> Any:
+    return sample
+
+
+def _half_after_two(epoch: int) -> float:
+    return 1.0 if epoch < 2 else 0.5
+
+
+def _broken_schedule(epoch: int) -> float:
+    return 2.0
+
+
+def _indices(sample: dict[str, Any]) -> list[int]:
+    return list(sample["mosaic"]["indices"])

@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rankaug import MosaicDataset
+from rankaug.boxes import BOX_FORMATS, BoxFormat, from_xyxy, to_xyxy
+from rankaug.mosaic.targets import TOLERANCE
+from tests.mosaic.painted import colour_of, painted_datasets
+
+ODD = st.integers(4, 30).map(lambda n: 2 * n + 1)
+
+
+def in_format(sample: dict[str, Any], fmt: BoxFormat, dtype: Any) -> dict[str, Any]:
+    hw = sample["image"].shape[:2]
+    boxes = from_xyxy(sample["bboxes"].astype(np.float64), fmt, hw).astype(dtype)
+    return {"image": sample["image"], "bboxes": boxes, "labels": sample["labels"]}
+
+
+def expected_labels(
+    record: dict[str, Any], data: list[dict[str, Any]], fmt: BoxFormat
+) -> Counter[int]:
+    """The boxes a mosaic must keep, worked out from its record alone: each source box
+    mapped from its tile's source window onto its output window, clipped to it."""
+    kept: Counter[int] = Counter()
+    for index, (sx0, sy0, sx1, sy1), (dx0, dy0, dx1, dy1) in zip(
+        record["indices"], record["src"], record["dst"], strict=True
+    ):
+        if sx1 <= sx0:
+            continue
+        kx, ky = (dx1 - dx0) / (sx1 - sx0), (dy1 - dy0) / (sy1 - sy0)
+        sample = data[index]
+        pixels = to_xyxy(sample["bboxes"].astype(np.float64), fmt, sample["image"].shape[:2])
+        for (x0, y0, x1, y1), label in zip(pixels.tolist(), sample["labels"].tolist(),
+                                           strict=True):  # fmt: skip
+            left, right = max((x0 - sx0) * kx + dx0, dx0), min((x1 - sx0) * kx + dx0, dx1)
+            top, bottom = max((y0 - sy0) * ky + dy0, dy0), min((y1 - sy0) * ky + dy0, dy1)
+            if right - left > TOLERANCE and bottom - top > TOLERANCE:
+                kept[label] += 1
+    return kept
+
+
+class TestMapTargets:
+    # One-image datasets where float error at a window's edge gave boxes 1e-15 px high
+    # (or, after float32, 0 px): issue 9, item 5.
+    @pytest.mark.parametrize(
+        ("fmt", "dtype", "seed", "hw", "box", "output_size"),
+        [
+            ("yolo", np.float64, 214, (7, 9), (2, 2, 3, 3), (33, 55)),
+            ("yolo", np.float64, 56, (19, 31), (11, 0, 31, 19), (41, 47)),
+            ("albumentations", np.float64, 519, (29, 11), (2, 0, 6, 15), (47, 33)),
+            ("albumentations", np.float32, 128, (31, 29), (19, 13, 28, 21), (17, 31)),
+        ],
+    )  # fmt: skip
+    def test_no_slivers_where_boxes_meet_a_window_edge(
+        self, fmt: BoxFormat, dtype: Any, seed: int, hw: tuple[int, int],
+        box: tuple[int, int, int, int], output_size: tuple[int, int],
+    ) -> None:  # fmt: skip
+        boxes = from_xyxy(np.array([box], np.float64), fmt, hw).astype(dtype)
+        sample = {"image": np.zeros((*hw, 3), np.uint8), "labels": np.array([1]), "bboxes": boxes}
+        mosaic = MosaicDataset([sample], seed=seed, output_size=output_size, box_format=fmt,
+                               scale_range=(0.37, 1.9), keying="sample")  # fmt: skip
+        out = mosaic[0]
+        pixels = to_xyxy(out["bboxes"].astype(np.float64), fmt, out["image"].shape[:2])
+        assert (pixels[:, 2:] - pixels[:, :2] > TOLERANCE / 2).all()
+        assert len(pixels) == sum(expected_labels(out["mosaic"], [sample], fmt).values())
+
+    @given(data=painted_datasets(sides=ODD), fmt=st.sampled_from(BOX_FORMATS),
+           dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2**32 - 1),
+           output_size=st.tuples(ODD, ODD),
+           scale_mode=st.sampled_from(["keep", "fit", "fill"]))  # fmt: skip
+    def test_kept_boxes_have_pixels_show_them_and_none_is_missing(
+        self, data: list[dict[str, Any]], fmt: BoxFormat, dtype: Any, seed: int,
+        output_size: tuple[int, int], scale_mode: str,
+    ) -> None:  # fmt: skip
+        source = [in_format(sample, fmt, dtype) for sample in data]
+        mosaic = MosaicDataset(
+            source, seed=seed, output_size=output_size, box_format=fmt, scale_mode=scale_mode,
+            scale_range=(0.37, 1.9), interpolation=cv2.INTER_NEAREST_EXACT, keying="sample",
+        )  # fmt: skip
+        for index in range(len(data)):
+            out = mosaic[index]
+            image = out["image"]
+            boxes = to_xyxy(out["bboxes"].astype(np.float64), fmt, image.shape[:2])
+            assert (boxes[:, 2:] - boxes[:, :2] > 0).all()
+            for (x0, y0, x1, y1), label in zip(boxes, out["labels"], strict=True):
+                inner = image[int(np.ceil(y0)) : int(y1), int(np.ceil(x0)) : int(x1)]
+                assert (inner == colour_of(int(label))).all()
+            expected = expected_labels(out["mosaic"], source, fmt)
+            assert Counter(out["labels"].tolist()) == expected
+
+    def test_semantic_and_instance_masks_follow_their_pixels(self) -> None:
+        image = np.zeros((10, 10, 3), np.uint8)
+        image[2:6, 2:6] = 200
+        mask = (image[:, :, 0] > 0).astype(np.uint8) * 3
+        sample = {"image": image, "bboxes": np.array([[2.0, 2.0, 6.0, 6.0]]),
+                  "labels": np.array([1]), "mask": mask, "masks": (mask > 0)[None]}  # fmt: skip
+        out = MosaicDataset([sample], seed=0, output_size=20, p=0.0, fill_mask=9,
+                            interpolation=cv2.INTER_NEAREST_EXACT)[0]  # fmt: skip
+        # 10x10 letterboxed at 2x into 20x20: the square lands on [4, 12)^2
+        assert (out["mask"][4:12, 4:12] == 3).all()
+        assert out["mask"].sum() == 3 * 64
+        assert out["masks"].shape == (1, 20, 20)
+        assert np.array_equal(out["masks"][0], out["mask"] == 3)
+        np.testing.assert_array_equal(out["bboxes"], [[4.0, 4.0, 12.0, 12.0]])
+        with_fill = MosaicDataset([sample], seed=0, output_size=(20, 40), p=0.0, fill_mask=9)[0]
+        assert (with_fill["mask"][:, :10] == 9).all()

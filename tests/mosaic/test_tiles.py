@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from rankaug import MosaicDataset, SampleError
+from rankaug.mosaic.tiles import Tile
+
+
+def good(mask: Any = None) -> dict[str, Any]:
+    sample = {"image": np.zeros((20, 20, 3), np.uint8),
+              "bboxes": np.array([[2.0, 2.0, 8.0, 8.0]]), "labels": np.array([1])}  # fmt: skip
+    if mask is not None:
+        sample["mask"] = mask
+    return sample
+
+
+def first(data: list[Any], **kwargs: Any) -> Any:
+    return MosaicDataset(data, seed=0, output_size=16, rank=2, **kwargs)[0]
+
+
+class TestTileReader:
+    @pytest.mark.parametrize(
+        ("bad", "message"),
+        [
+            ({"bboxes": np.array([[5.0, 5.0, 2.0, 9.0]])}, r"dataset\[1\] bboxes.* x_max < x_min"),
+            ({"bboxes": np.array([[np.nan, 5.0, 8.0, 9.0]])}, r"dataset\[1\] bboxes.*NaN"),
+            ({"bboxes": np.array([[40.0, 40.0, 50.0, 50.0]])}, r"dataset\[1\] bboxes.*entirely"),
+            ({"labels": np.array([1, 2])}, r"dataset\[1\] 'labels' has 2 entries for 1 boxes"),
+            ({"labels": None}, r"dataset\[1\] has 1 boxes but no 'labels' field"),
+            ({"image": np.zeros((20, 20), np.uint8)}, r"dataset\[1\] image has shape \(20, 20\)"),
+            ({"image": np.zeros((20, 20, 3), np.float32)}, "same channels and dtype"),
+            ({"mask": np.zeros((5, 5), np.uint8)}, r"dataset\[1\] mask has shape"),
+            ({"iscrowd": np.zeros(1)}, r"'iscrowd' looks like a per-box field"),
+        ],
+    )  # fmt: skip
+    def test_bad_samples_name_the_index_and_field(self, bad: dict[str, Any], message: str) -> None:
+        broken = {**good(), **bad}
+        if bad.get("labels", 0) is None:
+            del broken["labels"]
+        with pytest.raises(SampleError, match=message) as info:
+            first([good(), broken])
+        assert "mosaic failed at index 0 (rank 2, worker 0, epoch 0)" in str(info.value)
+
+    @pytest.mark.parametrize(
+        "stale",
+        [[0], (0,), np.zeros(1), torch.zeros(1)],
+        ids=["list", "tuple", "array", "tensor"],
+    )
+    def test_per_box_values_outside_label_fields_are_refused_in_any_container(
+        self, stale: Any
+    ) -> None:
+        # a list was kept misaligned before (issue 9, item 2): 1 entry for 4 output boxes
+        with pytest.raises(SampleError, match=r"dataset\[0\] 'iscrowd' looks like a per-box"):
+            first([{**good(), "iscrowd": stale}] * 2)
+        pair = (np.zeros((20, 20, 3), np.uint8),
+                {"boxes": [[2, 2, 8, 8]], "labels": [1], "iscrowd": stale})  # fmt: skip
+        with pytest.raises(SampleError, match=r"dataset\[0\] 'iscrowd' looks like a per-box"):
+            first([pair] * 2)
+
+    def test_other_values_pass(self) -> None:
+        sample = {**good(), "path": "a", "size": 7, "meta": {"k": 1}, "mosaic": [1]}
+        out = first([sample] * 2)
+        assert out["path"] == "a"
+        assert out["meta"] == {"k": 1}
+        assert out["mosaic"]["indices"][0] == 0  # the record replaces an old one
+
+    @pytest.mark.parametrize("kind", ["mask", "masks"])
+    def test_mask_dtypes_must_agree(self, kind: str) -> None:
+        # an int32 partner mask value 300 was written into the uint8 output as 44
+        main, partner = good(), good()
+        if kind == "mask":
+            main["mask"] = np.zeros((20, 20), np.uint8)
+            partner["mask"] = np.full((20, 20), 300, np.int32)
+        else:
+            main["masks"] = np.zeros((1, 20, 20), np.uint8)
+            partner["masks"] = np.full((1, 20, 20), 300, np.int32)
+        with pytest.raises(
+            SampleError, match=rf"dataset\[1\] {kind} has dtype int32, but the main .*uint8"
+        ):
+            first([main, partner])
+
+    @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.float16, np.bool_])
+    def test_unsupported_image_dtypes_are_named_up_front(self, dtype: Any) -> None:
+        data = [{"image": np.zeros((8, 8, 3), dtype)}] * 2  # no resize needed at 16 -> 16
+        with pytest.raises(SampleError, match="must have a dtype among uint8, uint16, int16"):
+            MosaicDataset(data, seed=0, output_size=8, scale_mode="fit")[0]
+
+    def test_too_many_channels(self) -> None:
+        with pytest.raises(SampleError, match="must have 1 to 511 channels"):
+            first([{"image": np.zeros((4, 4, 600), np.uint8)}] * 2)
+
+    def test_int16_images(self) -> None:
+        image = first([{"image": np.full((10, 10, 3), -7, np.int16)}] * 2, fill=-1)["image"]
+        assert image.dtype == np.int16
+        assert set(np.unique(image).tolist()) <= {-7, -1}
+
+    def test_a_failing_partner_is_named(self) -> None:
+        class Holes:
+            def __len__(self) -> int:
+                return 8
+
+            def __getitem__(self, index: int) -> Any:
+                return None if index == 7 else good()
+
+        mosaic = MosaicDataset(Holes(), seed=0, output_size=16, pool=[7])
+        with pytest.raises(SampleError, match=r"dataset\[7\] failed at index 3 .*NoneType"):
+            mosaic[3]
+
+    def test_fill_out_of_range_is_a_value_error_at_the_first_sample(self) -> None:
+        mosaic = MosaicDataset([good()] * 2, seed=0, output_size=16, fill=300)  # dtype unknown
+        with pytest.raises(ValueError, match=r"fill must be whole numbers in \[0, 255\]"):
+            mosaic[0]
+        masked = MosaicDataset([good(np.zeros((20, 20), np.uint8))] * 2, seed=0, output_size=16,
+                               fill_mask=256)  # fmt: skip
+        with pytest.raises(ValueError, match=r"fill_mask must be whole numbers in \[0, 255\]"):
+            masked[0]
+
+
+class TestTile:
+    def test_signature_tells_what_must_agree(self) -> None:
+        def tile(image: np.ndarray, mask: np.ndarray | None = None) -> Tile:
+            return Tile(0, image, np.zeros((0, 4)), {}, mask, None, None, {})
+
+        base = tile(np.zeros((4, 4, 3), np.uint8))
+        assert base.signature() == tile(np.zeros((9, 2, 3), np.uint8)).signature()
+        assert base.signature() != tile(np.zeros((4, 4), np.uint8)).signature()
+        assert base.signature() != tile(np.zeros((4, 4, 3), np.uint16)).signature()
+        with_mask = tile(np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4), np.uint8))
+        assert with_mask.signature() != base.signature()
+        other_mask = tile(np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4), np.int32))
+        assert with_mask.signature() != other_mask.signature()

@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rankaug import MosaicDataset
+from rankaug.datasets import SyntheticDetection
+from rankaug.partners import PartnerSampler
+
+
+def rng(seed: int = 0) -> np.random.Generator:
+    return np.random.default_rng(seed)
+
+
+class TestPartnerSampler:
+    def test_uniform_positions_skip_the_main_index(self) -> None:
+        # floor(u * m) among the m = 9 candidates other than 4, in order
+        sampler = PartnerSampler(10, 4)
+        assert sampler.draw(4, [0.0, 0.4, 0.45, 0.999], rng()) == [0, 3, 5, 9]
+        assert sampler.draw(0, [0.0, 0.999, 0.5, 0.5], rng()) == [1, 9, 5, 5]
+
+    def test_pool_positions(self) -> None:
+        sampler = PartnerSampler(10, 3, pool=[8, 2, 5])
+        assert sampler.draw(2, [0.0, 0.6, 0.3], rng()) == [8, 5, 8]  # 2 is excluded
+        assert sampler.draw(0, [0.0, 0.5, 0.9], rng()) == [8, 2, 5]  # 0 is not in the pool
+
+    def test_one_candidate_is_its_own_partner(self) -> None:
+        assert PartnerSampler(1, 3).draw(0, [0.1, 0.5, 0.9], rng()) == [0, 0, 0]
+        assert PartnerSampler(9, 2, pool=[4]).draw(4, [0.1, 0.5], rng()) == [4, 4]
+
+    @given(seed=st.integers(0, 2**32 - 1), index=st.integers(0, 11), replace=st.booleans(),
+           weighted=st.booleans(), pooled=st.booleans())  # fmt: skip
+    def test_never_the_main_index_and_distinct_without_replacement(
+        self, seed: int, index: int, replace: bool, weighted: bool, pooled: bool
+    ) -> None:
+        pool = [0, 2, 3, 5, 7, 8, 9, 11] if pooled else None
+        candidates = 8 if pooled else 12
+        weights = (np.arange(candidates) % 3 + 0.5).tolist() if weighted else None
+        sampler = PartnerSampler(12, 5, pool=pool, weights=weights, replace=replace)
+        generator = rng(seed)
+        partners = sampler.draw(index, generator.random(5).tolist(), generator)
+        assert len(partners) == 5
+        assert index not in partners
+        assert set(partners) <= set(range(12) if pool is None else pool)
+        if not replace:
+            assert len(set(partners)) == 5
+
+    def test_weights_draw_by_weight_and_redraw_the_main_index(self) -> None:
+        weights = [0.0] * 6
+        weights[1], weights[4] = 1.0, 3.0
+        sampler = PartnerSampler(6, 1, weights=weights)
+        generator = rng()
+        seen = Counter(sampler.draw(0, [generator.random()], generator)[0] for _ in range(4000))
+        assert set(seen) == {1, 4}
+        assert 0.7 < seen[4] / 4000 < 0.8
+        # the main index is drawn again: index 4 only ever gets 1
+        assert {sampler.draw(4, [generator.random()], generator)[0] for _ in range(50)} == {1}
+
+    def test_weights_with_no_mass_elsewhere_are_explained(self) -> None:
+        sampler = PartnerSampler(3, 1, weights=[1.0, 0.0, 0.0])
+        with pytest.raises(ValueError, match=r"weights put .* all their mass on the main image"):
+            sampler.draw(0, [0.5], rng())
+
+    def test_without_replacement_draws_after_the_block(self) -> None:
+        sampler = PartnerSampler(10, 3, replace=False)
+        a, b = rng(5), rng(5)
+        picks = b.choice(9, 3, replace=False).tolist()
+        assert sampler.draw(4, [0.1, 0.2, 0.3], a) == [p + (p >= 4) for p in picks]
+
+    def test_huge_weights_are_taken(self) -> None:
+        # 1e308 passed the old check and ended as NaN (issue 9, item 10)
+        sampler = PartnerSampler(3, 2, weights=[1e308, 1e308, 0.0])
+        assert sampler.cdf is not None
+        assert np.isfinite(sampler.cdf).all()
+        assert sampler.draw(2, [0.2, 0.7], rng()) == [0, 1]
+
+    @pytest.mark.parametrize(
+        ("kwargs", "error", "message"),
+        [
+            (
+                {"pool": [0, 0, 0, 1]},
+                ValueError,
+                r"pool must be distinct indices, got repeated entries \[0\]",
+            ),
+            ({"pool": [1.5]}, TypeError, "every entry of pool must be an index"),
+            ({"pool": [0, 99]}, ValueError, r"pool must be indices in \[0, 8\)"),
+            ({"pool": []}, ValueError, "pool must be a non-empty sequence"),
+            ({"pool": "0123"}, TypeError, "pool must be a sequence of indices"),
+            ({"weights": "abc"}, TypeError, "weights must be a sequence of 8 numbers"),
+            (
+                {"weights": [1.0, 2.0]},
+                ValueError,
+                r"weights must be .* \(one per item\), not all 0, got 2 weights",
+            ),
+            ({"pool": [1, 2], "weights": [1.0]}, ValueError, r"one per pool entry"),
+            ({"weights": [0.0] * 8}, ValueError, "not all 0"),
+            ({"weights": [1.0] * 7 + [float("nan")]}, ValueError, "weights must be"),
+            ({"weights": [1.0] * 7 + [-1.0]}, ValueError, "weights must be"),
+            ({"replace": 0}, TypeError, "replace must be True or False"),
+            (
+                {"replace": False, "pool": [1, 2]},
+                ValueError,
+                "replace=False needs 3 distinct partners",
+            ),
+        ],
+    )
+    def test_bad_arguments_are_named(
+        self, kwargs: dict[str, Any], error: type[Exception], message: str
+    ) -> None:
+        with pytest.raises(error, match=message):
+            PartnerSampler(8, 3, **kwargs)
+
+    def test_without_replacement_needs_enough_others_than_the_main_index(self) -> None:
+        sampler = PartnerSampler(8, 3, pool=[1, 2, 3], replace=False)
+        assert sorted(sampler.draw(0, [0.0] * 3, rng())) == [1, 2, 3]
+        with pytest.raises(ValueError, match="needs 3 partners besides index 2, the pool has 2"):
+            sampler.draw(2, [0.0] * 3, rng())
+
+    def test_pickles(self) -> None:
+        sampler = PartnerSampler(8, 3, pool=[1, 2, 5, 6], weights=[1, 2, 3, 4], replace=False)
+        clone = pickle.loads(pickle.dumps(sampler))
+        assert clone.draw(2, [0.1, 0.5, 0.9], rng(1)) == sampler.draw(2, [0.1, 0.5, 0.9], rng(1))
+
+    def test_the_mosaic_refuses_duplicate_pools(self) -> None:
+        # pool=[0, 0, 0, 1] made index 0 its own partner: indices [0, 0, 0, 0]
+        with pytest.raises(ValueError, match="pool must be distinct indices"):
+            MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, pool=[0, 0, 0, 1])
+        mosaic = MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, output_size=16,
+                               pool=[0, 1, 2, 3], replace=False)  # fmt: skip
+        for i in range(12):
+            indices = mosaic[i % 4]["mosaic"]["indices"]
+            assert sorted(indices) == [0, 1, 2, 3]
