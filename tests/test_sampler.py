@@ -259,6 +259,16 @@ class TestWhenAPassBegins:
         assert epochs_of(sampler) == [0]
         assert sampler.epoch == 1
 
+    @pytest.mark.parametrize("batch_size", [None, 2])
+    def test_each_dataloader_pass_is_one_epoch(self, batch_size: int | None) -> None:
+        # batch_size=None: the multi-worker iterator calls iter(sampler) twice per pass
+        loader = DataLoader(
+            EpochOf(), sampler=EpochSampler(range(4)), batch_size=batch_size, num_workers=2
+        )
+        epochs = [sorted({int(e) for batch in loader for e in torch.atleast_1d(batch)})
+                  for _ in range(3)]  # fmt: skip
+        assert epochs == [[0], [1], [2]]
+
     def test_a_resume_goes_to_the_iterator_that_is_read(self) -> None:
         sampler = EpochSampler(range(4), epoch=2)
         running = iter(sampler)
@@ -268,3 +278,12 @@ class TestWhenAPassBegins:
         unread = iter(fresh)
         assert [(int(i), i.epoch) for i in fresh] == [(1, 2), (2, 2), (3, 2)]
         del unread
+
+
+class EpochOf(Dataset[int]):
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, index: int) -> int:
+        assert isinstance(index, EpochIndex)
+        return index.epoch
