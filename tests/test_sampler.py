@@ -265,7 +265,7 @@ class TestWhenAPassBegins:
         loader = DataLoader(
             EpochOf(), sampler=EpochSampler(range(4)), batch_size=batch_size, num_workers=2
         )
-        epochs = [sorted({int(e) for batch in loader for e in torch.atleast_1d(batch)})
+        epochs = [sorted({int(e) for batch in loader for e in torch.as_tensor(batch).reshape(-1)})
                   for _ in range(3)]  # fmt: skip
         assert epochs == [[0], [1], [2]]
 
