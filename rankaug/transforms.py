@@ -15,8 +15,11 @@ Three kinds of transform are told apart once, when a wrapper is built:
 * **rng callables**: any callable with an ``rng`` parameter is called as
   ``transform(sample, rng=generator)`` on the sample as the dataset gave it.
 * **torch-global callables** (torchvision v2 transforms, anything else): called as
-  ``transform(sample)`` with torch's global CPU generator seeded from the key, and the
-  caller's generator state restored afterwards, exactly.
+  ``transform(sample)`` with torch's default CPU generator seeded from the key, and the
+  caller's generator state restored afterwards, exactly. Only that generator is
+  touched: ``torch.manual_seed`` would also seed (or, before CUDA starts, queue a seed
+  for) every CUDA, MPS and XPU generator, reseeding the training process's GPU
+  generator on every sample with ``num_workers=0``.
 """
 
 from __future__ import annotations
@@ -146,12 +149,13 @@ class _TorchGlobalDriver:
         self.transform = transform
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
-        state = torch.get_rng_state()
+        generator = torch.default_generator  # the CPU one only (see the module docstring)
+        state = generator.get_state()
         try:
-            torch.manual_seed(keyed.torch_seed())
+            generator.manual_seed(keyed.torch_seed())
             return self.transform(sample)
         finally:
-            torch.set_rng_state(state)
+            generator.set_state(state)
 
 
 def _takes_rng(transform: Callable[..., Any]) -> bool:
@@ -180,7 +184,8 @@ def make_driver(transform: object, adapter: SampleAdapter) -> TransformDriver:
         A driver.
 
     Raises:
-        TypeError: If ``transform`` is not callable.
+        TypeError: If ``transform`` is not callable, or is a class rather than an
+            instance (``A.Compose`` instead of ``A.Compose([...])``).
 
     >>> import numpy as np
     >>> from rankaug.keys import KeyedRandom, make_seed_sequence
@@ -190,6 +195,12 @@ def make_driver(transform: object, adapter: SampleAdapter) -> TransformDriver:
     >>> 100 <= driver(100, keyed) < 110
     True
     """
+    if isinstance(transform, type):
+        raise TypeError(
+            f"transform must be a transform (an instance), got the class "
+            f"{transform.__module__}.{transform.__qualname__}; call it to make one, e.g. "
+            f"{transform.__name__}(...)"
+        )
     if isinstance(transform, AlbumentationsLike) and callable(transform):
         return _AlbumentationsDriver(transform, adapter)
     if not callable(transform):

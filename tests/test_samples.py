@@ -7,7 +7,14 @@ import pytest
 import torch
 from PIL import Image
 
-from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter, restore_like
+from rankaug.samples import (
+    DEFAULT_TARGETS,
+    DefaultAdapter,
+    attach,
+    passthrough,
+    restore_like,
+    view,
+)
 
 TARGETS = DEFAULT_TARGETS | {"labels"}
 
@@ -107,3 +114,70 @@ class TestRestoreLike:
     def test_empty_results_keep_their_trailing_shape(self) -> None:
         assert restore_like(np.zeros((0,)), torch.zeros(2, 4)).shape == (0, 4)
         assert restore_like([], np.zeros((1, 4), np.float32)).shape == (0, 4)
+
+    @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool])
+    def test_integer_tensors_stay_integer(self, dtype: torch.dtype) -> None:
+        # a transform that drops every box returns float64 [] labels; integer tensors
+        # came back float64 then, and integer boxes always (issue 9, item 1)
+        old = torch.tensor([1, 0], dtype=dtype)
+        assert restore_like(np.zeros((0,)), old).dtype == dtype
+        assert restore_like(np.array([1.0, 0.0]), old).dtype == dtype
+        boxes = torch.tensor([[1, 2, 3, 4]], dtype=torch.int32)
+        flipped = restore_like(np.array([[5.0, 2.0, 7.0, 4.0]]), boxes)
+        assert flipped.dtype == torch.int32
+        assert flipped.tolist() == [[5, 2, 7, 4]]
+        empty = restore_like(np.zeros((0,)), boxes)
+        assert (empty.dtype, tuple(empty.shape)) == (torch.int32, (0, 4))
+
+    def test_integer_arrays_and_lists_stay_integer(self) -> None:
+        assert restore_like(np.zeros((0,)), np.array([3], np.int64)).dtype == np.int64
+        assert restore_like(np.array([2.0, 7.0]), [1, 2]) == [2, 7]
+        assert all(type(v) is int for v in restore_like(np.array([2.0, 7.0]), [1, 2]))
+        assert restore_like(np.array([2.0]), (1,)) == (2,)
+        assert restore_like(np.array([0.5]), [1]) == [0.5]  # fractional: not truncated
+        assert restore_like(np.array([1.0, 0.0]), [True, False]) == [True, False]
+        assert restore_like(np.array([2.0]), [True]) == [2.0]  # not made a bool
+        assert restore_like(np.array([1.0]), ["a"]) == [1.0]  # not numbers: as it is
+        assert restore_like(np.array([np.inf]), np.array([1], np.int64))[0] == np.inf
+
+
+class TestView:
+    def test_plain_dicts_are_their_own_view(self) -> None:
+        sample = {"image": np.zeros((2, 2), np.uint8), "bboxes": [[0, 0, 1, 1]]}
+        assert view(DefaultAdapter(), sample, TARGETS) is sample
+
+    def test_other_samples_are_unpacked(self) -> None:
+        pair = (torch.zeros(3, 2, 2), {"boxes": torch.ones(1, 4), "labels": [1]})
+        data = view(DefaultAdapter(), pair, TARGETS)
+        assert data["image"].shape == (2, 2, 3)
+        assert isinstance(data["bboxes"], np.ndarray)
+
+    def test_adapters_without_the_hook(self) -> None:
+        class Only:
+            def unpack(self, sample: Any, targets: Any) -> tuple[dict[str, Any], Any]:
+                return {"image": sample}, None
+
+            def repack(self, data: Any, state: Any) -> Any:
+                return data["image"]
+
+        assert view(Only(), 5, TARGETS) == {"image": 5}
+        assert passthrough(Only(), {"iscrowd": [1]}, TARGETS) == {}
+        assert attach(Only(), {"a": 1}, "mosaic", 2) == {"a": 1, "mosaic": 2}
+
+
+class TestPassthrough:
+    def test_dicts_and_pair_targets(self) -> None:
+        sample = {"image": 0, "bboxes": 1, "labels": 2, "iscrowd": 3, "boxes": 4}
+        assert passthrough(DefaultAdapter(), sample, TARGETS) == {"iscrowd": 3, "boxes": 4}
+        target = {"boxes": 1, "labels": 2, "area": 3}
+        assert passthrough(DefaultAdapter(), (0, target), TARGETS) == {"area": 3}
+        assert passthrough(DefaultAdapter(), (0, 7), TARGETS) == {}
+        assert passthrough(DefaultAdapter(), {"image": 0, "labels": 1}, TARGETS) == {}
+        assert passthrough(DefaultAdapter(), {"image": 0, "x": 1}, ["image"]) == {"x": 1}
+
+
+class TestAttach:
+    def test_dicts_pairs_and_other_shapes(self) -> None:
+        assert attach(DefaultAdapter(), {"image": 0}, "k", 1) == {"image": 0, "k": 1}
+        assert attach(DefaultAdapter(), [0, {"labels": 2}], "k", 1) == [0, {"labels": 2, "k": 1}]
+        assert attach(DefaultAdapter(), (0, 5), "k", 1) == (0, 5)

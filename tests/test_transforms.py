@@ -70,6 +70,47 @@ class TestMakeDriver:
             make_driver(boom, DefaultAdapter())(None, keyed())
         assert torch.equal(torch.get_rng_state(), state)
 
+    def test_torch_global_seeds_only_the_cpu_generator(self) -> None:
+        # torch.manual_seed also seeds CUDA, MPS and XPU; before CUDA starts (always on a
+        # CPU machine) it queues the CUDA seed in torch.cuda._lazy_seed_tracker, which
+        # reseeded the training process's GPU generator on every sample (issue 9, item 7)
+        trackers = [torch.cuda._lazy_seed_tracker]
+        xpu_tracker = getattr(torch.xpu, "_lazy_seed_tracker", None)
+        if xpu_tracker is not None:
+            trackers.append(xpu_tracker)
+
+        def queued() -> list[tuple[Any, ...]]:
+            return [(t.manual_seed_all_cb, t.manual_seed_cb, list(t.call_order)) for t in trackers]
+
+        before = queued()
+        seen = []
+        driver = make_driver(lambda sample: seen.append(torch.rand(2)), DefaultAdapter())
+        driver(None, keyed(3))
+        after = queued()
+        assert all(a[0] is b[0] and a[1] is b[1] and a[2] == b[2]
+                   for a, b in zip(before, after, strict=True))  # fmt: skip
+        # the transform still ran under the key's seed
+        expected = torch.Generator().manual_seed(keyed(3).torch_seed())
+        assert torch.equal(seen[0], torch.rand(2, generator=expected))
+
+    def test_the_callers_cpu_generator_is_restored_exactly(self) -> None:
+        generator = torch.default_generator
+        generator.manual_seed(1234)
+        torch.rand(5)  # somewhere in the middle of a stream
+        state, seed = generator.get_state(), generator.initial_seed()
+        expected = torch.rand(3)
+        generator.set_state(state)
+        make_driver(Module(), DefaultAdapter())(torch.zeros(()), keyed(1))
+        assert generator.initial_seed() == seed
+        assert torch.equal(generator.get_state(), state)
+        assert torch.equal(torch.rand(3), expected)
+
+    @pytest.mark.parametrize("cls", [A.Compose, A.HorizontalFlip, Module])
+    def test_classes_are_refused(self, cls: type) -> None:
+        # A.Compose itself ended in "'property' object is not iterable" (issue 9, item 10)
+        with pytest.raises(TypeError, match=rf"got the class .*{cls.__name__}; call it"):
+            make_driver(cls, DefaultAdapter())
+
     def test_builtins_without_signature_are_torch_global(self) -> None:
         assert make_driver(abs, DefaultAdapter())(-3, keyed()) == 3
 

@@ -283,6 +283,31 @@ class TestRandomAugmentWrapper:
         torch.testing.assert_close(target["boxes"], torch.tensor([[20.0, 3.0, 30.0, 15.0]]))
         assert int(target["image_id"]) == 1
 
+    @pytest.mark.parametrize(
+        ("crop", "kept"), [((0, 0, 16, 24), 1), ((0, 16, 6, 24), 0)], ids=["some", "none"]
+    )
+    def test_integer_tensor_targets_stay_integer(
+        self, crop: tuple[int, int, int, int], kept: int
+    ) -> None:
+        # the labels came back float64 when every box was dropped, the integer boxes
+        # always (issue 9, item 1)
+        def sample(i: int) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+            return torch.from_numpy(image()).permute(2, 0, 1).contiguous(), {
+                "boxes": torch.tensor([[2, 3, 12, 15], [20, 1, 30, 9]], dtype=torch.int32),
+                "labels": torch.tensor([7, 8]),
+            }
+
+        pipeline = A.Compose([A.Crop(*crop, p=1)], bbox_params=bbox_params("pascal_voc"))
+        _, target = RandomAugmentWrapper([sample(0)], pipeline, seed=0)[0]
+        assert target["boxes"].dtype == torch.int32
+        assert target["labels"].dtype == torch.int64
+        assert tuple(target["boxes"].shape) == (kept, 4)
+        assert len(target["labels"]) == kept
+
+    def test_the_class_of_a_transform_is_refused(self) -> None:
+        with pytest.raises(TypeError, match=r"got the class .*Compose; call it to make one"):
+            RandomAugmentWrapper(Dicts(), A.Compose, seed=0)
+
     def test_tuple_with_pil_image_and_class_label(self) -> None:
         pil = [(Image.fromarray(image()), 3), (Image.fromarray(image()[:, :, 0]), 5)]
         out = RandomAugmentWrapper(pil, A.HorizontalFlip(p=1), seed=0)
