@@ -189,6 +189,11 @@ def test_epoch_goals_are_differences_of_medians(quick_run: tuple[dict[str, Any],
     assert set(pickled) == {"int_us", "carried_us", "extra_us", "batch"}
     assert pickled["batch"] == 4
     assert pickled["extra_us"] == pytest.approx(pickled["carried_us"] - pickled["int_us"])
+    assert report["diagnostics"]["epoch_loader_clock"] == "main process and worker"  # /proc read
+    for row, baseline in EPOCH_PAIRS[2:]:
+        for row_id in (row, baseline):
+            assert rows[row_id]["wall_us_median"] > 0
+            assert rows[row_id]["note"].startswith("wall ")
 
 
 def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
@@ -213,7 +218,7 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
 
 
 def test_only_runs_the_selected_sections(tmp_path: Path) -> None:
-    report, stdout = _run_report(tmp_path, "--only", "epoch,keys")
+    report, stdout = _run_report(tmp_path, "--only", "epoch,keys", "--profile")
     wanted = {row for row in EXPECTED_ROWS if row.startswith(("key/", "epoch/"))}
     assert set(report["rows"]) == wanted
     assert [goal["id"] for goal in report["goals"]] == [
@@ -224,6 +229,13 @@ def test_only_runs_the_selected_sections(tmp_path: Path) -> None:
     assert "1. Key cost" in stdout
     assert "5. Epoch" in stdout
     assert "2. Wrapper" not in stdout
+    # --profile lists the selected sections' rankaug contenders only
+    assert sorted(name.split(" ")[0] for name in report["profiles"]) == [
+        "epoch/sampler_carried",
+        "epoch/wrapper_carried",
+        "key/sample_item",
+    ]
+    assert all("ncalls" in text for text in report["profiles"].values())
 
 
 def test_only_refuses_an_unknown_section(tmp_path: Path) -> None:

@@ -115,7 +115,7 @@ def index_contenders(seed: int) -> dict[str, Op]:
     }
 
 
-def loaders(seed: int, batch_size: int) -> dict[int, Loader]:
+def loaders(seed: int, batch_size: int) -> dict[int, tuple[Loader, PassChunks]]:
     """One DataLoader per worker count, serving both contenders in turn.
 
     Each has its own cheap wrapper (a list of ints, the identity transform, set to
@@ -125,7 +125,7 @@ def loaders(seed: int, batch_size: int) -> dict[int, Loader]:
     run in the same worker process: two loaders' workers may land on the machine's
     cores differently, which costs CPU time of its own. Workers are persistent.
     """
-    made: dict[int, Loader] = {}
+    made: dict[int, tuple[Loader, PassChunks]] = {}
     for workers in EPOCH_WORKERS:
         dataset: RandomAugmentWrapper[Any] = RandomAugmentWrapper(
             list(range(LENGTH)), identity, seed=seed, rank=0
@@ -146,7 +146,7 @@ def loaders(seed: int, batch_size: int) -> dict[int, Loader]:
             persistent_workers=workers > 0,
             prefetch_factor=2 if workers else None,
         )
-        made[workers] = Loader(loader, sampler, workers)
+        made[workers] = (Loader(loader, sampler, workers), sampler)
     return made
 
 
@@ -196,7 +196,7 @@ def measure(bench: Bench, prepared: None) -> None:
     bench.rows(SECTION, seconds)
     made = loaders(bench.seed, bench.batch_size)
     contenders = {
-        f"epoch/loader_{kind}_{workers}w": (made[workers], kind)
+        f"epoch/loader_{kind}_{workers}w": (*made[workers], kind)
         for workers in EPOCH_WORKERS
         for kind in ("plain", "carried")
     }
@@ -206,14 +206,14 @@ def measure(bench: Bench, prepared: None) -> None:
     try:
         for name in names:  # start the workers, warm up
             progress.set_label(f"5 epoch: warm-up {name}")
-            entry, kind = contenders[name]
-            entry.sampler.use = kind  # type: ignore[union-attr]
+            entry, chunks, kind = contenders[name]
+            chunks.use = kind
             time_chunk(entry, 4, bench.batch_size)
         for r in range(settings.repeats):
             for name in names if r % 2 == 0 else names[::-1]:
                 progress.set_label(f"5 epoch: {name}")
-                entry, kind = contenders[name]
-                entry.sampler.use = kind  # type: ignore[union-attr]
+                entry, chunks, kind = contenders[name]
+                chunks.use = kind
                 chunk = time_cpu_chunk(entry, settings.epoch_batches, bench.batch_size)
                 wall[name].append(chunk.wall)
                 cpu[name].append(chunk.cpu)
