@@ -10,7 +10,8 @@ the main tile on channels, dtypes or which targets they have.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -76,6 +77,10 @@ class TileReader:
     def __init__(self, config: MosaicConfig, adapter: SampleAdapter) -> None:
         self.config = config
         self.adapter = adapter
+        hook = getattr(adapter, "view", None)  # resolved once: it runs for every partner
+        self._view: Callable[[Any, Collection[str]], Mapping[str, Any]] = (
+            hook if callable(hook) else functools.partial(view, adapter)
+        )
         # targets and the keys that may carry them: a sample with only these skips the
         # check for stale per-box values
         self.known = config.targets | {"boxes"} | ({config.record} if config.record else set())
@@ -101,15 +106,15 @@ class TileReader:
                 one guard per sample, a failure is found by reading the samples again,
                 each under its own guard.
         """
-        adapter, targets = self.adapter, self.config.targets
+        adapter, targets, read = self.adapter, self.config.targets, self._view
         try:
             data, state = adapter.unpack(samples[0], targets)
-            views = [data, *[view(adapter, sample, targets) for sample in samples[1:]]]
+            views = [data, *[read(sample, targets) for sample in samples[1:]]]
         except Exception:
             for position, (index, sample) in enumerate(zip(indices, samples, strict=True)):
                 with context.guard(f"dataset[{index}]"):
                     if position:
-                        view(adapter, sample, targets)
+                        read(sample, targets)
                     else:
                         adapter.unpack(sample, targets)
             raise
@@ -154,7 +159,22 @@ class TileReader:
         count = len(boxes)
         fields = {}
         for field in config.label_fields:
-            fields[field] = _field(data, field, count, where, config.label_fields)
+            value = data.get(field)
+            if value is None:
+                if count:
+                    raise ValueError(
+                        f"{where} has {count} boxes but no {field!r} field (label_fields="
+                        f"{config.label_fields}); pass label_fields=() for boxes without labels"
+                    )
+                fields[field] = _NO_FIELD
+                continue
+            array = np.asarray(value)
+            if array.ndim == 0 or len(array) != count:
+                raise ValueError(
+                    f"{where} {field!r} has {array.size if array.ndim else 'a scalar'} "
+                    f"entries for {count} boxes"
+                )
+            fields[field] = array
         if count and (type(sample) is not dict or not sample.keys() <= self.known):
             self._check_stale(where, sample, count)
         mask = data.get("mask")
@@ -252,26 +272,6 @@ class TileReader:
                     f"{self.config.label_fields}: the mosaic would leave it misaligned; add "
                     "it to label_fields or drop it"
                 )
-
-
-def _field(
-    data: Mapping[str, Any], field: str, count: int, where: str, fields: tuple[str, ...]
-) -> np.ndarray:
-    value = data.get(field)
-    if value is None:
-        if count:
-            raise ValueError(
-                f"{where} has {count} boxes but no {field!r} field (label_fields="
-                f"{fields}); pass label_fields=() for boxes without labels"
-            )
-        return _NO_FIELD
-    array = np.asarray(value)
-    if array.ndim == 0 or len(array) != count:
-        raise ValueError(
-            f"{where} {field!r} has {array.size if array.ndim else 'a scalar'} "
-            f"entries for {count} boxes"
-        )
-    return array
 
 
 def _disagree(tile: Tile, main: Tile) -> None:
