@@ -1,0 +1,154 @@
+"""Sample shapes in and out: what a wrapper unpacks, and how it puts the result back.
+
+rankaug hands transforms (albumentations, the mosaic) a dict in albumentations'
+convention — ``image`` as a numpy ``HxW`` or ``HxWxC`` array, ``mask``, ``masks``,
+``bboxes``, label fields, ``keypoints`` — and returns the result in the shape the
+dataset gave it:
+
+* **dict samples** with albumentations' keys; keys that are not transform targets
+  (``"path"``, ``"image_id"``, ...) come back untouched, as the same objects.
+* **(image, target) tuples or lists**, torchvision style. A dict target's ``boxes``
+  becomes ``bboxes``, and its ``labels``, ``masks``, ``mask`` and ``keypoints`` are
+  targets under their own names (give an albumentations ``Compose`` the label field
+  ``"labels"``); any other target (a class index, a tensor) passes through.
+* **images** as numpy ``HxW``/``HxWxC`` arrays, PIL images (modes L, RGB, RGBA) or
+  torch ``CHW``/``HW`` tensors; each comes back as the same type. Target values given
+  as tensors, arrays or lists come back as tensors, arrays or lists of the same dtype
+  (integer boxes that a transform made fractional stay floating point rather than
+  being truncated).
+
+Any other shape: pass an object with ``unpack`` and ``repack`` (the
+:class:`SampleAdapter` protocol) as ``adapter=``. Multi-sample wrappers (the mosaic)
+use three more hooks when an adapter has them, and a fallback otherwise (see
+:func:`view`, :func:`passthrough` and :func:`attach`): reading a partner that is not
+rebuilt, the values a transform does not get, and adding a key to an output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from rankaug.samples.default import DefaultAdapter
+from rankaug.samples.protocol import DEFAULT_TARGETS, SampleAdapter, SampleDict
+from rankaug.samples.restore import restore_like
+
+__all__ = [
+    "DEFAULT_TARGETS",
+    "DefaultAdapter",
+    "check_adapter",
+    "SampleAdapter",
+    "SampleDict",
+    "attach",
+    "passthrough",
+    "restore_like",
+    "view",
+]
+
+
+def view(adapter: SampleAdapter, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
+    """The transform data of a sample that is read but not rebuilt (a mosaic's partner).
+
+    ``adapter.view(sample, targets)`` when the adapter has that hook, else the data of
+    ``adapter.unpack``. The result is read, never written, and may hold other keys too
+    (:class:`DefaultAdapter` gives a plain dict with a numpy image as it is, without a
+    copy).
+
+    Args:
+        adapter: The wrapper's adapter.
+        sample: The sample as the dataset gave it.
+        targets: The keys the wrapper reads.
+
+    Returns:
+        A mapping with at least the keys in ``targets`` that the sample has.
+
+    >>> import numpy as np
+    >>> sample = {"image": np.zeros((2, 2), np.uint8), "path": "a.png"}
+    >>> view(DefaultAdapter(), sample, DEFAULT_TARGETS) is sample
+    True
+    """
+    hook = getattr(adapter, "view", None)
+    if hook is not None:
+        return hook(sample, targets)  # type: ignore[no-any-return]
+    return adapter.unpack(sample, targets)[0]
+
+
+def passthrough(adapter: SampleAdapter, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
+    """The named values of a sample that a transform does not get (they pass through).
+
+    ``adapter.passthrough(sample, targets)`` when the adapter has that hook, else an
+    empty mapping (nothing is known of other shapes). A wrapper that changes the
+    number of boxes checks them: a per-box value among them would go stale.
+
+    Args:
+        adapter: The wrapper's adapter.
+        sample: The sample as the dataset gave it.
+        targets: The keys the wrapper hands to its transform.
+
+    Returns:
+        The other keys of a dict sample, or of a pair's dict target, with their values.
+
+    >>> import numpy as np
+    >>> sample = {"image": np.zeros((2, 2), np.uint8), "labels": [1], "iscrowd": [0]}
+    >>> dict(passthrough(DefaultAdapter(), sample, DEFAULT_TARGETS | {"labels"}))
+    {'iscrowd': [0]}
+    """
+    hook = getattr(adapter, "passthrough", None)
+    if hook is not None:
+        return hook(sample, targets)  # type: ignore[no-any-return]
+    return _NOTHING
+
+
+def attach(adapter: SampleAdapter, sample: Any, key: str, value: Any) -> Any:
+    """Add ``key: value`` to a sample that ``adapter.repack`` made.
+
+    ``adapter.attach(sample, key, value)`` when the adapter has that hook, else
+    :meth:`DefaultAdapter.attach`'s rule: into a dict sample, or into a pair's dict
+    target; other shapes come back unchanged.
+
+    Args:
+        adapter: The wrapper's adapter.
+        sample: A sample from ``adapter.repack`` (it may be changed in place).
+        key: The key.
+        value: The value.
+
+    Returns:
+        The sample.
+
+    >>> attach(DefaultAdapter(), ("image", {"labels": []}), "mosaic", 1)[1]
+    {'labels': [], 'mosaic': 1}
+    """
+    hook = getattr(adapter, "attach", None)
+    if hook is not None:
+        return hook(sample, key, value)
+    return DefaultAdapter.attach(sample, key, value)
+
+
+_NOTHING: Mapping[str, Any] = {}
+
+
+def check_adapter(adapter: object) -> SampleAdapter:
+    """The adapter a wrapper uses: ``adapter`` itself, or a :class:`DefaultAdapter`.
+
+    Args:
+        adapter: ``None``, or an object with ``unpack`` and ``repack`` methods.
+
+    Returns:
+        The adapter.
+
+    Raises:
+        TypeError: If ``adapter`` lacks one of the methods.
+
+    >>> type(check_adapter(None)).__name__
+    'DefaultAdapter'
+    """
+    if adapter is None:
+        return DefaultAdapter()
+    if not (
+        callable(getattr(adapter, "unpack", None)) and callable(getattr(adapter, "repack", None))
+    ):
+        raise TypeError(
+            "adapter must have unpack(sample, targets) and repack(data, state) methods, "
+            f"got {type(adapter).__name__}"
+        )
+    return adapter  # type: ignore[return-value]

@@ -1,0 +1,216 @@
+"""``DefaultAdapter``: dict samples and ``(image, target)`` pairs (see :mod:`rankaug.samples`)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from collections.abc import Set as AbstractSet
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+
+from rankaug.samples.restore import restore_like
+
+__all__ = ["DefaultAdapter"]
+
+_PIL_MODES = ("L", "RGB", "RGBA")
+_NOTHING: Mapping[str, Any] = {}
+
+
+class _State(NamedTuple):
+    sample: Any  # the original sample
+    originals: dict[str, Any]  # the original values of the keys handed out
+    image_kind: str  # "numpy", "pil" or "tensor"
+    pil_mode: str | None
+    target: Any  # the original target of a tuple sample (None for dicts)
+
+
+def _is_pil(image: object) -> bool:
+    return type(image).__module__.startswith("PIL.")
+
+
+def _image_to_numpy(image: object) -> tuple[np.ndarray, str, str | None]:
+    if type(image) is np.ndarray or isinstance(image, np.ndarray):
+        if image.ndim not in (2, 3):
+            raise ValueError(
+                f"image must be an HxW or HxWxC array, got an array of shape {image.shape}"
+            )
+        return image, "numpy", None
+    if isinstance(image, torch.Tensor):
+        if image.ndim == 3:
+            return (
+                np.ascontiguousarray(image.detach().cpu().numpy().transpose(1, 2, 0)),
+                ("tensor"),
+                None,
+            )
+        if image.ndim == 2:
+            return image.detach().cpu().numpy(), "tensor", None
+        raise ValueError(
+            f"image must be a CxHxW or HxW tensor, got a tensor of shape {tuple(image.shape)}"
+        )
+    if _is_pil(image):
+        mode = getattr(image, "mode", None)
+        if mode not in _PIL_MODES:
+            raise ValueError(
+                f"image is a PIL image of mode {mode!r}; rankaug handles modes {_PIL_MODES} "
+                "(convert it in the dataset, e.g. image.convert('RGB'))"
+            )
+        return np.array(image), "pil", mode
+    raise TypeError(
+        f"image must be a numpy array, a PIL image or a torch tensor, got {type(image).__name__}"
+    )
+
+
+def _image_from_numpy(image: Any, kind: str, mode: str | None) -> Any:
+    if kind == "numpy":
+        return image
+    array = np.asarray(image)
+    if kind == "tensor":
+        if array.ndim == 3:
+            array = array.transpose(2, 0, 1)
+        return torch.from_numpy(np.ascontiguousarray(array))
+    from PIL import Image
+
+    if array.dtype != np.uint8:
+        raise TypeError(
+            f"the transform returned a {array.dtype} image, which cannot go back into the "
+            f"PIL image (mode {mode}) the dataset gave; give the wrapper numpy or tensor images "
+            "for float output"
+        )
+    if array.ndim == 3 and array.shape[2] == 1:
+        array = array[:, :, 0]
+    return Image.fromarray(array)
+
+
+def _value_to_numpy(value: Any) -> Any:
+    if type(value) is not np.ndarray and isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return value
+
+
+class DefaultAdapter:
+    """Handles dict samples and ``(image, target)`` tuples (see the module docstring).
+
+    >>> from rankaug.samples import DEFAULT_TARGETS
+    >>> adapter = DefaultAdapter()
+    >>> sample = {"image": np.zeros((4, 6, 3), np.uint8), "path": "a.jpg"}
+    >>> data, state = adapter.unpack(sample, DEFAULT_TARGETS)
+    >>> sorted(data)
+    ['image']
+    >>> data["image"] = data["image"][:, ::-1]
+    >>> out = adapter.repack(data, state)
+    >>> sorted(out), out["path"]
+    (['image', 'path'], 'a.jpg')
+    """
+
+    def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
+        """Split ``sample`` into transform data and a state (see :class:`SampleAdapter`).
+
+        Raises:
+            TypeError: If the sample is not a dict or an (image, target) pair, or its image
+                is of an unsupported type.
+            ValueError: If the dict has no ``image`` or the image has an unsupported
+                shape.
+        """
+        if type(sample) is dict or isinstance(sample, Mapping):
+            if "image" not in sample:
+                raise ValueError(
+                    f"a dict sample needs an 'image' key; this one has keys {sorted(sample)}"
+                )
+            return self._unpack_mapping(sample, sample, targets, None)
+        if isinstance(sample, tuple | list) and len(sample) == 2:
+            image, target = sample
+            if isinstance(target, Mapping):
+                renamed = {("bboxes" if k == "boxes" else k): v for k, v in target.items()}
+                if "image" in renamed:
+                    raise ValueError(
+                        "an (image, target) sample's target must not have an 'image' key"
+                    )
+                renamed["image"] = image
+                return self._unpack_mapping(sample, renamed, targets, target)
+            return self._unpack_mapping(sample, {"image": image}, targets, target)
+        raise TypeError(
+            f"rankaug cannot handle a sample of type {type(sample).__name__}: expected a dict "
+            "with an 'image' key or an (image, target) pair; for any other shape pass "
+            "adapter= (see rankaug.SampleAdapter)"
+        )
+
+    @staticmethod
+    def _unpack_mapping(
+        sample: Any, mapping: Mapping[str, Any], targets: Collection[str], target: Any
+    ) -> tuple[dict[str, Any], _State]:
+        image, kind, mode = _image_to_numpy(mapping["image"])
+        data: dict[str, Any] = {"image": image}
+        originals: dict[str, Any] = {}
+        for key, value in mapping.items():
+            if key != "image" and key in targets:
+                originals[key] = value
+                data[key] = _value_to_numpy(value)
+        return data, _State(sample, originals, kind, mode, target)
+
+    def view(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
+        """The data of a sample that is not rebuilt (see :func:`view`).
+
+        A plain dict with a numpy image is its own view; other samples are unpacked.
+        """
+        if type(sample) is dict and type(sample.get("image")) is np.ndarray:
+            return sample
+        return self.unpack(sample, targets)[0]
+
+    @staticmethod
+    def passthrough(sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
+        """The values of a dict sample, or a pair's dict target, not in ``targets``.
+
+        A target's ``boxes`` is its ``bboxes`` target (see :func:`passthrough`).
+        """
+        if type(sample) is dict or isinstance(sample, Mapping):
+            mapping, renamed = sample, False
+        elif isinstance(sample, tuple | list) and len(sample) == 2:
+            mapping, renamed = sample[1], True
+            if not isinstance(mapping, Mapping):
+                return _NOTHING
+        else:
+            return _NOTHING
+        if not isinstance(targets, AbstractSet):
+            targets = frozenset(targets)
+        if mapping.keys() <= targets:
+            return _NOTHING
+        return {
+            key: value
+            for key, value in mapping.items()
+            if key not in targets and key != "image" and not (renamed and key == "boxes")
+        }
+
+    @staticmethod
+    def attach(sample: Any, key: str, value: Any) -> Any:
+        """Add ``key: value`` to a dict sample or a pair's dict target (see :func:`attach`)."""
+        if isinstance(sample, dict):
+            sample[key] = value
+        elif isinstance(sample, tuple | list) and len(sample) == 2 and isinstance(sample[1], dict):
+            sample[1][key] = value
+        return sample
+
+    def repack(self, data: Mapping[str, Any], state: Any) -> Any:
+        """Build a sample of the original shape (see :class:`SampleAdapter`)."""
+        assert isinstance(state, _State)
+        updates: dict[str, Any] = {}
+        for key, value in data.items():
+            if key == "image":
+                updates[key] = _image_from_numpy(value, state.image_kind, state.pil_mode)
+            elif key in state.originals:
+                updates[key] = restore_like(value, state.originals[key])
+            else:
+                updates[key] = value
+        sample = state.sample
+        if isinstance(sample, Mapping):
+            out = dict(sample)
+            out.update(updates)
+            return out
+        image = updates.pop("image")
+        target = state.target
+        if isinstance(target, Mapping):
+            new_target = dict(target)
+            for key, value in updates.items():
+                new_target["boxes" if key == "bboxes" else key] = value
+            target = new_target
+        return type(sample)((image, target))

@@ -1,0 +1,89 @@
+"""Putting transformed values back into the type and dtype they came in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["restore_like"]
+
+
+def restore_like(new: Any, old: Any) -> Any:
+    """Give ``new`` the container type and dtype of ``old``.
+
+    Tensors give tensors, arrays give arrays (an empty result keeps the trailing
+    shape, so ``(0, 4)`` boxes stay ``(0, 4)``), lists give lists, tuples give tuples,
+    each with the dtype of ``old`` (for lists and tuples, of the numbers in them): an
+    int64 label stays int64, also when a transform dropped every box and returned an
+    empty float array. Only an integer ``old`` with fractional ``new`` values stays
+    floating point (``float64``), rather than being truncated.
+
+    Args:
+        new: The transformed value.
+        old: The original value.
+
+    Returns:
+        ``new`` in the type of ``old``.
+
+    >>> restore_like(np.zeros((0,)), np.zeros((3, 4), np.float32)).shape
+    (0, 4)
+    >>> restore_like(np.array([[1.0, 2.0, 3.0, 4.0]]), [[0, 0, 1, 1]])
+    [[1, 2, 3, 4]]
+    >>> restore_like(np.array([[1.5, 2.0, 3.0, 4.0]]), [[0, 0, 1, 1]])
+    [[1.5, 2.0, 3.0, 4.0]]
+    >>> restore_like(np.zeros((0,)), torch.tensor([3, 4])).dtype
+    torch.int64
+    """
+    if (
+        type(new) is np.ndarray
+        and type(old) is np.ndarray
+        and new.dtype == old.dtype
+        and (new.size or new.ndim == old.ndim)
+    ):
+        return new  # already right: the common case, kept cheap
+    if isinstance(old, torch.Tensor):
+        array = _restore_array(np.asarray(new), old.shape, None)
+        if old.dtype.is_floating_point or old.dtype.is_complex or _integral(array):
+            return torch.as_tensor(array, dtype=old.dtype)
+        return torch.as_tensor(array)  # fractional values for an integer tensor
+    if isinstance(old, np.ndarray):
+        return _restore_array(np.asarray(new), old.shape, old.dtype)
+    if isinstance(old, list | tuple):
+        if isinstance(new, np.ndarray):
+            items = _restore_array(new, (), _list_dtype(old) if old else None).tolist()
+        else:
+            items = list(new)
+        return items if isinstance(old, list) else tuple(items)
+    return new
+
+
+def _integral(array: np.ndarray) -> bool:
+    """Whether ``array`` can be stored in an integer dtype without losing anything."""
+    if array.dtype.kind != "f":
+        return True
+    return bool(np.isfinite(array).all()) and np.array_equal(array, np.round(array))
+
+
+def _list_dtype(values: list[Any] | tuple[Any, ...]) -> np.dtype[Any] | None:
+    """The numpy dtype of a list's numbers, or ``None`` when it holds something else."""
+    try:
+        dtype = np.asarray(values).dtype
+    except (TypeError, ValueError):  # ragged lists
+        return None
+    return dtype if dtype.kind in "biuf" else None
+
+
+def _restore_array(
+    array: np.ndarray, old_shape: Any, old_dtype: np.dtype[Any] | None
+) -> np.ndarray:
+    if array.ndim == 1 and array.size == 0 and len(old_shape) > 1:
+        array = array.reshape((0, *tuple(old_shape)[1:]))  # [] lost its trailing shape
+    if old_dtype is None or array.dtype == old_dtype:
+        return array
+    if old_dtype.kind in "biu" and not _integral(array):
+        return array  # do not truncate fractional values into an integer dtype
+    if old_dtype.kind == "b" and array.size and not np.isin(array, (0, 1)).all():
+        return array  # nor turn other numbers into True
+    return array.astype(old_dtype, copy=False)

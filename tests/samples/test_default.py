@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
+
+TARGETS = DEFAULT_TARGETS | {"labels"}
+
+
+def roundtrip(sample: Any, edit: Any = None) -> Any:
+    adapter = DefaultAdapter()
+    data, state = adapter.unpack(sample, TARGETS)
+    if edit is not None:
+        edit(data)
+    return adapter.repack(data, state)
+
+
+class TestDefaultAdapter:
+    def test_dict_only_targets_are_handed_out_and_extras_kept_as_objects(self) -> None:
+        extra = {"anything": [1, 2]}
+        sample = {"image": np.zeros((4, 5, 3), np.uint8), "labels": [1], "meta": extra}
+        data, _ = DefaultAdapter().unpack(sample, TARGETS)
+        assert set(data) == {"image", "labels"}
+        out = roundtrip(sample)
+        assert out["meta"] is extra
+        assert out is not sample
+
+    def test_tensor_image_goes_hwc_and_back_chw(self) -> None:
+        chw = torch.arange(2 * 3 * 4, dtype=torch.float32).reshape(2, 3, 4)
+        data, state = DefaultAdapter().unpack({"image": chw}, TARGETS)
+        assert data["image"].shape == (3, 4, 2)
+        assert data["image"].flags.c_contiguous
+        out = DefaultAdapter().repack(data, state)
+        assert torch.equal(out["image"], chw)
+
+    def test_grayscale_tensor_and_pil(self) -> None:
+        hw = torch.zeros(3, 4, dtype=torch.uint8)
+        assert roundtrip((hw, 0))[0].shape == (3, 4)
+        pil = Image.fromarray(np.zeros((3, 4), np.uint8))
+        back = roundtrip((pil, 0))[0]
+        assert isinstance(back, Image.Image)
+        assert back.mode == "L"
+        assert back.size == (4, 3)
+
+    def test_pil_rgba(self) -> None:
+        rgba = Image.fromarray(np.zeros((3, 4, 4), np.uint8), mode="RGBA")
+        assert roundtrip([rgba, 1])[0].mode == "RGBA"
+
+    def test_torchvision_target_names(self) -> None:
+        boxes = torch.tensor([[1.0, 2.0, 3.0, 4.0]])
+        target = {"boxes": boxes, "labels": torch.tensor([2]), "iscrowd": torch.tensor([0])}
+        data, state = DefaultAdapter().unpack((np.zeros((5, 5, 3), np.uint8), target), TARGETS)
+        assert set(data) == {"image", "bboxes", "labels"}
+        assert isinstance(data["bboxes"], np.ndarray)
+        data["bboxes"] = data["bboxes"] + 1
+        _, new_target = DefaultAdapter().repack(data, state)
+        assert set(new_target) == {"boxes", "labels", "iscrowd"}
+        assert new_target["iscrowd"] is target["iscrowd"]
+        torch.testing.assert_close(new_target["boxes"], boxes + 1)
+
+    def test_float_output_cannot_go_back_into_pil(self) -> None:
+        def to_float(data: dict[str, Any]) -> None:
+            data["image"] = data["image"].astype(np.float32)
+
+        with pytest.raises(TypeError, match="returned a float32 image, which cannot go back"):
+            roundtrip((Image.fromarray(np.zeros((3, 4, 3), np.uint8)), 0), to_float)
+
+    @pytest.mark.parametrize(
+        ("sample", "error", "message"),
+        [
+            (7, TypeError, "cannot handle a sample of type int"),
+            ((1, 2, 3), TypeError, "cannot handle a sample of type tuple"),
+            ({"img": np.zeros((2, 2))}, ValueError, r"needs an 'image' key; .* \['img'\]"),
+            ({"image": "x.jpg"}, TypeError, "image must be a numpy array, .* got str"),
+            ({"image": np.zeros((2, 2, 2, 2))}, ValueError, r"shape \(2, 2, 2, 2\)"),
+            ((torch.zeros(1, 1, 2, 2), 0), ValueError, r"CxHxW or HxW tensor, .* \(1, 1, 2, 2\)"),
+            ((Image.new("P", (2, 2)), 0), ValueError, "PIL image of mode 'P'"),
+            ((np.zeros((2, 2)), {"image": 1}), ValueError, "must not have an 'image' key"),
+        ],
+    )  # fmt: skip
+    def test_unhandled_shapes_are_explained(
+        self, sample: Any, error: type[Exception], message: str
+    ) -> None:
+        with pytest.raises(error, match=message):
+            DefaultAdapter().unpack(sample, TARGETS)

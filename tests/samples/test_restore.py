@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from rankaug.samples.restore import restore_like
+
+
+class TestRestoreLike:
+    def test_containers_and_dtypes(self) -> None:
+        assert restore_like(np.array([1.5]), torch.tensor([1.0])).dtype == torch.float32
+        assert restore_like(np.array([2.0]), np.array([1], np.int64)).dtype == np.int64
+        assert restore_like(np.array([1, 2]), (0, 0)) == (1, 2)
+        assert restore_like("x", 5) == "x"
+
+    def test_fractional_values_are_not_truncated_into_integers(self) -> None:
+        out = restore_like(np.array([[1.5, 2.0, 3.0, 4.0]]), np.array([[1, 2, 3, 4]], np.int32))
+        assert out.dtype.kind == "f"
+        assert out[0, 0] == 1.5
+        tensor = restore_like(np.array([0.5]), torch.tensor([1]))
+        assert tensor.dtype.is_floating_point
+
+    def test_empty_results_keep_their_trailing_shape(self) -> None:
+        assert restore_like(np.zeros((0,)), torch.zeros(2, 4)).shape == (0, 4)
+        assert restore_like([], np.zeros((1, 4), np.float32)).shape == (0, 4)
+
+    @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool])
+    def test_integer_tensors_stay_integer(self, dtype: torch.dtype) -> None:
+        # a transform that drops every box returns float64 [] labels; integer tensors
+        # came back float64 then, and integer boxes always (issue 9, item 1)
+        old = torch.tensor([1, 0], dtype=dtype)
+        assert restore_like(np.zeros((0,)), old).dtype == dtype
+        assert restore_like(np.array([1.0, 0.0]), old).dtype == dtype
+        boxes = torch.tensor([[1, 2, 3, 4]], dtype=torch.int32)
+        flipped = restore_like(np.array([[5.0, 2.0, 7.0, 4.0]]), boxes)
+        assert flipped.dtype == torch.int32
+        assert flipped.tolist() == [[5, 2, 7, 4]]
+        empty = restore_like(np.zeros((0,)), boxes)
+        assert (empty.dtype, tuple(empty.shape)) == (torch.int32, (0, 4))
+
+    def test_integer_arrays_and_lists_stay_integer(self) -> None:
+        assert restore_like(np.zeros((0,)), np.array([3], np.int64)).dtype == np.int64
+        assert restore_like(np.array([2.0, 7.0]), [1, 2]) == [2, 7]
+        assert all(type(v) is int for v in restore_like(np.array([2.0, 7.0]), [1, 2]))
+        assert restore_like(np.array([2.0]), (1,)) == (2,)
+        assert restore_like(np.array([0.5]), [1]) == [0.5]  # fractional: not truncated
+        assert restore_like(np.array([1.0, 0.0]), [True, False]) == [True, False]
+        assert restore_like(np.array([2.0]), [True]) == [2.0]  # not made a bool
+        assert restore_like(np.array([1.0]), ["a"]) == [1.0]  # not numbers: as it is
+        assert restore_like(np.array([np.inf]), np.array([1], np.int64))[0] == np.inf
