@@ -30,7 +30,14 @@ import torch
 from rankaug import checks
 from rankaug.errors import RankaugWarning
 
-__all__ = ["EpochIndex", "SharedEpoch", "carried_epoch", "carrying", "index_epoch"]
+__all__ = [
+    "EpochIndex",
+    "SharedEpoch",
+    "carried_epoch",
+    "carrying",
+    "epoch_class",
+    "index_epoch",
+]
 
 _CARRIED: Final[contextvars.ContextVar[int | None]] = contextvars.ContextVar(
     "rankaug_epoch", default=None
@@ -44,6 +51,10 @@ class EpochIndex(int):
     rankaug's wrappers read :attr:`epoch` from it. Arithmetic on it gives plain ints.
     It pickles to DataLoader workers (forked or spawned) with its epoch.
 
+    Each epoch has its own subclass, which holds the epoch as a class attribute: an
+    instance is then a bare int with nothing of its own to store, which makes it cheap
+    to make and to pickle (the DataLoader pickles every index it sends to a worker).
+
     Args:
         index: The index.
         epoch: The epoch of the pass, an integer in ``[0, 2**32)``.
@@ -55,20 +66,20 @@ class EpochIndex(int):
     >>> i = EpochIndex(7, epoch=3)
     >>> i, i.epoch, [10, 11, 12, 13, 14, 15, 16, 17][i], f"{i}.jpg"
     (EpochIndex(7, epoch=3), 3, 17, '7.jpg')
-    >>> type(i + 1).__name__
-    'int'
+    >>> type(i + 1).__name__, isinstance(i, EpochIndex)
+    ('int', True)
     """
 
+    __slots__ = ()
     epoch: int
 
     def __new__(cls, index: int, epoch: int) -> EpochIndex:
         """Check ``index`` and ``epoch`` and make the index."""
-        self = int.__new__(cls, checks.integer(index, "index"))
-        self.epoch = checks.uint(epoch, "epoch", 32)
-        return self
+        kind = epoch_class(checks.uint(epoch, "epoch", 32))
+        return int.__new__(kind, checks.integer(index, "index"))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (_epoch_index, (int(self), self.epoch))
+        return (type(self), (int(self),))
 
     def __repr__(self) -> str:
         return f"EpochIndex({int(self)}, epoch={self.epoch})"
@@ -76,11 +87,32 @@ class EpochIndex(int):
     __str__ = int.__repr__  # str(), f"{i}" and paths built from it stay plain numbers
 
 
-def _epoch_index(index: int, epoch: int) -> EpochIndex:
-    """Build an :class:`EpochIndex` whose parts are known to be valid (the fast path)."""
-    self = int.__new__(EpochIndex, index)
-    self.epoch = epoch
-    return self
+_CLASSES: Final[dict[int, type[EpochIndex]]] = {}
+
+
+def epoch_class(epoch: int) -> type[EpochIndex]:
+    """The :class:`EpochIndex` subclass of one epoch: ``epoch_class(e)(i)`` is ``EpochIndex(i, e)``.
+
+    ``epoch`` is not checked (the sampler checked it once for its pass). The class is
+    made on first use in each process and found by name when an index is unpickled, so
+    spawned workers rebuild it too.
+    """
+    kind = _CLASSES.get(epoch)
+    if kind is None:
+        name = f"_EpochIndex_{epoch}"
+        made = type(name, (EpochIndex,), {
+            "__slots__": (), "epoch": epoch, "__module__": __name__, "__new__": int.__new__,
+        })  # fmt: skip
+        kind = _CLASSES.setdefault(epoch, made)
+    return kind
+
+
+def __getattr__(name: str) -> Any:
+    """Unpickling finds an epoch's class by name (``_EpochIndex_<epoch>``) here."""
+    prefix = "_EpochIndex_"
+    if name.startswith(prefix) and name[len(prefix) :].isdigit():
+        return epoch_class(int(name[len(prefix) :]))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def index_epoch(index: object) -> int | None:
@@ -89,7 +121,7 @@ def index_epoch(index: object) -> int | None:
     >>> index_epoch(EpochIndex(3, epoch=2)), index_epoch(3)
     (2, None)
     """
-    return index.epoch if type(index) is EpochIndex else None
+    return index.epoch if isinstance(index, EpochIndex) else None
 
 
 def carried_epoch() -> int | None:

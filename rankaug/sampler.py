@@ -38,7 +38,7 @@ from typing import Any, Final
 from torch.utils.data import Sampler
 
 from rankaug import checks
-from rankaug.epoch import EpochIndex, _epoch_index
+from rankaug.epoch import EpochIndex, epoch_class
 
 __all__ = ["EpochSampler"]
 
@@ -173,10 +173,10 @@ class EpochSampler(Sampler[EpochIndex]):
         # drawn. DataLoader iterators call iter() on their sampler more than once and
         # use only the last one (torchdata's StatefulDataLoader starts each).
         run = self._begin()
-        make, epoch = _epoch_index, run.epoch
+        make = epoch_class(run.epoch)
         for value in run.inner:
             run.position += 1
-            yield make(value if type(value) is int else _as_index(value), epoch)
+            yield make(value if type(value) is int else _as_index(value))
         run.done = True
         if self._current is run:
             self._current = None

@@ -14,7 +14,7 @@ import pytest
 from torch.utils.data import DataLoader, Dataset
 
 from rankaug import EpochIndex, KeyedDataset, RankaugWarning, SampleContext
-from rankaug.epoch import SharedEpoch, carried_epoch, carrying, index_epoch
+from rankaug.epoch import SharedEpoch, carried_epoch, carrying, epoch_class, index_epoch
 
 
 class _ReadsEpoch(Dataset[int]):
@@ -82,7 +82,8 @@ class TestEpochIndex:
     @pytest.mark.parametrize("clone", [copy.deepcopy, lambda i: pickle.loads(pickle.dumps(i))])
     def test_survives_copies(self, clone: Any) -> None:
         again = clone(EpochIndex(9, epoch=4))
-        assert type(again) is EpochIndex
+        assert isinstance(again, EpochIndex)
+        assert type(again) is type(EpochIndex(1, epoch=4))
         assert (again, again.epoch) == (9, 4)
 
     def test_bad_arguments(self) -> None:
@@ -217,3 +218,34 @@ class Seen(Dataset[int]):
 
     def __getitem__(self, index: int) -> int:
         return index
+
+
+_SPAWNED_UNPICKLE = """
+import pickle, sys
+index = pickle.loads(bytes.fromhex(sys.argv[1]))
+print(type(index).__name__, int(index), index.epoch)
+"""
+
+
+class TestEpochClasses:
+    def test_each_epoch_is_a_class_found_by_name_in_a_fresh_process(self) -> None:
+        data = pickle.dumps([EpochIndex(5, epoch=123456), EpochIndex(6, epoch=123456)])
+        result = subprocess.run(
+            [sys.executable, "-c", _SPAWNED_UNPICKLE, pickle.dumps(EpochIndex(5, epoch=77)).hex()],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.split() == ["_EpochIndex_77", "5", "77"]
+        assert [(int(i), i.epoch) for i in pickle.loads(data)] == [(5, 123456), (6, 123456)]
+
+    def test_instances_hold_nothing_of_their_own(self) -> None:
+        index = EpochIndex(5, epoch=2)
+        assert not hasattr(index, "__dict__")
+        assert epoch_class(2) is type(index)
+        assert epoch_class(2)(9) == EpochIndex(9, epoch=2)
+
+    def test_other_module_attributes_are_still_missing(self) -> None:
+        import rankaug.epoch
+
+        with pytest.raises(AttributeError, match="has no attribute '_EpochIndex_x'"):
+            rankaug.epoch._EpochIndex_x  # noqa: B018

@@ -126,7 +126,7 @@ class TestEpochSampler:
     def test_numpy_indices_become_plain_epoch_indices(self) -> None:
         indices = list(EpochSampler(np.arange(3), epoch=1))
         assert indices == [0, 1, 2]
-        assert all(type(i) is EpochIndex and i.epoch == 1 for i in indices)
+        assert all(isinstance(i, EpochIndex) and i.epoch == 1 for i in indices)
 
     def test_pickles_without_its_running_pass(self) -> None:
         sampler = EpochSampler(range(3), epoch=5)
