@@ -309,3 +309,13 @@ class TestSyntheticDetection:
     def test_largest_seed(self) -> None:
         sample = SyntheticDetection(1, image_size=16, seed=2**64 - 1)[0]
         assert sample["image"].shape == (16, 16, 3)
+
+    def test_repr_names_every_setting(self) -> None:
+        ds = SyntheticDetection(3, image_size=(20, 30), seed=5, masks=False, varied_sizes=True)
+        assert repr(ds) == (
+            "SyntheticDetection(3, image_size=(20, 30), num_classes=5, max_objects=6, seed=5, "
+            "box_format='pascal_voc', masks=False, channels=3, dtype='uint8', as_tuple=False, "
+            "tensors=False, varied_sizes=True)"
+        )
+        rebuilt = eval(repr(ds), {"SyntheticDetection": SyntheticDetection})
+        np.testing.assert_array_equal(rebuilt[2]["image"], ds[2]["image"])

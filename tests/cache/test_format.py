@@ -1,0 +1,105 @@
+"""Tests for rankaug.cache._format: the file of one cached sample."""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from rankaug.cache._format import INLINE_BYTES, MAGIC, Corrupt, encode, map_limit, read
+from tests.cache.helpers import assert_identical
+
+
+def write(path: Path, sample: Any) -> bytes:
+    chunks, size = encode(sample)
+    data = b"".join(bytes(chunk) for chunk in chunks)
+    assert len(data) == size
+    path.write_bytes(data)
+    return data
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+class TestEncodeAndRead:
+    def test_round_trip(self, tmp_path: Path) -> None:
+        sample = {
+            "image": np.arange(480 * 640 * 3, dtype=np.uint32)
+            .astype(np.uint8)
+            .reshape(480, 640, 3),
+            "boxes": np.ones((3, 4), np.float32),
+            "name": "a.jpg",
+            "tensor": torch.arange(10000, dtype=torch.int32),
+        }
+        write(tmp_path / "s", sample)
+        back = read(str(tmp_path / "s"))
+        assert_identical(back, sample)
+
+    def test_large_arrays_out_of_band_and_aligned(self, tmp_path: Path) -> None:
+        big = np.full(INLINE_BYTES, 7, np.uint8)
+        small = np.full(INLINE_BYTES - 1, 9, np.uint8)
+        data = write(tmp_path / "s", {"big": big, "small": small, "big2": big.astype(np.int16)})
+        magic, size, payload, count = struct.unpack_from("<8sQQI4x", data)
+        assert magic == MAGIC
+        assert size == len(data)
+        assert count == 2  # the two large arrays; the small one is inside the pickle
+        for number in range(count):
+            offset, length = struct.unpack_from("<QQ", data, 32 + 16 * number)
+            assert offset % 64 == 0
+            assert length in (big.nbytes, 2 * big.nbytes)
+        assert payload > small.nbytes  # the small array's bytes are in the pickle
+
+    def test_arrays_come_back_writable_on_private_pages(self, tmp_path: Path) -> None:
+        image = np.arange(300 * 400, dtype=np.float64).reshape(300, 400)
+        data = write(tmp_path / "s", image)
+        back = read(str(tmp_path / "s"))
+        assert type(back) is np.ndarray
+        assert back.flags.writeable
+        back[:] = -1.0
+        assert (tmp_path / "s").read_bytes() == data
+        assert_identical(read(str(tmp_path / "s")), image)
+
+    def test_a_small_file_is_read_not_mapped(self, tmp_path: Path) -> None:
+        write(tmp_path / "s", np.ones(20000, np.uint8))  # out of band, in a 20 kB file
+        before = open_descriptors()
+        held = [read(str(tmp_path / "s")) for _ in range(20)]
+        assert open_descriptors() == before
+        assert all(array.flags.writeable and array.sum() == 20000 for array in held)
+
+    def test_a_large_file_is_mapped(self, tmp_path: Path) -> None:
+        write(tmp_path / "s", np.ones(1 << 20, np.uint8))
+        before = open_descriptors()
+        held = read(str(tmp_path / "s"))
+        assert open_descriptors() == before + 1  # the mapping's own descriptor
+        del held
+        assert open_descriptors() == before  # gone with the array
+
+    def test_missing_file(self, tmp_path: Path) -> None:
+        with pytest.raises(FileNotFoundError):
+            read(str(tmp_path / "nope"))
+
+    @pytest.mark.parametrize(
+        "damage",
+        [
+            lambda data: data[:10],  # shorter than a header
+            lambda data: data[: len(data) // 2],  # cut short
+            lambda data: data + b"\0",  # longer than it says
+            lambda data: b"RKCACHE\x02" + data[8:],  # another format
+            lambda data: data[:32] + struct.pack("<QQ", 1 << 40, 8) + data[48:],  # bad offset
+            lambda data: data[:48] + b"\xff" * 8 + data[56:],  # a torn pickle
+        ],
+    )
+    def test_damaged_files_are_corrupt(self, tmp_path: Path, damage: Any) -> None:
+        data = write(tmp_path / "s", {"image": np.ones((200, 200), np.uint16), "x": "y" * 50})
+        (tmp_path / "s").write_bytes(damage(data))
+        with pytest.raises(Corrupt, match=str(tmp_path / "s")):
+            read(str(tmp_path / "s"))
+
+    def test_map_limit(self) -> None:
+        assert 0 <= map_limit() <= 1024

@@ -1,0 +1,108 @@
+"""Tests for rankaug.cache._store: the directory, atomic publishing, the budget."""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import multiprocessing
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rankaug.cache._store as store_module
+from rankaug.cache._format import encode, read
+from rankaug.cache._store import prepare, sample_path, store, stored_bytes
+from tests.cache.helpers import assert_identical
+
+FORK = multiprocessing.get_context("fork")
+
+
+def chunks_of(value: object) -> tuple[list[bytes | memoryview], int]:
+    return encode(value)
+
+
+def _store_one(directory: str, value: object, go: object) -> None:
+    go.wait(timeout=60)  # type: ignore[attr-defined]
+    chunks, size = encode(value)
+    store(directory, 0, chunks, size, max_bytes=None, fsync=False)
+
+
+class TestStore:
+    def test_layout(self, tmp_path: Path) -> None:
+        directory = prepare(tmp_path, "k" * 32, {"format": "f", "fingerprint": "text"})
+        assert directory == tmp_path / ("k" * 32)
+        assert json.loads((directory / "fingerprint.json").read_text()) == {
+            "fingerprint": "text",
+            "format": "f",
+        }
+        assert sample_path(str(directory), 5) == f"{directory}/0/5.sample"
+        assert sample_path(str(directory), 1024 * 37 + 1) == f"{directory}/25/37889.sample"
+
+    def test_outcomes_and_counter(self, tmp_path: Path) -> None:
+        directory = str(prepare(tmp_path, "k", {}))
+        value = np.arange(10000, dtype=np.int64)
+        chunks, size = chunks_of(value)
+        assert stored_bytes(directory) == 0
+        assert store(directory, 3, chunks, size, max_bytes=None, fsync=False) == "stored"
+        assert store(directory, 3, chunks, size, max_bytes=None, fsync=True) == "present"
+        assert stored_bytes(directory) == size
+        assert store(directory, 4, chunks, size, max_bytes=2 * size - 1, fsync=False) == "full"
+        assert store(directory, 4, chunks, size, max_bytes=2 * size, fsync=True) == "stored"
+        assert stored_bytes(directory) == 2 * size
+        assert_identical(read(sample_path(directory, 4)), value)
+        left = sorted(p.name for p in Path(directory).rglob("*") if p.is_file())
+        assert left == ["3.sample", "4.sample", "bytes", "fingerprint.json"]
+
+    def test_a_failed_write_leaves_nothing(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        directory = str(prepare(tmp_path, "k", {}))
+
+        def disk_full(fd: int, chunks: object) -> None:
+            os.write(fd, b"partial")
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(store_module, "write_chunks", disk_full)
+        chunks, size = chunks_of(np.zeros(9000, np.uint8))
+        with pytest.raises(OSError, match="No space"):
+            store(directory, 0, chunks, size, max_bytes=None, fsync=False)
+        files = sorted(p.name for p in Path(directory).rglob("*") if p.is_file())
+        assert files == ["bytes", "fingerprint.json"]
+        assert stored_bytes(directory) == 0
+
+    def test_publishing_waits_for_the_lock(self, tmp_path: Path) -> None:
+        directory = str(prepare(tmp_path, "k", {}))
+        go = FORK.Event()
+        writer = FORK.Process(target=_store_one, args=(directory, np.ones(5000, np.uint8), go))
+        writer.start()  # before the lock is taken: a forked child would inherit it
+        holder = os.open(f"{directory}/bytes", os.O_RDWR)
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        go.set()
+        time.sleep(0.5)
+        published_while_locked = os.path.exists(sample_path(directory, 0))
+        alive_while_locked = writer.is_alive()
+        os.close(holder)  # releases the lock
+        writer.join(timeout=60)
+        assert not published_while_locked
+        assert alive_while_locked
+        assert writer.exitcode == 0
+        assert os.path.exists(sample_path(directory, 0))
+
+    def test_write_chunks_writes_everything(self, tmp_path: Path) -> None:
+        parts = [b"a" * 10, memoryview(b"").cast("B"), bytes(100000), memoryview(b"xyz")]
+        parts += [b"q"] * 1500  # more than one writev's worth of buffers
+        fd = os.open(tmp_path / "f", os.O_WRONLY | os.O_CREAT)
+        try:
+            store_module.write_chunks(fd, parts)
+        finally:
+            os.close(fd)
+        assert (tmp_path / "f").read_bytes() == b"".join(bytes(part) for part in parts)
+
+    def test_prepare_names_the_directory(self, tmp_path: Path) -> None:
+        (tmp_path / "file").write_text("")
+        with pytest.raises(NotADirectoryError, match=r"cannot write to its directory .*file"):
+            prepare(tmp_path / "file", "k", {})
