@@ -21,6 +21,7 @@ import os
 import sys
 import threading
 import warnings
+from collections.abc import Callable
 from types import FrameType
 from typing import Any, Final
 
@@ -75,8 +76,8 @@ class EpochIndex(int):
 
     def __new__(cls, index: int, epoch: int) -> EpochIndex:
         """Check ``index`` and ``epoch`` and make the index."""
-        kind = epoch_class(checks.uint(epoch, "epoch", 32))
-        return int.__new__(kind, checks.integer(index, "index"))
+        make = epoch_class(checks.uint(epoch, "epoch", 32))
+        return make(checks.integer(index, "index"))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (int(self),))
@@ -87,10 +88,10 @@ class EpochIndex(int):
     __str__ = int.__repr__  # str(), f"{i}" and paths built from it stay plain numbers
 
 
-_CLASSES: Final[dict[int, type[EpochIndex]]] = {}
+_CLASSES: Final[dict[int, Callable[[int], EpochIndex]]] = {}
 
 
-def epoch_class(epoch: int) -> type[EpochIndex]:
+def epoch_class(epoch: int) -> Callable[[int], EpochIndex]:
     """The :class:`EpochIndex` subclass of one epoch: ``epoch_class(e)(i)`` is ``EpochIndex(i, e)``.
 
     ``epoch`` is not checked (the sampler checked it once for its pass). The class is
@@ -100,7 +101,7 @@ def epoch_class(epoch: int) -> type[EpochIndex]:
     kind = _CLASSES.get(epoch)
     if kind is None:
         name = f"_EpochIndex_{epoch}"
-        made = type(name, (EpochIndex,), {
+        made: Callable[[int], EpochIndex] = type(name, (EpochIndex,), {
             "__slots__": (), "epoch": epoch, "__module__": __name__, "__new__": int.__new__,
         })  # fmt: skip
         kind = _CLASSES.setdefault(epoch, made)

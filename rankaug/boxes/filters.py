@@ -1,0 +1,300 @@
+"""Checking boxes against their image, clipping them to a window and filtering them.
+
+Pixel xyxy float64 ``(N, 4)`` arrays, vectorised (see :mod:`rankaug.boxes`).
+
+>>> import numpy as np
+>>> validate_xyxy(np.array([[-5.0, 10.0, 50.0, 120.0]]), (100, 100))
+array([[  0.,  10.,  50., 100.]])
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import numpy as np
+
+from rankaug import checks
+from rankaug.boxes.formats import _as_n4, _check_hw
+
+__all__ = [
+    "box_area",
+    "check_filter_args",
+    "clip_xyxy",
+    "keep_mask",
+    "validate_xyxy",
+]
+
+# Boxes that overshoot the image by at most this many pixels are float rounding
+# (for example from a normalised format): validate_xyxy clips them even when
+# clip=False instead of refusing them.
+_EDGE_TOLERANCE_PX = 1e-6
+
+
+def validate_xyxy(
+    xyxy: np.ndarray,
+    image_hw: tuple[int, int],
+    *,
+    name: str = "bboxes",
+    clip: bool = True,
+) -> np.ndarray:
+    """Check pixel xyxy boxes against an image and clip the ones that stick out.
+
+    Zero-width and zero-height boxes are allowed here; filter them later with
+    :func:`keep_mask`. Boxes that overshoot the image by at most 1e-6 pixel (float
+    rounding, for example after converting from a normalised format) are clipped
+    even when ``clip`` is False.
+
+    Args:
+        xyxy: Array of shape ``(N, 4)`` in absolute pixel xyxy.
+        image_hw: ``(height, width)`` of the image.
+        name: The name of the boxes, used in error messages. Defaults to ``"bboxes"``.
+        clip: If True, clip boxes that are partly outside the image; if False,
+            refuse them. Defaults to ``True``.
+
+    Returns:
+        Float64 boxes of shape ``(N, 4)``: ``xyxy`` itself when nothing needed
+        clipping (converted to float64 if necessary), else a clipped copy.
+
+    Raises:
+        TypeError: If ``image_hw`` is not a pair of integers.
+        ValueError: If a box holds NaN or infinity, has ``x_max < x_min`` or
+            ``y_max < y_min``, lies entirely outside the image (touching the border
+            from outside counts as outside), or, with ``clip=False``, lies partly
+            outside the image. The message names ``name``, the row index and the row.
+
+    >>> import numpy as np
+    >>> validate_xyxy(np.array([[-5.0, 10.0, 50.0, 120.0]]), (100, 100))
+    array([[  0.,  10.,  50., 100.]])
+    >>> validate_xyxy(np.array([[0.0, 0.0, 5.0, 5.0], [30.0, 0.0, 20.0, 5.0]]), (100, 100))
+    Traceback (most recent call last):
+    ...
+    ValueError: bboxes[1] = [30.0, 0.0, 20.0, 5.0] has x_max < x_min or y_max < y_min; ...
+    """
+    array = _as_n4(xyxy, name)
+    height, width = _check_hw(image_hw)
+    if array.shape[0] == 0:
+        return array
+    if _all_inside(array, width, height):
+        return array
+    finite = np.isfinite(array).all(axis=1)
+    if not finite.all():
+        _raise_row(array, name, ~finite, "contains NaN or infinity")
+    x0, y0, x1, y1 = array[:, 0], array[:, 1], array[:, 2], array[:, 3]
+    inverted = (x1 < x0) | (y1 < y0)
+    if inverted.any():
+        _raise_row(array, name, inverted, "has x_max < x_min or y_max < y_min")
+    outside = (x1 <= 0.0) | (y1 <= 0.0) | (x0 >= width) | (y0 >= height)
+    if outside.any():
+        _raise_row(
+            array,
+            name,
+            outside,
+            f"lies entirely outside the {height}x{width} (height x width) image",
+        )
+    partial = (x0 < 0.0) | (y0 < 0.0) | (x1 > width) | (y1 > height)
+    if not partial.any():
+        return array
+    if not clip:
+        tol = _EDGE_TOLERANCE_PX
+        beyond = (x0 < -tol) | (y0 < -tol) | (x1 > width + tol) | (y1 > height + tol)
+        if beyond.any():
+            _raise_row(
+                array,
+                name,
+                beyond,
+                f"lies partly outside the {height}x{width} (height x width) image and clip=False",
+            )
+    return clip_xyxy(array, 0.0, 0.0, float(width), float(height))
+
+
+def box_area(xyxy: np.ndarray) -> np.ndarray:
+    """Return the area of each xyxy box; negative extents count as 0.
+
+    Args:
+        xyxy: Array of shape ``(N, 4)`` in xyxy (pixel or normalised).
+
+    Returns:
+        A float64 array of shape ``(N,)``.
+
+    >>> import numpy as np
+    >>> box_area(np.array([[0.0, 0.0, 2.0, 3.0], [5.0, 5.0, 4.0, 9.0]]))
+    array([6., 0.])
+    """
+    array = _as_n4(xyxy, "xyxy")
+    widths = np.maximum(array[:, 2] - array[:, 0], 0.0)
+    heights = np.maximum(array[:, 3] - array[:, 1], 0.0)
+    return cast(np.ndarray, widths * heights)
+
+
+def clip_xyxy(xyxy: np.ndarray, x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+    """Clip xyxy boxes to the window ``[x0, x1] x [y0, y1]``, returning a new array.
+
+    Boxes outside the window collapse to zero width or height on its border.
+
+    Args:
+        xyxy: Array of shape ``(N, 4)`` in xyxy.
+        x0: Left edge of the window.
+        y0: Top edge of the window.
+        x1: Right edge of the window.
+        y1: Bottom edge of the window.
+
+    Returns:
+        A new float64 array of shape ``(N, 4)``.
+
+    Raises:
+        ValueError: If the window is inverted (``x1 < x0`` or ``y1 < y0``) or NaN.
+
+    >>> import numpy as np
+    >>> clip_xyxy(np.array([[-5.0, 2.0, 15.0, 8.0]]), 0.0, 0.0, 10.0, 10.0)
+    array([[ 0.,  2., 10.,  8.]])
+    """
+    if not (x0 <= x1 and y0 <= y1):
+        raise ValueError(
+            f"clip window must have x0 <= x1 and y0 <= y1; got x0={x0!r}, y0={y0!r}, "
+            f"x1={x1!r}, y1={y1!r}"
+        )
+    array = _as_n4(xyxy, "xyxy")
+    low = np.array([x0, y0, x0, y0], dtype=np.float64)
+    high = np.array([x1, y1, x1, y1], dtype=np.float64)
+    clipped: np.ndarray = np.minimum(np.maximum(array, low), high)
+    return clipped
+
+
+def keep_mask(
+    clipped: np.ndarray,
+    full_area: np.ndarray,
+    *,
+    min_area: float = 0.0,
+    min_visibility: float = 0.0,
+    min_width: float = 0.0,
+    min_height: float = 0.0,
+    tolerance: float = 0.0,
+) -> np.ndarray:
+    """Decide which clipped boxes to keep.
+
+    A box is kept where its clipped width and height exceed ``tolerance`` and its
+    clipped area is positive, its
+    clipped area is at least ``min_area``, the fraction ``area / full_area`` is at
+    least ``min_visibility``, its width is at least ``min_width`` and its height at
+    least ``min_height``. A box whose ``full_area`` is 0 is dropped. The arguments
+    are not checked here (this runs per tile); check them once with
+    :func:`check_filter_args`.
+
+    Args:
+        clipped: Array of shape ``(N, 4)``, xyxy boxes after clipping.
+        full_area: Array of shape ``(N,)``, each box's area before any cropping,
+            in the same units as ``clipped``.
+        min_area: Smallest kept clipped area. Defaults to ``0.0``.
+        min_visibility: Smallest kept fraction of the full area, in ``[0, 1]``.
+            Defaults to ``0.0``.
+        min_width: Smallest kept clipped width. Defaults to ``0.0``.
+        min_height: Smallest kept clipped height. Defaults to ``0.0``.
+        tolerance: A box must be wider and higher than this to be kept at all: a
+            little above 0 drops the slivers that float error leaves where a box
+            meets a clipping edge. Defaults to ``0.0``.
+
+    Returns:
+        A boolean array of shape ``(N,)``.
+
+    Raises:
+        ValueError: If ``full_area`` does not have shape ``(N,)``.
+
+    >>> import numpy as np
+    >>> full = np.array([[0.0, 0.0, 10.0, 10.0], [8.0, 0.0, 18.0, 10.0]])
+    >>> clipped = clip_xyxy(full, 0.0, 0.0, 10.0, 10.0)
+    >>> keep_mask(clipped, box_area(full), min_visibility=0.5)
+    array([ True, False])
+    """
+    array = _as_n4(clipped, "clipped")
+    full = np.asarray(full_area, dtype=np.float64)
+    if full.shape != (array.shape[0],):
+        raise ValueError(
+            f"full_area must have shape ({array.shape[0]},) to match clipped, "
+            f"got shape {full.shape}"
+        )
+    widths = array[:, 2] - array[:, 0]
+    heights = array[:, 3] - array[:, 1]
+    areas = widths * heights
+    keep = (widths > tolerance) & (areas > 0.0) & (full > 0.0)
+    if tolerance > 0.0:
+        keep &= heights > tolerance
+    if min_area > 0.0:
+        keep &= areas >= min_area
+    if min_visibility > 0.0:
+        keep &= areas >= min_visibility * full
+    if min_width > 0.0:
+        keep &= widths >= min_width
+    if min_height > 0.0:
+        keep &= heights >= min_height
+    return cast(np.ndarray, keep)
+
+
+def check_filter_args(
+    *,
+    min_area: object,
+    min_visibility: object,
+    min_width: object,
+    min_height: object,
+) -> tuple[float, float, float, float]:
+    """Check the box-filter thresholds of :func:`keep_mask`.
+
+    Args:
+        min_area: Must be a finite real number >= 0.
+        min_visibility: Must be a real number in ``[0, 1]``.
+        min_width: Must be a finite real number >= 0.
+        min_height: Must be a finite real number >= 0.
+
+    Returns:
+        The four thresholds as floats, in the order above.
+
+    Raises:
+        TypeError: If a value is not a real number (``bool`` is refused).
+        ValueError: If a value is NaN, infinite, negative, or ``min_visibility``
+            is above 1.
+
+    >>> check_filter_args(min_area=0, min_visibility=0.25, min_width=2.0, min_height=2)
+    (0.0, 0.25, 2.0, 2.0)
+    >>> check_filter_args(min_area=0, min_visibility=1.5, min_width=0, min_height=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: min_visibility must be a finite number >= 0.0 and <= 1.0, got 1.5
+    """
+    return (
+        checks.real(min_area, "min_area", low=0.0),
+        checks.probability(min_visibility, "min_visibility"),
+        checks.real(min_width, "min_width", low=0.0),
+        checks.real(min_height, "min_height", low=0.0),
+    )
+
+
+def _all_inside(array: np.ndarray, width: int, height: int) -> bool:
+    """Tell cheaply whether every box is finite, upright and overlaps the image.
+
+    True means that :func:`validate_xyxy` has nothing to report or clip. False
+    sends the caller to the detailed per-condition checks. NaN makes every
+    comparison False and infinities fail the bounds, so both take the slow path.
+    """
+    low = array.min(axis=0).tolist()
+    high = array.max(axis=0).tolist()
+    return bool(
+        low[0] >= 0.0
+        and low[1] >= 0.0
+        and low[2] > 0.0
+        and low[3] > 0.0
+        and high[0] < width
+        and high[1] < height
+        and high[2] <= width
+        and high[3] <= height
+        and (array[:, 2:] >= array[:, :2]).all()
+    )
+
+
+def _raise_row(array: np.ndarray, name: str, bad: np.ndarray, problem: str) -> None:
+    """Raise a ValueError naming the first row flagged in ``bad``."""
+    index = int(np.flatnonzero(bad)[0])
+    count = int(np.count_nonzero(bad))
+    others = f" ({count - 1} more such rows)" if count > 1 else ""
+    raise ValueError(
+        f"{name}[{index}] = {array[index].tolist()} {problem}; boxes are "
+        f"(x_min, y_min, x_max, y_max) in pixels{others}"
+    )
