@@ -82,7 +82,8 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
     Args:
         dataset: The deterministic map-style dataset to cache (``__getitem__`` and
             ``__len__``; the same sample for the same index, in every process).
-        directory: Where the cache lives; created if missing.
+        directory: Where the cache lives; created if missing (a relative path is made
+            absolute, so workers that change directory still find it).
         fingerprint: A string naming this version of the data, used instead of the
             file sizes and mtimes; change it when the data changes. Defaults to
             ``None``.
@@ -94,7 +95,7 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
 
     Attributes:
         dataset: The wrapped dataset.
-        directory: The cache directory as given.
+        directory: The cache directory (absolute).
         path: The subdirectory of this fingerprint.
         fingerprint: What the subdirectory's name was made from, in ``fingerprint.text``.
 
@@ -207,7 +208,7 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         """
         removed = []
         for child in sorted(self.directory.iterdir()):
-            if child != self.path and child.is_dir() and (child / "fingerprint.json").is_file():
+            if child != self.path and _is_cache(child):
                 shutil.rmtree(child, ignore_errors=True)
                 removed.append(child)
         return removed
@@ -218,12 +219,12 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         except SampleError:
             raise
         except Exception as error:
-            worker, _ = current_worker()
+            worker, rank = current_worker()[0], resolve_rank()
             raise SampleError(
-                f"dataset[{index}] failed at index {index} (rank {resolve_rank()}, worker "
-                f"{worker}, in CachedDataset of {self.path}): {type(error).__name__}: {error}",
+                f"dataset[{index}] failed at index {index} (rank {rank}, worker {worker}, "
+                f"in CachedDataset of {self.path}): {type(error).__name__}: {error}",
                 index=int(index),
-                rank=resolve_rank(),
+                rank=rank,
                 worker_id=worker,
                 stage=f"dataset[{index}]",
             ) from error
@@ -254,6 +255,16 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
             self._caching = False
 
 
+def _is_cache(path: Path) -> bool:
+    name = path.name
+    return (
+        len(name) == 32
+        and all(c in "0123456789abcdef" for c in name)
+        and path.is_dir()
+        and (path / "fingerprint.json").is_file()
+    )
+
+
 def _refuse_random(dataset: Any) -> None:
     for inner in (dataset, *inner_datasets(dataset, through_keyed=True)):
         if isinstance(inner, KeyedDataset):
@@ -272,7 +283,7 @@ def _check_directory(directory: object) -> Path:
         )
     if os.fspath(directory) == "":
         raise ValueError(f"directory must be a non-empty path, got {directory!r}")
-    return Path(directory)
+    return Path(directory).absolute()
 
 
 def _check_fingerprint(value: object) -> str:

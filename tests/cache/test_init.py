@@ -398,6 +398,20 @@ class TestCachedDataset:
         assert "given=v1" in first.fingerprint.text
         assert "v1" in (first.path / "fingerprint.json").read_text()
 
+    def test_prune_keeps_its_own_and_foreign_folders(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        old = CachedDataset(SyntheticDetection(2, image_size=16, seed=1), "relative")
+        current = CachedDataset(SyntheticDetection(2, image_size=16, seed=2), "relative")
+        assert current.directory == tmp_path / "relative"
+        assert current.path.is_absolute()
+        (tmp_path / "relative" / "notes").mkdir()
+        (tmp_path / "relative" / "notes" / "fingerprint.json").write_text("{}")
+        assert current.prune() == [old.path]
+        assert current.path.is_dir()
+        assert (tmp_path / "relative" / "notes").is_dir()
+
     def test_a_blind_fingerprint_warns(self, tmp_path: Path) -> None:
         with pytest.warns(RankaugWarning, match="cannot tell when Anonymous changes"):
             CachedDataset(Anonymous(), tmp_path)
