@@ -67,8 +67,8 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
       leaving the old one whole for any process still reading it; :meth:`prune`
       deletes old ones. A dataset that shows neither gets a warning: pass
       ``fingerprint=``.
-    * **Bounded.** Past ``max_bytes`` stored bytes (counted across processes), new
-      samples are served from the dataset uncached; nothing is evicted.
+    * **Bounded.** Past ``max_bytes`` bytes stored under this fingerprint (counted across
+      processes), new samples are served from the dataset uncached; nothing is evicted.
     * **A full disk loses nothing.** If a write fails (``ENOSPC``, say), no partial file
       stays, the sample is returned from the dataset, and this process stops caching
       with one :class:`~rankaug.RankaugWarning`.
