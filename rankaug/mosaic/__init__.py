@@ -77,8 +77,11 @@ class MosaicDataset(KeyedDataset[T_co]):
     Samples are dicts with albumentations' keys (``image``, ``bboxes``, the
     ``label_fields``, ``mask``, ``masks``, ``keypoints``) or ``(image, target)`` pairs
     with a torchvision-style dict target (``boxes``, ``labels``, ...); the output has
-    the main sample's shape and image type, other keys of the main sample passed
-    through.
+    the main sample's shape, image type and dtypes, other keys of the main sample passed
+    through, and the targets the main sample has (boxes with every label field when it
+    has boxes). Images are ``HxW`` or ``HxWxC`` (up to 511 channels) of dtype uint8,
+    uint16, int16, float32 or float64, the same for every tile, as are the masks'
+    dtypes.
 
     Args:
         dataset: A map-style dataset of detection or segmentation samples.
@@ -103,12 +106,14 @@ class MosaicDataset(KeyedDataset[T_co]):
             ``cv2.INTER_LINEAR``. Masks always use ``cv2.INTER_NEAREST_EXACT``, the
             nearest neighbour aligned on pixel centres like the boxes (OpenCV's
             ``INTER_NEAREST`` is shifted by half a pixel).
-        fill: The value of pixels no tile covers, a number or one per channel.
-            Defaults to ``114``, as YOLO.
-        fill_mask: The semantic mask's value there. Defaults to ``0``.
+        fill: The value of pixels no tile covers, a number or one per channel; it
+            must fit the images' dtype (checked at the first sample). Defaults to
+            ``114``, as YOLO.
+        fill_mask: The semantic mask's value there (it must fit the masks' dtype).
+            Defaults to ``0``.
         replace: Draw partners with replacement. Defaults to ``True``.
-        pool: The indices partners are drawn from (for example this rank's shard);
-            ``None`` means the whole dataset. Defaults to ``None``.
+        pool: The distinct indices partners are drawn from (for example this rank's
+            shard); ``None`` means the whole dataset. Defaults to ``None``.
         weights: Sampling weights for partners, one per pool entry (or per dataset
             item without a pool); ``None`` draws uniformly. Defaults to ``None``.
         p: The probability that a sample is a mosaic, or a function of the epoch
@@ -117,7 +122,9 @@ class MosaicDataset(KeyedDataset[T_co]):
             ``None``.
         close_mosaic: Switch mosaics off for the last ``close_mosaic`` epochs.
             Defaults to ``0``.
-        min_area: Drop boxes smaller than this (output pixels). Defaults to ``0.0``.
+        min_area: Drop boxes smaller than this (output pixels; boxes not wider and
+            higher than a thousandth of a pixel are always dropped). Defaults to
+            ``0.0``.
         min_visibility: Drop boxes showing less than this fraction of their full
             size. Defaults to ``0.0``.
         min_width: Drop boxes narrower than this. Defaults to ``0.0``.
@@ -125,7 +132,8 @@ class MosaicDataset(KeyedDataset[T_co]):
         clip: Clip boxes that reach outside their image, or raise an error.
             Defaults to ``True``.
         record: The key the :class:`MosaicRecord` goes under in dict samples (and
-            dict targets); ``None`` records nothing. Defaults to ``"mosaic"``.
+            dict targets), not a target's key; ``None`` records nothing. Defaults to
+            ``"mosaic"``.
         keying: ``"stream"``, ``"sample"`` or ``"sample_rank"``. Defaults to ``"stream"``.
         rank: The rank; ``None`` resolves it. Defaults to ``None``.
         stream: The key's stream word or name; ``None`` derives one. Defaults to ``None``.
