@@ -37,13 +37,16 @@ def check_index(index: object, length: int) -> int:
     >>> check_index(-1, 5)
     4
     """
-    message = f"index must be an integer, got {index!r} of type {type(index).__name__}"
-    if isinstance(index, (bool, np.bool_)) or not isinstance(index, SupportsIndex):
-        raise TypeError(message)
-    try:
-        position = operator.index(index)
-    except TypeError:  # e.g. a float torch tensor, which has __index__ but refuses it
-        raise TypeError(message) from None
+    if isinstance(index, int) and not isinstance(index, bool):
+        position = operator.index(index)  # the common case, kept cheap
+    else:
+        message = f"index must be an integer, got {index!r} of type {type(index).__name__}"
+        if isinstance(index, (bool, np.bool_)) or not isinstance(index, SupportsIndex):
+            raise TypeError(message)
+        try:
+            position = operator.index(index)
+        except TypeError:  # e.g. a float torch tensor, which has __index__ but refuses it
+            raise TypeError(message) from None
     if position < 0:
         position += length
     if not 0 <= position < length:
