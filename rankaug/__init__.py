@@ -6,6 +6,7 @@ GPUs, workers and epochs and repeat bit for bit across runs.
 """
 
 from rankaug.boxes import BoxFormat
+from rankaug.cache import CachedDataset
 from rankaug.collate import collate_detection
 from rankaug.context import SampleContext, resolve_rank
 from rankaug.epoch import EpochIndex, SharedEpoch
@@ -22,6 +23,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BoxFormat",
+    "CachedDataset",
     "DefaultAdapter",
     "EpochIndex",
     "EpochSampler",
