@@ -165,8 +165,15 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
         sx1 = min(max(round((dx1 - ox) * step_x), sx0 + 1), tw)
         sy0 = min(max(round((dy0 - oy) * step_y), 0), th - 1)
         sy1 = min(max(round((dy1 - oy) * step_y), sy0 + 1), th)
-        if dx0 != cx0 or dy0 != cy0 or dx1 != cx1 or dy1 != cy1:  # what stays uncovered
-            _strips(fills, (cy0, cy1, cx0, cx1), (dy0, dy1, dx0, dx1))
+        # what of the cell stays uncovered: the strips above, below, left and right
+        if dy0 > cy0:
+            fills.append((cy0, dy0, cx0, cx1))
+        if cy1 > dy1:
+            fills.append((dy1, cy1, cx0, cx1))
+        if dx0 > cx0:
+            fills.append((dy0, dy1, cx0, dx0))
+        if cx1 > dx1:
+            fills.append((dy0, dy1, dx1, cx1))
         src.append((sx0, sy0, sx1, sy1))
         dst.append((dx0, dy0, dx1, dy1))
         windows.append(Window(size, sx0, sy0, sx1, sy1, dx0, dy0, dx1, dy1))
@@ -218,13 +225,3 @@ def letterbox_layout(config: MosaicConfig, index: int, size: tuple[int, int]) ->
         "state": "",
     }
     return Layout([window], [(0, height, 0, width)], record)
-
-
-def _strips(fills: list[Rect], cell: Rect, shown: Rect) -> None:
-    """The parts of ``cell`` around ``shown`` (above, below, left, right)."""
-    cy0, cy1, cx0, cx1 = cell
-    dy0, dy1, dx0, dx1 = shown
-    for rect in ((cy0, dy0, cx0, cx1), (dy1, cy1, cx0, cx1), (dy0, dy1, cx0, dx0),
-                 (dy0, dy1, dx1, cx1)):  # fmt: skip
-        if rect[1] > rect[0] and rect[3] > rect[2]:
-            fills.append(rect)

@@ -116,7 +116,9 @@ def _boxes(
     """
     # per box: image width, height, then its window's map and edges (see Window.row)
     table = np.array([w.row for w in windows], np.float64).repeat(counts, axis=0)
-    boxes = to_pixel_xyxy(np.concatenate([t.boxes for t in tiles]), config.box_format, table[:, :2])
+    boxes = np.concatenate([t.boxes for t in tiles])
+    if config.box_format != "pascal_voc":  # the way in: pixel xyxy, per tile size
+        boxes = to_pixel_xyxy(boxes, config.box_format, table[:, :2])
     # One product gives x0, y0, w - x1, h - y1, x1 - x0, y1 - y0 (all >= 0) and
     # w - x0, h - y0, x1, y1 (all > 0: not entirely outside); NaN fails both.
     margins = (np.concatenate((boxes, table[:, :2]), axis=1) @ _MARGINS).min(axis=0).tolist()

@@ -77,13 +77,15 @@ class TileReader:
     def __init__(self, config: MosaicConfig, adapter: SampleAdapter) -> None:
         self.config = config
         self.adapter = adapter
-        hook = getattr(adapter, "view", None)  # resolved once: it runs for every partner
+        # the adapter's hooks, resolved once: they run for every tile
+        hook = getattr(adapter, "view", None)
         self._view: Callable[[Any, Collection[str]], Mapping[str, Any]] = (
             hook if callable(hook) else functools.partial(view, adapter)
         )
-        # targets and the keys that may carry them: a sample with only these skips the
-        # check for stale per-box values
-        self.known = config.targets | {"boxes"} | ({config.record} if config.record else set())
+        hook = getattr(adapter, "passthrough", None)
+        self._passthrough: Callable[[Any, Collection[str]], Mapping[str, Any]] = (
+            hook if callable(hook) else functools.partial(passthrough, adapter)
+        )
         self._checked: set[tuple[object, ...]] = set()  # main tiles' kinds already checked
         self._fits: set[tuple[object, ...]] = set()  # main samples' kinds whose fill fits
 
@@ -175,8 +177,10 @@ class TileReader:
                     f"entries for {count} boxes"
                 )
             fields[field] = array
-        if count and (type(sample) is not dict or not sample.keys() <= self.known):
-            self._check_stale(where, sample, count)
+        if count:
+            others = self._passthrough(sample, config.targets)
+            if others:
+                self._check_stale(where, others, count)
         mask = data.get("mask")
         if mask is not None:
             mask = np.asarray(mask)
@@ -252,10 +256,10 @@ class TileReader:
             self.config.check_fill(image, masks, f"dataset[{index}]")
             self._fits.add(kind)
 
-    def _check_stale(self, where: str, sample: Any, count: int) -> None:
+    def _check_stale(self, where: str, others: Mapping[str, Any], count: int) -> None:
         """Refuse per-box values that are not in label_fields: they would go stale."""
         record = self.config.record
-        for key, value in passthrough(self.adapter, sample, self.config.targets).items():
+        for key, value in others.items():
             if key == record or isinstance(value, str | bytes):
                 continue
             shape = getattr(value, "shape", None)

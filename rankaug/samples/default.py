@@ -171,9 +171,9 @@ class DefaultAdapter:
                 return _NOTHING
         else:
             return _NOTHING
-        if not isinstance(targets, AbstractSet):
+        if type(targets) is not frozenset and not isinstance(targets, AbstractSet):
             targets = frozenset(targets)
-        if mapping.keys() <= targets:
+        if mapping.keys() <= targets:  # the usual case, kept cheap
             return _NOTHING
         return {
             key: value
