@@ -144,6 +144,11 @@ class MosaicDataset(KeyedDataset[T_co]):
         TypeError: If an argument has the wrong type.
         ValueError: If an argument has a wrong value, or the dataset is empty.
 
+    Attributes:
+        config: The checked configuration (:class:`~rankaug.mosaic.config.MosaicConfig`).
+        partners: The partner sampler (:class:`~rankaug.partners.PartnerSampler`).
+        adapter: The sample adapter.
+
     Example:
         >>> from rankaug.datasets import SyntheticDetection
         >>> mosaic = MosaicDataset(SyntheticDetection(16, image_size=64), seed=0, output_size=96)
@@ -262,12 +267,14 @@ class MosaicDataset(KeyedDataset[T_co]):
 
     def _build(self, context: SampleContext, plan: Plan, state: str) -> T_co:
         config, reader = self.config, self._reader
+        # read: the main sample to rebuild, the partners only to read
         used = plan.indices if plan.applied else plan.indices[:1]
         samples = [self.load(i, context) for i in used]
         data, main_state, views = reader.unpack(context, used, samples)
         reader.check_fill(used[0], data)  # the configuration against the data
         with context.guard("mosaic"):
             tiles = reader.tiles(used, views, samples)
+            # layout (geometry only), paint (pixels), targets
             sizes = [t.image.shape[:2] for t in tiles]
             if plan.applied:
                 layout = grid_layout(config, plan, sizes)
@@ -280,6 +287,7 @@ class MosaicDataset(KeyedDataset[T_co]):
                 )
             }
             out.update(map_targets(config, layout, tiles, data.keys()))
+            # repack: the main sample's shape, and the record
             record = layout.record
             record["epoch"] = context.epoch
             record["state"] = state
