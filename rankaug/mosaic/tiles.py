@@ -147,7 +147,12 @@ class TileReader:
         """
         config = self.config
         where = f"dataset[{index}]"
-        image = data["image"]
+        image = data.get("image")
+        if type(image) is not np.ndarray and not isinstance(image, np.ndarray):
+            raise TypeError(
+                f"{where} image must be a numpy array once unpacked by the adapter, got "
+                f"{type(image).__name__}"
+            )
         height, width = image.shape[:2]
         if height == 0 or width == 0:
             raise ValueError(f"{where} image is empty, shape {image.shape}")
@@ -247,7 +252,9 @@ class TileReader:
             ValueError: If ``fill`` has neither one value nor one per channel, or a fill
                 value does not fit the image's (or the mask's) dtype.
         """
-        image, mask = data["image"], data.get("mask")
+        image, mask = data.get("image"), data.get("mask")
+        if not isinstance(image, np.ndarray):
+            return  # not an image: read() names the sample
         kind = (image.dtype, image.shape[2:], getattr(mask, "dtype", mask is None))
         if kind in self._fits:
             return

@@ -98,6 +98,18 @@ class TestTileReader:
         assert image.dtype == np.int16
         assert set(np.unique(image).tolist()) <= {-7, -1}
 
+    def test_an_adapter_that_gives_no_numpy_image_is_named(self) -> None:
+        class Lists:
+            def unpack(self, sample: Any, targets: Any) -> tuple[dict[str, Any], Any]:
+                return {"image": sample.tolist()}, None
+
+            def repack(self, data: Any, state: Any) -> Any:
+                return data
+
+        data = [np.zeros((4, 4), np.uint8)] * 2
+        with pytest.raises(SampleError, match=r"dataset\[0\] image must be a numpy array .*list"):
+            MosaicDataset(data, seed=0, output_size=8, adapter=Lists())[0]
+
     def test_a_failing_partner_is_named(self) -> None:
         class Holes:
             def __len__(self) -> int:
