@@ -2,16 +2,19 @@
 
 A buffer is written only while its slot in a small shared-memory table of flags says
 *free*, and only the main process sets a slot free: when the batch tensor built on the
-buffer is unpickled there, a finalizer is attached to its storage, and torch keeps one
-Python storage object per storage, alive as long as any view of it (a slice, a
-``.numpy()`` array, a tensor the autograd graph saved), so the finalizer runs only once
-the last of them is gone — for a batch copied to pinned memory, once the copy is made.
-A batch that never reaches the main process keeps its buffer busy: the pool then
-allocates outside itself, as ``default_collate`` would.
+buffer is unpickled there, a finalizer is attached to its storage. Torch keeps one
+Python object per storage, alive as long as anything holds the storage — a view, a
+slice, a ``.numpy()`` array, a DLPack capsule, a tensor the autograd graph saved (checked
+on torch 2.13) — so the finalizer runs only once the last of them is gone: for a batch
+copied to pinned memory, once the copy is made. It writes the flag through numpy, without
+releasing the GIL. A batch that never reaches the main process keeps its buffer busy:
+the pool then allocates outside itself, as ``default_collate`` would.
 
 Each lease carries a number, written into the slot while the buffer is out; a finalizer
 frees the slot only if it still holds its own number, and the main process refuses (as
-a bug, loudly) a buffer that arrives while an earlier lease on it is still alive.
+a bug, loudly) a buffer that arrives while an earlier lease on it is still alive. The
+flags table travels with every lease: one more file descriptor per batch (about 0.3 ms
+in each process here), but no state the main process would have to keep per worker.
 """
 
 from __future__ import annotations

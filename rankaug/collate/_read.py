@@ -108,10 +108,10 @@ def read_batch(batch: object, fields: Fields) -> Columns:
         for key in STACKED
         if key in keys
     }
-    boxes = [_numbers(s[fields.box_field], f"batch[{p}][{fields.box_field!r}]") for p, s in
-             enumerate(batch)]  # fmt: skip
-    labels = [_numbers(s[fields.label_field], f"batch[{p}][{fields.label_field!r}]") for p, s in
-              enumerate(batch)]  # fmt: skip
+    boxes = [_numbers(s[fields.box_field], f"batch[{p}][{fields.box_field!r}]")
+             for p, s in enumerate(batch)]  # fmt: skip
+    labels = [_numbers(s[fields.label_field], f"batch[{p}][{fields.label_field!r}]")
+              for p, s in enumerate(batch)]  # fmt: skip
     counts = []
     for position, (box, label) in enumerate(zip(boxes, labels, strict=True)):
         where = f"batch[{position}]"

@@ -2,8 +2,9 @@
 
 Inside a DataLoader worker a batch's tensors leave through shared memory: pickling a
 tensor moves an ordinary one there (a copy), so the stacks are allocated there directly,
-as ``default_collate`` does, and the small per-box tensors share one block of it (one
-file descriptor to pass, not four).
+as ``default_collate`` does, and the small per-box tensors share one block of it: each
+storage costs a file descriptor passed through a socket, about 0.3 ms in the worker and
+0.3 ms in the main process here, so one block, not four.
 """
 
 from __future__ import annotations
