@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 import numpy as np
@@ -42,13 +42,16 @@ __all__ = [
     "image_layout",
     "index_array",
     "int_pair",
+    "int_choice",
     "integer",
     "key_name",
     "map_dataset",
+    "mapping",
     "names",
     "probability",
     "real",
     "real_range",
+    "sequence",
     "uint",
     "weights",
 ]
@@ -71,8 +74,9 @@ class _Said(str):
         return str(self)
 
 
-def _type_error(name: str, expected: str, value: object) -> TypeError:
-    return TypeError(f"{name} must be {expected}, got {value!r} of type {type(value).__name__}")
+def _type_error(name: str, expected: str, value: object, *, short: bool = False) -> TypeError:
+    shown = f"{value!r:.80}" if short else repr(value)
+    return TypeError(f"{name} must be {expected}, got {shown} of type {type(value).__name__}")
 
 
 def _value_error(name: str, expected: str, value: object) -> ValueError:
@@ -223,6 +227,59 @@ def probability(value: object, name: str) -> float:
     0.5
     """
     return real(value, name, low=0.0, high=1.0)
+
+
+def int_choice(value: object, name: str, choices: Mapping[int, str]) -> int:
+    """One of the integer constants in ``choices`` (named by its values in the message).
+
+    >>> int_choice(1, "interpolation", {0: "INTER_NEAREST", 1: "INTER_LINEAR"})
+    1
+    >>> int_choice(True, "interpolation", {0: "INTER_NEAREST", 1: "INTER_LINEAR"})
+    Traceback (most recent call last):
+    ...
+    TypeError: interpolation must be one of INTER_NEAREST, INTER_LINEAR, got True of type bool
+    """
+    expected = "one of " + ", ".join(choices.values())
+    if not _is_int(value):
+        raise _type_error(name, expected, value)
+    number: int = int(value)  # type: ignore[call-overload]
+    if number not in choices:
+        raise _value_error(name, expected, value)
+    return number
+
+
+def mapping(value: object, name: str, *, required: Collection[str], what: str) -> Mapping[str, Any]:
+    """A mapping holding at least the ``required`` keys (``what`` names what it should be).
+
+    >>> mapping({"epoch": 1}, "record", required=("epoch", "state"), what="a MosaicRecord")
+    Traceback (most recent call last):
+    ...
+    ValueError: record must be a MosaicRecord with 'epoch', 'state', got one without 'state'
+    """
+    if not isinstance(value, Mapping):
+        raise _type_error(name, what, value, short=True)
+    missing = [key for key in required if key not in value]
+    if missing:
+        keys = ", ".join(repr(key) for key in required)
+        raise _value_error(
+            name, f"{what} with {keys}", _Said("one without " + ", ".join(map(repr, missing)))
+        )
+    return value
+
+
+def sequence(value: object, name: str, *, what: str = "a non-empty sequence") -> Sequence[Any]:
+    """A non-empty sequence (not a string).
+
+    >>> sequence([], "record['indices']")
+    Traceback (most recent call last):
+    ...
+    ValueError: record['indices'] must be a non-empty sequence, got []
+    """
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
+        raise _type_error(name, what, value, short=True)
+    if len(value) == 0:
+        raise _value_error(name, what, value)
+    return value  # type: ignore[return-value]
 
 
 def int_pair(value: object, name: str, *, low: int = 1) -> tuple[int, int]:

@@ -361,7 +361,7 @@ def test_pass_chunks_continue_each_pass_and_keep_the_epoch() -> None:
     seen += [list(chunks), list(chunks)]  # the carried pass continues where it stopped
     assert seen == [[0, 1], [2, 0], [1, 2]]
     flat = [index for chunk in seen for index in chunk]
-    assert all(type(index) is EpochIndex for index in flat)
+    assert all(isinstance(index, EpochIndex) for index in flat)
     assert [index.epoch for index in flat] == [4, 4, 4, 5, 5, 5]  # a new pass, a new epoch
     empty = _loaders.PassChunks({"none": []})
     empty.count = 1

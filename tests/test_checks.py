@@ -162,3 +162,31 @@ class TestImagesAndFills:
             checks.fill_values(math.nan, "fill")
         with pytest.raises(TypeError, match="fill must be a number or a sequence"):
             checks.fill_values([], "fill")
+
+
+class TestIntChoiceMappingSequence:
+    def test_int_choice(self) -> None:
+        names = {0: "A", 2: "B"}
+        assert checks.int_choice(np.int64(2), "mode", names) == 2
+        with pytest.raises(ValueError, match=r"^mode must be one of A, B, got 1$"):
+            checks.int_choice(1, "mode", names)
+        with pytest.raises(TypeError, match=r"^mode must be one of A, B, got 'B' of type str$"):
+            checks.int_choice("B", "mode", names)
+
+    def test_mapping(self) -> None:
+        assert checks.mapping({"a": 1}, "r", required=("a",), what="a record") == {"a": 1}
+        with pytest.raises(TypeError, match=r"^r must be a record, got 3 of type int$"):
+            checks.mapping(3, "r", required=("a",), what="a record")
+        with pytest.raises(
+            ValueError, match=r"^r must be a record with 'a', 'b', got one without 'b'$"
+        ):
+            checks.mapping({"a": 1}, "r", required=("a", "b"), what="a record")
+
+    def test_sequence(self) -> None:
+        assert checks.sequence((1,), "s") == (1,)
+        with pytest.raises(ValueError, match=r"^s must be a non-empty sequence, got \(\)$"):
+            checks.sequence((), "s")
+        with pytest.raises(
+            TypeError, match=r"^s must be a non-empty sequence, got 'ab' of type str$"
+        ):
+            checks.sequence("ab", "s")

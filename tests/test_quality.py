@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "rankaug"
 
 # Global-state functions and who may call them: only the seeding helpers (their whole
-# job), the driver that runs torch-global transforms under a keyed generator, and the
-# demo's reproduction of YOLOv5's approach.
+# job) and the demo's reproduction of YOLOv5's approach. (The driver of torch-global
+# transforms seeds and restores torch.default_generator, the CPU one, by its methods.)
 GLOBAL_RANDOM = {
     "random": {"seed", "random", "randint", "randrange", "uniform", "choice", "choices",
                "sample", "shuffle", "gauss", "getrandbits", "setstate"},
@@ -29,8 +29,6 @@ ALLOWED = {
     ("seeding.py", "random.seed"),
     ("seeding.py", "np.random.seed"),
     ("seeding.py", "torch.manual_seed"),
-    ("transforms.py", "torch.manual_seed"),
-    ("transforms.py", "torch.set_rng_state"),
     # the demo's YOLOv5-style side reproduces the seeds' bug on purpose
     ("cli/legacy.py", "random.choices"),
     ("cli/legacy.py", "random.uniform"),

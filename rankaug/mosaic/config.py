@@ -171,7 +171,7 @@ class MosaicConfig:
             center_range=checks.real_range(center_range, "center_range", low=0.0, high=1.0),
             scale_mode=checks.choice(scale_mode, "scale_mode", _SCALE_MODES),
             scale_range=checks.real_range(scale_range, "scale_range", low=1e-3, high=1e3),
-            interpolation=_interpolation(interpolation),
+            interpolation=checks.int_choice(interpolation, "interpolation", INTERPOLATIONS),
             fill=checks.fill_values(fill, "fill"),
             fill_mask=checks.integer(fill_mask, "fill_mask"),
             p=probability,
@@ -220,18 +220,6 @@ def _probability(p: object) -> float | Callable[[int], float]:
     if callable(p):
         return checks.function(p, "p", "a number in [0, 1] or a function of the epoch")
     return checks.probability(p, "p")
-
-
-def _interpolation(value: object) -> int:
-    """One of :data:`INTERPOLATIONS` (an integer among choices: no check in rankaug.checks)."""
-    expected = "one of " + ", ".join(INTERPOLATIONS.values())
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
-        raise TypeError(
-            f"interpolation must be {expected}, got {value!r} of type {type(value).__name__}"
-        )
-    if int(value) not in INTERPOLATIONS:
-        raise ValueError(f"interpolation must be {expected}, got {value!r}")
-    return int(value)
 
 
 def _side(position: int, count: int) -> int:

@@ -34,7 +34,8 @@ class TestReadRecord:
                 r"record\['indices'\]\[0\] must be an integer in \[0, 3\], got 4",
             ),
             ({**GOOD, "indices": [-1]}, None, ValueError, r"record\['indices'\]\[0\] must be"),
-            ({**GOOD, "indices": []}, None, TypeError, r"record\['indices'\] must be a non-empty"),
+            ({**GOOD, "indices": []}, None, ValueError, r"record\['indices'\] must be a non-empty"),
+            ({**GOOD, "indices": "3"}, None, TypeError, r"record\['indices'\] must be a non-empty"),
             (
                 {**GOOD, "indices": ["3"]},
                 None,

@@ -1,0 +1,101 @@
+"""Records and replay, shared by every keyed wrapper that records what it applied.
+
+A recording wrapper (``MosaicDataset``, and the multi-sample wrappers built like it)
+stores in each output the Generator state it started from, as ``state_text``, beside
+the indices it used (main first) and the epoch. :func:`read_replay` checks such a record
+given back by a user and rebuilds what a replay needs: the main index, the epoch and
+the Generator in the recorded state. Drawing the same plan from that Generator and
+applying it rebuilds the sample bit for bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import NamedTuple
+
+import numpy as np
+
+from rankaug import checks
+
+__all__ = ["Replay", "generator_at", "read_replay", "state_text"]
+
+
+class Replay(NamedTuple):
+    """What a replay needs of a record: the main index, the epoch and the Generator."""
+
+    main: int
+    epoch: int
+    generator: np.random.Generator
+
+
+def state_text(state: Mapping[str, int]) -> str:
+    """A PCG64 ``state`` dict (``state`` and ``inc``) as a record's ``"state:inc"`` text.
+
+    >>> state_text({"state": 255, "inc": 1})
+    'ff:1'
+    """
+    return f"{state['state']:x}:{state['inc']:x}"
+
+
+def generator_at(text: object, name: str = "record['state']") -> np.random.Generator:
+    """The PCG64 Generator in the state ``text`` (from :func:`state_text`) describes.
+
+    Raises:
+        TypeError: If ``text`` is not a string.
+        ValueError: If it is not ``"state:inc"`` in hexadecimal PCG64 words.
+
+    >>> rng = np.random.Generator(np.random.PCG64(5))
+    >>> again = generator_at(state_text(rng.bit_generator.state["state"]))
+    >>> bool(rng.random() == again.random())
+    True
+    """
+    expected = "a 'state:inc' pair of hexadecimal PCG64 words"
+    if not isinstance(text, str):
+        raise TypeError(
+            f"{name} must be {expected}, got {text!r:.80} of type {type(text).__name__}"
+        )
+    try:
+        state, inc = (int(part, 16) for part in text.split(":"))
+        bit_generator = np.random.PCG64()
+        bit_generator.state = {
+            "bit_generator": "PCG64",
+            "state": {"state": state, "inc": inc},
+            "has_uint32": 0,
+            "uinteger": 0,
+        }
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be {expected}, got {text!r:.80}") from None
+    return np.random.Generator(bit_generator)
+
+
+def read_replay(record: object, index: object, length: int, *, kind: str) -> Replay:
+    """Check a record for replay and rebuild the Generator it started from.
+
+    Args:
+        record: A mapping with at least ``indices`` (main first), ``epoch`` and ``state``.
+        index: The sample's index; ``None`` takes the record's main index.
+        length: The dataset's length.
+        kind: What the record should be, for messages (e.g. ``"a MosaicRecord"``).
+
+    Returns:
+        The index, the epoch and the Generator in the recorded state.
+
+    Raises:
+        TypeError: If ``record`` is not a mapping or a field has the wrong type.
+        ValueError: If a field is missing or has a wrong value (an index out of range, a
+            negative epoch, a state that is not ``"state:inc"`` in hexadecimal).
+
+    >>> replay = read_replay({"indices": [3, 1], "epoch": 2, "state": "ff:1"}, None, 4,
+    ...                      kind="a MosaicRecord")
+    >>> replay.main, replay.epoch
+    (3, 2)
+    """
+    fields = checks.mapping(record, "record", required=("indices", "epoch", "state"), what=kind)
+    if index is None:
+        index = checks.sequence(fields["indices"], "record['indices']")[0]
+        name = "record['indices'][0]"
+    else:
+        name = "index"
+    main = checks.integer(index, name, low=0, high=length - 1)
+    epoch = checks.uint(fields["epoch"], "record['epoch']", 32)
+    return Replay(main, epoch, generator_at(fields["state"]))
