@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import operator
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
@@ -40,6 +41,7 @@ __all__ = [
     "fill_values",
     "function",
     "image_layout",
+    "index",
     "index_array",
     "int_pair",
     "int_choice",
@@ -425,6 +427,38 @@ def map_dataset(value: object, name: str = "dataset") -> Any:
     ):
         raise _type_error(name, "a map-style dataset with __getitem__ and __len__", value)
     return value
+
+
+def index(value: object, length: int) -> int:
+    """A dataset index as a position in ``[0, length)``; negatives count from the end.
+
+    Python and numpy integers, and anything with ``__index__``, are taken; bools are not.
+
+    Raises:
+        TypeError: If ``value`` is not an integer.
+        IndexError: If it is outside ``[-length, length)``.
+
+    >>> index(-1, 5)
+    4
+    >>> index(5, 5)
+    Traceback (most recent call last):
+    ...
+    IndexError: index 5 is out of range for a dataset of length 5
+    """
+    if type(value) is int:
+        position = value  # the common case, kept cheap
+    else:
+        try:
+            if isinstance(value, bool | np.bool_):
+                raise TypeError
+            position = operator.index(value)  # type: ignore[arg-type]
+        except TypeError:  # also a float tensor, which has __index__ but refuses it
+            raise _type_error("index", "an integer", value) from None
+    if position < 0:
+        position += length
+    if not 0 <= position < length:
+        raise IndexError(f"index {value} is out of range for a dataset of length {length}")
+    return int(position)
 
 
 def index_array(value: object, name: str, *, length: int) -> np.ndarray:

@@ -25,13 +25,11 @@ epoch and position of the pass, a resumed run continues bit for bit.
 
 from __future__ import annotations
 
-import operator
 import os
 import random
 from collections.abc import Iterator
 from typing import Any, Final, Generic, TypeVar
 
-import numpy as np
 import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
@@ -237,7 +235,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             IndexError: If it is out of range.
         """
         epoch = index_epoch(index)
-        position = self._position(index)
+        position = checks.index(index, len(self.dataset))
         if epoch is None:
             epoch = carried_epoch()
             if epoch is None:
@@ -245,22 +243,6 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         info = get_worker_info()
         worker_id = 0 if info is None else info.id
         return SampleContext(position, rank=self._rank_now(), worker_id=worker_id, epoch=epoch)
-
-    def _position(self, index: object) -> int:
-        try:
-            if isinstance(index, bool | np.bool_):
-                raise TypeError
-            position = operator.index(index)  # type: ignore[arg-type]
-        except TypeError:
-            raise TypeError(
-                f"index must be an integer, got {index!r} of type {type(index).__name__}"
-            ) from None
-        length = len(self.dataset)
-        if position < 0:
-            position += length
-        if not 0 <= position < length:
-            raise IndexError(f"index {index} is out of range for a dataset of length {length}")
-        return int(position)
 
     def key_random(self, context: SampleContext) -> KeyedRandom:
         """The random state of one sample.

@@ -33,7 +33,6 @@ from rankaug.cache._fingerprint import fingerprint as make_fingerprint
 from rankaug.cache._format import Corrupt, encode, read
 from rankaug.cache._store import prepare, sample_path, store, stored_bytes
 from rankaug.context import current_worker, resolve_rank
-from rankaug.datasets._sample import check_index
 from rankaug.errors import RankaugWarning, SampleError
 from rankaug.keyed import KeyedDataset, inner_datasets
 
@@ -161,7 +160,7 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
             IndexError: If ``index`` is out of range.
             SampleError: If the wrapped dataset fails (naming the index).
         """
-        position = check_index(index, self._length)
+        position = checks.index(index, self._length)
         path = sample_path(self._where, position)
         try:
             cached: T_co = read(path)
@@ -182,7 +181,7 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
             TypeError: If ``index`` is not an integer.
             IndexError: If ``index`` is out of range.
         """
-        return os.path.exists(sample_path(self._where, check_index(index, self._length)))
+        return os.path.exists(sample_path(self._where, checks.index(index, self._length)))
 
     def stored_bytes(self) -> int:
         """Bytes of samples stored under this fingerprint, by every process so far."""

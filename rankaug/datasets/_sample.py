@@ -9,87 +9,15 @@ into torch tensors (image ``CHW``).
 
 from __future__ import annotations
 
-import operator
-from typing import Any, SupportsIndex
+from typing import Any
 
 import numpy as np
 import torch
 
+from rankaug import checks
 from rankaug.boxes import BoxFormat, check_box_format, from_xyxy
 
-__all__ = ["build_sample", "check_bool", "check_index", "check_int", "check_output_options"]
-
-
-def check_index(index: object, length: int) -> int:
-    """Return ``index`` as a position in ``[0, length)``; negatives count from the end.
-
-    Args:
-        index: An integer (Python, numpy, or anything with ``__index__``; not bool).
-        length: The length of the dataset.
-
-    Returns:
-        The non-negative position.
-
-    Raises:
-        TypeError: If ``index`` is not an integer.
-        IndexError: If ``index`` is outside ``[-length, length)``.
-
-    >>> check_index(-1, 5)
-    4
-    """
-    if isinstance(index, int) and not isinstance(index, bool):
-        position = operator.index(index)  # the common case, kept cheap
-    else:
-        message = f"index must be an integer, got {index!r} of type {type(index).__name__}"
-        if isinstance(index, (bool, np.bool_)) or not isinstance(index, SupportsIndex):
-            raise TypeError(message)
-        try:
-            position = operator.index(index)
-        except TypeError:  # e.g. a float torch tensor, which has __index__ but refuses it
-            raise TypeError(message) from None
-    if position < 0:
-        position += length
-    if not 0 <= position < length:
-        raise IndexError(f"index {index} is out of range for a dataset of length {length}")
-    return int(position)
-
-
-def check_int(value: object, name: str, *, low: int, high: int | None = None) -> int:
-    """Return ``value`` as an int after checking ``low <= value`` (and ``<= high``).
-
-    Args:
-        value: The candidate integer (bool refused).
-        name: The argument name used in error messages.
-        low: Smallest allowed value.
-        high: Largest allowed value, or None for no upper bound.
-
-    Returns:
-        ``value`` as a Python int.
-
-    Raises:
-        TypeError: If ``value`` is not an integer.
-        ValueError: If ``value`` is out of range.
-
-    >>> check_int(3, "channels", low=1, high=3)
-    3
-    """
-    expected = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be {expected}, got {value!r} of type {type(value).__name__}")
-    if value < low or (high is not None and value > high):
-        raise ValueError(f"{name} must be {expected}, got {value!r}")
-    return int(value)
-
-
-def check_bool(value: object, name: str) -> bool:
-    """Return ``value`` if it is a bool, else raise a TypeError naming ``name``.
-
-    >>> check_bool(True, "masks")
-    True
-    """
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be a bool, got {value!r} of type {type(value).__name__}")
-    return value
+__all__ = ["build_sample", "check_output_options"]
 
 
 def check_output_options(
@@ -112,8 +40,8 @@ def check_output_options(
     ('yolo', False, False)
     """
     fmt = check_box_format(box_format)
-    tuple_out = check_bool(as_tuple, "as_tuple")
-    tensor_out = check_bool(tensors, "tensors")
+    tuple_out = checks.boolean(as_tuple, "as_tuple")
+    tensor_out = checks.boolean(tensors, "tensors")
     if tuple_out and fmt != "pascal_voc":
         raise ValueError(
             f"as_tuple=True gives torchvision-style targets whose boxes are always pixel "

@@ -14,7 +14,7 @@ from torch.utils.data import Dataset
 from rankaug import checks
 from rankaug.boxes import BoxFormat
 from rankaug.datasets._image_io import read_rgb, read_rgb_resized
-from rankaug.datasets._sample import build_sample, check_index, check_output_options
+from rankaug.datasets._sample import build_sample, check_output_options
 
 __all__ = ["CocoDetection"]
 
@@ -151,7 +151,7 @@ class CocoDetection(Dataset[Any]):
             ValueError: If the image cannot be decoded or its size differs from the
                 annotation file's.
         """
-        position = check_index(index, len(self.image_ids))
+        position = checks.index(index, len(self.image_ids))
         path = self.image_root / self._files[position]
         boxes = self._boxes[position].copy()
         if self.image_size is None:

@@ -14,14 +14,9 @@ import cv2
 import numpy as np
 from torch.utils.data import Dataset
 
+from rankaug import checks
 from rankaug.boxes import BoxFormat
-from rankaug.datasets._sample import (
-    build_sample,
-    check_bool,
-    check_index,
-    check_int,
-    check_output_options,
-)
+from rankaug.datasets._sample import build_sample, check_output_options
 
 __all__ = ["SyntheticDetection"]
 
@@ -107,16 +102,16 @@ class SyntheticDetection(Dataset[Any]):
         tensors: bool = False,
         varied_sizes: bool = False,
     ) -> None:
-        self.length = check_int(length, "length", low=0)
+        self.length = checks.integer(length, "length", low=0)
         self.image_size = _check_image_size(image_size)
-        self.num_classes = check_int(num_classes, "num_classes", low=1, high=255)
-        self.max_objects = check_int(max_objects, "max_objects", low=1, high=255)
-        self.seed = check_int(seed, "seed", low=0, high=2**64 - 1)
+        self.num_classes = checks.integer(num_classes, "num_classes", low=1, high=255)
+        self.max_objects = checks.integer(max_objects, "max_objects", low=1, high=255)
+        self.seed = checks.integer(seed, "seed", low=0, high=2**64 - 1)
         self.box_format, self.as_tuple, self.tensors = check_output_options(
             box_format, as_tuple, tensors
         )
-        self.masks = check_bool(masks, "masks")
-        self.channels = check_int(channels, "channels", low=1, high=3)
+        self.masks = checks.boolean(masks, "masks")
+        self.channels = checks.integer(channels, "channels", low=1, high=3)
         if self.channels == 2:
             raise ValueError("channels must be 1 (grayscale HxW) or 3 (RGB HxWx3), got 2")
         if not isinstance(dtype, str):
@@ -124,7 +119,7 @@ class SyntheticDetection(Dataset[Any]):
         if dtype not in _DTYPES:
             raise ValueError(f"dtype must be 'uint8' or 'float32', got {dtype!r}")
         self.dtype = dtype
-        self.varied_sizes = check_bool(varied_sizes, "varied_sizes")
+        self.varied_sizes = checks.boolean(varied_sizes, "varied_sizes")
         self._colours = _class_colours(self.num_classes)
 
     def __len__(self) -> int:
@@ -138,7 +133,7 @@ class SyntheticDetection(Dataset[Any]):
             TypeError: If ``index`` is not an integer.
             IndexError: If ``index`` is out of range.
         """
-        position = check_index(index, self.length)
+        position = checks.index(index, self.length)
         image, xyxy, labels, mask = self._render(position)
         if self.channels == 1:
             image = cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
@@ -160,7 +155,7 @@ class SyntheticDetection(Dataset[Any]):
         >>> SyntheticDetection(2, image_size=(30, 40)).image_hw(1)
         (30, 40)
         """
-        return self._size(self._rng(check_index(index, self.length)))
+        return self._size(self._rng(checks.index(index, self.length)))
 
     def __repr__(self) -> str:
         return (
@@ -239,8 +234,8 @@ def _check_image_size(image_size: object) -> tuple[int, int]:
         raise TypeError(
             f"image_size must be an int or a (height, width) pair of ints, got {image_size!r}"
         )
-    height = check_int(sides[0], "image_size height", low=_MIN_SIDE)
-    width = check_int(sides[1], "image_size width", low=_MIN_SIDE)
+    height = checks.integer(sides[0], "image_size height", low=_MIN_SIDE)
+    width = checks.integer(sides[1], "image_size width", low=_MIN_SIDE)
     return height, width
 
 

@@ -30,7 +30,7 @@ from rankaug.boxes import (
     validate_xyxy,
 )
 from rankaug.datasets._image_io import read_rgb, read_rgb_resized, write_png
-from rankaug.datasets._sample import build_sample, check_index, check_output_options
+from rankaug.datasets._sample import build_sample, check_output_options
 
 __all__ = ["YoloFolder", "write_yolo_folder"]
 
@@ -172,7 +172,7 @@ class YoloFolder(Dataset[Any]):
             IndexError: If ``index`` is out of range.
             ValueError: If the image file cannot be decoded.
         """
-        position = check_index(index, len(self.image_paths))
+        position = checks.index(index, len(self.image_paths))
         path = self.image_paths[position]
         if self.image_size is None:
             image = read_rgb(path)

@@ -281,7 +281,7 @@ class TestSyntheticDetection:
             ({"seed": True}, TypeError, r"seed must be an integer"),
             ({"seed": 1.0}, TypeError, r"seed must be an integer"),
             ({"box_format": "xyxy"}, ValueError, r"box_format must be one of"),
-            ({"masks": 1}, TypeError, r"masks must be a bool, got 1"),
+            ({"masks": 1}, TypeError, r"masks must be True or False, got 1"),
             ({"channels": 2}, ValueError, r"channels must be 1 .* or 3"),
             ({"channels": 4}, ValueError, r"channels must be an integer in \[1, 3\], got 4"),
             (
@@ -290,14 +290,14 @@ class TestSyntheticDetection:
                 r"dtype must be 'uint8' or 'float32', got 'float64'",
             ),
             ({"dtype": np.float32}, TypeError, r"dtype must be the str 'uint8' or 'float32'"),
-            ({"as_tuple": "yes"}, TypeError, r"as_tuple must be a bool"),
+            ({"as_tuple": "yes"}, TypeError, r"as_tuple must be True or False"),
             ({"tensors": True}, ValueError, r"tensors=True needs as_tuple=True"),
             (
                 {"as_tuple": True, "box_format": "yolo"},
                 ValueError,
                 r"box_format must be 'pascal_voc'",
             ),
-            ({"varied_sizes": None}, TypeError, r"varied_sizes must be a bool"),
+            ({"varied_sizes": None}, TypeError, r"varied_sizes must be True or False"),
         ],
     )
     def test_bad_arguments(
