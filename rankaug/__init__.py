@@ -8,14 +8,14 @@ GPUs, workers and epochs and repeat bit for bit across runs.
 from rankaug.boxes import BoxFormat
 from rankaug.cache import CachedDataset
 from rankaug.collate import collate_detection
-from rankaug.context import SampleContext, resolve_rank
-from rankaug.epoch import EpochIndex, SharedEpoch
+from rankaug.context import SampleContext
+from rankaug.epoch import EpochIndex
 from rankaug.errors import RankaugWarning, SampleError
 from rankaug.keyed import KeyedDataset
-from rankaug.keys import KeyedRandom, Keying, key_words, make_rng, make_seed_sequence, stream_id
+from rankaug.keys import KeyedRandom, Keying, key_words, make_rng
 from rankaug.mosaic import MosaicDataset, MosaicRecord
 from rankaug.sampler import EpochSampler
-from rankaug.samples import DefaultAdapter, SampleAdapter, SampleDict
+from rankaug.samples import DefaultAdapter, SampleAdapter
 from rankaug.seeding import WorkerSeeder, seed_everything
 from rankaug.wrapper import RandomAugmentWrapper
 
@@ -36,16 +36,11 @@ __all__ = [
     "RankaugWarning",
     "SampleContext",
     "SampleAdapter",
-    "SampleDict",
     "SampleError",
-    "SharedEpoch",
     "WorkerSeeder",
     "__version__",
     "collate_detection",
     "key_words",
     "make_rng",
-    "make_seed_sequence",
-    "resolve_rank",
     "seed_everything",
-    "stream_id",
 ]

@@ -20,6 +20,7 @@ from benchmarks._catalogue import section
 from benchmarks._report import print_rows
 from benchmarks._timing import Op, alternate, counted, summarize
 from rankaug import RandomAugmentWrapper
+from rankaug.keys import make_seed_sequence
 
 __all__ = [
     "SECTION",
@@ -79,7 +80,7 @@ def wrapper_contenders(square: Sequence[Sample], seed: int) -> tuple[dict[str, O
     )
     pipeline = make_pipeline(seed)
     keyed = rankaug.KeyedRandom(
-        rankaug.make_seed_sequence(seed, rank=0, worker_id=0, epoch=0, stream=wrapped.stream)
+        make_seed_sequence(seed, rank=0, worker_id=0, epoch=0, stream=wrapped.stream)
     )
     pipeline.set_random_state(keyed.generator, keyed.py_random)
 
