@@ -7,7 +7,7 @@ GPUs, workers and epochs and repeat bit for bit across runs.
 
 from rankaug.boxes import BoxFormat
 from rankaug.cache import CachedDataset
-from rankaug.collate import collate_detection
+from rankaug.collate import BatchCollator, collate_detection
 from rankaug.context import SampleContext
 from rankaug.epoch import EpochIndex
 from rankaug.errors import RankaugWarning, SampleError
@@ -22,6 +22,7 @@ from rankaug.wrapper import RandomAugmentWrapper
 __version__ = "0.1.0"
 
 __all__ = [
+    "BatchCollator",
     "BoxFormat",
     "CachedDataset",
     "DefaultAdapter",

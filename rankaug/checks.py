@@ -383,8 +383,10 @@ def names(value: object, name: str, *, forbidden: Collection[str] = ()) -> tuple
     return out
 
 
-def key_name(value: object, name: str, *, forbidden: Collection[str]) -> str | None:
-    """A key name (or ``None``) that does not collide with ``forbidden`` keys.
+def key_name(
+    value: object, name: str, *, forbidden: Collection[str], optional: bool = True
+) -> str | None:
+    """A key name (or ``None`` when ``optional``) that does not collide with ``forbidden`` keys.
 
     >>> key_name("mosaic", "record", forbidden={"image", "bboxes"}) + "!"
     'mosaic!'
@@ -393,9 +395,11 @@ def key_name(value: object, name: str, *, forbidden: Collection[str]) -> str | N
     ...
     ValueError: record must be None or a key name other than 'bboxes', 'image', got 'image'
     """
-    expected = "None or a key name other than " + ", ".join(repr(k) for k in sorted(forbidden))
-    if value is None:
-        return None
+    expected = "a key name other than " + ", ".join(repr(k) for k in sorted(forbidden))
+    if optional:
+        expected = "None or " + expected
+        if value is None:
+            return None
     if not isinstance(value, str):
         raise _type_error(name, expected, value)
     if value in forbidden or not value:

@@ -169,13 +169,9 @@ def _check_float32_labels(columns: Columns, fields: Fields) -> None:
 
 
 def _field_name(value: object, name: str, *, forbidden: Sequence[str]) -> str:
-    # checks.key_name, but required (it accepts None); same wording.
-    expected = "a key name other than " + ", ".join(repr(k) for k in sorted(forbidden))
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be {expected}, got {value!r} of type {type(value).__name__}")
-    if value in forbidden or not value:
-        raise ValueError(f"{name} must be {expected}, got {value!r}")
-    return value
+    field = checks.key_name(value, name, forbidden=forbidden, optional=False)
+    assert field is not None
+    return field
 
 
 def _keys(batch: Sequence[Any], fields: Fields) -> list[str]:
