@@ -1,0 +1,73 @@
+"""Argument checks: one home for every rule, one wording, one choice of error type.
+
+Every public constructor and function in rankaug checks its arguments here. A value of
+the wrong *type* raises :class:`TypeError`, a value of the right type but out of range
+raises :class:`ValueError`, and both messages read the same way::
+
+    <name> must be <what was expected>, got <the value> [of type <its type>]
+
+Booleans are never taken for numbers (``True`` is rarely meant as 1), numpy scalars
+are taken as the Python numbers they hold, and nothing is silently converted: a float
+where an integer is expected is refused rather than truncated.
+
+>>> uint(7, "rank", 32)
+7
+>>> integer(True, "grid")
+Traceback (most recent call last):
+...
+TypeError: grid must be an integer, got True of type bool
+>>> real_range((0.5, 0.25), "center_range", low=0.0, high=1.0)
+Traceback (most recent call last):
+...
+ValueError: center_range must be a (low, high) pair with 0.0 <= low <= high <= 1.0, got (0.5, 0.25)
+"""
+
+from __future__ import annotations
+
+from rankaug.checks.containers import (
+    choice,
+    function,
+    key_name,
+    map_dataset,
+    mapping,
+    names,
+    sequence,
+)
+from rankaug.checks.images import IMAGE_DTYPES, MAX_CHANNELS, fill_fits, fill_values, image_layout
+from rankaug.checks.indices import index, index_array, weights
+from rankaug.checks.numbers import (
+    boolean,
+    int_choice,
+    int_pair,
+    integer,
+    probability,
+    real,
+    real_range,
+    uint,
+)
+
+__all__ = [
+    "IMAGE_DTYPES",
+    "MAX_CHANNELS",
+    "boolean",
+    "choice",
+    "fill_fits",
+    "fill_values",
+    "function",
+    "image_layout",
+    "index",
+    "index_array",
+    "int_choice",
+    "int_pair",
+    "integer",
+    "key_name",
+    "map_dataset",
+    "mapping",
+    "names",
+    "probability",
+    "real",
+    "real_range",
+    "sequence",
+    "uint",
+    "weights",
+]

@@ -1,0 +1,103 @@
+"""Images rankaug can resample, and fill values that fit them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Final
+
+import numpy as np
+
+from rankaug.checks._messages import is_real, type_error, value_error
+
+__all__ = ["IMAGE_DTYPES", "MAX_CHANNELS", "fill_fits", "fill_values", "image_layout"]
+
+IMAGE_DTYPES: Final[tuple[str, ...]] = ("uint8", "uint16", "int16", "float32", "float64")
+#: OpenCV handles at most this many channels.
+MAX_CHANNELS: Final = 511
+
+
+def image_layout(image: np.ndarray, where: str) -> None:
+    """Check that an image's dtype and channels are ones rankaug can resample.
+
+    Args:
+        image: An ``HxW`` or ``HxWxC`` array.
+        where: Where it came from, e.g. ``"dataset[3] image"``.
+
+    Raises:
+        TypeError: If its dtype is not one of :data:`IMAGE_DTYPES`.
+        ValueError: If it is empty, not 2-D or 3-D, or has more than
+            :data:`MAX_CHANNELS` channels.
+
+    >>> image_layout(np.zeros((2, 2), np.float16), "dataset[0] image")
+    Traceback (most recent call last):
+    ...
+    TypeError: dataset[0] image must have a dtype among uint8, uint16, ..., got float16
+    """
+    if image.dtype.name not in IMAGE_DTYPES:
+        raise TypeError(
+            f"{where} must have a dtype among {', '.join(IMAGE_DTYPES)}, got {image.dtype}"
+        )
+    if image.ndim not in (2, 3):
+        raise ValueError(f"{where} must be an HxW or HxWxC array, got shape {image.shape}")
+    if image.shape[0] == 0 or image.shape[1] == 0:
+        raise ValueError(f"{where} must not be empty, got shape {image.shape}")
+    if image.ndim == 3 and not 1 <= image.shape[2] <= MAX_CHANNELS:
+        raise ValueError(f"{where} must have 1 to {MAX_CHANNELS} channels, got shape {image.shape}")
+
+
+def fill_values(value: object, name: str) -> tuple[float, ...]:
+    """A fill value: one finite number, or one per channel.
+
+    The range of the image's dtype is checked when the dtype is known (see
+    :func:`fill_fits`).
+
+    >>> fill_values(114, "fill")
+    (114.0,)
+    >>> fill_values([0, 0, "x"], "fill")
+    Traceback (most recent call last):
+    ...
+    TypeError: fill must be a number or a sequence of numbers, got [0, 0, 'x'] of type list
+    """
+    expected = "a number or a sequence of numbers"
+    values = (value,) if is_real(value) else value
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
+        raise type_error(name, expected, value)
+    entries = list(values)
+    if not entries or not all(map(is_real, entries)):
+        raise type_error(name, expected, value)
+    out = tuple(float(v) for v in entries)
+    if not all(map(math.isfinite, out)):
+        raise value_error(name, "finite", value)
+    return out
+
+
+def fill_fits(values: Sequence[float], name: str, dtype: np.dtype[Any]) -> None:
+    """Check that fill ``values`` can be stored in ``dtype`` without wrapping or rounding.
+
+    Raises:
+        ValueError: If a value is outside the dtype's range, or fractional for an
+            integer dtype.
+
+    >>> fill_fits((300.0,), "fill", np.dtype(np.uint8))
+    Traceback (most recent call last):
+    ...
+    ValueError: fill must be whole numbers in [0, 255] (the image's dtype is uint8), got (300.0,)
+    """
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if any(v != int(v) or not info.min <= v <= info.max for v in values):
+            raise value_error(
+                name,
+                f"whole numbers in [{info.min}, {info.max}] (the image's dtype is {dtype})",
+                tuple(values),
+            )
+    elif dtype.kind == "b":
+        if any(v not in (0.0, 1.0) for v in values):
+            raise value_error(name, f"0 or 1 (the image's dtype is {dtype})", tuple(values))
+    elif dtype.kind == "f":
+        limit = float(np.finfo(dtype).max)
+        if any(abs(v) > limit for v in values):
+            raise value_error(
+                name, f"within ±{limit:g} (the image's dtype is {dtype})", tuple(values)
+            )

@@ -1,0 +1,118 @@
+"""Indices into a dataset: one index, a pool of distinct indices, sampling weights."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+
+import numpy as np
+
+from rankaug.checks._messages import Said, is_int, is_real, type_error, value_error
+
+__all__ = ["index", "index_array", "weights"]
+
+
+def index(value: object, length: int) -> int:
+    """A dataset index as a position in ``[0, length)``; negatives count from the end.
+
+    Python and numpy integers, and anything with ``__index__``, are taken; bools are not.
+
+    Raises:
+        TypeError: If ``value`` is not an integer.
+        IndexError: If it is outside ``[-length, length)``.
+
+    >>> index(-1, 5)
+    4
+    >>> index(5, 5)
+    Traceback (most recent call last):
+    ...
+    IndexError: index 5 is out of range for a dataset of length 5
+    """
+    if type(value) is int:
+        position = value  # the common case, kept cheap
+    else:
+        try:
+            if isinstance(value, bool | np.bool_):
+                raise TypeError
+            position = operator.index(value)  # type: ignore[arg-type]
+        except TypeError:  # also a float tensor, which has __index__ but refuses it
+            raise type_error("index", "an integer", value) from None
+    if position < 0:
+        position += length
+    if not 0 <= position < length:
+        raise IndexError(f"index {value} is out of range for a dataset of length {length}")
+    return int(position)
+
+
+def index_array(value: object, name: str, *, length: int) -> np.ndarray:
+    """A non-empty sequence of distinct indices into a dataset of ``length`` items.
+
+    Duplicates are refused: they would weight some items twice and, when one of them is
+    the sample's own index, let a sample be its own partner.
+
+    Returns:
+        The indices as an ``int64`` array.
+
+    Raises:
+        TypeError: If an entry is not an integer.
+        ValueError: If the sequence is empty, out of range or has duplicates.
+
+    >>> index_array([3, 1], "pool", length=4).tolist()
+    [3, 1]
+    >>> index_array([1.5], "pool", length=4)
+    Traceback (most recent call last):
+    ...
+    TypeError: every entry of pool must be an index (integer), got 1.5 of type float
+    """
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
+        raise type_error(name, "a sequence of indices", value)
+    entries = list(value)
+    for entry in entries:
+        if not is_int(entry):
+            raise type_error(f"every entry of {name}", "an index (integer)", entry)
+    if not entries:
+        raise value_error(name, "a non-empty sequence of indices", value)
+    array = np.asarray(entries, dtype=np.int64)
+    low, high = int(array.min()), int(array.max())
+    if low < 0 or high >= length:
+        raise value_error(name, f"indices in [0, {length})", Said(f"values from {low} to {high}"))
+    unique, counts = np.unique(array, return_counts=True)
+    if len(unique) != len(array):
+        twice = unique[counts > 1][:5].tolist()
+        raise value_error(name, "distinct indices", Said(f"repeated entries {twice}"))
+    return array
+
+
+def weights(value: object, name: str, *, count: int, what: str = "item") -> np.ndarray:
+    """Sampling weights: ``count`` finite numbers ``>= 0``, not all 0.
+
+    Returns:
+        The cumulative distribution (float64, ending in exactly 1.0).
+
+    Raises:
+        TypeError: If ``value`` is not a sequence of real numbers.
+        ValueError: If it has the wrong length, a negative, NaN or infinite weight,
+            all zeros, or weights whose sum overflows.
+
+    >>> weights([1, 1, 2], "weights", count=3).tolist()
+    [0.25, 0.5, 1.0]
+    >>> weights([1e308, 1e308], "weights", count=2).tolist()
+    [0.5, 1.0]
+    """
+    expected = f"a sequence of {count} numbers >= 0 (one per {what}), not all 0"
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
+        raise type_error(name, expected, value)
+    entries = list(value)
+    for entry in entries:
+        if not is_real(entry):
+            raise type_error(f"every entry of {name}", "a real number", entry)
+    array = np.asarray(entries, dtype=np.float64)
+    if array.shape != (count,):
+        raise value_error(name, expected, Said(f"{len(entries)} weights"))
+    if not np.isfinite(array).all() or (array < 0).any() or not array.any():
+        raise value_error(name, expected, value)
+    scaled = array / array.max()  # keeps the sum finite for weights near the float limit
+    cumulative: np.ndarray = np.cumsum(scaled)
+    cdf: np.ndarray = cumulative / cumulative[-1]
+    cdf[-1] = 1.0
+    return cdf
