@@ -21,7 +21,9 @@ Any other shape: pass an object with ``unpack`` and ``repack`` (the
 :class:`SampleAdapter` protocol) as ``adapter=``. Multi-sample wrappers (the mosaic)
 use three more hooks when an adapter has them, and a fallback otherwise (see
 :func:`view`, :func:`passthrough` and :func:`attach`): reading a partner that is not
-rebuilt, the values a transform does not get, and adding a key to an output.
+rebuilt, the values a transform does not get, and adding a key to an output. The mixing
+wrappers (MixUp, CutMix) also read and replace a classification sample's class
+(:func:`class_target`, :func:`with_class_target`).
 """
 
 from __future__ import annotations
@@ -40,9 +42,11 @@ __all__ = [
     "SampleAdapter",
     "SampleDict",
     "attach",
+    "class_target",
     "passthrough",
     "restore_like",
     "view",
+    "with_class_target",
 ]
 
 
@@ -122,6 +126,58 @@ def attach(adapter: SampleAdapter, sample: Any, key: str, value: Any) -> Any:
     if hook is not None:
         return hook(sample, key, value)
     return DefaultAdapter.attach(sample, key, value)
+
+
+def class_target(adapter: SampleAdapter, sample: Any, key: str) -> Any:
+    """The class of a classification sample, or ``None`` when it has none.
+
+    ``adapter.class_target(sample, key)`` when the adapter has that hook, else
+    :meth:`DefaultAdapter.class_target`'s rule: ``sample[key]`` of a dict, ``target[key]``
+    of a pair's dict target, or the target itself of an ``(image, target)`` pair whose
+    target is not a mapping (torchvision's ``(image, class_index)``).
+
+    Args:
+        adapter: The wrapper's adapter.
+        sample: The sample as the dataset gave it.
+        key: The class's key in dict samples and dict targets.
+
+    Returns:
+        The class as the sample holds it (an int, a tensor, a vector), or ``None``.
+
+    >>> class_target(DefaultAdapter(), ("image", 3), "label"), class_target(
+    ...     DefaultAdapter(), {"image": 0, "label": 5}, "label")
+    (3, 5)
+    """
+    hook = getattr(adapter, "class_target", None)
+    if hook is not None:
+        return hook(sample, key)
+    return DefaultAdapter.class_target(sample, key)
+
+
+def with_class_target(adapter: SampleAdapter, sample: Any, key: str, value: Any) -> Any:
+    """A sample that ``adapter.repack`` made, with its class replaced by ``value``.
+
+    ``adapter.with_class_target(sample, key, value)`` when the adapter has that hook,
+    else :meth:`DefaultAdapter.with_class_target`'s rule, the inverse of
+    :func:`class_target`'s: dicts and dict targets get ``key`` set (in place), a pair with
+    another target becomes a new pair of the same type; other shapes come back unchanged.
+
+    Args:
+        adapter: The wrapper's adapter.
+        sample: A sample from ``adapter.repack`` (it may be changed in place).
+        key: The class's key in dict samples and dict targets.
+        value: The new class (for example a soft target vector).
+
+    Returns:
+        The sample.
+
+    >>> with_class_target(DefaultAdapter(), ("image", 3), "label", [0.5, 0.5])
+    ('image', [0.5, 0.5])
+    """
+    hook = getattr(adapter, "with_class_target", None)
+    if hook is not None:
+        return hook(sample, key, value)
+    return DefaultAdapter.with_class_target(sample, key, value)
 
 
 _NOTHING: Mapping[str, Any] = {}

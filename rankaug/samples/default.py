@@ -190,6 +190,29 @@ class DefaultAdapter:
             sample[1][key] = value
         return sample
 
+    @staticmethod
+    def class_target(sample: Any, key: str) -> Any:
+        """A classification sample's class (see :func:`rankaug.samples.class_target`)."""
+        if isinstance(sample, Mapping):
+            return sample.get(key)
+        if isinstance(sample, tuple | list) and len(sample) == 2:
+            target = sample[1]
+            return target.get(key) if isinstance(target, Mapping) else target
+        return None
+
+    @staticmethod
+    def with_class_target(sample: Any, key: str, value: Any) -> Any:
+        """Replace a sample's class (see :func:`rankaug.samples.with_class_target`)."""
+        if isinstance(sample, dict):
+            sample[key] = value
+        elif isinstance(sample, tuple | list) and len(sample) == 2:
+            if isinstance(sample[1], dict):
+                sample[1][key] = value
+            elif not isinstance(sample[1], Mapping):
+                pair: Any = type(sample)
+                return pair((sample[0], value))
+        return sample
+
     def repack(self, data: Mapping[str, Any], state: Any) -> Any:
         """Build a sample of the original shape (see :class:`SampleAdapter`)."""
         assert isinstance(state, _State)

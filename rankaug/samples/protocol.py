@@ -31,8 +31,9 @@ class SampleAdapter(Protocol):
     that the sample has, the image as a numpy array: so its keys say whether a sample
     had boxes, masks or keypoints) and a state; ``repack`` builds a sample of the
     original shape from the transform's output and that state. The optional hooks
-    ``view``, ``passthrough`` and ``attach`` are described by the functions of the same
-    names in :mod:`rankaug.samples`; :class:`DefaultAdapter` has all three.
+    ``view``, ``passthrough``, ``attach``, ``class_target`` and ``with_class_target`` are
+    described by the functions of the same names in :mod:`rankaug.samples`;
+    :class:`DefaultAdapter` has them all.
     """
 
     def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:

@@ -1,0 +1,338 @@
+"""``PairDataset``: the base of the wrappers that combine each sample with one partner.
+
+MixUp, CutMix and CopyPaste make one sample in the same five steps; only the third is
+their own:
+
+1. **plan** (:meth:`PairDataset.plan`): every draw from the key, in a specified order
+   (part of the specification: a change reorders everyone's augmentations): one block
+   ``u = rng.random(2 + k)``, where ``u[0] < p`` (``p`` of the epoch) decides whether the
+   sample is mixed, ``u[1]`` draws the partner (:class:`~rankaug.partners.PartnerSampler`:
+   never the main index itself, from ``pool``, by ``weights``; a weighted draw that hits
+   the main index draws again), ``u[2:]`` are the wrapper's ``k`` uniforms; then the
+   wrapper's other draws (a Beta variate), in :meth:`PairDataset.draw`;
+2. **read** (:mod:`~rankaug.mix.parts`): the main sample through the adapter (its shape
+   is rebuilt at the end), the partner as a read-only view, both checked; a sample that
+   is not mixed loads no partner;
+3. **combine**: the wrapper's :meth:`PairDataset.combine` makes the output's image and
+   targets (:class:`~rankaug.mix.parts.Part`) and says how much of the image is the main
+   sample's;
+4. **classes** (:mod:`~rankaug.mix.classes`): with ``num_classes=``, the soft target;
+5. **repack**: the adapter gives the output the main sample's shape, and the record
+   (indices, main first, the wrapper's details, the epoch and the Generator's state) is
+   attached under ``record``; :meth:`PairDataset.replay` rebuilds a sample from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar, NamedTuple, TypeVar
+
+import numpy as np
+
+from rankaug.boxes import BoxFormat
+from rankaug.context import SampleContext
+from rankaug.keyed import KeyedDataset
+from rankaug.keys import KeyedRandom, Keying
+from rankaug.mix.classes import class_vector, refuse_unmixed, soft_target
+from rankaug.mix.config import PairConfig, PartnerFit
+from rankaug.mix.parts import Part, PartReader
+from rankaug.partners import PartnerSampler
+from rankaug.replay import read_replay, state_text
+from rankaug.samples import SampleAdapter, attach, check_adapter, with_class_target
+
+__all__ = ["Combined", "PairDataset", "PairPlan"]
+
+T_co = TypeVar("T_co", covariant=True)
+
+
+class PairPlan(NamedTuple):
+    """One sample's draws.
+
+    Attributes:
+        applied: Whether the sample is mixed.
+        indices: The main index and the partner's.
+        uniforms: The wrapper's ``k`` uniforms from the block.
+        draws: The wrapper's other draws (:meth:`PairDataset.draw`).
+    """
+
+    applied: bool
+    indices: tuple[int, int]
+    uniforms: tuple[float, ...]
+    draws: tuple[float, ...]
+
+
+class Combined(NamedTuple):
+    """What a wrapper's :meth:`~PairDataset.combine` makes.
+
+    Attributes:
+        part: The output's image and targets.
+        share: The main sample's weight in the image, for soft class targets.
+        details: The wrapper's fields of the record, in order.
+    """
+
+    part: Part
+    share: float
+    details: dict[str, Any]
+
+
+class PairDataset(KeyedDataset[T_co]):
+    """The base of rankaug's two-sample wrappers (see the module docstring).
+
+    A subclass sets :attr:`kind` (its name in records and messages) and
+    :attr:`uniforms` (its ``k``), and implements :meth:`draw`, :meth:`combine` and
+    :meth:`unmixed`; it may override :meth:`uses_partner` and :meth:`check`.
+
+    Args:
+        dataset: A map-style dataset.
+        seed: The run's base seed, ``0 <= seed < 2**64``.
+        p: The probability that a sample is mixed, or a function of the epoch returning
+            it (picklable, for spawned workers). Defaults to ``1.0``.
+        box_format: The samples' box format (also the output's). Defaults to
+            ``"pascal_voc"``.
+        label_fields: Per-box fields kept aligned with the boxes. Defaults to
+            ``("labels",)``.
+        keypoint_fields: Per-keypoint fields kept aligned with the keypoints.
+            Defaults to ``()``.
+        num_classes: For classification samples, the number of classes: every
+            output's class becomes a soft vector (see :mod:`rankaug.mix.classes`).
+            Defaults to ``None``.
+        class_field: The class's key in dict samples and dict targets (an
+            ``(image, class)`` pair's class is its target). Defaults to ``"label"``.
+        partner_fit: ``"error"`` refuses a partner whose image has another size than
+            the main one; ``"letterbox"`` scales it to fit and centres it. Defaults to
+            ``"error"``.
+        fill: The letterbox's fill, a number or one per channel. Defaults to ``114``.
+        fill_mask: The letterboxed semantic mask's fill. Defaults to ``0``.
+        pool: The distinct indices partners are drawn from; ``None`` means the whole
+            dataset. Defaults to ``None``.
+        weights: Sampling weights for partners, one per pool entry (or per item
+            without a pool); ``None`` draws uniformly. Defaults to ``None``.
+        record: The key the record goes under in dict samples (and dict targets);
+            ``None`` records nothing. Defaults to ``"mix"``.
+        keying: ``"stream"``, ``"sample"`` or ``"sample_rank"``. Defaults to ``"stream"``.
+        rank: The rank; ``None`` resolves it. Defaults to ``None``.
+        stream: The key's stream word or name; ``None`` derives one. Defaults to ``None``.
+        adapter: Converts samples; ``None`` uses :class:`~rankaug.samples.DefaultAdapter`.
+            Defaults to ``None``.
+
+    Raises:
+        TypeError: If an argument has the wrong type.
+        ValueError: If an argument has a wrong value, or the dataset is empty.
+
+    Attributes:
+        config: The checked shared configuration (:class:`~rankaug.mix.config.PairConfig`).
+        partners: The partner sampler (:class:`~rankaug.partners.PartnerSampler`).
+        adapter: The sample adapter.
+    """
+
+    kind: ClassVar[str] = "mix"
+    """The wrapper's name in records, stages and messages."""
+    uniforms: ClassVar[int] = 0
+    """How many uniforms of the block are the wrapper's."""
+
+    def __init__(
+        self,
+        dataset: Any,
+        *,
+        seed: int,
+        p: float | Callable[[int], float] = 1.0,
+        box_format: BoxFormat = "pascal_voc",
+        label_fields: Sequence[str] = ("labels",),
+        keypoint_fields: Sequence[str] = (),
+        num_classes: int | None = None,
+        class_field: str = "label",
+        partner_fit: PartnerFit = "error",
+        fill: float | Sequence[float] = 114,
+        fill_mask: int = 0,
+        pool: Sequence[int] | None = None,
+        weights: Sequence[float] | None = None,
+        record: str | None = "mix",
+        keying: Keying = "stream",
+        rank: int | None = None,
+        stream: int | str | None = None,
+        adapter: SampleAdapter | None = None,
+    ) -> None:
+        super().__init__(dataset, seed=seed, keying=keying, rank=rank, stream=stream)
+        length = len(dataset)
+        if length == 0:
+            raise ValueError(f"dataset is empty: {self.kind} needs at least one sample")
+        self.config = PairConfig.build(
+            box_format=box_format, label_fields=label_fields, keypoint_fields=keypoint_fields,
+            num_classes=num_classes, class_field=class_field, p=p, partner_fit=partner_fit,
+            fill=fill, fill_mask=fill_mask, record=record,
+        )  # fmt: skip
+        self.partners = PartnerSampler(length, 1, pool=pool, weights=weights)
+        self.adapter = adapter = check_adapter(adapter)
+        self._reader = PartReader(self.config, adapter, self.kind)
+
+    # ------------------------------------------------------------ the subclass' part
+    def draw(self, rng: np.random.Generator) -> tuple[float, ...]:
+        """The wrapper's draws after the block (and after the partner's redraws).
+
+        Args:
+            rng: The sample's keyed Generator.
+
+        Returns:
+            The draws (none by default).
+        """
+        return ()
+
+    def uses_partner(self, plan: PairPlan) -> bool:
+        """Whether a mixed sample loads its partner (CopyPaste's ``"flip"`` does not).
+
+        Args:
+            plan: The sample's plan.
+
+        Returns:
+            ``True`` by default.
+        """
+        return True
+
+    def check(self, main: Part) -> None:
+        """Check what the wrapper needs of every main sample, mixed or not (nothing here).
+
+        Args:
+            main: The main sample.
+        """
+
+    def combine(
+        self, main: Part, partner: Part, plan: PairPlan, rng: np.random.Generator
+    ) -> Combined:
+        """Make a mixed sample's image and targets from its two parts.
+
+        Args:
+            main: The main sample.
+            partner: The partner (the main sample itself when :meth:`uses_partner` is
+                ``False``), of the main sample's size.
+            plan: The sample's plan.
+            rng: The sample's keyed Generator, for draws that depend on the data.
+
+        Returns:
+            The output, the main sample's share and the record's details.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement combine()")
+
+    def unmixed(self, main: Part) -> dict[str, Any]:
+        """The record's details of a sample that is not mixed.
+
+        Args:
+            main: The main sample.
+
+        Returns:
+            The details (none by default).
+        """
+        return {}
+
+    # ------------------------------------------------------------------- the path
+    def probability(self, epoch: int) -> float:
+        """The probability that a sample of ``epoch`` is mixed: ``p`` or ``p(epoch)``.
+
+        Args:
+            epoch: The epoch.
+
+        Returns:
+            The probability.
+
+        Raises:
+            TypeError: If a callable ``p`` returns something other than a number.
+            ValueError: If it returns a number outside ``[0, 1]``.
+        """
+        return self.config.probability(epoch)
+
+    def plan(self, index: int, rng: np.random.Generator, epoch: int) -> PairPlan:
+        """Draw one sample's plan (see the module docstring).
+
+        Args:
+            index: The main sample's index.
+            rng: The sample's keyed Generator.
+            epoch: The epoch (for ``p``).
+
+        Returns:
+            The plan.
+        """
+        config = self.config
+        u = rng.random(2 + self.uniforms).tolist()
+        p = config.p if config.constant_p else config.probability(epoch)
+        partner = self.partners.draw(index, u[1:2], rng)[0]
+        return PairPlan(bool(u[0] < p), (index, partner), tuple(u[2:]), self.draw(rng))
+
+    def augment(self, context: SampleContext, keyed: KeyedRandom) -> T_co:
+        """Draw the plan from the key, then build the sample."""
+        rng = keyed.generator
+        state = state_text(rng.bit_generator.state["state"])
+        with context.guard(self.kind):
+            plan = self.plan(context.index, rng, context.epoch)
+        return self._build(context, plan, state, rng)
+
+    def replay(self, record: Mapping[str, Any], index: int | None = None) -> T_co:
+        """Rebuild one output from its record, bit for bit.
+
+        The samples are loaded again, so the output is the same when the dataset gives
+        the same samples again: a plain dataset, or rankaug wrappers inside keyed per
+        sample (``keying="sample"``); a stream-keyed wrapper inside draws on.
+
+        Args:
+            record: The record of an earlier output.
+            index: Its index; ``None`` takes the record's main index. Defaults to ``None``.
+
+        Returns:
+            The same sample as when the record was made.
+
+        Raises:
+            TypeError: If ``record`` is not a record or a field has the wrong type.
+            ValueError: If a field is missing or wrong (an index out of range, say).
+        """
+        replay = read_replay(
+            record, index, len(self.dataset), kind=f"a {type(self).__name__} record"
+        )
+        rng = replay.generator
+        state = state_text(rng.bit_generator.state["state"])
+        context = SampleContext(replay.main, rank=self._rank_now(), worker_id=0, epoch=replay.epoch)
+        with context.guard(self.kind):
+            plan = self.plan(replay.main, rng, replay.epoch)
+        return self._build(context, plan, state, rng)
+
+    def _build(
+        self, context: SampleContext, plan: PairPlan, state: str, rng: np.random.Generator
+    ) -> T_co:
+        config, reader = self.config, self._reader
+        main_index = plan.indices[0]
+        partner_index = plan.indices[1] if self.uses_partner(plan) else main_index
+        mixed = plan.applied and partner_index != main_index
+        used = [main_index, partner_index] if mixed else [main_index]
+        samples = [self.load(i, context) for i in used]
+        data, main_state, views = reader.unpack(context, used, samples)
+        with context.guard(self.kind):
+            parts = reader.parts(used, views, samples)
+            main = parts[0]
+            self.check(main)
+            if plan.applied:
+                combined = self.combine(main, parts[-1], plan, rng)
+                out = reader.emit(combined.part, data.keys())
+                share, details = combined.share, combined.details
+                partner = parts[-1]
+            else:
+                out, share, details, partner = data, 1.0, self.unmixed(main), main
+            sample = self.adapter.repack(out, main_state)
+            if config.num_classes is not None:
+                vector = class_vector(main.label, config.num_classes, f"dataset[{main_index}]")
+                if share != 1.0:
+                    other = class_vector(partner.label, config.num_classes,
+                                         f"dataset[{partner.index}]")  # fmt: skip
+                    vector = share * vector + (1.0 - share) * other
+                sample = with_class_target(
+                    self.adapter, sample, config.class_field, soft_target(vector, main.label)
+                )
+            else:
+                refuse_unmixed(main.label, f"dataset[{main_index}]")
+            if config.record is not None:
+                record = {
+                    "applied": plan.applied,
+                    "indices": [main_index, partner_index] if plan.applied else [main_index],
+                    **details,
+                    "epoch": context.epoch,
+                    "state": state,
+                }
+                sample = attach(self.adapter, sample, config.record, record)
+        result: T_co = sample
+        return result

@@ -1,0 +1,292 @@
+"""``CutMixDataset``: a keyed rectangle of a keyed partner pasted into each sample.
+
+The draws (after :mod:`rankaug.mix.base`'s block ``u = rng.random(4)``: ``u[0] < p``
+mixes, ``u[1]`` draws the partner, ``u[2]`` and ``u[3]`` place the rectangle) are one
+more: ``lam = rng.beta(alpha, alpha)``. The rectangle of an ``h x w`` image is
+``round(w * sqrt(1 - lam))`` wide and ``round(h * sqrt(1 - lam))`` high, so its area is
+the fraction ``1 - lam`` of the image up to whole pixels, and lies inside the image:
+its left edge is ``floor(u[2] * (w - width + 1))``, its top ``floor(u[3] * (h - height
++ 1))``. (The CutMix paper and ultralytics centre it anywhere and clip it, which makes
+it smaller near the borders.) The partner's pixels inside it replace the main image's.
+
+* **Main boxes** are kept by the fraction of their area that stays visible, measured
+  against the full box (``min_visibility``; also ``min_area``, ``min_width``,
+  ``min_height`` on what is visible); a box the rectangle cuts across its full height
+  (or width) shrinks to its visible part.
+* **Partner boxes** are clipped to the rectangle and kept by the same rule.
+* **Masks** follow their pixels: instance masks lose (the main's) or keep only (the
+  partner's) the rectangle, the semantic mask takes the partner's values inside it;
+  keypoints are kept where their own image shows.
+* **Classes** (``num_classes=``): mixed by the exact pasted area, the main's share
+  ``1 - width * height / (w * h)``.
+* **Record** (under ``"cutmix"``, :class:`CutMixRecord`): the indices, main first, the
+  rectangle ``(x0, y0, x1, y1)`` in output pixels and ``ratio``, the main's share.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, Final, TypedDict, TypeVar, cast
+
+import numpy as np
+
+from rankaug import checks
+from rankaug.boxes import BoxFormat, box_area, check_filter_args, clip_xyxy
+from rankaug.keys import Keying
+from rankaug.mix.base import Combined, PairDataset, PairPlan
+from rankaug.mix.config import PartnerFit
+from rankaug.mix.parts import Part
+from rankaug.samples import SampleAdapter
+
+__all__ = ["CutMixDataset", "CutMixRecord", "Rect", "rectangle", "uncovered"]
+
+T_co = TypeVar("T_co", covariant=True)
+Rect = tuple[int, int, int, int]
+"""``(x0, y0, x1, y1)`` in output pixels."""
+TOLERANCE: Final = 1e-3
+"""The width and height (pixels) a box must exceed to be kept at all."""
+
+
+class CutMixRecord(TypedDict):
+    """What a CutMix applied, stored under ``record`` in each output sample.
+
+    ``indices`` holds the main index and, when mixed, the partner's; ``rect`` is the
+    pasted rectangle ``(x0, y0, x1, y1)`` in output pixels (``(0, 0, 0, 0)`` when not
+    mixed); ``ratio`` is the main image's share of the area. ``state`` is the
+    Generator state before the draws, for :meth:`CutMixDataset.replay`.
+    """
+
+    applied: bool
+    indices: list[int]
+    rect: Rect
+    ratio: float
+    epoch: int
+    state: str
+
+
+def rectangle(hw: tuple[int, int], lam: float, ux: float, uy: float) -> Rect:
+    """The rectangle of area fraction ``1 - lam`` placed by ``ux, uy`` (module docstring).
+
+    >>> rectangle((100, 200), 0.75, 0.0, 0.999)
+    (0, 50, 100, 100)
+    """
+    height, width = hw
+    side = math.sqrt(max(0.0, 1.0 - lam))
+    cw, ch = math.floor(width * side + 0.5), math.floor(height * side + 0.5)
+    x0 = min(int(ux * (width - cw + 1)), width - cw)
+    y0 = min(int(uy * (height - ch + 1)), height - ch)
+    return x0, y0, x0 + cw, y0 + ch
+
+
+def uncovered(boxes: np.ndarray, rect: Rect) -> tuple[np.ndarray, np.ndarray]:
+    """What of each pixel ``xyxy`` box the rectangle leaves visible.
+
+    Returns:
+        The visible area of each box, and the tight box around its visible part (the
+        box itself unless the rectangle cuts it across its full height or width).
+
+    >>> area, tight = uncovered(np.array([[0.0, 0.0, 10.0, 10.0]]), (5, -1, 20, 20))
+    >>> area.tolist(), tight.tolist()
+    ([50.0], [[0.0, 0.0, 5.0, 10.0]])
+    """
+    x0, y0, x1, y1 = boxes.T
+    rx0, ry0, rx1, ry1 = rect
+    inter_w = np.clip(np.minimum(x1, rx1) - np.maximum(x0, rx0), 0.0, None)
+    inter_h = np.clip(np.minimum(y1, ry1) - np.maximum(y0, ry0), 0.0, None)
+    visible = (x1 - x0) * (y1 - y0) - inter_w * inter_h
+    across_h = (ry0 <= y0) & (ry1 >= y1)  # the rectangle spans the box's full height
+    across_w = (rx0 <= x0) & (rx1 >= x1)
+    tight = np.stack(
+        (
+            np.where(across_h & (rx0 <= x0) & (x0 < rx1), np.minimum(rx1, x1), x0),
+            np.where(across_w & (ry0 <= y0) & (y0 < ry1), np.minimum(ry1, y1), y0),
+            np.where(across_h & (rx0 < x1) & (x1 <= rx1), np.maximum(rx0, x0), x1),
+            np.where(across_w & (ry0 < y1) & (y1 <= ry1), np.maximum(ry0, y0), y1),
+        ),
+        axis=1,
+    )
+    return visible, tight
+
+
+class CutMixDataset(PairDataset[T_co]):
+    """Rank-aware CutMix over any map-style dataset: partner and rectangle from the key.
+
+    On four GPUs that all called ``torch.manual_seed(0)`` each rank pastes different
+    partners and rectangles (ultralytics' ``CutMix`` draws them from global state), and a
+    rerun repeats them bit for bit. See the module docstring for the rectangle, the
+    targets and the record. Samples, images and dtypes as
+    :class:`~rankaug.mix.MixUpDataset`.
+
+    Args:
+        dataset: A map-style dataset.
+        seed: The run's base seed, ``0 <= seed < 2**64``.
+        p: The probability that a sample is mixed, or a function of the epoch returning
+            it (picklable, for spawned workers). Defaults to ``1.0``.
+        alpha: The Beta distribution's parameter for ``lam``. Defaults to ``1.0``.
+        min_area: Drop boxes whose visible area is smaller (pixels). Defaults to ``0.0``.
+        min_visibility: Drop boxes showing less than this fraction of their full area.
+            Defaults to ``0.0``.
+        min_width: Drop boxes whose visible part is narrower. Defaults to ``0.0``.
+        min_height: Drop boxes whose visible part is lower. Defaults to ``0.0``.
+        box_format: The samples' box format (also the output's). Defaults to
+            ``"pascal_voc"``.
+        label_fields: Per-box fields kept aligned with the boxes. Defaults to
+            ``("labels",)``.
+        keypoint_fields: Per-keypoint fields kept aligned with the keypoints.
+            Defaults to ``()``.
+        num_classes: For classification samples, the number of classes: every output's
+            class becomes a soft vector. Defaults to ``None``.
+        class_field: The class's key in dict samples and dict targets (an
+            ``(image, class)`` pair's class is its target). Defaults to ``"label"``.
+        partner_fit: ``"error"`` refuses a partner of another size; ``"letterbox"``
+            scales it to fit the main image and centres it. Defaults to ``"error"``.
+        fill: The letterbox's fill, a number or one per channel. Defaults to ``114``.
+        fill_mask: The letterboxed semantic mask's fill. Defaults to ``0``.
+        pool: The distinct indices partners are drawn from; ``None`` means the whole
+            dataset. Defaults to ``None``.
+        weights: Sampling weights for partners, one per pool entry (or per item
+            without a pool). Defaults to ``None``.
+        record: The key of the :class:`CutMixRecord`; ``None`` records nothing.
+            Defaults to ``"cutmix"``.
+        keying: ``"stream"``, ``"sample"`` or ``"sample_rank"``. Defaults to ``"stream"``.
+        rank: The rank; ``None`` resolves it. Defaults to ``None``.
+        stream: The key's stream word or name; ``None`` derives one. Defaults to ``None``.
+        adapter: Converts samples; ``None`` uses :class:`~rankaug.samples.DefaultAdapter`.
+            Defaults to ``None``.
+
+    Raises:
+        TypeError: If an argument has the wrong type.
+        ValueError: If an argument has a wrong value, or the dataset is empty.
+
+    Example:
+        >>> from rankaug.datasets import SyntheticDetection
+        >>> cutmix = CutMixDataset(SyntheticDetection(8, image_size=32), seed=0)
+        >>> sample = cutmix[3]
+        >>> x0, y0, x1, y1 = sample["cutmix"]["rect"]
+        >>> partner = cutmix.dataset[sample["cutmix"]["indices"][1]]["image"]
+        >>> bool((sample["image"][y0:y1, x0:x1] == partner[y0:y1, x0:x1]).all())
+        True
+    """
+
+    kind = "cutmix"
+    uniforms = 2
+
+    def __init__(
+        self,
+        dataset: Any,
+        *,
+        seed: int,
+        p: float | Callable[[int], float] = 1.0,
+        alpha: float = 1.0,
+        min_area: float = 0.0,
+        min_visibility: float = 0.0,
+        min_width: float = 0.0,
+        min_height: float = 0.0,
+        box_format: BoxFormat = "pascal_voc",
+        label_fields: Sequence[str] = ("labels",),
+        keypoint_fields: Sequence[str] = (),
+        num_classes: int | None = None,
+        class_field: str = "label",
+        partner_fit: PartnerFit = "error",
+        fill: float | Sequence[float] = 114,
+        fill_mask: int = 0,
+        pool: Sequence[int] | None = None,
+        weights: Sequence[float] | None = None,
+        record: str | None = "cutmix",
+        keying: Keying = "stream",
+        rank: int | None = None,
+        stream: int | str | None = None,
+        adapter: SampleAdapter | None = None,
+    ) -> None:
+        self.alpha = checks.real(alpha, "alpha", low=0.0, low_open=True)
+        self.min_area, self.min_visibility, self.min_width, self.min_height = check_filter_args(
+            min_area=min_area, min_visibility=min_visibility, min_width=min_width,
+            min_height=min_height,
+        )  # fmt: skip
+        super().__init__(
+            dataset, seed=seed, p=p, box_format=box_format, label_fields=label_fields,
+            keypoint_fields=keypoint_fields, num_classes=num_classes, class_field=class_field,
+            partner_fit=partner_fit, fill=fill, fill_mask=fill_mask, pool=pool,
+            weights=weights, record=record, keying=keying, rank=rank, stream=stream,
+            adapter=adapter,
+        )  # fmt: skip
+
+    def draw(self, rng: np.random.Generator) -> tuple[float, ...]:
+        """``(lam,)``, ``lam ~ Beta(alpha, alpha)``: the rectangle's area is ``1 - lam``."""
+        return (float(rng.beta(self.alpha, self.alpha)),)
+
+    def combine(
+        self, main: Part, partner: Part, plan: PairPlan, rng: np.random.Generator
+    ) -> Combined:
+        """Paste the partner's rectangle; keep, shrink and clip the boxes (module docstring)."""
+        hw = main.hw
+        rect = rectangle(hw, plan.draws[0], *plan.uniforms)
+        x0, y0, x1, y1 = rect
+        inside = (slice(y0, y1), slice(x0, x1))
+        image = main.image.copy()
+        image[inside] = partner.image[inside]
+        visible, tight = uncovered(main.boxes, rect)
+        keep = self._keep(tight, visible, box_area(main.boxes))
+        clipped = clip_xyxy(partner.boxes, x0, y0, x1, y1)
+        other = self._keep(clipped, box_area(clipped), box_area(partner.boxes))
+        mask = main.mask
+        if mask is not None and partner.mask is not None:
+            mask = mask.copy()
+            mask[inside] = partner.mask[inside]
+        masks = main.masks
+        if masks is not None and partner.masks is not None:
+            kept = masks[keep]  # a copy
+            kept[(slice(None), *inside)] = 0
+            pasted = np.zeros((int(other.sum()), *hw), dtype=masks.dtype)
+            pasted[(slice(None), *inside)] = partner.masks[other][(slice(None), *inside)]
+            masks = np.concatenate((kept, pasted))
+        points, point_fields = main.keypoints, main.keypoint_fields
+        if points is not None and partner.keypoints is not None:
+            ours = ~_within(points, rect)
+            theirs = _within(partner.keypoints, rect)
+            points = np.concatenate((points[ours], partner.keypoints[theirs]))
+            point_fields = {
+                k: np.concatenate((v[ours], partner.keypoint_fields[k][theirs]))
+                for k, v in point_fields.items()
+            }
+        out = Part(
+            main.index,
+            image,
+            np.concatenate((tight[keep], clipped[other])),
+            {
+                k: np.concatenate((v[keep], partner.fields[k][other]))
+                for k, v in main.fields.items()
+            },
+            mask,
+            masks,
+            points,
+            point_fields,
+            main.label,
+        )
+        share = 1.0 - (x1 - x0) * (y1 - y0) / (hw[0] * hw[1])
+        return Combined(out, share, {"rect": rect, "ratio": share})
+
+    def unmixed(self, main: Part) -> dict[str, Any]:
+        """An empty ``rect`` and ``ratio`` 1.0."""
+        return {"rect": (0, 0, 0, 0), "ratio": 1.0}
+
+    def _keep(self, boxes: np.ndarray, visible: np.ndarray, full: np.ndarray) -> np.ndarray:
+        """Which boxes to keep: wider and higher than TOLERANCE, then the filters."""
+        widths, heights = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+        keep = (widths > TOLERANCE) & (heights > TOLERANCE) & (visible > 0.0) & (full > 0.0)
+        if self.min_visibility > 0.0:
+            keep &= visible >= self.min_visibility * full
+        if self.min_area > 0.0:
+            keep &= visible >= self.min_area
+        if self.min_width > 0.0:
+            keep &= widths >= self.min_width
+        if self.min_height > 0.0:
+            keep &= heights >= self.min_height
+        return cast(np.ndarray, keep)
+
+
+def _within(points: np.ndarray, rect: Rect) -> np.ndarray:
+    x0, y0, x1, y1 = rect
+    x, y = points[:, 0], points[:, 1]
+    return cast(np.ndarray, (x >= x0) & (x < x1) & (y >= y0) & (y < y1))

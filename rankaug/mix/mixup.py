@@ -1,0 +1,211 @@
+"""``MixUpDataset``: each sample blended with a keyed partner, ``r * main + (1 - r) * partner``.
+
+The draws (after :mod:`rankaug.mix.base`'s block ``u = rng.random(2)``: ``u[0] < p``
+mixes, ``u[1]`` draws the partner) are one more: ``r = rng.beta(alpha, alpha)``, the
+main image's weight (ultralytics and YOLOX use ``alpha = 32``, so ``r`` stays near 0.5).
+
+* **Pixels**: ``r * main + (1 - r) * partner`` computed in floating point and rounded to
+  the nearest value of the image's dtype (``cv2.addWeighted``; ultralytics truncates).
+* **Targets**: the union of both samples' boxes with their label fields, instance
+  masks and keypoints, the main sample's first; the semantic ``mask`` of the heavier
+  image (the main one when ``r >= 0.5``): class ids cannot be blended.
+* **Classes** (``num_classes=``): ``r * one_hot(main) + (1 - r) * one_hot(partner)``.
+* **Record** (under ``"mixup"``, :class:`MixUpRecord`): the indices, main first, and
+  ``ratio`` (``r``; 1.0 for a sample that is not mixed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypedDict, TypeVar
+
+import cv2
+import numpy as np
+
+from rankaug import checks
+from rankaug.boxes import BoxFormat
+from rankaug.keys import Keying
+from rankaug.mix.base import Combined, PairDataset, PairPlan
+from rankaug.mix.config import PartnerFit
+from rankaug.mix.parts import Part
+from rankaug.samples import SampleAdapter
+
+__all__ = ["MixUpDataset", "MixUpRecord", "blend", "union"]
+
+T_co = TypeVar("T_co", covariant=True)
+
+
+class MixUpRecord(TypedDict):
+    """What a MixUp applied, stored under ``record`` in each output sample.
+
+    ``indices`` holds the main index and, when mixed, the partner's; ``ratio`` is the
+    main image's weight ``r``. ``state`` is the Generator state before the draws, for
+    :meth:`MixUpDataset.replay`.
+    """
+
+    applied: bool
+    indices: list[int]
+    ratio: float
+    epoch: int
+    state: str
+
+
+def blend(main: np.ndarray, partner: np.ndarray, ratio: float) -> np.ndarray:
+    """``ratio * main + (1 - ratio) * partner``, rounded to the nearest value of the dtype.
+
+    >>> blend(np.full((1, 2), 10, np.uint8), np.full((1, 2), 20, np.uint8), 0.25).tolist()
+    [[18, 18]]
+    """
+    out = cv2.addWeighted(main, ratio, partner, 1.0 - ratio, 0.0)
+    return out if out.shape == main.shape else out.reshape(main.shape)
+
+
+def union(main: Part, partner: Part, image: np.ndarray, mask: np.ndarray | None) -> Part:
+    """Both parts' boxes, label fields, instance masks and keypoints, the main's first.
+
+    Args:
+        main: The main sample.
+        partner: The partner (of the main sample's size).
+        image: The output image.
+        mask: The output's semantic mask, or ``None``.
+
+    Returns:
+        The output part.
+    """
+    keypoints, point_fields = main.keypoints, main.keypoint_fields
+    if keypoints is not None and partner.keypoints is not None:
+        keypoints = np.concatenate((keypoints, partner.keypoints))
+        point_fields = {
+            k: np.concatenate((v, partner.keypoint_fields[k])) for k, v in point_fields.items()
+        }
+    masks = main.masks
+    if masks is not None and partner.masks is not None:
+        masks = np.concatenate((masks, partner.masks))
+    return Part(
+        main.index,
+        image,
+        np.concatenate((main.boxes, partner.boxes)),
+        {k: np.concatenate((v, partner.fields[k])) for k, v in main.fields.items()},
+        mask,
+        masks,
+        keypoints,
+        point_fields,
+        main.label,
+    )
+
+
+class MixUpDataset(PairDataset[T_co]):
+    """Rank-aware MixUp over any map-style dataset: partner and ratio from the key.
+
+    On four GPUs that all called ``torch.manual_seed(0)`` each rank mixes different
+    partners with different ratios (ultralytics' ``MixUp`` draws both from global
+    state, so every rank draws alike), and a rerun repeats them bit for bit. Over a
+    :class:`~rankaug.MosaicDataset` it mixes two keyed mosaics, as YOLOX does. See the
+    module docstring for the pixels, targets and record.
+
+    Samples are dicts with albumentations' keys or ``(image, target)`` pairs
+    (torchvision style, or ``(image, class)`` for classification), with numpy, PIL or
+    tensor images; the output has the main sample's shape, image type and dtypes.
+    Images are ``HxW`` or ``HxWxC`` of dtype uint8, uint16, int16, float32 or float64,
+    the same for both samples.
+
+    Args:
+        dataset: A map-style dataset.
+        seed: The run's base seed, ``0 <= seed < 2**64``.
+        p: The probability that a sample is mixed, or a function of the epoch returning
+            it (picklable, for spawned workers). Defaults to ``1.0``.
+        alpha: The Beta distribution's parameter for ``r``. Defaults to ``32.0``.
+        box_format: The samples' box format (also the output's). Defaults to
+            ``"pascal_voc"``.
+        label_fields: Per-box fields kept aligned with the boxes. Defaults to
+            ``("labels",)``.
+        keypoint_fields: Per-keypoint fields kept aligned with the keypoints.
+            Defaults to ``()``.
+        num_classes: For classification samples, the number of classes: every output's
+            class becomes a soft vector. Defaults to ``None``.
+        class_field: The class's key in dict samples and dict targets (an
+            ``(image, class)`` pair's class is its target). Defaults to ``"label"``.
+        partner_fit: ``"error"`` refuses a partner of another size; ``"letterbox"``
+            scales it to fit the main image and centres it. Defaults to ``"error"``.
+        fill: The letterbox's fill, a number or one per channel. Defaults to ``114``.
+        fill_mask: The letterboxed semantic mask's fill. Defaults to ``0``.
+        pool: The distinct indices partners are drawn from; ``None`` means the whole
+            dataset. Defaults to ``None``.
+        weights: Sampling weights for partners, one per pool entry (or per item
+            without a pool). Defaults to ``None``.
+        record: The key of the :class:`MixUpRecord`; ``None`` records nothing.
+            Defaults to ``"mixup"``.
+        keying: ``"stream"``, ``"sample"`` or ``"sample_rank"``. Defaults to ``"stream"``.
+        rank: The rank; ``None`` resolves it. Defaults to ``None``.
+        stream: The key's stream word or name; ``None`` derives one. Defaults to ``None``.
+        adapter: Converts samples; ``None`` uses :class:`~rankaug.samples.DefaultAdapter`.
+            Defaults to ``None``.
+
+    Raises:
+        TypeError: If an argument has the wrong type.
+        ValueError: If an argument has a wrong value, or the dataset is empty.
+
+    Example:
+        >>> from rankaug.datasets import SyntheticDetection
+        >>> mixup = MixUpDataset(SyntheticDetection(8, image_size=32), seed=0)
+        >>> sample = mixup[3]
+        >>> sample["mixup"]["indices"][0], 0.3 < sample["mixup"]["ratio"] < 0.7
+        (3, True)
+        >>> again = mixup.replay(sample["mixup"])
+        >>> bool((again["image"] == sample["image"]).all())
+        True
+    """
+
+    kind = "mixup"
+
+    def __init__(
+        self,
+        dataset: Any,
+        *,
+        seed: int,
+        p: float | Callable[[int], float] = 1.0,
+        alpha: float = 32.0,
+        box_format: BoxFormat = "pascal_voc",
+        label_fields: Sequence[str] = ("labels",),
+        keypoint_fields: Sequence[str] = (),
+        num_classes: int | None = None,
+        class_field: str = "label",
+        partner_fit: PartnerFit = "error",
+        fill: float | Sequence[float] = 114,
+        fill_mask: int = 0,
+        pool: Sequence[int] | None = None,
+        weights: Sequence[float] | None = None,
+        record: str | None = "mixup",
+        keying: Keying = "stream",
+        rank: int | None = None,
+        stream: int | str | None = None,
+        adapter: SampleAdapter | None = None,
+    ) -> None:
+        self.alpha = checks.real(alpha, "alpha", low=0.0, low_open=True)
+        super().__init__(
+            dataset, seed=seed, p=p, box_format=box_format, label_fields=label_fields,
+            keypoint_fields=keypoint_fields, num_classes=num_classes, class_field=class_field,
+            partner_fit=partner_fit, fill=fill, fill_mask=fill_mask, pool=pool,
+            weights=weights, record=record, keying=keying, rank=rank, stream=stream,
+            adapter=adapter,
+        )  # fmt: skip
+
+    def draw(self, rng: np.random.Generator) -> tuple[float, ...]:
+        """``(r,)``, ``r ~ Beta(alpha, alpha)``: the main image's weight."""
+        return (float(rng.beta(self.alpha, self.alpha)),)
+
+    def combine(
+        self, main: Part, partner: Part, plan: PairPlan, rng: np.random.Generator
+    ) -> Combined:
+        """Blend the images; the union of the targets (see the module docstring)."""
+        ratio = plan.draws[0]
+        mask = main.mask if ratio >= 0.5 else partner.mask
+        out = union(
+            main, partner, blend(main.image, partner.image, ratio),
+            None if mask is None else mask.copy(),
+        )  # fmt: skip
+        return Combined(out, ratio, {"ratio": ratio})
+
+    def unmixed(self, main: Part) -> dict[str, Any]:
+        """``ratio`` 1.0: all of the image is the main sample's."""
+        return {"ratio": 1.0}
