@@ -25,6 +25,7 @@ array([[ 50. ,  37.5, 100. ,  25. ]])
 
 from __future__ import annotations
 
+from rankaug.boxes.corners import affine_xyxy
 from rankaug.boxes.filters import box_area, check_filter_args, clip_xyxy, keep_mask, validate_xyxy
 from rankaug.boxes.formats import (
     BOX_FORMATS,
@@ -39,6 +40,7 @@ from rankaug.boxes.formats import (
 __all__ = [
     "BOX_FORMATS",
     "BoxFormat",
+    "affine_xyxy",
     "as_box_array",
     "box_area",
     "check_box_format",

@@ -1,13 +1,15 @@
 """``MosaicDataset``: YOLO-style mosaics whose every random choice comes from the key.
 
-One sample is made in six steps, each in its own module:
+One sample is made in six steps (seven with an affine), each in its own module:
 
 1. **plan** (:mod:`~rankaug.mosaic.plan`): every draw, from the key, as one block of
    uniforms in a specified order (the partners' rules are :mod:`rankaug.partners`');
 2. **read** (:mod:`~rankaug.mosaic.tiles`): the main sample through the adapter (its
    shape is rebuilt at the end), the partners as read-only views, each checked;
 3. **layout** (:mod:`~rankaug.mosaic.layout`): pure geometry, the grid lines, cells,
-   scales and windows, and the record of them;
+   scales and windows, and the record of them; with ``affine=``, **fuse**
+   (:mod:`~rankaug.mosaic.fused`): each tile's placement composed with the drawn affine
+   (:mod:`~rankaug.mosaic.affine`), onto the output;
 4. **paint** (:mod:`~rankaug.mosaic.paint`): each visible window resized straight
    into its place in the output, only the uncovered strips filled;
 5. **targets** (:mod:`~rankaug.mosaic.targets`): boxes, label fields, masks and
@@ -37,6 +39,17 @@ output window, which is the map ``cv2.resize`` applies.
 
 A sample that is not a mosaic (``u[0] >= p``) is the main image alone, scaled to fit
 ``output_size`` and centred on the output (letterbox), with its targets.
+
+**The affine, fused** (``affine=MosaicAffine(...)``): the equivalent of YOLO's canvas +
+``RandomPerspective``, each pixel resampled once. The tiles are laid out on YOLO's
+``2h x 2w`` canvas and the drawn affine maps that canvas onto the output; no canvas is
+built: each tile's visible part goes straight into the output through the composite of
+its placement and the affine. Without rotation and shear (the defaults) that is a
+resize as above, on whole output pixels; otherwise one ``cv2.warpAffine`` per tile,
+into the region of the output it reaches, written only where the tile owns the pixels.
+Boxes go through the same map (their corners, then the enclosing box), filtered as
+above; masks and keypoints follow. A sample that is not a mosaic is letterboxed to
+``output_size``, then given the affine about the output's centre, as ultralytics does.
 """
 
 from __future__ import annotations
@@ -50,9 +63,11 @@ from rankaug.boxes import BoxFormat
 from rankaug.context import SampleContext
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
+from rankaug.mosaic.affine import MosaicAffine
 from rankaug.mosaic.config import CanvasMode, MosaicConfig, ScaleMode
-from rankaug.mosaic.layout import grid_layout, letterbox_layout
-from rankaug.mosaic.paint import paint_image
+from rankaug.mosaic.fused import Warp, fuse
+from rankaug.mosaic.layout import Layout, grid_layout, letterbox_layout
+from rankaug.mosaic.paint import paint_image, paint_warp
 from rankaug.mosaic.plan import Plan, draw_plan, probability
 from rankaug.mosaic.record import MosaicRecord, read_record, state_text
 from rankaug.mosaic.targets import map_targets
@@ -60,7 +75,14 @@ from rankaug.mosaic.tiles import TileReader
 from rankaug.partners import PartnerSampler
 from rankaug.samples import SampleAdapter, attach, check_adapter
 
-__all__ = ["CanvasMode", "MosaicConfig", "MosaicDataset", "MosaicRecord", "ScaleMode"]
+__all__ = [
+    "CanvasMode",
+    "MosaicAffine",
+    "MosaicConfig",
+    "MosaicDataset",
+    "MosaicRecord",
+    "ScaleMode",
+]
 
 T_co = TypeVar("T_co", covariant=True)
 
@@ -102,6 +124,13 @@ class MosaicDataset(KeyedDataset[T_co]):
             docstring). Defaults to ``(0.25, 0.75)``.
         scale_mode: ``"keep"``, ``"fit"`` or ``"fill"``. Defaults to ``"keep"``.
         scale_range: Each tile's random scale factor range. Defaults to ``(1.0, 1.0)``.
+        affine: YOLO's random affine (rotation, scale, shear, translation), fused into
+            the mosaic: the tiles are laid out on YOLO's ``2h x 2w`` canvas and each
+            visible part is resampled once, straight into the ``output_size`` image, by
+            the composite of its placement and the drawn affine (see
+            :class:`MosaicAffine`); samples that are not mosaics are letterboxed, then
+            given the affine. ``None`` applies none; it needs ``canvas="output"``.
+            Defaults to ``None``.
         interpolation: An OpenCV interpolation flag for images. Defaults to
             ``cv2.INTER_LINEAR``. Masks always use ``cv2.INTER_NEAREST_EXACT``, the
             nearest neighbour aligned on pixel centres like the boxes (OpenCV's
@@ -173,6 +202,7 @@ class MosaicDataset(KeyedDataset[T_co]):
         center_range: tuple[float, float] = (0.25, 0.75),
         scale_mode: ScaleMode = "keep",
         scale_range: tuple[float, float] = (1.0, 1.0),
+        affine: MosaicAffine | None = None,
         interpolation: int = cv2.INTER_LINEAR,
         fill: float | Sequence[float] = 114,
         fill_mask: int = 0,
@@ -204,6 +234,7 @@ class MosaicDataset(KeyedDataset[T_co]):
             interpolation=interpolation, fill=fill, fill_mask=fill_mask, p=p, epochs=epochs,
             close_mosaic=close_mosaic, min_area=min_area, min_visibility=min_visibility,
             min_width=min_width, min_height=min_height, clip=clip, record=record,
+            affine=affine,
         )  # fmt: skip
         self.partners = PartnerSampler(
             length, len(config.cells) - 1, pool=pool, weights=weights, replace=replace
@@ -277,15 +308,20 @@ class MosaicDataset(KeyedDataset[T_co]):
             # layout (geometry only), paint (pixels), targets
             sizes = [t.image.shape[:2] for t in tiles]
             if plan.applied:
-                layout = grid_layout(config, plan, sizes)
+                placed = grid_layout(config, plan, sizes)
             else:
-                layout = letterbox_layout(config, used[0], sizes[0])
+                placed = letterbox_layout(config, used[0], sizes[0])
+            layout: Layout | Warp = placed
+            if plan.affine is not None:  # the affine fused: composed with each placement
+                canvas_hw = config.canvas_hw if plan.applied else config.image_hw
+                layout = fuse(placed, plan.affine, canvas_hw, config.image_hw)
             images = [t.image for t in tiles]
-            out: dict[str, Any] = {
-                "image": paint_image(
-                    layout, images, config.canvas_hw, config.fill, config.interpolation
-                )
-            }
+            hw, fill, interpolation = config.image_hw, config.fill, config.interpolation
+            if isinstance(layout, Warp):
+                image = paint_warp(layout, images, hw, fill, interpolation)
+            else:
+                image = paint_image(layout, images, hw, fill, interpolation)
+            out: dict[str, Any] = {"image": image}
             out.update(map_targets(config, layout, tiles, data.keys()))
             # repack: the main sample's shape, and the record
             record = layout.record

@@ -19,6 +19,7 @@ import numpy as np
 
 from rankaug import checks
 from rankaug.boxes import BoxFormat, check_box_format, check_filter_args
+from rankaug.mosaic.affine import MosaicAffine
 from rankaug.samples import DEFAULT_TARGETS
 
 __all__ = ["CanvasMode", "MosaicConfig", "ScaleMode"]
@@ -64,7 +65,11 @@ class MosaicConfig:
         min_height: The box filter's smallest height.
         clip: Whether boxes reaching outside their image are clipped (else refused).
         record: The record's key, or ``None``.
-        canvas_hw: ``(height, width)`` of the canvas (twice ``output_size`` for YOLO's).
+        affine: YOLO's random affine fused into the mosaic, or ``None``.
+        canvas_hw: ``(height, width)`` of the canvas the tiles are laid out on (twice
+            ``output_size`` for YOLO's, also with an affine).
+        image_hw: ``(height, width)`` of the image made: the canvas, or ``output_size``
+            with an affine (which maps the canvas onto it).
         cells: ``(row, col)`` of each cell, row-major.
         anchors: Per column, then per row: -1 anchors a tile at its cell's far edge,
             1 at its near edge, 0 centres it.
@@ -94,7 +99,9 @@ class MosaicConfig:
     min_height: float
     clip: bool
     record: str | None
+    affine: MosaicAffine | None
     canvas_hw: tuple[int, int]
+    image_hw: tuple[int, int]
     cells: tuple[tuple[int, int], ...]
     anchors: tuple[int, ...]
     targets: frozenset[str]
@@ -126,8 +133,11 @@ class MosaicConfig:
         min_height: object,
         clip: object,
         record: object,
+        affine: object = None,
     ) -> MosaicConfig:
         """Check the arguments of :class:`~rankaug.MosaicDataset` (they mean the same here).
+
+        ``affine`` may be left out (no affine).
 
         Raises:
             TypeError: If an argument has the wrong type.
@@ -160,7 +170,17 @@ class MosaicConfig:
         closing = checks.integer(close_mosaic, "close_mosaic", low=0)
         if closing and total is None:
             raise ValueError(f"close_mosaic={closing} needs epochs= (the total number of epochs)")
+        fused = _affine(affine)
+        if fused is not None and mode == "yolo":
+            raise ValueError(
+                "canvas='yolo' builds YOLO's canvas for an affine applied afterwards, but "
+                "affine= applies it in the mosaic: pass canvas='output' (the default) with "
+                "affine=, or no affine with canvas='yolo'"
+            )
         height, width = size
+        canvas_hw = (
+            (2 * height, 2 * width) if mode == "yolo" or fused is not None else (height, width)
+        )
         return cls(
             output_size=size,
             grid=(rows, cols),
@@ -183,7 +203,9 @@ class MosaicConfig:
             min_height=filters[3],
             clip=checks.boolean(clip, "clip"),
             record=checks.key_name(record, "record", forbidden=targets | {*boxes}),
-            canvas_hw=(2 * height, 2 * width) if mode == "yolo" else (height, width),
+            affine=fused,
+            canvas_hw=canvas_hw,
+            image_hw=size if fused is not None else canvas_hw,
             cells=tuple(divmod(cell, cols) for cell in range(rows * cols)),
             anchors=(
                 *(_side(k, cols) for k in range(cols)),
@@ -220,6 +242,16 @@ def _probability(p: object) -> float | Callable[[int], float]:
     if callable(p):
         return checks.function(p, "p", "a number in [0, 1] or a function of the epoch")
     return checks.probability(p, "p")
+
+
+def _affine(value: object) -> MosaicAffine | None:
+    """``None`` or a :class:`MosaicAffine` (its values are checked when it is made)."""
+    if value is None or isinstance(value, MosaicAffine):
+        return value
+    raise TypeError(
+        f"affine must be None or a rankaug.MosaicAffine, got {value!r:.80} of type "
+        f"{type(value).__name__}"
+    )
 
 
 def _side(position: int, count: int) -> int:

@@ -9,7 +9,9 @@ mosaic; what of it falls inside its cell is its visible *window*. The output win
 is integer; the source window is rounded to whole source pixels, and
 :class:`Window` holds the affine map between them, the map ``cv2.resize`` applies,
 which boxes, masks and keypoints follow exactly. What of a cell its tile does not
-cover is filled.
+cover is filled. Each tile's nominal placement (its scale and where its corner lands,
+before any rounding to whole source pixels) is kept too, for a fused affine
+(:mod:`rankaug.mosaic.fused`).
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.plan import Plan
 from rankaug.mosaic.record import MosaicRecord
 
-__all__ = ["Layout", "Window", "grid_layout", "letterbox_layout", "lines"]
+__all__ = ["Layout", "Placement", "Window", "grid_layout", "letterbox_layout", "lines"]
 
 Rect = tuple[int, int, int, int]  # y0, y1, x0, x1
+Placement = tuple[float, float, int, int]
+"""A tile's nominal map onto the canvas, ``(kx, ky, ox, oy)``: ``x -> kx * x + ox``."""
 
 
 class Window:
@@ -86,13 +90,17 @@ class Layout(NamedTuple):
 
     Attributes:
         windows: One :class:`Window` per tile, aligned with the plan's indices.
-        fills: The ``(y0, y1, x0, x1)`` rectangles no tile covers.
+        fills: The ``(y0, y1, x0, x1)`` rectangles no tile covers (for a letterbox, the
+            whole canvas, painted over by the window).
         record: The record of the geometry (``epoch`` and ``state`` still to be set).
+        placements: Each tile's nominal :data:`Placement` (the scaled tile's size over
+            its size, and its top-left corner on the canvas).
     """
 
     windows: list[Window]
     fills: list[Rect]
     record: MosaicRecord
+    placements: list[Placement]
 
 
 def lines(fractions: Sequence[float], count: int, extent: int, lo: float, hi: float) -> list[int]:
@@ -132,6 +140,7 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
     mode, anchors, grid_cells = config.scale_mode, config.anchors, config.cells
     windows: list[Window] = []
     fills: list[Rect] = []
+    placements: list[Placement] = []
     cells, scales, src, dst = [], [], [], []
     for size, cell, factor in zip(sizes, order, plan.scales, strict=True):
         row, col = grid_cells[cell]
@@ -152,6 +161,7 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
         dy0, dy1 = max(oy, cy0), min(oy + sh, cy1)
         cells.append((row, col))
         scales.append(scale)
+        placements.append((sw / tw, sh / th, ox, oy))
         if dx1 <= dx0 or dy1 <= dy0:
             if cy1 > cy0 and cx1 > cx0:
                 fills.append((cy0, cy1, cx0, cx1))
@@ -190,11 +200,14 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
         "epoch": 0,
         "state": "",
     }
-    return Layout(windows, fills, record)
+    return Layout(windows, fills, record, placements)
 
 
 def letterbox_layout(config: MosaicConfig, index: int, size: tuple[int, int]) -> Layout:
     """The layout of a sample that is not a mosaic: its main image fit and centred.
+
+    It is centred on the image the mosaic outputs (``config.image_hw``: YOLO's canvas
+    for ``canvas="yolo"``, the output itself otherwise, also with an affine).
 
     Args:
         config: The mosaic's configuration.
@@ -204,7 +217,7 @@ def letterbox_layout(config: MosaicConfig, index: int, size: tuple[int, int]) ->
     Returns:
         The layout (the whole canvas is filled first).
     """
-    height, width = config.canvas_hw
+    height, width = config.image_hw
     ref_h, ref_w = config.output_size
     th, tw = size
     scale = min(ref_h / th, ref_w / tw)
@@ -224,4 +237,4 @@ def letterbox_layout(config: MosaicConfig, index: int, size: tuple[int, int]) ->
         "epoch": 0,
         "state": "",
     }
-    return Layout([window], [(0, height, 0, width)], record)
+    return Layout([window], [(0, height, 0, width)], record, [(sw / tw, sh / th, dx0, dy0)])

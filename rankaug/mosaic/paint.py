@@ -1,19 +1,30 @@
 """Pixels: each tile's visible window resized straight into its place, the rest filled.
 
 Only what the output shows is built: no full-size tile, no ``2h x 2w`` canvas unless
-asked for, and only the strips no tile covers are filled.
+asked for, and only the strips no tile covers are filled. With an affine that rotates
+or shears (a :class:`~rankaug.mosaic.fused.Warp`), each tile's crop is warped once into
+the region of the output it can reach and copied where the tile owns the pixels, over
+an output filled first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 import cv2
 import numpy as np
 
+from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.layout import Layout, Rect, Window
 
-__all__ = ["canvas", "fill", "paint_image", "paint_window"]
+__all__ = ["canvas", "fill", "paint_image", "paint_warp", "paint_window", "warp_tile"]
+
+# warpAffine has neither INTER_NEAREST_EXACT nor INTER_AREA; with the half-pixel shift
+# of TileWarp.inverse its INTER_NEAREST is the pixel-centre nearest neighbour
+_WARP_FLAGS: Final = {cv2.INTER_NEAREST_EXACT: cv2.INTER_NEAREST, cv2.INTER_AREA: cv2.INTER_LINEAR}
+# what warpAffine takes for each item size (nearest neighbour copies the bits)
+_AS_WARPABLE: Final = {1: np.uint8, 2: np.uint16, 4: np.int32, 8: np.int64}
 
 
 def canvas(like: np.ndarray, hw: tuple[int, int]) -> np.ndarray:
@@ -75,4 +86,87 @@ def paint_image(
     for window, image in zip(layout.windows, images, strict=True):
         if window.kx:
             paint_window(out, image, window, interpolation)
+    return out
+
+
+def warp_tile(
+    out: np.ndarray,
+    source: np.ndarray,
+    tile: TileWarp,
+    owners: np.ndarray,
+    interpolation: int,
+    border: int = cv2.BORDER_REPLICATE,
+) -> None:
+    """Warp the tile's crop into its region of ``out``, writing only the pixels it owns.
+
+    Args:
+        out: The output (image or mask), ``HxW`` or ``HxWxC``.
+        source: The tile's image or mask.
+        tile: Where it goes.
+        owners: The owner of each output pixel.
+        interpolation: An OpenCV interpolation flag (``INTER_NEAREST_EXACT`` is taken as
+            the pixel-centre nearest neighbour, ``INTER_AREA`` as ``INTER_LINEAR``).
+        border: How the warp reads past the tile's edge. Defaults to
+            ``cv2.BORDER_REPLICATE``.
+    """
+    y0, y1, x0, x1 = tile.roi
+    owned = owners[y0:y1, x0:x1] == tile.label
+    target = out[y0:y1, x0:x1]
+    cy0, cy1, cx0, cx1 = tile.crop
+    crop = source[cy0:cy1, cx0:cx1]
+    flags = _WARP_FLAGS.get(interpolation, interpolation) | cv2.WARP_INVERSE_MAP
+    if crop.dtype.name not in ("uint8", "uint16", "int16", "float32", "float64"):
+        if flags != cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP:
+            raise ValueError(f"cannot interpolate a {crop.dtype} array")  # masks are nearest
+        kind = _AS_WARPABLE[crop.dtype.itemsize]
+        warped = _warp(crop.view(kind), tile.inverse, (x1 - x0, y1 - y0), flags, border)
+        warped = warped.view(crop.dtype)
+    else:
+        warped = _warp(crop, tile.inverse, (x1 - x0, y1 - y0), flags, border)
+    if target.ndim == 3:
+        owned = owned[:, :, None]
+    np.copyto(target, warped.reshape(target.shape), where=owned)
+
+
+def _warp(
+    crop: np.ndarray, inverse: np.ndarray, size: tuple[int, int], flags: int, border: int
+) -> np.ndarray:
+    """``cv2.warpAffine`` of any channel count (cubic and Lanczos take 4 at a time)."""
+    channels = 1 if crop.ndim == 2 else crop.shape[2]
+    if channels <= 4 or flags & ~cv2.WARP_INVERSE_MAP in (cv2.INTER_NEAREST, cv2.INTER_LINEAR):
+        return cv2.warpAffine(crop, inverse, size, flags=flags, borderMode=border)
+    parts = [
+        cv2.warpAffine(
+            np.ascontiguousarray(crop[:, :, k : k + 4]), inverse, size, flags=flags,
+            borderMode=border,
+        ).reshape(size[1], size[0], -1)
+        for k in range(0, channels, 4)
+    ]  # fmt: skip
+    return np.concatenate(parts, axis=2)
+
+
+def paint_warp(
+    warp: Warp,
+    images: Sequence[np.ndarray],
+    hw: tuple[int, int],
+    values: tuple[float, ...],
+    interpolation: int,
+) -> np.ndarray:
+    """The output image of a :class:`~rankaug.mosaic.fused.Warp`: filled, then each tile.
+
+    Args:
+        warp: Where each tile goes.
+        images: The tiles' images, aligned with ``warp.tiles``.
+        hw: The output's ``(height, width)``.
+        values: The fill, one value or one per channel.
+        interpolation: The OpenCV interpolation flag.
+
+    Returns:
+        The image.
+    """
+    out = canvas(images[0], hw)
+    out[...] = values if len(values) > 1 else values[0]
+    for tile, image in zip(warp.tiles, images, strict=True):
+        if tile.visible:
+            warp_tile(out, image, tile, warp.owners, interpolation)
     return out

@@ -9,7 +9,11 @@ this order (part of the specification: a change reorders everyone's mosaics):
 3. ``cells - 1`` uniforms for the partners (see :mod:`rankaug.partners`: a weighted
    draw may draw again, and a uniform draw without replacement draws after the block);
 4. the interior grid lines: ``cols - 1`` then ``rows - 1`` uniforms;
-5. one scale factor per cell, ``lo + (hi - lo) * u`` for ``scale_range = (lo, hi)``.
+5. one scale factor per cell, ``lo + (hi - lo) * u`` for ``scale_range = (lo, hi)``;
+6. with ``affine=``, after everything above (the partners' extra draws included): the
+   affine's block of 6 uniforms (:func:`rankaug.mosaic.affine.draw_affine`), for every
+   sample, mosaic or not. Without it nothing more is drawn, so adding an affine changes
+   no earlier draw.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rankaug import checks
+from rankaug.mosaic.affine import AffineDraw, draw_affine
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.partners import PartnerSampler
 
@@ -35,6 +40,7 @@ class Plan(NamedTuple):
         fx: The ``cols - 1`` uniforms of the vertical grid lines.
         fy: The ``rows - 1`` uniforms of the horizontal grid lines.
         scales: One scale factor per cell.
+        affine: The affine's draws, or ``None`` without an affine.
     """
 
     applied: bool
@@ -43,6 +49,7 @@ class Plan(NamedTuple):
     fx: list[float]
     fy: list[float]
     scales: list[float]
+    affine: AffineDraw | None = None
 
 
 def probability(config: MosaicConfig, epoch: int) -> float:
@@ -92,6 +99,7 @@ def draw_plan(
     grid_lines = u[cells + 1 : cells + rows + cols - 1]
     lo, hi = config.scale_range
     scales = [lo + (hi - lo) * x for x in u[cells + rows + cols - 1 :]]
+    affine = None if config.affine is None else draw_affine(config.affine, rng)
     return Plan(
         applied,
         main_cell,
@@ -99,4 +107,5 @@ def draw_plan(
         grid_lines[: cols - 1],
         grid_lines[cols - 1 :],
         scales,
+        affine,
     )

@@ -7,8 +7,9 @@ and returns what the replay needs: the main index, the epoch and the Generator s
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
+from rankaug.mosaic.affine import AffineRecord
 from rankaug.replay import Replay, read_replay, state_text
 
 __all__ = ["MosaicRecord", "Replay", "read_record", "state_text"]
@@ -24,7 +25,11 @@ class MosaicRecord(TypedDict):
     ``splits_y`` are the interior grid lines; ``center`` is the top-left corner of the
     middle cell, which for a 2x2 mosaic is YOLO's mosaic centre. ``state`` is the
     Generator state before the draws (PCG64 state and increment, hexadecimal), for
-    :meth:`MosaicDataset.replay`.
+    :meth:`MosaicDataset.replay`. With ``affine=`` the windows are on the canvas the
+    affine maps from (YOLO's ``2h x 2w`` canvas for a mosaic, the letterboxed output
+    otherwise), and ``affine`` holds the draws and the matrix
+    (:class:`~rankaug.mosaic.affine.AffineRecord`); without it there is no ``affine``
+    key.
     """
 
     applied: bool
@@ -38,6 +43,7 @@ class MosaicRecord(TypedDict):
     dst: list[tuple[int, int, int, int]]
     epoch: int
     state: str
+    affine: NotRequired[AffineRecord]
 
 
 def read_record(record: object, index: object, length: int) -> Replay:

@@ -11,6 +11,16 @@ converted back to ``box_format`` (once, on the way out). Every label field and
 instance mask stays aligned with its box. A semantic ``mask`` moves with its pixels
 (nearest neighbour, ``fill_mask`` elsewhere); ``keypoints`` (x, y first) and their
 fields are kept where they land on a visible window.
+
+With an affine that rotates or shears (a :class:`~rankaug.mosaic.fused.Warp`), boxes
+are clipped to their visible canvas window (and must stay wider and higher than
+:data:`TOLERANCE` there), then their corners go through ``M``
+(:func:`~rankaug.boxes.affine_xyxy`): the full box's enclosing box is the reference for
+``min_visibility``, and the kept box is the enclosing box of the part of the clipped
+box's image inside the output (never larger than YOLO's clipped enclosing box, and
+empty where that image misses the output); the filters then apply as above. Masks are
+warped with nearest neighbour and kept where their tile owns the pixels, keypoints
+where they lie in their tile's visible window and on a pixel their tile owns.
 """
 
 from __future__ import annotations
@@ -22,10 +32,11 @@ from typing import Any, Final, cast
 import cv2
 import numpy as np
 
-from rankaug.boxes import from_xyxy, keep_mask, to_pixel_xyxy, validate_xyxy
+from rankaug.boxes import affine_xyxy, from_xyxy, keep_mask, to_pixel_xyxy, validate_xyxy
 from rankaug.mosaic.config import MosaicConfig
+from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.layout import Layout, Window
-from rankaug.mosaic.paint import paint_window
+from rankaug.mosaic.paint import paint_window, warp_tile
 from rankaug.mosaic.tiles import Tile
 
 __all__ = ["TOLERANCE", "map_targets"]
@@ -57,13 +68,17 @@ _MARGINS: Final = np.array(
 
 
 def map_targets(
-    config: MosaicConfig, layout: Layout, tiles: Sequence[Tile], present: Collection[str]
+    config: MosaicConfig,
+    layout: Layout | Warp,
+    tiles: Sequence[Tile],
+    present: Collection[str],
 ) -> dict[str, Any]:
     """Map every tile's targets onto the output and gather those the main sample has.
 
     Args:
         config: The mosaic's configuration.
-        layout: Where each tile went.
+        layout: Where each tile went (a :class:`Warp` for an affine that rotates or
+            shears).
         tiles: The tiles, main first, aligned with ``layout.windows``.
         present: The target keys of the main sample (its adapter's data): ``bboxes``
             brings every label field along; without it only the label fields it has are
@@ -75,30 +90,35 @@ def map_targets(
     Raises:
         ValueError: If a box is invalid for its tile (the message names the tile).
     """
-    windows = layout.windows
+    warp: Warp | None = None
+    places: Sequence[Window | TileWarp]
+    if isinstance(layout, Warp):
+        warp, places = layout, layout.tiles
+    else:
+        places = layout.windows
     counts = [len(t.boxes) for t in tiles]
     if any(counts):
-        keep, kept = _boxes(config, windows, tiles, counts)
+        keep, kept = _boxes(config, [p.row for p in places], tiles, counts, warp)
     else:
         keep, kept = _NO_KEEP, _NO_BOXES
     data: dict[str, Any] = {}
     with_boxes = "bboxes" in present
     if with_boxes:
         if config.box_format != "pascal_voc":
-            kept = from_xyxy(kept, config.box_format, config.canvas_hw)
+            kept = from_xyxy(kept, config.box_format, config.image_hw)
         data["bboxes"] = kept
     for field in config.label_fields:
         if with_boxes or field in present:
             data[field] = np.concatenate([t.fields[field] for t in tiles])[keep]
     main = tiles[0]
     if main.mask is not None:
-        data["mask"] = _semantic_mask(config, windows, tiles, main.mask)
+        data["mask"] = _semantic_mask(config, places, warp, tiles, main.mask)
     if main.masks is not None:
-        data["masks"] = _instance_masks(config, windows, tiles, keep, counts)
+        data["masks"] = _instance_masks(config, places, warp, tiles, keep, counts)
     if main.keypoints is not None:
-        points, fields = zip(
-            *(_keypoints(w, t) for w, t in zip(windows, tiles, strict=True)), strict=True
-        )
+        moved = [_keypoints(places[k], tile, warp) for k, tile in enumerate(tiles)]
+        points = [m[0] for m in moved]
+        fields = [m[1] for m in moved]
         data["keypoints"] = np.concatenate(points)
         for field in config.keypoint_fields:
             data[field] = np.concatenate([f[field] for f in fields])
@@ -106,7 +126,11 @@ def map_targets(
 
 
 def _boxes(
-    config: MosaicConfig, windows: Sequence[Window], tiles: Sequence[Tile], counts: list[int]
+    config: MosaicConfig,
+    rows: Sequence[tuple[float, ...]],
+    tiles: Sequence[Tile],
+    counts: list[int],
+    warp: Warp | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """All tiles' boxes in one pass: which to keep, and the kept ones (pixel xyxy).
 
@@ -115,7 +139,7 @@ def _boxes(
     reaches a little outside its image or raises an error naming the index and row.
     """
     # per box: image width, height, then its window's map and edges (see Window.row)
-    table = np.array([w.row for w in windows], np.float64).repeat(counts, axis=0)
+    table = np.array(rows, np.float64).repeat(counts, axis=0)
     boxes = np.concatenate([t.boxes for t in tiles])
     if config.box_format != "pascal_voc":  # the way in: pixel xyxy, per tile size
         boxes = to_pixel_xyxy(boxes, config.box_format, table[:, :2])
@@ -124,8 +148,14 @@ def _boxes(
     margins = (np.concatenate((boxes, table[:, :2]), axis=1) @ _MARGINS).min(axis=0).tolist()
     if not (min(margins[:6]) >= 0 and min(margins[6:]) > 0):
         boxes = _validated(config, tiles, counts, boxes)
-    full = boxes * table[:, 2:6] + table[:, 6:10]  # source pixels -> output pixels
+    full = boxes * table[:, 2:6] + table[:, 6:10]  # source pixels -> output (canvas) pixels
     clipped = np.minimum(np.maximum(full, table[:, 10:14]), table[:, 14:18])
+    alive = None
+    if warp is not None:  # canvas pixels -> output pixels
+        alive = (clipped[:, 2:] - clipped[:, :2] > TOLERANCE).all(axis=1)
+        height, width = config.image_hw
+        full = affine_xyxy(full, warp.matrix)
+        clipped = affine_xyxy(clipped, warp.matrix, (0.0, 0.0, float(width), float(height)))
     if config.filters:
         area = (full[:, 2] - full[:, 0]) * (full[:, 3] - full[:, 1])
         keep = keep_mask(
@@ -139,6 +169,8 @@ def _boxes(
         )
     else:  # keep_mask's rule without thresholds
         keep = cast(np.ndarray, (clipped[:, 2:] - clipped[:, :2] > TOLERANCE).all(axis=1))
+    if alive is not None:
+        keep &= alive
     return keep, clipped[keep]
 
 
@@ -160,39 +192,60 @@ def _validated(
     return np.concatenate(checked)
 
 
+def _paint_mask(
+    out: np.ndarray, source: np.ndarray, place: Window | TileWarp, warp: Warp | None
+) -> None:
+    """Nearest-neighbour ``source`` into ``out`` where its tile goes (nothing if hidden)."""
+    if isinstance(place, Window):
+        if place.kx:
+            paint_window(out, source, place, cv2.INTER_NEAREST_EXACT)
+    elif warp is not None and place.visible:
+        warp_tile(out, source, place, warp.owners, cv2.INTER_NEAREST, cv2.BORDER_CONSTANT)
+
+
 def _semantic_mask(
-    config: MosaicConfig, windows: Sequence[Window], tiles: Sequence[Tile], like: np.ndarray
+    config: MosaicConfig,
+    places: Sequence[Window | TileWarp],
+    warp: Warp | None,
+    tiles: Sequence[Tile],
+    like: np.ndarray,
 ) -> np.ndarray:
-    height, width = config.canvas_hw
+    height, width = config.image_hw
     out = np.full((height, width, *like.shape[2:]), config.fill_mask, like.dtype)
-    for window, tile in zip(windows, tiles, strict=True):
-        if window.kx and tile.mask is not None:
-            paint_window(out, tile.mask, window, cv2.INTER_NEAREST_EXACT)
+    for place, tile in zip(places, tiles, strict=True):
+        if tile.mask is not None:
+            _paint_mask(out, tile.mask, place, warp)
     return out
 
 
 def _instance_masks(
     config: MosaicConfig,
-    windows: Sequence[Window],
+    places: Sequence[Window | TileWarp],
+    warp: Warp | None,
     tiles: Sequence[Tile],
     keep: np.ndarray,
     counts: list[int],
 ) -> np.ndarray:
-    height, width = config.canvas_hw
+    height, width = config.image_hw
     dtype = cast(np.ndarray, tiles[0].masks).dtype
     ends = list(itertools.accumulate(counts))
     kept = []
-    for window, tile, start, end in zip(windows, tiles, [0, *ends[:-1]], ends, strict=True):
+    for place, tile, start, end in zip(places, tiles, [0, *ends[:-1]], ends, strict=True):
         sources = tile.masks
         assert sources is not None
         for source in sources[keep[start:end]]:
             target = np.zeros((height, width), dtype=dtype)
-            paint_window(target, source, window, cv2.INTER_NEAREST_EXACT)
+            _paint_mask(target, source, place, warp)
             kept.append(target)
     return np.stack(kept) if kept else np.zeros((0, height, width), dtype=dtype)
 
 
-def _keypoints(window: Window, tile: Tile) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def _keypoints(
+    window: Window | TileWarp, tile: Tile, warp: Warp | None
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    if not isinstance(window, Window):
+        assert warp is not None
+        return _warped_keypoints(window, tile, warp)
     points = tile.keypoints
     assert points is not None
     if window.kx == 0.0:
@@ -204,3 +257,28 @@ def _keypoints(window: Window, tile: Tile) -> tuple[np.ndarray, dict[str, np.nda
         keep = (x >= window.dx0) & (x < window.dx1) & (y >= window.dy0) & (y < window.dy1)
         points = moved
     return points[keep], {k: v[keep] for k, v in tile.keypoint_fields.items()}
+
+
+def _warped_keypoints(
+    tile: TileWarp, source: Tile, warp: Warp
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    points = source.keypoints
+    assert points is not None
+    if not tile.visible:
+        keep = np.zeros(len(points), dtype=bool)
+    else:
+        kx, ky, ox, oy = tile.placement
+        x0, y0, x1, y1 = tile.window
+        cx, cy = points[:, 0] * kx + ox, points[:, 1] * ky + oy  # on the canvas
+        keep = (cx >= x0) & (cx < x1) & (cy >= y0) & (cy < y1)
+        (a, b, c), (d, e, f) = warp.matrix
+        moved = points.copy()
+        moved[:, 0] = x = a * cx + b * cy + c
+        moved[:, 1] = y = d * cx + e * cy + f
+        height, width = warp.owners.shape
+        keep &= (x >= 0) & (x < width) & (y >= 0) & (y < height)
+        rows = np.minimum(y[keep].astype(np.int64), height - 1)
+        cols = np.minimum(x[keep].astype(np.int64), width - 1)
+        keep[keep] = warp.owners[rows, cols] == tile.label  # on a pixel its tile owns
+        points = moved
+    return points[keep], {k: v[keep] for k, v in source.keypoint_fields.items()}

@@ -1,0 +1,102 @@
+"""Boxes through an affine map: their corners mapped, the enclosing box taken.
+
+Pixel xyxy float64 ``(N, 4)`` arrays, vectorised (see :mod:`rankaug.boxes`). A box's
+image under a map that rotates or shears is a parallelogram; YOLO keeps its enclosing
+box and clips that to the image. :func:`affine_xyxy` does the same, or with ``window``
+takes the enclosing box of the part of the parallelogram inside the window, which is
+never larger and is empty when the parallelogram misses the window (where the clipped
+enclosing box can still reach into the window, with none of the box's pixels in it).
+
+>>> import numpy as np
+>>> turn = ((0.0, -1.0, 10.0), (1.0, 0.0, 0.0))  # a quarter turn, then 10 px right
+>>> affine_xyxy(np.array([[1.0, 2.0, 4.0, 3.0]]), turn)
+array([[7., 1., 8., 4.]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["affine_xyxy"]
+
+# corner k of a box is (x[_CX[k]], y[_CY[k]]) of its (x0, y0, x1, y1), going round it
+_CX = [0, 2, 2, 0]
+_CY = [1, 1, 3, 3]
+
+
+def affine_xyxy(
+    xyxy: np.ndarray,
+    matrix: Sequence[Sequence[float]],
+    window: tuple[float, float, float, float] | None = None,
+) -> np.ndarray:
+    """The enclosing boxes of ``xyxy`` boxes mapped by a ``2 x 3`` affine ``matrix``.
+
+    Args:
+        xyxy: ``(N, 4)`` boxes ``(x0, y0, x1, y1)`` with ``x0 <= x1`` and ``y0 <= y1``.
+        matrix: ``((a, b, c), (d, e, f))``: ``(x, y) -> (a x + b y + c, d x + e y + f)``.
+        window: ``(x0, y0, x1, y1)``: enclose only the part of each mapped box inside
+            it, and give an empty box (``x0 == x1``) where none is; ``None`` encloses the
+            whole mapped box. Defaults to ``None``.
+
+    Returns:
+        A new float64 ``(N, 4)`` array.
+
+    >>> import numpy as np
+    >>> diamond = ((0.5, -0.5, 5.0), (0.5, 0.5, 0.0))  # 45 degrees, scaled by 1/sqrt(2)
+    >>> affine_xyxy(np.array([[0.0, 0.0, 4.0, 4.0]]), diamond)
+    array([[3., 0., 7., 4.]])
+    >>> affine_xyxy(np.array([[0.0, 0.0, 4.0, 4.0]]), diamond, window=(0.0, 0.0, 10.0, 1.0))
+    array([[4., 0., 6., 1.]])
+    >>> affine_xyxy(np.array([[0.0, 0.0, 4.0, 4.0]]), diamond, window=(6.5, 0.0, 9.0, 0.4))
+    array([[6.5, 0. , 6.5, 0. ]])
+    """
+    (a, b, c), (d, e, f) = matrix
+    boxes = np.asarray(xyxy, dtype=np.float64).reshape(-1, 4)
+    bx, by = boxes[:, _CX], boxes[:, _CY]  # (N, 4) corners, in order round the box
+    x = a * bx + b * by + c
+    y = d * bx + e * by + f
+    if window is None:
+        return np.stack((x.min(axis=1), y.min(axis=1), x.max(axis=1), y.max(axis=1)), axis=1)
+    wx0, wy0, wx1, wy1 = window
+    # the candidates for the extremes of (parallelogram & window), both convex: ...
+    xs, ys, valid = [x], [y], [(x >= wx0) & (x <= wx1) & (y >= wy0) & (y <= wy1)]
+    # ... the window's corners inside the parallelogram (their preimages inside the box) ...
+    det = a * e - b * d
+    for px, py in ((wx0, wy0), (wx1, wy0), (wx1, wy1), (wx0, wy1)):
+        ux = (e * (px - c) - b * (py - f)) / det
+        uy = (a * (py - f) - d * (px - c)) / det
+        inside = (ux >= boxes[:, 0]) & (ux <= boxes[:, 2]) & (uy >= boxes[:, 1])
+        xs.append(np.full((len(boxes), 1), px))
+        ys.append(np.full((len(boxes), 1), py))
+        valid.append((inside & (uy <= boxes[:, 3]))[:, None])
+    # ... and where the parallelogram's edges cross the window's edges
+    x2, y2 = np.roll(x, -1, axis=1), np.roll(y, -1, axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for line in (wx0, wx1):
+            t = (line - x) / (x2 - x)
+            cross = y + t * (y2 - y)
+            xs.append(np.full_like(x, line))
+            ys.append(cross)
+            valid.append((t >= 0) & (t <= 1) & (cross >= wy0) & (cross <= wy1))
+        for line in (wy0, wy1):
+            t = (line - y) / (y2 - y)
+            cross = x + t * (x2 - x)
+            xs.append(cross)
+            ys.append(np.full_like(y, line))
+            valid.append((t >= 0) & (t <= 1) & (cross >= wx0) & (cross <= wx1))
+    cx, cy, ok = np.concatenate(xs, axis=1), np.concatenate(ys, axis=1), np.concatenate(valid, 1)
+    out = np.stack(
+        (
+            np.where(ok, cx, np.inf).min(axis=1),
+            np.where(ok, cy, np.inf).min(axis=1),
+            np.where(ok, cx, -np.inf).max(axis=1),
+            np.where(ok, cy, -np.inf).max(axis=1),
+        ),
+        axis=1,
+    )
+    missed = ~ok.any(axis=1)
+    out[missed] = (wx0, wy0, wx0, wy0)
+    clipped: np.ndarray = np.clip(out, (wx0, wy0, wx0, wy0), (wx1, wy1, wx1, wy1))
+    return clipped

@@ -1,0 +1,191 @@
+"""``MosaicAffine``: YOLO's random affine, drawn from the key, fused into the mosaic.
+
+The meaning is ultralytics' ``RandomPerspective`` (8.x, ``perspective=0``) applied to
+YOLO's mosaic canvas: the ``2h x 2w`` canvas (mosaic centre in ``[0.5, 1.5]`` of the
+output size, ``center_range=(0.25, 0.75)`` of the canvas) is mapped onto the
+``h x w`` output by ``M = T . S . R . C``, right to left:
+
+* ``C`` moves the canvas centre to the origin;
+* ``R`` rotates by ``a`` degrees (counter-clockwise on screen, as
+  ``cv2.getRotationMatrix2D``) and scales by ``s``;
+* ``S`` shears by ``sx`` degrees in x and ``sy`` degrees in y (``x += tan(sx) y``,
+  ``y += tan(sy) x``);
+* ``T`` moves the origin to ``(fx * w, fy * h)`` of the output.
+
+A sample that is not a mosaic is letterboxed to the output size first and its ``C``
+is the output's centre, as ultralytics' ``RandomPerspective`` does with ``border=0``.
+``M`` maps continuous coordinates (pixel column ``c`` covers ``[c, c + 1)``); the
+pixels follow it with the half-pixel shift OpenCV's pixel-centre convention needs.
+
+**Draws** (part of the specification: a change redraws everyone's affines). After all
+of the mosaic's own draws (the plan's block and the partners' extra draws, see
+:mod:`rankaug.mosaic.plan`), one block ``v = rng.random(6)``, drawn for every sample
+(mosaic or not, whatever the ranges), used in ultralytics' order:
+
+1. ``v[0]``: the angle ``a = -degrees + 2 * degrees * v[0]``;
+2. ``v[1]``: the scale ``s = 1 - scale + 2 * scale * v[1]``;
+3. ``v[2]``: the x shear ``sx = -shear + 2 * shear * v[2]``;
+4. ``v[3]``: the y shear ``sy = -shear + 2 * shear * v[3]``;
+5. ``v[4]``: the x translation ``fx = 0.5 - translate + 2 * translate * v[4]``;
+6. ``v[5]``: the y translation ``fy = 0.5 - translate + 2 * translate * v[5]``.
+
+Without rotation and shear (``degrees=0`` and ``shear=0``, the defaults) ``M`` is
+axis-aligned and the mosaic costs what a plain one costs (see
+:mod:`rankaug.mosaic.fused`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, TypedDict
+
+import numpy as np
+
+from rankaug import checks
+
+__all__ = ["AffineDraw", "AffineRecord", "MosaicAffine", "affine_matrix", "draw_affine"]
+
+Matrix = tuple[tuple[float, float, float], tuple[float, float, float]]
+
+
+@dataclass(frozen=True, slots=True)
+class MosaicAffine:
+    """YOLO's random affine, applied by :class:`~rankaug.MosaicDataset` as it paints.
+
+    ``MosaicDataset(..., affine=MosaicAffine())`` is the equivalent of ultralytics'
+    ``Mosaic`` + ``RandomPerspective`` with its default hyperparameters, each pixel
+    resampled once (see the module docstring for the map and the draws).
+
+    Args:
+        degrees: Rotation range: the angle is uniform in ``[-degrees, degrees]``, with
+            ``0 <= degrees <= 180``. Defaults to ``0.0``.
+        translate: Translation range: the canvas centre lands uniformly within
+            ``[0.5 - translate, 0.5 + translate]`` of the output's width and height, with
+            ``0 <= translate <= 0.5`` (the centre stays on the output). Defaults to ``0.1``.
+        scale: Scale range: the factor is uniform in ``[1 - scale, 1 + scale]``, with
+            ``0 <= scale < 1`` (the factor stays positive). Defaults to ``0.5``.
+        shear: Shear range in degrees, each axis uniform in ``[-shear, shear]``, with
+            ``0 <= shear < 45`` (the map stays invertible and keeps its orientation).
+            Defaults to ``0.0``.
+
+    Raises:
+        TypeError: If a value is not a real number.
+        ValueError: If a value is out of its range.
+
+    >>> MosaicAffine(degrees=10).degrees
+    10.0
+    >>> MosaicAffine(scale=1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: scale must be a finite number >= 0.0 and < 1.0, got 1.0
+    """
+
+    degrees: float = 0.0
+    translate: float = 0.1
+    scale: float = 0.5
+    shear: float = 0.0
+
+    def __post_init__(self) -> None:
+        values = (
+            checks.real(self.degrees, "degrees", low=0.0, high=180.0),
+            checks.real(self.translate, "translate", low=0.0, high=0.5),
+            checks.real(self.scale, "scale", low=0.0, high=1.0, high_open=True),
+            checks.real(self.shear, "shear", low=0.0, high=45.0, high_open=True),
+        )
+        for name, value in zip(("degrees", "translate", "scale", "shear"), values, strict=True):
+            object.__setattr__(self, name, value)
+
+
+class AffineDraw(NamedTuple):
+    """One sample's affine draws (see the module docstring).
+
+    Attributes:
+        angle: The rotation in degrees.
+        scale: The scale factor.
+        shear_x: The x shear in degrees.
+        shear_y: The y shear in degrees.
+        translate_x: Where the centre lands, as a fraction of the output's width.
+        translate_y: The same, of its height.
+    """
+
+    angle: float
+    scale: float
+    shear_x: float
+    shear_y: float
+    translate_x: float
+    translate_y: float
+
+
+class AffineRecord(TypedDict):
+    """The affine of one output, under ``"affine"`` in its :class:`MosaicRecord`.
+
+    The draws (``angle``, ``scale``, ``shear`` as ``(x, y)`` degrees, ``translate`` as
+    ``(x, y)`` fractions of the output), and ``matrix``: the ``2 x 3`` map ``M`` from
+    the canvas the record's ``dst`` windows are in (YOLO's ``2h x 2w`` canvas for a
+    mosaic, the letterboxed output otherwise) onto the output, in continuous pixel
+    coordinates.
+    """
+
+    angle: float
+    scale: float
+    shear: tuple[float, float]
+    translate: tuple[float, float]
+    matrix: Matrix
+
+
+def draw_affine(affine: MosaicAffine, rng: np.random.Generator) -> AffineDraw:
+    """Draw one sample's affine: one block of 6 uniforms (see the module docstring).
+
+    >>> draw = draw_affine(MosaicAffine(), np.random.default_rng(0))
+    >>> draw.angle, round(draw.scale, 4), round(draw.translate_x, 4)
+    (0.0, 0.7698, 0.5627)
+    """
+    v = rng.random(6).tolist()
+    degrees, translate, scale, shear = affine.degrees, affine.translate, affine.scale, affine.shear
+    low = 0.5 - translate
+    return AffineDraw(
+        -degrees + 2 * degrees * v[0],
+        1.0 - scale + 2 * scale * v[1],
+        -shear + 2 * shear * v[2],
+        -shear + 2 * shear * v[3],
+        low + 2 * translate * v[4],
+        low + 2 * translate * v[5],
+    )
+
+
+def affine_matrix(draw: AffineDraw, canvas_hw: Sequence[int], output_hw: Sequence[int]) -> Matrix:
+    """``M = T . S . R . C`` from ``canvas_hw`` onto ``output_hw`` (continuous pixels).
+
+    Without rotation and shear the off-diagonal entries are exactly 0.
+
+    >>> affine_matrix(AffineDraw(0.0, 0.5, 0.0, 0.0, 0.5, 0.5), (200, 100), (100, 50))
+    ((0.5, 0.0, 0.0), (0.0, 0.5, 0.0))
+    """
+    radians = math.radians(draw.angle)
+    cos, sin = math.cos(radians) * draw.scale, math.sin(radians) * draw.scale
+    hx, hy = math.tan(math.radians(draw.shear_x)), math.tan(math.radians(draw.shear_y))
+    # S . R, R as cv2.getRotationMatrix2D(center=(0, 0)): [[cos, sin], [-sin, cos]]
+    a, b = cos - hx * sin, sin + hx * cos
+    c, d = hy * cos - sin, hy * sin + cos
+    cx, cy = canvas_hw[1] / 2, canvas_hw[0] / 2
+    tx, ty = draw.translate_x * output_hw[1], draw.translate_y * output_hw[0]
+    return ((a, b, tx - a * cx - b * cy), (c, d, ty - c * cx - d * cy))
+
+
+def is_axis_aligned(matrix: Matrix) -> bool:
+    """Whether ``matrix`` neither rotates nor shears (positive diagonal, zeros elsewhere)."""
+    (a, b, _), (c, d, _) = matrix
+    return b == 0.0 and c == 0.0 and a > 0.0 and d > 0.0
+
+
+def affine_record(draw: AffineDraw, matrix: Matrix) -> AffineRecord:
+    """The record of one sample's affine."""
+    return {
+        "angle": draw.angle,
+        "scale": draw.scale,
+        "shear": (draw.shear_x, draw.shear_y),
+        "translate": (draw.translate_x, draw.translate_y),
+        "matrix": matrix,
+    }
