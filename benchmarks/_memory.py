@@ -1,0 +1,306 @@
+"""Memory of process trees: PSS from ``/proc``, and what part of a set of files is in RAM.
+
+* :func:`pss_kib`: one process's proportional set size (``/proc/PID/smaps_rollup``):
+  its private pages plus its share of every page it shares (a page mapped by three
+  processes counts a third in each), so summing over processes counts every page once.
+* :func:`descendants`: a process and everything below it (``/proc/*/stat``'s parents).
+* :func:`resident_bytes`: how much of some files is in the page cache (``mincore``),
+  which PSS does not count once no process maps the pages.
+* :func:`watch`: run commands (the ranks), sample the PSS of each one's process tree
+  until all print ``ready``, and return every sample and the figures at ``ready``.
+
+Nothing here imports numpy or torch. Linux only. This is benchmark code, never imported
+by rankaug.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import mmap
+import os
+import selectors
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "Watched",
+    "descendants",
+    "pss_kib",
+    "resident_bytes",
+    "tree_pss_kib",
+    "trees",
+    "watch",
+]
+
+
+def pss_kib(pid: int) -> int | None:
+    """``Pss`` of process ``pid`` in KiB, ``None`` when it is gone or unreadable.
+
+    >>> pss_kib(os.getpid()) > 0
+    True
+    """
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _parents() -> dict[int, int]:
+    """Map every process visible in ``/proc`` to its parent."""
+    out: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                text = stat.read()
+        except OSError:
+            continue
+        # the command name is in parentheses and may hold spaces: split after it
+        fields = text[text.rfind(")") + 2 :].split()
+        out[int(entry)] = int(fields[1])
+    return out
+
+
+def descendants(roots: Iterable[int]) -> list[int]:
+    """``roots`` and every process below them, roots first.
+
+    >>> os.getpid() in descendants([os.getpid()])
+    True
+    """
+    return [pid for tree in trees(list(roots)) for pid in tree]
+
+
+def trees(roots: Sequence[int]) -> list[list[int]]:
+    """Each root's process tree (itself first), from one scan of ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for pid, parent in _parents().items():
+        children.setdefault(parent, []).append(pid)
+    out: list[list[int]] = []
+    for root in roots:
+        tree: list[int] = []
+        todo = [root]
+        while todo:
+            pid = todo.pop(0)
+            if pid not in tree:
+                tree.append(pid)
+                todo.extend(children.get(pid, []))
+        out.append(tree)
+    return out
+
+
+def tree_pss_kib(roots: Iterable[int]) -> tuple[int, int]:
+    """Summed PSS (KiB) of ``roots`` and their descendants, and how many processes."""
+    total = count = 0
+    for pid in descendants(roots):
+        kib = pss_kib(pid)
+        if kib is not None:
+            total += kib
+            count += 1
+    return total, count
+
+
+def _sample(roots: Sequence[int]) -> list[list[tuple[int, int]]]:
+    """``(pid, PSS KiB)`` of every process of each root's tree."""
+    out = []
+    for tree in trees(roots):
+        found = [(pid, pss_kib(pid)) for pid in tree]
+        out.append([(pid, kib) for pid, kib in found if kib is not None])
+    return out
+
+
+def resident_bytes(paths: Iterable[Path]) -> tuple[int, int]:
+    """Bytes of ``paths`` in the page cache (``mincore``), and their total size.
+
+    Where ``mincore`` cannot be called, every byte counts as resident (an upper bound).
+
+    >>> with tempfile.NamedTemporaryFile() as handle:
+    ...     _ = handle.write(b"x" * 10000); handle.flush()
+    ...     resident_bytes([Path(handle.name)])
+    (10000, 10000)
+    """
+    libc = _libc()
+    page = mmap.PAGESIZE
+    resident = total = 0
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            size = os.fstat(fd).st_size
+            total += size
+            if size:
+                resident += _resident(libc, fd, size, page)
+        finally:
+            os.close(fd)
+    return resident, total
+
+
+def _libc() -> ctypes.CDLL | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    libc = ctypes.CDLL(name, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]  # fmt: skip
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_ubyte)]
+    return libc
+
+
+def _resident(libc: ctypes.CDLL | None, fd: int, size: int, page: int) -> int:
+    """Bytes of one open file in the page cache (all of it where mincore fails)."""
+    if libc is None:
+        return size
+    address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+    if address in (None, ctypes.c_void_p(-1).value):
+        return size
+    try:
+        pages = (size + page - 1) // page
+        vector = (ctypes.c_ubyte * pages)()
+        if libc.mincore(address, size, vector) != 0:
+            return size
+        return min(size, sum(byte & 1 for byte in vector) * page)
+    finally:
+        libc.munmap(address, size)
+
+
+@dataclass
+class Watched:
+    """What :func:`watch` saw.
+
+    Attributes:
+        ready: Per command, ``(pid, PSS KiB)`` of each process of its tree (the command
+            first) once every command had printed ``ready``.
+        history: Per sample, per command, the summed PSS (KiB) of its tree.
+        lines: Every line each command printed (stdout), per command.
+        seconds: Wall time until every command was ready.
+    """
+
+    ready: list[list[tuple[int, int]]]
+    history: list[list[int]] = field(default_factory=list)
+    lines: list[list[str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def ready_kib(self, commands: Iterable[int]) -> int:
+        """Summed PSS at ``ready`` of the trees of ``commands`` (indices)."""
+        return sum(kib for k in commands for _, kib in self.ready[k])
+
+    def peak_kib(self, commands: Iterable[int]) -> int:
+        """The largest summed PSS of the trees of ``commands`` over the samples."""
+        chosen = list(commands)
+        return max((sum(sample[k] for k in chosen) for sample in self.history), default=0)
+
+
+def watch(
+    commands: Sequence[Sequence[str]],
+    *,
+    env: Mapping[str, str] | Sequence[Mapping[str, str]],
+    cwd: Path,
+    timeout: float = 300.0,
+    interval: float = 0.2,
+) -> Watched:
+    """Start ``commands`` together and sample the PSS of all their process trees.
+
+    Each command must print a line ``ready`` (flushed) once it is in the state to
+    measure, then wait for its standard input to close. The trees are sampled every
+    ``interval`` seconds until all are ready, and once more then (``ready_kib``); then
+    their inputs are closed and they are waited for.
+
+    Args:
+        commands: The commands (argument lists).
+        env: Their environment, one for all or one per command.
+        cwd: Their working directory.
+        timeout: Seconds before they are killed and :class:`RuntimeError` raised.
+        interval: Seconds between samples.
+
+    Returns:
+        The figures.
+
+    Raises:
+        RuntimeError: A command failed, or did not get ready in time (with its stderr).
+    """
+    envs = [env] * len(commands) if isinstance(env, Mapping) else list(env)
+    errors = [tempfile.TemporaryFile(mode="w+") for _ in commands]  # noqa: SIM115
+    processes = [
+        subprocess.Popen(
+            list(command),
+            cwd=cwd,
+            env=dict(e),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=error,
+        )
+        for command, e, error in zip(commands, envs, errors, strict=True)
+    ]
+    selector = selectors.DefaultSelector()
+    for k, process in enumerate(processes):
+        assert process.stdout is not None
+        selector.register(process.stdout.fileno(), selectors.EVENT_READ, k)
+    lines: list[list[str]] = [[] for _ in processes]
+    pending = [b""] * len(processes)  # read from the pipes unbuffered: select sees all
+    ready = [False] * len(processes)
+    roots = [p.pid for p in processes]
+    history: list[list[int]] = []
+    t0 = time.perf_counter()
+    try:
+        while not all(ready):
+            if time.perf_counter() - t0 > timeout:
+                raise RuntimeError(f"not ready after {timeout:.0f} s")
+            for key, _ in selector.select(interval):
+                k = key.data
+                data = os.read(key.fd, 65536)
+                if not data:
+                    selector.unregister(key.fd)
+                    if not ready[k]:
+                        processes[k].wait(10)
+                        raise RuntimeError(f"command {k} exited ({processes[k].returncode})")
+                    continue
+                *complete, pending[k] = (pending[k] + data).split(b"\n")
+                for raw in complete:
+                    line = raw.decode(errors="replace")
+                    lines[k].append(line)
+                    ready[k] = ready[k] or line.strip() == "ready"
+            history.append([sum(kib for _, kib in tree) for tree in _sample(roots)])
+        seconds = time.perf_counter() - t0
+        ready = _sample(roots)
+        history.append([sum(kib for _, kib in tree) for tree in ready])
+    except BaseException as exc:
+        for process in processes:
+            with contextlib.suppress(OSError):
+                process.kill()
+        messages = []
+        for k, error in enumerate(errors):
+            error.seek(0)
+            messages.append(f"[{k}] {error.read()[-2000:]}")
+        if isinstance(exc, RuntimeError):
+            raise RuntimeError(f"{exc}; stderr: {' '.join(messages)}") from exc
+        raise
+    finally:
+        for process in processes:
+            if process.stdin is not None:
+                with contextlib.suppress(OSError):
+                    process.stdin.close()
+        for process in processes:
+            try:
+                process.wait(60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            if process.stdout is not None:
+                process.stdout.close()
+        selector.close()
+        for error in errors:
+            error.close()
+    return Watched(ready, history, lines, seconds)
