@@ -13,7 +13,8 @@ import importlib.metadata
 import os
 import platform
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -127,6 +128,10 @@ class Bench:
         progress: The progress bar (one unit per row per round).
         out: The console.
         loaded: The sources, once :meth:`load` has run.
+        data: ``--data``: the kind of images (``"auto"``, ``"photos"``, ``"synthetic"``).
+        data_dir: ``--data-dir``: where the JPEG folders and caches go (``None``: the
+            default under the temporary directory).
+        shared: What sections hand on to later ones (the JPEG folder, a filled cache).
     """
 
     settings: Settings
@@ -137,6 +142,9 @@ class Bench:
     progress: Progress
     out: Console
     loaded: Sources | None = None
+    data: str = "auto"
+    data_dir: Path | None = None
+    shared: dict[str, Any] = field(default_factory=dict)
 
     @property
     def sources(self) -> Sources:
@@ -181,7 +189,7 @@ class Bench:
                     reason=reason,
                 )
             )
-            self.progress.advance(self.settings.repeats)
+            self.progress.advance(getattr(self.settings, section.rounds))
 
 
 def _version(distribution: str) -> str | None:

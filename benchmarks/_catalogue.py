@@ -16,6 +16,9 @@ from benchmarks._goals import Absolute, Difference, Goal, PairedRatio, Ratio, Sc
 from benchmarks._report import Better
 
 __all__ = [
+    "E2E_FIRST",
+    "E2E_PIPELINES",
+    "E2E_WORKERS",
     "EPOCH_WORKERS",
     "FULL",
     "GOALS",
@@ -42,6 +45,7 @@ class Section:
         unit: The unit of its rows: ``"µs/..."`` (lower is better) or ``".../s"``.
         rows: Row id -> description, in the order printed.
         needs_sources: Whether it runs on the in-memory source images.
+        rounds: The :class:`Settings` field that says how many rounds it runs.
     """
 
     name: str
@@ -49,11 +53,12 @@ class Section:
     unit: str
     rows: Mapping[str, str]
     needs_sources: bool = True
+    rounds: str = "repeats"
 
     @property
     def better(self) -> Better:
-        """``"lower"`` for times per operation, ``"higher"`` for rates."""
-        return "lower" if self.unit.startswith("µs") else "higher"
+        """``"lower"`` for times per operation and memory, ``"higher"`` for rates."""
+        return "lower" if self.unit.startswith("µs") or self.unit == "MiB" else "higher"
 
     def values(self, seconds: Sequence[float]) -> list[float]:
         """Seconds per operation, one per round, in this section's unit."""
@@ -63,14 +68,32 @@ class Section:
 
 
 TRANSPORTS: dict[str, str] = {
-    "tensor": "torch tensors (shared memory)",
+    "tensor": "tensors, collate_detection (fresh shm)",
+    "recycled": "tensors, BatchCollator (recycled shm)",
     "numpy": "numpy samples (pickled)",
-    "reused": "experiment: tensors, reused shm",
 }
 """How batches leave the workers (``benchmarks._loaders.COLLATES``)."""
 WORKERS = (0, 1, 2)
 EPOCH_WORKERS = (0, 1)
 """Worker counts of the epoch section's loaders."""
+E2E_WORKERS = (0, 2)
+"""Worker counts of the end-to-end section's loaders."""
+E2E_PIPELINES: dict[str, str] = {
+    "ultralytics": "ultralytics YOLODataset, cache=False",
+    "ultralytics_ram": 'ultralytics YOLODataset, cache="ram"',
+    "rankaug": "rankaug: Mosaic, A.Affine, HSV, flip",
+    "rankaug_cached": "rankaug + CachedDataset",
+    "fused": "rankaug: Mosaic+MosaicAffine, HSV, flip",
+    "fused_cached": "rankaug fused + CachedDataset",
+}
+"""The end-to-end contenders (``benchmarks._pipelines.PIPELINES``), short names."""
+E2E_FIRST = ("ultralytics", "ultralytics_ram", "rankaug_cached", "fused_cached")
+"""The contenders whose first epoch (construction included) is reported apart."""
+
+
+def _workers(w: int) -> str:
+    return f"{w} worker{'s' if w != 1 else ''}"
+
 
 SECTIONS: tuple[Section, ...] = (
     Section(
@@ -103,6 +126,7 @@ SECTIONS: tuple[Section, ...] = (
         {
             "mosaic/rankaug_2x2": "rankaug MosaicDataset 2x2: ds[i]",
             "mosaic/rankaug_3x3": "rankaug MosaicDataset 3x3: ds[i]",
+            "mosaic/rankaug_affine": "rankaug MosaicDataset 2x2 + fused MosaicAffine",
             "mosaic/floor": "floor: 4 visible regions resized in, no targets",
             "mosaic/albumentations": "albumentations A.Mosaic 2x2 (cell = output)",
             "mosaic/ultralytics_affine": "ultralytics Mosaic + RandomPerspective",
@@ -117,7 +141,7 @@ SECTIONS: tuple[Section, ...] = (
         4,
         "samples/s",
         {
-            f"scaling/{transport}_{w}w": f"{what}, {w} worker{'s' if w != 1 else ''}"
+            f"scaling/{transport}_{w}w": f"{what}, {_workers(w)}"
             for transport, what in TRANSPORTS.items()
             for w in WORKERS
         },
@@ -144,6 +168,37 @@ SECTIONS: tuple[Section, ...] = (
         },
         needs_sources=False,
     ),
+    Section(
+        "e2e",
+        6,
+        "samples/s",
+        {
+            **{
+                f"e2e/{name}_first_{w}w": f"{E2E_PIPELINES[name]}, {_workers(w)}"
+                for w in E2E_WORKERS
+                for name in E2E_FIRST
+            },
+            **{
+                f"e2e/{name}_{w}w": f"{what}, {_workers(w)}"
+                for w in E2E_WORKERS
+                for name, what in E2E_PIPELINES.items()
+            },
+        },
+        needs_sources=False,
+        rounds="e2e_repeats",
+    ),
+    Section(
+        "memory",
+        7,
+        "MiB",
+        {
+            "memory/ultralytics_ram": 'ultralytics cache="ram": PSS',
+            "memory/rankaug_cached": "rankaug CachedDataset: PSS + cache in page cache",
+            "memory/rankaug_cached_pss": "rankaug CachedDataset: PSS alone",
+        },
+        needs_sources=False,
+        rounds="memory_rounds",
+    ),
 )
 """Every section, in the order they run and print."""
 
@@ -168,6 +223,8 @@ MOSAIC_RATIOS: tuple[tuple[str, str], ...] = (
     ("mosaic/rankaug_3x3", "mosaic/albumentations_3x3"),
     ("mosaic/rankaug_3x3", "mosaic/ultralytics9_affine"),
     ("mosaic/rankaug_3x3", "mosaic/rankaug_2x2"),
+    ("mosaic/rankaug_affine", "mosaic/rankaug_2x2"),
+    ("mosaic/rankaug_affine", "mosaic/ultralytics_affine"),
 )
 """The mosaic section's ratios, printed below its rows."""
 
@@ -231,15 +288,45 @@ GOALS: tuple[Goal, ...] = (
         op=">=",
         target=2.5,
     ),
-    ScalingRatio(
-        id="scaling_tensor",
-        what="2 workers / 1 worker, torch tensors",
-        numerator="scaling/tensor_2w",
-        denominator="scaling/tensor_1w",
+    Ratio(
+        id="mosaic_affine_plain",
+        what="fused Mosaic+MosaicAffine / plain MosaicDataset",
+        numerator="mosaic/rankaug_affine",
+        denominator="mosaic/rankaug_2x2",
         op=">=",
-        target=1.6,
-        hint="needs 2 idle cores (see 'got N cores, waited'); a fresh shared-memory batch per "
-        "step costs page faults (see the transport lines)",
+        target=0.8,
+        hint="the fused warp per tile (cv2.warpAffine of each visible region) and the box "
+        "corners: --profile",
+    ),
+    Ratio(
+        id="mosaic_affine_ultralytics",
+        what="fused Mosaic+MosaicAffine / ultralytics Mosaic+affine",
+        numerator="mosaic/rankaug_affine",
+        denominator="mosaic/ultralytics_affine",
+        op=">=",
+        target=3.0,
+    ),
+    ScalingRatio(
+        id="loader_1w_0w",
+        what="DataLoader 1 worker / 0 workers, tensors",
+        numerator="scaling/recycled_1w",
+        denominator="scaling/recycled_0w",
+        op=">=",
+        target=0.9,
+        compare=(("collate_detection", "scaling/tensor_1w", "scaling/tensor_0w"),),
+        hint="the worker's batch still lands in fresh pages (see 'recycled' against "
+        "'tensor', and the transport lines)",
+    ),
+    ScalingRatio(
+        id="loader_2w_1w",
+        what="DataLoader 2 workers / 1 worker, tensors",
+        numerator="scaling/recycled_2w",
+        denominator="scaling/recycled_1w",
+        op=">=",
+        target=1.8,
+        compare=(("collate_detection", "scaling/tensor_2w", "scaling/tensor_1w"),),
+        hint="needs 2 idle cores (see 'got N cores, waited'); the main process's share of "
+        "each batch (unpickling handles, releasing buffers) competes for them",
     ),
     ScalingRatio(
         id="scaling_numpy",
@@ -287,6 +374,56 @@ GOALS: tuple[Goal, ...] = (
         )
         for w in EPOCH_WORKERS
     ),
+    Ratio(
+        id="e2e_ram",
+        what="later epochs, rankaug cached / ultralytics ram",
+        numerator="e2e/fused_cached_0w",
+        denominator="e2e/ultralytics_ram_0w",
+        op=">=",
+        target=1.5,
+        compare=(
+            ("2 workers", "e2e/fused_cached_2w", "e2e/ultralytics_ram_2w"),
+            ("with A.Affine", "e2e/rankaug_cached_0w", "e2e/ultralytics_ram_0w"),
+        ),
+        hint="with the cache, what is left is pixel work: see section 6's profile lines",
+    ),
+    Ratio(
+        id="e2e_default",
+        what="later epochs, rankaug cached / ultralytics default",
+        numerator="e2e/fused_cached_0w",
+        denominator="e2e/ultralytics_0w",
+        op=">=",
+        target=2.0,
+        compare=(
+            ("2 workers", "e2e/fused_cached_2w", "e2e/ultralytics_2w"),
+            ("with A.Affine", "e2e/rankaug_cached_0w", "e2e/ultralytics_0w"),
+        ),
+        hint="ultralytics decodes one JPEG per mosaic; see section 6's profile lines",
+    ),
+    Ratio(
+        id="e2e_first",
+        what="first epoch, rankaug filling / ultralytics default",
+        numerator="e2e/fused_cached_first_0w",
+        denominator="e2e/ultralytics_first_0w",
+        op=">=",
+        target=0.8,
+        compare=(
+            ("2 workers", "e2e/fused_cached_first_2w", "e2e/ultralytics_first_2w"),
+            ("with A.Affine", "e2e/rankaug_cached_first_0w", "e2e/ultralytics_first_0w"),
+        ),
+        hint="every image is decoded once and written to the cache: see section 6's split",
+    ),
+    Ratio(
+        id="memory",
+        what="memory, 2 ranks x 2 workers, rankaug / ultralytics ram",
+        numerator="memory/rankaug_cached",
+        denominator="memory/ultralytics_ram",
+        op="<=",
+        target=0.6,
+        compare=(("PSS alone", "memory/rankaug_cached_pss", "memory/ultralytics_ram"),),
+        hint="each process's own PSS (torch, cv2, albumentations) is paid by both: see "
+        "section 7's per-process line",
+    ),
 )
 """The goals, in the order of the goals table."""
 
@@ -326,6 +463,14 @@ class Settings:
         epoch_indices: Indices per contender per round for the epoch section's sampler
             and wrapper rows.
         epoch_batches: Timed batches per loader per round in the epoch section.
+        e2e_images: JPEGs in the end-to-end section's folder (``--images`` overrides).
+        e2e_scale: The end-to-end and memory sections' output side, as a fraction of
+            ``--size`` (their JPEGs scale with it).
+        e2e_repeats: Rounds of the end-to-end section's later epochs.
+        e2e_batches: Timed batches per loader per round of a later epoch (even).
+        e2e_chunk: Batches per turn when the in-process first epochs are interleaved.
+        memory_rounds: Runs of the memory section's jobs (one figure per run).
+        memory_batches: Batches each rank loads before its memory is read.
     """
 
     repeats: int
@@ -336,6 +481,13 @@ class Settings:
     warmup: int
     epoch_indices: int
     epoch_batches: int
+    e2e_images: int
+    e2e_scale: float
+    e2e_repeats: int
+    e2e_batches: int
+    e2e_chunk: int
+    memory_rounds: int
+    memory_batches: int
 
 
 FULL = Settings(
@@ -347,6 +499,13 @@ FULL = Settings(
     warmup=12,
     epoch_indices=8192,
     epoch_batches=200,
+    e2e_images=1200,
+    e2e_scale=1.0,
+    e2e_repeats=5,
+    e2e_batches=6,
+    e2e_chunk=4,
+    memory_rounds=1,
+    memory_batches=12,
 )
 QUICK = Settings(
     repeats=3,
@@ -357,4 +516,11 @@ QUICK = Settings(
     warmup=4,
     epoch_indices=4096,
     epoch_batches=100,
+    e2e_images=48,
+    e2e_scale=0.5,
+    e2e_repeats=2,
+    e2e_batches=2,
+    e2e_chunk=1,
+    memory_rounds=1,
+    memory_batches=2,
 )

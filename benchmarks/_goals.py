@@ -144,18 +144,30 @@ class Ratio(Goal):
     Attributes:
         numerator: The row measured.
         denominator: The row it is divided by.
+        compare: Other ratios the note gives beside it, ``(label, numerator,
+            denominator)`` (rows that may be missing: they are not the goal's).
     """
 
     numerator: str
     denominator: str
+    compare: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def rows(self) -> tuple[str, ...]:
         return (self.numerator, self.denominator)
 
+    def compared(self, report: Report) -> tuple[str, ...]:
+        """The ``compare`` ratios that could be computed, as notes."""
+        notes = []
+        for label, numerator, denominator in self.compare:
+            entry = report.ratio(numerator, denominator)
+            if entry is not None:
+                notes.append(f"{label} {entry['ratio']:.2f}x")
+        return tuple(notes)
+
     def measure(self, report: Report) -> Measurement | None:
         entry = report.ratio(self.numerator, self.denominator)
-        return None if entry is None else Measurement(entry["ratio"])
+        return None if entry is None else Measurement(entry["ratio"], self.compared(report))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -204,7 +216,7 @@ class ScalingRatio(Ratio):
                 f"projected on {os.cpu_count()} idle cores from CPU efficiency and demand: "
                 f"{summarize(projected[0]).median / summarize(projected[1]).median:.2f}x"
             )
-        return Measurement(entry["ratio"], tuple(notes))
+        return Measurement(entry["ratio"], (*notes, *self.compared(report)))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,9 +1,10 @@
-"""DataLoader machinery for the scaling section of ``benchmarks/throughput.py``.
+"""DataLoader machinery for the scaling, epoch and end-to-end sections.
 
 Chunked sampling so persistent workers sit idle between timed chunks, the three ways a
-batch leaves a worker (numpy samples pickled, tensors in fresh shared memory, tensors in
-reused shared buffers), the CPU time a loader's processes got (``/proc``), and in-process
-measurements of what moving a batch costs. Import it after pinning thread counts.
+batch leaves a worker (tensors in fresh shared memory, tensors in shared buffers that
+``rankaug.collate.BatchCollator`` recycles, numpy samples pickled), the CPU time a
+loader's processes got (``/proc``), and in-process measurements of what moving a batch
+costs. Import it after pinning thread counts.
 
 This is benchmark code, never imported by rankaug.
 """
@@ -25,13 +26,13 @@ from torch.utils.data import DataLoader, Sampler
 
 from benchmarks._timing import summarize
 from rankaug import collate_detection
+from rankaug.collate import BatchCollator
 
 __all__ = [
     "COLLATES",
     "Chunk",
     "ChunkSampler",
     "CpuChunk",
-    "CollateReused",
     "Loader",
     "PassChunks",
     "collate_numpy",
@@ -46,21 +47,33 @@ __all__ = [
 
 
 class ChunkSampler(Sampler[int]):
-    """Indices ``0, 1, 2, ...`` modulo ``n``; ``count`` of them per ``iter()``.
+    """Indices ``0, 1, 2, ...`` modulo ``n`` (or ``order[k % n]``); ``count`` per ``iter()``.
 
     Set ``count`` before each ``iter(loader)``; every chunk continues where the last
     stopped. A finite chunk lets a persistent loader's workers run out of work, so that
     they sit idle while another loader is timed.
+
+    Args:
+        n: The dataset's length.
+        order: The indices in the order to give them (a permutation, say), every pass
+            the same; ``None`` for ``0 .. n - 1``.
+
+    >>> chunks = ChunkSampler(3, order=[2, 0, 1])
+    >>> chunks.count = 4
+    >>> list(chunks), list(chunks)
+    ([2, 0, 1, 2], [0, 1, 2, 0])
     """
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, order: Sequence[int] | None = None) -> None:
         self.n = n
+        self.order = list(range(n)) if order is None else list(order)
         self.count = 0
         self.start = 0
 
     def __iter__(self) -> Iterator[int]:
         start, self.start = self.start, self.start + self.count
-        return (k % self.n for k in range(start, start + self.count))
+        order, n = self.order, self.n
+        return (order[k % n] for k in range(start, start + self.count))
 
     def __len__(self) -> int:
         return self.count
@@ -148,43 +161,6 @@ def collate_tensors_targets(batch: list[Any]) -> torch.Tensor:
     return torch.from_numpy(np.concatenate(targets))
 
 
-class CollateReused:
-    """An experiment: ``collate_tensors``, with the images in shared buffers made once.
-
-    Each process (the main one or a worker) keeps a ring of ``ring`` shared-memory batch
-    buffers per batch shape and stacks each batch into the next one, so the pages are
-    allocated and faulted in once, not for every batch as ``default_collate`` does. The
-    catch, and why this is not a recommendation as it stands: a batch's buffer is
-    written again ``ring`` batches later (of the same worker), so a consumer that keeps
-    batches for longer than that sees them change. With ``prefetch_factor=2`` at most
-    two batches per worker are in flight, so a ring of 5 is safe for a loop that drops
-    each batch before fetching the next-but-one.
-
-    Args:
-        ring: Buffers per process and shape.
-    """
-
-    def __init__(self, ring: int = 5) -> None:
-        self.ring = ring
-        self._rings: dict[tuple[int, tuple[int, ...]], tuple[list[torch.Tensor], list[int]]] = {}
-
-    def _buffer(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
-        # Keyed by process: a forked worker must not write into its parent's buffers.
-        key = (os.getpid(), shape)
-        buffers, position = self._rings.setdefault(key, ([], [0]))
-        if len(buffers) < self.ring:
-            buffers.append(torch.empty(shape, dtype=dtype).share_memory_())  # type: ignore[no-untyped-call]
-        buffer = buffers[position[0] % len(buffers)]
-        position[0] += 1
-        return buffer
-
-    def __call__(self, batch: list[Any]) -> dict[str, torch.Tensor]:
-        images = [torch.from_numpy(np.ascontiguousarray(sample["image"])) for sample in batch]
-        out = self._buffer((len(images), *images[0].shape), images[0].dtype)
-        torch.stack(images, out=out)
-        return {"images": out, "targets": collate_tensors_targets(batch)}
-
-
 @dataclass
 class Loader:
     """A DataLoader with its chunk sampler and worker count."""
@@ -196,8 +172,8 @@ class Loader:
 
 COLLATES: dict[str, Callable[[], Callable[[list[Any]], Any]]] = {
     "tensor": lambda: collate_tensors,
+    "recycled": BatchCollator,
     "numpy": lambda: collate_numpy,
-    "reused": CollateReused,
 }
 """Transport name -> a factory of its collate function."""
 

@@ -3,10 +3,12 @@
 Run from the repository root (the peers and the photographs are optional; install them
 with the step in ``benchmarks/README_peers.md``)::
 
-    .venv/bin/python benchmarks/throughput.py                # full run, about 2 minutes
-    .venv/bin/python benchmarks/throughput.py --quick        # under 30 s
-    .venv/bin/python benchmarks/throughput.py --json out.json --repeats 9
-    .venv/bin/python benchmarks/throughput.py --only keys,epoch
+    .venv-bench/bin/python benchmarks/throughput.py          # full run, about 5 minutes
+    .venv-bench/bin/python benchmarks/throughput.py --quick  # about 30 s
+    .venv-bench/bin/python benchmarks/throughput.py --json out.json --repeats 9
+    .venv-bench/bin/python benchmarks/throughput.py --only e2e,memory
+
+(``.venv/bin/python`` runs it too, every peer row then "unavailable".)
 
 Sections, each measured side by side in one run (contenders interleaved: in blocks per
 round for the microsecond-scale keys, epoch rows and loaders, one operation at a time
@@ -29,6 +31,12 @@ differences of the medians):
    bare ``DistributedSampler``, the wrapper reading the epoch from an ``EpochIndex``
    against its shared epoch, and a DataLoader (0 and 1 worker) with and without
    ``EpochSampler``; differences of the medians, µs per index.
+6. ``e2e``: end to end, a YOLO folder of JPEGs to batches of tensors: ultralytics'
+   ``YOLODataset`` (``cache=False`` and ``cache="ram"``) against rankaug (``YoloFolder``,
+   ``CachedDataset`` off and on, ``MosaicDataset`` with ``A.Affine`` or the fused
+   ``MosaicAffine``, HSV and flip), 0 and 2 workers, the first epoch apart.
+7. ``memory``: PSS of 2 ranks x (1 + 2 workers), ultralytics ``cache="ram"`` against
+   rankaug's ``CachedDataset`` (plus its files in the page cache).
 
 The files: this one is the command line and the run; ``_catalogue.py`` declares the
 sections, their rows and the goals (``_goals.py``: each goal computes its own figure);
@@ -39,8 +47,9 @@ context and the sources; ``_profile.py`` the ``--profile`` listings.
 Every process runs one thread: the OpenMP/BLAS thread variables are set to 1 before numpy,
 cv2 and torch load, and ``cv2.setNumThreads(1)`` and
 ``torch.set_num_threads(1)`` are called after the peers are imported (importing
-ultralytics changes cv2's setting). Sources are decoded and held in memory before any
-timing starts: decoding is not timed.
+ultralytics changes cv2's setting). Sections 2 to 4 decode their sources into memory
+before any timing starts (decoding is not timed there); sections 6 and 7 read JPEG files,
+decoding included.
 """
 
 from __future__ import annotations
@@ -99,6 +108,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="photos from skimage.data when installed (auto), or synthetic images",
     )
     parser.add_argument("--batch-size", type=int, default=16, help="DataLoader batch size")
+    parser.add_argument(
+        "--images", type=int, default=None, help="JPEGs in the e2e folder (1200; --quick 48)"
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="where the e2e JPEG folder is kept and the caches go (default: under $TMPDIR)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of every contender")
     parser.add_argument("--profile", action="store_true", help="also cProfile rankaug's contenders")
     parser.add_argument(
@@ -112,6 +130,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error("--size must be >= 16, --sources and --batch-size >= 1")
     if args.repeats is not None and args.repeats < 1:
         parser.error("--repeats must be >= 1")
+    if args.images is not None and args.images < 1:
+        parser.error("--images must be >= 1")
     only = [name.strip() for name in args.only.split(",") if name.strip()]
     unknown = [name for name in only if name not in names]
     if unknown or not only:
@@ -123,14 +143,29 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def run(args: argparse.Namespace) -> Report:
     """Measure the selected sections and return the report (printing as it goes)."""
     base = QUICK if args.quick else FULL
-    settings = Settings(**{**base.__dict__, "repeats": args.repeats or base.repeats})
+    given: dict[str, int] = {}
+    if args.repeats:
+        given = {"repeats": args.repeats, "e2e_repeats": args.repeats}
+    if args.images:
+        given["e2e_images"] = args.images
+    settings = Settings(**{**base.__dict__, **given})
     selected = [s for s in SECTIONS if s.name in args.only]
-    total = settings.repeats * sum(len(s.rows) for s in selected)
+    total = sum(getattr(settings, s.rounds) * len(s.rows) for s in selected)
     progress = Progress(total, enabled={"auto": None, "on": True, "off": False}[args.progress])
     out = Console(progress)
     pin_threads()
     report = Report(meta=describe_run(args, settings, args.only), order=ROW_IDS)
-    bench = Bench(settings, args.size, args.seed, args.batch_size, report, progress, out)
+    bench = Bench(
+        settings,
+        args.size,
+        args.seed,
+        args.batch_size,
+        report,
+        progress,
+        out,
+        data=args.data,
+        data_dir=args.data_dir,
+    )
     if any(s.needs_sources for s in selected):
         progress.set_label("loading sources (not timed)")
         bench.load(args.data, args.sources)

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks import _catalogue, _goals, _report, _timing
+import rankaug
+from benchmarks import _catalogue, _goals, _jpegs, _memory, _report, _timing
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "throughput.py"
@@ -33,6 +34,7 @@ EXPECTED_ROWS = {
     "wrapper/stream",
     "mosaic/rankaug_2x2",
     "mosaic/rankaug_3x3",
+    "mosaic/rankaug_affine",
     "mosaic/floor",
     "mosaic/albumentations",
     "mosaic/ultralytics_affine",
@@ -40,12 +42,32 @@ EXPECTED_ROWS = {
     "mosaic/yolov5_style",
     "mosaic/albumentations_3x3",
     "mosaic/ultralytics9_affine",
-    *(f"scaling/{t}_{w}w" for t in ("tensor", "numpy", "reused") for w in (0, 1, 2)),
+    *(f"scaling/{t}_{w}w" for t in ("tensor", "recycled", "numpy") for w in (0, 1, 2)),
     "epoch/sampler_plain",
     "epoch/sampler_carried",
     "epoch/wrapper_plain",
     "epoch/wrapper_carried",
     *(f"epoch/loader_{kind}_{w}w" for kind in ("plain", "carried") for w in (0, 1)),
+    *(
+        f"e2e/{name}_first_{w}w"
+        for name in ("ultralytics", "ultralytics_ram", "rankaug_cached", "fused_cached")
+        for w in (0, 2)
+    ),
+    *(
+        f"e2e/{name}_{w}w"
+        for name in (
+            "ultralytics",
+            "ultralytics_ram",
+            "rankaug",
+            "rankaug_cached",
+            "fused",
+            "fused_cached",
+        )
+        for w in (0, 2)
+    ),
+    "memory/ultralytics_ram",
+    "memory/rankaug_cached",
+    "memory/rankaug_cached_pss",
 }
 EXPECTED_GOALS = [
     "key_sample",
@@ -54,12 +76,19 @@ EXPECTED_GOALS = [
     "mosaic_floor",
     "mosaic_albumentations",
     "mosaic_ultralytics",
-    "scaling_tensor",
+    "mosaic_affine_plain",
+    "mosaic_affine_ultralytics",
+    "loader_1w_0w",
+    "loader_2w_1w",
     "scaling_numpy",
     "epoch_sampler",
     "epoch_wrapper",
     "epoch_loader_0w",
     "epoch_loader_1w",
+    "e2e_ram",
+    "e2e_default",
+    "e2e_first",
+    "memory",
 ]
 EPOCH_PAIRS = [
     ("epoch/sampler_carried", "epoch/sampler_plain"),
@@ -75,7 +104,13 @@ OPTIONAL_ROWS = {
     "mosaic/ultralytics_affine",
     "mosaic/ultralytics_mosaic",
     "mosaic/ultralytics9_affine",
+    "memory/ultralytics_ram",
+    *(row for row in EXPECTED_ROWS if row.startswith("e2e/ultralytics")),
 }
+# rankaug's fused affine rows: measured once rankaug.MosaicAffine exists, until then
+# "unavailable" with that reason
+FUSED_ROWS = {"mosaic/rankaug_affine", *(r for r in EXPECTED_ROWS if r.startswith("e2e/fused"))}
+FUSED_BUILT = hasattr(rankaug, "MosaicAffine")
 
 
 def _run_script(tmp: Path, *options: str) -> subprocess.CompletedProcess[str]:
@@ -99,6 +134,10 @@ def _run_script(tmp: Path, *options: str) -> subprocess.CompletedProcess[str]:
         "synthetic",
         "--batch-size",
         "4",
+        "--images",
+        "8",
+        "--data-dir",
+        str(tmp / "data"),
         "--progress",
         "off",
         "--json",
@@ -126,7 +165,13 @@ def test_json_has_every_row(quick_run: tuple[dict[str, Any], str]) -> None:
     assert set(report["rows"]) == EXPECTED_ROWS
     for row_id, row in report["rows"].items():
         assert row["id"] == row_id
-        if row["status"] == "ok":
+        unavailable = row_id in FUSED_ROWS and not FUSED_BUILT
+        if unavailable:
+            assert (row["status"], row["reason"]) == (
+                "unavailable",
+                "rankaug.MosaicAffine not built yet",
+            ), row_id
+        elif row["status"] == "ok":
             assert len(row["values"]) == 1, row_id  # --repeats 1
             assert row["median"] > 0, row_id
             assert row["min"] <= row["median"] <= row["max"], row_id
@@ -166,7 +211,18 @@ def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -
         "shm_reused_ms",
         "make_ms",
     }
-    assert meta["settings"]["only"] == ["keys", "wrapper", "mosaic", "scaling", "epoch"]
+    assert meta["settings"]["only"] == [
+        "keys",
+        "wrapper",
+        "mosaic",
+        "scaling",
+        "epoch",
+        "e2e",
+        "memory",
+    ]
+    recycled = report["diagnostics"]["recycle_stats"]
+    assert recycled["pooled"] >= 1  # the workers stacked into pooled buffers
+    assert recycled["pooled"] + recycled["reused"] + recycled["unpooled"] > 0
 
 
 def test_epoch_goals_are_differences_of_medians(quick_run: tuple[dict[str, Any], str]) -> None:
@@ -196,6 +252,38 @@ def test_epoch_goals_are_differences_of_medians(quick_run: tuple[dict[str, Any],
             assert rows[row_id]["note"].startswith("wall ")
 
 
+def test_e2e_runs_rankaug_on_the_jpeg_folder(quick_run: tuple[dict[str, Any], str]) -> None:
+    report, _ = quick_run
+    rows = report["rows"]
+    data = report["meta"]["e2e_data"]
+    assert data["kind"] == "synthetic"
+    assert data["description"].startswith("8 JPEGs (quality 90")
+    assert "scikit-image is not installed" in data["description"]
+    first = rows["e2e/rankaug_cached_first_0w"]
+    assert first["note"].startswith("built ")
+    # 8 images, batches of 4: the epoch's 8 samples over construction plus the pass
+    assert first["median"] == pytest.approx(8 / (first["build_s_median"] + first["epoch_s_median"]))
+    split = report["diagnostics"]["e2e_split_ms"]
+    assert set(split) == {"rankaug", "rankaug_cached"}  # ultralytics is not installed here
+    for parts in split.values():
+        assert set(parts) == {"total", "decode", "resize", "warp", "colour", "collate"}
+    assert split["rankaug"]["decode"] > 0  # each tile a JPEG decode
+    assert split["rankaug_cached"]["decode"] == 0  # later epochs read the full cache
+    assert {goal["id"]: goal["status"] for goal in report["goals"]}["e2e_first"] == "N/A"
+
+
+def test_memory_counts_every_process_of_both_ranks(quick_run: tuple[dict[str, Any], str]) -> None:
+    report, stdout = quick_run
+    rows, memory = report["rows"], report["diagnostics"]["memory"]
+    assert memory["processes"] == {"rankaug_cached": [3, 3]}  # each rank and its 2 workers
+    assert all("ready" in lines for lines in memory["lines"])
+    assert memory["cache_resident_mib"] > 0
+    with_cache, pss = rows["memory/rankaug_cached"], rows["memory/rankaug_cached_pss"]
+    assert with_cache["median"] == pytest.approx(pss["median"] + memory["cache_resident_mib"])
+    assert pss["peak_mib_median"] >= pss["median"]
+    assert "rankaug_cached   PSS per process, MiB: rank 0: " in stdout
+
+
 def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
     _, stdout = quick_run
     for text in (
@@ -204,6 +292,8 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
         "3. Mosaic",
         "4. Scaling",
         "5. Epoch carried by the index",
+        "6. End to end",
+        "7. Memory",
         "pickling one list of 4 indices",
         "decoding is not timed",
         "threads: pinned to 1",
@@ -212,7 +302,7 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
     ):
         assert text in stdout
     # the sections in the catalogue's order, the goals table last
-    positions = [stdout.index(f"{k}. ") for k in range(1, 6)]
+    positions = [stdout.index(f"{k}. ") for k in range(1, 8)]
     assert positions == sorted(positions)
     assert stdout.index("Goals") > positions[-1]
 
@@ -241,7 +331,9 @@ def test_only_runs_the_selected_sections(tmp_path: Path) -> None:
 def test_only_refuses_an_unknown_section(tmp_path: Path) -> None:
     result = _run_script(tmp_path, "--only", "keys,speed")
     assert result.returncode == 2
-    assert "--only takes sections among keys,wrapper,mosaic,scaling,epoch" in result.stderr
+    assert (
+        "--only takes sections among keys,wrapper,mosaic,scaling,epoch,e2e,memory" in result.stderr
+    )
     assert "'keys,speed'" in result.stderr
 
 
@@ -256,6 +348,7 @@ def test_catalogue_declares_every_row_and_goal() -> None:
     with pytest.raises(ValueError, match="goal ids repeat"):
         _catalogue.check_goals([*_catalogue.GOALS, _catalogue.GOALS[0]], _catalogue.ROW_IDS)
     assert _catalogue.section("epoch").better == "lower"
+    assert _catalogue.section("memory").better == "lower"
     assert _catalogue.section("mosaic").better == "higher"
     assert _catalogue.section("epoch").values([2e-6]) == [pytest.approx(2.0)]
     assert _catalogue.section("mosaic").values([0.5]) == [2.0]
@@ -307,6 +400,22 @@ class TestGoals:
         )
         result = absent.evaluate(report)
         assert (result["measured"], result["status"], result["margin"]) == (None, "N/A", None)
+
+    def test_ratio_notes_the_ratios_it_compares_with(self) -> None:
+        report = _report_of(a=[6.0], b=[2.0], c=[4.0])
+        goal = _goals.Ratio(
+            id="r",
+            what="a / b",
+            numerator="a",
+            denominator="b",
+            op=">=",
+            target=2.0,
+            compare=(("against c", "a", "c"), ("missing", "a", "nowhere")),
+        )
+        result = goal.evaluate(report)
+        assert (result["measured"], result["status"]) == (3.0, "PASS")
+        assert result["note"] == "against c 1.50x"  # a row that is missing adds nothing
+        assert goal.rows == ("a", "b")
 
     def test_paired_ratio_prefers_the_paired_estimate(self) -> None:
         report = _report_of(w=[90.0, 100.0], d=[100.0, 100.0])
@@ -387,3 +496,62 @@ def test_alternate_and_interleave_time_every_contender() -> None:
     seconds = _timing.interleave(ops, per_round=2, repeats=2, warmup=0)
     assert all(len(values) == 2 for values in seconds.values())
     assert calls == ["a7", "a8", "b7", "b8", "b9", "b10", "a9", "a10"]
+
+
+class TestJpegFolder:
+    def test_built_once_then_reused(self, tmp_path: Path) -> None:
+        from rankaug.datasets import YoloFolder
+
+        made = _jpegs.jpeg_folder(10, 64, data="synthetic", data_dir=tmp_path, seed=3)
+        assert (made.count, made.kind, made.built) == (10, "synthetic", True)
+        jpegs = sorted((made.root / "images").glob("*.jpg"))
+        assert len(jpegs) == 10
+        folder = YoloFolder(made.root)  # the labels parse, every box inside its image
+        shapes = {folder[i]["image"].shape[:2] for i in range(len(folder))}
+        assert shapes <= {(48, 64), (43, 64), (64, 48), (72, 128)}
+        assert (72, 128) in shapes  # the 1280x720 class, scaled for a 64 output
+        assert sum(len(folder[i]["bboxes"]) for i in range(len(folder))) > 0
+        again = _jpegs.jpeg_folder(10, 64, data="synthetic", data_dir=tmp_path, seed=3)
+        assert (again.root, again.built) == (made.root, False)
+        (made.root / "folder.json").write_text("{}")  # a stale marker: built anew
+        assert _jpegs.jpeg_folder(10, 64, data="synthetic", data_dir=tmp_path, seed=3).built
+        other = _jpegs.jpeg_folder(10, 64, data="synthetic", data_dir=tmp_path, seed=4)
+        assert other.root != made.root
+        assert not list(tmp_path.glob("*.building-*"))  # nothing left half-built
+
+    def test_doctests(self) -> None:
+        results = doctest.testmod(_jpegs)
+        assert (results.attempted > 0, results.failed) == (True, 0)
+
+
+class TestMemory:
+    def test_watch_sums_each_tree_at_ready(self, tmp_path: Path) -> None:
+        # a parent holding 48 MiB whose child holds 32 MiB: both in the parent's tree
+        child = "import sys; b = bytearray(32 << 20); print('up', flush=True); sys.stdin.read()"
+        parent = (
+            "import subprocess, sys; "
+            f"c = subprocess.Popen([sys.executable, '-c', {child!r}], stdout=subprocess.PIPE, "
+            "stdin=subprocess.PIPE); c.stdout.readline(); b = bytearray(48 << 20); "
+            "print('ready', flush=True); sys.stdin.read(); c.stdin.close(); c.wait()"
+        )
+        small = "import sys; print('ready', flush=True); sys.stdin.read()"
+        seen = _memory.watch(
+            [[sys.executable, "-c", parent], [sys.executable, "-c", small]],
+            env=dict(os.environ),
+            cwd=tmp_path,
+        )
+        assert [len(tree) for tree in seen.ready] == [2, 1]
+        assert seen.ready_kib([0]) > 80 * 1024
+        assert seen.ready_kib([1]) < 40 * 1024
+        assert seen.ready_kib([0, 1]) == seen.ready_kib([0]) + seen.ready_kib([1])
+        assert seen.peak_kib([0]) >= seen.ready_kib([0])
+        assert seen.lines == [["ready"], ["ready"]]
+
+    def test_watch_reports_a_command_that_fails(self, tmp_path: Path) -> None:
+        failing = "import sys; print('oops', file=sys.stderr); sys.exit(3)"
+        with pytest.raises(RuntimeError, match=r"command 0 exited \(3\).*oops"):
+            _memory.watch([[sys.executable, "-c", failing]], env=dict(os.environ), cwd=tmp_path)
+
+    def test_doctests(self) -> None:
+        results = doctest.testmod(_memory)
+        assert (results.attempted > 0, results.failed) == (True, 0)

@@ -1,4 +1,4 @@
-"""Section 3, mosaic: ``MosaicDataset(ds)[i]`` (2x2 and 3x3) against the peers.
+"""Section 3, mosaic: ``MosaicDataset(ds)[i]`` (2x2, 3x3, fused affine) against the peers.
 
 albumentations ``A.Mosaic``, ultralytics ``Mosaic`` (+ its affine crop, and alone), a
 YOLOv5-style mosaic and the floor, all on the same in-memory sources and output size,
@@ -31,6 +31,7 @@ __all__ = [
     "check_mosaic",
     "cycling",
     "find_mosaic_class",
+    "fused_affine",
     "measure",
     "mosaic_contenders",
     "prepare",
@@ -63,6 +64,18 @@ def find_mosaic_class() -> tuple[type[Any] | None, str]:
     if cls is None:
         return None, "rankaug.mosaic has no MosaicDataset"
     return cls, ""
+
+
+def fused_affine() -> Any:
+    """YOLO's default affine as ``rankaug.MosaicAffine``, or ``None`` while it is not built.
+
+    ``degrees=0, translate=0.1, scale=0.5, shear=0``: ultralytics' defaults, in its meaning
+    (scale drawn in ``1 +- 0.5``), the same as the ultralytics peer's ``RandomPerspective``.
+    """
+    cls = getattr(rankaug, "MosaicAffine", None)
+    if cls is None:
+        return None
+    return cls(degrees=0.0, translate=0.1, scale=0.5, shear=0.0)
 
 
 def mosaic_contenders(
@@ -99,6 +112,12 @@ def mosaic_contenders(
             continue
         dataset = mosaic_cls(sources, seed=seed, output_size=size, grid=grid)
         makers[row_id] = cycling(dataset, n)
+    fused = fused_affine()
+    if mosaic_cls is None or fused is None:
+        unavailable["mosaic/rankaug_affine"] = missing or "rankaug.MosaicAffine not built yet"
+    else:
+        dataset = mosaic_cls(sources, seed=seed, output_size=size, affine=fused)
+        makers["mosaic/rankaug_affine"] = cycling(dataset, n)
     builders: dict[str, Callable[[], peers.Step]] = {
         "mosaic/floor": lambda: peers.floor_mosaic(sources, hw, rng=random.Random(seed)),
         "mosaic/albumentations": lambda: peers.albumentations_mosaic(sources, hw, seed=seed),

@@ -1,7 +1,8 @@
 """Section 4, scaling: a DataLoader over ``MosaicDataset`` with 0, 1 and 2 workers.
 
-Three transports (numpy samples pickled through the worker pipe, torch tensors in shared
-memory and, as an experiment, tensors in shared buffers reused across batches), with the
+Three transports (torch tensors in fresh shared memory, ``collate_detection``; torch
+tensors in shared buffers recycled by ``rankaug.collate.BatchCollator``; numpy samples
+pickled through the worker pipe), with the
 CPU time the loader's processes got and how long they waited for a CPU (other work on
 the machine), read from ``/proc``; then what moving one batch out of a worker costs.
 """
@@ -41,6 +42,14 @@ def measure_scaling(
                 progress.set_label(f"4 scaling: {name}")
                 chunks[name].append(time_chunk(loaders[name], batches, batch_size))
                 progress.advance()
+        recycler = loaders["scaling/recycled_1w"].loader.collate_fn
+        stats = getattr(recycler, "stats", None)
+        if stats is not None:
+            report.diagnostics["recycle_stats"] = {
+                "pooled": stats.pooled,
+                "reused": stats.reused,
+                "unpooled": stats.unpooled,
+            }
     finally:
         loaders.clear()  # shuts the persistent workers down
         gc.collect()
@@ -100,7 +109,10 @@ def measure(bench: Bench, prepared: None) -> None:
     for transport in TRANSPORTS:
         ids = [f"scaling/{transport}_{w}w" for w in WORKERS]
         print_rows(out, report, ids, baseline=ids[0])
-        line = f"    speed-up 2 workers vs 1: {ratio_text(report.ratio(ids[2], ids[1]))}"
+        line = (
+            f"    1 worker vs 0: {ratio_text(report.ratio(ids[1], ids[0]))}; "
+            f"2 workers vs 1: {ratio_text(report.ratio(ids[2], ids[1]))}"
+        )
         two, one = (report.rows[k].extra.get("projected") for k in (ids[2], ids[1]))
         if two and one:
             line += (
@@ -108,6 +120,13 @@ def measure(bench: Bench, prepared: None) -> None:
                 f"{summarize(two).median / summarize(one).median:.2f}x"
             )
         out(line)
+    recycled = report.diagnostics.get("recycle_stats")
+    if recycled:
+        out(
+            f"  BatchCollator's buffers (all its loaders): {recycled['reused']} reused, "
+            f"{recycled['pooled']} allocated into a pool, {recycled['unpooled']} allocated "
+            "outside it (every pooled buffer busy)"
+        )
     costs = report.diagnostics.get("transport")
     if costs:
         make = costs["make_ms"]

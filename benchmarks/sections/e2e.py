@@ -1,0 +1,362 @@
+"""Section 6, end to end: a YOLO folder of JPEGs to batches of tensors, as users train.
+
+The contenders (``benchmarks._pipelines``) all make mosaic -> random affine -> HSV -> flip
+-> ``(B, 3, side, side)`` uint8 batches from the same folder (``benchmarks._jpegs``):
+ultralytics' ``YOLODataset`` (``cache=False``, ``cache="ram"``) and rankaug (cache off
+and on, ``A.Affine`` or the fused ``MosaicAffine``). Each runs behind its own persistent
+DataLoader, with 0 and with 2 workers, over one fixed shuffled order:
+
+1. **First epoch**: construction (``cache="ram"`` decodes every image there; rankaug's
+   cache starts empty, in a fresh directory) plus one whole pass. The in-process
+   loaders take turns a few batches at a time, the order reversed every turn; the
+   2-worker loaders run their epochs one after another.
+2. **Later epochs**: the same loaders, now warm (caches full), timed in interleaved
+   blocks per round as section 4 does (steady state, the first batches of a chunk not
+   timed).
+
+Then where the time goes, in-process: each contender's ``dataset[i]`` with OpenCV's
+decode, resize, warp and colour calls timed apart, and its collate.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from torch.utils.data import DataLoader
+
+from benchmarks import peers
+from benchmarks._bench import Bench
+from benchmarks._catalogue import E2E_FIRST, E2E_PIPELINES, E2E_WORKERS, section
+from benchmarks._jpegs import JpegFolder, default_data_dir, jpeg_folder
+from benchmarks._loaders import ChunkSampler, Loader, time_chunk
+from benchmarks._pipelines import FUSED, Pipeline, build, fused_missing, ultralytics_classes
+from benchmarks._report import Row, print_rows, ratio_text
+
+__all__ = ["SECTION", "cache_root", "cv2_split", "folder", "measure", "prepare", "side"]
+
+SECTION = section("e2e")
+_CV2_STAGES: dict[str, tuple[str, ...]] = {
+    "decode": ("imdecode", "imread"),
+    "resize": ("resize",),
+    "warp": ("warpAffine", "warpPerspective"),
+    "colour": ("cvtColor", "LUT", "merge", "split"),
+}
+"""OpenCV calls timed apart in the split, by stage."""
+
+
+def side(bench: Bench) -> int:
+    """The section's output side: ``--size`` times ``e2e_scale``, a multiple of 8."""
+    return max(8, round(bench.size * bench.settings.e2e_scale / 8) * 8)
+
+
+def folder(bench: Bench) -> JpegFolder:
+    """The section's JPEG folder (built once, reused by later runs and the memory section)."""
+    made = bench.shared.get("jpegs")
+    if made is None:
+        bench.progress.set_label("6 e2e: the JPEG folder (not timed)")
+        made = jpeg_folder(
+            bench.settings.e2e_images,
+            side(bench),
+            data=bench.data,
+            data_dir=bench.data_dir,
+            seed=bench.seed,
+        )
+        bench.shared["jpegs"] = made
+        bench.report.meta["e2e_data"] = {"kind": made.kind, "description": made.description}
+    return made
+
+
+def cache_root(bench: Bench) -> Path:
+    """A directory for this run's caches, removed when the process exits."""
+    root = bench.shared.get("caches")
+    if root is None:
+        base = default_data_dir() if bench.data_dir is None else bench.data_dir
+        base.mkdir(parents=True, exist_ok=True)
+        root = Path(tempfile.mkdtemp(prefix="caches-", dir=base))
+        atexit.register(shutil.rmtree, root, True)
+        bench.shared["caches"] = root
+    return root
+
+
+@dataclass
+class Contender:
+    """One pipeline at one worker count, behind its persistent DataLoader."""
+
+    name: str
+    workers: int
+    pipeline: Pipeline
+    loader: Loader
+    built: float
+    cache_dir: Path | None = None
+    first: list[float] = field(default_factory=list)
+
+    @property
+    def row(self) -> str:
+        return f"e2e/{self.name}_{self.workers}w"
+
+
+@dataclass
+class Prepared:
+    """What ``prepare`` found: the folder, and why contenders are missing."""
+
+    jpegs: JpegFolder
+    unavailable: dict[str, str]
+
+
+def prepare(bench: Bench) -> Prepared:
+    """Build (or find) the JPEG folder; import ultralytics' dataset (it changes cv2)."""
+    unavailable: dict[str, str] = {}
+    try:
+        ultralytics_classes()
+    except peers.PeerUnavailable as exc:
+        unavailable["ultralytics"] = unavailable["ultralytics_ram"] = f"not installed: {exc.reason}"
+    missing = fused_missing()
+    for name in FUSED:
+        if missing:
+            unavailable[name] = missing
+    return Prepared(folder(bench), unavailable)
+
+
+def _contenders(bench: Bench, prepared: Prepared) -> dict[str, Contender]:
+    """Every available pipeline at every worker count, each timed as it is built."""
+    made: dict[str, Contender] = {}
+    root, n = prepared.jpegs.root, prepared.jpegs.count
+    order = np.random.default_rng(bench.seed).permutation(n).tolist()
+    for workers in E2E_WORKERS:
+        for name in E2E_PIPELINES:
+            if name in prepared.unavailable:
+                continue
+            bench.progress.set_label(f"6 e2e: building {name}, {workers}w")
+            cache_dir = None
+            if "cached" in name:
+                cache_dir = Path(
+                    tempfile.mkdtemp(prefix=f"{name}-{workers}w-", dir=cache_root(bench))
+                )
+            gc.collect()
+            t0 = time.perf_counter()
+            pipeline = build(
+                name,
+                root,
+                side(bench),
+                cache_dir=cache_dir,
+                batch_size=bench.batch_size,
+                seed=bench.seed,
+                rank=0,
+            )
+            built = time.perf_counter() - t0
+            sampler = ChunkSampler(n, order=order)
+            loader: DataLoader[Any] = DataLoader(
+                pipeline.dataset,
+                batch_size=bench.batch_size,
+                sampler=sampler,
+                num_workers=workers,
+                collate_fn=pipeline.collate,
+                persistent_workers=workers > 0,
+                prefetch_factor=2 if workers else None,
+            )
+            contender = Contender(name, workers, pipeline, Loader(loader, sampler, workers), built)
+            contender.cache_dir = cache_dir
+            made[contender.row] = contender
+    return made
+
+
+def _run(contender: Contender, batches: int, batch_size: int) -> float:
+    """Load ``batches`` batches (one chunk); return the seconds it took."""
+    contender.loader.sampler.count = batches * batch_size
+    t0 = time.perf_counter()
+    for _ in contender.loader.loader:
+        pass
+    return time.perf_counter() - t0
+
+
+def _first_epochs(bench: Bench, made: dict[str, Contender], batches: int) -> None:
+    """Time every first-epoch contender's construction plus one whole pass."""
+    chunk = bench.settings.e2e_chunk
+    inline = [c for c in made.values() if c.name in E2E_FIRST and c.workers == 0]
+    left = {c.row: batches for c in inline}
+    turn = 0
+    while any(left.values()):  # in-process: turns of a few batches, order reversed
+        for c in inline if turn % 2 == 0 else inline[::-1]:
+            if left[c.row]:
+                bench.progress.set_label(f"6 e2e: first epoch {c.name}, 0w")
+                k = min(chunk, left[c.row])
+                c.first.append(_run(c, k, bench.batch_size))
+                left[c.row] -= k
+        turn += 1
+    pooled = [c for c in made.values() if c.name in E2E_FIRST and c.workers > 0]
+    for c in pooled:  # workers: whole epochs, one after another
+        bench.progress.set_label(f"6 e2e: first epoch {c.name}, {c.workers}w")
+        c.first.append(_run(c, batches, bench.batch_size))
+
+
+def _later_epochs(bench: Bench, made: dict[str, Contender]) -> dict[str, list[float]]:
+    """Interleaved blocks of steady-state chunks; samples/s per round."""
+    settings, bs = bench.settings, bench.batch_size
+    batches = settings.e2e_batches + settings.e2e_batches % 2  # a multiple of 2 workers
+    names = list(made)  # no warm-up: each chunk's first batches are not timed
+    rates: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(settings.e2e_repeats):
+        for name in names if r % 2 == 0 else names[::-1]:
+            bench.progress.set_label(f"6 e2e: {name}")
+            rates[name].append(time_chunk(made[name].loader, batches, bs).rate)
+            bench.progress.advance()
+    return rates
+
+
+def cv2_split(op: Callable[[int], Any], count: int) -> dict[str, float]:
+    """Milliseconds per operation in all, and in OpenCV's decode, resize, warp, colour calls.
+
+    The functions of :data:`_CV2_STAGES` are replaced on the ``cv2`` module by timing
+    wrappers for the duration (the code under test looks them up at each call), then
+    put back. A stage that calls another (none here) would count twice.
+    """
+    real: dict[str, Any] = {}
+    spent = dict.fromkeys(_CV2_STAGES, 0.0)
+
+    def timed(stage: str, fn: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[stage] += time.perf_counter() - t0
+
+        return wrapper
+
+    for i in range(3):  # warm up
+        op(i)
+    for stage, names in _CV2_STAGES.items():
+        for name in names:
+            real[name] = getattr(cv2, name)
+            setattr(cv2, name, timed(stage, real[name]))
+    try:
+        t0 = time.perf_counter()
+        for i in range(count):
+            op(3 + i)
+        total = time.perf_counter() - t0
+    finally:
+        for name, fn in real.items():
+            setattr(cv2, name, fn)
+    return {"total": total / count * 1e3, **{k: v / count * 1e3 for k, v in spent.items()}}
+
+
+def _split(bench: Bench, made: dict[str, Contender], count: int) -> None:
+    """Where each in-process contender's time goes (its caches are full by now)."""
+    splits = bench.report.diagnostics.setdefault("e2e_split_ms", {})
+    for c in made.values():
+        if c.workers:
+            continue
+        bench.progress.set_label(f"6 e2e: split {c.name}")
+        dataset, collate = c.pipeline.dataset, c.pipeline.collate
+        n = len(dataset)
+        split = cv2_split(lambda i, d=dataset, n=n: d[(i * 7) % n], count)
+        batch = [dataset[i] for i in range(bench.batch_size)]
+        t0 = time.perf_counter()
+        for _ in range(3):
+            collate(batch)
+        split["collate"] = (time.perf_counter() - t0) / 3 / len(batch) * 1e3
+        splits[c.name] = split
+    if not splits:
+        return
+    bench.out(
+        f"  where the time goes, in-process, ms per sample ({count} samples each; OpenCV calls "
+        "timed apart; collate per sample of a batch):"
+    )
+    for name, s in splits.items():
+        rest = s["total"] - sum(s[k] for k in _CV2_STAGES)
+        bench.out(
+            f"    {name:16s} {s['total'] + s['collate']:5.2f} = decode {s['decode']:.2f} + "
+            f"resize {s['resize']:.2f} + warp {s['warp']:.2f} + colour {s['colour']:.2f} + "
+            f"the rest {rest:.2f} + collate {s['collate']:.2f}"
+        )
+
+
+def _record(
+    bench: Bench, made: dict[str, Contender], later: dict[str, list[float]], batches: int
+) -> None:
+    report, rounds = bench.report, bench.settings.e2e_repeats
+    samples = batches * bench.batch_size
+    for c in made.values():
+        if c.first:
+            row_id = f"e2e/{c.name}_first_{c.workers}w"
+            epoch = sum(c.first)
+            row = report.add(
+                Row(
+                    row_id,
+                    SECTION.rows[row_id],
+                    SECTION.unit,
+                    SECTION.better,
+                    [samples / (c.built + epoch)],
+                )
+            )
+            row.extra = {"build_s": [c.built], "epoch_s": [epoch]}
+            row.note = f"built {c.built:.2f} s + epoch {epoch:.2f} s"
+            bench.progress.advance(rounds)
+        report.add(Row(c.row, SECTION.rows[c.row], SECTION.unit, SECTION.better, later[c.row]))
+
+
+def measure(bench: Bench, prepared: Prepared) -> None:
+    """First epoch, later epochs, the split; then the table."""
+    report, out, settings = bench.report, bench.out, bench.settings
+    for name, reason in prepared.unavailable.items():
+        ids = [f"e2e/{name}_{w}w" for w in E2E_WORKERS]
+        if name in E2E_FIRST:
+            ids += [f"e2e/{name}_first_{w}w" for w in E2E_WORKERS]
+        bench.missing(SECTION, ids, f"unavailable: {reason}")
+    batches = max(1, prepared.jpegs.count // bench.batch_size)
+    made = _contenders(bench, prepared)
+    gc.collect()
+    gc.freeze()
+    try:
+        _first_epochs(bench, made, batches)
+        later = _later_epochs(bench, made)
+        _record(bench, made, later, batches)
+        out(
+            f"6. End to end: JPEG files to batches of {bench.batch_size} "
+            f"(3x{side(bench)}x{side(bench)} uint8 tensors), samples/s; "
+            "mosaic, affine (scale 0.5-1.5, translate 0.1), HSV, flip"
+        )
+        out(f"  data: {prepared.jpegs.description}")
+        out(
+            '  first epoch: construction + one pass (rankaug\'s cache empty, cache="ram" '
+            f"filled while built); one round; in-process loaders in turns of "
+            f"{settings.e2e_chunk} batch(es)"
+        )
+        firsts = [r for r in SECTION.rows if "_first_" in r]
+        baseline = {r: f"e2e/ultralytics_first_{r.rsplit('_', 1)[1]}" for r in firsts}
+        print_rows(out, report, firsts, baseline=baseline, label="vs ultralytics")
+        even = settings.e2e_batches + settings.e2e_batches % 2
+        out(
+            f"  later epochs (caches full): {settings.e2e_repeats} rounds of {even} timed "
+            "batches per loader, interleaved"
+        )
+        laters = [r for r in SECTION.rows if "_first_" not in r]
+        baseline = {r: f"e2e/ultralytics_{r.rsplit('_', 1)[1]}" for r in laters}
+        print_rows(out, report, laters, baseline=baseline, label="vs ultralytics")
+        for name in E2E_PIPELINES:
+            two, zero = f"e2e/{name}_2w", f"e2e/{name}_0w"
+            entry = report.ratio(two, zero)
+            if entry is not None:
+                out(f"    {name:16s} 2 workers vs 0: {ratio_text(entry)}")
+        _split(bench, made, max(8, 2 * settings.e2e_batches))
+        filled = made.get("e2e/rankaug_cached_0w")
+        if filled is not None and filled.cache_dir is not None:
+            bench.shared["filled_cache"] = filled.cache_dir
+    finally:
+        kept = bench.shared.get("filled_cache")
+        spent = [c.cache_dir for c in made.values() if c.cache_dir not in (None, kept)]
+        made.clear()  # shuts the persistent workers down
+        gc.collect()
+        for directory in spent:  # a gigabyte each at 1200 images
+            shutil.rmtree(directory, ignore_errors=True)
+    out()
