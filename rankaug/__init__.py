@@ -13,7 +13,7 @@ from rankaug.epoch import EpochIndex
 from rankaug.errors import RankaugWarning, SampleError
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying, key_words, make_rng
-from rankaug.mosaic import MosaicDataset, MosaicRecord
+from rankaug.mosaic import MosaicAffine, MosaicDataset, MosaicRecord
 from rankaug.sampler import EpochSampler
 from rankaug.samples import DefaultAdapter, SampleAdapter
 from rankaug.seeding import WorkerSeeder, seed_everything
@@ -31,6 +31,7 @@ __all__ = [
     "KeyedDataset",
     "KeyedRandom",
     "Keying",
+    "MosaicAffine",
     "MosaicDataset",
     "MosaicRecord",
     "RandomAugmentWrapper",
