@@ -154,8 +154,9 @@ class PairDataset(KeyedDataset[T_co]):
     ) -> None:
         super().__init__(dataset, seed=seed, keying=keying, rank=rank, stream=stream)
         length = len(dataset)
+        title = type(self).__name__.removesuffix("Dataset")
         if length == 0:
-            raise ValueError(f"dataset is empty: {self.kind} needs at least one sample")
+            raise ValueError(f"dataset is empty: {title} needs at least one sample")
         self.config = PairConfig.build(
             box_format=box_format, label_fields=label_fields, keypoint_fields=keypoint_fields,
             num_classes=num_classes, class_field=class_field, p=p, partner_fit=partner_fit,
@@ -163,7 +164,7 @@ class PairDataset(KeyedDataset[T_co]):
         )  # fmt: skip
         self.partners = PartnerSampler(length, 1, pool=pool, weights=weights)
         self.adapter = adapter = check_adapter(adapter)
-        self._reader = PartReader(self.config, adapter, self.kind)
+        self._reader = PartReader(self.config, adapter, title)
 
     # ------------------------------------------------------------ the subclass' part
     def draw(self, rng: np.random.Generator) -> tuple[float, ...]:

@@ -109,7 +109,7 @@ def refuse_unmixed(value: Any, where: str) -> None:
         value = int(value)
     if isinstance(value, numbers.Integral):
         raise ValueError(
-            f"{where} has the class {value!r} but num_classes= is not given: a mixed image "
+            f"{where} has the class {int(value)} but num_classes= is not given: a mixed image "
             "needs a mixed target; pass num_classes= for soft targets (or class_field= "
             "another key if this is not a class)"
         )

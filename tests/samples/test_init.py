@@ -11,8 +11,10 @@ from rankaug.samples import (
     DefaultAdapter,
     attach,
     check_adapter,
+    class_target,
     passthrough,
     view,
+    with_class_target,
 )
 
 TARGETS = DEFAULT_TARGETS | {"labels"}
@@ -58,6 +60,41 @@ class TestAttach:
         assert attach(DefaultAdapter(), {"image": 0}, "k", 1) == {"image": 0, "k": 1}
         assert attach(DefaultAdapter(), [0, {"labels": 2}], "k", 1) == [0, {"labels": 2, "k": 1}]
         assert attach(DefaultAdapter(), (0, 5), "k", 1) == (0, 5)
+
+
+class TestClassTarget:
+    def test_dicts_dict_targets_and_plain_targets(self) -> None:
+        adapter = DefaultAdapter()
+        assert class_target(adapter, {"image": 0, "label": 4}, "label") == 4
+        assert class_target(adapter, {"image": 0}, "label") is None
+        assert class_target(adapter, (0, {"label": 2, "boxes": []}), "label") == 2
+        assert class_target(adapter, [0, 7], "label") == 7
+        assert class_target(adapter, 5, "label") is None
+
+    def test_adapters_with_the_hook(self) -> None:
+        class Own(DefaultAdapter):
+            def class_target(self, sample: Any, key: str) -> Any:
+                return sample["cls"]
+
+            def with_class_target(self, sample: Any, key: str, value: Any) -> Any:
+                return {**sample, "cls": value}
+
+        assert class_target(Own(), {"cls": 3}, "label") == 3
+        assert with_class_target(Own(), {"cls": 3}, "label", 9) == {"cls": 9}
+
+
+class TestWithClassTarget:
+    def test_replaces_what_class_target_reads(self) -> None:
+        adapter = DefaultAdapter()
+        vector = np.array([0.5, 0.5])
+        assert with_class_target(adapter, {"image": 0, "label": 1}, "label", vector)["label"] is (
+            vector
+        )
+        pair = with_class_target(adapter, (0, {"label": 1}), "label", vector)
+        assert pair[1]["label"] is vector
+        assert with_class_target(adapter, [0, 1], "label", vector) == [0, vector]
+        assert with_class_target(adapter, (0, torch.tensor(1)), "label", vector)[1] is vector
+        assert with_class_target(adapter, "other", "label", vector) == "other"
 
 
 class TestCheckAdapter:

@@ -1,0 +1,151 @@
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import numpy as np
+import pytest
+from torch.utils.data import DataLoader
+
+from rankaug import EpochIndex, SampleError
+from rankaug.keys import KeyedRandom
+from rankaug.mix import CopyPasteDataset, CutMixDataset, MixUpDataset, PairDataset
+from rankaug.mix.base import Combined, PairPlan
+from rankaug.mix.parts import Part
+from tests.mix.painted import flat_sample, instance_sample
+
+WRAPPERS = [MixUpDataset, CutMixDataset, CopyPasteDataset]
+
+
+def dataset(count: int = 8) -> list[dict[str, Any]]:
+    return [instance_sample(i, (12, 16), [(i % 5, 1, i % 5 + 6, 8)]) for i in range(count)]
+
+
+def keyed(wrapper: Any, index: int) -> KeyedRandom:
+    return wrapper.key_random(wrapper.context(index))
+
+
+class Average(PairDataset[Any]):
+    """A two-sample wrapper of its own: the mean image, no targets."""
+
+    kind = "average"
+    uniforms = 1
+
+    def combine(
+        self, main: Part, partner: Part, plan: PairPlan, rng: np.random.Generator
+    ) -> Combined:
+        image = ((main.image.astype(np.int32) + partner.image) // 2).astype(main.image.dtype)
+        return Combined(
+            Part(main.index, image, main.boxes, main.fields, None, None, None, {}, None),
+            0.5,
+            {"u": plan.uniforms[0]},
+        )
+
+
+class TestPairDataset:
+    def test_the_plan_follows_the_specified_order(self) -> None:
+        average = Average(dataset(), seed=4, p=0.5, keying="sample")
+        for index in range(8):
+            rng = keyed(average, index).generator
+            u = rng.random(3)
+            others = int(u[1] * 7)
+            partner = others + (others >= index)
+            out = average[index]
+            applied = bool(u[0] < 0.5)
+            assert out["mix"]["applied"] == applied
+            if applied:
+                assert out["mix"]["indices"] == [index, partner]
+                assert out["mix"]["u"] == u[2]
+            else:
+                assert out["mix"]["indices"] == [index]
+
+    @pytest.mark.parametrize("cls", WRAPPERS)
+    def test_each_keying_draws_from_its_key(self, cls: type[Any]) -> None:
+        def records(keying: str, rank: int = 0, order: list[int] | None = None) -> list[Any]:
+            wrapper = cls(dataset(), seed=1, p=1.0, keying=keying, rank=rank)
+            out = {i: wrapper[i][wrapper.config.record] for i in (order or list(range(8)))}
+            return [(r["indices"], r["state"]) for _, r in sorted(out.items())]
+
+        forward = records("sample")
+        assert records("sample", order=list(range(7, -1, -1))) == forward  # order-free
+        assert records("sample", rank=1) == forward  # the same index on every rank
+        assert records("sample_rank", rank=1) != records("sample_rank", rank=0)
+        stream = records("stream")
+        assert records("stream") == stream  # reproducible
+        assert records("stream", rank=1) != stream
+        assert stream != forward
+
+    @pytest.mark.parametrize("cls", WRAPPERS)
+    def test_the_epoch_comes_from_the_index(self, cls: type[Any]) -> None:
+        wrapper = cls(dataset(), seed=0, p=1.0, keying="sample")
+        record = wrapper.config.record
+        carried = wrapper[EpochIndex(3, 2)][record]
+        assert carried["epoch"] == 2
+        wrapper.set_epoch(2)
+        assert wrapper[3][record] == carried
+        assert wrapper[EpochIndex(3, 1)][record]["state"] != carried["state"]
+
+    def test_partners_never_the_main_index_and_from_the_pool(self) -> None:
+        mixup = MixUpDataset(dataset(), seed=0, keying="sample", pool=[0, 1, 2])
+        seen = set()
+        for index in range(8):
+            main, partner = mixup[index]["mixup"]["indices"]
+            assert partner != main
+            assert partner in (0, 1, 2)
+            seen.add(partner)
+        assert seen == {0, 1, 2}
+        weighted = MixUpDataset(dataset(), seed=0, weights=[0, 0, 0, 0, 0, 0, 1, 1])
+        assert {weighted[i]["mixup"]["indices"][1] for i in range(8)} == {6, 7}
+
+    def test_a_failing_dataset_is_named(self) -> None:
+        class Broken:
+            def __len__(self) -> int:
+                return 4
+
+            def __getitem__(self, index: int) -> Any:
+                if index == 2:
+                    raise OSError("unreadable")
+                return flat_sample(index, (4, 4), 1)
+
+        mixup = MixUpDataset(Broken(), seed=0, keying="sample")
+        with pytest.raises(SampleError, match=r"dataset\[2\] failed at index 2 .*OSError"):
+            mixup[2]
+        partners = [i for i in (0, 1, 3) if _partner(mixup, i) == 2]
+        with pytest.raises(SampleError, match=rf"dataset\[2\] failed at index {partners[0]} "):
+            mixup[partners[0]]
+
+    def test_a_bad_partner_field_is_named(self) -> None:
+        data = [flat_sample(i, (4, 4), 1) for i in range(3)]
+        data[1]["labels"] = np.zeros(5, np.int64)
+        cutmix = CutMixDataset(data, seed=0, keying="sample")
+        main = next(i for i in (0, 2) if _partner(cutmix, i) == 1)
+        with pytest.raises(SampleError, match=r"dataset\[1\] 'labels' has 5 entries for 1 boxes"):
+            cutmix[main]
+
+    @pytest.mark.parametrize("cls", WRAPPERS)
+    def test_workers_give_what_the_main_process_gives(self, cls: type[Any]) -> None:
+        wrapper = cls(dataset(), seed=0, p=1.0, keying="sample")
+        loader = DataLoader(
+            wrapper, batch_size=None, num_workers=2, collate_fn=lambda sample: sample,
+            multiprocessing_context="fork",
+        )  # fmt: skip
+        record = wrapper.config.record
+        assert [s[record] for s in loader] == [wrapper[i][record] for i in range(8)]
+
+    def test_pickles_for_spawned_workers_with_a_schedule(self) -> None:
+        mixup = MixUpDataset(dataset(), seed=0, p=half_from_epoch_one, keying="sample")
+        again = pickle.loads(pickle.dumps(mixup))
+        for epoch in (0, 1):
+            records = [again[EpochIndex(i, epoch)]["mixup"] for i in range(8)]
+            assert records == [mixup[EpochIndex(i, epoch)]["mixup"] for i in range(8)]
+        assert {again[EpochIndex(i, 0)]["mixup"]["applied"] for i in range(8)} == {False}
+
+
+def half_from_epoch_one(epoch: int) -> float:
+    return 0.5 if epoch >= 1 else 0.0
+
+
+def _partner(wrapper: Any, index: int) -> int:
+    rng = keyed(wrapper, index).generator
+    partner: int = wrapper.plan(index, rng, 0).indices[1]
+    return partner

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from rankaug.mix.classes import class_vector, refuse_unmixed, soft_target
+
+
+class TestClassVector:
+    def test_integers_become_one_hot(self) -> None:
+        for value in (2, np.int16(2), torch.tensor(2), np.array(2)):
+            assert class_vector(value, 3, "dataset[0]").tolist() == [0.0, 0.0, 1.0]
+
+    def test_vectors_pass_as_weights(self) -> None:
+        soft = class_vector(torch.tensor([0.25, 0.75]), 2, "dataset[0]")
+        assert soft.tolist() == [0.25, 0.75]
+        assert soft.dtype == np.float64
+
+    def test_bad_classes_name_the_sample(self) -> None:
+        with pytest.raises(ValueError, match=r"dataset\[4\] has no class"):
+            class_vector(None, 3, "dataset[4]")
+        with pytest.raises(ValueError, match=r"dataset\[4\] class must be an integer in \[0, 2\]"):
+            class_vector(-1, 3, "dataset[4]")
+        with pytest.raises(ValueError, match=r"vector of num_classes=3 weights, got shape \(2,\)"):
+            class_vector([0.5, 0.5], 3, "dataset[4]")
+        with pytest.raises(TypeError, match=r"dataset\[4\] class must be an integer or a vector"):
+            class_vector(True, 3, "dataset[4]")
+        with pytest.raises(TypeError, match=r"dataset\[4\] class must be an integer or a vector"):
+            class_vector("cat", 3, "dataset[4]")
+
+
+class TestSoftTarget:
+    def test_float32_of_the_class_container(self) -> None:
+        vector = np.array([0.5, 0.5])
+        assert soft_target(vector, 3).dtype == np.float32
+        assert soft_target(vector, torch.tensor(3)).dtype == torch.float32
+
+
+class TestRefuseUnmixed:
+    def test_integer_classes_only(self) -> None:
+        for value in (None, "cat", np.zeros((4, 4)), torch.zeros(3), True):
+            refuse_unmixed(value, "dataset[0]")
+        for value in (3, np.int64(3), torch.tensor(3)):
+            with pytest.raises(ValueError, match=r"dataset\[0\] has the class 3"):
+                refuse_unmixed(value, "dataset[0]")

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rankaug.mix.config import PairConfig
+
+ARGS: dict[str, Any] = {
+    "box_format": "pascal_voc", "label_fields": ("labels",), "keypoint_fields": (),
+    "num_classes": None, "class_field": "label", "p": 1.0, "partner_fit": "error",
+    "fill": 114, "fill_mask": 0, "record": "mixup",
+}  # fmt: skip
+
+
+class TestPairConfig:
+    def test_builds_the_target_keys(self) -> None:
+        config = PairConfig.build(**{**ARGS, "keypoint_fields": ("kp",)})
+        assert {"image", "bboxes", "labels", "kp"} <= config.targets
+        assert config.constant_p
+
+    @pytest.mark.parametrize(
+        ("change", "error", "message"),
+        [
+            ({"box_format": "xyxy"}, ValueError, "box_format must be one of"),
+            ({"label_fields": "labels"}, TypeError, "label_fields must be a sequence"),
+            ({"num_classes": 2.0}, TypeError, "num_classes must be an integer >= 1"),
+            ({"num_classes": True}, TypeError, "num_classes must be an integer >= 1"),
+            ({"class_field": "masks"}, ValueError, "class_field must be None or a key name"),
+            ({"class_field": None}, TypeError, "class_field must be a key name"),
+            ({"p": "0.5"}, TypeError, "p must be a finite number"),
+            ({"partner_fit": 1}, TypeError, "partner_fit must be one of 'error', 'letterbox'"),
+            ({"fill": "grey"}, TypeError, "fill must be a number or a sequence of numbers"),
+            ({"fill_mask": 0.5}, TypeError, "fill_mask must be an integer"),
+            ({"record": "label"}, ValueError, "record must be None or a key name other than"),
+        ],
+    )
+    def test_refuses_bad_arguments(
+        self, change: dict[str, Any], error: type[Exception], message: str
+    ) -> None:
+        with pytest.raises(error, match=message):
+            PairConfig.build(**{**ARGS, **change})
+
+    def test_probability_of_a_schedule_is_checked(self) -> None:
+        config = PairConfig.build(**{**ARGS, "p": lambda epoch: epoch / 2})
+        assert not config.constant_p
+        assert config.probability(1) == 0.5
+        with pytest.raises(ValueError, match=r"p\(4\) must be a finite number >= 0.0 and <= 1.0"):
+            config.probability(4)
+
+    def test_check_fill_against_the_image(self) -> None:
+        config = PairConfig.build(**{**ARGS, "fill": (1, 2)})
+        with pytest.raises(ValueError, match=r"fill has 2 values, dataset\[3\] image has 3"):
+            config.check_fill(np.zeros((2, 2, 3), np.uint8), None, "dataset[3]")
+        config = PairConfig.build(**{**ARGS, "fill_mask": 300})
+        with pytest.raises(ValueError, match="fill_mask must be whole numbers in"):
+            config.check_fill(np.zeros((2, 2), np.uint8), np.zeros((2, 2), np.uint8), "x")

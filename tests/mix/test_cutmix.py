@@ -1,0 +1,180 @@
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rankaug import SampleError
+from rankaug.mix import CutMixDataset
+from rankaug.mix.base import PairPlan
+from rankaug.mix.cutmix import rectangle, uncovered
+from tests.mix.painted import KINDS, flat_sample
+
+
+class TestRectangle:
+    @given(
+        h=st.integers(1, 64), w=st.integers(1, 64), lam=st.floats(0, 1),
+        ux=st.floats(0, 1, exclude_max=True), uy=st.floats(0, 1, exclude_max=True),
+    )  # fmt: skip
+    def test_inside_the_image_with_the_drawn_area(
+        self, h: int, w: int, lam: float, ux: float, uy: float
+    ) -> None:
+        x0, y0, x1, y1 = rectangle((h, w), lam, ux, uy)
+        assert 0 <= x0 <= x1 <= w
+        assert 0 <= y0 <= y1 <= h
+        side = np.sqrt(1 - lam)
+        assert abs((x1 - x0) - w * side) <= 0.5
+        assert abs((y1 - y0) - h * side) <= 0.5
+
+    def test_the_uniforms_place_it_from_edge_to_edge(self) -> None:
+        assert rectangle((10, 10), 0.75, 0.0, 0.0) == (0, 0, 5, 5)
+        assert rectangle((10, 10), 0.75, 0.9999, 0.9999) == (5, 5, 10, 10)
+
+
+class TestUncovered:
+    def test_visible_area_and_tight_box(self) -> None:
+        boxes = np.array(
+            [
+                [0.0, 0.0, 10.0, 10.0],  # right half covered across its height
+                [0.0, 0.0, 10.0, 10.0],  # a corner covered: L-shaped remainder
+                [6.0, 6.0, 8.0, 8.0],  # inside: nothing visible
+                [20.0, 20.0, 30.0, 30.0],  # untouched
+            ]
+        )
+        for rect, area0, tight0 in (
+            ((5, 0, 10, 10), 50.0, [0.0, 0.0, 5.0, 10.0]),
+            ((5, 5, 10, 10), 75.0, [0.0, 0.0, 10.0, 10.0]),
+            ((0, 5, 10, 12), 50.0, [0.0, 0.0, 10.0, 5.0]),
+        ):
+            area, tight = uncovered(boxes[:1], rect)
+            assert area.tolist() == [area0]
+            assert tight.tolist() == [tight0]
+        area, tight = uncovered(boxes, (5, 5, 10, 10))
+        assert area.tolist() == [75.0, 75.0, 0.0, 100.0]
+        assert tight[3].tolist() == [20.0, 20.0, 30.0, 30.0]
+
+
+def flat_dataset(count: int, dtype: Any = np.uint8, channels: int | None = 3) -> list[Any]:
+    return [
+        flat_sample(i, (12, 16), 10 * (i + 1), dtype=dtype, channels=channels) for i in range(count)
+    ]
+
+
+class TestCutMixPixels:
+    @given(kind=KINDS, seed=st.integers(0, 2**64 - 1))
+    def test_inside_the_rectangle_the_partner_outside_the_main(
+        self, kind: tuple[Any, int | None, float], seed: int
+    ) -> None:
+        dtype, channels, _ = kind
+        data = flat_dataset(4, dtype, channels)
+        cutmix = CutMixDataset(data, seed=seed, keying="sample")
+        for index in range(len(data)):
+            out = cutmix[index]
+            main, partner = out["cutmix"]["indices"]
+            x0, y0, x1, y1 = out["cutmix"]["rect"]
+            inside = np.zeros((12, 16), bool)
+            inside[y0:y1, x0:x1] = True
+            image = out["image"]
+            assert image.dtype == np.dtype(dtype)
+            assert (image[inside] == data[partner]["image"].flat[0]).all()
+            assert (image[~inside] == data[main]["image"].flat[0]).all()
+            assert (out["mask"][inside] == partner + 1).all()
+            assert (out["mask"][~inside] == main + 1).all()
+            assert out["cutmix"]["ratio"] == 1 - inside.mean()
+
+
+class FixedCut(CutMixDataset[Any]):
+    """CutMix with the draws fixed: the partner is the other of two samples, and the
+    rectangle of a 20x20 image is its top-right quarter, (10, 0, 20, 10)."""
+
+    def plan(self, index: int, rng: np.random.Generator, epoch: int) -> PairPlan:
+        return PairPlan(True, (index, 1 - index), (0.95, 0.0), (0.75,))
+
+
+class TestCutMixTargets:
+    def cut(self, main_boxes: list[Any], partner_boxes: list[Any], **kwargs: Any) -> Any:
+        data = [
+            flat_sample(0, (20, 20), 10, boxes=main_boxes),
+            flat_sample(1, (20, 20), 200, boxes=partner_boxes),
+        ]
+        for sample in data:
+            sample["keypoints"] = np.array([[2.0, 2.0], [15.0, 5.0], [12.0, 15.0]])
+            sample["kp_owner"] = np.full(3, sample["labels"][0])
+        out = FixedCut(data, seed=0, keypoint_fields=("kp_owner",), **kwargs)[0]
+        assert out["cutmix"]["rect"] == (10, 0, 20, 10)
+        return out, data
+
+    def test_main_boxes_by_visibility_partner_boxes_clipped(self) -> None:
+        out, data = self.cut(
+            [(0, 0, 8, 8), (6, 2, 16, 8), (12, 2, 18, 6)],
+            [(2, 2, 6, 6), (8, 4, 14, 8), (15, 1, 19, 9)],
+            min_visibility=0.3,
+        )
+        # main: untouched; 40% visible, shrunk to its visible part; hidden
+        # partner: outside the rectangle; clipped to it (2/3 visible); inside
+        assert out["bboxes"].tolist() == [
+            [0.0, 0.0, 8.0, 8.0], [6.0, 2.0, 10.0, 8.0],
+            [10.0, 4.0, 14.0, 8.0], [15.0, 1.0, 19.0, 9.0],
+        ]  # fmt: skip
+        assert out["labels"].tolist() == [0, 0, 1, 1]
+        masks = out["masks"]
+        assert masks.shape == (4, 20, 20)
+        assert not masks[:2, :10, 10:].any()  # the main's masks lose the rectangle
+        outside = np.ones((20, 20), bool)
+        outside[:10, 10:] = False
+        assert not masks[2:, outside].any()  # the partner's keep only the rectangle
+        np.testing.assert_array_equal(masks[0], data[0]["masks"][0])
+        np.testing.assert_array_equal(masks[3], data[1]["masks"][2])
+
+    def test_min_visibility_is_measured_against_the_full_box(self) -> None:
+        out, _ = self.cut([(6, 2, 16, 8)], [(8, 4, 14, 8)], min_visibility=0.5)
+        # 40% of the main box and 2/3 of the partner's stay visible
+        assert out["bboxes"].tolist() == [[10.0, 4.0, 14.0, 8.0]]
+        assert out["labels"].tolist() == [1]
+
+    def test_keypoints_where_their_image_shows(self) -> None:
+        out, _ = self.cut([(0, 0, 8, 8)], [(15, 1, 19, 9)])
+        # (15, 5) lies in the rectangle: the partner's; the others are the main's
+        assert out["keypoints"].tolist() == [[2.0, 2.0], [12.0, 15.0], [15.0, 5.0]]
+        assert out["kp_owner"].tolist() == [0, 0, 1]
+
+
+class TestCutMixDataset:
+    def test_classes_mix_by_the_exact_pasted_area(self) -> None:
+        data = [(torch.full((3, 10, 10), i, dtype=torch.uint8), torch.tensor(i)) for i in range(3)]
+        cutmix = CutMixDataset(data, seed=4, num_classes=3, keying="sample")
+        for index in range(3):
+            image, soft = cutmix[index]
+            assert isinstance(soft, torch.Tensor)
+            pasted = (image[0] != index).float().mean().item()
+            assert abs(soft[index].item() - (1 - pasted)) < 1e-6
+            assert abs(soft.sum().item() - 1) < 1e-6
+
+    def test_replay_is_bit_for_bit(self) -> None:
+        cutmix = CutMixDataset(flat_dataset(5), seed=9)
+        cutmix[1]
+        second = cutmix[1]
+        again = cutmix.replay(second["cutmix"])
+        for key in ("image", "bboxes", "labels", "mask", "masks"):
+            np.testing.assert_array_equal(again[key], second[key])
+        assert again["cutmix"] == second["cutmix"]
+
+    def test_unmixed_record(self) -> None:
+        out = CutMixDataset(flat_dataset(2), seed=0, p=0.0)[1]
+        assert out["cutmix"]["rect"] == (0, 0, 0, 0)
+        assert out["cutmix"]["indices"] == [1]
+
+    def test_a_partner_of_another_size_names_both(self) -> None:
+        data = [flat_sample(0, (8, 8), 1), flat_sample(1, (8, 9), 2)]
+        with pytest.raises(SampleError, match=r"dataset\[1\] image is 8x9 .*CutMix needs"):
+            CutMixDataset(data, seed=0)[0]
+
+    def test_arguments_are_checked(self) -> None:
+        with pytest.raises(ValueError, match=r"min_visibility must be a finite number >= 0\.0"):
+            CutMixDataset(flat_dataset(2), seed=0, min_visibility=2.0)
+        with pytest.raises(ValueError, match=r"alpha must be a finite number > 0\.0"):
+            CutMixDataset(flat_dataset(2), seed=0, alpha=-1.0)

@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rankaug.mix.config import PairConfig
+from rankaug.mix.parts import Part, PartReader, letterbox
+from rankaug.samples import DefaultAdapter
+from tests.mix.painted import flat_sample
+
+
+def config(**change: Any) -> PairConfig:
+    args: dict[str, Any] = {
+        "box_format": "pascal_voc", "label_fields": ("labels",), "keypoint_fields": ("kp",),
+        "num_classes": None, "class_field": "label", "p": 1.0, "partner_fit": "error",
+        "fill": 0, "fill_mask": 0, "record": "mixup",
+    }  # fmt: skip
+    return PairConfig.build(**{**args, **change})
+
+
+def reader(**change: Any) -> PartReader:
+    return PartReader(config(**change), DefaultAdapter(), "MixUp")
+
+
+def parts(samples: list[Any], **change: Any) -> list[Part]:
+    read = reader(**change)
+    return read.parts(list(range(len(samples))), samples, samples)
+
+
+class TestPart:
+    def test_flipped_mirrors_everything(self) -> None:
+        sample = {**flat_sample(0, (4, 10), 5, boxes=[(1, 0, 3, 2)]),
+                  "keypoints": np.array([[1.0, 1.0]]), "kp": [7]}  # fmt: skip
+        part = parts([sample])[0]
+        flipped = part.flipped()
+        assert flipped.boxes.tolist() == [[7.0, 0.0, 9.0, 2.0]]
+        assert flipped.keypoints is not None
+        assert flipped.keypoints.tolist() == [[9.0, 1.0]]
+        assert flipped.masks is not None
+        np.testing.assert_array_equal(flipped.masks[0], sample["masks"][0][:, ::-1])
+        assert part.boxes.tolist() == [[1.0, 0.0, 3.0, 2.0]]  # the part is left as it was
+
+
+class TestLetterbox:
+    def test_fits_and_centres_with_the_targets(self) -> None:
+        sample = {**flat_sample(0, (4, 8), 9, boxes=[(0, 0, 8, 4)]),
+                  "keypoints": np.array([[4.0, 2.0]]), "kp": [1]}  # fmt: skip
+        out = letterbox(parts([sample])[0], (8, 8), config(fill=(1, 2, 3)))
+        assert out.hw == (8, 8)
+        assert out.image[2:6].tolist() == [[[9, 9, 9]] * 8] * 4
+        assert out.image[0, 0].tolist() == [1, 2, 3]
+        assert out.boxes.tolist() == [[0.0, 2.0, 8.0, 6.0]]
+        assert out.keypoints is not None
+        assert out.keypoints.tolist() == [[4.0, 4.0]]
+        assert out.masks is not None
+        assert out.masks[0].sum() == 32  # 8 x 4 px: all of the box
+        assert out.mask is not None
+        assert (out.mask[:2] == 0).all()
+
+
+class TestPartReader:
+    def test_reads_boxes_in_pixels_and_gives_them_back_in_their_format(self) -> None:
+        sample = flat_sample(0, (10, 20), 1, boxes=[(0.5, 0.5, 0.5, 0.2)])  # yolo
+        read = reader(box_format="yolo")
+        part = read.parts([0], [sample], [sample])[0]
+        np.testing.assert_allclose(part.boxes, [[5.0, 4.0, 15.0, 6.0]], atol=1e-6)
+        out = read.emit(part, {"image", "bboxes"})
+        np.testing.assert_allclose(out["bboxes"], [[0.5, 0.5, 0.5, 0.2]])
+        assert out["labels"].tolist() == [0]
+
+    @pytest.mark.parametrize(
+        ("edit", "message"),
+        [
+            ({"image": [[1, 2]]}, r"dataset\[0\] image must be a numpy array"),
+            ({"bboxes": [[1, 2, 3]]}, r"dataset\[0\] bboxes must have shape \(N, 4\)"),
+            ({"bboxes": [[30, 1, 40, 3]]}, r"dataset\[0\] bboxes .*lies entirely outside"),
+            ({"labels": [1, 2]}, r"dataset\[0\] 'labels' has 2 entries for 1 boxes"),
+            ({"iscrowd": [0]}, r"dataset\[0\] 'iscrowd' looks like a per-box field"),
+            ({"masks": np.zeros((2, 10, 20))}, r"dataset\[0\] masks must have shape \(1, 10, 20\)"),
+            ({"mask": np.zeros((3, 3))}, r"dataset\[0\] mask has shape \(3, 3\)"),
+            ({"keypoints": [1.0, 2.0]}, r"dataset\[0\] keypoints must have shape \(K, 2\+\)"),
+            ({"keypoints": [[1.0, 2.0]]}, r"dataset\[0\] 'kp' must have one entry per keypoint"),
+        ],
+    )
+    def test_names_the_sample_and_the_field(self, edit: dict[str, Any], message: str) -> None:
+        sample = {**flat_sample(0, (10, 20), 1), **edit}
+        with pytest.raises((TypeError, ValueError), match=message):
+            parts([sample])
+
+    def test_the_partner_must_agree_with_the_main_sample(self) -> None:
+        main = flat_sample(0, (8, 8), 1)
+        with pytest.raises(ValueError, match=r"dataset\[1\] image has shape \(8, 8\) and dtype"):
+            parts([main, {**main, "image": np.zeros((8, 8), np.uint8)}])
+        with pytest.raises(ValueError, match=r"dataset\[1\] masks has dtype bool"):
+            parts([main, {**main, "masks": main["masks"].astype(bool)}])
+        without = {k: v for k, v in main.items() if k != "mask"}
+        with pytest.raises(ValueError, match=r"dataset\[1\] and dataset\[0\] disagree on having"):
+            parts([main, without])
+
+    def test_a_partner_of_another_size_is_refused_or_letterboxed(self) -> None:
+        main, small = flat_sample(0, (8, 8), 1), flat_sample(1, (4, 8), 2)
+        with pytest.raises(ValueError, match="MixUp needs both of one size"):
+            parts([main, small])
+        fitted = parts([main, small], partner_fit="letterbox")[1]
+        assert fitted.hw == (8, 8)
+        with pytest.raises(ValueError, match="fill must be whole numbers in"):
+            parts([main, small], partner_fit="letterbox", fill=0.5)
