@@ -73,16 +73,16 @@ def affine_xyxy(
         valid.append((inside & (uy <= boxes[:, 3]))[:, None])
     # ... and where the parallelogram's edges cross the window's edges
     x2, y2 = np.roll(x, -1, axis=1), np.roll(y, -1, axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for line in (wx0, wx1):
             t = (line - x) / (x2 - x)
-            cross = y + t * (y2 - y)
+            cross = y * (1 - t) + y2 * t  # exact at either end
             xs.append(np.full_like(x, line))
             ys.append(cross)
             valid.append((t >= 0) & (t <= 1) & (cross >= wy0) & (cross <= wy1))
         for line in (wy0, wy1):
             t = (line - y) / (y2 - y)
-            cross = x + t * (x2 - x)
+            cross = x * (1 - t) + x2 * t
             xs.append(cross)
             ys.append(np.full_like(y, line))
             valid.append((t >= 0) & (t <= 1) & (cross >= wx0) & (cross <= wx1))

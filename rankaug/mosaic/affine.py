@@ -45,7 +45,16 @@ import numpy as np
 
 from rankaug import checks
 
-__all__ = ["AffineDraw", "AffineRecord", "MosaicAffine", "affine_matrix", "draw_affine"]
+__all__ = [
+    "AffineDraw",
+    "AffineRecord",
+    "Matrix",
+    "MosaicAffine",
+    "affine_matrix",
+    "affine_record",
+    "draw_affine",
+    "is_axis_aligned",
+]
 
 Matrix = tuple[tuple[float, float, float], tuple[float, float, float]]
 
@@ -122,10 +131,12 @@ class AffineRecord(TypedDict):
     """The affine of one output, under ``"affine"`` in its :class:`MosaicRecord`.
 
     The draws (``angle``, ``scale``, ``shear`` as ``(x, y)`` degrees, ``translate`` as
-    ``(x, y)`` fractions of the output), and ``matrix``: the ``2 x 3`` map ``M`` from
-    the canvas the record's ``dst`` windows are in (YOLO's ``2h x 2w`` canvas for a
-    mosaic, the letterboxed output otherwise) onto the output, in continuous pixel
-    coordinates.
+    ``(x, y)`` fractions of the output); ``matrix``: the ``2 x 3`` map ``M`` from the
+    canvas the record's ``dst`` windows are in (YOLO's ``2h x 2w`` canvas for a mosaic,
+    the letterboxed output otherwise) onto the output; ``maps``: per tile (aligned with
+    ``indices``), ``M`` composed with the tile's place on the canvas, from the tile's
+    pixels onto the output. All in continuous pixel coordinates; without rotation and
+    shear the pixels realise each map on whole pixels (within half an output pixel).
     """
 
     angle: float
@@ -133,6 +144,7 @@ class AffineRecord(TypedDict):
     shear: tuple[float, float]
     translate: tuple[float, float]
     matrix: Matrix
+    maps: list[Matrix]
 
 
 def draw_affine(affine: MosaicAffine, rng: np.random.Generator) -> AffineDraw:
@@ -180,12 +192,13 @@ def is_axis_aligned(matrix: Matrix) -> bool:
     return b == 0.0 and c == 0.0 and a > 0.0 and d > 0.0
 
 
-def affine_record(draw: AffineDraw, matrix: Matrix) -> AffineRecord:
-    """The record of one sample's affine."""
+def affine_record(draw: AffineDraw, matrix: Matrix, maps: list[Matrix]) -> AffineRecord:
+    """The record of one sample's affine (see :class:`AffineRecord`)."""
     return {
         "angle": draw.angle,
         "scale": draw.scale,
         "shear": (draw.shear_x, draw.shear_y),
         "translate": (draw.translate_x, draw.translate_y),
         "matrix": matrix,
+        "maps": maps,
     }

@@ -60,6 +60,8 @@ class TileWarp:
         hw: The output's ``(height, width)``.
 
     Attributes:
+        placement: The tile's map onto the canvas, ``(kx, ky, ox, oy)``:
+            ``x -> kx * x + ox``, ``y -> ky * y + oy``.
         visible: Whether any of it can reach the output.
         roi: The ``(y0, y1, x0, x1)`` region of the output it can reach.
         crop: The ``(y0, y1, x0, x1)`` part of the tile that feeds it.
@@ -81,9 +83,11 @@ class TileWarp:
         matrix: Matrix,
         hw: tuple[int, int],
     ) -> None:
-        self.label, self.window, self.placement = label, window, placement
+        self.label, self.window = label, window
         th, tw = size
-        kx, ky, ox, oy = placement
+        sw, sh, ox, oy = placement
+        kx, ky = sw / tw, sh / th
+        self.placement = (kx, ky, float(ox), float(oy))
         x0, y0, x1, y1 = window
         self.row = (
             tw, th, kx, ky, kx, ky, ox, oy, ox, oy, x0, y0, x0, y0, x1, y1, x1, y1,
@@ -148,7 +152,11 @@ def fuse(
     """
     matrix = affine_matrix(draw, canvas_hw, hw)
     record = layout.record
-    record["affine"] = affine_record(draw, matrix)
+    maps = [
+        compose(matrix, ((sw / w.row[0], 0.0, ox), (0.0, sh / w.row[1], oy)))
+        for w, (sw, sh, ox, oy) in zip(layout.windows, layout.placements, strict=True)
+    ]
+    record["affine"] = affine_record(draw, matrix, maps)
     if is_axis_aligned(matrix):
         return _aligned(layout, matrix, canvas_hw, hw)
     tiles = [
@@ -173,18 +181,20 @@ def _aligned(
         return min(max(round(sy * y + by), 0), height)
 
     windows = []
-    for w, (kx, ky, ox, oy) in zip(layout.windows, layout.placements, strict=True):
+    for w, (sw, sh, ox, oy) in zip(layout.windows, layout.placements, strict=True):
         tw, th = w.row[0], w.row[1]
         size = (th, tw)
         dx0, dx1, dy0, dy1 = edge_x(w.dx0), edge_x(w.dx1), edge_y(w.dy0), edge_y(w.dy1)
         if not w.kx or dx1 <= dx0 or dy1 <= dy0:
             windows.append(Window.empty(size))
             continue
-        # whole source pixels through the composite map (rounded to the nearest)
-        sx0 = min(max(round(((dx0 - bx) / sx - ox) / kx), 0), tw - 1)
-        sx1 = min(max(round(((dx1 - bx) / sx - ox) / kx), sx0 + 1), tw)
-        sy0 = min(max(round(((dy0 - by) / sy - oy) / ky), 0), th - 1)
-        sy1 = min(max(round(((dy1 - by) / sy - oy) / ky), sy0 + 1), th)
+        # whole source pixels through the composite map (rounded to the nearest, as the
+        # layout rounds them: the same expression, so an identity affine changes nothing)
+        step_x, step_y = tw / sw, th / sh
+        sx0 = min(max(round(((dx0 - bx) / sx - ox) * step_x), 0), tw - 1)
+        sx1 = min(max(round(((dx1 - bx) / sx - ox) * step_x), sx0 + 1), tw)
+        sy0 = min(max(round(((dy0 - by) / sy - oy) * step_y), 0), th - 1)
+        sy1 = min(max(round(((dy1 - by) / sy - oy) * step_y), sy0 + 1), th)
         windows.append(Window(size, sx0, sy0, sx1, sy1, dx0, dy0, dx1, dy1))
     fills: list[Rect] = []
     for y0, y1, x0, x1 in layout.fills:

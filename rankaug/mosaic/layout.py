@@ -28,8 +28,9 @@ from rankaug.mosaic.record import MosaicRecord
 __all__ = ["Layout", "Placement", "Window", "grid_layout", "letterbox_layout", "lines"]
 
 Rect = tuple[int, int, int, int]  # y0, y1, x0, x1
-Placement = tuple[float, float, int, int]
-"""A tile's nominal map onto the canvas, ``(kx, ky, ox, oy)``: ``x -> kx * x + ox``."""
+Placement = tuple[int, int, int, int]
+"""A tile's nominal place on the canvas, ``(sw, sh, ox, oy)``: scaled to ``sw x sh``, its
+top-left corner at ``(ox, oy)``; a tile ``tw`` wide maps ``x -> x * sw / tw + ox``."""
 
 
 class Window:
@@ -93,8 +94,8 @@ class Layout(NamedTuple):
         fills: The ``(y0, y1, x0, x1)`` rectangles no tile covers (for a letterbox, the
             whole canvas, painted over by the window).
         record: The record of the geometry (``epoch`` and ``state`` still to be set).
-        placements: Each tile's nominal :data:`Placement` (the scaled tile's size over
-            its size, and its top-left corner on the canvas).
+        placements: Each tile's nominal :data:`Placement` (its scaled size and its
+            top-left corner on the canvas).
     """
 
     windows: list[Window]
@@ -161,7 +162,7 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
         dy0, dy1 = max(oy, cy0), min(oy + sh, cy1)
         cells.append((row, col))
         scales.append(scale)
-        placements.append((sw / tw, sh / th, ox, oy))
+        placements.append((sw, sh, ox, oy))
         if dx1 <= dx0 or dy1 <= dy0:
             if cy1 > cy0 and cx1 > cx0:
                 fills.append((cy0, cy1, cx0, cx1))
@@ -237,4 +238,4 @@ def letterbox_layout(config: MosaicConfig, index: int, size: tuple[int, int]) ->
         "epoch": 0,
         "state": "",
     }
-    return Layout([window], [(0, height, 0, width)], record, [(sw / tw, sh / th, dx0, dy0)])
+    return Layout([window], [(0, height, 0, width)], record, [(sw, sh, dx0, dy0)])

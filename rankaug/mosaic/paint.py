@@ -123,9 +123,12 @@ def warp_tile(
         warped = warped.view(crop.dtype)
     else:
         warped = _warp(crop, tile.inverse, (x1 - x0, y1 - y0), flags, border)
-    if target.ndim == 3:
-        owned = owned[:, :, None]
-    np.copyto(target, warped.reshape(target.shape), where=owned)
+    warped = warped.reshape(target.shape)
+    # cv2.copyTo writes in place (it has no 8-byte integers); np.copyto is slower
+    copyable = target.dtype.itemsize < 8 or target.dtype.kind == "f"
+    if copyable and cv2.copyTo(warped, owned.view(np.uint8), target) is target:
+        return
+    np.copyto(target, warped, where=owned[:, :, None] if target.ndim == 3 else owned)
 
 
 def _warp(
