@@ -10,7 +10,7 @@ an output filled first.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 import cv2
 import numpy as np
@@ -23,8 +23,9 @@ __all__ = ["canvas", "fill", "paint_image", "paint_warp", "paint_window", "warp_
 # warpAffine has neither INTER_NEAREST_EXACT nor INTER_AREA; with the half-pixel shift
 # of TileWarp.inverse its INTER_NEAREST is the pixel-centre nearest neighbour
 _WARP_FLAGS: Final = {cv2.INTER_NEAREST_EXACT: cv2.INTER_NEAREST, cv2.INTER_AREA: cv2.INTER_LINEAR}
-# what warpAffine takes for each item size (nearest neighbour copies the bits)
-_AS_WARPABLE: Final = {1: np.uint8, 2: np.uint16, 4: np.int32, 8: np.int64}
+# the dtypes warpAffine keeps (it makes int64 int32 and refuses uint32, float16, bool);
+# resize keeps all but the 8-byte integers. Others go through as bytes (nearest only).
+_WARPABLE: Final = frozenset({"uint8", "int8", "uint16", "int16", "int32", "float32", "float64"})
 
 
 def canvas(like: np.ndarray, hw: tuple[int, int]) -> np.ndarray:
@@ -57,6 +58,10 @@ def paint_window(out: np.ndarray, source: np.ndarray, window: Window, interpolat
         target[...] = crop.reshape(target.shape)
         return
     size = (window.dx1 - window.dx0, window.dy1 - window.dy0)
+    if crop.dtype.kind in "iu" and crop.dtype.itemsize == 8:  # resize would make them int32
+        resized = cv2.resize(_bytes(crop), size, None, 0.0, 0.0, interpolation)
+        target[...] = _from_bytes(resized, crop.dtype, target.shape)
+        return
     resized = cv2.resize(crop, size, target, 0.0, 0.0, interpolation)
     if resized is not target:  # OpenCV could not write in place (e.g. HxWx1)
         target[...] = resized.reshape(target.shape)
@@ -115,20 +120,29 @@ def warp_tile(
     cy0, cy1, cx0, cx1 = tile.crop
     crop = source[cy0:cy1, cx0:cx1]
     flags = _WARP_FLAGS.get(interpolation, interpolation) | cv2.WARP_INVERSE_MAP
-    if crop.dtype.name not in ("uint8", "uint16", "int16", "float32", "float64"):
-        if flags != cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP:
-            raise ValueError(f"cannot interpolate a {crop.dtype} array")  # masks are nearest
-        kind = _AS_WARPABLE[crop.dtype.itemsize]
-        warped = _warp(crop.view(kind), tile.inverse, (x1 - x0, y1 - y0), flags, border)
-        warped = warped.view(crop.dtype)
-    else:
-        warped = _warp(crop, tile.inverse, (x1 - x0, y1 - y0), flags, border)
-    warped = warped.reshape(target.shape)
+    size = (x1 - x0, y1 - y0)
+    if crop.dtype.name in _WARPABLE:
+        warped = _warp(crop, tile.inverse, size, flags, border).reshape(target.shape)
+    else:  # nearest neighbour copies whole pixels: their bytes go through unchanged
+        raw = _warp(_bytes(crop), tile.inverse, size, cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP,
+                    border)  # fmt: skip
+        warped = _from_bytes(raw, crop.dtype, target.shape)
     # cv2.copyTo writes in place (it has no 8-byte integers); np.copyto is slower
     copyable = target.dtype.itemsize < 8 or target.dtype.kind == "f"
     if copyable and cv2.copyTo(warped, owned.view(np.uint8), target) is target:
         return
     np.copyto(target, warped, where=owned[:, :, None] if target.ndim == 3 else owned)
+
+
+def _bytes(array: np.ndarray) -> np.ndarray:
+    """``HxW[xC]`` as ``HxWx(C * itemsize)`` uint8: a pixel's bytes as its channels."""
+    height, width = array.shape[:2]
+    return array.view(np.uint8).reshape(height, width, -1)
+
+
+def _from_bytes(raw: np.ndarray, dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray:
+    """The inverse of :func:`_bytes`, shaped ``shape``."""
+    return np.ascontiguousarray(raw).reshape(shape[0], shape[1], -1).view(dtype).reshape(shape)
 
 
 def _warp(

@@ -9,6 +9,7 @@ import pytest
 
 from rankaug import MosaicDataset
 from rankaug.datasets import SyntheticDetection
+from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.config import MosaicConfig
 
 DEFAULTS: dict[str, Any] = {
@@ -36,6 +37,15 @@ class TestMosaicConfig:
         assert not build(p=abs).constant_p
         assert not build(epochs=5, close_mosaic=1).constant_p
         assert {"image", "bboxes", "labels"} <= config.targets
+
+    def test_an_affine_lays_out_on_yolo_canvas_and_outputs_output_size(self) -> None:
+        config = build(output_size=(30, 40), affine=MosaicAffine(degrees=3))
+        assert config.affine == MosaicAffine(degrees=3)
+        assert config.canvas_hw == (60, 80)
+        assert config.image_hw == (30, 40)
+        plain = build(output_size=(30, 40))
+        assert (plain.affine, plain.canvas_hw, plain.image_hw) == (None, (30, 40), (30, 40))
+        assert build(output_size=(30, 40), canvas="yolo").image_hw == (60, 80)
 
     def test_frozen(self) -> None:
         with pytest.raises(dataclasses.FrozenInstanceError):
@@ -100,6 +110,17 @@ class TestMosaicConfig:
             ({"record": "labels"}, ValueError, "record must be None or a key name .*got 'labels'"),
             ({"record": "boxes"}, ValueError, "record must be None or a key name .*got 'boxes'"),
             ({"clip": "yes"}, TypeError, "clip must be True or False"),
+            (
+                {"affine": {"degrees": 10}},
+                TypeError,
+                "affine must be None or a rankaug.MosaicAffine, got .* of type dict",
+            ),
+            ({"affine": True}, TypeError, "affine must be None or a rankaug.MosaicAffine"),
+            (
+                {"affine": MosaicAffine(), "canvas": "yolo"},
+                ValueError,
+                "canvas='yolo' builds YOLO's canvas for an affine applied afterwards",
+            ),
         ],
     )
     def test_bad_arguments_are_named(

@@ -81,8 +81,12 @@ class TestGridLayout:
         assert record["cells"][0] == divmod(plan.main_cell, cols)
         assert len(record["splits_x"]) == cols - 1
         assert len(record["splits_y"]) == rows - 1
-        for window, src, dst in zip(layout.windows, record["src"], record["dst"], strict=True):
-            if window.kx:
+        for window, src, dst, (sw, sh, ox, oy) in zip(
+            layout.windows, record["src"], record["dst"], layout.placements, strict=True
+        ):
+            if window.kx:  # the window is the part of the placed tile inside its cell
+                assert ox <= window.dx0 < window.dx1 <= ox + sw
+                assert oy <= window.dy0 < window.dy1 <= oy + sh
                 assert src == (window.sx0, window.sy0, window.sx1, window.sy1)
                 assert dst == (window.dx0, window.dy0, window.dx1, window.dy1)
             else:

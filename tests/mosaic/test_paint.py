@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rankaug.mosaic.fused import TileWarp
 from rankaug.mosaic.layout import Window, grid_layout
-from rankaug.mosaic.paint import canvas, fill, paint_image, paint_window
+from rankaug.mosaic.paint import canvas, fill, paint_image, paint_window, warp_tile
 from rankaug.mosaic.plan import Plan
 from tests.mosaic.test_config import build
 
@@ -66,3 +67,20 @@ class TestPaintImage:
         for k, window in enumerate(layout.windows):
             expected[window.dy0 : window.dy1, window.dx0 : window.dx1] = 10 * (k + 1)
         assert np.array_equal(out, expected)
+
+
+class TestWarpTile:
+    @pytest.mark.parametrize("shape", [(12, 16), (12, 16, 1), (12, 16, 3), (12, 16, 6)])
+    def test_writes_only_the_pixels_the_tile_owns(self, shape: tuple[int, ...]) -> None:
+        turn = ((0.9, 0.3, 4.0), (-0.3, 0.9, 9.0))  # the canvas onto a 30 x 30 output
+        tile = TileWarp(2, shape[:2], (0, 0, 16, 12), (16, 12, 0, 0), turn, (30, 30))
+        owners = np.full((30, 30), 9, np.uint8)
+        owners[5:20, 6:25] = 2
+        out = np.zeros((30, 30, *shape[2:]), np.uint8)
+        warp_tile(out, np.full(shape, 5, np.uint8), tile, owners, cv2.INTER_CUBIC)
+        y0, y1, x0, x1 = tile.roi
+        written = out.reshape(30, 30, -1)[..., 0] == 5
+        inside = np.zeros((30, 30), dtype=bool)
+        inside[y0:y1, x0:x1] = True
+        assert (written == ((owners == 2) & inside)).all()
+        assert set(np.unique(out).tolist()) == {0, 5}

@@ -7,6 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rankaug.mosaic import MosaicAffine
+from rankaug.mosaic.affine import draw_affine
 from rankaug.mosaic.plan import draw_plan, probability
 from rankaug.partners import PartnerSampler
 from tests.mosaic.test_config import build
@@ -39,6 +41,24 @@ class TestDrawPlan:
         assert plan.fy == u[cells + cols : cells + rows + cols - 1]
         assert plan.scales == [0.5 + 1.5 * x for x in u[cells + rows + cols - 1 :]]
         assert len(plan.scales) == cells
+
+    @given(seed=st.integers(0, 2**32 - 1), weighted=st.booleans(), replace=st.booleans())
+    def test_the_affine_draws_after_everything_else(
+        self, seed: int, weighted: bool, replace: bool
+    ) -> None:
+        """The plan is the same with and without an affine, whose six uniforms come after
+        all the others (a weighted draw's redraws and a draw without replacement too)."""
+        weights = [1.0, 0.0, 3.0, 1.0, 0.5, 2.0] if weighted else None
+        partners = PartnerSampler(6, 3, weights=weights, replace=replace)
+        affine = MosaicAffine(degrees=10.0, shear=2.0)
+        rng = np.random.default_rng(seed)
+        fused = draw_plan(build(scale_range=(0.5, 1.5), affine=affine), partners, 2, rng, 0)
+        reference = np.random.default_rng(seed)
+        plain = draw_plan(build(scale_range=(0.5, 1.5)), partners, 2, reference, 0)
+        assert plain.affine is None
+        assert fused._replace(affine=None) == plain
+        assert fused.affine == draw_affine(affine, reference)
+        assert rng.random() == reference.random()
 
     def test_the_draws_do_not_depend_on_the_probability(self) -> None:
         partners = PartnerSampler(20, 3)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from rankaug import MosaicDataset
 from rankaug.boxes import BOX_FORMATS, BoxFormat, from_xyxy, to_xyxy
+from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.targets import TOLERANCE
 from tests.mosaic.painted import colour_of, painted_datasets
 
@@ -111,3 +112,15 @@ class TestMapTargets:
         np.testing.assert_array_equal(out["bboxes"], [[4.0, 4.0, 12.0, 12.0]])
         with_fill = MosaicDataset([sample], seed=0, output_size=(20, 40), p=0.0, fill_mask=9)[0]
         assert (with_fill["mask"][:, :10] == 9).all()
+
+    @pytest.mark.parametrize("affine", [None, MosaicAffine(), MosaicAffine(degrees=20.0)])
+    def test_eight_byte_masks_keep_their_values(self, affine: MosaicAffine | None) -> None:
+        # OpenCV's resize and warpAffine turn int64 into int32: 2**40 came back as 0
+        image = np.zeros((10, 10, 3), np.uint8)
+        mask = np.zeros((10, 10), np.int64)
+        mask[2:8, 2:8] = 2**40 + 3
+        sample = {"image": image, "mask": mask, "bboxes": np.array([[2.0, 2.0, 8.0, 8.0]]),
+                  "labels": np.array([1])}  # fmt: skip
+        out = MosaicDataset([sample], seed=0, output_size=23, p=0.0, affine=affine)[0]
+        assert out["mask"].dtype == np.int64
+        assert set(np.unique(out["mask"]).tolist()) == {0, 2**40 + 3}
