@@ -40,7 +40,7 @@ from rankaug.mosaic.affine import (
     affine_record,
     is_axis_aligned,
 )
-from rankaug.mosaic.layout import Layout, Placement, Rect, Window
+from rankaug.mosaic.layout import Layout, Placement, Window
 from rankaug.mosaic.record import MosaicRecord
 
 __all__ = ["TileWarp", "Warp", "fuse", "invert"]
@@ -173,42 +173,45 @@ def _aligned(
     """The layout on the output of an axis-aligned ``matrix`` (see the module docstring)."""
     (sx, _, bx), (_, sy, by) = matrix
     height, width = hw
-
-    def edge_x(x: float) -> int:
-        return min(max(round(sx * x + bx), 0), width)
-
-    def edge_y(y: float) -> int:
-        return min(max(round(sy * y + by), 0), height)
-
+    # every edge is a grid line, a tile's edge or the canvas' edge: each mapped once
+    xs: dict[int, int] = {}
+    ys: dict[int, int] = {}
+    for x in {0, canvas_hw[1], *[e for w in layout.windows for e in (w.dx0, w.dx1)],
+              *[e for f in layout.fills for e in f[2:]]}:  # fmt: skip
+        e = round(sx * x + bx)
+        xs[x] = 0 if e < 0 else width if e > width else e
+    for y in {0, canvas_hw[0], *[e for w in layout.windows for e in (w.dy0, w.dy1)],
+              *[e for f in layout.fills for e in f[:2]]}:  # fmt: skip
+        e = round(sy * y + by)
+        ys[y] = 0 if e < 0 else height if e > height else e
     windows = []
     for w, (sw, sh, ox, oy) in zip(layout.windows, layout.placements, strict=True):
         tw, th = w.row[0], w.row[1]
-        size = (th, tw)
-        dx0, dx1, dy0, dy1 = edge_x(w.dx0), edge_x(w.dx1), edge_y(w.dy0), edge_y(w.dy1)
+        dx0, dx1, dy0, dy1 = xs[w.dx0], xs[w.dx1], ys[w.dy0], ys[w.dy1]
         if not w.kx or dx1 <= dx0 or dy1 <= dy0:
-            windows.append(Window.empty(size))
+            windows.append(Window.empty((th, tw)))
             continue
-        # whole source pixels through the composite map (rounded to the nearest, as the
-        # layout rounds them: the same expression, so an identity affine changes nothing)
+        # whole source pixels through the composite map, rounded to the nearest and
+        # clamped as the layout does (the same expressions: an identity affine changes
+        # nothing)
         step_x, step_y = tw / sw, th / sh
-        sx0 = min(max(round(((dx0 - bx) / sx - ox) * step_x), 0), tw - 1)
-        sx1 = min(max(round(((dx1 - bx) / sx - ox) * step_x), sx0 + 1), tw)
-        sy0 = min(max(round(((dy0 - by) / sy - oy) * step_y), 0), th - 1)
-        sy1 = min(max(round(((dy1 - by) / sy - oy) * step_y), sy0 + 1), th)
-        windows.append(Window(size, sx0, sy0, sx1, sy1, dx0, dy0, dx1, dy1))
-    fills: list[Rect] = []
-    for y0, y1, x0, x1 in layout.fills:
-        rect = (edge_y(y0), edge_y(y1), edge_x(x0), edge_x(x1))
-        if rect[1] > rect[0] and rect[3] > rect[2]:
-            fills.append(rect)
-    # the output beyond the canvas' image: above, below, left and right of it
-    left, right = edge_x(0), edge_x(canvas_hw[1])
-    top, bottom = edge_y(0), edge_y(canvas_hw[0])
-    for rect in ((0, top, 0, width), (bottom, height, 0, width), (top, bottom, 0, left),
-                 (top, bottom, right, width)):  # fmt: skip
-        if rect[1] > rect[0] and rect[3] > rect[2]:
-            fills.append(rect)
+        sx0 = _clamp(round(((dx0 - bx) / sx - ox) * step_x), 0, tw - 1)
+        sx1 = _clamp(round(((dx1 - bx) / sx - ox) * step_x), sx0 + 1, tw)
+        sy0 = _clamp(round(((dy0 - by) / sy - oy) * step_y), 0, th - 1)
+        sy1 = _clamp(round(((dy1 - by) / sy - oy) * step_y), sy0 + 1, th)
+        windows.append(Window((th, tw), sx0, sy0, sx1, sy1, dx0, dy0, dx1, dy1))
+    # the fills, and the output beyond the canvas' image: above, below, left and right
+    left, right, top, bottom = xs[0], xs[canvas_hw[1]], ys[0], ys[canvas_hw[0]]
+    rects = [(ys[y0], ys[y1], xs[x0], xs[x1]) for y0, y1, x0, x1 in layout.fills]
+    rects += [(0, top, 0, width), (bottom, height, 0, width), (top, bottom, 0, left),
+              (top, bottom, right, width)]  # fmt: skip
+    fills = [r for r in rects if r[1] > r[0] and r[3] > r[2]]
     return Layout(windows, fills, layout.record, layout.placements)
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    """``min(max(value, low), high)``, cheaper."""
+    return low if value < low else high if value > high else value
 
 
 def _owners(
