@@ -134,7 +134,10 @@ class MosaicDataset(KeyedDataset[T_co]):
         interpolation: An OpenCV interpolation flag for images. Defaults to
             ``cv2.INTER_LINEAR``. Masks always use ``cv2.INTER_NEAREST_EXACT``, the
             nearest neighbour aligned on pixel centres like the boxes (OpenCV's
-            ``INTER_NEAREST`` is shifted by half a pixel).
+            ``INTER_NEAREST`` is shifted by half a pixel). Under an affine that rotates
+            or shears, ``cv2.warpAffine`` resamples: ``INTER_AREA`` is taken as
+            ``INTER_LINEAR`` there, and both nearest neighbours are aligned on pixel
+            centres.
         fill: The value of pixels no tile covers, a number or one per channel; it
             must fit the images' dtype (checked at the first sample). Defaults to
             ``114``, as YOLO.

@@ -135,8 +135,10 @@ class AffineRecord(TypedDict):
     canvas the record's ``dst`` windows are in (YOLO's ``2h x 2w`` canvas for a mosaic,
     the letterboxed output otherwise) onto the output; ``maps``: per tile (aligned with
     ``indices``), ``M`` composed with the tile's place on the canvas, from the tile's
-    pixels onto the output. All in continuous pixel coordinates; without rotation and
-    shear the pixels realise each map on whole pixels (within half an output pixel).
+    pixels onto the output. All in continuous pixel coordinates. Without rotation and
+    shear the pixels realise each map on whole pixels, as a plain mosaic does: the output
+    window is the canvas window's edges through ``M``, rounded; the source window is
+    rounded to whole source pixels through the map.
     """
 
     angle: float

@@ -200,7 +200,7 @@ def _paint_mask(
         if place.kx:
             paint_window(out, source, place, cv2.INTER_NEAREST_EXACT)
     elif warp is not None and place.visible:
-        warp_tile(out, source, place, warp.owners, cv2.INTER_NEAREST, cv2.BORDER_CONSTANT)
+        warp_tile(out, source, place, warp.owners, cv2.INTER_NEAREST)
 
 
 def _semantic_mask(
