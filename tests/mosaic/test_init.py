@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import hashlib
 import pickle
 from collections import Counter
 from typing import Any
@@ -18,7 +17,6 @@ from torch.utils.data import DataLoader
 from rankaug import MosaicDataset, RandomAugmentWrapper, SampleError
 from rankaug.boxes import from_xyxy, to_xyxy
 from rankaug.datasets import SyntheticDetection
-from rankaug.mosaic import MosaicAffine
 from tests.albu import bbox_params
 from tests.mosaic.painted import GEOMETRY, colour_of, painted_datasets, painted_sample
 
@@ -452,170 +450,6 @@ class TestMosaicDataset:
         # the wording is rankaug.checks' since issue 9 made messages uniform
         with pytest.raises(SampleError, match=r"p\(0\) must be a finite number .* got 2.0"):
             mosaic[0]
-
-
-class TestMosaicDatasetWithAffine:
-    # Digests of outputs made before the affine existed (commit 2965ee0): affine=None
-    # must keep every output, bit for bit.
-    GOLDEN: Any = (
-        ({}, ["428655f4bb8844cc", "ffb1c70237890459", "6cade33d817c68e6", "fabef0cc33271162",
-              "be07535802151e7c", "d17364cfe02a5ee1"]),
-        ({"grid": (3, 2), "scale_range": (0.5, 1.5), "p": 0.5},
-         ["e1a8b0c8a984dd4a", "72c0058b266ead26", "64be69794852d40e", "5b64cd74b77059f7",
-          "ffac95fd6fc78aa2", "dee98bf32bb48170"]),
-        ({"canvas": "yolo"}, ["15da45c2f6e7a603", "557baed72054522b", "11afd0ded5c04f01",
-                              "adce504e91d18d02", "c64f5d405c2248b1", "4d8101039cf58778"]),
-    )  # fmt: skip
-
-    @pytest.mark.parametrize(("kwargs", "digests"), GOLDEN)
-    def test_without_an_affine_outputs_are_unchanged(
-        self, kwargs: dict[str, Any], digests: list[str]
-    ) -> None:
-        data = [painted_sample(i, (30 + 7 * i, 50 - 3 * i), [(2, 3, 15, 20), (18, 22, 27, 28)])
-                for i in range(6)]  # fmt: skip
-        mosaic = MosaicDataset(data, seed=7, output_size=(48, 40), keying="sample", **kwargs)
-        outputs = [mosaic[i] for i in range(6)]
-        assert [_digest(out) for out in outputs] == digests
-        assert all("affine" not in out["mosaic"] for out in outputs)
-
-    def test_the_draws_follow_the_documented_order(self) -> None:
-        """Golden values: a change in the order (or the number) of the draws moves them."""
-        mosaic = MosaicDataset(
-            SyntheticDetection(8, image_size=40), seed=11, output_size=48, keying="sample",
-            affine=MosaicAffine(degrees=10.0, translate=0.2, scale=0.3, shear=2.0),
-        )  # fmt: skip
-        record = mosaic[3]["mosaic"]
-        plain = MosaicDataset(SyntheticDetection(8, image_size=40), seed=11, output_size=48,
-                              keying="sample", canvas="yolo")[3]["mosaic"]  # fmt: skip
-        for key in ("indices", "cells", "center", "splits_x", "splits_y", "scales", "src", "dst"):
-            assert record[key] == plain[key]  # the mosaic's own draws come first, unchanged
-        affine = record["affine"]
-        assert record["indices"] == [3, 1, 1, 6]
-        assert affine["angle"] == pytest.approx(5.829414471220179, abs=1e-12)
-        assert affine["scale"] == pytest.approx(1.0627898629086867, abs=1e-12)
-        assert affine["shear"] == pytest.approx((0.4981408492824455, -0.970702430138485))
-        assert affine["translate"] == pytest.approx((0.347940733173897, 0.550475023576348))
-        np.testing.assert_allclose(
-            affine["matrix"],
-            [[1.0563553412801738, 0.11713696898013612, -39.62647570014782],
-             [-0.12585875258834858, 1.0554648907896778, -18.198293501999096]],
-            rtol=1e-12,
-        )  # fmt: skip
-        assert len(affine["maps"]) == 4
-
-    @pytest.mark.parametrize(
-        "affine", [MosaicAffine(), MosaicAffine(degrees=15.0, shear=3.0, scale=0.3)]
-    )
-    def test_replay_rebuilds_every_target_bit_for_bit(self, affine: MosaicAffine) -> None:
-        data = [
-            {**painted_sample(i, (40 + 3 * i, 50), [(4, 4, 20, 20), (25, 22, 45, 38)]),
-             "keypoints": np.array([[10.0, 10.0], [30.0, 30.0]])}
-            for i in range(6)
-        ]  # fmt: skip
-        mosaic = MosaicDataset(data, seed=3, output_size=56, affine=affine, p=0.6)
-        outputs = [mosaic[i % 6] for i in range(14)]  # stream keying: the stream moves on
-        assert {out["mosaic"]["applied"] for out in outputs} == {True, False}
-        for out in outputs:
-            again = mosaic.replay(out["mosaic"])
-            assert again["mosaic"] == out["mosaic"]
-            for key in ("image", "bboxes", "labels", "mask", "masks", "keypoints"):
-                assert again[key].dtype == out[key].dtype
-                assert np.array_equal(again[key], out[key]), key
-
-    def test_a_letterbox_with_the_identity_affine_is_the_plain_letterbox(self) -> None:
-        data = [painted_sample(i, (30, 50), [(4, 4, 20, 20)]) for i in range(3)]
-        identity = MosaicAffine(degrees=0.0, translate=0.0, scale=0.0, shear=0.0)
-        fused = MosaicDataset(data, seed=0, output_size=(40, 64), p=0.0, affine=identity)[1]
-        plain = MosaicDataset(data, seed=0, output_size=(40, 64), p=0.0)[1]
-        for key in ("image", "bboxes", "labels", "mask", "masks"):
-            assert np.array_equal(fused[key], plain[key]), key
-        assert fused["mosaic"]["affine"]["matrix"] == ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0))
-
-    def test_a_letterbox_turns_about_the_output_centre(self) -> None:
-        data = [painted_sample(i, (30, 50), [(4, 4, 20, 20)]) for i in range(3)]
-        affine = MosaicAffine(degrees=30.0, translate=0.2, scale=0.4, shear=5.0)
-        out = MosaicDataset(data, seed=0, output_size=(40, 64), p=0.0, affine=affine)[1]
-        record = out["mosaic"]
-        (a, b, c), (d, e, f) = record["affine"]["matrix"]
-        fx, fy = record["affine"]["translate"]
-        # C takes the letterboxed output's centre to the origin, T takes it to (fx, fy)
-        assert (a * 32 + b * 20 + c, d * 32 + e * 20 + f) == pytest.approx((fx * 64, fy * 40))
-        assert record["dst"] == [(0, 1, 64, 39)]  # letterboxed on the output, not the canvas
-
-    @pytest.mark.parametrize(
-        ("shape", "dtype", "interpolation"),
-        [((30, 40), np.uint8, cv2.INTER_LINEAR), ((30, 40, 1), np.uint8, cv2.INTER_CUBIC),
-         ((30, 40, 5), np.uint8, cv2.INTER_CUBIC), ((30, 40, 7), np.uint16, cv2.INTER_LANCZOS4),
-         ((30, 40, 3), np.float32, cv2.INTER_LINEAR), ((30, 40, 2), np.int16, cv2.INTER_AREA),
-         ((30, 40, 3), np.float64, cv2.INTER_NEAREST)],
-    )  # fmt: skip
-    def test_grayscale_multichannel_and_float_images_turn(
-        self, shape: tuple[int, ...], dtype: Any, interpolation: int
-    ) -> None:
-        src = [{"image": np.full(shape, 7, dtype)} for _ in range(4)]
-        mosaic = MosaicDataset(src, seed=0, output_size=24, fill=3, interpolation=interpolation,
-                               affine=MosaicAffine(degrees=20.0, shear=4.0))  # fmt: skip
-        out = mosaic[0]["image"]
-        assert out.shape == ((24, 24) if len(shape) == 2 else (24, 24, shape[2]))
-        assert out.dtype == dtype
-        assert set(np.unique(out).tolist()) == {3, 7}
-
-    @pytest.mark.parametrize("dtype", [np.int64, np.uint32, np.float16])
-    def test_masks_of_any_dtype_turn_with_their_pixels(self, dtype: Any) -> None:
-        data = []
-        for i in range(4):
-            sample = painted_sample(i, (30, 30), [(5, 5, 25, 25)])
-            data.append({**sample, "mask": sample["mask"].astype(dtype),
-                         "masks": sample["masks"].astype(bool)})  # fmt: skip
-        mosaic = MosaicDataset(data, seed=1, output_size=32, fill_mask=0,
-                               affine=MosaicAffine(degrees=25.0), keying="sample")  # fmt: skip
-        out = mosaic[2]
-        assert out["mask"].dtype == dtype
-        assert out["masks"].dtype == bool
-        labels = set(out["labels"].tolist())
-        assert set(np.unique(out["mask"]).astype(int).tolist()) <= labels | {0}
-        for label, instance in zip(out["labels"].tolist(), out["masks"], strict=True):
-            assert (out["mask"][instance] == label).all()
-
-    def test_workers_and_pickles_give_the_main_process_samples(self) -> None:
-        mosaic = MosaicDataset(SyntheticDetection(8, image_size=32), seed=0, output_size=32,
-                               keying="sample", affine=MosaicAffine(degrees=10.0))  # fmt: skip
-        clone = pickle.loads(pickle.dumps(mosaic))
-        assert np.array_equal(clone[1]["image"], mosaic[1]["image"])
-        loader = DataLoader(mosaic, batch_size=None, num_workers=2, collate_fn=_image)
-        assert all(np.array_equal(a, mosaic[i]["image"]) for i, a in enumerate(loader))
-
-    def test_torchvision_tuple(self) -> None:
-        def tv(i: int) -> tuple[torch.Tensor, dict[str, Any]]:
-            sample = painted_sample(i, (30, 40), [(2, 3, 20, 25)])
-            image = torch.from_numpy(sample["image"]).permute(2, 0, 1).contiguous()
-            return image, {"boxes": torch.from_numpy(sample["bboxes"]),
-                           "labels": torch.from_numpy(sample["labels"])}  # fmt: skip
-
-        image, target = MosaicDataset([tv(i) for i in range(4)], seed=0, output_size=48,
-                                      affine=MosaicAffine(degrees=10.0))[2]  # fmt: skip
-        assert image.shape == (3, 48, 48)
-        assert target["boxes"].dtype == torch.float32
-        assert len(target["boxes"]) == len(target["labels"])
-        assert "affine" in target["mosaic"]
-
-
-def _digest(out: dict[str, Any]) -> str:
-    digest = hashlib.sha256()
-    for key in sorted(out):
-        value = out[key]
-        if isinstance(value, np.ndarray):
-            digest.update(key.encode())
-            digest.update(value.tobytes())
-            digest.update(str(value.dtype).encode())
-        elif key == "mosaic":
-            digest.update(repr(sorted(value.items())).encode())
-    return digest.hexdigest()[:16]
-
-
-def _image(sample: dict[str, Any]) -> np.ndarray:
-    image: np.ndarray = sample["image"]
-    return image
 
 
 def _identity_rng(sample: Any, rng: np.random.Generator) -> Any:
