@@ -35,13 +35,18 @@ class TestCopyPastePixels:
         seed=st.integers(0, 2**64 - 1),
         min_visibility=st.sampled_from([0.0, 0.3, 0.9]),
         source=st.sampled_from(["partner", "flip"]),
+        dtype=st.sampled_from([np.uint8, np.bool_, np.int64]),
+        max_overlap=st.sampled_from([None, 0.3]),
     )
     def test_every_instance_shows_its_colour_and_boxes_are_tight(
-        self, data: list[dict[str, Any]], seed: int, min_visibility: float, source: str
-    ) -> None:
+        self, data: list[dict[str, Any]], seed: int, min_visibility: float, source: str,
+        dtype: Any, max_overlap: float | None,
+    ) -> None:  # fmt: skip
+        for sample in data:
+            sample["masks"] = sample["masks"].astype(dtype)
         paste = CopyPasteDataset(
             data, seed=seed, p=1.0, source=source, min_visibility=min_visibility,  # type: ignore[arg-type]
-            keying="sample",
+            max_overlap=max_overlap, keying="sample",
         )  # fmt: skip
         for index in range(len(data)):
             out = paste[index]
@@ -54,6 +59,18 @@ class TestCopyPastePixels:
             expected = [*data[index]["labels"][kept], *data[partner]["labels"][shown]]
             assert out["labels"].tolist() == expected
             assert out["masks"].shape == (len(expected), 24, 32)
+            assert out["masks"].dtype == np.dtype(dtype)
+            covers = [0.0]  # with max_overlap, pasted boxes cover < 30% of every main box
+            for k in record["pasted"]:
+                box = data[partner]["bboxes"][k].astype(np.float64)
+                if source == "flip":
+                    box = np.array([32 - box[2], box[1], 32 - box[0], box[3]])
+                for other in data[index]["bboxes"].astype(np.float64):
+                    low, high = np.maximum(box[:2], other[:2]), np.minimum(box[2:], other[2:])
+                    covers.append(
+                        np.clip(high - low, 0, None).prod() / (other[2:] - other[:2]).prod()
+                    )
+            assert max(covers) < (np.inf if max_overlap is None else max_overlap)
             for label, mask, box in zip(out["labels"], out["masks"], out["bboxes"], strict=True):
                 pixels = mask != 0
                 assert pixels.any()
