@@ -83,8 +83,15 @@ class MosaicAffine:
         TypeError: If a value is not a real number.
         ValueError: If a value is out of its range.
 
-    >>> MosaicAffine(degrees=10).degrees
-    10.0
+    >>> from rankaug.datasets import SyntheticDetection
+    >>> from rankaug.mosaic import MosaicDataset
+    >>> fused = MosaicDataset(SyntheticDetection(16, image_size=64), seed=0, output_size=96,
+    ...                       affine=MosaicAffine(degrees=10))
+    >>> out = fused[7]
+    >>> out["image"].shape, sorted(out["mosaic"]["affine"])
+    ((96, 96, 3), ['angle', 'maps', 'matrix', 'scale', 'shear', 'translate'])
+    >>> bool((fused.replay(out["mosaic"])["image"] == out["image"]).all())
+    True
     >>> MosaicAffine(scale=1.0)
     Traceback (most recent call last):
     ...
