@@ -1,6 +1,6 @@
 """``MosaicDataset``: YOLO-style mosaics whose every random choice comes from the key.
 
-One sample is made in six steps (seven with an affine), each in its own module:
+One sample is made in six steps, each in its own module:
 
 1. **plan** (:mod:`~rankaug.mosaic.plan`): every draw, from the key, as one block of
    uniforms in a specified order (the partners' rules are :mod:`rankaug.partners`');
@@ -11,7 +11,8 @@ One sample is made in six steps (seven with an affine), each in its own module:
    (:mod:`~rankaug.mosaic.fused`): each tile's placement composed with the drawn affine
    (:mod:`~rankaug.mosaic.affine`), onto the output;
 4. **paint** (:mod:`~rankaug.mosaic.paint`): each visible window resized straight
-   into its place in the output, only the uncovered strips filled;
+   into its place in the output, only the uncovered strips filled (under an affine that
+   rotates or shears: warped once into its region, where the tile owns the pixels);
 5. **targets** (:mod:`~rankaug.mosaic.targets`): boxes, label fields, masks and
    keypoints, all tiles' boxes in one vectorised pass;
 6. **repack**: the adapter gives the output the main sample's shape, and the record
