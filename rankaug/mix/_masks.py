@@ -1,0 +1,213 @@
+"""Instance masks stacked in layers: what each shows under those pasted above it.
+
+The machinery of :class:`~rankaug.mix.CopyPasteDataset`, built to touch as few pixels
+as it can: each instance's *region* is its box rounded out to whole pixels, and one more
+(masks drawn from polygons overshoot), checked by counting its pixels there against all
+of them; an instance whose mask reaches outside gets its mask's own extent. Overlaps
+are then computed only where regions meet, with OpenCV's counting and copying.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+import cv2
+import numpy as np
+
+__all__ = [
+    "CV_DTYPES",
+    "TRIM",
+    "Entry",
+    "Instances",
+    "Region",
+    "compare",
+    "cover",
+    "nonzero",
+    "overlap",
+    "paste",
+    "stack",
+    "tight_box",
+    "within",
+]
+
+Region = tuple[int, int, int, int]
+"""``(y0, y1, x0, x1)``: rows ``y0:y1`` and columns ``x0:x1`` of an image."""
+
+
+def tight_box(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> list[float]:
+    """The tight pixel ``xyxy`` box around a non-empty mask's pixels.
+
+    Args:
+        mask: The mask (its non-zero pixels), or a region of one.
+        origin: ``(y0, x0)``, where the region starts in the image. Defaults to ``(0, 0)``.
+
+    Returns:
+        ``[x0, y0, x1, y1]``.
+
+    >>> tight_box(np.array([[0, 0, 0], [0, 1, 1]]))
+    [1.0, 1.0, 3.0, 2.0]
+    """
+    if mask.dtype.itemsize == 1 and mask.flags.c_contiguous and mask.shape[1] % 8 == 0:
+        words = mask.view(np.uint64)  # eight pixels at a time
+        rows = np.flatnonzero(np.bitwise_or.reduce(words, axis=1))
+        cols = np.flatnonzero(
+            np.bitwise_or.reduce(words[rows[0] : rows[-1] + 1], axis=0).view(np.uint8)
+        )
+    else:
+        rows = np.flatnonzero(mask.any(axis=1))
+        cols = np.flatnonzero(mask.any(axis=0))
+    y0, x0 = origin
+    return [
+        float(x0 + cols[0]),
+        float(y0 + rows[0]),
+        float(x0 + cols[-1] + 1),
+        float(y0 + rows[-1] + 1),
+    ]
+
+
+def cover(boxes: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """``(M, N)``: how much of each of the ``others`` each of ``boxes`` covers (pixel xyxy)."""
+    low = np.maximum(boxes[:, None, :2], others[None, :, :2])
+    high = np.minimum(boxes[:, None, 2:], others[None, :, 2:])
+    inter = np.clip(high - low, 0.0, None).prod(axis=2)
+    area = (others[:, 2:] - others[:, :2]).prod(axis=1)
+    cover: np.ndarray = inter / np.maximum(area, 1e-12)
+    return cover
+
+
+def within(outer: Region, inner: Region) -> tuple[slice, slice]:
+    """The slices of ``inner`` in the coordinates of ``outer`` (``inner`` lies inside)."""
+    return slice(inner[0] - outer[0], inner[1] - outer[0]), slice(inner[2] - outer[2],
+                                                                  inner[3] - outer[2])  # fmt: skip
+
+
+def overlap(a: Region, b: Region) -> Region | None:
+    y0, y1, x0, x1 = max(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), min(a[3], b[3])
+    return (y0, y1, x0, x1) if y0 < y1 and x0 < x1 else None
+
+
+class Instances:
+    """One sample's instance masks: where each one is, how many pixels it has.
+
+    Each instance's region is its box rounded out to whole pixels and one more when its
+    mask lies inside that (checked by counting), else its mask's own extent; all the
+    work on masks is done in regions. ``mirror`` reads the sample mirrored left to right
+    (``"flip"``).
+    """
+
+    __slots__ = ("boxes", "counts", "mirror", "on", "regions", "values", "width")
+
+    def __init__(
+        self, masks: np.ndarray, boxes: np.ndarray, mirror: bool, only: Sequence[int] | None
+    ) -> None:
+        self.values = masks
+        self.on = on = nonzero(masks)
+        height, width = masks.shape[1:]
+        self.width, self.mirror = width, mirror
+        self.boxes = boxes
+        # the boxes rounded out, and a pixel more: masks drawn from polygons overshoot
+        rounded = np.empty((len(boxes), 4), np.int64)
+        rounded[:, :2] = np.floor(boxes[:, :2]) - 1
+        rounded[:, 2:] = np.ceil(boxes[:, 2:]) + 1
+        np.clip(rounded, 0, [width, height, width, height], out=rounded)
+        self.regions: dict[int, Region] = {}
+        self.counts: dict[int, int] = {}
+        for k in range(len(boxes)) if only is None else only:
+            rx0, ry0, rx1, ry1 = rounded[k].tolist()
+            total = cv2.countNonZero(on[k])
+            if total and cv2.countNonZero(on[k, ry0:ry1, rx0:rx1]) != total:
+                rows = np.flatnonzero(on[k].any(axis=1))  # pixels outside: where they are
+                cols = np.flatnonzero(on[k].any(axis=0))
+                ry0, ry1 = int(rows[0]), int(rows[-1]) + 1
+                rx0, rx1 = int(cols[0]), int(cols[-1]) + 1
+            if mirror:
+                rx0, rx1 = width - rx1, width - rx0
+            self.regions[k] = (ry0, ry1, rx0, rx1)
+            self.counts[k] = total
+
+    def view(self, array: np.ndarray, region: Region) -> np.ndarray:
+        """``array``'s pixels (an image, or one instance's mask) in an output region.
+
+        A view of ``array``, or for ``mirror`` a mirrored copy of the region.
+        """
+        y0, y1, x0, x1 = region
+        if not self.mirror:
+            return array[y0:y1, x0:x1]
+        source = array[y0:y1, self.width - x1 : self.width - x0]
+        if source.dtype in CV_DTYPES and (source.ndim == 2 or source.shape[2] <= 4):
+            return cv2.flip(source, 1).reshape(source.shape)
+        return np.ascontiguousarray(source[:, ::-1])
+
+    def box(self, k: int) -> list[float]:
+        """Instance ``k``'s box in the output."""
+        x0, y0, x1, y1 = self.boxes[k].tolist()
+        return [self.width - x1, y0, self.width - x0, y1] if self.mirror else [x0, y0, x1, y1]
+
+
+def compare(mask: np.ndarray, op: int) -> np.ndarray:
+    """255 where ``mask`` compares with 0 as ``op`` says (``cv2.CMP_NE``, ...), else 0."""
+    out: np.ndarray = cv2.compare(mask, 0, op)  # type: ignore[call-overload]  # a scalar: stubs lack it
+    return out
+
+
+def nonzero(masks: np.ndarray) -> np.ndarray:
+    """Masks as uint8, non-zero where they are (the masks themselves when uint8)."""
+    if masks.dtype == np.uint8:
+        return masks
+    on: np.ndarray = masks.view(np.uint8) if masks.dtype == np.bool_ else masks != 0
+    return on.view(np.uint8)
+
+
+#: Dtypes cv2.copyTo takes; other arrays are pasted with numpy.
+CV_DTYPES: Final = frozenset(np.dtype(t) for t in ("uint8", "int8", "uint16", "int16",
+                                                    "int32", "float32", "float64"))  # fmt: skip
+
+
+def paste(target: np.ndarray, source: np.ndarray, where: np.ndarray) -> None:
+    """``target[where != 0] = source[where != 0]`` in place (``target`` is a view)."""
+    if target.dtype in CV_DTYPES and (target.ndim == 2 or target.shape[2] <= 4):
+        out = cv2.copyTo(source, where, target)
+        if np.may_share_memory(out, target):
+            return
+    chosen = where != 0
+    np.copyto(target, source, where=chosen if target.ndim == 2 else chosen[..., None])
+
+
+#: Marks a main instance whose mask loses the pasted pixels.
+TRIM: Final = np.zeros((0, 0), np.uint8)
+
+# An output instance: its sample, its index there, its region, the part of its mask that
+# shows there (None: all of it; TRIM: a main instance trimmed) and its box.
+Entry = tuple[Instances, int, Region, "np.ndarray | None", list[float]]
+
+
+def stack(
+    entries: list[Entry], ours: Instances, union: Region, top: np.ndarray, dtype: Any
+) -> tuple[np.ndarray, list[list[float]]]:
+    """The output's instance masks, with their values, and their boxes.
+
+    A main instance marked trimmed (``shown`` is :data:`TRIM`) loses the pasted
+    pixels and gets the tight box of what is left.
+    """
+    masks = np.empty((len(entries), *ours.values.shape[1:]), dtype)
+    boxes = []
+    for out, (owner, k, region, shown, box) in zip(masks, entries, strict=True):
+        boxes.append(box)
+        if owner is ours:  # a main instance, as it is or trimmed
+            out[...] = owner.values[k]
+            meet = overlap(region, union)
+            if shown is TRIM and meet is not None:
+                covered = out[meet[0] : meet[1], meet[2] : meet[3]]
+                covered[top[within(union, meet)] != 0] = 0
+                y0, y1, x0, x1 = region
+                boxes[-1] = tight_box(out[y0:y1, x0:x1], (y0, x0))
+            continue
+        y0, y1, x0, x1 = region
+        out[...] = 0
+        values = owner.view(owner.values[k], region)
+        if shown is None:
+            out[y0:y1, x0:x1] = values
+        else:
+            paste(out[y0:y1, x0:x1], values, shown)
+    return masks, boxes
