@@ -22,6 +22,7 @@ __all__ = [
     "EPOCH_WORKERS",
     "FULL",
     "GOALS",
+    "MIX_PAIRS",
     "MOSAIC_RATIOS",
     "QUICK",
     "ROW_IDS",
@@ -199,6 +200,21 @@ SECTIONS: tuple[Section, ...] = (
         needs_sources=False,
         rounds="memory_rounds",
     ),
+    Section(
+        "mix",
+        8,
+        "samples/s",
+        {
+            "mix/rankaug_mixup": "rankaug MixUpDataset: ds[i]",
+            "mix/ultralytics_mixup": "ultralytics MixUp (p=1)",
+            "mix/rankaug_cutmix": "rankaug CutMixDataset: ds[i]",
+            "mix/ultralytics_cutmix": "ultralytics CutMix (p=1)",
+            "mix/rankaug_copypaste": "rankaug CopyPasteDataset, partner",
+            "mix/ultralytics_copypaste": "ultralytics CopyPaste, mode=mixup (p=1)",
+            "mix/rankaug_copypaste_flip": 'rankaug CopyPasteDataset, source="flip"',
+            "mix/ultralytics_copypaste_flip": "ultralytics CopyPaste, mode=flip (p=1)",
+        },
+    ),
 )
 """Every section, in the order they run and print."""
 
@@ -227,6 +243,14 @@ MOSAIC_RATIOS: tuple[tuple[str, str], ...] = (
     ("mosaic/rankaug_affine", "mosaic/ultralytics_affine"),
 )
 """The mosaic section's ratios, printed below its rows."""
+
+MIX_PAIRS: tuple[tuple[str, str], ...] = (
+    ("mix/rankaug_mixup", "mix/ultralytics_mixup"),
+    ("mix/rankaug_cutmix", "mix/ultralytics_cutmix"),
+    ("mix/rankaug_copypaste", "mix/ultralytics_copypaste"),
+    ("mix/rankaug_copypaste_flip", "mix/ultralytics_copypaste_flip"),
+)
+"""The mix section's ratios, rankaug over ultralytics, printed below its rows."""
 
 _KEY_BASELINE = {
     "baseline": "key/numpy_default_rng",
@@ -423,6 +447,27 @@ GOALS: tuple[Goal, ...] = (
         compare=(("PSS alone", "memory/rankaug_cached_pss", "memory/ultralytics_ram"),),
         hint="each process's own PSS (torch, cv2, albumentations) is paid by both: see "
         "section 7's per-process line",
+    ),
+    *(
+        Ratio(
+            id=f"mix_{kind}",
+            what=f"{name} / ultralytics {name}",
+            numerator=f"mix/rankaug_{kind}",
+            denominator=f"mix/ultralytics_{kind}",
+            op=">=",
+            target=1.5,
+            compare=compare,
+            hint=f"rankaug's {name}Dataset path per sample: profile dataset[i]",
+        )
+        for kind, name, compare in (
+            ("mixup", "MixUp", ()),
+            ("cutmix", "CutMix", ()),
+            (
+                "copypaste",
+                "CopyPaste",
+                (("flip", "mix/rankaug_copypaste_flip", "mix/ultralytics_copypaste_flip"),),
+            ),
+        )
     ),
 )
 """The goals, in the order of the goals table."""

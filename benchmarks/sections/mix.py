@@ -1,0 +1,173 @@
+"""Section 8, mix: MixUp, CutMix and CopyPaste, rankaug against ultralytics, samples/s.
+
+Every contender makes one mixed sample per call from the same ``side x side``
+in-memory sources (the wrapper section's), drawing its partner itself: rankaug's
+``MixUpDataset(ds)[i]``, ``CutMixDataset(ds)[i]`` and ``CopyPasteDataset(ds, p=1)[i]``
+(keying ``"stream"``, everything from the key) against ultralytics' ``MixUp``,
+``CutMix`` and ``CopyPaste`` with ``p=1`` (``benchmarks._mix_peers``). Copy-paste gets
+one instance per box, the ellipse inscribed in it: ultralytics as a 1000-point polygon,
+rankaug as the same polygon filled into an instance mask; rankaug pastes with
+``max_overlap=0.3``, ultralytics' own rule (only instances covering less than 30% of
+every main box). The contenders take turns one sample at a time.
+
+Below the rows: the ratios, and how often each peer left its sample as it was
+(ultralytics' ``CutMix`` skips a sample when none of its three candidate rectangles
+avoids the main boxes; its ``CopyPaste`` when no instance is eligible), measured on
+extra calls that are not timed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from benchmarks import peers
+from benchmarks._bench import Bench, Sample
+from benchmarks._catalogue import MIX_PAIRS, section
+from benchmarks._mix_peers import ultralytics_mix, with_instances
+from benchmarks._report import print_rows, ratio_text
+from benchmarks._timing import alternate, counted
+
+__all__ = ["SECTION", "Contenders", "mix_contenders", "measure", "prepare", "unchanged"]
+
+SECTION = section("mix")
+Make = Callable[[int], Any]
+_CHECKS = 32
+"""Untimed calls per peer for the 'left unchanged' line."""
+
+
+def _rankaug(kind: str, samples: Sequence[Sample], seed: int, **kwargs: Any) -> Make:
+    from rankaug.mix import CopyPasteDataset, CutMixDataset, MixUpDataset
+
+    classes = {"mixup": MixUpDataset, "cutmix": CutMixDataset, "copypaste": CopyPasteDataset}
+    dataset = classes[kind](samples, seed=seed, **kwargs)
+    n = len(samples)
+
+    def make(i: int) -> Any:
+        return dataset[i % n]
+
+    return make
+
+
+def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make], dict[str, str]]:
+    """Build every contender on the same sources.
+
+    Args:
+        sources: ``side x side`` source samples.
+        seed: Seed of every contender's draws.
+
+    Returns:
+        (row id -> ``make(i)``, row id -> why that contender is unavailable).
+    """
+    instances = with_instances(sources)
+    masked = [{k: v for k, v in s.items() if k != "segments"} for s in instances]
+    paste = {"p": 1.0, "max_overlap": 0.3}
+    builders: dict[str, Callable[[], Make]] = {
+        "mix/rankaug_mixup": lambda: _rankaug("mixup", sources, seed),
+        "mix/ultralytics_mixup": lambda: ultralytics_mix("mixup", sources, seed=seed),
+        "mix/rankaug_cutmix": lambda: _rankaug("cutmix", sources, seed),
+        "mix/ultralytics_cutmix": lambda: ultralytics_mix("cutmix", sources, seed=seed),
+        "mix/rankaug_copypaste": lambda: _rankaug("copypaste", masked, seed, **paste),
+        "mix/ultralytics_copypaste": lambda: ultralytics_mix("copypaste", instances, seed=seed),
+        "mix/rankaug_copypaste_flip": lambda: _rankaug(
+            "copypaste", masked, seed, source="flip", **paste
+        ),
+        "mix/ultralytics_copypaste_flip": lambda: ultralytics_mix(
+            "copypaste", instances, seed=seed, mode="flip"
+        ),
+    }
+    makers: dict[str, Make] = {}
+    unavailable: dict[str, str] = {}
+    for row_id, build in builders.items():
+        try:
+            makers[row_id] = build()
+        except peers.PeerUnavailable as exc:
+            unavailable[row_id] = f"not installed: {exc.reason}"
+        except ImportError as exc:  # rankaug.mix missing in an older checkout
+            unavailable[row_id] = f"cannot be imported ({exc})"
+    return makers, unavailable
+
+
+def unchanged(make: Make, sources: Sequence[Sample], calls: int) -> float:
+    """The fraction of ``calls`` outputs that are their main sample as it was."""
+    same = 0
+    for i in range(calls):
+        out = make(i)
+        main = sources[i % len(sources)]
+        same += len(out["labels"]) == len(main["labels"]) and np.array_equal(
+            np.asarray(out["image"]), main["image"]
+        )
+    return same / calls
+
+
+def _problem(output: Any, size: int) -> str:
+    image = output["image"]
+    if tuple(np.shape(image)[:2]) != (size, size):
+        return f"output is {np.shape(image)}, expected {size}x{size}"
+    if "bboxes" not in output or "labels" not in output:
+        return "output has no boxes or labels"
+    return ""
+
+
+@dataclass
+class Contenders:
+    """The contenders, built before the timing (importing ultralytics changes cv2's threads)."""
+
+    makers: dict[str, Make]
+    unavailable: dict[str, str]
+    sources: list[Sample]
+
+
+def prepare(bench: Bench) -> Contenders:
+    """Build every contender (this imports the peers and fills the instance masks)."""
+    sources = list(bench.sources.square)
+    makers, unavailable = mix_contenders(sources, bench.seed)
+    return Contenders(makers, unavailable, sources)
+
+
+def measure(bench: Bench, prepared: Contenders) -> None:
+    """Every contender on the same sources, in turns."""
+    settings, report = bench.settings, bench.report
+    for row_id, reason in prepared.unavailable.items():
+        bench.missing(SECTION, [row_id], f"unavailable: {reason}")
+    makers = {k: prepared.makers[k] for k in SECTION.rows if k in prepared.makers}
+    for row_id, make in list(makers.items()):
+        try:
+            problem = _problem(make(0), bench.size)
+        except Exception as exc:  # a broken contender must not stop the scoreboard
+            problem = f"{type(exc).__name__}: {exc}"
+        if problem:
+            bench.missing(SECTION, [row_id], f"error: {problem}")
+            del makers[row_id]
+    seconds = alternate(
+        {row_id: counted(make, start=1) for row_id, make in makers.items()},
+        per_round=settings.mosaics,
+        repeats=settings.repeats,
+        warmup=settings.warmup,
+        progress=bench.progress,
+        label="8 mix",
+    )
+    bench.rows(SECTION, seconds)
+    bench.out(
+        f"8. MixUp, CutMix, CopyPaste: samples/s at {bench.size}x{bench.size} from the same "
+        f"in-memory sources, partners drawn by each ({settings.mosaics} per round)"
+    )
+    print_rows(bench.out, report, list(SECTION.rows))
+    bench.out("  ratios (medians; per-round range in brackets):")
+    for numerator, denominator in MIX_PAIRS:
+        entry = report.ratio(numerator, denominator)
+        bench.out(
+            f"    {numerator.split('/')[1]:>24s} vs {denominator.split('/')[1]:<28s} "
+            f"{ratio_text(entry)}"
+        )
+    left = {row_id: unchanged(make, prepared.sources, _CHECKS) for row_id, make in makers.items()}
+    report.diagnostics["mix_unchanged"] = left
+    if left:
+        bench.out(
+            f"  samples left as they were ({_CHECKS} untimed calls each): "
+            + ", ".join(f"{k.split('/')[1]} {v:.0%}" for k, v in left.items())
+        )
+    bench.out()
