@@ -9,7 +9,7 @@ are then computed only where regions meet, with OpenCV's counting and copying.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
 from typing import Any, Final
 
 import cv2
@@ -96,35 +96,53 @@ class Instances:
     (``"flip"``).
     """
 
-    __slots__ = ("boxes", "counts", "mirror", "on", "regions", "values", "width")
+    __slots__ = ("boxes", "counts", "mirror", "on", "regions", "rough", "values", "width")
 
-    def __init__(
-        self, masks: np.ndarray, boxes: np.ndarray, mirror: bool, only: Sequence[int] | None
-    ) -> None:
+    def __init__(self, masks: np.ndarray, boxes: np.ndarray, mirror: bool) -> None:
         self.values = masks
-        self.on = on = nonzero(masks)
+        self.on = nonzero(masks)
         height, width = masks.shape[1:]
         self.width, self.mirror = width, mirror
         self.boxes = boxes
         # the boxes rounded out, and a pixel more: masks drawn from polygons overshoot
-        rounded = np.empty((len(boxes), 4), np.int64)
-        rounded[:, :2] = np.floor(boxes[:, :2]) - 1
-        rounded[:, 2:] = np.ceil(boxes[:, 2:]) + 1
-        np.clip(rounded, 0, [width, height, width, height], out=rounded)
+        self.rough: list[tuple[int, int, int, int]] = [  # x0, y0, x1, y1, not checked
+            (
+                max(0, math.floor(x0) - 1),
+                max(0, math.floor(y0) - 1),
+                min(width, math.ceil(x1) + 1),
+                min(height, math.ceil(y1) + 1),
+            )
+            for x0, y0, x1, y1 in boxes.tolist()
+        ]
         self.regions: dict[int, Region] = {}
         self.counts: dict[int, int] = {}
-        for k in range(len(boxes)) if only is None else only:
-            rx0, ry0, rx1, ry1 = rounded[k].tolist()
-            total = cv2.countNonZero(on[k])
-            if total and cv2.countNonZero(on[k, ry0:ry1, rx0:rx1]) != total:
-                rows = np.flatnonzero(on[k].any(axis=1))  # pixels outside: where they are
-                cols = np.flatnonzero(on[k].any(axis=0))
-                ry0, ry1 = int(rows[0]), int(rows[-1]) + 1
-                rx0, rx1 = int(cols[0]), int(cols[-1]) + 1
-            if mirror:
-                rx0, rx1 = width - rx1, width - rx0
-            self.regions[k] = (ry0, ry1, rx0, rx1)
-            self.counts[k] = total
+
+    def __len__(self) -> int:
+        return len(self.rough)
+
+    def count(self, k: int) -> int:
+        """How many pixels instance ``k`` has."""
+        total = self.counts.get(k)
+        if total is None:
+            total = self.counts[k] = cv2.countNonZero(self.on[k])
+        return total
+
+    def region(self, k: int) -> Region:
+        """Instance ``k``'s region in the output, checked (see the class docstring)."""
+        region = self.regions.get(k)
+        if region is not None:
+            return region
+        rx0, ry0, rx1, ry1 = self.rough[k]
+        total, on = self.count(k), self.on[k]
+        if total and cv2.countNonZero(on[ry0:ry1, rx0:rx1]) != total:
+            rows = np.flatnonzero(on.any(axis=1))  # pixels outside: where they are
+            cols = np.flatnonzero(on.any(axis=0))
+            ry0, ry1 = int(rows[0]), int(rows[-1]) + 1
+            rx0, rx1 = int(cols[0]), int(cols[-1]) + 1
+        if self.mirror:
+            rx0, rx1 = self.width - rx1, self.width - rx0
+        region = self.regions[k] = (ry0, ry1, rx0, rx1)
+        return region
 
     def view(self, array: np.ndarray, region: Region) -> np.ndarray:
         """``array``'s pixels (an image, or one instance's mask) in an output region.
@@ -192,16 +210,25 @@ def stack(
     """
     masks = np.empty((len(entries), *ours.values.shape[1:]), dtype)
     boxes = []
+    keep: np.ndarray | None = None
     for out, (owner, k, region, shown, box) in zip(masks, entries, strict=True):
         boxes.append(box)
         if owner is ours:  # a main instance, as it is or trimmed
             out[...] = owner.values[k]
-            meet = overlap(region, union)
-            if shown is TRIM and meet is not None:
+            if shown is TRIM:
+                region = owner.region(k)
+                meet = overlap(region, union)
+                assert meet is not None
                 covered = out[meet[0] : meet[1], meet[2] : meet[3]]
-                covered[top[within(union, meet)] != 0] = 0
-                y0, y1, x0, x1 = region
-                boxes[-1] = tight_box(out[y0:y1, x0:x1], (y0, x0))
+                if keep is None:
+                    keep = compare(top, cv2.CMP_EQ)  # 255 where nothing is pasted
+                kept = keep[within(union, meet)]
+                if out.dtype != np.uint8 or not np.may_share_memory(
+                    cv2.bitwise_and(covered, kept, dst=covered), covered
+                ):
+                    covered[kept == 0] = 0
+                y0, y1 = region[:2]
+                boxes[-1] = tight_box(out[y0:y1], (y0, 0))  # whole rows: contiguous
             continue
         y0, y1, x0, x1 = region
         out[...] = 0

@@ -207,8 +207,8 @@ class CopyPasteDataset(PairDataset[T_co]):
             sources = partner.flipped().boxes if self.source == "flip" else partner.boxes
             drawn &= (cover(sources, main.boxes) < self.max_overlap).all(axis=1)
         chosen = np.flatnonzero(drawn).tolist()
-        theirs = Instances(partner.masks, partner.boxes, self.source == "flip", chosen)
-        picked = [k for k in chosen if theirs.counts[k]]
+        theirs = Instances(partner.masks, partner.boxes, self.source == "flip")
+        picked = [k for k in chosen if theirs.count(k)]
         layers, hidden, union, top = self._layers(theirs, picked)
         image, mask = main.image.copy(), main.mask
         if layers or hidden:
@@ -217,8 +217,8 @@ class CopyPasteDataset(PairDataset[T_co]):
             if mask is not None and partner.mask is not None:
                 mask = mask.copy()
                 paste(mask[inside], theirs.view(partner.mask, union), top)
-        ours = Instances(main.masks, main.boxes, False, None)
-        entries, dropped = self._kept(ours, [theirs.regions[k] for k in picked], union, top)
+        ours = Instances(main.masks, main.boxes, False)
+        entries, dropped = self._kept(ours, [theirs.region(k) for k in picked], union, top)
         kept = [k for _, k, *_ in entries]
         pasted = [k for _, k, *_ in layers]
         entries.extend(layers)
@@ -252,14 +252,14 @@ class CopyPasteDataset(PairDataset[T_co]):
         """
         if not picked:
             return [], [], (0, 0, 0, 0), np.zeros((0, 0), np.uint8)
-        regions = [theirs.regions[k] for k in picked]
+        regions = [theirs.region(k) for k in picked]
         union = (min(r[0] for r in regions), max(r[1] for r in regions),
                  min(r[2] for r in regions), max(r[3] for r in regions))  # fmt: skip
         above = np.zeros((union[1] - union[0], union[3] - union[2]), np.uint8)
         layers: list[Entry] = []
         hidden = []
         for k in reversed(picked):  # top first: what is pasted above each one
-            region, total = theirs.regions[k], theirs.counts[k]
+            region, total = theirs.region(k), theirs.count(k)
             on = theirs.view(theirs.on[k], region)
             under = above[within(union, region)]
             shown, visible = None, total
@@ -282,23 +282,37 @@ class CopyPasteDataset(PairDataset[T_co]):
     ) -> tuple[list[Entry], list[int]]:
         """The main sample's instances that stay (trimmed when covered), and those dropped.
 
-        Each instance is compared with what is pasted only where its region meets the
-        regions of the pasted instances.
+        Each instance is compared with what is pasted over the region all the pasted
+        ones lie in, or, when that is larger than checking the instance's own region
+        (:meth:`~rankaug.mix._masks.Instances.region`), only where its region meets
+        theirs.
         """
         entries: list[Entry] = []
         dropped = []
-        for i, region in ours.regions.items():
-            meets = [m for m in (overlap(region, r) for r in regions) if m is not None]
-            covered = 0
-            if meets:
-                meet = (min(m[0] for m in meets), max(m[1] for m in meets),
-                        min(m[2] for m in meets), max(m[3] for m in meets))  # fmt: skip
-                on = ours.on[i, meet[0] : meet[1], meet[2] : meet[3]]
-                covered = cv2.countNonZero(cv2.bitwise_and(on, top[within(union, meet)]))
+        height, width = ours.values.shape[1:]
+        whole = (0, height, 0, width)
+        area = (union[1] - union[0]) * (union[3] - union[2])
+        inside = (slice(union[0], union[1]), slice(union[2], union[3]))
+        for i, (x0, y0, x1, y1) in enumerate(ours.rough):
+            if not area:
+                covered, region = 0, whole
+            elif 2 * area <= height * width + (x1 - x0) * (y1 - y0):
+                # cheaper to compare over all that is pasted than to check the region
+                covered = cv2.countNonZero(cv2.bitwise_and(ours.on[i][inside], top))
+                region = whole
+            else:
+                region = ours.region(i)
+                meets = [m for m in (overlap(region, r) for r in regions) if m is not None]
+                covered = 0
+                if meets:
+                    meet = (min(m[0] for m in meets), max(m[1] for m in meets),
+                            min(m[2] for m in meets), max(m[3] for m in meets))  # fmt: skip
+                    on = ours.on[i, meet[0] : meet[1], meet[2] : meet[3]]
+                    covered = cv2.countNonZero(cv2.bitwise_and(on, top[within(union, meet)]))
             if not covered:
                 entries.append((ours, i, region, None, ours.box(i)))
                 continue
-            total = ours.counts[i]
+            total = ours.count(i)
             if total - covered >= max(self.min_visibility * total, 1):
                 entries.append((ours, i, region, TRIM, []))  # trimmed by stack
             else:

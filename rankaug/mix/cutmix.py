@@ -32,7 +32,7 @@ from typing import Any, Final, TypedDict, TypeVar, cast
 import numpy as np
 
 from rankaug import checks
-from rankaug.boxes import BoxFormat, box_area, check_filter_args, clip_xyxy
+from rankaug.boxes import BoxFormat, check_filter_args
 from rankaug.keys import Keying
 from rankaug.mix.base import Combined, PairDataset, PairPlan
 from rankaug.mix.config import PartnerFit
@@ -90,22 +90,28 @@ def uncovered(boxes: np.ndarray, rect: Rect) -> tuple[np.ndarray, np.ndarray]:
     >>> area.tolist(), tight.tolist()
     ([50.0], [[0.0, 0.0, 5.0, 10.0]])
     """
-    x0, y0, x1, y1 = boxes.T
     rx0, ry0, rx1, ry1 = rect
-    inter_w = np.clip(np.minimum(x1, rx1) - np.maximum(x0, rx0), 0.0, None)
-    inter_h = np.clip(np.minimum(y1, ry1) - np.maximum(y0, ry0), 0.0, None)
-    visible = (x1 - x0) * (y1 - y0) - inter_w * inter_h
-    across_h = (ry0 <= y0) & (ry1 >= y1)  # the rectangle spans the box's full height
-    across_w = (rx0 <= x0) & (rx1 >= x1)
-    tight = np.stack(
-        (
-            np.where(across_h & (rx0 <= x0) & (x0 < rx1), np.minimum(rx1, x1), x0),
-            np.where(across_w & (ry0 <= y0) & (y0 < ry1), np.minimum(ry1, y1), y0),
-            np.where(across_h & (rx0 < x1) & (x1 <= rx1), np.maximum(rx0, x0), x1),
-            np.where(across_w & (ry0 < y1) & (y1 <= ry1), np.maximum(ry0, y0), y1),
-        ),
-        axis=1,
+    spans = np.clip(
+        np.minimum(boxes[:, 2:], (rx1, ry1)) - np.maximum(boxes[:, :2], (rx0, ry0)), 0.0, None
     )
+    inter = spans[:, 0] * spans[:, 1]
+    visible = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]) - inter
+    hit = np.flatnonzero(inter > 0.0).tolist()
+    if not hit:
+        return visible, boxes
+    tight = boxes.copy()
+    for row in hit:  # usually few: the boxes the rectangle reaches
+        x0, y0, x1, y1 = boxes[row].tolist()
+        if ry0 <= y0 and ry1 >= y1:  # across the box's full height: it may narrow
+            if rx0 <= x0 < rx1:
+                tight[row, 0] = min(rx1, x1)
+            if rx0 < x1 <= rx1:
+                tight[row, 2] = max(rx0, x0)
+        if rx0 <= x0 and rx1 >= x1:  # across its full width: it may shrink in height
+            if ry0 <= y0 < ry1:
+                tight[row, 1] = min(ry1, y1)
+            if ry0 < y1 <= ry1:
+                tight[row, 3] = max(ry0, y0)
     return visible, tight
 
 
@@ -224,36 +230,42 @@ class CutMixDataset(PairDataset[T_co]):
         rect = rectangle(hw, plan.draws[0], *plan.uniforms)
         x0, y0, x1, y1 = rect
         inside = (slice(y0, y1), slice(x0, x1))
-        image = main.image.copy()
-        image[inside] = partner.image[inside]
+        image = _assemble(main.image, partner.image, rect)
         visible, tight = uncovered(main.boxes, rect)
-        keep = self._keep(tight, visible, box_area(main.boxes))
-        clipped = clip_xyxy(partner.boxes, x0, y0, x1, y1)
-        other = self._keep(clipped, box_area(clipped), box_area(partner.boxes))
+        clipped = np.minimum(np.maximum(partner.boxes, (x0, y0, x0, y0)), (x1, y1, x1, y1))
+        candidates = np.concatenate((tight, clipped))
+        full = np.concatenate((main.boxes, partner.boxes))
+        full_area = (full[:, 2] - full[:, 0]) * (full[:, 3] - full[:, 1])
+        shown = np.concatenate(
+            (visible, (clipped[:, 2] - clipped[:, 0]) * (clipped[:, 3] - clipped[:, 1]))
+        )
+        kept = self._keep(candidates, shown, full_area)
+        count = len(main.boxes)
+        keep, other = kept[:count], kept[count:]
         mask = main.mask
         if mask is not None and partner.mask is not None:
             mask = mask.copy()
             mask[inside] = partner.mask[inside]
         masks = main.masks
         if masks is not None and partner.masks is not None:
-            kept = masks[keep]  # a copy
-            kept[(slice(None), *inside)] = 0
+            ours = masks[keep]  # a copy
+            ours[(slice(None), *inside)] = 0
             pasted = np.zeros((int(other.sum()), *hw), dtype=masks.dtype)
             pasted[(slice(None), *inside)] = partner.masks[other][(slice(None), *inside)]
-            masks = np.concatenate((kept, pasted))
+            masks = np.concatenate((ours, pasted))
         points, point_fields = main.keypoints, main.keypoint_fields
         if points is not None and partner.keypoints is not None:
-            ours = ~_within(points, rect)
+            mine = ~_within(points, rect)
             theirs = _within(partner.keypoints, rect)
-            points = np.concatenate((points[ours], partner.keypoints[theirs]))
+            points = np.concatenate((points[mine], partner.keypoints[theirs]))
             point_fields = {
-                k: np.concatenate((v[ours], partner.keypoint_fields[k][theirs]))
+                k: np.concatenate((v[mine], partner.keypoint_fields[k][theirs]))
                 for k, v in point_fields.items()
             }
         out = Part(
             main.index,
             image,
-            np.concatenate((tight[keep], clipped[other])),
+            candidates[kept],
             {
                 k: np.concatenate((v[keep], partner.fields[k][other]))
                 for k, v in main.fields.items()
@@ -284,6 +296,18 @@ class CutMixDataset(PairDataset[T_co]):
         if self.min_height > 0.0:
             keep &= heights >= self.min_height
         return cast(np.ndarray, keep)
+
+
+def _assemble(main: np.ndarray, partner: np.ndarray, rect: Rect) -> np.ndarray:
+    """The main image with the partner's rectangle, each pixel written once."""
+    x0, y0, x1, y1 = rect
+    out = np.empty_like(main)
+    out[:y0] = main[:y0]
+    out[y1:] = main[y1:]
+    out[y0:y1, :x0] = main[y0:y1, :x0]
+    out[y0:y1, x1:] = main[y0:y1, x1:]
+    out[y0:y1, x0:x1] = partner[y0:y1, x0:x1]
+    return out
 
 
 def _within(points: np.ndarray, rect: Rect) -> np.ndarray:
