@@ -146,19 +146,29 @@ class Ratio(Goal):
         denominator: The row it is divided by.
         compare: Other ratios the note gives beside it, ``(label, numerator,
             denominator)`` (rows that may be missing: they are not the goal's).
+        extra: A figure of both rows' ``extra`` (``"per_cpu_second"``, say) whose ratio
+            of medians the note gives first (``""`` for none).
+        extra_what: How the note names it.
     """
 
     numerator: str
     denominator: str
     compare: tuple[tuple[str, str, str], ...] = ()
+    extra: str = ""
+    extra_what: str = ""
 
     @property
     def rows(self) -> tuple[str, ...]:
         return (self.numerator, self.denominator)
 
     def compared(self, report: Report) -> tuple[str, ...]:
-        """The ``compare`` ratios that could be computed, as notes."""
+        """The ``extra`` ratio and the ``compare`` ratios that could be computed, as notes."""
         notes = []
+        rows = [report.rows.get(k) for k in (self.numerator, self.denominator)]
+        figures = [None if row is None else row.extra.get(self.extra) for row in rows]
+        if self.extra and figures[0] and figures[1]:
+            ratio = summarize(figures[0]).median / summarize(figures[1]).median
+            notes.append(f"{self.extra_what} {ratio:.2f}x")
         for label, numerator, denominator in self.compare:
             entry = report.ratio(numerator, denominator)
             if entry is not None:

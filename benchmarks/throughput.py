@@ -109,7 +109,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--batch-size", type=int, default=16, help="DataLoader batch size")
     parser.add_argument(
-        "--images", type=int, default=None, help="JPEGs in the e2e folder (1200; --quick 48)"
+        "--images", type=int, default=None, help="JPEGs in the e2e folder (1200; --quick 32)"
     )
     parser.add_argument(
         "--data-dir",

@@ -68,6 +68,11 @@ EXPECTED_ROWS = {
     "memory/ultralytics_ram",
     "memory/rankaug_cached",
     "memory/rankaug_cached_pss",
+    *(
+        f"mix/{who}_{kind}"
+        for kind in ("mixup", "cutmix", "copypaste", "copypaste_flip")
+        for who in ("rankaug", "ultralytics")
+    ),
 }
 EXPECTED_GOALS = [
     "key_sample",
@@ -89,6 +94,9 @@ EXPECTED_GOALS = [
     "e2e_default",
     "e2e_first",
     "memory",
+    "mix_mixup",
+    "mix_cutmix",
+    "mix_copypaste",
 ]
 EPOCH_PAIRS = [
     ("epoch/sampler_carried", "epoch/sampler_plain"),
@@ -105,12 +113,12 @@ OPTIONAL_ROWS = {
     "mosaic/ultralytics_mosaic",
     "mosaic/ultralytics9_affine",
     "memory/ultralytics_ram",
-    *(row for row in EXPECTED_ROWS if row.startswith("e2e/ultralytics")),
+    *(row for row in EXPECTED_ROWS if row.startswith(("e2e/ultralytics", "mix/ultralytics"))),
 }
 # rankaug's fused affine rows: measured once rankaug.MosaicAffine exists, until then
 # "unavailable" with that reason
 FUSED_ROWS = {"mosaic/rankaug_affine", *(r for r in EXPECTED_ROWS if r.startswith("e2e/fused"))}
-FUSED_BUILT = hasattr(rankaug, "MosaicAffine")
+FUSED_BUILT = {"fused", "fused_cached"} if hasattr(rankaug, "MosaicAffine") else set()
 
 
 def _run_script(tmp: Path, *options: str) -> subprocess.CompletedProcess[str]:
@@ -219,6 +227,7 @@ def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -
         "epoch",
         "e2e",
         "memory",
+        "mix",
     ]
     recycled = report["diagnostics"]["recycle_stats"]
     assert recycled["pooled"] >= 1  # the workers stacked into pooled buffers
@@ -264,11 +273,16 @@ def test_e2e_runs_rankaug_on_the_jpeg_folder(quick_run: tuple[dict[str, Any], st
     # 8 images, batches of 4: the epoch's 8 samples over construction plus the pass
     assert first["median"] == pytest.approx(8 / (first["build_s_median"] + first["epoch_s_median"]))
     split = report["diagnostics"]["e2e_split_ms"]
-    assert set(split) == {"rankaug", "rankaug_cached"}  # ultralytics is not installed here
+    rankaug_rows = {"rankaug", "rankaug_cached"} | FUSED_BUILT
+    assert set(split) == rankaug_rows  # ultralytics is not installed here
     for parts in split.values():
         assert set(parts) == {"total", "decode", "resize", "warp", "colour", "collate"}
-    assert split["rankaug"]["decode"] > 0  # each tile a JPEG decode
-    assert split["rankaug_cached"]["decode"] == 0  # later epochs read the full cache
+    cached = {name for name in rankaug_rows if name.endswith("_cached")}
+    assert all(split[name]["decode"] == 0 for name in cached)  # later epochs: the full cache
+    assert all(split[name]["decode"] > 0 for name in rankaug_rows - cached)  # a JPEG per tile
+    later = rows["e2e/rankaug_cached_0w"]
+    assert later["per_cpu_second_median"] > 0
+    assert "/CPU-s; got " in later["note"]
     assert {goal["id"]: goal["status"] for goal in report["goals"]}["e2e_first"] == "N/A"
 
 
@@ -302,7 +316,7 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
     ):
         assert text in stdout
     # the sections in the catalogue's order, the goals table last
-    positions = [stdout.index(f"{k}. ") for k in range(1, 8)]
+    positions = [stdout.index(f"{k}. ") for k in range(1, 9)]
     assert positions == sorted(positions)
     assert stdout.index("Goals") > positions[-1]
 
@@ -332,7 +346,8 @@ def test_only_refuses_an_unknown_section(tmp_path: Path) -> None:
     result = _run_script(tmp_path, "--only", "keys,speed")
     assert result.returncode == 2
     assert (
-        "--only takes sections among keys,wrapper,mosaic,scaling,epoch,e2e,memory" in result.stderr
+        "--only takes sections among keys,wrapper,mosaic,scaling,epoch,e2e,memory,mix"
+        in result.stderr
     )
     assert "'keys,speed'" in result.stderr
 

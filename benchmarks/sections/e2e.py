@@ -38,9 +38,10 @@ from benchmarks import peers
 from benchmarks._bench import Bench
 from benchmarks._catalogue import E2E_FIRST, E2E_PIPELINES, E2E_WORKERS, section
 from benchmarks._jpegs import JpegFolder, default_data_dir, jpeg_folder
-from benchmarks._loaders import ChunkSampler, Loader, time_chunk
+from benchmarks._loaders import Chunk, ChunkSampler, Loader, cpu_ns, time_chunk
 from benchmarks._pipelines import FUSED, Pipeline, build, fused_missing, ultralytics_classes
 from benchmarks._report import Row, print_rows, ratio_text
+from benchmarks._timing import summarize
 
 __all__ = ["SECTION", "cache_root", "cv2_split", "folder", "measure", "prepare", "side"]
 
@@ -97,8 +98,10 @@ class Contender:
     pipeline: Pipeline
     loader: Loader
     built: float
+    built_cpu: float
     cache_dir: Path | None = None
     first: list[float] = field(default_factory=list)
+    first_cpu: list[float | None] = field(default_factory=list)
 
     @property
     def row(self) -> str:
@@ -143,7 +146,7 @@ def _contenders(bench: Bench, prepared: Prepared) -> dict[str, Contender]:
                     tempfile.mkdtemp(prefix=f"{name}-{workers}w-", dir=cache_root(bench))
                 )
             gc.collect()
-            t0 = time.perf_counter()
+            cpu0, t0 = time.process_time(), time.perf_counter()
             pipeline = build(
                 name,
                 root,
@@ -153,7 +156,7 @@ def _contenders(bench: Bench, prepared: Prepared) -> dict[str, Contender]:
                 seed=bench.seed,
                 rank=0,
             )
-            built = time.perf_counter() - t0
+            built, built_cpu = time.perf_counter() - t0, time.process_time() - cpu0
             sampler = ChunkSampler(n, order=order)
             loader: DataLoader[Any] = DataLoader(
                 pipeline.dataset,
@@ -164,19 +167,41 @@ def _contenders(bench: Bench, prepared: Prepared) -> dict[str, Contender]:
                 persistent_workers=workers > 0,
                 prefetch_factor=2 if workers else None,
             )
-            contender = Contender(name, workers, pipeline, Loader(loader, sampler, workers), built)
+            contender = Contender(
+                name, workers, pipeline, Loader(loader, sampler, workers), built, built_cpu
+            )
             contender.cache_dir = cache_dir
             made[contender.row] = contender
     return made
 
 
-def _run(contender: Contender, batches: int, batch_size: int) -> float:
-    """Load ``batches`` batches (one chunk); return the seconds it took."""
+def _worker_pids(loader: DataLoader[Any]) -> list[int]:
+    running = getattr(loader, "_iterator", None)  # a persistent loader's workers, if any
+    return [int(process.pid) for process in getattr(running, "_workers", [])]
+
+
+def _run(contender: Contender, batches: int, batch_size: int) -> tuple[float, float | None]:
+    """Load ``batches`` batches (one chunk); return its wall and CPU seconds.
+
+    The CPU time is this process's (all its threads) plus the workers' (``/proc``;
+    ``None`` without it); other work on the machine does not count in it.
+    """
+    loader = contender.loader.loader
     contender.loader.sampler.count = batches * batch_size
-    t0 = time.perf_counter()
-    for _ in contender.loader.loader:
+    before_pids = _worker_pids(loader)
+    before = cpu_ns(before_pids) if before_pids else (0, 0)
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    for _ in loader:
         pass
-    return time.perf_counter() - t0
+    wall, main = time.perf_counter() - t0, time.process_time() - cpu0
+    pids = _worker_pids(loader)
+    if not pids:
+        return wall, main
+    after = cpu_ns(pids)
+    since = before if before_pids == pids else (0, 0)  # workers started in this chunk
+    if after is None or since is None:
+        return wall, None
+    return wall, main + (after[0] - since[0]) / 1e9
 
 
 def _first_epochs(bench: Bench, made: dict[str, Contender], batches: int) -> None:
@@ -190,27 +215,31 @@ def _first_epochs(bench: Bench, made: dict[str, Contender], batches: int) -> Non
             if left[c.row]:
                 bench.progress.set_label(f"6 e2e: first epoch {c.name}, 0w")
                 k = min(chunk, left[c.row])
-                c.first.append(_run(c, k, bench.batch_size))
+                wall, cpu = _run(c, k, bench.batch_size)
+                c.first.append(wall)
+                c.first_cpu.append(cpu)
                 left[c.row] -= k
         turn += 1
     pooled = [c for c in made.values() if c.name in E2E_FIRST and c.workers > 0]
     for c in pooled:  # workers: whole epochs, one after another
         bench.progress.set_label(f"6 e2e: first epoch {c.name}, {c.workers}w")
-        c.first.append(_run(c, batches, bench.batch_size))
+        wall, cpu = _run(c, batches, bench.batch_size)
+        c.first.append(wall)
+        c.first_cpu.append(cpu)
 
 
-def _later_epochs(bench: Bench, made: dict[str, Contender]) -> dict[str, list[float]]:
-    """Interleaved blocks of steady-state chunks; samples/s per round."""
+def _later_epochs(bench: Bench, made: dict[str, Contender]) -> dict[str, list[Chunk]]:
+    """Interleaved blocks of steady-state chunks, one per loader per round."""
     settings, bs = bench.settings, bench.batch_size
     batches = settings.e2e_batches + settings.e2e_batches % 2  # a multiple of 2 workers
     names = list(made)  # no warm-up: each chunk's first batches are not timed
-    rates: dict[str, list[float]] = {name: [] for name in names}
+    chunks: dict[str, list[Chunk]] = {name: [] for name in names}
     for r in range(settings.e2e_repeats):
         for name in names if r % 2 == 0 else names[::-1]:
             bench.progress.set_label(f"6 e2e: {name}")
-            rates[name].append(time_chunk(made[name].loader, batches, bs).rate)
+            chunks[name].append(time_chunk(made[name].loader, batches, bs))
             bench.progress.advance()
-    return rates
+    return chunks
 
 
 def cv2_split(op: Callable[[int], Any], count: int) -> dict[str, float]:
@@ -282,7 +311,7 @@ def _split(bench: Bench, made: dict[str, Contender], count: int) -> None:
 
 
 def _record(
-    bench: Bench, made: dict[str, Contender], later: dict[str, list[float]], batches: int
+    bench: Bench, made: dict[str, Contender], later: dict[str, list[Chunk]], batches: int
 ) -> None:
     report, rounds = bench.report, bench.settings.e2e_repeats
     samples = batches * bench.batch_size
@@ -290,19 +319,34 @@ def _record(
         if c.first:
             row_id = f"e2e/{c.name}_first_{c.workers}w"
             epoch = sum(c.first)
+            rate = samples / (c.built + epoch)
             row = report.add(
-                Row(
-                    row_id,
-                    SECTION.rows[row_id],
-                    SECTION.unit,
-                    SECTION.better,
-                    [samples / (c.built + epoch)],
-                )
+                Row(row_id, SECTION.rows[row_id], SECTION.unit, SECTION.better, [rate])
             )
             row.extra = {"build_s": [c.built], "epoch_s": [epoch]}
             row.note = f"built {c.built:.2f} s + epoch {epoch:.2f} s"
+            cpus = c.first_cpu
+            if cpus and all(cpu is not None for cpu in cpus):
+                cpu = c.built_cpu + sum(x for x in cpus if x is not None)
+                row.extra["per_cpu_second"] = [samples / cpu]
+                row.note += f"; {samples / cpu:.0f}/CPU-s"
             bench.progress.advance(rounds)
-        report.add(Row(c.row, SECTION.rows[c.row], SECTION.unit, SECTION.better, later[c.row]))
+        chunks = later[c.row]
+        row = report.add(
+            Row(c.row, SECTION.rows[c.row], SECTION.unit, SECTION.better, [x.rate for x in chunks])
+        )
+        measured = [x for x in chunks if x.cores]
+        if measured:
+            row.extra = {
+                "per_cpu_second": [x.rate / x.cores for x in measured if x.cores],
+                "cores": [x.cores for x in measured if x.cores is not None],
+                "waiting": [x.waiting for x in measured if x.waiting is not None],
+            }
+            row.note = (
+                f"{summarize(row.extra['per_cpu_second']).median:.0f}/CPU-s; got "
+                f"{summarize(row.extra['cores']).median:.2f} cores, waited "
+                f"{summarize(row.extra['waiting']).median:.2f}"
+            )
 
 
 def measure(bench: Bench, prepared: Prepared) -> None:
@@ -348,7 +392,7 @@ def measure(bench: Bench, prepared: Prepared) -> None:
             entry = report.ratio(two, zero)
             if entry is not None:
                 out(f"    {name:16s} 2 workers vs 0: {ratio_text(entry)}")
-        _split(bench, made, max(8, 2 * settings.e2e_batches))
+        _split(bench, made, max(4, 2 * settings.e2e_batches))
         filled = made.get("e2e/rankaug_cached_0w")
         if filled is not None and filled.cache_dir is not None:
             bench.shared["filled_cache"] = filled.cache_dir
