@@ -252,18 +252,26 @@ def test_demo_shows_duplicates_for_yolov5_and_none_for_rankaug(tmp_path: Path) -
     )
     assert code == 0
     lines = text.splitlines()
-    assert lines[2].startswith("epoch 0: each mosaic as 'main: partners'")
-    assert lines[3].split("|")[1].strip() == "YOLOv5-style (global random)"
-    assert lines[3].split("|")[2].strip() == "rankaug.MosaicDataset"
-    assert lines[4].split() == ["|", "rank", "0", "rank", "1", "|", "rank", "0", "rank", "1", "|"]
+    assert lines[2].startswith("epoch 0: each mosaic as 'main: partners', each mixup as")
+    titles = [cell.strip() for cell in lines[3].split("|")[1:5]]
+    assert titles == ["YOLOv5-style (global random)", "mixup", "rankaug.MosaicDataset", "mixup"]
+    assert lines[4].split() == ["|", *(["rank", "0", "rank", "1", "|"] * 4)]
     steps = lines[5:9]  # 8 samples, 2 ranks: 4 steps, workers 0 1 0 1
     assert [line.split()[:2] for line in steps] == [["0", "0"], ["1", "1"], ["2", "0"], ["3", "1"]]
     for line in steps:
-        yolo, keyed = line.split("|")[1:3]
+        yolo, yolo_mixup, keyed, keyed_mixup = line.split("|")[1:5]
         assert yolo.count("*") == 2  # both ranks drew the same partners
+        assert yolo_mixup.count("*") == 2  # and mixed the same partner with the same ratio
         assert "*" not in keyed
-    assert "  YOLOv5-style (global random)      8 of 8" in lines
-    assert "  rankaug.MosaicDataset             0 of 8" in lines
+        assert "*" not in keyed_mixup
+    mosaics = lines.index("mosaics whose partners repeat on another rank at the same step:")
+    assert lines[mosaics + 1 : mosaics + 6] == [
+        "  YOLOv5-style (global random)      8 of 8",
+        "  rankaug.MosaicDataset             0 of 8",
+        "mixups whose partner and ratio repeat on another rank at the same step:",
+        "  YOLOv5-style (global random)      8 of 8",
+        "  rankaug.MosaicDataset             0 of 8",
+    ]
     for name in ("yolov5-style.png", "rankaug.png"):
         height, width = sheet_size(2, 4)  # 2 ranks x 4 mosaics each
         assert read_png(tmp_path / name).shape == (height, width, 3)
@@ -282,6 +290,14 @@ def test_demo_keys_rankaug_by_the_index_epoch(tmp_path: Path) -> None:
     yolo, keyed = approaches["yolov5"], approaches["rankaug"]
     assert (yolo["repeated"], yolo["mosaics"]) == (16, 16)
     assert (keyed["repeated"], keyed["mosaics"]) == (0, 16)
+    assert (yolo["mixups_repeated"], keyed["mixups_repeated"]) == (16, 0)
+    for rows in (yolo["rows"], keyed["rows"]):  # every sample mixed, ratios near 0.5
+        assert all(0.2 < row["mixup"]["ratio"] < 0.8 for row in rows)
+        assert {row["mixup"]["partner"] for row in rows} <= set(range(8))
+    # rankaug's mixups differ across epochs too: partner and ratio from the index's epoch
+    ratios = [{r["mixup"]["ratio"] for r in keyed["rows"] if r["epoch"] == e} for e in (0, 1)]
+    assert len(ratios[0]) == len(ratios[1]) == 8
+    assert not ratios[0] & ratios[1]
     for rows in (yolo["rows"], keyed["rows"]):  # both reshuffle: set_epoch, or EpochSampler
         order = {e: [r["index"] for r in rows if r["epoch"] == e] for e in (0, 1)}
         assert order[0] != order[1]

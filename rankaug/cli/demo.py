@@ -6,8 +6,15 @@ builds two mosaic datasets over the same source (the built-in
 :class:`~rankaug.datasets.SyntheticDetection`, or a YOLO folder with ``data``):
 
 * ``yolov5``: :class:`~rankaug.cli.legacy.GlobalRandomMosaic`, partners from the
-  global ``random`` module, as YOLOv5's ``load_mosaic``;
-* ``rankaug``: :class:`rankaug.MosaicDataset`, partners from the rankaug key.
+  global ``random`` module, as YOLOv5's ``load_mosaic``, then YOLOv5's mixup with a
+  second mosaic (:class:`~rankaug.cli.legacy_mixup.SeededAlikeMixUp`: partner and
+  ratio drawn as from the generators PyTorch seeds alike on every rank);
+* ``rankaug``: :class:`rankaug.MosaicDataset`, partners from the rankaug key, then
+  :class:`rankaug.mix.MixUpDataset` over it (YOLOX's recipe), partner and ratio from
+  the key.
+
+Every sample is mixed (``p=1``; YOLOv5's own ``mixup`` hyperparameter is 0 to 0.15), so
+each step shows a mixup beside its mosaic.
 
 Each goes through a ``DistributedSampler`` and a DataLoader with ``workers`` workers
 for ``epochs`` epochs, exactly as training does. The YOLOv5-style side calls
@@ -18,7 +25,8 @@ the recommended loop and nothing else::
 
 every index carries the epoch of its pass and nobody calls ``set_epoch`` (the demo
 checks that every index of pass ``e`` carried epoch ``e``). The demo prints, per
-epoch, every rank's mosaics (main index and partner indices), counts the mosaics whose partners
+epoch, every rank's mosaics (main index and partner indices) and mixups (partner and
+ratio), counts the mosaics whose partners, and the mixups whose partner and ratio,
 repeat on another rank at the same step, and writes one contact sheet per approach
 (rows = ranks, columns = the first samples of epoch 0).
 """
@@ -33,27 +41,38 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from torch.utils.data import DataLoader, DistributedSampler, Subset
+from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset
 
 from rankaug.cli.failure import Failure
 from rankaug.cli.launch import launch, only_sample, progress
 from rankaug.cli.legacy import GlobalRandomMosaic
+from rankaug.cli.legacy_mixup import SeededAlikeMixUp
 from rankaug.cli.sheet import caption, contact_sheet, render_tile, write_png
 from rankaug.cli.views import SheetViews
 from rankaug.datasets import SyntheticDetection, YoloFolder
 from rankaug.epoch import index_epoch
+from rankaug.mix import MixUpDataset
 from rankaug.mosaic import MosaicDataset
 from rankaug.sampler import EpochSampler
 
-__all__ = ["APPROACHES", "DemoConfig", "DemoJob", "DemoResult", "demo_source", "run_demo"]
+__all__ = [
+    "APPROACHES",
+    "DemoConfig",
+    "DemoJob",
+    "DemoResult",
+    "MixupViews",
+    "demo_source",
+    "run_demo",
+]
 
 #: ``name -> (title, sheet file stem)``, in the order the demo runs them.
 APPROACHES: dict[str, tuple[str, str]] = {
     "yolov5": ("YOLOv5-style (global random)", "yolov5-style"),
     "rankaug": ("rankaug.MosaicDataset", "rankaug"),
 }
-# (epoch, step, worker, index, partners, the epoch in the mosaic's record or None)
-Row = tuple[int, int, int, int, tuple[int, ...], int | None]
+# (epoch, step, worker, index, partners, the epoch in the mosaic's record or None,
+#  the mixup's partner and ratio)
+Row = tuple[int, int, int, int, tuple[int, ...], int | None, int, float]
 
 
 @dataclass(frozen=True)
@@ -86,6 +105,50 @@ def demo_source(data: str | None, samples: int, seed: int) -> Any:
     return Subset(folder, range(min(samples, len(folder))))
 
 
+class _Tap(Dataset[Any]):
+    """``dataset[i]``, remembering the last sample's ``"mixup"`` record."""
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+        self.last: Any = None
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, index: int) -> Any:
+        self.last = None
+        sample = self.dataset[index]
+        self.last = sample.get("mixup") if isinstance(sample, dict) else None
+        return sample
+
+
+class MixupViews(Dataset[tuple[Any, ...] | Failure]):
+    """:class:`~rankaug.cli.views.SheetViews` items of mixed mosaics, with the mixup.
+
+    Items are the sheet item followed by the sample's ``"mixup"`` record (``None``
+    without one), or the :class:`~rankaug.cli.failure.Failure` of a sample that failed.
+
+    Args:
+        dataset: A dataset of dict samples with a ``"mixup"`` record.
+
+    >>> from rankaug.datasets import SyntheticDetection
+    >>> item = MixupViews(MixUpDataset(SyntheticDetection(4, 16), seed=0))[2]
+    >>> item[0], item[-1]["indices"][0]
+    (2, 2)
+    """
+
+    def __init__(self, dataset: Any) -> None:
+        self._tap = _Tap(dataset)
+        self._views = SheetViews(self._tap, "pascal_voc")
+
+    def __len__(self) -> int:
+        return len(self._tap)
+
+    def __getitem__(self, index: int) -> tuple[Any, ...] | Failure:
+        item = self._views[index]
+        return item if isinstance(item, Failure) else (*item, self._tap.last)
+
+
 @dataclass(frozen=True)
 class DemoJob:
     """What every rank runs: both mosaics through a DistributedSampler, all epochs."""
@@ -97,8 +160,11 @@ class DemoJob:
         config = self.config
         source = demo_source(config.data, config.samples, config.seed)
         mosaics: dict[str, Any] = {
-            "yolov5": GlobalRandomMosaic(source, output_size=config.size),
-            "rankaug": MosaicDataset(source, seed=config.seed, output_size=config.size),
+            "yolov5": SeededAlikeMixUp(GlobalRandomMosaic(source, output_size=config.size)),
+            "rankaug": MixUpDataset(
+                MosaicDataset(source, seed=config.seed, output_size=config.size),
+                seed=config.seed,
+            ),
         }
         results: dict[str, tuple[list[Row], list[Any]]] = {}
         for name, mosaic in mosaics.items():
@@ -108,7 +174,7 @@ class DemoJob:
             # YOLOv5's trainer calls set_epoch on its sampler; rankaug's loop needs nothing.
             by_index = name == "rankaug"
             loader: DataLoader[Any] = DataLoader(
-                SheetViews(mosaic, "pascal_voc"),
+                MixupViews(mosaic),
                 sampler=EpochSampler(shares) if by_index else shares,
                 batch_size=1,
                 num_workers=config.workers,
@@ -123,13 +189,14 @@ class DemoJob:
                 for step, item in enumerate(loader):
                     if isinstance(item, Failure):
                         raise item.error(config.data or "the demo's data", rank=rank, epoch=epoch)
-                    index, worker, view, partners, keyed = item
+                    index, worker, view, partners, keyed, mix = item
                     if by_index and index_epoch(index) != epoch:
                         raise RuntimeError(
                             f"step {step} of epoch {epoch} got index {index!r}, which carries "
                             f"epoch {index_epoch(index)}"
                         )
-                    rows.append((epoch, step, worker, int(index), tuple(partners or ()), keyed))
+                    rows.append((epoch, step, worker, int(index), tuple(partners or ()), keyed,
+                                 int(mix["indices"][1]), float(mix["ratio"])))  # fmt: skip
                     if epoch == 0 and step < config.columns:
                         lines = caption(rank, worker, index, view, partners)
                         tiles.append(render_tile(view, lines, config.thumb))
@@ -153,6 +220,7 @@ class ApproachResult:
     mosaics: int
     sheet: str
     sheet_size: tuple[int, int]
+    mixups_repeated: int = 0
 
 
 @dataclass
@@ -186,6 +254,9 @@ class DemoResult:
         lines.extend(["", "mosaics whose partners repeat on another rank at the same step:"])
         for result in self.approaches.values():
             lines.append(f"  {result.title:<30} {result.repeated:>4} of {result.mosaics}")
+        lines.append("mixups whose partner and ratio repeat on another rank at the same step:")
+        for result in self.approaches.values():
+            lines.append(f"  {result.title:<30} {result.mixups_repeated:>4} of {result.mosaics}")
         lines.append(
             f"contact sheets (rows = ranks, columns = the first {c.columns} mosaics of epoch 0):"
         )
@@ -214,14 +285,16 @@ class DemoResult:
                     cells[(name, row["rank"], row["step"])] = row
                     workers[row["step"]] = row["worker"]
         width = max([14, *(len(_cell(row)) for row in cells.values())])
+        mix_width = max([10, *(len(_mix_cell(row)) for row in cells.values())])
         header, sub = f"{'step':>4} {'wkr':>3} |", f"{'':>8} |"
         for result in self.approaches.values():
             block = " ".join(f"{'rank ' + str(r):<{width}}" for r in range(ranks))
-            header += f" {result.title:<{len(block)}} |"
-            sub += f" {block} |"
+            mixes = " ".join(f"{'rank ' + str(r):<{mix_width}}" for r in range(ranks))
+            header += f" {result.title:<{len(block)}} | {'mixup':<{len(mixes)}} |"
+            sub += f" {block} | {mixes} |"
         lines = [
-            f"epoch {epoch}: each mosaic as 'main: partners'; '*' = another rank has the "
-            "same partners at this step",
+            f"epoch {epoch}: each mosaic as 'main: partners', each mixup as 'partner r=ratio'; "
+            "'*' = another rank has the same at this step",
             header,
             sub,
         ]
@@ -233,6 +306,11 @@ class DemoResult:
                     for r in range(ranks)
                 ]
                 line += " " + " ".join(f"{text:<{width}}" for text in texts) + " |"
+                texts = [
+                    _mix_cell(cells[(name, r, step)]) if (name, r, step) in cells else ""
+                    for r in range(ranks)
+                ]
+                line += " " + " ".join(f"{text:<{mix_width}}" for text in texts) + " |"
             lines.append(line)
         return lines
 
@@ -242,14 +320,28 @@ def _cell(row: dict[str, Any]) -> str:
     return f"{row['index']}: {partners}{' *' if row['repeated'] else ''}"
 
 
-def _mark_repeats(rows: list[dict[str, Any]]) -> int:
-    """Mark rows whose partners another rank drew at the same epoch and step."""
+def _mix_cell(row: dict[str, Any]) -> str:
+    mixup = row["mixup"]
+    return f"{mixup['partner']} r={mixup['ratio']:.2f}{' *' if mixup['repeated'] else ''}"
+
+
+def _mark_repeats(rows: list[dict[str, Any]]) -> tuple[int, int]:
+    """Mark rows whose partners (and mixups) another rank drew at the same epoch and step.
+
+    Returns:
+        How many mosaics, and how many mixups, repeat.
+    """
     seen = Counter((r["epoch"], r["step"], tuple(r["partners"])) for r in rows)
-    count = 0
+    mixed = Counter((r["epoch"], r["step"], r["mixup"]["partner"], r["mixup"]["ratio"])
+                    for r in rows)  # fmt: skip
+    count = mixups = 0
     for row in rows:
         row["repeated"] = seen[(row["epoch"], row["step"], tuple(row["partners"]))] > 1
+        mixup = row["mixup"]
+        mixup["repeated"] = mixed[(row["epoch"], row["step"], mixup["partner"], mixup["ratio"])] > 1
         count += row["repeated"]
-    return count
+        mixups += mixup["repeated"]
+    return count, mixups
 
 
 def _check(config: DemoConfig) -> None:
@@ -292,11 +384,12 @@ def run_demo(config: DemoConfig) -> DemoResult:
                 "index": index,
                 "partners": list(partners),
                 "record_epoch": keyed,
+                "mixup": {"partner": mix_partner, "ratio": ratio},
             }
             for rank, results in enumerate(per_rank)
-            for epoch, step, worker, index, partners, keyed in results[name][0]
+            for epoch, step, worker, index, partners, keyed, mix_partner, ratio in results[name][0]
         ]
-        repeated = _mark_repeats(rows)
+        repeated, mixups = _mark_repeats(rows)
         tiles: list[list[np.ndarray | None]] = [list(results[name][1]) for results in per_rank]
         sheet = contact_sheet(
             tiles,
@@ -306,6 +399,6 @@ def run_demo(config: DemoConfig) -> DemoResult:
         )
         path = write_png(output / f"{stem}.png", sheet)
         approaches[name] = ApproachResult(
-            title, rows, repeated, len(rows), str(path), (sheet.shape[0], sheet.shape[1])
+            title, rows, repeated, len(rows), str(path), (sheet.shape[0], sheet.shape[1]), mixups
         )
     return DemoResult(config, approaches)
