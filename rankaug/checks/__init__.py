@@ -27,6 +27,7 @@ from __future__ import annotations
 from rankaug.checks.containers import (
     choice,
     function,
+    instance,
     key_name,
     map_dataset,
     mapping,
@@ -57,6 +58,7 @@ __all__ = [
     "image_layout",
     "index",
     "index_array",
+    "instance",
     "int_choice",
     "int_pair",
     "integer",

@@ -9,9 +9,19 @@ import numpy as np
 
 from rankaug.checks._messages import Said, type_error, value_error
 
-__all__ = ["choice", "function", "key_name", "map_dataset", "mapping", "names", "sequence"]
+__all__ = [
+    "choice",
+    "function",
+    "instance",
+    "key_name",
+    "map_dataset",
+    "mapping",
+    "names",
+    "sequence",
+]
 
 S = TypeVar("S", bound=str)
+T = TypeVar("T")
 
 
 def mapping(value: object, name: str, *, required: Collection[str], what: str) -> Mapping[str, Any]:
@@ -130,6 +140,21 @@ def function(value: object, name: str, expected: str) -> Callable[..., Any]:
     if not callable(value):
         raise type_error(name, expected, value)
     return value
+
+
+def instance(
+    value: object, name: str, kind: type[T], *, what: str, optional: bool = True
+) -> T | None:
+    """An instance of ``kind`` (or ``None`` when ``optional``); ``what`` names it in messages.
+
+    >>> instance(3, "affine", dict, what="a rankaug.MosaicAffine")
+    Traceback (most recent call last):
+    ...
+    TypeError: affine must be None or a rankaug.MosaicAffine, got 3 of type int
+    """
+    if (value is None and optional) or isinstance(value, kind):
+        return value
+    raise type_error(name, f"None or {what}" if optional else what, value, short=True)
 
 
 def map_dataset(value: object, name: str = "dataset") -> Any:

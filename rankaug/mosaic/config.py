@@ -170,7 +170,7 @@ class MosaicConfig:
         closing = checks.integer(close_mosaic, "close_mosaic", low=0)
         if closing and total is None:
             raise ValueError(f"close_mosaic={closing} needs epochs= (the total number of epochs)")
-        fused = _affine(affine)
+        fused = checks.instance(affine, "affine", MosaicAffine, what="a rankaug.MosaicAffine")
         if fused is not None and mode == "yolo":
             raise ValueError(
                 "canvas='yolo' builds YOLO's canvas for an affine applied afterwards, but "
@@ -242,16 +242,6 @@ def _probability(p: object) -> float | Callable[[int], float]:
     if callable(p):
         return checks.function(p, "p", "a number in [0, 1] or a function of the epoch")
     return checks.probability(p, "p")
-
-
-def _affine(value: object) -> MosaicAffine | None:
-    """``None`` or a :class:`MosaicAffine` (its values are checked when it is made)."""
-    if value is None or isinstance(value, MosaicAffine):
-        return value
-    raise TypeError(
-        f"affine must be None or a rankaug.MosaicAffine, got {value!r:.80} of type "
-        f"{type(value).__name__}"
-    )
 
 
 def _side(position: int, count: int) -> int:
