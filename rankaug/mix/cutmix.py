@@ -91,17 +91,17 @@ def uncovered(boxes: np.ndarray, rect: Rect) -> tuple[np.ndarray, np.ndarray]:
     ([50.0], [[0.0, 0.0, 5.0, 10.0]])
     """
     rx0, ry0, rx1, ry1 = rect
-    spans = np.clip(
-        np.minimum(boxes[:, 2:], (rx1, ry1)) - np.maximum(boxes[:, :2], (rx0, ry0)), 0.0, None
-    )
+    spans = np.minimum(boxes[:, 2:], (rx1, ry1)) - np.maximum(boxes[:, :2], (rx0, ry0))
+    np.maximum(spans, 0.0, out=spans)
     inter = spans[:, 0] * spans[:, 1]
     visible = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1]) - inter
-    hit = np.flatnonzero(inter > 0.0).tolist()
+    hit = np.flatnonzero(inter).tolist()
     if not hit:
         return visible, boxes
     tight = boxes.copy()
+    rows = boxes.tolist()
     for row in hit:  # usually few: the boxes the rectangle reaches
-        x0, y0, x1, y1 = boxes[row].tolist()
+        x0, y0, x1, y1 = rows[row]
         if ry0 <= y0 and ry1 >= y1:  # across the box's full height: it may narrow
             if rx0 <= x0 < rx1:
                 tight[row, 0] = min(rx1, x1)
