@@ -33,7 +33,7 @@ import numpy as np
 
 from benchmarks import peers
 
-__all__ = ["SEGMENT_POINTS", "ultralytics_mix", "with_instances"]
+__all__ = ["SEGMENT_POINTS", "masks_from_polygons", "ultralytics_mix", "with_instances"]
 
 SEGMENT_POINTS = 1000
 """Points per polygon, as ``YOLODataset`` resamples them."""
@@ -63,6 +63,21 @@ def with_instances(samples: Sequence[Sample]) -> list[Sample]:
             cv2.fillPoly(mask, [np.round(polygon).astype(np.int32)], 1)
         out.append({**sample, "segments": segments, "masks": masks})
     return out
+
+
+def masks_from_polygons() -> Callable[[tuple[int, int], Any], Any]:
+    """Give ultralytics' ``polygons2masks``: instance masks from its polygons, as it makes them.
+
+    Raises:
+        PeerUnavailable: ultralytics (or torchvision's metadata) is missing.
+    """
+    peers._import_ultralytics()
+    from ultralytics.data.utils import polygons2masks
+
+    def masks(hw: tuple[int, int], segments: Any) -> Any:
+        return polygons2masks(hw, list(segments), 1, 1)
+
+    return masks
 
 
 class _Source:
@@ -159,6 +174,7 @@ def ultralytics_mix(
             "image": labels["img"],
             "bboxes": np.asarray(instances.bboxes, dtype=np.float32).reshape(-1, 4),
             "labels": np.asarray(labels["cls"]).reshape(-1).astype(np.int64),
+            "segments": instances.segments,
         }
 
     return step

@@ -13,11 +13,13 @@ every main box). The contenders take turns one sample at a time.
 Below the rows: the ratios, and how often each peer left its sample as it was
 (ultralytics' ``CutMix`` skips a sample when none of its three candidate rectangles
 avoids the main boxes; its ``CopyPaste`` when no instance is eligible), measured on
-extra calls that are not timed.
+extra calls that are not timed; then what ultralytics' copy-paste outputs, polygons,
+would cost as the dense instance masks rankaug's give (its ``polygons2masks``).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +29,7 @@ import numpy as np
 from benchmarks import peers
 from benchmarks._bench import Bench, Sample
 from benchmarks._catalogue import MIX_PAIRS, section
-from benchmarks._mix_peers import ultralytics_mix, with_instances
+from benchmarks._mix_peers import masks_from_polygons, ultralytics_mix, with_instances
 from benchmarks._report import print_rows, ratio_text
 from benchmarks._timing import alternate, counted
 
@@ -170,4 +172,35 @@ def measure(bench: Bench, prepared: Contenders) -> None:
             f"  samples left as they were ({_CHECKS} untimed calls each): "
             + ", ".join(f"{k.split('/')[1]} {v:.0%}" for k, v in left.items())
         )
+    _masks_line(bench, makers)
     bench.out()
+
+
+def _masks_line(bench: Bench, makers: dict[str, Make]) -> None:
+    """What ultralytics' copy-paste outputs would cost to give as dense instance masks.
+
+    rankaug's outputs hold an ``(N, H, W)`` mask per instance; ultralytics' hold
+    polygons, rasterised later (by its ``Format``, at a quarter of the size by default).
+    Its own ``polygons2masks`` at full size, timed on its outputs (CPU time, untimed by
+    the rounds above), says what the same outputs would cost it.
+    """
+    make = makers.get("mix/ultralytics_copypaste")
+    if make is None:
+        return
+    try:
+        masks = masks_from_polygons()
+    except peers.PeerUnavailable:
+        return
+    spent, count = 0.0, 0
+    for i in range(_CHECKS):
+        out = make(i)
+        started = time.thread_time()
+        made = masks((bench.size, bench.size), out["segments"])
+        spent += time.thread_time() - started
+        count += len(made)
+    per_sample = spent / _CHECKS * 1000
+    bench.report.diagnostics["mix_polygons2masks_ms"] = per_sample
+    bench.out(
+        f"  ultralytics' copy-paste gives polygons; its polygons2masks makes the same dense "
+        f"masks in {per_sample:.2f} ms CPU per sample ({count / _CHECKS:.1f} instances)"
+    )
