@@ -4,6 +4,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -155,6 +156,28 @@ class TestCopyPasteDataset:
         for key in ("image", "bboxes", "labels", "mask", "masks"):
             np.testing.assert_array_equal(again[key], second[key])
         assert again["copypaste"] == second["copypaste"]
+
+    def test_tensor_pairs_keep_their_shape_and_dtypes(self) -> None:
+        data = []
+        for i in range(3):
+            sample = instance_sample(i, (8, 10), [(0, 0, 3, 3) if i == 0 else (5, 4, 9, 8)])
+            target = {
+                "boxes": torch.from_numpy(sample["bboxes"]),
+                "labels": torch.from_numpy(sample["labels"]),
+                "masks": torch.from_numpy(sample["masks"].astype(bool)),
+            }
+            data.append((torch.from_numpy(sample["image"]).permute(2, 0, 1), target))
+        image, target = CopyPasteDataset(data, seed=0, p=1.0, min_visibility=0.0)[0]
+        assert image.shape == (3, 8, 10)
+        assert image.dtype == torch.uint8
+        assert target["masks"].dtype == torch.bool
+        assert target["labels"].dtype == torch.int64
+        assert target["boxes"].dtype == torch.float32
+        partner = target["copypaste"]["indices"][1]
+        assert target["labels"].tolist() == [1, partner * 16 + 1]
+        assert target["boxes"].tolist() == [[0.0, 0.0, 3.0, 3.0], [5.0, 4.0, 9.0, 8.0]]
+        assert target["masks"].shape == (2, 8, 10)
+        assert target["copypaste"]["pasted"] == [0]
 
     def test_samples_without_instance_masks_are_refused(self) -> None:
         data = [{"image": np.zeros((4, 4), np.uint8), "bboxes": [[0, 0, 2, 2]], "labels": [1]}] * 2

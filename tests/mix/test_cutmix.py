@@ -7,6 +7,7 @@ import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
+from PIL import Image
 
 from rankaug import SampleError
 from rankaug.mix import CutMixDataset
@@ -153,6 +154,22 @@ class TestCutMixDataset:
             pasted = (image[0] != index).float().mean().item()
             assert abs(soft[index].item() - (1 - pasted)) < 1e-6
             assert abs(soft.sum().item() - 1) < 1e-6
+
+    def test_pil_pairs_keep_their_shape(self) -> None:
+        data = [
+            (Image.fromarray(np.full((6, 8), 40 * i, np.uint8)),
+             {"boxes": [[0.0, 0.0, 8.0, 6.0]], "labels": [i]})
+            for i in range(3)
+        ]  # fmt: skip
+        image, target = CutMixDataset(data, seed=0)[1]
+        assert isinstance(image, Image.Image)
+        assert image.mode == "L"
+        x0, y0, x1, y1 = target["cutmix"]["rect"]
+        partner = target["cutmix"]["indices"][1]
+        pixels = np.array(image)
+        assert (pixels[y0:y1, x0:x1] == 40 * partner).all()
+        assert isinstance(target["labels"], list)
+        assert target["labels"][0] == 1
 
     def test_replay_is_bit_for_bit(self) -> None:
         cutmix = CutMixDataset(flat_dataset(5), seed=9)
