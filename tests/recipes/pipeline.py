@@ -22,6 +22,7 @@ from torch.utils.data import Dataset
 
 from rankaug import Keying, MosaicDataset, RandomAugmentWrapper, collate_detection
 from rankaug.datasets import SyntheticDetection
+from tests.albu import bbox_params
 
 SAMPLES = 24
 BATCH = 3
@@ -33,7 +34,7 @@ def build_train(keying: Keying = "stream", seed: int = 0) -> RandomAugmentWrappe
     mosaic = MosaicDataset(source, seed=seed, output_size=32, keying=keying)
     pipeline = A.Compose(
         [A.HorizontalFlip(p=0.5), A.RandomBrightnessContrast(p=0.8)],
-        bbox_params=A.BboxParams(format="pascal_voc", label_fields=["labels"]),
+        bbox_params=bbox_params("pascal_voc"),
     )
     return RandomAugmentWrapper(mosaic, pipeline, seed=seed, keying=keying)
 
