@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from benchmarks._goals import Absolute, Difference, Goal, PairedRatio, Ratio, ScalingRatio
+from benchmarks._goals import (
+    Absolute,
+    CpuRatio,
+    Difference,
+    Goal,
+    PairedRatio,
+    Ratio,
+    ScalingRatio,
+)
 from benchmarks._report import Better
 
 __all__ = [
@@ -398,45 +406,39 @@ GOALS: tuple[Goal, ...] = (
         )
         for w in EPOCH_WORKERS
     ),
-    Ratio(
+    CpuRatio(
         id="e2e_ram",
         what="later epochs, rankaug cached / ultralytics ram",
         numerator="e2e/fused_cached_0w",
         denominator="e2e/ultralytics_ram_0w",
         op=">=",
         target=1.5,
-        extra="per_cpu_second",
-        extra_what="per CPU-second",
         compare=(
             ("2 workers", "e2e/fused_cached_2w", "e2e/ultralytics_ram_2w"),
             ("with A.Affine", "e2e/rankaug_cached_0w", "e2e/ultralytics_ram_0w"),
         ),
         hint="with the cache, what is left is pixel work: see section 6's profile lines",
     ),
-    Ratio(
+    CpuRatio(
         id="e2e_default",
         what="later epochs, rankaug cached / ultralytics default",
         numerator="e2e/fused_cached_0w",
         denominator="e2e/ultralytics_0w",
         op=">=",
         target=2.0,
-        extra="per_cpu_second",
-        extra_what="per CPU-second",
         compare=(
             ("2 workers", "e2e/fused_cached_2w", "e2e/ultralytics_2w"),
             ("with A.Affine", "e2e/rankaug_cached_0w", "e2e/ultralytics_0w"),
         ),
         hint="ultralytics decodes one JPEG per mosaic; see section 6's profile lines",
     ),
-    Ratio(
+    CpuRatio(
         id="e2e_first",
         what="first epoch, rankaug filling / ultralytics default",
         numerator="e2e/fused_cached_first_0w",
         denominator="e2e/ultralytics_first_0w",
         op=">=",
         target=0.8,
-        extra="per_cpu_second",
-        extra_what="per CPU-second",
         compare=(
             ("2 workers", "e2e/fused_cached_first_2w", "e2e/ultralytics_first_2w"),
             ("with A.Affine", "e2e/rankaug_cached_first_0w", "e2e/ultralytics_first_0w"),

@@ -5,6 +5,8 @@ and turns them into one figure, compared with its target:
 
 * :class:`Absolute`: the median of one row (µs per sample, say);
 * :class:`Ratio`: the ratio of the medians of two rows measured side by side;
+* :class:`CpuRatio`: the same of samples per CPU-second, robust to the machine's other
+  load, the wall ratio beside it;
 * :class:`PairedRatio`: a drift-free ratio a section computed from adjacent pairs of
   operations (in ``report.diagnostics``), the ratio of the medians beside it;
 * :class:`ScalingRatio`: a ratio of loader rows, with the CPU time the loaders got and
@@ -27,6 +29,7 @@ from benchmarks._timing import summarize
 
 __all__ = [
     "Absolute",
+    "CpuRatio",
     "Difference",
     "Goal",
     "Measurement",
@@ -146,29 +149,19 @@ class Ratio(Goal):
         denominator: The row it is divided by.
         compare: Other ratios the note gives beside it, ``(label, numerator,
             denominator)`` (rows that may be missing: they are not the goal's).
-        extra: A figure of both rows' ``extra`` (``"per_cpu_second"``, say) whose ratio
-            of medians the note gives first (``""`` for none).
-        extra_what: How the note names it.
     """
 
     numerator: str
     denominator: str
     compare: tuple[tuple[str, str, str], ...] = ()
-    extra: str = ""
-    extra_what: str = ""
 
     @property
     def rows(self) -> tuple[str, ...]:
         return (self.numerator, self.denominator)
 
     def compared(self, report: Report) -> tuple[str, ...]:
-        """The ``extra`` ratio and the ``compare`` ratios that could be computed, as notes."""
+        """The ``compare`` ratios that could be computed, as notes."""
         notes = []
-        rows = [report.rows.get(k) for k in (self.numerator, self.denominator)]
-        figures = [None if row is None else row.extra.get(self.extra) for row in rows]
-        if self.extra and figures[0] and figures[1]:
-            ratio = summarize(figures[0]).median / summarize(figures[1]).median
-            notes.append(f"{self.extra_what} {ratio:.2f}x")
         for label, numerator, denominator in self.compare:
             entry = report.ratio(numerator, denominator)
             if entry is not None:
@@ -178,6 +171,45 @@ class Ratio(Goal):
     def measure(self, report: Report) -> Measurement | None:
         entry = report.ratio(self.numerator, self.denominator)
         return None if entry is None else Measurement(entry["ratio"], self.compared(report))
+
+
+@dataclass(frozen=True, kw_only=True)
+class CpuRatio(Ratio):
+    """The ratio of two rows' medians of samples per CPU-second, the wall ratio beside it.
+
+    On a machine shared with other work, what a contender's processes spent in CPU
+    time does not depend on how much CPU the others left them; its wall time does. In
+    one process and one thread, samples per CPU-second is the rate on an idle core.
+    The rows carry it in ``extra[figure]``; ``compare`` ratios are taken the same way
+    where both rows have it. Without it (no ``/proc``) the goal is the wall ratio.
+
+    Attributes:
+        figure: The ``extra`` key of the rows' samples per CPU-second.
+    """
+
+    figure: str = "per_cpu_second"
+
+    def _cpu(self, report: Report, numerator: str, denominator: str) -> float | None:
+        rows = [report.rows.get(k) for k in (numerator, denominator)]
+        figures = [None if row is None else row.extra.get(self.figure) for row in rows]
+        if not (figures[0] and figures[1]):
+            return None
+        return summarize(figures[0]).median / summarize(figures[1]).median
+
+    def measure(self, report: Report) -> Measurement | None:
+        wall = report.ratio(self.numerator, self.denominator)
+        if wall is None:
+            return None
+        cpu = self._cpu(report, self.numerator, self.denominator)
+        if cpu is None:
+            notes = ["wall time (no CPU time read)", *self.compared(report)]
+            return Measurement(wall["ratio"], tuple(notes))
+        notes = [f"per CPU-second; wall time {wall['ratio']:.2f}x"]
+        for label, numerator, denominator in self.compare:
+            ratio = self._cpu(report, numerator, denominator)
+            if ratio is not None:
+                notes.append(f"{label} {ratio:.2f}x")
+        return Measurement(cpu, tuple(notes))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -432,6 +432,28 @@ class TestGoals:
         assert result["note"] == "against c 1.50x"  # a row that is missing adds nothing
         assert goal.rows == ("a", "b")
 
+    def test_cpu_ratio_reads_samples_per_cpu_second(self) -> None:
+        report = _report_of(a=[60.0, 80.0], b=[40.0, 40.0], c=[10.0])
+        report.rows["a"].extra["per_cpu_second"] = [100.0, 120.0]
+        report.rows["b"].extra["per_cpu_second"] = [50.0, 50.0]
+        goal = _goals.CpuRatio(
+            id="c",
+            what="a / b",
+            numerator="a",
+            denominator="b",
+            op=">=",
+            target=2.0,
+            compare=(("against c", "a", "c"),),
+        )
+        result = goal.evaluate(report)
+        assert (result["measured"], result["status"]) == (pytest.approx(2.2), "PASS")
+        # c has no CPU figure: its comparison is left out rather than mixed with wall time
+        assert result["note"] == "per CPU-second; wall time 1.75x"
+        del report.rows["a"].extra["per_cpu_second"]
+        result = goal.evaluate(report)  # no CPU time read: the wall ratio, said so
+        assert (result["measured"], result["status"]) == (1.75, "MISS")
+        assert result["note"].startswith("wall time (no CPU time read); against c 7.00x")
+
     def test_paired_ratio_prefers_the_paired_estimate(self) -> None:
         report = _report_of(w=[90.0, 100.0], d=[100.0, 100.0])
         goal = _goals.PairedRatio(
