@@ -34,7 +34,14 @@ from rankaug.checks.containers import (
     names,
     sequence,
 )
-from rankaug.checks.images import IMAGE_DTYPES, MAX_CHANNELS, fill_fits, fill_values, image_layout
+from rankaug.checks.images import (
+    IMAGE_DTYPES,
+    MAX_CHANNELS,
+    fill_fits,
+    fill_values,
+    fills_fit,
+    image_layout,
+)
 from rankaug.checks.indices import index, index_array, weights
 from rankaug.checks.numbers import (
     boolean,
@@ -44,6 +51,8 @@ from rankaug.checks.numbers import (
     probability,
     real,
     real_range,
+    schedule,
+    scheduled,
     uint,
 )
 
@@ -54,6 +63,7 @@ __all__ = [
     "choice",
     "fill_fits",
     "fill_values",
+    "fills_fit",
     "function",
     "image_layout",
     "index",
@@ -69,6 +79,8 @@ __all__ = [
     "probability",
     "real",
     "real_range",
+    "schedule",
+    "scheduled",
     "sequence",
     "uint",
     "weights",

@@ -10,7 +10,14 @@ import numpy as np
 
 from rankaug.checks._messages import is_real, type_error, value_error
 
-__all__ = ["IMAGE_DTYPES", "MAX_CHANNELS", "fill_fits", "fill_values", "image_layout"]
+__all__ = [
+    "IMAGE_DTYPES",
+    "MAX_CHANNELS",
+    "fill_fits",
+    "fill_values",
+    "fills_fit",
+    "image_layout",
+]
 
 IMAGE_DTYPES: Final[tuple[str, ...]] = ("uint8", "uint16", "int16", "float32", "float64")
 #: OpenCV handles at most this many channels.
@@ -101,3 +108,32 @@ def fill_fits(values: Sequence[float], name: str, dtype: np.dtype[Any]) -> None:
             raise value_error(
                 name, f"within ±{limit:g} (the image's dtype is {dtype})", tuple(values)
             )
+
+
+def fills_fit(
+    fill: Sequence[float], fill_mask: float, image: np.ndarray, mask: np.ndarray | None, where: str
+) -> None:
+    """Check ``fill`` against an image's channels and dtype, ``fill_mask`` against its mask's.
+
+    Args:
+        fill: One value, or one per channel.
+        fill_mask: The semantic mask's fill.
+        image: The image the fill goes into.
+        mask: Its semantic mask, or ``None``.
+        where: Where the image came from, e.g. ``"dataset[3]"``.
+
+    Raises:
+        ValueError: If ``fill`` has neither one value nor one per channel, or a value does
+            not fit the dtype.
+
+    >>> fills_fit((0.0, 0.0), 0, np.zeros((2, 2, 3), np.uint8), None, "dataset[1]")
+    Traceback (most recent call last):
+    ...
+    ValueError: fill has 2 values, dataset[1] image has 3 channels
+    """
+    channels = 1 if image.ndim == 2 else image.shape[2]
+    if len(fill) not in (1, channels):
+        raise ValueError(f"fill has {len(fill)} values, {where} image has {channels} channels")
+    fill_fits(fill, "fill", image.dtype)
+    if mask is not None:
+        fill_fits((float(fill_mask),), "fill_mask", mask.dtype)

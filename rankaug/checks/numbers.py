@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -227,3 +227,33 @@ def real_range(value: object, name: str, *, low: float, high: float) -> tuple[fl
     if not (low <= first <= second <= high):  # NaN fails every comparison
         raise value_error(name, expected, value)
     return first, second
+
+
+def schedule(value: object, name: str) -> float | Callable[[int], float]:
+    """A probability, or a function of the epoch returning one (checked when called).
+
+    >>> schedule(0.5, "p"), schedule(lambda epoch: 1.0, "p")(3)
+    (0.5, 1.0)
+    >>> schedule("half", "p")
+    Traceback (most recent call last):
+    ...
+    TypeError: p must be a finite number >= 0.0 and <= 1.0, got 'half' of type str
+    """
+    if callable(value):
+        return value
+    return probability(value, name)
+
+
+def scheduled(value: float | Callable[[int], float], name: str, epoch: int) -> float:
+    """The probability ``value`` gives for ``epoch`` (a function's result checked, named).
+
+    >>> scheduled(lambda epoch: epoch / 10, "p", 3)
+    0.3
+    >>> scheduled(lambda epoch: 2.0, "p", 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: p(3) must be a finite number >= 0.0 and <= 1.0, got 2.0
+    """
+    if callable(value):
+        return probability(value(epoch), f"{name}({epoch})")
+    return value

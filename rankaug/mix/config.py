@@ -103,12 +103,7 @@ class PairConfig:
         field = checks.key_name(class_field, "class_field", forbidden=targets | boxes)
         if field is None:
             raise TypeError("class_field must be a key name (str), got None")
-        if callable(p):
-            probability: float | Callable[[int], float] = checks.function(
-                p, "p", "a number in [0, 1] or a function of the epoch"
-            )
-        else:
-            probability = checks.probability(p, "p")
+        probability = checks.schedule(p, "p")
         return cls(
             box_format=check_box_format(box_format),
             label_fields=labels,
@@ -139,10 +134,7 @@ class PairConfig:
         ...     fill=114, fill_mask=0, record=None).probability(3)
         0.30000000000000004
         """
-        p = self.p
-        if callable(p):
-            return checks.probability(p(epoch), f"p({epoch})")
-        return p
+        return checks.scheduled(self.p, "p", epoch)
 
     def check_fill(self, image: np.ndarray, mask: np.ndarray | None, where: str) -> None:
         """Check ``fill`` against an image to letterbox, ``fill_mask`` against its mask.
@@ -156,11 +148,4 @@ class PairConfig:
             ValueError: If ``fill`` has neither one value nor one per channel, or a value
                 does not fit the dtype.
         """
-        channels = 1 if image.ndim == 2 else image.shape[2]
-        if len(self.fill) not in (1, channels):
-            raise ValueError(
-                f"fill has {len(self.fill)} values, {where} image has {channels} channels"
-            )
-        checks.fill_fits(self.fill, "fill", image.dtype)
-        if mask is not None:
-            checks.fill_fits((float(self.fill_mask),), "fill_mask", mask.dtype)
+        checks.fills_fit(self.fill, self.fill_mask, image, mask, where)

@@ -165,7 +165,7 @@ class MosaicConfig:
             min_area=min_area, min_visibility=min_visibility, min_width=min_width,
             min_height=min_height,
         )  # fmt: skip
-        probability = _probability(p)
+        probability = checks.schedule(p, "p")
         total = None if epochs is None else checks.integer(epochs, "epochs", low=1)
         closing = checks.integer(close_mosaic, "close_mosaic", low=0)
         if closing and total is None:
@@ -228,20 +228,7 @@ class MosaicConfig:
             ValueError: If ``fill`` has neither one value nor one per channel, or a value
                 does not fit the dtype.
         """
-        channels = 1 if image.ndim == 2 else image.shape[2]
-        if len(self.fill) not in (1, channels):
-            raise ValueError(
-                f"fill has {len(self.fill)} values, {where} image has {channels} channels"
-            )
-        checks.fill_fits(self.fill, "fill", image.dtype)
-        if mask is not None:
-            checks.fill_fits((float(self.fill_mask),), "fill_mask", mask.dtype)
-
-
-def _probability(p: object) -> float | Callable[[int], float]:
-    if callable(p):
-        return checks.function(p, "p", "a number in [0, 1] or a function of the epoch")
-    return checks.probability(p, "p")
+        checks.fills_fit(self.fill, self.fill_mask, image, mask, where)
 
 
 def _side(position: int, count: int) -> int:

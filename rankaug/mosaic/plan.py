@@ -64,10 +64,7 @@ def probability(config: MosaicConfig, epoch: int) -> float:
     closing = config.close_mosaic
     if closing and config.epochs is not None and epoch >= config.epochs - closing:
         return 0.0
-    p = config.p
-    if callable(p):
-        return checks.probability(p(epoch), f"p({epoch})")
-    return p
+    return checks.scheduled(config.p, "p", epoch)
 
 
 def draw_plan(
