@@ -13,6 +13,14 @@ from rankaug.epoch import EpochIndex
 from rankaug.errors import RankaugWarning, SampleError
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying, key_words, make_rng
+from rankaug.mix import (
+    CopyPasteDataset,
+    CopyPasteRecord,
+    CutMixDataset,
+    CutMixRecord,
+    MixUpDataset,
+    MixUpRecord,
+)
 from rankaug.mosaic import MosaicAffine, MosaicDataset, MosaicRecord
 from rankaug.sampler import EpochSampler
 from rankaug.samples import DefaultAdapter, SampleAdapter
@@ -25,12 +33,18 @@ __all__ = [
     "BatchCollator",
     "BoxFormat",
     "CachedDataset",
+    "CopyPasteDataset",
+    "CopyPasteRecord",
+    "CutMixDataset",
+    "CutMixRecord",
     "DefaultAdapter",
     "EpochIndex",
     "EpochSampler",
     "KeyedDataset",
     "KeyedRandom",
     "Keying",
+    "MixUpDataset",
+    "MixUpRecord",
     "MosaicAffine",
     "MosaicDataset",
     "MosaicRecord",
