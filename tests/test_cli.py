@@ -270,7 +270,7 @@ def test_demo_shows_duplicates_for_yolov5_and_none_for_rankaug(tmp_path: Path) -
         "  rankaug.MosaicDataset             0 of 8",
         "mixups whose partner and ratio repeat on another rank at the same step:",
         "  YOLOv5-style (global random)      8 of 8",
-        "  rankaug.MosaicDataset             0 of 8",
+        "  rankaug.MixUpDataset              0 of 8",
     ]
     for name in ("yolov5-style.png", "rankaug.png"):
         height, width = sheet_size(2, 4)  # 2 ranks x 4 mosaics each

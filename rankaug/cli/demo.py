@@ -70,6 +70,11 @@ APPROACHES: dict[str, tuple[str, str]] = {
     "yolov5": ("YOLOv5-style (global random)", "yolov5-style"),
     "rankaug": ("rankaug.MosaicDataset", "rankaug"),
 }
+#: ``name -> title`` of each approach's mixup, for the summary.
+MIXUP_TITLES: dict[str, str] = {
+    "yolov5": "YOLOv5-style (global random)",
+    "rankaug": "rankaug.MixUpDataset",
+}
 # (epoch, step, worker, index, partners, the epoch in the mosaic's record or None,
 #  the mixup's partner and ratio)
 Row = tuple[int, int, int, int, tuple[int, ...], int | None, int, float]
@@ -255,8 +260,9 @@ class DemoResult:
         for result in self.approaches.values():
             lines.append(f"  {result.title:<30} {result.repeated:>4} of {result.mosaics}")
         lines.append("mixups whose partner and ratio repeat on another rank at the same step:")
-        for result in self.approaches.values():
-            lines.append(f"  {result.title:<30} {result.mixups_repeated:>4} of {result.mosaics}")
+        for name, result in self.approaches.items():
+            title = MIXUP_TITLES[name]
+            lines.append(f"  {title:<30} {result.mixups_repeated:>4} of {result.mosaics}")
         lines.append(
             f"contact sheets (rows = ranks, columns = the first {c.columns} mosaics of epoch 0):"
         )
