@@ -327,8 +327,8 @@ GOALS: tuple[Goal, ...] = (
         denominator="mosaic/rankaug_2x2",
         op=">=",
         target=0.8,
-        hint="the fused warp per tile (cv2.warpAffine of each visible region) and the box "
-        "corners: --profile",
+        hint="the fused placement: each visible region resized (warped with rotation or "
+        "shear) into place, more of the output covered at scales above 1; the box corners",
     ),
     Ratio(
         id="mosaic_affine_ultralytics",
