@@ -218,6 +218,9 @@ def describe_run(
     }
     for dist in ("albumentations", "ultralytics", "scikit-image"):
         versions[dist] = _version(dist)
+    if versions["albumentations"] is None:  # AlbumentationsX: the same import name
+        other = _version("albumentationsx")
+        versions["albumentations"] = None if other is None else f"{other} (AlbumentationsX)"
     return {
         "versions": versions,
         "threads": {

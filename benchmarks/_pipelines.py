@@ -124,7 +124,7 @@ def _ultralytics(root: Path, side: int, cache: str | bool, batch_size: int) -> P
 def _albumentations(affine: bool) -> Any:
     steps: list[Any] = []
     if affine:
-        steps.append(A.Affine(scale=(0.5, 1.5), translate_percent=0.1, fill=FILL))
+        steps.append(A.Affine(scale=(0.5, 1.5), translate_percent=(-0.1, 0.1), fill=FILL))
     steps += [A.HueSaturationValue(), A.HorizontalFlip()]
     return A.Compose(steps, bbox_params=A.BboxParams("pascal_voc", label_fields=["labels"]))
 

@@ -183,7 +183,7 @@ def albumentations_mosaic(
                 p=1.0,
             )
         ],
-        bbox_params=A.BboxParams(format="pascal_voc", label_fields=["labels"]),
+        bbox_params=A.BboxParams("pascal_voc", label_fields=["labels"]),
         seed=seed,
     )
     rng = random.Random(seed)

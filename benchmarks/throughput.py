@@ -76,7 +76,8 @@ import torch
 
 from benchmarks import peers  # noqa: F401  (sets the variables that keep ultralytics offline)
 from benchmarks._bench import Bench, describe_run, pin_threads
-from benchmarks._catalogue import FULL, GOALS, QUICK, ROW_IDS, SECTIONS, Settings
+from benchmarks._catalogue import FULL, QUICK, ROW_IDS, SECTIONS, Settings
+from benchmarks._goal_table import GOALS
 from benchmarks._profile import profile_rankaug
 from benchmarks._report import Console, Report, print_goals, print_header
 from benchmarks._timing import Progress, peak_rss_mib

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import rankaug
-from benchmarks import _catalogue, _goals, _jpegs, _memory, _report, _timing
+from benchmarks import _catalogue, _goal_table, _goals, _jpegs, _memory, _report, _timing
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "throughput.py"
@@ -355,13 +355,13 @@ def test_only_refuses_an_unknown_section(tmp_path: Path) -> None:
 def test_catalogue_declares_every_row_and_goal() -> None:
     assert set(_catalogue.ROW_IDS) == EXPECTED_ROWS
     assert len(_catalogue.ROW_IDS) == len(EXPECTED_ROWS)
-    assert [goal.id for goal in _catalogue.GOALS] == EXPECTED_GOALS
-    for goal in _catalogue.GOALS:
+    assert [goal.id for goal in _goal_table.GOALS] == EXPECTED_GOALS
+    for goal in _goal_table.GOALS:
         assert set(goal.rows) <= EXPECTED_ROWS, goal.id
     with pytest.raises(ValueError, match="'epoch_sampler' reads rows"):
-        _catalogue.check_goals(_catalogue.GOALS, sorted(EXPECTED_ROWS - {"epoch/sampler_plain"}))
+        _goal_table.check_goals(_goal_table.GOALS, sorted(EXPECTED_ROWS - {"epoch/sampler_plain"}))
     with pytest.raises(ValueError, match="goal ids repeat"):
-        _catalogue.check_goals([*_catalogue.GOALS, _catalogue.GOALS[0]], _catalogue.ROW_IDS)
+        _goal_table.check_goals([*_goal_table.GOALS, _goal_table.GOALS[0]], _catalogue.ROW_IDS)
     assert _catalogue.section("epoch").better == "lower"
     assert _catalogue.section("memory").better == "lower"
     assert _catalogue.section("mosaic").better == "higher"
@@ -486,7 +486,7 @@ class TestGoals:
         assert "2.00x" in result["note"]
 
 
-@pytest.mark.parametrize("module", [_timing, _catalogue, _report])
+@pytest.mark.parametrize("module", [_timing, _goal_table, _report])
 def test_helpers_doctests(module: Any) -> None:
     results = doctest.testmod(module)
     assert results.attempted > 0

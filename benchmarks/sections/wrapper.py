@@ -51,7 +51,7 @@ def make_pipeline(seed: int) -> Any:
             A.Affine(scale=(0.75, 1.25), translate_percent=(-0.1, 0.1), rotate=(-10, 10), p=1.0),
             A.RandomBrightnessContrast(p=0.5),
         ],
-        bbox_params=A.BboxParams(format="pascal_voc", label_fields=["labels"]),
+        bbox_params=A.BboxParams("pascal_voc", label_fields=["labels"]),
         seed=seed,
     )
 
