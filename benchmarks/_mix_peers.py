@@ -71,7 +71,7 @@ def masks_from_polygons() -> Callable[[tuple[int, int], Any], Any]:
     Raises:
         PeerUnavailable: ultralytics (or torchvision's metadata) is missing.
     """
-    peers._import_ultralytics()
+    peers.import_ultralytics()
     from ultralytics.data.utils import polygons2masks
 
     def masks(hw: tuple[int, int], segments: Any) -> Any:
@@ -135,7 +135,7 @@ def ultralytics_mix(
     Raises:
         PeerUnavailable: ultralytics (or torchvision's metadata) is missing.
     """
-    peers._import_ultralytics()  # the import, with the global settings it changes put back
+    peers.import_ultralytics()  # the import, with the global settings it changes put back
     from ultralytics.data import augment
     from ultralytics.utils.instance import Instances
 
