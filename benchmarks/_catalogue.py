@@ -161,6 +161,7 @@ SECTIONS: tuple[Section, ...] = (
                 for kind, sampler in (
                     ("plain", "DistributedSampler"),
                     ("carried", "EpochSampler(DistributedSampler)"),
+                    ("batches", "batch_sampler=EpochSampler(BatchSampler)"),
                 )
             },
         },

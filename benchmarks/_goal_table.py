@@ -168,6 +168,20 @@ GOALS: tuple[Goal, ...] = (
         )
         for w in EPOCH_WORKERS
     ),
+    *(
+        Difference(
+            id=f"epoch_batches_{w}w",
+            what=f"DataLoader {w}w, EpochSampler over batches - plain, µs/index",
+            row=f"epoch/loader_batches_{w}w",
+            baseline=f"epoch/loader_plain_{w}w",
+            op="<=",
+            target=1.0,
+            also="wall_us",
+            also_what="wall time",
+            hint="one epoch per batch (EpochBatch): see section 5's pickling line",
+        )
+        for w in EPOCH_WORKERS
+    ),
     CpuRatio(
         id="e2e_ram",
         what="later epochs, rankaug cached / ultralytics ram",

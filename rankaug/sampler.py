@@ -7,10 +7,9 @@ draws with the epoch of the index it is given, so no worker, persistent or not, 
 or spawned, can mix epochs within a pass, and nobody has to call ``set_epoch`` on the
 dataset at the right moment.
 
-The epoch of each pass:
-
 A pass begins when its first index is drawn (a DataLoader iterator may call
-``iter()`` on its sampler more than once; only the iterator it reads from counts).
+``iter()`` on its sampler more than once; only the iterator it reads from counts). The
+epoch of each pass:
 
 * the first pass has ``epoch`` (pass ``epoch=self.current_epoch`` when the loader is
   built after a checkpoint is restored);
@@ -23,6 +22,12 @@ A pass begins when its first index is drawn (a DataLoader iterator may call
   that build the iterator first (Lightning) or prefetch the next pass before the call
   (ultralytics' ``InfiniteDataLoader``) still get each epoch exactly once.
 
+It may also wrap a batch sampler, as ``DataLoader(batch_sampler=EpochSampler(
+BatchSampler(DistributedSampler(train), batch_size, drop_last)))``: each batch then
+comes as an :class:`~rankaug.epoch.EpochBatch` of EpochIndex values, which a worker
+receives for the price of one epoch per batch instead of one reduce per index
+(``set_epoch`` reaches the sampler inside the batch sampler).
+
 ``state_dict()`` holds the epoch and position of the running pass; after
 ``load_state_dict()`` the next pass resumes there, so torchdata's
 ``StatefulDataLoader`` resumes mid-epoch exactly.
@@ -32,13 +37,13 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
 from torch.utils.data import Sampler
 
 from rankaug import checks
-from rankaug.epoch import EpochIndex, epoch_class
+from rankaug.epoch import EpochBatch, EpochIndex, epoch_class
 
 __all__ = ["EpochSampler"]
 
@@ -66,10 +71,17 @@ def _as_index(value: object) -> int:
         return operator.index(value)  # type: ignore[arg-type]
     except TypeError:
         raise TypeError(
-            "EpochSampler wraps a sampler of indices, but the wrapped sampler yielded "
-            f"{value!r} of type {type(value).__name__} (wrap the sampler inside a "
-            "BatchSampler, not the BatchSampler itself)"
+            "EpochSampler wraps a sampler of indices or a batch sampler (lists of "
+            f"indices), but the wrapped sampler yielded {value!r:.80} of type "
+            f"{type(value).__name__}"
         ) from None
+
+
+def _carry(value: object, make: Callable[[int], EpochIndex]) -> EpochIndex | EpochBatch:
+    """One item of the wrapped sampler with its epoch: an index, or a batch of them."""
+    if isinstance(value, list | tuple):
+        return EpochBatch([make(i if type(i) is int else _as_index(i)) for i in value])
+    return make(_as_index(value))
 
 
 class EpochSampler(Sampler[EpochIndex]):
@@ -161,9 +173,12 @@ class EpochSampler(Sampler[EpochIndex]):
         self._forward(epoch)
 
     def _forward(self, epoch: int) -> None:
-        set_epoch = getattr(self.sampler, "set_epoch", None)
-        if callable(set_epoch):
-            set_epoch(epoch)
+        # the wrapped sampler's set_epoch, else that of the sampler a batch sampler holds
+        for target in (self.sampler, getattr(self.sampler, "sampler", None)):
+            set_epoch = getattr(target, "set_epoch", None)
+            if callable(set_epoch):
+                set_epoch(epoch)
+                return
 
     def __len__(self) -> int:
         return len(self.sampler)  # type: ignore[arg-type]
@@ -176,7 +191,7 @@ class EpochSampler(Sampler[EpochIndex]):
         make = epoch_class(run.epoch)
         for value in run.inner:
             run.position += 1
-            yield make(value if type(value) is int else _as_index(value))
+            yield make(value) if type(value) is int else _carry(value, make)  # type: ignore[misc]
         run.done = True
         if self._current is run:
             self._current = None

@@ -47,7 +47,7 @@ EXPECTED_ROWS = {
     "epoch/sampler_carried",
     "epoch/wrapper_plain",
     "epoch/wrapper_carried",
-    *(f"epoch/loader_{kind}_{w}w" for kind in ("plain", "carried") for w in (0, 1)),
+    *(f"epoch/loader_{kind}_{w}w" for kind in ("plain", "carried", "batches") for w in (0, 1)),
     *(
         f"e2e/{name}_first_{w}w"
         for name in ("ultralytics", "ultralytics_ram", "rankaug_cached", "fused_cached")
@@ -90,6 +90,8 @@ EXPECTED_GOALS = [
     "epoch_wrapper",
     "epoch_loader_0w",
     "epoch_loader_1w",
+    "epoch_batches_0w",
+    "epoch_batches_1w",
     "e2e_ram",
     "e2e_default",
     "e2e_first",
@@ -103,6 +105,8 @@ EPOCH_PAIRS = [
     ("epoch/wrapper_carried", "epoch/wrapper_plain"),
     ("epoch/loader_carried_0w", "epoch/loader_plain_0w"),
     ("epoch/loader_carried_1w", "epoch/loader_plain_1w"),
+    ("epoch/loader_batches_0w", "epoch/loader_plain_0w"),
+    ("epoch/loader_batches_1w", "epoch/loader_plain_1w"),
 ]
 # Rows that may say "unavailable" when an optional peer is not installed; rankaug's own
 # rows and the peers written in benchmarks/peers.py must always be measured.
@@ -251,7 +255,14 @@ def test_epoch_goals_are_differences_of_medians(quick_run: tuple[dict[str, Any],
         assert goals[goal_id]["target"] == 1.0
         assert "per round" in goals[goal_id]["note"]
     pickled = report["diagnostics"]["epoch_pickle"]
-    assert set(pickled) == {"int_us", "carried_us", "extra_us", "batch"}
+    assert set(pickled) == {
+        "int_us",
+        "carried_us",
+        "batch_us",
+        "extra_us",
+        "batch_extra_us",
+        "batch",
+    }
     assert pickled["batch"] == 4
     assert pickled["extra_us"] == pytest.approx(pickled["carried_us"] - pickled["int_us"])
     assert report["diagnostics"]["epoch_loader_clock"] == "main process and worker"  # /proc read

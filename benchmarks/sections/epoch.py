@@ -29,11 +29,11 @@ import gc
 import itertools
 import pickle
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
-from torch.utils.data import DataLoader, DistributedSampler
+from torch.utils.data import BatchSampler, DataLoader, DistributedSampler
 
 from benchmarks._bench import Bench, identity
 from benchmarks._catalogue import EPOCH_WORKERS, section
@@ -41,6 +41,7 @@ from benchmarks._loaders import Loader, PassChunks, collate_numpy, time_chunk, t
 from benchmarks._report import print_rows
 from benchmarks._timing import Op, interleave, summarize
 from rankaug import EpochIndex, EpochSampler, RandomAugmentWrapper
+from rankaug.epoch import EpochBatch
 
 __all__ = [
     "LENGTH",
@@ -115,15 +116,40 @@ def index_contenders(seed: int) -> dict[str, Op]:
     }
 
 
+class BatchChunks(PassChunks):
+    """:class:`~benchmarks._loaders.PassChunks` over batch samplers, ``count`` in indices.
+
+    A chunk of ``count`` indices is the batches whose lengths add up to it (every batch
+    has ``batch_size`` indices here), so the timing helpers, which set ``count`` in
+    indices, serve batch samplers unchanged.
+    """
+
+    def __iter__(self) -> Iterator[Any]:
+        name, remaining = self.use, self.count
+        while remaining > 0:
+            running = self._passes.get(name)
+            if running is None:
+                running = self._passes[name] = iter(self.samplers[name])
+            batch = next(running, None)
+            if batch is None:
+                del self._passes[name]
+                continue
+            remaining -= len(batch)
+            yield batch
+
+
 def loaders(seed: int, batch_size: int) -> dict[int, tuple[Loader, PassChunks]]:
-    """One DataLoader per worker count, serving both contenders in turn.
+    """One DataLoader per worker count, serving the three contenders in turn.
 
     Each has its own cheap wrapper (a list of ints, the identity transform, set to
-    :data:`EPOCH`) and two samplers over it, ``DistributedSampler`` (one replica) and
-    ``EpochSampler`` around another; its :class:`~benchmarks._loaders.PassChunks`
-    switches between them (``use = "plain"`` or ``"carried"``). Both contenders thus
-    run in the same worker process: two loaders' workers may land on the machine's
-    cores differently, which costs CPU time of its own. Workers are persistent.
+    :data:`EPOCH`) and three batch samplers over it: ``BatchSampler(DistributedSampler)``
+    (plain ints), ``BatchSampler(EpochSampler(DistributedSampler))`` (lists of
+    :class:`~rankaug.EpochIndex`: exactly what ``DataLoader(sampler=EpochSampler(...))``
+    builds) and ``EpochSampler(BatchSampler(DistributedSampler))`` (one
+    :class:`~rankaug.epoch.EpochBatch` per batch). Its :class:`BatchChunks` switches
+    between them (``use``). The contenders thus run in the same worker process: two
+    loaders' workers may land on the machine's cores differently, which costs CPU time of
+    its own. Workers are persistent.
     """
     made: dict[int, tuple[Loader, PassChunks]] = {}
     for workers in EPOCH_WORKERS:
@@ -131,16 +157,20 @@ def loaders(seed: int, batch_size: int) -> dict[int, tuple[Loader, PassChunks]]:
             list(range(LENGTH)), identity, seed=seed, rank=0
         )
         dataset.set_epoch(EPOCH)
-        sampler = PassChunks(
+
+        def batches(sampler: Any) -> BatchSampler:
+            return BatchSampler(sampler, batch_size, drop_last=False)
+
+        sampler = BatchChunks(
             {
-                "plain": _distributed(dataset, seed),
-                "carried": EpochSampler(_distributed(dataset, seed), epoch=EPOCH),
+                "plain": batches(_distributed(dataset, seed)),
+                "carried": batches(EpochSampler(_distributed(dataset, seed), epoch=EPOCH)),
+                "batches": EpochSampler(batches(_distributed(dataset, seed)), epoch=EPOCH),
             }
         )
         loader: DataLoader[Any] = DataLoader(
             dataset,
-            batch_size=batch_size,
-            sampler=sampler,
+            batch_sampler=sampler,
             num_workers=workers,
             collate_fn=collate_numpy,
             persistent_workers=workers > 0,
@@ -158,11 +188,14 @@ def pickle_costs(batch_size: int, rounds: int, batches: int = 500) -> dict[str, 
     :class:`~rankaug.EpochIndex`, alternating in ``rounds`` rounds of ``batches`` lists.
 
     Returns:
-        Medians: ``int_us``, ``carried_us`` and ``extra_us`` (their difference).
+        Medians: ``int_us``, ``carried_us`` and ``batch_us`` (an
+        :class:`~rankaug.epoch.EpochBatch`), and ``extra_us`` and ``batch_extra_us``
+        (their differences from ``int_us``).
     """
     lists = {
         "int_us": list(range(batch_size)),
         "carried_us": [EpochIndex(i, EPOCH) for i in range(batch_size)],
+        "batch_us": EpochBatch(EpochIndex(i, EPOCH) for i in range(batch_size)),
     }
     spent: dict[str, list[float]] = {name: [] for name in lists}
     dumps, loads, clock = ForkingPickler.dumps, pickle.loads, time.thread_time
@@ -174,7 +207,11 @@ def pickle_costs(batch_size: int, rounds: int, batches: int = 500) -> dict[str, 
                 loads(dumps(batch))
             spent[name].append((clock() - t0) / batches / batch_size * 1e6)
     medians = {name: summarize(values).median for name, values in spent.items()}
-    return {**medians, "extra_us": medians["carried_us"] - medians["int_us"]}
+    return {
+        **medians,
+        "extra_us": medians["carried_us"] - medians["int_us"],
+        "batch_extra_us": medians["batch_us"] - medians["int_us"],
+    }
 
 
 def prepare(bench: Bench) -> None:
@@ -198,7 +235,7 @@ def measure(bench: Bench, prepared: None) -> None:
     contenders = {
         f"epoch/loader_{kind}_{workers}w": (*made[workers], kind)
         for workers in EPOCH_WORKERS
-        for kind in ("plain", "carried")
+        for kind in ("plain", "carried", "batches")
     }
     names = list(contenders)
     cpu: dict[str, list[float]] = {name: [] for name in names}
@@ -240,9 +277,11 @@ def measure(bench: Bench, prepared: None) -> None:
         f"batches of {bench.batch_size} per round, kept as lists)"
     )
     pairs = {
-        row_id.replace("_plain", "_carried"): row_id
+        row_id.replace("_plain", f"_{kind}"): row_id
         for row_id in SECTION.rows
         if "_plain" in row_id
+        for kind in ("carried", "batches")
+        if row_id.replace("_plain", f"_{kind}") in SECTION.rows
     }
     print_rows(
         bench.out, report, list(SECTION.rows), baseline=pairs, label="minus plain", difference=True
@@ -250,6 +289,7 @@ def measure(bench: Bench, prepared: None) -> None:
     bench.out(
         f"  pickling one list of {bench.batch_size} indices for a worker (ForkingPickler.dumps "
         f"+ pickle.loads, CPU): ints {costs['int_us']:.2f}, EpochIndex "
-        f"{costs['carried_us']:.2f} µs per index ({costs['extra_us']:+.2f})"
+        f"{costs['carried_us']:.2f} µs per index ({costs['extra_us']:+.2f}), one EpochBatch "
+        f"{costs['batch_us']:.2f} ({costs['batch_extra_us']:+.2f})"
     )
     bench.out()
