@@ -27,6 +27,7 @@ import torch.distributed as dist
 from torch.utils.data import get_worker_info
 
 from rankaug import checks
+from rankaug.epoch import carry_epoch, drop_epoch
 from rankaug.errors import RankaugWarning, SampleError
 
 __all__ = [
@@ -190,6 +191,18 @@ class SampleContext:
             error=error,
         )
 
+    def loading(self, index: int) -> _Loading:
+        """A ``with`` block loading ``dataset[index]`` for this sample.
+
+        It hands this sample's epoch down to the rankaug wrappers called inside (see
+        :func:`rankaug.epoch.carrying`) and re-raises a failure as a
+        :class:`~rankaug.SampleError` naming ``dataset[index]``, like :meth:`guard`.
+
+        Args:
+            index: The position being loaded (a partner's, for multi-sample wrappers).
+        """
+        return _Loading(self, index)
+
     def guard(self, stage: str) -> _Guard:
         """A ``with`` block re-raising failures as :class:`~rankaug.SampleError`.
 
@@ -227,3 +240,25 @@ class _Guard:
         if error is None or isinstance(error, SampleError) or not isinstance(error, Exception):
             return
         raise self._context.failure(self._stage, error) from error
+
+
+class _Loading:
+    __slots__ = ("_context", "_index", "_token")
+
+    def __init__(self, context: SampleContext, index: int) -> None:
+        self._context = context
+        self._index = index
+
+    def __enter__(self) -> None:
+        self._token = carry_epoch(self._context.epoch)
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        drop_epoch(self._token)
+        if error is None or isinstance(error, SampleError) or not isinstance(error, Exception):
+            return
+        raise self._context.failure(f"dataset[{self._index}]", error) from error

@@ -37,7 +37,9 @@ __all__ = [
     "EpochIndex",
     "SharedEpoch",
     "carried_epoch",
+    "carry_epoch",
     "carrying",
+    "drop_epoch",
     "epoch_class",
     "index_epoch",
 ]
@@ -168,6 +170,20 @@ def carried_epoch() -> int | None:
     return _CARRIED.get()
 
 
+def carry_epoch(epoch: int) -> contextvars.Token[int | None]:
+    """Hand ``epoch`` down to the rankaug wrappers called from here on.
+
+    The primitive that :class:`carrying` and :meth:`~rankaug.SampleContext.loading`
+    use; give the token back to :func:`drop_epoch`.
+    """
+    return _CARRIED.set(epoch)
+
+
+def drop_epoch(token: contextvars.Token[int | None]) -> None:
+    """Undo the :func:`carry_epoch` that returned ``token``."""
+    _CARRIED.reset(token)
+
+
 class carrying:
     """Hand ``epoch`` down to the rankaug wrappers called inside the ``with`` block.
 
@@ -254,7 +270,8 @@ class SharedEpoch:
 
     def get(self) -> int:
         """The current epoch."""
-        return int(self._view[self._slot])
+        epoch: int = self._view.item(self._slot)
+        return epoch
 
     def set(self, value: int) -> None:
         """Set the epoch (call it in the main process, before ``iter(loader)``).

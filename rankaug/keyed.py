@@ -35,7 +35,7 @@ from torch.utils.data import Dataset, get_worker_info
 
 from rankaug import checks
 from rankaug.context import SampleContext, check_rank, process_group_rank, resolve_rank
-from rankaug.epoch import SharedEpoch, carried_epoch, carrying, index_epoch, warn_if_late
+from rankaug.epoch import SharedEpoch, carried_epoch, index_epoch, warn_if_late
 from rankaug.keys import Domain, KeyedRandom, Keying, KeyTemplate, check_keying, stream_id
 
 __all__ = ["KeyedDataset", "inner_datasets"]
@@ -194,16 +194,17 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             if isinstance(inner, KeyedDataset):
                 inner.set_epoch(epoch)
 
-    def _shared_epoch(self) -> int:
+    def _shared_epoch(self, in_worker: bool) -> int:
         epoch = self._epoch.get()
+        if not in_worker:  # only a worker can see set_epoch come in the middle of a pass
+            return epoch
         seen = self._seen
         pid = os.getpid()
         if seen is None or seen[0] != pid:
             self._seen = (pid, epoch)
         elif seen[1] != epoch:
             self._seen = (pid, epoch)
-            if get_worker_info() is not None:
-                warn_if_late(seen[1], epoch)
+            warn_if_late(seen[1], epoch)
         return epoch
 
     # ---------------------------------------------------------------- context
@@ -236,11 +237,11 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         """
         epoch = index_epoch(index)
         position = checks.index(index, len(self.dataset))
+        info = get_worker_info()
         if epoch is None:
             epoch = carried_epoch()
             if epoch is None:
-                epoch = self._shared_epoch()
-        info = get_worker_info()
+                epoch = self._shared_epoch(info is not None)
         worker_id = 0 if info is None else info.id
         return SampleContext(position, rank=self._rank_now(), worker_id=worker_id, epoch=epoch)
 
@@ -311,7 +312,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         Returns:
             The wrapped dataset's sample.
         """
-        with context.guard(f"dataset[{index}]"), carrying(context.epoch):
+        with context.loading(index):
             return self.dataset[index]
 
     # ------------------------------------------------------------------ state
