@@ -3,8 +3,9 @@ from __future__ import annotations
 import pytest
 from torch.utils.data import DataLoader, Dataset
 
-from rankaug.context import current_worker, process_group_rank, resolve_rank
-from rankaug.errors import RankaugWarning
+from rankaug.context import SampleContext, current_worker, process_group_rank, resolve_rank
+from rankaug.epoch import carried_epoch
+from rankaug.errors import RankaugWarning, SampleError
 
 
 class TestResolveRank:
@@ -52,3 +53,32 @@ class TestCurrentWorker:
     def test_inside_workers(self) -> None:
         loader = DataLoader(_WorkerIds(), batch_size=None, num_workers=2)
         assert sorted((int(w), int(n)) for w, n in loader) == [(0, 2), (0, 2), (1, 2), (1, 2)]
+
+
+class TestSampleContext:
+    def test_guard_names_the_sample_and_keeps_the_cause(self) -> None:
+        context = SampleContext(4, rank=1, worker_id=2, epoch=3)
+        expected = r"^transform failed at index 4 \(rank 1, worker 2, epoch 3\): KeyError"
+        with pytest.raises(SampleError, match=expected) as caught, context.guard("transform"):
+            raise KeyError("x")
+        assert isinstance(caught.value.__cause__, KeyError)
+        assert (caught.value.index, caught.value.stage) == (4, "transform")
+
+    def test_inner_sample_errors_and_non_exceptions_pass_through(self) -> None:
+        context = SampleContext(4, rank=1, worker_id=2, epoch=3)
+        inner = SampleError("inner", index=9)
+        with pytest.raises(SampleError) as caught, context.guard("outer"):
+            raise inner
+        assert caught.value is inner
+        with pytest.raises(KeyboardInterrupt), context.guard("outer"):
+            raise KeyboardInterrupt
+
+    def test_loading_carries_the_epoch_and_names_the_index(self) -> None:
+        context = SampleContext(4, rank=0, worker_id=0, epoch=7)
+        with context.loading(11):
+            assert carried_epoch() == 7
+        assert carried_epoch() is None
+        failed = pytest.raises(SampleError, match=r"^dataset\[11\] failed at index 4")
+        with failed, context.loading(11):
+            raise OSError("unreadable")
+        assert carried_epoch() is None
