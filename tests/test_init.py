@@ -1,0 +1,34 @@
+"""The top level holds what users call, and only that (issue: one home for each concern)."""
+
+from __future__ import annotations
+
+import rankaug
+
+PUBLIC = {
+    # wrappers and what they record
+    "RandomAugmentWrapper", "MosaicDataset", "MosaicRecord", "MosaicAffine",
+    "MixUpDataset", "MixUpRecord", "CutMixDataset", "CutMixRecord",
+    "CopyPasteDataset", "CopyPasteRecord", "CachedDataset", "KeyedDataset",
+    # epochs, keys and context
+    "EpochSampler", "EpochIndex", "SampleContext", "KeyedRandom", "Keying", "key_words",
+    "make_rng",
+    # batches, sample shapes, errors, seeding
+    "collate_detection", "BatchCollator", "DefaultAdapter", "SampleAdapter", "BoxFormat",
+    "SampleError", "RankaugWarning", "seed_everything", "WorkerSeeder", "__version__",
+}  # fmt: skip
+
+
+class TestTopLevel:
+    def test_all_is_exactly_the_public_api(self) -> None:
+        assert set(rankaug.__all__) == PUBLIC
+        assert len(rankaug.__all__) == len(PUBLIC)
+
+    def test_every_name_resolves(self) -> None:
+        for name in rankaug.__all__:
+            assert getattr(rankaug, name) is not None, name
+
+    def test_helpers_stay_in_their_modules(self) -> None:
+        for name in ("SharedEpoch", "resolve_rank", "make_seed_sequence", "stream_id",
+                     "SampleDict", "PartnerSampler", "KeyTemplate", "checks"):  # fmt: skip
+            assert name not in rankaug.__all__
+            assert not hasattr(rankaug, name) or name == "checks", name
