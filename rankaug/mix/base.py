@@ -35,7 +35,7 @@ from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.mix.classes import class_vector, refuse_unmixed, soft_target
 from rankaug.mix.config import PairConfig, PartnerFit
-from rankaug.mix.parts import Part, PartReader
+from rankaug.mix.parts import PairReader, Part
 from rankaug.partners import PartnerSampler
 from rankaug.replay import read_replay, state_text
 from rankaug.samples import SampleAdapter, attach, check_adapter, with_class_target
@@ -164,7 +164,7 @@ class PairDataset(KeyedDataset[T_co]):
         )  # fmt: skip
         self.partners = PartnerSampler(length, 1, pool=pool, weights=weights)
         self.adapter = adapter = check_adapter(adapter)
-        self._reader = PartReader(self.config, adapter, title)
+        self._reader = PairReader(self.config, adapter, title)
 
     # ------------------------------------------------------------ the subclass' part
     def draw(self, rng: np.random.Generator) -> tuple[float, ...]:

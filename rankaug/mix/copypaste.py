@@ -49,7 +49,7 @@ from rankaug.mix._masks import (
 )
 from rankaug.mix.base import Combined, PairDataset, PairPlan
 from rankaug.mix.config import PartnerFit
-from rankaug.mix.parts import Part
+from rankaug.mix.parts import Part, flipped
 from rankaug.samples import SampleAdapter
 
 __all__ = ["CopyPasteDataset", "CopyPasteRecord", "CopySource", "tight_box"]
@@ -204,7 +204,7 @@ class CopyPasteDataset(PairDataset[T_co]):
         assert partner.masks is not None
         drawn = rng.random(len(partner.masks)) < self.fraction
         if self.max_overlap is not None and len(main.boxes) and drawn.any():
-            sources = partner.flipped().boxes if self.source == "flip" else partner.boxes
+            sources = flipped(partner).boxes if self.source == "flip" else partner.boxes
             drawn &= (cover(sources, main.boxes) < self.max_overlap).all(axis=1)
         chosen = np.flatnonzero(drawn).tolist()
         theirs = Instances(partner.masks, partner.boxes, self.source == "flip")

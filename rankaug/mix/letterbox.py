@@ -16,7 +16,7 @@ import numpy as np
 from rankaug.mix.config import PairConfig
 
 if TYPE_CHECKING:
-    from rankaug.mix.parts import Part
+    from rankaug.parts import Part
 
 __all__ = ["letterbox"]
 
@@ -28,7 +28,7 @@ def letterbox(part: Part, hw: tuple[int, int], config: PairConfig) -> Part:
     ``cv2.INTER_NEAREST_EXACT``; boxes and keypoints follow the same map.
 
     >>> from rankaug.mix.config import PairConfig
-    >>> from rankaug.mix.parts import Part
+    >>> from rankaug.parts import Part
     >>> config = PairConfig.build(
     ...     box_format="pascal_voc", label_fields=(), keypoint_fields=(), num_classes=None,
     ...     class_field="label", p=1.0, partner_fit="letterbox", fill=0, fill_mask=0,

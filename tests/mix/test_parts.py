@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from rankaug.mix.config import PairConfig
-from rankaug.mix.parts import Part, PartReader
+from rankaug.mix.parts import PairReader, Part, flipped
 from rankaug.samples import DefaultAdapter
 from tests.mix.painted import flat_sample
 
@@ -20,8 +20,8 @@ def config(**change: Any) -> PairConfig:
     return PairConfig.build(**{**args, **change})
 
 
-def reader(**change: Any) -> PartReader:
-    return PartReader(config(**change), DefaultAdapter(), "MixUp")
+def reader(**change: Any) -> PairReader:
+    return PairReader(config(**change), DefaultAdapter(), "MixUp")
 
 
 def parts(samples: list[Any], **change: Any) -> list[Part]:
@@ -34,16 +34,16 @@ class TestPart:
         sample = {**flat_sample(0, (4, 10), 5, boxes=[(1, 0, 3, 2)]),
                   "keypoints": np.array([[1.0, 1.0]]), "kp": [7]}  # fmt: skip
         part = parts([sample])[0]
-        flipped = part.flipped()
-        assert flipped.boxes.tolist() == [[7.0, 0.0, 9.0, 2.0]]
-        assert flipped.keypoints is not None
-        assert flipped.keypoints.tolist() == [[9.0, 1.0]]
-        assert flipped.masks is not None
-        np.testing.assert_array_equal(flipped.masks[0], sample["masks"][0][:, ::-1])
+        mirrored = flipped(part)
+        assert mirrored.boxes.tolist() == [[7.0, 0.0, 9.0, 2.0]]
+        assert mirrored.keypoints is not None
+        assert mirrored.keypoints.tolist() == [[9.0, 1.0]]
+        assert mirrored.masks is not None
+        np.testing.assert_array_equal(mirrored.masks[0], sample["masks"][0][:, ::-1])
         assert part.boxes.tolist() == [[1.0, 0.0, 3.0, 2.0]]  # the part is left as it was
 
 
-class TestPartReader:
+class TestPairReader:
     def test_reads_boxes_in_pixels_and_gives_them_back_in_their_format(self) -> None:
         sample = flat_sample(0, (10, 20), 1, boxes=[(0.5, 0.5, 0.5, 0.2)])  # yolo
         read = reader(box_format="yolo")

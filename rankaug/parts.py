@@ -1,0 +1,318 @@
+"""Reading the samples of a multi-sample wrapper: each one's image and targets, checked.
+
+``MosaicDataset`` and the mixing family (``MixUpDataset``, ``CutMixDataset``,
+``CopyPasteDataset``) read several samples per output. :class:`PartReader` hands them to
+the adapter (the main one to be rebuilt at the end, the others only read, see
+:mod:`rankaug.samples`), turns each into a :class:`Part` and checks it, naming the
+sample and the field of anything wrong: an image no resize handles, boxes that are not
+``(N, 4)``, a per-box field of the wrong length (or one outside ``label_fields``, which
+would go stale), masks and keypoints of the wrong shape, and samples that disagree with
+the main one on channels, dtypes or which targets they have.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+
+from rankaug import checks
+from rankaug.boxes import as_box_array
+from rankaug.context import SampleContext
+from rankaug.samples import SampleAdapter, passthrough, view
+
+__all__ = ["Part", "PartReader"]
+
+_NO_BOXES: Final = np.zeros((0, 4))
+_NO_FIELD: Final = np.zeros((0,), dtype=np.int64)
+
+
+@dataclass(slots=True)
+class Part:
+    """One sample of a multi-sample output (or the output itself), as numpy arrays.
+
+    Arrays read from a sample are the sample's own and are never written: a wrapper
+    builds new arrays for its output.
+
+    Attributes:
+        index: Its dataset index.
+        image: ``HxW`` or ``HxWxC``.
+        boxes: ``(N, 4)`` float64, in the reader's box format as read (the wrapper
+            converts them to pixels).
+        fields: Each label field, ``N`` entries.
+        mask: The semantic mask, or ``None``.
+        masks: The ``(N, H, W)`` instance masks, or ``None``.
+        keypoints: ``(K, 2+)`` float64 keypoints, or ``None``.
+        keypoint_fields: Each keypoint field, ``K`` entries.
+        label: The classification class as the sample holds it, or ``None``.
+    """
+
+    index: int
+    image: np.ndarray
+    boxes: np.ndarray
+    fields: dict[str, np.ndarray]
+    mask: np.ndarray | None
+    masks: np.ndarray | None
+    keypoints: np.ndarray | None
+    keypoint_fields: dict[str, np.ndarray]
+    label: Any = None
+
+    @property
+    def hw(self) -> tuple[int, int]:
+        """The image's ``(height, width)``."""
+        return self.image.shape[0], self.image.shape[1]
+
+    def signature(self) -> tuple[object, ...]:
+        """What the samples of one output must share: channels, dtypes, kinds of target."""
+        image, mask, masks = self.image, self.mask, self.masks
+        return (
+            image.shape[2:],  # its length tells HxW from HxWxC
+            image.dtype,
+            None if mask is None else (mask.shape[2:], mask.dtype),
+            None if masks is None else masks.dtype,
+            self.keypoints is None,
+        )
+
+
+class PartReader:
+    """Reads and checks the samples of one output (see the module docstring).
+
+    Args:
+        adapter: The adapter the samples are unpacked with.
+        targets: The target keys the adapter hands out.
+        label_fields: The per-box fields kept aligned with the boxes.
+        keypoint_fields: The per-keypoint fields.
+        skip: Keys of the main sample that may have one entry per box without being a
+            label field (the wrapper's own record, say).
+        group: The samples, for messages (``"tiles of a mosaic"``).
+        actor: Who would misalign a stale field, for messages (``"the mosaic"``).
+    """
+
+    def __init__(
+        self,
+        adapter: SampleAdapter,
+        *,
+        targets: Collection[str],
+        label_fields: Sequence[str],
+        keypoint_fields: Sequence[str],
+        skip: Collection[str],
+        group: str,
+        actor: str,
+    ) -> None:
+        self.adapter = adapter
+        self.targets = targets
+        self.label_fields = tuple(label_fields)
+        self.keypoint_fields = tuple(keypoint_fields)
+        self.skip = frozenset(skip)
+        self.group = group
+        self.actor = actor
+        # the adapter's hooks, resolved once: they run for every sample
+        hook = getattr(adapter, "view", None)
+        self._view: Callable[[Any, Collection[str]], Mapping[str, Any]] = (
+            hook if callable(hook) else functools.partial(view, adapter)
+        )
+        hook = getattr(adapter, "passthrough", None)
+        self._passthrough: Callable[[Any, Collection[str]], Mapping[str, Any]] = (
+            hook if callable(hook) else functools.partial(passthrough, adapter)
+        )
+        self._checked: set[tuple[object, ...]] = set()  # main samples' kinds already checked
+
+    def unpack(
+        self, context: SampleContext, indices: Sequence[int], samples: Sequence[Any]
+    ) -> tuple[dict[str, Any], Any, list[Mapping[str, Any]]]:
+        """Hand the samples to the adapter: the main one to rebuild, the others to read.
+
+        Args:
+            context: The sample's context.
+            indices: The samples' indices, main first.
+            samples: The samples.
+
+        Returns:
+            The main sample's data and state, and every sample's data (main first).
+
+        Raises:
+            SampleError: If the adapter cannot handle a sample; it names that sample
+                (``dataset[7] failed at index 3 ...``). To keep the usual path free of
+                one guard per sample, a failure is found by reading the samples again,
+                each under its own guard.
+        """
+        adapter, targets, read = self.adapter, self.targets, self._view
+        try:
+            data, state = adapter.unpack(samples[0], targets)
+            views = [data, *[read(sample, targets) for sample in samples[1:]]]
+        except Exception:
+            for position, (index, sample) in enumerate(zip(indices, samples, strict=True)):
+                with context.guard(f"dataset[{index}]"):
+                    if position:
+                        read(sample, targets)
+                    else:
+                        adapter.unpack(sample, targets)
+            raise
+        return data, state, views
+
+    def read(self, index: int, data: Mapping[str, Any], sample: Any) -> Part:
+        """Check one sample's data and make its part (boxes as read, not converted).
+
+        Args:
+            index: Its dataset index.
+            data: Its data from the adapter (``unpack``, or ``view`` for a partner).
+            sample: The sample itself, for the adapter's ``passthrough``.
+
+        Returns:
+            The part.
+
+        Raises:
+            TypeError: If the image is not a numpy array once unpacked.
+            ValueError: If anything is wrong with it (the message names
+                ``dataset[index]`` and the field).
+        """
+        where = f"dataset[{index}]"
+        image = data.get("image")
+        if type(image) is not np.ndarray and not isinstance(image, np.ndarray):
+            raise TypeError(
+                f"{where} image must be a numpy array once unpacked by the adapter, got "
+                f"{type(image).__name__}"
+            )
+        if image.ndim not in (2, 3) or image.shape[0] == 0 or image.shape[1] == 0:
+            raise ValueError(
+                f"{where} image must be a non-empty HxW or HxWxC array, got shape {image.shape}"
+            )
+        hw = image.shape[0], image.shape[1]
+        raw = data.get("bboxes")
+        if raw is None:
+            boxes = _NO_BOXES
+        elif type(raw) is np.ndarray and raw.dtype == np.float64 and raw.shape[1:] == (4,):
+            boxes = raw  # already (N, 4) float64: read, never written
+        else:
+            boxes = as_box_array(raw, name=f"{where} bboxes")
+        count = len(boxes)
+        fields = self._fields(where, data, count)
+        if count:
+            others = self._passthrough(sample, self.targets)
+            if others:
+                self._check_stale(where, others, count)
+        mask = data.get("mask")
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.shape[:2] != hw:
+                raise ValueError(f"{where} mask has shape {mask.shape}, its image {hw}")
+        masks = data.get("masks")
+        if masks is not None:
+            masks = np.asarray(masks)
+            if masks.ndim != 3 or masks.shape[0] != count or masks.shape[1:] != hw:
+                raise ValueError(
+                    f"{where} masks must have shape ({count}, {hw[0]}, {hw[1]}) (one per "
+                    f"box), got {masks.shape}"
+                )
+        keypoints, point_fields = self._keypoints(where, data)
+        return Part(index, image, boxes, fields, mask, masks, keypoints, point_fields)
+
+    def check(self, parts: Sequence[Part]) -> None:
+        """Check the parts of one output against the main one (the first).
+
+        The main image must be one that every resize handles
+        (:func:`rankaug.checks.image_layout`, checked once per kind of main sample), and
+        every other part must have the same channels, dtypes and kinds of target.
+
+        Raises:
+            TypeError: If the main image's dtype is not supported.
+            ValueError: If the parts disagree, or the main image has too many channels.
+        """
+        main = parts[0]
+        expected = main.signature()
+        if expected not in self._checked:
+            checks.image_layout(main.image, f"dataset[{main.index}] image")
+            self._checked.add(expected)
+        for part in parts[1:]:
+            if part.signature() != expected:
+                self._disagree(part, main)
+
+    def _fields(self, where: str, data: Mapping[str, Any], count: int) -> dict[str, np.ndarray]:
+        fields = {}
+        for field in self.label_fields:
+            value = data.get(field)
+            if value is None:
+                if count:
+                    raise ValueError(
+                        f"{where} has {count} boxes but no {field!r} field (label_fields="
+                        f"{self.label_fields}); pass label_fields=() for boxes without labels"
+                    )
+                fields[field] = _NO_FIELD
+                continue
+            array = np.asarray(value)
+            if array.ndim == 0 or len(array) != count:
+                raise ValueError(
+                    f"{where} {field!r} has {array.size if array.ndim else 'a scalar'} "
+                    f"entries for {count} boxes"
+                )
+            fields[field] = array
+        return fields
+
+    def _keypoints(
+        self, where: str, data: Mapping[str, Any]
+    ) -> tuple[np.ndarray | None, dict[str, np.ndarray]]:
+        keypoints = data.get("keypoints")
+        fields: dict[str, np.ndarray] = {}
+        if keypoints is None:
+            return None, fields
+        keypoints = np.asarray(keypoints, dtype=np.float64)
+        if keypoints.ndim != 2 or keypoints.shape[1] < 2:
+            raise ValueError(f"{where} keypoints must have shape (K, 2+), got {keypoints.shape}")
+        for field in self.keypoint_fields:
+            array = np.asarray(data.get(field, np.zeros((0,))))
+            if array.ndim == 0 or len(array) != len(keypoints):
+                raise ValueError(
+                    f"{where} {field!r} must have one entry per keypoint ({len(keypoints)})"
+                )
+            fields[field] = array
+        return keypoints, fields
+
+    def _check_stale(self, where: str, others: Mapping[str, Any], count: int) -> None:
+        """Refuse per-box values that are not in label_fields: they would go stale."""
+        for key, value in others.items():
+            if key in self.skip or isinstance(value, str | bytes):
+                continue
+            shape = getattr(value, "shape", None)
+            if shape is not None:
+                entries = shape[0] if len(shape) >= 1 else None
+            elif isinstance(value, list | tuple):
+                entries = len(value)
+            else:
+                continue
+            if entries == count:
+                raise ValueError(
+                    f"{where} {key!r} looks like a per-box field ({entries} entries for "
+                    f"{count} boxes) that is not in label_fields={self.label_fields}: "
+                    f"{self.actor} would leave it misaligned; add it to label_fields or "
+                    "drop it"
+                )
+
+    def _disagree(self, part: Part, main: Part) -> None:
+        name, main_name = f"dataset[{part.index}]", f"the main image dataset[{main.index}]"
+        image, reference = part.image, main.image
+        if image.shape[2:] != reference.shape[2:] or image.dtype != reference.dtype:
+            raise ValueError(
+                f"{name} image has shape {image.shape} and dtype {image.dtype}, but "
+                f"{main_name} has {reference.shape} and {reference.dtype}: {self.group} "
+                "need the same channels and dtype"
+            )
+        for kind in ("mask", "masks"):
+            ours, theirs = getattr(part, kind), getattr(main, kind)
+            if ours is not None and theirs is not None and ours.dtype != theirs.dtype:
+                raise ValueError(
+                    f"{name} {kind} has dtype {ours.dtype}, but {main_name}'s has "
+                    f"{theirs.dtype}: {self.group} need the same {kind} dtype (a "
+                    f"{theirs.dtype} output cannot hold every value of another dtype)"
+                )
+            if ours is not None and theirs is not None and ours.shape[2:] != theirs.shape[2:]:
+                raise ValueError(
+                    f"{name} {kind} has shape {ours.shape}, but {main_name}'s has "
+                    f"{theirs.shape}: {self.group} need {kind} of the same channels"
+                )
+        raise ValueError(
+            f"{name} and dataset[{main.index}] disagree on having a mask, instance masks or "
+            f"keypoints: {self.group} need the same targets"
+        )

@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rankaug.context import SampleContext
+from rankaug.parts import Part, PartReader
+from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
+
+
+def reader(**change: Any) -> PartReader:
+    options: dict[str, Any] = {
+        "targets": DEFAULT_TARGETS | {"labels"},
+        "label_fields": ("labels",),
+        "keypoint_fields": (),
+        "skip": ("record",),
+        "group": "the samples of a Thing",
+        "actor": "Thing",
+        **change,
+    }
+    return PartReader(DefaultAdapter(), **options)
+
+
+def sample(boxes: int = 1, **extra: Any) -> dict[str, Any]:
+    return {
+        "image": np.zeros((6, 8, 3), np.uint8),
+        "bboxes": np.array([[0.0, 0.0, 2.0, 2.0]] * boxes),
+        "labels": np.arange(boxes),
+        **extra,
+    }
+
+
+def read(parts: PartReader, *samples: dict[str, Any]) -> list[Part]:
+    indices = list(range(len(samples)))
+    _, _, views = parts.unpack(SampleContext(0, rank=0, worker_id=0, epoch=0), indices, samples)
+    return [parts.read(i, view, s) for i, view, s in zip(indices, views, samples, strict=True)]
+
+
+class TestPart:
+    def test_hw_and_signature(self) -> None:
+        (part,) = read(reader(), sample())
+        assert part.hw == (6, 8)
+        assert part.signature() == ((3,), np.dtype(np.uint8), None, None, True)
+        assert part.label is None
+
+
+class TestPartReader:
+    def test_reads_boxes_as_given_and_fields_aligned(self) -> None:
+        (part,) = read(reader(), sample(boxes=2))
+        assert part.boxes.shape == (2, 4)
+        assert part.fields["labels"].tolist() == [0, 1]
+
+    def test_a_stale_per_box_field_is_refused_unless_skipped(self) -> None:
+        with pytest.raises(ValueError, match=r"'iscrowd' looks like a per-box field .* Thing"):
+            read(reader(), sample(boxes=2, iscrowd=[0, 1]))
+        read(reader(), sample(boxes=2, record=[0, 1]))  # the wrapper's own key
+
+    def test_disagreeing_samples_are_named_with_the_group(self) -> None:
+        parts = reader()
+        other = sample()
+        other["image"] = np.zeros((6, 8), np.uint8)
+        with pytest.raises(ValueError, match="the samples of a Thing need the same channels"):
+            parts.check(read(parts, sample(), other))
+
+    def test_unsupported_main_images_are_refused(self) -> None:
+        bad = sample()
+        bad["image"] = np.zeros((6, 8), np.float16)
+        with pytest.raises(TypeError, match=r"dataset\[0\] image must have a dtype among"):
+            reader().check(read(reader(), bad))
+
+    def test_wrong_shapes_name_the_sample_and_field(self) -> None:
+        with pytest.raises(ValueError, match=r"dataset\[0\] mask has shape \(2, 2\)"):
+            read(reader(), sample(mask=np.zeros((2, 2), np.uint8)))
+        with pytest.raises(ValueError, match=r"dataset\[0\] 'labels' has 2 entries for 1 boxes"):
+            read(reader(), {**sample(), "labels": np.arange(2)})
+        with pytest.raises(ValueError, match=r"dataset\[0\] keypoints must have shape \(K, 2\+\)"):
+            read(reader(), sample(keypoints=np.zeros((3,))))
