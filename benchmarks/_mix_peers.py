@@ -11,9 +11,10 @@ The samples reach ultralytics as they reach its mix transforms in training (afte
 ``(N, 1)``, and ``segments`` of 1000 points each (``YOLODataset`` resamples every
 polygon to 1000 points). The partner comes from the dataset's ``get_image_and_label``,
 which deep-copies its labels as ``YOLODataset``'s does, the image from memory as with
-``cache="ram"``. ultralytics' ``CutMix`` writes into the main image, which in training
-is a fresh mosaic: its step hands it a copy (rankaug's ``CutMixDataset`` makes that copy
-itself).
+``cache="ram"``. ultralytics' ``CutMix`` and ``CopyPaste`` write into the main image,
+which in training is a fresh mosaic: their steps hand them a copy (rankaug's
+``CutMixDataset`` and ``CopyPasteDataset`` make that copy themselves), so the shared
+sources stay as they are for every contender.
 
 ultralytics draws from the global ``random`` and ``np.random``: each step swaps in
 private states (seeded from ``seed``) around the call and puts the caller's back.
@@ -156,7 +157,7 @@ def ultralytics_mix(
     def step(i: int) -> dict[str, np.ndarray]:
         nonlocal state, np_state
         labels = source.get_image_and_label(i % n)
-        if kind == "cutmix":
+        if kind in ("cutmix", "copypaste"):
             labels["img"] = labels["img"].copy()
         # the peer's global draws, from private states: the caller's are put back
         outer, np_outer = random.getstate(), np.random.get_state()  # noqa: NPY002
