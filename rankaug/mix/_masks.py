@@ -48,16 +48,12 @@ def tight_box(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> list[float]
     >>> tight_box(np.array([[0, 0, 0], [0, 1, 1]]))
     [1.0, 1.0, 3.0, 2.0]
     """
-    if mask.dtype.itemsize == 1 and mask.flags.c_contiguous and mask.shape[1] % 8 == 0:
-        words = mask.view(np.uint64)  # eight pixels at a time
-        rows = np.flatnonzero(np.bitwise_or.reduce(words, axis=1))
-        cols = np.flatnonzero(
-            np.bitwise_or.reduce(words[rows[0] : rows[-1] + 1], axis=0).view(np.uint8)
-        )
-    else:
-        rows = np.flatnonzero(mask.any(axis=1))
-        cols = np.flatnonzero(mask.any(axis=0))
     y0, x0 = origin
+    if mask.ndim == 2 and mask.dtype in (np.uint8, np.bool_) and mask.strides[1] == 1:
+        x, y, w, h = cv2.boundingRect(mask.view(np.uint8))  # of the non-zero pixels
+        return [float(x0 + x), float(y0 + y), float(x0 + x + w), float(y0 + y + h)]
+    rows = np.flatnonzero(mask.any(axis=1))
+    cols = np.flatnonzero(mask.any(axis=0))
     return [
         float(x0 + cols[0]),
         float(y0 + rows[0]),
@@ -227,8 +223,8 @@ def stack(
                     cv2.bitwise_and(covered, kept, dst=covered), covered
                 ):
                     covered[kept == 0] = 0
-                y0, y1 = region[:2]
-                boxes[-1] = tight_box(out[y0:y1], (y0, 0))  # whole rows: contiguous
+                y0, y1, x0, x1 = region
+                boxes[-1] = tight_box(out[y0:y1, x0:x1], (y0, x0))
             continue
         y0, y1, x0, x1 = region
         out[...] = 0
