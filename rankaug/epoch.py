@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import array
 import contextvars
+import copyreg
 import os
 import sys
 import threading
 import warnings
 from collections.abc import Callable
 from types import FrameType
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numpy as np
 import torch
@@ -49,7 +50,25 @@ _CARRIED: Final[contextvars.ContextVar[int | None]] = contextvars.ContextVar(
 )
 
 
-class EpochIndex(int):
+class _EpochIndexType(type):
+    """The type of :class:`EpochIndex`: ``EpochIndex(index, epoch)`` checks both."""
+
+    def __call__(cls, index: int, epoch: int) -> EpochIndex:
+        make = epoch_class(checks.uint(epoch, "epoch", 32))
+        return make(checks.integer(index, "index"))
+
+
+class _EpochClassType(_EpochIndexType):
+    """The type of one epoch's subclass: ``kind(i)`` is int's own constructor, in C.
+
+    Neither type defines ``__new__`` in Python, so making an index (in the sampler, and
+    again when a worker unpickles it) costs what making any int subclass costs.
+    """
+
+    __call__ = type.__call__
+
+
+class EpochIndex(int, metaclass=_EpochIndexType):
     """A dataset index that carries the epoch of its pass.
 
     It *is* the index (an ``int`` subclass), so any dataset indexes with it as before;
@@ -78,11 +97,6 @@ class EpochIndex(int):
     __slots__ = ()
     epoch: int
 
-    def __new__(cls, index: int, epoch: int) -> EpochIndex:
-        """Check ``index`` and ``epoch`` and make the index."""
-        make = epoch_class(checks.uint(epoch, "epoch", 32))
-        return make(checks.integer(index, "index"))
-
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (int(self),))
 
@@ -92,23 +106,50 @@ class EpochIndex(int):
     __str__ = int.__repr__  # str(), f"{i}" and paths built from it stay plain numbers
 
 
+def _reduce_index(index: EpochIndex) -> tuple[Any, ...]:
+    return (type(index), (int(index),))
+
+
 _CLASSES: Final[dict[int, Callable[[int], EpochIndex]]] = {}
+_REGISTERED: Final[list[type]] = []
+_REGISTER_AT_MOST: Final = 8
+_CLASSES_LOCK: Final = threading.Lock()
 
 
 def epoch_class(epoch: int) -> Callable[[int], EpochIndex]:
     """The :class:`EpochIndex` subclass of one epoch: ``epoch_class(e)(i)`` is ``EpochIndex(i, e)``.
 
     ``epoch`` is not checked (the sampler checked it once for its pass). The class is
-    made on first use in each process and found by name when an index is unpickled, so
-    spawned workers rebuild it too.
+    made on first use in each process, stored in this module under its name
+    (``_EpochIndex_<epoch>``, where pickle looks it up) and found by name when an index
+    is unpickled, so spawned workers rebuild it too.
+
+    The classes of the latest few epochs are also registered with :mod:`copyreg`, which
+    lets pickle reduce their instances straight from its dispatch table; older ones
+    pickle through ``__reduce__``, the same bytes a little slower. (Every
+    multiprocessing pickler copies that table, so it must not grow with every epoch.)
     """
     kind = _CLASSES.get(epoch)
     if kind is None:
-        name = f"_EpochIndex_{epoch}"
-        made: Callable[[int], EpochIndex] = type(name, (EpochIndex,), {
-            "__slots__": (), "epoch": epoch, "__module__": __name__, "__new__": int.__new__,
-        })  # fmt: skip
-        kind = _CLASSES.setdefault(epoch, made)
+        with _CLASSES_LOCK:
+            kind = _CLASSES.get(epoch)
+            if kind is None:
+                kind = _make_class(epoch)
+    return kind
+
+
+def _make_class(epoch: int) -> Callable[[int], EpochIndex]:
+    name = f"_EpochIndex_{epoch}"
+    made = cast("type[EpochIndex]", _EpochClassType(name, (EpochIndex,), {
+        "__slots__": (), "epoch": epoch, "__module__": __name__, "__qualname__": name,
+    }))  # fmt: skip
+    globals()[name] = made
+    copyreg.pickle(made, _reduce_index)
+    _REGISTERED.append(made)
+    if len(_REGISTERED) > _REGISTER_AT_MOST:
+        copyreg.dispatch_table.pop(_REGISTERED.pop(0), None)
+    kind: Callable[[int], EpochIndex] = made
+    _CLASSES[epoch] = kind
     return kind
 
 

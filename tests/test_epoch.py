@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import copy
+import copyreg
 import gc
 import multiprocessing
 import pickle
 import subprocess
 import sys
 import warnings
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 import numpy as np
@@ -243,6 +245,27 @@ class TestEpochClasses:
         assert not hasattr(index, "__dict__")
         assert epoch_class(2) is type(index)
         assert epoch_class(2)(9) == EpochIndex(9, epoch=2)
+
+    def test_the_latest_epochs_pickle_from_the_dispatch_table_and_it_stays_small(self) -> None:
+        first = 900_000  # epochs no other test makes
+        for epoch in range(first, first + 20):
+            assert epoch_class(epoch) in copyreg.dispatch_table  # the newest is registered
+        table = copyreg.dispatch_table
+        ours = [k for k in table if isinstance(k, type) and issubclass(k, EpochIndex)]
+        assert 1 <= len(ours) <= 8
+        old, new = EpochIndex(3, epoch=first), EpochIndex(3, epoch=first + 19)
+        assert type(old) not in copyreg.dispatch_table  # it falls back to __reduce__
+        for index in (old, new):
+            again = pickle.loads(ForkingPickler.dumps([index, index + 0]))
+            assert again == [3, 3]
+            assert (type(again[0]), type(again[1])) == (type(index), int)
+        # the same bytes either way
+        copyreg.pickle(type(old), copyreg.dispatch_table[type(new)])
+        try:
+            registered = pickle.dumps(old)
+        finally:
+            del copyreg.dispatch_table[type(old)]
+        assert pickle.dumps(old) == registered
 
     def test_other_module_attributes_are_still_missing(self) -> None:
         import rankaug.epoch
