@@ -177,6 +177,31 @@ class TestBatchCollator:
         assert collate.stats.received == 2 * 24
         assert collate.stats.reused > 0
 
+    # torchdata 0.11 calls torch.set_vital, which torch 2.13 deprecates
+    @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+    def test_torchdata_stateful_dataloader_recycles_and_resumes(self) -> None:
+        # torchdata's own worker loop and state_dict, with held batches as above.
+        from torchdata.stateful_dataloader import StatefulDataLoader
+
+        collate = BatchCollator(buffers=4)
+        options: dict[str, Any] = {"batch_size": BATCH, "num_workers": 2, "collate_fn": collate}
+        data = StatefulDataLoader(Numbered(), persistent_workers=True, **options)
+        held, count = hold_and_drop((batch for _ in range(2) for batch in data), 96)
+        assert (count, len(held), unchanged(held)) == (48, 36, [])
+        assert collate.stats.received == 48
+        assert collate.stats.reused > 0
+        # a mid-epoch state resumes in a fresh loader with the batches that follow
+        first = StatefulDataLoader(Numbered(), **options)
+        iterator = iter(first)
+        for _ in range(5):
+            next(iterator)
+        state = first.state_dict()
+        rest = [batch["labels"].tolist() for batch in iterator]
+        again = StatefulDataLoader(Numbered(), **options)
+        again.load_state_dict(state)
+        assert [batch["labels"].tolist() for batch in again] == rest
+        assert len(rest) == 24 - 5
+
     def test_batches_equal_collate_detection(self) -> None:
         mosaic = MosaicDataset(SyntheticDetection(16, image_size=32), seed=0, output_size=32)
         ours = list(loader(BatchCollator(buffers=2), mosaic, persistent_workers=True))
