@@ -50,17 +50,14 @@ _CARRIED: Final[contextvars.ContextVar[int | None]] = contextvars.ContextVar(
 )
 
 
-_NO_EPOCH: Final[Any] = object()
-
-
 class _EpochIndexType(type):
     """The type of :class:`EpochIndex`: ``EpochIndex(index, epoch)`` checks both."""
 
-    def __call__(cls, index: int, epoch: int = _NO_EPOCH) -> EpochIndex:
-        if epoch is _NO_EPOCH:
-            raise TypeError(f"EpochIndex({index!r}) has no epoch: EpochIndex(index, epoch=...)")
+    def __call__(cls, index: int, epoch: int) -> EpochIndex:
         make = epoch_class(checks.uint(epoch, "epoch", 32))
         return make(checks.integer(index, "index"))
+
+    __call__.__qualname__ = "EpochIndex"  # what Python's own argument errors name
 
 
 class _EpochClassType(_EpochIndexType):
