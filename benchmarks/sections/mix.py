@@ -149,7 +149,7 @@ def measure(bench: Bench, prepared: Contenders) -> None:
             del makers[row_id]
     # Each pair on its own: with all eight in one turn, whichever followed ultralytics'
     # MixUp (it lets go of ~30 MB of float images per call) page-faulted on fresh memory
-    # (rankaug's CutMix: ~96 faults per sample there, none in its own pair).
+    # (rankaug's CutMix: ~96 faults per sample there, about 1 in its own pair).
     seconds: dict[str, list[float]] = {}
     for pair in MIX_PAIRS:
         ops = {row_id: counted(makers[row_id], start=1) for row_id in pair if row_id in makers}
