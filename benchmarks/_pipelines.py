@@ -29,11 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import albumentations as A
-import cv2
-import numpy as np
-import torch
 
 import rankaug
+from benchmarks import peers
 from benchmarks.peers import PeerUnavailable
 from rankaug.collate import collate_detection
 from rankaug.datasets import YoloFolder
@@ -86,21 +84,9 @@ def ultralytics_classes() -> tuple[Any, Any]:
     Raises:
         PeerUnavailable: ultralytics (or torchvision's metadata) is missing.
     """
-    threads = cv2.getNumThreads()
-    np_print = np.get_printoptions()
-    torch_save = torch.save
-    try:
+    with peers.ultralytics_settings_kept():
         from ultralytics.cfg import DEFAULT_CFG
         from ultralytics.data.dataset import YOLODataset
-    except (ImportError, RuntimeError) as exc:
-        raise PeerUnavailable(
-            "ultralytics",
-            f"{type(exc).__name__}: {exc} (see benchmarks/README_peers.md: .venv-bench)",
-        ) from exc
-    finally:
-        cv2.setNumThreads(threads)
-        np.set_printoptions(**np_print)
-        torch.save = torch_save
     return YOLODataset, DEFAULT_CFG
 
 

@@ -42,7 +42,11 @@ from benchmarks.peers._common import (
     square,
 )
 from benchmarks.peers._simple import floor_mosaic, yolov5_style_mosaic
-from benchmarks.peers._ultralytics import import_ultralytics, ultralytics_mosaic
+from benchmarks.peers._ultralytics import (
+    import_ultralytics,
+    ultralytics_mosaic,
+    ultralytics_settings_kept,
+)
 
 __all__ = [
     "FILL",
@@ -54,6 +58,7 @@ __all__ = [
     "albumentations_mosaic",
     "floor_mosaic",
     "import_ultralytics",
+    "ultralytics_settings_kept",
     "make_peer",
     "peer_versions",
     "ultralytics_mosaic",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from copy import deepcopy
 from typing import Any
 
@@ -13,15 +14,20 @@ import numpy as np
 
 from benchmarks.peers._common import PeerUnavailable, Sample, Step, check_samples
 
-__all__ = ["import_ultralytics", "ultralytics_mosaic"]
+__all__ = ["import_ultralytics", "ultralytics_mosaic", "ultralytics_settings_kept"]
 
 
-def import_ultralytics() -> dict[str, Any]:
-    """Import ultralytics' augmentations, undoing the global settings its import changes.
+@contextlib.contextmanager
+def ultralytics_settings_kept() -> Iterator[None]:
+    """Import ultralytics modules inside this block: the global settings it changes are put back.
 
     ``import ultralytics`` calls ``cv2.setNumThreads(0)``, sets numpy's and torch's print
     options and replaces ``torch.save``; the first and second would skew a benchmark of the
     other peers (and numpy's print options would break doctests), so they are put back.
+
+    Raises:
+        PeerUnavailable: An import inside failed: ultralytics (or torchvision's metadata,
+            whose absence shows as a ``PackageNotFoundError``) is missing.
     """
     import torch
 
@@ -29,19 +35,28 @@ def import_ultralytics() -> dict[str, Any]:
     np_print = np.get_printoptions()
     torch_save = torch.save
     try:
-        from ultralytics.data.augment import Compose, Mosaic, RandomPerspective
-        from ultralytics.utils.instance import Instances
+        yield
     except (ImportError, RuntimeError) as exc:
-        # PackageNotFoundError (an ImportError) here means torchvision's metadata is missing.
         raise PeerUnavailable(
             "ultralytics",
-            f"{type(exc).__name__}: {exc} (see benchmarks/requirements.txt: ultralytics and "
-            "torchvision are installed with --no-deps)",
+            f"{type(exc).__name__}: {exc} (see benchmarks/README_peers.md: .venv-bench; "
+            "ultralytics and torchvision are installed with --no-deps)",
         ) from exc
     finally:
         cv2.setNumThreads(threads)
         np.set_printoptions(**np_print)
         torch.save = torch_save
+
+
+def import_ultralytics() -> dict[str, Any]:
+    """Import ultralytics' augmentations (:func:`ultralytics_settings_kept`).
+
+    Raises:
+        PeerUnavailable: ultralytics (or torchvision's metadata) is missing.
+    """
+    with ultralytics_settings_kept():
+        from ultralytics.data.augment import Compose, Mosaic, RandomPerspective
+        from ultralytics.utils.instance import Instances
     return {
         "Compose": Compose,
         "Mosaic": Mosaic,
