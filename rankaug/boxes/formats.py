@@ -172,12 +172,7 @@ def to_xyxy(boxes: np.ndarray, fmt: BoxFormat, image_hw: tuple[int, int]) -> np.
         out[:, 2:] += array[:, :2]
         return out
     if fmt == "yolo":
-        out = np.empty_like(array)
-        halves = array[:, 2:] * 0.5
-        np.subtract(array[:, :2], halves, out=out[:, :2])
-        np.add(array[:, :2], halves, out=out[:, 2:])
-        out *= _scale(height, width)
-        return out
+        return _centres_to_corners(array, _scale(height, width))
     # fmt == "albumentations"
     scaled: np.ndarray = array * _scale(height, width)
     return scaled
@@ -214,6 +209,11 @@ def to_pixel_xyxy(boxes: np.ndarray, fmt: BoxFormat, sizes: np.ndarray) -> np.nd
         scaled: np.ndarray = boxes * scale
         return scaled
     check_box_format(fmt, name="fmt")
+    return _centres_to_corners(boxes, scale)
+
+
+def _centres_to_corners(boxes: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Normalised ``(cx, cy, w, h)`` boxes as pixel corners, times ``scale`` (w, h, w, h)."""
     out = np.empty_like(boxes)
     halves = boxes[:, 2:] * 0.5
     np.subtract(boxes[:, :2], halves, out=out[:, :2])
