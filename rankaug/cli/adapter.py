@@ -25,7 +25,14 @@ from typing import Any
 from rankaug.cli.target import TargetError, load_factory, where
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter, SampleAdapter, check_adapter
 
-__all__ = ["AUDIT_TARGETS", "SHEET_TARGETS", "KeyMap", "build_adapter", "parse_keys"]
+__all__ = [
+    "AUDIT_TARGETS",
+    "SHEET_TARGETS",
+    "KeyMap",
+    "build_adapter",
+    "parse_keys",
+    "reader_text",
+]
 
 #: What the contact sheet asks an adapter for.
 SHEET_TARGETS: tuple[str, ...] = ("image", "bboxes", "labels")
@@ -128,6 +135,17 @@ class KeyMap:
 
     def __repr__(self) -> str:
         return f"KeyMap({self.keys!r})"
+
+
+def reader_text(adapter: str | None, keys: str | None) -> str:
+    """How samples are read, for messages: ``"--keys ..."``, ``"--adapter ..."`` or ``""``.
+
+    >>> reader_text(None, "image=img"), reader_text("pkg:make", None), reader_text(None, None)
+    ('--keys image=img', '--adapter pkg:make', '')
+    """
+    if keys is not None:
+        return f"--keys {keys}"
+    return "" if adapter is None else f"--adapter {adapter}"
 
 
 def build_adapter(adapter: str | None, keys: str | None) -> SampleAdapter | None:

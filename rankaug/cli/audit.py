@@ -58,7 +58,7 @@ from typing import Any, Literal
 
 from torch.utils.data import DataLoader, Dataset, get_worker_info
 
-from rankaug.cli.adapter import AUDIT_TARGETS, KeyMap, build_adapter
+from rankaug.cli.adapter import AUDIT_TARGETS, KeyMap, build_adapter, reader_text
 from rankaug.cli.failure import Failure
 from rankaug.cli.fingerprint import fingerprint
 from rankaug.cli.launch import launch, only_sample, progress
@@ -136,10 +136,8 @@ class AuditConfig:
 
     @property
     def reader(self) -> str:
-        """How samples are read, for messages: ``"--keys ..."``, ``"--adapter ..."`` or ``""``."""
-        if self.keys is not None:
-            return f"--keys {self.keys}"
-        return "" if self.adapter is None else f"--adapter {self.adapter}"
+        """How samples are read, for messages (:func:`~rankaug.cli.adapter.reader_text`)."""
+        return reader_text(self.adapter, self.keys)
 
 
 # (index, worker id, the epoch the index carried, digest, skipped types), or a failure

@@ -25,7 +25,7 @@ import numpy as np
 from torch.utils.data import DataLoader, DistributedSampler
 
 from rankaug.boxes import check_box_format
-from rankaug.cli.adapter import build_adapter
+from rankaug.cli.adapter import build_adapter, reader_text
 from rankaug.cli.failure import Failure
 from rankaug.cli.launch import keep_as_is, launch, progress
 from rankaug.cli.sheet import caption, contact_sheet, render_tile, write_png
@@ -74,10 +74,8 @@ class ShowConfig:
 
     @property
     def reader(self) -> str:
-        """How samples are read, for messages: ``"--keys ..."``, ``"--adapter ..."`` or ``""``."""
-        if self.keys is not None:
-            return f"--keys {self.keys}"
-        return "" if self.adapter is None else f"--adapter {self.adapter}"
+        """How samples are read, for messages (:func:`~rankaug.cli.adapter.reader_text`)."""
+        return reader_text(self.adapter, self.keys)
 
 
 @dataclass(frozen=True)
