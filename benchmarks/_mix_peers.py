@@ -169,13 +169,6 @@ def ultralytics_mix(
             state, np_state = random.getstate(), np.random.get_state()  # noqa: NPY002
             random.setstate(outer)
             np.random.set_state(np_outer)  # noqa: NPY002
-        instances = labels["instances"]
-        instances.convert_bbox(format="xyxy")
-        return {
-            "image": labels["img"],
-            "bboxes": np.asarray(instances.bboxes, dtype=np.float32).reshape(-1, 4),
-            "labels": np.asarray(labels["cls"]).reshape(-1).astype(np.int64),
-            "segments": instances.segments,
-        }
+        return {**peers.ultralytics_output(labels), "segments": labels["instances"].segments}
 
     return step

@@ -45,6 +45,7 @@ from benchmarks.peers._simple import floor_mosaic, yolov5_style_mosaic
 from benchmarks.peers._ultralytics import (
     import_ultralytics,
     ultralytics_mosaic,
+    ultralytics_output,
     ultralytics_settings_kept,
 )
 
@@ -58,6 +59,7 @@ __all__ = [
     "albumentations_mosaic",
     "floor_mosaic",
     "import_ultralytics",
+    "ultralytics_output",
     "ultralytics_settings_kept",
     "make_peer",
     "peer_versions",

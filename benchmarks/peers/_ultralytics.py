@@ -14,7 +14,12 @@ import numpy as np
 
 from benchmarks.peers._common import PeerUnavailable, Sample, Step, check_samples
 
-__all__ = ["import_ultralytics", "ultralytics_mosaic", "ultralytics_settings_kept"]
+__all__ = [
+    "import_ultralytics",
+    "ultralytics_mosaic",
+    "ultralytics_output",
+    "ultralytics_settings_kept",
+]
 
 
 @contextlib.contextmanager
@@ -237,12 +242,17 @@ def ultralytics_mosaic(
         finally:
             state = random.getstate()
             random.setstate(outer)
-        instances = labels["instances"]
-        instances.convert_bbox(format="xyxy")
-        return {
-            "image": labels["img"],
-            "bboxes": np.asarray(instances.bboxes, dtype=np.float32).reshape(-1, 4),
-            "labels": np.asarray(labels["cls"]).reshape(-1).astype(np.int64),
-        }
+        return ultralytics_output(labels)
 
     return step
+
+
+def ultralytics_output(labels: dict[str, Any]) -> dict[str, np.ndarray]:
+    """One ultralytics labels dict as a peer's output: ``image``, xyxy ``bboxes``, ``labels``."""
+    instances = labels["instances"]
+    instances.convert_bbox(format="xyxy")
+    return {
+        "image": labels["img"],
+        "bboxes": np.asarray(instances.bboxes, dtype=np.float32).reshape(-1, 4),
+        "labels": np.asarray(labels["cls"]).reshape(-1).astype(np.int64),
+    }
