@@ -12,6 +12,7 @@ or torchvision-style ``(image, target)`` pairs with ``as_tuple=True``.
 
 from rankaug.datasets.coco import CocoDetection
 from rankaug.datasets.synthetic import SyntheticDetection
-from rankaug.datasets.yolo import YoloFolder, write_yolo_folder
+from rankaug.datasets.yolo import YoloFolder
+from rankaug.datasets.yolo_writer import write_yolo_folder
 
 __all__ = ["CocoDetection", "SyntheticDetection", "YoloFolder", "write_yolo_folder"]
