@@ -18,22 +18,22 @@ Two keyings:
   at the price of depending on the world size.
 
 Resuming mid-epoch: :meth:`KeyedDataset.state_dict` holds each stream's position (for
-``"stream"`` keying) of every rankaug wrapper in the tree, in the form torchdata's
-``StatefulDataLoader`` saves per worker; with :class:`~rankaug.EpochSampler` saving the
-epoch and position of the pass, a resumed run continues bit for bit.
+``"stream"`` keying) of every rankaug wrapper in the tree (:mod:`rankaug.streams`), in
+the form torchdata's ``StatefulDataLoader`` saves per worker; with
+:class:`~rankaug.EpochSampler` saving the epoch and position of the pass, a resumed run
+continues bit for bit.
 """
 
 from __future__ import annotations
 
 import os
-import random
 from collections.abc import Iterator
 from typing import Any, Final, Generic, TypeVar
 
 import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
-from rankaug import checks
+from rankaug import checks, streams
 from rankaug.context import SampleContext, check_rank, process_group_rank, resolve_rank
 from rankaug.epoch import SharedEpoch, carried_epoch, index_epoch, warn_if_late
 from rankaug.keys import Domain, KeyedRandom, Keying, KeyTemplate, check_keying, stream_id
@@ -41,7 +41,6 @@ from rankaug.keys import Domain, KeyedRandom, Keying, KeyTemplate, check_keying,
 __all__ = ["KeyedDataset", "inner_datasets"]
 
 T_co = TypeVar("T_co", covariant=True)
-_STATE_FORMAT: Final = "rankaug.KeyedDataset/1"
 _DOMAINS: Final = {
     "stream": Domain.STREAM,
     "sample": Domain.SAMPLE,
@@ -329,29 +328,13 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         worker's state back to :meth:`load_state_dict` on resume.
 
         Returns:
-            A picklable dict.
+            A picklable dict (its layout: :mod:`rankaug.streams`).
         """
         pid = os.getpid()
-        wrappers = []
-        for wrapper in self.keyed_tree():
-            streams = []
-            for (owner_pid, worker_id), ((rank, epoch), keyed) in wrapper._streams.items():
-                if owner_pid != pid:
-                    continue
-                py_random = keyed._py_random
-                streams.append(
-                    {
-                        "worker_id": worker_id,
-                        "rank": rank,
-                        "epoch": epoch,
-                        "generator": keyed.generator.bit_generator.state,
-                        "py_random": None if py_random is None else py_random.getstate(),
-                    }
-                )
-            wrappers.append(
-                {"class": type(wrapper).__qualname__, "stream": wrapper.stream, "streams": streams}
-            )
-        return {"format": _STATE_FORMAT, "wrappers": wrappers}
+        return streams.saved(
+            [(type(w).__qualname__, w.stream, streams.positions(w._streams, pid))
+             for w in self.keyed_tree()]
+        )  # fmt: skip
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` saved, in this process.
@@ -362,30 +345,11 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         Raises:
             ValueError: If ``state`` does not come from this wrapper's structure.
         """
-        if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
-            raise ValueError(
-                f"state must be a dict from KeyedDataset.state_dict() (format "
-                f"{_STATE_FORMAT!r}), got {state!r:.200}"
-            )
         tree = self.keyed_tree()
-        saved = state["wrappers"]
-        layout = [(type(w).__qualname__, w.stream) for w in tree]
-        if [(entry["class"], entry["stream"]) for entry in saved] != layout:
-            raise ValueError(
-                "state does not match this wrapper: it was saved from wrappers "
-                f"{[(e['class'], e['stream']) for e in saved]}, this one has {layout}"
-            )
+        saved = streams.entries(state, [(type(w).__qualname__, w.stream) for w in tree])
         pid = os.getpid()
         for wrapper, entry in zip(tree, saved, strict=True):
-            wrapper._streams = {}
-            for stream in entry["streams"]:
-                rank, worker_id, epoch = stream["rank"], stream["worker_id"], stream["epoch"]
-                keyed = KeyedRandom(wrapper._key_builder(rank, worker_id, epoch))
-                keyed.generator.bit_generator.state = stream["generator"]
-                if stream["py_random"] is not None:
-                    keyed._py_random = random.Random()
-                    keyed._py_random.setstate(stream["py_random"])
-                wrapper._streams[(pid, worker_id)] = ((rank, epoch), keyed)
+            wrapper._streams = streams.restored(entry, wrapper._key_builder, pid)
 
     # ---------------------------------------------------------------- pickling
     def __getstate__(self) -> dict[str, Any]:

@@ -1,0 +1,92 @@
+"""The saved positions of keyed streams: what :meth:`rankaug.KeyedDataset.state_dict` holds.
+
+A state is ``{"format", "wrappers"}``; each wrapper of the tree (outermost first) is
+``{"class", "stream", "streams"}``, and each of its streams in the saving process
+``{"worker_id", "rank", "epoch", "generator", "py_random"}``: the numpy bit generator's
+state and, once used, the ``random.Random`` state. Per-sample keyings keep no streams.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+from rankaug.keys import KeyedRandom
+
+__all__ = ["FORMAT", "Streams", "entries", "positions", "restored", "saved"]
+
+FORMAT: Final = "rankaug.KeyedDataset/1"
+
+Streams = dict[tuple[int, int], tuple[tuple[int, int], KeyedRandom]]
+"""A wrapper's live streams: ``(pid, worker_id) -> ((rank, epoch), keyed random)``."""
+
+
+def positions(live: Streams, pid: int) -> list[dict[str, Any]]:
+    """Where each stream of process ``pid`` stands."""
+    out = []
+    for (owner_pid, worker_id), ((rank, epoch), keyed) in live.items():
+        if owner_pid != pid:
+            continue
+        py_random = keyed._py_random
+        out.append(
+            {
+                "worker_id": worker_id,
+                "rank": rank,
+                "epoch": epoch,
+                "generator": keyed.generator.bit_generator.state,
+                "py_random": None if py_random is None else py_random.getstate(),
+            }
+        )
+    return out
+
+
+def saved(wrappers: Sequence[tuple[str, int, list[dict[str, Any]]]]) -> dict[str, Any]:
+    """The state of a tree: ``(class name, stream word, positions)`` per wrapper."""
+    return {
+        "format": FORMAT,
+        "wrappers": [
+            {"class": name, "stream": stream, "streams": streams}
+            for name, stream, streams in wrappers
+        ],
+    }
+
+
+def entries(state: object, layout: Sequence[tuple[str, int]]) -> list[Mapping[str, Any]]:
+    """The wrappers' entries of ``state``, checked against the tree's ``layout``.
+
+    Raises:
+        ValueError: If ``state`` is not a saved state, or comes from other wrappers.
+    """
+    if not isinstance(state, dict) or state.get("format") != FORMAT:
+        raise ValueError(
+            f"state must be a dict from KeyedDataset.state_dict() (format {FORMAT!r}), "
+            f"got {state!r:.200}"
+        )
+    found: list[Mapping[str, Any]] = state["wrappers"]
+    if [(entry["class"], entry["stream"]) for entry in found] != list(layout):
+        raise ValueError(
+            "state does not match this wrapper: it was saved from wrappers "
+            f"{[(e['class'], e['stream']) for e in found]}, this one has {list(layout)}"
+        )
+    return found
+
+
+def restored(entry: Mapping[str, Any], key: Callable[[int, int, int], Any], pid: int) -> Streams:
+    """One wrapper's streams rebuilt from its entry, owned by process ``pid``.
+
+    Args:
+        entry: The wrapper's entry (:func:`entries`).
+        key: The wrapper's stream key builder, ``key(rank, worker_id, epoch)``.
+        pid: This process.
+    """
+    live: Streams = {}
+    for stream in entry["streams"]:
+        rank, worker_id, epoch = stream["rank"], stream["worker_id"], stream["epoch"]
+        keyed = KeyedRandom(key(rank, worker_id, epoch))
+        keyed.generator.bit_generator.state = stream["generator"]
+        if stream["py_random"] is not None:
+            keyed._py_random = random.Random()
+            keyed._py_random.setstate(stream["py_random"])
+        live[(pid, worker_id)] = ((rank, epoch), keyed)
+    return live
