@@ -11,9 +11,11 @@ significantly more frequent, a one-sided binomial test
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["ALPHA", "Tally", "binomial_tail"]
+__all__ = ["ALPHA", "Tally", "binomial_tail", "evidence_lines", "tally_summary"]
 
 ALPHA = 1e-6
 
@@ -107,3 +109,38 @@ class Tally:
             f"{self.same}/{self.same_total} identical at the same position; same index at "
             f"other positions: {self.other}/{self.other_total} identical"
         )
+
+
+def _example(tally: Tally) -> str:
+    if not tally.examples:
+        return ""
+    epoch, position, index = tally.examples[0]
+    return f" (e.g. index {index} at position {position}, epoch {epoch})"
+
+
+def evidence_lines(
+    by_key: dict[Any, Tally], name: Callable[[Any], str], limit: int = 4
+) -> list[str]:
+    """A verdict's evidence: the flagged tallies (else the closest), ``name(key): text``."""
+    flagged = sorted(
+        (key for key, tally in by_key.items() if tally.flagged),
+        key=lambda key: (by_key[key].p_value, str(key)),
+    )
+    shown = flagged or sorted(by_key, key=lambda key: (-by_key[key].same, str(key)))
+    lines = [f"{name(key)}: {by_key[key].text()}{_example(by_key[key])}" for key in shown[:limit]]
+    if len(shown) > limit:
+        lines.append(f"... and {len(shown) - limit} more")
+    return lines
+
+
+def tally_summary(pooled: Tally, by_key: dict[Any, Tally]) -> dict[str, Any]:
+    """A comparison's figures for the JSON report: the pooled tally and how many flagged."""
+    return {
+        "same_position_identical": pooled.same,
+        "same_position_compared": pooled.same_total,
+        "other_position_identical": pooled.other,
+        "other_position_compared": pooled.other_total,
+        "p_value": pooled.p_value,
+        "flagged_pairs": sum(t.flagged for t in by_key.values()),
+        "pairs": len(by_key),
+    }

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rankaug.cli.stats import ALPHA, Tally, binomial_tail
+from rankaug.cli.stats import ALPHA, Tally, binomial_tail, evidence_lines, tally_summary
 
 __all__ = ["ALPHA", "EpochFrom", "Layout", "Records", "Verdict", "analyse", "binomial_tail"]
 
@@ -124,37 +124,6 @@ def _stream(rank: int, worker: int) -> str:
     return f"rank {rank} worker {worker}"
 
 
-def _example(tally: Tally) -> str:
-    if not tally.examples:
-        return ""
-    epoch, position, index = tally.examples[0]
-    return f" (e.g. index {index} at position {position}, epoch {epoch})"
-
-
-def _evidence(by_key: dict[Any, Tally], name: Callable[[Any], str], limit: int = 4) -> list[str]:
-    flagged = sorted(
-        (key for key, tally in by_key.items() if tally.flagged),
-        key=lambda key: (by_key[key].p_value, str(key)),
-    )
-    shown = flagged or sorted(by_key, key=lambda key: (-by_key[key].same, str(key)))
-    lines = [f"{name(key)}: {by_key[key].text()}{_example(by_key[key])}" for key in shown[:limit]]
-    if len(shown) > limit:
-        lines.append(f"... and {len(shown) - limit} more")
-    return lines
-
-
-def _stats(pooled: Tally, by_key: dict[Any, Tally]) -> dict[str, Any]:
-    return {
-        "same_position_identical": pooled.same,
-        "same_position_compared": pooled.same_total,
-        "other_position_identical": pooled.other,
-        "other_position_compared": pooled.other_total,
-        "p_value": pooled.p_value,
-        "flagged_pairs": sum(t.flagged for t in by_key.values()),
-        "pairs": len(by_key),
-    }
-
-
 def _cross_stream(
     analysis: _Analysis, name: str, same_rank: bool, fail_text: str, what: str
 ) -> Verdict:
@@ -169,7 +138,7 @@ def _cross_stream(
         reason = "only one worker per rank" if same_rank else "only one rank"
         return Verdict(name, "skipped", f"not checked: {reason}")
     pooled, by_key = analysis.category(pairs)
-    stats = _stats(pooled, by_key)
+    stats = tally_summary(pooled, by_key)
     if not pooled.decisive:
         return Verdict(name, "skipped", _TOO_FEW, stats=stats)
 
@@ -177,7 +146,7 @@ def _cross_stream(
         return f"{_stream(*key[0])} vs {_stream(*key[1])}"
 
     if pooled.flagged or any(t.flagged for t in by_key.values()):
-        return Verdict(name, "fail", fail_text, _evidence(by_key, label), stats)
+        return Verdict(name, "fail", fail_text, evidence_lines(by_key, label), stats)
     if pooled.same == pooled.same_total and pooled.other == pooled.other_total:
         summary = (
             f"identical across {what} at the same position, but equally at every other "
@@ -234,7 +203,7 @@ def _epochs(analysis: _Analysis) -> Verdict:
         for e, f in itertools.combinations(range(layout.epochs), 2)
     ]
     pooled, by_key = analysis.category(pairs)
-    stats = _stats(pooled, by_key)
+    stats = tally_summary(pooled, by_key)
     if not pooled.decisive:
         return Verdict("epochs", "skipped", _TOO_FEW, stats=stats)
     if pooled.flagged or any(t.flagged for t in by_key.values()):
@@ -242,7 +211,7 @@ def _epochs(analysis: _Analysis) -> Verdict:
             "epochs",
             "fail",
             _replay_text(layout),
-            _evidence(by_key, lambda key: _stream(*key)),
+            evidence_lines(by_key, lambda key: _stream(*key)),
             stats,
         )
     if pooled.same == pooled.same_total and pooled.other == pooled.other_total:
