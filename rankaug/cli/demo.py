@@ -41,14 +41,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset
+from torch.utils.data import DataLoader, DistributedSampler, Subset
 
 from rankaug.cli.failure import Failure
 from rankaug.cli.launch import launch, only_sample, progress
 from rankaug.cli.legacy import GlobalRandomMosaic
 from rankaug.cli.legacy_mixup import SeededAlikeMixUp
 from rankaug.cli.sheet import caption, contact_sheet, render_tile, write_png
-from rankaug.cli.views import SheetViews
+from rankaug.cli.views import MixupViews
 from rankaug.datasets import SyntheticDetection, YoloFolder
 from rankaug.epoch import index_epoch
 from rankaug.mix import MixUpDataset
@@ -60,7 +60,6 @@ __all__ = [
     "DemoConfig",
     "DemoJob",
     "DemoResult",
-    "MixupViews",
     "demo_source",
     "run_demo",
 ]
@@ -108,50 +107,6 @@ def demo_source(data: str | None, samples: int, seed: int) -> Any:
         return SyntheticDetection(samples, image_size=(192, 256), seed=seed, masks=False)
     folder = YoloFolder(data)
     return Subset(folder, range(min(samples, len(folder))))
-
-
-class _Tap(Dataset[Any]):
-    """``dataset[i]``, remembering the last sample's ``"mixup"`` record."""
-
-    def __init__(self, dataset: Any) -> None:
-        self.dataset = dataset
-        self.last: Any = None
-
-    def __len__(self) -> int:
-        return len(self.dataset)
-
-    def __getitem__(self, index: int) -> Any:
-        self.last = None
-        sample = self.dataset[index]
-        self.last = sample.get("mixup") if isinstance(sample, dict) else None
-        return sample
-
-
-class MixupViews(Dataset[tuple[Any, ...] | Failure]):
-    """:class:`~rankaug.cli.views.SheetViews` items of mixed mosaics, with the mixup.
-
-    Items are the sheet item followed by the sample's ``"mixup"`` record (``None``
-    without one), or the :class:`~rankaug.cli.failure.Failure` of a sample that failed.
-
-    Args:
-        dataset: A dataset of dict samples with a ``"mixup"`` record.
-
-    >>> from rankaug.datasets import SyntheticDetection
-    >>> item = MixupViews(MixUpDataset(SyntheticDetection(4, 16), seed=0))[2]
-    >>> item[0], item[-1]["indices"][0]
-    (2, 2)
-    """
-
-    def __init__(self, dataset: Any) -> None:
-        self._tap = _Tap(dataset)
-        self._views = SheetViews(self._tap, "pascal_voc")
-
-    def __len__(self) -> int:
-        return len(self._tap)
-
-    def __getitem__(self, index: int) -> tuple[Any, ...] | Failure:
-        item = self._views[index]
-        return item if isinstance(item, Failure) else (*item, self._tap.last)
 
 
 @dataclass(frozen=True)
