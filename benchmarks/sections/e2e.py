@@ -25,34 +25,26 @@ import gc
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import cv2
 import numpy as np
 from torch.utils.data import DataLoader
 
 from benchmarks import peers
 from benchmarks._bench import Bench
 from benchmarks._catalogue import E2E_FIRST, E2E_PIPELINES, E2E_WORKERS, section
+from benchmarks._cv2_split import CV2_STAGES, cv2_split
 from benchmarks._jpegs import JpegFolder, default_data_dir, jpeg_folder
 from benchmarks._loaders import Chunk, ChunkSampler, Loader, cpu_ns, time_chunk
 from benchmarks._pipelines import FUSED, Pipeline, build, fused_missing, ultralytics_classes
 from benchmarks._report import Row, print_rows, ratio_text
 from benchmarks._timing import summarize
 
-__all__ = ["SECTION", "cache_root", "cv2_split", "folder", "measure", "prepare", "side"]
+__all__ = ["SECTION", "cache_root", "folder", "measure", "prepare", "side"]
 
 SECTION = section("e2e")
-_CV2_STAGES: dict[str, tuple[str, ...]] = {
-    "decode": ("imdecode", "imread"),
-    "resize": ("resize",),
-    "warp": ("warpAffine", "warpPerspective"),
-    "colour": ("cvtColor", "LUT", "merge", "split"),
-}
-"""OpenCV calls timed apart in the split, by stage."""
 
 
 def side(bench: Bench) -> int:
@@ -242,43 +234,6 @@ def _later_epochs(bench: Bench, made: dict[str, Contender]) -> dict[str, list[Ch
     return chunks
 
 
-def cv2_split(op: Callable[[int], Any], count: int) -> dict[str, float]:
-    """Milliseconds per operation in all, and in OpenCV's decode, resize, warp, colour calls.
-
-    The functions of :data:`_CV2_STAGES` are replaced on the ``cv2`` module by timing
-    wrappers for the duration (the code under test looks them up at each call), then
-    put back. A stage that calls another (none here) would count twice.
-    """
-    real: dict[str, Any] = {}
-    spent = dict.fromkeys(_CV2_STAGES, 0.0)
-
-    def timed(stage: str, fn: Any) -> Any:
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                spent[stage] += time.perf_counter() - t0
-
-        return wrapper
-
-    for i in range(3):  # warm up
-        op(i)
-    for stage, names in _CV2_STAGES.items():
-        for name in names:
-            real[name] = getattr(cv2, name)
-            setattr(cv2, name, timed(stage, real[name]))
-    try:
-        t0 = time.perf_counter()
-        for i in range(count):
-            op(3 + i)
-        total = time.perf_counter() - t0
-    finally:
-        for name, fn in real.items():
-            setattr(cv2, name, fn)
-    return {"total": total / count * 1e3, **{k: v / count * 1e3 for k, v in spent.items()}}
-
-
 def _split(bench: Bench, made: dict[str, Contender], count: int) -> None:
     """Where each in-process contender's time goes (its caches are full by now)."""
     splits = bench.report.diagnostics.setdefault("e2e_split_ms", {})
@@ -302,7 +257,7 @@ def _split(bench: Bench, made: dict[str, Contender], count: int) -> None:
         "timed apart; collate per sample of a batch):"
     )
     for name, s in splits.items():
-        rest = s["total"] - sum(s[k] for k in _CV2_STAGES)
+        rest = s["total"] - sum(s[k] for k in CV2_STAGES)
         bench.out(
             f"    {name:16s} {s['total'] + s['collate']:5.2f} = decode {s['decode']:.2f} + "
             f"resize {s['resize']:.2f} + warp {s['warp']:.2f} + colour {s['colour']:.2f} + "
