@@ -4,7 +4,10 @@ A built-in dataset hands out either a *dict sample* (albumentations' keys, numpy
 arrays, boxes in the dataset's ``box_format``) or, with ``as_tuple=True``, a
 torchvision-style ``(image, target)`` pair whose ``target["boxes"]`` are always
 absolute pixel ``(x_min, y_min, x_max, y_max)``; ``tensors=True`` turns that pair
-into torch tensors (image ``CHW``).
+into torch tensors (image ``CHW``). Instance polygons (``"segments"``) are a list of
+float32 ``(K, 2)`` pixel ``(x, y)`` arrays, one per box, in either form; with
+``tensors=True`` a list of float32 tensors (polygons differ in length, so they do not
+stack).
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ def build_sample(
     as_tuple: bool,
     tensors: bool,
     mask: np.ndarray | None = None,
+    segments: list[np.ndarray] | None = None,
 ) -> Any:
     """Assemble a dict sample or an ``(image, target)`` pair.
 
@@ -72,9 +76,12 @@ def build_sample(
         xyxy: ``(N, 4)`` absolute pixel xyxy boxes.
         labels: ``(N,)`` int64 labels.
         box_format: Format of the dict sample's ``"bboxes"``.
-        as_tuple: Give ``(image, {"boxes", "labels"[, "mask"]})`` instead of a dict.
+        as_tuple: Give ``(image, {"boxes", "labels"[, "mask"][, "segments"]})`` instead
+            of a dict.
         tensors: With ``as_tuple``, give torch tensors (image ``CHW``).
         mask: Optional ``HxW`` uint8 semantic mask, added under ``"mask"``.
+        segments: Optional polygons, one float32 ``(K, 2)`` pixel ``(x, y)`` array per
+            box, added under ``"segments"`` (never converted to ``box_format``).
 
     Returns:
         The sample.
@@ -87,7 +94,7 @@ def build_sample(
     array([[0.25, 0.25, 0.5 , 0.5 ]], dtype=float32)
     """
     if not as_tuple:
-        sample: dict[str, np.ndarray] = {
+        sample: dict[str, Any] = {
             "image": image,
             "bboxes": from_xyxy(xyxy, box_format, (image.shape[0], image.shape[1])).astype(
                 np.float32
@@ -96,12 +103,18 @@ def build_sample(
         }
         if mask is not None:
             sample["mask"] = mask
+        if segments is not None:
+            sample["segments"] = segments
         return sample
     target: dict[str, Any] = {"boxes": xyxy.astype(np.float32), "labels": labels}
     if mask is not None:
         target["mask"] = mask
     if not tensors:
+        if segments is not None:
+            target["segments"] = segments
         return image, target
     chw = image[None] if image.ndim == 2 else image.transpose(2, 0, 1)
-    tensor_target = {key: torch.from_numpy(value) for key, value in target.items()}
+    tensor_target: dict[str, Any] = {key: torch.from_numpy(value) for key, value in target.items()}
+    if segments is not None:
+        tensor_target["segments"] = [torch.from_numpy(points) for points in segments]
     return torch.from_numpy(np.ascontiguousarray(chw)), tensor_target

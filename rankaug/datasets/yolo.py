@@ -5,13 +5,15 @@ The layout::
     root/images/<any/sub/dirs>/name.jpg
     root/labels/<any/sub/dirs>/name.txt     one line per object: class cx cy w h
 
-with ``cx cy w h`` the box centre and size divided by the image width and height.
-An image without a label file has no objects (YOLO's convention).
+with ``cx cy w h`` the box centre and size divided by the image width and height, or,
+for instance segmentation (YOLO-seg, ``segments=True``), ``class x1 y1 ... xk yk``: a
+polygon of ``k >= 3`` points divided by the image width and height. An image without a
+label file has no objects (YOLO's convention). The label files are parsed by
+:mod:`rankaug.datasets._yolo_labels`.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +29,7 @@ from rankaug.boxes import (
 )
 from rankaug.datasets._image_io import read_rgb, read_rgb_resized
 from rankaug.datasets._sample import build_sample, check_output_options
+from rankaug.datasets._yolo_labels import read_label_file
 
 __all__ = ["YoloFolder"]
 
@@ -47,11 +50,22 @@ class YoloFolder(Dataset[Any]):
     ``[0, 1]`` by at most ``tolerance`` (float rounding in label writers); those are
     clipped to the image, anything further out is an error. Zero-size boxes are kept
     (filter them with :func:`rankaug.boxes.keep_mask`). Blank lines are skipped.
-    Segment (polygon) and keypoint lines are refused.
+    Segment (polygon) lines are refused unless ``segments=True``; keypoint lines always.
 
     Samples are those of :class:`~rankaug.datasets.SyntheticDetection`:
     ``{"image": HxWx3 uint8 RGB, "bboxes": float32 (N, 4) in box_format,
     "labels": int64 (N,)}``, or ``(image, {"boxes", "labels"})`` with ``as_tuple``.
+
+    Instance polygons: with ``segments=True`` every label line is a YOLO-seg polygon
+    ``class x1 y1 x2 y2 ... xk yk`` (``k >= 3`` points, normalised like boxes; points
+    within ``tolerance`` of ``[0, 1]`` are clipped to it, further out is an error). A box
+    line in such a dataset is an error (ultralytics silently drops every polygon when
+    some lines are boxes; rankaug refuses). Each sample then also has ``"segments"``
+    (``target["segments"]`` with ``as_tuple``): a list of ``N`` float32 ``(K_i, 2)``
+    arrays, one per box and in the same order, of PIXEL ``(x, y)`` points of the image
+    as returned (``x`` from 0 to its width, like ``pascal_voc`` boxes), whatever
+    ``box_format`` is; with ``tensors=True`` a list of float32 tensors. Each box is its
+    polygon's bounds (converted to ``box_format``), so in ``pascal_voc`` they are equal.
 
     Resize on load: with ``image_size``, every image comes back with its long side
     ``image_size`` and its aspect ratio kept (each side ``min(ceil(side * r),
@@ -71,8 +85,10 @@ class YoloFolder(Dataset[Any]):
         label_dir: Label folder, relative to ``root``. Defaults to ``"labels"``.
         extensions: Image file extensions to include. Defaults to
             ``(".jpg", ".jpeg", ".png", ".bmp")``.
-        tolerance: How far (normalised) box edges may stick out of ``[0, 1]``.
-            Defaults to ``1e-3``.
+        tolerance: How far (normalised) box edges or polygon points may stick out of
+            ``[0, 1]``. Defaults to ``1e-3``.
+        segments: Read YOLO-seg polygon labels and add ``"segments"`` to each sample.
+            Defaults to ``False``.
         as_tuple: Give torchvision-style ``(image, target)`` pairs. Defaults to ``False``.
         tensors: With ``as_tuple``, give torch tensors. Defaults to ``False``.
         image_size: Resize on load to this long side (``>= 1``); ``None`` keeps every
@@ -99,6 +115,20 @@ class YoloFolder(Dataset[Any]):
     ...     print(YoloFolder(root, image_size=64)[0]["image"].shape)
     3 (32, 32, 3) 000000.png
     (64, 64, 3)
+
+    Polygons (here a triangle in a 20x10 image, read at twice the size):
+
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     triangle = np.array([[2.0, 1.0], [18.0, 1.0], [10.0, 9.0]], np.float32)
+    ...     sample = {"image": np.zeros((10, 20, 3), np.uint8), "labels": np.array([0]),
+    ...               "bboxes": np.array([[2.0, 1.0, 18.0, 9.0]]), "segments": [triangle]}
+    ...     seg = YoloFolder(write_yolo_folder([sample], tmp), segments=True, image_size=40)[0]
+    >>> seg["segments"]
+    [array([[ 4.,  2.],
+           [36.,  2.],
+           [20., 18.]], dtype=float32)]
+    >>> seg["bboxes"]
+    array([[ 4.,  2., 36., 18.]], dtype=float32)
     """
 
     def __init__(
@@ -110,6 +140,7 @@ class YoloFolder(Dataset[Any]):
         label_dir: str = "labels",
         extensions: Sequence[str] = _DEFAULT_EXTENSIONS,
         tolerance: float = 1e-3,
+        segments: bool = False,
         as_tuple: bool = False,
         tensors: bool = False,
         image_size: int | None = None,
@@ -122,6 +153,7 @@ class YoloFolder(Dataset[Any]):
             None if image_size is None else checks.integer(image_size, "image_size", low=1)
         )
         self.reduced_decode = checks.boolean(reduced_decode, "reduced_decode")
+        self.segments = checks.boolean(segments, "segments")
         suffixes = _check_extensions(extensions)
         self.image_dir, self.label_dir = image_dir, label_dir
         self.extensions = tuple(sorted(suffixes))
@@ -152,9 +184,14 @@ class YoloFolder(Dataset[Any]):
         self.label_paths: tuple[Path, ...] = tuple(
             (labels / path.relative_to(images)).with_suffix(".txt") for path in self.image_paths
         )
-        parsed = [_read_label_file(path, self.tolerance) for path in self.label_paths]
-        self._labels = [classes for classes, _ in parsed]
-        self._boxes = [boxes for _, boxes in parsed]  # normalised xyxy, float64
+        parsed = [
+            read_label_file(path, self.tolerance, segments=self.segments)
+            for path in self.label_paths
+        ]
+        self._labels = [labels.classes for labels in parsed]
+        self._boxes = [labels.boxes for labels in parsed]  # normalised xyxy, float64
+        # normalised (K, 2) float64 points per object, or None without segments
+        self._polygons = [labels.polygons for labels in parsed]
 
     def __len__(self) -> int:
         """Return the number of images."""
@@ -174,8 +211,14 @@ class YoloFolder(Dataset[Any]):
             image = read_rgb(path)
         else:
             image, _ = read_rgb_resized(path, self.image_size, reduced_decode=self.reduced_decode)
+        height, width = image.shape[0], image.shape[1]
         # normalised boxes times the new size: the resize's own scale in each axis
-        xyxy = to_xyxy(self._boxes[position], "albumentations", (image.shape[0], image.shape[1]))
+        xyxy = to_xyxy(self._boxes[position], "albumentations", (height, width))
+        polygons = self._polygons[position]
+        segments = None
+        if polygons is not None:  # the same scale as the boxes, so they stay the bounds
+            scale = np.array([width, height], dtype=np.float64)
+            segments = [(points * scale).astype(np.float32) for points in polygons]
         return build_sample(
             image,
             xyxy,
@@ -183,6 +226,7 @@ class YoloFolder(Dataset[Any]):
             box_format=self.box_format,
             as_tuple=self.as_tuple,
             tensors=self.tensors,
+            segments=segments,
         )
 
     def source_files(self) -> tuple[Path, ...]:
@@ -205,7 +249,7 @@ class YoloFolder(Dataset[Any]):
             f"YoloFolder({str(self.root)!r}, box_format={self.box_format!r}, "
             f"image_dir={self.image_dir!r}, label_dir={self.label_dir!r}, "
             f"extensions={self.extensions!r}, tolerance={self.tolerance!r}, "
-            f"as_tuple={self.as_tuple!r}, tensors={self.tensors!r}, "
+            f"segments={self.segments!r}, as_tuple={self.as_tuple!r}, tensors={self.tensors!r}, "
             f"image_size={self.image_size!r}, reduced_decode={self.reduced_decode!r})"
         )
 
@@ -222,69 +266,3 @@ def _check_extensions(extensions: object) -> frozenset[str]:
     if not extensions:
         raise ValueError("extensions must not be empty")
     return frozenset(ext.lower() for ext in extensions)
-
-
-def _read_label_file(path: Path, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
-    """Parse one label file into int64 labels and normalised xyxy float64 boxes."""
-    if not path.is_file():
-        return np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.float64)
-    classes: list[int] = []
-    rows: list[tuple[float, float, float, float]] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            fields = line.split()
-            if not fields:
-                continue
-            label, row = _parse_line(fields, f"{path}:{number}", tolerance)
-            classes.append(label)
-            rows.append(row)
-    boxes = np.array(rows, dtype=np.float64).reshape(-1, 4)
-    return np.array(classes, dtype=np.int64), np.clip(boxes, 0.0, 1.0)
-
-
-def _parse_line(
-    fields: list[str], where: str, tolerance: float
-) -> tuple[int, tuple[float, float, float, float]]:
-    """Parse ``class cx cy w h`` into a label and a normalised xyxy box."""
-    if len(fields) != 5:
-        hint = ""
-        if len(fields) == 6:
-            hint = "; a sixth column (such as a prediction's confidence) is not part of a label"
-        elif len(fields) > 6:
-            hint = (
-                "; longer lines are segment polygons (class x1 y1 x2 y2 ...) or pose "
-                "keypoints, and YoloFolder does not support segments or keypoints: convert "
-                "them to boxes 'class cx cy w h'"
-            )
-        raise ValueError(
-            f"{where}: expected 5 fields 'class cx cy w h', got {len(fields)}: "
-            f"{' '.join(fields)!r}{hint}"
-        )
-    try:
-        number = float(fields[0])
-    except ValueError:
-        raise ValueError(f"{where}: class {fields[0]!r} is not a number") from None
-    if not number.is_integer():
-        raise ValueError(f"{where}: class must be an integer, got {fields[0]!r}")
-    if not 0 <= number < 2**63:
-        raise ValueError(f"{where}: class must be an integer >= 0, got {fields[0]!r}")
-    values: list[float] = []
-    for name, token in zip(("cx", "cy", "w", "h"), fields[1:], strict=True):
-        try:
-            value = float(token)
-        except ValueError:
-            raise ValueError(f"{where}: {name} = {token!r} is not a number") from None
-        if not math.isfinite(value):
-            raise ValueError(f"{where}: {name} = {token!r} is not finite")
-        values.append(value)
-    cx, cy, w, h = values
-    if w < 0 or h < 0:
-        raise ValueError(f"{where}: width and height must be >= 0, got w={w!r}, h={h!r}")
-    box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
-    if min(box) < -tolerance or max(box) > 1.0 + tolerance:
-        raise ValueError(
-            f"{where}: box (cx={cx!r}, cy={cy!r}, w={w!r}, h={h!r}) has edges "
-            f"{tuple(round(edge, 6) for edge in box)} outside [0, 1] by more than "
-            f"tolerance={tolerance!r}; YOLO coordinates are normalised by the image size"
-        )
-    return int(number), box

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch.utils.data import Dataset
 
+from rankaug import CachedDataset
 from rankaug.boxes import BOX_FORMATS, BoxFormat, to_xyxy
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
 from rankaug.datasets._image_io import fit_size
@@ -138,7 +139,7 @@ class TestYoloFolder:
             ("0 0.5 0.5 0.5 0.5 0.9", r"got 6: .*sixth column"),
             (
                 "0 0.1 0.1 0.9 0.1 0.9 0.9",
-                r"got 7: .*segment polygons .* does not support segments",
+                r"got 7: .*segment polygons .*pass segments=True to read polygons",
             ),
             ("0 0.1 0.1 0.9 0.1 0.9 0.9 0.1 0.9", r"got 9: .*segment"),
             ("x 0.5 0.5 0.5 0.5", r"class 'x' is not a number"),
@@ -354,6 +355,163 @@ class TestYoloFolder:
         assert text == (
             f"YoloFolder({str(root)!r}, box_format='yolo', image_dir='images', "
             "label_dir='labels', extensions=('.bmp', '.jpeg', '.jpg', '.png'), "
-            "tolerance=0.001, as_tuple=False, tensors=False, image_size=64, "
+            "tolerance=0.001, segments=False, as_tuple=False, tensors=False, image_size=64, "
             "reduced_decode=False)"
         )
+
+    # ------------------------------------------------------------ instance polygons
+    @staticmethod
+    def polygon_samples() -> list[dict[str, Any]]:
+        """Two 40x56 samples with pixel polygons (float32) and their bounds as boxes."""
+        polygons = [
+            [
+                np.array([[3.5, 2.0], [50.25, 4.0], [30.0, 37.75]], np.float32),
+                np.array([[0.0, 0.0], [56.0, 0.0], [56.0, 40.0], [0.0, 40.0]], np.float32),
+            ],
+            [np.array([[10.0, 5.0], [20.0, 5.5], [22.0, 30.0], [12.0, 31.0], [9.0, 18.0]])],
+        ]
+        samples = []
+        for value, points in enumerate(polygons):
+            bounds = [np.concatenate([p.min(axis=0), p.max(axis=0)]) for p in points]
+            samples.append(
+                {
+                    "image": np.full((40, 56, 3), 40 * value + 10, np.uint8),
+                    "bboxes": np.array(bounds, np.float64),
+                    "labels": np.arange(len(points), dtype=np.int64) + 2,
+                    "segments": [p.astype(np.float32) for p in points],
+                }
+            )
+        return samples
+
+    @pytest.fixture
+    def seg_root(self, tmp_path: Path) -> Path:
+        return write_yolo_folder(self.polygon_samples(), tmp_path / "seg")
+
+    @staticmethod
+    def bounds(segments: list[np.ndarray]) -> np.ndarray:
+        return np.array([np.concatenate([p.min(axis=0), p.max(axis=0)]) for p in segments])
+
+    def test_segments_round_trip(self, seg_root: Path) -> None:
+        ds = YoloFolder(seg_root, segments=True)
+        for expected, sample in zip(self.polygon_samples(), (ds[0], ds[1]), strict=True):
+            assert list(sample) == ["image", "bboxes", "labels", "segments"]
+            assert isinstance(sample["segments"], list)
+            assert len(sample["segments"]) == len(sample["labels"])
+            for points, original in zip(sample["segments"], expected["segments"], strict=True):
+                assert points.dtype == np.float32
+                # float32 pixels / size in float64, times size again: back to the float32
+                np.testing.assert_array_equal(points, original)
+            np.testing.assert_array_equal(sample["bboxes"], self.bounds(sample["segments"]))
+            np.testing.assert_array_equal(sample["labels"], expected["labels"])
+            np.testing.assert_array_equal(sample["image"], expected["image"])
+
+    def test_segments_stay_pixels_in_every_box_format(self, seg_root: Path) -> None:
+        reference = YoloFolder(seg_root, segments=True)[0]
+        for fmt in BOX_FORMATS:
+            sample = YoloFolder(seg_root, segments=True, box_format=fmt)[0]
+            for points, expected in zip(sample["segments"], reference["segments"], strict=True):
+                np.testing.assert_array_equal(points, expected)
+            boxes = to_xyxy(sample["bboxes"].astype(np.float64), fmt, (40, 56))
+            np.testing.assert_allclose(boxes, self.bounds(sample["segments"]), atol=1e-4)
+
+    def test_segments_scale_with_image_size(self, seg_root: Path) -> None:
+        full = YoloFolder(seg_root, segments=True)
+        ds = YoloFolder(seg_root, segments=True, image_size=100)  # 40x56 -> 72x100
+        scale = np.array([100 / 56, 72 / 40])
+        for index in (0, 1):
+            sample = ds[index]
+            assert sample["image"].shape == (72, 100, 3)
+            for points, original in zip(sample["segments"], full[index]["segments"], strict=True):
+                assert points.dtype == np.float32
+                np.testing.assert_allclose(points, original * scale, rtol=1e-6, atol=1e-5)
+            np.testing.assert_array_equal(sample["bboxes"], self.bounds(sample["segments"]))
+
+    def test_rectangle_polygons_land_on_their_pixels_when_resized(self, tmp_path: Path) -> None:
+        rects = [(8, 6, 30, 20), (36, 10, 50, 34)]
+        root = self.painted_folder(tmp_path, 40, 56, rects, ".png")
+        lines = [
+            f"{label} {x0 / 56!r} {y0 / 40!r} {x1 / 56!r} {y0 / 40!r} "
+            f"{x1 / 56!r} {y1 / 40!r} {x0 / 56!r} {y1 / 40!r}\n"
+            for label, (x0, y0, x1, y1) in enumerate(rects)
+        ]
+        (root / "labels" / "a.txt").write_text("".join(lines))
+        sample = YoloFolder(root, segments=True, image_size=112)[0]  # twice the size
+        assert sample["image"].shape == (80, 112, 3)
+        corners = self.bounds(sample["segments"])
+        np.testing.assert_allclose(corners, np.array(rects) * 2.0, rtol=1e-6)
+        assert_rectangles_land(sample["image"], corners, (2.0, 2.0))
+
+    def test_segments_as_tuple_and_tensors(self, seg_root: Path) -> None:
+        sample = YoloFolder(seg_root, segments=True)[0]
+        image, target = YoloFolder(seg_root, segments=True, as_tuple=True)[0]
+        np.testing.assert_array_equal(image, sample["image"])
+        assert set(target) == {"boxes", "labels", "segments"}
+        np.testing.assert_array_equal(target["boxes"], sample["bboxes"])
+        for points, expected in zip(target["segments"], sample["segments"], strict=True):
+            assert isinstance(points, np.ndarray)
+            np.testing.assert_array_equal(points, expected)
+        image, target = YoloFolder(seg_root, segments=True, as_tuple=True, tensors=True)[0]
+        assert tuple(image.shape) == (3, 40, 56)
+        assert isinstance(target["segments"], list)
+        assert [tuple(points.shape) for points in target["segments"]] == [(3, 2), (4, 2)]
+        for points, expected in zip(target["segments"], sample["segments"], strict=True):
+            assert isinstance(points, torch.Tensor)
+            assert points.dtype == torch.float32
+            np.testing.assert_array_equal(points.numpy(), expected)
+
+    def test_segments_of_an_image_without_objects(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {"b.txt": ""}, images=("a.png", "b.png"))
+        ds = YoloFolder(root, segments=True)
+        for index in (0, 1):
+            sample = ds[index]
+            assert sample["segments"] == []
+            assert sample["bboxes"].shape == (0, 4)
+            assert sample["labels"].dtype == np.int64
+
+    def test_box_line_in_a_segments_dataset(self, tmp_path: Path) -> None:
+        text = "0 0.1 0.1 0.9 0.1 0.5 0.9\n1 0.5 0.5 0.2 0.2\n"
+        root = self.make(tmp_path, {"a.txt": text})
+        label_file = root / "labels" / "a.txt"
+        with pytest.raises(
+            ValueError,
+            match=rf"^{re.escape(str(label_file))}:2: a box line 'class cx cy w h' in a "
+            r"segments=True dataset: '1 0.5 0.5 0.2 0.2'; every line must be a polygon",
+        ):
+            YoloFolder(root, segments=True)
+        with pytest.raises(ValueError, match=rf"^{re.escape(str(label_file))}:1: .*segments=True"):
+            YoloFolder(root)
+
+    def test_segments_within_tolerance_are_clipped_to_the_image(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {"a.txt": "0 -0.0005 0 1.0005 0 0.5 1.0009\n"})
+        sample = YoloFolder(root, segments=True)[0]
+        np.testing.assert_array_equal(sample["segments"][0], [[0, 0], [20, 0], [10, 16]])
+        np.testing.assert_array_equal(sample["bboxes"], [[0, 0, 20, 16]])
+
+    def test_stored_segments_are_not_shared_with_samples(self, seg_root: Path) -> None:
+        ds = YoloFolder(seg_root, segments=True)
+        ds[0]["segments"][0][:] = -1.0
+        assert np.all(ds[0]["segments"][0] >= 0.0)
+
+    def test_bad_segments_argument(self, seg_root: Path) -> None:
+        with pytest.raises(TypeError, match=r"segments must be True or False, got 1"):
+            YoloFolder(seg_root, segments=1)  # type: ignore[arg-type]
+
+    def test_repr_names_segments(self, seg_root: Path) -> None:
+        text = repr(YoloFolder(seg_root, segments=True))
+        assert "tolerance=0.001, segments=True, as_tuple=False" in text
+
+    def test_cached_segments_round_trip(self, seg_root: Path, tmp_path: Path) -> None:
+        source = YoloFolder(seg_root, segments=True)
+        cached = CachedDataset(source, tmp_path / "cache")
+        assert "segments=True" in cached.fingerprint.text  # keyed apart from box reads
+        for index in (0, 1):
+            first = cached[index]
+            assert cached.is_cached(index)
+            again = cached[index]  # read back from the file
+            assert list(again) == list(first)
+            assert isinstance(again["segments"], list)
+            for points, expected in zip(again["segments"], source[index]["segments"], strict=True):
+                assert type(points) is np.ndarray
+                assert points.dtype == np.float32
+                np.testing.assert_array_equal(points, expected)
+            np.testing.assert_array_equal(again["bboxes"], first["bboxes"])

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
 
@@ -111,3 +114,135 @@ class TestWriteYoloFolder:
         sample = {"image": np.full((4, 6, 1), 7, np.uint8), "bboxes": [], "labels": []}
         root = write_yolo_folder([sample], tmp_path)
         np.testing.assert_array_equal(YoloFolder(root)[0]["image"], np.full((4, 6, 3), 7))
+
+    # ------------------------------------------------------------ instance polygons
+    @staticmethod
+    def triangle_sample(**changes: Any) -> dict[str, Any]:
+        """A 10x20 image with one triangle and its bounds."""
+        sample = {
+            "image": np.zeros((10, 20, 3), np.uint8),
+            "bboxes": np.array([[2.0, 1.0, 18.0, 9.0]]),
+            "labels": np.array([3]),
+            "segments": [np.array([[2.0, 1.0], [18.0, 1.0], [10.0, 9.0]], np.float32)],
+        }
+        sample.update(changes)
+        return sample
+
+    def test_polygon_label_text(self, tmp_path: Path) -> None:
+        empty = self.triangle_sample(bboxes=[], labels=[], segments=[])
+        root = write_yolo_folder([self.triangle_sample(), empty], tmp_path)
+        assert (root / "labels" / "000000.txt").read_text() == "3 0.1 0.1 0.9 0.1 0.5 0.9\n"
+        assert (root / "labels" / "000001.txt").read_text() == ""
+
+    def test_a_segments_folder_reads_back_and_writes_again(self, tmp_path: Path) -> None:
+        first = YoloFolder(
+            write_yolo_folder([self.triangle_sample()], tmp_path / "a"), segments=True
+        )
+        ds = YoloFolder(first.root, segments=True, box_format="yolo")
+        again = YoloFolder(write_yolo_folder(ds, tmp_path / "b", box_format="yolo"), segments=True)
+        assert (again.label_paths[0]).read_text() == (first.label_paths[0]).read_text()
+        np.testing.assert_array_equal(again[0]["segments"][0], first[0]["segments"][0])
+
+    @pytest.mark.parametrize("segments_first", [True, False])
+    def test_samples_with_and_without_segments_are_refused(
+        self, tmp_path: Path, segments_first: bool
+    ) -> None:
+        with_seg = self.triangle_sample()
+        without = {key: value for key, value in with_seg.items() if key != "segments"}
+        samples = [with_seg, without] if segments_first else [without, with_seg]
+        has, lacks = ("lacks", "has") if segments_first else ("has", "lacks")
+        with pytest.raises(
+            ValueError,
+            match=rf"dataset\[1\] {has} 'segments' but dataset\[0\] {lacks} them: a YOLO-seg",
+        ):
+            write_yolo_folder(samples, tmp_path)
+
+    @pytest.mark.parametrize(
+        ("changes", "error", "message"),
+        [
+            (
+                {"segments": np.zeros((1, 3, 2))},
+                TypeError,
+                r" must be a list of 1 \(K, 2\) pixel polygons "
+                r"\(one per box\), got ndarray",
+            ),
+            ({"segments": []}, ValueError, r" must hold one polygon per box \(1\), got 0"),
+            (
+                {"segments": [np.zeros((3, 3))]},
+                ValueError,
+                r"\[0\] must be a \(K, 2\) array .*shape \(3, 3\)",
+            ),
+            (
+                {"segments": [np.array([["a", "b"]] * 3)]},
+                ValueError,
+                r"\[0\] must be a \(K, 2\) array .*dtype <U1",
+            ),
+            (
+                {"segments": [np.array([[2.0, 1.0], [18.0, 9.0]])]},
+                ValueError,
+                r"\[0\] must have at least 3 points, got 2",
+            ),
+            (
+                {"segments": [np.array([[2.0, 1.0], [18.0, np.nan], [10.0, 9.0]])]},
+                ValueError,
+                r"\[0\] contains NaN or infinity",
+            ),
+            (
+                {"segments": [np.array([[2.0, 1.0], [18.0, 1.0], [10.0, 10.5]])]},
+                ValueError,
+                r"\[0\] has points outside the 10x20 \(height x width\) image: "
+                r"x in \[2.0, 18.0\], y in \[1.0, 10.5\]",
+            ),
+            (
+                {"bboxes": np.array([[2.0, 1.0, 17.0, 9.0]])},
+                ValueError,
+                r"\[0\] has bounds \[2.0, 1.0, 18.0, 9.0\] but its box is "
+                r"\[2.0, 1.0, 17.0, 9.0\] .*the two must agree",
+            ),
+        ],
+    )
+    def test_bad_segments_name_the_index(
+        self, tmp_path: Path, changes: dict[str, Any], error: type[Exception], message: str
+    ) -> None:
+        with pytest.raises(error, match=r"^dataset\[1\]\['segments'\]" + message):
+            write_yolo_folder([self.triangle_sample(), self.triangle_sample(**changes)], tmp_path)
+
+    def test_points_a_rounding_error_outside_are_clipped(self, tmp_path: Path) -> None:
+        points = np.array([[-1e-7, 0.0], [20.0 + 1e-7, 0.0], [10.0, 10.0]])
+        sample = self.triangle_sample(bboxes=[[0.0, 0.0, 20.0, 10.0]], segments=[points])
+        root = write_yolo_folder([sample], tmp_path)
+        assert (root / "labels" / "000000.txt").read_text() == "3 0.0 0.0 1.0 0.0 0.5 1.0\n"
+
+    @given(
+        height=st.integers(1, 700),
+        width=st.integers(1, 700),
+        polygons=st.lists(
+            st.lists(st.tuples(st.floats(0.0, 1.0), st.floats(0.0, 1.0)), min_size=3, max_size=12),
+            max_size=5,
+        ),
+    )
+    def test_random_polygons_read_back(
+        self, height: int, width: int, polygons: list[list[tuple[float, float]]]
+    ) -> None:
+        segments = [
+            (np.array(points, np.float64) * [width, height]).astype(np.float32)
+            for points in polygons
+        ]
+        segments = [np.minimum(points, np.float32([width, height])) for points in segments]
+        bounds = [np.concatenate([p.min(axis=0), p.max(axis=0)]) for p in segments]
+        # the writer refuses boxes outside the image or touching it from outside
+        assume(all(b[2] > 0 and b[3] > 0 and b[0] < width and b[1] < height for b in bounds))
+        sample = {
+            "image": np.zeros((height, width, 3), np.uint8),
+            "bboxes": np.array(bounds, np.float64).reshape(-1, 4),
+            "labels": np.arange(len(segments)),
+            "segments": segments,
+        }
+        with tempfile.TemporaryDirectory() as tmp:
+            read = YoloFolder(write_yolo_folder([sample], tmp), segments=True)[0]
+        assert len(read["segments"]) == len(segments)
+        for points, expected in zip(read["segments"], segments, strict=True):
+            assert points.dtype == np.float32
+            np.testing.assert_allclose(points, expected, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(read["bboxes"], sample["bboxes"], rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(read["labels"], sample["labels"])

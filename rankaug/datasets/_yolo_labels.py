@@ -1,0 +1,201 @@
+"""Parse YOLO label files into normalised labels, boxes and (optionally) polygons.
+
+Two line kinds, one per file kind (a file never mixes them):
+
+* detection: ``class cx cy w h``, the box centre and size divided by the image size;
+* segmentation (YOLO-seg): ``class x1 y1 x2 y2 ... xk yk``, a polygon of ``k >= 3``
+  points divided by the image size, whose box is the points' bounds.
+
+Everything is checked here, once, when a :class:`~rankaug.datasets.YoloFolder` is
+built, and kept normalised in float64: the reader scales it to each image it returns.
+A bad line is a ``ValueError`` that starts with ``path:line:``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = ["LabelFile", "read_label_file"]
+
+_BOX_FIELDS = ("cx", "cy", "w", "h")
+
+
+class LabelFile(NamedTuple):
+    """One image's objects, normalised to ``[0, 1]``.
+
+    Attributes:
+        classes: ``(N,)`` int64 class indices.
+        boxes: ``(N, 4)`` float64 normalised ``(x_min, y_min, x_max, y_max)``.
+        polygons: ``N`` float64 ``(K_i, 2)`` normalised ``(x, y)`` points (``K_i >= 3``),
+            or ``None`` when the file was read as detection labels.
+    """
+
+    classes: np.ndarray
+    boxes: np.ndarray
+    polygons: tuple[np.ndarray, ...] | None
+
+
+def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFile:
+    """Parse one label file (a missing file has no objects; blank lines are skipped).
+
+    Args:
+        path: The label file.
+        tolerance: How far (normalised) a box edge or polygon point may lie outside
+            ``[0, 1]``; those are clipped, anything further out is an error.
+        segments: Read polygon lines (YOLO-seg) instead of box lines.
+
+    Returns:
+        The file's objects.
+
+    Raises:
+        ValueError: If a line is malformed (the message starts with ``path:line:``).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = Path(tmp) / "a.txt"
+    ...     _ = path.write_text("2 0.1 0.2 0.5 0.2 0.3 0.6")
+    ...     labels = read_label_file(path, 1e-3, segments=True)
+    >>> labels.classes, labels.boxes
+    (array([2]), array([[0.1, 0.2, 0.5, 0.6]]))
+    """
+    classes: list[int] = []
+    rows: list[tuple[float, float, float, float]] = []
+    polygons: list[np.ndarray] = []
+    if path.is_file():
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                fields = line.split()
+                if not fields:
+                    continue
+                where = f"{path}:{number}"
+                if segments:
+                    label, points, row = _parse_polygon_line(fields, where, tolerance)
+                    polygons.append(points)
+                else:
+                    label, row = _parse_box_line(fields, where, tolerance)
+                classes.append(label)
+                rows.append(row)
+    boxes = np.clip(np.array(rows, dtype=np.float64).reshape(-1, 4), 0.0, 1.0)
+    return LabelFile(
+        np.array(classes, dtype=np.int64), boxes, tuple(polygons) if segments else None
+    )
+
+
+def _parse_box_line(
+    fields: list[str], where: str, tolerance: float
+) -> tuple[int, tuple[float, float, float, float]]:
+    """Parse ``class cx cy w h`` into a label and a normalised xyxy box (not clipped)."""
+    if len(fields) != 5:
+        hint = ""
+        if len(fields) == 6:
+            hint = "; a sixth column (such as a prediction's confidence) is not part of a label"
+        elif len(fields) > 6:
+            hint = (
+                "; longer lines are segment polygons (class x1 y1 x2 y2 ...) or pose "
+                "keypoints: pass segments=True to read polygons (keypoints are not supported)"
+            )
+        raise ValueError(
+            f"{where}: expected 5 fields 'class cx cy w h', got {len(fields)}: "
+            f"{' '.join(fields)!r}{hint}"
+        )
+    label = _parse_class(fields[0], where)
+    cx, cy, w, h = _parse_numbers(fields[1:], _BOX_FIELDS.__getitem__, where)
+    if w < 0 or h < 0:
+        raise ValueError(f"{where}: width and height must be >= 0, got w={w!r}, h={h!r}")
+    box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+    if min(box) < -tolerance or max(box) > 1.0 + tolerance:
+        raise ValueError(
+            f"{where}: box (cx={cx!r}, cy={cy!r}, w={w!r}, h={h!r}) has edges "
+            f"{tuple(round(edge, 6) for edge in box)} outside [0, 1] by more than "
+            f"tolerance={tolerance!r}; YOLO coordinates are normalised by the image size"
+        )
+    return label, box
+
+
+def _parse_polygon_line(
+    fields: list[str], where: str, tolerance: float
+) -> tuple[int, np.ndarray, tuple[float, float, float, float]]:
+    """Parse ``class x1 y1 ... xk yk``: its label, points and bounds.
+
+    The points are ``(k, 2)`` float64, clipped to ``[0, 1]``; the bounds normalised xyxy.
+    """
+    count = len(fields) - 1
+    if len(fields) == 5:
+        raise ValueError(
+            f"{where}: a box line 'class cx cy w h' in a segments=True dataset: "
+            f"{' '.join(fields)!r}; every line must be a polygon 'class x1 y1 x2 y2 ... xk yk' "
+            "(k >= 3 points), as a box line has no polygon to pair with the others' (ultralytics "
+            "then silently drops every polygon of the dataset; rankaug refuses). Write the "
+            "box as its 4-corner polygon, or read boxes only with segments=False"
+        )
+    if count % 2:
+        raise ValueError(
+            f"{where}: a polygon needs x y pairs, got an odd number ({count}) of coordinates "
+            f"after the class: {' '.join(fields)!r}"
+        )
+    if count < 6:
+        raise ValueError(
+            f"{where}: a polygon needs at least 3 points (7 fields 'class x1 y1 x2 y2 x3 y3'), "
+            f"got {count // 2} point(s): {' '.join(fields)!r}"
+        )
+    label = _parse_class(fields[0], where)
+    values = _parse_numbers(fields[1:], _coordinate_name, where)
+    low, high = min(values), max(values)  # plain floats: far cheaper than numpy per line
+    if low < -tolerance or high > 1.0 + tolerance:
+        index = next(i for i, v in enumerate(values) if v < -tolerance or v > 1.0 + tolerance)
+        point = index // 2 + 1
+        x, y = values[2 * point - 2], values[2 * point - 1]
+        raise ValueError(
+            f"{where}: polygon point {point} (x{point}={x!r}, y{point}={y!r}) lies "
+            f"outside [0, 1] by more than tolerance={tolerance!r}; YOLO coordinates are "
+            "normalised by the image size"
+        )
+    points = np.array(values, dtype=np.float64).reshape(-1, 2)
+    if low < 0.0 or high > 1.0:
+        np.clip(points, 0.0, 1.0, out=points)
+    xs, ys = values[0::2], values[1::2]
+    row = (min(xs), min(ys), max(xs), max(ys))  # clipped with the other boxes
+    return label, points, row
+
+
+def _parse_class(token: str, where: str) -> int:
+    """A class index: a non-negative integer, written ``3`` or ``3.0``."""
+    try:
+        number = float(token)
+    except ValueError:
+        raise ValueError(f"{where}: class {token!r} is not a number") from None
+    if not number.is_integer():
+        raise ValueError(f"{where}: class must be an integer, got {token!r}")
+    if not 0 <= number < 2**63:
+        raise ValueError(f"{where}: class must be an integer >= 0, got {token!r}")
+    return int(number)
+
+
+def _coordinate_name(index: int) -> str:
+    """The name of a polygon line's coordinate ``index`` (after the class): x1, y1, x2..."""
+    return f"{'xy'[index % 2]}{index // 2 + 1}"
+
+
+def _parse_numbers(tokens: list[str], name_of: Callable[[int], str], where: str) -> list[float]:
+    """The finite numbers ``tokens`` (token ``i`` named ``name_of(i)`` in errors)."""
+    try:
+        values = [float(token) for token in tokens]
+    except ValueError:
+        values = []
+        for position, token in enumerate(tokens):
+            try:
+                values.append(float(token))
+            except ValueError:
+                raise ValueError(
+                    f"{where}: {name_of(position)} = {token!r} is not a number"
+                ) from None
+    if not all(map(math.isfinite, values)):
+        for position, (token, value) in enumerate(zip(tokens, values, strict=True)):
+            if not math.isfinite(value):
+                raise ValueError(f"{where}: {name_of(position)} = {token!r} is not finite")
+    return values
