@@ -22,6 +22,7 @@ import numpy as np
 from rankaug import checks
 from rankaug.boxes import as_box_array
 from rankaug.context import SampleContext
+from rankaug.polygons import POLYGONS, Polygons, read_polygons
 from rankaug.samples import SampleAdapter, passthrough, view
 
 __all__ = ["Part", "PartReader"]
@@ -48,6 +49,7 @@ class Part:
         keypoints: ``(K, 2+)`` float64 keypoints, or ``None``.
         keypoint_fields: Each keypoint field, ``K`` entries.
         label: The classification class as the sample holds it, or ``None``.
+        segments: The instance polygons (one per box), or ``None``.
     """
 
     index: int
@@ -59,6 +61,7 @@ class Part:
     keypoints: np.ndarray | None
     keypoint_fields: dict[str, np.ndarray]
     label: Any = None
+    segments: Polygons | None = None
 
     @property
     def hw(self) -> tuple[int, int]:
@@ -74,6 +77,7 @@ class Part:
             None if mask is None else (mask.shape[2:], mask.dtype),
             None if masks is None else masks.dtype,
             self.keypoints is None,
+            self.segments is None,
         )
 
 
@@ -89,6 +93,8 @@ class PartReader:
             label field (the wrapper's own record, say).
         group: The samples, for messages (``"tiles of a mosaic"``).
         actor: Who would misalign a stale field, for messages (``"the mosaic"``).
+        polygons: Whether the wrapper maps instance polygons (``segments``); when not, a
+            sample that has them is refused. Defaults to ``False``.
     """
 
     def __init__(
@@ -101,8 +107,10 @@ class PartReader:
         skip: Collection[str],
         group: str,
         actor: str,
+        polygons: bool = False,
     ) -> None:
         self.adapter = adapter
+        self.polygons = polygons
         self.targets = targets
         self.label_fields = tuple(label_fields)
         self.keypoint_fields = tuple(keypoint_fields)
@@ -208,7 +216,16 @@ class PartReader:
                     f"box), got {masks.shape}"
                 )
         keypoints, point_fields = self._keypoints(where, data)
-        return Part(index, image, boxes, fields, mask, masks, keypoints, point_fields)
+        segments = data.get(POLYGONS)
+        if segments is not None:
+            if not self.polygons:
+                raise ValueError(
+                    f"{where} has instance polygons ({POLYGONS!r}), which {self.actor} does "
+                    "not map: give instance masks ('masks') instead, or drop them"
+                )
+            segments = read_polygons(segments, count, where)
+        return Part(index, image, boxes, fields, mask, masks, keypoints, point_fields, None,
+                    segments)  # fmt: skip
 
     def check(self, parts: Sequence[Part]) -> None:
         """Check the parts of one output against the main one (the first).
@@ -313,6 +330,6 @@ class PartReader:
                     f"{theirs.shape}: {self.group} need {kind} of the same channels"
                 )
         raise ValueError(
-            f"{name} and dataset[{main.index}] disagree on having a mask, instance masks or "
-            f"keypoints: {self.group} need the same targets"
+            f"{name} and dataset[{main.index}] disagree on having a mask, instance masks, "
+            f"keypoints or instance polygons: {self.group} need the same targets"
         )

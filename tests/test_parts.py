@@ -42,7 +42,7 @@ class TestPart:
     def test_hw_and_signature(self) -> None:
         (part,) = read(reader(), sample())
         assert part.hw == (6, 8)
-        assert part.signature() == ((3,), np.dtype(np.uint8), None, None, True)
+        assert part.signature() == ((3,), np.dtype(np.uint8), None, None, True, True)
         assert part.label is None
 
 
@@ -56,6 +56,20 @@ class TestPartReader:
         with pytest.raises(ValueError, match=r"'iscrowd' looks like a per-box field .* Thing"):
             read(reader(), sample(boxes=2, iscrowd=[0, 1]))
         read(reader(), sample(boxes=2, record=[0, 1]))  # the wrapper's own key
+
+    def test_polygons_are_read_or_refused(self) -> None:
+        polygon = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 2.0]], np.float32)
+        with_polygon = sample(segments=[polygon])
+        with pytest.raises(ValueError, match=r"dataset\[0\] has instance polygons \('segments'\)"):
+            read(reader(targets=DEFAULT_TARGETS | {"labels", "segments"}), with_polygon)
+        parts = reader(targets=DEFAULT_TARGETS | {"labels", "segments"}, polygons=True)
+        (part,) = read(parts, with_polygon)
+        assert part.segments is not None
+        assert part.segments.points[0] is polygon  # read, not copied
+        with pytest.raises(ValueError, match=r"dataset\[0\] segments has 1 polygons for 2 boxes"):
+            read(parts, sample(boxes=2, segments=[polygon]))
+        with pytest.raises(ValueError, match=r"disagree on having .* instance polygons"):
+            parts.check(read(parts, with_polygon, sample()))
 
     def test_disagreeing_samples_are_named_with_the_group(self) -> None:
         parts = reader()

@@ -92,12 +92,15 @@ class Instances:
     (``"flip"``).
     """
 
-    __slots__ = ("boxes", "counts", "mirror", "on", "regions", "rough", "values", "width")
+    __slots__ = ("boxes", "counts", "hw", "mirror", "on", "regions", "rough", "values", "width")
+
+    exact: bool = False
+    """Whether :meth:`region` is cheap and exact (polygons); masks' regions are checked."""
 
     def __init__(self, masks: np.ndarray, boxes: np.ndarray, mirror: bool) -> None:
         self.values = masks
         self.on = nonzero(masks)
-        height, width = masks.shape[1:]
+        height, width = self.hw = masks.shape[1:]
         self.width, self.mirror = width, mirror
         self.boxes = boxes
         # the boxes rounded out, and a pixel more: masks drawn from polygons overshoot
@@ -152,6 +155,10 @@ class Instances:
         if source.dtype in CV_DTYPES and (source.ndim == 2 or source.shape[2] <= 4):
             return cv2.flip(source, 1).reshape(source.shape)
         return np.ascontiguousarray(source[:, ::-1])
+
+    def pixels(self, k: int, region: Region) -> np.ndarray:
+        """Instance ``k``'s pixels over an output region: non-zero on them (never written)."""
+        return self.view(self.on[k], region)
 
     def box(self, k: int) -> list[float]:
         """Instance ``k``'s box in the output."""

@@ -129,6 +129,8 @@ class PairDataset(KeyedDataset[T_co]):
     """The wrapper's name in records, stages and messages."""
     uniforms: ClassVar[int] = 0
     """How many uniforms of the block are the wrapper's."""
+    polygons: ClassVar[bool] = True
+    """Whether the wrapper maps instance polygons (``segments``); if not, it refuses them."""
 
     def __init__(
         self,
@@ -164,7 +166,7 @@ class PairDataset(KeyedDataset[T_co]):
         )  # fmt: skip
         self.partners = PartnerSampler(length, 1, pool=pool, weights=weights)
         self.adapter = adapter = check_adapter(adapter)
-        self._reader = PairReader(self.config, adapter, title)
+        self._reader = PairReader(self.config, adapter, title, polygons=self.polygons)
 
     # ------------------------------------------------------------ the subclass' part
     def draw(self, rng: np.random.Generator) -> tuple[float, ...]:

@@ -18,6 +18,7 @@ import numpy as np
 
 from rankaug import checks
 from rankaug.boxes import BoxFormat, check_box_format
+from rankaug.polygons import POLYGONS
 from rankaug.samples import DEFAULT_TARGETS
 
 __all__ = ["PairConfig", "PartnerFit"]
@@ -95,11 +96,12 @@ class PairConfig:
         ValueError: class_field must be None or a key name other than 'bboxes', ...
         """
         boxes = {"boxes"}
-        labels = checks.names(label_fields, "label_fields", forbidden=DEFAULT_TARGETS | boxes)
+        known = DEFAULT_TARGETS | {POLYGONS}
+        labels = checks.names(label_fields, "label_fields", forbidden=known | boxes)
         points = checks.names(
-            keypoint_fields, "keypoint_fields", forbidden=DEFAULT_TARGETS | boxes | {*labels}
+            keypoint_fields, "keypoint_fields", forbidden=known | boxes | {*labels}
         )
-        targets = DEFAULT_TARGETS | {*labels, *points}
+        targets = known | {*labels, *points}
         field = checks.key_name(class_field, "class_field", forbidden=targets | boxes)
         if field is None:
             raise TypeError("class_field must be a key name (str), got None")

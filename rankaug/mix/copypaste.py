@@ -17,7 +17,8 @@ that fraction of every box of the main sample (ultralytics pastes only those bel
   (or none) stay visible; otherwise its mask loses the covered pixels and its box
   becomes the tight box around what is left. Untouched instances keep their boxes.
   The semantic mask takes the source's values under the pasted pixels; keypoints are
-  the main sample's.
+  the main sample's. A sample whose draws paste nothing is given as it is, as one that
+  is not pasted.
 * **Record** (under ``"copypaste"``, :class:`CopyPasteRecord`): the indices (the main,
   then the source: the main itself for ``"flip"``), the source, the instances pasted,
   the main sample's instances dropped and the pasted ones hidden by later ones.
@@ -47,6 +48,7 @@ from rankaug.mix._masks import (
     tight_box,
     within,
 )
+from rankaug.mix._outlines import PolygonInstances, trace
 from rankaug.mix.base import Combined, PairDataset, PairPlan
 from rankaug.mix.config import PartnerFit
 from rankaug.mix.parts import Part, flipped
@@ -185,44 +187,56 @@ class CopyPasteDataset(PairDataset[T_co]):
         return self.source == "partner"
 
     def check(self, main: Part) -> None:
-        """Refuse a sample without instance masks (every sample, pasted or not).
+        """Refuse a sample without instances (every sample, pasted or not).
 
         Raises:
-            ValueError: If the sample has no ``masks``.
+            ValueError: If the sample has neither ``masks`` nor ``segments``, or both.
         """
-        if main.masks is None:
+        if (main.masks is None) == (main.segments is None):
+            have = (
+                "both instance masks ('masks') and"
+                if main.masks is not None
+                else "no instance masks ('masks') nor"
+            )
             raise ValueError(
-                f"dataset[{main.index}] has no instance masks ('masks', one per box): "
-                "CopyPaste pastes instances by their masks"
+                f"dataset[{main.index}] has {have} instance polygons ('segments'): "
+                "CopyPaste pastes instances by one of them, one per box"
             )
 
     def combine(
         self, main: Part, partner: Part, plan: PairPlan, rng: np.random.Generator
     ) -> Combined:
         """Paste the chosen instances; drop or trim what they cover (module docstring)."""
-        assert main.masks is not None
-        assert partner.masks is not None
-        drawn = rng.random(len(partner.masks)) < self.fraction
+        drawn = rng.random(len(partner.boxes)) < self.fraction
         if self.max_overlap is not None and len(main.boxes) and drawn.any():
             sources = flipped(partner).boxes if self.source == "flip" else partner.boxes
             drawn &= (cover(sources, main.boxes) < self.max_overlap).all(axis=1)
         chosen = np.flatnonzero(drawn).tolist()
-        theirs = Instances(partner.masks, partner.boxes, self.source == "flip")
+        theirs = _instances(partner, self.source == "flip")
         picked = [k for k in chosen if theirs.count(k)]
         layers, hidden, union, top = self._layers(theirs, picked)
+        details = {"source": self.source, "pasted": picked, "hidden": sorted(hidden)}
+        if not layers and not hidden:  # nothing to paste: the main sample as it is
+            return Combined(main, 1.0, {**details, "dropped": []})
         image, mask = main.image.copy(), main.mask
-        if layers or hidden:
-            inside = (slice(union[0], union[1]), slice(union[2], union[3]))
-            paste(image[inside], theirs.view(partner.image, union), top)
-            if mask is not None and partner.mask is not None:
-                mask = mask.copy()
-                paste(mask[inside], theirs.view(partner.mask, union), top)
-        ours = Instances(main.masks, main.boxes, False)
+        inside = (slice(union[0], union[1]), slice(union[2], union[3]))
+        paste(image[inside], theirs.view(partner.image, union), top)
+        if mask is not None and partner.mask is not None:
+            mask = mask.copy()
+            paste(mask[inside], theirs.view(partner.mask, union), top)
+        ours = _instances(main, False)
         entries, dropped = self._kept(ours, [theirs.region(k) for k in picked], union, top)
         kept = [k for _, k, *_ in entries]
         pasted = [k for _, k, *_ in layers]
         entries.extend(layers)
-        masks, boxes = stack(entries, ours, union, top, main.masks.dtype)
+        masks, segments = None, None
+        if main.segments is not None:
+            assert isinstance(ours, PolygonInstances)
+            assert partner.segments is not None
+            segments, boxes = trace(entries, ours, union, top, main.segments, partner.segments)
+        else:
+            assert main.masks is not None
+            masks, boxes = stack(entries, ours, union, top, main.masks.dtype)
         result = Part(
             main.index,
             image,
@@ -236,10 +250,9 @@ class CopyPasteDataset(PairDataset[T_co]):
             None if main.keypoints is None else main.keypoints.copy(),
             {k: v.copy() for k, v in main.keypoint_fields.items()},
             main.label,
+            segments,
         )
-        details = {"source": self.source, "pasted": picked, "dropped": dropped,
-                   "hidden": sorted(hidden)}  # fmt: skip
-        return Combined(result, 1.0, details)
+        return Combined(result, 1.0, {**details, "dropped": dropped})
 
     def _layers(
         self, theirs: Instances, picked: list[int]
@@ -248,7 +261,7 @@ class CopyPasteDataset(PairDataset[T_co]):
 
         Returns:
             The layers, the hidden instances, the region all of them lie in and, over
-            it, 255 where something is pasted.
+            it, where something is pasted (255 for masks, 1 for polygons; else 0).
         """
         if not picked:
             return [], [], (0, 0, 0, 0), np.zeros((0, 0), np.uint8)
@@ -260,7 +273,7 @@ class CopyPasteDataset(PairDataset[T_co]):
         hidden = []
         for k in reversed(picked):  # top first: what is pasted above each one
             region, total = theirs.region(k), theirs.count(k)
-            on = theirs.view(theirs.on[k], region)
+            on = theirs.pixels(k, region)
             under = above[within(union, region)]
             shown, visible = None, total
             if cv2.countNonZero(under):
@@ -275,7 +288,8 @@ class CopyPasteDataset(PairDataset[T_co]):
             else:
                 hidden.append(k)
         layers.reverse()
-        return layers, hidden, union, compare(above, cv2.CMP_NE)
+        # polygons' pixels are 1, so is what covers them; masks' values are made 255
+        return layers, hidden, union, above if theirs.exact else compare(above, cv2.CMP_NE)
 
     def _kept(
         self, ours: Instances, regions: list[Region], union: Region, top: np.ndarray
@@ -289,14 +303,14 @@ class CopyPasteDataset(PairDataset[T_co]):
         """
         entries: list[Entry] = []
         dropped = []
-        height, width = ours.values.shape[1:]
+        height, width = ours.hw
         whole = (0, height, 0, width)
         area = (union[1] - union[0]) * (union[3] - union[2])
         inside = (slice(union[0], union[1]), slice(union[2], union[3]))
-        for i, (x0, y0, x1, y1) in enumerate(ours.rough):
+        for i in range(len(ours)):
             if not area:
                 covered, region = 0, whole
-            elif 2 * area <= height * width + (x1 - x0) * (y1 - y0):
+            elif not ours.exact and 2 * area <= height * width + _area(ours.rough[i]):
                 # cheaper to compare over all that is pasted than to check the region
                 covered = cv2.countNonZero(cv2.bitwise_and(ours.on[i][inside], top))
                 region = whole
@@ -307,7 +321,7 @@ class CopyPasteDataset(PairDataset[T_co]):
                 if meets:
                     meet = (min(m[0] for m in meets), max(m[1] for m in meets),
                             min(m[2] for m in meets), max(m[3] for m in meets))  # fmt: skip
-                    on = ours.on[i, meet[0] : meet[1], meet[2] : meet[3]]
+                    on = ours.pixels(i, meet)
                     covered = cv2.countNonZero(cv2.bitwise_and(on, top[within(union, meet)]))
             if not covered:
                 entries.append((ours, i, region, None, ours.box(i)))
@@ -322,3 +336,16 @@ class CopyPasteDataset(PairDataset[T_co]):
     def unmixed(self, main: Part) -> dict[str, Any]:
         """Nothing pasted, nothing dropped."""
         return {"source": self.source, "pasted": [], "dropped": [], "hidden": []}
+
+
+def _instances(part: Part, mirror: bool) -> Instances:
+    """A sample's instances, by their masks or their polygons."""
+    if part.segments is not None:
+        return PolygonInstances(part.segments, part.boxes, part.hw, mirror)
+    assert part.masks is not None
+    return Instances(part.masks, part.boxes, mirror)
+
+
+def _area(rough: tuple[int, int, int, int]) -> int:
+    x0, y0, x1, y1 = rough
+    return (x1 - x0) * (y1 - y0)

@@ -17,6 +17,12 @@ it smaller near the borders.) The partner's pixels inside it replace the main im
 * **Masks** follow their pixels: instance masks lose (the main's) or keep only (the
   partner's) the rectangle, the semantic mask takes the partner's values inside it;
   keypoints are kept where their own image shows.
+* **Polygons** (``segments``, :mod:`rankaug.polygons`) follow their pixels as the masks
+  do: a main polygon whose pixels the rectangle reaches becomes the outline of the pixels
+  it leaves (one it does not reach is kept as it is); a partner's polygon is clipped
+  exactly to the rectangle, ``x0 <= x <= x1, y0 <= y <= y1``. An instance whose box is
+  kept but whose polygon keeps nothing (no pixel of a main one, no area of a partner's)
+  is dropped with its box and label fields, as a polygon cannot be empty.
 * **Classes** (``num_classes=``): mixed by the exact pasted area, the main's share
   ``1 - width * height / (w * h)``.
 * **Record** (under ``"cutmix"``, :class:`CutMixRecord`): the indices, main first, the
@@ -37,6 +43,7 @@ from rankaug.keys import Keying
 from rankaug.mix.base import Combined, PairDataset, PairPlan
 from rankaug.mix.config import PartnerFit
 from rankaug.mix.parts import Part
+from rankaug.polygons import Polygons, clip, fill, gather, outline
 from rankaug.samples import SampleAdapter
 
 __all__ = ["CutMixDataset", "CutMixRecord", "Rect", "rectangle", "uncovered"]
@@ -121,8 +128,8 @@ class CutMixDataset(PairDataset[T_co]):
     On four GPUs that all called ``torch.manual_seed(0)`` each rank pastes different
     partners and rectangles (ultralytics' ``CutMix`` draws them from global state), and a
     rerun repeats them bit for bit. See the module docstring for the rectangle, the
-    targets and the record. Samples, images and dtypes as
-    :class:`~rankaug.mix.MixUpDataset`.
+    targets (boxes, ``masks``, ``segments``, keypoints) and the record. Samples, images
+    and dtypes as :class:`~rankaug.mix.MixUpDataset`.
 
     Args:
         dataset: A map-style dataset.
@@ -241,7 +248,10 @@ class CutMixDataset(PairDataset[T_co]):
         )
         kept = self._keep(candidates, shown, full_area)
         count = len(main.boxes)
-        keep, other = kept[:count], kept[count:]
+        keep, other = kept[:count], kept[count:]  # views: _cut clears them in kept too
+        segments = None
+        if main.segments is not None and partner.segments is not None:
+            segments = _cut(main.segments, partner.segments, rect, hw, keep, other)
         mask = main.mask
         if mask is not None and partner.mask is not None:
             mask = mask.copy()
@@ -275,6 +285,7 @@ class CutMixDataset(PairDataset[T_co]):
             points,
             point_fields,
             main.label,
+            segments,
         )
         share = 1.0 - (x1 - x0) * (y1 - y0) / (hw[0] * hw[1])
         return Combined(out, share, {"rect": rect, "ratio": share})
@@ -308,6 +319,47 @@ def _assemble(main: np.ndarray, partner: np.ndarray, rect: Rect) -> np.ndarray:
     out[y0:y1, x1:] = main[y0:y1, x1:]
     out[y0:y1, x0:x1] = partner[y0:y1, x0:x1]
     return out
+
+
+def _cut(
+    main: Polygons,
+    partner: Polygons,
+    rect: Rect,
+    hw: tuple[int, int],
+    keep: np.ndarray,
+    other: np.ndarray,
+) -> Polygons:
+    """The output's polygons: the kept main ones lose the rectangle, the partner's are cut to it.
+
+    ``keep`` and ``other`` (which main and partner instances the boxes keep) are cleared
+    in place for an instance left with nothing (module docstring).
+    """
+    x0, y0, x1, y1 = rect
+    points: list[np.ndarray] = []
+    regions = main.regions(hw)
+    for k in np.flatnonzero(keep).tolist():
+        polygon = main.points[k]
+        region = regions[k]
+        top, bottom = max(region[0], y0) - region[0], min(region[1], y1) - region[0]
+        left, right = max(region[2], x0) - region[2], min(region[3], x1) - region[2]
+        if top < bottom and left < right:  # its region meets the rectangle
+            raster = fill(polygon, region)
+            cut = raster[top:bottom, left:right]
+            if cut.any():  # it loses pixels: the outline of those left
+                cut[...] = 0
+                if not raster.any():
+                    keep[k] = False
+                    continue
+                polygon = outline(raster, (region[0], region[2]))
+        points.append(polygon)
+    box = (float(x0), float(y0), float(x1), float(y1))
+    for k in np.flatnonzero(other).tolist():
+        clipped = clip(partner.points[k], box)
+        if clipped is None:
+            other[k] = False
+        else:
+            points.append(clipped)
+    return gather(points, main, partner)
 
 
 def _within(points: np.ndarray, rect: Rect) -> np.ndarray:

@@ -25,7 +25,7 @@ def letterbox(part: Part, hw: tuple[int, int], config: PairConfig) -> Part:
     """``part`` scaled to fit ``hw`` (aspect kept) and centred, the rest filled.
 
     The image is resized with ``cv2.INTER_LINEAR``, masks with
-    ``cv2.INTER_NEAREST_EXACT``; boxes and keypoints follow the same map.
+    ``cv2.INTER_NEAREST_EXACT``; boxes, polygons and keypoints follow the same map.
 
     >>> from rankaug.mix.config import PairConfig
     >>> from rankaug.parts import Part
@@ -74,4 +74,5 @@ def letterbox(part: Part, hw: tuple[int, int], config: PairConfig) -> Part:
         else place(part.mask, config.fill_mask, cv2.INTER_NEAREST_EXACT),
         masks=masks,
         keypoints=points,
+        segments=None if part.segments is None else part.segments.mapped((kx, ky), (x0, y0)),
     )

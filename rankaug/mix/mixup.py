@@ -7,8 +7,8 @@ main image's weight (ultralytics and YOLOX use ``alpha = 32``, so ``r`` stays ne
 * **Pixels**: ``r * main + (1 - r) * partner`` computed in floating point and rounded to
   the nearest value of the image's dtype (``cv2.addWeighted``; ultralytics truncates).
 * **Targets**: the union of both samples' boxes with their label fields, instance
-  masks and keypoints, the main sample's first; the semantic ``mask`` of the heavier
-  image (the main one when ``r >= 0.5``): class ids cannot be blended.
+  masks, polygons (``segments``) and keypoints, the main sample's first; the semantic
+  ``mask`` of the heavier image (the main one when ``r >= 0.5``): class ids cannot be blended.
 * **Classes** (``num_classes=``): ``r * one_hot(main) + (1 - r) * one_hot(partner)``.
 * **Record** (under ``"mixup"``, :class:`MixUpRecord`): the indices, main first, and
   ``ratio`` (``r``; 1.0 for a sample that is not mixed).
@@ -28,6 +28,7 @@ from rankaug.keys import Keying
 from rankaug.mix.base import Combined, PairDataset, PairPlan
 from rankaug.mix.config import PartnerFit
 from rankaug.mix.parts import Part
+from rankaug.polygons import gather
 from rankaug.samples import SampleAdapter
 
 __all__ = ["MixUpDataset", "MixUpRecord", "blend", "union"]
@@ -70,7 +71,7 @@ def blend(main: np.ndarray, partner: np.ndarray, ratio: float) -> np.ndarray:
 
 
 def union(main: Part, partner: Part, image: np.ndarray, mask: np.ndarray | None) -> Part:
-    """Both parts' boxes, label fields, instance masks and keypoints, the main's first.
+    """Both parts' boxes, label fields, instance masks, polygons and keypoints, main first.
 
     Args:
         main: The main sample.
@@ -90,6 +91,9 @@ def union(main: Part, partner: Part, image: np.ndarray, mask: np.ndarray | None)
     masks = main.masks
     if masks is not None and partner.masks is not None:
         masks = np.concatenate((masks, partner.masks))
+    segments = main.segments
+    if segments is not None and partner.segments is not None:
+        segments = gather([*segments.points, *partner.segments.points], segments, partner.segments)
     return Part(
         main.index,
         image,
@@ -100,6 +104,7 @@ def union(main: Part, partner: Part, image: np.ndarray, mask: np.ndarray | None)
         keypoints,
         point_fields,
         main.label,
+        segments,
     )
 
 

@@ -2,7 +2,7 @@
 
 :class:`PartReader` hands the samples to the adapter (the main one to be rebuilt, the
 partner only read, see :mod:`rankaug.samples`), turns each into a :class:`Part` —
-pixel ``xyxy`` boxes, label fields, masks, keypoints and the classification class —
+pixel ``xyxy`` boxes, label fields, masks, polygons, keypoints and the classification class —
 and checks it, naming the sample and the field of anything wrong: an image no resize
 handles, boxes that are not ``(N, 4)`` or lie outside the image, a per-box field of the
 wrong length (or one outside ``label_fields``, which would go stale), masks and
@@ -22,13 +22,14 @@ from rankaug.boxes import from_xyxy, to_xyxy, validate_xyxy
 from rankaug.mix.config import PairConfig
 from rankaug.mix.letterbox import letterbox
 from rankaug.parts import Part, PartReader
+from rankaug.polygons import POLYGONS, pack
 from rankaug.samples import SampleAdapter, class_target
 
 __all__ = ["PairReader", "Part", "flipped"]
 
 
 def flipped(part: Part) -> Part:
-    """The part mirrored left to right (image, boxes, masks and keypoints)."""
+    """The part mirrored left to right (image, boxes, masks, polygons and keypoints)."""
     width = part.image.shape[1]
     boxes = part.boxes[:, [2, 1, 0, 3]] * [-1.0, 1.0, -1.0, 1.0] + [width, 0.0, width, 0.0]
     points = part.keypoints
@@ -42,6 +43,7 @@ def flipped(part: Part) -> Part:
         mask=None if part.mask is None else part.mask[:, ::-1],
         masks=None if part.masks is None else part.masks[:, :, ::-1],
         keypoints=points,
+        segments=None if part.segments is None else part.segments.mirrored(width),
     )
 
 
@@ -52,9 +54,13 @@ class PairReader(PartReader):
         config: The wrapper's shared configuration.
         adapter: The adapter the samples are unpacked with.
         what: The wrapper's name for messages, e.g. ``"MixUp"``.
+        polygons: Whether the wrapper maps instance polygons (``segments``). Defaults to
+            ``False``.
     """
 
-    def __init__(self, config: PairConfig, adapter: SampleAdapter, what: str) -> None:
+    def __init__(
+        self, config: PairConfig, adapter: SampleAdapter, what: str, *, polygons: bool = False
+    ) -> None:
         skip = {config.class_field} | ({config.record} if config.record else set())
         super().__init__(
             adapter,
@@ -64,6 +70,7 @@ class PairReader(PartReader):
             skip=skip,
             group=f"the samples of a {what}",
             actor=what,
+            polygons=polygons,
         )
         self.config = config
         self.what = what
@@ -145,6 +152,8 @@ class PairReader(PartReader):
         if part.keypoints is not None:
             data["keypoints"] = part.keypoints
             data.update(part.keypoint_fields)
+        if part.segments is not None:
+            data[POLYGONS] = pack(part.segments)
         return data
 
     def _fit(self, partner: Part, main: Part) -> Part:

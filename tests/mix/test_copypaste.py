@@ -9,9 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rankaug import SampleError
+from rankaug.datasets import write_yolo_folder
+from rankaug.datasets.yolo import YoloFolder
 from rankaug.mix import CopyPasteDataset
 from rankaug.mix.base import PairPlan
 from rankaug.mix.copypaste import tight_box
+from rankaug.polygons import fill, outline
 from tests.mix.painted import colour_of, instance_datasets, instance_sample
 
 
@@ -133,8 +136,10 @@ class TestCopyPasteTargets:
         out = CopyPasteDataset(data, seed=0, p=1.0, fraction=0.0)[0]
         assert out["copypaste"]["applied"]
         assert out["copypaste"]["pasted"] == []
-        np.testing.assert_array_equal(out["image"], data[0]["image"])
-        assert out["image"] is not data[0]["image"]
+        # nothing pasted: the main sample's own arrays, as for a sample not pasted
+        assert out["image"] is data[0]["image"]
+        assert out["masks"] is data[0]["masks"]
+        assert out["bboxes"].tolist() == data[0]["bboxes"].tolist()
 
     def test_flip_pastes_the_mirrored_instances(self) -> None:
         data = [instance_sample(0, (6, 10), [(0, 1, 3, 4)])]
@@ -181,8 +186,15 @@ class TestCopyPasteDataset:
 
     def test_samples_without_instance_masks_are_refused(self) -> None:
         data = [{"image": np.zeros((4, 4), np.uint8), "bboxes": [[0, 0, 2, 2]], "labels": [1]}] * 2
-        with pytest.raises(SampleError, match=r"index 1 .*dataset\[1\] has no instance masks"):
+        with pytest.raises(
+            SampleError, match=r"index 1 .*dataset\[1\] has no instance masks \('masks'\) nor"
+        ):
             CopyPasteDataset(data, seed=0, p=0.0)[1]
+
+    def test_samples_with_masks_and_polygons_are_refused(self) -> None:
+        data = [with_polygons(instance_sample(0, (4, 4), [(0, 0, 2, 2)]), keep_masks=True)]
+        with pytest.raises(SampleError, match=r"dataset\[0\] has both instance masks"):
+            CopyPasteDataset(data, seed=0, p=0.0)[0]
 
     def test_arguments_are_checked(self) -> None:
         data = [instance_sample(0, (4, 4), [])]
@@ -192,3 +204,118 @@ class TestCopyPasteDataset:
             CopyPasteDataset(data, seed=0, fraction=1.5)
         with pytest.raises(TypeError, match="min_visibility must be a finite number"):
             CopyPasteDataset(data, seed=0, min_visibility="0.3")  # type: ignore[arg-type]
+
+
+def with_polygons(sample: dict[str, Any], *, keep_masks: bool = False) -> dict[str, Any]:
+    """The sample with each instance as a polygon (its mask's outline), boxes to match.
+
+    The masks become what the polygons draw (the same as before for one-piece masks).
+    """
+    polygons = [outline(m) for m in sample["masks"]]
+    h, w = sample["image"].shape[:2]
+    drawn = np.array([fill(p, (0, h, 0, w)) for p in polygons], np.uint8).reshape(-1, h, w)
+    boxes = [tight_box(m) for m in drawn]
+    out = {**sample, "segments": polygons, "bboxes": np.array(boxes, np.float32).reshape(-1, 4)}
+    if keep_masks:
+        out["masks"] = drawn
+    else:
+        del out["masks"]
+    return out
+
+
+def pieces(mask: np.ndarray) -> int:
+    import cv2
+
+    found, _ = cv2.findContours(mask.astype(np.uint8), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    return len(found)
+
+
+class TestCopyPastePolygons:
+    @given(
+        data=instance_datasets(),
+        seed=st.integers(0, 2**64 - 1),
+        min_visibility=st.sampled_from([0.0, 0.3, 0.9]),
+        source=st.sampled_from(["partner", "flip"]),
+        max_overlap=st.sampled_from([None, 0.3]),
+    )
+    def test_polygons_paste_and_trim_as_the_masks_they_draw(
+        self, data: list[dict[str, Any]], seed: int, min_visibility: float, source: str,
+        max_overlap: float | None,
+    ) -> None:  # fmt: skip
+        polygons = [with_polygons(s) for s in data]
+        dense = [with_polygons(s, keep_masks=True) for s in data]
+        for s in dense:
+            del s["segments"]
+        kwargs: dict[str, Any] = {
+            "seed": seed,
+            "p": 1.0,
+            "source": source,
+            "keying": "sample",
+            "min_visibility": min_visibility,
+            "max_overlap": max_overlap,
+        }
+        by_polygons, by_masks = (
+            CopyPasteDataset(polygons, **kwargs),
+            CopyPasteDataset(dense, **kwargs),
+        )
+        for index in range(len(data)):
+            ours, theirs = by_polygons[index], by_masks[index]
+            assert ours["copypaste"] == theirs["copypaste"]
+            assert ours["labels"].tolist() == theirs["labels"].tolist()
+            assert ours["bboxes"].tolist() == theirs["bboxes"].tolist()
+            np.testing.assert_array_equal(ours["image"], theirs["image"])
+            np.testing.assert_array_equal(ours["mask"], theirs["mask"])
+            assert isinstance(ours["segments"], list)
+            assert len(ours["segments"]) == len(theirs["masks"])
+            for polygon, mask in zip(ours["segments"], theirs["masks"], strict=True):
+                drawn = fill(polygon, (0, 24, 0, 32))
+                assert (drawn >= mask).all()  # every pixel, and more only on the bridges
+                assert int(drawn.sum()) - int(mask.sum()) <= 64 * (pieces(mask) - 1)
+
+    def test_an_array_of_polygons_gives_one_back_resampled_where_trimmed(self) -> None:
+        main = instance_sample(0, (10, 10), [(0, 0, 4, 10), (6, 0, 10, 2)])
+        partner = instance_sample(1, (10, 10), [(2, 0, 10, 5)])
+        samples = []
+        for sample in (main, partner):
+            polygons = with_polygons(sample)
+            # rectangles: each corner twice, 8 points
+            polygons["segments"] = np.repeat(polygons["segments"], 2, axis=1).astype(np.float32)
+            samples.append(polygons)
+        out = Fixed(samples, seed=0, p=1.0, min_visibility=0.5)[0]
+        assert out["copypaste"]["dropped"] == [1]
+        segments = out["segments"]
+        assert isinstance(segments, np.ndarray)
+        assert segments.shape == (2, 8, 2)
+        assert segments.dtype == np.float32
+        np.testing.assert_array_equal(segments[1], samples[1]["segments"][0])  # pasted as it is
+        # the trimmed instance: 8 points on the outline of what is left, an L
+        left = np.zeros((10, 10), np.uint8)
+        left[:, :2] = left[5:, :4] = 1
+        np.testing.assert_array_equal(fill(segments[0], (0, 10, 0, 10)), left)
+        assert out["bboxes"].tolist()[0] == [0.0, 0.0, 4.0, 10.0]
+
+    def test_flip_pastes_the_mirrored_polygons(self) -> None:
+        data = [with_polygons(instance_sample(0, (6, 10), [(0, 1, 3, 4)]))]
+        out = CopyPasteDataset(data, seed=0, p=1.0, source="flip")[0]
+        assert out["bboxes"].tolist() == [[0.0, 1.0, 3.0, 4.0], [7.0, 1.0, 10.0, 4.0]]
+        mirrored = data[0]["segments"][0] * [-1.0, 1.0] + [10.0, 0.0]
+        np.testing.assert_array_equal(out["segments"][1], mirrored)
+        np.testing.assert_array_equal(out["segments"][0], data[0]["segments"][0])
+
+    def test_from_a_yolo_seg_folder(self, tmp_path: Any) -> None:
+        samples = [with_polygons(instance_sample(i, (16, 16), [(1, 1, 7, 9), (9, 2, 15, 6)]))
+                   for i in range(3)]  # fmt: skip
+        for sample in samples:  # YOLO-seg: a box is its polygon's bounds
+            sample["segments"] = [p.astype(np.float32) for p in sample["segments"]]
+            sample["bboxes"] = np.array(
+                [[*p.min(axis=0), *p.max(axis=0)] for p in sample["segments"]], np.float32
+            )
+            del sample["mask"]
+        folder = YoloFolder(write_yolo_folder(samples, tmp_path), segments=True)
+        out = CopyPasteDataset(folder, seed=0, p=1.0)[0]
+        record = out["copypaste"]
+        assert len(out["segments"]) == len(out["labels"]) == len(out["bboxes"])
+        assert all(p.dtype == np.float32 for p in out["segments"])
+        assert len(record["pasted"]) - len(record["hidden"]) + 2 - len(record["dropped"]) == len(
+            out["labels"]
+        )

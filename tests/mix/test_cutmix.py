@@ -13,6 +13,7 @@ from rankaug import SampleError
 from rankaug.mix import CutMixDataset
 from rankaug.mix.base import PairPlan
 from rankaug.mix.cutmix import rectangle, uncovered
+from rankaug.polygons import fill
 from tests.mix.painted import KINDS, flat_sample
 
 
@@ -142,6 +143,165 @@ class TestCutMixTargets:
         # (15, 5) lies in the rectangle: the partner's; the others are the main's
         assert out["keypoints"].tolist() == [[2.0, 2.0], [12.0, 15.0], [15.0, 5.0]]
         assert out["kp_owner"].tolist() == [0, 0, 1]
+
+
+Polygon = list[tuple[float, float]]
+IMAGE: tuple[int, int, int, int] = (0, 20, 0, 20)  # fill() over the whole 20x20 image
+RECT: tuple[int, int, int, int] = (10, 0, 20, 10)  # FixedCut's rectangle (x0, y0, x1, y1)
+
+
+def polygon_sample(
+    index: int, polygons: list[Polygon], form: str, dtype: Any, boxes: list[Any] | None = None
+) -> Any:
+    """A flat 20x20 sample whose instances are the polygons, each boxed by its points'
+    bounds (or ``boxes``) and labelled ``10 * index + k``; ``form`` is "list" or "array"
+    (N, K, 2)."""
+    arrays = [np.array(p, dtype) for p in polygons]
+    if boxes is None:
+        boxes = [(*a.min(axis=0).tolist(), *a.max(axis=0).tolist()) for a in arrays]
+    sample = flat_sample(index, (20, 20), 10 + 60 * index, boxes=boxes)
+    sample["labels"] = 10 * index + np.arange(len(arrays), dtype=np.int64)
+    sample["segments"] = np.stack(arrays) if form == "array" else arrays
+    return sample
+
+
+def cyclic(points: np.ndarray) -> list[list[float]]:
+    """The polygon's points from its lexicographically smallest one (a rotation)."""
+    start = min(range(len(points)), key=lambda i: tuple(points[i]))
+    return np.roll(points, -start, axis=0).tolist()
+
+
+class TestCutMixPolygons:
+    def cut(
+        self, main: list[Polygon], partner: list[Polygon], form: str = "list",
+        dtype: Any = np.float64, **kwargs: Any,
+    ) -> tuple[Any, list[Any]]:  # fmt: skip
+        data = [polygon_sample(0, main, form, dtype), polygon_sample(1, partner, form, dtype)]
+        out = FixedCut(data, seed=0, **kwargs)[0]
+        assert out["cutmix"]["rect"] == RECT
+        return out, data
+
+    @pytest.mark.parametrize(
+        "shape",
+        [
+            [(4.0, 2.0), (14.0, 2.0), (14.0, 8.0), (4.0, 8.0)],  # a rectangle cut at its right
+            [(2.0, 5.0), (8.0, 1.0), (14.0, 5.0), (8.0, 9.0)],  # a diamond cut at its corner
+            [(3.5, 3.25), (17.0, 6.5), (4.0, 14.75)],  # a triangle, fractional points
+        ],
+    )
+    def test_a_main_polygon_loses_exactly_the_rectangles_pixels(self, shape: Polygon) -> None:
+        out, data = self.cut([shape], [[(1.0, 12.0), (3.0, 12.0), (3.0, 14.0)]])
+        expected = fill(data[0]["segments"][0], IMAGE)
+        x0, y0, x1, y1 = RECT
+        assert expected[y0:y1, x0:x1].any()  # the rectangle does take pixels
+        expected[y0:y1, x0:x1] = 0
+        assert out["labels"].tolist() == [0]
+        (polygon,) = out["segments"]
+        np.testing.assert_array_equal(fill(polygon, IMAGE), expected)
+
+    def test_a_partner_polygon_is_clipped_to_the_rectangle(self) -> None:
+        triangle = [(6.0, 2.0), (16.0, 2.0), (16.0, 12.0)]
+        out, _ = self.cut([[(1.0, 12.0), (3.0, 12.0), (3.0, 14.0)]], [triangle])
+        assert out["labels"].tolist() == [0, 10]
+        assert out["bboxes"][1].tolist() == [10.0, 2.0, 16.0, 10.0]
+        # cut at x = 10 (the diagonal y = x - 4 there at y = 6) and at y = 10 (at x = 14)
+        assert cyclic(out["segments"][1]) == [
+            [10.0, 2.0], [16.0, 2.0], [16.0, 10.0], [14.0, 10.0], [10.0, 6.0],
+        ]  # fmt: skip
+
+    def test_untouched_polygons_keep_their_points(self) -> None:
+        far = [(1.0, 12.0), (6.0, 12.5), (6.0, 18.0), (1.5, 18.0)]  # below the rectangle
+        near = [(2.0, 2.0), (9.0, 2.0), (9.0, 6.0)]  # its pixels end at column 9
+        inside = [(11.0, 1.0), (18.5, 2.0), (17.0, 9.0), (12.0, 8.0)]  # in the rectangle
+        outside = [(12.0, 12.0), (16.0, 12.0), (16.0, 16.0), (12.0, 16.0)]
+        out, data = self.cut([far, near], [inside, outside])
+        assert out["labels"].tolist() == [0, 1, 10]  # the partner's outside one is gone
+        for polygon, source in zip(
+            out["segments"], [*data[0]["segments"], data[1]["segments"][0]], strict=True
+        ):
+            np.testing.assert_array_equal(polygon, source)
+
+    def test_an_array_gives_an_array_a_list_a_list(self) -> None:
+        main = [[(4.0, 2.0), (14.0, 2.0), (14.0, 8.0), (4.0, 8.0)],
+                [(1.0, 12.0), (6.0, 12.0), (6.0, 18.0), (1.0, 18.0)]]  # fmt: skip
+        partner = [[(6.0, 2.0), (16.0, 2.0), (16.0, 12.0), (6.0, 12.0)]]
+        out, data = self.cut(main, partner, form="array", dtype=np.float32)
+        segments = out["segments"]
+        assert isinstance(segments, np.ndarray)
+        assert segments.shape == (3, 4, 2)
+        assert segments.dtype == np.float32
+        np.testing.assert_array_equal(segments[1], data[0]["segments"][1])
+        assert cyclic(segments[2]) == [[10.0, 2.0], [16.0, 2.0], [16.0, 10.0], [10.0, 10.0]]
+        out, _ = self.cut(main, partner, form="list", dtype=np.float32)
+        assert isinstance(out["segments"], list)
+        assert len(out["segments"]) == 3
+        assert all(p.dtype == np.float32 for p in out["segments"])
+        # the outline of what is left (the pixels' centres), as it is, not resampled
+        assert cyclic(out["segments"][0]) == [[4.5, 2.5], [4.5, 8.5], [9.5, 8.5], [9.5, 2.5]]
+
+    def test_an_instance_with_nothing_left_is_dropped_with_its_box_and_label(self) -> None:
+        far = [(1.0, 12.0), (6.0, 12.0), (6.0, 18.0)]
+        hidden = [(11.0, 3.0), (15.0, 3.0), (15.0, 7.0)]  # its pixels all in the rectangle
+        missed = [(8.0, 4.0), (9.5, 4.0), (8.0, 8.0)]  # left of the rectangle
+        inside = [(11.0, 1.0), (18.0, 2.0), (17.0, 9.0)]
+        data = [
+            polygon_sample(0, [far, hidden], "list", np.float64,
+                           boxes=[(1, 12, 6, 18), (6, 2, 16, 8)]),
+            polygon_sample(1, [missed, inside], "list", np.float64,
+                           boxes=[(8, 4, 14, 8), (11, 1, 18, 9)]),
+        ]  # fmt: skip
+        # without polygons the box rule keeps all four: (6, 2, 16, 8) shows 40% of itself
+        # (shrunk to (6, 2, 10, 8)), (8, 4, 14, 8) is clipped to (10, 4, 14, 8)
+        boxes_only = [{k: v for k, v in d.items() if k != "segments"} for d in data]
+        assert FixedCut(boxes_only, seed=0)[0]["labels"].tolist() == [0, 1, 10, 11]
+        out = FixedCut(data, seed=0)[0]
+        assert out["labels"].tolist() == [0, 11]
+        assert out["bboxes"].tolist() == [[1.0, 12.0, 6.0, 18.0], [11.0, 1.0, 18.0, 9.0]]
+        assert out["masks"].shape == (2, 20, 20)
+        np.testing.assert_array_equal(out["masks"][0], data[0]["masks"][0])
+        assert [p.tolist() for p in out["segments"]] == [
+            np.array(far).tolist(), np.array(inside).tolist(),
+        ]  # fmt: skip
+
+    def test_replay_gives_the_same_segments(self) -> None:
+        data = [
+            polygon_sample(i, [[(2.0 + i, 1.0), (15.0, 3.0 + i), (8.0, 17.0)]], "list", np.float64)
+            for i in range(4)
+        ]
+        cutmix = CutMixDataset(data, seed=5)
+        cutmix[2]
+        second = cutmix[2]
+        again = cutmix.replay(second["cutmix"])
+        assert len(again["segments"]) == len(second["segments"])
+        for polygon, replayed in zip(second["segments"], again["segments"], strict=True):
+            np.testing.assert_array_equal(replayed, polygon)
+
+    def test_the_keyings_work_with_polygons(self) -> None:
+        def dataset(segments: bool) -> list[Any]:
+            data = [flat_sample(i, (12, 16), 10 * (i + 1)) for i in range(4)]
+            for sample in data:  # the box (1, 1, 8, 6) as a polygon
+                if segments:
+                    sample["segments"] = [np.array([[1.0, 1.0], [8.0, 1.0], [8.0, 6.0]])]
+            return data
+
+        def outputs(keying: str, rank: int, order: list[int], segments: bool = True) -> Any:
+            cutmix = CutMixDataset(dataset(segments), seed=3, keying=keying, rank=rank)
+            return {i: cutmix[i] for i in order}
+
+        order, backward = [0, 1, 2, 3], [3, 2, 1, 0]
+        for keying in ("stream", "sample", "sample_rank"):
+            out = outputs(keying, 1, order)
+            plain = outputs(keying, 1, order, segments=False)
+            for i in order:  # polygons change no draw
+                assert out[i]["cutmix"] == plain[i]["cutmix"]
+                assert len(out[i]["segments"]) == len(out[i]["labels"])
+        first = outputs("sample", 0, order)
+        other = outputs("sample", 1, backward)  # another rank, another order
+        for i in order:
+            assert first[i]["cutmix"]["rect"] != (0, 0, 0, 0)
+            assert len(first[i]["segments"]) == len(other[i]["segments"])
+            for mine, theirs in zip(first[i]["segments"], other[i]["segments"], strict=True):
+                np.testing.assert_array_equal(mine, theirs)
 
 
 class TestCutMixDataset:

@@ -85,6 +85,30 @@ class TestMixUpTargets:
         heavier = 0 if out["mixup"]["ratio"] >= 0.5 else 1
         np.testing.assert_array_equal(out["mask"], data[heavier]["mask"])
 
+    def test_polygons_are_the_union_main_first_in_the_main_form(self) -> None:
+        data = [
+            flat_sample(0, (12, 16), 10, boxes=[(1, 1, 5, 5), (2, 2, 9, 9)]),
+            flat_sample(1, (12, 16), 200, boxes=[(3, 4, 15, 11)]),
+        ]
+        for sample in data:
+            del sample["masks"], sample["mask"]
+            corners = sample["bboxes"][:, [0, 1, 2, 1, 2, 3, 0, 3]].reshape(-1, 4, 2)
+            sample["segments"] = corners
+        out = MixUpDataset(data, seed=0)[0]
+        assert out["segments"].dtype == np.float32
+        np.testing.assert_array_equal(
+            out["segments"], np.concatenate((data[0]["segments"], data[1]["segments"]))
+        )
+        data[1]["segments"] = [np.asarray(p, np.float64) for p in data[1]["segments"]]
+        assert isinstance(MixUpDataset(data, seed=0)[1]["segments"], list)  # the main's form
+        letterboxed = MixUpDataset(
+            [data[0], {**data[1], "image": np.zeros((24, 32, 3), np.uint8),
+                       "bboxes": data[1]["bboxes"] * 2,
+                       "segments": [data[1]["segments"][0] * 2]}],
+            seed=0, partner_fit="letterbox",
+        )[0]  # fmt: skip
+        np.testing.assert_allclose(letterboxed["segments"][2], data[1]["segments"][0])
+
     @pytest.mark.parametrize("ratio_alpha", [0.05])
     def test_the_semantic_mask_is_the_heavier_images(self, ratio_alpha: float) -> None:
         data = flat_dataset(4)

@@ -1,0 +1,129 @@
+"""Instance polygons stacked in layers: :mod:`rankaug.mix._masks` for ``segments``.
+
+A sample whose instances are polygons (:mod:`rankaug.polygons`) pastes and trims them
+with the same layering as dense masks, but each instance's pixels are drawn only where
+they are needed: its region is its polygon's bounds (exact, nothing to check), drawn
+once and cut from there. The output keeps polygons: an instance that shows whole keeps
+its own, one that lost pixels gets the outline of what is left (:func:`trace`).
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from rankaug.mix._masks import Entry, Instances, Region, overlap, within
+from rankaug.polygons import Polygons, fill, gather, outline
+
+__all__ = ["PolygonInstances", "trace"]
+
+
+class PolygonInstances(Instances):
+    """One sample's instance polygons, for the layering of :mod:`rankaug.mix._masks`.
+
+    ``mirror`` reads the sample mirrored left to right (its polygons are mirrored here;
+    its image through :meth:`view`).
+    """
+
+    __slots__ = ("polygons", "rasters")
+
+    exact = True
+
+    def __init__(
+        self, polygons: Polygons, boxes: np.ndarray, hw: tuple[int, int], mirror: bool
+    ) -> None:
+        self.hw = hw
+        self.width, self.mirror = hw[1], mirror
+        self.boxes = boxes
+        self.polygons = polygons.mirrored(hw[1]) if mirror else polygons
+        self.regions: dict[int, Region] = {}
+        self.counts: dict[int, int] = {}
+        self.rasters: dict[int, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return len(self.polygons)
+
+    def region(self, k: int) -> Region:
+        """Where polygon ``k``'s pixels can be, in the output (its bounds, rounded out)."""
+        if not self.regions:
+            self.regions = dict(enumerate(self.polygons.regions(self.hw)))
+        return self.regions[k]
+
+    def raster(self, k: int) -> np.ndarray:
+        """Polygon ``k``'s pixels over its region (1 on them)."""
+        raster = self.rasters.get(k)
+        if raster is None:
+            raster = self.rasters[k] = fill(self.polygons.points[k], self.region(k))
+        return raster
+
+    def count(self, k: int) -> int:
+        """How many pixels polygon ``k`` covers in the image."""
+        total = self.counts.get(k)
+        if total is None:
+            total = self.counts[k] = cv2.countNonZero(self.raster(k))
+        return total
+
+    def pixels(self, k: int, region: Region) -> np.ndarray:
+        """Polygon ``k``'s pixels over an output region (1 on them, never written)."""
+        own, raster = self.region(k), self.raster(k)
+        if (
+            own[0] <= region[0]
+            and region[1] <= own[1]
+            and own[2] <= region[2]
+            and region[3] <= own[3]
+        ):
+            return raster[within(own, region)]
+        out = np.zeros((region[1] - region[0], region[3] - region[2]), np.uint8)
+        meet = overlap(own, region)
+        if meet is not None:
+            out[within(region, meet)] = raster[within(own, meet)]
+        return out
+
+
+def trace(
+    entries: list[Entry],
+    ours: PolygonInstances,
+    union: Region,
+    top: np.ndarray,
+    like: Polygons,
+    other: Polygons,
+) -> tuple[Polygons, list[list[float]]]:
+    """The output's polygons and boxes (the polygon form of :func:`~rankaug.mix._masks.stack`).
+
+    A main instance marked trimmed loses the pasted pixels: its polygon becomes the
+    outline of what is left and its box that of the pixels left; a pasted instance that
+    later ones partly hide (``shown`` given) gets the outline of what shows.
+
+    Args:
+        entries: The output's instances, in order.
+        ours: The main sample's instances.
+        union: The region all the pasted instances lie in.
+        top: Over ``union``, 1 where something is pasted, else 0.
+        like: The main sample's polygons (the output takes their form).
+        other: The source's polygons.
+
+    Returns:
+        The polygons (in the main sample's form) and the boxes.
+    """
+    points: list[np.ndarray] = []
+    boxes = []
+    for owner, k, region, shown, box in entries:
+        assert isinstance(owner, PolygonInstances)
+        if shown is None:  # shows whole: its own polygon
+            points.append(owner.polygons.points[k])
+            boxes.append(box)
+            continue
+        if owner is ours:  # trimmed: what the pasted pixels leave
+            region = owner.region(k)
+            shown = owner.raster(k).copy()
+            meet = overlap(region, union)
+            assert meet is not None
+            cut = shown[within(region, meet)]
+            cut[...] = cv2.subtract(cut, top[within(union, meet)])  # 0/1 minus 0/1: saturates
+        polygon = outline(shown, (region[0], region[2]))
+        points.append(polygon)
+        if owner is ours:  # the tight box of the pixels left: the outline's centres, +- 0.5
+            low, high = polygon.min(axis=0) - 0.5, polygon.max(axis=0) + 0.5
+            box = [*low.tolist(), *high.tolist()]
+        boxes.append(box)
+    return gather(points, like, other), boxes

@@ -1,0 +1,354 @@
+"""Instance polygons (``segments``): one outline per box, in pixel ``x, y``.
+
+YOLO-seg datasets and ultralytics' pipeline describe each instance by a polygon rather
+than a dense mask. A sample's ``segments`` holds ``N`` polygons aligned with its ``N``
+boxes: an ``(N, K, 2)`` array (ultralytics resamples every polygon to ``K = 1000``
+points) or a sequence of ``(K_i, 2)`` arrays, ``K >= 3`` points each, in the pixel
+coordinates of ``pascal_voc`` boxes (``x`` from 0 to the width), whatever the box format.
+
+The pixels of a polygon are those :func:`cv2.fillPoly` draws for it with its points
+moved half a pixel onto the pixel grid (pixel ``j`` spans ``[j, j + 1)``), with four
+bits of subpixel precision: what ultralytics' ``polygons2masks`` draws to within its
+truncation of the points to integers. An outline made from pixels (:func:`outline`)
+runs through the centres of the boundary pixels, so filling it draws those pixels again;
+a region in several parts, or with holes, becomes one polygon whose parts are joined by
+zero-width bridges (as ultralytics joins COCO's multi-part segments), whose pixels the
+fill draws too.
+
+>>> square = np.array([[1.0, 1.0], [3.0, 1.0], [3.0, 3.0], [1.0, 3.0]])
+>>> fill(square, (0, 4, 0, 4)).tolist()
+[[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 1, 1], [0, 1, 1, 1]]
+>>> mask = fill(square, (0, 4, 0, 4))
+>>> np.array_equal(fill(outline(mask), (0, 4, 0, 4)), mask)
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import cv2
+import numpy as np
+import torch
+
+__all__ = [
+    "POLYGONS",
+    "Polygons",
+    "clip",
+    "fill",
+    "gather",
+    "outline",
+    "pack",
+    "read_polygons",
+    "resample",
+]
+
+POLYGONS: Final = "segments"
+"""The sample key of the instance polygons."""
+
+_SHIFT: Final = 4  # fractional bits of the points handed to cv2.fillPoly
+_SCALE: Final = float(1 << _SHIFT)
+
+Region = tuple[int, int, int, int]
+"""``(y0, y1, x0, x1)``: rows ``y0:y1`` and columns ``x0:x1`` of an image."""
+
+
+@dataclass(frozen=True, slots=True)
+class Polygons:
+    """One sample's polygons, read and checked, and how to give them back.
+
+    Attributes:
+        points: Each polygon, ``(K_i, 2)`` floating-point pixel ``x, y`` (never
+            written): the ``(N, K, 2)`` array itself when the sample held one, else a
+            tuple of arrays.
+        points_per: ``K`` when the sample held an ``(N, K, 2)`` array (its output is one
+            too, every polygon with ``K`` points), ``None`` for a sequence.
+        dtype: The dtype the polygons are given back in: the array's, or that of the
+            sequence's first polygon (``None`` for an empty sequence).
+    """
+
+    points: np.ndarray | tuple[np.ndarray, ...]
+    points_per: int | None
+    dtype: np.dtype[Any] | None
+
+    def __len__(self) -> int:
+        return len(self.points)
+
+    def regions(self, hw: tuple[int, int]) -> list[Region]:
+        """Where each polygon's pixels can be: its bounds rounded out, inside the image.
+
+        A region is empty (``y0 == y1`` or ``x0 == x1``) when its polygon misses the
+        image.
+        """
+        height, width = hw
+        regions = []
+        for polygon in self.points:
+            if polygon.dtype != np.float32:  # boundingRect takes float32 (or int32) points
+                polygon = polygon.astype(np.float32)
+            # from floor(min) to floor(max) + 1, a pixel more each side for the half
+            # pixel the fill moves the points by and for float32's rounding
+            x, y, w, h = cv2.boundingRect(polygon)
+            x0, y0 = min(max(x - 1, 0), width), min(max(y - 1, 0), height)
+            regions.append(
+                (y0, min(max(y + h + 1, y0), height), x0, min(max(x + w + 1, x0), width))
+            )
+        return regions
+
+    def mirrored(self, width: int) -> Polygons:
+        """The polygons mirrored left to right in an image ``width`` pixels wide."""
+        return self._moved(lambda p: p * (-1.0, 1.0) + (width, 0.0))
+
+    def mapped(self, scale: tuple[float, float], offset: tuple[float, float]) -> Polygons:
+        """The polygons scaled by ``(kx, ky)``, then moved by ``(x0, y0)``."""
+        return self._moved(lambda p: p * scale + offset)
+
+    def _moved(self, move: Any) -> Polygons:
+        points = self.points
+        if isinstance(points, np.ndarray):
+            moved: np.ndarray | tuple[np.ndarray, ...] = move(points).astype(points.dtype)
+        else:
+            moved = tuple(move(p).astype(p.dtype) for p in points)
+        return Polygons(moved, self.points_per, self.dtype)
+
+
+def read_polygons(value: Any, count: int, where: str) -> Polygons:
+    """Check a sample's ``segments`` against its ``count`` boxes and read them.
+
+    Args:
+        value: An ``(N, K, 2)`` array or tensor, or a sequence of ``(K_i, 2)`` ones.
+        count: How many boxes the sample has.
+        where: The sample, for messages (``"dataset[3]"``).
+
+    Returns:
+        The polygons.
+
+    Raises:
+        TypeError: If ``value`` is not an array, a tensor or a sequence of them.
+        ValueError: If it does not hold ``count`` polygons of ``K >= 3`` finite points.
+
+    >>> read_polygons(np.zeros((2, 4, 2), np.float32), 2, "dataset[0]").points_per
+    4
+    >>> read_polygons([np.zeros((2, 2))], 1, "dataset[3]")
+    Traceback (most recent call last):
+    ...
+    ValueError: dataset[3] segments[0] must be a (K, 2) polygon of K >= 3 finite points, ...
+    """
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray):
+        if value.ndim != 3 or value.shape[0] != count or value.shape[2] != 2 or value.shape[1] < 3:
+            raise ValueError(
+                f"{where} segments must be an ({count}, K, 2) array of K >= 3 points per "
+                f"polygon (one per box), got shape {value.shape}"
+            )
+        if value.dtype.kind not in "iuf":
+            raise TypeError(f"{where} segments must hold numbers, got an array of {value.dtype}")
+        if value.dtype.kind == "f" and not np.isfinite(value).all():
+            raise ValueError(f"{where} segments has points that are not finite")
+        dtype = value.dtype if value.dtype.kind == "f" else np.dtype(np.float64)
+        return Polygons(value.astype(dtype, copy=False), value.shape[1], dtype)
+    if not isinstance(value, Sequence) or isinstance(value, str | bytes):
+        raise TypeError(
+            f"{where} segments must be an (N, K, 2) array or a sequence of (K, 2) polygons, "
+            f"got {type(value).__name__}"
+        )
+    if len(value) != count:
+        raise ValueError(
+            f"{where} segments has {len(value)} polygons for {count} boxes (one per box)"
+        )
+    points = []
+    first: np.dtype[Any] | None = None
+    for k, item in enumerate(value):
+        if isinstance(item, torch.Tensor):
+            item = item.detach().cpu().numpy()
+        array = np.asarray(item)
+        if array.dtype.kind not in "iuf":
+            raise TypeError(
+                f"{where} segments[{k}] must hold numbers, got an array of dtype {array.dtype}"
+            )
+        if array.ndim != 2 or array.shape[1] != 2 or len(array) < 3:
+            raise ValueError(
+                f"{where} segments[{k}] must be a (K, 2) polygon of K >= 3 finite points, "
+                f"got shape {array.shape}"
+            )
+        if array.dtype.kind != "f":
+            array = array.astype(np.float64)
+        elif not np.isfinite(array).all():
+            raise ValueError(f"{where} segments[{k}] has points that are not finite")
+        first = array.dtype if first is None else first
+        points.append(array)
+    return Polygons(tuple(points), None, first)
+
+
+def gather(points: Sequence[np.ndarray], like: Polygons, other: Polygons | None = None) -> Polygons:
+    """An output's polygons, in the form of the main sample's (``like``).
+
+    When ``like`` held an ``(N, K, 2)`` array, a polygon of another length (one made anew
+    by :func:`outline`, or a partner's) is resampled to ``K`` points (:func:`resample`).
+    The dtype is ``like``'s, or ``other``'s when ``like`` held no polygon.
+
+    >>> like = read_polygons(np.zeros((0, 3, 2), np.float32), 0, "dataset[0]")
+    >>> [len(p) for p in gather([np.ones((5, 2))], like).points]
+    [3]
+    """
+    count = like.points_per
+    if count is not None:
+        points = [p if len(p) == count else resample(p, count) for p in points]
+    dtype = like.dtype if like.dtype is not None else (None if other is None else other.dtype)
+    return Polygons(tuple(points), count, dtype)
+
+
+def pack(polygons: Polygons) -> Any:
+    """The polygons as a sample holds them: an ``(N, K, 2)`` array or a list of arrays.
+
+    In their dtype (float64 when none is known).
+
+    >>> like = read_polygons(np.zeros((0, 3, 2), np.float32), 0, "dataset[0]")
+    >>> pack(gather([np.ones((3, 2))], like)).dtype, pack(like).shape
+    (dtype('float32'), (0, 3, 2))
+    """
+    dtype = polygons.dtype if polygons.dtype is not None else np.dtype(np.float64)
+    points = polygons.points
+    if polygons.points_per is None:
+        return [np.asarray(p, dtype=dtype) for p in points]
+    if isinstance(points, np.ndarray):
+        return points.astype(dtype, copy=False)
+    if not points:
+        return np.zeros((0, polygons.points_per, 2), dtype)
+    return np.stack(points).astype(dtype, copy=False)
+
+
+def fill(points: np.ndarray, region: Region) -> np.ndarray:
+    """The polygon's pixels over an image region: 1 on them, 0 elsewhere (uint8).
+
+    Draw over a region that holds all of the polygon that is in the image (its
+    :meth:`Polygons.regions`): OpenCV cuts a polygon at the region's edges, and where
+    the region cuts through it the pixels along the cut may differ from the whole
+    image's.
+
+    Args:
+        points: ``(K, 2)`` pixel ``x, y``.
+        region: ``(y0, y1, x0, x1)``, the rows and columns drawn.
+    """
+    y0, y1, x0, x1 = region
+    out = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    if out.size:
+        origin = np.array([(x0 + 0.5) * _SCALE, (y0 + 0.5) * _SCALE], points.dtype)
+        grid = np.rint(points * points.dtype.type(_SCALE) - origin).astype(np.int32)
+        cv2.fillPoly(out, [grid], 1, lineType=cv2.LINE_8, shift=_SHIFT)
+    return out
+
+
+def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
+    """One polygon around a non-empty mask's pixels (see the module docstring).
+
+    Args:
+        mask: Non-zero on the pixels (uint8), an image region.
+        origin: ``(y0, x0)``, where the region starts in the image. Defaults to ``(0, 0)``.
+
+    Returns:
+        ``(K, 2)`` float64 pixel ``x, y``, ``K >= 3``.
+    """
+    contours, _ = cv2.findContours(
+        np.ascontiguousarray(mask, np.uint8), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE
+    )
+    shift = np.array([origin[1] + 0.5, origin[0] + 0.5])
+    pieces = [c.reshape(-1, 2) + shift for c in contours]
+    first = pieces[0]
+    joined = [first]
+    for piece in pieces[1:]:  # from the first part's start out to each part and back
+        joined += [first[:1], piece, piece[:1]]
+    if len(pieces) > 1:
+        joined.append(first[:1])
+    polygon = np.concatenate(joined)
+    while len(polygon) < 3:  # a single pixel or a line: repeat the points
+        polygon = np.concatenate((polygon, polygon[:1]))
+    return polygon
+
+
+def resample(points: np.ndarray, count: int) -> np.ndarray:
+    """The closed polygon with ``count`` points, its first kept.
+
+    With at least as many points as it has, every point is kept and the others are
+    spread along its edges, by their lengths: the shape is the same. With fewer, they
+    are taken evenly by their index along it (corners between them are cut).
+
+    >>> square = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]])
+    >>> resample(square, 8).tolist()[:3]
+    [[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]]
+    >>> resample(square, 2).tolist()
+    [[0.0, 0.0], [2.0, 2.0]]
+    """
+    points = np.asarray(points, np.float64)
+    n = len(points)
+    closed = np.concatenate((points, points[:1]))
+    if count < n:
+        at = np.arange(count) * (n / count)
+        index = np.arange(n + 1)
+        fewer = np.empty((count, 2))
+        fewer[:, 0] = np.interp(at, index, closed[:, 0])
+        fewer[:, 1] = np.interp(at, index, closed[:, 1])
+        return fewer
+    steps = np.diff(closed, axis=0)
+    lengths = np.hypot(steps[:, 0], steps[:, 1])
+    extra, total = count - n, float(lengths.sum())
+    share = lengths * (extra / total) if total > 0 else np.eye(1, n)[0] * extra
+    per = np.floor(share).astype(np.int64)
+    per[np.argsort(per - share, kind="stable")[: extra - int(per.sum())]] += 1  # remainders
+    spans = per + 1  # each edge: its start, then its extra points
+    edge = np.repeat(np.arange(n), spans)
+    step = np.arange(count) - np.repeat(np.cumsum(spans) - spans, spans)
+    out: np.ndarray = points[edge] + steps[edge] * (step / spans[edge])[:, None]
+    return out
+
+
+def clip(points: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray | None:
+    """The polygon cut to a rectangle (Sutherland-Hodgman), or ``None`` if nothing is left.
+
+    Exact for any polygon, the rectangle being convex; where the polygon leaves the
+    rectangle and comes back, the cut runs along the rectangle's edge (zero-width
+    bridges, which :func:`fill` draws as edge pixels). A polygon inside the rectangle is
+    returned as it is.
+
+    Args:
+        points: ``(K, 2)`` pixel ``x, y``.
+        box: ``(x0, y0, x1, y1)``, the rectangle ``x0 <= x <= x1, y0 <= y <= y1``.
+
+    Returns:
+        The cut polygon (``K' >= 3`` points, float64), or ``None`` when less than
+        ``1e-6`` square pixels of it lie in the rectangle.
+
+    >>> square = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 4.0], [0.0, 4.0]])
+    >>> clip(square, (2.0, 1.0, 8.0, 8.0)).tolist()
+    [[2.0, 1.0], [4.0, 1.0], [4.0, 4.0], [2.0, 4.0]]
+    >>> clip(square, (5.0, 0.0, 8.0, 8.0)) is None
+    True
+    """
+    x0, y0, x1, y1 = box
+    xs, ys = points[:, 0], points[:, 1]
+    if xs.min() >= x0 and ys.min() >= y0 and xs.max() <= x1 and ys.max() <= y1:
+        return points
+    polygon = np.asarray(points, np.float64)
+    for axis, bound, sign in ((0, x0, 1.0), (0, x1, -1.0), (1, y0, 1.0), (1, y1, -1.0)):
+        depth = (polygon[:, axis] - bound) * sign  # >= 0 inside this edge
+        inside = depth >= 0
+        if inside.all():
+            continue
+        if not inside.any():
+            return None
+        before = np.roll(polygon, 1, axis=0)  # each edge runs from the point before
+        depth_before = np.roll(depth, 1)
+        crosses = inside != np.roll(inside, 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(crosses, depth_before / (depth_before - depth), 0.0)
+        meets = before + (polygon - before) * t[:, None]
+        meets[crosses, axis] = bound  # exactly on the edge
+        pairs = np.stack((meets, polygon), axis=1)  # per edge: where it crosses, its end
+        polygon = pairs[np.stack((crosses, inside), axis=1)]
+        if len(polygon) < 3:
+            return None
+    x, y = polygon[:, 0], polygon[:, 1]
+    area = 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
+    return polygon if area >= 1e-6 else None

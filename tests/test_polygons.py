@@ -1,0 +1,209 @@
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rankaug.polygons import Polygons, clip, fill, gather, outline, pack, read_polygons, resample
+
+WHOLE = (0, 12, 0, 16)  # rows, columns of a 12x16 image
+
+
+def rectangle(x0: int, y0: int, x1: int, y1: int) -> np.ndarray:
+    """The polygon whose pixels are columns x0:x1 and rows y0:y1: the corner pixels' centres."""
+    return np.array([[x0 + 0.5, y0 + 0.5], [x1 - 0.5, y0 + 0.5], [x1 - 0.5, y1 - 0.5],
+                     [x0 + 0.5, y1 - 0.5]])  # fmt: skip
+
+
+@st.composite
+def masks(draw: st.DrawFn) -> np.ndarray:
+    """A non-empty 12x16 mask of 1-3 rectangles."""
+    out = np.zeros((12, 16), np.uint8)
+    for _ in range(draw(st.integers(1, 3))):
+        x0, y0 = draw(st.integers(0, 14)), draw(st.integers(0, 10))
+        out[y0 : draw(st.integers(y0 + 1, 12)), x0 : draw(st.integers(x0 + 1, 16))] = 1
+    return out
+
+
+class TestReadPolygons:
+    def test_an_array_stays_one(self) -> None:
+        value = np.arange(24, dtype=np.float32).reshape(2, 6, 2)
+        polygons = read_polygons(value, 2, "dataset[0]")
+        assert polygons.points_per == 6
+        assert polygons.dtype == np.float32
+        assert isinstance(polygons.points, np.ndarray)
+        assert polygons.points is value  # read, never copied or written
+
+    def test_a_list_of_arrays_or_tensors(self) -> None:
+        value = [np.zeros((3, 2), np.float32), torch.ones(5, 2, dtype=torch.float64)]
+        polygons = read_polygons(value, 2, "dataset[0]")
+        assert polygons.points_per is None
+        assert polygons.dtype == np.float32  # the first polygon's
+        assert [p.shape for p in polygons.points] == [(3, 2), (5, 2)]
+
+    def test_integer_points_are_read_as_floats(self) -> None:
+        polygons = read_polygons([np.array([[0, 0], [4, 0], [4, 4]])], 1, "dataset[0]")
+        assert polygons.dtype == np.float64
+        assert polygons.points[0].dtype == np.float64
+
+    @pytest.mark.parametrize(
+        ("value", "error", "message"),
+        [
+            (np.zeros((2, 4, 2)), ValueError, r"dataset\[5\] segments must be an \(3, K, 2\)"),
+            (np.zeros((3, 2, 2)), ValueError, r"K >= 3 points per polygon"),
+            ([np.zeros((3, 2))] * 2, ValueError, r"has 2 polygons for 3 boxes"),
+            ("abc", TypeError, r"dataset\[5\] segments must be an \(N, K, 2\) array or a seq"),
+            (
+                [np.zeros((3, 2)), np.zeros((3, 3)), np.zeros((3, 2))],
+                ValueError,
+                r"segments\[1\] must be a \(K, 2\) polygon",
+            ),
+            ([np.zeros((3, 2))] * 2 + [np.full((3, 2), np.nan)], ValueError, r"\[2\] has points"),
+            (np.full((3, 3, 2), np.inf), ValueError, r"segments has points that are not finite"),
+            ([np.zeros((3, 2), "U1")] * 3, TypeError, r"segments\[0\] must hold numbers"),
+        ],
+    )
+    def test_bad_polygons_name_the_sample_and_entry(
+        self, value: object, error: type[Exception], message: str
+    ) -> None:
+        with pytest.raises(error, match=message):
+            read_polygons(value, 3, "dataset[5]")
+
+
+class TestPolygons:
+    def test_regions_hold_every_pixel_and_stay_in_the_image(self) -> None:
+        inside = rectangle(2, 3, 7, 9)
+        outside = inside + 100.0
+        polygons = Polygons((inside, outside), None, None)
+        (y0, y1, x0, x1), empty = polygons.regions((12, 16))
+        assert y0 <= 3
+        assert x0 <= 2
+        assert y1 >= 9
+        assert x1 >= 7
+        assert fill(inside, (y0, y1, x0, x1)).sum() == fill(inside, WHOLE).sum() == 30
+        assert empty[0] == empty[1] or empty[2] == empty[3]
+
+    def test_mirrored_and_mapped_keep_the_form_and_dtype(self) -> None:
+        points = np.array([[[1.0, 2.0], [3.0, 2.0], [3.0, 5.0]]], np.float32)
+        polygons = Polygons(points, 3, np.dtype(np.float32))
+        mirrored = polygons.mirrored(10)
+        assert isinstance(mirrored.points, np.ndarray)
+        assert mirrored.points.dtype == np.float32
+        assert mirrored.points[0].tolist() == [[9.0, 2.0], [7.0, 2.0], [7.0, 5.0]]
+        mapped = Polygons(tuple(points), None, None).mapped((2.0, 0.5), (1.0, 1.0))
+        assert mapped.points[0].tolist() == [[3.0, 2.0], [7.0, 2.0], [7.0, 3.5]]
+        assert points[0, 0].tolist() == [1.0, 2.0]  # never written
+
+
+class TestGatherAndPack:
+    def test_an_array_sample_gets_k_points_per_polygon(self) -> None:
+        like = read_polygons(np.zeros((1, 4, 2), np.float32), 1, "dataset[0]")
+        out = pack(gather([rectangle(0, 0, 2, 2), np.ones((9, 2))], like))
+        assert out.shape == (2, 4, 2)
+        assert out.dtype == np.float32
+
+    def test_a_list_sample_gets_a_list_in_its_dtype_or_the_others(self) -> None:
+        empty = read_polygons([], 0, "dataset[0]")
+        other = read_polygons([np.zeros((3, 2), np.float32)], 1, "dataset[1]")
+        out = pack(gather([np.ones((5, 2))], empty, other))
+        assert isinstance(out, list)
+        assert [(p.shape, p.dtype) for p in out] == [((5, 2), np.float32)]
+        assert pack(gather([], empty)) == []
+        assert pack(read_polygons(np.zeros((0, 7, 2)), 0, "dataset[0]")).shape == (0, 7, 2)
+
+
+class TestFill:
+    def test_the_corner_pixels_centres_give_exactly_those_pixels(self) -> None:
+        out = fill(rectangle(2, 3, 7, 9), WHOLE)
+        expected = np.zeros((12, 16), np.uint8)
+        expected[3:9, 2:7] = 1
+        np.testing.assert_array_equal(out, expected)
+
+    def test_a_region_around_the_polygon_draws_the_same_pixels_there(self) -> None:
+        points = np.array([[1.3, 0.7], [14.2, 3.1], [6.6, 11.4]])
+        (region,) = Polygons((points,), None, None).regions((12, 16))
+        y0, y1, x0, x1 = region
+        np.testing.assert_array_equal(fill(points, region), fill(points, WHOLE)[y0:y1, x0:x1])
+        assert fill(points, (4, 4, 0, 5)).shape == (0, 5)
+
+
+class TestOutline:
+    @given(mask=masks())
+    def test_filling_the_outline_draws_at_least_the_mask(self, mask: np.ndarray) -> None:
+        polygon = outline(mask, (2, 3))
+        assert polygon.shape[1] == 2
+        assert len(polygon) >= 3
+        drawn = fill(polygon, (2, 14, 3, 19))
+        assert (drawn >= mask).all()
+        # where it draws more: only on the bridges between parts, one pixel wide
+        assert drawn.sum() - mask.sum() <= 16 * (len(contours(mask)) - 1)
+
+    @given(x0=st.integers(0, 14), y0=st.integers(0, 10), w=st.integers(1, 8), h=st.integers(1, 8))
+    def test_one_piece_gives_exactly_its_pixels(self, x0: int, y0: int, w: int, h: int) -> None:
+        mask = np.zeros((12, 16), np.uint8)
+        mask[y0 : y0 + h, x0 : x0 + w] = 1
+        mask[y0, x0] = 0 if w > 1 else 1  # a corner off: not a rectangle
+        np.testing.assert_array_equal(fill(outline(mask), WHOLE), mask)
+
+    def test_a_hole_stays_a_hole(self) -> None:
+        mask = np.zeros((8, 8), np.uint8)
+        mask[1:7, 1:7] = 1
+        mask[3:5, 3:5] = 0
+        drawn = fill(outline(mask), (0, 8, 0, 8))
+        assert not drawn[3:5, 3:5].all()  # the bridge draws its edge pixels, no more
+        assert drawn.sum() <= mask.sum() + 2
+
+
+class TestResample:
+    def test_the_points_lie_on_the_edges_and_keep_the_first(self) -> None:
+        square = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 4.0], [0.0, 4.0]])
+        out = resample(square, 16)
+        assert out.shape == (16, 2)
+        assert out[0].tolist() == [0.0, 0.0]
+        on_edge = np.isclose(out, 0.0) | np.isclose(out, 4.0)
+        assert on_edge.any(axis=1).all()
+
+    def test_a_point_repeated(self) -> None:
+        assert resample(np.zeros((3, 2)), 5).tolist() == [[0.0, 0.0]] * 5
+
+
+class TestClip:
+    def test_an_inside_polygon_is_returned_as_it_is(self) -> None:
+        points = rectangle(2, 2, 6, 6)
+        assert clip(points, (0.0, 0.0, 8.0, 8.0)) is points
+
+    def test_a_concave_polygon_runs_along_the_cut(self) -> None:
+        u = np.array([[0, 0], [6, 0], [6, 6], [4, 6], [4, 2], [2, 2], [2, 6], [0, 6]], float)
+        out = clip(u, (0.0, 3.0, 6.0, 10.0))
+        assert out is not None
+        assert out[:, 1].min() == 3.0
+        assert sorted(map(tuple, out.tolist())) == sorted(
+            [(0, 3), (6, 3), (6, 6), (4, 6), (4, 3), (2, 3), (2, 6), (0, 6)]
+        )
+
+    @given(
+        points=st.lists(st.tuples(st.floats(-20, 40), st.floats(-20, 40)), min_size=3, max_size=12),
+        box=st.tuples(st.floats(0, 10), st.floats(0, 10), st.floats(11, 30), st.floats(11, 30)),
+    )
+    def test_what_is_left_lies_in_the_rectangle_and_fills_no_more(
+        self, points: list[tuple[float, float]], box: tuple[float, float, float, float]
+    ) -> None:
+        out = clip(np.array(points), box)
+        left = np.empty((0, 2)) if out is None else out  # None: under 1e-6 px^2 inside
+        x0, y0, x1, y1 = box
+        assert (left >= np.array([x0, y0]) - 1e-9).all()
+        assert (left <= np.array([x1, y1]) + 1e-9).all()
+        assert out is None or len(out) >= 3
+
+    def test_nothing_left(self) -> None:
+        assert clip(rectangle(0, 0, 4, 4), (5.0, 5.0, 9.0, 9.0)) is None
+        sliver = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 4.0]])
+        assert clip(sliver, (4.0, 0.0, 9.0, 9.0)) is None  # only an edge touches
+
+
+def contours(mask: np.ndarray) -> list[np.ndarray]:
+    found, _ = cv2.findContours(mask, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    return list(found)
