@@ -13,8 +13,9 @@ One sample is made in six steps, each in its own module:
 4. **paint** (:mod:`~rankaug.mosaic.paint`): each visible window resized straight
    into its place in the output, only the uncovered strips filled (under an affine that
    rotates or shears: warped once into its region, where the tile owns the pixels);
-5. **targets** (:mod:`~rankaug.mosaic.targets`): boxes, label fields, masks and
-   keypoints, all tiles' boxes in one vectorised pass;
+5. **targets** (:mod:`~rankaug.mosaic.targets`): boxes, label fields, masks, instance
+   polygons (:mod:`~rankaug.mosaic.outlines`) and keypoints, all tiles' boxes in one
+   vectorised pass;
 6. **repack**: the adapter gives the output the main sample's shape, and the record
    is attached (:mod:`~rankaug.mosaic.record`, also for :meth:`MosaicDataset.replay`).
 
@@ -34,9 +35,13 @@ canvas (tiles still scaled for ``output_size``) for pipelines that crop it with 
 affine afterwards.
 
 **Pixels and boxes agree exactly.** The visible part of a tile is an integer window of
-the output; the source window is rounded to whole source pixels, and boxes, keypoints
-and masks are mapped with the affine map that takes that source window onto that
-output window, which is the map ``cv2.resize`` applies.
+the output; the source window is rounded to whole source pixels, and boxes, keypoints,
+masks and instance polygons are mapped with the affine map that takes that source
+window onto that output window, which is the map ``cv2.resize`` applies. Polygons are
+clipped to the window; an instance whose polygon has nothing left there is dropped
+with its box, label fields and mask (its box may have been kept: the object does not
+show), and a kept box stays as mapped and clipped, possibly looser than its clipped
+polygon.
 
 A sample that is not a mosaic (``u[0] >= p``) is the main image alone, scaled to fit
 ``output_size`` and centred on the output (letterbox), with its targets.
@@ -49,7 +54,8 @@ its placement and the affine. Without rotation and shear (the defaults) that is 
 resize as above, on whole output pixels; otherwise one ``cv2.warpAffine`` per tile,
 into the region of the output it reaches, written only where the tile owns the pixels.
 Boxes go through the same map (their corners, then the enclosing box), filtered as
-above; masks and keypoints follow. A sample that is not a mosaic is letterboxed to
+above; masks, keypoints and polygons follow (a polygon clipped to its tile's canvas
+window, through the affine, clipped to the output). A sample that is not a mosaic is letterboxed to
 ``output_size``, then given the affine about the output's centre, as ultralytics does.
 """
 
@@ -98,13 +104,16 @@ class MosaicDataset(KeyedDataset[T_co]):
     target handling, and :class:`MosaicRecord` for what each output records.
 
     Samples are dicts with albumentations' keys (``image``, ``bboxes``, the
-    ``label_fields``, ``mask``, ``masks``, ``keypoints``) or ``(image, target)`` pairs
-    with a torchvision-style dict target (``boxes``, ``labels``, ...); the output has
-    the main sample's shape, image type and dtypes, other keys of the main sample passed
-    through, and the targets the main sample has (boxes with every label field when it
-    has boxes). Images are ``HxW`` or ``HxWxC`` (up to 511 channels) of dtype uint8,
-    uint16, int16, float32 or float64, the same for every tile, as are the masks'
-    dtypes.
+    ``label_fields``, ``mask``, ``masks``, ``keypoints``, and ``segments``: one instance
+    polygon per box in pixel ``x, y``, an ``(N, K, 2)`` array or a list of ``(K, 2)``
+    ones, as :class:`~rankaug.datasets.YoloFolder` gives with ``segments=True``) or
+    ``(image, target)`` pairs with a torchvision-style dict target (``boxes``,
+    ``labels``, ...); the output has the main sample's shape, image type and dtypes,
+    other keys of the main sample passed through, and the targets the main sample has
+    (boxes with every label field when it has boxes; ``segments`` in the main sample's
+    form, see :mod:`rankaug.mosaic.targets`). Images are ``HxW`` or ``HxWxC`` (up to 511
+    channels) of dtype uint8, uint16, int16, float32 or float64, the same for every
+    tile, as are the masks' dtypes; every tile has ``segments`` when the main one has.
 
     Args:
         dataset: A map-style dataset of detection or segmentation samples.

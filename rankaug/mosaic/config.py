@@ -20,6 +20,7 @@ import numpy as np
 from rankaug import checks
 from rankaug.boxes import BoxFormat, check_box_format, check_filter_args
 from rankaug.mosaic.affine import MosaicAffine
+from rankaug.polygons import POLYGONS
 from rankaug.samples import DEFAULT_TARGETS
 
 __all__ = ["CanvasMode", "MosaicConfig", "ScaleMode"]
@@ -155,11 +156,12 @@ class MosaicConfig:
         size = checks.int_pair(output_size, "output_size")
         rows, cols = checks.int_pair(grid, "grid")
         boxes = ("boxes",)
-        labels = checks.names(label_fields, "label_fields", forbidden=DEFAULT_TARGETS | {*boxes})
+        known = DEFAULT_TARGETS | {POLYGONS}
+        labels = checks.names(label_fields, "label_fields", forbidden=known | {*boxes})
         points = checks.names(
-            keypoint_fields, "keypoint_fields", forbidden=DEFAULT_TARGETS | {*boxes, *labels}
+            keypoint_fields, "keypoint_fields", forbidden=known | {*boxes, *labels}
         )
-        targets = DEFAULT_TARGETS | {*labels, *points}
+        targets = known | {*labels, *points}
         mode = checks.choice(canvas, "canvas", _CANVASES)
         filters = check_filter_args(
             min_area=min_area, min_visibility=min_visibility, min_width=min_width,

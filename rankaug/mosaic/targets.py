@@ -1,4 +1,4 @@
-"""Targets: every tile's boxes, label fields, masks and keypoints, mapped onto the output.
+"""Targets: every tile's boxes, label fields, masks, polygons and keypoints, on the output.
 
 Boxes of all tiles go through one vectorised pass: converted from ``box_format`` to
 pixel xyxy (once, on the way in), clipped to their tile image (boxes that reach a
@@ -7,10 +7,11 @@ mapped with their window's affine map (:class:`~rankaug.mosaic.layout.Window`),
 clipped to the visible window and filtered: wider and higher than :data:`TOLERANCE`
 (a thousandth of an output pixel) always, then ``min_area``, ``min_width``, ``min_height`` and
 ``min_visibility``, measured against the box's full mapped size before any cropping;
-converted back to ``box_format`` (once, on the way out). Every label field and
-instance mask stays aligned with its box. A semantic ``mask`` moves with its pixels
-(nearest neighbour, ``fill_mask`` elsewhere); ``keypoints`` (x, y first) and their
-fields are kept where they land on a visible window.
+converted back to ``box_format`` (once, on the way out). Every label field,
+instance mask and instance polygon (``segments``) stays aligned with its box. A
+semantic ``mask`` moves with its pixels (nearest neighbour, ``fill_mask`` elsewhere);
+``keypoints`` (x, y first) and their fields are kept where they land on a visible
+window.
 
 With an affine that rotates or shears (a :class:`~rankaug.mosaic.fused.Warp`), boxes
 are clipped to their visible canvas window (and must stay wider and higher than
@@ -21,6 +22,14 @@ box's image inside the output (never larger than YOLO's clipped enclosing box, a
 empty where that image misses the output); the filters then apply as above. Masks are
 warped with nearest neighbour and kept where their tile owns the pixels, keypoints
 where they lie in their tile's visible window and on a pixel their tile owns.
+
+Instance polygons (``segments``, pixel ``x, y``) go through the same map as their
+boxes, clipped to the tile's visible window (and, under a warp, to the output), by
+:mod:`~rankaug.mosaic.outlines`. A kept box whose polygon has nothing left there is
+dropped with its label fields and mask: its object does not show. The kept boxes are
+the ones computed above, so they may be looser than their clipped polygon's bounds.
+The output's polygons take the main sample's form (:func:`~rankaug.polygons.gather`):
+an ``(N, K, 2)`` array again (a clipped polygon resampled to ``K`` points), or a list.
 """
 
 from __future__ import annotations
@@ -36,8 +45,10 @@ from rankaug.boxes import affine_xyxy, from_xyxy, keep_mask, to_pixel_xyxy, vali
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.layout import Layout, Window
+from rankaug.mosaic.outlines import map_polygons
 from rankaug.mosaic.paint import paint_window, warp_tile
 from rankaug.mosaic.tiles import Tile
+from rankaug.polygons import POLYGONS, gather, pack
 
 __all__ = ["TOLERANCE", "map_targets"]
 
@@ -75,6 +86,10 @@ def map_targets(
 ) -> dict[str, Any]:
     """Map every tile's targets onto the output and gather those the main sample has.
 
+    Boxes, label fields, masks, instance polygons (``segments``) and keypoints; a box
+    whose polygon does not show is dropped with everything aligned with it (see the
+    module docstring).
+
     Args:
         config: The mosaic's configuration.
         layout: Where each tile went (a :class:`Warp` for an affine that rotates or
@@ -101,7 +116,21 @@ def map_targets(
         keep, kept = _boxes(config, [p.row for p in places], tiles, counts, warp)
     else:
         keep, kept = _NO_KEEP, _NO_BOXES
+    main = tiles[0]
     data: dict[str, Any] = {}
+    if main.segments is not None:
+        polygons = map_polygons(places, warp, tiles, keep, config.image_hw) if len(kept) else []
+        shown = [p is not None for p in polygons]
+        if not all(shown):  # nothing of its polygon shows: the instance goes
+            keep[keep] = shown
+            kept = kept[shown]
+        # in the main sample's form (the dtype of a partner's when it has none)
+        typed = [
+            t.segments for t in tiles if t.segments is not None and t.segments.dtype is not None
+        ]
+        other = typed[0] if typed else None
+        shapes = [p for p in polygons if p is not None]
+        data[POLYGONS] = pack(gather(shapes, main.segments, other))
     with_boxes = "bboxes" in present
     if with_boxes:
         if config.box_format != "pascal_voc":
@@ -110,7 +139,6 @@ def map_targets(
     for field in config.label_fields:
         if with_boxes or field in present:
             data[field] = np.concatenate([t.fields[field] for t in tiles])[keep]
-    main = tiles[0]
     if main.mask is not None:
         data["mask"] = _semantic_mask(config, places, warp, tiles, main.mask)
     if main.masks is not None:

@@ -2,8 +2,9 @@
 
 The adapter turns a sample into data (:mod:`rankaug.samples`); :class:`TileReader` (the
 shared :class:`rankaug.parts.PartReader`) turns that data into a :class:`Tile` and checks
-it, naming the sample and the field of anything wrong, and checks the fill values
-against the main sample's dtypes.
+it, naming the sample and the field of anything wrong (instance polygons, ``segments``,
+are read too: every tile must have them when the main one has), and checks the fill
+values against the main sample's dtypes.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class TileReader(PartReader):
             skip=() if config.record is None else (config.record,),
             group="tiles of a mosaic",
             actor="the mosaic",
+            polygons=True,
         )
         self.config = config
         self._fits: set[tuple[object, ...]] = set()  # main samples' kinds whose fill fits

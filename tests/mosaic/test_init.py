@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pickle
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import albumentations as A
@@ -16,7 +17,8 @@ from torch.utils.data import DataLoader
 
 from rankaug import MosaicDataset, RandomAugmentWrapper, SampleError
 from rankaug.boxes import from_xyxy, to_xyxy
-from rankaug.datasets import SyntheticDetection
+from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
+from rankaug.mosaic import MosaicAffine
 from tests.albu import bbox_params
 from tests.mosaic.painted import GEOMETRY, colour_of, painted_datasets, painted_sample
 
@@ -154,6 +156,28 @@ class TestMosaicDataset:
         assert np.array_equal(again["image"], outputs[9]["image"])
         assert np.array_equal(again["bboxes"], outputs[9]["bboxes"])
         assert again["mosaic"] == outputs[9]["mosaic"]
+
+    @pytest.mark.parametrize("affine", [None, MosaicAffine(degrees=30.0, scale=0.3)])
+    def test_replay_rebuilds_polygons_bit_for_bit(
+        self, affine: MosaicAffine | None, tmp_path: Path
+    ) -> None:
+        # the YOLO-seg pipeline: YoloFolder(segments=True) into the mosaic
+        samples = []
+        for k in range(4):
+            polygon = np.array([[2.0 + k, 3.0], [30.0, 5.0 + k], [20.0, 28.0]], np.float32)
+            samples.append({"image": np.full((32, 32, 3), 40 * k, np.uint8),
+                            "bboxes": np.array([[2.0 + k, 3.0, 30.0, 28.0]]),
+                            "labels": np.array([k]), "segments": [polygon]})  # fmt: skip
+        folder = YoloFolder(write_yolo_folder(samples, tmp_path), segments=True)
+        mosaic = MosaicDataset(folder, seed=5, output_size=40, affine=affine)
+        outputs = [mosaic[i % 4] for i in range(7)]
+        for out in outputs:
+            again = mosaic.replay(out["mosaic"])
+            assert len(again["segments"]) == len(out["segments"]) == len(out["bboxes"])
+            for a, b in zip(again["segments"], out["segments"], strict=True):
+                assert a.dtype == b.dtype == np.float32
+                assert a.tobytes() == b.tobytes()
+        assert sum(len(out["segments"]) for out in outputs) >= 7
 
     def test_partners_never_the_main_image_and_main_cell_varies(self) -> None:
         mosaic = MosaicDataset(SyntheticDetection(5, image_size=32), seed=0, output_size=32)

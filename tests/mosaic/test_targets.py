@@ -124,3 +124,37 @@ class TestMapTargets:
         out = MosaicDataset([sample], seed=0, output_size=23, p=0.0, affine=affine)[0]
         assert out["mask"].dtype == np.int64
         assert set(np.unique(out["mask"]).tolist()) == {0, 2**40 + 3}
+
+    def test_a_kept_box_whose_polygon_does_not_show_goes_with_its_fields_and_mask(
+        self,
+    ) -> None:
+        # one 1x1 cell, 20x20, a 40x20 tile covering it: its x in [10, 30] shows at [0, 20]
+        hidden = np.array([[0.0, 0.0], [6.0, 0.0], [0.0, 6.0]])  # left of x = 10
+        across = np.array([[6.0, 2.0], [14.0, 2.0], [14.0, 8.0], [6.0, 8.0]])
+        whole = np.array([[0.0, 0.0], [40.0, 0.0], [40.0, 20.0], [0.0, 20.0]])
+        masks = np.zeros((3, 20, 40), np.uint8)
+        masks[0, :6, :6] = masks[1, 2:8, 6:14] = masks[2] = 1
+        sample = {"image": np.zeros((20, 40, 3), np.uint8), "labels": np.array([1, 2, 3]),
+                  "bboxes": np.array([[0, 0, 12, 12], [6, 2, 14, 8], [0, 0, 40, 20.0]]),
+                  "masks": masks, "segments": [hidden, across, whole]}  # fmt: skip
+        out = MosaicDataset([sample], seed=0, output_size=20, grid=(1, 1), scale_mode="fill",
+                            label_fields=("labels",))[0]  # fmt: skip
+        # the first box shows [10, 12] x [0, 12] of the tile, its polygon nothing
+        np.testing.assert_array_equal(out["labels"], [2, 3])
+        np.testing.assert_array_equal(out["bboxes"], [[0, 2, 4, 8], [0, 0, 20, 20]])
+        assert out["masks"].shape == (2, 20, 20)
+        assert out["masks"][0].sum() == 4 * 6
+        assert out["masks"][1].all()
+        across_out, whole_out = out["segments"]
+        np.testing.assert_array_equal(across_out, [[0, 2], [4, 2], [4, 8], [0, 8]])
+        np.testing.assert_array_equal(whole_out, [[0, 0], [20, 0], [20, 20], [0, 20]])
+
+    def test_a_kept_box_may_be_looser_than_its_clipped_polygon(self) -> None:
+        triangle = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]], np.float32)
+        sample = {"image": np.zeros((20, 40, 3), np.uint8), "labels": np.array([1]),
+                  "bboxes": np.array([[0.0, 0.0, 20.0, 20.0]]), "segments": [triangle]}  # fmt: skip
+        out = MosaicDataset([sample], seed=0, output_size=20, grid=(1, 1), scale_mode="fill")[0]
+        np.testing.assert_array_equal(out["bboxes"], [[0, 0, 10, 20]])  # the box, clipped
+        (polygon,) = out["segments"]  # x in [10, 20] of the triangle: y up to 10 only
+        assert polygon.dtype == np.float32
+        np.testing.assert_array_equal(polygon.max(axis=0), [10, 10])

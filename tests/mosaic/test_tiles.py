@@ -122,6 +122,15 @@ class TestTileReader:
         with pytest.raises(SampleError, match=r"dataset\[7\] failed at index 3 .*NoneType"):
             mosaic[3]
 
+    def test_every_tile_has_polygons_when_the_main_one_has(self) -> None:
+        with_polygons = {**good(), "segments": [np.array([[2, 2], [8, 2], [8, 8.0]])]}
+        out = first([with_polygons] * 2)
+        assert len(out["segments"]) == len(out["bboxes"]) >= 1
+        with pytest.raises(SampleError, match=r"disagree on .*instance polygons"):
+            first([with_polygons, good()])
+        with pytest.raises(SampleError, match=r"dataset\[1\] segments has 2 polygons for 1"):
+            first([with_polygons, {**with_polygons, "segments": [np.zeros((3, 2))] * 2}])
+
     def test_fill_out_of_range_is_a_value_error_at_the_first_sample(self) -> None:
         mosaic = MosaicDataset([good()] * 2, seed=0, output_size=16, fill=300)  # dtype unknown
         with pytest.raises(ValueError, match=r"fill must be whole numbers in \[0, 255\]"):

@@ -1,0 +1,318 @@
+from __future__ import annotations
+
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankaug import MosaicDataset
+from rankaug.mosaic import MosaicAffine
+from rankaug.mosaic.fused import TileWarp, Warp, invert
+from rankaug.mosaic.layout import Window
+from rankaug.mosaic.outlines import map_polygons, on_warp, on_window
+from rankaug.mosaic.tiles import Tile
+from rankaug.polygons import clip, fill, read_polygons, resample
+from tests.boxes.polygons import clip_polygon
+from tests.mosaic.painted import GEOMETRY, colour_of, painted_datasets
+from tests.mosaic.warped import apply
+
+NEAREST = cv2.INTER_NEAREST_EXACT
+KERNEL = np.ones((3, 3), np.uint8)
+
+
+def rectangle(x0: float, y0: float, x1: float, y1: float, dtype: Any = np.float32) -> np.ndarray:
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype)
+
+
+def constant(index: int, hw: tuple[int, int], form: str = "list") -> dict[str, Any]:
+    """A tile of one colour, one box over all of it, its polygon the whole image."""
+    h, w = hw
+    polygon = rectangle(0, 0, w, h)
+    return {
+        "image": np.full((h, w, 3), colour_of(index + 1), np.uint8),
+        "bboxes": np.array([[0.0, 0.0, w, h]]),
+        "labels": np.array([index + 1]),
+        "segments": [polygon] if form == "list" else polygon[None],
+    }
+
+
+def drawn(polygons: list[np.ndarray], hw: tuple[int, int]) -> np.ndarray:
+    """The union of the polygons' pixels over an ``hw`` image (bool)."""
+    out = np.zeros(hw, bool)
+    for polygon in polygons:
+        out |= fill(np.asarray(polygon, np.float64), (0, hw[0], 0, hw[1])).astype(bool)
+    return out
+
+
+def agree(polygon: np.ndarray, pixels: np.ndarray) -> int:
+    """Check that the polygons' pixels are the tile's pixels up to their boundary (their
+    interiors equal); returns how many drawn pixels are not next to one of the tile's (0
+    for axis-aligned windows, where the fill draws at most a row and a column more)."""
+    assert pixels.any()
+    inner_polygon, inner_pixels = _inner(polygon), _inner(pixels)
+    assert not (inner_pixels & ~polygon).any()
+    assert not (inner_polygon & ~pixels).any()
+    near = cv2.dilate(pixels.astype(np.uint8), KERNEL).astype(bool)
+    return int((polygon & ~near).sum())
+
+
+def check_pixels(out: dict[str, Any], iou: float) -> tuple[int, int]:
+    """Each tile's polygon against the pixels of its colour (:func:`agree`; every tile
+    a different sample), and the IoU over all of them; returns how many tiles showed and
+    how many drawn pixels are not next to their tile's."""
+    image, labels = out["image"], out["labels"].tolist()
+    assert len(set(labels)) == len(labels)
+    meet = union = stray = 0
+    for polygon, label in zip(out["segments"], labels, strict=True):
+        pixels = (image == colour_of(label)).all(axis=2)
+        inside = drawn([polygon], image.shape[:2])
+        stray += agree(inside, pixels)
+        meet, union = meet + (inside & pixels).sum(), union + (inside | pixels).sum()
+    assert meet / union >= iou
+    return len(labels), stray
+
+
+def tile(points: Any, hw: tuple[int, int] = (8, 8)) -> Tile:
+    count = len(points)
+    image = np.zeros((*hw, 3), np.uint8)
+    boxes = np.tile([0.0, 0.0, hw[1], hw[0]], (count, 1))
+    polygons = read_polygons(points, count, "dataset[0]")
+    return Tile(0, image, boxes, {}, None, None, None, {}, None, polygons)
+
+
+class TestOnWindow:
+    def test_the_boxes_map_then_the_output_window(self) -> None:
+        window = Window((4, 4), 1, 0, 3, 4, 10, 10, 16, 18)  # x: [1, 3] -> [10, 16], 3x
+        inside = rectangle(1.5, 1.0, 2.5, 3.0, np.float64)
+        across = rectangle(0.0, 1.0, 2.0, 3.0, np.float64)
+        moved = on_window(window, np.concatenate([inside, across]), np.array([0, 4]))
+        np.testing.assert_array_equal(moved[0], rectangle(11.5, 12.0, 14.5, 16.0, np.float64))
+        np.testing.assert_array_equal(moved[1], rectangle(10.0, 12.0, 13.0, 16.0, np.float64))
+
+    def test_nothing_left_is_none(self) -> None:
+        window = Window((4, 4), 1, 0, 3, 4, 10, 10, 16, 18)
+        outside = rectangle(3.5, 0.0, 4.0, 4.0, np.float64)
+        assert on_window(window, outside, np.array([0])) == [None]
+        whole = rectangle(0, 0, 4, 4, np.float64)
+        assert on_window(Window.empty((4, 4)), whole, np.array([0])) == [None]
+
+
+class TestOnWarp:
+    def test_placement_canvas_window_matrix_then_the_output(self) -> None:
+        matrix = ((0.8, -0.6, 20.0), (0.6, 0.8, -5.0))  # a rotation, moved
+        place = TileWarp(0, (10, 10), (5, 5, 20, 25), (20, 20, 5, 5), matrix, (30, 30))
+        warp = Warp([place], np.zeros((30, 30), np.uint8), 255, matrix, {})
+        triangle = np.array([[0.0, 0.0], [10.0, 0.0], [10.0, 10.0]])  # tile pixels
+        hidden = rectangle(8.0, 0.0, 10.0, 4.0, np.float64)  # right of the canvas window
+        small = rectangle(1.0, 4.0, 3.0, 6.0, np.float64)  # inside it
+        points = np.concatenate([triangle, hidden, small])
+        first, second, third = on_warp(place, warp, points, np.array([0, 3, 7]), (30, 30))
+        assert second is None
+        for out, polygon in ((first, triangle), (third, small)):
+            canvas = [(2 * x + 5, 2 * y + 5) for x, y in polygon.tolist()]  # 2x, at (5, 5)
+            cut = clip_polygon(canvas, (5, 5, 20, 25))
+            expected = clip_polygon([apply(matrix, x, y) for x, y in cut], (0, 0, 30, 30))
+            assert out is not None
+            np.testing.assert_allclose(out, expected, atol=1e-9)
+
+    def test_a_tile_that_does_not_reach_the_output_gives_none(self) -> None:
+        matrix = ((1.0, 0.1, 100.0), (0.0, 1.0, 0.0))  # sheared, far to the right
+        place = TileWarp(0, (10, 10), (0, 0, 10, 10), (10, 10, 0, 0), matrix, (30, 30))
+        warp = Warp([place], np.zeros((30, 30), np.uint8), 255, matrix, {})
+        assert not place.visible
+        whole = rectangle(0, 0, 10, 10, np.float64)
+        assert on_warp(place, warp, whole, np.array([0]), (30, 30)) == [None]
+
+
+class TestMapPolygons:
+    def test_one_entry_per_kept_box_in_order(self) -> None:
+        window = Window((8, 8), 0, 0, 4, 8, 0, 0, 4, 8)  # the left half of the tile
+        points = np.stack([rectangle(0, 0, 2, 2), rectangle(5, 0, 7, 2), rectangle(1, 1, 6, 3)])
+        keep = np.array([True, True, False])
+        moved = map_polygons([window], None, [tile(points)], keep, (8, 4))
+        assert len(moved) == 2
+        np.testing.assert_array_equal(moved[0], rectangle(0, 0, 2, 2, np.float64))
+        assert moved[1] is None  # kept box, polygon right of the window
+
+    def test_a_sequence_gives_the_same_polygons_as_an_array(self) -> None:
+        window = Window((8, 8), 2, 1, 8, 8, 3, 0, 15, 14)
+        points = np.stack([rectangle(0, 0, 5, 5), rectangle(3, 2, 8, 8)])
+        keep = np.ones(2, bool)
+        as_array = map_polygons([window], None, [tile(points)], keep, (14, 15))
+        as_list = map_polygons([window], None, [tile(list(points))], keep, (14, 15))
+        for a, b in zip(as_array, as_list, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+    @pytest.mark.parametrize("seed", range(3))
+    @pytest.mark.parametrize("scale_mode", ["keep", "fill"])
+    @pytest.mark.parametrize("grid", [(2, 2), (3, 3)])
+    def test_whole_tile_polygons_draw_their_tiles_pixels(
+        self, seed: int, scale_mode: str, grid: tuple[int, int]
+    ) -> None:
+        # "fill" covers each cell: tiles are cut by their windows, and so are the polygons
+        # (a 3x3 grid's middle row and column are centred: cut on both sides)
+        data = [constant(k, (18 + 3 * k, 34 - 2 * k)) for k in range(9)]
+        mosaic = MosaicDataset(data, seed=seed, output_size=(40, 44), scale_mode=scale_mode,
+                               scale_range=(0.6, 1.4), interpolation=NEAREST, grid=grid,
+                               replace=False)  # fmt: skip
+        out = mosaic[seed]
+        assert check_pixels(out, iou=0.85)[1] == 0
+
+    def test_a_letterbox_draws_the_window_its_pixels_land_on(self) -> None:
+        mosaic = MosaicDataset([constant(0, (100, 160))], seed=0, output_size=240, p=0.0)
+        out = mosaic[0]
+        # 160x100 fit in 240: 1.5x, 240x150, centred from row 45
+        (polygon,) = out["segments"]
+        np.testing.assert_array_equal(polygon, rectangle(0, 45, 240, 195))
+        np.testing.assert_array_equal(out["bboxes"], [[0.0, 45.0, 240.0, 195.0]])
+        assert check_pixels(out, iou=0.99) == (1, 0)
+
+    def test_a_letterbox_on_yolos_canvas(self) -> None:
+        mosaic = MosaicDataset([constant(0, (10, 16))], seed=0, output_size=32, p=0.0,
+                               canvas="yolo")  # fmt: skip
+        (polygon,) = mosaic[0]["segments"]
+        np.testing.assert_array_equal(polygon, rectangle(16, 22, 48, 42))
+
+    @pytest.mark.parametrize("form", ["list", "array"])
+    def test_the_output_takes_the_main_samples_form_and_dtype(self, form: str) -> None:
+        data = [constant(k, (20, 24), form) for k in range(4)]
+        out = MosaicDataset(data, seed=3, output_size=32, scale_mode="fill")[0]
+        count = len(out["bboxes"])
+        assert count >= 1
+        segments = out["segments"]
+        if form == "array":
+            assert isinstance(segments, np.ndarray)
+            assert segments.shape == (count, 4, 2)
+            assert segments.dtype == np.float32
+        else:
+            assert isinstance(segments, list)
+            assert len(segments) == count
+            assert all(p.dtype == np.float32 and p.shape[1] == 2 for p in segments)
+
+    def test_an_array_output_resamples_only_the_clipped_polygons(self) -> None:
+        whole, inside = rectangle(0, 0, 40, 20), rectangle(12, 2, 16, 6)
+        diamond = np.array([[8.0, 10.0], [12.0, 6.0], [16.0, 10.0], [12.0, 14.0]])
+        sample = {"image": np.zeros((20, 40, 3), np.uint8), "labels": np.array([1, 2, 3]),
+                  "bboxes": np.array([[0, 0, 40, 20], [12, 2, 16, 6], [8, 6, 16, 14.0]]),
+                  "segments": np.stack([whole, inside, diamond]).astype(np.float32)}  # fmt: skip
+        # one 1x1 cell, 20x20, the tile covering it: its x in [10, 30] shows at [0, 20]
+        out = MosaicDataset([sample], seed=0, output_size=20, grid=(1, 1), scale_mode="fill")[0]
+        segments = out["segments"]
+        assert segments.shape == (3, 4, 2)
+        assert segments.dtype == np.float32
+        np.testing.assert_array_equal(segments[0], rectangle(0, 0, 20, 20))
+        np.testing.assert_array_equal(segments[1], rectangle(2, 2, 6, 6))
+        cut = clip(diamond - (10.0, 0.0), (0.0, 0.0, 20.0, 20.0))  # a pentagon
+        assert cut is not None
+        assert len(cut) == 5
+        np.testing.assert_allclose(segments[2], resample(cut, 4), atol=1e-6)
+
+    @pytest.mark.parametrize("seed", range(3))
+    def test_a_warp_maps_the_clipped_canvas_polygon_through_m(self, seed: int) -> None:
+        data = [constant(k, (48 + 12 * k, 72 - 8 * k)) for k in range(4)]
+        affine = MosaicAffine(degrees=30.0, translate=0.0, scale=0.2)
+        mosaic = MosaicDataset(data, seed=seed, output_size=128, interpolation=NEAREST,
+                               replace=False, affine=affine)  # fmt: skip
+        out = mosaic[seed]
+        record = out["mosaic"]
+        matrix = record["affine"]["matrix"]
+        labels = out["labels"].tolist()
+        expected: list[list[tuple[float, float]]] = []
+        for k, index in enumerate(record["indices"]):
+            h, w = data[index]["image"].shape[:2]
+            to_canvas = [apply(invert(matrix), *apply(record["affine"]["maps"][k], x, y))
+                         for x, y in rectangle(0, 0, w, h).tolist()]  # fmt: skip
+            cut = clip_polygon(to_canvas, record["dst"][k])
+            shown = clip_polygon([apply(matrix, x, y) for x, y in cut], (0, 0, 128, 128))
+            if shown:
+                expected.append(shown)
+        assert len(expected) == len(labels) >= 1
+        for polygon, points in zip(out["segments"], expected, strict=True):
+            assert _distance(polygon, np.array(points)) < 1e-4
+        # over all tiles; thin slivers draw stray pixels
+        assert check_pixels(out, iou=0.95)[0] >= 1
+
+    def test_the_aligned_fused_affine_takes_the_plain_path(self) -> None:
+        data = [constant(k, (20, 30)) for k in range(4)]
+        mosaic = MosaicDataset(data, seed=1, output_size=48, interpolation=NEAREST,
+                               replace=False,
+                               affine=MosaicAffine(translate=0.1, scale=0.3))  # fmt: skip
+        out = mosaic[2]
+        assert check_pixels(out, iou=0.85)[1] == 0
+        for polygon, box in zip(out["segments"], out["bboxes"], strict=True):
+            # a whole-tile polygon clipped to its window is the box itself
+            corners = rectangle(*box.tolist())
+            assert len(polygon) == 4
+            assert _distance(polygon, corners) < 1e-4
+
+    @settings(max_examples=40, deadline=None)
+    @given(data=painted_datasets(), geometry=GEOMETRY, seed=st.integers(0, 2**32 - 1))
+    def test_every_polygon_lies_inside_the_output_and_its_tiles_window(
+        self, data: list[dict[str, Any]], geometry: dict[str, Any], seed: int
+    ) -> None:
+        for sample in data:  # each box's rectangle, grown so that some cross the window
+            sample["segments"] = [rectangle(x0 - 2, y0 - 2, x1 + 2, y1 + 2)
+                                  for x0, y0, x1, y1 in sample["bboxes"].tolist()]  # fmt: skip
+            del sample["masks"], sample["mask"]
+        mosaic = MosaicDataset(data, seed=seed, keying="sample", **geometry)
+        for index in range(len(data)):
+            out = mosaic[index]
+            height, width = out["image"].shape[:2]
+            record = out["mosaic"]
+            assert len(out["segments"]) == len(out["bboxes"]) == len(out["labels"])
+            for polygon, label in zip(out["segments"], out["labels"].tolist(), strict=True):
+                x, y = polygon[:, 0], polygon[:, 1]
+                assert x.min() >= 0
+                assert y.min() >= 0
+                assert x.max() <= width
+                assert y.max() <= height
+                windows = [d for i, d in zip(record["indices"], record["dst"], strict=True)
+                           if i == (label - 1) // 8]  # fmt: skip
+                assert any(x.min() >= x0 and y.min() >= y0 and x.max() <= x1 and y.max() <= y1
+                           for x0, y0, x1, y1 in windows)  # fmt: skip
+
+    @settings(max_examples=25, deadline=None)
+    @given(data=painted_datasets(), seed=st.integers(0, 2**32 - 1),
+           degrees=st.sampled_from([10.0, 45.0]), shear=st.sampled_from([0.0, 20.0]))  # fmt: skip
+    def test_under_a_warp_every_polygon_lies_inside_the_output_and_its_tiles_window(
+        self, data: list[dict[str, Any]], seed: int, degrees: float, shear: float
+    ) -> None:
+        for sample in data:
+            sample["segments"] = [rectangle(x0 - 2, y0 - 2, x1 + 2, y1 + 2)
+                                  for x0, y0, x1, y1 in sample["bboxes"].tolist()]  # fmt: skip
+            del sample["masks"], sample["mask"]
+        affine = MosaicAffine(degrees=degrees, shear=shear, scale=0.5)
+        mosaic = MosaicDataset(data, seed=seed, keying="sample", output_size=48, affine=affine)
+        for index in range(len(data)):
+            out = mosaic[index]
+            record = out["mosaic"]
+            back = invert(record["affine"]["matrix"])
+            for polygon, label in zip(out["segments"], out["labels"].tolist(), strict=True):
+                x, y = polygon[:, 0], polygon[:, 1]
+                assert x.min() >= 0
+                assert y.min() >= 0
+                assert x.max() <= 48
+                assert y.max() <= 48
+                cx, cy = apply(back, x, y)  # on the canvas
+                windows = [d for i, d in zip(record["indices"], record["dst"], strict=True)
+                           if i == (label - 1) // 8]  # fmt: skip
+                # (float32 points: a canvas edge near 100 moves by up to about 1e-5)
+                assert any(cx.min() >= x0 - 1e-4 and cy.min() >= y0 - 1e-4
+                           and cx.max() <= x1 + 1e-4 and cy.max() <= y1 + 1e-4
+                           for x0, y0, x1, y1 in windows)  # fmt: skip
+
+
+def _inner(mask: np.ndarray) -> np.ndarray:
+    """The pixels whose eight neighbours are in the mask too (none on the image's edge)."""
+    eroded = cv2.erode(mask.astype(np.uint8), KERNEL, borderType=cv2.BORDER_CONSTANT,
+                       borderValue=0)  # fmt: skip
+    return eroded.astype(bool)
+
+
+def _distance(a: np.ndarray, b: np.ndarray) -> float:
+    """The Hausdorff distance between two point sets (near-duplicate points aside)."""
+    gaps = np.linalg.norm(np.asarray(a, np.float64)[:, None] - b[None], axis=2)
+    return float(max(gaps.min(axis=1).max(), gaps.min(axis=0).max()))
