@@ -332,23 +332,31 @@ def clip(points: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarr
         return points
     polygon = np.asarray(points, np.float64)
     for axis, bound, sign in ((0, x0, 1.0), (0, x1, -1.0), (1, y0, 1.0), (1, y1, -1.0)):
-        depth = (polygon[:, axis] - bound) * sign  # >= 0 inside this edge
+        depth = polygon[:, axis] - bound
+        if sign < 0:
+            depth = -depth  # >= 0 inside this edge
         inside = depth >= 0
-        if inside.all():
+        count = int(np.count_nonzero(inside))
+        if count == len(inside):
             continue
-        if not inside.any():
+        if not count:
             return None
-        before = np.roll(polygon, 1, axis=0)  # each edge runs from the point before
-        depth_before = np.roll(depth, 1)
-        crosses = inside != np.roll(inside, 1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(crosses, depth_before / (depth_before - depth), 0.0)
-        meets = before + (polygon - before) * t[:, None]
-        meets[crosses, axis] = bound  # exactly on the edge
-        pairs = np.stack((meets, polygon), axis=1)  # per edge: where it crosses, its end
-        polygon = pairs[np.stack((crosses, inside), axis=1)]
+        # edge i runs from point i - 1 to point i; those that cross the line get a point on it
+        crosses = np.flatnonzero(inside != np.concatenate((inside[-1:], inside[:-1])))
+        before = crosses - 1
+        t = depth[before] / (depth[before] - depth[crosses])
+        meets = polygon[before] + (polygon[crosses] - polygon[before]) * t[:, None]
+        meets[:, axis] = bound  # exactly on the line
+        # the points inside, each crossing's point just before the point that ends its edge
+        at = (np.cumsum(inside) - inside)[crosses] + np.arange(len(crosses))
+        cut = np.empty((count + len(crosses), 2))
+        own = np.ones(len(cut), dtype=bool)
+        own[at] = False
+        cut[at] = meets
+        cut[own] = polygon[inside]
+        polygon = cut
         if len(polygon) < 3:
             return None
     x, y = polygon[:, 0], polygon[:, 1]
-    area = 0.5 * abs(float(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1))))
-    return polygon if area >= 1e-6 else None
+    twice = np.dot(x[:-1], y[1:]) - np.dot(y[:-1], x[1:]) + x[-1] * y[0] - y[-1] * x[0]
+    return polygon if abs(float(twice)) >= 2e-6 else None
