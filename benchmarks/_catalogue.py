@@ -20,6 +20,7 @@ __all__ = [
     "E2E_WORKERS",
     "EPOCH_WORKERS",
     "FULL",
+    "MIX_GROUPS",
     "MIX_PAIRS",
     "MOSAIC_RATIOS",
     "QUICK",
@@ -208,8 +209,11 @@ SECTIONS: tuple[Section, ...] = (
             "mix/rankaug_cutmix": "rankaug CutMixDataset: ds[i]",
             "mix/ultralytics_cutmix": "ultralytics CutMix (p=1)",
             "mix/rankaug_copypaste": "rankaug CopyPasteDataset, partner",
+            "mix/rankaug_copypaste_polygons": "rankaug CopyPasteDataset, partner, polygons",
+            "mix/copypaste_floor": "floor: the same output arrays, copied alone",
             "mix/ultralytics_copypaste": "ultralytics CopyPaste, mode=mixup (p=1)",
             "mix/rankaug_copypaste_flip": 'rankaug CopyPasteDataset, source="flip"',
+            "mix/rankaug_copypaste_flip_polygons": 'rankaug CopyPaste, "flip", polygons',
             "mix/ultralytics_copypaste_flip": "ultralytics CopyPaste, mode=flip (p=1)",
         },
     ),
@@ -242,11 +246,25 @@ MOSAIC_RATIOS: tuple[tuple[str, str], ...] = (
 )
 """The mosaic section's ratios, printed below its rows."""
 
-MIX_PAIRS: tuple[tuple[str, str], ...] = (
+MIX_GROUPS: tuple[tuple[str, ...], ...] = (
     ("mix/rankaug_mixup", "mix/ultralytics_mixup"),
     ("mix/rankaug_cutmix", "mix/ultralytics_cutmix"),
-    ("mix/rankaug_copypaste", "mix/ultralytics_copypaste"),
-    ("mix/rankaug_copypaste_flip", "mix/ultralytics_copypaste_flip"),
+    (
+        "mix/rankaug_copypaste",
+        "mix/rankaug_copypaste_polygons",
+        "mix/copypaste_floor",
+        "mix/ultralytics_copypaste",
+    ),
+    (
+        "mix/rankaug_copypaste_flip",
+        "mix/rankaug_copypaste_flip_polygons",
+        "mix/ultralytics_copypaste_flip",
+    ),
+)
+"""The mix section's contenders that take turns, ultralytics' last in each group."""
+
+MIX_PAIRS: tuple[tuple[str, str], ...] = tuple(
+    (row, group[-1]) for group in MIX_GROUPS for row in group[:-1]
 )
 """The mix section's ratios, rankaug over ultralytics, printed below its rows."""
 

@@ -249,7 +249,11 @@ GOALS: tuple[Goal, ...] = (
             (
                 "copypaste",
                 "CopyPaste",
-                (("flip", "mix/rankaug_copypaste_flip", "mix/ultralytics_copypaste_flip"),),
+                (
+                    ("flip", "mix/rankaug_copypaste_flip", "mix/ultralytics_copypaste_flip"),
+                    ("polygons", "mix/rankaug_copypaste_polygons", "mix/ultralytics_copypaste"),
+                    ("floor of dense masks", "mix/copypaste_floor", "mix/ultralytics_copypaste"),
+                ),
             ),
         )
     ),

@@ -73,6 +73,9 @@ EXPECTED_ROWS = {
         for kind in ("mixup", "cutmix", "copypaste", "copypaste_flip")
         for who in ("rankaug", "ultralytics")
     ),
+    "mix/rankaug_copypaste_polygons",
+    "mix/rankaug_copypaste_flip_polygons",
+    "mix/copypaste_floor",
 }
 EXPECTED_GOALS = [
     "key_sample",

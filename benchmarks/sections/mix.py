@@ -6,11 +6,12 @@ in-memory sources (the wrapper section's), drawing its partner itself: rankaug's
 (keying ``"stream"``, everything from the key) against ultralytics' ``MixUp``,
 ``CutMix`` and ``CopyPaste`` with ``p=1`` (``benchmarks._mix_peers``). Copy-paste gets
 one instance per box, the ellipse inscribed in it: ultralytics as a 1000-point polygon,
-rankaug as the same polygon filled into an instance mask; rankaug pastes with
+rankaug as the same polygon filled into an instance mask, and (the ``polygons`` rows)
+as the very same ``(N, 1000, 2)`` polygon arrays ultralytics gets; rankaug pastes with
 ``max_overlap=0.3``, ultralytics' own rule (only instances covering less than 30% of
-every main box). The two contenders of each pair take turns one sample at a time, one
-pair after the other (a contender of another pair between them would leave the heap to
-whichever follows it: ultralytics' MixUp frees ~30 MB of float images per call).
+every main box). The contenders of each group take turns one sample at a time, one
+group after the other (a contender of another group between them would leave the heap
+to whichever follows it: ultralytics' MixUp frees ~30 MB of float images per call).
 
 Below the rows: the ratios, and how often each peer left its sample as it was
 (ultralytics' ``CutMix`` skips a sample when none of its three candidate rectangles
@@ -31,12 +32,20 @@ import numpy as np
 
 from benchmarks import peers
 from benchmarks._bench import Bench, Sample
-from benchmarks._catalogue import MIX_PAIRS, section
+from benchmarks._catalogue import MIX_GROUPS, MIX_PAIRS, section
 from benchmarks._mix_peers import masks_from_polygons, ultralytics_mix, with_instances
 from benchmarks._report import print_rows, ratio_text
 from benchmarks._timing import alternate, counted
 
-__all__ = ["SECTION", "Contenders", "mix_contenders", "measure", "prepare", "unchanged"]
+__all__ = [
+    "SECTION",
+    "Contenders",
+    "copypaste_floor",
+    "measure",
+    "mix_contenders",
+    "prepare",
+    "unchanged",
+]
 
 SECTION = section("mix")
 Make = Callable[[int], Any]
@@ -57,6 +66,37 @@ def _rankaug(kind: str, samples: Sequence[Sample], seed: int, **kwargs: Any) -> 
     return make
 
 
+def copypaste_floor(samples: Sequence[Sample], seed: int, **kwargs: Any) -> Make:
+    """The output arrays of rankaug's copy-pastes, made by copying alone: a lower bound.
+
+    rankaug's ``CopyPasteDataset`` decides (untimed, here) which instances each output
+    keeps and pastes; each call then only copies the main image and gathers the kept and
+    pasted instance masks into the ``(N', H, W)`` output: no pixel pasted, nothing
+    drawn, counted or trimmed, no key. Any copy-paste that gives these outputs with
+    dense masks makes at least these arrays, so none can be faster than this.
+    """
+    from rankaug.mix import CopyPasteDataset
+
+    dataset = CopyPasteDataset(samples, seed=seed, **kwargs)
+    plans = []
+    for i in range(len(samples)):
+        record = dataset[i]["copypaste"]
+        main, partner = samples[record["indices"][0]], samples[record["indices"][-1]]
+        kept = [k for k in range(len(main["labels"])) if k not in record["dropped"]]
+        plans.append((main, partner, kept, record["pasted"]))
+
+    def make(i: int) -> Any:
+        main, partner, kept, pasted = plans[i % len(plans)]
+        image = main["image"].copy()
+        height, width = image.shape[:2]
+        masks = np.empty((len(kept) + len(pasted), height, width), main["masks"].dtype)
+        np.take(main["masks"], kept, axis=0, out=masks[: len(kept)])
+        np.take(partner["masks"], pasted, axis=0, out=masks[len(kept) :])
+        return {"image": image, "masks": masks, "bboxes": main["bboxes"], "labels": kept}
+
+    return make
+
+
 def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make], dict[str, str]]:
     """Build every contender on the same sources.
 
@@ -69,6 +109,7 @@ def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make
     """
     instances = with_instances(sources)
     masked = [{k: v for k, v in s.items() if k != "segments"} for s in instances]
+    outlined = [{k: v for k, v in s.items() if k != "masks"} for s in instances]
     paste = {"p": 1.0, "max_overlap": 0.3}
     builders: dict[str, Callable[[], Make]] = {
         "mix/rankaug_mixup": lambda: _rankaug("mixup", sources, seed),
@@ -76,9 +117,14 @@ def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make
         "mix/rankaug_cutmix": lambda: _rankaug("cutmix", sources, seed),
         "mix/ultralytics_cutmix": lambda: ultralytics_mix("cutmix", sources, seed=seed),
         "mix/rankaug_copypaste": lambda: _rankaug("copypaste", masked, seed, **paste),
+        "mix/rankaug_copypaste_polygons": lambda: _rankaug("copypaste", outlined, seed, **paste),
+        "mix/copypaste_floor": lambda: copypaste_floor(masked, seed, **paste),
         "mix/ultralytics_copypaste": lambda: ultralytics_mix("copypaste", instances, seed=seed),
         "mix/rankaug_copypaste_flip": lambda: _rankaug(
             "copypaste", masked, seed, source="flip", **paste
+        ),
+        "mix/rankaug_copypaste_flip_polygons": lambda: _rankaug(
+            "copypaste", outlined, seed, source="flip", **paste
         ),
         "mix/ultralytics_copypaste_flip": lambda: ultralytics_mix(
             "copypaste", instances, seed=seed, mode="flip"
@@ -147,12 +193,12 @@ def measure(bench: Bench, prepared: Contenders) -> None:
         if problem:
             bench.missing(SECTION, [row_id], f"error: {problem}")
             del makers[row_id]
-    # Each pair on its own: with all eight in one turn, whichever followed ultralytics'
+    # Each group on its own: with all of them in one turn, whichever followed ultralytics'
     # MixUp (it lets go of ~30 MB of float images per call) page-faulted on fresh memory
     # (rankaug's CutMix: ~96 faults per sample there, about 1 in its own pair).
     seconds: dict[str, list[float]] = {}
-    for pair in MIX_PAIRS:
-        ops = {row_id: counted(makers[row_id], start=1) for row_id in pair if row_id in makers}
+    for group in MIX_GROUPS:
+        ops = {row_id: counted(makers[row_id], start=1) for row_id in group if row_id in makers}
         if ops:
             seconds |= alternate(
                 ops,
@@ -160,7 +206,7 @@ def measure(bench: Bench, prepared: Contenders) -> None:
                 repeats=settings.repeats,
                 warmup=settings.warmup,
                 progress=bench.progress,
-                label=f"8 mix, {pair[0].split('_', 1)[1]}",
+                label=f"8 mix, {group[0].split('_', 1)[1]}",
             )
     bench.rows(SECTION, seconds)
     bench.out(

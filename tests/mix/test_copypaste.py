@@ -319,3 +319,40 @@ class TestCopyPastePolygons:
         assert len(record["pasted"]) - len(record["hidden"]) + 2 - len(record["dropped"]) == len(
             out["labels"]
         )
+
+    def test_a_yolo_seg_pipeline_through_workers_repeats_bit_for_bit(self, tmp_path: Any) -> None:
+        from torch.utils.data import DataLoader
+
+        from rankaug import EpochSampler, MixUpDataset, MosaicAffine, MosaicDataset
+
+        samples = []
+        for i in range(6):
+            triangle = np.array([[4.0 + i, 6.0], [40.0, 10.0 + i], [20.0, 44.0]], np.float32)
+            square = np.array([[30.0, 30.0], [46.0, 30.0], [46.0, 46.0], [30.0, 46.0]], np.float32)
+            polygons = [triangle, square]
+            samples.append({
+                "image": np.full((48, 48, 3), 20 * i, np.uint8),
+                "labels": np.array([i, 9]),
+                "bboxes": np.array([[*p.min(axis=0), *p.max(axis=0)] for p in polygons]),
+                "segments": polygons,
+            })  # fmt: skip
+        folder = YoloFolder(write_yolo_folder(samples, tmp_path), segments=True)
+        mosaic = MosaicDataset(folder, seed=1, output_size=64, affine=MosaicAffine(degrees=10))
+        train = MixUpDataset(CopyPasteDataset(mosaic, seed=2, p=1.0), seed=3, p=0.5)
+
+        def run() -> list[Any]:
+            sampler = EpochSampler(torch.utils.data.SequentialSampler(train))
+            loader = DataLoader(train, sampler=sampler, num_workers=2, collate_fn=list)
+            return [out for batch in loader for out in batch]
+
+        first, again = run(), run()
+        for out, repeat in zip(first, again, strict=True):
+            segments = out["segments"]
+            assert len(segments) == len(out["bboxes"]) == len(out["labels"])
+            for polygon, other in zip(segments, repeat["segments"], strict=True):
+                assert polygon.dtype == np.float32
+                assert (polygon >= 0).all()
+                assert (polygon <= 64).all()
+                np.testing.assert_array_equal(polygon, other)
+            np.testing.assert_array_equal(out["image"], repeat["image"])
+        assert sum(len(out["segments"]) for out in first) >= 12
