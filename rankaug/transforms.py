@@ -11,7 +11,9 @@ Three kinds of transform are told apart once, when a wrapper is built:
   :mod:`rankaug.samples`). Boxes and keypoints go to the transform only with their
   ``bbox_params`` / ``keypoint_params``; without them they pass through untouched when
   nothing in the pipeline moves them, and are refused with a clear error otherwise
-  (albumentations 2.0.8 would silently drop them).
+  (albumentations 2.0.8 would silently drop them). Instance polygons (``segments``,
+  :mod:`rankaug.polygons`) albumentations cannot move at all: a sample that has them
+  passes pixel-level pipelines untouched and is refused by one that moves its boxes.
 * **rng callables**: any callable with an ``rng`` parameter is called as
   ``transform(sample, rng=generator)`` on the sample as the dataset gave it.
 * **torch-global callables** (torchvision v2 transforms, anything else): called as
@@ -32,7 +34,8 @@ from typing import Any, Protocol, runtime_checkable
 import torch
 
 from rankaug.keys import KeyedRandom
-from rankaug.samples import DEFAULT_TARGETS, SampleAdapter
+from rankaug.polygons import POLYGONS
+from rankaug.samples import DEFAULT_TARGETS, SampleAdapter, passthrough
 
 __all__ = [
     "AlbumentationsLike",
@@ -106,7 +109,8 @@ class _AlbumentationsDriver:
     and AlbumentationsX raises deep inside it. So a sample's boxes or keypoints go to the
     transform only when it has the processor; when it has none they pass through
     untouched if no transform in it moves them (pixel-level pipelines), and otherwise
-    the call is refused with an error that says what to add.
+    the call is refused with an error that says what to add. Instance polygons
+    (``segments``) no processor moves: a pipeline that moves boxes refuses them.
     """
 
     def __init__(self, transform: Any, adapter: SampleAdapter) -> None:
@@ -116,6 +120,8 @@ class _AlbumentationsDriver:
         unmanaged = {key for key in ("bboxes", "keypoints") if key not in processors}
         self.refused = {key for key in unmanaged if _moves(transform, key)}
         self.targets = albumentations_targets(transform) - (unmanaged - self.refused)
+        # polygons are no albumentations target: a pipeline that moves boxes would leave them
+        self.geometric = POLYGONS not in self.targets and _moves(transform, "bboxes")
         self._keyed: KeyedRandom | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -123,6 +129,13 @@ class _AlbumentationsDriver:
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         data, state = self.adapter.unpack(sample, self.targets)
+        if self.geometric and POLYGONS in passthrough(self.adapter, sample, self.targets):
+            raise ValueError(
+                f"the sample has instance polygons ({POLYGONS!r}), which albumentations "
+                "does not move: this transform's geometric transforms would leave them "
+                "where they were; apply only pixel-level transforms (colour, blur, noise) "
+                "to samples with polygons, or give instance masks ('masks') instead"
+            )
         for key in self.refused.intersection(data) if self.refused else ():
             params = "bbox_params" if key == "bboxes" else "keypoint_params"
             raise ValueError(

@@ -37,6 +37,22 @@ class TestMakeDriver:
         assert np.array_equal(outputs[0], outputs[1])
         assert not np.array_equal(outputs[0], outputs[2])
 
+    def test_polygons_pass_pixel_pipelines_and_are_refused_by_geometric_ones(self) -> None:
+        polygon = np.array([[1.0, 1.0], [5.0, 1.0], [5.0, 5.0]], np.float32)
+        sample = {"image": np.full((8, 8, 3), 90, np.uint8), "bboxes": [[1.0, 1.0, 5.0, 5.0]],
+                  "labels": [1], "segments": [polygon]}  # fmt: skip
+        pixels = make_driver(A.Compose([A.RandomBrightnessContrast(p=1)]), DefaultAdapter())
+        out = pixels(sample, keyed())
+        assert out["segments"][0] is polygon  # not moved, and not to be
+        flip = make_driver(
+            A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params("pascal_voc")),
+            DefaultAdapter(),
+        )
+        with pytest.raises(ValueError, match=r"instance polygons \('segments'\), which alb"):
+            flip(sample, keyed())
+        without = {k: v for k, v in sample.items() if k != "segments"}
+        assert flip(without, keyed())["bboxes"][0] == pytest.approx([3.0, 1.0, 7.0, 5.0])
+
     def test_rng_callables_get_the_generator(self) -> None:
         k = keyed()
         driver = make_driver(lambda sample, *, rng: rng, DefaultAdapter())
