@@ -159,11 +159,8 @@ def read_polygons(value: Any, count: int, where: str) -> Polygons:
             f"{where} segments has {len(value)} polygons for {count} boxes (one per box)"
         )
     points = []
-    first: np.dtype[Any] | None = None
     for k, item in enumerate(value):
-        if isinstance(item, torch.Tensor):
-            item = item.detach().cpu().numpy()
-        array = np.asarray(item)
+        array = item if type(item) is np.ndarray else _as_array(item)
         if array.dtype.kind not in "iuf":
             raise TypeError(
                 f"{where} segments[{k}] must hold numbers, got an array of dtype {array.dtype}"
@@ -173,13 +170,17 @@ def read_polygons(value: Any, count: int, where: str) -> Polygons:
                 f"{where} segments[{k}] must be a (K, 2) polygon of K >= 3 finite points, "
                 f"got shape {array.shape}"
             )
-        if array.dtype.kind != "f":
-            array = array.astype(np.float64)
-        elif not np.isfinite(array).all():
-            raise ValueError(f"{where} segments[{k}] has points that are not finite")
-        first = array.dtype if first is None else first
-        points.append(array)
-    return Polygons(tuple(points), None, first)
+        points.append(array if array.dtype.kind == "f" else array.astype(np.float64))
+    if points and not np.isfinite(np.concatenate(points)).all():  # one check for all
+        k = next(k for k, p in enumerate(points) if not np.isfinite(p).all())
+        raise ValueError(f"{where} segments[{k}] has points that are not finite")
+    return Polygons(tuple(points), None, points[0].dtype if points else None)
+
+
+def _as_array(item: Any) -> np.ndarray:
+    if isinstance(item, torch.Tensor):
+        item = item.detach().cpu().numpy()
+    return np.asarray(item)
 
 
 def gather(points: Sequence[np.ndarray], like: Polygons, other: Polygons | None = None) -> Polygons:
@@ -272,7 +273,7 @@ def resample(points: np.ndarray, count: int) -> np.ndarray:
     """The closed polygon with ``count`` points, its first kept.
 
     With at least as many points as it has, every point is kept and the others are
-    spread along its edges, by their lengths: the shape is the same. With fewer, they
+    spread evenly along its perimeter: the shape is the same. With fewer, they
     are taken evenly by their index along it (corners between them are cut).
 
     >>> square = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]])
@@ -283,6 +284,8 @@ def resample(points: np.ndarray, count: int) -> np.ndarray:
     """
     points = np.asarray(points, np.float64)
     n = len(points)
+    if count == n:
+        return points.copy()
     closed = np.concatenate((points, points[:1]))
     if count < n:
         at = np.arange(count) * (n / count)
@@ -292,15 +295,17 @@ def resample(points: np.ndarray, count: int) -> np.ndarray:
         fewer[:, 1] = np.interp(at, index, closed[:, 1])
         return fewer
     steps = np.diff(closed, axis=0)
-    lengths = np.hypot(steps[:, 0], steps[:, 1])
-    extra, total = count - n, float(lengths.sum())
-    share = lengths * (extra / total) if total > 0 else np.eye(1, n)[0] * extra
-    per = np.floor(share).astype(np.int64)
-    per[np.argsort(per - share, kind="stable")[: extra - int(per.sum())]] += 1  # remainders
-    spans = per + 1  # each edge: its start, then its extra points
-    edge = np.repeat(np.arange(n), spans)
-    step = np.arange(count) - np.repeat(np.cumsum(spans) - spans, spans)
-    out: np.ndarray = points[edge] + steps[edge] * (step / spans[edge])[:, None]
+    along = np.empty(n + 1)  # each point's distance along the perimeter, then the whole
+    along[0] = 0.0
+    np.cumsum(np.hypot(steps[:, 0], steps[:, 1]), out=along[1:])
+    if along[-1] <= 0:  # a point repeated
+        return np.repeat(points[:1], count, axis=0)
+    extra = count - n  # spread evenly along it, between the points, which all stay
+    at = np.concatenate((along[:-1], (np.arange(extra) + 0.5) * (along[-1] / extra)))
+    at.sort(kind="stable")
+    out = np.empty((count, 2))
+    out[:, 0] = np.interp(at, along, closed[:, 0])
+    out[:, 1] = np.interp(at, along, closed[:, 1])
     return out
 
 

@@ -166,6 +166,11 @@ class TestResample:
         on_edge = np.isclose(out, 0.0) | np.isclose(out, 4.0)
         assert on_edge.any(axis=1).all()
 
+    def test_as_many_points_is_the_polygon_and_fewer_cut_corners(self) -> None:
+        square = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 4.0], [0.0, 4.0]])
+        assert resample(square, 4).tolist() == square.tolist()
+        assert resample(square, 2).tolist() == [[0.0, 0.0], [4.0, 4.0]]
+
     def test_a_point_repeated(self) -> None:
         assert resample(np.zeros((3, 2)), 5).tolist() == [[0.0, 0.0]] * 5
 
