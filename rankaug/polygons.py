@@ -6,14 +6,17 @@ boxes: an ``(N, K, 2)`` array (ultralytics resamples every polygon to ``K = 1000
 points) or a sequence of ``(K_i, 2)`` arrays, ``K >= 3`` points each, in the pixel
 coordinates of ``pascal_voc`` boxes (``x`` from 0 to the width), whatever the box format.
 
-The pixels of a polygon are those :func:`cv2.fillPoly` draws for it with its points
-moved half a pixel onto the pixel grid (pixel ``j`` spans ``[j, j + 1)``), with four
-bits of subpixel precision: what ultralytics' ``polygons2masks`` draws to within its
-truncation of the points to integers. An outline made from pixels (:func:`outline`)
-runs through the centres of the boundary pixels, so filling it draws those pixels again;
-a region in several parts, or with holes, becomes one polygon whose parts are joined by
-zero-width bridges (as ultralytics joins COCO's multi-part segments), whose pixels the
-fill draws too.
+The pixels of a polygon (:func:`fill`) are those :func:`cv2.fillPoly` draws for it:
+the pixels whose centres it covers and those its edges run through (OpenCV draws the
+edges too), with its points moved half a pixel onto the pixel grid (pixel ``j`` spans
+``[j, j + 1)``, its centre at ``j + 0.5``) and four bits of subpixel precision; that is
+what ultralytics' ``polygons2masks`` draws, to within its truncation of the points to
+integers. So the square from ``(1, 1)`` to ``(3, 3)`` below draws the pixels 1 to 3, the
+last row and column because its edges run through them. An outline made from pixels
+(:func:`outline`) runs through the centres of the boundary pixels, so filling it draws
+exactly those pixels again; a region in several parts, or with holes, becomes one
+polygon whose parts are joined by zero-width bridges (as ultralytics joins COCO's
+multi-part segments), whose pixels the fill draws too.
 
 >>> square = np.array([[1.0, 1.0], [3.0, 1.0], [3.0, 3.0], [1.0, 3.0]])
 >>> fill(square, (0, 4, 0, 4)).tolist()
@@ -126,7 +129,8 @@ def read_polygons(value: Any, count: int, where: str) -> Polygons:
 
     Raises:
         TypeError: If ``value`` is not an array, a tensor or a sequence of them.
-        ValueError: If it does not hold ``count`` polygons of ``K >= 3`` finite points.
+        ValueError: If it does not hold ``count`` polygons of ``K >= 3`` finite points
+            (within 2**24 pixels of the origin).
 
     >>> read_polygons(np.zeros((2, 4, 2), np.float32), 2, "dataset[0]").points_per
     4
@@ -145,10 +149,11 @@ def read_polygons(value: Any, count: int, where: str) -> Polygons:
             )
         if value.dtype.kind not in "iuf":
             raise TypeError(f"{where} segments must hold numbers, got an array of {value.dtype}")
-        if value.dtype.kind == "f" and not np.isfinite(value).all():
-            raise ValueError(f"{where} segments has points that are not finite")
         dtype = value.dtype if value.dtype.kind == "f" else np.dtype(np.float64)
-        return Polygons(value.astype(dtype, copy=False), value.shape[1], dtype)
+        stacked = value.astype(dtype, copy=False)
+        if stacked.size and not _in_range(stacked):
+            raise ValueError(f"{where} segments has points {_RANGE}")
+        return Polygons(stacked, value.shape[1], dtype)
     if not isinstance(value, Sequence) or isinstance(value, str | bytes):
         raise TypeError(
             f"{where} segments must be an (N, K, 2) array or a sequence of (K, 2) polygons, "
@@ -171,10 +176,19 @@ def read_polygons(value: Any, count: int, where: str) -> Polygons:
                 f"got shape {array.shape}"
             )
         points.append(array if array.dtype.kind == "f" else array.astype(np.float64))
-    if points and not np.isfinite(np.concatenate(points)).all():  # one check for all
-        k = next(k for k, p in enumerate(points) if not np.isfinite(p).all())
-        raise ValueError(f"{where} segments[{k}] has points that are not finite")
+    if points and not _in_range(np.concatenate(points)):  # one check for all
+        k = next(k for k, p in enumerate(points) if not _in_range(p))
+        raise ValueError(f"{where} segments[{k}] has points {_RANGE}")
     return Polygons(tuple(points), None, points[0].dtype if points else None)
+
+
+_LIMIT: Final = float(1 << 24)  # pixels: the fill's fixed-point points stay in int32
+_RANGE: Final = "that are not finite or lie beyond +-16777216 pixels"
+
+
+def _in_range(points: np.ndarray) -> bool:
+    """Whether every coordinate is finite and within ``+-_LIMIT`` (NaN fails too)."""
+    return bool(np.abs(points).max() <= _LIMIT)
 
 
 def _as_array(item: Any) -> np.ndarray:

@@ -214,10 +214,9 @@ class CopyPasteDataset(PairDataset[T_co]):
         chosen = np.flatnonzero(drawn).tolist()
         theirs = _instances(partner, self.source == "flip")
         picked = [k for k in chosen if theirs.count(k)]
+        if not picked:  # nothing to paste: the main sample as it is
+            return Combined(main, 1.0, self.unmixed(main))
         layers, hidden, union, top = self._layers(theirs, picked)
-        details = {"source": self.source, "pasted": picked, "hidden": sorted(hidden)}
-        if not layers and not hidden:  # nothing to paste: the main sample as it is
-            return Combined(main, 1.0, {**details, "dropped": []})
         image, mask = main.image.copy(), main.mask
         inside = (slice(union[0], union[1]), slice(union[2], union[3]))
         paste(image[inside], theirs.view(partner.image, union), top)
@@ -252,19 +251,21 @@ class CopyPasteDataset(PairDataset[T_co]):
             main.label,
             segments,
         )
-        return Combined(result, 1.0, {**details, "dropped": dropped})
+        details = {"source": self.source, "pasted": picked, "dropped": dropped,
+                   "hidden": sorted(hidden)}  # fmt: skip
+        return Combined(result, 1.0, details)
 
     def _layers(
         self, theirs: Instances, picked: list[int]
     ) -> tuple[list[Entry], list[int], Region, np.ndarray]:
         """The pasted instances that show (bottom first), those hidden, and where.
 
+        ``picked`` (the source's instances to paste, bottom first) is not empty.
+
         Returns:
             The layers, the hidden instances, the region all of them lie in and, over
             it, where something is pasted (255 for masks, 1 for polygons; else 0).
         """
-        if not picked:
-            return [], [], (0, 0, 0, 0), np.zeros((0, 0), np.uint8)
         regions = [theirs.region(k) for k in picked]
         union = (min(r[0] for r in regions), max(r[1] for r in regions),
                  min(r[2] for r in regions), max(r[3] for r in regions))  # fmt: skip
@@ -334,7 +335,7 @@ class CopyPasteDataset(PairDataset[T_co]):
         return entries, dropped
 
     def unmixed(self, main: Part) -> dict[str, Any]:
-        """Nothing pasted, nothing dropped."""
+        """Nothing pasted, nothing dropped (also when the draws pick no instance)."""
         return {"source": self.source, "pasted": [], "dropped": [], "hidden": []}
 
 
