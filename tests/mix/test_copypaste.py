@@ -312,8 +312,12 @@ class TestCopyPastePolygons:
             )
             del sample["mask"]
         folder = YoloFolder(write_yolo_folder(samples, tmp_path), segments=True)
-        out = CopyPasteDataset(folder, seed=0, p=1.0)[0]
+        paste = CopyPasteDataset(folder, seed=0, p=1.0)
+        out = paste[0]
         record = out["copypaste"]
+        again = paste.replay(record)
+        for polygon, replayed in zip(out["segments"], again["segments"], strict=True):
+            np.testing.assert_array_equal(polygon, replayed)
         assert len(out["segments"]) == len(out["labels"]) == len(out["bboxes"])
         assert all(p.dtype == np.float32 for p in out["segments"])
         assert len(record["pasted"]) - len(record["hidden"]) + 2 - len(record["dropped"]) == len(
