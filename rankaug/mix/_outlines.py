@@ -122,8 +122,8 @@ def trace(
             cut[...] = cv2.subtract(cut, top[within(union, meet)])  # 0/1 minus 0/1: saturates
         polygon = outline(shown, (region[0], region[2]))
         points.append(polygon)
-        if owner is ours:  # the tight box of the pixels left: the outline's centres, +- 0.5
-            low, high = polygon.min(axis=0) - 0.5, polygon.max(axis=0) + 0.5
-            box = [*low.tolist(), *high.tolist()]
+        if owner is ours:  # the tight box of the pixels left, around the outline's centres
+            x, y, w, h = cv2.boundingRect(polygon.astype(np.float32))  # floor(c + 0.5) = c
+            box = [float(x), float(y), float(x + w), float(y + h)]
         boxes.append(box)
     return gather(points, like, other), boxes
