@@ -211,6 +211,7 @@ SECTIONS: tuple[Section, ...] = (
             "mix/rankaug_copypaste": "rankaug CopyPasteDataset, partner",
             "mix/rankaug_copypaste_polygons": "rankaug CopyPasteDataset, partner, polygons",
             "mix/copypaste_floor": "floor: the same output arrays, copied alone",
+            "mix/copypaste_polygon_floor": "floor by polygons: the drawing alone",
             "mix/ultralytics_copypaste": "ultralytics CopyPaste, mode=mixup (p=1)",
             "mix/rankaug_copypaste_flip": 'rankaug CopyPasteDataset, source="flip"',
             "mix/rankaug_copypaste_flip_polygons": 'rankaug CopyPaste, "flip", polygons',
@@ -253,6 +254,7 @@ MIX_GROUPS: tuple[tuple[str, ...], ...] = (
         "mix/rankaug_copypaste",
         "mix/rankaug_copypaste_polygons",
         "mix/copypaste_floor",
+        "mix/copypaste_polygon_floor",
         "mix/ultralytics_copypaste",
     ),
     (

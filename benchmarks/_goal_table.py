@@ -253,6 +253,11 @@ GOALS: tuple[Goal, ...] = (
                     ("flip", "mix/rankaug_copypaste_flip", "mix/ultralytics_copypaste_flip"),
                     ("polygons", "mix/rankaug_copypaste_polygons", "mix/ultralytics_copypaste"),
                     ("floor of dense masks", "mix/copypaste_floor", "mix/ultralytics_copypaste"),
+                    (
+                        "floor by polygons",
+                        "mix/copypaste_polygon_floor",
+                        "mix/ultralytics_copypaste",
+                    ),
                 ),
             ),
         )

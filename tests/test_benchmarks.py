@@ -76,6 +76,7 @@ EXPECTED_ROWS = {
     "mix/rankaug_copypaste_polygons",
     "mix/rankaug_copypaste_flip_polygons",
     "mix/copypaste_floor",
+    "mix/copypaste_polygon_floor",
 }
 EXPECTED_GOALS = [
     "key_sample",

@@ -41,6 +41,7 @@ __all__ = [
     "SECTION",
     "Contenders",
     "copypaste_floor",
+    "polygon_floor",
     "measure",
     "mix_contenders",
     "prepare",
@@ -97,6 +98,56 @@ def copypaste_floor(samples: Sequence[Sample], seed: int, **kwargs: Any) -> Make
     return make
 
 
+def polygon_floor(samples: Sequence[Sample], seed: int, **kwargs: Any) -> Make:
+    """The drawing any copy-paste by polygons does for rankaug's outputs, and no more.
+
+    rankaug's ``CopyPasteDataset`` decides (untimed, here) which instances each output
+    pastes; each call then copies the main image, draws every pasted polygon once and
+    copies the source's pixels there (what ultralytics' ``CopyPaste`` does), and draws
+    and outlines once every main instance whose region meets a pasted one (what finding
+    and trimming the covered instances needs at least): no key, no checks, no record,
+    no output in the sample's form.
+    """
+    import cv2
+
+    from rankaug.mix import CopyPasteDataset
+    from rankaug.polygons import Polygons, fill, outline
+
+    dataset = CopyPasteDataset(samples, seed=seed, **kwargs)
+    plans = []
+    for i in range(len(samples)):
+        record = dataset[i]["copypaste"]
+        main, partner = samples[record["indices"][0]], samples[record["indices"][-1]]
+        hw = main["image"].shape[:2]
+        theirs = Polygons(partner["segments"], None, None).regions(hw)
+        ours = Polygons(main["segments"], None, None).regions(hw)
+        pasted = [(partner["segments"][k], theirs[k]) for k in record["pasted"]]
+        touched = [
+            (main["segments"][i], region)
+            for i, region in enumerate(ours)
+            if any(_meet(region, other) for _, other in pasted)
+        ]
+        plans.append((main["image"], partner["image"], pasted, touched))
+
+    def make(i: int) -> Any:
+        main, source, pasted, touched = plans[i % len(plans)]
+        image = main.copy()
+        if pasted:
+            where = np.zeros(image.shape[:2], np.uint8)
+            for points, (y0, y1, x0, x1) in pasted:
+                where[y0:y1, x0:x1] |= fill(points, (y0, y1, x0, x1))
+            cv2.copyTo(source, where, image)
+        for points, region in touched:
+            outline(fill(points, region), (region[0], region[2]))
+        return {"image": image, "bboxes": np.zeros((0, 4)), "labels": []}
+
+    return make
+
+
+def _meet(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
+
+
 def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make], dict[str, str]]:
     """Build every contender on the same sources.
 
@@ -119,6 +170,7 @@ def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make
         "mix/rankaug_copypaste": lambda: _rankaug("copypaste", masked, seed, **paste),
         "mix/rankaug_copypaste_polygons": lambda: _rankaug("copypaste", outlined, seed, **paste),
         "mix/copypaste_floor": lambda: copypaste_floor(masked, seed, **paste),
+        "mix/copypaste_polygon_floor": lambda: polygon_floor(outlined, seed, **paste),
         "mix/ultralytics_copypaste": lambda: ultralytics_mix("copypaste", instances, seed=seed),
         "mix/rankaug_copypaste_flip": lambda: _rankaug(
             "copypaste", masked, seed, source="flip", **paste
