@@ -1,24 +1,26 @@
-"""``CopyPasteDataset``: instances of a keyed partner pasted onto each sample, by their masks.
+"""``CopyPasteDataset``: instances of a keyed partner pasted onto each sample, by their pixels.
 
-For samples with instance masks (``masks``, one per box). The draws: after
+For samples with instance masks (``masks``, one per box) or instance polygons
+(``segments``, one per box, :mod:`rankaug.polygons`): an instance's pixels are its mask's,
+or those its polygon draws. The draws: after
 :mod:`rankaug.mix.base`'s block ``u = rng.random(2)`` (``u[0] < p`` pastes, ``u[1]``
 draws the partner), a sample that is pasted draws ``rng.random(M)`` for the ``M``
 instances of its source, and instance ``k`` is pasted when its uniform is below
-``fraction``, its mask is not empty and, with ``max_overlap``, its box covers less than
+``fraction``, it has pixels and, with ``max_overlap``, its box covers less than
 that fraction of every box of the main sample (ultralytics pastes only those below 0.3).
 
 * **Source**: ``"partner"`` takes the instances of the keyed partner, ``"flip"`` those of
   the sample itself mirrored left to right (ultralytics' ``"flip"`` mode).
 * **Pixels**: each pasted instance's mask pixels take the source's pixels, in the
   source's order (later instances on top).
-* **Targets**: pasted instances bring their boxes, label fields and masks (after the
-  main sample's). An instance that something pasted above it covers keeps the pixels
-  that still show: it is dropped when less than ``min_visibility`` of its mask pixels
-  (or none) stay visible; otherwise its mask loses the covered pixels and its box
-  becomes the tight box around what is left. Untouched instances keep their boxes.
-  The semantic mask takes the source's values under the pasted pixels; keypoints are
-  the main sample's. A sample whose draws paste nothing is given as it is, as one that
-  is not pasted.
+* **Targets**: pasted instances bring their boxes, label fields and masks or polygons
+  (after the main sample's). An instance that something pasted above it covers keeps the
+  pixels that still show: it is dropped when less than ``min_visibility`` of its pixels
+  (or none) stay visible; otherwise its mask loses the covered pixels (its polygon
+  becomes their outline) and its box becomes the tight box around what is left.
+  Untouched instances keep their boxes. The semantic mask takes the source's values
+  under the pasted pixels; keypoints are the main sample's. A sample whose draws paste
+  nothing is given as it is, as one that is not pasted.
 * **Record** (under ``"copypaste"``, :class:`CopyPasteRecord`): the indices (the main,
   then the source: the main itself for ``"flip"``), the source, the instances pasted,
   the main sample's instances dropped and the pasted ones hidden by later ones.
@@ -88,11 +90,14 @@ class CopyPasteDataset(PairDataset[T_co]):
     of different partners (ultralytics' ``CopyPaste`` draws its partner from global
     state), and a rerun repeats them bit for bit. See the module docstring for the
     source, pixels, targets and record. Samples are dicts or ``(image, target)`` pairs
-    with ``masks`` ``(N, H, W)`` beside their ``N`` boxes; images as
-    :class:`~rankaug.mix.MixUpDataset`.
+    with ``masks`` ``(N, H, W)``, or ``segments`` (``N`` polygons), beside their ``N``
+    boxes; images as :class:`~rankaug.mix.MixUpDataset`. Polygons are pasted and
+    trimmed exactly as the masks they draw would be; a trimmed instance gets the outline
+    of what is left, resampled to ``K`` points when the sample holds an ``(N, K, 2)``
+    array.
 
     Args:
-        dataset: A map-style dataset of samples with instance masks.
+        dataset: A map-style dataset of samples with instance masks or polygons.
         seed: The run's base seed, ``0 <= seed < 2**64``.
         p: The probability that a sample gets instances pasted, or a function of the
             epoch returning it (picklable, for spawned workers). Defaults to ``0.5``.
