@@ -2,13 +2,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import cv2
 import numpy as np
 import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
+from torch.utils.data import DataLoader
 
-from rankaug import SampleError
+from rankaug import EpochSampler, MixUpDataset, MosaicAffine, MosaicDataset, SampleError
 from rankaug.datasets import write_yolo_folder
 from rankaug.datasets.yolo import YoloFolder
 from rankaug.mix import CopyPasteDataset
@@ -224,8 +226,7 @@ def with_polygons(sample: dict[str, Any], *, keep_masks: bool = False) -> dict[s
 
 
 def pieces(mask: np.ndarray) -> int:
-    import cv2
-
+    """How many outlines (parts and holes) the mask's pixels have."""
     found, _ = cv2.findContours(mask.astype(np.uint8), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
     return len(found)
 
@@ -325,10 +326,6 @@ class TestCopyPastePolygons:
         )
 
     def test_a_yolo_seg_pipeline_through_workers_repeats_bit_for_bit(self, tmp_path: Any) -> None:
-        from torch.utils.data import DataLoader
-
-        from rankaug import EpochSampler, MixUpDataset, MosaicAffine, MosaicDataset
-
         samples = []
         for i in range(6):
             triangle = np.array([[4.0 + i, 6.0], [40.0, 10.0 + i], [20.0, 44.0]], np.float32)
