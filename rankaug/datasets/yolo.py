@@ -45,8 +45,9 @@ class YoloFolder(Dataset[Any]):
     when the dataset is built, so a bad line fails at once, not hours into
     training; images are decoded (OpenCV, returned RGB) on access.
 
-    Label lines hold ``class cx cy w h``: a non-negative integer class (``3`` or
-    ``3.0``) and four finite numbers. Box edges (``cx - w/2`` etc.) may lie outside
+    Label files are UTF-8 (a byte-order mark is skipped). Lines hold ``class cx cy w h``:
+    a class read exactly as an integer from 0 to 2**63 - 1 (``3``, or ``3.0``; never
+    rounded through a float) and four finite numbers. Box edges (``cx - w/2`` etc.) may lie outside
     ``[0, 1]`` by at most ``tolerance`` (float rounding in label writers); those are
     clipped to the image, anything further out is an error. Zero-size boxes are kept
     (filter them with :func:`rankaug.boxes.keep_mask`). Blank lines are skipped.
