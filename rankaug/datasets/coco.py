@@ -30,10 +30,13 @@ class CocoDetection(Dataset[Any]):
     checked when the dataset is built; images are decoded on access and must have
     the size the file gives.
 
-    Crowd annotations (``iscrowd`` 1) are skipped, as detection training usually
-    does; :attr:`num_crowd_skipped` counts them. Boxes may stick out of their image by
-    at most ``tolerance`` pixels (rounding in annotation tools) and are clipped to
-    it; anything further out is an error. Zero-size boxes are kept.
+    Crowd annotations (``iscrowd`` 1) are checked as every other annotation (their
+    image, category and box must be valid), then skipped, as detection training usually
+    does; :attr:`num_crowd_skipped` counts them. ``iscrowd`` is ``0`` or ``1``, written
+    as an integer, a boolean or a float (``1.0``); anything else is an error. Boxes may
+    stick out of their image by at most ``tolerance`` pixels (rounding in annotation
+    tools) and are clipped to it; anything further out is an error. Zero-size boxes are
+    kept. The file is UTF-8 (a byte-order mark is skipped).
 
     Labels are the positions of the category ids in sorted order, ``0`` to
     ``len(category_ids) - 1``. Samples are in order of image id and look like those
@@ -195,8 +198,14 @@ class CocoDetection(Dataset[Any]):
 
 def _load_json(path: Path) -> dict[str, Any]:
     """Load the annotation file and check it is a JSON object."""
+    raw = path.read_bytes()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8-sig"))  # -sig: skip a leading BOM
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start}: "
+            f"{error.reason}); JSON files are UTF-8"
+        ) from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(data, dict):
@@ -263,7 +272,10 @@ def _read_annotations(
     category_to_label: dict[int, int],
     tolerance: float,
 ) -> tuple[dict[int, list[tuple[float, float, float, float]]], dict[int, list[int]], int]:
-    """Group the non-crowd boxes (clipped pixel xyxy) and labels by image id."""
+    """Group the non-crowd boxes (clipped pixel xyxy) and labels by image id.
+
+    Every annotation is checked alike; the crowd ones are then counted, not kept.
+    """
     boxes: dict[int, list[tuple[float, float, float, float]]] = {}
     labels: dict[int, list[int]] = {}
     seen: set[int] = set()
@@ -274,12 +286,7 @@ def _read_annotations(
         if annotation_id in seen:
             raise ValueError(f"{where} appears more than once in 'annotations'")
         seen.add(annotation_id)
-        is_crowd = entry.get("iscrowd", 0)
-        if is_crowd not in (0, 1) or isinstance(is_crowd, float):
-            raise ValueError(f"{where}: 'iscrowd' must be 0 or 1, got {is_crowd!r}")
-        if is_crowd:
-            crowd += 1
-            continue
+        is_crowd = _crowd_flag(entry.get("iscrowd", 0), where)
         image_id = _field(entry, "image_id", int, where)
         if image_id not in images:
             raise ValueError(f"{where}: image_id {image_id} is not in 'images'")
@@ -288,9 +295,19 @@ def _read_annotations(
             raise ValueError(f"{where}: category_id {category_id} is not in 'categories'")
         _, height, width = images[image_id]
         box = _pixel_box(entry.get("bbox"), where, height, width, tolerance)
+        if is_crowd:
+            crowd += 1
+            continue
         boxes.setdefault(image_id, []).append(box)
         labels.setdefault(image_id, []).append(category_to_label[category_id])
     return boxes, labels, crowd
+
+
+def _crowd_flag(value: object, where: str) -> bool:
+    """``iscrowd``: 0 or 1, as an integer, a boolean or an integral float (COCO says 0 or 1)."""
+    if isinstance(value, int | float) and value in (0, 1):  # bool is an int; 1.0 == 1
+        return bool(value)
+    raise ValueError(f"{where}: 'iscrowd' must be 0 or 1, got {value!r}")
 
 
 def _pixel_box(
