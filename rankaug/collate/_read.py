@@ -226,6 +226,8 @@ def _stack(batch: Sequence[Mapping[str, Any]], key: str, *, channels_first: bool
         elif isinstance(value, np.ndarray):
             if value.dtype.kind not in "biuf":
                 raise TypeError(f"{where} must hold numbers, got dtype {value.dtype}")
+            if value.dtype.itemsize > 8:
+                raise TypeError(_no_tensor_dtype(where, value.dtype))
             name = value.dtype.name
         else:
             raise TypeError(
@@ -286,9 +288,18 @@ def _numbers(value: object, where: str) -> np.ndarray:
             f"{where} must hold numbers (integers or floats), got {value!r:.60} of dtype "
             f"{array.dtype}"
         )
+    if array.dtype.itemsize > 8 and array.dtype.kind == "f":
+        raise TypeError(_no_tensor_dtype(where, array.dtype))
     if not array.dtype.isnative:  # big-endian: the same values in the native order
         array = array.astype(array.dtype.newbyteorder("="))
     return array
+
+
+def _no_tensor_dtype(where: str, dtype: np.dtype) -> str:
+    return (
+        f"{where} has dtype {dtype}, which torch has no tensors of: give float64 or "
+        "narrower from the dataset"
+    )
 
 
 def _box_count(boxes: np.ndarray, where: str) -> int:

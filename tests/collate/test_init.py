@@ -289,6 +289,21 @@ class TestCollateDetection:
         with pytest.raises(error, match=message):
             collate_detection(batch)
 
+    @pytest.mark.skipif(np.dtype(np.longdouble).itemsize <= 8, reason="longdouble is float64")
+    @pytest.mark.parametrize(
+        ("batch", "where"),
+        [
+            ([sample(1), with_(image=np.zeros((4, 6, 3), np.longdouble))], r"1\]\['image'\]"),
+            ([with_(bboxes=np.zeros((1, 4), np.longdouble))], r"0\]\['bboxes'\]"),
+            ([sample(1), with_(0, labels=np.zeros(0, np.longdouble))], r"1\]\['labels'\]"),
+        ],
+    )
+    def test_long_doubles_are_refused(self, batch: Any, where: str) -> None:
+        # torch has no float128 tensors: a clear error, not torch's unnamed one
+        name = np.dtype(np.longdouble).name
+        with pytest.raises(TypeError, match=rf"^batch\[{where} has dtype {name}, which torch"):
+            collate_detection(batch)
+
     @pytest.mark.parametrize(
         ("options", "error", "message"),
         [
