@@ -153,6 +153,15 @@ class TestCollateDetection:
         masks = np.stack([values[..., 0], values[..., 0], values[..., 1]])
         assert np.array_equal(out["mask"].numpy(), masks)
 
+    def test_bool_masks_stay_bool_and_uint16_images_never_meet_uint8(self) -> None:
+        mask = np.arange(24).reshape(4, 6) % 3 == 0
+        out = collate_detection([with_(mask=mask), with_(mask=torch.from_numpy(~mask))])
+        assert out["mask"].dtype == torch.bool
+        assert np.array_equal(out["mask"].numpy(), np.stack([mask, ~mask]))
+        batch = [sample(1), with_(image=np.zeros((4, 6, 3), np.uint16))]
+        with pytest.raises(ValueError, match=r"batch\[1\]\['image'\] has dtype uint16, .*uint8"):
+            collate_detection(batch)
+
     def test_big_endian_boxes_and_labels_mixed_with_native_ones(self) -> None:
         boxes = np.array([[1.5, 2.0, 300.25, 4.0]], np.float32)
         batch = [with_(bboxes=boxes.astype(">f4"), labels=np.array([70000], ">i8")),
