@@ -283,15 +283,15 @@ def _numbers(value: object, where: str) -> np.ndarray:
             array = np.asarray(value)
         except ValueError as error:  # ragged nested lists
             raise ValueError(f"{where} must be a rectangular array of numbers: {error}") from None
-    if array.dtype.kind not in "iuf" and array.size:  # an empty one carries no values
+    dtype = array.dtype
+    if dtype.kind not in "iuf" and array.size:  # an empty one carries no values
         raise TypeError(
-            f"{where} must hold numbers (integers or floats), got {value!r:.60} of dtype "
-            f"{array.dtype}"
+            f"{where} must hold numbers (integers or floats), got {value!r:.60} of dtype {dtype}"
         )
-    if array.dtype.itemsize > 8 and array.dtype.kind == "f":
-        raise TypeError(_no_tensor_dtype(where, array.dtype))
-    if not array.dtype.isnative:  # big-endian: the same values in the native order
-        array = array.astype(array.dtype.newbyteorder("="))
+    if dtype.itemsize > 8 and dtype.kind == "f":
+        raise TypeError(_no_tensor_dtype(where, dtype))
+    if not dtype.isnative:  # big-endian: the same values in the native order
+        array = array.astype(dtype.newbyteorder("="))
     return array
 
 
