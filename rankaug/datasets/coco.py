@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from rankaug import checks
 from rankaug.boxes import BoxFormat
 from rankaug.datasets._image_io import read_rgb, read_rgb_resized
 from rankaug.datasets._sample import build_sample, check_output_options
+from rankaug.errors import RankaugWarning
 
 __all__ = ["CocoDetection"]
 
@@ -82,6 +84,10 @@ class CocoDetection(Dataset[Any]):
         FileNotFoundError: If ``annotation_file`` does not exist.
         ValueError: If the file is not valid COCO detection JSON; the message names
             the file and the offending image, category or annotation id.
+
+    Warns:
+        RankaugWarning: If two image ids have the same file: each is its own sample,
+            with only its own annotations.
 
     >>> import json, tempfile
     >>> from pathlib import Path
@@ -238,6 +244,7 @@ def _field(entry: Any, key: str, kind: type, where: str) -> Any:
 def _read_images(data: dict[str, Any], source: str) -> dict[int, tuple[str, int, int]]:
     """Map image id to (file name, height, width)."""
     images: dict[int, tuple[str, int, int]] = {}
+    files: dict[str, int] = {}
     for position, entry in enumerate(_entries(data, "images", source, required=True)):
         image_id = _field(entry, "id", int, f"{source}: images[{position}]")
         where = f"{source}: image id {image_id}"
@@ -249,6 +256,15 @@ def _read_images(data: dict[str, Any], source: str) -> dict[int, tuple[str, int,
         if height <= 0 or width <= 0:
             raise ValueError(f"{where}: height and width must be > 0, got {height}x{width}")
         images[image_id] = (file_name, height, width)
+        first = files.setdefault(os.path.normpath(file_name), image_id)
+        if first != image_id:
+            warnings.warn(
+                f"{source}: image ids {first} and {image_id} have the same file {file_name!r}: "
+                "each is a sample of its own with only its own annotations (merge the "
+                "entries if they are one image)",
+                RankaugWarning,
+                stacklevel=4,
+            )
     return images
 
 

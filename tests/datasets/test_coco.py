@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from torch.utils.data import Dataset
 
+from rankaug import RankaugWarning
 from rankaug.boxes import BOX_FORMATS, BoxFormat, to_xyxy
 from rankaug.datasets import CocoDetection, SyntheticDetection
 from rankaug.datasets._image_io import fit_size
@@ -213,6 +214,16 @@ class TestCocoDetection:
             ValueError, match=rf"^{re.escape(str(path))}: not UTF-8 text \(byte 0xe9 at offset 27"
         ):
             CocoDetection(path, tmp_path)
+
+    def test_two_image_ids_of_one_file_warn(
+        self, tmp_path: Path, coco: tuple[Path, dict[str, Any]]
+    ) -> None:
+        data = coco[1]
+        data["images"].append({**data["images"][0], "id": 5, "file_name": "./4.png"})
+        path = self.rewrite(coco[0], data)
+        with pytest.warns(RankaugWarning, match=r"image ids 1028 and 5 have the same file '\./4"):
+            ds = CocoDetection(path, tmp_path / "images")
+        assert (len(ds), ds[0]["labels"].size) == (6, 0)
 
     def test_invalid_json(self, tmp_path: Path) -> None:
         path = tmp_path / "bad.json"
