@@ -178,7 +178,7 @@ def _not_utf8(path: Path, error: UnicodeDecodeError) -> ValueError:
         data.decode("utf-8")
     except UnicodeDecodeError as exact:
         start, reason = exact.start, exact.reason
-    before = data[:start].decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    before = data[:start].decode("utf-8-sig", "replace").replace("\r\n", "\n").replace("\r", "\n")
     line = before.count("\n") + 1
     column = len(before) - before.rfind("\n")
     byte = f"byte 0x{data[start]:02x}" if start < len(data) else "the end"

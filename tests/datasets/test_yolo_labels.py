@@ -117,6 +117,7 @@ class TestReadLabelFile:
              "at column 24"),
             (b"0 0.5 0.5 0.2 0.4\r1 0.5 0.5 0.2 0.4\r\n\xff", r"3: .*0xff at column 1"),
             ("0 0.5 0.5 0.2 0.4\n".encode("utf-16"), r"1: .*0xff at column 1"),
+            (b"\xef\xbb\xbf0 0.5 0.5 0.2 0.4 \xe9\n", r"1: .*0xe9 at column 19"),
         ],
     )  # fmt: skip
     def test_a_file_that_is_not_utf8_is_named_with_its_line(
