@@ -263,7 +263,7 @@ def _read_images(data: dict[str, Any], source: str) -> dict[int, tuple[str, int,
                 "each is a sample of its own with only its own annotations (merge the "
                 "entries if they are one image)",
                 RankaugWarning,
-                stacklevel=4,
+                stacklevel=3,
             )
     return images
 
