@@ -270,17 +270,20 @@ def _check_pairs(
     suffixes: frozenset[str],
 ) -> None:
     """Refuse two images on one label file; warn of label files no image reads."""
-    owners: dict[Path, Path] = {}
+    owners: dict[str, Path] = {}  # strings: they hash far faster than paths
     for image, label in zip(image_paths, label_paths, strict=True):
-        other = owners.setdefault(label, image)
-        if other != image:
+        other = owners.setdefault(str(label), image)
+        if other is not image:
             raise ValueError(
                 f"images {other} and {image} share the label file {label} (a label file is "
                 "named after its image without the extension): rename one, or pass "
                 "extensions= to read one kind"
             )
     unread = sorted(
-        path for path in labels.rglob("*") if path.suffix.lower() == ".txt" and path not in owners
+        path
+        for folder, _, names in os.walk(labels)
+        for name in names
+        if name[-4:].lower() == ".txt" and (path := os.path.join(folder, name)) not in owners
     )
     if unread:
         warnings.warn(
