@@ -37,7 +37,9 @@ def collate_detection(
 
     Nothing is converted silently: the images (and masks) of a batch must share one shape
     and one dtype, boxes and labels keep their dtype (one per batch), and a shape other
-    than the documented one is refused, not reshaped.
+    than the documented one is refused, not reshaped. Only the byte order may differ:
+    big-endian arrays (``>u2``, as PIL gives for 16-bit PNGs) are gathered in the native
+    order, every value unchanged.
 
     Args:
         batch: Dict samples, all with the same keys: an ``image`` (``HxWxC`` or ``HxW``,
@@ -65,7 +67,9 @@ def collate_detection(
 
     Raises:
         TypeError: If a sample is not a dict, an image or mask is not an array or
-            tensor, boxes or labels are not numbers, or an option has the wrong type.
+            tensor of real numbers, boxes or labels are not numbers, a dtype has no
+            counterpart in both numpy and torch (``float128``, ``bfloat16`` boxes), or an
+            option has the wrong type.
         ValueError: If the batch is empty, samples differ in keys, images or masks
             differ in shape or dtype, non-empty boxes or labels differ in dtype, boxes
             are not ``(N, 4)`` or labels not ``(N,)``, their counts differ, a label does

@@ -2,7 +2,9 @@
 
 Every check names the sample's position in the batch and the key. Nothing here changes
 a value: images keep their dtype (one per batch), boxes and labels keep theirs, and a
-shape that is not the documented one is refused rather than reshaped.
+shape that is not the documented one is refused rather than reshaped. Byte order is not a
+value: a big-endian array (``>u2``, as PIL gives for ``I;16B`` PNGs) is stacked or
+gathered in the native order, every value unchanged.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ class Stack:
         items: Per sample, the array or CPU tensor to copy (channels moved first when
             asked: a view, not a copy).
         shape: The stacked shape ``(B, ...)``.
-        dtype: Its torch dtype.
+        dtype: Its torch dtype (byte order native, whatever the items' order).
     """
 
     items: list[Stackable]
@@ -218,10 +220,14 @@ def _stack(batch: Sequence[Mapping[str, Any]], key: str, *, channels_first: bool
         if isinstance(value, torch.Tensor):
             if value.device.type != "cpu":
                 raise ValueError(f"{where} must be on the CPU, got a tensor on {value.device}")
+            if value.dtype.is_complex:
+                raise TypeError(f"{where} must hold real numbers, got dtype {value.dtype}")
             name = str(value.dtype).removeprefix("torch.")
         elif isinstance(value, np.ndarray):
             if value.dtype.kind not in "biuf":
                 raise TypeError(f"{where} must hold numbers, got dtype {value.dtype}")
+            if value.dtype.itemsize > 8:
+                raise TypeError(_no_tensor_dtype(where, value.dtype))
             name = value.dtype.name
         else:
             raise TypeError(
@@ -245,10 +251,11 @@ def _stack(batch: Sequence[Mapping[str, Any]], key: str, *, channels_first: bool
                 "batch must have one dtype (nothing is converted: make the dataset return one)"
             )
         items.append(_channels_first(value) if channels_first else value)
+    first = items[0]
     torch_dtype = (
-        items[0].dtype
-        if isinstance(items[0], torch.Tensor)
-        else torch.from_numpy(np.empty(0, items[0].dtype)).dtype
+        first.dtype
+        if isinstance(first, torch.Tensor)
+        else torch.from_numpy(np.empty(0, first.dtype.newbyteorder("="))).dtype
     )
     return Stack(items, (len(items), *items[0].shape), torch_dtype)
 
@@ -264,18 +271,35 @@ def _numbers(value: object, where: str) -> np.ndarray:
     if isinstance(value, torch.Tensor):
         if value.device.type != "cpu":
             raise ValueError(f"{where} must be on the CPU, got a tensor on {value.device}")
-        array = value.detach().numpy()
+        try:
+            array = value.detach().numpy()
+        except TypeError:  # bfloat16, float8...: no numpy dtype
+            raise TypeError(
+                f"{where} must hold numbers numpy holds, got a tensor of dtype {value.dtype}: "
+                "give float32 (or another numpy dtype) from the dataset"
+            ) from None
     else:
         try:
             array = np.asarray(value)
         except ValueError as error:  # ragged nested lists
             raise ValueError(f"{where} must be a rectangular array of numbers: {error}") from None
-    if array.dtype.kind not in "iuf" and array.size:  # an empty one carries no values
+    dtype = array.dtype
+    if dtype.kind not in "iuf" and array.size:  # an empty one carries no values
         raise TypeError(
-            f"{where} must hold numbers (integers or floats), got {value!r:.60} of dtype "
-            f"{array.dtype}"
+            f"{where} must hold numbers (integers or floats), got {value!r:.60} of dtype {dtype}"
         )
+    if dtype.itemsize > 8 and dtype.kind == "f":
+        raise TypeError(_no_tensor_dtype(where, dtype))
+    if not dtype.isnative:  # big-endian: the same values in the native order
+        array = array.astype(dtype.newbyteorder("="))
     return array
+
+
+def _no_tensor_dtype(where: str, dtype: np.dtype) -> str:
+    return (
+        f"{where} has dtype {dtype}, which torch has no tensors of: give float64 or "
+        "narrower from the dataset"
+    )
 
 
 def _box_count(boxes: np.ndarray, where: str) -> int:

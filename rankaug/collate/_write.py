@@ -41,13 +41,17 @@ def allocate(shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
 
 
 def fill(out: torch.Tensor, stack: Stack) -> torch.Tensor:
-    """Copy a stack's items into ``out`` (``stack.shape``, ``stack.dtype``), returned."""
+    """Copy a stack's items into ``out`` (``stack.shape``, ``stack.dtype``), returned.
+
+    The items share ``out``'s dtype but perhaps not its byte order: ``equiv`` casting
+    swaps bytes (values unchanged) and allows nothing else.
+    """
     view: np.ndarray | None = None
     for position, item in enumerate(stack.items):
         if isinstance(item, np.ndarray):
             if view is None:
                 view = out.numpy()
-            np.copyto(view[position], item, casting="no")
+            np.copyto(view[position], item, casting="equiv")  # byte order only
         else:
             out[position].copy_(item)
     return out

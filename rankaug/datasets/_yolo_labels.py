@@ -8,13 +8,16 @@ Two line kinds, one per file kind (a file never mixes them):
 
 Everything is checked here, once, when a :class:`~rankaug.datasets.YoloFolder` is
 built, and kept normalised in float64: the reader scales it to each image it returns.
-A bad line is a ``ValueError`` that starts with ``path:line:``.
+A bad line is a ``ValueError`` that starts with ``path:line:``. Files are UTF-8 text (a
+leading byte-order mark is skipped). A class is read exactly, as an integer: ``3``, or
+an integral decimal such as ``3.0`` or ``3e0``, from 0 to 2**63 - 1 (the int64 labels).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import NamedTuple
 
@@ -23,6 +26,7 @@ import numpy as np
 __all__ = ["LabelFile", "read_label_file"]
 
 _BOX_FIELDS = ("cx", "cy", "w", "h")
+_LABEL_LIMIT = 2**63  # labels are int64
 
 
 class LabelFile(NamedTuple):
@@ -67,19 +71,22 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
     rows: list[tuple[float, float, float, float]] = []
     polygons: list[np.ndarray] = []
     if path.is_file():
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                fields = line.split()
-                if not fields:
-                    continue
-                where = f"{path}:{number}"
-                if segments:
-                    label, points, row = _parse_polygon_line(fields, where, tolerance)
-                    polygons.append(points)
-                else:
-                    label, row = _parse_box_line(fields, where, tolerance)
-                classes.append(label)
-                rows.append(row)
+        try:
+            with path.open(encoding="utf-8-sig") as handle:  # -sig: skip a leading BOM
+                for number, line in enumerate(handle, start=1):
+                    fields = line.split()
+                    if not fields:
+                        continue
+                    where = f"{path}:{number}"
+                    if segments:
+                        label, points, row = _parse_polygon_line(fields, where, tolerance)
+                        polygons.append(points)
+                    else:
+                        label, row = _parse_box_line(fields, where, tolerance)
+                    classes.append(label)
+                    rows.append(row)
+        except UnicodeDecodeError as error:
+            raise _not_utf8(path, error) from None
     boxes = np.clip(np.array(rows, dtype=np.float64).reshape(-1, 4), 0.0, 1.0)
     return LabelFile(
         np.array(classes, dtype=np.int64), boxes, tuple(polygons) if segments else None
@@ -163,16 +170,51 @@ def _parse_polygon_line(
     return label, points, row
 
 
-def _parse_class(token: str, where: str) -> int:
-    """A class index: a non-negative integer, written ``3`` or ``3.0``."""
+def _not_utf8(path: Path, error: UnicodeDecodeError) -> ValueError:
+    """The error for a label file that is not UTF-8, naming ``path:line``."""
+    data = path.read_bytes()
+    start, reason = error.start, error.reason  # of the decoder's chunk: find it in the file
     try:
-        number = float(token)
+        data.decode("utf-8")
+    except UnicodeDecodeError as exact:
+        start, reason = exact.start, exact.reason
+    before = data[:start].decode("utf-8-sig", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    line = before.count("\n") + 1
+    column = len(before) - before.rfind("\n")
+    byte = f"byte 0x{data[start]:02x}" if start < len(data) else "the end"
+    return ValueError(
+        f"{path}:{line}: not UTF-8 text ({byte} at column {column}: {reason}); YOLO label "
+        "files are UTF-8 text: re-encode the file"
+    )
+
+
+def _parse_class(token: str, where: str) -> int:
+    """A class index, exactly: an integer in ``[0, 2**63)``, written ``3``, ``3.0``, ``3e0``."""
+    try:
+        label = int(token)
     except ValueError:
-        raise ValueError(f"{where}: class {token!r} is not a number") from None
-    if not number.is_integer():
-        raise ValueError(f"{where}: class must be an integer, got {token!r}")
-    if not 0 <= number < 2**63:
+        label = _integral_decimal(token, where)
+    if label < 0:
         raise ValueError(f"{where}: class must be an integer >= 0, got {token!r}")
+    if label >= _LABEL_LIMIT:
+        raise ValueError(
+            f"{where}: class {token!r} is too large: labels are int64, at most 2**63 - 1"
+        )
+    return label
+
+
+def _integral_decimal(token: str, where: str) -> int:
+    """A class written as a decimal (``3.0``, ``3e0``), exactly (no float rounding)."""
+    try:
+        number = Decimal(token)
+    except InvalidOperation:
+        raise ValueError(f"{where}: class {token!r} is not a number") from None
+    if not number.is_finite():
+        raise ValueError(f"{where}: class must be an integer, got {token!r}")
+    if not -_LABEL_LIMIT < number < _LABEL_LIMIT:  # refused by the caller (no int of 1e9999)
+        return _LABEL_LIMIT if number > 0 else -1
+    if number != number.to_integral_value():
+        raise ValueError(f"{where}: class must be an integer, got {token!r}")
     return int(number)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from rankaug import checks
 from rankaug.boxes import BoxFormat
 from rankaug.datasets._image_io import read_rgb, read_rgb_resized
 from rankaug.datasets._sample import build_sample, check_output_options
+from rankaug.errors import RankaugWarning
 
 __all__ = ["CocoDetection"]
 
@@ -30,10 +32,13 @@ class CocoDetection(Dataset[Any]):
     checked when the dataset is built; images are decoded on access and must have
     the size the file gives.
 
-    Crowd annotations (``iscrowd`` 1) are skipped, as detection training usually
-    does; :attr:`num_crowd_skipped` counts them. Boxes may stick out of their image by
-    at most ``tolerance`` pixels (rounding in annotation tools) and are clipped to
-    it; anything further out is an error. Zero-size boxes are kept.
+    Crowd annotations (``iscrowd`` 1) are checked as every other annotation (their
+    image, category and box must be valid), then skipped, as detection training usually
+    does; :attr:`num_crowd_skipped` counts them. ``iscrowd`` is ``0`` or ``1``, written
+    as an integer, a boolean or a float (``1.0``); anything else is an error. Boxes may
+    stick out of their image by at most ``tolerance`` pixels (rounding in annotation
+    tools) and are clipped to it; anything further out is an error. Zero-size boxes are
+    kept. The file is UTF-8 (a byte-order mark is skipped).
 
     Labels are the positions of the category ids in sorted order, ``0`` to
     ``len(category_ids) - 1``. Samples are in order of image id and look like those
@@ -79,6 +84,10 @@ class CocoDetection(Dataset[Any]):
         FileNotFoundError: If ``annotation_file`` does not exist.
         ValueError: If the file is not valid COCO detection JSON; the message names
             the file and the offending image, category or annotation id.
+
+    Warns:
+        RankaugWarning: If two image ids have the same file: each is its own sample,
+            with only its own annotations.
 
     >>> import json, tempfile
     >>> from pathlib import Path
@@ -195,8 +204,14 @@ class CocoDetection(Dataset[Any]):
 
 def _load_json(path: Path) -> dict[str, Any]:
     """Load the annotation file and check it is a JSON object."""
+    raw = path.read_bytes()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8-sig"))  # -sig: skip a leading BOM
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte 0x{raw[error.start]:02x} at offset {error.start}: "
+            f"{error.reason}); JSON files are UTF-8"
+        ) from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(data, dict):
@@ -229,6 +244,7 @@ def _field(entry: Any, key: str, kind: type, where: str) -> Any:
 def _read_images(data: dict[str, Any], source: str) -> dict[int, tuple[str, int, int]]:
     """Map image id to (file name, height, width)."""
     images: dict[int, tuple[str, int, int]] = {}
+    files: dict[str, int] = {}
     for position, entry in enumerate(_entries(data, "images", source, required=True)):
         image_id = _field(entry, "id", int, f"{source}: images[{position}]")
         where = f"{source}: image id {image_id}"
@@ -240,6 +256,15 @@ def _read_images(data: dict[str, Any], source: str) -> dict[int, tuple[str, int,
         if height <= 0 or width <= 0:
             raise ValueError(f"{where}: height and width must be > 0, got {height}x{width}")
         images[image_id] = (file_name, height, width)
+        first = files.setdefault(os.path.normpath(file_name), image_id)
+        if first != image_id:
+            warnings.warn(
+                f"{source}: image ids {first} and {image_id} have the same file {file_name!r}: "
+                "each is a sample of its own with only its own annotations (merge the "
+                "entries if they are one image)",
+                RankaugWarning,
+                stacklevel=3,
+            )
     return images
 
 
@@ -263,7 +288,10 @@ def _read_annotations(
     category_to_label: dict[int, int],
     tolerance: float,
 ) -> tuple[dict[int, list[tuple[float, float, float, float]]], dict[int, list[int]], int]:
-    """Group the non-crowd boxes (clipped pixel xyxy) and labels by image id."""
+    """Group the non-crowd boxes (clipped pixel xyxy) and labels by image id.
+
+    Every annotation is checked alike; the crowd ones are then counted, not kept.
+    """
     boxes: dict[int, list[tuple[float, float, float, float]]] = {}
     labels: dict[int, list[int]] = {}
     seen: set[int] = set()
@@ -274,12 +302,7 @@ def _read_annotations(
         if annotation_id in seen:
             raise ValueError(f"{where} appears more than once in 'annotations'")
         seen.add(annotation_id)
-        is_crowd = entry.get("iscrowd", 0)
-        if is_crowd not in (0, 1) or isinstance(is_crowd, float):
-            raise ValueError(f"{where}: 'iscrowd' must be 0 or 1, got {is_crowd!r}")
-        if is_crowd:
-            crowd += 1
-            continue
+        is_crowd = _crowd_flag(entry.get("iscrowd", 0), where)
         image_id = _field(entry, "image_id", int, where)
         if image_id not in images:
             raise ValueError(f"{where}: image_id {image_id} is not in 'images'")
@@ -288,9 +311,19 @@ def _read_annotations(
             raise ValueError(f"{where}: category_id {category_id} is not in 'categories'")
         _, height, width = images[image_id]
         box = _pixel_box(entry.get("bbox"), where, height, width, tolerance)
+        if is_crowd:
+            crowd += 1
+            continue
         boxes.setdefault(image_id, []).append(box)
         labels.setdefault(image_id, []).append(category_to_label[category_id])
     return boxes, labels, crowd
+
+
+def _crowd_flag(value: object, where: str) -> bool:
+    """``iscrowd``: 0 or 1, as an integer, a boolean or an integral float (COCO says 0 or 1)."""
+    if isinstance(value, int | float) and value in (0, 1):  # bool is an int; 1.0 == 1
+        return bool(value)
+    raise ValueError(f"{where}: 'iscrowd' must be 0 or 1, got {value!r}")
 
 
 def _pixel_box(

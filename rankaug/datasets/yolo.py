@@ -15,6 +15,7 @@ label file has no objects (YOLO's convention). The label files are parsed by
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from rankaug.boxes import (
 from rankaug.datasets._image_io import read_rgb, read_rgb_resized
 from rankaug.datasets._sample import build_sample, check_output_options
 from rankaug.datasets._yolo_labels import read_label_file
+from rankaug.errors import RankaugWarning
 
 __all__ = ["YoloFolder"]
 
@@ -45,8 +47,9 @@ class YoloFolder(Dataset[Any]):
     when the dataset is built, so a bad line fails at once, not hours into
     training; images are decoded (OpenCV, returned RGB) on access.
 
-    Label lines hold ``class cx cy w h``: a non-negative integer class (``3`` or
-    ``3.0``) and four finite numbers. Box edges (``cx - w/2`` etc.) may lie outside
+    Label files are UTF-8 (a byte-order mark is skipped). Lines hold ``class cx cy w h``:
+    a class read exactly as an integer from 0 to 2**63 - 1 (``3``, or ``3.0``; never
+    rounded through a float) and four finite numbers. Box edges (``cx - w/2`` etc.) may lie outside
     ``[0, 1]`` by at most ``tolerance`` (float rounding in label writers); those are
     clipped to the image, anything further out is an error. Zero-size boxes are kept
     (filter them with :func:`rankaug.boxes.keep_mask`). Blank lines are skipped.
@@ -103,8 +106,13 @@ class YoloFolder(Dataset[Any]):
 
     Raises:
         FileNotFoundError: If ``root / image_dir`` or ``root / label_dir`` is missing.
-        ValueError: If no image is found, or a label file has a bad line (the message
-            names the file and line number).
+        ValueError: If no image is found, two images share a label file (``a.jpg`` and
+            ``a.png``), or a label file has a bad line (the message names the file and
+            line number).
+
+    Warns:
+        RankaugWarning: If label files belong to no image read (an image of another
+            extension, a misnamed file): their objects would be lost silently.
 
     >>> import tempfile
     >>> from rankaug.datasets import SyntheticDetection, write_yolo_folder
@@ -184,6 +192,7 @@ class YoloFolder(Dataset[Any]):
         self.label_paths: tuple[Path, ...] = tuple(
             (labels / path.relative_to(images)).with_suffix(".txt") for path in self.image_paths
         )
+        _check_pairs(self.image_paths, self.label_paths, labels, suffixes)
         parsed = [
             read_label_file(path, self.tolerance, segments=self.segments)
             for path in self.label_paths
@@ -251,6 +260,39 @@ class YoloFolder(Dataset[Any]):
             f"extensions={self.extensions!r}, tolerance={self.tolerance!r}, "
             f"segments={self.segments!r}, as_tuple={self.as_tuple!r}, tensors={self.tensors!r}, "
             f"image_size={self.image_size!r}, reduced_decode={self.reduced_decode!r})"
+        )
+
+
+def _check_pairs(
+    image_paths: tuple[Path, ...],
+    label_paths: tuple[Path, ...],
+    labels: Path,
+    suffixes: frozenset[str],
+) -> None:
+    """Refuse two images on one label file; warn of label files no image reads."""
+    owners: dict[str, Path] = {}  # strings: they hash far faster than paths
+    for image, label in zip(image_paths, label_paths, strict=True):
+        other = owners.setdefault(str(label), image)
+        if other is not image:
+            raise ValueError(
+                f"images {other} and {image} share the label file {label} (a label file is "
+                "named after its image without the extension): rename one, or pass "
+                "extensions= to read one kind"
+            )
+    unread = sorted(
+        path
+        for folder, _, names in os.walk(labels)
+        for name in names
+        if name[-4:].lower() == ".txt" and (path := os.path.join(folder, name)) not in owners
+    )
+    if unread:
+        warnings.warn(
+            f"{len(unread)} label file(s) under {labels} belong to no image read (first: "
+            f"{unread[0]}), so their objects are not read: an image's extension must be one "
+            f"of extensions={tuple(sorted(suffixes))} and its label file named "
+            "<image stem>.txt (lower-case)",
+            RankaugWarning,
+            stacklevel=3,
         )
 
 

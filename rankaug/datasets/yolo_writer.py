@@ -160,8 +160,11 @@ def _yolo_rows(
         )
     if image.ndim == 3 and image.shape[2] == 1:
         image = image[:, :, 0]
-    if not (image.ndim == 2 or (image.ndim == 3 and image.shape[2] == 3)):
-        raise ValueError(f"{where}['image'] must be HxW, HxWx1 or HxWx3, got shape {image.shape}")
+    if not (image.ndim == 2 or (image.ndim == 3 and image.shape[2] == 3)) or 0 in image.shape:
+        raise ValueError(
+            f"{where}['image'] must be a non-empty HxW, HxWx1 or HxWx3 array, got shape "
+            f"{image.shape}"
+        )
     boxes = as_box_array(sample["bboxes"], name=f"{where}['bboxes']")
     classes = np.asarray(sample["labels"])
     if classes.shape == (0,):
@@ -173,6 +176,11 @@ def _yolo_rows(
         )
     if (classes < 0).any():
         raise ValueError(f"{where}['labels'] must be >= 0, got {classes.tolist()}")
+    if classes.dtype == np.uint64 and (classes >= 2**63).any():
+        raise ValueError(
+            f"{where}['labels'] must be below 2**63 (YoloFolder reads int64 labels), got "
+            f"{classes.tolist()}"
+        )
     image_hw = (image.shape[0], image.shape[1])
     xyxy = validate_xyxy(
         to_xyxy(boxes, fmt, image_hw), image_hw, name=f"{where}['bboxes']", clip=False

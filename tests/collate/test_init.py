@@ -137,6 +137,41 @@ class TestCollateDetection:
         assert (out["image"][0] == 9).all()
         assert out["image"][1, 0, :, 0].tolist() == [5, 4, 3, 2, 1, 0]
 
+    @pytest.mark.parametrize("channels_first", [False, True])
+    def test_big_endian_images_and_masks_stack_with_their_values(
+        self, channels_first: bool
+    ) -> None:
+        # PIL gives >u2 for I;16B PNGs; any position, mixed with native ones
+        values = np.arange(4 * 6 * 3, dtype=np.uint16).reshape(4, 6, 3) * 700
+        big = values.astype(">u2")
+        batch = [with_(image=values, mask=big[..., 0]), with_(image=big, mask=values[..., 0]),
+                 with_(image=torch.from_numpy(values), mask=big[..., 1])]  # fmt: skip
+        out = collate_detection(batch, channels_first=channels_first)
+        expected = values.transpose(2, 0, 1) if channels_first else values
+        assert out["image"].dtype == torch.uint16
+        assert [np.array_equal(image, expected) for image in out["image"].numpy()] == [True] * 3
+        masks = np.stack([values[..., 0], values[..., 0], values[..., 1]])
+        assert np.array_equal(out["mask"].numpy(), masks)
+
+    def test_bool_masks_stay_bool_and_uint16_images_never_meet_uint8(self) -> None:
+        mask = np.arange(24).reshape(4, 6) % 3 == 0
+        out = collate_detection([with_(mask=mask), with_(mask=torch.from_numpy(~mask))])
+        assert out["mask"].dtype == torch.bool
+        assert np.array_equal(out["mask"].numpy(), np.stack([mask, ~mask]))
+        batch = [sample(1), with_(image=np.zeros((4, 6, 3), np.uint16))]
+        with pytest.raises(ValueError, match=r"batch\[1\]\['image'\] has dtype uint16, .*uint8"):
+            collate_detection(batch)
+
+    def test_big_endian_boxes_and_labels_mixed_with_native_ones(self) -> None:
+        boxes = np.array([[1.5, 2.0, 300.25, 4.0]], np.float32)
+        batch = [with_(bboxes=boxes.astype(">f4"), labels=np.array([70000], ">i8")),
+                 with_(bboxes=boxes, labels=np.array([3], np.int64))]  # fmt: skip
+        out = collate_detection(batch)
+        assert (out["bboxes"].dtype, out["labels"].dtype) == (torch.float32, torch.int64)
+        assert out["bboxes"].tolist() == boxes.tolist() * 2
+        assert out["labels"].tolist() == [70000, 3]
+        assert out["targets"][:, 1].tolist() == [70000, 3]
+
     def test_channels_first(self) -> None:
         out = collate_detection([sample(1, 7)] * 2, channels_first=True)
         assert out["image"].shape == (2, 3, 4, 6)
@@ -247,6 +282,10 @@ class TestCollateDetection:
             ([with_(image=np.zeros((0, 6, 3), np.uint8))], ValueError, "non-empty"),
             ([with_(image=torch.zeros((4, 6, 3), device="meta"))], ValueError, "on the CPU"),
             ([with_(mask=None)], TypeError, r"'mask'\] must be a numpy array"),
+            ([sample(1), with_(image=torch.zeros((4, 6, 3), dtype=torch.complex64))], TypeError,
+             r"batch\[1\]\['image'\] must hold real numbers, got dtype torch.complex64"),
+            ([with_(bboxes=torch.zeros((1, 4), dtype=torch.bfloat16))], TypeError,
+             r"batch\[0\]\['bboxes'\] must hold numbers numpy holds, .* torch.bfloat16"),
             # keys
             ([sample(1), {k: v for k, v in sample(1).items() if k != "mask"}], ValueError,
              r"batch\[1\] has other keys than batch\[0\] \(it lacks \['mask'\]"),
@@ -257,6 +296,21 @@ class TestCollateDetection:
     )  # fmt: skip
     def test_bad_batches(self, batch: Any, error: type[Exception], message: str) -> None:
         with pytest.raises(error, match=message):
+            collate_detection(batch)
+
+    @pytest.mark.skipif(np.dtype(np.longdouble).itemsize <= 8, reason="longdouble is float64")
+    @pytest.mark.parametrize(
+        ("batch", "where"),
+        [
+            ([sample(1), with_(image=np.zeros((4, 6, 3), np.longdouble))], r"1\]\['image'\]"),
+            ([with_(bboxes=np.zeros((1, 4), np.longdouble))], r"0\]\['bboxes'\]"),
+            ([sample(1), with_(0, labels=np.zeros(0, np.longdouble))], r"1\]\['labels'\]"),
+        ],
+    )
+    def test_long_doubles_are_refused(self, batch: Any, where: str) -> None:
+        # torch has no float128 tensors: a clear error, not torch's unnamed one
+        name = np.dtype(np.longdouble).name
+        with pytest.raises(TypeError, match=rf"^batch\[{where} has dtype {name}, which torch"):
             collate_detection(batch)
 
     @pytest.mark.parametrize(

@@ -43,6 +43,20 @@ class Numbered(Dataset[dict[str, Any]]):
         return sample
 
 
+class BigEndian(Dataset[dict[str, Any]]):
+    """Sample ``i``: a big-endian uint16 image filled with ``1000 * i``, one box."""
+
+    def __len__(self) -> int:
+        return 24
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return {
+            "image": np.full((8, 10, 3), 1000 * index, ">u2"),
+            "bboxes": np.array([[0, 0, 4, 4]], np.float32),
+            "labels": np.array([index], np.int64),
+        }
+
+
 def expected_image(step: int, epoch_length: int) -> np.ndarray:
     first = (step * BATCH) % epoch_length
     values = np.arange(first, first + BATCH) % 251
@@ -170,6 +184,15 @@ class TestBatchCollator:
         assert collate.stats.unpooled == 0
         assert collate.stats.reused > 0
 
+    def test_big_endian_images_go_into_recycled_buffers_exactly(self) -> None:
+        # PIL gives >u2 for I;16B PNGs: into the native uint16 buffers, values unchanged
+        collate = BatchCollator(buffers=4)
+        seen = [(batch["image"].dtype, batch["image"][:, 0, 0, 0].tolist())
+                for batch in loader(collate, BigEndian(), workers=1)]  # fmt: skip
+        assert collate.stats.reused > 0
+        expected = [list(range(4000 * step, 4000 * step + 4000, 1000)) for step in range(6)]
+        assert seen == [(torch.uint16, values) for values in expected]
+
     def test_masks_are_recycled_too(self) -> None:
         collate = BatchCollator(buffers=8)
         for step, batch in enumerate(loader(collate, Numbered(masks=True))):
@@ -181,7 +204,8 @@ class TestBatchCollator:
     @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
     def test_torchdata_stateful_dataloader_recycles_and_resumes(self) -> None:
         # torchdata's own worker loop and state_dict, with held batches as above.
-        from torchdata.stateful_dataloader import StatefulDataLoader
+        stateful = pytest.importorskip("torchdata.stateful_dataloader")
+        StatefulDataLoader = stateful.StatefulDataLoader
 
         collate = BatchCollator(buffers=4)
         options: dict[str, Any] = {"batch_size": BATCH, "num_workers": 2, "collate_fn": collate}

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from torch.utils.data import Dataset
 
+from rankaug import RankaugWarning
 from rankaug.boxes import BOX_FORMATS, BoxFormat, to_xyxy
 from rankaug.datasets import CocoDetection, SyntheticDetection
 from rankaug.datasets._image_io import fit_size
@@ -59,6 +60,19 @@ class TestCocoDetection:
         ds = CocoDetection(coco[0], tmp_path / "images")
         assert ds.num_crowd_skipped == 5
         assert len(ds[0]["labels"]) == len(synthetic[0]["labels"])
+
+    @pytest.mark.parametrize(("flag", "crowd"), [(True, 1), (1.0, 1), (False, 0), (0.0, 0)])
+    def test_iscrowd_as_a_boolean_or_a_float(
+        self, tmp_path: Path, coco: tuple[Path, dict[str, Any]], flag: object, crowd: int
+    ) -> None:
+        before = CocoDetection(coco[0], tmp_path / "images")[0]["labels"].tolist()
+        data = coco[1]
+        data["annotations"].append(
+            {"id": 1, "image_id": 1000, "category_id": 30, "bbox": [1, 2, 5, 6], "iscrowd": flag}
+        )
+        ds = CocoDetection(self.rewrite(coco[0], data), tmp_path / "images")
+        assert ds.num_crowd_skipped == 5 + crowd
+        assert ds[0]["labels"].tolist() == before + [2] * (1 - crowd)
 
     @pytest.mark.parametrize("fmt", BOX_FORMATS)
     def test_box_formats(
@@ -112,6 +126,15 @@ class TestCocoDetection:
             ({"image_id": "1000"}, r"annotation id 1: 'image_id' must be of type int"),
             ({"category_id": 15}, r"annotation id 1: category_id 15 is not in 'categories'"),
             ({"iscrowd": 2}, r"annotation id 1: 'iscrowd' must be 0 or 1, got 2"),
+            ({"iscrowd": 0.5}, r"annotation id 1: 'iscrowd' must be 0 or 1, got 0.5"),
+            ({"iscrowd": "1"}, r"annotation id 1: 'iscrowd' must be 0 or 1, got '1'"),
+            ({"iscrowd": None}, r"annotation id 1: 'iscrowd' must be 0 or 1, got None"),
+            # crowd annotations are checked as the others, then skipped
+            ({"iscrowd": 1, "image_id": 5}, r"annotation id 1: image_id 5 is not in 'images'"),
+            ({"iscrowd": True, "category_id": 15}, r"annotation id 1: category_id 15 is not in"),
+            ({"iscrowd": 1, "image_id": "1000"}, r"annotation id 1: 'image_id' must be of type"),
+            ({"iscrowd": 1.0, "bbox": [40, 0, 10, 5]}, r"annotation id 1: 'bbox' .* sticks out"),
+            ({"iscrowd": 1, "bbox": None}, r"annotation id 1: 'bbox' must be a list \[x, y"),
         ],
     )
     def test_bad_annotations_name_file_and_id(
@@ -177,6 +200,30 @@ class TestCocoDetection:
         path = self.rewrite(coco[0], data)
         with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}: {message}"):
             CocoDetection(path, tmp_path / "images")
+
+    def test_a_utf8_byte_order_mark_is_skipped(
+        self, tmp_path: Path, coco: tuple[Path, dict[str, Any]]
+    ) -> None:
+        coco[0].write_bytes(b"\xef\xbb\xbf" + json.dumps(coco[1]).encode())
+        assert len(CocoDetection(coco[0], tmp_path / "images")) == 5
+
+    def test_a_file_that_is_not_utf8_is_named(self, tmp_path: Path) -> None:
+        path = tmp_path / "latin1.json"
+        path.write_bytes('{"images": [], "info": "café"}'.encode("latin-1"))
+        with pytest.raises(
+            ValueError, match=rf"^{re.escape(str(path))}: not UTF-8 text \(byte 0xe9 at offset 27"
+        ):
+            CocoDetection(path, tmp_path)
+
+    def test_two_image_ids_of_one_file_warn(
+        self, tmp_path: Path, coco: tuple[Path, dict[str, Any]]
+    ) -> None:
+        data = coco[1]
+        data["images"].append({**data["images"][0], "id": 5, "file_name": "./4.png"})
+        path = self.rewrite(coco[0], data)
+        with pytest.warns(RankaugWarning, match=r"image ids 1028 and 5 have the same file '\./4"):
+            ds = CocoDetection(path, tmp_path / "images")
+        assert (len(ds), ds[0]["labels"].size) == (6, 0)
 
     def test_invalid_json(self, tmp_path: Path) -> None:
         path = tmp_path / "bad.json"

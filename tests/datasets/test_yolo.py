@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch.utils.data import Dataset
 
-from rankaug import CachedDataset
+from rankaug import CachedDataset, RankaugWarning
 from rankaug.boxes import BOX_FORMATS, BoxFormat, to_xyxy
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
 from rankaug.datasets._image_io import fit_size
@@ -195,6 +195,25 @@ class TestYoloFolder:
         (tmp_path / "images").mkdir()
         with pytest.raises(FileNotFoundError, match=r"label_dir: .*make an empty label folder"):
             YoloFolder(tmp_path)
+
+    def test_two_images_on_one_label_file_are_refused(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {"a.txt": "0 0.5 0.5 0.5 0.5\n"}, images=("a.png", "a.jpg"))
+        with pytest.raises(
+            ValueError, match=r"images .*a.jpg and .*a.png share the label file .*a.txt"
+        ):
+            YoloFolder(root)
+        assert [path.name for path in YoloFolder(root, extensions=(".png",)).image_paths] == [
+            "a.png"
+        ]
+
+    @pytest.mark.parametrize("orphan", ["b.txt", "sub/c.txt", "A.TXT"])
+    def test_label_files_of_no_image_read_warn(self, tmp_path: Path, orphan: str) -> None:
+        # b.webp is not among the extensions; A.TXT is not a.png's label file
+        root = self.make(tmp_path, {"a.txt": "0 0.5 0.5 0.5 0.5\n", orphan: "1 0.5 0.5 0.5 0.5\n"})
+        (root / "images" / "b.webp").write_bytes(b"")
+        with pytest.warns(RankaugWarning, match=rf"1 label file\(s\) .*first: .*{orphan}\)"):
+            ds = YoloFolder(root)
+        assert ds[0]["labels"].tolist() == [0]
 
     def test_custom_folders_and_extensions(self, tmp_path: Path) -> None:
         root = self.make(tmp_path, {}, images=("a.png", "b.bmp"))

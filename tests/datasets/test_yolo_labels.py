@@ -102,3 +102,55 @@ class TestReadLabelFile:
             rf"{fields}: .*segment polygons .*pass segments=True to read polygons",
         ):
             read_label_file(path, 1e-3, segments=False)
+
+    @pytest.mark.parametrize("segments", [True, False])
+    def test_a_utf8_byte_order_mark_is_skipped(self, tmp_path: Path, segments: bool) -> None:
+        line = "7 0.1 0.2 0.5 0.2 0.3 0.6" if segments else "7 0.5 0.5 0.2 0.4"
+        path = tmp_path / "a.txt"
+        path.write_bytes(b"\xef\xbb\xbf" + f"{line}\n{line}\n".encode())
+        assert read_label_file(path, 1e-3, segments=segments).classes.tolist() == [7, 7]
+
+    @pytest.mark.parametrize(
+        ("data", "where"),
+        [
+            ("0 0.5 0.5 0.2 0.4\n1 0.5 0.5 0.2 0.4 # café\n".encode("latin-1"), r"2: .*0xe9 "
+             "at column 24"),
+            (b"0 0.5 0.5 0.2 0.4\r1 0.5 0.5 0.2 0.4\r\n\xff", r"3: .*0xff at column 1"),
+            ("0 0.5 0.5 0.2 0.4\n".encode("utf-16"), r"1: .*0xff at column 1"),
+            (b"\xef\xbb\xbf0 0.5 0.5 0.2 0.4 \xe9\n", r"1: .*0xe9 at column 19"),
+        ],
+    )  # fmt: skip
+    def test_a_file_that_is_not_utf8_is_named_with_its_line(
+        self, tmp_path: Path, data: bytes, where: str
+    ) -> None:
+        path = tmp_path / "a.txt"
+        path.write_bytes(data)
+        with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}:{where}.*re-encode"):
+            read_label_file(path, 1e-3, segments=False)
+
+    @pytest.mark.parametrize(
+        ("token", "label"),
+        [("9007199254740993", 2**53 + 1), ("9007199254740993.0", 2**53 + 1),
+         (str(2**63 - 1), 2**63 - 1), ("3.0", 3), ("3e0", 3), ("-0", 0)],
+    )  # fmt: skip
+    def test_classes_are_read_exactly(self, tmp_path: Path, token: str, label: int) -> None:
+        path = write(tmp_path, f"{token} 0.5 0.5 0.2 0.4\n")
+        classes = read_label_file(path, 1e-3, segments=False).classes
+        assert (classes.tolist(), classes.dtype) == ([label], np.int64)
+
+    @pytest.mark.parametrize(
+        ("token", "message"),
+        [
+            (str(2**63), r"class '9223372036854775808' is too large: labels are int64"),
+            ("1e999999999", r"class '1e999999999' is too large"),
+            ("3.0000000000000001", r"class must be an integer, got '3.0000000000000001'"),
+            ("sNaN", r"class must be an integer, got 'sNaN'"),
+            ("-1e30", r"class must be an integer >= 0, got '-1e30'"),
+        ],
+    )
+    def test_classes_float_would_round_are_refused(
+        self, tmp_path: Path, token: str, message: str
+    ) -> None:
+        path = write(tmp_path, f"0 0.5 0.5 0.2 0.4\n{token} 0.5 0.5 0.2 0.4\n")
+        with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}:2: {message}"):
+            read_label_file(path, 1e-3, segments=False)

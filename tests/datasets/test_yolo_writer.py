@@ -75,7 +75,7 @@ class TestWriteYoloFolder:
             (
                 {"image": np.zeros((4, 4, 4), np.uint8), "bboxes": [], "labels": []},
                 ValueError,
-                r"must be HxW, HxWx1 or HxWx3, got shape \(4, 4, 4\)",
+                r"must be a non-empty HxW, HxWx1 or HxWx3 array, got shape \(4, 4, 4\)",
             ),
             (
                 {"image": np.zeros((4, 4), np.uint8), "bboxes": [[0, 0, 1, 1]], "labels": [0, 1]},
@@ -102,8 +102,19 @@ class TestWriteYoloFolder:
                 ValueError,
                 r"dataset\[0\]\['bboxes'\]\[0\] = \[0.0, 0.0, 5.0, 1.0\] lies partly outside",
             ),
+            (
+                {"image": np.zeros((0, 4, 3), np.uint8), "bboxes": [], "labels": []},
+                ValueError,
+                r"dataset\[0\]\['image'\] must be a non-empty .*got shape \(0, 4, 3\)",
+            ),
+            (
+                {"image": np.zeros((4, 4), np.uint8), "bboxes": [[0, 0, 1, 1]],
+                 "labels": np.array([2**63], np.uint64)},
+                ValueError,
+                r"dataset\[0\]\['labels'\] must be below 2\*\*63 \(YoloFolder reads int64",
+            ),
         ],
-    )
+    )  # fmt: skip
     def test_bad_samples_name_the_index(
         self, tmp_path: Path, sample: dict[str, Any], error: type[Exception], message: str
     ) -> None:
