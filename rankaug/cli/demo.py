@@ -316,10 +316,16 @@ def run_demo(config: DemoConfig) -> DemoResult:
         rankaug.cli.launch.LaunchError: If a rank failed.
     """
     _check(config)
-    try:
-        _, source = demo_source(config.data, config.samples, config.seed, config.size)
-    except (OSError, ValueError) as error:
-        raise ValueError(f"--data {config.data!r}: {error}") from None
+    if config.data is not None:  # a bad folder fails here, once, not on every rank
+        try:
+            demo_source(config.data, config.samples, config.seed, config.size)
+        except (OSError, ValueError) as error:
+            raise ValueError(f"--data {config.data!r}: {error}") from None
+    source = config.data or (
+        f"{config.samples} bundled photographs"
+        if photo_folder() is not None
+        else f"built-in SyntheticDetection({config.samples})"
+    )
     per_rank = launch(DemoJob(config), config.ranks, seed=config.seed)
     approaches: dict[str, ApproachResult] = {}
     blocks: list[Block] = []
