@@ -41,6 +41,12 @@ keyed per sample (or there is no randomness), not duplicated streams. Any differ
 in (d) is irreproducibility. When the probe is so small that even identical outputs
 everywhere could not pass the test, the verdict is "not decided" rather than a pass.
 
+The verdict on each target is FAIL (exit 1) when a comparison failed, followed by the
+fix for that pipeline (:mod:`rankaug.cli.fixes`: the rankaug wrapper to use, or
+:class:`rankaug.WorkerSeeder`); NO RANDOMNESS FOUND when every index gave the same
+output everywhere (nothing random to audit, exit 0); PASS otherwise. ``box_format``
+(``--box-format``) reads the samples' boxes as that format into the fingerprint.
+
 Several targets can be audited in the same launches; each starts from a freshly
 seeded state (``seed_everything`` again, a new DataLoader), as a script just started.
 

@@ -362,8 +362,9 @@ def run_demo(config: DemoConfig) -> DemoResult:
         blocks,
         f"rankaug demo: the same {config.ranks}-rank DDP job, torch.manual_seed({config.seed}) "
         f"on every rank, epoch 0 (rows = ranks, columns = steps), source: {source}",
-        "outline colour and #label = source image index; thick outline = the sample's own "
-        "(main) image; red bar = another rank drew the same at that step",
+        "outline colour and #label = source image index (the same colours down a column: "
+        "the same partners on every rank); thick outline, 'main' = the sample's own image; "
+        "red bar = another rank drew the same at that step",
         config.thumb,
     )
     path = write_png(Path(config.output) / "rankaug-demo.png", sheet)
