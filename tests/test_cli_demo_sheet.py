@@ -60,6 +60,16 @@ class TestRenderMosaic:
         assert colour_at(tile, 61, 96) == (GREY,) * 3  # a partner's is 2 thick
         assert colour_at(tile, 62, 96) == source_colour(1)
 
+    def test_the_main_tile_is_tagged_even_when_small(self) -> None:
+        small = cell()
+        regions = [(5, (0, 0, 4, 4)), *small.regions[1:]]
+        tile = render_mosaic(DemoCell(0, 0, 5, small.mosaic, regions, small.mixed, 7, 0.5),
+                             None, THUMB)  # fmt: skip
+        tag = (tile[2:20, 2:60] == np.array(source_colour(5), np.uint8)).all(axis=2)
+        assert tag.sum() > 200  # the filled "main #5" tag, not the 4-pixel region
+        no_tag = render_mosaic(small, None, THUMB)[66:84, 66:124]  # partner #3: tagged
+        assert (no_tag == np.array(source_colour(3), np.uint8)).all(axis=2).sum() > 200
+
     def test_a_repeated_partner_keeps_its_colour_on_every_rank(self) -> None:
         first = render_mosaic(cell(rank=0, index=5), 1, THUMB)
         second = render_mosaic(cell(rank=1, index=9), 0, THUMB)

@@ -3,10 +3,11 @@
 Each approach is a block of columns (the first steps of epoch 0): a band of mosaics,
 one row per rank, then a band of the mixups made from them. In a mosaic every source
 image is outlined in the colour of its index (:func:`source_colour`) and labelled
-``#index`` (where the label fits); the sample's own (main) image has a thicker outline
-and the label ``main #index``. A mixup is framed top and left in its main index's colour, bottom and
-right in its partner's. Under each cell a red bar says when another rank drew the same
-partners at the same step: in YOLOv5's block the same colours repeat down every column.
+``#index`` (where the tag fits); the sample's own (main) image has a thicker outline
+and, always, the tag ``main #index``. A mixup is framed top and left in its main
+index's colour, bottom and right in its partner's. Under each cell a red bar says when
+another rank drew the same partners at the same step: in YOLOv5's block the same colours
+repeat down every column.
 Each block's header gives the count (``64 of 64 partner draws repeated on every rank``).
 """
 
@@ -181,11 +182,14 @@ def render_mosaic(cell: DemoCell, matched: int | None, thumb: int) -> np.ndarray
             placed.append((source, window, k == 0))
     for source, window, main in placed:
         _frame(square, window, source_colour(source), _MAIN_LINE if main else _LINE)
-    for source, window, main in placed:
+    for source, window, main in sorted(placed, key=lambda item: item[2]):  # main last
         text = f"main #{source}" if main else f"#{source}"
         (width, height), _ = cv2.getTextSize(text, _FONT, 0.38, 1)
-        if window[2] - window[0] >= width + 8 and window[3] - window[1] >= height + 10:
-            _label(square, text, (window[0] + 2, window[1] + 2), source_colour(source))
+        fits = window[2] - window[0] >= width + 8 and window[3] - window[1] >= height + 10
+        if fits or main:  # the main tag always, over its neighbours if it must
+            x = min(window[0] + 2, thumb - width - 5)
+            y = min(window[1] + 2, thumb - height - 7)
+            _label(square, text, (x, y), source_colour(source))
     tile[:thumb] = square
     partners = " ".join(str(source) for source, _ in cell.regions[1:])
     _caption(tile, f"r{cell.rank} w{cell.worker} #{cell.index}: {partners}", matched, thumb)
