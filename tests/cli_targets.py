@@ -342,3 +342,17 @@ def empty() -> list[int]:
 
 
 NOT_CALLABLE = "just a string"
+
+
+class NothingMatches:
+    """An adapter that refuses every sample, as ``--keys`` does for a key matching nothing."""
+
+    def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
+        raise ValueError(f"bboxes=nope matches nothing; the sample has keys {sorted(sample)}")
+
+    def repack(self, data: Mapping[str, Any], state: Any) -> Any:
+        return state
+
+
+def nothing_matches() -> NothingMatches:
+    return NothingMatches()

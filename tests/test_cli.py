@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from rankaug.cli import COMMANDS, build_parser
+from rankaug.cli.demo_sheet import REPEATED, demo_sheet_size
 from rankaug.cli.sheet import sheet_size
 from rankaug.cli.verdicts import Layout, analyse
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
@@ -77,6 +79,10 @@ class TestAudit:
         assert phrase in verdicts["positions"]["summary"]
         assert found["exit_code"] == int(bool(failing))
         assert found["samples"] == 2 * 2 * 2 * 2 * 16  # runs x epochs x ranks x workers x positions
+        nothing_random = phrase == "no randomness detected"
+        outcome = "fail" if failing else "no randomness found" if nothing_random else "pass"
+        assert found["verdict"] == outcome
+        assert bool(found["fixes"]) is bool(failing)
 
     def test_the_seeds_bug_is_named_with_its_evidence(self, audit: Any) -> None:
         _, text, report = audit
@@ -93,9 +99,26 @@ class TestAudit:
             "epoch 0)",
         ]
         assert ranks["stats"]["flagged_pairs"] == 2
-        assert "verdict on tests.cli_targets:global_random: FAIL (ranks)" in text
+        assert "verdict on tests.cli_targets:global_random: FAIL (ranks)\nfix: " in text
         assert "verdict on tests.cli_targets:rankaug_stream: PASS" in text
+        assert "verdict on tests.cli_targets:plain: NO RANDOMNESS FOUND" in text
+        assert "verdict on tests.cli_targets:plain: PASS" not in text
         assert text.rstrip().endswith("exit 1")
+
+    def test_a_fail_ends_with_the_fix_for_that_pipeline(self, audit: Any) -> None:
+        _, text, report = audit
+        fixes = {r["target"][len(T) :]: r["fixes"] for r in report["reports"]}
+        (mosaic,) = fixes["yolov5_mosaic"]
+        assert "rankaug.MosaicDataset(SyntheticDetection(...), seed=0) in place of " \
+            "GlobalRandomMosaic" in mosaic  # fmt: skip
+        assert "worker_init_fn=rankaug.WorkerSeeder(0)" in mosaic
+        (copied,) = fixes["copied_generator"]  # ranks, workers and epochs: one fix
+        assert "CopiedGenerator keeps rng (Generator), made once" in copied
+        assert "WorkerSeeder" not in copied  # it cannot reseed a private Generator
+        assert fixes["own_set_epoch"][0].startswith("fix: key OwnSetEpoch's draws by the epoch")
+        assert "WorkerSeeder(0)" in fixes["unseeded"][0]
+        block = text.split("rankaug audit tests.cli_targets:global_random\n")[1].split("\n\n")[0]
+        assert block.splitlines()[-1] == fixes["global_random"][0]
 
     def test_keyed_per_sample_is_not_a_duplicate(self, audit: Any) -> None:
         (keyed,) = [r for r in audit[2]["reports"] if r["target"] == T + "rankaug_sample"]
@@ -248,15 +271,28 @@ class TestVerdictLogic:
 
 def test_demo_shows_duplicates_for_yolov5_and_none_for_rankaug(tmp_path: Path) -> None:
     code, text, _ = run_main(
-        "demo", "--epochs", "1", "--samples", "8", "--output", str(tmp_path), "-q"
-    )
+        "demo", "--epochs", "1", "--samples", "8", "--output", str(tmp_path), "--steps", "-q"
+    )  # fmt: skip
     assert code == 0
     lines = text.splitlines()
-    assert lines[2].startswith("epoch 0: each mosaic as 'main: partners', each mixup as")
-    titles = [cell.strip() for cell in lines[3].split("|")[1:5]]
+    # One line per epoch and rank: YOLOv5's ranks draw alike, rankaug's do not.
+    digests = lines[2:4]
+    assert [line.split()[:4] for line in digests] == [
+        ["epoch", "0", "rank", "0:"],
+        ["epoch", "0", "rank", "1:"],
+    ]
+    assert digests[0].split()[5] == digests[1].split()[5]  # YOLOv5-style's digest
+    assert digests[1].split()[6:8] == ["=", "rank"]
+    assert digests[0].split()[7] != digests[1].split()[10]  # rankaug's
+    assert "=" not in digests[1].split("rankaug")[1]
+    table = lines.index(
+        "epoch 0: each mosaic as 'main: partners', each mixup as 'partner r=ratio'; "
+        "'*' = another rank has the same at this step"
+    )
+    titles = [cell.strip() for cell in lines[table + 1].split("|")[1:5]]
     assert titles == ["YOLOv5-style (global random)", "mixup", "rankaug.MosaicDataset", "mixup"]
-    assert lines[4].split() == ["|", *(["rank", "0", "rank", "1", "|"] * 4)]
-    steps = lines[5:9]  # 8 samples, 2 ranks: 4 steps, workers 0 1 0 1
+    assert lines[table + 2].split() == ["|", *(["rank", "0", "rank", "1", "|"] * 4)]
+    steps = lines[table + 3 : table + 7]  # 8 samples, 2 ranks: 4 steps, workers 0 1 0 1
     assert [line.split()[:2] for line in steps] == [["0", "0"], ["1", "1"], ["2", "0"], ["3", "1"]]
     for line in steps:
         yolo, yolo_mixup, keyed, keyed_mixup = line.split("|")[1:5]
@@ -272,10 +308,11 @@ def test_demo_shows_duplicates_for_yolov5_and_none_for_rankaug(tmp_path: Path) -
         "  YOLOv5-style (global random)      8 of 8",
         "  rankaug.MixUpDataset              0 of 8",
     ]
-    for name in ("yolov5-style.png", "rankaug.png"):
-        height, width = sheet_size(2, 4)  # 2 ranks x 4 mosaics each
-        assert read_png(tmp_path / name).shape == (height, width, 3)
-        assert f"  {tmp_path / name}  ({width}x{height})" in lines
+    height, width = demo_sheet_size(2, 4)  # 2 ranks x 4 steps each
+    sheet = tmp_path / "rankaug-demo.png"
+    assert read_png(sheet).shape == (height, width, 3)
+    assert lines[mosaics + 6].startswith(f"sheet: {sheet} ({width}x{height}; YOLOv5-style left")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rankaug-demo.png"]
 
 
 def test_demo_keys_rankaug_by_the_index_epoch(tmp_path: Path) -> None:
@@ -306,6 +343,13 @@ def test_demo_keys_rankaug_by_the_index_epoch(tmp_path: Path) -> None:
     assert [row["record_epoch"] for row in keyed["rows"]] == [row["epoch"] for row in keyed["rows"]]
     assert {row["record_epoch"] for row in keyed["rows"]} == {0, 1}
     assert {row["record_epoch"] for row in yolo["rows"]} == {None}
+    # One sheet: YOLOv5's cells carry the red "same as rank N" bar, rankaug's none.
+    sheet = read_png(tmp_path / "rankaug-demo.png")[:, :, ::-1]  # BGR -> RGB
+    assert sheet.shape[:2] == demo_sheet_size(2, 1)
+    red = (sheet == np.array(REPEATED, np.uint8)).all(axis=2)
+    split = (sheet.shape[1] + 76) // 2  # between the blocks
+    assert red[:, :split].any()
+    assert not red[:, split:].any()
 
 
 def test_yolo_folder_round_trips_boxes_and_feeds_the_demo(tmp_path: Path) -> None:
@@ -332,9 +376,8 @@ def test_yolo_folder_round_trips_boxes_and_feeds_the_demo(tmp_path: Path) -> Non
         assert sorted(row["index"] for row in rows) == list(range(8))  # DistributedSampler
         assert all(len(row["partners"]) == 3 for row in rows)
         assert {row["rank"] for row in rows} == {0, 1}
-    for approach in (yolo, keyed):
-        assert read_png(Path(approach["sheet"])).shape[:2] == sheet_size(2, 2)
-        assert approach["sheet_size"] == list(sheet_size(2, 2))
+    assert read_png(Path(demo["sheet"])).shape[:2] == demo_sheet_size(2, 2)
+    assert demo["sheet_size"] == list(demo_sheet_size(2, 2))
 
 
 # ------------------------------------------------------------------------ show
@@ -429,12 +472,69 @@ def test_a_failing_sample_is_named_in_one_line(name: str) -> None:
         ),
         (["audit", T + "plain", "--adapter", T + "missing"], f"--adapter '{T}missing': module"),
         (["audit", T + "plain", "--epoch-from", "index"], "argument --epoch-from: invalid choice"),
+        (["audit", T + "plain", "--box-format", "xywh"], "argument --box-format: invalid choice"),
     ],
 )
 def test_bad_options(args: list[str], message: str) -> None:
     code, _, err = run_main(*args)
     assert code == 2
     assert message in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--adapter", T + "nothing_matches"], "ValueError: bboxes=nope matches nothing; the "
+         "sample has keys ['image', 'index']"),
+        (["--keys", "image=nope"], "--keys names the image 'nope', but the sample has keys "
+         "['image', 'index']"),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("command", ["show", "audit"])
+def test_an_adapter_refusing_a_sample_is_one_line(
+    command: str, args: list[str], message: str, tmp_path: Path
+) -> None:
+    more = (
+        ["--no-rerun", "--epochs", "1"]
+        if command == "audit"
+        else ["--output", str(tmp_path / "s.png")]
+    )
+    code, out, err = run_main(
+        command, T + "plain", *args, "--ranks", "1", "--workers", "1", *more, "-q"
+    )
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1
+    assert err.startswith(f"rankaug {command}: error: {T}plain: reading dataset[")
+    assert message in err
+
+
+class TestParser:
+    def test_every_command_registers_itself(self) -> None:
+        parser = build_parser()
+        assert [module.__name__ for module in COMMANDS] == [
+            "rankaug.cli.demo", "rankaug.cli.audit", "rankaug.cli.show",
+        ]  # fmt: skip
+        for module in COMMANDS:
+            name = module.__name__.rsplit(".", 1)[1]
+            args = parser.parse_args([name] if name == "demo" else [name, "m:f"])
+            assert args.command == name
+            assert args.handler is module.run
+
+    def test_audit_takes_box_format_like_show(self) -> None:
+        for command in ("audit", "show"):
+            args = build_parser().parse_args([command, "m:f", "--box-format", "yolo"])
+            assert args.box_format == "yolo"
+
+    def test_audit_reads_the_boxes_in_that_format(self) -> None:
+        code, text, _ = run_main(
+            "audit", T + "albumentations_style", "--box-format", "pascal_voc", "--ranks", "1",
+            "--workers", "0", "--no-rerun", "--json", "-q",
+        )  # fmt: skip
+        assert code == 0, text
+        report = json.loads(text)
+        assert report["config"]["box_format"] == "pascal_voc"
+        assert report["reports"][0]["verdict"] == "no randomness found"
 
 
 def test_help_everywhere() -> None:

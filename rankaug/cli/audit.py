@@ -41,6 +41,12 @@ keyed per sample (or there is no randomness), not duplicated streams. Any differ
 in (d) is irreproducibility. When the probe is so small that even identical outputs
 everywhere could not pass the test, the verdict is "not decided" rather than a pass.
 
+The verdict on each target is FAIL (exit 1) when a comparison failed, followed by the
+fix for that pipeline (:mod:`rankaug.cli.fixes`: the rankaug wrapper to use, or
+:class:`rankaug.WorkerSeeder`); NO RANDOMNESS FOUND when every index gave the same
+output everywhere (nothing random to audit, exit 0); PASS otherwise. ``box_format``
+(``--box-format``) reads the samples' boxes as that format into the fingerprint.
+
 Several targets can be audited in the same launches; each starts from a freshly
 seeded state (``seed_everything`` again, a new DataLoader), as a script just started.
 
@@ -52,201 +58,130 @@ whole sample. A sample that raises stops the audit with one line naming it (see
 
 from __future__ import annotations
 
+import argparse
 import sys
-from dataclasses import dataclass
-from typing import Any, Literal
+from pathlib import Path
 
-from torch.utils.data import DataLoader, Dataset, get_worker_info
-
-from rankaug.cli.adapter import AUDIT_TARGETS, KeyMap, build_adapter, reader_text
-from rankaug.cli.failure import Failure
-from rankaug.cli.fingerprint import fingerprint
-from rankaug.cli.launch import launch, only_sample, progress
+from rankaug.boxes import check_box_format
+from rankaug.cli.adapter import build_adapter
+from rankaug.cli.fixes import describe_pipeline
+from rankaug.cli.launch import launch
+from rankaug.cli.options import (
+    TARGET_HELP,
+    box_format_option,
+    integer,
+    launch_options,
+    reader_options,
+)
+from rankaug.cli.probe import AuditConfig, AuditJob, probe_indices
 from rankaug.cli.report import AuditReport, AuditResult
 from rankaug.cli.target import build_dataset
-from rankaug.cli.verdicts import EpochFrom, Layout, Records, analyse
-from rankaug.epoch import index_epoch
-from rankaug.sampler import EpochSampler
-from rankaug.samples import SampleAdapter
-from rankaug.seeding import seed_everything
+from rankaug.cli.verdicts import Layout, Records, analyse
 
 __all__ = [
     "AuditConfig",
     "AuditJob",
     "AuditReport",
     "AuditResult",
+    "add_parser",
     "probe_indices",
+    "run",
     "run_audit",
 ]
 
 
-def probe_indices(length: int, count: int) -> list[int]:
-    """``count`` distinct indices spread evenly over ``range(length)``.
-
-    >>> probe_indices(100, 4)
-    [0, 33, 66, 99]
-    >>> probe_indices(3, 8)
-    [0, 1, 2]
-    """
-    if length <= count:
-        return list(range(length))
-    if count == 1:
-        return [0]
-    return sorted({round(k * (length - 1) / (count - 1)) for k in range(count)})
-
-
-@dataclass(frozen=True)
-class AuditConfig:
-    """How to run the audit (the CLI's options).
-
-    Attributes:
-        targets: ``module:factory`` strings, each returning a dataset; all are audited
-            in the same launches, each from a freshly seeded state.
-        ranks: Number of gloo ranks.
-        workers: DataLoader workers per rank (0: load in the rank process).
-        epochs: Epochs per run.
-        persistent: ``persistent_workers``.
-        start_method: ``"fork"`` or ``"spawn"`` for the workers.
-        seed: The seed every rank passes to ``seed_everything`` (``torch.manual_seed``).
-        probe: Number of distinct indices probed.
-        repeats: Positions per index and epoch (at least 2).
-        rerun: Run a second time in fresh processes to check reproducibility.
-        progress: Print progress to stderr.
-        epoch_from: ``"sampler"``: indices from :class:`rankaug.EpochSampler` carry the
-            epoch, no ``set_epoch`` call; ``"set_epoch"``: plain indices and
-            ``dataset.set_epoch(epoch)`` before every epoch.
-        adapter: ``module:factory`` of a :class:`rankaug.SampleAdapter` (``--adapter``).
-        keys: A ``--keys`` map such as ``"image=img,bboxes=bboxes,labels=cls"``.
-    """
-
-    targets: tuple[str, ...]
-    ranks: int = 2
-    workers: int = 2
-    epochs: int = 2
-    persistent: bool = False
-    start_method: Literal["fork", "spawn"] = "fork"
-    seed: int = 0
-    probe: int = 8
-    repeats: int = 2
-    rerun: bool = True
-    progress: bool = True
-    epoch_from: EpochFrom = "sampler"
-    adapter: str | None = None
-    keys: str | None = None
-
-    @property
-    def reader(self) -> str:
-        """How samples are read, for messages (:func:`~rankaug.cli.adapter.reader_text`)."""
-        return reader_text(self.adapter, self.keys)
-
-
-# (index, worker id, the epoch the index carried, digest, skipped types), or a failure
-ProbeItem = tuple[int, int, int | None, str, tuple[str, ...]] | Failure
-
-
-class _Probe(Dataset[ProbeItem]):
-    """Loads ``dataset[index]`` and fingerprints it (or what ``adapter`` reads of it)."""
-
-    def __init__(self, dataset: Any, adapter: SampleAdapter | None, reader: str) -> None:
-        self.dataset = dataset
-        self.adapter = adapter
-        self.reader = reader
-        self.targets = AUDIT_TARGETS | set(adapter.keys if isinstance(adapter, KeyMap) else ())
-
-    def __len__(self) -> int:
-        return len(self.dataset)
-
-    def __getitem__(self, index: int) -> ProbeItem:
-        info = get_worker_info()
-        worker = 0 if info is None else info.id
-        try:
-            sample = self.dataset[index]
-        except Exception as error:
-            return Failure.of(f"dataset[{index}]", index, worker, error)
-        if self.adapter is not None:
-            try:
-                sample, _ = self.adapter.unpack(sample, self.targets)
-            except Exception as error:
-                return Failure.of(
-                    f"reading dataset[{index}] with {self.reader}", index, worker, error
-                )
-        found = fingerprint(sample)
-        return index, worker, index_epoch(index), found.digest, found.skipped
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``rankaug audit`` and its options."""
+    audit = commands.add_parser(
+        "audit",
+        help="find duplicated random streams, epoch replay and irreproducibility",
+        description=(
+            "Run TARGET's dataset as a real DDP launch would (identical torch.manual_seed "
+            "on every rank), with every rank and worker loading the same index sequence "
+            "(through rankaug.EpochSampler unless --epoch-from set_epoch), "
+            "fingerprint every sample, and compare one index at the same position across "
+            "ranks and workers, at other positions, in other epochs and in a second run. "
+            "Verdicts: PASS, NO RANDOMNESS FOUND (nothing random to audit) or FAIL, which "
+            "ends with the fix. Exit 1 on duplicated streams, epoch replay or "
+            "irreproducibility."
+        ),
+    )
+    audit.add_argument(
+        "targets",
+        metavar="TARGET",
+        nargs="+",
+        help=TARGET_HELP + "; several are audited in the same launches",
+    )
+    audit.add_argument("--epochs", type=integer(1, 100), default=2, help="epochs (default: 2)")
+    audit.add_argument(
+        "--persistent",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="persistent_workers (default: off)",
+    )
+    audit.add_argument(
+        "--probe",
+        type=integer(1, 1000),
+        default=8,
+        help="distinct indices probed, spread over the dataset (default: 8)",
+    )
+    audit.add_argument(
+        "--repeats",
+        type=integer(2, 100),
+        default=2,
+        help="positions of each index per epoch (default: 2)",
+    )
+    audit.add_argument(
+        "--no-rerun",
+        dest="rerun",
+        action="store_false",
+        help="skip the second run (no reproducibility check)",
+    )
+    audit.add_argument(
+        "--epoch-from",
+        choices=("sampler", "set_epoch"),
+        default="sampler",
+        help=(
+            "sampler: the indices come from rankaug.EpochSampler and carry their epoch, "
+            "nobody calls set_epoch (the recommended training loop); set_epoch: plain "
+            "indices and dataset.set_epoch(epoch) before every epoch (default: sampler)"
+        ),
+    )
+    box_format_option(audit)
+    audit.add_argument("--json", action="store_true", help="print the report as JSON")
+    audit.add_argument("--output", metavar="FILE", help="also write the JSON report to FILE")
+    reader_options(audit, "the audit then fingerprints what it reads of every sample")
+    launch_options(audit)
+    audit.set_defaults(handler=run)
 
 
-RankRecords = list[tuple[int, int, int, int, str]]  # (epoch, worker, position, index, digest)
-
-
-@dataclass(frozen=True)
-class AuditJob:
-    """What every rank runs: build each target's dataset and fingerprint its schedule.
-
-    Every target starts from ``seed_everything(seed)``, as if its training script had
-    just started, so auditing several targets together gives each the same result
-    as auditing it alone. Returns, per target, ``(records, skipped type names)``.
-    """
-
-    config: AuditConfig
-    schedules: tuple[tuple[int, ...], ...]
-    run: int
-
-    def __call__(self, rank: int, world_size: int) -> list[tuple[RankRecords, set[str]]]:
-        """Run every target's schedule on this rank."""
-        return [
-            self._one(rank, target, schedule)
-            for target, schedule in zip(self.config.targets, self.schedules, strict=True)
-        ]
-
-    def _one(
-        self, rank: int, target: str, schedule: tuple[int, ...]
-    ) -> tuple[RankRecords, set[str]]:
-        config = self.config
-        seed_everything(config.seed)
-        dataset = build_dataset(target)
-        adapter = build_adapter(config.adapter, config.keys)
-        streams = max(config.workers, 1)
-        order = [index for index in schedule for _ in range(streams)]
-        by_sampler = config.epoch_from == "sampler"
-        loader: DataLoader[Any] = DataLoader(
-            _Probe(dataset, adapter, config.reader),
-            sampler=EpochSampler(order) if by_sampler else order,
-            batch_size=1,
-            num_workers=config.workers,
-            persistent_workers=config.persistent and config.workers > 0,
-            multiprocessing_context=config.start_method if config.workers > 0 else None,
-            collate_fn=only_sample,
+def run(args: argparse.Namespace) -> int:
+    """Run ``rankaug audit`` with parsed arguments; return the exit code."""
+    report = run_audit(
+        AuditConfig(
+            targets=tuple(args.targets),
+            ranks=args.ranks,
+            workers=args.workers,
+            epochs=args.epochs,
+            persistent=args.persistent,
+            start_method=args.start_method,
+            seed=args.seed,
+            probe=args.probe,
+            repeats=args.repeats,
+            rerun=args.rerun,
+            progress=not args.quiet,
+            epoch_from=args.epoch_from,
+            adapter=args.adapter,
+            keys=args.keys,
+            box_format=args.box_format,
         )
-        records: RankRecords = []
-        skipped: set[str] = set()
-        set_epoch = None if by_sampler else getattr(dataset, "set_epoch", None)
-        for epoch in range(config.epochs):
-            if callable(set_epoch):
-                set_epoch(epoch)
-            for k, item in enumerate(loader):
-                if isinstance(item, Failure):
-                    raise item.error(target, rank=rank, epoch=epoch)
-                index, worker, carried, digest, types = item
-                expected = k % streams if config.workers > 0 else 0
-                if worker != expected or index != order[k]:
-                    raise RuntimeError(
-                        f"sample {k} came from worker {worker} with index {index}, expected "
-                        f"worker {expected} and index {order[k]}: the DataLoader did not "
-                        "hand out indices round-robin in order"
-                    )
-                if carried != (epoch if by_sampler else None):
-                    raise RuntimeError(
-                        f"sample {k} of epoch {epoch} arrived with an index carrying epoch "
-                        f"{carried}"
-                    )
-                records.append((epoch, worker, k // streams, int(index), digest))
-                skipped.update(types)
-            progress(
-                config.progress,
-                rank,
-                f"{target}: run {self.run + 1}, epoch {epoch + 1}/{config.epochs}, "
-                f"{len(order)} samples fingerprinted",
-            )
-        return records, skipped
+    )
+    if args.output:
+        path = Path(args.output)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(report.to_json() + "\n", encoding="utf-8")
+    print(report.to_json() if args.json else report.to_text())
+    return report.exit_code
 
 
 def _check_config(config: AuditConfig) -> None:
@@ -264,6 +199,8 @@ def _check_config(config: AuditConfig) -> None:
         raise ValueError(f"--seed must be in [0, 2**32), got {config.seed}")
     if config.epoch_from not in ("sampler", "set_epoch"):
         raise ValueError(f"--epoch-from must be sampler or set_epoch, got {config.epoch_from!r}")
+    if config.box_format is not None:
+        check_box_format(config.box_format, name="--box-format")
 
 
 def run_audit(config: AuditConfig) -> AuditResult:
@@ -290,21 +227,21 @@ def run_audit(config: AuditConfig) -> AuditResult:
     records: list[Records] = [{} for _ in config.targets]
     skipped: list[set[str]] = [set() for _ in config.targets]
     runs = 2 if config.rerun else 1
-    for run in range(runs):
+    for attempt in range(runs):
         if config.progress:
             print(
-                f"audit: run {run + 1} of {runs}: {len(config.targets)} target(s) on "
+                f"audit: run {attempt + 1} of {runs}: {len(config.targets)} target(s) on "
                 f"{config.ranks} rank(s) x {config.workers} worker(s), "
                 f"{config.epochs} epoch(s)",
                 file=sys.stderr,
                 flush=True,
             )
-        job = AuditJob(config, tuple(tuple(s) for s in schedules), run)
+        job = AuditJob(config, tuple(tuple(s) for s in schedules), attempt)
         for rank, per_target in enumerate(launch(job, config.ranks, seed=config.seed)):
             for t, (rows, types) in enumerate(per_target):
                 skipped[t].update(types)
                 for epoch, worker, position, _index, digest in rows:
-                    records[t][(run, epoch, rank, worker, position)] = digest
+                    records[t][(attempt, epoch, rank, worker, position)] = digest
     layouts = [
         Layout(
             config.ranks,
@@ -325,6 +262,7 @@ def run_audit(config: AuditConfig) -> AuditResult:
             analyse(layouts[t], schedules[t], records[t]),
             len(records[t]),
             sorted(skipped[t]),
+            describe_pipeline(datasets[t]),
         )
         for t, target in enumerate(config.targets)
     ]

@@ -2,7 +2,8 @@
 
 The demo launches ``ranks`` gloo processes on this machine, each seeded with the same
 seed (``torch.manual_seed`` included, see :mod:`rankaug.cli.launch`), and on each rank
-builds two mosaic datasets over the same source (the built-in
+builds two pipelines over the same source (the photographs bundled with scikit-image
+when it is installed, see :mod:`rankaug.cli.photos`, else the built-in
 :class:`~rankaug.datasets.SyntheticDetection`, or a YOLO folder with ``data``):
 
 * ``yolov5``: :class:`~rankaug.cli.legacy.GlobalRandomMosaic`, partners from the
@@ -14,41 +15,39 @@ builds two mosaic datasets over the same source (the built-in
   the key.
 
 Every sample is mixed (``p=1``; YOLOv5's own ``mixup`` hyperparameter is 0 to 0.15), so
-each step shows a mixup beside its mosaic.
-
-Each goes through a ``DistributedSampler`` and a DataLoader with ``workers`` workers
-for ``epochs`` epochs, exactly as training does. The YOLOv5-style side calls
-``sampler.set_epoch(epoch)`` every epoch, as YOLOv5's trainer does. rankaug's side is
-the recommended loop and nothing else::
+each step shows a mixup beside its mosaic. Each pipeline goes through a
+``DistributedSampler`` and a DataLoader with ``workers`` workers for ``epochs`` epochs,
+as training does. The YOLOv5-style side calls ``sampler.set_epoch(epoch)`` every epoch,
+as YOLOv5's trainer does; rankaug's side is the recommended loop and nothing else::
 
     DataLoader(mosaic, sampler=EpochSampler(DistributedSampler(mosaic)), ...)
 
-every index carries the epoch of its pass and nobody calls ``set_epoch`` (the demo
-checks that every index of pass ``e`` carried epoch ``e``). The demo prints, per
-epoch, every rank's mosaics (main index and partner indices) and mixups (partner and
-ratio), counts the mosaics whose partners, and the mixups whose partner and ratio,
-repeat on another rank at the same step, and writes one contact sheet per approach
-(rows = ranks, columns = the first samples of epoch 0).
+(the demo checks that every index of pass ``e`` carried epoch ``e``). It prints a digest
+of every rank's partner draws per epoch, counts the draws another rank repeats at the
+same step, and writes one sheet with both approaches side by side
+(:mod:`rankaug.cli.demo_sheet`); ``--steps`` prints every step's draws.
 """
 
 from __future__ import annotations
 
-import json
+import argparse
 import os
-from collections import Counter
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-from torch.utils.data import DataLoader, DistributedSampler, Subset
+from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset, get_worker_info
 
+from rankaug.cli.demo_sheet import Block, DemoCell, block_title, demo_sheet
+from rankaug.cli.demo_text import ApproachResult, DemoResult, Row, mark_repeats
 from rankaug.cli.failure import Failure
 from rankaug.cli.launch import launch, only_sample, progress
 from rankaug.cli.legacy import GlobalRandomMosaic
 from rankaug.cli.legacy_mixup import SeededAlikeMixUp
-from rankaug.cli.sheet import caption, contact_sheet, render_tile, write_png
-from rankaug.cli.views import MixupViews
+from rankaug.cli.options import integer, launch_options
+from rankaug.cli.photos import PhotoSource, photo_folder
+from rankaug.cli.sheet import write_png
 from rankaug.datasets import SyntheticDetection, YoloFolder
 from rankaug.epoch import index_epoch
 from rankaug.mix import MixUpDataset
@@ -60,23 +59,87 @@ __all__ = [
     "DemoConfig",
     "DemoJob",
     "DemoResult",
+    "add_parser",
     "demo_source",
+    "run",
     "run_demo",
 ]
 
-#: ``name -> (title, sheet file stem)``, in the order the demo runs them.
+#: ``name -> (title, the mixup's title)``, in the order the demo runs them.
 APPROACHES: dict[str, tuple[str, str]] = {
-    "yolov5": ("YOLOv5-style (global random)", "yolov5-style"),
-    "rankaug": ("rankaug.MosaicDataset", "rankaug"),
+    "yolov5": ("YOLOv5-style (global random)", "YOLOv5-style (global random)"),
+    "rankaug": ("rankaug.MosaicDataset", "rankaug.MixUpDataset"),
 }
-#: ``name -> title`` of each approach's mixup, for the summary.
-MIXUP_TITLES: dict[str, str] = {
-    "yolov5": "YOLOv5-style (global random)",
-    "rankaug": "rankaug.MixUpDataset",
-}
-# (epoch, step, worker, index, partners, the epoch in the mosaic's record or None,
-#  the mixup's partner and ratio)
-Row = tuple[int, int, int, int, tuple[int, ...], int | None, int, float]
+_HEADER_COLOURS = {"yolov5": (200, 30, 30), "rankaug": (20, 130, 50)}
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``rankaug demo`` and its options."""
+    demo = commands.add_parser(
+        "demo",
+        help="YOLOv5-style mosaics vs rankaug's on a real 2-rank DDP job",
+        description=(
+            "Launch a real DDP job on this machine (gloo, every rank with the same "
+            "torch.manual_seed), run YOLOv5's mosaic and mixup (partners from global "
+            "random) and rankaug's MosaicDataset and MixUpDataset side by side, the latter "
+            "through EpochSampler(DistributedSampler) with no set_epoch call, print a "
+            "digest of every rank's partner draws per epoch, count the draws that repeat "
+            "across ranks, and write one PNG sheet with both side by side."
+        ),
+    )
+    demo.add_argument(
+        "--data", metavar="PATH", help="a YOLO folder (images/, labels/) instead of built-in data"
+    )
+    demo.add_argument(
+        "--output",
+        metavar="DIR",
+        default="rankaug-demo",
+        help="folder for the sheet, rankaug-demo.png (default: rankaug-demo)",
+    )
+    demo.add_argument("--epochs", type=integer(1, 1000), default=2, help="epochs (default: 2)")
+    demo.add_argument(
+        "--samples",
+        type=integer(1),
+        default=32,
+        help="dataset size: built-in samples, or the first N images of --data (default: 32)",
+    )
+    demo.add_argument(
+        "--size", type=integer(32, 4096), default=256, help="mosaic side in pixels (default: 256)"
+    )
+    demo.add_argument(
+        "--columns",
+        type=integer(1, 64),
+        default=4,
+        help="steps per approach on the sheet (default: 4)",
+    )
+    demo.add_argument(
+        "--steps", action="store_true", help="print every step's partners, rank by rank"
+    )
+    demo.add_argument("--json", action="store_true", help="print the result as JSON")
+    launch_options(demo)
+    demo.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``rankaug demo`` with parsed arguments; return the exit code."""
+    result = run_demo(
+        DemoConfig(
+            data=args.data,
+            output=args.output,
+            ranks=args.ranks,
+            workers=args.workers,
+            epochs=args.epochs,
+            samples=args.samples,
+            size=args.size,
+            columns=args.columns,
+            seed=args.seed,
+            start_method=args.start_method,
+            progress=not args.quiet,
+            steps=args.steps,
+        )
+    )
+    print(result.to_json() if args.json else result.to_text())
+    return 0
 
 
 @dataclass(frozen=True)
@@ -90,219 +153,121 @@ class DemoConfig:
     epochs: int = 2
     samples: int = 32
     size: int = 256
-    columns: int = 8
+    columns: int = 4
     thumb: int = 160
     seed: int = 0
     start_method: Literal["fork", "spawn"] = "fork"
     progress: bool = True
+    steps: bool = False
 
 
-def demo_source(data: str | None, samples: int, seed: int) -> Any:
-    """The demo's source dataset: built-in shapes, or the first ``samples`` of a YOLO folder.
+def demo_source(data: str | None, samples: int, seed: int, size: int = 256) -> tuple[Any, str]:
+    """The demo's source and its name: a YOLO folder, the photographs, or built-in shapes.
 
-    >>> len(demo_source(None, 8, 0))
-    8
+    >>> source, name = demo_source(None, 8, 0)
+    >>> len(source), name in ("8 bundled photographs", "built-in SyntheticDetection(8)")
+    (8, True)
     """
-    if data is None:
-        return SyntheticDetection(samples, image_size=(192, 256), seed=seed, masks=False)
-    folder = YoloFolder(data)
-    return Subset(folder, range(min(samples, len(folder))))
+    if data is not None:
+        folder = YoloFolder(data)
+        return Subset(folder, range(min(samples, len(folder)))), data
+    photos = photo_folder()
+    if photos is not None:
+        return PhotoSource(photos, samples, size), f"{samples} bundled photographs"
+    source = SyntheticDetection(samples, image_size=(192, 256), seed=seed, masks=False)
+    return source, f"built-in SyntheticDetection({samples})"
+
+
+# (index, worker, mixed image, mosaic record, mixup record), or a failure
+_Item = tuple[int, int, Any, dict[str, Any], dict[str, Any]]
+
+
+class _Load(Dataset[_Item | Failure]):
+    """Loads a mixed mosaic in a worker; hands back its image and both records."""
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, index: int) -> _Item | Failure:
+        info = get_worker_info()
+        worker = 0 if info is None else info.id
+        try:
+            sample = self.dataset[index]
+        except Exception as error:
+            return Failure.of(f"dataset[{index}]", index, worker, error)
+        return index, worker, sample["image"], dict(sample["mosaic"]), dict(sample["mixup"])
 
 
 @dataclass(frozen=True)
 class DemoJob:
-    """What every rank runs: both mosaics through a DistributedSampler, all epochs."""
+    """What every rank runs: both pipelines through a DistributedSampler, all epochs."""
 
     config: DemoConfig
 
-    def __call__(self, rank: int, world_size: int) -> dict[str, tuple[list[Row], list[Any]]]:
-        """Return ``{approach: (rows, tiles of the first samples of epoch 0)}``."""
+    def __call__(self, rank: int, world_size: int) -> dict[str, tuple[list[Row], list[DemoCell]]]:
+        """Return ``{approach: (rows, the cells of the first steps of epoch 0)}``."""
         config = self.config
-        source = demo_source(config.data, config.samples, config.seed)
-        mosaics: dict[str, Any] = {
-            "yolov5": SeededAlikeMixUp(GlobalRandomMosaic(source, output_size=config.size)),
-            "rankaug": MixUpDataset(
-                MosaicDataset(source, seed=config.seed, output_size=config.size),
-                seed=config.seed,
-            ),
+        source, _ = demo_source(config.data, config.samples, config.seed, config.size)
+        yolo = GlobalRandomMosaic(source, output_size=config.size)
+        keyed: MosaicDataset[Any] = MosaicDataset(source, seed=config.seed, output_size=config.size)
+        pipelines: dict[str, tuple[Any, Any]] = {
+            "yolov5": (SeededAlikeMixUp(yolo), yolo),
+            "rankaug": (MixUpDataset(keyed, seed=config.seed), keyed),
         }
-        results: dict[str, tuple[list[Row], list[Any]]] = {}
-        for name, mosaic in mosaics.items():
-            shares: DistributedSampler[Any] = DistributedSampler(
-                mosaic, num_replicas=world_size, rank=rank, shuffle=True, seed=config.seed
-            )
-            # YOLOv5's trainer calls set_epoch on its sampler; rankaug's loop needs nothing.
-            by_index = name == "rankaug"
-            loader: DataLoader[Any] = DataLoader(
-                MixupViews(mosaic),
-                sampler=EpochSampler(shares) if by_index else shares,
-                batch_size=1,
-                num_workers=config.workers,
-                multiprocessing_context=config.start_method if config.workers > 0 else None,
-                collate_fn=only_sample,
-            )
-            rows: list[Row] = []
-            tiles: list[Any] = []
-            for epoch in range(config.epochs):
-                if not by_index:
-                    shares.set_epoch(epoch)
-                for step, item in enumerate(loader):
-                    if isinstance(item, Failure):
-                        raise item.error(config.data or "the demo's data", rank=rank, epoch=epoch)
-                    index, worker, view, partners, keyed, mix = item
-                    if by_index and index_epoch(index) != epoch:
-                        raise RuntimeError(
-                            f"step {step} of epoch {epoch} got index {index!r}, which carries "
-                            f"epoch {index_epoch(index)}"
-                        )
-                    rows.append((epoch, step, worker, int(index), tuple(partners or ()), keyed,
-                                 int(mix["indices"][1]), float(mix["ratio"])))  # fmt: skip
-                    if epoch == 0 and step < config.columns:
-                        lines = caption(rank, worker, index, view, partners)
-                        tiles.append(render_tile(view, lines, config.thumb))
-                progress(
-                    config.progress,
-                    rank,
-                    f"{APPROACHES[name][0]}: epoch {epoch + 1}/{config.epochs}, "
-                    f"{len(shares)} mosaics",
-                )
-            results[name] = (rows, tiles)
-        return results
-
-
-@dataclass
-class ApproachResult:
-    """One approach's rows on every rank, its repeat count and its sheet."""
-
-    title: str
-    rows: list[dict[str, Any]]
-    repeated: int
-    mosaics: int
-    sheet: str
-    sheet_size: tuple[int, int]
-    mixups_repeated: int = 0
-
-
-@dataclass
-class DemoResult:
-    """Everything the demo found, per approach (``--json`` prints it)."""
-
-    config: DemoConfig
-    approaches: dict[str, ApproachResult]
-
-    def to_json(self) -> str:
-        """The result as JSON."""
-        config = asdict(self.config)
-        config.pop("progress")
-        payload = {
-            "config": config,
-            "approaches": {name: asdict(result) for name, result in self.approaches.items()},
+        return {
+            name: self._one(name, mixed, mosaic, rank, world_size)
+            for name, (mixed, mosaic) in pipelines.items()
         }
-        return json.dumps(payload, indent=2)
 
-    def to_text(self) -> str:
-        """The tables and the summary."""
-        c = self.config
-        source = c.data or f"built-in SyntheticDetection({c.samples})"
-        lines = [
-            f"rankaug demo: {c.ranks} ranks x {c.workers} workers ({c.start_method}), "
-            f"torch.manual_seed({c.seed}) on every rank, {c.epochs} epoch(s), "
-            f"DistributedSampler over {source}, {c.size}x{c.size} mosaics",
-        ]
-        for epoch in range(c.epochs):
-            lines.extend(["", *self._epoch_table(epoch)])
-        lines.extend(["", "mosaics whose partners repeat on another rank at the same step:"])
-        for result in self.approaches.values():
-            lines.append(f"  {result.title:<30} {result.repeated:>4} of {result.mosaics}")
-        lines.append("mixups whose partner and ratio repeat on another rank at the same step:")
-        for name, result in self.approaches.items():
-            title = MIXUP_TITLES[name]
-            lines.append(f"  {title:<30} {result.mixups_repeated:>4} of {result.mosaics}")
-        lines.append(
-            f"contact sheets (rows = ranks, columns = the first {c.columns} mosaics of epoch 0):"
+    def _one(
+        self, name: str, mixed: Any, mosaic: Any, rank: int, world_size: int
+    ) -> tuple[list[Row], list[DemoCell]]:
+        config = self.config
+        shares: DistributedSampler[Any] = DistributedSampler(
+            mixed, num_replicas=world_size, rank=rank, shuffle=True, seed=config.seed
         )
-        for result in self.approaches.values():
-            height, width = result.sheet_size
-            lines.append(f"  {result.sheet}  ({width}x{height})")
-        lines.extend(
-            [
-                "the loops:",
-                "  YOLOv5-style: DataLoader(mosaic, sampler=DistributedSampler(mosaic)), "
-                "sampler.set_epoch(epoch) every epoch",
-                "  rankaug:      DataLoader(mosaic, sampler=EpochSampler(DistributedSampler("
-                "mosaic))), no set_epoch call",
-            ]
+        # YOLOv5's trainer calls set_epoch on its sampler; rankaug's loop needs nothing.
+        by_index = name == "rankaug"
+        loader: DataLoader[Any] = DataLoader(
+            _Load(mixed),
+            sampler=EpochSampler(shares) if by_index else shares,
+            batch_size=1,
+            num_workers=config.workers,
+            multiprocessing_context=config.start_method if config.workers > 0 else None,
+            collate_fn=only_sample,
         )
-        return "\n".join(lines)
-
-    def _epoch_table(self, epoch: int) -> list[str]:
-        """One line per step: the worker, then every rank's mosaic for each approach."""
-        ranks = self.config.ranks
-        cells: dict[tuple[str, int, int], dict[str, Any]] = {}
-        workers: dict[int, int] = {}
-        for name, result in self.approaches.items():
-            for row in result.rows:
-                if row["epoch"] == epoch:
-                    cells[(name, row["rank"], row["step"])] = row
-                    workers[row["step"]] = row["worker"]
-        width = max([14, *(len(_cell(row)) for row in cells.values())])
-        mix_width = max([10, *(len(_mix_cell(row)) for row in cells.values())])
-        header, sub = f"{'step':>4} {'wkr':>3} |", f"{'':>8} |"
-        for result in self.approaches.values():
-            block = " ".join(f"{'rank ' + str(r):<{width}}" for r in range(ranks))
-            mixes = " ".join(f"{'rank ' + str(r):<{mix_width}}" for r in range(ranks))
-            header += f" {result.title:<{len(block)}} | {'mixup':<{len(mixes)}} |"
-            sub += f" {block} | {mixes} |"
-        lines = [
-            f"epoch {epoch}: each mosaic as 'main: partners', each mixup as 'partner r=ratio'; "
-            "'*' = another rank has the same at this step",
-            header,
-            sub,
-        ]
-        for step in sorted(workers):
-            line = f"{step:>4} {workers[step]:>3} |"
-            for name in self.approaches:
-                texts = [
-                    _cell(cells[(name, r, step)]) if (name, r, step) in cells else ""
-                    for r in range(ranks)
-                ]
-                line += " " + " ".join(f"{text:<{width}}" for text in texts) + " |"
-                texts = [
-                    _mix_cell(cells[(name, r, step)]) if (name, r, step) in cells else ""
-                    for r in range(ranks)
-                ]
-                line += " " + " ".join(f"{text:<{mix_width}}" for text in texts) + " |"
-            lines.append(line)
-        return lines
-
-
-def _cell(row: dict[str, Any]) -> str:
-    partners = " ".join(str(p) for p in row["partners"])
-    return f"{row['index']}: {partners}{' *' if row['repeated'] else ''}"
-
-
-def _mix_cell(row: dict[str, Any]) -> str:
-    mixup = row["mixup"]
-    return f"{mixup['partner']} r={mixup['ratio']:.2f}{' *' if mixup['repeated'] else ''}"
-
-
-def _mark_repeats(rows: list[dict[str, Any]]) -> tuple[int, int]:
-    """Mark rows whose partners (and mixups) another rank drew at the same epoch and step.
-
-    Returns:
-        How many mosaics, and how many mixups, repeat.
-    """
-    seen = Counter((r["epoch"], r["step"], tuple(r["partners"])) for r in rows)
-    mixed = Counter((r["epoch"], r["step"], r["mixup"]["partner"], r["mixup"]["ratio"])
-                    for r in rows)  # fmt: skip
-    count = mixups = 0
-    for row in rows:
-        row["repeated"] = seen[(row["epoch"], row["step"], tuple(row["partners"]))] > 1
-        mixup = row["mixup"]
-        mixup["repeated"] = mixed[(row["epoch"], row["step"], mixup["partner"], mixup["ratio"])] > 1
-        count += row["repeated"]
-        mixups += mixup["repeated"]
-    return count, mixups
+        rows: list[Row] = []
+        cells: list[DemoCell] = []
+        for epoch in range(config.epochs):
+            if not by_index:
+                shares.set_epoch(epoch)
+            for step, item in enumerate(loader):
+                if isinstance(item, Failure):
+                    raise item.error(config.data or "the demo's data", rank=rank, epoch=epoch)
+                index, worker, image, record, mix = item
+                if by_index and index_epoch(index) != epoch:
+                    raise RuntimeError(
+                        f"step {step} of epoch {epoch} got index {index!r}, which carries "
+                        f"epoch {index_epoch(index)}"
+                    )
+                indices = [int(i) for i in record["indices"]]
+                rows.append((epoch, step, worker, int(index), tuple(indices[1:]),
+                             record.get("epoch"), int(mix["indices"][1]),
+                             float(mix["ratio"])))  # fmt: skip
+                if epoch == 0 and step < config.columns:
+                    regions = list(zip(indices, (tuple(w) for w in record["dst"]), strict=True))
+                    cells.append(DemoCell(rank, worker, int(index), mosaic.replay(record)["image"],
+                                          regions, image, int(mix["indices"][1]),
+                                          float(mix["ratio"])))  # fmt: skip
+            progress(
+                config.progress,
+                rank,
+                f"{APPROACHES[name][0]}: epoch {epoch + 1}/{config.epochs}, {len(shares)} mosaics",
+            )
+        return rows, cells
 
 
 def _check(config: DemoConfig) -> None:
@@ -320,22 +285,51 @@ def _check(config: DemoConfig) -> None:
         raise ValueError(f"--data must be a YOLO dataset folder, got {config.data!r}")
 
 
+def _matches(
+    rows: list[dict[str, Any]], ranks: int, columns: int, draw: Callable[[dict[str, Any]], Any]
+) -> list[list[int | None]]:
+    """``[rank][step]``: another rank whose ``draw(row)`` equals this one's in epoch 0."""
+    found = {(row["rank"], row["step"]): draw(row) for row in rows if row["epoch"] == 0}
+    return [
+        [
+            next((o for o in range(ranks) if o != r and found.get((o, s)) == found.get((r, s))),
+                 None)
+            for s in range(columns)
+        ]
+        for r in range(ranks)
+    ]  # fmt: skip
+
+
+def _partners(row: dict[str, Any]) -> Any:
+    return tuple(row["partners"])
+
+
+def _mixup(row: dict[str, Any]) -> Any:
+    return row["mixup"]["partner"], row["mixup"]["ratio"]
+
+
 def run_demo(config: DemoConfig) -> DemoResult:
-    """Run the demo job, write the sheets, return the result.
+    """Run the demo job, write the sheet, return the result.
 
     Raises:
         ValueError: If an option is out of range or ``--data`` is not a YOLO folder.
         rankaug.cli.launch.LaunchError: If a rank failed.
     """
     _check(config)
-    try:
-        demo_source(config.data, config.samples, config.seed)
-    except (OSError, ValueError) as error:
-        raise ValueError(f"--data {config.data!r}: {error}") from None
+    if config.data is not None:  # a bad folder fails here, once, not on every rank
+        try:
+            demo_source(config.data, config.samples, config.seed, config.size)
+        except (OSError, ValueError) as error:
+            raise ValueError(f"--data {config.data!r}: {error}") from None
+    source = config.data or (
+        f"{config.samples} bundled photographs"
+        if photo_folder() is not None
+        else f"built-in SyntheticDetection({config.samples})"
+    )
     per_rank = launch(DemoJob(config), config.ranks, seed=config.seed)
-    output = Path(config.output)
     approaches: dict[str, ApproachResult] = {}
-    for name, (title, stem) in APPROACHES.items():
+    blocks: list[Block] = []
+    for name, (title, mix_title) in APPROACHES.items():
         rows = [
             {
                 "rank": rank,
@@ -350,16 +344,28 @@ def run_demo(config: DemoConfig) -> DemoResult:
             for rank, results in enumerate(per_rank)
             for epoch, step, worker, index, partners, keyed, mix_partner, ratio in results[name][0]
         ]
-        repeated, mixups = _mark_repeats(rows)
-        tiles: list[list[np.ndarray | None]] = [list(results[name][1]) for results in per_rank]
-        sheet = contact_sheet(
-            tiles,
-            [f"rank {r}" for r in range(config.ranks)],
-            f"{title}: rows = ranks, epoch 0, torch.manual_seed({config.seed}) on every rank",
-            config.thumb,
+        counts = mark_repeats(rows, config.ranks)
+        approaches[name] = ApproachResult(title, mix_title, rows, *counts)
+        cells = [list(results[name][1]) for results in per_rank]
+        columns = max(len(row) for row in cells)
+        short = title.split(" ")[0].split(".")[0]
+        blocks.append(
+            Block(
+                block_title(short, counts[1], len(rows)),
+                _HEADER_COLOURS[name],
+                cells,
+                _matches(rows, config.ranks, columns, _partners),
+                _matches(rows, config.ranks, columns, _mixup),
+            )
         )
-        path = write_png(output / f"{stem}.png", sheet)
-        approaches[name] = ApproachResult(
-            title, rows, repeated, len(rows), str(path), (sheet.shape[0], sheet.shape[1]), mixups
-        )
-    return DemoResult(config, approaches)
+    sheet = demo_sheet(
+        blocks,
+        f"rankaug demo: the same {config.ranks}-rank DDP job, torch.manual_seed({config.seed}) "
+        f"on every rank, epoch 0 (rows = ranks, columns = steps), source: {source}",
+        "outline colour and #label = source image index (the same colours down a column: "
+        "the same partners on every rank); thick outline, 'main' = the sample's own image; "
+        "red bar = another rank drew the same at that step",
+        config.thumb,
+    )
+    path = write_png(Path(config.output) / "rankaug-demo.png", sheet)
+    return DemoResult(config, source, approaches, str(path), (sheet.shape[0], sheet.shape[1]))

@@ -38,7 +38,8 @@ class GlobalRandomMosaic(Dataset[dict[str, Any]]):
 
     Samples are dicts ``{"image": SxSx3 uint8, "bboxes": float32 (N, 4) pixel xyxy,
     "labels": int64 (N,), "mosaic": {"applied": True, "indices": [index, p1, p2, p3],
-    "center": (x, y)}}``, the shape of :class:`rankaug.MosaicDataset`'s output.
+    "center": (x, y), "dst": [(x0, y0, x1, y1), ...]}}``, the shape of
+    :class:`rankaug.MosaicDataset`'s output (``dst``: where each image landed).
 
     Args:
         dataset: A map-style dataset of dict or ``(image, target)`` samples.
@@ -94,11 +95,27 @@ class GlobalRandomMosaic(Dataset[dict[str, Any]]):
         centre_x = int(random.uniform(size * 0.5, size * 1.5))
         centre_y = int(random.uniform(size * 0.5, size * 1.5))
         # Work in output coordinates: the kept square starts at size / 2 on the canvas.
-        cx, cy = centre_x - size // 2, centre_y - size // 2
+        return self._compose([index, *partners], (centre_x - size // 2, centre_y - size // 2))
+
+    def replay(self, record: dict[str, Any]) -> dict[str, Any]:
+        """Rebuild an output from its ``"mosaic"`` record (no random draw).
+
+        >>> from rankaug.datasets import SyntheticDetection
+        >>> mosaic = GlobalRandomMosaic(SyntheticDetection(8, image_size=32), output_size=48)
+        >>> sample = mosaic[2]
+        >>> bool((mosaic.replay(sample["mosaic"])["image"] == sample["image"]).all())
+        True
+        """
+        return self._compose(list(record["indices"]), tuple(record["center"]))
+
+    def _compose(self, indices: list[int], centre: tuple[int, int]) -> dict[str, Any]:
+        size = self.output_size
+        cx, cy = centre
         out = np.full((size, size, 3), _FILL, np.uint8)
         all_boxes = [np.zeros((0, 4))]
         all_labels = [np.zeros(0, np.int64)]
-        for corner, source in enumerate([index, *partners]):
+        windows: list[tuple[int, int, int, int]] = []
+        for corner, source in enumerate(indices):
             image, boxes, labels = self._tile(source)
             height, width = image.shape[:2]
             left = cx - width if corner in (0, 2) else cx
@@ -106,7 +123,9 @@ class GlobalRandomMosaic(Dataset[dict[str, Any]]):
             x0, y0 = max(left, 0), max(top, 0)
             x1, y1 = min(left + width, size), min(top + height, size)
             if x1 <= x0 or y1 <= y0:
+                windows.append((0, 0, 0, 0))
                 continue  # the centre pushed this tile out of the kept square
+            windows.append((x0, y0, x1, y1))
             out[y0:y1, x0:x1] = image[y0 - top : y1 - top, x0 - left : x1 - left]
             shifted = boxes + np.array([left, top, left, top], dtype=np.float64)
             clipped = clip_xyxy(shifted, float(x0), float(y0), float(x1), float(y1))
@@ -119,9 +138,5 @@ class GlobalRandomMosaic(Dataset[dict[str, Any]]):
             "image": out,
             "bboxes": np.concatenate(all_boxes).astype(np.float32).reshape(-1, 4),
             "labels": np.concatenate(all_labels).astype(np.int64),
-            "mosaic": {
-                "applied": True,
-                "indices": [index, *partners],
-                "center": (cx, cy),
-            },
+            "mosaic": {"applied": True, "indices": indices, "center": (cx, cy), "dst": windows},
         }

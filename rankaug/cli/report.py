@@ -3,15 +3,39 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
+from rankaug.cli.fixes import Pipeline, fix_lines
 from rankaug.cli.verdicts import Verdict
 
 if TYPE_CHECKING:
-    from rankaug.cli.audit import AuditConfig
+    from rankaug.cli.probe import AuditConfig
 
-__all__ = ["AuditReport", "AuditResult"]
+__all__ = ["NO_RANDOMNESS", "AuditReport", "AuditResult", "Outcome", "no_randomness"]
+
+#: The verdict on a target whose every output was identical everywhere.
+NO_RANDOMNESS = "no randomness found"
+Outcome = Literal["pass", "fail", "no randomness found"]
+_NOTHING_RANDOM = (
+    "every index gave the same output at every position, rank, worker and epoch: there "
+    "is nothing random to audit; if this dataset should augment, its transform is not "
+    "applied (or is keyed by the index alone)"
+)
+
+
+def no_randomness(verdicts: Sequence[Verdict]) -> bool:
+    """Whether the verdicts found no randomness at all (every output identical everywhere).
+
+    >>> from rankaug.cli.verdicts import Layout, analyse
+    >>> layout = Layout(ranks=2, workers=0, epochs=2, rerun=False)
+    >>> fixed = {(0, e, r, 0, j): f"image {j % 8}" for e in (0, 1) for r in (0, 1)
+    ...          for j in range(16)}
+    >>> no_randomness(analyse(layout, list(range(8)) * 2, fixed))
+    True
+    """
+    return any(v.name == "positions" and v.stats.get("no_randomness") for v in verdicts)
 
 
 @dataclass
@@ -25,11 +49,29 @@ class AuditReport:
     verdicts: list[Verdict]
     samples: int
     skipped_types: list[str]
+    pipeline: Pipeline = field(default_factory=lambda: Pipeline("dataset"))
 
     @property
     def failed(self) -> list[Verdict]:
         """The failing verdicts."""
         return [v for v in self.verdicts if v.status == "fail"]
+
+    @property
+    def outcome(self) -> Outcome:
+        """``"fail"``, ``"no randomness found"`` (nothing random to audit) or ``"pass"``."""
+        if self.failed:
+            return "fail"
+        return "no randomness found" if no_randomness(self.verdicts) else "pass"
+
+    @property
+    def fixes(self) -> list[str]:
+        """What to do about the failures, one ``"fix: ..."`` line each (none on a pass)."""
+        return fix_lines(
+            self.pipeline,
+            [v.name for v in self.failed],
+            seed=self.config.seed,
+            epoch_from=self.config.epoch_from,
+        )
 
     @property
     def exit_code(self) -> int:
@@ -46,6 +88,8 @@ class AuditReport:
             "skipped_types": self.skipped_types,
             "verdicts": [asdict(v) for v in self.verdicts],
             "failed": [v.name for v in self.failed],
+            "verdict": self.outcome,
+            "fixes": self.fixes,
             "exit_code": self.exit_code,
         }
 
@@ -78,6 +122,10 @@ class AuditReport:
         if self.failed:
             names = ", ".join(v.name for v in self.failed)
             lines.append(f"verdict on {self.target}: FAIL ({names})")
+            lines.extend(self.fixes)
+        elif self.outcome == NO_RANDOMNESS:
+            lines.append(f"verdict on {self.target}: NO RANDOMNESS FOUND")
+            lines.append(f"  {_NOTHING_RANDOM}")
         else:
             lines.append(f"verdict on {self.target}: PASS")
         return "\n".join(lines)
@@ -109,9 +157,14 @@ class AuditResult:
     def to_text(self) -> str:
         """Every report, then the exit code."""
         parts = [report.to_text() for report in self.reports]
-        failed = [report.target for report in self.reports if report.exit_code]
-        if failed:
-            parts.append(f"FAIL: {', '.join(failed)}; exit 1")
-        else:
-            parts.append("PASS; exit 0")
+        by_outcome: dict[str, list[str]] = {"fail": [], NO_RANDOMNESS: [], "pass": []}
+        for report in self.reports:
+            by_outcome[report.outcome].append(report.target)
+        everyone = len(self.reports)
+        summary = [
+            outcome.upper() + ("" if len(targets) == everyone else f": {', '.join(targets)}")
+            for outcome, targets in by_outcome.items()
+            if targets
+        ]
+        parts.append("; ".join([*summary, f"exit {self.exit_code}"]))
         return "\n\n".join(parts)

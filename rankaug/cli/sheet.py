@@ -19,7 +19,15 @@ import numpy as np
 
 from rankaug.cli.views import SampleView
 
-__all__ = ["caption", "contact_sheet", "render_tile", "sheet_size", "write_png"]
+__all__ = [
+    "caption",
+    "contact_sheet",
+    "fit_image",
+    "fit_text",
+    "render_tile",
+    "sheet_size",
+    "write_png",
+]
 
 PAD = 6
 LINE_HEIGHT = 14
@@ -78,11 +86,38 @@ def _colour(label: Any) -> tuple[int, int, int]:
     return int(red * 255), int(green * 255), int(blue * 255)
 
 
-def _fit_text(text: str, width: int) -> str:
+def fit_text(text: str, width: int, scale: float = _FONT_SCALE) -> str:
+    """``text`` in ASCII, cut (ending in ``~``) to fit ``width`` pixels at font ``scale``.
+
+    >>> fit_text("partners 3 8 9", 1000), fit_text("partners 3 8 9", 40)
+    ('partners 3 8 9', 'partner~')
+    """
     text = text.encode("ascii", "replace").decode()
-    while text and cv2.getTextSize(text, _FONT, _FONT_SCALE, 1)[0][0] > width:
+    while text and cv2.getTextSize(text, _FONT, scale, 1)[0][0] > width:
         text = text[:-2] + "~" if len(text) > 1 else ""
     return text
+
+
+def fit_image(image: np.ndarray, thumb: int) -> tuple[np.ndarray, float, tuple[int, int]]:
+    """Scale ``image`` to fit a ``thumb`` square, letterboxed on dark grey.
+
+    Returns:
+        The ``thumb x thumb x 3`` square, the scale, and the image's ``(left, top)`` in it.
+
+    >>> square, scale, corner = fit_image(np.zeros((30, 60, 3), np.uint8), 64)
+    >>> square.shape, round(scale, 3), corner
+    ((64, 64, 3), 1.067, (0, 16))
+    """
+    square = np.full((thumb, thumb, 3), _LETTERBOX, np.uint8)
+    height, width = image.shape[:2]
+    scale = thumb / max(height, width)
+    new_w, new_h = max(1, round(width * scale)), max(1, round(height * scale))
+    top, left = (thumb - new_h) // 2, (thumb - new_w) // 2
+    interpolation = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
+    square[top : top + new_h, left : left + new_w] = cv2.resize(
+        image, (new_w, new_h), interpolation=interpolation
+    )
+    return square, scale, (left, top)
 
 
 def render_tile(view: SampleView, caption: Sequence[str], thumb: int = 160) -> np.ndarray:
@@ -101,15 +136,7 @@ def render_tile(view: SampleView, caption: Sequence[str], thumb: int = 160) -> n
     (96, 64, 3)
     """
     tile = np.full((thumb + CAPTION_HEIGHT, thumb, 3), _BACKGROUND, np.uint8)
-    tile[:thumb] = _LETTERBOX
-    height, width = view.image.shape[:2]
-    scale = thumb / max(height, width)
-    new_w, new_h = max(1, round(width * scale)), max(1, round(height * scale))
-    top, left = (thumb - new_h) // 2, (thumb - new_w) // 2
-    interpolation = cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR
-    tile[top : top + new_h, left : left + new_w] = cv2.resize(
-        view.image, (new_w, new_h), interpolation=interpolation
-    )
+    tile[:thumb], scale, (left, top) = fit_image(view.image, thumb)
     labels = view.labels if view.labels is not None else [None] * len(view.boxes)
     for box, label in zip(view.boxes, labels, strict=False):
         if not np.isfinite(box).all():
@@ -124,7 +151,7 @@ def render_tile(view: SampleView, caption: Sequence[str], thumb: int = 160) -> n
         )
     for line_no, line in enumerate(list(caption)[:CAPTION_LINES]):
         baseline = thumb + (line_no + 1) * LINE_HEIGHT
-        cv2.putText(tile, _fit_text(line, thumb - 2), (1, baseline), _FONT, _FONT_SCALE, _INK, 1)
+        cv2.putText(tile, fit_text(line, thumb - 2), (1, baseline), _FONT, _FONT_SCALE, _INK, 1)
     return tile
 
 
@@ -159,13 +186,13 @@ def contact_sheet(
     columns = max(1, *(len(row) for row in tiles))
     height, width = sheet_size(len(tiles), columns, thumb)
     sheet = np.full((height, width, 3), _BACKGROUND, np.uint8)
-    cv2.putText(sheet, _fit_text(title, width - 2 * PAD), (PAD, 18), _FONT, 0.5, _INK, 1)
+    cv2.putText(sheet, fit_text(title, width - 2 * PAD), (PAD, 18), _FONT, 0.5, _INK, 1)
     cell_height = thumb + CAPTION_HEIGHT
     for row, (cells, label) in enumerate(zip(tiles, row_labels, strict=True)):
         top = TITLE_HEIGHT + row * (cell_height + PAD)
         cv2.putText(
             sheet,
-            _fit_text(label, LABEL_WIDTH - PAD),
+            fit_text(label, LABEL_WIDTH - PAD),
             (PAD, top + thumb // 2),
             _FONT,
             0.45,

@@ -16,6 +16,7 @@ it (see :mod:`rankaug.cli.failure`).
 
 from __future__ import annotations
 
+import argparse
 import itertools
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,13 +29,84 @@ from rankaug.boxes import check_box_format
 from rankaug.cli.adapter import build_adapter, reader_text
 from rankaug.cli.failure import Failure
 from rankaug.cli.launch import keep_as_is, launch, progress
+from rankaug.cli.options import (
+    TARGET_HELP,
+    box_format_option,
+    integer,
+    launch_options,
+    reader_options,
+)
 from rankaug.cli.sheet import caption, contact_sheet, render_tile, write_png
 from rankaug.cli.target import build_dataset
 from rankaug.cli.views import SheetViews
 from rankaug.keyed import inner_datasets
 from rankaug.sampler import EpochSampler
 
-__all__ = ["ShowConfig", "ShowJob", "box_format_of", "run_show"]
+__all__ = ["ShowConfig", "ShowJob", "add_parser", "box_format_of", "run", "run_show"]
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``rankaug show`` and its options."""
+    show = commands.add_parser(
+        "show",
+        help="PNG contact sheet of what every rank loads",
+        description=(
+            "Run TARGET's dataset on every rank as a DDP launch would and write a PNG "
+            "contact sheet: rows = ranks, columns = samples, boxes drawn."
+        ),
+    )
+    show.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    show.add_argument(
+        "--output",
+        metavar="FILE",
+        default="rankaug-show.png",
+        help="the PNG to write (default: rankaug-show.png)",
+    )
+    show.add_argument(
+        "--samples", type=integer(1, 64), default=8, help="samples per rank (default: 8)"
+    )
+    show.add_argument("--epoch", type=integer(0), default=0, help="the epoch to show (default: 0)")
+    show.add_argument(
+        "--sampler",
+        choices=("distributed", "same"),
+        default="distributed",
+        help=(
+            "distributed: each rank's DistributedSampler share, as in training; same: "
+            "indices 0, 1, 2... on every rank, so identical columns mean identical draws "
+            "(default: distributed)"
+        ),
+    )
+    box_format_option(show)
+    show.add_argument(
+        "--thumb", type=integer(32, 1024), default=160, help="thumbnail side (default: 160)"
+    )
+    reader_options(show, "the sheet shows its image, bboxes and labels")
+    launch_options(show)
+    show.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``rankaug show`` with parsed arguments; return the exit code."""
+    path, (height, width) = run_show(
+        ShowConfig(
+            target=args.target,
+            output=args.output,
+            ranks=args.ranks,
+            workers=args.workers,
+            start_method=args.start_method,
+            seed=args.seed,
+            samples=args.samples,
+            epoch=args.epoch,
+            sampler=args.sampler,
+            box_format=args.box_format,
+            thumb=args.thumb,
+            progress=not args.quiet,
+            adapter=args.adapter,
+            keys=args.keys,
+        )
+    )
+    print(f"wrote {path} ({width}x{height}: {args.ranks} rank rows, {args.samples} columns)")
+    return 0
 
 
 def box_format_of(dataset: Any) -> str:

@@ -169,7 +169,7 @@ def _positions(analysis: _Analysis) -> Verdict:
     pairs = [((e, *s), (e, *s), (e, *s)) for s in analysis.streams for e in range(layout.epochs)]
     pooled, _ = analysis.category(pairs)
     equal, total = pooled.other, pooled.other_total
-    stats = {"repeats_identical": equal, "repeats_compared": total}
+    stats = {"repeats_identical": equal, "repeats_compared": total, "no_randomness": False}
     if equal == total:
         return Verdict(
             "positions",
@@ -276,10 +276,12 @@ def _describe(positions: Verdict, ranks: Verdict, workers: Verdict, epochs: Verd
         return
     if _all_identical(ranks) and _all_identical(workers):
         if _all_identical(epochs):
+            positions.stats["no_randomness"] = True
+            where = "epoch" if epochs.status != "skipped" else "epoch (one epoch audited)"
             positions.summary = (
                 "no randomness detected: every index gives the same output at every "
-                "position, rank, worker and epoch (or its randomness is keyed by the index "
-                "alone)"
+                f"position, rank, worker and {where} (or its randomness is keyed by the "
+                "index alone)"
             )
         else:
             positions.summary = (

@@ -21,7 +21,6 @@ from rankaug.samples import DefaultAdapter, SampleAdapter
 
 __all__ = [
     "SampleView",
-    "MixupViews",
     "SheetViews",
     "ViewItem",
     "mosaic_epoch",
@@ -245,48 +244,3 @@ class SheetViews(Dataset[ViewItem | Failure]):
             stage = f"reading dataset[{index}] with {self.reader or 'the adapter'}"
             return Failure.of(stage, index, worker, error)
         return index, worker, view, mosaic_partners(sample), mosaic_epoch(sample)
-
-
-class _Tap(Dataset[Any]):
-    """``dataset[i]``, remembering the last sample's ``"mixup"`` record."""
-
-    def __init__(self, dataset: Any) -> None:
-        self.dataset = dataset
-        self.last: Any = None
-
-    def __len__(self) -> int:
-        return len(self.dataset)
-
-    def __getitem__(self, index: int) -> Any:
-        self.last = None
-        sample = self.dataset[index]
-        self.last = sample.get("mixup") if isinstance(sample, dict) else None
-        return sample
-
-
-class MixupViews(Dataset[tuple[Any, ...] | Failure]):
-    """:class:`SheetViews` items of mixed mosaics, with the mixup.
-
-    Items are the sheet item followed by the sample's ``"mixup"`` record (``None``
-    without one), or the :class:`~rankaug.cli.failure.Failure` of a sample that failed.
-
-    Args:
-        dataset: A dataset of dict samples with a ``"mixup"`` record.
-
-    >>> from rankaug.datasets import SyntheticDetection
-    >>> from rankaug.mix import MixUpDataset
-    >>> item = MixupViews(MixUpDataset(SyntheticDetection(4, 16), seed=0))[2]
-    >>> item[0], item[-1]["indices"][0]
-    (2, 2)
-    """
-
-    def __init__(self, dataset: Any) -> None:
-        self._tap = _Tap(dataset)
-        self._views = SheetViews(self._tap, "pascal_voc")
-
-    def __len__(self) -> int:
-        return len(self._tap)
-
-    def __getitem__(self, index: int) -> tuple[Any, ...] | Failure:
-        item = self._views[index]
-        return item if isinstance(item, Failure) else (*item, self._tap.last)

@@ -1,0 +1,112 @@
+"""Options several commands share: bounded integers, the launch, the sample reader.
+
+Each command module (:mod:`rankaug.cli.demo`, ``audit``, ``show``, ...) registers its
+own subparser with ``add_parser(commands)`` and calls these for the groups it shares.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+__all__ = [
+    "BOX_FORMATS",
+    "TARGET_HELP",
+    "box_format_option",
+    "integer",
+    "launch_options",
+    "reader_options",
+]
+
+TARGET_HELP = (
+    "module:factory, a function (called with no arguments in every rank) returning a "
+    "map-style dataset, e.g. mypkg.data:build_train; the current directory is searched first"
+)
+BOX_FORMATS = ("pascal_voc", "coco", "yolo", "albumentations")
+
+
+def integer(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type`` for an integer in ``[low, high]`` (no upper bound: ``None``).
+
+    >>> integer(1, 64)("8")
+    8
+    >>> integer(1, 64)("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be an integer in [1, 64], got '0'
+    """
+    expected = f"an integer >= {low}" if high is None else f"an integer in [{low}, {high}]"
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {expected}, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {expected}, got {text!r}")
+        return value
+
+    return parse
+
+
+def launch_options(parser: argparse.ArgumentParser) -> None:
+    """``--ranks --workers --start-method --seed -q``: how the ranks are launched."""
+    group = parser.add_argument_group("launch (like torchrun on one machine)")
+    group.add_argument(
+        "--ranks", type=integer(1, 64), default=2, help="number of gloo ranks (default: 2)"
+    )
+    group.add_argument(
+        "--workers",
+        type=integer(0, 64),
+        default=2,
+        help="DataLoader workers per rank (default: 2)",
+    )
+    group.add_argument(
+        "--start-method",
+        choices=("fork", "spawn"),
+        default="fork",
+        help="how DataLoader workers start (default: fork)",
+    )
+    group.add_argument(
+        "--seed",
+        type=integer(0, 2**32 - 1),
+        default=0,
+        help="the seed every rank passes to torch.manual_seed (default: 0)",
+    )
+    group.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+
+
+def reader_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--keys`` or ``--adapter``: how samples of another layout are read."""
+    group = parser.add_argument_group(
+        "samples of another layout (see rankaug.cli.adapter)"
+    ).add_mutually_exclusive_group()
+    group.add_argument(
+        "--keys",
+        metavar="NAME=KEY,...",
+        help=(
+            "dict samples with other key names, e.g. ultralytics' "
+            "image=img,bboxes=bboxes,labels=cls (rankaug's name = the sample's key, "
+            f"dotted for nested dicts; image required); {what}"
+        ),
+    )
+    group.add_argument(
+        "--adapter",
+        metavar="module:factory",
+        help=(
+            "a function or class (called with no arguments in every rank) returning a "
+            f"rankaug.SampleAdapter with unpack(sample, targets) and repack(data, state); {what}"
+        ),
+    )
+
+
+def box_format_option(parser: argparse.ArgumentParser) -> None:
+    """``--box-format``: the format of dict samples' ``bboxes``."""
+    parser.add_argument(
+        "--box-format",
+        choices=BOX_FORMATS,
+        help=(
+            "format of dict samples' bboxes, e.g. yolo for ultralytics' (default: the "
+            "dataset's box_format, else pascal_voc)"
+        ),
+    )

@@ -1,0 +1,139 @@
+"""The audit's outcome and fixes, on made-up fingerprints (no processes)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rankaug import RandomAugmentWrapper
+from rankaug.cli.fixes import Pipeline, describe_pipeline, fix_lines
+from rankaug.cli.legacy import GlobalRandomMosaic
+from rankaug.cli.probe import AuditConfig
+from rankaug.cli.report import AuditReport, AuditResult
+from rankaug.cli.verdicts import Layout, analyse
+from rankaug.datasets import SyntheticDetection
+from tests import cli_targets
+
+SCHEDULE = list(range(8)) * 2
+LAYOUT = Layout(ranks=2, workers=0, epochs=2, rerun=False)
+CONFIG = AuditConfig(targets=("m:a",), workers=0, rerun=False)
+
+
+def report(draw: object, pipeline: Pipeline | None = None, target: str = "m:a") -> AuditReport:
+    """A report on ``draw(epoch, rank, position) -> digest``."""
+    records = {
+        (0, epoch, rank, 0, position): draw(epoch, rank, position)  # type: ignore[operator]
+        for epoch in range(2)
+        for rank in range(2)
+        for position in range(len(SCHEDULE))
+    }
+    verdicts = analyse(LAYOUT, SCHEDULE, records)
+    extra = {} if pipeline is None else {"pipeline": pipeline}
+    return AuditReport(target, CONFIG, list(range(8)), SCHEDULE, verdicts, 64, [], **extra)
+
+
+def fixed(epoch: int, rank: int, position: int) -> str:
+    return f"image {SCHEDULE[position]}"
+
+
+def seeds_bug(epoch: int, rank: int, position: int) -> str:
+    return f"draw {epoch} {position}"
+
+
+def keyed(epoch: int, rank: int, position: int) -> str:
+    return f"draw {epoch} {rank} {position}"
+
+
+class TestAuditReport:
+    def test_no_augmentation_is_its_own_verdict_not_a_pass(self) -> None:
+        found = report(fixed)
+        assert found.outcome == "no randomness found"
+        assert found.exit_code == 0
+        text = found.to_text()
+        assert "verdict on m:a: NO RANDOMNESS FOUND\n  every index gave the same output" in text
+        assert "verdict on m:a: PASS" not in text
+        assert found.to_dict()["verdict"] == "no randomness found"
+        assert found.fixes == []
+
+    def test_random_and_keyed_is_a_pass(self) -> None:
+        found = report(keyed)
+        assert found.outcome == "pass"
+        assert found.to_text().endswith("verdict on m:a: PASS")
+
+    def test_a_fail_ends_with_the_fix(self) -> None:
+        mosaic = describe_pipeline(GlobalRandomMosaic(SyntheticDetection(4, 16), output_size=32))
+        found = report(seeds_bug, mosaic)
+        assert found.outcome == "fail"
+        lines = found.to_text().splitlines()
+        assert lines[-2] == "verdict on m:a: FAIL (ranks)"
+        assert lines[-1].startswith("fix: GlobalRandomMosaic draws from global random state")
+        assert "use rankaug.MosaicDataset(SyntheticDetection(...), seed=0) in place of " \
+            "GlobalRandomMosaic" in lines[-1]  # fmt: skip
+        assert "worker_init_fn=rankaug.WorkerSeeder(0)" in lines[-1]
+        assert found.to_dict()["fixes"] == [lines[-1]]
+
+    def test_the_summary_names_each_outcome(self) -> None:
+        result = AuditResult(
+            CONFIG, [report(fixed), report(seeds_bug, target="m:b"), report(keyed, target="m:c")]
+        )
+        assert result.to_text().splitlines()[-1] == (
+            "FAIL: m:b; NO RANDOMNESS FOUND: m:a; PASS: m:c; exit 1"
+        )
+        assert json.loads(result.to_json())["exit_code"] == 1
+        assert (
+            AuditResult(CONFIG, [report(fixed)])
+            .to_text()
+            .endswith("\n\nNO RANDOMNESS FOUND; exit 0")
+        )
+
+    def test_one_epoch_says_so(self) -> None:
+        layout = Layout(ranks=2, workers=0, epochs=1, rerun=False)
+        records = {(0, 0, r, 0, j): fixed(0, r, j) for r in range(2) for j in range(16)}
+        positions = analyse(layout, SCHEDULE, records)[2]
+        assert positions.stats["no_randomness"] is True
+        assert "epoch (one epoch audited)" in positions.summary
+
+
+class TestFixes:
+    def test_a_private_generator_is_named_and_worker_seeder_is_not_offered(self) -> None:
+        pipeline = describe_pipeline(cli_targets.copied_generator())
+        assert pipeline.generators == ("rng (Generator)",)
+        (line,) = fix_lines(pipeline, ["ranks", "workers", "epochs"], seed=3, epoch_from="sampler")
+        assert line.startswith("fix: CopiedGenerator keeps rng (Generator), made once")
+        assert "rankaug.RandomAugmentWrapper(the un-augmented dataset, transform, seed=3)" in line
+        assert "WorkerSeeder" not in line
+
+    def test_a_transform_attribute_says_what_to_wrap(self) -> None:
+        class Folder:
+            def __init__(self) -> None:
+                self.transform = np.flipud
+
+        (line,) = fix_lines(describe_pipeline(Folder()), ["ranks"], seed=0, epoch_from="sampler")
+        assert "rankaug.RandomAugmentWrapper(Folder without its .transform, that transform, " \
+            "seed=0)" in line  # fmt: skip
+        assert "WorkerSeeder(0)" in line
+
+    def test_a_rankaug_wrapper_points_inside(self) -> None:
+        wrapper = RandomAugmentWrapper(cli_targets.global_random(), cli_targets.jitter, seed=0)
+        pipeline = describe_pipeline(wrapper)
+        assert pipeline.keyed
+        (line,) = fix_lines(pipeline, ["ranks"], seed=0, epoch_from="sampler")
+        assert line.startswith("fix: RandomAugmentWrapper keys its own draws, so ")
+        assert "GlobalRandomJitter draws from global random state" in line
+
+    @pytest.mark.parametrize(
+        ("epoch_from", "phrase"),
+        [("sampler", "audit it with --epoch-from set_epoch"), ("set_epoch", "EpochSampler")],
+    )
+    def test_replay(self, epoch_from: str, phrase: str) -> None:
+        pipeline = describe_pipeline(cli_targets.own_set_epoch())
+        (line,) = fix_lines(pipeline, ["epochs"], seed=0, epoch_from=epoch_from)
+        assert phrase in line
+
+    def test_irreproducible_and_nothing_failed(self) -> None:
+        (line,) = fix_lines(Pipeline("Unseeded"), ["reproducible"], seed=5, epoch_from="sampler")
+        assert line.startswith("fix: Unseeded draws from an unseeded source")
+        assert "WorkerSeeder(5)" in line
+        assert fix_lines(Pipeline("Fine"), [], seed=0, epoch_from="sampler") == []
