@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from rankaug.cli import cache
 from rankaug.cli.launch import LaunchError
 from rankaug.cli.target import TargetError
 
@@ -253,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _reader_options(show, "the sheet shows its image, bboxes and labels")
     _launch_options(show)
+    cache.add_parser(commands)
     return parser
 
 
@@ -355,6 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "demo": _demo,
         "audit": _audit,
         "show": _show,
+        "cache": cache.run,
     }
     try:
         return handlers[args.command](args)

@@ -33,7 +33,10 @@ def _store_one(directory: str, value: object, go: object) -> None:
 
 class TestStore:
     def test_layout(self, tmp_path: Path) -> None:
-        directory = prepare(tmp_path, "k" * 32, {"format": "f", "fingerprint": "text"})
+        directory, mode, _ = prepare(
+            tmp_path, "k" * 32, {"format": "f", "fingerprint": "text"}, trust=False
+        )
+        assert mode == "write"
         assert directory == tmp_path / ("k" * 32)
         assert json.loads((directory / "fingerprint.json").read_text()) == {
             "fingerprint": "text",
@@ -43,7 +46,7 @@ class TestStore:
         assert sample_path(str(directory), 1024 * 37 + 1) == f"{directory}/25/37889.sample"
 
     def test_outcomes_and_counter(self, tmp_path: Path) -> None:
-        directory = str(prepare(tmp_path, "k", {}))
+        directory = str(prepare(tmp_path, "k", {}, trust=False)[0])
         value = np.arange(10000, dtype=np.int64)
         chunks, size = chunks_of(value)
         assert stored_bytes(directory) == 0
@@ -60,7 +63,7 @@ class TestStore:
     def test_a_failed_write_leaves_nothing(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        directory = str(prepare(tmp_path, "k", {}))
+        directory = str(prepare(tmp_path, "k", {}, trust=False)[0])
 
         def disk_full(fd: int, chunks: object) -> None:
             os.write(fd, b"partial")
@@ -75,7 +78,7 @@ class TestStore:
         assert stored_bytes(directory) == 0
 
     def test_publishing_waits_for_the_lock(self, tmp_path: Path) -> None:
-        directory = str(prepare(tmp_path, "k", {}))
+        directory = str(prepare(tmp_path, "k", {}, trust=False)[0])
         go = FORK.Event()
         writer = FORK.Process(target=_store_one, args=(directory, np.ones(5000, np.uint8), go))
         writer.start()  # before the lock is taken: a forked child would inherit it
@@ -104,5 +107,7 @@ class TestStore:
 
     def test_prepare_names_the_directory(self, tmp_path: Path) -> None:
         (tmp_path / "file").write_text("")
-        with pytest.raises(NotADirectoryError, match=r"cannot write to its directory .*file"):
-            prepare(tmp_path / "file", "k", {})
+        with pytest.raises(
+            (NotADirectoryError, FileExistsError), match=r"cannot write to its .*file"
+        ):
+            prepare(tmp_path / "file", "k", {}, trust=False)
