@@ -46,7 +46,7 @@ import torch
 from rankaug.cache._trust import Untrusted, problem, refuse
 from rankaug.cache._unpickle import NOTHING, Refused, Trusted, load, tensor_reduction
 
-__all__ = ["INLINE_BYTES", "Corrupt", "encode", "map_limit", "read", "seal"]
+__all__ = ["INLINE_BYTES", "Corrupt", "encode", "map_limit", "read", "recorded_size", "seal"]
 
 MAGIC: Final = b"RKCACHE\x02"
 #: Arrays smaller than this are stored inside the pickle.
@@ -150,6 +150,22 @@ def seal(chunks: Sequence[bytes | memoryview]) -> None:
     for chunk in chunks[1:]:
         crc = zlib.crc32(chunk, crc)
     struct.pack_into("<I", head, _CRC_AT, crc)
+
+
+def recorded_size(path: str, size: int) -> int:
+    """The size a cache file's header records (what was counted when it was stored).
+
+    ``size`` (its size on disk) when the header is not whole.
+    """
+    try:
+        with open(path, "rb") as file:
+            head = file.read(_HEAD.size)
+    except OSError:
+        return size
+    if len(head) < _HEAD.size or head[:8] != MAGIC:
+        return size
+    recorded: int = _HEAD.unpack(head)[1]
+    return recorded
 
 
 def _checksum(data: memoryview) -> int:

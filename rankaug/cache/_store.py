@@ -18,7 +18,8 @@ cache removes those of dead writers. Folders are made ``0o755`` and checked to b
 user's alone (:mod:`rankaug.cache._trust`) unless the user trusts the directory.
 
 A damaged entry is replaced under the lock, and only if it is still the same file
-(device and inode), its old size taken off the counter: each entry is counted once.
+(device and inode), its old size (as its header records it) taken off the counter:
+each entry is counted once.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final, Literal
 
-from rankaug.cache._format import seal
+from rankaug.cache._format import recorded_size, seal
 from rankaug.cache._trust import problem, refuse
 from rankaug.cache._writers import clean, prefix
 
@@ -217,7 +218,7 @@ def _publish(
         else:
             if (status.st_dev, status.st_ino) != replace:
                 return "present"
-            old = status.st_size  # the damaged file's bytes were counted when stored
+            old = recorded_size(final, status.st_size)  # counted when it was stored
         used = max(0, _read_counter(counter) - old)
         if max_bytes is not None and used + size > max_bytes:
             if old:

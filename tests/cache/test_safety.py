@@ -268,6 +268,17 @@ class TestCachedDatasetSafety:
         assert cached.caching
         assert cached.stored_bytes() == sum(path.stat().st_size for path in entries(cached))
 
+    def test_a_torn_entry_stored_again_is_counted_once(self, tmp_path: Path) -> None:
+        source = SyntheticDetection(2, image_size=(120, 160))
+        cached = CachedDataset(source, tmp_path)
+        cached[0]
+        (path,) = entries(cached)
+        size = path.stat().st_size
+        path.write_bytes(path.read_bytes()[: size // 3])
+        assert_identical(cached[0], source[0])
+        assert path.stat().st_size == size
+        assert cached.stored_bytes() == size
+
     # ------------------------------------------------------------ dead writers
     def test_a_sigkilled_writers_temporary_file_is_removed(self, tmp_path: Path) -> None:
         ready = FORK.Event()

@@ -60,6 +60,29 @@ class TestStore:
         left = sorted(p.name for p in Path(directory).rglob("*") if p.is_file())
         assert left == ["3.sample", "4.sample", "bytes", "fingerprint.json"]
 
+    def test_replacing_a_damaged_file(self, tmp_path: Path) -> None:
+        directory = str(prepare(tmp_path, "k", {}, trust=False)[0])
+        chunks, size = chunks_of(np.arange(10000, dtype=np.int64))
+        assert store(directory, 0, chunks, size, max_bytes=None, fsync=False) == "stored"
+        final = sample_path(directory, 0)
+        status = os.stat(final)
+        wrong = (status.st_dev, status.st_ino + 1)
+        assert store(directory, 0, chunks, size, max_bytes=None, fsync=False, replace=wrong) == (
+            "present"  # someone replaced it already: left alone
+        )
+        same = (status.st_dev, status.st_ino)
+        assert store(directory, 0, chunks, size, max_bytes=None, fsync=False, replace=same) == (
+            "stored"
+        )
+        assert os.stat(final).st_ino != status.st_ino
+        assert stored_bytes(directory) == size  # the old file's bytes taken off
+        again = (os.stat(final).st_dev, os.stat(final).st_ino)
+        assert store(
+            directory, 0, chunks, size + 1, max_bytes=size, fsync=False, replace=again
+        ) == ("full")
+        assert not os.path.exists(final)  # a damaged file that cannot be replaced goes
+        assert stored_bytes(directory) == 0
+
     def test_a_failed_write_leaves_nothing(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
