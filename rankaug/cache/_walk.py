@@ -58,17 +58,22 @@ def _children(value: object, where: str) -> Iterator[tuple[object, str]]:
     elif isinstance(value, list | tuple | set | frozenset):
         for number, item in enumerate(value):
             yield item, f"{where}[{number}]"
-    attributes = getattr(value, "__dict__", None)
+    try:  # an object whose attribute lookup fails (a proxy, say) has no visible parts
+        attributes = object.__getattribute__(value, "__dict__")
+    except Exception:
+        attributes = None
     if isinstance(attributes, dict):
-        for name, item in attributes.items():
+        for name, item in list(attributes.items()):
             yield item, f"{where}.{name}"
     for kind in type(value).__mro__:
         slots = kind.__dict__.get("__slots__", ())
         for name in (slots,) if isinstance(slots, str) else slots:
             if name not in ("__dict__", "__weakref__"):
-                item = getattr(value, name, None)
-                if item is not None:
-                    yield item, f"{where}.{name}"
+                try:
+                    item = object.__getattribute__(value, name)
+                except Exception:
+                    continue
+                yield item, f"{where}.{name}"
 
 
 def refuse_random(dataset: Any) -> None:
