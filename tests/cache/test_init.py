@@ -242,6 +242,9 @@ class TestCachedDataset:
             ({"max_bytes": 1.5}, TypeError, r"max_bytes must be an integer >= 0, got 1.5"),
             ({"max_bytes": True}, TypeError, r"max_bytes must be an integer >= 0, got True"),
             ({"fsync": 1}, TypeError, r"fsync must be True or False, got 1"),
+            ({"trust_directory": 1}, TypeError, r"trust_directory must be True or False, got 1"),
+            ({"trusted_types": "Point"}, TypeError, r"trusted_types must be None or an iterable"),
+            ({"trusted_types": [3]}, TypeError, r"trusted_types must hold classes .*got 3"),
         ],
     )
     def test_bad_arguments(
