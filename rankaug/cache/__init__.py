@@ -117,6 +117,7 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         directory: The cache directory (absolute).
         path: The subdirectory of this fingerprint.
         fingerprint: What the subdirectory's name was made from, in ``fingerprint.text``.
+        trust_directory: Whether the owner checks are skipped.
 
     Raises:
         TypeError: If an argument has the wrong type.
@@ -187,8 +188,11 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         """Sample ``index``: read from the cache, else loaded from the dataset and stored.
 
         Raises:
-            TypeError: If ``index`` is not an integer, or a sample cannot be pickled.
+            TypeError: If ``index`` is not an integer, or a sample cannot be pickled
+                (or holds a type the reader would not build: see ``trusted_types``).
             IndexError: If ``index`` is out of range.
+            ValueError: If its file is not this user's alone, or its pickle calls
+                something rankaug does not store (nothing of it was run).
             SampleError: If the wrapped dataset fails (naming the index).
         """
         position = checks.index(index, self._length)
