@@ -8,20 +8,23 @@ a read costs about what ``np.load(mmap_mode="c")`` of an ``.npy`` file costs.
 
 How a sample is found or made (:meth:`CachedDataset.__getitem__`):
 
-1. its file exists and is whole: read it (:mod:`rankaug.cache._format`);
-2. otherwise load it from the dataset, and, unless this process stopped caching,
-   store it atomically (:mod:`rankaug.cache._store`) for everyone else;
+1. its file exists and is whole: read it (:mod:`rankaug.cache._format`; the checksum
+   is checked on a process's first read of each file, and the pickle may build only
+   rankaug's own types, :mod:`rankaug.cache._unpickle`);
+2. otherwise (missing or damaged) load it from the dataset, and, if this process can
+   write there, store it atomically (:mod:`rankaug.cache._store`) for everyone else;
 3. return what was read or loaded: the same values, types and shapes either way.
 
 Which subdirectory: a fingerprint of the dataset (:mod:`rankaug.cache._fingerprint`).
+Whether to cache at all: not if a rankaug wrapper is inside (:mod:`rankaug.cache._walk`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
 
@@ -32,9 +35,10 @@ from rankaug.cache._fingerprint import FORMAT, Fingerprint
 from rankaug.cache._fingerprint import fingerprint as make_fingerprint
 from rankaug.cache._format import Corrupt, encode, read
 from rankaug.cache._store import prepare, sample_path, store, stored_bytes
+from rankaug.cache._unpickle import Refused, trusted
+from rankaug.cache._walk import refuse_random
 from rankaug.context import current_worker, resolve_rank
 from rankaug.errors import RankaugWarning, SampleError
-from rankaug.keyed import KeyedDataset, inner_datasets
 
 __all__ = ["CachedDataset"]
 
@@ -59,24 +63,35 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
       renamed into place under a lock: readers see a whole sample or none, and two
       processes storing the same index leave one file.
     * **Invalidated when the source changes.** Samples live in a subdirectory named
-      by a fingerprint: the dataset's class and length, then ``fingerprint`` if
-      given, else its ``repr`` (when its class defines one without memory addresses)
-      and the sizes and mtimes of the files its ``source_files()`` lists (the
-      built-in readers have both). A changed fingerprint starts a new subdirectory,
+      by a fingerprint: the dataset's class, length and settings (its ``repr``, when
+      its class defines one without memory addresses), then its data: ``fingerprint``
+      if given, else the sizes and mtimes of the files its ``source_files()`` lists
+      (the built-in readers have both), or for a plain list, tuple or dict of samples
+      a hash of their content. A changed fingerprint starts a new subdirectory,
       leaving the old one whole for any process still reading it; :meth:`prune`
-      deletes old ones. A dataset that shows neither gets a warning: pass
-      ``fingerprint=``.
-    * **Bounded.** Past ``max_bytes`` bytes stored under this fingerprint (counted across
-      processes), new samples are served from the dataset uncached; nothing is evicted.
-    * **A full disk loses nothing.** If a write fails (``ENOSPC``, say), no partial file
-      stays, the sample is returned from the dataset, and this process stops caching
-      with one :class:`~rankaug.RankaugWarning`.
+      deletes old ones. A dataset that shows none of these gets a warning.
+    * **Checked.** Each file carries a CRC-32 of its bytes, checked the first time a
+      process reads it; a damaged file is never served: the sample is loaded again
+      and the file replaced. Temporary files of writers that died (``SIGKILL``) are
+      removed when a cache opens.
+    * **Nobody else's code runs.** Reading builds only what rankaug stores (builtin
+      containers and scalars, numpy arrays, dtypes and scalars, CPU tensors) and the
+      types in ``trusted_types``; a sample holding any other type is refused when it
+      is stored. A directory or file that another user owns or others may write is
+      refused, unless ``trust_directory=True``.
+    * **Bounded.** A sample that would take the bytes stored under this fingerprint
+      (counted across processes, each file once) past ``max_bytes`` is served
+      uncached; smaller ones still are cached; nothing is evicted.
+    * **A full disk loses nothing.** If a write fails (``ENOSPC``, say), even when the
+      cache opens, no partial file stays, samples are served from the dataset (and
+      those already cached from the cache), and this process stops storing with one
+      :class:`~rankaug.RankaugWarning`. A cache this process cannot write to (a
+      read-only mount) is read; what it lacks is served uncached, with one warning.
     * **Larger than RAM is fine.** Nothing is held in memory; the page cache keeps
       what fits.
 
-    The directory must be trusted: cache files are pickles. Locking uses ``flock``
-    (POSIX), so all processes must share one machine (or a file system with working
-    ``flock``).
+    Locking uses ``flock`` (POSIX), so all processes must share one machine (or a file
+    system with working ``flock``).
 
     Args:
         dataset: The deterministic map-style dataset to cache (``__getitem__`` and
@@ -91,18 +106,26 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         fsync: Flush every sample to the disk before publishing it, so that it
             survives a power loss (much slower to fill; without it a crash can only
             lose samples, which are then stored again). Defaults to ``False``.
+        trusted_types: Classes (or functions) of yours that samples hold, which the
+            reader may build besides rankaug's own. Defaults to ``None``.
+        trust_directory: Skip the check that the directory and its files are this
+            user's alone (only if you trust everyone who can write there). Defaults
+            to ``False``.
 
     Attributes:
         dataset: The wrapped dataset.
         directory: The cache directory (absolute).
         path: The subdirectory of this fingerprint.
         fingerprint: What the subdirectory's name was made from, in ``fingerprint.text``.
+        trust_directory: Whether the owner checks are skipped.
 
     Raises:
         TypeError: If an argument has the wrong type.
-        ValueError: If an argument is out of range, or ``dataset`` holds a rankaug
-            wrapper (a random augmentation cannot be cached).
-        OSError: If ``directory`` cannot be written to (the message names it).
+        ValueError: If an argument is out of range, ``dataset`` holds a rankaug
+            wrapper (a random augmentation cannot be cached), ``directory`` is not this
+            user's alone, or an in-memory dataset cannot be fingerprinted.
+        OSError: If ``directory`` can neither be written to nor read as a cache (the
+            message names it).
 
     >>> import tempfile
     >>> from rankaug.datasets import SyntheticDetection
@@ -125,15 +148,19 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         fingerprint: str | None = None,
         max_bytes: int | None = None,
         fsync: bool = False,
+        trusted_types: Iterable[object] | None = None,
+        trust_directory: bool = False,
     ) -> None:
         self.dataset = checks.map_dataset(dataset)
-        _refuse_random(dataset)
         self.directory = _check_directory(directory)
         given = None if fingerprint is None else _check_fingerprint(fingerprint)
         self.max_bytes = (
             None if max_bytes is None else checks.integer(max_bytes, "max_bytes", low=0)
         )
         self.fsync = checks.boolean(fsync, "fsync")
+        self._trusted = trusted(trusted_types)
+        self.trust_directory = checks.boolean(trust_directory, "trust_directory")
+        refuse_random(dataset)
         self._length = len(dataset)
         self.fingerprint: Fingerprint = make_fingerprint(dataset, self._length, given)
         if not self.fingerprint.sees_changes:
@@ -145,9 +172,14 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
                 stacklevel=2,
             )
         description = {"format": FORMAT, "fingerprint": self.fingerprint.text}
-        self.path = prepare(self.directory, self.fingerprint.key, description)
+        self.path, mode, why = prepare(
+            self.directory, self.fingerprint.key, description, trust=self.trust_directory
+        )
         self._where = str(self.path)
-        self._caching = True  # False once this process stopped storing samples
+        self._caching = mode == "write"  # False once this process stopped storing samples
+        self._read_only = why if mode == "read" else ""  # warned about at the first miss
+        if mode == "full":
+            self._stop(f"opening it failed ({why})", stacklevel=3)
 
     def __len__(self) -> int:
         return self._length
@@ -156,22 +188,33 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         """Sample ``index``: read from the cache, else loaded from the dataset and stored.
 
         Raises:
-            TypeError: If ``index`` is not an integer, or a sample cannot be pickled.
+            TypeError: If ``index`` is not an integer, or a sample cannot be pickled
+                (or holds a type the reader would not build: see ``trusted_types``).
             IndexError: If ``index`` is out of range.
+            ValueError: If its file is not this user's alone, or its pickle calls
+                something rankaug does not store (nothing of it was run).
             SampleError: If the wrapped dataset fails (naming the index).
         """
         position = checks.index(index, self._length)
         path = sample_path(self._where, position)
+        damaged = None
         try:
-            cached: T_co = read(path)
+            cached: T_co = read(path, self._trusted, owner_check=not self.trust_directory)
             return cached
         except FileNotFoundError:
             pass
-        except Corrupt:
-            _remove(path)  # torn by a crash or written by other code: store it again
+        except Corrupt as error:  # torn or damaged: never served, stored again
+            damaged = error.identity
         sample = self._load(index, position)
         if self._caching:
-            self._store(position, sample)
+            self._store(position, sample, damaged)
+        elif self._read_only:
+            _warn_once(
+                self._where,
+                f"CachedDataset cannot store samples in {self.path} ({self._read_only}); "
+                f"it reads what is cached there and serves dataset[{position}] and other "
+                "missing samples from the dataset (correct, but not faster)",
+            )
         return sample
 
     def is_cached(self, index: int) -> bool:
@@ -191,7 +234,8 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
     def caching(self) -> bool:
         """Whether this process still stores samples.
 
-        ``False`` after a failed write (a full disk) or once ``max_bytes`` is reached.
+        ``False`` after a failed write (a full disk) or in a directory it cannot
+        write to.
         """
         return self._caching
 
@@ -229,29 +273,42 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
             ) from error
         return sample
 
-    def _store(self, position: int, sample: object) -> None:
+    def _store(self, position: int, sample: object, damaged: tuple[int, int] | None) -> None:
         try:
-            chunks, size = encode(sample)
+            chunks, size = encode(sample, self._trusted, sealed=False)
+        except Refused as error:
+            raise TypeError(
+                f"CachedDataset cannot store dataset[{position}]: it holds "
+                f"{error.module}.{error.name}, which the cache reads back only when named; "
+                f"pass trusted_types=[{error.name}] if you trust that type's unpickling"
+            ) from None
         except Exception as error:
             raise TypeError(
                 f"CachedDataset cannot store dataset[{position}]: the sample cannot be "
                 f"pickled ({type(error).__name__}: {error})"
             ) from error
         try:
-            outcome = store(
-                self._where, position, chunks, size, max_bytes=self.max_bytes, fsync=self.fsync
-            )
-        except OSError as error:
-            self._caching = False
-            _warn_once(
+            store(
                 self._where,
-                f"CachedDataset stopped caching in {self.path}: writing dataset[{position}] "
-                f"failed ({error}). Nothing partial was left; this process now serves "
-                "samples it has not cached from the dataset (correct, but not faster).",
-            )
-            return
-        if outcome == "full":
-            self._caching = False
+                position,
+                chunks,
+                size,
+                max_bytes=self.max_bytes,
+                fsync=self.fsync,
+                replace=damaged,
+            )  # "full": this one does not fit, smaller ones may
+        except OSError as error:
+            self._stop(f"writing dataset[{position}] failed ({error})", stacklevel=4)
+
+    def _stop(self, why: str, stacklevel: int) -> None:
+        self._caching = False
+        _warn_once(
+            self._where,
+            f"CachedDataset stopped caching in {self.path}: {why}. Nothing partial was "
+            "left; this process now serves samples it has not cached from the dataset "
+            "(correct, but not faster).",
+            stacklevel=stacklevel + 1,
+        )
 
 
 def _is_cache(path: Path) -> bool:
@@ -262,16 +319,6 @@ def _is_cache(path: Path) -> bool:
         and path.is_dir()
         and (path / "fingerprint.json").is_file()
     )
-
-
-def _refuse_random(dataset: Any) -> None:
-    for inner in (dataset, *inner_datasets(dataset, through_keyed=True)):
-        if isinstance(inner, KeyedDataset):
-            raise ValueError(
-                f"dataset must be deterministic, but it holds {type(inner).__name__}, whose "
-                "draws change every epoch; cache what is below the augmentation, e.g. "
-                "MosaicDataset(CachedDataset(YoloFolder(...), directory), ...)"
-            )
 
 
 def _check_directory(directory: object) -> Path:
@@ -296,14 +343,9 @@ def _check_fingerprint(value: object) -> str:
     return value
 
 
-def _warn_once(where: str, message: str) -> None:
+def _warn_once(where: str, message: str, stacklevel: int = 4) -> None:
     key = (os.getpid(), where)
     if key in _WARNED:
         return
     _WARNED.add(key)
-    warnings.warn(message, RankaugWarning, stacklevel=4)
-
-
-def _remove(path: str) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
+    warnings.warn(message, RankaugWarning, stacklevel=stacklevel)

@@ -7,10 +7,12 @@ import os
 import re
 from typing import Any, Final
 
+from rankaug.cache._content import Opaque, content_hash
+
 __all__ = ["FORMAT", "Fingerprint", "fingerprint"]
 
 #: Bumped when the file format changes, so old caches are never read as new.
-FORMAT: Final = "rankaug.CachedDataset/1"
+FORMAT: Final = "rankaug.CachedDataset/2"
 _ADDRESS: Final = re.compile(r" at 0x[0-9A-Fa-f]+")
 
 
@@ -33,26 +35,44 @@ class Fingerprint:
 
 
 def fingerprint(dataset: Any, length: int, given: str | None) -> Fingerprint:
-    """The fingerprint of ``dataset``: ``given`` if any, else what can be seen of it.
+    """The fingerprint of ``dataset``: its class, length and settings, then its data.
 
-    Always the cache format, the dataset's class and its length. Then ``given``, or
-    by default: the dataset's ``repr`` when its class defines one (the readers'
-    reprs list every setting; a repr with a memory address, which changes from run
-    to run, is left out), and the size and modification time (ns) of every file that
-    its ``source_files()`` method lists (a missing file counts as missing).
+    Always the cache format, the dataset's class and its length, and the dataset's
+    ``repr`` when its class defines one (the readers' reprs list every setting; a repr
+    with a memory address, which changes from run to run, is left out). Then the
+    data: ``given`` if any; else the size and modification time (ns) of every file
+    that its ``source_files()`` method lists (a missing file counts as missing); for
+    a plain list, tuple or dict of samples, a hash of their content instead of any
+    ``repr`` (:mod:`rankaug.cache._content`).
+
+    Raises:
+        ValueError: If ``dataset`` is a list, tuple or dict whose samples hold values
+            the content hash cannot see into, and ``given`` is ``None``.
     """
     kind = type(dataset)
     lines = [f"format={FORMAT}", f"class={kind.__module__}.{kind.__qualname__}"]
     lines.append(f"length={length}")
-    if given is not None:
-        lines.append(f"given={given}")
-        return Fingerprint(lines, sees_changes=True)
+    in_memory = isinstance(dataset, list | tuple | dict)
     sees_changes = False
-    if getattr(kind, "__repr__", None) is not object.__repr__:
+    if not in_memory and getattr(kind, "__repr__", None) is not object.__repr__:
         text = repr(dataset)
         if not _ADDRESS.search(text):
             lines.append(f"repr={text}")
             sees_changes = True
+    if given is not None:
+        lines.append(f"given={given}")
+        return Fingerprint(lines, sees_changes=True)
+    if in_memory:
+        try:
+            lines.append(f"content={content_hash(dataset)}")
+        except Opaque as error:
+            raise ValueError(
+                f"dataset is a {kind.__name__} of samples holding {error.args[0]}, which "
+                "CachedDataset cannot fingerprint by content (only arrays, tensors, numbers, "
+                "strings, bytes, lists, tuples and dicts); pass fingerprint='...' (and "
+                "change it with the data)"
+            ) from None
+        return Fingerprint(lines, sees_changes=True)
     source_files = getattr(dataset, "source_files", None)
     if callable(source_files):
         digest = hashlib.sha256()

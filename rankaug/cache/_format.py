@@ -2,7 +2,7 @@
 
 Layout (little-endian)::
 
-    magic "RKCACHE" 0x01 | file size u64 | pickle size u64 | buffer count u32 | 4 zero bytes
+    magic "RKCACHE" 0x02 | file size u64 | pickle size u64 | buffer count u32 | CRC-32 u32
     buffer table: (offset u64, size u64) per buffer
     the pickle (protocol 5)
     each buffer, at an offset that is a multiple of 64
@@ -18,6 +18,12 @@ Each live mapping holds one file descriptor (Python's ``mmap`` keeps its own). T
 keep a program that holds thousands of samples from running out of descriptors, at
 most :func:`map_limit` mappings are live at once per process; past that, files are
 read into memory instead (the same values, one copy more).
+
+Integrity: the CRC-32 covers every byte of the file but its own four; it is checked
+the first time a process opens a file (identified by device, inode, size, mtime and
+ctime), not on every read. Safety: the pickle is read by
+:mod:`rankaug.cache._unpickle`, which builds only rankaug's own types, and a file that
+another user owns or others may write is refused (:mod:`rankaug.cache._trust`).
 """
 
 from __future__ import annotations
@@ -30,17 +36,24 @@ import resource
 import struct
 import threading
 import weakref
+import zlib
+from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
 import torch
 
-__all__ = ["INLINE_BYTES", "Corrupt", "encode", "map_limit", "read"]
+from rankaug.cache._trust import Untrusted, problem, refuse
+from rankaug.cache._unpickle import NOTHING, Refused, Trusted, load, tensor_reduction
 
-MAGIC: Final = b"RKCACHE\x01"
+__all__ = ["INLINE_BYTES", "Corrupt", "encode", "map_limit", "read", "recorded_size", "seal"]
+
+MAGIC: Final = b"RKCACHE\x02"
 #: Arrays smaller than this are stored inside the pickle.
 INLINE_BYTES: Final = 4096
-_HEAD: Final = struct.Struct("<8sQQI4x")
+_HEAD: Final = struct.Struct("<8sQQII")
+_CRC_AT: Final = _HEAD.size - 4
+_OTHERS_WRITE: Final = 0o022
 _ENTRY: Final = struct.Struct("<QQ")
 _ALIGN: Final = 64
 _SMALL_FILE: Final = 1 << 16  # files below this are read, not mapped
@@ -48,10 +61,19 @@ _SMALL_FILE: Final = 1 << 16  # files below this are read, not mapped
 _live_lock = threading.Lock()
 _live = [0]
 _limit: list[int] = []
+_verified: set[int] = set()  # files this process has checked, by hash of their identity
 
 
 class Corrupt(Exception):
-    """A cache file that cannot be read back (torn by a crash, or from other code)."""
+    """A cache file that cannot be read back (torn, damaged, or from other code).
+
+    Attributes:
+        identity: The file's ``(st_dev, st_ino)``, to replace exactly this file.
+    """
+
+    def __init__(self, message: str, identity: tuple[int, int] = (-1, -1)) -> None:
+        super().__init__(message)
+        self.identity = identity
 
 
 class _Pickler(pickle.Pickler):
@@ -66,26 +88,25 @@ class _Pickler(pickle.Pickler):
             ):
                 return np.ascontiguousarray(obj).__reduce_ex__(5)
             return NotImplemented
-        if type(obj) is torch.Tensor and _plain_tensor(obj):
-            try:
-                array = obj.numpy()
-            except (RuntimeError, TypeError):  # conjugate or negative views, odd dtypes
-                return NotImplemented
-            return torch.from_numpy, (array,)
+        if type(obj) is torch.Tensor:
+            return tensor_reduction(obj)
         return NotImplemented
 
 
-def _plain_tensor(tensor: torch.Tensor) -> bool:
-    return (
-        tensor.device.type == "cpu" and tensor.layout == torch.strided and not tensor.requires_grad
-    )
-
-
-def encode(sample: object) -> tuple[list[bytes | memoryview], int]:
+def encode(
+    sample: object, extra: Trusted = NOTHING, *, sealed: bool = True
+) -> tuple[list[bytes | memoryview], int]:
     """The chunks of one sample's file, in order, and the file's size.
+
+    Args:
+        sample: What to store.
+        extra: Globals the reader admits beyond rankaug's (``trusted_types``).
+        sealed: Compute the checksum now; ``False`` leaves it to :func:`seal`.
 
     Raises:
         pickle.PicklingError, TypeError, AttributeError: If the sample cannot be pickled.
+        rankaug.cache._unpickle.Refused: If the reader would refuse it (it holds
+            a type that is neither rankaug's nor in ``extra``).
     """
     buffers: list[memoryview] = []
 
@@ -110,22 +131,81 @@ def encode(sample: object) -> tuple[list[bytes | memoryview], int]:
         table.append(_ENTRY.pack(position, raw.nbytes))
         body.append(raw)
         position += raw.nbytes
-    head = _HEAD.pack(MAGIC, position, payload.nbytes, len(buffers)) + b"".join(table)
-    return [head, *body], position
+    load(payload, buffers, extra)  # what the reader could not build is refused now
+    head = bytearray(_HEAD.pack(MAGIC, position, payload.nbytes, len(buffers), 0))
+    head += b"".join(table)
+    chunks: list[bytes | memoryview] = [memoryview(head), *body]
+    if sealed:
+        seal(chunks)
+    return chunks, position
 
 
-def read(path: str) -> Any:
+def seal(chunks: Sequence[bytes | memoryview]) -> None:
+    """Write the checksum into the header, ``chunks[0]`` (as :func:`encode` made it)."""
+    head = chunks[0]
+    if not isinstance(head, memoryview) or head.readonly:
+        raise TypeError("seal needs the chunks encode(sealed=False) made")
+    crc = zlib.crc32(head[:_CRC_AT])
+    crc = zlib.crc32(head[_HEAD.size :], crc)
+    for chunk in chunks[1:]:
+        crc = zlib.crc32(chunk, crc)
+    struct.pack_into("<I", head, _CRC_AT, crc)
+
+
+def recorded_size(path: str, size: int) -> int:
+    """The size a cache file's header records (what was counted when it was stored).
+
+    ``size`` (its size on disk) when the header is not whole.
+    """
+    try:
+        with open(path, "rb") as file:
+            head = file.read(_HEAD.size)
+    except OSError:
+        return size
+    if len(head) < _HEAD.size or head[:8] != MAGIC:
+        return size
+    recorded: int = _HEAD.unpack(head)[1]
+    return recorded
+
+
+def _checksum(data: memoryview) -> int:
+    return zlib.crc32(data[_HEAD.size :], zlib.crc32(data[:_CRC_AT]))
+
+
+def read(
+    path: str, extra: Trusted = NOTHING, *, owner_check: bool = True, verify: bool = False
+) -> Any:
     """The sample stored at ``path``.
+
+    Args:
+        path: The file.
+        extra: Globals admitted beyond rankaug's (``trusted_types``).
+        owner_check: Refuse a file that is not this user's alone.
+        verify: Check the checksum even if this process checked this file before.
 
     Raises:
         FileNotFoundError: If there is no file (the sample is not cached).
-        Corrupt: If the file is not a complete cache file.
+        Corrupt: If the file is not a whole, undamaged cache file.
+        rankaug.cache._trust.Untrusted: If another user could have written it, or its
+            pickle names a global that the reader does not admit.
     """
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
-        size = os.fstat(fd).st_size
+        status = os.fstat(fd)
+        owner = status.st_uid
+        if owner_check and (
+            (owner and owner != os.geteuid()) or status.st_mode & _OTHERS_WRITE
+        ):  # the quick test of problem(status)
+            raise refuse(path, "entry", problem(status) or "not this user's alone")
+        size = status.st_size
+        identity = (status.st_dev, status.st_ino)
+        seen = hash((*identity, size, status.st_mtime_ns, status.st_ctime_ns))
+        if verify or seen not in _verified:
+            check: int | None = seen
+        else:
+            check = None
         if size < _HEAD.size:
-            raise Corrupt(f"{path}: {size} bytes, shorter than a header")
+            raise Corrupt(f"{path}: {size} bytes, shorter than a header", identity)
         if size < _SMALL_FILE or not _take_map():
             data = memoryview(_read_all(fd, size, path))
         else:
@@ -138,24 +218,50 @@ def read(path: str) -> Any:
             data = memoryview(mapped)
     finally:
         os.close(fd)
-    return _decode(data, size, path)
+    sample = _decode(data, size, path, extra, check is not None, identity)
+    if check is not None:
+        _verified.add(check)
+    return sample
 
 
-def _decode(data: memoryview, size: int, path: str) -> Any:
-    magic, total, payload_size, count = _HEAD.unpack_from(data, 0)
+def _decode(
+    data: memoryview,
+    size: int,
+    path: str,
+    extra: Trusted,
+    check: bool,
+    identity: tuple[int, int],
+) -> Any:
+    magic, total, payload_size, count, crc = _HEAD.unpack_from(data, 0)
     table_end = _HEAD.size + _ENTRY.size * count
     if magic != MAGIC or total != size or table_end + payload_size > size:
-        raise Corrupt(f"{path}: not a complete rankaug cache file")
+        raise Corrupt(f"{path}: not a complete rankaug cache file", identity)
+    if check and _checksum(data) != crc:
+        raise Corrupt(f"{path}: damaged (its checksum does not match its bytes)", identity)
     buffers = []
     for number in range(count):
         offset, length = _ENTRY.unpack_from(data, _HEAD.size + _ENTRY.size * number)
         if offset < table_end + payload_size or offset + length > size:
-            raise Corrupt(f"{path}: buffer {number} lies outside the file")
+            raise Corrupt(f"{path}: buffer {number} lies outside the file", identity)
         buffers.append(data[offset : offset + length])
     try:
-        return pickle.loads(data[table_end : table_end + payload_size], buffers=buffers)
+        return load(data[table_end : table_end + payload_size], buffers, extra)
+    except Refused as error:
+        raise refuse_global(path, error) from None
     except Exception as error:  # a torn pickle, or a class that no longer exists
-        raise Corrupt(f"{path}: cannot unpickle ({type(error).__name__}: {error})") from None
+        raise Corrupt(
+            f"{path}: cannot unpickle ({type(error).__name__}: {error})", identity
+        ) from None
+
+
+def refuse_global(path: str, error: Refused) -> Untrusted:
+    """The error for an entry whose pickle names a global the reader does not admit."""
+    return Untrusted(
+        f"CachedDataset refuses the cache entry {path}: its pickle calls "
+        f"{error.module}.{error.name}, which is not one of the types rankaug stores, so it "
+        "was not unpickled. If that is a type of your samples, pass "
+        f"trusted_types=[{error.name}]; otherwise someone else wrote this file: delete it."
+    )
 
 
 def _read_all(fd: int, size: int, path: str) -> bytearray:

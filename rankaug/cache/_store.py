@@ -13,6 +13,13 @@ other process can pick, even one in another container), optionally fsynced, then
 renamed over its final name under an exclusive ``flock`` of ``bytes``; the lock also
 makes the budget check and the counter update atomic, and lets the first writer of
 an index win. Readers only ever open final names, so they see a whole sample or none.
+Temporary files carry their writer's tag (:mod:`rankaug.cache._writers`): opening a
+cache removes those of dead writers. Folders are made ``0o755`` and checked to be this
+user's alone (:mod:`rankaug.cache._trust`) unless the user trusts the directory.
+
+A damaged entry is replaced under the lock, and only if it is still the same file
+(device and inode), its old size (as its header records it) taken off the counter:
+each entry is counted once.
 """
 
 from __future__ import annotations
@@ -27,13 +34,30 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final, Literal
 
-__all__ = ["SAMPLE_SUFFIX", "key_directory", "prepare", "sample_path", "store", "stored_bytes"]
+from rankaug.cache._format import recorded_size, seal
+from rankaug.cache._trust import problem, refuse
+from rankaug.cache._writers import clean, prefix
+
+__all__ = [
+    "SAMPLE_SUFFIX",
+    "Mode",
+    "key_directory",
+    "prepare",
+    "sample_path",
+    "store",
+    "stored_bytes",
+]
+
+#: How a process may use a cache: store and read, read only, or (a full disk) read only.
+Mode = Literal["write", "read", "full"]
 
 SAMPLE_SUFFIX: Final = ".sample"
 _COUNTER: Final = "bytes"
 _DESCRIPTION: Final = "fingerprint.json"
 _SHARD_BITS: Final = 10
 _IOV_MAX: Final = 512
+_FULL: Final = frozenset({errno.ENOSPC, errno.EDQUOT})
+_READ_ONLY: Final = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 
 
 def key_directory(root: Path, key: str) -> Path:
@@ -46,33 +70,49 @@ def sample_path(directory: str, index: int) -> str:
     return f"{directory}/{index >> _SHARD_BITS:x}/{index}{SAMPLE_SUFFIX}"
 
 
-def prepare(root: Path, key: str, description: Mapping[str, object]) -> Path:
-    """Create the fingerprint's subdirectory and check that this process can write there.
+def prepare(
+    root: Path, key: str, description: Mapping[str, object], *, trust: bool
+) -> tuple[Path, Mode, str]:
+    """Create the fingerprint's subdirectory, check it, and find how it can be used.
+
+    Returns:
+        The subdirectory, the mode (``"read"`` when it exists but this process cannot
+        write there, ``"full"`` when the disk is full), and the error behind a mode
+        other than ``"write"``.
 
     Raises:
+        rankaug.cache._trust.Untrusted: If ``root`` or the subdirectory is not this
+            user's alone and ``trust`` is false.
         OSError: Of the original kind (``PermissionError``, ``NotADirectoryError``,
-            ...), naming the directory.
+            ...), naming the directory, if it cannot be used at all.
     """
     directory = key_directory(root, key)
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        counter = os.open(directory / _COUNTER, os.O_RDWR | os.O_CREAT, 0o666)
-        os.close(counter)
+        for folder in (root, directory):
+            folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+            reason = None if trust else problem(folder.stat())
+            if reason is not None:
+                raise refuse(str(folder), "directory", reason)
+        fd, probe = tempfile.mkstemp(dir=directory, prefix=prefix())  # can we create files?
+        os.close(fd)
+        os.unlink(probe)
+        os.close(os.open(directory / _COUNTER, os.O_RDWR | os.O_CREAT, 0o644))
         target = directory / _DESCRIPTION
         if not target.exists():
             text = json.dumps(description, indent=1, sort_keys=True) + "\n"
             _atomic_write(directory, target, text.encode("utf-8"))
-        else:  # prove that this process can create files here too
-            fd, probe = tempfile.mkstemp(dir=directory, prefix=".probe-")
-            os.close(fd)
-            os.unlink(probe)
     except OSError as error:
+        if error.errno in _FULL:
+            return directory, "full", str(error)
+        if error.errno in _READ_ONLY and directory.is_dir():
+            return directory, "read", str(error)
         raise type(error)(
             error.errno,
             f"CachedDataset cannot write to its directory {root} ({error.strerror or error}); "
             "pass a directory this process can create files in",
         ) from error
-    return directory
+    clean(directory)
+    return directory, "write", ""
 
 
 def stored_bytes(directory: str) -> int:
@@ -95,23 +135,35 @@ def store(
     *,
     max_bytes: int | None,
     fsync: bool,
+    replace: tuple[int, int] | None = None,
 ) -> Literal["stored", "present", "full"]:
-    """Write one sample's file atomically.
+    """Seal and write one sample's file atomically (chunks from ``encode(sealed=False)``).
+
+    Args:
+        directory: The fingerprint's subdirectory.
+        index: The sample's index.
+        chunks: The file's bytes, in order.
+        size: Their total.
+        max_bytes: The budget, or ``None``.
+        fsync: Flush file and folder to the disk.
+        replace: The ``(st_dev, st_ino)`` of a damaged file at the final name to
+            replace (only if it is still that file).
 
     Returns:
         ``"stored"`` when this call stored it, ``"present"`` when another writer was
-        first, ``"full"`` when it would take the stored bytes past ``max_bytes``
-        (nothing is written then).
+        first, ``"full"`` when it does not fit in ``max_bytes`` (nothing is written
+        then; a damaged file it was to replace is removed).
 
     Raises:
         OSError: If writing fails (a full disk, say); no file is left behind.
     """
-    if max_bytes is not None and stored_bytes(directory) + size > max_bytes:
+    if replace is None and max_bytes is not None and stored_bytes(directory) + size > max_bytes:
         return "full"
+    seal(chunks)
     final = sample_path(directory, index)
     shard = os.path.dirname(final)
-    os.makedirs(shard, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=shard, prefix=".tmp-", suffix=SAMPLE_SUFFIX)
+    os.makedirs(shard, mode=0o755, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=shard, prefix=prefix(), suffix=SAMPLE_SUFFIX)
     try:
         try:
             write_chunks(fd, chunks)
@@ -119,7 +171,9 @@ def store(
                 os.fsync(fd)
         finally:
             os.close(fd)
-        outcome = _publish(directory, temporary, final, size, max_bytes=max_bytes, fsync=fsync)
+        outcome = _publish(
+            directory, temporary, final, size, max_bytes=max_bytes, fsync=fsync, replace=replace
+        )
     except BaseException:
         _remove(temporary)
         raise
@@ -145,15 +199,31 @@ def write_chunks(fd: int, chunks: Sequence[bytes | memoryview]) -> None:
 
 
 def _publish(
-    directory: str, temporary: str, final: str, size: int, *, max_bytes: int | None, fsync: bool
+    directory: str,
+    temporary: str,
+    final: str,
+    size: int,
+    *,
+    max_bytes: int | None,
+    fsync: bool,
+    replace: tuple[int, int] | None,
 ) -> Literal["stored", "present", "full"]:
-    counter = os.open(f"{directory}/{_COUNTER}", os.O_RDWR | os.O_CREAT, 0o666)
+    counter = os.open(f"{directory}/{_COUNTER}", os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(counter, fcntl.LOCK_EX)
-        if os.path.exists(final):
-            return "present"
-        used = _read_counter(counter)
+        try:
+            status = os.stat(final)
+        except FileNotFoundError:
+            old = 0
+        else:
+            if (status.st_dev, status.st_ino) != replace:
+                return "present"
+            old = recorded_size(final, status.st_size)  # counted when it was stored
+        used = max(0, _read_counter(counter) - old)
         if max_bytes is not None and used + size > max_bytes:
+            if old:
+                os.unlink(final)
+                os.pwrite(counter, used.to_bytes(8, "little"), 0)
             return "full"
         os.pwrite(counter, (used + size).to_bytes(8, "little"), 0)
         if fsync:
@@ -170,7 +240,7 @@ def _read_counter(fd: int) -> int:
 
 
 def _atomic_write(directory: Path, target: Path, data: bytes) -> None:
-    fd, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+    fd, temporary = tempfile.mkstemp(dir=directory, prefix=prefix())
     try:
         try:
             write_chunks(fd, [data])

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol
 
-from rankaug.cli import audit, demo, show
+from rankaug.cli import audit, cache, demo, show
 from rankaug.cli.launch import LaunchError
 from rankaug.cli.target import TargetError
 
@@ -42,8 +42,8 @@ class Command(Protocol):
 
 
 #: The commands, in ``--help`` order. A new command is a module with ``add_parser`` and
-#: ``run``, imported above and added here (``cache`` comes next).
-COMMANDS: tuple[Command, ...] = (demo, audit, show)
+#: ``run``, imported above and added here.
+COMMANDS: tuple[Command, ...] = (demo, audit, show, cache)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
+import struct
+import zlib
 from collections import namedtuple
 from typing import Any
 
@@ -92,3 +95,32 @@ def _tensor_bytes(tensor: torch.Tensor) -> bytes:
     if tensor.dtype == torch.bfloat16:
         tensor = tensor.view(torch.int16)
     return bytes(tensor.numpy().tobytes())
+
+
+def forge(payload: bytes, buffers: list[bytes] | None = None) -> bytes:
+    """A cache file around any pickle, checksum and all: what an attacker can write."""
+    buffers = buffers or []
+    head = struct.Struct("<8sQQII")
+    table_end = head.size + 16 * len(buffers)
+    position = table_end + len(payload)
+    body, table = [payload], b""
+    for raw in buffers:
+        pad = -position % 64
+        body.append(bytes(pad))
+        position += pad
+        table += struct.pack("<QQ", position, len(raw))
+        body.append(raw)
+        position += len(raw)
+    prefix = head.pack(b"RKCACHE\x02", position, len(payload), len(buffers), 0)[:-4]
+    crc = zlib.crc32(b"".join(body), zlib.crc32(table, zlib.crc32(prefix)))
+    return prefix + struct.pack("<I", crc) + table + b"".join(body)
+
+
+class Planted:
+    """Unpickling it would create the file at ``path``: a stand-in for planted code."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self) -> Any:
+        return (os.system, (f"touch {self.path}",))

@@ -90,7 +90,7 @@ class TestEncodeAndRead:
             lambda data: data[:10],  # shorter than a header
             lambda data: data[: len(data) // 2],  # cut short
             lambda data: data + b"\0",  # longer than it says
-            lambda data: b"RKCACHE\x02" + data[8:],  # another format
+            lambda data: b"RKCACHE\x01" + data[8:],  # another (the older) format
             lambda data: data[:32] + struct.pack("<QQ", 1 << 40, 8) + data[48:],  # bad offset
             lambda data: data[:48] + b"\xff" * 8 + data[56:],  # a torn pickle
         ],

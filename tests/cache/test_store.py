@@ -33,7 +33,10 @@ def _store_one(directory: str, value: object, go: object) -> None:
 
 class TestStore:
     def test_layout(self, tmp_path: Path) -> None:
-        directory = prepare(tmp_path, "k" * 32, {"format": "f", "fingerprint": "text"})
+        directory, mode, _ = prepare(
+            tmp_path, "k" * 32, {"format": "f", "fingerprint": "text"}, trust=False
+        )
+        assert mode == "write"
         assert directory == tmp_path / ("k" * 32)
         assert json.loads((directory / "fingerprint.json").read_text()) == {
             "fingerprint": "text",
@@ -43,7 +46,7 @@ class TestStore:
         assert sample_path(str(directory), 1024 * 37 + 1) == f"{directory}/25/37889.sample"
 
     def test_outcomes_and_counter(self, tmp_path: Path) -> None:
-        directory = str(prepare(tmp_path, "k", {}))
+        directory = str(prepare(tmp_path, "k", {}, trust=False)[0])
         value = np.arange(10000, dtype=np.int64)
         chunks, size = chunks_of(value)
         assert stored_bytes(directory) == 0
@@ -57,10 +60,33 @@ class TestStore:
         left = sorted(p.name for p in Path(directory).rglob("*") if p.is_file())
         assert left == ["3.sample", "4.sample", "bytes", "fingerprint.json"]
 
+    def test_replacing_a_damaged_file(self, tmp_path: Path) -> None:
+        directory = str(prepare(tmp_path, "k", {}, trust=False)[0])
+        chunks, size = chunks_of(np.arange(10000, dtype=np.int64))
+        assert store(directory, 0, chunks, size, max_bytes=None, fsync=False) == "stored"
+        final = sample_path(directory, 0)
+        status = os.stat(final)
+        wrong = (status.st_dev, status.st_ino + 1)
+        assert store(directory, 0, chunks, size, max_bytes=None, fsync=False, replace=wrong) == (
+            "present"  # someone replaced it already: left alone
+        )
+        same = (status.st_dev, status.st_ino)
+        assert store(directory, 0, chunks, size, max_bytes=None, fsync=False, replace=same) == (
+            "stored"
+        )
+        assert os.stat(final).st_ino != status.st_ino
+        assert stored_bytes(directory) == size  # the old file's bytes taken off
+        again = (os.stat(final).st_dev, os.stat(final).st_ino)
+        assert store(
+            directory, 0, chunks, size + 1, max_bytes=size, fsync=False, replace=again
+        ) == ("full")
+        assert not os.path.exists(final)  # a damaged file that cannot be replaced goes
+        assert stored_bytes(directory) == 0
+
     def test_a_failed_write_leaves_nothing(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        directory = str(prepare(tmp_path, "k", {}))
+        directory = str(prepare(tmp_path, "k", {}, trust=False)[0])
 
         def disk_full(fd: int, chunks: object) -> None:
             os.write(fd, b"partial")
@@ -75,7 +101,7 @@ class TestStore:
         assert stored_bytes(directory) == 0
 
     def test_publishing_waits_for_the_lock(self, tmp_path: Path) -> None:
-        directory = str(prepare(tmp_path, "k", {}))
+        directory = str(prepare(tmp_path, "k", {}, trust=False)[0])
         go = FORK.Event()
         writer = FORK.Process(target=_store_one, args=(directory, np.ones(5000, np.uint8), go))
         writer.start()  # before the lock is taken: a forked child would inherit it
@@ -104,5 +130,7 @@ class TestStore:
 
     def test_prepare_names_the_directory(self, tmp_path: Path) -> None:
         (tmp_path / "file").write_text("")
-        with pytest.raises(NotADirectoryError, match=r"cannot write to its directory .*file"):
-            prepare(tmp_path / "file", "k", {})
+        with pytest.raises(
+            (NotADirectoryError, FileExistsError), match=r"cannot write to its .*file"
+        ):
+            prepare(tmp_path / "file", "k", {}, trust=False)

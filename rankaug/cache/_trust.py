@@ -1,0 +1,57 @@
+"""Who may have written a cache: this user (or root) alone, unless the user trusts more.
+
+A cache entry is a pickle; the reader admits only rankaug's own types
+(:mod:`rankaug.cache._unpickle`), and on top of that, a directory or entry that
+another user owns, or that its group or others may write, is refused: someone else
+could plant entries there.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Final
+
+__all__ = ["Untrusted", "problem", "refuse"]
+
+_OTHERS_WRITE: Final = stat.S_IWGRP | stat.S_IWOTH
+
+
+class Untrusted(ValueError):
+    """A cache directory or entry that someone other than this user could have written."""
+
+
+def problem(status: os.stat_result) -> str | None:
+    """Why a file or directory with this status is not this user's alone, or ``None``.
+
+    >>> problem(os.stat_result((0o40700, 0, 0, 0, os.geteuid(), 0, 0, 0, 0, 0))) is None
+    True
+    >>> problem(os.stat_result((0o40777, 0, 0, 0, os.geteuid(), 0, 0, 0, 0, 0)))
+    'writable by its group and others (mode 0o777)'
+    """
+    owner = status.st_uid
+    if owner not in (0, os.geteuid()):
+        return f"owned by uid {owner}, not by this process's user (uid {os.geteuid()})"
+    mode = status.st_mode
+    if mode & _OTHERS_WRITE:
+        who = {
+            stat.S_IWGRP: "its group",
+            stat.S_IWOTH: "others",
+            _OTHERS_WRITE: "its group and others",
+        }[mode & _OTHERS_WRITE]
+        return f"writable by {who} (mode {oct(stat.S_IMODE(mode))})"
+    return None
+
+
+def refuse(path: str, what: str, reason: str) -> Untrusted:
+    """The error for ``path`` (a ``what``: ``"directory"`` or ``"entry"``) and the fix."""
+    fix = (
+        f"chmod go-w {path}"
+        if reason.startswith("writable")
+        else "use a directory of your own (or chown it)"
+    )
+    return Untrusted(
+        f"CachedDataset refuses the cache {what} {path}: it is {reason}, so another user "
+        "could plant an entry there that runs code in this job when it is read. Fix: "
+        f"{fix}; or pass trust_directory=True if you trust everyone who can write there."
+    )

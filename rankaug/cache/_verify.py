@@ -1,0 +1,93 @@
+"""Check a whole cache directory: every entry's checksum, structure, pickle and owner.
+
+Used by ``python -m rankaug cache verify DIR``. Entries are read with the cache's
+own reader (:mod:`rankaug.cache._format`), so checking runs nobody else's code: a
+global outside rankaug's allowlist is reported, never called. Names given as
+``trusted`` (``module.name``) are admitted as inert stand-ins, not imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from rankaug.cache._format import Corrupt, read
+from rankaug.cache._store import SAMPLE_SUFFIX
+from rankaug.cache._trust import Untrusted, problem
+
+__all__ = ["Report", "verify"]
+
+
+class _StandIn:
+    """Accepts any construction and state; holds nothing."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> _StandIn:
+        return super().__new__(cls)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __setstate__(self, state: object) -> None:
+        pass
+
+
+class Report:
+    """What :func:`verify` found.
+
+    Attributes:
+        checked: How many entries were read.
+        problems: One line per damaged, refused or untrusted entry or folder.
+    """
+
+    def __init__(self) -> None:
+        self.checked = 0
+        self.problems: list[str] = []
+
+
+def _caches(directory: Path) -> list[Path]:
+    if (directory / "fingerprint.json").is_file():
+        return [directory]
+    return sorted(child.parent for child in directory.glob("*/fingerprint.json"))
+
+
+def _entries(cache: Path) -> Iterator[Path]:
+    for shard in sorted(child for child in cache.iterdir() if child.is_dir()):
+        yield from sorted(shard.glob(f"[!.]*{SAMPLE_SUFFIX}"))
+
+
+def verify(directory: Path, trusted: Iterable[str] = (), *, owners: bool = True) -> Report:
+    """Read every entry under ``directory`` (a cache directory or one fingerprint's).
+
+    Args:
+        directory: The directory given to ``CachedDataset``, or a subdirectory of it.
+        trusted: ``module.name`` of each type of yours that samples hold.
+        owners: Also report folders and entries that are not this user's alone.
+
+    Raises:
+        FileNotFoundError: If ``directory`` holds no cache.
+    """
+    extra: dict[tuple[str, str], object] = {}
+    for name in trusted:
+        module, _, qualname = name.rpartition(".")
+        extra[module, qualname] = _StandIn
+    caches = _caches(directory)
+    if not caches:
+        raise FileNotFoundError(f"{directory} holds no rankaug cache (no */fingerprint.json)")
+    report = Report()
+    for folder in (directory, *caches) if owners else ():
+        reason = problem(folder.stat())
+        if reason is not None:
+            report.problems.append(f"{folder}: untrusted folder, {reason}")
+    for cache in caches:
+        for entry in _entries(cache):
+            report.checked += 1
+            try:
+                read(str(entry), extra, owner_check=owners, verify=True)
+            except Corrupt as error:
+                report.problems.append(f"{entry}: damaged: {str(error).removeprefix(f'{entry}: ')}")
+            except Untrusted as error:
+                report.problems.append(f"{entry}: refused: {error}")
+            except OSError as error:
+                report.problems.append(f"{entry}: unreadable: {error}")
+    return report

@@ -1,0 +1,113 @@
+"""Find any rankaug random wrapper inside a dataset that is about to be cached.
+
+A wrapper's draws change every epoch, so a cache above one would freeze them. The
+walk visits every attribute (``__dict__`` and ``__slots__``) of every object it
+reaches, and every element of lists, tuples, sets and dicts, depth first and each
+object once (cycles end there). It does not enter arrays, tensors, strings, numbers,
+paths, classes, modules or functions, and it visits at most :data:`LIMIT` objects; a
+dataset larger than that gets a :class:`~rankaug.RankaugWarning` that the walk stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+import warnings
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+import numpy as np
+import torch
+
+from rankaug.errors import RankaugWarning
+from rankaug.keyed import KeyedDataset
+
+__all__ = ["LIMIT", "refuse_random"]
+
+#: At most this many objects are visited.
+LIMIT: Final = 1_000_000
+_LEAVES: Final = (
+    str,
+    bytes,
+    bytearray,
+    memoryview,
+    int,
+    float,
+    complex,
+    type(None),
+    np.ndarray,
+    np.generic,
+    np.dtype,
+    torch.Tensor,
+    torch.dtype,
+    os.PathLike,
+    type,
+    types.ModuleType,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    range,
+    slice,
+)
+
+
+def _children(value: object, where: str) -> Iterator[tuple[object, str]]:
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            yield item, f"{where}[{key!r:.40}]"
+    elif isinstance(value, list | tuple | set | frozenset):
+        for number, item in enumerate(value):
+            yield item, f"{where}[{number}]"
+    try:  # an object whose attribute lookup fails (a proxy, say) has no visible parts
+        attributes = object.__getattribute__(value, "__dict__")
+    except Exception:
+        attributes = None
+    if isinstance(attributes, dict):
+        for name, item in list(attributes.items()):
+            yield item, f"{where}.{name}"
+    for kind in type(value).__mro__:
+        slots = kind.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__"):
+                try:
+                    item = object.__getattribute__(value, name)
+                except Exception:
+                    continue
+                yield item, f"{where}.{name}"
+
+
+def refuse_random(dataset: Any) -> None:
+    """Raise if ``dataset`` holds a rankaug wrapper anywhere among its attributes.
+
+    Raises:
+        ValueError: Naming the wrapper and where it is (``dataset.inner[0]``, say).
+
+    >>> refuse_random({"parts": [[1, 2], (3, "x")]})
+    """
+    seen: set[int] = set()
+    stack: list[tuple[object, str]] = [(dataset, "dataset")]
+    while stack:
+        value, where = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, KeyedDataset):
+            raise ValueError(
+                f"dataset must be deterministic, but it holds {type(value).__name__} (at "
+                f"{where}), whose draws change every epoch; cache what is below the "
+                "augmentation, e.g. MosaicDataset(CachedDataset(YoloFolder(...), directory), ...)"
+            )
+        if len(seen) > LIMIT:
+            warnings.warn(
+                f"CachedDataset stopped looking for rankaug wrappers inside "
+                f"{type(dataset).__name__} after {LIMIT} objects; make sure none is inside "
+                "(a cached random augmentation would repeat every epoch)",
+                RankaugWarning,
+                stacklevel=3,
+            )
+            return
+        stack.extend(
+            (item, place)
+            for item, place in _children(value, where)
+            if not isinstance(item, _LEAVES) and id(item) not in seen
+        )

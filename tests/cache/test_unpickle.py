@@ -1,0 +1,92 @@
+"""Tests for rankaug.cache._unpickle: the reader builds rankaug's types and nothing else."""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from rankaug.cache._unpickle import NOTHING, Refused, load, tensor_reduction, trusted
+from tests.cache.helpers import Planted, Point, assert_identical
+
+
+class TensorPickler(pickle.Pickler):
+    def reducer_override(self, obj: object) -> object:
+        return tensor_reduction(obj) if isinstance(obj, torch.Tensor) else NotImplemented
+
+
+def round_trip(value: object, extra: object = NOTHING) -> object:
+    buffers: list[pickle.PickleBuffer] = []
+    stream = io.BytesIO()
+    TensorPickler(stream, protocol=5, buffer_callback=buffers.append).dump(value)
+    data = stream.getbuffer()
+    return load(data, [b.raw() for b in buffers], extra)  # type: ignore[arg-type]
+
+
+class TestLoad:
+    def test_what_rankaug_stores_is_admitted(self) -> None:
+        value = {
+            "arrays": [np.ones((3, 4), ">u2"), np.zeros(5000, np.float32), np.array(7)],
+            "objects": np.array(["a", 1, None], dtype=object),
+            "scalars": (np.float32(1.5), np.int8(-3), 2 + 3j, float("inf")),
+            "containers": [{1, 2}, frozenset({3}), bytearray(b"x"), OrderedDict(a=1)],
+            "others": (slice(1, 2), range(3), b"raw", None, True),
+            "structured": np.zeros(2, [("a", "f4"), ("b", "i8")]),
+        }
+        assert_identical(round_trip(value), value)
+
+    def test_a_planted_call_is_refused_before_it_runs(self, tmp_path: Path) -> None:
+        target = tmp_path / "pwned"
+        data = pickle.dumps({"image": Planted(str(target))})
+        with pytest.raises(Refused, match=r"posix\.system") as info:
+            load(memoryview(data), [], NOTHING)
+        assert (info.value.module, info.value.name) == ("posix", "system")
+        assert not target.exists()
+
+    @pytest.mark.parametrize("value", [Path("a"), os.getcwd, pickle.loads, Point(1, 2)])
+    def test_other_globals_are_refused(self, value: object) -> None:
+        with pytest.raises(Refused):
+            round_trip(value)
+
+    def test_a_trusted_type_is_the_object_named(self) -> None:
+        assert round_trip(Point(1, [2.0]), trusted([Point])) == Point(1, [2.0])
+
+
+class TestTensorReduction:
+    @pytest.mark.parametrize(
+        "tensor",
+        [
+            torch.arange(12, dtype=torch.int64).reshape(3, 4),
+            torch.ones(3000, dtype=torch.bfloat16),
+            torch.ones(5, requires_grad=True),
+            torch.arange(6.0).reshape(2, 3)[:, ::2],
+            torch.tensor([1 + 2j]).conj(),
+        ],
+    )
+    def test_round_trip(self, tensor: torch.Tensor) -> None:
+        back = round_trip(tensor)
+        assert isinstance(back, torch.Tensor)
+        assert back.dtype == tensor.dtype
+        assert back.requires_grad == tensor.requires_grad
+        assert torch.equal(back.detach(), tensor.detach().resolve_conj())
+
+    def test_what_it_leaves_to_pickle(self) -> None:
+        assert tensor_reduction(torch.ones(2).to_sparse()) is NotImplemented
+        assert tensor_reduction(torch.ones(2, requires_grad=True) * 2) is NotImplemented
+
+
+class TestTrusted:
+    def test_table(self) -> None:
+        assert trusted(None) == {}
+        assert trusted([Point]) == {("tests.cache.helpers", "Point"): Point}
+
+    @pytest.mark.parametrize("value", ["Point", 3, [3], [None]])
+    def test_bad_values(self, value: object) -> None:
+        with pytest.raises(TypeError, match=r"trusted_types must (be|hold)"):
+            trusted(value)  # type: ignore[arg-type]

@@ -1,0 +1,95 @@
+"""Tests for rankaug.cli.cache: ``python -m rankaug cache verify DIR``."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rankaug.cache import CachedDataset
+from rankaug.cli import main
+from rankaug.datasets import SyntheticDetection
+from tests.cache.helpers import ListDataset, Planted, Point, forge
+
+
+def filled(directory: Path, length: int = 3) -> CachedDataset[object]:
+    cached = CachedDataset(SyntheticDetection(length, image_size=(60, 80)), directory)
+    for index in range(length):
+        cached[index]
+    return cached
+
+
+class TestCacheVerify:
+    def test_a_whole_cache_passes(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        cached = filled(tmp_path)
+        assert main(["cache", "verify", str(tmp_path)]) == 0
+        assert "3 entries checked, 0 problem(s)" in capsys.readouterr().out
+        assert main(["cache", "verify", str(cached.path)]) == 0  # one fingerprint's folder
+
+    def test_damaged_entries_are_listed(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        cached = filled(tmp_path)
+        damaged = cached.path / "0" / "1.sample"
+        data = bytearray(damaged.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        damaged.write_bytes(bytes(data))
+        torn = cached.path / "0" / "2.sample"
+        torn.write_bytes(torn.read_bytes()[:100])
+        assert main(["cache", "verify", str(tmp_path)]) == 1
+        out = capsys.readouterr().out
+        assert f"{damaged}: damaged: damaged (its checksum does not match" in out
+        assert f"{torn}: damaged: not a complete rankaug cache file" in out
+        assert "3 entries checked, 2 problem(s)" in out
+        assert str(cached.path / "0" / "0.sample") not in out
+
+    def test_a_planted_entry_is_reported_not_run(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        cached = filled(tmp_path, 1)
+        target = tmp_path / "pwned"
+        entry = cached.path / "0" / "0.sample"
+        entry.write_bytes(forge(pickle.dumps(Planted(str(target)), protocol=5)))
+        os.chown(cached.path, 12345, -1)
+        assert main(["cache", "verify", str(tmp_path)]) == 1
+        out = capsys.readouterr().out
+        assert f"{entry}: refused: " in out
+        assert "calls posix.system" in out
+        assert f"{cached.path}: untrusted folder, owned by uid 12345" in out
+        assert not target.exists()
+
+    def test_trusted_types_by_name(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        cached = CachedDataset(ListDataset([Point(1, 2)]), tmp_path, trusted_types=[Point])
+        cached[0]
+        assert main(["cache", "verify", str(tmp_path)]) == 1
+        assert (
+            main(["cache", "verify", str(tmp_path), "--trusted", "tests.cache.helpers.Point"]) == 0
+        )
+        capsys.readouterr()
+
+    @pytest.mark.parametrize("arguments", [["verify", "missing"], ["verify", "."], []])
+    def test_errors(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arguments: list[str],
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:  # fmt: skip
+        monkeypatch.chdir(tmp_path)
+        assert main(["cache", *arguments]) == 2
+        assert "error" in capsys.readouterr().err
+
+    def test_as_a_module(self, tmp_path: Path) -> None:
+        filled(tmp_path, 1)
+        done = subprocess.run(
+            [sys.executable, "-m", "rankaug", "cache", "verify", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "1 entries checked, 0 problem(s)" in done.stdout
