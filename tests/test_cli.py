@@ -513,11 +513,12 @@ class TestParser:
     def test_every_command_registers_itself(self) -> None:
         parser = build_parser()
         assert [module.__name__ for module in COMMANDS] == [
-            "rankaug.cli.demo", "rankaug.cli.audit", "rankaug.cli.show",
+            "rankaug.cli.demo", "rankaug.cli.audit", "rankaug.cli.show", "rankaug.cli.cache",
         ]  # fmt: skip
+        arguments = {"demo": [], "audit": ["m:f"], "show": ["m:f"], "cache": ["verify", "d"]}
         for module in COMMANDS:
             name = module.__name__.rsplit(".", 1)[1]
-            args = parser.parse_args([name] if name == "demo" else [name, "m:f"])
+            args = parser.parse_args([name, *arguments[name]])
             assert args.command == name
             assert args.handler is module.run
 
