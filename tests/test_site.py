@@ -57,7 +57,7 @@ class TestCodeBlocks:
                 assert block.note in RECIPES, block.name
                 assert block.lang == "python"
             elif block.mark == "run-by":
-                assert (ROOT / block.note.split(" ")[0]).is_file(), block.name
+                assert (ROOT / str(block.note).split(" ")[0]).is_file(), block.name
         assert counts["recipe"] == len(RECIPES)  # each recipe once
         assert counts["run-by"] == 1  # the README's quick start, under torchrun
         assert len(RUN_HERE) >= 10

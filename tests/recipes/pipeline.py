@@ -31,7 +31,7 @@ BATCH = 3
 def build_train(keying: Keying = "stream", seed: int = 0) -> RandomAugmentWrapper[Any]:
     """The dataset of every recipe (24 samples of 32x32 mosaics)."""
     source = SyntheticDetection(SAMPLES, image_size=(28, 36), seed=seed, masks=False)
-    mosaic = MosaicDataset(source, seed=seed, output_size=32, keying=keying)
+    mosaic: MosaicDataset[Any] = MosaicDataset(source, seed=seed, output_size=32, keying=keying)
     pipeline = A.Compose(
         [A.HorizontalFlip(p=0.5), A.RandomBrightnessContrast(p=0.8)],
         bbox_params=bbox_params("pascal_voc"),
