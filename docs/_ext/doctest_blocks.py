@@ -15,25 +15,44 @@ from typing import Any
 from griffe import Extension, Object
 
 _PROMPT = re.compile(r"^(\s*)>>> ")
+_HEADER = re.compile(r"^\s*[A-Z][\w ]*:$")  # "Example:", "Returns:"
 _ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj):`~?([^`]+)`")
 
 
 def fence_doctests(text: str) -> str:
-    """``text`` with each run of ``>>>`` lines fenced as ``pycon``."""
+    """``text`` with each run of ``>>>`` lines fenced as ``pycon``.
+
+    A run indented deeper than the text before it (Markdown would read it as an
+    indented code block, fences and all) is brought back to that text's indentation.
+    """
     out: list[str] = []
-    indent: str | None = None
+    base, header = "", False  # the text's indentation; whether it is a section's title
+    extra: str | None = None  # the run's surplus indentation, while in a run
     for line in text.splitlines():
-        if indent is None:
+        if extra is None:
             match = _PROMPT.match(line)
-            if match:
+            if match and header:  # a section's content: griffe wants it indented
+                base, extra = match.group(1), ""
+                out.append(f"{base}```pycon")
+            elif match:
                 indent = match.group(1)
-                out.append(f"{indent}```pycon")
+                keep = base if indent.startswith(base) else indent
+                extra = indent[len(keep) :]
+                if out and out[-1].strip():
+                    out.append("")
+                out.append(f"{keep}```pycon")
+                base = keep
+            elif line.strip():
+                base = line[: len(line) - len(line.lstrip())]
+                header = _HEADER.match(line) is not None
         elif not line.strip():
-            out.append(f"{indent}```")
-            indent = None
+            out.append(f"{base}```")
+            extra = None
+        if extra and line.startswith(extra):
+            line = line[len(extra) :]
         out.append(line)
-    if indent is not None:
-        out.append(f"{indent}```")
+    if extra is not None:
+        out.append(f"{base}```")
     return "\n".join(out)
 
 
