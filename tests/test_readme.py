@@ -35,6 +35,11 @@ class TestReadme:
                 "python3 -m venv .venv && .venv/bin/pip install -c constraints.txt"
             )
 
+    def test_it_stays_short(self) -> None:
+        # the rest lives on the docs site (docs/); the README links to it
+        assert len(README.splitlines()) <= 160
+        assert "docs/getting-started.md" in README
+
     def test_ci_runs_the_readme_test_command(self) -> None:
         ci = (ROOT / ".ci" / "run").read_text().splitlines()
         assert README.splitlines()[4] in ci
