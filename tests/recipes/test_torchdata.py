@@ -2,6 +2,7 @@
 
 stateful_train.py builds, saves and restores the loader with the code of
 docs/guides/frameworks.md (``make_loader``, ``save``, ``resume``).
+
 The loader saves EpochSampler's state (the epoch and the position in the pass) and,
 in each worker, the pipeline's state (each stream's generator position, nested
 wrappers included). The resumed run must continue exactly as the uninterrupted one.
