@@ -27,7 +27,7 @@ from rankaug.samples import DefaultAdapter, SampleAdapter
 from rankaug.seeding import WorkerSeeder, seed_everything
 from rankaug.wrapper import RandomAugmentWrapper
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one source: pyproject.toml reads it
 
 __all__ = [
     "BatchCollator",

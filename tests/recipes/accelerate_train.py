@@ -1,13 +1,13 @@
-"""A real accelerate run with the README's recipe (run by tests/recipes/test_accelerate.py).
+"""The accelerate recipe of docs/guides/frameworks.md, trained for real (test_accelerate.py).
 
 ``accelerate launch --multi_gpu --num_processes 2 accelerate_train.py OUT --epochs N``
-(with ``Accelerator(cpu=True)``: accelerate's MULTI_CPU, gloo). The loader is
-``DataLoader(train, sampler=EpochSampler(RandomSampler(train, generator=...)))``,
-handed to ``accelerator.prepare``, which shards its batches across the processes and
-synchronises the sampler's generator before every pass (EpochSampler forwards
-``generator``). Nothing calls ``set_epoch`` on the dataset; the
-loop below calls it on the prepared loader, as accelerate's examples do. Every process
-appends one JSON line per batch to ``OUT/rank{r}.jsonl``.
+loads the page's recipe block as it is written (``fit``: ``Accelerator(cpu=True)`` on
+this GPU-less machine, accelerate's MULTI_CPU over gloo; ``DataLoader(train,
+sampler=EpochSampler(RandomSampler(train, generator=...)), collate_fn=collate_detection)``
+handed to ``accelerator.prepare``, which shards its batches and synchronises the
+sampler's generator before every pass; ``loader.set_epoch`` on the prepared loader).
+Only the dataset and the model are the test's own: the model writes every batch it
+gets to ``OUT/rank{r}.jsonl``, one JSON line per batch.
 """
 
 from __future__ import annotations
@@ -16,15 +16,39 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import torch
-from accelerate import Accelerator
-from torch.utils.data import DataLoader, RandomSampler
+import torch.distributed as dist
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from rankaug import EpochSampler
-from tests.recipes.pipeline import BATCH, AllKeyings, collate_all, rows_all
+from tests.recipes.blocks import load_recipe
+from tests.recipes.pipeline import BATCH, SAMPLES, AllKeyings, rows_all
+
+recipe = load_recipe("accelerate")
+STEPS = SAMPLES // (2 * BATCH)  # batches per process and epoch
+
+
+class Recorder(recipe.StandIn):  # type: ignore[misc, name-defined]
+    """The page's stand-in model, writing down every batch it is given.
+
+    ``fit`` runs ``STEPS`` batches per epoch on each process, so the ``n``-th batch
+    belongs to epoch ``n // STEPS``.
+    """
+
+    def __init__(self, out: Path) -> None:
+        super().__init__()
+        self.out, self.calls = out, 0
+
+    def forward(self, batch: dict[str, Any]) -> torch.Tensor:
+        epoch, step = divmod(self.calls, STEPS)
+        self.calls += 1
+        line = {"epoch": epoch, "step": step, "rows": rows_all(batch)}
+        with open(self.out / f"rank{dist.get_rank()}.jsonl", "a") as file:
+            file.write(json.dumps(line) + "\n")
+        loss: torch.Tensor = super().forward(batch)
+        return loss
 
 
 def main() -> None:
@@ -35,32 +59,13 @@ def main() -> None:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)  # the same on every rank, as everybody does
-    from accelerate.utils import DataLoaderConfiguration
-
-    # cpu=True: without a GPU, `--multi_gpu` processes run accelerate's MULTI_CPU (gloo)
-    accelerator = Accelerator(
-        cpu=True, dataloader_config=DataLoaderConfiguration(use_seedable_sampler=args.seedable)
+    recipe.fit(
+        AllKeyings(),
+        Recorder(args.out),
+        epochs=args.epochs,
+        batch_size=BATCH,
+        use_seedable_sampler=args.seedable,
     )
-    train = AllKeyings()
-    sampler = EpochSampler(RandomSampler(train, generator=torch.Generator().manual_seed(0)))
-    loader = DataLoader(
-        train, sampler=sampler, batch_size=BATCH, num_workers=2, collate_fn=collate_all
-    )
-    model = torch.nn.Linear(1, 1)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
-    rank = accelerator.process_index
-    for epoch in range(args.epochs):
-        loader.set_epoch(epoch)
-        for step, batch in enumerate(loader):
-            line = {"epoch": epoch, "step": step, "rows": rows_all(batch)}
-            with open(args.out / f"rank{rank}.jsonl", "a") as file:
-                file.write(json.dumps(line) + "\n")
-            loss = model(torch.ones(1, 1)).sum()
-            accelerator.backward(loss)
-            optimizer.step()
-            optimizer.zero_grad()
-    accelerator.wait_for_everyone()
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ from typing import Any
 
 from torch.utils.data import DataLoader, DistributedSampler
 
-from rankaug import EpochSampler
-from tests.recipes.pipeline import BATCH, AllKeyings, collate_all, rows_all
+from rankaug import EpochSampler, collate_detection
+from tests.recipes.pipeline import BATCH, AllKeyings, rows_all
 
 
 class _RepeatSampler:
@@ -47,7 +47,7 @@ def train(rank: int, world_size: int, *, epochs: int) -> list[dict[str, Any]]:
     dataset = AllKeyings()
     sampler = EpochSampler(DistributedSampler(dataset, seed=0))
     loader = InfiniteDataLoader(
-        dataset, batch_size=BATCH, sampler=sampler, num_workers=2, collate_fn=collate_all
+        dataset, batch_size=BATCH, sampler=sampler, num_workers=2, collate_fn=collate_detection
     )
     records = []
     for epoch in range(epochs):

@@ -1,12 +1,13 @@
-"""A real PyTorch Lightning run with the README's recipe (run by tests/recipes/test_lightning.py).
+"""The Lightning recipe of docs/guides/frameworks.md, trained for real (test_lightning.py).
 
-``python lightning_train.py OUT --epochs N [--resume CKPT]`` trains a tiny model for N
-epochs with ``Trainer(strategy="ddp", devices=2, accelerator="cpu",
-use_distributed_sampler=False)``; ``train_dataloader()`` builds
-``EpochSampler(DistributedSampler(train), epoch=self.current_epoch)`` and nobody calls
-``set_epoch`` on the dataset. Every rank appends one JSON line per batch to
-``OUT/rank{r}.jsonl``: the trainer's epoch and the batch's rows for every keying
-(see pipeline.rows_all).
+``python lightning_train.py OUT --epochs N [--resume CKPT]`` loads the page's recipe
+block as it is written (``Detector``, ``fit``: ``Trainer(strategy="ddp", devices=2,
+accelerator="cpu", use_distributed_sampler=False)``, ``train_dataloader()`` with
+``EpochSampler(DistributedSampler(train), epoch=...)`` and ``collate_detection``) and
+trains it on the test pipeline for N epochs. Only the dataset and a record of every
+batch are the test's own: every rank appends one JSON line per batch to
+``OUT/rank{r}.jsonl``, the trainer's epoch and the batch's rows for every keying (see
+pipeline.rows_all).
 """
 
 from __future__ import annotations
@@ -18,41 +19,29 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytorch_lightning as pl
 import torch
-from torch.utils.data import DataLoader, DistributedSampler
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from rankaug import EpochSampler
-from tests.recipes.pipeline import BATCH, AllKeyings, collate_all, rows_all
+from tests.recipes.blocks import load_recipe
+from tests.recipes.pipeline import BATCH, AllKeyings, rows_all
+
+recipe = load_recipe("lightning")
 
 
-class Tiny(pl.LightningModule):
+class Recorded(recipe.Detector):  # type: ignore[misc, name-defined]
+    """The page's ``Detector`` on the test pipeline, writing down every batch."""
+
     def __init__(self, out: Path) -> None:
-        super().__init__()
-        self.layer = torch.nn.Linear(1, 1)
+        super().__init__(AllKeyings(), batch_size=BATCH, num_workers=2)
         self.out = out
-
-    def train_dataloader(self) -> DataLoader[Any]:
-        train = AllKeyings()
-        # Lightning builds the iterator before it calls set_epoch, so the first pass
-        # takes its epoch from here. After a resume, train_dataloader() runs before
-        # Lightning updates current_epoch; the epoch about to run is `processed`.
-        epoch = self.trainer.fit_loop.epoch_progress.current.processed
-        sampler = EpochSampler(DistributedSampler(train, seed=0), epoch=epoch)
-        return DataLoader(
-            train, sampler=sampler, batch_size=BATCH, num_workers=2, collate_fn=collate_all
-        )
 
     def training_step(self, batch: dict[str, Any], batch_idx: int) -> torch.Tensor:
         line = {"epoch": self.current_epoch, "step": batch_idx, "rows": rows_all(batch)}
         with open(self.out / f"rank{self.global_rank}.jsonl", "a") as file:
             file.write(json.dumps(line) + "\n")
-        return self.layer(torch.ones(1, 1)).sum()
-
-    def configure_optimizers(self) -> torch.optim.Optimizer:
-        return torch.optim.SGD(self.parameters(), lr=0.01)
+        loss: torch.Tensor = super().training_step(batch, batch_idx)
+        return loss
 
 
 def main() -> None:
@@ -63,18 +52,15 @@ def main() -> None:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)  # the same on every rank, as everybody does
-    trainer = pl.Trainer(
-        strategy="ddp",
-        accelerator="cpu",
-        devices=2,
-        max_epochs=args.epochs,
-        use_distributed_sampler=False,
+    recipe.fit(
+        Recorded(args.out),
+        epochs=args.epochs,
+        ckpt_path=args.resume,
         logger=False,
         enable_progress_bar=False,
         enable_model_summary=False,
         default_root_dir=str(args.out),
     )
-    trainer.fit(Tiny(args.out), ckpt_path=args.resume)
 
 
 if __name__ == "__main__":

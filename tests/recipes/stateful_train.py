@@ -1,11 +1,12 @@
-"""torchdata's StatefulDataLoader over the pipeline (run by tests/recipes/test_torchdata.py).
+"""The StatefulDataLoader recipe of docs/guides/frameworks.md, run for real (test_torchdata.py).
 
 ``python stateful_train.py OUT --workers W full`` runs 3 epochs uninterrupted;
-``... save`` runs epoch 0 and the first 3 batches of epoch 1, then writes
-``loader.state_dict()`` to ``OUT/state.pt`` and exits; ``... resume`` starts a new
-process, loads that state and runs to the end of epoch 2. The loop never calls
-``set_epoch``: EpochSampler advances on its own. Each batch becomes one JSON line in
-``OUT/rank0.jsonl``.
+``... save`` runs epoch 0 and the first 3 batches of epoch 1, then saves the loader
+with the page's ``save`` and exits; ``... resume`` starts a new process, restores it
+with the page's ``resume`` and runs to the end of epoch 2. The loader is the page's
+``make_loader`` (``EpochSampler(DistributedSampler(train))``, ``collate_detection``)
+in a one-process gloo group; the loop never calls ``set_epoch``: EpochSampler
+advances on its own. Each batch becomes one JSON line in ``OUT/rank0.jsonl``.
 """
 
 from __future__ import annotations
@@ -14,16 +15,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import IO, Any
 
 import torch
-from torch.utils.data import DistributedSampler
-from torchdata.stateful_dataloader import StatefulDataLoader
+import torch.distributed as dist
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from rankaug import EpochSampler
-from tests.recipes.pipeline import BATCH, AllKeyings, collate_all, rows_all
+from tests.recipes.blocks import load_recipe
+from tests.recipes.pipeline import BATCH, AllKeyings, rows_all
 
+recipe = load_recipe("stateful")
 EPOCHS = 3
 SAVE_AT = (1, 3)  # epoch 1, after its first 3 batches
 
@@ -35,24 +37,27 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=0)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    store = args.out / f"group-{args.mode}"
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=0, world_size=1)
     torch.manual_seed(0)
-    dataset = AllKeyings()
-    sampler = EpochSampler(DistributedSampler(dataset, num_replicas=1, rank=0, seed=0))
-    loader = StatefulDataLoader(
-        dataset, sampler=sampler, batch_size=BATCH, num_workers=args.workers,
-        collate_fn=collate_all,
-    )  # fmt: skip
+    loader = recipe.make_loader(AllKeyings(), batch_size=BATCH, num_workers=args.workers)
     first = 0
     if args.mode == "resume":
-        loader.load_state_dict(torch.load(args.out / "state.pt", weights_only=False))
+        recipe.resume(loader, args.out / "state.pt")
         first = SAVE_AT[0]
     with open(args.out / "rank0.jsonl", "a") as file:
-        for epoch in range(first, EPOCHS):
-            for step, batch in enumerate(loader):
-                file.write(json.dumps({"epoch": epoch, "rows": rows_all(batch)}) + "\n")
-                if args.mode == "save" and (epoch, step + 1) == SAVE_AT:
-                    torch.save(loader.state_dict(), args.out / "state.pt")
-                    return
+        train(loader, args.mode, first, file)
+    dist.destroy_process_group()
+
+
+def train(loader: Any, mode: str, first: int, file: IO[str]) -> None:
+    """Epochs ``first`` to the last, one line per batch; ``save`` stops at ``SAVE_AT``."""
+    for epoch in range(first, EPOCHS):
+        for step, batch in enumerate(loader):
+            file.write(json.dumps({"epoch": epoch, "rows": rows_all(batch)}) + "\n")
+            if mode == "save" and (epoch, step + 1) == SAVE_AT:
+                recipe.save(loader, Path(file.name).with_name("state.pt"))
+                return
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""The accelerate recipe, run for real: ``accelerate launch --multi_gpu --num_processes 2``.
+"""The accelerate recipe of docs/guides/frameworks.md, run for real (accelerate_train.py).
 
+``accelerate launch --multi_gpu --num_processes 2`` runs the page's own ``fit``.
 Without a GPU, ``Accelerator(cpu=True)`` makes those two processes accelerate's
 MULTI_CPU job over gloo. ``accelerator.prepare`` shards the loader's batches; the
 sampler is ``EpochSampler(RandomSampler(train, generator=...))``.

@@ -1,8 +1,9 @@
-"""The Lightning recipe, run for real: Trainer(strategy="ddp"), 2 CPU processes.
+"""The Lightning recipe of docs/guides/frameworks.md, run for real: 2 CPU processes.
 
+lightning_train.py trains with the page's own ``Detector`` and ``fit``:
 ``train_dataloader()`` returns ``DataLoader(train, sampler=EpochSampler(
-DistributedSampler(train), epoch=self.current_epoch))`` with
-``use_distributed_sampler=False``; nothing calls ``set_epoch`` on the dataset.
+DistributedSampler(train), epoch=<the epoch about to run>), collate_fn=collate_detection)``
+with ``use_distributed_sampler=False``; nothing calls ``set_epoch`` on the dataset.
 Lightning itself calls ``set_epoch`` on the sampler, after it has built the iterator.
 """
 

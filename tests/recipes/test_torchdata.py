@@ -1,5 +1,8 @@
 """torchdata's StatefulDataLoader, run for real: a mid-epoch resume in a new process.
 
+stateful_train.py builds, saves and restores the loader with the code of
+docs/guides/frameworks.md (``make_loader``, ``save``, ``resume``).
+
 The loader saves EpochSampler's state (the epoch and the position in the pass) and,
 in each worker, the pipeline's state (each stream's generator position, nested
 wrappers included). The resumed run must continue exactly as the uninterrupted one.

@@ -1,0 +1,122 @@
+"""The package as users get it: the sdist and wheel build, check, install and run.
+
+The files git tracks or would track are copied to a scratch directory and built there
+(``python -m build --no-isolation``: this venv's setuptools, which must satisfy
+``[build-system] requires``; nothing is written into the checkout). ``twine check
+--strict`` reads both. The wheel is installed, without its dependencies, into a fresh
+venv whose only other path is a ``.pth`` line naming this venv's site-packages, so the
+dependencies come from there while its editable rankaug (an import hook that only a
+site directory's own ``.pth`` files start) stays out; the demo then runs from the
+installed copy, outside the checkout.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import rankaug
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+
+def run(*command: str | Path, cwd: Path, timeout: int = 300) -> str:
+    env = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1", "OMP_NUM_THREADS": "1"}
+    env.pop("PYTHONPATH", None)
+    result = subprocess.run(
+        [str(part) for part in command], cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=timeout, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, (command, result.stdout[-4000:], result.stderr[-4000:])
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist")
+    tracked = run("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                  cwd=ROOT).split("\0")  # fmt: skip
+    for name in filter(None, tracked):
+        if (ROOT / name).is_file():  # a file deleted but not yet committed is skipped
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    run(sys.executable, "-m", "build", "--no-isolation", "--outdir", out, source, cwd=source)
+    return out
+
+
+@pytest.fixture(scope="module")
+def venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    env = tmp_path_factory.mktemp("venv")
+    run(sys.executable, "-m", "venv", "--without-pip", env, cwd=env)
+    python = env / "bin" / "python"
+    site = run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", cwd=env)
+    Path(site.strip(), "deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    (wheel,) = dist.glob("*.whl")
+    run(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps",
+        "--no-index", wheel, cwd=env)  # fmt: skip
+    return env
+
+
+class TestDistributions:
+    def test_the_build_backend_accepts_the_licence_expression(self) -> None:
+        # license = "MIT" (PEP 639) needs setuptools 77; 75.8 rejects it. The build below
+        # runs this venv's setuptools, so the floor itself is checked here.
+        config = (ROOT / "pyproject.toml").read_text()  # (tomllib needs Python 3.11)
+        assert re.search(r'^license = "MIT"$', config, re.MULTILINE)
+        floor = re.search(r'^requires = \["setuptools>=(\d+)[\d.]*"\]', config, re.MULTILINE)
+        assert floor is not None
+        assert int(floor.group(1)) >= 77
+
+    def test_both_build_and_pass_twine_check(self, dist: Path) -> None:
+        version = rankaug.__version__
+        names = sorted(path.name for path in dist.iterdir())
+        assert names == [f"rankaug-{version}-py3-none-any.whl", f"rankaug-{version}.tar.gz"]
+        out = run(sys.executable, "-m", "twine", "check", "--strict", *dist.iterdir(), cwd=dist)
+        assert out.count("PASSED") == 2, out
+
+    def test_the_wheel_holds_the_package_its_licence_and_nothing_else(self, dist: Path) -> None:
+        (wheel,) = dist.glob("*.whl")
+        with zipfile.ZipFile(wheel) as archive:
+            names = archive.namelist()
+            metadata = archive.read(f"rankaug-{rankaug.__version__}.dist-info/METADATA").decode()
+        info = f"rankaug-{rankaug.__version__}.dist-info"
+        assert f"{info}/licenses/LICENSE" in names
+        assert "rankaug/py.typed" in names
+        assert {name.split("/")[0] for name in names} == {"rankaug", info}
+        assert "License-Expression: MIT" in metadata
+        assert f"Version: {rankaug.__version__}" in metadata
+
+    def test_the_sdist_holds_the_licence_and_the_readme(self, dist: Path) -> None:
+        (sdist,) = dist.glob("*.tar.gz")
+        with tarfile.open(sdist) as archive:
+            names = archive.getnames()
+        top = f"rankaug-{rankaug.__version__}"
+        assert {f"{top}/LICENSE", f"{top}/README.md", f"{top}/pyproject.toml"} <= set(names)
+
+
+class TestInstalledWheel:
+    def test_it_imports_from_the_venv_not_the_checkout(self, venv: Path) -> None:
+        code = (
+            "import rankaug, importlib.metadata as m; print(rankaug.__file__, m.version('rankaug'))"
+        )
+        where, version = run(venv / "bin" / "python", "-c", code, cwd=venv).split()
+        assert Path(where).is_relative_to(venv)
+        assert version == rankaug.__version__
+
+    def test_its_script_and_demo_run(self, venv: Path) -> None:
+        version = run(venv / "bin" / "rankaug", "--version", cwd=venv)
+        assert version.strip() == f"rankaug {rankaug.__version__}"
+        out = run(venv / "bin" / "python", "-m", "rankaug", "demo", "--output", venv / "demo",
+                  cwd=venv)  # fmt: skip
+        assert "64 of 64" in out, out
+        assert "0 of 64" in out, out
