@@ -194,12 +194,12 @@ class TestCopyPasteDataset:
             CopyPasteDataset(data, seed=0, p=0.0)[1]
 
     def test_samples_with_masks_and_polygons_are_refused(self) -> None:
-        data = [with_polygons(instance_sample(0, (4, 4), [(0, 0, 2, 2)]), keep_masks=True)]
+        data = [with_polygons(instance_sample(0, (4, 4), [(0, 0, 2, 2)]), keep_masks=True)] * 2
         with pytest.raises(SampleError, match=r"dataset\[0\] has both instance masks"):
             CopyPasteDataset(data, seed=0, p=0.0)[0]
 
     def test_arguments_are_checked(self) -> None:
-        data = [instance_sample(0, (4, 4), [])]
+        data = [instance_sample(0, (4, 4), [])] * 2
         with pytest.raises(ValueError, match="source must be one of 'partner', 'flip'"):
             CopyPasteDataset(data, seed=0, source="mixup")  # type: ignore[arg-type]
         with pytest.raises(ValueError, match=r"fraction must be a finite number >= 0\.0"):
