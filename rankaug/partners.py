@@ -69,7 +69,7 @@ class PartnerSampler:
     ValueError: pool must be distinct indices, got repeated entries [0]
     """
 
-    __slots__ = ("_drawable", "_position", "cdf", "count", "length", "pool", "replace")
+    __slots__ = ("_drawable", "_position", "_total", "cdf", "count", "length", "pool", "replace")
 
     def __init__(
         self,
@@ -94,6 +94,8 @@ class PartnerSampler:
             what = "item" if self.pool is None else "pool entry"
             self.cdf = checks.weights(weights, "weights", count=candidates, what=what)
             self._drawable = np.diff(self.cdf, prepend=0.0) > 0.0
+        # how many candidates can be drawn at all
+        self._total = candidates if self._drawable is None else int(self._drawable.sum())
         if not self.replace and 1 < candidates < self.count:
             raise ValueError(
                 f"replace=False needs {self.count} distinct partners per sample, the "
@@ -113,9 +115,9 @@ class PartnerSampler:
         """
         own = index if self.pool is None else self._position.get(index, -1)
         drawable = self._drawable
-        if drawable is None:
-            return self.candidates - (own >= 0)
-        return int(np.count_nonzero(drawable)) - bool(own >= 0 and drawable[own])
+        if own < 0:
+            return self._total
+        return self._total - (drawable is None or bool(drawable[own]))
 
     def draw_apart(
         self, index: int, uniforms: Sequence[float], rng: np.random.Generator
@@ -135,7 +137,7 @@ class PartnerSampler:
         Returns:
             ``count`` dataset indices, none of them ``index``, or ``None``.
         """
-        if self.others(index) == 0:
+        if self._total < 2 and self.others(index) == 0:  # with 2, one is not index
             return None
         return self.draw(index, uniforms, rng)
 
