@@ -7,8 +7,10 @@ key's Generator for the draws that need more. The rules are part of the
 specification (a change reorders everyone's augmentations):
 
 * **Candidates** are the ``pool`` (for example this rank's shard; the whole dataset by
-  default), never the main index itself unless it is the only candidate (a dataset of
-  one item is its own partner).
+  default), never the main index itself unless it is the only candidate: a mosaic
+  (:meth:`PartnerSampler.draw`) of a dataset of one item tiles that item. A mix
+  (:meth:`PartnerSampler.draw_apart`) never pairs an index with itself: it gets no
+  partner when no other candidate (of weight > 0) is left.
 * **Uniform, with replacement**: partner ``k`` is candidate ``floor(u[k] * m)`` among
   the ``m`` candidates other than the main index, in pool order.
 * **Weighted** (``weights=``, one per candidate): the inverse of the weights' CDF at
@@ -21,6 +23,8 @@ specification (a change reorders everyone's augmentations):
 >>> sampler = PartnerSampler(10, 3)
 >>> sampler.draw(4, [0.0, 0.5, 0.99], np.random.default_rng(0))
 [0, 5, 9]
+>>> PartnerSampler(9, 1, pool=[4]).draw_apart(4, [0.5], np.random.default_rng(0)) is None
+True
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ class PartnerSampler:
     ValueError: pool must be distinct indices, got repeated entries [0]
     """
 
-    __slots__ = ("_position", "cdf", "count", "length", "pool", "replace")
+    __slots__ = ("_drawable", "_position", "_total", "cdf", "count", "length", "pool", "replace")
 
     def __init__(
         self,
@@ -85,9 +89,13 @@ class PartnerSampler:
         )
         candidates = self.candidates
         self.cdf = None
+        self._drawable: np.ndarray | None = None  # per candidate: weight > 0 (None: all)
         if weights is not None:
             what = "item" if self.pool is None else "pool entry"
             self.cdf = checks.weights(weights, "weights", count=candidates, what=what)
+            self._drawable = np.diff(self.cdf, prepend=0.0) > 0.0
+        # how many candidates can be drawn at all
+        self._total = candidates if self._drawable is None else int(self._drawable.sum())
         if not self.replace and 1 < candidates < self.count:
             raise ValueError(
                 f"replace=False needs {self.count} distinct partners per sample, the "
@@ -99,12 +107,46 @@ class PartnerSampler:
         """How many items partners are drawn from (the pool's size, or the dataset's)."""
         return self.length if self.pool is None else len(self.pool)
 
+    def others(self, index: int) -> int:
+        """How many candidates besides ``index`` can be drawn (of weight > 0).
+
+        >>> PartnerSampler(3, 1, weights=[1.0, 0.0, 2.0]).others(2)
+        1
+        """
+        own = index if self.pool is None else self._position.get(index, -1)
+        drawable = self._drawable
+        if own < 0:
+            return self._total
+        return self._total - (drawable is None or bool(drawable[own]))
+
+    def draw_apart(
+        self, index: int, uniforms: Sequence[float], rng: np.random.Generator
+    ) -> list[int] | None:
+        """The partners of a mix: :meth:`draw`, or ``None`` when only ``index`` is left.
+
+        The rule of every mix (MixUp, CutMix, copy-paste): an index is never its own
+        partner. With no other candidate (a dataset of one item, a pool holding only
+        ``index``, weights that leave only it), nothing is drawn from ``rng`` and the
+        sample gets no partner.
+
+        Args:
+            index: The main sample's index.
+            uniforms: ``count`` uniforms in ``[0, 1)`` from the key's block.
+            rng: The key's Generator, for redraws and draws without replacement.
+
+        Returns:
+            ``count`` dataset indices, none of them ``index``, or ``None``.
+        """
+        if self._total < 2 and self.others(index) == 0:  # with 2, one is not index
+            return None
+        return self.draw(index, uniforms, rng)
+
     def draw(self, index: int, uniforms: Sequence[float], rng: np.random.Generator) -> list[int]:
         """The partners of the sample at ``index``.
 
         Args:
-            index: The main sample's index (never its own partner, see the module
-                docstring).
+            index: The main sample's index (its own partner only when it is the only
+                candidate, see the module docstring).
             uniforms: ``count`` uniforms in ``[0, 1)`` from the key's block.
             rng: The key's Generator, for redraws and draws without replacement.
 

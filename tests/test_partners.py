@@ -51,6 +51,50 @@ class TestPartnerSampler:
         if not replace:
             assert len(set(partners)) == 5
 
+    @given(seed=st.integers(0, 2**32 - 1), index=st.integers(0, 5),
+           pool=st.none() | st.lists(st.integers(0, 5), min_size=1, max_size=3, unique=True),
+           zeros=st.lists(st.booleans(), min_size=6, max_size=6))  # fmt: skip
+    def test_a_mix_never_draws_the_main_index(
+        self, seed: int, index: int, pool: list[int] | None, zeros: list[bool]
+    ) -> None:
+        # issue 19: with a pool of one (or weights that leave only the main index) a mix
+        # drew the main index as its own partner
+        candidates = 6 if pool is None else len(pool)
+        weights = [0.0 if z else 1.0 + k for k, z in enumerate(zeros[:candidates])]
+        for weighted in (False, True):
+            if weighted and not any(weights):
+                continue
+            sampler = PartnerSampler(6, 2, pool=pool, weights=weights if weighted else None)
+            drawable = [
+                c
+                for k, c in enumerate(range(6) if pool is None else pool)
+                if c != index and (not weighted or weights[k] > 0)
+            ]
+            generator = rng(seed)
+            uniforms = generator.random(2).tolist()
+            before = generator.bit_generator.state
+            partners = sampler.draw_apart(index, uniforms, generator)
+            assert sampler.others(index) == len(drawable)
+            if drawable:
+                assert partners is not None
+                assert set(partners) <= set(drawable)
+            else:
+                assert partners is None
+                assert generator.bit_generator.state == before  # nothing drawn
+
+    def test_a_mix_draws_what_a_mosaic_draws_when_others_are_left(self) -> None:
+        sampler = PartnerSampler(10, 3, pool=[8, 2, 5], weights=[1.0, 2.0, 0.0])
+        for index in (0, 2, 8):
+            a, b = rng(index), rng(index)
+            assert sampler.draw_apart(index, [0.1, 0.5, 0.9], a) == sampler.draw(
+                index, [0.1, 0.5, 0.9], b
+            )
+        assert sampler.draw(8, [0.5], rng()) == [2]  # only 2 has weight besides 8
+        assert (
+            PartnerSampler(10, 1, pool=[8, 5], weights=[1.0, 0.0]).draw_apart(8, [0.5], rng())
+            is None
+        )
+
     def test_weights_draw_by_weight_and_redraw_the_main_index(self) -> None:
         weights = [0.0] * 6
         weights[1], weights[4] = 1.0, 3.0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from rankaug.mix._around import padded
 from rankaug.mix._masks import Entry, Instances, Region, overlap, within
 from rankaug.polygons import Polygons, fill, gather, outline
 
@@ -121,7 +122,7 @@ def trace(
             cut = shown[within(region, meet)]
             cut[...] = cv2.subtract(cut, top[within(union, meet)])  # 0/1 minus 0/1: saturates
         polygon = outline(shown, (region[0], region[2]))
-        points.append(polygon)
+        points.append(padded(polygon, like.points_per))  # resampled, its fill would move
         if owner is ours:  # the tight box of the pixels left, around the outline's centres
             x, y, w, h = cv2.boundingRect(polygon.astype(np.float32))  # floor(c + 0.5) = c
             box = [float(x), float(y), float(x + w), float(y + h)]

@@ -6,10 +6,12 @@ their own:
 1. **plan** (:meth:`PairDataset.plan`): every draw from the key, in a specified order
    (part of the specification: a change reorders everyone's augmentations): one block
    ``u = rng.random(2 + k)``, where ``u[0] < p`` (``p`` of the epoch) decides whether the
-   sample is mixed, ``u[1]`` draws the partner (:class:`~rankaug.partners.PartnerSampler`:
-   never the main index itself, from ``pool``, by ``weights``; a weighted draw that hits
-   the main index draws again), ``u[2:]`` are the wrapper's ``k`` uniforms; then the
-   wrapper's other draws (a Beta variate), in :meth:`PairDataset.draw`;
+   sample is mixed, ``u[1]`` draws the partner
+   (:meth:`~rankaug.partners.PartnerSampler.draw_apart`: never the main index itself,
+   from ``pool``, by ``weights``; a weighted draw that hits the main index draws again;
+   a sample with no other candidate, say a pool holding only its index, is not mixed),
+   ``u[2:]`` are the wrapper's ``k`` uniforms; then the wrapper's other draws (a Beta
+   variate), in :meth:`PairDataset.draw`;
 2. **read** (:mod:`~rankaug.mix.parts`): the main sample through the adapter (its shape
    is rebuilt at the end), the partner as a read-only view, both checked; a sample that
    is not mixed loads no partner;
@@ -80,7 +82,7 @@ class PairDataset(KeyedDataset[T_co]):
 
     A subclass sets :attr:`kind` (its name in records and messages) and
     :attr:`uniforms` (its ``k``), and implements :meth:`draw`, :meth:`combine` and
-    :meth:`unmixed`; it may override :meth:`uses_partner` and :meth:`check`.
+    :meth:`unmixed`; it may override :meth:`needs_partner` and :meth:`check`.
 
     Args:
         dataset: A map-style dataset.
@@ -117,7 +119,8 @@ class PairDataset(KeyedDataset[T_co]):
 
     Raises:
         TypeError: If an argument has the wrong type.
-        ValueError: If an argument has a wrong value, or the dataset is empty.
+        ValueError: If an argument has a wrong value, or the dataset is empty or holds
+            a single sample (which has no partner but itself).
 
     Attributes:
         config: The checked shared configuration (:class:`~rankaug.mix.config.PairConfig`).
@@ -159,6 +162,11 @@ class PairDataset(KeyedDataset[T_co]):
         title = type(self).__name__.removesuffix("Dataset")
         if length == 0:
             raise ValueError(f"dataset is empty: {title} needs at least one sample")
+        if length == 1 and self.needs_partner():
+            raise ValueError(
+                f"dataset has 1 sample: {title} needs a partner other than the sample "
+                "itself; give it at least two samples"
+            )
         self.config = PairConfig.build(
             box_format=box_format, label_fields=label_fields, keypoint_fields=keypoint_fields,
             num_classes=num_classes, class_field=class_field, p=p, partner_fit=partner_fit,
@@ -180,11 +188,8 @@ class PairDataset(KeyedDataset[T_co]):
         """
         return ()
 
-    def uses_partner(self, plan: PairPlan) -> bool:
-        """Whether a mixed sample loads its partner (CopyPaste's ``"flip"`` does not).
-
-        Args:
-            plan: The sample's plan.
+    def needs_partner(self) -> bool:
+        """Whether a mixed sample needs a partner (CopyPaste's ``"flip"`` does not).
 
         Returns:
             ``True`` by default.
@@ -205,8 +210,8 @@ class PairDataset(KeyedDataset[T_co]):
 
         Args:
             main: The main sample.
-            partner: The partner (the main sample itself when :meth:`uses_partner` is
-                ``False``), of the main sample's size.
+            partner: The partner (the main sample itself when :meth:`needs_partner`
+                is ``False``), of the main sample's size.
             plan: The sample's plan.
             rng: The sample's keyed Generator, for draws that depend on the data.
 
@@ -256,8 +261,12 @@ class PairDataset(KeyedDataset[T_co]):
         config = self.config
         u = rng.random(2 + self.uniforms).tolist()
         p = config.p if config.constant_p else config.probability(epoch)
-        partner = self.partners.draw(index, u[1:2], rng)[0]
-        return PairPlan(bool(u[0] < p), (index, partner), tuple(u[2:]), self.draw(rng))
+        if self.needs_partner():
+            drawn = self.partners.draw_apart(index, u[1:2], rng)
+            applied, partner = u[0] < p and drawn is not None, index if drawn is None else drawn[0]
+        else:  # the sample is its own source: no partner to draw
+            applied, partner = u[0] < p, index
+        return PairPlan(applied, (index, partner), tuple(u[2:]), self.draw(rng))
 
     def augment(self, context: SampleContext, keyed: KeyedRandom) -> T_co:
         """Draw the plan from the key, then build the sample."""
@@ -300,8 +309,9 @@ class PairDataset(KeyedDataset[T_co]):
     ) -> T_co:
         config, reader = self.config, self._reader
         main_index = plan.indices[0]
-        partner_index = plan.indices[1] if self.uses_partner(plan) else main_index
+        partner_index = plan.indices[1]
         mixed = plan.applied and partner_index != main_index
+        assert not plan.applied or mixed or not self.needs_partner(), "a mix with itself"
         used = [main_index, partner_index] if mixed else [main_index]
         samples = [self.load(i, context) for i in used]
         data, main_state, views = reader.unpack(context, used, samples)

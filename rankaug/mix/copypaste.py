@@ -187,7 +187,7 @@ class CopyPasteDataset(PairDataset[T_co]):
             rank=rank, stream=stream, adapter=adapter,
         )  # fmt: skip
 
-    def uses_partner(self, plan: PairPlan) -> bool:
+    def needs_partner(self) -> bool:
         """``False`` for ``source="flip"``: the instances come from the sample itself."""
         return self.source == "partner"
 

@@ -18,11 +18,17 @@ it smaller near the borders.) The partner's pixels inside it replace the main im
   partner's) the rectangle, the semantic mask takes the partner's values inside it;
   keypoints are kept where their own image shows.
 * **Polygons** (``segments``, :mod:`rankaug.polygons`) follow their pixels as the masks
-  do: a main polygon whose pixels the rectangle reaches becomes the outline of the pixels
-  it leaves (one it does not reach is kept as it is); a partner's polygon is clipped
-  exactly to the rectangle, ``x0 <= x <= x1, y0 <= y <= y1``. An instance whose box is
-  kept but whose polygon keeps nothing (no pixel of a main one, no area of a partner's)
-  is dropped with its box and label fields, as a polygon cannot be empty.
+  do, and each draws only pixels of its own image: a main polygon whose pixels the
+  rectangle reaches becomes the outline of the pixels it leaves, a partner's polygon
+  that draws pixels outside the rectangle the outline of those inside it (polygons
+  untouched are kept as they are). Where what is left is in several parts, the outline
+  joins them by zero-width bridges (:func:`~rankaug.polygons.outline`), which run
+  around the rectangle for a main polygon (:mod:`rankaug.mix._around`; a rectangle
+  across the whole image leaves it the side with more pixels) and inside it for a
+  partner's. An outline made anew has its box: the box of its pixels (bridges
+  included), within half a pixel of the polygon's bounds. An instance whose box is
+  kept but whose polygon keeps nothing (no pixel) is dropped with its box and label
+  fields, as a polygon cannot be empty.
 * **Classes** (``num_classes=``): mixed by the exact pasted area, the main's share
   ``1 - width * height / (w * h)``.
 * **Record** (under ``"cutmix"``, :class:`CutMixRecord`): the indices, main first, the
@@ -40,10 +46,10 @@ import numpy as np
 from rankaug import checks
 from rankaug.boxes import BoxFormat, check_filter_args
 from rankaug.keys import Keying
+from rankaug.mix._around import cut
 from rankaug.mix.base import Combined, PairDataset, PairPlan
 from rankaug.mix.config import PartnerFit
 from rankaug.mix.parts import Part
-from rankaug.polygons import Polygons, clip, fill, gather, outline
 from rankaug.samples import SampleAdapter
 
 __all__ = ["CutMixDataset", "CutMixRecord", "Rect", "rectangle", "uncovered"]
@@ -251,7 +257,7 @@ class CutMixDataset(PairDataset[T_co]):
         keep, other = kept[:count], kept[count:]  # views: _cut clears them in kept too
         segments = None
         if main.segments is not None and partner.segments is not None:
-            segments = _cut(main.segments, partner.segments, rect, hw, keep, other)
+            segments = cut(main.segments, partner.segments, rect, hw, keep, other, candidates)
         mask = main.mask
         if mask is not None and partner.mask is not None:
             mask = mask.copy()
@@ -319,47 +325,6 @@ def _assemble(main: np.ndarray, partner: np.ndarray, rect: Rect) -> np.ndarray:
     out[y0:y1, x1:] = main[y0:y1, x1:]
     out[y0:y1, x0:x1] = partner[y0:y1, x0:x1]
     return out
-
-
-def _cut(
-    main: Polygons,
-    partner: Polygons,
-    rect: Rect,
-    hw: tuple[int, int],
-    keep: np.ndarray,
-    other: np.ndarray,
-) -> Polygons:
-    """The output's polygons: the kept main ones lose the rectangle, the partner's are cut to it.
-
-    ``keep`` and ``other`` (which main and partner instances the boxes keep) are cleared
-    in place for an instance left with nothing (module docstring).
-    """
-    x0, y0, x1, y1 = rect
-    points: list[np.ndarray] = []
-    regions = main.regions(hw)
-    for k in np.flatnonzero(keep).tolist():
-        polygon = main.points[k]
-        region = regions[k]
-        top, bottom = max(region[0], y0) - region[0], min(region[1], y1) - region[0]
-        left, right = max(region[2], x0) - region[2], min(region[3], x1) - region[2]
-        if top < bottom and left < right:  # its region meets the rectangle
-            raster = fill(polygon, region)
-            cut = raster[top:bottom, left:right]
-            if cut.any():  # it loses pixels: the outline of those left
-                cut[...] = 0
-                if not raster.any():
-                    keep[k] = False
-                    continue
-                polygon = outline(raster, (region[0], region[2]))
-        points.append(polygon)
-    box = (float(x0), float(y0), float(x1), float(y1))
-    for k in np.flatnonzero(other).tolist():
-        clipped = clip(partner.points[k], box)
-        if clipped is None:
-            other[k] = False
-        else:
-            points.append(clipped)
-    return gather(points, main, partner)
 
 
 def _within(points: np.ndarray, rect: Rect) -> np.ndarray:

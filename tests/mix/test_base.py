@@ -97,6 +97,43 @@ class TestPairDataset:
         weighted = MixUpDataset(dataset(), seed=0, weights=[0, 0, 0, 0, 0, 0, 1, 1])
         assert {weighted[i]["mixup"]["indices"][1] for i in range(8)} == {6, 7}
 
+    @pytest.mark.parametrize("cls", WRAPPERS)
+    @pytest.mark.parametrize(
+        "options",
+        [{"pool": [0]}, {"pool": [0, 1], "weights": [1.0, 0.0]}, {"weights": [1.0] + [0.0] * 7}],
+    )
+    def test_a_sample_with_no_other_candidate_is_not_mixed(
+        self, cls: type[Any], options: dict[str, Any]
+    ) -> None:
+        # issue 19: pool=[0] mixed index 0 with itself (labels [0, 0], indices [0, 0])
+        data = dataset()
+        for keying in ("stream", "sample"):
+            wrapper = cls(data, seed=3, p=1.0, keying=keying, **options)
+            record = wrapper.config.record
+            out = wrapper[0]
+            assert out[record]["applied"] is False
+            assert out[record]["indices"] == [0]
+            assert out["labels"].tolist() == data[0]["labels"].tolist()
+            np.testing.assert_array_equal(out["image"], data[0]["image"])
+            np.testing.assert_array_equal(out["bboxes"], data[0]["bboxes"])
+            again = wrapper.replay(out[record])
+            assert again[record] == out[record]
+            assert again["labels"].tolist() == out["labels"].tolist()
+            np.testing.assert_array_equal(again["image"], out["image"])
+            mixed = wrapper[1][record]  # the others still draw index 0
+            assert mixed["applied"] is True
+            assert mixed["indices"] == [1, 0]
+
+    @pytest.mark.parametrize("cls", WRAPPERS)
+    def test_a_single_sample_is_refused(self, cls: type[Any]) -> None:
+        with pytest.raises(ValueError, match=r"dataset has 1 sample: .* needs a partner other"):
+            cls(dataset(1), seed=0)
+
+    def test_copy_paste_flips_a_single_sample(self) -> None:
+        out = CopyPasteDataset(dataset(1), seed=0, p=1.0, source="flip")[0]
+        assert out["copypaste"]["applied"] is True
+        assert out["copypaste"]["indices"] == [0, 0]
+
     def test_a_failing_dataset_is_named(self) -> None:
         class Broken:
             def __len__(self) -> int:

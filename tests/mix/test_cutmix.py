@@ -2,10 +2,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import cv2
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from PIL import Image
 
@@ -13,7 +14,7 @@ from rankaug import SampleError
 from rankaug.mix import CutMixDataset
 from rankaug.mix.base import PairPlan
 from rankaug.mix.cutmix import rectangle, uncovered
-from rankaug.polygons import fill
+from rankaug.polygons import fill, resample
 from tests.mix.painted import KINDS, flat_sample
 
 
@@ -95,6 +96,17 @@ class FixedCut(CutMixDataset[Any]):
 
     def plan(self, index: int, rng: np.random.Generator, epoch: int) -> PairPlan:
         return PairPlan(True, (index, 1 - index), (0.95, 0.0), (0.75,))
+
+
+class PlacedCut(CutMixDataset[Any]):
+    """CutMix of two samples with the uniforms and ``lam`` given (``draws``)."""
+
+    def __init__(self, data: Any, *, draws: Any, **kwargs: Any) -> None:
+        super().__init__(data, **kwargs)
+        self.draws = draws
+
+    def plan(self, index: int, rng: np.random.Generator, epoch: int) -> PairPlan:
+        return PairPlan(True, (index, 1 - index), *self.draws)
 
 
 class TestCutMixTargets:
@@ -199,15 +211,65 @@ class TestCutMixPolygons:
         (polygon,) = out["segments"]
         np.testing.assert_array_equal(fill(polygon, IMAGE), expected)
 
-    def test_a_partner_polygon_is_clipped_to_the_rectangle(self) -> None:
+    def test_a_partner_polygon_keeps_exactly_its_pixels_in_the_rectangle(self) -> None:
+        # issue 19: clipped to the continuous rectangle, its edges drew 64 pixels outside it
         triangle = [(6.0, 2.0), (16.0, 2.0), (16.0, 12.0)]
-        out, _ = self.cut([[(1.0, 12.0), (3.0, 12.0), (3.0, 14.0)]], [triangle])
+        out, data = self.cut([[(1.0, 12.0), (3.0, 12.0), (3.0, 14.0)]], [triangle])
         assert out["labels"].tolist() == [0, 10]
-        assert out["bboxes"][1].tolist() == [10.0, 2.0, 16.0, 10.0]
-        # cut at x = 10 (the diagonal y = x - 4 there at y = 6) and at y = 10 (at x = 14)
-        assert cyclic(out["segments"][1]) == [
-            [10.0, 2.0], [16.0, 2.0], [16.0, 10.0], [14.0, 10.0], [10.0, 6.0],
-        ]  # fmt: skip
+        expected = fill(data[1]["segments"][0], IMAGE)
+        x0, y0, x1, y1 = RECT
+        outside = np.ones(expected.shape, bool)
+        outside[y0:y1, x0:x1] = False
+        assert expected[outside].any()  # the triangle does draw pixels outside it
+        expected[outside] = 0
+        np.testing.assert_array_equal(fill(out["segments"][1], IMAGE), expected)
+        # the box is the polygon's (its pixels' box): columns 10 to 16, rows 2 to 9
+        assert out["bboxes"][1].tolist() == [10.0, 2.0, 17.0, 10.0]
+
+    @given(
+        polygons=st.lists(
+            st.lists(st.tuples(st.floats(0, 20), st.floats(0, 20)), min_size=3, max_size=7),
+            min_size=2, max_size=6,
+        ),
+        lam=st.floats(0, 1), ux=st.floats(0, 1, exclude_max=True),
+        uy=st.floats(0, 1, exclude_max=True), form=st.sampled_from(["list", "array"]),
+    )  # fmt: skip
+    def test_every_polygon_draws_only_the_pixels_its_image_owns(
+        self, polygons: list[Polygon], lam: float, ux: float, uy: float, form: str
+    ) -> None:
+        # issue 19: a partner's polygon drew pixels outside the rectangle and a main one's
+        # bridges and spurs pixels inside it
+        for polygon in polygons:
+            spread = np.ptp(np.array(polygon), axis=0)
+            assume(spread.min() >= 0.5)
+        if form == "array":  # ultralytics' 1000 points per polygon
+            polygons = [resample(np.array(p), 1000).tolist() for p in polygons]
+        half = len(polygons) // 2
+        data = [
+            polygon_sample(0, polygons[:half], form, np.float64),
+            polygon_sample(1, polygons[half:], form, np.float64),
+        ]
+        out = PlacedCut(data, seed=0, draws=((ux, uy), (lam,)))[0]
+        x0, y0, x1, y1 = out["cutmix"]["rect"]
+        inside = np.zeros((20, 20), bool)
+        inside[y0:y1, x0:x1] = True
+        assert len(out["segments"]) == len(out["labels"]) == len(out["bboxes"])
+        for polygon, label, box in zip(out["segments"], out["labels"], out["bboxes"], strict=True):
+            source, k = divmod(int(label), 10)
+            owned = inside if source else ~inside
+            drawn = fill(polygon, IMAGE).astype(bool)
+            assert drawn.any()
+            assert not (drawn & ~owned).any()  # nothing on the other image
+            assert (out["image"][drawn] == data[source]["image"][0, 0]).all()
+            mask = fill(data[source]["segments"][k], IMAGE).astype(bool) & owned
+            assert not (mask & ~drawn).any()  # every pixel of its own it keeps
+            contours, _ = cv2.findContours(
+                mask.astype(np.uint8), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE
+            )
+            if len(contours) == 1:  # one part, no hole: no bridge, exactly its pixels
+                np.testing.assert_array_equal(drawn, mask)
+            bounds = np.concatenate((polygon.min(axis=0), polygon.max(axis=0)))
+            assert np.abs(box - bounds).max() <= 1.0  # the box is the polygon's
 
     def test_untouched_polygons_keep_their_points(self) -> None:
         far = [(1.0, 12.0), (6.0, 12.5), (6.0, 18.0), (1.5, 18.0)]  # below the rectangle
@@ -231,7 +293,8 @@ class TestCutMixPolygons:
         assert segments.shape == (3, 4, 2)
         assert segments.dtype == np.float32
         np.testing.assert_array_equal(segments[1], data[0]["segments"][1])
-        assert cyclic(segments[2]) == [[10.0, 2.0], [16.0, 2.0], [16.0, 10.0], [10.0, 10.0]]
+        # the outline of its pixels in the rectangle: columns 10 to 16, rows 2 to 9
+        assert cyclic(segments[2]) == [[10.5, 2.5], [10.5, 9.5], [16.5, 9.5], [16.5, 2.5]]
         out, _ = self.cut(main, partner, form="list", dtype=np.float32)
         assert isinstance(out["segments"], list)
         assert len(out["segments"]) == 3
