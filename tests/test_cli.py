@@ -522,6 +522,15 @@ class TestParser:
             assert args.command == name
             assert args.handler is module.run
 
+    def test_demo_refuses_one_sample_before_launching(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        # A one-sample dataset has no partner for its mixup: a usage error, not a traceback.
+        with pytest.raises(SystemExit) as exit_info:
+            build_parser().parse_args(["demo", "--samples", "1"])
+        assert exit_info.value.code == 2
+        assert "--samples" in capsys.readouterr().err
+
     def test_audit_takes_box_format_like_show(self) -> None:
         for command in ("audit", "show"):
             args = build_parser().parse_args([command, "m:f", "--box-format", "yolo"])

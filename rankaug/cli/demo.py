@@ -99,7 +99,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     demo.add_argument("--epochs", type=integer(1, 1000), default=2, help="epochs (default: 2)")
     demo.add_argument(
         "--samples",
-        type=integer(1),
+        type=integer(2),
         default=32,
         help="dataset size: built-in samples, or the first N images of --data (default: 32)",
     )
@@ -275,7 +275,7 @@ def _check(config: DemoConfig) -> None:
         ("--ranks", config.ranks, 1),
         ("--workers", config.workers, 0),
         ("--epochs", config.epochs, 1),
-        ("--samples", config.samples, 1),
+        ("--samples", config.samples, 2),  # a mixup needs a partner other than itself
         ("--size", config.size, 32),
         ("--columns", config.columns, 1),
     ):
