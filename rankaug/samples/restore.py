@@ -33,6 +33,8 @@ def restore_like(new: Any, old: Any) -> Any:
     [[1, 2, 3, 4]]
     >>> restore_like(np.array([[1.5, 2.0, 3.0, 4.0]]), [[0, 0, 1, 1]])
     [[1.5, 2.0, 3.0, 4.0]]
+    >>> restore_like([1.0, 2.0], [3, 4])
+    [1, 2]
     >>> restore_like(np.zeros((0,)), torch.tensor([3, 4])).dtype
     torch.int64
     """
@@ -51,12 +53,25 @@ def restore_like(new: Any, old: Any) -> Any:
     if isinstance(old, np.ndarray):
         return _restore_array(np.asarray(new), old.shape, old.dtype)
     if isinstance(old, list | tuple):
+        dtype = _list_dtype(old) if old else None
+        if not isinstance(new, np.ndarray) and dtype is not None and dtype.kind in "biu":
+            # a list back from a transform (albumentations gives label lists as floats)
+            new = _as_array(new)
         if isinstance(new, np.ndarray):
-            items = _restore_array(new, (), _list_dtype(old) if old else None).tolist()
+            items = _restore_array(new, (), dtype).tolist()
         else:
             items = list(new)
         return items if isinstance(old, list) else tuple(items)
     return new
+
+
+def _as_array(values: Any) -> Any:
+    """``values`` as a numeric array, or as they are when they are not numbers."""
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError):  # ragged
+        return values
+    return array if array.dtype.kind in "biuf" else values
 
 
 def _integral(array: np.ndarray) -> bool:
