@@ -155,11 +155,14 @@ class KeyMap:
                 parts.append(str(key))
         return "[" + ", ".join(sorted(parts)) + "]"
 
-    def _container_of(self, sample: Mapping[str, Any]) -> Mapping[str, Any]:
+    def _container_of(self, sample: Mapping[str, Any]) -> Any:
+        """The dict of per-object lists around the boxes, or ``None`` (a key with dots)."""
+        if self.keys["bboxes"] in sample:
+            return None
         value: Any = sample
         for part in self._container or ():
             value = value[part]  # the boxes were found there: it exists
-        return value  # type: ignore[no-any-return]
+        return value
 
     def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
         """The targets the consumer reads (``targets``), by rankaug's names.

@@ -70,6 +70,22 @@ def _walk(mapping: Mapping[Any, Any], prefix: str, skip: frozenset[str], found: 
             found.append(path)
 
 
+_ROLES: Final = {
+    "bbox": "bboxes", "boxes": "bboxes", "box": "bboxes", "bboxes": "bboxes",
+    "masks": "masks", "mask": "masks", "keypoints": "keypoints",
+    "segmentation": "segments", "segments": "segments", "polygons": "segments",
+    "cls": "labels",
+}  # fmt: skip
+_LABELS: Final = ("category", "category_id", "labels", "label", "class", "cls")
+
+
+def _lookup(mapping: Mapping[Any, Any], path: str) -> Any:
+    value: Any = mapping
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
 def suggest_adapter(mapping: Mapping[Any, Any], paths: Collection[str] = ()) -> str:
     """The ``adapter=`` line that would read a sample of ``mapping``'s layout.
 
@@ -83,17 +99,30 @@ def suggest_adapter(mapping: Mapping[Any, Any], paths: Collection[str] = ()) -> 
         return "adapter=rankaug.adapters.HuggingFace() (COCO x, y, w, h boxes: box_format='coco')"
     if "img" in mapping and "image" not in mapping:
         return "adapter=rankaug.adapters.Ultralytics()"
-    image = "image" if "image" in mapping else "KEY"
-    parts = [f"image={image!r}"]
+    parts = {"image": "image" if "image" in mapping else "KEY"}
+    note = ""
     for path in paths:
-        leaf = path.rsplit(".", 1)[-1]
-        name = {"bbox": "bboxes", "boxes": "bboxes", "box": "bboxes", "bboxes": "bboxes",
-                "masks": "masks", "mask": "masks", "keypoints": "keypoints",
-                "segmentation": "segments", "segments": "segments", "polygons": "segments",
-                "cls": "labels"}.get(leaf)  # fmt: skip
-        if name is not None and not any(p.startswith(f"{name}=") for p in parts):
-            parts.append(f"{name}={path!r}")
-    return f"adapter=rankaug.adapters.KeyMap({', '.join(parts)}, ...)"
+        value = _lookup(mapping, path)
+        if isinstance(value, list | tuple) and value and isinstance(value[0], Mapping):
+            # a list of per-object dicts (COCO's annotations): KeyMap reads per-object lists
+            note = (
+                f"the dataset giving {path!r} as per-object lists (a dict of lists, not a "
+                "list of dicts), then "
+            )
+            keys = [k for k in value[0] if isinstance(k, str)]
+            found = [(_ROLES[k], f"{path}.{k}") for k in keys if k in _ROLES]
+            found += [("labels", f"{path}.{k}") for k in keys if k in _LABELS][:1]
+        else:
+            leaf = path.rsplit(".", 1)[-1]
+            found = [(_ROLES[leaf], path)] if leaf in _ROLES else []
+            parent = _lookup(mapping, path.rpartition(".")[0]) if "." in path else None
+            if found and found[0][0] == "bboxes" and isinstance(parent, Mapping):
+                prefix = path.rpartition(".")[0]
+                found += [("labels", f"{prefix}.{k}") for k in parent if k in _LABELS][:1]
+        for name, where in found:
+            parts.setdefault(name, where)
+    text = ", ".join(f"{name}={where!r}" for name, where in parts.items())
+    return f"{note}adapter=rankaug.adapters.KeyMap({text})"
 
 
 def refuse_unread(mapping: Mapping[Any, Any], skip: Collection[str], who: str) -> None:
