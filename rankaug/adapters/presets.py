@@ -63,7 +63,7 @@ class Ultralytics(KeyMap):
     """ultralytics' ``YOLODataset`` detection samples, as its ``Format`` gives them.
 
     ``img`` (a ``CHW`` uint8 tensor after ``Format``, or an ``HWC`` numpy array before
-    it), ``cls`` ``(N, 1)`` as ``labels``, ``bboxes`` normalised ``xywh``
+    it), ``cls`` ``(N, 1)`` as ``labels`` ``(N,)``, ``bboxes`` normalised ``xywh``
     (``box_format="yolo"``: give the wrappers the same). The output has the same layout:
     ``batch_idx`` is rebuilt with one zero per kept box (as ``Format`` makes it) and
     ``resized_shape`` becomes the output image's ``(h, w)``; other keys (``im_file``,
@@ -77,9 +77,9 @@ class Ultralytics(KeyMap):
     >>> adapter = Ultralytics()
     >>> data, state = adapter.unpack(sample, {"image", "bboxes", "labels"})
     >>> data["image"].shape, data["labels"].shape
-    ((4, 6, 3), (1, 1))
+    ((4, 6, 3), (1,))
     >>> data.update(image=np.zeros((8, 8, 3), np.uint8), bboxes=np.zeros((0, 4)),
-    ...             labels=np.zeros((0, 1)))
+    ...             labels=np.zeros(0))
     >>> out = adapter.repack(data, state)
     >>> tuple(out["img"].shape), tuple(out["cls"].shape), out["batch_idx"], out["resized_shape"]
     ((3, 8, 8), (0, 1), tensor([]), (8, 8))
@@ -102,7 +102,10 @@ class Ultralytics(KeyMap):
                         f"one has {key!r} (a segment or pose task), which it cannot move; "
                         f"the sample has keys {sorted(map(str, sample))}"
                     )
-        return super().unpack(sample, targets)
+        data, state = super().unpack(sample, targets)
+        if "labels" in data:  # (N, 1) -> (N,), as label fields are
+            data["labels"] = np.asarray(data["labels"]).reshape(-1)
+        return data, state
 
     def passthrough(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
         """As :meth:`KeyMap.passthrough`, less the keys that hold no per-box value."""
@@ -111,6 +114,8 @@ class Ultralytics(KeyMap):
 
     def repack(self, data: Mapping[str, Any], state: Any) -> Any:
         """As :meth:`KeyMap.repack`, with ``batch_idx`` and ``resized_shape`` rebuilt."""
+        if "labels" in data:
+            data = {**data, "labels": np.asarray(data["labels"]).reshape(-1, 1)}
         out = super().repack(data, state)
         sample = state.sample
         if "batch_idx" in sample and "bboxes" in data:
