@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
-from rankaug.samples.restore import restore_like
+from rankaug.samples.restore import is_wrapped, restore_like, rewrap
 from rankaug.samples.unread import GEOMETRIC, refuse_unread, suggest_adapter, unread_fields
 
 __all__ = ["DefaultAdapter"]
@@ -23,6 +23,7 @@ class _State(NamedTuple):
     image_kind: str  # "numpy", "pil" or "tensor"
     pil_mode: str | None
     target: Any  # the original target of a tuple sample (None for dicts)
+    wrapped: bool = False  # torchvision tv_tensors among the values: wrapped again
 
 
 class DefaultAdapter:
@@ -77,16 +78,20 @@ class DefaultAdapter:
     def _unpack_mapping(
         sample: Any, mapping: Mapping[str, Any], targets: Collection[str], target: Any
     ) -> tuple[dict[str, Any], _State]:
-        image, kind, mode = image_to_numpy(mapping["image"])
+        original = mapping["image"]
+        image, kind, mode = image_to_numpy(original)
         data: dict[str, Any] = {"image": image}
         originals: dict[str, Any] = {}
+        wrapped = kind == "tensor" and is_wrapped(original)
         for key, value in mapping.items():
             if key != "image" and key in targets:
                 originals[key] = value
                 data[key] = value_to_numpy(value)
+                if type(value) is not np.ndarray and is_wrapped(value):
+                    wrapped = True
         if "bboxes" in targets and data.keys().isdisjoint(GEOMETRIC):  # boxes found elsewhere?
             refuse_unread(mapping, targets, "the default adapter")
-        return data, _State(sample, originals, kind, mode, target)
+        return data, _State(sample, originals, kind, mode, target, wrapped)
 
     def view(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
         """The data of a sample that is not rebuilt (see :func:`view`).
@@ -153,6 +158,17 @@ class DefaultAdapter:
                 return pair((sample[0], value))
         return sample
 
+    @staticmethod
+    def _rewrap(updates: dict[str, Any], state: _State, data: Mapping[str, Any]) -> None:
+        """Give torchvision's tv_tensors their class back (boxes: the output's canvas)."""
+        sample = state.sample
+        image = sample["image"] if isinstance(sample, Mapping) else sample[0]
+        hw = tuple(np.shape(data["image"])[:2]) if "image" in data else None
+        for key, value in updates.items():
+            old = image if key == "image" else state.originals.get(key)
+            if is_wrapped(old):
+                updates[key] = rewrap(value, old, hw)
+
     def repack(self, data: Mapping[str, Any], state: Any) -> Any:
         """Build a sample of the original shape (see :class:`SampleAdapter`)."""
         assert isinstance(state, _State)
@@ -165,6 +181,8 @@ class DefaultAdapter:
             else:
                 updates[key] = value
         sample = state.sample
+        if state.wrapped:
+            self._rewrap(updates, state, data)
         if isinstance(sample, Mapping):
             out = dict(sample)
             out.update(updates)

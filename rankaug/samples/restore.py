@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["restore_like"]
+__all__ = ["is_wrapped", "restore_like", "rewrap"]
 
 
 def restore_like(new: Any, old: Any) -> Any:
@@ -102,3 +102,24 @@ def _restore_array(
     if old_dtype.kind == "b" and array.size and not np.isin(array, (0, 1)).all():
         return array  # nor turn other numbers into True
     return array.astype(old_dtype, copy=False)
+
+
+def is_wrapped(value: object) -> bool:
+    """Whether ``value`` is a tensor subclass with ``wrap_like`` (torchvision's tv_tensors)."""
+    return (
+        isinstance(value, torch.Tensor)
+        and type(value) is not torch.Tensor
+        and callable(getattr(type(value), "wrap_like", None))
+    )
+
+
+def rewrap(value: Any, like: Any, canvas_size: tuple[int, ...] | None) -> Any:
+    """``value`` in the tv_tensor class of ``like`` (``BoundingBoxes``, ``Mask``, ``Image``).
+
+    ``wrap_like`` keeps ``like``'s metadata (a box format); a class with a
+    ``canvas_size`` gets the output's ``(height, width)``.
+    """
+    tensor = torch.as_tensor(value)
+    if canvas_size is not None and hasattr(like, "canvas_size"):
+        return type(like).wrap_like(like, tensor, canvas_size=canvas_size)
+    return type(like).wrap_like(like, tensor)
