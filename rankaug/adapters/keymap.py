@@ -57,14 +57,15 @@ class KeyMap:
 
     Args:
         image: The image's key or path. Defaults to ``"image"``.
-        bboxes: The boxes' key or path, or ``None``.
-        labels: The boxes' labels, or ``None``.
-        mask: A semantic mask, or ``None``.
-        masks: Instance masks ``(N, H, W)``, or ``None``.
-        keypoints: Keypoints ``(K, 2+)``, or ``None``.
-        segments: Instance polygons (:mod:`rankaug.polygons`), or ``None``.
+        bboxes: The boxes' key or path, or ``None`` (none). Defaults to ``None``.
+        labels: The boxes' labels. Defaults to ``None``.
+        mask: A semantic mask. Defaults to ``None``.
+        masks: Instance masks ``(N, H, W)``. Defaults to ``None``.
+        keypoints: Keypoints ``(K, 2+)``. Defaults to ``None``.
+        segments: Instance polygons (:mod:`rankaug.polygons`). Defaults to ``None``.
         box_format: The samples' box format, when the layout fixes it (``"coco"`` for
-            Hugging Face): the wrappers refuse another. ``None`` says nothing.
+            Hugging Face): the wrappers refuse another; ``None`` says nothing.
+            Defaults to ``None``.
         **other_label_fields: More per-box fields, ``name=path``.
 
     Raises:
