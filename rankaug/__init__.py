@@ -5,9 +5,10 @@ Every random draw comes from a key — ``(seed, rank, worker_id, epoch)`` or
 GPUs, workers and epochs and repeat bit for bit across runs.
 """
 
+from rankaug import adapters
 from rankaug.boxes import BoxFormat
 from rankaug.cache import CachedDataset
-from rankaug.collate import BatchCollator, collate_detection
+from rankaug.collate import BatchCollator, collate_detection, collate_ultralytics
 from rankaug.context import SampleContext
 from rankaug.epoch import EpochIndex
 from rankaug.errors import RankaugWarning, SampleError
@@ -55,7 +56,9 @@ __all__ = [
     "SampleError",
     "WorkerSeeder",
     "__version__",
+    "adapters",
     "collate_detection",
+    "collate_ultralytics",
     "key_words",
     "make_rng",
     "seed_everything",

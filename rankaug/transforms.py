@@ -35,7 +35,7 @@ import torch
 
 from rankaug.keys import KeyedRandom
 from rankaug.polygons import POLYGONS
-from rankaug.samples import DEFAULT_TARGETS, SampleAdapter, passthrough
+from rankaug.samples import DEFAULT_TARGETS, SampleAdapter, check_box_format, passthrough
 
 __all__ = [
     "AlbumentationsLike",
@@ -117,6 +117,9 @@ class _AlbumentationsDriver:
         self.transform = copy.deepcopy(transform)
         self.adapter = adapter
         processors = getattr(transform, "processors", None) or {}
+        params = getattr(processors.get("bboxes"), "params", None)
+        given = getattr(params, "format", None) or getattr(params, "coord_format", None)
+        check_box_format(adapter, given, "A.BboxParams format")
         unmanaged = {key for key in ("bboxes", "keypoints") if key not in processors}
         self.refused = {key for key in unmanaged if _moves(transform, key)}
         self.targets = albumentations_targets(transform) - (unmanaged - self.refused)

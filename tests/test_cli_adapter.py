@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import torch
 
+import rankaug.adapters
 from rankaug.cli.adapter import KeyMap, build_adapter, parse_keys
 from rankaug.cli.sheet import TITLE_HEIGHT, caption, contact_sheet, render_tile, sheet_size
 from rankaug.cli.target import TargetError
@@ -52,7 +53,7 @@ class TestParseKeys:
 
 
 class TestKeyMap:
-    adapter = KeyMap(parse_keys(ULTRALYTICS_KEYS))
+    adapter = KeyMap(**parse_keys(ULTRALYTICS_KEYS))
 
     def test_unpack_reads_ultralytics_as_rankaug_does_its_own(self) -> None:
         sample = cli_targets.UltralyticsStyle()[3]
@@ -74,10 +75,17 @@ class TestKeyMap:
         assert out["im_file"] == "images/000002.jpg"
 
     def test_refuses_other_shapes(self) -> None:
-        with pytest.raises(TypeError, match="--keys reads dict samples, got a sample of type"):
+        with pytest.raises(TypeError, match=r"\) reads dict samples, got a sample of type"):
             self.adapter.unpack((np.zeros((2, 2)), 1), ("image",))
-        with pytest.raises(KeyError, match="names the image 'img', but the sample has keys"):
+        with pytest.raises(
+            ValueError, match=re.escape("image='img' matches nothing in the sample, which has")
+        ):
             self.adapter.unpack({"image": np.zeros((2, 2))}, ("image",))
+
+    def test_is_the_public_key_map(self) -> None:
+        assert KeyMap is rankaug.adapters.KeyMap
+        with pytest.raises(ValueError, match="--keys must be NAME=KEY entries"):
+            parse_keys("image=img,box_format=coco")
 
 
 class TestBuildAdapter:
@@ -179,3 +187,57 @@ class TestAuditWithKeys:
         line = f"  fingerprints what --keys {ULTRALYTICS_KEYS} reads of every sample"
         assert text.count(line) == 2  # one per target
         assert f"verdict on {T}ultralytics_jittered: FAIL (ranks)" in text
+
+
+HF_KEYS = "image=image,bboxes=objects.bbox,labels=objects.category"
+
+
+def hf_scene(index: int) -> dict[str, Any]:
+    """A constant-colour scene with one filled box, in Hugging Face's nested layout."""
+    image = np.full((32, 48, 3), 40, np.uint8)
+    x, y = 4 + 4 * index, 6 + 2 * index
+    image[y : y + 10, x : x + 12] = (200, 90, 30)
+    objects = {"bbox": [[float(x), float(y), 12.0, 10.0]], "category": [index % 3], "id": [7]}
+    return {"image": image, "image_id": index, "objects": objects}
+
+
+def hf_scenes() -> list[dict[str, Any]]:
+    """``show``'s factory: eight nested scenes."""
+    return [hf_scene(i) for i in range(8)]
+
+
+class TestNestedKeys:
+    def test_show_draws_nested_boxes_like_its_own(self, tmp_path: Path) -> None:
+        output = tmp_path / "sheet.png"
+        code, _, err = run_main(
+            "show", "tests.test_cli_adapter:hf_scenes", "--keys", HF_KEYS, "--box-format",
+            "coco", "--sampler", "same", "--samples", "4", "--thumb", "64", "--output",
+            str(output), "-q",
+        )  # fmt: skip
+        assert code == 0, err
+        sheet = cv2.cvtColor(read_png(output), cv2.COLOR_BGR2RGB)
+        rows = []
+        for rank in range(2):
+            tiles = []
+            for index in range(4):
+                scene = hf_scene(index)
+                (x, y, w, h), = scene["objects"]["bbox"]  # fmt: skip
+                own = {"image": scene["image"], "bboxes": [[x, y, x + w, y + h]],
+                       "labels": scene["objects"]["category"]}  # fmt: skip
+                view = sample_view(own)
+                tiles.append(render_tile(view, caption(rank, index % 2, index, view, None), 64))
+            rows.append(tiles)
+        expected = contact_sheet(rows, ["rank 0", "rank 1"], "", 64)
+        np.testing.assert_array_equal(sheet[TITLE_HEIGHT:], expected[TITLE_HEIGHT:])
+
+    def test_a_key_that_matches_nothing_is_an_error_naming_the_keys(self, tmp_path: Path) -> None:
+        code, out, err = run_main(
+            "show", "tests.test_cli_adapter:hf_scenes", "--keys",
+            "image=image,bboxes=nope,labels=alsonope", "--ranks", "1", "--workers", "0",
+            "--output", str(tmp_path / "x.png"), "-q",
+        )  # fmt: skip
+        assert code == 2
+        assert out == ""
+        assert "bboxes='nope' matches nothing in the sample, which has keys [image, " in err
+        assert "objects (bbox, category, id)]" in err
+        assert not (tmp_path / "x.png").exists()

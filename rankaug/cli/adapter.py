@@ -6,10 +6,13 @@ default handles albumentations-style dicts (``image``, ``bboxes``, ``labels``) a
 ``(image, target)`` pairs; for anything else the CLI takes one of:
 
 * ``--keys image=img,bboxes=bboxes,labels=cls``: a dict sample whose keys have other
-  names (ultralytics' ``img``/``cls``/``bboxes``, for instance). Each entry is
-  ``NAME=KEY``: rankaug's name, then the sample's key. ``image`` is required; images may
-  be numpy ``HxWxC`` arrays, PIL images or ``CHW`` tensors, as everywhere in rankaug.
-  Give the boxes' format with ``--box-format`` (ultralytics: ``yolo``).
+  names (ultralytics' ``img``/``cls``/``bboxes``, for instance), or whose targets are
+  nested (Hugging Face: ``image=image,bboxes=objects.bbox,labels=objects.category``).
+  Each entry is ``NAME=PATH``: rankaug's name, then the sample's key or dotted path; it
+  builds a :class:`rankaug.adapters.KeyMap`, and a path that matches nothing in a sample
+  is an error naming the sample's keys. ``image`` is required; images may be numpy
+  ``HxWxC`` arrays, PIL images or ``CHW`` tensors, as everywhere in rankaug. Give the
+  boxes' format with ``--box-format`` (ultralytics: ``yolo``, Hugging Face: ``coco``).
 * ``--adapter module:factory``: a function (or class) called with no arguments in every
   rank, returning a :class:`rankaug.SampleAdapter`; the attribute may also be an
   adapter object. It is asked for the targets ``image``, ``bboxes`` and ``labels``
@@ -19,11 +22,9 @@ default handles albumentations-style dicts (``image``, ``bboxes``, ``labels``) a
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import Any
-
+from rankaug.adapters import KeyMap
 from rankaug.cli.target import TargetError, load_factory, where
-from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter, SampleAdapter, check_adapter
+from rankaug.samples import DEFAULT_TARGETS, SampleAdapter, check_adapter
 
 __all__ = [
     "AUDIT_TARGETS",
@@ -45,7 +46,8 @@ def parse_keys(text: str) -> dict[str, str]:
 
     Args:
         text: Comma-separated ``NAME=KEY`` entries; ``NAME`` is rankaug's name (an
-            identifier, each at most once, ``image`` required), ``KEY`` the sample's.
+            identifier, each at most once, ``image`` required), ``KEY`` the sample's key
+            or dotted path (``objects.bbox``).
 
     Returns:
         The map from rankaug's names to the sample's keys.
@@ -55,6 +57,8 @@ def parse_keys(text: str) -> dict[str, str]:
 
     >>> parse_keys("image=img,bboxes=bboxes,labels=cls")
     {'image': 'img', 'bboxes': 'bboxes', 'labels': 'cls'}
+    >>> parse_keys("image=image,bboxes=objects.bbox")
+    {'image': 'image', 'bboxes': 'objects.bbox'}
     >>> parse_keys("bboxes=boxes")
     Traceback (most recent call last):
     ...
@@ -63,7 +67,7 @@ def parse_keys(text: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for entry in text.split(","):
         name, equals, key = (part.strip() for part in entry.partition("="))
-        if not equals or not name.isidentifier() or not key:
+        if not equals or not name.isidentifier() or name == "box_format" or not key:
             raise ValueError(
                 f"--keys must be NAME=KEY entries separated by commas (for example "
                 f"image=img,bboxes=bboxes,labels=cls), got {text!r}"
@@ -74,67 +78,6 @@ def parse_keys(text: str) -> dict[str, str]:
     if "image" not in found:
         raise ValueError(f"--keys must name the image (image=KEY), got {text!r}")
     return found
-
-
-class KeyMap:
-    """A :class:`rankaug.SampleAdapter` for dict samples whose keys have other names.
-
-    ``unpack`` renames the mapped keys to rankaug's names and reads them as
-    :class:`rankaug.DefaultAdapter` does (a ``CHW`` tensor image becomes ``HxWxC``
-    numpy); ``repack`` puts the results back under the sample's own keys, in the types
-    it gave, and keeps every other key.
-
-    Args:
-        keys: ``{rankaug's name: the sample's key}``, as :func:`parse_keys` gives.
-
-    >>> import torch
-    >>> adapter = KeyMap({"image": "img", "labels": "cls"})
-    >>> sample = {"img": torch.zeros(3, 4, 6, dtype=torch.uint8), "cls": [[1.0]], "id": 7}
-    >>> data, state = adapter.unpack(sample, ("image", "labels"))
-    >>> data["image"].shape, data["labels"]
-    ((4, 6, 3), [[1.0]])
-    >>> out = adapter.repack(data, state)
-    >>> sorted(out), tuple(out["img"].shape), out["id"]
-    (['cls', 'id', 'img'], (3, 4, 6), 7)
-    """
-
-    def __init__(self, keys: Mapping[str, str]) -> None:
-        self.keys = dict(keys)
-        self._default = DefaultAdapter()
-
-    def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
-        """Rename, then read as :class:`rankaug.DefaultAdapter` does.
-
-        Raises:
-            TypeError: If ``sample`` is not a dict.
-            KeyError: If it lacks the image's key.
-        """
-        if not isinstance(sample, Mapping):
-            raise TypeError(
-                f"--keys reads dict samples, got a sample of type {type(sample).__name__}; "
-                "pass --adapter module:factory for other shapes"
-            )
-        image_key = self.keys["image"]
-        if image_key not in sample:
-            raise KeyError(
-                f"--keys names the image {image_key!r}, but the sample has keys "
-                f"{sorted(map(str, sample))}"
-            )
-        renamed = {name: sample[key] for name, key in self.keys.items() if key in sample}
-        data, state = self._default.unpack(renamed, targets)
-        return data, (sample, state)
-
-    def repack(self, data: Mapping[str, Any], state: Any) -> Any:
-        """Put the results back under the sample's keys."""
-        sample, inner = state
-        renamed = self._default.repack(data, inner)
-        out = dict(sample)
-        for name, value in renamed.items():
-            out[self.keys.get(name, name)] = value
-        return out
-
-    def __repr__(self) -> str:
-        return f"KeyMap({self.keys!r})"
 
 
 def reader_text(adapter: str | None, keys: str | None) -> str:
@@ -163,15 +106,15 @@ def build_adapter(adapter: str | None, keys: str | None) -> SampleAdapter | None
         rankaug.cli.target.TargetError: If ``adapter`` cannot be imported or called,
             or does not give an adapter.
 
-    >>> build_adapter(None, "image=img")
-    KeyMap({'image': 'img'})
+    >>> build_adapter(None, "image=img,bboxes=objects.bbox")
+    KeyMap(image='img', bboxes='objects.bbox')
     >>> build_adapter(None, None) is None
     True
     """
     if adapter is not None and keys is not None:
         raise ValueError("give --adapter or --keys, not both")
     if keys is not None:
-        return KeyMap(parse_keys(keys))
+        return KeyMap(**parse_keys(keys))  # type: ignore[arg-type]  # no box_format in it
     if adapter is None:
         return None
     found = load_factory(adapter, what="--adapter")

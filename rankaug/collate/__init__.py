@@ -21,6 +21,7 @@ from typing import Any
 from rankaug.collate._read import Fields, read_batch
 from rankaug.collate._write import allocate, assemble, fill
 from rankaug.collate.recycle import BatchCollator, RecycleStats
+from rankaug.collate.ultralytics import collate_ultralytics as collate_ultralytics
 
 __all__ = ["BatchCollator", "RecycleStats", "collate_detection"]
 

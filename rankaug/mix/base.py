@@ -173,7 +173,7 @@ class PairDataset(KeyedDataset[T_co]):
             fill=fill, fill_mask=fill_mask, record=record,
         )  # fmt: skip
         self.partners = PartnerSampler(length, 1, pool=pool, weights=weights)
-        self.adapter = adapter = check_adapter(adapter)
+        self.adapter = adapter = check_adapter(adapter, box_format=self.config.box_format)
         self._reader = PairReader(self.config, adapter, title, polygons=self.polygons)
 
     # ------------------------------------------------------------ the subclass' part

@@ -252,7 +252,7 @@ class MosaicDataset(KeyedDataset[T_co]):
         self.partners = PartnerSampler(
             length, len(config.cells) - 1, pool=pool, weights=weights, replace=replace
         )
-        self.adapter = adapter = check_adapter(adapter)
+        self.adapter = adapter = check_adapter(adapter, box_format=config.box_format)
         self._reader = TileReader(config, adapter)
 
     def probability(self, epoch: int) -> float:

@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_TARGETS",
     "DefaultAdapter",
     "check_adapter",
+    "check_box_format",
     "SampleAdapter",
     "SampleDict",
     "attach",
@@ -183,17 +184,21 @@ def with_class_target(adapter: SampleAdapter, sample: Any, key: str, value: Any)
 _NOTHING: Mapping[str, Any] = {}
 
 
-def check_adapter(adapter: object) -> SampleAdapter:
+def check_adapter(adapter: object, *, box_format: str | None = None) -> SampleAdapter:
     """The adapter a wrapper uses: ``adapter`` itself, or a :class:`DefaultAdapter`.
 
     Args:
         adapter: ``None``, or an object with ``unpack`` and ``repack`` methods.
+        box_format: The wrapper's box format, checked against the adapter's
+            ``box_format`` when it has one (the format its layout fixes). Defaults to
+            ``None`` (not checked).
 
     Returns:
         The adapter.
 
     Raises:
         TypeError: If ``adapter`` lacks one of the methods.
+        ValueError: If the adapter's layout fixes another box format.
 
     >>> type(check_adapter(None)).__name__
     'DefaultAdapter'
@@ -207,4 +212,31 @@ def check_adapter(adapter: object) -> SampleAdapter:
             "adapter must have unpack(sample, targets) and repack(data, state) methods, "
             f"got {type(adapter).__name__}"
         )
+    check_box_format(adapter, box_format, "box_format")
     return adapter  # type: ignore[return-value]
+
+
+def check_box_format(adapter: object, box_format: str | None, name: str) -> None:
+    """Refuse a box format other than the one ``adapter``'s layout fixes.
+
+    Args:
+        adapter: The adapter; its ``box_format`` attribute, when not ``None``, is the
+            format of the boxes it reads.
+        box_format: The wrapper's (or transform's) box format, or ``None``.
+        name: Where ``box_format`` was given, for the message.
+
+    Raises:
+        ValueError: If they differ.
+
+    >>> from rankaug.adapters import HuggingFace
+    >>> check_box_format(HuggingFace(), "pascal_voc", "box_format")
+    Traceback (most recent call last):
+    ...
+    ValueError: box_format='pascal_voc', but adapter=HuggingFace(...) reads 'coco' boxes: ...
+    """
+    declared = getattr(adapter, "box_format", None)
+    if declared is not None and box_format is not None and declared != box_format:
+        raise ValueError(
+            f"{name}={box_format!r}, but adapter={adapter!r} reads {declared!r} boxes: "
+            f"give {name}={declared!r} (the adapter's box_format)"
+        )

@@ -7,13 +7,13 @@ from collections.abc import Set as AbstractSet
 from typing import Any, NamedTuple
 
 import numpy as np
-import torch
 
-from rankaug.samples.restore import restore_like
+from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
+from rankaug.samples.restore import is_wrapped, restore_like, rewrap
+from rankaug.samples.unread import GEOMETRIC, refuse_unread, suggest_adapter, unread_fields
 
 __all__ = ["DefaultAdapter"]
 
-_PIL_MODES = ("L", "RGB", "RGBA")
 _NOTHING: Mapping[str, Any] = {}
 
 
@@ -23,69 +23,7 @@ class _State(NamedTuple):
     image_kind: str  # "numpy", "pil" or "tensor"
     pil_mode: str | None
     target: Any  # the original target of a tuple sample (None for dicts)
-
-
-def _is_pil(image: object) -> bool:
-    return type(image).__module__.startswith("PIL.")
-
-
-def _image_to_numpy(image: object) -> tuple[np.ndarray, str, str | None]:
-    if type(image) is np.ndarray or isinstance(image, np.ndarray):
-        if image.ndim not in (2, 3):
-            raise ValueError(
-                f"image must be an HxW or HxWxC array, got an array of shape {image.shape}"
-            )
-        return image, "numpy", None
-    if isinstance(image, torch.Tensor):
-        if image.ndim == 3:
-            return (
-                np.ascontiguousarray(image.detach().cpu().numpy().transpose(1, 2, 0)),
-                ("tensor"),
-                None,
-            )
-        if image.ndim == 2:
-            return image.detach().cpu().numpy(), "tensor", None
-        raise ValueError(
-            f"image must be a CxHxW or HxW tensor, got a tensor of shape {tuple(image.shape)}"
-        )
-    if _is_pil(image):
-        mode = getattr(image, "mode", None)
-        if mode not in _PIL_MODES:
-            raise ValueError(
-                f"image is a PIL image of mode {mode!r}; rankaug handles modes {_PIL_MODES} "
-                "(convert it in the dataset, e.g. image.convert('RGB'))"
-            )
-        return np.array(image), "pil", mode
-    raise TypeError(
-        f"image must be a numpy array, a PIL image or a torch tensor, got {type(image).__name__}"
-    )
-
-
-def _image_from_numpy(image: Any, kind: str, mode: str | None) -> Any:
-    if kind == "numpy":
-        return image
-    array = np.asarray(image)
-    if kind == "tensor":
-        if array.ndim == 3:
-            array = array.transpose(2, 0, 1)
-        return torch.from_numpy(np.ascontiguousarray(array))
-    from PIL import Image
-
-    if array.dtype != np.uint8:
-        raise TypeError(
-            f"the transform returned a {array.dtype} image, which cannot go back into the "
-            f"PIL image (mode {mode}) the dataset gave; give the wrapper numpy or tensor images "
-            "for float output"
-        )
-    if array.ndim == 3 and array.shape[2] == 1:
-        array = array[:, :, 0]
-    return Image.fromarray(array)
-
-
-def _value_to_numpy(value: Any) -> Any:
-    if type(value) is not np.ndarray and isinstance(value, torch.Tensor):
-        return value.detach().cpu().numpy()
-    return value
+    wrapped: bool = False  # torchvision tv_tensors among the values: wrapped again
 
 
 class DefaultAdapter:
@@ -115,7 +53,8 @@ class DefaultAdapter:
         if type(sample) is dict or isinstance(sample, Mapping):
             if "image" not in sample:
                 raise ValueError(
-                    f"a dict sample needs an 'image' key; this one has keys {sorted(sample)}"
+                    f"a dict sample needs an 'image' key; this one has keys {sorted(sample)}: "
+                    f"for another layout pass {suggest_adapter(sample, unread_fields(sample))}"
                 )
             return self._unpack_mapping(sample, sample, targets, None)
         if isinstance(sample, tuple | list) and len(sample) == 2:
@@ -139,14 +78,20 @@ class DefaultAdapter:
     def _unpack_mapping(
         sample: Any, mapping: Mapping[str, Any], targets: Collection[str], target: Any
     ) -> tuple[dict[str, Any], _State]:
-        image, kind, mode = _image_to_numpy(mapping["image"])
+        original = mapping["image"]
+        image, kind, mode = image_to_numpy(original)
         data: dict[str, Any] = {"image": image}
         originals: dict[str, Any] = {}
+        wrapped = kind == "tensor" and is_wrapped(original)
         for key, value in mapping.items():
             if key != "image" and key in targets:
                 originals[key] = value
-                data[key] = _value_to_numpy(value)
-        return data, _State(sample, originals, kind, mode, target)
+                data[key] = value_to_numpy(value)
+                if type(value) is not np.ndarray and is_wrapped(value):
+                    wrapped = True
+        if "bboxes" in targets and data.keys().isdisjoint(GEOMETRIC):  # boxes found elsewhere?
+            refuse_unread(mapping, targets, "the default adapter")
+        return data, _State(sample, originals, kind, mode, target, wrapped)
 
     def view(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
         """The data of a sample that is not rebuilt (see :func:`view`).
@@ -213,18 +158,31 @@ class DefaultAdapter:
                 return pair((sample[0], value))
         return sample
 
+    @staticmethod
+    def _rewrap(updates: dict[str, Any], state: _State, data: Mapping[str, Any]) -> None:
+        """Give torchvision's tv_tensors their class back (boxes: the output's canvas)."""
+        sample = state.sample
+        image = sample["image"] if isinstance(sample, Mapping) else sample[0]
+        hw = tuple(np.shape(data["image"])[:2]) if "image" in data else None
+        for key, value in updates.items():
+            old = image if key == "image" else state.originals.get(key)
+            if is_wrapped(old):
+                updates[key] = rewrap(value, old, hw)
+
     def repack(self, data: Mapping[str, Any], state: Any) -> Any:
         """Build a sample of the original shape (see :class:`SampleAdapter`)."""
         assert isinstance(state, _State)
         updates: dict[str, Any] = {}
         for key, value in data.items():
             if key == "image":
-                updates[key] = _image_from_numpy(value, state.image_kind, state.pil_mode)
+                updates[key] = image_from_numpy(value, state.image_kind, state.pil_mode)
             elif key in state.originals:
                 updates[key] = restore_like(value, state.originals[key])
             else:
                 updates[key] = value
         sample = state.sample
+        if state.wrapped:
+            self._rewrap(updates, state, data)
         if isinstance(sample, Mapping):
             out = dict(sample)
             out.update(updates)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["restore_like"]
+__all__ = ["is_wrapped", "restore_like", "rewrap"]
 
 
 def restore_like(new: Any, old: Any) -> Any:
@@ -33,6 +33,8 @@ def restore_like(new: Any, old: Any) -> Any:
     [[1, 2, 3, 4]]
     >>> restore_like(np.array([[1.5, 2.0, 3.0, 4.0]]), [[0, 0, 1, 1]])
     [[1.5, 2.0, 3.0, 4.0]]
+    >>> restore_like([1.0, 2.0], [3, 4])
+    [1, 2]
     >>> restore_like(np.zeros((0,)), torch.tensor([3, 4])).dtype
     torch.int64
     """
@@ -51,12 +53,25 @@ def restore_like(new: Any, old: Any) -> Any:
     if isinstance(old, np.ndarray):
         return _restore_array(np.asarray(new), old.shape, old.dtype)
     if isinstance(old, list | tuple):
+        dtype = _list_dtype(old) if old else None
+        if not isinstance(new, np.ndarray) and dtype is not None and dtype.kind in "biu":
+            # a list back from a transform (albumentations gives label lists as floats)
+            new = _as_array(new)
         if isinstance(new, np.ndarray):
-            items = _restore_array(new, (), _list_dtype(old) if old else None).tolist()
+            items = _restore_array(new, (), dtype).tolist()
         else:
             items = list(new)
         return items if isinstance(old, list) else tuple(items)
     return new
+
+
+def _as_array(values: Any) -> Any:
+    """``values`` as a numeric array, or as they are when they are not numbers."""
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError):  # ragged
+        return values
+    return array if array.dtype.kind in "biuf" else values
 
 
 def _integral(array: np.ndarray) -> bool:
@@ -87,3 +102,24 @@ def _restore_array(
     if old_dtype.kind == "b" and array.size and not np.isin(array, (0, 1)).all():
         return array  # nor turn other numbers into True
     return array.astype(old_dtype, copy=False)
+
+
+def is_wrapped(value: object) -> bool:
+    """Whether ``value`` is a tensor subclass with ``wrap_like`` (torchvision's tv_tensors)."""
+    return (
+        isinstance(value, torch.Tensor)
+        and type(value) is not torch.Tensor
+        and callable(getattr(type(value), "wrap_like", None))
+    )
+
+
+def rewrap(value: Any, like: Any, canvas_size: tuple[int, ...] | None) -> Any:
+    """``value`` in the tv_tensor class of ``like`` (``BoundingBoxes``, ``Mask``, ``Image``).
+
+    ``wrap_like`` keeps ``like``'s metadata (a box format); a class with a
+    ``canvas_size`` gets the output's ``(height, width)``.
+    """
+    tensor = torch.as_tensor(value)
+    if canvas_size is not None and hasattr(like, "canvas_size"):
+        return type(like).wrap_like(like, tensor, canvas_size=canvas_size)
+    return type(like).wrap_like(like, tensor)

@@ -1,0 +1,285 @@
+"""``KeyMap``: dict samples whose targets sit under other keys, nested or not."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any, NamedTuple
+
+from rankaug.boxes import BoxFormat, check_box_format
+from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
+from rankaug.samples.restore import restore_like
+from rankaug.samples.unread import GEOMETRIC, refuse_unread
+
+__all__ = ["KeyMap"]
+
+#: rankaug's names that are not per-box label fields.
+_NOT_LABELS = frozenset({"image", "bboxes", "mask", "keypoints"})
+_NOTHING: Mapping[str, Any] = {}
+
+
+class _State(NamedTuple):
+    sample: Mapping[str, Any]  # the original sample
+    originals: dict[str, Any]  # the original values of the names handed out
+    image_kind: str
+    pil_mode: str | None
+    boxes: int | None  # the number of boxes handed out (None: no boxes handed out)
+    unhanded: tuple[str, ...]  # per-box values not handed out: stale if the count changes
+
+
+def _check_path(name: str, path: object) -> tuple[str, ...]:
+    if not isinstance(path, str):
+        raise TypeError(f"KeyMap {name}= must be a key or a dotted path (str), got {path!r}")
+    parts = tuple(path.split("."))
+    if not all(parts):
+        raise ValueError(
+            f"KeyMap {name}= must be a key or a dotted path like 'objects.bbox', got {path!r}"
+        )
+    return parts
+
+
+class KeyMap:
+    """A :class:`rankaug.SampleAdapter` for dict samples whose targets have other keys.
+
+    Each argument names where rankaug's target is in the sample: a key (``"img"``) or a
+    dotted path into nested dicts (``"objects.bbox"``; a key that itself contains dots is
+    found too). The output has the sample's own structure: every value is written back
+    where it was read, in its own container type (lists stay lists, tensors tensors, a
+    PIL image a PIL image), nested dicts are copied rather than changed, and every other
+    key is kept as it is. A path that matches nothing in a sample is an error.
+
+    Per-box fields stay aligned with the boxes: ``labels`` and every extra name given
+    are per-box label fields (give them to the wrapper's ``label_fields``), and when the
+    boxes sit in a dict of per-object lists (Hugging Face's ``objects``), every other
+    list there is one too, under its dotted path (``"objects.id"``: add it to
+    ``label_fields`` to carry it). A per-box value the transform does not carry is
+    refused when the boxes are dropped or added (and by the multi-sample wrappers
+    before they start), never left stale.
+
+    Args:
+        image: The image's key or path. Defaults to ``"image"``.
+        bboxes: The boxes' key or path, or ``None`` (none). Defaults to ``None``.
+        labels: The boxes' labels. Defaults to ``None``.
+        mask: A semantic mask. Defaults to ``None``.
+        masks: Instance masks ``(N, H, W)``. Defaults to ``None``.
+        keypoints: Keypoints ``(K, 2+)``. Defaults to ``None``.
+        segments: Instance polygons (:mod:`rankaug.polygons`). Defaults to ``None``.
+        box_format: The samples' box format, when the layout fixes it (``"coco"`` for
+            Hugging Face): the wrappers refuse another; ``None`` says nothing.
+            Defaults to ``None``.
+        **other_label_fields: More per-box fields, ``name=path``.
+
+    Raises:
+        TypeError: If a path is not a string.
+        ValueError: If a path is empty, two names share a path, or ``box_format`` is
+            unknown.
+
+    >>> import numpy as np
+    >>> adapter = KeyMap(bboxes="objects.bbox", labels="objects.category")
+    >>> sample = {"image": np.zeros((4, 6, 3), np.uint8), "image_id": 9,
+    ...           "objects": {"bbox": [[0, 0, 2, 2]], "category": [3], "id": [17]}}
+    >>> data, state = adapter.unpack(sample, {"image", "bboxes", "labels", "objects.id"})
+    >>> sorted(data), data["labels"]
+    (['bboxes', 'image', 'labels', 'objects.id'], [3])
+    >>> data.update(bboxes=np.zeros((0, 4)), labels=np.zeros(0), **{"objects.id": np.zeros(0)})
+    >>> adapter.repack(data, state)["objects"]
+    {'bbox': [], 'category': [], 'id': []}
+    """
+
+    def __init__(
+        self,
+        image: str = "image",
+        *,
+        bboxes: str | None = None,
+        labels: str | None = None,
+        mask: str | None = None,
+        masks: str | None = None,
+        keypoints: str | None = None,
+        segments: str | None = None,
+        box_format: BoxFormat | None = None,
+        **other_label_fields: str,
+    ) -> None:
+        given = {"image": image, "bboxes": bboxes, "labels": labels, "mask": mask,
+                 "masks": masks, "keypoints": keypoints, "segments": segments,
+                 **other_label_fields}  # fmt: skip
+        #: ``{rankaug's name: the sample's key or dotted path}``.
+        self.keys: dict[str, str] = {k: v for k, v in given.items() if v is not None}
+        self._parts = {name: _check_path(name, path) for name, path in self.keys.items()}
+        by_path: dict[str, str] = {}
+        for name, path in self.keys.items():
+            if path in by_path:
+                raise ValueError(f"KeyMap gives {path!r} to both {by_path[path]}= and {name}=")
+            by_path[path] = name
+        self.box_format: BoxFormat | None = (
+            None if box_format is None else check_box_format(box_format)
+        )
+        self._others = tuple((n, p) for n, p in self._parts.items() if n != "image")
+        self._per_box = frozenset(n for n in self.keys if n not in _NOT_LABELS)
+        box_parts = self._parts.get("bboxes", ())
+        # a dict of per-object lists around the boxes: its other lists are per-box too
+        self._container = box_parts[:-1] if len(box_parts) > 1 else None
+        container = self._container
+        self._in_container = frozenset(
+            p[-1] for p in self._parts.values() if container is not None and p[:-1] == container
+        )
+        self._prefix = "" if container is None else ".".join(container) + "."
+        self._tops = frozenset(p[0] for p in self._parts.values())
+
+    # reading
+
+    def _get(self, sample: Mapping[str, Any], name: str, parts: tuple[str, ...]) -> Any:
+        if len(parts) == 1:
+            if parts[0] in sample:
+                return sample[parts[0]]
+        else:
+            path = self.keys[name]
+            if path in sample:
+                return sample[path]
+            value: Any = sample
+            for part in parts:
+                if not (isinstance(value, Mapping) and part in value):
+                    break
+                value = value[part]
+            else:
+                return value
+        raise ValueError(
+            f"{self!r}: {name}={self.keys[name]!r} matches nothing in the sample, which has "
+            f"keys {self._describe(sample)}"
+        )
+
+    @staticmethod
+    def _describe(sample: Mapping[str, Any]) -> str:
+        parts = []
+        for key, value in sample.items():
+            if isinstance(value, Mapping):
+                parts.append(f"{key!s} ({', '.join(map(str, value))})")
+            else:
+                parts.append(str(key))
+        return "[" + ", ".join(sorted(parts)) + "]"
+
+    def _container_of(self, sample: Mapping[str, Any]) -> Any:
+        """The dict of per-object lists around the boxes, or ``None`` (a key with dots)."""
+        if self.keys["bboxes"] in sample:
+            return None
+        value: Any = sample
+        for part in self._container or ():
+            value = value[part]  # the boxes were found there: it exists
+        return value
+
+    def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
+        """The targets the consumer reads (``targets``), by rankaug's names.
+
+        Raises:
+            TypeError: If ``sample`` is not a dict, or its image has an unsupported type.
+            ValueError: If a path matches nothing in it, or (for a consumer that moves
+                boxes) it has no target the map reads but fields that look like some.
+        """
+        if not isinstance(sample, Mapping):
+            raise TypeError(
+                f"{self!r} reads dict samples, got a sample of type {type(sample).__name__}"
+            )
+        image, kind, mode = image_to_numpy(self._get(sample, "image", self._parts["image"]))
+        data: dict[str, Any] = {"image": image}
+        originals: dict[str, Any] = {}
+        unhanded: list[str] = []
+        for name, parts in self._others:
+            value = self._get(sample, name, parts)
+            if value is None:
+                continue
+            if name in targets:
+                originals[name] = value
+                data[name] = value_to_numpy(value)
+            elif name in self._per_box or name in ("masks", "segments"):
+                unhanded.append(name)
+        if self._container is not None:
+            objects = self._container_of(sample)
+            if isinstance(objects, Mapping):
+                for key, value in objects.items():
+                    if key in self._in_container:
+                        continue
+                    path = f"{self._prefix}{key}"
+                    if path in targets:
+                        originals[path] = value
+                        data[path] = value_to_numpy(value)
+                    else:
+                        unhanded.append(path)
+        if "bboxes" in targets and data.keys().isdisjoint(GEOMETRIC):
+            refuse_unread(sample, self._tops, repr(self))
+        count = len(data["bboxes"]) if "bboxes" in data else None
+        return data, _State(sample, originals, kind, mode, count, tuple(unhanded))
+
+    def passthrough(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
+        """The per-box values the consumer does not get, and the sample's other keys.
+
+        A multi-sample wrapper checks them: a per-box value among them would go stale.
+        """
+        if not isinstance(sample, Mapping):
+            return _NOTHING
+        found = {k: v for k, v in sample.items() if k not in self._tops}
+        for name, parts in self._others:
+            if name not in targets and (name in self._per_box or name in ("masks", "segments")):
+                found[name] = self._get(sample, name, parts)
+        if self._container is not None:
+            objects = self._container_of(sample)
+            if isinstance(objects, Mapping):
+                for key, value in objects.items():
+                    path = f"{self._prefix}{key}"
+                    if key not in self._in_container and path not in targets:
+                        found[path] = value
+        return found
+
+    # writing
+
+    def _path_of(self, name: str) -> tuple[str, ...]:
+        parts = self._parts.get(name)
+        if parts is not None:
+            return parts
+        if self._container is not None and name.startswith(self._prefix):
+            return (*self._container, name[len(self._prefix) :])
+        return (name,)
+
+    def repack(self, data: Mapping[str, Any], state: Any) -> Any:
+        """Write the results back where they were read, in their own types.
+
+        Raises:
+            ValueError: If the boxes were dropped or added but a per-box value was not
+                carried along (it would be stale).
+        """
+        assert isinstance(state, _State)
+        changed = "bboxes" in data and len(data["bboxes"]) != state.boxes
+        if state.unhanded and state.boxes is not None and changed:
+            raise ValueError(
+                f"the transform kept {len(data['bboxes'])} of {state.boxes} boxes, but "
+                f"{', '.join(map(repr, state.unhanded))} (one entry per box) did not go "
+                "with them and would be stale: add them to the label fields (the "
+                "wrapper's label_fields, or BboxParams(label_fields=[...]))"
+            )
+        out = dict(state.sample)
+        copied: dict[tuple[str, ...], dict[str, Any]] = {(): out}
+        for name, value in data.items():
+            if name == "image":
+                value = image_from_numpy(value, state.image_kind, state.pil_mode)
+            elif name in state.originals:
+                value = restore_like(value, state.originals[name])
+            parts, path = self._path_of(name), self.keys.get(name)
+            if len(parts) == 1:
+                out[parts[0]] = value
+                continue
+            if path is not None and path in state.sample:  # a key with dots in it
+                out[path] = value
+                continue
+            node = out
+            for depth in range(1, len(parts)):
+                prefix = parts[:depth]
+                child = copied.get(prefix)
+                if child is None:
+                    child = copied[prefix] = dict(node[parts[depth - 1]])
+                    node[parts[depth - 1]] = child
+                node = child
+            node[parts[-1]] = value
+        return out
+
+    def __repr__(self) -> str:
+        parts = [f"{name}={path!r}" for name, path in self.keys.items()]
+        if self.box_format is not None:
+            parts.append(f"box_format={self.box_format!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"

@@ -1,0 +1,90 @@
+"""Images and values between a sample's types and the numpy arrays transforms work on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+__all__ = ["image_from_numpy", "image_to_numpy", "value_to_numpy"]
+
+_PIL_MODES = ("L", "RGB", "RGBA")
+
+
+def _is_pil(image: object) -> bool:
+    return type(image).__module__.startswith("PIL.")
+
+
+def image_to_numpy(image: object) -> tuple[np.ndarray, str, str | None]:
+    """A sample's image as a numpy ``HxW``/``HxWxC`` array, its kind and PIL mode.
+
+    Raises:
+        TypeError: If it is not a numpy array, a PIL image or a tensor.
+        ValueError: If its shape or PIL mode is not supported.
+
+    >>> image_to_numpy(torch.zeros(3, 4, 6, dtype=torch.uint8))[0].shape
+    (4, 6, 3)
+    """
+    if type(image) is np.ndarray or isinstance(image, np.ndarray):
+        if image.ndim not in (2, 3):
+            raise ValueError(
+                f"image must be an HxW or HxWxC array, got an array of shape {image.shape}"
+            )
+        return image, "numpy", None
+    if isinstance(image, torch.Tensor):
+        if image.ndim == 3:
+            return (
+                np.ascontiguousarray(image.detach().cpu().numpy().transpose(1, 2, 0)),
+                ("tensor"),
+                None,
+            )
+        if image.ndim == 2:
+            return image.detach().cpu().numpy(), "tensor", None
+        raise ValueError(
+            f"image must be a CxHxW or HxW tensor, got a tensor of shape {tuple(image.shape)}"
+        )
+    if _is_pil(image):
+        mode = getattr(image, "mode", None)
+        if mode not in _PIL_MODES:
+            raise ValueError(
+                f"image is a PIL image of mode {mode!r}; rankaug handles modes {_PIL_MODES} "
+                "(convert it in the dataset, e.g. image.convert('RGB'))"
+            )
+        return np.array(image), "pil", mode
+    raise TypeError(
+        f"image must be a numpy array, a PIL image or a torch tensor, got {type(image).__name__}"
+    )
+
+
+def image_from_numpy(image: Any, kind: str, mode: str | None) -> Any:
+    """The inverse of :func:`image_to_numpy`: ``image`` as the ``kind`` it came as.
+
+    Raises:
+        TypeError: If a PIL image would have to hold a non-``uint8`` result.
+    """
+    if kind == "numpy":
+        return image
+    array = np.asarray(image)
+    if kind == "tensor":
+        if array.ndim == 3:
+            array = array.transpose(2, 0, 1)
+        return torch.from_numpy(np.ascontiguousarray(array))
+    from PIL import Image
+
+    if array.dtype != np.uint8:
+        raise TypeError(
+            f"the transform returned a {array.dtype} image, which cannot go back into the "
+            f"PIL image (mode {mode}) the dataset gave; give the wrapper numpy or tensor images "
+            "for float output"
+        )
+    if array.ndim == 3 and array.shape[2] == 1:
+        array = array[:, :, 0]
+    return Image.fromarray(array)
+
+
+def value_to_numpy(value: Any) -> Any:
+    """A tensor as a numpy array; anything else as it is."""
+    if type(value) is not np.ndarray and isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    return value

@@ -1,0 +1,154 @@
+"""Targets rankaug would not read: refused before a geometric transform leaves them stale.
+
+A dict sample whose boxes, masks, polygons or keypoints sit under keys rankaug does not
+read (Hugging Face's ``objects``, COCO's ``annotations``, ultralytics' ``img``/``cls``...)
+would come out of a geometric transform with moved pixels and unmoved targets. So an
+adapter whose consumer moves boxes (``"bboxes"`` among its targets) and that finds no
+target it knows calls :func:`refuse_unread`, which looks (cheaply, a few levels deep) for
+fields of such names holding more than a scalar, and refuses the sample with the keys it
+saw and the ``adapter=`` line that would read them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any, Final
+
+__all__ = ["GEOMETRIC", "refuse_unread", "suggest_adapter", "unread_fields"]
+
+#: The targets whose presence says a sample's geometry was found.
+GEOMETRIC: Final = frozenset({"bboxes", "mask", "masks", "keypoints", "segments"})
+
+_NAMES: Final = frozenset(
+    {
+        "objects", "annotations", "annotation", "anns", "instances",
+        "boxes", "box", "bbox", "bboxes", "cls",
+        "segmentation", "segmentations", "segments", "polygons", "polygon",
+        "keypoints", "masks", "mask",
+    }
+)  # fmt: skip
+_DEPTH: Final = 3
+
+
+def _scalar(value: object) -> bool:
+    if value is None or isinstance(value, bool | int | float | str | bytes):
+        return True
+    return getattr(value, "ndim", None) == 0
+
+
+def unread_fields(mapping: Mapping[Any, Any], skip: Collection[str] = ()) -> list[str]:
+    """The dotted paths of fields in ``mapping`` that look like targets (boxes, masks...).
+
+    Args:
+        mapping: A dict sample (or a pair's dict target).
+        skip: Top-level keys that are read already. Defaults to ``()``.
+
+    Returns:
+        The paths, in the mapping's order (``"objects.bbox"``, ``"annotations"``...).
+
+    >>> unread_fields({"image": 0, "objects": {"bbox": [[0, 0, 1, 1]], "id": [3]}, "id": 7})
+    ['objects.bbox']
+    """
+    found: list[str] = []
+    _walk(mapping, "", frozenset(skip), found, _DEPTH)
+    return found
+
+
+def _walk(mapping: Mapping[Any, Any], prefix: str, skip: frozenset[str], found: list[str],
+          depth: int) -> None:  # fmt: skip
+    for key, value in mapping.items():
+        if prefix == "" and key in skip:
+            continue
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            if depth > 1:
+                before = len(found)
+                _walk(value, f"{path}.", skip, found, depth - 1)
+                if len(found) == before and key in _NAMES and value:
+                    found.append(path)
+        elif key in _NAMES and not _scalar(value):
+            found.append(path)
+
+
+_ROLES: Final = {
+    "bbox": "bboxes", "boxes": "bboxes", "box": "bboxes", "bboxes": "bboxes",
+    "masks": "masks", "mask": "masks", "keypoints": "keypoints",
+    "segmentation": "segments", "segments": "segments", "polygons": "segments",
+    "cls": "labels",
+}  # fmt: skip
+_LABELS: Final = ("category", "category_id", "labels", "label", "class", "cls")
+
+
+def _lookup(mapping: Mapping[Any, Any], path: str) -> Any:
+    value: Any = mapping
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+def suggest_adapter(mapping: Mapping[Any, Any], paths: Collection[str] = ()) -> str:
+    """The ``adapter=`` line that would read a sample of ``mapping``'s layout.
+
+    >>> suggest_adapter({"img": 0, "cls": [[0.0]], "bboxes": [[0.5, 0.5, 0.2, 0.2]]})
+    'adapter=rankaug.adapters.Ultralytics()'
+    >>> suggest_adapter({"image": 0, "objects": {"bbox": [], "category": []}})
+    "adapter=rankaug.adapters.HuggingFace() (COCO x, y, w, h boxes: box_format='coco')"
+    """
+    objects = mapping.get("objects")
+    if isinstance(objects, Mapping) and "bbox" in objects:
+        return "adapter=rankaug.adapters.HuggingFace() (COCO x, y, w, h boxes: box_format='coco')"
+    if "img" in mapping and "image" not in mapping:
+        return "adapter=rankaug.adapters.Ultralytics()"
+    parts = {"image": "image" if "image" in mapping else "KEY"}
+    note = ""
+    for path in paths:
+        value = _lookup(mapping, path)
+        if isinstance(value, list | tuple) and value and isinstance(value[0], Mapping):
+            # a list of per-object dicts (COCO's annotations): KeyMap reads per-object lists
+            note = (
+                f"the dataset giving {path!r} as per-object lists (a dict of lists, not a "
+                "list of dicts), then "
+            )
+            keys = [k for k in value[0] if isinstance(k, str)]
+            found = [(_ROLES[k], f"{path}.{k}") for k in keys if k in _ROLES]
+            found += [("labels", f"{path}.{k}") for k in keys if k in _LABELS][:1]
+        else:
+            leaf = path.rsplit(".", 1)[-1]
+            found = [(_ROLES[leaf], path)] if leaf in _ROLES else []
+            parent = _lookup(mapping, path.rpartition(".")[0]) if "." in path else None
+            if found and found[0][0] == "bboxes" and isinstance(parent, Mapping):
+                prefix = path.rpartition(".")[0]
+                found += [("labels", f"{prefix}.{k}") for k in parent if k in _LABELS][:1]
+        for name, where in found:
+            parts.setdefault(name, where)
+    text = ", ".join(f"{name}={where!r}" for name, where in parts.items())
+    return f"{note}adapter=rankaug.adapters.KeyMap({text})"
+
+
+def refuse_unread(mapping: Mapping[Any, Any], skip: Collection[str], who: str) -> None:
+    """Refuse a sample whose targets rankaug would not read (see the module docstring).
+
+    Args:
+        mapping: The dict sample (or a pair's dict target).
+        skip: The keys already read.
+        who: What reads it, for the message (``"the default adapter"``).
+
+    Raises:
+        ValueError: If ``mapping`` has fields that look like targets.
+
+    >>> refuse_unread({"image": 0, "label": 3}, {"image"}, "the default adapter")
+    >>> refuse_unread({"image": 0, "annotations": [{"bbox": [0, 0, 2, 2]}]}, {"image"}, "it")
+    Traceback (most recent call last):
+    ...
+    ValueError: the sample has no target it reads ('bboxes', 'keypoints', 'mask', ...
+    """
+    paths = unread_fields(mapping, skip)
+    if not paths:
+        return
+    raise ValueError(
+        f"the sample has no target {who} reads ({', '.join(map(repr, sorted(GEOMETRIC)))}), "
+        f"but {', '.join(map(repr, paths))} look like boxes, masks, polygons or keypoints: "
+        "a geometric transform would move its pixels and leave them where they were. "
+        f"Read them with {suggest_adapter(mapping, paths)}; the sample has keys "
+        f"{sorted(map(str, mapping))}"
+    )

@@ -1,0 +1,130 @@
+"""``HuggingFace``: a real ``datasets.Dataset`` (``Image()`` decoded to PIL) through the
+mosaic, an affine and a flip, on constant-colour objects whose boxes must keep their
+objects: every output box's centre shows its own object's colour."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import albumentations as A
+import numpy as np
+import pytest
+from PIL import Image
+
+from rankaug import MosaicAffine, MosaicDataset, RandomAugmentWrapper, SampleError
+from rankaug.adapters import HuggingFace
+from tests.albu import bbox_params
+
+datasets = pytest.importorskip("datasets", reason="the Hugging Face tests need `datasets`")
+
+COLOURS = np.array(
+    [[230, 25, 75], [60, 180, 75], [255, 225, 25], [0, 130, 200], [245, 130, 48], [145, 30, 180]],
+    np.uint8,
+)
+BACKGROUND = (40, 40, 40)
+FIELDS = ("labels", "objects.id", "objects.area")
+
+
+def scene(index: int) -> dict[str, Any]:
+    """A 64x80 image with two or three rectangles apart, COCO boxes, ids by colour."""
+    rng = np.random.default_rng(index)
+    image = np.full((64, 80, 3), BACKGROUND, np.uint8)
+    bboxes, categories, ids, areas = [], [], [], []
+    for k in range(2 + index % 2):
+        colour = int(rng.integers(len(COLOURS)))
+        w, h = int(rng.integers(12, 25)), int(rng.integers(14, 40))  # in column k: apart
+        x, y = 26 * k + int(rng.integers(0, 26 - w)), int(rng.integers(0, 64 - h))
+        image[y : y + h, x : x + w] = COLOURS[colour]
+        bboxes.append([float(x), float(y), float(w), float(h)])
+        categories.append(colour)
+        ids.append(colour * 1000 + index * 10 + k)
+        areas.append(float(w * h))
+    objects = {"bbox": bboxes, "category": categories, "id": ids, "area": areas}
+    return {"image": Image.fromarray(image), "image_id": index, "objects": objects}
+
+
+def hf_dataset(count: int = 8) -> Any:
+    rows = [scene(i) for i in range(count)]
+    columns = {key: [row[key] for row in rows] for key in rows[0]}
+    return datasets.Dataset.from_dict(columns).cast_column("image", datasets.Image())
+
+
+def pipeline(dataset: Any) -> RandomAugmentWrapper[Any]:
+    adapter = HuggingFace()
+    mosaic = MosaicDataset(
+        dataset, seed=0, output_size=128, box_format=adapter.box_format, label_fields=FIELDS,
+        affine=MosaicAffine(degrees=0.0, translate=0.1, scale=0.3), adapter=adapter,
+    )  # fmt: skip
+    transform = A.Compose(
+        [A.Affine(scale=(0.8, 1.2), translate_percent=(-0.1, 0.1), p=1.0),
+         A.HorizontalFlip(p=1.0)],
+        bbox_params=bbox_params("coco", FIELDS),
+    )  # fmt: skip
+    return RandomAugmentWrapper(mosaic, transform, seed=1, adapter=adapter)
+
+
+def check_boxes_on_their_objects(sample: dict[str, Any]) -> int:
+    image = np.asarray(sample["image"])
+    objects = sample["objects"]
+    assert sorted(objects) == ["area", "bbox", "category", "id"]
+    counts = {len(objects[key]) for key in objects}
+    assert len(counts) == 1  # every per-object list aligned
+    checked = 0
+    for (x, y, w, h), category, id_ in zip(
+        objects["bbox"], objects["category"], objects["id"], strict=True
+    ):
+        assert id_ // 1000 == category  # the id came with its own box
+        if w < 6 or h < 6:
+            continue  # a sliver: its centre is on an interpolated edge
+        centre = image[int(y + h / 2), int(x + w / 2)]
+        np.testing.assert_array_equal(centre, COLOURS[category])
+        checked += 1
+    return checked
+
+
+class TestHuggingFace:
+    def test_a_real_dataset_through_mosaic_affine_and_flip(self) -> None:
+        dataset = hf_dataset()
+        assert isinstance(dataset[0]["image"], Image.Image)  # decoded to PIL
+        augmented = pipeline(dataset)
+        checked = 0
+        for index in range(len(dataset)):
+            sample = augmented[index]
+            assert isinstance(sample["image"], Image.Image)  # PIL stays PIL
+            assert sample["image_id"] == index  # other keys untouched
+            assert all(type(v) is list for v in sample["objects"].values())  # lists stay lists
+            assert all(type(i) is int for i in sample["objects"]["id"])
+            checked += check_boxes_on_their_objects(sample)
+        assert checked >= 2 * len(dataset)  # boxes from the main sample and its partners
+
+    def test_the_rows_of_an_iterable_dataset(self) -> None:
+        rows = list(hf_dataset(4).to_iterable_dataset())
+        assert isinstance(rows[0]["image"], Image.Image)
+        augmented = pipeline(rows)
+        assert sum(check_boxes_on_their_objects(augmented[i]) for i in range(4)) >= 8
+
+    def test_the_input_is_not_changed(self) -> None:
+        rows = [scene(i) for i in range(4)]
+        before = [{**r, "objects": {k: list(v) for k, v in r["objects"].items()}} for r in rows]
+        augmented = pipeline(rows)
+        for index in range(4):
+            augmented[index]
+        for row, old in zip(rows, before, strict=True):
+            assert row["objects"] == old["objects"]
+
+    def test_an_uncarried_per_object_field_is_refused(self) -> None:
+        rows = [scene(i) for i in range(4)]
+        mosaic = MosaicDataset(rows, seed=0, output_size=64, box_format="coco",
+                               adapter=HuggingFace())  # fmt: skip
+        with pytest.raises(SampleError, match=re.escape("'objects.id' looks like a per-box field")):
+            mosaic[0]
+
+    def test_another_box_format_is_refused(self) -> None:
+        with pytest.raises(ValueError, match="box_format='pascal_voc', but adapter=HuggingFace"):
+            MosaicDataset([scene(0)], seed=0, adapter=HuggingFace())
+        transform = A.Compose([A.HorizontalFlip()], bbox_params=bbox_params("pascal_voc"))
+        with pytest.raises(
+            ValueError, match=re.escape("A.BboxParams format='pascal_voc', but adapter=")
+        ):
+            RandomAugmentWrapper([scene(0)], transform, seed=0, adapter=HuggingFace())

@@ -1,0 +1,122 @@
+"""``KeyMap``: dotted paths in, the same nested structure and types out, per-object
+fields aligned with the boxes or refused."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import albumentations as A
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from rankaug import CutMixDataset, MixUpDataset, RandomAugmentWrapper, SampleError
+from rankaug.adapters import KeyMap
+from tests.albu import bbox_params
+
+TARGETS = frozenset({"image", "bboxes", "labels", "mask", "masks", "keypoints"})
+
+
+def nested(boxes: int = 2) -> dict[str, Any]:
+    return {
+        "meta": {"path": "a.png", "size": [16, 24]},
+        "pixels": {"rgb": np.arange(16 * 24 * 3, dtype=np.uint8).reshape(16, 24, 3)},
+        "objects": {
+            "bbox": torch.tensor([[1.0, 2.0, 5.0, 6.0], [14.0, 4.0, 20.0, 12.0]][:boxes]),
+            "category": [4, 7][:boxes],
+            "id": [11, 12][:boxes],
+        },
+    }
+
+
+ADAPTER = KeyMap("pixels.rgb", bboxes="objects.bbox", labels="objects.category")
+
+
+class TestKeyMap:
+    def test_reads_dotted_paths(self) -> None:
+        sample = nested()
+        data, _ = ADAPTER.unpack(sample, TARGETS)
+        assert sorted(data) == ["bboxes", "image", "labels"]
+        assert data["image"] is sample["pixels"]["rgb"]
+        assert data["bboxes"].tolist() == sample["objects"]["bbox"].tolist()
+        assert data["labels"] == [4, 7]
+
+    def test_writes_back_into_copies_of_the_same_structure(self) -> None:
+        sample = nested()
+        data, state = ADAPTER.unpack(sample, TARGETS)
+        data = {**data, "image": data["image"][:, ::-1], "bboxes": data["bboxes"] + 1.0}
+        out = ADAPTER.repack(data, state)
+        assert out.keys() == sample.keys()
+        assert out["meta"] is sample["meta"]  # untouched keys are the same objects
+        assert out["objects"] is not sample["objects"]  # copied, never changed in place
+        assert out["objects"]["id"] is sample["objects"]["id"]
+        assert isinstance(out["objects"]["bbox"], torch.Tensor)  # tensors stay tensors
+        assert out["objects"]["bbox"].dtype == torch.float32
+        assert out["objects"]["bbox"].tolist() == [[2, 3, 6, 7], [15, 5, 21, 13]]
+        np.testing.assert_array_equal(out["pixels"]["rgb"], sample["pixels"]["rgb"][:, ::-1])
+        assert sample["objects"]["bbox"].tolist()[0] == [1, 2, 5, 6]  # the input unchanged
+
+    def test_pil_stays_pil_and_a_key_with_dots_is_found(self) -> None:
+        adapter = KeyMap("im.rgb", bboxes="box.list")
+        sample = {"im.rgb": Image.new("RGB", (6, 4)), "box.list": [[0, 0, 2, 2]]}
+        data, state = adapter.unpack(sample, TARGETS)
+        out = adapter.repack(data, state)
+        assert isinstance(out["im.rgb"], Image.Image)
+        assert out["box.list"] == [[0, 0, 2, 2]]
+        assert sorted(out) == ["box.list", "im.rgb"]
+
+    def test_a_path_that_matches_nothing_names_the_keys(self) -> None:
+        adapter = KeyMap("pixels.rgb", bboxes="objects.boxes")
+        message = (
+            "KeyMap(image='pixels.rgb', bboxes='objects.boxes'): bboxes='objects.boxes' "
+            "matches nothing in the sample, which has keys [meta (path, size), "
+            "objects (bbox, category, id), pixels (rgb)]"
+        )
+        with pytest.raises(ValueError, match=re.escape(message)):
+            adapter.unpack(nested(), TARGETS)
+
+    def test_bad_arguments(self) -> None:
+        with pytest.raises(TypeError, match="KeyMap bboxes= must be a key or a dotted path"):
+            KeyMap(bboxes=3)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=re.escape("like 'objects.bbox', got 'a..b'")):
+            KeyMap(bboxes="a..b")
+        with pytest.raises(ValueError, match="KeyMap gives 'x' to both bboxes= and labels="):
+            KeyMap(bboxes="x", labels="x")
+        with pytest.raises(ValueError, match="box_format"):
+            KeyMap(box_format="xyxy")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="reads dict samples, got a sample of type tuple"):
+            ADAPTER.unpack((np.zeros((2, 2)), {}), TARGETS)
+
+    def test_an_uncarried_per_object_field_is_refused_when_boxes_are_dropped(self) -> None:
+        crop = A.Compose([A.Crop(0, 0, 10, 10)], bbox_params=bbox_params("pascal_voc"))
+        wrapper = RandomAugmentWrapper([nested()], crop, seed=0, adapter=ADAPTER)
+        with pytest.raises(SampleError, match=re.escape(
+            "the transform kept 1 of 2 boxes, but 'objects.id' (one entry per box) did not go"
+        )):  # fmt: skip
+            wrapper[0]
+        assert ADAPTER.passthrough(nested(), TARGETS)["objects.id"] == [11, 12]
+
+    def test_carried_it_stays_aligned(self) -> None:
+        crop = A.Compose(
+            [A.Crop(0, 0, 10, 10)], bbox_params=bbox_params("pascal_voc", ["labels", "objects.id"])
+        )
+        out = RandomAugmentWrapper([nested()], crop, seed=0, adapter=ADAPTER)[0]
+        assert out["objects"]["bbox"].tolist() == [[1, 2, 5, 6]]
+        assert out["objects"]["category"] == [4]
+        assert out["objects"]["id"] == [11]
+        assert out["meta"] == {"path": "a.png", "size": [16, 24]}
+
+    @pytest.mark.parametrize("kind", [MixUpDataset, CutMixDataset])
+    def test_the_mixes_add_partner_boxes_with_their_fields(self, kind: Any) -> None:
+        second = nested(1)
+        second["objects"]["category"], second["objects"]["id"] = [5], [21]
+        mixed = kind([nested(), second], seed=0, p=1.0, adapter=ADAPTER,
+                     label_fields=("labels", "objects.id"))  # fmt: skip
+        for index in range(2):
+            objects = mixed[index]["objects"]
+            assert len(objects["bbox"]) == len(objects["category"]) == len(objects["id"])
+            assert [i // 10 for i in objects["id"]] == [
+                {4: 1, 7: 1, 5: 2}[c] for c in objects["category"]
+            ]

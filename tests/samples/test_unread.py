@@ -1,0 +1,142 @@
+"""Never a stale target: samples whose targets rankaug would not read are refused by
+every consumer that moves boxes (a geometric pipeline, the mosaic, the mixes), with the
+keys seen and the ``adapter=`` line that reads them; pixel-level pipelines pass them."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import albumentations as A
+import numpy as np
+import pytest
+import torch
+
+from rankaug import (
+    CopyPasteDataset,
+    CutMixDataset,
+    MixUpDataset,
+    MosaicDataset,
+    RandomAugmentWrapper,
+    SampleError,
+)
+from rankaug.adapters import HuggingFace
+from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
+from rankaug.samples.unread import refuse_unread, suggest_adapter, unread_fields
+from tests.albu import bbox_params
+
+
+def image() -> np.ndarray:
+    return np.arange(16 * 24 * 3, dtype=np.uint8).reshape(16, 24, 3)
+
+
+def hf_sample() -> dict[str, Any]:
+    return {"image": image(), "image_id": 3,
+            "objects": {"bbox": [[1.0, 2.0, 5.0, 6.0]], "category": [2], "id": [9]}}  # fmt: skip
+
+
+LAYOUTS = {
+    "huggingface": (hf_sample, "adapter=rankaug.adapters.HuggingFace()"),
+    "coco annotations": (
+        lambda: {"image": image(), "annotations": [{"bbox": [1, 2, 5, 6], "category_id": 1}]},
+        "the dataset giving 'annotations' as per-object lists (a dict of lists, not a list of "
+        "dicts), then adapter=rankaug.adapters.KeyMap(image='image', "
+        "bboxes='annotations.bbox', labels='annotations.category_id')",
+    ),
+    "nested target": (
+        lambda: {"image": image(), "target": {"boxes": torch.zeros(1, 4), "labels": [1]}},
+        "adapter=rankaug.adapters.KeyMap(image='image', bboxes='target.boxes', "
+        "labels='target.labels')",
+    ),
+    "bbox key": (
+        lambda: {"image": image(), "bbox": [[1, 2, 5, 6]], "category": [1]},
+        "adapter=rankaug.adapters.KeyMap(image='image', bboxes='bbox')",
+    ),
+    "polygons": (
+        lambda: {"image": image(), "segmentation": [[1.0, 1.0, 5.0, 1.0, 5.0, 5.0]]},
+        "adapter=rankaug.adapters.KeyMap(image='image', segments='segmentation')",
+    ),
+    "pair with a bbox target": (
+        lambda: (image(), {"bbox": [[1, 2, 5, 6]], "labels": [1]}),
+        "adapter=rankaug.adapters.KeyMap(image='image', bboxes='bbox')",
+    ),
+}
+GEOMETRIC = {
+    "affine without bbox_params": lambda: A.Compose([A.Affine(rotate=(10, 20), p=1.0)]),
+    "flip with bbox_params": lambda: A.Compose(
+        [A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("coco")
+    ),
+}
+
+
+class TestUnreadFields:
+    def test_finds_target_like_fields_nested_or_not(self) -> None:
+        sample = {"image": 0, "objects": {"bbox": [[0, 0, 1, 1]], "area": [1]}, "cls": [[0.0]],
+                  "meta": {"deep": {"keypoints": np.zeros((2, 2))}}, "mask": None}  # fmt: skip
+        assert unread_fields(sample) == ["objects.bbox", "cls", "meta.deep.keypoints"]
+
+    def test_scalars_and_skipped_keys_are_not_targets(self) -> None:
+        sample = {"image": 0, "cls": 3, "boxes": np.float64(2.0), "bbox": "none", "masks": [1]}
+        assert unread_fields(sample, skip={"masks"}) == []
+
+
+class TestSuggestAdapter:
+    def test_the_layouts_it_knows(self) -> None:
+        assert suggest_adapter({"img": 0, "cls": []}) == "adapter=rankaug.adapters.Ultralytics()"
+        assert suggest_adapter(hf_sample()).startswith("adapter=rankaug.adapters.HuggingFace()")
+        assert suggest_adapter({"pic": 0}, ["a.box", "a.cls", "b.masks"]) == (
+            "adapter=rankaug.adapters.KeyMap(image='KEY', bboxes='a.box', labels='a.cls', "
+            "masks='b.masks')"
+        )
+
+
+class TestRefuseUnread:
+    def test_names_the_keys_and_the_adapter(self) -> None:
+        with pytest.raises(ValueError, match="the sample has no target") as caught:
+            refuse_unread(hf_sample(), {"image"}, "the default adapter")
+        message = str(caught.value)
+        assert "but 'objects.bbox' look like boxes, masks, polygons or keypoints" in message
+        assert "adapter=rankaug.adapters.HuggingFace()" in message
+        assert message.endswith("the sample has keys ['image', 'image_id', 'objects']")
+
+    def test_the_image_key_error_suggests_an_adapter(self) -> None:
+        sample = {"img": image(), "cls": np.zeros((1, 1)), "bboxes": np.zeros((1, 4))}
+        with pytest.raises(ValueError, match=re.escape("adapter=rankaug.adapters.Ultralytics()")):
+            DefaultAdapter().unpack(sample, DEFAULT_TARGETS)
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+class TestConsumersThatMoveBoxes:
+    @pytest.mark.parametrize("pipeline", list(GEOMETRIC))
+    def test_a_geometric_pipeline_refuses(self, layout: str, pipeline: str) -> None:
+        make, suggestion = LAYOUTS[layout]
+        wrapper = RandomAugmentWrapper([make()], GEOMETRIC[pipeline](), seed=0)
+        with pytest.raises(SampleError, match=re.escape(suggestion)):
+            wrapper[0]
+
+    @pytest.mark.parametrize("kind", [MosaicDataset, MixUpDataset, CutMixDataset,
+                                      CopyPasteDataset])  # fmt: skip
+    def test_the_multi_sample_wrappers_refuse(self, layout: str, kind: Any) -> None:
+        make, suggestion = LAYOUTS[layout]
+        wrapper = kind([make(), make()], seed=0, **({"output_size": 32} if kind is
+                                                     MosaicDataset else {}))  # fmt: skip
+        with pytest.raises(SampleError, match=re.escape(suggestion)):
+            wrapper[0]
+
+    def test_a_pixel_level_pipeline_passes_them_untouched(self, layout: str) -> None:
+        make, _ = LAYOUTS[layout]
+        sample = make()
+        transform = A.Compose([A.InvertImg(p=1.0)])
+        out = RandomAugmentWrapper([sample], transform, seed=0)[0]
+        target = out[1] if isinstance(out, tuple) else out
+        original = sample[1] if isinstance(sample, tuple) else sample
+        assert target.keys() == original.keys()
+        assert all(target[k] is original[k] for k in original if k != "image")
+
+
+def test_read_with_the_suggested_adapter_it_moves() -> None:
+    transform = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("coco"))
+    out = RandomAugmentWrapper([hf_sample()], transform, seed=0, adapter=HuggingFace())[0]
+    np.testing.assert_allclose(out["objects"]["bbox"], [[24.0 - 6.0, 2.0, 5.0, 6.0]], atol=1e-5)
+    assert type(out["objects"]["bbox"]) is list
+    assert out["objects"]["id"] == [9]  # no box dropped: the uncarried id is still right
