@@ -42,7 +42,7 @@ from typing import Any, Final
 
 from torch.utils.data import Sampler
 
-from rankaug import checks
+from rankaug import checks, passes
 from rankaug.epoch import EpochBatch, EpochIndex, epoch_class
 
 __all__ = ["EpochSampler"]
@@ -189,9 +189,13 @@ class EpochSampler(Sampler[EpochIndex]):
         # use only the last one (torchdata's StatefulDataLoader starts each).
         run = self._begin()
         make = epoch_class(run.epoch)
-        for value in run.inner:
-            run.position += 1
-            yield make(value) if type(value) is int else _carry(value, make)  # type: ignore[misc]
+        passes.begin(id(run), run.epoch)
+        try:
+            for value in run.inner:
+                run.position += 1
+                yield make(value) if type(value) is int else _carry(value, make)  # type: ignore[misc]
+        finally:  # also when the pass is closed or dropped unfinished
+            passes.end(id(run))
         run.done = True
         if self._current is run:
             self._current = None
