@@ -16,7 +16,14 @@ import pytest
 from torch.utils.data import DataLoader, Dataset
 
 from rankaug import EpochIndex, KeyedDataset, RankaugWarning, SampleContext
-from rankaug.epoch import SharedEpoch, carried_epoch, carrying, epoch_class, index_epoch
+from rankaug.epoch import (
+    EpochBatch,
+    SharedEpoch,
+    carried_epoch,
+    carrying,
+    epoch_class,
+    index_epoch,
+)
 
 
 class _ReadsEpoch(Dataset[int]):
@@ -132,6 +139,21 @@ class TestEpochIndex:
         assert index_epoch(EpochIndex(1, epoch=3)) == 3
         assert index_epoch(1) is None
         assert index_epoch(np.int64(1)) is None
+
+
+class TestEpochBatch:
+    @pytest.mark.parametrize("big", [2**63, -(2**63) - 1, 2**80])
+    def test_indices_beyond_64_bits_pickle_exactly(self, big: int) -> None:
+        # Issue 19: an index >= 2**63 raised OverflowError when pickled.
+        batch = EpochBatch([EpochIndex(1, epoch=2), EpochIndex(big, epoch=2)])
+        again = pickle.loads(ForkingPickler.dumps(batch))
+        assert type(again) is EpochBatch
+        assert [(type(i), int(i)) for i in again] == [(type(batch[0]), 1), (type(batch[0]), big)]
+
+    def test_64_bit_indices_pack(self) -> None:
+        batch = EpochBatch([EpochIndex(2**63 - 1, epoch=2), EpochIndex(-(2**63), epoch=2)])
+        assert pickle.loads(pickle.dumps(batch)) == [2**63 - 1, -(2**63)]
+        assert len(pickle.dumps(batch)) < 120  # one packed block, not one reduce per index
 
 
 class TestCarrying:
