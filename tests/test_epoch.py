@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from torch.utils.data import DataLoader, Dataset
 
 from rankaug import EpochIndex, KeyedDataset, RankaugWarning, SampleContext
@@ -100,6 +102,18 @@ class TestEpochIndex:
             "len + i": (type(index), 9, 3), "i - same": (type(index), 5, 3),
             "i + same": (type(index), 9, 3),
         }  # fmt: skip
+
+    @given(st.integers(-(2**70), 2**70), st.integers(-(2**70), 2**70), st.integers(0, 2**32 - 1))
+    def test_sums_and_differences_are_exact_and_keep_the_epoch(
+        self, index: int, other: int, epoch: int
+    ) -> None:
+        carried = EpochIndex(index, epoch=epoch)
+        results = {
+            "i + n": (carried + other, index + other), "n + i": (other + carried, other + index),
+            "i - n": (carried - other, index - other), "n - i": (other - carried, other - index),
+        }  # fmt: skip
+        for got, want in results.values():
+            assert (type(got), int(got), got.epoch) == (type(carried), want, epoch)  # type: ignore[attr-defined]
 
     def test_other_arithmetic_gives_plain_ints(self) -> None:
         index = EpochIndex(7, epoch=3)
