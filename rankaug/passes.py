@@ -138,9 +138,9 @@ def warn_lost(wrapper: str, index: object, shared: int, verdict: int) -> bool:
         if not epochs or shared in epochs:
             return False
         cause = (
-            f"an EpochSampler pass of epoch {min(epochs)} is running in this process, outside "
-            "a DataLoader fetch: an index map (Subset's indices[i], i * 2) turned its "
-            "EpochIndex into a plain int"
+            f"an EpochSampler pass of epoch {min(epochs)} is running in this process (and "
+            "this is no DataLoader fetch): if the index came from that pass, an index map "
+            "(Subset's indices[i], i * 2) turned its EpochIndex into a plain int"
         )
     warnings.warn(
         f"{wrapper}[{index!r}]: the index carries no epoch although {cause}. It is keyed "
