@@ -118,9 +118,8 @@ class EpochSampler(Sampler[EpochIndex]):
         (5, 3)
     """
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> EpochSampler:
+    def __new__(cls, sampler: Iterable[int], *, epoch: int = 0) -> EpochSampler:
         """Over a ``DistributedSampler``, an EpochSampler that is also one (see below)."""
-        sampler = args[0] if args else kwargs.get("sampler")
         if cls is EpochSampler and isinstance(sampler, DistributedSampler):
             cls = _DistributedEpochSampler
         made: EpochSampler = object.__new__(cls)
@@ -344,6 +343,9 @@ class EpochSampler(Sampler[EpochIndex]):
         resume["position"] = checks.integer(state.get("position"), "state['position']", low=0)
         self._resume = resume
         self._current = None
+
+    def __getnewargs_ex__(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (self.sampler,), {}  # for __new__, which picks the class by it
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
