@@ -1,17 +1,21 @@
-"""Where a sample's epoch comes from: the index, the enclosing wrapper, or ``set_epoch``.
+"""Where a sample's epoch comes from: the index, the enclosing wrapper, the batch, ``set_epoch``.
 
 The epoch of a pass is decided once, in the main process, when the pass begins, and
 travels with every index of the pass (:class:`EpochIndex`, made by
 :class:`~rankaug.EpochSampler`). A rankaug wrapper that receives such an index keys its
 draws with that epoch and hands it down to the rankaug wrappers inside it for the
-duration of the call (:func:`carrying`), so the epoch reaches them through ``Subset``,
-``ConcatDataset`` and any other plain wrapper whose arithmetic turns the index into a
-plain ``int``. Only when neither is present does a wrapper read its
-:class:`SharedEpoch`, the value of its last ``set_epoch``: the fallback for code that
-calls ``set_epoch`` itself.
+duration of the call (:func:`carrying`). Index arithmetic with ``+`` and ``-`` keeps the
+epoch, so it reaches the parts of a ``ConcatDataset`` and a wrapper's ``d[i + 1]``.
 
-Order, first match wins: the index's epoch, the epoch handed down by an enclosing
-wrapper, the shared epoch.
+Order, first match wins:
+
+1. the index's epoch;
+2. the epoch handed down by an enclosing rankaug wrapper;
+3. the epoch of the DataLoader batch being fetched, when an index map (``Subset``'s
+   ``indices[i]``, ``i * 2``) handed on a plain ``int`` (:mod:`rankaug.passes`);
+4. the wrapper's :class:`SharedEpoch`, the value of its last ``set_epoch``: the fallback
+   for code that calls ``set_epoch`` itself. While an ``EpochSampler`` pass of another
+   epoch runs in the process, a wrapper falling back here warns, once.
 """
 
 from __future__ import annotations
@@ -19,19 +23,12 @@ from __future__ import annotations
 import array
 import contextvars
 import copyreg
-import os
-import sys
 import threading
-import warnings
 from collections.abc import Callable
-from types import FrameType
 from typing import Any, Final, cast
 
-import numpy as np
-import torch
-
 from rankaug import checks
-from rankaug.errors import RankaugWarning
+from rankaug.shared_epoch import SharedEpoch, warn_if_late
 
 __all__ = [
     "EpochBatch",
@@ -43,6 +40,7 @@ __all__ = [
     "drop_epoch",
     "epoch_class",
     "index_epoch",
+    "warn_if_late",
 ]
 
 _CARRIED: Final[contextvars.ContextVar[int | None]] = contextvars.ContextVar(
@@ -74,8 +72,13 @@ class EpochIndex(int, metaclass=_EpochIndexType):
     """A dataset index that carries the epoch of its pass.
 
     It *is* the index (an ``int`` subclass), so any dataset indexes with it as before;
-    rankaug's wrappers read :attr:`epoch` from it. Arithmetic on it gives plain ints.
-    It pickles to DataLoader workers (forked or spawned) with its epoch.
+    rankaug's wrappers read :attr:`epoch` from it. It pickles to DataLoader workers
+    (forked or spawned) with its epoch.
+
+    ``+`` and ``-`` with a plain ``int`` (or an index of the same epoch), in either
+    order, keep the epoch: ``ConcatDataset``'s ``idx - offset`` and ``len + idx``, a
+    wrapper's ``d[i + 1]``. Everything else (``*``, ``//``, ``%``, unary minus, bools,
+    numpy integers, an index of another epoch) gives a plain ``int``, as does ``int(i)``.
 
     Each epoch has its own subclass, which holds the epoch as a class attribute: an
     instance is then a bare int with nothing of its own to store, which makes it cheap
@@ -92,12 +95,29 @@ class EpochIndex(int, metaclass=_EpochIndexType):
     >>> i = EpochIndex(7, epoch=3)
     >>> i, i.epoch, [10, 11, 12, 13, 14, 15, 16, 17][i], f"{i}.jpg"
     (EpochIndex(7, epoch=3), 3, 17, '7.jpg')
-    >>> type(i + 1).__name__, isinstance(i, EpochIndex)
-    ('int', True)
+    >>> i - 5, 10 + i, i * 2, isinstance(i, EpochIndex)
+    (EpochIndex(2, epoch=3), EpochIndex(17, epoch=3), 14, True)
     """
 
     __slots__ = ()
     epoch: int
+
+    def __add__(self, other: int) -> int:
+        if type(other) is int or (isinstance(other, EpochIndex) and other.epoch == self.epoch):
+            return type(self)(int.__add__(self, other))
+        return int.__add__(self, other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: int) -> int:
+        if type(other) is int or (isinstance(other, EpochIndex) and other.epoch == self.epoch):
+            return type(self)(int.__sub__(self, other))
+        return int.__sub__(self, other)
+
+    def __rsub__(self, other: int) -> int:
+        if type(other) is int:
+            return type(self)(int.__rsub__(self, other))
+        return int.__rsub__(self, other)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (int(self),))
@@ -170,8 +190,9 @@ class EpochBatch(list[EpochIndex]):
     (``batch_sampler=EpochSampler(BatchSampler(...))``). The DataLoader pickles every
     batch it sends to a worker; a list of int subclasses costs a reduce call per index,
     while this pickles as the epoch and the indices packed as 64-bit integers, and comes
-    back as EpochIndex values. It is a list, so anything that slices or extends a batch
-    still holds indices that carry their epoch.
+    back as EpochIndex values (indices beyond 64 bits pickle one by one, exactly). It is
+    a list, so anything that slices or extends a batch still holds indices that carry
+    their epoch.
 
     >>> import pickle
     >>> batch = EpochBatch([EpochIndex(4, epoch=2), EpochIndex(1, epoch=2)])
@@ -187,7 +208,11 @@ class EpochBatch(list[EpochIndex]):
         kind = kinds.pop() if len(kinds) == 1 else None
         if kind is None or not issubclass(kind, EpochIndex):  # mixed: each keeps its own
             return (EpochBatch, (list(self),))
-        return (_epoch_batch, (kind.epoch, array.array("q", self).tobytes()))
+        try:
+            packed = array.array("q", self).tobytes()
+        except OverflowError:  # an index beyond 64 bits: each keeps its own, exactly
+            return (EpochBatch, (list(self),))
+        return (_epoch_batch, (kind.epoch, packed))
 
 
 def _epoch_batch(epoch: int, packed: bytes) -> EpochBatch:
@@ -247,143 +272,3 @@ class carrying:
 
     def __exit__(self, *exc: object) -> None:
         _CARRIED.reset(self._token)
-
-
-class _SlotPool:
-    """Epoch slots for every :class:`SharedEpoch` of a process, in shared blocks.
-
-    One block of shared memory (one file descriptor) holds :data:`BLOCK` epochs, so a
-    process with thousands of wrappers holds a handful of descriptors instead of one per
-    wrapper. A slot returns to the pool when its SharedEpoch is garbage-collected in
-    the process that created it.
-    """
-
-    BLOCK: Final = 1024
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pid = os.getpid()
-        self._free: list[tuple[torch.Tensor, int]] = []
-
-    def take(self) -> tuple[torch.Tensor, int]:
-        with self._lock:
-            if self._pid != os.getpid():  # a forked child: its slots are its own
-                self._pid, self._free = os.getpid(), []
-            if not self._free:
-                block = torch.zeros(self.BLOCK, dtype=torch.int64).share_memory_()  # type: ignore[no-untyped-call]
-                self._free = [(block, slot) for slot in reversed(range(self.BLOCK))]
-            return self._free.pop()
-
-    def give(self, block: torch.Tensor, slot: int, pid: int) -> None:
-        with self._lock:
-            if pid == self._pid == os.getpid():
-                block[slot] = 0
-                self._free.append((block, slot))
-
-
-_POOL: Final = _SlotPool()
-
-
-class SharedEpoch:
-    """An epoch counter that every DataLoader worker sees: the ``set_epoch`` fallback.
-
-    Args:
-        value: The initial epoch. Defaults to ``0``.
-
-    The value lives in a slot of a shared-memory block (one block serves 1,024
-    counters). Forked workers inherit the mapping; spawned workers receive it through
-    PyTorch's multiprocessing pickler, which shares the storage rather than copying it.
-    Either way a ``set`` in the main process before ``iter(loader)`` is what the workers
-    read, also with ``persistent_workers=True``. A plain ``pickle`` or ``copy.deepcopy``
-    makes an independent counter.
-
-    >>> epoch = SharedEpoch()
-    >>> epoch.set(3)
-    >>> epoch.get()
-    3
-    """
-
-    __slots__ = ("_block", "_owner", "_slot", "_view")
-
-    def __init__(self, value: int = 0) -> None:
-        self._block, self._slot = _POOL.take()
-        self._owner = os.getpid()
-        self._view: np.ndarray = self._block.numpy()
-        self.set(value)
-
-    def get(self) -> int:
-        """The current epoch."""
-        epoch: int = self._view.item(self._slot)
-        return epoch
-
-    def set(self, value: int) -> None:
-        """Set the epoch (call it in the main process, before ``iter(loader)``).
-
-        Args:
-            value: The epoch, an integer in ``[0, 2**32)``.
-        """
-        self._view[self._slot] = checks.uint(value, "epoch", 32)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_shared_epoch, (self._block, self._slot))
-
-    def __del__(self) -> None:
-        block = getattr(self, "_block", None)
-        if block is not None and getattr(self, "_owner", None) == os.getpid():
-            _POOL.give(block, self._slot, self._owner)
-
-    def __repr__(self) -> str:
-        return f"SharedEpoch({self.get()})"
-
-
-def _shared_epoch(block: torch.Tensor, slot: int) -> SharedEpoch:
-    """Unpickle a SharedEpoch: the same slot when the block arrived shared, else a copy."""
-    if block.is_shared():  # type: ignore[no-untyped-call]
-        epoch = SharedEpoch.__new__(SharedEpoch)
-        epoch._block, epoch._slot, epoch._owner = block, slot, -1
-        epoch._view = block.numpy()
-        return epoch
-    return SharedEpoch(int(block[slot]))
-
-
-# ----------------------------------------------------------------------------- late epochs
-_LATE_WARNED: set[int] = set()
-
-
-def _worker_persistence() -> bool | None:
-    """Whether this DataLoader worker process is persistent; ``None`` if unknown.
-
-    Read once, when the shared epoch changes under a worker: PyTorch's worker loop holds
-    it as the argument ``persistent_workers`` (also torchdata's). No other public
-    interface tells a dataset whether its worker outlives one pass.
-    """
-    frame: FrameType | None = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name == "_worker_loop" and "persistent_workers" in frame.f_locals:
-            return bool(frame.f_locals["persistent_workers"])
-        frame = frame.f_back
-    return None
-
-
-def warn_if_late(previous: int, current: int) -> None:
-    """Warn, once per worker process, that ``set_epoch`` came in the middle of a pass.
-
-    Called when a worker sees the shared epoch change between two of its samples. A
-    non-persistent worker lives exactly one pass of its DataLoader iterator, so a change
-    it sees happened while the pass was running: samples of one pass are keyed with two
-    epochs, and which ones depends on timing. (Persistent workers also see legitimate
-    changes between passes, so they are not warned about.)
-    """
-    pid = os.getpid()
-    if pid in _LATE_WARNED or _worker_persistence() is not False:
-        return
-    _LATE_WARNED.add(pid)
-    warnings.warn(
-        f"the shared epoch changed from {previous} to {current} while a DataLoader worker "
-        "was serving one pass: set_epoch came after iter(loader) (Lightning and "
-        "ultralytics' InfiniteDataLoader start the pass first), so this pass mixes two "
-        "epochs depending on timing. Let the epoch travel with the index instead: "
-        "DataLoader(..., sampler=rankaug.EpochSampler(sampler))",
-        RankaugWarning,
-        stacklevel=3,
-    )

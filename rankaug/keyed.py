@@ -33,7 +33,7 @@ from typing import Any, Final, Generic, TypeVar
 import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
-from rankaug import checks, streams
+from rankaug import checks, passes, streams
 from rankaug.context import SampleContext, check_rank, process_group_rank, resolve_rank
 from rankaug.epoch import SharedEpoch, carried_epoch, index_epoch, warn_if_late
 from rankaug.keys import Domain, KeyedRandom, Keying, KeyTemplate, check_keying, stream_id
@@ -158,6 +158,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         # for workers that share a process
         self._streams: dict[tuple[int, int], tuple[tuple[int, int], KeyedRandom]] = {}
         self._seen: tuple[int, int] | None = None  # (pid, shared epoch) last seen here
+        self._lost_warned = False  # warned that an index map lost the pass's epoch
         template = KeyTemplate(_DOMAINS[self.keying], seed=self.seed, stream=self.stream)
         if self.keying == "stream":
             self._key_builder = template.builder("rank", "worker_id", "epoch")
@@ -240,7 +241,13 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         if epoch is None:
             epoch = carried_epoch()
             if epoch is None:
-                epoch = self._shared_epoch(info is not None)
+                epoch = passes.pass_epoch()  # the fetched batch's, for a mapped index
+                if epoch < 0:
+                    verdict, epoch = epoch, self._shared_epoch(info is not None)
+                    if verdict != passes.PLAIN and not self._lost_warned:
+                        self._lost_warned = passes.warn_lost(
+                            type(self).__name__, index, epoch, verdict
+                        )
         worker_id = 0 if info is None else info.id
         return SampleContext(position, rank=self._rank_now(), worker_id=worker_id, epoch=epoch)
 

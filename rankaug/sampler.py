@@ -28,26 +28,35 @@ comes as an :class:`~rankaug.epoch.EpochBatch` of EpochIndex values, which a wor
 receives for the price of one epoch per batch instead of one reduce per index
 (``set_epoch`` reaches the sampler inside the batch sampler).
 
+Over a ``DistributedSampler`` it is itself one, so Lightning's and Fabric's default
+``use_distributed_sampler=True`` leave it alone (they shard any other sampler again);
+should a ``DistributedSampler`` shard its shard anyway, it warns once.
+
 ``state_dict()`` holds the epoch and position of the running pass; after
 ``load_state_dict()`` the next pass resumes there, so torchdata's
-``StatefulDataLoader`` resumes mid-epoch exactly.
+``StatefulDataLoader`` resumes mid-epoch exactly. A copy or a pickle taken mid-pass
+resumes there too.
 """
 
 from __future__ import annotations
 
 import itertools
 import operator
+import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
-from torch.utils.data import Sampler
+from torch.utils.data import DistributedSampler, Sampler
 
-from rankaug import checks
+from rankaug import checks, passes
 from rankaug.epoch import EpochBatch, EpochIndex, epoch_class
+from rankaug.errors import RankaugWarning
 
 __all__ = ["EpochSampler"]
 
 _STATE_FORMAT: Final = "rankaug.EpochSampler/1"
+_END: Final = 1 << 32  # the first epoch a key cannot hold: the range is exhausted there
 
 
 class _Pass:
@@ -109,6 +118,13 @@ class EpochSampler(Sampler[EpochIndex]):
         (5, 3)
     """
 
+    def __new__(cls, sampler: Iterable[int], *, epoch: int = 0) -> EpochSampler:
+        """Over a ``DistributedSampler``, an EpochSampler that is also one (see below)."""
+        if cls is EpochSampler and isinstance(sampler, DistributedSampler):
+            cls = _DistributedEpochSampler
+        made: EpochSampler = object.__new__(cls)
+        return made
+
     def __init__(self, sampler: Iterable[int], *, epoch: int = 0) -> None:
         if not isinstance(sampler, Iterable):
             raise TypeError(
@@ -119,10 +135,15 @@ class EpochSampler(Sampler[EpochIndex]):
         self._next = checks.uint(epoch, "epoch", 32)
         self._current: _Pass | None = None
         self._resume: dict[str, Any] | None = None
+        self._warned_sharding = False
 
     @property
     def epoch(self) -> int:
-        """The epoch of the pass now running, or of the next pass when none is."""
+        """The epoch of the pass now running, or of the next pass when none is.
+
+        ``2**32`` after a pass of epoch ``2**32 - 1``: the range is exhausted, and the next
+        pass raises ``ValueError`` unless :meth:`set_epoch` starts over.
+        """
         current = self._current
         if current is not None and not current.done:
             return current.epoch
@@ -189,9 +210,13 @@ class EpochSampler(Sampler[EpochIndex]):
         # use only the last one (torchdata's StatefulDataLoader starts each).
         run = self._begin()
         make = epoch_class(run.epoch)
-        for value in run.inner:
-            run.position += 1
-            yield make(value) if type(value) is int else _carry(value, make)  # type: ignore[misc]
+        passes.begin(id(run), run.epoch)
+        try:
+            for value in run.inner:
+                run.position += 1
+                yield make(value) if type(value) is int else _carry(value, make)  # type: ignore[misc]
+        finally:  # also when the pass is closed or dropped unfinished
+            passes.end(id(run))
         run.done = True
         if self._current is run:
             self._current = None
@@ -200,11 +225,20 @@ class EpochSampler(Sampler[EpochIndex]):
         resume, self._resume = self._resume, None
         if resume is None:
             epoch, position = self._next, 0
-            self._next = epoch + 1 if epoch + 1 < 1 << 32 else epoch
         else:
             epoch, position = int(resume["epoch"]), int(resume["position"])
-            self._next = int(resume["next_epoch"])
+        if epoch >= _END:
+            self._resume = resume
+            raise ValueError(
+                f"EpochSampler's epoch range is exhausted: the pass after epoch {_END - 1} "
+                "would have epoch 2**32, beyond the 32-bit epoch of every key, and repeating "
+                "an epoch would replay its augmentations. Call set_epoch(e) with "
+                "0 <= e < 2**32 to run more passes."
+            )
+        self._next = epoch + 1 if resume is None else int(resume["next_epoch"])
         self._forward(epoch)
+        if not self._warned_sharding:
+            self._check_sharding(sys._getframe(2))
         inner = iter(self.sampler)
         inner_state = None if resume is None else resume.get("sampler_iter")
         if inner_state is not None and callable(getattr(inner, "load_state_dict", None)):
@@ -219,6 +253,43 @@ class EpochSampler(Sampler[EpochIndex]):
         run = _Pass(epoch, inner, position)
         self._current = run
         return run
+
+    def _check_sharding(self, frame: Any) -> None:
+        """Warn, once, when a DistributedSampler shards this sampler's shard again.
+
+        Lightning (``use_distributed_sampler=True``) and Fabric wrap a loader's sampler in
+        their ``DistributedSamplerWrapper`` unless it is a ``DistributedSampler``; that
+        wrapper iterates this one (``frame``: who began the pass) and keeps every
+        ``num_replicas``-th index of it.
+        """
+        inner = self.sampler
+        sharded = [inner, getattr(inner, "sampler", None)]  # a batch sampler's sampler
+        if not any(getattr(s, "num_replicas", 1) > 1 for s in sharded if s is not None):
+            return
+        for _ in range(6):
+            if frame is None:
+                return
+            outer: object = frame.f_locals.get("self")
+            if outer is not self and isinstance(outer, DistributedSampler):
+                break
+            frame = frame.f_back
+        else:
+            return
+        if outer.num_replicas <= 1:
+            return
+        self._warned_sharding = True
+        warnings.warn(
+            f"{type(outer).__name__} (num_replicas={outer.num_replicas}) shards the indices "
+            f"of EpochSampler({type(inner).__name__}), which are already one rank's shard: "
+            f"each rank sees 1/{outer.num_replicas} of its shard. Lightning does this with "
+            "Trainer(use_distributed_sampler=True), its default, around a sampler that is not "
+            "a DistributedSampler: pass Trainer(use_distributed_sampler=False) (Fabric: "
+            "setup_dataloaders(..., use_distributed_sampler=False)), or give the "
+            "EpochSampler the DistributedSampler itself (EpochSampler(DistributedSampler(...)) "
+            "is one, and is left alone).",
+            RankaugWarning,
+            stacklevel=2,
+        )
 
     # ------------------------------------------------------------------ state
     def state_dict(self) -> dict[str, Any]:
@@ -246,7 +317,7 @@ class EpochSampler(Sampler[EpochIndex]):
             "format": _STATE_FORMAT,
             "epoch": self._next,
             "position": 0,
-            "next_epoch": self._next + 1 if self._next + 1 < 1 << 32 else self._next,
+            "next_epoch": min(self._next + 1, _END),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -264,16 +335,49 @@ class EpochSampler(Sampler[EpochIndex]):
                 f"{_STATE_FORMAT!r}), got {state!r:.200}"
             )
         resume = dict(state)
-        resume["epoch"] = checks.uint(state.get("epoch"), "state['epoch']", 32)
-        resume["next_epoch"] = checks.uint(state.get("next_epoch"), "state['next_epoch']", 32)
+        # 2**32: a sampler whose epoch range is exhausted (its next pass refuses to run)
+        resume["epoch"] = checks.integer(state.get("epoch"), "state['epoch']", low=0, high=_END)
+        resume["next_epoch"] = checks.integer(
+            state.get("next_epoch"), "state['next_epoch']", low=0, high=_END
+        )
         resume["position"] = checks.integer(state.get("position"), "state['position']", low=0)
         self._resume = resume
         self._current = None
 
+    def __getnewargs_ex__(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (self.sampler,), {}  # for __new__, which picks the class by it
+
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_current"] = None  # a running pass does not travel
+        current = self._current
+        if current is not None and not current.done:  # the copy resumes the running pass
+            state["_resume"] = self.state_dict()
+        state["_current"] = None  # the pass's iterator itself does not travel
         return state
 
     def __repr__(self) -> str:
         return f"EpochSampler({self.sampler!r}, epoch={self.epoch})"
+
+
+_FORWARDED: Final = frozenset(
+    {"dataset", "num_replicas", "rank", "shuffle", "seed", "drop_last", "num_samples",
+     "total_size"}
+)  # fmt: skip
+
+
+class _DistributedEpochSampler(EpochSampler, DistributedSampler[int]):  # type: ignore[override]
+    """``EpochSampler(DistributedSampler(...))``, itself a ``DistributedSampler``.
+
+    Lightning (``use_distributed_sampler=True``, its default) and Fabric replace a
+    loader's sampler that is not a ``DistributedSampler`` by their
+    ``DistributedSamplerWrapper``, which shards the shard again. Being one, this sampler
+    is left alone, so each rank gets exactly its shard. Its ``DistributedSampler``
+    attributes (``num_replicas``, ``rank``, ``shuffle``, ``seed``...) are the wrapped
+    sampler's; everything else is :class:`EpochSampler`'s.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        inner = vars(self).get("sampler")
+        if name in _FORWARDED and inner is not None:
+            return getattr(inner, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")

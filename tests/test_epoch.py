@@ -13,10 +13,19 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from torch.utils.data import DataLoader, Dataset
 
 from rankaug import EpochIndex, KeyedDataset, RankaugWarning, SampleContext
-from rankaug.epoch import SharedEpoch, carried_epoch, carrying, epoch_class, index_epoch
+from rankaug.epoch import (
+    EpochBatch,
+    SharedEpoch,
+    carried_epoch,
+    carrying,
+    epoch_class,
+    index_epoch,
+)
 
 
 class _ReadsEpoch(Dataset[int]):
@@ -78,8 +87,50 @@ class TestEpochIndex:
         assert f"{index}.jpg" == "5.jpg"
         assert f"{index:03d}" == "005"
         assert repr(index) == "EpochIndex(5, epoch=2)"
-        assert type(index + 1) is int
-        assert type(-index) is int
+
+    def test_plus_and_minus_with_ints_keep_the_epoch(self) -> None:
+        # Issue 19 item 1: ConcatDataset's idx - offset gave a plain int (epoch lost).
+        index, same = EpochIndex(7, epoch=3), EpochIndex(2, epoch=3)
+        kept = {
+            "i - 5": index - 5, "i + 1": index + 1, "10 + i": 10 + index, "10 - i": 10 - index,
+            "len + i": 10 + EpochIndex(-1, epoch=3), "i - same": index - same,
+            "i + same": index + same,
+        }  # fmt: skip
+        assert {k: (type(v), int(v), v.epoch) for k, v in kept.items()} == {  # type: ignore[attr-defined]
+            "i - 5": (type(index), 2, 3), "i + 1": (type(index), 8, 3),
+            "10 + i": (type(index), 17, 3), "10 - i": (type(index), 3, 3),
+            "len + i": (type(index), 9, 3), "i - same": (type(index), 5, 3),
+            "i + same": (type(index), 9, 3),
+        }  # fmt: skip
+
+    @given(st.integers(-(2**70), 2**70), st.integers(-(2**70), 2**70), st.integers(0, 2**32 - 1))
+    def test_sums_and_differences_are_exact_and_keep_the_epoch(
+        self, index: int, other: int, epoch: int
+    ) -> None:
+        carried = EpochIndex(index, epoch=epoch)
+        results = {
+            "i + n": (carried + other, index + other), "n + i": (other + carried, other + index),
+            "i - n": (carried - other, index - other), "n - i": (other - carried, other - index),
+        }  # fmt: skip
+        for got, want in results.values():
+            assert (type(got), int(got), got.epoch) == (type(carried), want, epoch)  # type: ignore[attr-defined]
+
+    def test_other_arithmetic_gives_plain_ints(self) -> None:
+        index = EpochIndex(7, epoch=3)
+        plain = [index * 2, index // 2, index % 4, -index, index + True, 2 * index,
+                 index - EpochIndex(1, epoch=4), index + EpochIndex(1, epoch=4)]  # fmt: skip
+        assert [(type(v), v) for v in plain] == [
+            (int, 14),
+            (int, 3),
+            (int, 3),
+            (int, -7),
+            (int, 8),
+            (int, 14),
+            (int, 6),
+            (int, 8),
+        ]
+        numpy_sum = index + np.int64(1)
+        assert (type(numpy_sum), numpy_sum) == (np.int64, 8)
 
     @pytest.mark.parametrize("clone", [copy.deepcopy, lambda i: pickle.loads(pickle.dumps(i))])
     def test_survives_copies(self, clone: Any) -> None:
@@ -102,6 +153,21 @@ class TestEpochIndex:
         assert index_epoch(EpochIndex(1, epoch=3)) == 3
         assert index_epoch(1) is None
         assert index_epoch(np.int64(1)) is None
+
+
+class TestEpochBatch:
+    @pytest.mark.parametrize("big", [2**63, -(2**63) - 1, 2**80])
+    def test_indices_beyond_64_bits_pickle_exactly(self, big: int) -> None:
+        # Issue 19: an index >= 2**63 raised OverflowError when pickled.
+        batch = EpochBatch([EpochIndex(1, epoch=2), EpochIndex(big, epoch=2)])
+        again = pickle.loads(ForkingPickler.dumps(batch))
+        assert type(again) is EpochBatch
+        assert [(type(i), int(i)) for i in again] == [(type(batch[0]), 1), (type(batch[0]), big)]
+
+    def test_64_bit_indices_pack(self) -> None:
+        batch = EpochBatch([EpochIndex(2**63 - 1, epoch=2), EpochIndex(-(2**63), epoch=2)])
+        assert pickle.loads(pickle.dumps(batch)) == [2**63 - 1, -(2**63)]
+        assert len(pickle.dumps(batch)) < 120  # one packed block, not one reduce per index
 
 
 class TestCarrying:
@@ -258,7 +324,7 @@ class TestEpochClasses:
         old, new = EpochIndex(3, epoch=first), EpochIndex(3, epoch=first + 19)
         assert type(old) not in copyreg.dispatch_table  # it falls back to __reduce__
         for index in (old, new):
-            again = pickle.loads(ForkingPickler.dumps([index, index + 0]))
+            again = pickle.loads(ForkingPickler.dumps([index, int(index)]))
             assert again == [3, 3]
             assert (type(again[0]), type(again[1])) == (type(index), int)
         # the same bytes either way

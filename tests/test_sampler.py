@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import copy
 import pickle
 import pickletools
+import warnings
 from typing import Any
 
 import numpy as np
@@ -16,7 +18,7 @@ from torch.utils.data import (
     SequentialSampler,
 )
 
-from rankaug import EpochIndex, EpochSampler
+from rankaug import EpochIndex, EpochSampler, RankaugWarning
 from rankaug.epoch import EpochBatch
 
 
@@ -131,13 +133,54 @@ class TestEpochSampler:
         assert indices == [0, 1, 2]
         assert all(isinstance(i, EpochIndex) and i.epoch == 1 for i in indices)
 
-    def test_pickles_without_its_running_pass(self) -> None:
+    @pytest.mark.parametrize("clone", [copy.deepcopy, lambda s: pickle.loads(pickle.dumps(s))])
+    def test_a_copy_taken_mid_pass_resumes_the_running_pass(self, clone: Any) -> None:
+        # Issue 19: the copy lost the running pass (it began epoch 6 from the start).
+        sampler = EpochSampler(DistributedSampler(range(12), num_replicas=2, rank=1, seed=4))
+        sampler.set_epoch(5)
+        running = iter(sampler)
+        taken = [next(running), next(running)]
+        again = clone(sampler)
+        assert again.epoch == 5
+        rest = list(again)
+        assert [(int(i), i.epoch) for i in taken + rest] == [
+            (int(i), 5) for i in EpochSampler(again.sampler, epoch=5)
+        ]
+        assert epochs_of(again) == [6]
+        assert [(int(i), i.epoch) for i in running] == [(int(i), 5) for i in rest]
+
+    def test_a_copy_between_passes_starts_the_next(self) -> None:
         sampler = EpochSampler(range(3), epoch=5)
+        list(sampler)
+        assert epochs_of(pickle.loads(pickle.dumps(sampler))) == [6]
+
+    def test_the_last_epoch_runs_once_then_the_range_is_exhausted(self) -> None:
+        # Issue 19: at epoch 2**32 - 1 every later pass repeated that epoch.
+        last = 2**32 - 1
+        sampler = EpochSampler(range(2), epoch=last)
+        assert epochs_of(sampler) == [last]
+        assert sampler.epoch == 2**32
+        with pytest.raises(ValueError, match=r"epoch range is exhausted.*set_epoch"):
+            list(sampler)
+        with pytest.raises(ValueError, match="exhausted"):  # still, not a silent replay
+            list(sampler)
+        state = sampler.state_dict()
+        restored = EpochSampler(range(2))
+        restored.load_state_dict(state)
+        with pytest.raises(ValueError, match="exhausted"):
+            list(restored)
+        sampler.set_epoch(0)
+        assert epochs_of(sampler) == [0]
+
+    def test_a_resumed_last_pass_is_exhausted_after(self) -> None:
+        sampler = EpochSampler(range(3), epoch=2**32 - 1)
         running = iter(sampler)
         next(running)
-        copy = pickle.loads(pickle.dumps(sampler))
-        assert copy.epoch == 6
-        assert epochs_of(copy) == [6]
+        resumed = EpochSampler(range(3))
+        resumed.load_state_dict(sampler.state_dict())
+        assert [i.epoch for i in resumed] == [2**32 - 1] * 2
+        with pytest.raises(ValueError, match="exhausted"):
+            list(resumed)
 
     def test_forwards_the_generator_of_the_wrapped_sampler(self) -> None:
         # accelerate synchronises `sampler.generator` across processes before each pass
@@ -148,6 +191,64 @@ class TestEpochSampler:
         sampler.generator = other
         assert sampler.sampler.generator is other  # type: ignore[attr-defined]
         assert not hasattr(EpochSampler(range(3)), "generator")
+
+
+class Reshards(DistributedSampler[int]):
+    """What Lightning's DistributedSamplerWrapper does: shard another sampler's indices."""
+
+    def __init__(self, sampler: Any, **kwargs: Any) -> None:
+        super().__init__(range(len(sampler)), **kwargs)
+        self.inner = sampler
+
+    def __iter__(self) -> Any:
+        indices = list(self.inner)
+        return iter([indices[i] for i in super().__iter__()])
+
+
+class TestOverADistributedSampler:
+    def test_is_a_distributed_sampler_with_its_attributes(self) -> None:
+        # Issue 21 item 4: Lightning and Fabric re-shard any sampler that is not one.
+        inner = DistributedSampler(range(10), num_replicas=2, rank=1, shuffle=False, seed=3)
+        sampler = EpochSampler(inner, epoch=2)
+        assert isinstance(sampler, DistributedSampler)
+        assert isinstance(sampler, EpochSampler)
+        forwarded = ("num_replicas", "rank", "shuffle", "seed", "drop_last", "num_samples",
+                     "total_size", "dataset")  # fmt: skip
+        assert {a: getattr(sampler, a) for a in forwarded} == {
+            a: getattr(inner, a) for a in forwarded
+        }
+        assert (sampler.epoch, len(sampler), repr(sampler).startswith("EpochSampler(")) == (
+            2, 5, True,
+        )  # fmt: skip
+        assert [(int(i), i.epoch) for i in sampler] == [(i, 2) for i in (1, 3, 5, 7, 9)]
+        with pytest.raises(AttributeError, match="no attribute 'nope'"):
+            sampler.nope  # type: ignore[attr-defined]  # noqa: B018
+        again = pickle.loads(pickle.dumps(sampler))
+        assert (type(again), again.rank, again.epoch) == (type(sampler), 1, 3)
+
+    def test_other_samplers_stay_plain_epoch_samplers(self) -> None:
+        for inner in (range(4), RandomSampler(range(4)), BatchSampler(range(4), 2, False)):
+            assert not isinstance(EpochSampler(inner), DistributedSampler)  # type: ignore[arg-type]
+
+    def test_sharding_a_shard_again_warns_once(self) -> None:
+        shard = EpochSampler(DistributedSampler(range(16), num_replicas=2, rank=0, shuffle=False))
+        twice = Reshards(shard, num_replicas=2, rank=0, shuffle=False)
+        with pytest.warns(RankaugWarning, match=r"1/2 of its shard.*use_distributed_sampler=False"):
+            assert len(list(twice)) == 4
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            list(twice)
+
+    def test_sharding_an_unsharded_sampler_is_right_and_quiet(self) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            shards = [
+                list(Reshards(EpochSampler(range(8), epoch=1), num_replicas=2, rank=r,
+                              shuffle=False))
+                for r in (0, 1)
+            ]  # fmt: skip
+        assert sorted(int(i) for shard in shards for i in shard) == list(range(8))
+        assert {i.epoch for shard in shards for i in shard} == {1}
 
 
 class TestEpochSamplerInDataLoader:

@@ -1,0 +1,183 @@
+"""Issue 19 item 1: the epoch of the pass behind plain wrappers (ConcatDataset, Subset, maps)."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import albumentations as A
+import numpy as np
+import pytest
+from torch.utils.data import ConcatDataset, DataLoader, Dataset, SequentialSampler, Subset
+
+from rankaug import EpochIndex, EpochSampler, RandomAugmentWrapper, RankaugWarning
+
+
+def augmented(seed: int, count: int = 3) -> RandomAugmentWrapper[Any]:
+    """A real albumentations pipeline over small constant images, keyed per sample."""
+    data = [{"image": np.full((8, 8, 3), 30 * i + 20, np.uint8)} for i in range(count)]
+    pipeline = A.Compose([A.RandomBrightnessContrast(p=1.0), A.GaussNoise(p=1.0)])
+    return RandomAugmentWrapper(data, pipeline, seed=seed, keying="sample")
+
+
+class Doubled(Dataset[Any]):
+    """An index map rankaug cannot see through: ``dataset[2 * i]``."""
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+
+    def __len__(self) -> int:
+        return len(self.dataset) // 2
+
+    def __getitem__(self, index: int) -> Any:
+        return self.dataset[index * 2]
+
+
+class Shifted(Doubled):
+    """``dataset[i + 1]``: arithmetic that keeps the epoch."""
+
+    def __len__(self) -> int:
+        return len(self.dataset) - 1
+
+    def __getitem__(self, index: int) -> Any:
+        return self.dataset[index + 1]
+
+
+def _collate(batch: list[Any]) -> list[Any]:
+    return batch
+
+
+Expected = Callable[[int, int], bytes]
+
+
+def cases() -> dict[str, tuple[Any, Expected]]:
+    """name -> (dataset, expected(position, epoch): the bytes of the image it must give)."""
+    first, second = augmented(1), augmented(2)
+    concat = ConcatDataset([first, second])
+    inner = augmented(3, count=6)
+    order = [4, 0, 5, 2]
+    return {
+        "concat": (
+            concat,
+            lambda i, e: (first if i < 3 else second)[EpochIndex(i % 3, e)]["image"].tobytes(),
+        ),
+        "subset": (
+            Subset(inner, order),
+            lambda i, e: inner[EpochIndex(order[i], e)]["image"].tobytes(),
+        ),
+        "doubled": (
+            Doubled(inner),
+            lambda i, e: inner[EpochIndex(2 * i, e)]["image"].tobytes(),
+        ),
+        "shifted": (
+            Shifted(inner),
+            lambda i, e: inner[EpochIndex(i + 1, e)]["image"].tobytes(),
+        ),
+    }
+
+
+def two_passes(
+    dataset: Any, workers: int, persistent: bool, context: str = "fork"
+) -> list[list[bytes]]:
+    loader = DataLoader(
+        dataset,
+        sampler=EpochSampler(SequentialSampler(range(len(dataset)))),
+        batch_size=2,
+        num_workers=workers,
+        persistent_workers=persistent,
+        multiprocessing_context=context if workers else None,
+        collate_fn=_collate,
+    )
+    return [[s["image"].tobytes() for batch in loader for s in batch] for _ in range(2)]
+
+
+class TestPlainWrappersInALoader:
+    @pytest.mark.parametrize(
+        ("workers", "persistent"), [(0, False), (2, False), (2, True)], ids=["main", "2w", "2wp"]
+    )
+    @pytest.mark.parametrize("name", ["concat", "subset", "doubled", "shifted"])
+    def test_every_part_is_keyed_with_the_pass_epoch(
+        self, name: str, workers: int, persistent: bool
+    ) -> None:
+        # Before: ConcatDataset's second part, Subset and maps replayed epoch 0 forever.
+        dataset, expected = cases()[name]
+        passes = two_passes(dataset, workers, persistent)
+        for epoch, images in enumerate(passes):
+            assert images == [expected(i, epoch) for i in range(len(dataset))]
+        assert all(a != b for a, b in zip(*passes, strict=True))
+
+    def test_spawned_persistent_workers_find_it_too(self) -> None:
+        dataset, expected = cases()["subset"]
+        passes = two_passes(dataset, 2, True, context="spawn")
+        assert passes == [[expected(i, e) for i in range(len(dataset))] for e in (0, 1)]
+
+    def test_an_epoch_batch_reaches_a_subset_too(self) -> None:
+        inner = augmented(4, count=4)
+        loader = DataLoader(
+            Subset(inner, [3, 1]),
+            batch_sampler=EpochSampler([[0, 1]], epoch=6),
+            collate_fn=_collate,
+        )
+        images = [s["image"].tobytes() for batch in loader for s in batch]
+        assert images == [inner[EpochIndex(j, 6)]["image"].tobytes() for j in (3, 1)]
+
+    def test_a_loader_without_epoch_sampler_keeps_set_epoch(self) -> None:
+        # In a process that has EpochIndex values, plain batches still mean set_epoch.
+        EpochIndex(0, epoch=9)
+        inner = augmented(5)
+        loader = DataLoader(Subset(inner, [2, 0]), batch_size=2, collate_fn=_collate)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            for epoch in (3, 4):
+                inner.set_epoch(epoch)
+                images = [s["image"].tobytes() for batch in loader for s in batch]
+                assert images == [inner[EpochIndex(j, epoch)]["image"].tobytes() for j in (2, 0)]
+
+
+class TestLostEpochOutsideALoader:
+    def test_concat_by_hand_keeps_the_epoch(self) -> None:
+        first, second = augmented(1), augmented(2)
+        concat = ConcatDataset([first, second])
+        sampler = EpochSampler(range(6), epoch=4)
+        got = [concat[i]["image"].tobytes() for i in sampler]
+        assert got == [
+            part[EpochIndex(j, 4)]["image"].tobytes() for part in (first, second) for j in range(3)
+        ]
+        last = concat[EpochIndex(-1, 4)]["image"].tobytes()  # len + idx keeps it too
+        assert last == second[EpochIndex(2, 4)]["image"].tobytes()
+
+    def test_a_subset_by_hand_during_a_pass_warns_once(self) -> None:
+        inner = augmented(6)
+        subset = Subset(inner, [2, 1, 0])
+        running = iter(EpochSampler(range(3), epoch=5))
+        index = next(running)
+        with pytest.warns(RankaugWarning, match=r"RandomAugmentWrapper\[2\].*epoch 5.*Subset"):
+            subset[index]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            subset[next(running)]  # once per wrapper
+        running.close()
+
+    def test_no_warning_when_set_epoch_is_the_running_epoch_or_no_pass_runs(self) -> None:
+        inner = augmented(8)
+        subset = Subset(inner, [2, 1, 0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            running = iter(EpochSampler(range(3), epoch=5))
+            next(running)
+            inner.set_epoch(5)
+            subset[0]  # the fallback is the pass's epoch: nothing is lost
+            inner.set_epoch(0)
+            running.close()  # no pass runs any more
+            subset[1]
+
+    def test_a_batch_of_mixed_epochs_warns(self) -> None:
+        inner = augmented(9)
+        loader = DataLoader(
+            Subset(inner, [2, 1]),
+            batch_sampler=[[EpochIndex(0, 1), EpochIndex(1, 2)]],
+            collate_fn=_collate,
+        )
+        with pytest.warns(RankaugWarning, match="several epochs"):
+            list(loader)
