@@ -38,10 +38,10 @@ affine afterwards.
 the output; the source window is rounded to whole source pixels, and boxes, keypoints,
 masks and instance polygons are mapped with the affine map that takes that source
 window onto that output window, which is the map ``cv2.resize`` applies. Polygons are
-clipped to the window; an instance whose polygon has nothing left there is dropped
-with its box, label fields and mask (its box may have been kept: the object does not
-show), and a kept box stays as mapped and clipped, possibly looser than its clipped
-polygon.
+clipped to the window; with polygons each box is the bounds of its output polygon
+(the box filters measure that box, see :mod:`~rankaug.mosaic.targets`), and an
+instance whose polygon has nothing left there is dropped with its box, label fields
+and mask (the object does not show).
 
 A sample that is not a mosaic (``u[0] >= p``) is the main image alone, scaled to fit
 ``output_size`` and centred on the output (letterbox), with its targets.
@@ -55,8 +55,9 @@ resize as above, on whole output pixels; otherwise one ``cv2.warpAffine`` per ti
 into the region of the output it reaches, written only where the tile owns the pixels.
 Boxes go through the same map (their corners, then the enclosing box), filtered as
 above; masks, keypoints and polygons follow (a polygon clipped to its tile's canvas
-window, through the affine, clipped to the output). A sample that is not a mosaic is letterboxed to
-``output_size``, then given the affine about the output's centre, as ultralytics does.
+window, through the affine, clipped to the output; its bounds are its box). A sample
+that is not a mosaic is letterboxed to ``output_size``, then given the affine about
+the output's centre, as ultralytics does.
 """
 
 from __future__ import annotations
@@ -165,10 +166,12 @@ class MosaicDataset(KeyedDataset[T_co]):
         close_mosaic: Switch mosaics off for the last ``close_mosaic`` epochs.
             Defaults to ``0``.
         min_area: Drop boxes smaller than this (output pixels; boxes not wider and
-            higher than a thousandth of a pixel are always dropped). Defaults to
-            ``0.0``.
+            higher than a thousandth of a pixel are always dropped). With
+            ``segments`` every box filter measures the box made from the output
+            polygon's bounds. Defaults to ``0.0``.
         min_visibility: Drop boxes showing less than this fraction of their full
-            size. Defaults to ``0.0``.
+            size (the box through the map, nothing clipped; with ``segments``, the
+            bounds of the whole polygon through the map). Defaults to ``0.0``.
         min_width: Drop boxes narrower than this. Defaults to ``0.0``.
         min_height: Drop boxes lower than this. Defaults to ``0.0``.
         clip: Clip boxes that reach outside their image, or raise an error.
