@@ -135,7 +135,8 @@ class MosaicDataset(KeyedDataset[T_co]):
             docstring). Defaults to ``(0.25, 0.75)``.
         scale_mode: ``"keep"``, ``"fit"`` or ``"fill"``. Defaults to ``"keep"``.
         scale_range: Each tile's random scale factor range. Defaults to ``(1.0, 1.0)``.
-        affine: YOLO's random affine (rotation, scale, shear, translation), fused into
+        affine: YOLO's random affine (rotation, scale, shear, translation, and a
+            horizontal flip with ``MosaicAffine(flip=...)``), fused into
             the mosaic: the tiles are laid out on YOLO's ``2h x 2w`` canvas and each
             visible part is resampled once, straight into the ``output_size`` image, by
             the composite of its placement and the drawn affine (see

@@ -11,8 +11,8 @@ this order (part of the specification: a change reorders everyone's mosaics):
 4. the interior grid lines: ``cols - 1`` then ``rows - 1`` uniforms;
 5. one scale factor per cell, ``lo + (hi - lo) * u`` for ``scale_range = (lo, hi)``;
 6. with ``affine=``, after everything above (the partners' extra draws included): the
-   affine's block of 6 uniforms (:func:`rankaug.mosaic.affine.draw_affine`), for every
-   sample, mosaic or not. Without it nothing more is drawn, so adding an affine changes
+   affine's block of 6 uniforms, 7 with a flip (:func:`rankaug.mosaic.affine.draw_affine`),
+   for every sample, mosaic or not. Without it nothing more is drawn, so adding an affine changes
    no earlier draw.
 """
 

@@ -21,7 +21,8 @@ are clipped to their visible canvas window (and must stay wider and higher than
 box's image inside the output (never larger than YOLO's clipped enclosing box, and
 empty where that image misses the output); the filters then apply as above. Masks are
 warped with nearest neighbour and kept where their tile owns the pixels, keypoints
-where they lie in their tile's visible window and on a pixel their tile owns.
+where they lie in their tile's visible window and on a pixel their tile owns (a flipped
+output first reorders each tile's keypoints by the affine's ``flip_index``).
 
 **With instance polygons** (``segments``, pixel ``x, y``) **the boxes come from the
 polygons**, as ultralytics derives boxes from segments. The boxes are still converted
@@ -140,7 +141,8 @@ def map_targets(
     if main.masks is not None:
         data["masks"] = _instance_masks(config, places, warp, tiles, keep, counts)
     if main.keypoints is not None:
-        moved = [_keypoints(places[k], tile, warp) for k, tile in enumerate(tiles)]
+        order = _flip_order(config, warp)
+        moved = [_keypoints(places[k], tile, warp, order) for k, tile in enumerate(tiles)]
         points = [m[0] for m in moved]
         fields = [m[1] for m in moved]
         data["keypoints"] = np.concatenate(points)
@@ -318,12 +320,35 @@ def _instance_masks(
     return np.stack(kept) if kept else np.zeros((0, height, width), dtype=dtype)
 
 
+def _flip_order(config: MosaicConfig, warp: Warp | None) -> tuple[int, ...] | None:
+    """The affine's ``flip_index`` when this output is flipped (always warped), else ``None``."""
+    affine = config.affine
+    if warp is None or affine is None or affine.flip_index is None:
+        return None
+    record = warp.record.get("affine")
+    return affine.flip_index if record is not None and record["flip"] else None
+
+
+def _swapped(tile: Tile, order: tuple[int, ...]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The tile's keypoints and fields, each group of ``len(order)`` reordered by it."""
+    points = tile.keypoints
+    assert points is not None
+    count, size = len(points), len(order)
+    if count % size:
+        raise ValueError(
+            f"dataset[{tile.index}] keypoints has {count} points, not whole groups of "
+            f"len(flip_index) = {size} (one group per instance)"
+        )
+    index = (np.arange(count) // size * size + np.tile(order, count // size)).astype(np.intp)
+    return points[index], {k: v[index] for k, v in tile.keypoint_fields.items()}
+
+
 def _keypoints(
-    window: Window | TileWarp, tile: Tile, warp: Warp | None
+    window: Window | TileWarp, tile: Tile, warp: Warp | None, order: tuple[int, ...] | None
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     if not isinstance(window, Window):
         assert warp is not None
-        return _warped_keypoints(window, tile, warp)
+        return _warped_keypoints(window, tile, warp, order)
     points = tile.keypoints
     assert points is not None
     if window.kx == 0.0:
@@ -338,10 +363,13 @@ def _keypoints(
 
 
 def _warped_keypoints(
-    tile: TileWarp, source: Tile, warp: Warp
+    tile: TileWarp, source: Tile, warp: Warp, order: tuple[int, ...] | None
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     points = source.keypoints
     assert points is not None
+    fields = source.keypoint_fields
+    if order is not None:  # flipped: left and right swap
+        points, fields = _swapped(source, order)
     if not tile.visible:
         keep = np.zeros(len(points), dtype=bool)
     else:
@@ -359,4 +387,4 @@ def _warped_keypoints(
         cols = np.minimum(x[keep].astype(np.int64), width - 1)
         keep[keep] = warp.owners[rows, cols] == tile.label  # on a pixel its tile owns
         points = moved
-    return points[keep], {k: v[keep] for k, v in source.keypoint_fields.items()}
+    return points[keep], {k: v[keep] for k, v in fields.items()}

@@ -89,7 +89,9 @@ class TestFusedPixels:
     @pytest.mark.parametrize(
         "affine",
         [MosaicAffine(scale=0.5, translate=0.3),
-         MosaicAffine(degrees=30, shear=10, scale=0.5, translate=0.3)],
+         MosaicAffine(degrees=30, shear=10, scale=0.5, translate=0.3),
+         MosaicAffine(scale=0.5, translate=0.3, flip=1.0),
+         MosaicAffine(degrees=30, shear=10, scale=0.5, translate=0.3, flip=0.5)],
     )  # fmt: skip
     def test_equals_yolo_canvas_then_warp_affine(self, affine: MosaicAffine) -> None:
         """With nearest neighbour and one colour per tile, the fused mosaic is YOLO's
@@ -218,7 +220,8 @@ class TestFuse:
         return grid_layout(config, plan, [(30, 44), (50, 20), (17, 33), (40, 40)])
 
     @given(draw=st.builds(AffineDraw, st.just(0.0), st.floats(0.05, 2.0), st.just(0.0),
-                          st.just(0.0), st.floats(0.0, 1.0), st.floats(0.0, 1.0)))  # fmt: skip
+                          st.just(0.0), st.floats(0.0, 1.0), st.floats(0.0, 1.0),
+                          flip=st.just(False)))  # fmt: skip
     def test_axis_aligned_windows_and_fills_cover_the_output_exactly_once(
         self, draw: AffineDraw
     ) -> None:

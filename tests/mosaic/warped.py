@@ -28,6 +28,7 @@ AFFINES = st.builds(
     translate=st.sampled_from([0.0, 0.1, 0.5]),
     scale=st.sampled_from([0.0, 0.5, 0.9]),
     shear=st.sampled_from([0.0, 0.0, 5.0, 30.0]),
+    flip=st.sampled_from([0.0, 0.0, 0.5, 1.0]),
 )
 
 
@@ -44,8 +45,9 @@ def apply(matrix: Matrix, x: Any, y: Any) -> tuple[Any, Any]:
 
 
 def is_aligned(record: dict[str, Any]) -> bool:
-    (_, b, _), (d, _, _) = record["affine"]["matrix"]
-    return b == 0.0 and d == 0.0
+    """Whether the recorded ``M`` neither rotates, shears nor flips (resized, not warped)."""
+    (a, b, _), (d, e, _) = record["affine"]["matrix"]
+    return b == 0.0 and d == 0.0 and a > 0.0 and e > 0.0
 
 
 def ownership(record: dict[str, Any], hw: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
