@@ -14,8 +14,8 @@ One sample is made in six steps, each in its own module:
    into its place in the output, only the uncovered strips filled (under an affine that
    rotates or shears: warped once into its region, where the tile owns the pixels);
 5. **targets** (:mod:`~rankaug.mosaic.targets`): boxes, label fields, masks, instance
-   polygons (:mod:`~rankaug.mosaic.outlines`) and keypoints, all tiles' boxes in one
-   vectorised pass;
+   polygons (:mod:`~rankaug.mosaic.outlines`) and keypoints
+   (:mod:`~rankaug.mosaic.keypoints`), all tiles' boxes in one vectorised pass;
 6. **repack**: the adapter gives the output the main sample's shape, and the record
    is attached (:mod:`~rankaug.mosaic.record`, also for :meth:`MosaicDataset.replay`).
 
@@ -75,7 +75,7 @@ from rankaug.mosaic.affine import MosaicAffine
 from rankaug.mosaic.config import CanvasMode, MosaicConfig, ScaleMode
 from rankaug.mosaic.fused import Warp, fuse
 from rankaug.mosaic.layout import Layout, grid_layout, letterbox_layout
-from rankaug.mosaic.paint import paint_image, paint_warp
+from rankaug.mosaic.paint import mirror, paint_image, paint_warp
 from rankaug.mosaic.plan import Plan, draw_plan, probability
 from rankaug.mosaic.record import MosaicRecord, read_record, state_text
 from rankaug.mosaic.targets import map_targets
@@ -338,6 +338,8 @@ class MosaicDataset(KeyedDataset[T_co]):
                 image = paint_warp(layout, images, hw, fill, interpolation)
             else:
                 image = paint_image(layout, images, hw, fill, interpolation)
+                if layout.flipped:
+                    image = mirror(image)
             out: dict[str, Any] = {"image": image}
             out.update(map_targets(config, layout, tiles, data.keys()))
             # repack: the main sample's shape, and the record

@@ -12,8 +12,10 @@ output size, ``center_range=(0.25, 0.75)`` of the canvas) is mapped onto the
   ``y += tan(sy) x``);
 * ``T`` moves the origin to ``(fx * w, fy * h)`` of the output;
 * with ``flip=``, a drawn horizontal flip ``F`` (``x -> w - x``) last: ``M = F . T . S .
-  R . C``, so the flip costs nothing per pixel (one resampling) and every target
-  follows ``M``; a flipped ``M`` is never axis-aligned, so it is warped.
+  R . C``, and every target follows ``M``. With rotation or shear the flip costs
+  nothing (the one warp resamples through ``M``); without, the output is resized as
+  for the unflipped ``M`` and mirrored in place (one pass, no resampling), see
+  :mod:`rankaug.mosaic.fused`.
 
 A sample that is not a mosaic is letterboxed to the output size first and its ``C``
 is the output's centre, as ultralytics' ``RandomPerspective`` does with ``border=0``.

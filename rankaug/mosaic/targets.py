@@ -11,7 +11,7 @@ converted back to ``box_format`` (once, on the way out). Every label field,
 instance mask and instance polygon (``segments``) stays aligned with its box. A
 semantic ``mask`` moves with its pixels (nearest neighbour, ``fill_mask`` elsewhere);
 ``keypoints`` (x, y first) and their fields are kept where they land on a visible
-window.
+window (:mod:`~rankaug.mosaic.keypoints`).
 
 With an affine that rotates or shears (a :class:`~rankaug.mosaic.fused.Warp`), boxes
 are clipped to their visible canvas window (and must stay wider and higher than
@@ -21,8 +21,9 @@ are clipped to their visible canvas window (and must stay wider and higher than
 box's image inside the output (never larger than YOLO's clipped enclosing box, and
 empty where that image misses the output); the filters then apply as above. Masks are
 warped with nearest neighbour and kept where their tile owns the pixels, keypoints
-where they lie in their tile's visible window and on a pixel their tile owns (a flipped
-output first reorders each tile's keypoints by the affine's ``flip_index``).
+where they lie in their tile's visible window and on a pixel their tile owns. An
+output mirrored once painted (an axis-aligned affine's flip, see
+:mod:`~rankaug.mosaic.fused`) has its boxes, polygons, masks and keypoints mirrored.
 
 **With instance polygons** (``segments``, pixel ``x, y``) **the boxes come from the
 polygons**, as ultralytics derives boxes from segments. The boxes are still converted
@@ -50,9 +51,10 @@ import numpy as np
 from rankaug.boxes import affine_xyxy, from_xyxy, keep_mask, to_pixel_xyxy, validate_xyxy
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
+from rankaug.mosaic.keypoints import map_keypoints
 from rankaug.mosaic.layout import Layout, Window
 from rankaug.mosaic.outlines import map_polygons
-from rankaug.mosaic.paint import paint_window, warp_tile
+from rankaug.mosaic.paint import mirror, paint_window, warp_tile
 from rankaug.mosaic.tiles import Tile
 from rankaug.polygons import POLYGONS, Polygons, gather, pack
 
@@ -121,13 +123,17 @@ def map_targets(
     counts = [len(t.boxes) for t in tiles]
     main = tiles[0]
     data: dict[str, Any] = {}
+    width = config.image_hw[1]
+    flipped = not isinstance(layout, Warp) and layout.flipped  # mirrored once painted
     if main.segments is not None:
         keep, kept, polygons = _outlined(config, places, warp, tiles, counts)
-        data[POLYGONS] = pack(polygons)
+        data[POLYGONS] = pack(polygons.mirrored(width) if flipped else polygons)
     elif any(counts):
         keep, kept = _boxes(config, [p.row for p in places], tiles, counts, warp)
     else:
         keep, kept = _NO_KEEP, _NO_BOXES
+    if flipped and len(kept):
+        kept = np.stack((width - kept[:, 2], kept[:, 1], width - kept[:, 0], kept[:, 3]), 1)
     with_boxes = "bboxes" in present
     if with_boxes:
         if config.box_format != "pascal_voc":
@@ -138,16 +144,14 @@ def map_targets(
             data[field] = np.concatenate([t.fields[field] for t in tiles])[keep]
     if main.mask is not None:
         data["mask"] = _semantic_mask(config, places, warp, tiles, main.mask)
+        if flipped:
+            data["mask"] = mirror(data["mask"])
     if main.masks is not None:
         data["masks"] = _instance_masks(config, places, warp, tiles, keep, counts)
+        if flipped:
+            data["masks"] = np.ascontiguousarray(data["masks"][:, :, ::-1])
     if main.keypoints is not None:
-        order = _flip_order(config, warp)
-        moved = [_keypoints(places[k], tile, warp, order) for k, tile in enumerate(tiles)]
-        points = [m[0] for m in moved]
-        fields = [m[1] for m in moved]
-        data["keypoints"] = np.concatenate(points)
-        for field in config.keypoint_fields:
-            data[field] = np.concatenate([f[field] for f in fields])
+        data.update(map_keypoints(config, places, warp, tiles, flipped))
     return data
 
 
@@ -318,73 +322,3 @@ def _instance_masks(
             _paint_mask(target, source, place, warp)
             kept.append(target)
     return np.stack(kept) if kept else np.zeros((0, height, width), dtype=dtype)
-
-
-def _flip_order(config: MosaicConfig, warp: Warp | None) -> tuple[int, ...] | None:
-    """The affine's ``flip_index`` when this output is flipped (always warped), else ``None``."""
-    affine = config.affine
-    if warp is None or affine is None or affine.flip_index is None:
-        return None
-    record = warp.record.get("affine")
-    return affine.flip_index if record is not None and record["flip"] else None
-
-
-def _swapped(tile: Tile, order: tuple[int, ...]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The tile's keypoints and fields, each group of ``len(order)`` reordered by it."""
-    points = tile.keypoints
-    assert points is not None
-    count, size = len(points), len(order)
-    if count % size:
-        raise ValueError(
-            f"dataset[{tile.index}] keypoints has {count} points, not whole groups of "
-            f"len(flip_index) = {size} (one group per instance)"
-        )
-    index = (np.arange(count) // size * size + np.tile(order, count // size)).astype(np.intp)
-    return points[index], {k: v[index] for k, v in tile.keypoint_fields.items()}
-
-
-def _keypoints(
-    window: Window | TileWarp, tile: Tile, warp: Warp | None, order: tuple[int, ...] | None
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    if not isinstance(window, Window):
-        assert warp is not None
-        return _warped_keypoints(window, tile, warp, order)
-    points = tile.keypoints
-    assert points is not None
-    if window.kx == 0.0:
-        keep = np.zeros(len(points), dtype=bool)
-    else:
-        moved = points.copy()
-        moved[:, :2] = window.map_xy(points[:, :2])
-        x, y = moved[:, 0], moved[:, 1]
-        keep = (x >= window.dx0) & (x < window.dx1) & (y >= window.dy0) & (y < window.dy1)
-        points = moved
-    return points[keep], {k: v[keep] for k, v in tile.keypoint_fields.items()}
-
-
-def _warped_keypoints(
-    tile: TileWarp, source: Tile, warp: Warp, order: tuple[int, ...] | None
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    points = source.keypoints
-    assert points is not None
-    fields = source.keypoint_fields
-    if order is not None:  # flipped: left and right swap
-        points, fields = _swapped(source, order)
-    if not tile.visible:
-        keep = np.zeros(len(points), dtype=bool)
-    else:
-        kx, ky, ox, oy = tile.placement
-        x0, y0, x1, y1 = tile.window
-        cx, cy = points[:, 0] * kx + ox, points[:, 1] * ky + oy  # on the canvas
-        keep = (cx >= x0) & (cx < x1) & (cy >= y0) & (cy < y1)
-        (a, b, c), (d, e, f) = warp.matrix
-        moved = points.copy()
-        moved[:, 0] = x = a * cx + b * cy + c
-        moved[:, 1] = y = d * cx + e * cy + f
-        height, width = warp.owners.shape
-        keep &= (x >= 0) & (x < width) & (y >= 0) & (y < height)
-        rows = np.minimum(y[keep].astype(np.int64), height - 1)
-        cols = np.minimum(x[keep].astype(np.int64), width - 1)
-        keep[keep] = warp.owners[rows, cols] == tile.label  # on a pixel its tile owns
-        points = moved
-    return points[keep], {k: v[keep] for k, v in fields.items()}

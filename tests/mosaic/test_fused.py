@@ -21,6 +21,7 @@ from tests.mosaic.warped import (
     EDGE,
     apply,
     is_aligned,
+    is_flipped,
     landing,
     ownership,
     realised,
@@ -275,6 +276,8 @@ def _expected_keypoints(
             sx0, sy0, sx1, sy1, ex0, ey0, ex1, ey1 = windows
             ox = (points[:, 0] - sx0) * ((ex1 - ex0) / (sx1 - sx0)) + ex0
             oy = (points[:, 1] - sy0) * ((ey1 - ey0) / (sy1 - sy0)) + ey0
+            if is_flipped(record):  # the resized output, mirrored, and its window
+                ox, ex0, ex1 = hw[1] - ox, hw[1] - ex1, hw[1] - ex0
             keep = (ox >= ex0) & (ox < ex1) & (oy >= ey0) & (oy < ey1)
             sure = keep
         else:  # the tile's map, kept in its visible canvas window and the output
