@@ -143,6 +143,13 @@ class MosaicDataset(KeyedDataset[T_co]):
             :class:`MosaicAffine`); samples that are not mosaics are letterboxed, then
             given the affine. ``None`` applies none; it needs ``canvas="output"``.
             Defaults to ``None``.
+        flip: Without an affine, the probability that the output is mirrored left to
+            right (drawn from the key, recorded under ``"flip"``): painted as it is, then
+            mirrored in place with its boxes, masks, polygons and keypoints. With
+            ``affine=`` the flip is the affine's (``MosaicAffine(flip=...)``). Defaults to
+            ``0.0``.
+        flip_index: For keypoints, which of them swap left and right when mirrored
+            (ultralytics' ``flip_idx``, see :class:`MosaicAffine`). Defaults to ``None``.
         interpolation: An OpenCV interpolation flag for images. Defaults to
             ``cv2.INTER_LINEAR``. Masks always use ``cv2.INTER_NEAREST_EXACT``, the
             nearest neighbour aligned on pixel centres like the boxes (OpenCV's
@@ -220,6 +227,8 @@ class MosaicDataset(KeyedDataset[T_co]):
         scale_mode: ScaleMode = "keep",
         scale_range: tuple[float, float] = (1.0, 1.0),
         affine: MosaicAffine | None = None,
+        flip: float = 0.0,
+        flip_index: Sequence[int] | None = None,
         interpolation: int = cv2.INTER_LINEAR,
         fill: float | Sequence[float] = 114,
         fill_mask: int = 0,
@@ -251,7 +260,7 @@ class MosaicDataset(KeyedDataset[T_co]):
             interpolation=interpolation, fill=fill, fill_mask=fill_mask, p=p, epochs=epochs,
             close_mosaic=close_mosaic, min_area=min_area, min_visibility=min_visibility,
             min_width=min_width, min_height=min_height, clip=clip, record=record,
-            affine=affine,
+            affine=affine, flip=flip, flip_index=flip_index,
         )  # fmt: skip
         self.partners = PartnerSampler(
             length, len(config.cells) - 1, pool=pool, weights=weights, replace=replace
@@ -328,6 +337,9 @@ class MosaicDataset(KeyedDataset[T_co]):
                 placed = grid_layout(config, plan, sizes)
             else:
                 placed = letterbox_layout(config, used[0], sizes[0])
+            if config.flip:  # the plain mosaic's flip: mirrored once painted
+                placed = placed._replace(flipped=plan.flip)
+                placed.record["flip"] = plan.flip
             layout: Layout | Warp = placed
             if plan.affine is not None:  # the affine fused: composed with each placement
                 canvas_hw = config.canvas_hw if plan.applied else config.image_hw

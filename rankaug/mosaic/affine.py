@@ -59,6 +59,7 @@ __all__ = [
     "MosaicAffine",
     "affine_matrix",
     "affine_record",
+    "check_flip_index",
     "draw_affine",
     "is_axis_aligned",
 ]
@@ -132,11 +133,11 @@ class MosaicAffine:
         for name, value in zip(names, values, strict=True):
             object.__setattr__(self, name, value)
         if self.flip_index is not None:
-            object.__setattr__(self, "flip_index", _permutation(self.flip_index, "flip_index"))
+            object.__setattr__(self, "flip_index", check_flip_index(self.flip_index, "flip_index"))
 
 
-def _permutation(value: object, name: str) -> tuple[int, ...]:
-    """A permutation of ``0 .. J - 1`` as a tuple of ints."""
+def check_flip_index(value: object, name: str) -> tuple[int, ...]:
+    """A ``flip_index``: a permutation of ``0 .. J - 1``, as a tuple of ints."""
     items = checks.sequence(value, name, what="a non-empty sequence of ints")
     order = tuple(checks.integer(item, f"{name}[{k}]") for k, item in enumerate(items))
     if sorted(order) != list(range(len(order))):

@@ -59,12 +59,13 @@ def map_keypoints(
 def _flip_order(config: MosaicConfig, warp: Warp | None, flipped: bool) -> tuple[int, ...] | None:
     """The affine's ``flip_index`` when this output is flipped, else ``None``."""
     affine = config.affine
-    if affine is None or affine.flip_index is None:
+    index = config.flip_index if affine is None else affine.flip_index
+    if index is None:
         return None
     if flipped:
-        return affine.flip_index
+        return index
     record = None if warp is None else warp.record.get("affine")
-    return affine.flip_index if record is not None and record["flip"] else None
+    return index if record is not None and record["flip"] else None
 
 
 def _swapped(tile: Tile, order: tuple[int, ...]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
