@@ -108,12 +108,19 @@ class Polygons:
         return self._moved(lambda p: p * scale + offset)
 
     def _moved(self, move: Any) -> Polygons:
+        # in float32 at least: float16 would round the moved points and overflow past
+        # 65504 (pack gives them back in ``dtype``)
         points = self.points
         if isinstance(points, np.ndarray):
-            moved: np.ndarray | tuple[np.ndarray, ...] = move(points).astype(points.dtype)
+            moved: np.ndarray | tuple[np.ndarray, ...] = move(points).astype(_working(points))
         else:
-            moved = tuple(move(p).astype(p.dtype) for p in points)
+            moved = tuple(move(p).astype(_working(p)) for p in points)
         return Polygons(moved, self.points_per, self.dtype)
+
+
+def _working(points: np.ndarray) -> np.dtype[Any]:
+    """The dtype to compute with: the points', float32 at least."""
+    return np.result_type(points.dtype, np.float32)
 
 
 def read_polygons(value: Any, count: int, where: str) -> Polygons:
@@ -187,8 +194,11 @@ _RANGE: Final = "that are not finite or lie beyond +-16777216 pixels"
 
 
 def _in_range(points: np.ndarray) -> bool:
-    """Whether every coordinate is finite and within ``+-_LIMIT`` (NaN fails too)."""
-    return bool(np.abs(points).max() <= _LIMIT)
+    """Whether every coordinate is finite and within ``+-_LIMIT`` (NaN fails too).
+
+    Compared in float64: in float16 the bound itself overflows to ``inf``.
+    """
+    return float(np.abs(points).max()) <= _LIMIT
 
 
 def _as_array(item: Any) -> np.ndarray:
@@ -226,13 +236,29 @@ def pack(polygons: Polygons) -> Any:
     """
     dtype = polygons.dtype if polygons.dtype is not None else np.dtype(np.float64)
     points = polygons.points
-    if polygons.points_per is None:
-        return [np.asarray(p, dtype=dtype) for p in points]
-    if isinstance(points, np.ndarray):
-        return points.astype(dtype, copy=False)
-    if not points:
-        return np.zeros((0, polygons.points_per, 2), dtype)
-    return np.stack(points).astype(dtype, copy=False)
+    packed: Any
+    with np.errstate(over="ignore"):  # an overflow into float16 is refused below
+        if polygons.points_per is None:
+            packed = [np.asarray(p, dtype=dtype) for p in points]
+        elif isinstance(points, np.ndarray):
+            packed = points.astype(dtype, copy=False)
+        elif not points:
+            packed = np.zeros((0, polygons.points_per, 2), dtype)
+        else:
+            packed = np.stack(points).astype(dtype, copy=False)
+    if dtype.itemsize < 4 and len(points):  # float16 ends at 65504: never an inf point
+        _check_fits(packed, dtype)
+    return packed
+
+
+def _check_fits(packed: np.ndarray | list[np.ndarray], dtype: np.dtype[Any]) -> None:
+    """Refuse polygons that overflowed ``dtype`` (an ``inf`` where a point was)."""
+    whole = packed if isinstance(packed, np.ndarray) else np.concatenate(packed)
+    if not np.isfinite(whole).all():
+        raise ValueError(
+            f"segments do not fit their dtype {dtype}: a point lies beyond "
+            f"+-{float(np.finfo(dtype).max):g} pixels (give the polygons as float32)"
+        )
 
 
 def fill(points: np.ndarray, region: Region) -> np.ndarray:
@@ -250,8 +276,10 @@ def fill(points: np.ndarray, region: Region) -> np.ndarray:
     y0, y1, x0, x1 = region
     out = np.zeros((y1 - y0, x1 - x0), np.uint8)
     if out.size:
-        origin = np.array([(x0 + 0.5) * _SCALE, (y0 + 0.5) * _SCALE], points.dtype)
-        grid = np.rint(points * points.dtype.type(_SCALE) - origin).astype(np.int32)
+        dtype = _working(points)  # float16 would round the grid and overflow past 4096
+        origin = np.array([(x0 + 0.5) * _SCALE, (y0 + 0.5) * _SCALE], dtype)
+        grid = np.rint(points.astype(dtype, copy=False) * dtype.type(_SCALE) - origin)
+        grid = grid.astype(np.int32)
         cv2.fillPoly(out, [grid], 1, lineType=cv2.LINE_8, shift=_SHIFT)
     return out
 

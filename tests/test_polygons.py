@@ -49,6 +49,20 @@ class TestReadPolygons:
         assert polygons.dtype == np.float64
         assert polygons.points[0].dtype == np.float64
 
+    @pytest.mark.parametrize("bad", [np.inf, -np.inf, np.nan])
+    def test_float16_points_that_are_not_finite_are_refused(self, bad: float) -> None:
+        # the bound 2**24 is inf in float16: the check runs in float64
+        points = np.zeros((3, 2), np.float16)
+        points[1, 0] = bad
+        with pytest.raises(ValueError, match=r"segments has points that are not finite"):
+            read_polygons(points[None], 1, "dataset[0]")
+        with pytest.raises(ValueError, match=r"segments\[1\] has points that are not finite"):
+            read_polygons([np.zeros((3, 2), np.float16), points], 2, "dataset[0]")
+
+    def test_float16_points_up_to_its_largest_are_read(self) -> None:
+        points = np.full((1, 3, 2), 65504, np.float16)
+        assert read_polygons(points, 1, "dataset[0]").dtype == np.float16
+
     @pytest.mark.parametrize(
         ("value", "error", "message"),
         [
@@ -98,6 +112,17 @@ class TestPolygons:
         assert mapped.points[0].tolist() == [[3.0, 2.0], [7.0, 2.0], [7.0, 3.5]]
         assert points[0, 0].tolist() == [1.0, 2.0]  # never written
 
+    def test_float16_points_move_in_float32_and_pack_back(self) -> None:
+        points = np.array([[[1.5, 2.0], [3.0, 2.0], [3.0, 5.0]]], np.float16)
+        polygons = Polygons(points, 3, np.dtype(np.float16))
+        mirrored = polygons.mirrored(3000)  # 2998.5 is no float16: kept, not rounded
+        assert mirrored.points[0].tolist() == [[2998.5, 2.0], [2997.0, 2.0], [2997.0, 5.0]]
+        assert pack(mirrored).dtype == np.float16
+        far = Polygons(tuple(points), None, np.dtype(np.float16)).mapped((1.0, 1.0), (7e4, 0))
+        assert np.isfinite(far.points[0]).all()  # past float16's 65504: no inf
+        with pytest.raises(ValueError, match=r"segments do not fit their dtype float16"):
+            pack(far)
+
 
 class TestGatherAndPack:
     def test_an_array_sample_gets_k_points_per_polygon(self) -> None:
@@ -117,6 +142,17 @@ class TestGatherAndPack:
 
 
 class TestFill:
+    @pytest.mark.parametrize(("x", "w"), [(300.25, 8.0), (5000.0, 8.0), (59968.0, 32.0)])
+    def test_float16_points_draw_what_float64_ones_draw(self, x: float, w: float) -> None:
+        # x * 16 overflows float16 past 4096, and rounds well before (every point here
+        # is a float16)
+        points = np.array([[x, 1.0], [x + w, 1.0], [x + w, 5.0], [x, 5.0]])
+        assert points.astype(np.float16).astype(np.float64).tolist() == points.tolist()
+        region = (0, 8, int(x) - 2, int(x + w) + 4)
+        expected = fill(points, region)
+        assert expected.sum() == 5 * (w + 1)
+        np.testing.assert_array_equal(fill(points.astype(np.float16), region), expected)
+
     def test_the_corner_pixels_centres_give_exactly_those_pixels(self) -> None:
         out = fill(rectangle(2, 3, 7, 9), WHOLE)
         expected = np.zeros((12, 16), np.uint8)

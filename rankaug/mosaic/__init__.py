@@ -14,8 +14,8 @@ One sample is made in six steps, each in its own module:
    into its place in the output, only the uncovered strips filled (under an affine that
    rotates or shears: warped once into its region, where the tile owns the pixels);
 5. **targets** (:mod:`~rankaug.mosaic.targets`): boxes, label fields, masks, instance
-   polygons (:mod:`~rankaug.mosaic.outlines`) and keypoints, all tiles' boxes in one
-   vectorised pass;
+   polygons (:mod:`~rankaug.mosaic.outlines`) and keypoints
+   (:mod:`~rankaug.mosaic.keypoints`), all tiles' boxes in one vectorised pass;
 6. **repack**: the adapter gives the output the main sample's shape, and the record
    is attached (:mod:`~rankaug.mosaic.record`, also for :meth:`MosaicDataset.replay`).
 
@@ -38,10 +38,10 @@ affine afterwards.
 the output; the source window is rounded to whole source pixels, and boxes, keypoints,
 masks and instance polygons are mapped with the affine map that takes that source
 window onto that output window, which is the map ``cv2.resize`` applies. Polygons are
-clipped to the window; an instance whose polygon has nothing left there is dropped
-with its box, label fields and mask (its box may have been kept: the object does not
-show), and a kept box stays as mapped and clipped, possibly looser than its clipped
-polygon.
+clipped to the window; with polygons each box is the bounds of its output polygon
+(the box filters measure that box, see :mod:`~rankaug.mosaic.targets`), and an
+instance whose polygon has nothing left there is dropped with its box, label fields
+and mask (the object does not show).
 
 A sample that is not a mosaic (``u[0] >= p``) is the main image alone, scaled to fit
 ``output_size`` and centred on the output (letterbox), with its targets.
@@ -55,8 +55,9 @@ resize as above, on whole output pixels; otherwise one ``cv2.warpAffine`` per ti
 into the region of the output it reaches, written only where the tile owns the pixels.
 Boxes go through the same map (their corners, then the enclosing box), filtered as
 above; masks, keypoints and polygons follow (a polygon clipped to its tile's canvas
-window, through the affine, clipped to the output). A sample that is not a mosaic is letterboxed to
-``output_size``, then given the affine about the output's centre, as ultralytics does.
+window, through the affine, clipped to the output; its bounds are its box). A sample
+that is not a mosaic is letterboxed to ``output_size``, then given the affine about
+the output's centre, as ultralytics does.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ from rankaug.mosaic.affine import MosaicAffine
 from rankaug.mosaic.config import CanvasMode, MosaicConfig, ScaleMode
 from rankaug.mosaic.fused import Warp, fuse
 from rankaug.mosaic.layout import Layout, grid_layout, letterbox_layout
-from rankaug.mosaic.paint import paint_image, paint_warp
+from rankaug.mosaic.paint import mirror, paint_image, paint_warp
 from rankaug.mosaic.plan import Plan, draw_plan, probability
 from rankaug.mosaic.record import MosaicRecord, read_record, state_text
 from rankaug.mosaic.targets import map_targets
@@ -134,13 +135,21 @@ class MosaicDataset(KeyedDataset[T_co]):
             docstring). Defaults to ``(0.25, 0.75)``.
         scale_mode: ``"keep"``, ``"fit"`` or ``"fill"``. Defaults to ``"keep"``.
         scale_range: Each tile's random scale factor range. Defaults to ``(1.0, 1.0)``.
-        affine: YOLO's random affine (rotation, scale, shear, translation), fused into
+        affine: YOLO's random affine (rotation, scale, shear, translation, and a
+            horizontal flip with ``MosaicAffine(flip=...)``), fused into
             the mosaic: the tiles are laid out on YOLO's ``2h x 2w`` canvas and each
             visible part is resampled once, straight into the ``output_size`` image, by
             the composite of its placement and the drawn affine (see
             :class:`MosaicAffine`); samples that are not mosaics are letterboxed, then
             given the affine. ``None`` applies none; it needs ``canvas="output"``.
             Defaults to ``None``.
+        flip: Without an affine, the probability that the output is mirrored left to
+            right (drawn from the key, recorded under ``"flip"``): painted as it is, then
+            mirrored in place with its boxes, masks, polygons and keypoints. With
+            ``affine=`` the flip is the affine's (``MosaicAffine(flip=...)``). Defaults to
+            ``0.0``.
+        flip_index: For keypoints, which of them swap left and right when mirrored
+            (ultralytics' ``flip_idx``, see :class:`MosaicAffine`). Defaults to ``None``.
         interpolation: An OpenCV interpolation flag for images. Defaults to
             ``cv2.INTER_LINEAR``. Masks always use ``cv2.INTER_NEAREST_EXACT``, the
             nearest neighbour aligned on pixel centres like the boxes (OpenCV's
@@ -165,10 +174,12 @@ class MosaicDataset(KeyedDataset[T_co]):
         close_mosaic: Switch mosaics off for the last ``close_mosaic`` epochs.
             Defaults to ``0``.
         min_area: Drop boxes smaller than this (output pixels; boxes not wider and
-            higher than a thousandth of a pixel are always dropped). Defaults to
-            ``0.0``.
+            higher than a thousandth of a pixel are always dropped). With
+            ``segments`` every box filter measures the box made from the output
+            polygon's bounds. Defaults to ``0.0``.
         min_visibility: Drop boxes showing less than this fraction of their full
-            size. Defaults to ``0.0``.
+            size (the box through the map, nothing clipped; with ``segments``, the
+            bounds of the whole polygon through the map). Defaults to ``0.0``.
         min_width: Drop boxes narrower than this. Defaults to ``0.0``.
         min_height: Drop boxes lower than this. Defaults to ``0.0``.
         clip: Clip boxes that reach outside their image, or raise an error.
@@ -216,6 +227,8 @@ class MosaicDataset(KeyedDataset[T_co]):
         scale_mode: ScaleMode = "keep",
         scale_range: tuple[float, float] = (1.0, 1.0),
         affine: MosaicAffine | None = None,
+        flip: float = 0.0,
+        flip_index: Sequence[int] | None = None,
         interpolation: int = cv2.INTER_LINEAR,
         fill: float | Sequence[float] = 114,
         fill_mask: int = 0,
@@ -247,7 +260,7 @@ class MosaicDataset(KeyedDataset[T_co]):
             interpolation=interpolation, fill=fill, fill_mask=fill_mask, p=p, epochs=epochs,
             close_mosaic=close_mosaic, min_area=min_area, min_visibility=min_visibility,
             min_width=min_width, min_height=min_height, clip=clip, record=record,
-            affine=affine,
+            affine=affine, flip=flip, flip_index=flip_index,
         )  # fmt: skip
         self.partners = PartnerSampler(
             length, len(config.cells) - 1, pool=pool, weights=weights, replace=replace
@@ -324,6 +337,9 @@ class MosaicDataset(KeyedDataset[T_co]):
                 placed = grid_layout(config, plan, sizes)
             else:
                 placed = letterbox_layout(config, used[0], sizes[0])
+            if config.flip:  # the plain mosaic's flip: mirrored once painted
+                placed = placed._replace(flipped=plan.flip)
+                placed.record["flip"] = plan.flip
             layout: Layout | Warp = placed
             if plan.affine is not None:  # the affine fused: composed with each placement
                 canvas_hw = config.canvas_hw if plan.applied else config.image_hw
@@ -334,6 +350,8 @@ class MosaicDataset(KeyedDataset[T_co]):
                 image = paint_warp(layout, images, hw, fill, interpolation)
             else:
                 image = paint_image(layout, images, hw, fill, interpolation)
+                if layout.flipped:
+                    image = mirror(image)
             out: dict[str, Any] = {"image": image}
             out.update(map_targets(config, layout, tiles, data.keys()))
             # repack: the main sample's shape, and the record

@@ -10,7 +10,12 @@ output size, ``center_range=(0.25, 0.75)`` of the canvas) is mapped onto the
   ``cv2.getRotationMatrix2D``) and scales by ``s``;
 * ``S`` shears by ``sx`` degrees in x and ``sy`` degrees in y (``x += tan(sx) y``,
   ``y += tan(sy) x``);
-* ``T`` moves the origin to ``(fx * w, fy * h)`` of the output.
+* ``T`` moves the origin to ``(fx * w, fy * h)`` of the output;
+* with ``flip=``, a drawn horizontal flip ``F`` (``x -> w - x``) last: ``M = F . T . S .
+  R . C``, and every target follows ``M``. With rotation or shear the flip costs
+  nothing (the one warp resamples through ``M``); without, the output is resized as
+  for the unflipped ``M`` and mirrored in place (one pass, no resampling), see
+  :mod:`rankaug.mosaic.fused`.
 
 A sample that is not a mosaic is letterboxed to the output size first and its ``C``
 is the output's centre, as ultralytics' ``RandomPerspective`` does with ``border=0``.
@@ -27,7 +32,9 @@ of the mosaic's own draws (the plan's block and the partners' extra draws, see
 3. ``v[2]``: the x shear ``sx = -shear + 2 * shear * v[2]``;
 4. ``v[3]``: the y shear ``sy = -shear + 2 * shear * v[3]``;
 5. ``v[4]``: the x translation ``fx = 0.5 - translate + 2 * translate * v[4]``;
-6. ``v[5]``: the y translation ``fy = 0.5 - translate + 2 * translate * v[5]``.
+6. ``v[5]``: the y translation ``fy = 0.5 - translate + 2 * translate * v[5]``;
+7. only with ``flip > 0`` (so ``flip=0`` draws as before): ``v[6]``, the flip where
+   ``v[6] < flip``.
 
 Without rotation and shear (``degrees=0`` and ``shear=0``, the defaults) ``M`` is
 axis-aligned and the mosaic costs what a plain one costs (see
@@ -52,6 +59,7 @@ __all__ = [
     "MosaicAffine",
     "affine_matrix",
     "affine_record",
+    "check_flip_index",
     "draw_affine",
     "is_axis_aligned",
 ]
@@ -78,6 +86,14 @@ class MosaicAffine:
         shear: Shear range in degrees, each axis uniform in ``[-shear, shear]``, with
             ``0 <= shear < 45`` (the map stays invertible and keeps its orientation).
             Defaults to ``0.0``.
+        flip: The probability of a horizontal flip, folded into the matrix (see the
+            module docstring), in ``[0, 1]``. Defaults to ``0.0``.
+        flip_index: For keypoints, which of them swap left and right when flipped
+            (ultralytics' ``flip_idx``): a permutation of ``0 .. J - 1``; each tile's
+            keypoints, in groups of ``J`` (one group per instance), are reordered so that
+            point ``j`` of a group is the one that was point ``flip_index[j]`` (their
+            keypoint fields move with them). ``None`` keeps the order. Defaults to
+            ``None``.
 
     Raises:
         TypeError: If a value is not a real number.
@@ -89,7 +105,7 @@ class MosaicAffine:
     ...                       affine=MosaicAffine(degrees=10))
     >>> out = fused[7]
     >>> out["image"].shape, sorted(out["mosaic"]["affine"])
-    ((96, 96, 3), ['angle', 'maps', 'matrix', 'scale', 'shear', 'translate'])
+    ((96, 96, 3), ['angle', 'flip', 'maps', 'matrix', 'scale', 'shear', 'translate'])
     >>> bool((fused.replay(out["mosaic"])["image"] == out["image"]).all())
     True
     >>> MosaicAffine(scale=1.0)
@@ -102,6 +118,8 @@ class MosaicAffine:
     translate: float = 0.1
     scale: float = 0.5
     shear: float = 0.0
+    flip: float = 0.0
+    flip_index: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         values = (
@@ -109,9 +127,25 @@ class MosaicAffine:
             checks.real(self.translate, "translate", low=0.0, high=0.5),
             checks.real(self.scale, "scale", low=0.0, high=1.0, high_open=True),
             checks.real(self.shear, "shear", low=0.0, high=45.0, high_open=True),
+            checks.probability(self.flip, "flip"),
         )
-        for name, value in zip(("degrees", "translate", "scale", "shear"), values, strict=True):
+        names = ("degrees", "translate", "scale", "shear", "flip")
+        for name, value in zip(names, values, strict=True):
             object.__setattr__(self, name, value)
+        if self.flip_index is not None:
+            object.__setattr__(self, "flip_index", check_flip_index(self.flip_index, "flip_index"))
+
+
+def check_flip_index(value: object, name: str) -> tuple[int, ...]:
+    """A ``flip_index``: a permutation of ``0 .. J - 1``, as a tuple of ints."""
+    items = checks.sequence(value, name, what="a non-empty sequence of ints")
+    order = tuple(checks.integer(item, f"{name}[{k}]") for k, item in enumerate(items))
+    if sorted(order) != list(range(len(order))):
+        raise ValueError(
+            f"{name} must be a permutation of 0 .. {len(order) - 1} (each index once), "
+            f"got {list(order)}"
+        )
+    return order
 
 
 class AffineDraw(NamedTuple):
@@ -124,6 +158,7 @@ class AffineDraw(NamedTuple):
         shear_y: The y shear in degrees.
         translate_x: Where the centre lands, as a fraction of the output's width.
         translate_y: The same, of its height.
+        flip: Whether the output is flipped left to right.
     """
 
     angle: float
@@ -132,18 +167,20 @@ class AffineDraw(NamedTuple):
     shear_y: float
     translate_x: float
     translate_y: float
+    flip: bool = False
 
 
 class AffineRecord(TypedDict):
     """The affine of one output, under ``"affine"`` in its :class:`MosaicRecord`.
 
     The draws (``angle``, ``scale``, ``shear`` as ``(x, y)`` degrees, ``translate`` as
-    ``(x, y)`` fractions of the output); ``matrix``: the ``2 x 3`` map ``M`` from the
-    canvas the record's ``dst`` windows are in (YOLO's ``2h x 2w`` canvas for a mosaic,
-    the letterboxed output otherwise) onto the output; ``maps``: per tile (aligned with
-    ``indices``), ``M`` composed with the tile's place on the canvas, from the tile's
-    pixels onto the output. All in continuous pixel coordinates. Without rotation and
-    shear the pixels realise each map on whole pixels, as a plain mosaic does: the output
+    ``(x, y)`` fractions of the output, ``flip``: whether it is flipped); ``matrix``:
+    the ``2 x 3`` map ``M`` (the flip included) from the canvas the record's ``dst``
+    windows are in (YOLO's ``2h x 2w`` canvas for a mosaic, the letterboxed output
+    otherwise) onto the output; ``maps``: per tile (aligned with ``indices``), ``M``
+    composed with the tile's place on the canvas, from the tile's pixels onto the
+    output. All in continuous pixel coordinates. Without rotation, shear and flip the
+    pixels realise each map on whole pixels, as a plain mosaic does: the output
     window is the canvas window's edges through ``M``, rounded; the source window is
     rounded to whole source pixels through the map.
     """
@@ -152,6 +189,7 @@ class AffineRecord(TypedDict):
     scale: float
     shear: tuple[float, float]
     translate: tuple[float, float]
+    flip: bool
     matrix: Matrix
     maps: list[Matrix]
 
@@ -163,7 +201,8 @@ def draw_affine(affine: MosaicAffine, rng: np.random.Generator) -> AffineDraw:
     >>> draw.angle, round(draw.scale, 4), round(draw.translate_x, 4)
     (0.0, 0.7698, 0.5627)
     """
-    v = rng.random(6).tolist()
+    flip = affine.flip
+    v = rng.random(7 if flip else 6).tolist()
     degrees, translate, scale, shear = affine.degrees, affine.translate, affine.scale, affine.shear
     low = 0.5 - translate
     return AffineDraw(
@@ -173,6 +212,7 @@ def draw_affine(affine: MosaicAffine, rng: np.random.Generator) -> AffineDraw:
         -shear + 2 * shear * v[3],
         low + 2 * translate * v[4],
         low + 2 * translate * v[5],
+        bool(flip) and v[6] < flip,
     )
 
 
@@ -192,6 +232,9 @@ def affine_matrix(draw: AffineDraw, canvas_hw: Sequence[int], output_hw: Sequenc
     c, d = hy * cos - sin, hy * sin + cos
     cx, cy = canvas_hw[1] / 2, canvas_hw[0] / 2
     tx, ty = draw.translate_x * output_hw[1], draw.translate_y * output_hw[0]
+    if draw.flip:  # F . M, F: x -> w - x
+        a, b, e = -a, -b, output_hw[1] - (tx - a * cx - b * cy)
+        return ((a, b, e), (c, d, ty - c * cx - d * cy))
     return ((a, b, tx - a * cx - b * cy), (c, d, ty - c * cx - d * cy))
 
 
@@ -208,6 +251,7 @@ def affine_record(draw: AffineDraw, matrix: Matrix, maps: list[Matrix]) -> Affin
         "scale": draw.scale,
         "shear": (draw.shear_x, draw.shear_y),
         "translate": (draw.translate_x, draw.translate_y),
+        "flip": draw.flip,
         "matrix": matrix,
         "maps": maps,
     }

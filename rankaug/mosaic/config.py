@@ -19,7 +19,7 @@ import numpy as np
 
 from rankaug import checks
 from rankaug.boxes import BoxFormat, check_box_format, check_filter_args
-from rankaug.mosaic.affine import MosaicAffine
+from rankaug.mosaic.affine import MosaicAffine, check_flip_index
 from rankaug.polygons import POLYGONS
 from rankaug.samples import DEFAULT_TARGETS
 
@@ -67,6 +67,8 @@ class MosaicConfig:
         clip: Whether boxes reaching outside their image are clipped (else refused).
         record: The record's key, or ``None``.
         affine: YOLO's random affine fused into the mosaic, or ``None``.
+        flip: The plain mosaic's flip probability (0 with an affine: its own flip).
+        flip_index: The plain mosaic's ``flip_index`` for keypoints, or ``None``.
         canvas_hw: ``(height, width)`` of the canvas the tiles are laid out on (twice
             ``output_size`` for YOLO's, also with an affine).
         image_hw: ``(height, width)`` of the image made: the canvas, or ``output_size``
@@ -101,6 +103,8 @@ class MosaicConfig:
     clip: bool
     record: str | None
     affine: MosaicAffine | None
+    flip: float
+    flip_index: tuple[int, ...] | None
     canvas_hw: tuple[int, int]
     image_hw: tuple[int, int]
     cells: tuple[tuple[int, int], ...]
@@ -135,10 +139,12 @@ class MosaicConfig:
         clip: object,
         record: object,
         affine: object = None,
+        flip: object = 0.0,
+        flip_index: object = None,
     ) -> MosaicConfig:
         """Check the arguments of :class:`~rankaug.MosaicDataset` (they mean the same here).
 
-        ``affine`` may be left out (no affine).
+        ``affine``, ``flip`` and ``flip_index`` may be left out (none).
 
         Raises:
             TypeError: If an argument has the wrong type.
@@ -179,6 +185,13 @@ class MosaicConfig:
                 "affine= applies it in the mosaic: pass canvas='output' (the default) with "
                 "affine=, or no affine with canvas='yolo'"
             )
+        flipping = checks.probability(flip, "flip")
+        order = None if flip_index is None else check_flip_index(flip_index, "flip_index")
+        if fused is not None and (flipping or order is not None):
+            raise ValueError(
+                f"flip={flipping} and flip_index= are the plain mosaic's flip; with affine= "
+                "the flip is the affine's: rankaug.MosaicAffine(..., flip=, flip_index=)"
+            )
         height, width = size
         canvas_hw = (
             (2 * height, 2 * width) if mode == "yolo" or fused is not None else (height, width)
@@ -206,6 +219,8 @@ class MosaicConfig:
             clip=checks.boolean(clip, "clip"),
             record=checks.key_name(record, "record", forbidden=targets | {*boxes}),
             affine=fused,
+            flip=flipping,
+            flip_index=order,
             canvas_hw=canvas_hw,
             image_hw=size if fused is not None else canvas_hw,
             cells=tuple(divmod(cell, cols) for cell in range(rows * cols)),

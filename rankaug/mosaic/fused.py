@@ -11,6 +11,9 @@ the affine's matrix ``M`` (:mod:`~rankaug.mosaic.affine`), :func:`fuse` gives on
   ``M``, and boxes follow the realised map of one onto the other
   (:class:`~rankaug.mosaic.layout.Window`). Paint and targets are the plain mosaic's:
   one ``cv2.resize`` per visible tile, so the fused mosaic costs what a plain one costs.
+  With a flip (and no rotation or shear) the layout is that of the unflipped ``M``,
+  marked ``flipped``: the painted output is mirrored in place (one pass, no resampling)
+  and the targets with it.
 * **a** :class:`Warp`, when ``M`` rotates or shears: per tile the composite map, the
   region of the output it can reach (the bounding box of the image of its visible
   canvas window, within the output: the cost scales with the visible area) and the
@@ -159,6 +162,10 @@ def fuse(
     record["affine"] = affine_record(draw, matrix, maps)
     if is_axis_aligned(matrix):
         return _aligned(layout, matrix, canvas_hw, hw)
+    if draw.flip:  # axis-aligned but for the flip: resized, then mirrored in place
+        unflipped = affine_matrix(draw._replace(flip=False), canvas_hw, hw)
+        if is_axis_aligned(unflipped):
+            return _aligned(layout, unflipped, canvas_hw, hw)._replace(flipped=True)
     tiles = [
         TileWarp(k, (w.row[1], w.row[0]), (w.dx0, w.dy0, w.dx1, w.dy1), placement, matrix, hw)
         for k, (w, placement) in enumerate(zip(layout.windows, layout.placements, strict=True))

@@ -96,12 +96,15 @@ class Layout(NamedTuple):
         record: The record of the geometry (``epoch`` and ``state`` still to be set).
         placements: Each tile's nominal :data:`Placement` (its scaled size and its
             top-left corner on the canvas).
+        flipped: Whether the output is mirrored left to right once painted (an
+            axis-aligned affine's flip: the windows are those of the unflipped map).
     """
 
     windows: list[Window]
     fills: list[Rect]
     record: MosaicRecord
     placements: list[Placement]
+    flipped: bool = False
 
 
 def lines(fractions: Sequence[float], count: int, extent: int, lo: float, hi: float) -> list[int]:

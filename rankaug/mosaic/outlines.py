@@ -13,23 +13,31 @@ for the representation: pixel ``x, y`` whatever ``box_format``):
 
 A polygon with nothing left (:func:`~rankaug.polygons.clip` gives ``None``) is ``None``
 here: :func:`~rankaug.mosaic.targets.map_targets` drops its instance (box, label fields,
-mask), whose object does not show.
+mask), whose object does not show. Every polygon comes with two boxes: the bounds of the
+whole polygon through the map (nothing clipped: the reference of ``min_visibility``) and
+the bounds of what is left of it (its output box).
 
 All the polygons of a tile go through each step at once: their points in one
 ``(P, 2)`` array (``starts`` says where each polygon begins), each polygon's bounds by
-one reduction, and only the polygons that cross an edge are cut one by one.
+one reduction, and only the polygons that cross an edge are cut one by one (those
+beyond an edge are ``None`` at once).
 
 >>> from rankaug.mosaic.layout import Window
 >>> window = Window((4, 4), 0, 0, 4, 4, 10, 10, 18, 18)  # a 4x4 tile at 2x, at (10, 10)
 >>> square = np.array([[-1.0, -1.0], [2.0, -1.0], [2.0, 2.0], [-1.0, 2.0]])
->>> on_window(window, square, np.array([0]))[0].tolist()
+>>> mapped = on_window(window, square, np.array([0]))
+>>> mapped.polygons[0].tolist()
 [[10.0, 10.0], [14.0, 10.0], [14.0, 14.0], [10.0, 14.0]]
+>>> mapped.full.tolist(), mapped.bounds.tolist()
+([[8.0, 8.0, 14.0, 14.0]], [[10.0, 10.0, 14.0, 14.0]])
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple, cast
 
+import cv2
 import numpy as np
 
 from rankaug.mosaic.fused import TileWarp, Warp
@@ -37,56 +45,82 @@ from rankaug.mosaic.layout import Window
 from rankaug.mosaic.tiles import Tile
 from rankaug.polygons import clip
 
-__all__ = ["map_polygons", "on_warp", "on_window"]
+__all__ = ["Mapped", "map_polygons", "on_warp", "on_window"]
 
 Outline = np.ndarray | None
+
+
+class Mapped(NamedTuple):
+    """Polygons on the output, with their boxes.
+
+    Attributes:
+        polygons: Each polygon on the output (float64), or ``None`` where nothing of it
+            shows.
+        full: ``(N, 4)`` xyxy: the bounds of each whole polygon through its map.
+        bounds: ``(N, 4)`` xyxy: the bounds of each output polygon (any value where it
+            is ``None``).
+    """
+
+    polygons: list[Outline]
+    full: np.ndarray
+    bounds: np.ndarray
 
 
 def map_polygons(
     places: Sequence[Window | TileWarp],
     warp: Warp | None,
     tiles: Sequence[Tile],
-    keep: np.ndarray,
     hw: tuple[int, int],
-) -> list[Outline]:
-    """The polygons of the kept boxes, on the output (``None``: nothing shows).
+) -> Mapped:
+    """The polygons of all the tiles' boxes, on the output.
 
     Args:
         places: Where each tile went, aligned with ``tiles``.
         warp: The :class:`~rankaug.mosaic.fused.Warp` of an affine that rotates or
             shears, else ``None``.
         tiles: The tiles, main first; each has ``segments``.
-        keep: Which of all the tiles' boxes (concatenated) are kept so far.
         hw: The output's ``(height, width)``.
 
     Returns:
-        One entry per kept box, in order: its polygon (float64), or ``None``.
+        One entry per box of the tiles (concatenated), in order.
     """
-    out: list[Outline] = []
-    start = 0
-    for place, tile in zip(places, tiles, strict=True):
-        count = len(tile.boxes)
-        chosen = np.flatnonzero(keep[start : start + count])
-        start += count
-        if not len(chosen):
-            continue
+    pieces: list[np.ndarray] = []
+    lengths: list[int] = []
+    counts: list[int] = []  # polygons per tile
+    for tile in tiles:
         polygons = tile.segments
         assert polygons is not None
         points = polygons.points
         if isinstance(points, np.ndarray):  # (N, K, 2): every polygon K points long
-            flat = points[chosen].reshape(-1, 2).astype(np.float64)
-            starts = np.arange(len(chosen)) * points.shape[1]
+            pieces.append(points.reshape(-1, 2))
+            lengths += [points.shape[1]] * len(points)
         else:
-            flat, starts = _flatten([points[k] for k in chosen])
-        if isinstance(place, Window):
-            out += on_window(place, flat, starts)
-        else:
-            assert warp is not None
-            out += on_warp(place, warp, flat, starts, hw)
-    return out
+            pieces += points
+            lengths += [len(p) for p in points]
+        counts.append(len(points))
+    if not lengths:
+        return _hidden(0)
+    flat = np.concatenate(pieces).astype(np.float64, copy=False)  # all tiles' points, float64
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    if warp is None:  # all the windows in one pass
+        windows = [cast(Window, place) for place in places]
+        return _through_windows(flat, starts, windows, counts)
+    parts, first = [], 0
+    for place, count in zip(places, counts, strict=True):
+        if count:
+            begin, end = int(starts[first]), int(ends[first + count - 1])
+            own = starts[first : first + count] - begin
+            parts.append(on_warp(cast(TileWarp, place), warp, flat[begin:end], own, hw))
+            first += count
+    return Mapped(
+        [p for part in parts for p in part.polygons],
+        np.concatenate([part.full for part in parts]),
+        np.concatenate([part.bounds for part in parts]),
+    )
 
 
-def on_window(window: Window, points: np.ndarray, starts: np.ndarray) -> list[Outline]:
+def on_window(window: Window, points: np.ndarray, starts: np.ndarray) -> Mapped:
     """Tile polygons through a window's map, clipped to its output window.
 
     Args:
@@ -95,18 +129,37 @@ def on_window(window: Window, points: np.ndarray, starts: np.ndarray) -> list[Ou
         starts: Where each polygon begins in ``points``.
 
     Returns:
-        Each polygon on the output, or ``None``.
+        Each polygon on the output (or ``None``), with its boxes.
     """
-    if not window.kx:  # the tile shows nothing
-        return [None] * len(starts)
-    row = window.row
-    moved = points * (row[2], row[3]) + (row[6], row[7])  # the boxes' map, k * x + b
-    return _clipped(moved, starts, (window.dx0, window.dy0, window.dx1, window.dy1))
+    return _through_windows(points, starts, [window], [len(starts)])
+
+
+def _through_windows(
+    points: np.ndarray, starts: np.ndarray, windows: Sequence[Window], counts: Sequence[int]
+) -> Mapped:
+    """:func:`on_window` for several tiles at once (``counts`` polygons each)."""
+    # per tile: the boxes' map k * x + b, and the output window (nowhere if it shows nothing)
+    maps = np.array([(w.row[2], w.row[3], w.row[6], w.row[7]) for w in windows])
+    edges = [(w.dx0, w.dy0, w.dx1, w.dy1) if w.kx else _NOWHERE for w in windows]
+    if len(windows) == 1:
+        box = np.array(edges, np.float64)
+        tile_of = np.zeros(len(starts), np.int64)
+    else:
+        tile_of = np.repeat(np.arange(len(windows)), counts)  # per polygon
+        box = np.array(edges, np.float64)[tile_of]
+    # per point, as (P, 2) arrays: a (2,) operand broadcast over (P, 2) is ~10x slower
+    lengths = np.diff(starts, append=len(points))
+    scale = maps[tile_of, :2].repeat(lengths, axis=0)
+    moved = points * scale + maps[tile_of, 2:].repeat(lengths, axis=0)
+    return Mapped(*_clipped(moved, starts, box))
+
+
+_NOWHERE = (np.inf, np.inf, -np.inf, -np.inf)  # a window that holds no point
 
 
 def on_warp(
     tile: TileWarp, warp: Warp, points: np.ndarray, starts: np.ndarray, hw: tuple[int, int]
-) -> list[Outline]:
+) -> Mapped:
     """Tile polygons through a warp, clipped on the way.
 
     Onto the canvas by the tile's placement, clipped to its visible canvas window,
@@ -120,45 +173,80 @@ def on_warp(
         hw: The output's ``(height, width)``.
 
     Returns:
-        Each polygon on the output, or ``None``.
+        Each polygon on the output (or ``None``), with its boxes.
     """
     if not tile.visible:
-        return [None] * len(starts)
+        return _hidden(len(starts))
     kx, ky, ox, oy = tile.placement
-    on_canvas = _clipped(points * (kx, ky) + (ox, oy), starts, tile.window)
+    count = len(points)  # (a (2,) operand broadcast over (P, 2) is ~10x slower)
+    canvas = points * np.tile((kx, ky), (count, 1)) + np.tile((ox, oy), (count, 1))
+    matrix = np.array(warp.matrix)
+    whole = _through(canvas, matrix)  # every point through M: the full bounds
+    full = np.concatenate(
+        (np.minimum.reduceat(whole, starts), np.maximum.reduceat(whole, starts)), axis=1
+    )
+    on_canvas = _clipped(canvas, starts, np.array([tile.window], np.float64))[0]
     shown = [k for k, polygon in enumerate(on_canvas) if polygon is not None]
     out: list[Outline] = [None] * len(starts)
+    bounds = np.zeros((len(starts), 4))
     if shown:
-        flat, kept_starts = _flatten([on_canvas[k] for k in shown])
-        (a, b, c), (d, e, f) = warp.matrix
-        moved = flat @ np.array([[a, d], [b, e]]) + (c, f)
+        flat, kept_starts = _flatten([p for p in on_canvas if p is not None])
         height, width = hw
-        for k, polygon in zip(shown, _clipped(moved, kept_starts, (0, 0, width, height)),
-                              strict=True):  # fmt: skip
+        output = np.array([(0.0, 0.0, width, height)])
+        polygons, _, kept = _clipped(_through(flat, matrix), kept_starts, output)
+        for k, polygon in zip(shown, polygons, strict=True):
             out[k] = polygon
-    return out
+        bounds[shown] = kept
+    return Mapped(out, full, bounds)
 
 
-def _flatten(polygons: Sequence[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray]:
+def _through(points: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """``(P, 2)`` points through a ``2 x 3`` affine (OpenCV's, to about 1e-13 pixels)."""
+    return cast(np.ndarray, cv2.transform(points.reshape(-1, 1, 2), matrix)).reshape(-1, 2)
+
+
+def _hidden(count: int) -> Mapped:
+    """``count`` polygons of which nothing shows."""
+    return Mapped([None] * count, np.zeros((count, 4)), np.zeros((count, 4)))
+
+
+def _flatten(polygons: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The polygons' points one after the other (float64), and where each begins."""
-    lengths = [len(p) for p in polygons if p is not None]
-    flat = np.concatenate([p for p in polygons if p is not None]).astype(np.float64, copy=False)
+    lengths = [len(p) for p in polygons]
+    flat = np.concatenate(polygons).astype(np.float64, copy=False)
     return flat, np.cumsum([0, *lengths[:-1]])
 
 
 def _clipped(
-    points: np.ndarray, starts: np.ndarray, box: tuple[float, float, float, float]
-) -> list[Outline]:
-    """Each polygon clipped to ``box`` (``x0, y0, x1, y1``).
+    points: np.ndarray, starts: np.ndarray, boxes: np.ndarray
+) -> tuple[list[Outline], np.ndarray, np.ndarray]:
+    """Each polygon clipped to its box, its full bounds and its bounds.
 
-    One reduction gives every polygon's bounds; those inside the box are given back as
-    they are (views of ``points``), only the others go through
-    :func:`~rankaug.polygons.clip`.
+    ``boxes`` is ``(N, 4)`` (``x0, y0, x1, y1`` per polygon) or ``(1, 4)`` (one for all).
+    One reduction gives every polygon's bounds; those inside their box are given back as
+    they are (views of ``points``), those beyond one of its edges are ``None`` (nothing
+    of them is inside: no area), only the others go through
+    :func:`~rankaug.polygons.clip` (and a reduction of their own for their bounds).
     """
-    x0, y0, x1, y1 = box
-    low, high = np.minimum.reduceat(points, starts), np.maximum.reduceat(points, starts)
-    inside = (low[:, 0] >= x0) & (low[:, 1] >= y0) & (high[:, 0] <= x1) & (high[:, 1] <= y1)
-    return [
-        polygon if within else clip(polygon, box)
-        for polygon, within in zip(np.split(points, starts[1:]), inside.tolist(), strict=True)
-    ]
+    full = np.concatenate(
+        (np.minimum.reduceat(points, starts), np.maximum.reduceat(points, starts)), axis=1
+    )
+    lx, ly, hx, hy = full.T
+    x0, y0, x1, y1 = boxes.T
+    inside = (lx >= x0) & (ly >= y0) & (hx <= x1) & (hy <= y1)
+    across = ~(inside | (hx <= x0) | (hy <= y0) | (lx >= x1) | (ly >= y1))
+    begins, ends = starts.tolist(), [*starts[1:].tolist(), len(points)]
+    out: list[Outline] = [None] * len(begins)
+    for k in np.flatnonzero(inside).tolist():
+        out[k] = points[begins[k] : ends[k]]
+    bounds = full
+    cut_ones = np.flatnonzero(across).tolist()
+    if cut_ones:
+        bounds = full.copy()
+        edges = boxes.tolist()
+        for k in cut_ones:
+            left, top, right, bottom = edges[k if len(edges) > 1 else 0]
+            out[k] = cut = clip(points[begins[k] : ends[k]], (left, top, right, bottom))
+            if cut is not None:
+                bounds[k, :2], bounds[k, 2:] = cut.min(axis=0), cut.max(axis=0)
+    return out, full, bounds

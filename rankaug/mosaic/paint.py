@@ -18,7 +18,7 @@ import numpy as np
 from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.layout import Layout, Rect, Window
 
-__all__ = ["canvas", "fill", "paint_image", "paint_warp", "paint_window", "warp_tile"]
+__all__ = ["canvas", "fill", "mirror", "paint_image", "paint_warp", "paint_window", "warp_tile"]
 
 # warpAffine has neither INTER_NEAREST_EXACT nor INTER_AREA; with the half-pixel shift
 # of TileWarp.inverse its INTER_NEAREST is the pixel-centre nearest neighbour
@@ -187,3 +187,12 @@ def paint_warp(
         if tile.visible:
             warp_tile(out, image, tile, warp.owners, interpolation)
     return out
+
+
+def mirror(image: np.ndarray) -> np.ndarray:
+    """``image`` mirrored left to right, in place (OpenCV for up to 4 channels)."""
+    if image.ndim == 2 or image.shape[2] <= 4:
+        cv2.flip(image, 1, dst=image)
+    else:  # numpy buffers the overlapping copy
+        image[:] = image[:, ::-1]
+    return image

@@ -11,9 +11,11 @@ this order (part of the specification: a change reorders everyone's mosaics):
 4. the interior grid lines: ``cols - 1`` then ``rows - 1`` uniforms;
 5. one scale factor per cell, ``lo + (hi - lo) * u`` for ``scale_range = (lo, hi)``;
 6. with ``affine=``, after everything above (the partners' extra draws included): the
-   affine's block of 6 uniforms (:func:`rankaug.mosaic.affine.draw_affine`), for every
-   sample, mosaic or not. Without it nothing more is drawn, so adding an affine changes
-   no earlier draw.
+   affine's block of 6 uniforms, 7 with a flip (:func:`rankaug.mosaic.affine.draw_affine`),
+   for every sample, mosaic or not. Without it nothing more is drawn, so adding an affine changes
+   no earlier draw;
+7. without an affine, with ``flip > 0`` (the plain mosaic's flip), one uniform last:
+   the output is mirrored when it is below ``flip``.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ class Plan(NamedTuple):
         fy: The ``rows - 1`` uniforms of the horizontal grid lines.
         scales: One scale factor per cell.
         affine: The affine's draws, or ``None`` without an affine.
+        flip: Whether the plain mosaic's output is mirrored (with an affine: ``False``,
+            the affine draws its own).
     """
 
     applied: bool
@@ -50,6 +54,7 @@ class Plan(NamedTuple):
     fy: list[float]
     scales: list[float]
     affine: AffineDraw | None = None
+    flip: bool = False
 
 
 def probability(config: MosaicConfig, epoch: int) -> float:
@@ -97,6 +102,7 @@ def draw_plan(
     lo, hi = config.scale_range
     scales = [lo + (hi - lo) * x for x in u[cells + rows + cols - 1 :]]
     affine = None if config.affine is None else draw_affine(config.affine, rng)
+    flip = bool(config.flip) and float(rng.random()) < config.flip
     return Plan(
         applied,
         main_cell,
@@ -105,4 +111,5 @@ def draw_plan(
         grid_lines[cols - 1 :],
         scales,
         affine,
+        flip,
     )

@@ -44,6 +44,7 @@ class MosaicRecord(TypedDict):
     epoch: int
     state: str
     affine: NotRequired[AffineRecord]
+    flip: NotRequired[bool]
 
 
 def read_record(record: object, index: object, length: int) -> Replay:

@@ -11,7 +11,7 @@ converted back to ``box_format`` (once, on the way out). Every label field,
 instance mask and instance polygon (``segments``) stays aligned with its box. A
 semantic ``mask`` moves with its pixels (nearest neighbour, ``fill_mask`` elsewhere);
 ``keypoints`` (x, y first) and their fields are kept where they land on a visible
-window.
+window (:mod:`~rankaug.mosaic.keypoints`).
 
 With an affine that rotates or shears (a :class:`~rankaug.mosaic.fused.Warp`), boxes
 are clipped to their visible canvas window (and must stay wider and higher than
@@ -21,15 +21,22 @@ are clipped to their visible canvas window (and must stay wider and higher than
 box's image inside the output (never larger than YOLO's clipped enclosing box, and
 empty where that image misses the output); the filters then apply as above. Masks are
 warped with nearest neighbour and kept where their tile owns the pixels, keypoints
-where they lie in their tile's visible window and on a pixel their tile owns.
+where they lie in their tile's visible window and on a pixel their tile owns. An
+output mirrored once painted (an axis-aligned affine's flip, see
+:mod:`~rankaug.mosaic.fused`) has its boxes, polygons, masks and keypoints mirrored.
 
-Instance polygons (``segments``, pixel ``x, y``) go through the same map as their
-boxes, clipped to the tile's visible window (and, under a warp, to the output), by
-:mod:`~rankaug.mosaic.outlines`. A kept box whose polygon has nothing left there is
-dropped with its label fields and mask: its object does not show. The kept boxes are
-the ones computed above, so they may be looser than their clipped polygon's bounds.
-The output's polygons take the main sample's form (:func:`~rankaug.polygons.gather`):
-an ``(N, K, 2)`` array again (a clipped polygon resampled to ``K`` points), or a list.
+**With instance polygons** (``segments``, pixel ``x, y``) **the boxes come from the
+polygons**, as ultralytics derives boxes from segments. The boxes are still converted
+and checked (clipped to their tile image or refused) as above, but not mapped: each
+polygon goes through its tile's map (:mod:`~rankaug.mosaic.outlines`), clipped to the
+tile's visible window (and, under a warp, to its visible canvas window, through ``M``,
+to the output), and its box is the bounds of its output polygon (after resampling, see
+below). The filters apply to that box as above, ``min_visibility`` against the bounds
+of the whole polygon through the same map (nothing clipped: a polygon that shows
+whole has visibility 1, rotated or not). An instance whose polygon has nothing left
+is dropped with its label fields and mask: its object does not show. The output's
+polygons take the main sample's form (:func:`~rankaug.polygons.gather`): an
+``(N, K, 2)`` array again (a clipped polygon resampled to ``K`` points), or a list.
 """
 
 from __future__ import annotations
@@ -44,11 +51,12 @@ import numpy as np
 from rankaug.boxes import affine_xyxy, from_xyxy, keep_mask, to_pixel_xyxy, validate_xyxy
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
+from rankaug.mosaic.keypoints import map_keypoints
 from rankaug.mosaic.layout import Layout, Window
 from rankaug.mosaic.outlines import map_polygons
-from rankaug.mosaic.paint import paint_window, warp_tile
+from rankaug.mosaic.paint import mirror, paint_window, warp_tile
 from rankaug.mosaic.tiles import Tile
-from rankaug.polygons import POLYGONS, gather, pack
+from rankaug.polygons import POLYGONS, Polygons, gather, pack
 
 __all__ = ["TOLERANCE", "map_targets"]
 
@@ -86,9 +94,10 @@ def map_targets(
 ) -> dict[str, Any]:
     """Map every tile's targets onto the output and gather those the main sample has.
 
-    Boxes, label fields, masks, instance polygons (``segments``) and keypoints; a box
-    whose polygon does not show is dropped with everything aligned with it (see the
-    module docstring).
+    Boxes, label fields, masks, instance polygons (``segments``) and keypoints; with
+    polygons each box is its output polygon's bounds, and an instance whose polygon
+    does not show is dropped with everything aligned with it (see the module
+    docstring).
 
     Args:
         config: The mosaic's configuration.
@@ -112,25 +121,19 @@ def map_targets(
     else:
         places = layout.windows
     counts = [len(t.boxes) for t in tiles]
-    if any(counts):
+    main = tiles[0]
+    data: dict[str, Any] = {}
+    width = config.image_hw[1]
+    flipped = not isinstance(layout, Warp) and layout.flipped  # mirrored once painted
+    if main.segments is not None:
+        keep, kept, polygons = _outlined(config, places, warp, tiles, counts)
+        data[POLYGONS] = pack(polygons.mirrored(width) if flipped else polygons)
+    elif any(counts):
         keep, kept = _boxes(config, [p.row for p in places], tiles, counts, warp)
     else:
         keep, kept = _NO_KEEP, _NO_BOXES
-    main = tiles[0]
-    data: dict[str, Any] = {}
-    if main.segments is not None:
-        polygons = map_polygons(places, warp, tiles, keep, config.image_hw) if len(kept) else []
-        shown = [p is not None for p in polygons]
-        if not all(shown):  # nothing of its polygon shows: the instance goes
-            keep[keep] = shown
-            kept = kept[shown]
-        # in the main sample's form (the dtype of a partner's when it has none)
-        typed = [
-            t.segments for t in tiles if t.segments is not None and t.segments.dtype is not None
-        ]
-        other = typed[0] if typed else None
-        shapes = [p for p in polygons if p is not None]
-        data[POLYGONS] = pack(gather(shapes, main.segments, other))
+    if flipped and len(kept):
+        kept = np.stack((width - kept[:, 2], kept[:, 1], width - kept[:, 0], kept[:, 3]), 1)
     with_boxes = "bboxes" in present
     if with_boxes:
         if config.box_format != "pascal_voc":
@@ -141,15 +144,14 @@ def map_targets(
             data[field] = np.concatenate([t.fields[field] for t in tiles])[keep]
     if main.mask is not None:
         data["mask"] = _semantic_mask(config, places, warp, tiles, main.mask)
+        if flipped:
+            data["mask"] = mirror(data["mask"])
     if main.masks is not None:
         data["masks"] = _instance_masks(config, places, warp, tiles, keep, counts)
+        if flipped:
+            data["masks"] = np.ascontiguousarray(data["masks"][:, :, ::-1])
     if main.keypoints is not None:
-        moved = [_keypoints(places[k], tile, warp) for k, tile in enumerate(tiles)]
-        points = [m[0] for m in moved]
-        fields = [m[1] for m in moved]
-        data["keypoints"] = np.concatenate(points)
-        for field in config.keypoint_fields:
-            data[field] = np.concatenate([f[field] for f in fields])
+        data.update(map_keypoints(config, places, warp, tiles, flipped))
     return data
 
 
@@ -168,14 +170,7 @@ def _boxes(
     """
     # per box: image width, height, then its window's map and edges (see Window.row)
     table = np.array(rows, np.float64).repeat(counts, axis=0)
-    boxes = np.concatenate([t.boxes for t in tiles])
-    if config.box_format != "pascal_voc":  # the way in: pixel xyxy, per tile size
-        boxes = to_pixel_xyxy(boxes, config.box_format, table[:, :2])
-    # One product gives x0, y0, w - x1, h - y1, x1 - x0, y1 - y0 (all >= 0) and
-    # w - x0, h - y0, x1, y1 (all > 0: not entirely outside); NaN fails both.
-    margins = (np.concatenate((boxes, table[:, :2]), axis=1) @ _MARGINS).min(axis=0).tolist()
-    if not (min(margins[:6]) >= 0 and min(margins[6:]) > 0):
-        boxes = _validated(config, tiles, counts, boxes)
+    boxes = _pixel_boxes(config, table, tiles, counts)
     full = boxes * table[:, 2:6] + table[:, 6:10]  # source pixels -> output (canvas) pixels
     clipped = np.minimum(np.maximum(full, table[:, 10:14]), table[:, 14:18])
     alive = None
@@ -184,9 +179,17 @@ def _boxes(
         height, width = config.image_hw
         full = affine_xyxy(full, warp.matrix)
         clipped = affine_xyxy(clipped, warp.matrix, (0.0, 0.0, float(width), float(height)))
+    keep = _filtered(config, clipped, full)
+    if alive is not None:
+        keep &= alive
+    return keep, clipped[keep]
+
+
+def _filtered(config: MosaicConfig, clipped: np.ndarray, full: np.ndarray) -> np.ndarray:
+    """Which boxes the filters keep (``full``: the references of ``min_visibility``)."""
     if config.filters:
         area = (full[:, 2] - full[:, 0]) * (full[:, 3] - full[:, 1])
-        keep = keep_mask(
+        return keep_mask(
             clipped,
             area,
             min_area=config.min_area,
@@ -195,11 +198,64 @@ def _boxes(
             min_height=config.min_height,
             tolerance=TOLERANCE,
         )
-    else:  # keep_mask's rule without thresholds
-        keep = cast(np.ndarray, (clipped[:, 2:] - clipped[:, :2] > TOLERANCE).all(axis=1))
-    if alive is not None:
-        keep &= alive
-    return keep, clipped[keep]
+    # keep_mask's rule without thresholds
+    return cast(np.ndarray, (clipped[:, 2:] - clipped[:, :2] > TOLERANCE).all(axis=1))
+
+
+def _outlined(
+    config: MosaicConfig,
+    places: Sequence[Window | TileWarp],
+    warp: Warp | None,
+    tiles: Sequence[Tile],
+    counts: list[int],
+) -> tuple[np.ndarray, np.ndarray, Polygons]:
+    """With polygons: which boxes to keep, the kept ones (pixel xyxy) and their polygons.
+
+    The boxes are checked as without polygons; each kept box is the bounds of its output
+    polygon, filtered against the bounds of its whole mapped polygon.
+    """
+    main = tiles[0]
+    assert main.segments is not None
+    # in the main sample's form (the dtype of a partner's when it has none)
+    typed = [t.segments for t in tiles if t.segments is not None and t.segments.dtype is not None]
+    other = typed[0] if typed else None
+    if not any(counts):
+        return _NO_KEEP, _NO_BOXES, gather([], main.segments, other)
+    table = np.array([p.row[:2] for p in places], np.float64).repeat(counts, axis=0)
+    _pixel_boxes(config, table, tiles, counts)  # checked (clipped or refused), not used
+    mapped = map_polygons(places, warp, tiles, config.image_hw)
+    shown = np.array([p is not None for p in mapped.polygons], dtype=bool)
+    shapes = [p for p in mapped.polygons if p is not None]
+    polygons = gather(shapes, main.segments, other)
+    bounds, points = mapped.bounds[shown], polygons.points
+    if polygons.points_per is not None:  # resampled to fewer points: bounds of what is left
+        for k, shape in enumerate(shapes):
+            if len(shape) > polygons.points_per:
+                bounds[k, :2], bounds[k, 2:] = points[k].min(axis=0), points[k].max(axis=0)
+    chosen = _filtered(config, bounds, mapped.full[shown])
+    keep = shown
+    keep[shown] = chosen
+    kept = Polygons(tuple(p for p, c in zip(points, chosen.tolist(), strict=True) if c),
+                    polygons.points_per, polygons.dtype)  # fmt: skip
+    return keep, bounds[chosen], kept
+
+
+def _pixel_boxes(
+    config: MosaicConfig, table: np.ndarray, tiles: Sequence[Tile], counts: list[int]
+) -> np.ndarray:
+    """All tiles' boxes in pixel xyxy, checked against their images.
+
+    ``table`` holds a row per box, its image's width and height first.
+    """
+    boxes = np.concatenate([t.boxes for t in tiles])
+    if config.box_format != "pascal_voc":  # the way in: pixel xyxy, per tile size
+        boxes = to_pixel_xyxy(boxes, config.box_format, table[:, :2])
+    # One product gives x0, y0, w - x1, h - y1, x1 - x0, y1 - y0 (all >= 0) and
+    # w - x0, h - y0, x1, y1 (all > 0: not entirely outside); NaN fails both.
+    margins = (np.concatenate((boxes, table[:, :2]), axis=1) @ _MARGINS).min(axis=0).tolist()
+    if not (min(margins[:6]) >= 0 and min(margins[6:]) > 0):
+        boxes = _validated(config, tiles, counts, boxes)
+    return boxes
 
 
 def _validated(
@@ -266,47 +322,3 @@ def _instance_masks(
             _paint_mask(target, source, place, warp)
             kept.append(target)
     return np.stack(kept) if kept else np.zeros((0, height, width), dtype=dtype)
-
-
-def _keypoints(
-    window: Window | TileWarp, tile: Tile, warp: Warp | None
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    if not isinstance(window, Window):
-        assert warp is not None
-        return _warped_keypoints(window, tile, warp)
-    points = tile.keypoints
-    assert points is not None
-    if window.kx == 0.0:
-        keep = np.zeros(len(points), dtype=bool)
-    else:
-        moved = points.copy()
-        moved[:, :2] = window.map_xy(points[:, :2])
-        x, y = moved[:, 0], moved[:, 1]
-        keep = (x >= window.dx0) & (x < window.dx1) & (y >= window.dy0) & (y < window.dy1)
-        points = moved
-    return points[keep], {k: v[keep] for k, v in tile.keypoint_fields.items()}
-
-
-def _warped_keypoints(
-    tile: TileWarp, source: Tile, warp: Warp
-) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    points = source.keypoints
-    assert points is not None
-    if not tile.visible:
-        keep = np.zeros(len(points), dtype=bool)
-    else:
-        kx, ky, ox, oy = tile.placement
-        x0, y0, x1, y1 = tile.window
-        cx, cy = points[:, 0] * kx + ox, points[:, 1] * ky + oy  # on the canvas
-        keep = (cx >= x0) & (cx < x1) & (cy >= y0) & (cy < y1)
-        (a, b, c), (d, e, f) = warp.matrix
-        moved = points.copy()
-        moved[:, 0] = x = a * cx + b * cy + c
-        moved[:, 1] = y = d * cx + e * cy + f
-        height, width = warp.owners.shape
-        keep &= (x >= 0) & (x < width) & (y >= 0) & (y < height)
-        rows = np.minimum(y[keep].astype(np.int64), height - 1)
-        cols = np.minimum(x[keep].astype(np.int64), width - 1)
-        keep[keep] = warp.owners[rows, cols] == tile.label  # on a pixel its tile owns
-        points = moved
-    return points[keep], {k: v[keep] for k, v in source.keypoint_fields.items()}

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from torch.utils.data import DataLoader
 
 from rankaug.datasets import SyntheticDetection
+from rankaug.errors import SampleError
 from rankaug.mosaic import MosaicAffine, MosaicDataset
 from rankaug.mosaic.affine import AffineDraw, affine_matrix, draw_affine, is_axis_aligned
 from tests.mosaic.painted import painted_sample
@@ -31,12 +32,15 @@ AFFINE = st.builds(
 class TestMosaicAffine:
     def test_defaults_are_ultralytics_hyperparameters(self) -> None:
         # ultralytics 8.x default.yaml: degrees 0.0, translate 0.1, scale 0.5, shear 0.0
-        assert dataclasses.astuple(MosaicAffine()) == (0.0, 0.1, 0.5, 0.0)
+        # (and no flip: rankaug's flip is opt-in, unlike ultralytics' fliplr 0.5)
+        assert dataclasses.astuple(MosaicAffine()) == (0.0, 0.1, 0.5, 0.0, 0.0, None)
 
     def test_numbers_are_kept_as_floats_and_frozen(self) -> None:
-        affine = MosaicAffine(degrees=10, translate=np.float32(0.25), scale=0, shear=2)
-        assert dataclasses.astuple(affine) == (10.0, 0.25, 0.0, 2.0)
-        assert all(type(v) is float for v in dataclasses.astuple(affine))
+        affine = MosaicAffine(degrees=10, translate=np.float32(0.25), scale=0, shear=2, flip=1,
+                              flip_index=np.array([1, 0, 2]))  # fmt: skip
+        assert dataclasses.astuple(affine) == (10.0, 0.25, 0.0, 2.0, 1.0, (1, 0, 2))
+        assert all(type(v) is float for v in dataclasses.astuple(affine)[:5])
+        assert all(type(v) is int for v in affine.flip_index or ())
         with pytest.raises(dataclasses.FrozenInstanceError):
             affine.degrees = 5.0  # type: ignore[misc]
 
@@ -53,6 +57,13 @@ class TestMosaicAffine:
             ({"scale": -0.1}, ValueError, "scale must be a finite number >= 0.0"),
             ({"shear": 45.0}, ValueError, r"shear must be a finite number >= 0.0 and < 45.0"),
             ({"shear": None}, TypeError, "shear must be a finite number"),
+            ({"flip": 1.5}, ValueError, r"flip must be a finite number >= 0.0 and <= 1.0"),
+            ({"flip": "yes"}, TypeError, "flip must be a finite number .* of type str"),
+            ({"flip_index": (0, 0)}, ValueError, r"flip_index must be a permutation of 0 \.\. 1"),
+            ({"flip_index": (1, 2)}, ValueError, r"flip_index must be a permutation"),
+            ({"flip_index": ()}, ValueError, r"flip_index must be a non-empty sequence"),
+            ({"flip_index": "01"}, TypeError, r"flip_index must be a non-empty sequence of ints"),
+            ({"flip_index": (0, 1.0)}, TypeError, r"flip_index\[1\] must be an int"),
         ],
     )
     def test_bad_values_are_named(
@@ -81,6 +92,16 @@ class TestDrawAffine:
         assert 1 - s <= draw.scale <= 1 + s
         assert 0.5 - t <= draw.translate_x <= 0.5 + t
 
+    @given(flip=st.floats(0.01, 1.0), seed=st.integers(0, 2**32 - 1))
+    def test_with_a_flip_a_seventh_uniform_decides_it(self, flip: float, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        draw = draw_affine(MosaicAffine(degrees=5.0, flip=flip), rng)
+        reference = np.random.default_rng(seed)
+        v = reference.random(7).tolist()
+        without = draw_affine(MosaicAffine(degrees=5.0), np.random.default_rng(seed))
+        assert draw == without._replace(flip=v[6] < flip)  # the six draws unchanged
+        assert rng.random() == reference.random()  # nothing more was drawn
+
     def test_no_rotation_and_no_shear_are_exact_zeros(self) -> None:
         draw = draw_affine(MosaicAffine(), np.random.default_rng(3))
         assert (draw.angle, draw.shear_x, draw.shear_y) == (0.0, 0.0, 0.0)
@@ -90,7 +111,7 @@ class TestDrawAffine:
 class TestAffineMatrix:
     @given(draw=st.builds(AffineDraw, st.floats(-180, 180), st.floats(0.01, 2.0),
                           st.floats(-44, 44), st.floats(-44, 44), st.floats(0, 1),
-                          st.floats(0, 1)),
+                          st.floats(0, 1), flip=st.just(False)),
            canvas=st.tuples(st.integers(1, 2000), st.integers(1, 2000)),
            output=st.tuples(st.integers(1, 1000), st.integers(1, 1000)))  # fmt: skip
     def test_is_ultralytics_t_s_r_c(
@@ -109,6 +130,17 @@ class TestAffineMatrix:
         expected = (t @ s @ r @ c)[:2]
         got = np.array(affine_matrix(draw, canvas, output))
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-9)
+
+    @given(draw=st.builds(AffineDraw, st.floats(-180, 180), st.floats(0.01, 2.0),
+                          st.floats(-44, 44), st.floats(-44, 44), st.floats(0, 1),
+                          st.floats(0, 1), flip=st.just(False)),
+           output=st.tuples(st.integers(1, 1000), st.integers(1, 1000)))  # fmt: skip
+    def test_a_flip_is_f_after_m(self, draw: AffineDraw, output: tuple[int, int]) -> None:
+        m = np.vstack((affine_matrix(draw, (300, 200), output), (0, 0, 1)))
+        f = np.array([[-1.0, 0.0, output[1]], [0.0, 1.0, 0.0], [0, 0, 1]])  # x -> w - x
+        flipped = affine_matrix(draw._replace(flip=True), (300, 200), output)
+        np.testing.assert_allclose(flipped, (f @ m)[:2], rtol=1e-12, atol=1e-9)
+        assert not is_axis_aligned(flipped)
 
     def test_axis_aligned_maps_the_canvas_centre_to_the_drawn_point(self) -> None:
         draw = AffineDraw(0.0, 0.75, 0.0, 0.0, 0.4, 0.55)
@@ -175,8 +207,10 @@ class TestMosaicDatasetWithAffine:
         assert len(affine["maps"]) == 4
 
     @pytest.mark.parametrize(
-        "affine", [MosaicAffine(), MosaicAffine(degrees=15.0, shear=3.0, scale=0.3)]
-    )
+        "affine",
+        [MosaicAffine(), MosaicAffine(degrees=15.0, shear=3.0, scale=0.3),
+         MosaicAffine(flip=0.5), MosaicAffine(degrees=15.0, flip=0.5)],
+    )  # fmt: skip
     def test_replay_rebuilds_every_target_bit_for_bit(self, affine: MosaicAffine) -> None:
         data = [
             {**painted_sample(i, (40 + 3 * i, 50), [(4, 4, 20, 20), (25, 22, 45, 38)]),
@@ -269,6 +303,63 @@ class TestMosaicDatasetWithAffine:
         assert target["boxes"].dtype == torch.float32
         assert len(target["boxes"]) == len(target["labels"])
         assert "affine" in target["mosaic"]
+
+    def test_a_flip_mirrors_everything_and_swaps_keypoints_by_flip_index(self) -> None:
+        # one 40x20 sample letterboxed onto 40x20 (scale 1, no move): only the flip acts
+        image = np.zeros((20, 40, 3), np.uint8)
+        image[:, :10] = (200, 0, 0)  # a red band on the left
+        mask = np.zeros((20, 40), np.uint8)
+        mask[:, :10] = 1
+        triangle = np.array([[2.0, 2.0], [12.0, 2.0], [2.0, 12.0]])
+        sample = {
+            "image": image,
+            "bboxes": np.array([[2.0, 2.0, 12.0, 12.0]]),
+            "labels": np.array([5]),
+            "mask": mask,
+            "masks": mask[None],
+            "segments": [triangle],
+            "keypoints": np.array([[4.0, 6.0], [8.0, 6.0], [6.0, 9.0]] * 2),
+            "side": np.array([0, 1, 2, 0, 1, 2]),
+        }  # left eye, right eye, nose; twice
+        affine = MosaicAffine(translate=0.0, scale=0.0, flip=1.0, flip_index=(1, 0, 2))
+        out = MosaicDataset([sample], seed=0, output_size=(20, 40), p=0.0, affine=affine,
+                            keypoint_fields=("side",),
+                            interpolation=cv2.INTER_NEAREST_EXACT)[0]  # fmt: skip
+        assert out["mosaic"]["affine"]["flip"] is True
+        np.testing.assert_array_equal(out["image"], image[:, ::-1])  # pixel for pixel
+        np.testing.assert_array_equal(out["mask"], mask[:, ::-1])
+        np.testing.assert_array_equal(out["masks"], mask[None, :, ::-1])
+        np.testing.assert_allclose(out["bboxes"], [[28.0, 2.0, 38.0, 12.0]], atol=1e-9)
+        np.testing.assert_allclose(out["segments"][0], [[38, 2], [28, 2], [38, 12]], atol=1e-9)
+        # each group of three: the one that was the right eye is the left eye now
+        expected = [[32.0, 6.0], [36.0, 6.0], [34.0, 9.0]] * 2
+        np.testing.assert_allclose(out["keypoints"], expected, atol=1e-9)
+        np.testing.assert_array_equal(out["side"], [1, 0, 2, 1, 0, 2])  # fields move along
+
+    def test_keypoints_that_are_not_whole_groups_are_refused(self) -> None:
+        sample = {"image": np.zeros((20, 40, 3), np.uint8), "bboxes": np.zeros((0, 4)),
+                  "labels": np.zeros(0, np.int64), "keypoints": np.ones((4, 2))}  # fmt: skip
+        affine = MosaicAffine(flip=1.0, flip_index=(1, 0, 2))
+        mosaic = MosaicDataset([sample], seed=0, output_size=32, p=0.0, affine=affine)
+        with pytest.raises(SampleError, match=r"dataset\[0\] keypoints has 4 points, not whole"):
+            mosaic[0]
+
+    def test_a_flip_half_the_time_is_keyed_and_recorded(self) -> None:
+        data = [painted_sample(i, (30, 40), [(4, 4, 20, 20)]) for i in range(4)]
+        mosaic = MosaicDataset(data, seed=5, output_size=32, keying="sample",
+                               affine=MosaicAffine(degrees=5.0, flip=0.5))  # fmt: skip
+        records = [mosaic[i % 4]["mosaic"] for i in range(40)]
+        flips = [r["affine"]["flip"] for r in records]
+        assert 0 < sum(flips) < len(flips)
+        for record, flip in zip(records, flips, strict=True):
+            (a, _, _), _ = record["affine"]["matrix"]  # a flip turns the x axis round
+            angle = math.radians(record["affine"]["angle"])
+            assert (a < 0) == flip
+            assert a == pytest.approx(
+                (-1 if flip else 1) * math.cos(angle) * record["affine"]["scale"]
+            )
+        again = [mosaic[i % 4]["mosaic"]["affine"]["flip"] for i in range(40)]
+        assert again == flips  # sample keying: the same flips
 
 
 def _digest(out: dict[str, Any]) -> str:

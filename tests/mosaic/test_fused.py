@@ -21,6 +21,7 @@ from tests.mosaic.warped import (
     EDGE,
     apply,
     is_aligned,
+    is_flipped,
     landing,
     ownership,
     realised,
@@ -89,7 +90,9 @@ class TestFusedPixels:
     @pytest.mark.parametrize(
         "affine",
         [MosaicAffine(scale=0.5, translate=0.3),
-         MosaicAffine(degrees=30, shear=10, scale=0.5, translate=0.3)],
+         MosaicAffine(degrees=30, shear=10, scale=0.5, translate=0.3),
+         MosaicAffine(scale=0.5, translate=0.3, flip=1.0),
+         MosaicAffine(degrees=30, shear=10, scale=0.5, translate=0.3, flip=0.5)],
     )  # fmt: skip
     def test_equals_yolo_canvas_then_warp_affine(self, affine: MosaicAffine) -> None:
         """With nearest neighbour and one colour per tile, the fused mosaic is YOLO's
@@ -218,7 +221,8 @@ class TestFuse:
         return grid_layout(config, plan, [(30, 44), (50, 20), (17, 33), (40, 40)])
 
     @given(draw=st.builds(AffineDraw, st.just(0.0), st.floats(0.05, 2.0), st.just(0.0),
-                          st.just(0.0), st.floats(0.0, 1.0), st.floats(0.0, 1.0)))  # fmt: skip
+                          st.just(0.0), st.floats(0.0, 1.0), st.floats(0.0, 1.0),
+                          flip=st.just(False)))  # fmt: skip
     def test_axis_aligned_windows_and_fills_cover_the_output_exactly_once(
         self, draw: AffineDraw
     ) -> None:
@@ -272,6 +276,8 @@ def _expected_keypoints(
             sx0, sy0, sx1, sy1, ex0, ey0, ex1, ey1 = windows
             ox = (points[:, 0] - sx0) * ((ex1 - ex0) / (sx1 - sx0)) + ex0
             oy = (points[:, 1] - sy0) * ((ey1 - ey0) / (sy1 - sy0)) + ey0
+            if is_flipped(record):  # the resized output, mirrored, and its window
+                ox, ex0, ex1 = hw[1] - ox, hw[1] - ex1, hw[1] - ex0
             keep = (ox >= ex0) & (ox < ex1) & (oy >= ey0) & (oy < ey1)
             sure = keep
         else:  # the tile's map, kept in its visible canvas window and the output

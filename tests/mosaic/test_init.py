@@ -490,3 +490,76 @@ def _broken_schedule(epoch: int) -> float:
 
 def _indices(sample: dict[str, Any]) -> list[int]:
     return list(sample["mosaic"]["indices"])
+
+
+class TestPlainFlip:
+    def _data(self) -> list[dict[str, Any]]:
+        out = []
+        for i in range(4):
+            sample = painted_sample(i, (30 + 5 * i, 40), [(4, 4, 20, 20), (24, 10, 38, 26)])
+            boxes = sample["bboxes"].astype(np.float64)
+            sample["segments"] = [np.array([[x0, y0], [x1, y0], [x0, y1]])
+                                  for x0, y0, x1, y1 in boxes.tolist()]  # fmt: skip
+            sample["keypoints"] = np.array([[6.0, 8.0], [16.0, 8.0], [30.0, 14.0], [34.0, 20.0]])
+            sample["kp"] = np.array([0, 1, 0, 1])
+            out.append(sample)
+        return out
+
+    @pytest.mark.parametrize("p", [1.0, 0.0])  # a mosaic, a letterbox
+    def test_a_flipped_output_is_the_unflipped_one_mirrored(self, p: float) -> None:
+        data = self._data()
+        kwargs: dict[str, Any] = {"seed": 3, "output_size": (48, 56), "p": p, "keying": "sample",
+                                  "keypoint_fields": ("kp",),
+                                  "interpolation": cv2.INTER_NEAREST_EXACT}  # fmt: skip
+        flipped = MosaicDataset(data, flip=1.0, flip_index=(1, 0), **kwargs)
+        plain = MosaicDataset(data, **kwargs)
+        for index in range(4):
+            out, ref = flipped[index], plain[index]
+            assert out["mosaic"]["flip"] is True
+            assert "flip" not in ref["mosaic"]
+            for key in ("image", "mask", "masks"):  # pixel for pixel
+                np.testing.assert_array_equal(out[key], ref[key][..., ::-1, :] if key == "image"
+                                              else ref[key][..., ::-1])  # fmt: skip
+            w = 56
+            np.testing.assert_array_equal(out["labels"], ref["labels"])
+            mirrored = np.stack([w - ref["bboxes"][:, 2], ref["bboxes"][:, 1],
+                                 w - ref["bboxes"][:, 0], ref["bboxes"][:, 3]], 1)  # fmt: skip
+            np.testing.assert_allclose(out["bboxes"], mirrored, atol=1e-4)
+            for a, b in zip(out["segments"], ref["segments"], strict=True):
+                np.testing.assert_allclose(a, b * (-1, 1) + (w, 0), atol=1e-4)
+            # keypoints: each pair swapped (the fields move with them), then mirrored
+            found = Counter(zip(map(tuple, np.round(out["keypoints"], 6).tolist()),
+                                out["kp"].tolist(), strict=True))  # fmt: skip
+            moved = np.round(ref["keypoints"] * (-1, 1) + (w, 0), 6).tolist()
+            assert found == Counter(zip(map(tuple, moved), ref["kp"].tolist(), strict=True))
+            assert sum(found.values()) >= 1
+
+    def test_flip_index_swaps_each_group(self) -> None:
+        data = self._data()
+        kwargs: dict[str, Any] = {"seed": 0, "output_size": (48, 56), "p": 0.0,
+                                  "keypoint_fields": ("kp",)}  # fmt: skip
+        out = MosaicDataset(data, flip=1.0, flip_index=(1, 0), **kwargs)[2]
+        ref = MosaicDataset(data, **kwargs)[2]  # a letterbox shows them all
+        swapped = ref["keypoints"][[1, 0, 3, 2]] * (-1, 1) + (56, 0)
+        np.testing.assert_allclose(out["keypoints"], swapped, atol=1e-6)
+        np.testing.assert_array_equal(out["kp"], [1, 0, 1, 0])
+
+    def test_half_the_samples_flip_keyed_recorded_and_replayed(self) -> None:
+        data = self._data()
+        mosaic = MosaicDataset(data, seed=1, output_size=48, flip=0.5, p=0.7)
+        outputs = [mosaic[i % 4] for i in range(24)]
+        flips = [out["mosaic"]["flip"] for out in outputs]
+        assert 0 < sum(flips) < len(flips)
+        for out in outputs:
+            again = mosaic.replay(out["mosaic"])
+            for key in ("image", "bboxes", "labels", "masks", "keypoints"):
+                assert np.array_equal(again[key], out[key]), key
+            assert again["mosaic"] == out["mosaic"]
+
+    def test_the_flip_belongs_to_the_affine_with_one(self) -> None:
+        with pytest.raises(ValueError, match=r"with affine= the flip is the affine's"):
+            MosaicDataset(self._data(), seed=0, flip=0.5, affine=MosaicAffine())
+        with pytest.raises(ValueError, match=r"flip must be a finite number >= 0.0 and <= 1.0"):
+            MosaicDataset(self._data(), seed=0, flip=2.0)
+        with pytest.raises(ValueError, match=r"flip_index must be a permutation"):
+            MosaicDataset(self._data(), seed=0, flip=0.5, flip_index=(0, 2))

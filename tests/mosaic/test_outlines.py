@@ -88,16 +88,20 @@ class TestOnWindow:
         window = Window((4, 4), 1, 0, 3, 4, 10, 10, 16, 18)  # x: [1, 3] -> [10, 16], 3x
         inside = rectangle(1.5, 1.0, 2.5, 3.0, np.float64)
         across = rectangle(0.0, 1.0, 2.0, 3.0, np.float64)
-        moved = on_window(window, np.concatenate([inside, across]), np.array([0, 4]))
+        mapped = on_window(window, np.concatenate([inside, across]), np.array([0, 4]))
+        moved = mapped.polygons
         np.testing.assert_array_equal(moved[0], rectangle(11.5, 12.0, 14.5, 16.0, np.float64))
         np.testing.assert_array_equal(moved[1], rectangle(10.0, 12.0, 13.0, 16.0, np.float64))
+        # the whole polygons' bounds through the map, and the clipped ones'
+        np.testing.assert_array_equal(mapped.full, [[11.5, 12, 14.5, 16], [7, 12, 13, 16]])
+        np.testing.assert_array_equal(mapped.bounds, [[11.5, 12, 14.5, 16], [10, 12, 13, 16]])
 
     def test_nothing_left_is_none(self) -> None:
         window = Window((4, 4), 1, 0, 3, 4, 10, 10, 16, 18)
         outside = rectangle(3.5, 0.0, 4.0, 4.0, np.float64)
-        assert on_window(window, outside, np.array([0])) == [None]
+        assert on_window(window, outside, np.array([0])).polygons == [None]
         whole = rectangle(0, 0, 4, 4, np.float64)
-        assert on_window(Window.empty((4, 4)), whole, np.array([0])) == [None]
+        assert on_window(Window.empty((4, 4)), whole, np.array([0])).polygons == [None]
 
 
 class TestOnWarp:
@@ -109,14 +113,19 @@ class TestOnWarp:
         hidden = rectangle(8.0, 0.0, 10.0, 4.0, np.float64)  # right of the canvas window
         small = rectangle(1.0, 4.0, 3.0, 6.0, np.float64)  # inside it
         points = np.concatenate([triangle, hidden, small])
-        first, second, third = on_warp(place, warp, points, np.array([0, 3, 7]), (30, 30))
+        mapped = on_warp(place, warp, points, np.array([0, 3, 7]), (30, 30))
+        first, second, third = mapped.polygons
         assert second is None
-        for out, polygon in ((first, triangle), (third, small)):
+        for k, out, polygon in ((0, first, triangle), (2, third, small)):
             canvas = [(2 * x + 5, 2 * y + 5) for x, y in polygon.tolist()]  # 2x, at (5, 5)
             cut = clip_polygon(canvas, (5, 5, 20, 25))
             expected = clip_polygon([apply(matrix, x, y) for x, y in cut], (0, 0, 30, 30))
             assert out is not None
             np.testing.assert_allclose(out, expected, atol=1e-9)
+            ends = np.array(expected)
+            np.testing.assert_allclose(mapped.bounds[k], [*ends.min(0), *ends.max(0)], atol=1e-9)
+            whole = np.array([apply(matrix, x, y) for x, y in canvas])  # nothing clipped
+            np.testing.assert_allclose(mapped.full[k], [*whole.min(0), *whole.max(0)], atol=1e-9)
 
     def test_a_tile_that_does_not_reach_the_output_gives_none(self) -> None:
         matrix = ((1.0, 0.1, 100.0), (0.0, 1.0, 0.0))  # sheared, far to the right
@@ -124,27 +133,32 @@ class TestOnWarp:
         warp = Warp([place], np.zeros((30, 30), np.uint8), 255, matrix, {})
         assert not place.visible
         whole = rectangle(0, 0, 10, 10, np.float64)
-        assert on_warp(place, warp, whole, np.array([0]), (30, 30)) == [None]
+        assert on_warp(place, warp, whole, np.array([0]), (30, 30)).polygons == [None]
 
 
 class TestMapPolygons:
-    def test_one_entry_per_kept_box_in_order(self) -> None:
+    def test_one_entry_per_box_in_order(self) -> None:
         window = Window((8, 8), 0, 0, 4, 8, 0, 0, 4, 8)  # the left half of the tile
         points = np.stack([rectangle(0, 0, 2, 2), rectangle(5, 0, 7, 2), rectangle(1, 1, 6, 3)])
-        keep = np.array([True, True, False])
-        moved = map_polygons([window], None, [tile(points)], keep, (8, 4))
-        assert len(moved) == 2
+        empty = Window.empty((8, 8))
+        mapped = map_polygons([window, empty], None, [tile(points), tile(points)], (8, 4))
+        moved = mapped.polygons
+        assert len(moved) == len(mapped.full) == len(mapped.bounds) == 6
         np.testing.assert_array_equal(moved[0], rectangle(0, 0, 2, 2, np.float64))
-        assert moved[1] is None  # kept box, polygon right of the window
+        assert moved[1] is None  # right of the window
+        np.testing.assert_array_equal(moved[2], rectangle(1, 1, 4, 3, np.float64))
+        np.testing.assert_array_equal(mapped.bounds[2], [1, 1, 4, 3])
+        assert moved[3:] == [None] * 3  # the tile that shows nothing
 
     def test_a_sequence_gives_the_same_polygons_as_an_array(self) -> None:
         window = Window((8, 8), 2, 1, 8, 8, 3, 0, 15, 14)
         points = np.stack([rectangle(0, 0, 5, 5), rectangle(3, 2, 8, 8)])
-        keep = np.ones(2, bool)
-        as_array = map_polygons([window], None, [tile(points)], keep, (14, 15))
-        as_list = map_polygons([window], None, [tile(list(points))], keep, (14, 15))
-        for a, b in zip(as_array, as_list, strict=True):
+        as_array = map_polygons([window], None, [tile(points)], (14, 15))
+        as_list = map_polygons([window], None, [tile(list(points))], (14, 15))
+        for a, b in zip(as_array.polygons, as_list.polygons, strict=True):
             np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(as_array.full, as_list.full)
+        np.testing.assert_array_equal(as_array.bounds, as_list.bounds)
 
     @pytest.mark.parametrize("seed", range(3))
     @pytest.mark.parametrize("scale_mode", ["keep", "fill"])

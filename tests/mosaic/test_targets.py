@@ -6,14 +6,17 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankaug import MosaicDataset
 from rankaug.boxes import BOX_FORMATS, BoxFormat, from_xyxy, to_xyxy
+from rankaug.errors import SampleError
 from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.targets import TOLERANCE
-from tests.mosaic.painted import colour_of, painted_datasets
+from tests.boxes.polygons import clip_polygon
+from tests.mosaic.painted import GEOMETRY, colour_of, painted_datasets
+from tests.mosaic.warped import AFFINES, apply
 
 ODD = st.integers(4, 30).map(lambda n: 2 * n + 1)
 
@@ -149,12 +152,87 @@ class TestMapTargets:
         np.testing.assert_array_equal(across_out, [[0, 2], [4, 2], [4, 8], [0, 8]])
         np.testing.assert_array_equal(whole_out, [[0, 0], [20, 0], [20, 20], [0, 20]])
 
-    def test_a_kept_box_may_be_looser_than_its_clipped_polygon(self) -> None:
+    def test_a_kept_box_is_its_clipped_polygons_bounds(self) -> None:
         triangle = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]], np.float32)
         sample = {"image": np.zeros((20, 40, 3), np.uint8), "labels": np.array([1]),
                   "bboxes": np.array([[0.0, 0.0, 20.0, 20.0]]), "segments": [triangle]}  # fmt: skip
         out = MosaicDataset([sample], seed=0, output_size=20, grid=(1, 1), scale_mode="fill")[0]
-        np.testing.assert_array_equal(out["bboxes"], [[0, 0, 10, 20]])  # the box, clipped
-        (polygon,) = out["segments"]  # x in [10, 20] of the triangle: y up to 10 only
+        # x in [10, 20] of the triangle: y up to 10 only (the box clipped: y up to 20)
+        np.testing.assert_array_equal(out["bboxes"], [[0, 0, 10, 10]])
+        (polygon,) = out["segments"]
         assert polygon.dtype == np.float32
         np.testing.assert_array_equal(polygon.max(axis=0), [10, 10])
+
+    def test_a_triangle_under_a_rotation_gets_its_polygons_bounds(self) -> None:
+        # issue 19: its box was the rotated box's enclosing box (x_max 63.4 where the
+        # polygon ends at 56.9)
+        triangle = np.array([[8.0, 8.0], [56.0, 8.0], [8.0, 56.0]], np.float32)
+        sample = {"image": np.zeros((64, 64, 3), np.uint8), "labels": np.array([1]),
+                  "bboxes": np.array([[8.0, 8.0, 56.0, 56.0]]), "segments": [triangle]}  # fmt: skip
+        affine = MosaicAffine(degrees=45.0, translate=0.0, scale=0.0)
+        mosaic = MosaicDataset([sample], seed=0, output_size=64, p=0.0, affine=affine)
+        angles = []
+        for _ in range(6):  # stream keying: a new angle each time
+            out = mosaic[0]
+            record = out["mosaic"]["affine"]
+            angles.append(abs(record["angle"]))
+            moved = [apply(record["maps"][0], x, y) for x, y in triangle.tolist()]
+            shown = np.array(clip_polygon(moved, (0, 0, 64, 64)))
+            np.testing.assert_allclose(out["bboxes"], [[*shown.min(0), *shown.max(0)]], atol=1e-4)
+            np.testing.assert_allclose(out["segments"][0], shown, atol=1e-4)
+        assert max(angles) > 20
+
+    def test_the_filters_measure_the_polygons_bounds(self) -> None:
+        # one 1x1 cell, 20x20, a 40x20 tile covering it: its x in [10, 30] shows at [0, 20];
+        # the triangle's whole bounds land on [-10, 10] x [0, 20] (400 px^2), what shows of
+        # it on [0, 10] x [0, 10] (100 px^2: a quarter); its box showed half (200 px^2)
+        triangle = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]])
+        sample = {"image": np.zeros((20, 40, 3), np.uint8), "labels": np.array([1]),
+                  "bboxes": np.array([[0.0, 0.0, 20.0, 20.0]]), "segments": [triangle]}  # fmt: skip
+
+        def labels(**filters: float) -> list[int]:
+            mosaic = MosaicDataset([sample], seed=0, output_size=20, grid=(1, 1),
+                                   scale_mode="fill", **filters)  # type: ignore[arg-type]  # fmt: skip
+            out = mosaic[0]
+            assert len(out["segments"]) == len(out["bboxes"])
+            result: list[int] = out["labels"].tolist()
+            return result
+
+        assert labels(min_visibility=0.24) == [1]
+        assert labels(min_visibility=0.26) == []
+        assert labels(min_area=99.0) == [1]
+        assert labels(min_area=101.0) == []
+        assert labels(min_height=10.5) == labels(min_width=10.5) == []
+
+    def test_boxes_are_still_checked_with_polygons(self) -> None:
+        triangle = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]])
+        sample = {"image": np.zeros((20, 20, 3), np.uint8), "labels": np.array([1]),
+                  "bboxes": np.array([[0.0, 0.0, 25.0, 20.0]]), "segments": [triangle]}  # fmt: skip
+        mosaic = MosaicDataset([sample], seed=0, output_size=20, clip=False)
+        with pytest.raises(SampleError, match=r"dataset\[0\] bboxes .* partly outside"):
+            mosaic[0]
+
+    @settings(max_examples=60, deadline=None)
+    @given(data=painted_datasets(), geometry=GEOMETRY, affine=st.none() | AFFINES,
+           form=st.sampled_from(["list", "array"]), seed=st.integers(0, 2**32 - 1))  # fmt: skip
+    def test_every_box_is_the_bounds_of_its_output_polygon(
+        self, data: list[dict[str, Any]], geometry: dict[str, Any], affine: MosaicAffine | None,
+        form: str, seed: int,
+    ) -> None:  # fmt: skip
+        for sample in data:  # a diamond in each box, grown so that some cross a window
+            diamonds = [[((x0 + x1) / 2, y0 - 2), (x1 + 2, (y0 + y1) / 2),
+                         ((x0 + x1) / 2, y1 + 2), (x0 - 2, (y0 + y1) / 2)]
+                        for x0, y0, x1, y1 in sample["bboxes"].tolist()]  # fmt: skip
+            points = np.array(diamonds, np.float32).reshape(-1, 4, 2)
+            sample["segments"] = list(points) if form == "list" else points
+            del sample["masks"], sample["mask"]
+        if affine is not None:
+            geometry = {**geometry, "canvas": "output"}
+        mosaic = MosaicDataset(data, seed=seed, keying="sample", affine=affine, **geometry)
+        for index in range(len(data)):
+            out = mosaic[index]
+            boxes, segments = out["bboxes"], out["segments"]
+            assert len(boxes) == len(segments) == len(out["labels"])
+            for box, polygon in zip(boxes.tolist(), segments, strict=True):
+                bounds = [*polygon.min(axis=0), *polygon.max(axis=0)]
+                np.testing.assert_allclose(box, bounds, atol=1e-3)

@@ -28,6 +28,7 @@ AFFINES = st.builds(
     translate=st.sampled_from([0.0, 0.1, 0.5]),
     scale=st.sampled_from([0.0, 0.5, 0.9]),
     shear=st.sampled_from([0.0, 0.0, 5.0, 30.0]),
+    flip=st.sampled_from([0.0, 0.0, 0.5, 1.0]),
 )
 
 
@@ -44,8 +45,28 @@ def apply(matrix: Matrix, x: Any, y: Any) -> tuple[Any, Any]:
 
 
 def is_aligned(record: dict[str, Any]) -> bool:
+    """Whether the recorded ``M`` neither rotates nor shears (resized, not warped; a flip
+    mirrors the resized output)."""
     (_, b, _), (d, _, _) = record["affine"]["matrix"]
     return b == 0.0 and d == 0.0
+
+
+def is_flipped(record: dict[str, Any]) -> bool:
+    return bool(record["affine"].get("flip", False))
+
+
+def unflipped(record: dict[str, Any], width: int) -> dict[str, Any]:
+    """The record as if not flipped (``x -> width - x`` undone on ``M`` and the maps)."""
+    if not is_flipped(record):
+        return record
+
+    def undo(m: Matrix) -> tuple[tuple[float, ...], ...]:
+        (a, b, c), row = m
+        return (-a, -b, width - c), tuple(row)
+
+    affine = record["affine"]
+    affine = {**affine, "matrix": undo(affine["matrix"]), "maps": [undo(m) for m in affine["maps"]]}
+    return {**record, "affine": affine}
 
 
 def ownership(record: dict[str, Any], hw: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -94,6 +115,7 @@ def realised(
     documented rule: the visible canvas window's edges through ``M``, rounded and clipped
     to the output; the source window rounded through the tile's place and ``M``.
     Returns ``(sx0, sy0, sx1, sy1, ex0, ey0, ex1, ey1)``, or ``None`` for nothing shown."""
+    record = unflipped(record, hw[1])  # the windows of the unflipped map
     (sx, _, bx), (_, sy, by) = record["affine"]["matrix"]
     to_output = record["affine"]["maps"][k]
     th, tw = size
@@ -128,6 +150,8 @@ def landing(
     kx, ky = (ex1 - ex0) / (sx1 - sx0), (ey1 - ey0) / (sy1 - sy0)
     left, right = max((box[0] - sx0) * kx + ex0, ex0), min((box[2] - sx0) * kx + ex0, ex1)
     top, bottom = max((box[1] - sy0) * ky + ey0, ey0), min((box[3] - sy0) * ky + ey0, ey1)
+    if is_flipped(record):  # the resized output, mirrored
+        return hw[1] - right, top, hw[1] - left, bottom
     return left, top, right, bottom
 
 

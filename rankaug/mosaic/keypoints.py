@@ -1,0 +1,141 @@
+"""Keypoints: every tile's, on the output, with their fields.
+
+``keypoints`` (``(K, 2+)``, pixel ``x, y`` first) go through their tile's map and are
+kept where they land on its visible window (half-open: ``dx0 <= x < dx1``); under a
+warp (:class:`~rankaug.mosaic.fused.Warp`) where their canvas point lies in the tile's
+visible canvas window, and on an output pixel the tile owns. A flipped output (the
+affine's ``flip``) first reorders each tile's keypoints by the affine's ``flip_index``
+(groups of ``len(flip_index)``, one per instance: left and right swap); an output
+mirrored once painted (an axis-aligned flip) mirrors them and their windows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from rankaug.mosaic.config import MosaicConfig
+from rankaug.mosaic.fused import TileWarp, Warp
+from rankaug.mosaic.layout import Window
+from rankaug.mosaic.tiles import Tile
+
+__all__ = ["map_keypoints"]
+
+
+def map_keypoints(
+    config: MosaicConfig,
+    places: Sequence[Window | TileWarp],
+    warp: Warp | None,
+    tiles: Sequence[Tile],
+    flipped: bool,
+) -> dict[str, np.ndarray]:
+    """All tiles' keypoints on the output, with their ``keypoint_fields``.
+
+    Args:
+        config: The mosaic's configuration.
+        places: Where each tile went, aligned with ``tiles``.
+        warp: The :class:`~rankaug.mosaic.fused.Warp` of an affine that rotates or
+            shears, else ``None``.
+        tiles: The tiles, main first; each has ``keypoints``.
+        flipped: Whether the output is mirrored once painted.
+
+    Returns:
+        ``keypoints`` and each keypoint field, concatenated over the tiles.
+
+    Raises:
+        ValueError: If a flip reorders keypoints that are not whole groups (the message
+            names the tile).
+    """
+    order = _flip_order(config, warp, flipped)
+    mirrored = config.image_hw[1] if flipped else None
+    moved = [_keypoints(places[k], tile, warp, order, mirrored) for k, tile in enumerate(tiles)]
+    data = {"keypoints": np.concatenate([m[0] for m in moved])}
+    for field in config.keypoint_fields:
+        data[field] = np.concatenate([m[1][field] for m in moved])
+    return data
+
+
+def _flip_order(config: MosaicConfig, warp: Warp | None, flipped: bool) -> tuple[int, ...] | None:
+    """The affine's ``flip_index`` when this output is flipped, else ``None``."""
+    affine = config.affine
+    index = config.flip_index if affine is None else affine.flip_index
+    if index is None:
+        return None
+    if flipped:
+        return index
+    record = None if warp is None else warp.record.get("affine")
+    return index if record is not None and record["flip"] else None
+
+
+def _swapped(tile: Tile, order: tuple[int, ...]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The tile's keypoints and fields, each group of ``len(order)`` reordered by it."""
+    points = tile.keypoints
+    assert points is not None
+    count, size = len(points), len(order)
+    if count % size:
+        raise ValueError(
+            f"dataset[{tile.index}] keypoints has {count} points, not whole groups of "
+            f"len(flip_index) = {size} (one group per instance)"
+        )
+    index = (np.arange(count) // size * size + np.tile(order, count // size)).astype(np.intp)
+    return points[index], {k: v[index] for k, v in tile.keypoint_fields.items()}
+
+
+def _keypoints(
+    window: Window | TileWarp,
+    tile: Tile,
+    warp: Warp | None,
+    order: tuple[int, ...] | None,
+    mirrored: int | None,
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """A tile's keypoints on the output (``mirrored``: the width of a mirrored output)."""
+    if not isinstance(window, Window):
+        assert warp is not None
+        return _warped_keypoints(window, tile, warp, order)
+    points = tile.keypoints
+    assert points is not None
+    fields = tile.keypoint_fields
+    if order is not None:  # flipped: left and right swap
+        points, fields = _swapped(tile, order)
+    if window.kx == 0.0:
+        keep = np.zeros(len(points), dtype=bool)
+    else:
+        moved = points.copy()
+        moved[:, :2] = window.map_xy(points[:, :2])
+        x0, x1 = window.dx0, window.dx1
+        if mirrored is not None:  # in the mirrored output, its window mirrored
+            moved[:, 0] = mirrored - moved[:, 0]
+            x0, x1 = mirrored - x1, mirrored - x0
+        x, y = moved[:, 0], moved[:, 1]
+        keep = (x >= x0) & (x < x1) & (y >= window.dy0) & (y < window.dy1)
+        points = moved
+    return points[keep], {k: v[keep] for k, v in fields.items()}
+
+
+def _warped_keypoints(
+    tile: TileWarp, source: Tile, warp: Warp, order: tuple[int, ...] | None
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    points = source.keypoints
+    assert points is not None
+    fields = source.keypoint_fields
+    if order is not None:  # flipped: left and right swap
+        points, fields = _swapped(source, order)
+    if not tile.visible:
+        keep = np.zeros(len(points), dtype=bool)
+    else:
+        kx, ky, ox, oy = tile.placement
+        x0, y0, x1, y1 = tile.window
+        cx, cy = points[:, 0] * kx + ox, points[:, 1] * ky + oy  # on the canvas
+        keep = (cx >= x0) & (cx < x1) & (cy >= y0) & (cy < y1)
+        (a, b, c), (d, e, f) = warp.matrix
+        moved = points.copy()
+        moved[:, 0] = x = a * cx + b * cy + c
+        moved[:, 1] = y = d * cx + e * cy + f
+        height, width = warp.owners.shape
+        keep &= (x >= 0) & (x < width) & (y >= 0) & (y < height)
+        rows = np.minimum(y[keep].astype(np.int64), height - 1)
+        cols = np.minimum(x[keep].astype(np.int64), width - 1)
+        keep[keep] = warp.owners[rows, cols] == tile.label  # on a pixel its tile owns
+        points = moved
+    return points[keep], {k: v[keep] for k, v in fields.items()}

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankaug.mosaic import MosaicAffine
+from rankaug.mosaic.keypoints import map_keypoints
+from rankaug.mosaic.layout import Window
+from rankaug.mosaic.tiles import Tile
+from tests.mosaic.test_config import build
+
+
+def tile(points: list[list[float]], index: int = 0) -> Tile:
+    side = np.arange(len(points))
+    return Tile(index, np.zeros((8, 10, 3), np.uint8), np.zeros((0, 4)), {}, None, None,
+                np.array(points), {"side": side})  # fmt: skip
+
+
+class TestMapKeypoints:
+    def test_a_mirrored_output_mirrors_them_and_swaps_by_flip_index(self) -> None:
+        affine = MosaicAffine(flip=1.0, flip_index=(1, 0))
+        setting = build(output_size=(8, 10), affine=affine, keypoint_fields=("side",))
+        window = Window((8, 10), 0, 0, 10, 8, 0, 0, 10, 8)  # the identity
+        points = [[1.0, 2.0], [3.0, 2.0], [0.0, 5.0], [9.5, 5.0]]  # two pairs
+        out = map_keypoints(setting, [window], None, [tile(points)], flipped=True)
+        # each pair swapped, then x -> 10 - x; x = 0 lands on 10, outside: dropped
+        np.testing.assert_array_equal(out["keypoints"], [[7.0, 2.0], [9.0, 2.0], [0.5, 5.0]])
+        np.testing.assert_array_equal(out["side"], [1, 0, 3])
+        plain = map_keypoints(setting, [window], None, [tile(points)], flipped=False)
+        np.testing.assert_array_equal(plain["keypoints"], points)  # no flip: as they were
+
+    def test_keypoints_that_are_not_whole_groups_name_the_tile(self) -> None:
+        setting = build(affine=MosaicAffine(flip=1.0, flip_index=(1, 0, 2)))
+        window = Window((8, 10), 0, 0, 10, 8, 0, 0, 10, 8)
+        with pytest.raises(ValueError, match=r"dataset\[4\] keypoints has 2 points"):
+            map_keypoints(setting, [window], None, [tile([[1, 1], [2, 2]], 4)], flipped=True)
