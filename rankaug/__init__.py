@@ -5,6 +5,7 @@ Every random draw comes from a key — ``(seed, rank, worker_id, epoch)`` or
 GPUs, workers and epochs and repeat bit for bit across runs.
 """
 
+from rankaug.batch import BatchAugment
 from rankaug.boxes import BoxFormat
 from rankaug.cache import CachedDataset
 from rankaug.collate import BatchCollator, collate_detection
@@ -30,6 +31,7 @@ from rankaug.wrapper import RandomAugmentWrapper
 __version__ = "0.1.0"
 
 __all__ = [
+    "BatchAugment",
     "BatchCollator",
     "BoxFormat",
     "CachedDataset",

@@ -13,8 +13,8 @@ PUBLIC = {
     "EpochSampler", "EpochIndex", "SampleContext", "KeyedRandom", "Keying", "key_words",
     "make_rng",
     # batches, sample shapes, errors, seeding
-    "collate_detection", "BatchCollator", "DefaultAdapter", "SampleAdapter", "BoxFormat",
-    "SampleError", "RankaugWarning", "seed_everything", "WorkerSeeder", "__version__",
+    "collate_detection", "BatchCollator", "BatchAugment", "DefaultAdapter", "SampleAdapter",
+    "BoxFormat", "SampleError", "RankaugWarning", "seed_everything", "WorkerSeeder", "__version__",
 }  # fmt: skip
 
 
