@@ -76,23 +76,35 @@ def _check(aug: Any, kaug: ModuleType) -> None:
     name = type(aug).__name__
     if isinstance(aug, kaug._2d.mix.base.MixAugmentationBaseV2):
         raise ValueError(f"{name} mixes samples of a batch: BatchAugment keys each sample alone")
-    if aug.same_on_batch:
+    generator = aug._param_generator
+    if aug.same_on_batch and (aug.p not in (0, 1) or _samplers(generator)):
         raise ValueError(
             f"{name} has same_on_batch=True: one draw for the whole batch; BatchAugment "
             "keys every draw per sample (use same_on_batch=False)"
         )
     if aug.p_batch not in (0, 1):
         raise ValueError(
-            f"{name} has p_batch={aug.p_batch!r}: one draw for the whole batch; BatchAugment "
-            "keys every draw per sample (use p_batch=1 and p for the per-sample probability)"
+            f"{name} has p_batch={aug.p_batch!r}: applied or not for the whole batch at once "
+            "(kornia turns p into p_batch for augmentations that change the output size); "
+            "BatchAugment keys every draw per sample: use p=1.0"
         )
-    generator = aug._param_generator
     if type(generator).__name__ in _JITTERS and getattr(aug, "_fixed_order", None) is None:
         raise ValueError(
             f"{name} without order= draws one order of its four steps per batch "
             "(torch.randperm on the global generator); BatchAugment keys every draw per "
             f"sample: pass a fixed order, e.g. {name}(..., order=(0, 1, 2, 3))"
         )
+
+
+def _samplers(generator: Any) -> list[tuple[str, distributions.Distribution]]:
+    """The ``torch.distributions`` samplers of a parameter generator, by attribute name."""
+    if generator is None:
+        return []
+    return sorted(
+        (name, value)
+        for name, value in vars(generator).items()
+        if isinstance(value, distributions.Distribution)
+    )
 
 
 class _KeyedSampler:
@@ -135,7 +147,10 @@ class _KeyedSampler:
 def _gate(
     aug: Any, keys: DrawKeys, number: int, batch_shape: tuple[int, ...], p: float, *_: Any
 ) -> torch.Tensor:
-    """The keyed stand-in for kornia's ``__batch_prob_generator__`` (``p_batch`` is 0 or 1)."""
+    """The keyed stand-in for kornia's ``__batch_prob_generator__``: one gate per sample.
+
+    ``p_batch`` is 0 or 1, and ``same_on_batch`` comes only with ``p`` 0 or 1 (checked).
+    """
     size = (batch_shape[0],)
     if aug.p_batch == 0 or p == 0:
         return torch.zeros(size, device=aug.device, dtype=aug.dtype)
@@ -206,16 +221,10 @@ def keyed_drawing(augs: list[Any], keys: DrawKeys) -> Iterator[None]:
     try:
         for number, aug in enumerate(augs):
             generator = aug._param_generator
-            if generator is not None:
-                samplers = sorted(
-                    (name, value)
-                    for name, value in vars(generator).items()
-                    if isinstance(value, distributions.Distribution)
-                )
-                for slot, (name, dist) in enumerate(samplers):
-                    swap(generator, name, _KeyedSampler(dist, keys, (number, slot)))
-                if type(generator).__name__ in _JITTERS:
-                    swap(generator, "forward", functools.partial(_jitter_forward, generator))
+            for slot, (name, dist) in enumerate(_samplers(generator)):
+                swap(generator, name, _KeyedSampler(dist, keys, (number, slot)))
+            if type(generator).__name__ in _JITTERS:
+                swap(generator, "forward", functools.partial(_jitter_forward, generator))
             swap(aug, "__batch_prob_generator__", functools.partial(_gate, aug, keys, number))
             swap(aug, "forward_parameters", _guarded(aug, number, aug.forward_parameters))
         yield

@@ -187,11 +187,18 @@ class TestBatchAugmentRefusals:
                 "random_apply",
             ),
             (lambda: K.RandomMixUpV2(), "mixes"),
+            (lambda: K.RandomResizedCrop((8, 8), p=0.5), "use p=1.0"),
         ],
     )
     def test_a_batch_level_draw_is_refused(self, transform: Any, match: str) -> None:
         with pytest.raises(ValueError, match=match):
             BatchAugment(transform(), seed=0)
+
+    def test_deterministic_batch_level_augmentations_are_kept(self) -> None:
+        transform = K.AugmentationSequential(K.Resize((8, 8)), K.CenterCrop((6, 6)))
+        images = _images(3, side=16)
+        out = BatchAugment(transform, seed=0)(images, index=[0, 1, 2], epoch=0)
+        assert torch.equal(out, transform(images))
 
     def test_a_global_draw_is_refused_and_the_state_restored(self) -> None:
         aug = BatchAugment(K.RandomGaussianNoise(p=1.0), seed=0)
