@@ -18,7 +18,7 @@ import torch
 
 from rankaug import checks
 from rankaug.batch._keys import DrawKeys
-from rankaug.batch._kornia import augmentations, keyed_drawing
+from rankaug.batch._kornia import augmentations, keyed_applying, keyed_drawing
 
 __all__ = ["BatchAugment"]
 
@@ -30,8 +30,10 @@ class BatchAugment:
         transform: A kornia augmentation or ``AugmentationSequential`` (with its
             ``data_keys`` for boxes, masks and keypoints). Every draw must be per sample:
             ``same_on_batch``, ``p_batch`` other than 0 or 1, ``random_apply``, mix
-            augmentations, ``ColorJitter`` without a fixed ``order=`` and samplers other
-            than Uniform and Bernoulli are refused with an error naming them.
+            augmentations and samplers other than Uniform and Bernoulli are refused
+            with an error naming them. ``ColorJitter``'s order is drawn per sample
+            (applied per group of samples with the same order; a fixed ``order=`` is
+            faster).
         seed: The run's seed, ``0 <= seed < 2**64``.
 
     Attributes:
@@ -104,7 +106,8 @@ class BatchAugment:
         shape = images.shape
         with keyed_drawing(self._augs, keys):
             params = self.transform.forward_parameters(shape)
-        output = self.transform(images, *inputs, params=params, **kwargs)
+        with keyed_applying(self._augs):
+            output = self.transform(images, *inputs, params=params, **kwargs)
         self.last_params = params
         return (output, params) if return_params else output
 

@@ -6,9 +6,10 @@ apply-probability gate (``__batch_prob_generator__``, ``torch.rand`` in kornia 0
 :func:`keyed_drawing` replaces both, on the instances and only while kornia's own
 ``forward_parameters`` runs, by :class:`_KeyedSampler` objects whose values come from
 the batch's :class:`~rankaug.batch._keys.DrawKeys`. A draw that is not keyed per sample
-(``same_on_batch``, ``p_batch``, a container's ``random_apply``, a batch-level shape,
-``ColorJitter``'s random order) is refused, and any augmentation that still reaches a
-global generator is caught by comparing the generators' states around its draw.
+(``same_on_batch``, ``p_batch``, a container's ``random_apply``, a batch-level shape)
+is refused, and any augmentation that still reaches a global generator is caught by
+comparing the generators' states around its draw. ``ColorJitter``'s order is keyed per
+sample (:mod:`rankaug.batch._jitter`).
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from typing import Any, Final
 import torch
 from torch import distributions
 
+from rankaug.batch import _jitter
 from rankaug.batch._keys import DrawKeys
 
 #: The sampler number of an augmentation's apply-probability gate.
 GATE: Final = 0xFFFF_FFFF
-_JITTERS: Final = ("ColorJitterGenerator", "ColorJiggleGenerator")
 
 
 def load_kornia() -> ModuleType:
@@ -87,12 +88,6 @@ def _check(aug: Any, kaug: ModuleType) -> None:
             f"{name} has p_batch={aug.p_batch!r}: applied or not for the whole batch at once "
             "(kornia turns p into p_batch for augmentations that change the output size); "
             "BatchAugment keys every draw per sample: use p=1.0"
-        )
-    if type(generator).__name__ in _JITTERS and getattr(aug, "_fixed_order", None) is None:
-        raise ValueError(
-            f"{name} without order= draws one order of its four steps per batch "
-            "(torch.randperm on the global generator); BatchAugment keys every draw per "
-            f"sample: pass a fixed order, e.g. {name}(..., order=(0, 1, 2, 3))"
         )
 
 
@@ -160,20 +155,6 @@ def _gate(
     return (u < p).to(aug.dtype)
 
 
-def _jitter_forward(
-    generator: Any, batch_shape: tuple[int, ...], same_on_batch: bool = False
-) -> dict[str, torch.Tensor]:
-    """ColorJitter's / ColorJiggle's draw without its batch-level ``torch.randperm``.
-
-    Only used with a fixed ``order=``, which kornia applies instead of the drawn one.
-    """
-    size = torch.Size((batch_shape[0],))
-    names = ("brightness", "contrast", "hue", "saturation")
-    out = {f"{name}_factor": getattr(generator, f"{name}_sampler").rsample(size) for name in names}
-    out["order"] = torch.arange(4, device=out["brightness_factor"].device)
-    return out
-
-
 def _guarded(aug: Any, number: int, draw: Callable[..., Any]) -> Callable[..., Any]:
     """``draw`` (the augmentation's ``forward_parameters``), refused if it used global state."""
 
@@ -204,6 +185,25 @@ def _changed(states: dict[int, torch.Tensor]) -> bool:
     return any(not torch.equal(s, torch.cuda.get_rng_state(d)) for d, s in states.items())
 
 
+class _Swaps:
+    """Instance attributes set for a block and put back (or removed) after it."""
+
+    def __init__(self) -> None:
+        self._saved: list[tuple[Any, str, Any]] = []
+
+    def set(self, owner: Any, name: str, value: Any) -> None:
+        self._saved.append((owner, name, owner.__dict__.get(name, _MISSING)))
+        object.__setattr__(owner, name, value)
+
+    def undo(self) -> None:
+        for owner, name, value in reversed(self._saved):
+            if value is _MISSING:
+                del owner.__dict__[name]
+            else:
+                object.__setattr__(owner, name, value)
+        self._saved.clear()
+
+
 @contextlib.contextmanager
 def keyed_drawing(augs: list[Any], keys: DrawKeys) -> Iterator[None]:
     """Within the block, ``augs`` draw their parameters from ``keys``.
@@ -212,28 +212,37 @@ def keyed_drawing(augs: list[Any], keys: DrawKeys) -> Iterator[None]:
     back) on exit, so the transform is plain kornia outside the block. Not thread-safe:
     one call at a time per transform.
     """
-    saved: list[tuple[Any, str, Any]] = []
-
-    def swap(owner: Any, name: str, value: Any) -> None:
-        saved.append((owner, name, owner.__dict__.get(name, _MISSING)))
-        object.__setattr__(owner, name, value)
-
+    swaps = _Swaps()
     try:
         for number, aug in enumerate(augs):
             generator = aug._param_generator
             for slot, (name, dist) in enumerate(_samplers(generator)):
-                swap(generator, name, _KeyedSampler(dist, keys, (number, slot)))
-            if type(generator).__name__ in _JITTERS:
-                swap(generator, "forward", functools.partial(_jitter_forward, generator))
-            swap(aug, "__batch_prob_generator__", functools.partial(_gate, aug, keys, number))
-            swap(aug, "forward_parameters", _guarded(aug, number, aug.forward_parameters))
+                swaps.set(generator, name, _KeyedSampler(dist, keys, (number, slot)))
+            if _jitter.is_jitter(aug):
+                swaps.set(
+                    generator,
+                    "forward",
+                    functools.partial(_jitter.forward, generator, keys, number),
+                )
+            swaps.set(aug, "__batch_prob_generator__", functools.partial(_gate, aug, keys, number))
+            swaps.set(aug, "forward_parameters", _guarded(aug, number, aug.forward_parameters))
         yield
     finally:
-        for owner, name, value in reversed(saved):
-            if value is _MISSING:
-                del owner.__dict__[name]
-            else:
-                object.__setattr__(owner, name, value)
+        swaps.undo()
+
+
+@contextlib.contextmanager
+def keyed_applying(augs: list[Any]) -> Iterator[None]:
+    """Within the block, a ColorJitter without a fixed order applies each sample's order."""
+    swaps = _Swaps()
+    try:
+        for aug in augs:
+            if _jitter.random_order(aug):
+                apply = functools.partial(_jitter.grouped_apply, aug, aug.apply_transform)
+                swaps.set(aug, "apply_transform", apply)
+        yield
+    finally:
+        swaps.undo()
 
 
 _MISSING: Final = object()

@@ -160,6 +160,20 @@ class TestBatchAugment:
             assert image.sum() == (x2 - x1) * (y2 - y1)
         assert len({tuple(box[0].tolist()) for box in moved}) > 1
 
+    @pytest.mark.parametrize("kind", ["ColorJitter", "ColorJiggle"])
+    def test_colour_jitter_draws_its_order_per_sample(self, kind: str) -> None:
+        transform = getattr(K, kind)(0.3, 0.3, 0.3, 0.1, p=0.8)
+        aug = BatchAugment(transform, seed=0)
+        images = _images(32, side=8)
+        state = torch.get_rng_state()
+        out, params = aug(images, index=list(range(32)), epoch=0, return_params=True)
+        assert torch.equal(state, torch.get_rng_state())
+        assert params["order"].shape == (32, 4)
+        assert len(torch.unique(params["order"], dim=0)) > 1
+        order = torch.randperm(32, generator=torch.Generator().manual_seed(2))[:8]
+        assert (aug(images[order], index=order.tolist(), epoch=0) - out[order]).abs().max() <= 1e-5
+        assert (aug.replay(7, 0, images[7])[0] - out[7]).abs().max() <= 1e-5
+
     @settings(max_examples=10, deadline=None)
     @given(
         st.lists(st.integers(0, 2**64 - 1), min_size=2, max_size=6, unique=True),
@@ -181,7 +195,6 @@ class TestBatchAugmentRefusals:
         [
             (lambda: K.RandomAffine(10.0, same_on_batch=True), "same_on_batch"),
             (lambda: _with_p_batch(K.RandomAffine(10.0)), "p_batch"),
-            (lambda: K.ColorJitter(0.1, 0.1), "order="),
             (
                 lambda: K.AugmentationSequential(K.RandomAffine(10.0), random_apply=1),
                 "random_apply",
