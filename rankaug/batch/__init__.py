@@ -81,7 +81,8 @@ class BatchAugment:
             *inputs: Boxes, masks, keypoints... in the order of the container's
                 ``data_keys`` after the image.
             index: The samples' dataset indices (a sequence of ints, ``EpochIndex``
-                values or an int tensor of length ``B``). Without it, the keys are
+                values or an int tensor of length ``B``; a tensor on the batch's device is
+                used there, unchecked). Without it, the keys are
                 ``(seed, rank, epoch, step, position)``: ``step`` counts the calls of this
                 wrapper and ``rank`` is torch.distributed's (0 if not initialised), so
                 the same batch differs across ranks and steps but not with its indices.
@@ -163,10 +164,12 @@ def _column(value: Any, name: str, size: int, bits: int) -> torch.Tensor:
     if isinstance(value, torch.Tensor):
         if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
             raise TypeError(f"{name} must be an integer tensor, got dtype {value.dtype}")
-        column = value.reshape(-1).to(device="cpu", dtype=torch.int64)
+        column = value.reshape(-1).to(torch.int64)
         if column.numel() == 1 and value.dim() == 0:
             column = column.expand(size)
-        if bool((column < 0).any()) or (bits < 64 and bool((column >= 1 << bits).any())):
+        if column.device.type == "cpu" and (  # a device tensor is not read back (no sync)
+            bool((column < 0).any()) or (bits < 64 and bool((column >= 1 << bits).any()))
+        ):
             raise ValueError(f"{name} must be in [0, 2**{bits}), got {column.tolist()}")
     else:
         many = isinstance(value, Sequence) and not isinstance(value, str)

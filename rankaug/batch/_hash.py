@@ -38,9 +38,14 @@ def _rotl(h: torch.Tensor, bits: int) -> torch.Tensor:
 
 
 def absorb(state: torch.Tensor, word: torch.Tensor | int) -> torch.Tensor:
-    """One MurmurHash3 block: the state after absorbing ``word`` (both below ``2**32``)."""
-    k = word if isinstance(word, torch.Tensor) else torch.tensor(word, device=state.device)
-    k = _mul(_rotl(_mul(k, _C1), 15), _C2)
+    """One MurmurHash3 block: the state after absorbing ``word`` (both below ``2**32``).
+
+    A Python ``word`` is mixed in Python and enters as a scalar (no device copy).
+    """
+    if isinstance(word, torch.Tensor):
+        k: torch.Tensor | int = _mul(_rotl(_mul(word, _C1), 15), _C2)
+    else:
+        k = _block_int(word)
     h = _rotl(state ^ k, 13)
     return (_mul(h, 5) + 0xE654_6B64) & M32
 
@@ -54,12 +59,15 @@ def finish(state: torch.Tensor) -> torch.Tensor:
     return h ^ (h >> 16)
 
 
-def absorb_int(state: int, word: int) -> int:
-    """:func:`absorb` on Python integers (for the words a whole batch shares)."""
+def _block_int(word: int) -> int:
     k = (word * _C1) & M32
     k = ((k << 15) | (k >> 17)) & M32
-    k = (k * _C2) & M32
-    h = state ^ k
+    return (k * _C2) & M32
+
+
+def absorb_int(state: int, word: int) -> int:
+    """:func:`absorb` on Python integers (for the words a whole batch shares)."""
+    h = state ^ _block_int(word)
     h = ((h << 13) | (h >> 19)) & M32
     return (h * 5 + 0xE654_6B64) & M32
 
