@@ -144,21 +144,31 @@ class TestBatchAugment:
         assert aug.last_params is params
         assert (aug.replay(45, 1, images[5])[0] - out[5]).abs().max() <= 1e-5
 
-    def test_boxes_and_masks_follow(self) -> None:
+    def test_boxes_masks_and_keypoints_follow(self) -> None:
         transform = K.AugmentationSequential(
-            K.RandomCrop((48, 48)), data_keys=["input", "bbox_xyxy", "mask"]
+            K.RandomCrop((48, 48)), data_keys=["input", "bbox_xyxy", "mask", "keypoints"]
         )
         images = torch.zeros(8, 1, 64, 64)
         images[..., 10:30, 20:44] = 1.0
         boxes = torch.tensor([[[20.0, 10.0, 44.0, 30.0]]]).repeat(8, 1, 1)
+        points = torch.tensor([[[20.0, 10.0]]]).repeat(8, 1, 1)
         aug = BatchAugment(transform, seed=1)
-        out, moved, masks = aug(images, boxes, images.clone(), index=list(range(8)), epoch=0)
+        out, moved, masks, corners = aug(
+            images, boxes, images.clone(), points, index=list(range(8)), epoch=0
+        )
         assert torch.equal(masks, out)
+        assert torch.equal(corners[:, 0], moved[:, 0, :2])
         for image, box in zip(out, moved, strict=True):
             x1, y1, x2, y2 = box[0].clamp(0, 48).long().tolist()
             assert bool((image[0, y1:y2, x1:x2] == 1).all())
             assert image.sum() == (x2 - x1) * (y2 - y1)
         assert len({tuple(box[0].tolist()) for box in moved}) > 1
+
+    def test_the_returned_parameters_are_the_ones_applied(self) -> None:
+        aug = BatchAugment(_transform(), seed=6)
+        images = _images(8)
+        out, params = aug(images, index=list(range(8)), epoch=0, return_params=True)
+        assert torch.equal(aug.transform(images, params=params), out)
 
     @pytest.mark.parametrize("kind", ["ColorJitter", "ColorJiggle"])
     def test_colour_jitter_draws_its_order_per_sample(self, kind: str) -> None:
@@ -219,6 +229,7 @@ class TestBatchAugmentRefusals:
         with pytest.raises(RuntimeError, match=r"augmentation 0 \(RandomGaussianNoise\)"):
             aug(_images(2), index=[0, 1], epoch=0)
         assert torch.equal(state, torch.get_rng_state())
+        assert "forward_parameters" not in vars(aug.transform)  # plain kornia again
 
     def test_bad_arguments(self) -> None:
         aug = BatchAugment(K.RandomAffine(10.0), seed=0)
