@@ -1,8 +1,8 @@
 """Counter-based uniforms: MurmurHash3 (x86, 32-bit) over key words, in torch int64 ops.
 
-Every value lives in an ``int64`` tensor masked to 32 bits; every product is split
-into 16-bit halves so that it stays below ``2**48`` (no signed overflow), which makes
-the words identical on every device. A hash state absorbs words one at a time, so the
+Every value lives in an ``int64`` tensor masked to 32 bits; every product is of a word
+and a constant below ``2**31`` in size, so it never overflows int64, which makes the
+words identical on every device. A hash state absorbs words one at a time, so the
 words shared by a whole batch are absorbed once, in Python (:func:`absorb_int`), and
 only the per-sample words as tensors (:func:`absorb`).
 
@@ -27,10 +27,13 @@ _F2: Final = 0xC2B2_AE35
 
 
 def _mul(h: torch.Tensor, constant: int) -> torch.Tensor:
-    """``(h * constant) mod 2**32`` for ``h < 2**32``, without overflowing int64."""
-    low = h * (constant & 0xFFFF)
-    high = ((h * (constant >> 16)) & 0xFFFF) << 16
-    return (low + high) & M32
+    """``(h * constant) mod 2**32`` for ``h < 2**32``, without overflowing int64.
+
+    A constant of ``2**31`` or more is used as ``constant - 2**32`` (the same modulo
+    ``2**32``), so the product stays below ``2**63`` in size and the mask reads its exact
+    low 32 bits (two's complement).
+    """
+    return (h * (constant - (1 << 32) if constant >> 31 else constant)) & M32
 
 
 def _rotl(h: torch.Tensor, bits: int) -> torch.Tensor:
@@ -42,12 +45,23 @@ def absorb(state: torch.Tensor, word: torch.Tensor | int) -> torch.Tensor:
 
     A Python ``word`` is mixed in Python and enters as a scalar (no device copy).
     """
-    if isinstance(word, torch.Tensor):
-        k: torch.Tensor | int = _mul(_rotl(_mul(word, _C1), 15), _C2)
-    else:
-        k = _block_int(word)
-    h = _rotl(state ^ k, 13)
-    return (_mul(h, 5) + 0xE654_6B64) & M32
+    k = block(word) if isinstance(word, torch.Tensor) else _block_int(word)
+    return _step(state ^ k)
+
+
+def absorb_block(state: torch.Tensor, block: torch.Tensor) -> torch.Tensor:
+    """:func:`absorb` of words already through :func:`block` (cached by the caller)."""
+    return _step(state ^ block)
+
+
+def block(words: torch.Tensor) -> torch.Tensor:
+    """A word's MurmurHash3 block value ``k`` (what :func:`absorb` mixes into the state)."""
+    return _mul(_rotl(_mul(words, _C1), 15), _C2)
+
+
+def _step(h: torch.Tensor) -> torch.Tensor:
+    h = _rotl(h, 13)
+    return ((h << 2) + h + 0xE654_6B64) & M32  # h * 5 + c, mod 2**32
 
 
 def finish(state: torch.Tensor) -> torch.Tensor:

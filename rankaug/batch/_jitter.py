@@ -18,7 +18,7 @@ import torch
 from rankaug.batch._keys import DrawKeys
 
 NAMES: Final = ("ColorJitterGenerator", "ColorJiggleGenerator")
-ORDER: Final = 0xFFFF_FFFE  # the sampler number of the order draw
+ORDER: Final = 0xFE  # the sampler number of the order draw
 _FACTORS: Final = ("brightness", "contrast", "hue", "saturation")
 
 

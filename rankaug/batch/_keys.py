@@ -4,22 +4,20 @@ A sample's key is ``(seed, epoch, index)`` (domain ``BATCH_SAMPLE``) or, for a b
 given without indices, ``(seed, rank, epoch, step, position)`` (domain ``BATCH_STEP``),
 laid out as :mod:`rankaug.keys` specifies. :class:`DrawKeys` absorbs the words every
 sample shares once, in Python, and the per-sample words as tensors on the batch's
-device. A draw is named by ``(augmentation, sampler, count)``: the value of element
-``e`` of sample ``b``'s row is ``fmix32(absorb(absorb(state_b, draw), e))``, hashed with
-integer ops only, so it is the same on every device and for every batch the sample is in.
+device. A draw is named by ``(augmentation, sampler, count)`` (:func:`draw_word`):
+element ``e`` of sample ``b``'s row is ``fmix32(absorb(absorb(state_b, draw), e))``,
+hashed with integer ops only, so it is the same on every device and in every batch.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Final
 
 import torch
 
 from rankaug.batch import _hash
 from rankaug.keys import Domain, KeyTemplate
-
-_DRAW: Final = 0x6472_6177  # "draw": the tag of a draw's word
 
 
 class DrawKeys:
@@ -84,8 +82,30 @@ class DrawKeys:
         states = self._by_device.get(device)
         if states is None:
             states = self._by_device[device] = self.states.to(device)
-        word = _hash.finish_int(_hash.absorb_words([_DRAW, *draw]))
-        count = math.prod(shape[1:])
+        word = draw_word(*draw)
         hashed = _hash.absorb(states, word)[:, None]
-        hashed = _hash.absorb(hashed, torch.arange(count, device=device)[None, :])
+        hashed = _hash.absorb_block(hashed, _element_blocks(math.prod(shape[1:]), device))
         return _hash.uniform(_hash.finish(hashed), dtype).reshape(shape)
+
+
+def draw_word(augmentation: int, sampler: int, count: int) -> int:
+    """The 32-bit word of a draw: augmentation (10 bits), sampler (8), count (14).
+
+    Fixed-width fields, so two draws never share a word.
+
+    Raises:
+        ValueError: If a field does not fit (over 1024 augmentations, 256 samplers, or
+            16384 draws of one sampler in one call).
+    """
+    if not (augmentation < 1 << 10 and sampler < 1 << 8 and count < 1 << 14):
+        raise ValueError(
+            f"BatchAugment keys up to 1024 augmentations, 256 samplers each and 16384 draws "
+            f"of a sampler per call, got draw {(augmentation, sampler, count)}"
+        )
+    return augmentation << 22 | sampler << 14 | count
+
+
+@functools.lru_cache(maxsize=256)
+def _element_blocks(count: int, device: torch.device) -> torch.Tensor:
+    """The hash blocks of the element numbers ``0..count-1`` (the same for every call)."""
+    return _hash.block(torch.arange(count, device=device))[None, :]

@@ -28,7 +28,7 @@ from rankaug.batch import _jitter
 from rankaug.batch._keys import DrawKeys
 
 #: The sampler number of an augmentation's apply-probability gate.
-GATE: Final = 0xFFFF_FFFF
+GATE: Final = 0xFF
 
 
 def load_kornia() -> ModuleType:
@@ -83,6 +83,8 @@ def _check(aug: Any, kaug: ModuleType) -> None:
             f"{name} has same_on_batch=True: one draw for the whole batch; BatchAugment "
             "keys every draw per sample (use same_on_batch=False)"
         )
+    if len(_samplers(generator)) > 0xFD:  # 0xFE and 0xFF: the order and gate draws
+        raise ValueError(f"{name} has over 253 samplers: BatchAugment numbers 253 at most")
     if aug.p_batch not in (0, 1):
         raise ValueError(
             f"{name} has p_batch={aug.p_batch!r}: applied or not for the whole batch at once "
