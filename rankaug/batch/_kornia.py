@@ -39,7 +39,7 @@ def load_kornia() -> ModuleType:
     """
     try:
         return importlib.import_module("kornia.augmentation")
-    except ImportError as error:  # pragma: no cover - kornia is a test dependency
+    except ImportError as error:
         raise ImportError("rankaug.BatchAugment needs kornia: pip install 'kornia>=0.7'") from error
 
 

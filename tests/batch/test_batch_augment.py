@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +199,18 @@ class TestBatchAugment:
         full = aug(images, index=index, epoch=epoch)
         tail = aug(images[1:], index=index[1:], epoch=epoch)
         assert (full[1:] - tail).abs().max() <= 1e-5
+
+
+class TestBatchAugmentOptionalKornia:
+    def test_rankaug_imports_without_kornia(self) -> None:
+        code = "import sys, rankaug; print('kornia' in sys.modules)"
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert result.stdout.strip() == "False"
+
+    def test_a_missing_kornia_is_named(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setitem(sys.modules, "kornia.augmentation", None)
+        with pytest.raises(ImportError, match=r"BatchAugment needs kornia: pip install"):
+            BatchAugment(object(), seed=0)
 
 
 class TestBatchAugmentRefusals:
