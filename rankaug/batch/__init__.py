@@ -96,10 +96,10 @@ class BatchAugment:
             Kornia's output, or ``(output, params)`` with ``return_params``.
 
         Raises:
-            TypeError: If ``images`` is not a 4-D tensor or ``index``/``epoch`` are not
+            TypeError: If ``images`` is not a tensor or ``index``/``epoch`` are not
                 integers.
-            ValueError: If ``index`` or ``epoch`` do not have one value per sample or are
-                out of range, or a draw cannot be keyed.
+            ValueError: If ``images`` is not 4-D, ``index`` or ``epoch`` do not have one
+                value per sample or are out of range, or a draw cannot be keyed.
             RuntimeError: If an augmentation drew from torch's global generator (its state
                 is restored first).
         """
@@ -125,7 +125,8 @@ class BatchAugment:
             **kwargs: Passed on to the kornia call.
 
         Returns:
-            The augmented image as a ``(1, C, H, W)`` batch (kornia's output).
+            The augmented image as a ``(1, C, H, W)`` batch (kornia's output); it is a
+            call like any other (:attr:`last_params` becomes its parameters).
         """
         checks.instance(image, "image", torch.Tensor, what="a tensor", optional=False)
         batch = image[None] if image.dim() == 3 else image
@@ -134,7 +135,7 @@ class BatchAugment:
     def _resolve(self, images: Any, index: Any, epoch: Any) -> DrawKeys:
         checks.instance(images, "images", torch.Tensor, what="a tensor", optional=False)
         if images.dim() != 4:
-            raise TypeError(
+            raise ValueError(
                 f"images must be a (B, C, H, W) tensor, got shape {tuple(images.shape)}"
             )
         size = int(images.shape[0])

@@ -253,7 +253,7 @@ class TestBatchAugmentRefusals:
             BatchAugment(K.RandomAffine(10.0), seed=-1)
         with pytest.raises(ValueError, match=r"index must have one value per sample \(2\), got 3"):
             aug(_images(2), index=[0, 1, 2], epoch=0)
-        with pytest.raises(TypeError, match="images must be a"):
+        with pytest.raises(ValueError, match=r"images must be a \(B, C, H, W\) tensor, got shape"):
             aug(torch.zeros(3, 8, 8), index=[0], epoch=0)
         with pytest.raises(TypeError, match="index must be an integer tensor"):
             aug(_images(2), index=torch.zeros(2), epoch=0)
