@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from benchmarks._same_work import Work
 from benchmarks._timing import Progress, Summary, paired_ratios, summarize
 
 __all__ = [
@@ -95,6 +96,8 @@ class Report:
         goals: The evaluated goals, in the catalogue's order.
         diagnostics: Figures beside the rows (the wrapper's pairs, transport costs...).
         profiles: cProfile listings (``--profile``).
+        work: Row id -> the work its contender does (``benchmarks._same_work``); a
+            goal on two rows whose works differ is refused.
     """
 
     meta: dict[str, Any]
@@ -105,6 +108,7 @@ class Report:
     goals: list[dict[str, Any]] = field(default_factory=list)
     diagnostics: dict[str, Any] = field(default_factory=dict)
     profiles: dict[str, str] = field(default_factory=dict)
+    work: dict[str, Work] = field(default_factory=dict)
 
     def add(self, row: Row) -> Row:
         self.rows[row.id] = row
@@ -165,6 +169,10 @@ class Report:
             "goals": self.goals,
             "diagnostics": self.diagnostics,
             "profiles": self.profiles,
+            "work": {
+                row: {aspect: {"value": s.value, "via": s.via} for aspect, s in work.items()}
+                for row, work in self.work.items()
+            },
         }
 
 

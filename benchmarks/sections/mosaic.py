@@ -23,6 +23,7 @@ from benchmarks import peers
 from benchmarks._bench import Bench, Sample
 from benchmarks._catalogue import MOSAIC_RATIOS, section
 from benchmarks._report import print_rows, ratio_text
+from benchmarks._same_work import FloorWork, describe, print_work, tagged, with_output
 from benchmarks._timing import alternate, counted
 
 __all__ = [
@@ -48,7 +49,7 @@ def cycling(dataset: Any, n: int) -> Make:
     def make(i: int) -> Any:
         return dataset[i % n]
 
-    return make
+    return tagged(make, dataset)
 
 
 def find_mosaic_class() -> tuple[type[Any] | None, str]:
@@ -67,15 +68,12 @@ def find_mosaic_class() -> tuple[type[Any] | None, str]:
 
 
 def fused_affine() -> Any:
-    """YOLO's default affine as ``rankaug.MosaicAffine``, or ``None`` while it is not built.
+    """YOLO's default affine as ``rankaug.MosaicAffine``.
 
     ``degrees=0, translate=0.1, scale=0.5, shear=0``: ultralytics' defaults, in its meaning
     (scale drawn in ``1 +- 0.5``), the same as the ultralytics peer's ``RandomPerspective``.
     """
-    cls = getattr(rankaug, "MosaicAffine", None)
-    if cls is None:
-        return None
-    return cls(degrees=0.0, translate=0.1, scale=0.5, shear=0.0)
+    return rankaug.MosaicAffine(degrees=0.0, translate=0.1, scale=0.5, shear=0.0)
 
 
 def mosaic_contenders(
@@ -112,14 +110,15 @@ def mosaic_contenders(
             continue
         dataset = mosaic_cls(sources, seed=seed, output_size=size, grid=grid)
         makers[row_id] = cycling(dataset, n)
-    fused = fused_affine()
-    if mosaic_cls is None or fused is None:
-        unavailable["mosaic/rankaug_affine"] = missing or "rankaug.MosaicAffine not built yet"
+    if mosaic_cls is None:
+        unavailable["mosaic/rankaug_affine"] = missing
     else:
-        dataset = mosaic_cls(sources, seed=seed, output_size=size, affine=fused)
+        dataset = mosaic_cls(sources, seed=seed, output_size=size, affine=fused_affine())
         makers["mosaic/rankaug_affine"] = cycling(dataset, n)
     builders: dict[str, Callable[[], peers.Step]] = {
-        "mosaic/floor": lambda: peers.floor_mosaic(sources, hw, rng=random.Random(seed)),
+        "mosaic/floor": lambda: tagged(
+            peers.floor_mosaic(sources, hw, rng=random.Random(seed)), FloorWork(grid=(2, 2))
+        ),
         "mosaic/albumentations": lambda: peers.albumentations_mosaic(sources, hw, seed=seed),
         "mosaic/ultralytics_affine": lambda: peers.ultralytics_mosaic(sources, size, seed=seed),
         "mosaic/ultralytics_mosaic": lambda: peers.ultralytics_mosaic(
@@ -211,12 +210,17 @@ def measure(bench: Bench, prepared: Contenders) -> None:
     makers = dict(prepared.makers)
     for row_id, make in list(makers.items()):
         try:
-            problem = check_mosaic(row_id, make(0), bench.size)
+            output = make(0)
+            problem = check_mosaic(row_id, output, bench.size)
         except Exception as exc:  # a broken contender must not stop the scoreboard
             problem = f"{type(exc).__name__}: {exc}"
         if problem:
             bench.missing(SECTION, [row_id], f"error: {problem}")
             del makers[row_id]
+            continue
+        if hasattr(make, "subject"):
+            image = np.asarray(output["image"] if isinstance(output, dict) else output[0])
+            report.work[row_id] = with_output(describe(make), f"{image.shape} {image.dtype}")
     seconds = alternate(
         {row_id: counted(make, start=1) for row_id, make in makers.items()},
         per_round=settings.mosaics,
@@ -230,6 +234,8 @@ def measure(bench: Bench, prepared: Contenders) -> None:
         f"3. Mosaic: mosaics/s at {bench.size}x{bench.size} from the same in-memory sources, "
         f"with boxes except the floor ({settings.mosaics} mosaics per round)"
     )
+    works = {k.split("/")[1]: report.work[k] for k in SECTION.rows if k in report.work}
+    print_work(bench.out, "the mosaics", works, aspects=("mosaic", "affine", "flip", "output"))
     print_rows(bench.out, report, list(SECTION.rows))
     bench.out("  ratios (medians; per-round range in brackets):")
     for numerator, denominator in MOSAIC_RATIOS:
