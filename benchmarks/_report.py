@@ -184,7 +184,7 @@ class Console:
         self.progress = progress
 
     def __call__(self, text: str = "") -> None:
-        self.progress.close()
+        self.progress.clear()
         print(text, flush=True)
 
 

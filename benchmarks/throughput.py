@@ -5,7 +5,7 @@ with the step in ``benchmarks/README_peers.md``)::
 
     .venv-bench/bin/python benchmarks/throughput.py          # full run, about 5 minutes
     .venv-bench/bin/python benchmarks/throughput.py --quick  # about 30 s
-    .venv-bench/bin/python benchmarks/throughput.py --json out.json --repeats 9
+    .venv-bench/bin/python benchmarks/throughput.py --json out.json --repeats 9  # + out.*.png
     .venv-bench/bin/python benchmarks/throughput.py --only e2e,memory
 
 (``.venv/bin/python`` runs it too, every peer row then "unavailable".)
@@ -79,6 +79,7 @@ from benchmarks._bench import Bench, describe_run, pin_threads
 from benchmarks._catalogue import FULL, QUICK, ROW_IDS, SECTIONS, Settings
 from benchmarks._cli import parse_args
 from benchmarks._goal_table import GOALS
+from benchmarks._plots import write_plots
 from benchmarks._profile import profile_rankaug
 from benchmarks._report import Console, Report, print_goals, print_header
 from benchmarks._timing import Progress, peak_rss_mib
@@ -166,8 +167,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\n(total {report.meta['wall_seconds']:.0f} s)")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n")
+        data = report.to_json()
+        args.json.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         print(f"wrote {args.json}")
+        plots = write_plots(data, args.json)
+        print(
+            f"plots: {', '.join(p.name for p in plots)}" if plots else "plots: none (no matplotlib)"
+        )
     return 0
 
 

@@ -331,6 +331,7 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
         "threads: pinned to 1",
         "Peak RSS",
         "Goals",
+        "plots: none (no matplotlib)",  # the test venv has none; .venv-bench writes PNGs
     ):
         assert text in stdout
     # the sections in the catalogue's order, the goals table last

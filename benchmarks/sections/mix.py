@@ -193,8 +193,6 @@ def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make
             makers[row_id] = build()
         except peers.PeerUnavailable as exc:
             unavailable[row_id] = f"not installed: {exc.reason}"
-        except ImportError as exc:  # rankaug.mix missing in an older checkout
-            unavailable[row_id] = f"cannot be imported ({exc})"
     return makers, unavailable
 
 

@@ -8,7 +8,6 @@ one mosaic at a time in turns; then the floor's and MosaicDataset's time split i
 
 from __future__ import annotations
 
-import importlib
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -31,7 +30,6 @@ __all__ = [
     "Contenders",
     "check_mosaic",
     "cycling",
-    "find_mosaic_class",
     "fused_affine",
     "measure",
     "mosaic_contenders",
@@ -52,21 +50,6 @@ def cycling(dataset: Any, n: int) -> Make:
     return tagged(make, dataset)
 
 
-def find_mosaic_class() -> tuple[type[Any] | None, str]:
-    """``rankaug.MosaicDataset`` if it can be imported, else ``None`` and why not."""
-    cls = getattr(rankaug, "MosaicDataset", None)
-    if cls is not None:
-        return cls, ""
-    try:
-        module = importlib.import_module("rankaug.mosaic")
-    except ImportError as exc:
-        return None, f"rankaug.MosaicDataset cannot be imported ({exc})"
-    cls = getattr(module, "MosaicDataset", None)
-    if cls is None:
-        return None, "rankaug.mosaic has no MosaicDataset"
-    return cls, ""
-
-
 def fused_affine() -> Any:
     """YOLO's default affine as ``rankaug.MosaicAffine``.
 
@@ -77,12 +60,9 @@ def fused_affine() -> Any:
 
 
 def mosaic_contenders(
-    mosaic_cls: type[Any] | None,
     sources: Sequence[Sample],
     size: int,
     seed: int,
-    *,
-    missing: str = "",
 ) -> tuple[dict[str, Make], dict[str, str]]:
     """Build every mosaic contender on the same sources and output size.
 
@@ -91,11 +71,9 @@ def mosaic_contenders(
     mosaic-only row returns its ``2 * size`` canvas).
 
     Args:
-        mosaic_cls: ``rankaug.MosaicDataset``, or ``None`` while it cannot be imported.
         sources: The in-memory source samples.
         size: Output side.
         seed: Seed of every contender's draws.
-        missing: Why ``mosaic_cls`` is ``None``.
 
     Returns:
         (row id -> ``make``, row id -> why that contender is unavailable).
@@ -105,16 +83,10 @@ def mosaic_contenders(
     n = len(sources)
     hw = (size, size)
     for row_id, grid in (("mosaic/rankaug_2x2", (2, 2)), ("mosaic/rankaug_3x3", (3, 3))):
-        if mosaic_cls is None:
-            unavailable[row_id] = missing
-            continue
-        dataset = mosaic_cls(sources, seed=seed, output_size=size, grid=grid)
+        dataset = rankaug.MosaicDataset(sources, seed=seed, output_size=size, grid=grid)
         makers[row_id] = cycling(dataset, n)
-    if mosaic_cls is None:
-        unavailable["mosaic/rankaug_affine"] = missing
-    else:
-        dataset = mosaic_cls(sources, seed=seed, output_size=size, affine=fused_affine())
-        makers["mosaic/rankaug_affine"] = cycling(dataset, n)
+    dataset = rankaug.MosaicDataset(sources, seed=seed, output_size=size, affine=fused_affine())
+    makers["mosaic/rankaug_affine"] = cycling(dataset, n)
     builders: dict[str, Callable[[], peers.Step]] = {
         "mosaic/floor": lambda: tagged(
             peers.floor_mosaic(sources, hw, rng=random.Random(seed)), FloorWork(grid=(2, 2))
@@ -195,10 +167,7 @@ class Contenders:
 
 def prepare(bench: Bench) -> Contenders:
     """Build every contender (this imports the peers)."""
-    mosaic_cls, missing = find_mosaic_class()
-    makers, unavailable = mosaic_contenders(
-        mosaic_cls, bench.sources.mosaic, bench.size, bench.seed, missing=missing
-    )
+    makers, unavailable = mosaic_contenders(bench.sources.mosaic, bench.size, bench.seed)
     return Contenders(makers, unavailable)
 
 
