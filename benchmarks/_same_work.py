@@ -210,9 +210,7 @@ def _floor(floor: FloorWork) -> Work:
     if floor.grid is not None:
         work["mosaic"] = Setting(f"{floor.grid[0]}x{floor.grid[1]} p=1", floor.via)
     if floor.scale is not None:
-        work["affine"] = Setting(
-            _affine((1 - floor.scale, 1 + floor.scale), floor.translate, 0, 0), floor.via
-        )
+        work["affine"] = Setting(_affine((1 - floor.scale, 1 + floor.scale), floor.translate, 0, 0))
     if floor.hsv is not None:
         work["hsv"] = Setting(
             "p=1", "gains h {} s {} v {}, one 3-channel cv2.LUT".format(*floor.hsv)
