@@ -1,4 +1,4 @@
-"""rankaug's scoreboard: what its guarantees cost, and its mosaic against the peers'.
+"""rankaug's scoreboard: what its guarantees cost, and its pipelines against the peers'.
 
 Run from the repository root (the peers and the photographs are optional; install them
 with the step in ``benchmarks/README_peers.md``)::
@@ -10,46 +10,16 @@ with the step in ``benchmarks/README_peers.md``)::
 
 (``.venv/bin/python`` runs it too, every peer row then "unavailable".)
 
-Sections, each measured side by side in one run (contenders interleaved: in blocks per
-round for the microsecond-scale keys, epoch rows and loaders, one operation at a time
-for the wrapper and the mosaics; medians and min..max over the rounds, ratios or
-differences of the medians):
+The sections and their rows are declared in ``_catalogue.py``, the goals in
+``_goal_table.py`` (each kind of goal in ``_goals.py``), one module per section in
+``sections/``; ``benchmarks/README.md`` describes each. Every section measures its
+contenders side by side in one run, interleaved, after a warm-up: medians and min..max
+over the rounds, ratios of the medians, and a "same work" table per race
+(``_same_work.py``: a goal whose contenders do different work is refused).
 
-1. ``keys``: microseconds per sample to derive the key's Generator, for both keyings,
-   against building a numpy Generator directly.
-2. ``wrapper``: ``RandomAugmentWrapper(ds, pipeline)[i]`` against calling the same
-   albumentations pipeline directly in a loop over the same samples (square images).
-3. ``mosaic``: ``MosaicDataset(ds)[i]`` (2x2 and 3x3) against albumentations
-   ``A.Mosaic``, ultralytics ``Mosaic`` (+ its affine crop, and alone), a YOLOv5-style
-   mosaic and the floor, all on the same in-memory sources and output size.
-4. ``scaling``: a DataLoader over ``MosaicDataset`` with 0, 1 and 2 workers, numpy
-   samples (pickled through the worker pipe), torch tensors (shared memory) and, as an
-   experiment, tensors in shared buffers reused across batches; with the CPU time the
-   loader's processes got and how long they waited for a CPU (other work on the
-   machine), read from ``/proc``.
-5. ``epoch``: what carrying the epoch in the index costs: ``EpochSampler`` against the
-   bare ``DistributedSampler``, the wrapper reading the epoch from an ``EpochIndex``
-   against its shared epoch, and a DataLoader (0 and 1 worker) with and without
-   ``EpochSampler``; differences of the medians, µs per index.
-6. ``e2e``: end to end, a YOLO folder of JPEGs to batches of tensors: ultralytics'
-   ``YOLODataset`` (``cache=False`` and ``cache="ram"``) against rankaug (``YoloFolder``,
-   ``CachedDataset`` off and on, ``MosaicDataset`` with ``A.Affine`` or the fused
-   ``MosaicAffine``, HSV and flip), 0 and 2 workers, the first epoch apart.
-7. ``memory``: PSS of 2 ranks x (1 + 2 workers), ultralytics ``cache="ram"`` against
-   rankaug's ``CachedDataset`` (plus its files in the page cache).
-
-The files: this one is the command line and the run; ``_catalogue.py`` declares the
-sections, their rows and the goals (``_goals.py``: each goal computes its own figure);
-``sections/`` holds one module per section (its contenders and its table);
-``_report.py`` the rows, the console tables and the JSON; ``_bench.py`` the run's
-context and the sources; ``_profile.py`` the ``--profile`` listings.
-
-Every process runs one thread: the OpenMP/BLAS thread variables are set to 1 before numpy,
-cv2 and torch load, and ``cv2.setNumThreads(1)`` and
-``torch.set_num_threads(1)`` are called after the peers are imported (importing
-ultralytics changes cv2's setting). Sections 2 to 4 decode their sources into memory
-before any timing starts (decoding is not timed there); sections 6 and 7 read JPEG files,
-decoding included.
+Every process runs one thread: the OpenMP/BLAS thread variables are set to 1 before
+numpy, cv2 and torch load, and ``cv2.setNumThreads(1)`` and ``torch.set_num_threads(1)``
+are called again after the peers are imported (importing ultralytics changes cv2's).
 """
 
 from __future__ import annotations
