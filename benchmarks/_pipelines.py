@@ -133,8 +133,8 @@ def _rankaug(
         options["affine"] = rankaug.MosaicAffine(
             degrees=0.0, translate=0.1, scale=0.5, shear=0.0, flip=0.5
         )
-    mosaic = rankaug.MosaicDataset(source, seed=seed, output_size=side, rank=rank, **options)
-    wrapper = rankaug.RandomAugmentWrapper(
+    mosaic: Any = rankaug.MosaicDataset(source, seed=seed, output_size=side, rank=rank, **options)
+    wrapper: Any = rankaug.RandomAugmentWrapper(
         mosaic, _albumentations(affine=not fused), seed=seed, rank=rank
     )
     return Pipeline(name, wrapper, functools.partial(collate_detection, channels_first=True))

@@ -82,7 +82,7 @@ def mosaic_contenders(
     n = len(sources)
     hw = (size, size)
     for row_id, grid in (("mosaic/rankaug_2x2", (2, 2)), ("mosaic/rankaug_3x3", (3, 3))):
-        dataset = rankaug.MosaicDataset(sources, seed=seed, output_size=size, grid=grid)
+        dataset: Any = rankaug.MosaicDataset(sources, seed=seed, output_size=size, grid=grid)
         makers[row_id] = cycling(dataset, n)
     dataset = rankaug.MosaicDataset(sources, seed=seed, output_size=size, affine=fused_affine())
     makers["mosaic/rankaug_affine"] = cycling(dataset, n)
