@@ -94,7 +94,8 @@ def _albumentations(compose: Any) -> Work:
                 f"p={_g(t.p)}",
                 f"A.HueSaturationValue(p={_g(t.p)}): additive shifts hue ±"
                 f"{_g(t.hue_shift_limit[1])}, sat ±{_g(t.sat_shift_limit[1])}, val ±"
-                f"{_g(t.val_shift_limit[1])} (albumentations' meaning; same LUT work)",
+                f"{_g(t.val_shift_limit[1])} (cvtColor, split, a hue LUT, two adds and a "
+                "grey mask, merge, cvtColor; rankaug has no native HSV yet)",
             )
         elif isinstance(t, A.HorizontalFlip):
             work["flip"] = Setting(_flip(t.p), f"A.HorizontalFlip(p={_g(t.p)})")
