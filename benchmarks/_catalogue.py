@@ -86,7 +86,7 @@ E2E_PIPELINES: dict[str, str] = {
     "fused_cached": "rankaug fused + CachedDataset",
     "floor": "floor: the pixel work alone",
 }
-"""The end-to-end contenders (``benchmarks._pipelines.PIPELINES``), short names."""
+"""The end-to-end contenders, built by ``benchmarks._pipelines.build``."""
 E2E_FIRST = ("ultralytics", "ultralytics_ram", "rankaug_cached", "fused_cached")
 """The contenders whose first epoch (construction included) is reported apart."""
 

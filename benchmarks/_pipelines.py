@@ -18,9 +18,9 @@ flip with p=0.5 -> a batch of ``(B, 3, H, W)`` uint8 tensors, from the same YOLO
   ``p=1`` (rankaug has no native HSV yet);
 * the floor (``benchmarks._e2e_floor``): the pixel work alone.
 
-:func:`build` makes one by name (:data:`PIPELINES`). Used by the end-to-end section and by
-the memory section's rank processes (``benchmarks/_rank_job.py``). This is benchmark
-code, never imported by rankaug.
+:func:`build` makes one by name (``benchmarks._catalogue.E2E_PIPELINES``). Used by the
+end-to-end section and by the memory section's rank processes
+(``benchmarks/_rank_job.py``). This is benchmark code, never imported by rankaug.
 """
 
 from __future__ import annotations
@@ -38,29 +38,19 @@ import torch
 
 import rankaug
 from benchmarks import peers
+from benchmarks._catalogue import E2E_PIPELINES
 from benchmarks._e2e_floor import FloorDataset, collate_floor
 from benchmarks._same_work import Work, describe, with_output
 from rankaug.collate import collate_detection
 from rankaug.datasets import YoloFolder
 
 __all__ = [
-    "PIPELINES",
     "Pipeline",
     "build",
     "pipeline_work",
     "ultralytics_classes",
 ]
 
-PIPELINES: dict[str, str] = {
-    "ultralytics": "ultralytics YOLODataset(augment=True), cache=False",
-    "ultralytics_ram": 'ultralytics YOLODataset(augment=True), cache="ram"',
-    "rankaug": "rankaug YoloFolder -> Mosaic -> A.Affine, HSV, flip",
-    "rankaug_cached": "rankaug + CachedDataset",
-    "fused": "rankaug Mosaic + fused MosaicAffine -> HSV, flip",
-    "fused_cached": "rankaug fused + CachedDataset",
-    "floor": "the pixel work alone: in-memory reads, one resampling, LUT HSV, flip",
-}
-"""Pipeline name -> what it is."""
 CACHED = ("rankaug_cached", "fused_cached")
 """The rankaug pipelines that read through ``CachedDataset`` (a cache directory)."""
 FILL = 114
@@ -150,10 +140,10 @@ def build(
     seed: int = 0,
     rank: int | None = None,
 ) -> Pipeline:
-    """Build one pipeline of :data:`PIPELINES` over the YOLO folder ``root``.
+    """Build one end-to-end pipeline over the YOLO folder ``root``.
 
     Args:
-        name: A key of :data:`PIPELINES`.
+        name: A key of ``benchmarks._catalogue.E2E_PIPELINES``.
         root: The YOLO folder (``root/images``, ``root/labels``).
         side: The output side (and ultralytics' ``imgsz``, rankaug's ``image_size``).
         cache_dir: The ``CachedDataset`` directory of the cached rankaug pipelines.
@@ -173,8 +163,8 @@ def build(
         return _ultralytics(root, side, "ram", batch_size)
     if name == "floor":
         return Pipeline(name, FloorDataset(root, side, seed), collate_floor)
-    if name not in PIPELINES:
-        raise KeyError(f"unknown pipeline {name!r}; known: {', '.join(PIPELINES)}")
+    if name not in E2E_PIPELINES:
+        raise KeyError(f"unknown pipeline {name!r}; known: {', '.join(E2E_PIPELINES)}")
     return _rankaug(name, root, side, cache_dir, seed, rank)
 
 
