@@ -308,7 +308,7 @@ def print_goals(out: Console, report: Report) -> None:
         margin = "" if goal["margin"] is None else f"{goal['margin']:+.1%}"
         if goal["status"] == "MISS":
             margin += " (missed)"
-        target = f"{goal['op']} {number(goal['target'])}"
+        target = f"{goal['op']} {goal['target']:g}"
         out(f"  {goal['status']:4s} {goal['goal']:48s} {measured:>9s} {target:>9s}  {margin}")
         if goal["note"]:
             out(f"       {goal['note']}")
