@@ -298,9 +298,9 @@ def print_header(out: Console, meta: Mapping[str, Any]) -> None:
 
 
 def print_goals(out: Console, report: Report) -> None:
-    """The goals table: PASS/MISS, measured, target, margin (and why, for a miss)."""
+    """The goals table: PASS/MISS/REFUSED/N/A, measured, target, margin (and why, for a miss)."""
     out("Goals (ratios of medians measured side by side in this run)")
-    out(f"  {'':4s} {'goal':48s} {'measured':>9s} {'target':>9s}  margin")
+    out(f"  {'':7s} {'goal':48s} {'measured':>9s} {'target':>9s}  margin")
     for goal in report.goals:
         value = goal["measured"]
         # ratios with three decimals, so that a near miss never prints as the target
@@ -309,6 +309,6 @@ def print_goals(out: Console, report: Report) -> None:
         if goal["status"] == "MISS":
             margin += " (missed)"
         target = f"{goal['op']} {goal['target']:g}"
-        out(f"  {goal['status']:4s} {goal['goal']:48s} {measured:>9s} {target:>9s}  {margin}")
+        out(f"  {goal['status']:7s} {goal['goal']:48s} {measured:>9s} {target:>9s}  {margin}")
         if goal["note"]:
-            out(f"       {goal['note']}")
+            out(f"          {goal['note']}")
