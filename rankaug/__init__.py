@@ -22,7 +22,8 @@ from rankaug.mix import (
     MixUpDataset,
     MixUpRecord,
 )
-from rankaug.mosaic import MosaicAffine, MosaicDataset, MosaicRecord
+from rankaug.mosaic import MosaicAffine, MosaicDataset, MosaicGrid, MosaicRecord
+from rankaug.params import Partners, Targets
 from rankaug.sampler import EpochSampler
 from rankaug.samples import DefaultAdapter, SampleAdapter
 from rankaug.seeding import WorkerSeeder, seed_everything
@@ -48,12 +49,15 @@ __all__ = [
     "MixUpRecord",
     "MosaicAffine",
     "MosaicDataset",
+    "MosaicGrid",
     "MosaicRecord",
+    "Partners",
     "RandomAugmentWrapper",
     "RankaugWarning",
     "SampleContext",
     "SampleAdapter",
     "SampleError",
+    "Targets",
     "WorkerSeeder",
     "__version__",
     "adapters",

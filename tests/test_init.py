@@ -9,6 +9,8 @@ PUBLIC = {
     "RandomAugmentWrapper", "MosaicDataset", "MosaicRecord", "MosaicAffine",
     "MixUpDataset", "MixUpRecord", "CutMixDataset", "CutMixRecord",
     "CopyPasteDataset", "CopyPasteRecord", "CachedDataset", "KeyedDataset",
+    # what the wrappers share: box handling, partners, the mosaic's grid
+    "Targets", "Partners", "MosaicGrid",
     # epochs, keys and context
     "EpochSampler", "EpochIndex", "SampleContext", "KeyedRandom", "Keying", "key_words",
     "make_rng",

@@ -64,9 +64,9 @@ class PairReader(PartReader):
         skip = {config.class_field} | ({config.record} if config.record else set())
         super().__init__(
             adapter,
-            targets=config.targets,
-            label_fields=config.label_fields,
-            keypoint_fields=config.keypoint_fields,
+            targets=config.target_keys,
+            label_fields=config.targets.label_fields,
+            keypoint_fields=config.targets.keypoint_fields,
             skip=skip,
             group=f"the samples of a {what}",
             actor=what,
@@ -142,7 +142,7 @@ class PairReader(PartReader):
             if config.box_format != "pascal_voc":
                 boxes = from_xyxy(boxes, config.box_format, part.hw)
             data["bboxes"] = boxes
-        for field in config.label_fields:
+        for field in config.targets.label_fields:
             if with_boxes or field in present:
                 data[field] = part.fields[field]
         if part.mask is not None:

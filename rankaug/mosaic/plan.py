@@ -91,7 +91,7 @@ def draw_plan(
     Returns:
         The plan.
     """
-    rows, cols = config.grid
+    rows, cols = config.layout.grid
     cells = rows * cols
     u = rng.random(2 * cells + rows + cols - 1).tolist()
     p = config.p if config.constant_p else probability(config, epoch)
@@ -99,7 +99,7 @@ def draw_plan(
     main_cell = min(int(u[1] * cells), cells - 1)
     others = partners.draw(index, u[2 : cells + 1], rng)
     grid_lines = u[cells + 1 : cells + rows + cols - 1]
-    lo, hi = config.scale_range
+    lo, hi = config.layout.scale_range
     scales = [lo + (hi - lo) * x for x in u[cells + rows + cols - 1 :]]
     affine = None if config.affine is None else draw_affine(config.affine, rng)
     flip = bool(config.flip) and float(rng.random()) < config.flip

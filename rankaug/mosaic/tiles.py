@@ -37,9 +37,9 @@ class TileReader(PartReader):
     def __init__(self, config: MosaicConfig, adapter: SampleAdapter) -> None:
         super().__init__(
             adapter,
-            targets=config.targets,
-            label_fields=config.label_fields,
-            keypoint_fields=config.keypoint_fields,
+            targets=config.target_keys,
+            label_fields=config.targets.label_fields,
+            keypoint_fields=config.targets.keypoint_fields,
             skip=() if config.record is None else (config.record,),
             group="tiles of a mosaic",
             actor="the mosaic",
