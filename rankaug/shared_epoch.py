@@ -159,5 +159,5 @@ def warn_if_late(previous: int, current: int) -> None:
         "epochs depending on timing. Let the epoch travel with the index instead: "
         "DataLoader(..., sampler=rankaug.EpochSampler(sampler))",
         RankaugWarning,
-        stacklevel=3,
+        stacklevel=4,
     )

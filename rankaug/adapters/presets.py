@@ -64,9 +64,9 @@ class Ultralytics(KeyMap):
 
     ``img`` (a ``CHW`` uint8 tensor after ``Format``, or an ``HWC`` numpy array before
     it), ``cls`` ``(N, 1)`` as ``labels`` ``(N,)``, ``bboxes`` normalised ``xywh``
-    (``box_format="yolo"``, which the multi-sample wrappers take from it). The output has the same layout:
-    ``batch_idx`` is rebuilt with one zero per kept box (as ``Format`` makes it) and
-    ``resized_shape`` becomes the output image's ``(h, w)``; other keys (``im_file``,
+    (``box_format="yolo"``, which the multi-sample wrappers take from it). The output has
+    the same layout: ``batch_idx`` is rebuilt with one zero per kept box (as ``Format``
+    makes it) and ``resized_shape`` becomes the output image's ``(h, w)``; other keys (``im_file``,
     ``ori_shape``, ``ratio_pad``) are kept. Collate with
     :func:`rankaug.collate_ultralytics`. Samples with ``masks``, ``keypoints`` or
     ``segments`` (segment and pose tasks) are refused: their layouts are not read.
