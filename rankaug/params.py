@@ -28,8 +28,8 @@ from typing import Any, Final, TypeVar, cast
 import numpy as np
 
 from rankaug import checks
+from rankaug._multi.partners import PartnerSampler
 from rankaug.boxes import BoxFormat, check_box_format, check_filter_args
-from rankaug.partners import PartnerSampler
 from rankaug.polygons import POLYGONS
 from rankaug.samples import DEFAULT_TARGETS
 
@@ -113,7 +113,7 @@ class Targets:
 
 @dataclass(frozen=True, slots=True)
 class Partners:
-    """Where a wrapper draws its partners from (the rules: :mod:`rankaug.partners`).
+    """Where a wrapper draws its partners from (the rules: :mod:`rankaug._multi.partners`).
 
     Args:
         pool: The distinct indices partners are drawn from (for example this rank's

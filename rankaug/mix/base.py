@@ -7,16 +7,16 @@ their own:
    (part of the specification: a change reorders everyone's augmentations): one block
    ``u = rng.random(2 + k)``, where ``u[0] < p`` (``p`` of the epoch) decides whether the
    sample is mixed, ``u[1]`` draws the partner
-   (:meth:`~rankaug.partners.PartnerSampler.draw_apart`: never the main index itself,
+   (:meth:`~rankaug._multi.partners.PartnerSampler.draw_apart`: never the main index itself,
    from ``pool``, by ``weights``; a weighted draw that hits the main index draws again;
    a sample with no other candidate, say a pool holding only its index, is not mixed),
    ``u[2:]`` are the wrapper's ``k`` uniforms; then the wrapper's other draws (a Beta
    variate), in :meth:`PairDataset.draw`;
-2. **read** (:mod:`~rankaug.mix.parts`): the main sample through the adapter (its shape
+2. **read** (:mod:`~rankaug._multi.pairs`): the main sample through the adapter (its shape
    is rebuilt at the end), the partner as a read-only view, both checked; a sample that
    is not mixed loads no partner;
 3. **combine**: the wrapper's :meth:`PairDataset.combine` makes the output's image and
-   targets (:class:`~rankaug.mix.parts.Part`) and says how much of the image is the main
+   targets (:class:`~rankaug._multi.pairs.Part`) and says how much of the image is the main
    sample's;
 4. **classes** (:mod:`~rankaug.mix.classes`): with ``num_classes=``, the soft target;
 5. **repack**: the adapter gives the output the main sample's shape, and the record
@@ -31,14 +31,14 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
+from rankaug._multi.pairs import PairReader, Part
+from rankaug._multi.replay import read_replay, state_text
 from rankaug.context import SampleContext
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.mix.classes import class_vector, refuse_unmixed, soft_target
 from rankaug.mix.config import PairConfig, PartnerFit
-from rankaug.mix.parts import PairReader, Part
 from rankaug.params import Partners, Targets, refuse_leftovers, refuse_unused, take
-from rankaug.replay import read_replay, state_text
 from rankaug.samples import SampleAdapter, attach, check_adapter, with_class_target
 
 __all__ = ["Combined", "PairDataset", "PairPlan"]
@@ -116,7 +116,7 @@ class PairDataset(KeyedDataset[T_co]):
 
     Attributes:
         config: The checked shared configuration (:class:`~rankaug.mix.config.PairConfig`).
-        partners: The partner sampler (:class:`~rankaug.partners.PartnerSampler`).
+        partners: The partner sampler (:class:`~rankaug._multi.partners.PartnerSampler`).
         adapter: The sample adapter.
     """
 

@@ -35,6 +35,7 @@ import cv2
 import numpy as np
 
 from rankaug import checks
+from rankaug._multi.pairs import Part, flipped
 from rankaug.mix._masks import (
     TRIM,
     Entry,
@@ -50,7 +51,6 @@ from rankaug.mix._masks import (
 )
 from rankaug.mix._outlines import PolygonInstances, trace
 from rankaug.mix.base import Combined, PairDataset, PairPlan
-from rankaug.mix.parts import Part, flipped
 
 __all__ = ["CopyPasteDataset", "CopyPasteRecord", "CopySource", "tight_box"]
 

@@ -43,9 +43,9 @@ from typing import Any, Final, TypedDict, TypeVar, cast
 import numpy as np
 
 from rankaug import checks
+from rankaug._multi.pairs import Part
 from rankaug.mix._around import cut
 from rankaug.mix.base import Combined, PairDataset, PairPlan
-from rankaug.mix.parts import Part
 from rankaug.params import FILTERS
 
 __all__ = ["CutMixDataset", "CutMixRecord", "Rect", "rectangle", "uncovered"]

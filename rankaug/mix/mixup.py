@@ -22,8 +22,8 @@ import cv2
 import numpy as np
 
 from rankaug import checks
+from rankaug._multi.pairs import Part
 from rankaug.mix.base import Combined, PairDataset, PairPlan
-from rankaug.mix.parts import Part
 from rankaug.polygons import gather
 
 __all__ = ["MixUpDataset", "MixUpRecord", "blend", "union"]

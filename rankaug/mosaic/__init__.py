@@ -3,8 +3,8 @@
 One sample is made in six steps, each in its own module:
 
 1. **plan** (:mod:`~rankaug.mosaic.plan`): every draw, from the key, as one block of
-   uniforms in a specified order (the partners' rules are :mod:`rankaug.partners`');
-2. **read** (:mod:`~rankaug.mosaic.tiles`): the main sample through the adapter (its
+   uniforms in a specified order (the partners' rules are :mod:`rankaug._multi.partners`');
+2. **read** (:mod:`~rankaug._multi.tiles`): the main sample through the adapter (its
    shape is rebuilt at the end), the partners as read-only views, each checked;
 3. **layout** (:mod:`~rankaug.mosaic.layout`): pure geometry, the grid lines, cells,
    scales and windows, and the record of them; with ``affine=``, **fuse**
@@ -65,6 +65,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from rankaug._multi.tiles import TileReader
 from rankaug.context import SampleContext
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
@@ -76,7 +77,6 @@ from rankaug.mosaic.paint import mirror, paint_image, paint_warp
 from rankaug.mosaic.plan import Plan, draw_plan, probability
 from rankaug.mosaic.record import MosaicRecord, read_record, state_text
 from rankaug.mosaic.targets import map_targets
-from rankaug.mosaic.tiles import TileReader
 from rankaug.params import Partners, Targets, refuse_leftovers, take
 from rankaug.samples import SampleAdapter, attach, check_adapter
 
@@ -155,7 +155,7 @@ class MosaicDataset(KeyedDataset[T_co]):
 
     Attributes:
         config: The checked configuration (:class:`~rankaug.mosaic.config.MosaicConfig`).
-        partners: The partner sampler (:class:`~rankaug.partners.PartnerSampler`).
+        partners: The partner sampler (:class:`~rankaug._multi.partners.PartnerSampler`).
         adapter: The sample adapter.
 
     Example:

@@ -1,7 +1,7 @@
 """A mosaic's configuration, checked once into a frozen object.
 
 :meth:`MosaicConfig.build` checks every argument of :class:`~rankaug.MosaicDataset`
-but the sampling ones (those go to :class:`~rankaug.partners.PartnerSampler`) through
+but the sampling ones (those go to :class:`~rankaug._multi.partners.PartnerSampler`) through
 :mod:`rankaug.checks`, and precomputes what every sample would otherwise recompute:
 the canvas size, the cells, the anchors, the target keys. What can only be checked
 against data (a fill value against the image's dtype) is checked by

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rankaug._multi.tiles import Tile
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.layout import Window
-from rankaug.mosaic.tiles import Tile
 
 __all__ = ["map_keypoints"]
 

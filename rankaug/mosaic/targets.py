@@ -48,6 +48,7 @@ from typing import Any, Final, cast
 import cv2
 import numpy as np
 
+from rankaug._multi.tiles import Tile
 from rankaug.boxes import affine_xyxy, from_xyxy, keep_mask, to_pixel_xyxy, validate_xyxy
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
@@ -55,7 +56,6 @@ from rankaug.mosaic.keypoints import map_keypoints
 from rankaug.mosaic.layout import Layout, Window
 from rankaug.mosaic.outlines import map_polygons
 from rankaug.mosaic.paint import mirror, paint_window, warp_tile
-from rankaug.mosaic.tiles import Tile
 from rankaug.polygons import POLYGONS, Polygons, gather, pack
 
 __all__ = ["TOLERANCE", "map_targets"]

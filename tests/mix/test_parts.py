@@ -5,8 +5,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from rankaug._multi.pairs import PairReader, Part, flipped
 from rankaug.mix.config import PairConfig
-from rankaug.mix.parts import PairReader, Part, flipped
 from rankaug.params import Targets, take
 from rankaug.samples import DefaultAdapter
 from tests.mix.painted import flat_sample

@@ -16,14 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rankaug._multi.letterbox import letterbox
+from rankaug._multi.parts import Part, PartReader
 from rankaug.boxes import from_xyxy, to_xyxy, validate_xyxy
-from rankaug.mix.config import PairConfig
-from rankaug.mix.letterbox import letterbox
-from rankaug.parts import Part, PartReader
 from rankaug.polygons import POLYGONS, pack
 from rankaug.samples import SampleAdapter, class_target
+
+if TYPE_CHECKING:
+    from rankaug.mix.config import PairConfig
 
 __all__ = ["PairReader", "Part", "flipped"]
 
