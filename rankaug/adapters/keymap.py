@@ -38,7 +38,7 @@ def _check_path(name: str, path: object) -> tuple[str, ...]:
 
 
 class KeyMap:
-    """A :class:`rankaug.SampleAdapter` for dict samples whose targets have other keys.
+    """A :class:`rankaug.types.SampleAdapter` for dict samples whose targets have other keys.
 
     Each argument names where rankaug's target is in the sample: a key (``"img"``) or a
     dotted path into nested dicts (``"objects.bbox"``; a key that itself contains dots is
