@@ -69,7 +69,7 @@ def inner_datasets(dataset: object, *, through_keyed: bool = False) -> Iterator[
 
     Args:
         dataset: The outer dataset (not yielded).
-        through_keyed: Also walk into rankaug wrappers. Defaults to ``False``.
+        through_keyed: Also walk into rankaug wrappers.
 
     Yields:
         The datasets inside it.
@@ -106,12 +106,11 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         dataset: A map-style dataset (``__getitem__`` and ``__len__``).
         seed: The run's base seed, ``0 <= seed < 2**64``.
         keying: ``"stream"``, ``"sample"`` or ``"sample_rank"`` (see the module
-            docstring). Defaults to ``"stream"``.
+            docstring).
         rank: The rank for the key; ``None`` resolves it (see :mod:`rankaug.context`).
-            Defaults to ``None``.
         stream: The stream word or name; ``None`` derives one from the class name and
             how many rankaug wrappers sit inside this one, so stacked wrappers draw
-            independent streams. Defaults to ``None``.
+            independent streams.
 
     Raises:
         TypeError: If an argument has the wrong type.

@@ -56,8 +56,7 @@ class PairReader(PartReader):
         config: The wrapper's shared configuration.
         adapter: The adapter the samples are unpacked with.
         what: The wrapper's name for messages, e.g. ``"MixUp"``.
-        polygons: Whether the wrapper maps instance polygons (``segments``). Defaults to
-            ``False``.
+        polygons: Whether the wrapper maps instance polygons (``segments``).
     """
 
     def __init__(

@@ -26,11 +26,11 @@ class HuggingFace(KeyMap):
     boxes beside it. ``area`` is carried as it was, not recomputed.
 
     Args:
-        image: The image's key. Defaults to ``"image"``.
-        objects: The key of the dict of per-object lists. Defaults to ``"objects"``.
-        bbox: The boxes' key in it. Defaults to ``"bbox"``.
-        category: The labels' key in it. Defaults to ``"category"``.
-        box_format: The boxes' format. Defaults to ``"coco"``.
+        image: The image's key.
+        objects: The key of the dict of per-object lists.
+        bbox: The boxes' key in it.
+        category: The labels' key in it.
+        box_format: The boxes' format.
         **other: More targets or label fields, as for :class:`KeyMap`.
 
     >>> HuggingFace()

@@ -289,7 +289,7 @@ class PairDataset(KeyedDataset[T_co]):
 
         Args:
             record: The record of an earlier output.
-            index: Its index; ``None`` takes the record's main index. Defaults to ``None``.
+            index: Its index; ``None`` takes the record's main index.
 
         Returns:
             The same sample as when the record was made.

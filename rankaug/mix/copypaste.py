@@ -96,16 +96,14 @@ class CopyPasteDataset(PairDataset[T_co]):
         dataset: A map-style dataset of samples with instance masks or polygons.
         seed: The run's base seed, ``0 <= seed < 2**64``.
         p: The probability that a sample gets instances pasted, or a function of the
-            epoch returning it (picklable, for spawned workers). Defaults to ``0.5``.
-        source: ``"partner"`` or ``"flip"`` (the sample itself mirrored). Defaults to
-            ``"partner"``.
+            epoch returning it (picklable, for spawned workers).
+        source: ``"partner"`` or ``"flip"`` (the sample itself mirrored).
         fraction: The probability that each instance of the source is pasted.
-            Defaults to ``1.0``.
         max_overlap: Paste only instances whose box covers less than this fraction of
             each of the main sample's boxes (ultralytics' rule with 0.3); ``None``
-            pastes them wherever they are. Defaults to ``None``.
+            pastes them wherever they are.
         min_visibility: The fraction of an instance's mask pixels that must stay
-            visible for it to be kept. Defaults to ``0.3``.
+            visible for it to be kept.
         **options: The arguments every mix wrapper takes but ``num_classes`` and
             ``class_field``: ``targets`` (no box filters: ``min_visibility`` above is
             the rule), ``partners``, ``record`` (``"copypaste"``, the
