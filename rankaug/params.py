@@ -81,10 +81,7 @@ class Targets:
             self.keypoint_fields, "keypoint_fields", forbidden=KNOWN | {"boxes", *labels}
         )
         _set(self, "keypoint_fields", points)
-        values = check_filter_args(
-            min_area=self.min_area, min_visibility=self.min_visibility,
-            min_width=self.min_width, min_height=self.min_height,
-        )  # fmt: skip
+        values = check_filter_args(**{name: getattr(self, name) for name in FILTERS})
         for name, value in zip(FILTERS, values, strict=True):
             _set(self, name, value)
         _set(self, "clip", checks.boolean(self.clip, "clip"))
