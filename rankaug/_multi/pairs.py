@@ -95,21 +95,9 @@ class PairReader(PartReader):
         return parts
 
     def read(self, index: int, data: Mapping[str, Any], sample: Any) -> Part:
-        """Check one sample's data and make its part: pixel ``xyxy`` boxes and its class.
+        """:meth:`PartReader.read`, boxes as pixel ``xyxy``, and the sample's class.
 
-        Args:
-            index: Its dataset index.
-            data: Its data from the adapter (``unpack``, or ``view`` for a partner).
-            sample: The sample itself, for the adapter's ``passthrough`` and
-                ``class_target`` hooks.
-
-        Returns:
-            The part.
-
-        Raises:
-            TypeError: If the image is not a numpy array once unpacked.
-            ValueError: If anything is wrong with it (the message names
-                ``dataset[index]`` and the field).
+        The adapter's ``class_target`` hook gives the class of ``sample``.
         """
         part = super().read(index, data, sample)
         boxes = part.boxes
