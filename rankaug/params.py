@@ -64,8 +64,8 @@ class Targets:
     """
 
     box_format: BoxFormat | None = None
-    label_fields: tuple[str, ...] = ("labels",)
-    keypoint_fields: tuple[str, ...] = ()
+    label_fields: Sequence[str] = ("labels",)
+    keypoint_fields: Sequence[str] = ()
     min_area: float = 0.0
     min_visibility: float = 0.0
     min_width: float = 0.0

@@ -10,7 +10,7 @@ against data (a fill value against the image's dtype) is checked by
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, cast
 
@@ -75,7 +75,7 @@ class MosaicGrid:
     center_range: tuple[float, float] = (0.25, 0.75)
     scale_mode: ScaleMode = "keep"
     scale_range: tuple[float, float] = (1.0, 1.0)
-    fill: tuple[float, ...] | float = 114
+    fill: float | Sequence[float] = 114
     fill_mask: int = 0
     interpolation: int = cv2.INTER_LINEAR
 
