@@ -8,6 +8,7 @@ users call; the records, the adapter protocol and the literal types are in
 """
 
 from rankaug import adapters, types
+from rankaug.batch import BatchAugment
 from rankaug.cache import CachedDataset
 from rankaug.collate import BatchCollator, collate_detection, collate_ultralytics
 from rankaug.context import SampleContext
@@ -26,6 +27,7 @@ from rankaug.wrapper import RandomAugmentWrapper
 __version__ = "0.1.0"  # the one source: pyproject.toml reads it
 
 __all__ = [
+    "BatchAugment",
     "BatchCollator",
     "CachedDataset",
     "CopyPasteDataset",

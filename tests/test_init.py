@@ -14,8 +14,8 @@ PUBLIC = {
     "EpochSampler", "EpochIndex", "SampleContext", "KeyedRandom", "key_words",
     "make_rng",
     # batches, sample shapes, errors, seeding
-    "collate_detection", "collate_ultralytics", "BatchCollator", "DefaultAdapter",
-    "adapters",
+    "collate_detection", "collate_ultralytics", "BatchCollator", "BatchAugment",
+    "DefaultAdapter", "adapters",
     # type-only names: records, the adapter protocol, literals
     "types",
     "SampleError", "RankaugWarning", "seed_everything", "WorkerSeeder", "__version__",
