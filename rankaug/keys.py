@@ -264,12 +264,11 @@ def key_words(
 
     Args:
         base_seed: The run's seed, ``0 <= base_seed < 2**64``.
-        rank: The process rank, below ``2**32``. Defaults to ``None``.
-        worker_id: The DataLoader worker id, below ``2**32``. Defaults to ``None``.
-        epoch: The epoch, below ``2**32``. Defaults to ``0``.
-        index: The sample index, below ``2**64``; ``None`` for a stream key. Defaults to
-            ``None``.
-        stream: The stream word or name (see :func:`stream_id`). Defaults to ``0``.
+        rank: The process rank, below ``2**32``.
+        worker_id: The DataLoader worker id, below ``2**32``.
+        epoch: The epoch, below ``2**32``.
+        index: The sample index, below ``2**64``; ``None`` for a stream key.
+        stream: The stream word or name (see :func:`stream_id`).
 
     Returns:
         A ``uint32`` array of 8 or 9 words.
