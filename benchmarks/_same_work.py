@@ -118,11 +118,12 @@ def _albumentations(compose: Any) -> Work:
 
 def _mosaic(dataset: Any) -> Work:
     config = dataset.config
-    rows, cols = config.grid
+    layout = config.layout
+    rows, cols = layout.grid
     work: Work = {
         "mosaic": Setting(
             f"{rows}x{cols} p={_g(config.p)}",
-            f"MosaicDataset(canvas={config.canvas!r}, center {config.center_range})",
+            f"MosaicDataset(canvas={layout.canvas!r}, center {layout.center_range})",
         ),
         "flip": Setting(_flip(config.flip), "MosaicDataset(flip=)" if config.flip else ""),
     }
