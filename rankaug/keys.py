@@ -11,6 +11,7 @@ feeds :class:`numpy.random.SeedSequence`. The layout (version 1) is::
     SAMPLE       0x0001_0002   ...                 epoch, index lo, index hi
     SAMPLE_RANK  0x0001_0003   ...                 epoch, index lo, index hi, rank
     WORKER_INIT  0x0001_0004   ...                 rank, worker_id, loader seed lo, hi
+    SAMPLE_ID    0x0001_0005   ...                 epoch, sample id lo, sample id hi
 
 ``MAGIC`` is ``0x726B6167`` ("rkag"). Every field has a fixed width (64-bit values take
 two words, low word first), every domain has a fixed length, and the domain tag names
@@ -69,6 +70,8 @@ class Domain(IntEnum):
     SAMPLE = 0x0001_0002
     SAMPLE_RANK = 0x0001_0003
     WORKER_INIT = 0x0001_0004
+    SAMPLE_ID = 0x0001_0005
+    """A streamed sample, by the 64-bit stable hash of its id (:mod:`rankaug.stream.ids`)."""
 
 
 #: The word layout of each domain after the two header words: (field, bits), in order.
@@ -78,6 +81,7 @@ LAYOUTS: Final[dict[Domain, tuple[tuple[str, int], ...]]] = {
     Domain.SAMPLE: (("seed", 64), ("stream", 32), ("epoch", 32), ("index", 64)),
     Domain.SAMPLE_RANK: (("seed", 64), ("stream", 32), ("epoch", 32), ("index", 64), ("rank", 32)),
     Domain.WORKER_INIT: (("seed", 64), ("rank", 32), ("worker_id", 32), ("loader_seed", 64)),
+    Domain.SAMPLE_ID: (("seed", 64), ("stream", 32), ("epoch", 32), ("sample_id", 64)),
 }
 
 

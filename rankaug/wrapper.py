@@ -32,8 +32,12 @@ class RandomAugmentWrapper(KeyedDataset[T_co]):
     ``(image, target)`` pairs stay pairs, and numpy, PIL and tensor images come back as
     the same type (see :mod:`rankaug.samples`). ``len()`` is the wrapped dataset's.
 
+    Over an ``IterableDataset`` (or any iterable without ``__getitem__``/``__len__``)
+    it is a :class:`~rankaug.stream.StreamingAugment` instead (same arguments, plus
+    ``sample_id=``): see the streaming guide.
+
     Args:
-        dataset: A map-style dataset.
+        dataset: A map-style dataset, or a stream.
         transform: An albumentations ``Compose`` or transform, a callable taking
             ``rng=`` (called as ``transform(sample, rng=generator)``), or a callable
             drawing from torch's global generator, such as a torchvision v2 transform
@@ -66,6 +70,14 @@ class RandomAugmentWrapper(KeyedDataset[T_co]):
         >>> bool((a[2]["image"] == b[2]["image"]).all())
         True
     """
+
+    def __new__(cls, dataset: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """A :class:`~rankaug.stream.StreamingAugment` when ``dataset`` is a stream."""
+        from rankaug.stream import StreamingAugment, is_stream
+
+        if cls is RandomAugmentWrapper and is_stream(dataset):
+            return StreamingAugment(dataset, *args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,

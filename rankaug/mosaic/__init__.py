@@ -116,8 +116,11 @@ class MosaicDataset(KeyedDataset[T_co]):
     channels) of dtype uint8, uint16, int16, float32 or float64, the same for every
     tile, as are the masks' dtypes; every tile has ``segments`` when the main one has.
 
+    Over an ``IterableDataset`` it is a :class:`~rankaug.stream.StreamingMosaic`
+    (partners from a window of ``buffer_size`` recent samples; see the streaming guide).
+
     Args:
-        dataset: A map-style dataset of detection or segmentation samples.
+        dataset: A map-style dataset of detection or segmentation samples, or a stream.
         seed: The run's base seed, ``0 <= seed < 2**64``.
         output_size: The output image's size, an int or ``(height, width)``.
             Defaults to ``640``.
@@ -211,6 +214,14 @@ class MosaicDataset(KeyedDataset[T_co]):
         >>> len(sample["bboxes"]) == len(sample["labels"])
         True
     """
+
+    def __new__(cls, dataset: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """A :class:`~rankaug.stream.StreamingMosaic` when ``dataset`` is a stream."""
+        from rankaug.stream import StreamingMosaic, is_stream
+
+        if cls is MosaicDataset and is_stream(dataset):
+            return StreamingMosaic(dataset, *args, **kwargs)
+        return super().__new__(cls)
 
     def __init__(
         self,
