@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rankaug.stream.base import Window, forward_epoch
+
+
+class detshuffle:
+    def __init__(self) -> None:
+        self.epoch = -1
+
+
+class _Pipeline:
+    def __init__(self) -> None:
+        self.pipeline: list[Any] = [object(), detshuffle()]
+
+
+class TestForwardEpoch:
+    def test_set_epoch_or_webdataset_detshuffle(self) -> None:
+        calls: list[int] = []
+
+        class WithSetEpoch:
+            def set_epoch(self, epoch: int) -> None:
+                calls.append(epoch)
+
+        forward_epoch(WithSetEpoch(), 4)
+        assert calls == [4]
+        pipeline = _Pipeline()
+        forward_epoch(pipeline, 4)  # detshuffle adds one before shuffling: epoch 4
+        assert pipeline.pipeline[1].epoch == 3
+        forward_epoch(object(), 4)  # nothing to tell: nothing happens
+
+
+class TestWindow:
+    def test_maps_positions_to_the_samples_at_hand(self) -> None:
+        window = Window(2)
+        window.entries, window.offset = [(5, "a", "A"), (6, "b", "B")], 5
+        assert (len(window), window[6]) == (2, "B")
