@@ -24,6 +24,7 @@ already produced, which is exact when the stream repeats itself for an epoch.
 
 from __future__ import annotations
 
+import inspect
 import os
 import random
 from collections.abc import Iterator, Sequence
@@ -300,6 +301,25 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
             f"{type(self).__name__}({type(self.dataset).__name__}, seed={self.seed}, "
             f"keying={self.keying!r}, epoch={self.epoch})"
         )
+
+
+def _resumable(dataset: object) -> bool:
+    """Whether ``dataset`` saves its own position, as Hugging Face's ``IterableDataset``.
+
+    That is ``state_dict()`` (no arguments needed) and ``load_state_dict(state)``.
+
+    litdata's ``state_dict(num_samples_yielded, num_workers, batch_size)``, meant for its
+    own loader in the main process, is not one.
+    """
+    save, load = getattr(dataset, "state_dict", None), getattr(dataset, "load_state_dict", None)
+    if not (callable(save) and callable(load)):
+        return False
+    try:
+        parameters = inspect.signature(save).parameters.values()
+    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in parameters)  # fmt: skip
 
 
 def _restore(keyed: KeyedRandom, saved: dict[str, Any]) -> None:

@@ -58,9 +58,9 @@ class Shards(IterableDataset[dict[str, Any]]):
 
 
 def noise(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
-    """A keyed transform: uniform noise added to the image."""
-    image = sample["image"] + rng.integers(0, 50, sample["image"].shape, dtype=np.uint8)
-    return {**sample, "image": image}
+    """A keyed transform: uniform noise added to the image, its digest under ``"noise"``."""
+    drawn = rng.integers(0, 50, np.shape(sample["image"]), dtype=np.uint8)
+    return {**sample, "image": np.asarray(sample["image"]) + drawn, "noise": digest(drawn)}
 
 
 def digest(image: Any) -> str:
