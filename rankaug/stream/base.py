@@ -238,10 +238,7 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
 
     # ------------------------------------------------------------------ state
     def _own_state(self) -> bool:
-        return not self.reads_ahead and all(
-            callable(getattr(self.dataset, name, None))
-            for name in ("state_dict", "load_state_dict")
-        )
+        return not self.reads_ahead and _resumable(self.dataset)
 
     def state_dict(self) -> dict[str, Any]:
         """This worker's epoch and position (see the module docstring), picklable."""

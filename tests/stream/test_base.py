@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rankaug.stream.base import Window, forward_epoch
+from rankaug.stream.base import Window, _resumable, forward_epoch
 
 
 class detshuffle:
@@ -36,3 +36,21 @@ class TestWindow:
         window = Window(2)
         window.entries, window.offset = [(5, "a", "A"), (6, "b", "B")], 5
         assert (len(window), window[6]) == (2, "B")
+
+
+class TestOwnState:
+    def test_only_a_state_dict_without_arguments_is_the_streams_own(self) -> None:
+        class HuggingFaceLike:
+            def state_dict(self) -> dict[str, int]:
+                return {}
+
+            def load_state_dict(self, state: dict[str, int]) -> None:
+                pass
+
+        class LitdataLike(HuggingFaceLike):
+            def state_dict(self, num_samples_yielded: int) -> dict[str, int]:  # type: ignore[override]
+                return {}
+
+        assert _resumable(HuggingFaceLike())
+        assert not _resumable(LitdataLike())
+        assert not _resumable(object())
