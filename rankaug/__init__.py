@@ -26,6 +26,7 @@ from rankaug.mosaic import MosaicAffine, MosaicDataset, MosaicRecord
 from rankaug.sampler import EpochSampler
 from rankaug.samples import DefaultAdapter, SampleAdapter
 from rankaug.seeding import WorkerSeeder, seed_everything
+from rankaug.stream import StreamingAugment, StreamingMosaic
 from rankaug.wrapper import RandomAugmentWrapper
 
 __version__ = "0.1.0"  # the one source: pyproject.toml reads it
@@ -54,6 +55,8 @@ __all__ = [
     "SampleContext",
     "SampleAdapter",
     "SampleError",
+    "StreamingAugment",
+    "StreamingMosaic",
     "WorkerSeeder",
     "__version__",
     "adapters",

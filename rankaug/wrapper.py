@@ -10,6 +10,7 @@ from rankaug.context import SampleContext
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.samples import SampleAdapter, check_adapter
+from rankaug.stream.detect import Streamable
 from rankaug.transforms import make_driver
 
 __all__ = ["RandomAugmentWrapper"]
@@ -17,7 +18,7 @@ __all__ = ["RandomAugmentWrapper"]
 T_co = TypeVar("T_co", covariant=True)
 
 
-class RandomAugmentWrapper(KeyedDataset[T_co]):
+class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
     """Apply ``transform`` to every sample of ``dataset`` with keyed randomness.
 
     All randomness comes from a key — ``(seed, rank, worker_id, epoch)`` with the
@@ -71,13 +72,7 @@ class RandomAugmentWrapper(KeyedDataset[T_co]):
         True
     """
 
-    def __new__(cls, dataset: Any = None, *args: Any, **kwargs: Any) -> Any:
-        """A :class:`~rankaug.stream.StreamingAugment` when ``dataset`` is a stream."""
-        from rankaug.stream import StreamingAugment, is_stream
-
-        if cls is RandomAugmentWrapper and is_stream(dataset):
-            return StreamingAugment(dataset, *args, **kwargs)
-        return super().__new__(cls)
+    _streaming = "StreamingAugment"  # the class a stream gets (rankaug.stream.detect)
 
     def __init__(
         self,

@@ -9,6 +9,7 @@ PUBLIC = {
     "RandomAugmentWrapper", "MosaicDataset", "MosaicRecord", "MosaicAffine",
     "MixUpDataset", "MixUpRecord", "CutMixDataset", "CutMixRecord",
     "CopyPasteDataset", "CopyPasteRecord", "CachedDataset", "KeyedDataset",
+    "StreamingAugment", "StreamingMosaic",
     # epochs, keys and context
     "EpochSampler", "EpochIndex", "SampleContext", "KeyedRandom", "Keying", "key_words",
     "make_rng",

@@ -82,6 +82,7 @@ from rankaug.mosaic.targets import map_targets
 from rankaug.mosaic.tiles import TileReader
 from rankaug.partners import PartnerSampler
 from rankaug.samples import SampleAdapter, attach, check_adapter
+from rankaug.stream.detect import Streamable
 
 __all__ = [
     "CanvasMode",
@@ -95,7 +96,7 @@ __all__ = [
 T_co = TypeVar("T_co", covariant=True)
 
 
-class MosaicDataset(KeyedDataset[T_co]):
+class MosaicDataset(Streamable, KeyedDataset[T_co]):
     """Rank-aware YOLO-style mosaics over any map-style detection dataset.
 
     The partners, the main image's cell, the grid lines and the scales come from the
@@ -215,13 +216,7 @@ class MosaicDataset(KeyedDataset[T_co]):
         True
     """
 
-    def __new__(cls, dataset: Any = None, *args: Any, **kwargs: Any) -> Any:
-        """A :class:`~rankaug.stream.StreamingMosaic` when ``dataset`` is a stream."""
-        from rankaug.stream import StreamingMosaic, is_stream
-
-        if cls is MosaicDataset and is_stream(dataset):
-            return StreamingMosaic(dataset, *args, **kwargs)
-        return super().__new__(cls)
+    _streaming = "StreamingMosaic"  # the class a stream gets (rankaug.stream.detect)
 
     def __init__(
         self,

@@ -9,12 +9,15 @@ state: outputs come in the stream's order, one per sample, nothing read ahead.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rankaug.keys import Keying
 from rankaug.samples import SampleAdapter
 from rankaug.stream.base import Pass, StreamDataset, Window
-from rankaug.wrapper import RandomAugmentWrapper
+
+if TYPE_CHECKING:
+    from rankaug.wrapper import RandomAugmentWrapper
+
 
 __all__ = ["StreamingAugment"]
 
@@ -70,6 +73,8 @@ class StreamingAugment(StreamDataset[T_co]):
         adapter: SampleAdapter | None = None,
         sample_id: str | Callable[[Any], Any] | None = None,
     ) -> None:
+        from rankaug.wrapper import RandomAugmentWrapper  # it imports this package
+
         self._window = Window()
         keyed: RandomAugmentWrapper[Any] = RandomAugmentWrapper(
             self._window, transform, seed=seed, keying="sample", rank=rank, stream=stream,

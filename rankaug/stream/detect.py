@@ -14,7 +14,7 @@ from typing import Any
 
 from torch.utils.data import IterableDataset
 
-__all__ = ["check_stream", "is_stream"]
+__all__ = ["Streamable", "check_stream", "is_stream"]
 
 
 def is_stream(dataset: object) -> bool:
@@ -50,3 +50,21 @@ def check_stream(dataset: object) -> Any:
             "IterableDataset whose __iter__ makes it"
         )
     return dataset
+
+
+class Streamable:
+    """Mixin of the map-style wrappers: their constructor gives a stream its streaming class.
+
+    A class that names ``_streaming`` (the streaming class's name in
+    :mod:`rankaug.stream`) in its own body dispatches; its subclasses do not, and stay
+    map-style. Being a base class, it leaves ``inspect.signature`` the ``__init__``'s.
+    """
+
+    def __new__(cls, dataset: Any = None, *args: Any, **kwargs: Any) -> Any:
+        """The streaming class's instance when ``dataset`` is a stream, else ``cls``'s."""
+        name = cls.__dict__.get("_streaming")
+        if name is not None and is_stream(dataset):
+            import rankaug.stream
+
+            return getattr(rankaug.stream, name)(dataset, *args, **kwargs)
+        return super().__new__(cls)

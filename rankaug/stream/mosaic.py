@@ -20,13 +20,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rankaug import checks
 from rankaug.keys import Keying
-from rankaug.mosaic import MosaicDataset
 from rankaug.samples import DefaultAdapter, SampleAdapter, check_adapter
 from rankaug.stream.base import Pass, StreamDataset, Window
+
+if TYPE_CHECKING:
+    from rankaug.mosaic import MosaicDataset
 
 __all__ = ["StreamingMosaic"]
 
@@ -143,6 +145,8 @@ class StreamingMosaic(StreamDataset[T_co]):
         """The map-style mosaic over a window of ``size`` samples (made once)."""
         mosaic = self._mosaics.get(size)
         if mosaic is None:
+            from rankaug.mosaic import MosaicDataset  # it imports this package
+
             options = dict(self._options)
             if size == 1:  # nothing to draw partners from: the sample alone
                 options.update(p=0.0, close_mosaic=0)

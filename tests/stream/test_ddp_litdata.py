@@ -16,7 +16,11 @@ from tests.ddp.harness import launch
 from tests.stream.ddp_checks import check_reports, drawn, rank_report, torchrun_environment
 from tests.stream.helpers import detection, noise
 
-litdata = pytest.importorskip("litdata")
+litdata = pytest.importorskip(
+    "litdata",
+    reason="litdata is not in the test extra (it pulls torchvision, broken against torch "
+    "2.13 CPU): pip install --no-deps litdata and its other requirements to run this",
+)
 
 pytestmark = [
     pytest.mark.ddp,
