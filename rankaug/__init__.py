@@ -26,7 +26,13 @@ from rankaug.mosaic import MosaicAffine, MosaicDataset, MosaicRecord
 from rankaug.sampler import EpochSampler
 from rankaug.samples import DefaultAdapter, SampleAdapter
 from rankaug.seeding import WorkerSeeder, seed_everything
-from rankaug.stream import StreamingAugment, StreamingMosaic
+from rankaug.stream import (
+    StreamingAugment,
+    StreamingCopyPaste,
+    StreamingCutMix,
+    StreamingMixUp,
+    StreamingMosaic,
+)
 from rankaug.wrapper import RandomAugmentWrapper
 
 __version__ = "0.1.0"  # the one source: pyproject.toml reads it
@@ -56,6 +62,9 @@ __all__ = [
     "SampleAdapter",
     "SampleError",
     "StreamingAugment",
+    "StreamingCopyPaste",
+    "StreamingCutMix",
+    "StreamingMixUp",
     "StreamingMosaic",
     "WorkerSeeder",
     "__version__",

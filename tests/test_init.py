@@ -9,7 +9,8 @@ PUBLIC = {
     "RandomAugmentWrapper", "MosaicDataset", "MosaicRecord", "MosaicAffine",
     "MixUpDataset", "MixUpRecord", "CutMixDataset", "CutMixRecord",
     "CopyPasteDataset", "CopyPasteRecord", "CachedDataset", "KeyedDataset",
-    "StreamingAugment", "StreamingMosaic",
+    "StreamingAugment", "StreamingMosaic", "StreamingMixUp", "StreamingCutMix",
+    "StreamingCopyPaste",
     # epochs, keys and context
     "EpochSampler", "EpochIndex", "SampleContext", "KeyedRandom", "Keying", "key_words",
     "make_rng",

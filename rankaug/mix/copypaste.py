@@ -55,6 +55,7 @@ from rankaug.mix.base import Combined, PairDataset, PairPlan
 from rankaug.mix.config import PartnerFit
 from rankaug.mix.parts import Part, flipped
 from rankaug.samples import SampleAdapter
+from rankaug.stream.detect import Streamable
 
 __all__ = ["CopyPasteDataset", "CopyPasteRecord", "CopySource", "tight_box"]
 
@@ -83,7 +84,7 @@ class CopyPasteRecord(TypedDict):
     state: str
 
 
-class CopyPasteDataset(PairDataset[T_co]):
+class CopyPasteDataset(Streamable, PairDataset[T_co]):
     """Rank-aware copy-paste for instance segmentation: partner and instances from the key.
 
     On four GPUs that all called ``torch.manual_seed(0)`` each rank pastes the instances
@@ -149,6 +150,8 @@ class CopyPasteDataset(PairDataset[T_co]):
     """
 
     kind = "copypaste"
+
+    _streaming = "StreamingCopyPaste"  # the class a stream gets (rankaug.stream.detect)
 
     def __init__(
         self,

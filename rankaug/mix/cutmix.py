@@ -51,6 +51,7 @@ from rankaug.mix.base import Combined, PairDataset, PairPlan
 from rankaug.mix.config import PartnerFit
 from rankaug.mix.parts import Part
 from rankaug.samples import SampleAdapter
+from rankaug.stream.detect import Streamable
 
 __all__ = ["CutMixDataset", "CutMixRecord", "Rect", "rectangle", "uncovered"]
 
@@ -128,7 +129,7 @@ def uncovered(boxes: np.ndarray, rect: Rect) -> tuple[np.ndarray, np.ndarray]:
     return visible, tight
 
 
-class CutMixDataset(PairDataset[T_co]):
+class CutMixDataset(Streamable, PairDataset[T_co]):
     """Rank-aware CutMix over any map-style dataset: partner and rectangle from the key.
 
     On four GPUs that all called ``torch.manual_seed(0)`` each rank pastes different
@@ -190,6 +191,8 @@ class CutMixDataset(PairDataset[T_co]):
 
     kind = "cutmix"
     uniforms = 2
+
+    _streaming = "StreamingCutMix"  # the class a stream gets (rankaug.stream.detect)
 
     def __init__(
         self,

@@ -30,6 +30,7 @@ from rankaug.mix.config import PartnerFit
 from rankaug.mix.parts import Part
 from rankaug.polygons import gather
 from rankaug.samples import SampleAdapter
+from rankaug.stream.detect import Streamable
 
 __all__ = ["MixUpDataset", "MixUpRecord", "blend", "union"]
 
@@ -108,7 +109,7 @@ def union(main: Part, partner: Part, image: np.ndarray, mask: np.ndarray | None)
     )
 
 
-class MixUpDataset(PairDataset[T_co]):
+class MixUpDataset(Streamable, PairDataset[T_co]):
     """Rank-aware MixUp over any map-style dataset: partner and ratio from the key.
 
     On four GPUs that all called ``torch.manual_seed(0)`` each rank mixes different
@@ -171,6 +172,8 @@ class MixUpDataset(PairDataset[T_co]):
     """
 
     kind = "mixup"
+
+    _streaming = "StreamingMixUp"  # the class a stream gets (rankaug.stream.detect)
 
     def __init__(
         self,
