@@ -6,6 +6,7 @@ GPUs, workers and epochs and repeat bit for bit across runs.
 """
 
 from rankaug import adapters
+from rankaug.batch import BatchAugment
 from rankaug.boxes import BoxFormat
 from rankaug.cache import CachedDataset
 from rankaug.collate import BatchCollator, collate_detection, collate_ultralytics
@@ -38,6 +39,7 @@ from rankaug.wrapper import RandomAugmentWrapper
 __version__ = "0.1.0"  # the one source: pyproject.toml reads it
 
 __all__ = [
+    "BatchAugment",
     "BatchCollator",
     "BoxFormat",
     "CachedDataset",

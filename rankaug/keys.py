@@ -11,7 +11,12 @@ feeds :class:`numpy.random.SeedSequence`. The layout (version 1) is::
     SAMPLE       0x0001_0002   ...                 epoch, index lo, index hi
     SAMPLE_RANK  0x0001_0003   ...                 epoch, index lo, index hi, rank
     WORKER_INIT  0x0001_0004   ...                 rank, worker_id, loader seed lo, hi
-    SAMPLE_ID    0x0001_0005   ...                 epoch, sample id lo, sample id hi
+    BATCH_SAMPLE 0x0001_0005   seed lo,hi          epoch, index lo, index hi
+    BATCH_STEP   0x0001_0006   seed lo,hi          rank, epoch, step lo, hi, position
+    SAMPLE_ID    0x0001_0007   ...                 epoch, sample id lo, sample id hi
+
+The two ``BATCH_`` domains (:class:`~rankaug.BatchAugment`) have no stream word; they
+are hashed on the batch's device, not fed to ``SeedSequence``.
 
 ``MAGIC`` is ``0x726B6167`` ("rkag"). Every field has a fixed width (64-bit values take
 two words, low word first), every domain has a fixed length, and the domain tag names
@@ -70,7 +75,9 @@ class Domain(IntEnum):
     SAMPLE = 0x0001_0002
     SAMPLE_RANK = 0x0001_0003
     WORKER_INIT = 0x0001_0004
-    SAMPLE_ID = 0x0001_0005
+    BATCH_SAMPLE = 0x0001_0005
+    BATCH_STEP = 0x0001_0006
+    SAMPLE_ID = 0x0001_0007
     """A streamed sample, by the 64-bit stable hash of its id (:mod:`rankaug.stream.ids`)."""
 
 
@@ -81,6 +88,8 @@ LAYOUTS: Final[dict[Domain, tuple[tuple[str, int], ...]]] = {
     Domain.SAMPLE: (("seed", 64), ("stream", 32), ("epoch", 32), ("index", 64)),
     Domain.SAMPLE_RANK: (("seed", 64), ("stream", 32), ("epoch", 32), ("index", 64), ("rank", 32)),
     Domain.WORKER_INIT: (("seed", 64), ("rank", 32), ("worker_id", 32), ("loader_seed", 64)),
+    Domain.BATCH_SAMPLE: (("seed", 64), ("epoch", 32), ("index", 64)),
+    Domain.BATCH_STEP: (("seed", 64), ("rank", 32), ("epoch", 32), ("step", 64), ("position", 32)),
     Domain.SAMPLE_ID: (("seed", 64), ("stream", 32), ("epoch", 32), ("sample_id", 64)),
 }
 

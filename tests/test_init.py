@@ -15,8 +15,8 @@ PUBLIC = {
     "EpochSampler", "EpochIndex", "SampleContext", "KeyedRandom", "Keying", "key_words",
     "make_rng",
     # batches, sample shapes, errors, seeding
-    "collate_detection", "collate_ultralytics", "BatchCollator", "DefaultAdapter",
-    "SampleAdapter", "adapters", "BoxFormat",
+    "collate_detection", "collate_ultralytics", "BatchCollator", "BatchAugment",
+    "DefaultAdapter", "SampleAdapter", "adapters", "BoxFormat",
     "SampleError", "RankaugWarning", "seed_everything", "WorkerSeeder", "__version__",
 }  # fmt: skip
 
