@@ -30,6 +30,7 @@ import random
 from collections.abc import Iterator, Sequence
 from typing import Any, Final, Generic, TypeVar
 
+import torch
 from torch.utils.data import IterableDataset
 
 from rankaug import checks
@@ -49,11 +50,18 @@ FORMAT: Final = "rankaug.stream/1"
 def forward_epoch(dataset: object, epoch: int) -> None:
     """Hand ``epoch`` to the wrapped dataset, where it keeps one.
 
-    ``dataset.set_epoch(epoch)`` when it has one (Hugging Face, litdata, a rankaug
-    wrapper); for a webdataset pipeline, its ``detshuffle`` stages (which add one
-    before each pass) are set to shuffle by ``epoch``.
+    ``dataset.set_epoch(epoch)`` when it has one (litdata, a rankaug wrapper; Hugging
+    Face's shared epoch tensor is written directly); for a webdataset pipeline, its
+    ``detshuffle`` stages (which add one before each pass) are set to shuffle by
+    ``epoch``.
     """
     set_epoch = getattr(dataset, "set_epoch", None)
+    shared = getattr(dataset, "_epoch", None)
+    if callable(set_epoch) and isinstance(shared, torch.Tensor):
+        # Hugging Face's epoch is one shared tensor for all workers, and its set_epoch
+        # (``_epoch += epoch - _epoch``) races when two workers call it: write it whole.
+        shared.fill_(epoch)
+        return
     if callable(set_epoch):
         set_epoch(epoch)
         return

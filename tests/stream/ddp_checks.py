@@ -80,12 +80,13 @@ def check_reports(reports: list[dict[str, Any]], reference: list[list[list[str]]
     first, second = reports
     for epoch in range(2):  # no augmentation shared across ranks at the same position
         pairs = zip(first["stream"][epoch], second["stream"][epoch], strict=False)
-        assert sum(a[1] == b[1] for a, b in pairs) == 0
-    assert [report["rerun"] for report in reports] == [True, True]
+        assert sum(a[1] == b[1] for a, b in pairs) == 0, f"ranks draw alike in epoch {epoch}"
+    assert [report["rerun"] for report in reports] == [True, True], "a rerun differs"
     # each epoch is new: by id over both ranks (a library may deal samples anew each epoch)
     before, after = ({k: v for r in reports for k, v in r["stream"][e]} for e in range(2))
-    assert before.keys() == after.keys()
-    assert sum(before[k] != after[k] for k in before) >= 0.95 * len(before)
+    assert before.keys() == after.keys(), sorted(set(before) ^ set(after))
+    changed = sum(before[k] != after[k] for k in before)
+    assert changed >= 0.95 * len(before), f"{changed} of {len(before)} changed between epochs"
     for epoch in range(2):  # keying="sample": (2 ranks, 2 workers) == (1 rank, 0 workers)
         ranks = first["sample"][epoch] + second["sample"][epoch]
         expected = dict(map(tuple, reference[epoch]))

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 from rankaug.stream.base import Window, _resumable, forward_epoch
 
 
@@ -29,6 +31,24 @@ class TestForwardEpoch:
         forward_epoch(pipeline, 4)  # detshuffle adds one before shuffling: epoch 4
         assert pipeline.pipeline[1].epoch == 3
         forward_epoch(object(), 4)  # nothing to tell: nothing happens
+
+    def test_hugging_faces_shared_epoch_is_written_whole(self) -> None:
+        class HuggingFaceLike:
+            """``set_epoch`` as datasets 5.2's: a read-modify-write of a shared tensor."""
+
+            def __init__(self) -> None:
+                self._epoch = torch.tensor(0).share_memory_()
+                self.calls = 0
+
+            def set_epoch(self, epoch: int) -> None:
+                self.calls += 1
+                self._epoch += epoch - self._epoch  # two workers at once: epoch 2, not 1
+
+        dataset = HuggingFaceLike()
+        forward_epoch(dataset, 1)
+        forward_epoch(dataset, 1)  # a second worker: still 1
+        assert int(dataset._epoch) == 1
+        assert dataset.calls == 0
 
 
 class TestWindow:

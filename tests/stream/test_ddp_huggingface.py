@@ -57,5 +57,5 @@ class TestHuggingFace:
         reference = drawn(make(path, 0, 1, "sample"), workers=0)
         reports = launch(on_rank, 2, tmp_path, path=path)
         check_reports(reports, reference)
-        assert [r["resumes"] for r in reports] == [True, True]  # from HF's own state
+        assert [r["resumes"] for r in reports] == [True, True], "resume"  # HF's own state
         assert len(reference[0]) == SAMPLES
