@@ -22,6 +22,13 @@ from rankaug.params import Partners, Targets
 from rankaug.sampler import EpochSampler
 from rankaug.samples import DefaultAdapter
 from rankaug.seeding import WorkerSeeder, seed_everything
+from rankaug.stream import (
+    StreamingAugment,
+    StreamingCopyPaste,
+    StreamingCutMix,
+    StreamingMixUp,
+    StreamingMosaic,
+)
 from rankaug.wrapper import RandomAugmentWrapper
 
 __version__ = "0.1.0"  # the one source: pyproject.toml reads it
@@ -46,6 +53,11 @@ __all__ = [
     "RankaugWarning",
     "SampleContext",
     "SampleError",
+    "StreamingAugment",
+    "StreamingCopyPaste",
+    "StreamingCutMix",
+    "StreamingMixUp",
+    "StreamingMosaic",
     "Targets",
     "WorkerSeeder",
     "__version__",

@@ -13,6 +13,7 @@ feeds :class:`numpy.random.SeedSequence`. The layout (version 1) is::
     WORKER_INIT  0x0001_0004   ...                 rank, worker_id, loader seed lo, hi
     BATCH_SAMPLE 0x0001_0005   seed lo,hi          epoch, index lo, index hi
     BATCH_STEP   0x0001_0006   seed lo,hi          rank, epoch, step lo, hi, position
+    SAMPLE_ID    0x0001_0007   ...                 epoch, sample id lo, sample id hi
 
 The two ``BATCH_`` domains (:class:`~rankaug.BatchAugment`) have no stream word; they
 are hashed on the batch's device, not fed to ``SeedSequence``.
@@ -76,6 +77,8 @@ class Domain(IntEnum):
     WORKER_INIT = 0x0001_0004
     BATCH_SAMPLE = 0x0001_0005
     BATCH_STEP = 0x0001_0006
+    SAMPLE_ID = 0x0001_0007
+    """A streamed sample, by the 64-bit stable hash of its id (:mod:`rankaug.stream.ids`)."""
 
 
 #: The word layout of each domain after the two header words: (field, bits), in order.
@@ -87,6 +90,7 @@ LAYOUTS: Final[dict[Domain, tuple[tuple[str, int], ...]]] = {
     Domain.WORKER_INIT: (("seed", 64), ("rank", 32), ("worker_id", 32), ("loader_seed", 64)),
     Domain.BATCH_SAMPLE: (("seed", 64), ("epoch", 32), ("index", 64)),
     Domain.BATCH_STEP: (("seed", 64), ("rank", 32), ("epoch", 32), ("step", 64), ("position", 32)),
+    Domain.SAMPLE_ID: (("seed", 64), ("stream", 32), ("epoch", 32), ("sample_id", 64)),
 }
 
 

@@ -10,6 +10,7 @@ from rankaug.context import SampleContext
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.samples import SampleAdapter, check_adapter
+from rankaug.stream.detect import Streamable
 from rankaug.transforms import make_driver
 
 __all__ = ["RandomAugmentWrapper"]
@@ -17,7 +18,7 @@ __all__ = ["RandomAugmentWrapper"]
 T_co = TypeVar("T_co", covariant=True)
 
 
-class RandomAugmentWrapper(KeyedDataset[T_co]):
+class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
     """Apply ``transform`` to every sample of ``dataset`` with keyed randomness.
 
     All randomness comes from a key — ``(seed, rank, worker_id, epoch)`` with the
@@ -32,8 +33,12 @@ class RandomAugmentWrapper(KeyedDataset[T_co]):
     ``(image, target)`` pairs stay pairs, and numpy, PIL and tensor images come back as
     the same type (see :mod:`rankaug.samples`). ``len()`` is the wrapped dataset's.
 
+    Over an ``IterableDataset`` (or any iterable without ``__getitem__``/``__len__``)
+    it is a :class:`~rankaug.stream.StreamingAugment` instead (same arguments, plus
+    ``sample_id=``): see the streaming guide.
+
     Args:
-        dataset: A map-style dataset.
+        dataset: A map-style dataset, or a stream.
         transform: An albumentations ``Compose`` or transform, a callable taking
             ``rng=`` (called as ``transform(sample, rng=generator)``), or a callable
             drawing from torch's global generator, such as a torchvision v2 transform
@@ -66,6 +71,8 @@ class RandomAugmentWrapper(KeyedDataset[T_co]):
         >>> bool((a[2]["image"] == b[2]["image"]).all())
         True
     """
+
+    _streaming = "StreamingAugment"  # the class a stream gets (rankaug.stream.detect)
 
     def __init__(
         self,

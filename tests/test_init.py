@@ -8,6 +8,10 @@ PUBLIC = {
     # wrappers and what they record
     "RandomAugmentWrapper", "MosaicDataset", "MosaicAffine",
     "MixUpDataset", "CutMixDataset", "CopyPasteDataset", "CachedDataset", "KeyedDataset",
+    # the same wrappers over streams (what RandomAugmentWrapper(iterable, ...) and the
+    # others return)
+    "StreamingAugment", "StreamingMosaic", "StreamingMixUp", "StreamingCutMix",
+    "StreamingCopyPaste",
     # what the wrappers share: box handling, partners, the mosaic's grid
     "Targets", "Partners", "MosaicGrid",
     # epochs, keys and context

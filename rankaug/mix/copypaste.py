@@ -51,6 +51,7 @@ from rankaug.mix._masks import (
 )
 from rankaug.mix._outlines import PolygonInstances, trace
 from rankaug.mix.base import Combined, PairDataset, PairPlan
+from rankaug.stream.detect import Streamable
 
 __all__ = ["CopyPasteDataset", "CopyPasteRecord", "CopySource", "tight_box"]
 
@@ -79,7 +80,7 @@ class CopyPasteRecord(TypedDict):
     state: str
 
 
-class CopyPasteDataset(PairDataset[T_co]):
+class CopyPasteDataset(Streamable, PairDataset[T_co]):
     """Rank-aware copy-paste for instance segmentation: partner and instances from the key.
 
     On four GPUs that all called ``torch.manual_seed(0)`` each rank pastes the instances
@@ -124,6 +125,8 @@ class CopyPasteDataset(PairDataset[T_co]):
         >>> pasted["bboxes"].tolist(), pasted["labels"].tolist()
         ([[1.0, 1.0, 3.0, 3.0], [5.0, 1.0, 7.0, 3.0]], [1, 1])
     """
+
+    _streaming = "StreamingCopyPaste"  # the class a stream gets (rankaug.stream.detect)
 
     kind = "copypaste"
 

@@ -47,6 +47,7 @@ from rankaug._multi.pairs import Part
 from rankaug.mix._around import cut
 from rankaug.mix.base import Combined, PairDataset, PairPlan
 from rankaug.params import FILTERS
+from rankaug.stream.detect import Streamable
 
 __all__ = ["CutMixDataset", "CutMixRecord", "Rect", "rectangle", "uncovered"]
 
@@ -124,7 +125,7 @@ def uncovered(boxes: np.ndarray, rect: Rect) -> tuple[np.ndarray, np.ndarray]:
     return visible, tight
 
 
-class CutMixDataset(PairDataset[T_co]):
+class CutMixDataset(Streamable, PairDataset[T_co]):
     """Rank-aware CutMix over any map-style dataset: partner and rectangle from the key.
 
     On four GPUs that all called ``torch.manual_seed(0)`` each rank pastes different
@@ -154,6 +155,8 @@ class CutMixDataset(PairDataset[T_co]):
         >>> bool((sample["image"][y0:y1, x0:x1] == partner[y0:y1, x0:x1]).all())
         True
     """
+
+    _streaming = "StreamingCutMix"  # the class a stream gets (rankaug.stream.detect)
 
     kind = "cutmix"
     uniforms = 2

@@ -25,6 +25,7 @@ from rankaug import checks
 from rankaug._multi.pairs import Part
 from rankaug.mix.base import Combined, PairDataset, PairPlan
 from rankaug.polygons import gather
+from rankaug.stream.detect import Streamable
 
 __all__ = ["MixUpDataset", "MixUpRecord", "blend", "union"]
 
@@ -103,7 +104,7 @@ def union(main: Part, partner: Part, image: np.ndarray, mask: np.ndarray | None)
     )
 
 
-class MixUpDataset(PairDataset[T_co]):
+class MixUpDataset(Streamable, PairDataset[T_co]):
     """Rank-aware MixUp over any map-style dataset: partner and ratio from the key.
 
     On four GPUs that all called ``torch.manual_seed(0)`` each rank mixes different
@@ -139,6 +140,8 @@ class MixUpDataset(PairDataset[T_co]):
         >>> bool((again["image"] == sample["image"]).all())
         True
     """
+
+    _streaming = "StreamingMixUp"  # the class a stream gets (rankaug.stream.detect)
 
     kind = "mixup"
 

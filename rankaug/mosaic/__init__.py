@@ -79,6 +79,7 @@ from rankaug.mosaic.record import MosaicRecord, read_record, state_text
 from rankaug.mosaic.targets import map_targets
 from rankaug.params import Partners, Targets, refuse_leftovers, take
 from rankaug.samples import SampleAdapter, attach, check_adapter
+from rankaug.stream.detect import Streamable
 
 __all__ = [
     "CanvasMode",
@@ -93,7 +94,7 @@ __all__ = [
 T_co = TypeVar("T_co", covariant=True)
 
 
-class MosaicDataset(KeyedDataset[T_co]):
+class MosaicDataset(Streamable, KeyedDataset[T_co]):
     """Rank-aware YOLO-style mosaics over any map-style detection dataset.
 
     The partners, the main image's cell, the grid lines and the scales come from the
@@ -114,8 +115,11 @@ class MosaicDataset(KeyedDataset[T_co]):
     channels) of dtype uint8, uint16, int16, float32 or float64, the same for every
     tile, as are the masks' dtypes; every tile has ``segments`` when the main one has.
 
+    Over an ``IterableDataset`` it is a :class:`~rankaug.stream.StreamingMosaic`
+    (partners from a window of ``buffer_size`` recent samples; see the streaming guide).
+
     Args:
-        dataset: A map-style dataset of detection or segmentation samples.
+        dataset: A map-style dataset of detection or segmentation samples, or a stream.
         seed: The run's base seed, ``0 <= seed < 2**64``.
         output_size: The output image's size, an int or ``(height, width)``.
         layout: The grid, scales and fill (:class:`MosaicGrid`); ``None``: YOLO's 2x2.
@@ -167,6 +171,8 @@ class MosaicDataset(KeyedDataset[T_co]):
         >>> len(sample["bboxes"]) == len(sample["labels"])
         True
     """
+
+    _streaming = "StreamingMosaic"  # the class a stream gets (rankaug.stream.detect)
 
     def __init__(
         self,

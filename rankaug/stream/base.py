@@ -1,0 +1,334 @@
+"""``StreamDataset``: passes, keys, epochs and resume shared by the streaming wrappers.
+
+Each ``iter()`` of a streaming wrapper is one pass in the process that runs it (a
+DataLoader worker, or the main process as worker 0). Its epoch is that worker's next
+epoch from the :class:`~rankaug.stream.counter.PassCounter` (0, 1, 2... without any
+call; :meth:`StreamDataset.set_epoch` sets it), handed to the wrapped dataset's
+``set_epoch`` (or to webdataset's ``detshuffle`` stages) before ``iter(dataset)``.
+
+Keys: ``keying="stream"`` is one Generator per ``(seed, stream, rank, worker, epoch)``
+continued through the pass; ``keying="sample"`` one per ``(seed, stream, epoch,
+sample id)`` (:data:`~rankaug.keys.Domain` ``SAMPLE_ID``), whatever the topology.
+
+The per-sample work is the map-style wrapper's: the streaming wrapper holds one, over a
+:class:`Window` of the samples at hand, and calls its ``augment`` with the context and
+the key's random state.
+
+State (:meth:`StreamDataset.state_dict`, one per worker, as torchdata's
+``StatefulDataLoader`` saves it): the next epoch and, mid-pass, the pass's epoch,
+position and Generator state, and the wrapped dataset's own state when it has
+``state_dict``/``load_state_dict`` and the wrapper does not read ahead. Otherwise a
+resumed pass re-reads the wrapped stream of that epoch from its start and skips what was
+already produced, which is exact when the stream repeats itself for an epoch.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import random
+from collections.abc import Iterator, Sequence
+from typing import Any, Final, Generic, TypeVar
+
+import torch
+from torch.utils.data import IterableDataset
+
+from rankaug import checks
+from rankaug.context import SampleContext, current_worker
+from rankaug.keyed import KeyedDataset
+from rankaug.keys import Domain, KeyedRandom, KeyTemplate, check_keying
+from rankaug.stream.counter import PassCounter
+from rankaug.stream.detect import check_stream
+from rankaug.stream.ids import SampleIds, id_word
+
+__all__ = ["FORMAT", "Pass", "StreamDataset", "Window", "forward_epoch"]
+
+T_co = TypeVar("T_co", covariant=True)
+FORMAT: Final = "rankaug.stream/1"
+
+
+def forward_epoch(dataset: object, epoch: int) -> None:
+    """Hand ``epoch`` to the wrapped dataset, where it keeps one.
+
+    ``dataset.set_epoch(epoch)`` when it has one (litdata, a rankaug wrapper; Hugging
+    Face's shared epoch tensor is written directly); for a webdataset pipeline, its
+    ``detshuffle`` stages (which add one before each pass) are set to shuffle by
+    ``epoch``.
+    """
+    set_epoch = getattr(dataset, "set_epoch", None)
+    shared = getattr(dataset, "_epoch", None)
+    if callable(set_epoch) and isinstance(shared, torch.Tensor):
+        # Hugging Face's epoch is one shared tensor for all workers, and its set_epoch
+        # (``_epoch += epoch - _epoch``) races when two workers call it: write it whole.
+        shared.fill_(epoch)
+        return
+    if callable(set_epoch):
+        set_epoch(epoch)
+        return
+    stages = getattr(dataset, "pipeline", None)
+    if isinstance(stages, list):
+        for stage in stages:
+            if type(stage).__name__ == "detshuffle" and hasattr(stage, "epoch"):
+                stage.epoch = epoch - 1
+
+
+class Window:
+    """A map-style view of the samples at hand: ``(position, id, sample)`` entries.
+
+    The map-style wrapper a streaming wrapper holds reads its samples here;
+    ``window[i]`` is the sample of entry ``i - offset``. ``len()`` is fixed when it is
+    made (a map-style wrapper's partner count depends on it).
+    """
+
+    __slots__ = ("entries", "offset", "size")
+
+    def __init__(self, size: int = 1) -> None:
+        self.size = size
+        self.entries: Sequence[tuple[int, Any, Any]] = ()
+        self.offset = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __getitem__(self, index: int) -> Any:
+        return self.entries[index - self.offset][2]
+
+    def __getstate__(self) -> int:
+        return self.size  # the samples at hand stay in the process reading them
+
+    def __setstate__(self, size: int) -> None:
+        self.__init__(size)  # type: ignore[misc]
+
+
+class Pass:
+    """One pass running in this process: where it stands."""
+
+    __slots__ = ("done", "epoch", "keyed", "pid", "position", "rank", "worker_id")
+
+    def __init__(self, worker_id: int, rank: int, epoch: int) -> None:
+        self.pid = os.getpid()
+        self.worker_id, self.rank, self.epoch = worker_id, rank, epoch
+        self.position = 0  # outputs produced (or skipped on resume) so far
+        self.keyed: KeyedRandom | None = None  # the stream keying's Generator
+        self.done = False
+
+    def context(self, index: int) -> SampleContext:
+        """The context of a sample of this pass at ``index``."""
+        return SampleContext(index, rank=self.rank, worker_id=self.worker_id, epoch=self.epoch)
+
+
+class StreamDataset(IterableDataset[T_co], Generic[T_co]):
+    """Base of the streaming wrappers (see the module docstring).
+
+    Args:
+        dataset: The stream (:func:`~rankaug.stream.detect.check_stream`).
+        keyed: The map-style wrapper doing the per-sample work, over a :class:`Window`.
+        keying: ``"stream"`` or ``"sample"``.
+        sample_id: Where each sample's id is (:class:`~rankaug.stream.ids.SampleIds`);
+            needed by ``keying="sample"``.
+
+    Raises:
+        TypeError: If an argument has the wrong type.
+        ValueError: If ``keying`` is ``"sample_rank"``, or ``"sample"`` without
+            ``sample_id``.
+    """
+
+    reads_ahead: bool = False
+    """Whether outputs lag the samples read (then the resume re-reads the pass)."""
+
+    def __init__(self, dataset: Any, keyed: KeyedDataset[Any], *, keying: str,
+                 sample_id: Any) -> None:  # fmt: skip
+        self.dataset = check_stream(dataset)
+        self.keying = check_keying(keying)
+        if self.keying == "sample_rank":
+            raise ValueError(
+                "keying='sample_rank' has no meaning over a stream: each rank streams its "
+                "own samples, so keying='sample' already differs across ranks; use "
+                "'sample' or 'stream'"
+            )
+        self.ids = SampleIds(sample_id)
+        if self.keying == "sample" and not self.ids.given:
+            raise ValueError(
+                "keying='sample' over a stream needs sample_id= (a key of the samples such "
+                "as webdataset's '__key__', or a callable sample -> str | int): a streamed "
+                "sample has no index"
+            )
+        self._keyed = keyed
+        self.seed, self.stream = keyed.seed, keyed.stream
+        self._stream_key = KeyTemplate(Domain.STREAM, seed=self.seed, stream=self.stream).builder(
+            "rank", "worker_id", "epoch"
+        )
+        self._sample_key = KeyTemplate(
+            Domain.SAMPLE_ID, seed=self.seed, stream=self.stream
+        ).builder("epoch", "sample_id")
+        self._passes = PassCounter()
+        self._live: Pass | None = None
+        self._resume: dict[int, dict[str, Any]] = {}
+
+    # ------------------------------------------------------------------ epoch
+    @property
+    def epoch(self) -> int:
+        """The epoch of the next pass (of worker 0; every worker's after set_epoch)."""
+        return self._passes.peek(0)
+
+    def set_epoch(self, epoch: int) -> None:
+        """Make ``epoch`` the next pass's epoch in every worker, and tell the stream.
+
+        Optional: without it each pass is the next epoch. Call it in the main process
+        before ``iter(loader)``.
+
+        Args:
+            epoch: An integer in ``[0, 2**32)``.
+
+        Raises:
+            TypeError: If ``epoch`` is not an integer.
+            ValueError: If it is out of range.
+        """
+        epoch = checks.uint(epoch, "epoch", 32)
+        self._passes.set_all(epoch)
+        forward_epoch(self.dataset, epoch)
+
+    # ------------------------------------------------------------------ passes
+    def __iter__(self) -> Iterator[T_co]:
+        worker_id, _ = current_worker()
+        resume = self._resume.pop(worker_id, None)
+        if resume is None:
+            epoch = self._passes.take(worker_id)
+        else:
+            epoch = resume["epoch"]
+            self._passes.put(worker_id, epoch + 1)
+        live = Pass(worker_id, self._keyed._rank_now(), epoch)
+        if self.keying == "stream":
+            live.keyed = KeyedRandom(self._stream_key(live.rank, worker_id, epoch))
+            if resume is not None:
+                _restore(live.keyed, resume)
+        forward_epoch(self.dataset, epoch)
+        skip = 0
+        if resume is not None:
+            if resume["source"] is not None:
+                self.dataset.load_state_dict(resume["source"])
+            else:
+                skip = resume["position"]
+        self._live = live
+        yield from self.outputs(live, self._read(live), skip)
+        live.done = True
+
+    def _read(self, live: Pass) -> Iterator[Any]:
+        iterator = iter(self.dataset)
+        read = 0
+        while True:
+            with live.context(read).guard("reading the stream"):
+                try:
+                    sample = next(iterator)
+                except StopIteration:
+                    return
+            read += 1
+            yield sample
+
+    def outputs(self, live: Pass, samples: Iterator[Any], skip: int) -> Iterator[T_co]:
+        """The pass's outputs from its ``samples``, the first ``skip`` not made.
+
+        Raises:
+            NotImplementedError: In the base class.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement outputs()")
+
+    def sample_id(self, live: Pass, position: int, sample: Any) -> Any:
+        """The id of the sample read at ``position`` (a failure names the sample)."""
+        with live.context(position).guard("sample_id"):
+            return self.ids(sample)
+
+    def key_random(self, live: Pass, sample_id: Any) -> KeyedRandom:
+        """The random state of one output: the pass's stream, or the sample's own key."""
+        if live.keyed is not None:
+            return live.keyed
+        return KeyedRandom(self._sample_key(live.epoch, id_word(sample_id)))
+
+    # ------------------------------------------------------------------ state
+    def _own_state(self) -> bool:
+        return not self.reads_ahead and _resumable(self.dataset)
+
+    def state_dict(self) -> dict[str, Any]:
+        """This worker's epoch and position (see the module docstring), picklable."""
+        worker_id, _ = current_worker()
+        live = self._live
+        state: dict[str, Any] = {
+            "format": FORMAT,
+            "class": type(self).__qualname__,
+            "stream": self.stream,
+            "worker_id": worker_id,
+            "next_epoch": self._passes.peek(worker_id),
+            "pass": None,
+        }
+        if live is not None and not live.done and live.pid == os.getpid():
+            keyed = live.keyed
+            py_random = None if keyed is None else keyed._py_random
+            state["pass"] = {
+                "epoch": live.epoch,
+                "position": live.position,
+                "generator": None if keyed is None else keyed.generator.bit_generator.state,
+                "py_random": None if py_random is None else py_random.getstate(),
+                "source": self.dataset.state_dict() if self._own_state() else None,
+            }
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Resume from :meth:`state_dict`: the next ``iter()`` continues that pass.
+
+        Args:
+            state: This worker's state from an identically built wrapper.
+
+        Raises:
+            ValueError: If ``state`` comes from something else.
+        """
+        if (
+            not isinstance(state, dict)
+            or state.get("format") != FORMAT
+            or (state.get("class"), state.get("stream")) != (type(self).__qualname__, self.stream)
+        ):
+            raise ValueError(
+                f"state must come from {type(self).__name__}.state_dict() of an identically "
+                f"built wrapper (format {FORMAT!r}), got {state!r:.200}"
+            )
+        worker_id, _ = current_worker()
+        self._passes.put(worker_id, state["next_epoch"])
+        if state["pass"] is not None:
+            self._resume[worker_id] = state["pass"]
+
+    # ---------------------------------------------------------------- pickling
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_live"], state["_resume"] = None, {}
+        return state
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({type(self.dataset).__name__}, seed={self.seed}, "
+            f"keying={self.keying!r}, epoch={self.epoch})"
+        )
+
+
+def _resumable(dataset: object) -> bool:
+    """Whether ``dataset`` saves its own position, as Hugging Face's ``IterableDataset``.
+
+    That is ``state_dict()`` (no arguments needed) and ``load_state_dict(state)``.
+
+    litdata's ``state_dict(num_samples_yielded, num_workers, batch_size)``, meant for its
+    own loader in the main process, is not one.
+    """
+    save, load = getattr(dataset, "state_dict", None), getattr(dataset, "load_state_dict", None)
+    if not (callable(save) and callable(load)):
+        return False
+    try:
+        parameters = inspect.signature(save).parameters.values()
+    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in parameters)  # fmt: skip
+
+
+def _restore(keyed: KeyedRandom, saved: dict[str, Any]) -> None:
+    keyed.generator.bit_generator.state = saved["generator"]
+    if saved["py_random"] is not None:
+        keyed._py_random = random.Random()
+        keyed._py_random.setstate(saved["py_random"])

@@ -1,0 +1,183 @@
+"""``WindowStream``: a multi-sample wrapper over a stream, partners from a window.
+
+The base of :class:`~rankaug.stream.StreamingMosaic` and the streaming mix family. Each
+worker keeps a window of the ``B + 1`` samples nearest in its stream (``B`` is
+``buffer_size``): the main sample and ``B`` candidates, from which the key draws the
+partners (by :class:`~rankaug.partners.PartnerSampler`'s rules: a sample is never its
+own partner). The main sample is the oldest of the window, so a pass **waits to fill**:
+its first output comes once ``B + 1`` samples are read, and every sample is the main
+sample of exactly one output, in stream order. At the end of the pass the last ``B + 1``
+samples stay the window of the last mains. A worker whose pass holds ``n <= B`` samples
+draws from the ``n - 1`` others; a pass of one sample gives it alone for a mosaic
+(letterboxed) and is refused by the mix family.
+
+The record (``record=``) names the samples by their position in the worker's pass under
+``indices`` and by id under ``ids`` (``None`` without ``sample_id=``). There is no
+``replay`` (a stream has no random access); a resumed pass re-reads its epoch's stream
+up to where it stood (see :mod:`rankaug.stream.base`).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, TypeVar
+
+from rankaug import checks
+from rankaug.keys import Keying
+from rankaug.samples import DefaultAdapter, SampleAdapter, check_adapter
+from rankaug.stream.base import Pass, StreamDataset, Window
+
+__all__ = ["WindowStream"]
+
+T_co = TypeVar("T_co", covariant=True)
+_REFUSED = ("pool", "weights")
+
+
+class _Naming:
+    """The user's adapter, whose ``attach`` also names a record's tiles in the stream."""
+
+    def __init__(self, adapter: Any) -> None:
+        self._adapter = adapter
+        self.window: Window | None = None
+        self.unpack, self.repack = adapter.unpack, adapter.repack
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or "_adapter" not in self.__dict__:
+            raise AttributeError(name)
+        return getattr(self._adapter, name)
+
+    def attach(self, sample: Any, key: str, value: Any) -> Any:
+        window = self.window
+        if window is not None and isinstance(value, dict) and "indices" in value:
+            entries = window.entries
+            used = [entries[i] for i in value["indices"]]
+            value["indices"] = [position for position, _, _ in used]
+            value["ids"] = [sample_id for _, sample_id, _ in used]
+        hook = getattr(self._adapter, "attach", None)
+        if hook is not None:
+            return hook(sample, key, value)
+        return DefaultAdapter.attach(sample, key, value)
+
+    def __repr__(self) -> str:
+        return repr(self._adapter)
+
+
+class WindowStream(StreamDataset[T_co]):
+    """A multi-sample wrapper over a stream (see the module docstring).
+
+    Args:
+        dataset: An ``IterableDataset`` or another re-iterable of samples.
+        seed: The run's base seed, ``0 <= seed < 2**64``.
+        buffer_size: How many candidates each main sample's partners are drawn from.
+            Defaults to ``16``.
+        keying: ``"stream"`` or ``"sample"`` (the draws keyed by the main sample's id;
+            which samples the partners are still depends on the stream's order).
+            Defaults to ``"stream"``.
+        rank: The rank; ``None`` resolves it. Defaults to ``None``.
+        stream: The key's stream word or name. Defaults to ``None``.
+        adapter: Converts samples. Defaults to ``None``.
+        sample_id: A key of the samples holding their id, or a callable; needed by
+            ``keying="sample"``. Defaults to ``None``.
+        **options: The map-style wrapper's other arguments (but ``pool`` and
+            ``weights``, which name indices).
+
+    Raises:
+        TypeError: If an argument has the wrong type.
+        ValueError: If an argument has a wrong value (``pool=`` or ``weights=``).
+    """
+
+    reads_ahead = True
+    alone: ClassVar[dict[str, Any] | None] = None
+    """Options for a window of one sample (nothing to draw partners from); ``None``
+    refuses it."""
+
+    def map_class(self) -> Callable[..., Any]:
+        """The map-style wrapper doing the per-sample work.
+
+        Raises:
+            NotImplementedError: In the base class.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement map_class()")
+
+    def __init__(
+        self,
+        dataset: Any,
+        *,
+        seed: int,
+        buffer_size: int = 16,
+        keying: Keying = "stream",
+        rank: int | None = None,
+        stream: int | str | None = None,
+        adapter: SampleAdapter | None = None,
+        sample_id: str | Callable[[Any], Any] | None = None,
+        **options: Any,
+    ) -> None:
+        for name in _REFUSED:
+            if name in options:
+                raise ValueError(
+                    f"{name}={options[name]!r} has no meaning over a stream (it names dataset "
+                    "indices): partners come from the window of buffer_size recent samples"
+                )
+        self.buffer_size = checks.integer(buffer_size, "buffer_size", low=1)
+        self._naming = _Naming(check_adapter(adapter))
+        self._options = {"seed": seed, "rank": rank, "stream": stream, **options}
+        self._inner: dict[int, Any] = {}
+        full = self.window_wrapper(self.buffer_size + 1)  # every option checked here
+        super().__init__(dataset, full, keying=keying, sample_id=sample_id)
+        self.config, self.adapter = full.config, full.adapter
+
+    def window_wrapper(self, size: int) -> Any:
+        """The map-style wrapper over a window of ``size`` samples (made once)."""
+        inner = self._inner.get(size)
+        if inner is None:
+            options = dict(self._options)
+            if size == 1:
+                if self.alone is None:
+                    raise ValueError(
+                        f"{type(self).__name__}: this worker's pass holds a single sample, and "
+                        f"{self.map_class().__name__} needs a partner other than the sample "
+                        "itself: give every DataLoader worker at least 2 samples of each pass"
+                    )
+                options.update(self.alone)
+            inner = self.map_class()(Window(size), keying="sample", adapter=self._naming, **options)
+            self._inner[size] = inner
+        return inner
+
+    def outputs(self, live: Pass, samples: Iterator[Any], skip: int) -> Iterator[T_co]:
+        """One output per sample, main first in the window (see the module docstring)."""
+        window: deque[tuple[int, Any, Any]] = deque()
+        main = 0  # the window position of the next main sample
+        last = self.buffer_size + 1
+        for read, sample in enumerate(samples):
+            window.append((read, self.sample_id(live, read, sample), sample))
+            if len(window) > last:
+                window.popleft()
+                main -= 1
+            if len(window) - 1 - main >= self.buffer_size:
+                out = self._output(live, window, main, skip)
+                main += 1
+                if out is not None:
+                    yield out[0]
+        while main < len(window):
+            out = self._output(live, window, main, skip)
+            main += 1
+            if out is not None:
+                yield out[0]
+
+    def _output(self, live: Pass, window: deque[tuple[int, Any, Any]], main: int,
+                skip: int) -> tuple[T_co] | None:  # fmt: skip
+        position = live.position
+        live.position = position + 1
+        if position < skip:
+            return None
+        inner = self.window_wrapper(len(window))
+        view = inner.dataset
+        view.entries = window
+        self._naming.window = view
+        try:
+            keyed = self.key_random(live, window[main][1])
+            out: T_co = inner.augment(live.context(main), keyed)
+        finally:
+            view.entries, self._naming.window = (), None
+        return (out,)

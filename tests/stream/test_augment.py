@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from torch.utils.data import DataLoader, IterableDataset
+from torchdata.stateful_dataloader import StatefulDataLoader
+
+from rankaug import RandomAugmentWrapper, SampleError
+from rankaug.stream import StreamingAugment
+from tests.stream.helpers import Shards, by_id, detection, noise
+
+pytestmark = pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+
+
+def passes(wrapper: Any, count: int = 2, **loader: Any) -> list[dict[str, str]]:
+    data = DataLoader(wrapper, batch_size=None, **loader)
+    return [by_id(data) for _ in range(count)]
+
+
+def keyed(n: int = 12, **kwargs: Any) -> Any:
+    return RandomAugmentWrapper(Shards(n), noise, seed=0, keying="sample", sample_id="id", **kwargs)
+
+
+def as_list(batch: Any) -> Any:
+    return batch
+
+
+def run(wrapper: Any, *, state: Any = None, batches: int | None = None) -> tuple[list[str], Any]:
+    """The ``id:digest`` of each output; stopped after ``batches`` with the state."""
+    loader = StatefulDataLoader(wrapper, batch_size=2, num_workers=2, collate_fn=as_list)
+    if state is not None:
+        loader.load_state_dict(state)
+    out = []
+    for count, batch in enumerate(loader, 1):
+        out += [f"{s['id']}:{by_id([s])[s['id']]}" for s in batch]
+        if count == batches:
+            return out, loader.state_dict()
+    return out, None
+
+
+class TestDispatch:
+    def test_streams_become_iterable_wrappers(self) -> None:
+        wrapper = RandomAugmentWrapper(Shards(4), noise, seed=0)
+        assert isinstance(wrapper, StreamingAugment)
+        assert isinstance(wrapper, IterableDataset)
+        assert type(RandomAugmentWrapper([detection(0)], noise, seed=0)) is RandomAugmentWrapper
+
+    def test_subclasses_keep_the_map_style_behaviour(self) -> None:
+        class Mine(RandomAugmentWrapper[Any]):
+            pass
+
+        with pytest.raises(TypeError, match="map-style dataset"):
+            Mine(Shards(4), noise, seed=0)
+
+    def test_refuses_what_a_stream_cannot_key(self) -> None:
+        with pytest.raises(ValueError, match="keying='sample' over a stream needs sample_id="):
+            RandomAugmentWrapper(Shards(4), noise, seed=0, keying="sample")
+        with pytest.raises(ValueError, match="keying='sample_rank' has no meaning"):
+            RandomAugmentWrapper(Shards(4), noise, seed=0, keying="sample_rank")
+        with pytest.raises(TypeError, match="one-shot iterator"):
+            RandomAugmentWrapper(iter([detection(0)]), noise, seed=0)
+
+
+class TestStreamingAugment:
+    def test_sample_keying_ignores_workers_and_persistence(self) -> None:
+        alone = passes(keyed())
+        assert alone == passes(keyed(), num_workers=2)
+        assert alone == passes(keyed(), num_workers=2, persistent_workers=True)
+        assert len(alone[0]) == 12
+        changed = sum(alone[0][k] != alone[1][k] for k in alone[0])
+        assert changed == 12  # each pass is the next epoch, without any call
+
+    def test_stream_keying_reruns_and_moves_on(self) -> None:
+        def stream() -> Any:
+            return RandomAugmentWrapper(Shards(12), noise, seed=3)
+
+        first = passes(stream(), num_workers=2)
+        assert first == passes(stream(), num_workers=2)
+        assert sum(first[0][k] != first[1][k] for k in first[0]) == 12
+        assert first != passes(RandomAugmentWrapper(Shards(12), noise, seed=4), num_workers=2)
+
+    def test_set_epoch_sets_every_worker_and_reaches_the_stream(self) -> None:
+        wrapper = keyed()
+        counting = keyed()
+        wrapper.set_epoch(1)
+        assert wrapper.dataset.epochs == [1]
+        assert passes(wrapper, 1, num_workers=2) == passes(counting)[1:]
+        assert wrapper.epoch == 2  # the pass after
+
+    def test_each_pass_tells_the_stream_its_epoch(self) -> None:
+        wrapper = keyed()
+        passes(wrapper, 3)
+        assert wrapper.dataset.epochs == [0, 1, 2]
+
+    @pytest.mark.parametrize("resumable", [False, True], ids=["re-read", "inner state"])
+    def test_resumes_mid_pass_bit_for_bit(self, resumable: bool) -> None:
+        def build() -> Any:
+            return RandomAugmentWrapper(Shards(20, resumable=resumable), noise, seed=1)
+
+        whole, _ = run(build())
+        head, state = run(build(), batches=3)
+        rest, _ = run(build(), state=state)
+        assert len(whole) == 20
+        assert head + rest == whole
+        worker = state["_snapshot"]["_worker_snapshots"]["worker_0"]["dataset_state"]
+        assert (worker["pass"]["source"] is not None) == resumable
+
+    def test_load_state_dict_refuses_a_foreign_state(self) -> None:
+        with pytest.raises(ValueError, match="state must come from StreamingAugment"):
+            keyed().load_state_dict({"format": "rankaug.KeyedDataset/1"})
+
+    def test_failures_name_the_pass(self) -> None:
+        def broken(sample: Any, rng: np.random.Generator) -> Any:
+            raise KeyError("labels")
+
+        wrapper = RandomAugmentWrapper(Shards(3), broken, seed=0)
+        with pytest.raises(SampleError, match=r"transform failed at index 0 .*epoch 0"):
+            next(iter(wrapper))
+        with pytest.raises(SampleError, match=r"sample_id failed at index 0"):
+            next(iter(RandomAugmentWrapper(Shards(3), noise, seed=0, sample_id="nope")))

@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from rankaug.stream.counter import SLOTS, PassCounter
+
+
+class TestPassCounter:
+    def test_each_worker_counts_its_passes(self) -> None:
+        passes = PassCounter()
+        assert [passes.take(0), passes.take(0), passes.take(3)] == [0, 1, 0]
+        passes.put(3, 9)
+        assert passes.peek(3) == 9
+        passes.set_all(4)
+        assert [passes.peek(0), passes.peek(SLOTS - 1)] == [4, 4]
+
+    def test_a_plain_pickle_copies_the_counts(self) -> None:
+        passes = PassCounter()
+        passes.take(1)
+        copy = pickle.loads(pickle.dumps(passes))
+        assert copy.peek(1) == 1
+
+    def test_refuses_bad_workers_and_epochs(self) -> None:
+        passes = PassCounter()
+        with pytest.raises(ValueError, match=f"up to {SLOTS} DataLoader workers"):
+            passes.take(SLOTS)
+        with pytest.raises(ValueError, match="epoch must be"):
+            passes.put(0, 2**32)

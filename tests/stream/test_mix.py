@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from torch.utils.data import DataLoader, IterableDataset
+
+from rankaug import CopyPasteDataset, CutMixDataset, MixUpDataset
+from rankaug.stream import StreamingCopyPaste, StreamingCutMix, StreamingMixUp
+from tests.stream.helpers import Shards
+
+
+class WithMasks(IterableDataset[dict[str, Any]]):
+    """The detection stream with one instance mask per box, for CopyPaste."""
+
+    def __init__(self, n: int) -> None:
+        self.shards = Shards(n)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for sample in self.shards:
+            masks = np.zeros((1, 32, 32), np.uint8)
+            masks[0, 2:20, 2:20] = 1
+            yield {**sample, "masks": masks}
+
+
+def records(wrapper: Any, key: str, **loader: Any) -> list[dict[str, Any]]:
+    return [s[key] for s in DataLoader(wrapper, batch_size=None, **loader)]
+
+
+def check_window(wrapper: Any, key: str, n: int) -> None:
+    """Each sample main once, in order, partnered within its window, never with itself."""
+    found = records(wrapper, key)
+    assert [r["ids"][0] for r in found] == [f"s{k:04d}" for k in range(n)]
+    for k, record in enumerate(found):
+        assert record["applied"]
+        assert record["indices"][1] != k
+        assert abs(record["indices"][1] - k) <= 3  # buffer_size=2: within the window of 3
+
+
+def check_sample_keying(make: Any, key: str) -> None:
+    alone = {r["ids"][0]: r["state"] for r in records(make(), key)}
+    workers = {r["ids"][0]: r["state"] for r in records(make(), key, num_workers=2)}
+    assert alone == workers
+    assert len(alone) == 8
+
+
+def options(**more: Any) -> dict[str, Any]:
+    return {"seed": 0, "buffer_size": 2, "sample_id": "id", "keying": "sample", **more}
+
+
+class TestStreamingMixUp:
+    def test_window_and_keys(self) -> None:
+        assert isinstance(MixUpDataset(Shards(8), **options()), StreamingMixUp)
+        check_window(MixUpDataset(Shards(8), **options()), "mixup", 8)
+        check_sample_keying(lambda: MixUpDataset(Shards(8), **options()), "mixup")
+
+    def test_a_pass_of_one_sample_is_refused(self) -> None:
+        with pytest.raises(ValueError, match="pass holds a single sample, and MixUpDataset needs"):
+            records(MixUpDataset(Shards(1), **options()), "mixup")
+
+
+class TestStreamingCutMix:
+    def test_window_and_keys(self) -> None:
+        assert isinstance(CutMixDataset(Shards(8), **options()), StreamingCutMix)
+        check_window(CutMixDataset(Shards(8), **options()), "cutmix", 8)
+        check_sample_keying(lambda: CutMixDataset(Shards(8), **options()), "cutmix")
+
+    def test_refuses_indices(self) -> None:
+        with pytest.raises(ValueError, match=r"weights=\[1\] has no meaning over a stream"):
+            CutMixDataset(Shards(8), **options(weights=[1]))
+
+
+class TestStreamingCopyPaste:
+    def test_window_and_keys(self) -> None:
+        assert isinstance(CopyPasteDataset(WithMasks(8), **options(p=1.0)), StreamingCopyPaste)
+        check_window(CopyPasteDataset(WithMasks(8), **options(p=1.0)), "copypaste", 8)
+        check_sample_keying(lambda: CopyPasteDataset(WithMasks(8), **options(p=1.0)), "copypaste")

@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from torch.utils.data import DataLoader
+
+from rankaug import MosaicDataset
+from rankaug.stream import StreamingMosaic
+from tests.stream.helpers import Shards, detection
+from tests.stream.test_augment import run
+
+pytestmark = pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+
+
+def mosaic(n: int = 10, **kwargs: Any) -> Any:
+    options: dict[str, Any] = {"output_size": 48, "buffer_size": 3, "sample_id": "id"}
+    options["keying"] = "sample"
+    return MosaicDataset(Shards(n), seed=0, **{**options, **kwargs})
+
+
+def records(wrapper: Any, **loader: Any) -> list[dict[str, Any]]:
+    return [s["mosaic"] for s in DataLoader(wrapper, batch_size=None, **loader)]
+
+
+class TestStreamingMosaic:
+    def test_dispatch_and_refusals(self) -> None:
+        assert isinstance(mosaic(), StreamingMosaic)
+        with pytest.raises(ValueError, match=r"pool=.*has no meaning over a stream"):
+            mosaic(pool=[0, 1])
+        with pytest.raises(ValueError, match="buffer_size must be"):
+            mosaic(buffer_size=0)
+
+    def test_every_sample_is_main_once_and_never_its_own_partner(self) -> None:
+        found = records(mosaic(11))
+        assert [r["ids"][0] for r in found] == [f"s{k:04d}" for k in range(11)]
+        assert [r["indices"][0] for r in found] == list(range(11))
+        for k, record in enumerate(found):
+            assert record["applied"]
+            assert record["ids"][0] not in record["ids"][1:]
+            # partners from the window: the next 3 samples, or the last 4 at the end
+            low, high = (k + 1, k + 3) if k <= 7 else (7, 10)
+            assert all(low <= i <= high for i in record["indices"][1:]), (k, record["indices"])
+
+    def test_pixels_come_from_the_partners_named(self) -> None:
+        sample = next(iter(mosaic(6, scale_mode="fill", fill=255)))
+        record = sample["mosaic"]
+        image = sample["image"]
+        for index, (x0, y0, x1, y1) in zip(record["indices"], record["dst"], strict=True):
+            if x1 > x0 and y1 > y0:  # constant tiles: the value is the sample's number
+                assert (image[y0:y1, x0:x1] == index).all()
+
+    def test_short_passes_draw_from_what_there_is(self) -> None:
+        found = records(mosaic(3, buffer_size=8))
+        assert [r["indices"][0] for r in found] == [0, 1, 2]
+        for k, record in enumerate(found):  # partners: the 2 others, never itself
+            assert set(record["indices"][1:]) <= {0, 1, 2} - {k}
+        (alone,) = records(mosaic(1))
+        assert not alone["applied"]
+        assert alone["ids"] == ["s0000"]
+
+    def test_sample_keying_draws_by_id_in_any_topology(self) -> None:
+        alone = {r["ids"][0]: r["state"] for r in records(mosaic())}
+        workers = {r["ids"][0]: r["state"] for r in records(mosaic(), num_workers=2)}
+        assert alone == workers
+        assert len(alone) == 10
+
+    def test_epochs_differ_and_reruns_repeat(self) -> None:
+        wrapper = mosaic(keying="stream")
+        first, second = records(wrapper, num_workers=2), records(wrapper, num_workers=2)
+        assert first == records(mosaic(keying="stream"), num_workers=2)
+        assert all(a["state"] != b["state"] for a, b in zip(first, second, strict=True))
+        assert [r["epoch"] for r in second] == [1] * 10
+
+    def test_resumes_mid_pass_bit_for_bit(self) -> None:
+        def build() -> Any:
+            return MosaicDataset(Shards(16), seed=2, output_size=40, buffer_size=2)
+
+        whole, _ = run(build())
+        head, state = run(build(), batches=3)
+        rest, _ = run(build(), state=state)
+        assert len(whole) == 16
+        assert head + rest == whole
+
+    def test_keeps_the_sample_shape(self) -> None:
+        sample = next(iter(mosaic(5)))
+        assert set(sample) == {"image", "bboxes", "labels", "id", "mosaic"}
+        assert sample["labels"].dtype == np.int64
+        assert sample["id"] == "s0000"
+        assert detection(0)["image"].dtype == sample["image"].dtype
