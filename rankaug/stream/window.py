@@ -113,12 +113,18 @@ class WindowStream(StreamDataset[T_co]):
         sample_id: str | Callable[[Any], Any] | None = None,
         **options: Any,
     ) -> None:
-        for name in _REFUSED:
-            if name in options:
-                raise ValueError(
-                    f"{name}={options[name]!r} has no meaning over a stream (it names dataset "
-                    "indices): partners come from the window of buffer_size recent samples"
-                )
+        partners = options.get("partners")
+        given = {name: options[name] for name in _REFUSED if name in options}
+        given.update(
+            {f"partners.{name}": getattr(partners, name) for name in _REFUSED
+             if getattr(partners, name, None) is not None}
+        )  # fmt: skip
+        if given:
+            name, value = next(iter(given.items()))
+            raise ValueError(
+                f"{name}={value!r} has no meaning over a stream (it names dataset indices): "
+                "partners come from the window of buffer_size recent samples"
+            )
         self.buffer_size = checks.integer(buffer_size, "buffer_size", low=1)
         self._naming = _Naming(check_adapter(adapter))
         self._options = {"seed": seed, "rank": rank, "stream": stream, **options}

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from torch.utils.data import DataLoader
 
-from rankaug import MosaicDataset
+from rankaug import MosaicDataset, Partners
 from rankaug.stream import StreamingMosaic
 from tests.stream.helpers import Shards, detection
 from tests.stream.test_augment import run
@@ -29,6 +29,8 @@ class TestStreamingMosaic:
         assert isinstance(mosaic(), StreamingMosaic)
         with pytest.raises(ValueError, match=r"pool=.*has no meaning over a stream"):
             mosaic(pool=[0, 1])
+        with pytest.raises(ValueError, match=r"partners.pool=.*has no meaning over a stream"):
+            mosaic(partners=Partners(pool=[0, 1]))
         with pytest.raises(ValueError, match="buffer_size must be"):
             mosaic(buffer_size=0)
 
