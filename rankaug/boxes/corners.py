@@ -24,6 +24,7 @@ __all__ = ["affine_xyxy"]
 # corner k of a box is (x[_CX[k]], y[_CY[k]]) of its (x0, y0, x1, y1), going round it
 _CX = [0, 2, 2, 0]
 _CY = [1, 1, 3, 3]
+_MARGIN = 1e-9  # relative: how far outside a boundary a rounding error may put a point
 
 
 def affine_xyxy(
@@ -60,17 +61,24 @@ def affine_xyxy(
     if window is None:
         return np.stack((x.min(axis=1), y.min(axis=1), x.max(axis=1), y.max(axis=1)), axis=1)
     wx0, wy0, wx1, wy1 = window
+    # Candidates on a boundary are tested with a relative margin: a crossing computed a
+    # rounding error outside the window (or a corner's preimage just outside the box)
+    # would otherwise drop the extreme it stands for; the result is clipped to the window.
+    tol = _MARGIN * (1.0 + max(abs(wx0), abs(wy0), abs(wx1), abs(wy1)))
+    lo_x, lo_y, hi_x, hi_y = wx0 - tol, wy0 - tol, wx1 + tol, wy1 + tol
     # the candidates for the extremes of (parallelogram & window), both convex: ...
-    xs, ys, valid = [x], [y], [(x >= wx0) & (x <= wx1) & (y >= wy0) & (y <= wy1)]
+    xs, ys, valid = [x], [y], [(x >= lo_x) & (x <= hi_x) & (y >= lo_y) & (y <= hi_y)]
     # ... the window's corners inside the parallelogram (their preimages inside the box) ...
     det = a * e - b * d
+    margin = _MARGIN * (1.0 + np.abs(boxes).max(axis=1))
     for px, py in ((wx0, wy0), (wx1, wy0), (wx1, wy1), (wx0, wy1)):
         ux = (e * (px - c) - b * (py - f)) / det
         uy = (a * (py - f) - d * (px - c)) / det
-        inside = (ux >= boxes[:, 0]) & (ux <= boxes[:, 2]) & (uy >= boxes[:, 1])
+        inside = (ux >= boxes[:, 0] - margin) & (ux <= boxes[:, 2] + margin)
+        inside &= (uy >= boxes[:, 1] - margin) & (uy <= boxes[:, 3] + margin)
         xs.append(np.full((len(boxes), 1), px))
         ys.append(np.full((len(boxes), 1), py))
-        valid.append((inside & (uy <= boxes[:, 3]))[:, None])
+        valid.append(inside[:, None])
     # ... and where the parallelogram's edges cross the window's edges
     x2, y2 = np.roll(x, -1, axis=1), np.roll(y, -1, axis=1)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -79,13 +87,13 @@ def affine_xyxy(
             cross = y * (1 - t) + y2 * t  # exact at either end
             xs.append(np.full_like(x, line))
             ys.append(cross)
-            valid.append((t >= 0) & (t <= 1) & (cross >= wy0) & (cross <= wy1))
+            valid.append((t >= 0) & (t <= 1) & (cross >= lo_y) & (cross <= hi_y))
         for line in (wy0, wy1):
             t = (line - y) / (y2 - y)
             cross = x * (1 - t) + x2 * t
             xs.append(cross)
             ys.append(np.full_like(y, line))
-            valid.append((t >= 0) & (t <= 1) & (cross >= wx0) & (cross <= wx1))
+            valid.append((t >= 0) & (t <= 1) & (cross >= lo_x) & (cross <= hi_x))
     cx, cy, ok = np.concatenate(xs, axis=1), np.concatenate(ys, axis=1), np.concatenate(valid, 1)
     out = np.stack(
         (

@@ -39,6 +39,14 @@ class TestAffineXyxy:
         for box, got in zip(boxes.tolist(), out.tolist(), strict=True):
             np.testing.assert_allclose(got, enclosing(mapped_corners(box, matrix)), atol=1e-9)
 
+    def test_a_crossing_a_rounding_error_outside_the_window_still_counts(self) -> None:
+        # Found by hypothesis: the left edge meets the window's bottom at x = 5.8e-84, but
+        # the crossing computed a rounding error below 0 was dropped, and with it the
+        # extreme: x0 came out 0.0166 (the next candidate) instead of 0.
+        boxes = np.array([[5.8e-84, -1.0, 1.0, 0.95]])
+        out = affine_xyxy(boxes, ((1.0, 0.017455, 0.0), (0.0, 1.0, 0.0)), window=(0, 0, 1, 1))
+        np.testing.assert_allclose(out, [[0.0, 0.0, 1.0, 0.95]], atol=1e-9)
+
     @given(boxes=loose_boxes(), matrix=affines(),
            window=st.tuples(st.floats(-50, 50), st.floats(-50, 50), st.floats(1, 150),
                             st.floats(1, 150)))  # fmt: skip
