@@ -130,8 +130,10 @@ def _rankaug(
         if missing:
             raise PeerUnavailable("rankaug", missing)
         options["affine"] = rankaug.MosaicAffine(degrees=0.0, translate=0.1, scale=0.5, shear=0.0)
-    mosaic = rankaug.MosaicDataset(source, seed=seed, output_size=side, rank=rank, **options)
-    wrapper = rankaug.RandomAugmentWrapper(
+    mosaic: rankaug.MosaicDataset[Any] = rankaug.MosaicDataset(
+        source, seed=seed, output_size=side, rank=rank, **options
+    )
+    wrapper: rankaug.RandomAugmentWrapper[Any] = rankaug.RandomAugmentWrapper(
         mosaic, _albumentations(affine=not fused), seed=seed, rank=rank
     )
     return Pipeline(name, wrapper, functools.partial(collate_detection, channels_first=True))

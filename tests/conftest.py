@@ -7,6 +7,7 @@ import os
 # albumentations checks PyPI for a newer release on import unless told not to.
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -16,3 +17,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("rankaug")
+
+# The plugin that hides the framework extras runs only when asked for (-p).
+collect_ignore = ["without_extras.py"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every ``ddp`` and ``framework`` test is ``slow`` too: the quick tier skips them."""
+    for item in items:
+        if item.get_closest_marker("ddp") or item.get_closest_marker("framework"):
+            item.add_marker(pytest.mark.slow)

@@ -176,6 +176,7 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any],
     return _run_report(tmp_path_factory.mktemp("bench"))
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_json_has_every_row(quick_run: tuple[dict[str, Any], str]) -> None:
     report, _ = quick_run
     assert set(report["rows"]) == EXPECTED_ROWS
@@ -198,6 +199,7 @@ def test_json_has_every_row(quick_run: tuple[dict[str, Any], str]) -> None:
             assert row["median"] is None
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -> None:
     report, _ = quick_run
     assert [goal["id"] for goal in report["goals"]] == EXPECTED_GOALS
@@ -242,6 +244,7 @@ def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -
     assert recycled["pooled"] + recycled["reused"] + recycled["unpooled"] > 0
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_epoch_goals_are_differences_of_medians(quick_run: tuple[dict[str, Any], str]) -> None:
     report, _ = quick_run
     rows, goals = report["rows"], {goal["id"]: goal for goal in report["goals"]}
@@ -276,6 +279,7 @@ def test_epoch_goals_are_differences_of_medians(quick_run: tuple[dict[str, Any],
             assert rows[row_id]["note"].startswith("wall ")
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_e2e_runs_rankaug_on_the_jpeg_folder(quick_run: tuple[dict[str, Any], str]) -> None:
     report, _ = quick_run
     rows = report["rows"]
@@ -301,6 +305,7 @@ def test_e2e_runs_rankaug_on_the_jpeg_folder(quick_run: tuple[dict[str, Any], st
     assert {goal["id"]: goal["status"] for goal in report["goals"]}["e2e_first"] == "N/A"
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_memory_counts_every_process_of_both_ranks(quick_run: tuple[dict[str, Any], str]) -> None:
     report, stdout = quick_run
     rows, memory = report["rows"], report["diagnostics"]["memory"]
@@ -313,6 +318,7 @@ def test_memory_counts_every_process_of_both_ranks(quick_run: tuple[dict[str, An
     assert "rankaug_cached   PSS per process, MiB: rank 0: " in stdout
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
     _, stdout = quick_run
     for text in (
@@ -336,6 +342,7 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
     assert stdout.index("Goals") > positions[-1]
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_only_runs_the_selected_sections(tmp_path: Path) -> None:
     report, stdout = _run_report(tmp_path, "--only", "epoch,keys", "--profile")
     wanted = {row for row in EXPECTED_ROWS if row.startswith(("key/", "epoch/"))}
@@ -357,6 +364,7 @@ def test_only_runs_the_selected_sections(tmp_path: Path) -> None:
     assert all("ncalls" in text for text in report["profiles"].values())
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_only_refuses_an_unknown_section(tmp_path: Path) -> None:
     result = _run_script(tmp_path, "--only", "keys,speed")
     assert result.returncode == 2

@@ -78,7 +78,7 @@ def copypaste_floor(samples: Sequence[Sample], seed: int, **kwargs: Any) -> Make
     """
     from rankaug.mix import CopyPasteDataset
 
-    dataset = CopyPasteDataset(samples, seed=seed, **kwargs)
+    dataset: CopyPasteDataset[Any] = CopyPasteDataset(samples, seed=seed, **kwargs)
     plans = []
     for i in range(len(samples)):
         record = dataset[i]["copypaste"]
@@ -113,7 +113,7 @@ def polygon_floor(samples: Sequence[Sample], seed: int, **kwargs: Any) -> Make:
     from rankaug.mix import CopyPasteDataset
     from rankaug.polygons import Polygons, fill, outline
 
-    dataset = CopyPasteDataset(samples, seed=seed, **kwargs)
+    dataset: CopyPasteDataset[Any] = CopyPasteDataset(samples, seed=seed, **kwargs)
     plans = []
     for i in range(len(samples)):
         record = dataset[i]["copypaste"]

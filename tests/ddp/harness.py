@@ -53,7 +53,7 @@ def launch(fn: Callable[..., Any], world_size: int, tmp_path: Path, **kwargs: An
     """Run ``fn`` on ``world_size`` gloo ranks; return each rank's result."""
     outdir = Path(tempfile.mkdtemp(prefix=f"ddp-{fn.__name__}-", dir=tmp_path))
     target = f"{fn.__module__}:{fn.__name__}"
-    mp.start_processes(
+    mp.start_processes(  # type: ignore[attr-defined]
         _entry,
         args=(target, world_size, str(outdir), kwargs),
         nprocs=world_size,

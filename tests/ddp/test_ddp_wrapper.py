@@ -214,7 +214,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Any], list[Any]
     return first, second
 
 
-def rows(run: list[dict[str, Any]], key: str) -> list[tuple[int, ...]]:
+def rows(run: list[dict[str, Any]], key: str) -> list[tuple[Any, ...]]:
     """(rank, epoch, step, index, worker, fingerprint) for every sample of one config."""
     return [(rank, *record) for rank, result in enumerate(run) for record in result[key]]
 

@@ -35,9 +35,9 @@ class InfiniteDataLoader(DataLoader[Any]):
         self.iterator = super().__iter__()
 
     def __len__(self) -> int:
-        return len(self.batch_sampler.sampler)  # type: ignore[attr-defined]
+        return len(self.batch_sampler.sampler)  # type: ignore[attr-defined, union-attr]
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
         for _ in range(len(self)):
             yield next(self.iterator)
 

@@ -59,7 +59,7 @@ class TestAccelerateRecipe:
                 for keying in KEYINGS:
                     for row in record["rows"][keying]:
                         digests.setdefault(keying, []).append(row["digest"])
-        for keying, seen in digests.items():
+        for keying, seen in digests.items():  # type: ignore[assignment]
             assert len(seen) == 72
             assert len(set(seen)) == 72, keying
 
