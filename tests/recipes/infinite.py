@@ -41,6 +41,10 @@ class InfiniteDataLoader(DataLoader[Any]):
         for _ in range(len(self)):
             yield next(self.iterator)
 
+    def close(self) -> None:
+        """Stop the workers now (ultralytics' loader does it in ``__del__``)."""
+        self.iterator._shutdown_workers()
+
 
 def train(rank: int, world_size: int, *, epochs: int) -> list[dict[str, Any]]:
     """The trainer's loop on one rank; returns one record per batch."""
@@ -54,4 +58,5 @@ def train(rank: int, world_size: int, *, epochs: int) -> list[dict[str, Any]]:
         loader.sampler.set_epoch(epoch)  # type: ignore[attr-defined]
         for step, batch in enumerate(loader):
             records.append({"epoch": epoch, "step": step, "rows": rows_all(batch)})
+    loader.close()
     return records
