@@ -43,7 +43,7 @@ class InfiniteDataLoader(DataLoader[Any]):
 
     def close(self) -> None:
         """Stop the workers now (ultralytics' loader does it in ``__del__``)."""
-        self.iterator._shutdown_workers()
+        self.iterator._shutdown_workers()  # type: ignore[attr-defined]
 
 
 def train(rank: int, world_size: int, *, epochs: int) -> list[dict[str, Any]]:
