@@ -84,8 +84,9 @@ E2E_PIPELINES: dict[str, str] = {
     "rankaug_cached": "rankaug + CachedDataset",
     "fused": "rankaug: Mosaic+MosaicAffine, HSV, flip",
     "fused_cached": "rankaug fused + CachedDataset",
+    "floor": "floor: the pixel work alone",
 }
-"""The end-to-end contenders (``benchmarks._pipelines.PIPELINES``), short names."""
+"""The end-to-end contenders, built by ``benchmarks._pipelines.build``."""
 E2E_FIRST = ("ultralytics", "ultralytics_ram", "rankaug_cached", "fused_cached")
 """The contenders whose first epoch (construction included) is reported apart."""
 
@@ -213,6 +214,7 @@ SECTIONS: tuple[Section, ...] = (
             "mix/copypaste_floor": "floor: the same output arrays, copied alone",
             "mix/copypaste_polygon_floor": "floor by polygons: the drawing alone",
             "mix/ultralytics_copypaste": "ultralytics CopyPaste, mode=mixup (p=1)",
+            "mix/ultralytics_copypaste_masks": "ultralytics CopyPaste + polygons2masks",
             "mix/rankaug_copypaste_flip": 'rankaug CopyPasteDataset, source="flip"',
             "mix/rankaug_copypaste_flip_polygons": 'rankaug CopyPaste, "flip", polygons',
             "mix/ultralytics_copypaste_flip": "ultralytics CopyPaste, mode=flip (p=1)",
@@ -255,6 +257,7 @@ MIX_GROUPS: tuple[tuple[str, ...], ...] = (
         "mix/rankaug_copypaste_polygons",
         "mix/copypaste_floor",
         "mix/copypaste_polygon_floor",
+        "mix/ultralytics_copypaste_masks",
         "mix/ultralytics_copypaste",
     ),
     (
@@ -265,10 +268,18 @@ MIX_GROUPS: tuple[tuple[str, ...], ...] = (
 )
 """The mix section's contenders that take turns, ultralytics' last in each group."""
 
-MIX_PAIRS: tuple[tuple[str, str], ...] = tuple(
-    (row, group[-1]) for group in MIX_GROUPS for row in group[:-1]
+MIX_PAIRS: tuple[tuple[str, str], ...] = (
+    ("mix/rankaug_mixup", "mix/ultralytics_mixup"),
+    ("mix/rankaug_cutmix", "mix/ultralytics_cutmix"),
+    ("mix/rankaug_copypaste", "mix/ultralytics_copypaste_masks"),
+    ("mix/copypaste_floor", "mix/ultralytics_copypaste_masks"),
+    ("mix/rankaug_copypaste_polygons", "mix/ultralytics_copypaste"),
+    ("mix/copypaste_polygon_floor", "mix/ultralytics_copypaste"),
+    ("mix/rankaug_copypaste_flip", "mix/ultralytics_copypaste_flip"),
+    ("mix/rankaug_copypaste_flip_polygons", "mix/ultralytics_copypaste_flip"),
 )
-"""The mix section's ratios, rankaug over ultralytics, printed below its rows."""
+"""The mix section's ratios, like for like (dense masks against ultralytics' polygons
+made dense by its ``polygons2masks``; polygons against its polygons), printed below."""
 
 
 @dataclass(frozen=True)

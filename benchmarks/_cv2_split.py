@@ -1,7 +1,7 @@
 """Where an operation's time goes among OpenCV's decode, resize, warp and colour calls.
 
-Section 6's split of each contender's ``dataset[i]``. This is benchmark code, never
-imported by rankaug.
+Section 6's split of each contender's ``dataset[i]``, and section 3's ``cv2.resize``.
+This is benchmark code, never imported by rankaug.
 """
 
 from __future__ import annotations

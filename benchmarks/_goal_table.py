@@ -22,10 +22,8 @@ from benchmarks._goals import (
 
 __all__ = ["GOALS", "check_goals"]
 
-_KEY_BASELINE = {
-    "baseline": "key/numpy_default_rng",
-    "baseline_what": "np.random.default_rng alone",
-}
+_KEY_BASELINE = "key/numpy_default_rng"
+_KEY_BASELINE_WHAT = "np.random.default_rng alone"
 
 GOALS: tuple[Goal, ...] = (
     Absolute(
@@ -35,7 +33,8 @@ GOALS: tuple[Goal, ...] = (
         op="<=",
         target=15,
         hint="numpy's SeedSequence + PCG64 is most of it: see key/numpy_seedsequence",
-        **_KEY_BASELINE,
+        baseline=_KEY_BASELINE,
+        baseline_what=_KEY_BASELINE_WHAT,
     ),
     Absolute(
         id="key_stream",
@@ -44,7 +43,8 @@ GOALS: tuple[Goal, ...] = (
         op="<=",
         target=15,
         hint="the per-sample path (index check, context, epoch read): run --profile",
-        **_KEY_BASELINE,
+        baseline=_KEY_BASELINE,
+        baseline_what=_KEY_BASELINE_WHAT,
     ),
     PairedRatio(
         id="wrapper",
@@ -53,7 +53,7 @@ GOALS: tuple[Goal, ...] = (
         denominator="wrapper/direct",
         diagnostic="wrapper_paired",
         op=">=",
-        target=0.98,
+        target=0.985,
         hint="the wrapper's own path per sample (key, context, adapter unpack/repack, "
         "set_random_state): run --profile for the split",
     ),
@@ -63,7 +63,7 @@ GOALS: tuple[Goal, ...] = (
         numerator="mosaic/rankaug_2x2",
         denominator="mosaic/floor",
         op=">=",
-        target=0.8,
+        target=0.9,
         hint="Python per mosaic beyond cv2.resize (draws, tiles, boxes): --profile",
     ),
     Ratio(
@@ -75,20 +75,13 @@ GOALS: tuple[Goal, ...] = (
         target=5.0,
     ),
     Ratio(
-        id="mosaic_ultralytics",
-        what="MosaicDataset 2x2 / ultralytics Mosaic+affine",
-        numerator="mosaic/rankaug_2x2",
-        denominator="mosaic/ultralytics_affine",
-        op=">=",
-        target=2.5,
-    ),
-    Ratio(
         id="mosaic_affine_plain",
         what="fused Mosaic+MosaicAffine / plain MosaicDataset",
         numerator="mosaic/rankaug_affine",
         denominator="mosaic/rankaug_2x2",
         op=">=",
         target=0.8,
+        like_for_like=False,  # what the fused affine costs over the plain mosaic
         hint="the fused placement: each visible region resized (warped with rotation or "
         "shear) into place, more of the output covered at scales above 1; the box corners",
     ),
@@ -188,7 +181,7 @@ GOALS: tuple[Goal, ...] = (
         numerator="e2e/fused_cached_0w",
         denominator="e2e/ultralytics_ram_0w",
         op=">=",
-        target=1.5,
+        target=1.6,
         compare=(
             ("2 workers", "e2e/fused_cached_2w", "e2e/ultralytics_ram_2w"),
             ("with A.Affine", "e2e/rankaug_cached_0w", "e2e/ultralytics_ram_0w"),
@@ -201,12 +194,23 @@ GOALS: tuple[Goal, ...] = (
         numerator="e2e/fused_cached_0w",
         denominator="e2e/ultralytics_0w",
         op=">=",
-        target=2.0,
+        target=2.2,
         compare=(
             ("2 workers", "e2e/fused_cached_2w", "e2e/ultralytics_2w"),
             ("with A.Affine", "e2e/rankaug_cached_0w", "e2e/ultralytics_0w"),
         ),
         hint="ultralytics decodes one JPEG per mosaic; see section 6's profile lines",
+    ),
+    CpuRatio(
+        id="e2e_floor",
+        what="later epochs, rankaug cached / the e2e floor",
+        numerator="e2e/fused_cached_0w",
+        denominator="e2e/floor_0w",
+        op=">=",
+        target=0.85,
+        compare=(("2 workers", "e2e/fused_cached_2w", "e2e/floor_2w"),),
+        hint="rankaug's per-sample Python (keys, checks, targets) and its collate: see "
+        "section 6's split",
     ),
     CpuRatio(
         id="e2e_first",
@@ -240,27 +244,34 @@ GOALS: tuple[Goal, ...] = (
             denominator=f"mix/ultralytics_{kind}",
             op=">=",
             target=1.5,
-            compare=compare,
             hint=f"rankaug's {name}Dataset path per sample: profile dataset[i]",
         )
-        for kind, name, compare in (
-            ("mixup", "MixUp", ()),
-            ("cutmix", "CutMix", ()),
-            (
-                "copypaste",
-                "CopyPaste",
-                (
-                    ("flip", "mix/rankaug_copypaste_flip", "mix/ultralytics_copypaste_flip"),
-                    ("polygons", "mix/rankaug_copypaste_polygons", "mix/ultralytics_copypaste"),
-                    ("floor of dense masks", "mix/copypaste_floor", "mix/ultralytics_copypaste"),
-                    (
-                        "floor by polygons",
-                        "mix/copypaste_polygon_floor",
-                        "mix/ultralytics_copypaste",
-                    ),
-                ),
-            ),
-        )
+        for kind, name in (("mixup", "MixUp"), ("cutmix", "CutMix"))
+    ),
+    Ratio(
+        id="mix_copypaste",
+        what="CopyPaste, dense masks / ultralytics + polygons2masks",
+        numerator="mix/rankaug_copypaste",
+        denominator="mix/ultralytics_copypaste_masks",
+        op=">=",
+        target=1.5,
+        compare=(
+            ("floor of dense masks", "mix/copypaste_floor", "mix/ultralytics_copypaste_masks"),
+        ),
+        hint="rankaug's CopyPasteDataset path per sample: profile dataset[i]",
+    ),
+    Ratio(
+        id="mix_copypaste_polygons",
+        what="CopyPaste by polygons / ultralytics, same polygons",
+        numerator="mix/rankaug_copypaste_polygons",
+        denominator="mix/ultralytics_copypaste",
+        op=">=",
+        target=0.9,
+        compare=(
+            ("floor by polygons", "mix/copypaste_polygon_floor", "mix/ultralytics_copypaste"),
+            ("flip", "mix/rankaug_copypaste_flip_polygons", "mix/ultralytics_copypaste_flip"),
+        ),
+        hint="drawing and trimming the polygons (rankaug.polygons): profile dataset[i]",
     ),
 )
 """The goals, in the order of the goals table."""

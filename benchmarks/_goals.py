@@ -15,7 +15,9 @@ and turns them into one figure, compared with its target:
   in µs), with the spread of the per-round differences.
 
 The evaluation (PASS/MISS, margin, notes, what to look at when missed) is the same for
-every kind. This is benchmark code, never imported by rankaug.
+every kind; a goal whose two rows' contenders do different work (``report.work``, see
+``benchmarks._same_work``) is REFUSED, its note saying where they differ. This is
+benchmark code, never imported by rankaug.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from benchmarks._report import Report
+from benchmarks._same_work import differences
 from benchmarks._timing import summarize
 
 __all__ = [
@@ -59,6 +62,8 @@ class Goal:
         op: ``"<="`` or ``">="``.
         target: The goal.
         hint: What to look at when the goal is missed.
+        like_for_like: Whether its rows must do the same work (``False`` for what a
+            feature costs: the rows differ by that feature).
     """
 
     id: str
@@ -66,6 +71,7 @@ class Goal:
     op: Op
     target: float
     hint: str = "run --profile"
+    like_for_like: bool = True
 
     @property
     def rows(self) -> tuple[str, ...]:
@@ -78,9 +84,16 @@ class Goal:
 
     def evaluate(self, report: Report) -> dict[str, Any]:
         """PASS/MISS, the figure, the margin and the notes, as the JSON's ``goals`` hold."""
-        measurement = self.measure(report)
+        works = [report.work.get(row) for row in self.rows[:2]]
+        unlike: list[str] = []
+        if self.like_for_like and works[0] is not None and works[-1] is not None:
+            unlike = differences(works[0], works[-1])
+        measurement = None if unlike else self.measure(report)
         notes: list[str] = []
-        if measurement is None:
+        if unlike:
+            measured, status, margin = None, "REFUSED", None
+            notes.append("not like for like: " + "; ".join(unlike))
+        elif measurement is None:
             measured, status, margin = None, "N/A", None
         else:
             measured = measurement.value

@@ -37,7 +37,6 @@ __all__ = [
     "PassChunks",
     "collate_numpy",
     "collate_tensors",
-    "collate_tensors_targets",
     "cpu_ns",
     "make_loaders",
     "time_chunk",
@@ -144,21 +143,6 @@ def collate_tensors(batch: list[Any]) -> dict[str, Any]:
     pipe; targets YOLO-style in one ``(M, 6)`` tensor.
     """
     return collate_detection(batch)
-
-
-def collate_tensors_targets(batch: list[Any]) -> torch.Tensor:
-    """The boxes of a batch as one ``(M, 6)`` float32 tensor: index, label, x1, y1, x2, y2."""
-    targets = [
-        np.column_stack(
-            [
-                np.full(len(sample["labels"]), k, dtype=np.float32),
-                np.asarray(sample["labels"], dtype=np.float32),
-                np.asarray(sample["bboxes"], dtype=np.float32).reshape(-1, 4),
-            ]
-        )
-        for k, sample in enumerate(batch)
-    ]
-    return torch.from_numpy(np.concatenate(targets))
 
 
 @dataclass

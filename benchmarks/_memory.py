@@ -34,7 +34,6 @@ __all__ = [
     "descendants",
     "pss_kib",
     "resident_bytes",
-    "tree_pss_kib",
     "trees",
     "watch",
 ]
@@ -98,17 +97,6 @@ def trees(roots: Sequence[int]) -> list[list[int]]:
                 todo.extend(children.get(pid, []))
         out.append(tree)
     return out
-
-
-def tree_pss_kib(roots: Iterable[int]) -> tuple[int, int]:
-    """Summed PSS (KiB) of ``roots`` and their descendants, and how many processes."""
-    total = count = 0
-    for pid in descendants(roots):
-        kib = pss_kib(pid)
-        if kib is not None:
-            total += kib
-            count += 1
-    return total, count
 
 
 def _sample(roots: Sequence[int]) -> list[list[tuple[int, int]]]:

@@ -33,8 +33,9 @@ import cv2
 import numpy as np
 
 from benchmarks import peers
+from benchmarks._same_work import tagged
 
-__all__ = ["SEGMENT_POINTS", "masks_from_polygons", "ultralytics_mix", "with_instances"]
+__all__ = ["SEGMENT_POINTS", "ultralytics_mix", "with_instances"]
 
 SEGMENT_POINTS = 1000
 """Points per polygon, as ``YOLODataset`` resamples them."""
@@ -64,21 +65,6 @@ def with_instances(samples: Sequence[Sample]) -> list[Sample]:
             cv2.fillPoly(mask, [np.round(polygon).astype(np.int32)], 1)
         out.append({**sample, "segments": segments, "masks": masks})
     return out
-
-
-def masks_from_polygons() -> Callable[[tuple[int, int], Any], Any]:
-    """Give ultralytics' ``polygons2masks``: instance masks from its polygons, as it makes them.
-
-    Raises:
-        PeerUnavailable: ultralytics (or torchvision's metadata) is missing.
-    """
-    peers.import_ultralytics()
-    from ultralytics.data.utils import polygons2masks
-
-    def masks(hw: tuple[int, int], segments: Any) -> Any:
-        return polygons2masks(hw, list(segments), 1, 1)
-
-    return masks
 
 
 class _Source:
@@ -120,7 +106,7 @@ class _Source:
 
 
 def ultralytics_mix(
-    kind: str, samples: Sequence[Sample], *, seed: int = 0, mode: str = "mixup"
+    kind: str, samples: Sequence[Sample], *, seed: int = 0, mode: str = "mixup", masks: bool = False
 ) -> Step:
     """Run ultralytics' ``MixUp``, ``CutMix`` or ``CopyPaste`` (``kind``) on every call.
 
@@ -129,6 +115,8 @@ def ultralytics_mix(
         samples: Sources of one size (with ``segments`` for copy-paste).
         seed: Seed of the private ``random`` and ``np.random`` states.
         mode: Copy-paste's mode, ``"mixup"`` (a partner) or ``"flip"``.
+        masks: Also make the output's dense instance masks, ``(N, H, W)`` at full size,
+            with ultralytics' own ``polygons2masks`` (what rankaug's copy-paste gives).
 
     Returns:
         ``step(i)``.
@@ -138,6 +126,7 @@ def ultralytics_mix(
     """
     peers.import_ultralytics()  # the import, with the global settings it changes put back
     from ultralytics.data import augment
+    from ultralytics.data.utils import polygons2masks
     from ultralytics.utils.instance import Instances
 
     source = _Source(samples, Instances, segments=kind == "copypaste")
@@ -169,6 +158,12 @@ def ultralytics_mix(
             state, np_state = random.getstate(), np.random.get_state()  # noqa: NPY002
             random.setstate(outer)
             np.random.set_state(np_outer)  # noqa: NPY002
-        return {**peers.ultralytics_output(labels), "segments": labels["instances"].segments}
+        segments = labels["instances"].segments
+        out = peers.ultralytics_output(labels)
+        if kind == "copypaste":
+            out["segments"] = segments
+        if masks:
+            out["masks"] = polygons2masks(out["image"].shape[:2], list(segments), 1, 1)
+        return out
 
-    return step
+    return tagged(step, transform)

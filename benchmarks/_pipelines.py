@@ -1,21 +1,26 @@
 """The end-to-end contenders: JPEG files in, batches of 640x640 tensors out.
 
-Every pipeline does mosaic -> random affine (scale 0.5-1.5, translate 0.1) -> HSV ->
-horizontal flip -> a batch of ``(B, 3, H, W)`` uint8 tensors, from the same YOLO folder:
+Every pipeline does the same work (``benchmarks._same_work`` checks it): a 2x2 mosaic
+-> random affine (scale 0.5-1.5, translate 0.1) -> HSV on every sample -> horizontal
+flip with p=0.5 -> a batch of ``(B, 3, H, W)`` uint8 tensors, from the same YOLO folder:
 
 * ultralytics' own ``YOLODataset(augment=True)`` with its default hyperparameters and
-  transforms (``v8_transforms``: ``Mosaic``, ``RandomPerspective``, its 1 % albumentations
-  blurs, ``RandomHSV``, ``RandomFlip``, ``Format``), ``cache=False`` or ``cache="ram"``,
-  batched by ``YOLODataset.collate_fn``;
+  transforms (``v8_transforms``: ``Mosaic``, ``RandomPerspective``, ``RandomHSV``,
+  ``RandomFlip``, ``Format``), ``cache=False`` or ``cache="ram"``, batched by
+  ``YOLODataset.collate_fn``; its ``Albumentations`` step (1 % blurs) is set to ``p=0``,
+  as rankaug's contenders have none;
 * rankaug: ``YoloFolder(root, image_size=side)``, optionally ``CachedDataset`` over it,
-  ``MosaicDataset``, then ``RandomAugmentWrapper(A.Compose([A.Affine, A.HueSaturationValue,
-  A.HorizontalFlip]))``, batched by ``collate_detection(channels_first=True)``;
-* rankaug fused: ``MosaicDataset(..., affine=rankaug.MosaicAffine(...))`` (the mosaic and
-  YOLO's affine in one resampling), then HSV and flip through albumentations.
+  ``MosaicDataset``, then ``RandomAugmentWrapper(A.Compose([A.Affine,
+  A.HueSaturationValue(p=1), A.HorizontalFlip(p=0.5)]))``, batched by
+  ``collate_detection(channels_first=True)``;
+* rankaug fused: ``MosaicDataset(..., affine=rankaug.MosaicAffine(..., flip=0.5))`` (the
+  mosaic, YOLO's affine and the flip in one resampling), then albumentations' HSV at
+  ``p=1`` (rankaug has no native HSV yet);
+* the floor (``benchmarks._e2e_floor``): the pixel work alone.
 
-:func:`build` makes one by name (:data:`PIPELINES`). Used by the end-to-end section and by
-the memory section's rank processes (``benchmarks/_rank_job.py``). This is benchmark
-code, never imported by rankaug.
+:func:`build` makes one by name (``benchmarks._catalogue.E2E_PIPELINES``). Used by the
+end-to-end section and by the memory section's rank processes
+(``benchmarks/_rank_job.py``). This is benchmark code, never imported by rankaug.
 """
 
 from __future__ import annotations
@@ -29,34 +34,25 @@ from pathlib import Path
 from typing import Any
 
 import albumentations as A
+import torch
 
 import rankaug
 from benchmarks import peers
-from benchmarks.peers import PeerUnavailable
+from benchmarks._catalogue import E2E_PIPELINES
+from benchmarks._e2e_floor import FloorDataset, collate_floor
+from benchmarks._same_work import Work, describe, with_output
 from rankaug.collate import collate_detection
 from rankaug.datasets import YoloFolder
 
 __all__ = [
-    "PIPELINES",
     "Pipeline",
     "build",
-    "fused_missing",
+    "pipeline_work",
     "ultralytics_classes",
 ]
 
-PIPELINES: dict[str, str] = {
-    "ultralytics": "ultralytics YOLODataset(augment=True), cache=False",
-    "ultralytics_ram": 'ultralytics YOLODataset(augment=True), cache="ram"',
-    "rankaug": "rankaug YoloFolder -> Mosaic -> A.Affine, HSV, flip",
-    "rankaug_cached": "rankaug + CachedDataset",
-    "fused": "rankaug Mosaic + fused MosaicAffine -> HSV, flip",
-    "fused_cached": "rankaug fused + CachedDataset",
-}
-"""Pipeline name -> what it is."""
 CACHED = ("rankaug_cached", "fused_cached")
 """The rankaug pipelines that read through ``CachedDataset`` (a cache directory)."""
-FUSED = ("fused", "fused_cached")
-"""The pipelines that need ``rankaug.MosaicAffine``."""
 FILL = 114
 """YOLO's grey, for the affine's border too."""
 
@@ -68,13 +64,6 @@ class Pipeline:
     name: str
     dataset: Any
     collate: Callable[[list[Any]], Any]
-
-
-def fused_missing() -> str:
-    """Why the fused contenders cannot run, or ``""`` when ``rankaug.MosaicAffine`` exists."""
-    if hasattr(rankaug, "MosaicAffine"):
-        return ""
-    return "rankaug.MosaicAffine not built yet"
 
 
 @functools.lru_cache(maxsize=1)
@@ -103,6 +92,9 @@ def _ultralytics(root: Path, side: int, cache: str | bool, batch_size: int) -> P
             batch_size=batch_size,
             data={"names": {k: str(k) for k in range(64)}, "channels": 3},
         )
+    for step in dataset.transforms.transforms:
+        if type(step).__name__ == "Albumentations":
+            step.p = 0.0  # its 1 % blurs: rankaug's contenders have none
     name = "ultralytics_ram" if cache == "ram" else "ultralytics"
     return Pipeline(name, dataset, dataset_cls.collate_fn)
 
@@ -110,8 +102,10 @@ def _ultralytics(root: Path, side: int, cache: str | bool, batch_size: int) -> P
 def _albumentations(affine: bool) -> Any:
     steps: list[Any] = []
     if affine:
-        steps.append(A.Affine(scale=(0.5, 1.5), translate_percent=(-0.1, 0.1), fill=FILL))
-    steps += [A.HueSaturationValue(), A.HorizontalFlip()]
+        steps.append(A.Affine(scale=(0.5, 1.5), translate_percent=(-0.1, 0.1), fill=FILL, p=1.0))
+    steps.append(A.HueSaturationValue(p=1.0))  # every sample, as ultralytics' RandomHSV
+    if affine:  # the fused contenders flip in MosaicAffine
+        steps.append(A.HorizontalFlip(p=0.5))
     return A.Compose(steps, bbox_params=A.BboxParams("pascal_voc", label_fields=["labels"]))
 
 
@@ -124,16 +118,13 @@ def _rankaug(
             raise ValueError(f"pipeline {name!r} needs a cache directory")
         source = rankaug.CachedDataset(source, cache_dir)
     options: dict[str, Any] = {}
-    fused = name in FUSED
+    fused = name.startswith("fused")
     if fused:
-        missing = fused_missing()
-        if missing:
-            raise PeerUnavailable("rankaug", missing)
-        options["affine"] = rankaug.MosaicAffine(degrees=0.0, translate=0.1, scale=0.5, shear=0.0)
-    mosaic: rankaug.MosaicDataset[Any] = rankaug.MosaicDataset(
-        source, seed=seed, output_size=side, rank=rank, **options
-    )
-    wrapper: rankaug.RandomAugmentWrapper[Any] = rankaug.RandomAugmentWrapper(
+        options["affine"] = rankaug.MosaicAffine(
+            degrees=0.0, translate=0.1, scale=0.5, shear=0.0, flip=0.5
+        )
+    mosaic: Any = rankaug.MosaicDataset(source, seed=seed, output_size=side, rank=rank, **options)
+    wrapper: Any = rankaug.RandomAugmentWrapper(
         mosaic, _albumentations(affine=not fused), seed=seed, rank=rank
     )
     return Pipeline(name, wrapper, functools.partial(collate_detection, channels_first=True))
@@ -149,10 +140,10 @@ def build(
     seed: int = 0,
     rank: int | None = None,
 ) -> Pipeline:
-    """Build one pipeline of :data:`PIPELINES` over the YOLO folder ``root``.
+    """Build one end-to-end pipeline over the YOLO folder ``root``.
 
     Args:
-        name: A key of :data:`PIPELINES`.
+        name: A key of ``benchmarks._catalogue.E2E_PIPELINES``.
         root: The YOLO folder (``root/images``, ``root/labels``).
         side: The output side (and ultralytics' ``imgsz``, rankaug's ``image_size``).
         cache_dir: The ``CachedDataset`` directory of the cached rankaug pipelines.
@@ -164,13 +155,28 @@ def build(
         The pipeline. ``cache="ram"`` decodes every image while it is built.
 
     Raises:
-        PeerUnavailable: ultralytics is not installed, or ``rankaug.MosaicAffine`` is
-            missing for a fused pipeline.
+        PeerUnavailable: ultralytics is not installed.
     """
     if name == "ultralytics":
         return _ultralytics(root, side, False, batch_size)
     if name == "ultralytics_ram":
         return _ultralytics(root, side, "ram", batch_size)
-    if name not in PIPELINES:
-        raise KeyError(f"unknown pipeline {name!r}; known: {', '.join(PIPELINES)}")
+    if name == "floor":
+        return Pipeline(name, FloorDataset(root, side, seed), collate_floor)
+    if name not in E2E_PIPELINES:
+        raise KeyError(f"unknown pipeline {name!r}; known: {', '.join(E2E_PIPELINES)}")
     return _rankaug(name, root, side, cache_dir, seed, rank)
+
+
+def pipeline_work(pipeline: Pipeline) -> Work:
+    """What a pipeline does per sample, from its objects, with a real batch's layout.
+
+    Two samples are made and collated (call it after the timing: rankaug's cache and
+    stream move on).
+    """
+    dataset = pipeline.dataset
+    work = describe(dataset.work if isinstance(dataset, FloorDataset) else dataset)
+    batch = pipeline.collate([dataset[i] for i in range(2)])
+    image = batch if isinstance(batch, torch.Tensor) else batch.get("img", batch.get("image"))
+    layout = ", ".join(str(d) for d in image.shape[1:])
+    return with_output(work, f"(B, {layout}) {image.dtype}")

@@ -21,9 +21,9 @@ from typing import Any
 from torch.utils.data import DistributedSampler
 
 from benchmarks._bench import Bench, Sample, identity
-from benchmarks.sections.mosaic import cycling, find_mosaic_class
+from benchmarks.sections.mosaic import cycling
 from benchmarks.sections.wrapper import make_pipeline
-from rankaug import EpochIndex, EpochSampler, RandomAugmentWrapper
+from rankaug import EpochIndex, EpochSampler, MosaicDataset, RandomAugmentWrapper
 
 __all__ = ["TimedTransform", "profile_op", "profile_rankaug", "wrapper_breakdown"]
 
@@ -161,11 +161,10 @@ def profile_rankaug(bench: Bench, selected: Sequence[str]) -> None:
             "(key, context, adapter unpack/repack)"
         )
         out()
-    mosaic_cls, _ = find_mosaic_class()
-    if "mosaic" in selected and mosaic_cls is not None:
+    if "mosaic" in selected:
         mosaic = bench.sources.mosaic
         for grid in ((2, 2), (3, 3)):
-            dataset = mosaic_cls(mosaic, seed=seed, output_size=size, grid=grid)
+            dataset: Any = MosaicDataset(mosaic, seed=seed, output_size=size, grid=grid)
             targets[f"mosaic/rankaug_{grid[0]}x{grid[1]}"] = (cycling(dataset, len(mosaic)), 300)
     if "epoch" in selected:
         targets.update(_epoch_targets(seed))

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from benchmarks._same_work import Work
 from benchmarks._timing import Progress, Summary, paired_ratios, summarize
 
 __all__ = [
@@ -95,6 +96,8 @@ class Report:
         goals: The evaluated goals, in the catalogue's order.
         diagnostics: Figures beside the rows (the wrapper's pairs, transport costs...).
         profiles: cProfile listings (``--profile``).
+        work: Row id -> the work its contender does (``benchmarks._same_work``); a
+            goal on two rows whose works differ is refused.
     """
 
     meta: dict[str, Any]
@@ -105,6 +108,7 @@ class Report:
     goals: list[dict[str, Any]] = field(default_factory=list)
     diagnostics: dict[str, Any] = field(default_factory=dict)
     profiles: dict[str, str] = field(default_factory=dict)
+    work: dict[str, Work] = field(default_factory=dict)
 
     def add(self, row: Row) -> Row:
         self.rows[row.id] = row
@@ -165,6 +169,10 @@ class Report:
             "goals": self.goals,
             "diagnostics": self.diagnostics,
             "profiles": self.profiles,
+            "work": {
+                row: {aspect: {"value": s.value, "via": s.via} for aspect, s in work.items()}
+                for row, work in self.work.items()
+            },
         }
 
 
@@ -176,7 +184,7 @@ class Console:
         self.progress = progress
 
     def __call__(self, text: str = "") -> None:
-        self.progress.close()
+        self.progress.clear()
         print(text, flush=True)
 
 
@@ -290,9 +298,9 @@ def print_header(out: Console, meta: Mapping[str, Any]) -> None:
 
 
 def print_goals(out: Console, report: Report) -> None:
-    """The goals table: PASS/MISS, measured, target, margin (and why, for a miss)."""
+    """The goals table: PASS/MISS/REFUSED/N/A, measured, target, margin (and why, for a miss)."""
     out("Goals (ratios of medians measured side by side in this run)")
-    out(f"  {'':4s} {'goal':48s} {'measured':>9s} {'target':>9s}  margin")
+    out(f"  {'':7s} {'goal':48s} {'measured':>9s} {'target':>9s}  margin")
     for goal in report.goals:
         value = goal["measured"]
         # ratios with three decimals, so that a near miss never prints as the target
@@ -300,7 +308,7 @@ def print_goals(out: Console, report: Report) -> None:
         margin = "" if goal["margin"] is None else f"{goal['margin']:+.1%}"
         if goal["status"] == "MISS":
             margin += " (missed)"
-        target = f"{goal['op']} {number(goal['target'])}"
-        out(f"  {goal['status']:4s} {goal['goal']:48s} {measured:>9s} {target:>9s}  {margin}")
+        target = f"{goal['op']} {goal['target']:g}"
+        out(f"  {goal['status']:7s} {goal['goal']:48s} {measured:>9s} {target:>9s}  {margin}")
         if goal["note"]:
-            out(f"       {goal['note']}")
+            out(f"          {goal['note']}")

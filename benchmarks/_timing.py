@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 __all__ = [
     "Op",
@@ -58,67 +58,51 @@ def counted(fn: Callable[[int], object], start: int = 0) -> Op:
 
 
 class Progress:
-    """A one-line progress bar on stderr (no dependency).
+    """The run's progress bar: ``tqdm`` on stderr, where it is installed.
 
     It draws only when enabled; by default, when the stream is a terminal, so that logs
-    and pipes stay clean.
+    and pipes stay clean. Without ``tqdm`` (the test venv) nothing is drawn.
 
     Args:
         total: Units of work in the whole run.
         enabled: Force drawing on or off; ``None`` draws on a terminal only.
         stream: Where to draw; ``sys.stderr`` by default.
-        width: Width of the bar in characters.
     """
 
     def __init__(
-        self,
-        total: int,
-        *,
-        enabled: bool | None = None,
-        stream: TextIO | None = None,
-        width: int = 30,
+        self, total: int, *, enabled: bool | None = None, stream: TextIO | None = None
     ) -> None:
-        self.stream = sys.stderr if stream is None else stream
-        self.enabled = self.stream.isatty() if enabled is None else enabled
-        self.total = max(int(total), 1)
-        self.width = width
-        self.done = 0
-        self.label = ""
-        self._t0 = time.perf_counter()
-        self._last_draw = 0.0
+        stream = sys.stderr if stream is None else stream
+        self.enabled = stream.isatty() if enabled is None else enabled
+        self._bar: Any = None
+        if self.enabled:
+            try:
+                from tqdm import tqdm
+            except ImportError:
+                self.enabled = False
+            else:
+                self._bar = tqdm(total=max(int(total), 1), file=stream, leave=False)
 
     def set_label(self, label: str) -> None:
         """Show ``label`` (the section or contender being timed) beside the bar."""
-        self.label = label
-        self._draw(force=True)
+        if self._bar is not None:
+            self._bar.set_description_str(label[:38])
 
     def advance(self, units: int = 1) -> None:
         """Count ``units`` more units of work as done."""
-        self.done = min(self.done + units, self.total)
-        self._draw()
+        if self._bar is not None:
+            self._bar.update(units)
 
-    def _draw(self, *, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if not force and now - self._last_draw < 0.1 and self.done < self.total:
-            return
-        self._last_draw = now
-        fraction = self.done / self.total
-        filled = round(fraction * self.width)
-        elapsed = now - self._t0
-        eta = f"{elapsed * (1 - fraction) / fraction:4.0f}s" if fraction > 0 else "   ?"
-        bar = "#" * filled + "." * (self.width - filled)
-        self.stream.write(
-            f"\r[{bar}] {fraction:4.0%} {elapsed:4.0f}s, eta {eta}  {self.label[:38]:<38}"
-        )
-        self.stream.flush()
+    def clear(self) -> None:
+        """Erase the bar until it next draws (before printing a table)."""
+        if self._bar is not None:
+            self._bar.clear()
 
     def close(self) -> None:
-        """Erase the bar."""
-        if self.enabled:
-            self.stream.write("\r" + " " * (self.width + 66) + "\r")
-            self.stream.flush()
+        """Erase the bar for good."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
 
 @dataclass(frozen=True)

@@ -1,55 +1,25 @@
-"""rankaug's scoreboard: what its guarantees cost, and its mosaic against the peers'.
+"""rankaug's scoreboard: what its guarantees cost, and its pipelines against the peers'.
 
 Run from the repository root (the peers and the photographs are optional; install them
 with the step in ``benchmarks/README_peers.md``)::
 
     .venv-bench/bin/python benchmarks/throughput.py          # full run, about 5 minutes
     .venv-bench/bin/python benchmarks/throughput.py --quick  # about 30 s
-    .venv-bench/bin/python benchmarks/throughput.py --json out.json --repeats 9
+    .venv-bench/bin/python benchmarks/throughput.py --json out.json --repeats 9  # + out.*.png
     .venv-bench/bin/python benchmarks/throughput.py --only e2e,memory
 
 (``.venv/bin/python`` runs it too, every peer row then "unavailable".)
 
-Sections, each measured side by side in one run (contenders interleaved: in blocks per
-round for the microsecond-scale keys, epoch rows and loaders, one operation at a time
-for the wrapper and the mosaics; medians and min..max over the rounds, ratios or
-differences of the medians):
+The sections and their rows are declared in ``_catalogue.py``, the goals in
+``_goal_table.py`` (each kind of goal in ``_goals.py``), one module per section in
+``sections/``; ``benchmarks/README.md`` describes each. Every section measures its
+contenders side by side in one run, interleaved, after a warm-up: medians and min..max
+over the rounds, ratios of the medians, and a "same work" table per race
+(``_same_work.py``: a goal whose contenders do different work is refused).
 
-1. ``keys``: microseconds per sample to derive the key's Generator, for both keyings,
-   against building a numpy Generator directly.
-2. ``wrapper``: ``RandomAugmentWrapper(ds, pipeline)[i]`` against calling the same
-   albumentations pipeline directly in a loop over the same samples (square images).
-3. ``mosaic``: ``MosaicDataset(ds)[i]`` (2x2 and 3x3) against albumentations
-   ``A.Mosaic``, ultralytics ``Mosaic`` (+ its affine crop, and alone), a YOLOv5-style
-   mosaic and the floor, all on the same in-memory sources and output size.
-4. ``scaling``: a DataLoader over ``MosaicDataset`` with 0, 1 and 2 workers, numpy
-   samples (pickled through the worker pipe), torch tensors (shared memory) and, as an
-   experiment, tensors in shared buffers reused across batches; with the CPU time the
-   loader's processes got and how long they waited for a CPU (other work on the
-   machine), read from ``/proc``.
-5. ``epoch``: what carrying the epoch in the index costs: ``EpochSampler`` against the
-   bare ``DistributedSampler``, the wrapper reading the epoch from an ``EpochIndex``
-   against its shared epoch, and a DataLoader (0 and 1 worker) with and without
-   ``EpochSampler``; differences of the medians, µs per index.
-6. ``e2e``: end to end, a YOLO folder of JPEGs to batches of tensors: ultralytics'
-   ``YOLODataset`` (``cache=False`` and ``cache="ram"``) against rankaug (``YoloFolder``,
-   ``CachedDataset`` off and on, ``MosaicDataset`` with ``A.Affine`` or the fused
-   ``MosaicAffine``, HSV and flip), 0 and 2 workers, the first epoch apart.
-7. ``memory``: PSS of 2 ranks x (1 + 2 workers), ultralytics ``cache="ram"`` against
-   rankaug's ``CachedDataset`` (plus its files in the page cache).
-
-The files: this one is the command line and the run; ``_catalogue.py`` declares the
-sections, their rows and the goals (``_goals.py``: each goal computes its own figure);
-``sections/`` holds one module per section (its contenders and its table);
-``_report.py`` the rows, the console tables and the JSON; ``_bench.py`` the run's
-context and the sources; ``_profile.py`` the ``--profile`` listings.
-
-Every process runs one thread: the OpenMP/BLAS thread variables are set to 1 before numpy,
-cv2 and torch load, and ``cv2.setNumThreads(1)`` and
-``torch.set_num_threads(1)`` are called after the peers are imported (importing
-ultralytics changes cv2's setting). Sections 2 to 4 decode their sources into memory
-before any timing starts (decoding is not timed there); sections 6 and 7 read JPEG files,
-decoding included.
+Every process runs one thread: the OpenMP/BLAS thread variables are set to 1 before
+numpy, cv2 and torch load, and ``cv2.setNumThreads(1)`` and ``torch.set_num_threads(1)``
+are called again after the peers are imported (importing ultralytics changes cv2's).
 """
 
 from __future__ import annotations
@@ -77,68 +47,15 @@ import torch
 from benchmarks import peers  # noqa: F401  (sets the variables that keep ultralytics offline)
 from benchmarks._bench import Bench, describe_run, pin_threads
 from benchmarks._catalogue import FULL, QUICK, ROW_IDS, SECTIONS, Settings
+from benchmarks._cli import parse_args
 from benchmarks._goal_table import GOALS
+from benchmarks._plots import write_plots
 from benchmarks._profile import profile_rankaug
 from benchmarks._report import Console, Report, print_goals, print_header
 from benchmarks._timing import Progress, peak_rss_mib
 from benchmarks.sections import RUNNERS
 
 __all__ = ["GOALS", "ROW_IDS", "SECTIONS", "main", "parse_args", "run"]
-
-
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    """The command line (see ``--help``)."""
-    names = [s.name for s in SECTIONS]
-    parser = argparse.ArgumentParser(
-        description="rankaug's throughput scoreboard (side by side, ratios, goals)."
-    )
-    parser.add_argument("--quick", action="store_true", help="a short run (under 30 s)")
-    parser.add_argument("--repeats", type=int, default=None, help="interleaved rounds")
-    parser.add_argument("--json", type=Path, default=None, help="also write everything here")
-    parser.add_argument(
-        "--only",
-        default=",".join(names),
-        help=f"comma-separated sections to run, of {','.join(names)} (default: all)",
-    )
-    parser.add_argument("--size", type=int, default=640, help="output side (default 640)")
-    parser.add_argument("--sources", type=int, default=16, help="source samples (default 16)")
-    parser.add_argument(
-        "--data",
-        choices=("auto", "photos", "synthetic"),
-        default="auto",
-        help="photos from skimage.data when installed (auto), or synthetic images",
-    )
-    parser.add_argument("--batch-size", type=int, default=16, help="DataLoader batch size")
-    parser.add_argument(
-        "--images", type=int, default=None, help="JPEGs in the e2e folder (1200; --quick 32)"
-    )
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=None,
-        help="where the e2e JPEG folder is kept and the caches go (default: under $TMPDIR)",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of every contender")
-    parser.add_argument("--profile", action="store_true", help="also cProfile rankaug's contenders")
-    parser.add_argument(
-        "--progress",
-        choices=("auto", "on", "off"),
-        default="auto",
-        help="progress bar on stderr (auto: when stderr is a terminal)",
-    )
-    args = parser.parse_args(argv)
-    if args.size < 16 or args.sources < 1 or args.batch_size < 1:
-        parser.error("--size must be >= 16, --sources and --batch-size >= 1")
-    if args.repeats is not None and args.repeats < 1:
-        parser.error("--repeats must be >= 1")
-    if args.images is not None and args.images < 1:
-        parser.error("--images must be >= 1")
-    only = [name.strip() for name in args.only.split(",") if name.strip()]
-    unknown = [name for name in only if name not in names]
-    if unknown or not only:
-        parser.error(f"--only takes sections among {','.join(names)}, got {args.only!r}")
-    args.only = [name for name in names if name in only]  # the catalogue's order
-    return args
 
 
 def run(args: argparse.Namespace) -> Report:
@@ -220,8 +137,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\n(total {report.meta['wall_seconds']:.0f} s)")
     if args.json is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report.to_json(), indent=1, ensure_ascii=False) + "\n")
+        data = report.to_json()
+        args.json.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
         print(f"wrote {args.json}")
+        plots = write_plots(data, args.json)
+        print(
+            f"plots: {', '.join(p.name for p in plots)}" if plots else "plots: none (no matplotlib)"
+        )
     return 0
 
 

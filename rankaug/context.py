@@ -105,9 +105,9 @@ def resolve_rank(explicit: int | None = None, captured: int | None = None) -> in
 
     Args:
         explicit: A ``rank=`` argument, used when not ``None`` (checked, and compared
-            with the process's global rank). Defaults to ``None``.
+            with the process's global rank).
         captured: A rank recorded in the main process before the dataset travelled to a
-            spawned worker. Defaults to ``None``.
+            spawned worker.
 
     Returns:
         The rank.

@@ -1,8 +1,9 @@
 """The base of rankaug's wrappers: one keyed random state per sample, from its context.
 
 Every ``__getitem__`` follows one path: check the index, resolve the context (rank,
-worker, epoch: see :mod:`rankaug.context` and :mod:`rankaug.epoch`), derive the key's
-random state, then let the subclass draw and apply (:meth:`KeyedDataset.augment`).
+worker, epoch: see :mod:`rankaug.context`; the epoch is
+:func:`~rankaug.sample_epoch.sample_epoch`'s), derive the key's random state, then let
+the subclass draw and apply (:meth:`KeyedDataset.augment`).
 
 Two keyings:
 
@@ -33,10 +34,10 @@ from typing import Any, Final, Generic, TypeVar
 import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
-from rankaug import checks, passes, streams
+from rankaug import checks, streams
 from rankaug.context import SampleContext, check_rank, process_group_rank, resolve_rank
-from rankaug.epoch import SharedEpoch, carried_epoch, index_epoch, warn_if_late
 from rankaug.keys import Domain, KeyedRandom, Keying, KeyTemplate, check_keying, stream_id
+from rankaug.sample_epoch import EpochFallback, sample_epoch
 
 __all__ = ["KeyedDataset", "inner_datasets"]
 
@@ -68,7 +69,7 @@ def inner_datasets(dataset: object, *, through_keyed: bool = False) -> Iterator[
 
     Args:
         dataset: The outer dataset (not yielded).
-        through_keyed: Also walk into rankaug wrappers. Defaults to ``False``.
+        through_keyed: Also walk into rankaug wrappers.
 
     Yields:
         The datasets inside it.
@@ -105,12 +106,11 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         dataset: A map-style dataset (``__getitem__`` and ``__len__``).
         seed: The run's base seed, ``0 <= seed < 2**64``.
         keying: ``"stream"``, ``"sample"`` or ``"sample_rank"`` (see the module
-            docstring). Defaults to ``"stream"``.
+            docstring).
         rank: The rank for the key; ``None`` resolves it (see :mod:`rankaug.context`).
-            Defaults to ``None``.
         stream: The stream word or name; ``None`` derives one from the class name and
             how many rankaug wrappers sit inside this one, so stacked wrappers draw
-            independent streams. Defaults to ``None``.
+            independent streams.
 
     Raises:
         TypeError: If an argument has the wrong type.
@@ -151,14 +151,12 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         if stream is None:
             stream = f"{type(self).__module__}.{type(self).__qualname__}/{self.depth}"
         self.stream = stream_id(stream)
-        self._epoch = SharedEpoch()
+        self._epoch = EpochFallback()
         self._captured_rank: int | None = None
         self._rank_cache: tuple[int, bool, int] | None = None
         # (pid, worker id) -> ((rank, epoch), the stream): one per worker, thread-safe
         # for workers that share a process
         self._streams: dict[tuple[int, int], tuple[tuple[int, int], KeyedRandom]] = {}
-        self._seen: tuple[int, int] | None = None  # (pid, shared epoch) last seen here
-        self._lost_warned = False  # warned that an index map lost the pass's epoch
         template = KeyTemplate(_DOMAINS[self.keying], seed=self.seed, stream=self.stream)
         if self.keying == "stream":
             self._key_builder = template.builder("rank", "worker_id", "epoch")
@@ -194,19 +192,6 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             if isinstance(inner, KeyedDataset):
                 inner.set_epoch(epoch)
 
-    def _shared_epoch(self, in_worker: bool) -> int:
-        epoch = self._epoch.get()
-        if not in_worker:  # only a worker can see set_epoch come in the middle of a pass
-            return epoch
-        seen = self._seen
-        pid = os.getpid()
-        if seen is None or seen[0] != pid:
-            self._seen = (pid, epoch)
-        elif seen[1] != epoch:
-            self._seen = (pid, epoch)
-            warn_if_late(seen[1], epoch)
-        return epoch
-
     # ---------------------------------------------------------------- context
     def _rank_now(self) -> int:
         """The rank, resolved once per process and process-group state (it is per sample)."""
@@ -235,19 +220,9 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             TypeError: If ``index`` is not an integer.
             IndexError: If it is out of range.
         """
-        epoch = index_epoch(index)
         position = checks.index(index, len(self.dataset))
         info = get_worker_info()
-        if epoch is None:
-            epoch = carried_epoch()
-            if epoch is None:
-                epoch = passes.pass_epoch()  # the fetched batch's, for a mapped index
-                if epoch < 0:
-                    verdict, epoch = epoch, self._shared_epoch(info is not None)
-                    if verdict != passes.PLAIN and not self._lost_warned:
-                        self._lost_warned = passes.warn_lost(
-                            type(self).__name__, index, epoch, verdict
-                        )
+        epoch = sample_epoch(index, self._epoch, info is not None, type(self).__name__)
         worker_id = 0 if info is None else info.id
         return SampleContext(position, rank=self._rank_now(), worker_id=worker_id, epoch=epoch)
 
@@ -363,7 +338,6 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         state = self.__dict__.copy()
         state["_streams"] = {}
         state["_rank_cache"] = None
-        state["_seen"] = None
         # Pickled for a spawned worker: record the rank while the process group is
         # still reachable; the worker has none.
         if self.rank is None:

@@ -11,6 +11,11 @@ feeds :class:`numpy.random.SeedSequence`. The layout (version 1) is::
     SAMPLE       0x0001_0002   ...                 epoch, index lo, index hi
     SAMPLE_RANK  0x0001_0003   ...                 epoch, index lo, index hi, rank
     WORKER_INIT  0x0001_0004   ...                 rank, worker_id, loader seed lo, hi
+    BATCH_SAMPLE 0x0001_0005   seed lo,hi          epoch, index lo, index hi
+    BATCH_STEP   0x0001_0006   seed lo,hi          rank, epoch, step lo, hi, position
+
+The two ``BATCH_`` domains (:class:`~rankaug.BatchAugment`) have no stream word; they
+are hashed on the batch's device, not fed to ``SeedSequence``.
 
 ``MAGIC`` is ``0x726B6167`` ("rkag"). Every field has a fixed width (64-bit values take
 two words, low word first), every domain has a fixed length, and the domain tag names
@@ -69,6 +74,8 @@ class Domain(IntEnum):
     SAMPLE = 0x0001_0002
     SAMPLE_RANK = 0x0001_0003
     WORKER_INIT = 0x0001_0004
+    BATCH_SAMPLE = 0x0001_0005
+    BATCH_STEP = 0x0001_0006
 
 
 #: The word layout of each domain after the two header words: (field, bits), in order.
@@ -78,6 +85,8 @@ LAYOUTS: Final[dict[Domain, tuple[tuple[str, int], ...]]] = {
     Domain.SAMPLE: (("seed", 64), ("stream", 32), ("epoch", 32), ("index", 64)),
     Domain.SAMPLE_RANK: (("seed", 64), ("stream", 32), ("epoch", 32), ("index", 64), ("rank", 32)),
     Domain.WORKER_INIT: (("seed", 64), ("rank", 32), ("worker_id", 32), ("loader_seed", 64)),
+    Domain.BATCH_SAMPLE: (("seed", 64), ("epoch", 32), ("index", 64)),
+    Domain.BATCH_STEP: (("seed", 64), ("rank", 32), ("epoch", 32), ("step", 64), ("position", 32)),
 }
 
 
@@ -255,12 +264,11 @@ def key_words(
 
     Args:
         base_seed: The run's seed, ``0 <= base_seed < 2**64``.
-        rank: The process rank, below ``2**32``. Defaults to ``None``.
-        worker_id: The DataLoader worker id, below ``2**32``. Defaults to ``None``.
-        epoch: The epoch, below ``2**32``. Defaults to ``0``.
-        index: The sample index, below ``2**64``; ``None`` for a stream key. Defaults to
-            ``None``.
-        stream: The stream word or name (see :func:`stream_id`). Defaults to ``0``.
+        rank: The process rank, below ``2**32``.
+        worker_id: The DataLoader worker id, below ``2**32``.
+        epoch: The epoch, below ``2**32``.
+        index: The sample index, below ``2**64``; ``None`` for a stream key.
+        stream: The stream word or name (see :func:`stream_id`).
 
     Returns:
         A ``uint32`` array of 8 or 9 words.

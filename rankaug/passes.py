@@ -32,7 +32,7 @@ UNKNOWN: Final = -2
 MIXED: Final = -3
 """The batch being fetched holds indices of several epochs, or some without one."""
 
-_DEPTH: Final = 24  # frames between a wrapper's context() and the fetch, at most
+_DEPTH: Final = 25  # frames between a wrapper's context() and the fetch, at most
 
 
 def _fetch_code() -> object:
@@ -77,9 +77,10 @@ def pass_epoch() -> int:
     if not _CLASSES:  # no EpochIndex was ever made or received in this process
         return PLAIN
     get = sys._getframe
-    # From here: 1 is the wrapper's context(), 2 its __getitem__; the fetch is above.
+    # From here: 1 is sample_epoch, 2 the wrapper's context(), 3 its __getitem__; the
+    # fetch is above.
     # Probing by depth materialises one frame object each, not every frame between.
-    for depth in range(3, _DEPTH):
+    for depth in range(4, _DEPTH):
         try:
             frame = get(depth)
         except ValueError:  # the top of the stack: not in a fetch
@@ -147,6 +148,6 @@ def warn_lost(wrapper: str, index: object, shared: int, verdict: int) -> bool:
         f"with set_epoch's epoch, {shared}, which repeats the same augmentation every pass "
         f"until set_epoch changes it. {fix}",
         RankaugWarning,
-        stacklevel=4,
+        stacklevel=5,
     )
     return True

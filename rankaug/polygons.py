@@ -289,7 +289,7 @@ def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
 
     Args:
         mask: Non-zero on the pixels (uint8), an image region.
-        origin: ``(y0, x0)``, where the region starts in the image. Defaults to ``(0, 0)``.
+        origin: ``(y0, x0)``, where the region starts in the image.
 
     Returns:
         ``(K, 2)`` float64 pixel ``x, y``, ``K >= 3``.

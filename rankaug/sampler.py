@@ -100,7 +100,7 @@ class EpochSampler(Sampler[EpochIndex]):
         sampler: Any sampler or iterable of indices: a ``DistributedSampler``, a
             ``RandomSampler``, a list. Its order for a pass should depend only on its
             epoch (``set_epoch``) or be restorable (``state_dict``), for exact resumes.
-        epoch: The epoch of the first pass. Defaults to ``0``.
+        epoch: The epoch of the first pass.
 
     Raises:
         TypeError: If ``sampler`` is not iterable or ``epoch`` not an integer.

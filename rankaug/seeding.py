@@ -41,7 +41,7 @@ def seed_everything(seed: int, *, deterministic: bool = False) -> None:
         deterministic: Also ask PyTorch for deterministic algorithms
             (``torch.use_deterministic_algorithms(True)``, cuDNN deterministic and not
             benchmarking, and ``CUBLAS_WORKSPACE_CONFIG=:4096:8`` when unset, which
-            deterministic cuBLAS needs). Defaults to ``False``.
+            deterministic cuBLAS needs).
 
     Raises:
         TypeError: If ``seed`` is not an integer or ``deterministic`` not a bool.
@@ -80,8 +80,8 @@ class WorkerSeeder:
 
     Args:
         seed: The run's base seed, ``0 <= seed < 2**64``.
-        rank: The rank, or ``None`` to resolve it. Defaults to ``None``.
-        then: Another ``worker_init_fn`` to call afterwards. Defaults to ``None``.
+        rank: The rank, or ``None`` to resolve it.
+        then: Another ``worker_init_fn`` to call afterwards.
 
     Raises:
         TypeError: If an argument has the wrong type.

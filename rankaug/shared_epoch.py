@@ -62,7 +62,7 @@ class SharedEpoch:
     """An epoch counter that every DataLoader worker sees: the ``set_epoch`` fallback.
 
     Args:
-        value: The initial epoch. Defaults to ``0``.
+        value: The initial epoch.
 
     The value lives in a slot of a shared-memory block (one block serves 1,024
     counters). Forked workers inherit the mapping; spawned workers receive it through
@@ -159,5 +159,5 @@ def warn_if_late(previous: int, current: int) -> None:
         "epochs depending on timing. Let the epoch travel with the index instead: "
         "DataLoader(..., sampler=rankaug.EpochSampler(sampler))",
         RankaugWarning,
-        stacklevel=3,
+        stacklevel=4,
     )

@@ -40,13 +40,13 @@ class RandomAugmentWrapper(KeyedDataset[T_co]):
             (see :mod:`rankaug.transforms`).
         seed: The run's base seed, ``0 <= seed < 2**64``.
         keying: ``"stream"``, ``"sample"`` or ``"sample_rank"`` (see
-            :mod:`rankaug.keyed`). Defaults to ``"stream"``.
+            :mod:`rankaug.keyed`).
         rank: The rank; ``None`` resolves it from the process group, or the ``RANK``
-            environment variable, or 0. Defaults to ``None``.
+            environment variable, or 0.
         stream: The key's stream word or name; ``None`` derives one, distinct for stacked
-            wrappers. Defaults to ``None``.
+            wrappers.
         adapter: Converts samples for albumentations and back; ``None`` uses
-            :class:`~rankaug.samples.DefaultAdapter`. Defaults to ``None``.
+            :class:`~rankaug.samples.DefaultAdapter`.
 
     Raises:
         TypeError: If ``dataset`` is not map-style, ``transform`` is not callable, or an

@@ -217,7 +217,7 @@ class JitteredUltralytics(UltralyticsStyle):
 
 
 class UltralyticsAdapter:
-    """A hand-written rankaug.SampleAdapter for ultralytics' samples (for --adapter)."""
+    """A hand-written rankaug.types.SampleAdapter for ultralytics' samples (for --adapter)."""
 
     def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
         data = {

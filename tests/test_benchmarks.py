@@ -17,8 +17,17 @@ from typing import Any
 
 import pytest
 
-import rankaug
-from benchmarks import _catalogue, _goal_table, _goals, _jpegs, _memory, _report, _timing
+from benchmarks import (
+    _catalogue,
+    _cli,
+    _goal_table,
+    _goals,
+    _jpegs,
+    _memory,
+    _report,
+    _same_work,
+    _timing,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "throughput.py"
@@ -62,6 +71,7 @@ EXPECTED_ROWS = {
             "rankaug_cached",
             "fused",
             "fused_cached",
+            "floor",
         )
         for w in (0, 2)
     ),
@@ -77,6 +87,7 @@ EXPECTED_ROWS = {
     "mix/rankaug_copypaste_flip_polygons",
     "mix/copypaste_floor",
     "mix/copypaste_polygon_floor",
+    "mix/ultralytics_copypaste_masks",
 }
 EXPECTED_GOALS = [
     "key_sample",
@@ -84,7 +95,6 @@ EXPECTED_GOALS = [
     "wrapper",
     "mosaic_floor",
     "mosaic_albumentations",
-    "mosaic_ultralytics",
     "mosaic_affine_plain",
     "mosaic_affine_ultralytics",
     "loader_1w_0w",
@@ -98,11 +108,13 @@ EXPECTED_GOALS = [
     "epoch_batches_1w",
     "e2e_ram",
     "e2e_default",
+    "e2e_floor",
     "e2e_first",
     "memory",
     "mix_mixup",
     "mix_cutmix",
     "mix_copypaste",
+    "mix_copypaste_polygons",
 ]
 EPOCH_PAIRS = [
     ("epoch/sampler_carried", "epoch/sampler_plain"),
@@ -123,10 +135,6 @@ OPTIONAL_ROWS = {
     "memory/ultralytics_ram",
     *(row for row in EXPECTED_ROWS if row.startswith(("e2e/ultralytics", "mix/ultralytics"))),
 }
-# rankaug's fused affine rows: measured once rankaug.MosaicAffine exists, until then
-# "unavailable" with that reason
-FUSED_ROWS = {"mosaic/rankaug_affine", *(r for r in EXPECTED_ROWS if r.startswith("e2e/fused"))}
-FUSED_BUILT = {"fused", "fused_cached"} if hasattr(rankaug, "MosaicAffine") else set()
 
 
 def _run_script(tmp: Path, *options: str) -> subprocess.CompletedProcess[str]:
@@ -182,13 +190,7 @@ def test_json_has_every_row(quick_run: tuple[dict[str, Any], str]) -> None:
     assert set(report["rows"]) == EXPECTED_ROWS
     for row_id, row in report["rows"].items():
         assert row["id"] == row_id
-        unavailable = row_id in FUSED_ROWS and not FUSED_BUILT
-        if unavailable:
-            assert (row["status"], row["reason"]) == (
-                "unavailable",
-                "rankaug.MosaicAffine not built yet",
-            ), row_id
-        elif row["status"] == "ok":
+        if row["status"] == "ok":
             assert len(row["values"]) == 1, row_id  # --repeats 1
             assert row["median"] > 0, row_id
             assert row["min"] <= row["median"] <= row["max"], row_id
@@ -204,7 +206,7 @@ def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -
     report, _ = quick_run
     assert [goal["id"] for goal in report["goals"]] == EXPECTED_GOALS
     for goal in report["goals"]:
-        assert goal["status"] in {"PASS", "MISS", "N/A"}
+        assert goal["status"] in {"PASS", "MISS", "N/A"}  # every race like for like
         assert (goal["measured"] is None) == (goal["status"] == "N/A")
     assert "mosaic/rankaug_2x2 / mosaic/floor" in report["ratios"]
     assert "wrapper/stream / wrapper/direct" in report["ratios"]
@@ -292,13 +294,14 @@ def test_e2e_runs_rankaug_on_the_jpeg_folder(quick_run: tuple[dict[str, Any], st
     # 8 images, batches of 4: the epoch's 8 samples over construction plus the pass
     assert first["median"] == pytest.approx(8 / (first["build_s_median"] + first["epoch_s_median"]))
     split = report["diagnostics"]["e2e_split_ms"]
-    rankaug_rows = {"rankaug", "rankaug_cached"} | FUSED_BUILT
-    assert set(split) == rankaug_rows  # ultralytics is not installed here
+    rankaug_rows = {"rankaug", "rankaug_cached", "fused", "fused_cached"}
+    assert set(split) == rankaug_rows | {"floor"}  # ultralytics is not installed here
     for parts in split.values():
         assert set(parts) == {"total", "decode", "resize", "warp", "colour", "collate"}
     cached = {name for name in rankaug_rows if name.endswith("_cached")}
     assert all(split[name]["decode"] == 0 for name in cached)  # later epochs: the full cache
     assert all(split[name]["decode"] > 0 for name in rankaug_rows - cached)  # a JPEG per tile
+    assert split["floor"]["decode"] == 0  # decoded into memory when built
     later = rows["e2e/rankaug_cached_0w"]
     assert later["per_cpu_second_median"] > 0
     assert "/CPU-s; got " in later["note"]
@@ -334,6 +337,7 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
         "threads: pinned to 1",
         "Peak RSS",
         "Goals",
+        "plots: none (no matplotlib)",  # the test venv has none; .venv-bench writes PNGs
     ):
         assert text in stdout
     # the sections in the catalogue's order, the goals table last
@@ -365,14 +369,45 @@ def test_only_runs_the_selected_sections(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow  # runs benchmarks/throughput.py
-def test_only_refuses_an_unknown_section(tmp_path: Path) -> None:
-    result = _run_script(tmp_path, "--only", "keys,speed")
-    assert result.returncode == 2
-    assert (
-        "--only takes sections among keys,wrapper,mosaic,scaling,epoch,e2e,memory,mix"
-        in result.stderr
-    )
-    assert "'keys,speed'" in result.stderr
+def test_e2e_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) -> None:
+    report, stdout = quick_run
+    works = {k: v for k, v in report["work"].items() if k.startswith("e2e/")}
+    measured = {k for k, row in report["rows"].items() if k.startswith("e2e/") and row["median"]}
+    assert set(works) == measured
+    values = {
+        json.dumps({a: s["value"] for a, s in w.items()}, sort_keys=True) for w in works.values()
+    }
+    assert len(values) == 1  # every contender, the floor included, does the same work
+    work = next(iter(works.values()))
+    assert work["hsv"]["value"] == "p=1"
+    assert work["flip"]["value"] == "horizontal p=0.5, vertical p=0"
+    assert work["affine"]["value"].startswith("p=1, scale 0.5-1.5, translate ±0.1")
+    assert work["output"]["value"] == "(B, 3, 48, 48) torch.uint8"
+    assert "A.HueSaturationValue(p=1)" in report["work"]["e2e/fused_cached_0w"]["hsv"]["via"]
+    assert "same work, every contender:\n    mosaic  2x2 p=1  (all)" in stdout
+    goals = {goal["id"]: goal for goal in report["goals"]}
+    assert goals["e2e_floor"]["status"] in {"PASS", "MISS"}
+
+
+@pytest.mark.slow  # runs benchmarks/throughput.py
+def test_mix_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) -> None:
+    report, _ = quick_run
+    work = report["work"]
+    dense, polygons = work["mix/rankaug_copypaste"], work["mix/rankaug_copypaste_polygons"]
+    assert dense["mix"] == polygons["mix"] == work["mix/copypaste_floor"]["mix"]
+    assert dense["mix"]["value"] == "copypaste p=1, partner, all eligible, max overlap 0.3"
+    assert dense["output"]["value"].endswith("dense instance masks (N, H, W)")
+    assert polygons["output"]["value"].endswith("instance polygons")
+    assert work["mix/rankaug_mixup"]["mix"]["value"] == "mixup p=1, ratio Beta(32, 32)"
+
+
+def test_only_refuses_an_unknown_section(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        _cli.parse_args(["--only", "keys,speed"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--only takes sections among keys,wrapper,mosaic,scaling,epoch,e2e,memory,mix" in err
+    assert "'keys,speed'" in err
 
 
 def test_catalogue_declares_every_row_and_goal() -> None:
@@ -508,8 +543,46 @@ class TestGoals:
         assert result["note"].startswith("got 1.9 cores; projected on")
         assert "2.00x" in result["note"]
 
+    def test_a_goal_on_contenders_doing_different_work_is_refused(self) -> None:
+        report = _report_of(a=[4.0], b=[2.0])
+        ratio = _goals.Ratio(
+            id="r", what="a / b", numerator="a", denominator="b", op=">=", target=1.5
+        )
+        same = {"hsv": _same_work.Setting("p=1", "RandomHSV"), "flip": _same_work.Setting("p=0.5")}
+        report.work = {"a": same, "b": {**same, "hsv": _same_work.Setting("p=1", "A.HSV")}}
+        assert ratio.evaluate(report)["status"] == "PASS"  # how ("via") is not compared
+        report.work["a"] = {**same, "hsv": _same_work.Setting("p=0.5")}
+        result = ratio.evaluate(report)
+        assert (result["status"], result["measured"]) == ("REFUSED", None)
+        assert result["note"] == "not like for like: hsv: p=0.5 vs p=1"
+        cost = _goals.Ratio(
+            id="c", what="a / b", numerator="a", denominator="b", op=">=", target=1.5,
+            like_for_like=False,
+        )  # fmt: skip
+        assert cost.evaluate(report)["status"] == "PASS"  # what a feature costs
 
-@pytest.mark.parametrize("module", [_timing, _goal_table, _report])
+    def test_describe_reads_the_contenders_objects(self) -> None:
+        import numpy as np
+
+        from rankaug import MosaicAffine, MosaicDataset
+
+        blank = {"image": np.zeros((8, 8, 3), np.uint8), "bboxes": np.zeros((0, 4)), "labels": []}
+        mosaic: MosaicDataset[Any] = MosaicDataset(
+            [blank], seed=0, output_size=8, affine=MosaicAffine(flip=0.5)
+        )
+        floor = _same_work.FloorWork(grid=(2, 2), scale=0.5, translate=0.1, flip=0.5)
+        work, other = _same_work.describe(mosaic), _same_work.describe(floor)
+        assert _same_work.differences(work, other) == []
+        assert work["affine"].value == "p=1, scale 0.5-1.5, translate ±0.1, degrees ±0, shear ±0"
+        assert work["flip"].value == "horizontal p=0.5, vertical p=0"
+        plain = _same_work.describe(MosaicDataset([blank], seed=0, output_size=8))
+        assert _same_work.differences(plain, other) == [
+            "affine: none vs p=1, scale 0.5-1.5, translate ±0.1, degrees ±0, shear ±0",
+            "flip: horizontal p=0, vertical p=0 vs horizontal p=0.5, vertical p=0",
+        ]
+
+
+@pytest.mark.parametrize("module", [_timing, _goal_table, _report, _same_work])
 def test_helpers_doctests(module: Any) -> None:
     results = doctest.testmod(module)
     assert results.attempted > 0

@@ -486,8 +486,8 @@ def test_bad_options(args: list[str], message: str) -> None:
     [
         (["--adapter", T + "nothing_matches"], "ValueError: bboxes=nope matches nothing; the "
          "sample has keys ['image', 'index']"),
-        (["--keys", "image=nope"], "--keys names the image 'nope', but the sample has keys "
-         "['image', 'index']"),
+        (["--keys", "image=nope"], "image='nope' matches nothing in the sample, which has "
+         "keys [image, index]"),
     ],
 )  # fmt: skip
 @pytest.mark.parametrize("command", ["show", "audit"])

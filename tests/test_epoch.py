@@ -211,6 +211,7 @@ class TestSharedEpochSlots:
         assert int(result.stdout.strip()) <= 8
 
     def test_slots_are_independent_and_reused(self) -> None:
+        gc.collect()  # earlier tests' garbage must not free slots during the collect below
         first, second = SharedEpoch(1), SharedEpoch(2)
         assert (first.get(), second.get()) == (1, 2)
         slot = second._slot, second._block.data_ptr()

@@ -6,15 +6,18 @@ import rankaug
 
 PUBLIC = {
     # wrappers and what they record
-    "RandomAugmentWrapper", "MosaicDataset", "MosaicRecord", "MosaicAffine",
-    "MixUpDataset", "MixUpRecord", "CutMixDataset", "CutMixRecord",
-    "CopyPasteDataset", "CopyPasteRecord", "CachedDataset", "KeyedDataset",
+    "RandomAugmentWrapper", "MosaicDataset", "MosaicAffine",
+    "MixUpDataset", "CutMixDataset", "CopyPasteDataset", "CachedDataset", "KeyedDataset",
+    # what the wrappers share: box handling, partners, the mosaic's grid
+    "Targets", "Partners", "MosaicGrid",
     # epochs, keys and context
-    "EpochSampler", "EpochIndex", "SampleContext", "KeyedRandom", "Keying", "key_words",
+    "EpochSampler", "EpochIndex", "SampleContext", "KeyedRandom", "key_words",
     "make_rng",
     # batches, sample shapes, errors, seeding
-    "collate_detection", "collate_ultralytics", "BatchCollator", "DefaultAdapter",
-    "SampleAdapter", "adapters", "BoxFormat",
+    "collate_detection", "collate_ultralytics", "BatchCollator", "BatchAugment",
+    "DefaultAdapter", "adapters",
+    # type-only names: records, the adapter protocol, literals
+    "types",
     "SampleError", "RankaugWarning", "seed_everything", "WorkerSeeder", "__version__",
 }  # fmt: skip
 
@@ -33,3 +36,13 @@ class TestTopLevel:
                      "SampleDict", "PartnerSampler", "KeyTemplate", "checks"):  # fmt: skip
             assert name not in rankaug.__all__
             assert not hasattr(rankaug, name) or name == "checks", name
+
+
+class TestTypes:
+    def test_type_only_names_live_in_rankaug_types(self) -> None:
+        names = {"MosaicRecord", "MixUpRecord", "CutMixRecord", "CopyPasteRecord",
+                 "SampleAdapter", "Keying", "BoxFormat"}  # fmt: skip
+        assert names <= set(rankaug.types.__all__)
+        assert not names & set(rankaug.__all__)
+        for name in rankaug.types.__all__:
+            assert getattr(rankaug.types, name) is not None, name

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rankaug import MosaicDataset
+from rankaug._multi.partners import PartnerSampler
 from rankaug.datasets import SyntheticDetection
-from rankaug.partners import PartnerSampler
 
 
 def rng(seed: int = 0) -> np.random.Generator:

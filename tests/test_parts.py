@@ -5,8 +5,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from rankaug._multi.parts import Part, PartReader
 from rankaug.context import SampleContext
-from rankaug.parts import Part, PartReader
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
 
 

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rankaug.replay import generator_at, read_replay, state_text
+from rankaug._multi.replay import generator_at, read_replay, state_text
 
 
 class TestStateText:

@@ -28,9 +28,6 @@ This is benchmark code, never imported by rankaug.
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Sequence
-
 from benchmarks.peers._albumentations import albumentations_mosaic
 from benchmarks.peers._common import (
     FILL,
@@ -39,7 +36,6 @@ from benchmarks.peers._common import (
     Sample,
     Step,
     peer_versions,
-    square,
 )
 from benchmarks.peers._simple import floor_mosaic, yolov5_style_mosaic
 from benchmarks.peers._ultralytics import (
@@ -51,7 +47,6 @@ from benchmarks.peers._ultralytics import (
 
 __all__ = [
     "FILL",
-    "PEERS",
     "QUIET_ENV",
     "PeerUnavailable",
     "Sample",
@@ -61,61 +56,7 @@ __all__ = [
     "import_ultralytics",
     "ultralytics_output",
     "ultralytics_settings_kept",
-    "make_peer",
     "peer_versions",
     "ultralytics_mosaic",
     "yolov5_style_mosaic",
 ]
-
-
-def _albumentations(samples: Sequence[Sample], out_hw: tuple[int, int], seed: int) -> Step:
-    return albumentations_mosaic(samples, out_hw, seed=seed)
-
-
-def _ultralytics(samples: Sequence[Sample], out_hw: tuple[int, int], seed: int) -> Step:
-    return ultralytics_mosaic(samples, square(out_hw, "ultralytics"), affine=True, seed=seed)
-
-
-def _yolov5_style(samples: Sequence[Sample], out_hw: tuple[int, int], seed: int) -> Step:
-    return yolov5_style_mosaic(samples, square(out_hw, "yolov5_style"), rng=random.Random(seed))
-
-
-def _floor(samples: Sequence[Sample], out_hw: tuple[int, int], seed: int) -> Step:
-    return floor_mosaic(samples, out_hw, rng=random.Random(seed))
-
-
-PEERS: dict[str, Callable[[Sequence[Sample], tuple[int, int], int], Step]] = {
-    "albumentations": _albumentations,
-    "ultralytics": _ultralytics,
-    "yolov5_style": _yolov5_style,
-    "floor": _floor,
-}
-"""``name -> factory(samples, out_hw, seed)``; every step's image is ``out_hw``."""
-
-
-def make_peer(
-    name: str,
-    samples: Sequence[Sample],
-    out_hw: tuple[int, int] = (640, 640),
-    seed: int = 0,
-) -> Step:
-    """Build one peer by name with the uniform interface.
-
-    Args:
-        name: A key of ``PEERS``.
-        samples: Source samples.
-        out_hw: Output (height, width); the YOLO peers need it square.
-        seed: Seed of the peer's draws.
-
-    Returns:
-        The peer's ``step(i)``.
-
-    Raises:
-        KeyError: Unknown name.
-        PeerUnavailable: The peer's package is missing.
-    """
-    try:
-        factory = PEERS[name]
-    except KeyError:
-        raise KeyError(f"unknown peer {name!r}; known: {', '.join(PEERS)}") from None
-    return factory(samples, out_hw, seed)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from benchmarks._same_work import tagged
 from benchmarks.peers._common import PeerUnavailable, Sample, Step, check_samples
 
 __all__ = ["albumentations_mosaic"]
@@ -82,4 +83,4 @@ def albumentations_mosaic(
             "labels": np.asarray(out["labels"], dtype=np.int64).reshape(-1),
         }
 
-    return step
+    return tagged(step, transform)

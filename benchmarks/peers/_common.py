@@ -17,7 +17,6 @@ __all__ = [
     "Step",
     "check_samples",
     "peer_versions",
-    "square",
 ]
 
 Sample = dict[str, np.ndarray]
@@ -86,11 +85,3 @@ def check_samples(samples: Sequence[Sample]) -> int:
         if img.dtype != np.uint8 or img.ndim != 3 or img.shape[2] != 3:
             raise ValueError(f"sample {k}: image must be HxWx3 uint8, got {img.dtype} {img.shape}")
     return len(samples)
-
-
-def square(out_hw: tuple[int, int], peer: str) -> int:
-    """Return the side of a square output, or raise for the YOLO peers that need one."""
-    h, w = out_hw
-    if h != w:
-        raise ValueError(f"{peer} makes square mosaics only, got out_hw={out_hw}")
-    return int(h)

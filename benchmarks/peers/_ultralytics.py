@@ -12,6 +12,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from benchmarks._same_work import tagged
 from benchmarks.peers._common import PeerUnavailable, Sample, Step, check_samples
 
 __all__ = [
@@ -244,7 +245,7 @@ def ultralytics_mosaic(
             random.setstate(outer)
         return ultralytics_output(labels)
 
-    return step
+    return tagged(step, pipeline)
 
 
 def ultralytics_output(labels: dict[str, Any]) -> dict[str, np.ndarray]:

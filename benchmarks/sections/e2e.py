@@ -1,9 +1,11 @@
 """Section 6, end to end: a YOLO folder of JPEGs to batches of tensors, as users train.
 
-The contenders (``benchmarks._pipelines``) all make mosaic -> random affine -> HSV -> flip
--> ``(B, 3, side, side)`` uint8 batches from the same folder (``benchmarks._jpegs``):
-ultralytics' ``YOLODataset`` (``cache=False``, ``cache="ram"``) and rankaug (cache off
-and on, ``A.Affine`` or the fused ``MosaicAffine``). Each runs behind its own persistent
+The contenders (``benchmarks._pipelines``) all make mosaic -> random affine -> HSV (every
+sample) -> flip (p=0.5) -> ``(B, 3, side, side)`` uint8 batches from the same folder
+(``benchmarks._jpegs``): ultralytics' ``YOLODataset`` (``cache=False``, ``cache="ram"``),
+rankaug (cache off and on, ``A.Affine`` or the fused ``MosaicAffine``) and the floor (the
+pixel work alone); the "same work" table shows, from their objects, that they do the
+same work (a goal on contenders that do not is refused). Each runs behind its own persistent
 DataLoader, with 0 and with 2 workers, over one fixed shuffled order:
 
 1. **First epoch**: construction (``cache="ram"`` decodes every image there; rankaug's
@@ -38,8 +40,9 @@ from benchmarks._catalogue import E2E_FIRST, E2E_PIPELINES, E2E_WORKERS, section
 from benchmarks._cv2_split import CV2_STAGES, cv2_split
 from benchmarks._jpegs import JpegFolder, default_data_dir, jpeg_folder
 from benchmarks._loaders import Chunk, ChunkSampler, Loader, cpu_ns, time_chunk
-from benchmarks._pipelines import FUSED, Pipeline, build, fused_missing, ultralytics_classes
+from benchmarks._pipelines import Pipeline, build, pipeline_work, ultralytics_classes
 from benchmarks._report import Row, print_rows, ratio_text
+from benchmarks._same_work import print_work
 from benchmarks._timing import summarize
 
 __all__ = ["SECTION", "cache_root", "folder", "measure", "prepare", "side"]
@@ -115,10 +118,6 @@ def prepare(bench: Bench) -> Prepared:
         ultralytics_classes()
     except peers.PeerUnavailable as exc:
         unavailable["ultralytics"] = unavailable["ultralytics_ram"] = f"not installed: {exc.reason}"
-    missing = fused_missing()
-    for name in FUSED:
-        if missing:
-            unavailable[name] = missing
     return Prepared(folder(bench), unavailable)
 
 
@@ -320,12 +319,20 @@ def measure(bench: Bench, prepared: Prepared) -> None:
         _first_epochs(bench, made, batches)
         later = _later_epochs(bench, made)
         _record(bench, made, later, batches)
+        works = {}
+        for c in made.values():
+            if c.name not in works:
+                works[c.name] = pipeline_work(c.pipeline)  # after the timing: it makes samples
+            report.work[c.row] = works[c.name]
+            if c.first:
+                report.work[f"e2e/{c.name}_first_{c.workers}w"] = works[c.name]
         out(
             f"6. End to end: JPEG files to batches of {bench.batch_size} "
             f"(3x{side(bench)}x{side(bench)} uint8 tensors), samples/s; "
             "mosaic, affine (scale 0.5-1.5, translate 0.1), HSV, flip"
         )
         out(f"  data: {prepared.jpegs.description}")
+        print_work(out, "every contender", works)
         out(
             '  first epoch: construction + one pass (rankaug\'s cache empty, cache="ram" '
             f"filled while built); one round; in-process loaders in turns of "

@@ -16,14 +16,14 @@ to whichever follows it: ultralytics' MixUp frees ~30 MB of float images per cal
 Below the rows: the ratios, and how often each peer left its sample as it was
 (ultralytics' ``CutMix`` skips a sample when none of its three candidate rectangles
 avoids the main boxes; its ``CopyPaste`` when no instance is eligible), measured on
-extra calls that are not timed; then what ultralytics' copy-paste outputs, polygons,
-would cost as the dense instance masks rankaug's give (its ``polygons2masks``), and the
-like-for-like ratio that makes (an estimate beside the goal, which stays as measured).
+extra calls that are not timed. Like for like, rankaug's dense-mask copy-paste races
+ultralytics' ``CopyPaste`` followed by its own ``polygons2masks`` (the same dense
+``(N, H, W)`` masks, full size), and rankaug's by polygons races ultralytics' on the
+very same polygons; each group prints its "same work" table first.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,8 +33,9 @@ import numpy as np
 from benchmarks import peers
 from benchmarks._bench import Bench, Sample
 from benchmarks._catalogue import MIX_GROUPS, MIX_PAIRS, section
-from benchmarks._mix_peers import masks_from_polygons, ultralytics_mix, with_instances
+from benchmarks._mix_peers import ultralytics_mix, with_instances
 from benchmarks._report import print_rows, ratio_text
+from benchmarks._same_work import describe, print_work, tagged, with_output
 from benchmarks._timing import alternate, counted
 
 __all__ = [
@@ -64,7 +65,7 @@ def _rankaug(kind: str, samples: Sequence[Sample], seed: int, **kwargs: Any) -> 
     def make(i: int) -> Any:
         return dataset[i % n]
 
-    return make
+    return tagged(make, dataset)
 
 
 def copypaste_floor(samples: Sequence[Sample], seed: int, **kwargs: Any) -> Make:
@@ -78,7 +79,7 @@ def copypaste_floor(samples: Sequence[Sample], seed: int, **kwargs: Any) -> Make
     """
     from rankaug.mix import CopyPasteDataset
 
-    dataset: CopyPasteDataset[Any] = CopyPasteDataset(samples, seed=seed, **kwargs)
+    dataset: Any = CopyPasteDataset(samples, seed=seed, **kwargs)
     plans = []
     for i in range(len(samples)):
         record = dataset[i]["copypaste"]
@@ -95,7 +96,7 @@ def copypaste_floor(samples: Sequence[Sample], seed: int, **kwargs: Any) -> Make
         np.take(partner["masks"], pasted, axis=0, out=masks[len(kept) :])
         return {"image": image, "masks": masks, "bboxes": main["bboxes"], "labels": kept}
 
-    return make
+    return tagged(make, dataset)
 
 
 def polygon_floor(samples: Sequence[Sample], seed: int, **kwargs: Any) -> Make:
@@ -113,7 +114,7 @@ def polygon_floor(samples: Sequence[Sample], seed: int, **kwargs: Any) -> Make:
     from rankaug.mix import CopyPasteDataset
     from rankaug.polygons import Polygons, fill, outline
 
-    dataset: CopyPasteDataset[Any] = CopyPasteDataset(samples, seed=seed, **kwargs)
+    dataset: Any = CopyPasteDataset(samples, seed=seed, **kwargs)
     plans = []
     for i in range(len(samples)):
         record = dataset[i]["copypaste"]
@@ -139,9 +140,9 @@ def polygon_floor(samples: Sequence[Sample], seed: int, **kwargs: Any) -> Make:
             cv2.copyTo(source, where, image)
         for points, region in touched:
             outline(fill(points, region), (region[0], region[2]))
-        return {"image": image, "bboxes": np.zeros((0, 4)), "labels": []}
+        return {"image": image, "segments": [], "bboxes": np.zeros((0, 4)), "labels": []}
 
-    return make
+    return tagged(make, dataset)
 
 
 def _meet(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
@@ -172,6 +173,9 @@ def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make
         "mix/copypaste_floor": lambda: copypaste_floor(masked, seed, **paste),
         "mix/copypaste_polygon_floor": lambda: polygon_floor(outlined, seed, **paste),
         "mix/ultralytics_copypaste": lambda: ultralytics_mix("copypaste", instances, seed=seed),
+        "mix/ultralytics_copypaste_masks": lambda: ultralytics_mix(
+            "copypaste", instances, seed=seed, masks=True
+        ),
         "mix/rankaug_copypaste_flip": lambda: _rankaug(
             "copypaste", masked, seed, source="flip", **paste
         ),
@@ -189,8 +193,6 @@ def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make
             makers[row_id] = build()
         except peers.PeerUnavailable as exc:
             unavailable[row_id] = f"not installed: {exc.reason}"
-        except ImportError as exc:  # rankaug.mix missing in an older checkout
-            unavailable[row_id] = f"cannot be imported ({exc})"
     return makers, unavailable
 
 
@@ -204,6 +206,17 @@ def unchanged(make: Make, sources: Sequence[Sample], calls: int) -> float:
             np.asarray(out["image"]), main["image"]
         )
     return same / calls
+
+
+def _output(output: Any) -> str:
+    """An output's image and how it holds its instances, for the same-work table."""
+    image = np.asarray(output["image"])
+    text = f"{image.shape} {image.dtype}"
+    if "masks" in output:
+        return text + ", dense instance masks (N, H, W)"
+    if "segments" in output:
+        return text + ", instance polygons"
+    return text
 
 
 def _problem(output: Any, size: int) -> str:
@@ -239,12 +252,15 @@ def measure(bench: Bench, prepared: Contenders) -> None:
     makers = {k: prepared.makers[k] for k in SECTION.rows if k in prepared.makers}
     for row_id, make in list(makers.items()):
         try:
-            problem = _problem(make(0), bench.size)
+            output = make(0)
+            problem = _problem(output, bench.size)
         except Exception as exc:  # a broken contender must not stop the scoreboard
             problem = f"{type(exc).__name__}: {exc}"
         if problem:
             bench.missing(SECTION, [row_id], f"error: {problem}")
             del makers[row_id]
+            continue
+        report.work[row_id] = with_output(describe(make), _output(output))
     # Each group on its own: with all of them in one turn, whichever followed ultralytics'
     # MixUp (it lets go of ~30 MB of float images per call) page-faulted on fresh memory
     # (rankaug's CutMix: ~96 faults per sample there, about 1 in its own pair).
@@ -265,6 +281,10 @@ def measure(bench: Bench, prepared: Contenders) -> None:
         f"8. MixUp, CutMix, CopyPaste: samples/s at {bench.size}x{bench.size} from the same "
         f"in-memory sources, partners drawn by each ({settings.mosaics} per round)"
     )
+    for group in MIX_GROUPS:
+        works = {k.split("/")[1]: report.work[k] for k in group if k in report.work}
+        if works:
+            print_work(bench.out, group[0].split("_", 1)[1], works, aspects=("mix", "output"))
     print_rows(bench.out, report, list(SECTION.rows))
     bench.out("  ratios (medians; per-round range in brackets):")
     for numerator, denominator in MIX_PAIRS:
@@ -280,47 +300,4 @@ def measure(bench: Bench, prepared: Contenders) -> None:
             f"  samples left as they were ({_CHECKS} untimed calls each): "
             + ", ".join(f"{k.split('/')[1]} {v:.0%}" for k, v in left.items())
         )
-    _masks_line(bench, makers)
     bench.out()
-
-
-def _masks_line(bench: Bench, makers: dict[str, Make]) -> None:
-    """What ultralytics' copy-paste outputs would cost to give as dense instance masks.
-
-    rankaug's outputs hold an ``(N, H, W)`` mask per instance; ultralytics' hold
-    polygons, rasterised later (by its ``Format``, at a quarter of the size by default).
-    Its own ``polygons2masks`` at full size, timed on its outputs (CPU time, untimed by
-    the rounds above), says what the same outputs would cost it.
-    """
-    make = makers.get("mix/ultralytics_copypaste")
-    if make is None:
-        return
-    try:
-        masks = masks_from_polygons()
-    except peers.PeerUnavailable:
-        return
-    spent, count = 0.0, 0
-    for i in range(_CHECKS):
-        out = make(i)
-        started = time.thread_time()
-        made = masks((bench.size, bench.size), out["segments"])
-        spent += time.thread_time() - started
-        count += len(made)
-    per_sample = spent / _CHECKS * 1000
-    bench.report.diagnostics["mix_polygons2masks_ms"] = per_sample
-    bench.out(
-        f"  ultralytics' copy-paste gives polygons; its polygons2masks makes the same dense "
-        f"masks in {per_sample:.2f} ms CPU per sample ({count / _CHECKS:.1f} instances)"
-    )
-    ours = bench.report.rows.get("mix/rankaug_copypaste")
-    theirs = bench.report.rows.get("mix/ultralytics_copypaste")
-    if ours is None or theirs is None or ours.summary is None or theirs.summary is None:
-        return
-    ours_ms, theirs_ms = 1000 / ours.summary.median, 1000 / theirs.summary.median
-    like = (theirs_ms + per_sample) / ours_ms
-    bench.report.diagnostics["mix_copypaste_like_for_like"] = like
-    bench.out(
-        f"  like for like (an estimate, not a goal): ultralytics' copy-paste {theirs_ms:.2f} "
-        f"ms + its masks {per_sample:.2f} ms against rankaug's {ours_ms:.2f} ms with its "
-        f"masks: {like:.2f}x"
-    )

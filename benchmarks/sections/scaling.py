@@ -18,7 +18,7 @@ from benchmarks._catalogue import TRANSPORTS, WORKERS, Settings, section
 from benchmarks._loaders import Chunk, make_loaders, time_chunk, transport_costs
 from benchmarks._report import Report, Row, print_rows, ratio_text
 from benchmarks._timing import Progress, summarize
-from benchmarks.sections.mosaic import find_mosaic_class
+from rankaug import MosaicDataset
 
 __all__ = ["SECTION", "measure", "measure_scaling", "prepare"]
 
@@ -96,12 +96,8 @@ def prepare(bench: Bench) -> None:
 def measure(bench: Bench, prepared: None) -> None:
     """DataLoader scaling over MosaicDataset, three transports."""
     settings, report, out = bench.settings, bench.report, bench.out
-    mosaic_cls, missing = find_mosaic_class()
-    if mosaic_cls is None:
-        bench.missing(SECTION, SECTION.rows, f"unavailable: {missing}")
-    else:
-        dataset = mosaic_cls(bench.sources.mosaic, seed=bench.seed, output_size=bench.size)
-        measure_scaling(report, dataset, bench.batch_size, settings, bench.progress)
+    dataset: Any = MosaicDataset(bench.sources.mosaic, seed=bench.seed, output_size=bench.size)
+    measure_scaling(report, dataset, bench.batch_size, settings, bench.progress)
     out(
         f"4. Scaling: DataLoader over MosaicDataset 2x2, batch {bench.batch_size}, samples/s "
         f"in steady state ({settings.batches + settings.batches % 2} timed batches per round)"

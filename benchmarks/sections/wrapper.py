@@ -18,6 +18,7 @@ import rankaug
 from benchmarks._bench import Bench, Sample
 from benchmarks._catalogue import section
 from benchmarks._report import print_rows
+from benchmarks._same_work import describe, tagged
 from benchmarks._timing import Op, alternate, counted, summarize
 from rankaug import RandomAugmentWrapper
 from rankaug.keys import make_seed_sequence
@@ -90,8 +91,8 @@ def wrapper_contenders(square: Sequence[Sample], seed: int) -> tuple[dict[str, O
 
     matched = bool(np.array_equal(direct(0)["image"], wrapped[0]["image"]))
     return {
-        "wrapper/direct": counted(direct, start=1),
-        "wrapper/stream": counted(lambda i: wrapped[i % n], start=1),
+        "wrapper/direct": tagged(counted(direct, start=1), pipeline),
+        "wrapper/stream": tagged(counted(lambda i: wrapped[i % n], start=1), wrapped),
     }, matched
 
 
@@ -138,6 +139,7 @@ def measure(bench: Bench, prepared: None) -> None:
     settings, report = bench.settings, bench.report
     ops, matched = wrapper_contenders(bench.sources.square, bench.seed)
     report.meta["wrapper_draws_matched"] = matched
+    report.work |= {row_id: describe(op) for row_id, op in ops.items()}
     per_op: dict[str, list[float]] = {}
     firsts: list[str] = []
     seconds = alternate(

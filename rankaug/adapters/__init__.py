@@ -3,8 +3,9 @@
 Give one as ``adapter=`` to any wrapper (``RandomAugmentWrapper``, ``MosaicDataset``,
 ``MixUpDataset``, ``CutMixDataset``, ``CopyPasteDataset``); the CLI's ``--keys`` builds a
 :class:`KeyMap` too. Samples come back in their own layout. An adapter that knows its
-layout's box format says so (``adapter.box_format``): pass the same ``box_format=`` to
-the wrapper (and to ``A.BboxParams``); a wrapper given another refuses.
+layout's box format says so (``adapter.box_format``): the multi-sample wrappers take it
+from there (``rankaug.Targets(box_format=None)``, the default); give ``A.BboxParams`` the
+same; a wrapper given another refuses.
 
 * :class:`KeyMap`: targets under other keys or dotted paths (``"objects.bbox"``).
 * :class:`HuggingFace`: ``{"image", "objects": {"bbox", "category", ...}}``, COCO boxes.

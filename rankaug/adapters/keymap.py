@@ -38,7 +38,7 @@ def _check_path(name: str, path: object) -> tuple[str, ...]:
 
 
 class KeyMap:
-    """A :class:`rankaug.SampleAdapter` for dict samples whose targets have other keys.
+    """A :class:`rankaug.types.SampleAdapter` for dict samples whose targets have other keys.
 
     Each argument names where rankaug's target is in the sample: a key (``"img"``) or a
     dotted path into nested dicts (``"objects.bbox"``; a key that itself contains dots is
@@ -56,16 +56,15 @@ class KeyMap:
     before they start), never left stale.
 
     Args:
-        image: The image's key or path. Defaults to ``"image"``.
-        bboxes: The boxes' key or path, or ``None`` (none). Defaults to ``None``.
-        labels: The boxes' labels. Defaults to ``None``.
-        mask: A semantic mask. Defaults to ``None``.
-        masks: Instance masks ``(N, H, W)``. Defaults to ``None``.
-        keypoints: Keypoints ``(K, 2+)``. Defaults to ``None``.
-        segments: Instance polygons (:mod:`rankaug.polygons`). Defaults to ``None``.
+        image: The image's key or path.
+        bboxes: The boxes' key or path, or ``None`` (none).
+        labels: The boxes' labels.
+        mask: A semantic mask.
+        masks: Instance masks ``(N, H, W)``.
+        keypoints: Keypoints ``(K, 2+)``.
+        segments: Instance polygons (:mod:`rankaug.polygons`).
         box_format: The samples' box format, when the layout fixes it (``"coco"`` for
             Hugging Face): the wrappers refuse another; ``None`` says nothing.
-            Defaults to ``None``.
         **other_label_fields: More per-box fields, ``name=path``.
 
     Raises:

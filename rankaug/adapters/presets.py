@@ -19,18 +19,18 @@ class HuggingFace(KeyMap):
 
     ``{"image": PIL, "objects": {"bbox": [[x, y, w, h], ...], "category": [...], ...}}``,
     as a ``datasets.Dataset`` with an ``Image()`` feature gives it (or an
-    ``IterableDataset``'s rows). ``box_format`` is ``"coco"``: give the wrappers the same
-    (``box_format=adapter.box_format``). Every other list in ``objects`` (``id``,
+    ``IterableDataset``'s rows). ``box_format`` is ``"coco"``: the multi-sample wrappers take it
+    from the adapter (give ``A.BboxParams`` the same). Every other list in ``objects`` (``id``,
     ``area``...) is a per-box field named by its path (``"objects.id"``): carry it with
-    ``label_fields=("labels", "objects.id", ...)``, or the wrappers refuse to drop or add
+    ``Targets(label_fields=("labels", "objects.id", ...))``, or the wrappers refuse to drop or add
     boxes beside it. ``area`` is carried as it was, not recomputed.
 
     Args:
-        image: The image's key. Defaults to ``"image"``.
-        objects: The key of the dict of per-object lists. Defaults to ``"objects"``.
-        bbox: The boxes' key in it. Defaults to ``"bbox"``.
-        category: The labels' key in it. Defaults to ``"category"``.
-        box_format: The boxes' format. Defaults to ``"coco"``.
+        image: The image's key.
+        objects: The key of the dict of per-object lists.
+        bbox: The boxes' key in it.
+        category: The labels' key in it.
+        box_format: The boxes' format.
         **other: More targets or label fields, as for :class:`KeyMap`.
 
     >>> HuggingFace()
@@ -64,9 +64,9 @@ class Ultralytics(KeyMap):
 
     ``img`` (a ``CHW`` uint8 tensor after ``Format``, or an ``HWC`` numpy array before
     it), ``cls`` ``(N, 1)`` as ``labels`` ``(N,)``, ``bboxes`` normalised ``xywh``
-    (``box_format="yolo"``: give the wrappers the same). The output has the same layout:
-    ``batch_idx`` is rebuilt with one zero per kept box (as ``Format`` makes it) and
-    ``resized_shape`` becomes the output image's ``(h, w)``; other keys (``im_file``,
+    (``box_format="yolo"``, which the multi-sample wrappers take from it). The output has
+    the same layout: ``batch_idx`` is rebuilt with one zero per kept box (as ``Format``
+    makes it) and ``resized_shape`` becomes the output image's ``(h, w)``; other keys (``im_file``,
     ``ori_shape``, ``ratio_pad``) are kept. Collate with
     :func:`rankaug.collate_ultralytics`. Samples with ``masks``, ``keypoints`` or
     ``segments`` (segment and pose tasks) are refused: their layouts are not read.

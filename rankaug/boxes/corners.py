@@ -38,7 +38,7 @@ def affine_xyxy(
         matrix: ``((a, b, c), (d, e, f))``: ``(x, y) -> (a x + b y + c, d x + e y + f)``.
         window: ``(x0, y0, x1, y1)``: enclose only the part of each mapped box inside
             it, and give an empty box (``x0 == x1``) where none is; ``None`` encloses the
-            whole mapped box. Defaults to ``None``.
+            whole mapped box.
 
     Returns:
         A new float64 ``(N, 4)`` array.

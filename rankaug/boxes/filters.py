@@ -47,9 +47,9 @@ def validate_xyxy(
     Args:
         xyxy: Array of shape ``(N, 4)`` in absolute pixel xyxy.
         image_hw: ``(height, width)`` of the image.
-        name: The name of the boxes, used in error messages. Defaults to ``"bboxes"``.
+        name: The name of the boxes, used in error messages.
         clip: If True, clip boxes that are partly outside the image; if False,
-            refuse them. Defaults to ``True``.
+            refuse them.
 
     Returns:
         Float64 boxes of shape ``(N, 4)``: ``xyxy`` itself when nothing needed
@@ -184,14 +184,13 @@ def keep_mask(
         clipped: Array of shape ``(N, 4)``, xyxy boxes after clipping.
         full_area: Array of shape ``(N,)``, each box's area before any cropping,
             in the same units as ``clipped``.
-        min_area: Smallest kept clipped area. Defaults to ``0.0``.
+        min_area: Smallest kept clipped area.
         min_visibility: Smallest kept fraction of the full area, in ``[0, 1]``.
-            Defaults to ``0.0``.
-        min_width: Smallest kept clipped width. Defaults to ``0.0``.
-        min_height: Smallest kept clipped height. Defaults to ``0.0``.
+        min_width: Smallest kept clipped width.
+        min_height: Smallest kept clipped height.
         tolerance: A box must be wider and higher than this to be kept at all: a
             little above 0 drops the slivers that float error leaves where a box
-            meets a clipping edge. Defaults to ``0.0``.
+            meets a clipping edge.
 
     Returns:
         A boolean array of shape ``(N,)``.

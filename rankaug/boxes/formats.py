@@ -42,7 +42,7 @@ def check_box_format(value: object, *, name: str = "box_format") -> BoxFormat:
 
     Args:
         value: The candidate format name.
-        name: The argument name used in error messages. Defaults to ``"box_format"``.
+        name: The argument name used in error messages.
 
     Returns:
         ``value`` itself, typed as a :data:`BoxFormat`.
@@ -71,7 +71,7 @@ def as_box_array(boxes: object, *, name: str = "bboxes") -> np.ndarray:
 
     Args:
         boxes: The boxes, one row of 4 numbers per box, in any box format.
-        name: The argument name used in error messages. Defaults to ``"bboxes"``.
+        name: The argument name used in error messages.
 
     Returns:
         A float64 array of shape ``(N, 4)``.

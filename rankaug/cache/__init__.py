@@ -109,8 +109,8 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         trusted_types: Classes (or functions) of yours that samples hold, which the
             reader may build besides rankaug's own. Defaults to ``None``.
         trust_directory: Skip the check that the directory and its files are this
-            user's alone (only if you trust everyone who can write there). Defaults
-            to ``False``.
+            user's alone (only if you trust everyone who can write there).
+            Defaults to ``False``.
 
     Attributes:
         dataset: The wrapped dataset.

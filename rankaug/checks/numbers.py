@@ -28,8 +28,8 @@ def integer(value: object, name: str, *, low: int | None = None, high: int | Non
     Args:
         value: The candidate.
         name: The argument's name, for the message.
-        low: The smallest allowed value; ``None`` for no bound. Defaults to ``None``.
-        high: The largest allowed value; ``None`` for no bound. Defaults to ``None``.
+        low: The smallest allowed value; ``None`` for no bound.
+        high: The largest allowed value; ``None`` for no bound.
 
     Returns:
         The value as a Python ``int``.
@@ -114,10 +114,10 @@ def real(
     Args:
         value: The candidate.
         name: The argument's name.
-        low: The lower bound, or ``None``. Defaults to ``None``.
-        high: The upper bound, or ``None``. Defaults to ``None``.
-        low_open: Exclude ``low`` itself. Defaults to ``False``.
-        high_open: Exclude ``high`` itself. Defaults to ``False``.
+        low: The lower bound, or ``None``.
+        high: The upper bound, or ``None``.
+        low_open: Exclude ``low`` itself.
+        high_open: Exclude ``high`` itself.
 
     Returns:
         The value as a Python ``float``.
@@ -185,7 +185,7 @@ def int_pair(value: object, name: str, *, low: int = 1) -> tuple[int, int]:
     Args:
         value: An integer (used for both) or a pair of integers.
         name: The argument's name.
-        low: The smallest allowed entry. Defaults to ``1``.
+        low: The smallest allowed entry.
 
     Returns:
         The pair.

@@ -1,7 +1,7 @@
 """``--keys`` and ``--adapter``: reading samples of another layout in ``show`` and ``audit``.
 
 The sheet reads a sample's image, boxes and labels through a
-:class:`rankaug.SampleAdapter` (``unpack(sample, targets) -> (data, state)``). The
+:class:`rankaug.types.SampleAdapter` (``unpack(sample, targets) -> (data, state)``). The
 default handles albumentations-style dicts (``image``, ``bboxes``, ``labels``) and
 ``(image, target)`` pairs; for anything else the CLI takes one of:
 
@@ -14,7 +14,7 @@ default handles albumentations-style dicts (``image``, ``bboxes``, ``labels``) a
   ``HxWxC`` arrays, PIL images or ``CHW`` tensors, as everywhere in rankaug. Give the
   boxes' format with ``--box-format`` (ultralytics: ``yolo``, Hugging Face: ``coco``).
 * ``--adapter module:factory``: a function (or class) called with no arguments in every
-  rank, returning a :class:`rankaug.SampleAdapter`; the attribute may also be an
+  rank, returning a :class:`rankaug.types.SampleAdapter`; the attribute may also be an
   adapter object. It is asked for the targets ``image``, ``bboxes`` and ``labels``
   (``show``) or every target rankaug knows (``audit``); its ``image`` must be a numpy
   array.

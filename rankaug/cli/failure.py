@@ -68,7 +68,7 @@ class Failure:
             index: The index.
             worker: The worker id.
             error: The exception.
-            hint: What to do about it. Defaults to ``""``.
+            hint: What to do about it.
 
         Returns:
             The record.

@@ -95,7 +95,8 @@ def reader_options(parser: argparse.ArgumentParser, what: str) -> None:
         metavar="module:factory",
         help=(
             "a function or class (called with no arguments in every rank) returning a "
-            f"rankaug.SampleAdapter with unpack(sample, targets) and repack(data, state); {what}"
+            "rankaug.types.SampleAdapter with unpack(sample, targets) and repack(data, "
+            f"state); {what}"
         ),
     )
 

@@ -64,7 +64,7 @@ class AuditConfig:
         epoch_from: ``"sampler"``: indices from :class:`rankaug.EpochSampler` carry the
             epoch, no ``set_epoch`` call; ``"set_epoch"``: plain indices and
             ``dataset.set_epoch(epoch)`` before every epoch.
-        adapter: ``module:factory`` of a :class:`rankaug.SampleAdapter` (``--adapter``).
+        adapter: ``module:factory`` of a :class:`rankaug.types.SampleAdapter` (``--adapter``).
         keys: A ``--keys`` map such as ``"image=img,bboxes=bboxes,labels=cls"``.
         box_format: The format of the samples' ``bboxes`` (``--box-format``): they are
             then read as pixel xyxy (through the adapter, or the default layouts) and

@@ -38,7 +38,7 @@ def parse_target(text: str, *, what: str = "TARGET") -> tuple[str, str]:
 
     Args:
         text: The TARGET argument; the attribute may be dotted (``mod:Class.build``).
-        what: The option's name in messages. Defaults to ``"TARGET"``.
+        what: The option's name in messages.
 
     Returns:
         ``(module, attribute)``.
@@ -96,7 +96,7 @@ def load_factory(text: str, *, what: str = "TARGET") -> Any:
 
     Args:
         text: The TARGET argument.
-        what: The option's name in messages. Defaults to ``"TARGET"``.
+        what: The option's name in messages.
 
     Returns:
         The attribute.

@@ -105,10 +105,9 @@ def sample_view(
 
     Args:
         sample: The sample.
-        box_format: The format of the boxes. Defaults to ``"pascal_voc"``.
+        box_format: The format of the boxes.
         adapter: Reads samples of another layout (see :mod:`rankaug.cli.adapter`);
-            ``None`` reads them as :class:`rankaug.DefaultAdapter` does. Defaults to
-            ``None``.
+            ``None`` reads them as :class:`rankaug.DefaultAdapter` does.
 
     Returns:
         The view.
@@ -204,7 +203,6 @@ class SheetViews(Dataset[ViewItem | Failure]):
         dataset: The map-style dataset.
         box_format: The format of its samples' boxes.
         adapter: Reads samples of another layout; ``None``: the default layouts.
-            Defaults to ``None``.
         reader: How ``adapter`` was given (``"--keys ..."``), for messages. Defaults
             to ``""``.
 

@@ -18,6 +18,7 @@ import torch
 from torch.utils.data import get_worker_info
 
 from rankaug.collate._read import Columns, Fields, Stack
+from rankaug.epoch import EpochIndex
 
 #: Makes the tensor a stack is copied into, given its shape and dtype.
 Allocator = Callable[[tuple[int, ...], torch.dtype], torch.Tensor]
@@ -80,7 +81,24 @@ def assemble(columns: Columns, fields: Fields, stacked: dict[str, torch.Tensor])
     tensors[fields.label_field].numpy()[:] = columns.labels
     out.update(tensors)
     out.update(columns.others)
+    epochs = _epochs(columns.others)
+    if epochs is not None:
+        out["epoch"] = epochs
     return out
+
+
+def _epochs(others: dict[str, list[Any]]) -> torch.Tensor | None:
+    """The int64 epochs of the samples' ``index`` values, when all are ``EpochIndex``.
+
+    ``None`` when the samples have no ``index`` key, have an ``epoch`` key of their own, or
+    an index carries no epoch: :class:`~rankaug.BatchAugment` then reads what it is given.
+    """
+    index = others.get("index")
+    if index is None or "epoch" in others:
+        return None
+    if not all(isinstance(value, EpochIndex) for value in index):
+        return None
+    return torch.tensor([value.epoch for value in index], dtype=torch.int64)
 
 
 def _block(parts: list[tuple[str, tuple[int, ...], np.dtype[Any]]]) -> dict[str, torch.Tensor]:

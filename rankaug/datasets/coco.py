@@ -60,17 +60,14 @@ class CocoDetection(Dataset[Any]):
     Args:
         annotation_file: The COCO JSON file.
         image_root: The folder that ``file_name`` values are relative to.
-        box_format: Format of the dict sample's ``"bboxes"``. Defaults to
-            ``"pascal_voc"``.
-        tolerance: How many pixels a box may stick out of its image. Defaults to
-            ``1.0``.
-        as_tuple: Give torchvision-style ``(image, target)`` pairs. Defaults to ``False``.
-        tensors: With ``as_tuple``, give torch tensors. Defaults to ``False``.
+        box_format: Format of the dict sample's ``"bboxes"``.
+        tolerance: How many pixels a box may stick out of its image.
+        as_tuple: Give torchvision-style ``(image, target)`` pairs.
+        tensors: With ``as_tuple``, give torch tensors.
         image_size: Resize on load to this long side (``>= 1``); ``None`` keeps every
-            image at its own size. Defaults to ``None``.
+            image at its own size.
         reduced_decode: With ``image_size``, let the JPEG decoder shrink by 2, 4 or 8
             where the target size allows (pixels differ slightly from a full decode).
-            Defaults to ``True``.
 
     Attributes:
         image_ids: COCO image id of each sample.

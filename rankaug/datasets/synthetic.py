@@ -54,23 +54,19 @@ class SyntheticDetection(Dataset[Any]):
     xyxy boxes; ``tensors=True`` makes those torch tensors, the image ``CHW``.
 
     Args:
-        length: Number of samples. Defaults to ``64``.
+        length: Number of samples.
         image_size: ``(height, width)`` or one int for a square; each side >= 8.
-            Defaults to ``(480, 640)``.
-        num_classes: Number of classes, in ``[1, 255]``. Defaults to ``5``.
-        max_objects: Most objects drawn per image, in ``[1, 255]``. Defaults to ``6``.
-        seed: Dataset seed, in ``[0, 2**64)``. Defaults to ``0``.
-        box_format: Format of the dict sample's ``"bboxes"``. Defaults to
-            ``"pascal_voc"``.
-        masks: Add the semantic ``"mask"``. Defaults to ``True``.
-        channels: 3 for RGB ``HxWx3``, 1 for grayscale ``HxW``. Defaults to ``3``.
-        dtype: ``"uint8"`` or ``"float32"`` (scaled to ``[0, 1]``). Defaults to
-            ``"uint8"``.
-        as_tuple: Give torchvision-style ``(image, target)`` pairs. Defaults to ``False``.
-        tensors: With ``as_tuple``, give torch tensors. Defaults to ``False``.
+        num_classes: Number of classes, in ``[1, 255]``.
+        max_objects: Most objects drawn per image, in ``[1, 255]``.
+        seed: Dataset seed, in ``[0, 2**64)``.
+        box_format: Format of the dict sample's ``"bboxes"``.
+        masks: Add the semantic ``"mask"``.
+        channels: 3 for RGB ``HxWx3``, 1 for grayscale ``HxW``.
+        dtype: ``"uint8"`` or ``"float32"`` (scaled to ``[0, 1]``).
+        as_tuple: Give torchvision-style ``(image, target)`` pairs.
+        tensors: With ``as_tuple``, give torch tensors.
         varied_sizes: Give each index its own size, each side independently between
             0.5x and 1.5x ``image_size`` (so aspect ratios vary too), at least 8.
-            Defaults to ``False``.
 
     Raises:
         TypeError: If an argument has the wrong type.

@@ -82,23 +82,19 @@ class YoloFolder(Dataset[Any]):
 
     Args:
         root: The dataset folder.
-        box_format: Format of the dict sample's ``"bboxes"``. Defaults to
-            ``"pascal_voc"``.
-        image_dir: Image folder, relative to ``root``. Defaults to ``"images"``.
-        label_dir: Label folder, relative to ``root``. Defaults to ``"labels"``.
-        extensions: Image file extensions to include. Defaults to
-            ``(".jpg", ".jpeg", ".png", ".bmp")``.
+        box_format: Format of the dict sample's ``"bboxes"``.
+        image_dir: Image folder, relative to ``root``.
+        label_dir: Label folder, relative to ``root``.
+        extensions: Image file extensions to include.
         tolerance: How far (normalised) box edges or polygon points may stick out of
-            ``[0, 1]``. Defaults to ``1e-3``.
+            ``[0, 1]``.
         segments: Read YOLO-seg polygon labels and add ``"segments"`` to each sample.
-            Defaults to ``False``.
-        as_tuple: Give torchvision-style ``(image, target)`` pairs. Defaults to ``False``.
-        tensors: With ``as_tuple``, give torch tensors. Defaults to ``False``.
+        as_tuple: Give torchvision-style ``(image, target)`` pairs.
+        tensors: With ``as_tuple``, give torch tensors.
         image_size: Resize on load to this long side (``>= 1``); ``None`` keeps every
-            image at its own size. Defaults to ``None``.
+            image at its own size.
         reduced_decode: With ``image_size``, let the JPEG decoder shrink by 2, 4 or 8
             where the target size allows (pixels differ slightly from a full decode).
-            Defaults to ``True``.
 
     Attributes:
         image_paths: The image files, in dataset order.

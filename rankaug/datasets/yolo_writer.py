@@ -70,7 +70,7 @@ def write_yolo_folder(
         root: Target folder; its ``images`` and ``labels`` subfolders must not exist
             or be empty.
         box_format: Format of the samples' ``"bboxes"``. If ``dataset`` has a
-            ``box_format`` attribute, the two must agree. Defaults to ``"pascal_voc"``.
+            ``box_format`` attribute, the two must agree.
 
     Returns:
         ``root`` as a :class:`~pathlib.Path`.

@@ -8,7 +8,7 @@ called ``torch.manual_seed(s)`` draws alike). They share one path
 
 1. **plan**: one block of uniforms from the key (mix or not, the partner, the wrapper's
    own uniforms), then the wrapper's other draws;
-2. **read** (:mod:`~rankaug.mix.parts`): the main sample through the adapter, the
+2. **read** (:mod:`~rankaug._multi.pairs`): the main sample through the adapter, the
    partner read only, both checked, a partner of another size refused or letterboxed;
 3. **combine**, the wrapper's own step: :mod:`~rankaug.mix.mixup` blends the images,
    :mod:`~rankaug.mix.cutmix` pastes a rectangle of the partner,

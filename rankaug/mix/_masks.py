@@ -40,7 +40,7 @@ def tight_box(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> list[float]
 
     Args:
         mask: The mask (its non-zero pixels), or a region of one.
-        origin: ``(y0, x0)``, where the region starts in the image. Defaults to ``(0, 0)``.
+        origin: ``(y0, x0)``, where the region starts in the image.
 
     Returns:
         ``[x0, y0, x1, y1]``.

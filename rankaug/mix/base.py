@@ -7,16 +7,16 @@ their own:
    (part of the specification: a change reorders everyone's augmentations): one block
    ``u = rng.random(2 + k)``, where ``u[0] < p`` (``p`` of the epoch) decides whether the
    sample is mixed, ``u[1]`` draws the partner
-   (:meth:`~rankaug.partners.PartnerSampler.draw_apart`: never the main index itself,
+   (:meth:`~rankaug._multi.partners.PartnerSampler.draw_apart`: never the main index itself,
    from ``pool``, by ``weights``; a weighted draw that hits the main index draws again;
    a sample with no other candidate, say a pool holding only its index, is not mixed),
    ``u[2:]`` are the wrapper's ``k`` uniforms; then the wrapper's other draws (a Beta
    variate), in :meth:`PairDataset.draw`;
-2. **read** (:mod:`~rankaug.mix.parts`): the main sample through the adapter (its shape
+2. **read** (:mod:`~rankaug._multi.pairs`): the main sample through the adapter (its shape
    is rebuilt at the end), the partner as a read-only view, both checked; a sample that
    is not mixed loads no partner;
 3. **combine**: the wrapper's :meth:`PairDataset.combine` makes the output's image and
-   targets (:class:`~rankaug.mix.parts.Part`) and says how much of the image is the main
+   targets (:class:`~rankaug._multi.pairs.Part`) and says how much of the image is the main
    sample's;
 4. **classes** (:mod:`~rankaug.mix.classes`): with ``num_classes=``, the soft target;
 5. **repack**: the adapter gives the output the main sample's shape, and the record
@@ -31,15 +31,14 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
-from rankaug.boxes import BoxFormat
+from rankaug._multi.pairs import PairReader, Part
+from rankaug._multi.replay import read_replay, state_text
 from rankaug.context import SampleContext
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.mix.classes import class_vector, refuse_unmixed, soft_target
 from rankaug.mix.config import PairConfig, PartnerFit
-from rankaug.mix.parts import PairReader, Part
-from rankaug.partners import PartnerSampler
-from rankaug.replay import read_replay, state_text
+from rankaug.params import Partners, Targets, refuse_leftovers, refuse_unused, take
 from rankaug.samples import SampleAdapter, attach, check_adapter, with_class_target
 
 __all__ = ["Combined", "PairDataset", "PairPlan"]
@@ -88,34 +87,27 @@ class PairDataset(KeyedDataset[T_co]):
         dataset: A map-style dataset.
         seed: The run's base seed, ``0 <= seed < 2**64``.
         p: The probability that a sample is mixed, or a function of the epoch returning
-            it (picklable, for spawned workers). Defaults to ``1.0``.
-        box_format: The samples' box format (also the output's). Defaults to
-            ``"pascal_voc"``.
-        label_fields: Per-box fields kept aligned with the boxes. Defaults to
-            ``("labels",)``.
-        keypoint_fields: Per-keypoint fields kept aligned with the keypoints.
-            Defaults to ``()``.
+            it (picklable, for spawned workers).
+        targets: The box format, label and keypoint fields (and, for CutMix, the box
+            filters) (:class:`~rankaug.Targets`); ``None``: ``Targets()``.
+        partners: Where partners come from (:class:`~rankaug.Partners`: ``pool`` and
+            ``weights``; one partner, so no ``replace``); ``None``: the whole dataset.
         num_classes: For classification samples, the number of classes: every
             output's class becomes a soft vector (see :mod:`rankaug.mix.classes`).
-            Defaults to ``None``.
         class_field: The class's key in dict samples and dict targets (an
-            ``(image, class)`` pair's class is its target). Defaults to ``"label"``.
+            ``(image, class)`` pair's class is its target).
         partner_fit: ``"error"`` refuses a partner whose image has another size than
-            the main one; ``"letterbox"`` scales it to fit and centres it. Defaults to
-            ``"error"``.
-        fill: The letterbox's fill, a number or one per channel. Defaults to ``114``.
-        fill_mask: The letterboxed semantic mask's fill. Defaults to ``0``.
-        pool: The distinct indices partners are drawn from; ``None`` means the whole
-            dataset. Defaults to ``None``.
-        weights: Sampling weights for partners, one per pool entry (or per item
-            without a pool); ``None`` draws uniformly. Defaults to ``None``.
+            the main one; ``"letterbox"`` scales it to fit and centres it.
+        fill: The letterbox's fill, a number or one per channel.
+        fill_mask: The letterboxed semantic mask's fill.
         record: The key the record goes under in dict samples (and dict targets);
-            ``None`` records nothing. Defaults to ``"mix"``.
-        keying: ``"stream"``, ``"sample"`` or ``"sample_rank"``. Defaults to ``"stream"``.
-        rank: The rank; ``None`` resolves it. Defaults to ``None``.
-        stream: The key's stream word or name; ``None`` derives one. Defaults to ``None``.
+            ``None`` records nothing (each wrapper's default is its :attr:`kind`).
+        keying: ``"stream"``, ``"sample"`` or ``"sample_rank"`` (:mod:`rankaug.keyed`).
+        rank: The rank; ``None`` resolves it.
+        stream: The key's stream word or name; ``None`` derives one.
         adapter: Converts samples; ``None`` uses :class:`~rankaug.samples.DefaultAdapter`.
-            Defaults to ``None``.
+        **legacy: The deprecated flat keywords of :class:`~rankaug.Targets` and
+            :class:`~rankaug.Partners` (``box_format=``, ``pool=``, ...).
 
     Raises:
         TypeError: If an argument has the wrong type.
@@ -124,7 +116,7 @@ class PairDataset(KeyedDataset[T_co]):
 
     Attributes:
         config: The checked shared configuration (:class:`~rankaug.mix.config.PairConfig`).
-        partners: The partner sampler (:class:`~rankaug.partners.PartnerSampler`).
+        partners: The partner sampler (:class:`~rankaug._multi.partners.PartnerSampler`).
         adapter: The sample adapter.
     """
 
@@ -135,27 +127,28 @@ class PairDataset(KeyedDataset[T_co]):
     polygons: ClassVar[bool] = True
     """Whether the wrapper maps instance polygons (``segments``); if not, it refuses them."""
 
+    target_fields: ClassVar[tuple[str, ...]] = ("box_format", "label_fields", "keypoint_fields")
+    """The fields of :class:`~rankaug.Targets` the wrapper uses (it refuses the others set)."""
+
     def __init__(
         self,
         dataset: Any,
         *,
         seed: int,
         p: float | Callable[[int], float] = 1.0,
-        box_format: BoxFormat = "pascal_voc",
-        label_fields: Sequence[str] = ("labels",),
-        keypoint_fields: Sequence[str] = (),
+        targets: Targets | None = None,
+        partners: Partners | None = None,
         num_classes: int | None = None,
         class_field: str = "label",
         partner_fit: PartnerFit = "error",
         fill: float | Sequence[float] = 114,
         fill_mask: int = 0,
-        pool: Sequence[int] | None = None,
-        weights: Sequence[float] | None = None,
         record: str | None = "mix",
         keying: Keying = "stream",
         rank: int | None = None,
         stream: int | str | None = None,
         adapter: SampleAdapter | None = None,
+        **legacy: Any,
     ) -> None:
         super().__init__(dataset, seed=seed, keying=keying, rank=rank, stream=stream)
         length = len(dataset)
@@ -167,12 +160,23 @@ class PairDataset(KeyedDataset[T_co]):
                 f"dataset has 1 sample: {title} needs a partner other than the sample "
                 "itself; give it at least two samples"
             )
+        owner = type(self).__name__
+        targets = take(Targets, targets, legacy, owner)
+        partners = take(Partners, partners, legacy, owner)
+        refuse_leftovers(legacy, owner)
+        refuse_unused(targets, self.target_fields, owner)
+        refuse_unused(partners, ("pool", "weights"), owner)
         self.config = PairConfig.build(
-            box_format=box_format, label_fields=label_fields, keypoint_fields=keypoint_fields,
-            num_classes=num_classes, class_field=class_field, p=p, partner_fit=partner_fit,
-            fill=fill, fill_mask=fill_mask, record=record,
-        )  # fmt: skip
-        self.partners = PartnerSampler(length, 1, pool=pool, weights=weights)
+            targets=targets.resolve(adapter),
+            num_classes=num_classes,
+            class_field=class_field,
+            p=p,
+            partner_fit=partner_fit,
+            fill=fill,
+            fill_mask=fill_mask,
+            record=record,
+        )
+        self.partners = partners.sampler(length, 1)
         self.adapter = adapter = check_adapter(adapter, box_format=self.config.box_format)
         self._reader = PairReader(self.config, adapter, title, polygons=self.polygons)
 
@@ -285,7 +289,7 @@ class PairDataset(KeyedDataset[T_co]):
 
         Args:
             record: The record of an earlier output.
-            index: Its index; ``None`` takes the record's main index. Defaults to ``None``.
+            index: Its index; ``None`` takes the record's main index.
 
         Returns:
             The same sample as when the record was made.

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 import numpy as np
 
 from rankaug import checks
-from rankaug.boxes import BoxFormat, check_box_format
-from rankaug.polygons import POLYGONS
-from rankaug.samples import DEFAULT_TARGETS
+from rankaug.boxes import BoxFormat
+from rankaug.params import Targets
 
 __all__ = ["PairConfig", "PartnerFit"]
 
@@ -32,9 +31,7 @@ class PairConfig:
     """The checked settings of a two-sample wrapper (see :meth:`build`).
 
     Attributes:
-        box_format: The samples' box format (also the output's).
-        label_fields: Per-box fields kept aligned with the boxes.
-        keypoint_fields: Per-keypoint fields kept aligned with the keypoints.
+        targets: The box handling, its format resolved (:class:`~rankaug.params.Targets`).
         num_classes: The number of classes of classification samples, or ``None`` for
             detection and segmentation samples.
         class_field: The class's key in dict samples and dict targets.
@@ -44,12 +41,11 @@ class PairConfig:
         fill: The letterbox's fill, one value or one per channel.
         fill_mask: The letterboxed semantic mask's fill.
         record: The record's key, or ``None``.
-        targets: The keys the adapter hands out.
+        target_keys: The keys the adapter hands out.
+        box_format: ``targets.box_format``, resolved.
     """
 
-    box_format: BoxFormat
-    label_fields: tuple[str, ...]
-    keypoint_fields: tuple[str, ...]
+    targets: Targets
     num_classes: int | None
     class_field: str
     p: float | Callable[[int], float]
@@ -58,22 +54,21 @@ class PairConfig:
     fill: tuple[float, ...]
     fill_mask: int
     record: str | None
-    targets: frozenset[str]
+    target_keys: frozenset[str]
+    box_format: BoxFormat
 
     @classmethod
     def build(
         cls,
         *,
-        box_format: object,
-        label_fields: object,
-        keypoint_fields: object,
-        num_classes: object,
-        class_field: object,
-        p: object,
-        partner_fit: object,
-        fill: object,
-        fill_mask: object,
-        record: object,
+        targets: object = None,
+        num_classes: object = None,
+        class_field: object = "label",
+        p: object = 1.0,
+        partner_fit: object = "error",
+        fill: object = 114,
+        fill_mask: object = 0,
+        record: object = "mix",
     ) -> PairConfig:
         """Check the arguments shared by the wrappers (they mean the same there).
 
@@ -81,35 +76,23 @@ class PairConfig:
             TypeError: If an argument has the wrong type.
             ValueError: If an argument has a wrong value.
 
-        >>> config = PairConfig.build(
-        ...     box_format="pascal_voc", label_fields=("labels",), keypoint_fields=(),
-        ...     num_classes=None, class_field="label", p=0.5, partner_fit="error", fill=114,
-        ...     fill_mask=0, record="mixup")
-        >>> config.p, config.record
-        (0.5, 'mixup')
-        >>> PairConfig.build(
-        ...     box_format="pascal_voc", label_fields=("labels",), keypoint_fields=(),
-        ...     num_classes=None, class_field="labels", p=0.5, partner_fit="error", fill=114,
-        ...     fill_mask=0, record="mixup")
+        >>> config = PairConfig.build(p=0.5, record="mixup")
+        >>> config.p, config.record, config.targets.box_format
+        (0.5, 'mixup', 'pascal_voc')
+        >>> PairConfig.build(class_field="labels")
         Traceback (most recent call last):
         ...
         ValueError: class_field must be None or a key name other than 'bboxes', ...
         """
-        boxes = {"boxes"}
-        known = DEFAULT_TARGETS | {POLYGONS}
-        labels = checks.names(label_fields, "label_fields", forbidden=known | boxes)
-        points = checks.names(
-            keypoint_fields, "keypoint_fields", forbidden=known | boxes | {*labels}
-        )
-        targets = known | {*labels, *points}
-        field = checks.key_name(class_field, "class_field", forbidden=targets | boxes)
+        given = checks.instance(targets, "targets", Targets, what="a rankaug.Targets")
+        boxes = (Targets() if given is None else given).resolve(None)
+        keys = boxes.keys
+        field = checks.key_name(class_field, "class_field", forbidden=keys | {"boxes"})
         if field is None:
             raise TypeError("class_field must be a key name (str), got None")
         probability = checks.schedule(p, "p")
         return cls(
-            box_format=check_box_format(box_format),
-            label_fields=labels,
-            keypoint_fields=points,
+            targets=boxes,
             num_classes=None
             if num_classes is None
             else checks.integer(num_classes, "num_classes", low=1),
@@ -119,8 +102,9 @@ class PairConfig:
             partner_fit=checks.choice(partner_fit, "partner_fit", _FITS),
             fill=checks.fill_values(fill, "fill"),
             fill_mask=checks.integer(fill_mask, "fill_mask"),
-            record=checks.key_name(record, "record", forbidden=targets | boxes | {field}),
-            targets=targets,
+            record=checks.key_name(record, "record", forbidden=keys | {"boxes", field}),
+            target_keys=keys,
+            box_format=cast(BoxFormat, boxes.box_format),
         )
 
     def probability(self, epoch: int) -> float:
@@ -130,10 +114,7 @@ class PairConfig:
             TypeError: If a callable ``p`` returns something other than a number.
             ValueError: If it returns a number outside ``[0, 1]``.
 
-        >>> PairConfig.build(
-        ...     box_format="pascal_voc", label_fields=(), keypoint_fields=(), num_classes=None,
-        ...     class_field="label", p=lambda epoch: 0.1 * epoch, partner_fit="error",
-        ...     fill=114, fill_mask=0, record=None).probability(3)
+        >>> PairConfig.build(p=lambda epoch: 0.1 * epoch).probability(3)
         0.30000000000000004
         """
         return checks.scheduled(self.p, "p", epoch)

@@ -28,15 +28,14 @@ that fraction of every box of the main sample (ultralytics pastes only those bel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, Final, Literal, TypedDict, TypeVar
 
 import cv2
 import numpy as np
 
 from rankaug import checks
-from rankaug.boxes import BoxFormat
-from rankaug.keys import Keying
+from rankaug._multi.pairs import Part, flipped
 from rankaug.mix._masks import (
     TRIM,
     Entry,
@@ -52,9 +51,6 @@ from rankaug.mix._masks import (
 )
 from rankaug.mix._outlines import PolygonInstances, trace
 from rankaug.mix.base import Combined, PairDataset, PairPlan
-from rankaug.mix.config import PartnerFit
-from rankaug.mix.parts import Part, flipped
-from rankaug.samples import SampleAdapter
 
 __all__ = ["CopyPasteDataset", "CopyPasteRecord", "CopySource", "tight_box"]
 
@@ -100,37 +96,18 @@ class CopyPasteDataset(PairDataset[T_co]):
         dataset: A map-style dataset of samples with instance masks or polygons.
         seed: The run's base seed, ``0 <= seed < 2**64``.
         p: The probability that a sample gets instances pasted, or a function of the
-            epoch returning it (picklable, for spawned workers). Defaults to ``0.5``.
-        source: ``"partner"`` or ``"flip"`` (the sample itself mirrored). Defaults to
-            ``"partner"``.
+            epoch returning it (picklable, for spawned workers).
+        source: ``"partner"`` or ``"flip"`` (the sample itself mirrored).
         fraction: The probability that each instance of the source is pasted.
-            Defaults to ``1.0``.
         max_overlap: Paste only instances whose box covers less than this fraction of
             each of the main sample's boxes (ultralytics' rule with 0.3); ``None``
-            pastes them wherever they are. Defaults to ``None``.
+            pastes them wherever they are.
         min_visibility: The fraction of an instance's mask pixels that must stay
-            visible for it to be kept. Defaults to ``0.3``.
-        box_format: The samples' box format (also the output's). Defaults to
-            ``"pascal_voc"``.
-        label_fields: Per-box fields kept aligned with the boxes. Defaults to
-            ``("labels",)``.
-        keypoint_fields: Per-keypoint fields kept aligned with the keypoints.
-            Defaults to ``()``.
-        partner_fit: ``"error"`` refuses a partner of another size; ``"letterbox"``
-            scales it to fit the main image and centres it. Defaults to ``"error"``.
-        fill: The letterbox's fill, a number or one per channel. Defaults to ``114``.
-        fill_mask: The letterboxed semantic mask's fill. Defaults to ``0``.
-        pool: The distinct indices partners are drawn from; ``None`` means the whole
-            dataset. Defaults to ``None``.
-        weights: Sampling weights for partners, one per pool entry (or per item
-            without a pool). Defaults to ``None``.
-        record: The key of the :class:`CopyPasteRecord`; ``None`` records nothing.
-            Defaults to ``"copypaste"``.
-        keying: ``"stream"``, ``"sample"`` or ``"sample_rank"``. Defaults to ``"stream"``.
-        rank: The rank; ``None`` resolves it. Defaults to ``None``.
-        stream: The key's stream word or name; ``None`` derives one. Defaults to ``None``.
-        adapter: Converts samples; ``None`` uses :class:`~rankaug.samples.DefaultAdapter`.
-            Defaults to ``None``.
+            visible for it to be kept.
+        **options: The arguments every mix wrapper takes but ``num_classes`` and
+            ``class_field``: ``targets`` (no box filters: ``min_visibility`` above is
+            the rule), ``partners``, ``record`` (``"copypaste"``, the
+            :class:`CopyPasteRecord`'s key), ... (see :class:`~rankaug.mix.base.PairDataset`).
 
     Raises:
         TypeError: If an argument has the wrong type.
@@ -160,32 +137,18 @@ class CopyPasteDataset(PairDataset[T_co]):
         fraction: float = 1.0,
         max_overlap: float | None = None,
         min_visibility: float = 0.3,
-        box_format: BoxFormat = "pascal_voc",
-        label_fields: Sequence[str] = ("labels",),
-        keypoint_fields: Sequence[str] = (),
-        partner_fit: PartnerFit = "error",
-        fill: float | Sequence[float] = 114,
-        fill_mask: int = 0,
-        pool: Sequence[int] | None = None,
-        weights: Sequence[float] | None = None,
-        record: str | None = "copypaste",
-        keying: Keying = "stream",
-        rank: int | None = None,
-        stream: int | str | None = None,
-        adapter: SampleAdapter | None = None,
+        **options: Any,
     ) -> None:
+        for name in ("num_classes", "class_field"):
+            if name in options:
+                raise TypeError(f"CopyPasteDataset() got an unexpected keyword argument {name!r}")
         self.source: CopySource = checks.choice(source, "source", _SOURCES)
         self.fraction = checks.probability(fraction, "fraction")
         self.max_overlap = (
             None if max_overlap is None else checks.probability(max_overlap, "max_overlap")
         )
         self.min_visibility = checks.probability(min_visibility, "min_visibility")
-        super().__init__(
-            dataset, seed=seed, p=p, box_format=box_format, label_fields=label_fields,
-            keypoint_fields=keypoint_fields, partner_fit=partner_fit, fill=fill,
-            fill_mask=fill_mask, pool=pool, weights=weights, record=record, keying=keying,
-            rank=rank, stream=stream, adapter=adapter,
-        )  # fmt: skip
+        super().__init__(dataset, seed=seed, p=p, **{"record": self.kind, **options})
 
     def needs_partner(self) -> bool:
         """``False`` for ``source="flip"``: the instances come from the sample itself."""

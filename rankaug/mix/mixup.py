@@ -16,20 +16,15 @@ main image's weight (ultralytics and YOLOX use ``alpha = 32``, so ``r`` stays ne
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import Any, TypedDict, TypeVar
 
 import cv2
 import numpy as np
 
 from rankaug import checks
-from rankaug.boxes import BoxFormat
-from rankaug.keys import Keying
+from rankaug._multi.pairs import Part
 from rankaug.mix.base import Combined, PairDataset, PairPlan
-from rankaug.mix.config import PartnerFit
-from rankaug.mix.parts import Part
 from rankaug.polygons import gather
-from rankaug.samples import SampleAdapter
 
 __all__ = ["MixUpDataset", "MixUpRecord", "blend", "union"]
 
@@ -125,35 +120,10 @@ class MixUpDataset(PairDataset[T_co]):
 
     Args:
         dataset: A map-style dataset.
-        seed: The run's base seed, ``0 <= seed < 2**64``.
-        p: The probability that a sample is mixed, or a function of the epoch returning
-            it (picklable, for spawned workers). Defaults to ``1.0``.
-        alpha: The Beta distribution's parameter for ``r``. Defaults to ``32.0``.
-        box_format: The samples' box format (also the output's). Defaults to
-            ``"pascal_voc"``.
-        label_fields: Per-box fields kept aligned with the boxes. Defaults to
-            ``("labels",)``.
-        keypoint_fields: Per-keypoint fields kept aligned with the keypoints.
-            Defaults to ``()``.
-        num_classes: For classification samples, the number of classes: every output's
-            class becomes a soft vector. Defaults to ``None``.
-        class_field: The class's key in dict samples and dict targets (an
-            ``(image, class)`` pair's class is its target). Defaults to ``"label"``.
-        partner_fit: ``"error"`` refuses a partner of another size; ``"letterbox"``
-            scales it to fit the main image and centres it. Defaults to ``"error"``.
-        fill: The letterbox's fill, a number or one per channel. Defaults to ``114``.
-        fill_mask: The letterboxed semantic mask's fill. Defaults to ``0``.
-        pool: The distinct indices partners are drawn from; ``None`` means the whole
-            dataset. Defaults to ``None``.
-        weights: Sampling weights for partners, one per pool entry (or per item
-            without a pool). Defaults to ``None``.
-        record: The key of the :class:`MixUpRecord`; ``None`` records nothing.
-            Defaults to ``"mixup"``.
-        keying: ``"stream"``, ``"sample"`` or ``"sample_rank"``. Defaults to ``"stream"``.
-        rank: The rank; ``None`` resolves it. Defaults to ``None``.
-        stream: The key's stream word or name; ``None`` derives one. Defaults to ``None``.
-        adapter: Converts samples; ``None`` uses :class:`~rankaug.samples.DefaultAdapter`.
-            Defaults to ``None``.
+        alpha: The Beta distribution's parameter for ``r``.
+        **options: The arguments every mix wrapper takes: ``seed``, ``p`` (``1.0``),
+            ``targets``, ``partners``, ``record`` (``"mixup"``, the
+            :class:`MixUpRecord`'s key), ... (see :class:`~rankaug.mix.base.PairDataset`).
 
     Raises:
         TypeError: If an argument has the wrong type.
@@ -172,37 +142,9 @@ class MixUpDataset(PairDataset[T_co]):
 
     kind = "mixup"
 
-    def __init__(
-        self,
-        dataset: Any,
-        *,
-        seed: int,
-        p: float | Callable[[int], float] = 1.0,
-        alpha: float = 32.0,
-        box_format: BoxFormat = "pascal_voc",
-        label_fields: Sequence[str] = ("labels",),
-        keypoint_fields: Sequence[str] = (),
-        num_classes: int | None = None,
-        class_field: str = "label",
-        partner_fit: PartnerFit = "error",
-        fill: float | Sequence[float] = 114,
-        fill_mask: int = 0,
-        pool: Sequence[int] | None = None,
-        weights: Sequence[float] | None = None,
-        record: str | None = "mixup",
-        keying: Keying = "stream",
-        rank: int | None = None,
-        stream: int | str | None = None,
-        adapter: SampleAdapter | None = None,
-    ) -> None:
+    def __init__(self, dataset: Any, *, alpha: float = 32.0, **options: Any) -> None:
         self.alpha = checks.real(alpha, "alpha", low=0.0, low_open=True)
-        super().__init__(
-            dataset, seed=seed, p=p, box_format=box_format, label_fields=label_fields,
-            keypoint_fields=keypoint_fields, num_classes=num_classes, class_field=class_field,
-            partner_fit=partner_fit, fill=fill, fill_mask=fill_mask, pool=pool,
-            weights=weights, record=record, keying=keying, rank=rank, stream=stream,
-            adapter=adapter,
-        )  # fmt: skip
+        super().__init__(dataset, **{"record": self.kind, **options})
 
     def draw(self, rng: np.random.Generator) -> tuple[float, ...]:
         """``(r,)``, ``r ~ Beta(alpha, alpha)``: the main image's weight."""

@@ -3,8 +3,8 @@
 One sample is made in six steps, each in its own module:
 
 1. **plan** (:mod:`~rankaug.mosaic.plan`): every draw, from the key, as one block of
-   uniforms in a specified order (the partners' rules are :mod:`rankaug.partners`');
-2. **read** (:mod:`~rankaug.mosaic.tiles`): the main sample through the adapter (its
+   uniforms in a specified order (the partners' rules are :mod:`rankaug._multi.partners`');
+2. **read** (:mod:`~rankaug._multi.tiles`): the main sample through the adapter (its
    shape is rebuilt at the end), the partners as read-only views, each checked;
 3. **layout** (:mod:`~rankaug.mosaic.layout`): pure geometry, the grid lines, cells,
    scales and windows, and the record of them; with ``affine=``, **fuse**
@@ -65,22 +65,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-import cv2
-
-from rankaug.boxes import BoxFormat
+from rankaug._multi.tiles import TileReader
 from rankaug.context import SampleContext
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.mosaic.affine import MosaicAffine
-from rankaug.mosaic.config import CanvasMode, MosaicConfig, ScaleMode
+from rankaug.mosaic.config import CanvasMode, MosaicConfig, MosaicGrid, ScaleMode
 from rankaug.mosaic.fused import Warp, fuse
 from rankaug.mosaic.layout import Layout, grid_layout, letterbox_layout
 from rankaug.mosaic.paint import mirror, paint_image, paint_warp
 from rankaug.mosaic.plan import Plan, draw_plan, probability
 from rankaug.mosaic.record import MosaicRecord, read_record, state_text
 from rankaug.mosaic.targets import map_targets
-from rankaug.mosaic.tiles import TileReader
-from rankaug.partners import PartnerSampler
+from rankaug.params import Partners, Targets, refuse_leftovers, take
 from rankaug.samples import SampleAdapter, attach, check_adapter
 
 __all__ = [
@@ -88,6 +85,7 @@ __all__ = [
     "MosaicAffine",
     "MosaicConfig",
     "MosaicDataset",
+    "MosaicGrid",
     "MosaicRecord",
     "ScaleMode",
 ]
@@ -120,78 +118,36 @@ class MosaicDataset(KeyedDataset[T_co]):
         dataset: A map-style dataset of detection or segmentation samples.
         seed: The run's base seed, ``0 <= seed < 2**64``.
         output_size: The output image's size, an int or ``(height, width)``.
-            Defaults to ``640``.
-        grid: ``(rows, cols)``. Defaults to ``(2, 2)``.
-        box_format: The format of the samples' boxes (also of the output's):
-            ``"pascal_voc"``, ``"coco"``, ``"yolo"`` or ``"albumentations"``. Defaults to
-            ``"pascal_voc"``.
-        label_fields: Per-box fields kept aligned with the boxes. Defaults to
-            ``("labels",)``.
-        keypoint_fields: Per-keypoint fields kept aligned with the keypoints.
-            Defaults to ``()``.
-        canvas: ``"output"`` builds the ``output_size`` image; ``"yolo"`` builds
-            YOLO's canvas of twice ``output_size``. Defaults to ``"output"``.
-        center_range: Where the grid lines fall, as fractions (see the module
-            docstring). Defaults to ``(0.25, 0.75)``.
-        scale_mode: ``"keep"``, ``"fit"`` or ``"fill"``. Defaults to ``"keep"``.
-        scale_range: Each tile's random scale factor range. Defaults to ``(1.0, 1.0)``.
+        layout: The grid, scales and fill (:class:`MosaicGrid`); ``None``: YOLO's 2x2.
+        targets: The box format, label and keypoint fields, box filters and clipping
+            (:class:`~rankaug.Targets`); with ``segments`` every box filter measures the
+            box made from the output polygon's bounds, and ``min_visibility`` the bounds
+            of the whole polygon through the map. ``None``: ``Targets()``.
+        partners: Where partner tiles come from (:class:`~rankaug.Partners`); ``None``:
+            the whole dataset, uniformly, with replacement.
         affine: YOLO's random affine (rotation, scale, shear, translation, and a
-            horizontal flip with ``MosaicAffine(flip=...)``), fused into
-            the mosaic: the tiles are laid out on YOLO's ``2h x 2w`` canvas and each
-            visible part is resampled once, straight into the ``output_size`` image, by
-            the composite of its placement and the drawn affine (see
-            :class:`MosaicAffine`); samples that are not mosaics are letterboxed, then
-            given the affine. ``None`` applies none; it needs ``canvas="output"``.
-            Defaults to ``None``.
+            horizontal flip with ``MosaicAffine(flip=...)``), fused into the mosaic (see
+            :class:`MosaicAffine` and the module docstring); samples that are not mosaics
+            are letterboxed, then given the affine. It needs ``canvas="output"``.
         flip: Without an affine, the probability that the output is mirrored left to
             right (drawn from the key, recorded under ``"flip"``): painted as it is, then
             mirrored in place with its boxes, masks, polygons and keypoints. With
-            ``affine=`` the flip is the affine's (``MosaicAffine(flip=...)``). Defaults to
-            ``0.0``.
+            ``affine=`` the flip is the affine's.
         flip_index: For keypoints, which of them swap left and right when mirrored
-            (ultralytics' ``flip_idx``, see :class:`MosaicAffine`). Defaults to ``None``.
-        interpolation: An OpenCV interpolation flag for images. Defaults to
-            ``cv2.INTER_LINEAR``. Masks always use ``cv2.INTER_NEAREST_EXACT``, the
-            nearest neighbour aligned on pixel centres like the boxes (OpenCV's
-            ``INTER_NEAREST`` is shifted by half a pixel). Under an affine that rotates
-            or shears, ``cv2.warpAffine`` resamples: ``INTER_AREA`` is taken as
-            ``INTER_LINEAR`` there, and both nearest neighbours are aligned on pixel
-            centres.
-        fill: The value of pixels no tile covers, a number or one per channel; it
-            must fit the images' dtype (checked at the first sample). Defaults to
-            ``114``, as YOLO.
-        fill_mask: The semantic mask's value there (it must fit the masks' dtype).
-            Defaults to ``0``.
-        replace: Draw partners with replacement. Defaults to ``True``.
-        pool: The distinct indices partners are drawn from (for example this rank's
-            shard); ``None`` means the whole dataset. Defaults to ``None``.
-        weights: Sampling weights for partners, one per pool entry (or per dataset
-            item without a pool); ``None`` draws uniformly. Defaults to ``None``.
+            (ultralytics' ``flip_idx``, see :class:`MosaicAffine`).
         p: The probability that a sample is a mosaic, or a function of the epoch
-            returning it (picklable, for spawned workers). Defaults to ``1.0``.
-        epochs: The total number of epochs, needed by ``close_mosaic``. Defaults to
-            ``None``.
+            returning it (picklable, for spawned workers).
+        epochs: The total number of epochs, needed by ``close_mosaic``.
         close_mosaic: Switch mosaics off for the last ``close_mosaic`` epochs.
-            Defaults to ``0``.
-        min_area: Drop boxes smaller than this (output pixels; boxes not wider and
-            higher than a thousandth of a pixel are always dropped). With
-            ``segments`` every box filter measures the box made from the output
-            polygon's bounds. Defaults to ``0.0``.
-        min_visibility: Drop boxes showing less than this fraction of their full
-            size (the box through the map, nothing clipped; with ``segments``, the
-            bounds of the whole polygon through the map). Defaults to ``0.0``.
-        min_width: Drop boxes narrower than this. Defaults to ``0.0``.
-        min_height: Drop boxes lower than this. Defaults to ``0.0``.
-        clip: Clip boxes that reach outside their image, or raise an error.
-            Defaults to ``True``.
         record: The key the :class:`MosaicRecord` goes under in dict samples (and
-            dict targets), not a target's key; ``None`` records nothing. Defaults to
-            ``"mosaic"``.
-        keying: ``"stream"``, ``"sample"`` or ``"sample_rank"``. Defaults to ``"stream"``.
-        rank: The rank; ``None`` resolves it. Defaults to ``None``.
-        stream: The key's stream word or name; ``None`` derives one. Defaults to ``None``.
+            dict targets), not a target's key; ``None`` records nothing.
+        keying: ``"stream"``, ``"sample"`` or ``"sample_rank"`` (:mod:`rankaug.keyed`).
+        rank: The rank; ``None`` resolves it.
+        stream: The key's stream word or name; ``None`` derives one.
         adapter: Converts samples; ``None`` uses :class:`~rankaug.samples.DefaultAdapter`.
-            Defaults to ``None``.
+        **legacy: The deprecated flat keywords of :class:`MosaicGrid`,
+            :class:`~rankaug.Targets` and :class:`~rankaug.Partners` (``box_format=``,
+            ``pool=``, ...), taken as their fields (:func:`rankaug.params.take`).
 
     Raises:
         TypeError: If an argument has the wrong type.
@@ -199,7 +155,7 @@ class MosaicDataset(KeyedDataset[T_co]):
 
     Attributes:
         config: The checked configuration (:class:`~rankaug.mosaic.config.MosaicConfig`).
-        partners: The partner sampler (:class:`~rankaug.partners.PartnerSampler`).
+        partners: The partner sampler (:class:`~rankaug._multi.partners.PartnerSampler`).
         adapter: The sample adapter.
 
     Example:
@@ -218,53 +174,44 @@ class MosaicDataset(KeyedDataset[T_co]):
         *,
         seed: int,
         output_size: int | tuple[int, int] = 640,
-        grid: tuple[int, int] = (2, 2),
-        box_format: BoxFormat = "pascal_voc",
-        label_fields: Sequence[str] = ("labels",),
-        keypoint_fields: Sequence[str] = (),
-        canvas: CanvasMode = "output",
-        center_range: tuple[float, float] = (0.25, 0.75),
-        scale_mode: ScaleMode = "keep",
-        scale_range: tuple[float, float] = (1.0, 1.0),
+        layout: MosaicGrid | None = None,
+        targets: Targets | None = None,
+        partners: Partners | None = None,
         affine: MosaicAffine | None = None,
         flip: float = 0.0,
         flip_index: Sequence[int] | None = None,
-        interpolation: int = cv2.INTER_LINEAR,
-        fill: float | Sequence[float] = 114,
-        fill_mask: int = 0,
-        replace: bool = True,
-        pool: Sequence[int] | None = None,
-        weights: Sequence[float] | None = None,
         p: float | Callable[[int], float] = 1.0,
         epochs: int | None = None,
         close_mosaic: int = 0,
-        min_area: float = 0.0,
-        min_visibility: float = 0.0,
-        min_width: float = 0.0,
-        min_height: float = 0.0,
-        clip: bool = True,
         record: str | None = "mosaic",
         keying: Keying = "stream",
         rank: int | None = None,
         stream: int | str | None = None,
         adapter: SampleAdapter | None = None,
+        **legacy: Any,
     ) -> None:
         super().__init__(dataset, seed=seed, keying=keying, rank=rank, stream=stream)
         length = len(dataset)
         if length == 0:
             raise ValueError("dataset is empty: a mosaic needs at least one sample")
+        owner = type(self).__name__
+        layout = take(MosaicGrid, layout, legacy, owner)
+        targets = take(Targets, targets, legacy, owner)
+        partners = take(Partners, partners, legacy, owner)
+        refuse_leftovers(legacy, owner)
         self.config = config = MosaicConfig.build(
-            output_size=output_size, grid=grid, box_format=box_format,
-            label_fields=label_fields, keypoint_fields=keypoint_fields, canvas=canvas,
-            center_range=center_range, scale_mode=scale_mode, scale_range=scale_range,
-            interpolation=interpolation, fill=fill, fill_mask=fill_mask, p=p, epochs=epochs,
-            close_mosaic=close_mosaic, min_area=min_area, min_visibility=min_visibility,
-            min_width=min_width, min_height=min_height, clip=clip, record=record,
-            affine=affine, flip=flip, flip_index=flip_index,
-        )  # fmt: skip
-        self.partners = PartnerSampler(
-            length, len(config.cells) - 1, pool=pool, weights=weights, replace=replace
+            output_size=output_size,
+            layout=layout,
+            targets=targets.resolve(adapter),
+            p=p,
+            epochs=epochs,
+            close_mosaic=close_mosaic,
+            record=record,
+            affine=affine,
+            flip=flip,
+            flip_index=flip_index,
         )
+        self.partners = partners.sampler(length, len(config.cells) - 1)
         self.adapter = adapter = check_adapter(adapter, box_format=config.box_format)
         self._reader = TileReader(config, adapter)
 
@@ -298,7 +245,7 @@ class MosaicDataset(KeyedDataset[T_co]):
 
         Args:
             record: The record of an earlier output.
-            index: Its index; ``None`` takes the record's main index. Defaults to ``None``.
+            index: Its index; ``None`` takes the record's main index.
 
         Returns:
             The same sample as when the record was made.
@@ -345,7 +292,8 @@ class MosaicDataset(KeyedDataset[T_co]):
                 canvas_hw = config.canvas_hw if plan.applied else config.image_hw
                 layout = fuse(placed, plan.affine, canvas_hw, config.image_hw)
             images = [t.image for t in tiles]
-            hw, fill, interpolation = config.image_hw, config.fill, config.interpolation
+            hw, fill = config.image_hw, config.fill
+            interpolation = config.layout.interpolation
             if isinstance(layout, Warp):
                 image = paint_warp(layout, images, hw, fill, interpolation)
             else:

@@ -77,23 +77,21 @@ class MosaicAffine:
 
     Args:
         degrees: Rotation range: the angle is uniform in ``[-degrees, degrees]``, with
-            ``0 <= degrees <= 180``. Defaults to ``0.0``.
+            ``0 <= degrees <= 180``.
         translate: Translation range: the canvas centre lands uniformly within
             ``[0.5 - translate, 0.5 + translate]`` of the output's width and height, with
-            ``0 <= translate <= 0.5`` (the centre stays on the output). Defaults to ``0.1``.
+            ``0 <= translate <= 0.5`` (the centre stays on the output).
         scale: Scale range: the factor is uniform in ``[1 - scale, 1 + scale]``, with
-            ``0 <= scale < 1`` (the factor stays positive). Defaults to ``0.5``.
+            ``0 <= scale < 1`` (the factor stays positive).
         shear: Shear range in degrees, each axis uniform in ``[-shear, shear]``, with
             ``0 <= shear < 45`` (the map stays invertible and keeps its orientation).
-            Defaults to ``0.0``.
         flip: The probability of a horizontal flip, folded into the matrix (see the
-            module docstring), in ``[0, 1]``. Defaults to ``0.0``.
+            module docstring), in ``[0, 1]``.
         flip_index: For keypoints, which of them swap left and right when flipped
             (ultralytics' ``flip_idx``): a permutation of ``0 .. J - 1``; each tile's
             keypoints, in groups of ``J`` (one group per instance), are reordered so that
             point ``j`` of a group is the one that was point ``flip_index[j]`` (their
-            keypoint fields move with them). ``None`` keeps the order. Defaults to
-            ``None``.
+            keypoint fields move with them). ``None`` keeps the order.
 
     Raises:
         TypeError: If a value is not a real number.

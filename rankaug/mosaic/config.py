@@ -1,7 +1,7 @@
 """A mosaic's configuration, checked once into a frozen object.
 
 :meth:`MosaicConfig.build` checks every argument of :class:`~rankaug.MosaicDataset`
-but the sampling ones (those go to :class:`~rankaug.partners.PartnerSampler`) through
+but the sampling ones (those go to :class:`~rankaug._multi.partners.PartnerSampler`) through
 :mod:`rankaug.checks`, and precomputes what every sample would otherwise recompute:
 the canvas size, the cells, the anchors, the target keys. What can only be checked
 against data (a fill value against the image's dtype) is checked by
@@ -10,20 +10,19 @@ against data (a fill value against the image's dtype) is checked by
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 import cv2
 import numpy as np
 
 from rankaug import checks
-from rankaug.boxes import BoxFormat, check_box_format, check_filter_args
+from rankaug.boxes import BoxFormat
 from rankaug.mosaic.affine import MosaicAffine, check_flip_index
-from rankaug.polygons import POLYGONS
-from rankaug.samples import DEFAULT_TARGETS
+from rankaug.params import Targets
 
-__all__ = ["CanvasMode", "MosaicConfig", "ScaleMode"]
+__all__ = ["CanvasMode", "MosaicConfig", "MosaicGrid", "ScaleMode"]
 
 CanvasMode = Literal["output", "yolo"]
 ScaleMode = Literal["keep", "fit", "fill"]
@@ -41,30 +40,71 @@ _SCALE_MODES: Final[tuple[ScaleMode, ...]] = ("keep", "fit", "fill")
 
 
 @dataclass(frozen=True, slots=True)
+class MosaicGrid:
+    """How :class:`~rankaug.MosaicDataset` lays its tiles out and paints them.
+
+    Args:
+        grid: ``(rows, cols)``.
+        canvas: ``"output"`` builds the ``output_size`` image; ``"yolo"`` builds YOLO's
+            canvas of twice ``output_size`` (for an affine applied afterwards).
+        center_range: Where the grid lines fall, as fractions of the output (for a 2x2
+            grid, YOLO's mosaic centre; see :mod:`rankaug.mosaic`).
+        scale_mode: ``"keep"`` fits the whole tile in ``output_size`` keeping its aspect
+            ratio, as YOLO; ``"fit"`` fits it in its cell; ``"fill"`` covers its cell.
+        scale_range: Each tile's random scale factor range.
+        fill: The value of pixels no tile covers, a number or one per channel; it must
+            fit the images' dtype (checked at the first sample). ``114``, as YOLO.
+        fill_mask: The semantic mask's value there (it must fit the masks' dtype).
+        interpolation: An OpenCV interpolation flag for images. Masks always use
+            ``cv2.INTER_NEAREST_EXACT``, the nearest neighbour aligned on pixel centres
+            like the boxes (OpenCV's ``INTER_NEAREST`` is shifted by half a pixel).
+            Under an affine that rotates or shears, ``cv2.warpAffine`` resamples:
+            ``INTER_AREA`` is taken as ``INTER_LINEAR`` there, and both nearest
+            neighbours are aligned on pixel centres.
+
+    Raises:
+        TypeError: If a field has the wrong type.
+        ValueError: If a field has a wrong value.
+
+    >>> MosaicGrid(grid=(3, 3), fill=0).fill
+    (0.0,)
+    """
+
+    grid: tuple[int, int] = (2, 2)
+    canvas: CanvasMode = "output"
+    center_range: tuple[float, float] = (0.25, 0.75)
+    scale_mode: ScaleMode = "keep"
+    scale_range: tuple[float, float] = (1.0, 1.0)
+    fill: float | Sequence[float] = 114
+    fill_mask: int = 0
+    interpolation: int = cv2.INTER_LINEAR
+
+    def __post_init__(self) -> None:
+        values = {
+            "grid": checks.int_pair(self.grid, "grid"),
+            "canvas": checks.choice(self.canvas, "canvas", _CANVASES),
+            "center_range": checks.real_range(self.center_range, "center_range", low=0.0, high=1.0),
+            "scale_mode": checks.choice(self.scale_mode, "scale_mode", _SCALE_MODES),
+            "scale_range": checks.real_range(self.scale_range, "scale_range", low=1e-3, high=1e3),
+            "fill": checks.fill_values(self.fill, "fill"),
+            "fill_mask": checks.integer(self.fill_mask, "fill_mask"),
+            "interpolation": checks.int_choice(self.interpolation, "interpolation", INTERPOLATIONS),
+        }
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+
+@dataclass(frozen=True, slots=True)
 class MosaicConfig:
     """Everything a mosaic needs besides its data, checked (see :meth:`build`).
 
     Attributes:
         output_size: ``(height, width)`` of the output.
-        grid: ``(rows, cols)``.
-        box_format: The samples' box format.
-        label_fields: Per-box fields kept aligned with the boxes.
-        keypoint_fields: Per-keypoint fields kept aligned with the keypoints.
-        canvas: ``"output"`` or ``"yolo"``.
-        center_range: Where the grid lines fall, as fractions.
-        scale_mode: ``"keep"``, ``"fit"`` or ``"fill"``.
-        scale_range: The range of each tile's random scale factor.
-        interpolation: The OpenCV interpolation flag for images.
-        fill: The fill value, one number or one per channel.
-        fill_mask: The semantic mask's fill value.
+        layout: The tiles' layout and painting (:class:`MosaicGrid`).
+        targets: The box handling, its format resolved (:class:`~rankaug.params.Targets`).
         p: The probability of a mosaic, or a function of the epoch.
         epochs: The total number of epochs, or ``None``.
         close_mosaic: How many last epochs have no mosaic.
-        min_area: The box filter's smallest area (output pixels).
-        min_visibility: The box filter's smallest visible fraction.
-        min_width: The box filter's smallest width.
-        min_height: The box filter's smallest height.
-        clip: Whether boxes reaching outside their image are clipped (else refused).
         record: The record's key, or ``None``.
         affine: YOLO's random affine fused into the mosaic, or ``None``.
         flip: The plain mosaic's flip probability (0 with an affine: its own flip).
@@ -76,31 +116,19 @@ class MosaicConfig:
         cells: ``(row, col)`` of each cell, row-major.
         anchors: Per column, then per row: -1 anchors a tile at its cell's far edge,
             1 at its near edge, 0 centres it.
-        targets: The keys a sample's adapter hands out.
+        target_keys: The keys a sample's adapter hands out.
+        box_format: ``targets.box_format``, resolved.
+        fill: ``layout.fill``, one value or one per channel.
         filters: Whether any box filter is set.
         constant_p: Whether the probability is the same in every epoch.
     """
 
     output_size: tuple[int, int]
-    grid: tuple[int, int]
-    box_format: BoxFormat
-    label_fields: tuple[str, ...]
-    keypoint_fields: tuple[str, ...]
-    canvas: CanvasMode
-    center_range: tuple[float, float]
-    scale_mode: ScaleMode
-    scale_range: tuple[float, float]
-    interpolation: int
-    fill: tuple[float, ...]
-    fill_mask: int
+    layout: MosaicGrid
+    targets: Targets
     p: float | Callable[[int], float]
     epochs: int | None
     close_mosaic: int
-    min_area: float
-    min_visibility: float
-    min_width: float
-    min_height: float
-    clip: bool
     record: str | None
     affine: MosaicAffine | None
     flip: float
@@ -109,7 +137,9 @@ class MosaicConfig:
     image_hw: tuple[int, int]
     cells: tuple[tuple[int, int], ...]
     anchors: tuple[int, ...]
-    targets: frozenset[str]
+    target_keys: frozenset[str]
+    box_format: BoxFormat
+    fill: tuple[float, ...]
     filters: bool
     constant_p: bool
 
@@ -117,68 +147,42 @@ class MosaicConfig:
     def build(
         cls,
         *,
-        output_size: object,
-        grid: object,
-        box_format: object,
-        label_fields: object,
-        keypoint_fields: object,
-        canvas: object,
-        center_range: object,
-        scale_mode: object,
-        scale_range: object,
-        interpolation: object,
-        fill: object,
-        fill_mask: object,
-        p: object,
-        epochs: object,
-        close_mosaic: object,
-        min_area: object,
-        min_visibility: object,
-        min_width: object,
-        min_height: object,
-        clip: object,
-        record: object,
+        output_size: object = 640,
+        layout: object = None,
+        targets: object = None,
+        p: object = 1.0,
+        epochs: object = None,
+        close_mosaic: object = 0,
+        record: object = "mosaic",
         affine: object = None,
         flip: object = 0.0,
         flip_index: object = None,
     ) -> MosaicConfig:
         """Check the arguments of :class:`~rankaug.MosaicDataset` (they mean the same here).
 
-        ``affine``, ``flip`` and ``flip_index`` may be left out (none).
+        ``targets`` must have its ``box_format`` resolved (``Targets.resolve``).
 
         Raises:
             TypeError: If an argument has the wrong type.
             ValueError: If an argument has a wrong value.
 
-        >>> config = MosaicConfig.build(
-        ...     output_size=64, grid=(2, 2), box_format="pascal_voc", label_fields=("labels",),
-        ...     keypoint_fields=(), canvas="yolo", center_range=(0.25, 0.75), scale_mode="keep",
-        ...     scale_range=(1.0, 1.0), interpolation=cv2.INTER_LINEAR, fill=114, fill_mask=0,
-        ...     p=1.0, epochs=None, close_mosaic=0, min_area=0.0, min_visibility=0.0,
-        ...     min_width=0.0, min_height=0.0, clip=True, record="mosaic")
+        >>> config = MosaicConfig.build(output_size=64, layout=MosaicGrid(canvas="yolo"))
         >>> config.canvas_hw, config.cells
         ((128, 128), ((0, 0), (0, 1), (1, 0), (1, 1)))
         """
         size = checks.int_pair(output_size, "output_size")
-        rows, cols = checks.int_pair(grid, "grid")
-        boxes = ("boxes",)
-        known = DEFAULT_TARGETS | {POLYGONS}
-        labels = checks.names(label_fields, "label_fields", forbidden=known | {*boxes})
-        points = checks.names(
-            keypoint_fields, "keypoint_fields", forbidden=known | {*boxes, *labels}
-        )
-        targets = known | {*labels, *points}
-        mode = checks.choice(canvas, "canvas", _CANVASES)
-        filters = check_filter_args(
-            min_area=min_area, min_visibility=min_visibility, min_width=min_width,
-            min_height=min_height,
-        )  # fmt: skip
+        grid = checks.instance(layout, "layout", MosaicGrid, what="a rankaug.MosaicGrid")
+        grid = MosaicGrid() if grid is None else grid
+        given = checks.instance(targets, "targets", Targets, what="a rankaug.Targets")
+        boxes = (Targets() if given is None else given).resolve(None)
+        rows, cols = grid.grid
         probability = checks.schedule(p, "p")
         total = None if epochs is None else checks.integer(epochs, "epochs", low=1)
         closing = checks.integer(close_mosaic, "close_mosaic", low=0)
         if closing and total is None:
             raise ValueError(f"close_mosaic={closing} needs epochs= (the total number of epochs)")
         fused = checks.instance(affine, "affine", MosaicAffine, what="a rankaug.MosaicAffine")
+        mode = grid.canvas
         if fused is not None and mode == "yolo":
             raise ValueError(
                 "canvas='yolo' builds YOLO's canvas for an affine applied afterwards, but "
@@ -196,28 +200,15 @@ class MosaicConfig:
         canvas_hw = (
             (2 * height, 2 * width) if mode == "yolo" or fused is not None else (height, width)
         )
+        keys = boxes.keys
         return cls(
             output_size=size,
-            grid=(rows, cols),
-            box_format=check_box_format(box_format),
-            label_fields=labels,
-            keypoint_fields=points,
-            canvas=mode,
-            center_range=checks.real_range(center_range, "center_range", low=0.0, high=1.0),
-            scale_mode=checks.choice(scale_mode, "scale_mode", _SCALE_MODES),
-            scale_range=checks.real_range(scale_range, "scale_range", low=1e-3, high=1e3),
-            interpolation=checks.int_choice(interpolation, "interpolation", INTERPOLATIONS),
-            fill=checks.fill_values(fill, "fill"),
-            fill_mask=checks.integer(fill_mask, "fill_mask"),
+            layout=grid,
+            targets=boxes,
             p=probability,
             epochs=total,
             close_mosaic=closing,
-            min_area=filters[0],
-            min_visibility=filters[1],
-            min_width=filters[2],
-            min_height=filters[3],
-            clip=checks.boolean(clip, "clip"),
-            record=checks.key_name(record, "record", forbidden=targets | {*boxes}),
+            record=checks.key_name(record, "record", forbidden=keys | {"boxes"}),
             affine=fused,
             flip=flipping,
             flip_index=order,
@@ -228,8 +219,10 @@ class MosaicConfig:
                 *(_side(k, cols) for k in range(cols)),
                 *(_side(k, rows) for k in range(rows)),
             ),
-            targets=targets,
-            filters=any(filters),
+            target_keys=keys,
+            box_format=cast(BoxFormat, boxes.box_format),
+            fill=cast(tuple[float, ...], grid.fill),
+            filters=boxes.filters,
             constant_p=not callable(probability) and not closing,
         )
 
@@ -245,7 +238,7 @@ class MosaicConfig:
             ValueError: If ``fill`` has neither one value nor one per channel, or a value
                 does not fit the dtype.
         """
-        checks.fills_fit(self.fill, self.fill_mask, image, mask, where)
+        checks.fills_fit(self.fill, self.layout.fill_mask, image, mask, where)
 
 
 def _side(position: int, count: int) -> int:

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rankaug._multi.tiles import Tile
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.layout import Window
-from rankaug.mosaic.tiles import Tile
 
 __all__ = ["map_keypoints"]
 
@@ -51,7 +51,7 @@ def map_keypoints(
     mirrored = config.image_hw[1] if flipped else None
     moved = [_keypoints(places[k], tile, warp, order, mirrored) for k, tile in enumerate(tiles)]
     data = {"keypoints": np.concatenate([m[0] for m in moved])}
-    for field in config.keypoint_fields:
+    for field in config.targets.keypoint_fields:
         data[field] = np.concatenate([m[1][field] for m in moved])
     return data
 

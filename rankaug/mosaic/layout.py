@@ -133,15 +133,15 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
     Returns:
         The layout.
     """
-    rows, cols = config.grid
+    rows, cols = config.layout.grid
     height, width = config.canvas_hw
     ref_h, ref_w = config.output_size
-    lo, hi = config.center_range
+    lo, hi = config.layout.center_range
     xs = lines(plan.fx, cols, width, lo, hi)
     ys = lines(plan.fy, rows, height, lo, hi)
     main_cell = plan.main_cell
     order = [main_cell, *range(main_cell), *range(main_cell + 1, rows * cols)]
-    mode, anchors, grid_cells = config.scale_mode, config.anchors, config.cells
+    mode, anchors, grid_cells = config.layout.scale_mode, config.anchors, config.cells
     windows: list[Window] = []
     fills: list[Rect] = []
     placements: list[Placement] = []

@@ -40,9 +40,9 @@ from typing import NamedTuple, cast
 import cv2
 import numpy as np
 
+from rankaug._multi.tiles import Tile
 from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.layout import Window
-from rankaug.mosaic.tiles import Tile
 from rankaug.polygons import clip
 
 __all__ = ["Mapped", "map_polygons", "on_warp", "on_window"]

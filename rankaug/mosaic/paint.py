@@ -111,8 +111,7 @@ def warp_tile(
         owners: The owner of each output pixel.
         interpolation: An OpenCV interpolation flag (``INTER_NEAREST_EXACT`` is taken as
             the pixel-centre nearest neighbour, ``INTER_AREA`` as ``INTER_LINEAR``).
-        border: How the warp reads past the tile's edge. Defaults to
-            ``cv2.BORDER_REPLICATE``.
+        border: How the warp reads past the tile's edge.
     """
     y0, y1, x0, x1 = tile.roi
     owned = owners[y0:y1, x0:x1] == tile.label

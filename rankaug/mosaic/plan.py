@@ -6,7 +6,7 @@ this order (part of the specification: a change reorders everyone's mosaics):
 
 1. ``u[0]``: the sample is a mosaic when ``u[0] < p`` (``p`` of the epoch);
 2. ``u[1]``: the main image's cell, ``floor(u[1] * cells)``;
-3. ``cells - 1`` uniforms for the partners (see :mod:`rankaug.partners`: a weighted
+3. ``cells - 1`` uniforms for the partners (see :mod:`rankaug._multi.partners`: a weighted
    draw may draw again, and a uniform draw without replacement draws after the block);
 4. the interior grid lines: ``cols - 1`` then ``rows - 1`` uniforms;
 5. one scale factor per cell, ``lo + (hi - lo) * u`` for ``scale_range = (lo, hi)``;
@@ -25,9 +25,9 @@ from typing import NamedTuple
 import numpy as np
 
 from rankaug import checks
+from rankaug._multi.partners import PartnerSampler
 from rankaug.mosaic.affine import AffineDraw, draw_affine
 from rankaug.mosaic.config import MosaicConfig
-from rankaug.partners import PartnerSampler
 
 __all__ = ["Plan", "draw_plan", "probability"]
 
@@ -91,7 +91,7 @@ def draw_plan(
     Returns:
         The plan.
     """
-    rows, cols = config.grid
+    rows, cols = config.layout.grid
     cells = rows * cols
     u = rng.random(2 * cells + rows + cols - 1).tolist()
     p = config.p if config.constant_p else probability(config, epoch)
@@ -99,7 +99,7 @@ def draw_plan(
     main_cell = min(int(u[1] * cells), cells - 1)
     others = partners.draw(index, u[2 : cells + 1], rng)
     grid_lines = u[cells + 1 : cells + rows + cols - 1]
-    lo, hi = config.scale_range
+    lo, hi = config.layout.scale_range
     scales = [lo + (hi - lo) * x for x in u[cells + rows + cols - 1 :]]
     affine = None if config.affine is None else draw_affine(config.affine, rng)
     flip = bool(config.flip) and float(rng.random()) < config.flip

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
+from rankaug._multi.replay import Replay, read_replay, state_text
 from rankaug.mosaic.affine import AffineRecord
-from rankaug.replay import Replay, read_replay, state_text
 
 __all__ = ["MosaicRecord", "Replay", "read_record", "state_text"]
 
@@ -48,7 +48,7 @@ class MosaicRecord(TypedDict):
 
 
 def read_record(record: object, index: object, length: int) -> Replay:
-    """Check a :class:`MosaicRecord` for replay (see :func:`rankaug.replay.read_replay`).
+    """Check a :class:`MosaicRecord` for replay (see :func:`rankaug._multi.replay.read_replay`).
 
     Args:
         record: A :class:`MosaicRecord` (a mapping with at least ``indices``, ``epoch``

@@ -48,6 +48,7 @@ from typing import Any, Final, cast
 import cv2
 import numpy as np
 
+from rankaug._multi.tiles import Tile
 from rankaug.boxes import affine_xyxy, from_xyxy, keep_mask, to_pixel_xyxy, validate_xyxy
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
@@ -55,7 +56,6 @@ from rankaug.mosaic.keypoints import map_keypoints
 from rankaug.mosaic.layout import Layout, Window
 from rankaug.mosaic.outlines import map_polygons
 from rankaug.mosaic.paint import mirror, paint_window, warp_tile
-from rankaug.mosaic.tiles import Tile
 from rankaug.polygons import POLYGONS, Polygons, gather, pack
 
 __all__ = ["TOLERANCE", "map_targets"]
@@ -139,7 +139,7 @@ def map_targets(
         if config.box_format != "pascal_voc":
             kept = from_xyxy(kept, config.box_format, config.image_hw)
         data["bboxes"] = kept
-    for field in config.label_fields:
+    for field in config.targets.label_fields:
         if with_boxes or field in present:
             data[field] = np.concatenate([t.fields[field] for t in tiles])[keep]
     if main.mask is not None:
@@ -192,10 +192,10 @@ def _filtered(config: MosaicConfig, clipped: np.ndarray, full: np.ndarray) -> np
         return keep_mask(
             clipped,
             area,
-            min_area=config.min_area,
-            min_visibility=config.min_visibility,
-            min_width=config.min_width,
-            min_height=config.min_height,
+            min_area=config.targets.min_area,
+            min_visibility=config.targets.min_visibility,
+            min_width=config.targets.min_width,
+            min_height=config.targets.min_height,
             tolerance=TOLERANCE,
         )
     # keep_mask's rule without thresholds
@@ -269,7 +269,7 @@ def _validated(
                 boxes[start : start + count],
                 tile.image.shape[:2],
                 name=f"dataset[{tile.index}] bboxes (as pixel x_min, y_min, x_max, y_max)",
-                clip=config.clip,
+                clip=config.targets.clip,
             )
         )
         start += count
@@ -295,7 +295,7 @@ def _semantic_mask(
     like: np.ndarray,
 ) -> np.ndarray:
     height, width = config.image_hw
-    out = np.full((height, width, *like.shape[2:]), config.fill_mask, like.dtype)
+    out = np.full((height, width, *like.shape[2:]), config.layout.fill_mask, like.dtype)
     for place, tile in zip(places, tiles, strict=True):
         if tile.mask is not None:
             _paint_mask(out, tile.mask, place, warp)

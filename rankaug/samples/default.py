@@ -71,7 +71,7 @@ class DefaultAdapter:
         raise TypeError(
             f"rankaug cannot handle a sample of type {type(sample).__name__}: expected a dict "
             "with an 'image' key or an (image, target) pair; for any other shape pass "
-            "adapter= (see rankaug.SampleAdapter)"
+            "adapter= (see rankaug.types.SampleAdapter)"
         )
 
     @staticmethod

@@ -41,7 +41,7 @@ def unread_fields(mapping: Mapping[Any, Any], skip: Collection[str] = ()) -> lis
 
     Args:
         mapping: A dict sample (or a pair's dict target).
-        skip: Top-level keys that are read already. Defaults to ``()``.
+        skip: Top-level keys that are read already.
 
     Returns:
         The paths, in the mapping's order (``"objects.bbox"``, ``"annotations"``...).

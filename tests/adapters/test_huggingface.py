@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from rankaug import MosaicAffine, MosaicDataset, RandomAugmentWrapper, SampleError
+from rankaug import (
+    CutMixDataset,
+    MixUpDataset,
+    MosaicAffine,
+    MosaicDataset,
+    RandomAugmentWrapper,
+    SampleError,
+    Targets,
+)
 from rankaug.adapters import HuggingFace
 from tests.albu import bbox_params
 
@@ -53,7 +61,7 @@ def hf_dataset(count: int = 8) -> Any:
 def pipeline(dataset: Any) -> RandomAugmentWrapper[Any]:
     adapter = HuggingFace()
     mosaic = MosaicDataset(
-        dataset, seed=0, output_size=128, box_format=adapter.box_format, label_fields=FIELDS,
+        dataset, seed=0, output_size=128, targets=Targets(label_fields=FIELDS),
         affine=MosaicAffine(degrees=0.0, translate=0.1, scale=0.3), adapter=adapter,
     )  # fmt: skip
     transform = A.Compose(
@@ -115,14 +123,30 @@ class TestHuggingFace:
 
     def test_an_uncarried_per_object_field_is_refused(self) -> None:
         rows = [scene(i) for i in range(4)]
-        mosaic = MosaicDataset(rows, seed=0, output_size=64, box_format="coco",
-                               adapter=HuggingFace())  # fmt: skip
+        mosaic = MosaicDataset(rows, seed=0, output_size=64, adapter=HuggingFace())
         with pytest.raises(SampleError, match=re.escape("'objects.id' looks like a per-box field")):
             mosaic[0]
 
+    def test_the_box_format_is_the_adapters(self) -> None:
+        rows = [scene(i) for i in range(6)]
+        for row in rows:  # only what the default label_fields carry
+            row["objects"] = {key: row["objects"][key] for key in ("bbox", "category")}
+        for wrapper in (MosaicDataset, MixUpDataset, CutMixDataset):
+            plain = wrapper(rows, seed=0, adapter=HuggingFace())
+            assert plain.config.box_format == "coco"
+            told = wrapper(rows, seed=0, adapter=HuggingFace(), targets=Targets(box_format="coco"))
+            for index in range(3):
+                ours, theirs = plain[index], told[index]
+                assert ours["objects"] == theirs["objects"]
+                np.testing.assert_array_equal(
+                    np.asarray(ours["image"]), np.asarray(theirs["image"])
+                )
+
     def test_another_box_format_is_refused(self) -> None:
         with pytest.raises(ValueError, match="box_format='pascal_voc', but adapter=HuggingFace"):
-            MosaicDataset([scene(0)], seed=0, adapter=HuggingFace())
+            MosaicDataset(
+                [scene(0)], seed=0, adapter=HuggingFace(), targets=Targets(box_format="pascal_voc")
+            )
         transform = A.Compose([A.HorizontalFlip()], bbox_params=bbox_params("pascal_voc"))
         with pytest.raises(
             ValueError, match=re.escape("A.BboxParams format='pascal_voc', but adapter=")

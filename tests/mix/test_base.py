@@ -8,10 +8,10 @@ import pytest
 from torch.utils.data import DataLoader
 
 from rankaug import EpochIndex, SampleError
+from rankaug._multi.pairs import Part
 from rankaug.keys import KeyedRandom
 from rankaug.mix import CopyPasteDataset, CutMixDataset, MixUpDataset, PairDataset
 from rankaug.mix.base import Combined, PairPlan
-from rankaug.mix.parts import Part
 from tests.mix.painted import flat_sample, instance_sample
 
 WRAPPERS = [MixUpDataset, CutMixDataset, CopyPasteDataset]

@@ -6,18 +6,19 @@ import numpy as np
 import pytest
 
 from rankaug.mix.config import PairConfig
+from rankaug.params import Targets, take
 
-ARGS: dict[str, Any] = {
-    "box_format": "pascal_voc", "label_fields": ("labels",), "keypoint_fields": (),
-    "num_classes": None, "class_field": "label", "p": 1.0, "partner_fit": "error",
-    "fill": 114, "fill_mask": 0, "record": "mixup",
-}  # fmt: skip
+
+def build(**changes: Any) -> PairConfig:
+    """The config of ``MixUpDataset(..., **changes)`` (flat keywords)."""
+    kwargs: dict[str, Any] = {"record": "mixup", **changes}
+    return PairConfig.build(targets=take(Targets, None, kwargs, "build"), **kwargs)
 
 
 class TestPairConfig:
     def test_builds_the_target_keys(self) -> None:
-        config = PairConfig.build(**{**ARGS, "keypoint_fields": ("kp",)})
-        assert {"image", "bboxes", "labels", "kp"} <= config.targets
+        config = build(keypoint_fields=("kp",))
+        assert {"image", "bboxes", "labels", "kp"} <= config.target_keys
         assert config.constant_p
 
     @pytest.mark.parametrize(
@@ -40,19 +41,19 @@ class TestPairConfig:
         self, change: dict[str, Any], error: type[Exception], message: str
     ) -> None:
         with pytest.raises(error, match=message):
-            PairConfig.build(**{**ARGS, **change})
+            build(**change)
 
     def test_probability_of_a_schedule_is_checked(self) -> None:
-        config = PairConfig.build(**{**ARGS, "p": lambda epoch: epoch / 2})
+        config = build(p=lambda epoch: epoch / 2)
         assert not config.constant_p
         assert config.probability(1) == 0.5
         with pytest.raises(ValueError, match=r"p\(4\) must be a finite number >= 0.0 and <= 1.0"):
             config.probability(4)
 
     def test_check_fill_against_the_image(self) -> None:
-        config = PairConfig.build(**{**ARGS, "fill": (1, 2)})
+        config = build(fill=(1, 2))
         with pytest.raises(ValueError, match=r"fill has 2 values, dataset\[3\] image has 3"):
             config.check_fill(np.zeros((2, 2, 3), np.uint8), None, "dataset[3]")
-        config = PairConfig.build(**{**ARGS, "fill_mask": 300})
+        config = build(fill_mask=300)
         with pytest.raises(ValueError, match="fill_mask must be whole numbers in"):
             config.check_fill(np.zeros((2, 2), np.uint8), np.zeros((2, 2), np.uint8), "x")

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rankaug.mix.letterbox import letterbox
+from rankaug._multi.letterbox import letterbox
 from tests.mix.painted import flat_sample
 from tests.mix.test_parts import config, parts
 

@@ -5,19 +5,16 @@ from typing import Any
 import numpy as np
 import pytest
 
+from rankaug._multi.pairs import PairReader, Part, flipped
 from rankaug.mix.config import PairConfig
-from rankaug.mix.parts import PairReader, Part, flipped
+from rankaug.params import Targets, take
 from rankaug.samples import DefaultAdapter
 from tests.mix.painted import flat_sample
 
 
 def config(**change: Any) -> PairConfig:
-    args: dict[str, Any] = {
-        "box_format": "pascal_voc", "label_fields": ("labels",), "keypoint_fields": ("kp",),
-        "num_classes": None, "class_field": "label", "p": 1.0, "partner_fit": "error",
-        "fill": 0, "fill_mask": 0, "record": "mixup",
-    }  # fmt: skip
-    return PairConfig.build(**{**args, **change})
+    kwargs: dict[str, Any] = {"keypoint_fields": ("kp",), "fill": 0, "record": "mixup", **change}
+    return PairConfig.build(targets=take(Targets, None, kwargs, "config"), **kwargs)
 
 
 def reader(**change: Any) -> PairReader:

@@ -3,26 +3,22 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import cv2
 import numpy as np
 import pytest
 
 from rankaug import MosaicDataset
 from rankaug.datasets import SyntheticDetection
 from rankaug.mosaic import MosaicAffine
-from rankaug.mosaic.config import MosaicConfig
-
-DEFAULTS: dict[str, Any] = {
-    "output_size": 64, "grid": (2, 2), "box_format": "pascal_voc", "label_fields": ("labels",),
-    "keypoint_fields": (), "canvas": "output", "center_range": (0.25, 0.75),
-    "scale_mode": "keep", "scale_range": (1.0, 1.0), "interpolation": cv2.INTER_LINEAR,
-    "fill": 114, "fill_mask": 0, "p": 1.0, "epochs": None, "close_mosaic": 0, "min_area": 0.0,
-    "min_visibility": 0.0, "min_width": 0.0, "min_height": 0.0, "clip": True, "record": "mosaic",
-}  # fmt: skip
+from rankaug.mosaic.config import MosaicConfig, MosaicGrid
+from rankaug.params import Targets, take
 
 
 def build(**changes: Any) -> MosaicConfig:
-    return MosaicConfig.build(**{**DEFAULTS, **changes})
+    """The config of ``MosaicDataset(..., output_size=64, **changes)`` (flat keywords)."""
+    kwargs: dict[str, Any] = {"output_size": 64, **changes}
+    layout = take(MosaicGrid, None, kwargs, "build")
+    targets = take(Targets, None, kwargs, "build")
+    return MosaicConfig.build(layout=layout, targets=targets, **kwargs)
 
 
 class TestMosaicConfig:
@@ -32,11 +28,11 @@ class TestMosaicConfig:
         assert config.cells == ((0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2))
         assert config.anchors == (-1, 0, 1, -1, 1)
         assert config.filters
-        assert config.min_area == 2.0
+        assert config.targets.min_area == 2.0
         assert config.constant_p
         assert not build(p=abs).constant_p
         assert not build(epochs=5, close_mosaic=1).constant_p
-        assert {"image", "bboxes", "labels"} <= config.targets
+        assert {"image", "bboxes", "labels"} <= config.target_keys
 
     def test_an_affine_lays_out_on_yolo_canvas_and_outputs_output_size(self) -> None:
         config = build(output_size=(30, 40), affine=MosaicAffine(degrees=3))
@@ -49,7 +45,7 @@ class TestMosaicConfig:
 
     def test_frozen(self) -> None:
         with pytest.raises(dataclasses.FrozenInstanceError):
-            build().grid = (3, 3)  # type: ignore[misc]
+            build().layout = MosaicGrid(grid=(3, 3))  # type: ignore[misc]
 
     # The messages are rankaug.checks' (issue 9 made them uniform, so the expected texts
     # of the former tests/test_mosaic.py table changed with them).

@@ -3,10 +3,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rankaug._multi.tiles import Tile
 from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.keypoints import map_keypoints
 from rankaug.mosaic.layout import Window
-from rankaug.mosaic.tiles import Tile
 from tests.mosaic.test_config import build
 
 

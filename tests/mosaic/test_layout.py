@@ -74,7 +74,7 @@ class TestGridLayout:
         config, plan, sizes = layout_input
         layout = grid_layout(config, plan, sizes)
         record = layout.record
-        rows, cols = config.grid
+        rows, cols = config.layout.grid
         assert record["applied"] is True
         assert record["indices"] == plan.indices
         assert sorted(record["cells"]) == [(r, c) for r in range(rows) for c in range(cols)]

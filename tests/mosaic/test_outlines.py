@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankaug import MosaicDataset
+from rankaug._multi.tiles import Tile
 from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.fused import TileWarp, Warp, invert
 from rankaug.mosaic.layout import Window
 from rankaug.mosaic.outlines import map_polygons, on_warp, on_window
-from rankaug.mosaic.tiles import Tile
 from rankaug.polygons import clip, fill, read_polygons, resample
 from tests.boxes.polygons import clip_polygon
 from tests.mosaic.painted import GEOMETRY, colour_of, painted_datasets

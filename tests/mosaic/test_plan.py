@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rankaug._multi.partners import PartnerSampler
 from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.affine import draw_affine
 from rankaug.mosaic.plan import draw_plan, probability
-from rankaug.partners import PartnerSampler
 from tests.mosaic.test_config import build
 
 

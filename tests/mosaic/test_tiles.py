@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from rankaug import MosaicDataset, SampleError
-from rankaug.mosaic.tiles import Tile
+from rankaug._multi.tiles import Tile
 
 
 def good(mask: Any = None) -> dict[str, Any]:

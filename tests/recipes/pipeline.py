@@ -20,8 +20,9 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from rankaug import Keying, MosaicDataset, RandomAugmentWrapper
+from rankaug import MosaicDataset, RandomAugmentWrapper
 from rankaug.datasets import SyntheticDetection
+from rankaug.types import Keying
 from tests.albu import bbox_params
 
 SAMPLES = 24

@@ -48,10 +48,10 @@ class PartnerSampler:
         length: The dataset's length.
         count: How many partners each sample gets (``rows * cols - 1`` for a mosaic).
         pool: The candidates, distinct indices into the dataset; ``None`` means every
-            index. Defaults to ``None``.
+            index.
         weights: One sampling weight per candidate (per pool entry, or per item without
-            a pool); ``None`` draws uniformly. Defaults to ``None``.
-        replace: Draw with replacement. Defaults to ``True``.
+            a pool); ``None`` draws uniformly.
+        replace: Draw with replacement.
 
     Raises:
         TypeError: If an argument has the wrong type.

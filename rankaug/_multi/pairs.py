@@ -16,14 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rankaug._multi.letterbox import letterbox
+from rankaug._multi.parts import Part, PartReader
 from rankaug.boxes import from_xyxy, to_xyxy, validate_xyxy
-from rankaug.mix.config import PairConfig
-from rankaug.mix.letterbox import letterbox
-from rankaug.parts import Part, PartReader
 from rankaug.polygons import POLYGONS, pack
 from rankaug.samples import SampleAdapter, class_target
+
+if TYPE_CHECKING:
+    from rankaug.mix.config import PairConfig
 
 __all__ = ["PairReader", "Part", "flipped"]
 
@@ -54,8 +56,7 @@ class PairReader(PartReader):
         config: The wrapper's shared configuration.
         adapter: The adapter the samples are unpacked with.
         what: The wrapper's name for messages, e.g. ``"MixUp"``.
-        polygons: Whether the wrapper maps instance polygons (``segments``). Defaults to
-            ``False``.
+        polygons: Whether the wrapper maps instance polygons (``segments``).
     """
 
     def __init__(
@@ -64,9 +65,9 @@ class PairReader(PartReader):
         skip = {config.class_field} | ({config.record} if config.record else set())
         super().__init__(
             adapter,
-            targets=config.targets,
-            label_fields=config.label_fields,
-            keypoint_fields=config.keypoint_fields,
+            targets=config.target_keys,
+            label_fields=config.targets.label_fields,
+            keypoint_fields=config.targets.keypoint_fields,
             skip=skip,
             group=f"the samples of a {what}",
             actor=what,
@@ -94,21 +95,9 @@ class PairReader(PartReader):
         return parts
 
     def read(self, index: int, data: Mapping[str, Any], sample: Any) -> Part:
-        """Check one sample's data and make its part: pixel ``xyxy`` boxes and its class.
+        """:meth:`PartReader.read`, boxes as pixel ``xyxy``, and the sample's class.
 
-        Args:
-            index: Its dataset index.
-            data: Its data from the adapter (``unpack``, or ``view`` for a partner).
-            sample: The sample itself, for the adapter's ``passthrough`` and
-                ``class_target`` hooks.
-
-        Returns:
-            The part.
-
-        Raises:
-            TypeError: If the image is not a numpy array once unpacked.
-            ValueError: If anything is wrong with it (the message names
-                ``dataset[index]`` and the field).
+        The adapter's ``class_target`` hook gives the class of ``sample``.
         """
         part = super().read(index, data, sample)
         boxes = part.boxes
@@ -142,7 +131,7 @@ class PairReader(PartReader):
             if config.box_format != "pascal_voc":
                 boxes = from_xyxy(boxes, config.box_format, part.hw)
             data["bboxes"] = boxes
-        for field in config.label_fields:
+        for field in config.targets.label_fields:
             if with_boxes or field in present:
                 data[field] = part.fields[field]
         if part.mask is not None:

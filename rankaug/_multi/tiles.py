@@ -1,7 +1,7 @@
 """Reading tiles: each source sample of a mosaic, checked, as numpy arrays.
 
 The adapter turns a sample into data (:mod:`rankaug.samples`); :class:`TileReader` (the
-shared :class:`rankaug.parts.PartReader`) turns that data into a :class:`Tile` and checks
+shared :class:`rankaug._multi.parts.PartReader`) turns that data into a :class:`Tile` and checks
 it, naming the sample and the field of anything wrong (instance polygons, ``segments``,
 are read too: every tile must have them when the main one has), and checks the fill
 values against the main sample's dtypes.
@@ -10,14 +10,16 @@ values against the main sample's dtypes.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rankaug import checks
-from rankaug.mosaic.config import MosaicConfig
-from rankaug.parts import Part, PartReader
+from rankaug._multi.parts import Part, PartReader
 from rankaug.samples import SampleAdapter
+
+if TYPE_CHECKING:
+    from rankaug.mosaic.config import MosaicConfig
 
 __all__ = ["Tile", "TileReader"]
 
@@ -37,9 +39,9 @@ class TileReader(PartReader):
     def __init__(self, config: MosaicConfig, adapter: SampleAdapter) -> None:
         super().__init__(
             adapter,
-            targets=config.targets,
-            label_fields=config.label_fields,
-            keypoint_fields=config.keypoint_fields,
+            targets=config.target_keys,
+            label_fields=config.targets.label_fields,
+            keypoint_fields=config.targets.keypoint_fields,
             skip=() if config.record is None else (config.record,),
             group="tiles of a mosaic",
             actor="the mosaic",

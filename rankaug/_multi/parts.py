@@ -94,7 +94,7 @@ class PartReader:
         group: The samples, for messages (``"tiles of a mosaic"``).
         actor: Who would misalign a stale field, for messages (``"the mosaic"``).
         polygons: Whether the wrapper maps instance polygons (``segments``); when not, a
-            sample that has them is refused. Defaults to ``False``.
+            sample that has them is refused.
     """
 
     def __init__(

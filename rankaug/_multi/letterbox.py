@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING
 import cv2
 import numpy as np
 
-from rankaug.mix.config import PairConfig
-
 if TYPE_CHECKING:
-    from rankaug.parts import Part
+    from rankaug._multi.parts import Part
+    from rankaug.mix.config import PairConfig
 
 __all__ = ["letterbox"]
 
@@ -28,11 +27,8 @@ def letterbox(part: Part, hw: tuple[int, int], config: PairConfig) -> Part:
     ``cv2.INTER_NEAREST_EXACT``; boxes, polygons and keypoints follow the same map.
 
     >>> from rankaug.mix.config import PairConfig
-    >>> from rankaug.parts import Part
-    >>> config = PairConfig.build(
-    ...     box_format="pascal_voc", label_fields=(), keypoint_fields=(), num_classes=None,
-    ...     class_field="label", p=1.0, partner_fit="letterbox", fill=0, fill_mask=0,
-    ...     record=None)
+    >>> from rankaug._multi.parts import Part
+    >>> config = PairConfig.build(partner_fit="letterbox", fill=0, record=None)
     >>> part = Part(0, np.full((2, 4), 9, np.uint8), np.array([[0.0, 0.0, 4.0, 2.0]]), {},
     ...             None, None, None, {}, None)
     >>> out = letterbox(part, (4, 4), config)

@@ -1,0 +1,133 @@
+"""The end-to-end floor: the pixel work of the YOLO recipe alone, as a physical limit.
+
+Per sample: four images read from memory (decoded once at build, as ``cache="ram"``
+does), the 2x2 mosaic and the random affine (scale ``1 +- 0.5``, translate ``0.1``)
+composed into one axis-aligned map per tile, so that each tile's visible region is
+resampled once (``cv2.resize`` with ``dst=`` straight into the output); HSV with
+ultralytics' gains as one 3-channel ``cv2.LUT`` between two colour conversions; the
+horizontal flip folded into the collate's channels-first copy. No keys (one
+``random.Random``), no checks, no targets, no record. A batch is one ``(B, 3, S, S)``
+uint8 tensor, in shared memory inside a worker as ``default_collate`` makes it.
+
+This is benchmark code, never imported by rankaug.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import cv2
+import numpy as np
+import torch
+from torch.utils.data import Dataset, get_worker_info
+
+from benchmarks._same_work import FloorWork
+
+__all__ = ["FLOOR_WORK", "FloorDataset", "collate_floor"]
+
+FILL = 114
+FLOOR_WORK = FloorWork(
+    grid=(2, 2),
+    scale=0.5,
+    translate=0.1,
+    hsv=(0.015, 0.7, 0.4),
+    flip=0.5,
+    via="the e2e floor: one cv2.resize per visible tile region, LUT HSV, flip in the copy",
+)
+"""What the floor does, for the same-work table."""
+
+
+def _load(path: Path, side: int) -> np.ndarray:
+    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    if image is None:
+        raise ValueError(f"cannot read {path}")
+    h, w = image.shape[:2]
+    r = side / max(h, w)
+    if r != 1:
+        size = (max(1, round(w * r)), max(1, round(h * r)))
+        image = cv2.resize(image, size, interpolation=cv2.INTER_LINEAR)
+    return image
+
+
+class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
+    """``floor[i] -> (image, flipped)``: the YOLO recipe's pixel work on in-memory images.
+
+    Args:
+        root: A YOLO folder (``root/images/*.jpg``).
+        side: The output side; images are decoded with their long side ``side``.
+        seed: Seed of the one ``random.Random``.
+    """
+
+    def __init__(self, root: Path, side: int, seed: int = 0) -> None:
+        paths = sorted((root / "images").glob("*.jpg"))
+        self.images = [_load(p, side) for p in paths]
+        self.side = side
+        self.work = FLOOR_WORK
+        self.rng = random.Random(seed)
+        gains = np.asarray(FLOOR_WORK.hsv, np.float64)
+        self._gains = gains
+        self._x = np.arange(256, dtype=np.float64)
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def __getitem__(self, i: int) -> tuple[np.ndarray, bool]:
+        rng, s, work = self.rng, self.side, self.work
+        n = len(self.images)
+        tiles = [self.images[i % n], *(self.images[rng.randrange(n)] for _ in range(3))]
+        xc, yc = int(rng.uniform(0.5 * s, 1.5 * s)), int(rng.uniform(0.5 * s, 1.5 * s))
+        assert work.scale is not None
+        k = rng.uniform(1 - work.scale, 1 + work.scale)
+        tx = rng.uniform(0.5 - work.translate, 0.5 + work.translate) * s
+        ty = rng.uniform(0.5 - work.translate, 0.5 + work.translate) * s
+        out = np.full((s, s, 3), FILL, np.uint8)
+        for q, image in enumerate(tiles):
+            h, w = image.shape[:2]
+            # the tile's rectangle on the 2s canvas, and its origin there (ultralytics' layout)
+            x0, x1 = (max(xc - w, 0), xc) if q in (0, 2) else (xc, min(xc + w, 2 * s))
+            y0, y1 = (max(yc - h, 0), yc) if q in (0, 1) else (yc, min(yc + h, 2 * s))
+            ox = xc - w if q in (0, 2) else xc
+            oy = yc - h if q in (0, 1) else yc
+            # canvas -> output: k * (c - s) + t, clipped to the output
+            u0, u1 = max(math.floor(k * (x0 - s) + tx), 0), min(math.ceil(k * (x1 - s) + tx), s)
+            v0, v1 = max(math.floor(k * (y0 - s) + ty), 0), min(math.ceil(k * (y1 - s) + ty), s)
+            if u1 <= u0 or v1 <= v0:
+                continue
+            # output -> source pixels, rounded outwards
+            a0 = max(int((u0 - tx) / k + s - ox), 0)
+            a1 = min(math.ceil((u1 - tx) / k + s - ox), w)
+            b0 = max(int((v0 - ty) / k + s - oy), 0)
+            b1 = min(math.ceil((v1 - ty) / k + s - oy), h)
+            if a1 <= a0 or b1 <= b0:
+                continue
+            cv2.resize(
+                image[b0:b1, a0:a1], (u1 - u0, v1 - v0), dst=out[v0:v1, u0:u1],
+                interpolation=cv2.INTER_LINEAR,
+            )  # fmt: skip
+        r = np.asarray([rng.uniform(-1, 1) for _ in range(3)]) * self._gains + 1
+        x = self._x
+        lut = np.empty((256, 1, 3), np.uint8)
+        lut[:, 0, 0] = (x * r[0]) % 180
+        lut[:, 0, 1] = np.clip(x * r[1], 0, 255)
+        lut[:, 0, 2] = np.clip(x * r[2], 0, 255)
+        hsv = cv2.cvtColor(out, cv2.COLOR_BGR2HSV)
+        cv2.LUT(hsv, lut, dst=hsv)
+        cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR, dst=out)
+        return out, rng.random() < work.flip
+
+
+def collate_floor(batch: list[tuple[np.ndarray, bool]]) -> torch.Tensor:
+    """One ``(B, 3, H, W)`` uint8 tensor, each image copied once, flipped in the copy."""
+    h, w = batch[0][0].shape[:2]
+    shape = (len(batch), 3, h, w)
+    if get_worker_info() is None:
+        out = torch.empty(shape, dtype=torch.uint8)
+    else:  # allocated in shared memory, as default_collate does in a worker
+        storage = torch.UntypedStorage._new_shared(math.prod(shape))  # type: ignore[no-untyped-call]
+        out = torch.empty(0, dtype=torch.uint8).set_(storage).view(shape)
+    view = out.numpy()
+    for b, (image, flipped) in enumerate(batch):
+        np.copyto(view[b], (image[:, ::-1] if flipped else image).transpose(2, 0, 1))
+    return out

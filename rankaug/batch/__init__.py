@@ -1,0 +1,191 @@
+"""Keyed batch augmentation: kornia on whole batches, each sample's parameters from its key.
+
+:class:`BatchAugment` wraps a kornia augmentation or ``AugmentationSequential`` and, per
+call, (1) resolves each sample's key, ``(seed, epoch, index)`` or, without indices,
+``(seed, rank, epoch, step, position)``; (2) draws every sample's parameters with
+kornia's own ``forward_parameters``, its samplers swapped for keyed ones
+(:mod:`rankaug.batch._kornia`); (3) applies them in one batched kornia call; (4)
+returns the output (and the parameters, on request). No global generator is read or
+written, and a sample's parameters do not depend on its batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from rankaug import checks
+from rankaug.batch._keys import DrawKeys
+from rankaug.batch._kornia import augmentations, keyed_applying, keyed_drawing
+
+__all__ = ["BatchAugment"]
+
+
+class BatchAugment:
+    """Kornia batch augmentation keyed per sample by ``(seed, epoch, index)``.
+
+    Args:
+        transform: A kornia augmentation or ``AugmentationSequential`` (with its
+            ``data_keys`` for boxes, masks and keypoints). Every draw must be per sample:
+            ``same_on_batch``, ``p_batch`` other than 0 or 1, ``random_apply``, mix
+            augmentations and samplers other than Uniform and Bernoulli are refused
+            with an error naming them. ``ColorJitter``'s order is drawn per sample
+            (applied per group of samples with the same order; a fixed ``order=`` is
+            faster).
+        seed: The run's seed, ``0 <= seed < 2**64``.
+
+    Attributes:
+        last_params: The kornia parameters of the latest call (``None`` before one).
+
+    Raises:
+        TypeError: If ``transform`` is not a kornia augmentation or container, or ``seed``
+            is not an integer.
+        ValueError: If ``seed`` is out of range or a draw cannot be keyed per sample.
+
+    >>> import kornia.augmentation as K
+    >>> aug = BatchAugment(K.RandomAffine(degrees=30.0, p=1.0), seed=0)
+    >>> images = torch.rand(4, 3, 8, 8)
+    >>> out = aug(images, index=[5, 6, 7, 8], epoch=0)
+    >>> alone = aug(images[2:3], index=[7], epoch=0)
+    >>> bool((out[2:3] - alone).abs().max() <= 1e-5)
+    True
+    """
+
+    def __init__(self, transform: Any, *, seed: int) -> None:
+        self._augs = augmentations(transform)
+        self.transform = transform
+        self.seed = checks.uint(seed, "seed", 64)
+        self.epoch = 0
+        self.step = 0
+        self.last_params: Any = None
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch of calls that give none (and whose indices carry none)."""
+        self.epoch = checks.uint(epoch, "epoch", 32)
+
+    def __call__(
+        self,
+        images: torch.Tensor,
+        *inputs: Any,
+        index: Any = None,
+        epoch: Any = None,
+        return_params: bool = False,
+        **kwargs: Any,
+    ) -> Any:
+        """Augment a ``(B, C, H, W)`` batch (and the ``inputs`` of the ``data_keys``).
+
+        Args:
+            images: The batch, on any device.
+            *inputs: Boxes, masks, keypoints... in the order of the container's
+                ``data_keys`` after the image.
+            index: The samples' dataset indices (a sequence of ints, ``EpochIndex``
+                values or an int tensor of length ``B``; a tensor on the batch's device is
+                used there, unchecked). Without it, the keys are
+                ``(seed, rank, epoch, step, position)``: ``step`` counts the calls of this
+                wrapper and ``rank`` is torch.distributed's (0 if not initialised), so
+                the same batch differs across ranks and steps but not with its indices.
+            epoch: The epoch: an int or one per sample. Defaults to the epoch the
+                ``EpochIndex`` values carry, else :attr:`epoch` (see :meth:`set_epoch`).
+            return_params: Also return the kornia parameters applied. Defaults to
+                ``False``.
+            **kwargs: Passed on to the kornia call (``data_keys=`` say).
+
+        Returns:
+            Kornia's output, or ``(output, params)`` with ``return_params``.
+
+        Raises:
+            TypeError: If ``images`` is not a tensor or ``index``/``epoch`` are not
+                integers.
+            ValueError: If ``images`` is not 4-D, ``index`` or ``epoch`` do not have one
+                value per sample or are out of range, or a draw cannot be keyed.
+            RuntimeError: If an augmentation drew from torch's global generator (its state
+                is restored first).
+        """
+        keys = self._resolve(images, index, epoch)
+        shape = images.shape
+        with keyed_drawing(self._augs, keys):
+            params = self.transform.forward_parameters(shape)
+        with keyed_applying(self._augs):
+            output = self.transform(images, *inputs, params=params, **kwargs)
+        self.last_params = params
+        return (output, params) if return_params else output
+
+    def replay(
+        self, index: int, epoch: int, image: torch.Tensor, *inputs: Any, **kwargs: Any
+    ) -> Any:
+        """One sample's output, from its key alone: the same as in any batch it was in.
+
+        Args:
+            index: The sample's dataset index.
+            epoch: The epoch.
+            image: The sample's ``(C, H, W)`` image (or a ``(1, C, H, W)`` batch of it).
+            *inputs: Its boxes, masks... as for a call.
+            **kwargs: Passed on to the kornia call.
+
+        Returns:
+            The augmented image as a ``(1, C, H, W)`` batch (kornia's output); it is a
+            call like any other (:attr:`last_params` becomes its parameters).
+        """
+        checks.instance(image, "image", torch.Tensor, what="a tensor", optional=False)
+        batch = image[None] if image.dim() == 3 else image
+        return self(batch, *inputs, index=[index], epoch=epoch, **kwargs)
+
+    def _resolve(self, images: Any, index: Any, epoch: Any) -> DrawKeys:
+        checks.instance(images, "images", torch.Tensor, what="a tensor", optional=False)
+        if images.dim() != 4:
+            raise ValueError(
+                f"images must be a (B, C, H, W) tensor, got shape {tuple(images.shape)}"
+            )
+        size = int(images.shape[0])
+        if index is None:
+            step = self.step
+            self.step += 1
+            rank = _rank()
+            plain = self.epoch if epoch is None else checks.uint(epoch, "epoch", 32)
+            return DrawKeys.of_step(self.seed, rank, plain, step, size, images.device)
+        indices = _column(index, "index", size, 64)
+        if epoch is None:
+            carried = [getattr(value, "epoch", None) for value in _values(index)]
+            epoch = carried if carried and None not in carried else self.epoch
+        epochs = _column(epoch, "epoch", size, 32)
+        return DrawKeys.of_samples(self.seed, indices, epochs, images.device)
+
+
+def _values(index: Any) -> list[Any]:
+    return [] if isinstance(index, torch.Tensor) else list(index)
+
+
+def _column(value: Any, name: str, size: int, bits: int) -> torch.Tensor:
+    """``value`` as an int64 ``(size,)`` tensor (one int repeated), range-checked.
+
+    Indices of ``2**63`` or more are stored as their two's complement (the same 64 bits).
+    """
+    if isinstance(value, torch.Tensor):
+        if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
+            raise TypeError(f"{name} must be an integer tensor, got dtype {value.dtype}")
+        column = value.reshape(-1).to(torch.int64)
+        if column.numel() == 1 and value.dim() == 0:
+            column = column.expand(size)
+        if column.device.type == "cpu" and (  # a device tensor is not read back (no sync)
+            bool((column < 0).any()) or (bits < 64 and bool((column >= 1 << bits).any()))
+        ):
+            raise ValueError(f"{name} must be in [0, 2**{bits}), got {column.tolist()}")
+    else:
+        many = isinstance(value, Sequence) and not isinstance(value, str)
+        numbers = [checks.uint(v, name, bits) for v in (value if many else [value])]
+        signed = [n - (1 << 64) if n >> 63 else n for n in numbers]
+        column = torch.tensor(signed, dtype=torch.int64)
+        if not many:
+            column = column.expand(size)
+    if column.numel() != size:
+        raise ValueError(f"{name} must have one value per sample ({size}), got {column.numel()}")
+    return column
+
+
+def _rank() -> int:
+    distributed = torch.distributed
+    if distributed.is_available() and distributed.is_initialized():
+        return int(distributed.get_rank())
+    return 0

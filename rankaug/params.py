@@ -1,0 +1,209 @@
+"""Parameter objects the multi-sample wrappers share, each checked once when made.
+
+:class:`Targets` says how a sample's boxes are read and filtered, :class:`Partners`
+where partners are drawn from. :class:`~rankaug.MosaicDataset`, and the mix wrappers
+(:class:`~rankaug.MixUpDataset`, :class:`~rankaug.CutMixDataset`,
+:class:`~rankaug.CopyPasteDataset`) take them as ``targets=`` and ``partners=``; a
+wrapper refuses a field it does not use when it is set away from its default.
+
+The old flat keywords (``box_format=``, ``min_area=``, ``pool=``, ...) are still
+accepted by the wrappers as deprecated aliases of these fields (:func:`take`); they go
+before 1.0.
+
+>>> Targets(box_format="coco", min_area=4).min_area
+4.0
+>>> Targets(min_visibility=2)
+Traceback (most recent call last):
+...
+ValueError: min_visibility must be a finite number >= 0.0 and <= 1.0, got 2
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, TypeVar, cast
+
+import numpy as np
+
+from rankaug import checks
+from rankaug._multi.partners import PartnerSampler
+from rankaug.boxes import BoxFormat, check_box_format, check_filter_args
+from rankaug.polygons import POLYGONS
+from rankaug.samples import DEFAULT_TARGETS
+
+__all__ = ["Partners", "Targets", "refuse_leftovers", "refuse_unused", "take"]
+
+P = TypeVar("P")
+KNOWN: Final = DEFAULT_TARGETS | {POLYGONS}
+"""The target keys an adapter hands out besides the label and keypoint fields."""
+FILTERS: Final = ("min_area", "min_visibility", "min_width", "min_height")
+
+
+@dataclass(frozen=True, slots=True)
+class Targets:
+    """How a wrapper reads, keeps aligned and filters a sample's boxes.
+
+    Args:
+        box_format: The samples' box format (also the output's): ``"pascal_voc"``,
+            ``"coco"``, ``"yolo"`` or ``"albumentations"``. ``None``: the adapter's
+            ``box_format`` when it has one (``rankaug.adapters.HuggingFace()`` reads
+            ``"coco"``), else ``"pascal_voc"``.
+        label_fields: Per-box fields kept aligned with the boxes.
+        keypoint_fields: Per-keypoint fields kept aligned with the keypoints.
+        min_area: Drop boxes smaller than this (output pixels).
+        min_visibility: Drop boxes showing less than this fraction of their full size.
+        min_width: Drop boxes narrower than this.
+        min_height: Drop boxes lower than this.
+        clip: Clip boxes that reach outside their image (``False``: raise an error).
+
+    Raises:
+        TypeError: If a field has the wrong type.
+        ValueError: If a field has a wrong value.
+    """
+
+    box_format: BoxFormat | None = None
+    label_fields: Sequence[str] = ("labels",)
+    keypoint_fields: Sequence[str] = ()
+    min_area: float = 0.0
+    min_visibility: float = 0.0
+    min_width: float = 0.0
+    min_height: float = 0.0
+    clip: bool = True
+
+    def __post_init__(self) -> None:
+        if self.box_format is not None:
+            _set(self, "box_format", check_box_format(self.box_format))
+        labels = checks.names(self.label_fields, "label_fields", forbidden=KNOWN | {"boxes"})
+        _set(self, "label_fields", labels)
+        points = checks.names(
+            self.keypoint_fields, "keypoint_fields", forbidden=KNOWN | {"boxes", *labels}
+        )
+        _set(self, "keypoint_fields", points)
+        values = check_filter_args(**{name: getattr(self, name) for name in FILTERS})
+        for name, value in zip(FILTERS, values, strict=True):
+            _set(self, name, value)
+        _set(self, "clip", checks.boolean(self.clip, "clip"))
+
+    @property
+    def keys(self) -> frozenset[str]:
+        """The keys an adapter hands out: the known targets, label and keypoint fields."""
+        return KNOWN | {*self.label_fields, *self.keypoint_fields}
+
+    @property
+    def filters(self) -> bool:
+        """Whether any box filter is set."""
+        return any(getattr(self, name) for name in FILTERS)
+
+    def resolve(self, adapter: object) -> Targets:
+        """These targets with ``box_format`` set: given, else the adapter's, else VOC.
+
+        >>> Targets().resolve(None).box_format
+        'pascal_voc'
+        """
+        if self.box_format is not None:
+            return self
+        known = getattr(adapter, "box_format", None)
+        return dataclasses.replace(self, box_format="pascal_voc" if known is None else known)
+
+
+@dataclass(frozen=True, slots=True)
+class Partners:
+    """Where a wrapper draws its partners from (the rules: :mod:`rankaug._multi.partners`).
+
+    Args:
+        pool: The distinct indices partners are drawn from (for example this rank's
+            shard); ``None`` means the whole dataset.
+        weights: Sampling weights, one per pool entry (or per dataset item without a
+            pool); ``None`` draws uniformly.
+        replace: Draw a sample's partners with replacement (a mosaic's; a mix has one).
+
+    Raises:
+        TypeError: If ``replace`` is not a bool (the indices and weights are checked
+            against the dataset by the wrapper).
+
+    >>> Partners(pool=[0, 2], weights=[1.0, 3.0]).pool
+    (0, 2)
+    """
+
+    pool: Sequence[int] | np.ndarray | None = None
+    weights: Sequence[float] | np.ndarray | None = None
+    replace: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("pool", "weights"):
+            if isinstance(getattr(self, name), list):  # frozen: a list becomes a tuple
+                _set(self, name, tuple(getattr(self, name)))
+        _set(self, "replace", checks.boolean(self.replace, "replace"))
+
+    def sampler(self, length: int, count: int) -> PartnerSampler:
+        """The sampler drawing ``count`` partners per sample from a dataset of ``length``.
+
+        Raises:
+            TypeError: If the pool or the weights have the wrong type.
+            ValueError: If they do not fit the dataset (see :class:`PartnerSampler`).
+        """
+        return PartnerSampler(
+            length, count, pool=self.pool, weights=self.weights, replace=self.replace
+        )
+
+
+def take(kind: type[P], given: P | None, legacy: dict[str, Any], owner: str) -> P:
+    """``given``, or a ``kind`` made from the deprecated flat keywords in ``legacy``.
+
+    The keywords that are fields of ``kind`` are removed from ``legacy``.
+
+    Raises:
+        TypeError: If both ``given`` and such keywords are passed.
+
+    >>> take(Partners, None, {"pool": [1, 2]}, "MixUpDataset")
+    Partners(pool=(1, 2), weights=None, replace=True)
+    """
+    names = [field.name for field in dataclasses.fields(cast(Any, kind)) if field.name in legacy]
+    attribute = "layout" if kind.__name__ == "MosaicGrid" else kind.__name__.lower()
+    if not names:
+        if given is None:
+            return kind()
+        return cast(P, checks.instance(given, attribute, kind, what=f"a rankaug.{kind.__name__}"))
+    if given is not None:
+        raise TypeError(
+            f"{owner} got {attribute}= and {', '.join(f'{n}=' for n in names)}: pass "
+            f"the latter inside rankaug.{kind.__name__}(...)"
+        )
+    return kind(**{name: legacy.pop(name) for name in names})
+
+
+def refuse_unused(value: Targets | Partners, used: Collection[str], owner: str) -> None:
+    """Refuse a field ``owner`` does not use when it is set away from its default.
+
+    Raises:
+        ValueError: Naming the field, its value and the wrapper.
+
+    >>> refuse_unused(Targets(clip=False), ("box_format",), "MixUpDataset")
+    Traceback (most recent call last):
+    ...
+    ValueError: MixUpDataset does not use targets.clip, got False (leave it at True)
+    """
+    attribute = type(value).__name__.lower()
+    for field in dataclasses.fields(value):
+        current = getattr(value, field.name)
+        if field.name not in used and current != field.default:
+            raise ValueError(
+                f"{owner} does not use {attribute}.{field.name}, got {current!r} "
+                f"(leave it at {field.default!r})"
+            )
+
+
+def refuse_leftovers(legacy: dict[str, Any], owner: str) -> None:
+    """Refuse keywords left after :func:`take` (what Python would for a bad keyword).
+
+    Raises:
+        TypeError: Naming the first unexpected keyword.
+    """
+    if legacy:
+        raise TypeError(f"{owner}() got an unexpected keyword argument {next(iter(legacy))!r}")
+
+
+def _set(obj: object, name: str, value: object) -> None:
+    object.__setattr__(obj, name, value)

@@ -1,0 +1,259 @@
+"""BatchAugment: kornia batches keyed per sample (issue 18), on CPU."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankaug import BatchAugment
+from tests.ddp.harness import launch
+
+K = pytest.importorskip("kornia.augmentation")
+
+
+def _transform(**keys: Any) -> Any:
+    return K.AugmentationSequential(
+        K.RandomAffine(degrees=20.0, translate=(0.1, 0.1), scale=(0.8, 1.2), p=0.8),
+        K.RandomHorizontalFlip(p=0.5),
+        K.ColorJitter(0.2, 0.2, 0.2, 0.05, p=0.7, order=(0, 1, 2, 3)),
+        K.RandomResizedCrop((16, 16), p=1.0),
+        **keys,
+    )
+
+
+def _images(size: int, side: int = 24) -> torch.Tensor:
+    return torch.rand(size, 3, side, side, generator=torch.Generator().manual_seed(size))
+
+
+def _rows(params: list[Any]) -> torch.Tensor:
+    """One row per sample: every per-sample float parameter of the call, side by side."""
+    columns = []
+    for item in params:
+        for name, value in sorted(item.data.items()):
+            if name != "forward_input_shape" and value.is_floating_point() and value.dim() >= 1:
+                columns.append(value.reshape(value.shape[0], -1))
+    return torch.cat(columns, dim=1)
+
+
+def _with_p_batch(aug: Any) -> Any:
+    aug.p_batch = 0.5  # only kornia's mix augmentations take it as an argument
+    return aug
+
+
+def _shared_rows(a: torch.Tensor, b: torch.Tensor) -> int:
+    return sum(bool((row == b).all(dim=1).any()) for row in a)
+
+
+def _fallback_rank(rank: int, world_size: int) -> list[float]:
+    aug = BatchAugment(_transform(), seed=0)
+    return aug(_images(8)).flatten().tolist()[:64]
+
+
+class TestBatchAugment:
+    def test_a_sample_is_the_same_alone_in_64_and_in_a_shuffled_16(self) -> None:
+        aug = BatchAugment(_transform(), seed=5)
+        images = _images(64)
+        full = aug(images, index=list(range(100, 164)), epoch=2)
+        order = torch.randperm(64, generator=torch.Generator().manual_seed(1))[:16]
+        shuffled = aug(images[order], index=(order + 100).tolist(), epoch=2)
+        assert (full[order] - shuffled).abs().max() <= 1e-5
+        for position in (0, 17, 63):
+            alone = aug(images[position : position + 1], index=[100 + position], epoch=2)
+            assert (full[position] - alone[0]).abs().max() <= 1e-5
+
+    def test_two_ranks_seeded_alike_share_no_parameter_row(self) -> None:
+        images = _images(128, side=16)
+        rows = []
+        for rank in range(2):
+            torch.manual_seed(0)
+            aug = BatchAugment(_transform(), seed=0)
+            _, params = aug(images, index=list(range(rank, 256, 2)), epoch=0, return_params=True)
+            rows.append(_rows(params))
+        assert _shared_rows(rows[0], rows[1]) == 0
+
+    def test_plain_kornia_seeded_alike_shares_every_row(self) -> None:  # the control
+        images = _images(128, side=16)
+        rows = []
+        for _ in range(2):
+            torch.manual_seed(0)
+            transform = _transform()
+            transform(images)
+            rows.append(_rows(transform._params))
+        assert _shared_rows(rows[0], rows[1]) == 128
+
+    def test_ranks_without_indices_differ(self, tmp_path: Path) -> None:
+        first, second = launch(_fallback_rank, 2, tmp_path)
+        assert first != second
+
+    def test_epochs_differ_and_reruns_repeat(self) -> None:
+        images = _images(16)
+        runs = []
+        for epoch in (0, 1, 0):
+            aug = BatchAugment(_transform(), seed=9)
+            _, params = aug(images, index=list(range(16)), epoch=epoch, return_params=True)
+            runs.append(_rows(params))
+        assert torch.equal(runs[0], runs[2])
+        assert _shared_rows(runs[0], runs[1]) == 0
+
+    def test_the_epoch_comes_from_epoch_index_values(self) -> None:
+        from rankaug import EpochIndex
+
+        aug = BatchAugment(_transform(), seed=9)
+        images = _images(4)
+        carried = aug(images, index=[EpochIndex(i, 3) for i in range(4)])
+        assert torch.equal(carried, aug(images, index=list(range(4)), epoch=3))
+
+    def test_no_global_generator_moves_in_100_calls(self) -> None:
+        aug = BatchAugment(_transform(), seed=1)
+        images = _images(4, side=16)
+        cpu, numpy_state, python_state = (
+            torch.get_rng_state(),
+            np.random.get_state(),  # noqa: NPY002 (the legacy global state is the point)
+            random.getstate(),
+        )
+        for step in range(100):
+            aug(images, index=[step, step + 1, step + 2, step + 3], epoch=step % 3)
+            aug(images)
+        assert torch.equal(cpu, torch.get_rng_state())
+        assert python_state == random.getstate()
+        after = np.random.get_state()  # noqa: NPY002 (the legacy global state is the point)
+        assert numpy_state[0] == after[0]  # type: ignore[index]
+        assert np.array_equal(numpy_state[1], after[1])  # type: ignore[index]
+        assert numpy_state[2:] == after[2:]  # type: ignore[index]
+
+    def test_without_indices_each_step_and_position_differs(self) -> None:
+        images = _images(1, side=16).repeat(4, 1, 1, 1)
+        aug = BatchAugment(_transform(), seed=1)
+        first, second = aug(images), aug(images)
+        again = BatchAugment(_transform(), seed=1)(images)
+        assert torch.equal(first, again)
+        assert not torch.equal(first, second)
+        assert all(not torch.equal(first[0], first[i]) for i in (1, 2, 3))
+
+    def test_replay_reproduces_one_sample(self) -> None:
+        aug = BatchAugment(_transform(), seed=4)
+        images = _images(8)
+        out, params = aug(images, index=list(range(40, 48)), epoch=1, return_params=True)
+        assert aug.last_params is params
+        assert (aug.replay(45, 1, images[5])[0] - out[5]).abs().max() <= 1e-5
+
+    def test_boxes_masks_and_keypoints_follow(self) -> None:
+        transform = K.AugmentationSequential(
+            K.RandomCrop((48, 48)), data_keys=["input", "bbox_xyxy", "mask", "keypoints"]
+        )
+        images = torch.zeros(8, 1, 64, 64)
+        images[..., 10:30, 20:44] = 1.0
+        boxes = torch.tensor([[[20.0, 10.0, 44.0, 30.0]]]).repeat(8, 1, 1)
+        points = torch.tensor([[[20.0, 10.0]]]).repeat(8, 1, 1)
+        aug = BatchAugment(transform, seed=1)
+        out, moved, masks, corners = aug(
+            images, boxes, images.clone(), points, index=list(range(8)), epoch=0
+        )
+        assert torch.equal(masks, out)
+        assert torch.equal(corners[:, 0], moved[:, 0, :2])
+        for image, box in zip(out, moved, strict=True):
+            x1, y1, x2, y2 = box[0].clamp(0, 48).long().tolist()
+            assert bool((image[0, y1:y2, x1:x2] == 1).all())
+            assert image.sum() == (x2 - x1) * (y2 - y1)
+        assert len({tuple(box[0].tolist()) for box in moved}) > 1
+
+    def test_the_returned_parameters_are_the_ones_applied(self) -> None:
+        aug = BatchAugment(_transform(), seed=6)
+        images = _images(8)
+        out, params = aug(images, index=list(range(8)), epoch=0, return_params=True)
+        assert torch.equal(aug.transform(images, params=params), out)
+
+    @pytest.mark.parametrize("kind", ["ColorJitter", "ColorJiggle"])
+    def test_colour_jitter_draws_its_order_per_sample(self, kind: str) -> None:
+        transform = getattr(K, kind)(0.3, 0.3, 0.3, 0.1, p=0.8)
+        aug = BatchAugment(transform, seed=0)
+        images = _images(32, side=8)
+        state = torch.get_rng_state()
+        out, params = aug(images, index=list(range(32)), epoch=0, return_params=True)
+        assert torch.equal(state, torch.get_rng_state())
+        assert params["order"].shape == (32, 4)
+        assert len(torch.unique(params["order"], dim=0)) > 1
+        order = torch.randperm(32, generator=torch.Generator().manual_seed(2))[:8]
+        assert (aug(images[order], index=order.tolist(), epoch=0) - out[order]).abs().max() <= 1e-5
+        assert (aug.replay(7, 0, images[7])[0] - out[7]).abs().max() <= 1e-5
+
+    @settings(max_examples=10, deadline=None)
+    @given(
+        st.lists(st.integers(0, 2**64 - 1), min_size=2, max_size=6, unique=True),
+        st.integers(0, 2**32 - 1),
+    )
+    def test_any_index_gives_its_own_output_in_any_batch(
+        self, index: list[int], epoch: int
+    ) -> None:
+        aug = BatchAugment(K.RandomAffine(degrees=45.0, p=0.5), seed=2)
+        images = _images(len(index), side=8)
+        full = aug(images, index=index, epoch=epoch)
+        tail = aug(images[1:], index=index[1:], epoch=epoch)
+        assert (full[1:] - tail).abs().max() <= 1e-5
+
+
+class TestBatchAugmentOptionalKornia:
+    def test_rankaug_imports_without_kornia(self) -> None:
+        code = "import sys, rankaug; print('kornia' in sys.modules)"
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert result.stdout.strip() == "False"
+
+    def test_a_missing_kornia_is_named(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setitem(sys.modules, "kornia.augmentation", None)
+        with pytest.raises(ImportError, match=r"BatchAugment needs kornia: pip install"):
+            BatchAugment(object(), seed=0)
+
+
+class TestBatchAugmentRefusals:
+    @pytest.mark.parametrize(
+        ("transform", "match"),
+        [
+            (lambda: K.RandomAffine(10.0, same_on_batch=True), "same_on_batch"),
+            (lambda: _with_p_batch(K.RandomAffine(10.0)), "p_batch"),
+            (
+                lambda: K.AugmentationSequential(K.RandomAffine(10.0), random_apply=1),
+                "random_apply",
+            ),
+            (lambda: K.RandomMixUpV2(), "mixes"),
+            (lambda: K.RandomResizedCrop((8, 8), p=0.5), "use p=1.0"),
+        ],
+    )
+    def test_a_batch_level_draw_is_refused(self, transform: Any, match: str) -> None:
+        with pytest.raises(ValueError, match=match):
+            BatchAugment(transform(), seed=0)
+
+    def test_deterministic_batch_level_augmentations_are_kept(self) -> None:
+        transform = K.AugmentationSequential(K.Resize((8, 8)), K.CenterCrop((6, 6)))
+        images = _images(3, side=16)
+        out = BatchAugment(transform, seed=0)(images, index=[0, 1, 2], epoch=0)
+        assert torch.equal(out, transform(images))
+
+    def test_a_global_draw_is_refused_and_the_state_restored(self) -> None:
+        aug = BatchAugment(K.RandomGaussianNoise(p=1.0), seed=0)
+        state = torch.get_rng_state()
+        with pytest.raises(RuntimeError, match=r"augmentation 0 \(RandomGaussianNoise\)"):
+            aug(_images(2), index=[0, 1], epoch=0)
+        assert torch.equal(state, torch.get_rng_state())
+        assert "forward_parameters" not in vars(aug.transform)  # plain kornia again
+
+    def test_bad_arguments(self) -> None:
+        aug = BatchAugment(K.RandomAffine(10.0), seed=0)
+        with pytest.raises(TypeError, match="transform must be a kornia"):
+            BatchAugment(lambda x: x, seed=0)
+        with pytest.raises(ValueError, match="seed"):
+            BatchAugment(K.RandomAffine(10.0), seed=-1)
+        with pytest.raises(ValueError, match=r"index must have one value per sample \(2\), got 3"):
+            aug(_images(2), index=[0, 1, 2], epoch=0)
+        with pytest.raises(ValueError, match=r"images must be a \(B, C, H, W\) tensor, got shape"):
+            aug(torch.zeros(3, 8, 8), index=[0], epoch=0)
+        with pytest.raises(TypeError, match="index must be an integer tensor"):
+            aug(_images(2), index=torch.zeros(2), epoch=0)

@@ -1,0 +1,162 @@
+"""The parameter objects the wrappers share, and the deprecated flat keywords they replace."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rankaug import (
+    CopyPasteDataset,
+    CutMixDataset,
+    MixUpDataset,
+    MosaicDataset,
+    MosaicGrid,
+    Partners,
+    Targets,
+)
+from rankaug.datasets import SyntheticDetection
+from rankaug.params import refuse_leftovers, refuse_unused, take
+
+
+def same_outputs(a: Any, b: Any, count: int = 4) -> None:
+    for index in range(count):
+        x, y = a[index], b[index]
+        assert x.keys() == y.keys()
+        for key in x:
+            if isinstance(x[key], np.ndarray):
+                np.testing.assert_array_equal(x[key], y[key])
+                assert x[key].dtype == y[key].dtype
+            else:
+                assert x[key] == y[key], key
+
+
+class TestTargets:
+    def test_fields_are_checked_and_normalised(self) -> None:
+        targets = Targets(box_format="coco", label_fields=["labels", "ids"], min_area=2)
+        assert targets.label_fields == ("labels", "ids")
+        assert targets.min_area == 2.0
+        assert type(targets.min_area) is float
+        assert targets.filters
+        assert not Targets().filters
+        assert {"bboxes", "labels", "ids"} <= targets.keys
+
+    @pytest.mark.parametrize(
+        ("kwargs", "error", "message"),
+        [
+            ({"box_format": "xyxy"}, ValueError, "box_format must be one of"),
+            ({"label_fields": "labels"}, TypeError, "label_fields must be a sequence"),
+            ({"keypoint_fields": ("labels",)}, ValueError, "every entry of keypoint_fields"),
+            ({"min_visibility": 1.5}, ValueError, "min_visibility must be a finite number"),
+            ({"min_width": True}, TypeError, "min_width must be a finite number"),
+            ({"clip": "yes"}, TypeError, "clip must be True or False"),
+        ],
+    )
+    def test_bad_fields_are_named(
+        self, kwargs: dict[str, Any], error: type[Exception], message: str
+    ) -> None:
+        with pytest.raises(error, match=message):
+            Targets(**kwargs)
+
+    def test_frozen(self) -> None:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            Targets().clip = False  # type: ignore[misc]
+
+    def test_the_format_is_given_else_the_adapters_else_pascal_voc(self) -> None:
+        class Coco:
+            box_format = "coco"
+
+        assert Targets().resolve(None).box_format == "pascal_voc"
+        assert Targets().resolve(Coco()).box_format == "coco"
+        assert Targets(box_format="yolo").resolve(Coco()).box_format == "yolo"
+
+
+class TestPartners:
+    def test_a_list_becomes_a_tuple_and_replace_is_checked(self) -> None:
+        assert Partners(pool=[3, 1], weights=[1.0, 2.0]).pool == (3, 1)
+        pool = np.arange(4)
+        assert Partners(pool=pool).pool is pool
+        with pytest.raises(TypeError, match="replace must be True or False"):
+            Partners(replace=1)  # type: ignore[arg-type]
+
+    def test_the_pool_is_checked_against_the_dataset(self) -> None:
+        with pytest.raises(ValueError, match="pool"):
+            MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, partners=Partners(pool=[9]))
+
+
+class TestMosaicGrid:
+    def test_fields_are_checked(self) -> None:
+        assert MosaicGrid(fill=(1, 2, 3)).fill == (1.0, 2.0, 3.0)
+        with pytest.raises(ValueError, match="canvas must be one of"):
+            MosaicGrid(canvas="big")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"layout must be None or a rankaug\.MosaicGrid"):
+            MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, layout=(2, 2))  # type: ignore[arg-type]
+
+
+class TestFlatKeywords:
+    """The deprecated flat keywords build the same objects, so the same outputs."""
+
+    def test_mosaic(self) -> None:
+        data = SyntheticDetection(12, image_size=32, box_format="coco")
+        flat = MosaicDataset(
+            data, seed=1, output_size=48, keying="sample", box_format="coco", min_area=4.0,
+            grid=(2, 3), fill=0, pool=list(range(1, 12)), replace=False,
+        )  # fmt: skip
+        objects = MosaicDataset(
+            data, seed=1, output_size=48, keying="sample",
+            targets=Targets(box_format="coco", min_area=4.0),
+            layout=MosaicGrid(grid=(2, 3), fill=0),
+            partners=Partners(pool=list(range(1, 12)), replace=False),
+        )  # fmt: skip
+        assert flat.config == objects.config
+        same_outputs(flat, objects)
+
+    @pytest.mark.parametrize("wrapper", [MixUpDataset, CutMixDataset])
+    def test_mix(self, wrapper: Any) -> None:
+        data = SyntheticDetection(8, image_size=32)
+        flat = wrapper(data, seed=2, keying="sample", pool=[1, 2, 3], label_fields=("labels",))
+        objects = wrapper(
+            data, seed=2, keying="sample", partners=Partners(pool=[1, 2, 3]), targets=Targets()
+        )
+        assert flat.config == objects.config
+        same_outputs(flat, objects)
+
+    def test_an_object_and_its_flat_keywords_are_refused_together(self) -> None:
+        with pytest.raises(TypeError, match=r"targets= and min_area=: pass the latter inside"):
+            MosaicDataset(SyntheticDetection(4), seed=0, targets=Targets(), min_area=1.0)
+
+    def test_an_unknown_keyword_is_refused(self) -> None:
+        with pytest.raises(TypeError, match="unexpected keyword argument 'grids'"):
+            MosaicDataset(SyntheticDetection(4), seed=0, grids=(2, 2))
+        with pytest.raises(TypeError, match="unexpected keyword argument 'num_classes'"):
+            CopyPasteDataset(SyntheticDetection(4), seed=0, num_classes=3)
+
+    def test_take_and_refuse_leftovers(self) -> None:
+        legacy: dict[str, Any] = {"pool": [1], "other": 2}
+        assert take(Partners, None, legacy, "X") == Partners(pool=(1,))
+        assert legacy == {"other": 2}
+        with pytest.raises(TypeError, match=r"X\(\) got an unexpected keyword argument 'other'"):
+            refuse_leftovers(legacy, "X")
+
+
+class TestUnusedFields:
+    @pytest.mark.parametrize(
+        ("wrapper", "kwargs", "message"),
+        [
+            (MixUpDataset, {"targets": Targets(min_area=1.0)}, "does not use targets.min_area"),
+            (CutMixDataset, {"targets": Targets(clip=False)}, "does not use targets.clip"),
+            (CopyPasteDataset, {"targets": Targets(min_visibility=0.5)}, "targets.min_visibility"),
+            (MixUpDataset, {"partners": Partners(replace=False)}, "partners.replace, got False"),
+        ],
+    )  # fmt: skip
+    def test_a_field_the_wrapper_does_not_use_is_refused(
+        self, wrapper: Any, kwargs: dict[str, Any], message: str
+    ) -> None:
+        with pytest.raises(ValueError, match=message):
+            wrapper(SyntheticDetection(4, image_size=16), seed=0, **kwargs)
+
+    def test_defaults_pass(self) -> None:
+        refuse_unused(Targets(), ("box_format",), "X")
+        refuse_unused(Partners(pool=[1]), ("pool",), "X")
