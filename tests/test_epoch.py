@@ -299,6 +299,7 @@ print(type(index).__name__, int(index), index.epoch)
 
 
 class TestEpochClasses:
+    @pytest.mark.slow  # a new interpreter
     def test_each_epoch_is_a_class_found_by_name_in_a_fresh_process(self) -> None:
         data = pickle.dumps([EpochIndex(5, epoch=123456), EpochIndex(6, epoch=123456)])
         result = subprocess.run(

@@ -90,6 +90,7 @@ class TestBatchAugment:
             rows.append(_rows(transform._params))
         assert _shared_rows(rows[0], rows[1]) == 128
 
+    @pytest.mark.ddp
     def test_ranks_without_indices_differ(self, tmp_path: Path) -> None:
         first, second = launch(_fallback_rank, 2, tmp_path)
         assert first != second
@@ -202,6 +203,7 @@ class TestBatchAugment:
 
 
 class TestBatchAugmentOptionalKornia:
+    @pytest.mark.slow  # a new interpreter
     def test_rankaug_imports_without_kornia(self) -> None:
         code = "import sys, rankaug; print('kornia' in sys.modules)"
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
