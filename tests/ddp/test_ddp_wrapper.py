@@ -34,6 +34,8 @@ WORLD = 2
 LENGTH = 16  # 8 samples per rank and epoch, 4 per worker
 EPOCHS = 2
 CONFIGS = [("fork", True), ("fork", False), ("spawn", True)]
+# The spawned configuration runs the wrapper and the seeder ("seeder": global-random
+# partners, worker_init_fn=WorkerSeeder) in one loader: its workers start once for both.
 
 
 def pipeline(seed: int | None = None) -> A.Compose:
@@ -134,9 +136,37 @@ def run_epochs(
         sampler.set_epoch(epoch)
         if set_epoch:
             dataset.set_epoch(epoch)
-        for step, (index, worker, fingerprint) in enumerate(loader):
-            records.append([epoch, step, int(index), int(worker), fingerprint])
+        for step, (index, worker, *values) in enumerate(loader):
+            records.append([epoch, step, int(index), int(worker), *values])
     return records
+
+
+class Both(Dataset[tuple[int, int, str, str]]):
+    """A wrapper's probe and the global-random partners, from one index."""
+
+    def __init__(self, probe: Probe) -> None:
+        self.probe, self.partners = probe, GlobalRandomPartners()
+
+    def __len__(self) -> int:
+        return LENGTH
+
+    def __getitem__(self, index: int) -> tuple[int, int, str, str]:
+        index, worker, fingerprint = self.probe[index]
+        return index, worker, fingerprint, self.partners[index][2]
+
+
+def spawned() -> dict[str, Any]:
+    """The spawned persistent workers: the rank must travel with the pickled wrapper
+    and seeder (WorkerSeeder does not change the keyed wrapper's draws)."""
+    wrapped = RandomAugmentWrapper(FixedImage(), pipeline(), seed=0)
+    records = run_epochs(
+        wrapped, Both(Probe(wrapped)), num_workers=2, ctx="spawn", persistent=True,
+        worker_init_fn=WorkerSeeder(0),
+    )  # fmt: skip
+    return {
+        "stream/spawn/True": [record[:5] for record in records],
+        "seeder": [[*record[:4], record[5]] for record in records],
+    }
 
 
 RERUN = ("stream/fork/False", "sample/2", "seeder/fresh")  # forked: cheap to run again
@@ -153,8 +183,10 @@ def configurations(only: tuple[str, ...] | None) -> dict[str, Any]:
     """Every configuration, or only those named."""
     results: dict[str, Any] = {}
     wanted = (lambda key: True) if only is None else (lambda key: key in only)
+    if only is None:
+        results.update(spawned())
     for ctx, persistent in CONFIGS:
-        if not wanted(f"stream/{ctx}/{persistent}"):
+        if ctx == "spawn" or not wanted(f"stream/{ctx}/{persistent}"):
             continue
         wrapped = RandomAugmentWrapper(FixedImage(), pipeline(), seed=0)
         results[f"stream/{ctx}/{persistent}"] = run_epochs(
@@ -168,17 +200,6 @@ def configurations(only: tuple[str, ...] | None) -> dict[str, Any]:
             wrapped, Probe(wrapped), num_workers=workers, ctx="fork", persistent=True
         )
     partners = GlobalRandomPartners()
-    if wanted("seeder"):
-        # Spawned, persistent workers: the rank must travel with the pickled seeder.
-        results["seeder"] = run_epochs(
-            partners,
-            partners,
-            num_workers=2,
-            ctx="spawn",
-            persistent=True,
-            set_epoch=False,
-            worker_init_fn=WorkerSeeder(0),
-        )
     if wanted("seeder/fresh"):
         results["seeder/fresh"] = run_epochs(
             partners,
