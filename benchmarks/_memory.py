@@ -27,6 +27,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "Watched",
@@ -239,7 +240,7 @@ def watch(
         selector.register(process.stdout.fileno(), selectors.EVENT_READ, k)
     lines: list[list[str]] = [[] for _ in processes]
     pending = [b""] * len(processes)  # read from the pipes unbuffered: select sees all
-    ready = [False] * len(processes)
+    ready: list[Any] = [False] * len(processes)  # then each tree at ready
     roots = [p.pid for p in processes]
     history: list[list[int]] = []
     t0 = time.perf_counter()

@@ -164,7 +164,7 @@ def profile_rankaug(bench: Bench, selected: Sequence[str]) -> None:
     if "mosaic" in selected:
         mosaic = bench.sources.mosaic
         for grid in ((2, 2), (3, 3)):
-            dataset = MosaicDataset(mosaic, seed=seed, output_size=size, grid=grid)
+            dataset: Any = MosaicDataset(mosaic, seed=seed, output_size=size, grid=grid)
             targets[f"mosaic/rankaug_{grid[0]}x{grid[1]}"] = (cycling(dataset, len(mosaic)), 300)
     if "epoch" in selected:
         targets.update(_epoch_targets(seed))

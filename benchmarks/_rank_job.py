@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -56,7 +57,7 @@ def main() -> int:
     cv2.setNumThreads(1)
     torch.set_num_threads(1)
     built = time.perf_counter() - t0
-    sampler = DistributedSampler(
+    sampler: DistributedSampler[Any] = DistributedSampler(
         pipeline.dataset, num_replicas=world, rank=rank, shuffle=True, seed=args.seed
     )
     loader = DataLoader(

@@ -25,7 +25,7 @@ import contextvars
 import copyreg
 import threading
 from collections.abc import Callable
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from rankaug import checks
 from rankaug.shared_epoch import SharedEpoch, warn_if_late
@@ -101,6 +101,11 @@ class EpochIndex(int, metaclass=_EpochIndexType):
 
     __slots__ = ()
     epoch: int
+
+    if TYPE_CHECKING:
+
+        def __new__(cls, index: int, epoch: int = ...) -> EpochIndex:
+            """The metaclasses' calls, for type checkers (an epoch's class: the index)."""
 
     def __add__(self, other: int) -> int:
         if type(other) is int or (isinstance(other, EpochIndex) and other.epoch == self.epoch):

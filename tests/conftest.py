@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from typing import Any
 
 # albumentations checks PyPI for a newer release on import unless told not to.
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 
+import pytest
 from hypothesis import HealthCheck, settings
+from torch._utils import ExceptionWrapper
 
 settings.register_profile(
     "rankaug",
@@ -16,3 +20,36 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("rankaug")
+
+# The plugin that hides the framework extras runs only when asked for (-p).
+collect_ignore = ["without_extras.py"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every ``ddp`` and ``framework`` test is ``slow`` too: the quick tier skips them."""
+    for item in items:
+        if item.get_closest_marker("ddp") or item.get_closest_marker("framework"):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _loaders_stop_at_a_worker_error() -> Iterator[None]:
+    """A worker's error shuts its loader's workers down before it is raised.
+
+    Otherwise they stop when the garbage collector frees the loader, which is kept in a
+    reference cycle by the raised error's traceback: by then the collector may have
+    closed the loader's queues, and each worker is waited for 5 s (a 10 s stall in
+    whichever test happens to collect it). Nothing else changes: the error is the same.
+    """
+    from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
+
+    process = _MultiProcessingDataLoaderIter._process_data
+
+    def stopping(self: Any, data: Any, worker_idx: int) -> Any:
+        if isinstance(data, ExceptionWrapper):
+            self._shutdown_workers()
+        return process(self, data, worker_idx)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_MultiProcessingDataLoaderIter, "_process_data", stopping)
+        yield

@@ -184,6 +184,7 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any],
     return _run_report(tmp_path_factory.mktemp("bench"))
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_json_has_every_row(quick_run: tuple[dict[str, Any], str]) -> None:
     report, _ = quick_run
     assert set(report["rows"]) == EXPECTED_ROWS
@@ -200,6 +201,7 @@ def test_json_has_every_row(quick_run: tuple[dict[str, Any], str]) -> None:
             assert row["median"] is None
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -> None:
     report, _ = quick_run
     assert [goal["id"] for goal in report["goals"]] == EXPECTED_GOALS
@@ -244,6 +246,7 @@ def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -
     assert recycled["pooled"] + recycled["reused"] + recycled["unpooled"] > 0
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_epoch_goals_are_differences_of_medians(quick_run: tuple[dict[str, Any], str]) -> None:
     report, _ = quick_run
     rows, goals = report["rows"], {goal["id"]: goal for goal in report["goals"]}
@@ -278,6 +281,7 @@ def test_epoch_goals_are_differences_of_medians(quick_run: tuple[dict[str, Any],
             assert rows[row_id]["note"].startswith("wall ")
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_e2e_runs_rankaug_on_the_jpeg_folder(quick_run: tuple[dict[str, Any], str]) -> None:
     report, _ = quick_run
     rows = report["rows"]
@@ -304,6 +308,7 @@ def test_e2e_runs_rankaug_on_the_jpeg_folder(quick_run: tuple[dict[str, Any], st
     assert {goal["id"]: goal["status"] for goal in report["goals"]}["e2e_first"] == "N/A"
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_memory_counts_every_process_of_both_ranks(quick_run: tuple[dict[str, Any], str]) -> None:
     report, stdout = quick_run
     rows, memory = report["rows"], report["diagnostics"]["memory"]
@@ -316,6 +321,7 @@ def test_memory_counts_every_process_of_both_ranks(quick_run: tuple[dict[str, An
     assert "rankaug_cached   PSS per process, MiB: rank 0: " in stdout
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
     _, stdout = quick_run
     for text in (
@@ -340,6 +346,7 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
     assert stdout.index("Goals") > positions[-1]
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_only_runs_the_selected_sections(tmp_path: Path) -> None:
     report, stdout = _run_report(tmp_path, "--only", "epoch,keys", "--profile")
     wanted = {row for row in EXPECTED_ROWS if row.startswith(("key/", "epoch/"))}
@@ -361,6 +368,7 @@ def test_only_runs_the_selected_sections(tmp_path: Path) -> None:
     assert all("ncalls" in text for text in report["profiles"].values())
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_e2e_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) -> None:
     report, stdout = quick_run
     works = {k: v for k, v in report["work"].items() if k.startswith("e2e/")}
@@ -381,6 +389,7 @@ def test_e2e_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) 
     assert goals["e2e_floor"]["status"] in {"PASS", "MISS"}
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
 def test_mix_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) -> None:
     report, _ = quick_run
     work = report["work"]

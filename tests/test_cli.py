@@ -512,12 +512,12 @@ def test_an_adapter_refusing_a_sample_is_one_line(
 class TestParser:
     def test_every_command_registers_itself(self) -> None:
         parser = build_parser()
-        assert [module.__name__ for module in COMMANDS] == [
+        assert [module.__name__ for module in COMMANDS] == [  # type: ignore[attr-defined]
             "rankaug.cli.demo", "rankaug.cli.audit", "rankaug.cli.show", "rankaug.cli.cache",
         ]  # fmt: skip
         arguments = {"demo": [], "audit": ["m:f"], "show": ["m:f"], "cache": ["verify", "d"]}
         for module in COMMANDS:
-            name = module.__name__.rsplit(".", 1)[1]
+            name = module.__name__.rsplit(".", 1)[1]  # type: ignore[attr-defined]
             args = parser.parse_args([name, *arguments[name]])
             assert args.command == name
             assert args.handler is module.run

@@ -82,6 +82,7 @@ class TestCacheVerify:
         assert main(["cache", *arguments]) == 2
         assert "error" in capsys.readouterr().err
 
+    @pytest.mark.slow  # a new interpreter
     def test_as_a_module(self, tmp_path: Path) -> None:
         filled(tmp_path, 1)
         done = subprocess.run(

@@ -50,7 +50,7 @@ class TestSharedEpoch:
             epoch.set("2")  # type: ignore[arg-type]
         assert epoch.get() == 4
 
-    @pytest.mark.parametrize("context", ["fork", "spawn"])
+    @pytest.mark.parametrize("context", ["fork", pytest.param("spawn", marks=pytest.mark.slow)])
     def test_persistent_workers_see_every_set(self, context: str) -> None:
         epoch = SharedEpoch()
         loader = DataLoader(
@@ -130,7 +130,7 @@ class TestEpochIndex:
             (int, 8),
         ]
         numpy_sum = index + np.int64(1)
-        assert (type(numpy_sum), numpy_sum) == (np.int64, 8)
+        assert (type(numpy_sum), numpy_sum) == (np.int64, 8)  # type: ignore[comparison-overlap]
 
     @pytest.mark.parametrize("clone", [copy.deepcopy, lambda i: pickle.loads(pickle.dumps(i))])
     def test_survives_copies(self, clone: Any) -> None:
@@ -299,6 +299,7 @@ print(type(index).__name__, int(index), index.epoch)
 
 
 class TestEpochClasses:
+    @pytest.mark.slow  # a new interpreter
     def test_each_epoch_is_a_class_found_by_name_in_a_fresh_process(self) -> None:
         data = pickle.dumps([EpochIndex(5, epoch=123456), EpochIndex(6, epoch=123456)])
         result = subprocess.run(

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from torch.utils.data._utils import ExceptionWrapper
+from torch.utils.data._utils import ExceptionWrapper  # type: ignore[attr-defined]
 
 from rankaug.errors import SampleError
 

@@ -65,7 +65,7 @@ class TestInnerDatasets:
     def test_walks_subsets_and_concats_and_stops_at_keyed(self) -> None:
         deepest = RandomAugmentWrapper(DATA, identity, seed=0)
         keyed = RandomAugmentWrapper(Subset(deepest, [0]), identity, seed=0)
-        top = ConcatDataset([Subset(keyed, [0]), DATA])
+        top = ConcatDataset([Subset(keyed, [0]), DATA])  # type: ignore[list-item]
         found = list(inner_datasets(top))
         assert keyed in found
         assert deepest not in found  # keyed's own set_epoch goes on from there

@@ -107,6 +107,7 @@ class TestPlainWrappersInALoader:
             assert images == [expected(i, epoch) for i in range(len(dataset))]
         assert all(a != b for a, b in zip(*passes, strict=True))
 
+    @pytest.mark.slow
     def test_spawned_persistent_workers_find_it_too(self) -> None:
         dataset, expected = cases()["subset"]
         passes = two_passes(dataset, 2, True, context="spawn")
@@ -116,7 +117,7 @@ class TestPlainWrappersInALoader:
         inner = augmented(4, count=4)
         loader = DataLoader(
             Subset(inner, [3, 1]),
-            batch_sampler=EpochSampler([[0, 1]], epoch=6),
+            batch_sampler=EpochSampler([[0, 1]], epoch=6),  # type: ignore[list-item]
             collate_fn=_collate,
         )
         images = [s["image"].tobytes() for batch in loader for s in batch]
@@ -157,7 +158,7 @@ class TestLostEpochOutsideALoader:
         with warnings.catch_warnings():
             warnings.simplefilter("error", RankaugWarning)
             subset[next(running)]  # once per wrapper
-        running.close()
+        running.close()  # type: ignore[attr-defined]
 
     def test_no_warning_when_set_epoch_is_the_running_epoch_or_no_pass_runs(self) -> None:
         inner = augmented(8)
@@ -169,7 +170,7 @@ class TestLostEpochOutsideALoader:
             inner.set_epoch(5)
             subset[0]  # the fallback is the pass's epoch: nothing is lost
             inner.set_epoch(0)
-            running.close()  # no pass runs any more
+            running.close()  # type: ignore[attr-defined]  # no pass runs any more
             subset[1]
 
     def test_a_batch_of_mixed_epochs_warns(self) -> None:

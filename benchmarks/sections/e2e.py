@@ -242,7 +242,7 @@ def _split(bench: Bench, made: dict[str, Contender], count: int) -> None:
         bench.progress.set_label(f"6 e2e: split {c.name}")
         dataset, collate = c.pipeline.dataset, c.pipeline.collate
         n = len(dataset)
-        split = cv2_split(lambda i, d=dataset, n=n: d[(i * 7) % n], count)
+        split = cv2_split(lambda i, d=dataset, n=n: d[(i * 7) % n], count)  # type: ignore[misc]
         batch = [dataset[i] for i in range(bench.batch_size)]
         t0 = time.perf_counter()
         for _ in range(3):

@@ -165,7 +165,7 @@ def loaders(seed: int, batch_size: int) -> dict[int, tuple[Loader, PassChunks]]:
             {
                 "plain": batches(_distributed(dataset, seed)),
                 "carried": batches(EpochSampler(_distributed(dataset, seed), epoch=EPOCH)),
-                "batches": EpochSampler(batches(_distributed(dataset, seed)), epoch=EPOCH),
+                "batches": EpochSampler(batches(_distributed(dataset, seed)), epoch=EPOCH),  # type: ignore[arg-type]
             }
         )
         loader: DataLoader[Any] = DataLoader(

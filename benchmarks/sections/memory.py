@@ -60,7 +60,7 @@ def _filled_cache(bench: Bench, root: Path) -> Path:
         return Path(filled)
     directory = Path(tempfile.mkdtemp(prefix="memory-", dir=cache_root(bench)))
     bench.progress.set_label("7 memory: filling the cache (not timed)")
-    source = CachedDataset(YoloFolder(root, image_size=side(bench)), directory)
+    source: CachedDataset[Any] = CachedDataset(YoloFolder(root, image_size=side(bench)), directory)
     for i in range(len(source)):
         source[i]
     bench.shared["filled_cache"] = directory

@@ -96,7 +96,7 @@ def prepare(bench: Bench) -> None:
 def measure(bench: Bench, prepared: None) -> None:
     """DataLoader scaling over MosaicDataset, three transports."""
     settings, report, out = bench.settings, bench.report, bench.out
-    dataset = MosaicDataset(bench.sources.mosaic, seed=bench.seed, output_size=bench.size)
+    dataset: Any = MosaicDataset(bench.sources.mosaic, seed=bench.seed, output_size=bench.size)
     measure_scaling(report, dataset, bench.batch_size, settings, bench.progress)
     out(
         f"4. Scaling: DataLoader over MosaicDataset 2x2, batch {bench.batch_size}, samples/s "

@@ -90,6 +90,7 @@ class TestBatchAugment:
             rows.append(_rows(transform._params))
         assert _shared_rows(rows[0], rows[1]) == 128
 
+    @pytest.mark.ddp
     def test_ranks_without_indices_differ(self, tmp_path: Path) -> None:
         first, second = launch(_fallback_rank, 2, tmp_path)
         assert first != second
@@ -126,9 +127,9 @@ class TestBatchAugment:
         assert torch.equal(cpu, torch.get_rng_state())
         assert python_state == random.getstate()
         after = np.random.get_state()  # noqa: NPY002 (the legacy global state is the point)
-        assert numpy_state[0] == after[0]
-        assert np.array_equal(numpy_state[1], after[1])
-        assert numpy_state[2:] == after[2:]
+        assert numpy_state[0] == after[0]  # type: ignore[index]
+        assert np.array_equal(numpy_state[1], after[1])  # type: ignore[index]
+        assert numpy_state[2:] == after[2:]  # type: ignore[index]
 
     def test_without_indices_each_step_and_position_differs(self) -> None:
         images = _images(1, side=16).repeat(4, 1, 1, 1)
@@ -202,6 +203,7 @@ class TestBatchAugment:
 
 
 class TestBatchAugmentOptionalKornia:
+    @pytest.mark.slow  # a new interpreter
     def test_rankaug_imports_without_kornia(self) -> None:
         code = "import sys, rankaug; print('kornia' in sys.modules)"
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -216,7 +216,7 @@ class TestCachedDataset:
         assert len(cached) == 4
         assert_identical(cached[-1], source[3])
         assert cached.is_cached(3)
-        assert_identical(cached[np.int64(3)], source[3])
+        assert_identical(cached[np.int64(3)], source[3])  # type: ignore[index]
         with pytest.raises(IndexError, match="index 4 is out of range for a dataset of length 4"):
             cached[4]
         with pytest.raises(TypeError, match="index must be an integer"):
@@ -429,7 +429,7 @@ class TestCachedDataset:
         assert copy.is_cached(0)
         assert_identical(copy[0], source[0])
 
-    @pytest.mark.parametrize("context", ["fork", "spawn"])
+    @pytest.mark.parametrize("context", ["fork", pytest.param("spawn", marks=pytest.mark.slow)])
     def test_dataloader_workers_fill_and_read(self, tmp_path: Path, context: str) -> None:
         source = SyntheticDetection(8, image_size=(60, 80), seed=4)
         cached = CachedDataset(source, tmp_path)

@@ -143,7 +143,9 @@ class TestCachedDatasetSafety:
         calls = []
         checksum = rankaug.cache._format._checksum
         monkeypatch.setattr(
-            rankaug.cache._format, "_checksum", lambda data: calls.append(1) or checksum(data)
+            rankaug.cache._format,
+            "_checksum",
+            lambda data: calls.append(1) or checksum(data),  # type: ignore[func-returns-value]
         )
         source = SyntheticDetection(2, image_size=(240, 320))
         cached = CachedDataset(source, tmp_path)

@@ -17,7 +17,7 @@ from tests.cache.helpers import Planted, Point, assert_identical
 
 
 class TensorPickler(pickle.Pickler):
-    def reducer_override(self, obj: object) -> object:
+    def reducer_override(self, obj: object) -> object:  # type: ignore[override]
         return tensor_reduction(obj) if isinstance(obj, torch.Tensor) else NotImplemented
 
 

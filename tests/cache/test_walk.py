@@ -34,7 +34,7 @@ class Slotted:
         self.part = part
 
 
-def mosaic() -> MosaicDataset:
+def mosaic() -> MosaicDataset[Any]:
     return MosaicDataset(SyntheticDetection(4, image_size=32), output_size=32, seed=0)
 
 

@@ -124,7 +124,7 @@ def unchanged(held: list[tuple[Any, Any]]) -> list[int]:
 class TestBatchCollator:
     @pytest.mark.parametrize(
         ("context", "persistent"),
-        [("fork", True), ("fork", False), ("spawn", True)],
+        [("fork", True), ("fork", False), pytest.param("spawn", True, marks=pytest.mark.slow)],
     )
     def test_held_batches_never_change_while_buffers_are_recycled(
         self, context: str, persistent: bool

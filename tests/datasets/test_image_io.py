@@ -179,7 +179,7 @@ class TestReadRgbResized:
         full = read_rgb(path)
         out, original = read_rgb_resized(path, 80, reduced_decode=reduced)
         assert original == full.shape[:2]
-        assert out.shape == (*fit_size(*full.shape[:2], 80), 3)
+        assert out.shape == (*fit_size(*full.shape[:2], 80), 3)  # type: ignore[call-arg]
         expected = cv2.resize(full, out.shape[1::-1], interpolation=cv2.INTER_AREA)
         assert np.abs(out.astype(np.int64) - expected).mean() < 3.0  # same picture, same way up
 

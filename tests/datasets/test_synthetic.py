@@ -225,9 +225,9 @@ class TestSyntheticDetection:
         for index in range(3):
             ds[index]
         after = np.random.get_state()  # noqa: NPY002
-        assert after[0] == np_state[0]
-        np.testing.assert_array_equal(after[1], np_state[1])
-        assert after[2:] == np_state[2:]
+        assert after[0] == np_state[0]  # type: ignore[index]
+        np.testing.assert_array_equal(after[1], np_state[1])  # type: ignore[index]
+        assert after[2:] == np_state[2:]  # type: ignore[index]
         assert random.getstate() == py_state
         assert torch.equal(torch.get_rng_state(), torch_state)
 

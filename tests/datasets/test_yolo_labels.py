@@ -136,7 +136,7 @@ class TestReadLabelFile:
     def test_classes_are_read_exactly(self, tmp_path: Path, token: str, label: int) -> None:
         path = write(tmp_path, f"{token} 0.5 0.5 0.2 0.4\n")
         classes = read_label_file(path, 1e-3, segments=False).classes
-        assert (classes.tolist(), classes.dtype) == ([label], np.int64)
+        assert (classes.tolist(), classes.dtype) == ([label], np.int64)  # type: ignore[comparison-overlap]
 
     @pytest.mark.parametrize(
         ("token", "message"),

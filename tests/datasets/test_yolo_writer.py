@@ -255,5 +255,5 @@ class TestWriteYoloFolder:
         for points, expected in zip(read["segments"], segments, strict=True):
             assert points.dtype == np.float32
             np.testing.assert_allclose(points, expected, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(read["bboxes"], sample["bboxes"], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(read["bboxes"], sample["bboxes"], rtol=1e-5, atol=1e-5)  # type: ignore[call-overload]
         np.testing.assert_array_equal(read["labels"], sample["labels"])

@@ -5,6 +5,10 @@ torch.multiprocessing, joins them into one gloo process group (file rendezvous, 
 ports), calls ``torch.manual_seed(0)`` on every rank — the setting in which naive
 augmentation repeats itself across GPUs — runs ``fn(rank, world_size, **kwargs)`` and
 returns the ranks' JSON-serialisable results, indexed by rank.
+
+Each rank's default start method for DataLoader workers is ``fork``, as under
+``torchrun`` (a process that ``spawn`` started would otherwise default to ``spawn``:
+every loader that names no context would start its workers as new interpreters).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import multiprocessing
 import os
 import tempfile
 from collections.abc import Callable
@@ -35,6 +40,7 @@ def digest(array: Any) -> str:
 
 
 def _entry(rank: int, target: str, world_size: int, outdir: str, kwargs: dict[str, Any]) -> None:
+    multiprocessing.set_start_method("fork", force=True)  # as under torchrun
     module_name, _, name = target.rpartition(":")
     fn = getattr(importlib.import_module(module_name), name)
     dist.init_process_group(
@@ -53,7 +59,7 @@ def launch(fn: Callable[..., Any], world_size: int, tmp_path: Path, **kwargs: An
     """Run ``fn`` on ``world_size`` gloo ranks; return each rank's result."""
     outdir = Path(tempfile.mkdtemp(prefix=f"ddp-{fn.__name__}-", dir=tmp_path))
     target = f"{fn.__module__}:{fn.__name__}"
-    mp.start_processes(
+    mp.start_processes(  # type: ignore[attr-defined]
         _entry,
         args=(target, world_size, str(outdir), kwargs),
         nprocs=world_size,

@@ -1,13 +1,15 @@
 """The accelerate recipe of docs/guides/frameworks.md, trained for real (test_accelerate.py).
 
-``accelerate launch --multi_gpu --num_processes 2 accelerate_train.py OUT --epochs N``
-loads the page's recipe block as it is written (``fit``: ``Accelerator(cpu=True)`` on
-this GPU-less machine, accelerate's MULTI_CPU over gloo; ``DataLoader(train,
-sampler=EpochSampler(RandomSampler(train, generator=...)), collate_fn=collate_detection)``
-handed to ``accelerator.prepare``, which shards its batches and synchronises the
-sampler's generator before every pass; ``loader.set_epoch`` on the prepared loader).
-Only the dataset and the model are the test's own: the model writes every batch it
-gets to ``OUT/rank{r}.jsonl``, one JSON line per batch.
+``accelerate launch --multi_gpu --num_processes 2 accelerate_train.py OUT --epochs N
+--runs NAME,...`` trains once per name, one after the other in the same processes (a
+name ``seedable`` with ``use_seedable_sampler=True``). Each run loads the page's recipe
+block as it is written (``fit``: ``Accelerator(cpu=True)`` on this GPU-less machine,
+accelerate's MULTI_CPU over gloo; ``DataLoader(train, sampler=EpochSampler(
+RandomSampler(train, generator=...)), collate_fn=collate_detection)`` handed to
+``accelerator.prepare``, which shards its batches and synchronises the sampler's
+generator before every pass; ``loader.set_epoch`` on the prepared loader). Only the
+dataset and the model are the test's own: the model writes every batch it gets to
+``OUT/NAME/rank{r}.jsonl``, one JSON line per batch.
 """
 
 from __future__ import annotations
@@ -55,17 +57,19 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
     parser.add_argument("--epochs", type=int, required=True)
-    parser.add_argument("--seedable", action="store_true", help="use_seedable_sampler=True")
+    parser.add_argument("--runs", required=True, help="names; seedable: use_seedable_sampler")
     args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(0)  # the same on every rank, as everybody does
-    recipe.fit(
-        AllKeyings(),
-        Recorder(args.out),
-        epochs=args.epochs,
-        batch_size=BATCH,
-        use_seedable_sampler=args.seedable,
-    )
+    for name in args.runs.split(","):
+        out = args.out / name
+        out.mkdir(parents=True, exist_ok=True)
+        torch.manual_seed(0)  # the same on every rank, as everybody does
+        recipe.fit(
+            AllKeyings(),
+            Recorder(out),
+            epochs=args.epochs,
+            batch_size=BATCH,
+            use_seedable_sampler=name == "seedable",
+        )
 
 
 if __name__ == "__main__":

@@ -35,11 +35,15 @@ class InfiniteDataLoader(DataLoader[Any]):
         self.iterator = super().__iter__()
 
     def __len__(self) -> int:
-        return len(self.batch_sampler.sampler)  # type: ignore[attr-defined]
+        return len(self.batch_sampler.sampler)  # type: ignore[attr-defined, union-attr]
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
         for _ in range(len(self)):
             yield next(self.iterator)
+
+    def close(self) -> None:
+        """Stop the workers now (ultralytics' loader does it in ``__del__``)."""
+        self.iterator._shutdown_workers()  # type: ignore[attr-defined]
 
 
 def train(rank: int, world_size: int, *, epochs: int) -> list[dict[str, Any]]:
@@ -54,4 +58,5 @@ def train(rank: int, world_size: int, *, epochs: int) -> list[dict[str, Any]]:
         loader.sampler.set_epoch(epoch)  # type: ignore[attr-defined]
         for step, batch in enumerate(loader):
             records.append({"epoch": epoch, "step": step, "rows": rows_all(batch)})
+    loader.close()
     return records

@@ -1,6 +1,7 @@
 """The Lightning recipe of docs/guides/frameworks.md, trained for real (test_lightning.py).
 
-``python lightning_train.py OUT --epochs N [--resume CKPT]`` loads the page's recipe
+``python lightning_train.py OUT --epochs N [--resume CKPT]`` (keeping every epoch's
+checkpoint in ``OUT/checkpoints``) loads the page's recipe
 block as it is written (``Detector``, ``fit``: ``Trainer(strategy="ddp", devices=2,
 accelerator="cpu", use_distributed_sampler=False)``, ``train_dataloader()`` with
 ``EpochSampler(DistributedSampler(train), epoch=...)`` and ``collate_detection``) and
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from pytorch_lightning.callbacks import ModelCheckpoint
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -52,6 +54,8 @@ def main() -> None:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)  # the same on every rank, as everybody does
+    # Every epoch's checkpoint is kept (the default keeps the last), to resume from any.
+    every_epoch = ModelCheckpoint(dirpath=args.out / "checkpoints", save_top_k=-1)
     recipe.fit(
         Recorded(args.out),
         epochs=args.epochs,
@@ -60,6 +64,7 @@ def main() -> None:
         enable_progress_bar=False,
         enable_model_summary=False,
         default_root_dir=str(args.out),
+        callbacks=[every_epoch],
     )
 
 

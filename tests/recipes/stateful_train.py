@@ -1,12 +1,13 @@
 """The StatefulDataLoader recipe of docs/guides/frameworks.md, run for real (test_torchdata.py).
 
-``python stateful_train.py OUT --workers W full`` runs 3 epochs uninterrupted;
-``... save`` runs epoch 0 and the first 3 batches of epoch 1, then saves the loader
-with the page's ``save`` and exits; ``... resume`` starts a new process, restores it
-with the page's ``resume`` and runs to the end of epoch 2. The loader is the page's
+``python stateful_train.py OUT --workers W save`` runs 3 epochs uninterrupted, saving
+the loader with the page's ``save`` after the first 3 batches of epoch 1 (to
+``OUT/rank0.jsonl``); ``... resume`` starts a new process, restores it with the page's
+``resume`` and runs from there to the end of epoch 2 (to ``OUT/resumed.jsonl``). The
+loader is the page's
 ``make_loader`` (``EpochSampler(DistributedSampler(train))``, ``collate_detection``)
 in a one-process gloo group; the loop never calls ``set_epoch``: EpochSampler
-advances on its own. Each batch becomes one JSON line in ``OUT/rank0.jsonl``.
+advances on its own. Each batch becomes one JSON line.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ SAVE_AT = (1, 3)  # epoch 1, after its first 3 batches
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
-    parser.add_argument("mode", choices=("full", "save", "resume"))
+    parser.add_argument("mode", choices=("save", "resume"))
     parser.add_argument("--workers", type=int, default=0)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -45,19 +46,19 @@ def main() -> None:
     if args.mode == "resume":
         recipe.resume(loader, args.out / "state.pt")
         first = SAVE_AT[0]
-    with open(args.out / "rank0.jsonl", "a") as file:
+    name = "resumed.jsonl" if args.mode == "resume" else "rank0.jsonl"
+    with open(args.out / name, "w") as file:
         train(loader, args.mode, first, file)
     dist.destroy_process_group()
 
 
 def train(loader: Any, mode: str, first: int, file: IO[str]) -> None:
-    """Epochs ``first`` to the last, one line per batch; ``save`` stops at ``SAVE_AT``."""
+    """Epochs ``first`` to the last, one line per batch; ``save`` saves at ``SAVE_AT``."""
     for epoch in range(first, EPOCHS):
         for step, batch in enumerate(loader):
             file.write(json.dumps({"epoch": epoch, "rows": rows_all(batch)}) + "\n")
             if mode == "save" and (epoch, step + 1) == SAVE_AT:
                 recipe.save(loader, Path(file.name).with_name("state.pt"))
-                return
 
 
 if __name__ == "__main__":

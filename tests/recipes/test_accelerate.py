@@ -25,9 +25,11 @@ LAUNCH = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    # Two launches: "first" and "seedable" one after the other, then the rerun of
+    # "first" in new processes.
     root = tmp_path_factory.mktemp("accelerate")
-    for name, extra in (("first", []), ("again", []), ("seedable", ["--seedable"])):
-        run([*LAUNCH, str(root / name), "--epochs", "3", *extra])
+    run([*LAUNCH, str(root), "--epochs", "3", "--runs", "first,seedable"])
+    run([*LAUNCH, str(root), "--epochs", "3", "--runs", "again"])
     return {name: root / name for name in ("first", "again", "seedable")}
 
 
@@ -57,7 +59,7 @@ class TestAccelerateRecipe:
                 for keying in KEYINGS:
                     for row in record["rows"][keying]:
                         digests.setdefault(keying, []).append(row["digest"])
-        for keying, seen in digests.items():
+        for keying, seen in digests.items():  # type: ignore[assignment]
             assert len(seen) == 72
             assert len(set(seen)) == 72, keying
 

@@ -1,28 +1,51 @@
-"""The suite collects without the training frameworks: the recipe scripts are not imported."""
+"""The quick tier collects without the framework extras; the recipe scripts are not imported.
+
+tests/without_extras.py makes Lightning, accelerate, torchdata and datasets
+unimportable; ``-m "not slow"`` then collects every test that does not need them
+(and the docstrings' examples) without an error.
+"""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
+import pytest
+
 from tests.recipes.conftest import ROOT
 
-# Runs pytest with the frameworks made unimportable (None in sys.modules).
-BLOCKED = """
-import sys
-for name in ("pytorch_lightning", "lightning", "accelerate", "torchdata"):
-    sys.modules[name] = None
-import pytest
-sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "--collect-only", "tests/recipes"]))
-"""
+COMMAND = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
+           "tests.without_extras", "-m", "not slow", "--collect-only"]  # fmt: skip
+
+
+def collect(*paths: str) -> str:
+    result = subprocess.run(
+        [*COMMAND, *paths], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert not re.search(r"^(ERROR|E  )", result.stdout, re.MULTILINE), result.stdout[-4000:]
+    return result.stdout
 
 
 class TestCollection:
-    def test_the_recipes_collect_without_the_frameworks(self) -> None:
-        result = subprocess.run(
-            [sys.executable, "-c", BLOCKED], cwd=ROOT, capture_output=True, text=True,
-            timeout=120, check=False,
-        )  # fmt: skip
-        assert result.returncode == 0, result.stdout[-4000:]
-        assert "error" not in result.stdout.lower(), result.stdout[-4000:]
-        assert "tests collected" in result.stdout
+    def test_the_extras_are_hidden(self) -> None:
+        code = "import tests.without_extras, importlib; importlib.import_module('{}')"
+        for name in ("pytorch_lightning", "lightning_fabric.utilities", "accelerate",
+                     "torchdata.stateful_dataloader", "datasets"):  # fmt: skip
+            result = subprocess.run(
+                [sys.executable, "-c", code.format(name)], cwd=ROOT, capture_output=True,
+                text=True, timeout=120, check=False,
+            )  # fmt: skip
+            assert result.returncode == 1, name
+            top = name.partition(".")[0]  # a submodule's import stops at its package
+            assert f"No module named '{top}' (hidden)" in result.stderr, result.stderr
+
+    @pytest.mark.slow  # imports every test module and the package
+    def test_the_quick_tier_collects_without_the_frameworks(self) -> None:
+        out = collect()
+        assert re.search(r"^\d+/\d+ tests collected \(\d+ deselected\)", out, re.MULTILINE), out[
+            -2000:
+        ]
+        assert "tests/test_keys.py::" in out
+        assert "tests/recipes/test_lightning.py::" not in out  # framework: slow

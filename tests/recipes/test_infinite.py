@@ -18,10 +18,15 @@ from tests.recipes.pipeline import KEYINGS
 pytestmark = [pytest.mark.ddp, pytest.mark.timeout(300)]
 
 
+def train_twice(rank: int, world_size: int, *, epochs: int) -> list[list[dict[str, Any]]]:
+    """The run, then the rerun: a new loader, new workers, in the same rank process."""
+    return [train(rank, world_size, epochs=epochs) for _ in range(2)]
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> list[list[list[dict[str, Any]]]]:
-    root = tmp_path_factory.mktemp("infinite")
-    return [launch(train, 2, root, epochs=3) for _ in range(2)]
+    ranks = launch(train_twice, 2, tmp_path_factory.mktemp("infinite"), epochs=3)
+    return [[twice[run] for twice in ranks] for run in range(2)]
 
 
 class TestInfiniteDataLoaderRecipe:

@@ -53,7 +53,7 @@ class TestLightningDefaultSampler:
         loader = DataLoader(DATA, sampler=EpochSampler(inner), batch_size=2)
         out = prepared(trainer, loader)
         for epoch in (0, 1):
-            batches = [[(int(i), i.epoch) for i in batch] for batch in out.batch_sampler]
+            batches = [[(int(i), i.epoch) for i in batch] for batch in out.batch_sampler]  # type: ignore[union-attr]
             reference = DistributedSampler(DATA, num_replicas=2, rank=rank, seed=3)
             reference.set_epoch(epoch)
             assert len(batches) == 4  # before: 2, the shard sharded again

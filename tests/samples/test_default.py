@@ -129,8 +129,8 @@ class TestTorchvisionTensors:
         assert type(out_image) is _TvTensor
         assert tuple(out_image.shape) == (3, 32, 48)
         assert type(target["boxes"]) is _Boxes
-        assert target["boxes"].canvas_size == (32, 48)  # the output's, not the input's
-        assert target["boxes"].format == "XYXY"
+        assert target["boxes"].canvas_size == (32, 48)  # type: ignore[attr-defined]  # the output's, not the input's
+        assert target["boxes"].format == "XYXY"  # type: ignore[attr-defined]
         assert target["boxes"].tolist() == [[2.0, 4.0, 10.0, 12.0]]
         assert type(target["masks"]) is _Mask
         assert tuple(target["masks"].shape) == (1, 32, 48)

@@ -73,10 +73,10 @@ class TestClassTarget:
 
     def test_adapters_with_the_hook(self) -> None:
         class Own(DefaultAdapter):
-            def class_target(self, sample: Any, key: str) -> Any:
+            def class_target(self, sample: Any, key: str) -> Any:  # type: ignore[override]
                 return sample["cls"]
 
-            def with_class_target(self, sample: Any, key: str, value: Any) -> Any:
+            def with_class_target(self, sample: Any, key: str, value: Any) -> Any:  # type: ignore[override]
                 return {**sample, "cls": value}
 
         assert class_target(Own(), {"cls": 3}, "label") == 3

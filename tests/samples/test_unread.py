@@ -130,8 +130,8 @@ class TestConsumersThatMoveBoxes:
         out = RandomAugmentWrapper([sample], transform, seed=0)[0]
         target = out[1] if isinstance(out, tuple) else out
         original = sample[1] if isinstance(sample, tuple) else sample
-        assert target.keys() == original.keys()
-        assert all(target[k] is original[k] for k in original if k != "image")
+        assert target.keys() == original.keys()  # type: ignore[union-attr]
+        assert all(target[k] is original[k] for k in original if k != "image")  # type: ignore[index]
 
 
 def test_read_with_the_suggested_adapter_it_moves() -> None:
