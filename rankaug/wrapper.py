@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from torch.utils.data import Dataset
@@ -52,6 +53,7 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
             wrappers.
         adapter: Converts samples for albumentations and back; ``None`` uses
             :class:`~rankaug.samples.DefaultAdapter`.
+        sample_id: Over a stream only (see the streaming guide); refused here.
 
     Raises:
         TypeError: If ``dataset`` is not map-style, ``transform`` is not callable, or an
@@ -84,7 +86,13 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
         rank: int | None = None,
         stream: int | str | None = None,
         adapter: SampleAdapter | None = None,
+        sample_id: str | Callable[[Any], Any] | None = None,
     ) -> None:
+        if sample_id is not None:
+            raise ValueError(
+                f"sample_id={sample_id!r} is for streams (an IterableDataset): a map-style "
+                "dataset's samples are keyed by their index"
+            )
         super().__init__(dataset, seed=seed, keying=keying, rank=rank, stream=stream)
         self.adapter = adapter = check_adapter(adapter)
         self.transform = transform

@@ -403,6 +403,8 @@ class TestRandomAugmentWrapper:
             RandomAugmentWrapper(Dicts(), noise, seed=0, rank=-2)
         with pytest.raises(TypeError, match="adapter must have unpack"):
             RandomAugmentWrapper(Dicts(), noise, seed=0, adapter=object())  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=r"sample_id='id' is for streams"):
+            RandomAugmentWrapper(Dicts(), noise, seed=0, sample_id="id")
 
     def test_bad_epochs_are_named(self) -> None:
         wrapped = RandomAugmentWrapper(Dicts(), noise, seed=0)

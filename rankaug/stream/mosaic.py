@@ -23,22 +23,8 @@ class StreamingMosaic(WindowStream[T_co]):
 
     The arguments of :class:`~rankaug.MosaicDataset` (but ``pool`` and ``weights``,
     which name indices), plus ``buffer_size`` and ``sample_id``; see
-    :mod:`rankaug.stream.window` for the window.
-
-    Args:
-        dataset: An ``IterableDataset`` or another re-iterable of detection samples.
-        seed: The run's base seed, ``0 <= seed < 2**64``.
-        buffer_size: How many candidates each main sample's partners are drawn from.
-            Defaults to ``16``.
-        keying: ``"stream"`` or ``"sample"`` (the draws keyed by the main sample's id;
-            which samples the partners are still depends on the stream's order).
-            Defaults to ``"stream"``.
-        rank: The rank; ``None`` resolves it. Defaults to ``None``.
-        stream: The key's stream word or name. Defaults to ``None``.
-        adapter: Converts samples. Defaults to ``None``.
-        sample_id: A key of the samples holding their id, or a callable; needed by
-            ``keying="sample"``. Defaults to ``None``.
-        **options: :class:`~rankaug.MosaicDataset`'s other arguments.
+    :mod:`rankaug.stream.window` for the window, and
+    :class:`~rankaug.stream.window.WindowStream` for those arguments.
 
     Raises:
         TypeError: If an argument has the wrong type.

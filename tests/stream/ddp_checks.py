@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 from torch.utils.data import DataLoader
-from torchdata.stateful_dataloader import StatefulDataLoader
 
 Make = Callable[[str], Any]
 WORKERS = 2
@@ -39,6 +38,8 @@ def drawn(wrapper: Any, *, epochs: int = 2, workers: int = WORKERS) -> list[list
 
 
 def _stateful(wrapper: Any, state: Any = None, stop: int | None = None) -> tuple[list[str], Any]:
+    from torchdata.stateful_dataloader import StatefulDataLoader  # a test extra: not at import
+
     loader = StatefulDataLoader(
         wrapper,
         batch_size=2,

@@ -5,7 +5,6 @@ from typing import Any
 import numpy as np
 import pytest
 from torch.utils.data import DataLoader, IterableDataset
-from torchdata.stateful_dataloader import StatefulDataLoader
 
 from rankaug import RandomAugmentWrapper, SampleError
 from rankaug.stream import StreamingAugment
@@ -29,7 +28,8 @@ def as_list(batch: Any) -> Any:
 
 def run(wrapper: Any, *, state: Any = None, batches: int | None = None) -> tuple[list[str], Any]:
     """The ``id:digest`` of each output; stopped after ``batches`` with the state."""
-    loader = StatefulDataLoader(wrapper, batch_size=2, num_workers=2, collate_fn=as_list)
+    stateful = pytest.importorskip("torchdata.stateful_dataloader", reason="a test extra")
+    loader = stateful.StatefulDataLoader(wrapper, batch_size=2, num_workers=2, collate_fn=as_list)
     if state is not None:
         loader.load_state_dict(state)
     out = []
@@ -42,7 +42,7 @@ def run(wrapper: Any, *, state: Any = None, batches: int | None = None) -> tuple
 
 class TestDispatch:
     def test_streams_become_iterable_wrappers(self) -> None:
-        wrapper = RandomAugmentWrapper(Shards(4), noise, seed=0)
+        wrapper: object = RandomAugmentWrapper(Shards(4), noise, seed=0)  # dispatched
         assert isinstance(wrapper, StreamingAugment)
         assert isinstance(wrapper, IterableDataset)
         assert type(RandomAugmentWrapper([detection(0)], noise, seed=0)) is RandomAugmentWrapper
