@@ -36,6 +36,8 @@ import cv2
 import numpy as np
 import torch
 
+from rankaug.polygon_geometry import clip, resample
+
 __all__ = [
     "POLYGONS",
     "Polygons",
@@ -309,101 +311,3 @@ def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
     while len(polygon) < 3:  # a single pixel or a line: repeat the points
         polygon = np.concatenate((polygon, polygon[:1]))
     return polygon
-
-
-def resample(points: np.ndarray, count: int) -> np.ndarray:
-    """The closed polygon with ``count`` points, its first kept.
-
-    With at least as many points as it has, every point is kept and the others are
-    spread evenly along its perimeter: the shape is the same. With fewer, they
-    are taken evenly by their index along it (corners between them are cut).
-
-    >>> square = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]])
-    >>> resample(square, 8).tolist()[:3]
-    [[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]]
-    >>> resample(square, 2).tolist()
-    [[0.0, 0.0], [2.0, 2.0]]
-    """
-    points = np.asarray(points, np.float64)
-    n = len(points)
-    if count == n:
-        return points.copy()
-    closed = np.concatenate((points, points[:1]))
-    if count < n:
-        at = np.arange(count) * (n / count)
-        index = np.arange(n + 1)
-        fewer = np.empty((count, 2))
-        fewer[:, 0] = np.interp(at, index, closed[:, 0])
-        fewer[:, 1] = np.interp(at, index, closed[:, 1])
-        return fewer
-    steps = np.diff(closed, axis=0)
-    along = np.empty(n + 1)  # each point's distance along the perimeter, then the whole
-    along[0] = 0.0
-    np.cumsum(np.hypot(steps[:, 0], steps[:, 1]), out=along[1:])
-    if along[-1] <= 0:  # a point repeated
-        return np.repeat(points[:1], count, axis=0)
-    extra = count - n  # spread evenly along it, between the points, which all stay
-    at = np.concatenate((along[:-1], (np.arange(extra) + 0.5) * (along[-1] / extra)))
-    at.sort(kind="stable")
-    out = np.empty((count, 2))
-    out[:, 0] = np.interp(at, along, closed[:, 0])
-    out[:, 1] = np.interp(at, along, closed[:, 1])
-    return out
-
-
-def clip(points: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray | None:
-    """The polygon cut to a rectangle (Sutherland-Hodgman), or ``None`` if nothing is left.
-
-    Exact for any polygon, the rectangle being convex; where the polygon leaves the
-    rectangle and comes back, the cut runs along the rectangle's edge (zero-width
-    bridges, which :func:`fill` draws as edge pixels). A polygon inside the rectangle is
-    returned as it is.
-
-    Args:
-        points: ``(K, 2)`` pixel ``x, y``.
-        box: ``(x0, y0, x1, y1)``, the rectangle ``x0 <= x <= x1, y0 <= y <= y1``.
-
-    Returns:
-        The cut polygon (``K' >= 3`` points, float64), or ``None`` when less than
-        ``1e-6`` square pixels of it lie in the rectangle.
-
-    >>> square = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 4.0], [0.0, 4.0]])
-    >>> clip(square, (2.0, 1.0, 8.0, 8.0)).tolist()
-    [[2.0, 1.0], [4.0, 1.0], [4.0, 4.0], [2.0, 4.0]]
-    >>> clip(square, (5.0, 0.0, 8.0, 8.0)) is None
-    True
-    """
-    x0, y0, x1, y1 = box
-    xs, ys = points[:, 0], points[:, 1]
-    if xs.min() >= x0 and ys.min() >= y0 and xs.max() <= x1 and ys.max() <= y1:
-        return points
-    polygon = np.asarray(points, np.float64)
-    for axis, bound, sign in ((0, x0, 1.0), (0, x1, -1.0), (1, y0, 1.0), (1, y1, -1.0)):
-        depth = polygon[:, axis] - bound
-        if sign < 0:
-            depth = -depth  # >= 0 inside this edge
-        inside = depth >= 0
-        count = int(np.count_nonzero(inside))
-        if count == len(inside):
-            continue
-        if not count:
-            return None
-        # edge i runs from point i - 1 to point i; those that cross the line get a point on it
-        crosses = np.flatnonzero(inside != np.concatenate((inside[-1:], inside[:-1])))
-        before = crosses - 1
-        t = depth[before] / (depth[before] - depth[crosses])
-        meets = polygon[before] + (polygon[crosses] - polygon[before]) * t[:, None]
-        meets[:, axis] = bound  # exactly on the line
-        # the points inside, each crossing's point just before the point that ends its edge
-        at = (np.cumsum(inside) - inside)[crosses] + np.arange(len(crosses))
-        cut = np.empty((count + len(crosses), 2))
-        own = np.ones(len(cut), dtype=bool)
-        own[at] = False
-        cut[at] = meets
-        cut[own] = polygon[inside]
-        polygon = cut
-        if len(polygon) < 3:
-            return None
-    x, y = polygon[:, 0], polygon[:, 1]
-    twice = np.dot(x[:-1], y[1:]) - np.dot(y[:-1], x[1:]) + x[-1] * y[0] - y[-1] * x[0]
-    return polygon if abs(float(twice)) >= 2e-6 else None
