@@ -37,11 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset, get_worker_info
+from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset
 
 from rankaug.cli.demo_sheet import Block, DemoCell, block_title, demo_sheet
 from rankaug.cli.demo_text import ApproachResult, DemoResult, Row, mark_repeats
-from rankaug.cli.failure import Failure
+from rankaug.cli.failure import Failure, load
 from rankaug.cli.launch import launch, only_sample, progress
 from rankaug.cli.legacy import GlobalRandomMosaic
 from rankaug.cli.legacy_mixup import SeededAlikeMixUp
@@ -192,12 +192,10 @@ class _Load(Dataset[_Item | Failure]):
         return len(self.dataset)
 
     def __getitem__(self, index: int) -> _Item | Failure:
-        info = get_worker_info()
-        worker = 0 if info is None else info.id
-        try:
-            sample = self.dataset[index]
-        except Exception as error:
-            return Failure.of(f"dataset[{index}]", index, worker, error)
+        loaded = load(self.dataset, index)
+        if isinstance(loaded, Failure):
+            return loaded
+        worker, sample = loaded
         return index, worker, sample["image"], dict(sample["mosaic"]), dict(sample["mixup"])
 
 

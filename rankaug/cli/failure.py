@@ -17,12 +17,15 @@ rank and epoch its key used); its message is kept as it is.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from torch.utils.data import get_worker_info
 
 from rankaug.cli.launch import LaunchError
 from rankaug.cli.target import where
 from rankaug.errors import SampleError
 
-__all__ = ["Failure", "SampleFailure", "one_line"]
+__all__ = ["Failure", "SampleFailure", "load", "one_line"]
 
 
 def one_line(text: str) -> str:
@@ -97,3 +100,13 @@ class Failure:
                 f"{self.worker}, epoch {epoch}): {self.detail}"
             )
         return SampleFailure(f"{text}; {self.hint}" if self.hint else text)
+
+
+def load(dataset: Any, index: int) -> tuple[int, Any] | Failure:
+    """``(worker id, dataset[index])`` in a DataLoader worker, or the failure's record."""
+    info = get_worker_info()
+    worker = 0 if info is None else info.id
+    try:
+        return worker, dataset[index]
+    except Exception as error:
+        return Failure.of(f"dataset[{index}]", index, worker, error)

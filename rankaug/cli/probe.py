@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from torch.utils.data import DataLoader, Dataset, get_worker_info
+from torch.utils.data import DataLoader, Dataset
 
 from rankaug.boxes import as_box_array, check_box_format, to_xyxy
 from rankaug.cli.adapter import AUDIT_TARGETS, KeyMap, build_adapter, reader_text
-from rankaug.cli.failure import Failure
+from rankaug.cli.failure import Failure, load
 from rankaug.cli.fingerprint import fingerprint
 from rankaug.cli.launch import only_sample, progress
 from rankaug.cli.target import build_dataset
@@ -118,12 +118,10 @@ class _Probe(Dataset[ProbeItem]):
         return len(self.dataset)
 
     def __getitem__(self, index: int) -> ProbeItem:
-        info = get_worker_info()
-        worker = 0 if info is None else info.id
-        try:
-            sample = self.dataset[index]
-        except Exception as error:
-            return Failure.of(f"dataset[{index}]", index, worker, error)
+        loaded = load(self.dataset, index)
+        if isinstance(loaded, Failure):
+            return loaded
+        worker, sample = loaded
         try:
             if self.adapter is not None:
                 sample, _ = self.adapter.unpack(sample, self.targets)

@@ -12,11 +12,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from torch.utils.data import Dataset, get_worker_info
+from torch.utils.data import Dataset
 
 from rankaug.boxes import as_box_array, check_box_format, to_xyxy
 from rankaug.cli.adapter import SHEET_TARGETS
-from rankaug.cli.failure import Failure
+from rankaug.cli.failure import Failure, load
 from rankaug.samples import DefaultAdapter, SampleAdapter
 
 __all__ = [
@@ -228,12 +228,10 @@ class SheetViews(Dataset[ViewItem | Failure]):
         return len(self.dataset)
 
     def __getitem__(self, index: int) -> ViewItem | Failure:
-        info = get_worker_info()
-        worker = 0 if info is None else info.id
-        try:
-            sample = self.dataset[index]
-        except Exception as error:
-            return Failure.of(f"dataset[{index}]", index, worker, error)
+        loaded = load(self.dataset, index)
+        if isinstance(loaded, Failure):
+            return loaded
+        worker, sample = loaded
         try:
             view = sample_view(sample, self.box_format, self.adapter)
         except Exception as error:
