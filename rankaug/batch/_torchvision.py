@@ -151,7 +151,7 @@ def _recording(transform: Any) -> Iterator[Params]:
     record: Params = []
     swaps = Swaps()
     try:
-        for module in transform.modules():
+        for module in _transforms(transform):
             name = "make_params" if hasattr(type(module), "make_params") else "_get_params"
             original = getattr(module, name, None)
             if original is not None:
@@ -159,6 +159,24 @@ def _recording(transform: Any) -> Iterator[Params]:
         yield record
     finally:
         swaps.undo()
+
+
+def _transforms(transform: Any) -> list[Any]:
+    """``transform`` and every transform inside it, once each.
+
+    v2's containers (``Compose``, ``RandomApply``, ``RandomChoice``, ``RandomOrder``) keep
+    their transforms in a plain list, not as submodules, so ``modules()`` misses them.
+    """
+    found: dict[int, Any] = {}
+    waiting = [transform]
+    while waiting:
+        module = waiting.pop()
+        if id(module) in found or not isinstance(module, torch.nn.Module):
+            continue
+        found[id(module)] = module
+        inner = getattr(module, "transforms", None)
+        waiting += [*module.children(), *(inner if isinstance(inner, list | tuple) else ())]
+    return list(found.values())
 
 
 def _recorded(record: Params, name: str, make: Callable[..., dict[str, Any]]) -> Any:

@@ -54,6 +54,10 @@ With an adapter (``--keys`` or ``--adapter``, see :mod:`rankaug.cli.adapter`) th
 fingerprint covers what the adapter reads (the image and the targets) rather than the
 whole sample. A sample that raises stops the audit with one line naming it (see
 :mod:`rankaug.cli.failure`).
+
+A target that gives a batch transform (kornia, torchvision v2, :class:`rankaug.BatchAugment`;
+any callable with ``--batch``) is audited on the same synthetic batch on every rank
+instead, one stream per rank, with the same verdicts (:mod:`rankaug.cli.batch_probe`).
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ def describe_pipeline(dataset: object) -> Pipeline:
     ...         self.dataset = [1, 2]
     >>> describe_pipeline(Jitter())
     Pipeline(name='Jitter', inner='list', transform=None, generators=('rng (Generator)',), \
-keyed=False, has_set_epoch=False)
+keyed=False, has_set_epoch=False, batch='')
     """
     fields = getattr(dataset, "__dict__", {})
     generators = tuple(

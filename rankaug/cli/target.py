@@ -4,7 +4,9 @@ The CLI's ``audit`` and ``show`` take any map-style dataset this way. The factor
 called with no arguments in every rank process (and the dataset it returns is pickled
 into DataLoader workers), so it must be importable there: its module is looked up on
 ``sys.path``, with the current directory first, as ``python -m`` does. The attribute
-may also be a dataset object itself rather than a function.
+may also be a dataset object itself rather than a function. ``audit`` also takes a
+factory returning a batch transform (:mod:`rankaug.cli.batch_probe`), which
+:func:`build_target` hands back unchecked.
 """
 
 from __future__ import annotations

@@ -229,3 +229,37 @@ class TestBatchAugmentTorchvisionRefusals:
             aug(_images(2), [None], index=[0, 1], epoch=0)
         with pytest.raises(TypeError, match="takes no keyword arguments"):
             aug(_images(2), index=[0, 1], epoch=0, data_keys=["input"])
+
+
+class TestBatchAugmentTorchvisionGuide:
+    def test_the_guide_example_runs_and_its_targets_follow(self) -> None:
+        from tests.recipes.blocks import load_recipe
+
+        page = load_recipe("torchvision")  # docs/guides/batch-augment.md
+        assert page.out.shape == (8, 3, 64, 64)
+        assert isinstance(page.moved_masks, tv_tensors.Mask)
+        assert page.moved_masks.shape == (8, 64, 64)
+        assert [box.canvas_size for box in page.moved_boxes] == [(64, 64)] * 8
+
+
+@pytest.mark.ddp
+@pytest.mark.timeout(300)
+class TestBatchAugmentTorchvisionAudit:
+    def test_plain_torchvision_fails_and_batch_augment_passes(self, tmp_path: Any) -> None:
+        import json
+
+        from tests.cli_helpers import run_main
+
+        targets = [
+            "tests.cli_batch_targets:torchvision_plain",
+            "tests.cli_batch_targets:torchvision_keyed",
+        ]
+        path = tmp_path / "report.json"
+        code, _, _ = run_main("audit", *targets, "--output", str(path), "-q")
+        plain, keyed = json.loads(path.read_text())["reports"]
+        assert code == 1
+        assert (plain["batch"], plain["failed"]) == ("torchvision", ["ranks"])
+        assert "rankaug.BatchAugment(transform, seed=0)" in plain["fixes"][0]
+        assert (keyed["batch"], keyed["verdict"]) == ("BatchAugment", "pass")
+        positions = {v["name"]: v for v in keyed["verdicts"]}["positions"]
+        assert "keyed per sample:" in positions["summary"]
