@@ -90,7 +90,8 @@ class BatchAugment:
         Args:
             images: The batch, on any device.
             *inputs: Boxes, masks, keypoints... in the order of the container's
-                ``data_keys`` after the image.
+                ``data_keys`` after the image; for a torchvision transform, tensors with
+                one row per sample or sequences of one item per sample.
             index: The samples' dataset indices (a sequence of ints, ``EpochIndex``
                 values or an int tensor of length ``B``; a tensor on the batch's device is
                 used there, unchecked). Without it, the keys are
@@ -104,15 +105,20 @@ class BatchAugment:
             **kwargs: Passed on to the kornia call (``data_keys=`` say).
 
         Returns:
-            Kornia's output, or ``(output, params)`` with ``return_params``.
+            Kornia's output, or ``(output, params)`` with ``return_params``. For a
+            torchvision transform: the stacked images, or a tuple of them and each
+            input's outputs (tensors stacked, sequences as lists); its params are one
+            list of ``(transform name, params)`` per sample.
 
         Raises:
             TypeError: If ``images`` is not a tensor or ``index``/``epoch`` are not
-                integers.
+                integers, or a torchvision transform is given keyword arguments.
             ValueError: If ``images`` is not 4-D, ``index`` or ``epoch`` do not have one
-                value per sample or are out of range, or a draw cannot be keyed.
+                value per sample or are out of range, or a draw cannot be keyed; for a
+                torchvision transform, if an input does not have one row per sample or
+                the samples' outputs have different shapes.
             RuntimeError: If an augmentation drew from torch's global generator (its state
-                is restored first).
+                is restored first; for torchvision, a CUDA generator).
         """
         keys = self._resolve(images, index, epoch)
         if self._torchvision:

@@ -128,14 +128,14 @@ class TestBatchAugmentTorchvision:
 
     def test_no_global_generator_moves_in_100_calls(self) -> None:
         aug = BatchAugment(_transform(), seed=1)
-        images = _images(4, side=16)
+        images = _images(2, side=16)
         cpu, numpy_state, python_state = (
             torch.get_rng_state(),
             np.random.get_state(),  # noqa: NPY002 (the legacy global state is the point)
             random.getstate(),
         )
         for step in range(100):
-            aug(images, index=[step, step + 1, step + 2, step + 3], epoch=step % 3)
+            aug(images, index=[step, step + 1], epoch=step % 3)
             aug(images)
         assert torch.equal(cpu, torch.get_rng_state())
         assert python_state == random.getstate()
@@ -198,6 +198,20 @@ class TestBatchAugmentTorchvision:
             assert bool((image[0, y1:y2, x1:x2] == 1).all())
             assert image.sum() == (x2 - x1) * (y2 - y1)
         assert len({tuple(box[0].tolist()) for box in moved}) > 1
+
+    def test_image_batches_keep_their_type_and_no_seed_function_is_called(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        def refuse(*_: Any) -> None:
+            raise AssertionError("a global seed function was called")
+
+        for owner in (torch, torch.random, torch.cuda):
+            monkeypatch.setattr(owner, "manual_seed", refuse)
+        monkeypatch.setattr(torch.cuda, "manual_seed_all", refuse)
+        images = tv_tensors.Image(_images(4))
+        out = BatchAugment(_transform(), seed=0)(images, index=[0, 1, 2, 3], epoch=0)
+        assert isinstance(out, tv_tensors.Image)
+        assert out.shape == (4, 3, 16, 16)
 
     @settings(max_examples=10, deadline=None)
     @given(
