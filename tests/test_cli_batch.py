@@ -75,6 +75,7 @@ class TestBatchAudit:
         assert "rankaug.BatchAugment(transform, seed=0)" in fix
         assert "batch transform (AugmentationSequential): 2 rank(s), 2 epoch(s)" in text
         assert "every rank calls it plainly, transform(images) 2 times per epoch" in text
+        assert "no DataLoader (--workers does not apply)" in text
         assert "verdict on tests.cli_batch_targets:kornia_keyed: PASS" in text
 
     def test_batch_flag_audits_any_callable(self, tmp_path: Any) -> None:

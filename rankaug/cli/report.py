@@ -92,7 +92,7 @@ class AuditReport:
                 f"epoch(s), seed {c.seed} on every rank; {self.samples} output rows",
                 f"  every rank calls it {called} {c.repeats} times per epoch on the same "
                 f"batch of {len(self.indices)} synthetic {c.image_size}x{c.image_size} "
-                f"images, indices {self.indices}",
+                f"images, indices {self.indices}; no DataLoader (--workers does not apply)",
             ]
         return [
             f"  {c.ranks} rank(s) x {c.workers} worker(s) ({c.start_method}, persistent "
