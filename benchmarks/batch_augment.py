@@ -7,6 +7,8 @@ row is the median of interleaved rounds (plain, keyed, plain, keyed...) after a 
 a second row shows the cost of a random order drawn per sample). On CUDA it also checks the
 device properties of issue 18: keyed parameters within 1e-6 of the CPU ones and
 ``torch.cuda.get_rng_state()`` unchanged. Without CUDA those rows are skipped, and say so.
+Where torchvision imports (``.venv-tv``), a torchvision v2 row races a plain per-sample
+loop against ``BatchAugment`` (both one call per sample); elsewhere it says it is skipped.
 """
 
 from __future__ import annotations
@@ -58,26 +60,77 @@ def race(
     keyed = BatchAugment(copy.deepcopy(plain), seed=0)
     images = torch.rand(batch, 3, size, size, generator=torch.Generator().manual_seed(0)).to(device)
     index = torch.arange(batch)
-    runs: dict[str, Any] = {
-        "plain": lambda: plain(images),
-        "keyed": lambda step: keyed(images, index=index + step * batch, epoch=0),
-    }
-    times: dict[str, list[float]] = {"plain": [], "keyed": []}
-    step = 0
-    for round_ in range(rounds + 1):  # round 0 is the warm-up
-        for name in ("plain", "keyed"):
-            _sync(device)
-            start = time.perf_counter()
-            for _ in range(reps):
-                runs["plain"]() if name == "plain" else runs["keyed"](step)
-                step += 1
-            _sync(device)
-            if round_:
-                times[name].append((time.perf_counter() - start) / reps)
+    times = _interleaved(
+        device,
+        lambda _: plain(images),
+        lambda step: keyed(images, index=index + step * batch, epoch=0),
+        rounds,
+        reps,
+    )
     plain_s, keyed_s = statistics.median(times["plain"]), statistics.median(times["keyed"])
     return {
         "device": str(device),
         "jitter_order": "fixed" if fixed else "random",
+        "size": size,
+        "batch": batch,
+        "plain_ms": plain_s * 1e3,
+        "keyed_ms": keyed_s * 1e3,
+        "speed": plain_s / keyed_s,
+    }
+
+
+def _interleaved(
+    device: torch.device, plain: Any, keyed: Any, rounds: int, reps: int
+) -> dict[str, list[float]]:
+    """Seconds per call of ``plain(step)`` and ``keyed(step)``, interleaved, after a warm-up."""
+    times: dict[str, list[float]] = {"plain": [], "keyed": []}
+    step = 0
+    for round_ in range(rounds + 1):  # round 0 is the warm-up
+        for name, run in (("plain", plain), ("keyed", keyed)):
+            _sync(device)
+            start = time.perf_counter()
+            for _ in range(reps):
+                run(step)
+                step += 1
+            _sync(device)
+            if round_:
+                times[name].append((time.perf_counter() - start) / reps)
+    return times
+
+
+def torchvision_race(size: int, batch: int, rounds: int, reps: int) -> dict[str, Any] | str:
+    """A torchvision v2 pipeline per sample: a plain loop against BatchAugment (CPU).
+
+    Like for like: both call the transform once per sample (the only way torchvision gives
+    each sample its own parameters); plain draws from the global generator, BatchAugment
+    seeds it from each key and puts it back. Needs torchvision (``.venv-tv``).
+    """
+    try:
+        from torchvision.transforms import v2
+    except ImportError:
+        return "skipped: torchvision is not installed here (run this in .venv-tv)"
+    transform = v2.Compose(
+        [
+            v2.RandomAffine(degrees=10.0, translate=(0.1, 0.1), scale=(0.8, 1.2)),
+            v2.RandomHorizontalFlip(p=0.5),
+            v2.ColorJitter(0.3, 0.3, 0.3, 0.02),
+            v2.RandomResizedCrop((size, size), scale=(0.5, 1.0)),
+        ]
+    )
+    keyed = BatchAugment(transform, seed=0)
+    images = torch.rand(batch, 3, size, size, generator=torch.Generator().manual_seed(0))
+    index = torch.arange(batch)
+    times = _interleaved(
+        torch.device("cpu"),
+        lambda _: torch.stack([transform(image) for image in images]),
+        lambda step: keyed(images, index=index + step * batch, epoch=0),
+        rounds,
+        reps,
+    )
+    plain_s, keyed_s = statistics.median(times["plain"]), statistics.median(times["keyed"])
+    return {
+        "device": "cpu",
+        "library": "torchvision v2, one call per sample",
         "size": size,
         "batch": batch,
         "plain_ms": plain_s * 1e3,
@@ -142,12 +195,15 @@ def main(argv: list[str] | None = None) -> int:
     }
     cpu = torch.device("cpu")
     rows = [race(cpu, 64, 256, rounds, reps), race(cpu, 64, 256, rounds, reps, fixed=False)]
-    checks: dict[str, Any] = {"cuda": "skipped: no CUDA device"}
+    checks: dict[str, Any] = {"cuda": "skipped: no CUDA device (no CUDA row, no device check)"}
     if torch.cuda.is_available():
         cuda = torch.device("cuda")
         checks = device_checks(cuda, 256, 64)
         rows.append(race(cuda, 224, 256, rounds, reps))
-    result = {"settings": settings, "rows": rows, "device_checks": checks}
+    tv_reps = max(1, reps // 2)
+    tv_row = torchvision_race(64, 256, rounds, tv_reps)
+    settings["torchvision_reps_per_round"] = tv_reps
+    result = {"settings": settings, "rows": rows, "torchvision": tv_row, "device_checks": checks}
     if args.json:
         print(json.dumps(result))
     else:
@@ -159,6 +215,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"{row['plain_ms']:.1f} ms, BatchAugment {row['keyed_ms']:.1f} ms, "
                 f"speed {row['speed']:.2f}x (goal >= 0.9)"
             )
+        if isinstance(tv_row, dict):
+            print(
+                f"  cpu B={tv_row['batch']} {tv_row['size']}x{tv_row['size']} "
+                f"({tv_row['library']}): plain loop {tv_row['plain_ms']:.1f} ms, "
+                f"BatchAugment {tv_row['keyed_ms']:.1f} ms, speed {tv_row['speed']:.2f}x"
+            )
+        else:
+            print("torchvision:", tv_row)
         print("device checks:", checks)
     names = ("uniforms_identical", "params_ok", "cuda_rng_unchanged")
     failed = "params_ok" in checks and not all(checks[name] for name in names)

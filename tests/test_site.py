@@ -20,7 +20,8 @@ from tests.recipes.blocks import PAGES, ROOT, Block, blocks
 
 BLOCKS = blocks()
 RUN_HERE = [b for b in BLOCKS if b.lang == "python" and b.mark is None]
-RECIPES = {"lightning", "accelerate", "stateful"}  # loaded by tests/recipes/*_train.py
+RECIPES = {"lightning", "accelerate", "stateful", "torchvision"}  # tests/recipes/*_train.py;
+# torchvision: tests/batch/test_torchvision.py, in .venv-tv
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 

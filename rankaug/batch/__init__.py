@@ -7,6 +7,10 @@ kornia's own ``forward_parameters``, its samplers swapped for keyed ones
 (:mod:`rankaug.batch._kornia`); (3) applies them in one batched kornia call; (4)
 returns the output (and the parameters, on request). No global generator is read or
 written, and a sample's parameters do not depend on its batch.
+
+A torchvision v2 transform is applied one sample at a time instead, each with torch's
+CPU generator seeded from the sample's key and put back afterwards
+(:mod:`rankaug.batch._torchvision`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from typing import Any
 import torch
 
 from rankaug import checks
+from rankaug.batch import _torchvision
 from rankaug.batch._keys import DrawKeys
 from rankaug.batch._kornia import augmentations, keyed_applying, keyed_drawing
 
@@ -24,7 +29,7 @@ __all__ = ["BatchAugment"]
 
 
 class BatchAugment:
-    """Kornia batch augmentation keyed per sample by ``(seed, epoch, index)``.
+    """Kornia (or torchvision v2) batch augmentation keyed per sample by ``(seed, epoch, index)``.
 
     Args:
         transform: A kornia augmentation or ``AugmentationSequential`` (with its
@@ -33,15 +38,20 @@ class BatchAugment:
             augmentations and samplers other than Uniform and Bernoulli are refused
             with an error naming them. ``ColorJitter``'s order is drawn per sample
             (applied per group of samples with the same order; a fixed ``order=`` is
-            faster).
+            faster). Or a torchvision v2 transform: called once per sample, with torch's
+            CPU generator seeded from the sample's key and restored after; extra inputs
+            are tensors with one row per sample (a ``tv_tensors.Mask`` batch) or
+            sequences of one item per sample (``tv_tensors.BoundingBoxes`` each), and
+            the parameters returned are, per sample, the ``(transform name, params)``
+            its transforms made.
         seed: The run's seed, ``0 <= seed < 2**64``.
 
     Attributes:
         last_params: The kornia parameters of the latest call (``None`` before one).
 
     Raises:
-        TypeError: If ``transform`` is not a kornia augmentation or container, or ``seed``
-            is not an integer.
+        TypeError: If ``transform`` is not a kornia augmentation or container or a
+            torchvision v2 transform, or ``seed`` is not an integer.
         ValueError: If ``seed`` is out of range or a draw cannot be keyed per sample.
 
     >>> import kornia.augmentation as K
@@ -54,7 +64,8 @@ class BatchAugment:
     """
 
     def __init__(self, transform: Any, *, seed: int) -> None:
-        self._augs = augmentations(transform)
+        self._torchvision = _torchvision.is_torchvision(transform)
+        self._augs = [] if self._torchvision else augmentations(transform)
         self.transform = transform
         self.seed = checks.uint(seed, "seed", 64)
         self.epoch = 0
@@ -79,7 +90,8 @@ class BatchAugment:
         Args:
             images: The batch, on any device.
             *inputs: Boxes, masks, keypoints... in the order of the container's
-                ``data_keys`` after the image.
+                ``data_keys`` after the image; for a torchvision transform, tensors with
+                one row per sample or sequences of one item per sample.
             index: The samples' dataset indices (a sequence of ints, ``EpochIndex``
                 values or an int tensor of length ``B``; a tensor on the batch's device is
                 used there, unchecked). Without it, the keys are
@@ -93,17 +105,30 @@ class BatchAugment:
             **kwargs: Passed on to the kornia call (``data_keys=`` say).
 
         Returns:
-            Kornia's output, or ``(output, params)`` with ``return_params``.
+            Kornia's output, or ``(output, params)`` with ``return_params``. For a
+            torchvision transform: the stacked images, or a tuple of them and each
+            input's outputs (tensors stacked, sequences as lists); its params are one
+            list of ``(transform name, params)`` per sample.
 
         Raises:
             TypeError: If ``images`` is not a tensor or ``index``/``epoch`` are not
-                integers.
+                integers, or a torchvision transform is given keyword arguments.
             ValueError: If ``images`` is not 4-D, ``index`` or ``epoch`` do not have one
-                value per sample or are out of range, or a draw cannot be keyed.
+                value per sample or are out of range, or a draw cannot be keyed; for a
+                torchvision transform, if an input does not have one row per sample or
+                the samples' outputs have different shapes.
             RuntimeError: If an augmentation drew from torch's global generator (its state
-                is restored first).
+                is restored first; for torchvision, a CUDA generator).
         """
         keys = self._resolve(images, index, epoch)
+        if self._torchvision:
+            if kwargs:
+                raise TypeError(
+                    f"a torchvision v2 transform takes no keyword arguments, got {sorted(kwargs)}"
+                )
+            output, params = _torchvision.apply(self.transform, keys, images, inputs)
+            self.last_params = params
+            return (output, params) if return_params else output
         shape = images.shape
         with keyed_drawing(self._augs, keys):
             params = self.transform.forward_parameters(shape)

@@ -87,6 +87,18 @@ class DrawKeys:
         hashed = _hash.absorb_block(hashed, _element_blocks(math.prod(shape[1:]), device))
         return _hash.uniform(_hash.finish(hashed), dtype).reshape(shape)
 
+    def seeds(self, draw: tuple[int, int, int]) -> list[int]:
+        """One 63-bit torch seed per sample for ``draw`` (two hashed words, on the CPU).
+
+        >>> keys = DrawKeys.of_samples(7, torch.tensor([3, 3, 4]), torch.tensor([0, 0, 0]), "cpu")
+        >>> a, b, c = keys.seeds((0, 0xFD, 0))
+        >>> a == b != c and 0 <= a < 2**63
+        True
+        """
+        first = _hash.finish(_hash.absorb(self.states.cpu(), draw_word(*draw)))
+        second = _hash.finish(_hash.absorb(first, 0x5EC0_4D00))
+        return ((first << 31) | (second >> 1)).tolist()
+
 
 def draw_word(augmentation: int, sampler: int, count: int) -> int:
     """The 32-bit word of a draw: augmentation (10 bits), sampler (8), count (14).

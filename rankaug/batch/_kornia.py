@@ -65,7 +65,8 @@ def augmentations(transform: object) -> list[Any]:
                 )
     else:
         raise TypeError(
-            "transform must be a kornia augmentation or AugmentationSequential, got "
+            "transform must be a kornia augmentation, AugmentationSequential or torchvision v2 "
+            "transform, got "
             f"{transform!r} of type {type(transform).__name__}"
         )
     for aug in found:
@@ -162,9 +163,9 @@ def _guarded(aug: Any, number: int, draw: Callable[..., Any]) -> Callable[..., A
 
     def forward_parameters(batch_shape: tuple[int, ...]) -> Any:
         cpu = torch.random.get_rng_state()
-        cuda = _cuda_states()
+        cuda = cuda_states()
         params = draw(batch_shape)
-        if not torch.equal(cpu, torch.random.get_rng_state()) or _changed(cuda):
+        if not torch.equal(cpu, torch.random.get_rng_state()) or cuda_changed(cuda):
             torch.random.set_rng_state(cpu)
             for device, state in cuda.items():
                 torch.cuda.set_rng_state(state, device)
@@ -177,17 +178,17 @@ def _guarded(aug: Any, number: int, draw: Callable[..., Any]) -> Callable[..., A
     return forward_parameters
 
 
-def _cuda_states() -> dict[int, torch.Tensor]:
+def cuda_states() -> dict[int, torch.Tensor]:
     if not torch.cuda.is_available() or not torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
         return {}
     return {device: torch.cuda.get_rng_state(device) for device in range(torch.cuda.device_count())}
 
 
-def _changed(states: dict[int, torch.Tensor]) -> bool:
+def cuda_changed(states: dict[int, torch.Tensor]) -> bool:
     return any(not torch.equal(s, torch.cuda.get_rng_state(d)) for d, s in states.items())
 
 
-class _Swaps:
+class Swaps:
     """Instance attributes set for a block and put back (or removed) after it."""
 
     def __init__(self) -> None:
@@ -214,7 +215,7 @@ def keyed_drawing(augs: list[Any], keys: DrawKeys) -> Iterator[None]:
     back) on exit, so the transform is plain kornia outside the block. Not thread-safe:
     one call at a time per transform.
     """
-    swaps = _Swaps()
+    swaps = Swaps()
     try:
         for number, aug in enumerate(augs):
             generator = aug._param_generator
@@ -236,7 +237,7 @@ def keyed_drawing(augs: list[Any], keys: DrawKeys) -> Iterator[None]:
 @contextlib.contextmanager
 def keyed_applying(augs: list[Any]) -> Iterator[None]:
     """Within the block, a ColorJitter without a fixed order applies each sample's order."""
-    swaps = _Swaps()
+    swaps = Swaps()
     try:
         for aug in augs:
             if _jitter.random_order(aug):

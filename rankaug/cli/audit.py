@@ -54,6 +54,10 @@ With an adapter (``--keys`` or ``--adapter``, see :mod:`rankaug.cli.adapter`) th
 fingerprint covers what the adapter reads (the image and the targets) rather than the
 whole sample. A sample that raises stops the audit with one line naming it (see
 :mod:`rankaug.cli.failure`).
+
+A target that gives a batch transform (kornia, torchvision v2, :class:`rankaug.BatchAugment`;
+any callable with ``--batch``) is audited on the same synthetic batch on every rank
+instead, one stream per rank, with the same verdicts (:mod:`rankaug.cli.batch_probe`).
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ from pathlib import Path
 
 from rankaug.boxes import check_box_format
 from rankaug.cli.adapter import build_adapter
-from rankaug.cli.fixes import describe_pipeline
+from rankaug.cli.fixes import describe_batch, describe_pipeline
 from rankaug.cli.launch import launch
 from rankaug.cli.options import (
     TARGET_HELP,
@@ -75,7 +79,7 @@ from rankaug.cli.options import (
 )
 from rankaug.cli.probe import AuditConfig, AuditJob, probe_indices
 from rankaug.cli.report import AuditReport, AuditResult
-from rankaug.cli.target import build_dataset
+from rankaug.cli.target import TargetError, build_target, check_dataset
 from rankaug.cli.verdicts import Layout, Records, analyse
 
 __all__ = [
@@ -148,6 +152,21 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     box_format_option(audit)
+    audit.add_argument(
+        "--batch",
+        action="store_true",
+        help=(
+            "audit every TARGET as a batch transform (any callable on a (B, C, H, W) "
+            "tensor); a factory giving a kornia augmentation, a torchvision v2 transform "
+            "or a rankaug.BatchAugment is audited so without it"
+        ),
+    )
+    audit.add_argument(
+        "--image-size",
+        type=integer(8, 1024),
+        default=32,
+        help="side of the batch audit's synthetic images (default: 32)",
+    )
     audit.add_argument("--json", action="store_true", help="print the report as JSON")
     audit.add_argument("--output", metavar="FILE", help="also write the JSON report to FILE")
     reader_options(audit, "the audit then fingerprints what it reads of every sample")
@@ -174,6 +193,8 @@ def run(args: argparse.Namespace) -> int:
             adapter=args.adapter,
             keys=args.keys,
             box_format=args.box_format,
+            batch=args.batch,
+            image_size=args.image_size,
         )
     )
     if args.output:
@@ -221,8 +242,21 @@ def run_audit(config: AuditConfig) -> AuditResult:
     """
     _check_config(config)
     build_adapter(config.adapter, config.keys)
-    datasets = [build_dataset(t) for t in config.targets]
-    indices = [probe_indices(len(dataset), config.probe) for dataset in datasets]
+    built = [build_target(t) for t in config.targets]
+    batch = [config.is_batch(b) for b in built]
+    datasets = [
+        b if is_batch else check_dataset(b, t)
+        for b, is_batch, t in zip(built, batch, config.targets, strict=True)
+    ]
+    for target, found, is_batch in zip(config.targets, datasets, batch, strict=True):
+        if is_batch and not callable(found):
+            raise TargetError(
+                f"TARGET {target!r} gave {type(found).__name__}, not a callable batch transform"
+            )
+    indices = [
+        list(range(config.probe)) if is_batch else probe_indices(len(dataset), config.probe)
+        for dataset, is_batch in zip(datasets, batch, strict=True)
+    ]
     schedules = [[i for _ in range(config.repeats) for i in chosen] for chosen in indices]
     records: list[Records] = [{} for _ in config.targets]
     skipped: list[set[str]] = [set() for _ in config.targets]
@@ -245,13 +279,13 @@ def run_audit(config: AuditConfig) -> AuditResult:
     layouts = [
         Layout(
             config.ranks,
-            config.workers,
+            0 if is_batch else config.workers,
             config.epochs,
             config.rerun,
             config.epoch_from,
-            callable(getattr(dataset, "set_epoch", None)),
+            not is_batch and callable(getattr(dataset, "set_epoch", None)),
         )
-        for dataset in datasets
+        for dataset, is_batch in zip(datasets, batch, strict=True)
     ]
     reports = [
         AuditReport(
@@ -262,7 +296,7 @@ def run_audit(config: AuditConfig) -> AuditResult:
             analyse(layouts[t], schedules[t], records[t]),
             len(records[t]),
             sorted(skipped[t]),
-            describe_pipeline(datasets[t]),
+            describe_batch(datasets[t]) if batch[t] else describe_pipeline(datasets[t]),
         )
         for t, target in enumerate(config.targets)
     ]

@@ -18,7 +18,7 @@ import torch
 
 from rankaug.keyed import KeyedDataset, inner_datasets
 
-__all__ = ["Pipeline", "describe_pipeline", "fix_lines"]
+__all__ = ["Pipeline", "describe_batch", "describe_pipeline", "fix_lines"]
 
 _TRANSFORM_ATTRIBUTES = ("transform", "transforms", "augment", "augmentation")
 _GENERATORS = (np.random.Generator, np.random.RandomState, random.Random, torch.Generator)
@@ -35,6 +35,9 @@ class Pipeline:
         generators: ``attribute (type)`` of random generators it keeps, made once.
         keyed: Whether it is a rankaug wrapper (a :class:`rankaug.KeyedDataset`).
         has_set_epoch: Whether it has a ``set_epoch`` method.
+        batch: For a batch transform (:func:`describe_batch`), its kind:
+            ``"kornia"``, ``"torchvision"``, ``"BatchAugment"`` or ``"callable"``;
+            ``""`` for a dataset.
     """
 
     name: str
@@ -43,6 +46,7 @@ class Pipeline:
     generators: tuple[str, ...] = ()
     keyed: bool = False
     has_set_epoch: bool = False
+    batch: str = ""
 
     @property
     def kind(self) -> str:
@@ -60,7 +64,7 @@ def describe_pipeline(dataset: object) -> Pipeline:
     ...         self.dataset = [1, 2]
     >>> describe_pipeline(Jitter())
     Pipeline(name='Jitter', inner='list', transform=None, generators=('rng (Generator)',), \
-keyed=False, has_set_epoch=False)
+keyed=False, has_set_epoch=False, batch='')
     """
     fields = getattr(dataset, "__dict__", {})
     generators = tuple(
@@ -78,6 +82,41 @@ keyed=False, has_set_epoch=False)
         keyed=isinstance(dataset, KeyedDataset),
         has_set_epoch=callable(getattr(dataset, "set_epoch", None)),
     )
+
+
+def describe_batch(transform: object) -> Pipeline:
+    """Describe a batch transform for :func:`fix_lines` (the audit's batch mode).
+
+    >>> describe_batch(lambda images: images).batch
+    'callable'
+    """
+    from rankaug.cli.batch_probe import batch_kind
+
+    return Pipeline(name=type(transform).__name__, batch=batch_kind(transform) or "callable")
+
+
+def _batch_lines(pipeline: Pipeline, failed: Sequence[str], seed: int) -> list[str]:
+    name = pipeline.name
+    wrap = (
+        f"wrap it, rankaug.BatchAugment(transform, seed={seed}), and call it with index= "
+        "the batch's dataset indices and epoch= the epoch: each sample's parameters are "
+        "then keyed by (seed, epoch, index)"
+    )
+    if pipeline.batch == "BatchAugment":
+        wrap = "pass it the batch's dataset indices (index=) and the epoch (epoch=) on every call"
+    elif pipeline.batch == "callable":
+        wrap = "make it a kornia augmentation or torchvision v2 transform and " + wrap
+    lines: list[str] = []
+    if "ranks" in failed:
+        lines.append(
+            f"fix: {name} draws its parameters from torch's global generator, seeded alike "
+            f"on every rank (torch.manual_seed), so every GPU applies the same ones: {wrap}"
+        )
+    if "epochs" in failed and not lines:
+        lines.append(f"fix: {name} repeats its draws every epoch: {wrap}")
+    if "reproducible" in failed:
+        lines.append(f"fix: {name} draws from an unseeded source: {wrap}")
+    return lines
 
 
 def _wrapper(pipeline: Pipeline, seed: int) -> str:
@@ -163,6 +202,8 @@ def fix_lines(
     >>> fix_lines(Pipeline("Jitter"), ["ranks"], seed=0, epoch_from="sampler")[0][:60]
     'fix: Jitter draws from global random state (random, np.rando'
     """
+    if pipeline.batch:
+        return _batch_lines(pipeline, failed, seed)
     lines: list[str] = []
     if "ranks" in failed or "workers" in failed:
         lines.append(_duplicates(pipeline, seed))

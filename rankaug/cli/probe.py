@@ -16,10 +16,11 @@ from torch.utils.data import DataLoader, Dataset
 
 from rankaug.boxes import as_box_array, check_box_format, to_xyxy
 from rankaug.cli.adapter import AUDIT_TARGETS, KeyMap, build_adapter, reader_text
+from rankaug.cli.batch_probe import batch_kind, probe_batch
 from rankaug.cli.failure import Failure, load
 from rankaug.cli.fingerprint import fingerprint
 from rankaug.cli.launch import only_sample, progress
-from rankaug.cli.target import build_dataset
+from rankaug.cli.target import build_target, check_dataset
 from rankaug.cli.verdicts import EpochFrom
 from rankaug.epoch import index_epoch
 from rankaug.sampler import EpochSampler
@@ -70,6 +71,10 @@ class AuditConfig:
             then read as pixel xyxy (through the adapter, or the default layouts) and
             fingerprinted so, and a sample whose boxes cannot be read stops the audit
             with one line naming it.
+        batch: Audit every target as a batch transform (``--batch``), not only those
+            that give a kornia, torchvision v2 or ``BatchAugment`` transform
+            (:mod:`rankaug.cli.batch_probe`).
+        image_size: The side of the batch audit's synthetic images (``--image-size``).
     """
 
     targets: tuple[str, ...]
@@ -87,6 +92,12 @@ class AuditConfig:
     adapter: str | None = None
     keys: str | None = None
     box_format: str | None = None
+    batch: bool = False
+    image_size: int = 32
+
+    def is_batch(self, built: object) -> bool:
+        """Whether a target that gave ``built`` is audited as a batch transform."""
+        return self.batch or bool(batch_kind(built))
 
     @property
     def reader(self) -> str:
@@ -175,7 +186,10 @@ class AuditJob:
     ) -> tuple[RankRecords, set[str]]:
         config = self.config
         seed_everything(config.seed)
-        dataset = build_dataset(target)
+        built = build_target(target)
+        if config.is_batch(built):
+            return self._batch(rank, target, built, schedule), set()
+        dataset = check_dataset(built, target)
         adapter = build_adapter(config.adapter, config.keys)
         streams = max(config.workers, 1)
         order = [index for index in schedule for _ in range(streams)]
@@ -220,3 +234,19 @@ class AuditJob:
                 f"{len(order)} samples fingerprinted",
             )
         return records, skipped
+
+    def _batch(
+        self, rank: int, target: str, transform: Any, schedule: tuple[int, ...]
+    ) -> RankRecords:
+        config = self.config
+        indices = list(schedule[: len(schedule) // config.repeats])
+        records: RankRecords = []
+        for epoch in range(config.epochs):
+            records += probe_batch(transform, indices, config.repeats, epoch, config.image_size)
+            progress(
+                config.progress,
+                rank,
+                f"{target}: run {self.run + 1}, epoch {epoch + 1}/{config.epochs}, "
+                f"{config.repeats} batches of {len(indices)} fingerprinted",
+            )
+        return records

@@ -78,26 +78,23 @@ class AuditReport:
         """1 when a verdict failed, else 0."""
         return 1 if self.failed else 0
 
-    def to_dict(self) -> dict[str, Any]:
-        """The report as JSON-ready data."""
-        return {
-            "target": self.target,
-            "indices": self.indices,
-            "positions": self.positions,
-            "samples": self.samples,
-            "skipped_types": self.skipped_types,
-            "verdicts": [asdict(v) for v in self.verdicts],
-            "failed": [v.name for v in self.failed],
-            "verdict": self.outcome,
-            "fixes": self.fixes,
-            "exit_code": self.exit_code,
-        }
-
-    def to_text(self) -> str:
-        """The report for people."""
+    def _setting(self) -> list[str]:
+        """How the records were made: the report's first lines."""
         c = self.config
-        lines = [
-            f"rankaug audit {self.target}",
+        if self.pipeline.batch:
+            called = (
+                "with index= and epoch="
+                if self.pipeline.batch == "BatchAugment"
+                else "plainly, transform(images)"
+            )
+            return [
+                f"  batch transform ({self.pipeline.name}): {c.ranks} rank(s), {c.epochs} "
+                f"epoch(s), seed {c.seed} on every rank; {self.samples} output rows",
+                f"  every rank calls it {called} {c.repeats} times per epoch on the same "
+                f"batch of {len(self.indices)} synthetic {c.image_size}x{c.image_size} "
+                f"images, indices {self.indices}; no DataLoader (--workers does not apply)",
+            ]
+        return [
             f"  {c.ranks} rank(s) x {c.workers} worker(s) ({c.start_method}, persistent "
             f"{'on' if c.persistent else 'off'}), {c.epochs} epoch(s), seed {c.seed} on every "
             f"rank; {self.samples} samples",
@@ -110,6 +107,27 @@ class AuditReport:
                 else "plain indices; dataset.set_epoch(epoch) before every epoch, if it has one"
             ),
         ]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data."""
+        return {
+            "target": self.target,
+            "indices": self.indices,
+            "positions": self.positions,
+            "samples": self.samples,
+            "skipped_types": self.skipped_types,
+            "verdicts": [asdict(v) for v in self.verdicts],
+            "failed": [v.name for v in self.failed],
+            "verdict": self.outcome,
+            "batch": self.pipeline.batch,
+            "fixes": self.fixes,
+            "exit_code": self.exit_code,
+        }
+
+    def to_text(self) -> str:
+        """The report for people."""
+        c = self.config
+        lines = [f"rankaug audit {self.target}", *self._setting()]
         if c.reader:
             lines.append(f"  fingerprints what {c.reader} reads of every sample")
         if self.skipped_types:

@@ -4,7 +4,9 @@ The CLI's ``audit`` and ``show`` take any map-style dataset this way. The factor
 called with no arguments in every rank process (and the dataset it returns is pickled
 into DataLoader workers), so it must be importable there: its module is looked up on
 ``sys.path``, with the current directory first, as ``python -m`` does. The attribute
-may also be a dataset object itself rather than a function.
+may also be a dataset object itself rather than a function. ``audit`` also takes a
+factory returning a batch transform (:mod:`rankaug.cli.batch_probe`), which
+:func:`build_target` hands back unchecked.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from torch.utils.data import IterableDataset
 __all__ = [
     "TargetError",
     "build_dataset",
+    "build_target",
     "check_dataset",
     "load_factory",
     "parse_target",
@@ -195,6 +198,37 @@ def check_dataset(dataset: object, text: str) -> Any:
     return dataset
 
 
+def build_target(text: str) -> Any:
+    """Import ``TARGET`` and call it, unless it is already a dataset or batch transform.
+
+    Args:
+        text: The TARGET argument.
+
+    Returns:
+        What the factory gave (unchecked): a dataset, or a batch transform for the
+        audit's batch mode (:mod:`rankaug.cli.batch_probe`).
+
+    Raises:
+        TargetError: If the module or attribute is missing or the factory raises.
+    """
+    from rankaug.cli.batch_probe import batch_kind
+
+    found = load_factory(text)
+    is_dataset = not isinstance(found, type) and (
+        hasattr(found, "__getitem__") and hasattr(found, "__len__")
+    )
+    if callable(found) and not is_dataset and not batch_kind(found):
+        factory: Callable[[], Any] = found
+        try:
+            return factory()
+        except Exception as error:
+            raise TargetError(
+                f"TARGET {text!r}: calling {parse_target(text)[1]}() raised "
+                f"{type(error).__name__}: {error}{where(error)}"
+            ) from error
+    return found
+
+
 def build_dataset(text: str) -> Any:
     """Import ``TARGET``, call it (unless it is already a dataset) and check the result.
 
@@ -211,19 +245,4 @@ def build_dataset(text: str) -> Any:
     >>> len(build_dataset("rankaug.datasets:SyntheticDetection"))
     64
     """
-    found = load_factory(text)
-    is_dataset = not isinstance(found, type) and (
-        hasattr(found, "__getitem__") and hasattr(found, "__len__")
-    )
-    if callable(found) and not is_dataset:
-        factory: Callable[[], Any] = found
-        try:
-            dataset = factory()
-        except Exception as error:
-            raise TargetError(
-                f"TARGET {text!r}: calling {parse_target(text)[1]}() raised "
-                f"{type(error).__name__}: {error}{where(error)}"
-            ) from error
-    else:
-        dataset = found
-    return check_dataset(dataset, text)
+    return check_dataset(build_target(text), text)

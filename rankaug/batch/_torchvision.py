@@ -1,0 +1,188 @@
+"""Torchvision v2 transforms on batches, keyed per sample: one call per sample.
+
+A torchvision v2 transform draws its parameters from torch's global CPU generator
+(``torch.rand(1) >= p``, ``torch.empty(1).uniform_``, ``torch.randint`` in its
+``make_params`` and its containers' ``forward``), once per call: given a whole batch
+it applies one set of parameters to every sample. So :func:`apply` calls it once per
+sample (the documented per-sample path; no vectorised one, since a batched call draws
+one set for the batch), each time with the CPU default generator seeded from the
+sample's key (a 63-bit seed hashed from the same :class:`~rankaug.batch._keys.DrawKeys`
+kornia's draws come from), and puts the caller's state back exactly afterwards. Only
+that generator is touched (``torch.manual_seed`` would seed CUDA too). A transform that
+still reaches a CUDA generator (``GaussianNoise`` on a CUDA image) is refused, its
+state restored. The parameters each sample's transforms made (their ``make_params``)
+are recorded, per sample.
+
+Extra inputs follow their sample: a tensor with one row per sample (a ``tv_tensors.Mask``
+batch, say) is split and each row re-wrapped as its type, a sequence of length ``B``
+(``tv_tensors.BoundingBoxes`` per sample, or dicts) is taken item by item; outputs come
+back the same way (tensors stacked, sequences as lists).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final
+
+import torch
+
+from rankaug.batch._keys import DrawKeys
+from rankaug.batch._kornia import Swaps, cuda_changed, cuda_states
+
+#: The sampler number of a sample's torch seed (kornia's samplers use 0..0xFC).
+SEED: Final = 0xFD
+
+#: One sample's record: ``(transform type name, the params its make_params made)``.
+Params = list[tuple[str, dict[str, Any]]]
+
+
+def is_torchvision(transform: object) -> bool:
+    """Whether ``transform`` is a torchvision v2 transform (without importing torchvision).
+
+    A v2 transform object exists only once ``torchvision.transforms.v2`` is imported.
+    """
+    v2 = sys.modules.get("torchvision.transforms.v2")
+    return v2 is not None and isinstance(transform, v2.Transform)
+
+
+def apply(
+    transform: Any, keys: DrawKeys, images: torch.Tensor, inputs: tuple[Any, ...]
+) -> tuple[Any, list[Params]]:
+    """``transform`` on each sample of ``images`` (and its rows of ``inputs``), keyed.
+
+    Returns:
+        The output (the stacked images, or a tuple with the other inputs' outputs) and
+        each sample's recorded parameters.
+
+    Raises:
+        ValueError: If an input does not have one row per sample, or the outputs of the
+            samples cannot be stacked (different shapes).
+        RuntimeError: If the transform drew from a CUDA generator (restored first).
+    """
+    size = len(keys)
+    columns = [_rows(images, "images", size)]
+    columns += [_rows(value, f"input {n + 1}", size) for n, value in enumerate(inputs)]
+    seeds = keys.seeds((0, SEED, 0))
+    records: list[Params] = []
+    outputs: list[Any] = []
+    generator = torch.default_generator  # the CPU one only (see the module docstring)
+    state = generator.get_state()
+    cuda = cuda_states()
+    try:
+        with _recording(transform) as record:
+            for b in range(size):
+                generator.manual_seed(seeds[b])
+                record.clear()
+                out = transform(*(column[b] for column in columns))
+                outputs.append(out if inputs else (out,))
+                records.append(list(record))
+    finally:
+        generator.set_state(state)
+        if cuda_changed(cuda):
+            for device, saved in cuda.items():
+                torch.cuda.set_rng_state(saved, device)
+            raise RuntimeError(
+                f"the torchvision transform {type(transform).__name__} drew from a CUDA "
+                "generator (restored): BatchAugment keys only the CPU one; apply it to CPU "
+                "tensors"
+            )
+    stacked = [
+        _stack([out[n] for out in outputs], images if n == 0 else inputs[n - 1], n)
+        for n in range(len(columns))
+    ]
+    return (stacked[0] if not inputs else tuple(stacked)), records
+
+
+def _rows(value: Any, name: str, size: int) -> list[Any]:
+    """``value``'s per-sample items: a tensor's rows (re-wrapped as its type) or a sequence's."""
+    if isinstance(value, torch.Tensor):
+        if value.dim() == 0 or value.shape[0] != size:
+            raise ValueError(
+                f"{name} must have one row per sample ({size}), got shape {tuple(value.shape)}"
+            )
+        return [_like(value[b], value) for b in range(size)]
+    if isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        if len(value) != size:
+            raise ValueError(
+                f"{name} must have one item per sample ({size}), got {len(value)} items"
+            )
+        return list(value)
+    raise ValueError(
+        f"{name} must be a tensor with one row per sample or a sequence of one item per "
+        f"sample, got {type(value).__name__}"
+    )
+
+
+def _like(row: torch.Tensor, batch: torch.Tensor) -> torch.Tensor:
+    """``row`` as the tv_tensor type (and metadata) of ``batch``, if it has one."""
+    if type(batch) is torch.Tensor:
+        return row
+    tv_tensors = importlib.import_module("torchvision.tv_tensors")  # a tv_tensor: imported
+    wrapped: torch.Tensor = tv_tensors.wrap(row, like=batch)
+    return wrapped
+
+
+def _stack(items: list[Any], given: Any, number: int) -> Any:
+    """The samples' outputs at one position, as the input came: a stacked tensor or a list."""
+    if not isinstance(given, torch.Tensor):
+        return items
+    shapes = {tuple(item.shape) for item in items}
+    if len(shapes) > 1:
+        what = "images" if number == 0 else f"input {number}"
+        raise ValueError(
+            f"the torchvision transform gave {what} of different shapes {sorted(shapes)}: "
+            "BatchAugment stacks them into a batch, so give the transform a fixed output "
+            "size (RandomResizedCrop(size), Resize((h, w)), ...)"
+        )
+    stacked = torch.stack([torch.as_tensor(item) for item in items])
+    return _like(stacked, items[0]) if isinstance(items[0], torch.Tensor) else stacked
+
+
+@contextlib.contextmanager
+def _recording(transform: Any) -> Iterator[Params]:
+    """Within the block, every v2 transform in ``transform`` records the params it makes.
+
+    The list yielded holds ``(transform type name, params)`` in the order they were made;
+    the wrappers are instance attributes, removed on exit.
+    """
+    record: Params = []
+    swaps = Swaps()
+    try:
+        for module in _transforms(transform):
+            name = "make_params" if hasattr(type(module), "make_params") else "_get_params"
+            original = getattr(module, name, None)
+            if original is not None:
+                swaps.set(module, name, _recorded(record, type(module).__name__, original))
+        yield record
+    finally:
+        swaps.undo()
+
+
+def _transforms(transform: Any) -> list[Any]:
+    """``transform`` and every transform inside it, once each.
+
+    v2's containers (``Compose``, ``RandomApply``, ``RandomChoice``, ``RandomOrder``) keep
+    their transforms in a plain list, not as submodules, so ``modules()`` misses them.
+    """
+    found: dict[int, Any] = {}
+    waiting = [transform]
+    while waiting:
+        module = waiting.pop()
+        if id(module) in found or not isinstance(module, torch.nn.Module):
+            continue
+        found[id(module)] = module
+        inner = getattr(module, "transforms", None)
+        waiting += [*module.children(), *(inner if isinstance(inner, list | tuple) else ())]
+    return list(found.values())
+
+
+def _recorded(record: Params, name: str, make: Callable[..., dict[str, Any]]) -> Any:
+    def make_params(flat_inputs: list[Any]) -> dict[str, Any]:
+        params = make(flat_inputs)
+        record.append((name, params))
+        return params
+
+    return make_params

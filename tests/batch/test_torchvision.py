@@ -1,0 +1,279 @@
+"""BatchAugment over torchvision v2 transforms (issue 18): keyed per sample, one call each.
+
+Runs where torchvision is installed: ``.venv-tv`` (torch 2.14.1 + torchvision 0.29.1, see
+``constraints-tv.txt``; ``.ci/run`` runs this file there), and skips elsewhere (the main
+venv's torch 2.13.0 CPU wheel has no torchvision beside it).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rankaug import BatchAugment
+
+v2 = pytest.importorskip(
+    "torchvision.transforms.v2",
+    reason="torchvision is not installed here: it lives in .venv-tv (torch 2.14.1 + "
+    "torchvision 0.29.1, constraints-tv.txt); .ci/run runs this file there",
+)
+from torchvision import tv_tensors  # noqa: E402 (after the skip)
+
+
+def _transform() -> Any:
+    return v2.Compose(
+        [
+            v2.RandomResizedCrop((16, 16), antialias=True),
+            v2.RandomHorizontalFlip(p=0.5),
+            v2.RandomApply([v2.ColorJitter(0.3, 0.3, 0.3, 0.05)], p=0.8),
+            v2.RandomRotation(15.0),
+        ]
+    )
+
+
+def _images(size: int, side: int = 24) -> torch.Tensor:
+    return torch.rand(size, 3, side, side, generator=torch.Generator().manual_seed(size))
+
+
+def _row(record: list[tuple[str, dict[str, Any]]]) -> tuple[float, ...]:
+    """One sample's parameters, flattened: every number its transforms drew."""
+    values: list[float] = []
+    for _, params in record:
+        for _, value in sorted(params.items()):
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                values.append(float(value))
+            elif isinstance(value, torch.Tensor):
+                values.extend(value.double().flatten().tolist())
+            elif isinstance(value, list | tuple):
+                values.extend(float(v) for v in value if isinstance(v, int | float))
+    return tuple(values)
+
+
+def _shared(a: list[tuple[float, ...]], b: list[tuple[float, ...]]) -> int:
+    return len(set(a) & set(b))
+
+
+class TestBatchAugmentTorchvision:
+    def test_a_sample_is_the_same_alone_in_64_and_in_a_shuffled_16(self) -> None:
+        aug = BatchAugment(_transform(), seed=5)
+        images = _images(64)
+        full = aug(images, index=list(range(100, 164)), epoch=2)
+        assert full.shape == (64, 3, 16, 16)
+        order = torch.randperm(64, generator=torch.Generator().manual_seed(1))[:16]
+        shuffled = aug(images[order], index=(order + 100).tolist(), epoch=2)
+        assert (full[order] - shuffled).abs().max() <= 1e-5
+        for position in (0, 17, 63):
+            alone = aug(images[position : position + 1], index=[100 + position], epoch=2)
+            assert (full[position] - alone[0]).abs().max() <= 1e-5
+        assert len({tuple(x.flatten()[:8].tolist()) for x in full}) == 64
+
+    def test_two_ranks_seeded_alike_share_no_parameter_row(self) -> None:
+        images = _images(128, side=32)
+        rows = []
+        for rank in range(2):
+            torch.manual_seed(0)
+            aug = BatchAugment(_transform(), seed=0)
+            _, params = aug(images, index=list(range(rank, 256, 2)), epoch=0, return_params=True)
+            rows.append([_row(record) for record in params])
+        assert len(set(rows[0])) == 128
+        assert _shared(rows[0], rows[1]) == 0
+
+    def test_plain_torchvision_seeded_alike_shares_every_row(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:  # the control: the same rows measure finds plain torchvision's duplicates
+        record: list[tuple[str, dict[str, Any]]] = []
+        for kind in (v2.RandomResizedCrop, v2.ColorJitter, v2.RandomRotation):
+
+            def make_params(self: Any, flat: list[Any], original: Any = kind.make_params) -> Any:
+                params = original(self, flat)
+                record.append((type(self).__name__, params))
+                return params
+
+            monkeypatch.setattr(kind, "make_params", make_params)
+        images = _images(64, side=32)
+        rows = []
+        for rank in range(2):
+            torch.manual_seed(0)
+            transform = _transform()
+            rows.append([])
+            for image in images[rank::2]:
+                record.clear()
+                transform(image)
+                rows[-1].append(_row(record))
+        assert _shared(rows[0], rows[1]) == 32
+
+    def test_the_global_state_does_not_change_the_output(self) -> None:
+        aug = BatchAugment(_transform(), seed=3)
+        images = _images(8)
+        torch.manual_seed(1)
+        first = aug(images, index=list(range(8)), epoch=0)
+        torch.manual_seed(2)
+        assert torch.equal(first, aug(images, index=list(range(8)), epoch=0))
+
+    def test_epochs_differ_and_reruns_repeat(self) -> None:
+        images = _images(16, side=32)
+        runs = []
+        for epoch in (0, 1, 0):
+            aug = BatchAugment(_transform(), seed=9)
+            _, params = aug(images, index=list(range(16)), epoch=epoch, return_params=True)
+            runs.append([_row(record) for record in params])
+        assert runs[0] == runs[2]
+        assert _shared(runs[0], runs[1]) == 0
+
+    def test_no_global_generator_moves_in_100_calls(self) -> None:
+        aug = BatchAugment(_transform(), seed=1)
+        images = _images(2, side=16)
+        cpu, numpy_state, python_state = (
+            torch.get_rng_state(),
+            np.random.get_state(),  # noqa: NPY002 (the legacy global state is the point)
+            random.getstate(),
+        )
+        for step in range(100):
+            aug(images, index=[step, step + 1], epoch=step % 3)
+            aug(images)
+        assert torch.equal(cpu, torch.get_rng_state())
+        assert python_state == random.getstate()
+        after = np.random.get_state()  # noqa: NPY002 (the legacy global state is the point)
+        assert numpy_state[0] == after[0]  # type: ignore[index]
+        assert np.array_equal(numpy_state[1], after[1])  # type: ignore[index]
+        assert numpy_state[2:] == after[2:]  # type: ignore[index]
+
+    def test_the_state_comes_back_when_the_transform_raises(self) -> None:
+        def fail(image: torch.Tensor) -> torch.Tensor:
+            torch.rand(3)
+            raise OSError("broken")
+
+        aug = BatchAugment(v2.Compose([v2.RandomHorizontalFlip(), v2.Lambda(fail)]), seed=0)
+        state = torch.get_rng_state()
+        with pytest.raises(OSError, match="broken"):
+            aug(_images(2), index=[0, 1], epoch=0)
+        assert torch.equal(state, torch.get_rng_state())
+        assert "make_params" not in vars(aug.transform.transforms[0])  # plain torchvision again
+
+    def test_without_indices_each_step_and_position_differs(self) -> None:
+        images = _images(1, side=16).repeat(4, 1, 1, 1)
+        aug = BatchAugment(_transform(), seed=1)
+        first, second = aug(images), aug(images)
+        assert torch.equal(first, BatchAugment(_transform(), seed=1)(images))
+        assert not torch.equal(first, second)
+        assert all(not torch.equal(first[0], first[i]) for i in (1, 2, 3))
+
+    def test_replay_and_the_recorded_parameters(self) -> None:
+        aug = BatchAugment(_transform(), seed=4)
+        images = _images(8)
+        out, params = aug(images, index=list(range(40, 48)), epoch=1, return_params=True)
+        assert aug.last_params is params
+        assert len(params) == 8
+        assert params[5][0][0] == "RandomResizedCrop"
+        assert set(params[5][0][1]) == {"top", "left", "height", "width"}
+        assert (aug.replay(45, 1, images[5])[0] - out[5]).abs().max() <= 1e-5
+
+    def test_boxes_and_masks_follow(self) -> None:
+        transform = v2.Compose(
+            [v2.RandomCrop((48, 48)), v2.RandomHorizontalFlip(), v2.RandomVerticalFlip()]
+        )
+        images = torch.zeros(8, 1, 64, 64)
+        images[..., 10:30, 20:44] = 1.0
+        masks = tv_tensors.Mask(images[:, 0].clone())
+        boxes = [
+            tv_tensors.BoundingBoxes([[20, 10, 44, 30]], format="XYXY", canvas_size=(64, 64))
+            for _ in range(8)
+        ]
+        aug = BatchAugment(transform, seed=1)
+        out, moved_masks, moved = aug(images, masks, boxes, index=list(range(8)), epoch=0)
+        assert isinstance(moved_masks, tv_tensors.Mask)
+        assert moved_masks.shape == (8, 48, 48)
+        assert isinstance(moved, list)
+        assert all(isinstance(box, tv_tensors.BoundingBoxes) for box in moved)
+        assert torch.equal(moved_masks, out[:, 0])
+        for image, box in zip(out, moved, strict=True):
+            assert box.canvas_size == (48, 48)
+            x1, y1, x2, y2 = box[0].clamp(0, 48).long().tolist()
+            assert bool((image[0, y1:y2, x1:x2] == 1).all())
+            assert image.sum() == (x2 - x1) * (y2 - y1)
+        assert len({tuple(box[0].tolist()) for box in moved}) > 1
+
+    def test_image_batches_keep_their_type_and_no_seed_function_is_called(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        def refuse(*_: Any) -> None:
+            raise AssertionError("a global seed function was called")
+
+        for owner in (torch, torch.random, torch.cuda):
+            monkeypatch.setattr(owner, "manual_seed", refuse)
+        monkeypatch.setattr(torch.cuda, "manual_seed_all", refuse)
+        images = tv_tensors.Image(_images(4))
+        out = BatchAugment(_transform(), seed=0)(images, index=[0, 1, 2, 3], epoch=0)
+        assert isinstance(out, tv_tensors.Image)
+        assert out.shape == (4, 3, 16, 16)
+
+    @settings(max_examples=10, deadline=None)
+    @given(
+        st.lists(st.integers(0, 2**64 - 1), min_size=2, max_size=6, unique=True),
+        st.integers(0, 2**32 - 1),
+    )
+    def test_any_index_gives_its_own_output_in_any_batch(
+        self, index: list[int], epoch: int
+    ) -> None:
+        aug = BatchAugment(v2.RandomRotation(45.0), seed=2)
+        images = _images(len(index), side=8)
+        full = aug(images, index=index, epoch=epoch)
+        tail = aug(images[1:], index=index[1:], epoch=epoch)
+        assert (full[1:] - tail).abs().max() <= 1e-5
+
+
+class TestBatchAugmentTorchvisionRefusals:
+    def test_outputs_of_different_shapes_are_refused(self) -> None:
+        aug = BatchAugment(v2.RandomChoice([v2.Resize((8, 8)), v2.Resize((9, 9))]), seed=0)
+        with pytest.raises(ValueError, match=r"images of different shapes .* fixed output size"):
+            aug(_images(16), index=list(range(16)), epoch=0)
+
+    def test_inputs_need_one_row_per_sample(self) -> None:
+        aug = BatchAugment(v2.RandomHorizontalFlip(), seed=0)
+        masks = tv_tensors.Mask(torch.zeros(3, 24, 24))
+        with pytest.raises(ValueError, match=r"input 1 must have one row per sample \(2\)"):
+            aug(_images(2), masks, index=[0, 1], epoch=0)
+        with pytest.raises(ValueError, match=r"input 1 must have one item per sample \(2\)"):
+            aug(_images(2), [None], index=[0, 1], epoch=0)
+        with pytest.raises(TypeError, match="takes no keyword arguments"):
+            aug(_images(2), index=[0, 1], epoch=0, data_keys=["input"])
+
+
+class TestBatchAugmentTorchvisionGuide:
+    def test_the_guide_example_runs_and_its_targets_follow(self) -> None:
+        from tests.recipes.blocks import load_recipe
+
+        page = load_recipe("torchvision")  # docs/guides/batch-augment.md
+        assert page.out.shape == (8, 3, 64, 64)
+        assert isinstance(page.moved_masks, tv_tensors.Mask)
+        assert page.moved_masks.shape == (8, 64, 64)
+        assert [box.canvas_size for box in page.moved_boxes] == [(64, 64)] * 8
+
+
+@pytest.mark.ddp
+@pytest.mark.timeout(300)
+class TestBatchAugmentTorchvisionAudit:
+    def test_plain_torchvision_fails_and_batch_augment_passes(self, tmp_path: Any) -> None:
+        import json
+
+        from tests.cli_helpers import run_main
+
+        targets = [
+            "tests.cli_batch_targets:torchvision_plain",
+            "tests.cli_batch_targets:torchvision_keyed",
+        ]
+        path = tmp_path / "report.json"
+        code, _, _ = run_main("audit", *targets, "--output", str(path), "-q")
+        plain, keyed = json.loads(path.read_text())["reports"]
+        assert code == 1
+        assert (plain["batch"], plain["failed"]) == ("torchvision", ["ranks"])
+        assert "rankaug.BatchAugment(transform, seed=0)" in plain["fixes"][0]
+        assert (keyed["batch"], keyed["verdict"]) == ("BatchAugment", "pass")
+        positions = {v["name"]: v for v in keyed["verdicts"]}["positions"]
+        assert "keyed per sample:" in positions["summary"]

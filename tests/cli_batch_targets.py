@@ -1,0 +1,62 @@
+"""Batch-transform factories for the CLI tests: ``rankaug audit tests.cli_batch_targets:NAME``.
+
+Each factory is called in every rank process (after ``torch.manual_seed(seed)``, as a
+DDP script does), so everything here is module-level and importable from the
+repository root. The torchvision ones need torchvision (``.venv-tv``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from rankaug import BatchAugment
+
+
+def kornia_plain() -> Any:
+    """Kornia called plainly: its draws come from torch's global generator."""
+    import kornia.augmentation as K
+
+    return K.AugmentationSequential(
+        K.RandomAffine(degrees=20.0, translate=(0.1, 0.1), p=1.0),
+        K.ColorJitter(0.2, 0.2, 0.2, 0.05, p=1.0),
+    )
+
+
+def kornia_keyed() -> BatchAugment:
+    """The same kornia pipeline in ``BatchAugment``: keyed by (seed, epoch, index)."""
+    return BatchAugment(kornia_plain(), seed=0)
+
+
+def kornia_alone() -> Any:
+    """One kornia augmentation (not a container), plainly."""
+    import kornia.augmentation as K
+
+    return K.RandomRotation(30.0, p=1.0)
+
+
+def torchvision_plain() -> Any:
+    """A torchvision v2 transform called plainly on the batch: one draw for all of it."""
+    from torchvision.transforms import v2
+
+    return v2.Compose([v2.RandomRotation(20.0), v2.ColorJitter(0.3, 0.3)])
+
+
+def torchvision_keyed() -> BatchAugment:
+    """The same torchvision v2 transform in ``BatchAugment``: per sample, keyed."""
+    return BatchAugment(torchvision_plain(), seed=0)
+
+
+def noise() -> Any:
+    """A hand-written batch callable drawing from the global generator (``--batch``)."""
+
+    def add_noise(images: torch.Tensor) -> torch.Tensor:
+        return images + torch.rand(images.shape)
+
+    return add_noise
+
+
+def identity() -> Any:
+    """A batch callable with no randomness (``--batch``)."""
+    return torch.nn.Identity()

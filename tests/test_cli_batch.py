@@ -1,0 +1,127 @@
+"""``rankaug audit`` of batch transforms: kornia plainly FAILs, ``BatchAugment`` passes.
+
+Real launches (spawned gloo ranks, each ``torch.manual_seed(0)``), real kornia; the
+factories are in :mod:`tests.cli_batch_targets`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from rankaug.cli.audit import AuditConfig
+from rankaug.cli.batch_probe import batch_kind, probe_batch, synthetic_batch
+from rankaug.cli.fixes import describe_batch, fix_lines
+from tests import cli_batch_targets
+from tests.cli_helpers import run_main
+
+pytest.importorskip("kornia.augmentation")
+
+B = "tests.cli_batch_targets:"
+CHECKED = ("ranks", "epochs", "reproducible")
+# target -> (failing verdicts, a phrase of the "positions" verdict)
+EXPECTED: dict[str, tuple[set[str], str]] = {
+    "kornia_plain": ({"ranks"}, "random: the same index gives a new output"),
+    "kornia_alone": ({"ranks"}, "random: the same index gives a new output"),
+    "kornia_keyed": (set(), "keyed per sample:"),
+}
+
+
+def _verdicts(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {v["name"]: v for v in report["verdicts"]}
+
+
+@pytest.fixture(scope="module")
+def audit(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, dict[str, Any]]:
+    """One audit of the kornia targets (recognised as batch transforms without --batch)."""
+    path = tmp_path_factory.mktemp("audit") / "report.json"
+    code, text, _ = run_main("audit", *(B + name for name in EXPECTED), "--output", str(path), "-q")
+    return code, text, json.loads(path.read_text())
+
+
+@pytest.mark.ddp
+@pytest.mark.timeout(300)
+class TestBatchAudit:
+    @pytest.mark.parametrize("name", list(EXPECTED))
+    def test_verdicts(self, audit: Any, name: str) -> None:
+        failing, phrase = EXPECTED[name]
+        (found,) = [r for r in audit[2]["reports"] if r["target"] == B + name]
+        verdicts = _verdicts(found)
+        assert found["batch"] == ("BatchAugment" if name == "kornia_keyed" else "kornia")
+        assert {k: verdicts[k]["status"] for k in CHECKED} == {
+            k: "fail" if k in failing else "pass" for k in CHECKED
+        }
+        assert verdicts["workers"]["status"] == "skipped"
+        assert phrase in verdicts["positions"]["summary"]
+        assert found["samples"] == 2 * 2 * 2 * 16  # runs x epochs x ranks x positions
+        assert found["exit_code"] == int(bool(failing))
+
+    def test_plain_kornia_is_the_seeds_bug_and_the_fix_is_batch_augment(self, audit: Any) -> None:
+        code, text, report = audit
+        assert code == 1
+        (plain,) = [r for r in report["reports"] if r["target"] == B + "kornia_plain"]
+        ranks = _verdicts(plain)["ranks"]
+        assert ranks["summary"].startswith("duplicated random streams across ranks")
+        assert ranks["evidence"][0].startswith(
+            "rank 0 worker 0 vs rank 1 worker 0: 32/32 identical at the same position; "
+            "same index at other positions: 0/32 identical"
+        )
+        (fix,) = plain["fixes"]
+        assert fix.startswith(
+            "fix: AugmentationSequential draws its parameters from torch's global generator"
+        )
+        assert "rankaug.BatchAugment(transform, seed=0)" in fix
+        assert "batch transform (AugmentationSequential): 2 rank(s), 2 epoch(s)" in text
+        assert "every rank calls it plainly, transform(images) 2 times per epoch" in text
+        assert "no DataLoader (--workers does not apply)" in text
+        assert "verdict on tests.cli_batch_targets:kornia_keyed: PASS" in text
+
+    def test_batch_flag_audits_any_callable(self, tmp_path: Any) -> None:
+        path = tmp_path / "report.json"
+        code, _, _ = run_main(
+            "audit", "--batch", B + "noise", B + "identity", "--epochs", "1", "--no-rerun",
+            "--output", str(path), "-q",
+        )  # fmt: skip
+        reports = {r["target"][len(B) :]: r for r in json.loads(path.read_text())["reports"]}
+        assert code == 1
+        assert reports["noise"]["failed"] == ["ranks"]
+        assert "make it a kornia augmentation or torchvision v2" in reports["noise"]["fixes"][0]
+        assert reports["identity"]["verdict"] == "no randomness found"
+
+
+class TestBatchProbe:
+    def test_kinds(self) -> None:
+        assert batch_kind(cli_batch_targets.kornia_plain()) == "kornia"
+        assert batch_kind(cli_batch_targets.kornia_alone()) == "kornia"
+        assert batch_kind(cli_batch_targets.kornia_keyed()) == "BatchAugment"
+        assert batch_kind(cli_batch_targets.identity()) == ""
+        config = AuditConfig(targets=("m:f",))
+        assert config.is_batch(cli_batch_targets.kornia_plain())
+        assert not config.is_batch(cli_batch_targets.identity())
+        assert AuditConfig(targets=("m:f",), batch=True).is_batch(cli_batch_targets.identity())
+
+    def test_keyed_rows_repeat_at_every_position_and_plain_ones_do_not(self) -> None:
+        keyed = probe_batch(cli_batch_targets.kornia_keyed(), [0, 1, 2], 2, 0, 16)
+        assert [row[2] for row in keyed] == list(range(6))
+        assert [row[4] for row in keyed[:3]] == [row[4] for row in keyed[3:]]
+        plain = probe_batch(cli_batch_targets.kornia_plain(), [0, 1, 2], 2, 0, 16)
+        assert all(a[4] != b[4] for a, b in zip(plain[:3], plain[3:], strict=True))
+
+    def test_the_synthetic_image_depends_on_its_index_alone(self) -> None:
+        assert synthetic_batch([3, 5], 8)[1].equal(synthetic_batch([5], 8)[0])
+
+    def test_a_transform_that_returns_no_batch_is_named(self) -> None:
+        with pytest.raises(TypeError, match=r"returned int for a batch of 2 images"):
+            probe_batch(lambda images: 0, [0, 1], 2, 0, 8)
+        with pytest.raises(TypeError, match="must give a callable transform"):
+            probe_batch([1, 2], [0, 1], 2, 0, 8)
+
+    def test_fix_for_batch_augment_without_indices(self) -> None:
+        pipeline = describe_batch(cli_batch_targets.kornia_keyed())
+        (line,) = fix_lines(pipeline, ["epochs"], seed=3, epoch_from="sampler")
+        assert line == (
+            "fix: BatchAugment repeats its draws every epoch: pass it the batch's dataset "
+            "indices (index=) and the epoch (epoch=) on every call"
+        )
