@@ -63,7 +63,7 @@ the output's centre, as ultralytics does.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from rankaug._multi.tiles import TileReader
 from rankaug.context import SampleContext
@@ -169,6 +169,12 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
     """
 
     _streaming = "StreamingMosaic"  # the class a stream gets (rankaug.stream.detect)
+    objects: ClassVar[dict[str, type]] = {
+        "layout": MosaicGrid,
+        "targets": Targets,
+        "partners": Partners,
+    }
+    """The parameter objects, by keyword (the deprecated flat keywords are their fields)."""
 
     def __init__(
         self,
