@@ -169,7 +169,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
     """
 
     _streaming = "StreamingMosaic"  # the class a stream gets (rankaug.stream.detect)
-    objects: ClassVar[dict[str, type]] = {
+    parameter_objects: ClassVar[dict[str, type]] = {
         "layout": MosaicGrid,
         "targets": Targets,
         "partners": Partners,

@@ -127,7 +127,7 @@ class WindowStream(StreamDataset[T_co]):
                 "partners come from the window of buffer_size recent samples"
             )
         wrapper: Any = self.map_class()
-        for name, kind in wrapper.objects.items():  # the deprecated flat keywords, once
+        for name, kind in wrapper.parameter_objects.items():  # the deprecated flat keywords, once
             options[name] = take(kind, options.get(name), options, wrapper.__name__)
         self.buffer_size = checks.integer(buffer_size, "buffer_size", low=1)
         self._naming = _Naming(check_adapter(adapter))
