@@ -165,31 +165,18 @@ class Bench:
     def rows(self, section: Section, seconds: Mapping[str, Sequence[float]]) -> None:
         """Add measured rows of ``section``; ``seconds[id]``: seconds per operation per round."""
         for row_id, per_op in seconds.items():
-            self.report.add(
-                Row(
-                    row_id,
-                    section.rows[row_id],
-                    section.unit,
-                    section.better,
-                    section.values(per_op),
-                )
-            )
+            self._add(section, row_id, values=section.values(per_op))
 
     def missing(self, section: Section, ids: Iterable[str], why: str) -> None:
         """Add rows that could not be measured (``why`` starts with the status)."""
         status, _, reason = why.partition(": ")
         for row_id in ids:
-            self.report.add(
-                Row(
-                    row_id,
-                    section.rows[row_id],
-                    section.unit,
-                    section.better,
-                    status=status,
-                    reason=reason,
-                )
-            )
+            self._add(section, row_id, status=status, reason=reason)
             self.progress.advance(getattr(self.settings, section.rounds))
+
+    def _add(self, section: Section, row_id: str, **fields: Any) -> None:
+        name = section.rows[row_id]
+        self.report.add(Row(row_id, name, section.unit, section.better, **fields))
 
 
 def _version(distribution: str) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from benchmarks._report import Better
 
@@ -323,37 +324,22 @@ class Settings:
     memory_batches: int
 
 
-FULL = Settings(
-    repeats=9,
-    key_calls=4000,
-    wrapper_samples=48,
-    mosaics=60,
-    batches=16,
-    warmup=12,
-    epoch_indices=8192,
-    epoch_batches=200,
-    e2e_images=1200,
-    e2e_scale=1.0,
-    e2e_repeats=5,
-    e2e_batches=6,
-    e2e_chunk=4,
-    memory_rounds=1,
-    memory_batches=12,
-)
-QUICK = Settings(
-    repeats=3,
-    key_calls=1000,
-    wrapper_samples=16,
-    mosaics=20,
-    batches=4,
-    warmup=4,
-    epoch_indices=4096,
-    epoch_batches=100,
-    e2e_images=32,
-    e2e_scale=0.5,
-    e2e_repeats=1,
-    e2e_batches=2,
-    e2e_chunk=1,
-    memory_rounds=1,
-    memory_batches=2,
-)
+_AMOUNTS: dict[str, tuple[Any, Any]] = {  # field: (full run, --quick)
+    "repeats": (9, 3),
+    "key_calls": (4000, 1000),
+    "wrapper_samples": (48, 16),
+    "mosaics": (60, 20),
+    "batches": (16, 4),
+    "warmup": (12, 4),
+    "epoch_indices": (8192, 4096),
+    "epoch_batches": (200, 100),
+    "e2e_images": (1200, 32),
+    "e2e_scale": (1.0, 0.5),
+    "e2e_repeats": (5, 1),
+    "e2e_batches": (6, 2),
+    "e2e_chunk": (4, 1),
+    "memory_rounds": (1, 1),
+    "memory_batches": (12, 2),
+}
+FULL = Settings(**{name: full for name, (full, _) in _AMOUNTS.items()})
+QUICK = Settings(**{name: quick for name, (_, quick) in _AMOUNTS.items()})

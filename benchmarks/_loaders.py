@@ -36,46 +36,12 @@ __all__ = [
     "Loader",
     "PassChunks",
     "collate_numpy",
-    "collate_tensors",
     "cpu_ns",
     "make_loaders",
     "time_chunk",
     "time_cpu_chunk",
     "transport_costs",
 ]
-
-
-class ChunkSampler(Sampler[int]):
-    """Indices ``0, 1, 2, ...`` modulo ``n`` (or ``order[k % n]``); ``count`` per ``iter()``.
-
-    Set ``count`` before each ``iter(loader)``; every chunk continues where the last
-    stopped. A finite chunk lets a persistent loader's workers run out of work, so that
-    they sit idle while another loader is timed.
-
-    Args:
-        n: The dataset's length.
-        order: The indices in the order to give them (a permutation, say), every pass
-            the same; ``None`` for ``0 .. n - 1``.
-
-    >>> chunks = ChunkSampler(3, order=[2, 0, 1])
-    >>> chunks.count = 4
-    >>> list(chunks), list(chunks)
-    ([2, 0, 1, 2], [0, 1, 2, 0])
-    """
-
-    def __init__(self, n: int, order: Sequence[int] | None = None) -> None:
-        self.n = n
-        self.order = list(range(n)) if order is None else list(order)
-        self.count = 0
-        self.start = 0
-
-    def __iter__(self) -> Iterator[int]:
-        start, self.start = self.start, self.start + self.count
-        order, n = self.order, self.n
-        return (order[k % n] for k in range(start, start + self.count))
-
-    def __len__(self) -> int:
-        return self.count
 
 
 class PassChunks(Sampler[Any]):
@@ -130,19 +96,31 @@ class PassChunks(Sampler[Any]):
         return self.count
 
 
+class ChunkSampler(PassChunks):
+    """Indices ``0, 1, 2, ...`` modulo ``n`` (or ``order[k % n]``); ``count`` per ``iter()``.
+
+    Set ``count`` before each ``iter(loader)``; every chunk continues where the last
+    stopped. A finite chunk lets a persistent loader's workers run out of work, so that
+    they sit idle while another loader is timed.
+
+    Args:
+        n: The dataset's length.
+        order: The indices in the order to give them (a permutation, say), every pass
+            the same; ``None`` for ``0 .. n - 1``.
+
+    >>> chunks = ChunkSampler(3, order=[2, 0, 1])
+    >>> chunks.count = 4
+    >>> list(chunks), list(chunks)
+    ([2, 0, 1, 2], [0, 1, 2, 0])
+    """
+
+    def __init__(self, n: int, order: Sequence[int] | None = None) -> None:
+        super().__init__({"indices": range(n) if order is None else list(order)})
+
+
 def collate_numpy(batch: list[Any]) -> list[Any]:
     """Keep the numpy samples as they are: a worker pickles them through its pipe."""
     return batch
-
-
-def collate_tensors(batch: list[Any]) -> dict[str, Any]:
-    """The collate rankaug recommends, :func:`rankaug.collate_detection`.
-
-    Images stacked into one uint8 ``(B, H, W, 3)`` tensor, which ``default_collate``
-    allocates in shared memory inside a worker, so only a handle travels through the
-    pipe; targets YOLO-style in one ``(M, 6)`` tensor.
-    """
-    return collate_detection(batch)
 
 
 @dataclass
@@ -150,12 +128,12 @@ class Loader:
     """A DataLoader with its chunk sampler and worker count."""
 
     loader: DataLoader[Any]
-    sampler: ChunkSampler | PassChunks
+    sampler: PassChunks
     workers: int
 
 
 COLLATES: dict[str, Callable[[], Callable[[list[Any]], Any]]] = {
-    "tensor": lambda: collate_tensors,
+    "tensor": lambda: collate_detection,  # images in fresh shared memory, one handle
     "recycled": BatchCollator,
     "numpy": lambda: collate_numpy,
 }

@@ -1,15 +1,15 @@
 """Memory of process trees: PSS from ``/proc``, and what part of a set of files is in RAM.
 
-* :func:`pss_kib`: one process's proportional set size (``/proc/PID/smaps_rollup``):
-  its private pages plus its share of every page it shares (a page mapped by three
-  processes counts a third in each), so summing over processes counts every page once.
-* :func:`descendants`: a process and everything below it (``/proc/*/stat``'s parents).
+* :func:`tree_pss`: the proportional set size (psutil, ``/proc/PID/smaps_rollup``) of
+  every process of each root's tree: its private pages plus its share of every page it
+  shares (a page mapped by three processes counts a third in each), so summing over
+  processes counts every page once.
 * :func:`resident_bytes`: how much of some files is in the page cache (``mincore``),
   which PSS does not count once no process maps the pages.
 * :func:`watch`: run commands (the ranks), sample the PSS of each one's process tree
   until all print ``ready``, and return every sample and the figures at ``ready``.
 
-Nothing here imports numpy or torch. Linux only. This is benchmark code, never imported
+Nothing here imports numpy or torch. Linux only (PSS). This is benchmark code, never imported
 by rankaug.
 """
 
@@ -29,82 +29,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "Watched",
-    "descendants",
-    "pss_kib",
-    "resident_bytes",
-    "trees",
-    "watch",
-]
+import psutil
+
+__all__ = ["Watched", "resident_bytes", "tree_pss", "watch"]
 
 
-def pss_kib(pid: int) -> int | None:
-    """``Pss`` of process ``pid`` in KiB, ``None`` when it is gone or unreadable.
+def tree_pss(roots: Sequence[int]) -> list[list[tuple[int, int]]]:
+    """``(pid, PSS KiB)`` of every process of each root's tree (the root first).
 
-    >>> pss_kib(os.getpid()) > 0
+    A process that is gone or unreadable is left out.
+
+    >>> [pid for pid, _ in tree_pss([os.getpid()])[0]][:1] == [os.getpid()]
     True
     """
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as rollup:
-            for line in rollup:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1])
-    except (OSError, ValueError):
-        return None
-    return None
-
-
-def _parents() -> dict[int, int]:
-    """Map every process visible in ``/proc`` to its parent."""
-    out: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as stat:
-                text = stat.read()
-        except OSError:
-            continue
-        # the command name is in parentheses and may hold spaces: split after it
-        fields = text[text.rfind(")") + 2 :].split()
-        out[int(entry)] = int(fields[1])
-    return out
-
-
-def descendants(roots: Iterable[int]) -> list[int]:
-    """``roots`` and every process below them, roots first.
-
-    >>> os.getpid() in descendants([os.getpid()])
-    True
-    """
-    return [pid for tree in trees(list(roots)) for pid in tree]
-
-
-def trees(roots: Sequence[int]) -> list[list[int]]:
-    """Each root's process tree (itself first), from one scan of ``/proc``."""
-    children: dict[int, list[int]] = {}
-    for pid, parent in _parents().items():
-        children.setdefault(parent, []).append(pid)
-    out: list[list[int]] = []
-    for root in roots:
-        tree: list[int] = []
-        todo = [root]
-        while todo:
-            pid = todo.pop(0)
-            if pid not in tree:
-                tree.append(pid)
-                todo.extend(children.get(pid, []))
-        out.append(tree)
-    return out
-
-
-def _sample(roots: Sequence[int]) -> list[list[tuple[int, int]]]:
-    """``(pid, PSS KiB)`` of every process of each root's tree."""
     out = []
-    for tree in trees(roots):
-        found = [(pid, pss_kib(pid)) for pid in tree]
-        out.append([(pid, kib) for pid, kib in found if kib is not None])
+    for root in roots:
+        found = []
+        try:
+            tree = [psutil.Process(root), *psutil.Process(root).children(recursive=True)]
+        except psutil.Error:
+            tree = []
+        for process in tree:
+            with contextlib.suppress(psutil.Error):
+                found.append((process.pid, process.memory_full_info().pss // 1024))
+        out.append(found)
     return out
 
 
@@ -262,9 +210,9 @@ def watch(
                     line = raw.decode(errors="replace")
                     lines[k].append(line)
                     ready[k] = ready[k] or line.strip() == "ready"
-            history.append([sum(kib for _, kib in tree) for tree in _sample(roots)])
+            history.append([sum(kib for _, kib in tree) for tree in tree_pss(roots)])
         seconds = time.perf_counter() - t0
-        ready = _sample(roots)
+        ready = tree_pss(roots)
         history.append([sum(kib for _, kib in tree) for tree in ready])
     except BaseException as exc:
         for process in processes:

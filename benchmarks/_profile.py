@@ -23,7 +23,7 @@ from torch.utils.data import DistributedSampler
 from benchmarks._bench import Bench, Sample, identity
 from benchmarks.sections.mosaic import cycling
 from benchmarks.sections.wrapper import make_pipeline
-from rankaug import EpochIndex, EpochSampler, MosaicDataset, RandomAugmentWrapper
+from rankaug import EpochIndex, EpochSampler, MosaicDataset, MosaicGrid, RandomAugmentWrapper
 
 __all__ = ["TimedTransform", "profile_op", "profile_rankaug", "wrapper_breakdown"]
 
@@ -164,7 +164,9 @@ def profile_rankaug(bench: Bench, selected: Sequence[str]) -> None:
     if "mosaic" in selected:
         mosaic = bench.sources.mosaic
         for grid in ((2, 2), (3, 3)):
-            dataset: Any = MosaicDataset(mosaic, seed=seed, output_size=size, grid=grid)
+            dataset: Any = MosaicDataset(
+                mosaic, seed=seed, output_size=size, layout=MosaicGrid(grid=grid)
+            )
             targets[f"mosaic/rankaug_{grid[0]}x{grid[1]}"] = (cycling(dataset, len(mosaic)), 300)
     if "epoch" in selected:
         targets.update(_epoch_targets(seed))

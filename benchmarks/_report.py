@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from benchmarks._same_work import Work
-from benchmarks._timing import Progress, Summary, paired_ratios, summarize
+from benchmarks._timing import Progress, Summary, summarize
 
 __all__ = [
     "Better",
@@ -116,45 +116,35 @@ class Report:
 
     def ratio(self, numerator: str, denominator: str) -> dict[str, Any] | None:
         """Ratio of the medians of two rows (and the per-round ratios), if both measured."""
-        a, b = self.rows.get(numerator), self.rows.get(denominator)
-        sa = None if a is None else a.summary
-        sb = None if b is None else b.summary
-        if a is None or b is None or sa is None or sb is None or sb.median == 0:
+        pair = self._medians(numerator, denominator)
+        if pair is None or pair[1] == 0:
             return None
-        paired = paired_ratios(a.values, b.values) if len(a.values) == len(b.values) else []
-        entry = {
-            "numerator": numerator,
-            "denominator": denominator,
-            "ratio": sa.median / sb.median,
-            "paired_median": summarize(paired).median if paired else None,
-            "paired_min": min(paired) if paired else None,
-            "paired_max": max(paired) if paired else None,
-        }
+        a, b, rounds = pair
+        entry = {"numerator": numerator, "denominator": denominator, "ratio": a / b}
+        entry.update(_spread([x / y for x, y in rounds if y != 0]))
         self.ratios[f"{numerator} / {denominator}"] = entry
         return entry
 
     def difference(self, row: str, baseline: str) -> dict[str, Any] | None:
         """Difference of the medians of two rows (and per round), if both measured."""
-        a, b = self.rows.get(row), self.rows.get(baseline)
+        pair = self._medians(row, baseline)
+        if pair is None:
+            return None
+        a, b, rounds = pair
+        entry = {"row": row, "baseline": baseline, "difference": a - b}
+        entry.update(_spread([x - y for x, y in rounds]))
+        self.differences[f"{row} - {baseline}"] = entry
+        return entry
+
+    def _medians(self, first: str, second: str) -> tuple[float, float, list[Any]] | None:
+        """The two rows' medians and their rounds side by side (none if not aligned)."""
+        a, b = self.rows.get(first), self.rows.get(second)
         sa = None if a is None else a.summary
         sb = None if b is None else b.summary
         if a is None or b is None or sa is None or sb is None:
             return None
-        paired = (
-            [x - y for x, y in zip(a.values, b.values, strict=True)]
-            if len(a.values) == len(b.values)
-            else []
-        )
-        entry = {
-            "row": row,
-            "baseline": baseline,
-            "difference": sa.median - sb.median,
-            "paired_median": summarize(paired).median if paired else None,
-            "paired_min": min(paired) if paired else None,
-            "paired_max": max(paired) if paired else None,
-        }
-        self.differences[f"{row} - {baseline}"] = entry
-        return entry
+        aligned = len(a.values) == len(b.values)
+        return sa.median, sb.median, list(zip(a.values, b.values, strict=True)) if aligned else []
 
     def to_json(self) -> dict[str, Any]:
         position = {row_id: k for k, row_id in enumerate(self.order)}
@@ -174,6 +164,15 @@ class Report:
                 for row, work in self.work.items()
             },
         }
+
+
+def _spread(paired: Sequence[float]) -> dict[str, float | None]:
+    """The median, min and max of the per-round figures (``None`` without any)."""
+    return {
+        "paired_median": summarize(paired).median if paired else None,
+        "paired_min": min(paired) if paired else None,
+        "paired_max": max(paired) if paired else None,
+    }
 
 
 # ---------------------------------------------------------------------------- output

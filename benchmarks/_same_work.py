@@ -125,7 +125,7 @@ def _mosaic(dataset: Any) -> Work:
             f"{rows}x{cols} p={_g(config.p)}",
             f"MosaicDataset(canvas={layout.canvas!r}, center {layout.center_range})",
         ),
-        "flip": Setting(_flip(config.flip), "MosaicDataset(flip=)" if config.flip else ""),
+        "flip": Setting(_flip(layout.flip), "MosaicGrid(flip=)" if layout.flip else ""),
     }
     affine = config.affine
     if affine is not None:

@@ -21,7 +21,6 @@ __all__ = [
     "Summary",
     "counted",
     "interleave",
-    "paired_ratios",
     "peak_rss_mib",
     "summarize",
 ]
@@ -151,7 +150,7 @@ def interleave(
     ``clock`` (wall time by default); the order is the given one on even rounds and reversed on odd
     rounds (A B C, C B A, A B C, ...), so that slow drift of the machine's speed and the
     cost of going first or last hit every contender alike. Compare medians of the rounds,
-    or the per-round ratios (:func:`paired_ratios`).
+    or the per-round ratios.
 
     Args:
         ops: Contender name -> :data:`Op`.
@@ -166,14 +165,7 @@ def interleave(
     Returns:
         Name -> seconds per operation, one value per round.
     """
-    if per_round < 1 or repeats < 1:
-        raise ValueError(f"per_round and repeats must be >= 1, got {per_round}, {repeats}")
-    names = list(ops)
-    for name in names:
-        if progress is not None:
-            progress.set_label(f"{label}: warm-up {name}")
-        if warmup > 0:
-            ops[name](warmup)
+    names = _warm_up(ops, per_round, repeats, warmup, progress, label)
     seconds: dict[str, list[float]] = {name: [] for name in names}
     for r in range(repeats):
         order: Sequence[str] = names if r % 2 == 0 else names[::-1]
@@ -224,18 +216,11 @@ def alternate(
     Returns:
         Name -> seconds per operation, one value per round.
     """
-    if per_round < 1 or repeats < 1:
-        raise ValueError(f"per_round and repeats must be >= 1, got {per_round}, {repeats}")
-    names = list(ops)
+    names = _warm_up(ops, per_round, repeats, warmup, progress, label)
     forward, backward = names, names[::-1]
-    log: dict[str, list[float]] = {name: [] for name in names} if record is None else record
+    log: dict[str, list[float]] = {} if record is None else record
     for name in names:
         log.setdefault(name, [])
-    for name in names:
-        if progress is not None:
-            progress.set_label(f"{label}: warm-up {name}")
-        if warmup > 0:
-            ops[name](warmup)
     seconds: dict[str, list[float]] = {name: [] for name in names}
     clock = time.perf_counter
     for r in range(repeats):
@@ -260,13 +245,23 @@ def alternate(
     return seconds
 
 
-def paired_ratios(numerator: Sequence[float], denominator: Sequence[float]) -> list[float]:
-    """Round-by-round ratios of two figures measured in the same interleaved rounds.
-
-    >>> paired_ratios([2.0, 3.0], [1.0, 2.0])
-    [2.0, 1.5]
-    """
-    return [a / b for a, b in zip(numerator, denominator, strict=True) if b != 0]
+def _warm_up(
+    ops: Mapping[str, Op],
+    per_round: int,
+    repeats: int,
+    warmup: int,
+    progress: Progress | None,
+    label: str,
+) -> list[str]:
+    """Check the counts, run every contender's untimed operations; return the names."""
+    if per_round < 1 or repeats < 1:
+        raise ValueError(f"per_round and repeats must be >= 1, got {per_round}, {repeats}")
+    for name in ops:
+        if progress is not None:
+            progress.set_label(f"{label}: warm-up {name}")
+        if warmup > 0:
+            ops[name](warmup)
+    return list(ops)
 
 
 def peak_rss_mib() -> dict[str, float]:

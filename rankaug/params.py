@@ -7,8 +7,8 @@ where partners are drawn from. :class:`~rankaug.MosaicDataset`, and the mix wrap
 wrapper refuses a field it does not use when it is set away from its default.
 
 The old flat keywords (``box_format=``, ``min_area=``, ``pool=``, ...) are still
-accepted by the wrappers as deprecated aliases of these fields (:func:`take`); they go
-before 1.0.
+accepted by the wrappers as deprecated aliases of these fields, with a
+``DeprecationWarning`` naming the new spelling (:func:`take`); they go before 1.0.
 
 >>> Targets(box_format="coco", min_area=4).min_area
 4.0
@@ -21,8 +21,11 @@ ValueError: min_visibility must be a finite number >= 0.0 and <= 1.0, got 2
 from __future__ import annotations
 
 import dataclasses
+import sys
+import warnings
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any, Final, TypeVar, cast
 
 import numpy as np
@@ -33,7 +36,7 @@ from rankaug.boxes import BoxFormat, check_box_format, check_filter_args
 from rankaug.polygons import POLYGONS
 from rankaug.samples import DEFAULT_TARGETS
 
-__all__ = ["Partners", "Targets", "refuse_leftovers", "refuse_unused", "take"]
+__all__ = ["Partners", "Targets", "pop_fields", "refuse_leftovers", "refuse_unused", "take"]
 
 P = TypeVar("P")
 KNOWN: Final = DEFAULT_TARGETS | {POLYGONS}
@@ -152,26 +155,50 @@ class Partners:
 def take(kind: type[P], given: P | None, legacy: dict[str, Any], owner: str) -> P:
     """``given``, or a ``kind`` made from the deprecated flat keywords in ``legacy``.
 
-    The keywords that are fields of ``kind`` are removed from ``legacy``.
+    The keywords that are fields of ``kind`` are removed from ``legacy``, with a
+    ``DeprecationWarning`` that names the new spelling, at the caller's line (the first
+    frame outside rankaug).
 
     Raises:
         TypeError: If both ``given`` and such keywords are passed.
 
-    >>> take(Partners, None, {"pool": [1, 2]}, "MixUpDataset")
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     take(Partners, None, {"pool": [1, 2]}, "MixUpDataset")
     Partners(pool=(1, 2), weights=None, replace=True)
+    >>> print(caught[0].message)
+    MixUpDataset(pool=...) is deprecated; use partners=rankaug.Partners(pool=...)
     """
-    names = [field.name for field in dataclasses.fields(cast(Any, kind)) if field.name in legacy]
     attribute = "layout" if kind.__name__ == "MosaicGrid" else kind.__name__.lower()
-    if not names:
+    values = pop_fields(kind, legacy)
+    if not values:
         if given is None:
             return kind()
         return cast(P, checks.instance(given, attribute, kind, what=f"a rankaug.{kind.__name__}"))
     if given is not None:
         raise TypeError(
-            f"{owner} got {attribute}= and {', '.join(f'{n}=' for n in names)}: pass "
+            f"{owner} got {attribute}= and {', '.join(f'{n}=' for n in values)}: pass "
             f"the latter inside rankaug.{kind.__name__}(...)"
         )
-    return kind(**{name: legacy.pop(name) for name in names})
+    spelled = ", ".join(f"{name}=..." for name in values)
+    warnings.warn(
+        f"{owner}({spelled}) is deprecated; use {attribute}=rankaug.{kind.__name__}({spelled})",
+        DeprecationWarning,
+        stacklevel=_outside(),
+    )
+    return kind(**values)
+
+
+def pop_fields(kind: type[object], options: dict[str, Any]) -> dict[str, Any]:
+    """The entries of ``options`` that are fields of the dataclass ``kind``, removed from it.
+
+    >>> options = {"pool": [1], "seed": 0}
+    >>> pop_fields(Partners, options), options
+    ({'pool': [1]}, {'seed': 0})
+    """
+    names = [field.name for field in dataclasses.fields(cast(Any, kind))]
+    return {name: options.pop(name) for name in names if name in options}
 
 
 def refuse_unused(value: Targets | Partners, used: Collection[str], owner: str) -> None:
@@ -203,6 +230,16 @@ def refuse_leftovers(legacy: dict[str, Any], owner: str) -> None:
     """
     if legacy:
         raise TypeError(f"{owner}() got an unexpected keyword argument {next(iter(legacy))!r}")
+
+
+def _outside() -> int:
+    """The ``stacklevel`` of :func:`take`'s caller's caller outside this package."""
+    package = __file__.rsplit("params.py", 1)[0]
+    frame: FrameType | None = sys._getframe(2)
+    level = 2
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _set(obj: object, name: str, value: object) -> None:

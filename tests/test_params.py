@@ -100,14 +100,24 @@ class TestFlatKeywords:
 
     def test_mosaic(self) -> None:
         data = SyntheticDetection(12, image_size=32, box_format="coco")
-        flat = MosaicDataset(
-            data, seed=1, output_size=48, keying="sample", box_format="coco", min_area=4.0,
-            grid=(2, 3), fill=0, pool=list(range(1, 12)), replace=False,
-        )  # fmt: skip
+        with pytest.warns(DeprecationWarning, match="is deprecated; use ") as caught:
+            flat = MosaicDataset(
+                data, seed=1, output_size=48, keying="sample", box_format="coco", min_area=4.0,
+                grid=(2, 3), fill=0, flip=0.5, pool=list(range(1, 12)), replace=False,
+            )  # fmt: skip
+        assert [str(w.message) for w in caught] == [
+            "MosaicDataset(grid=..., fill=..., flip=...) is deprecated; "
+            "use layout=rankaug.MosaicGrid(grid=..., fill=..., flip=...)",
+            "MosaicDataset(box_format=..., min_area=...) is deprecated; "
+            "use targets=rankaug.Targets(box_format=..., min_area=...)",
+            "MosaicDataset(pool=..., replace=...) is deprecated; "
+            "use partners=rankaug.Partners(pool=..., replace=...)",
+        ]
+        assert {w.filename for w in caught} == {__file__}  # the caller's line, not rankaug's
         objects = MosaicDataset(
             data, seed=1, output_size=48, keying="sample",
             targets=Targets(box_format="coco", min_area=4.0),
-            layout=MosaicGrid(grid=(2, 3), fill=0),
+            layout=MosaicGrid(grid=(2, 3), fill=0, flip=0.5),
             partners=Partners(pool=list(range(1, 12)), replace=False),
         )  # fmt: skip
         assert flat.config == objects.config
@@ -116,7 +126,14 @@ class TestFlatKeywords:
     @pytest.mark.parametrize("wrapper", [MixUpDataset, CutMixDataset])
     def test_mix(self, wrapper: Any) -> None:
         data = SyntheticDetection(8, image_size=32)
-        flat = wrapper(data, seed=2, keying="sample", pool=[1, 2, 3], label_fields=("labels",))
+        with pytest.warns(DeprecationWarning, match="is deprecated; use ") as caught:
+            flat = wrapper(data, seed=2, keying="sample", pool=[1, 2, 3], label_fields=("labels",))
+        name = wrapper.__name__
+        assert [str(w.message) for w in caught] == [
+            f"{name}(label_fields=...) is deprecated; "
+            "use targets=rankaug.Targets(label_fields=...)",
+            f"{name}(pool=...) is deprecated; use partners=rankaug.Partners(pool=...)",
+        ]
         objects = wrapper(
             data, seed=2, keying="sample", partners=Partners(pool=[1, 2, 3]), targets=Targets()
         )
@@ -135,7 +152,8 @@ class TestFlatKeywords:
 
     def test_take_and_refuse_leftovers(self) -> None:
         legacy: dict[str, Any] = {"pool": [1], "other": 2}
-        assert take(Partners, None, legacy, "X") == Partners(pool=(1,))
+        with pytest.warns(DeprecationWarning, match=r"X\(pool=\.\.\.\) is deprecated"):
+            assert take(Partners, None, legacy, "X") == Partners(pool=(1,))
         assert legacy == {"other": 2}
         with pytest.raises(TypeError, match=r"X\(\) got an unexpected keyword argument 'other'"):
             refuse_leftovers(legacy, "X")

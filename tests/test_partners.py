@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rankaug import MosaicDataset
+from rankaug import MosaicDataset, Partners
 from rankaug._multi.partners import PartnerSampler
 from rankaug.datasets import SyntheticDetection
 
@@ -174,9 +174,11 @@ class TestPartnerSampler:
     def test_the_mosaic_refuses_duplicate_pools(self) -> None:
         # pool=[0, 0, 0, 1] made index 0 its own partner: indices [0, 0, 0, 0]
         with pytest.raises(ValueError, match="pool must be distinct indices"):
-            MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, pool=[0, 0, 0, 1])
+            MosaicDataset(
+                SyntheticDetection(4, image_size=16), seed=0, partners=Partners(pool=[0, 0, 0, 1])
+            )
         mosaic = MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, output_size=16,
-                               pool=[0, 1, 2, 3], replace=False)  # fmt: skip
+                               partners=Partners(pool=[0, 1, 2, 3], replace=False))  # fmt: skip
         for i in range(12):
             indices = mosaic[i % 4]["mosaic"]["indices"]
             assert sorted(indices) == [0, 1, 2, 3]

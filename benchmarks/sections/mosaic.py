@@ -24,6 +24,7 @@ from benchmarks._goal_table import GOALS
 from benchmarks._report import print_rows, ratio_text
 from benchmarks._same_work import FloorWork, describe, print_work, tagged, with_output
 from benchmarks._timing import alternate, counted
+from rankaug import MosaicGrid
 
 __all__ = [
     "SECTION",
@@ -82,7 +83,9 @@ def mosaic_contenders(
     n = len(sources)
     hw = (size, size)
     for row_id, grid in (("mosaic/rankaug_2x2", (2, 2)), ("mosaic/rankaug_3x3", (3, 3))):
-        dataset: Any = rankaug.MosaicDataset(sources, seed=seed, output_size=size, grid=grid)
+        dataset: Any = rankaug.MosaicDataset(
+            sources, seed=seed, output_size=size, layout=MosaicGrid(grid=grid)
+        )
         makers[row_id] = cycling(dataset, n)
     dataset = rankaug.MosaicDataset(sources, seed=seed, output_size=size, affine=fused_affine())
     makers["mosaic/rankaug_affine"] = cycling(dataset, n)

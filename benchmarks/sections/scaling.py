@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import os
-from typing import Any
+from typing import Any, cast
 
 from benchmarks._bench import Bench
 from benchmarks._catalogue import TRANSPORTS, WORKERS, Settings, section
@@ -19,6 +19,7 @@ from benchmarks._loaders import Chunk, make_loaders, time_chunk, transport_costs
 from benchmarks._report import Report, Row, print_rows, ratio_text
 from benchmarks._timing import Progress, summarize
 from rankaug import MosaicDataset
+from rankaug.collate import BatchCollator
 
 __all__ = ["SECTION", "measure", "measure_scaling", "prepare"]
 
@@ -42,14 +43,12 @@ def measure_scaling(
                 progress.set_label(f"4 scaling: {name}")
                 chunks[name].append(time_chunk(loaders[name], batches, batch_size))
                 progress.advance()
-        recycler = loaders["scaling/recycled_1w"].loader.collate_fn
-        stats = getattr(recycler, "stats", None)
-        if stats is not None:
-            report.diagnostics["recycle_stats"] = {
-                "pooled": stats.pooled,
-                "reused": stats.reused,
-                "unpooled": stats.unpooled,
-            }
+        stats = cast(BatchCollator, loaders["scaling/recycled_1w"].loader.collate_fn).stats
+        report.diagnostics["recycle_stats"] = {
+            "pooled": stats.pooled,
+            "reused": stats.reused,
+            "unpooled": stats.unpooled,
+        }
     finally:
         loaders.clear()  # shuts the persistent workers down
         gc.collect()

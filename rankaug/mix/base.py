@@ -127,6 +127,8 @@ class PairDataset(KeyedDataset[T_co]):
     polygons: ClassVar[bool] = True
     """Whether the wrapper maps instance polygons (``segments``); if not, it refuses them."""
 
+    parameter_objects: ClassVar[dict[str, type]] = {"targets": Targets, "partners": Partners}
+    """The parameter objects, by keyword (the deprecated flat keywords are their fields)."""
     target_fields: ClassVar[tuple[str, ...]] = ("box_format", "label_fields", "keypoint_fields")
     """The fields of :class:`~rankaug.Targets` the wrapper uses (it refuses the others set)."""
 

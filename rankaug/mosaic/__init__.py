@@ -62,8 +62,8 @@ the output's centre, as ultralytics does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, TypeVar
 
 from rankaug._multi.tiles import TileReader
 from rankaug.context import SampleContext
@@ -122,7 +122,8 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         dataset: A map-style dataset of detection or segmentation samples, or a stream.
         seed: The run's base seed, ``0 <= seed < 2**64``.
         output_size: The output image's size, an int or ``(height, width)``.
-        layout: The grid, scales and fill (:class:`MosaicGrid`); ``None``: YOLO's 2x2.
+        layout: The grid, scales, fill and the plain mosaic's flip (:class:`MosaicGrid`);
+            ``None``: YOLO's 2x2.
         targets: The box format, label and keypoint fields, box filters and clipping
             (:class:`~rankaug.Targets`); with ``segments`` every box filter measures the
             box made from the output polygon's bounds, and ``min_visibility`` the bounds
@@ -133,12 +134,6 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             horizontal flip with ``MosaicAffine(flip=...)``), fused into the mosaic (see
             :class:`MosaicAffine` and the module docstring); samples that are not mosaics
             are letterboxed, then given the affine. It needs ``canvas="output"``.
-        flip: Without an affine, the probability that the output is mirrored left to
-            right (drawn from the key, recorded under ``"flip"``): painted as it is, then
-            mirrored in place with its boxes, masks, polygons and keypoints. With
-            ``affine=`` the flip is the affine's.
-        flip_index: For keypoints, which of them swap left and right when mirrored
-            (ultralytics' ``flip_idx``, see :class:`MosaicAffine`).
         p: The probability that a sample is a mosaic, or a function of the epoch
             returning it (picklable, for spawned workers).
         epochs: The total number of epochs, needed by ``close_mosaic``.
@@ -150,8 +145,9 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         stream: The key's stream word or name; ``None`` derives one.
         adapter: Converts samples; ``None`` uses :class:`~rankaug.samples.DefaultAdapter`.
         **legacy: The deprecated flat keywords of :class:`MosaicGrid`,
-            :class:`~rankaug.Targets` and :class:`~rankaug.Partners` (``box_format=``,
-            ``pool=``, ...), taken as their fields (:func:`rankaug.params.take`).
+            :class:`~rankaug.Targets` and :class:`~rankaug.Partners` (``flip=``,
+            ``box_format=``, ``pool=``, ...), taken as their fields with a
+            ``DeprecationWarning`` (:func:`rankaug.params.take`).
 
     Raises:
         TypeError: If an argument has the wrong type.
@@ -173,6 +169,12 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
     """
 
     _streaming = "StreamingMosaic"  # the class a stream gets (rankaug.stream.detect)
+    parameter_objects: ClassVar[dict[str, type]] = {
+        "layout": MosaicGrid,
+        "targets": Targets,
+        "partners": Partners,
+    }
+    """The parameter objects, by keyword (the deprecated flat keywords are their fields)."""
 
     def __init__(
         self,
@@ -184,8 +186,6 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         targets: Targets | None = None,
         partners: Partners | None = None,
         affine: MosaicAffine | None = None,
-        flip: float = 0.0,
-        flip_index: Sequence[int] | None = None,
         p: float | Callable[[int], float] = 1.0,
         epochs: int | None = None,
         close_mosaic: int = 0,
@@ -214,8 +214,6 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             close_mosaic=close_mosaic,
             record=record,
             affine=affine,
-            flip=flip,
-            flip_index=flip_index,
         )
         self.partners = partners.sampler(length, len(config.cells) - 1)
         self.adapter = adapter = check_adapter(adapter, box_format=config.box_format)
@@ -290,7 +288,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
                 placed = grid_layout(config, plan, sizes)
             else:
                 placed = letterbox_layout(config, used[0], sizes[0])
-            if config.flip:  # the plain mosaic's flip: mirrored once painted
+            if config.layout.flip:  # the plain mosaic's flip: mirrored once painted
                 placed = placed._replace(flipped=plan.flip)
                 placed.record["flip"] = plan.flip
             layout: Layout | Warp = placed

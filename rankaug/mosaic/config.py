@@ -61,6 +61,12 @@ class MosaicGrid:
             Under an affine that rotates or shears, ``cv2.warpAffine`` resamples:
             ``INTER_AREA`` is taken as ``INTER_LINEAR`` there, and both nearest
             neighbours are aligned on pixel centres.
+        flip: Without an affine, the probability that the output is mirrored left to
+            right (drawn from the key, recorded under ``"flip"``): painted as it is, then
+            mirrored in place with its boxes, masks, polygons and keypoints. With
+            ``affine=`` the flip is the affine's (``MosaicAffine(flip=...)``).
+        flip_index: For keypoints, which of them swap left and right when mirrored
+            (ultralytics' ``flip_idx``, see :class:`~rankaug.MosaicAffine`).
 
     Raises:
         TypeError: If a field has the wrong type.
@@ -78,6 +84,8 @@ class MosaicGrid:
     fill: float | Sequence[float] = 114
     fill_mask: int = 0
     interpolation: int = cv2.INTER_LINEAR
+    flip: float = 0.0
+    flip_index: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         values = {
@@ -89,7 +97,10 @@ class MosaicGrid:
             "fill": checks.fill_values(self.fill, "fill"),
             "fill_mask": checks.integer(self.fill_mask, "fill_mask"),
             "interpolation": checks.int_choice(self.interpolation, "interpolation", INTERPOLATIONS),
+            "flip": checks.probability(self.flip, "flip"),
         }
+        if self.flip_index is not None:
+            values["flip_index"] = check_flip_index(self.flip_index, "flip_index")
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
@@ -107,8 +118,6 @@ class MosaicConfig:
         close_mosaic: How many last epochs have no mosaic.
         record: The record's key, or ``None``.
         affine: YOLO's random affine fused into the mosaic, or ``None``.
-        flip: The plain mosaic's flip probability (0 with an affine: its own flip).
-        flip_index: The plain mosaic's ``flip_index`` for keypoints, or ``None``.
         canvas_hw: ``(height, width)`` of the canvas the tiles are laid out on (twice
             ``output_size`` for YOLO's, also with an affine).
         image_hw: ``(height, width)`` of the image made: the canvas, or ``output_size``
@@ -131,8 +140,6 @@ class MosaicConfig:
     close_mosaic: int
     record: str | None
     affine: MosaicAffine | None
-    flip: float
-    flip_index: tuple[int, ...] | None
     canvas_hw: tuple[int, int]
     image_hw: tuple[int, int]
     cells: tuple[tuple[int, int], ...]
@@ -155,8 +162,6 @@ class MosaicConfig:
         close_mosaic: object = 0,
         record: object = "mosaic",
         affine: object = None,
-        flip: object = 0.0,
-        flip_index: object = None,
     ) -> MosaicConfig:
         """Check the arguments of :class:`~rankaug.MosaicDataset` (they mean the same here).
 
@@ -189,12 +194,11 @@ class MosaicConfig:
                 "affine= applies it in the mosaic: pass canvas='output' (the default) with "
                 "affine=, or no affine with canvas='yolo'"
             )
-        flipping = checks.probability(flip, "flip")
-        order = None if flip_index is None else check_flip_index(flip_index, "flip_index")
-        if fused is not None and (flipping or order is not None):
+        if fused is not None and (grid.flip or grid.flip_index is not None):
             raise ValueError(
-                f"flip={flipping} and flip_index= are the plain mosaic's flip; with affine= "
-                "the flip is the affine's: rankaug.MosaicAffine(..., flip=, flip_index=)"
+                f"layout.flip={grid.flip} and layout.flip_index= are the plain mosaic's flip; "
+                "with affine= the flip is the affine's: rankaug.MosaicAffine(..., flip=, "
+                "flip_index=)"
             )
         height, width = size
         canvas_hw = (
@@ -210,8 +214,6 @@ class MosaicConfig:
             close_mosaic=closing,
             record=checks.key_name(record, "record", forbidden=keys | {"boxes"}),
             affine=fused,
-            flip=flipping,
-            flip_index=order,
             canvas_hw=canvas_hw,
             image_hw=size if fused is not None else canvas_hw,
             cells=tuple(divmod(cell, cols) for cell in range(rows * cols)),

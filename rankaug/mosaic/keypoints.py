@@ -59,7 +59,7 @@ def map_keypoints(
 def _flip_order(config: MosaicConfig, warp: Warp | None, flipped: bool) -> tuple[int, ...] | None:
     """The affine's ``flip_index`` when this output is flipped, else ``None``."""
     affine = config.affine
-    index = config.flip_index if affine is None else affine.flip_index
+    index = config.layout.flip_index if affine is None else affine.flip_index
     if index is None:
         return None
     if flipped:

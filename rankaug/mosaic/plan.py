@@ -14,8 +14,8 @@ this order (part of the specification: a change reorders everyone's mosaics):
    affine's block of 6 uniforms, 7 with a flip (:func:`rankaug.mosaic.affine.draw_affine`),
    for every sample, mosaic or not. Without it nothing more is drawn, so adding an affine changes
    no earlier draw;
-7. without an affine, with ``flip > 0`` (the plain mosaic's flip), one uniform last:
-   the output is mirrored when it is below ``flip``.
+7. without an affine, with ``layout.flip > 0`` (the plain mosaic's flip), one uniform
+   last: the output is mirrored when it is below ``layout.flip``.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def draw_plan(
     lo, hi = config.layout.scale_range
     scales = [lo + (hi - lo) * x for x in u[cells + rows + cols - 1 :]]
     affine = None if config.affine is None else draw_affine(config.affine, rng)
-    flip = bool(config.flip) and float(rng.random()) < config.flip
+    flip = bool(config.layout.flip) and float(rng.random()) < config.layout.flip
     return Plan(
         applied,
         main_cell,

@@ -25,6 +25,7 @@ from typing import Any, ClassVar, TypeVar
 
 from rankaug import checks
 from rankaug.keys import Keying
+from rankaug.params import take
 from rankaug.samples import DefaultAdapter, SampleAdapter, check_adapter
 from rankaug.stream.base import Pass, StreamDataset, Window
 
@@ -125,6 +126,9 @@ class WindowStream(StreamDataset[T_co]):
                 f"{name}={value!r} has no meaning over a stream (it names dataset indices): "
                 "partners come from the window of buffer_size recent samples"
             )
+        wrapper: Any = self.map_class()
+        for name, kind in wrapper.parameter_objects.items():  # the deprecated flat keywords, once
+            options[name] = take(kind, options.get(name), options, wrapper.__name__)
         self.buffer_size = checks.integer(buffer_size, "buffer_size", low=1)
         self._naming = _Naming(check_adapter(adapter))
         self._options = {"seed": seed, "rank": rank, "stream": stream, **options}

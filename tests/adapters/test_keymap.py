@@ -12,7 +12,7 @@ import pytest
 import torch
 from PIL import Image
 
-from rankaug import CutMixDataset, MixUpDataset, RandomAugmentWrapper, SampleError
+from rankaug import CutMixDataset, MixUpDataset, RandomAugmentWrapper, SampleError, Targets
 from rankaug.adapters import KeyMap
 from tests.albu import bbox_params
 
@@ -113,7 +113,7 @@ class TestKeyMap:
         second = nested(1)
         second["objects"]["category"], second["objects"]["id"] = [5], [21]
         mixed = kind([nested(), second], seed=0, p=1.0, adapter=ADAPTER,
-                     label_fields=("labels", "objects.id"))  # fmt: skip
+                     targets=Targets(label_fields=("labels", "objects.id")))  # fmt: skip
         for index in range(2):
             objects = mixed[index]["objects"]
             assert len(objects["bbox"]) == len(objects["category"]) == len(objects["id"])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from rankaug import CutMixDataset, MosaicDataset, SampleError, collate_ultralytics
+from rankaug import CutMixDataset, MosaicDataset, SampleError, Targets, collate_ultralytics
 from rankaug.adapters import HuggingFace, KeyMap, Ultralytics
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
 from tests.cli_targets import UltralyticsStyle
@@ -31,8 +31,14 @@ def two_boxes() -> list[dict[str, Any]]:
 
 class TestUltralytics:
     def test_the_mosaic_rebuilds_batch_idx_and_resized_shape(self) -> None:
-        mosaic = MosaicDataset(two_boxes(), seed=0, output_size=96, box_format="yolo",
-                               adapter=Ultralytics(), record=None)  # fmt: skip
+        mosaic = MosaicDataset(
+            two_boxes(),
+            seed=0,
+            output_size=96,
+            targets=Targets(box_format="yolo"),
+            adapter=Ultralytics(),
+            record=None,
+        )
         outputs = [mosaic[i] for i in range(4)]
         for out in outputs:
             assert sorted(out) == sorted(UltralyticsStyle()[0])
@@ -46,7 +52,7 @@ class TestUltralytics:
         assert len(batch["batch_idx"]) == len(batch["cls"]) == len(batch["bboxes"])
 
     def test_the_mixes_too(self) -> None:
-        mixed = CutMixDataset(two_boxes(), seed=0, p=1.0, box_format="yolo",
+        mixed = CutMixDataset(two_boxes(), seed=0, p=1.0, targets=Targets(box_format="yolo"),
                               adapter=Ultralytics())  # fmt: skip
         out = mixed[0]
         assert len(out["batch_idx"]) == len(out["cls"]) == len(out["bboxes"])
@@ -55,7 +61,9 @@ class TestUltralytics:
         with pytest.raises(
             ValueError, match=re.escape("box_format='coco', but adapter=Ultralytics()")
         ):
-            MosaicDataset(two_boxes(), seed=0, box_format="coco", adapter=Ultralytics())
+            MosaicDataset(
+                two_boxes(), seed=0, targets=Targets(box_format="coco"), adapter=Ultralytics()
+            )
 
     @pytest.mark.parametrize("key", ["masks", "keypoints", "segments"])
     def test_segment_and_pose_samples_are_refused(self, key: str) -> None:
@@ -64,7 +72,7 @@ class TestUltralytics:
             Ultralytics().unpack(sample, DEFAULT_TARGETS)
 
     def test_without_it_the_error_says_which_adapter(self) -> None:
-        mosaic = MosaicDataset(two_boxes(), seed=0, box_format="yolo")
+        mosaic = MosaicDataset(two_boxes(), seed=0, targets=Targets(box_format="yolo"))
         with pytest.raises(SampleError, match=re.escape(
             "needs an 'image' key; this one has keys ['batch_idx', 'bboxes', 'cls', "
             "'im_file', 'img', 'ori_shape', 'ratio_pad', 'resized_shape']: for another "

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from rankaug import MosaicDataset, RandomAugmentWrapper, collate_ultralytics
+from rankaug import MosaicDataset, RandomAugmentWrapper, Targets, collate_ultralytics
 from rankaug.adapters import Ultralytics
 from tests.albu import bbox_params
 
@@ -133,7 +133,7 @@ class TestAgainstUltralytics:
 
     def test_a_mosaic_batch_goes_into_its_collate_fn_as_into_ours(self, yolo: Any) -> None:
         samples = [yolo[i] for i in range(len(yolo))]
-        mosaic = MosaicDataset(samples, seed=0, output_size=64, box_format="yolo",
+        mosaic = MosaicDataset(samples, seed=0, output_size=64, targets=Targets(box_format="yolo"),
                                adapter=Ultralytics())  # fmt: skip
         outputs = [mosaic[i] for i in range(len(yolo))]
         for out in outputs:

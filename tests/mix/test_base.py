@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from torch.utils.data import DataLoader
 
-from rankaug import EpochIndex, SampleError
+from rankaug import EpochIndex, Partners, SampleError
 from rankaug._multi.pairs import Part
 from rankaug.keys import KeyedRandom
 from rankaug.mix import CopyPasteDataset, CutMixDataset, MixUpDataset, PairDataset
@@ -86,7 +86,7 @@ class TestPairDataset:
         assert wrapper[EpochIndex(3, 1)][record]["state"] != carried["state"]
 
     def test_partners_never_the_main_index_and_from_the_pool(self) -> None:
-        mixup = MixUpDataset(dataset(), seed=0, keying="sample", pool=[0, 1, 2])
+        mixup = MixUpDataset(dataset(), seed=0, keying="sample", partners=Partners(pool=[0, 1, 2]))
         seen = set()
         for index in range(8):
             main, partner = mixup[index]["mixup"]["indices"]
@@ -94,21 +94,27 @@ class TestPairDataset:
             assert partner in (0, 1, 2)
             seen.add(partner)
         assert seen == {0, 1, 2}
-        weighted = MixUpDataset(dataset(), seed=0, weights=[0, 0, 0, 0, 0, 0, 1, 1])
+        weighted = MixUpDataset(
+            dataset(), seed=0, partners=Partners(weights=[0, 0, 0, 0, 0, 0, 1, 1])
+        )
         assert {weighted[i]["mixup"]["indices"][1] for i in range(8)} == {6, 7}
 
     @pytest.mark.parametrize("cls", WRAPPERS)
     @pytest.mark.parametrize(
-        "options",
-        [{"pool": [0]}, {"pool": [0, 1], "weights": [1.0, 0.0]}, {"weights": [1.0] + [0.0] * 7}],
+        "partners",
+        [
+            Partners(pool=[0]),
+            Partners(pool=[0, 1], weights=[1.0, 0.0]),
+            Partners(weights=[1.0] + [0.0] * 7),
+        ],
     )
     def test_a_sample_with_no_other_candidate_is_not_mixed(
-        self, cls: type[Any], options: dict[str, Any]
+        self, cls: type[Any], partners: Partners
     ) -> None:
         # issue 19: pool=[0] mixed index 0 with itself (labels [0, 0], indices [0, 0])
         data = dataset()
         for keying in ("stream", "sample"):
-            wrapper = cls(data, seed=3, p=1.0, keying=keying, **options)
+            wrapper = cls(data, seed=3, p=1.0, keying=keying, partners=partners)
             record = wrapper.config.record
             out = wrapper[0]
             assert out[record]["applied"] is False

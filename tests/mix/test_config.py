@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from rankaug.mix.config import PairConfig
-from rankaug.params import Targets, take
+from rankaug.params import Targets, pop_fields
 
 
 def build(**changes: Any) -> PairConfig:
-    """The config of ``MixUpDataset(..., **changes)`` (flat keywords)."""
+    """The config of ``MixUpDataset(..., **changes)`` (the objects' fields flat)."""
     kwargs: dict[str, Any] = {"record": "mixup", **changes}
-    return PairConfig.build(targets=take(Targets, None, kwargs, "build"), **kwargs)
+    return PairConfig.build(targets=Targets(**pop_fields(Targets, kwargs)), **kwargs)
 
 
 class TestPairConfig:

@@ -10,7 +10,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from PIL import Image
 
-from rankaug import SampleError
+from rankaug import SampleError, Targets
 from rankaug.mix import CutMixDataset
 from rankaug.mix.base import PairPlan
 from rankaug.mix.cutmix import rectangle, uncovered
@@ -110,7 +110,7 @@ class PlacedCut(CutMixDataset[Any]):
 
 
 class TestCutMixTargets:
-    def cut(self, main_boxes: list[Any], partner_boxes: list[Any], **kwargs: Any) -> Any:
+    def cut(self, main_boxes: list[Any], partner_boxes: list[Any], **kwargs: float) -> Any:
         data = [
             flat_sample(0, (20, 20), 10, boxes=main_boxes),
             flat_sample(1, (20, 20), 200, boxes=partner_boxes),
@@ -118,7 +118,8 @@ class TestCutMixTargets:
         for sample in data:
             sample["keypoints"] = np.array([[2.0, 2.0], [15.0, 5.0], [12.0, 15.0]])
             sample["kp_owner"] = np.full(3, sample["labels"][0])
-        out = FixedCut(data, seed=0, keypoint_fields=("kp_owner",), **kwargs)[0]
+        targets = Targets(keypoint_fields=("kp_owner",), **kwargs)
+        out = FixedCut(data, seed=0, targets=targets)[0]
         assert out["cutmix"]["rect"] == (10, 0, 20, 10)
         return out, data
 
@@ -415,6 +416,6 @@ class TestCutMixDataset:
 
     def test_arguments_are_checked(self) -> None:
         with pytest.raises(ValueError, match=r"min_visibility must be a finite number >= 0\.0"):
-            CutMixDataset(flat_dataset(2), seed=0, min_visibility=2.0)
+            CutMixDataset(flat_dataset(2), seed=0, targets=Targets(min_visibility=2.0))
         with pytest.raises(ValueError, match=r"alpha must be a finite number > 0\.0"):
             CutMixDataset(flat_dataset(2), seed=0, alpha=-1.0)

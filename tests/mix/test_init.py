@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader
 
-from rankaug import EpochSampler, MosaicDataset, RandomAugmentWrapper, collate_detection
+from rankaug import EpochSampler, MosaicDataset, RandomAugmentWrapper, Targets, collate_detection
 from rankaug.datasets import SyntheticDetection
 from rankaug.mix import CopyPasteDataset, CutMixDataset, MixUpDataset
 from tests.albu import bbox_params
@@ -89,7 +89,7 @@ class TestFamily:
             samples.append({**sample, "masks": masks})
         mosaic = MosaicDataset(samples, seed=0, output_size=48)
         for wrapper in (
-            CutMixDataset(mosaic, seed=0, min_visibility=0.2),
+            CutMixDataset(mosaic, seed=0, targets=Targets(min_visibility=0.2)),
             CopyPasteDataset(mosaic, seed=0, p=1.0),
             CopyPasteDataset(CutMixDataset(mosaic, seed=0), seed=0, p=1.0, source="flip"),
         ):

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
 
-from rankaug import SampleError
+from rankaug import SampleError, Targets
 from rankaug.mix import MixUpDataset
 from rankaug.mix.mixup import blend
 from tests.mix.painted import KINDS, flat_sample
@@ -147,7 +147,7 @@ class TestMixUpTargets:
                 "albumentations": boxes / [16, 12, 16, 12],
             }[fmt]
             sample["bboxes"] = converted.astype(np.float32)
-        out = MixUpDataset(data, seed=0, box_format=fmt)[0]  # type: ignore[arg-type]
+        out = MixUpDataset(data, seed=0, targets=Targets(box_format=fmt))[0]  # type: ignore[arg-type]
         partner = out["mixup"]["indices"][1]
         expected = np.concatenate((data[0]["bboxes"], data[partner]["bboxes"]))
         np.testing.assert_allclose(out["bboxes"], expected, rtol=1e-6, atol=1e-6)

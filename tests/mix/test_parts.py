@@ -7,14 +7,14 @@ import pytest
 
 from rankaug._multi.pairs import PairReader, Part, flipped
 from rankaug.mix.config import PairConfig
-from rankaug.params import Targets, take
+from rankaug.params import Targets, pop_fields
 from rankaug.samples import DefaultAdapter
 from tests.mix.painted import flat_sample
 
 
 def config(**change: Any) -> PairConfig:
     kwargs: dict[str, Any] = {"keypoint_fields": ("kp",), "fill": 0, "record": "mixup", **change}
-    return PairConfig.build(targets=take(Targets, None, kwargs, "config"), **kwargs)
+    return PairConfig.build(targets=Targets(**pop_fields(Targets, kwargs)), **kwargs)
 
 
 def reader(**change: Any) -> PairReader:

@@ -7,6 +7,9 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
+from rankaug import MosaicGrid, Targets
+from rankaug.params import pop_fields
+
 
 def colour_of(code: int) -> tuple[int, int, int]:
     """A distinct RGB colour per code (never the background 0 or the fill 114 grey)."""
@@ -63,6 +66,15 @@ def painted_datasets(
             boxes.append((x0, y0, x1, y1))
         samples.append(painted_sample(index, (h, w), boxes))
     return samples
+
+
+def grouped(options: dict[str, Any], **layout: Any) -> dict[str, Any]:
+    """``MosaicDataset``'s keywords for ``options``: their layout fields (and ``layout``)
+    go into ``layout=MosaicGrid(...)``, their target fields into ``targets=Targets(...)``."""
+    rest = dict(options)
+    rest["layout"] = MosaicGrid(**pop_fields(MosaicGrid, rest), **layout)
+    targets = pop_fields(Targets, rest)
+    return {**rest, "targets": Targets(**targets)} if targets else rest
 
 
 GEOMETRY = st.fixed_dictionaries(

@@ -14,11 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch.utils.data import DataLoader
 
+from rankaug import MosaicGrid, Targets
 from rankaug.datasets import SyntheticDetection
 from rankaug.errors import SampleError
 from rankaug.mosaic import MosaicAffine, MosaicDataset
 from rankaug.mosaic.affine import AffineDraw, affine_matrix, draw_affine, is_axis_aligned
-from tests.mosaic.painted import painted_sample
+from tests.mosaic.painted import grouped, painted_sample
 
 AFFINE = st.builds(
     MosaicAffine,
@@ -176,7 +177,9 @@ class TestMosaicDatasetWithAffine:
     ) -> None:
         data = [painted_sample(i, (30 + 7 * i, 50 - 3 * i), [(2, 3, 15, 20), (18, 22, 27, 28)])
                 for i in range(6)]  # fmt: skip
-        mosaic = MosaicDataset(data, seed=7, output_size=(48, 40), keying="sample", **kwargs)
+        mosaic = MosaicDataset(
+            data, seed=7, output_size=(48, 40), keying="sample", **grouped(kwargs)
+        )
         outputs = [mosaic[i] for i in range(6)]
         assert [_digest(out) for out in outputs] == digests
         assert all("affine" not in out["mosaic"] for out in outputs)
@@ -188,8 +191,13 @@ class TestMosaicDatasetWithAffine:
             affine=MosaicAffine(degrees=10.0, translate=0.2, scale=0.3, shear=2.0),
         )  # fmt: skip
         record = mosaic[3]["mosaic"]
-        plain = MosaicDataset(SyntheticDetection(8, image_size=40), seed=11, output_size=48,
-                              keying="sample", canvas="yolo")[3]["mosaic"]  # fmt: skip
+        plain = MosaicDataset(
+            SyntheticDetection(8, image_size=40),
+            seed=11,
+            output_size=48,
+            keying="sample",
+            layout=MosaicGrid(canvas="yolo"),
+        )[3]["mosaic"]
         for key in ("indices", "cells", "center", "splits_x", "splits_y", "scales", "src", "dst"):
             assert record[key] == plain[key]  # the mosaic's own draws come first, unchanged
         affine = record["affine"]
@@ -258,8 +266,13 @@ class TestMosaicDatasetWithAffine:
         self, shape: tuple[int, ...], dtype: Any, interpolation: int
     ) -> None:
         src = [{"image": np.full(shape, 7, dtype)} for _ in range(4)]
-        mosaic = MosaicDataset(src, seed=0, output_size=24, fill=3, interpolation=interpolation,
-                               affine=MosaicAffine(degrees=20.0, shear=4.0))  # fmt: skip
+        mosaic = MosaicDataset(
+            src,
+            seed=0,
+            output_size=24,
+            layout=MosaicGrid(fill=3, interpolation=interpolation),
+            affine=MosaicAffine(degrees=20.0, shear=4.0),
+        )
         out = mosaic[0]["image"]
         assert out.shape == ((24, 24) if len(shape) == 2 else (24, 24, shape[2]))
         assert out.dtype == dtype
@@ -272,7 +285,7 @@ class TestMosaicDatasetWithAffine:
             sample = painted_sample(i, (30, 30), [(5, 5, 25, 25)])
             data.append({**sample, "mask": sample["mask"].astype(dtype),
                          "masks": sample["masks"].astype(bool)})  # fmt: skip
-        mosaic = MosaicDataset(data, seed=1, output_size=32, fill_mask=0,
+        mosaic = MosaicDataset(data, seed=1, output_size=32, layout=MosaicGrid(fill_mask=0),
                                affine=MosaicAffine(degrees=25.0), keying="sample")  # fmt: skip
         out = mosaic[2]
         assert out["mask"].dtype == dtype
@@ -322,9 +335,15 @@ class TestMosaicDatasetWithAffine:
             "side": np.array([0, 1, 2, 0, 1, 2]),
         }  # left eye, right eye, nose; twice
         affine = MosaicAffine(translate=0.0, scale=0.0, flip=1.0, flip_index=(1, 0, 2))
-        out = MosaicDataset([sample], seed=0, output_size=(20, 40), p=0.0, affine=affine,
-                            keypoint_fields=("side",),
-                            interpolation=cv2.INTER_NEAREST_EXACT)[0]  # fmt: skip
+        out = MosaicDataset(
+            [sample],
+            seed=0,
+            output_size=(20, 40),
+            p=0.0,
+            affine=affine,
+            targets=Targets(keypoint_fields=("side",)),
+            layout=MosaicGrid(interpolation=cv2.INTER_NEAREST_EXACT),
+        )[0]
         assert out["mosaic"]["affine"]["flip"] is True
         np.testing.assert_array_equal(out["image"], image[:, ::-1])  # pixel for pixel
         np.testing.assert_array_equal(out["mask"], mask[:, ::-1])

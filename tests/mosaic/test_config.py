@@ -10,15 +10,12 @@ from rankaug import MosaicDataset
 from rankaug.datasets import SyntheticDetection
 from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.config import MosaicConfig, MosaicGrid
-from rankaug.params import Targets, take
+from tests.mosaic.painted import grouped
 
 
 def build(**changes: Any) -> MosaicConfig:
-    """The config of ``MosaicDataset(..., output_size=64, **changes)`` (flat keywords)."""
-    kwargs: dict[str, Any] = {"output_size": 64, **changes}
-    layout = take(MosaicGrid, None, kwargs, "build")
-    targets = take(Targets, None, kwargs, "build")
-    return MosaicConfig.build(layout=layout, targets=targets, **kwargs)
+    """The config of ``MosaicDataset(..., output_size=64, **grouped(changes))``."""
+    return MosaicConfig.build(**grouped({"output_size": 64, **changes}))
 
 
 class TestMosaicConfig:
@@ -125,7 +122,7 @@ class TestMosaicConfig:
         with pytest.raises(error, match=message):
             build(**kwargs)
         with pytest.raises(error, match=message):  # and MosaicDataset checks through it
-            MosaicDataset(SyntheticDetection(8, image_size=16), seed=0, **kwargs)
+            MosaicDataset(SyntheticDetection(8, image_size=16), seed=0, **grouped(kwargs))
 
     @pytest.mark.parametrize(
         ("kwargs", "image", "mask", "message"),

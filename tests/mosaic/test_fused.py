@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import cv2
@@ -9,12 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rankaug import MosaicGrid, Targets
 from rankaug.mosaic import MosaicAffine, MosaicDataset
 from rankaug.mosaic.affine import AffineDraw
 from rankaug.mosaic.fused import Warp, compose, fuse, invert
 from rankaug.mosaic.layout import Layout, grid_layout
 from rankaug.mosaic.plan import Plan
-from tests.mosaic.painted import colour_of, painted_datasets
+from tests.mosaic.painted import colour_of, grouped, painted_datasets
 from tests.mosaic.test_config import build
 from tests.mosaic.warped import (
     AFFINES,
@@ -77,8 +79,13 @@ class TestFusedPixels:
         """A pixel shows the tile whose visible canvas window holds its centre's preimage
         (the fill where none does): no seam between tiles, no tile (nor the fill) blended
         into another's cell, whatever the interpolation."""
-        mosaic = MosaicDataset(data, seed=seed, affine=affine, interpolation=interpolation,
-                               keying="sample", **geometry)  # fmt: skip
+        mosaic = MosaicDataset(
+            data,
+            seed=seed,
+            affine=affine,
+            keying="sample",
+            **grouped(geometry, interpolation=interpolation),
+        )
         for index in range(len(data)):
             out = mosaic[index]
             record = out["mosaic"]
@@ -101,13 +108,14 @@ class TestFusedPixels:
         rng = np.random.default_rng(0)
         data = [{"image": np.full((int(rng.integers(20, 90)), int(rng.integers(20, 90)), 3),
                                   COLOURS[i], np.uint8)} for i in range(6)]  # fmt: skip
-        kwargs: dict[str, Any] = {"output_size": 64, "interpolation": cv2.INTER_NEAREST_EXACT,
-                                  "keying": "sample", "p": 0.8}  # fmt: skip
+        kwargs: dict[str, Any] = {"output_size": 64, "keying": "sample", "p": 0.8}
+        nearest = MosaicGrid(interpolation=cv2.INTER_NEAREST_EXACT)
         letterboxed = 0
         for seed in range(12):
-            fused = MosaicDataset(data, seed=seed, affine=affine, **kwargs)
-            canvas = MosaicDataset(data, seed=seed, canvas="yolo", **kwargs)
-            plain = MosaicDataset(data, seed=seed, **kwargs)
+            fused = MosaicDataset(data, seed=seed, affine=affine, layout=nearest, **kwargs)
+            yolo = replace(nearest, canvas="yolo")
+            canvas = MosaicDataset(data, seed=seed, layout=yolo, **kwargs)
+            plain = MosaicDataset(data, seed=seed, layout=nearest, **kwargs)
             for i in range(len(data)):
                 out = fused[i]
                 applied = out["mosaic"]["applied"]
@@ -141,8 +149,13 @@ class TestFusedTargets:
         self, data: list[dict[str, Any]], geometry: dict[str, Any], affine: MosaicAffine,
         seed: int,
     ) -> None:  # fmt: skip
-        mosaic = MosaicDataset(data, seed=seed, affine=affine, keying="sample",
-                               interpolation=cv2.INTER_NEAREST_EXACT, **geometry)  # fmt: skip
+        mosaic = MosaicDataset(
+            data,
+            seed=seed,
+            affine=affine,
+            keying="sample",
+            **grouped(geometry, interpolation=cv2.INTER_NEAREST_EXACT),
+        )
         hw = geometry["output_size"]
         for index in range(len(data)):
             out = mosaic[index]
@@ -192,9 +205,14 @@ class TestFusedTargets:
             boxes = sample["bboxes"].astype(np.float64)
             centres = (boxes[:, :2] + boxes[:, 2:]) / 2
             with_points.append({**sample, "keypoints": centres, "kp_labels": sample["labels"]})
-        mosaic = MosaicDataset(with_points, seed=seed, affine=affine, keying="sample",
-                               interpolation=cv2.INTER_NEAREST_EXACT,
-                               keypoint_fields=("kp_labels",), **geometry)  # fmt: skip
+        mosaic = MosaicDataset(
+            with_points,
+            seed=seed,
+            affine=affine,
+            keying="sample",
+            targets=Targets(keypoint_fields=("kp_labels",)),
+            **grouped(geometry, interpolation=cv2.INTER_NEAREST_EXACT),
+        )
         hw = geometry["output_size"]
         for index in range(len(data)):
             out = mosaic[index]

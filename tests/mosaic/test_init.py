@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pickle
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,12 @@ from hypothesis import strategies as st
 from PIL import Image
 from torch.utils.data import DataLoader
 
-from rankaug import MosaicDataset, RandomAugmentWrapper, SampleError
+from rankaug import MosaicDataset, MosaicGrid, Partners, RandomAugmentWrapper, SampleError, Targets
 from rankaug.boxes import from_xyxy, to_xyxy
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
 from rankaug.mosaic import MosaicAffine
 from tests.albu import bbox_params
-from tests.mosaic.painted import GEOMETRY, colour_of, painted_datasets, painted_sample
+from tests.mosaic.painted import GEOMETRY, colour_of, grouped, painted_datasets, painted_sample
 
 
 class TestMosaicGeometryProperties:
@@ -29,7 +30,10 @@ class TestMosaicGeometryProperties:
         self, data: list[dict[str, Any]], geometry: dict[str, Any], seed: int
     ) -> None:
         mosaic = MosaicDataset(
-            data, seed=seed, interpolation=cv2.INTER_NEAREST_EXACT, keying="sample", **geometry
+            data,
+            seed=seed,
+            keying="sample",
+            **grouped(geometry, interpolation=cv2.INTER_NEAREST_EXACT),
         )
         for index in range(len(data)):
             out = mosaic[index]
@@ -76,8 +80,8 @@ class TestMosaicGeometryProperties:
             centres = (boxes[:, :2] + boxes[:, 2:]) / 2
             with_points.append({**sample, "keypoints": centres, "kp_labels": sample["labels"]})
         mosaic = MosaicDataset(
-            with_points, seed=seed, interpolation=cv2.INTER_NEAREST_EXACT,
-            keypoint_fields=("kp_labels",), **geometry,
+            with_points, seed=seed, targets=Targets(keypoint_fields=("kp_labels",)),
+            **grouped(geometry, interpolation=cv2.INTER_NEAREST_EXACT),
         )  # fmt: skip
         for index in range(len(data)):
             out = mosaic[index]
@@ -107,7 +111,7 @@ class TestMosaicGeometryProperties:
     def test_record_describes_what_was_drawn(
         self, data: list[dict[str, Any]], geometry: dict[str, Any]
     ) -> None:
-        mosaic = MosaicDataset(data, seed=0, **geometry)
+        mosaic = MosaicDataset(data, seed=0, **grouped(geometry))
         record = mosaic[len(data) - 1]["mosaic"]
         rows, cols = geometry["grid"] if record["applied"] else (1, 1)
         assert record["indices"][0] == len(data) - 1
@@ -197,21 +201,24 @@ class TestMosaicDataset:
 
     def test_without_replacement_partners_are_distinct(self) -> None:
         mosaic = MosaicDataset(
-            SyntheticDetection(10, image_size=24), seed=0, output_size=24, grid=(3, 3),
-            replace=False,
-        )  # fmt: skip
+            SyntheticDetection(10, image_size=24),
+            seed=0,
+            output_size=24,
+            layout=MosaicGrid(grid=(3, 3)),
+            partners=Partners(replace=False),
+        )
         for i in range(30):
             indices = mosaic[i % 10]["mosaic"]["indices"]
             assert len(set(indices)) == 9
 
     def test_pool_and_weights_restrict_partners(self) -> None:
         src = SyntheticDetection(20, image_size=24)
-        pooled = MosaicDataset(src, seed=0, output_size=24, pool=[3, 4, 5, 6])
+        pooled = MosaicDataset(src, seed=0, output_size=24, partners=Partners(pool=[3, 4, 5, 6]))
         for i in range(20):
             assert set(pooled[i]["mosaic"]["indices"][1:]) <= {3, 4, 5, 6}
         weights = np.zeros(20)
         weights[[7, 11]] = 1.0
-        weighted = MosaicDataset(src, seed=0, output_size=24, weights=weights)
+        weighted = MosaicDataset(src, seed=0, output_size=24, partners=Partners(weights=weights))
         seen = Counter(p for i in range(40) for p in weighted[i % 20]["mosaic"]["indices"][1:])
         assert set(seen) == {7, 11}
         # the main image is excluded even when weighted: index 7 draws only 11
@@ -256,8 +263,8 @@ class TestMosaicDataset:
 
         def boxes(min_visibility: float) -> np.ndarray:
             mosaic = MosaicDataset(
-                [sample], seed=0, output_size=100, center_range=(0.5, 0.5),
-                min_visibility=min_visibility,
+                [sample], seed=0, output_size=100, layout=MosaicGrid(center_range=(0.5, 0.5)),
+                targets=Targets(min_visibility=min_visibility),
             )  # fmt: skip
             return mosaic[0]["bboxes"]
 
@@ -269,11 +276,15 @@ class TestMosaicDataset:
 
     def test_min_size_and_area_filters(self) -> None:
         sample = painted_sample(0, (100, 100), [(25, 25, 75, 75)])
-        common = {"seed": 0, "output_size": 100, "center_range": (0.5, 0.5)}
-        assert len(MosaicDataset([sample], min_area=626, **common)[0]["bboxes"]) == 0
-        assert len(MosaicDataset([sample], min_area=625, **common)[0]["bboxes"]) == 4
-        assert len(MosaicDataset([sample], min_width=26, **common)[0]["bboxes"]) == 0
-        assert len(MosaicDataset([sample], min_height=25, **common)[0]["bboxes"]) == 4
+        common = {"seed": 0, "output_size": 100, "layout": MosaicGrid(center_range=(0.5, 0.5))}
+
+        def kept(**filters: float) -> int:
+            return len(MosaicDataset([sample], targets=Targets(**filters), **common)[0]["bboxes"])
+
+        assert kept(min_area=626) == 0
+        assert kept(min_area=625) == 4
+        assert kept(min_width=26) == 0
+        assert kept(min_height=25) == 4
 
     @pytest.mark.parametrize("box_format", ["pascal_voc", "coco", "yolo", "albumentations"])
     def test_box_formats_round_trip(self, box_format: str) -> None:
@@ -282,7 +293,9 @@ class TestMosaicDataset:
         converted["bboxes"] = from_xyxy(base["bboxes"], box_format, (50, 60)).astype(np.float32)  # type: ignore[arg-type]
         kwargs = {"seed": 0, "output_size": 64, "keying": "sample"}
         reference = MosaicDataset([base], **kwargs)[0]["bboxes"]  # type: ignore[arg-type]
-        out = MosaicDataset([converted], box_format=box_format, **kwargs)[0]["bboxes"]  # type: ignore[arg-type]
+        out = MosaicDataset([converted], targets=Targets(box_format=box_format), **kwargs)[0][
+            "bboxes"
+        ]  # type: ignore[arg-type]
         np.testing.assert_allclose(to_xyxy(out, box_format, (64, 64)), reference, atol=1e-3)  # type: ignore[arg-type]
 
     def test_empty_targets_and_samples_without_boxes(self) -> None:
@@ -304,7 +317,9 @@ class TestMosaicDataset:
         self, shape: tuple[int, ...], dtype: Any
     ) -> None:
         src = [{"image": np.full(shape, 7, dtype)} for _ in range(4)]
-        out = MosaicDataset(src, seed=0, output_size=24, scale_mode="fit", fill=3)[0]["image"]
+        out = MosaicDataset(
+            src, seed=0, output_size=24, layout=MosaicGrid(scale_mode="fit", fill=3)
+        )[0]["image"]
         expected = (24, 24) if len(shape) == 2 else (24, 24, shape[2])
         assert out.shape == expected
         assert out.dtype == dtype
@@ -312,20 +327,30 @@ class TestMosaicDataset:
 
     def test_fill_per_channel(self) -> None:
         src = [{"image": np.zeros((10, 10, 3), np.uint8)} for _ in range(4)]
-        out = MosaicDataset(src, seed=0, output_size=40, scale_mode="fit", fill=(1, 2, 3),
-                            center_range=(0.5, 0.5))[0]["image"]  # fmt: skip
+        out = MosaicDataset(
+            src,
+            seed=0,
+            output_size=40,
+            layout=MosaicGrid(scale_mode="fit", fill=(1, 2, 3), center_range=(0.5, 0.5)),
+        )[0]["image"]
         # 10x10 tiles fit 20x20 cells: scaled to 20x20, nothing to fill
         assert (out == 0).all()
         small = MosaicDataset(
-            src, seed=0, output_size=40, scale_mode="fit", fill=(1, 2, 3),
-            scale_range=(0.5, 0.5), center_range=(0.5, 0.5),
-        )[0]["image"]  # fmt: skip
+            src,
+            seed=0,
+            output_size=40,
+            layout=MosaicGrid(
+                scale_mode="fit", fill=(1, 2, 3), scale_range=(0.5, 0.5), center_range=(0.5, 0.5)
+            ),
+        )[0]["image"]
         assert (small[0, 0] == (1, 2, 3)).all()
         assert (small[19, 19] == 0).all()  # tiles anchored at the centre
 
     def test_yolo_canvas_has_twice_the_size_and_tiles_scaled_for_output(self) -> None:
         src = [painted_sample(i, (32, 32), [(4, 4, 12, 12)]) for i in range(4)]
-        out = MosaicDataset(src, seed=0, output_size=32, canvas="yolo", center_range=(0.5, 0.5))[0]
+        out = MosaicDataset(
+            src, seed=0, output_size=32, layout=MosaicGrid(canvas="yolo", center_range=(0.5, 0.5))
+        )[0]
         assert out["image"].shape == (64, 64, 3)
         assert sorted(out["mosaic"]["dst"]) == sorted(
             [(0, 0, 32, 32), (32, 0, 64, 32), (0, 32, 32, 64), (32, 32, 64, 64)]
@@ -359,7 +384,9 @@ class TestMosaicDataset:
 
     def test_composes_with_albumentations_after_the_mosaic(self) -> None:
         src = [painted_sample(i, (60, 60), [(5, 5, 25, 25), (35, 35, 55, 55)]) for i in range(6)]
-        mosaic = MosaicDataset(src, seed=0, output_size=64, interpolation=cv2.INTER_NEAREST_EXACT)
+        mosaic = MosaicDataset(
+            src, seed=0, output_size=64, layout=MosaicGrid(interpolation=cv2.INTER_NEAREST_EXACT)
+        )
         pipeline = A.Compose(
             [A.HorizontalFlip(p=1.0)],
             bbox_params=bbox_params("pascal_voc", ["labels"]),
@@ -408,7 +435,9 @@ class TestMosaicDataset:
         assert target["boxes"].dtype == torch.int32
         assert target["boxes"].tolist() == [[2, 2, 10, 12]]
         assert target["labels"].dtype == torch.int64
-        _, empty = MosaicDataset(data, seed=0, output_size=20, p=0.0, min_area=1e6)[1]
+        _, empty = MosaicDataset(
+            data, seed=0, output_size=20, p=0.0, targets=Targets(min_area=1e6)
+        )[1]
         assert empty["boxes"].dtype == torch.int32
         assert empty["boxes"].shape == (0, 4)
         assert empty["labels"].dtype == torch.int64
@@ -453,7 +482,7 @@ class TestMosaicDataset:
         }
         out = MosaicDataset([sample], seed=0, output_size=20, p=0.0)[0]
         np.testing.assert_allclose(out["bboxes"], [[0, 2, 8, 20]])
-        strict = MosaicDataset([sample], seed=0, output_size=20, p=0.0, clip=False)
+        strict = MosaicDataset([sample], seed=0, output_size=20, p=0.0, targets=Targets(clip=False))
         with pytest.raises(SampleError, match="partly outside"):
             strict[0]
 
@@ -464,7 +493,9 @@ class TestMosaicDataset:
                     raise OSError("corrupt file")
                 return super().__getitem__(index)
 
-        mosaic = MosaicDataset(Broken(4, image_size=16), seed=0, output_size=16, pool=[3])
+        mosaic = MosaicDataset(
+            Broken(4, image_size=16), seed=0, output_size=16, partners=Partners(pool=[3])
+        )
         with pytest.raises(SampleError, match=r"dataset\[3\] failed at index 0 .*corrupt file"):
             mosaic[0]
 
@@ -509,10 +540,12 @@ class TestPlainFlip:
     def test_a_flipped_output_is_the_unflipped_one_mirrored(self, p: float) -> None:
         data = self._data()
         kwargs: dict[str, Any] = {"seed": 3, "output_size": (48, 56), "p": p, "keying": "sample",
-                                  "keypoint_fields": ("kp",),
-                                  "interpolation": cv2.INTER_NEAREST_EXACT}  # fmt: skip
-        flipped = MosaicDataset(data, flip=1.0, flip_index=(1, 0), **kwargs)
-        plain = MosaicDataset(data, **kwargs)
+                                  "targets": Targets(keypoint_fields=("kp",))}  # fmt: skip
+        nearest = MosaicGrid(interpolation=cv2.INTER_NEAREST_EXACT)
+        flipped = MosaicDataset(
+            data, layout=replace(nearest, flip=1.0, flip_index=(1, 0)), **kwargs
+        )
+        plain = MosaicDataset(data, layout=nearest, **kwargs)
         for index in range(4):
             out, ref = flipped[index], plain[index]
             assert out["mosaic"]["flip"] is True
@@ -537,8 +570,8 @@ class TestPlainFlip:
     def test_flip_index_swaps_each_group(self) -> None:
         data = self._data()
         kwargs: dict[str, Any] = {"seed": 0, "output_size": (48, 56), "p": 0.0,
-                                  "keypoint_fields": ("kp",)}  # fmt: skip
-        out = MosaicDataset(data, flip=1.0, flip_index=(1, 0), **kwargs)[2]
+                                  "targets": Targets(keypoint_fields=("kp",))}  # fmt: skip
+        out = MosaicDataset(data, layout=MosaicGrid(flip=1.0, flip_index=(1, 0)), **kwargs)[2]
         ref = MosaicDataset(data, **kwargs)[2]  # a letterbox shows them all
         swapped = ref["keypoints"][[1, 0, 3, 2]] * (-1, 1) + (56, 0)
         np.testing.assert_allclose(out["keypoints"], swapped, atol=1e-6)
@@ -546,7 +579,7 @@ class TestPlainFlip:
 
     def test_half_the_samples_flip_keyed_recorded_and_replayed(self) -> None:
         data = self._data()
-        mosaic = MosaicDataset(data, seed=1, output_size=48, flip=0.5, p=0.7)
+        mosaic = MosaicDataset(data, seed=1, output_size=48, layout=MosaicGrid(flip=0.5), p=0.7)
         outputs = [mosaic[i % 4] for i in range(24)]
         flips = [out["mosaic"]["flip"] for out in outputs]
         assert 0 < sum(flips) < len(flips)
@@ -558,8 +591,8 @@ class TestPlainFlip:
 
     def test_the_flip_belongs_to_the_affine_with_one(self) -> None:
         with pytest.raises(ValueError, match=r"with affine= the flip is the affine's"):
-            MosaicDataset(self._data(), seed=0, flip=0.5, affine=MosaicAffine())
+            MosaicDataset(self._data(), seed=0, layout=MosaicGrid(flip=0.5), affine=MosaicAffine())
         with pytest.raises(ValueError, match=r"flip must be a finite number >= 0.0 and <= 1.0"):
-            MosaicDataset(self._data(), seed=0, flip=2.0)
+            MosaicDataset(self._data(), seed=0, layout=MosaicGrid(flip=2.0))
         with pytest.raises(ValueError, match=r"flip_index must be a permutation"):
-            MosaicDataset(self._data(), seed=0, flip=0.5, flip_index=(0, 2))
+            MosaicDataset(self._data(), seed=0, layout=MosaicGrid(flip=0.5, flip_index=(0, 2)))

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankaug import MosaicDataset
+from rankaug import MosaicDataset, MosaicGrid, Partners
 from rankaug._multi.tiles import Tile
 from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.fused import TileWarp, Warp, invert
@@ -16,7 +16,7 @@ from rankaug.mosaic.layout import Window
 from rankaug.mosaic.outlines import map_polygons, on_warp, on_window
 from rankaug.polygons import clip, fill, read_polygons, resample
 from tests.boxes.polygons import clip_polygon
-from tests.mosaic.painted import GEOMETRY, colour_of, painted_datasets
+from tests.mosaic.painted import GEOMETRY, colour_of, grouped, painted_datasets
 from tests.mosaic.warped import apply
 
 NEAREST = cv2.INTER_NEAREST_EXACT
@@ -169,9 +169,15 @@ class TestMapPolygons:
         # "fill" covers each cell: tiles are cut by their windows, and so are the polygons
         # (a 3x3 grid's middle row and column are centred: cut on both sides)
         data = [constant(k, (18 + 3 * k, 34 - 2 * k)) for k in range(9)]
-        mosaic = MosaicDataset(data, seed=seed, output_size=(40, 44), scale_mode=scale_mode,
-                               scale_range=(0.6, 1.4), interpolation=NEAREST, grid=grid,
-                               replace=False)  # fmt: skip
+        mosaic = MosaicDataset(
+            data,
+            seed=seed,
+            output_size=(40, 44),
+            layout=MosaicGrid(
+                scale_mode=scale_mode, scale_range=(0.6, 1.4), interpolation=NEAREST, grid=grid
+            ),
+            partners=Partners(replace=False),
+        )
         out = mosaic[seed]
         assert check_pixels(out, iou=0.85)[1] == 0
 
@@ -186,14 +192,14 @@ class TestMapPolygons:
 
     def test_a_letterbox_on_yolos_canvas(self) -> None:
         mosaic = MosaicDataset([constant(0, (10, 16))], seed=0, output_size=32, p=0.0,
-                               canvas="yolo")  # fmt: skip
+                               layout=MosaicGrid(canvas="yolo"))  # fmt: skip
         (polygon,) = mosaic[0]["segments"]
         np.testing.assert_array_equal(polygon, rectangle(16, 22, 48, 42))
 
     @pytest.mark.parametrize("form", ["list", "array"])
     def test_the_output_takes_the_main_samples_form_and_dtype(self, form: str) -> None:
         data = [constant(k, (20, 24), form) for k in range(4)]
-        out = MosaicDataset(data, seed=3, output_size=32, scale_mode="fill")[0]
+        out = MosaicDataset(data, seed=3, output_size=32, layout=MosaicGrid(scale_mode="fill"))[0]
         count = len(out["bboxes"])
         assert count >= 1
         segments = out["segments"]
@@ -213,7 +219,9 @@ class TestMapPolygons:
                   "bboxes": np.array([[0, 0, 40, 20], [12, 2, 16, 6], [8, 6, 16, 14.0]]),
                   "segments": np.stack([whole, inside, diamond]).astype(np.float32)}  # fmt: skip
         # one 1x1 cell, 20x20, the tile covering it: its x in [10, 30] shows at [0, 20]
-        out = MosaicDataset([sample], seed=0, output_size=20, grid=(1, 1), scale_mode="fill")[0]
+        out = MosaicDataset(
+            [sample], seed=0, output_size=20, layout=MosaicGrid(grid=(1, 1), scale_mode="fill")
+        )[0]
         segments = out["segments"]
         assert segments.shape == (3, 4, 2)
         assert segments.dtype == np.float32
@@ -228,8 +236,14 @@ class TestMapPolygons:
     def test_a_warp_maps_the_clipped_canvas_polygon_through_m(self, seed: int) -> None:
         data = [constant(k, (48 + 12 * k, 72 - 8 * k)) for k in range(4)]
         affine = MosaicAffine(degrees=30.0, translate=0.0, scale=0.2)
-        mosaic = MosaicDataset(data, seed=seed, output_size=128, interpolation=NEAREST,
-                               replace=False, affine=affine)  # fmt: skip
+        mosaic = MosaicDataset(
+            data,
+            seed=seed,
+            output_size=128,
+            layout=MosaicGrid(interpolation=NEAREST),
+            partners=Partners(replace=False),
+            affine=affine,
+        )
         out = mosaic[seed]
         record = out["mosaic"]
         matrix = record["affine"]["matrix"]
@@ -251,9 +265,14 @@ class TestMapPolygons:
 
     def test_the_aligned_fused_affine_takes_the_plain_path(self) -> None:
         data = [constant(k, (20, 30)) for k in range(4)]
-        mosaic = MosaicDataset(data, seed=1, output_size=48, interpolation=NEAREST,
-                               replace=False,
-                               affine=MosaicAffine(translate=0.1, scale=0.3))  # fmt: skip
+        mosaic = MosaicDataset(
+            data,
+            seed=1,
+            output_size=48,
+            layout=MosaicGrid(interpolation=NEAREST),
+            partners=Partners(replace=False),
+            affine=MosaicAffine(translate=0.1, scale=0.3),
+        )
         out = mosaic[2]
         assert check_pixels(out, iou=0.85)[1] == 0
         for polygon, box in zip(out["segments"], out["bboxes"], strict=True):
@@ -271,7 +290,7 @@ class TestMapPolygons:
             sample["segments"] = [rectangle(x0 - 2, y0 - 2, x1 + 2, y1 + 2)
                                   for x0, y0, x1, y1 in sample["bboxes"].tolist()]  # fmt: skip
             del sample["masks"], sample["mask"]
-        mosaic = MosaicDataset(data, seed=seed, keying="sample", **geometry)
+        mosaic = MosaicDataset(data, seed=seed, keying="sample", **grouped(geometry))
         for index in range(len(data)):
             out = mosaic[index]
             height, width = out["image"].shape[:2]

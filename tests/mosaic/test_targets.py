@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankaug import MosaicDataset
+from rankaug import MosaicDataset, MosaicGrid, Targets
 from rankaug.boxes import BOX_FORMATS, BoxFormat, from_xyxy, to_xyxy
 from rankaug.errors import SampleError
 from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.targets import TOLERANCE
 from tests.boxes.polygons import clip_polygon
-from tests.mosaic.painted import GEOMETRY, colour_of, painted_datasets
+from tests.mosaic.painted import GEOMETRY, colour_of, grouped, painted_datasets
 from tests.mosaic.warped import AFFINES, apply
 
 ODD = st.integers(4, 30).map(lambda n: 2 * n + 1)
@@ -68,8 +68,14 @@ class TestMapTargets:
     ) -> None:  # fmt: skip
         boxes = from_xyxy(np.array([box], np.float64), fmt, hw).astype(dtype)
         sample = {"image": np.zeros((*hw, 3), np.uint8), "labels": np.array([1]), "bboxes": boxes}
-        mosaic = MosaicDataset([sample], seed=seed, output_size=output_size, box_format=fmt,
-                               scale_range=(0.37, 1.9), keying="sample")  # fmt: skip
+        mosaic = MosaicDataset(
+            [sample],
+            seed=seed,
+            output_size=output_size,
+            targets=Targets(box_format=fmt),
+            layout=MosaicGrid(scale_range=(0.37, 1.9)),
+            keying="sample",
+        )
         out = mosaic[0]
         pixels = to_xyxy(out["bboxes"].astype(np.float64), fmt, out["image"].shape[:2])
         assert (pixels[:, 2:] - pixels[:, :2] > TOLERANCE / 2).all()
@@ -85,9 +91,17 @@ class TestMapTargets:
     ) -> None:  # fmt: skip
         source = [in_format(sample, fmt, dtype) for sample in data]
         mosaic = MosaicDataset(
-            source, seed=seed, output_size=output_size, box_format=fmt, scale_mode=scale_mode,
-            scale_range=(0.37, 1.9), interpolation=cv2.INTER_NEAREST_EXACT, keying="sample",
-        )  # fmt: skip
+            source,
+            seed=seed,
+            output_size=output_size,
+            targets=Targets(box_format=fmt),
+            layout=MosaicGrid(
+                scale_mode=scale_mode,
+                scale_range=(0.37, 1.9),
+                interpolation=cv2.INTER_NEAREST_EXACT,
+            ),
+            keying="sample",
+        )
         for index in range(len(data)):
             out = mosaic[index]
             image = out["image"]
@@ -105,15 +119,22 @@ class TestMapTargets:
         mask = (image[:, :, 0] > 0).astype(np.uint8) * 3
         sample = {"image": image, "bboxes": np.array([[2.0, 2.0, 6.0, 6.0]]),
                   "labels": np.array([1]), "mask": mask, "masks": (mask > 0)[None]}  # fmt: skip
-        out = MosaicDataset([sample], seed=0, output_size=20, p=0.0, fill_mask=9,
-                            interpolation=cv2.INTER_NEAREST_EXACT)[0]  # fmt: skip
+        out = MosaicDataset(
+            [sample],
+            seed=0,
+            output_size=20,
+            p=0.0,
+            layout=MosaicGrid(fill_mask=9, interpolation=cv2.INTER_NEAREST_EXACT),
+        )[0]
         # 10x10 letterboxed at 2x into 20x20: the square lands on [4, 12)^2
         assert (out["mask"][4:12, 4:12] == 3).all()
         assert out["mask"].sum() == 3 * 64
         assert out["masks"].shape == (1, 20, 20)
         assert np.array_equal(out["masks"][0], out["mask"] == 3)
         np.testing.assert_array_equal(out["bboxes"], [[4.0, 4.0, 12.0, 12.0]])
-        with_fill = MosaicDataset([sample], seed=0, output_size=(20, 40), p=0.0, fill_mask=9)[0]
+        with_fill = MosaicDataset(
+            [sample], seed=0, output_size=(20, 40), p=0.0, layout=MosaicGrid(fill_mask=9)
+        )[0]
         assert (with_fill["mask"][:, :10] == 9).all()
 
     @pytest.mark.parametrize("affine", [None, MosaicAffine(), MosaicAffine(degrees=20.0)])
@@ -140,8 +161,13 @@ class TestMapTargets:
         sample = {"image": np.zeros((20, 40, 3), np.uint8), "labels": np.array([1, 2, 3]),
                   "bboxes": np.array([[0, 0, 12, 12], [6, 2, 14, 8], [0, 0, 40, 20.0]]),
                   "masks": masks, "segments": [hidden, across, whole]}  # fmt: skip
-        out = MosaicDataset([sample], seed=0, output_size=20, grid=(1, 1), scale_mode="fill",
-                            label_fields=("labels",))[0]  # fmt: skip
+        out = MosaicDataset(
+            [sample],
+            seed=0,
+            output_size=20,
+            layout=MosaicGrid(grid=(1, 1), scale_mode="fill"),
+            targets=Targets(label_fields=("labels",)),
+        )[0]
         # the first box shows [10, 12] x [0, 12] of the tile, its polygon nothing
         np.testing.assert_array_equal(out["labels"], [2, 3])
         np.testing.assert_array_equal(out["bboxes"], [[0, 2, 4, 8], [0, 0, 20, 20]])
@@ -156,7 +182,9 @@ class TestMapTargets:
         triangle = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]], np.float32)
         sample = {"image": np.zeros((20, 40, 3), np.uint8), "labels": np.array([1]),
                   "bboxes": np.array([[0.0, 0.0, 20.0, 20.0]]), "segments": [triangle]}  # fmt: skip
-        out = MosaicDataset([sample], seed=0, output_size=20, grid=(1, 1), scale_mode="fill")[0]
+        out = MosaicDataset(
+            [sample], seed=0, output_size=20, layout=MosaicGrid(grid=(1, 1), scale_mode="fill")
+        )[0]
         # x in [10, 20] of the triangle: y up to 10 only (the box clipped: y up to 20)
         np.testing.assert_array_equal(out["bboxes"], [[0, 0, 10, 10]])
         (polygon,) = out["segments"]
@@ -191,8 +219,13 @@ class TestMapTargets:
                   "bboxes": np.array([[0.0, 0.0, 20.0, 20.0]]), "segments": [triangle]}  # fmt: skip
 
         def labels(**filters: float) -> list[int]:
-            mosaic = MosaicDataset([sample], seed=0, output_size=20, grid=(1, 1),
-                                   scale_mode="fill", **filters)  # type: ignore[arg-type]  # fmt: skip
+            mosaic = MosaicDataset(
+                [sample],
+                seed=0,
+                output_size=20,
+                layout=MosaicGrid(grid=(1, 1), scale_mode="fill"),
+                targets=Targets(**filters),
+            )
             out = mosaic[0]
             assert len(out["segments"]) == len(out["bboxes"])
             result: list[int] = out["labels"].tolist()
@@ -208,7 +241,7 @@ class TestMapTargets:
         triangle = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]])
         sample = {"image": np.zeros((20, 20, 3), np.uint8), "labels": np.array([1]),
                   "bboxes": np.array([[0.0, 0.0, 25.0, 20.0]]), "segments": [triangle]}  # fmt: skip
-        mosaic = MosaicDataset([sample], seed=0, output_size=20, clip=False)
+        mosaic = MosaicDataset([sample], seed=0, output_size=20, targets=Targets(clip=False))
         with pytest.raises(SampleError, match=r"dataset\[0\] bboxes .* partly outside"):
             mosaic[0]
 
@@ -228,7 +261,7 @@ class TestMapTargets:
             del sample["masks"], sample["mask"]
         if affine is not None:
             geometry = {**geometry, "canvas": "output"}
-        mosaic = MosaicDataset(data, seed=seed, keying="sample", affine=affine, **geometry)
+        mosaic = MosaicDataset(data, seed=seed, keying="sample", affine=affine, **grouped(geometry))
         for index in range(len(data)):
             out = mosaic[index]
             boxes, segments = out["bboxes"], out["segments"]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from rankaug import MosaicDataset, SampleError
+from rankaug import MosaicDataset, MosaicGrid, Partners, SampleError
 from rankaug._multi.tiles import Tile
 
 
@@ -18,8 +18,8 @@ def good(mask: Any = None) -> dict[str, Any]:
     return sample
 
 
-def first(data: list[Any], **kwargs: Any) -> Any:
-    return MosaicDataset(data, seed=0, output_size=16, rank=2, **kwargs)[0]
+def first(data: list[Any], **layout: Any) -> Any:
+    return MosaicDataset(data, seed=0, output_size=16, rank=2, layout=MosaicGrid(**layout))[0]
 
 
 class TestTileReader:
@@ -87,7 +87,7 @@ class TestTileReader:
     def test_unsupported_image_dtypes_are_named_up_front(self, dtype: Any) -> None:
         data = [{"image": np.zeros((8, 8, 3), dtype)}] * 2  # no resize needed at 16 -> 16
         with pytest.raises(SampleError, match="must have a dtype among uint8, uint16, int16"):
-            MosaicDataset(data, seed=0, output_size=8, scale_mode="fit")[0]
+            MosaicDataset(data, seed=0, output_size=8, layout=MosaicGrid(scale_mode="fit"))[0]
 
     def test_too_many_channels(self) -> None:
         with pytest.raises(SampleError, match="must have 1 to 511 channels"):
@@ -118,7 +118,7 @@ class TestTileReader:
             def __getitem__(self, index: int) -> Any:
                 return None if index == 7 else good()
 
-        mosaic = MosaicDataset(Holes(), seed=0, output_size=16, pool=[7])
+        mosaic = MosaicDataset(Holes(), seed=0, output_size=16, partners=Partners(pool=[7]))
         with pytest.raises(SampleError, match=r"dataset\[7\] failed at index 3 .*NoneType"):
             mosaic[3]
 
@@ -132,11 +132,13 @@ class TestTileReader:
             first([with_polygons, {**with_polygons, "segments": [np.zeros((3, 2))] * 2}])
 
     def test_fill_out_of_range_is_a_value_error_at_the_first_sample(self) -> None:
-        mosaic = MosaicDataset([good()] * 2, seed=0, output_size=16, fill=300)  # dtype unknown
+        mosaic = MosaicDataset(
+            [good()] * 2, seed=0, output_size=16, layout=MosaicGrid(fill=300)
+        )  # dtype unknown
         with pytest.raises(ValueError, match=r"fill must be whole numbers in \[0, 255\]"):
             mosaic[0]
         masked = MosaicDataset([good(np.zeros((20, 20), np.uint8))] * 2, seed=0, output_size=16,
-                               fill_mask=256)  # fmt: skip
+                               layout=MosaicGrid(fill_mask=256))  # fmt: skip
         with pytest.raises(ValueError, match=r"fill_mask must be whole numbers in \[0, 255\]"):
             masked[0]
 

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import pytest
 from torch.utils.data import DataLoader
 
-from rankaug import MosaicDataset, Partners
+from rankaug import MosaicDataset, MosaicGrid, Partners
 from rankaug.stream import StreamingMosaic
 from tests.stream.helpers import Shards, detection
 from tests.stream.test_augment import run
@@ -34,6 +35,16 @@ class TestStreamingMosaic:
         with pytest.raises(ValueError, match="buffer_size must be"):
             mosaic(buffer_size=0)
 
+    def test_a_flat_keyword_warns_once_at_the_callers_line(self) -> None:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            stream = mosaic(3, fill=0)  # 3 samples, buffer_size=3: a second, smaller window
+            samples = list(stream)
+        assert [(w.category, w.filename) for w in seen] == [(DeprecationWarning, __file__)]
+        assert "use layout=rankaug.MosaicGrid(fill=...)" in str(seen[0].message)
+        assert stream.config.layout.fill == (0.0,)
+        assert len(samples) == 3
+
     def test_every_sample_is_main_once_and_never_its_own_partner(self) -> None:
         found = records(mosaic(11))
         assert [r["ids"][0] for r in found] == [f"s{k:04d}" for k in range(11)]
@@ -46,7 +57,7 @@ class TestStreamingMosaic:
             assert all(low <= i <= high for i in record["indices"][1:]), (k, record["indices"])
 
     def test_pixels_come_from_the_partners_named(self) -> None:
-        sample = next(iter(mosaic(6, scale_mode="fill", fill=255)))
+        sample = next(iter(mosaic(6, layout=MosaicGrid(scale_mode="fill", fill=255))))
         record = sample["mosaic"]
         image = sample["image"]
         shown = [
