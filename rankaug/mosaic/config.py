@@ -19,6 +19,7 @@ import numpy as np
 
 from rankaug import checks
 from rankaug.boxes import BoxFormat
+from rankaug.hsv import HSVJitter
 from rankaug.mosaic.affine import MosaicAffine, check_flip_index
 from rankaug.params import Targets
 
@@ -109,6 +110,8 @@ class MosaicConfig:
         affine: YOLO's random affine fused into the mosaic, or ``None``.
         flip: The plain mosaic's flip probability (0 with an affine: its own flip).
         flip_index: The plain mosaic's ``flip_index`` for keypoints, or ``None``.
+        color: The colour jitter applied to each output (:class:`~rankaug.HSVJitter`),
+            or ``None``.
         canvas_hw: ``(height, width)`` of the canvas the tiles are laid out on (twice
             ``output_size`` for YOLO's, also with an affine).
         image_hw: ``(height, width)`` of the image made: the canvas, or ``output_size``
@@ -133,6 +136,7 @@ class MosaicConfig:
     affine: MosaicAffine | None
     flip: float
     flip_index: tuple[int, ...] | None
+    color: HSVJitter | None
     canvas_hw: tuple[int, int]
     image_hw: tuple[int, int]
     cells: tuple[tuple[int, int], ...]
@@ -157,6 +161,7 @@ class MosaicConfig:
         affine: object = None,
         flip: object = 0.0,
         flip_index: object = None,
+        color: object = None,
     ) -> MosaicConfig:
         """Check the arguments of :class:`~rankaug.MosaicDataset` (they mean the same here).
 
@@ -212,6 +217,7 @@ class MosaicConfig:
             affine=fused,
             flip=flipping,
             flip_index=order,
+            color=checks.instance(color, "color", HSVJitter, what="a rankaug.HSVJitter"),
             canvas_hw=canvas_hw,
             image_hw=size if fused is not None else canvas_hw,
             cells=tuple(divmod(cell, cols) for cell in range(rows * cols)),
