@@ -24,8 +24,9 @@ alone and has no path for other dtypes): anything else is refused with a clear e
 saturation and value tables are one per-channel ``cv2.transform`` (``x * k + b``, one
 pass over the three channels, three times cheaper than a 3-channel ``cv2.LUT``) when a
 256-value probe shows that it gives exactly the two tables for this draw, else a
-3-channel ``cv2.LUT``; the hue table is a ``cv2.LUT`` on the hue plane alone; a table
-that is the identity is skipped. Every path gives exactly the tables above.
+3-channel ``cv2.LUT``; the hue table is a ``cv2.LUT`` on the hue plane alone (split,
+looked up, merged back in place), skipped when it is the identity (a hue shift under one
+step). Every path gives exactly the tables above.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ _X: Final = np.arange(256, dtype=np.float64)
 _X32: Final = _X.astype(np.float32)
 _IDENTITY: Final = np.arange(256, dtype=np.uint8)
 _PROBE: Final = np.repeat(_IDENTITY[:, None, None], 3, axis=2)  # 256 x 1 x 3, x in each channel
+_DOWN: Final = -0.5 + 2.0**-14  # round(k * x + _DOWN): k * x rounded down
+_DIAGONAL: Final = np.array(
+    [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, _DOWN], [0.0, 0.0, 1.0, _DOWN]], np.float32
+)
 
 
 class HSVDraw(NamedTuple):
@@ -210,10 +215,11 @@ def hsv_tables(draw: HSVDraw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     >>> hue[:3].tolist(), hue[178:180].tolist(), sat[:4].tolist(), val[[0, 100, 200]].tolist()
     ([1, 2, 3], [179, 0], [0, 0, 1, 1], [0, 150, 255])
     """
-    hue = ((_X + draw.hue * 180) % 180).astype(np.uint8)
-    sat = np.clip(_X * (draw.saturation + 1), 0, 255).astype(np.uint8)
+    hue = np.remainder(_X + draw.hue * 180, 180).astype(np.uint8)  # numpy's %
+    # x * k >= 0 (k = r + 1 >= 0): clipping at 0 changes nothing, at 255 is a minimum
+    sat = np.minimum(_X * (draw.saturation + 1), 255.0).astype(np.uint8)
     sat[0] = 0  # ultralytics' guard (8.3.79); x * (r + 1) maps 0 to 0 anyway
-    val = np.clip(_X * (draw.value + 1), 0, 255).astype(np.uint8)
+    val = np.minimum(_X * (draw.value + 1), 255.0).astype(np.uint8)
     return hue, sat, val
 
 
@@ -221,47 +227,48 @@ def _apply_tables(
     hsv: np.ndarray, hue: np.ndarray, sat: np.ndarray, val: np.ndarray, draw: HSVDraw
 ) -> None:
     """Map ``hsv`` (an 8-bit HSV image, C-contiguous) through the tables, in place."""
-    same_hue = bool((hue[:180] == _IDENTITY[:180]).all())  # cv2's 8-bit hue is < 180
-    same_sv = bool((sat == _IDENTITY).all() and (val == _IDENTITY).all())
-    if not same_sv:
+    same_hue = np.array_equal(hue[:180], _IDENTITY[:180])  # cv2's 8-bit hue is < 180
+    if draw.saturation or draw.value:  # else both tables are x itself
         matrix = _scale_matrix(sat, val, draw)
         if matrix is None:  # no exact x * k + b for this draw: the tables themselves
             tables = np.stack([hue, sat, val], axis=-1).reshape(256, 1, 3)
             cv2.LUT(hsv, tables, dst=hsv)
             return
         cv2.transform(hsv, matrix, dst=hsv)
-    if not same_hue:
-        plane = cv2.extractChannel(hsv, 0)
-        cv2.LUT(plane, hue, dst=plane)
-        cv2.insertChannel(plane, hsv, 0)
+    if not same_hue:  # split and merge cost less than extractChannel and insertChannel
+        planes = list(cv2.split(hsv))
+        cv2.LUT(planes[0], hue, dst=planes[0])
+        cv2.merge(planes, dst=hsv)
 
 
 def _scale_matrix(sat: np.ndarray, val: np.ndarray, draw: HSVDraw) -> np.ndarray | None:
     """A diagonal ``cv2.transform`` matrix giving exactly ``sat`` and ``val``, or ``None``.
 
     ``cv2.transform`` with a diagonal matrix computes ``round(k * x + b)`` per channel in
-    float32; ``k`` is the gain's factor, ``b`` the middle of the offsets that round every
-    unclipped ``x`` onto its table entry. The probe (all 256 values through
-    ``cv2.transform`` itself) decides: ``None`` when it differs anywhere.
+    float32: ``k`` is the gain's factor, and ``b`` just above ``-0.5`` rounds ``k * x``
+    down, as the tables do. A probe (all 256 values through ``cv2.transform`` itself)
+    decides; when it differs somewhere (``k * x`` within float32's error of a whole
+    number), ``b`` is moved to the middle of the offsets that round every unclipped ``x``
+    onto its entry, and probed again: ``None`` when that differs too.
     """
-    rows = [[1.0, 0.0, 0.0, 0.0]]
-    for channel, (table, gain) in enumerate(((sat, draw.saturation), (val, draw.value)), 1):
-        factor = np.float32(gain + 1.0)
+    matrix = _DIAGONAL.copy()
+    matrix[1, 1] = draw.saturation + 1.0
+    matrix[2, 2] = draw.value + 1.0
+    if _gives(matrix, sat, val):
+        return matrix
+    for row, table in ((1, sat), (2, val)):
         free = table < 255  # the clipped entries saturate whatever b is
-        if not free.any():
-            offset = 0.0
-        else:
-            gap = table[free].astype(np.float32) - _X32[free] * factor
-            low, high = float(gap.max()) - 0.5, float(gap.min()) + 0.5
-            offset = (low + high) / 2
-        row = [0.0, 0.0, 0.0, offset]
-        row[channel] = float(factor)
-        rows.append(row)
-    matrix = np.array(rows, np.float32)
-    probe = cv2.transform(_PROBE, matrix)
-    exact = (
-        np.array_equal(probe[:, 0, 0], _IDENTITY)
-        and np.array_equal(probe[:, 0, 1], sat)
-        and np.array_equal(probe[:, 0, 2], val)
+        if free.any():
+            gap = table[free].astype(np.float32) - _X32[free] * matrix[row, row]
+            matrix[row, 3] = (float(gap.max()) + float(gap.min())) / 2
+    return matrix if _gives(matrix, sat, val) else None
+
+
+def _gives(matrix: np.ndarray, sat: np.ndarray, val: np.ndarray) -> bool:
+    """Whether ``cv2.transform`` with ``matrix`` maps every value onto the tables."""
+    probe = cv2.transform(_PROBE, matrix).reshape(256, 3)
+    return bool(
+        (probe[:, 0] == _IDENTITY).all()
+        and (probe[:, 1] == sat).all()
+        and (probe[:, 2] == val).all()
     )
-    return matrix if exact else None
