@@ -626,9 +626,11 @@ class TestMosaicColor:
             def __iter__(self) -> Any:
                 return ({**data[i], "id": i} for i in range(6))
 
-        outputs = list(MosaicDataset(Stream(), seed=0, output_size=40, buffer_size=3,
-                                     sample_id="id", color=HSVJitter()))  # fmt: skip
-        assert all("color" in out["mosaic"] for out in outputs)
+        streamed: Any = MosaicDataset(Stream(), seed=0, output_size=40, buffer_size=3,
+                                      sample_id="id", color=HSVJitter())  # fmt: skip
+        outputs = list(streamed)
+        assert len(outputs) == 6
+        assert len({tuple(out["mosaic"]["color"]["gains"]) for out in outputs}) == 6
 
     def test_color_and_its_images_are_checked(self) -> None:
         data = SyntheticDetection(4, image_size=32)
