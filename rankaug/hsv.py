@@ -131,9 +131,12 @@ class HSVJitter:
         >>> HSVJitter(0.5, 0.5, 0.0).draw(np.random.default_rng(0))
         HSVDraw(hue=0.13696..., saturation=-0.23021..., value=-0.0)
         """
-        u = rng.random(3)
-        r = (-1.0 + 2.0 * u) * np.array([self.hgain, self.sgain, self.vgain])
-        return HSVDraw(float(r[0]), float(r[1]), float(r[2]))
+        u = rng.random(3).tolist()  # -1 + 2u, then times the gain: np.random.uniform's
+        return HSVDraw(
+            (-1.0 + 2.0 * u[0]) * self.hgain,
+            (-1.0 + 2.0 * u[1]) * self.sgain,
+            (-1.0 + 2.0 * u[2]) * self.vgain,
+        )
 
     def apply(
         self, image: np.ndarray, draw: HSVDraw, *, out: np.ndarray | None = None
