@@ -171,7 +171,8 @@ def profile_rankaug(bench: Bench, selected: Sequence[str]) -> None:
     if "epoch" in selected:
         targets.update(_epoch_targets(seed))
     if "color" in selected:
-        image = MosaicDataset(bench.sources.mosaic, seed=seed, output_size=size)[0]["image"]
+        colour: Any = MosaicDataset(bench.sources.mosaic, seed=seed, output_size=size)
+        image: np.ndarray = colour[0]["image"]
         jitter, rng = HSVJitter(*HSV_GAINS), np.random.default_rng(seed)
         targets["color/rankaug_hsv (HSVJitter, in place)"] = (
             lambda i: jitter.apply(image, jitter.draw(rng), out=image),
