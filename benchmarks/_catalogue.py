@@ -221,6 +221,15 @@ SECTIONS: tuple[Section, ...] = (
             "mix/ultralytics_copypaste_flip": "ultralytics CopyPaste, mode=flip (p=1)",
         },
     ),
+    Section(
+        "color",
+        9,
+        "images/s",
+        {
+            "color/rankaug_hsv": "rankaug HSVJitter(0.015, 0.7, 0.4), in place",
+            "color/ultralytics_hsv": "ultralytics RandomHSV(0.015, 0.7, 0.4)",
+        },
+    ),
 )
 """Every section, in the order they run and print."""
 

@@ -18,7 +18,7 @@ CV2_STAGES: dict[str, tuple[str, ...]] = {
     "decode": ("imdecode", "imread"),
     "resize": ("resize",),
     "warp": ("warpAffine", "warpPerspective"),
-    "colour": ("cvtColor", "LUT", "merge", "split"),
+    "colour": ("cvtColor", "LUT", "merge", "split", "transform"),
 }
 """OpenCV calls timed apart in the split, by stage."""
 

@@ -273,6 +273,16 @@ GOALS: tuple[Goal, ...] = (
         ),
         hint="drawing and trimming the polygons (rankaug.polygons): profile dataset[i]",
     ),
+    Ratio(
+        id="hsv_ultralytics",
+        what="HSVJitter / ultralytics RandomHSV, same image and gains",
+        numerator="color/rankaug_hsv",
+        denominator="color/ultralytics_hsv",
+        op=">=",
+        target=1.2,
+        hint="both pay the two cvtColor; rankaug's saving is the tables (one cv2.transform "
+        "for s and v, a hue-plane LUT): see the cv2 split of the e2e section",
+    ),
 )
 """The goals, in the order of the goals table."""
 

@@ -10,12 +10,14 @@ flip with p=0.5 -> a batch of ``(B, 3, H, W)`` uint8 tensors, from the same YOLO
   ``YOLODataset.collate_fn``; its ``Albumentations`` step (1 % blurs) is set to ``p=0``,
   as rankaug's contenders have none;
 * rankaug: ``YoloFolder(root, image_size=side)``, optionally ``CachedDataset`` over it,
-  ``MosaicDataset``, then ``RandomAugmentWrapper(A.Compose([A.Affine,
-  A.HueSaturationValue(p=1), A.HorizontalFlip(p=0.5)]))``, batched by
+  ``MosaicDataset(..., color=rankaug.HSVJitter(0.015, 0.7, 0.4))`` (ultralytics'
+  ``RandomHSV`` with its default gains, in the mosaic's output pass: before the affine
+  here, so the affine's grey border is not jittered; the same pixel work), then
+  ``RandomAugmentWrapper(A.Compose([A.Affine, A.HorizontalFlip(p=0.5)]))``, batched by
   ``collate_detection(channels_first=True)``;
-* rankaug fused: ``MosaicDataset(..., affine=rankaug.MosaicAffine(..., flip=0.5))`` (the
-  mosaic, YOLO's affine and the flip in one resampling), then albumentations' HSV at
-  ``p=1`` (rankaug has no native HSV yet);
+* rankaug fused: ``MosaicDataset(..., affine=rankaug.MosaicAffine(..., flip=0.5),
+  color=rankaug.HSVJitter(0.015, 0.7, 0.4))``: the mosaic, YOLO's affine and the flip in
+  one resampling, the HSV jitter in place on the output, no albumentations step;
 * the floor (``benchmarks._e2e_floor``): the pixel work alone.
 
 :func:`build` makes one by name (``benchmarks._catalogue.E2E_PIPELINES``). Used by the
@@ -99,13 +101,16 @@ def _ultralytics(root: Path, side: int, cache: str | bool, batch_size: int) -> P
     return Pipeline(name, dataset, dataset_cls.collate_fn)
 
 
-def _albumentations(affine: bool) -> Any:
-    steps: list[Any] = []
-    if affine:
-        steps.append(A.Affine(scale=(0.5, 1.5), translate_percent=(-0.1, 0.1), fill=FILL, p=1.0))
-    steps.append(A.HueSaturationValue(p=1.0))  # every sample, as ultralytics' RandomHSV
-    if affine:  # the fused contenders flip in MosaicAffine
-        steps.append(A.HorizontalFlip(p=0.5))
+HSV_GAINS = (0.015, 0.7, 0.4)
+"""ultralytics' default ``hsv_h``, ``hsv_s``, ``hsv_v``: its ``RandomHSV`` gains."""
+
+
+def _albumentations() -> Any:
+    """The non-fused contenders' affine and flip, after the mosaic."""
+    steps = [
+        A.Affine(scale=(0.5, 1.5), translate_percent=(-0.1, 0.1), fill=FILL, p=1.0),
+        A.HorizontalFlip(p=0.5),
+    ]
     return A.Compose(steps, bbox_params=A.BboxParams("pascal_voc", label_fields=["labels"]))
 
 
@@ -117,17 +122,16 @@ def _rankaug(
         if cache_dir is None:
             raise ValueError(f"pipeline {name!r} needs a cache directory")
         source = rankaug.CachedDataset(source, cache_dir)
-    options: dict[str, Any] = {}
+    options: dict[str, Any] = {"color": rankaug.HSVJitter(*HSV_GAINS)}  # every sample
     fused = name.startswith("fused")
     if fused:
         options["affine"] = rankaug.MosaicAffine(
             degrees=0.0, translate=0.1, scale=0.5, shear=0.0, flip=0.5
         )
-    mosaic: Any = rankaug.MosaicDataset(source, seed=seed, output_size=side, rank=rank, **options)
-    wrapper: Any = rankaug.RandomAugmentWrapper(
-        mosaic, _albumentations(affine=not fused), seed=seed, rank=rank
-    )
-    return Pipeline(name, wrapper, functools.partial(collate_detection, channels_first=True))
+    dataset: Any = rankaug.MosaicDataset(source, seed=seed, output_size=side, rank=rank, **options)
+    if not fused:
+        dataset = rankaug.RandomAugmentWrapper(dataset, _albumentations(), seed=seed, rank=rank)
+    return Pipeline(name, dataset, functools.partial(collate_detection, channels_first=True))
 
 
 def build(

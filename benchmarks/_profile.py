@@ -18,12 +18,21 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from torch.utils.data import DistributedSampler
 
 from benchmarks._bench import Bench, Sample, identity
+from benchmarks._pipelines import HSV_GAINS
 from benchmarks.sections.mosaic import cycling
 from benchmarks.sections.wrapper import make_pipeline
-from rankaug import EpochIndex, EpochSampler, MosaicDataset, MosaicGrid, RandomAugmentWrapper
+from rankaug import (
+    EpochIndex,
+    EpochSampler,
+    HSVJitter,
+    MosaicDataset,
+    MosaicGrid,
+    RandomAugmentWrapper,
+)
 
 __all__ = ["TimedTransform", "profile_op", "profile_rankaug", "wrapper_breakdown"]
 
@@ -170,6 +179,14 @@ def profile_rankaug(bench: Bench, selected: Sequence[str]) -> None:
             targets[f"mosaic/rankaug_{grid[0]}x{grid[1]}"] = (cycling(dataset, len(mosaic)), 300)
     if "epoch" in selected:
         targets.update(_epoch_targets(seed))
+    if "color" in selected:
+        colour: Any = MosaicDataset(bench.sources.mosaic, seed=seed, output_size=size)
+        image: np.ndarray = colour[0]["image"]
+        jitter, rng = HSVJitter(*HSV_GAINS), np.random.default_rng(seed)
+        targets["color/rankaug_hsv (HSVJitter, in place)"] = (
+            lambda i: jitter.apply(image, jitter.draw(rng), out=image),
+            300,
+        )
     for name, (op, count) in targets.items():
         text = profile_op(op, count)
         report.profiles[name] = text

@@ -24,6 +24,7 @@ __all__ = [
     "Work",
     "describe",
     "differences",
+    "hsv_gains",
     "print_work",
     "tagged",
     "with_output",
@@ -78,6 +79,23 @@ def _affine(
     )
 
 
+def hsv_gains(hgain: float, sgain: float, vgain: float) -> str:
+    """The ``hsv`` aspect of ultralytics' ``RandomHSV`` meaning, every sample.
+
+    >>> hsv_gains(0.015, 0.7, 0.4)
+    'p=1, gains h 0.015 s 0.7 v 0.4'
+    """
+    return f"p=1, gains h {_g(hgain)} s {_g(sgain)} v {_g(vgain)}"
+
+
+def _hsv_jitter(jitter: Any, where: str) -> Setting:
+    return Setting(
+        hsv_gains(jitter.hgain, jitter.sgain, jitter.vgain),
+        f"rankaug.HSVJitter({where}): cvtColor in place, one cv2.transform (s, v), a "
+        "hue-plane LUT (split, merge), cvtColor",
+    )
+
+
 def _flip(horizontal: float, vertical: float = 0.0) -> str:
     return f"horizontal p={_g(horizontal)}, vertical p={_g(vertical)}"
 
@@ -90,12 +108,12 @@ def _albumentations(compose: Any) -> Work:
     for t in compose.transforms:
         name = type(t).__name__
         if isinstance(t, A.HueSaturationValue):
+            limits = (t.hue_shift_limit[1], t.sat_shift_limit[1], t.val_shift_limit[1])
             work["hsv"] = Setting(
-                f"p={_g(t.p)}",
-                f"A.HueSaturationValue(p={_g(t.p)}): additive shifts hue ±"
-                f"{_g(t.hue_shift_limit[1])}, sat ±{_g(t.sat_shift_limit[1])}, val ±"
-                f"{_g(t.val_shift_limit[1])} (cvtColor, split, a hue LUT, two adds and a "
-                "grey mask, merge, cvtColor; rankaug has no native HSV yet)",
+                f"p={_g(t.p)}, additive shifts h ±{_g(limits[0])} s ±{_g(limits[1])} v "
+                f"±{_g(limits[2])}",  # not ultralytics' gains: never like for like with them
+                f"A.HueSaturationValue(p={_g(t.p)}) (cvtColor, split, a hue LUT, two adds "
+                "and a grey mask, merge, cvtColor)",
             )
         elif isinstance(t, A.HorizontalFlip):
             work["flip"] = Setting(_flip(t.p), f"A.HorizontalFlip(p={_g(t.p)})")
@@ -137,6 +155,8 @@ def _mosaic(dataset: Any) -> Work:
         )
         if affine.flip:
             work["flip"] = Setting(_flip(affine.flip), "MosaicAffine(flip=), folded in the affine")
+    if config.color is not None:
+        work["hsv"] = _hsv_jitter(config.color, "MosaicDataset(color=), in the output pass")
     return work
 
 
@@ -161,7 +181,9 @@ def _ultralytics(transforms: Any) -> Work:
             )
         elif name == "RandomHSV":
             work["hsv"] = Setting(
-                "p=1", f"ultralytics RandomHSV(hgain={t.hgain}, sgain={t.sgain}, vgain={t.vgain})"
+                hsv_gains(t.hgain, t.sgain, t.vgain),
+                f"ultralytics RandomHSV(hgain={t.hgain}, sgain={t.sgain}, vgain={t.vgain}): "
+                "cvtColor, a 3-channel cv2.LUT, cvtColor",
             )
         elif name == "RandomFlip":
             flips[t.direction] = t.p
@@ -214,9 +236,7 @@ def _floor(floor: FloorWork) -> Work:
     if floor.scale is not None:
         work["affine"] = Setting(_affine((1 - floor.scale, 1 + floor.scale), floor.translate, 0, 0))
     if floor.hsv is not None:
-        work["hsv"] = Setting(
-            "p=1", "gains h {} s {} v {}, one 3-channel cv2.LUT".format(*floor.hsv)
-        )
+        work["hsv"] = Setting(hsv_gains(*floor.hsv), "one 3-channel cv2.LUT")
     return work
 
 
@@ -237,7 +257,8 @@ def describe(contender: Any) -> Work:
     Args:
         contender: A rankaug dataset or wrapper (walked down to its source), an
             albumentations ``Compose``, an ultralytics ``YOLODataset`` or ``Compose``, a
-            rankaug mix dataset, or a :class:`FloorWork`.
+            rankaug mix dataset, a ``rankaug.HSVJitter``, an ultralytics transform, or a
+            :class:`FloorWork`.
 
     Returns:
         Aspect -> setting; the aspects it does not do read ``"none"`` (flip ``p=0``).
@@ -257,6 +278,8 @@ def describe(contender: Any) -> Work:
             work |= _albumentations(obj)
         elif name == "MosaicDataset":
             work |= _mosaic(obj)  # before the wrapper's steps: its flip wins
+        elif name == "HSVJitter":
+            work["hsv"] = _hsv_jitter(obj, "standalone")
         elif name in ("MixUpDataset", "CutMixDataset", "CopyPasteDataset"):
             work["mix"] = _rankaug_mix(obj)
         elif name == "YOLODataset":

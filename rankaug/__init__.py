@@ -14,6 +14,7 @@ from rankaug.collate import BatchCollator, collate_detection, collate_ultralytic
 from rankaug.context import SampleContext
 from rankaug.epoch import EpochIndex
 from rankaug.errors import RankaugWarning, SampleError
+from rankaug.hsv import HSVJitter
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, key_words, make_rng
 from rankaug.mix import CopyPasteDataset, CutMixDataset, MixUpDataset
@@ -42,6 +43,7 @@ __all__ = [
     "DefaultAdapter",
     "EpochIndex",
     "EpochSampler",
+    "HSVJitter",
     "KeyedDataset",
     "KeyedRandom",
     "MixUpDataset",

@@ -1,7 +1,13 @@
 """Driving a transform from a key.
 
-Three kinds of transform are told apart once, when a wrapper is built:
+Four kinds of transform are told apart once, when a wrapper is built:
 
+* **rankaug's keyed image transforms** (:class:`~rankaug.HSVJitter`; anything with
+  ``draw(rng)``, ``apply(image, draw)``, ``record(draw)`` and ``record_key``): the
+  sample's image goes through the wrapper's adapter (as a numpy array, back as the
+  sample's image type), the draw comes from the key, and its record is attached under
+  ``record_key`` (into a dict sample, or a pair's dict target; see
+  :func:`rankaug.samples.attach`);
 * **albumentations** (``Compose`` or a single transform; anything with
   ``set_random_state`` that is called as ``transform(image=..., ...)``): the wrapper
   works on a private deep copy and, before every call, hands it the key's numpy
@@ -35,10 +41,17 @@ import torch
 
 from rankaug.keys import KeyedRandom
 from rankaug.polygons import POLYGONS
-from rankaug.samples import DEFAULT_TARGETS, SampleAdapter, check_box_format, passthrough
+from rankaug.samples import (
+    DEFAULT_TARGETS,
+    SampleAdapter,
+    attach,
+    check_box_format,
+    passthrough,
+)
 
 __all__ = [
     "AlbumentationsLike",
+    "ImageTransform",
     "RngTransform",
     "TransformDriver",
     "albumentations_targets",
@@ -56,6 +69,25 @@ class AlbumentationsLike(Protocol):
 
     def __call__(self, *args: Any, **data: Any) -> Any:
         """Apply to keyword data, return a dict."""
+        ...
+
+
+@runtime_checkable
+class ImageTransform(Protocol):
+    """A rankaug transform of a sample's image, keyed and recorded (:class:`~rankaug.HSVJitter`)."""
+
+    record_key: str
+
+    def draw(self, rng: Any) -> Any:
+        """Draw one sample's parameters from ``rng``."""
+        ...
+
+    def apply(self, image: Any, draw: Any) -> Any:
+        """Return ``image`` (a numpy array) transformed with ``draw``, a new array."""
+        ...
+
+    def record(self, draw: Any) -> Any:
+        """The record of ``draw``."""
         ...
 
 
@@ -152,6 +184,22 @@ class _AlbumentationsDriver:
         return self.adapter.repack(self.transform(**data), state)
 
 
+class _ImageDriver:
+    """The image through the adapter, the draw from the key, the record attached."""
+
+    def __init__(self, transform: ImageTransform, adapter: SampleAdapter) -> None:
+        self.transform = transform
+        self.adapter = adapter
+
+    def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
+        transform, adapter = self.transform, self.adapter
+        data, state = adapter.unpack(sample, ("image",))
+        draw = transform.draw(keyed.generator)
+        data["image"] = transform.apply(data["image"], draw)
+        out = adapter.repack(data, state)
+        return attach(adapter, out, transform.record_key, transform.record(draw))
+
+
 class _RngDriver:
     def __init__(self, transform: Callable[..., Any]) -> None:
         self.transform = transform
@@ -193,7 +241,8 @@ def make_driver(transform: object, adapter: SampleAdapter) -> TransformDriver:
     """Pick the driver for ``transform`` (see the module docstring).
 
     Args:
-        transform: An albumentations transform, an rng callable or any callable.
+        transform: A rankaug image transform, an albumentations transform, an rng
+            callable or any callable.
         adapter: How samples become albumentations data and back.
 
     Returns:
@@ -219,6 +268,8 @@ def make_driver(transform: object, adapter: SampleAdapter) -> TransformDriver:
         )
     if isinstance(transform, AlbumentationsLike) and callable(transform):
         return _AlbumentationsDriver(transform, adapter)
+    if isinstance(transform, ImageTransform):
+        return _ImageDriver(transform, adapter)
     if not callable(transform):
         raise TypeError(
             "transform must be an albumentations transform or Compose, a callable taking "

@@ -11,6 +11,7 @@ and for writing an adapter (:class:`SampleAdapter`). What users call is at the t
 from __future__ import annotations
 
 from rankaug.boxes import BoxFormat
+from rankaug.hsv import ChannelOrder, HSVRecord
 from rankaug.keys import Keying
 from rankaug.mix import CopyPasteRecord, CopySource, CutMixRecord, MixUpRecord, PartnerFit
 from rankaug.mosaic import CanvasMode, MosaicRecord, ScaleMode
@@ -19,9 +20,11 @@ from rankaug.samples import SampleAdapter
 __all__ = [
     "BoxFormat",
     "CanvasMode",
+    "ChannelOrder",
     "CopyPasteRecord",
     "CopySource",
     "CutMixRecord",
+    "HSVRecord",
     "Keying",
     "MixUpRecord",
     "MosaicRecord",

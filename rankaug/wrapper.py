@@ -40,7 +40,8 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
 
     Args:
         dataset: A map-style dataset, or a stream.
-        transform: An albumentations ``Compose`` or transform, a callable taking
+        transform: A rankaug image transform (:class:`~rankaug.HSVJitter`, its draw
+            recorded under ``"hsv"``), an albumentations ``Compose`` or transform, a callable taking
             ``rng=`` (called as ``transform(sample, rng=generator)``), or a callable
             drawing from torch's global generator, such as a torchvision v2 transform
             (see :mod:`rankaug.transforms`).

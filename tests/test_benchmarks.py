@@ -88,6 +88,8 @@ EXPECTED_ROWS = {
     "mix/copypaste_floor",
     "mix/copypaste_polygon_floor",
     "mix/ultralytics_copypaste_masks",
+    "color/rankaug_hsv",
+    "color/ultralytics_hsv",
 }
 EXPECTED_GOALS = [
     "key_sample",
@@ -115,6 +117,7 @@ EXPECTED_GOALS = [
     "mix_cutmix",
     "mix_copypaste",
     "mix_copypaste_polygons",
+    "hsv_ultralytics",
 ]
 EPOCH_PAIRS = [
     ("epoch/sampler_carried", "epoch/sampler_plain"),
@@ -133,7 +136,11 @@ OPTIONAL_ROWS = {
     "mosaic/ultralytics_mosaic",
     "mosaic/ultralytics9_affine",
     "memory/ultralytics_ram",
-    *(row for row in EXPECTED_ROWS if row.startswith(("e2e/ultralytics", "mix/ultralytics"))),
+    *(
+        row
+        for row in EXPECTED_ROWS
+        if row.startswith(("e2e/ultralytics", "mix/ultralytics", "color/ultralytics"))
+    ),
 }
 
 
@@ -240,6 +247,7 @@ def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -
         "e2e",
         "memory",
         "mix",
+        "color",
     ]
     recycled = report["diagnostics"]["recycle_stats"]
     assert recycled["pooled"] >= 1  # the workers stacked into pooled buffers
@@ -379,11 +387,14 @@ def test_e2e_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) 
     }
     assert len(values) == 1  # every contender, the floor included, does the same work
     work = next(iter(works.values()))
-    assert work["hsv"]["value"] == "p=1"
+    assert work["hsv"]["value"] == "p=1, gains h 0.015 s 0.7 v 0.4"  # ultralytics' RandomHSV
     assert work["flip"]["value"] == "horizontal p=0.5, vertical p=0"
     assert work["affine"]["value"].startswith("p=1, scale 0.5-1.5, translate ±0.1")
     assert work["output"]["value"] == "(B, 3, 48, 48) torch.uint8"
-    assert "A.HueSaturationValue(p=1)" in report["work"]["e2e/fused_cached_0w"]["hsv"]["via"]
+    assert (
+        "rankaug.HSVJitter(MosaicDataset(color=)"
+        in report["work"]["e2e/fused_cached_0w"]["hsv"]["via"]
+    )
     assert "same work, every contender:\n    mosaic  2x2 p=1  (all)" in stdout
     goals = {goal["id"]: goal for goal in report["goals"]}
     assert goals["e2e_floor"]["status"] in {"PASS", "MISS"}
@@ -401,12 +412,35 @@ def test_mix_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) 
     assert work["mix/rankaug_mixup"]["mix"]["value"] == "mixup p=1, ratio Beta(32, 32)"
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
+def test_hsv_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) -> None:
+    report, stdout = quick_run
+    work = report["work"]
+    hsv = "p=1, gains h 0.015 s 0.7 v 0.4"  # ultralytics' RandomHSV, its default gains
+    peer = report["rows"]["color/ultralytics_hsv"]["median"] is not None
+    races = {k: w for k, w in work.items() if k.startswith("color/")}
+    assert sorted(races) == ["color/rankaug_hsv", "color/ultralytics_hsv"][: 1 + peer]
+    assert {w["hsv"]["value"] for w in races.values()} == {hsv}
+    assert {w["output"]["value"] for w in races.values()} == {"(96, 96, 3) uint8"}
+    # with the peer installed the section compares their pixels: none differs
+    difference = report["diagnostics"].get("hsv_max_pixel_difference")
+    assert (difference is None) == (report["rows"]["color/ultralytics_hsv"]["median"] is None)
+    assert difference in (None, 0)
+    assert ("largest pixel difference, rankaug vs ultralytics, 8 draws: 0" in stdout) == (
+        difference == 0
+    )
+    goals = {goal["id"]: goal for goal in report["goals"]}
+    assert goals["hsv_ultralytics"]["status"] in {"PASS", "MISS", "N/A"}
+
+
 def test_only_refuses_an_unknown_section(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         _cli.parse_args(["--only", "keys,speed"])
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "--only takes sections among keys,wrapper,mosaic,scaling,epoch,e2e,memory,mix" in err
+    assert (
+        "--only takes sections among keys,wrapper,mosaic,scaling,epoch,e2e,memory,mix,color" in err
+    )
     assert "'keys,speed'" in err
 
 

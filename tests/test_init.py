@@ -6,7 +6,7 @@ import rankaug
 
 PUBLIC = {
     # wrappers and what they record
-    "RandomAugmentWrapper", "MosaicDataset", "MosaicAffine",
+    "RandomAugmentWrapper", "MosaicDataset", "MosaicAffine", "HSVJitter",
     "MixUpDataset", "CutMixDataset", "CopyPasteDataset", "CachedDataset", "KeyedDataset",
     # the same wrappers over streams (what RandomAugmentWrapper(iterable, ...) and the
     # others return)

@@ -7,9 +7,15 @@ import numpy as np
 import pytest
 import torch
 
+from rankaug import HSVJitter
 from rankaug.keys import KeyedRandom, make_seed_sequence
 from rankaug.samples import DefaultAdapter
-from rankaug.transforms import AlbumentationsLike, albumentations_targets, make_driver
+from rankaug.transforms import (
+    AlbumentationsLike,
+    ImageTransform,
+    albumentations_targets,
+    make_driver,
+)
 from tests.albu import bbox_params, keypoint_params
 
 
@@ -36,6 +42,23 @@ class TestMakeDriver:
             outputs.append(driver(sample, keyed(index))["image"])
         assert np.array_equal(outputs[0], outputs[1])
         assert not np.array_equal(outputs[0], outputs[2])
+
+    def test_rankaug_image_transforms_draw_from_the_key_and_record(self) -> None:
+        jitter = HSVJitter(0.5, 0.5, 0.5)
+        driver = make_driver(jitter, DefaultAdapter())
+        assert isinstance(jitter, ImageTransform)
+        ramp = np.arange(8 * 8 * 3, dtype=np.int64).reshape(8, 8, 3)
+        sample = {"image": (ramp * 7 % 251).astype(np.uint8), "path": "a.png"}
+        first, again, other = (
+            driver(sample, keyed(0)),
+            driver(sample, keyed(0)),
+            driver(sample, keyed(1)),
+        )
+        assert sorted(first) == ["hsv", "image", "path"]
+        assert first["hsv"] == again["hsv"] != other["hsv"]
+        draw = jitter.draw(keyed(0).generator)
+        assert first["hsv"] == jitter.record(draw)
+        np.testing.assert_array_equal(first["image"], jitter.apply(sample["image"], draw))
 
     def test_polygons_pass_pixel_pipelines_and_are_refused_by_geometric_ones(self) -> None:
         polygon = np.array([[1.0, 1.0], [5.0, 1.0], [5.0, 5.0]], np.float32)

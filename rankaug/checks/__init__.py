@@ -37,6 +37,7 @@ from rankaug.checks.containers import (
 from rankaug.checks.images import (
     IMAGE_DTYPES,
     MAX_CHANNELS,
+    colour_image,
     fill_fits,
     fill_values,
     fills_fit,
@@ -61,6 +62,7 @@ __all__ = [
     "MAX_CHANNELS",
     "boolean",
     "choice",
+    "colour_image",
     "fill_fits",
     "fill_values",
     "fills_fit",

@@ -13,6 +13,7 @@ from rankaug.checks._messages import is_real, type_error, value_error
 __all__ = [
     "IMAGE_DTYPES",
     "MAX_CHANNELS",
+    "colour_image",
     "fill_fits",
     "fill_values",
     "fills_fit",
@@ -51,6 +52,30 @@ def image_layout(image: np.ndarray, where: str) -> None:
         raise ValueError(f"{where} must not be empty, got shape {image.shape}")
     if image.ndim == 3 and not 1 <= image.shape[2] <= MAX_CHANNELS:
         raise ValueError(f"{where} must have 1 to {MAX_CHANNELS} channels, got shape {image.shape}")
+
+
+def colour_image(image: object, where: str, order: str) -> np.ndarray:
+    """Check that ``image`` is an ``HxWx3`` uint8 colour image (``order``: its channels).
+
+    Raises:
+        TypeError: If it is not a numpy array of dtype uint8.
+        ValueError: If it is not ``HxWx3`` or is empty.
+
+    >>> colour_image(np.zeros((2, 2), np.uint8), "image", "RGB")
+    Traceback (most recent call last):
+    ...
+    ValueError: image must be an HxWx3 RGB image, got shape (2, 2)
+    """
+    if not isinstance(image, np.ndarray):
+        raise type_error(where, f"an HxWx3 uint8 {order} numpy array", image, short=True)
+    if image.dtype != np.uint8:
+        raise TypeError(
+            f"{where} must have dtype uint8 (an HSV jitter works on 8-bit tables, as "
+            f"ultralytics' RandomHSV), got {image.dtype}"
+        )
+    if image.ndim != 3 or image.shape[2] != 3 or image.shape[0] == 0 or image.shape[1] == 0:
+        raise ValueError(f"{where} must be an HxWx3 {order} image, got shape {image.shape}")
+    return image
 
 
 def fill_values(value: object, name: str) -> tuple[float, ...]:

@@ -67,6 +67,7 @@ from typing import Any, ClassVar, TypeVar
 
 from rankaug._multi.tiles import TileReader
 from rankaug.context import SampleContext
+from rankaug.hsv import HSVJitter
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.mosaic.affine import MosaicAffine
@@ -134,6 +135,9 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             horizontal flip with ``MosaicAffine(flip=...)``), fused into the mosaic (see
             :class:`MosaicAffine` and the module docstring); samples that are not mosaics
             are letterboxed, then given the affine. It needs ``canvas="output"``.
+        color: ultralytics' ``RandomHSV`` (:class:`~rankaug.HSVJitter`), applied in
+            place to each output once painted (and mirrored), mosaic or not; its gains
+            drawn last and recorded under ``"color"``. Images must be ``HxWx3`` uint8.
         p: The probability that a sample is a mosaic, or a function of the epoch
             returning it (picklable, for spawned workers).
         epochs: The total number of epochs, needed by ``close_mosaic``.
@@ -186,6 +190,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         targets: Targets | None = None,
         partners: Partners | None = None,
         affine: MosaicAffine | None = None,
+        color: HSVJitter | None = None,
         p: float | Callable[[int], float] = 1.0,
         epochs: int | None = None,
         close_mosaic: int = 0,
@@ -214,6 +219,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             close_mosaic=close_mosaic,
             record=record,
             affine=affine,
+            color=color,
         )
         self.partners = partners.sampler(length, len(config.cells) - 1)
         self.adapter = adapter = check_adapter(adapter, box_format=config.box_format)
@@ -304,6 +310,9 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
                 image = paint_image(layout, images, hw, fill, interpolation)
                 if layout.flipped:
                     image = mirror(image)
+            if plan.color is not None and config.color is not None:  # in place, last
+                config.color.apply(image, plan.color, out=image)
+                layout.record["color"] = config.color.record(plan.color)
             out: dict[str, Any] = {"image": image}
             out.update(map_targets(config, layout, tiles, data.keys()))
             # repack: the main sample's shape, and the record

@@ -19,6 +19,7 @@ import numpy as np
 
 from rankaug import checks
 from rankaug.boxes import BoxFormat
+from rankaug.hsv import HSVJitter
 from rankaug.mosaic.affine import MosaicAffine, check_flip_index
 from rankaug.params import Targets
 
@@ -118,6 +119,8 @@ class MosaicConfig:
         close_mosaic: How many last epochs have no mosaic.
         record: The record's key, or ``None``.
         affine: YOLO's random affine fused into the mosaic, or ``None``.
+        color: The colour jitter applied to each output (:class:`~rankaug.HSVJitter`),
+            or ``None``.
         canvas_hw: ``(height, width)`` of the canvas the tiles are laid out on (twice
             ``output_size`` for YOLO's, also with an affine).
         image_hw: ``(height, width)`` of the image made: the canvas, or ``output_size``
@@ -140,6 +143,7 @@ class MosaicConfig:
     close_mosaic: int
     record: str | None
     affine: MosaicAffine | None
+    color: HSVJitter | None
     canvas_hw: tuple[int, int]
     image_hw: tuple[int, int]
     cells: tuple[tuple[int, int], ...]
@@ -162,6 +166,7 @@ class MosaicConfig:
         close_mosaic: object = 0,
         record: object = "mosaic",
         affine: object = None,
+        color: object = None,
     ) -> MosaicConfig:
         """Check the arguments of :class:`~rankaug.MosaicDataset` (they mean the same here).
 
@@ -214,6 +219,7 @@ class MosaicConfig:
             close_mosaic=closing,
             record=checks.key_name(record, "record", forbidden=keys | {"boxes"}),
             affine=fused,
+            color=checks.instance(color, "color", HSVJitter, what="a rankaug.HSVJitter"),
             canvas_hw=canvas_hw,
             image_hw=size if fused is not None else canvas_hw,
             cells=tuple(divmod(cell, cols) for cell in range(rows * cols)),

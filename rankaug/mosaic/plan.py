@@ -14,8 +14,10 @@ this order (part of the specification: a change reorders everyone's mosaics):
    affine's block of 6 uniforms, 7 with a flip (:func:`rankaug.mosaic.affine.draw_affine`),
    for every sample, mosaic or not. Without it nothing more is drawn, so adding an affine changes
    no earlier draw;
-7. without an affine, with ``layout.flip > 0`` (the plain mosaic's flip), one uniform
-   last: the output is mirrored when it is below ``layout.flip``.
+7. without an affine, with ``layout.flip > 0`` (the plain mosaic's flip), one uniform:
+   the output is mirrored when it is below ``layout.flip``;
+8. with ``color=``, last, for every sample: the colour jitter's block of 3 uniforms
+   (:meth:`rankaug.HSVJitter.draw`). Without it nothing more is drawn.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import numpy as np
 
 from rankaug import checks
 from rankaug._multi.partners import PartnerSampler
+from rankaug.hsv import HSVDraw
 from rankaug.mosaic.affine import AffineDraw, draw_affine
 from rankaug.mosaic.config import MosaicConfig
 
@@ -45,6 +48,7 @@ class Plan(NamedTuple):
         affine: The affine's draws, or ``None`` without an affine.
         flip: Whether the plain mosaic's output is mirrored (with an affine: ``False``,
             the affine draws its own).
+        color: The colour jitter's gains, or ``None`` without ``color=``.
     """
 
     applied: bool
@@ -55,6 +59,7 @@ class Plan(NamedTuple):
     scales: list[float]
     affine: AffineDraw | None = None
     flip: bool = False
+    color: HSVDraw | None = None
 
 
 def probability(config: MosaicConfig, epoch: int) -> float:
@@ -103,6 +108,7 @@ def draw_plan(
     scales = [lo + (hi - lo) * x for x in u[cells + rows + cols - 1 :]]
     affine = None if config.affine is None else draw_affine(config.affine, rng)
     flip = bool(config.layout.flip) and float(rng.random()) < config.layout.flip
+    color = None if config.color is None else config.color.draw(rng)
     return Plan(
         applied,
         main_cell,
@@ -112,4 +118,5 @@ def draw_plan(
         scales,
         affine,
         flip,
+        color,
     )

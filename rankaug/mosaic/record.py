@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import NotRequired, TypedDict
 
 from rankaug._multi.replay import Replay, read_replay, state_text
+from rankaug.hsv import HSVRecord
 from rankaug.mosaic.affine import AffineRecord
 
 __all__ = ["MosaicRecord", "Replay", "read_record", "state_text"]
@@ -29,7 +30,9 @@ class MosaicRecord(TypedDict):
     affine maps from (YOLO's ``2h x 2w`` canvas for a mosaic, the letterboxed output
     otherwise), and ``affine`` holds the draws and the matrix
     (:class:`~rankaug.mosaic.affine.AffineRecord`); without it there is no ``affine``
-    key.
+    key. With ``color=``, ``color`` holds the colour jitter's gains
+    (:class:`~rankaug.hsv.HSVRecord`); ``flip``, with the plain mosaic's ``flip=``,
+    whether the output was mirrored.
     """
 
     applied: bool
@@ -45,6 +48,7 @@ class MosaicRecord(TypedDict):
     state: str
     affine: NotRequired[AffineRecord]
     flip: NotRequired[bool]
+    color: NotRequired[HSVRecord]
 
 
 def read_record(record: object, index: object, length: int) -> Replay:

@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 from PIL import Image
 from torch.utils.data import DataLoader
 
-from rankaug import MosaicDataset, MosaicGrid, Partners, RandomAugmentWrapper, SampleError, Targets
+from rankaug import (
+    HSVJitter,
+    MosaicDataset,
+    MosaicGrid,
+    Partners,
+    RandomAugmentWrapper,
+    SampleError,
+    Targets,
+)
 from rankaug.boxes import from_xyxy, to_xyxy
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
 from rankaug.mosaic import MosaicAffine
@@ -596,3 +604,81 @@ class TestPlainFlip:
             MosaicDataset(self._data(), seed=0, layout=MosaicGrid(flip=2.0))
         with pytest.raises(ValueError, match=r"flip_index must be a permutation"):
             MosaicDataset(self._data(), seed=0, layout=MosaicGrid(flip=0.5, flip_index=(0, 2)))
+
+
+COLOR_CASES = [  # the plain mosaic (flipped or not), a letterbox, the fused affine
+    {"p": 1.0},
+    {"p": 1.0, "layout": MosaicGrid(flip=1.0)},
+    {"p": 0.0},
+    {"p": 1.0, "affine": MosaicAffine(degrees=10, flip=0.5)},
+    {"p": 0.0, "affine": MosaicAffine(scale=0.3)},
+]
+
+
+class TestMosaicColor:
+    """``color=HSVJitter(...)``: applied to each output last, drawn last, recorded."""
+
+    @pytest.mark.parametrize("kwargs", COLOR_CASES)
+    def test_the_output_is_the_uncoloured_one_jittered(self, kwargs: dict[str, Any]) -> None:
+        data = SyntheticDetection(8, image_size=48)
+        jitter = HSVJitter(0.5, 0.7, 0.4)
+        coloured = MosaicDataset(data, seed=2, output_size=56, keying="sample",
+                                 color=jitter, **kwargs)  # fmt: skip
+        plain = MosaicDataset(data, seed=2, output_size=56, keying="sample", **kwargs)
+        for index in range(8):
+            out, ref = coloured[index], plain[index]
+            record = out["mosaic"].pop("color")
+            assert out["mosaic"] == ref["mosaic"]  # the same draws before the colour's
+            gains = record["gains"]
+            assert all(abs(r) <= g for r, g in zip(gains, (0.5, 0.7, 0.4), strict=True))
+            np.testing.assert_array_equal(out["image"], jitter.replay(ref["image"], record))
+            for key in ("bboxes", "labels", "mask"):
+                np.testing.assert_array_equal(out[key], ref[key])
+
+    @pytest.mark.parametrize("kwargs", COLOR_CASES[::3])
+    def test_keyed_differs_across_keys_and_replays_bit_for_bit(
+        self, kwargs: dict[str, Any]
+    ) -> None:
+        data = SyntheticDetection(8, image_size=48)
+        mosaic = MosaicDataset(data, seed=0, output_size=48, color=HSVJitter(), **kwargs)
+        outputs = [mosaic[i % 8] for i in range(12)]  # stream keying: never the same key
+        assert len({tuple(out["mosaic"]["color"]["gains"]) for out in outputs}) == 12
+        for out in outputs:
+            again = mosaic.replay(out["mosaic"])
+            np.testing.assert_array_equal(again["image"], out["image"])
+            assert again["mosaic"] == out["mosaic"]
+
+    def test_grey_fill_becomes_the_value_table_of_its_draw(self) -> None:
+        # a constant-colour check: the uncovered fill (114, grey) stays grey, value moved
+        data = [painted_sample(0, (10, 20), [])]  # black, letterboxed to 30 x 60
+        mosaic = MosaicDataset(data, seed=0, output_size=60, p=0.0, color=HSVJitter())
+        out = mosaic[0]
+        value = out["mosaic"]["color"]["gains"][2]
+        expected = min(255, int(114 * (value + 1)))
+        assert expected != 114
+        assert (out["image"][:15] == expected).all()  # above the tile
+        assert (out["image"][15:45] == 0).all()  # black stays black
+        assert (out["image"][45:] == expected).all()
+
+    def test_streams_take_color(self) -> None:
+        data = SyntheticDetection(6, image_size=32)
+
+        class Stream(torch.utils.data.IterableDataset[dict[str, Any]]):
+            def __iter__(self) -> Any:
+                return ({**data[i], "id": i} for i in range(6))
+
+        streamed: Any = MosaicDataset(Stream(), seed=0, output_size=40, buffer_size=3,
+                                      sample_id="id", color=HSVJitter())  # fmt: skip
+        outputs = list(streamed)
+        assert len(outputs) == 6
+        assert len({tuple(out["mosaic"]["color"]["gains"]) for out in outputs}) == 6
+
+    def test_color_and_its_images_are_checked(self) -> None:
+        data = SyntheticDetection(4, image_size=32)
+        with pytest.raises(TypeError, match=r"color must be None or a rankaug.HSVJitter, got 0.5"):
+            MosaicDataset(data, seed=0, color=0.5)  # type: ignore[arg-type]
+        floats = [{**data[i], "image": data[i]["image"].astype(np.float32)} for i in range(4)]
+        mosaic = MosaicDataset(floats, seed=0, output_size=32, color=HSVJitter())
+        with pytest.raises(SampleError) as caught:
+            mosaic[0]
+        assert "image must have dtype uint8" in str(caught.value.__cause__)

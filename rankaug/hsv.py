@@ -1,0 +1,279 @@
+"""``HSVJitter``: ultralytics' ``RandomHSV``, its gains drawn from the key.
+
+**Meaning** (ultralytics 8.x ``RandomHSV``, part of the specification). One sample's
+draw is one block ``u = rng.random(3)`` from its keyed Generator, and the gains
+``r = (2u - 1) * (hgain, sgain, vgain)``: each uniform in ``[-gain, gain]``, as
+``np.random.uniform(-1, 1, 3) * [hgain, sgain, vgain]``. The image goes to OpenCV's
+8-bit HSV (hue in ``[0, 180)``), through three tables on ``x = 0 .. 255`` (float64)::
+
+    hue = ((x + r[0] * 180) % 180).astype(uint8)      # the hue wraps round
+    sat = clip(x * (r[1] + 1), 0, 255).astype(uint8)  # then sat[0] = 0, as ultralytics
+    val = clip(x * (r[2] + 1), 0, 255).astype(uint8)
+
+and back. With all three gains 0 the image is returned unchanged (no HSV round trip), as
+ultralytics does.
+
+**Channels.** ultralytics' images are BGR (``cv2.imread``); rankaug's datasets and
+adapters give RGB, so ``channel_order="rgb"`` (the default) converts with
+``COLOR_RGB2HSV``/``COLOR_HSV2RGB``: an RGB image gets exactly what ``RandomHSV`` gives
+the same picture in BGR, channel for channel. ``channel_order="bgr"`` is for BGR
+images. Only ``HxWx3`` uint8 images are taken (``RandomHSV`` leaves other channel counts
+alone and has no path for other dtypes): anything else is refused with a clear error.
+
+**Speed, bit for bit.** The image is converted in place (into the output); the
+saturation and value tables are one per-channel ``cv2.transform`` (``x * k + b``, one
+pass over the three channels, about five times cheaper than a 3-channel ``cv2.LUT``) when a
+256-value probe shows that it gives exactly the two tables for this draw, else a
+3-channel ``cv2.LUT``; the hue table is a ``cv2.LUT`` on the hue plane alone (split,
+looked up, merged back in place), skipped when it is the identity (a hue shift under one
+step). Every path gives exactly the tables above.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Final, Literal, NamedTuple, TypedDict
+
+import cv2
+import numpy as np
+
+from rankaug import checks
+
+__all__ = ["ChannelOrder", "HSVDraw", "HSVJitter", "HSVRecord", "hsv_tables"]
+
+ChannelOrder = Literal["rgb", "bgr"]
+_ORDERS: Final[tuple[ChannelOrder, ...]] = ("rgb", "bgr")
+_CODES: Final = {
+    "rgb": (cv2.COLOR_RGB2HSV, cv2.COLOR_HSV2RGB),
+    "bgr": (cv2.COLOR_BGR2HSV, cv2.COLOR_HSV2BGR),
+}
+_X: Final = np.arange(256, dtype=np.float64)
+_X32: Final = _X.astype(np.float32)
+_IDENTITY: Final = np.arange(256, dtype=np.uint8)
+_PROBE: Final = np.repeat(_IDENTITY[:, None, None], 3, axis=2)  # 256 x 1 x 3, x in each channel
+_DOWN: Final = -0.5 + 2.0**-14  # round(k * x + _DOWN): k * x rounded down
+_DIAGONAL: Final = np.array(
+    [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, _DOWN], [0.0, 0.0, 1.0, _DOWN]], np.float32
+)
+
+
+class HSVDraw(NamedTuple):
+    """One sample's gains: ``r`` of the module docstring (hue, saturation, value)."""
+
+    hue: float
+    saturation: float
+    value: float
+
+
+class HSVRecord(TypedDict):
+    """What an :class:`HSVJitter` applied: its ``gains`` ``(hue, saturation, value)``.
+
+    Under ``"color"`` in a :class:`~rankaug.mosaic.MosaicRecord`, and under
+    :attr:`HSVJitter.record_key` in a sample from
+    :class:`~rankaug.RandomAugmentWrapper`; :meth:`HSVJitter.replay` applies it again.
+    """
+
+    gains: tuple[float, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class HSVJitter:
+    """ultralytics' ``RandomHSV`` with keyed gains (see the module docstring).
+
+    ``MosaicDataset(..., color=HSVJitter())`` applies it to each output as it is made
+    (drawn after the mosaic's other draws, recorded under ``"color"``);
+    ``RandomAugmentWrapper(dataset, HSVJitter(), seed=0)`` applies it to each sample's
+    image, recording the gains under ``"hsv"`` in dict samples (and in a pair's dict
+    target); ``jitter(image, rng=generator)`` applies it to one image.
+
+    Args:
+        hgain: Hue gain in ``[0, 1]``: the hue moves by up to ``hgain * 180`` of OpenCV's
+            180 hue steps, wrapping round.
+        sgain: Saturation gain in ``[0, 1]``: saturation times ``1 + r``,
+            ``|r| <= sgain``.
+        vgain: Value gain in ``[0, 1]``: value times ``1 + r``, ``|r| <= vgain``.
+        channel_order: The images' channels: ``"rgb"`` (rankaug's datasets) or
+            ``"bgr"`` (images read with ``cv2.imread``).
+
+    Raises:
+        TypeError: If a gain is not a real number, or ``channel_order`` not a string.
+        ValueError: If a gain is outside ``[0, 1]``, or ``channel_order`` is neither.
+
+    >>> import numpy as np
+    >>> jitter = HSVJitter(hgain=0.015, sgain=0.7, vgain=0.4)
+    >>> grey = np.full((4, 4, 3), 100, np.uint8)
+    >>> out = jitter(grey, rng=np.random.default_rng(0))
+    >>> bool((out == out[0, 0, 0]).all())  # grey stays grey: only its value moves
+    True
+    >>> HSVJitter(sgain=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: sgain must be a finite number >= 0.0 and <= 1.0, got 2
+    """
+
+    hgain: float = 0.015
+    sgain: float = 0.7
+    vgain: float = 0.4
+    channel_order: ChannelOrder = "rgb"
+    record_key: ClassVar[str] = "hsv"
+    """The key :class:`~rankaug.RandomAugmentWrapper` records the gains under."""
+
+    def __post_init__(self) -> None:
+        for name in ("hgain", "sgain", "vgain"):
+            value = checks.real(getattr(self, name), name, low=0.0, high=1.0)
+            object.__setattr__(self, name, value)
+        order = checks.choice(self.channel_order, "channel_order", _ORDERS)
+        object.__setattr__(self, "channel_order", order)
+
+    def draw(self, rng: np.random.Generator) -> HSVDraw:
+        """Draw one sample's gains: one block of 3 uniforms (see the module docstring).
+
+        >>> HSVJitter(0.5, 0.5, 0.0).draw(np.random.default_rng(0))
+        HSVDraw(hue=0.13696..., saturation=-0.23021..., value=-0.0)
+        """
+        u = rng.random(3).tolist()  # -1 + 2u, then times the gain: np.random.uniform's
+        return HSVDraw(
+            (-1.0 + 2.0 * u[0]) * self.hgain,
+            (-1.0 + 2.0 * u[1]) * self.sgain,
+            (-1.0 + 2.0 * u[2]) * self.vgain,
+        )
+
+    def apply(
+        self, image: np.ndarray, draw: HSVDraw, *, out: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Apply one draw's gains to ``image``.
+
+        Args:
+            image: An ``HxWx3`` uint8 image in :attr:`channel_order`.
+            draw: The gains (:meth:`draw`).
+            out: Where the result goes, ``image`` itself for in place: a C-contiguous
+                array of the image's shape and dtype; ``None``: a new array.
+
+        Returns:
+            ``out`` (or the new array).
+
+        Raises:
+            TypeError: If ``image`` is not a uint8 numpy array.
+            ValueError: If it is not ``HxWx3``, or ``out`` does not fit it.
+        """
+        order = self.channel_order.upper()
+        checks.colour_image(image, "image", order)
+        if out is None:
+            out = np.empty(image.shape, np.uint8)
+        elif not (
+            isinstance(out, np.ndarray)
+            and out.shape == image.shape
+            and out.dtype == np.uint8
+            and out.flags.c_contiguous
+            and out.flags.writeable
+        ):
+            raise ValueError(
+                f"out must be a writeable C-contiguous uint8 array of the image's shape "
+                f"{image.shape}, got {getattr(out, 'shape', out)!r}"
+            )
+        if not (self.hgain or self.sgain or self.vgain):
+            if out is not image:
+                out[...] = image
+            return out
+        forward, back = _CODES[self.channel_order]
+        hue, sat, val = hsv_tables(draw)
+        cv2.cvtColor(image, forward, dst=out)
+        _apply_tables(out, hue, sat, val, draw)
+        cv2.cvtColor(out, back, dst=out)
+        return out
+
+    def __call__(self, image: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:
+        """Draw from ``rng`` and apply to a copy of ``image`` (see :meth:`apply`)."""
+        return self.apply(image, self.draw(rng))
+
+    def record(self, draw: HSVDraw) -> HSVRecord:
+        """The record of one draw (:class:`HSVRecord`)."""
+        return {"gains": (draw.hue, draw.saturation, draw.value)}
+
+    def replay(self, image: np.ndarray, record: object) -> np.ndarray:
+        """Apply a recorded draw again to ``image`` (a copy), bit for bit.
+
+        Raises:
+            TypeError: If ``record`` is not an :class:`HSVRecord`.
+            ValueError: If it has no ``gains`` or they are not three numbers.
+
+        >>> jitter, image = HSVJitter(), np.arange(48, dtype=np.uint8).reshape(4, 4, 3)
+        >>> draw = jitter.draw(np.random.default_rng(3))
+        >>> again = jitter.replay(image, jitter.record(draw))
+        >>> bool((again == jitter.apply(image, draw)).all())
+        True
+        """
+        entry = checks.mapping(record, "record", required=("gains",), what="an HSVRecord")
+        gains = checks.sequence(entry["gains"], "record['gains']", what="three numbers")
+        if len(gains) != 3:
+            raise ValueError(f"record['gains'] must be three numbers, got {gains!r}")
+        values = [checks.real(g, f"record['gains'][{k}]") for k, g in enumerate(gains)]
+        return self.apply(image, HSVDraw(*values))
+
+
+def hsv_tables(draw: HSVDraw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The hue, saturation and value tables of one draw (the module docstring's).
+
+    >>> hue, sat, val = hsv_tables(HSVDraw(0.01, -0.5, 0.5))
+    >>> hue[:3].tolist(), hue[178:180].tolist(), sat[:4].tolist(), val[[0, 100, 200]].tolist()
+    ([1, 2, 3], [179, 0], [0, 0, 1, 1], [0, 150, 255])
+    """
+    hue = np.remainder(_X + draw.hue * 180, 180).astype(np.uint8)  # numpy's %
+    # x * k >= 0 (k = r + 1 >= 0): clipping at 0 changes nothing, at 255 is a minimum
+    sat = np.minimum(_X * (draw.saturation + 1), 255.0).astype(np.uint8)
+    sat[0] = 0  # ultralytics' guard (8.3.79); x * (r + 1) maps 0 to 0 anyway
+    val = np.minimum(_X * (draw.value + 1), 255.0).astype(np.uint8)
+    return hue, sat, val
+
+
+def _apply_tables(
+    hsv: np.ndarray, hue: np.ndarray, sat: np.ndarray, val: np.ndarray, draw: HSVDraw
+) -> None:
+    """Map ``hsv`` (an 8-bit HSV image, C-contiguous) through the tables, in place."""
+    same_hue = np.array_equal(hue[:180], _IDENTITY[:180])  # cv2's 8-bit hue is < 180
+    if draw.saturation or draw.value:  # else both tables are x itself
+        matrix = _scale_matrix(sat, val, draw)
+        if matrix is None:  # no exact x * k + b for this draw: the tables themselves
+            tables = np.stack([hue, sat, val], axis=-1).reshape(256, 1, 3)
+            cv2.LUT(hsv, tables, dst=hsv)
+            return
+        cv2.transform(hsv, matrix, dst=hsv)
+    if not same_hue:  # split and merge cost less than extractChannel and insertChannel
+        planes = list(cv2.split(hsv))
+        cv2.LUT(planes[0], hue, dst=planes[0])
+        cv2.merge(planes, dst=hsv)
+
+
+def _scale_matrix(sat: np.ndarray, val: np.ndarray, draw: HSVDraw) -> np.ndarray | None:
+    """A diagonal ``cv2.transform`` matrix giving exactly ``sat`` and ``val``, or ``None``.
+
+    ``cv2.transform`` with a diagonal matrix computes ``round(k * x + b)`` per channel in
+    float32: ``k`` is the gain's factor, and ``b`` just above ``-0.5`` rounds ``k * x``
+    down, as the tables do. A probe (all 256 values through ``cv2.transform`` itself)
+    decides; when it differs somewhere (``k * x`` within float32's error of a whole
+    number), ``b`` is moved to the middle of the offsets that round every unclipped ``x``
+    onto its entry, and probed again: ``None`` when that differs too. The map is the same
+    at every position (a diagonal matrix takes OpenCV's plain per-element loop; the tests
+    check it on a large image), so the probe speaks for the whole image.
+    """
+    matrix = _DIAGONAL.copy()
+    matrix[1, 1] = draw.saturation + 1.0
+    matrix[2, 2] = draw.value + 1.0
+    if _gives(matrix, sat, val):
+        return matrix
+    for row, table in ((1, sat), (2, val)):
+        free = table < 255  # the clipped entries saturate whatever b is
+        if free.any():
+            gap = table[free].astype(np.float32) - _X32[free] * matrix[row, row]
+            matrix[row, 3] = (float(gap.max()) + float(gap.min())) / 2
+    return matrix if _gives(matrix, sat, val) else None
+
+
+def _gives(matrix: np.ndarray, sat: np.ndarray, val: np.ndarray) -> bool:
+    """Whether ``cv2.transform`` with ``matrix`` maps every value onto the tables."""
+    probe = cv2.transform(_PROBE, matrix).reshape(256, 3)
+    return bool(
+        (probe[:, 0] == _IDENTITY).all()
+        and (probe[:, 1] == sat).all()
+        and (probe[:, 2] == val).all()
+    )

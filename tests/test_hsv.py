@@ -1,0 +1,283 @@
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+import rankaug.hsv as hsv_module
+from rankaug import HSVJitter, RandomAugmentWrapper
+from rankaug.hsv import HSVDraw, hsv_tables
+
+GAIN = st.floats(0.0, 1.0)
+
+
+def ultralytics_random_hsv(
+    bgr: np.ndarray, r: np.ndarray, gains: tuple[float, float, float] = (1.0, 1.0, 1.0)
+) -> np.ndarray:
+    """ultralytics 8.4.190 ``RandomHSV.apply_image`` with drawn gains ``r``, re-implemented.
+
+    (ultralytics is not installed in the project's venv.) Statement for statement: the
+    all-zero guard, the tables on float64 ``x``, the single 3-channel ``cv2.LUT``, BGR.
+    """
+    img = bgr.copy()
+    if not any(gains):
+        return img
+    dtype = img.dtype
+    x = np.arange(0, 256, dtype=r.dtype)
+    lut_hue = ((x + r[0] * 180) % 180).astype(dtype)
+    lut_sat = np.clip(x * (r[1] + 1), 0, 255).astype(dtype)
+    lut_val = np.clip(x * (r[2] + 1), 0, 255).astype(dtype)
+    lut_sat[0] = 0
+    im_hsv = cv2.cvtColor(img, cv2.COLOR_BGR2HSV)
+    lut = np.stack((lut_hue, lut_sat, lut_val), -1).reshape(1, 256, 3)
+    cv2.cvtColor(cv2.LUT(im_hsv, lut), cv2.COLOR_HSV2BGR, dst=img)
+    return img
+
+
+def photo(seed: int, h: int = 37, w: int = 53) -> np.ndarray:
+    """A smooth random picture with noise: every hue, saturation and value range."""
+    rng = np.random.default_rng(seed)
+    coarse = rng.integers(0, 256, (5, 7, 3), dtype=np.uint8)
+    smooth = cv2.resize(coarse, (w, h), interpolation=cv2.INTER_CUBIC).astype(np.int64)
+    return np.clip(smooth + rng.integers(-20, 21, smooth.shape), 0, 255).astype(np.uint8)
+
+
+def ultralytics_draw(gains: tuple[float, float, float], seed: int) -> np.ndarray:
+    """ultralytics' gain draw, ``np.random.uniform(-1, 1, 3) * gains``, from a Generator."""
+    return np.random.default_rng(seed).uniform(-1, 1, 3) * list(gains)
+
+
+class TestHSVJitter:
+    def test_defaults_are_ultralytics_hyperparameters(self) -> None:
+        # ultralytics default.yaml: hsv_h 0.015, hsv_s 0.7, hsv_v 0.4
+        assert dataclasses.astuple(HSVJitter()) == (0.015, 0.7, 0.4, "rgb")
+        jitter = HSVJitter(np.float32(0.5), 1, 0)
+        assert all(type(v) is float for v in dataclasses.astuple(jitter)[:3])
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            jitter.hgain = 0.1  # type: ignore[misc]
+
+    @pytest.mark.parametrize(
+        ("kwargs", "error", "message"),
+        [
+            ({"hgain": -0.1}, ValueError, r"hgain must be a finite number >= 0.0 and <= 1.0"),
+            ({"sgain": 1.5}, ValueError, r"sgain must be .* <= 1.0, got 1.5"),
+            ({"vgain": float("nan")}, ValueError, "vgain must be a finite number"),
+            ({"vgain": True}, TypeError, "vgain must be a finite number .* of type bool"),
+            ({"hgain": "0.1"}, TypeError, "hgain must be a finite number .* of type str"),
+            ({"channel_order": "hsv"}, ValueError, r"channel_order must be one of 'rgb', 'bgr'"),
+            ({"channel_order": 1}, TypeError, r"channel_order must be one of .* of type int"),
+        ],
+    )
+    def test_arguments_are_checked(
+        self, kwargs: dict[str, Any], error: type[Exception], message: str
+    ) -> None:
+        with pytest.raises(error, match=message):
+            HSVJitter(**kwargs)
+
+    @settings(max_examples=60, deadline=None)
+    @given(h=GAIN, s=GAIN, v=GAIN, seed=st.integers(0, 2**32 - 1))
+    def test_draw_is_ultralytics_uniform_gains_from_the_generator(
+        self, h: float, s: float, v: float, seed: int
+    ) -> None:
+        draw = HSVJitter(h, s, v).draw(np.random.default_rng(seed))
+        np.testing.assert_array_equal(np.array(draw), ultralytics_draw((h, s, v), seed))
+        assert all(abs(r) <= g for r, g in zip(draw, (h, s, v), strict=True))
+
+    def test_draws_one_block_of_three_uniforms(self) -> None:
+        rng, ref = np.random.default_rng(5), np.random.default_rng(5)
+        HSVJitter(0.0, 0.0, 0.0).draw(rng)  # whatever the gains
+        ref.random(3)
+        assert rng.random() == ref.random()
+
+    @settings(max_examples=80, deadline=None)
+    @given(h=GAIN, s=GAIN, v=GAIN, seed=st.integers(0, 2**32 - 1))
+    def test_same_pixels_as_ultralytics_for_the_same_gains(
+        self, h: float, s: float, v: float, seed: int
+    ) -> None:
+        r = ultralytics_draw((h, s, v), seed)
+        bgr = photo(seed % 1000)
+        expected = ultralytics_random_hsv(bgr, r, (h, s, v))
+        draw = HSVDraw(*r.tolist())
+        # max pixel difference 0: BGR images as they are, RGB ones channel for channel
+        np.testing.assert_array_equal(HSVJitter(h, s, v, "bgr").apply(bgr, draw), expected)
+        rgb = np.ascontiguousarray(bgr[..., ::-1])
+        np.testing.assert_array_equal(HSVJitter(h, s, v).apply(rgb, draw), expected[..., ::-1])
+
+    @pytest.mark.parametrize("seed", range(40))
+    def test_the_table_path_gives_the_same_pixels(
+        self, seed: int, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # the fallback when no exact cv2.transform exists for a draw: the 3-channel LUT
+        r = ultralytics_draw((0.5, 0.7, 0.4), seed)
+        bgr = photo(seed)
+        monkeypatch.setattr(hsv_module, "_scale_matrix", lambda *args: None)
+        out = HSVJitter(0.5, 0.7, 0.4, "bgr").apply(bgr, HSVDraw(*r.tolist()))
+        np.testing.assert_array_equal(out, ultralytics_random_hsv(bgr, r))
+
+    def test_the_scale_path_is_taken_for_almost_every_draw(self) -> None:
+        rng, jitter = np.random.default_rng(0), HSVJitter()
+        draws = [jitter.draw(rng) for _ in range(500)]
+        exact = sum(hsv_module._scale_matrix(*hsv_tables(d)[1:], d) is not None for d in draws)
+        assert exact >= 480  # the rest take the tables: same pixels, slower
+
+    def test_the_scale_path_is_the_same_at_every_position(self) -> None:
+        # cv2.transform's per-value map, probed on 256 values, holds across a large image
+        draw = HSVDraw(0.0, 0.37, -0.21)
+        _, sat, val = hsv_tables(draw)
+        matrix = hsv_module._scale_matrix(sat, val, draw)
+        assert matrix is not None
+        image = np.random.default_rng(1).integers(0, 256, (480, 641, 3), dtype=np.uint8)
+        out = cv2.transform(image, matrix)
+        np.testing.assert_array_equal(out[..., 0], image[..., 0])
+        np.testing.assert_array_equal(out[..., 1], sat[image[..., 1]])
+        np.testing.assert_array_equal(out[..., 2], val[image[..., 2]])
+
+    def test_opencv_8bit_hue_is_below_180_for_every_colour(self) -> None:
+        # why a hue table is the identity when its first 180 entries are
+        codes = np.arange(1 << 24, dtype=np.uint32)
+        rgb = np.stack([codes >> 16, (codes >> 8) & 255, codes & 255], -1).astype(np.uint8)
+        assert int(cv2.cvtColor(rgb.reshape(4096, 4096, 3), cv2.COLOR_RGB2HSV)[..., 0].max()) == 179
+
+    @given(value=st.integers(0, 255), h=GAIN, s=GAIN, v=GAIN, seed=st.integers(0, 2**16))
+    def test_grey_stays_grey_and_only_its_value_moves(
+        self, value: int, h: float, s: float, v: float, seed: int
+    ) -> None:
+        jitter = HSVJitter(h, s, v)
+        draw = jitter.draw(np.random.default_rng(seed))
+        out = jitter.apply(np.full((5, 7, 3), value, np.uint8), draw)
+        expected = min(255, int(value * (draw.value + 1))) if (h or s or v) else value
+        assert (out == expected).all()
+
+    @pytest.mark.parametrize(
+        ("order", "colour", "shifted"),
+        [("rgb", (255, 0, 0), (0, 255, 0)), ("bgr", (0, 0, 255), (0, 255, 0))],
+    )
+    def test_a_third_of_a_turn_takes_red_to_green(
+        self, order: str, colour: tuple[int, int, int], shifted: tuple[int, int, int]
+    ) -> None:
+        jitter = HSVJitter(1.0, 0.0, 0.0, order)  # type: ignore[arg-type]
+        red = np.zeros((3, 4, 3), np.uint8) + np.array(colour, np.uint8)
+        out = jitter.apply(red, HSVDraw(1 / 3 + 1e-9, 0.0, 0.0))  # hue 0 -> 60 (of 180)
+        assert (out == np.array(shifted, np.uint8)).all()
+
+    def test_zero_gains_leave_the_image_as_it_is(self) -> None:
+        # no HSV round trip (which would move some pixels by one), as ultralytics
+        image = photo(0)
+        draw = HSVDraw(0.0, 0.0, 0.0)
+        assert not np.array_equal(HSVJitter(0.01, 0, 0).apply(image, draw), image)  # round trip
+        np.testing.assert_array_equal(HSVJitter(0, 0, 0).apply(image, draw), image)
+
+    def test_in_place_into_out_and_a_copy_otherwise(self) -> None:
+        image, jitter = photo(3), HSVJitter()
+        draw = jitter.draw(np.random.default_rng(2))
+        before = image.copy()
+        copy = jitter.apply(image, draw)
+        np.testing.assert_array_equal(image, before)
+        assert jitter.apply(image, draw, out=image) is image
+        np.testing.assert_array_equal(image, copy)
+        out = np.empty_like(image)
+        assert jitter.apply(before, draw, out=out) is out
+        np.testing.assert_array_equal(out, copy)
+
+    def test_call_draws_from_the_rng(self) -> None:
+        image, jitter = photo(4), HSVJitter()
+        out = jitter(image, rng=np.random.default_rng(9))
+        again = jitter.apply(image, jitter.draw(np.random.default_rng(9)))
+        np.testing.assert_array_equal(out, again)
+        assert not np.array_equal(out, jitter(image, rng=np.random.default_rng(10)))
+
+    @pytest.mark.parametrize(
+        ("image", "error", "message"),
+        [
+            (np.zeros((4, 4, 3), np.float32), TypeError, r"image must have dtype uint8 .* float32"),
+            (np.zeros((4, 4, 3), np.uint16), TypeError, r"image must have dtype uint8 .* uint16"),
+            (np.zeros((4, 4), np.uint8), ValueError, r"HxWx3 RGB image, got shape \(4, 4\)"),
+            (np.zeros((4, 4, 4), np.uint8), ValueError, r"HxWx3 RGB image, got shape \(4, 4, 4\)"),
+            (np.zeros((0, 4, 3), np.uint8), ValueError, r"got shape \(0, 4, 3\)"),
+            ([[1, 2, 3]], TypeError, r"image must be an HxWx3 uint8 RGB numpy array"),
+        ],
+    )
+    def test_images_are_checked(self, image: Any, error: type[Exception], message: str) -> None:
+        with pytest.raises(error, match=message):
+            HSVJitter().apply(image, HSVDraw(0.0, 0.1, 0.1))
+
+    @pytest.mark.parametrize(
+        "out", [np.zeros((4, 5, 3), np.uint8), np.zeros((4, 6, 3), np.uint8)[:, ::2], "x"]
+    )
+    def test_out_is_checked(self, out: Any) -> None:
+        with pytest.raises(ValueError, match=r"out must be a writeable C-contiguous uint8 array"):
+            HSVJitter().apply(np.zeros((4, 3, 3), np.uint8), HSVDraw(0.0, 0.1, 0.1), out=out)
+
+    def test_record_and_replay_bit_for_bit(self) -> None:
+        image, jitter = photo(5), HSVJitter(0.5, 0.9, 0.9)
+        draw = jitter.draw(np.random.default_rng(11))
+        record = jitter.record(draw)
+        assert record == {"gains": (draw.hue, draw.saturation, draw.value)}
+        np.testing.assert_array_equal(jitter.replay(image, record), jitter.apply(image, draw))
+        assert pickle.loads(pickle.dumps(jitter)) == jitter
+
+    @pytest.mark.parametrize(
+        ("record", "error", "message"),
+        [
+            ({}, ValueError, r"gains"),
+            ({"gains": (0.1, 0.2)}, ValueError, r"record\['gains'\] must be three numbers"),
+            ({"gains": (0.1, 0.2, "x")}, TypeError, r"record\['gains'\]\[2\] must be a finite"),
+            ("gains", TypeError, r"record must be an HSVRecord"),
+        ],
+    )
+    def test_replay_checks_the_record(
+        self, record: Any, error: type[Exception], message: str
+    ) -> None:
+        with pytest.raises(error, match=message):
+            HSVJitter().replay(photo(0), record)
+
+
+class _Images(torch.utils.data.Dataset[Any]):
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __len__(self) -> int:
+        return 6
+
+    def __getitem__(self, index: int) -> Any:
+        image = photo(index, 20, 24)
+        if self.kind == "dict":
+            return {"image": image, "labels": np.array([index]), "path": f"{index}.png"}
+        if self.kind == "pil":
+            return Image.fromarray(image), {"labels": [index]}
+        return torch.from_numpy(image).permute(2, 0, 1), {"labels": torch.tensor([index])}
+
+
+class TestHSVJitterInRandomAugmentWrapper:
+    def test_keyed_recorded_and_replayed(self) -> None:
+        data, jitter = _Images("dict"), HSVJitter(0.1, 0.7, 0.4)
+        wrapper = RandomAugmentWrapper(data, jitter, seed=0, keying="sample")
+        again = RandomAugmentWrapper(data, jitter, seed=0, keying="sample")
+        other = RandomAugmentWrapper(data, jitter, seed=1, keying="sample")
+        outputs = [wrapper[i] for i in range(6)]
+        gains = {out["hsv"]["gains"] for out in outputs}
+        assert len(gains) == 6  # differs across keys
+        for i, out in enumerate(outputs):
+            assert sorted(out) == ["hsv", "image", "labels", "path"]
+            np.testing.assert_array_equal(out["image"], again[i]["image"])
+            assert out["hsv"] == again[i]["hsv"] != other[i]["hsv"]
+            np.testing.assert_array_equal(out["image"], jitter.replay(data[i]["image"], out["hsv"]))
+            np.testing.assert_array_equal(data[i]["image"], photo(i, 20, 24))  # left unchanged
+
+    @pytest.mark.parametrize("kind", ["pil", "tensor"])
+    def test_pairs_keep_their_image_type_and_record_in_the_target(self, kind: str) -> None:
+        data, jitter = _Images(kind), HSVJitter()
+        image, target = RandomAugmentWrapper(data, jitter, seed=0, keying="sample")[2]
+        assert type(image) is type(data[2][0])
+        array = np.asarray(image) if kind == "pil" else image.permute(1, 2, 0).numpy()
+        source = photo(2, 20, 24)
+        np.testing.assert_array_equal(array, jitter.replay(source, target["hsv"]))
+        assert not np.array_equal(array, source)
