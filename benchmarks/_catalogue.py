@@ -220,6 +220,17 @@ SECTIONS: tuple[Section, ...] = (
             "mix/ultralytics_copypaste_flip": "ultralytics CopyPaste, mode=flip (p=1)",
         },
     ),
+    Section(
+        "stream",
+        9,
+        "samples/s",
+        {
+            "stream/wds_map": "webdataset .map(albumentations), 2 workers (baseline)",
+            "stream/wds_wrapper": "RandomAugmentWrapper(webdataset stream), 2 workers",
+            "stream/mosaic_map": "MosaicDataset(list)[i], map-style (baseline)",
+            "stream/mosaic_stream": "MosaicDataset(stream), window of 16",
+        },
+    ),
 )
 """Every section, in the order they run and print."""
 
@@ -304,6 +315,8 @@ class Settings:
         e2e_chunk: Batches per turn when the in-process first epochs are interleaved.
         memory_rounds: Runs of the memory section's jobs (one figure per run).
         memory_batches: Batches each rank loads before its memory is read.
+        stream_samples: Samples in the streaming section's webdataset shards (one pass
+            per loader per round).
     """
 
     repeats: int
@@ -321,6 +334,7 @@ class Settings:
     e2e_chunk: int
     memory_rounds: int
     memory_batches: int
+    stream_samples: int
 
 
 FULL = Settings(
@@ -339,6 +353,7 @@ FULL = Settings(
     e2e_chunk=4,
     memory_rounds=1,
     memory_batches=12,
+    stream_samples=384,
 )
 QUICK = Settings(
     repeats=3,
@@ -356,4 +371,5 @@ QUICK = Settings(
     e2e_chunk=1,
     memory_rounds=1,
     memory_batches=2,
+    stream_samples=96,
 )

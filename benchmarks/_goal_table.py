@@ -273,6 +273,26 @@ GOALS: tuple[Goal, ...] = (
         ),
         hint="drawing and trimming the polygons (rankaug.polygons): profile dataset[i]",
     ),
+    Ratio(
+        id="stream_wrapper",
+        what="RandomAugmentWrapper(webdataset) / bare .map(albumentations), 2 workers",
+        numerator="stream/wds_wrapper",
+        denominator="stream/wds_map",
+        op=">=",
+        target=0.97,
+        hint="the streaming wrapper's path per sample (pass, window, key, adapter): "
+        "profile StreamingAugment.outputs",
+    ),
+    Ratio(
+        id="stream_mosaic",
+        what="MosaicDataset(stream) / MosaicDataset(list)[i], same decoded samples",
+        numerator="stream/mosaic_stream",
+        denominator="stream/mosaic_map",
+        op=">=",
+        target=0.9,
+        hint="the window (deque, entries, the map-style mosaic over it): profile "
+        "StreamingMosaic.outputs",
+    ),
 )
 """The goals, in the order of the goals table."""
 

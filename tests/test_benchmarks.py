@@ -88,6 +88,10 @@ EXPECTED_ROWS = {
     "mix/copypaste_floor",
     "mix/copypaste_polygon_floor",
     "mix/ultralytics_copypaste_masks",
+    "stream/wds_map",
+    "stream/wds_wrapper",
+    "stream/mosaic_map",
+    "stream/mosaic_stream",
 }
 EXPECTED_GOALS = [
     "key_sample",
@@ -115,6 +119,8 @@ EXPECTED_GOALS = [
     "mix_cutmix",
     "mix_copypaste",
     "mix_copypaste_polygons",
+    "stream_wrapper",
+    "stream_mosaic",
 ]
 EPOCH_PAIRS = [
     ("epoch/sampler_carried", "epoch/sampler_plain"),
@@ -240,6 +246,7 @@ def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -
         "e2e",
         "memory",
         "mix",
+        "stream",
     ]
     recycled = report["diagnostics"]["recycle_stats"]
     assert recycled["pooled"] >= 1  # the workers stacked into pooled buffers
@@ -401,12 +408,26 @@ def test_mix_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) 
     assert work["mix/rankaug_mixup"]["mix"]["value"] == "mixup p=1, ratio Beta(32, 32)"
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
+def test_stream_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) -> None:
+    report, stdout = quick_run
+    work = report["work"]
+    assert work["stream/wds_map"] == work["stream/wds_wrapper"]
+    assert work["stream/wds_map"]["affine"]["value"].startswith("p=1, scale 0.75-1.25")
+    assert work["stream/mosaic_map"] == work["stream/mosaic_stream"]
+    assert work["stream/mosaic_map"]["mosaic"]["value"] == "2x2 p=1"
+    assert report["meta"]["stream_samples_per_pass"] == 96
+    assert "wds_wrapper vs wds_map" in stdout
+
+
 def test_only_refuses_an_unknown_section(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         _cli.parse_args(["--only", "keys,speed"])
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert "--only takes sections among keys,wrapper,mosaic,scaling,epoch,e2e,memory,mix" in err
+    assert (
+        "--only takes sections among keys,wrapper,mosaic,scaling,epoch,e2e,memory,mix,stream" in err
+    )
     assert "'keys,speed'" in err
 
 

@@ -50,6 +50,13 @@ output everywhere (nothing random to audit, exit 0); PASS otherwise. ``box_forma
 Several targets can be audited in the same launches; each starts from a freshly
 seeded state (``seed_everything`` again, a new DataLoader), as a script just started.
 
+A TARGET may also give an iterable dataset (an ``IterableDataset``, a webdataset
+pipeline, a Hugging Face ``IterableDataset``, rankaug's streaming wrappers): having no
+index to hand out, the audit then streams it on every rank and worker as training does,
+matches samples by their id (``--sample-id``) and compares the same sample across ranks,
+workers, epochs and runs against a baseline of two passes in one process
+(:mod:`rankaug.cli.stream_probe`, :mod:`rankaug.cli.stream_verdicts`).
+
 With an adapter (``--keys`` or ``--adapter``, see :mod:`rankaug.cli.adapter`) the
 fingerprint covers what the adapter reads (the image and the targets) rather than the
 whole sample. A sample that raises stops the audit with one line naming it (see
@@ -75,8 +82,16 @@ from rankaug.cli.options import (
 )
 from rankaug.cli.probe import AuditConfig, AuditJob, probe_indices
 from rankaug.cli.report import AuditReport, AuditResult
+from rankaug.cli.stream_verdicts import (
+    StreamLayout,
+    StreamRecords,
+    analyse_stream,
+    stream_records_of,
+)
 from rankaug.cli.target import build_dataset
-from rankaug.cli.verdicts import Layout, Records, analyse
+from rankaug.cli.verdicts import Layout, Records, Verdict, analyse
+from rankaug.stream.base import StreamDataset
+from rankaug.stream.detect import is_stream
 
 __all__ = [
     "AuditConfig",
@@ -147,6 +162,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "indices and dataset.set_epoch(epoch) before every epoch (default: sampler)"
         ),
     )
+    audit.add_argument(
+        "--sample-id",
+        metavar="KEY",
+        default="__key__",
+        help=(
+            "for an iterable dataset: the key of a sample's id, to match one sample across "
+            "ranks, workers, epochs and runs; samples without it are matched by their "
+            "position in the pass (default: __key__, webdataset's)"
+        ),
+    )
     box_format_option(audit)
     audit.add_argument("--json", action="store_true", help="print the report as JSON")
     audit.add_argument("--output", metavar="FILE", help="also write the JSON report to FILE")
@@ -174,6 +199,7 @@ def run(args: argparse.Namespace) -> int:
             adapter=args.adapter,
             keys=args.keys,
             box_format=args.box_format,
+            sample_id=args.sample_id,
         )
     )
     if args.output:
@@ -221,10 +247,15 @@ def run_audit(config: AuditConfig) -> AuditResult:
     """
     _check_config(config)
     build_adapter(config.adapter, config.keys)
-    datasets = [build_dataset(t) for t in config.targets]
-    indices = [probe_indices(len(dataset), config.probe) for dataset in datasets]
+    datasets = [build_dataset(t, streams=True) for t in config.targets]
+    streamed = [is_stream(dataset) for dataset in datasets]
+    indices = [
+        [] if stream else probe_indices(len(dataset), config.probe)
+        for dataset, stream in zip(datasets, streamed, strict=True)
+    ]
     schedules = [[i for _ in range(config.repeats) for i in chosen] for chosen in indices]
     records: list[Records] = [{} for _ in config.targets]
+    stream_records: list[StreamRecords] = [{} for _ in config.targets]
     skipped: list[set[str]] = [set() for _ in config.targets]
     runs = 2 if config.rerun else 1
     for attempt in range(runs):
@@ -240,6 +271,9 @@ def run_audit(config: AuditConfig) -> AuditResult:
         for rank, per_target in enumerate(launch(job, config.ranks, seed=config.seed)):
             for t, (rows, types) in enumerate(per_target):
                 skipped[t].update(types)
+                if streamed[t]:
+                    stream_records_of(attempt, rank, rows, stream_records[t])
+                    continue
                 for epoch, worker, position, _index, digest in rows:
                     records[t][(attempt, epoch, rank, worker, position)] = digest
     layouts = [
@@ -259,11 +293,27 @@ def run_audit(config: AuditConfig) -> AuditResult:
             config,
             indices[t],
             schedules[t],
-            analyse(layouts[t], schedules[t], records[t]),
-            len(records[t]),
+            _stream_verdicts(config, datasets[t], stream_records[t])
+            if streamed[t]
+            else analyse(layouts[t], schedules[t], records[t]),
+            _count(stream_records[t]) if streamed[t] else len(records[t]),
             sorted(skipped[t]),
             describe_pipeline(datasets[t]),
+            stream=streamed[t],
         )
         for t, target in enumerate(config.targets)
     ]
     return AuditResult(config, reports)
+
+
+def _count(records: StreamRecords) -> int:
+    """The streamed samples fingerprinted in the epochs (not the baseline passes)."""
+    return sum(len(samples) for (_, epoch, _, _), samples in records.items() if epoch >= 0)
+
+
+def _stream_verdicts(config: AuditConfig, dataset: object, records: StreamRecords) -> list[Verdict]:
+    keyed_by_sample = isinstance(dataset, StreamDataset) and dataset.keying == "sample"
+    layout = StreamLayout(
+        config.ranks, config.workers, config.epochs, config.rerun, keyed_by_sample
+    )
+    return analyse_stream(layout, records)

@@ -19,12 +19,14 @@ from rankaug.cli.adapter import AUDIT_TARGETS, KeyMap, build_adapter, reader_tex
 from rankaug.cli.failure import Failure, load
 from rankaug.cli.fingerprint import fingerprint
 from rankaug.cli.launch import only_sample, progress
+from rankaug.cli.stream_probe import stream_records
 from rankaug.cli.target import build_dataset
 from rankaug.cli.verdicts import EpochFrom
 from rankaug.epoch import index_epoch
 from rankaug.sampler import EpochSampler
 from rankaug.samples import DefaultAdapter, SampleAdapter
 from rankaug.seeding import seed_everything
+from rankaug.stream.detect import is_stream
 
 __all__ = ["AuditConfig", "AuditJob", "ProbeItem", "RankRecords", "probe_indices"]
 
@@ -70,6 +72,8 @@ class AuditConfig:
             then read as pixel xyxy (through the adapter, or the default layouts) and
             fingerprinted so, and a sample whose boxes cannot be read stops the audit
             with one line naming it.
+        sample_id: The key of a streamed sample's id (``--sample-id``); a stream's
+            samples without it are identified by their position in the pass.
     """
 
     targets: tuple[str, ...]
@@ -87,6 +91,7 @@ class AuditConfig:
     adapter: str | None = None
     keys: str | None = None
     box_format: str | None = None
+    sample_id: str = "__key__"
 
     @property
     def reader(self) -> str:
@@ -122,6 +127,15 @@ class _Probe(Dataset[ProbeItem]):
         if isinstance(loaded, Failure):
             return loaded
         worker, sample = loaded
+        found = self.fingerprint(sample, index, worker)
+        if isinstance(found, Failure):
+            return found
+        return index, worker, index_epoch(index), *found
+
+    def fingerprint(
+        self, sample: Any, index: int, worker: int
+    ) -> tuple[str, tuple[str, ...]] | Failure:
+        """``(digest, skipped types)`` of ``sample`` (or of what the adapter reads of it)."""
         try:
             if self.adapter is not None:
                 sample, _ = self.adapter.unpack(sample, self.targets)
@@ -133,7 +147,7 @@ class _Probe(Dataset[ProbeItem]):
             reader = self.reader or f"--box-format {self.box_format}"
             return Failure.of(f"reading dataset[{index}] with {reader}", index, worker, error)
         found = fingerprint(sample)
-        return index, worker, index_epoch(index), found.digest, found.skipped
+        return found.digest, found.skipped
 
     def _pixel_boxes(self, data: dict[str, Any]) -> dict[str, Any]:
         """``data`` with its ``bboxes`` read as ``box_format``, in pixel xyxy."""
@@ -147,12 +161,15 @@ class _Probe(Dataset[ProbeItem]):
         return {**data, "bboxes": to_xyxy(as_box_array(boxes), fmt, (height, width))}
 
 
-RankRecords = list[tuple[int, int, int, int, str]]  # (epoch, worker, position, index, digest)
+# (epoch, worker, position, index, digest); for a stream the index is the sample's id
+RankRecords = list[tuple[int, int, int, Any, str]]
 
 
 @dataclass(frozen=True)
 class AuditJob:
     """What every rank runs: build each target's dataset and fingerprint its schedule.
+
+    A stream target (no schedule) is iterated instead (:mod:`rankaug.cli.stream_probe`).
 
     Every target starts from ``seed_everything(seed)``, as if its training script had
     just started, so auditing several targets together gives each the same result
@@ -175,7 +192,9 @@ class AuditJob:
     ) -> tuple[RankRecords, set[str]]:
         config = self.config
         seed_everything(config.seed)
-        dataset = build_dataset(target)
+        dataset = build_dataset(target, streams=True)
+        if is_stream(dataset):
+            return stream_records(config, dataset, target, rank, self.run)
         adapter = build_adapter(config.adapter, config.keys)
         streams = max(config.workers, 1)
         order = [index for index in schedule for _ in range(streams)]

@@ -1,0 +1,269 @@
+"""Section 9, streaming: the wrappers over a stream against the same work without them.
+
+Two races, each like for like (the same pipeline, the same samples, the same output):
+
+* **webdataset, 2 DataLoader workers.** The square sources are written as tar shards
+  (JPEG image, boxes and labels as ``.npy``) into the run's data folder, not timed. Both
+  contenders read the same shards through the same webdataset pipeline
+  (``WebDataset(...).decode("rgb8").map(unpack)``, split by worker) and the same
+  albumentations pipeline as section 2: the baseline applies it in a bare ``.map()``,
+  rankaug wraps the un-augmented stream, ``RandomAugmentWrapper(stream, pipeline,
+  seed=...)`` (a :class:`rankaug.stream.StreamingAugment`). A round is one whole pass
+  over the shards per loader (persistent workers, numpy batches of ``--batch-size``),
+  the loaders taking turns, the order reversed every round; the first pass is warm-up.
+  The draws differ (the baseline's ``Compose`` has its own seed), so an ``Affine``'s
+  cost per sample differs too; over a pass it evens out.
+* **mosaic, in process.** ``MosaicDataset(sources, ...)[i]`` against
+  ``MosaicDataset(stream, ...)`` (a :class:`rankaug.stream.StreamingMosaic`, window of
+  ``buffer_size`` 16) over an ``IterableDataset`` that yields the same decoded samples
+  in turn, one mosaic at a time in alternation (as section 3).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from torch.utils.data import DataLoader, IterableDataset
+
+import rankaug
+from benchmarks._bench import Bench, Sample
+from benchmarks._catalogue import section
+from benchmarks._loaders import collate_numpy
+from benchmarks._report import print_rows, ratio_text
+from benchmarks._same_work import describe, print_work, tagged
+from benchmarks._timing import Op, alternate, interleave
+from benchmarks.sections.wrapper import make_pipeline
+
+__all__ = ["SECTION", "SHARDS", "measure", "prepare", "write_shards"]
+
+SECTION = section("stream")
+SHARDS = 4
+"""Tar shards the samples are spread over (two per worker)."""
+WORKERS = 2
+BUFFER = 16
+RATIOS = (("stream/wds_wrapper", "stream/wds_map"), ("stream/mosaic_stream", "stream/mosaic_map"))
+
+
+def write_shards(samples: list[Sample], count: int, folder: Path) -> str:
+    """``count`` samples (the sources in turn) as ``SHARDS`` tar files; their url pattern."""
+    import webdataset as wds
+
+    folder.mkdir(parents=True, exist_ok=True)
+    per_shard = -(-count // SHARDS)
+    for shard in range(SHARDS):
+        with wds.TarWriter(str(folder / f"shard-{shard:04d}.tar")) as sink:
+            for k in range(shard * per_shard, min(count, (shard + 1) * per_shard)):
+                sample = samples[k % len(samples)]
+                ok, jpeg = cv2.imencode(".jpg", sample["image"], [cv2.IMWRITE_JPEG_QUALITY, 90])
+                if not ok:
+                    raise RuntimeError("cv2.imencode failed")
+                sink.write({
+                    "__key__": f"s{k:06d}",
+                    "jpg": jpeg.tobytes(),
+                    "boxes.npy": sample["bboxes"],
+                    "labels.npy": sample["labels"],
+                })  # fmt: skip
+    return str(folder / f"shard-{{0000..{SHARDS - 1:04d}}}.tar")
+
+
+def _unpack(sample: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "image": sample["jpg"],
+        "bboxes": sample["boxes.npy"],
+        "labels": sample["labels.npy"],
+        "id": sample["__key__"],
+    }
+
+
+class _Augment:
+    """The bare ``.map()`` stage: the albumentations pipeline on one sample."""
+
+    def __init__(self, compose: Any) -> None:
+        self.compose = compose
+
+    def __call__(self, sample: dict[str, Any]) -> dict[str, Any]:
+        out = self.compose(image=sample["image"], bboxes=sample["bboxes"], labels=sample["labels"])
+        return {
+            **sample,
+            "image": out["image"],
+            "bboxes": np.asarray(out["bboxes"], np.float32).reshape(-1, 4),
+            "labels": np.asarray(out["labels"], np.int64).reshape(-1),
+        }
+
+
+def _stream(urls: str) -> Any:
+    import webdataset as wds
+
+    return wds.WebDataset(urls, shardshuffle=False, empty_check=False).decode("rgb8").map(_unpack)
+
+
+def _loader(dataset: Any, batch_size: int) -> DataLoader[Any]:
+    return DataLoader(
+        dataset,
+        batch_size=batch_size,
+        num_workers=WORKERS,
+        persistent_workers=True,
+        collate_fn=collate_numpy,
+        prefetch_factor=2,
+    )
+
+
+def _passes(loader: DataLoader[Any], counted: list[int]) -> Op:
+    """``op(k)``: ``k`` whole passes over ``loader``; samples read appended to ``counted``."""
+
+    def op(k: int) -> None:
+        for _ in range(k):
+            counted.append(sum(len(batch) for batch in loader))
+
+    return op
+
+
+class _Cycle(IterableDataset[Sample]):
+    """The decoded sources in turn, ``length`` samples per pass (no ``__getitem__``)."""
+
+    def __init__(self, samples: list[Sample], length: int) -> None:
+        self.samples, self.length = samples, length
+
+    def __iter__(self) -> Iterator[Sample]:
+        return itertools.islice(itertools.cycle(self.samples), self.length)
+
+
+def _endless(stream: Any) -> Any:
+    """``make(i)``: the next mosaic of endless passes over ``stream``."""
+    state = [iter(stream)]
+
+    def make(i: int) -> Any:
+        try:
+            return next(state[0])
+        except StopIteration:
+            state[0] = iter(stream)
+            return next(state[0])
+
+    return make
+
+
+@dataclass
+class Prepared:
+    """The shards and the loaders (their workers start at the warm-up pass)."""
+
+    folder: Path | None
+    loaders: dict[str, DataLoader[Any]]
+    subjects: dict[str, Any]
+    samples: int
+
+
+def prepare(bench: Bench) -> Prepared:
+    """Write the shards (not timed) and build both loaders (none without webdataset)."""
+    if importlib.util.find_spec("webdataset") is None:
+        return Prepared(None, {}, {}, 0)
+    base = bench.data_dir if bench.data_dir is not None else Path(tempfile.gettempdir())
+    folder = Path(tempfile.mkdtemp(prefix="rankaug-bench-stream-", dir=base))
+    count = bench.settings.stream_samples
+    urls = write_shards(bench.sources.square, count, folder)
+    baseline_compose = make_pipeline(bench.seed)
+    wrapped = rankaug.RandomAugmentWrapper(
+        _stream(urls), make_pipeline(bench.seed), seed=bench.seed
+    )
+    loaders = {
+        "stream/wds_map": _loader(_stream(urls).map(_Augment(baseline_compose)), bench.batch_size),
+        "stream/wds_wrapper": _loader(wrapped, bench.batch_size),
+    }
+    subjects = {"stream/wds_map": baseline_compose, "stream/wds_wrapper": wrapped}
+    return Prepared(folder, loaders, subjects, count)
+
+
+def measure(bench: Bench, prepared: Prepared) -> None:
+    """Both races, then the table and the ratios."""
+    settings, report = bench.settings, bench.report
+    if prepared.folder is None:
+        rows = ["stream/wds_map", "stream/wds_wrapper"]
+        bench.missing(SECTION, rows, "unavailable: webdataset is not installed")
+    else:
+        try:
+            _loader_race(bench, prepared)
+        finally:
+            prepared.loaders.clear()  # the persistent workers end with their loaders
+            shutil.rmtree(prepared.folder, ignore_errors=True)
+    _mosaic_race(bench)
+    bench.out(
+        f"9. Streaming: webdataset shards of {prepared.samples} JPEGs ({SHARDS} shards, "
+        f"{WORKERS} workers, batches of {bench.batch_size}); mosaics {bench.size}x{bench.size} "
+        f"from the same in-memory sources ({settings.mosaics} per round)"
+    )
+    works = {k.split("/")[1]: report.work[k] for k in SECTION.rows if k in report.work}
+    print_work(bench.out, "the streams", works, aspects=("mosaic", "affine", "flip"))
+    print_rows(bench.out, report, list(SECTION.rows))
+    bench.out("  ratios (medians; per-round range in brackets):")
+    for numerator, denominator in RATIOS:
+        entry = report.ratio(numerator, denominator)
+        bench.out(
+            f"    {numerator.split('/')[1]:>14s} vs {denominator.split('/')[1]:<12s} "
+            f"{ratio_text(entry)}"
+        )
+    bench.out()
+
+
+def _loader_race(bench: Bench, prepared: Prepared) -> None:
+    counted: dict[str, list[int]] = {row: [] for row in prepared.loaders}
+    ops = {row: _passes(loader, counted[row]) for row, loader in prepared.loaders.items()}
+    for row, subject in prepared.subjects.items():
+        bench.report.work[row] = describe(tagged(ops[row], subject))
+    seconds = interleave(
+        ops,
+        per_round=1,
+        repeats=bench.settings.repeats,
+        warmup=1,
+        progress=bench.progress,
+        label="9 stream: webdataset",
+    )
+    for row, samples in counted.items():
+        if len(set(samples)) != 1 or samples[0] != prepared.samples:
+            raise RuntimeError(f"{row} read {samples} samples per pass, not {prepared.samples}")
+    per_sample = {row: [s / prepared.samples for s in values] for row, values in seconds.items()}
+    bench.rows(SECTION, per_sample)
+    bench.report.meta["stream_samples_per_pass"] = prepared.samples
+
+
+def _mosaic_race(bench: Bench) -> None:
+    sources = bench.sources.mosaic
+    n = len(sources)
+    mapped: Any = rankaug.MosaicDataset(sources, seed=bench.seed, output_size=bench.size)
+    length = max(4 * n, 4 * BUFFER)
+    streamed: Any = rankaug.MosaicDataset(
+        _Cycle(sources, length), seed=bench.seed, output_size=bench.size, buffer_size=BUFFER
+    )
+    makers = {
+        "stream/mosaic_map": tagged(lambda i: mapped[i % n], mapped),
+        "stream/mosaic_stream": tagged(_endless(streamed), streamed),
+    }
+    for row, make in makers.items():
+        bench.report.work[row] = describe(make)
+    seconds = alternate(
+        {row: _counted(make) for row, make in makers.items()},
+        per_round=bench.settings.mosaics,
+        repeats=bench.settings.repeats,
+        warmup=bench.settings.warmup,
+        progress=bench.progress,
+        label="9 stream: mosaic",
+    )
+    bench.rows(SECTION, seconds)
+
+
+def _counted(make: Any) -> Op:
+    position = [1]
+
+    def op(k: int) -> None:
+        for _ in range(k):
+            make(position[0])
+            position[0] += 1
+
+    return op
