@@ -84,3 +84,34 @@ def rankaug_sample() -> Any:
     """rankaug's wrapper keyed by each sample's ``__key__``."""
     return RandomAugmentWrapper(_shards(), _compose(None), seed=0, keying="sample",
                                 sample_id="__key__")  # fmt: skip
+
+
+def _as_uint8(sample: dict[str, Any]) -> dict[str, Any]:
+    return {**sample, "image": np.asarray(sample["image"], np.uint8)}
+
+
+def _huggingface() -> Any:
+    """A Hugging Face ``IterableDataset`` of the same ramps, 4 shards (split by worker)."""
+    import datasets
+
+    ramp = np.add.outer(np.arange(24), 2 * np.arange(32)).astype(np.uint8)
+    count = SHARDS * PER_SHARD
+    table = {
+        "image": [np.stack([ramp + k, ramp, 255 - ramp], axis=-1) for k in range(count)],
+        "__key__": [f"s{k:04d}" for k in range(count)],
+    }
+    features = datasets.Features(
+        {"image": datasets.Array3D((24, 32, 3), "uint8"), "__key__": datasets.Value("string")}
+    )
+    table_dataset = datasets.Dataset.from_dict(table, features=features)
+    return table_dataset.to_iterable_dataset(num_shards=SHARDS).map(_as_uint8)
+
+
+def huggingface_albumentations() -> Any:
+    """Hugging Face's ``.map()`` of a seeded ``Compose``."""
+    return _huggingface().map(_Albumentations(_compose(137)))
+
+
+def huggingface_rankaug() -> Any:
+    """rankaug's wrapper over the un-augmented Hugging Face stream."""
+    return RandomAugmentWrapper(_huggingface(), _compose(None), seed=0)

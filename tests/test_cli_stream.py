@@ -1,7 +1,9 @@
-"""``rankaug audit`` over iterable datasets: real webdataset shards, 2 gloo ranks x 2 workers.
+"""``rankaug audit`` over iterable datasets: real webdataset shards and a Hugging Face
+``IterableDataset``, 2 gloo ranks x 2 workers.
 
-The shards are written here; every target (tests/cli_stream_targets.py) reads them
-without a node split, the workers splitting the shards. One launch audits them all.
+The shards are written here; every target (tests/cli_stream_targets.py) reads its
+stream without a node split, the workers splitting the shards. One launch audits them
+all.
 """
 
 from __future__ import annotations
@@ -42,6 +44,12 @@ EXPECTED: dict[str, tuple[dict[str, str], str]] = {
         "no randomness found",
     ),
     "rankaug_stream": (
+        {"ranks": "pass", "workers": "skipped", "epochs": "pass", "reproducible": "pass"}, "pass"
+    ),
+    "huggingface_albumentations": (
+        {"ranks": "fail", "workers": "skipped", "epochs": "fail", "reproducible": "pass"}, "fail"
+    ),
+    "huggingface_rankaug": (
         {"ranks": "pass", "workers": "skipped", "epochs": "pass", "reproducible": "pass"}, "pass"
     ),
     "rankaug_sample": (
