@@ -223,7 +223,7 @@ SECTIONS: tuple[Section, ...] = (
     Section(
         "stream",
         9,
-        "samples/s",
+        "samples/s",  # per CPU second (sections/stream.py)
         {
             "stream/wds_map": "webdataset .map(albumentations), 2 workers (baseline)",
             "stream/wds_wrapper": "RandomAugmentWrapper(webdataset stream), 2 workers",

@@ -11,20 +11,27 @@ Two races, each like for like (the same pipeline, the same samples, the same out
   seed=...)`` (a :class:`rankaug.stream.StreamingAugment`). A round is one whole pass
   over the shards per loader (persistent workers, numpy batches of ``--batch-size``),
   the loaders taking turns, the order reversed every round; the first pass is warm-up.
-  The draws differ (the baseline's ``Compose`` has its own seed), so an ``Affine``'s
-  cost per sample differs too; over a pass it evens out.
+  The baseline's ``Compose`` is handed, once per pass and worker, the random state the
+  wrapper's key gives that pass (:class:`_Matched`), so both draw the same augmentations
+  (checked: their first outputs are equal, ``stream_draws_matched``). The figure is CPU time (the
+  main process and both workers, every thread, from ``/proc``): on a shared machine the
+  wall time of a pass mostly measures the other work (it is printed below the table).
 * **mosaic, in process.** ``MosaicDataset(sources, ...)[i]`` against
   ``MosaicDataset(stream, ...)`` (a :class:`rankaug.stream.StreamingMosaic`, window of
   ``buffer_size`` 16) over an ``IterableDataset`` that yields the same decoded samples
-  in turn, one mosaic at a time in alternation (as section 3).
+  in turn, ``mosaics`` at a time, the order reversed every round, in this thread's CPU
+  time. The partners differ (drawn from the whole list or from the window), so the
+  tiles' sizes do too: ``cv2.resize`` is about two thirds of a mosaic.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import itertools
+import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,11 +44,12 @@ from torch.utils.data import DataLoader, IterableDataset
 import rankaug
 from benchmarks._bench import Bench, Sample
 from benchmarks._catalogue import section
-from benchmarks._loaders import collate_numpy
+from benchmarks._loaders import collate_numpy, cpu_ns
 from benchmarks._report import print_rows, ratio_text
 from benchmarks._same_work import describe, print_work, tagged
-from benchmarks._timing import Op, alternate, interleave
+from benchmarks._timing import Op, interleave
 from benchmarks.sections.wrapper import make_pipeline
+from rankaug.context import current_worker
 
 __all__ = ["SECTION", "SHARDS", "measure", "prepare", "write_shards"]
 
@@ -100,6 +108,29 @@ class _Augment:
         }
 
 
+class _Matched(IterableDataset[Any]):
+    """The bare ``.map()`` pipeline, its ``Compose`` given the wrapper's draws.
+
+    At the start of each pass in each worker (one call per pass, nothing per sample) the
+    ``Compose`` gets the random state the wrapper's ``keying="stream"`` key gives that
+    worker and pass, so both contenders draw the same augmentations sample for sample (an
+    ``Affine``'s cost depends on its draw), as section 2 does.
+    """
+
+    def __init__(self, urls: str, compose: Any, wrapped: Any) -> None:
+        self.pipeline = _stream(urls).map(_Augment(compose))
+        self.compose = compose  # the same object as the map stage's, also once pickled
+        self.key = wrapped._stream_key  # (rank, worker, epoch) -> the wrapper's key
+        self.passes = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        worker, _ = current_worker()
+        keyed = rankaug.KeyedRandom(self.key(0, worker, self.passes))
+        self.passes += 1
+        self.compose.set_random_state(keyed.generator, keyed.py_random)
+        return iter(self.pipeline)
+
+
 def _stream(urls: str) -> Any:
     import webdataset as wds
 
@@ -117,12 +148,33 @@ def _loader(dataset: Any, batch_size: int) -> DataLoader[Any]:
     )
 
 
-def _passes(loader: DataLoader[Any], counted: list[int]) -> Op:
-    """``op(k)``: ``k`` whole passes over ``loader``; samples read appended to ``counted``."""
+@dataclass
+class _Pass:
+    """What one timed pass over a loader read and spent."""
+
+    samples: int
+    cpu: float | None  # seconds, the main process and its workers together
+    wall: float
+
+
+def _passes(loader: DataLoader[Any], log: list[_Pass]) -> Op:
+    """``op(k)``: ``k`` whole passes over ``loader``, each appended to ``log``.
+
+    The CPU time is read from ``/proc`` around the pass for the main process and the
+    loader's (persistent) workers, all their threads (:func:`~benchmarks._loaders.cpu_ns`).
+    """
 
     def op(k: int) -> None:
         for _ in range(k):
-            counted.append(sum(len(batch) for batch in loader))
+            iterator = iter(loader)
+            # A private attribute of the multi-process iterator; without it, this process.
+            workers = getattr(iterator, "_workers", [])
+            pids = [os.getpid(), *(int(process.pid) for process in workers)]
+            before, t0 = cpu_ns(pids), time.perf_counter()
+            samples = sum(len(batch) for batch in iterator)
+            wall, after = time.perf_counter() - t0, cpu_ns(pids)
+            cpu = None if before is None or after is None else (after[0] - before[0]) / 1e9
+            log.append(_Pass(samples, cpu, wall))
 
     return op
 
@@ -159,6 +211,7 @@ class Prepared:
     loaders: dict[str, DataLoader[Any]]
     subjects: dict[str, Any]
     samples: int
+    matched: bool = False  # whether the baseline's first output is the wrapper's
 
 
 def prepare(bench: Bench) -> Prepared:
@@ -171,14 +224,19 @@ def prepare(bench: Bench) -> Prepared:
     urls = write_shards(bench.sources.square, count, folder)
     baseline_compose = make_pipeline(bench.seed)
     wrapped = rankaug.RandomAugmentWrapper(
-        _stream(urls), make_pipeline(bench.seed), seed=bench.seed
+        _stream(urls), make_pipeline(bench.seed), seed=bench.seed, rank=0
     )
+    baseline = _Matched(urls, baseline_compose, wrapped)
+    check = rankaug.RandomAugmentWrapper(
+        _stream(urls), make_pipeline(bench.seed), seed=bench.seed, rank=0
+    )
+    first = [next(iter(d))["image"] for d in (_Matched(urls, make_pipeline(0), check), check)]
     loaders = {
-        "stream/wds_map": _loader(_stream(urls).map(_Augment(baseline_compose)), bench.batch_size),
+        "stream/wds_map": _loader(baseline, bench.batch_size),
         "stream/wds_wrapper": _loader(wrapped, bench.batch_size),
     }
     subjects = {"stream/wds_map": baseline_compose, "stream/wds_wrapper": wrapped}
-    return Prepared(folder, loaders, subjects, count)
+    return Prepared(folder, loaders, subjects, count, bool(np.array_equal(*first)))
 
 
 def measure(bench: Bench, prepared: Prepared) -> None:
@@ -195,9 +253,10 @@ def measure(bench: Bench, prepared: Prepared) -> None:
             shutil.rmtree(prepared.folder, ignore_errors=True)
     _mosaic_race(bench)
     bench.out(
-        f"9. Streaming: webdataset shards of {prepared.samples} JPEGs ({SHARDS} shards, "
-        f"{WORKERS} workers, batches of {bench.batch_size}); mosaics {bench.size}x{bench.size} "
-        f"from the same in-memory sources ({settings.mosaics} per round)"
+        f"9. Streaming, samples per CPU second: webdataset shards of {prepared.samples} "
+        f"JPEGs ({SHARDS} shards, {WORKERS} workers, batches of {bench.batch_size}; the "
+        f"main process and its workers); mosaics {bench.size}x{bench.size} from the same "
+        f"in-memory sources ({settings.mosaics} per round, one thread)"
     )
     works = {k.split("/")[1]: report.work[k] for k in SECTION.rows if k in report.work}
     print_work(bench.out, "the streams", works, aspects=("mosaic", "affine", "flip"))
@@ -209,15 +268,22 @@ def measure(bench: Bench, prepared: Prepared) -> None:
             f"    {numerator.split('/')[1]:>14s} vs {denominator.split('/')[1]:<12s} "
             f"{ratio_text(entry)}"
         )
+    wall = report.diagnostics.get("stream_wall_samples_per_s", {})
+    if wall:
+        medians = {row.split("/")[1]: sorted(v)[len(v) // 2] for row, v in wall.items()}
+        bench.out(
+            "  wall time (what a loaded machine makes noisy), samples/s: "
+            + ", ".join(f"{name} {value:.1f}" for name, value in medians.items())
+        )
     bench.out()
 
 
 def _loader_race(bench: Bench, prepared: Prepared) -> None:
-    counted: dict[str, list[int]] = {row: [] for row in prepared.loaders}
-    ops = {row: _passes(loader, counted[row]) for row, loader in prepared.loaders.items()}
+    logs: dict[str, list[_Pass]] = {row: [] for row in prepared.loaders}
+    ops = {row: _passes(loader, logs[row]) for row, loader in prepared.loaders.items()}
     for row, subject in prepared.subjects.items():
         bench.report.work[row] = describe(tagged(ops[row], subject))
-    seconds = interleave(
+    interleave(
         ops,
         per_round=1,
         repeats=bench.settings.repeats,
@@ -225,12 +291,21 @@ def _loader_race(bench: Bench, prepared: Prepared) -> None:
         progress=bench.progress,
         label="9 stream: webdataset",
     )
-    for row, samples in counted.items():
-        if len(set(samples)) != 1 or samples[0] != prepared.samples:
-            raise RuntimeError(f"{row} read {samples} samples per pass, not {prepared.samples}")
-    per_sample = {row: [s / prepared.samples for s in values] for row, values in seconds.items()}
+    per_sample: dict[str, list[float]] = {}
+    wall: dict[str, list[float]] = {}
+    for row, log in logs.items():
+        timed = log[1:]  # the first pass was the warm-up
+        if any(entry.samples != prepared.samples for entry in log):
+            read = [entry.samples for entry in log]
+            raise RuntimeError(f"{row} read {read} samples per pass, not {prepared.samples}")
+        cpu = [entry.cpu for entry in timed]
+        seconds = [entry.wall for entry in timed] if None in cpu else cpu
+        per_sample[row] = [float(x) / prepared.samples for x in seconds if x is not None]
+        wall[row] = [prepared.samples / entry.wall for entry in timed]
     bench.rows(SECTION, per_sample)
     bench.report.meta["stream_samples_per_pass"] = prepared.samples
+    bench.report.meta["stream_draws_matched"] = prepared.matched
+    bench.report.diagnostics["stream_wall_samples_per_s"] = wall
 
 
 def _mosaic_race(bench: Bench) -> None:
@@ -247,13 +322,14 @@ def _mosaic_race(bench: Bench) -> None:
     }
     for row, make in makers.items():
         bench.report.work[row] = describe(make)
-    seconds = alternate(
+    seconds = interleave(
         {row: _counted(make) for row, make in makers.items()},
         per_round=bench.settings.mosaics,
         repeats=bench.settings.repeats,
         warmup=bench.settings.warmup,
         progress=bench.progress,
         label="9 stream: mosaic",
+        clock=time.thread_time,  # single-threaded: this thread's CPU time
     )
     bench.rows(SECTION, seconds)
 
