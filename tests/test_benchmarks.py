@@ -417,6 +417,7 @@ def test_stream_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str
     assert work["stream/mosaic_map"] == work["stream/mosaic_stream"]
     assert work["stream/mosaic_map"]["mosaic"]["value"] == "2x2 p=1"
     assert report["meta"]["stream_samples_per_pass"] == 96
+    assert report["meta"]["stream_draws_matched"] is True  # the same augmentations drawn
     assert "wds_wrapper vs wds_map" in stdout
 
 
