@@ -230,6 +230,17 @@ SECTIONS: tuple[Section, ...] = (
             "color/ultralytics_hsv": "ultralytics RandomHSV(0.015, 0.7, 0.4)",
         },
     ),
+    Section(
+        "stream",
+        10,
+        "samples/s",  # per CPU second (sections/stream.py)
+        {
+            "stream/wds_map": "webdataset .map(albumentations), 2 workers (baseline)",
+            "stream/wds_wrapper": "RandomAugmentWrapper(webdataset stream), 2 workers",
+            "stream/mosaic_map": "MosaicDataset(list)[i], map-style (baseline)",
+            "stream/mosaic_stream": "MosaicDataset(stream), window of 16",
+        },
+    ),
 )
 """Every section, in the order they run and print."""
 
@@ -314,6 +325,8 @@ class Settings:
         e2e_chunk: Batches per turn when the in-process first epochs are interleaved.
         memory_rounds: Runs of the memory section's jobs (one figure per run).
         memory_batches: Batches each rank loads before its memory is read.
+        stream_samples: Samples in the streaming section's webdataset shards (one pass
+            per loader per round).
     """
 
     repeats: int
@@ -331,6 +344,7 @@ class Settings:
     e2e_chunk: int
     memory_rounds: int
     memory_batches: int
+    stream_samples: int
 
 
 _AMOUNTS: dict[str, tuple[Any, Any]] = {  # field: (full run, --quick)
@@ -349,6 +363,7 @@ _AMOUNTS: dict[str, tuple[Any, Any]] = {  # field: (full run, --quick)
     "e2e_chunk": (4, 1),
     "memory_rounds": (1, 1),
     "memory_batches": (12, 2),
+    "stream_samples": (384, 96),
 }
 FULL = Settings(**{name: full for name, (full, _) in _AMOUNTS.items()})
 QUICK = Settings(**{name: quick for name, (_, quick) in _AMOUNTS.items()})

@@ -283,6 +283,26 @@ GOALS: tuple[Goal, ...] = (
         hint="both pay the two cvtColor; rankaug's saving is the tables (one cv2.transform "
         "for s and v, a hue-plane LUT): see the cv2 split of the e2e section",
     ),
+    Ratio(
+        id="stream_wrapper",
+        what="RandomAugmentWrapper(webdataset) / bare .map(albumentations), 2 workers",
+        numerator="stream/wds_wrapper",
+        denominator="stream/wds_map",
+        op=">=",
+        target=0.97,
+        hint="the streaming wrapper's path per sample (pass, window, key, adapter): "
+        "profile StreamingAugment.outputs",
+    ),
+    Ratio(
+        id="stream_mosaic",
+        what="MosaicDataset(stream) / MosaicDataset(list)[i], same decoded samples",
+        numerator="stream/mosaic_stream",
+        denominator="stream/mosaic_map",
+        op=">=",
+        target=0.9,
+        hint="the window (deque, entries, the map-style mosaic over it): profile "
+        "StreamingMosaic.outputs",
+    ),
 )
 """The goals, in the order of the goals table."""
 

@@ -270,6 +270,8 @@ def describe(contender: Any) -> Work:
         name = type(obj).__name__
         if isinstance(obj, FloorWork):
             work |= _floor(obj)
+        elif name.startswith("Streaming") and hasattr(obj, "_keyed"):
+            layers.append(obj._keyed)  # the map-style wrapper doing the per-sample work
         elif name == "RandomAugmentWrapper":
             layers += [obj.dataset, obj.transform]
         elif name == "CachedDataset":

@@ -90,6 +90,10 @@ EXPECTED_ROWS = {
     "mix/ultralytics_copypaste_masks",
     "color/rankaug_hsv",
     "color/ultralytics_hsv",
+    "stream/wds_map",
+    "stream/wds_wrapper",
+    "stream/mosaic_map",
+    "stream/mosaic_stream",
 }
 EXPECTED_GOALS = [
     "key_sample",
@@ -118,6 +122,8 @@ EXPECTED_GOALS = [
     "mix_copypaste",
     "mix_copypaste_polygons",
     "hsv_ultralytics",
+    "stream_wrapper",
+    "stream_mosaic",
 ]
 EPOCH_PAIRS = [
     ("epoch/sampler_carried", "epoch/sampler_plain"),
@@ -248,6 +254,7 @@ def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -
         "memory",
         "mix",
         "color",
+        "stream",
     ]
     recycled = report["diagnostics"]["recycle_stats"]
     assert recycled["pooled"] >= 1  # the workers stacked into pooled buffers
@@ -433,13 +440,27 @@ def test_hsv_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) 
     assert goals["hsv_ultralytics"]["status"] in {"PASS", "MISS", "N/A"}
 
 
+@pytest.mark.slow  # runs benchmarks/throughput.py
+def test_stream_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) -> None:
+    report, stdout = quick_run
+    work = report["work"]
+    assert work["stream/wds_map"] == work["stream/wds_wrapper"]
+    assert work["stream/wds_map"]["affine"]["value"].startswith("p=1, scale 0.75-1.25")
+    assert work["stream/mosaic_map"] == work["stream/mosaic_stream"]
+    assert work["stream/mosaic_map"]["mosaic"]["value"] == "2x2 p=1"
+    assert report["meta"]["stream_samples_per_pass"] == 96
+    assert report["meta"]["stream_draws_matched"] is True  # the same augmentations drawn
+    assert "wds_wrapper vs wds_map" in stdout
+
+
 def test_only_refuses_an_unknown_section(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         _cli.parse_args(["--only", "keys,speed"])
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert (
-        "--only takes sections among keys,wrapper,mosaic,scaling,epoch,e2e,memory,mix,color" in err
+        "--only takes sections among keys,wrapper,mosaic,scaling,epoch,e2e,memory,mix,color,stream"
+        in err
     )
     assert "'keys,speed'" in err
 

@@ -410,7 +410,6 @@ BAD_TARGETS = {
     T + "missing": "module 'tests.cli_targets' has no attribute 'missing'",
     T + "raising": "calling raising() raised RuntimeError: the data folder is not mounted",
     T + "not_a_dataset": "gave an int, not a map-style dataset",
-    T + "iterable": "an IterableDataset",
     T + "empty": "gave an empty list (length 0)",
     T + "NOT_CALLABLE": "gave a str, not a map-style dataset",
     "tests.cli_targets": "must be 'module:factory'",
@@ -425,6 +424,15 @@ def test_bad_target(command: str, target: str) -> None:
     assert out == ""
     assert err.startswith(f"rankaug {command}: error: TARGET {target!r}")
     assert BAD_TARGETS[target] in err
+
+
+def test_show_refuses_an_iterable_target() -> None:
+    # audit takes one (tests/test_cli_stream.py); show needs indices
+    code, out, err = run_main("show", T + "iterable", "-q")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"rankaug show: error: TARGET {T + 'iterable'!r} gave Stream, an ")
+    assert "this command needs a map-style dataset" in err
+    assert "(rankaug audit takes an iterable one)" in err
 
 
 def test_bad_target_through_python_m() -> None:

@@ -20,8 +20,9 @@ from tests.recipes.blocks import PAGES, ROOT, Block, blocks
 
 BLOCKS = blocks()
 RUN_HERE = [b for b in BLOCKS if b.lang == "python" and b.mark is None]
-RECIPES = {"lightning", "accelerate", "stateful", "torchvision"}  # tests/recipes/*_train.py;
-# torchvision: tests/batch/test_torchvision.py, in .venv-tv
+# the recipes: tests/recipes/*_train.py load lightning, accelerate and stateful; in .venv-tv,
+# tests/batch/test_torchvision.py loads torchvision, tests/stream/test_ddp_mosaicml.py mosaicml
+RECIPES = {"lightning", "accelerate", "stateful", "torchvision", "mosaicml"}
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 

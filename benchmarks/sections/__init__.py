@@ -13,7 +13,18 @@ from typing import Any, Protocol
 
 from benchmarks._bench import Bench
 from benchmarks._catalogue import SECTIONS, Section
-from benchmarks.sections import color, e2e, epoch, keys, memory, mix, mosaic, scaling, wrapper
+from benchmarks.sections import (
+    color,
+    e2e,
+    epoch,
+    keys,
+    memory,
+    mix,
+    mosaic,
+    scaling,
+    stream,
+    wrapper,
+)
 
 __all__ = ["RUNNERS", "Runner"]
 
@@ -34,7 +45,7 @@ class Runner(Protocol):
 
 RUNNERS: dict[str, Runner] = {
     module.SECTION.name: module
-    for module in (keys, wrapper, mosaic, scaling, epoch, e2e, memory, mix, color)
+    for module in (keys, wrapper, mosaic, scaling, epoch, e2e, memory, mix, color, stream)
 }
 """Section name -> its module."""
 

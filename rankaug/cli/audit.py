@@ -50,6 +50,13 @@ output everywhere (nothing random to audit, exit 0); PASS otherwise. ``box_forma
 Several targets can be audited in the same launches; each starts from a freshly
 seeded state (``seed_everything`` again, a new DataLoader), as a script just started.
 
+A TARGET may also give an iterable dataset (an ``IterableDataset``, a webdataset
+pipeline, a Hugging Face ``IterableDataset``, rankaug's streaming wrappers): having no
+index to hand out, the audit then streams it on every rank and worker as training does,
+matches samples by their id (``--sample-id``) and compares the same sample across ranks,
+workers, epochs and runs against a baseline of two passes in one process
+(:mod:`rankaug.cli.stream_probe`, :mod:`rankaug.cli.stream_verdicts`).
+
 With an adapter (``--keys`` or ``--adapter``, see :mod:`rankaug.cli.adapter`) the
 fingerprint covers what the adapter reads (the image and the targets) rather than the
 whole sample. A sample that raises stops the audit with one line naming it (see
@@ -79,8 +86,16 @@ from rankaug.cli.options import (
 )
 from rankaug.cli.probe import AuditConfig, AuditJob, probe_indices
 from rankaug.cli.report import AuditReport, AuditResult
+from rankaug.cli.stream_verdicts import (
+    StreamLayout,
+    StreamRecords,
+    analyse_stream,
+    stream_records_of,
+)
 from rankaug.cli.target import TargetError, build_target, check_dataset
-from rankaug.cli.verdicts import Layout, Records, analyse
+from rankaug.cli.verdicts import Layout, Records, Verdict, analyse
+from rankaug.stream.base import StreamDataset
+from rankaug.stream.detect import is_stream
 
 __all__ = [
     "AuditConfig",
@@ -151,6 +166,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "indices and dataset.set_epoch(epoch) before every epoch (default: sampler)"
         ),
     )
+    audit.add_argument(
+        "--sample-id",
+        metavar="KEY",
+        default="__key__",
+        help=(
+            "for an iterable dataset: the key of a sample's id, to match one sample across "
+            "ranks, workers, epochs and runs; samples without it are matched by their "
+            "position in the pass (default: __key__, webdataset's)"
+        ),
+    )
     box_format_option(audit)
     audit.add_argument(
         "--batch",
@@ -195,6 +220,7 @@ def run(args: argparse.Namespace) -> int:
             box_format=args.box_format,
             batch=args.batch,
             image_size=args.image_size,
+            sample_id=args.sample_id,
         )
     )
     if args.output:
@@ -245,7 +271,7 @@ def run_audit(config: AuditConfig) -> AuditResult:
     built = [build_target(t) for t in config.targets]
     batch = [config.is_batch(b) for b in built]
     datasets = [
-        b if is_batch else check_dataset(b, t)
+        b if is_batch else check_dataset(b, t, streams=True)
         for b, is_batch, t in zip(built, batch, config.targets, strict=True)
     ]
     for target, found, is_batch in zip(config.targets, datasets, batch, strict=True):
@@ -253,12 +279,18 @@ def run_audit(config: AuditConfig) -> AuditResult:
             raise TargetError(
                 f"TARGET {target!r} gave {type(found).__name__}, not a callable batch transform"
             )
+    streamed = [not b and is_stream(d) for d, b in zip(datasets, batch, strict=True)]
     indices = [
-        list(range(config.probe)) if is_batch else probe_indices(len(dataset), config.probe)
-        for dataset, is_batch in zip(datasets, batch, strict=True)
+        list(range(config.probe))
+        if is_batch
+        else []
+        if stream
+        else probe_indices(len(dataset), config.probe)
+        for dataset, is_batch, stream in zip(datasets, batch, streamed, strict=True)
     ]
     schedules = [[i for _ in range(config.repeats) for i in chosen] for chosen in indices]
     records: list[Records] = [{} for _ in config.targets]
+    stream_records: list[StreamRecords] = [{} for _ in config.targets]
     skipped: list[set[str]] = [set() for _ in config.targets]
     runs = 2 if config.rerun else 1
     for attempt in range(runs):
@@ -274,6 +306,9 @@ def run_audit(config: AuditConfig) -> AuditResult:
         for rank, per_target in enumerate(launch(job, config.ranks, seed=config.seed)):
             for t, (rows, types) in enumerate(per_target):
                 skipped[t].update(types)
+                if streamed[t]:
+                    stream_records_of(attempt, rank, rows, stream_records[t])
+                    continue
                 for epoch, worker, position, _index, digest in rows:
                     records[t][(attempt, epoch, rank, worker, position)] = digest
     layouts = [
@@ -293,11 +328,27 @@ def run_audit(config: AuditConfig) -> AuditResult:
             config,
             indices[t],
             schedules[t],
-            analyse(layouts[t], schedules[t], records[t]),
-            len(records[t]),
+            _stream_verdicts(config, datasets[t], stream_records[t])
+            if streamed[t]
+            else analyse(layouts[t], schedules[t], records[t]),
+            _count(stream_records[t]) if streamed[t] else len(records[t]),
             sorted(skipped[t]),
             describe_batch(datasets[t]) if batch[t] else describe_pipeline(datasets[t]),
+            stream=streamed[t],
         )
         for t, target in enumerate(config.targets)
     ]
     return AuditResult(config, reports)
+
+
+def _count(records: StreamRecords) -> int:
+    """The streamed samples fingerprinted in the epochs (not the baseline passes)."""
+    return sum(len(samples) for (_, epoch, _, _), samples in records.items() if epoch >= 0)
+
+
+def _stream_verdicts(config: AuditConfig, dataset: object, records: StreamRecords) -> list[Verdict]:
+    keyed_by_sample = isinstance(dataset, StreamDataset) and dataset.keying == "sample"
+    layout = StreamLayout(
+        config.ranks, config.workers, config.epochs, config.rerun, keyed_by_sample
+    )
+    return analyse_stream(layout, records)

@@ -185,8 +185,30 @@ def _irreproducible(pipeline: Pipeline, seed: int) -> str:
     )
 
 
+def _stream_fix(pipeline: Pipeline, failed: Sequence[str], seed: int) -> str:
+    """One fix for a stream: rankaug's wrapper in place of its augmentation stage."""
+    if pipeline.keyed:
+        return (
+            f"fix: {pipeline.name} keys its own draws, so the stream inside it draws from "
+            "random state of its own: move that augmentation into the rankaug wrapper"
+        )
+    why = "replays random draws" if set(failed) - {"reproducible"} else "draws unseeded"
+    return (
+        f"fix: the stream {pipeline.name} {why}: wrap the un-augmented stream, "
+        f"rankaug.RandomAugmentWrapper(stream, transform, seed={seed}) in place of its "
+        "augmentation stage (a webdataset .map(transform), a Hugging Face .map): keyed "
+        "by (seed, rank, worker, pass), or with keying='sample' and sample_id= by the "
+        "sample's id"
+    )
+
+
 def fix_lines(
-    pipeline: Pipeline, failed: Sequence[str], *, seed: int, epoch_from: str
+    pipeline: Pipeline,
+    failed: Sequence[str],
+    *,
+    seed: int,
+    epoch_from: str,
+    stream: bool = False,
 ) -> list[str]:
     """The fix for each failure, one line each, duplicates first.
 
@@ -195,6 +217,8 @@ def fix_lines(
         failed: The names of the failed verdicts.
         seed: The seed to put in the suggested calls.
         epoch_from: ``"sampler"`` or ``"set_epoch"``, the audited loop.
+        stream: Whether the dataset is an iterable one (one fix: rankaug's streaming
+            wrapper).
 
     Returns:
         The lines, each starting with ``"fix: "``; none when nothing failed.
@@ -204,6 +228,8 @@ def fix_lines(
     """
     if pipeline.batch:
         return _batch_lines(pipeline, failed, seed)
+    if stream:
+        return [_stream_fix(pipeline, failed, seed)] if failed else []
     lines: list[str] = []
     if "ranks" in failed or "workers" in failed:
         lines.append(_duplicates(pipeline, seed))

@@ -20,12 +20,14 @@ from rankaug.cli.batch_probe import batch_kind, probe_batch
 from rankaug.cli.failure import Failure, load
 from rankaug.cli.fingerprint import fingerprint
 from rankaug.cli.launch import only_sample, progress
+from rankaug.cli.stream_probe import stream_records
 from rankaug.cli.target import build_target, check_dataset
 from rankaug.cli.verdicts import EpochFrom
 from rankaug.epoch import index_epoch
 from rankaug.sampler import EpochSampler
 from rankaug.samples import DefaultAdapter, SampleAdapter
 from rankaug.seeding import seed_everything
+from rankaug.stream.detect import is_stream
 
 __all__ = ["AuditConfig", "AuditJob", "ProbeItem", "RankRecords", "probe_indices"]
 
@@ -75,6 +77,8 @@ class AuditConfig:
             that give a kornia, torchvision v2 or ``BatchAugment`` transform
             (:mod:`rankaug.cli.batch_probe`).
         image_size: The side of the batch audit's synthetic images (``--image-size``).
+        sample_id: The key of a streamed sample's id (``--sample-id``); a stream's
+            samples without it are identified by their position in the pass.
     """
 
     targets: tuple[str, ...]
@@ -93,6 +97,7 @@ class AuditConfig:
     keys: str | None = None
     box_format: str | None = None
     batch: bool = False
+    sample_id: str = "__key__"
     image_size: int = 32
 
     def is_batch(self, built: object) -> bool:
@@ -133,6 +138,15 @@ class _Probe(Dataset[ProbeItem]):
         if isinstance(loaded, Failure):
             return loaded
         worker, sample = loaded
+        found = self.fingerprint(sample, index, worker)
+        if isinstance(found, Failure):
+            return found
+        return index, worker, index_epoch(index), *found
+
+    def fingerprint(
+        self, sample: Any, index: int, worker: int
+    ) -> tuple[str, tuple[str, ...]] | Failure:
+        """``(digest, skipped types)`` of ``sample`` (or of what the adapter reads of it)."""
         try:
             if self.adapter is not None:
                 sample, _ = self.adapter.unpack(sample, self.targets)
@@ -144,7 +158,7 @@ class _Probe(Dataset[ProbeItem]):
             reader = self.reader or f"--box-format {self.box_format}"
             return Failure.of(f"reading dataset[{index}] with {reader}", index, worker, error)
         found = fingerprint(sample)
-        return index, worker, index_epoch(index), found.digest, found.skipped
+        return found.digest, found.skipped
 
     def _pixel_boxes(self, data: dict[str, Any]) -> dict[str, Any]:
         """``data`` with its ``bboxes`` read as ``box_format``, in pixel xyxy."""
@@ -158,12 +172,15 @@ class _Probe(Dataset[ProbeItem]):
         return {**data, "bboxes": to_xyxy(as_box_array(boxes), fmt, (height, width))}
 
 
-RankRecords = list[tuple[int, int, int, int, str]]  # (epoch, worker, position, index, digest)
+# (epoch, worker, position, index, digest); for a stream the index is the sample's id
+RankRecords = list[tuple[int, int, int, Any, str]]
 
 
 @dataclass(frozen=True)
 class AuditJob:
     """What every rank runs: build each target's dataset and fingerprint its schedule.
+
+    A stream target (no schedule) is iterated instead (:mod:`rankaug.cli.stream_probe`).
 
     Every target starts from ``seed_everything(seed)``, as if its training script had
     just started, so auditing several targets together gives each the same result
@@ -189,7 +206,9 @@ class AuditJob:
         built = build_target(target)
         if config.is_batch(built):
             return self._batch(rank, target, built, schedule), set()
-        dataset = check_dataset(built, target)
+        dataset = check_dataset(built, target, streams=True)
+        if is_stream(dataset):
+            return stream_records(config, dataset, target, rank, self.run)
         adapter = build_adapter(config.adapter, config.keys)
         streams = max(config.workers, 1)
         order = [index for index in schedule for _ in range(streams)]

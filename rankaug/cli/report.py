@@ -50,6 +50,7 @@ class AuditReport:
     samples: int
     skipped_types: list[str]
     pipeline: Pipeline = field(default_factory=lambda: Pipeline("dataset"))
+    stream: bool = False
 
     @property
     def failed(self) -> list[Verdict]:
@@ -71,12 +72,39 @@ class AuditReport:
             [v.name for v in self.failed],
             seed=self.config.seed,
             epoch_from=self.config.epoch_from,
+            stream=self.stream,
         )
 
     @property
     def exit_code(self) -> int:
         """1 when a verdict failed, else 0."""
         return 1 if self.failed else 0
+
+    def _schedule_lines(self) -> list[str]:
+        c = self.config
+        if self.stream:
+            return [
+                f"  an iterable dataset: every rank and worker streams it; the first "
+                f"{c.probe * c.repeats} samples of each worker's pass are fingerprinted, "
+                f"matched by {c.sample_id!r} (else their position in the pass); baseline: "
+                "two more passes in each rank process",
+                "  epochs: "
+                + (
+                    "one pass each; nobody calls set_epoch"
+                    if c.epoch_from == "sampler"
+                    else "one pass each; dataset.set_epoch(epoch) before it, if it has one"
+                ),
+            ]
+        return [
+            f"  every rank and worker loads indices {self.indices}, each at {c.repeats} "
+            f"positions per epoch: {self.positions}",
+            "  epochs: "
+            + (
+                "every index carries its epoch (rankaug.EpochSampler); nobody calls set_epoch"
+                if c.epoch_from == "sampler"
+                else "plain indices; dataset.set_epoch(epoch) before every epoch, if it has one"
+            ),
+        ]
 
     def _setting(self) -> list[str]:
         """How the records were made: the report's first lines."""
@@ -98,20 +126,14 @@ class AuditReport:
             f"  {c.ranks} rank(s) x {c.workers} worker(s) ({c.start_method}, persistent "
             f"{'on' if c.persistent else 'off'}), {c.epochs} epoch(s), seed {c.seed} on every "
             f"rank; {self.samples} samples",
-            f"  every rank and worker loads indices {self.indices}, each at {c.repeats} "
-            f"positions per epoch: {self.positions}",
-            "  epochs: "
-            + (
-                "every index carries its epoch (rankaug.EpochSampler); nobody calls set_epoch"
-                if c.epoch_from == "sampler"
-                else "plain indices; dataset.set_epoch(epoch) before every epoch, if it has one"
-            ),
+            *self._schedule_lines(),
         ]
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data."""
         return {
             "target": self.target,
+            "stream": self.stream,
             "indices": self.indices,
             "positions": self.positions,
             "samples": self.samples,

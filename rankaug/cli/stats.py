@@ -71,7 +71,8 @@ class Tally:
     same_total: int = 0
     other: int = 0
     other_total: int = 0
-    examples: list[tuple[int, int, int]] = field(default_factory=list)  # (epoch, position, index)
+    # (epoch, position, index); a stream's sample id in place of the index
+    examples: list[tuple[int, int, Any]] = field(default_factory=list)
 
     def add(self, tally: Tally) -> None:
         """Add another tally's counts and examples to this one."""
@@ -103,23 +104,24 @@ class Tally:
         """Whether identical outputs everywhere (and nowhere else) would be flagged."""
         return binomial_tail(self.same_total, self.same_total, 1 / (self.other_total + 2)) < ALPHA
 
-    def text(self) -> str:
-        """The counts, for evidence lines."""
+    def text(self, item: str = "index") -> str:
+        """The counts, for evidence lines (``item``: ``"index"``, or a stream's ``"sample"``)."""
+        where = "at other positions" if item == "index" else "unaligned (baseline)"
         return (
-            f"{self.same}/{self.same_total} identical at the same position; same index at "
-            f"other positions: {self.other}/{self.other_total} identical"
+            f"{self.same}/{self.same_total} identical at the same position; same {item} "
+            f"{where}: {self.other}/{self.other_total} identical"
         )
 
 
-def _example(tally: Tally) -> str:
+def _example(tally: Tally, item: str) -> str:
     if not tally.examples:
         return ""
     epoch, position, index = tally.examples[0]
-    return f" (e.g. index {index} at position {position}, epoch {epoch})"
+    return f" (e.g. {item} {index} at position {position}, epoch {epoch})"
 
 
 def evidence_lines(
-    by_key: dict[Any, Tally], name: Callable[[Any], str], limit: int = 4
+    by_key: dict[Any, Tally], name: Callable[[Any], str], limit: int = 4, item: str = "index"
 ) -> list[str]:
     """A verdict's evidence: the flagged tallies (else the closest), ``name(key): text``."""
     flagged = sorted(
@@ -127,7 +129,10 @@ def evidence_lines(
         key=lambda key: (by_key[key].p_value, str(key)),
     )
     shown = flagged or sorted(by_key, key=lambda key: (-by_key[key].same, str(key)))
-    lines = [f"{name(key)}: {by_key[key].text()}{_example(by_key[key])}" for key in shown[:limit]]
+    lines = [
+        f"{name(key)}: {by_key[key].text(item)}{_example(by_key[key], item)}"
+        for key in shown[:limit]
+    ]
     if len(shown) > limit:
         lines.append(f"... and {len(shown) - limit} more")
     return lines

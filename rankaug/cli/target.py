@@ -1,6 +1,8 @@
 """``TARGET``: a ``module:factory`` string naming a function that builds a dataset.
 
-The CLI's ``audit`` and ``show`` take any map-style dataset this way. The factory is
+The CLI's ``audit`` and ``show`` take any map-style dataset this way, and ``audit`` also
+an iterable one (an ``IterableDataset``, a webdataset pipeline, a Hugging Face
+``IterableDataset``: :func:`rankaug.stream.is_stream`). The factory is
 called with no arguments in every rank process (and the dataset it returns is pickled
 into DataLoader workers), so it must be importable there: its module is looked up on
 ``sys.path``, with the current directory first, as ``python -m`` does. The attribute
@@ -19,7 +21,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from torch.utils.data import IterableDataset
+from rankaug.stream.detect import is_stream
 
 __all__ = [
     "TargetError",
@@ -33,7 +35,7 @@ __all__ = [
 
 
 class TargetError(ValueError):
-    """A ``TARGET`` that cannot give a map-style dataset; the message says why."""
+    """A ``TARGET`` that cannot give a dataset the command takes; the message says why."""
 
 
 def parse_target(text: str, *, what: str = "TARGET") -> tuple[str, str]:
@@ -151,19 +153,22 @@ def load_factory(text: str, *, what: str = "TARGET") -> Any:
     return found
 
 
-def check_dataset(dataset: object, text: str) -> Any:
-    """Check that ``dataset`` is a non-empty map-style dataset.
+def check_dataset(dataset: object, text: str, *, streams: bool = False) -> Any:
+    """Check that ``dataset`` is a non-empty map-style dataset, or a stream if allowed.
 
     Args:
         dataset: What the factory returned.
         text: The TARGET argument, for the message.
+        streams: Whether a stream (:func:`rankaug.stream.is_stream`) is accepted as it
+            is (``audit`` iterates it; ``show`` needs indices).
 
     Returns:
         ``dataset``.
 
     Raises:
-        TargetError: If it is iterable-style, has no ``__getitem__``/``__len__``, is a
-            string or a mapping (indexed by key, not position), or has length 0.
+        TargetError: If it is a stream and ``streams`` is false, has no
+            ``__getitem__``/``__len__``, is a string or a mapping (indexed by key, not
+            position), or has length 0.
 
     >>> check_dataset([1, 2], "m:f")
     [1, 2]
@@ -174,10 +179,13 @@ def check_dataset(dataset: object, text: str) -> Any:
     object with __getitem__ and __len__)
     """
     kind = type(dataset).__name__
-    if isinstance(dataset, IterableDataset):
+    if is_stream(dataset):
+        if streams:
+            return dataset
         raise TargetError(
-            f"TARGET {text!r} gave {kind}, an IterableDataset; rankaug needs a map-style "
-            "dataset (indexed with __getitem__) to load the same index on every rank"
+            f"TARGET {text!r} gave {kind}, an IterableDataset; this command needs a "
+            "map-style dataset (indexed with __getitem__) to load the same index on every "
+            "rank (rankaug audit takes an iterable one)"
         )
     if isinstance(dataset, str | bytes | Mapping) or not (
         hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")
@@ -215,7 +223,7 @@ def build_target(text: str) -> Any:
 
     found = load_factory(text)
     is_dataset = not isinstance(found, type) and (
-        hasattr(found, "__getitem__") and hasattr(found, "__len__")
+        (hasattr(found, "__getitem__") and hasattr(found, "__len__")) or is_stream(found)
     )
     if callable(found) and not is_dataset and not batch_kind(found):
         factory: Callable[[], Any] = found
@@ -229,20 +237,21 @@ def build_target(text: str) -> Any:
     return found
 
 
-def build_dataset(text: str) -> Any:
+def build_dataset(text: str, *, streams: bool = False) -> Any:
     """Import ``TARGET``, call it (unless it is already a dataset) and check the result.
 
     Args:
         text: The TARGET argument.
+        streams: Whether an iterable dataset is accepted (:func:`check_dataset`).
 
     Returns:
-        The map-style dataset.
+        The map-style dataset (or the stream).
 
     Raises:
         TargetError: If the module or attribute is missing, the factory raises, or it
-            does not give a non-empty map-style dataset.
+            does not give a non-empty map-style dataset (or, with ``streams``, a stream).
 
     >>> len(build_dataset("rankaug.datasets:SyntheticDetection"))
     64
     """
-    return check_dataset(build_target(text), text)
+    return check_dataset(build_target(text), text, streams=streams)

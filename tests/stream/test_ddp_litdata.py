@@ -1,5 +1,8 @@
 """litdata recipe, for real: ``optimize`` into a local directory, ``StreamingDataset``
 over it, 2 gloo ranks x 2 workers (litdata splits by rank and worker itself).
+
+litdata requires torchvision, which has no wheel for the project's torch 2.13 CPU: it
+runs in ``.venv-tv`` (``constraints-tv.txt``), where ``.ci/run`` runs this file.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from tests.stream.helpers import detection, noise
 
 litdata = pytest.importorskip(
     "litdata",
-    reason="litdata is not in the test extra (it pulls torchvision, broken against torch "
-    "2.13 CPU): pip install --no-deps litdata and its other requirements to run this",
+    reason="litdata is not installed here: it pulls torchvision, whose wheel does not fit "
+    "torch 2.13 CPU, so it lives in .venv-tv (constraints-tv.txt), where .ci/run runs "
+    "tests/stream/test_ddp_litdata.py",
 )
 
 pytestmark = [
