@@ -25,8 +25,10 @@ from rankaug.epoch import EpochIndex
 Allocator = Callable[[tuple[int, ...], torch.dtype], torch.Tensor]
 
 _ALIGN = 8  # bytes: every dtype's alignment
-# The dtypes every OpenCV's split takes (OpenCV 4's depths).
-_SPLITTABLE = frozenset({"uint8", "int8", "uint16", "int16", "int32", "float32", "float64"})
+# The dtypes every OpenCV's split takes (OpenCV 4's depths), in the native byte order.
+_SPLITTABLE = frozenset(
+    np.dtype(name) for name in ("uint8", "int8", "uint16", "int16", "int32", "float32", "float64")
+)
 _CHANNELS = 512  # OpenCV's most channels (CV_CN_MAX)
 
 
@@ -71,18 +73,16 @@ def _split(planes: np.ndarray, item: np.ndarray) -> bool:
     not apply, for the caller to copy: not such a view, a dtype or byte order OpenCV may
     not take, or OpenCV did not write into the planes themselves.
     """
-    if item.ndim != 3 or not 2 <= item.shape[0] <= _CHANNELS or not item.dtype.isnative:
-        return False
-    if item.dtype.name not in _SPLITTABLE:
+    if item.ndim != 3 or not 2 <= item.shape[0] <= _CHANNELS or item.dtype not in _SPLITTABLE:
         return False
     image = item.transpose(1, 2, 0)
-    if not image.flags.c_contiguous:
-        return False
+    if not (image.flags.c_contiguous and planes.flags.c_contiguous):
+        return False  # (OpenCV refuses strided planes)
     targets = list(planes)
     written = cv2.split(image, targets)
+    # OpenCV hands back the arrays it was given when it wrote into them
     return len(written) == len(targets) and all(
-        a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
-        for a, b in zip(written, targets, strict=True)
+        a is b for a, b in zip(written, targets, strict=True)
     )
 
 
