@@ -36,6 +36,8 @@ from torch.utils.data import Dataset, get_worker_info
 
 from rankaug import checks, streams
 from rankaug.context import SampleContext, check_rank, process_group_rank, resolve_rank
+from rankaug.epoch import carry_epoch, drop_epoch
+from rankaug.errors import SampleError
 from rankaug.keys import Domain, KeyedRandom, Keying, KeyTemplate, check_keying, stream_id
 from rankaug.sample_epoch import EpochFallback, sample_epoch
 
@@ -293,8 +295,16 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         Returns:
             The wrapped dataset's sample.
         """
-        with context.loading(index):
+        # SampleContext.loading written out: it runs for every sample and every tile
+        token = carry_epoch(context.epoch)
+        try:
             return self.dataset[index]
+        except SampleError:
+            raise
+        except Exception as error:
+            raise context.failure(f"dataset[{index}]", error) from error
+        finally:
+            drop_epoch(token)
 
     # ------------------------------------------------------------------ state
     def keyed_tree(self) -> list[KeyedDataset[Any]]:

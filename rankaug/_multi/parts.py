@@ -192,8 +192,9 @@ class PartReader:
         raw = data.get("bboxes")
         if raw is None:
             boxes = _NO_BOXES
-        elif type(raw) is np.ndarray and raw.dtype == np.float64 and raw.shape[1:] == (4,):
-            boxes = raw  # already (N, 4) float64: read, never written
+        elif type(raw) is np.ndarray and raw.shape[1:] == (4,) and raw.dtype.kind in "fiu":
+            # (N, 4) numbers: as as_box_array makes them (float64 is read, never written)
+            boxes = raw if raw.dtype == np.float64 else raw.astype(np.float64)
         else:
             boxes = as_box_array(raw, name=f"{where} bboxes")
         count = len(boxes)

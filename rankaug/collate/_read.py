@@ -214,6 +214,7 @@ def _stack(batch: Sequence[Mapping[str, Any]], key: str, *, channels_first: bool
     items: list[Stackable] = []
     shape: tuple[int, ...] = ()
     dtype = ""
+    names: dict[np.dtype[Any], str] = {}  # a numpy dtype's name is slow to make: once a batch
     for position, sample in enumerate(batch):
         where = f"batch[{position}][{key!r}]"
         value = sample[key]
@@ -224,11 +225,14 @@ def _stack(batch: Sequence[Mapping[str, Any]], key: str, *, channels_first: bool
                 raise TypeError(f"{where} must hold real numbers, got dtype {value.dtype}")
             name = str(value.dtype).removeprefix("torch.")
         elif isinstance(value, np.ndarray):
-            if value.dtype.kind not in "biuf":
-                raise TypeError(f"{where} must hold numbers, got dtype {value.dtype}")
-            if value.dtype.itemsize > 8:
-                raise TypeError(_no_tensor_dtype(where, value.dtype))
-            name = value.dtype.name
+            known = names.get(value.dtype)
+            if known is None:
+                if value.dtype.kind not in "biuf":
+                    raise TypeError(f"{where} must hold numbers, got dtype {value.dtype}")
+                if value.dtype.itemsize > 8:
+                    raise TypeError(_no_tensor_dtype(where, value.dtype))
+                known = names[value.dtype] = value.dtype.name
+            name = known
         else:
             raise TypeError(
                 f"{where} must be a numpy array or a torch tensor, got {type(value).__name__}"

@@ -38,13 +38,11 @@ def restore_like(new: Any, old: Any) -> Any:
     >>> restore_like(np.zeros((0,)), torch.tensor([3, 4])).dtype
     torch.int64
     """
-    if (
-        type(new) is np.ndarray
-        and type(old) is np.ndarray
-        and new.dtype == old.dtype
-        and (new.size or new.ndim == old.ndim)
-    ):
-        return new  # already right: the common case, kept cheap
+    if type(new) is np.ndarray and type(old) is np.ndarray and (new.size or new.ndim == old.ndim):
+        if new.dtype == old.dtype:
+            return new  # already right: the common case, kept cheap
+        if old.dtype.kind == "f":  # into floats (float64 boxes back to float32): a cast
+            return new.astype(old.dtype, copy=False)
     if isinstance(old, torch.Tensor):
         array = _restore_array(np.asarray(new), old.shape, None)
         if old.dtype.is_floating_point or old.dtype.is_complex or _integral(array):
