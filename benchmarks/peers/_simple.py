@@ -111,7 +111,10 @@ def floor_mosaic(
 ) -> Step:
     """The floor of any mosaic's cost: the four visible regions resized into the output.
 
-    Per call: three partners and a centre ``(cx, cy)`` uniform over the output are drawn;
+    Per call: three partners and a centre ``(cx, cy)`` are drawn, each uniform over the
+    middle half of its axis (``MosaicGrid``'s default ``center_range=(0.25, 0.75)``, and
+    YOLO's ``U(s/2, 3s/2)`` on its ``2s`` canvas: so the floor resizes as much of its tiles
+    as they do);
     each tile is scaled (as in the YOLO peers) to fit an ``out_hw`` box, the part of it that
     falls in its quadrant is worked out, mapped back to source pixels, and that source
     region alone is resized (``cv2.resize``, INTER_LINEAR) with ``dst=`` straight into its
@@ -135,7 +138,8 @@ def floor_mosaic(
 
     def step(i: int) -> dict[str, np.ndarray]:
         indices = [i % n, *rng.choices(population, k=3)]
-        cx, cy = int(rng.uniform(0, out_w)), int(rng.uniform(0, out_h))
+        cx = int(rng.uniform(0.25 * out_w, 0.75 * out_w))
+        cy = int(rng.uniform(0.25 * out_h, 0.75 * out_h))
         out = np.empty((out_h, out_w, 3), dtype=np.uint8)
         for k, j in enumerate(indices):
             src = samples[j]["image"]

@@ -91,7 +91,8 @@ def mosaic_contenders(
     makers["mosaic/rankaug_affine"] = cycling(dataset, n)
     builders: dict[str, Callable[[], peers.Step]] = {
         "mosaic/floor": lambda: tagged(
-            peers.floor_mosaic(sources, hw, rng=random.Random(seed)), FloorWork(grid=(2, 2))
+            peers.floor_mosaic(sources, hw, rng=random.Random(seed)),
+            FloorWork(grid=(2, 2), via="the mosaic floor: centre in (0.25, 0.75), as MosaicGrid's"),
         ),
         "mosaic/albumentations": lambda: peers.albumentations_mosaic(sources, hw, seed=seed),
         "mosaic/ultralytics_affine": lambda: peers.ultralytics_mosaic(sources, size, seed=seed),
