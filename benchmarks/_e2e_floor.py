@@ -4,8 +4,11 @@ Per sample: four images read from memory (decoded once at build, as ``cache="ram
 does), the 2x2 mosaic and the random affine (scale ``1 +- 0.5``, translate ``0.1``)
 composed into one axis-aligned map per tile, so that each tile's visible region is
 resampled once (``cv2.resize`` with ``dst=`` straight into the output); HSV with
-ultralytics' gains as one 3-channel ``cv2.LUT`` between two colour conversions; the
-horizontal flip folded into the collate's channels-first copy. No keys (one
+ultralytics' gains between two in-place colour conversions, by the fastest primitives
+known here (one diagonal ``cv2.transform`` for saturation and value, a ``cv2.LUT`` on the
+split hue plane: ``HSVJitter``'s, without its exactness probe); the horizontal flip and
+the channels-first layout in the collate's one copy (``cv2.split`` into the batch's
+planes, as ``collate_detection`` writes them). No keys (one
 ``random.Random``), no checks, no targets, no record. A batch is one ``(B, 3, S, S)``
 uint8 tensor, in shared memory inside a worker as ``default_collate`` makes it.
 
@@ -34,7 +37,8 @@ FLOOR_WORK = FloorWork(
     translate=0.1,
     hsv=(0.015, 0.7, 0.4),
     flip=0.5,
-    via="the e2e floor: one cv2.resize per visible tile region, LUT HSV, flip in the copy",
+    via="the e2e floor: one cv2.resize per visible tile region, HSV by transform + hue LUT, "
+    "flip and layout in the collate's one copy",
 )
 """What the floor does, for the same-work table."""
 
@@ -66,8 +70,6 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
         self.side = side
         self.work = FLOOR_WORK
         self.rng = random.Random(seed)
-        gains = np.asarray(FLOOR_WORK.hsv, np.float64)
-        self._gains = gains
         self._x = np.arange(256, dtype=np.float64)
 
     def __len__(self) -> int:
@@ -106,15 +108,16 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
                 image[b0:b1, a0:a1], (u1 - u0, v1 - v0), dst=out[v0:v1, u0:u1],
                 interpolation=cv2.INTER_LINEAR,
             )  # fmt: skip
-        r = np.asarray([rng.uniform(-1, 1) for _ in range(3)]) * self._gains + 1
-        x = self._x
-        lut = np.empty((256, 1, 3), np.uint8)
-        lut[:, 0, 0] = (x * r[0]) % 180
-        lut[:, 0, 1] = np.clip(x * r[1], 0, 255)
-        lut[:, 0, 2] = np.clip(x * r[2], 0, 255)
-        hsv = cv2.cvtColor(out, cv2.COLOR_BGR2HSV)
-        cv2.LUT(hsv, lut, dst=hsv)
-        cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR, dst=out)
+        g = [rng.uniform(-1, 1) * gain for gain in FLOOR_WORK.hsv or (0.0, 0.0, 0.0)]
+        hue = ((self._x + g[0] * 180) % 180).astype(np.uint8)  # ultralytics' tables
+        matrix = np.zeros((3, 4), np.float32)
+        matrix[0, 0], matrix[1, 1], matrix[2, 2] = 1.0, g[1] + 1, g[2] + 1
+        cv2.cvtColor(out, cv2.COLOR_BGR2HSV, dst=out)
+        cv2.transform(out, matrix, dst=out)
+        planes = list(cv2.split(out))
+        cv2.LUT(planes[0], hue, dst=planes[0])
+        cv2.merge(planes, dst=out)
+        cv2.cvtColor(out, cv2.COLOR_HSV2BGR, dst=out)
         return out, rng.random() < work.flip
 
 
@@ -129,5 +132,8 @@ def collate_floor(batch: list[tuple[np.ndarray, bool]]) -> torch.Tensor:
         out = torch.empty(0, dtype=torch.uint8).set_(storage).view(shape)
     view = out.numpy()
     for b, (image, flipped) in enumerate(batch):
-        np.copyto(view[b], (image[:, ::-1] if flipped else image).transpose(2, 0, 1))
+        planes = list(view[b])
+        written = cv2.split(cv2.flip(image, 1) if flipped else image, planes)
+        if written[0] is not planes[0]:  # OpenCV did not write in place: copy instead
+            np.copyto(view[b], np.stack(written))
     return out

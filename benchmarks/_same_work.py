@@ -236,7 +236,7 @@ def _floor(floor: FloorWork) -> Work:
     if floor.scale is not None:
         work["affine"] = Setting(_affine((1 - floor.scale, 1 + floor.scale), floor.translate, 0, 0))
     if floor.hsv is not None:
-        work["hsv"] = Setting(hsv_gains(*floor.hsv), "one 3-channel cv2.LUT")
+        work["hsv"] = Setting(hsv_gains(*floor.hsv), "cv2.transform (s, v) + hue-plane LUT")
     return work
 
 
