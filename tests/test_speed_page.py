@@ -106,9 +106,8 @@ class TestSpeedPage:
     def test_the_settings_and_the_load_of_a_shared_machine(self, run: Path) -> None:
         lines = self.render(run)
         assert lines[0] == (
-            "A `--quick` run of the sections keys, epoch: 3 rounds per section (1 for the "
-            "end-to-end later epochs), 640x640 outputs (320x320 end to end and for memory, "
-            "from 32 JPEGs), batches of 16, seed 0, one thread per process; 20 s in all."
+            "A `--quick` run of the sections keys, epoch: 3 rounds per section, 640x640 "
+            "outputs, batches of 16, seed 0, one thread per process; 20 s in all."
         )
         assert lines[2] == '!!! warning "A shared machine"'
         assert "load average 3.5 on 2 CPUs at the start, 4.25 at the end" in lines[3]
@@ -123,8 +122,13 @@ class TestSpeedPage:
         report = copy.deepcopy(REPORT)
         report["meta"]["settings"]["quick"] = False
         report["meta"]["machine"]["load_average_start"] = [0.25, 0.5, 0.5]
+        report["meta"]["settings"]["only"].append("e2e")
         lines = self.render(run, report)
-        assert lines[0].startswith("A full run of the sections keys, epoch:")
+        assert lines[0].startswith(
+            "A full run of the sections keys, epoch, e2e: 3 rounds per section (1 for the "
+            "end-to-end later epochs), 640x640 outputs (320x320 end to end and for memory, "
+            "from 32 JPEGs), batches of 16,"
+        )
         assert not any("warning" in line for line in lines)
         assert "The machine: load average 0.25 on 2 CPUs at the start, 4.25 at the end" in lines[2]
 
