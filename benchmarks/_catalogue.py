@@ -157,9 +157,7 @@ SECTIONS: tuple[Section, ...] = (
             "epoch/wrapper_plain": "wrapper[i]: epoch from set_epoch (shared memory)",
             "epoch/wrapper_carried": "wrapper[EpochIndex(i, e)]: epoch from the index",
             **{
-                f"epoch/loader_{kind}_{w}w": (
-                    f"DataLoader, {w} worker{'s' if w != 1 else ''}, {sampler}"
-                )
+                f"epoch/loader_{kind}_{w}w": f"DataLoader, {_workers(w)}, {sampler}"
                 for w in EPOCH_WORKERS
                 for kind, sampler in (
                     ("plain", "DistributedSampler"),
@@ -305,46 +303,24 @@ made dense by its ``polygons2masks``; polygons against its polygons), printed be
 
 @dataclass(frozen=True)
 class Settings:
-    """How much to measure (``--quick`` shrinks everything).
+    """How much to measure: :data:`FULL` for a full run, :data:`QUICK` for ``--quick``."""
 
-    Attributes:
-        repeats: Interleaved rounds per section.
-        key_calls: Calls per contender per round in the key section.
-        wrapper_samples: Samples per contender per round in the wrapper section.
-        mosaics: Mosaics per contender per round in the mosaic section.
-        batches: Timed batches per loader per round in the scaling section (even).
-        warmup: Untimed operations per contender first (samples or mosaics).
-        epoch_indices: Indices per contender per round for the epoch section's sampler
-            and wrapper rows.
-        epoch_batches: Timed batches per loader per round in the epoch section.
-        e2e_images: JPEGs in the end-to-end section's folder (``--images`` overrides).
-        e2e_scale: The end-to-end and memory sections' output side, as a fraction of
-            ``--size`` (their JPEGs scale with it).
-        e2e_repeats: Rounds of the end-to-end section's later epochs.
-        e2e_batches: Timed batches per loader per round of a later epoch (even).
-        e2e_chunk: Batches per turn when the in-process first epochs are interleaved.
-        memory_rounds: Runs of the memory section's jobs (one figure per run).
-        memory_batches: Batches each rank loads before its memory is read.
-        stream_samples: Samples in the streaming section's webdataset shards (one pass
-            per loader per round).
-    """
-
-    repeats: int
-    key_calls: int
-    wrapper_samples: int
-    mosaics: int
-    batches: int
-    warmup: int
-    epoch_indices: int
-    epoch_batches: int
-    e2e_images: int
-    e2e_scale: float
-    e2e_repeats: int
-    e2e_batches: int
-    e2e_chunk: int
-    memory_rounds: int
-    memory_batches: int
-    stream_samples: int
+    repeats: int  # interleaved rounds per section
+    key_calls: int  # calls per contender per round in the key section
+    wrapper_samples: int  # samples per contender per round in the wrapper section
+    mosaics: int  # mosaics per contender per round in the mosaic section
+    batches: int  # timed batches per loader per round in the scaling section (even)
+    warmup: int  # untimed operations per contender first (samples or mosaics)
+    epoch_indices: int  # indices per contender per round, the epoch sampler and wrapper rows
+    epoch_batches: int  # timed batches per loader per round in the epoch section
+    e2e_images: int  # JPEGs in the end-to-end section's folder (--images overrides)
+    e2e_scale: float  # the e2e and memory sections' output side, a fraction of --size
+    e2e_repeats: int  # rounds of the end-to-end section's later epochs
+    e2e_batches: int  # timed batches per loader per round of a later epoch (even)
+    e2e_chunk: int  # batches per turn when the in-process first epochs are interleaved
+    memory_rounds: int  # runs of the memory section's jobs (one figure per run)
+    memory_batches: int  # batches each rank loads before its memory is read
+    stream_samples: int  # samples in the stream section's shards (a pass per loader per round)
 
 
 _AMOUNTS: dict[str, tuple[Any, Any]] = {  # field: (full run, --quick)

@@ -8,7 +8,7 @@ print them. This is benchmark code, never imported by rankaug.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from benchmarks._same_work import Work
@@ -148,22 +148,13 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         position = {row_id: k for k, row_id in enumerate(self.order)}
-        return {
-            "meta": self.meta,
-            "rows": {
-                key: self.rows[key].to_json()
-                for key in sorted(self.rows, key=lambda k: position.get(k, len(position)))
-            },
-            "ratios": self.ratios,
-            "differences": self.differences,
-            "goals": self.goals,
-            "diagnostics": self.diagnostics,
-            "profiles": self.profiles,
-            "work": {
-                row: {aspect: {"value": s.value, "via": s.via} for aspect, s in work.items()}
-                for row, work in self.work.items()
-            },
+        data = asdict(self)  # a copy, the work's settings as dicts too
+        del data["order"]
+        data["rows"] = {
+            key: self.rows[key].to_json()
+            for key in sorted(self.rows, key=lambda k: position.get(k, len(position)))
         }
+        return data
 
 
 def _spread(paired: Sequence[float]) -> dict[str, float | None]:
@@ -176,11 +167,11 @@ def _spread(paired: Sequence[float]) -> dict[str, float | None]:
 
 
 # ---------------------------------------------------------------------------- output
+@dataclass
 class Console:
     """Prints tables to stdout, clearing the progress bar first."""
 
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
+    progress: Progress
 
     def __call__(self, text: str = "") -> None:
         self.progress.clear()
@@ -200,10 +191,6 @@ def number(value: float) -> str:
     if value >= 10:
         return f"{value:.1f}"
     return f"{value:.2f}"
-
-
-def _range(s: Summary) -> str:
-    return f"{number(s.low)}..{number(s.high)}"
 
 
 def ratio_text(entry: Mapping[str, Any] | None) -> str:
@@ -248,7 +235,8 @@ def print_rows(
         if s is None:
             out(f"  {row.name:54s} {row.status + ': ' + row.reason}")
             continue
-        line = f"  {row.name:54s} {number(s.median):>10s} {_range(s):>15s}"
+        spread = f"{number(s.low)}..{number(s.high)}"
+        line = f"  {row.name:54s} {number(s.median):>10s} {spread:>15s}"
         base = baseline if isinstance(baseline, str) or baseline is None else baseline.get(row_id)
         if base is not None:
             if difference:
