@@ -212,15 +212,11 @@ def print_rows(
     label: str | None = None,
     difference: bool = False,
 ) -> None:
-    """Print one section's rows: median, min..max and, optionally, against a baseline.
+    """Print rows ``ids``: median, min..max and, optionally, against a ``baseline``.
 
-    Args:
-        out: Where to print.
-        report: The report holding the rows.
-        ids: The rows, in order.
-        baseline: The row every row is compared with, or row -> its own baseline.
-        label: The comparison column's header (``"vs <baseline>"`` by default).
-        difference: Print the difference of the medians instead of their ratio.
+    ``baseline`` is the row every row is compared with, or row -> its own baseline;
+    ``label`` the comparison column's header (``"vs <baseline>"`` by default); with
+    ``difference``, the column is the difference of the medians instead of their ratio.
     """
     unit = report.rows[ids[0]].unit
     header = f"  {'contender':54s} {unit:>10s} {'min..max':>15s}"
