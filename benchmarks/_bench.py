@@ -51,11 +51,9 @@ def identity(sample: Any, rng: np.random.Generator) -> Any:
 class Sources:
     """The in-memory source samples every contender uses.
 
-    Attributes:
-        kind: ``"photos"`` or ``"synthetic"``.
-        description: What they are, for the report.
-        mosaic: Sources of the mosaics, in their own sizes.
-        square: ``side x side`` versions for the wrapper section.
+    ``kind`` is ``"photos"`` or ``"synthetic"``, ``description`` what they are (for the
+    report); ``mosaic`` the mosaics' sources in their own sizes, ``square`` their
+    ``side x side`` versions for the wrapper section.
     """
 
     kind: str

@@ -301,12 +301,8 @@ def transport_costs(dataset: Any, batch_size: int, repeats: int) -> dict[str, fl
     images = [torch.from_numpy(np.ascontiguousarray(sample["image"])) for sample in batch]
     shape = (len(images), *images[0].shape)
     reused = torch.empty(shape, dtype=images[0].dtype).share_memory_()  # type: ignore[no-untyped-call]
-    timings: dict[str, list[float]] = {
-        "pickle_ms": [],
-        "shm_fresh_ms": [],
-        "shm_reused_ms": [],
-        "make_ms": [],
-    }
+    figures = ("pickle_ms", "shm_fresh_ms", "shm_reused_ms", "make_ms")
+    timings: dict[str, list[float]] = {name: [] for name in figures}
     size = 0
     for r in range(max(repeats, 9)):
         t0 = time.perf_counter()

@@ -66,20 +66,15 @@ class Row:
 
     def to_json(self) -> dict[str, Any]:
         s = self.summary
+        data = asdict(self)
+        extra, values = data.pop("extra"), data.pop("values")
+        spread = (None, None, None) if s is None else (s.median, s.low, s.high)
         return {
-            "id": self.id,
-            "name": self.name,
-            "unit": self.unit,
-            "better": self.better,
-            "status": self.status,
-            "reason": self.reason,
-            "note": self.note,
-            "median": None if s is None else s.median,
-            "min": None if s is None else s.low,
-            "max": None if s is None else s.high,
-            "values": list(self.values),
-            **{f"{key}_median": summarize(v).median for key, v in self.extra.items() if v},
-            **{f"{key}_values": list(v) for key, v in self.extra.items()},
+            **data,
+            **dict(zip(("median", "min", "max"), spread, strict=True)),
+            "values": values,
+            **{f"{key}_median": summarize(v).median for key, v in extra.items() if v},
+            **{f"{key}_values": v for key, v in extra.items()},
         }
 
 

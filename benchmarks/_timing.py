@@ -53,13 +53,9 @@ def counted(fn: Callable[[int], object], start: int = 0) -> Op:
 class Progress:
     """The run's progress bar: ``tqdm`` on stderr, where it is installed.
 
-    It draws only when enabled; by default, when the stream is a terminal, so that logs
-    and pipes stay clean. Without ``tqdm`` nothing is drawn.
-
-    Args:
-        total: Units of work in the whole run.
-        enabled: Force drawing on or off; ``None`` draws on a terminal only.
-        stream: Where to draw; ``sys.stderr`` by default.
+    It counts ``total`` units of work and draws on ``stream`` (``sys.stderr``) only when
+    ``enabled``; ``None``: when the stream is a terminal, so that logs and pipes stay
+    clean. Without ``tqdm`` nothing is drawn.
     """
 
     def __init__(
@@ -101,14 +97,12 @@ class Summary:
 
 
 def summarize(values: Iterable[float]) -> Summary:
-    """Return the median and the min..max of ``values`` (at least one).
+    """Return the median and the min..max of ``values`` (at least one: else ValueError).
 
     >>> summarize([3.0, 1.0, 2.0]).median
     2.0
     """
     data = tuple(float(v) for v in values)
-    if not data:
-        raise ValueError("summarize needs at least one value")
     return Summary(statistics.median(data), min(data), max(data))
 
 
@@ -233,13 +227,10 @@ def _rounds(
 
 
 def peak_rss_mib() -> dict[str, float]:
-    """Peak resident memory in MiB: this process, and its children that have exited.
+    """Peak resident memory in MiB: ``{"self": this process, "children": ...}``.
 
     ``children`` counts DataLoader workers once they have been shut down (the largest one,
     not their sum); it is ``getrusage(RUSAGE_CHILDREN)``.
-
-    Returns:
-        ``{"self": MiB, "children": MiB}``.
     """
     scale = 1024.0 * 1024.0 if sys.platform == "darwin" else 1024.0  # bytes vs KiB
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale
