@@ -131,18 +131,26 @@ GOALS: tuple[Goal, ...] = (
 
 
 def check_goals(goals: Sequence[Goal], rows: Sequence[str]) -> None:
-    """Refuse repeated goal ids, and goals on rows that do not exist (never evaluated).
+    """Refuse repeated goal ids, rows that do not exist (never evaluated) or miscounted.
 
     >>> check_goals(GOALS[:1], ["key/sample_item"])
     >>> check_goals(GOALS[:1], ["key/stream_item"])
     Traceback (most recent call last):
     ...
     ValueError: goal 'key_sample' reads rows ['key/sample_item'], not in the catalogue
+    >>> check_goals([Goal("x", "ratio", ("key/sample_item",), ">=", 1, "x")], ROW_IDS)
+    Traceback (most recent call last):
+    ...
+    ValueError: goal 'x' reads 1 row, a ratio 2
     """
     ids = [goal.id for goal in goals]
     if len(set(ids)) != len(ids):
         raise ValueError(f"goal ids repeat: {ids}")
     for goal in goals:
+        wanted = 1 if goal.kind == "absolute" else 2
+        if len(goal.rows) != wanted:
+            count = f"{len(goal.rows)} row{'s' if len(goal.rows) != 1 else ''}"
+            raise ValueError(f"goal {goal.id!r} reads {count}, a {goal.kind} {wanted}")
         unknown = sorted(set(goal.rows) - set(rows))
         if unknown:
             raise ValueError(f"goal {goal.id!r} reads rows {unknown}, not in the catalogue")
