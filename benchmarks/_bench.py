@@ -51,11 +51,9 @@ def identity(sample: Any, rng: np.random.Generator) -> Any:
 class Sources:
     """The in-memory source samples every contender uses.
 
-    Attributes:
-        kind: ``"photos"`` or ``"synthetic"``.
-        description: What they are, for the report.
-        mosaic: Sources of the mosaics, in their own sizes.
-        square: ``side x side`` versions for the wrapper section.
+    ``kind`` is ``"photos"`` or ``"synthetic"``, ``description`` what they are (for the
+    report); ``mosaic`` the mosaics' sources in their own sizes, ``square`` their
+    ``side x side`` versions for the wrapper section.
     """
 
     kind: str
@@ -82,17 +80,11 @@ def _squared(sample: Sample, side: int) -> Sample:
 
 
 def load_sources(kind: str, n: int, side: int) -> Sources:
-    """Load (decode) the sources once, before any timing.
+    """Decode ``n`` sources once, before any timing (``side``: the square ones' side).
 
-    Args:
-        kind: ``"photos"`` (skimage.data; fails without scikit-image), ``"synthetic"``
-            (``rankaug.datasets.SyntheticDetection`` with varied sizes) or ``"auto"``
-            (photos when scikit-image is installed).
-        n: How many source samples.
-        side: Output side; also the side of the wrapper section's square images.
-
-    Returns:
-        The sources.
+    ``kind`` is ``"photos"`` (skimage.data; fails without scikit-image), ``"synthetic"``
+    (``rankaug.datasets.SyntheticDetection`` with varied sizes) or ``"auto"`` (photos when
+    scikit-image is installed).
     """
     if kind == "photos" or (kind == "auto" and photos_available()):
         mosaic = [_plain(p) for p in load_photos(n)]
@@ -119,19 +111,10 @@ def load_sources(kind: str, n: int, side: int) -> Sources:
 class Bench:
     """What every section needs: the settings, the sources, the report and the output.
 
-    Attributes:
-        settings: How much to measure.
-        size: Output side of the images.
-        seed: Seed of every contender.
-        batch_size: DataLoader batch size.
-        report: Where rows, diagnostics and goals go.
-        progress: The progress bar (one unit per row per round).
-        out: The console.
-        loaded: The sources, once :meth:`load` has run.
-        data: ``--data``: the kind of images (``"auto"``, ``"photos"``, ``"synthetic"``).
-        data_dir: ``--data-dir``: where the JPEG folders and caches go (``None``: the
-            default under the temporary directory).
-        shared: What sections hand on to later ones (the JPEG folder, a filled cache).
+    ``size``, ``seed``, ``batch_size``, ``data`` and ``data_dir`` are the command line's
+    (``--data-dir`` ``None``: under the temporary directory); the progress bar counts one
+    unit per row per round; ``loaded`` holds the sources once :meth:`load` has run;
+    ``shared``, what sections hand on to later ones (the JPEG folder, a filled cache).
     """
 
     settings: Settings

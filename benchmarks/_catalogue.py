@@ -96,152 +96,85 @@ def _workers(w: int) -> str:
     return f"{w} worker{'s' if w != 1 else ''}"
 
 
+# fmt: off
 SECTIONS: tuple[Section, ...] = (
-    Section(
-        "keys",
-        1,
-        "µs/sample",
-        {
-            "key/numpy_default_rng": "numpy: np.random.default_rng(i) (baseline)",
-            "key/numpy_seedsequence": "numpy: Generator(PCG64(SeedSequence(8 words)))",
-            "key/sample_derive": 'keying="sample": derive the Generator (key_random)',
-            "key/sample_item": 'keying="sample": wrapper[i], no-op transform',
-            "key/stream_new": 'keying="stream": derive a new stream (1st sample/epoch)',
-            "key/stream_item": 'keying="stream": wrapper[i], no-op transform',
-        },
-        needs_sources=False,
-    ),
-    Section(
-        "wrapper",
-        2,
-        "samples/s",
-        {
-            "wrapper/direct": "albumentations pipeline called directly (baseline)",
-            "wrapper/stream": "RandomAugmentWrapper(ds, pipeline)",
-        },
-    ),
-    Section(
-        "mosaic",
-        3,
-        "mosaics/s",
-        {
-            "mosaic/rankaug_2x2": "rankaug MosaicDataset 2x2: ds[i]",
-            "mosaic/rankaug_3x3": "rankaug MosaicDataset 3x3: ds[i]",
-            "mosaic/rankaug_affine": "rankaug MosaicDataset 2x2 + fused MosaicAffine",
-            "mosaic/floor": "floor: 4 visible regions resized in, no targets",
-            "mosaic/albumentations": "albumentations A.Mosaic 2x2 (cell = output)",
-            "mosaic/ultralytics_affine": "ultralytics Mosaic + RandomPerspective",
-            "mosaic/ultralytics_mosaic": "ultralytics Mosaic alone (2x output canvas)",
-            "mosaic/yolov5_style": "YOLOv5-style canvas-then-crop",
-            "mosaic/albumentations_3x3": "albumentations A.Mosaic 3x3 (cell = output)",
-            "mosaic/ultralytics9_affine": "ultralytics Mosaic n=9 + RandomPerspective",
-        },
-    ),
-    Section(
-        "scaling",
-        4,
-        "samples/s",
-        {
-            f"scaling/{transport}_{w}w": f"{what}, {_workers(w)}"
-            for transport, what in TRANSPORTS.items()
-            for w in WORKERS
-        },
-    ),
-    Section(
-        "epoch",
-        5,
-        "µs/index",
-        {
-            "epoch/sampler_plain": "iterate DistributedSampler (baseline)",
-            "epoch/sampler_carried": "iterate EpochSampler(DistributedSampler)",
-            "epoch/wrapper_plain": "wrapper[i]: epoch from set_epoch (shared memory)",
-            "epoch/wrapper_carried": "wrapper[EpochIndex(i, e)]: epoch from the index",
-            **{
-                f"epoch/loader_{kind}_{w}w": (
-                    f"DataLoader, {w} worker{'s' if w != 1 else ''}, {sampler}"
-                )
-                for w in EPOCH_WORKERS
-                for kind, sampler in (
-                    ("plain", "DistributedSampler"),
-                    ("carried", "EpochSampler(DistributedSampler)"),
-                    ("batches", "batch_sampler=EpochSampler(BatchSampler)"),
-                )
-            },
-        },
-        needs_sources=False,
-    ),
-    Section(
-        "e2e",
-        6,
-        "samples/s",
-        {
-            **{
-                f"e2e/{name}_first_{w}w": f"{E2E_PIPELINES[name]}, {_workers(w)}"
-                for w in E2E_WORKERS
-                for name in E2E_FIRST
-            },
-            **{
-                f"e2e/{name}_{w}w": f"{what}, {_workers(w)}"
-                for w in E2E_WORKERS
-                for name, what in E2E_PIPELINES.items()
-            },
-        },
-        needs_sources=False,
-        rounds="e2e_repeats",
-    ),
-    Section(
-        "memory",
-        7,
-        "MiB",
-        {
-            "memory/ultralytics_ram": 'ultralytics cache="ram": PSS',
-            "memory/rankaug_cached": "rankaug CachedDataset: PSS + cache in page cache",
-            "memory/rankaug_cached_pss": "rankaug CachedDataset: PSS alone",
-        },
-        needs_sources=False,
-        rounds="memory_rounds",
-    ),
-    Section(
-        "mix",
-        8,
-        "samples/s",
-        {
-            "mix/rankaug_mixup": "rankaug MixUpDataset: ds[i]",
-            "mix/ultralytics_mixup": "ultralytics MixUp (p=1)",
-            "mix/rankaug_cutmix": "rankaug CutMixDataset: ds[i]",
-            "mix/ultralytics_cutmix": "ultralytics CutMix (p=1)",
-            "mix/rankaug_copypaste": "rankaug CopyPasteDataset, partner",
-            "mix/rankaug_copypaste_polygons": "rankaug CopyPasteDataset, partner, polygons",
-            "mix/copypaste_floor": "floor: the same output arrays, copied alone",
-            "mix/copypaste_polygon_floor": "floor by polygons: the drawing alone",
-            "mix/ultralytics_copypaste": "ultralytics CopyPaste, mode=mixup (p=1)",
-            "mix/ultralytics_copypaste_masks": "ultralytics CopyPaste + polygons2masks",
-            "mix/rankaug_copypaste_flip": 'rankaug CopyPasteDataset, source="flip"',
-            "mix/rankaug_copypaste_flip_polygons": 'rankaug CopyPaste, "flip", polygons',
-            "mix/ultralytics_copypaste_flip": "ultralytics CopyPaste, mode=flip (p=1)",
-        },
-    ),
-    Section(
-        "color",
-        9,
-        "images/s",
-        {
-            "color/rankaug_hsv": "rankaug HSVJitter(0.015, 0.7, 0.4), in place",
-            "color/ultralytics_hsv": "ultralytics RandomHSV(0.015, 0.7, 0.4)",
-        },
-    ),
-    Section(
-        "stream",
-        10,
-        "samples/s",  # per CPU second (sections/stream.py)
-        {
-            "stream/wds_map": "webdataset .map(albumentations), 2 workers (baseline)",
-            "stream/wds_wrapper": "RandomAugmentWrapper(webdataset stream), 2 workers",
-            "stream/mosaic_map": "MosaicDataset(list)[i], map-style (baseline)",
-            "stream/mosaic_stream": "MosaicDataset(stream), window of 16",
-        },
-    ),
+    Section("keys", 1, "µs/sample", needs_sources=False, rows={
+        "key/numpy_default_rng": "numpy: np.random.default_rng(i) (baseline)",
+        "key/numpy_seedsequence": "numpy: Generator(PCG64(SeedSequence(8 words)))",
+        "key/sample_derive": 'keying="sample": derive the Generator (key_random)',
+        "key/sample_item": 'keying="sample": wrapper[i], no-op transform',
+        "key/stream_new": 'keying="stream": derive a new stream (1st sample/epoch)',
+        "key/stream_item": 'keying="stream": wrapper[i], no-op transform',
+    }),
+    Section("wrapper", 2, "samples/s", rows={
+        "wrapper/direct": "albumentations pipeline called directly (baseline)",
+        "wrapper/stream": "RandomAugmentWrapper(ds, pipeline)",
+    }),
+    Section("mosaic", 3, "mosaics/s", rows={
+        "mosaic/rankaug_2x2": "rankaug MosaicDataset 2x2: ds[i]",
+        "mosaic/rankaug_3x3": "rankaug MosaicDataset 3x3: ds[i]",
+        "mosaic/rankaug_affine": "rankaug MosaicDataset 2x2 + fused MosaicAffine",
+        "mosaic/floor": "floor: 4 visible regions resized in, no targets",
+        "mosaic/albumentations": "albumentations A.Mosaic 2x2 (cell = output)",
+        "mosaic/ultralytics_affine": "ultralytics Mosaic + RandomPerspective",
+        "mosaic/ultralytics_mosaic": "ultralytics Mosaic alone (2x output canvas)",
+        "mosaic/yolov5_style": "YOLOv5-style canvas-then-crop",
+        "mosaic/albumentations_3x3": "albumentations A.Mosaic 3x3 (cell = output)",
+        "mosaic/ultralytics9_affine": "ultralytics Mosaic n=9 + RandomPerspective",
+    }),
+    Section("scaling", 4, "samples/s", rows={
+        f"scaling/{transport}_{w}w": f"{what}, {_workers(w)}"
+        for transport, what in TRANSPORTS.items() for w in WORKERS
+    }),
+    Section("epoch", 5, "µs/index", needs_sources=False, rows={
+        "epoch/sampler_plain": "iterate DistributedSampler (baseline)",
+        "epoch/sampler_carried": "iterate EpochSampler(DistributedSampler)",
+        "epoch/wrapper_plain": "wrapper[i]: epoch from set_epoch (shared memory)",
+        "epoch/wrapper_carried": "wrapper[EpochIndex(i, e)]: epoch from the index",
+        **{f"epoch/loader_{kind}_{w}w": f"DataLoader, {_workers(w)}, {sampler}"
+           for w in EPOCH_WORKERS
+           for kind, sampler in (("plain", "DistributedSampler"),
+                                 ("carried", "EpochSampler(DistributedSampler)"),
+                                 ("batches", "batch_sampler=EpochSampler(BatchSampler)"))},
+    }),
+    Section("e2e", 6, "samples/s", needs_sources=False, rounds="e2e_repeats", rows={
+        **{f"e2e/{name}_first_{w}w": f"{E2E_PIPELINES[name]}, {_workers(w)}"
+           for w in E2E_WORKERS for name in E2E_FIRST},
+        **{f"e2e/{name}_{w}w": f"{what}, {_workers(w)}"
+           for w in E2E_WORKERS for name, what in E2E_PIPELINES.items()},
+    }),
+    Section("memory", 7, "MiB", needs_sources=False, rounds="memory_rounds", rows={
+        "memory/ultralytics_ram": 'ultralytics cache="ram": PSS',
+        "memory/rankaug_cached": "rankaug CachedDataset: PSS + cache in page cache",
+        "memory/rankaug_cached_pss": "rankaug CachedDataset: PSS alone",
+    }),
+    Section("mix", 8, "samples/s", rows={
+        "mix/rankaug_mixup": "rankaug MixUpDataset: ds[i]",
+        "mix/ultralytics_mixup": "ultralytics MixUp (p=1)",
+        "mix/rankaug_cutmix": "rankaug CutMixDataset: ds[i]",
+        "mix/ultralytics_cutmix": "ultralytics CutMix (p=1)",
+        "mix/rankaug_copypaste": "rankaug CopyPasteDataset, partner",
+        "mix/rankaug_copypaste_polygons": "rankaug CopyPasteDataset, partner, polygons",
+        "mix/copypaste_floor": "floor: the same output arrays, copied alone",
+        "mix/copypaste_polygon_floor": "floor by polygons: the drawing alone",
+        "mix/ultralytics_copypaste": "ultralytics CopyPaste, mode=mixup (p=1)",
+        "mix/ultralytics_copypaste_masks": "ultralytics CopyPaste + polygons2masks",
+        "mix/rankaug_copypaste_flip": 'rankaug CopyPasteDataset, source="flip"',
+        "mix/rankaug_copypaste_flip_polygons": 'rankaug CopyPaste, "flip", polygons',
+        "mix/ultralytics_copypaste_flip": "ultralytics CopyPaste, mode=flip (p=1)",
+    }),
+    Section("color", 9, "images/s", rows={
+        "color/rankaug_hsv": "rankaug HSVJitter(0.015, 0.7, 0.4), in place",
+        "color/ultralytics_hsv": "ultralytics RandomHSV(0.015, 0.7, 0.4)",
+    }),
+    Section("stream", 10, "samples/s", rows={  # per CPU second (sections/stream.py)
+        "stream/wds_map": "webdataset .map(albumentations), 2 workers (baseline)",
+        "stream/wds_wrapper": "RandomAugmentWrapper(webdataset stream), 2 workers",
+        "stream/mosaic_map": "MosaicDataset(list)[i], map-style (baseline)",
+        "stream/mosaic_stream": "MosaicDataset(stream), window of 16",
+    }),
 )
+# fmt: on
 """Every section, in the order they run and print."""
 
 ROW_IDS: tuple[str, ...] = tuple(row for s in SECTIONS for row in s.rows)
@@ -273,20 +206,11 @@ MOSAIC_RATIOS: tuple[tuple[str, str], ...] = (
 MIX_GROUPS: tuple[tuple[str, ...], ...] = (
     ("mix/rankaug_mixup", "mix/ultralytics_mixup"),
     ("mix/rankaug_cutmix", "mix/ultralytics_cutmix"),
-    (
-        "mix/rankaug_copypaste",
-        "mix/rankaug_copypaste_polygons",
-        "mix/copypaste_floor",
-        "mix/copypaste_polygon_floor",
-        "mix/ultralytics_copypaste_masks",
-        "mix/ultralytics_copypaste",
-    ),
-    (
-        "mix/rankaug_copypaste_flip",
-        "mix/rankaug_copypaste_flip_polygons",
-        "mix/ultralytics_copypaste_flip",
-    ),
-)
+    ("mix/rankaug_copypaste", "mix/rankaug_copypaste_polygons", "mix/copypaste_floor",
+     "mix/copypaste_polygon_floor", "mix/ultralytics_copypaste_masks", "mix/ultralytics_copypaste"),
+    ("mix/rankaug_copypaste_flip", "mix/rankaug_copypaste_flip_polygons",
+     "mix/ultralytics_copypaste_flip"),
+)  # fmt: skip
 """The mix section's contenders that take turns, ultralytics' last in each group."""
 
 MIX_PAIRS: tuple[tuple[str, str], ...] = (
@@ -305,46 +229,24 @@ made dense by its ``polygons2masks``; polygons against its polygons), printed be
 
 @dataclass(frozen=True)
 class Settings:
-    """How much to measure (``--quick`` shrinks everything).
+    """How much to measure: :data:`FULL` for a full run, :data:`QUICK` for ``--quick``."""
 
-    Attributes:
-        repeats: Interleaved rounds per section.
-        key_calls: Calls per contender per round in the key section.
-        wrapper_samples: Samples per contender per round in the wrapper section.
-        mosaics: Mosaics per contender per round in the mosaic section.
-        batches: Timed batches per loader per round in the scaling section (even).
-        warmup: Untimed operations per contender first (samples or mosaics).
-        epoch_indices: Indices per contender per round for the epoch section's sampler
-            and wrapper rows.
-        epoch_batches: Timed batches per loader per round in the epoch section.
-        e2e_images: JPEGs in the end-to-end section's folder (``--images`` overrides).
-        e2e_scale: The end-to-end and memory sections' output side, as a fraction of
-            ``--size`` (their JPEGs scale with it).
-        e2e_repeats: Rounds of the end-to-end section's later epochs.
-        e2e_batches: Timed batches per loader per round of a later epoch (even).
-        e2e_chunk: Batches per turn when the in-process first epochs are interleaved.
-        memory_rounds: Runs of the memory section's jobs (one figure per run).
-        memory_batches: Batches each rank loads before its memory is read.
-        stream_samples: Samples in the streaming section's webdataset shards (one pass
-            per loader per round).
-    """
-
-    repeats: int
-    key_calls: int
-    wrapper_samples: int
-    mosaics: int
-    batches: int
-    warmup: int
-    epoch_indices: int
-    epoch_batches: int
-    e2e_images: int
-    e2e_scale: float
-    e2e_repeats: int
-    e2e_batches: int
-    e2e_chunk: int
-    memory_rounds: int
-    memory_batches: int
-    stream_samples: int
+    repeats: int  # interleaved rounds per section
+    key_calls: int  # calls per contender per round in the key section
+    wrapper_samples: int  # samples per contender per round in the wrapper section
+    mosaics: int  # mosaics per contender per round in the mosaic section
+    batches: int  # timed batches per loader per round in the scaling section (even)
+    warmup: int  # untimed operations per contender first (samples or mosaics)
+    epoch_indices: int  # indices per contender per round, the epoch sampler and wrapper rows
+    epoch_batches: int  # timed batches per loader per round in the epoch section
+    e2e_images: int  # JPEGs in the end-to-end section's folder (--images overrides)
+    e2e_scale: float  # the e2e and memory sections' output side, a fraction of --size
+    e2e_repeats: int  # rounds of the end-to-end section's later epochs
+    e2e_batches: int  # timed batches per loader per round of a later epoch (even)
+    e2e_chunk: int  # batches per turn when the in-process first epochs are interleaved
+    memory_rounds: int  # runs of the memory section's jobs (one figure per run)
+    memory_batches: int  # batches each rank loads before its memory is read
+    stream_samples: int  # samples in the stream section's shards (a pass per loader per round)
 
 
 _AMOUNTS: dict[str, tuple[Any, Any]] = {  # field: (full run, --quick)

@@ -11,7 +11,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks._catalogue import SECTIONS
+from benchmarks._catalogue import FULL, QUICK, SECTIONS
 
 __all__ = ["parse_args"]
 
@@ -22,40 +22,25 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description="rankaug's throughput scoreboard (side by side, ratios, goals)."
     )
-    parser.add_argument("--quick", action="store_true", help="a short run (under 30 s)")
-    parser.add_argument("--repeats", type=int, default=None, help="interleaved rounds")
-    parser.add_argument("--json", type=Path, default=None, help="also write everything here")
-    parser.add_argument(
-        "--only",
-        default=",".join(names),
-        help=f"comma-separated sections to run, of {','.join(names)} (default: all)",
-    )
-    parser.add_argument("--size", type=int, default=640, help="output side (default 640)")
-    parser.add_argument("--sources", type=int, default=16, help="source samples (default 16)")
-    parser.add_argument(
-        "--data",
-        choices=("auto", "photos", "synthetic"),
-        default="auto",
-        help="photos from skimage.data when installed (auto), or synthetic images",
-    )
-    parser.add_argument("--batch-size", type=int, default=16, help="DataLoader batch size")
-    parser.add_argument(
-        "--images", type=int, default=None, help="JPEGs in the e2e folder (1200; --quick 32)"
-    )
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=None,
-        help="where the e2e JPEG folder is kept and the caches go (default: under $TMPDIR)",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seed of every contender")
-    parser.add_argument("--profile", action="store_true", help="also cProfile rankaug's contenders")
-    parser.add_argument(
-        "--progress",
-        choices=("auto", "on", "off"),
-        default="auto",
-        help="progress bar on stderr (auto: when stderr is a terminal)",
-    )
+    add = parser.add_argument
+    add("--quick", action="store_true", help="a short run (under 30 s)")
+    add("--repeats", type=int, help="interleaved rounds")
+    add("--json", type=Path, help="also write everything here")
+    add("--only", default=",".join(names),
+        help=f"comma-separated sections to run, of {','.join(names)} (default: all)")  # fmt: skip
+    add("--size", type=int, default=640, help="output side (default 640)")
+    add("--sources", type=int, default=16, help="source samples (default 16)")
+    add("--data", choices=("auto", "photos", "synthetic"), default="auto",
+        help="photos from skimage.data when installed (auto), or synthetic images")  # fmt: skip
+    add("--batch-size", type=int, default=16, help="DataLoader batch size")
+    images = f"JPEGs in the e2e folder ({FULL.e2e_images}; --quick {QUICK.e2e_images})"
+    add("--images", type=int, help=images)
+    where = "where the e2e JPEG folder is kept and the caches go (default: under $TMPDIR)"
+    add("--data-dir", type=Path, help=where)
+    add("--seed", type=int, default=0, help="seed of every contender")
+    add("--profile", action="store_true", help="also cProfile rankaug's contenders")
+    add("--progress", choices=("auto", "on", "off"), default="auto",
+        help="progress bar on stderr (auto: when stderr is a terminal)")  # fmt: skip
     args = parser.parse_args(argv)
     if args.size < 16 or args.sources < 1 or args.batch_size < 1:
         parser.error("--size must be >= 16, --sources and --batch-size >= 1")

@@ -1,18 +1,18 @@
-"""The scoreboard's goals: each kind of goal carries its own measurement.
+"""The scoreboard's goals: a figure computed from the report's rows, compared with a target.
 
-A goal reads the rows (and diagnostics) a run put in the :class:`~benchmarks._report.Report`
-and turns them into one figure, compared with its target:
+A goal's ``kind`` says how its figure is measured from its ``rows``:
 
-* :class:`Absolute`: the median of one row (µs per sample, say);
-* :class:`Ratio`: the ratio of the medians of two rows measured side by side;
-* :class:`CpuRatio`: the same of samples per CPU-second, robust to the machine's other
-  load, the wall ratio beside it;
-* :class:`PairedRatio`: a drift-free ratio a section computed from adjacent pairs of
-  operations (in ``report.diagnostics``), the ratio of the medians beside it;
-* :class:`ScalingRatio`: a ratio of loader rows, with the CPU time the loaders got and
-  the speed-up projected on idle cores;
-* :class:`Difference`: the difference of the medians of two rows (what a feature adds,
-  in µs), with the spread of the per-round differences.
+* ``"absolute"``: the median of one row (µs per sample, say);
+* ``"ratio"``: the ratio of the medians of two rows measured side by side;
+* ``"cpu"``: the same of samples per CPU-second (the rows' ``extra["per_cpu_second"]``),
+  robust to the machine's other load, the wall ratio beside it; the wall ratio alone
+  without it (no ``/proc``);
+* ``"paired"``: a drift-free ratio a section computed from adjacent pairs of operations
+  (``report.diagnostics[diagnostic]``: ``{"ratio", "extra_us", "pairs"}``), the ratio of
+  the medians beside it (and in its place without the pairs);
+* ``"scaling"``: a ratio of loader rows, with the CPU they got and the idle-core projection;
+* ``"difference"``: the difference of the medians of two rows (what a feature adds, in
+  µs), with the spread of the per-round differences.
 
 The evaluation (PASS/MISS, margin, notes, what to look at when missed) is the same for
 every kind; a goal whose two rows' contenders do different work (``report.work``, see
@@ -23,64 +23,53 @@ benchmark code, never imported by rankaug.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from benchmarks._report import Report
 from benchmarks._same_work import differences
-from benchmarks._timing import summarize
+from benchmarks._timing import Summary, summarize
 
-__all__ = [
-    "Absolute",
-    "CpuRatio",
-    "Difference",
-    "Goal",
-    "Measurement",
-    "PairedRatio",
-    "Ratio",
-    "ScalingRatio",
-]
+__all__ = ["Goal", "Kind"]
 
-Op = Literal["<=", ">="]
+Kind = Literal["absolute", "ratio", "cpu", "paired", "scaling", "difference"]
+Measured = tuple[float, list[str]] | None
+"""A goal's figure and the notes printed beside it; ``None`` when it cannot be measured."""
 
 
 @dataclass(frozen=True)
-class Measurement:
-    """A goal's measured figure and what to print beside it."""
-
-    value: float
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, kw_only=True)
 class Goal:
-    """One goal: a figure computed from the report, compared with a target.
+    """One goal: ``rows`` measured as its ``kind`` says (see the module), ``op`` ``target``.
 
     Attributes:
         id: Stable identifier, in the JSON's ``goals``.
-        what: What is compared, for the table.
+        kind: How the figure is measured.
+        rows: The rows it reads, the measured one first (the numerator, the row with the
+            feature); it is evaluated when they were all selected.
         op: ``"<="`` or ``">="``.
         target: The goal.
+        what: What is compared, for the table.
         hint: What to look at when the goal is missed.
+        compare: What the note adds: ``(label, numerator, denominator)`` ratios, taken as
+            the goal's own (rows that may be missing: they are not the goal's);
+            ``(label, row)``, a row's median in the same rounds (absolute); ``(label,
+            figure)``, the difference of the medians of an ``extra`` figure (difference).
+        diagnostic: The paired kind's ``report.diagnostics`` key.
         like_for_like: Whether its rows must do the same work (``False`` for what a
             feature costs: the rows differ by that feature).
     """
 
     id: str
-    what: str
-    op: Op
+    kind: Kind
+    rows: tuple[str, ...]
+    op: Literal["<=", ">="]
     target: float
+    what: str
     hint: str = "run --profile"
+    compare: tuple[tuple[str, ...], ...] = ()
+    diagnostic: str = ""
     like_for_like: bool = True
-
-    @property
-    def rows(self) -> tuple[str, ...]:
-        """The rows the goal reads (a goal is evaluated when its rows were selected)."""
-        raise NotImplementedError
-
-    def measure(self, report: Report) -> Measurement | None:
-        """The measured figure, ``None`` when its rows could not be measured."""
-        raise NotImplementedError
 
     def evaluate(self, report: Report) -> dict[str, Any]:
         """PASS/MISS, the figure, the margin and the notes, as the JSON's ``goals`` hold."""
@@ -88,23 +77,22 @@ class Goal:
         unlike: list[str] = []
         if self.like_for_like and works[0] is not None and works[-1] is not None:
             unlike = differences(works[0], works[-1])
-        measurement = None if unlike else self.measure(report)
+        measurement = None if unlike else _MEASURES[self.kind](self, report)
         notes: list[str] = []
+        measured = margin = None
         if unlike:
-            measured, status, margin = None, "REFUSED", None
+            status = "REFUSED"
             notes.append("not like for like: " + "; ".join(unlike))
         elif measurement is None:
-            measured, status, margin = None, "N/A", None
+            status = "N/A"
         else:
-            measured = measurement.value
-            ok = measured <= self.target if self.op == "<=" else measured >= self.target
+            measured, found = measurement
+            below = self.op == "<="
+            ok = measured <= self.target if below else measured >= self.target
             status = "PASS" if ok else "MISS"
             # how far from the goal, relative to it (negative: missed by that much)
-            if self.op == "<=":
-                margin = (self.target - measured) / self.target
-            else:
-                margin = measured / self.target - 1
-            notes.extend(measurement.notes)
+            margin = (self.target - measured) / self.target if below else measured / self.target - 1
+            notes.extend(found)
         if status == "MISS":
             notes.append(self.hint)
         return {
@@ -119,203 +107,116 @@ class Goal:
         }
 
 
-@dataclass(frozen=True, kw_only=True)
-class Absolute(Goal):
-    """The median of one row, with its best round and a baseline row's median beside it.
+def _summary(report: Report, row_id: str) -> Summary | None:
+    row = report.rows.get(row_id)
+    return None if row is None else row.summary
 
-    Attributes:
-        row: The row measured.
-        baseline: A row measured in the same rounds, for context; ``None`` for none.
-        baseline_what: How the note names the baseline.
-    """
 
-    row: str
-    baseline: str | None = None
-    baseline_what: str = ""
+def _wall(report: Report, numerator: str, denominator: str) -> float | None:
+    entry = report.ratio(numerator, denominator)
+    return None if entry is None else float(entry["ratio"])
 
-    @property
-    def rows(self) -> tuple[str, ...]:
-        return (self.row,)
 
-    def measure(self, report: Report) -> Measurement | None:
-        row = report.rows.get(self.row)
-        summary = None if row is None else row.summary
-        if summary is None:
-            return None
-        base = None if self.baseline is None else report.rows.get(self.baseline)
-        context = None if base is None else base.summary
-        notes: tuple[str, ...] = ()
+def _cpu(report: Report, numerator: str, denominator: str) -> float | None:
+    rows = [report.rows.get(k) for k in (numerator, denominator)]
+    figures = [None if row is None else row.extra.get("per_cpu_second") for row in rows]
+    if not (figures[0] and figures[1]):
+        return None
+    return summarize(figures[0]).median / summarize(figures[1]).median
+
+
+def _compared(
+    goal: Goal, report: Report, ratio: Callable[[Report, str, str], float | None]
+) -> list[str]:
+    """The ``compare`` ratios that could be computed, as notes."""
+    found = [(label, ratio(report, *rows)) for label, *rows in goal.compare]
+    return [f"{label} {value:.2f}x" for label, value in found if value is not None]
+
+
+def _absolute(goal: Goal, report: Report) -> Measured:
+    summary = _summary(report, goal.rows[0])
+    if summary is None:
+        return None
+    notes = []
+    for label, row in goal.compare:
+        context = _summary(report, row)
         if context is not None:
-            notes = (
-                f"best round {summary.low:.1f}; {self.baseline_what} "
-                f"{context.median:.1f} in the same rounds",
-            )
-        return Measurement(summary.median, notes)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Ratio(Goal):
-    """The ratio of the medians of two rows measured side by side.
-
-    Attributes:
-        numerator: The row measured.
-        denominator: The row it is divided by.
-        compare: Other ratios the note gives beside it, ``(label, numerator,
-            denominator)`` (rows that may be missing: they are not the goal's).
-    """
-
-    numerator: str
-    denominator: str
-    compare: tuple[tuple[str, str, str], ...] = ()
-
-    @property
-    def rows(self) -> tuple[str, ...]:
-        return (self.numerator, self.denominator)
-
-    def compared(self, report: Report) -> tuple[str, ...]:
-        """The ``compare`` ratios that could be computed, as notes."""
-        notes = []
-        for label, numerator, denominator in self.compare:
-            entry = report.ratio(numerator, denominator)
-            if entry is not None:
-                notes.append(f"{label} {entry['ratio']:.2f}x")
-        return tuple(notes)
-
-    def measure(self, report: Report) -> Measurement | None:
-        entry = report.ratio(self.numerator, self.denominator)
-        return None if entry is None else Measurement(entry["ratio"], self.compared(report))
-
-
-@dataclass(frozen=True, kw_only=True)
-class CpuRatio(Ratio):
-    """The ratio of two rows' medians of samples per CPU-second, the wall ratio beside it.
-
-    On a machine shared with other work, what a contender's processes spent in CPU
-    time does not depend on how much CPU the others left them; its wall time does. In
-    one process and one thread, samples per CPU-second is the rate on an idle core.
-    The rows carry it in ``extra[figure]``; ``compare`` ratios are taken the same way
-    where both rows have it. Without it (no ``/proc``) the goal is the wall ratio.
-
-    Attributes:
-        figure: The ``extra`` key of the rows' samples per CPU-second.
-    """
-
-    figure: str = "per_cpu_second"
-
-    def _cpu(self, report: Report, numerator: str, denominator: str) -> float | None:
-        rows = [report.rows.get(k) for k in (numerator, denominator)]
-        figures = [None if row is None else row.extra.get(self.figure) for row in rows]
-        if not (figures[0] and figures[1]):
-            return None
-        return summarize(figures[0]).median / summarize(figures[1]).median
-
-    def measure(self, report: Report) -> Measurement | None:
-        wall = report.ratio(self.numerator, self.denominator)
-        if wall is None:
-            return None
-        cpu = self._cpu(report, self.numerator, self.denominator)
-        if cpu is None:
-            notes = ["wall time (no CPU time read)", *self.compared(report)]
-            return Measurement(wall["ratio"], tuple(notes))
-        notes = [f"per CPU-second; wall time {wall['ratio']:.2f}x"]
-        for label, numerator, denominator in self.compare:
-            ratio = self._cpu(report, numerator, denominator)
-            if ratio is not None:
-                notes.append(f"{label} {ratio:.2f}x")
-        return Measurement(cpu, tuple(notes))
-
-
-@dataclass(frozen=True, kw_only=True)
-class PairedRatio(Ratio):
-    """A ratio from pairs of operations (``report.diagnostics[diagnostic]``).
-
-    The section stores ``{"ratio", "extra_us", "pairs"}`` there when it could pair the
-    two contenders' operations (same work, adjacent in time); without it the goal falls
-    back to the ratio of the medians.
-
-    Attributes:
-        diagnostic: The diagnostics key of the paired estimate.
-    """
-
-    diagnostic: str
-
-    def measure(self, report: Report) -> Measurement | None:
-        paired = report.diagnostics.get(self.diagnostic)
-        of_medians = report.ratio(self.numerator, self.denominator)
-        if paired is None:
-            return None if of_medians is None else Measurement(of_medians["ratio"])
-        notes: tuple[str, ...] = ()
-        if of_medians is not None:
-            notes = (
-                f"from {paired['pairs']:.0f} paired samples (same draws), "
-                f"{paired['extra_us']:+.0f} µs per sample; ratio of the round medians "
-                f"{of_medians['ratio']:.3f}",
-            )
-        return Measurement(paired["ratio"], notes)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ScalingRatio(Ratio):
-    """A ratio of two loader rows, with the CPU they got and the idle-core projection."""
-
-    def measure(self, report: Report) -> Measurement | None:
-        entry = report.ratio(self.numerator, self.denominator)
-        if entry is None:
-            return None
-        notes = [report.rows[self.numerator].note]
-        projected = [
-            report.rows[k].extra.get("projected", []) for k in (self.numerator, self.denominator)
-        ]
-        if projected[0] and projected[1]:
             notes.append(
-                f"projected on {os.cpu_count()} idle cores from CPU efficiency and demand: "
-                f"{summarize(projected[0]).median / summarize(projected[1]).median:.2f}x"
+                f"best round {summary.low:.1f}; {label} {context.median:.1f} in the same rounds"
             )
-        return Measurement(entry["ratio"], (*notes, *self.compared(report)))
+    return summary.median, notes
 
 
-@dataclass(frozen=True, kw_only=True)
-class Difference(Goal):
-    """What ``row`` adds over ``baseline``: the difference of their medians.
+def _ratio(goal: Goal, report: Report) -> Measured:
+    wall = _wall(report, *goal.rows)
+    return None if wall is None else (wall, _compared(goal, report, _wall))
 
-    The note gives the spread: the per-round differences (both rows are measured in
-    every round, side by side), min..max, and the two medians.
 
-    Attributes:
-        row: The row with the feature.
-        baseline: The same work without it.
-        unit: The unit of the difference, for the note.
-        also: A figure of both rows' ``extra`` whose difference of medians the note
-            adds (``""`` for none).
-        also_what: How the note names it.
-    """
+def _cpu_ratio(goal: Goal, report: Report) -> Measured:
+    wall = _wall(report, *goal.rows)
+    if wall is None:
+        return None
+    cpu = _cpu(report, *goal.rows)
+    if cpu is None:
+        return wall, ["wall time (no CPU time read)", *_compared(goal, report, _wall)]
+    return cpu, [f"per CPU-second; wall time {wall:.2f}x", *_compared(goal, report, _cpu)]
 
-    row: str
-    baseline: str
-    unit: str = "µs"
-    also: str = ""
-    also_what: str = ""
 
-    @property
-    def rows(self) -> tuple[str, ...]:
-        return (self.row, self.baseline)
+def _paired(goal: Goal, report: Report) -> Measured:
+    paired = report.diagnostics.get(goal.diagnostic)
+    of_medians = _wall(report, *goal.rows)
+    if paired is None:
+        return None if of_medians is None else (of_medians, [])
+    notes = []
+    if of_medians is not None:
+        notes.append(
+            f"from {paired['pairs']:.0f} paired samples (same draws), "
+            f"{paired['extra_us']:+.0f} µs per sample; ratio of the round medians "
+            f"{of_medians:.3f}"
+        )
+    return paired["ratio"], notes
 
-    def measure(self, report: Report) -> Measurement | None:
-        entry = report.difference(self.row, self.baseline)
-        if entry is None:
-            return None
-        with_it, without = report.rows[self.row].summary, report.rows[self.baseline].summary
-        assert with_it is not None  # measured: the entry exists
-        assert without is not None
-        notes = []
-        if entry["paired_min"] is not None:
-            notes.append(
-                f"per round {entry['paired_min']:+.2f}..{entry['paired_max']:+.2f} "
-                f"(median {entry['paired_median']:+.2f})"
-            )
-        notes.append(f"{with_it.median:.2f} vs {without.median:.2f} {self.unit}")
-        extra = [report.rows[k].extra.get(self.also) for k in (self.row, self.baseline)]
-        if self.also and extra[0] and extra[1]:
+
+def _scaling(goal: Goal, report: Report) -> Measured:
+    wall = _wall(report, *goal.rows)
+    if wall is None:
+        return None
+    notes = [report.rows[goal.rows[0]].note]
+    projected = [report.rows[k].extra.get("projected", []) for k in goal.rows]
+    if projected[0] and projected[1]:
+        notes.append(
+            f"projected on {os.cpu_count()} idle cores from CPU efficiency and demand: "
+            f"{summarize(projected[0]).median / summarize(projected[1]).median:.2f}x"
+        )
+    return wall, [*notes, *_compared(goal, report, _wall)]
+
+
+def _difference(goal: Goal, report: Report) -> Measured:
+    entry = report.difference(*goal.rows)
+    if entry is None:
+        return None
+    with_it, without = (report.rows[k] for k in goal.rows)
+    medians = [summarize(row.values).median for row in (with_it, without)]  # both measured
+    notes = []
+    if entry["paired_min"] is not None:
+        notes.append(
+            f"per round {entry['paired_min']:+.2f}..{entry['paired_max']:+.2f} "
+            f"(median {entry['paired_median']:+.2f})"
+        )
+    notes.append(f"{medians[0]:.2f} vs {medians[1]:.2f} µs")
+    for label, figure in goal.compare:
+        extra = [with_it.extra.get(figure), without.extra.get(figure)]
+        if extra[0] and extra[1]:
             also = summarize(extra[0]).median - summarize(extra[1]).median
-            notes.append(f"{self.also_what} {also:+.2f} {self.unit}")
-        return Measurement(entry["difference"], tuple(notes))
+            notes.append(f"{label} {also:+.2f} µs")
+    return entry["difference"], notes
+
+
+_MEASURES: dict[str, Callable[[Goal, Report], Measured]] = {
+    "absolute": _absolute,
+    "ratio": _ratio,
+    "cpu": _cpu_ratio,
+    "paired": _paired,
+    "scaling": _scaling,
+    "difference": _difference,
+}

@@ -143,16 +143,9 @@ COLLATES: dict[str, Callable[[], Callable[[list[Any]], Any]]] = {
 def make_loaders(
     dataset: Any, batch_size: int, transports: Sequence[str], workers_counts: Sequence[int]
 ) -> dict[str, Loader]:
-    """One DataLoader per transport and worker count, with persistent workers.
+    """``"scaling/{transport}_{workers}w"`` -> a DataLoader with persistent workers.
 
-    Args:
-        dataset: The map-style dataset.
-        batch_size: The batch size.
-        transports: Keys of :data:`COLLATES`.
-        workers_counts: Worker counts.
-
-    Returns:
-        ``"scaling/{transport}_{workers}w"`` -> loader.
+    ``transports`` are keys of :data:`COLLATES`.
     """
     loaders: dict[str, Loader] = {}
     for transport in transports:
@@ -173,16 +166,10 @@ def make_loaders(
 
 
 def cpu_ns(pids: Sequence[int]) -> tuple[int, int] | None:
-    """CPU use of processes so far: nanoseconds running, and runnable but waiting for a CPU.
+    """``(running_ns, waiting_ns)`` of processes so far, ``None`` without ``/proc``.
 
-    Summed over every thread of every process (Linux ``/proc/PID/task/*/schedstat``). The
-    waiting time is what other work on the machine took from these processes.
-
-    Args:
-        pids: Process ids.
-
-    Returns:
-        ``(running_ns, waiting_ns)``, or ``None`` where ``/proc`` has no schedstat.
+    Nanoseconds running, and runnable but waiting for a CPU (what other work on the
+    machine took from them), summed over every thread (``/proc/PID/task/*/schedstat``).
     """
     running = waiting = 0
     found = False
@@ -278,16 +265,8 @@ def time_cpu_chunk(entry: Loader, batches: int, batch_size: int, settle: float =
     here), an error that would swamp a microsecond per sample over a chunk of tens of
     milliseconds. The main process's own CPU time is ``time.process_time``, exact. The
     chunk's start (waking persistent workers) and its filling up are included: the
-    same for every contender of one loader.
-
-    Args:
-        entry: The loader; its workers must have been started (one chunk before).
-        batches: Batches in the chunk.
-        batch_size: Its batch size.
-        settle: Seconds to wait after the last batch, for the workers to go idle.
-
-    Returns:
-        The chunk's figures.
+    same for every contender of one loader. The loader's workers must have been started
+    (one chunk before).
     """
     running = getattr(entry.loader, "_iterator", None)  # the persistent workers, if any
     pids = [int(process.pid) for process in getattr(running, "_workers", [])]
@@ -322,12 +301,8 @@ def transport_costs(dataset: Any, batch_size: int, repeats: int) -> dict[str, fl
     images = [torch.from_numpy(np.ascontiguousarray(sample["image"])) for sample in batch]
     shape = (len(images), *images[0].shape)
     reused = torch.empty(shape, dtype=images[0].dtype).share_memory_()  # type: ignore[no-untyped-call]
-    timings: dict[str, list[float]] = {
-        "pickle_ms": [],
-        "shm_fresh_ms": [],
-        "shm_reused_ms": [],
-        "make_ms": [],
-    }
+    figures = ("pickle_ms", "shm_fresh_ms", "shm_reused_ms", "make_ms")
+    timings: dict[str, list[float]] = {name: [] for name in figures}
     size = 0
     for r in range(max(repeats, 9)):
         t0 = time.perf_counter()

@@ -2,7 +2,8 @@
 
 One PNG per section: each measured row's median as a bar, its min..max over the rounds
 as the error bar, the unit on the axis (a row whose name another row shares is labelled
-with its id too: the e2e section's first epochs). This is benchmark code, never imported by rankaug.
+with its id too: the e2e section's first epochs). This is benchmark code, never imported
+by rankaug.
 """
 
 from __future__ import annotations
@@ -16,12 +17,8 @@ __all__ = ["write_plots"]
 def write_plots(report: dict[str, Any], json_path: Path) -> list[Path]:
     """Write ``<json stem>.<section>.png`` beside ``json_path`` for every measured section.
 
-    Args:
-        report: The run's JSON (``Report.to_json()``).
-        json_path: Where the JSON was written.
-
-    Returns:
-        The files written; none when matplotlib is not installed.
+    ``report`` is the run's JSON (``Report.to_json()``); returns the files written, none
+    when matplotlib is not installed.
     """
     try:
         import matplotlib

@@ -8,7 +8,7 @@ print them. This is benchmark code, never imported by rankaug.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from benchmarks._same_work import Work
@@ -66,20 +66,15 @@ class Row:
 
     def to_json(self) -> dict[str, Any]:
         s = self.summary
+        data = asdict(self)
+        extra, values = data.pop("extra"), data.pop("values")
+        spread = (None, None, None) if s is None else (s.median, s.low, s.high)
         return {
-            "id": self.id,
-            "name": self.name,
-            "unit": self.unit,
-            "better": self.better,
-            "status": self.status,
-            "reason": self.reason,
-            "note": self.note,
-            "median": None if s is None else s.median,
-            "min": None if s is None else s.low,
-            "max": None if s is None else s.high,
-            "values": list(self.values),
-            **{f"{key}_median": summarize(v).median for key, v in self.extra.items() if v},
-            **{f"{key}_values": list(v) for key, v in self.extra.items()},
+            **data,
+            **dict(zip(("median", "min", "max"), spread, strict=True)),
+            "values": values,
+            **{f"{key}_median": summarize(v).median for key, v in extra.items() if v},
+            **{f"{key}_values": v for key, v in extra.items()},
         }
 
 
@@ -148,22 +143,13 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         position = {row_id: k for k, row_id in enumerate(self.order)}
-        return {
-            "meta": self.meta,
-            "rows": {
-                key: self.rows[key].to_json()
-                for key in sorted(self.rows, key=lambda k: position.get(k, len(position)))
-            },
-            "ratios": self.ratios,
-            "differences": self.differences,
-            "goals": self.goals,
-            "diagnostics": self.diagnostics,
-            "profiles": self.profiles,
-            "work": {
-                row: {aspect: {"value": s.value, "via": s.via} for aspect, s in work.items()}
-                for row, work in self.work.items()
-            },
+        data = asdict(self)  # a copy, the work's settings as dicts too
+        del data["order"]
+        data["rows"] = {
+            key: self.rows[key].to_json()
+            for key in sorted(self.rows, key=lambda k: position.get(k, len(position)))
         }
+        return data
 
 
 def _spread(paired: Sequence[float]) -> dict[str, float | None]:
@@ -176,11 +162,11 @@ def _spread(paired: Sequence[float]) -> dict[str, float | None]:
 
 
 # ---------------------------------------------------------------------------- output
+@dataclass
 class Console:
     """Prints tables to stdout, clearing the progress bar first."""
 
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
+    progress: Progress
 
     def __call__(self, text: str = "") -> None:
         self.progress.clear()
@@ -202,10 +188,6 @@ def number(value: float) -> str:
     return f"{value:.2f}"
 
 
-def _range(s: Summary) -> str:
-    return f"{number(s.low)}..{number(s.high)}"
-
-
 def ratio_text(entry: Mapping[str, Any] | None) -> str:
     """A ratio with its per-round range, ``"n/a"`` when it could not be computed."""
     if entry is None:
@@ -225,15 +207,11 @@ def print_rows(
     label: str | None = None,
     difference: bool = False,
 ) -> None:
-    """Print one section's rows: median, min..max and, optionally, against a baseline.
+    """Print rows ``ids``: median, min..max and, optionally, against a ``baseline``.
 
-    Args:
-        out: Where to print.
-        report: The report holding the rows.
-        ids: The rows, in order.
-        baseline: The row every row is compared with, or row -> its own baseline.
-        label: The comparison column's header (``"vs <baseline>"`` by default).
-        difference: Print the difference of the medians instead of their ratio.
+    ``baseline`` is the row every row is compared with, or row -> its own baseline;
+    ``label`` the comparison column's header (``"vs <baseline>"`` by default); with
+    ``difference``, the column is the difference of the medians instead of their ratio.
     """
     unit = report.rows[ids[0]].unit
     header = f"  {'contender':54s} {unit:>10s} {'min..max':>15s}"
@@ -248,7 +226,8 @@ def print_rows(
         if s is None:
             out(f"  {row.name:54s} {row.status + ': ' + row.reason}")
             continue
-        line = f"  {row.name:54s} {number(s.median):>10s} {_range(s):>15s}"
+        spread = f"{number(s.low)}..{number(s.high)}"
+        line = f"  {row.name:54s} {number(s.median):>10s} {spread:>15s}"
         base = baseline if isinstance(baseline, str) or baseline is None else baseline.get(row_id)
         if base is not None:
             if difference:

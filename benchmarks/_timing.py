@@ -6,11 +6,12 @@ counts. This is benchmark code, never imported by rankaug.
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -30,14 +31,7 @@ Op = Callable[[int], object]
 
 
 def counted(fn: Callable[[int], object], start: int = 0) -> Op:
-    """Turn ``fn(i)`` into an :data:`Op` that calls it with consecutive ``i`` across calls.
-
-    Args:
-        fn: One operation; it receives the running count (for example a sample index).
-        start: The first count.
-
-    Returns:
-        ``op(n)``, which calls ``fn(i)``, ``fn(i + 1)``, ... ``n`` times.
+    """``op(n)``: ``fn(i)``, ``fn(i + 1)``, ... ``n`` times, ``i`` counting on from ``start``.
 
     >>> seen = []
     >>> op = counted(seen.append)
@@ -59,46 +53,35 @@ def counted(fn: Callable[[int], object], start: int = 0) -> Op:
 class Progress:
     """The run's progress bar: ``tqdm`` on stderr, where it is installed.
 
-    It draws only when enabled; by default, when the stream is a terminal, so that logs
-    and pipes stay clean. Without ``tqdm`` (the test venv) nothing is drawn.
-
-    Args:
-        total: Units of work in the whole run.
-        enabled: Force drawing on or off; ``None`` draws on a terminal only.
-        stream: Where to draw; ``sys.stderr`` by default.
+    It counts ``total`` units of work and draws on ``stream`` (``sys.stderr``) only when
+    ``enabled``; ``None``: when the stream is a terminal, so that logs and pipes stay
+    clean. Without ``tqdm`` nothing is drawn.
     """
 
     def __init__(
         self, total: int, *, enabled: bool | None = None, stream: TextIO | None = None
     ) -> None:
         stream = sys.stderr if stream is None else stream
-        self.enabled = stream.isatty() if enabled is None else enabled
         self._bar: Any = None
-        if self.enabled:
-            try:
+        if stream.isatty() if enabled is None else enabled:
+            with contextlib.suppress(ImportError):
                 from tqdm import tqdm
-            except ImportError:
-                self.enabled = False
-            else:
+
                 self._bar = tqdm(total=max(int(total), 1), file=stream, leave=False)
 
-    def set_label(self, label: str) -> None:
-        """Show ``label`` (the section or contender being timed) beside the bar."""
+    def set_label(self, label: str) -> None:  # the section or contender being timed
         if self._bar is not None:
             self._bar.set_description_str(label[:38])
 
     def advance(self, units: int = 1) -> None:
-        """Count ``units`` more units of work as done."""
         if self._bar is not None:
             self._bar.update(units)
 
-    def clear(self) -> None:
-        """Erase the bar until it next draws (before printing a table)."""
+    def clear(self) -> None:  # until it next draws (before printing a table)
         if self._bar is not None:
             self._bar.clear()
 
     def close(self) -> None:
-        """Erase the bar for good."""
         if self._bar is not None:
             self._bar.close()
             self._bar = None
@@ -106,31 +89,21 @@ class Progress:
 
 @dataclass(frozen=True)
 class Summary:
-    """Median and range of one figure over repeats.
-
-    Attributes:
-        median: The median.
-        low: The smallest value.
-        high: The largest value.
-        values: Every value, in the order measured.
-    """
+    """The median and the range (``low``..``high``) of one figure over the rounds."""
 
     median: float
     low: float
     high: float
-    values: tuple[float, ...]
 
 
 def summarize(values: Iterable[float]) -> Summary:
-    """Return the median and the min..max of ``values`` (at least one).
+    """Return the median and the min..max of ``values`` (at least one: else ValueError).
 
     >>> summarize([3.0, 1.0, 2.0]).median
     2.0
     """
     data = tuple(float(v) for v in values)
-    if not data:
-        raise ValueError("summarize needs at least one value")
-    return Summary(statistics.median(data), min(data), max(data), data)
+    return Summary(statistics.median(data), min(data), max(data))
 
 
 def interleave(
@@ -146,11 +119,10 @@ def interleave(
     """Time several contenders in interleaved rounds; return seconds per operation.
 
     Every contender first runs ``warmup`` untimed operations. Then, in each of
-    ``repeats`` rounds, every contender runs ``per_round`` operations, timed with
-    ``clock`` (wall time by default); the order is the given one on even rounds and reversed on odd
-    rounds (A B C, C B A, A B C, ...), so that slow drift of the machine's speed and the
-    cost of going first or last hit every contender alike. Compare medians of the rounds,
-    or the per-round ratios.
+    ``repeats`` rounds, every contender runs ``per_round`` operations in one block, timed
+    with ``clock``; the order is the given one on even rounds and reversed on odd rounds
+    (A B C, C B A, A B C, ...), so that slow drift of the machine's speed and the cost of
+    going first or last hit every contender alike.
 
     Args:
         ops: Contender name -> :data:`Op`.
@@ -165,20 +137,7 @@ def interleave(
     Returns:
         Name -> seconds per operation, one value per round.
     """
-    names = _warm_up(ops, per_round, repeats, warmup, progress, label)
-    seconds: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(repeats):
-        order: Sequence[str] = names if r % 2 == 0 else names[::-1]
-        for name in order:
-            if progress is not None:
-                progress.set_label(f"{label}: {name}")
-            op = ops[name]
-            t0 = clock()
-            op(per_round)
-            seconds[name].append((clock() - t0) / per_round)
-            if progress is not None:
-                progress.advance()
-    return seconds
+    return _rounds(ops, per_round, 1, repeats, warmup, progress, label, clock)
 
 
 def alternate(
@@ -196,82 +155,82 @@ def alternate(
 
     Like :func:`interleave`, but finer: within a round the contenders take turns one
     operation each, the order reversed at every turn (A B, B A, A B, ... for two), each
-    operation timed on its own. Drift of the machine's speed on any scale longer than
-    a few operations then hits every contender alike, and whichever goes second (and may
-    find the data in cache) alternates. Meant for operations of a millisecond or more
-    (the clock is read twice per operation).
+    operation timed on its own. Drift on any scale longer than a few operations then hits
+    every contender alike, and whichever goes second (and may find the data in cache)
+    alternates. Meant for operations of a millisecond or more.
 
-    Args:
-        ops: Contender name -> :data:`Op`.
-        per_round: Operations per contender per round (at least 1).
-        repeats: Rounds (at least 1).
-        warmup: Untimed operations per contender first.
-        progress: Advanced by one unit per contender per round.
-        label: Shown beside the progress bar.
-        record: If given, every timed operation's seconds are appended here, per name,
-            in order, so that operation ``k`` of two contenders can be paired.
-        firsts: If given, the name of the contender that went first in each turn is
-            appended here (it alone may find the data cold in cache).
+    It takes :func:`interleave`'s arguments (its clock is ``time.perf_counter``), and
+    fills, if given, ``record`` with every timed operation's seconds, per name, in order
+    (so that operation ``k`` of two contenders can be paired), and ``firsts`` with the
+    name of the contender that went first in each turn (it alone may find the data cold
+    in cache).
 
     Returns:
         Name -> seconds per operation, one value per round.
     """
-    names = _warm_up(ops, per_round, repeats, warmup, progress, label)
-    forward, backward = names, names[::-1]
+    return _rounds(ops, 1, per_round, repeats, warmup, progress, label, time.perf_counter,
+                   record, firsts)  # fmt: skip
+
+
+def _rounds(
+    ops: Mapping[str, Op],
+    per_turn: int,
+    turns: int,
+    repeats: int,
+    warmup: int,
+    progress: Progress | None,
+    label: str,
+    clock: Callable[[], float],
+    record: dict[str, list[float]] | None = None,
+    firsts: list[str] | None = None,
+) -> dict[str, list[float]]:
+    """``repeats`` rounds of ``turns`` turns, each contender ``per_turn`` operations a turn.
+
+    The order is reversed at every turn and every round; each contender's turn is timed
+    on its own (and appended to ``record``), its rounds summed per operation.
+    """
+    if per_turn * turns < 1 or repeats < 1:
+        raise ValueError(f"per_round and repeats must be >= 1, got {per_turn * turns}, {repeats}")
+    names = list(ops)
+    backward = names[::-1]
+    for name in names:
+        if progress is not None:
+            progress.set_label(f"{label}: warm-up {name}")
+        if warmup > 0:
+            ops[name](warmup)
     log: dict[str, list[float]] = {} if record is None else record
     for name in names:
         log.setdefault(name, [])
     seconds: dict[str, list[float]] = {name: [] for name in names}
-    clock = time.perf_counter
     for r in range(repeats):
-        if progress is not None:
+        if progress is not None and turns > 1:
             progress.set_label(f"{label}: round {r + 1} of {repeats}")
         spent = dict.fromkeys(names, 0.0)
-        for turn in range(per_round):
-            order = forward if (turn + r) % 2 == 0 else backward
+        for turn in range(turns):
+            order = names if (turn + r) % 2 == 0 else backward
             if firsts is not None:
                 firsts.append(order[0])
             for name in order:
+                if progress is not None and turns == 1:
+                    progress.set_label(f"{label}: {name}")
                 op = ops[name]
                 t0 = clock()
-                op(1)
+                op(per_turn)
                 elapsed = clock() - t0
                 spent[name] += elapsed
                 log[name].append(elapsed)
         for name in names:
-            seconds[name].append(spent[name] / per_round)
+            seconds[name].append(spent[name] / (per_turn * turns))
         if progress is not None:
             progress.advance(len(names))
     return seconds
 
 
-def _warm_up(
-    ops: Mapping[str, Op],
-    per_round: int,
-    repeats: int,
-    warmup: int,
-    progress: Progress | None,
-    label: str,
-) -> list[str]:
-    """Check the counts, run every contender's untimed operations; return the names."""
-    if per_round < 1 or repeats < 1:
-        raise ValueError(f"per_round and repeats must be >= 1, got {per_round}, {repeats}")
-    for name in ops:
-        if progress is not None:
-            progress.set_label(f"{label}: warm-up {name}")
-        if warmup > 0:
-            ops[name](warmup)
-    return list(ops)
-
-
 def peak_rss_mib() -> dict[str, float]:
-    """Peak resident memory in MiB: this process, and its children that have exited.
+    """Peak resident memory in MiB: ``{"self": this process, "children": ...}``.
 
     ``children`` counts DataLoader workers once they have been shut down (the largest one,
     not their sum); it is ``getrusage(RUSAGE_CHILDREN)``.
-
-    Returns:
-        ``{"self": MiB, "children": MiB}``.
     """
     scale = 1024.0 * 1024.0 if sys.platform == "darwin" else 1024.0  # bytes vs KiB
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale

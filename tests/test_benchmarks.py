@@ -492,9 +492,7 @@ def _report_of(**values: list[float]) -> _report.Report:
 class TestGoals:
     def test_difference_is_of_the_medians_with_the_spread(self) -> None:
         report = _report_of(a=[1.5, 1.2, 1.4], b=[0.5, 0.6, 0.1])
-        goal = _goals.Difference(
-            id="d", what="a - b", row="a", baseline="b", op="<=", target=1.0, hint="look"
-        )
+        goal = _goals.Goal("d", "difference", ("a", "b"), "<=", 1.0, "a - b", "look")
         result = goal.evaluate(report)
         assert result["measured"] == pytest.approx(1.4 - 0.5)
         assert result["status"] == "PASS"
@@ -502,44 +500,29 @@ class TestGoals:
         assert "per round +0.60..+1.30 (median +1.00)" in result["note"]
         assert "look" not in result["note"]
         assert report.differences["a - b"]["difference"] == pytest.approx(0.9)
-        missed = _goals.Difference(
-            id="d", what="a - b", row="a", baseline="b", op="<=", target=0.5, hint="look"
-        )
+        missed = _goals.Goal("d", "difference", ("a", "b"), "<=", 0.5, "a - b", "look")
         result = missed.evaluate(report)
         assert result["status"] == "MISS"
         assert result["note"].endswith("; look")
 
     def test_ratio_absolute_and_missing_rows(self) -> None:
         report = _report_of(a=[4.0, 6.0], b=[2.0, 2.0])
-        ratio = _goals.Ratio(
-            id="r", what="a / b", numerator="a", denominator="b", op=">=", target=2.0
-        )
+        ratio = _goals.Goal("r", "ratio", ("a", "b"), ">=", 2.0, "a / b")
         assert ratio.evaluate(report)["measured"] == pytest.approx(2.5)
         assert ratio.evaluate(report)["status"] == "PASS"
-        absolute = _goals.Absolute(
-            id="x", what="a", row="a", op="<=", target=4.0, baseline="b", baseline_what="b alone"
-        )
+        absolute = _goals.Goal("x", "absolute", ("a",), "<=", 4.0, "a", compare=(("b alone", "b"),))
         result = absolute.evaluate(report)
         assert (result["measured"], result["status"]) == (5.0, "MISS")
         assert result["note"] == "best round 4.0; b alone 2.0 in the same rounds; run --profile"
         report.add(_report.Row("c", "c", "mosaics/s", "higher", status="unavailable"))
-        absent = _goals.Ratio(
-            id="r", what="a / c", numerator="a", denominator="c", op=">=", target=1
-        )
+        absent = _goals.Goal("r", "ratio", ("a", "c"), ">=", 1, "a / c")
         result = absent.evaluate(report)
         assert (result["measured"], result["status"], result["margin"]) == (None, "N/A", None)
 
     def test_ratio_notes_the_ratios_it_compares_with(self) -> None:
         report = _report_of(a=[6.0], b=[2.0], c=[4.0])
-        goal = _goals.Ratio(
-            id="r",
-            what="a / b",
-            numerator="a",
-            denominator="b",
-            op=">=",
-            target=2.0,
-            compare=(("against c", "a", "c"), ("missing", "a", "nowhere")),
-        )
+        compare = (("against c", "a", "c"), ("missing", "a", "nowhere"))
+        goal = _goals.Goal("r", "ratio", ("a", "b"), ">=", 2.0, "a / b", compare=compare)
         result = goal.evaluate(report)
         assert (result["measured"], result["status"]) == (3.0, "PASS")
         assert result["note"] == "against c 1.50x"  # a row that is missing adds nothing
@@ -549,15 +532,8 @@ class TestGoals:
         report = _report_of(a=[60.0, 80.0], b=[40.0, 40.0], c=[10.0])
         report.rows["a"].extra["per_cpu_second"] = [100.0, 120.0]
         report.rows["b"].extra["per_cpu_second"] = [50.0, 50.0]
-        goal = _goals.CpuRatio(
-            id="c",
-            what="a / b",
-            numerator="a",
-            denominator="b",
-            op=">=",
-            target=2.0,
-            compare=(("against c", "a", "c"),),
-        )
+        compare = (("against c", "a", "c"),)
+        goal = _goals.Goal("c", "cpu", ("a", "b"), ">=", 2.0, "a / b", compare=compare)
         result = goal.evaluate(report)
         assert (result["measured"], result["status"]) == (pytest.approx(2.2), "PASS")
         # c has no CPU figure: its comparison is left out rather than mixed with wall time
@@ -569,15 +545,7 @@ class TestGoals:
 
     def test_paired_ratio_prefers_the_paired_estimate(self) -> None:
         report = _report_of(w=[90.0, 100.0], d=[100.0, 100.0])
-        goal = _goals.PairedRatio(
-            id="p",
-            what="w / d",
-            numerator="w",
-            denominator="d",
-            diagnostic="pairs",
-            op=">=",
-            target=0.98,
-        )
+        goal = _goals.Goal("p", "paired", ("w", "d"), ">=", 0.98, "w / d", diagnostic="pairs")
         assert goal.evaluate(report)["measured"] == pytest.approx(0.95)  # no pairs: medians
         report.diagnostics["pairs"] = {"ratio": 0.99, "extra_us": 10.0, "pairs": 8.0}
         result = goal.evaluate(report)
@@ -590,9 +558,7 @@ class TestGoals:
         report.rows["two"].note = "got 1.9 cores"
         report.rows["two"].extra["projected"] = [400.0]
         report.rows["one"].extra["projected"] = [200.0]
-        goal = _goals.ScalingRatio(
-            id="s", what="2 / 1", numerator="two", denominator="one", op=">=", target=1.6
-        )
+        goal = _goals.Goal("s", "scaling", ("two", "one"), ">=", 1.6, "2 / 1")
         result = goal.evaluate(report)
         assert (result["measured"], result["status"]) == (1.5, "MISS")
         assert result["note"].startswith("got 1.9 cores; projected on")
@@ -600,9 +566,7 @@ class TestGoals:
 
     def test_a_goal_on_contenders_doing_different_work_is_refused(self) -> None:
         report = _report_of(a=[4.0], b=[2.0])
-        ratio = _goals.Ratio(
-            id="r", what="a / b", numerator="a", denominator="b", op=">=", target=1.5
-        )
+        ratio = _goals.Goal("r", "ratio", ("a", "b"), ">=", 1.5, "a / b")
         same = {"hsv": _same_work.Setting("p=1", "RandomHSV"), "flip": _same_work.Setting("p=0.5")}
         report.work = {"a": same, "b": {**same, "hsv": _same_work.Setting("p=1", "A.HSV")}}
         assert ratio.evaluate(report)["status"] == "PASS"  # how ("via") is not compared
@@ -610,10 +574,7 @@ class TestGoals:
         result = ratio.evaluate(report)
         assert (result["status"], result["measured"]) == ("REFUSED", None)
         assert result["note"] == "not like for like: hsv: p=0.5 vs p=1"
-        cost = _goals.Ratio(
-            id="c", what="a / b", numerator="a", denominator="b", op=">=", target=1.5,
-            like_for_like=False,
-        )  # fmt: skip
+        cost = _goals.Goal("c", "ratio", ("a", "b"), ">=", 1.5, "a / b", like_for_like=False)
         assert cost.evaluate(report)["status"] == "PASS"  # what a feature costs
 
     def test_describe_reads_the_contenders_objects(self) -> None:
