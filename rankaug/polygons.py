@@ -103,7 +103,14 @@ class Polygons:
 
     def mirrored(self, width: int) -> Polygons:
         """The polygons mirrored left to right in an image ``width`` pixels wide."""
-        return self._moved(lambda p: p * (-1.0, 1.0) + (width, 0.0))
+        points = self.points
+        if width >= _EXACT_32:  # float32 might not hold the width: as mapped would do
+            return self._moved(lambda p: p * (-1.0, 1.0) + (width, 0.0))
+        if isinstance(points, np.ndarray):
+            moved: np.ndarray | tuple[np.ndarray, ...] = _mirror(points, width)
+        else:
+            moved = tuple(_mirror(p, width) for p in points)
+        return Polygons(moved, self.points_per, self.dtype)
 
     def mapped(self, scale: tuple[float, float], offset: tuple[float, float]) -> Polygons:
         """The polygons scaled by ``(kx, ky)``, then moved by ``(x0, y0)``."""
@@ -122,7 +129,27 @@ class Polygons:
 
 def _working(points: np.ndarray) -> np.dtype[Any]:
     """The dtype to compute with: the points', float32 at least."""
-    return np.result_type(points.dtype, np.float32)
+    dtype = points.dtype
+    return dtype if dtype in _WORKING else np.result_type(dtype, np.float32)
+
+
+_WORKING: Final = (np.dtype(np.float32), np.dtype(np.float64))
+_EXACT_32: Final = 1 << 24  # integers below it are exact in float32
+
+
+def _mirror(points: np.ndarray, width: int) -> np.ndarray:
+    """``points * (-1, 1) + (width, 0)`` in the working dtype, one column at a time.
+
+    The same values as computing in float64 and rounding once to the working dtype:
+    ``width - x`` and ``y + 0`` (which makes ``-0.0`` ``+0.0``) are single operations
+    of exactly representable numbers, and float64 holds more than twice float32's
+    precision, so rounding twice is rounding once.
+    """
+    dtype = _working(points)
+    out = np.empty(points.shape, dtype)
+    np.subtract(dtype.type(width), points[..., 0], out=out[..., 0], dtype=dtype)
+    np.add(points[..., 1], dtype.type(0.0), out=out[..., 1], dtype=dtype)
+    return out
 
 
 def read_polygons(value: Any, count: int, where: str) -> Polygons:
@@ -279,9 +306,12 @@ def fill(points: np.ndarray, region: Region) -> np.ndarray:
     out = np.zeros((y1 - y0, x1 - x0), np.uint8)
     if out.size:
         dtype = _working(points)  # float16 would round the grid and overflow past 4096
-        origin = np.array([(x0 + 0.5) * _SCALE, (y0 + 0.5) * _SCALE], dtype)
-        grid = np.rint(points.astype(dtype, copy=False) * dtype.type(_SCALE) - origin)
-        grid = grid.astype(np.int32)
+        scaled = points.astype(dtype, copy=False) * dtype.type(_SCALE)
+        # minus the origin one column at a time (numpy is slow at broadcasting a pair)
+        for axis, start in ((0, x0), (1, y0)):
+            column = scaled[:, axis]
+            np.subtract(column, dtype.type((start + 0.5) * _SCALE), out=column)
+        grid = np.rint(scaled, out=scaled).astype(np.int32)
         cv2.fillPoly(out, [grid], 1, lineType=cv2.LINE_8, shift=_SHIFT)
     return out
 
@@ -299,15 +329,16 @@ def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
     contours, _ = cv2.findContours(
         np.ascontiguousarray(mask, np.uint8), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE
     )
-    shift = np.array([origin[1] + 0.5, origin[0] + 0.5])
-    pieces = [c.reshape(-1, 2) + shift for c in contours]
+    pieces = [c.reshape(-1, 2) for c in contours]
     first = pieces[0]
     joined = [first]
     for piece in pieces[1:]:  # from the first part's start out to each part and back
         joined += [first[:1], piece, piece[:1]]
     if len(pieces) > 1:
         joined.append(first[:1])
-    polygon = np.concatenate(joined)
+    polygon = np.concatenate(joined, dtype=np.float64)
+    polygon[:, 0] += origin[1] + 0.5  # one column at a time: numpy is slow at pairs
+    polygon[:, 1] += origin[0] + 0.5
     while len(polygon) < 3:  # a single pixel or a line: repeat the points
         polygon = np.concatenate((polygon, polygon[:1]))
     return polygon

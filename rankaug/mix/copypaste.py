@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 from rankaug import checks
-from rankaug._multi.pairs import Part, flipped
+from rankaug._multi.pairs import Part, mirrored_boxes
 from rankaug.mix._masks import (
     TRIM,
     Entry,
@@ -180,7 +180,11 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         """Paste the chosen instances; drop or trim what they cover (module docstring)."""
         drawn = rng.random(len(partner.boxes)) < self.fraction
         if self.max_overlap is not None and len(main.boxes) and drawn.any():
-            sources = flipped(partner).boxes if self.source == "flip" else partner.boxes
+            sources = (
+                mirrored_boxes(partner.boxes, partner.image.shape[1])
+                if self.source == "flip"
+                else partner.boxes
+            )
             drawn &= (cover(sources, main.boxes) < self.max_overlap).all(axis=1)
         chosen = np.flatnonzero(drawn).tolist()
         theirs = _instances(partner, self.source == "flip")
@@ -293,8 +297,10 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
                 if meets:
                     meet = (min(m[0] for m in meets), max(m[1] for m in meets),
                             min(m[2] for m in meets), max(m[3] for m in meets))  # fmt: skip
-                    on = ours.pixels(i, meet)
-                    covered = cv2.countNonZero(cv2.bitwise_and(on, top[within(union, meet)]))
+                    over = top[within(union, meet)]
+                    if cv2.countNonZero(over):  # else nothing pasted there: nothing to draw
+                        on = ours.pixels(i, meet)
+                        covered = cv2.countNonZero(cv2.bitwise_and(on, over))
             if not covered:
                 entries.append((ours, i, region, None, ours.box(i)))
                 continue
