@@ -34,7 +34,8 @@ __all__ = ["PairReader", "Part", "flipped", "mirrored_boxes"]
 
 def mirrored_boxes(boxes: np.ndarray, width: int) -> np.ndarray:
     """Pixel ``xyxy`` boxes mirrored left to right in an image ``width`` pixels wide."""
-    mirrored: np.ndarray = boxes[:, [2, 1, 0, 3]] * [-1.0, 1.0, -1.0, 1.0] + [width, 0.0, width, 0.0]
+    swapped = boxes[:, [2, 1, 0, 3]]
+    mirrored: np.ndarray = swapped * [-1.0, 1.0, -1.0, 1.0] + [width, 0.0, width, 0.0]
     return mirrored
 
 
