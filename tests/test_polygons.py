@@ -123,6 +123,23 @@ class TestPolygons:
         with pytest.raises(ValueError, match=r"segments do not fit their dtype float16"):
             pack(far)
 
+    @given(
+        st.lists(st.floats(-1e7, 1e7, width=32), min_size=6, max_size=6),
+        st.integers(1, 1 << 23),
+        st.sampled_from([np.float16, np.float32, np.float64]),
+    )
+    def test_mirrored_rounds_once_from_float64(self, values: list[float], width: int,
+                                               dtype: type) -> None:  # fmt: skip
+        with np.errstate(over="ignore"):
+            points = np.array(values, dtype).reshape(1, 3, 2)
+        points[~np.isfinite(points)] = 0
+        working = np.result_type(points.dtype, np.float32)
+        expected = (points.astype(np.float64) * (-1.0, 1.0) + (width, 0.0)).astype(working)
+        for form in (points, tuple(points)):
+            mirrored = Polygons(form, None, None).mirrored(width).points[0]
+            assert mirrored.dtype == working
+            assert mirrored.tobytes() == expected[0].tobytes()  # to the bit, signed zeros too
+
 
 class TestGatherAndPack:
     def test_an_array_sample_gets_k_points_per_polygon(self) -> None:
