@@ -67,6 +67,8 @@ class PolygonInstances(Instances):
     def pixels(self, k: int, region: Region) -> np.ndarray:
         """Polygon ``k``'s pixels over an output region (1 on them, never written)."""
         own, raster = self.region(k), self.raster(k)
+        if region == own:
+            return raster
         if (
             own[0] <= region[0]
             and region[1] <= own[1]
