@@ -95,9 +95,13 @@ class Polygons:
             # from floor(min) to floor(max) + 1, a pixel more each side for the half
             # pixel the fill moves the points by and for float32's rounding
             x, y, w, h = cv2.boundingRect(polygon)
-            x0, y0 = min(max(x - 1, 0), width), min(max(y - 1, 0), height)
+            # min(max(v, low), high) by comparisons: faster than the builtins, per polygon
+            x0, y0 = (x - 1 if x > 1 else 0), (y - 1 if y > 1 else 0)
+            x0, y0 = (x0 if x0 < width else width), (y0 if y0 < height else height)
+            x1, y1 = x + w + 1, y + h + 1
+            x1, y1 = (x1 if x1 > x0 else x0), (y1 if y1 > y0 else y0)
             regions.append(
-                (y0, min(max(y + h + 1, y0), height), x0, min(max(x + w + 1, x0), width))
+                (y0, y1 if y1 < height else height, x0, x1 if x1 < width else width)
             )
         return regions
 

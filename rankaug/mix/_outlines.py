@@ -26,7 +26,7 @@ class PolygonInstances(Instances):
     its image through :meth:`view`).
     """
 
-    __slots__ = ("polygons", "rasters")
+    __slots__ = ("bounds", "polygons", "rasters")
 
     exact = True
 
@@ -37,7 +37,8 @@ class PolygonInstances(Instances):
         self.width, self.mirror = hw[1], mirror
         self.boxes = boxes
         self.polygons = polygons.mirrored(hw[1]) if mirror else polygons
-        self.regions: dict[int, Region] = {}
+        self.bounds = self.polygons.regions(hw)
+        self.regions: dict[int, Region] = {}  # unused: bounds holds them all
         self.counts: dict[int, int] = {}
         self.rasters: dict[int, np.ndarray] = {}
 
@@ -46,9 +47,7 @@ class PolygonInstances(Instances):
 
     def region(self, k: int) -> Region:
         """Where polygon ``k``'s pixels can be, in the output (its bounds, rounded out)."""
-        if not self.regions:
-            self.regions = dict(enumerate(self.polygons.regions(self.hw)))
-        return self.regions[k]
+        return self.bounds[k]
 
     def raster(self, k: int) -> np.ndarray:
         """Polygon ``k``'s pixels over its region (1 on them)."""
