@@ -100,9 +100,7 @@ class Polygons:
             x0, y0 = (x0 if x0 < width else width), (y0 if y0 < height else height)
             x1, y1 = x + w + 1, y + h + 1
             x1, y1 = (x1 if x1 > x0 else x0), (y1 if y1 > y0 else y0)
-            regions.append(
-                (y0, y1 if y1 < height else height, x0, x1 if x1 < width else width)
-            )
+            regions.append((y0, y1 if y1 < height else height, x0, x1 if x1 < width else width))
         return regions
 
     def mirrored(self, width: int) -> Polygons:
