@@ -44,6 +44,7 @@ __all__ = [
     "clip",
     "fill",
     "gather",
+    "grids",
     "outline",
     "pack",
     "read_polygons",
@@ -292,7 +293,7 @@ def _check_fits(packed: np.ndarray | list[np.ndarray], dtype: np.dtype[Any]) -> 
         )
 
 
-def fill(points: np.ndarray, region: Region) -> np.ndarray:
+def fill(points: np.ndarray, region: Region, grid: np.ndarray | None = None) -> np.ndarray:
     """The polygon's pixels over an image region: 1 on them, 0 elsewhere (uint8).
 
     Draw over a region that holds all of the polygon that is in the image (its
@@ -303,19 +304,38 @@ def fill(points: np.ndarray, region: Region) -> np.ndarray:
     Args:
         points: ``(K, 2)`` pixel ``x, y``.
         region: ``(y0, y1, x0, x1)``, the rows and columns drawn.
+        grid: The points as :func:`grids` gives them for this region, if made already.
     """
     y0, y1, x0, x1 = region
     out = np.zeros((y1 - y0, x1 - x0), np.uint8)
     if out.size:
-        dtype = _working(points)  # float16 would round the grid and overflow past 4096
-        scaled = points.astype(dtype, copy=False) * dtype.type(_SCALE)
-        # minus the origin one column at a time (numpy is slow at broadcasting a pair)
-        for axis, start in ((0, x0), (1, y0)):
-            column = scaled[:, axis]
-            np.subtract(column, dtype.type((start + 0.5) * _SCALE), out=column)
-        grid = np.rint(scaled, out=scaled).astype(np.int32)
+        if grid is None:
+            dtype = _working(points)  # float16 would round the grid and overflow past 4096
+            scaled = points.astype(dtype, copy=False) * dtype.type(_SCALE)
+            for axis, start in ((0, x0), (1, y0)):  # as grids does, for one polygon
+                column = scaled[:, axis]
+                np.subtract(column, dtype.type((start + 0.5) * _SCALE), out=column)
+            grid = np.rint(scaled, out=scaled).astype(np.int32)
         cv2.fillPoly(out, [grid], 1, lineType=cv2.LINE_8, shift=_SHIFT)
     return out
+
+
+def grids(points: np.ndarray, regions: Sequence[Region]) -> np.ndarray:
+    """What :func:`fill` hands OpenCV for each ``(K, 2)`` polygon of an ``(N, K, 2)`` array.
+
+    The points in fixed point (:data:`_SHIFT` fractional bits) from each region's origin,
+    moved half a pixel onto the pixel grid: ``(N, K, 2)`` int32, all at once.
+    """
+    dtype = _working(points)  # float16 would round the grid and overflow past 4096
+    scaled = points.astype(dtype, copy=False) * dtype.type(_SCALE)
+    origins = np.array(
+        [((x0 + 0.5) * _SCALE, (y0 + 0.5) * _SCALE) for y0, _, x0, _ in regions], dtype
+    ).reshape(-1, 2)
+    for axis in (0, 1):  # one column at a time: numpy is slow at broadcasting pairs
+        column = scaled[..., axis]
+        np.subtract(column, origins[:, axis, None], out=column)
+    grid: np.ndarray = np.rint(scaled, out=scaled).astype(np.int32)
+    return grid
 
 
 def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:

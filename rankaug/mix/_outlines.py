@@ -14,7 +14,7 @@ import numpy as np
 
 from rankaug.mix._around import padded
 from rankaug.mix._masks import Entry, Instances, Region, overlap, within
-from rankaug.polygons import Polygons, fill, gather, outline
+from rankaug.polygons import Polygons, fill, gather, grids, outline
 
 __all__ = ["PolygonInstances", "trace"]
 
@@ -26,7 +26,7 @@ class PolygonInstances(Instances):
     its image through :meth:`view`).
     """
 
-    __slots__ = ("bounds", "polygons", "rasters")
+    __slots__ = ("bounds", "grids", "polygons", "rasters")
 
     exact = True
 
@@ -41,6 +41,7 @@ class PolygonInstances(Instances):
         self.regions: dict[int, Region] = {}  # unused: bounds holds them all
         self.counts: dict[int, int] = {}
         self.rasters: dict[int, np.ndarray] = {}
+        self.grids: np.ndarray | None = None  # an (N, K, 2) array's, made at once
 
     def __len__(self) -> int:
         return len(self.polygons)
@@ -53,7 +54,12 @@ class PolygonInstances(Instances):
         """Polygon ``k``'s pixels over its region (1 on them)."""
         raster = self.rasters.get(k)
         if raster is None:
-            raster = self.rasters[k] = fill(self.polygons.points[k], self.region(k))
+            points, grid = self.polygons.points, None
+            if isinstance(points, np.ndarray):  # every polygon's grid at once
+                if self.grids is None:
+                    self.grids = grids(points, self.bounds)
+                grid = self.grids[k]
+            raster = self.rasters[k] = fill(points[k], self.region(k), grid)
         return raster
 
     def count(self, k: int) -> int:
