@@ -44,6 +44,7 @@ __all__ = [
     "clip",
     "fill",
     "gather",
+    "grids",
     "outline",
     "pack",
     "read_polygons",
@@ -95,15 +96,24 @@ class Polygons:
             # from floor(min) to floor(max) + 1, a pixel more each side for the half
             # pixel the fill moves the points by and for float32's rounding
             x, y, w, h = cv2.boundingRect(polygon)
-            x0, y0 = min(max(x - 1, 0), width), min(max(y - 1, 0), height)
-            regions.append(
-                (y0, min(max(y + h + 1, y0), height), x0, min(max(x + w + 1, x0), width))
-            )
+            # min(max(v, low), high) by comparisons: faster than the builtins, per polygon
+            x0, y0 = (x - 1 if x > 1 else 0), (y - 1 if y > 1 else 0)
+            x0, y0 = (x0 if x0 < width else width), (y0 if y0 < height else height)
+            x1, y1 = x + w + 1, y + h + 1
+            x1, y1 = (x1 if x1 > x0 else x0), (y1 if y1 > y0 else y0)
+            regions.append((y0, y1 if y1 < height else height, x0, x1 if x1 < width else width))
         return regions
 
     def mirrored(self, width: int) -> Polygons:
         """The polygons mirrored left to right in an image ``width`` pixels wide."""
-        return self._moved(lambda p: p * (-1.0, 1.0) + (width, 0.0))
+        points = self.points
+        if width >= _EXACT_32:  # float32 might not hold the width: as mapped would do
+            return self._moved(lambda p: p * (-1.0, 1.0) + (width, 0.0))
+        if isinstance(points, np.ndarray):
+            moved: np.ndarray | tuple[np.ndarray, ...] = _mirror(points, width)
+        else:
+            moved = tuple(_mirror(p, width) for p in points)
+        return Polygons(moved, self.points_per, self.dtype)
 
     def mapped(self, scale: tuple[float, float], offset: tuple[float, float]) -> Polygons:
         """The polygons scaled by ``(kx, ky)``, then moved by ``(x0, y0)``."""
@@ -122,7 +132,27 @@ class Polygons:
 
 def _working(points: np.ndarray) -> np.dtype[Any]:
     """The dtype to compute with: the points', float32 at least."""
-    return np.result_type(points.dtype, np.float32)
+    dtype = points.dtype
+    return dtype if dtype in _WORKING else np.result_type(dtype, np.float32)
+
+
+_WORKING: Final = (np.dtype(np.float32), np.dtype(np.float64))
+_EXACT_32: Final = 1 << 24  # integers below it are exact in float32
+
+
+def _mirror(points: np.ndarray, width: int) -> np.ndarray:
+    """``points * (-1, 1) + (width, 0)`` in the working dtype, one column at a time.
+
+    The same values as computing in float64 and rounding once to the working dtype:
+    ``width - x`` and ``y + 0`` (which makes ``-0.0`` ``+0.0``) are single operations
+    of exactly representable numbers, and float64 holds more than twice float32's
+    precision, so rounding twice is rounding once.
+    """
+    dtype = _working(points)
+    out = np.empty(points.shape, dtype)
+    np.subtract(dtype.type(width), points[..., 0], out=out[..., 0], dtype=dtype)
+    np.add(points[..., 1], dtype.type(0.0), out=out[..., 1], dtype=dtype)
+    return out
 
 
 def read_polygons(value: Any, count: int, where: str) -> Polygons:
@@ -244,10 +274,10 @@ def pack(polygons: Polygons) -> Any:
             packed = [np.asarray(p, dtype=dtype) for p in points]
         elif isinstance(points, np.ndarray):
             packed = points.astype(dtype, copy=False)
-        elif not points:
-            packed = np.zeros((0, polygons.points_per, 2), dtype)
-        else:
-            packed = np.stack(points).astype(dtype, copy=False)
+        else:  # each polygon cast straight into the output (no float64 stack first)
+            packed = np.empty((len(points), polygons.points_per, 2), dtype)
+            for out, polygon in zip(packed, points, strict=True):
+                out[...] = polygon
     if dtype.itemsize < 4 and len(points):  # float16 ends at 65504: never an inf point
         _check_fits(packed, dtype)
     return packed
@@ -263,7 +293,7 @@ def _check_fits(packed: np.ndarray | list[np.ndarray], dtype: np.dtype[Any]) -> 
         )
 
 
-def fill(points: np.ndarray, region: Region) -> np.ndarray:
+def fill(points: np.ndarray, region: Region, grid: np.ndarray | None = None) -> np.ndarray:
     """The polygon's pixels over an image region: 1 on them, 0 elsewhere (uint8).
 
     Draw over a region that holds all of the polygon that is in the image (its
@@ -274,16 +304,38 @@ def fill(points: np.ndarray, region: Region) -> np.ndarray:
     Args:
         points: ``(K, 2)`` pixel ``x, y``.
         region: ``(y0, y1, x0, x1)``, the rows and columns drawn.
+        grid: The points as :func:`grids` gives them for this region, if made already.
     """
     y0, y1, x0, x1 = region
     out = np.zeros((y1 - y0, x1 - x0), np.uint8)
     if out.size:
-        dtype = _working(points)  # float16 would round the grid and overflow past 4096
-        origin = np.array([(x0 + 0.5) * _SCALE, (y0 + 0.5) * _SCALE], dtype)
-        grid = np.rint(points.astype(dtype, copy=False) * dtype.type(_SCALE) - origin)
-        grid = grid.astype(np.int32)
+        if grid is None:
+            dtype = _working(points)  # float16 would round the grid and overflow past 4096
+            scaled = points.astype(dtype, copy=False) * dtype.type(_SCALE)
+            for axis, start in ((0, x0), (1, y0)):  # as grids does, for one polygon
+                column = scaled[:, axis]
+                np.subtract(column, dtype.type((start + 0.5) * _SCALE), out=column)
+            grid = np.rint(scaled, out=scaled).astype(np.int32)
         cv2.fillPoly(out, [grid], 1, lineType=cv2.LINE_8, shift=_SHIFT)
     return out
+
+
+def grids(points: np.ndarray, regions: Sequence[Region]) -> np.ndarray:
+    """What :func:`fill` hands OpenCV for each ``(K, 2)`` polygon of an ``(N, K, 2)`` array.
+
+    The points in fixed point (:data:`_SHIFT` fractional bits) from each region's origin,
+    moved half a pixel onto the pixel grid: ``(N, K, 2)`` int32, all at once.
+    """
+    dtype = _working(points)  # float16 would round the grid and overflow past 4096
+    scaled = points.astype(dtype, copy=False) * dtype.type(_SCALE)
+    origins = np.array(
+        [((x0 + 0.5) * _SCALE, (y0 + 0.5) * _SCALE) for y0, _, x0, _ in regions], dtype
+    ).reshape(-1, 2)
+    for axis in (0, 1):  # one column at a time: numpy is slow at broadcasting pairs
+        column = scaled[..., axis]
+        np.subtract(column, origins[:, axis, None], out=column)
+    grid: np.ndarray = np.rint(scaled, out=scaled).astype(np.int32)
+    return grid
 
 
 def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
@@ -299,15 +351,16 @@ def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
     contours, _ = cv2.findContours(
         np.ascontiguousarray(mask, np.uint8), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE
     )
-    shift = np.array([origin[1] + 0.5, origin[0] + 0.5])
-    pieces = [c.reshape(-1, 2) + shift for c in contours]
+    pieces = [c.reshape(-1, 2) for c in contours]
     first = pieces[0]
     joined = [first]
     for piece in pieces[1:]:  # from the first part's start out to each part and back
         joined += [first[:1], piece, piece[:1]]
     if len(pieces) > 1:
         joined.append(first[:1])
-    polygon = np.concatenate(joined)
+    polygon = np.concatenate(joined, dtype=np.float64)
+    polygon[:, 0] += origin[1] + 0.5  # one column at a time: numpy is slow at pairs
+    polygon[:, 1] += origin[0] + 0.5
     while len(polygon) < 3:  # a single pixel or a line: repeat the points
         polygon = np.concatenate((polygon, polygon[:1]))
     return polygon

@@ -7,7 +7,17 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rankaug.polygons import Polygons, clip, fill, gather, outline, pack, read_polygons, resample
+from rankaug.polygons import (
+    Polygons,
+    clip,
+    fill,
+    gather,
+    grids,
+    outline,
+    pack,
+    read_polygons,
+    resample,
+)
 
 WHOLE = (0, 12, 0, 16)  # rows, columns of a 12x16 image
 
@@ -123,6 +133,23 @@ class TestPolygons:
         with pytest.raises(ValueError, match=r"segments do not fit their dtype float16"):
             pack(far)
 
+    @given(
+        st.lists(st.floats(-1e7, 1e7, width=32), min_size=6, max_size=6),
+        st.integers(1, 1 << 23),
+        st.sampled_from([np.float16, np.float32, np.float64]),
+    )
+    def test_mirrored_rounds_once_from_float64(self, values: list[float], width: int,
+                                               dtype: type) -> None:  # fmt: skip
+        with np.errstate(over="ignore"):
+            points = np.array(values, dtype).reshape(1, 3, 2)
+        points[~np.isfinite(points)] = 0
+        working = np.result_type(points.dtype, np.float32)
+        expected = (points.astype(np.float64) * (-1.0, 1.0) + (width, 0.0)).astype(working)
+        for form in (points, tuple(points)):
+            mirrored = Polygons(form, None, None).mirrored(width).points[0]
+            assert mirrored.dtype == working
+            assert mirrored.tobytes() == expected[0].tobytes()  # to the bit, signed zeros too
+
 
 class TestGatherAndPack:
     def test_an_array_sample_gets_k_points_per_polygon(self) -> None:
@@ -139,6 +166,22 @@ class TestGatherAndPack:
         assert [(p.shape, p.dtype) for p in out] == [((5, 2), np.float32)]
         assert pack(gather([], empty)) == []
         assert pack(read_polygons(np.zeros((0, 7, 2)), 0, "dataset[0]")).shape == (0, 7, 2)
+
+
+class TestGrids:
+    @given(
+        st.lists(st.floats(-50.0, 90.0, width=32), min_size=12, max_size=12),
+        st.sampled_from([np.float16, np.float32, np.float64]),
+    )
+    def test_fill_draws_the_same_from_them(self, values: list[float], dtype: type) -> None:
+        points = np.array(values, dtype).reshape(2, 3, 2)
+        polygons = Polygons(points, 3, np.dtype(dtype))
+        regions = polygons.regions((40, 64))
+        made = grids(points, regions)
+        assert made.shape == (2, 3, 2)
+        assert made.dtype == np.int32
+        for polygon, region, grid in zip(points, regions, made, strict=True):
+            np.testing.assert_array_equal(fill(polygon, region, grid), fill(polygon, region))
 
 
 class TestFill:

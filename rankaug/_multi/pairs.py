@@ -18,6 +18,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from rankaug._multi.letterbox import letterbox
 from rankaug._multi.parts import Part, PartReader
 from rankaug.boxes import from_xyxy, to_xyxy, validate_xyxy
@@ -27,13 +29,20 @@ from rankaug.samples import SampleAdapter, class_target
 if TYPE_CHECKING:
     from rankaug.mix.config import PairConfig
 
-__all__ = ["PairReader", "Part", "flipped"]
+__all__ = ["PairReader", "Part", "flipped", "mirrored_boxes"]
+
+
+def mirrored_boxes(boxes: np.ndarray, width: int) -> np.ndarray:
+    """Pixel ``xyxy`` boxes mirrored left to right in an image ``width`` pixels wide."""
+    swapped = boxes[:, [2, 1, 0, 3]]
+    mirrored: np.ndarray = swapped * [-1.0, 1.0, -1.0, 1.0] + [width, 0.0, width, 0.0]
+    return mirrored
 
 
 def flipped(part: Part) -> Part:
     """The part mirrored left to right (image, boxes, masks, polygons and keypoints)."""
     width = part.image.shape[1]
-    boxes = part.boxes[:, [2, 1, 0, 3]] * [-1.0, 1.0, -1.0, 1.0] + [width, 0.0, width, 0.0]
+    boxes = mirrored_boxes(part.boxes, width)
     points = part.keypoints
     if points is not None:
         points = points.copy()

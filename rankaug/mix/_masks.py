@@ -64,10 +64,18 @@ def tight_box(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> list[float]
 
 def cover(boxes: np.ndarray, others: np.ndarray) -> np.ndarray:
     """``(M, N)``: how much of each of the ``others`` each of ``boxes`` covers (pixel xyxy)."""
-    low = np.maximum(boxes[:, None, :2], others[None, :, :2])
-    high = np.minimum(boxes[:, None, 2:], others[None, :, 2:])
-    inter = np.clip(high - low, 0.0, None).prod(axis=2)
-    area = (others[:, 2:] - others[:, :2]).prod(axis=1)
+    # one coordinate at a time: numpy is slow at broadcasting pairs; maximum(x, 0) is
+    # what np.clip(x, 0, None) computes, without its Python layer
+    side = [
+        np.maximum(
+            np.minimum(boxes[:, None, axis + 2], others[None, :, axis + 2])
+            - np.maximum(boxes[:, None, axis], others[None, :, axis]),
+            0.0,
+        )
+        for axis in (0, 1)
+    ]
+    inter = side[0] * side[1]
+    area = (others[:, 2] - others[:, 0]) * (others[:, 3] - others[:, 1])
     cover: np.ndarray = inter / np.maximum(area, 1e-12)
     return cover
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from rankaug.mix._around import padded
 from rankaug.mix._masks import Entry, Instances, Region, overlap, within
-from rankaug.polygons import Polygons, fill, gather, outline
+from rankaug.polygons import Polygons, fill, gather, grids, outline
 
 __all__ = ["PolygonInstances", "trace"]
 
@@ -26,7 +26,7 @@ class PolygonInstances(Instances):
     its image through :meth:`view`).
     """
 
-    __slots__ = ("polygons", "rasters")
+    __slots__ = ("bounds", "grids", "polygons", "rasters")
 
     exact = True
 
@@ -37,24 +37,29 @@ class PolygonInstances(Instances):
         self.width, self.mirror = hw[1], mirror
         self.boxes = boxes
         self.polygons = polygons.mirrored(hw[1]) if mirror else polygons
-        self.regions: dict[int, Region] = {}
+        self.bounds = self.polygons.regions(hw)
+        self.regions: dict[int, Region] = {}  # unused: bounds holds them all
         self.counts: dict[int, int] = {}
         self.rasters: dict[int, np.ndarray] = {}
+        self.grids: np.ndarray | None = None  # an (N, K, 2) array's, made at once
 
     def __len__(self) -> int:
         return len(self.polygons)
 
     def region(self, k: int) -> Region:
         """Where polygon ``k``'s pixels can be, in the output (its bounds, rounded out)."""
-        if not self.regions:
-            self.regions = dict(enumerate(self.polygons.regions(self.hw)))
-        return self.regions[k]
+        return self.bounds[k]
 
     def raster(self, k: int) -> np.ndarray:
         """Polygon ``k``'s pixels over its region (1 on them)."""
         raster = self.rasters.get(k)
         if raster is None:
-            raster = self.rasters[k] = fill(self.polygons.points[k], self.region(k))
+            points, grid = self.polygons.points, None
+            if isinstance(points, np.ndarray):  # every polygon's grid at once
+                if self.grids is None:
+                    self.grids = grids(points, self.bounds)
+                grid = self.grids[k]
+            raster = self.rasters[k] = fill(points[k], self.region(k), grid)
         return raster
 
     def count(self, k: int) -> int:
@@ -67,6 +72,8 @@ class PolygonInstances(Instances):
     def pixels(self, k: int, region: Region) -> np.ndarray:
         """Polygon ``k``'s pixels over an output region (1 on them, never written)."""
         own, raster = self.region(k), self.raster(k)
+        if region == own:
+            return raster
         if (
             own[0] <= region[0]
             and region[1] <= own[1]

@@ -35,7 +35,7 @@ import cv2
 import numpy as np
 
 from rankaug import checks
-from rankaug._multi.pairs import Part, flipped
+from rankaug._multi.pairs import Part, mirrored_boxes
 from rankaug.mix._masks import (
     TRIM,
     Entry,
@@ -43,7 +43,6 @@ from rankaug.mix._masks import (
     Region,
     compare,
     cover,
-    overlap,
     paste,
     stack,
     tight_box,
@@ -180,7 +179,11 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         """Paste the chosen instances; drop or trim what they cover (module docstring)."""
         drawn = rng.random(len(partner.boxes)) < self.fraction
         if self.max_overlap is not None and len(main.boxes) and drawn.any():
-            sources = flipped(partner).boxes if self.source == "flip" else partner.boxes
+            sources = (
+                mirrored_boxes(partner.boxes, partner.image.shape[1])
+                if self.source == "flip"
+                else partner.boxes
+            )
             drawn &= (cover(sources, main.boxes) < self.max_overlap).all(axis=1)
         chosen = np.flatnonzero(drawn).tolist()
         theirs = _instances(partner, self.source == "flip")
@@ -237,9 +240,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
             The layers, the hidden instances, the region all of them lie in and, over
             it, where something is pasted (255 for masks, 1 for polygons; else 0).
         """
-        regions = [theirs.region(k) for k in picked]
-        union = (min(r[0] for r in regions), max(r[1] for r in regions),
-                 min(r[2] for r in regions), max(r[3] for r in regions))  # fmt: skip
+        union = _bounds([theirs.region(k) for k in picked])
         above = np.zeros((union[1] - union[0], union[3] - union[2]), np.uint8)
         layers: list[Entry] = []
         hidden = []
@@ -288,13 +289,13 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
                 region = whole
             else:
                 region = ours.region(i)
-                meets = [m for m in (overlap(region, r) for r in regions) if m is not None]
+                meet = _meet(region, regions)
                 covered = 0
-                if meets:
-                    meet = (min(m[0] for m in meets), max(m[1] for m in meets),
-                            min(m[2] for m in meets), max(m[3] for m in meets))  # fmt: skip
-                    on = ours.pixels(i, meet)
-                    covered = cv2.countNonZero(cv2.bitwise_and(on, top[within(union, meet)]))
+                if meet is not None:
+                    over = top[within(union, meet)]
+                    if cv2.countNonZero(over):  # else nothing pasted there: nothing to draw
+                        on = ours.pixels(i, meet)
+                        covered = cv2.countNonZero(cv2.bitwise_and(on, over))
             if not covered:
                 entries.append((ours, i, region, None, ours.box(i)))
                 continue
@@ -308,6 +309,27 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
     def unmixed(self, main: Part) -> dict[str, Any]:
         """Nothing pasted, nothing dropped (also when the draws pick no instance)."""
         return {"source": self.source, "pasted": [], "dropped": [], "hidden": []}
+
+
+def _bounds(regions: list[Region]) -> Region:
+    """The region that holds all of the (non-empty list of) regions."""
+    y0, y1, x0, x1 = regions[0]
+    for a0, a1, b0, b1 in regions[1:]:  # comparisons: faster than min() and max() here
+        y0, y1 = (a0 if a0 < y0 else y0), (a1 if a1 > y1 else y1)
+        x0, x1 = (b0 if b0 < x0 else x0), (b1 if b1 > x1 else x1)
+    return y0, y1, x0, x1
+
+
+def _meet(region: Region, regions: list[Region]) -> Region | None:
+    """The region that holds where ``region`` overlaps each of ``regions`` (``None``: none)."""
+    y0, y1, x0, x1 = region
+    meets = []
+    for a0, a1, b0, b1 in regions:  # each overlap, by comparisons (see _bounds)
+        low, high = (a0 if a0 > y0 else y0), (a1 if a1 < y1 else y1)
+        left, right = (b0 if b0 > x0 else x0), (b1 if b1 < x1 else x1)
+        if low < high and left < right:
+            meets.append((low, high, left, right))
+    return _bounds(meets) if meets else None
 
 
 def _instances(part: Part, mirror: bool) -> Instances:
