@@ -41,6 +41,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=lambda item: item.path not in slow)  # (stable: file order kept)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's: what -n auto (addopts) means
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """The whole suite runs on every core; the quick tier and named paths in this process.
+
+    Every worker collects its tests again (about 12 s of CPU for the quick tier, a few
+    for one file): short tests spend more on that than they gain on two cores. An
+    explicit ``-n N`` still runs N workers.
+    """
+    if "not slow" in (config.option.markexpr or ""):
+        return 0
+    if config.args_source == pytest.Config.ArgsSource.ARGS:  # paths named, not testpaths
+        return 0
+    return None  # xdist's own count: the cores
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _loaders_stop_at_a_worker_error() -> Iterator[None]:
     """A worker's error shuts its loader's workers down before it is raised.
