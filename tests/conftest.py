@@ -28,10 +28,10 @@ collect_ignore = ["without_extras.py"]
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every ``ddp`` and ``framework`` test is ``slow`` too: the quick tier skips them.
 
-    In a pytest-xdist worker (``-n``, pyproject.toml's addopts), the files that hold a
-    slow test come first: ``--dist loadfile`` hands each file to one worker (a module's
-    fixture, a launch or a build, runs once), in this order, so the long files start
-    early and the short ones fill in at the end (every worker sorts alike).
+    In a pytest-xdist worker (``-n 2 --dist loadfile --no-loadscope-reorder``, opt-in:
+    CONTRIBUTING.md), the files that hold a slow test come first: ``loadfile`` hands each
+    file to one worker (a module's fixture, a launch or a build, runs once), in this
+    order, so the long files start early and the short ones fill in at the end.
     """
     for item in items:
         if item.get_closest_marker("ddp") or item.get_closest_marker("framework"):
@@ -39,21 +39,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if hasattr(config, "workerinput"):
         slow = {item.path for item in items if item.get_closest_marker("slow")}
         items.sort(key=lambda item: item.path not in slow)  # (stable: file order kept)
-
-
-@pytest.hookimpl(optionalhook=True)  # pytest-xdist's: what -n auto (addopts) means
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """The whole suite runs on every core; the quick tier and named paths in this process.
-
-    Every worker collects its tests again (about 12 s of CPU for the quick tier, a few
-    for one file): short tests spend more on that than they gain on two cores. An
-    explicit ``-n N`` still runs N workers.
-    """
-    if "not slow" in (config.option.markexpr or ""):
-        return 0
-    if config.args_source == pytest.Config.ArgsSource.ARGS:  # paths named, not testpaths
-        return 0
-    return None  # xdist's own count: the cores
 
 
 @pytest.fixture(autouse=True, scope="session")
