@@ -25,11 +25,20 @@ settings.load_profile("rankaug")
 collect_ignore = ["without_extras.py"]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every ``ddp`` and ``framework`` test is ``slow`` too: the quick tier skips them."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every ``ddp`` and ``framework`` test is ``slow`` too: the quick tier skips them.
+
+    In a pytest-xdist worker (``-n 2 --dist loadfile --no-loadscope-reorder``, opt-in:
+    CONTRIBUTING.md), the files that hold a slow test come first: ``loadfile`` hands each
+    file to one worker (a module's fixture, a launch or a build, runs once), in this
+    order, so the long files start early and the short ones fill in at the end.
+    """
     for item in items:
         if item.get_closest_marker("ddp") or item.get_closest_marker("framework"):
             item.add_marker(pytest.mark.slow)
+    if hasattr(config, "workerinput"):
+        slow = {item.path for item in items if item.get_closest_marker("slow")}
+        items.sort(key=lambda item: item.path not in slow)  # (stable: file order kept)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -8,6 +8,7 @@ sampler is ``EpochSampler(RandomSampler(train, generator=...))``.
 
 from __future__ import annotations
 
+import socket
 import sys
 from pathlib import Path
 
@@ -23,13 +24,22 @@ LAUNCH = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
           "--dynamo_backend", "no", str(HERE / "accelerate_train.py")]  # fmt: skip
 
 
+def free_port() -> str:
+    """A port no one listens on now (accelerate's default, 29500, is shared by every run)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return str(probe.getsockname()[1])
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     # Two launches: "first" and "seedable" one after the other, then the rerun of
-    # "first" in new processes.
+    # "first" in new processes. Each on a free port: another test run (an xdist worker,
+    # a second checkout) may be launching at the same time.
     root = tmp_path_factory.mktemp("accelerate")
-    run([*LAUNCH, str(root), "--epochs", "3", "--runs", "first,seedable"])
-    run([*LAUNCH, str(root), "--epochs", "3", "--runs", "again"])
+    for names in ("first,seedable", "again"):
+        port = ["--main_process_port", free_port()]
+        run([*LAUNCH[:-1], *port, LAUNCH[-1], str(root), "--epochs", "3", "--runs", names])
     return {name: root / name for name in ("first", "again", "seedable")}
 
 
