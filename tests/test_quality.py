@@ -53,7 +53,10 @@ def global_random_calls(path: Path) -> set[str]:
                 continue
             module, _, function = name.rpartition(".")
             module = module.replace("numpy.random", "np.random")
-            if function in GLOBAL_RANDOM.get(module, set()):
+            drawn_from_its_own = module == "torch" and any(
+                keyword.arg == "generator" for keyword in node.keywords
+            )  # torch.rand(..., generator=g) draws from g, not the global generator
+            if function in GLOBAL_RANDOM.get(module, set()) and not drawn_from_its_own:
                 calls.add(f"{module}.{function}")
     return calls
 
@@ -84,9 +87,12 @@ class TestHouseRules:
         sample.write_text(
             "import random, numpy as np, torch\nrandom.random()\n"
             "np.random.rand(3)\ntorch.manual_seed(0)\nnp.random.default_rng(0)\n"
+            "torch.rand(2, generator=torch.Generator().manual_seed(1))\n"
         )
         assert global_random_calls(sample) == {"random.random", "np.random.rand",
                                                "torch.manual_seed"}  # fmt: skip
+        sample.write_text("import torch\ntorch.rand(2)\n")
+        assert global_random_calls(sample) == {"torch.rand"}
 
     def test_ruff_lint(self) -> None:
         run(tool("ruff"), "check", ".")
