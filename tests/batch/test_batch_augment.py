@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import random
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankaug import BatchAugment
+from tests.batch.helpers import assert_unchanged, global_states
+from tests.batch.helpers import images as _images
 from tests.ddp.harness import launch
 
 K = pytest.importorskip("kornia.augmentation")
@@ -28,10 +28,6 @@ def _transform(**keys: Any) -> Any:
         K.RandomResizedCrop((16, 16), p=1.0),
         **keys,
     )
-
-
-def _images(size: int, side: int = 24) -> torch.Tensor:
-    return torch.rand(size, 3, side, side, generator=torch.Generator().manual_seed(size))
 
 
 def _rows(params: list[Any]) -> torch.Tensor:
@@ -116,20 +112,11 @@ class TestBatchAugment:
     def test_no_global_generator_moves_in_100_calls(self) -> None:
         aug = BatchAugment(_transform(), seed=1)
         images = _images(4, side=16)
-        cpu, numpy_state, python_state = (
-            torch.get_rng_state(),
-            np.random.get_state(),  # noqa: NPY002 (the legacy global state is the point)
-            random.getstate(),
-        )
+        before = global_states()
         for step in range(100):
             aug(images, index=[step, step + 1, step + 2, step + 3], epoch=step % 3)
             aug(images)
-        assert torch.equal(cpu, torch.get_rng_state())
-        assert python_state == random.getstate()
-        after = np.random.get_state()  # noqa: NPY002 (the legacy global state is the point)
-        assert numpy_state[0] == after[0]  # type: ignore[index]
-        assert np.array_equal(numpy_state[1], after[1])  # type: ignore[index]
-        assert numpy_state[2:] == after[2:]  # type: ignore[index]
+        assert_unchanged(before)
 
     def test_without_indices_each_step_and_position_differs(self) -> None:
         images = _images(1, side=16).repeat(4, 1, 1, 1)

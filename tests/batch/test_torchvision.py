@@ -7,16 +7,16 @@ venv's torch 2.13.0 CPU wheel has no torchvision beside it).
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
-import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankaug import BatchAugment
+from tests.batch.helpers import assert_unchanged, global_states
+from tests.batch.helpers import images as _images
 
 v2 = pytest.importorskip(
     "torchvision.transforms.v2",
@@ -35,10 +35,6 @@ def _transform() -> Any:
             v2.RandomRotation(15.0),
         ]
     )
-
-
-def _images(size: int, side: int = 24) -> torch.Tensor:
-    return torch.rand(size, 3, side, side, generator=torch.Generator().manual_seed(size))
 
 
 def _row(record: list[tuple[str, dict[str, Any]]]) -> tuple[float, ...]:
@@ -129,20 +125,11 @@ class TestBatchAugmentTorchvision:
     def test_no_global_generator_moves_in_100_calls(self) -> None:
         aug = BatchAugment(_transform(), seed=1)
         images = _images(2, side=16)
-        cpu, numpy_state, python_state = (
-            torch.get_rng_state(),
-            np.random.get_state(),  # noqa: NPY002 (the legacy global state is the point)
-            random.getstate(),
-        )
+        before = global_states()
         for step in range(100):
             aug(images, index=[step, step + 1], epoch=step % 3)
             aug(images)
-        assert torch.equal(cpu, torch.get_rng_state())
-        assert python_state == random.getstate()
-        after = np.random.get_state()  # noqa: NPY002 (the legacy global state is the point)
-        assert numpy_state[0] == after[0]  # type: ignore[index]
-        assert np.array_equal(numpy_state[1], after[1])  # type: ignore[index]
-        assert numpy_state[2:] == after[2:]  # type: ignore[index]
+        assert_unchanged(before)
 
     def test_the_state_comes_back_when_the_transform_raises(self) -> None:
         def fail(image: torch.Tensor) -> torch.Tensor:
