@@ -1,7 +1,7 @@
 """``python -m rankaug``: demo, audit and show on real gloo ranks, and their errors.
 
-Every launch here is real: spawned rank processes in a gloo group, each seeded alike,
-with forked or spawned DataLoader workers. The audit runs all its targets in one
+Every launch here is real: fresh rank processes (rankaug.cli.launch) in a gloo group,
+each seeded alike, with forked or spawned DataLoader workers. The audit runs all its targets in one
 launch (each from a freshly seeded state) to keep the file fast.
 """
 

@@ -1,6 +1,6 @@
 """``rankaug show``: a contact sheet of what every rank loads from any dataset.
 
-Each rank (spawned and seeded like a real DDP launch, see :mod:`rankaug.cli.launch`)
+Each rank (a fresh process seeded like a real DDP launch, see :mod:`rankaug.cli.launch`)
 loads ``samples`` samples through a DataLoader with ``workers`` workers, and the
 sheet shows them, one row per rank, boxes drawn. With ``sampler="distributed"`` each
 rank loads its own share from a ``DistributedSampler`` (what every GPU sees in

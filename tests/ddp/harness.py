@@ -1,7 +1,9 @@
 """Launch real torch.distributed jobs (gloo, CPU) for the tests.
 
-``launch(fn, world_size, tmp_path, **kwargs)`` spawns ``world_size`` processes with
-torch.multiprocessing, joins them into one gloo process group (file rendezvous, no
+``launch(fn, world_size, tmp_path, **kwargs)`` starts ``world_size`` fresh processes
+with torch.multiprocessing (as the CLI does, :func:`rankaug.cli.launch.fresh_start_method`:
+forked from a fork server that has imported torch once, with the caller's environment
+as it is at the call), joins them into one gloo process group (file rendezvous, no
 ports), calls ``torch.manual_seed(0)`` on every rank — the setting in which naive
 augmentation repeats itself across GPUs — runs ``fn(rank, world_size, **kwargs)`` and
 returns the ranks' JSON-serialisable results, indexed by rank.
@@ -28,6 +30,8 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from rankaug.cli.launch import fresh_start_method
+
 os.environ.setdefault("NO_ALBUMENTATIONS_UPDATE", "1")
 
 
@@ -39,7 +43,16 @@ def digest(array: Any) -> str:
     return hashlib.sha1(array.tobytes() + str(array.shape).encode()).hexdigest()[:16]
 
 
-def _entry(rank: int, target: str, world_size: int, outdir: str, kwargs: dict[str, Any]) -> None:
+def _entry(
+    rank: int,
+    target: str,
+    world_size: int,
+    outdir: str,
+    kwargs: dict[str, Any],
+    environ: dict[str, str],
+) -> None:
+    os.environ.clear()
+    os.environ.update(environ)
     multiprocessing.set_start_method("fork", force=True)  # as under torchrun
     module_name, _, name = target.rpartition(":")
     fn = getattr(importlib.import_module(module_name), name)
@@ -61,9 +74,9 @@ def launch(fn: Callable[..., Any], world_size: int, tmp_path: Path, **kwargs: An
     target = f"{fn.__module__}:{fn.__name__}"
     mp.start_processes(  # type: ignore[attr-defined]
         _entry,
-        args=(target, world_size, str(outdir), kwargs),
+        args=(target, world_size, str(outdir), kwargs, dict(os.environ)),
         nprocs=world_size,
-        start_method="spawn",
+        start_method=fresh_start_method(),
         join=True,
     )
     return [json.loads(Path(outdir, f"rank{r}.json").read_text()) for r in range(world_size)]
