@@ -13,6 +13,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 from torch._utils import ExceptionWrapper
 
+from tests import ahead
+
 settings.register_profile(
     "rankaug",
     deadline=None,
@@ -39,6 +41,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if hasattr(config, "workerinput"):
         slow = {item.path for item in items if item.get_closest_marker("slow")}
         items.sort(key=lambda item: item.path not in slow)  # (stable: file order kept)
+    elif ahead.runners() > 0:
+        # The files whose fixtures take a job of tests.ahead come last: by then its
+        # runner has done most of them, beside the rest of the suite.
+        items.sort(key=lambda item: ahead.has_jobs(item.path))
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -62,3 +68,20 @@ def _loaders_stop_at_a_worker_error() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_MultiProcessingDataLoaderIter, "_process_data", stopping)
         yield
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the jobs of tests.ahead that the selected tests use (not in xdist workers)."""
+    if (
+        ahead.runners() > 0
+        and not hasattr(session.config, "workerinput")
+        and not session.config.option.collectonly
+    ):
+        ahead.start(
+            (item.path, {item.name.partition("[")[0], *getattr(item, "fixturenames", ())})
+            for item in session.items
+        )
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    ahead.stop()

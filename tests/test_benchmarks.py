@@ -28,6 +28,7 @@ from benchmarks import (
     _same_work,
     _timing,
 )
+from tests import ahead
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "benchmarks" / "throughput.py"
@@ -192,9 +193,19 @@ def _run_report(tmp: Path, *options: str) -> tuple[dict[str, Any], str]:
     return json.loads((tmp / "nested" / "bench.json").read_text(encoding="utf-8")), result.stdout
 
 
+def run_quick(tmp: Path) -> tuple[dict[str, Any], str]:
+    """The whole benchmark, --quick (a job of tests.ahead)."""
+    return _run_report(tmp)
+
+
+def run_two_sections(tmp: Path) -> tuple[dict[str, Any], str]:
+    """Two sections, --profile (a job of tests.ahead)."""
+    return _run_report(tmp, "--only", "epoch,keys", "--profile")
+
+
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], str]:
-    return _run_report(tmp_path_factory.mktemp("bench"))
+    return ahead.result("benchmark", lambda: tmp_path_factory.mktemp("bench"))
 
 
 @pytest.mark.slow  # runs benchmarks/throughput.py
@@ -363,7 +374,7 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
 
 @pytest.mark.slow  # runs benchmarks/throughput.py
 def test_only_runs_the_selected_sections(tmp_path: Path) -> None:
-    report, stdout = _run_report(tmp_path, "--only", "epoch,keys", "--profile")
+    report, stdout = ahead.result("benchmark-sections", lambda: tmp_path)
     wanted = {row for row in EXPECTED_ROWS if row.startswith(("key/", "epoch/"))}
     assert set(report["rows"]) == wanted
     assert [goal["id"] for goal in report["goals"]] == [

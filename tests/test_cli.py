@@ -19,7 +19,7 @@ from rankaug.cli.demo_sheet import REPEATED, demo_sheet_size
 from rankaug.cli.sheet import sheet_size
 from rankaug.cli.verdicts import Layout, analyse
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
-from tests import cli_targets
+from tests import ahead, cli_targets
 from tests.cli_helpers import ROOT, T, read_png, run_cli, run_main, thumbnails
 
 pytestmark = [pytest.mark.ddp, pytest.mark.timeout(300)]
@@ -51,14 +51,19 @@ CHECKED = ("ranks", "workers", "epochs", "reproducible")
 # ----------------------------------------------------------------------- audit
 
 
-@pytest.fixture(scope="module")
-def audit(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, dict[str, Any]]:
-    """One audit of every target: fork workers, 2 ranks x 2 workers, 2 epochs, 2 runs."""
-    report = tmp_path_factory.mktemp("audit") / "report.json"
+def audit_every_target(folder: Path) -> tuple[int, str, dict[str, Any]]:
+    """One audit of every target: fork workers, 2 ranks x 2 workers, 2 epochs, 2 runs
+    (a job of tests.ahead)."""
+    report = folder / "report.json"
     code, text, _ = run_main(
         "audit", *(T + name for name in EXPECTED), "--output", str(report), "-q"
     )
     return code, text, json.loads(report.read_text())
+
+
+@pytest.fixture(scope="module")
+def audit(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, dict[str, Any]]:
+    return ahead.result("cli-audit", lambda: tmp_path_factory.mktemp("audit"))
 
 
 class TestAudit:
@@ -163,15 +168,20 @@ class TestAudit:
         assert "It has set_epoch" not in seeded["summary"]
 
 
-@pytest.fixture(scope="module")
-def audit_set_epoch() -> tuple[int, str, dict[str, Any]]:
-    """The older loop: plain indices and dataset.set_epoch(epoch) before every epoch."""
+def audit_set_epoch_targets(_: Path) -> tuple[int, str, dict[str, Any]]:
+    """The older loop: plain indices and dataset.set_epoch(epoch) before every epoch
+    (a job of tests.ahead)."""
     names = ("own_set_epoch", "rank_worker_seeded", "rankaug_stream", "rankaug_sample")
-    code, text, _ = run_main(
+    code, text, _err = run_main(
         "audit", *(T + name for name in names), "--epoch-from", "set_epoch", "--no-rerun",
         "--json", "-q",
     )  # fmt: skip
     return code, text, json.loads(text)
+
+
+@pytest.fixture(scope="module")
+def audit_set_epoch(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, dict[str, Any]]:
+    return ahead.result("cli-audit-set-epoch", lambda: tmp_path_factory.mktemp("set-epoch"))
 
 
 class TestAuditSetEpochMode:

@@ -16,7 +16,7 @@ import pytest
 
 from rankaug.cli.stream_verdicts import StreamLayout, analyse_stream
 from rankaug.cli.target import TargetError, build_dataset, check_dataset
-from tests import cli_stream_targets
+from tests import ahead, cli_stream_targets
 from tests.cli_helpers import run_main
 
 pytest.importorskip("webdataset")
@@ -65,15 +65,22 @@ def shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def audit(shards: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Any]:
-    report = tmp_path_factory.mktemp("audit") / "report.json"
+def audit_streams(folder: Path) -> tuple[int, str, Any]:
+    """The shards written, one audit of every target (a job of tests.ahead)."""
+    shards, report = folder / "shards", folder / "report.json"
+    shards.mkdir()
+    cli_stream_targets.write_shards(shards)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(cli_stream_targets.ENVIRONMENT, str(shards))
         code, text, _ = run_main(
             "audit", *(S + name for name in EXPECTED), "--output", str(report), "-q"
         )
     return code, text, json.loads(report.read_text())
+
+
+@pytest.fixture(scope="module")
+def audit(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, Any]:
+    return ahead.result("cli-stream-audit", lambda: tmp_path_factory.mktemp("audit"))
 
 
 def _report(audit: Any, name: str) -> dict[str, Any]:

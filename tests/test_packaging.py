@@ -20,11 +20,13 @@ import sys
 import sysconfig
 import tarfile
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 import rankaug
+from tests import ahead
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -41,9 +43,22 @@ def run(*command: str | Path, cwd: Path, timeout: int = 300) -> str:
     return result.stdout
 
 
-@pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("dist")
+@dataclass(frozen=True)
+class Built:
+    """The distributions, the venv the wheel went into, and what it printed there."""
+
+    dist: Path
+    venv: Path
+    imported: str  # rankaug.__file__ and the installed version
+    version: str  # rankaug --version
+    demo: str  # the demo's output
+
+
+def build_install_and_run(folder: Path) -> Built:
+    """Build both, install the wheel in a fresh venv and run it (a job of tests.ahead)."""
+    source, out, env = folder / "source", folder / "dist", folder / "venv"
+    for path in (source, out, env):
+        path.mkdir()
     tracked = run("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard",
                   cwd=ROOT).split("\0")  # fmt: skip
     for name in filter(None, tracked):
@@ -51,20 +66,33 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, source / name)
     run(sys.executable, "-m", "build", "--no-isolation", "--outdir", out, source, cwd=source)
-    return out
-
-
-@pytest.fixture(scope="module")
-def venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    env = tmp_path_factory.mktemp("venv")
     run(sys.executable, "-m", "venv", "--without-pip", env, cwd=env)
     python = env / "bin" / "python"
     site = run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", cwd=env)
     Path(site.strip(), "deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    (wheel,) = dist.glob("*.whl")
+    (wheel,) = out.glob("*.whl")
     run(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps",
         "--no-index", wheel, cwd=env)  # fmt: skip
-    return env
+    code = "import rankaug, importlib.metadata as m; print(rankaug.__file__, m.version('rankaug'))"
+    # The whole demo (2 ranks x 2 workers, the sheet), on less data than its default.
+    return Built(
+        dist=out,
+        venv=env,
+        imported=run(python, "-c", code, cwd=env),
+        version=run(env / "bin" / "rankaug", "--version", cwd=env),
+        demo=run(python, "-m", "rankaug", "demo", "--output", env / "demo", "--epochs", "1",
+                 "--samples", "8", "--size", "64", cwd=env),
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return ahead.result("wheel", lambda: tmp_path_factory.mktemp("wheel"))
+
+
+@pytest.fixture(scope="module")
+def dist(built: Built) -> Path:
+    return built.dist
 
 
 class TestDistributions:
@@ -105,20 +133,13 @@ class TestDistributions:
 
 
 class TestInstalledWheel:
-    def test_it_imports_from_the_venv_not_the_checkout(self, venv: Path) -> None:
-        code = (
-            "import rankaug, importlib.metadata as m; print(rankaug.__file__, m.version('rankaug'))"
-        )
-        where, version = run(venv / "bin" / "python", "-c", code, cwd=venv).split()
-        assert Path(where).is_relative_to(venv)
+    def test_it_imports_from_the_venv_not_the_checkout(self, built: Built) -> None:
+        where, version = built.imported.split()
+        assert Path(where).is_relative_to(built.venv)
         assert version == rankaug.__version__
 
-    def test_its_script_and_demo_run(self, venv: Path) -> None:
-        version = run(venv / "bin" / "rankaug", "--version", cwd=venv)
-        assert version.strip() == f"rankaug {rankaug.__version__}"
-        # The whole demo (2 ranks x 2 workers, the sheet), on less data than its default.
-        out = run(venv / "bin" / "python", "-m", "rankaug", "demo", "--output", venv / "demo",
-                  "--epochs", "1", "--samples", "8", "--size", "64", cwd=venv)  # fmt: skip
-        assert "8 of 8" in out, out
-        assert " 0 of 8" in out, out
-        assert (venv / "demo" / "rankaug-demo.png").is_file()
+    def test_its_script_and_demo_run(self, built: Built) -> None:
+        assert built.version.strip() == f"rankaug {rankaug.__version__}"
+        assert "8 of 8" in built.demo, built.demo
+        assert " 0 of 8" in built.demo, built.demo
+        assert (built.venv / "demo" / "rankaug-demo.png").is_file()

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import ahead
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "rankaug"
 
@@ -66,6 +68,13 @@ def run(*command: str) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def mypy(_: Path) -> subprocess.CompletedProcess[str]:
+    """``mypy`` as configured in pyproject.toml (a job of tests.ahead)."""
+    return subprocess.run(
+        [sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+
+
 def tool(name: str) -> str:
     found = shutil.which(name, path=str(Path(sys.executable).parent))
     if found is None:
@@ -101,4 +110,5 @@ class TestHouseRules:
         run(tool("ruff"), "format", "--check", ".")
 
     def test_mypy_strict(self) -> None:
-        run(sys.executable, "-m", "mypy")
+        result = ahead.result("mypy", lambda: ROOT)
+        assert result.returncode == 0, result.stdout + result.stderr

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import ahead
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 
@@ -20,6 +22,18 @@ def python_block(after_heading: str) -> str:
     match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
     assert match is not None
     return match.group(1)
+
+
+def quick_start_under_torchrun(folder: Path) -> subprocess.CompletedProcess[str]:
+    """The quick start as written, on 2 torchrun ranks (a job of tests.ahead)."""
+    script = folder / "quick_start.py"
+    script.write_text(python_block("## Quick start"))
+    env = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1", "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone",
+         "--nproc_per_node=2", str(script)],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=280, check=False,
+    )  # fmt: skip
 
 
 class TestReadme:
@@ -47,16 +61,8 @@ class TestReadme:
     @pytest.mark.ddp
     @pytest.mark.timeout(300)
     def test_quick_start_runs_under_torchrun_as_written(self, tmp_path: Path) -> None:
-        script = tmp_path / "quick_start.py"
-        code = python_block("## Quick start")
-        assert ".set_epoch(" not in code
-        script.write_text(code)
-        env = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1", "OMP_NUM_THREADS": "1"}
-        result = subprocess.run(
-            [sys.executable, "-m", "torch.distributed.run", "--standalone",
-             "--nproc_per_node=2", str(script)],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=280, check=False,
-        )  # fmt: skip
+        assert ".set_epoch(" not in python_block("## Quick start")
+        result = ahead.result("torchrun", lambda: tmp_path)
         assert result.returncode == 0, result.stdout + result.stderr
         # "rank R epoch E: N mosaics keyed with epoch [E], the first with partners [a, b, c]"
         printed = re.findall(

@@ -17,6 +17,7 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 from rankaug import EpochSampler
 from rankaug.datasets import SyntheticDetection
 from rankaug.mix import CopyPasteDataset, CutMixDataset, MixUpDataset
+from tests import ahead
 from tests.ddp.harness import digest, launch
 
 pytestmark = [pytest.mark.ddp, pytest.mark.timeout(600)]
@@ -105,10 +106,14 @@ def rank_main(rank: int, world_size: int) -> dict[str, Any]:
     return results
 
 
+def launch_once(tmp: Path) -> list[Any]:
+    """The one launch of this file (a job of tests.ahead)."""
+    return launch(rank_main, WORLD, tmp)
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Any], list[Any]]:
-    tmp: Path = tmp_path_factory.mktemp("ddp-mix")
-    first = launch(rank_main, WORLD, tmp)
+    first = ahead.result("ddp-mix", lambda: tmp_path_factory.mktemp("ddp-mix"))
     return first, [{"rankaug": result["rerun"]} for result in first]
 
 

@@ -14,6 +14,7 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from rankaug import MosaicDataset
 from rankaug.datasets import SyntheticDetection
+from tests import ahead
 from tests.ddp.harness import digest, launch
 
 pytestmark = [pytest.mark.ddp, pytest.mark.timeout(600)]
@@ -82,10 +83,14 @@ def rank_main(rank: int, world_size: int) -> dict[str, Any]:
     return results
 
 
+def launch_once(tmp: Path) -> list[Any]:
+    """The one launch of this file (a job of tests.ahead)."""
+    return launch(rank_main, WORLD, tmp)
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Any], list[Any]]:
-    tmp: Path = tmp_path_factory.mktemp("ddp-mosaic")
-    first = launch(rank_main, WORLD, tmp)
+    first = ahead.result("ddp-mosaic", lambda: tmp_path_factory.mktemp("ddp-mosaic"))
     return first, [{"rankaug": result["rerun"]} for result in first]
 
 

@@ -25,6 +25,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, get_worker_info
 
 from rankaug import RandomAugmentWrapper, WorkerSeeder
+from tests import ahead
 from tests.ddp.harness import digest, launch
 
 pytestmark = [pytest.mark.ddp, pytest.mark.timeout(600)]
@@ -227,10 +228,14 @@ def configurations(only: tuple[str, ...] | None) -> dict[str, Any]:
     return results
 
 
+def launch_once(tmp: Path) -> list[Any]:
+    """The one launch of this file (a job of tests.ahead)."""
+    return launch(rank_main, WORLD, tmp)
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Any], list[Any]]:
-    tmp: Path = tmp_path_factory.mktemp("ddp-wrapper")
-    first = launch(rank_main, WORLD, tmp)
+    first = ahead.result("ddp-wrapper", lambda: tmp_path_factory.mktemp("ddp-wrapper"))
     second = [{key: result[f"rerun/{key}"] for key in RERUN} for result in first]
     return first, second
 

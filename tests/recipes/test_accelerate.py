@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import ahead
 from tests.recipes.conftest import HERE, lines, run
 from tests.recipes.pipeline import KEYINGS
 
@@ -31,16 +32,19 @@ def free_port() -> str:
         return str(probe.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    # Two launches: "first" and "seedable" one after the other, then the rerun of
-    # "first" in new processes. Each on a free port: another test run (an xdist worker,
-    # a second checkout) may be launching at the same time.
-    root = tmp_path_factory.mktemp("accelerate")
+def launch_twice(root: Path) -> dict[str, Path]:
+    """Two launches: "first" and "seedable" one after the other, then the rerun of
+    "first" in new processes (a job of tests.ahead). Each on a free port: another test
+    run (an xdist worker, a second checkout) may be launching at the same time."""
     for names in ("first,seedable", "again"):
         port = ["--main_process_port", free_port()]
         run([*LAUNCH[:-1], *port, LAUNCH[-1], str(root), "--epochs", "3", "--runs", names])
     return {name: root / name for name in ("first", "again", "seedable")}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return ahead.result("accelerate", lambda: tmp_path_factory.mktemp("accelerate"))
 
 
 class TestAccelerateRecipe:

@@ -10,19 +10,25 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from tests import ahead
 from tests.recipes.conftest import ROOT
 
 COMMAND = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p",
            "tests.without_extras", "-m", "not slow", "--collect-only"]  # fmt: skip
 
 
-def collect(*paths: str) -> str:
-    result = subprocess.run(
-        [*COMMAND, *paths], cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
+def collect_quick_tier(_: Path) -> subprocess.CompletedProcess[str]:
+    """The whole quick tier, collected without the extras (a job of tests.ahead)."""
+    return subprocess.run(
+        COMMAND, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False
     )
+
+
+def checked(result: subprocess.CompletedProcess[str]) -> str:
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert not re.search(r"^(ERROR|E  )", result.stdout, re.MULTILINE), result.stdout[-4000:]
     return result.stdout
@@ -42,8 +48,8 @@ class TestCollection:
             assert f"No module named '{top}' (hidden)" in result.stderr, result.stderr
 
     @pytest.mark.slow  # imports every test module and the package
-    def test_the_quick_tier_collects_without_the_frameworks(self) -> None:
-        out = collect()
+    def test_the_quick_tier_collects_without_the_frameworks(self, tmp_path: Path) -> None:
+        out = checked(ahead.result("quick-tier", lambda: tmp_path))
         assert re.search(r"^\d+/\d+ tests collected \(\d+ deselected\)", out, re.MULTILINE), out[
             -2000:
         ]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests import ahead
 from tests.recipes.conftest import lines, python
 from tests.recipes.pipeline import KEYINGS
 
@@ -28,17 +29,20 @@ def by_epoch(records: list[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
     return dict(out)
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    # Two runs: the uninterrupted one, and one in new processes resumed from its
-    # checkpoint of epoch 0, which runs epochs 1 and 2 again.
-    root = tmp_path_factory.mktemp("lightning")
+def train_and_resume(root: Path) -> dict[str, Path]:
+    """Two runs: the uninterrupted one, and one in new processes resumed from its
+    checkpoint of epoch 0, which runs epochs 1 and 2 again (a job of tests.ahead)."""
     python("lightning_train.py", str(root / "full"), "--epochs", "3")
     (checkpoint,) = (root / "full" / "checkpoints").glob("epoch=0-*.ckpt")
     python(
         "lightning_train.py", str(root / "resumed"), "--epochs", "3", "--resume", str(checkpoint)
     )
     return {"full": root / "full", "resumed": root / "resumed"}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    return ahead.result("lightning", lambda: tmp_path_factory.mktemp("lightning"))
 
 
 class TestLightningRecipe:

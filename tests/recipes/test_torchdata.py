@@ -15,10 +15,29 @@ from pathlib import Path
 
 import pytest
 
+from tests import ahead
 from tests.recipes.conftest import lines, python
 from tests.recipes.pipeline import KEYINGS
 
 pytestmark = [pytest.mark.framework, pytest.mark.timeout(300)]
+
+
+def save_and_resume(folder: Path, workers: int) -> Path:
+    """One uninterrupted run that saves the loader on its way (saving changes nothing),
+    then the resume from that state in a new process."""
+    python("stateful_train.py", str(folder), "save", "--workers", str(workers))
+    python("stateful_train.py", str(folder), "resume", "--workers", str(workers))
+    return folder
+
+
+def save_and_resume_0(folder: Path) -> Path:
+    """With no workers (a job of tests.ahead)."""
+    return save_and_resume(folder, 0)
+
+
+def save_and_resume_2(folder: Path) -> Path:
+    """With 2 workers (a job of tests.ahead)."""
+    return save_and_resume(folder, 2)
 
 
 @pytest.mark.parametrize("workers", [0, 2])
@@ -26,10 +45,7 @@ class TestStatefulDataLoaderRecipe:
     def test_a_mid_epoch_resume_in_a_new_process_is_exact(
         self, tmp_path: Path, workers: int
     ) -> None:
-        # One uninterrupted run that saves the loader on its way (saving changes
-        # nothing), then the resume from that state in a new process.
-        python("stateful_train.py", str(tmp_path), "save", "--workers", str(workers))
-        python("stateful_train.py", str(tmp_path), "resume", "--workers", str(workers))
+        tmp_path = ahead.result(f"torchdata-{workers}", lambda: tmp_path)
         uninterrupted = lines(tmp_path, 0)
         resumed = [
             json.loads(line) for line in (tmp_path / "resumed.jsonl").read_text().splitlines()

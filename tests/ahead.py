@@ -1,0 +1,235 @@
+"""Jobs that only wait for other programs, run ahead of their tests beside the suite.
+
+Most of the suite runs in the pytest process, on one core. A few fixtures spend their
+time in whole programs: a Lightning or accelerate training, the wheel's build and
+install, mypy, the benchmark's quick run. Each such fixture names a *job* in
+:data:`JOBS`, a module-level function ``job(folder) -> result`` of its own test file.
+Once pytest has collected, :func:`start` hands the jobs of the selected test files to
+two runner processes (``python -m tests.ahead FOLDER NAME=MODULE:FUNCTION...``), which
+take them one at a time in the order their tests come; those files' tests run last
+(tests/conftest.py). A fixture takes its job's result with :func:`result`: the
+runner's, or, for a job no runner has begun, its own run of it; while a runner is on
+its job, the suite runs the next job nobody has begun. Each job runs once, the same
+way either way, and its error is raised in its fixture. ``RANKAUG_TESTS_AHEAD=N`` sets
+the number of runners (0: none, every job runs in its fixture, as in pytest-xdist).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pickle
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Collection, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# name -> ("module:function", its user): the module is the test file whose tests take
+# the job's result, the user the fixture or test that takes it (scheduled only when a
+# selected test is, or uses, that one).
+JOBS: dict[str, tuple[str, str]] = {
+    "ddp-wrapper": ("tests.ddp.test_ddp_wrapper:launch_once", "runs"),
+    "ddp-mosaic": ("tests.ddp.test_ddp_mosaic:launch_once", "runs"),
+    "ddp-mix": ("tests.ddp.test_ddp_mix:launch_once", "runs"),
+    "cli-audit": ("tests.test_cli:audit_every_target", "audit"),
+    "cli-audit-set-epoch": ("tests.test_cli:audit_set_epoch_targets", "audit_set_epoch"),
+    "cli-stream-audit": ("tests.test_cli_stream:audit_streams", "audit"),
+    "lightning": ("tests.recipes.test_lightning:train_and_resume", "runs"),
+    "accelerate": ("tests.recipes.test_accelerate:launch_twice", "runs"),
+    "torchdata-0": (
+        "tests.recipes.test_torchdata:save_and_resume_0",
+        "test_a_mid_epoch_resume_in_a_new_process_is_exact",
+    ),
+    "torchdata-2": (
+        "tests.recipes.test_torchdata:save_and_resume_2",
+        "test_a_mid_epoch_resume_in_a_new_process_is_exact",
+    ),
+    "quick-tier": (
+        "tests.recipes.test_collection:collect_quick_tier",
+        "test_the_quick_tier_collects_without_the_frameworks",
+    ),
+    "benchmark": ("tests.test_benchmarks:run_quick", "quick_run"),
+    "benchmark-sections": (
+        "tests.test_benchmarks:run_two_sections",
+        "test_only_runs_the_selected_sections",
+    ),
+    "wheel": ("tests.test_packaging:build_install_and_run", "built"),
+    "mypy": ("tests.test_quality:mypy", "test_mypy_strict"),
+    "torchrun": (
+        "tests.test_readme:quick_start_under_torchrun",
+        "test_quick_start_runs_under_torchrun_as_written",
+    ),
+}
+
+Outcome = tuple[str, Any, str]  # ("ok", result, "") or ("error", exception, traceback)
+
+
+def module_path(target: str) -> Path:
+    """The file of ``"module:function"``."""
+    return ROOT / (target.partition(":")[0].replace(".", "/") + ".py")
+
+
+def _function(target: str) -> Callable[[Path], Any]:
+    module, _, function = target.partition(":")
+    job: Callable[[Path], Any] = getattr(importlib.import_module(module), function)
+    return job
+
+
+def _call(target: str, folder: Path) -> Outcome:
+    folder.mkdir(exist_ok=True)
+    try:
+        return ("ok", _function(target)(folder), "")
+    except BaseException as error:  # handed to the fixture, which raises it
+        return ("error", error, traceback.format_exc())
+
+
+def _claim(folder: Path, name: str) -> bool:
+    """Whether this process takes job ``name``: the first to ask does, once."""
+    try:
+        descriptor = os.open(folder / f"{name}.claimed", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.write(descriptor, str(os.getpid()).encode())
+    os.close(descriptor)
+    return True
+
+
+def _lower_priority() -> None:
+    """The runners take the CPU the suite leaves (their jobs inherit it)."""
+    os.nice(10)
+
+
+class Runners:
+    """Runner processes working through ``jobs`` (name -> "module:function")."""
+
+    def __init__(self, jobs: Mapping[str, str], count: int) -> None:
+        self.jobs = dict(jobs)
+        self.folder = Path(tempfile.mkdtemp(prefix="rankaug-tests-ahead-"))
+        self.here: dict[str, Outcome] = {}  # the jobs this process ran
+        self.processes: dict[int, subprocess.Popen[bytes]] = {}
+        pairs = [f"{name}={target}" for name, target in self.jobs.items()]
+        for number in range(count):
+            with (self.folder / f"runner{number}.log").open("wb") as log:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "tests.ahead", str(self.folder), *pairs],
+                    cwd=ROOT,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=log,
+                    start_new_session=True,  # its jobs' processes stop with it
+                    preexec_fn=_lower_priority,
+                )
+            self.processes[process.pid] = process
+
+    def result(self, name: str, folder: Callable[[], Path]) -> Any:
+        """Job ``name``'s result, from a runner or run here (in ``folder()``)."""
+        done = self.folder / f"{name}.pickle"
+        if name not in self.here and _claim(self.folder, name):
+            self.here[name] = _call(self.jobs[name], folder())
+        while name not in self.here and not done.exists():
+            spare = next((n for n in self.jobs if _claim(self.folder, n)), None)
+            if spare is not None:
+                self.here[spare] = _call(self.jobs[spare], self.folder / spare)
+            elif not self._running(name) and not done.exists():
+                raise RuntimeError(f"the runner of job {name!r} died:\n{self._logs()}")
+            else:
+                time.sleep(0.05)
+        outcome, value, text = self.here.get(name) or pickle.loads(done.read_bytes())
+        if outcome == "ok":
+            return value
+        if isinstance(value, BaseException):
+            raise value
+        raise RuntimeError(f"job {name!r} failed:\n{text}")
+
+    def stop(self) -> None:
+        """Stop the runners and their jobs' processes; remove the folder."""
+        for process in self.processes.values():
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _running(self, name: str) -> bool:
+        pid = int((self.folder / f"{name}.claimed").read_text() or 0)
+        process = self.processes.get(pid)
+        return process is None or process.poll() is None  # (None: claimed, pid not written)
+
+    def _logs(self) -> str:
+        return "".join(path.read_text(errors="replace") for path in self.folder.glob("*.log"))
+
+
+_session: Runners | None = None
+
+
+def runners() -> int:
+    """How many runners take jobs: ``RANKAUG_TESTS_AHEAD``, 2 unless set."""
+    return int(os.environ.get("RANKAUG_TESTS_AHEAD", "2"))
+
+
+def has_jobs(path: Path) -> bool:
+    """Whether the test file at ``path`` takes a job's result."""
+    return path in {module_path(target) for target, _ in JOBS.values()}
+
+
+def wanted(selected: Iterable[tuple[Path, Collection[str]]]) -> list[str]:
+    """The jobs the ``selected`` tests take, in their order.
+
+    Args:
+        selected: Each selected test's file and names: its own and its fixtures'.
+    """
+    names = {
+        name: None
+        for path, names in selected
+        for name, (target, user) in JOBS.items()
+        if user in names and module_path(target) == path
+    }
+    return list(names)
+
+
+def start(selected: Iterable[tuple[Path, Collection[str]]]) -> None:
+    """Start the session's runners on the jobs the ``selected`` tests take."""
+    global _session
+    names = wanted(selected)
+    if _session is None and names and runners() > 0:
+        _session = Runners({name: JOBS[name][0] for name in names}, runners())
+
+
+def result(name: str, folder: Callable[[], Path]) -> Any:
+    """Job ``name``'s result: the session runners', or run here in ``folder()``."""
+    if _session is None or name not in _session.jobs:
+        return _function(JOBS[name][0])(folder())
+    return _session.result(name, folder)
+
+
+def stop() -> None:
+    """Stop the session's runners."""
+    global _session
+    if _session is not None:
+        _session.stop()
+        _session = None
+
+
+def _run(folder: Path, pairs: list[str]) -> None:
+    for name, _, target in (pair.partition("=") for pair in pairs):
+        if not _claim(folder, name):  # taken by the suite or another runner
+            continue
+        outcome = _call(target, folder / name)
+        try:
+            data = pickle.dumps(outcome)
+        except Exception:  # an unpicklable result or error: the traceback is enough
+            data = pickle.dumps(("error", None, outcome[2] or "unpicklable result"))
+        partial = folder / f"{name}.partial"
+        partial.write_bytes(data)
+        partial.replace(folder / f"{name}.pickle")
+
+
+if __name__ == "__main__":
+    _run(Path(sys.argv[1]), sys.argv[2:])
