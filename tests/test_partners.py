@@ -48,8 +48,7 @@ class TestPartnerSampler:
         assert len(partners) == 5
         assert index not in partners
         assert set(partners) <= set(range(12) if pool is None else pool)
-        if not replace:
-            assert len(set(partners)) == 5
+        assert replace or len(set(partners)) == 5  # without replacement, all distinct
 
     @given(seed=st.integers(0, 2**32 - 1), index=st.integers(0, 5),
            pool=st.none() | st.lists(st.integers(0, 5), min_size=1, max_size=3, unique=True),

@@ -62,9 +62,10 @@ class TestGridLayout:
             cover[y0:y1, x0:x1] += 1
         for window, (th, tw) in zip(layout.windows, sizes, strict=True):
             cover[window.dy0 : window.dy1, window.dx0 : window.dx1] += 1
-            if window.kx:
-                assert 0 <= window.sx0 < window.sx1 <= tw
-                assert 0 <= window.sy0 < window.sy1 <= th
+            empty = window.dx0 == window.dx1 or window.dy0 == window.dy1
+            assert (window.kx == 0) == empty  # 0: an empty window, nothing drawn
+            assert empty or 0 <= window.sx0 < window.sx1 <= tw
+            assert empty or 0 <= window.sy0 < window.sy1 <= th
         assert (cover == 1).all()
 
     @given(layout_input=layouts())
