@@ -43,6 +43,7 @@ JOBS: dict[str, tuple[str, str]] = {
     "cli-audit-set-epoch": ("tests.test_cli:audit_set_epoch_targets", "audit_set_epoch"),
     "cli-stream-audit": ("tests.test_cli_stream:audit_streams", "audit"),
     "lightning": ("tests.recipes.test_lightning:train_and_resume", "runs"),
+    "lightning-sampler": ("tests.recipes.test_lightning_sampler:what_lightning_does", "lightning"),
     "accelerate": ("tests.recipes.test_accelerate:launch_twice", "runs"),
     "torchdata-0": (
         "tests.recipes.test_torchdata:save_and_resume_0",
