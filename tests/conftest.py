@@ -43,7 +43,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items.sort(key=lambda item: item.path not in slow)  # (stable: file order kept)
     elif ahead.runners() > 0:
         # The files whose fixtures take a job of tests.ahead come last: by then its
-        # runner has done most of them, beside the rest of the suite.
+        # runners have done most of them, beside the rest of the suite.
         items.sort(key=lambda item: ahead.has_jobs(item.path))
 
 
