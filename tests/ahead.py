@@ -103,11 +103,6 @@ def _claim(folder: Path, name: str) -> bool:
     return True
 
 
-def _lower_priority() -> None:
-    """The runners take the CPU the suite leaves (their jobs inherit it)."""
-    os.nice(10)
-
-
 class Runners:
     """Runner processes working through ``jobs`` (name -> "module:function")."""
 
@@ -126,7 +121,6 @@ class Runners:
                     stdout=subprocess.DEVNULL,
                     stderr=log,
                     start_new_session=True,  # its jobs' processes stop with it
-                    preexec_fn=_lower_priority,
                 )
             self.processes[process.pid] = process
 
@@ -233,4 +227,5 @@ def _run(folder: Path, pairs: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    os.nice(10)  # the runners take the CPU the suite leaves (their jobs inherit it)
     _run(Path(sys.argv[1]), sys.argv[2:])
