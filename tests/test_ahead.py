@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,58 +51,66 @@ def claimed(runners: Runners, name: str) -> None:
         time.sleep(0.02)
 
 
+@pytest.fixture
+def start() -> Iterator[Callable[[dict[str, str], int], Runners]]:
+    """``start(jobs, count)``: runners, stopped when the test ends."""
+    started: list[Runners] = []
+
+    def make(jobs: dict[str, str], count: int) -> Runners:
+        started.append(Runners(jobs, count))
+        return started[-1]
+
+    yield make
+    for runners in started:
+        runners.stop()
+
+
+def here(runners: Runners, name: str) -> Callable[[], Path]:
+    """A fixture's folder for job ``name``: its folder in the runners' own."""
+    return partial(Path, runners.folder, name)
+
+
 class TestRunners:
-    def test_each_job_runs_once_and_its_result_reaches_the_fixture(self) -> None:
+    def test_each_job_runs_once_and_its_result_reaches_the_fixture(self, start: Any) -> None:
         jobs = dict.fromkeys(("a", "b", "c"), HERE + "pid")
-        runners = Runners(jobs, 2)
-        try:
-            pids = [runners.result(name, partial(Path, runners.folder, name)) for name in jobs]
-            assert [runs(runners, name) for name in jobs] == [1, 1, 1]
-        finally:
-            runners.stop()
+        runners = start(jobs, 2)
+        pids = [runners.result(name, here(runners, name)) for name in jobs]
+        assert [runs(runners, name) for name in jobs] == [1, 1, 1]
+        runners.stop()
         assert set(pids) <= set(runners.processes) | {os.getpid()}
         assert not runners.folder.exists()
 
     def test_a_job_no_runner_has_begun_runs_here_in_the_fixtures_folder(
-        self, tmp_path: Path
+        self, start: Any, tmp_path: Path
     ) -> None:
-        runners = Runners({"busy": HERE + "slow_pid", "next": HERE + "pid"}, 1)
-        try:
-            claimed(runners, "busy")
-            assert runners.result("next", lambda: tmp_path) == os.getpid()
-            assert len(list(tmp_path.glob("ran-*"))) == 1
-            assert runners.result("busy", lambda: tmp_path) in runners.processes
-        finally:
-            runners.stop()
+        runners = start({"busy": HERE + "slow_pid", "next": HERE + "pid"}, 1)
+        claimed(runners, "busy")
+        assert runners.result("next", lambda: tmp_path) == os.getpid()
+        assert len(list(tmp_path.glob("ran-*"))) == 1
+        assert runners.result("busy", lambda: tmp_path) in runners.processes
 
-    def test_while_a_runner_is_on_its_job_the_suite_runs_the_next_one(self) -> None:
-        runners = Runners({"busy": HERE + "slow_pid", "next": HERE + "pid"}, 1)
-        try:
-            claimed(runners, "busy")
-            assert runners.result("busy", lambda: runners.folder / "busy") != os.getpid()
-            assert runs(runners, "next") == 1  # done here while it waited
-            assert runners.result("next", lambda: runners.folder / "next") == os.getpid()
-            assert runs(runners, "next") == 1
-        finally:
-            runners.stop()
+    def test_while_a_runner_is_on_its_job_the_suite_runs_the_next_one(self, start: Any) -> None:
+        runners = start({"busy": HERE + "slow_pid", "next": HERE + "pid"}, 1)
+        claimed(runners, "busy")
+        assert runners.result("busy", here(runners, "busy")) != os.getpid()
+        assert runs(runners, "next") == 1  # done here while it waited
+        assert runners.result("next", here(runners, "next")) == os.getpid()
+        assert runs(runners, "next") == 1
 
-    def test_a_jobs_error_is_raised_in_its_fixture(self) -> None:
-        runners = Runners({"fails": HERE + "fails"}, 1)
-        try:
-            claimed(runners, "fails")
-            with pytest.raises(ValueError, match="the job's own error in fails"):
-                runners.result("fails", lambda: runners.folder / "fails")
-        finally:
-            runners.stop()
-
-    def test_a_runner_that_dies_is_reported_not_waited_for(self) -> None:
-        runners = Runners({"dies": HERE + "dies"}, 1)
-        try:
-            claimed(runners, "dies")
-            with pytest.raises(RuntimeError, match="the runner of job 'dies' died"):
-                runners.result("dies", lambda: runners.folder / "dies")
-        finally:
-            runners.stop()
+    @pytest.mark.parametrize(
+        ("job", "error", "message"),
+        [
+            ("fails", ValueError, "the job's own error in fails"),
+            ("dies", RuntimeError, "the runner of job 'dies' died"),  # not waited for
+        ],
+    )
+    def test_a_jobs_error_is_raised_in_its_fixture(
+        self, start: Any, job: str, error: type[Exception], message: str
+    ) -> None:
+        runners = start({job: HERE + job}, 1)
+        claimed(runners, job)
+        with pytest.raises(error, match=message):
+            runners.result(job, here(runners, job))
 
 
 class TestJobs:

@@ -51,6 +51,8 @@ def fresh_start_method() -> str:
     """``"forkserver"`` with torch, albumentations and rankaug preloaded, else ``"spawn"``.
 
     Either starts each process fresh; the fork server starts once per calling process.
+    It sets multiprocessing's preload list, a setting of the whole process (read when
+    its fork server starts): the CLI's process, which is its own.
 
     >>> fresh_start_method() in ("forkserver", "spawn")
     True

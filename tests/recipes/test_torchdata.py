@@ -45,11 +45,9 @@ class TestStatefulDataLoaderRecipe:
     def test_a_mid_epoch_resume_in_a_new_process_is_exact(
         self, tmp_path: Path, workers: int
     ) -> None:
-        tmp_path = ahead.result(f"torchdata-{workers}", lambda: tmp_path)
-        uninterrupted = lines(tmp_path, 0)
-        resumed = [
-            json.loads(line) for line in (tmp_path / "resumed.jsonl").read_text().splitlines()
-        ]
+        out = ahead.result(f"torchdata-{workers}", lambda: tmp_path)
+        uninterrupted = lines(out, 0)
+        resumed = [json.loads(line) for line in (out / "resumed.jsonl").read_text().splitlines()]
         assert len(uninterrupted) == 24  # 3 epochs of 8 batches
         assert len(resumed) == 13  # from the save (after batch 11) to the end
         for keying in KEYINGS:
