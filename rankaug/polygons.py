@@ -56,6 +56,7 @@ POLYGONS: Final = "segments"
 
 _SHIFT: Final = 4  # fractional bits of the points handed to cv2.fillPoly
 _SCALE: Final = float(1 << _SHIFT)
+_HALF: Final = 1 << (_SHIFT - 1)  # half a pixel in that fixed point
 
 Region = tuple[int, int, int, int]
 """``(y0, y1, x0, x1)``: rows ``y0:y1`` and columns ``x0:x1`` of an image."""
@@ -304,36 +305,29 @@ def fill(points: np.ndarray, region: Region, grid: np.ndarray | None = None) -> 
     Args:
         points: ``(K, 2)`` pixel ``x, y``.
         region: ``(y0, y1, x0, x1)``, the rows and columns drawn.
-        grid: The points as :func:`grids` gives them for this region, if made already.
+        grid: The points as :func:`grids` gives them, if made already.
     """
     y0, y1, x0, x1 = region
     out = np.zeros((y1 - y0, x1 - x0), np.uint8)
     if out.size:
         if grid is None:
-            dtype = _working(points)  # float16 would round the grid and overflow past 4096
-            scaled = points.astype(dtype, copy=False) * dtype.type(_SCALE)
-            for axis, start in ((0, x0), (1, y0)):  # as grids does, for one polygon
-                column = scaled[:, axis]
-                np.subtract(column, dtype.type((start + 0.5) * _SCALE), out=column)
-            grid = np.rint(scaled, out=scaled).astype(np.int32)
-        cv2.fillPoly(out, [grid], 1, lineType=cv2.LINE_8, shift=_SHIFT)
+            grid = grids(points)
+        # the region's origin and the half pixel, in the grid's fixed point: whole numbers
+        offset = (-(x0 << _SHIFT) - _HALF, -(y0 << _SHIFT) - _HALF)
+        cv2.fillPoly(out, [grid], 1, lineType=cv2.LINE_8, shift=_SHIFT, offset=offset)
     return out
 
 
-def grids(points: np.ndarray, regions: Sequence[Region]) -> np.ndarray:
-    """What :func:`fill` hands OpenCV for each ``(K, 2)`` polygon of an ``(N, K, 2)`` array.
+def grids(points: np.ndarray) -> np.ndarray:
+    """What :func:`fill` hands OpenCV for ``(K, 2)`` points, or each polygon of ``(N, K, 2)``.
 
-    The points in fixed point (:data:`_SHIFT` fractional bits) from each region's origin,
-    moved half a pixel onto the pixel grid: ``(N, K, 2)`` int32, all at once.
+    The points in fixed point, :data:`_SHIFT` fractional bits, rounded once (``16 x``
+    is exact in the working dtype); :func:`fill` moves them to its region and by the
+    half pixel in whole fixed-point units, so every region draws the same pixels.
+    Integers (int32), all at once.
     """
-    dtype = _working(points)  # float16 would round the grid and overflow past 4096
+    dtype = _working(points)  # float16 would overflow past 4096
     scaled = points.astype(dtype, copy=False) * dtype.type(_SCALE)
-    origins = np.array(
-        [((x0 + 0.5) * _SCALE, (y0 + 0.5) * _SCALE) for y0, _, x0, _ in regions], dtype
-    ).reshape(-1, 2)
-    for axis in (0, 1):  # one column at a time: numpy is slow at broadcasting pairs
-        column = scaled[..., axis]
-        np.subtract(column, origins[:, axis, None], out=column)
     grid: np.ndarray = np.rint(scaled, out=scaled).astype(np.int32)
     return grid
 

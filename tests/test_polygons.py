@@ -177,7 +177,7 @@ class TestGrids:
         points = np.array(values, dtype).reshape(2, 3, 2)
         polygons = Polygons(points, 3, np.dtype(dtype))
         regions = polygons.regions((40, 64))
-        made = grids(points, regions)
+        made = grids(points)
         assert made.shape == (2, 3, 2)
         assert made.dtype == np.int32
         for polygon, region, grid in zip(points, regions, made, strict=True):

@@ -57,7 +57,7 @@ class PolygonInstances(Instances):
             points, grid = self.polygons.points, None
             if isinstance(points, np.ndarray):  # every polygon's grid at once
                 if self.grids is None:
-                    self.grids = grids(points, self.bounds)
+                    self.grids = grids(points)
                 grid = self.grids[k]
             raster = self.rasters[k] = fill(points[k], self.region(k), grid)
         return raster
