@@ -22,15 +22,17 @@ alone and has no path for other dtypes): anything else is refused with a clear e
 
 **Speed, bit for bit.** The image is converted in place (into the output); the
 saturation and value tables are one per-channel ``cv2.transform`` (``x * k + b``, one
-pass over the three channels, about five times cheaper than a 3-channel ``cv2.LUT``) when a
-256-value probe shows that it gives exactly the two tables for this draw, else a
-3-channel ``cv2.LUT``; the hue table is a ``cv2.LUT`` on the hue plane alone (split,
-looked up, merged back in place), skipped when it is the identity (a hue shift under one
-step). Every path gives exactly the tables above.
+pass over the three channels, three to five times cheaper than a 3-channel ``cv2.LUT``
+on the machines measured) when a 256-value probe shows that it gives exactly the two
+tables for this draw, else a 3-channel ``cv2.LUT``; the hue table is a ``cv2.LUT`` on the
+hue plane alone (split into planes each thread keeps, looked up, merged back in place),
+skipped when it is the identity (a hue shift under one step). Every path gives exactly
+the tables above.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import ClassVar, Final, Literal, NamedTuple, TypedDict
 
@@ -52,6 +54,7 @@ _X32: Final = _X.astype(np.float32)
 _IDENTITY: Final = np.arange(256, dtype=np.uint8)
 _PROBE: Final = np.repeat(_IDENTITY[:, None, None], 3, axis=2)  # 256 x 1 x 3, x in each channel
 _DOWN: Final = -0.5 + 2.0**-14  # round(k * x + _DOWN): k * x rounded down
+_SCRATCH: Final = threading.local()  # see _planes
 _DIAGONAL: Final = np.array(
     [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, _DOWN], [0.0, 0.0, 1.0, _DOWN]], np.float32
 )
@@ -239,9 +242,23 @@ def _apply_tables(
             return
         cv2.transform(hsv, matrix, dst=hsv)
     if not same_hue:  # split and merge cost less than extractChannel and insertChannel
-        planes = list(cv2.split(hsv))
+        planes = _planes(hsv.shape[:2])
+        cv2.split(hsv, planes)
         cv2.LUT(planes[0], hue, dst=planes[0])
         cv2.merge(planes, dst=hsv)
+
+
+def _planes(hw: tuple[int, ...]) -> list[np.ndarray]:
+    """Three ``hw`` uint8 planes for the hue's split and merge, this thread's own.
+
+    Kept from call to call (per thread, for one image size at a time): three fresh
+    planes per image cost more than the split itself wherever the allocator hands
+    back fresh pages (it varies from process to process).
+    """
+    planes: list[np.ndarray] | None = getattr(_SCRATCH, "planes", None)
+    if planes is None or planes[0].shape != hw:
+        planes = _SCRATCH.planes = [np.empty(hw, np.uint8) for _ in range(3)]
+    return planes
 
 
 def _scale_matrix(sat: np.ndarray, val: np.ndarray, draw: HSVDraw) -> np.ndarray | None:

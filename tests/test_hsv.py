@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import pickle
 from typing import Any
@@ -121,6 +122,21 @@ class TestHSVJitter:
         monkeypatch.setattr(hsv_module, "_scale_matrix", lambda *args: None)
         out = HSVJitter(0.5, 0.7, 0.4, "bgr").apply(bgr, HSVDraw(*r.tolist()))
         np.testing.assert_array_equal(out, ultralytics_random_hsv(bgr, r))
+
+    def test_images_of_changing_sizes_and_threads_get_their_own_pixels(self) -> None:
+        # the hue's split planes are kept per thread and per size: never another image's
+        jitter = HSVJitter(0.5, 0.7, 0.4, "bgr")
+        cases = [(seed, photo(seed, 37 + seed % 3, 53 - seed % 4)) for seed in range(24)]
+
+        def run(case: tuple[int, np.ndarray]) -> np.ndarray:
+            seed, bgr = case
+            return jitter.apply(bgr, HSVDraw(*ultralytics_draw((0.5, 0.7, 0.4), seed).tolist()))
+
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            outputs = list(pool.map(run, cases * 4))
+        for (seed, bgr), out in zip(cases * 4, outputs, strict=True):
+            expected = ultralytics_random_hsv(bgr, ultralytics_draw((0.5, 0.7, 0.4), seed))
+            np.testing.assert_array_equal(out, expected)
 
     def test_the_scale_path_is_taken_for_almost_every_draw(self) -> None:
         rng, jitter = np.random.default_rng(0), HSVJitter()
