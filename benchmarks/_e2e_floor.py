@@ -6,7 +6,8 @@ composed into one axis-aligned map per tile, so that each tile's visible region 
 resampled once (``cv2.resize`` with ``dst=`` straight into the output); HSV with
 ultralytics' gains between two in-place colour conversions, by the fastest primitives
 known here (one diagonal ``cv2.transform`` for saturation and value, a ``cv2.LUT`` on the
-split hue plane: ``HSVJitter``'s, without its exactness probe); the horizontal flip and
+hue plane copied out into a kept plane and back: ``HSVJitter``'s, without its exactness
+probe); the horizontal flip and
 the channels-first layout in the collate's one copy (``cv2.split`` into the batch's
 planes, as ``collate_detection`` writes them). No keys (one
 ``random.Random``), no checks, no targets, no record. A batch is one ``(B, 3, S, S)``
@@ -71,6 +72,7 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
         self.work = FLOOR_WORK
         self.rng = random.Random(seed)
         self._x = np.arange(256, dtype=np.float64)
+        self._plane = np.empty((0, 0), np.uint8)  # the hue plane, kept (made at first use)
 
     def __len__(self) -> int:
         return len(self.images)
@@ -114,9 +116,11 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
         matrix[0, 0], matrix[1, 1], matrix[2, 2] = 1.0, g[1] + 1, g[2] + 1
         cv2.cvtColor(out, cv2.COLOR_BGR2HSV, dst=out)
         cv2.transform(out, matrix, dst=out)
-        planes = list(cv2.split(out))
-        cv2.LUT(planes[0], hue, dst=planes[0])
-        cv2.merge(planes, dst=out)
+        if self._plane.shape != out.shape[:2]:
+            self._plane = np.empty(out.shape[:2], np.uint8)
+        cv2.mixChannels([out], [self._plane], [0, 0])  # the hue plane out, and back
+        cv2.LUT(self._plane, hue, dst=self._plane)
+        cv2.mixChannels([self._plane], [out], [0, 0])
         cv2.cvtColor(out, cv2.COLOR_HSV2BGR, dst=out)
         return out, rng.random() < work.flip
 

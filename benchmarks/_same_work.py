@@ -92,7 +92,7 @@ def _hsv_jitter(jitter: Any, where: str) -> Setting:
     return Setting(
         hsv_gains(jitter.hgain, jitter.sgain, jitter.vgain),
         f"rankaug.HSVJitter({where}): cvtColor in place, one cv2.transform (s, v), a "
-        "hue-plane LUT (split, merge), cvtColor",
+        "hue-plane LUT (mixChannels out and back), cvtColor",
     )
 
 

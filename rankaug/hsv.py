@@ -25,7 +25,7 @@ saturation and value tables are one per-channel ``cv2.transform`` (``x * k + b``
 pass over the three channels, three to five times cheaper than a 3-channel ``cv2.LUT``
 on the machines measured) when a 256-value probe shows that it gives exactly the two
 tables for this draw, else a 3-channel ``cv2.LUT``; the hue table is a ``cv2.LUT`` on the
-hue plane alone (split into planes each thread keeps, looked up, merged back in place),
+hue plane alone (copied out into a plane each thread keeps, looked up, copied back),
 skipped when it is the identity (a hue shift under one step). Every path gives exactly
 the tables above.
 """
@@ -54,7 +54,8 @@ _X32: Final = _X.astype(np.float32)
 _IDENTITY: Final = np.arange(256, dtype=np.uint8)
 _PROBE: Final = np.repeat(_IDENTITY[:, None, None], 3, axis=2)  # 256 x 1 x 3, x in each channel
 _DOWN: Final = -0.5 + 2.0**-14  # round(k * x + _DOWN): k * x rounded down
-_SCRATCH: Final = threading.local()  # see _planes
+_SCRATCH: Final = threading.local()  # see _plane
+_HUE: Final = [0, 0]  # mixChannels' pair: channel 0 to channel 0
 _DIAGONAL: Final = np.array(
     [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, _DOWN], [0.0, 0.0, 1.0, _DOWN]], np.float32
 )
@@ -241,24 +242,23 @@ def _apply_tables(
             cv2.LUT(hsv, tables, dst=hsv)
             return
         cv2.transform(hsv, matrix, dst=hsv)
-    if not same_hue:  # split and merge cost less than extractChannel and insertChannel
-        planes = _planes(hsv.shape[:2])
-        cv2.split(hsv, planes)
-        cv2.LUT(planes[0], hue, dst=planes[0])
-        cv2.merge(planes, dst=hsv)
+    if not same_hue:  # the hue plane out, looked up, and back: the other two untouched
+        plane = _plane(hsv.shape[:2])
+        cv2.mixChannels([hsv], [plane], _HUE)
+        cv2.LUT(plane, hue, dst=plane)
+        cv2.mixChannels([plane], [hsv], _HUE)
 
 
-def _planes(hw: tuple[int, ...]) -> list[np.ndarray]:
-    """Three ``hw`` uint8 planes for the hue's split and merge, this thread's own.
+def _plane(hw: tuple[int, ...]) -> np.ndarray:
+    """An ``hw`` uint8 plane for the hue, this thread's own, kept for one size at a time.
 
-    Kept from call to call (per thread, for one image size at a time): three fresh
-    planes per image cost more than the split itself wherever the allocator hands
-    back fresh pages (it varies from process to process).
+    A fresh plane per image can cost more than the copy itself wherever the allocator
+    hands back fresh pages (it varies from process to process).
     """
-    planes: list[np.ndarray] | None = getattr(_SCRATCH, "planes", None)
-    if planes is None or planes[0].shape != hw:
-        planes = _SCRATCH.planes = [np.empty(hw, np.uint8) for _ in range(3)]
-    return planes
+    plane: np.ndarray | None = getattr(_SCRATCH, "plane", None)
+    if plane is None or plane.shape != hw:
+        plane = _SCRATCH.plane = np.empty(hw, np.uint8)
+    return plane
 
 
 def _scale_matrix(sat: np.ndarray, val: np.ndarray, draw: HSVDraw) -> np.ndarray | None:

@@ -124,7 +124,7 @@ class TestHSVJitter:
         np.testing.assert_array_equal(out, ultralytics_random_hsv(bgr, r))
 
     def test_images_of_changing_sizes_and_threads_get_their_own_pixels(self) -> None:
-        # the hue's split planes are kept per thread and per size: never another image's
+        # the hue's plane is kept per thread and per size: never another image's
         jitter = HSVJitter(0.5, 0.7, 0.4, "bgr")
         cases = [(seed, photo(seed, 37 + seed % 3, 53 - seed % 4)) for seed in range(24)]
 
