@@ -493,6 +493,22 @@ def test_catalogue_declares_every_row_and_goal() -> None:
     assert _catalogue.section("mosaic").values([0.5]) == [2.0]
 
 
+def test_end_to_end_goals_against_ultralytics_note_the_floors_own_ratio() -> None:
+    # the floor bounds every contender: a miss reads against what the floor itself reaches
+    racing = [g for g in _goal_table.GOALS if g.id in ("e2e_ram", "e2e_default")]
+    assert len(racing) == 2
+    for goal in racing:
+        assert ("the floor itself", "e2e/floor_0w", goal.rows[1]) in goal.compare, goal.id
+    report = _report.Report(meta={})
+    for row_id, rate in (("e2e/fused_cached_0w", 3.0), ("e2e/ultralytics_ram_0w", 2.0),
+                         ("e2e/floor_0w", 4.0)):  # fmt: skip
+        extra = {"per_cpu_second": [rate, rate]}
+        report.add(_report.Row(row_id, row_id, "samples/s", "higher", [rate, rate], extra=extra))
+    result = racing[0].evaluate(report)
+    assert result["measured"] == pytest.approx(1.5)
+    assert "the floor itself 2.00x" in result["note"]
+
+
 def _report_of(**values: list[float]) -> _report.Report:
     report = _report.Report(meta={})
     for row_id, per_round in values.items():
