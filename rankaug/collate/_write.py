@@ -29,7 +29,7 @@ _ALIGN = 8  # bytes: every dtype's alignment
 _SPLITTABLE = frozenset(
     np.dtype(name) for name in ("uint8", "int8", "uint16", "int16", "int32", "float32", "float64")
 )
-_CHANNELS = 512  # OpenCV's most channels (CV_CN_MAX)
+_CHANNELS = 128  # the most channels every OpenCV takes (CV_CN_MAX: 512 up to 5.0, 128 in 5.1)
 
 
 def in_worker() -> bool:

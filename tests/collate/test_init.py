@@ -181,11 +181,12 @@ class TestCollateDetection:
     @pytest.mark.parametrize(
         "dtype", ["uint8", "int8", "uint16", "int16", "int32", "float32", "float64", "int64"]
     )
-    @pytest.mark.parametrize("channels", [2, 3, 7, 512, 513])
+    @pytest.mark.parametrize("channels", [2, 3, 7, 128, 129, 512])
     def test_channels_first_moves_every_channel_of_every_dtype(
         self, dtype: str, channels: int
     ) -> None:
-        # OpenCV's split writes the planes (up to 512 channels); int64 and 513 go through numpy
+        # OpenCV's split writes the planes (up to 128 channels, all OpenCV 5.1 takes); int64,
+        # 129 and 512 go through numpy
         values = np.arange(4 * 6 * channels).reshape(4, 6, channels) % 251 - 100
         images = [values.astype(dtype), (values * 2).astype(dtype)]
         out = collate_detection([with_(image=image) for image in images], channels_first=True)
