@@ -89,8 +89,13 @@ def _colour(label: Any) -> tuple[int, int, int]:
 def fit_text(text: str, width: int, scale: float = _FONT_SCALE) -> str:
     """``text`` in ASCII, cut (ending in ``~``) to fit ``width`` pixels at font ``scale``.
 
-    >>> fit_text("partners 3 8 9", 1000), fit_text("partners 3 8 9", 40)
-    ('partners 3 8 9', 'partner~')
+    >>> fit_text("partners 3 8 9", 1000)
+    'partners 3 8 9'
+    >>> cut = fit_text("partners 3 8 9", 40)  # how much fits is OpenCV's font metrics
+    >>> cut.endswith("~"), "partners 3 8 9".startswith(cut[:-1])
+    (True, True)
+    >>> cv2.getTextSize(cut, _FONT, _FONT_SCALE, 1)[0][0] <= 40
+    True
     """
     text = text.encode("ascii", "replace").decode()
     while text and cv2.getTextSize(text, _FONT, scale, 1)[0][0] > width:
