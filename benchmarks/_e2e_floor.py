@@ -3,7 +3,9 @@
 Per sample: four images read from memory (decoded once at build, as ``cache="ram"``
 does), the 2x2 mosaic and the random affine (scale ``1 +- 0.5``, translate ``0.1``)
 composed into one axis-aligned map per tile, so that each tile's visible region is
-resampled once (``cv2.resize`` with ``dst=`` straight into the output); HSV with
+resampled once, straight into the output (``rankaug.mosaic.paint.resize_into``,
+``cv2.resize``'s map by the faster of ``cv2.resize`` and ``cv2.warpAffine`` for the
+OpenCV version, as ``MosaicDataset`` paints); HSV with
 ultralytics' gains between two in-place colour conversions, by the fastest primitives
 known here (one diagonal ``cv2.transform`` for saturation and value, a ``cv2.LUT`` on the
 hue plane copied out into a kept plane and back: ``HSVJitter``'s, without its exactness
@@ -28,6 +30,7 @@ import torch
 from torch.utils.data import Dataset, get_worker_info
 
 from benchmarks._same_work import FloorWork
+from rankaug.mosaic.paint import resize_into
 
 __all__ = ["FLOOR_WORK", "FloorDataset", "collate_floor"]
 
@@ -38,7 +41,7 @@ FLOOR_WORK = FloorWork(
     translate=0.1,
     hsv=(0.015, 0.7, 0.4),
     flip=0.5,
-    via="the e2e floor: one cv2.resize per visible tile region, HSV by transform + hue LUT, "
+    via="the e2e floor: one resampling per visible tile region, HSV by transform + hue LUT, "
     "flip and layout in the collate's one copy",
 )
 """What the floor does, for the same-work table."""
@@ -106,10 +109,7 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
             b1 = min(math.ceil((v1 - ty) / k + s - oy), h)
             if a1 <= a0 or b1 <= b0:
                 continue
-            cv2.resize(
-                image[b0:b1, a0:a1], (u1 - u0, v1 - v0), dst=out[v0:v1, u0:u1],
-                interpolation=cv2.INTER_LINEAR,
-            )  # fmt: skip
+            resize_into(image[b0:b1, a0:a1], out[v0:v1, u0:u1], cv2.INTER_LINEAR)
         g = [rng.uniform(-1, 1) * gain for gain in FLOOR_WORK.hsv or (0.0, 0.0, 0.0)]
         hue = ((self._x + g[0] * 180) % 180).astype(np.uint8)  # ultralytics' tables
         matrix = np.zeros((3, 4), np.float32)

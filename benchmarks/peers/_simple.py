@@ -10,6 +10,7 @@ import cv2
 import numpy as np
 
 from benchmarks.peers._common import FILL, Sample, Step, check_samples
+from rankaug.mosaic.paint import resize_into
 
 __all__ = ["floor_mosaic", "yolov5_style_mosaic"]
 
@@ -117,8 +118,10 @@ def floor_mosaic(
     as they do);
     each tile is scaled (as in the YOLO peers) to fit an ``out_hw`` box, the part of it that
     falls in its quadrant is worked out, mapped back to source pixels, and that source
-    region alone is resized (``cv2.resize``, INTER_LINEAR) with ``dst=`` straight into its
-    place in the one output array. A quadrant is filled with 114 only where its tile does
+    region alone is resized (INTER_LINEAR) straight into its place in the one output array,
+    by ``rankaug.mosaic.paint.resize_into`` (``cv2.resize``'s map by the faster of
+    ``cv2.resize`` and ``cv2.warpAffine`` for the OpenCV version, as ``MosaicDataset``
+    paints). A quadrant is filled with 114 only where its tile does
     not cover it. No targets; nothing that depends on the draw is precomputed. The source
     crop is rounded outwards to whole pixels, so the result may differ from
     resize-then-crop by under a pixel of scale: it is a cost floor, not a reference image.
@@ -174,12 +177,7 @@ def floor_mosaic(
             sy0 = max(int((y0 - ty0) / r), 0)
             sx1 = min(math.ceil((x1 - tx0) / r), w0)
             sy1 = min(math.ceil((y1 - ty0) / r), h0)
-            cv2.resize(
-                src[sy0:sy1, sx0:sx1],
-                (x1 - x0, y1 - y0),
-                dst=out[y0:y1, x0:x1],
-                interpolation=cv2.INTER_LINEAR,
-            )
+            resize_into(src[sy0:sy1, sx0:sx1], out[y0:y1, x0:x1], cv2.INTER_LINEAR)
         return {"image": out}
 
     return step

@@ -10,7 +10,8 @@ the affine's matrix ``M`` (:mod:`~rankaug.mosaic.affine`), :func:`fuse` gives on
   rounded to whole source pixels through the composite of the tile's placement and
   ``M``, and boxes follow the realised map of one onto the other
   (:class:`~rankaug.mosaic.layout.Window`). Paint and targets are the plain mosaic's:
-  one ``cv2.resize`` per visible tile, so the fused mosaic costs what a plain one costs.
+  one resampling per visible tile (:func:`~rankaug.mosaic.paint.resize_into`), so the
+  fused mosaic costs what a plain one costs.
   With a flip (and no rotation or shear) the layout is that of the unflipped ``M``,
   marked ``flipped``: the painted output is mirrored in place (one pass, no resampling)
   and the targets with it.

@@ -1,14 +1,17 @@
 from __future__ import annotations
 
+from typing import Any
+
 import cv2
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rankaug.mosaic import paint
 from rankaug.mosaic.fused import TileWarp
 from rankaug.mosaic.layout import Window, grid_layout
-from rankaug.mosaic.paint import canvas, fill, paint_image, paint_window, warp_tile
+from rankaug.mosaic.paint import canvas, fill, paint_image, paint_window, resize_into, warp_tile
 from rankaug.mosaic.plan import Plan
 from tests.mosaic.test_config import build
 
@@ -47,6 +50,83 @@ class TestPaintWindow:
         out = np.zeros((4, 6), np.uint8)
         paint_window(out, source, Window((4, 6), 1, 1, 5, 3, 1, 1, 5, 3), cv2.INTER_LINEAR)
         assert np.array_equal(out[1:3, 1:5], source[1:3, 1:5])
+
+
+def _smooth(seed: int, h: int, w: int) -> np.ndarray:
+    """A smooth random picture with noise (edges and gradients), ``h x w x 3`` uint8."""
+    rng = np.random.default_rng(seed)
+    coarse = rng.integers(0, 256, (4, 5, 3), dtype=np.uint8)
+    smooth = cv2.resize(coarse, (w, h), interpolation=cv2.INTER_CUBIC).astype(np.int64)
+    return np.clip(smooth + rng.integers(-30, 31, smooth.shape), 0, 255).astype(np.uint8)
+
+
+class TestResizeInto:
+    @pytest.mark.parametrize(
+        ("text", "version"),
+        [("5.1.0", (5, 1)), ("4.13.0-dev", (4, 13)), ("10.2", (10, 2)), ("unknown", (0, 0))],
+    )
+    def test_opencv_version(self, text: str, version: tuple[int, int]) -> None:
+        assert paint._opencv_version(text) == version
+
+    def test_warps_from_opencv_5_1(self) -> None:
+        fast_warp = paint._opencv_version(cv2.__version__) >= (5, 1)
+        assert paint._RESIZE_BY_WARP is fast_warp
+
+    @pytest.mark.parametrize("by_warp", [False, True])
+    @given(seed=st.integers(0, 2**16), src=st.tuples(st.integers(1, 40), st.integers(1, 40)),
+           dst=st.tuples(st.integers(1, 40), st.integers(1, 40)))  # fmt: skip
+    def test_resizes_pixels_into_the_target_only(
+        self, by_warp: bool, seed: int, src: tuple[int, int], dst: tuple[int, int]
+    ) -> None:
+        crop = _smooth(seed, *src)
+        expected = cv2.resize(crop, dst[::-1], interpolation=cv2.INTER_LINEAR)
+        out = np.full((dst[0] + 3, dst[1] + 5, 3), 7, np.uint8)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(paint, "_RESIZE_BY_WARP", by_warp)
+            resize_into(crop, out[1 : 1 + dst[0], 2 : 2 + dst[1]], cv2.INTER_LINEAR)
+        inside = out[1 : 1 + dst[0], 2 : 2 + dst[1]].astype(np.int64)
+        difference = np.abs(inside - expected).max()
+        assert difference <= (1 if by_warp else 0)
+        out[1 : 1 + dst[0], 2 : 2 + dst[1]] = 7
+        assert (out == 7).all()
+
+    @pytest.mark.parametrize("by_warp", [False, True])
+    def test_a_constant_colour_stays_exact(self, by_warp: bool) -> None:
+        out = np.zeros((50, 60, 3), np.uint8)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(paint, "_RESIZE_BY_WARP", by_warp)
+            resize_into(np.full((13, 29, 3), (3, 140, 251), np.uint8), out[4:41, 9:60],
+                        cv2.INTER_LINEAR)  # fmt: skip
+        assert (out[4:41, 9:60] == (3, 140, 251)).all()
+        out[4:41, 9:60] = 0
+        assert (out == 0).all()
+
+    @pytest.mark.parametrize(
+        ("shape", "dtype", "interpolation", "warped"),
+        [((9, 7, 3), np.uint8, cv2.INTER_LINEAR, True), ((9, 7), np.uint8, cv2.INTER_LINEAR, False),
+         ((9, 7, 3), np.float32, cv2.INTER_LINEAR, False),
+         ((9, 7, 3), np.uint8, cv2.INTER_NEAREST_EXACT, False)],
+    )  # fmt: skip
+    def test_only_linear_uint8_colour_images_are_warped(
+        self, shape: tuple[int, ...], dtype: Any, interpolation: int, warped: bool,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:  # fmt: skip
+        calls: list[str] = []
+
+        def counted(name: str, real: Any) -> Any:
+            def call(*args: Any) -> Any:
+                calls.append(name)
+                return real(*args)
+
+            return call
+
+        monkeypatch.setattr(paint, "_RESIZE_BY_WARP", True)
+        monkeypatch.setattr(cv2, "warpAffine", counted("warp", cv2.warpAffine))
+        monkeypatch.setattr(cv2, "resize", counted("resize", cv2.resize))
+        out = np.zeros((20, 20, *shape[2:]), dtype)
+        resize_into(np.ones(shape, dtype), out[2:17, 1:12], interpolation)
+        assert calls == ["warp" if warped else "resize"]
+        assert (out[2:17, 1:12] == 1).all()
 
 
 class TestPaintImage:
