@@ -7,9 +7,9 @@ resampled once, straight into the output (``rankaug.mosaic.paint.resize_into``,
 ``cv2.resize``'s map by the faster of ``cv2.resize`` and ``cv2.warpAffine`` for the
 OpenCV version, as ``MosaicDataset`` paints); HSV with
 ultralytics' gains between two in-place colour conversions, by the fastest primitives
-known here (one diagonal ``cv2.transform`` for saturation and value, a ``cv2.LUT`` on the
-hue plane copied out into a kept plane and back: ``HSVJitter``'s, without its exactness
-probe); the horizontal flip and
+known here (one diagonal ``cv2.transform`` for saturation and value into a kept image, a
+``cv2.LUT`` on its hue plane copied out into a kept plane and back: ``HSVJitter``'s,
+without its exactness probe); the horizontal flip and
 the channels-first layout in the collate's one copy (``cv2.split`` into the batch's
 planes, as ``collate_detection`` writes them). No keys (one
 ``random.Random``), no checks, no targets, no record. A batch is one ``(B, 3, S, S)``
@@ -75,7 +75,8 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
         self.work = FLOOR_WORK
         self.rng = random.Random(seed)
         self._x = np.arange(256, dtype=np.float64)
-        self._plane = np.empty((0, 0), np.uint8)  # the hue plane, kept (made at first use)
+        self._hsv = np.empty((0, 0, 3), np.uint8)  # the HSV image, kept (made at first use)
+        self._plane = np.empty((0, 0), np.uint8)  # and its hue plane
 
     def __len__(self) -> int:
         return len(self.images)
@@ -114,14 +115,15 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
         hue = ((self._x + g[0] * 180) % 180).astype(np.uint8)  # ultralytics' tables
         matrix = np.zeros((3, 4), np.float32)
         matrix[0, 0], matrix[1, 1], matrix[2, 2] = 1.0, g[1] + 1, g[2] + 1
+        if self._hsv.shape != out.shape:  # kept: whole-image steps in place take a temporary
+            self._hsv, self._plane = np.empty_like(out), np.empty(out.shape[:2], np.uint8)
+        hsv, plane = self._hsv, self._plane
         cv2.cvtColor(out, cv2.COLOR_BGR2HSV, dst=out)
-        cv2.transform(out, matrix, dst=out)
-        if self._plane.shape != out.shape[:2]:
-            self._plane = np.empty(out.shape[:2], np.uint8)
-        cv2.mixChannels([out], [self._plane], [0, 0])  # the hue plane out, and back
-        cv2.LUT(self._plane, hue, dst=self._plane)
-        cv2.mixChannels([self._plane], [out], [0, 0])
-        cv2.cvtColor(out, cv2.COLOR_HSV2BGR, dst=out)
+        cv2.transform(out, matrix, dst=hsv)
+        cv2.mixChannels([hsv], [plane], [0, 0])  # the hue plane out, and back
+        cv2.LUT(plane, hue, dst=plane)
+        cv2.mixChannels([plane], [hsv], [0, 0])
+        cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR, dst=out)
         return out, rng.random() < work.flip
 
 

@@ -91,8 +91,8 @@ def hsv_gains(hgain: float, sgain: float, vgain: float) -> str:
 def _hsv_jitter(jitter: Any, where: str) -> Setting:
     return Setting(
         hsv_gains(jitter.hgain, jitter.sgain, jitter.vgain),
-        f"rankaug.HSVJitter({where}): cvtColor in place, one cv2.transform (s, v), a "
-        "hue-plane LUT (mixChannels out and back), cvtColor",
+        f"rankaug.HSVJitter({where}): cvtColor into the output, one cv2.transform (s, v) "
+        "into a kept image, a hue-plane LUT (mixChannels out and back), cvtColor back",
     )
 
 

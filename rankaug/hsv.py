@@ -20,14 +20,14 @@ the same picture in BGR, channel for channel. ``channel_order="bgr"`` is for BGR
 images. Only ``HxWx3`` uint8 images are taken (``RandomHSV`` leaves other channel counts
 alone and has no path for other dtypes): anything else is refused with a clear error.
 
-**Speed, bit for bit.** The image is converted in place (into the output); the
-saturation and value tables are one per-channel ``cv2.transform`` (``x * k + b``, one
-pass over the three channels, three to five times cheaper than a 3-channel ``cv2.LUT``
-on the machines measured) when a 256-value probe shows that it gives exactly the two
-tables for this draw, else a 3-channel ``cv2.LUT``; the hue table is a ``cv2.LUT`` on the
-hue plane alone (copied out into a plane each thread keeps, looked up, copied back),
-skipped when it is the identity (a hue shift under one step). Every path gives exactly
-the tables above.
+**Speed, bit for bit.** The image is converted into the output, mapped into an image
+each thread keeps and converted back into the output; the saturation and value tables
+are one per-channel ``cv2.transform`` (``x * k + b``, one pass over the three channels,
+three to five times cheaper than a 3-channel ``cv2.LUT`` on the machines measured) when
+a 256-value probe shows that it gives exactly the two tables for this draw, else a
+3-channel ``cv2.LUT``; the hue table is a ``cv2.LUT`` on the hue plane alone (copied out
+into a plane each thread keeps, looked up, copied back), skipped when it is the identity
+(a hue shift under one step). Every path gives exactly the tables above.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ _X32: Final = _X.astype(np.float32)
 _IDENTITY: Final = np.arange(256, dtype=np.uint8)
 _PROBE: Final = np.repeat(_IDENTITY[:, None, None], 3, axis=2)  # 256 x 1 x 3, x in each channel
 _DOWN: Final = -0.5 + 2.0**-14  # round(k * x + _DOWN): k * x rounded down
-_SCRATCH: Final = threading.local()  # see _plane
+_SCRATCH: Final = threading.local()  # see _kept
 _HUE: Final = [0, 0]  # mixChannels' pair: channel 0 to channel 0
 _DIAGONAL: Final = np.array(
     [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, _DOWN], [0.0, 0.0, 1.0, _DOWN]], np.float32
@@ -182,8 +182,7 @@ class HSVJitter:
         forward, back = _CODES[self.channel_order]
         hue, sat, val = hsv_tables(draw)
         cv2.cvtColor(image, forward, dst=out)
-        _apply_tables(out, hue, sat, val, draw)
-        cv2.cvtColor(out, back, dst=out)
+        cv2.cvtColor(_apply_tables(out, hue, sat, val, draw), back, dst=out)
         return out
 
     def __call__(self, image: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:
@@ -232,33 +231,43 @@ def hsv_tables(draw: HSVDraw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _apply_tables(
     hsv: np.ndarray, hue: np.ndarray, sat: np.ndarray, val: np.ndarray, draw: HSVDraw
-) -> None:
-    """Map ``hsv`` (an 8-bit HSV image, C-contiguous) through the tables, in place."""
+) -> np.ndarray:
+    """Map ``hsv`` (an 8-bit HSV image, C-contiguous) through the tables.
+
+    Returns:
+        The mapped image: ``hsv`` itself, or this thread's scratch image (:func:`_kept`)
+        when a whole-image step ran (OpenCV's ``transform`` and ``LUT`` in place take a
+        temporary image of their own, on fresh pages wherever the allocator hands them).
+    """
     same_hue = np.array_equal(hue[:180], _IDENTITY[:180])  # cv2's 8-bit hue is < 180
+    mapped = hsv
     if draw.saturation or draw.value:  # else both tables are x itself
         matrix = _scale_matrix(sat, val, draw)
+        mapped = _kept("image", hsv.shape)
         if matrix is None:  # no exact x * k + b for this draw: the tables themselves
             tables = np.stack([hue, sat, val], axis=-1).reshape(256, 1, 3)
-            cv2.LUT(hsv, tables, dst=hsv)
-            return
-        cv2.transform(hsv, matrix, dst=hsv)
+            cv2.LUT(hsv, tables, dst=mapped)
+            return mapped
+        cv2.transform(hsv, matrix, dst=mapped)
     if not same_hue:  # the hue plane out, looked up, and back: the other two untouched
-        plane = _plane(hsv.shape[:2])
-        cv2.mixChannels([hsv], [plane], _HUE)
+        plane = _kept("plane", hsv.shape[:2])
+        cv2.mixChannels([mapped], [plane], _HUE)
         cv2.LUT(plane, hue, dst=plane)
-        cv2.mixChannels([plane], [hsv], _HUE)
+        cv2.mixChannels([plane], [mapped], _HUE)
+    return mapped
 
 
-def _plane(hw: tuple[int, ...]) -> np.ndarray:
-    """An ``hw`` uint8 plane for the hue, this thread's own, kept for one size at a time.
+def _kept(name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A uint8 array of ``shape``, this thread's own, kept for one shape at a time.
 
-    A fresh plane per image can cost more than the copy itself wherever the allocator
+    Fresh arrays per image can cost more than the work on them wherever the allocator
     hands back fresh pages (it varies from process to process).
     """
-    plane: np.ndarray | None = getattr(_SCRATCH, "plane", None)
-    if plane is None or plane.shape != hw:
-        plane = _SCRATCH.plane = np.empty(hw, np.uint8)
-    return plane
+    kept: np.ndarray | None = getattr(_SCRATCH, name, None)
+    if kept is None or kept.shape != shape:
+        kept = np.empty(shape, np.uint8)
+        setattr(_SCRATCH, name, kept)
+    return kept
 
 
 def _scale_matrix(sat: np.ndarray, val: np.ndarray, draw: HSVDraw) -> np.ndarray | None:

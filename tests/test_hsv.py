@@ -138,6 +138,31 @@ class TestHSVJitter:
             expected = ultralytics_random_hsv(bgr, ultralytics_draw((0.5, 0.7, 0.4), seed))
             np.testing.assert_array_equal(out, expected)
 
+    @pytest.mark.parametrize("exact", [True, False])
+    def test_no_whole_image_step_runs_in_place(
+        self, exact: bool, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # OpenCV's transform and LUT in place take a temporary image of their own (fresh
+        # pages per sample in a pipeline): they write into the thread's kept image instead
+        in_place: list[str] = []
+
+        def watched(name: str, real: Any) -> Any:
+            def call(src: np.ndarray, table: np.ndarray, dst: Any = None) -> Any:
+                if dst is not None and src.ndim == 3 and np.shares_memory(src, dst):
+                    in_place.append(name)
+                return real(src, table, dst=dst)
+
+            return call
+
+        monkeypatch.setattr(cv2, "transform", watched("transform", cv2.transform))
+        monkeypatch.setattr(cv2, "LUT", watched("LUT", cv2.LUT))
+        if not exact:  # the 3-channel table path
+            monkeypatch.setattr(hsv_module, "_scale_matrix", lambda *args: None)
+        image = photo(5)
+        out = HSVJitter(0.5, 0.7, 0.4).apply(image, HSVDraw(0.1, 0.3, -0.2), out=image)
+        assert out is image
+        assert in_place == []
+
     def test_the_scale_path_is_taken_for_almost_every_draw(self) -> None:
         rng, jitter = np.random.default_rng(0), HSVJitter()
         draws = [jitter.draw(rng) for _ in range(500)]
