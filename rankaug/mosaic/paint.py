@@ -32,17 +32,20 @@ _WARP_FLAGS: Final = {cv2.INTER_NEAREST_EXACT: cv2.INTER_NEAREST, cv2.INTER_AREA
 _WARPABLE: Final = frozenset({"uint8", "int8", "uint16", "int16", "int32", "float32", "float64"})
 
 
-def _opencv_version(text: str) -> tuple[int, int]:
-    """``"5.1.0"`` (or ``"5.1.0-dev"``) as ``(5, 1)``; ``(0, 0)`` if it does not parse."""
-    match = re.match(r"(\d+)\.(\d+)", text)
-    return (int(match[1]), int(match[2])) if match else (0, 0)
+def _resizes_by_warp(version: str) -> bool:
+    """Whether OpenCV ``version`` (``"5.1.0"``, ``"5.1.0-dev"``) resamples by warpAffine.
+
+    From OpenCV 5.1 warpAffine's bilinear 8-bit path is 1.4 to 2 times as fast as
+    cv2.resize's for the same map where measured (before, 3 to 10 times slower): there a
+    linear window of uint8 pixels is resampled by warpAffine (see resize_into). Fixed per
+    OpenCV version, never timed: the same version gives the same pixels. ``False`` for a
+    version that does not parse.
+    """
+    match = re.match(r"(\d+)\.(\d+)", version)
+    return match is not None and (int(match[1]), int(match[2])) >= (5, 1)
 
 
-# From OpenCV 5.1 warpAffine's bilinear 8-bit path is 1.4 to 2 times as fast as
-# cv2.resize's for the same map where measured (before, 3 to 10 times slower): there a linear
-# window of uint8 pixels is resampled by warpAffine (see resize_into). Fixed per OpenCV
-# version, never timed: the same version gives the same pixels.
-_RESIZE_BY_WARP: Final = _opencv_version(cv2.__version__) >= (5, 1)
+_RESIZE_BY_WARP: Final = _resizes_by_warp(cv2.__version__)
 
 
 def canvas(like: np.ndarray, hw: tuple[int, int]) -> np.ndarray:

@@ -62,15 +62,15 @@ def _smooth(seed: int, h: int, w: int) -> np.ndarray:
 
 class TestResizeInto:
     @pytest.mark.parametrize(
-        ("text", "version"),
-        [("5.1.0", (5, 1)), ("4.13.0-dev", (4, 13)), ("10.2", (10, 2)), ("unknown", (0, 0))],
-    )
-    def test_opencv_version(self, text: str, version: tuple[int, int]) -> None:
-        assert paint._opencv_version(text) == version
+        ("version", "warps"),
+        [("5.1.0", True), ("5.0.0", False), ("4.14.0", False), ("4.13.0-dev", False),
+         ("5.2.1", True), ("10.0", True), ("unknown", False)],
+    )  # fmt: skip
+    def test_warps_from_opencv_5_1(self, version: str, warps: bool) -> None:
+        assert paint._resizes_by_warp(version) is warps
 
-    def test_warps_from_opencv_5_1(self) -> None:
-        fast_warp = paint._opencv_version(cv2.__version__) >= (5, 1)
-        assert paint._RESIZE_BY_WARP is fast_warp
+    def test_the_gate_is_this_opencv_s(self) -> None:
+        assert paint._RESIZE_BY_WARP is paint._resizes_by_warp(cv2.__version__)
 
     @pytest.mark.parametrize("by_warp", [False, True])
     @given(seed=st.integers(0, 2**16), src=st.tuples(st.integers(1, 40), st.integers(1, 40)),
