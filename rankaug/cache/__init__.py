@@ -9,8 +9,9 @@ a read costs about what ``np.load(mmap_mode="c")`` of an ``.npy`` file costs.
 How a sample is found or made (:meth:`CachedDataset.__getitem__`):
 
 1. its file exists and is whole: read it (:mod:`rankaug.cache._format`; the checksum
-   is checked on a process's first read of each file, and the pickle may build only
-   rankaug's own types, :mod:`rankaug.cache._unpickle`);
+   is checked on the machine's first read of each file in this boot,
+   :mod:`rankaug.cache._seen`, and the pickle may build only rankaug's own types,
+   :mod:`rankaug.cache._unpickle`);
 2. otherwise (missing or damaged) load it from the dataset, and, if this process can
    write there, store it atomically (:mod:`rankaug.cache._store`) for everyone else;
 3. return what was read or loaded: the same values, types and shapes either way.
@@ -34,6 +35,7 @@ from rankaug import checks
 from rankaug.cache._fingerprint import FORMAT, Fingerprint
 from rankaug.cache._fingerprint import fingerprint as make_fingerprint
 from rankaug.cache._format import Corrupt, encode, read
+from rankaug.cache._seen import Checked
 from rankaug.cache._store import prepare, sample_path, store, stored_bytes
 from rankaug.cache._unpickle import Refused, trusted
 from rankaug.cache._walk import refuse_random
@@ -70,9 +72,10 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
       a hash of their content. A changed fingerprint starts a new subdirectory,
       leaving the old one whole for any process still reading it; :meth:`prune`
       deletes old ones. A dataset that shows none of these gets a warning.
-    * **Checked.** Each file carries a CRC-32 of its bytes, checked the first time a
-      process reads it; a damaged file is never served: the sample is loaded again
-      and the file replaced. Temporary files of writers that died (``SIGKILL``) are
+    * **Checked.** Each file carries a CRC-32 of its bytes, checked once per boot of
+      the machine, by the first process to read it (the others, every worker of every
+      rank, trust its record); a damaged file is never served: the sample is loaded
+      again and the file replaced. Temporary files of writers that died (``SIGKILL``) are
       removed when a cache opens.
     * **Nobody else's code runs.** Reading builds only what rankaug stores (builtin
       containers and scalars, numpy arrays, dtypes and scalars, CPU tensors) and the
@@ -176,6 +179,7 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
             self.directory, self.fingerprint.key, description, trust=self.trust_directory
         )
         self._where = str(self.path)
+        self._table = Checked(self._where, trust=self.trust_directory)
         self._caching = mode == "write"  # False once this process stopped storing samples
         self._read_only = why if mode == "read" else ""  # warned about at the first miss
         if mode == "full":
@@ -199,7 +203,13 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         path = sample_path(self._where, position)
         damaged = None
         try:
-            cached: T_co = read(path, self._trusted, owner_check=not self.trust_directory)
+            cached: T_co = read(
+                path,
+                self._trusted,
+                owner_check=not self.trust_directory,
+                table=self._table,
+                index=position,
+            )
             return cached
         except FileNotFoundError:
             pass
@@ -288,7 +298,7 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
                 f"pickled ({type(error).__name__}: {error})"
             ) from error
         try:
-            store(
+            outcome = store(
                 self._where,
                 position,
                 chunks,
@@ -299,6 +309,9 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
             )  # "full": this one does not fit, smaller ones may
         except OSError as error:
             self._stop(f"writing dataset[{position}] failed ({error})", stacklevel=4)
+            return
+        if outcome == "stored":  # its checksum was made from the bytes just written
+            self._table.record_file(position, sample_path(self._where, position))
 
     def _stop(self, why: str, stacklevel: int) -> None:
         self._caching = False

@@ -20,8 +20,9 @@ most :func:`map_limit` mappings are live at once per process; past that, files a
 read into memory instead (the same values, one copy more).
 
 Integrity: the CRC-32 covers every byte of the file but its own four; it is checked
-the first time a process opens a file (identified by device, inode, size, mtime and
-ctime), not on every read. Safety: the pickle is read by
+the first time a file (identified by device, inode, size, mtime and ctime) is read in
+this boot of the machine, by any process (:mod:`rankaug.cache._seen`), not on every
+read. Safety: the pickle is read by
 :mod:`rankaug.cache._unpickle`, which builds only rankaug's own types, and a file that
 another user owns or others may write is refused (:mod:`rankaug.cache._trust`).
 """
@@ -43,6 +44,7 @@ from typing import Any, Final
 import numpy as np
 import torch
 
+from rankaug.cache._seen import Checked
 from rankaug.cache._trust import Untrusted, problem, refuse
 from rankaug.cache._unpickle import NOTHING, Refused, Trusted, load, tensor_reduction
 
@@ -173,7 +175,13 @@ def _checksum(data: memoryview) -> int:
 
 
 def read(
-    path: str, extra: Trusted = NOTHING, *, owner_check: bool = True, verify: bool = False
+    path: str,
+    extra: Trusted = NOTHING,
+    *,
+    owner_check: bool = True,
+    verify: bool = False,
+    table: Checked | None = None,
+    index: int = 0,
 ) -> Any:
     """The sample stored at ``path``.
 
@@ -181,7 +189,11 @@ def read(
         path: The file.
         extra: Globals admitted beyond rankaug's (``trusted_types``).
         owner_check: Refuse a file that is not this user's alone.
-        verify: Check the checksum even if this process checked this file before.
+        verify: Check the checksum even if this process (or ``table``) checked this
+            file before.
+        table: The cache's table of files found whole in this boot
+            (:mod:`rankaug.cache._seen`): consulted before checking, written after.
+        index: The file's index in ``table``.
 
     Raises:
         FileNotFoundError: If there is no file (the sample is not cached).
@@ -200,10 +212,16 @@ def read(
         size = status.st_size
         identity = (status.st_dev, status.st_ino)
         seen = hash((*identity, size, status.st_mtime_ns, status.st_ctime_ns))
-        if verify or seen not in _verified:
-            check: int | None = seen
-        else:
-            check = None
+        check: int | None = None
+        token = None
+        if verify:
+            check = seen
+        elif seen not in _verified:
+            token = None if table is None else table.token(status)
+            if token is not None and table is not None and table.holds(index, token):
+                _verified.add(seen)  # another process found it whole in this boot
+            else:
+                check = seen
         if size < _HEAD.size:
             raise Corrupt(f"{path}: {size} bytes, shorter than a header", identity)
         if size < _SMALL_FILE or not _take_map():
@@ -221,6 +239,8 @@ def read(
     sample = _decode(data, size, path, extra, check is not None, identity)
     if check is not None:
         _verified.add(check)
+        if table is not None:
+            table.record(index, token if token is not None else table.token(status))
     return sample
 
 

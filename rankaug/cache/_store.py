@@ -6,6 +6,7 @@ Layout::
         <key>/                  32 hex digits of the fingerprint's SHA-256
             fingerprint.json    what the key was made from (for people; never parsed)
             bytes               bytes stored so far (8 bytes; the budget's counter)
+            checked             files found whole in this boot (:mod:`rankaug.cache._seen`)
             <index // 1024 in hex>/<index>.sample
 
 A sample is written to a temporary file in its final folder (``mkstemp``: a name no

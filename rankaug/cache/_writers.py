@@ -16,14 +16,15 @@ import re
 from pathlib import Path
 from typing import Final
 
-__all__ = ["TEMPORARY", "clean", "prefix"]
+__all__ = ["TEMPORARY", "boot_id", "clean", "prefix"]
 
 TEMPORARY: Final = ".tmp-"
 _TAG: Final = re.compile(r"\.tmp-([0-9a-f]{32})\.(\d+)\.(\d+)\.(\d+)-")
 _tags: dict[int, str] = {}
 
 
-def _boot_id() -> str | None:
+def boot_id() -> str | None:
+    """This boot of the machine as 32 hex digits (``/proc``), or ``None`` off Linux."""
     try:
         text = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError:
@@ -52,7 +53,7 @@ def _start_time(pid: int | str) -> str | None:
 
 
 def _machine() -> tuple[str, str] | None:
-    boot, namespace = _boot_id(), _namespace()
+    boot, namespace = boot_id(), _namespace()
     return None if boot is None or namespace is None else (boot, namespace)
 
 

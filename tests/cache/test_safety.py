@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 from torch.utils.data import Dataset
 
-import rankaug.cache._format
 import rankaug.cache._store
 from rankaug import MosaicDataset, RankaugWarning
 from rankaug.cache import CachedDataset
@@ -136,23 +135,6 @@ class TestCachedDatasetSafety:
         assert path.read_bytes() == whole  # and the file rewritten
         assert cached.stored_bytes() == len(whole)  # counted once
         assert_identical(CachedDataset(source, tmp_path)[1], source[1])
-
-    def test_the_checksum_is_checked_once_per_file_and_process(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        calls = []
-        checksum = rankaug.cache._format._checksum
-        monkeypatch.setattr(
-            rankaug.cache._format,
-            "_checksum",
-            lambda data: calls.append(1) or checksum(data),  # type: ignore[func-returns-value]
-        )
-        source = SyntheticDetection(2, image_size=(240, 320))
-        cached = CachedDataset(source, tmp_path)
-        cached[0]
-        for _ in range(5):
-            assert_identical(cached[0], source[0])
-        assert len(calls) == 1
 
     # ------------------------------------------------------------ nobody else's code
     def test_a_planted_entry_never_runs(self, tmp_path: Path) -> None:
