@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -19,14 +21,43 @@ collect_ignore = [path.name for path in HERE.glob("*_train.py")]
 
 
 def run(command: list[str], *, timeout: int = 240) -> str:
-    """Run a recipe script; fail with its output if it fails."""
+    """Run a recipe script; fail with its output if it fails.
+
+    A run past ``timeout`` is stopped with ``SIGABRT`` to its whole process group (the
+    ranks and their DataLoader workers): with ``PYTHONFAULTHANDLER`` set, each Python
+    process prints every thread's stack first, and the failure shows where they hung.
+    """
     env = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1", "OMP_NUM_THREADS": "1",
-           "PYTHONPATH": str(ROOT)}  # fmt: skip
-    result = subprocess.run(
-        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-8000:]
-    return result.stdout
+           "PYTHONPATH": str(ROOT), "PYTHONFAULTHANDLER": "1"}  # fmt: skip
+    with subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, to stop all of it
+    ) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _stop(process.pid, signal.SIGABRT)
+            try:
+                stdout, stderr = process.communicate(timeout=30)
+            finally:
+                _stop(process.pid, signal.SIGKILL)
+            raise AssertionError(
+                f"{command} did not finish in {timeout} s; the stacks of its processes:\n"
+                + stdout[-4000:]
+                + stderr[-16000:]
+            ) from None
+    assert process.returncode == 0, stdout[-4000:] + stderr[-8000:]
+    return stdout
+
+
+def _stop(group: int, signal_number: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signal_number)
 
 
 def python(script: str, *args: str, timeout: int = 240) -> str:
