@@ -88,6 +88,7 @@ class TestReadPolygons:
             ([np.zeros((3, 2))] * 2 + [np.full((3, 2), np.nan)], ValueError, r"\[2\] has points"),
             (np.full((3, 3, 2), np.inf), ValueError, r"segments has points that are not finite"),
             (np.full((3, 3, 2), 3e7), ValueError, r"segments has points .* beyond \+-16777216"),
+            (np.full((3, 3, 2), -3e7), ValueError, r"segments has points .* beyond \+-16777216"),
             ([np.zeros((3, 2), "U1")] * 3, TypeError, r"segments\[0\] must hold numbers"),
         ],
     )

@@ -176,7 +176,11 @@ def padded(outline: np.ndarray, count: int | None) -> np.ndarray:
     have = len(outline)
     if count is None or have >= count:
         return outline
-    return np.repeat(outline, np.diff(np.arange(have + 1) * count // have), axis=0)
+    # output point i repeats point ((i + 1) * have - 1) // count: np.repeat's order, and
+    # one take instead of its counts
+    picks = np.arange(have - 1, count * have, have) // count
+    padded: np.ndarray = outline.take(picks, axis=0)
+    return padded
 
 
 def _one_side(

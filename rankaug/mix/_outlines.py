@@ -123,11 +123,12 @@ def trace(
             continue
         if owner is ours:  # trimmed: what the pasted pixels leave
             region = owner.region(k)
-            shown = owner.raster(k).copy()
+            shown = owner.raster(k)  # cut in place: nothing reads it after this
             meet = overlap(region, union)
             assert meet is not None
-            cut = shown[within(region, meet)]
-            cut[...] = cv2.subtract(cut, top[within(union, meet)])  # 0/1 minus 0/1: saturates
+            cut, over = shown[within(region, meet)], top[within(union, meet)]
+            if not np.may_share_memory(cv2.subtract(cut, over, dst=cut), cut):
+                cut[...] = cv2.subtract(cut, over)  # 0/1 minus 0/1: saturates
         polygon = outline(shown, (region[0], region[2]))
         points.append(padded(polygon, like.points_per))  # resampled, its fill would move
         if owner is ours:  # the tight box of the pixels left, around the outline's centres

@@ -252,7 +252,8 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
             if cv2.countNonZero(under):
                 shown = cv2.bitwise_and(on, compare(under, cv2.CMP_EQ))
                 visible = cv2.countNonZero(shown)
-            np.bitwise_or(under, on, out=under)
+            if not np.may_share_memory(cv2.bitwise_or(under, on, dst=under), under):
+                np.bitwise_or(under, on, out=under)  # under is a view of above: in place
             if visible == total:
                 layers.append((theirs, k, region, None, theirs.box(k)))
             elif visible and visible >= self.min_visibility * total:

@@ -27,6 +27,29 @@ class TestValidateXyxy:
         result = validate_xyxy(boxes, HW)
         assert result is boxes
 
+    @given(
+        rows=st.lists(
+            st.lists(
+                st.sampled_from([-1.0, 0.0, 0.5, 99.0, 100.0, 199.5, 200.0, 201.0, np.nan, np.inf]),
+                min_size=4,
+                max_size=4,
+            ),
+            min_size=1,
+            max_size=8,
+        )
+    )
+    def test_few_boxes_and_many_agree(self, rows: list[list[float]]) -> None:
+        # up to 32 boxes are checked row by row, more with numpy: the same outcome
+        few = np.array(rows)
+        many = np.tile(few, (40 // len(few) + 1, 1))
+        outcomes = []
+        for boxes in (few, many):
+            try:
+                outcomes.append(validate_xyxy(boxes, HW)[: len(few)].tolist())
+            except ValueError as exc:
+                outcomes.append(str(exc).split(";")[0].split("=")[0] + type(exc).__name__)
+        assert outcomes[0] == outcomes[1]
+
     def test_empty(self) -> None:
         assert validate_xyxy(np.zeros((0, 4)), HW).shape == (0, 4)
 

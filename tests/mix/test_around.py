@@ -73,3 +73,13 @@ class TestPadded:
         np.testing.assert_array_equal(fill(out, (0, 6, 0, 7)), fill(shape, (0, 6, 0, 7)))
         np.testing.assert_array_equal(np.unique(out, axis=0), np.unique(shape, axis=0))
         assert padded(shape, None) is shape
+
+    @given(have=st.integers(3, 400), count=st.integers(3, 1200))
+    def test_repeats_each_point_in_order_evenly(self, have: int, count: int) -> None:
+        shape = np.arange(2 * have, dtype=np.float64).reshape(have, 2)
+        source = (padded(shape, count)[:, 0] // 2).astype(np.int64)  # each row's point
+        repeats = np.bincount(source, minlength=have)
+        assert len(source) == max(count, have)
+        assert (np.diff(source) >= 0).all()  # in order
+        assert repeats.min() >= 1
+        assert repeats.max() - repeats.min() <= 1  # evenly
