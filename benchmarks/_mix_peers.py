@@ -106,7 +106,13 @@ class _Source:
 
 
 def ultralytics_mix(
-    kind: str, samples: Sequence[Sample], *, seed: int = 0, mode: str = "mixup", masks: bool = False
+    kind: str,
+    samples: Sequence[Sample],
+    *,
+    seed: int = 0,
+    mode: str = "mixup",
+    masks: bool = False,
+    partners: Sequence[int] | None = None,
 ) -> Step:
     """Run ultralytics' ``MixUp``, ``CutMix`` or ``CopyPaste`` (``kind``) on every call.
 
@@ -117,6 +123,10 @@ def ultralytics_mix(
         mode: Copy-paste's mode, ``"mixup"`` (a partner) or ``"flip"``.
         masks: Also make the output's dense instance masks, ``(N, H, W)`` at full size,
             with ultralytics' own ``polygons2masks`` (what rankaug's copy-paste gives).
+        partners: The partner of each main index (``i % len(samples)``), taken in place of
+            ultralytics' own draw (its ``get_indexes``): the same pairs as another
+            contender's, so that both paste from the same partners. ``None``: ultralytics
+            draws them.
 
     Returns:
         ``step(i)``.
@@ -140,12 +150,19 @@ def ultralytics_mix(
     else:
         raise ValueError(f"kind must be 'mixup', 'cutmix' or 'copypaste', got {kind!r}")
     n = len(samples)
+    partner = [0]
+    if partners is not None:
+        if len(partners) != n:
+            raise ValueError(f"partners must hold one index per sample ({n}), got {len(partners)}")
+        transform.get_indexes = lambda: partner[0]  # the pairs given, not its own draw
     state = random.Random(seed).getstate()
     np_state = np.random.RandomState(seed).get_state()
 
     def step(i: int) -> dict[str, np.ndarray]:
         nonlocal state, np_state
         labels = source.get_image_and_label(i % n)
+        if partners is not None:
+            partner[0] = partners[i % n]
         if kind in ("cutmix", "copypaste"):
             labels["img"] = labels["img"].copy()
         # the peer's global draws, from private states: the caller's are put back

@@ -223,9 +223,10 @@ def _ultralytics_mix(t: Any) -> Setting:
             f"ultralytics CutMix(num_areas={t.num_areas}): skips when no area avoids the boxes",
         )
     source = "partner" if t.mode == "mixup" else t.mode
+    given = "get_indexes" in vars(t)  # benchmarks._mix_peers: the partners given
     return Setting(
         f"copypaste p={p}, {source}, all eligible, max overlap {_g(ULTRALYTICS_COPYPASTE_IOA)}",
-        f"ultralytics CopyPaste(mode={t.mode!r})",
+        f"ultralytics CopyPaste(mode={t.mode!r})" + (", rankaug's partners" if given else ""),
     )
 
 

@@ -19,7 +19,10 @@ avoids the main boxes; its ``CopyPaste`` when no instance is eligible), measured
 extra calls that are not timed. Like for like, rankaug's dense-mask copy-paste races
 ultralytics' ``CopyPaste`` followed by its own ``polygons2masks`` (the same dense
 ``(N, H, W)`` masks, full size), and rankaug's by polygons races ultralytics' on the
-very same polygons; each group prints its "same work" table first.
+very same polygons; each group prints its "same work" table first. The two copy-paste
+by a partner paste from the same pairs: ultralytics' ``CopyPaste`` takes rankaug's
+partners (:func:`copypaste_partners`) instead of drawing its own, so both find the same
+eligible instances in the same samples.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ __all__ = [
     "SECTION",
     "Contenders",
     "copypaste_floor",
+    "copypaste_partners",
     "polygon_floor",
     "measure",
     "mix_contenders",
@@ -145,6 +149,20 @@ def polygon_floor(samples: Sequence[Sample], seed: int, **kwargs: Any) -> Make:
     return tagged(make, dataset)
 
 
+def copypaste_partners(samples: Sequence[Sample], seed: int, **kwargs: Any) -> list[int]:
+    """The partner rankaug's ``CopyPasteDataset`` pastes from, for each main index.
+
+    Made before any timing. ultralytics' ``CopyPaste`` takes them in place of its own draw
+    (``benchmarks._mix_peers``): both paste from the same pairs, so they find the same
+    eligible instances and do the same work (with partners of their own, one left 25% of
+    its samples as they were and the other 16%, in 32 calls).
+    """
+    from rankaug.mix import CopyPasteDataset
+
+    dataset: Any = CopyPasteDataset(samples, seed=seed, **kwargs)
+    return [int(dataset[i]["copypaste"]["indices"][-1]) for i in range(len(samples))]
+
+
 def _meet(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:
     return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
 
@@ -163,6 +181,13 @@ def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make
     masked = [{k: v for k, v in s.items() if k != "segments"} for s in instances]
     outlined = [{k: v for k, v in s.items() if k != "masks"} for s in instances]
     paste = {"p": 1.0, "max_overlap": 0.3}
+    made: list[list[int]] = []
+
+    def pairs() -> list[int]:  # rankaug's partners, for ultralytics' copy-paste: made once
+        if not made:
+            made.append(copypaste_partners(outlined, seed, **paste))
+        return made[0]
+
     builders: dict[str, Callable[[], Make]] = {
         "mix/rankaug_mixup": lambda: _rankaug("mixup", sources, seed),
         "mix/ultralytics_mixup": lambda: ultralytics_mix("mixup", sources, seed=seed),
@@ -172,9 +197,11 @@ def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make
         "mix/rankaug_copypaste_polygons": lambda: _rankaug("copypaste", outlined, seed, **paste),
         "mix/copypaste_floor": lambda: copypaste_floor(masked, seed, **paste),
         "mix/copypaste_polygon_floor": lambda: polygon_floor(outlined, seed, **paste),
-        "mix/ultralytics_copypaste": lambda: ultralytics_mix("copypaste", instances, seed=seed),
+        "mix/ultralytics_copypaste": lambda: ultralytics_mix(
+            "copypaste", instances, seed=seed, partners=pairs()
+        ),
         "mix/ultralytics_copypaste_masks": lambda: ultralytics_mix(
-            "copypaste", instances, seed=seed, masks=True
+            "copypaste", instances, seed=seed, masks=True, partners=pairs()
         ),
         "mix/rankaug_copypaste_flip": lambda: _rankaug(
             "copypaste", masked, seed, source="flip", **paste
