@@ -17,7 +17,7 @@ from benchmarks._mix_peers import ultralytics_mix, with_instances
 from benchmarks.sections.mix import copypaste_partners
 
 SOURCES = 8
-PASTE = {"p": 1.0, "max_overlap": 0.3}
+PASTE = {"p": 1.0, "max_overlap": 0.3, "keying": "sample"}  # as section 8 has them
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +41,9 @@ class TestUltralyticsCopyPaste:
         partners = copypaste_partners(outlined, 0, **PASTE)
         ours = CopyPasteDataset(outlined, seed=0, **PASTE)
         theirs = ultralytics_mix("copypaste", instances, seed=0, partners=partners)
-        pasted = [len(ours[i]["copypaste"]["pasted"]) for i in range(SOURCES)]
-        added = [len(theirs(i)["labels"]) - len(instances[i]["labels"]) for i in range(SOURCES)]
+        calls = range(2 * SOURCES)  # two passes: each index pastes the same on each
+        pasted = [len(ours[i % SOURCES]["copypaste"]["pasted"]) for i in calls]
+        added = [len(theirs(i)["labels"]) - len(instances[i % SOURCES]["labels"]) for i in calls]
         assert sum(pasted) > 0  # the race pastes something
         assert added == pasted  # the same eligible instances of the same partners
         assert all(p != i for i, p in enumerate(partners))  # a partner, never the sample

@@ -22,7 +22,8 @@ ultralytics' ``CopyPaste`` followed by its own ``polygons2masks`` (the same dens
 very same polygons; each group prints its "same work" table first. The two copy-paste
 by a partner paste from the same pairs: ultralytics' ``CopyPaste`` takes rankaug's
 partners (:func:`copypaste_partners`) instead of drawing its own, so both find the same
-eligible instances in the same samples.
+eligible instances in the same samples; rankaug's copy-paste contenders are keyed per
+sample (``keying="sample"``) so that each index has the same partner on every call.
 """
 
 from __future__ import annotations
@@ -180,7 +181,9 @@ def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make
     instances = with_instances(sources)
     masked = [{k: v for k, v in s.items() if k != "segments"} for s in instances]
     outlined = [{k: v for k, v in s.items() if k != "masks"} for s in instances]
-    paste = {"p": 1.0, "max_overlap": 0.3}
+    # keyed per sample: each index's partner and draws are the same on every pass, so the
+    # partners given to ultralytics (and the floors' plans) are those of every call
+    paste = {"p": 1.0, "max_overlap": 0.3, "keying": "sample"}
     made: list[list[int]] = []
 
     def pairs() -> list[int]:  # rankaug's partners, for ultralytics' copy-paste: made once
