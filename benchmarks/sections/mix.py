@@ -1,9 +1,10 @@
 """Section 8, mix: MixUp, CutMix and CopyPaste, rankaug against ultralytics, samples/s.
 
 Every contender makes one mixed sample per call from the same ``side x side``
-in-memory sources (the wrapper section's), drawing its partner itself: rankaug's
-``MixUpDataset(ds)[i]``, ``CutMixDataset(ds)[i]`` and ``CopyPasteDataset(ds, p=1)[i]``
-(keying ``"stream"``, everything from the key) against ultralytics' ``MixUp``,
+in-memory sources (the wrapper section's), drawing its partner itself (but ultralytics'
+copy-paste, given rankaug's: below): rankaug's ``MixUpDataset(ds)[i]``,
+``CutMixDataset(ds)[i]`` and ``CopyPasteDataset(ds, p=1)[i]`` (keying ``"stream"``,
+copy-paste ``"sample"`` as below; everything from the key) against ultralytics' ``MixUp``,
 ``CutMix`` and ``CopyPaste`` with ``p=1`` (``benchmarks._mix_peers``). Copy-paste gets
 one instance per box, the ellipse inscribed in it: ultralytics as a 1000-point polygon,
 rankaug as the same polygon filled into an instance mask, and (the ``polygons`` rows)
@@ -309,7 +310,8 @@ def measure(bench: Bench, prepared: Contenders) -> None:
     bench.rows(SECTION, seconds)
     bench.out(
         f"8. MixUp, CutMix, CopyPaste: samples/s at {bench.size}x{bench.size} from the same "
-        f"in-memory sources, partners drawn by each ({settings.mosaics} per round)"
+        f"in-memory sources, partners drawn by each (copy-paste: rankaug's for both; "
+        f"{settings.mosaics} per round)"
     )
     for group in MIX_GROUPS:
         works = {k.split("/")[1]: report.work[k] for k in group if k in report.work}
