@@ -179,8 +179,8 @@ def padded(outline: np.ndarray, count: int | None) -> np.ndarray:
     # output point i repeats point ((i + 1) * have - 1) // count: np.repeat's order, and
     # one take instead of its counts
     picks = np.arange(have - 1, count * have, have) // count
-    padded: np.ndarray = outline.take(picks, axis=0)
-    return padded
+    out: np.ndarray = outline.take(picks, axis=0)
+    return out
 
 
 def _one_side(

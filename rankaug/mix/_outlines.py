@@ -51,7 +51,11 @@ class PolygonInstances(Instances):
         return self.bounds[k]
 
     def raster(self, k: int) -> np.ndarray:
-        """Polygon ``k``'s pixels over its region (1 on them)."""
+        """Polygon ``k``'s pixels over its region (1 on them).
+
+        Drawn once and kept; :func:`trace`, the last to read a trimmed main instance's,
+        cuts it in place.
+        """
         raster = self.rasters.get(k)
         if raster is None:
             points, grid = self.polygons.points, None
@@ -126,9 +130,10 @@ def trace(
             shown = owner.raster(k)  # cut in place: nothing reads it after this
             meet = overlap(region, union)
             assert meet is not None
-            cut, over = shown[within(region, meet)], top[within(union, meet)]
-            if not np.may_share_memory(cv2.subtract(cut, over, dst=cut), cut):
-                cut[...] = cv2.subtract(cut, over)  # 0/1 minus 0/1: saturates
+            cut = shown[within(region, meet)]
+            made = cv2.subtract(cut, top[within(union, meet)], dst=cut)  # 0/1 - 0/1 saturates
+            if not np.may_share_memory(made, cut):  # OpenCV could not write in place
+                cut[...] = made
         polygon = outline(shown, (region[0], region[2]))
         points.append(padded(polygon, like.points_per))  # resampled, its fill would move
         if owner is ours:  # the tight box of the pixels left, around the outline's centres

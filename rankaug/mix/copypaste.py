@@ -252,8 +252,9 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
             if cv2.countNonZero(under):
                 shown = cv2.bitwise_and(on, compare(under, cv2.CMP_EQ))
                 visible = cv2.countNonZero(shown)
-            if not np.may_share_memory(cv2.bitwise_or(under, on, dst=under), under):
-                np.bitwise_or(under, on, out=under)  # under is a view of above: in place
+            made = cv2.bitwise_or(under, on, dst=under)  # in place: under is a view of above
+            if not np.may_share_memory(made, under):  # OpenCV could not write in place
+                under[...] = made
             if visible == total:
                 layers.append((theirs, k, region, None, theirs.box(k)))
             elif visible and visible >= self.min_visibility * total:
