@@ -431,22 +431,21 @@ class TestCachedDataset:
 
     @pytest.mark.parametrize("context", ["fork", pytest.param("spawn", marks=pytest.mark.slow)])
     def test_dataloader_workers_fill_and_read(self, tmp_path: Path, context: str) -> None:
+        # One loader, its workers kept: the first pass fills, the second reads (two
+        # workers started once; spawned ones each import torch, seconds apiece).
         source = SyntheticDetection(8, image_size=(60, 80), seed=4)
         cached = CachedDataset(source, tmp_path)
-
-        def load() -> list[Any]:
-            loader = DataLoader(
-                cached,
-                batch_size=None,
-                num_workers=2,
-                multiprocessing_context=context,
-                collate_fn=None,
-            )
-            return list(loader)
-
-        filled = load()
+        loader = DataLoader(
+            cached,
+            batch_size=None,
+            num_workers=2,
+            multiprocessing_context=context,
+            collate_fn=None,
+            persistent_workers=True,
+        )
+        filled = list(loader)
         assert all(cached.is_cached(index) for index in range(8))
-        read = load()
+        read = list(loader)
         for index in range(8):
             for key in ("image", "bboxes", "labels", "mask"):
                 np.testing.assert_array_equal(filled[index][key], source[index][key])
