@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 # albumentations checks PyPI for a newer release on import unless told not to.
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from torch._utils import ExceptionWrapper
 
-from tests import ahead
+from tests import ahead, bytecode
 
 settings.register_profile(
     "rankaug",
@@ -70,6 +71,15 @@ def _loaders_stop_at_a_worker_error() -> Iterator[None]:
         yield
 
 
+_compiled: list[Path] = []  # what tests.bytecode wrote, removed at the end
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile our modules for the fresh interpreters to come (tests/bytecode.py)."""
+    if not hasattr(config, "workerinput"):
+        _compiled.extend(bytecode.compile_ours())
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the jobs of tests.ahead that the selected tests use (not in xdist workers)."""
     if (
@@ -85,3 +95,4 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     ahead.stop()
+    bytecode.remove(_compiled)

@@ -1,0 +1,52 @@
+"""Our own modules' bytecode for the suite's fresh interpreters, under PYTHONDONTWRITEBYTECODE.
+
+The suite starts many fresh interpreters: spawned DataLoader workers, ranks, CLI runs,
+the jobs of :mod:`tests.ahead`. Each reads the installed libraries' bytecode, but with
+``PYTHONDONTWRITEBYTECODE`` set nothing ever caches rankaug's, the tests' or the
+benchmarks', so every one of them compiles those anew: on the 2-core machine the
+suite took 171-200 s so, against 142-157 s with the bytecode cached.
+
+:func:`compile_ours` compiles what has no bytecode yet, once, before collection (where
+Python looks for it: ``__pycache__`` beside each source); every process reads it
+(Python reads bytecode under ``PYTHONDONTWRITEBYTECODE``, it only writes none).
+:func:`remove` takes away what it wrote once the suite ends, so the setting still
+leaves no bytecode in the tree. Without the setting Python caches it itself and this
+does nothing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import py_compile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("rankaug", "tests", "benchmarks")
+
+
+def compile_ours(root: Path = ROOT) -> list[Path]:
+    """Compile the sources of :data:`PACKAGES` that have no bytecode; return the files made.
+
+    Nothing under ``PYTHONDONTWRITEBYTECODE`` unset (Python caches bytecode itself) or
+    ``PYTHONPYCACHEPREFIX`` set (the user chose where it goes).
+    """
+    if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return []
+    made = []
+    for package in PACKAGES:
+        for source in sorted((root / package).rglob("*.py")):
+            cached = Path(importlib.util.cache_from_source(str(source)))
+            if not cached.exists():
+                py_compile.compile(str(source), cfile=str(cached), doraise=True)
+                made.append(cached)
+    return made
+
+
+def remove(made: list[Path]) -> None:
+    """Remove the files :func:`compile_ours` made, and their folders left empty."""
+    for cached in made:
+        cached.unlink(missing_ok=True)
+    for folder in {cached.parent for cached in made}:
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
