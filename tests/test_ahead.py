@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -111,6 +113,23 @@ class TestRunners:
         claimed(runners, job)
         with pytest.raises(error, match=message):
             runners.result(job, here(runners, job))
+
+
+class TestYieldTheCpu:
+    @pytest.mark.skipif(not Path("/proc/self/autogroup").exists(), reason="no autogroups here")
+    def test_a_runner_lowers_its_session_group_not_only_itself(self) -> None:
+        code = (
+            "import os; from tests.ahead import yield_the_cpu; before = os.nice(0); "
+            "yield_the_cpu(); print(os.nice(0) - before); "
+            "print(open('/proc/self/autogroup').read())"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False,
+            start_new_session=True,  # a group of its own, as a runner's: the suite's is not touched
+        )  # fmt: skip
+        lowered, group = result.stdout.splitlines()[:2]
+        assert int(lowered) == min(10, 19 - os.nice(0)), result.stderr
+        assert group.endswith(" nice 10"), group
 
 
 class TestJobs:
