@@ -29,7 +29,8 @@ def compile_ours(root: Path = ROOT) -> list[Path]:
     """Compile the sources of :data:`PACKAGES` that have no bytecode; return the files made.
 
     Nothing under ``PYTHONDONTWRITEBYTECODE`` unset (Python caches bytecode itself) or
-    ``PYTHONPYCACHEPREFIX`` set (the user chose where it goes).
+    ``PYTHONPYCACHEPREFIX`` set (the user chose where it goes). A source that does not
+    compile is left to its import to report; a tree it cannot write into ends the work.
     """
     if not os.environ.get("PYTHONDONTWRITEBYTECODE") or os.environ.get("PYTHONPYCACHEPREFIX"):
         return []
@@ -37,9 +38,15 @@ def compile_ours(root: Path = ROOT) -> list[Path]:
     for package in PACKAGES:
         for source in sorted((root / package).rglob("*.py")):
             cached = Path(importlib.util.cache_from_source(str(source)))
-            if not cached.exists():
+            if cached.exists():
+                continue
+            try:
                 py_compile.compile(str(source), cfile=str(cached), doraise=True)
-                made.append(cached)
+            except py_compile.PyCompileError:
+                continue  # its import reports the error, as it would without this
+            except OSError:
+                return made  # a tree we cannot write into: every process compiles, as before
+            made.append(cached)
     return made
 
 

@@ -59,6 +59,20 @@ class TestCompileOurs:
         )
         assert result.stdout.split() == ["1", str(source)], result.stderr
 
+    def test_a_source_that_does_not_compile_is_left_to_its_import(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+        monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+        sources = _tree(tmp_path)
+        broken = tmp_path / "tests" / "broken.py"
+        broken.write_text("def (:\n")
+        made = compile_ours(tmp_path)
+        assert sorted(made) == sorted(
+            Path(importlib.util.cache_from_source(str(s))) for s in sources[:3]
+        )
+        assert not Path(importlib.util.cache_from_source(str(broken))).exists()
+
     @pytest.mark.parametrize(
         ("setting", "value"),
         [("PYTHONDONTWRITEBYTECODE", ""), ("PYTHONPYCACHEPREFIX", "elsewhere")],
