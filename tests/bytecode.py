@@ -4,7 +4,7 @@ The suite starts many fresh interpreters: spawned DataLoader workers, ranks, CLI
 the jobs of :mod:`tests.ahead`. Each reads the installed libraries' bytecode, but with
 ``PYTHONDONTWRITEBYTECODE`` set nothing ever caches rankaug's, the tests' or the
 benchmarks', so every one of them compiles those anew: on the 2-core machine the
-suite took 171-200 s so, 137-148 s with this (142-157 s with the setting unset).
+suite took 171-200 s so, 137-173 s with this (142-157 s with the setting unset).
 
 :func:`compile_ours` compiles what has no bytecode yet, once, before collection (where
 Python looks for it: ``__pycache__`` beside each source); every process reads it
