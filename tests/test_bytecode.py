@@ -27,12 +27,15 @@ def _tree(root: Path) -> list[Path]:
     return sources
 
 
+@pytest.fixture(autouse=True)
+def _no_bytecode_written(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on the machine this is for: PYTHONDONTWRITEBYTECODE set, no cache prefix."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+
+
 class TestCompileOurs:
-    def test_compiles_our_packages_once_and_removes_what_it_made(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
-        monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    def test_compiles_our_packages_once_and_removes_what_it_made(self, tmp_path: Path) -> None:
         *ours, theirs = _tree(tmp_path)
         made = compile_ours(tmp_path)
         assert sorted(made) == sorted(Path(importlib.util.cache_from_source(str(s))) for s in ours)
@@ -42,11 +45,7 @@ class TestCompileOurs:
         remove(made)
         assert not any(path.parent.exists() for path in made)  # the emptied folders too
 
-    def test_a_fresh_interpreter_reads_it(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
-        monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    def test_a_fresh_interpreter_reads_it(self, tmp_path: Path) -> None:
         source = _tree(tmp_path)[1]
         compile_ours(tmp_path)
         # the same size and time, other text: what Python runs is the bytecode's
@@ -59,11 +58,7 @@ class TestCompileOurs:
         )
         assert result.stdout.split() == ["1", str(source)], result.stderr
 
-    def test_a_source_that_does_not_compile_is_left_to_its_import(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
-        monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    def test_a_source_that_does_not_compile_is_left_to_its_import(self, tmp_path: Path) -> None:
         sources = _tree(tmp_path)
         broken = tmp_path / "tests" / "broken.py"
         broken.write_text("def (:\n")
@@ -80,8 +75,6 @@ class TestCompileOurs:
     def test_does_nothing_where_python_or_the_user_caches_it(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setting: str, value: str
     ) -> None:
-        monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
-        monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
         monkeypatch.setenv(setting, value)
         _tree(tmp_path)
         assert compile_ours(tmp_path) == []
