@@ -26,7 +26,14 @@ array([[ 50. ,  37.5, 100. ,  25. ]])
 from __future__ import annotations
 
 from rankaug.boxes.corners import affine_xyxy
-from rankaug.boxes.filters import box_area, check_filter_args, clip_xyxy, keep_mask, validate_xyxy
+from rankaug.boxes.filters import (
+    all_inside,
+    box_area,
+    check_filter_args,
+    clip_xyxy,
+    keep_mask,
+    validate_xyxy,
+)
 from rankaug.boxes.formats import (
     BOX_FORMATS,
     BoxFormat,
@@ -41,6 +48,7 @@ __all__ = [
     "BOX_FORMATS",
     "BoxFormat",
     "affine_xyxy",
+    "all_inside",
     "as_box_array",
     "box_area",
     "check_box_format",

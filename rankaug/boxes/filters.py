@@ -74,7 +74,7 @@ def validate_xyxy(
     height, width = _check_hw(image_hw)
     if array.shape[0] == 0:
         return array
-    if _all_inside(array, width, height):
+    if all_inside(array, width, height):
         return array
     finite = np.isfinite(array).all(axis=1)
     if not finite.all():
@@ -266,15 +266,21 @@ def check_filter_args(
     )
 
 
-_FEW = 32  # boxes _all_inside checks in Python
+_FEW = 32  # boxes all_inside checks in Python
 
 
-def _all_inside(array: np.ndarray, width: int, height: int) -> bool:
-    """Tell cheaply whether every box is finite, upright and overlaps the image.
+def all_inside(array: np.ndarray, width: int, height: int) -> bool:
+    """Tell cheaply whether every pixel xyxy box is finite, upright and inside the image.
 
     True means that :func:`validate_xyxy` has nothing to report or clip. False
     sends the caller to the detailed per-condition checks. NaN makes every
     comparison False and infinities fail the bounds, so both take the slow path.
+
+    >>> import numpy as np
+    >>> all_inside(np.array([[0.0, 0.0, 100.0, 50.0]]), 100, 50)
+    True
+    >>> all_inside(np.array([[0.0, 0.0, 100.5, 50.0]]), 100, 50)
+    False
     """
     if len(array) <= _FEW:  # row by row: a few rows are faster in Python than in numpy
         for x0, y0, x1, y1 in array.tolist():

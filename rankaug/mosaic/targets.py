@@ -49,7 +49,14 @@ import cv2
 import numpy as np
 
 from rankaug._multi.tiles import Tile
-from rankaug.boxes import affine_xyxy, from_xyxy, keep_mask, to_pixel_xyxy, validate_xyxy
+from rankaug.boxes import (
+    affine_xyxy,
+    all_inside,
+    from_xyxy,
+    keep_mask,
+    to_pixel_xyxy,
+    validate_xyxy,
+)
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.keypoints import map_keypoints
@@ -71,19 +78,6 @@ to 8192).
 
 _NO_BOXES: Final = np.zeros((0, 4))
 _NO_KEEP: Final = np.zeros(0, dtype=bool)
-# Columns: x0, y0, w - x1, h - y1, x1 - x0, y1 - y0, w - x0, h - y0, x1, y1 from rows
-# x0, y0, x1, y1, w, h (see _pixel_boxes).
-_MARGINS: Final = np.array(
-    [
-        [1, 0, 0, 0, -1, 0, -1, 0, 0, 0],
-        [0, 1, 0, 0, 0, -1, 0, -1, 0, 0],
-        [0, 0, -1, 0, 1, 0, 0, 0, 1, 0],
-        [0, 0, 0, -1, 0, 1, 0, 0, 0, 1],
-        [0, 0, 1, 0, 0, 0, 1, 0, 0, 0],
-        [0, 0, 0, 1, 0, 0, 0, 1, 0, 0],
-    ],
-    dtype=np.float64,
-)
 
 
 def map_targets(
@@ -164,9 +158,8 @@ def _boxes(
 ) -> tuple[np.ndarray, np.ndarray]:
     """All tiles' boxes in one pass: which to keep, and the kept ones (pixel xyxy).
 
-    One check covers the usual case of boxes inside their images; only when it fails
-    does each tile go through :func:`~rankaug.boxes.validate_xyxy`, which clips what
-    reaches a little outside its image or raises an error naming the index and row.
+    The boxes are checked by :func:`_pixel_boxes`: boxes that reach a little outside
+    their image are clipped, invalid ones raise an error naming the index and row.
     """
     # per box: image width, height, then its window's map and edges (see Window.row)
     table = np.array(rows, np.float64).repeat(counts, axis=0)
@@ -245,16 +238,20 @@ def _pixel_boxes(
 ) -> np.ndarray:
     """All tiles' boxes in pixel xyxy, checked against their images.
 
-    ``table`` holds a row per box, its image's width and height first.
+    ``table`` holds a row per box, its image's width and height first. One cheap check
+    per tile (:func:`~rankaug.boxes.all_inside`) covers the usual case of boxes inside
+    their images; only when one fails does each tile go through
+    :func:`~rankaug.boxes.validate_xyxy`.
     """
     boxes = np.concatenate([t.boxes for t in tiles])
     if config.box_format != "pascal_voc":  # the way in: pixel xyxy, per tile size
         boxes = to_pixel_xyxy(boxes, config.box_format, table[:, :2])
-    # One product gives x0, y0, w - x1, h - y1, x1 - x0, y1 - y0 (all >= 0) and
-    # w - x0, h - y0, x1, y1 (all > 0: not entirely outside); NaN fails both.
-    margins = (np.concatenate((boxes, table[:, :2]), axis=1) @ _MARGINS).min(axis=0).tolist()
-    if not (min(margins[:6]) >= 0 and min(margins[6:]) > 0):
-        boxes = _validated(config, tiles, counts, boxes)
+    start = 0
+    for tile, count in zip(tiles, counts, strict=True):
+        height, width = tile.image.shape[:2]
+        if count and not all_inside(boxes[start : start + count], width, height):
+            return _validated(config, tiles, counts, boxes)
+        start += count
     return boxes
 
 

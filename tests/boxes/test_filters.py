@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rankaug.boxes import (
+    all_inside,
     box_area,
     check_filter_args,
     clip_xyxy,
@@ -142,6 +143,49 @@ class TestValidateXyxy:
         boxes = np.insert(boxes, where, outside, axis=0)
         with pytest.raises(ValueError, match=rf"bboxes\[{where}\] = .* entirely outside"):
             validate_xyxy(boxes, (100, 100))
+
+
+_EDGES = [-1.0, 0.0, 0.5, 99.0, 100.0, 100.5, 199.5, 200.0, 201.0, np.nan, np.inf]
+
+
+class TestAllInside:
+    @given(
+        rows=st.lists(
+            st.lists(st.sampled_from(_EDGES), min_size=4, max_size=4), min_size=1, max_size=8
+        ),
+        copies=st.sampled_from([1, 5]),
+    )
+    def test_true_exactly_when_validation_has_nothing_to_do(
+        self, rows: list[list[float]], copies: int
+    ) -> None:
+        # 8 rows or fewer are checked row by row, 40 (5 copies) with numpy
+        boxes = np.tile(np.array(rows), (copies, 1))
+        try:
+            untouched = validate_xyxy(boxes, HW, clip=False) is boxes
+        except ValueError:
+            untouched = False
+        assert all_inside(boxes, HW[1], HW[0]) == untouched
+
+    def test_the_image_edges_are_inside(self) -> None:
+        assert all_inside(np.array([[0.0, 0.0, 200.0, 100.0], [5.0, 5.0, 5.0, 9.0]]), 200, 100)
+
+    @pytest.mark.parametrize(
+        "row",
+        [
+            [-0.5, 0.0, 10.0, 10.0],  # starts left of the image
+            [0.0, 0.0, 200.5, 10.0],  # ends right of it
+            [0.0, 0.0, 10.0, 100.5],  # ends below it
+            [20.0, 0.0, 10.0, 10.0],  # x_max < x_min
+            [200.0, 0.0, 200.0, 10.0],  # on the right border, outside
+            [0.0, 0.0, 0.0, 10.0],  # on the left border, outside
+            [np.nan, 0.0, 10.0, 10.0],
+        ],
+    )
+    def test_one_bad_row_among_good_ones_is_found(self, row: list[float]) -> None:
+        good = np.array([[1.0, 1.0, 50.0, 50.0]])
+        for count in (3, 40):  # row by row, and with numpy
+            boxes = np.concatenate([np.tile(good, (count, 1)), [row]])
+            assert not all_inside(boxes, 200, 100)
 
 
 class TestBoxArea:
