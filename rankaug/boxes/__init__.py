@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from rankaug.boxes.corners import affine_xyxy
 from rankaug.boxes.filters import (
+    FEW_BOXES,
     all_inside,
     box_area,
     check_filter_args,
@@ -46,6 +47,7 @@ from rankaug.boxes.formats import (
 
 __all__ = [
     "BOX_FORMATS",
+    "FEW_BOXES",
     "BoxFormat",
     "affine_xyxy",
     "all_inside",

@@ -9,7 +9,7 @@ array([[  0.,  10.,  50., 100.]])
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Final, cast
 
 import numpy as np
 
@@ -266,7 +266,8 @@ def check_filter_args(
     )
 
 
-_FEW = 32  # boxes all_inside checks in Python
+FEW_BOXES: Final = 32
+"""The most boxes checked row by row in Python (:func:`all_inside`): faster than numpy."""
 
 
 def all_inside(array: np.ndarray, width: int, height: int) -> bool:
@@ -282,7 +283,7 @@ def all_inside(array: np.ndarray, width: int, height: int) -> bool:
     >>> all_inside(np.array([[0.0, 0.0, 100.5, 50.0]]), 100, 50)
     False
     """
-    if len(array) <= _FEW:  # row by row: a few rows are faster in Python than in numpy
+    if len(array) <= FEW_BOXES:  # row by row
         for x0, y0, x1, y1 in array.tolist():
             if not (
                 0.0 <= x0 < width and 0.0 <= y0 < height and x0 <= x1 and y0 <= y1

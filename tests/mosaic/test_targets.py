@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections import Counter
 from typing import Any
+from unittest import mock
 
 import cv2
 import numpy as np
@@ -13,6 +14,7 @@ from rankaug import MosaicDataset, MosaicGrid, Targets
 from rankaug.boxes import BOX_FORMATS, BoxFormat, from_xyxy, to_xyxy
 from rankaug.errors import SampleError
 from rankaug.mosaic import MosaicAffine
+from rankaug.mosaic import targets as targets_module
 from rankaug.mosaic.targets import TOLERANCE
 from tests.boxes.polygons import clip_polygon
 from tests.mosaic.painted import GEOMETRY, colour_of, grouped, painted_datasets
@@ -112,6 +114,48 @@ class TestMapTargets:
                 assert (inner == colour_of(int(label))).all()
             expected = expected_labels(out["mosaic"], source, fmt)
             assert Counter(out["labels"].tolist()) == expected
+
+    @settings(max_examples=60)
+    @given(data=st.data(), seed=st.integers(0, 2**32 - 1), many=st.booleans())
+    def test_a_few_boxes_go_row_by_row_bit_for_bit(
+        self, data: st.DataObject, seed: int, many: bool
+    ) -> None:
+        # up to 32 pixel boxes without filters are mapped in Python (targets._row_by_row),
+        # more with numpy: the same floats, the same boxes kept, for any float boxes
+        edges = st.floats(0.0, 1.0) | st.sampled_from([0.0, 1.0])
+        samples = []
+        for index in range(data.draw(st.integers(1, 5))):
+            h, w = data.draw(st.integers(3, 70)), data.draw(st.integers(3, 70))
+            rows = data.draw(st.lists(st.tuples(edges, edges, edges, edges), max_size=6))
+            unit = np.array(rows, np.float64).reshape(-1, 4)
+            xs, ys = np.sort(unit[:, [0, 2]], axis=1) * w, np.sort(unit[:, [1, 3]], axis=1) * h
+            boxes = np.stack([xs[:, 0], ys[:, 0], xs[:, 1], ys[:, 1]], axis=1)
+            inside = (boxes[:, 2] > 0) & (boxes[:, 3] > 0) & (boxes[:, 0] < w) & (boxes[:, 1] < h)
+            boxes = np.concatenate([[[0.0, 0.0, w, h]], boxes[inside]])
+            if many:  # 40 copies: over 32 boxes in every mosaic, the vectorised path
+                boxes = np.tile(boxes, (40, 1))
+            samples.append({"image": np.zeros((h, w, 3), np.uint8), "bboxes": boxes,
+                            "labels": np.arange(len(boxes)) + 100 * index})  # fmt: skip
+        size = (data.draw(st.integers(8, 90)), data.draw(st.integers(8, 90)))
+        mosaic = MosaicDataset(samples, seed=seed, output_size=size, keying="sample",
+                               layout=MosaicGrid(scale_range=(0.3, 2.1)))  # fmt: skip
+        rows_taken = []
+        real = targets_module._row_by_row
+
+        def spy(*args: Any) -> Any:
+            found = real(*args)
+            rows_taken.append(found is not None)
+            return found
+
+        for index in range(len(samples)):
+            with mock.patch.object(targets_module, "_row_by_row", spy):
+                row_by_row = mosaic[index]
+            with mock.patch.object(targets_module, "_row_by_row", return_value=None):
+                vectorised = mosaic[index]
+            for key in ("bboxes", "labels"):
+                assert row_by_row[key].dtype == vectorised[key].dtype
+                np.testing.assert_array_equal(row_by_row[key], vectorised[key])
+        assert rows_taken == [True] * (0 if many else len(samples))
 
     def test_semantic_and_instance_masks_follow_their_pixels(self) -> None:
         image = np.zeros((10, 10, 3), np.uint8)
