@@ -1,7 +1,8 @@
 """Vectorised bounding-box conversion, validation, clipping and filtering.
 
 Everything here works on float64 numpy arrays of shape ``(N, 4)`` and is built for
-a hot path (a mosaic calls it once per tile): no per-box Python loops, and empty
+a hot path (a mosaic calls it once per tile): no per-box Python loops beyond
+:data:`FEW_BOXES` boxes (fewer are checked row by row, faster than numpy), and empty
 arrays go through cheaply. Labels and other per-box fields never live in the box
 array; they travel in separate arrays of length ``N``.
 

@@ -1,6 +1,8 @@
 """Targets: every tile's boxes, label fields, masks, polygons and keypoints, on the output.
 
-Boxes of all tiles go through one vectorised pass: converted from ``box_format`` to
+Boxes of all tiles go through one vectorised pass (up to
+:data:`~rankaug.boxes.FEW_BOXES` pixel boxes without filters or warp: row by row, the
+same arithmetic, faster for so few): converted from ``box_format`` to
 pixel xyxy (once, on the way in), clipped to their tile image (boxes that reach a
 little outside it, as real annotations do; ``clip=False`` makes that an error),
 mapped with their window's affine map (:class:`~rankaug.mosaic.layout.Window`),
