@@ -269,7 +269,8 @@ def print_header(out: Console, meta: Mapping[str, Any]) -> None:
     out(
         f"  {repeats} round{'s' if repeats != 1 else ''} per section, contenders interleaved "
         "(keys, epoch and loaders in blocks, wrapper and mosaics one operation at a time, "
-        "order reversed at every turn); median and min..max over rounds"
+        "two contenders' order reversed at every turn, three or more shuffled, seeded); "
+        "median and min..max over rounds"
     )
     out(f"  sections: {', '.join(settings['only'])}")
     out()

@@ -7,6 +7,7 @@ counts. This is benchmark code, never imported by rankaug.
 from __future__ import annotations
 
 import contextlib
+import random
 import resource
 import statistics
 import sys
@@ -154,10 +155,13 @@ def alternate(
     """Time contenders one operation at a time, alternating; return seconds per operation.
 
     Like :func:`interleave`, but finer: within a round the contenders take turns one
-    operation each, the order reversed at every turn (A B, B A, A B, ... for two), each
-    operation timed on its own. Drift on any scale longer than a few operations then hits
-    every contender alike, and whichever goes second (and may find the data in cache)
-    alternates. Meant for operations of a millisecond or more.
+    operation each, each operation timed on its own. Two contenders alternate the order
+    at every turn (A B, B A, A B, ...); three or more take each turn in a shuffled order
+    (seeded: the same orders in every run), so that none always follows the same
+    neighbour: what ran just before finds the caches warm or cold for what follows, and
+    in a fixed order (or one reversed at every turn) the first contender is always
+    preceded by itself or by the second. Drift on any scale longer than a few operations
+    then hits every contender alike. Meant for operations of a millisecond or more.
 
     It takes :func:`interleave`'s arguments (its clock is ``time.perf_counter``), and
     fills, if given, ``record`` with every timed operation's seconds, per name, in order
@@ -169,7 +173,7 @@ def alternate(
         Name -> seconds per operation, one value per round.
     """
     return _rounds(ops, 1, per_round, repeats, warmup, progress, label, time.perf_counter,
-                   record, firsts)  # fmt: skip
+                   record, firsts, shuffled=True)  # fmt: skip
 
 
 def _rounds(
@@ -183,16 +187,20 @@ def _rounds(
     clock: Callable[[], float],
     record: dict[str, list[float]] | None = None,
     firsts: list[str] | None = None,
+    *,
+    shuffled: bool = False,
 ) -> dict[str, list[float]]:
     """``repeats`` rounds of ``turns`` turns, each contender ``per_turn`` operations a turn.
 
-    The order is reversed at every turn and every round; each contender's turn is timed
-    on its own (and appended to ``record``), its rounds summed per operation.
+    The order is reversed at every turn and every round (``shuffled``, with three or more
+    contenders: drawn anew for every turn, from a fixed seed); each contender's turn is
+    timed on its own (and appended to ``record``), its rounds summed per operation.
     """
     if per_turn * turns < 1 or repeats < 1:
         raise ValueError(f"per_round and repeats must be >= 1, got {per_turn * turns}, {repeats}")
     names = list(ops)
     backward = names[::-1]
+    orders = random.Random(0) if shuffled and len(names) > 2 else None
     for name in names:
         if progress is not None:
             progress.set_label(f"{label}: warm-up {name}")
@@ -207,7 +215,10 @@ def _rounds(
             progress.set_label(f"{label}: round {r + 1} of {repeats}")
         spent = dict.fromkeys(names, 0.0)
         for turn in range(turns):
-            order = names if (turn + r) % 2 == 0 else backward
+            if orders is not None:
+                order = orders.sample(names, len(names))
+            else:
+                order = names if (turn + r) % 2 == 0 else backward
             if firsts is not None:
                 firsts.append(order[0])
             for name in order:

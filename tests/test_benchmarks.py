@@ -8,10 +8,12 @@ the test process.
 from __future__ import annotations
 
 import doctest
+import itertools
 import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -672,6 +674,29 @@ def test_alternate_and_interleave_time_every_contender() -> None:
     seconds = _timing.interleave(ops, per_round=2, repeats=2, warmup=0)
     assert all(len(values) == 2 for values in seconds.values())
     assert calls == ["a7", "a8", "b7", "b8", "b9", "b10", "a9", "a10"]
+
+
+def test_alternate_shuffles_three_or_more_so_no_one_keeps_a_neighbour() -> None:
+    def run() -> list[str]:
+        calls: list[str] = []
+
+        def contender(name: str) -> _timing.Op:
+            return _timing.counted(lambda i: calls.append(name))
+
+        ops = {name: contender(name) for name in "abcd"}
+        _timing.alternate(ops, per_round=60, repeats=2, warmup=0)
+        return calls
+
+    calls = run()
+    turns = [calls[k : k + 4] for k in range(0, len(calls), 4)]
+    assert all(sorted(turn) == list("abcd") for turn in turns)  # each once a turn
+    followed = Counter(itertools.pairwise(calls))
+    # every contender follows every other, none mostly the same one (12 pairs, 479 steps)
+    others = {(x, y): count for (x, y), count in followed.items() if x != y}
+    assert len(others) == 12
+    assert max(others.values()) < 2 * min(others.values())
+    assert Counter(turn[0] for turn in turns)["a"] < 60  # the first listed is not always first
+    assert run() == calls  # seeded: the same orders in every run
 
 
 class TestJpegFolder:
