@@ -204,13 +204,10 @@ def _row_by_row(
     kept: list[tuple[float, float, float, float]] = []
     for window, tile in zip(windows, tiles, strict=True):
         height, width = tile.image.shape[:2]
+        if not all_inside(tile.boxes, width, height):
+            return None
         _, _, kx, ky, _, _, bx, by, _, _, left, top, _, _, right, bottom, _, _ = window.row
         for x0, y0, x1, y1 in tile.boxes.tolist():
-            if not (
-                0.0 <= x0 < width and 0.0 <= y0 < height and x0 <= x1 and y0 <= y1
-                and 0.0 < x1 <= width and 0.0 < y1 <= height
-            ):  # fmt: skip
-                return None  # all_inside's rule
             a, b, c, d = x0 * kx + bx, y0 * ky + by, x1 * kx + bx, y1 * ky + by
             a = right if a > right else left if a < left else a
             b = bottom if b > bottom else top if b < top else b
