@@ -206,7 +206,8 @@ def _row_by_row(
         height, width = tile.image.shape[:2]
         if not all_inside(tile.boxes, width, height):
             return None
-        _, _, kx, ky, _, _, bx, by, _, _, left, top, _, _, right, bottom, _, _ = window.row
+        kx, ky, (bx, by) = window.kx, window.ky, window.row[6:8]  # x -> kx * x + bx
+        left, top, right, bottom = window.dx0, window.dy0, window.dx1, window.dy1
         for x0, y0, x1, y1 in tile.boxes.tolist():
             a, b, c, d = x0 * kx + bx, y0 * ky + by, x1 * kx + bx, y1 * ky + by
             a = right if a > right else left if a < left else a
