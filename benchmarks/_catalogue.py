@@ -86,6 +86,7 @@ E2E_PIPELINES: dict[str, str] = {
     "fused": "rankaug: Mosaic+MosaicAffine, HSV, flip",
     "fused_cached": "rankaug fused + CachedDataset",
     "floor": "floor: the pixel work alone",
+    "floor_cached": "floor: the pixel work alone, cached reads",
 }
 """The end-to-end contenders, built by ``benchmarks._pipelines.build``."""
 E2E_FIRST = ("ultralytics", "ultralytics_ram", "rankaug_cached", "fused_cached")

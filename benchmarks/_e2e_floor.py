@@ -15,13 +15,20 @@ planes, as ``collate_detection`` writes them). No keys (one
 ``random.Random``), no checks, no targets, no record. A batch is one ``(B, 3, S, S)``
 uint8 tensor, in shared memory inside a worker as ``default_collate`` makes it.
 
+With ``cache_dir`` the floor reads its images as ``rankaug cached`` does: each image (decoded
+the same way) is stored once, at construction, in a ``rankaug.CachedDataset`` there, and
+every tile is then read back from that cache (a file mapped per read) rather than from a
+list in memory; the pixel work is the same.
+
 This is benchmark code, never imported by rankaug.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 import cv2
@@ -30,9 +37,10 @@ import torch
 from torch.utils.data import Dataset, get_worker_info
 
 from benchmarks._same_work import FloorWork
+from rankaug import CachedDataset
 from rankaug.mosaic.paint import resize_into
 
-__all__ = ["FLOOR_WORK", "FloorDataset", "collate_floor"]
+__all__ = ["CACHED_FLOOR_WORK", "FLOOR_WORK", "FloorDataset", "collate_floor"]
 
 FILL = 114
 FLOOR_WORK = FloorWork(
@@ -45,6 +53,10 @@ FLOOR_WORK = FloorWork(
     "flip and layout in the collate's one copy",
 )
 """What the floor does, for the same-work table."""
+CACHED_FLOOR_WORK = dataclasses.replace(
+    FLOOR_WORK, via=FLOOR_WORK.via.replace("the e2e floor:", "the e2e floor, cached reads:")
+)
+"""What the floor with cached reads does (the same pixel work, read from the cache)."""
 
 
 def _load(path: Path, side: int) -> np.ndarray:
@@ -59,6 +71,22 @@ def _load(path: Path, side: int) -> np.ndarray:
     return image
 
 
+class _Decoded(Dataset[np.ndarray]):
+    """``decoded[i]``: image ``i`` as the floor decodes it (what its cache stores)."""
+
+    def __init__(self, paths: Sequence[Path], side: int) -> None:
+        self.paths, self.side = list(paths), side
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        return _load(self.paths[i], self.side)
+
+    def source_files(self) -> list[Path]:  # what CachedDataset fingerprints
+        return self.paths
+
+
 class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
     """``floor[i] -> (image, flipped)``: the YOLO recipe's pixel work on in-memory images.
 
@@ -66,13 +94,23 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
         root: A YOLO folder (``root/images/*.jpg``).
         side: The output side; images are decoded with their long side ``side``.
         seed: Seed of the one ``random.Random``.
+        cache_dir: Read the images from a ``CachedDataset`` in this directory (filled
+            here, at construction) instead of from memory.
     """
 
-    def __init__(self, root: Path, side: int, seed: int = 0) -> None:
+    def __init__(self, root: Path, side: int, seed: int = 0, cache_dir: Path | None = None) -> None:
         paths = sorted((root / "images").glob("*.jpg"))
-        self.images = [_load(p, side) for p in paths]
+        self.images: Sequence[np.ndarray] | CachedDataset[np.ndarray]
+        if cache_dir is None:
+            self.images = [_load(p, side) for p in paths]
+            self.work = FLOOR_WORK
+        else:
+            cached: CachedDataset[np.ndarray] = CachedDataset(_Decoded(paths, side), cache_dir)
+            for i in range(len(cached)):
+                cached[i]  # stored now: every later read comes from the cache
+            self.images = cached
+            self.work = CACHED_FLOOR_WORK
         self.side = side
-        self.work = FLOOR_WORK
         self.rng = random.Random(seed)
         self._x = np.arange(256, dtype=np.float64)
         self._hsv = np.empty((0, 0, 3), np.uint8)  # the HSV image, kept (made at first use)

@@ -18,7 +18,8 @@ flip with p=0.5 -> a batch of ``(B, 3, H, W)`` uint8 tensors, from the same YOLO
 * rankaug fused: ``MosaicDataset(..., affine=rankaug.MosaicAffine(..., flip=0.5),
   color=rankaug.HSVJitter(0.015, 0.7, 0.4))``: the mosaic, YOLO's affine and the flip in
   one resampling, the HSV jitter in place on the output, no albumentations step;
-* the floor (``benchmarks._e2e_floor``): the pixel work alone.
+* the floor (``benchmarks._e2e_floor``): the pixel work alone, its images in memory or
+  (``floor_cached``) read from a ``CachedDataset`` as rankaug cached reads them.
 
 :func:`build` makes one by name (``benchmarks._catalogue.E2E_PIPELINES``). Used by the
 end-to-end section and by the memory section's rank processes
@@ -53,8 +54,8 @@ __all__ = [
     "ultralytics_classes",
 ]
 
-CACHED = ("rankaug_cached", "fused_cached")
-"""The rankaug pipelines that read through ``CachedDataset`` (a cache directory)."""
+CACHED = ("rankaug_cached", "fused_cached", "floor_cached")
+"""The pipelines that read through ``CachedDataset`` (a cache directory)."""
 FILL = 114
 """YOLO's grey, for the affine's border too."""
 
@@ -150,7 +151,7 @@ def build(
         name: A key of ``benchmarks._catalogue.E2E_PIPELINES``.
         root: The YOLO folder (``root/images``, ``root/labels``).
         side: The output side (and ultralytics' ``imgsz``, rankaug's ``image_size``).
-        cache_dir: The ``CachedDataset`` directory of the cached rankaug pipelines.
+        cache_dir: The ``CachedDataset`` directory of the cached pipelines (``CACHED``).
         batch_size: ultralytics' ``batch_size`` (the size of its mosaic buffer).
         seed: rankaug's seed.
         rank: rankaug's rank (``None``: resolved from the process).
@@ -167,6 +168,10 @@ def build(
         return _ultralytics(root, side, "ram", batch_size)
     if name == "floor":
         return Pipeline(name, FloorDataset(root, side, seed), collate_floor)
+    if name == "floor_cached":
+        if cache_dir is None:
+            raise ValueError(f"pipeline {name!r} needs a cache directory")
+        return Pipeline(name, FloorDataset(root, side, seed, cache_dir), collate_floor)
     if name not in E2E_PIPELINES:
         raise KeyError(f"unknown pipeline {name!r}; known: {', '.join(E2E_PIPELINES)}")
     return _rankaug(name, root, side, cache_dir, seed, rank)

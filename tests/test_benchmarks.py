@@ -75,6 +75,7 @@ EXPECTED_ROWS = {
             "fused",
             "fused_cached",
             "floor",
+            "floor_cached",
         )
         for w in (0, 2)
     ),
@@ -323,13 +324,14 @@ def test_e2e_runs_rankaug_on_the_jpeg_folder(quick_run: tuple[dict[str, Any], st
     assert first["median"] == pytest.approx(8 / (first["build_s_median"] + first["epoch_s_median"]))
     split = report["diagnostics"]["e2e_split_ms"]
     rankaug_rows = {"rankaug", "rankaug_cached", "fused", "fused_cached"}
-    assert set(split) == rankaug_rows | {"floor"}  # ultralytics is not installed here
+    floors = {"floor", "floor_cached"}
+    assert set(split) == rankaug_rows | floors  # ultralytics is not installed here
     for parts in split.values():
         assert set(parts) == {"total", "decode", "resize", "warp", "colour", "collate"}
     cached = {name for name in rankaug_rows if name.endswith("_cached")}
     assert all(split[name]["decode"] == 0 for name in cached)  # later epochs: the full cache
     assert all(split[name]["decode"] > 0 for name in rankaug_rows - cached)  # a JPEG per tile
-    assert split["floor"]["decode"] == 0  # decoded into memory when built
+    assert all(split[name]["decode"] == 0 for name in floors)  # decoded when built
     later = rows["e2e/rankaug_cached_0w"]
     assert later["per_cpu_second_median"] > 0
     assert "/CPU-s; got " in later["note"]
@@ -500,15 +502,20 @@ def test_end_to_end_goals_against_ultralytics_note_the_floors_own_ratio() -> Non
     racing = [g for g in _goal_table.GOALS if g.id in ("e2e_ram", "e2e_default")]
     assert len(racing) == 2
     for goal in racing:
-        assert ("the floor itself", "e2e/floor_0w", goal.rows[1]) in goal.compare, goal.id
+        assert ("the floor with cached reads itself", "e2e/floor_cached_0w",
+                goal.rows[1]) in goal.compare, goal.id  # fmt: skip
+        assert ("from memory", "e2e/floor_0w", goal.rows[1]) in goal.compare, goal.id
     report = _report.Report(meta={})
     for row_id, rate in (("e2e/fused_cached_0w", 3.0), ("e2e/ultralytics_ram_0w", 2.0),
-                         ("e2e/floor_0w", 4.0)):  # fmt: skip
+                         ("e2e/floor_cached_0w", 4.0), ("e2e/floor_0w", 5.0)):  # fmt: skip
         extra = {"per_cpu_second": [rate, rate]}
         report.add(_report.Row(row_id, row_id, "samples/s", "higher", [rate, rate], extra=extra))
     result = racing[0].evaluate(report)
     assert result["measured"] == pytest.approx(1.5)
-    assert "the floor itself 2.00x" in result["note"]
+    assert "the floor with cached reads itself 2.00x; from memory 2.50x" in result["note"]
+    floor = next(g for g in _goal_table.GOALS if g.id == "e2e_floor").evaluate(report)
+    assert floor["measured"] == pytest.approx(0.75)  # against the floor with rankaug's reads
+    assert "the floor from memory 0.60x" in floor["note"]
 
 
 def _report_of(**values: list[float]) -> _report.Report:
@@ -723,6 +730,37 @@ class TestJpegFolder:
     def test_doctests(self) -> None:
         results = doctest.testmod(_jpegs)
         assert (results.attempted > 0, results.failed) == (True, 0)
+
+
+class TestFloorDataset:
+    def test_cached_reads_give_the_same_batches_from_the_cache_files(self, tmp_path: Path) -> None:
+        import numpy as np
+
+        from benchmarks._e2e_floor import CACHED_FLOOR_WORK, FLOOR_WORK, FloorDataset
+        from benchmarks._e2e_floor import collate_floor as collate
+        from rankaug import CachedDataset
+
+        root = _jpegs.jpeg_folder(6, 48, data="synthetic", data_dir=tmp_path, seed=1).root
+        memory = FloorDataset(root, 48, seed=2)
+        cached = FloorDataset(root, 48, seed=2, cache_dir=tmp_path / "cache")
+        floors = (memory, cached)
+        assert isinstance(cached.images, CachedDataset)  # every tile read from the cache
+        assert len(cached.images) == len(memory.images) == 6
+        images = [memory.images[i] for i in range(6)]
+        pixels = sum(image.nbytes for image in images)
+        assert cached.images.stored_bytes() >= pixels  # every image stored when built
+        for i, image in enumerate(images):
+            np.testing.assert_array_equal(cached.images[i], image)  # decoded alike
+        for start in (0, 3):
+            batch = [memory[i] for i in range(start, start + 3)]
+            again = [cached[i] for i in range(start, start + 3)]
+            assert [f for _, f in again] == [f for _, f in batch]
+            assert bool((collate(again) == collate(batch)).all())  # the same pixel work
+        assert (cached.work, memory.work) == (CACHED_FLOOR_WORK, FLOOR_WORK)
+        assert "cached reads" in cached.work.via
+        assert "cached" not in memory.work.via
+        values = [{a: w.value for a, w in _same_work.describe(f.work).items()} for f in floors]
+        assert values[0] == values[1]  # the same work, said to be done another way
 
 
 class TestMemory:
