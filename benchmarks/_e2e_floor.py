@@ -88,7 +88,7 @@ class _Decoded(Dataset[np.ndarray]):
 
 
 class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
-    """``floor[i] -> (image, flipped)``: the YOLO recipe's pixel work on in-memory images.
+    """``floor[i] -> (image, flipped)``: the YOLO recipe's pixel work on decoded images.
 
     Args:
         root: A YOLO folder (``root/images/*.jpg``).
