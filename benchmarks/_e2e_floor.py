@@ -83,6 +83,9 @@ class _Decoded(Dataset[np.ndarray]):
     def __getitem__(self, i: int) -> np.ndarray:
         return _load(self.paths[i], self.side)
 
+    def __repr__(self) -> str:  # the setting CachedDataset fingerprints with the files
+        return f"_Decoded(side={self.side})"
+
     def source_files(self) -> list[Path]:  # what CachedDataset fingerprints
         return self.paths
 

@@ -761,6 +761,10 @@ class TestFloorDataset:
         assert "cached" not in memory.work.via
         values = [{a: w.value for a, w in _same_work.describe(f.work).items()} for f in floors]
         assert values[0] == values[1]  # the same work, said to be done another way
+        other = FloorDataset(root, 40, seed=2, cache_dir=tmp_path / "cache")  # same directory
+        assert isinstance(other.images, CachedDataset)
+        assert other.images.path != cached.images.path  # another side: never the stale images
+        assert other.images[0].shape[:2] != cached.images[0].shape[:2]
 
 
 class TestMemory:
