@@ -44,6 +44,7 @@ import numpy as np
 
 from rankaug import checks
 from rankaug._multi.pairs import Part
+from rankaug.boxes import FEW_BOXES
 from rankaug.mix._around import cut
 from rankaug.mix.base import Combined, PairDataset, PairPlan
 from rankaug.params import FILTERS
@@ -111,18 +112,61 @@ def uncovered(boxes: np.ndarray, rect: Rect) -> tuple[np.ndarray, np.ndarray]:
     tight = boxes.copy()
     rows = boxes.tolist()
     for row in hit:  # usually few: the boxes the rectangle reaches
-        x0, y0, x1, y1 = rows[row]
-        if ry0 <= y0 and ry1 >= y1:  # across the box's full height: it may narrow
-            if rx0 <= x0 < rx1:
-                tight[row, 0] = min(rx1, x1)
-            if rx0 < x1 <= rx1:
-                tight[row, 2] = max(rx0, x0)
-        if rx0 <= x0 and rx1 >= x1:  # across its full width: it may shrink in height
-            if ry0 <= y0 < ry1:
-                tight[row, 1] = min(ry1, y1)
-            if ry0 < y1 <= ry1:
-                tight[row, 3] = max(ry0, y0)
+        tight[row] = _tightened(rows[row], rect)
     return visible, tight
+
+
+def _tightened(box: list[float], rect: Rect) -> tuple[float, float, float, float]:
+    """The tight box around what a rectangle that reaches ``box`` leaves visible of it."""
+    rx0, ry0, rx1, ry1 = rect
+    x0, y0, x1, y1 = box
+    left, top, right, bottom = box
+    if ry0 <= y0 and ry1 >= y1:  # across the box's full height: it may narrow
+        if rx0 <= x0 < rx1:
+            left = float(min(rx1, x1))
+        if rx0 < x1 <= rx1:
+            right = float(max(rx0, x0))
+    if rx0 <= x0 and rx1 >= x1:  # across its full width: it may shrink in height
+        if ry0 <= y0 < ry1:
+            top = float(min(ry1, y1))
+        if ry0 < y1 <= ry1:
+            bottom = float(max(ry0, y0))
+    return left, top, right, bottom
+
+
+def _candidates(
+    main: np.ndarray, partner: np.ndarray, rect: Rect
+) -> tuple[list[tuple[float, ...]], list[float], list[float]]:
+    """:func:`uncovered` and the partner's clipping, row by row, bit for bit.
+
+    The vectorised path's operations in its order (minimum, maximum, difference,
+    product), on Python floats: for a few boxes this costs far less than the dozen numpy
+    calls it replaces, each of which costs far more than its arithmetic when it runs
+    cold (between the images' copies, in the CutMix race).
+
+    Returns:
+        The candidate boxes (the main's tight, then the partner's clipped), the area
+        each shows and its full box's area.
+    """
+    rx0, ry0, rx1, ry1 = rect
+    boxes: list[tuple[float, ...]] = []
+    shown: list[float] = []
+    full: list[float] = []
+    for box in main.tolist():
+        x0, y0, x1, y1 = box
+        width, height = min(x1, rx1) - max(x0, rx0), min(y1, ry1) - max(y0, ry0)
+        inter = (width if width > 0.0 else 0.0) * (height if height > 0.0 else 0.0)
+        area = (x1 - x0) * (y1 - y0)
+        shown.append(area - inter)
+        full.append(area)
+        boxes.append(_tightened(box, rect) if inter else (x0, y0, x1, y1))
+    for x0, y0, x1, y1 in partner.tolist():
+        a, b = float(min(max(x0, rx0), rx1)), float(min(max(y0, ry0), ry1))
+        c, d = float(min(max(x1, rx0), rx1)), float(min(max(y1, ry0), ry1))
+        boxes.append((a, b, c, d))
+        shown.append((c - a) * (d - b))
+        full.append((x1 - x0) * (y1 - y0))
+    return boxes, shown, full
 
 
 class CutMixDataset(Streamable, PairDataset[T_co]):
@@ -182,15 +226,7 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
         x0, y0, x1, y1 = rect
         inside = (slice(y0, y1), slice(x0, x1))
         image = _assemble(main.image, partner.image, rect)
-        visible, tight = uncovered(main.boxes, rect)
-        clipped = np.minimum(np.maximum(partner.boxes, (x0, y0, x0, y0)), (x1, y1, x1, y1))
-        candidates = np.concatenate((tight, clipped))
-        full = np.concatenate((main.boxes, partner.boxes))
-        full_area = (full[:, 2] - full[:, 0]) * (full[:, 3] - full[:, 1])
-        shown = np.concatenate(
-            (visible, (clipped[:, 2] - clipped[:, 0]) * (clipped[:, 3] - clipped[:, 1]))
-        )
-        kept = self._keep(candidates, shown, full_area)
+        candidates, kept = self._boxes(main.boxes, partner.boxes, rect)
         count = len(main.boxes)
         keep, other = kept[:count], kept[count:]  # views: _cut clears them in kept too
         segments = None
@@ -234,13 +270,50 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
         share = 1.0 - (x1 - x0) * (y1 - y0) / (hw[0] * hw[1])
         return Combined(out, share, {"rect": rect, "ratio": share})
 
+    def _boxes(
+        self, main: np.ndarray, partner: np.ndarray, rect: Rect
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The candidate boxes (the main's tight, the partner's clipped) and which to keep.
+
+        A few boxes go row by row (:func:`_candidates`), the same floats as the
+        vectorised path's.
+        """
+        if len(main) + len(partner) <= FEW_BOXES:
+            return self._row_by_row(main, partner, rect)
+        return self._vectorised(main, partner, rect)
+
+    def _row_by_row(
+        self, main: np.ndarray, partner: np.ndarray, rect: Rect
+    ) -> tuple[np.ndarray, np.ndarray]:
+        rows, shown, full = _candidates(main, partner, rect)
+        keep, together = self._keep, zip(rows, shown, full, strict=True)
+        kept = [keep(c - a, d - b, v, f) for (a, b, c, d), v, f in together]
+        return np.array(rows, np.float64).reshape(-1, 4), np.array(kept, dtype=bool)
+
+    def _vectorised(
+        self, main: np.ndarray, partner: np.ndarray, rect: Rect
+    ) -> tuple[np.ndarray, np.ndarray]:
+        x0, y0, x1, y1 = rect
+        visible, tight = uncovered(main, rect)
+        clipped = np.minimum(np.maximum(partner, (x0, y0, x0, y0)), (x1, y1, x1, y1))
+        candidates = np.concatenate((tight, clipped))
+        full = np.concatenate((main, partner))
+        full_area = (full[:, 2] - full[:, 0]) * (full[:, 3] - full[:, 1])
+        shown = np.concatenate(
+            (visible, (clipped[:, 2] - clipped[:, 0]) * (clipped[:, 3] - clipped[:, 1]))
+        )
+        widths, heights = candidates[:, 2] - candidates[:, 0], candidates[:, 3] - candidates[:, 1]
+        return candidates, self._keep(widths, heights, shown, full_area)
+
     def unmixed(self, main: Part) -> dict[str, Any]:
         """An empty ``rect`` and ``ratio`` 1.0."""
         return {"rect": (0, 0, 0, 0), "ratio": 1.0}
 
-    def _keep(self, boxes: np.ndarray, visible: np.ndarray, full: np.ndarray) -> np.ndarray:
-        """Which boxes to keep: wider and higher than TOLERANCE, then the filters."""
-        widths, heights = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+    def _keep(self, widths: Any, heights: Any, visible: Any, full: Any) -> Any:
+        """Which boxes to keep: wider and higher than TOLERANCE, then the filters.
+
+        Arrays give a mask, one box's floats give a bool (the same rule, row by row).
+        """
         keep = (widths > TOLERANCE) & (heights > TOLERANCE) & (visible > 0.0) & (full > 0.0)
         if self.min_visibility > 0.0:
             keep &= visible >= self.min_visibility * full
@@ -250,7 +323,7 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
             keep &= widths >= self.min_width
         if self.min_height > 0.0:
             keep &= heights >= self.min_height
-        return cast(np.ndarray, keep)
+        return keep
 
 
 def _assemble(main: np.ndarray, partner: np.ndarray, rect: Rect) -> np.ndarray:

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import cv2
 import numpy as np
 import pytest
 import torch
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
@@ -156,6 +157,48 @@ class TestCutMixTargets:
         # (15, 5) lies in the rectangle: the partner's; the others are the main's
         assert out["keypoints"].tolist() == [[2.0, 2.0], [12.0, 15.0], [15.0, 5.0]]
         assert out["kp_owner"].tolist() == [0, 0, 1]
+
+    @settings(max_examples=80)
+    @given(data=st.data(), many=st.booleans())
+    def test_a_few_boxes_go_row_by_row_bit_for_bit(self, data: st.DataObject, many: bool) -> None:
+        # up to 32 boxes in all are tightened, clipped and kept in Python
+        # (CutMixDataset._row_by_row), more with numpy: the same floats, the same boxes kept
+        h, w = data.draw(st.integers(2, 40)), data.draw(st.integers(2, 40))
+        x0, x1 = sorted(data.draw(st.integers(0, w)) for _ in range(2))
+        y0, y1 = sorted(data.draw(st.integers(0, h)) for _ in range(2))
+        # edges on the rectangle's and the image's, and anywhere between
+        xs = st.sampled_from([0.0, x0, x1, w]) | st.floats(0.0, w)
+        ys = st.sampled_from([0.0, y0, y1, h]) | st.floats(0.0, h)
+
+        def boxes() -> np.ndarray:
+            corners = data.draw(st.lists(st.tuples(xs, ys, xs, ys), max_size=8))
+            found = np.array(corners, np.float64).reshape(-1, 4)
+            found[:, [0, 2]] = np.sort(found[:, [0, 2]], axis=1)
+            found[:, [1, 3]] = np.sort(found[:, [1, 3]], axis=1)
+            return np.tile(found, (40, 1)) if many else found
+
+        main, partner = boxes(), boxes()
+        thresholds = st.sampled_from([0.0, 0.0, 0.5, 2.0]) | st.floats(0.0, 4.0)
+        targets = Targets(**{name: data.draw(thresholds) for name in
+                             ("min_area", "min_width", "min_height")},
+                          min_visibility=data.draw(st.sampled_from([0.0, 0.3, 1.0])))  # fmt: skip
+        cutmix = CutMixDataset(flat_dataset(2), seed=0, targets=targets)
+        rect = (x0, y0, x1, y1)
+        rows = cutmix._row_by_row(main, partner, rect)
+        vectorised = cutmix._vectorised(main, partner, rect)
+        for found, expected in zip(rows, vectorised, strict=True):
+            assert (found.dtype, found.shape) == (expected.dtype, expected.shape)
+            np.testing.assert_array_equal(found, expected)
+        taken: list[object] = []
+
+        def spy(*args: Any) -> Any:
+            taken.append(args)
+            return rows
+
+        with mock.patch.object(CutMixDataset, "_row_by_row", side_effect=spy, autospec=True):
+            cutmix._boxes(main, partner, rect)
+        assert len(taken) == (len(main) + len(partner) <= 32)
+        assert len(taken) == (not many or len(main) + len(partner) == 0)
 
 
 Polygon = list[tuple[float, float]]
