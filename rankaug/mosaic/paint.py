@@ -21,7 +21,7 @@ from rankaug.mosaic.layout import Layout, Rect, Window
 
 __all__ = [
     "canvas", "fill", "mirror", "paint_image", "paint_warp", "paint_window", "resize_into",
-    "warp_tile",
+    "staged", "warp_tile",
 ]  # fmt: skip
 
 # warpAffine has neither INTER_NEAREST_EXACT nor INTER_AREA; with the half-pixel shift
@@ -46,6 +46,24 @@ def _resizes_by_warp(version: str) -> bool:
 
 
 _RESIZE_BY_WARP: Final = _resizes_by_warp(cv2.__version__)
+
+
+def staged(crop: np.ndarray) -> np.ndarray:
+    """A contiguous copy of ``crop``, for ``cv2.warpAffine`` to read instead of the tile.
+
+    warpAffine reads its source in small blocks, an access pattern the processor's
+    prefetcher does not follow: from memory that is not in cache (a mapped cache file,
+    a large dataset in memory, a tile decoded before the others) every block waits on
+    memory. One sequential copy streams the crop into cache first, and the warp then
+    reads it there: the same pixels, in about two thirds of the time where the tiles
+    are not in cache (see the speed page's notes), a little more where they already are.
+
+    >>> tile = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)
+    >>> copy = staged(tile[:, 1:3])
+    >>> copy.flags.c_contiguous, np.shares_memory(copy, tile), bool((copy == tile[:, 1:3]).all())
+    (True, False, True)
+    """
+    return crop.copy()
 
 
 def canvas(like: np.ndarray, hw: tuple[int, int]) -> np.ndarray:
@@ -102,8 +120,9 @@ def resize_into(crop: np.ndarray, target: np.ndarray, interpolation: int) -> Non
     The map is ``cv2.resize``'s: output pixel ``x`` reads source ``(x + 0.5) * s - 0.5``,
     ``s`` = source / output size, the crop's edges replicated. From OpenCV 5.1 (see
     :data:`_RESIZE_BY_WARP`) an ``HxWx3`` uint8 crop under ``INTER_LINEAR`` goes through
-    ``cv2.warpAffine`` with that map as its inverse; OpenCV resolves the position to a
-    fraction of a pixel there, so a pixel may differ from resize's by a level.
+    ``cv2.warpAffine`` with that map as its inverse, reading a :func:`staged` copy of
+    the crop; OpenCV resolves the position to a fraction of a pixel there, so a pixel may
+    differ from resize's by a level.
 
     >>> out = np.zeros((2, 6, 3), np.uint8)
     >>> resize_into(np.full((4, 4, 3), 9, np.uint8), out[:, 1:5], cv2.INTER_LINEAR)
@@ -121,7 +140,8 @@ def resize_into(crop: np.ndarray, target: np.ndarray, interpolation: int) -> Non
         sx, sy = shape[1] / cols, shape[0] / rows
         inverse = np.array([[sx, 0.0, 0.5 * sx - 0.5], [0.0, sy, 0.5 * sy - 0.5]])
         flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
-        made = cv2.warpAffine(crop, inverse, (cols, rows), target, flags, cv2.BORDER_REPLICATE)
+        source = staged(crop)
+        made = cv2.warpAffine(source, inverse, (cols, rows), target, flags, cv2.BORDER_REPLICATE)
     else:
         made = cv2.resize(crop, (cols, rows), target, 0.0, 0.0, interpolation)
     if made is not target:  # OpenCV could not write in place (e.g. HxWx1)
@@ -165,6 +185,8 @@ def warp_tile(
 ) -> None:
     """Warp the tile's crop into its region of ``out``, writing only the pixels it owns.
 
+    The warp reads a :func:`staged` copy of the crop.
+
     Args:
         out: The output (image or mask), ``HxW`` or ``HxWxC``.
         source: The tile's image or mask.
@@ -178,7 +200,7 @@ def warp_tile(
     owned = owners[y0:y1, x0:x1] == tile.label
     target = out[y0:y1, x0:x1]
     cy0, cy1, cx0, cx1 = tile.crop
-    crop = source[cy0:cy1, cx0:cx1]
+    crop = staged(source[cy0:cy1, cx0:cx1])
     flags = _WARP_FLAGS.get(interpolation, interpolation) | cv2.WARP_INVERSE_MAP
     size = (x1 - x0, y1 - y0)
     if crop.dtype.name in _WARPABLE:

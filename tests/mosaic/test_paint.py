@@ -11,7 +11,15 @@ from hypothesis import strategies as st
 from rankaug.mosaic import paint
 from rankaug.mosaic.fused import TileWarp
 from rankaug.mosaic.layout import Window, grid_layout
-from rankaug.mosaic.paint import canvas, fill, paint_image, paint_window, resize_into, warp_tile
+from rankaug.mosaic.paint import (
+    canvas,
+    fill,
+    paint_image,
+    paint_window,
+    resize_into,
+    staged,
+    warp_tile,
+)
 from rankaug.mosaic.plan import Plan
 from tests.mosaic.test_config import build
 
@@ -58,6 +66,37 @@ def _smooth(seed: int, h: int, w: int) -> np.ndarray:
     coarse = rng.integers(0, 256, (4, 5, 3), dtype=np.uint8)
     smooth = cv2.resize(coarse, (w, h), interpolation=cv2.INTER_CUBIC).astype(np.int64)
     return np.clip(smooth + rng.integers(-30, 31, smooth.shape), 0, 255).astype(np.uint8)
+
+
+def _warp_sources(monkeypatch: pytest.MonkeyPatch) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Record what cv2.warpAffine reads, and what it would have made from a view of the tile."""
+    seen: list[tuple[np.ndarray, np.ndarray]] = []
+    real = cv2.warpAffine
+
+    def spy(src: np.ndarray, *args: Any, **kwargs: Any) -> Any:
+        seen.append((src, src.copy()))
+        return real(src, *args, **kwargs)
+
+    monkeypatch.setattr(cv2, "warpAffine", spy)
+    return seen
+
+
+class TestStaged:
+    @given(h=st.integers(1, 30), w=st.integers(1, 30), channels=st.sampled_from([None, 1, 3, 6]),
+           rows=st.tuples(st.integers(0, 29), st.integers(1, 30)),
+           cols=st.tuples(st.integers(0, 29), st.integers(1, 30)))  # fmt: skip
+    def test_a_private_contiguous_copy_of_the_same_pixels(
+        self, h: int, w: int, channels: int | None, rows: tuple[int, int],
+        cols: tuple[int, int],
+    ) -> None:  # fmt: skip
+        shape = (h, w) if channels is None else (h, w, channels)
+        tile = np.random.default_rng(h * 31 + w).integers(0, 256, shape, dtype=np.uint8)
+        crop = tile[min(rows) : max(rows), min(cols) : max(cols)]
+        copy = staged(crop)
+        assert copy.flags.c_contiguous
+        assert not np.shares_memory(copy, tile)
+        assert (copy.shape, copy.dtype) == (crop.shape, crop.dtype)
+        assert np.array_equal(copy, crop)
 
 
 class TestResizeInto:
@@ -128,6 +167,25 @@ class TestResizeInto:
         assert calls == ["warp" if warped else "resize"]
         assert (out[2:17, 1:12] == 1).all()
 
+    def test_the_warp_reads_a_staged_copy_and_paints_the_same_pixels(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        tile = _smooth(3, 40, 50)
+        monkeypatch.setattr(paint, "_RESIZE_BY_WARP", True)
+        direct = np.zeros((30, 30, 3), np.uint8)
+        sx, sy = 35 / 23, 28 / 19
+        inverse = np.array([[sx, 0.0, 0.5 * sx - 0.5], [0.0, sy, 0.5 * sy - 0.5]])
+        cv2.warpAffine(tile[5:33, 10:45], inverse, (23, 19), direct[4:23, 3:26],
+                       cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, cv2.BORDER_REPLICATE)  # fmt: skip
+        seen = _warp_sources(monkeypatch)
+        out = np.zeros((30, 30, 3), np.uint8)
+        resize_into(tile[5:33, 10:45], out[4:23, 3:26], cv2.INTER_LINEAR)
+        ((source, read),) = seen
+        assert source.flags.c_contiguous
+        assert not np.shares_memory(source, tile)
+        assert np.array_equal(read, tile[5:33, 10:45])
+        assert np.array_equal(out, direct)
+
 
 class TestPaintImage:
     @given(main_cell=st.integers(0, 3), fx=st.floats(0.0, 0.99), fy=st.floats(0.0, 0.99),
@@ -164,3 +222,20 @@ class TestWarpTile:
         inside[y0:y1, x0:x1] = True
         assert (written == ((owners == 2) & inside)).all()
         assert set(np.unique(out).tolist()) == {0, 5}
+
+    def test_the_warp_reads_a_staged_copy(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        turn = ((0.9, 0.3, 4.0), (-0.3, 0.9, 9.0))
+        tile = TileWarp(2, (12, 16), (0, 0, 16, 12), (16, 12, 0, 0), turn, (30, 30))
+        owners = np.full((30, 30), 2, np.uint8)
+        image = _smooth(5, 12, 16)
+        expected = np.zeros((30, 30, 3), np.uint8)
+        warp_tile(expected, image.copy(), tile, owners, cv2.INTER_LINEAR)
+        seen = _warp_sources(monkeypatch)
+        out = np.zeros((30, 30, 3), np.uint8)
+        warp_tile(out, image, tile, owners, cv2.INTER_LINEAR)
+        ((source, read),) = seen
+        assert source.flags.c_contiguous
+        assert not np.shares_memory(source, image)
+        cy0, cy1, cx0, cx1 = tile.crop
+        assert np.array_equal(read, image[cy0:cy1, cx0:cx1])
+        assert np.array_equal(out, expected)
