@@ -7,9 +7,9 @@ resampled once, straight into the output (``rankaug.mosaic.paint.resize_into``,
 ``cv2.resize``'s map by the faster of ``cv2.resize`` and ``cv2.warpAffine`` for the
 OpenCV version, as ``MosaicDataset`` paints); HSV with
 ultralytics' gains between two in-place colour conversions, by the fastest primitives
-known here (one diagonal ``cv2.transform`` for saturation and value into a kept image, a
-``cv2.LUT`` on its hue plane copied out into a kept plane and back: ``HSVJitter``'s,
-without its exactness probe); the horizontal flip and
+known here (split into kept planes, the hue shifted with wrap-round in whole numbers,
+one ``cv2.convertScaleAbs`` each for saturation and value, merged into a kept image:
+``HSVJitter``'s, without its exactness probes); the horizontal flip and
 the channels-first layout in the collate's one copy (``cv2.split`` into the batch's
 planes, as ``collate_detection`` writes them). No keys (one
 ``random.Random``), no checks, no targets, no record. A batch is one ``(B, 3, S, S)``
@@ -43,14 +43,15 @@ from rankaug.mosaic.paint import resize_into
 __all__ = ["CACHED_FLOOR_WORK", "FLOOR_WORK", "FloorDataset", "collate_floor"]
 
 FILL = 114
+_DOWN = -0.5 + 2.0**-14  # round(k * x + _DOWN): k * x rounded down, as the tables
 FLOOR_WORK = FloorWork(
     grid=(2, 2),
     scale=0.5,
     translate=0.1,
     hsv=(0.015, 0.7, 0.4),
     flip=0.5,
-    via="the e2e floor: one resampling per visible tile region, HSV by transform + hue LUT, "
-    "flip and layout in the collate's one copy",
+    via="the e2e floor: one resampling per visible tile region, HSV by planes (hue shift, "
+    "two scales), flip and layout in the collate's one copy",
 )
 """What the floor does, for the same-work table."""
 CACHED_FLOOR_WORK = dataclasses.replace(
@@ -115,9 +116,8 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
             self.work = CACHED_FLOOR_WORK
         self.side = side
         self.rng = random.Random(seed)
-        self._x = np.arange(256, dtype=np.float64)
         self._hsv = np.empty((0, 0, 3), np.uint8)  # the HSV image, kept (made at first use)
-        self._plane = np.empty((0, 0), np.uint8)  # and its hue plane
+        self._planes: list[np.ndarray] = []  # and its planes, before and after the tables
 
     def __len__(self) -> int:
         return len(self.images)
@@ -153,19 +153,28 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
                 continue
             resize_into(image[b0:b1, a0:a1], out[v0:v1, u0:u1], cv2.INTER_LINEAR)
         g = [rng.uniform(-1, 1) * gain for gain in FLOOR_WORK.hsv or (0.0, 0.0, 0.0)]
-        hue = ((self._x + g[0] * 180) % 180).astype(np.uint8)  # ultralytics' tables
-        matrix = np.zeros((3, 4), np.float32)
-        matrix[0, 0], matrix[1, 1], matrix[2, 2] = 1.0, g[1] + 1, g[2] + 1
-        if self._hsv.shape != out.shape:  # kept: whole-image steps in place take a temporary
-            self._hsv, self._plane = np.empty_like(out), np.empty(out.shape[:2], np.uint8)
-        hsv, plane = self._hsv, self._plane
-        cv2.cvtColor(out, cv2.COLOR_BGR2HSV, dst=out)
-        cv2.transform(out, matrix, dst=hsv)
-        cv2.mixChannels([hsv], [plane], [0, 0])  # the hue plane out, and back
-        cv2.LUT(plane, hue, dst=plane)
-        cv2.mixChannels([plane], [hsv], [0, 0])
-        cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR, dst=out)
+        self.colour(out, g)
         return out, rng.random() < work.flip
+
+    def colour(self, out: np.ndarray, gains: Sequence[float]) -> None:
+        """Apply ultralytics' HSV with drawn ``gains`` (hue, saturation, value) to ``out``."""
+        shift = math.floor(gains[0] * 180) % 180  # ultralytics' hue table, (x + n) % 180
+        turn = 180 - shift
+        if self._hsv.shape != out.shape:  # kept: fresh pages per sample cost more
+            self._hsv = np.empty_like(out)
+            self._planes = [np.empty(out.shape[:2], np.uint8) for _ in range(8)]
+        hsv, (h0, s0, v0, hue, sat, val, low, where) = self._hsv, self._planes
+        cv2.cvtColor(out, cv2.COLOR_BGR2HSV, dst=out)
+        cv2.split(out, [h0, s0, v0])
+        if shift:  # h + n where h < 180 - n, h - (180 - n) elsewhere
+            cv2.add(h0, shift, dst=hue)
+            cv2.subtract(h0, turn, dst=low)  # type: ignore[call-overload]
+            cv2.compare(h0, turn, cv2.CMP_GE, dst=where)  # type: ignore[call-overload]
+            cv2.copyTo(low, where, hue)
+        cv2.convertScaleAbs(s0, sat, gains[1] + 1, _DOWN)  # x * k rounded down
+        cv2.convertScaleAbs(v0, val, gains[2] + 1, _DOWN)
+        cv2.merge([hue if shift else h0, sat, val], dst=hsv)
+        cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR, dst=out)
 
 
 def collate_floor(batch: list[tuple[np.ndarray, bool]]) -> torch.Tensor:

@@ -122,8 +122,8 @@ GOALS: tuple[Goal, ...] = (
           ("flip", "mix/rankaug_copypaste_flip_polygons", "mix/ultralytics_copypaste_flip"))),
     Goal("hsv_ultralytics", "ratio", ("color/rankaug_hsv", "color/ultralytics_hsv"), ">=", 1.2,
          "HSVJitter / ultralytics RandomHSV, same image and gains",
-         "both pay the two cvtColor; rankaug's saving is the tables (one cv2.transform for s "
-         "and v, a hue-plane LUT): see the cv2 split of the e2e section"),
+         "both pay the two cvtColor; rankaug's saving is the tables (split planes: the hue "
+         "shifted in whole numbers, s and v by convertScaleAbs): see the e2e cv2 split"),
     Goal("stream_wrapper", "ratio", ("stream/wds_wrapper", "stream/wds_map"), ">=", 0.97,
          "RandomAugmentWrapper(webdataset) / bare .map(albumentations), 2 workers",
          "the streaming wrapper's path per sample (pass, window, key, adapter): profile "

@@ -91,8 +91,8 @@ def hsv_gains(hgain: float, sgain: float, vgain: float) -> str:
 def _hsv_jitter(jitter: Any, where: str) -> Setting:
     return Setting(
         hsv_gains(jitter.hgain, jitter.sgain, jitter.vgain),
-        f"rankaug.HSVJitter({where}): cvtColor into the output, one cv2.transform (s, v) "
-        "into a kept image, a hue-plane LUT (mixChannels out and back), cvtColor back",
+        f"rankaug.HSVJitter({where}): cvtColor into the output, split into kept planes, "
+        "the hue shifted in whole numbers, s and v by convertScaleAbs, merged, cvtColor back",
     )
 
 
@@ -237,7 +237,7 @@ def _floor(floor: FloorWork) -> Work:
     if floor.scale is not None:
         work["affine"] = Setting(_affine((1 - floor.scale, 1 + floor.scale), floor.translate, 0, 0))
     if floor.hsv is not None:
-        work["hsv"] = Setting(hsv_gains(*floor.hsv), "cv2.transform (s, v) + hue-plane LUT")
+        work["hsv"] = Setting(hsv_gains(*floor.hsv), "planes: hue shift + convertScaleAbs (s, v)")
     return work
 
 

@@ -20,14 +20,15 @@ the same picture in BGR, channel for channel. ``channel_order="bgr"`` is for BGR
 images. Only ``HxWx3`` uint8 images are taken (``RandomHSV`` leaves other channel counts
 alone and has no path for other dtypes): anything else is refused with a clear error.
 
-**Speed, bit for bit.** The image is converted into the output, mapped into an image
-each thread keeps and converted back into the output; the saturation and value tables
-are one per-channel ``cv2.transform`` (``x * k + b``, one pass over the three channels,
-three to five times cheaper than a 3-channel ``cv2.LUT`` on the machines measured) when
-a 256-value probe shows that it gives exactly the two tables for this draw, else a
-3-channel ``cv2.LUT``; the hue table is a ``cv2.LUT`` on the hue plane alone (copied out
-into a plane each thread keeps, looked up, copied back), skipped when it is the identity
-(a hue shift under one step). Every path gives exactly the tables above.
+**Speed, bit for bit.** The image is converted into the output, split into three planes
+each thread keeps, each changed plane mapped into a second kept plane by its cheapest
+exact step, merged into a kept image and converted back into the output. The hue is a
+shift with wrap-round, ``(h + n) % 180``, in whole numbers (four vectorised passes, a
+third of a ``cv2.LUT`` here) whenever its table is one (skipped when it is the identity,
+a shift under one step); saturation and value are one ``cv2.convertScaleAbs`` each
+(``x * k + b`` in float32) when a 256-value probe shows that it gives exactly the table
+for this draw. Otherwise that plane is looked up in its table. Every path gives exactly
+the tables above.
 """
 
 from __future__ import annotations
@@ -52,13 +53,11 @@ _CODES: Final = {
 _X: Final = np.arange(256, dtype=np.float64)
 _X32: Final = _X.astype(np.float32)
 _IDENTITY: Final = np.arange(256, dtype=np.uint8)
-_PROBE: Final = np.repeat(_IDENTITY[:, None, None], 3, axis=2)  # 256 x 1 x 3, x in each channel
+_ROW: Final = _IDENTITY.reshape(1, 256)  # one row: convertScaleAbs' vectorised loop
+_COLUMN: Final = np.repeat(_IDENTITY[:, None], 2, axis=1)[:, :1]  # 256 rows: its scalar loop
+_SHIFTS: Final = ((_IDENTITY[None, :180] + np.arange(180)[:, None]) % 180).astype(np.uint8)
 _DOWN: Final = -0.5 + 2.0**-14  # round(k * x + _DOWN): k * x rounded down
 _SCRATCH: Final = threading.local()  # see _kept
-_HUE: Final = [0, 0]  # mixChannels' pair: channel 0 to channel 0
-_DIAGONAL: Final = np.array(
-    [[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 0.0, _DOWN], [0.0, 0.0, 1.0, _DOWN]], np.float32
-)
 
 
 class HSVDraw(NamedTuple):
@@ -232,28 +231,31 @@ def hsv_tables(draw: HSVDraw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _apply_tables(
     hsv: np.ndarray, hue: np.ndarray, sat: np.ndarray, val: np.ndarray, draw: HSVDraw
 ) -> np.ndarray:
-    """Map ``hsv`` (an 8-bit HSV image, C-contiguous) through the tables.
+    """Map ``hsv`` (an 8-bit HSV image, C-contiguous) through the tables, plane by plane.
+
+    The image is split into three planes, each table's plane is mapped into a second
+    plane by its cheapest exact step (the hue by :func:`_shift_hue`, saturation and value
+    by :func:`_scale_plane`) and the planes are merged into an image; every plane and the
+    image are this thread's own (:func:`_kept`).
 
     Returns:
-        The mapped image: ``hsv`` itself, or this thread's scratch image (:func:`_kept`)
-        when a whole-image step ran (OpenCV's ``transform`` and ``LUT`` in place take a
-        temporary image of their own, on fresh pages wherever the allocator hands them).
+        The mapped image: ``hsv`` itself when every table is the identity, else this
+        thread's kept image.
     """
-    same_hue = np.array_equal(hue[:180], _IDENTITY[:180])  # cv2's 8-bit hue is < 180
-    mapped = hsv
-    if draw.saturation or draw.value:  # else both tables are x itself
-        matrix = _scale_matrix(sat, val, draw)
-        mapped = _kept("image", hsv.shape)
-        if matrix is None:  # no exact x * k + b for this draw: the tables themselves
-            tables = np.stack([hue, sat, val], axis=-1).reshape(256, 1, 3)
-            cv2.LUT(hsv, tables, dst=mapped)
-            return mapped
-        cv2.transform(hsv, matrix, dst=mapped)
-    if not same_hue:  # the hue plane out, looked up, and back: the other two untouched
-        plane = _kept("plane", hsv.shape[:2])
-        cv2.mixChannels([mapped], [plane], _HUE)
-        cv2.LUT(plane, hue, dst=plane)
-        cv2.mixChannels([plane], [mapped], _HUE)
+    shift = _hue_shift(hue)
+    if shift == 0 and not (draw.saturation or draw.value):  # else tables are x itself
+        return hsv
+    shape = hsv.shape[:2]
+    planes = [_kept(f"plane{c}", shape) for c in range(3)]
+    cv2.split(hsv, planes)
+    merged = list(planes)
+    if shift != 0:
+        merged[0] = _shift_hue(planes[0], shift, hue)
+    for c, gain, table in ((1, draw.saturation, sat), (2, draw.value, val)):
+        if gain:
+            merged[c] = _scale_plane(planes[c], c, gain + 1.0, table)
+    mapped = _kept("image", hsv.shape)
+    cv2.merge(merged, dst=mapped)
     return mapped
 
 
@@ -261,7 +263,9 @@ def _kept(name: str, shape: tuple[int, ...]) -> np.ndarray:
     """A uint8 array of ``shape``, this thread's own, kept for one shape at a time.
 
     Fresh arrays per image can cost more than the work on them wherever the allocator
-    hands back fresh pages (it varies from process to process).
+    hands back fresh pages (it varies from process to process); OpenCV's ``LUT`` and
+    ``transform`` in place take a temporary of their own, so no step writes into its
+    source.
     """
     kept: np.ndarray | None = getattr(_SCRATCH, name, None)
     if kept is None or kept.shape != shape:
@@ -270,36 +274,77 @@ def _kept(name: str, shape: tuple[int, ...]) -> np.ndarray:
     return kept
 
 
-def _scale_matrix(sat: np.ndarray, val: np.ndarray, draw: HSVDraw) -> np.ndarray | None:
-    """A diagonal ``cv2.transform`` matrix giving exactly ``sat`` and ``val``, or ``None``.
+def _hue_shift(hue: np.ndarray) -> int | None:
+    """``n`` when the hue table is ``(x + n) % 180`` on OpenCV's hues, else ``None``.
 
-    ``cv2.transform`` with a diagonal matrix computes ``round(k * x + b)`` per channel in
-    float32: ``k`` is the gain's factor, and ``b`` just above ``-0.5`` rounds ``k * x``
-    down, as the tables do. A probe (all 256 values through ``cv2.transform`` itself)
-    decides; when it differs somewhere (``k * x`` within float32's error of a whole
-    number), ``b`` is moved to the middle of the offsets that round every unclipped ``x``
-    onto its entry, and probed again: ``None`` when that differs too. The map is the same
-    at every position (a diagonal matrix takes OpenCV's plain per-element loop; the tests
-    check it on a large image), so the probe speaks for the whole image.
+    ``0`` is the identity (a shift under one step). A table of any other form (the float
+    sum rounding onto 180) is looked up instead.
     """
-    matrix = _DIAGONAL.copy()
-    matrix[1, 1] = draw.saturation + 1.0
-    matrix[2, 2] = draw.value + 1.0
-    if _gives(matrix, sat, val):
-        return matrix
-    for row, table in ((1, sat), (2, val)):
-        free = table < 255  # the clipped entries saturate whatever b is
-        if free.any():
-            gap = table[free].astype(np.float32) - _X32[free] * matrix[row, row]
-            matrix[row, 3] = (float(gap.max()) + float(gap.min())) / 2
-    return matrix if _gives(matrix, sat, val) else None
+    first = int(hue[0])
+    if first < 180 and np.array_equal(hue[:180], _SHIFTS[first]):  # cv2's 8-bit hue < 180
+        return first
+    return None
 
 
-def _gives(matrix: np.ndarray, sat: np.ndarray, val: np.ndarray) -> bool:
-    """Whether ``cv2.transform`` with ``matrix`` maps every value onto the tables."""
-    probe = cv2.transform(_PROBE, matrix).reshape(256, 3)
-    return bool(
-        (probe[:, 0] == _IDENTITY).all()
-        and (probe[:, 1] == sat).all()
-        and (probe[:, 2] == val).all()
+def _shift_hue(plane: np.ndarray, shift: int | None, hue: np.ndarray) -> np.ndarray:
+    """The hue plane mapped into this thread's kept plane: ``(h + n) % 180``, exactly.
+
+    In whole numbers, no table: ``h + n`` where ``h < 180 - n`` (at most 179: OpenCV's
+    saturating add never saturates there), ``h - (180 - n)`` elsewhere; four vectorised
+    passes, three times cheaper than ``cv2.LUT`` here. ``shift`` ``None``: the table.
+    """
+    out = _kept("hue", plane.shape)
+    if shift is None:
+        cv2.LUT(plane, hue, dst=out)
+        return out
+    turn = 180 - shift
+    low, where = _kept("wrapped", plane.shape), _kept("where", plane.shape)
+    cv2.add(plane, shift, dst=out)
+    # OpenCV takes a number as the second operand; its stubs know only arrays there
+    cv2.subtract(plane, turn, dst=low)  # type: ignore[call-overload]
+    cv2.compare(plane, turn, cv2.CMP_GE, dst=where)  # type: ignore[call-overload]
+    cv2.copyTo(low, where, out)
+    return out
+
+
+def _scale_plane(plane: np.ndarray, channel: int, k: float, table: np.ndarray) -> np.ndarray:
+    """A saturation or value plane mapped into this thread's kept plane: ``table[x]``.
+
+    By ``cv2.convertScaleAbs`` (``round(|k * x + b|)`` in float32, one vectorised pass)
+    when :func:`_offset` finds an exact ``b``, else by ``cv2.LUT``.
+    """
+    out = _kept(f"scaled{channel}", plane.shape)
+    offset = _offset(k, table)
+    if offset is None:
+        cv2.LUT(plane, table, dst=out)
+    else:
+        cv2.convertScaleAbs(plane, out, k, offset)
+    return out
+
+
+def _offset(k: float, table: np.ndarray) -> float | None:
+    """An offset ``b`` with ``convertScaleAbs(x, k, b)`` exactly ``table[x]``, or ``None``.
+
+    ``b`` just above ``-0.5`` rounds ``k * x`` down, as the table does. A probe (all 256
+    values through ``convertScaleAbs`` itself, once as one row, its vectorised loop, and
+    once as a column of one-value rows, its scalar loop) decides; when it differs
+    somewhere (``k * x`` within float32's error of a whole number), ``b`` is moved to the
+    middle of the offsets that round every unclipped ``x`` onto its entry, and probed
+    again: ``None`` when that differs too.
+    """
+    if _gives(k, _DOWN, table):
+        return _DOWN
+    free = table < 255  # the clipped entries saturate whatever b is
+    if not free.any():
+        return None
+    gap = table[free].astype(np.float32) - _X32[free] * np.float32(k)
+    offset = (float(gap.max()) + float(gap.min())) / 2
+    return offset if _gives(k, offset, table) else None
+
+
+def _gives(k: float, offset: float, table: np.ndarray) -> bool:
+    """Whether ``convertScaleAbs`` with ``k`` and ``offset`` maps every value onto ``table``."""
+    return all(
+        np.array_equal(cv2.convertScaleAbs(probe, alpha=k, beta=offset).reshape(256), table)
+        for probe in (_ROW, _COLUMN)
     )

@@ -766,6 +766,28 @@ class TestFloorDataset:
         assert other.images.path != cached.images.path  # another side: never the stale images
         assert other.images[0].shape[:2] != cached.images[0].shape[:2]
 
+    def test_its_colour_is_ultralytics_hsv_without_the_exactness_probes(
+        self, tmp_path: Path
+    ) -> None:
+        import numpy as np
+
+        from benchmarks._e2e_floor import FLOOR_WORK, FloorDataset
+        from rankaug import HSVJitter
+
+        root = _jpegs.jpeg_folder(2, 64, data="synthetic", data_dir=tmp_path, seed=1).root
+        floor = FloorDataset(root, 64, seed=2)
+        assert FLOOR_WORK.hsv is not None
+        jitter, rng = HSVJitter(*FLOOR_WORK.hsv, "bgr"), np.random.default_rng(0)
+        exact = 0
+        for _ in range(200):
+            image = rng.integers(0, 256, (64, 64, 3), dtype=np.uint8)
+            draw = jitter.draw(rng)
+            expected = jitter.apply(image, draw)
+            floor.colour(image, draw)
+            assert int(np.abs(image.astype(int) - expected).max()) <= 1
+            exact += bool((image == expected).all())
+        assert exact >= 190  # the rest: k * x within float32's error of a whole number
+
 
 class TestMemory:
     def test_watch_sums_each_tree_at_ready(self, tmp_path: Path) -> None:

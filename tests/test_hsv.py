@@ -116,10 +116,11 @@ class TestHSVJitter:
     def test_the_table_path_gives_the_same_pixels(
         self, seed: int, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        # the fallback when no exact cv2.transform exists for a draw: the 3-channel LUT
+        # the fallbacks when no exact shift or scale exists for a draw: each plane's LUT
         r = ultralytics_draw((0.5, 0.7, 0.4), seed)
         bgr = photo(seed)
-        monkeypatch.setattr(hsv_module, "_scale_matrix", lambda *args: None)
+        monkeypatch.setattr(hsv_module, "_offset", lambda *args: None)
+        monkeypatch.setattr(hsv_module, "_hue_shift", lambda *args: None)
         out = HSVJitter(0.5, 0.7, 0.4, "bgr").apply(bgr, HSVDraw(*r.tolist()))
         np.testing.assert_array_equal(out, ultralytics_random_hsv(bgr, r))
 
@@ -139,47 +140,86 @@ class TestHSVJitter:
             np.testing.assert_array_equal(out, expected)
 
     @pytest.mark.parametrize("exact", [True, False])
-    def test_no_whole_image_step_runs_in_place(
+    def test_no_step_writes_into_its_source(
         self, exact: bool, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        # OpenCV's transform and LUT in place take a temporary image of their own (fresh
-        # pages per sample in a pipeline): they write into the thread's kept image instead
+        # OpenCV's LUT in place takes a temporary of its own (fresh pages per sample in a
+        # pipeline): every step writes into one of the thread's kept planes instead
         in_place: list[str] = []
 
         def watched(name: str, real: Any) -> Any:
-            def call(src: np.ndarray, table: np.ndarray, dst: Any = None) -> Any:
-                if dst is not None and src.ndim == 3 and np.shares_memory(src, dst):
+            def call(src: np.ndarray, *args: Any, **kwargs: Any) -> Any:
+                dst = kwargs.get("dst", args[0] if name == "convertScaleAbs" and args else None)
+                if dst is not None and np.shares_memory(src, dst):
                     in_place.append(name)
-                return real(src, table, dst=dst)
+                return real(src, *args, **kwargs)
 
             return call
 
-        monkeypatch.setattr(cv2, "transform", watched("transform", cv2.transform))
-        monkeypatch.setattr(cv2, "LUT", watched("LUT", cv2.LUT))
-        if not exact:  # the 3-channel table path
-            monkeypatch.setattr(hsv_module, "_scale_matrix", lambda *args: None)
+        for name in ("LUT", "convertScaleAbs", "add", "subtract", "compare"):
+            monkeypatch.setattr(cv2, name, watched(name, getattr(cv2, name)))
+        if not exact:  # the tables' path
+            monkeypatch.setattr(hsv_module, "_offset", lambda *args: None)
+            monkeypatch.setattr(hsv_module, "_hue_shift", lambda *args: None)
         image = photo(5)
         out = HSVJitter(0.5, 0.7, 0.4).apply(image, HSVDraw(0.1, 0.3, -0.2), out=image)
         assert out is image
         assert in_place == []
 
-    def test_the_scale_path_is_taken_for_almost_every_draw(self) -> None:
+    def test_the_exact_steps_are_taken_for_almost_every_draw(self) -> None:
         rng, jitter = np.random.default_rng(0), HSVJitter()
         draws = [jitter.draw(rng) for _ in range(500)]
-        exact = sum(hsv_module._scale_matrix(*hsv_tables(d)[1:], d) is not None for d in draws)
-        assert exact >= 480  # the rest take the tables: same pixels, slower
+        tables = [hsv_tables(d) for d in draws]
+        scaled = sum(
+            hsv_module._offset(gain + 1.0, table) is not None
+            for d, (_, sat, val) in zip(draws, tables, strict=True)
+            for gain, table in ((d.saturation, sat), (d.value, val))
+        )
+        shifted = sum(hsv_module._hue_shift(hue) is not None for hue, _, _ in tables)
+        assert scaled >= 980  # the rest take their tables: same pixels, slower
+        assert shifted >= 495
 
-    def test_the_scale_path_is_the_same_at_every_position(self) -> None:
-        # cv2.transform's per-value map, probed on 256 values, holds across a large image
-        draw = HSVDraw(0.0, 0.37, -0.21)
-        _, sat, val = hsv_tables(draw)
-        matrix = hsv_module._scale_matrix(sat, val, draw)
-        assert matrix is not None
-        image = np.random.default_rng(1).integers(0, 256, (480, 641, 3), dtype=np.uint8)
-        out = cv2.transform(image, matrix)
-        np.testing.assert_array_equal(out[..., 0], image[..., 0])
-        np.testing.assert_array_equal(out[..., 1], sat[image[..., 1]])
-        np.testing.assert_array_equal(out[..., 2], val[image[..., 2]])
+    @pytest.mark.parametrize("gain", [0.37, -0.21, 0.7, -0.7, 0.123456])
+    def test_the_scale_is_the_same_at_every_position(self, gain: float) -> None:
+        # convertScaleAbs' per-value map, probed on 256 values, holds across a large
+        # plane of odd width (its vectorised loop and its scalar tail on every row)
+        table = hsv_tables(HSVDraw(0.0, gain, 0.0))[1]
+        offset = hsv_module._offset(gain + 1.0, table)
+        assert offset is not None
+        rng = np.random.default_rng(1)
+        for shape in [(480, 641), (3, 5), (1, 1000)]:
+            plane = rng.integers(0, 256, shape, dtype=np.uint8)
+            out = cv2.convertScaleAbs(plane, alpha=gain + 1.0, beta=offset)
+            np.testing.assert_array_equal(out, table[plane])
+
+    def test_the_offset_moves_where_rounding_down_misses(self) -> None:
+        # k * x within float32's error of a whole number: -0.5 + 2**-14 rounds it wrong
+        gains = np.random.default_rng(2).uniform(-0.7, 0.7, 3000)
+        ramp = np.arange(256, dtype=np.uint8)[None, :]
+        moved = 0
+        for gain in gains.tolist():
+            table = hsv_tables(HSVDraw(0.0, gain, 0.0))[1]
+            offset = hsv_module._offset(gain + 1.0, table)
+            assert offset is not None
+            out = cv2.convertScaleAbs(ramp, None, gain + 1.0, offset)
+            np.testing.assert_array_equal(out[0], table)
+            moved += offset != hsv_module._DOWN
+        assert 5 <= moved <= 100
+
+    def test_the_hue_shift_is_its_table_for_every_shift_and_hue(self) -> None:
+        hues = np.tile(np.arange(180, dtype=np.uint8), 3)[None, :].repeat(5, axis=0)
+        seen = set()
+        for step in np.linspace(-1.0, 1.0, 1441):  # every shift, and fractions of a step
+            hue = hsv_tables(HSVDraw(float(step), 0.0, 0.0))[0]
+            shift = hsv_module._hue_shift(hue)
+            if shift is None:  # the float sum x + d rounded up somewhere: not a shift
+                shifts = (np.arange(180)[None, :] + np.arange(180)[:, None]) % 180
+                assert not (shifts == hue[:180]).all(axis=1).any()
+                continue
+            seen.add(shift)
+            out = hsv_module._shift_hue(hues, shift, hue)
+            np.testing.assert_array_equal(out, hue[hues])
+        assert seen == set(range(180))
 
     def test_opencv_8bit_hue_is_below_180_for_every_colour(self) -> None:
         # why a hue table is the identity when its first 180 entries are
