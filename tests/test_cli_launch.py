@@ -12,6 +12,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
+from rankaug.cli import launch as launch_module
 from rankaug.cli.launch import LaunchError, launch
 
 pytestmark = pytest.mark.ddp
@@ -77,3 +78,39 @@ class TestLaunch:
     def test_world_size_below_one_is_refused(self) -> None:
         with pytest.raises(ValueError, match="world_size must be at least 1, got 0"):
             launch(Report(), 0, seed=0)
+
+
+class TestRendezvousRetry:
+    """gloo's full-mesh connect fails now and then; a launch is then tried again, fresh.
+
+    The failure is real: gloo told to use a network interface this machine lacks.
+    """
+
+    def test_a_rendezvous_that_fails_once_is_tried_again(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        real = launch_module._attempt
+        tries: list[list[Any] | str] = []
+
+        def attempt(job: Any, world_size: int, seed: int) -> list[Any] | str:
+            if tries:  # the second try: the interface is back
+                monkeypatch.delenv("GLOO_SOCKET_IFNAME")
+            else:
+                monkeypatch.setenv("GLOO_SOCKET_IFNAME", "rankaug-none0")
+            tries.append(real(job, world_size, seed))
+            return tries[-1]
+
+        monkeypatch.setattr(launch_module, "_attempt", attempt)
+        results = launch(Report(), 2, seed=7)
+        assert [r["group"] for r in results] == [(0, 2, 3), (1, 2, 3)]
+        assert len(tries) == 2
+        assert isinstance(tries[0], str)
+        assert "Unable to find address for: rankaug-none0" in tries[0]
+
+    def test_a_rendezvous_that_always_fails_is_named_after_three_tries(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("GLOO_SOCKET_IFNAME", "rankaug-none0")
+        with pytest.raises(LaunchError, match=r"could not join their gloo group in 3 tries") as e:
+            launch(Report(), 2, seed=0)
+        assert str(e.value).count("Unable to find address for: rankaug-none0") == 3

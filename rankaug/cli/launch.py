@@ -43,6 +43,9 @@ __all__ = [
 ]
 
 _RENDEZVOUS_TIMEOUT = datetime.timedelta(seconds=120)
+# gloo's full-mesh connect over loopback fails now and then ("Connection closed by
+# peer"); before any job has run the whole launch is simply tried again, fresh.
+_RENDEZVOUS_TRIES = 3
 # What the fork server imports once for every rank it starts (a missing one is skipped).
 _PRELOAD = ["torch", "torch.distributed", "numpy", "cv2", "albumentations", "rankaug"]
 
@@ -140,6 +143,10 @@ def _rank_main(
             world_size=world_size,
             timeout=_RENDEZVOUS_TIMEOUT,
         )
+    except BaseException:  # no job has run: the launch may be tried again
+        (out / f"rank{rank}.rendezvous").write_text(traceback.format_exc(), encoding="utf-8")
+        return
+    try:
         try:
             job: Job = pickle.loads(job_bytes)
             seed_everything(seed)
@@ -169,12 +176,28 @@ def launch(job: Job, world_size: int, *, seed: int) -> list[Any]:
     Raises:
         ValueError: If ``world_size`` is below 1.
         LaunchError: If a rank raised (the message holds the first failing rank's
-            traceback) or died. A :class:`LaunchError` the job raised itself (such as
+            traceback) or died, or the ranks failed to join their group in every one
+            of three tries (each from fresh processes, before the job runs). A
+            :class:`LaunchError` the job raised itself (such as
             :class:`rankaug.cli.failure.SampleFailure`) comes back as it is, without
             a traceback.
     """
     if world_size < 1:
         raise ValueError(f"world_size must be at least 1, got {world_size}")
+    failed: list[str] = []
+    for _ in range(_RENDEZVOUS_TRIES):
+        results = _attempt(job, world_size, seed)
+        if isinstance(results, list):
+            return results
+        failed.append(results)
+    raise LaunchError(
+        f"the {world_size} rank(s) could not join their gloo group in "
+        f"{_RENDEZVOUS_TRIES} tries ({'; '.join(failed)})"
+    )
+
+
+def _attempt(job: Job, world_size: int, seed: int) -> list[Any] | str:
+    """One launch: the ranks' results, or the first rank's last line if its rendezvous failed."""
     with tempfile.TemporaryDirectory(prefix="rankaug-launch-") as folder:
         out = Path(folder)
         try:
@@ -194,6 +217,10 @@ def launch(job: Job, world_size: int, *, seed: int) -> list[Any]:
             )
         except ProcessExitedException as error:
             raise LaunchError(f"a rank process died: {error}") from None
+        for rank in range(world_size):  # (a peer's error then follows from it)
+            rendezvous = out / f"rank{rank}.rendezvous"
+            if rendezvous.exists():
+                return f"rank {rank}: {_last_line(rendezvous.read_text(encoding='utf-8'))}"
         for rank in range(world_size):
             reported = out / f"rank{rank}.failure"
             if reported.exists():
@@ -201,6 +228,10 @@ def launch(job: Job, world_size: int, *, seed: int) -> list[Any]:
             failure = out / f"rank{rank}.error"
             if failure.exists():
                 text = failure.read_text(encoding="utf-8").rstrip()
-                last = text.splitlines()[-1] if text else "no traceback"
-                raise LaunchError(f"rank {rank} failed ({last}):\n{text}")
+                raise LaunchError(f"rank {rank} failed ({_last_line(text)}):\n{text}")
         return [pickle.loads((out / f"rank{rank}.pkl").read_bytes()) for rank in range(world_size)]
+
+
+def _last_line(text: str) -> str:
+    lines = text.rstrip().splitlines()
+    return lines[-1] if lines else "no traceback"

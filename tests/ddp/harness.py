@@ -56,9 +56,13 @@ def _entry(
     multiprocessing.set_start_method("fork", force=True)  # as under torchrun
     module_name, _, name = target.rpartition(":")
     fn = getattr(importlib.import_module(module_name), name)
-    dist.init_process_group(
-        "gloo", init_method=f"file://{outdir}/rendezvous", rank=rank, world_size=world_size
-    )
+    try:
+        dist.init_process_group(
+            "gloo", init_method=f"file://{outdir}/rendezvous", rank=rank, world_size=world_size
+        )
+    except RuntimeError as error:  # gloo's loopback connect fails now and then: try again
+        Path(outdir, f"rank{rank}.rendezvous").write_text(str(error))
+        return
     try:
         torch.manual_seed(0)
         result = fn(rank, world_size, **kwargs)
@@ -70,13 +74,17 @@ def _entry(
 
 def launch(fn: Callable[..., Any], world_size: int, tmp_path: Path, **kwargs: Any) -> list[Any]:
     """Run ``fn`` on ``world_size`` gloo ranks; return each rank's result."""
-    outdir = Path(tempfile.mkdtemp(prefix=f"ddp-{fn.__name__}-", dir=tmp_path))
     target = f"{fn.__module__}:{fn.__name__}"
-    mp.start_processes(  # type: ignore[attr-defined]
-        _entry,
-        args=(target, world_size, str(outdir), kwargs, dict(os.environ)),
-        nprocs=world_size,
-        start_method=fresh_start_method(),
-        join=True,
-    )
-    return [json.loads(Path(outdir, f"rank{r}.json").read_text()) for r in range(world_size)]
+    for _ in range(3):  # as rankaug.cli.launch does, a failed rendezvous is tried again
+        outdir = Path(tempfile.mkdtemp(prefix=f"ddp-{fn.__name__}-", dir=tmp_path))
+        mp.start_processes(  # type: ignore[attr-defined]
+            _entry,
+            args=(target, world_size, str(outdir), kwargs, dict(os.environ)),
+            nprocs=world_size,
+            start_method=fresh_start_method(),
+            join=True,
+        )
+        if not any(outdir.glob("rank*.rendezvous")):
+            return [json.loads((outdir / f"rank{r}.json").read_text()) for r in range(world_size)]
+    failures = [path.read_text() for path in sorted(outdir.glob("rank*.rendezvous"))]
+    raise RuntimeError(f"the ranks could not join their gloo group in 3 tries: {failures}")
