@@ -22,6 +22,7 @@ import pytest
 from benchmarks import (
     _catalogue,
     _cli,
+    _cv2_split,
     _goal_table,
     _goals,
     _jpegs,
@@ -332,6 +333,11 @@ def test_e2e_runs_rankaug_on_the_jpeg_folder(quick_run: tuple[dict[str, Any], st
     assert all(split[name]["decode"] == 0 for name in cached)  # later epochs: the full cache
     assert all(split[name]["decode"] > 0 for name in rankaug_rows - cached)  # a JPEG per tile
     assert all(split[name]["decode"] == 0 for name in floors)  # decoded when built
+    kernel = report["diagnostics"]["e2e_kernel"]  # page faults, system and user time
+    assert set(kernel) == set(split)
+    assert all(set(k) == {"faults", "system_ms", "user_ms"} for k in kernel.values())
+    assert all(k["faults"] >= 0 and k["system_ms"] >= 0 for k in kernel.values())
+    assert all(k["user_ms"] > 0 for k in kernel.values())
     later = rows["e2e/rankaug_cached_0w"]
     assert later["per_cpu_second_median"] > 0
     assert "/CPU-s; got " in later["note"]
@@ -366,6 +372,7 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
         "decoding is not timed",
         "threads: pinned to 1",
         "Peak RSS",
+        "what the kernel does for it, per sample",
         "Goals",
         "plots: none (no matplotlib)",  # the test venv has none; .venv-bench writes PNGs
     ):
@@ -634,7 +641,7 @@ class TestGoals:
         ]
 
 
-@pytest.mark.parametrize("module", [_timing, _goal_table, _report, _same_work])
+@pytest.mark.parametrize("module", [_timing, _goal_table, _report, _same_work, _cv2_split])
 def test_helpers_doctests(module: Any) -> None:
     results = doctest.testmod(module)
     assert results.attempted > 0

@@ -37,7 +37,7 @@ from torch.utils.data import DataLoader
 from benchmarks import peers
 from benchmarks._bench import Bench
 from benchmarks._catalogue import E2E_FIRST, E2E_PIPELINES, E2E_WORKERS, section
-from benchmarks._cv2_split import CV2_STAGES, cv2_split
+from benchmarks._cv2_split import CV2_STAGES, cv2_split, kernel_share
 from benchmarks._jpegs import JpegFolder, default_data_dir, jpeg_folder
 from benchmarks._loaders import Chunk, ChunkSampler, Loader, cpu_ns, time_chunk
 from benchmarks._pipelines import Pipeline, build, pipeline_work, ultralytics_classes
@@ -236,6 +236,7 @@ def _later_epochs(bench: Bench, made: dict[str, Contender]) -> dict[str, list[Ch
 def _split(bench: Bench, made: dict[str, Contender], count: int) -> None:
     """Where each in-process contender's time goes (its caches are full by now)."""
     splits = bench.report.diagnostics.setdefault("e2e_split_ms", {})
+    kernels = bench.report.diagnostics.setdefault("e2e_kernel", {})
     for c in made.values():
         if c.workers:
             continue
@@ -243,6 +244,8 @@ def _split(bench: Bench, made: dict[str, Contender], count: int) -> None:
         dataset, collate = c.pipeline.dataset, c.pipeline.collate
         n = len(dataset)
         split = cv2_split(lambda i, d=dataset, n=n: d[(i * 7) % n], count)  # type: ignore[misc]
+        spread = lambda i, d=dataset, n=n: d[(i * 11) % n]  # noqa: E731
+        kernels[c.name] = kernel_share(spread, 16 * count)
         batch = [dataset[i] for i in range(bench.batch_size)]
         t0 = time.perf_counter()
         for _ in range(3):
@@ -261,6 +264,15 @@ def _split(bench: Bench, made: dict[str, Contender], count: int) -> None:
             f"    {name:16s} {s['total'] + s['collate']:5.2f} = decode {s['decode']:.2f} + "
             f"resize {s['resize']:.2f} + warp {s['warp']:.2f} + colour {s['colour']:.2f} + "
             f"the rest {rest:.2f} + collate {s['collate']:.2f}"
+        )
+    bench.out(
+        f"  what the kernel does for it, per sample ({16 * count} samples each; a page fault "
+        "maps a page in, of a cache file or of fresh memory):"
+    )
+    for name, k in kernels.items():
+        bench.out(
+            f"    {name:16s} {k['faults']:5.1f} page faults, {k['system_ms']:.2f} ms system "
+            f"time, {k['user_ms']:.2f} ms user time"
         )
 
 
