@@ -251,6 +251,10 @@ def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -
     paired = report["diagnostics"]["wrapper_paired"]
     assert set(paired) == {"ratio", "extra_us", "cache_us", "pairs"}
     assert paired["ratio"] > 0
+    control = report["diagnostics"]["wrapper_control_paired"]  # the A/A race
+    assert set(control) == {"ratio", "extra_us", "cache_us", "pairs", "matched"}
+    assert control["matched"] == 1.0  # the two pipelines drew alike, sample for sample
+    assert control["pairs"] == paired["pairs"]
     transport = report["diagnostics"]["transport"]
     assert set(transport) == {
         "batch_mb",
@@ -363,6 +367,7 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
     for text in (
         "1. Key cost",
         "2. Wrapper overhead",
+        "A/A control (a second pipeline built alike",
         "3. Mosaic",
         "4. Scaling",
         "5. Epoch carried by the index",

@@ -25,6 +25,7 @@ from rankaug.keys import make_seed_sequence
 
 __all__ = [
     "SECTION",
+    "control_contenders",
     "make_pipeline",
     "measure",
     "paired_overhead",
@@ -94,6 +95,39 @@ def wrapper_contenders(square: Sequence[Sample], seed: int) -> tuple[dict[str, O
         "wrapper/direct": tagged(counted(direct, start=1), pipeline),
         "wrapper/stream": tagged(counted(lambda i: wrapped[i % n], start=1), wrapped),
     }, matched
+
+
+def control_contenders(square: Sequence[Sample], seed: int) -> tuple[dict[str, Op], bool]:
+    """An A/A race: the baseline against a second pipeline built alike, with the same draws.
+
+    No rankaug code runs in either: the second is :func:`make_pipeline` again, given the
+    same random state as the baseline (that of the wrapper's stream key), so what
+    :func:`paired_overhead` reports for it is the harness's own spread for two distinct
+    pipeline objects doing the same work.
+
+    Returns:
+        (``{"direct": ..., "control": ...}``, whether their outputs are equal sample
+        for sample over the first ``len(square)`` samples).
+    """
+    n = len(square)
+    stream = RandomAugmentWrapper(square, make_pipeline(seed), seed=seed, rank=0).stream
+    pipelines = [make_pipeline(seed) for _ in range(2)]
+    for pipeline in pipelines:
+        keyed = rankaug.KeyedRandom(
+            make_seed_sequence(seed, rank=0, worker_id=0, epoch=0, stream=stream)
+        )
+        pipeline.set_random_state(keyed.generator, keyed.py_random)
+
+    def calls(pipeline: Any) -> Any:
+        def call(i: int) -> Any:
+            sample = square[i % n]
+            return pipeline(image=sample["image"], bboxes=sample["bboxes"], labels=sample["labels"])
+
+        return call
+
+    direct, control = (calls(pipeline) for pipeline in pipelines)
+    matched = all(np.array_equal(direct(i)["image"], control(i)["image"]) for i in range(n))
+    return {"direct": counted(direct, start=n), "control": counted(control, start=n)}, matched
 
 
 def paired_overhead(
@@ -178,6 +212,32 @@ def measure(bench: Bench, prepared: None) -> None:
             f"{paired['extra_us']:+.0f} µs per sample (going second saves "
             f"{paired['cache_us']:.0f} µs)"
         )
+    # the A/A race: two pipelines alike, no rankaug code: the harness's own spread
+    controls, control_matched = control_contenders(bench.sources.square, bench.seed)
+    per_control: dict[str, list[float]] = {}
+    control_firsts: list[str] = []
+    alternate(
+        controls,
+        per_round=settings.wrapper_samples,
+        repeats=settings.repeats,
+        warmup=settings.warmup,
+        progress=None,  # (not in the progress bar's total: its rows' rounds)
+        label="2 wrapper: A/A control",
+        record=per_control,
+        firsts=control_firsts,
+    )
+    control = paired_overhead(
+        per_control["direct"],
+        per_control["control"],
+        [first == "direct" for first in control_firsts],
+    )
+    control["matched"] = float(control_matched)
+    report.diagnostics["wrapper_control_paired"] = control
+    bench.out(
+        f"  A/A control (a second pipeline built alike, the same draws, no rankaug code; "
+        f"{control['pairs']:.0f} pairs): second/first {control['ratio']:.3f}x, "
+        f"{control['extra_us']:+.0f} µs per sample: the harness's own spread"
+    )
     summaries = [
         None if row is None else row.summary
         for row in (report.rows.get(k) for k in ("key/sample_item", "key/stream_item"))
