@@ -143,8 +143,11 @@ def _rank_main(
             world_size=world_size,
             timeout=_RENDEZVOUS_TIMEOUT,
         )
-    except BaseException:  # no job has run: the launch may be tried again
+    except Exception:  # no job has run: the launch may be tried again
         (out / f"rank{rank}.rendezvous").write_text(traceback.format_exc(), encoding="utf-8")
+        return
+    except BaseException:  # an interrupt: not tried again
+        (out / f"rank{rank}.error").write_text(traceback.format_exc(), encoding="utf-8")
         return
     try:
         try:
