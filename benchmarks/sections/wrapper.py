@@ -98,10 +98,10 @@ def wrapper_contenders(square: Sequence[Sample], seed: int) -> tuple[dict[str, O
 
 
 def control_contenders(square: Sequence[Sample], seed: int) -> tuple[dict[str, Op], bool]:
-    """An A/A race: the baseline against a second pipeline built alike, with the same draws.
+    """An A/A race: two pipelines built as the baseline is, with the same draws.
 
-    No rankaug code runs in either: the second is :func:`make_pipeline` again, given the
-    same random state as the baseline (that of the wrapper's stream key), so what
+    No rankaug code runs in either: each is :func:`make_pipeline`, given the random
+    state the baseline gets (that of the wrapper's stream key), so what
     :func:`paired_overhead` reports for it is the harness's own spread for two distinct
     pipeline objects doing the same work.
 
