@@ -147,7 +147,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("memory", 7, "MiB", needs_sources=False, rounds="memory_rounds", rows={
         "memory/ultralytics_ram": 'ultralytics cache="ram": PSS',
         "memory/rankaug_cached": "rankaug CachedDataset: PSS + cache in page cache",
-        "memory/rankaug_cached_pss": "rankaug CachedDataset: PSS alone",
+        "memory/rankaug_cached_pss": "rankaug CachedDataset: PSS alone, cache mappings apart",
     }),
     Section("mix", 8, "samples/s", rows={
         "mix/rankaug_mixup": "rankaug MixUpDataset: ds[i]",

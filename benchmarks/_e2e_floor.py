@@ -17,8 +17,9 @@ uint8 tensor, in shared memory inside a worker as ``default_collate`` makes it.
 
 With ``cache_dir`` the floor reads its images as ``rankaug cached`` does: each image (decoded
 the same way) is stored once, at construction, in a ``rankaug.CachedDataset`` there, and
-every tile is then read back from that cache (a file mapped per read) rather than from a
-list in memory; the pixel work is the same.
+every tile is then read back from that cache (``read_only_arrays=True``: each file kept
+mapped, read-only, between reads, as ``rankaug cached`` reads its tiles) rather than from
+a list in memory; the pixel work is the same.
 
 This is benchmark code, never imported by rankaug.
 """
@@ -109,7 +110,9 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
             self.images = [_load(p, side) for p in paths]
             self.work = FLOOR_WORK
         else:
-            cached: CachedDataset[np.ndarray] = CachedDataset(_Decoded(paths, side), cache_dir)
+            cached: CachedDataset[np.ndarray] = CachedDataset(
+                _Decoded(paths, side), cache_dir, read_only_arrays=True
+            )
             for i in range(len(cached)):
                 cached[i]  # stored now: every later read comes from the cache
             self.images = cached

@@ -31,13 +31,15 @@ from typing import Any
 
 import psutil
 
-__all__ = ["Watched", "resident_bytes", "tree_pss", "watch"]
+__all__ = ["Watched", "mapped_kib", "resident_bytes", "tree_pss", "watch"]
 
 
-def tree_pss(roots: Sequence[int]) -> list[list[tuple[int, int]]]:
+def tree_pss(roots: Sequence[int], excluding: str | None = None) -> list[list[tuple[int, int]]]:
     """``(pid, PSS KiB)`` of every process of each root's tree (the root first).
 
-    A process that is gone or unreadable is left out.
+    A process that is gone or unreadable is left out. With ``excluding`` (a path
+    prefix), each process's PSS leaves out its mappings of the files under it (memory
+    counted apart, as :func:`resident_bytes`).
 
     >>> [pid for pid, _ in tree_pss([os.getpid()])[0]][:1] == [os.getpid()]
     True
@@ -51,9 +53,39 @@ def tree_pss(roots: Sequence[int]) -> list[list[tuple[int, int]]]:
             tree = []
         for process in tree:
             with contextlib.suppress(psutil.Error):
-                found.append((process.pid, process.memory_full_info().pss // 1024))
+                kib = process.memory_full_info().pss // 1024
+                if excluding is not None:
+                    kib -= mapped_kib(process.pid, excluding)
+                found.append((process.pid, kib))
         out.append(found)
     return out
+
+
+def mapped_kib(pid: int, prefix: str) -> int:
+    """The PSS (KiB) of process ``pid``'s mappings of files whose path starts with ``prefix``.
+
+    0 where its ``/proc/PID/smaps`` cannot be read.
+
+    >>> with tempfile.NamedTemporaryFile() as handle:
+    ...     _ = handle.write(b"x" * 65536); handle.flush()
+    ...     held = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    ...     _ = held[:]  # every page touched: resident, mapped by this process alone
+    ...     print(mapped_kib(os.getpid(), handle.name)); held.close()
+    64
+    """
+    total, inside = 0, False
+    try:
+        with open(f"/proc/{pid}/smaps", encoding="utf-8", errors="replace") as smaps:
+            for line in smaps:
+                if line.startswith("Pss:"):
+                    if inside:
+                        total += int(line.split()[1])
+                elif not line[:1].isupper():  # a mapping's first line: its range, ..., path
+                    fields = line.split(maxsplit=5)
+                    inside = len(fields) == 6 and fields[5].startswith(prefix)
+    except OSError:
+        return 0
+    return total
 
 
 def resident_bytes(paths: Iterable[Path]) -> tuple[int, int]:
@@ -148,6 +180,7 @@ def watch(
     cwd: Path,
     timeout: float = 300.0,
     interval: float = 0.2,
+    excluding: str | None = None,
 ) -> Watched:
     """Start ``commands`` together and sample the PSS of all their process trees.
 
@@ -162,6 +195,8 @@ def watch(
         cwd: Their working directory.
         timeout: Seconds before they are killed and :class:`RuntimeError` raised.
         interval: Seconds between samples.
+        excluding: Leave the mappings of the files under this path out of the PSS
+            (:func:`tree_pss`).
 
     Returns:
         The figures.
@@ -210,9 +245,9 @@ def watch(
                     line = raw.decode(errors="replace")
                     lines[k].append(line)
                     ready[k] = ready[k] or line.strip() == "ready"
-            history.append([sum(kib for _, kib in tree) for tree in tree_pss(roots)])
+            history.append([sum(kib for _, kib in tree) for tree in tree_pss(roots, excluding)])
         seconds = time.perf_counter() - t0
-        ready = tree_pss(roots)
+        ready = tree_pss(roots, excluding)
         history.append([sum(kib for _, kib in tree) for tree in ready])
     except BaseException as exc:
         for process in processes:

@@ -9,7 +9,8 @@ flip with p=0.5 -> a batch of ``(B, 3, H, W)`` uint8 tensors, from the same YOLO
   ``RandomFlip``, ``Format``), ``cache=False`` or ``cache="ram"``, batched by
   ``YOLODataset.collate_fn``; its ``Albumentations`` step (1 % blurs) is set to ``p=0``,
   as rankaug's contenders have none;
-* rankaug: ``YoloFolder(root, image_size=side)``, optionally ``CachedDataset`` over it,
+* rankaug: ``YoloFolder(root, image_size=side)``, optionally
+  ``CachedDataset(..., read_only_arrays=True)`` over it (the mosaic only reads its tiles),
   ``MosaicDataset(..., color=rankaug.HSVJitter(0.015, 0.7, 0.4))`` (ultralytics'
   ``RandomHSV`` with its default gains, in the mosaic's output pass: before the affine
   here, so the affine's grey border is not jittered; the same pixel work), then
@@ -56,6 +57,8 @@ __all__ = [
 
 CACHED = ("rankaug_cached", "fused_cached", "floor_cached")
 """The pipelines that read through ``CachedDataset`` (a cache directory)."""
+READ_ONLY = True
+"""Their ``read_only_arrays``: each file kept mapped between reads (they only read tiles)."""
 FILL = 114
 """YOLO's grey, for the affine's border too."""
 
@@ -122,7 +125,7 @@ def _rankaug(
     if name in CACHED:
         if cache_dir is None:
             raise ValueError(f"pipeline {name!r} needs a cache directory")
-        source = rankaug.CachedDataset(source, cache_dir)
+        source = rankaug.CachedDataset(source, cache_dir, read_only_arrays=READ_ONLY)
     options: dict[str, Any] = {"color": rankaug.HSVJitter(*HSV_GAINS)}  # every sample
     fused = name.startswith("fused")
     if fused:

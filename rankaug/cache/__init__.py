@@ -60,7 +60,8 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
       dtypes, shapes and values it was stored with (pickle, arrays out of band);
       arrays come back as plain writable ``np.ndarray`` (C- or F-contiguous) on
       private copy-on-write pages, so writing into one never changes the cache.
-      CPU tensors come back as tensors.
+      CPU tensors come back as tensors. With ``read_only_arrays=True`` the arrays
+      come back read-only instead (below).
     * **Safe under concurrency.** Samples are written to a temporary file, then
       renamed into place under a lock: readers see a whole sample or none, and two
       processes storing the same index leave one file.
@@ -92,6 +93,18 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
       read-only mount) is read; what it lacks is served uncached, with one warning.
     * **Larger than RAM is fine.** Nothing is held in memory; the page cache keeps
       what fits.
+    * **Read-only arrays, faster** (``read_only_arrays=True``). Each file read stays
+      mapped, read-only, for the next read of it in this process, so a sample read
+      again costs no page faults (a mosaic reading four tiles per sample saves about
+      a tenth of its time here); arrays of 4 KiB or more come back read-only
+      (``flags.writeable`` is ``False`` and cannot be set), so no reader can change
+      what a later one reads; CPU tensors are copied. A sample the cache has just
+      stored is returned as read back; one it cannot store, as the dataset gave it.
+      At most :func:`~rankaug.cache._kept.keep_limit` files stay mapped per process
+      (16,384 on Linux's defaults; they hold no file descriptor), the least recently
+      read let go first. For readers that only read their input, as ``MosaicDataset``
+      reads its tiles: ``torch.from_numpy`` of such an array warns, and writing into
+      that tensor would crash the process (as with ``np.load(mmap_mode="r")``).
 
     Locking uses ``flock`` (POSIX), so all processes must share one machine (or a file
     system with working ``flock``).
@@ -114,6 +127,8 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         trust_directory: Skip the check that the directory and its files are this
             user's alone (only if you trust everyone who can write there).
             Defaults to ``False``.
+        read_only_arrays: Return read-only arrays over files kept mapped between
+            reads (faster; see above). Defaults to ``False``.
 
     Attributes:
         dataset: The wrapped dataset.
@@ -121,6 +136,7 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         path: The subdirectory of this fingerprint.
         fingerprint: What the subdirectory's name was made from, in ``fingerprint.text``.
         trust_directory: Whether the owner checks are skipped.
+        read_only_arrays: Whether arrays are read back read-only from kept mappings.
 
     Raises:
         TypeError: If an argument has the wrong type.
@@ -153,6 +169,7 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         fsync: bool = False,
         trusted_types: Iterable[object] | None = None,
         trust_directory: bool = False,
+        read_only_arrays: bool = False,
     ) -> None:
         self.dataset = checks.map_dataset(dataset)
         self.directory = _check_directory(directory)
@@ -163,6 +180,7 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         self.fsync = checks.boolean(fsync, "fsync")
         self._trusted = trusted(trusted_types)
         self.trust_directory = checks.boolean(trust_directory, "trust_directory")
+        self.read_only_arrays = checks.boolean(read_only_arrays, "read_only_arrays")
         refuse_random(dataset)
         self._length = len(dataset)
         self.fingerprint: Fingerprint = make_fingerprint(dataset, self._length, given)
@@ -209,6 +227,7 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
                 owner_check=not self.trust_directory,
                 table=self._table,
                 index=position,
+                keep=self.read_only_arrays,
             )
             return cached
         except FileNotFoundError:
@@ -217,7 +236,8 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
             damaged = error.identity
         sample = self._load(index, position)
         if self._caching:
-            self._store(position, sample, damaged)
+            if self._store(position, sample, damaged) and self.read_only_arrays:
+                return self._read_back(path, position, sample)
         elif self._read_only:
             _warn_once(
                 self._where,
@@ -283,7 +303,18 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
             ) from error
         return sample
 
-    def _store(self, position: int, sample: object, damaged: tuple[int, int] | None) -> None:
+    def _read_back(self, path: str, position: int, sample: Any) -> T_co:
+        """What was just stored, read back (read-only); ``sample`` if it is not there."""
+        try:
+            stored: T_co = read(path, self._trusted, owner_check=not self.trust_directory,
+                                table=self._table, index=position, keep=True)  # fmt: skip
+        except (FileNotFoundError, Corrupt):  # removed or replaced since: as loaded
+            loaded: T_co = sample
+            return loaded
+        return stored
+
+    def _store(self, position: int, sample: object, damaged: tuple[int, int] | None) -> bool:
+        """Store ``sample``; whether a file of it is in the cache now."""
         try:
             chunks, size = encode(sample, self._trusted, sealed=False)
         except Refused as error:
@@ -309,9 +340,10 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
             )  # "full": this one does not fit, smaller ones may
         except OSError as error:
             self._stop(f"writing dataset[{position}] failed ({error})", stacklevel=4)
-            return
+            return False
         if outcome == "stored":  # its checksum was made from the bytes just written
             self._table.record_file(position, sample_path(self._where, position))
+        return outcome != "full"  # "present": another process stored it first
 
     def _stop(self, why: str, stacklevel: int) -> None:
         self._caching = False

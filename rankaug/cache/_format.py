@@ -17,7 +17,9 @@ changes only the reader's own pages, never the file.
 Each live mapping holds one file descriptor (Python's ``mmap`` keeps its own). To
 keep a program that holds thousands of samples from running out of descriptors, at
 most :func:`map_limit` mappings are live at once per process; past that, files are
-read into memory instead (the same values, one copy more).
+read into memory instead (the same values, one copy more). With ``keep`` a file is
+mapped read-only, without a descriptor, and stays mapped for later reads
+(:mod:`rankaug.cache._kept`).
 
 Integrity: the CRC-32 covers every byte of the file but its own four; it is checked
 the first time a file (identified by device, inode, size, mtime and ctime) is read in
@@ -44,6 +46,7 @@ from typing import Any, Final
 import numpy as np
 import torch
 
+from rankaug.cache._kept import KEPT, map_read_only
 from rankaug.cache._seen import Checked
 from rankaug.cache._trust import Untrusted, problem, refuse
 from rankaug.cache._unpickle import NOTHING, Refused, Trusted, load, tensor_reduction
@@ -182,6 +185,7 @@ def read(
     verify: bool = False,
     table: Checked | None = None,
     index: int = 0,
+    keep: bool = False,
 ) -> Any:
     """The sample stored at ``path``.
 
@@ -194,6 +198,8 @@ def read(
         table: The cache's table of files found whole in this boot
             (:mod:`rankaug.cache._seen`): consulted before checking, written after.
         index: The file's index in ``table``.
+        keep: Map the file read-only and keep it mapped for later reads
+            (:mod:`rankaug.cache._kept`): its arrays come back read-only.
 
     Raises:
         FileNotFoundError: If there is no file (the sample is not cached).
@@ -201,6 +207,10 @@ def read(
         rankaug.cache._trust.Untrusted: If another user could have written it, or its
             pickle names a global that the reader does not admit.
     """
+    if keep and not verify:
+        held = KEPT.get(path)
+        if held is not None:  # read whole and checked when it was kept
+            return _decode(held[0], len(held[0]), path, extra, False, held[1])
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         status = os.fstat(fd)
@@ -224,8 +234,13 @@ def read(
                 check = seen
         if size < _HEAD.size:
             raise Corrupt(f"{path}: {size} bytes, shorter than a header", identity)
-        if size < _SMALL_FILE or not _take_map():
+        kept = map_read_only(fd, size) if keep and size >= _SMALL_FILE else None
+        if kept is not None:
+            data = kept
+        elif size < _SMALL_FILE or keep or not _take_map():
             data = memoryview(_read_all(fd, size, path))
+            if keep:
+                data = data.toreadonly()
         else:
             try:
                 mapped = mmap.mmap(fd, size, access=mmap.ACCESS_COPY)
@@ -237,6 +252,8 @@ def read(
     finally:
         os.close(fd)
     sample = _decode(data, size, path, extra, check is not None, identity)
+    if kept is not None:
+        KEPT.keep(path, kept, identity)
     if check is not None:
         _verified.add(check)
         if table is not None:

@@ -31,8 +31,12 @@ NOTHING: Final[Trusted] = types.MappingProxyType({})
 
 
 def _tensor(array: np.ndarray, dtype: str, requires_grad: bool) -> torch.Tensor:
-    """A CPU tensor from the array of its bytes (reinterpreted as ``dtype`` if given)."""
-    tensor = torch.from_numpy(array)
+    """A CPU tensor from the array of its bytes (reinterpreted as ``dtype`` if given).
+
+    A read-only array (of a file kept mapped read-only) is copied: a tensor cannot be
+    made read-only, and writing into one over such a mapping would crash the process.
+    """
+    tensor = torch.from_numpy(array if array.flags.writeable else array.copy())
     if dtype:
         kind = getattr(torch, dtype, None)
         if not isinstance(kind, torch.dtype):

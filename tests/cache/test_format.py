@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import struct
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from rankaug.cache import _kept
 from rankaug.cache._format import INLINE_BYTES, MAGIC, Corrupt, encode, map_limit, read
 from tests.cache.helpers import assert_identical
 
@@ -103,3 +105,104 @@ class TestEncodeAndRead:
 
     def test_map_limit(self) -> None:
         assert 0 <= map_limit() <= 1024
+
+
+def minor_faults() -> int:
+    """This process's minor page faults so far."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+class TestKeep:
+    """``read(..., keep=True)``: read-only arrays over a mapping kept between reads."""
+
+    def test_the_same_values_read_only(self, tmp_path: Path) -> None:
+        sample = {
+            "image": np.arange(300 * 400 * 3, dtype=np.uint32)
+            .astype(np.uint8)
+            .reshape(300, 400, 3),
+            "boxes": np.ones((3, 4), np.float32),
+            "name": "a.jpg",
+        }
+        write(tmp_path / "s", sample)
+        for _ in range(2):  # the read that keeps the mapping, and one from it
+            back = read(str(tmp_path / "s"), keep=True)
+            assert_identical(back, sample)
+            assert not back["image"].flags.writeable
+            with pytest.raises(ValueError, match="read-only"):
+                back["image"][0, 0, 0] = 1
+            assert back["boxes"].flags.writeable  # inside the pickle: a fresh copy
+
+    def test_a_later_read_comes_from_the_kept_mapping(self, tmp_path: Path) -> None:
+        image = np.full((512, 1024), 3, np.uint16)
+        write(tmp_path / "s", image)
+        read(str(tmp_path / "s"), keep=True)
+        (tmp_path / "s").unlink()  # not opened again: read from the mapping kept
+        assert_identical(read(str(tmp_path / "s"), keep=True), image)
+        with pytest.raises(FileNotFoundError):
+            read(str(tmp_path / "s"))  # without keep: opened, and gone
+
+    def test_kept_mappings_hold_no_descriptor(self, tmp_path: Path) -> None:
+        for number in range(40):
+            write(tmp_path / f"s{number}", np.full(1 << 17, number, np.uint8))
+        before = open_descriptors()
+        held = [read(str(tmp_path / f"s{number}"), keep=True) for number in range(40)]
+        assert open_descriptors() == before
+        assert [int(array[0]) for array in held] == list(range(40))
+
+    def test_a_file_read_again_reads_the_same_pages(self, tmp_path: Path) -> None:
+        write(tmp_path / "s", np.full(1 << 22, 5, np.uint8))  # 4 MiB
+        path = str(tmp_path / "s")
+        first = read(path, keep=True)
+        first.sum()  # its pages faulted in once
+        start = minor_faults()
+        again = read(path, keep=True)
+        assert again.sum() == 5 << 22
+        assert minor_faults() - start <= 2  # no page of it faulted in again
+        assert np.shares_memory(first, again)  # the same mapping
+        assert not np.shares_memory(read(path), read(path))  # mapped afresh each time
+
+    def test_tensors_are_copied_writable(self, tmp_path: Path) -> None:
+        tensor = torch.arange(1 << 16, dtype=torch.int32)
+        write(tmp_path / "s", {"t": tensor})
+        read(str(tmp_path / "s"), keep=True)
+        back = read(str(tmp_path / "s"), keep=True)["t"]
+        back.fill_(-1)  # its own memory: the file and later reads keep their values
+        assert torch.equal(read(str(tmp_path / "s"), keep=True)["t"], tensor)
+
+    def test_a_small_file_is_read_only_too(self, tmp_path: Path) -> None:
+        write(tmp_path / "s", np.ones(20000, np.uint8))  # read, never mapped
+        back = read(str(tmp_path / "s"), keep=True)
+        assert not back.flags.writeable
+        assert back.sum() == 20000
+
+    def test_without_the_c_library_read_into_read_only_memory(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(_kept, "_LIBC", None)
+        image = np.full((512, 512), 9, np.uint8)
+        write(tmp_path / "s", image)
+        back = read(str(tmp_path / "s"), keep=True)
+        assert_identical(back, image)
+        assert not back.flags.writeable
+        (tmp_path / "s").unlink()
+        with pytest.raises(FileNotFoundError):  # nothing kept
+            read(str(tmp_path / "s"), keep=True)
+
+    def test_verify_reads_the_file_again(self, tmp_path: Path) -> None:
+        data = write(tmp_path / "s", np.full((256, 1024), 1, np.uint8))
+        read(str(tmp_path / "s"), keep=True)
+        damaged = bytearray(data)
+        damaged[-1] ^= 0xFF
+        (tmp_path / "s").unlink()
+        (tmp_path / "s").write_bytes(bytes(damaged))  # a new file at the same path
+        with pytest.raises(Corrupt, match="damaged"):
+            read(str(tmp_path / "s"), keep=True, verify=True)
+
+    def test_a_damaged_file_is_not_kept(self, tmp_path: Path) -> None:
+        data = write(tmp_path / "s", np.full((256, 1024), 1, np.uint8))
+        (tmp_path / "s").write_bytes(data[:48] + b"\xff" * 8 + data[56:])  # a torn pickle
+        with pytest.raises(Corrupt):
+            read(str(tmp_path / "s"), keep=True)
+        (tmp_path / "s").unlink()
+        with pytest.raises(FileNotFoundError):  # the failed read kept nothing
+            read(str(tmp_path / "s"), keep=True)

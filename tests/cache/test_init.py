@@ -21,7 +21,14 @@ from torch.utils.data import DataLoader, Subset
 
 import rankaug.cache._format
 import rankaug.cache._store
-from rankaug import MosaicDataset, RandomAugmentWrapper, RankaugWarning, SampleError
+from rankaug import (
+    HSVJitter,
+    MosaicAffine,
+    MosaicDataset,
+    RandomAugmentWrapper,
+    RankaugWarning,
+    SampleError,
+)
 from rankaug.cache import CachedDataset
 from rankaug.datasets import CocoDetection, SyntheticDetection, YoloFolder, write_yolo_folder
 from tests.cache.helpers import Anonymous, Failing, ListDataset, Point, assert_identical
@@ -184,6 +191,74 @@ class TestCachedDataset:
             assert_identical(sample, source[index])
             assert sample["image"].flags.writeable
 
+    # ------------------------------------------------------------ read_only_arrays
+    def test_read_only_arrays_the_same_values_read_only(self, tmp_path: Path) -> None:
+        source = SyntheticDetection(3, image_size=(480, 640), seed=2)
+        cached = CachedDataset(source, tmp_path, read_only_arrays=True)
+        assert cached.read_only_arrays
+        first = cached[1]  # loaded, stored, and returned as read back
+        again = cached[1]  # read from the mapping kept
+        for sample in (first, again):
+            assert_identical(sample, source[1])
+            assert not sample["image"].flags.writeable
+            assert not sample["mask"].flags.writeable
+        assert np.shares_memory(first["image"], again["image"])  # one mapping, kept
+        with pytest.raises(ValueError, match="read-only"):
+            again["image"][0, 0] = 0
+
+    def test_read_only_arrays_the_default_is_writable(self, tmp_path: Path) -> None:
+        source = SyntheticDetection(1, image_size=(480, 640))
+        cached = CachedDataset(source, tmp_path)
+        assert not cached.read_only_arrays
+        cached[0]
+        assert cached[0]["image"].flags.writeable
+
+    def test_read_only_arrays_a_sample_not_stored_is_as_loaded(self, tmp_path: Path) -> None:
+        source = SyntheticDetection(2, image_size=(480, 640))
+        cached = CachedDataset(source, tmp_path, max_bytes=0, read_only_arrays=True)
+        sample = cached[0]
+        assert not cached.is_cached(0)
+        assert_identical(sample, source[0])
+        assert sample["image"].flags.writeable  # the dataset's own array
+
+    @pytest.mark.parametrize(
+        "options",
+        [{}, {"affine": MosaicAffine(flip=0.5)}, {"color": HSVJitter()}],
+        ids=["plain", "affine-flip", "hsv"],
+    )
+    def test_read_only_arrays_under_a_mosaic_bit_for_bit(
+        self, tmp_path: Path, options: dict[str, Any]
+    ) -> None:
+        source = SyntheticDetection(6, image_size=(120, 160), seed=3)
+        writable = CachedDataset(source, tmp_path / "a")
+        read_only = CachedDataset(source, tmp_path / "b", read_only_arrays=True)
+        for cached in (writable, read_only):
+            for index in range(6):
+                cached[index]  # filled: the mosaics below read back
+        plain = MosaicDataset(writable, seed=5, output_size=96, **options)
+        kept = MosaicDataset(read_only, seed=5, output_size=96, **options)
+        for index in range(6):
+            assert_identical(kept[index], plain[index], f"mosaic[{index}]")
+
+    def test_read_only_arrays_in_dataloader_workers(self, tmp_path: Path) -> None:
+        source = SyntheticDetection(8, image_size=(120, 160), seed=4)
+        cached = CachedDataset(source, tmp_path, read_only_arrays=True)
+        assert pickle.loads(pickle.dumps(cached)).read_only_arrays
+        mosaic = MosaicDataset(cached, seed=0, output_size=96, keying="sample")
+        loader = DataLoader(mosaic, batch_size=None, num_workers=2, multiprocessing_context="fork")
+        passes = []
+        for _ in range(2):  # filled by the workers, then read by new ones
+            mosaic.set_epoch(0)
+            passes.append(list(loader))
+        assert all(cached.is_cached(index) for index in range(8))
+        local = MosaicDataset(source, seed=0, output_size=96, keying="sample")
+        local.set_epoch(0)
+        for index in range(8):
+            expected = local[index]
+            for batch in passes:
+                for key in ("image", "bboxes", "labels"):
+                    np.testing.assert_array_equal(batch[index][key], expected[key])
+
     def test_nothing_is_held_in_memory(self, tmp_path: Path) -> None:
         source = SyntheticDetection(8, image_size=(240, 320))
         cached = CachedDataset(source, tmp_path)
@@ -243,6 +318,7 @@ class TestCachedDataset:
             ({"max_bytes": True}, TypeError, r"max_bytes must be an integer >= 0, got True"),
             ({"fsync": 1}, TypeError, r"fsync must be True or False, got 1"),
             ({"trust_directory": 1}, TypeError, r"trust_directory must be True or False, got 1"),
+            ({"read_only_arrays": "yes"}, TypeError, r"read_only_arrays must be True or False"),
             ({"trusted_types": "Point"}, TypeError, r"trusted_types must be None or an iterable"),
             ({"trusted_types": [3]}, TypeError, r"trusted_types must hold classes .*got 3"),
         ],
