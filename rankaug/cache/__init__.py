@@ -102,7 +102,8 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
       stored is returned as read back; one it cannot store, as the dataset gave it.
       At most :func:`~rankaug.cache._kept.keep_limit` files stay mapped per process
       (16,384 on Linux's defaults; they hold no file descriptor), the least recently
-      read let go first. For readers that only read their input, as ``MosaicDataset``
+      read let go first; a file deleted, replaced or written to since is not read from
+      its old mapping. For readers that only read their input, as ``MosaicDataset``
       reads its tiles: ``torch.from_numpy`` of such an array warns, and writing into
       that tensor would crash the process (as with ``np.load(mmap_mode="r")``).
 

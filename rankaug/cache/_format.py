@@ -209,8 +209,8 @@ def read(
     """
     if keep and not verify:
         held = KEPT.get(path)
-        if held is not None:  # read whole and checked when it was kept
-            return _decode(held[0], len(held[0]), path, extra, False, held[1])
+        if held is not None and _stamp(os.stat(path)) == held[2]:  # the same file, unchanged
+            return _decode(held[0], len(held[0]), path, extra, False, held[1])  # checked
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         status = os.fstat(fd)
@@ -221,7 +221,7 @@ def read(
             raise refuse(path, "entry", problem(status) or "not this user's alone")
         size = status.st_size
         identity = (status.st_dev, status.st_ino)
-        seen = hash((*identity, size, status.st_mtime_ns, status.st_ctime_ns))
+        seen = _stamp(status)
         check: int | None = None
         token = None
         if verify:
@@ -253,12 +253,18 @@ def read(
         os.close(fd)
     sample = _decode(data, size, path, extra, check is not None, identity)
     if kept is not None:
-        KEPT.keep(path, kept, identity)
+        KEPT.keep(path, kept, identity, seen)
     if check is not None:
         _verified.add(check)
         if table is not None:
             table.record(index, token if token is not None else table.token(status))
     return sample
+
+
+def _stamp(status: os.stat_result) -> int:
+    """What tells a file changed: a hash of its identity, size and times."""
+    return hash((status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns,
+                 status.st_ctime_ns))  # fmt: skip
 
 
 def _decode(

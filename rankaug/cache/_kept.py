@@ -12,8 +12,10 @@ once (Python's ``mmap`` keeps one per mapping before 3.13, which would bound the
 kept by the descriptor limit); it is unmapped when the last array over it is gone. At
 most :func:`keep_limit` files stay mapped per process, the least recently read let go
 first. Per process: a forked DataLoader worker starts with its parent's mappings, a
-spawned one with none. Where the C library's ``mmap`` cannot be called, files are read
-into read-only memory instead (the same values, not faster).
+spawned one with none. A kept file is read again only while it is the same file,
+unchanged (checked by ``stat``, as the reader checks it): one deleted is gone, one
+replaced or written to is read anew. Where the C library's ``mmap`` cannot be called,
+files are read into read-only memory instead (the same values, not faster).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Final
 
 import numpy as np
 
-__all__ = ["KEPT", "Kept", "keep_limit", "map_read_only"]
+__all__ = ["KEPT", "Held", "Kept", "keep_limit", "map_read_only"]
 
 _MAP_COUNT: Final = "/proc/sys/vm/max_map_count"
 _CAP: Final = 16384
@@ -105,6 +107,10 @@ def keep_limit() -> int:
     return _limit[0]
 
 
+Held = tuple[memoryview, tuple[int, int], int]
+"""A kept file: its mapping, its ``(st_dev, st_ino)`` and its stamp (see :meth:`Kept.keep`)."""
+
+
 class Kept:
     """The files kept mapped in this process, least recently read first.
 
@@ -112,32 +118,36 @@ class Kept:
         limit: The most files kept; ``None`` for :func:`keep_limit`.
 
     >>> kept = Kept(limit=1)
-    >>> kept.keep("a", memoryview(b"1"), (0, 1)); kept.keep("b", memoryview(b"2"), (0, 2))
+    >>> kept.keep("a", memoryview(b"1"), (0, 1), 7); kept.keep("b", memoryview(b"2"), (0, 2), 8)
     >>> kept.get("a") is None, bytes(kept.get("b")[0]), len(kept)
     (True, b'2', 1)
     """
 
     def __init__(self, limit: int | None = None) -> None:
-        self._maps: OrderedDict[str, tuple[memoryview, tuple[int, int]]] = OrderedDict()
+        self._maps: OrderedDict[str, Held] = OrderedDict()
         self._lock = threading.Lock()
         self._limit = limit
 
     def __len__(self) -> int:
         return len(self._maps)
 
-    def get(self, path: str) -> tuple[memoryview, tuple[int, int]] | None:
-        """The kept mapping of ``path`` and the file's ``(st_dev, st_ino)``, or ``None``."""
+    def get(self, path: str) -> Held | None:
+        """What is kept of ``path`` (:data:`Held`), or ``None``."""
         with self._lock:
             held = self._maps.get(path)
             if held is not None:
                 self._maps.move_to_end(path)
         return held
 
-    def keep(self, path: str, data: memoryview, identity: tuple[int, int]) -> None:
-        """Keep ``data`` (a read-only mapping of the whole file) for later reads of ``path``."""
+    def keep(self, path: str, data: memoryview, identity: tuple[int, int], stamp: int) -> None:
+        """Keep ``data`` (a read-only mapping of the whole file) for later reads of ``path``.
+
+        ``identity`` is the file's ``(st_dev, st_ino)``, ``stamp`` what tells it changed
+        (a hash of its identity, size and times).
+        """
         limit = keep_limit() if self._limit is None else self._limit
         with self._lock:
-            self._maps[path] = (data, identity)
+            self._maps[path] = (data, identity, stamp)
             self._maps.move_to_end(path)
             while len(self._maps) > limit:
                 self._maps.popitem(last=False)  # unmapped once no array holds it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import resource
 import struct
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import torch
 
 from rankaug.cache import _kept
 from rankaug.cache._format import INLINE_BYTES, MAGIC, Corrupt, encode, map_limit, read
+from rankaug.cache._kept import KEPT
 from tests.cache.helpers import assert_identical
 
 
@@ -132,14 +134,33 @@ class TestKeep:
                 back["image"][0, 0, 0] = 1
             assert back["boxes"].flags.writeable  # inside the pickle: a fresh copy
 
-    def test_a_later_read_comes_from_the_kept_mapping(self, tmp_path: Path) -> None:
-        image = np.full((512, 1024), 3, np.uint16)
-        write(tmp_path / "s", image)
+    def test_a_kept_file_deleted_is_gone(self, tmp_path: Path) -> None:
+        write(tmp_path / "s", np.full((512, 1024), 3, np.uint16))
+        held = read(str(tmp_path / "s"), keep=True)
+        (tmp_path / "s").unlink()
+        with pytest.raises(FileNotFoundError):  # as without keep: not cached any more
+            read(str(tmp_path / "s"), keep=True)
+        assert int(held[0, 0]) == 3  # what was read stays readable
+
+    def test_a_kept_file_replaced_is_read_anew(self, tmp_path: Path) -> None:
+        write(tmp_path / "s", np.full((512, 1024), 3, np.uint16))
+        first = read(str(tmp_path / "s"), keep=True)
+        write(tmp_path / "new", np.full((512, 1024), 4, np.uint16))
+        os.replace(tmp_path / "new", tmp_path / "s")  # a new file at the same path
+        again = read(str(tmp_path / "s"), keep=True)
+        assert int(again[0, 0]) == 4
+        assert int(first[0, 0]) == 3
+        assert not np.shares_memory(first, again)
+
+    def test_a_kept_file_written_to_is_checked_again(self, tmp_path: Path) -> None:
+        data = write(tmp_path / "s", np.full((512, 1024), 3, np.uint16))
         read(str(tmp_path / "s"), keep=True)
-        (tmp_path / "s").unlink()  # not opened again: read from the mapping kept
-        assert_identical(read(str(tmp_path / "s"), keep=True), image)
-        with pytest.raises(FileNotFoundError):
-            read(str(tmp_path / "s"))  # without keep: opened, and gone
+        time.sleep(0.01)  # a later modification time
+        with open(tmp_path / "s", "r+b") as file:  # the same file, a byte changed
+            file.seek(len(data) - 1)
+            file.write(b"\x07")
+        with pytest.raises(Corrupt, match="damaged"):
+            read(str(tmp_path / "s"), keep=True)
 
     def test_kept_mappings_hold_no_descriptor(self, tmp_path: Path) -> None:
         for number in range(40):
@@ -184,9 +205,7 @@ class TestKeep:
         back = read(str(tmp_path / "s"), keep=True)
         assert_identical(back, image)
         assert not back.flags.writeable
-        (tmp_path / "s").unlink()
-        with pytest.raises(FileNotFoundError):  # nothing kept
-            read(str(tmp_path / "s"), keep=True)
+        assert KEPT.get(str(tmp_path / "s")) is None  # nothing kept
 
     def test_verify_reads_the_file_again(self, tmp_path: Path) -> None:
         data = write(tmp_path / "s", np.full((256, 1024), 1, np.uint8))
@@ -203,6 +222,4 @@ class TestKeep:
         (tmp_path / "s").write_bytes(data[:48] + b"\xff" * 8 + data[56:])  # a torn pickle
         with pytest.raises(Corrupt):
             read(str(tmp_path / "s"), keep=True)
-        (tmp_path / "s").unlink()
-        with pytest.raises(FileNotFoundError):  # the failed read kept nothing
-            read(str(tmp_path / "s"), keep=True)
+        assert KEPT.get(str(tmp_path / "s")) is None  # the failed read kept nothing

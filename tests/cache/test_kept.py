@@ -112,10 +112,10 @@ class TestKept:
     def test_the_least_recently_read_is_let_go(self) -> None:
         kept = Kept(limit=2)
         views = {name: memoryview(name.encode()) for name in "abc"}
-        kept.keep("a", views["a"], (0, 1))
-        kept.keep("b", views["b"], (0, 2))
-        assert kept.get("a") == (views["a"], (0, 1))  # read: now the most recent
-        kept.keep("c", views["c"], (0, 3))
+        kept.keep("a", views["a"], (0, 1), 11)
+        kept.keep("b", views["b"], (0, 2), 12)
+        assert kept.get("a") == (views["a"], (0, 1), 11)  # read: now the most recent
+        kept.keep("c", views["c"], (0, 3), 13)
         assert kept.get("b") is None
         assert kept.get("a") is not None
         assert kept.get("c") is not None
@@ -123,8 +123,8 @@ class TestKept:
 
     def test_keeping_again_replaces(self) -> None:
         kept = Kept(limit=4)
-        kept.keep("a", memoryview(b"old"), (0, 1))
-        kept.keep("a", memoryview(b"new"), (0, 2))
+        kept.keep("a", memoryview(b"old"), (0, 1), 1)
+        kept.keep("a", memoryview(b"new"), (0, 2), 2)
         held = kept.get("a")
         assert held is not None
         assert bytes(held[0]) == b"new"
@@ -138,7 +138,7 @@ class TestKept:
             assert limit == max(1, min(16384, int(file.read()) // 4))
 
     def test_a_forked_child_reads_while_a_parent_thread_held_the_lock(self) -> None:
-        KEPT.keep("/rankaug-test/kept", memoryview(b"x"), (0, 0))
+        KEPT.keep("/rankaug-test/kept", memoryview(b"x"), (0, 0), 0)
         held, release = threading.Event(), threading.Event()
 
         def hold() -> None:
