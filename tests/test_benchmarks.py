@@ -757,6 +757,7 @@ class TestFloorDataset:
         cached = FloorDataset(root, 48, seed=2, cache_dir=tmp_path / "cache")
         floors = (memory, cached)
         assert isinstance(cached.images, CachedDataset)  # every tile read from the cache
+        assert cached.images.read_only_arrays  # as rankaug cached reads its tiles
         assert len(cached.images) == len(memory.images) == 6
         images = [memory.images[i] for i in range(6)]
         pixels = sum(image.nbytes for image in images)
@@ -801,6 +802,25 @@ class TestFloorDataset:
         assert exact >= 190  # the rest: k * x within float32's error of a whole number
 
 
+class TestPipelines:
+    def test_the_cached_pipelines_read_as_the_floor_with_cached_reads(self, tmp_path: Path) -> None:
+        import torch
+
+        from benchmarks._pipelines import CACHED, build
+        from rankaug import CachedDataset
+
+        root = _jpegs.jpeg_folder(4, 48, data="synthetic", data_dir=tmp_path, seed=1).root
+        for name in CACHED:
+            pipeline = build(name, root, 48, cache_dir=tmp_path / name)
+            layer = pipeline.dataset
+            while not isinstance(layer, CachedDataset):  # the wrappers, then the cache
+                layer = layer.images if name == "floor_cached" else layer.dataset
+            assert layer.read_only_arrays, name
+            batch = pipeline.collate([pipeline.dataset[i] for i in range(2)])  # fills, reads
+            image = batch if isinstance(batch, torch.Tensor) else batch["image"]
+            assert tuple(image.shape) == (2, 3, 48, 48), name
+
+
 class TestMemory:
     def test_watch_sums_each_tree_at_ready(self, tmp_path: Path) -> None:
         # a parent holding 48 MiB whose child holds 32 MiB: both in the parent's tree
@@ -823,6 +843,21 @@ class TestMemory:
         assert seen.ready_kib([0, 1]) == seen.ready_kib([0]) + seen.ready_kib([1])
         assert seen.peak_kib([0]) >= seen.ready_kib([0])
         assert seen.lines == [["ready"], ["ready"]]
+
+    def test_watch_leaves_out_the_mappings_of_files_under_a_path(self, tmp_path: Path) -> None:
+        # one process maps a 32 MiB file under cache/ and touches every page of it
+        cache = tmp_path / "cache"
+        cache.mkdir()
+        (cache / "f").write_bytes(b"x" * (32 << 20))
+        mapper = (
+            "import mmap, sys; f = open(sys.argv[1], 'rb'); "
+            "m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ); s = sum(m[::4096]); "
+            "print('ready', flush=True); sys.stdin.read()"
+        )
+        command = [[sys.executable, "-c", mapper, str(cache / "f")]]
+        counted = _memory.watch(command, env=dict(os.environ), cwd=tmp_path)
+        apart = _memory.watch(command, env=dict(os.environ), cwd=tmp_path, excluding=str(cache))
+        assert counted.ready_kib([0]) - apart.ready_kib([0]) > 28 * 1024
 
     def test_watch_reports_a_command_that_fails(self, tmp_path: Path) -> None:
         failing = "import sys; print('oops', file=sys.stderr); sys.exit(3)"
