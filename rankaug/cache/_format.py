@@ -209,8 +209,15 @@ def read(
     """
     if keep and not verify:
         held = KEPT.get(path)
-        if held is not None and _stamp(os.stat(path)) == held[2]:  # the same file, unchanged
-            return _decode(held[0], len(held[0]), path, extra, False, held[1])  # checked
+        if held is not None:
+            try:
+                same = _stamp(os.stat(path)) == held[2]
+            except FileNotFoundError:
+                KEPT.forget(path)  # deleted: its pages are let go with the last array
+                raise
+            if same:  # the same file, unchanged: whole and checked when it was kept
+                return _decode(held[0], len(held[0]), path, extra, False, held[1])
+            KEPT.forget(path)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         status = os.fstat(fd)
@@ -234,7 +241,7 @@ def read(
                 check = seen
         if size < _HEAD.size:
             raise Corrupt(f"{path}: {size} bytes, shorter than a header", identity)
-        kept = map_read_only(fd, size) if keep and size >= _SMALL_FILE else None
+        kept = _map_kept(fd, size) if keep and size >= _SMALL_FILE else None
         if kept is not None:
             data = kept
         elif size < _SMALL_FILE or keep or not _take_map():
@@ -259,6 +266,19 @@ def read(
         if table is not None:
             table.record(index, token if token is not None else table.token(status))
     return sample
+
+
+def _map_kept(fd: int, size: int) -> memoryview | None:
+    """A read-only mapping to keep, or ``None`` (read the file instead) if none is made.
+
+    A mapping the kernel refuses (``ENOMEM`` past ``vm.max_map_count``, say) lets the
+    least recently read kept file go, so that later reads can map theirs.
+    """
+    try:
+        return map_read_only(fd, size)
+    except OSError:
+        KEPT.let_go()
+        return None
 
 
 def _stamp(status: os.stat_result) -> int:

@@ -14,8 +14,11 @@ most :func:`keep_limit` files stay mapped per process, the least recently read l
 first. Per process: a forked DataLoader worker starts with its parent's mappings, a
 spawned one with none. A kept file is read again only while it is the same file,
 unchanged (checked by ``stat``, as the reader checks it): one deleted is gone, one
-replaced or written to is read anew. Where the C library's ``mmap`` cannot be called,
-files are read into read-only memory instead (the same values, not faster).
+replaced or written to is read anew. A deleted file keeps its disk space while it is
+mapped: while kept (until a read of its path finds it gone, or it is let go) and while
+arrays over it are held, as an open file would. Where the
+C library's ``mmap`` cannot be called, or the kernel refuses a mapping, files are read
+into read-only memory instead (the same values, not faster).
 """
 
 from __future__ import annotations
@@ -151,6 +154,19 @@ class Kept:
             self._maps.move_to_end(path)
             while len(self._maps) > limit:
                 self._maps.popitem(last=False)  # unmapped once no array holds it
+
+    def forget(self, path: str) -> None:
+        """Keep ``path`` no longer (it changed, or is gone)."""
+        with self._lock:
+            self._maps.pop(path, None)
+
+    def let_go(self) -> bool:
+        """Let the least recently read file go; ``False`` if none is kept."""
+        with self._lock:
+            if not self._maps:
+                return False
+            self._maps.popitem(last=False)
+        return True
 
     def after_fork(self) -> None:
         """A new lock in a forked child (a thread of the parent may have held the old one)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import resource
 import struct
@@ -13,9 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-from rankaug.cache import _kept
+from rankaug.cache import _format, _kept
 from rankaug.cache._format import INLINE_BYTES, MAGIC, Corrupt, encode, map_limit, read
-from rankaug.cache._kept import KEPT
+from rankaug.cache._kept import KEPT, Kept
 from tests.cache.helpers import assert_identical
 
 
@@ -140,6 +141,7 @@ class TestKeep:
         (tmp_path / "s").unlink()
         with pytest.raises(FileNotFoundError):  # as without keep: not cached any more
             read(str(tmp_path / "s"), keep=True)
+        assert KEPT.get(str(tmp_path / "s")) is None  # let go: unmapped with the last array
         assert int(held[0, 0]) == 3  # what was read stays readable
 
     def test_a_kept_file_replaced_is_read_anew(self, tmp_path: Path) -> None:
@@ -206,6 +208,23 @@ class TestKeep:
         assert_identical(back, image)
         assert not back.flags.writeable
         assert KEPT.get(str(tmp_path / "s")) is None  # nothing kept
+
+    def test_a_mapping_the_kernel_refuses_is_read_instead(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        def refused(fd: int, size: int) -> memoryview:
+            raise OSError(errno.ENOMEM, "mmap of a cache file failed: Cannot allocate memory")
+
+        kept = Kept(limit=8)
+        kept.keep("/elsewhere", memoryview(b"x"), (0, 0), 0)
+        monkeypatch.setattr(_format, "map_read_only", refused)
+        monkeypatch.setattr(_format, "KEPT", kept)
+        image = np.full((512, 512), 9, np.uint8)
+        write(tmp_path / "s", image)
+        back = read(str(tmp_path / "s"), keep=True)
+        assert_identical(back, image)
+        assert not back.flags.writeable
+        assert len(kept) == 0  # the oldest let go, for later reads to map theirs
 
     def test_verify_reads_the_file_again(self, tmp_path: Path) -> None:
         data = write(tmp_path / "s", np.full((256, 1024), 1, np.uint8))

@@ -131,6 +131,20 @@ class TestKept:
         assert held[1] == (0, 2)
         assert len(kept) == 1
 
+    def test_forget_and_let_go(self) -> None:
+        kept = Kept(limit=4)
+        for number, name in enumerate("abc"):
+            kept.keep(name, memoryview(name.encode()), (0, number), number)
+        kept.forget("b")
+        kept.forget("nothing")  # not kept: nothing to do
+        assert kept.get("b") is None
+        assert kept.let_go()  # "a", the least recently read
+        assert kept.get("a") is None
+        assert kept.get("c") is not None
+        assert kept.let_go()
+        assert not kept.let_go()  # none left
+        assert len(kept) == 0
+
     def test_the_default_limit(self) -> None:
         assert Kept()._limit is None
         limit = keep_limit()
