@@ -22,7 +22,10 @@ from torch.utils.data import DataLoader, Subset
 import rankaug.cache._format
 import rankaug.cache._store
 from rankaug import (
+    CopyPasteDataset,
+    CutMixDataset,
     HSVJitter,
+    MixUpDataset,
     MosaicAffine,
     MosaicDataset,
     RandomAugmentWrapper,
@@ -239,6 +242,40 @@ class TestCachedDataset:
         kept = MosaicDataset(read_only, seed=5, output_size=96, **options)
         for index in range(6):
             assert_identical(kept[index], plain[index], f"mosaic[{index}]")
+
+    @pytest.mark.parametrize("wrapper", [MixUpDataset, CutMixDataset])
+    def test_read_only_arrays_under_a_mix_bit_for_bit(self, tmp_path: Path, wrapper: Any) -> None:
+        source = SyntheticDetection(6, image_size=(120, 160), seed=3)
+        writable = CachedDataset(source, tmp_path / "a")
+        read_only = CachedDataset(source, tmp_path / "b", read_only_arrays=True)
+        for cached in (writable, read_only):
+            for index in range(6):
+                cached[index]
+        plain, kept = (wrapper(cached, seed=5, p=1.0) for cached in (writable, read_only))
+        for index in range(6):
+            assert_identical(kept[index], plain[index], f"{wrapper.__name__}[{index}]")
+
+    @pytest.mark.parametrize("source", ["partner", "flip"])
+    def test_read_only_arrays_under_copy_paste_bit_for_bit(
+        self, tmp_path: Path, source: str
+    ) -> None:
+        samples = []
+        for sample in (SyntheticDetection(6, image_size=(120, 160), seed=3)[i] for i in range(6)):
+            masks = np.zeros((len(sample["bboxes"]), 120, 160), np.uint8)
+            for k, (x0, y0, x1, y1) in enumerate(sample["bboxes"].astype(int).tolist()):
+                masks[k, y0:y1, x0:x1] = 1  # one instance per box, its box filled
+            samples.append({**{k: v for k, v in sample.items() if k != "mask"}, "masks": masks})
+        writable = CachedDataset(ListDataset(samples), tmp_path / "a")
+        read_only = CachedDataset(ListDataset(samples), tmp_path / "b", read_only_arrays=True)
+        for cached in (writable, read_only):
+            for index in range(6):
+                cached[index]
+        plain, kept = (
+            CopyPasteDataset(cached, seed=5, p=1.0, source=source)
+            for cached in (writable, read_only)
+        )
+        for index in range(6):
+            assert_identical(kept[index], plain[index], f"copypaste[{index}]")
 
     def test_read_only_arrays_in_dataloader_workers(self, tmp_path: Path) -> None:
         source = SyntheticDetection(8, image_size=(120, 160), seed=4)
