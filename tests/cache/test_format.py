@@ -28,20 +28,23 @@ def write(path: Path, sample: Any) -> bytes:
     return data
 
 
+def a_sample(height: int, width: int) -> dict[str, Any]:
+    """An image of varied bytes, small boxes and a name."""
+    image = np.arange(height * width * 3, dtype=np.uint32).astype(np.uint8)
+    return {
+        "image": image.reshape(height, width, 3),
+        "boxes": np.ones((3, 4), np.float32),
+        "name": "a.jpg",
+    }
+
+
 def open_descriptors() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
 class TestEncodeAndRead:
     def test_round_trip(self, tmp_path: Path) -> None:
-        sample = {
-            "image": np.arange(480 * 640 * 3, dtype=np.uint32)
-            .astype(np.uint8)
-            .reshape(480, 640, 3),
-            "boxes": np.ones((3, 4), np.float32),
-            "name": "a.jpg",
-            "tensor": torch.arange(10000, dtype=torch.int32),
-        }
+        sample = {**a_sample(480, 640), "tensor": torch.arange(10000, dtype=torch.int32)}
         write(tmp_path / "s", sample)
         back = read(str(tmp_path / "s"))
         assert_identical(back, sample)
@@ -119,13 +122,7 @@ class TestKeep:
     """``read(..., keep=True)``: read-only arrays over a mapping kept between reads."""
 
     def test_the_same_values_read_only(self, tmp_path: Path) -> None:
-        sample = {
-            "image": np.arange(300 * 400 * 3, dtype=np.uint32)
-            .astype(np.uint8)
-            .reshape(300, 400, 3),
-            "boxes": np.ones((3, 4), np.float32),
-            "name": "a.jpg",
-        }
+        sample = a_sample(300, 400)
         write(tmp_path / "s", sample)
         for _ in range(2):  # the read that keeps the mapping, and one from it
             back = read(str(tmp_path / "s"), keep=True)
