@@ -695,6 +695,35 @@ def test_alternate_and_interleave_time_every_contender() -> None:
     assert calls == ["a7", "a8", "b7", "b8", "b9", "b10", "a9", "a10"]
 
 
+def test_race_both_listings_builds_afresh_and_lists_each_contender_first_once() -> None:
+    from benchmarks.sections.wrapper import race_both_listings
+
+    calls: list[str] = []
+    builds: list[int] = []
+
+    def build() -> dict[str, _timing.Op]:
+        builds.append(len(builds))
+        tag = len(builds)
+        return {
+            "a": _timing.counted(lambda i: calls.append(f"a{tag}.{i}")),
+            "b": _timing.counted(lambda i: calls.append(f"b{tag}.{i}")),
+        }
+
+    seconds, record, firsts = race_both_listings(
+        build, per_round=4, repeats=3, warmup=1, progress=None, label="x"
+    )
+    assert builds == [0, 1]  # fresh contenders for each listing
+    # the first listing warms up and starts with a, the second with b
+    assert calls[:3] == ["a1.0", "b1.0", "a1.1"]
+    second = calls.index("b2.0")
+    assert calls[second : second + 3] == ["b2.0", "a2.0", "b2.1"]
+    assert {name: len(values) for name, values in seconds.items()} == {"a": 6, "b": 6}
+    assert {name: len(values) for name, values in record.items()} == {"a": 12, "b": 12}
+    assert len(firsts) == 12
+    assert Counter(firsts) == {"a": 6, "b": 6}
+    assert Counter(firsts[:6]) == Counter(firsts[6:])
+
+
 def test_alternate_shuffles_three_or_more_so_no_one_keeps_a_neighbour() -> None:
     def run() -> list[str]:
         calls: list[str] = []
