@@ -200,10 +200,11 @@ def race_both_listings(
     and then the other, and the two runs are pooled: the listing's effect cancels.
 
     Returns:
-        (name -> seconds per operation, one value per round of either run; name -> every
+        (name -> seconds per operation, one value per repeat: round k of either run,
+        averaged, so a round is ``per_round`` samples as in any other race; name -> every
         operation's seconds, in order; the name that went first in each turn).
     """
-    seconds: dict[str, list[float]] = {}
+    runs: list[dict[str, list[float]]] = []
     record: dict[str, list[float]] = {}
     firsts: list[str] = []
     halved = None if progress is None else _Halved(progress)
@@ -222,10 +223,14 @@ def race_both_listings(
             record=per_op,
             firsts=turns,
         )
+        runs.append(rounds)
         for name in ops:
-            seconds.setdefault(name, []).extend(rounds[name])
             record.setdefault(name, []).extend(per_op[name])
         firsts.extend(turns)
+    seconds = {
+        name: [(a + b) / 2 for a, b in zip(runs[0][name], runs[1][name], strict=True)]
+        for name in runs[0]
+    }
     return seconds, record, firsts
 
 
