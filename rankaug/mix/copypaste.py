@@ -41,8 +41,8 @@ from rankaug.mix._masks import (
     Entry,
     Instances,
     Region,
+    apart,
     compare,
-    cover,
     paste,
     stack,
     tight_box,
@@ -178,14 +178,14 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
     ) -> Combined:
         """Paste the chosen instances; drop or trim what they cover (module docstring)."""
         drawn = rng.random(len(partner.boxes)) < self.fraction
-        if self.max_overlap is not None and len(main.boxes) and drawn.any():
+        chosen = np.flatnonzero(drawn).tolist()
+        if self.max_overlap is not None and len(main.boxes) and chosen:
             sources = (
                 mirrored_boxes(partner.boxes, partner.image.shape[1])
                 if self.source == "flip"
                 else partner.boxes
             )
-            drawn &= (cover(sources, main.boxes) < self.max_overlap).all(axis=1)
-        chosen = np.flatnonzero(drawn).tolist()
+            chosen = apart(sources, main.boxes, chosen, self.max_overlap)
         theirs = _instances(partner, self.source == "flip")
         picked = [k for k in chosen if theirs.count(k)]
         if not picked:  # nothing to paste: the main sample as it is

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import cv2
 import numpy as np
@@ -13,7 +14,8 @@ from torch.utils.data import DataLoader
 from rankaug import EpochSampler, MixUpDataset, MosaicAffine, MosaicDataset, SampleError
 from rankaug.datasets import write_yolo_folder
 from rankaug.datasets.yolo import YoloFolder
-from rankaug.mix import CopyPasteDataset
+from rankaug.mix import CopyPasteDataset, _masks
+from rankaug.mix._masks import FEW_PAIRS, apart, cover
 from rankaug.mix.base import PairPlan
 from rankaug.mix.copypaste import tight_box
 from rankaug.polygons import fill, outline, resample
@@ -33,6 +35,44 @@ class TestTightBox:
         mask[1:3, 2] = True
         mask[4, 5] = True
         assert tight_box(mask) == [2.0, 1.0, 6.0, 5.0]
+
+
+class TestApart:
+    @given(data=st.data(), many=st.booleans())
+    def test_covers_rule_bit_for_bit_one_pair_at_a_time_or_through_cover(
+        self, data: st.DataObject, many: bool
+    ) -> None:
+        # up to FEW_PAIRS pairs in Python, more through cover(): the same rows kept, and
+        # cover() called only for many pairs
+        coordinate = st.sampled_from([0.0, 1.0, 2.5, 10.0]) | st.floats(0.0, 10.0)
+
+        def boxes(count: int) -> np.ndarray:
+            corners = data.draw(st.lists(st.tuples(*[coordinate] * 4), min_size=count,
+                                         max_size=count))  # fmt: skip
+            return np.array(
+                [[min(a, c), min(b, d), max(a, c), max(b, d)] for a, b, c, d in corners],
+                np.float64,
+            ).reshape(-1, 4)
+
+        rows, others = (
+            (17, 16) if many else (data.draw(st.integers(1, 8)), data.draw(st.integers(1, 8)))
+        )
+        assert (rows * others > FEW_PAIRS) == many
+        mine, theirs = boxes(rows), boxes(others)
+        chosen = data.draw(
+            st.lists(st.integers(0, rows - 1), unique=True, min_size=rows if many else 0)
+        )
+        limit = data.draw(st.sampled_from([0.0, 0.25, 0.3, 1.0]) | st.floats(0.0, 1.5))
+        expected = [k for k in chosen if (cover(mine[[k]], theirs) < limit).all()]
+        with mock.patch.object(_masks, "cover", side_effect=cover) as spy:
+            assert apart(mine, theirs, chosen, limit) == expected
+        assert spy.called == many
+
+    def test_a_box_of_no_area_is_covered_by_nothing(self) -> None:
+        # cover() divides by max(area, 1e-12): a point box inside another is covered 0
+        point, around = np.array([[1.0, 1.0, 1.0, 1.0]]), np.array([[0.0, 0.0, 2.0, 2.0]])
+        assert apart(around, point, [0], 0.3) == [0]
+        assert apart(point, around, [0], 0.0) == []
 
 
 class TestCopyPastePixels:
