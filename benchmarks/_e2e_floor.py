@@ -9,7 +9,9 @@ OpenCV version, as ``MosaicDataset`` paints); HSV with
 ultralytics' gains between two in-place colour conversions, by the fastest primitives
 known here (split into kept planes, the hue shifted with wrap-round in whole numbers,
 one ``cv2.convertScaleAbs`` each for saturation and value, merged into a kept image:
-``HSVJitter``'s, without its exactness probes); the horizontal flip and
+``HSVJitter``'s, without its exactness probes), on the rows the tiles reach, the rows
+of fill alone set to the jittered grey (as ``MosaicDataset(color=)`` does, see
+``rankaug.mosaic.colour``); the horizontal flip and
 the channels-first layout in the collate's one copy (``cv2.split`` into the batch's
 planes, as ``collate_detection`` writes them). No keys (one
 ``random.Random``), no checks, no targets, no record. A batch is one ``(B, 3, S, S)``
@@ -119,8 +121,7 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
             self.work = CACHED_FLOOR_WORK
         self.side = side
         self.rng = random.Random(seed)
-        self._hsv = np.empty((0, 0, 3), np.uint8)  # the HSV image, kept (made at first use)
-        self._planes: list[np.ndarray] = []  # and its planes, before and after the tables
+        self._kept = np.empty(0, np.uint8)  # the HSV image and 8 planes, kept (grown at use)
 
     def __len__(self) -> int:
         return len(self.images)
@@ -135,6 +136,7 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
         tx = rng.uniform(0.5 - work.translate, 0.5 + work.translate) * s
         ty = rng.uniform(0.5 - work.translate, 0.5 + work.translate) * s
         out = np.full((s, s, 3), FILL, np.uint8)
+        top, bottom = s, 0  # the rows the tiles are painted on
         for q, image in enumerate(tiles):
             h, w = image.shape[:2]
             # the tile's rectangle on the 2s canvas, and its origin there (ultralytics' layout)
@@ -155,18 +157,28 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
             if a1 <= a0 or b1 <= b0:
                 continue
             resize_into(image[b0:b1, a0:a1], out[v0:v1, u0:u1], cv2.INTER_LINEAR)
+            top, bottom = min(top, v0), max(bottom, v1)
         g = [rng.uniform(-1, 1) * gain for gain in FLOOR_WORK.hsv or (0.0, 0.0, 0.0)]
-        self.colour(out, g)
+        if bottom > top:
+            self.colour(out[top:bottom], g)
+        # the rows of fill alone: its grey jittered, HSVJitter.grey's value table entry
+        grey = min(math.floor(FILL * (g[2] + 1)), 255)
+        out[:top] = grey
+        out[bottom:] = grey
         return out, rng.random() < work.flip
 
     def colour(self, out: np.ndarray, gains: Sequence[float]) -> None:
         """Apply ultralytics' HSV with drawn ``gains`` (hue, saturation, value) to ``out``."""
         shift = math.floor(gains[0] * 180) % 180  # ultralytics' hue table, (x + n) % 180
         turn = 180 - shift
-        if self._hsv.shape != out.shape:  # kept: fresh pages per sample cost more
-            self._hsv = np.empty_like(out)
-            self._planes = [np.empty(out.shape[:2], np.uint8) for _ in range(8)]
-        hsv, (h0, s0, v0, hue, sat, val, low, where) = self._hsv, self._planes
+        size = out.size // 3
+        if self._kept.size < 11 * size:  # kept, for a whole output: fresh pages cost more
+            self._kept = np.empty(11 * self.side * self.side, np.uint8)
+        hsv = self._kept[: out.size].reshape(out.shape)
+        h0, s0, v0, hue, sat, val, low, where = (
+            self._kept[out.size + p * size : out.size + (p + 1) * size].reshape(out.shape[:2])
+            for p in range(8)
+        )
         cv2.cvtColor(out, cv2.COLOR_BGR2HSV, dst=out)
         cv2.split(out, [h0, s0, v0])
         if shift:  # h + n where h < 180 - n, h - (180 - n) elsewhere

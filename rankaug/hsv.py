@@ -33,6 +33,8 @@ the tables above.
 
 from __future__ import annotations
 
+import functools
+import math
 import threading
 from dataclasses import dataclass
 from typing import ClassVar, Final, Literal, NamedTuple, TypedDict
@@ -184,6 +186,29 @@ class HSVJitter:
         cv2.cvtColor(_apply_tables(out, hue, sat, val, draw), back, dst=out)
         return out
 
+    def grey(self, value: int, draw: HSVDraw) -> int | None:
+        """What a grey pixel, ``value`` in every channel, becomes under ``draw``.
+
+        Exactly what :meth:`apply` gives it: in OpenCV's 8-bit HSV a grey has hue 0 and
+        saturation 0, the saturation table keeps 0 at 0, and a saturation of 0 goes
+        back to a grey of its value whatever the hue; so the grey keeps its place in
+        the value table. ``None`` where this OpenCV does not convert greys so (checked
+        once per process, every value and hue through both of its loops).
+
+        Raises:
+            TypeError: If ``value`` is not an integer.
+            ValueError: If it is outside ``[0, 255]``.
+
+        >>> HSVJitter().grey(114, HSVDraw(0.01, 0.5, 0.25))  # 114 * 1.25 = 142.5
+        142
+        """
+        value = checks.integer(value, "value", low=0, high=255)
+        if not (self.hgain or self.sgain or self.vgain):
+            return value
+        if not _greys_stay_grey(self.channel_order):
+            return None
+        return int(_times(_X[value], draw.value + 1))  # its entry in the value table
+
     def __call__(self, image: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:
         """Draw from ``rng`` and apply to a copy of ``image`` (see :meth:`apply`)."""
         return self.apply(image, self.draw(rng))
@@ -221,11 +246,17 @@ def hsv_tables(draw: HSVDraw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     ([1, 2, 3], [179, 0], [0, 0, 1, 1], [0, 150, 255])
     """
     hue = np.remainder(_X + draw.hue * 180, 180).astype(np.uint8)  # numpy's %
-    # x * k >= 0 (k = r + 1 >= 0): clipping at 0 changes nothing, at 255 is a minimum
-    sat = np.minimum(_X * (draw.saturation + 1), 255.0).astype(np.uint8)
+    sat = _times(_X, draw.saturation + 1)
     sat[0] = 0  # ultralytics' guard (8.3.79); x * (r + 1) maps 0 to 0 anyway
-    val = np.minimum(_X * (draw.value + 1), 255.0).astype(np.uint8)
-    return hue, sat, val
+    return hue, sat, _times(_X, draw.value + 1)
+
+
+def _times(x: np.ndarray, k: float) -> np.ndarray:
+    """``clip(x * k, 0, 255).astype(uint8)`` for ``k >= 0``: a saturation or value table.
+
+    ``x * k >= 0``: clipping at 0 changes nothing, at 255 is a minimum.
+    """
+    return np.minimum(x * k, 255.0).astype(np.uint8)
 
 
 def _apply_tables(
@@ -260,18 +291,44 @@ def _apply_tables(
 
 
 def _kept(name: str, shape: tuple[int, ...]) -> np.ndarray:
-    """A uint8 array of ``shape``, this thread's own, kept for one shape at a time.
+    """A C-contiguous uint8 array of ``shape``, this thread's own, kept between calls.
 
     Fresh arrays per image can cost more than the work on them wherever the allocator
-    hands back fresh pages (it varies from process to process); OpenCV's ``LUT`` and
-    ``transform`` in place take a temporary of their own, so no step writes into its
-    source.
+    hands back fresh pages (it varies from process to process), so each name keeps one
+    buffer, grown when a larger shape comes (a mosaic's coloured rows vary in number),
+    and hands out its front. OpenCV's ``LUT`` and ``transform`` in place take a
+    temporary of their own, so no step writes into its source.
     """
+    size = math.prod(shape)
     kept: np.ndarray | None = getattr(_SCRATCH, name, None)
-    if kept is None or kept.shape != shape:
-        kept = np.empty(shape, np.uint8)
+    if kept is None or kept.size < size:
+        kept = np.empty(size, np.uint8)
         setattr(_SCRATCH, name, kept)
-    return kept
+    return kept[:size].reshape(shape)
+
+
+@functools.cache
+def _greys_stay_grey(order: ChannelOrder) -> bool:
+    """Whether OpenCV takes every grey to hue 0, saturation 0 and back, both ways.
+
+    Checked once per process and channel order, on every value and every 8-bit hue
+    (which the hue table may give a grey), by the conversions' vectorised loops (rows
+    of 256 pixels) and their scalar ones (rows of one pixel).
+    """
+    forward, back = _CODES[order]
+    greys = np.repeat(_IDENTITY, 3).reshape(1, 256, 3)
+    hsv = np.zeros((180, 256, 3), np.uint8)
+    hsv[..., 0], hsv[..., 2] = np.arange(180, dtype=np.uint8)[:, None], _IDENTITY
+    expected = np.repeat(hsv[..., 2:], 3, axis=2)
+    made = np.zeros((1, 256, 3), np.uint8)
+    made[..., 2] = _IDENTITY
+    return all(
+        np.array_equal(cv2.cvtColor(greys.reshape(shape), forward).reshape(1, 256, 3), made)
+        for shape in ((1, 256, 3), (256, 1, 3))
+    ) and all(
+        np.array_equal(cv2.cvtColor(hsv.reshape(shape), back).reshape(hsv.shape), expected)
+        for shape in (hsv.shape, (180 * 256, 1, 3))
+    )
 
 
 def _hue_shift(hue: np.ndarray) -> int | None:

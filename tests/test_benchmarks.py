@@ -14,9 +14,11 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from benchmarks import (
@@ -897,3 +899,36 @@ class TestMemory:
     def test_doctests(self) -> None:
         results = doctest.testmod(_memory)
         assert (results.attempted > 0, results.failed) == (True, 0)
+
+
+def test_the_e2e_floor_jitters_its_rows_as_it_would_the_whole_image(tmp_path: Path) -> None:
+    # the floor converts only the rows its tiles reach and sets the rest to the grey's
+    # jittered value: the pixels of its colour step on the whole painted image, bit for
+    # bit, within a level of HSVJitter's (the floor skips HSVJitter's exactness probes)
+    from benchmarks._e2e_floor import FILL, FloorDataset
+    from rankaug import HSVJitter
+    from rankaug.hsv import HSVDraw
+
+    class Spy(FloorDataset):
+        seen: list[tuple[np.ndarray, list[float]]]
+
+        def colour(self, out: np.ndarray, gains: Sequence[float]) -> None:
+            assert out.base is not None  # a block of the output's rows
+            self.seen.append((out.base.copy(), list(gains)))
+            super().colour(out, gains)
+
+    folder = _jpegs.jpeg_folder(12, 64, data="synthetic", data_dir=tmp_path)
+    floor = Spy(folder.root, 64, seed=1)
+    floor.seen = []
+    jitter = HSVJitter(0.015, 0.7, 0.4, "bgr")
+    skipped = 0
+    for i in range(40):
+        image, _ = floor[i]
+        before, gains = floor.seen[-1]
+        skipped += int((before == FILL).all(axis=(1, 2)).sum())
+        whole = before.copy()
+        FloorDataset.colour(floor, whole, gains)
+        np.testing.assert_array_equal(image, whole)
+        exact = jitter.apply(before, HSVDraw(*gains)).astype(np.int16)
+        assert np.abs(exact - image).max() <= 1
+    assert skipped > 0  # some rows held the fill alone

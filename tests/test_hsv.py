@@ -237,6 +237,35 @@ class TestHSVJitter:
         expected = min(255, int(value * (draw.value + 1))) if (h or s or v) else value
         assert (out == expected).all()
 
+    @given(
+        value=st.integers(0, 255),
+        gains=st.tuples(GAIN, GAIN, GAIN),
+        seed=st.integers(0, 2**16),
+        order=st.sampled_from(["rgb", "bgr"]),
+    )
+    def test_grey_is_what_apply_gives_a_grey(
+        self, value: int, gains: tuple[float, float, float], seed: int, order: Any
+    ) -> None:
+        jitter = HSVJitter(*gains, channel_order=order)
+        draw = jitter.draw(np.random.default_rng(seed))
+        # rows of 70: both of OpenCV's loops (vectorised, then the scalar tail)
+        out = jitter.apply(np.full((3, 70, 3), value, np.uint8), draw)
+        assert (out == jitter.grey(value, draw)).all()
+
+    def test_grey_is_none_where_opencv_keeps_no_grey_and_checks_its_value(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        draw = HSVDraw(0.1, 0.2, 0.3)
+        assert hsv_module._greys_stay_grey("rgb")
+        assert hsv_module._greys_stay_grey("bgr")
+        monkeypatch.setattr(hsv_module, "_greys_stay_grey", lambda order: False)
+        assert HSVJitter().grey(114, draw) is None
+        assert HSVJitter(0, 0, 0).grey(114, draw) == 114  # no conversion at all
+        for value, error in ((-1, ValueError), (256, ValueError), (114.0, TypeError),
+                             (True, TypeError)):  # fmt: skip
+            with pytest.raises(error, match=r"value must be an integer in \[0, 255\], got"):
+                HSVJitter().grey(value, draw)  # type: ignore[arg-type]
+
     @pytest.mark.parametrize(
         ("order", "colour", "shifted"),
         [("rgb", (255, 0, 0), (0, 255, 0)), ("bgr", (0, 0, 255), (0, 255, 0))],

@@ -71,6 +71,7 @@ from rankaug.hsv import HSVJitter
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.mosaic.affine import MosaicAffine
+from rankaug.mosaic.colour import colour_output
 from rankaug.mosaic.config import CanvasMode, MosaicConfig, MosaicGrid, ScaleMode
 from rankaug.mosaic.fused import Warp, fuse
 from rankaug.mosaic.layout import Layout, grid_layout, letterbox_layout
@@ -311,7 +312,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
                 if layout.flipped:
                     image = mirror(image)
             if plan.color is not None and config.color is not None:  # in place, last
-                config.color.apply(image, plan.color, out=image)
+                colour_output(image, layout, config.color, plan.color, fill)
                 layout.record["color"] = config.color.record(plan.color)
             out: dict[str, Any] = {"image": image}
             out.update(map_targets(config, layout, tiles, data.keys()))
