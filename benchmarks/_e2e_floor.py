@@ -11,9 +11,10 @@ known here (split into kept planes, the hue shifted with wrap-round in whole num
 one ``cv2.convertScaleAbs`` each for saturation and value, merged into a kept image:
 ``HSVJitter``'s, without its exactness probes), on the rows the tiles reach, the rows
 of fill alone set to the jittered grey (as ``MosaicDataset(color=)`` does, see
-``rankaug.mosaic.colour``); the horizontal flip and
-the channels-first layout in the collate's one copy (``cv2.split`` into the batch's
-planes, as ``collate_detection`` writes them). No keys (one
+``rankaug.mosaic.colour``); the horizontal flip folded into each tile's resampling
+(``resize_into(..., mirrored=True)`` into the mirrored place, as ``MosaicDataset``
+paints a flipped layout); the channels-first layout in the collate's one copy
+(``cv2.split`` into the batch's planes, as ``collate_detection`` writes them). No keys (one
 ``random.Random``), no checks, no targets, no record. A batch is one ``(B, 3, S, S)``
 uint8 tensor, in shared memory inside a worker as ``default_collate`` makes it.
 
@@ -53,8 +54,8 @@ FLOOR_WORK = FloorWork(
     translate=0.1,
     hsv=(0.015, 0.7, 0.4),
     flip=0.5,
-    via="the e2e floor: one resampling per visible tile region, HSV by planes (hue shift, "
-    "two scales), flip and layout in the collate's one copy",
+    via="the e2e floor: one resampling per visible tile region (the flip folded in), HSV by "
+    "planes (hue shift, two scales) on the rows tiles reach, layout in the collate's one copy",
 )
 """What the floor does, for the same-work table."""
 CACHED_FLOOR_WORK = dataclasses.replace(
@@ -135,6 +136,7 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
         k = rng.uniform(1 - work.scale, 1 + work.scale)
         tx = rng.uniform(0.5 - work.translate, 0.5 + work.translate) * s
         ty = rng.uniform(0.5 - work.translate, 0.5 + work.translate) * s
+        flipped = rng.random() < work.flip  # folded into each tile's resampling
         out = np.full((s, s, 3), FILL, np.uint8)
         top, bottom = s, 0  # the rows the tiles are painted on
         for q, image in enumerate(tiles):
@@ -156,7 +158,8 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
             b1 = min(math.ceil((v1 - ty) / k + s - oy), h)
             if a1 <= a0 or b1 <= b0:
                 continue
-            resize_into(image[b0:b1, a0:a1], out[v0:v1, u0:u1], cv2.INTER_LINEAR)
+            target = out[v0:v1, s - u1 : s - u0] if flipped else out[v0:v1, u0:u1]
+            resize_into(image[b0:b1, a0:a1], target, cv2.INTER_LINEAR, mirrored=flipped)
             top, bottom = min(top, v0), max(bottom, v1)
         g = [rng.uniform(-1, 1) * gain for gain in FLOOR_WORK.hsv or (0.0, 0.0, 0.0)]
         if bottom > top:
@@ -165,7 +168,7 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
         grey = min(math.floor(FILL * (g[2] + 1)), 255)
         out[:top] = grey
         out[bottom:] = grey
-        return out, rng.random() < work.flip
+        return out, flipped
 
     def colour(self, out: np.ndarray, gains: Sequence[float]) -> None:
         """Apply ultralytics' HSV with drawn ``gains`` (hue, saturation, value) to ``out``."""
@@ -193,7 +196,7 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
 
 
 def collate_floor(batch: list[tuple[np.ndarray, bool]]) -> torch.Tensor:
-    """One ``(B, 3, H, W)`` uint8 tensor, each image copied once, flipped in the copy."""
+    """One ``(B, 3, H, W)`` uint8 tensor, each image copied once (already flipped)."""
     h, w = batch[0][0].shape[:2]
     shape = (len(batch), 3, h, w)
     if get_worker_info() is None:
@@ -202,9 +205,9 @@ def collate_floor(batch: list[tuple[np.ndarray, bool]]) -> torch.Tensor:
         storage = torch.UntypedStorage._new_shared(math.prod(shape))  # type: ignore[no-untyped-call]
         out = torch.empty(0, dtype=torch.uint8).set_(storage).view(shape)
     view = out.numpy()
-    for b, (image, flipped) in enumerate(batch):
+    for b, (image, _) in enumerate(batch):
         planes = list(view[b])
-        written = cv2.split(cv2.flip(image, 1) if flipped else image, planes)
+        written = cv2.split(image, planes)
         if written[0] is not planes[0]:  # OpenCV did not write in place: copy instead
             np.copyto(view[b], np.stack(written))
     return out

@@ -75,7 +75,7 @@ from rankaug.mosaic.colour import colour_output
 from rankaug.mosaic.config import CanvasMode, MosaicConfig, MosaicGrid, ScaleMode
 from rankaug.mosaic.fused import Warp, fuse
 from rankaug.mosaic.layout import Layout, grid_layout, letterbox_layout
-from rankaug.mosaic.paint import mirror, paint_image, paint_warp
+from rankaug.mosaic.paint import paint_image, paint_warp
 from rankaug.mosaic.plan import Plan, draw_plan, probability
 from rankaug.mosaic.record import MosaicRecord, read_record, state_text
 from rankaug.mosaic.targets import map_targets
@@ -137,7 +137,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             :class:`MosaicAffine` and the module docstring); samples that are not mosaics
             are letterboxed, then given the affine. It needs ``canvas="output"``.
         color: ultralytics' ``RandomHSV`` (:class:`~rankaug.HSVJitter`), applied in
-            place to each output once painted (and mirrored), mosaic or not; its gains
+            place to each output once painted, mosaic or not; its gains
             drawn last and recorded under ``"color"``. Images must be ``HxWx3`` uint8.
         p: The probability that a sample is a mosaic, or a function of the epoch
             returning it (picklable, for spawned workers).
@@ -295,7 +295,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
                 placed = grid_layout(config, plan, sizes)
             else:
                 placed = letterbox_layout(config, used[0], sizes[0])
-            if config.layout.flip:  # the plain mosaic's flip: mirrored once painted
+            if config.layout.flip:  # the plain mosaic's flip: painted mirrored
                 placed = placed._replace(flipped=plan.flip)
                 placed.record["flip"] = plan.flip
             layout: Layout | Warp = placed
@@ -308,9 +308,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             if isinstance(layout, Warp):
                 image = paint_warp(layout, images, hw, fill, interpolation)
             else:
-                image = paint_image(layout, images, hw, fill, interpolation)
-                if layout.flipped:
-                    image = mirror(image)
+                image = paint_image(layout, images, hw, fill, interpolation)  # flipped too
             if plan.color is not None and config.color is not None:  # in place, last
                 colour_output(image, layout, config.color, plan.color, fill)
                 layout.record["color"] = config.color.record(plan.color)

@@ -13,8 +13,8 @@ output size, ``center_range=(0.25, 0.75)`` of the canvas) is mapped onto the
 * ``T`` moves the origin to ``(fx * w, fy * h)`` of the output;
 * with ``flip=``, a drawn horizontal flip ``F`` (``x -> w - x``) last: ``M = F . T . S .
   R . C``, and every target follows ``M``. With rotation or shear the flip costs
-  nothing (the one warp resamples through ``M``); without, the output is resized as
-  for the unflipped ``M`` and mirrored in place (one pass, no resampling), see
+  nothing (the one warp resamples through ``M``); without, each tile is resized as
+  for the unflipped ``M``, mirrored in the same resampling (nothing more per pixel), see
   :mod:`rankaug.mosaic.fused`.
 
 A sample that is not a mosaic is letterboxed to the output size first and its ``C``

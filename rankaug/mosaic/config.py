@@ -63,8 +63,9 @@ class MosaicGrid:
             ``INTER_AREA`` is taken as ``INTER_LINEAR`` there, and both nearest
             neighbours are aligned on pixel centres.
         flip: Without an affine, the probability that the output is mirrored left to
-            right (drawn from the key, recorded under ``"flip"``): painted as it is, then
-            mirrored in place with its boxes, masks, polygons and keypoints. With
+            right (drawn from the key, recorded under ``"flip"``): each tile resampled
+            mirrored into its mirrored window (no pass of its own), its boxes, masks,
+            polygons and keypoints mirrored. With
             ``affine=`` the flip is the affine's (``MosaicAffine(flip=...)``).
         flip_index: For keypoints, which of them swap left and right when mirrored
             (ultralytics' ``flip_idx``, see :class:`~rankaug.MosaicAffine`).

@@ -13,8 +13,9 @@ the affine's matrix ``M`` (:mod:`~rankaug.mosaic.affine`), :func:`fuse` gives on
   one resampling per visible tile (:func:`~rankaug.mosaic.paint.resize_into`), so the
   fused mosaic costs what a plain one costs.
   With a flip (and no rotation or shear) the layout is that of the unflipped ``M``,
-  marked ``flipped``: the painted output is mirrored in place (one pass, no resampling)
-  and the targets with it.
+  marked ``flipped``: each window is painted at its mirrored place, resampled
+  mirrored (:func:`~rankaug.mosaic.paint.paint_image`: nothing more per pixel), and
+  the targets mirrored.
 * **a** :class:`Warp`, when ``M`` rotates or shears: per tile the composite map, the
   region of the output it can reach (the bounding box of the image of its visible
   canvas window, within the output: the cost scales with the visible area) and the
@@ -163,7 +164,7 @@ def fuse(
     record["affine"] = affine_record(draw, matrix, maps)
     if is_axis_aligned(matrix):
         return _aligned(layout, matrix, canvas_hw, hw)
-    if draw.flip:  # axis-aligned but for the flip: resized, then mirrored in place
+    if draw.flip:  # axis-aligned but for the flip: resized mirrored
         unflipped = affine_matrix(draw._replace(flip=False), canvas_hw, hw)
         if is_axis_aligned(unflipped):
             return _aligned(layout, unflipped, canvas_hw, hw)._replace(flipped=True)

@@ -6,7 +6,7 @@ warp (:class:`~rankaug.mosaic.fused.Warp`) where their canvas point lies in the 
 visible canvas window, and on an output pixel the tile owns. A flipped output (the
 affine's ``flip``) first reorders each tile's keypoints by the affine's ``flip_index``
 (groups of ``len(flip_index)``, one per instance: left and right swap); an output
-mirrored once painted (an axis-aligned flip) mirrors them and their windows.
+painted mirrored (an axis-aligned flip) mirrors them and their windows.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def map_keypoints(
         warp: The :class:`~rankaug.mosaic.fused.Warp` of an affine that rotates or
             shears, else ``None``.
         tiles: The tiles, main first; each has ``keypoints``.
-        flipped: Whether the output is mirrored once painted.
+        flipped: Whether the output is painted mirrored (an axis-aligned flip).
 
     Returns:
         ``keypoints`` and each keypoint field, concatenated over the tiles.

@@ -96,8 +96,9 @@ class Layout(NamedTuple):
         record: The record of the geometry (``epoch`` and ``state`` still to be set).
         placements: Each tile's nominal :data:`Placement` (its scaled size and its
             top-left corner on the canvas).
-        flipped: Whether the output is mirrored left to right once painted (an
-            axis-aligned affine's flip: the windows are those of the unflipped map).
+        flipped: Whether the output is mirrored left to right (an axis-aligned
+            affine's flip, or the grid's: the windows and fills are those of the
+            unflipped map, painted at their mirror images).
     """
 
     windows: list[Window]

@@ -92,8 +92,14 @@ def _set(target: np.ndarray, values: tuple[float, ...]) -> None:
         target[1:] = target[:1]
 
 
-def paint_window(out: np.ndarray, source: np.ndarray, window: Window, interpolation: int) -> None:
+def paint_window(
+    out: np.ndarray, source: np.ndarray, window: Window, interpolation: int, *,
+    mirrored: bool = False,
+) -> None:  # fmt: skip
     """Resize the source window straight into the output window (no full-tile copy).
+
+    ``mirrored``: into the output window's mirror image across the output, mirrored (a
+    flipped layout's: resampled mirrored by :func:`resize_into`, no pass of its own).
 
     >>> from rankaug.mosaic.layout import Window
     >>> out = np.zeros((4, 4), np.uint8)
@@ -103,18 +109,25 @@ def paint_window(out: np.ndarray, source: np.ndarray, window: Window, interpolat
     [[7, 7, 7, 7], [7, 7, 7, 7], [0, 0, 0, 0], [0, 0, 0, 0]]
     """
     crop = source[window.sy0 : window.sy1, window.sx0 : window.sx1]
-    target = out[window.dy0 : window.dy1, window.dx0 : window.dx1]
+    if mirrored:
+        width = out.shape[1]
+        target = out[window.dy0 : window.dy1, width - window.dx1 : width - window.dx0]
+    else:
+        target = out[window.dy0 : window.dy1, window.dx0 : window.dx1]
     if crop.shape[:2] == target.shape[:2]:
-        target[...] = crop.reshape(target.shape)
+        target[...] = (crop[:, ::-1] if mirrored else crop).reshape(target.shape)
     elif crop.dtype.kind in "iu" and crop.dtype.itemsize == 8:  # resize would make them int32
         size = (window.dx1 - window.dx0, window.dy1 - window.dy0)
         resized = cv2.resize(_bytes(crop), size, None, 0.0, 0.0, interpolation)
-        target[...] = _from_bytes(resized, crop.dtype, target.shape)
+        made = _from_bytes(resized, crop.dtype, target.shape)
+        target[...] = made[:, ::-1] if mirrored else made
     else:
-        resize_into(crop, target, interpolation)
+        resize_into(crop, target, interpolation, mirrored=mirrored)
 
 
-def resize_into(crop: np.ndarray, target: np.ndarray, interpolation: int) -> None:
+def resize_into(
+    crop: np.ndarray, target: np.ndarray, interpolation: int, *, mirrored: bool = False
+) -> None:
     """``cv2.resize(crop)`` to ``target``'s size, written into ``target`` (a view).
 
     The map is ``cv2.resize``'s: output pixel ``x`` reads source ``(x + 0.5) * s - 0.5``,
@@ -122,12 +135,19 @@ def resize_into(crop: np.ndarray, target: np.ndarray, interpolation: int) -> Non
     :data:`_RESIZE_BY_WARP`) an ``HxWx3`` uint8 crop under ``INTER_LINEAR`` goes through
     ``cv2.warpAffine`` with that map as its inverse, reading a :func:`staged` copy of
     the crop; OpenCV resolves the position to a fraction of a pixel there, so a pixel may
-    differ from resize's by a level.
+    differ from resize's by a level. ``mirrored``: the result mirrored left to right;
+    through warpAffine, folded into its map (pixel ``x`` of ``w`` reads what ``w - 1 - x``
+    reads unmirrored: one resampling, nothing more per pixel), else resized, then copied
+    mirrored.
 
     >>> out = np.zeros((2, 6, 3), np.uint8)
     >>> resize_into(np.full((4, 4, 3), 9, np.uint8), out[:, 1:5], cv2.INTER_LINEAR)
     >>> out[..., 0].tolist()
     [[0, 9, 9, 9, 9, 0], [0, 9, 9, 9, 9, 0]]
+    >>> ramp = np.repeat(np.arange(0, 80, 10, dtype=np.uint8), 3).reshape(1, 8, 3)
+    >>> resize_into(ramp, out[:1, 2:6], cv2.INTER_LINEAR, mirrored=True)
+    >>> out[0, :, 0].tolist()
+    [0, 9, 65, 45, 25, 5]
     """
     (rows, cols), shape = target.shape[:2], crop.shape
     if (
@@ -138,10 +158,16 @@ def resize_into(crop: np.ndarray, target: np.ndarray, interpolation: int) -> Non
         and shape[2] == 3
     ):
         sx, sy = shape[1] / cols, shape[0] / rows
-        inverse = np.array([[sx, 0.0, 0.5 * sx - 0.5], [0.0, sy, 0.5 * sy - 0.5]])
+        # mirrored: x reads (cols - 1 - x + 0.5) * sx - 0.5
+        row = [-sx, 0.0, (cols - 0.5) * sx - 0.5] if mirrored else [sx, 0.0, 0.5 * sx - 0.5]
+        inverse = np.array([row, [0.0, sy, 0.5 * sy - 0.5]])
         flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
         source = staged(crop)
         made = cv2.warpAffine(source, inverse, (cols, rows), target, flags, cv2.BORDER_REPLICATE)
+    elif mirrored:
+        made = cv2.resize(crop, (cols, rows), None, 0.0, 0.0, interpolation)
+        target[...] = made.reshape(target.shape)[:, ::-1]
+        return
     else:
         made = cv2.resize(crop, (cols, rows), target, 0.0, 0.0, interpolation)
     if made is not target:  # OpenCV could not write in place (e.g. HxWx1)
@@ -155,7 +181,10 @@ def paint_image(
     values: tuple[float, ...],
     interpolation: int,
 ) -> np.ndarray:
-    """The output image: the fills, then each visible window.
+    """The output image: the fills, then each visible window, mirrored if ``layout.flipped``.
+
+    A flipped layout's fills and windows go straight to their mirrored places, each
+    window resampled mirrored (:func:`paint_window`): no pass over the image to mirror it.
 
     Args:
         layout: Where each tile goes.
@@ -168,10 +197,14 @@ def paint_image(
         The image.
     """
     out = canvas(images[0], hw)
-    fill(out, layout.fills, values)
+    flipped, width = layout.flipped, hw[1]
+    if flipped:
+        fill(out, [(y0, y1, width - x1, width - x0) for y0, y1, x0, x1 in layout.fills], values)
+    else:
+        fill(out, layout.fills, values)
     for window, image in zip(layout.windows, images, strict=True):
         if window.kx:
-            paint_window(out, image, window, interpolation)
+            paint_window(out, image, window, interpolation, mirrored=flipped)
     return out
 
 

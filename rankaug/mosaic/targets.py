@@ -24,7 +24,7 @@ box's image inside the output (never larger than YOLO's clipped enclosing box, a
 empty where that image misses the output); the filters then apply as above. Masks are
 warped with nearest neighbour and kept where their tile owns the pixels, keypoints
 where they lie in their tile's visible window and on a pixel their tile owns. An
-output mirrored once painted (an axis-aligned affine's flip, see
+output painted mirrored (an axis-aligned affine's flip or the grid's, see
 :mod:`~rankaug.mosaic.fused`) has its boxes, polygons, masks and keypoints mirrored.
 
 **With instance polygons** (``segments``, pixel ``x, y``) **the boxes come from the
@@ -121,7 +121,7 @@ def map_targets(
     main = tiles[0]
     data: dict[str, Any] = {}
     width = config.image_hw[1]
-    flipped = not isinstance(layout, Warp) and layout.flipped  # mirrored once painted
+    flipped = not isinstance(layout, Warp) and layout.flipped  # painted mirrored
     if main.segments is not None:
         keep, kept, polygons = _outlined(config, places, warp, tiles, counts)
         data[POLYGONS] = pack(polygons.mirrored(width) if flipped else polygons)

@@ -129,6 +129,49 @@ class TestResizeInto:
         out[1 : 1 + dst[0], 2 : 2 + dst[1]] = 7
         assert (out == 7).all()
 
+    @pytest.mark.parametrize(
+        ("by_warp", "channels", "interpolation"),
+        [(True, 3, cv2.INTER_LINEAR), (False, 3, cv2.INTER_LINEAR), (True, 1, cv2.INTER_LINEAR),
+         (True, 3, cv2.INTER_NEAREST_EXACT)],
+    )  # fmt: skip
+    @given(seed=st.integers(0, 2**16), src=st.tuples(st.integers(1, 40), st.integers(1, 40)),
+           dst=st.tuples(st.integers(1, 40), st.integers(1, 40)))  # fmt: skip
+    def test_mirrored_is_the_resized_crop_mirrored_into_the_target_only(
+        self, by_warp: bool, channels: int, interpolation: int, seed: int,
+        src: tuple[int, int], dst: tuple[int, int],
+    ) -> None:  # fmt: skip
+        crop = np.ascontiguousarray(_smooth(seed, *src)[..., :channels])
+        plain = np.zeros((*dst, channels), np.uint8)
+        out = np.full((dst[0] + 3, dst[1] + 5, channels), 7, np.uint8)
+        target = out[1 : 1 + dst[0], 2 : 2 + dst[1]]
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(paint, "_RESIZE_BY_WARP", by_warp)
+            resize_into(crop, plain, interpolation)
+            resize_into(crop, target, interpolation, mirrored=True)
+        # one resampling whose map is the mirror image of the plain one: the same pixels
+        # wherever measured (OpenCV 5.1); a level apart is what the warp's fixed point allows
+        difference = np.abs(target.astype(np.int64) - plain[:, ::-1]).max()
+        assert difference <= (1 if by_warp and channels == 3 else 0)
+        target[...] = 7
+        assert (out == 7).all()
+
+    def test_mirrored_through_the_warp_is_one_warp_with_the_mirrored_map(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        calls: list[np.ndarray] = []
+        warp = cv2.warpAffine
+
+        def spy(source: np.ndarray, inverse: np.ndarray, *args: Any) -> Any:
+            calls.append(inverse)
+            return warp(source, inverse, *args)
+
+        monkeypatch.setattr(paint, "_RESIZE_BY_WARP", True)
+        monkeypatch.setattr(cv2, "warpAffine", spy)
+        out = np.zeros((10, 20, 3), np.uint8)
+        resize_into(_smooth(0, 30, 40), out, cv2.INTER_LINEAR, mirrored=True)
+        (inverse,) = calls
+        np.testing.assert_allclose(inverse, [[-2.0, 0.0, 39.0 - 0.5 * 2.0 + 0.5], [0.0, 3.0, 1.0]])
+
     @pytest.mark.parametrize("by_warp", [False, True])
     def test_a_constant_colour_stays_exact(self, by_warp: bool) -> None:
         out = np.zeros((50, 60, 3), np.uint8)
@@ -205,6 +248,26 @@ class TestPaintImage:
         for k, window in enumerate(layout.windows):
             expected[window.dy0 : window.dy1, window.dx0 : window.dx1] = 10 * (k + 1)
         assert np.array_equal(out, expected)
+
+    @given(main_cell=st.integers(0, 3), fx=st.floats(0.0, 0.99), fy=st.floats(0.0, 0.99),
+           scales=st.lists(st.floats(0.3, 1.8), min_size=4, max_size=4),
+           sizes=st.lists(st.tuples(st.integers(3, 60), st.integers(3, 60)), min_size=4,
+                          max_size=4), channels=st.sampled_from([1, 3]))  # fmt: skip
+    def test_a_flipped_layout_is_painted_mirrored(
+        self, main_cell: int, fx: float, fy: float, scales: list[float],
+        sizes: list[tuple[int, int]], channels: int,
+    ) -> None:  # fmt: skip
+        # pixel-exact on constant colours: each window and fill at its mirrored place
+        config = build(output_size=(48, 64), center_range=(0.0, 1.0))
+        layout = grid_layout(config, Plan(True, main_cell, [0, 1, 2, 3], [fx], [fy], scales),
+                             sizes)  # fmt: skip
+        images = [
+            np.full((*size, channels), 10 * (k + 1), np.uint8) for k, size in enumerate(sizes)
+        ]
+        plain = paint_image(layout, images, config.canvas_hw, (114.0,), cv2.INTER_LINEAR)
+        flipped = layout._replace(flipped=True)
+        out = paint_image(flipped, images, config.canvas_hw, (114.0,), cv2.INTER_LINEAR)
+        np.testing.assert_array_equal(out, plain[:, ::-1])
 
 
 class TestWarpTile:
