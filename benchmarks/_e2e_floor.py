@@ -178,17 +178,20 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
         if self._kept.size < 11 * size:  # kept, for a whole output: fresh pages cost more
             self._kept = np.empty(11 * self.side * self.side, np.uint8)
         hsv = self._kept[: out.size].reshape(out.shape)
-        h0, s0, v0, hue, sat, val, low, where = (
+        h0, s0, v0, hue, sat, val, where, _ = (
             self._kept[out.size + p * size : out.size + (p + 1) * size].reshape(out.shape[:2])
             for p in range(8)
         )
         cv2.cvtColor(out, cv2.COLOR_BGR2HSV, dst=out)
         cv2.split(out, [h0, s0, v0])
-        if shift:  # h + n where h < 180 - n, h - (180 - n) elsewhere
+        if 0 < shift <= 75:  # h + n where h < 180 - n, h - (180 - n) elsewhere
             cv2.add(h0, shift, dst=hue)
-            cv2.subtract(h0, turn, dst=low)  # type: ignore[call-overload]
             cv2.compare(h0, turn, cv2.CMP_GE, dst=where)  # type: ignore[call-overload]
-            cv2.copyTo(low, where, hue)
+            cv2.subtract(hue, 180, dst=hue, mask=where)  # type: ignore[call-overload]
+        elif shift:
+            cv2.subtract(h0, turn, dst=hue)  # type: ignore[call-overload]
+            cv2.compare(h0, turn, cv2.CMP_LT, dst=where)  # type: ignore[call-overload]
+            cv2.add(h0, shift, dst=hue, mask=where)
         cv2.convertScaleAbs(s0, sat, gains[1] + 1, _DOWN)  # x * k rounded down
         cv2.convertScaleAbs(v0, val, gains[2] + 1, _DOWN)
         cv2.merge([hue if shift else h0, sat, val], dst=hsv)
