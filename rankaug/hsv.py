@@ -57,7 +57,9 @@ _X32: Final = _X.astype(np.float32)
 _IDENTITY: Final = np.arange(256, dtype=np.uint8)
 _ROW: Final = _IDENTITY.reshape(1, 256)  # one row: convertScaleAbs' vectorised loop
 _COLUMN: Final = np.repeat(_IDENTITY[:, None], 2, axis=1)[:, :1]  # 256 rows: its scalar loop
-_SHIFTS: Final = ((_IDENTITY[None, :180] + np.arange(180)[:, None]) % 180).astype(np.uint8)
+_SHIFTS: Final = [  # (x + n) % 180 on x < 180, for each n, as bytes (compared by _hue_shift)
+    row.tobytes() for row in ((_IDENTITY[:180] + np.arange(180)[:, None]) % 180).astype(np.uint8)
+]
 _DOWN: Final = -0.5 + 2.0**-14  # round(k * x + _DOWN): k * x rounded down
 _SCRATCH: Final = threading.local()  # see _kept
 
@@ -338,7 +340,7 @@ def _hue_shift(hue: np.ndarray) -> int | None:
     sum rounding onto 180) is looked up instead.
     """
     first = int(hue[0])
-    if first < 180 and np.array_equal(hue[:180], _SHIFTS[first]):  # cv2's 8-bit hue < 180
+    if first < 180 and hue[:180].tobytes() == _SHIFTS[first]:  # cv2's 8-bit hue < 180
         return first
     return None
 
@@ -408,7 +410,8 @@ def _offset(k: float, table: np.ndarray) -> float | None:
 
 def _gives(k: float, offset: float, table: np.ndarray) -> bool:
     """Whether ``convertScaleAbs`` with ``k`` and ``offset`` maps every value onto ``table``."""
+    expected = table.tobytes()  # bytes compared: cheaper than np.array_equal's checks
     return all(
-        np.array_equal(cv2.convertScaleAbs(probe, alpha=k, beta=offset).reshape(256), table)
+        cv2.convertScaleAbs(probe, alpha=k, beta=offset).tobytes() == expected
         for probe in (_ROW, _COLUMN)
     )
