@@ -17,6 +17,7 @@ from rankaug.mosaic.layout import Layout, Window
 CASES = [  # the plain mosaic, a letterbox, the fused affine: aligned (flipped) or not
     ({"p": 1.0, "output_size": (72, 56)}, False),  # and whether rows of fill alone come
     ({"p": 0.0, "output_size": (90, 40)}, True),
+    ({"p": 1.0, "layout": MosaicGrid(canvas="yolo", flip=0.5, fill=(114, 114, 114))}, True),
     ({"p": 1.0, "affine": MosaicAffine(scale=0.6, translate=0.2, flip=0.5)}, True),
     ({"p": 1.0, "affine": MosaicAffine(degrees=20, scale=0.5)}, False),
     ({"p": 0.0, "affine": MosaicAffine(degrees=5, scale=0.9)}, True),
