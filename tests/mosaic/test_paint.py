@@ -16,8 +16,8 @@ from rankaug.mosaic.paint import (
     fill,
     paint_image,
     paint_window,
+    prefetched,
     resize_into,
-    staged,
     warp_tile,
 )
 from rankaug.mosaic.plan import Plan
@@ -81,22 +81,48 @@ def _warp_sources(monkeypatch: pytest.MonkeyPatch) -> list[tuple[np.ndarray, np.
     return seen
 
 
-class TestStaged:
+def _recording(calls: list[np.ndarray]) -> Any:
+    """A stand-in for ``prefetched`` that records each crop and hands it back."""
+
+    def record(crop: np.ndarray) -> np.ndarray:
+        calls.append(crop)
+        return crop
+
+    return record
+
+
+class TestPrefetched:
     @given(h=st.integers(1, 30), w=st.integers(1, 30), channels=st.sampled_from([None, 1, 3, 6]),
            rows=st.tuples(st.integers(0, 29), st.integers(1, 30)),
-           cols=st.tuples(st.integers(0, 29), st.integers(1, 30)))  # fmt: skip
-    def test_a_private_contiguous_copy_of_the_same_pixels(
+           cols=st.tuples(st.integers(0, 29), st.integers(1, 30)),
+           dtype=st.sampled_from([np.uint8, np.int64, np.float16, np.bool_]))  # fmt: skip
+    def test_the_crop_itself_unchanged_and_every_line_read(
         self, h: int, w: int, channels: int | None, rows: tuple[int, int],
-        cols: tuple[int, int],
+        cols: tuple[int, int], dtype: Any,
     ) -> None:  # fmt: skip
         shape = (h, w) if channels is None else (h, w, channels)
-        tile = np.random.default_rng(h * 31 + w).integers(0, 256, shape, dtype=np.uint8)
+        tile = np.random.default_rng(h * 31 + w).integers(0, 256, shape).astype(dtype)
+        tile.flags.writeable = False  # a mapped cache file's arrays are read-only
         crop = tile[min(rows) : max(rows), min(cols) : max(cols)]
-        copy = staged(crop)
-        assert copy.flags.c_contiguous
-        assert not np.shares_memory(copy, tile)
-        assert (copy.shape, copy.dtype) == (crop.shape, crop.dtype)
-        assert np.array_equal(copy, crop)
+        before = crop.copy()
+        assert prefetched(crop) is crop
+        assert np.array_equal(crop, before)
+
+    def test_one_value_of_each_cache_line_is_read(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        read: list[np.ndarray] = []
+        real = np.ndarray.max
+
+        class Spy(np.ndarray):
+            def max(self, *args: Any, **kwargs: Any) -> Any:
+                read.append(np.asarray(self))
+                return real(np.asarray(self), *args, **kwargs)
+
+        tile = np.zeros((8, 100, 3), np.uint8)
+        prefetched(tile[2:6, 10:90].view(Spy))
+        (values,) = read
+        # every 21st pixel's first channel: 63 bytes apart, so no 64-byte line is skipped
+        assert values.shape == (4, 4)
+        assert values.strides == (300, 63)
 
 
 class TestResizeInto:
@@ -210,7 +236,7 @@ class TestResizeInto:
         assert calls == ["warp" if warped else "resize"]
         assert (out[2:17, 1:12] == 1).all()
 
-    def test_the_warp_reads_a_staged_copy_and_paints_the_same_pixels(
+    def test_the_warp_reads_the_crop_prefetched_and_paints_the_same_pixels(
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         tile = _smooth(3, 40, 50)
@@ -222,10 +248,13 @@ class TestResizeInto:
                        cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, cv2.BORDER_REPLICATE)  # fmt: skip
         seen = _warp_sources(monkeypatch)
         out = np.zeros((30, 30, 3), np.uint8)
+        calls: list[np.ndarray] = []
+        monkeypatch.setattr(paint, "prefetched", _recording(calls))
         resize_into(tile[5:33, 10:45], out[4:23, 3:26], cv2.INTER_LINEAR)
         ((source, read),) = seen
-        assert source.flags.c_contiguous
-        assert not np.shares_memory(source, tile)
+        (crop,) = calls
+        assert source is crop
+        assert np.shares_memory(source, tile)  # the tile itself, no copy
         assert np.array_equal(read, tile[5:33, 10:45])
         assert np.array_equal(out, direct)
 
@@ -286,7 +315,7 @@ class TestWarpTile:
         assert (written == ((owners == 2) & inside)).all()
         assert set(np.unique(out).tolist()) == {0, 5}
 
-    def test_the_warp_reads_a_staged_copy(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_the_warp_reads_the_crop_prefetched(self, monkeypatch: pytest.MonkeyPatch) -> None:
         turn = ((0.9, 0.3, 4.0), (-0.3, 0.9, 9.0))
         tile = TileWarp(2, (12, 16), (0, 0, 16, 12), (16, 12, 0, 0), turn, (30, 30))
         owners = np.full((30, 30), 2, np.uint8)
@@ -295,10 +324,13 @@ class TestWarpTile:
         warp_tile(expected, image.copy(), tile, owners, cv2.INTER_LINEAR)
         seen = _warp_sources(monkeypatch)
         out = np.zeros((30, 30, 3), np.uint8)
+        calls: list[np.ndarray] = []
+        monkeypatch.setattr(paint, "prefetched", _recording(calls))
         warp_tile(out, image, tile, owners, cv2.INTER_LINEAR)
         ((source, read),) = seen
-        assert source.flags.c_contiguous
-        assert not np.shares_memory(source, image)
+        (crop,) = calls
+        assert source is crop
+        assert np.shares_memory(source, image)  # the tile itself, no copy
         cy0, cy1, cx0, cx1 = tile.crop
         assert np.array_equal(read, image[cy0:cy1, cx0:cx1])
         assert np.array_equal(out, expected)
