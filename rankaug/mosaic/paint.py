@@ -61,12 +61,12 @@ def prefetched(crop: np.ndarray) -> np.ndarray:
     A copy (the crop staged, as before) did the same and also wrote every line once
     more: in the e2e pipeline with the cache the pass costs 37 µs per sample less.
 
-    >>> tile = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)
-    >>> prefetched(tile[:, 1:3]) is not None, np.shares_memory(prefetched(tile[:, 1:3]), tile)
-    (True, True)
+    >>> crop = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)[:, 1:3]
+    >>> prefetched(crop) is crop
+    True
     """
     if crop.ndim >= 2 and crop.size:
-        step = max(1, _LINE // max(crop.strides[1], 1))  # pixels per cache line
+        step = max(1, _LINE // (abs(crop.strides[1]) or 1))  # pixels per cache line
         touched = crop[:, ::step]
         (touched[..., 0] if touched.ndim == 3 else touched).max()
     return crop
@@ -140,8 +140,8 @@ def resize_into(
     ``s`` = source / output size, the crop's edges replicated. From OpenCV 5.1 (see
     :data:`_RESIZE_BY_WARP`) an ``HxWx3`` uint8 crop under ``INTER_LINEAR`` goes through
     ``cv2.warpAffine`` with that map as its inverse, reading the crop
-    :func:`prefetched`; OpenCV resolves the position to a fraction of a pixel there, so a pixel may
-    differ from resize's by a level. ``mirrored``: the result mirrored left to right;
+    :func:`prefetched`; OpenCV resolves the position to a fraction of a pixel there, so
+    a pixel may differ from resize's by a level. ``mirrored``: the result mirrored left to right;
     through warpAffine, folded into its map (pixel ``x`` of ``w`` reads what ``w - 1 - x``
     reads unmirrored: one resampling, nothing more per pixel), else resized, then copied
     mirrored.

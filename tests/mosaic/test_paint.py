@@ -95,15 +95,18 @@ class TestPrefetched:
     @given(h=st.integers(1, 30), w=st.integers(1, 30), channels=st.sampled_from([None, 1, 3, 6]),
            rows=st.tuples(st.integers(0, 29), st.integers(1, 30)),
            cols=st.tuples(st.integers(0, 29), st.integers(1, 30)),
-           dtype=st.sampled_from([np.uint8, np.int64, np.float16, np.bool_]))  # fmt: skip
+           dtype=st.sampled_from([np.uint8, np.int64, np.float16, np.bool_]),
+           mirrored=st.booleans())  # fmt: skip
     def test_the_crop_itself_unchanged_and_every_line_read(
         self, h: int, w: int, channels: int | None, rows: tuple[int, int],
-        cols: tuple[int, int], dtype: Any,
+        cols: tuple[int, int], dtype: Any, mirrored: bool,
     ) -> None:  # fmt: skip
         shape = (h, w) if channels is None else (h, w, channels)
         tile = np.random.default_rng(h * 31 + w).integers(0, 256, shape).astype(dtype)
         tile.flags.writeable = False  # a mapped cache file's arrays are read-only
         crop = tile[min(rows) : max(rows), min(cols) : max(cols)]
+        if mirrored:  # a negative stride
+            crop = crop[:, ::-1]
         before = crop.copy()
         assert prefetched(crop) is crop
         assert np.array_equal(crop, before)
