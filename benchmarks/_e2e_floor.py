@@ -122,7 +122,7 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
             self.work = CACHED_FLOOR_WORK
         self.side = side
         self.rng = random.Random(seed)
-        self._kept = np.empty(0, np.uint8)  # the HSV image and 8 planes, kept (grown at use)
+        self._kept = np.empty(0, np.uint8)  # the HSV image and 7 planes, kept (made at use)
 
     def __len__(self) -> int:
         return len(self.images)
@@ -175,12 +175,12 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
         shift = math.floor(gains[0] * 180) % 180  # ultralytics' hue table, (x + n) % 180
         turn = 180 - shift
         size = out.size // 3
-        if self._kept.size < 11 * size:  # kept, for a whole output: fresh pages cost more
-            self._kept = np.empty(11 * self.side * self.side, np.uint8)
+        if self._kept.size < 10 * size:  # kept, for a whole output: fresh pages cost more
+            self._kept = np.empty(10 * self.side * self.side, np.uint8)
         hsv = self._kept[: out.size].reshape(out.shape)
-        h0, s0, v0, hue, sat, val, where, _ = (
+        h0, s0, v0, hue, sat, val, where = (
             self._kept[out.size + p * size : out.size + (p + 1) * size].reshape(out.shape[:2])
-            for p in range(8)
+            for p in range(7)
         )
         cv2.cvtColor(out, cv2.COLOR_BGR2HSV, dst=out)
         cv2.split(out, [h0, s0, v0])

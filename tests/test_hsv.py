@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+import rankaug._hsv_planes as planes_module
 import rankaug.hsv as hsv_module
 from rankaug import HSVJitter, RandomAugmentWrapper
 from rankaug.hsv import HSVDraw, hsv_tables
@@ -119,9 +120,19 @@ class TestHSVJitter:
         # the fallbacks when no exact shift or scale exists for a draw: each plane's LUT
         r = ultralytics_draw((0.5, 0.7, 0.4), seed)
         bgr = photo(seed)
-        monkeypatch.setattr(hsv_module, "_offset", lambda *args: None)
-        monkeypatch.setattr(hsv_module, "_hue_shift", lambda *args: None)
+        monkeypatch.setattr(planes_module, "offset_for", lambda *args: None)
+        monkeypatch.setattr(planes_module, "hue_shift", lambda *args: None)
+        looked_up: list[int] = []
+        lut = cv2.LUT
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            looked_up.append(1)
+            return lut(*args, **kwargs)
+
+        monkeypatch.setattr(cv2, "LUT", counted)
         out = HSVJitter(0.5, 0.7, 0.4, "bgr").apply(bgr, HSVDraw(*r.tolist()))
+        monkeypatch.undo()
+        assert len(looked_up) == 3  # every plane through its table
         np.testing.assert_array_equal(out, ultralytics_random_hsv(bgr, r))
 
     def test_images_of_changing_sizes_and_threads_get_their_own_pixels(self) -> None:
@@ -161,8 +172,8 @@ class TestHSVJitter:
         for name in ("LUT", "convertScaleAbs", "add", "subtract", "compare"):
             monkeypatch.setattr(cv2, name, watched(name, getattr(cv2, name)))
         if not exact:  # the tables' path
-            monkeypatch.setattr(hsv_module, "_offset", lambda *args: None)
-            monkeypatch.setattr(hsv_module, "_hue_shift", lambda *args: None)
+            monkeypatch.setattr(planes_module, "offset_for", lambda *args: None)
+            monkeypatch.setattr(planes_module, "hue_shift", lambda *args: None)
         image = photo(5)
         out = HSVJitter(0.5, 0.7, 0.4).apply(image, HSVDraw(0.1, 0.3, -0.2), out=image)
         assert out is image
@@ -173,11 +184,11 @@ class TestHSVJitter:
         draws = [jitter.draw(rng) for _ in range(500)]
         tables = [hsv_tables(d) for d in draws]
         scaled = sum(
-            hsv_module._offset(gain + 1.0, table) is not None
+            planes_module.offset_for(gain + 1.0, table) is not None
             for d, (_, sat, val) in zip(draws, tables, strict=True)
             for gain, table in ((d.saturation, sat), (d.value, val))
         )
-        shifted = sum(hsv_module._hue_shift(hue) is not None for hue, _, _ in tables)
+        shifted = sum(planes_module.hue_shift(hue) is not None for hue, _, _ in tables)
         assert scaled >= 980  # the rest take their tables: same pixels, slower
         assert shifted >= 495
 
@@ -186,7 +197,7 @@ class TestHSVJitter:
         # convertScaleAbs' per-value map, probed on 256 values, holds across a large
         # plane of odd width (its vectorised loop and its scalar tail on every row)
         table = hsv_tables(HSVDraw(0.0, gain, 0.0))[1]
-        offset = hsv_module._offset(gain + 1.0, table)
+        offset = planes_module.offset_for(gain + 1.0, table)
         assert offset is not None
         rng = np.random.default_rng(1)
         for shape in [(480, 641), (3, 5), (1, 1000)]:
@@ -201,11 +212,11 @@ class TestHSVJitter:
         moved = 0
         for gain in gains.tolist():
             table = hsv_tables(HSVDraw(0.0, gain, 0.0))[1]
-            offset = hsv_module._offset(gain + 1.0, table)
+            offset = planes_module.offset_for(gain + 1.0, table)
             assert offset is not None
             out = cv2.convertScaleAbs(ramp, None, gain + 1.0, offset)
             np.testing.assert_array_equal(out[0], table)
-            moved += offset != hsv_module._DOWN
+            moved += offset != planes_module.DOWN
         assert 5 <= moved <= 100
 
     def test_the_hue_shift_is_its_table_for_every_shift_and_hue(self) -> None:
@@ -213,13 +224,13 @@ class TestHSVJitter:
         seen = set()
         for step in np.linspace(-1.0, 1.0, 1441):  # every shift, and fractions of a step
             hue = hsv_tables(HSVDraw(float(step), 0.0, 0.0))[0]
-            shift = hsv_module._hue_shift(hue)
+            shift = planes_module.hue_shift(hue)
             if shift is None:  # the float sum x + d rounded up somewhere: not a shift
                 shifts = (np.arange(180)[None, :] + np.arange(180)[:, None]) % 180
                 assert not (shifts == hue[:180]).all(axis=1).any()
                 continue
             seen.add(shift)
-            out = hsv_module._shift_hue(hues, shift, hue)
+            out = planes_module.shift_hue(hues, shift, hue)
             np.testing.assert_array_equal(out, hue[hues])
         assert seen == set(range(180))
 
@@ -258,9 +269,9 @@ class TestHSVJitter:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         draw = HSVDraw(0.1, 0.2, 0.3)
-        assert hsv_module._greys_stay_grey("rgb")
-        assert hsv_module._greys_stay_grey("bgr")
-        monkeypatch.setattr(hsv_module, "_greys_stay_grey", lambda order: False)
+        assert planes_module.greys_stay_grey((cv2.COLOR_RGB2HSV, cv2.COLOR_HSV2RGB))
+        assert planes_module.greys_stay_grey((cv2.COLOR_BGR2HSV, cv2.COLOR_HSV2BGR))
+        monkeypatch.setattr(hsv_module, "greys_stay_grey", lambda codes: False)
         assert HSVJitter().grey(114, draw) is None
         assert HSVJitter(0, 0, 0).grey(114, draw) == 114  # no conversion at all
         for value, error in ((-1, ValueError), (256, ValueError), (114.0, TypeError),
