@@ -234,27 +234,21 @@ def index_epoch(index: object) -> int | None:
     return index.epoch if isinstance(index, EpochIndex) else None
 
 
-def carried_epoch() -> int | None:
-    """The epoch an enclosing rankaug wrapper handed down for this call, if any.
+# The context variable's own methods, not functions calling them: they run for every
+# sample (and every tile a mosaic loads), where a Python call costs a microsecond or
+# more once the augmentation has taken the processor's caches.
+carried_epoch: Final[Callable[[], int | None]] = _CARRIED.get
+"""The epoch an enclosing rankaug wrapper handed down for this call, or ``None``."""
 
-    >>> carried_epoch() is None
-    True
-    """
-    return _CARRIED.get()
+carry_epoch: Final[Callable[[int], contextvars.Token[int | None]]] = _CARRIED.set
+"""Hand an epoch down to the rankaug wrappers called from here on; returns a token.
 
+The primitive that :class:`carrying` and :meth:`~rankaug.SampleContext.loading` use;
+give the token back to :func:`drop_epoch`.
+"""
 
-def carry_epoch(epoch: int) -> contextvars.Token[int | None]:
-    """Hand ``epoch`` down to the rankaug wrappers called from here on.
-
-    The primitive that :class:`carrying` and :meth:`~rankaug.SampleContext.loading`
-    use; give the token back to :func:`drop_epoch`.
-    """
-    return _CARRIED.set(epoch)
-
-
-def drop_epoch(token: contextvars.Token[int | None]) -> None:
-    """Undo the :func:`carry_epoch` that returned ``token``."""
-    _CARRIED.reset(token)
+drop_epoch: Final[Callable[[contextvars.Token[int | None]], None]] = _CARRIED.reset
+"""Undo the :func:`carry_epoch` that returned the token."""
 
 
 class carrying:

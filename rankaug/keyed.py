@@ -222,7 +222,11 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             TypeError: If ``index`` is not an integer.
             IndexError: If it is out of range.
         """
-        position = checks.index(index, len(self.dataset))
+        length = len(self.dataset)
+        if type(index) is int and 0 <= index < length:  # checks.index's common case
+            position = index
+        else:
+            position = checks.index(index, length)
         info = get_worker_info()
         epoch = sample_epoch(index, self._epoch, info is not None, type(self).__name__)
         worker_id = 0 if info is None else info.id

@@ -21,7 +21,7 @@ import os
 from typing import Any
 
 from rankaug import passes
-from rankaug.epoch import carried_epoch, index_epoch
+from rankaug.epoch import _CLASSES, carried_epoch, index_epoch
 from rankaug.shared_epoch import SharedEpoch, warn_if_late
 
 __all__ = ["EpochFallback", "sample_epoch"]
@@ -53,7 +53,7 @@ class EpochFallback:
 
     def read(self, in_worker: bool) -> int:
         """The ``set_epoch`` value, warning once if it changed in a worker's pass."""
-        epoch = self.shared.get()
+        epoch = self.shared.read()
         if not in_worker:  # only a worker can see set_epoch come in the middle of a pass
             return epoch
         pid = os.getpid()
@@ -91,13 +91,15 @@ def sample_epoch(index: object, fallback: EpochFallback, in_worker: bool, owner:
     >>> sample_epoch(3, EpochFallback(), False, "X")
     0
     """
-    epoch = index_epoch(index)  # 1: the index's
-    if epoch is not None:
-        return epoch
+    if type(index) is not int:  # a plain int carries none (EpochIndex is a subclass)
+        epoch = index_epoch(index)  # 1: the index's
+        if epoch is not None:
+            return epoch
     epoch = carried_epoch()  # 2: handed down by an enclosing wrapper
     if epoch is not None:
         return epoch
-    verdict = passes.pass_epoch()  # 3: the fetched batch's, for a mapped index
+    # 3: the fetched batch's, for a mapped index (none before any EpochIndex was made)
+    verdict = passes.pass_epoch() if _CLASSES else passes.PLAIN
     if verdict >= 0:
         return verdict
     epoch = fallback.read(in_worker)  # 4: set_epoch's

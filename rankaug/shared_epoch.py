@@ -7,10 +7,12 @@ in the middle of a pass.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
 import warnings
+from collections.abc import Callable
 from types import FrameType
 from typing import Any, Final
 
@@ -71,19 +73,28 @@ class SharedEpoch:
     read, also with ``persistent_workers=True``. A plain ``pickle`` or ``copy.deepcopy``
     makes an independent counter.
 
+    Attributes:
+        read: :meth:`get` as a callable that runs no Python code (the sample path reads
+            it for every sample).
+
     >>> epoch = SharedEpoch()
     >>> epoch.set(3)
     >>> epoch.get()
     3
     """
 
-    __slots__ = ("_block", "_owner", "_slot", "_view")
+    __slots__ = ("_block", "_owner", "_slot", "_view", "read")
 
     def __init__(self, value: int = 0) -> None:
         self._block, self._slot = _POOL.take()
         self._owner = os.getpid()
-        self._view: np.ndarray = self._block.numpy()
+        self._attach(self._block)
         self.set(value)
+
+    def _attach(self, block: torch.Tensor) -> None:
+        self._view: np.ndarray = block.numpy()
+        # get() without a Python frame: read for every sample (see EpochFallback)
+        self.read: Callable[[], int] = functools.partial(self._view.item, self._slot)
 
     def get(self) -> int:
         """The current epoch."""
@@ -115,7 +126,7 @@ def _shared_epoch(block: torch.Tensor, slot: int) -> SharedEpoch:
     if block.is_shared():  # type: ignore[no-untyped-call]
         epoch = SharedEpoch.__new__(SharedEpoch)
         epoch._block, epoch._slot, epoch._owner = block, slot, -1
-        epoch._view = block.numpy()
+        epoch._attach(block)
         return epoch
     return SharedEpoch(int(block[slot]))
 

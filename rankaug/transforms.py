@@ -46,7 +46,7 @@ from rankaug.samples import (
     SampleAdapter,
     attach,
     check_box_format,
-    passthrough,
+    passthrough_hook,
 )
 
 __all__ = [
@@ -157,6 +157,8 @@ class _AlbumentationsDriver:
         self.targets = albumentations_targets(transform) - (unmanaged - self.refused)
         # polygons are no albumentations target: a pipeline that moves boxes would leave them
         self.geometric = POLYGONS not in self.targets and _moves(transform, "bboxes")
+        # the values a sample keeps (where polygons would be), asked only when geometric
+        self._others = passthrough_hook(adapter) if self.geometric else None
         self._keyed: KeyedRandom | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -164,7 +166,8 @@ class _AlbumentationsDriver:
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         data, state = self.adapter.unpack(sample, self.targets)
-        if self.geometric and POLYGONS in passthrough(self.adapter, sample, self.targets):
+        others = self._others
+        if others is not None and POLYGONS in others(sample, self.targets):
             raise ValueError(
                 f"the sample has instance polygons ({POLYGONS!r}), which albumentations "
                 "does not move: this transform's geometric transforms would leave them "

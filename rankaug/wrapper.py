@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 from torch.utils.data import Dataset
 
 from rankaug.context import SampleContext
+from rankaug.errors import SampleError
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.samples import SampleAdapter, check_adapter
@@ -102,6 +103,11 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
     def augment(self, context: SampleContext, keyed: KeyedRandom) -> T_co:
         """Load the sample and apply the transform with the sample's keyed random state."""
         sample = self.load(context.index, context)
-        with context.guard("transform"):
+        # context.guard("transform") written out, as load() is: it runs for every sample
+        try:
             out: T_co = self._driver(sample, keyed)
+        except SampleError:
+            raise
+        except Exception as error:
+            raise context.failure("transform", error) from error
         return out

@@ -36,13 +36,13 @@ class _ReadsEpoch(Dataset[int]):
         return 2
 
     def __getitem__(self, index: int) -> int:
-        return self.epoch.get()
+        return self.epoch.read() if index else self.epoch.get()  # both readers
 
 
 class TestSharedEpoch:
     def test_get_set_and_validation(self) -> None:
         epoch = SharedEpoch(4)
-        assert epoch.get() == 4
+        assert epoch.get() == epoch.read() == 4
         assert repr(epoch) == "SharedEpoch(4)"
         with pytest.raises(ValueError, match="epoch must be an integer"):
             epoch.set(-1)

@@ -28,8 +28,8 @@ wrappers (MixUp, CutMix) also read and replace a classification sample's class
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, cast
 
 from rankaug.samples.default import DefaultAdapter
 from rankaug.samples.protocol import DEFAULT_TARGETS, SampleAdapter, SampleDict
@@ -45,6 +45,7 @@ __all__ = [
     "attach",
     "class_target",
     "passthrough",
+    "passthrough_hook",
     "restore_like",
     "view",
     "with_class_target",
@@ -98,9 +99,24 @@ def passthrough(adapter: SampleAdapter, sample: Any, targets: Collection[str]) -
     >>> dict(passthrough(DefaultAdapter(), sample, DEFAULT_TARGETS | {"labels"}))
     {'iscrowd': [0]}
     """
+    return passthrough_hook(adapter)(sample, targets)
+
+
+def passthrough_hook(adapter: SampleAdapter) -> Callable[[Any, Collection[str]], Mapping[str, Any]]:
+    """What :func:`passthrough` calls: the adapter's hook, or one that finds nothing.
+
+    Resolved once by a wrapper that asks for every sample.
+
+    >>> passthrough_hook(object())({"image": 0, "iscrowd": [0]}, {"image"})
+    {}
+    """
     hook = getattr(adapter, "passthrough", None)
     if hook is not None:
-        return hook(sample, targets)  # type: ignore[no-any-return]
+        return cast(Callable[[Any, Collection[str]], Mapping[str, Any]], hook)
+    return _nothing
+
+
+def _nothing(sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
     return _NOTHING
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import functools
+from collections.abc import Callable, Collection, Mapping
 from collections.abc import Set as AbstractSet
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 
@@ -24,6 +25,10 @@ class _State(NamedTuple):
     pil_mode: str | None
     target: Any  # the original target of a tuple sample (None for dicts)
     wrapped: bool = False  # torchvision tv_tensors among the values: wrapped again
+
+
+# _State(...) without the Python-level __new__ NamedTuple generates: made per sample
+_new_state: Final[Callable[[tuple[Any, ...]], _State]] = functools.partial(tuple.__new__, _State)
 
 
 class DefaultAdapter:
@@ -79,19 +84,25 @@ class DefaultAdapter:
         sample: Any, mapping: Mapping[str, Any], targets: Collection[str], target: Any
     ) -> tuple[dict[str, Any], _State]:
         original = mapping["image"]
-        image, kind, mode = image_to_numpy(original)
+        if type(original) is np.ndarray and original.ndim in (2, 3):  # image_to_numpy's
+            image, kind, mode = original, "numpy", None  # first rule, without the call
+        else:
+            image, kind, mode = image_to_numpy(original)
         data: dict[str, Any] = {"image": image}
         originals: dict[str, Any] = {}
         wrapped = kind == "tensor" and is_wrapped(original)
         for key, value in mapping.items():
             if key != "image" and key in targets:
                 originals[key] = value
+                if type(value) is np.ndarray:  # as it is: no call per value
+                    data[key] = value
+                    continue
                 data[key] = value_to_numpy(value)
-                if type(value) is not np.ndarray and is_wrapped(value):
+                if is_wrapped(value):
                     wrapped = True
         if "bboxes" in targets and data.keys().isdisjoint(GEOMETRIC):  # boxes found elsewhere?
             refuse_unread(mapping, targets, "the default adapter")
-        return data, _State(sample, originals, kind, mode, target, wrapped)
+        return data, _new_state((sample, originals, kind, mode, target, wrapped))
 
     def view(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
         """The data of a sample that is not rebuilt (see :func:`view`).
@@ -175,15 +186,28 @@ class DefaultAdapter:
         updates: dict[str, Any] = {}
         for key, value in data.items():
             if key == "image":
-                updates[key] = image_from_numpy(value, state.image_kind, state.pil_mode)
+                updates[key] = (
+                    value
+                    if state.image_kind == "numpy"  # image_from_numpy's first rule
+                    else image_from_numpy(value, state.image_kind, state.pil_mode)
+                )
             elif key in state.originals:
-                updates[key] = restore_like(value, state.originals[key])
+                old = state.originals[key]
+                if (  # restore_like's first rule: an array of the right dtype as it is
+                    type(value) is np.ndarray
+                    and type(old) is np.ndarray
+                    and value.dtype == old.dtype
+                    and (value.size or value.ndim == old.ndim)
+                ):
+                    updates[key] = value
+                else:
+                    updates[key] = restore_like(value, old)
             else:
                 updates[key] = value
         sample = state.sample
         if state.wrapped:
             self._rewrap(updates, state, data)
-        if isinstance(sample, Mapping):
+        if type(sample) is dict or isinstance(sample, Mapping):
             out = dict(sample)
             out.update(updates)
             return out

@@ -6,10 +6,13 @@ import albumentations as A
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from rankaug import RandomAugmentWrapper
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
+from rankaug.samples.restore import restore_like
 from tests.albu import bbox_params
 
 TARGETS = DEFAULT_TARGETS | {"labels"}
@@ -72,6 +75,30 @@ class TestDefaultAdapter:
 
         with pytest.raises(TypeError, match="returned a float32 image, which cannot go back"):
             roundtrip((Image.fromarray(np.zeros((3, 4, 3), np.uint8)), 0), to_float)
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        old_dtype=st.sampled_from(["int64", "int32", "float32", "float64", "uint8"]),
+        new_dtype=st.sampled_from(["int64", "float32", "float64"]),
+        old_shape=st.sampled_from([(3,), (3, 4), (0, 4), (0,)]),
+        new_shape=st.sampled_from([(2,), (2, 4), (0, 4), (0,)]),
+        halves=st.booleans(),
+    )
+    def test_repack_gives_each_value_back_as_restore_like_does(
+        self, old_dtype: str, new_dtype: str, old_shape: tuple[int, ...],
+        new_shape: tuple[int, ...], halves: bool,
+    ) -> None:  # fmt: skip
+        # repack keeps arrays of the right dtype without calling restore_like: the same
+        old = np.ones(old_shape, old_dtype)
+        new = np.full(new_shape, 1.5 if halves else 2.0).astype(new_dtype)
+        data, state = DefaultAdapter().unpack({"image": np.zeros((2, 2), np.uint8), "labels": old},
+                                              TARGETS)  # fmt: skip
+        data["labels"] = new
+        got = DefaultAdapter().repack(data, state)["labels"]
+        want = restore_like(new, old)
+        assert type(got) is type(want)
+        assert (got.dtype, got.shape) == (want.dtype, want.shape)
+        assert np.array_equal(got, want)
 
     @pytest.mark.parametrize(
         ("sample", "error", "message"),
