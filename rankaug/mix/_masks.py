@@ -236,10 +236,12 @@ CV_DTYPES: Final = frozenset(np.dtype(t) for t in ("uint8", "int8", "uint16", "i
 
 def paste(target: np.ndarray, source: np.ndarray, where: np.ndarray) -> None:
     """``target[where != 0] = source[where != 0]`` in place (``target`` is a view)."""
-    if target.dtype in CV_DTYPES and (target.ndim == 2 or target.shape[2] <= 4):
-        out = cv2.copyTo(source, where, target)
-        if np.may_share_memory(out, target):
-            return
+    if (
+        target.dtype in CV_DTYPES
+        and (target.ndim == 2 or target.shape[2] <= 4)
+        and cv2.copyTo(source, where, target) is target  # in place: OpenCV gives dst back
+    ):
+        return
     chosen = where != 0
     np.copyto(target, source, where=chosen if target.ndim == 2 else chosen[..., None])
 
@@ -275,8 +277,9 @@ def stack(
                 if keep is None:
                     keep = compare(top, cv2.CMP_EQ)  # 255 where nothing is pasted
                 kept = keep[within(union, meet)]
-                if out.dtype != np.uint8 or not np.may_share_memory(
-                    cv2.bitwise_and(covered, kept, dst=covered), covered
+                if (
+                    out.dtype != np.uint8
+                    or cv2.bitwise_and(covered, kept, dst=covered) is not covered
                 ):
                     covered[kept == 0] = 0
                 y0, y1, x0, x1 = region

@@ -63,7 +63,7 @@ class PolygonInstances(Instances):
                 if self.grids is None:
                     self.grids = grids(points)
                 grid = self.grids[k]
-            raster = self.rasters[k] = fill(points[k], self.region(k), grid)
+            raster = self.rasters[k] = fill(points[k], self.bounds[k], grid)
         return raster
 
     def count(self, k: int) -> int:
@@ -75,7 +75,9 @@ class PolygonInstances(Instances):
 
     def pixels(self, k: int, region: Region) -> np.ndarray:
         """Polygon ``k``'s pixels over an output region (1 on them, never written)."""
-        own, raster = self.region(k), self.raster(k)
+        own, raster = self.bounds[k], self.rasters.get(k)  # region(k), and drawn once
+        if raster is None:
+            raster = self.raster(k)
         if region == own:
             return raster
         if (
@@ -132,7 +134,7 @@ def trace(
             assert meet is not None
             cut = shown[within(region, meet)]
             made = cv2.subtract(cut, top[within(union, meet)], dst=cut)  # 0/1 - 0/1 saturates
-            if not np.may_share_memory(made, cut):  # OpenCV could not write in place
+            if made is not cut:  # OpenCV could not write in place (it gives dst back)
                 cut[...] = made
         polygon = outline(shown, (region[0], region[2]))
         points.append(padded(polygon, like.points_per))  # resampled, its fill would move

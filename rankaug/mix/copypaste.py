@@ -253,7 +253,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
                 shown = cv2.bitwise_and(on, compare(under, cv2.CMP_EQ))
                 visible = cv2.countNonZero(shown)
             made = cv2.bitwise_or(under, on, dst=under)  # in place: under is a view of above
-            if not np.may_share_memory(made, under):  # OpenCV could not write in place
+            if made is not under:  # OpenCV could not write in place (it gives dst back)
                 under[...] = made
             if visible == total:
                 layers.append((theirs, k, region, None, theirs.box(k)))

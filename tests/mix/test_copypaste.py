@@ -75,6 +75,27 @@ class TestApart:
         assert apart(point, around, [0], 0.0) == []
 
 
+class TestPaste:
+    @pytest.mark.parametrize(
+        ("dtype", "channels"),
+        [("uint8", 3), ("uint8", 0), ("float32", 0), ("uint16", 5), ("float16", 3), ("int64", 0)],
+    )
+    def test_writes_where_the_mask_is_through_opencv_or_numpy(
+        self, dtype: str, channels: int
+    ) -> None:
+        # OpenCV writes into a view of the image and gives it back; 5 channels or a
+        # dtype it lacks go through numpy: only the masked pixels change, either way
+        rng = np.random.default_rng(3)
+        shape = (9, 11, channels) if channels else (9, 11)
+        image = rng.integers(0, 50, shape).astype(dtype)
+        source = rng.integers(50, 99, (4, 6, *shape[2:])).astype(dtype)
+        where = (rng.random((4, 6)) < 0.5).astype(np.uint8)
+        want = image.copy()
+        want[2:6, 3:9][where != 0] = source[where != 0]
+        _masks.paste(image[2:6, 3:9], source, where)
+        assert np.array_equal(image, want)
+
+
 class TestCopyPastePixels:
     @given(
         data=instance_datasets(),
