@@ -230,7 +230,8 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         info = get_worker_info()
         epoch = sample_epoch(index, self._epoch, info is not None, type(self).__name__)
         worker_id = 0 if info is None else info.id
-        return SampleContext(position, rank=self._rank_now(), worker_id=worker_id, epoch=epoch)
+        rank = self.rank if self.rank is not None else self._rank_now()
+        return SampleContext(position, rank=rank, worker_id=worker_id, epoch=epoch)
 
     def key_random(self, context: SampleContext) -> KeyedRandom:
         """The random state of one sample.

@@ -102,7 +102,8 @@ def sample_epoch(index: object, fallback: EpochFallback, in_worker: bool, owner:
     verdict = passes.pass_epoch() if _CLASSES else passes.PLAIN
     if verdict >= 0:
         return verdict
-    epoch = fallback.read(in_worker)  # 4: set_epoch's
+    # 4: set_epoch's (in a worker, also watched for a change in the middle of its pass)
+    epoch = fallback.read(True) if in_worker else fallback.shared.read()
     if verdict != passes.PLAIN and not fallback.lost_warned:
         fallback.lost_warned = passes.warn_lost(owner, index, epoch, verdict)
     return epoch

@@ -174,7 +174,9 @@ class _AlbumentationsDriver:
                 "where they were; apply only pixel-level transforms (colour, blur, noise) "
                 "to samples with polygons, or give instance masks ('masks') instead"
             )
-        for key in self.refused.intersection(data) if self.refused else ():
+        refused = self.refused
+        if refused and not refused.isdisjoint(data):  # no set made for every sample
+            key = min(refused.intersection(data))
             params = "bbox_params" if key == "bboxes" else "keypoint_params"
             raise ValueError(
                 f"the sample has {key!r} but the albumentations transform has no {params}, "

@@ -55,14 +55,15 @@ class DefaultAdapter:
             ValueError: If the dict has no ``image`` or the image has an unsupported
                 shape.
         """
+        mapping: Mapping[str, Any]
         if type(sample) is dict or isinstance(sample, Mapping):
             if "image" not in sample:
                 raise ValueError(
                     f"a dict sample needs an 'image' key; this one has keys {sorted(sample)}: "
                     f"for another layout pass {suggest_adapter(sample, unread_fields(sample))}"
                 )
-            return self._unpack_mapping(sample, sample, targets, None)
-        if isinstance(sample, tuple | list) and len(sample) == 2:
+            mapping, target = sample, None
+        elif isinstance(sample, tuple | list) and len(sample) == 2:
             image, target = sample
             if isinstance(target, Mapping):
                 renamed = {("bboxes" if k == "boxes" else k): v for k, v in target.items()}
@@ -71,18 +72,16 @@ class DefaultAdapter:
                         "an (image, target) sample's target must not have an 'image' key"
                     )
                 renamed["image"] = image
-                return self._unpack_mapping(sample, renamed, targets, target)
-            return self._unpack_mapping(sample, {"image": image}, targets, target)
-        raise TypeError(
-            f"rankaug cannot handle a sample of type {type(sample).__name__}: expected a dict "
-            "with an 'image' key or an (image, target) pair; for any other shape pass "
-            "adapter= (see rankaug.types.SampleAdapter)"
-        )
-
-    @staticmethod
-    def _unpack_mapping(
-        sample: Any, mapping: Mapping[str, Any], targets: Collection[str], target: Any
-    ) -> tuple[dict[str, Any], _State]:
+                mapping = renamed
+            else:
+                mapping = {"image": image}
+        else:
+            raise TypeError(
+                f"rankaug cannot handle a sample of type {type(sample).__name__}: expected a "
+                "dict with an 'image' key or an (image, target) pair; for any other shape "
+                "pass adapter= (see rankaug.types.SampleAdapter)"
+            )
+        # the mapping (a dict sample, or a pair's target with its image) into data
         original = mapping["image"]
         if type(original) is np.ndarray and original.ndim in (2, 3):  # image_to_numpy's
             image, kind, mode = original, "numpy", None  # first rule, without the call
