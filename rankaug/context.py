@@ -18,8 +18,10 @@ A :class:`SampleContext` carries the four numbers through one ``__getitem__``, a
 
 from __future__ import annotations
 
+import functools
 import os
 import warnings
+from collections.abc import Callable
 from types import TracebackType
 from typing import Final
 
@@ -31,6 +33,7 @@ from rankaug.epoch import carry_epoch, drop_epoch
 from rankaug.errors import RankaugWarning, SampleError
 
 __all__ = [
+    "DISTRIBUTED",
     "SampleContext",
     "check_rank",
     "current_worker",
@@ -39,13 +42,17 @@ __all__ = [
 ]
 
 
+DISTRIBUTED: Final = dist.is_available()
+"""Whether this torch build has ``torch.distributed`` (fixed per process, asked once)."""
+
+
 def process_group_rank() -> int | None:
     """The rank in the default process group, or ``None`` when there is none.
 
     >>> process_group_rank() is None  # no process group in the doctest
     True
     """
-    if dist.is_available() and dist.is_initialized():
+    if DISTRIBUTED and dist.is_initialized():
         return dist.get_rank()
     return None
 
@@ -212,7 +219,7 @@ class SampleContext:
         Args:
             stage: What runs inside the block, e.g. ``"dataset[12]"`` or ``"transform"``.
         """
-        return _Guard(self, stage)
+        return _new_guard((self, stage))
 
     def __repr__(self) -> str:
         return (
@@ -221,12 +228,10 @@ class SampleContext:
         )
 
 
-class _Guard:
-    __slots__ = ("_context", "_stage")
+class _Guard(tuple[SampleContext, str]):
+    """``(context, stage)``; a tuple, so that :meth:`SampleContext.guard` makes it in C."""
 
-    def __init__(self, context: SampleContext, stage: str) -> None:
-        self._context = context
-        self._stage = stage
+    __slots__ = ()
 
     def __enter__(self) -> None:
         return None
@@ -239,7 +244,13 @@ class _Guard:
     ) -> None:
         if error is None or isinstance(error, SampleError) or not isinstance(error, Exception):
             return
-        raise self._context.failure(self._stage, error) from error
+        raise self[0].failure(self[1], error) from error
+
+
+# _Guard((context, stage)) without a Python frame: a guard is made for every sample
+_new_guard: Final[Callable[[tuple[SampleContext, str]], _Guard]] = functools.partial(
+    tuple.__new__, _Guard
+)
 
 
 class _Loading:

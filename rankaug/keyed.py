@@ -35,7 +35,13 @@ import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
 from rankaug import checks, streams
-from rankaug.context import SampleContext, check_rank, process_group_rank, resolve_rank
+from rankaug.context import (
+    DISTRIBUTED,
+    SampleContext,
+    check_rank,
+    process_group_rank,
+    resolve_rank,
+)
 from rankaug.epoch import carry_epoch, drop_epoch
 from rankaug.errors import SampleError
 from rankaug.keys import Domain, KeyedRandom, Keying, KeyTemplate, check_keying, stream_id
@@ -199,7 +205,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         """The rank, resolved once per process and process-group state (it is per sample)."""
         if self.rank is not None:
             return self.rank
-        initialized = dist.is_available() and dist.is_initialized()
+        initialized = DISTRIBUTED and dist.is_initialized()
         pid = os.getpid()
         cached = self._rank_cache
         if cached is not None and cached[0] == pid and cached[1] == initialized:
