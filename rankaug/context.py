@@ -18,10 +18,8 @@ A :class:`SampleContext` carries the four numbers through one ``__getitem__``, a
 
 from __future__ import annotations
 
-import functools
 import os
 import warnings
-from collections.abc import Callable
 from types import TracebackType
 from typing import Final
 
@@ -219,7 +217,7 @@ class SampleContext:
         Args:
             stage: What runs inside the block, e.g. ``"dataset[12]"`` or ``"transform"``.
         """
-        return _new_guard((self, stage))
+        return _Guard(self, stage)
 
     def __repr__(self) -> str:
         return (
@@ -228,10 +226,12 @@ class SampleContext:
         )
 
 
-class _Guard(tuple[SampleContext, str]):
-    """``(context, stage)``; a tuple, so that :meth:`SampleContext.guard` makes it in C."""
+class _Guard:
+    __slots__ = ("_context", "_stage")
 
-    __slots__ = ()
+    def __init__(self, context: SampleContext, stage: str) -> None:
+        self._context = context
+        self._stage = stage
 
     def __enter__(self) -> None:
         return None
@@ -244,13 +244,7 @@ class _Guard(tuple[SampleContext, str]):
     ) -> None:
         if error is None or isinstance(error, SampleError) or not isinstance(error, Exception):
             return
-        raise self[0].failure(self[1], error) from error
-
-
-# _Guard((context, stage)) without a Python frame: a guard is made for every sample
-_new_guard: Final[Callable[[tuple[SampleContext, str]], _Guard]] = functools.partial(
-    tuple.__new__, _Guard
-)
+        raise self._context.failure(self._stage, error) from error
 
 
 class _Loading:

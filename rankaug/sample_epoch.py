@@ -51,11 +51,13 @@ class EpochFallback:
         """Set it (checked by the caller)."""
         self.shared.set(epoch)
 
-    def read(self, in_worker: bool) -> int:
-        """The ``set_epoch`` value, warning once if it changed in a worker's pass."""
+    def read_in_worker(self) -> int:
+        """The ``set_epoch`` value in a worker, warning once if it changed in its pass.
+
+        Only a worker can see ``set_epoch`` come in the middle of a pass; the main
+        process reads ``shared.read()`` alone.
+        """
         epoch = self.shared.read()
-        if not in_worker:  # only a worker can see set_epoch come in the middle of a pass
-            return epoch
         pid = os.getpid()
         seen = self.seen
         if seen is None or seen[0] != pid:
@@ -103,7 +105,7 @@ def sample_epoch(index: object, fallback: EpochFallback, in_worker: bool, owner:
     if verdict >= 0:
         return verdict
     # 4: set_epoch's (in a worker, also watched for a change in the middle of its pass)
-    epoch = fallback.read(True) if in_worker else fallback.shared.read()
+    epoch = fallback.read_in_worker() if in_worker else fallback.shared.read()
     if verdict != passes.PLAIN and not fallback.lost_warned:
         fallback.lost_warned = passes.warn_lost(owner, index, epoch, verdict)
     return epoch

@@ -35,7 +35,7 @@ class TestEpochFallback:
 
         fallback = EpochFallback()
         fallback.set(4)
-        fallback.read(True)
+        fallback.read_in_worker()
         copy = pickle.loads(pickle.dumps(fallback))
         assert copy.seen is None
         assert copy.get() == 4

@@ -216,10 +216,7 @@ class PartReader:
                     f"{where} masks must have shape ({count}, {hw[0]}, {hw[1]}) (one per "
                     f"box), got {masks.shape}"
                 )
-        keypoints: np.ndarray | None = None
-        point_fields: dict[str, np.ndarray] = {}
-        if data.get("keypoints") is not None:  # else _keypoints' first rule, without a call
-            keypoints, point_fields = self._keypoints(where, data)
+        keypoints, point_fields = self._keypoints(where, data)
         segments = data.get(POLYGONS)
         if segments is not None:
             if not self.polygons:
