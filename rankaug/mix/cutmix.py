@@ -44,6 +44,7 @@ import numpy as np
 
 from rankaug import checks
 from rankaug._multi.pairs import Part
+from rankaug._scalars import clamp
 from rankaug.boxes import FEW_BOXES
 from rankaug.mix._around import cut
 from rankaug.mix.base import Combined, PairDataset, PairPlan
@@ -152,17 +153,18 @@ def _candidates(
     boxes: list[tuple[float, ...]] = []
     shown: list[float] = []
     full: list[float] = []
-    for box in main.tolist():
+    for box in main.tolist():  # min() and max() by comparisons (see rankaug._scalars)
         x0, y0, x1, y1 = box
-        width, height = min(x1, rx1) - max(x0, rx0), min(y1, ry1) - max(y0, ry0)
+        width = (rx1 if rx1 < x1 else x1) - (rx0 if rx0 > x0 else x0)
+        height = (ry1 if ry1 < y1 else y1) - (ry0 if ry0 > y0 else y0)
         inter = (width if width > 0.0 else 0.0) * (height if height > 0.0 else 0.0)
         area = (x1 - x0) * (y1 - y0)
         shown.append(area - inter)
         full.append(area)
         boxes.append(_tightened(box, rect) if inter else (x0, y0, x1, y1))
     for x0, y0, x1, y1 in partner.tolist():
-        a, b = float(min(max(x0, rx0), rx1)), float(min(max(y0, ry0), ry1))
-        c, d = float(min(max(x1, rx0), rx1)), float(min(max(y1, ry0), ry1))
+        a, b = float(clamp(x0, rx0, rx1)), float(clamp(y0, ry0, ry1))
+        c, d = float(clamp(x1, rx0, rx1)), float(clamp(y1, ry0, ry1))
         boxes.append((a, b, c, d))
         shown.append((c - a) * (d - b))
         full.append((x1 - x0) * (y1 - y0))

@@ -38,6 +38,7 @@ from typing import NamedTuple
 import cv2
 import numpy as np
 
+from rankaug._scalars import clamp
 from rankaug.mosaic.affine import (
     AffineDraw,
     Matrix,
@@ -204,10 +205,10 @@ def _aligned(
         # clamped as the layout does (the same expressions: an identity affine changes
         # nothing)
         step_x, step_y = tw / sw, th / sh
-        sx0 = _clamp(round(((dx0 - bx) / sx - ox) * step_x), 0, tw - 1)
-        sx1 = _clamp(round(((dx1 - bx) / sx - ox) * step_x), sx0 + 1, tw)
-        sy0 = _clamp(round(((dy0 - by) / sy - oy) * step_y), 0, th - 1)
-        sy1 = _clamp(round(((dy1 - by) / sy - oy) * step_y), sy0 + 1, th)
+        sx0 = clamp(round(((dx0 - bx) / sx - ox) * step_x), 0, tw - 1)
+        sx1 = clamp(round(((dx1 - bx) / sx - ox) * step_x), sx0 + 1, tw)
+        sy0 = clamp(round(((dy0 - by) / sy - oy) * step_y), 0, th - 1)
+        sy1 = clamp(round(((dy1 - by) / sy - oy) * step_y), sy0 + 1, th)
         windows.append(Window((th, tw), sx0, sy0, sx1, sy1, dx0, dy0, dx1, dy1))
     # the fills, and the output beyond the canvas' image: above, below, left and right
     left, right, top, bottom = xs[0], xs[canvas_hw[1]], ys[0], ys[canvas_hw[0]]
@@ -216,11 +217,6 @@ def _aligned(
               (top, bottom, right, width)]  # fmt: skip
     fills = [r for r in rects if r[1] > r[0] and r[3] > r[2]]
     return Layout(windows, fills, layout.record, layout.placements)
-
-
-def _clamp(value: int, low: int, high: int) -> int:
-    """``min(max(value, low), high)``, cheaper."""
-    return low if value < low else high if value > high else value
 
 
 def _owners(

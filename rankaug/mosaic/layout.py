@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rankaug._scalars import clamp
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.plan import Plan
 from rankaug.mosaic.record import MosaicRecord
@@ -147,23 +148,27 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
     fills: list[Rect] = []
     placements: list[Placement] = []
     cells, scales, src, dst = [], [], [], []
+    # comparisons, not min() and max(): they cost ten times as much (rankaug._scalars)
     for size, cell, factor in zip(sizes, order, plan.scales, strict=True):
         row, col = grid_cells[cell]
         cx0, cx1, cy0, cy1 = xs[col], xs[col + 1], ys[row], ys[row + 1]
         th, tw = size
         if mode == "keep":
-            scale = min(ref_h / th, ref_w / tw) * factor
-        elif mode == "fit":
-            scale = min((cy1 - cy0) / th, (cx1 - cx0) / tw) * factor
+            across, down = ref_w / tw, ref_h / th
         else:
-            scale = max((cy1 - cy0) / th, (cx1 - cx0) / tw) * factor
-        sw, sh = max(1, round(tw * scale)), max(1, round(th * scale))
+            across, down = (cx1 - cx0) / tw, (cy1 - cy0) / th
+        if mode == "fill":  # covers its cell: the larger
+            scale = (across if across > down else down) * factor
+        else:  # fits: the smaller
+            scale = (across if across < down else down) * factor
+        sw, sh = round(tw * scale), round(th * scale)
+        sw, sh = (sw if sw > 1 else 1), (sh if sh > 1 else 1)
         # anchored towards the middle of the mosaic (see the package docstring)
         ax, ay = anchors[col], anchors[cols + row]
         ox = cx1 - sw if ax < 0 else cx0 if ax > 0 else cx0 + (cx1 - cx0 - sw) // 2
         oy = cy1 - sh if ay < 0 else cy0 if ay > 0 else cy0 + (cy1 - cy0 - sh) // 2
-        dx0, dx1 = max(ox, cx0), min(ox + sw, cx1)
-        dy0, dy1 = max(oy, cy0), min(oy + sh, cy1)
+        dx0, dx1 = (ox if ox > cx0 else cx0), (ox + sw if ox + sw < cx1 else cx1)
+        dy0, dy1 = (oy if oy > cy0 else cy0), (oy + sh if oy + sh < cy1 else cy1)
         cells.append((row, col))
         scales.append(scale)
         placements.append((sw, sh, ox, oy))
@@ -174,12 +179,12 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
             dst.append((cx0, cy0, cx0, cy0))
             windows.append(Window.empty(size))
             continue
-        # whole source pixels for the visible window (rounded to the nearest)
+        # whole source pixels for the visible window (rounded to the nearest), at least one
         step_x, step_y = tw / sw, th / sh
-        sx0 = min(max(round((dx0 - ox) * step_x), 0), tw - 1)
-        sx1 = min(max(round((dx1 - ox) * step_x), sx0 + 1), tw)
-        sy0 = min(max(round((dy0 - oy) * step_y), 0), th - 1)
-        sy1 = min(max(round((dy1 - oy) * step_y), sy0 + 1), th)
+        sx0 = clamp(round((dx0 - ox) * step_x), 0, tw - 1)
+        sx1 = clamp(round((dx1 - ox) * step_x), sx0 + 1, tw)
+        sy0 = clamp(round((dy0 - oy) * step_y), 0, th - 1)
+        sy1 = clamp(round((dy1 - oy) * step_y), sy0 + 1, th)
         # what of the cell stays uncovered: the strips above, below, left and right
         if dy0 > cy0:
             fills.append((cy0, dy0, cx0, cx1))
