@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks._bench import Sources
-from benchmarks._timing import Progress, counted
-from benchmarks.sections.wrapper import make_pipeline, paired_overhead, race_both_listings
+from benchmarks._timing import Progress, counted, paired_overhead, race_both_listings
+from benchmarks.sections.wrapper import make_pipeline
 
 __all__ = ["BASE", "CASES", "compare", "export", "rounds_for", "same_outputs"]
 

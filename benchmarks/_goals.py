@@ -174,7 +174,7 @@ def _paired(goal: Goal, report: Report) -> Measured:
             f"{paired['extra_us']:+.0f} µs per sample; ratio of the round medians "
             f"{of_medians:.3f}"
         )
-    return paired["ratio"], notes
+    return paired["ratio"], [*notes, *_compared(goal, report, _wall)]
 
 
 def _scaling(goal: Goal, report: Report) -> Measured:

@@ -7,12 +7,13 @@ counts. This is benchmark code, never imported by rankaug.
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 import resource
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -23,7 +24,10 @@ __all__ = [
     "Summary",
     "counted",
     "interleave",
+    "paired_overhead",
+    "paired_throughput",
     "peak_rss_mib",
+    "race_both_listings",
     "summarize",
 ]
 
@@ -235,6 +239,148 @@ def _rounds(
         if progress is not None:
             progress.advance(len(names))
     return seconds
+
+
+def paired_overhead(
+    direct: Sequence[float], wrapped: Sequence[float], direct_first: Sequence[bool]
+) -> dict[str, float]:
+    """The wrapper's overhead from pairs of samples that did the same work.
+
+    Within a turn the contender that goes first may find the sample cold in cache and
+    the second warm; the order alternates, so the per-sample differences form two
+    groups, ``overhead - c`` and ``overhead + c``. The median of each group, averaged,
+    cancels ``c``; so does the geometric mean of the two groups' median time ratios.
+
+    Args:
+        direct: Seconds of each baseline sample.
+        wrapped: Seconds of the same samples through the wrapper.
+        direct_first: Whether the baseline went first in each pair.
+
+    Returns:
+        ``ratio`` (wrapper rate / baseline rate), ``extra_us`` (µs per sample),
+        ``cache_us`` (the advantage of going second) and ``pairs``.
+    """
+    groups: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
+    for d, w, first in zip(direct, wrapped, direct_first, strict=True):
+        groups[first].append((d, w))
+    if not groups[True] or not groups[False]:  # a single turn: no balance possible
+        groups = {True: groups[True] + groups[False], False: groups[True] + groups[False]}
+    extra = [summarize(w - d for d, w in pairs).median for pairs in groups.values()]
+    ratio = [summarize(d / w for d, w in pairs).median for pairs in groups.values()]
+    return {
+        "ratio": math.sqrt(ratio[0] * ratio[1]),
+        "extra_us": (extra[0] + extra[1]) / 2 * 1e6,
+        "cache_us": (extra[1] - extra[0]) / 2 * 1e6,
+        "pairs": float(len(direct)),
+    }
+
+
+class _Halved(Progress):
+    """Forwards every second unit to ``progress``: two listings fill one section's bar."""
+
+    def __init__(self, progress: Progress) -> None:  # draws nothing itself
+        self._bar = None
+        self.progress, self.owed = progress, 0
+
+    def set_label(self, label: str) -> None:
+        self.progress.set_label(label)
+
+    def advance(self, units: int = 1) -> None:
+        self.owed += units
+        self.progress.advance(self.owed // 2)
+        self.owed %= 2
+
+
+def race_both_listings(
+    build: Callable[[], dict[str, Op]],
+    *,
+    per_round: int,
+    repeats: int,
+    warmup: int,
+    progress: Progress | None,
+    label: str,
+) -> tuple[dict[str, list[float]], dict[str, list[float]], list[str]]:
+    """A two-contender :func:`~benchmarks._timing.alternate` race, run in both listings.
+
+    Which contender is listed first (warmed up first, first in the first turn) moves
+    the paired figure by about 10 µs per sample here, either way, even with the turns'
+    order alternating (measured: wrapper +48 µs listed second, +31 listed first, the
+    same objects' A/A race ±10). So the race is run twice, each time with contenders
+    freshly built by ``build`` and ``per_round // 2`` samples per round, listed one way
+    and then the other, and the two runs are pooled: the listing's effect cancels.
+
+    Returns:
+        (name -> seconds per operation, one value per repeat: round k of either run,
+        averaged, so a round is ``per_round`` samples as in any other race; name -> every
+        operation's seconds, in order; the name that went first in each turn).
+    """
+    runs: list[dict[str, list[float]]] = []
+    record: dict[str, list[float]] = {}
+    firsts: list[str] = []
+    halved = None if progress is None else _Halved(progress)
+    for backward in (False, True):
+        ops = build()
+        names = list(ops)[::-1] if backward else list(ops)
+        per_op: dict[str, list[float]] = {}
+        turns: list[str] = []
+        rounds = alternate(
+            {name: ops[name] for name in names},
+            per_round=max(1, per_round // 2),
+            repeats=repeats,
+            warmup=warmup,
+            progress=halved,
+            label=label,
+            record=per_op,
+            firsts=turns,
+        )
+        runs.append(rounds)
+        for name in ops:
+            record.setdefault(name, []).extend(per_op[name])
+        firsts.extend(turns)
+    seconds = {
+        name: [(a + b) / 2 for a, b in zip(runs[0][name], runs[1][name], strict=True)]
+        for name in runs[0]
+    }
+    return seconds, record, firsts
+
+
+def paired_throughput(
+    baseline: Sequence[float], contender: Sequence[float], baseline_first: Sequence[bool]
+) -> dict[str, float]:
+    """The rate ratio of two contenders from paired operations whose work varies.
+
+    Operation ``k`` of the two did the same work, one right after the other, but the work
+    differs from ``k`` to ``k`` (a copy-paste that pastes nothing costs little): the ratio
+    is of total times, not a median of per-pair ratios, which would weigh a cheap pair as
+    much as a dear one. Whoever goes first may find the data cold, so the pairs are split
+    by who went first and the two groups' ratios averaged geometrically (the order
+    alternates: the effect cancels).
+
+    Args:
+        baseline: Seconds of each baseline operation.
+        contender: Seconds of the same operations by the contender.
+        baseline_first: Whether the baseline went first in each pair.
+
+    Returns:
+        ``ratio`` (the contender's rate over the baseline's: above 1 it is faster),
+        ``extra_us`` (the contender's µs per operation more, on the mean) and ``pairs``.
+
+    >>> paired_throughput([2.0, 4.0], [1.0, 2.0], [True, False])["ratio"]
+    2.0
+    """
+    if not baseline or len(baseline) != len(contender) or len(baseline) != len(baseline_first):
+        raise ValueError("paired_throughput needs as many pairs of times as of orders, >= 1")
+    totals: dict[bool, list[float]] = {}
+    for base, other, first in zip(baseline, contender, baseline_first, strict=True):
+        total = totals.setdefault(first, [0.0, 0.0])
+        total[0] += base
+        total[1] += other
+    ratios = [base / other for base, other in totals.values()]
+    return {
+        "ratio": math.prod(ratios) ** (1.0 / len(ratios)),
+        "extra_us": (sum(contender) - sum(baseline)) / len(baseline) * 1e6,
+        "pairs": float(len(baseline)),
+    }
 
 
 def peak_rss_mib() -> dict[str, float]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import doctest
 import itertools
 import json
+import math
 import os
 import subprocess
 import sys
@@ -603,6 +604,16 @@ class TestGoals:
         assert "from 8 paired samples" in result["note"]
         assert "ratio of the round medians 0.950" in result["note"]
 
+    def test_paired_ratio_notes_the_ratios_it_compares_with(self) -> None:
+        report = _report_of(w=[90.0], d=[100.0], f=[50.0])
+        compare = (("floor", "f", "d"),)
+        goal = _goals.Goal("p", "paired", ("w", "d"), ">=", 0.9, "w / d", compare=compare,
+                           diagnostic="pairs")  # fmt: skip
+        report.diagnostics["pairs"] = {"ratio": 0.93, "extra_us": 5.0, "pairs": 4.0}
+        result = goal.evaluate(report)
+        assert result["measured"] == 0.93
+        assert result["note"].endswith("; floor 0.50x")
+
     def test_scaling_ratio_notes_the_projection(self) -> None:
         report = _report_of(two=[300.0], one=[200.0])
         report.rows["two"].note = "got 1.9 cores"
@@ -697,8 +708,32 @@ def test_alternate_and_interleave_time_every_contender() -> None:
     assert calls == ["a7", "a8", "b7", "b8", "b9", "b10", "a9", "a10"]
 
 
+class TestPairedThroughput:
+    def test_a_ratio_of_total_times_not_a_median_of_ratios(self) -> None:
+        from benchmarks._timing import paired_throughput
+
+        # three cheap pairs the contender does at half the time, one dear pair at 1.5x
+        baseline, contender = [1.0, 1.0, 1.0, 10.0], [0.5, 0.5, 0.5, 15.0]
+        paired = paired_throughput(baseline, contender, [True, False, True, False])
+        # totals by who went first: 11 / 15.5 and 2 / 1, averaged geometrically
+        assert paired["ratio"] == pytest.approx(math.sqrt(11.0 / 15.5 * 2.0 / 1.0))
+        assert paired["extra_us"] == pytest.approx((16.5 - 13.0) / 4 * 1e6)
+        assert paired["pairs"] == 4.0
+
+    def test_one_order_alone_is_its_ratio(self) -> None:
+        from benchmarks._timing import paired_throughput
+
+        assert paired_throughput([2.0, 2.0], [1.0, 3.0], [True, True])["ratio"] == 1.0
+
+    def test_refuses_unmatched_lists(self) -> None:
+        from benchmarks._timing import paired_throughput
+
+        with pytest.raises(ValueError, match="as many pairs"):
+            paired_throughput([1.0], [1.0, 2.0], [True])
+
+
 def test_race_both_listings_builds_afresh_and_lists_each_contender_first_once() -> None:
-    from benchmarks.sections.wrapper import race_both_listings
+    from benchmarks._timing import race_both_listings
 
     calls: list[str] = []
     builds: list[int] = []

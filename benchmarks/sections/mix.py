@@ -25,6 +25,9 @@ by a partner paste from the same pairs: ultralytics' ``CopyPaste`` takes rankaug
 partners (:func:`copypaste_partners`) instead of drawing its own, so both find the same
 eligible instances in the same samples; rankaug's copy-paste contenders are keyed per
 sample (``keying="sample"``) so that each index has the same partner on every call.
+Sample ``k`` of the two by polygons is thus the same work, and the goal reads them
+raced again alone, one sample each in turn, paired (:func:`_paired_copypaste`), the
+group's ratio of round medians printed beside it.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from benchmarks._catalogue import MIX_GROUPS, MIX_PAIRS, section
 from benchmarks._mix_peers import ultralytics_mix, with_instances
 from benchmarks._report import print_rows, ratio_text
 from benchmarks._same_work import describe, print_work, tagged, with_output
-from benchmarks._timing import alternate, counted
+from benchmarks._timing import alternate, counted, paired_throughput, race_both_listings
 
 __all__ = [
     "SECTION",
@@ -227,6 +230,40 @@ def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make
     return makers, unavailable
 
 
+_PAIRED: tuple[str, str] = ("mix/ultralytics_copypaste", "mix/rankaug_copypaste_polygons")
+"""The copy-paste by polygons goal's pair: raced again alone, sample by sample."""
+
+
+def _paired_copypaste(bench: Bench, makers: dict[str, Make]) -> dict[str, float] | None:
+    """The copy-paste by polygons, rankaug's against ultralytics', paired sample by sample.
+
+    The two paste from the same pairs (:func:`copypaste_partners`), so sample ``k`` of
+    both is the same work; they take turns one sample at a time, both orders and both
+    listings, as the wrapper race does, and the ratio is of the total times
+    (:func:`~benchmarks._timing.paired_throughput`): a sample that pastes nothing costs
+    either little. In the group's race the round medians of six contenders move by a
+    tenth from round to round; pairs cancel that drift. Stored as the
+    ``copypaste_paired`` diagnostic, the goal's figure.
+    """
+    if not all(row_id in makers for row_id in _PAIRED):
+        return None
+    settings = bench.settings
+    _, record, firsts = race_both_listings(
+        lambda: {row_id: counted(makers[row_id], start=1) for row_id in _PAIRED},
+        per_round=settings.mosaics,
+        repeats=settings.repeats,
+        warmup=settings.warmup,
+        progress=None,  # (not in the progress bar's total: the group's rows are)
+        label="8 mix: copy-paste by polygons, paired",
+    )
+    baseline, contender = _PAIRED
+    paired = paired_throughput(
+        record[baseline], record[contender], [first == baseline for first in firsts]
+    )
+    bench.report.diagnostics["copypaste_paired"] = paired
+    return paired
+
+
 def unchanged(make: Make, sources: Sequence[Sample], calls: int) -> float:
     """The fraction of ``calls`` outputs that are their main sample as it was."""
     same = 0
@@ -308,6 +345,7 @@ def measure(bench: Bench, prepared: Contenders) -> None:
                 label=f"8 mix, {group[0].split('_', 1)[1]}",
             )
     bench.rows(SECTION, seconds)
+    paired = _paired_copypaste(bench, makers)
     bench.out(
         f"8. MixUp, CutMix, CopyPaste: samples/s at {bench.size}x{bench.size} from the same "
         f"in-memory sources, partners drawn by each (copy-paste: rankaug's for both; "
@@ -324,6 +362,12 @@ def measure(bench: Bench, prepared: Contenders) -> None:
         bench.out(
             f"    {numerator.split('/')[1]:>24s} vs {denominator.split('/')[1]:<28s} "
             f"{ratio_text(entry)}"
+        )
+    if paired is not None:
+        bench.out(
+            f"  copy-paste by polygons, paired (the same sample one right after the other, "
+            f"{paired['pairs']:.0f} pairs, both orders, both listings; total times): rankaug / "
+            f"ultralytics {paired['ratio']:.3f}x, {paired['extra_us']:+.0f} µs per sample"
         )
     left = {row_id: unchanged(make, prepared.sources, _CHECKS) for row_id, make in makers.items()}
     report.diagnostics["mix_unchanged"] = left

@@ -3,13 +3,12 @@
 ``RandomAugmentWrapper(ds, pipeline)[i]`` against the same albumentations pipeline
 called directly in a loop over the same square samples. The two take turns one sample
 at a time, with the same draws (see :func:`wrapper_contenders`), so their per-sample
-times pair up (:func:`paired_overhead`).
+times pair up (:func:`benchmarks._timing.paired_overhead`).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,7 @@ from benchmarks._bench import Bench, Sample
 from benchmarks._catalogue import section
 from benchmarks._report import print_rows
 from benchmarks._same_work import describe, tagged
-from benchmarks._timing import Op, Progress, alternate, counted, summarize
+from benchmarks._timing import Op, counted, paired_overhead, race_both_listings
 from rankaug import RandomAugmentWrapper
 from rankaug.keys import make_seed_sequence
 
@@ -28,9 +27,7 @@ __all__ = [
     "control_contenders",
     "make_pipeline",
     "measure",
-    "paired_overhead",
     "prepare",
-    "race_both_listings",
     "wrapper_contenders",
 ]
 
@@ -103,8 +100,8 @@ def control_contenders(square: Sequence[Sample], seed: int) -> tuple[dict[str, O
 
     No rankaug code runs in either: each is :func:`make_pipeline`, given the random
     state the baseline gets (that of the wrapper's stream key), so what
-    :func:`paired_overhead` reports for it is the harness's own spread for two distinct
-    pipeline objects doing the same work.
+    :func:`~benchmarks._timing.paired_overhead` reports for it is the harness's own
+    spread for two distinct pipeline objects doing the same work.
 
     Returns:
         (``{"direct": ..., "control": ...}``, whether their outputs are equal sample
@@ -129,109 +126,6 @@ def control_contenders(square: Sequence[Sample], seed: int) -> tuple[dict[str, O
     direct, control = (calls(pipeline) for pipeline in pipelines)
     matched = all(np.array_equal(direct(i)["image"], control(i)["image"]) for i in range(n))
     return {"direct": counted(direct, start=n), "control": counted(control, start=n)}, matched
-
-
-def paired_overhead(
-    direct: Sequence[float], wrapped: Sequence[float], direct_first: Sequence[bool]
-) -> dict[str, float]:
-    """The wrapper's overhead from pairs of samples that did the same work.
-
-    Within a turn the contender that goes first may find the sample cold in cache and
-    the second warm; the order alternates, so the per-sample differences form two
-    groups, ``overhead - c`` and ``overhead + c``. The median of each group, averaged,
-    cancels ``c``; so does the geometric mean of the two groups' median time ratios.
-
-    Args:
-        direct: Seconds of each baseline sample.
-        wrapped: Seconds of the same samples through the wrapper.
-        direct_first: Whether the baseline went first in each pair.
-
-    Returns:
-        ``ratio`` (wrapper rate / baseline rate), ``extra_us`` (µs per sample),
-        ``cache_us`` (the advantage of going second) and ``pairs``.
-    """
-    groups: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
-    for d, w, first in zip(direct, wrapped, direct_first, strict=True):
-        groups[first].append((d, w))
-    if not groups[True] or not groups[False]:  # a single turn: no balance possible
-        groups = {True: groups[True] + groups[False], False: groups[True] + groups[False]}
-    extra = [summarize(w - d for d, w in pairs).median for pairs in groups.values()]
-    ratio = [summarize(d / w for d, w in pairs).median for pairs in groups.values()]
-    return {
-        "ratio": math.sqrt(ratio[0] * ratio[1]),
-        "extra_us": (extra[0] + extra[1]) / 2 * 1e6,
-        "cache_us": (extra[1] - extra[0]) / 2 * 1e6,
-        "pairs": float(len(direct)),
-    }
-
-
-class _Halved(Progress):
-    """Forwards every second unit to ``progress``: two listings fill one section's bar."""
-
-    def __init__(self, progress: Progress) -> None:  # draws nothing itself
-        self._bar = None
-        self.progress, self.owed = progress, 0
-
-    def set_label(self, label: str) -> None:
-        self.progress.set_label(label)
-
-    def advance(self, units: int = 1) -> None:
-        self.owed += units
-        self.progress.advance(self.owed // 2)
-        self.owed %= 2
-
-
-def race_both_listings(
-    build: Callable[[], dict[str, Op]],
-    *,
-    per_round: int,
-    repeats: int,
-    warmup: int,
-    progress: Progress | None,
-    label: str,
-) -> tuple[dict[str, list[float]], dict[str, list[float]], list[str]]:
-    """A two-contender :func:`~benchmarks._timing.alternate` race, run in both listings.
-
-    Which contender is listed first (warmed up first, first in the first turn) moves
-    the paired figure by about 10 µs per sample here, either way, even with the turns'
-    order alternating (measured: wrapper +48 µs listed second, +31 listed first, the
-    same objects' A/A race ±10). So the race is run twice, each time with contenders
-    freshly built by ``build`` and ``per_round // 2`` samples per round, listed one way
-    and then the other, and the two runs are pooled: the listing's effect cancels.
-
-    Returns:
-        (name -> seconds per operation, one value per repeat: round k of either run,
-        averaged, so a round is ``per_round`` samples as in any other race; name -> every
-        operation's seconds, in order; the name that went first in each turn).
-    """
-    runs: list[dict[str, list[float]]] = []
-    record: dict[str, list[float]] = {}
-    firsts: list[str] = []
-    halved = None if progress is None else _Halved(progress)
-    for backward in (False, True):
-        ops = build()
-        names = list(ops)[::-1] if backward else list(ops)
-        per_op: dict[str, list[float]] = {}
-        turns: list[str] = []
-        rounds = alternate(
-            {name: ops[name] for name in names},
-            per_round=max(1, per_round // 2),
-            repeats=repeats,
-            warmup=warmup,
-            progress=halved,
-            label=label,
-            record=per_op,
-            firsts=turns,
-        )
-        runs.append(rounds)
-        for name in ops:
-            record.setdefault(name, []).extend(per_op[name])
-        firsts.extend(turns)
-    seconds = {
-        name: [(a + b) / 2 for a, b in zip(runs[0][name], runs[1][name], strict=True)]
-        for name in runs[0]
-    }
-    return seconds, record, firsts
 
 
 def prepare(bench: Bench) -> None:
