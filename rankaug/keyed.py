@@ -27,7 +27,6 @@ continues bit for bit.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from typing import Any, Final, Generic, TypeVar
 
@@ -35,6 +34,7 @@ import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
 from rankaug import checks, streams
+from rankaug._process import current_pid
 from rankaug.context import (
     DISTRIBUTED,
     SampleContext,
@@ -206,7 +206,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         if self.rank is not None:
             return self.rank
         initialized = DISTRIBUTED and dist.is_initialized()
-        pid = os.getpid()
+        pid = current_pid()
         cached = self._rank_cache
         if cached is not None and cached[0] == pid and cached[1] == initialized:
             return cached[2]
@@ -253,7 +253,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             The keyed random state.
         """
         if self.keying == "stream":
-            owner = (os.getpid(), context.worker_id)
+            owner = (current_pid(), context.worker_id)
             key = (context.rank, context.epoch)
             entry = self._streams.get(owner)
             if entry is None or entry[0] != key:
@@ -333,7 +333,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         Returns:
             A picklable dict (its layout: :mod:`rankaug.streams`).
         """
-        pid = os.getpid()
+        pid = current_pid()
         return streams.saved(
             [(type(w).__qualname__, w.stream, streams.positions(w._streams, pid))
              for w in self.keyed_tree()]
@@ -350,7 +350,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         """
         tree = self.keyed_tree()
         saved = streams.entries(state, [(type(w).__qualname__, w.stream) for w in tree])
-        pid = os.getpid()
+        pid = current_pid()
         for wrapper, entry in zip(tree, saved, strict=True):
             wrapper._streams = streams.restored(entry, wrapper._key_builder, pid)
 

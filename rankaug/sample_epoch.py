@@ -17,10 +17,10 @@ sources; only this module orders them.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from rankaug import passes
+from rankaug._process import current_pid
 from rankaug.epoch import _CLASSES, carried_epoch, index_epoch
 from rankaug.shared_epoch import SharedEpoch, warn_if_late
 
@@ -58,7 +58,7 @@ class EpochFallback:
         process reads ``shared.read()`` alone.
         """
         epoch = self.shared.read()
-        pid = os.getpid()
+        pid = current_pid()
         seen = self.seen
         if seen is None or seen[0] != pid:
             self.seen = (pid, epoch)
