@@ -2,9 +2,10 @@
 
 In CPython 3.11 the builtins ``min`` and ``max`` take the generic calling convention
 (their arguments packed into a tuple, keywords parsed; vectorcall came later,
-python/cpython gh-90350): about 0.2 µs a call here, ten times a comparison. A mosaic's layout clamps and compares some sixty numbers per sample,
-so its per-sample paths compare instead, by :func:`clamp` or written out. The values
-are the builtins' (of two equal numbers, the first).
+python/cpython gh-90350): about 0.2 µs a call here, ten times a comparison. A mosaic's
+layout clamps and compares some sixty numbers per sample, so its per-sample paths
+compare instead, by :func:`clamp` or written out. The values are the builtins' (of two
+equal numbers, the first).
 """
 
 from __future__ import annotations
