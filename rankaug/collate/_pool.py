@@ -1,25 +1,29 @@
 """A DataLoader worker's pool of shared-memory batch buffers, and the leases on them.
 
-A buffer is written only while its slot in a small shared-memory table of flags says
-*free*, and only the main process sets a slot free: when the batch tensor built on the
-buffer is unpickled there, a finalizer is attached to its storage. Torch keeps one
-Python object per storage, alive as long as anything holds the storage — a view, a
-slice, a ``.numpy()`` array, a DLPack capsule, a tensor the autograd graph saved (checked
-on torch 2.13) — so the finalizer runs only once the last of them is gone: for a batch
-copied to pinned memory, once the copy is made. It writes the flag through numpy, without
-releasing the GIL. A batch that never reaches the main process keeps its buffer busy:
-the pool then allocates outside itself, as ``default_collate`` would.
+Each pooled buffer ends in one flag word, after the batch's bytes: the buffer is written
+only while its flag says *free*, and only the main process sets it free: when the batch
+tensor built on the buffer is unpickled there, a finalizer is attached to its storage.
+Torch keeps one Python object per storage, alive as long as anything holds the storage
+— a view, a slice, a ``.numpy()`` array, a DLPack capsule, a tensor the autograd graph
+saved (checked on torch 2.13) — so the finalizer runs only once the last of them is gone:
+for a batch copied to pinned memory, once the copy is made. It writes the flag through a
+second mapping of the same shared memory, opened from the storage's own handle (its file
+descriptor, or its name under the ``file_system`` sharing strategy) when the batch
+arrives: no more handles travel with a batch than its tensors need. A batch that never
+reaches the main process keeps its buffer busy: the pool then allocates outside itself,
+as ``default_collate`` would.
 
-Each lease carries a number, written into the slot while the buffer is out; a finalizer
-frees the slot only if it still holds its own number, and the main process refuses (as
-a bug, loudly) a buffer that arrives while an earlier lease on it is still alive. The
-flags table travels with every lease: one more file descriptor per batch (about 0.3 ms
-in each process here), but no state the main process would have to keep per worker.
+Each lease carries a number, written into the flag while the buffer is out; a finalizer
+frees the buffer only if the flag still holds its own number, and the main process
+refuses (as a bug, loudly) a buffer that arrives while an earlier lease on it is still
+alive. (Before, a table of the pool's flags travelled with every lease: one more file
+descriptor passed through a socket per batch, about 0.2 ms in each process here.)
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import os
 import weakref
 from dataclasses import dataclass
@@ -27,10 +31,12 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.multiprocessing
 
 from rankaug.collate._write import allocate
 
 _FREE = 0
+_WORD = 8  # bytes: the flag, an int64 after the batch's bytes (8-aligned)
 
 #: The kinds of buffer a lease can be on.
 KINDS = ("pooled", "reused", "unpooled")
@@ -63,11 +69,32 @@ def register(tally: Tally) -> tuple[int, int]:
 class _Buffer:
     key: tuple[tuple[int, ...], torch.dtype]
     tensor: torch.Tensor
+    flag: np.ndarray  # the buffer's flag word, after the tensor's bytes
+    offset: int  # where the flag is in the storage, in bytes
     last_used: int
 
 
+def _pooled(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, np.ndarray, int]:
+    """A shared-memory tensor of ``shape`` and ``dtype`` with a flag word after its bytes."""
+    offset = -(-math.prod(shape) * dtype.itemsize // _WORD) * _WORD
+    # Made as share_memory_ makes it (written once, zeros): one made by
+    # UntypedStorage._new_shared, never written, took page faults on every later fill in
+    # the worker here (about 4,000 per 19.7 MB batch, +3 ms), this one about 400.
+    block = torch.empty(offset + _WORD, dtype=torch.uint8)
+    block.share_memory_()  # type: ignore[no-untyped-call]
+    storage = block.untyped_storage()
+    tensor = torch.empty(0, dtype=dtype).set_(storage)[: math.prod(shape)].view(shape)
+    return tensor, _flag(storage, offset), offset
+
+
+def _flag(storage: torch.UntypedStorage, offset: int) -> np.ndarray:
+    """The int64 word at byte ``offset`` of ``storage``, as a numpy view."""
+    word = torch.empty(0, dtype=torch.int64).set_(storage, offset // _WORD, (1,), (1,))
+    return word.numpy()
+
+
 class Pool:
-    """One worker's buffers (at most ``capacity``), with their flags in shared memory.
+    """One worker's buffers (at most ``capacity``), each with its flag in shared memory.
 
     Args:
         capacity: How many buffers it keeps.
@@ -77,8 +104,6 @@ class Pool:
     def __init__(self, capacity: int, token: tuple[int, int]) -> None:
         self.pid = os.getpid()
         self.token = token
-        self.flags = torch.zeros(capacity, dtype=torch.int64).share_memory_()  # type: ignore[no-untyped-call]
-        self._view = self.flags.numpy()
         self._buffers: list[_Buffer | None] = [None] * capacity
         self._numbers = itertools.count(1)
         self._clock = itertools.count()
@@ -100,23 +125,22 @@ class Pool:
         for slot, buffer in enumerate(self._buffers):
             if buffer is None:
                 empty = slot if empty is None else empty
-            elif self._view[slot] == _FREE:
+            elif buffer.flag[0] == _FREE:
                 if buffer.key == key:
-                    return self._lend(slot, buffer, "reused")
+                    return self._lend(buffer, "reused")
                 replaceable = min(replaceable or (buffer.last_used, slot), (buffer.last_used, slot))
         chosen = empty if empty is not None else None if replaceable is None else replaceable[1]
         if chosen is None:
-            return Leased.make(allocate(shape, dtype), self.flags, -1, 0, "unpooled", self.token)
-        tensor = torch.empty(shape, dtype=dtype).share_memory_()  # type: ignore[no-untyped-call]
-        fresh = _Buffer(key, tensor, 0)
+            return Leased.make(allocate(shape, dtype), -1, 0, "unpooled", self.token)
+        fresh = _Buffer(key, *_pooled(shape, dtype), 0)
         self._buffers[chosen] = fresh
-        return self._lend(chosen, fresh, "pooled")
+        return self._lend(fresh, "pooled")
 
-    def _lend(self, slot: int, buffer: _Buffer, kind: str) -> torch.Tensor:
+    def _lend(self, buffer: _Buffer, kind: str) -> torch.Tensor:
         number = next(self._numbers)
-        self._view[slot] = number  # busy from now until the main process frees it
+        buffer.flag[0] = number  # busy from now until the main process frees it
         buffer.last_used = next(self._clock)
-        return Leased.make(buffer.tensor, self.flags, slot, number, kind, self.token)
+        return Leased.make(buffer.tensor, buffer.offset, number, kind, self.token)
 
 
 class Leased(torch.Tensor):
@@ -128,20 +152,15 @@ class Leased(torch.Tensor):
     """
 
     __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
-    _lease: tuple[torch.Tensor, int, int, str, tuple[int, int]]
+    _lease: tuple[int, int, str, tuple[int, int]]
 
     @staticmethod
     def make(
-        tensor: torch.Tensor,
-        flags: torch.Tensor,
-        slot: int,
-        number: int,
-        kind: str,
-        token: tuple[int, int],
+        tensor: torch.Tensor, offset: int, number: int, kind: str, token: tuple[int, int]
     ) -> Leased:
-        """``tensor`` as a :class:`Leased`, carrying its lease."""
+        """``tensor`` as a :class:`Leased`, carrying its lease (``offset`` -1: unpooled)."""
         leased = tensor.as_subclass(Leased)
-        leased._lease = (flags, slot, number, kind, token)
+        leased._lease = (offset, number, kind, token)
         return leased
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
@@ -156,15 +175,10 @@ def _plain(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def _claim(
-    tensor: torch.Tensor,
-    flags: torch.Tensor,
-    slot: int,
-    number: int,
-    kind: str,
-    token: tuple[int, int],
+    tensor: torch.Tensor, offset: int, number: int, kind: str, token: tuple[int, int]
 ) -> torch.Tensor:
-    """Unpickling a lease: watch the storage, free the slot when it dies, count it."""
-    if slot >= 0:
+    """Unpickling a lease: watch the storage, free its flag when it dies, count it."""
+    if offset >= 0:
         storage = tensor.untyped_storage()
         held = _HELD.get(storage)
         if held is not None and held != number:
@@ -174,7 +188,8 @@ def _claim(
                 "please report it"
             )
         _HELD[storage] = number
-        release = weakref.finalize(storage, _release, flags.numpy(), slot, number)
+        flag = _flag(_twin(storage), offset)  # holds the second mapping, not the storage
+        release = weakref.finalize(storage, _release, flag, number)
         release.atexit = False
     tally = _TALLIES.get(token)
     if tally is not None:
@@ -182,6 +197,20 @@ def _claim(
     return tensor
 
 
-def _release(flags: np.ndarray, slot: int, number: int) -> None:
-    if flags[slot] == number:
-        flags[slot] = _FREE
+def _twin(storage: torch.UntypedStorage) -> torch.UntypedStorage:
+    """A second storage on the shared memory of ``storage``, opened from its handle.
+
+    It outlives ``storage``, for the finalizer to write the flag through. The handle is
+    the one ``storage`` arrived with (asking for it copies nothing, the storage being
+    shared already): a file descriptor, or under the ``file_system`` strategy a name.
+    """
+    if torch.multiprocessing.get_sharing_strategy() == "file_system":  # type: ignore[no-untyped-call]
+        manager, name, size = storage._share_filename_cpu_()
+        return torch.UntypedStorage._new_shared_filename_cpu(manager, name, size)
+    fd, size = storage._share_fd_cpu_()
+    return torch.UntypedStorage._new_shared_fd_cpu(fd, size)  # type: ignore[attr-defined,no-any-return]
+
+
+def _release(flag: np.ndarray, number: int) -> None:
+    if flag[0] == number:
+        flag[0] = _FREE

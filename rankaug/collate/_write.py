@@ -2,9 +2,12 @@
 
 Inside a DataLoader worker a batch's tensors leave through shared memory: pickling a
 tensor moves an ordinary one there (a copy), so the stacks are allocated there directly,
-as ``default_collate`` does, and the small per-box tensors share one block of it: each
-storage costs a file descriptor passed through a socket, about 0.3 ms in the worker and
-0.3 ms in the main process here, so one block, not four.
+as ``default_collate`` does. Each shared storage costs the main process a connection to
+the worker's resource sharer to receive its file descriptor, served by a thread that
+needs the worker's GIL: 0.4 ms of the main process's fetch per storage, measured here
+with a worker making mosaics. So the small per-box tensors share one block of memory,
+and a block of up to :data:`BY_VALUE` bytes is not shared at all: it travels by value,
+pickled with the batch (:class:`ByValue`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,10 @@ from rankaug.epoch import EpochIndex
 Allocator = Callable[[tuple[int, ...], torch.dtype], torch.Tensor]
 
 _ALIGN = 8  # bytes: every dtype's alignment
+#: The largest block of per-box tensors (bytes) a worker sends by value: 4,681 boxes with
+#: ``targets``. Pickled, unpickled and piped, 256 KB cost about 0.2 ms here, near what
+#: one shared storage costs; a larger block is shared.
+BY_VALUE = 1 << 18
 # The dtypes every OpenCV's split takes (OpenCV 4's depths), in the native byte order.
 _SPLITTABLE = frozenset(
     np.dtype(name) for name in ("uint8", "int8", "uint16", "int16", "int32", "float32", "float64")
@@ -98,6 +105,11 @@ def assemble(columns: Columns, fields: Fields, stacked: dict[str, torch.Tensor])
         (fields.box_field, (count, 4), columns.boxes.dtype),
         (fields.label_field, (count,), columns.labels.dtype),
     ]
+    epochs = _epochs(columns.others)
+    if epochs is not None and "epoch" in (fields.box_field, fields.label_field):
+        epochs = None  # the samples' own field of that name, never overwritten
+    if epochs is not None:
+        parts.append(("epoch", (len(epochs),), np.dtype(np.int64)))
     tensors = _block(parts)
     if fields.targets:
         targets = tensors["targets"].numpy()
@@ -107,15 +119,17 @@ def assemble(columns: Columns, fields: Fields, stacked: dict[str, torch.Tensor])
     tensors["batch_idx"].numpy()[:] = columns.batch_idx
     tensors[fields.box_field].numpy()[:] = columns.boxes
     tensors[fields.label_field].numpy()[:] = columns.labels
+    epoch = None if epochs is None else tensors.pop("epoch")
+    if epoch is not None:
+        epoch.numpy()[:] = epochs
     out.update(tensors)
     out.update(columns.others)
-    epochs = _epochs(columns.others)
-    if epochs is not None:
-        out["epoch"] = epochs
+    if epoch is not None:  # last, as before the block held it
+        out["epoch"] = epoch
     return out
 
 
-def _epochs(others: dict[str, list[Any]]) -> torch.Tensor | None:
+def _epochs(others: dict[str, list[Any]]) -> list[int] | None:
     """The int64 epochs of the samples' ``index`` values, when all are ``EpochIndex``.
 
     ``None`` when the samples have no ``index`` key, have an ``epoch`` key of their own, or
@@ -126,29 +140,53 @@ def _epochs(others: dict[str, list[Any]]) -> torch.Tensor | None:
         return None
     if not all(isinstance(value, EpochIndex) for value in index):
         return None
-    return torch.tensor([value.epoch for value in index], dtype=torch.int64)
+    return [value.epoch for value in index]
 
 
 def _block(parts: list[tuple[str, tuple[int, ...], np.dtype[Any]]]) -> dict[str, torch.Tensor]:
-    """Tensors of the given shapes and dtypes, carved out of one storage."""
+    """Tensors of the given shapes and dtypes, carved out of one block of memory.
+
+    In a DataLoader worker the block is shared memory when it is larger than
+    :data:`BY_VALUE`, else ordinary memory whose tensors pickle by value
+    (:class:`ByValue`).
+    """
     offsets = []
     size = 0
     for _, shape, dtype in parts:
         offsets.append(size)
         size += -(-math.prod(shape) * dtype.itemsize // _ALIGN) * _ALIGN
     size = max(size, _ALIGN)
+    shared = size > BY_VALUE and in_worker()
     storage = (
         torch.UntypedStorage._new_shared(size)  # type: ignore[no-untyped-call]
-        if in_worker()
+        if shared
         else torch.UntypedStorage(size)  # type: ignore[no-untyped-call]
     )
+    by_value = not shared and in_worker()
     out = {}
     for (name, shape, dtype), offset in zip(parts, offsets, strict=True):
         torch_dtype = torch.from_numpy(np.empty(0, dtype)).dtype
-        out[name] = torch.empty(0, dtype=torch_dtype).set_(
+        tensor = torch.empty(0, dtype=torch_dtype).set_(
             storage, offset // dtype.itemsize, shape, _strides(shape)
         )
+        out[name] = tensor.as_subclass(ByValue) if by_value else tensor
     return out
+
+
+class ByValue(torch.Tensor):
+    """A worker's small batch tensor, pickled by value: a plain tensor once unpickled.
+
+    Torch functions on it return plain tensors (which a worker then shares as usual).
+    """
+
+    __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        return (_from_array, (self.as_subclass(torch.Tensor).numpy(),))
+
+
+def _from_array(array: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(array)
 
 
 def _strides(shape: tuple[int, ...]) -> tuple[int, ...]:

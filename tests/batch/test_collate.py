@@ -48,6 +48,19 @@ class TestCollateEpoch:
     def test_no_epoch_is_made_up(self, samples: list[dict[str, Any]], expected: Any) -> None:
         assert collate_detection(samples).get("epoch") == expected
 
+    def test_a_label_field_named_epoch_is_never_overwritten(self) -> None:
+        item = {**_sample(EpochIndex(5, 3)), "bboxes": [[0, 0, 1, 1]], "epoch": [4]}
+        del item["labels"]
+        assert collate_detection([item], label_field="epoch")["epoch"].tolist() == [4]
+
+    def test_epochs_arrive_from_workers(self) -> None:
+        for collate in (collate_detection, BatchCollator()):
+            sampler = EpochSampler(SequentialSampler(range(8)), epoch=5)
+            loader = DataLoader(
+                _WithIndex(), batch_size=4, sampler=sampler, num_workers=2, collate_fn=collate
+            )
+            assert [batch["epoch"].tolist() for batch in loader] == [[5] * 4] * 2
+
     def test_a_loader_batch_feeds_batch_augment(self) -> None:
         sampler = EpochSampler(SequentialSampler(range(8)), epoch=2)
         loader = DataLoader(

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+import torch.multiprocessing.reductions
 from hypothesis import given
 from hypothesis import strategies as st
 from torch.utils.data import DataLoader
@@ -28,6 +29,27 @@ def sample(boxes: int, value: int = 0) -> dict[str, Any]:
 
 def with_(boxes: int = 1, **changes: Any) -> dict[str, Any]:
     return {**sample(boxes), **changes}
+
+
+def fetched_descriptors(
+    loader: DataLoader[Any], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, int]:
+    """File descriptors the main process fetched from the workers in a pass, and batches.
+
+    Counted where torch rebuilds a storage shared by descriptor (the worker's pickle
+    names the function; the main process looks it up as it unpickles a batch, perhaps
+    one that waits for an earlier one to be yielded first: so the pass's total).
+    """
+    real = torch.multiprocessing.reductions.rebuild_storage_fd
+    count = [0]
+
+    def counting(*args: Any) -> Any:
+        count[0] += 1
+        return real(*args)
+
+    monkeypatch.setattr(torch.multiprocessing.reductions, "rebuild_storage_fd", counting)
+    batches = sum(1 for _ in loader)
+    return count[0], batches
 
 
 class TestPackage:
@@ -235,6 +257,35 @@ class TestCollateDetection:
         here = collate_detection([mosaic[i] for i in range(4)])
         for key in ("image", "mask", "targets", "batch_idx", "bboxes", "labels"):
             assert torch.equal(batches[0][key], here[key]), key
+
+    @pytest.mark.parametrize("shared", [False, True])
+    def test_per_box_tensors_leave_a_worker_by_value_up_to_a_size(
+        self, shared: bool, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # by value: no file descriptor to fetch from the worker; past BY_VALUE, shared
+        if shared:
+            monkeypatch.setattr(rankaug.collate._write, "BY_VALUE", 0)
+        mosaic = MosaicDataset(SyntheticDetection(8, image_size=32), seed=0, output_size=32)
+        loader = DataLoader(mosaic, batch_size=4, num_workers=1, collate_fn=collate_detection)
+        batches = list(loader)
+        here = collate_detection([mosaic[i] for i in range(4)])
+        for key in ("targets", "batch_idx", "bboxes", "labels"):
+            assert type(batches[0][key]) is torch.Tensor, key
+            assert batches[0][key].is_shared() is shared, key
+            assert torch.equal(batches[0][key], here[key]), key
+
+    def test_a_worker_batch_passes_one_file_descriptor(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        mosaic = MosaicDataset(
+            SyntheticDetection(32, image_size=32, masks=False), seed=0, output_size=32
+        )
+        loader = DataLoader(
+            mosaic, batch_size=4, num_workers=1, collate_fn=collate_detection,
+            persistent_workers=True, prefetch_factor=1,
+        )  # fmt: skip
+        list(loader)  # the worker is forked with torch's own rebuild function
+        assert fetched_descriptors(loader, monkeypatch) == (8, 8)  # the image's alone
 
     @given(
         st.lists(

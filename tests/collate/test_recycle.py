@@ -17,6 +17,7 @@ from torch.utils.data import DataLoader, Dataset
 from rankaug import MosaicDataset, collate_detection
 from rankaug.collate import BatchCollator, RecycleStats
 from rankaug.datasets import SyntheticDetection
+from tests.collate.test_init import fetched_descriptors
 
 BATCH = 4
 
@@ -225,6 +226,12 @@ class TestBatchCollator:
         again.load_state_dict(state)
         assert [batch["labels"].tolist() for batch in again] == rest
         assert len(rest) == 24 - 5
+
+    def test_a_batch_passes_one_file_descriptor(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # the buffer's flag is written through the batch's own handle: no flags table
+        data = loader(BatchCollator(buffers=4), persistent_workers=True, prefetch_factor=1)
+        list(data)  # the workers are forked with torch's own rebuild function
+        assert fetched_descriptors(data, monkeypatch) == (24, 24)  # the image's alone
 
     def test_batches_equal_collate_detection(self) -> None:
         mosaic = MosaicDataset(SyntheticDetection(16, image_size=32), seed=0, output_size=32)
