@@ -17,6 +17,8 @@ from typing import Any, Final
 import numpy as np
 import torch
 
+from rankaug.collate._write import by_value
+
 __all__ = ["collate_ultralytics"]
 
 _STACKED: Final = frozenset({"img", "text_feats", "semantic_mask", "sem_masks", "depth"})
@@ -114,4 +116,6 @@ def collate_ultralytics(batch: Sequence[Any]) -> dict[str, Any]:
                 )
             numbered.append(index + i)
         out["batch_idx"] = torch.cat(numbered, 0)
+    # from a worker the small per-box tensors go by value: no handle each to fetch
+    out.update(by_value({k: v for k, v in out.items() if k in _PER_BOX or k == "batch_idx"}))
     return dict(sorted(out.items()))

@@ -18,10 +18,12 @@ import cv2
 import numpy as np
 import pytest
 import torch
+from torch.utils.data import DataLoader
 
 from rankaug import MosaicDataset, RandomAugmentWrapper, Targets, collate_ultralytics
 from rankaug.adapters import Ultralytics
 from tests.albu import bbox_params
+from tests.collate.test_init import fetched_descriptors
 
 LABELS = ["0 0.5 0.5 0.25 0.25\n1 0.25 0.3 0.1 0.2\n", "", "1 0.6 0.4 0.3 0.5\n"]
 
@@ -58,6 +60,27 @@ class TestCollateUltralytics:
         first = {**sample(1), "img": np.arange(8 * 10 * 3, dtype=np.uint8).reshape(8, 10, 3)}
         out = collate_ultralytics([first])
         assert torch.equal(out["img"][0], torch.from_numpy(first["img"]).permute(2, 0, 1))
+
+    def test_from_a_worker_only_the_images_pass_a_file_descriptor(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # the per-box tensors travel by value, in any dtype; the images shared as usual
+        samples = [{**sample(k % 3), "keypoints": torch.rand(k % 3, 2).bfloat16()}
+                   for k in range(8)]  # fmt: skip
+        loader = DataLoader(
+            samples, batch_size=4, num_workers=1, collate_fn=collate_ultralytics,
+            persistent_workers=True, prefetch_factor=1,
+        )  # fmt: skip
+        batches = list(loader)
+        for batch, first in zip(batches, (0, 4), strict=True):
+            here = collate_ultralytics(samples[first : first + 4])
+            assert batch["img"].is_shared()
+            for key in ("batch_idx", "bboxes", "cls", "keypoints"):
+                assert type(batch[key]) is torch.Tensor, key
+                assert not batch[key].is_shared(), key
+                assert batch[key].dtype == here[key].dtype, key
+                assert torch.equal(batch[key], here[key]), key
+        assert fetched_descriptors(loader, monkeypatch) == (2, 2)
 
     def test_errors(self) -> None:
         with pytest.raises(ValueError, match="batch must hold at least one sample"):
