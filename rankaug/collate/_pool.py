@@ -7,17 +7,18 @@ Torch keeps one Python object per storage, alive as long as anything holds the s
 — a view, a slice, a ``.numpy()`` array, a DLPack capsule, a tensor the autograd graph
 saved (checked on torch 2.13) — so the finalizer runs only once the last of them is gone:
 for a batch copied to pinned memory, once the copy is made. It writes the flag through a
-second mapping of the same shared memory, opened from the storage's own handle (its file
-descriptor, or its name under the ``file_system`` sharing strategy) when the batch
-arrives: no more handles travel with a batch than its tensors need. A batch that never
-reaches the main process keeps its buffer busy: the pool then allocates outside itself,
-as ``default_collate`` would.
+second mapping of the same shared memory, which outlives the batch's. A buffer's first
+batch travels as torch shares it, and the second mapping is opened from the handle it
+arrived with (its file descriptor, or its name under the ``file_system`` strategy);
+where the main process may open the worker's descriptor through ``/proc``, the next
+batches on that buffer carry no descriptor at all (:mod:`rankaug.collate._route`). A
+batch that never reaches the main process keeps its buffer busy: the pool then
+allocates outside itself, as ``default_collate`` would.
 
 Each lease carries a number, written into the flag while the buffer is out; a finalizer
 frees the buffer only if the flag still holds its own number, and the main process
 refuses (as a bug, loudly) a buffer that arrives while an earlier lease on it is still
-alive. (Before, a table of the pool's flags travelled with every lease: one more file
-descriptor passed through a socket per batch, about 0.2 ms in each process here.)
+alive.
 """
 
 from __future__ import annotations
@@ -33,10 +34,11 @@ import numpy as np
 import torch
 import torch.multiprocessing
 
+from rankaug.collate import _route
 from rankaug.collate._write import allocate
 
 _FREE = 0
-_WORD = 8  # bytes: the flag, an int64 after the batch's bytes (8-aligned)
+_WORD = 8  # bytes: the flag, an int64 after the batch's bytes (8-aligned); the route next
 
 #: The kinds of buffer a lease can be on.
 KINDS = ("pooled", "reused", "unpooled")
@@ -55,6 +57,7 @@ class Tally:
 # recycled storage (to catch a buffer that arrives while a batch on it is still alive).
 _TALLIES: weakref.WeakValueDictionary[tuple[int, int], Tally] = weakref.WeakValueDictionary()
 _HELD: weakref.WeakKeyDictionary[torch.UntypedStorage, int] = weakref.WeakKeyDictionary()
+_LIVE: dict[tuple[int, int], int] = {}  # the same by the buffer's file, where known
 _TOKENS = itertools.count()
 
 
@@ -70,21 +73,27 @@ class _Buffer:
     key: tuple[tuple[int, ...], torch.dtype]
     tensor: torch.Tensor
     flag: np.ndarray  # the buffer's flag word, after the tensor's bytes
+    route: np.ndarray  # its route word, after the flag (rankaug.collate._route)
     offset: int  # where the flag is in the storage, in bytes
+    handle: _route.Handle | None  # how /proc reaches it, where that may work
     last_used: int
 
 
-def _pooled(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, np.ndarray, int]:
-    """A shared-memory tensor of ``shape`` and ``dtype`` with a flag word after its bytes."""
+def _pooled(
+    shape: tuple[int, ...], dtype: torch.dtype
+) -> tuple[torch.Tensor, np.ndarray, np.ndarray, int, _route.Handle | None]:
+    """A shared-memory tensor of ``shape`` and ``dtype``, its flag and route words after it."""
     offset = -(-math.prod(shape) * dtype.itemsize // _WORD) * _WORD
-    # Made as share_memory_ makes it (written once, zeros): one made by
-    # UntypedStorage._new_shared, never written, took page faults on every later fill in
-    # the worker here (about 4,000 per 19.7 MB batch, +3 ms), this one about 400.
-    block = torch.empty(offset + _WORD, dtype=torch.uint8)
+    # Zeros (the route word starts UNKNOWN), made as share_memory_ makes it, written
+    # once: one made by UntypedStorage._new_shared, never written, took page faults on
+    # every later fill in the worker here (about 4,000 per 19.7 MB batch, +3 ms), this
+    # one about 400.
+    block = torch.zeros(offset + 2 * _WORD, dtype=torch.uint8)
     block.share_memory_()  # type: ignore[no-untyped-call]
     storage = block.untyped_storage()
     tensor = torch.empty(0, dtype=dtype).set_(storage)[: math.prod(shape)].view(shape)
-    return tensor, _flag(storage, offset), offset
+    flag, route = _flag(storage, offset), _flag(storage, offset + _WORD)
+    return tensor, flag, route, offset, _route.handle(storage)
 
 
 def _flag(storage: torch.UntypedStorage, offset: int) -> np.ndarray:
@@ -131,7 +140,7 @@ class Pool:
                 replaceable = min(replaceable or (buffer.last_used, slot), (buffer.last_used, slot))
         chosen = empty if empty is not None else None if replaceable is None else replaceable[1]
         if chosen is None:
-            return Leased.make(allocate(shape, dtype), -1, 0, "unpooled", self.token)
+            return Leased.make(allocate(shape, dtype), -1, 0, "unpooled", self.token, None)
         fresh = _Buffer(key, *_pooled(shape, dtype), 0)
         self._buffers[chosen] = fresh
         return self._lend(fresh, "pooled")
@@ -140,7 +149,9 @@ class Pool:
         number = next(self._numbers)
         buffer.flag[0] = number  # busy from now until the main process frees it
         buffer.last_used = next(self._clock)
-        return Leased.make(buffer.tensor, buffer.offset, number, kind, self.token)
+        handle = buffer.handle
+        route = None if handle is None else (int(buffer.route[0]), *handle)
+        return Leased.make(buffer.tensor, buffer.offset, number, kind, self.token, route)
 
 
 class Leased(torch.Tensor):
@@ -152,49 +163,129 @@ class Leased(torch.Tensor):
     """
 
     __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
-    _lease: tuple[int, int, str, tuple[int, int]]
+    _lease: tuple[int, int, str, tuple[int, int], Route | None]
 
     @staticmethod
     def make(
-        tensor: torch.Tensor, offset: int, number: int, kind: str, token: tuple[int, int]
+        tensor: torch.Tensor,
+        offset: int,
+        number: int,
+        kind: str,
+        token: tuple[int, int],
+        route: Route | None,
     ) -> Leased:
-        """``tensor`` as a :class:`Leased`, carrying its lease (``offset`` -1: unpooled)."""
+        """``tensor`` as a :class:`Leased`, carrying its lease.
+
+        ``offset`` -1: a buffer outside the pool. ``route``: the route word's value and
+        the buffer's handle, where ``/proc`` may reach it.
+        """
         leased = tensor.as_subclass(Leased)
-        leased._lease = (offset, number, kind, token)
+        leased._lease = (offset, number, kind, token, route)
         return leased
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         lease = getattr(self, "_lease", None)
+        plain = self.as_subclass(torch.Tensor)
         if lease is None:  # a copy made in the worker: an ordinary tensor
-            return (_plain, (self.as_subclass(torch.Tensor),))
-        return (_claim, (self.as_subclass(torch.Tensor), *lease))
+            return (_plain, (plain,))
+        route = lease[4]
+        if route is not None and route[0] == _route.PROC:  # opened by the main process
+            size = plain.untyped_storage().nbytes()
+            handle = route[1:]
+            return (_claim_proc, (handle, size, plain.dtype, tuple(plain.shape), *lease[:4]))
+        return (_claim, (plain, *lease))
 
 
 def _plain(tensor: torch.Tensor) -> torch.Tensor:
     return tensor
 
 
+Route = tuple[int, int, int, int, int]
+"""A lease's route: the buffer's route word, then its :data:`~rankaug.collate._route.Handle`."""
+
+
 def _claim(
-    tensor: torch.Tensor, offset: int, number: int, kind: str, token: tuple[int, int]
+    tensor: torch.Tensor,
+    offset: int,
+    number: int,
+    kind: str,
+    token: tuple[int, int],
+    route: Route | None = None,
 ) -> torch.Tensor:
-    """Unpickling a lease: watch the storage, free its flag when it dies, count it."""
+    """Unpickling a lease: watch the storage, free its flag when it dies, count it.
+
+    With a ``route`` not probed yet, probe ``/proc`` and write what was found into the
+    buffer's route word, for the worker's next leases on it.
+    """
     if offset >= 0:
         storage = tensor.untyped_storage()
-        held = _HELD.get(storage)
-        if held is not None and held != number:
-            raise RuntimeError(
-                "rankaug: a recycled batch buffer arrived while an earlier batch on it is "
-                f"still alive (lease {held}, now {number}); this is a bug in rankaug, "
-                "please report it"
-            )
-        _HELD[storage] = number
-        flag = _flag(_twin(storage), offset)  # holds the second mapping, not the storage
-        release = weakref.finalize(storage, _release, flag, number)
-        release.atexit = False
+        if route is None:
+            held = _HELD.get(storage)
+            _check(held, number)
+            _HELD[storage] = number
+        twin = _twin(storage)
+        handle = None if route is None else _handle(route)
+        _watch(storage, twin, offset, number, None if handle is None else handle[2:])
+        if handle is not None and route is not None and route[0] == _route.UNKNOWN:
+            found = _route.PROC if _route.reachable(handle) else _route.TORCH
+            _flag(twin, offset + _WORD)[0] = found
+    _count(token, kind)
+    return tensor
+
+
+def _handle(route: Route) -> _route.Handle:
+    return route[1], route[2], route[3], route[4]
+
+
+def _claim_proc(
+    handle: _route.Handle,
+    size: int,
+    dtype: torch.dtype,
+    shape: tuple[int, ...],
+    offset: int,
+    number: int,
+    kind: str,
+    token: tuple[int, int],
+) -> torch.Tensor:
+    """Unpickling a lease the main process opens through ``/proc``: as :func:`_claim`."""
+    storage, twin = _route.open_twice(handle, size)
+    _watch(storage, twin, offset, number, handle[2:])
+    _count(token, kind)
+    return torch.empty(0, dtype=dtype).set_(storage)[: math.prod(shape)].view(shape)
+
+
+def _check(held: int | None, number: int) -> None:
+    if held is not None and held != number:
+        raise RuntimeError(
+            "rankaug: a recycled batch buffer arrived while an earlier batch on it is "
+            f"still alive (lease {held}, now {number}); this is a bug in rankaug, "
+            "please report it"
+        )
+
+
+def _watch(
+    storage: torch.UntypedStorage,
+    twin: torch.UntypedStorage,
+    offset: int,
+    number: int,
+    key: tuple[int, int] | None,
+) -> None:
+    """Free the buffer's flag through ``twin`` once ``storage`` dies.
+
+    ``key``: the buffer's file ``(st_dev, st_ino)``, where known, for :data:`_LIVE`.
+    """
+    if key is not None:
+        _check(_LIVE.get(key), number)
+        _LIVE[key] = number
+    flag = _flag(twin, offset)  # holds the second mapping, not the storage
+    release = weakref.finalize(storage, _release, flag, number, key)
+    release.atexit = False
+
+
+def _count(token: tuple[int, int], kind: str) -> None:
     tally = _TALLIES.get(token)
     if tally is not None:
         tally.counts[kind] += 1
-    return tensor
 
 
 def _twin(storage: torch.UntypedStorage) -> torch.UntypedStorage:
@@ -211,6 +302,8 @@ def _twin(storage: torch.UntypedStorage) -> torch.UntypedStorage:
     return torch.UntypedStorage._new_shared_fd_cpu(fd, size)  # type: ignore[attr-defined,no-any-return]
 
 
-def _release(flag: np.ndarray, number: int) -> None:
+def _release(flag: np.ndarray, number: int, key: tuple[int, int] | None) -> None:
+    if key is not None and _LIVE.get(key) == number:
+        del _LIVE[key]
     if flag[0] == number:
         flag[0] = _FREE

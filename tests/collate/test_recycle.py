@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import copy
 import pickle
+import sys
 import threading
 from collections.abc import Iterator
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 import numpy as np
@@ -15,7 +17,7 @@ import torch.multiprocessing
 from torch.utils.data import DataLoader, Dataset
 
 from rankaug import MosaicDataset, collate_detection
-from rankaug.collate import BatchCollator, RecycleStats
+from rankaug.collate import BatchCollator, RecycleStats, _pool, _route
 from rankaug.datasets import SyntheticDetection
 from tests.collate.test_init import fetched_descriptors
 
@@ -227,11 +229,44 @@ class TestBatchCollator:
         assert [batch["labels"].tolist() for batch in again] == rest
         assert len(rest) == 24 - 5
 
-    def test_a_batch_passes_one_file_descriptor(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        # the buffer's flag is written through the batch's own handle: no flags table
-        data = loader(BatchCollator(buffers=4), persistent_workers=True, prefetch_factor=1)
-        list(data)  # the workers are forked with torch's own rebuild function
-        assert fetched_descriptors(data, monkeypatch) == (24, 24)  # the image's alone
+    @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+    def test_a_pooled_buffer_passes_no_file_descriptor_after_its_first_batch(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # the main process opens the buffer as /proc/<worker>/fd/<fd>, without the worker
+        collate = BatchCollator(buffers=4)
+        data = loader(collate, persistent_workers=True, prefetch_factor=1)
+        list(data)  # every buffer's first batch; the workers forked with torch's functions
+        assert fetched_descriptors(data, monkeypatch) == (0, 24)
+        assert collate.stats.reused == 24
+        held, _ = hold_and_drop(data, 96)  # and what is held still never changes
+        assert unchanged(held) == []
+
+    def test_where_proc_is_closed_each_batch_passes_one_file_descriptor(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        probes: list[_route.Handle] = []
+
+        def closed(found: _route.Handle) -> bool:
+            probes.append(found)
+            return False
+
+        monkeypatch.setattr(_route, "reachable", closed)  # the main process's probe
+        collate = BatchCollator(buffers=4)
+        data = loader(collate, persistent_workers=True, prefetch_factor=1)
+        list(data)
+        assert len(probes) == 8  # once per pooled buffer: 4 in each of 2 workers
+        assert fetched_descriptors(data, monkeypatch) == (24, 24)  # the images' alone
+        assert len(probes) == 8
+        held, _ = hold_and_drop(data, 96)
+        assert unchanged(held) == []
+
+    def test_an_unpooled_batch_passes_one_file_descriptor(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        data = loader(BatchCollator(buffers=0), persistent_workers=True, prefetch_factor=1)
+        list(data)
+        assert fetched_descriptors(data, monkeypatch) == (24, 24)  # the images' alone
 
     def test_batches_equal_collate_detection(self) -> None:
         mosaic = MosaicDataset(SyntheticDetection(16, image_size=32), seed=0, output_size=32)
@@ -305,6 +340,42 @@ class TestBatchCollator:
         collate = BatchCollator(buffers=0)
         assert len(list(loader(collate, Numbered(16)))) == 4
         assert collate.stats == RecycleStats(0, 0, 0)
+
+
+class TestLeases:
+    @pytest.mark.parametrize("proc", [True, False])
+    def test_a_buffer_lent_again_while_its_batch_lives_is_refused(
+        self, proc: bool, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # The pool never does this; were it to, the main process must say so, not let
+        # a held batch change under the caller.
+        monkeypatch.setattr(_route, "reachable", lambda found: proc)
+        pool = _pool.Pool(1, (0, 0))
+        first = pickle.loads(ForkingPickler.dumps(pool.take((2, 3), torch.uint8)))
+        buffer = pool._buffers[0]
+        assert buffer is not None
+        assert buffer.route[0] == (_route.PROC if proc else _route.TORCH)
+        buffer.flag[0] = 0  # the bug: marked free while `first` is alive
+        again = ForkingPickler.dumps(pool.take((2, 3), torch.uint8))
+        with pytest.raises(RuntimeError, match="still alive"):
+            pickle.loads(again)
+        del first
+
+    @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+    def test_proc_opens_only_the_buffer_it_names(self) -> None:
+        # a worker gone, its pid or descriptor reused: never another file's bytes
+        block = torch.zeros(64, dtype=torch.uint8)
+        block.share_memory_()  # type: ignore[no-untyped-call]
+        found = _route.handle(block.untyped_storage())
+        assert found is not None
+        assert _route.reachable(found)
+        batch, twin = _route.open_twice(found, 64)
+        assert batch.nbytes() == twin.nbytes() == 64
+        pid, fd, dev, ino = found
+        for other in ((pid, fd, dev, ino + 1), (pid, 10_000, dev, ino)):
+            assert not _route.reachable(other)
+            with pytest.raises(RuntimeError, match="has the worker exited"):
+                _route.open_twice(other, 64)
 
 
 class TestRecycleStats:
