@@ -43,6 +43,9 @@ _WORD = 8  # bytes: the flag, an int64 after the batch's bytes (8-aligned); the 
 #: The kinds of buffer a lease can be on.
 KINDS = ("pooled", "reused", "unpooled")
 
+Route = tuple[int, int, int, int, int]
+"""A lease's route: the buffer's route word, then its :data:`~rankaug.collate._route.Handle`."""
+
 
 class Tally:
     """What one collator's workers sent and this process received, by kind of buffer."""
@@ -159,7 +162,8 @@ class Leased(torch.Tensor):
 
     Torch functions on it return plain tensors. Pickled, it becomes a call of
     :func:`_claim` in the receiving process, with the plain tensor (which travels through
-    shared memory as usual) and the lease.
+    shared memory as usual) and the lease; or, once the buffer's route word says the
+    receiver opens it through ``/proc``, a call of :func:`_claim_proc` with the lease alone.
     """
 
     __torch_function__ = torch._C._disabled_torch_function_impl  # type: ignore[assignment]
@@ -200,10 +204,6 @@ def _plain(tensor: torch.Tensor) -> torch.Tensor:
     return tensor
 
 
-Route = tuple[int, int, int, int, int]
-"""A lease's route: the buffer's route word, then its :data:`~rankaug.collate._route.Handle`."""
-
-
 def _claim(
     tensor: torch.Tensor,
     offset: int,
@@ -224,11 +224,14 @@ def _claim(
             _check(held, number)
             _HELD[storage] = number
         twin = _twin(storage)
-        handle = None if route is None else _handle(route)
-        _watch(storage, twin, offset, number, None if handle is None else handle[2:])
-        if handle is not None and route is not None and route[0] == _route.UNKNOWN:
-            found = _route.PROC if _route.reachable(handle) else _route.TORCH
-            _flag(twin, offset + _WORD)[0] = found
+        if route is None:
+            _watch(storage, twin, offset, number, None)
+        else:
+            handle = _handle(route)
+            _watch(storage, twin, offset, number, handle[2:])
+            if route[0] == _route.UNKNOWN:
+                found = _route.PROC if _route.reachable(handle) else _route.TORCH
+                _flag(twin, offset + _WORD)[0] = found
     _count(token, kind)
     return tensor
 
