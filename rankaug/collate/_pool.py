@@ -187,6 +187,11 @@ class Leased(torch.Tensor):
         leased._lease = (offset, number, kind, token, route)
         return leased
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> torch.Tensor:
+        # a copy is on no buffer of the pool: an ordinary tensor (torch's own deepcopy
+        # needs new_empty() to give the subclass)
+        return self.as_subclass(torch.Tensor).clone()
+
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         lease = getattr(self, "_lease", None)
         plain = self.as_subclass(torch.Tensor)

@@ -188,6 +188,10 @@ class ByValue(torch.Tensor):
         data = plain.contiguous().reshape(-1).view(torch.uint8).numpy()
         return (_from_bytes, (data, plain.dtype, tuple(plain.shape)))
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> ByValue:
+        # torch's own needs new_empty() to give the subclass; a copy travels alike
+        return self.as_subclass(torch.Tensor).clone().as_subclass(ByValue)
+
 
 def _from_bytes(data: np.ndarray, dtype: torch.dtype, shape: tuple[int, ...]) -> torch.Tensor:
     if data.size == 0:

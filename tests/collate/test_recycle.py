@@ -268,6 +268,15 @@ class TestBatchCollator:
         list(data)
         assert fetched_descriptors(data, monkeypatch) == (24, 24)  # the images' alone
 
+    def test_a_batch_deep_copied_in_the_worker_arrives_intact(self) -> None:
+        # the leased image and the by-value tensors copy as ordinary tensors do
+        collate = BatchCollator(buffers=4)
+        for step, batch in enumerate(loader(_DeepCopied(collate))):
+            assert np.array_equal(batch["image"].numpy(), expected_image(step, 96))
+            assert batch["labels"].tolist() == list(range(4 * step, 4 * step + 4))
+            assert type(batch["targets"]) is torch.Tensor
+        assert collate.stats.received == 0  # a copy is on no pooled buffer
+
     def test_batches_equal_collate_detection(self) -> None:
         mosaic = MosaicDataset(SyntheticDetection(16, image_size=32), seed=0, output_size=32)
         ours = list(loader(BatchCollator(buffers=2), mosaic, persistent_workers=True))
@@ -381,6 +390,16 @@ class TestLeases:
 class TestRecycleStats:
     def test_received_sums_the_kinds(self) -> None:
         assert RecycleStats(pooled=2, reused=5, unpooled=1).received == 8
+
+
+class _DeepCopied:
+    """A collate that deep-copies BatchCollator's batch in the worker before it leaves."""
+
+    def __init__(self, collate: BatchCollator) -> None:
+        self.collate = collate
+
+    def __call__(self, batch: list[dict[str, Any]]) -> dict[str, Any]:
+        return copy.deepcopy(self.collate(batch))
 
 
 class _Scaled:
