@@ -95,11 +95,11 @@ def _pooled(
     block.share_memory_()  # type: ignore[no-untyped-call]
     storage = block.untyped_storage()
     tensor = torch.empty(0, dtype=dtype).set_(storage)[: math.prod(shape)].view(shape)
-    flag, route = _flag(storage, offset), _flag(storage, offset + _WORD)
+    flag, route = _word(storage, offset), _word(storage, offset + _WORD)
     return tensor, flag, route, offset, _route.handle(storage)
 
 
-def _flag(storage: torch.UntypedStorage, offset: int) -> np.ndarray:
+def _word(storage: torch.UntypedStorage, offset: int) -> np.ndarray:
     """The int64 word at byte ``offset`` of ``storage``, as a numpy view."""
     word = torch.empty(0, dtype=torch.int64).set_(storage, offset // _WORD, (1,), (1,))
     return word.numpy()
@@ -236,7 +236,7 @@ def _claim(
             _watch(storage, twin, offset, number, handle[2:])
             if route[0] == _route.UNKNOWN:
                 found = _route.PROC if _route.reachable(handle) else _route.TORCH
-                _flag(twin, offset + _WORD)[0] = found
+                _word(twin, offset + _WORD)[0] = found
     _count(token, kind)
     return tensor
 
@@ -285,7 +285,7 @@ def _watch(
     if key is not None:
         _check(_LIVE.get(key), number)
         _LIVE[key] = number
-    flag = _flag(twin, offset)  # holds the second mapping, not the storage
+    flag = _word(twin, offset)  # holds the second mapping, not the storage
     release = weakref.finalize(storage, _release, flag, number, key)
     release.atexit = False
 

@@ -157,13 +157,12 @@ def _block(parts: list[tuple[str, tuple[int, ...], np.dtype[Any]]]) -> dict[str,
         offsets.append(size)
         size += -(-math.prod(shape) * dtype.itemsize // _ALIGN) * _ALIGN
     size = max(size, _ALIGN)
-    shared = size > BY_VALUE and in_worker()
+    by_value = _by_value(size)
     storage = (
         torch.UntypedStorage._new_shared(size)  # type: ignore[no-untyped-call]
-        if shared
+        if in_worker() and not by_value
         else torch.UntypedStorage(size)  # type: ignore[no-untyped-call]
     )
-    by_value = not shared and in_worker()
     out = {}
     for (name, shape, dtype), offset in zip(parts, offsets, strict=True):
         torch_dtype = torch.from_numpy(np.empty(0, dtype)).dtype
@@ -172,6 +171,11 @@ def _block(parts: list[tuple[str, tuple[int, ...], np.dtype[Any]]]) -> dict[str,
         )
         out[name] = tensor.as_subclass(ByValue) if by_value else tensor
     return out
+
+
+def _by_value(nbytes: int) -> bool:
+    """Whether ``nbytes`` of small tensors leave by value: in a worker, up to :data:`BY_VALUE`."""
+    return nbytes <= BY_VALUE and in_worker()
 
 
 class ByValue(torch.Tensor):
@@ -204,7 +208,7 @@ def by_value(tensors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 
     Unchanged in the main process, or when together they are larger.
     """
-    if not in_worker() or sum(t.nbytes for t in tensors.values()) > BY_VALUE:
+    if not _by_value(sum(t.nbytes for t in tensors.values())):
         return tensors
     return {key: tensor.as_subclass(ByValue) for key, tensor in tensors.items()}
 

@@ -242,6 +242,7 @@ class TestBatchCollator:
         held, _ = hold_and_drop(data, 96)  # and what is held still never changes
         assert unchanged(held) == []
 
+    @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
     def test_where_proc_is_closed_each_batch_passes_one_file_descriptor(
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -352,6 +353,7 @@ class TestBatchCollator:
 
 
 class TestLeases:
+    @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
     @pytest.mark.parametrize("proc", [True, False])
     def test_a_buffer_lent_again_while_its_batch_lives_is_refused(
         self, proc: bool, monkeypatch: pytest.MonkeyPatch
