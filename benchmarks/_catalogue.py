@@ -116,6 +116,7 @@ SECTIONS: tuple[Section, ...] = (
         "mosaic/rankaug_3x3": "rankaug MosaicDataset 3x3: ds[i]",
         "mosaic/rankaug_affine": "rankaug MosaicDataset 2x2 + fused MosaicAffine",
         "mosaic/floor": "floor: 4 visible regions resized in, no targets",
+        "mosaic/floor_targets": "floor with targets: + boxes, labels row by row",
         "mosaic/albumentations": "albumentations A.Mosaic 2x2 (cell = output)",
         "mosaic/ultralytics_affine": "ultralytics Mosaic + RandomPerspective",
         "mosaic/ultralytics_mosaic": "ultralytics Mosaic alone (2x output canvas)",
@@ -192,6 +193,8 @@ def section(name: str) -> Section:
 
 MOSAIC_RATIOS: tuple[tuple[str, str], ...] = (
     ("mosaic/rankaug_2x2", "mosaic/floor"),
+    ("mosaic/rankaug_2x2", "mosaic/floor_targets"),
+    ("mosaic/floor_targets", "mosaic/floor"),
     ("mosaic/rankaug_2x2", "mosaic/albumentations"),
     ("mosaic/rankaug_2x2", "mosaic/ultralytics_affine"),
     ("mosaic/rankaug_2x2", "mosaic/ultralytics_mosaic"),

@@ -52,6 +52,7 @@ EXPECTED_ROWS = {
     "mosaic/rankaug_3x3",
     "mosaic/rankaug_affine",
     "mosaic/floor",
+    "mosaic/floor_targets",
     "mosaic/albumentations",
     "mosaic/ultralytics_affine",
     "mosaic/ultralytics_mosaic",
@@ -809,6 +810,52 @@ class TestJpegFolder:
     def test_doctests(self) -> None:
         results = doctest.testmod(_jpegs)
         assert (results.attempted > 0, results.failed) == (True, 0)
+
+
+class TestFloorMosaic:
+    @staticmethod
+    def _tiles(sizes: Sequence[tuple[int, int]]) -> list[dict[str, Any]]:
+        """One constant colour per tile (10, 20, ...), one box over the whole tile, labelled so."""
+        return [
+            {
+                "image": np.full((h, w, 3), 10 * (k + 1), np.uint8),
+                "bboxes": np.array([[0.0, 0.0, w, h]], np.float32),
+                "labels": np.array([k], np.int64),
+            }
+            for k, (h, w) in enumerate(sizes)
+        ]
+
+    def test_targets_cover_exactly_the_pixels_of_their_tiles(self) -> None:
+        import random
+
+        from benchmarks.peers import floor_mosaic
+
+        tiles = self._tiles([(48, 64), (64, 48), (40, 40), (64, 64)])
+        plain = floor_mosaic(tiles, (64, 64), rng=random.Random(3))
+        step = floor_mosaic(tiles, (64, 64), rng=random.Random(3), targets=True)
+        for i in range(12):
+            out, image = step(i), plain(i)["image"]
+            np.testing.assert_array_equal(out["image"], image)  # the same draws and pixels
+            assert out["bboxes"].dtype == np.float32
+            assert out["labels"].dtype == np.int64
+            assert out["bboxes"].shape == (len(out["labels"]), 4)
+            assert len(out["labels"]) >= 1  # the main tile always shows
+            covered = np.zeros(image.shape[:2], bool)
+            rows = zip(out["bboxes"].tolist(), out["labels"].tolist(), strict=True)
+            for (x0, y0, x1, y1), label in rows:
+                region = image[round(y0) : round(y1), round(x0) : round(x1)]
+                assert region.size
+                assert bool((region == 10 * (label + 1)).all())
+                covered[round(y0) : round(y1), round(x0) : round(x1)] = True
+            assert bool((image[~covered] == 114).all())  # the rest is fill: no tile missed
+
+    def test_without_targets_the_output_is_the_image_alone(self) -> None:
+        import random
+
+        from benchmarks.peers import floor_mosaic
+
+        out = floor_mosaic(self._tiles([(32, 32)] * 4), (32, 32), rng=random.Random(0))(0)
+        assert list(out) == ["image"]
 
 
 class TestFloorDataset:

@@ -4,15 +4,16 @@ Each factory takes the same list of source samples (``{"image": HxWx3 uint8, "bb
 float32 (N, 4) pascal_voc pixels, "labels": int64 (N,)}``, e.g. from
 ``benchmarks.photos.load_photos``) and returns ``step(i) -> dict``, which makes one mosaic
 whose main tile is ``samples[i % len(samples)]`` and whose three partners the peer draws
-itself. The returned dict has ``image`` and, except for the floor, ``bboxes`` (float32
-(N, 4) xyxy pixels) and ``labels`` (int64 (N,)).
+itself. The returned dict has ``image`` and, except for the floor without
+``targets=True``, ``bboxes`` (float32 (N, 4) xyxy pixels) and ``labels`` (int64 (N,)).
 
 Peers:
 
 * ``albumentations_mosaic``: albumentations' own ``A.Mosaic`` in an ``A.Compose``.
 * ``ultralytics_mosaic``: ultralytics' own ``Mosaic`` (+ its ``RandomPerspective`` crop).
 * ``yolov5_style_mosaic``: a minimal YOLOv5-style canvas-then-crop mosaic written here.
-* ``floor_mosaic``: the lower bound: four visible regions resized straight into the output.
+* ``floor_mosaic``: the lower bound: four visible regions resized straight into the output
+  (with ``targets=True``, the boxes and labels mapped too, unchecked, row by row).
 
 albumentations and ultralytics are optional: their factories raise ``PeerUnavailable`` when
 the package cannot be imported (``benchmarks/requirements.txt`` installs them). Every step
