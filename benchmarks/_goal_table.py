@@ -57,8 +57,8 @@ GOALS: tuple[Goal, ...] = (
          (("collate_detection", "scaling/tensor_2w", "scaling/tensor_1w"),)),
     Goal("scaling_numpy", "scaling", ("scaling/numpy_2w", "scaling/numpy_1w"), ">=", 1.6,
          "2 workers / 1 worker, numpy samples",
-         "numpy batches are pickled through the worker pipe and unpickled by the main "
-         "process: return torch tensors"),
+         "numpy batches are pickled into the worker pipe, and the main process reads "
+         "every byte of them back out (its CPU per batch: section 4): return torch tensors"),
     Goal("epoch_sampler", "difference", ("epoch/sampler_carried", "epoch/sampler_plain"),
          "<=", 1.0, "EpochSampler - DistributedSampler, µs/index",
          "EpochSampler's per-index path (one EpochIndex per index): run --profile"),

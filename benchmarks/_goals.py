@@ -188,6 +188,13 @@ def _scaling(goal: Goal, report: Report) -> Measured:
             f"projected on {os.cpu_count()} idle cores from CPU efficiency and demand: "
             f"{summarize(projected[0]).median / summarize(projected[1]).median:.2f}x"
         )
+    bounds = [report.rows[k].extra.get("bound") for k in goal.rows]
+    if bounds[0] and bounds[1]:  # what the split of the work allows
+        notes.append(
+            f"the split of the work between the workers and the main process (1 worker's) "
+            f"allows {summarize(bounds[0]).median / summarize(bounds[1]).median:.2f}x on "
+            f"{os.cpu_count()} idle cores"
+        )
     return wall, [*notes, *_compared(goal, report, _wall)]
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "collate_numpy",
     "cpu_ns",
     "make_loaders",
+    "share_bound",
     "time_chunk",
     "time_cpu_chunk",
     "transport_costs",
@@ -198,11 +199,13 @@ class Chunk:
         rate: Samples per second.
         cores: CPU time the main process and the workers got, per second of wall time.
         waiting: Time their threads were runnable but waited for a CPU, per second.
+        main: The main process's share of ``cores``.
     """
 
     rate: float
     cores: float | None
     waiting: float | None
+    main: float | None = None
 
 
 def time_chunk(entry: Loader, batches: int, batch_size: int) -> Chunk:
@@ -225,19 +228,21 @@ def time_chunk(entry: Loader, batches: int, batch_size: int) -> Chunk:
     pids = [os.getpid(), *(int(process.pid) for process in workers)]
     for _ in range(skip):
         next(iterator)
-    before = cpu_ns(pids)
+    before, main_before = cpu_ns(pids), cpu_ns(pids[:1])
     t0 = time.perf_counter()
     for _ in range(batches):
         next(iterator)
     seconds = time.perf_counter() - t0
-    after = cpu_ns(pids)
+    after, main_after = cpu_ns(pids), cpu_ns(pids[:1])
     for _ in iterator:  # nothing should be left
         pass
-    cores = waiting = None
+    cores = waiting = main = None
     if before is not None and after is not None:
         cores = (after[0] - before[0]) / 1e9 / seconds
         waiting = (after[1] - before[1]) / 1e9 / seconds
-    return Chunk(batches * batch_size / seconds, cores, waiting)
+    if main_before is not None and main_after is not None:
+        main = (main_after[0] - main_before[0]) / 1e9 / seconds
+    return Chunk(batches * batch_size / seconds, cores, waiting, main)
 
 
 @dataclass(frozen=True)
@@ -290,9 +295,10 @@ def transport_costs(dataset: Any, batch_size: int, repeats: int) -> dict[str, fl
     """What moving one batch out of a worker costs, measured in this process.
 
     Returns:
-        Medians: ``batch_mb`` (pickled size of a numpy batch), ``pickle_ms``
-        (``ForkingPickler.dumps`` plus ``pickle.loads``: the copies the worker and the
-        main process make of numpy samples), ``shm_fresh_ms`` (stacking the images into
+        Medians: ``batch_mb`` (pickled size of a numpy batch), ``dumps_ms``
+        (``ForkingPickler.dumps``: the worker's copy of numpy samples), ``loads_ms``
+        (``pickle.loads``: the main process's; the pipe between them is not in it),
+        ``pickle_ms`` (both), ``shm_fresh_ms`` (stacking the images into
         newly allocated shared memory, as ``default_collate`` does in a worker, page
         faults included), ``shm_reused_ms`` (stacking them into a shared buffer
         allocated once) and ``make_ms`` (making the batch's samples).
@@ -301,12 +307,13 @@ def transport_costs(dataset: Any, batch_size: int, repeats: int) -> dict[str, fl
     images = [torch.from_numpy(np.ascontiguousarray(sample["image"])) for sample in batch]
     shape = (len(images), *images[0].shape)
     reused = torch.empty(shape, dtype=images[0].dtype).share_memory_()  # type: ignore[no-untyped-call]
-    figures = ("pickle_ms", "shm_fresh_ms", "shm_reused_ms", "make_ms")
+    figures = ("dumps_ms", "loads_ms", "pickle_ms", "shm_fresh_ms", "shm_reused_ms", "make_ms")
     timings: dict[str, list[float]] = {name: [] for name in figures}
     size = 0
     for r in range(max(repeats, 9)):
         t0 = time.perf_counter()
         data = ForkingPickler.dumps(batch)
+        half = time.perf_counter()
         pickle.loads(data)
         t1 = time.perf_counter()
         fresh = torch.empty(shape, dtype=images[0].dtype).share_memory_()  # type: ignore[no-untyped-call]
@@ -319,6 +326,36 @@ def transport_costs(dataset: Any, batch_size: int, repeats: int) -> dict[str, fl
         t4 = time.perf_counter()
         del fresh
         size = len(data)
-        for key, seconds in zip(timings, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
+        spans = (half - t0, t1 - half, t1 - t0, t2 - t1, t3 - t2, t4 - t3)
+        for key, seconds in zip(timings, spans, strict=True):
             timings[key].append(seconds * 1000)
     return {"batch_mb": size / 1e6, **{k: summarize(v).median for k, v in timings.items()}}
+
+
+def share_bound(chunk: Chunk, workers: int, cpus: int) -> float | None:
+    """The most samples per second ``workers`` can reach on ``cpus`` idle cores.
+
+    From a chunk of one worker: each sample costs the workers ``(cores - main) / rate``
+    seconds of CPU, in parallel over the workers, and the main process ``main / rate``,
+    alone; all of it shares ``cpus``. The rate is bound by the slowest of the three. It
+    takes each CPU cost to stay as measured with one worker (no contention), so it is
+    what the transport's split of the work allows, not a prediction.
+
+    Args:
+        chunk: A chunk of a loader with one worker.
+        workers: The workers to bound (at least 1).
+        cpus: The cores they share.
+
+    Returns:
+        Samples per second, or ``None`` when the chunk's CPU times were not read.
+
+    >>> one = Chunk(rate=100.0, cores=1.25, waiting=0.0, main=0.25)  # 10 + 2.5 ms a sample
+    >>> [round(share_bound(one, w, 2)) for w in (1, 2, 4)]  # the worker, cores, main alone
+    [100, 160, 160]
+    >>> round(share_bound(one, 8, 16))  # many cores: the main process bounds it
+    400
+    """
+    if chunk.cores is None or chunk.main is None or chunk.rate <= 0:
+        return None
+    worker, main = (chunk.cores - chunk.main) / chunk.rate, chunk.main / chunk.rate
+    return 1.0 / max(worker / workers, main, (worker + main) / cpus)

@@ -46,7 +46,10 @@ class Row:
             loader's processes got per second), ``waiting`` (time they were runnable but
             waited for a CPU, per second), ``per_cpu_second`` (samples per CPU-second)
             and ``projected`` (samples/s on idle cores: ``per_cpu_second`` times
-            ``min(cpus, cores + waiting)``, an estimate for a machine nobody else uses).
+            ``min(cpus, cores + waiting)``, an estimate for a machine nobody else uses),
+            ``main`` (the main process's share of ``cores``) and, with workers,
+            ``bound`` (samples/s that the split of the work measured with one worker
+            allows on this machine's idle cores, :func:`benchmarks._loaders.share_bound`).
     """
 
     id: str

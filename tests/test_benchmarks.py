@@ -262,11 +262,21 @@ def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -
     transport = report["diagnostics"]["transport"]
     assert set(transport) == {
         "batch_mb",
+        "dumps_ms",
+        "loads_ms",
         "pickle_ms",
         "shm_fresh_ms",
         "shm_reused_ms",
         "make_ms",
     }
+    for transport in ("tensor", "recycled", "numpy"):
+        rows = [report["rows"][f"scaling/{transport}_{w}w"] for w in (0, 1, 2)]
+        assert "bound_median" not in rows[0]  # no worker
+        assert 0 < rows[1]["bound_median"] <= rows[2]["bound_median"]  # more with two
+        assert 0 < rows[1]["main_median"] < rows[1]["cores_median"]  # the main process's share
+    for goal in report["goals"]:
+        if goal["id"] in ("loader_2w_1w", "scaling_numpy"):
+            assert "idle cores" in goal["note"].split("the split of the work")[1]
     assert meta["settings"]["only"] == [
         "keys",
         "wrapper",
@@ -625,6 +635,28 @@ class TestGoals:
         assert (result["measured"], result["status"]) == (1.5, "MISS")
         assert result["note"].startswith("got 1.9 cores; projected on")
         assert "2.00x" in result["note"]
+        assert "bound" not in result["note"]  # no transport bound measured
+
+    def test_scaling_ratio_notes_what_the_split_of_the_work_allows(self) -> None:
+        from benchmarks._loaders import Chunk, share_bound
+
+        one = Chunk(rate=100.0, cores=1.5, waiting=0.0, main=0.5)  # 10 + 5 ms a sample
+        report = _report_of(two=[120.0], one=[100.0])
+        for row, workers in (("two", 2), ("one", 1)):
+            report.rows[row].extra["bound"] = [share_bound(one, workers, 2) or 0.0]
+        goal = _goals.Goal("s", "scaling", ("two", "one"), ">=", 1.6, "2 / 1")
+        note = goal.evaluate(report)["note"]
+        assert f"allows 1.33x on {os.cpu_count()} idle cores" in note  # 2 x 10 / (10 + 5)
+
+    def test_share_bound_is_the_slowest_of_workers_main_and_cores(self) -> None:
+        from benchmarks._loaders import Chunk, share_bound
+
+        one = Chunk(rate=25.0, cores=1.125, waiting=0.1, main=0.125)  # 40 + 5 ms a sample
+        assert share_bound(one, 1, 8) == pytest.approx(1000 / 40)  # the worker
+        assert share_bound(one, 4, 8) == pytest.approx(1000 / 10)  # four workers
+        assert share_bound(one, 16, 8) == pytest.approx(1000 / 5.625)  # the cores
+        assert share_bound(one, 16, 64) == pytest.approx(1000 / 5)  # the main process
+        assert share_bound(Chunk(25.0, None, None), 2, 2) is None  # no CPU times read
 
     def test_a_goal_on_contenders_doing_different_work_is_refused(self) -> None:
         report = _report_of(a=[4.0], b=[2.0])

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from benchmarks._bench import Bench
 from benchmarks._catalogue import TRANSPORTS, WORKERS, Settings, section
-from benchmarks._loaders import Chunk, make_loaders, time_chunk, transport_costs
+from benchmarks._loaders import Chunk, make_loaders, share_bound, time_chunk, transport_costs
 from benchmarks._report import Report, Row, print_rows, ratio_text
 from benchmarks._timing import Progress, summarize
 from rankaug import MosaicDataset
@@ -75,6 +75,7 @@ def measure_scaling(
             ]
             row.extra = {
                 "cores": [c.cores for c in measured if c.cores is not None],
+                "main": [c.main for c in measured if c.main is not None],
                 "waiting": [c.waiting for c in measured if c.waiting is not None],
                 "per_cpu_second": per_cpu,
                 "projected": projected,
@@ -85,7 +86,25 @@ def measure_scaling(
                 f"{summarize(per_cpu).median:.0f}/CPU-s; idle machine "
                 f"≈{summarize(projected).median:.0f}/s"
             )
+    _bounds(report, chunks)
     report.diagnostics["transport"] = transport_costs(dataset, batch_size, settings.repeats)
+
+
+def _bounds(report: Report, chunks: dict[str, list[Chunk]]) -> None:
+    """Each transport's ``bound`` for its loaders with workers, from its 1-worker chunks.
+
+    What the split of the work between the workers and the main process allows on this
+    machine's cores, idle (:func:`~benchmarks._loaders.share_bound`), one figure per
+    round.
+    """
+    cpus = os.cpu_count() or 1
+    for transport in TRANSPORTS:
+        one = chunks.get(f"scaling/{transport}_1w", [])
+        for w in WORKERS[1:]:
+            row = report.rows.get(f"scaling/{transport}_{w}w")
+            bounds = [b for c in one if (b := share_bound(c, w, cpus)) is not None]
+            if row is not None and bounds:
+                row.extra["bound"] = bounds
 
 
 def prepare(bench: Bench) -> None:
@@ -115,6 +134,19 @@ def measure(bench: Bench, prepared: None) -> None:
                 f"{summarize(two).median / summarize(one).median:.2f}x"
             )
         out(line)
+        single = report.rows[ids[1]]
+        main, cores = single.extra.get("main"), single.extra.get("cores")
+        two, one = (report.rows[k].extra.get("bound") for k in (ids[2], ids[1]))
+        if main and cores and two and one:
+            ms_per_batch = bench.batch_size / summarize(single.values).median * 1000
+            main_ms = summarize(main).median * ms_per_batch
+            worker_ms = summarize(cores).median * ms_per_batch - main_ms
+            allowed = summarize(two).median / summarize(one).median
+            out(
+                f"    CPU per batch with 1 worker: the worker {worker_ms:.1f} ms, the main "
+                f"process {main_ms:.1f} ms; that split allows 2 workers / 1 {allowed:.2f}x on "
+                f"{os.cpu_count()} idle cores"
+            )
     recycled = report.diagnostics.get("recycle_stats")
     if recycled:
         out(
@@ -130,8 +162,8 @@ def measure(bench: Bench, prepared: None) -> None:
             f"{make:.1f} ms):"
         )
         out(
-            f"    numpy: {costs['batch_mb']:.1f} MB pickled, dumps + loads "
-            f"{costs['pickle_ms']:.1f} ms ({costs['pickle_ms'] / make:.0%}), plus the pipe"
+            f"    numpy: {costs['batch_mb']:.1f} MB pickled, dumps {costs['dumps_ms']:.1f} + "
+            f"loads {costs['loads_ms']:.1f} ms ({costs['pickle_ms'] / make:.0%}), plus the pipe"
         )
         out(
             "    tensors: stacking into fresh shared memory (default_collate in a worker) "
