@@ -11,10 +11,9 @@ import numpy as np
 
 from benchmarks.peers._common import FILL, Sample, Step, check_samples
 from rankaug.mosaic.paint import resize_into
+from rankaug.mosaic.targets import TOLERANCE
 
 __all__ = ["floor_mosaic", "yolov5_style_mosaic"]
-
-_TOLERANCE = 1e-3  # the width and height a kept box exceeds, as rankaug.mosaic.targets'
 
 
 def yolov5_style_mosaic(
@@ -201,7 +200,7 @@ def floor_mosaic(
                     b = y1 if b > y1 else y0 if b < y0 else b
                     c = x1 if c > x1 else x0 if c < x0 else c
                     d = y1 if d > y1 else y0 if d < y0 else d
-                    if c - a > _TOLERANCE and d - b > _TOLERANCE:
+                    if c - a > TOLERANCE and d - b > TOLERANCE:  # MosaicDataset's rule
                         kept += a, b, c, d
                         labels.append(label)
         if not targets:

@@ -180,7 +180,7 @@ def measure(bench: Bench, prepared: Contenders) -> None:
     bench.rows(SECTION, seconds)
     bench.out(
         f"3. Mosaic: mosaics/s at {bench.size}x{bench.size} from the same in-memory sources, "
-        f"with boxes except the floor's first row ({settings.mosaics} mosaics per round)"
+        f"with boxes except the floor without targets ({settings.mosaics} mosaics per round)"
     )
     works = {k.split("/")[1]: report.work[k] for k in SECTION.rows if k in report.work}
     print_work(bench.out, "the mosaics", works, aspects=("mosaic", "affine", "flip", "output"))
