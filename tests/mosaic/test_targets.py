@@ -11,10 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankaug import MosaicDataset, MosaicGrid, Targets
-from rankaug.boxes import BOX_FORMATS, BoxFormat, from_xyxy, to_xyxy
+from rankaug._multi.parts import Part
+from rankaug.boxes import BOX_FORMATS, BoxFormat, all_inside, from_xyxy, to_xyxy
 from rankaug.errors import SampleError
 from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic import targets as targets_module
+from rankaug.mosaic.layout import Window
 from rankaug.mosaic.targets import TOLERANCE
 from tests.boxes.polygons import clip_polygon
 from tests.mosaic.painted import GEOMETRY, colour_of, grouped, painted_datasets
@@ -156,6 +158,54 @@ class TestMapTargets:
                 assert row_by_row[key].dtype == vectorised[key].dtype
                 np.testing.assert_array_equal(row_by_row[key], vectorised[key])
         assert rows_taken == [True] * (0 if many else len(samples))
+
+    @pytest.mark.parametrize(
+        "flaw",
+        ["none", "x0<0", "y0<0", "x0=w", "y0=h", "x1=0", "y1=0", "x1>w", "y1>h", "x1<x0",
+         "y1<y0", "nan", "inf"],
+    )  # fmt: skip
+    @settings(max_examples=20)
+    @given(data=st.data())
+    def test_row_by_row_declines_exactly_where_all_inside_does(
+        self, flaw: str, data: st.DataObject
+    ) -> None:
+        # the row-by-row loop checks each box as it maps it (all_inside's rule, written
+        # out): a tile with one box outside its image, inverted, NaN or infinite sends
+        # every box to the vectorised path (clipped or refused there); boxes inside do not
+        unit = st.floats(0.0, 1.0)
+        windows, tiles = [], []
+        for index in range(2):
+            h, w = data.draw(st.integers(2, 30)), data.draw(st.integers(2, 30))
+            rows = []
+            for _ in range(data.draw(st.integers(1, 3))):
+                x0, x1 = sorted(data.draw(st.tuples(unit, unit)))
+                y0, y1 = sorted(data.draw(st.tuples(unit, unit)))
+                rows.append([x0 * (w - 1), y0 * (h - 1), 1 + x1 * (w - 1), 1 + y1 * (h - 1)])
+            if index == 1 and flaw != "none":  # one box of the second tile goes wrong
+                box = dict(zip(("x0", "y0", "x1", "y1"), rows[-1], strict=True))
+                if flaw in ("x1<x0", "y1<y0"):  # inverted, inside the image
+                    a, b, side = ("x0", "x1", w) if flaw == "x1<x0" else ("y0", "y1", h)
+                    box[a] = min(box[b] + 0.5, side - 0.25)
+                    box[b] = box[a] - 0.25
+                elif flaw in ("nan", "inf"):
+                    box[data.draw(st.sampled_from(list(box)))] = float(flaw)
+                else:
+                    bad = {"<0": -0.5, "=w": w, "=h": h, ">w": w + 0.5, ">h": h + 0.5, "=0": 0.0}
+                    box[flaw[:2]] = float(bad[flaw[2:]])
+                    if flaw[2] == "=":  # an empty box on the edge: only the strict bound fails
+                        twin = {"x0": "x1", "y0": "y1", "x1": "x0", "y1": "y0"}[flaw[:2]]
+                        box[twin] = box[flaw[:2]]
+                rows[-1] = [box["x0"], box["y0"], box["x1"], box["y1"]]
+            boxes = np.array(rows, np.float64)
+            windows.append(Window((h, w), 0, 0, w, h, 5, 5, 5 + 2 * w, 5 + 2 * h))
+            tiles.append(Part(index, np.zeros((h, w), np.uint8), boxes, {}, None, None,
+                              None, {}))  # fmt: skip
+        flawed = tiles[1]
+        assert all_inside(flawed.boxes, flawed.image.shape[1], flawed.image.shape[0]) == (
+            flaw == "none"
+        )  # the rule itself, on the boxes made
+        found = targets_module._row_by_row(windows, tiles)
+        assert (found is None) == (flaw != "none")
 
     def test_semantic_and_instance_masks_follow_their_pixels(self) -> None:
         image = np.zeros((10, 10, 3), np.uint8)
