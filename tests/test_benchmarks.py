@@ -274,9 +274,9 @@ def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -
         assert "bound_median" not in rows[0]  # no worker
         assert 0 < rows[1]["bound_median"] <= rows[2]["bound_median"]  # more with two
         assert 0 < rows[1]["main_median"] < rows[1]["cores_median"]  # the main process's share
-    for goal in report["goals"]:
-        if goal["id"] in ("loader_2w_1w", "scaling_numpy"):
-            assert "idle cores" in goal["note"].split("the split of the work")[1]
+    notes = {goal["id"]: goal["note"] for goal in report["goals"]}
+    for goal_id in ("loader_2w_1w", "scaling_numpy"):
+        assert "idle cores" in notes[goal_id].split("the split of the work")[1]
     assert meta["settings"]["only"] == [
         "keys",
         "wrapper",
