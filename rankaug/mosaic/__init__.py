@@ -302,6 +302,8 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             if plan.affine is not None:  # the affine fused: composed with each placement
                 canvas_hw = config.canvas_hw if plan.applied else config.image_hw
                 layout = fuse(placed, plan.affine, canvas_hw, config.image_hw)
+            # targets before pixels: the painting takes the processor's caches
+            mapped = map_targets(config, layout, tiles, data.keys())
             images = [t.image for t in tiles]
             hw, fill = config.image_hw, config.fill
             interpolation = config.layout.interpolation
@@ -313,7 +315,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
                 colour_output(image, layout, config.color, plan.color, fill)
                 layout.record["color"] = config.color.record(plan.color)
             out: dict[str, Any] = {"image": image}
-            out.update(map_targets(config, layout, tiles, data.keys()))
+            out.update(mapped)
             # repack: the main sample's shape, and the record
             record = layout.record
             record["epoch"] = context.epoch
