@@ -191,12 +191,6 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         if not picked:  # nothing to paste: the main sample as it is
             return Combined(main, 1.0, self.unmixed(main))
         layers, hidden, union, top = self._layers(theirs, picked)
-        image, mask = main.image.copy(), main.mask
-        inside = (slice(union[0], union[1]), slice(union[2], union[3]))
-        paste(image[inside], theirs.view(partner.image, union), top)
-        if mask is not None and partner.mask is not None:
-            mask = mask.copy()
-            paste(mask[inside], theirs.view(partner.mask, union), top)
         ours = _instances(main, False)
         entries, dropped = self._kept(ours, [theirs.region(k) for k in picked], union, top)
         kept = [k for _, k, *_ in entries]
@@ -210,6 +204,13 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         else:
             assert main.masks is not None
             masks, boxes = stack(entries, ours, union, top, main.masks.dtype)
+        # the pixels last: the targets' Python runs before they take the caches
+        image, mask = main.image.copy(), main.mask
+        inside = (slice(union[0], union[1]), slice(union[2], union[3]))
+        paste(image[inside], theirs.view(partner.image, union), top)
+        if mask is not None and partner.mask is not None:
+            mask = mask.copy()
+            paste(mask[inside], theirs.view(partner.mask, union), top)
         result = Part(
             main.index,
             image,

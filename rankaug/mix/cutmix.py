@@ -227,7 +227,6 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
         rect = rectangle(hw, plan.draws[0], *plan.uniforms)
         x0, y0, x1, y1 = rect
         inside = (slice(y0, y1), slice(x0, x1))
-        image = _assemble(main.image, partner.image, rect)
         candidates, kept = self._boxes(main.boxes, partner.boxes, rect)
         count = len(main.boxes)
         keep, other = kept[:count], kept[count:]  # views: _cut clears them in kept too
@@ -254,6 +253,8 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
                 k: np.concatenate((v[mine], partner.keypoint_fields[k][theirs]))
                 for k, v in point_fields.items()
             }
+        # the pixels last: the targets' Python runs before they take the caches
+        image = _assemble(main.image, partner.image, rect)
         out = Part(
             main.index,
             image,
