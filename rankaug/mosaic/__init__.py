@@ -10,12 +10,13 @@ One sample is made in six steps, each in its own module:
    scales and windows, and the record of them; with ``affine=``, **fuse**
    (:mod:`~rankaug.mosaic.fused`): each tile's placement composed with the drawn affine
    (:mod:`~rankaug.mosaic.affine`), onto the output;
-4. **paint** (:mod:`~rankaug.mosaic.paint`): each visible window resized straight
+4. **targets** (:mod:`~rankaug.mosaic.targets`): boxes, label fields, masks, instance
+   polygons (:mod:`~rankaug.mosaic.outlines`) and keypoints
+   (:mod:`~rankaug.mosaic.keypoints`), from the layout alone, before the pixels (whose
+   work takes the processor's caches);
+5. **paint** (:mod:`~rankaug.mosaic.paint`): each visible window resized straight
    into its place in the output, only the uncovered strips filled (under an affine that
    rotates or shears: warped once into its region, where the tile owns the pixels);
-5. **targets** (:mod:`~rankaug.mosaic.targets`): boxes, label fields, masks, instance
-   polygons (:mod:`~rankaug.mosaic.outlines`) and keypoints
-   (:mod:`~rankaug.mosaic.keypoints`), all tiles' boxes in one vectorised pass;
 6. **repack**: the adapter gives the output the main sample's shape, and the record
    is attached (:mod:`~rankaug.mosaic.record`, also for :meth:`MosaicDataset.replay`).
 
@@ -289,7 +290,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         reader.check_fill(used[0], data)  # the configuration against the data
         with context.guard("mosaic"):
             tiles = reader.tiles(used, views, samples)
-            # layout (geometry only), paint (pixels), targets
+            # layout (geometry only), targets, paint (pixels)
             sizes = [t.image.shape[:2] for t in tiles]
             if plan.applied:
                 placed = grid_layout(config, plan, sizes)
