@@ -128,10 +128,12 @@ GOALS: tuple[Goal, ...] = (
          "HSVJitter / ultralytics RandomHSV, same image and gains",
          "both pay the two cvtColor; rankaug's saving is the tables (split planes: the hue "
          "shifted in whole numbers, s and v by convertScaleAbs): see the e2e cv2 split"),
-    Goal("stream_wrapper", "ratio", ("stream/wds_wrapper", "stream/wds_map"), ">=", 0.97,
-         "RandomAugmentWrapper(webdataset) / bare .map(albumentations), 2 workers",
+    Goal("stream_wrapper", "paired", ("stream/wds_wrapper", "stream/wds_map"), ">=", 0.97,
+         "RandomAugmentWrapper(webdataset) / bare .map(albumentations), paired in process "
+         "(the round medians: 2 workers)",
          "the streaming wrapper's path per sample (pass, window, key, adapter): profile "
-         "StreamingAugment.outputs"),
+         "StreamingAugment.outputs",
+         diagnostic="stream_wrapper_paired"),
     Goal("stream_mosaic", "ratio", ("stream/mosaic_stream", "stream/mosaic_map"), ">=", 0.9,
          "MosaicDataset(stream) / MosaicDataset(list)[i], same decoded samples",
          "the window (deque, entries, the map-style mosaic over it): profile "

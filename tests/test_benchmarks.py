@@ -492,6 +492,38 @@ def test_stream_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str
     assert report["meta"]["stream_samples_per_pass"] == 96
     assert report["meta"]["stream_draws_matched"] is True  # the same augmentations drawn
     assert "wds_wrapper vs wds_map" in stdout
+    # the goal reads the same two streams paired in process, the loaders' ratio beside it
+    paired = report["diagnostics"]["stream_wrapper_paired"]
+    assert set(paired) == {"ratio", "extra_us", "cache_us", "pairs"}
+    assert paired["pairs"] == 2 * (16 // 2)  # --repeats 1, both listings of 16 // 2
+    assert "paired in this process" in stdout
+    goal = next(goal for goal in report["goals"] if goal["id"] == "stream_wrapper")
+    assert goal["measured"] == paired["ratio"]
+    assert goal["note"].startswith(f"from {paired['pairs']:.0f} paired samples")
+
+
+# webdataset's tar reader leaves the shards' files for the collector to close
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_stream_paired_contenders_draw_alike_pass_after_pass(tmp_path: Path) -> None:
+    pytest.importorskip("webdataset")
+    from benchmarks.sections import stream
+
+    rng = np.random.default_rng(0)
+    samples = [
+        {
+            "image": rng.integers(0, 255, (48, 64, 3), dtype=np.uint8),
+            "bboxes": np.array([[4.0, 4.0, 40.0, 30.0]], np.float32),
+            "labels": np.array([k], np.int64),
+        }
+        for k in range(3)
+    ]
+    urls = stream.write_shards(samples, 6, tmp_path)  # 6 a pass
+    makers = stream.paired_contenders(urls, seed=3)
+    baseline, wrapped = makers["stream/wds_map"], makers["stream/wds_wrapper"]
+    images = [(baseline(k)["image"], wrapped(k)["image"]) for k in range(15)]  # 2.5 passes
+    assert all(np.array_equal(ours, theirs) for ours, theirs in images)
+    # the draws change from pass to pass (the same JPEG, augmented anew)
+    assert not np.array_equal(images[0][0], images[6][0])
 
 
 def test_only_refuses_an_unknown_section(capsys: pytest.CaptureFixture[str]) -> None:

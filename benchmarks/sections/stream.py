@@ -16,6 +16,12 @@ Two races, each like for like (the same pipeline, the same samples, the same out
   (checked: their first outputs are equal, ``stream_draws_matched``). The figure is CPU time (the
   main process and both workers, every thread, from ``/proc``): on a shared machine the
   wall time of a pass mostly measures the other work (it is printed below the table).
+  Its rounds move by a tenth or more (where each loader's processes ran), so the goal
+  reads the same two streams **paired in this process** (:func:`paired_contenders`):
+  fresh ones, one sample each in turns, both listings, as section 2 does; sample ``k``
+  of the two decoded the same JPEG and drew the same augmentations, and
+  :func:`~benchmarks._timing.paired_overhead` gives the wrapper's cost per sample
+  (``stream_wrapper_paired``), the loaders' ratio beside it.
 * **mosaic, in process.** ``MosaicDataset(sources, ...)[i]`` against
   ``MosaicDataset(stream, ...)`` (a :class:`rankaug.stream.StreamingMosaic`, window of
   ``buffer_size`` 16) over an ``IterableDataset`` that yields the same decoded samples
@@ -48,11 +54,11 @@ from benchmarks._catalogue import section
 from benchmarks._loaders import collate_numpy, cpu_ns
 from benchmarks._report import print_rows, ratio_text
 from benchmarks._same_work import describe, print_work, tagged
-from benchmarks._timing import Op, interleave
+from benchmarks._timing import Op, counted, interleave, paired_overhead, race_both_listings
 from benchmarks.sections.wrapper import make_pipeline
 from rankaug.context import current_worker
 
-__all__ = ["SECTION", "SHARDS", "measure", "prepare", "write_shards"]
+__all__ = ["SECTION", "SHARDS", "measure", "paired_contenders", "prepare", "write_shards"]
 
 SECTION = section("stream")
 SHARDS = 4
@@ -134,6 +140,23 @@ class _Matched(IterableDataset[Any]):
         return iter(self.pipeline)
 
 
+def paired_contenders(urls: str, seed: int) -> dict[str, Any]:
+    """The two streams over ``urls`` in this process: ``make(i)``, each stream's next sample.
+
+    Built afresh for each listing of the paired race: the bare ``.map()`` pipeline given
+    the wrapper's draws (:class:`_Matched`) and ``RandomAugmentWrapper`` over the same
+    shards, each going round its passes endlessly. Both start a pass together (passes of
+    one length), so call ``k`` of the two decodes the same sample and draws the same
+    augmentations, pass after pass.
+
+    Returns:
+        Row id -> ``make``.
+    """
+    wrapped = rankaug.RandomAugmentWrapper(_stream(urls), make_pipeline(seed), seed=seed, rank=0)
+    baseline = _Matched(urls, make_pipeline(seed), wrapped)
+    return {"stream/wds_map": _endless(baseline), "stream/wds_wrapper": _endless(wrapped)}
+
+
 def _stream(urls: str) -> Any:
     import webdataset as wds
 
@@ -193,7 +216,7 @@ class _Cycle(IterableDataset[Sample]):
 
 
 def _endless(stream: Any) -> Any:
-    """``make(i)``: the next mosaic of endless passes over ``stream``."""
+    """``make(i)``: the next sample of endless passes over ``stream`` (``i`` unused)."""
     state = [iter(stream)]
 
     def make(i: int) -> Any:
@@ -215,6 +238,7 @@ class Prepared:
     subjects: dict[str, Any]
     samples: int
     matched: bool = False  # whether the baseline's first output is the wrapper's
+    urls: str = ""  # the shards' url pattern
 
 
 def prepare(bench: Bench) -> Prepared:
@@ -239,7 +263,7 @@ def prepare(bench: Bench) -> Prepared:
         "stream/wds_wrapper": _loader(wrapped, bench.batch_size),
     }
     subjects = {"stream/wds_map": baseline_compose, "stream/wds_wrapper": wrapped}
-    return Prepared(folder, loaders, subjects, count, bool(np.array_equal(*first)))
+    return Prepared(folder, loaders, subjects, count, bool(np.array_equal(*first)), urls)
 
 
 def measure(bench: Bench, prepared: Prepared) -> None:
@@ -251,6 +275,7 @@ def measure(bench: Bench, prepared: Prepared) -> None:
     else:
         try:
             _loader_race(bench, prepared)
+            _paired_race(bench, prepared)
         finally:
             prepared.loaders.clear()  # the persistent workers end with their loaders
             shutil.rmtree(prepared.folder, ignore_errors=True)
@@ -270,6 +295,13 @@ def measure(bench: Bench, prepared: Prepared) -> None:
         bench.out(
             f"    {numerator.split('/')[1]:>14s} vs {denominator.split('/')[1]:<12s} "
             f"{ratio_text(entry)}"
+        )
+    paired = report.diagnostics.get("stream_wrapper_paired")
+    if paired is not None:
+        bench.out(
+            f"  paired in this process (same samples, same draws, {paired['pairs']:.0f} "
+            f"pairs, both orders, both listings): wrapper/baseline {paired['ratio']:.3f}x; "
+            f"the wrapper adds {paired['extra_us']:+.0f} µs per sample"
         )
     wall = report.diagnostics.get("stream_wall_samples_per_s", {})
     if wall:
@@ -311,6 +343,29 @@ def _loader_race(bench: Bench, prepared: Prepared) -> None:
     bench.report.diagnostics["stream_wall_samples_per_s"] = wall
 
 
+def _paired_race(bench: Bench, prepared: Prepared) -> None:
+    """The two streams in this process, sample for sample (see the module docstring)."""
+    settings = bench.settings
+
+    def build() -> dict[str, Op]:
+        makers = paired_contenders(prepared.urls, bench.seed)
+        return {row: counted(make, start=1) for row, make in makers.items()}
+
+    _, per_op, firsts = race_both_listings(
+        build,
+        per_round=settings.wrapper_samples,
+        repeats=settings.repeats,
+        warmup=settings.warmup,
+        progress=None,  # (not in the progress bar's total: its rows are the loaders')
+        label="9 stream: paired in process",
+    )
+    bench.report.diagnostics["stream_wrapper_paired"] = paired_overhead(
+        per_op["stream/wds_map"],
+        per_op["stream/wds_wrapper"],
+        [first == "stream/wds_map" for first in firsts],
+    )
+
+
 def _mosaic_race(bench: Bench) -> None:
     # Sources of one size: whichever partners each draws, the tiles cost alike.
     sources = bench.sources.square
@@ -327,7 +382,7 @@ def _mosaic_race(bench: Bench) -> None:
     for row, make in makers.items():
         bench.report.work[row] = describe(make)
     seconds = interleave(
-        {row: _counted(make) for row, make in makers.items()},
+        {row: counted(make, start=1) for row, make in makers.items()},
         per_round=MOSAIC_ROUND * bench.settings.mosaics,
         repeats=bench.settings.repeats,
         warmup=bench.settings.warmup,
@@ -336,14 +391,3 @@ def _mosaic_race(bench: Bench) -> None:
         clock=time.thread_time,  # single-threaded: this thread's CPU time
     )
     bench.rows(SECTION, seconds)
-
-
-def _counted(make: Any) -> Op:
-    position = [1]
-
-    def op(k: int) -> None:
-        for _ in range(k):
-            make(position[0])
-            position[0] += 1
-
-    return op
