@@ -502,6 +502,25 @@ def test_stream_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str
     assert goal["note"].startswith(f"from {paired['pairs']:.0f} paired samples")
 
 
+def test_epoch_plain_wrapper_runs_as_in_a_set_epoch_program() -> None:
+    from benchmarks.sections import epoch
+    from rankaug.epoch import _CLASSES
+
+    ops = epoch.index_contenders(seed=0)
+    ops["epoch/sampler_carried"](5)  # an EpochSampler pass running, EpochIndex kinds made
+    ops["epoch/wrapper_carried"](5)
+    kinds = dict(_CLASSES)
+    assert kinds  # what the plain side must not see
+    seen: list[dict[int, object]] = []
+    with epoch.as_if_never_carried():
+        seen.append(dict(_CLASSES))
+    # filterwarnings=error: a plain index that searched for the fetch's epoch, with the
+    # carried pass running, would warn that the epoch was lost
+    ops["epoch/wrapper_plain"](64)
+    assert seen == [{}]
+    assert dict(_CLASSES) == kinds  # put back
+
+
 # webdataset's tar reader leaves the shards' files for the collector to close
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_stream_paired_contenders_draw_alike_pass_after_pass(tmp_path: Path) -> None:
