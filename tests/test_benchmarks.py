@@ -15,9 +15,9 @@ import os
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -519,6 +519,27 @@ def test_epoch_plain_wrapper_runs_as_in_a_set_epoch_program() -> None:
     ops["epoch/wrapper_plain"](64)
     assert seen == [{}]
     assert dict(_CLASSES) == kinds  # put back
+
+
+def test_epoch_loaders_fetch_plain_batches_as_a_set_epoch_program() -> None:
+    from benchmarks.sections import epoch
+    from rankaug import EpochIndex, EpochSampler
+    from rankaug.epoch import _CLASSES
+
+    fetched = epoch.loaders(seed=0, batch_size=4)[0][0].loader.dataset  # no workers
+    assert isinstance(fetched, epoch._Fetched)
+    # a carried pass running, of another epoch than the wrappers' set_epoch value
+    running = cast(Generator[Any, None, None], iter(EpochSampler(range(8), epoch=2)))
+    next(running)
+    kinds = dict(_CLASSES)
+    assert kinds
+    # filterwarnings=error: a plain batch that searched for the fetch's epoch would warn
+    assert fetched.__getitems__([0, 1, 2]) == [0, 1, 2]
+    assert dict(_CLASSES) == kinds  # put back
+    carried = [EpochIndex(i, epoch.EPOCH) for i in (3, 4)]
+    assert fetched.__getitems__(carried) == [3, 4]
+    assert dict(_CLASSES) == kinds
+    running.close()
 
 
 # webdataset's tar reader leaves the shards' files for the collector to close

@@ -12,7 +12,7 @@ the same rounds; the difference of the medians is the cost of carrying it:
   process that made one pays for every plain index (and, with a pass of the carried
   sampler running beside it, warns that the epoch was lost). So its operations run with
   rankaug's registry of ``EpochIndex`` kinds emptied, and put back after
-  (:func:`as_if_never_carried`);
+  (:func:`as_if_never_carried`), as do the loaders' plain batches (:class:`_Fetched`);
 * a DataLoader (``--batch-size``, 0 and 1 worker) over that cheap wrapper with
   ``sampler=EpochSampler(DistributedSampler(ds))`` against the plain sampler: the cost
   end to end, with a worker including the pickling of each index list. Batches stay
@@ -36,7 +36,7 @@ import gc
 import itertools
 import pickle
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
@@ -102,19 +102,35 @@ def _indexing(dataset: Any, indices: list[Any]) -> Op:
 
 
 @contextlib.contextmanager
-def as_if_never_carried() -> Iterator[None]:
+def as_if_never_carried(empty: bool = True) -> Iterator[None]:
     """The block runs as in a process that never made an ``EpochIndex``, then it is put back.
 
     rankaug keeps the ``EpochIndex`` kinds made in a process (``rankaug.epoch._CLASSES``);
     while there are none, a plain index skips the search for a DataLoader fetch's epoch
     (``rankaug.passes.pass_epoch``), as in a program that only calls ``set_epoch``.
+    ``empty=False`` takes the same steps and leaves the kinds in place (for a carried
+    batch, so that both kinds pay alike for the switch).
     """
     saved = dict(_CLASSES)
-    _CLASSES.clear()
+    if empty:
+        _CLASSES.clear()
     try:
         yield
     finally:
         _CLASSES.update(saved)
+
+
+class _Fetched(RandomAugmentWrapper[Any]):
+    """The loaders' cheap wrapper: each batch fetched as its own kind of program would.
+
+    A batch of plain ints is read :func:`as_if_never_carried`; a carried batch through
+    the same steps with the kinds left in place. The DataLoader's fetch calls this once
+    per batch, in the main process or in the worker that serves every kind.
+    """
+
+    def __getitems__(self, indices: Sequence[Any]) -> list[Any]:
+        with as_if_never_carried(empty=type(indices[0]) is int):
+            return [self[index] for index in indices]
 
 
 def _never_carried(op: Op) -> Op:
@@ -125,11 +141,6 @@ def _never_carried(op: Op) -> Op:
             op(k)
 
     return plain
-
-
-def _as_run(kind: str) -> contextlib.AbstractContextManager[None]:
-    """How a loader contender's chunks run: a plain one :func:`as_if_never_carried`."""
-    return as_if_never_carried() if kind == "plain" else contextlib.nullcontext()
 
 
 def index_contenders(seed: int) -> dict[str, Op]:
@@ -177,62 +188,45 @@ class BatchChunks(PassChunks):
             yield batch
 
 
-def loaders(seed: int, batch_size: int) -> dict[str, tuple[Loader, PassChunks]]:
-    """Each loader contender, ``"epoch/loader_{kind}_{workers}w"``: its loader and chunks.
+def loaders(seed: int, batch_size: int) -> dict[int, tuple[Loader, PassChunks]]:
+    """One DataLoader per worker count, serving the three contenders in turn.
 
-    Each DataLoader has its own cheap wrapper (a list of ints, the identity transform, set
-    to :data:`EPOCH`) and serves batch samplers over it: ``BatchSampler(DistributedSampler)``
-    (plain ints), ``BatchSampler(EpochSampler(DistributedSampler))`` (lists of
+    Each has its own cheap wrapper (a list of ints, the identity transform, set to
+    :data:`EPOCH`; its batches fetched as each kind's program would, :class:`_Fetched`)
+    and three batch samplers over it: ``BatchSampler(DistributedSampler)`` (plain ints),
+    ``BatchSampler(EpochSampler(DistributedSampler))`` (lists of
     :class:`~rankaug.EpochIndex`: exactly what ``DataLoader(sampler=EpochSampler(...))``
     builds) and ``EpochSampler(BatchSampler(DistributedSampler))`` (one
-    :class:`~rankaug.epoch.EpochBatch` per batch); its :class:`BatchChunks` switches
-    between them (``use``). Without workers one loader serves the three (its plain chunks
-    are timed :func:`as_if_never_carried`). With workers the two carried kinds share one
-    loader, so one worker process (two loaders' workers may land on the machine's cores
-    differently, which costs CPU time of its own), and the plain kind has its own: its
-    persistent worker, started :func:`as_if_never_carried` and sent plain ints alone, is
-    a ``set_epoch`` program's, where a plain index does not search for the fetch's epoch.
+    :class:`~rankaug.epoch.EpochBatch` per batch). Its :class:`BatchChunks` switches
+    between them (``use``). The contenders thus run in the same worker process: two
+    loaders' workers may land on the machine's cores differently, which costs CPU time of
+    its own. Workers are persistent.
     """
-    made: dict[str, tuple[Loader, PassChunks]] = {}
+    made: dict[int, tuple[Loader, PassChunks]] = {}
     for workers in EPOCH_WORKERS:
-        groups = (
-            [("plain", "carried", "batches")]
-            if workers == 0
-            else [("plain",), ("carried", "batches")]
+        dataset = _Fetched(list(range(LENGTH)), identity, seed=seed, rank=0)
+        dataset.set_epoch(EPOCH)
+
+        def batches(sampler: Any) -> BatchSampler:
+            return BatchSampler(sampler, batch_size, drop_last=False)
+
+        sampler = BatchChunks(
+            {
+                "plain": batches(_distributed(dataset, seed)),
+                "carried": batches(EpochSampler(_distributed(dataset, seed), epoch=EPOCH)),
+                "batches": EpochSampler(batches(_distributed(dataset, seed)), epoch=EPOCH),  # type: ignore[arg-type]
+            }
         )
-        for kinds in groups:
-            dataset: RandomAugmentWrapper[Any] = RandomAugmentWrapper(
-                list(range(LENGTH)), identity, seed=seed, rank=0
-            )
-            dataset.set_epoch(EPOCH)
-            sampler = BatchChunks(
-                {kind: _batch_sampler(kind, dataset, seed, batch_size) for kind in kinds}
-            )
-            loader: DataLoader[Any] = DataLoader(
-                dataset,
-                batch_sampler=sampler,
-                num_workers=workers,
-                collate_fn=collate_numpy,
-                persistent_workers=workers > 0,
-                prefetch_factor=2 if workers else None,
-            )
-            for kind in kinds:
-                made[f"epoch/loader_{kind}_{workers}w"] = (
-                    Loader(loader, sampler, workers),
-                    sampler,
-                )
+        loader: DataLoader[Any] = DataLoader(
+            dataset,
+            batch_sampler=sampler,
+            num_workers=workers,
+            collate_fn=collate_numpy,
+            persistent_workers=workers > 0,
+            prefetch_factor=2 if workers else None,
+        )
+        made[workers] = (Loader(loader, sampler, workers), sampler)
     return made
-
-
-def _batch_sampler(kind: str, dataset: Any, seed: int, batch_size: int) -> Any:
-    """The batch sampler of one loader contender (see :func:`loaders`)."""
-    if kind == "plain":
-        return BatchSampler(_distributed(dataset, seed), batch_size, drop_last=False)
-    if kind == "carried":
-        carried = EpochSampler(_distributed(dataset, seed), epoch=EPOCH)
-        return BatchSampler(carried, batch_size, drop_last=False)
-    batches = BatchSampler(_distributed(dataset, seed), batch_size, drop_last=False)
-    return EpochSampler(batches, epoch=EPOCH)  # type: ignore[arg-type]
 
 
 def pickle_costs(batch_size: int, rounds: int, batches: int = 500) -> dict[str, float]:
@@ -287,7 +281,11 @@ def measure(bench: Bench, prepared: None) -> None:
     )
     bench.rows(SECTION, seconds)
     made = loaders(bench.seed, bench.batch_size)
-    contenders = {name: (*made[name], name.split("_")[1]) for name in made}
+    contenders = {
+        f"epoch/loader_{kind}_{workers}w": (*made[workers], kind)
+        for workers in EPOCH_WORKERS
+        for kind in ("plain", "carried", "batches")
+    }
     names = list(contenders)
     cpu: dict[str, list[float]] = {name: [] for name in names}
     wall: dict[str, list[float]] = {name: [] for name in names}
@@ -296,15 +294,13 @@ def measure(bench: Bench, prepared: None) -> None:
             progress.set_label(f"5 epoch: warm-up {name}")
             entry, chunks, kind = contenders[name]
             chunks.use = kind
-            with _as_run(kind):
-                time_chunk(entry, 4, bench.batch_size)
+            time_chunk(entry, 4, bench.batch_size)
         for r in range(settings.repeats):
             for name in names if r % 2 == 0 else names[::-1]:
                 progress.set_label(f"5 epoch: {name}")
                 entry, chunks, kind = contenders[name]
                 chunks.use = kind
-                with _as_run(kind):
-                    chunk = time_cpu_chunk(entry, settings.epoch_batches, bench.batch_size)
+                chunk = time_cpu_chunk(entry, settings.epoch_batches, bench.batch_size)
                 wall[name].append(chunk.wall)
                 cpu[name].append(chunk.cpu)
                 if not chunk.precise:
