@@ -16,8 +16,10 @@ Two races, each like for like (the same pipeline, the same samples, the same out
   (checked: their first outputs are equal, ``stream_draws_matched``). The figure is CPU time (the
   main process and both workers, every thread, from ``/proc``): on a shared machine the
   wall time of a pass mostly measures the other work (it is printed below the table).
-  Its rounds move by a tenth or more (where each loader's processes ran), so the goal
-  reads the same two streams **paired in this process** (:func:`paired_contenders`):
+  Its rounds move by a tenth or more, and whole runs either way: each loader's workers
+  keep their own allocator state (in one pair measured, the bare ``.map()``'s workers
+  faulted in 507 fresh pages per sample, the wrapper's none; see the batches guide), so
+  the goal reads the same two streams **paired in this process** (:func:`paired_contenders`):
   fresh ones, one sample each in turns, both listings, as section 2 does; sample ``k``
   of the two decoded the same JPEG and drew the same augmentations, and
   :func:`~benchmarks._timing.paired_overhead` gives the wrapper's cost per sample
