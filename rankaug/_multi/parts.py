@@ -29,6 +29,8 @@ __all__ = ["Part", "PartReader"]
 
 _NO_BOXES: Final = np.zeros((0, 4))
 _NO_FIELD: Final = np.zeros((0,), dtype=np.int64)
+_RARE: Final = frozenset({"mask", "masks", "keypoints", POLYGONS})
+"""The targets few samples have: a sample with none of them is read by one set test."""
 
 
 @dataclass(slots=True)
@@ -177,18 +179,17 @@ class PartReader:
             ValueError: If anything is wrong with it (the message names
                 ``dataset[index]`` and the field).
         """
-        where = f"dataset[{index}]"
         image = data.get("image")
         if type(image) is not np.ndarray and not isinstance(image, np.ndarray):
             raise TypeError(
-                f"{where} image must be a numpy array once unpacked by the adapter, got "
-                f"{type(image).__name__}"
+                f"dataset[{index}] image must be a numpy array once unpacked by the adapter, "
+                f"got {type(image).__name__}"
             )
         if image.ndim not in (2, 3) or image.shape[0] == 0 or image.shape[1] == 0:
             raise ValueError(
-                f"{where} image must be a non-empty HxW or HxWxC array, got shape {image.shape}"
+                f"dataset[{index}] image must be a non-empty HxW or HxWxC array, got shape "
+                f"{image.shape}"
             )
-        hw = image.shape[0], image.shape[1]
         raw = data.get("bboxes")
         if raw is None:
             boxes = _NO_BOXES
@@ -196,13 +197,27 @@ class PartReader:
             # (N, 4) numbers: as as_box_array makes them (float64 is read, never written)
             boxes = raw if raw.dtype == np.float64 else raw.astype(np.float64)
         else:
-            boxes = as_box_array(raw, name=f"{where} bboxes")
+            boxes = as_box_array(raw, name=f"dataset[{index}] bboxes")
         count = len(boxes)
-        fields = self._fields(where, data, count)
+        fields = self._fields(index, data, count)
         if count:
             others = self._passthrough(sample, self.targets)
             if others:
-                self._check_stale(where, others, count)
+                self._check_stale(index, others, count)
+        if _RARE.isdisjoint(data.keys()):  # the usual sample: an image, boxes and labels
+            return Part(index, image, boxes, fields, None, None, None, {})
+        return self._rare(index, data, image, boxes, fields)
+
+    def _rare(
+        self,
+        index: int,
+        data: Mapping[str, Any],
+        image: np.ndarray,
+        boxes: np.ndarray,
+        fields: dict[str, np.ndarray],
+    ) -> Part:
+        """:meth:`read`'s part of a sample with a mask, instance masks, keypoints or polygons."""
+        where, count, hw = f"dataset[{index}]", len(boxes), image.shape[:2]
         mask = data.get("mask")
         if mask is not None:
             mask = np.asarray(mask)
@@ -248,14 +263,14 @@ class PartReader:
             if part.signature() != expected:
                 self._disagree(part, main)
 
-    def _fields(self, where: str, data: Mapping[str, Any], count: int) -> dict[str, np.ndarray]:
+    def _fields(self, index: int, data: Mapping[str, Any], count: int) -> dict[str, np.ndarray]:
         fields = {}
         for field in self.label_fields:
             value = data.get(field)
             if value is None:
                 if count:
                     raise ValueError(
-                        f"{where} has {count} boxes but no {field!r} field (label_fields="
+                        f"dataset[{index}] has {count} boxes but no {field!r} field (label_fields="
                         f"{self.label_fields}); pass label_fields=() for boxes without labels"
                     )
                 fields[field] = _NO_FIELD
@@ -263,7 +278,7 @@ class PartReader:
             array = np.asarray(value)
             if array.ndim == 0 or len(array) != count:
                 raise ValueError(
-                    f"{where} {field!r} has {array.size if array.ndim else 'a scalar'} "
+                    f"dataset[{index}] {field!r} has {array.size if array.ndim else 'a scalar'} "
                     f"entries for {count} boxes"
                 )
             fields[field] = array
@@ -288,7 +303,7 @@ class PartReader:
             fields[field] = array
         return keypoints, fields
 
-    def _check_stale(self, where: str, others: Mapping[str, Any], count: int) -> None:
+    def _check_stale(self, index: int, others: Mapping[str, Any], count: int) -> None:
         """Refuse per-box values that are not in label_fields: they would go stale."""
         for key, value in others.items():
             if key in self.skip or isinstance(value, str | bytes):
@@ -302,7 +317,7 @@ class PartReader:
                 continue
             if entries == count:
                 raise ValueError(
-                    f"{where} {key!r} looks like a per-box field ({entries} entries for "
+                    f"dataset[{index}] {key!r} looks like a per-box field ({entries} entries for "
                     f"{count} boxes) that is not in label_fields={self.label_fields}: "
                     f"{self.actor} would leave it misaligned; add it to label_fields or "
                     "drop it"
