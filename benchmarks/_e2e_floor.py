@@ -16,7 +16,10 @@ of fill alone set to the jittered grey (as ``MosaicDataset(color=)`` does, see
 paints a flipped layout); the channels-first layout in the collate's one copy
 (``cv2.split`` into the batch's planes, as ``collate_detection`` writes them). No keys (one
 ``random.Random``), no checks, no targets, no record. A batch is one ``(B, 3, S, S)``
-uint8 tensor, in shared memory inside a worker as ``default_collate`` makes it.
+uint8 tensor; inside a worker it goes into a shared-memory buffer of a pool the worker
+keeps, reused once the main process has let go of the batch before: the pool
+``rankaug.BatchCollator`` recycles rankaug's batches with (``rankaug.collate._pool``), so
+that the floor moves its batches as the recipe does, with no collate work around them.
 
 With ``cache_dir`` the floor reads its images as ``rankaug cached`` does: each image (decoded
 the same way) is stored once, at construction, in a ``rankaug.CachedDataset`` there, and
@@ -31,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,9 +46,10 @@ from torch.utils.data import Dataset, get_worker_info
 
 from benchmarks._same_work import FloorWork
 from rankaug import CachedDataset
+from rankaug.collate._pool import Pool, Tally, register
 from rankaug.mosaic.paint import resize_into
 
-__all__ = ["CACHED_FLOOR_WORK", "FLOOR_WORK", "FloorDataset", "collate_floor"]
+__all__ = ["CACHED_FLOOR_WORK", "FLOOR_TALLY", "FLOOR_WORK", "FloorDataset", "collate_floor"]
 
 FILL = 114
 _DOWN = -0.5 + 2.0**-14  # round(k * x + _DOWN): k * x rounded down, as the tables
@@ -198,15 +203,28 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
         cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR, dst=out)
 
 
+FLOOR_TALLY = Tally()
+"""What the floor's workers sent this process, by kind of buffer (as ``BatchCollator.stats``)."""
+_TOKEN = register(FLOOR_TALLY)  # made in the main process, before any worker starts
+_BUFFERS = 8  # BatchCollator's default
+_POOLS: dict[int, Pool] = {}  # each worker's own, by process id
+
+
 def collate_floor(batch: list[tuple[np.ndarray, bool]]) -> torch.Tensor:
-    """One ``(B, 3, H, W)`` uint8 tensor, each image copied once (already flipped)."""
+    """One ``(B, 3, H, W)`` uint8 tensor, each image copied once (already flipped).
+
+    In a worker, into a recycled shared-memory buffer (see the module docstring).
+    """
     h, w = batch[0][0].shape[:2]
     shape = (len(batch), 3, h, w)
     if get_worker_info() is None:
         out = torch.empty(shape, dtype=torch.uint8)
-    else:  # allocated in shared memory, as default_collate does in a worker
-        storage = torch.UntypedStorage._new_shared(math.prod(shape))  # type: ignore[no-untyped-call]
-        out = torch.empty(0, dtype=torch.uint8).set_(storage).view(shape)
+    else:
+        pid = os.getpid()
+        pool = _POOLS.get(pid)
+        if pool is None:
+            pool = _POOLS[pid] = Pool(_BUFFERS, _TOKEN)
+        out = pool.take(shape, torch.uint8)
     view = out.numpy()
     for b, (image, _) in enumerate(batch):
         planes = list(view[b])

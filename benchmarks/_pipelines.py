@@ -15,7 +15,9 @@ flip with p=0.5 -> a batch of ``(B, 3, H, W)`` uint8 tensors, from the same YOLO
   ``RandomHSV`` with its default gains, in the mosaic's output pass: before the affine
   here, so the affine's grey border is not jittered; the same pixel work), then
   ``RandomAugmentWrapper(A.Compose([A.Affine, A.HorizontalFlip(p=0.5)]))``, batched by
-  ``collate_detection(channels_first=True)``;
+  ``BatchCollator(channels_first=True)`` (``collate_detection``'s batch; in a DataLoader
+  worker, written into a shared-memory buffer the worker recycles, as the batches guide
+  recommends with workers);
 * rankaug fused: ``MosaicDataset(..., affine=rankaug.MosaicAffine(..., flip=0.5),
   color=rankaug.HSVJitter(0.015, 0.7, 0.4))``: the mosaic, YOLO's affine and the flip in
   one resampling, the HSV jitter in place on the output, no albumentations step;
@@ -45,7 +47,7 @@ from benchmarks import peers
 from benchmarks._catalogue import E2E_PIPELINES
 from benchmarks._e2e_floor import FloorDataset, collate_floor
 from benchmarks._same_work import Work, describe, with_output
-from rankaug.collate import collate_detection
+from rankaug.collate import BatchCollator
 from rankaug.datasets import YoloFolder
 
 __all__ = [
@@ -135,7 +137,8 @@ def _rankaug(
     dataset: Any = rankaug.MosaicDataset(source, seed=seed, output_size=side, rank=rank, **options)
     if not fused:
         dataset = rankaug.RandomAugmentWrapper(dataset, _albumentations(), seed=seed, rank=rank)
-    return Pipeline(name, dataset, functools.partial(collate_detection, channels_first=True))
+    # collate_detection in-process; in a worker, the batch into a recycled shared buffer
+    return Pipeline(name, dataset, BatchCollator(channels_first=True))
 
 
 def build(

@@ -997,6 +997,24 @@ class TestFloorDataset:
         assert other.images.path != cached.images.path  # another side: never the stale images
         assert other.images[0].shape[:2] != cached.images[0].shape[:2]
 
+    def test_in_workers_its_batches_go_into_recycled_shared_buffers(self, tmp_path: Path) -> None:
+        import torch
+        from torch.utils.data import DataLoader
+
+        from benchmarks._e2e_floor import FLOOR_TALLY, FloorDataset, collate_floor
+
+        root = _jpegs.jpeg_folder(8, 32, data="synthetic", data_dir=tmp_path, seed=1).root
+        loader = DataLoader(FloorDataset(root, 32, seed=2), batch_size=2, num_workers=2,
+                            collate_fn=collate_floor, persistent_workers=True)  # fmt: skip
+        before = dict(FLOOR_TALLY.counts)
+        shapes = {tuple(batch.shape) for _ in range(3) for batch in loader}
+        counts = {kind: FLOOR_TALLY.counts[kind] - before[kind] for kind in before}
+        assert shapes == {(2, 3, 32, 32)}
+        assert sum(counts.values()) == 12  # every batch came in a buffer of the pools
+        assert counts["reused"] >= 4  # as BatchCollator recycles rankaug's
+        assert counts["unpooled"] == 0
+        assert collate_floor([FloorDataset(root, 32, seed=2)[0]]).dtype == torch.uint8
+
     def test_its_colour_is_ultralytics_hsv_without_the_exactness_probes(
         self, tmp_path: Path
     ) -> None:
@@ -1037,6 +1055,26 @@ class TestPipelines:
             batch = pipeline.collate([pipeline.dataset[i] for i in range(2)])  # fills, reads
             image = batch if isinstance(batch, torch.Tensor) else batch["image"]
             assert tuple(image.shape) == (2, 3, 48, 48), name
+
+    def test_rankaug_batches_as_the_batches_guide_recommends_with_workers(
+        self, tmp_path: Path
+    ) -> None:
+        from torch.utils.data import DataLoader
+
+        from benchmarks._pipelines import build
+        from rankaug.collate import BatchCollator
+
+        root = _jpegs.jpeg_folder(8, 32, data="synthetic", data_dir=tmp_path, seed=1).root
+        pipeline = build("fused", root, 32)
+        collate = pipeline.collate
+        assert isinstance(collate, BatchCollator)
+        assert "channels_first=True" in repr(collate)
+        loader = DataLoader(pipeline.dataset, batch_size=2, num_workers=2, collate_fn=collate,
+                            persistent_workers=True)  # fmt: skip
+        shapes = {tuple(batch["image"].shape) for _ in range(3) for batch in loader}
+        assert shapes == {(2, 3, 32, 32)}
+        assert collate.stats.reused >= 4  # a worker's buffers recycled
+        assert collate.stats.unpooled == 0
 
 
 class TestMemory:

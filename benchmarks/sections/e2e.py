@@ -5,8 +5,10 @@ sample) -> flip (p=0.5) -> ``(B, 3, side, side)`` uint8 batches from the same fo
 (``benchmarks._jpegs``): ultralytics' ``YOLODataset`` (``cache=False``, ``cache="ram"``),
 rankaug (cache off and on, ``A.Affine`` or the fused ``MosaicAffine``) and the floor (the
 pixel work alone); the "same work" table shows, from their objects, that they do the
-same work (a goal on contenders that do not is refused). Each runs behind its own persistent
-DataLoader, with 0 and with 2 workers, over one fixed shuffled order:
+same work (a goal on contenders that do not is refused). rankaug's contenders batch with
+``BatchCollator`` (recycled shared buffers in workers, as the batches guide recommends),
+the floor with the same pool; ultralytics with its own ``collate_fn``. Each runs behind
+its own persistent DataLoader, with 0 and with 2 workers, over one fixed shuffled order:
 
 1. **First epoch**: construction (``cache="ram"`` decodes every image there; rankaug's
    cache starts empty, in a fresh directory) plus one whole pass. The in-process

@@ -7,7 +7,8 @@ each rank its own ``DistributedSampler`` shard and 2 persistent workers):
 * ultralytics ``YOLODataset(cache="ram")``: every rank decodes and keeps every image;
 * rankaug ``MosaicDataset(CachedDataset(YoloFolder(...)))`` over a cache that is full
   (filled by section 6, or here first): the ranks and workers read one copy through the
-  page cache.
+  page cache; batched by ``BatchCollator``, whose workers keep the shared buffers they
+  recycle (section 6's pipeline).
 
 Each process tree's PSS (``/proc/PID/smaps_rollup``) is sampled while the jobs run; the
 figure is the sum over all processes once every rank has loaded its batches. PSS counts
