@@ -5,7 +5,7 @@
 name ``seedable`` with ``use_seedable_sampler=True``). Each run loads the page's recipe
 block as it is written (``fit``: ``Accelerator(cpu=True)`` on this GPU-less machine,
 accelerate's MULTI_CPU over gloo; ``DataLoader(train, sampler=EpochSampler(
-RandomSampler(train, generator=...)), collate_fn=collate_detection)`` handed to
+RandomSampler(train, generator=...)), collate_fn=BatchCollator())`` handed to
 ``accelerator.prepare``, which shards its batches and synchronises the sampler's
 generator before every pass; ``loader.set_epoch`` on the prepared loader). Only the
 dataset and the model are the test's own: the model writes every batch it gets to

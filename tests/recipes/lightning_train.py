@@ -4,7 +4,7 @@
 checkpoint in ``OUT/checkpoints``) loads the page's recipe
 block as it is written (``Detector``, ``fit``: ``Trainer(strategy="ddp", devices=2,
 accelerator="cpu", use_distributed_sampler=False)``, ``train_dataloader()`` with
-``EpochSampler(DistributedSampler(train), epoch=...)`` and ``collate_detection``) and
+``EpochSampler(DistributedSampler(train), epoch=...)`` and ``BatchCollator()``) and
 trains it on the test pipeline for N epochs. Only the dataset and a record of every
 batch are the test's own: every rank appends one JSON line per batch to
 ``OUT/rank{r}.jsonl``, the trainer's epoch and the batch's rows for every keying (see

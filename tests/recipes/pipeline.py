@@ -2,9 +2,10 @@
 
 A real rankaug pipeline on tiny data: ``SyntheticDetection`` → ``MosaicDataset`` →
 ``RandomAugmentWrapper`` (albumentations), once per keying, batched by the recipes' own
-``collate_detection``. Each sample is summarised as one JSON-able row per keying: the
-epoch its mosaic was keyed with, its partner indices and a digest of its pixels. Those
-rows are what the recipe tests compare across ranks, epochs, reruns and resumes.
+``BatchCollator()`` (``collate_detection``'s batch). Each sample is summarised as one
+JSON-able row per keying: the epoch its mosaic was keyed with, its partner indices and a
+digest of its pixels. Those rows are what the recipe tests compare across ranks,
+epochs, reruns and resumes.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ class AllKeyings(Dataset[dict[str, Any]]):
 
     It passes the index it is given (an ``EpochIndex``) on to each, as any plain
     dataset would, and returns the ``"stream"`` pipeline's sample with one more key,
-    ``"rows"``: every keying's :func:`row` of this index. ``collate_detection`` then
+    ``"rows"``: every keying's :func:`row` of this index. The recipes' collate then
     batches it as any detection sample (the rows as a list).
     """
 

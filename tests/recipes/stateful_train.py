@@ -5,7 +5,7 @@ the loader with the page's ``save`` after the first 3 batches of epoch 1 (to
 ``OUT/rank0.jsonl``); ``... resume`` starts a new process, restores it with the page's
 ``resume`` and runs from there to the end of epoch 2 (to ``OUT/resumed.jsonl``). The
 loader is the page's
-``make_loader`` (``EpochSampler(DistributedSampler(train))``, ``collate_detection``)
+``make_loader`` (``EpochSampler(DistributedSampler(train))``, ``BatchCollator()``)
 in a one-process gloo group; the loop never calls ``set_epoch``: EpochSampler
 advances on its own. Each batch becomes one JSON line.
 """

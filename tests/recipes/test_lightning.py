@@ -2,7 +2,7 @@
 
 lightning_train.py trains with the page's own ``Detector`` and ``fit``:
 ``train_dataloader()`` returns ``DataLoader(train, sampler=EpochSampler(
-DistributedSampler(train), epoch=<the epoch about to run>), collate_fn=collate_detection)``
+DistributedSampler(train), epoch=<the epoch about to run>), collate_fn=BatchCollator())``
 with ``use_distributed_sampler=False``; nothing calls ``set_epoch`` on the dataset.
 Lightning itself calls ``set_epoch`` on the sampler, after it has built the iterator.
 """
