@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -207,7 +206,7 @@ FLOOR_TALLY = Tally()
 """What the floor's workers sent this process, by kind of buffer (as ``BatchCollator.stats``)."""
 _TOKEN = register(FLOOR_TALLY)  # made in the main process, before any worker starts
 _BUFFERS = 8  # BatchCollator's default
-_POOLS: dict[int, Pool] = {}  # each worker's own, by process id
+_POOL: list[Pool] = []  # this worker's, made at its first batch (as BatchCollator's)
 
 
 def collate_floor(batch: list[tuple[np.ndarray, bool]]) -> torch.Tensor:
@@ -220,11 +219,9 @@ def collate_floor(batch: list[tuple[np.ndarray, bool]]) -> torch.Tensor:
     if get_worker_info() is None:
         out = torch.empty(shape, dtype=torch.uint8)
     else:
-        pid = os.getpid()
-        pool = _POOLS.get(pid)
-        if pool is None:
-            pool = _POOLS[pid] = Pool(_BUFFERS, _TOKEN)
-        out = pool.take(shape, torch.uint8)
+        if not _POOL or not _POOL[0].owned():  # a forked worker makes its own
+            _POOL[:] = [Pool(_BUFFERS, _TOKEN)]
+        out = _POOL[0].take(shape, torch.uint8)
     view = out.numpy()
     for b, (image, _) in enumerate(batch):
         planes = list(view[b])
