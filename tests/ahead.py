@@ -113,11 +113,16 @@ class Runners:
         self.here: dict[str, Outcome] = {}  # the jobs this process ran
         self.processes: dict[int, subprocess.Popen[bytes]] = {}
         pairs = [f"{name}={target}" for name, target in self.jobs.items()]
+        # the jobs' temporary files (torchrun's logs, multiprocessing's sockets) go in
+        # the folder, removed with it: their programs leave some behind
+        (self.folder / "tmp").mkdir()
+        environment = {**os.environ, "TMPDIR": str(self.folder / "tmp")}
         for number in range(count):
             with (self.folder / f"runner{number}.log").open("wb") as log:
                 process = subprocess.Popen(
                     [sys.executable, "-m", "tests.ahead", str(self.folder), *pairs],
                     cwd=ROOT,
+                    env=environment,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.DEVNULL,
                     stderr=log,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,24 @@ def _loaders_stop_at_a_worker_error() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(_MultiProcessingDataLoaderIter, "_process_data", stopping)
         yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _temporary_files_under_pytest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Every temporary file of the session goes under pytest's base folder.
+
+    The docs' examples (``tempfile.mkdtemp()``), litdata's ``optimize`` (``<tmp>/chunks``,
+    ``<tmp>/data``) and mosaicml-streaming (``<tmp>/000000_barrier_filelock``, one more
+    each run, as it skips the names it finds) leave what they make in the temporary
+    folder. Here that folder is one in pytest's base folder, of which pytest keeps the
+    last three runs', so nothing piles up in ``/tmp``; the processes the tests start
+    (ranks, DataLoader workers) inherit it through ``TMPDIR``.
+    """
+    folder = tmp_path_factory.mktemp("tempdir")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tempfile, "tempdir", str(folder))
+        patch.setenv("TMPDIR", str(folder))
+        yield folder
 
 
 _compiled: list[Path] = []  # what tests.bytecode wrote, removed at the end

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -31,6 +32,10 @@ def pid(folder: Path) -> int:
 def slow_pid(folder: Path) -> int:
     time.sleep(1.5)
     return pid(folder)
+
+
+def temporary(folder: Path) -> str:
+    return tempfile.gettempdir()
 
 
 def fails(folder: Path) -> None:
@@ -98,6 +103,13 @@ class TestRunners:
         assert runs(runners, "next") == 1  # done here while it waited
         assert runners.result("next", here(runners, "next")) == os.getpid()
         assert runs(runners, "next") == 1
+
+    def test_a_runners_temporary_files_go_in_its_folder(self, start: Any) -> None:
+        runners = start({"tmp": HERE + "temporary"}, 1)
+        claimed(runners, "tmp")
+        assert runners.result("tmp", here(runners, "tmp")) == str(runners.folder / "tmp")
+        runners.stop()
+        assert not runners.folder.exists()
 
     @pytest.mark.parametrize(
         ("job", "error", "message"),
