@@ -125,7 +125,7 @@ class EpochIndex(int, metaclass=_EpochIndexType):
         return int.__rsub__(self, other)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (int(self),))
+        return (type(self), (self.real,))  # int's real part: the plain int, without a call
 
     def __repr__(self) -> str:
         return f"EpochIndex({int(self)}, epoch={self.epoch})"
@@ -133,8 +133,13 @@ class EpochIndex(int, metaclass=_EpochIndexType):
     __str__ = int.__repr__  # str(), f"{i}" and paths built from it stay plain numbers
 
 
-def _reduce_index(index: EpochIndex) -> tuple[Any, ...]:
-    return (type(index), (int(index),))
+def _reducer(kind: type[EpochIndex]) -> Callable[[EpochIndex], tuple[Any, ...]]:
+    """``__reduce__`` of one epoch's class, for :mod:`copyreg` (it runs for every index)."""
+
+    def reduce(index: EpochIndex) -> tuple[Any, ...]:
+        return (kind, (index.real,))
+
+    return reduce
 
 
 _CLASSES: Final[dict[int, Callable[[int], EpochIndex]]] = {}
@@ -171,7 +176,7 @@ def _make_class(epoch: int) -> Callable[[int], EpochIndex]:
         "__slots__": (), "epoch": epoch, "__module__": __name__, "__qualname__": name,
     }))  # fmt: skip
     globals()[name] = made
-    copyreg.pickle(made, _reduce_index)
+    copyreg.pickle(made, _reducer(made))
     _REGISTERED.append(made)
     if len(_REGISTERED) > _REGISTER_AT_MOST:
         copyreg.dispatch_table.pop(_REGISTERED.pop(0), None)

@@ -42,7 +42,7 @@ from rankaug.context import (
     process_group_rank,
     resolve_rank,
 )
-from rankaug.epoch import carry_epoch, drop_epoch
+from rankaug.epoch import EpochIndex, carry_epoch, drop_epoch
 from rankaug.errors import SampleError
 from rankaug.keys import Domain, KeyedRandom, Keying, KeyTemplate, check_keying, stream_id
 from rankaug.sample_epoch import EpochFallback, sample_epoch
@@ -229,8 +229,10 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             IndexError: If it is out of range.
         """
         length = len(self.dataset)
-        if type(index) is int and 0 <= index < length:  # checks.index's common case
+        if type(index) is int and 0 <= index < length:  # checks.index's common cases
             position = index
+        elif isinstance(index, EpochIndex) and 0 <= index < length:
+            position = index.real  # the plain int
         else:
             position = checks.index(index, length)
         info = get_worker_info()

@@ -21,7 +21,7 @@ from typing import Any
 
 from rankaug import passes
 from rankaug._process import current_pid
-from rankaug.epoch import _CLASSES, carried_epoch, index_epoch
+from rankaug.epoch import _CLASSES, EpochIndex, carried_epoch
 from rankaug.shared_epoch import SharedEpoch, warn_if_late
 
 __all__ = ["EpochFallback", "sample_epoch"]
@@ -93,10 +93,8 @@ def sample_epoch(index: object, fallback: EpochFallback, in_worker: bool, owner:
     >>> sample_epoch(3, EpochFallback(), False, "X")
     0
     """
-    if type(index) is not int:  # a plain int carries none (EpochIndex is a subclass)
-        epoch = index_epoch(index)  # 1: the index's
-        if epoch is not None:
-            return epoch
+    if type(index) is not int and isinstance(index, EpochIndex):  # 1: the index's
+        return index.epoch  # (index_epoch written out: it runs for every sample)
     epoch = carried_epoch()  # 2: handed down by an enclosing wrapper
     if epoch is not None:
         return epoch

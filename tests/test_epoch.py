@@ -21,6 +21,7 @@ from rankaug import EpochIndex, KeyedDataset, RankaugWarning, SampleContext
 from rankaug.epoch import (
     EpochBatch,
     SharedEpoch,
+    _reducer,
     carried_epoch,
     carrying,
     epoch_class,
@@ -329,8 +330,11 @@ class TestEpochClasses:
             again = pickle.loads(ForkingPickler.dumps([index, int(index)]))
             assert again == [3, 3]
             assert (type(again[0]), type(again[1])) == (type(index), int)
-        # the same bytes either way
-        copyreg.pickle(type(old), copyreg.dispatch_table[type(new)])
+        # the same bytes either way (each epoch's class has a reducer of its own)
+        reduce_new = copyreg.dispatch_table[type(new)]
+        assert reduce_new(new) == (type(new), (3,))
+        assert type(reduce_new(new)[1][0]) is int
+        copyreg.pickle(type(old), _reducer(type(old)))
         try:
             registered = pickle.dumps(old)
         finally:

@@ -100,6 +100,14 @@ class TestEpochFromTheIndex:
         reference.set_epoch(3)
         assert keyed[EpochIndex(4, epoch=3)] == reference[4]
 
+    def test_its_context_holds_the_plain_position(self) -> None:
+        keyed = Draws(Leaf(), seed=0)
+        for index, position in ((EpochIndex(2, epoch=3), 2), (EpochIndex(-1, epoch=3), 5)):
+            context = keyed.context(index)
+            assert (type(context.index), context.index, context.epoch) == (int, position, 3)
+        with pytest.raises(IndexError, match="index 6 is out of range for a dataset of length 6"):
+            keyed.context(EpochIndex(6, epoch=3))
+
     def test_inner_wrappers_get_the_epoch_through_plain_wrappers(self) -> None:
         deepest = Draws(Leaf(), seed=1, keying="sample")
         middle = Draws(ConcatDataset([Subset(deepest, [5, 4, 3]), Subset(deepest, [0, 1, 2])]),
