@@ -32,13 +32,13 @@ Four kinds of transform are told apart once, when a wrapper is built:
 
 from __future__ import annotations
 
-import copy
 import inspect
 from collections.abc import Callable, Collection
 from typing import Any, Protocol, runtime_checkable
 
 import torch
 
+from rankaug._compact_copy import compact_deepcopy
 from rankaug.keys import KeyedRandom
 from rankaug.polygons import POLYGONS
 from rankaug.samples import (
@@ -146,7 +146,7 @@ class _AlbumentationsDriver:
     """
 
     def __init__(self, transform: Any, adapter: SampleAdapter) -> None:
-        self.transform = copy.deepcopy(transform)
+        self.transform = compact_deepcopy(transform)  # called per sample: kept compact
         self.adapter = adapter
         processors = getattr(transform, "processors", None) or {}
         params = getattr(processors.get("bboxes"), "params", None)
@@ -163,6 +163,10 @@ class _AlbumentationsDriver:
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_keyed": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)  # unpickled (a spawned worker): copied compact again
+        self.transform = compact_deepcopy(self.transform)
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         data, state = self.adapter.unpack(sample, self.targets)
