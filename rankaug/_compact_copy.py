@@ -81,8 +81,8 @@ def _plain(kind: type, attributes: dict[str, Any]) -> bool:
 
     Classes written in Python down to ``object``, without slots, without a copy or
     pickle protocol of their own, with ``object``'s ``__new__`` and ``__setattr__``,
-    none of whose instance attributes is a data descriptor of the class; anything else
-    goes to ``copy.deepcopy``.
+    whose instance attributes are named by strings, none of them a data descriptor of
+    the class; anything else goes to ``copy.deepcopy``.
     """
     bases = kind.__mro__[:-1]
     if not bases or any(not base.__flags__ & _HEAP_TYPE for base in bases):
@@ -93,4 +93,7 @@ def _plain(kind: type, attributes: dict[str, Any]) -> bool:
         return False
     if any(hasattr(kind, name) for name in _PROTOCOL):
         return False
-    return not any(hasattr(type(getattr(kind, name, None)), "__set__") for name in attributes)
+    return not any(
+        type(name) is not str or hasattr(type(getattr(kind, name, None)), "__set__")
+        for name in attributes
+    )

@@ -108,15 +108,21 @@ class TestCompactDeepcopy:
         stated = OwnState()
         guarded = Guarded()
         guarded.__dict__["x"] = 5
+        odd = Plain(a=1)
+        attributes: dict[Any, Any] = vars(odd)
+        attributes[7] = "seven"  # not a name: setattr would refuse it
         before = OwnCopy.copies, Guarded.sets
-        made: Any = compact_deepcopy(Plain(items=[tagged, slotted, OwnCopy(), stated, guarded]))
-        tagged2, slotted2, own2, stated2, guarded2 = made.items
+        made: Any = compact_deepcopy(
+            Plain(items=[tagged, slotted, OwnCopy(), stated, guarded, odd])
+        )
+        tagged2, slotted2, own2, stated2, guarded2, odd2 = made.items
         assert (type(tagged2), dict(tagged2), tagged2.note) == (Tagged, {"one": 1}, "n")
         assert (slotted2.x, slotted2.y) == (1, 2)
         assert isinstance(own2, OwnCopy)
         assert (OwnCopy.copies, Guarded.sets) == (before[0] + 1, before[1])
         assert vars(stated2) == {"kept": 1}
         assert guarded2.__dict__["x"] == 5
+        assert vars(odd2) == {"a": 1, 7: "seven"}
 
     def test_an_albumentations_pipeline_copy_draws_and_works_as_deepcopys(self) -> None:
         pipeline = albumentations_pipeline()
