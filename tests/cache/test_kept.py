@@ -16,13 +16,20 @@ from rankaug.cache import _kept
 from rankaug.cache._kept import KEPT, Kept, keep_limit, map_read_only
 
 
-def mapped_ranges() -> set[tuple[int, int]]:
-    """The address ranges this process maps now (``/proc/self/maps``)."""
+def mappings_of(path: Path) -> set[tuple[int, int]]:
+    """The address ranges at which this process maps the file ``path`` now.
+
+    By the file's name in ``/proc/self/maps``: an address range alone may be the
+    file's now and, once it is unmapped, an allocation's the next moment.
+    """
+    name = str(path.resolve())
     ranges = set()
-    with open("/proc/self/maps", encoding="ascii") as maps:
+    with open("/proc/self/maps", encoding="utf-8") as maps:
         for line in maps:
-            low, high = line.split()[0].split("-")
-            ranges.add((int(low, 16), int(high, 16)))
+            fields = line.split(maxsplit=5)
+            if len(fields) == 6 and fields[5].rstrip("\n") == name:
+                low, high = fields[0].split("-")
+                ranges.add((int(low, 16), int(high, 16)))
     return ranges
 
 
@@ -74,18 +81,18 @@ class TestMapReadOnly:
 
     def test_unmapped_when_the_last_view_is_gone(self, tmp_path: Path) -> None:
         path = a_file(tmp_path)
-        before = mapped_ranges()
+        assert not mappings_of(path)
         view = mapped(path)
         array = np.frombuffer(view[4096:8192], np.uint8)  # a view of a view
-        added = mapped_ranges() - before
+        added = mappings_of(path)
         assert added  # the file's mapping
         del view
         gc.collect()
-        assert added <= mapped_ranges()  # kept by the array over it
+        assert mappings_of(path) == added  # kept by the array over it
         assert array.tolist()[:3] == [0, 1, 2]
         del array
         gc.collect()
-        assert not added & mapped_ranges()  # unmapped with the last view
+        assert not mappings_of(path)  # unmapped with the last view
 
     def test_none_without_the_c_library(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
