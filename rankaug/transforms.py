@@ -36,6 +36,7 @@ import inspect
 from collections.abc import Callable, Collection
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
 import torch
 
 from rankaug._compact_copy import compact_deepcopy
@@ -169,7 +170,6 @@ class _AlbumentationsDriver:
         self.transform = compact_deepcopy(self.transform)
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
-        data, state = self.adapter.unpack(sample, self.targets)
         others = self._others
         if others is not None and POLYGONS in others(sample, self.targets):
             raise ValueError(
@@ -178,6 +178,7 @@ class _AlbumentationsDriver:
                 "where they were; apply only pixel-level transforms (colour, blur, noise) "
                 "to samples with polygons, or give instance masks ('masks') instead"
             )
+        data, state = self.adapter.unpack(sample, self.targets)
         refused = self.refused
         if refused and not refused.isdisjoint(data):  # no set made for every sample
             key = min(refused.intersection(data))
@@ -190,7 +191,49 @@ class _AlbumentationsDriver:
         if keyed is not self._keyed:  # a stream keeps its state between samples
             self.transform.set_random_state(keyed.generator, keyed.py_random)
             self._keyed = keyed
-        return self.adapter.repack(self.transform(**data), state)
+        masks = data.get("masks")
+        if masks is None or "bboxes" not in data or len(masks) != len(data["bboxes"]):
+            return self.adapter.repack(self.transform(**data), state)
+        # instance masks, one per box: albumentations keeps every mask when it drops a
+        # box, so each box carries its position in an extra column, and the masks follow
+        data["bboxes"] = numbered = _numbered(data["bboxes"])
+        out = self.transform(**data)
+        width = numbered.shape[1] - 1
+        out["bboxes"], out["masks"] = _follow(out["bboxes"], out["masks"], len(masks), width)
+        return self.adapter.repack(out, state)
+
+
+def _numbered(boxes: Any) -> np.ndarray:
+    """``boxes`` with one more column: each box's position (exact in any float dtype)."""
+    array = np.asarray(boxes)
+    kind = array.dtype if array.dtype.kind == "f" else np.dtype(np.float64)
+    rows = array.reshape(len(array), -1).astype(kind, copy=False)
+    positions = np.arange(len(array), dtype=kind)[:, None]
+    return np.concatenate((rows, positions), axis=1)
+
+
+def _follow(boxes: Any, masks: Any, count: int, width: int) -> tuple[np.ndarray, Any]:
+    """The boxes without their position column, and the masks of the boxes kept.
+
+    ``width``: the boxes' columns as given (an empty result may come back without the
+    position column).
+
+    Raises:
+        ValueError: If a kept box's position is not one of the ``count`` given (a
+            transform that adds boxes: no mask is known for them).
+    """
+    array = np.asarray(boxes)
+    if not len(array):
+        return np.zeros((0, width), array.dtype), masks[:0]
+    positions = array[:, -1]
+    kept = positions.astype(np.intp)
+    if (kept != positions).any() or (kept < 0).any() or (kept >= count).any():
+        raise ValueError(
+            f"the transform returned boxes that were not among the {count} given "
+            "(it added boxes), so their instance masks are unknown"
+        )
+    chosen = [masks[i] for i in kept] if isinstance(masks, list | tuple) else masks[kept]
+    return array[:, :-1], chosen
 
 
 class _ImageDriver:

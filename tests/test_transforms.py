@@ -169,3 +169,69 @@ class TestAlbumentationsTargets:
         keys = albumentations_targets(compose)
         assert {"image", "mask", "bboxes", "keypoints", "cls", "track", "image2"} <= keys
         assert isinstance(compose, AlbumentationsLike)
+
+
+def _masked_sample(kind: type = np.ndarray) -> dict[str, Any]:
+    """Three instances, each mask filling its box exactly, on a 16 x 20 image."""
+    boxes = np.array([[0, 0, 5, 5], [12, 2, 18, 8], [14, 9, 19, 12]], np.float32)
+    masks = np.zeros((3, 16, 20), np.uint8)
+    for k, (x0, y0, x1, y1) in enumerate(boxes.astype(int).tolist()):
+        masks[k, y0:y1, x0:x1] = 1
+    given: Any = masks if kind is np.ndarray else list(masks)
+    return {"image": np.zeros((16, 20, 3), np.uint8), "bboxes": boxes,
+            "labels": np.array([1, 2, 3]), "masks": given}  # fmt: skip
+
+
+def _bounds(mask: np.ndarray) -> list[int]:
+    ys, xs = np.nonzero(mask)
+    return [int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1]
+
+
+class TestInstanceMasks:
+    """albumentations keeps every instance mask when it drops a box: the driver makes
+    the masks follow their boxes."""
+
+    CROP = (10, 0, 20, 16)  # x0, y0, x1, y1: the first box falls outside
+
+    def driver(self) -> Any:
+        crop = A.Compose([A.Crop(*self.CROP)], bbox_params=bbox_params("pascal_voc"))
+        return make_driver(crop, DefaultAdapter())
+
+    @pytest.mark.parametrize("kind", [np.ndarray, list])
+    def test_the_masks_of_the_dropped_boxes_go(self, kind: type) -> None:
+        out: dict[str, Any] = self.driver()(_masked_sample(kind), keyed())
+        assert out["labels"].tolist() == [2, 3]
+        assert out["bboxes"].dtype == np.float32
+        assert len(out["masks"]) == 2
+        for box, mask in zip(out["bboxes"], out["masks"], strict=True):  # each its own
+            assert _bounds(np.asarray(mask)) == np.round(box).astype(int).tolist()
+        assert type(out["masks"]) is kind
+
+    def test_every_box_dropped_leaves_no_mask(self) -> None:
+        sample = _masked_sample()
+        sample.update(bboxes=sample["bboxes"][:1], labels=sample["labels"][:1],
+                      masks=sample["masks"][:1])  # fmt: skip
+        out = self.driver()(sample, keyed())
+        assert out["bboxes"].shape == (0, 4)
+        assert out["bboxes"].dtype == np.float32
+        assert out["masks"].shape == (0, 16, 10)
+        assert out["masks"].dtype == np.uint8
+
+    def test_the_same_draws_as_without_masks(self) -> None:
+        flip = A.Compose([A.HorizontalFlip(p=0.5), A.Affine(scale=(0.5, 1.5), p=1.0)],
+                         bbox_params=bbox_params("pascal_voc"))  # fmt: skip
+        driver = make_driver(flip, DefaultAdapter())
+        with_masks = driver(_masked_sample(), keyed(3))
+        bare = {k: v for k, v in _masked_sample().items() if k != "masks"}
+        without = driver(bare, keyed(3))
+        np.testing.assert_array_equal(with_masks["image"], without["image"])
+        np.testing.assert_allclose(with_masks["bboxes"], without["bboxes"], atol=1e-4)
+        assert with_masks["labels"].tolist() == without["labels"].tolist()
+
+    def test_masks_not_one_per_box_pass_as_they_are(self) -> None:
+        sample = _masked_sample()
+        sample["masks"] = sample["masks"][:2]  # not per box: not tracked, nothing dropped
+        out = make_driver(A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params(
+            "pascal_voc")), DefaultAdapter())(sample, keyed())  # fmt: skip
+        assert len(out["masks"]) == 2
+        assert len(out["bboxes"]) == 3

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
 from rankaug.samples.restore import restore_like
-from rankaug.samples.unread import GEOMETRIC, refuse_unread
+from rankaug.samples.unread import refuse_unread
 
 __all__ = ["KeyMap"]
 
@@ -69,8 +69,8 @@ class KeyMap:
 
     Raises:
         TypeError: If a path is not a string.
-        ValueError: If a path is empty, two names share a path, or ``box_format`` is
-            unknown.
+        ValueError: If ``image`` is ``None``, a path is empty, two names share a path,
+            or ``box_format`` is unknown.
 
     >>> import numpy as np
     >>> adapter = KeyMap(bboxes="objects.bbox", labels="objects.category")
@@ -97,6 +97,8 @@ class KeyMap:
         box_format: BoxFormat | None = None,
         **other_label_fields: str,
     ) -> None:
+        if image is None:
+            raise ValueError("KeyMap image must be the image's key or path, got None")
         given = {"image": image, "bboxes": bboxes, "labels": labels, "mask": mask,
                  "masks": masks, "keypoints": keypoints, "segments": segments,
                  **other_label_fields}  # fmt: skip
@@ -201,8 +203,8 @@ class KeyMap:
                         data[path] = value_to_numpy(value)
                     else:
                         unhanded.append(path)
-        if "bboxes" in targets and data.keys().isdisjoint(GEOMETRIC):
-            refuse_unread(sample, self._tops, repr(self))
+        if "bboxes" in targets and not sample.keys() <= self._tops:  # targets unread?
+            refuse_unread(sample, self._tops, repr(self), data.keys())
         count = len(data["bboxes"]) if "bboxes" in data else None
         return data, _State(sample, originals, kind, mode, count, tuple(unhanded))
 

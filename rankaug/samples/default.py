@@ -11,7 +11,13 @@ import numpy as np
 
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
 from rankaug.samples.restore import is_wrapped, restore_like, rewrap
-from rankaug.samples.unread import GEOMETRIC, refuse_unread, suggest_adapter, unread_fields
+from rankaug.samples.unread import (
+    per_box_fields,
+    refuse_object_list,
+    refuse_unread,
+    suggest_adapter,
+    unread_fields,
+)
 
 __all__ = ["DefaultAdapter"]
 
@@ -66,14 +72,17 @@ class DefaultAdapter:
         elif isinstance(sample, tuple | list) and len(sample) == 2:
             image, target = sample
             if isinstance(target, Mapping):
-                renamed = {("bboxes" if k == "boxes" else k): v for k, v in target.items()}
-                if "image" in renamed:
+                if "image" in target or ("boxes" in target and "bboxes" in target):
                     raise ValueError(
-                        "an (image, target) sample's target must not have an 'image' key"
+                        "an (image, target) sample's target must not have an 'image' key, "
+                        f"nor both 'boxes' and 'bboxes'; it has keys {sorted(map(str, target))}"
                     )
+                renamed = {("bboxes" if k == "boxes" else k): v for k, v in target.items()}
                 renamed["image"] = image
                 mapping = renamed
             else:
+                if "bboxes" in targets:  # COCO's list of annotation dicts would go stale
+                    refuse_object_list(target, "the default adapter")
                 mapping = {"image": image}
         else:
             raise TypeError(
@@ -99,8 +108,8 @@ class DefaultAdapter:
                 data[key] = value_to_numpy(value)
                 if is_wrapped(value):
                     wrapped = True
-        if "bboxes" in targets and data.keys().isdisjoint(GEOMETRIC):  # boxes found elsewhere?
-            refuse_unread(mapping, targets, "the default adapter")
+        if "bboxes" in targets and not mapping.keys() <= data.keys():  # targets unread?
+            refuse_unread(mapping, targets, "the default adapter", data.keys())
         return data, _new_state((sample, originals, kind, mode, target, wrapped))
 
     def view(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
@@ -164,8 +173,7 @@ class DefaultAdapter:
             if isinstance(sample[1], dict):
                 sample[1][key] = value
             elif not isinstance(sample[1], Mapping):
-                pair: Any = type(sample)
-                return pair((sample[0], value))
+                return _pair(sample, sample[0], value)
         return sample
 
     @staticmethod
@@ -180,8 +188,16 @@ class DefaultAdapter:
                 updates[key] = rewrap(value, old, hw)
 
     def repack(self, data: Mapping[str, Any], state: Any) -> Any:
-        """Build a sample of the original shape (see :class:`SampleAdapter`)."""
+        """Build a sample of the original shape (see :class:`SampleAdapter`).
+
+        Raises:
+            ValueError: If the boxes were dropped or added but a per-box value did not go
+                with them (instance masks, or a value the transform was not given).
+        """
         assert isinstance(state, _State)
+        boxes = state.originals.get("bboxes")
+        if boxes is not None and "bboxes" in data and len(data["bboxes"]) != len(boxes):
+            _refuse_stale(data, state, len(boxes))
         updates: dict[str, Any] = {}
         for key, value in data.items():
             if key == "image":
@@ -214,7 +230,41 @@ class DefaultAdapter:
         target = state.target
         if isinstance(target, Mapping):
             new_target = dict(target)
+            box_key = "bboxes" if "bboxes" in target else "boxes"  # the target's own name
             for key, value in updates.items():
-                new_target["boxes" if key == "bboxes" else key] = value
+                new_target[box_key if key == "bboxes" else key] = value
             target = new_target
-        return type(sample)((image, target))
+        return _pair(sample, image, target)
+
+
+def _pair(like: Any, image: Any, target: Any) -> Any:
+    """A pair of ``like``'s type: a tuple, a list, a named tuple (by its fields)."""
+    kind: Any = type(like)
+    if kind is tuple or kind is list:
+        return kind((image, target))
+    make = getattr(kind, "_make", None)  # a named tuple takes its fields one by one
+    return make((image, target)) if callable(make) else kind((image, target))
+
+
+def _refuse_stale(data: Mapping[str, Any], state: _State, count: int) -> None:
+    """Refuse an output whose boxes changed in number but whose per-box values did not.
+
+    Instance masks the transform did not drop with their boxes (albumentations keeps
+    every mask), and values of the sample with one entry per box that the transform was
+    not given (torchvision's ``iscrowd``, ``area``), would no longer match the boxes.
+    """
+    kept = len(data["bboxes"])
+    masks = data.get("masks")
+    stale = ["masks"] if masks is not None and len(masks) == count != kept else []
+    sample = state.sample
+    source = sample if isinstance(sample, Mapping) else state.target
+    if isinstance(source, Mapping):
+        read = {"image", "boxes", "bboxes", *state.originals}
+        others = {k: v for k, v in source.items() if k not in read}
+        stale += per_box_fields(others, count)
+    if stale:
+        raise ValueError(
+            f"the transform kept {kept} of {count} boxes, but {', '.join(map(repr, stale))} "
+            "(one entry per box) did not go with them and would be stale: add such values "
+            "to the label fields (BboxParams(label_fields=[...])), or drop them"
+        )

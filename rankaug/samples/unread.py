@@ -14,7 +14,14 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
-__all__ = ["GEOMETRIC", "refuse_unread", "suggest_adapter", "unread_fields"]
+__all__ = [
+    "GEOMETRIC",
+    "per_box_fields",
+    "refuse_object_list",
+    "refuse_unread",
+    "suggest_adapter",
+    "unread_fields",
+]
 
 #: The targets whose presence says a sample's geometry was found.
 GEOMETRIC: Final = frozenset({"bboxes", "mask", "masks", "keypoints", "segments"})
@@ -125,13 +132,16 @@ def suggest_adapter(mapping: Mapping[Any, Any], paths: Collection[str] = ()) -> 
     return f"{note}adapter=rankaug.adapters.KeyMap({text})"
 
 
-def refuse_unread(mapping: Mapping[Any, Any], skip: Collection[str], who: str) -> None:
+def refuse_unread(
+    mapping: Mapping[Any, Any], skip: Collection[str], who: str, read: Collection[str] = ()
+) -> None:
     """Refuse a sample whose targets rankaug would not read (see the module docstring).
 
     Args:
         mapping: The dict sample (or a pair's dict target).
         skip: The keys already read.
         who: What reads it, for the message (``"the default adapter"``).
+        read: The targets it did read (rankaug's names), for the message.
 
     Raises:
         ValueError: If ``mapping`` has fields that look like targets.
@@ -145,10 +155,78 @@ def refuse_unread(mapping: Mapping[Any, Any], skip: Collection[str], who: str) -
     paths = unread_fields(mapping, skip)
     if not paths:
         return
+    found = sorted(GEOMETRIC.intersection(read))
+    if found:  # some targets were read: these would go stale beside them
+        opening = (
+            f"the sample has {', '.join(map(repr, paths))}, which look like boxes, masks, "
+            f"polygons or keypoints but {who} does not read (it reads "
+            f"{', '.join(map(repr, found))})"
+        )
+    else:
+        opening = (
+            f"the sample has no target {who} reads ({', '.join(map(repr, sorted(GEOMETRIC)))}), "
+            f"but {', '.join(map(repr, paths))} look like boxes, masks, polygons or keypoints"
+        )
     raise ValueError(
-        f"the sample has no target {who} reads ({', '.join(map(repr, sorted(GEOMETRIC)))}), "
-        f"but {', '.join(map(repr, paths))} look like boxes, masks, polygons or keypoints: "
-        "a geometric transform would move its pixels and leave them where they were. "
-        f"Read them with {suggest_adapter(mapping, paths)}; the sample has keys "
+        f"{opening}: a geometric transform would move its pixels and leave them where they "
+        f"were. Read them with {suggest_adapter(mapping, paths)}; the sample has keys "
         f"{sorted(map(str, mapping))}"
     )
+
+
+def refuse_object_list(target: object, who: str) -> None:
+    """Refuse a pair whose target is a list of per-object dicts with boxes, masks...
+
+    torchvision's ``CocoDetection`` gives ``(image, [annotation dicts])``; no adapter
+    reads that layout, and a geometric transform would leave the annotations unmoved.
+
+    Args:
+        target: The pair's target.
+        who: What reads it, for the message.
+
+    Raises:
+        ValueError: If ``target`` is such a list.
+
+    >>> refuse_object_list([3, 4], "the default adapter")
+    >>> refuse_object_list([{"bbox": [0, 0, 2, 2], "category_id": 1}], "it")
+    Traceback (most recent call last):
+    ...
+    ValueError: the sample's target is a list of per-object dicts with 'bbox' ...
+    """
+    if not isinstance(target, list | tuple) or not target or not isinstance(target[0], Mapping):
+        return
+    paths = unread_fields(target[0])
+    if not paths:
+        return
+    raise ValueError(
+        f"the sample's target is a list of per-object dicts with {', '.join(map(repr, paths))} "
+        f"(COCO's annotations, as torchvision's CocoDetection gives them), which {who} does "
+        "not read: a geometric transform would move the image and leave them where they "
+        "were. Give the dataset dict targets ({'boxes': ..., 'labels': ...}; "
+        "torchvision.datasets.wrap_dataset_for_transforms_v2 does it for CocoDetection)"
+    )
+
+
+def per_box_fields(values: Mapping[str, Any], count: int, skip: Collection[str] = ()) -> list[str]:
+    """The keys of ``values`` that look like one entry per box (``count`` entries).
+
+    Arrays and tensors by their first dimension, lists and tuples by their length;
+    strings, scalars and the keys in ``skip`` are not.
+
+    >>> per_box_fields({"iscrowd": [0, 1], "path": "ab", "image_id": 7}, 2)
+    ['iscrowd']
+    """
+    found = []
+    for key, value in values.items():
+        if key in skip or isinstance(value, str | bytes):
+            continue
+        shape = getattr(value, "shape", None)
+        if shape is not None:
+            entries = shape[0] if len(shape) >= 1 else None
+        elif isinstance(value, list | tuple):
+            entries = len(value)
+        else:
+            continue
+        if entries == count:
+            found.append(key)
+    return found

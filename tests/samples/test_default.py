@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 import albumentations as A
@@ -69,6 +70,59 @@ class TestDefaultAdapter:
         assert new_target["iscrowd"] is target["iscrowd"]
         torch.testing.assert_close(new_target["boxes"], boxes + 1)
 
+    def test_a_target_that_says_bboxes_gets_its_boxes_back_there(self) -> None:
+        target = {"bboxes": np.array([[1.0, 2.0, 3.0, 4.0]]), "labels": np.array([2])}
+        data, state = DefaultAdapter().unpack((np.zeros((5, 5, 3), np.uint8), target), TARGETS)
+        data["bboxes"] = data["bboxes"] + 1
+        _, new_target = DefaultAdapter().repack(data, state)
+        assert set(new_target) == {"bboxes", "labels"}
+        np.testing.assert_array_equal(new_target["bboxes"], [[2.0, 3.0, 4.0, 5.0]])
+
+    def test_a_named_tuple_pair_comes_back_of_its_type(self) -> None:
+        pair = collections.namedtuple("pair", "image target")
+        sample = pair(np.zeros((3, 4, 3), np.uint8), {"boxes": np.zeros((1, 4)), "labels": [1]})
+        out = roundtrip(sample)
+        assert type(out) is pair
+        assert out.target["labels"] == [1]
+        relabelled = DefaultAdapter.with_class_target(pair(sample.image, 3), "label", [0.5])
+        assert (type(relabelled), relabelled.target) == (pair, [0.5])
+
+    @pytest.mark.parametrize("kind", [tuple, list])
+    def test_a_plain_pair_keeps_its_container(self, kind: type) -> None:
+        out = roundtrip(kind((np.zeros((3, 4, 3), np.uint8), 5)))
+        assert type(out) is kind
+
+    def test_per_box_values_not_handed_out_go_stale_when_boxes_drop(self) -> None:
+        target = {"boxes": np.zeros((2, 4)), "labels": np.array([1, 2]),
+                  "iscrowd": torch.tensor([0, 1]), "area": [3.0, 4.0], "size": (5, 5),
+                  "image_id": 7}  # fmt: skip
+        sample = (np.zeros((5, 5, 3), np.uint8), target)
+
+        def drop_one(data: dict[str, Any]) -> None:
+            data["bboxes"], data["labels"] = data["bboxes"][:1], data["labels"][:1]
+
+        with pytest.raises(ValueError, match=r"kept 1 of 2 boxes, but 'iscrowd', 'area', 'size'"):
+            roundtrip(sample, drop_one)
+        kept = roundtrip(sample, lambda data: None)[1]  # none dropped: all still aligned
+        assert kept["iscrowd"] is target["iscrowd"]
+
+    def test_instance_masks_that_stay_with_the_boxes_count_are_refused(self) -> None:
+        sample = {"image": np.zeros((5, 5, 3), np.uint8), "bboxes": np.zeros((2, 4)),
+                  "masks": np.zeros((2, 5, 5), np.uint8)}  # fmt: skip
+
+        def drop_box(data: dict[str, Any]) -> None:
+            data["bboxes"] = data["bboxes"][:1]
+
+        with pytest.raises(ValueError, match="kept 1 of 2 boxes, but 'masks'"):
+            roundtrip(sample, drop_box)
+
+    @pytest.mark.parametrize(
+        "target", [{"image": 1}, {"boxes": np.zeros((0, 4)), "bboxes": np.zeros((0, 4))}]
+    )
+    def test_a_target_with_image_or_two_box_keys_is_refused(self, target: Any) -> None:
+        with pytest.raises(ValueError, match=r"not have an 'image' key, nor both 'boxes' and"):
+            DefaultAdapter().unpack((np.zeros((2, 2)), target), TARGETS)
+
     def test_float_output_cannot_go_back_into_pil(self) -> None:
         def to_float(data: dict[str, Any]) -> None:
             data["image"] = data["image"].astype(np.float32)
@@ -110,7 +164,6 @@ class TestDefaultAdapter:
             ({"image": np.zeros((2, 2, 2, 2))}, ValueError, r"shape \(2, 2, 2, 2\)"),
             ((torch.zeros(1, 1, 2, 2), 0), ValueError, r"CxHxW or HxW tensor, .* \(1, 1, 2, 2\)"),
             ((Image.new("P", (2, 2)), 0), ValueError, "PIL image of mode 'P'"),
-            ((np.zeros((2, 2)), {"image": 1}), ValueError, "must not have an 'image' key"),
         ],
     )  # fmt: skip
     def test_unhandled_shapes_are_explained(

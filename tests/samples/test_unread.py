@@ -20,10 +20,16 @@ from rankaug import (
     RandomAugmentWrapper,
     SampleError,
 )
-from rankaug.adapters import HuggingFace
+from rankaug.adapters import HuggingFace, KeyMap
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
-from rankaug.samples.unread import refuse_unread, suggest_adapter, unread_fields
-from tests.albu import bbox_params
+from rankaug.samples.unread import (
+    per_box_fields,
+    refuse_object_list,
+    refuse_unread,
+    suggest_adapter,
+    unread_fields,
+)
+from tests.albu import bbox_params, keypoint_params
 
 
 def image() -> np.ndarray:
@@ -99,6 +105,15 @@ class TestRefuseUnread:
         assert "adapter=rankaug.adapters.HuggingFace()" in message
         assert message.endswith("the sample has keys ['image', 'image_id', 'objects']")
 
+    def test_beside_targets_it_reads_it_names_them(self) -> None:
+        sample = {"image": image(), "mask": np.zeros((16, 24), np.uint8), "boxes": [[1, 2, 3, 4]]}
+        with pytest.raises(ValueError, match="does not read") as caught:
+            refuse_unread(sample, {"image", "mask"}, "it", read={"image", "mask"})
+        assert str(caught.value).startswith(
+            "the sample has 'boxes', which look like boxes, masks, polygons or keypoints but "
+            "it does not read (it reads 'mask'): a geometric transform"
+        )
+
     def test_the_image_key_error_suggests_an_adapter(self) -> None:
         sample = {"img": image(), "cls": np.zeros((1, 1)), "bboxes": np.zeros((1, 4))}
         with pytest.raises(ValueError, match=re.escape("adapter=rankaug.adapters.Ultralytics()")):
@@ -140,3 +155,119 @@ def test_read_with_the_suggested_adapter_it_moves() -> None:
     np.testing.assert_allclose(out["objects"]["bbox"], [[24.0 - 6.0, 2.0, 5.0, 6.0]], atol=1e-5)
     assert type(out["objects"]["bbox"]) is list
     assert out["objects"]["id"] == [9]  # no box dropped: the uncarried id is still right
+
+
+BOX = np.array([[1.0, 2.0, 5.0, 6.0]], np.float32)
+POLYGON = np.array([[1.0, 2.0], [5.0, 2.0], [5.0, 6.0]])
+BESIDE = {
+    "dict: a mask and 'boxes'": (
+        lambda: {"image": image(), "mask": np.zeros((16, 24), np.uint8), "boxes": BOX},
+        "'boxes', which look like",
+        "(it reads 'mask')",
+    ),
+    "dict: keypoints and 'boxes'": (
+        lambda: {"image": image(), "keypoints": np.array([[1.0, 1.0]]), "boxes": BOX},
+        "'boxes', which look like",
+        "(it reads 'keypoints')",
+    ),
+    "dict: a mask and Hugging Face's objects": (
+        lambda: {**hf_sample(), "mask": np.zeros((16, 24), np.uint8)},
+        "'objects.bbox', which look like",
+        "adapter=rankaug.adapters.HuggingFace()",
+    ),
+    "dict: boxes and polygons under another name": (
+        lambda: {"image": image(), "bboxes": BOX, "labels": [1], "polygons": [POLYGON]},
+        "'polygons', which look like",
+        "(it reads 'bboxes')",
+    ),
+    "pair: a mask and 'bbox' in the target": (
+        lambda: (image(), {"mask": np.zeros((16, 24), np.uint8), "bbox": BOX}),
+        "'bbox', which look like",
+        "(it reads 'mask')",
+    ),
+}
+
+
+def flip_all() -> A.Compose:
+    """A flip that moves boxes (no label fields) and keypoints."""
+    return A.Compose(
+        [A.HorizontalFlip(p=1.0)],
+        bbox_params=bbox_params("pascal_voc", ()),
+        keypoint_params=keypoint_params("xy"),
+    )
+
+
+@pytest.mark.parametrize("layout", list(BESIDE))
+class TestBesideTargetsItReads:
+    """A target it reads does not make the unread ones safe: they would go stale too."""
+
+    def test_a_geometric_pipeline_refuses(self, layout: str) -> None:
+        make, what, detail = BESIDE[layout]
+        wrapper = RandomAugmentWrapper([make()], flip_all(), seed=0)
+        with pytest.raises(SampleError, match=re.escape(what)) as caught:
+            wrapper[0]
+        assert detail in str(caught.value)
+
+    def test_a_pixel_level_pipeline_passes_them(self, layout: str) -> None:
+        make, _, _ = BESIDE[layout]
+        out = RandomAugmentWrapper([make()], A.Compose([A.InvertImg(p=1.0)]), seed=0)[0]
+        image_out = out[0] if isinstance(out, tuple) else out["image"]
+        np.testing.assert_array_equal(image_out, 255 - image())
+
+
+def test_keymap_refuses_unread_boxes_beside_a_mask_it_reads() -> None:
+    sample = {"image": image(), "seg": np.zeros((16, 24), np.uint8), "boxes": BOX}
+    wrapper = RandomAugmentWrapper([sample], flip_all(), seed=0, adapter=KeyMap(mask="seg"))
+    with pytest.raises(SampleError, match=re.escape("'boxes', which look like")):
+        wrapper[0]
+
+
+def test_extra_keys_that_are_no_targets_pass_a_geometric_pipeline() -> None:
+    sample = {"image": image(), "bboxes": BOX, "labels": [1], "path": "a.jpg", "id": 7}
+    out = RandomAugmentWrapper([sample], GEOMETRIC["flip with bbox_params"](), seed=0)[0]
+    assert (out["path"], out["id"]) == ("a.jpg", 7)
+    np.testing.assert_allclose(out["bboxes"], [[24.0 - 1.0 - 5.0, 2.0, 5.0, 6.0]])  # coco, flipped
+
+
+COCO_PAIR = [{"bbox": [1, 2, 4, 4], "category_id": 1, "iscrowd": 0}]
+
+
+class TestRefuseObjectList:
+    """torchvision's CocoDetection: ``(image, [annotation dicts])``."""
+
+    def test_refused(self) -> None:
+        with pytest.raises(ValueError, match="per-object dicts") as caught:
+            refuse_object_list(COCO_PAIR, "the default adapter")
+        message = str(caught.value)
+        assert message.startswith("the sample's target is a list of per-object dicts with 'bbox'")
+        assert "wrap_dataset_for_transforms_v2" in message
+
+    @pytest.mark.parametrize("target", [[], [1, 2], [{"category_id": 1}], 3, "a"])
+    def test_other_targets_pass(self, target: Any) -> None:
+        refuse_object_list(target, "it")
+
+    def test_a_geometric_pipeline_refuses_it(self) -> None:
+        wrapper = RandomAugmentWrapper([(image(), COCO_PAIR)], flip_all(), seed=0)
+        with pytest.raises(SampleError, match="list of per-object dicts"):
+            wrapper[0]
+
+    def test_a_pixel_level_pipeline_passes_it(self) -> None:
+        transform = A.Compose([A.InvertImg(p=1.0)])
+        out = RandomAugmentWrapper([(image(), COCO_PAIR)], transform, seed=0)[0]
+        assert out[1] is COCO_PAIR
+
+
+class TestPerBoxFields:
+    def test_arrays_tensors_and_lists_by_their_length(self) -> None:
+        values = {
+            "iscrowd": torch.tensor([0, 1]),
+            "area": np.array([3.0, 4.0]),
+            "names": ["a", "b"],
+            "size": (640, 480, 3),
+            "path": "ab",
+            "image_id": 7,
+            "scalar": np.float64(2.0),
+        }
+        assert per_box_fields(values, 2) == ["iscrowd", "area", "names"]
+        assert per_box_fields(values, 3) == ["size"]
+        assert per_box_fields(values, 2, skip={"area"}) == ["iscrowd", "names"]
