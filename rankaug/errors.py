@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import Final
+
 __all__ = ["RankaugWarning", "SampleError"]
 
 
@@ -16,8 +19,11 @@ class SampleError(RuntimeError):
     where it happened, so a failure deep inside a DataLoader worker on one rank can be
     replayed: load the same index with the same rank, worker and epoch.
 
-    Through a DataLoader worker only the message survives (PyTorch re-raises worker
-    errors by type and message), so the message carries every field too.
+    Through a DataLoader worker only the text survives: PyTorch re-raises a worker's
+    error as ``SampleError(text)``, the text holding the worker's traceback (the
+    original exception's included). So the message carries every field too, and an
+    error made from such a text reads its fields back from it; its ``__cause__`` is
+    gone, the original's traceback is in the text.
 
     Attributes:
         index: The index passed to ``__getitem__``.
@@ -49,6 +55,10 @@ class SampleError(RuntimeError):
         stage: str | None = None,
     ) -> None:
         super().__init__(message)
+        if index is None and rank is None and worker_id is None and stage is None:
+            found = _last_fields(message)  # re-raised from a DataLoader worker's text
+            if found is not None:
+                stage, index, rank, worker_id, epoch = found
         self.index = index
         self.rank = rank
         self.worker_id = worker_id
@@ -99,3 +109,20 @@ class SampleError(RuntimeError):
 
 def _rebuild(cls: type[SampleError], message: str, kwargs: dict[str, object]) -> SampleError:
     return cls(message, **kwargs)  # type: ignore[arg-type]
+
+
+_FIELDS: Final = re.compile(
+    r"SampleError: (?P<stage>.+?) failed at index (?P<index>-?\d+) \(rank (?P<rank>\d+), "
+    r"worker (?P<worker>\d+)(?:, epoch (?P<epoch>\d+))?\)"
+)
+
+
+def _last_fields(text: str) -> tuple[str, int, int, int, int | None] | None:
+    """The fields of the last ``SampleError: ...`` line of a worker's traceback text."""
+    matches = list(_FIELDS.finditer(text))
+    if not matches:
+        return None
+    found = matches[-1]
+    epoch = found["epoch"]
+    return (found["stage"], int(found["index"]), int(found["rank"]), int(found["worker"]),
+            None if epoch is None else int(epoch))  # fmt: skip

@@ -45,3 +45,49 @@ class TestSampleError:
             wrapper = ExceptionWrapper(where="in DataLoader worker process 1")
         with pytest.raises(SampleError, match=r"index 1 \(rank 0, worker 1, epoch 0\)"):
             wrapper.reraise()
+
+    def test_reads_its_fields_back_from_a_workers_text(self) -> None:
+        try:
+            try:
+                raise OSError("disk gone")
+            except OSError as cause:
+                raise SampleError.at(
+                    "dataset[4]", index=7, rank=1, worker_id=1, epoch=3, error=cause
+                ) from cause
+        except SampleError:
+            wrapper = ExceptionWrapper(where="in DataLoader worker process 1")
+        with pytest.raises(SampleError) as info:
+            wrapper.reraise()
+        err = info.value
+        assert (err.index, err.rank, err.worker_id, err.epoch, err.stage) == (
+            7,
+            1,
+            1,
+            3,
+            "dataset[4]",
+        )
+        assert "OSError: disk gone" in str(err)  # the original's traceback, in the text
+
+    @pytest.mark.parametrize(
+        ("text", "fields"),
+        [
+            ("no fields here", (None, None, None, None, None)),
+            (
+                "x\nrankaug.errors.SampleError: dataset[2] failed at index 2 (rank 0, worker 1)"
+                " in CachedDataset of /c: KeyError: 'k'",
+                (2, 0, 1, None, "dataset[2]"),
+            ),
+            (  # a nested wrapper's error in the cause, the outer one's last
+                "SampleError: transform failed at index 1 (rank 0, worker 0, epoch 5): a\n"
+                "SampleError: dataset[1] failed at index 9 (rank 2, worker 3, epoch 6): b",
+                (9, 2, 3, 6, "dataset[1]"),
+            ),
+        ],
+    )
+    def test_fields_from_a_text(self, text: str, fields: tuple[object, ...]) -> None:
+        err = SampleError(text)
+        assert (err.index, err.rank, err.worker_id, err.epoch, err.stage) == fields
+
+    def test_given_fields_are_not_read_from_the_text(self) -> None:
+        text = "SampleError: transform failed at index 1 (rank 0, worker 0, epoch 5): a"
+        assert SampleError(text, index=4).index == 4

@@ -40,6 +40,7 @@ from rankaug.cache._store import prepare, sample_path, store, stored_bytes
 from rankaug.cache._unpickle import Refused, trusted
 from rankaug.cache._walk import refuse_random
 from rankaug.context import current_worker, resolve_rank
+from rankaug.epoch import carried_epoch, index_epoch
 from rankaug.errors import RankaugWarning, SampleError
 
 __all__ = ["CachedDataset"]
@@ -294,12 +295,16 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
             raise
         except Exception as error:
             worker, rank = current_worker()[0], resolve_rank()
+            epoch = carried_epoch()  # a keyed wrapper's above, or the index's own
+            epoch = index_epoch(index) if epoch is None else epoch
+            when = "" if epoch is None else f", epoch {epoch}"
             raise SampleError(
-                f"dataset[{index}] failed at index {index} (rank {rank}, worker {worker}, "
-                f"in CachedDataset of {self.path}): {type(error).__name__}: {error}",
+                f"dataset[{index}] failed at index {index} (rank {rank}, worker {worker}"
+                f"{when}) in CachedDataset of {self.path}: {type(error).__name__}: {error}",
                 index=int(index),
                 rank=rank,
                 worker_id=worker,
+                epoch=epoch,
                 stage=f"dataset[{index}]",
             ) from error
         return sample

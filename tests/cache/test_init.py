@@ -24,6 +24,7 @@ import rankaug.cache._store
 from rankaug import (
     CopyPasteDataset,
     CutMixDataset,
+    EpochIndex,
     HSVJitter,
     MixUpDataset,
     MosaicAffine,
@@ -314,6 +315,21 @@ class TestCachedDataset:
         assert info.value.stage == "dataset[3]"
         assert isinstance(info.value.__cause__, KeyError)
         assert not cached.is_cached(3)
+
+    def test_dataset_errors_carry_the_epoch_of_the_wrapper_above(self, tmp_path: Path) -> None:
+        cached = CachedDataset(Failing(5, bad=3, error=KeyError("labels")), tmp_path)
+        wrapper = RandomAugmentWrapper(cached, lambda sample, rng: sample, seed=0)
+        wrapper.set_epoch(4)
+        with pytest.raises(SampleError) as info:
+            wrapper[3]
+        assert (info.value.index, info.value.epoch) == (3, 4)
+        assert "(rank 0, worker 0, epoch 4) in CachedDataset of" in str(info.value)
+        with pytest.raises(SampleError) as alone:  # no wrapper above: the index's epoch
+            cached[EpochIndex(3, epoch=2)]
+        assert alone.value.epoch == 2
+        with pytest.raises(SampleError, match=r"\(rank 0, worker 0\) in Cached") as plain:
+            cached[3]
+        assert plain.value.epoch is None
 
     def test_sample_errors_pass_through(self, tmp_path: Path) -> None:
         inner = SampleError("transform failed at index 1 (rank 0, worker 0, epoch 0): boom")
