@@ -40,10 +40,12 @@ def fingerprint(dataset: Any, length: int, given: str | None) -> Fingerprint:
     Always the cache format, the dataset's class and its length, and the dataset's
     ``repr`` when its class defines one (the readers' reprs list every setting; a repr
     with a memory address, which changes from run to run, is left out). Then the
-    data: ``given`` if any; else the size and modification time (ns) of every file
-    that its ``source_files()`` method lists (a missing file counts as missing); for
-    a plain list, tuple or dict of samples, a hash of their content instead of any
-    ``repr`` (:mod:`rankaug.cache._content`).
+    data: ``given`` if any; else a Hugging Face ``datasets.Dataset``'s own
+    ``_fingerprint`` (which ``map``, ``filter``, ``with_format`` and other data files
+    change; its repr lists only features and rows); else the size and modification
+    time (ns) of every file that its ``source_files()`` method lists (a missing file
+    counts as missing); for a plain list, tuple or dict of samples, a hash of their
+    content instead of any ``repr`` (:mod:`rankaug.cache._content`).
 
     Raises:
         ValueError: If ``dataset`` is a list, tuple or dict whose samples hold values
@@ -61,6 +63,10 @@ def fingerprint(dataset: Any, length: int, given: str | None) -> Fingerprint:
             sees_changes = True
     if given is not None:
         lines.append(f"given={given}")
+        return Fingerprint(lines, sees_changes=True)
+    tracked = getattr(dataset, "_fingerprint", None)  # Hugging Face datasets' own
+    if isinstance(tracked, str) and tracked and not in_memory:
+        lines.append(f"datasets_fingerprint={tracked}")  # it changes with data and format
         return Fingerprint(lines, sees_changes=True)
     if in_memory:
         try:

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from torch.utils.data import Dataset
 
 from rankaug.cache._fingerprint import FORMAT, fingerprint
@@ -76,3 +77,21 @@ class TestFingerprint:
         addressed = fingerprint(Addressed([1]), 1, None)
         assert not addressed.sees_changes  # an address changes every run: left out
         assert "0x" not in addressed.text
+
+
+class TestHuggingFaceFingerprint:
+    """A ``datasets.Dataset``'s repr lists only its features and rows: its own
+    fingerprint keys the cache, so changed content starts a new subdirectory."""
+
+    def test_map_and_format_change_the_key(self) -> None:
+        datasets = pytest.importorskip("datasets")
+        base = datasets.Dataset.from_dict({"label": [0, 1]})
+        mapped = base.map(lambda row: {"label": row["label"] + 10})
+        assert repr(base) == repr(mapped)
+        first = fingerprint(base, 2, None)
+        assert first.sees_changes
+        assert f"datasets_fingerprint={base._fingerprint}" in first.text.splitlines()
+        assert fingerprint(mapped, 2, None).key != first.key
+        assert fingerprint(base.with_format("numpy"), 2, None).key != first.key
+        again = datasets.Dataset.from_dict({"label": [0, 1]})
+        assert fingerprint(again, 2, None).key == first.key  # the same data, the same key
