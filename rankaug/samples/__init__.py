@@ -213,7 +213,7 @@ def check_adapter(adapter: object, *, box_format: str | None = None) -> SampleAd
         The adapter.
 
     Raises:
-        TypeError: If ``adapter`` lacks one of the methods.
+        TypeError: If ``adapter`` is a class, or lacks one of the methods.
         ValueError: If the adapter's layout fixes another box format.
 
     >>> type(check_adapter(None)).__name__
@@ -221,6 +221,11 @@ def check_adapter(adapter: object, *, box_format: str | None = None) -> SampleAd
     """
     if adapter is None:
         return DefaultAdapter()
+    if isinstance(adapter, type):
+        raise TypeError(
+            f"adapter must be an adapter instance, got the class {adapter.__name__}: pass "
+            f"{adapter.__name__}(...)"
+        )
     if not (
         callable(getattr(adapter, "unpack", None)) and callable(getattr(adapter, "repack", None))
     ):

@@ -82,6 +82,8 @@ class TestKeyMap:
             KeyMap(bboxes=3)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match=re.escape("like 'objects.bbox', got 'a..b'")):
             KeyMap(bboxes="a..b")
+        with pytest.raises(ValueError, match="KeyMap image must be the image's key or path"):
+            KeyMap(image=None)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="KeyMap gives 'x' to both bboxes= and labels="):
             KeyMap(bboxes="x", labels="x")
         with pytest.raises(ValueError, match="box_format"):

@@ -104,3 +104,7 @@ class TestCheckAdapter:
         assert check_adapter(adapter) is adapter
         with pytest.raises(TypeError, match="adapter must have unpack"):
             check_adapter(object())
+
+    def test_a_class_is_refused_with_the_call_it_needs(self) -> None:
+        with pytest.raises(TypeError, match=r"got the class DefaultAdapter: pass DefaultAdapter\("):
+            check_adapter(DefaultAdapter)
