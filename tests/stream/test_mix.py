@@ -101,3 +101,12 @@ class TestStreamingCopyPaste:
             assert np.array_equal(out["image"], expected["image"])
             assert np.array_equal(out["bboxes"], expected["bboxes"])
             assert np.array_equal(out["masks"], expected["masks"])
+
+    def test_a_sample_that_pastes_nothing_is_recorded_not_pasted(self) -> None:
+        wrapper = CopyPasteDataset(WithMasks(8), **options(p=1.0, fraction=0.0))
+        found = records(wrapper, "copypaste", num_workers=2)
+        assert sorted(r["ids"][0] for r in found) == [f"s{k:04d}" for k in range(8)]
+        for record in found:
+            assert record["applied"] is False
+            assert len(record["indices"]) == len(record["ids"]) == 1
+            assert record["pasted"] == []
