@@ -155,17 +155,25 @@ def polygon_floor(samples: Sequence[Sample], seed: int, **kwargs: Any) -> Make:
 
 
 def copypaste_partners(samples: Sequence[Sample], seed: int, **kwargs: Any) -> list[int]:
-    """The partner rankaug's ``CopyPasteDataset`` pastes from, for each main index.
+    """The partner rankaug's ``CopyPasteDataset`` draws, for each main index.
 
     Made before any timing. ultralytics' ``CopyPaste`` takes them in place of its own draw
     (``benchmarks._mix_peers``): both paste from the same pairs, so they find the same
     eligible instances and do the same work (with partners of their own, one left 25% of
-    its samples as they were and the other 16%, in 32 calls).
+    its samples as they were and the other 16%, in 32 calls). A record names the partner
+    only when something is pasted, so each is drawn again from its record's state (the
+    plan, as a replay draws it): a sample whose partner has no eligible instance keeps it.
     """
+    from rankaug._multi.replay import generator_at
     from rankaug.mix import CopyPasteDataset
 
     dataset: Any = CopyPasteDataset(samples, seed=seed, **kwargs)
-    return [int(dataset[i]["copypaste"]["indices"][-1]) for i in range(len(samples))]
+    partners = []
+    for i in range(len(samples)):
+        record = dataset[i]["copypaste"]
+        plan = dataset.plan(i, generator_at(record["state"]), record["epoch"])
+        partners.append(int(plan.indices[1]))
+    return partners
 
 
 def _meet(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> bool:

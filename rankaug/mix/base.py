@@ -17,7 +17,8 @@ their own:
    is not mixed loads no partner;
 3. **combine**: the wrapper's :meth:`PairDataset.combine` makes the output's image and
    targets (:class:`~rankaug._multi.pairs.Part`) and says how much of the image is the main
-   sample's;
+   sample's, or that it combined nothing: the sample is then given and recorded as one
+   that is not mixed (the replay draws the same plan and combines nothing again);
 4. **classes** (:mod:`~rankaug.mix.classes`): with ``num_classes=``, the soft target;
 5. **repack**: the adapter gives the output the main sample's shape, and the record
    (indices, main first, the wrapper's details, the epoch and the Generator's state) is
@@ -69,11 +70,14 @@ class Combined(NamedTuple):
         part: The output's image and targets.
         share: The main sample's weight in the image, for soft class targets.
         details: The wrapper's fields of the record, in order.
+        applied: Whether anything was combined; ``False`` gives the main sample as one
+            that is not mixed (and records it so).
     """
 
     part: Part
     share: float
     details: dict[str, Any]
+    applied: bool = True
 
 
 class PairDataset(KeyedDataset[T_co]):
@@ -222,7 +226,8 @@ class PairDataset(KeyedDataset[T_co]):
             rng: The sample's keyed Generator, for draws that depend on the data.
 
         Returns:
-            The output, the main sample's share and the record's details.
+            The output, the main sample's share and the record's details;
+            ``applied=False`` when it combined nothing.
         """
         raise NotImplementedError(f"{type(self).__name__} must implement combine()")
 
@@ -325,12 +330,13 @@ class PairDataset(KeyedDataset[T_co]):
             parts = reader.parts(used, views, samples)
             main = parts[0]
             self.check(main)
-            if plan.applied:
-                combined = self.combine(main, parts[-1], plan, rng)
+            combined = self.combine(main, parts[-1], plan, rng) if plan.applied else None
+            applied = combined is not None and combined.applied
+            if combined is not None and applied:
                 out = reader.emit(combined.part, data.keys())
                 share, details = combined.share, combined.details
                 partner = parts[-1]
-            else:
+            else:  # not mixed, or nothing combined: the main sample as it is
                 out, share, details, partner = data, 1.0, self.unmixed(main), main
             sample = self.adapter.repack(out, main_state)
             if config.num_classes is not None:
@@ -346,8 +352,8 @@ class PairDataset(KeyedDataset[T_co]):
                 refuse_unmixed(main.label, f"dataset[{main_index}]")
             if config.record is not None:
                 record = {
-                    "applied": plan.applied,
-                    "indices": [main_index, partner_index] if plan.applied else [main_index],
+                    "applied": applied,
+                    "indices": [main_index, partner_index] if applied else [main_index],
                     **details,
                     "epoch": context.epoch,
                     "state": state,

@@ -20,10 +20,13 @@ that fraction of every box of the main sample (ultralytics pastes only those bel
   becomes their outline) and its box becomes the tight box around what is left.
   Untouched instances keep their boxes. The semantic mask takes the source's values
   under the pasted pixels; keypoints are the main sample's. A sample whose draws paste
-  nothing is given as it is, as one that is not pasted.
-* **Record** (under ``"copypaste"``, :class:`CopyPasteRecord`): the indices (the main,
-  then the source: the main itself for ``"flip"``), the source, the instances pasted,
-  the main sample's instances dropped and the pasted ones hidden by later ones.
+  nothing (``fraction`` drew none, ``max_overlap`` refused them all, or the source has
+  none with pixels) is given as it is and recorded as one that is not pasted.
+* **Record** (under ``"copypaste"``, :class:`CopyPasteRecord`): whether it pasted, the
+  indices (the main, then, when pasted, the source: the main itself for ``"flip"``), the
+  source, the instances pasted, the main sample's instances dropped and the pasted ones
+  hidden by later ones. :meth:`~CopyPasteDataset.replay` draws the same plan from the
+  recorded state, so a sample that pasted nothing is rebuilt as it was.
 """
 
 from __future__ import annotations
@@ -62,11 +65,11 @@ _SOURCES: Final[tuple[CopySource, ...]] = ("partner", "flip")
 class CopyPasteRecord(TypedDict):
     """What a copy-paste applied, stored under ``record`` in each output sample.
 
-    ``indices`` holds the main index and, when pasted, the source's (the main index
-    for ``"flip"``); ``pasted`` the source's instances pasted, bottom first;
-    ``dropped`` the main sample's instances dropped; ``hidden`` the pasted instances
-    dropped because later ones cover them. ``state`` is the Generator state before the
-    draws, for :meth:`CopyPasteDataset.replay`.
+    ``applied`` is whether instances were pasted; ``indices`` holds the main index and,
+    when pasted, the source's (the main index for ``"flip"``); ``pasted`` the source's
+    instances pasted, bottom first; ``dropped`` the main sample's instances dropped;
+    ``hidden`` the pasted instances dropped because later ones cover them. ``state`` is
+    the Generator state before the draws, for :meth:`CopyPasteDataset.replay`.
     """
 
     applied: bool
@@ -189,7 +192,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         theirs = _instances(partner, self.source == "flip")
         picked = [k for k in chosen if theirs.count(k)]
         if not picked:  # nothing to paste: the main sample as it is
-            return Combined(main, 1.0, self.unmixed(main))
+            return Combined(main, 1.0, self.unmixed(main), applied=False)
         layers, hidden, union, top = self._layers(theirs, picked)
         ours = _instances(main, False)
         entries, dropped = self._kept(ours, [theirs.region(k) for k in picked], union, top)

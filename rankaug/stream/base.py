@@ -205,17 +205,18 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         forward_epoch(self.dataset, epoch)
         skip = 0
         if resume is not None:
-            if resume["source"] is not None:
+            if resume["source"] is not None:  # the stream goes on where it stood
                 self.dataset.load_state_dict(resume["source"])
-            else:
+                live.position = resume["position"]
+            else:  # the stream starts over: its first outputs are skipped
                 skip = resume["position"]
         self._live = live
-        yield from self.outputs(live, self._read(live), skip)
+        yield from self.outputs(live, self._read(live, live.position), skip)
         live.done = True
 
-    def _read(self, live: Pass) -> Iterator[Any]:
+    def _read(self, live: Pass, read: int) -> Iterator[Any]:
+        """The stream's samples, the first being the pass's sample at ``read``."""
         iterator = iter(self.dataset)
-        read = 0
         while True:
             with live.context(read).guard("reading the stream"):
                 try:

@@ -3,7 +3,8 @@
 ``MixUpDataset(stream, buffer_size=B, ...)`` (likewise ``CutMixDataset`` and
 ``CopyPasteDataset``) makes one. The window, the first and last samples of a pass and
 the record's ``indices`` and ``ids``: see :mod:`rankaug.stream.window`. A worker's pass
-of a single sample is refused with a ``ValueError`` (as a map-style dataset of one).
+of a single sample is refused with a ``ValueError``, as a map-style dataset of one is;
+``CopyPasteDataset(source="flip")``, which needs no partner, takes both.
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ its first output comes once ``B + 1`` samples are read, and every sample is the 
 sample of exactly one output, in stream order. At the end of the pass the last ``B + 1``
 samples stay the window of the last mains. A worker whose pass holds ``n <= B`` samples
 draws from the ``n - 1`` others; a pass of one sample gives it alone for a mosaic
-(letterboxed) and is refused by the mix family.
+(letterboxed), and is refused by a mix that needs a partner (``needs_partner()``: all
+but ``CopyPasteDataset(source="flip")``, which takes it as its map-style class does).
 
 The record (``record=``) names the samples by their position in the worker's pass under
 ``indices`` and by id under ``ids`` (``None`` without ``sample_id=``). There is no
@@ -91,7 +92,8 @@ class WindowStream(StreamDataset[T_co]):
     reads_ahead = True
     alone: ClassVar[dict[str, Any] | None] = None
     """Options for a window of one sample (nothing to draw partners from); ``None``
-    refuses it."""
+    keeps the options where the map-style wrapper's ``needs_partner()`` is false, and
+    refuses the window otherwise."""
 
     def map_class(self) -> Callable[..., Any]:
         """The map-style wrapper doing the per-sample work.
@@ -142,14 +144,14 @@ class WindowStream(StreamDataset[T_co]):
         inner = self._inner.get(size)
         if inner is None:
             options = dict(self._options)
-            if size == 1:
-                if self.alone is None:
-                    raise ValueError(
-                        f"{type(self).__name__}: this worker's pass holds a single sample, and "
-                        f"{self.map_class().__name__} needs a partner other than the sample "
-                        "itself: give every DataLoader worker at least 2 samples of each pass"
-                    )
+            if size == 1 and self.alone is not None:
                 options.update(self.alone)
+            elif size == 1 and self.window_wrapper(self.buffer_size + 1).needs_partner():
+                raise ValueError(
+                    f"{type(self).__name__}: this worker's pass holds a single sample, and "
+                    f"{self.map_class().__name__} needs a partner other than the sample "
+                    "itself: give every DataLoader worker at least 2 samples of each pass"
+                )
             inner = self.map_class()(Window(size), keying="sample", adapter=self._naming, **options)
             self._inner[size] = inner
         return inner

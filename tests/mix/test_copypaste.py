@@ -29,6 +29,14 @@ class Fixed(CopyPasteDataset[Any]):
         return PairPlan(True, (index, (index + 1) % len(self)), (), ())
 
 
+def assert_replayed(paste: CopyPasteDataset[Any], out: dict[str, Any]) -> None:
+    """``paste.replay`` of ``out``'s record gives ``out`` again, record included."""
+    again = paste.replay(out["copypaste"])
+    assert again["copypaste"] == out["copypaste"]
+    for key in ("image", "bboxes", "labels", "mask", "masks"):
+        np.testing.assert_array_equal(again[key], out[key])
+
+
 class TestTightBox:
     def test_box_around_the_pixels(self) -> None:
         mask = np.zeros((5, 6), bool)
@@ -118,9 +126,12 @@ class TestCopyPastePixels:
         for index in range(len(data)):
             out = paste[index]
             record = out["copypaste"]
-            main, partner = record["indices"]
+            main, *pasted_from = record["indices"]  # the source's index when pasted
             assert main == index
-            assert (partner == index) == (source == "flip")
+            assert record["applied"] == bool(record["pasted"])
+            assert len(pasted_from) == int(record["applied"])
+            assert (pasted_from == [index]) == (source == "flip" and record["applied"])
+            partner = pasted_from[0] if pasted_from else index
             kept = [i for i in range(len(data[index]["labels"])) if i not in record["dropped"]]
             shown = [k for k in record["pasted"] if k not in record["hidden"]]
             expected = [*data[index]["labels"][kept], *data[partner]["labels"][shown]]
@@ -196,13 +207,31 @@ class TestCopyPasteTargets:
 
     def test_fraction_zero_pastes_nothing(self) -> None:
         data = [instance_sample(i, (8, 8), [(1, 1, 5, 5)]) for i in range(2)]
-        out = CopyPasteDataset(data, seed=0, p=1.0, fraction=0.0)[0]
-        assert out["copypaste"]["applied"]
-        assert out["copypaste"]["pasted"] == []
-        # nothing pasted: the main sample's own arrays, as for a sample not pasted
+        paste = CopyPasteDataset(data, seed=0, p=1.0, fraction=0.0)
+        out = paste[0]
+        # nothing pasted: the main sample's own arrays, recorded as a sample not pasted
+        assert out["copypaste"] == {
+            **out["copypaste"], "applied": False, "indices": [0], "pasted": [],
+            "dropped": [], "hidden": [],
+        }  # fmt: skip
         assert out["image"] is data[0]["image"]
         assert out["masks"] is data[0]["masks"]
-        assert out["bboxes"].tolist() == data[0]["bboxes"].tolist()
+        assert out["bboxes"] is data[0]["bboxes"]
+        assert_replayed(paste, out)
+
+    def test_instances_all_refused_by_max_overlap_paste_nothing(self) -> None:
+        main = instance_sample(0, (8, 8), [(0, 0, 8, 8)])
+        partner = instance_sample(1, (8, 8), [(1, 1, 5, 5)])  # a quarter of main's box
+        paste = Fixed([main, partner], seed=0, p=1.0, max_overlap=0.1)
+        out = paste[0]
+        assert out["copypaste"]["applied"] is False
+        assert out["copypaste"]["indices"] == [0]
+        assert out["image"] is main["image"]
+        assert out["bboxes"] is main["bboxes"]
+        assert_replayed(paste, out)
+        pasted = Fixed([main, partner], seed=0, p=1.0, max_overlap=0.3)[0]
+        assert pasted["copypaste"]["applied"] is True
+        assert pasted["copypaste"]["indices"] == [0, 1]
 
     def test_flip_pastes_the_mirrored_instances(self) -> None:
         data = [instance_sample(0, (6, 10), [(0, 1, 3, 4)])]

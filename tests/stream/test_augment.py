@@ -22,6 +22,12 @@ def keyed(n: int = 12, **kwargs: Any) -> Any:
     return RandomAugmentWrapper(Shards(n), noise, seed=0, keying="sample", sample_id="id", **kwargs)
 
 
+def fails_on_s0010(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    if sample["id"] == "s0010":
+        raise RuntimeError("boom")
+    return noise(sample, rng)
+
+
 def as_list(batch: Any) -> Any:
     return batch
 
@@ -106,6 +112,25 @@ class TestStreamingAugment:
         assert head + rest == whole
         worker = state["_snapshot"]["_worker_snapshots"]["worker_0"]["dataset_state"]
         assert (worker["pass"]["source"] is not None) == resumable
+
+    @pytest.mark.parametrize("resumable", [False, True], ids=["re-read", "inner state"])
+    def test_a_resumed_pass_keeps_its_positions(self, resumable: bool) -> None:
+        def build(transform: Any = noise) -> Any:
+            return RandomAugmentWrapper(Shards(20, resumable=resumable), transform, seed=1)
+
+        _, state = run(build(), batches=3)  # batches of 2 by turns: worker 0 at 4, 1 at 2
+        _, again = run(build(), state=state, batches=2)
+        _, whole = run(build(), batches=5)
+        for worker, position in (("worker_0", 6), ("worker_1", 4)):
+            resumed = again["_snapshot"]["_worker_snapshots"][worker]["dataset_state"]
+            straight = whole["_snapshot"]["_worker_snapshots"][worker]["dataset_state"]
+            assert resumed["pass"]["position"] == position
+            assert resumed == straight
+        # s0010 is worker 0's sample at position 5, read after the resume
+        with pytest.raises(Exception, match=r"transform failed at index 5 \(rank 0, worker 0"):
+            run(build(fails_on_s0010))
+        with pytest.raises(Exception, match=r"transform failed at index 5 \(rank 0, worker 0"):
+            run(build(fails_on_s0010), state=state)
 
     def test_load_state_dict_refuses_a_foreign_state(self) -> None:
         with pytest.raises(ValueError, match="state must come from StreamingAugment"):

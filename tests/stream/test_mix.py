@@ -71,9 +71,42 @@ class TestStreamingCutMix:
         with pytest.raises(ValueError, match=r"weights=\[1\] has no meaning over a stream"):
             CutMixDataset(Shards(8), **options(weights=[1]))
 
+    def test_a_pass_of_one_sample_is_refused(self) -> None:
+        with pytest.raises(ValueError, match="pass holds a single sample, and CutMixDataset needs"):
+            records(CutMixDataset(Shards(2), **options()), "cutmix", num_workers=2)
+
 
 class TestStreamingCopyPaste:
     def test_window_and_keys(self) -> None:
         assert isinstance(CopyPasteDataset(WithMasks(8), **options(p=1.0)), StreamingCopyPaste)
         check_window(CopyPasteDataset(WithMasks(8), **options(p=1.0)), "copypaste", 8)
         check_sample_keying(lambda: CopyPasteDataset(WithMasks(8), **options(p=1.0)), "copypaste")
+
+    def test_a_pass_of_one_sample_is_refused_with_a_partner(self) -> None:
+        wrapper = CopyPasteDataset(WithMasks(2), **options(p=1.0))
+        with pytest.raises(ValueError, match="pass holds a single sample, and CopyPasteDataset"):
+            records(wrapper, "copypaste", num_workers=2)
+
+    def test_flip_takes_a_pass_of_one_sample_as_the_map_style_class(self) -> None:
+        wrapper = CopyPasteDataset(WithMasks(2), **options(p=1.0, source="flip"))
+        outputs = list(DataLoader(wrapper, batch_size=None, num_workers=2))  # one sample each
+        assert [s["id"] for s in outputs] == ["s0000", "s0001"]
+        for k, out in enumerate(outputs):
+            mapped = CopyPasteDataset(list(WithMasks(2))[k : k + 1], seed=0, p=1.0, source="flip")
+            expected = mapped[0]
+            assert out["copypaste"]["applied"]
+            assert out["copypaste"]["indices"] == [0, 0]
+            assert out["copypaste"]["ids"] == [f"s{k:04d}"] * 2
+            assert out["copypaste"]["pasted"] == expected["copypaste"]["pasted"] == [0]
+            assert np.array_equal(out["image"], expected["image"])
+            assert np.array_equal(out["bboxes"], expected["bboxes"])
+            assert np.array_equal(out["masks"], expected["masks"])
+
+    def test_a_sample_that_pastes_nothing_is_recorded_not_pasted(self) -> None:
+        wrapper = CopyPasteDataset(WithMasks(8), **options(p=1.0, fraction=0.0))
+        found = records(wrapper, "copypaste", num_workers=2)
+        assert sorted(r["ids"][0] for r in found) == [f"s{k:04d}" for k in range(8)]
+        for record in found:
+            assert record["applied"] is False
+            assert len(record["indices"]) == len(record["ids"]) == 1
+            assert record["pasted"] == []
