@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
 from rankaug.samples.restore import restore_like
-from rankaug.samples.unread import refuse_unread
+from rankaug.samples.unread import known, refuse_unread
 
 __all__ = ["KeyMap"]
 
@@ -204,7 +204,7 @@ class KeyMap:
                     else:
                         unhanded.append(path)
         if "bboxes" in targets and not sample.keys() <= self._tops:  # targets unread?
-            refuse_unread(sample, self._tops, repr(self), data.keys())
+            refuse_unread(sample, known(self._tops, data), repr(self), data.keys())
         count = len(data["bboxes"]) if "bboxes" in data else None
         return data, _State(sample, originals, kind, mode, count, tuple(unhanded))
 

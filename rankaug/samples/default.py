@@ -12,6 +12,7 @@ import numpy as np
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
 from rankaug.samples.restore import is_wrapped, restore_like, rewrap
 from rankaug.samples.unread import (
+    known,
     per_box_fields,
     refuse_object_list,
     refuse_unread,
@@ -109,7 +110,7 @@ class DefaultAdapter:
                 if is_wrapped(value):
                     wrapped = True
         if "bboxes" in targets and not mapping.keys() <= data.keys():  # targets unread?
-            refuse_unread(mapping, targets, "the default adapter", data.keys())
+            refuse_unread(mapping, known(targets, data), "the default adapter", data.keys())
         return data, _new_state((sample, originals, kind, mode, target, wrapped))
 
     def view(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 __all__ = [
     "GEOMETRIC",
+    "known",
     "per_box_fields",
     "refuse_object_list",
     "refuse_unread",
@@ -41,6 +42,24 @@ def _scalar(value: object) -> bool:
     if value is None or isinstance(value, bool | int | float | str | bytes):
         return True
     return getattr(value, "ndim", None) == 0
+
+
+def known(read: Collection[str], found: Collection[str]) -> frozenset[str]:
+    """The top-level keys to pass over when looking for unread targets.
+
+    ``read``, and, once ``found`` (the targets read) holds one of :data:`GEOMETRIC`,
+    those names too: a sample whose geometry was found keeps a ``mask`` or ``keypoints``
+    its consumer did not ask for by choice (a viewer of boxes); what is looked for
+    then is geometry under names rankaug does not know (``boxes``, ``objects``...).
+
+    >>> sorted(known({"image"}, {"image"}))
+    ['image']
+    >>> sorted(known({"image"}, {"image", "bboxes"}))[:3]
+    ['bboxes', 'image', 'keypoints']
+    """
+    if GEOMETRIC.isdisjoint(found):
+        return frozenset(read)
+    return GEOMETRIC.union(read)
 
 
 def unread_fields(mapping: Mapping[Any, Any], skip: Collection[str] = ()) -> list[str]:
