@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -229,6 +230,16 @@ class TestBatchAugment:
         assert torch.equal(params["degrees"], -30.0 + 60.0 * u)  # augmentation 0, sampler 0
         assert transform._param_generator.sampler_dict is held  # plain kornia again
 
+    def test_a_numpy_index_is_taken_like_a_list(self) -> None:
+        aug = BatchAugment(K.RandomAffine(degrees=45.0, p=1.0), seed=2)
+        images = _images(4, side=8)
+        listed = aug(images, index=[3, 2**63 + 1, 7, 2**64 - 1], epoch=5)
+        index = np.array([3, 2**63 + 1, 7, 2**64 - 1], dtype=np.uint64)
+        assert torch.equal(aug(images, index=index, epoch=np.array(5)), listed)
+        assert torch.equal(aug(images, index=index, epoch=np.full(4, 5, np.int32)), listed)
+        short = aug(images[:2], index=np.arange(2), epoch=np.int64(5))
+        assert torch.equal(short, aug(images[:2], index=[0, 1], epoch=5))
+
     @settings(max_examples=10, deadline=None)
     @given(
         st.lists(st.integers(0, 2**64 - 1), min_size=2, max_size=6, unique=True),
@@ -303,6 +314,30 @@ class TestBatchAugmentRefusals:
             r"batch-level value of shape \(1,\) for a batch of 2 \(kornia draws it once",
         ):
             aug(_images(2), index=[0, 1], epoch=0)
+
+    @pytest.mark.parametrize(
+        ("index", "shown"),
+        [
+            (torch.arange(4).reshape(2, 2), r"a tensor of shape \(2, 2\)"),
+            (np.arange(4).reshape(2, 2), r"an array of shape \(2, 2\)"),
+            ([[0, 1], [2, 3]], r"a nested sequence \(shape \(2, 2\)\)"),
+        ],
+        ids=["tensor", "array", "list"],
+    )
+    def test_an_index_of_two_dimensions_is_refused(self, index: Any, shown: str) -> None:
+        aug = BatchAugment(K.RandomHorizontalFlip(), seed=0)
+        with pytest.raises(
+            ValueError, match=r"index must be one value per sample, shape \(4,\), got " + shown
+        ):
+            aug(_images(4), index=index, epoch=0)
+
+    def test_an_index_of_a_wrong_type_names_the_types_taken(self) -> None:
+        aug = BatchAugment(K.RandomHorizontalFlip(), seed=0)
+        taken = "an integer, a sequence of integers or a 1-D integer numpy array or tensor"
+        with pytest.raises(TypeError, match=rf"index must be {taken} \(one per sample\), got 1.5"):
+            aug(_images(2), index=1.5, epoch=0)
+        with pytest.raises(TypeError, match="index must be an integer array, got dtype float64"):
+            aug(_images(2), index=np.zeros(2), epoch=0)
 
     def test_bad_arguments(self) -> None:
         aug = BatchAugment(K.RandomAffine(10.0), seed=0)
