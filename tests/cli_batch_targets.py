@@ -36,6 +36,13 @@ def kornia_alone() -> Any:
     return K.RandomRotation(30.0, p=1.0)
 
 
+def kornia_unkeyable() -> Any:
+    """A kornia augmentation BatchAugment refuses: its noise comes from ``torch.randn``."""
+    import kornia.augmentation as K
+
+    return K.RandomGaussianNoise(std=0.1, p=1.0)
+
+
 def torchvision_plain() -> Any:
     """A torchvision v2 transform called plainly on the batch: one draw for all of it."""
     from torchvision.transforms import v2

@@ -138,6 +138,43 @@ class TestIndexArrayAndWeights:
         assert (np.diff(cdf) >= 0).all()
 
 
+class TestPerSample:
+    def test_flat_forms_pass(self) -> None:
+        for value in (3, np.int64(3), [1, 2], (1, 2), np.arange(2), np.array(5), range(2)):
+            checks.per_sample(value, "index", 2)  # no error
+
+    @pytest.mark.parametrize(
+        ("value", "shown"),
+        [
+            (np.zeros((2, 2), dtype=np.int64), r"an array of shape \(2, 2\)"),
+            (np.zeros((1, 2), dtype=np.uint8), r"an array of shape \(1, 2\)"),
+            ([[0, 1], [2, 3]], r"a nested sequence \(shape \(2, 2\)\)"),
+            ([[0, 1], [2]], r"a nested sequence \(ragged\)"),
+            ([np.arange(2), np.arange(2)], r"a nested sequence \(shape \(2, 2\)\)"),
+        ],
+        ids=["array", "uint8", "lists", "ragged", "arrays"],
+    )
+    def test_two_dimensions_are_refused_naming_the_shape(self, value: object, shown: str) -> None:
+        with pytest.raises(
+            ValueError, match=r"index must be one value per sample, shape \(4,\), got " + shown
+        ):
+            checks.per_sample(value, "index", 4)
+
+    def test_a_wrong_type_names_the_types_taken(self) -> None:
+        with pytest.raises(
+            TypeError,
+            match=r"epoch must be an integer, a sequence of integers or a 1-D integer numpy array "
+            r"or tensor \(one per sample\), got 1.5 of type float",
+        ):
+            checks.per_sample(1.5, "epoch", 4)
+        with pytest.raises(TypeError, match="index must be an integer array, got dtype float64"):
+            checks.per_sample(np.zeros(4), "index", 4)
+        with pytest.raises(TypeError, match="index must be an integer array, got dtype bool"):
+            checks.per_sample(np.ones(4, dtype=bool), "index", 4)
+        with pytest.raises(TypeError, match="got 'abcd' of type str"):
+            checks.per_sample("abcd", "index", 4)
+
+
 class TestImagesAndFills:
     @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.float16, np.bool_, np.int64])
     def test_unsupported_dtypes_name_the_supported_ones(self, dtype: type) -> None:

@@ -11,13 +11,15 @@ from typing import Any
 
 import pytest
 
+from rankaug import BatchAugment
 from rankaug.cli.audit import AuditConfig
 from rankaug.cli.batch_probe import batch_kind, probe_batch, synthetic_batch
 from rankaug.cli.fixes import describe_batch, fix_lines
 from tests import cli_batch_targets
+from tests.batch.helpers import assert_unchanged, global_states
 from tests.cli_helpers import run_main
 
-pytest.importorskip("kornia.augmentation")
+K = pytest.importorskip("kornia.augmentation")
 
 B = "tests.cli_batch_targets:"
 CHECKED = ("ranks", "epochs", "reproducible")
@@ -26,6 +28,7 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     "kornia_plain": ({"ranks"}, "random: the same index gives a new output"),
     "kornia_alone": ({"ranks"}, "random: the same index gives a new output"),
     "kornia_keyed": (set(), "keyed per sample:"),
+    "kornia_unkeyable": ({"ranks"}, "random: the same index gives a new output"),
 }
 
 
@@ -78,6 +81,18 @@ class TestBatchAudit:
         assert "no DataLoader (--workers does not apply)" in text
         assert "verdict on tests.cli_batch_targets:kornia_keyed: PASS" in text
 
+    def test_the_fix_does_not_advise_a_wrapper_that_refuses(self, audit: Any) -> None:
+        (found,) = [r for r in audit[2]["reports"] if r["target"] == B + "kornia_unkeyable"]
+        (fix,) = found["fixes"]
+        assert fix.startswith(
+            "fix: RandomGaussianNoise draws its parameters from torch's global generator"
+        )
+        assert (
+            "rankaug.BatchAugment refuses it as it is (augmentation 0 (RandomGaussianNoise) "
+            "drew from torch's global generator (restored)" in fix
+        )
+        assert "change or drop what that names (the BatchAugment guide lists what it keys)" in fix
+
     def test_batch_flag_audits_any_callable(self, tmp_path: Any) -> None:
         path = tmp_path / "report.json"
         code, _, _ = run_main(
@@ -117,6 +132,24 @@ class TestBatchProbe:
             probe_batch(lambda images: 0, [0, 1], 2, 0, 8)
         with pytest.raises(TypeError, match="must give a callable transform"):
             probe_batch([1, 2], [0, 1], 2, 0, 8)
+
+    def test_the_advised_wrapper_keys_what_it_is_advised_for(self) -> None:
+        before = global_states()
+        alone = describe_batch(cli_batch_targets.kornia_alone(), 16)  # RandomRotation
+        refused = describe_batch(cli_batch_targets.kornia_unkeyable(), 16)
+        same = describe_batch(K.RandomAffine(10.0, same_on_batch=True, p=1.0), 16)
+        assert_unchanged(before)
+        assert (alone.batch, alone.refused) == ("kornia", "")
+        (line,) = fix_lines(alone, ["ranks"], seed=3, epoch_from="sampler")
+        assert "wrap it, rankaug.BatchAugment(transform, seed=3)" in line
+        assert "refuses" not in line
+        keyed = BatchAugment(cli_batch_targets.kornia_alone(), seed=3)
+        rows = probe_batch(keyed, [0, 1, 2], 2, 0, 16)  # the advice, followed
+        assert [row[4] for row in rows[:3]] == [row[4] for row in rows[3:]]
+        assert refused.refused.startswith("augmentation 0 (RandomGaussianNoise) drew from")
+        assert "has same_on_batch=True" in same.refused
+        (line,) = fix_lines(same, ["ranks"], seed=3, epoch_from="sampler")
+        assert "rankaug.BatchAugment refuses it as it is (RandomAffine has same_on_batch" in line
 
     def test_fix_for_batch_augment_without_indices(self) -> None:
         pipeline = describe_batch(cli_batch_targets.kornia_keyed())

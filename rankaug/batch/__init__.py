@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 from rankaug import checks
@@ -92,12 +93,13 @@ class BatchAugment:
             *inputs: Boxes, masks, keypoints... in the order of the container's
                 ``data_keys`` after the image; for a torchvision transform, tensors with
                 one row per sample or sequences of one item per sample.
-            index: The samples' dataset indices (a sequence of ints, ``EpochIndex``
-                values or an int tensor of length ``B``; a tensor on the batch's device is
-                used there, unchecked). Without it, the keys are
-                ``(seed, rank, epoch, step, position)``: ``step`` counts the calls of this
-                wrapper and ``rank`` is torch.distributed's (0 if not initialised), so
-                the same batch differs across ranks and steps but not with its indices.
+            index: The samples' dataset indices: a sequence of ints or ``EpochIndex``
+                values, or a numpy integer array or int tensor of shape ``(B,)`` (a
+                tensor on the batch's device is used there, its values unchecked).
+                Without it, the keys are ``(seed, rank, epoch, step, position)``:
+                ``step`` counts the calls of this wrapper and ``rank`` is
+                torch.distributed's (0 if not initialised), so the same batch differs
+                across ranks and steps but not with its indices.
             epoch: The epoch: an int or one per sample. Defaults to the epoch the
                 ``EpochIndex`` values carry, else :attr:`epoch` (see :meth:`set_epoch`).
             return_params: Also return the kornia parameters applied. Defaults to
@@ -112,9 +114,11 @@ class BatchAugment:
 
         Raises:
             TypeError: If ``images`` is not a tensor or ``index``/``epoch`` are not
-                integers, or a torchvision transform is given keyword arguments.
+                integers (one, a sequence, or an integer array or tensor), or a
+                torchvision transform is given keyword arguments.
             ValueError: If ``images`` is not 4-D, ``index`` or ``epoch`` do not have one
-                value per sample or are out of range, or a draw cannot be keyed; for a
+                value per sample (shape ``(B,)``; two dimensions are refused) or are out
+                of range, or a draw cannot be keyed; for a
                 torchvision transform, if an input does not have one row per sample or
                 the samples' outputs have different shapes.
             RuntimeError: If an augmentation drew from torch's global generator (its state
@@ -187,9 +191,10 @@ def _column(value: Any, name: str, size: int, bits: int) -> torch.Tensor:
 
     Indices of ``2**63`` or more are stored as their two's complement (the same 64 bits).
     """
+    checks.per_sample(value, name, size)
+    if isinstance(value, np.ndarray | np.generic):
+        value = value.tolist()  # Python ints: one per sample, or one for all
     if isinstance(value, torch.Tensor):
-        if value.dtype.is_floating_point or value.dtype.is_complex or value.dtype == torch.bool:
-            raise TypeError(f"{name} must be an integer tensor, got dtype {value.dtype}")
         column = value.reshape(-1).to(torch.int64)
         if column.numel() == 1 and value.dim() == 0:
             column = column.expand(size)

@@ -1,11 +1,13 @@
 """Kornia's parameter drawing, keyed: its samplers swapped for keyed ones while it draws.
 
-Kornia draws every parameter through ``torch.distributions`` objects that its
-parameter generators make in ``make_samplers`` and through each augmentation's
-apply-probability gate (``__batch_prob_generator__``, ``torch.rand`` in kornia 0.9).
-:func:`keyed_drawing` replaces both, on the instances and only while kornia's own
-``forward_parameters`` runs, by :class:`_KeyedSampler` objects whose values come from
-the batch's :class:`~rankaug.batch._keys.DrawKeys`. A draw that is not keyed per sample
+Kornia draws most parameters through ``torch.distributions`` objects that its
+parameter generators make in ``make_samplers`` (kept as attributes, or in a dict:
+``PlainUniformGenerator.sampler_dict``), a few augmentations keep one of their own
+(``RandomThinPlateSpline.dist``), and each augmentation has an apply-probability gate
+(``__batch_prob_generator__``, ``torch.rand`` in kornia 0.9). :func:`keyed_drawing`
+replaces them, on the instances and only while kornia's own ``forward_parameters`` runs,
+by :class:`_KeyedSampler` objects whose values come from the batch's
+:class:`~rankaug.batch._keys.DrawKeys`. A draw that is not keyed per sample
 (``same_on_batch``, ``p_batch``, a container's ``random_apply``, a batch-level shape)
 is refused, and any augmentation that still reaches a global generator is caught by
 comparing the generators' states around its draw. ``ColorJitter``'s order is keyed per
@@ -78,13 +80,13 @@ def _check(aug: Any, kaug: ModuleType) -> None:
     name = type(aug).__name__
     if isinstance(aug, kaug._2d.mix.base.MixAugmentationBaseV2):
         raise ValueError(f"{name} mixes samples of a batch: BatchAugment keys each sample alone")
-    generator = aug._param_generator
-    if aug.same_on_batch and (aug.p not in (0, 1) or _samplers(generator)):
+    samplers = _samplers(aug)
+    if aug.same_on_batch and (aug.p not in (0, 1) or samplers):
         raise ValueError(
             f"{name} has same_on_batch=True: one draw for the whole batch; BatchAugment "
             "keys every draw per sample (use same_on_batch=False)"
         )
-    if len(_samplers(generator)) > 0xFD:  # 0xFE and 0xFF: the order and gate draws
+    if len(samplers) > 0xFD:  # 0xFE and 0xFF: the order and gate draws
         raise ValueError(f"{name} has over 253 samplers: BatchAugment numbers 253 at most")
     if aug.p_batch not in (0, 1):
         raise ValueError(
@@ -94,24 +96,51 @@ def _check(aug: Any, kaug: ModuleType) -> None:
         )
 
 
-def _samplers(generator: Any) -> list[tuple[str, distributions.Distribution]]:
-    """The ``torch.distributions`` samplers of a parameter generator, by attribute name."""
-    if generator is None:
-        return []
-    return sorted(
-        (name, value)
-        for name, value in vars(generator).items()
-        if isinstance(value, distributions.Distribution)
-    )
+#: Where a sampler is kept: ``(owner, attribute, ())``, or ``(owner, attribute, (key,))``
+#: for one held in a dict attribute.
+Place = tuple[Any, str, tuple[Any, ...]]
+
+
+def _samplers(aug: Any) -> list[tuple[Place, distributions.Distribution]]:
+    """The ``torch.distributions`` samplers of ``aug``; a sampler's number is its place here.
+
+    Those of its parameter generator, then its own; of each, the attributes by name,
+    then the values of dict attributes (``PlainUniformGenerator.sampler_dict``) by
+    attribute and key. The order keeps the numbers of the attribute samplers of
+    earlier releases, which looked at nothing else.
+    """
+    found: list[tuple[Place, distributions.Distribution]] = []
+    for owner in (aug._param_generator, aug):
+        if owner is None:
+            continue
+        fields = sorted(vars(owner).items())
+        found += [((owner, n, ()), v) for n, v in fields if _is_dist(v)]
+        for name, held in fields:
+            if isinstance(held, dict):
+                entries = sorted(
+                    (((k,), v) for k, v in held.items() if _is_dist(v)), key=lambda e: repr(e[0])
+                )
+                found += [((owner, name, key), value) for key, value in entries]
+    return found
+
+
+def _is_dist(value: object) -> bool:
+    return isinstance(value, distributions.Distribution)
 
 
 class _KeyedSampler:
-    """A stand-in for one ``torch.distributions`` sampler: keyed values, same shapes."""
+    """A stand-in for one ``torch.distributions`` sampler: keyed values, same shapes.
 
-    def __init__(self, dist: distributions.Distribution, keys: DrawKeys, where: tuple[int, int]):
+    ``where`` is ``(augmentation number, sampler number)``; ``label`` names both in errors.
+    """
+
+    def __init__(
+        self, dist: distributions.Distribution, keys: DrawKeys, where: tuple[int, int], label: str
+    ) -> None:
         self._dist = dist
         self._keys = keys
         self._where = where
+        self._label = label
         self._count = 0
 
     def __getattr__(self, name: str) -> Any:
@@ -131,12 +160,18 @@ class _KeyedSampler:
             return (u < probs).to(probs.dtype)
         raise ValueError(
             f"BatchAugment cannot key a {type(dist).__name__} sampler "
-            f"(augmentation {self._where[0]}): only Uniform and Bernoulli samplers are keyed"
+            f"({self._label}): only Uniform and Bernoulli samplers are keyed"
         )
 
     sample = rsample
 
     def _draw(self, shape: torch.Size, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+        if len(shape) == 0 or shape[0] != len(self._keys):
+            raise ValueError(
+                f"{self._label} drew a batch-level value of shape {tuple(shape)} for a batch "
+                f"of {len(self._keys)} (kornia draws it once for the whole batch): "
+                "BatchAugment keys every draw per sample"
+            )
         count = self._count
         self._count += 1
         return self._keys.uniform(shape, (*self._where, count), device, dtype)
@@ -171,7 +206,9 @@ def _guarded(aug: Any, number: int, draw: Callable[..., Any]) -> Callable[..., A
                 torch.cuda.set_rng_state(state, device)
             raise RuntimeError(
                 f"augmentation {number} ({type(aug).__name__}) drew from torch's global "
-                "generator (restored): BatchAugment cannot key it"
+                "generator (restored): BatchAugment cannot key it (the draw is made outside "
+                "the torch.distributions samplers it swaps for keyed ones: torch.rand, "
+                "torch.randn or torch.randint in kornia's code, or a sampler made on the fly)"
             )
         return params
 
@@ -219,8 +256,19 @@ def keyed_drawing(augs: list[Any], keys: DrawKeys) -> Iterator[None]:
     try:
         for number, aug in enumerate(augs):
             generator = aug._param_generator
-            for slot, (name, dist) in enumerate(_samplers(generator)):
-                swaps.set(generator, name, _KeyedSampler(dist, keys, (number, slot)))
+            copies: dict[tuple[int, str], dict[Any, Any]] = {}
+            for slot, ((owner, name, key), dist) in enumerate(_samplers(aug)):
+                held = "".join(f"[{k!r}]" for k in key)  # sampler_dict['degrees']
+                label = f"augmentation {number} ({type(aug).__name__}), sampler {name}{held}"
+                keyed = _KeyedSampler(dist, keys, (number, slot), label)
+                if not key:
+                    swaps.set(owner, name, keyed)
+                    continue
+                copy = copies.get((id(owner), name))
+                if copy is None:  # a copy of the dict, in its order, set in its place
+                    copy = copies[id(owner), name] = dict(vars(owner)[name])
+                    swaps.set(owner, name, copy)
+                copy[key[0]] = keyed
             if _jitter.is_jitter(aug):
                 swaps.set(
                     generator,

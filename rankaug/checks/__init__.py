@@ -43,7 +43,7 @@ from rankaug.checks.images import (
     fills_fit,
     image_layout,
 )
-from rankaug.checks.indices import index, index_array, weights
+from rankaug.checks.indices import index, index_array, per_sample, weights
 from rankaug.checks.numbers import (
     boolean,
     int_choice,
@@ -78,6 +78,7 @@ __all__ = [
     "map_dataset",
     "mapping",
     "names",
+    "per_sample",
     "probability",
     "real",
     "real_range",

@@ -1,15 +1,17 @@
-"""Indices into a dataset: one index, a pool of distinct indices, sampling weights."""
+"""Indices: one index, a pool of distinct indices, sampling weights, one per sample."""
 
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from rankaug.checks._messages import Said, is_int, is_real, type_error, value_error
 
-__all__ = ["index", "index_array", "weights"]
+__all__ = ["index", "index_array", "per_sample", "weights"]
 
 
 def index(value: object, length: int) -> int:
@@ -116,3 +118,49 @@ def weights(value: object, name: str, *, count: int, what: str = "item") -> np.n
     cdf: np.ndarray = cumulative / cumulative[-1]
     cdf[-1] = 1.0
     return cdf
+
+
+def per_sample(value: object, name: str, size: int) -> None:
+    """Check the form of one integer per sample of a batch of ``size`` (``index=``, say).
+
+    An integer (the same for every sample), a flat sequence, or a numpy array or tensor
+    of an integer dtype with one value per sample (shape ``(size,)``; 0-D: one for all).
+    The entries' values and the sequence's length are the caller's to check.
+
+    Raises:
+        TypeError: If ``value`` is none of those, or an array or tensor of another dtype.
+        ValueError: If it has two dimensions or more (a nested sequence included).
+
+    >>> per_sample(np.arange(4).reshape(2, 2), "index", 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: index must be one value per sample, shape (4,), got an array of shape (2, 2)
+    """
+    expected = f"one value per sample, shape ({size},)"
+    dtype, shape = getattr(value, "dtype", None), getattr(value, "shape", None)
+    if dtype is not None and shape is not None:  # a numpy array or scalar, or a tensor
+        kind = "tensor" if str(dtype).startswith("torch.") else "array"
+        if not re.fullmatch(r"u?int\d+", str(dtype).removeprefix("torch.")):
+            raise TypeError(f"{name} must be an integer {kind}, got dtype {dtype}")
+        if len(shape) > 1:
+            shown = f"{'a' if kind == 'tensor' else 'an'} {kind} of shape {tuple(shape)}"
+            raise value_error(name, expected, Said(shown))
+    elif isinstance(value, Sequence) and not isinstance(value, str | bytes):
+        if any(_nested(entry) for entry in value):
+            raise value_error(name, expected, Said(f"a nested sequence ({_shape(value)})"))
+    elif not is_int(value):
+        accepted = "an integer, a sequence of integers or a 1-D integer numpy array or tensor"
+        raise type_error(name, f"{accepted} (one per sample)", value, short=True)
+
+
+def _nested(entry: object) -> bool:
+    if isinstance(entry, str | bytes):
+        return False
+    return isinstance(entry, Sequence) or len(getattr(entry, "shape", ())) > 0
+
+
+def _shape(value: Any) -> str:
+    try:
+        return f"shape {np.shape(value)}"
+    except ValueError:  # ragged
+        return "ragged"

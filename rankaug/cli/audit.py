@@ -333,7 +333,9 @@ def run_audit(config: AuditConfig) -> AuditResult:
             else analyse(layouts[t], schedules[t], records[t]),
             _count(stream_records[t]) if streamed[t] else len(records[t]),
             sorted(skipped[t]),
-            describe_batch(datasets[t]) if batch[t] else describe_pipeline(datasets[t]),
+            describe_batch(datasets[t], config.image_size)
+            if batch[t]
+            else describe_pipeline(datasets[t]),
             stream=streamed[t],
         )
         for t, target in enumerate(config.targets)

@@ -24,7 +24,7 @@ import torch
 
 from rankaug.cli.fingerprint import fingerprint
 
-__all__ = ["batch_kind", "probe_batch", "synthetic_batch"]
+__all__ = ["batch_kind", "keying_refusal", "probe_batch", "synthetic_batch"]
 
 # (epoch, worker, position, index, digest), as rankaug.cli.probe.RankRecords
 Records = list[tuple[int, int, int, int, str]]
@@ -51,6 +51,28 @@ def batch_kind(found: object) -> str:
     v2 = sys.modules.get("torchvision.transforms.v2")
     if v2 is not None and isinstance(found, v2.Transform):
         return "torchvision"
+    return ""
+
+
+def keying_refusal(transform: object, size: int) -> str:
+    """Why :class:`rankaug.BatchAugment` refuses the kornia ``transform``, or ``""``.
+
+    It is wrapped and called once, as the audit's fix would have it, on a synthetic batch
+    of two ``size`` images (some refusals come only from a draw); a refused draw puts
+    torch's generator back, and the transform is plain kornia again afterwards. Anything
+    but a kornia transform gives ``""``.
+
+    >>> keying_refusal(lambda images: images, 8)
+    ''
+    """
+    if batch_kind(transform) != "kornia":
+        return ""
+    from rankaug.batch import BatchAugment
+
+    try:
+        BatchAugment(transform, seed=0)(synthetic_batch([0, 1], size), index=[0, 1], epoch=0)
+    except (ValueError, RuntimeError) as error:  # what BatchAugment raises when it refuses
+        return str(error)
     return ""
 
 

@@ -38,6 +38,8 @@ class Pipeline:
         batch: For a batch transform (:func:`describe_batch`), its kind:
             ``"kornia"``, ``"torchvision"``, ``"BatchAugment"`` or ``"callable"``;
             ``""`` for a dataset.
+        refused: For a kornia transform, why :class:`rankaug.BatchAugment` refuses it
+            (``""`` when it keys it).
     """
 
     name: str
@@ -47,6 +49,7 @@ class Pipeline:
     keyed: bool = False
     has_set_epoch: bool = False
     batch: str = ""
+    refused: str = ""
 
     @property
     def kind(self) -> str:
@@ -64,7 +67,7 @@ def describe_pipeline(dataset: object) -> Pipeline:
     ...         self.dataset = [1, 2]
     >>> describe_pipeline(Jitter())
     Pipeline(name='Jitter', inner='list', transform=None, generators=('rng (Generator)',), \
-keyed=False, has_set_epoch=False, batch='')
+keyed=False, has_set_epoch=False, batch='', refused='')
     """
     fields = getattr(dataset, "__dict__", {})
     generators = tuple(
@@ -84,15 +87,23 @@ keyed=False, has_set_epoch=False, batch='')
     )
 
 
-def describe_batch(transform: object) -> Pipeline:
+def describe_batch(transform: object, size: int = 32) -> Pipeline:
     """Describe a batch transform for :func:`fix_lines` (the audit's batch mode).
+
+    A kornia transform is tried in :class:`rankaug.BatchAugment` on ``size`` images
+    (:func:`~rankaug.cli.batch_probe.keying_refusal`), so the fix does not advise a
+    wrapper that refuses it.
 
     >>> describe_batch(lambda images: images).batch
     'callable'
     """
-    from rankaug.cli.batch_probe import batch_kind
+    from rankaug.cli.batch_probe import batch_kind, keying_refusal
 
-    return Pipeline(name=type(transform).__name__, batch=batch_kind(transform) or "callable")
+    return Pipeline(
+        name=type(transform).__name__,
+        batch=batch_kind(transform) or "callable",
+        refused=keying_refusal(transform, size),
+    )
 
 
 def _batch_lines(pipeline: Pipeline, failed: Sequence[str], seed: int) -> list[str]:
@@ -106,6 +117,11 @@ def _batch_lines(pipeline: Pipeline, failed: Sequence[str], seed: int) -> list[s
         wrap = "pass it the batch's dataset indices (index=) and the epoch (epoch=) on every call"
     elif pipeline.batch == "callable":
         wrap = "make it a kornia augmentation or torchvision v2 transform and " + wrap
+    elif pipeline.refused:
+        wrap = (
+            f"rankaug.BatchAugment refuses it as it is ({pipeline.refused}); change or drop "
+            "what that names (the BatchAugment guide lists what it keys), then " + wrap
+        )
     lines: list[str] = []
     if "ranks" in failed:
         lines.append(

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -43,6 +44,29 @@ def _rows(params: list[Any]) -> torch.Tensor:
 def _with_p_batch(aug: Any) -> Any:
     aug.p_batch = 0.5  # only kornia's mix augmentations take it as an argument
     return aug
+
+
+def _drawn_rows(params: dict[str, torch.Tensor]) -> torch.Tensor:
+    """One row per sample of one augmentation's drawn float parameters, side by side."""
+    fixed = ("batch_prob", "forward_input_shape", "src")  # src: the spline's fixed points
+    drawn = [v for k, v in sorted(params.items()) if k not in fixed and v.is_floating_point()]
+    return torch.cat([value.reshape(value.shape[0], -1) for value in drawn], dim=1)
+
+
+# Kornia 0.9 augmentations whose samplers sit in PlainUniformGenerator.sampler_dict, and
+# one whose sampler is its own attribute (RandomThinPlateSpline.dist).
+_DICT_OR_OWN_SAMPLERS = {
+    "RandomRotation": lambda: K.RandomRotation(30.0, p=0.8),
+    "RandomBrightness": lambda: K.RandomBrightness((0.6, 1.4), p=0.8),
+    "RandomContrast": lambda: K.RandomContrast((0.6, 1.4), p=0.8),
+    "RandomGamma": lambda: K.RandomGamma((0.6, 1.4), p=0.8),
+    "RandomHue": lambda: K.RandomHue((-0.3, 0.3), p=0.8),
+    "RandomSaturation": lambda: K.RandomSaturation((0.5, 1.5), p=0.8),
+    "RandomSolarize": lambda: K.RandomSolarize(0.2, 0.2, p=0.8),
+    "RandomSharpness": lambda: K.RandomSharpness(1.0, p=0.8),
+    "RandomRGBShift": lambda: K.RandomRGBShift(p=0.8),
+    "RandomThinPlateSpline": lambda: K.RandomThinPlateSpline(p=0.8),
+}
 
 
 def _shared_rows(a: torch.Tensor, b: torch.Tensor) -> int:
@@ -174,6 +198,48 @@ class TestBatchAugment:
         assert (aug(images[order], index=order.tolist(), epoch=0) - out[order]).abs().max() <= 1e-5
         assert (aug.replay(7, 0, images[7])[0] - out[7]).abs().max() <= 1e-5
 
+    @pytest.mark.parametrize("name", list(_DICT_OR_OWN_SAMPLERS))
+    def test_samplers_in_a_dict_or_on_the_augmentation_are_keyed(self, name: str) -> None:
+        make = _DICT_OR_OWN_SAMPLERS[name]
+        images = _images(16, side=12)
+        before = global_states()
+        aug = BatchAugment(make(), seed=3)
+        out, params = aug(images, index=list(range(16)), epoch=1, return_params=True)
+        _, other = aug(images, index=list(range(16)), epoch=2, return_params=True)
+        assert_unchanged(before)
+        rows = _drawn_rows(params)
+        assert len(torch.unique(rows, dim=0)) == 16
+        assert _shared_rows(rows, _drawn_rows(other)) == 0
+        order = torch.randperm(16, generator=torch.Generator().manual_seed(3))[:5]
+        assert (aug(images[order], index=order.tolist(), epoch=1) - out[order]).abs().max() <= 1e-5
+        assert torch.equal(
+            BatchAugment(make(), seed=3)(images, index=list(range(16)), epoch=1), out
+        )
+
+    def test_a_dict_sampler_is_numbered_after_the_attribute_ones_and_put_back(self) -> None:
+        from rankaug.batch._keys import DrawKeys
+
+        transform = K.RandomRotation(30.0, p=1.0)
+        held = transform._param_generator.sampler_dict
+        index, epoch = torch.tensor([4, 9]), torch.tensor([2, 2])
+        _, params = BatchAugment(transform, seed=8)(
+            _images(2), index=index, epoch=epoch, return_params=True
+        )
+        keys = DrawKeys.of_samples(8, index, epoch, "cpu")
+        u = keys.uniform(torch.Size((2,)), (0, 0, 0), torch.device("cpu"), torch.float32)
+        assert torch.equal(params["degrees"], -30.0 + 60.0 * u)  # augmentation 0, sampler 0
+        assert transform._param_generator.sampler_dict is held  # plain kornia again
+
+    def test_a_numpy_index_is_taken_like_a_list(self) -> None:
+        aug = BatchAugment(K.RandomAffine(degrees=45.0, p=1.0), seed=2)
+        images = _images(4, side=8)
+        listed = aug(images, index=[3, 2**63 + 1, 7, 2**64 - 1], epoch=5)
+        index = np.array([3, 2**63 + 1, 7, 2**64 - 1], dtype=np.uint64)
+        assert torch.equal(aug(images, index=index, epoch=np.array(5)), listed)
+        assert torch.equal(aug(images, index=index, epoch=np.full(4, 5, np.int32)), listed)
+        short = aug(images[:2], index=np.arange(2), epoch=np.int64(5))
+        assert torch.equal(short, aug(images[:2], index=[0, 1], epoch=5))
+
     @settings(max_examples=10, deadline=None)
     @given(
         st.lists(st.integers(0, 2**64 - 1), min_size=2, max_size=6, unique=True),
@@ -207,6 +273,7 @@ class TestBatchAugmentRefusals:
         ("transform", "match"),
         [
             (lambda: K.RandomAffine(10.0, same_on_batch=True), "same_on_batch"),
+            (lambda: K.RandomRotation(10.0, same_on_batch=True, p=1.0), "same_on_batch"),
             (lambda: _with_p_batch(K.RandomAffine(10.0)), "p_batch"),
             (
                 lambda: K.AugmentationSequential(K.RandomAffine(10.0), random_apply=1),
@@ -229,10 +296,48 @@ class TestBatchAugmentRefusals:
     def test_a_global_draw_is_refused_and_the_state_restored(self) -> None:
         aug = BatchAugment(K.RandomGaussianNoise(p=1.0), seed=0)
         state = torch.get_rng_state()
-        with pytest.raises(RuntimeError, match=r"augmentation 0 \(RandomGaussianNoise\)"):
+        with pytest.raises(
+            RuntimeError,
+            match=r"augmentation 0 \(RandomGaussianNoise\) drew from torch's global generator "
+            r"\(restored\): BatchAugment cannot key it \(the draw is made outside the "
+            r"torch.distributions samplers it swaps for keyed ones: torch.rand, torch.randn",
+        ):
             aug(_images(2), index=[0, 1], epoch=0)
         assert torch.equal(state, torch.get_rng_state())
         assert "forward_parameters" not in vars(aug.transform)  # plain kornia again
+
+    def test_a_batch_level_sampler_draw_names_the_augmentation_and_sampler(self) -> None:
+        aug = BatchAugment(K.RandomMotionBlur((3, 7), 35.0, 0.5, p=1.0), seed=0)
+        with pytest.raises(
+            ValueError,
+            match=r"augmentation 0 \(RandomMotionBlur\), sampler ksize_sampler drew a "
+            r"batch-level value of shape \(1,\) for a batch of 2 \(kornia draws it once",
+        ):
+            aug(_images(2), index=[0, 1], epoch=0)
+
+    @pytest.mark.parametrize(
+        ("index", "shown"),
+        [
+            (torch.arange(4).reshape(2, 2), r"a tensor of shape \(2, 2\)"),
+            (np.arange(4).reshape(2, 2), r"an array of shape \(2, 2\)"),
+            ([[0, 1], [2, 3]], r"a nested sequence \(shape \(2, 2\)\)"),
+        ],
+        ids=["tensor", "array", "list"],
+    )
+    def test_an_index_of_two_dimensions_is_refused(self, index: Any, shown: str) -> None:
+        aug = BatchAugment(K.RandomHorizontalFlip(), seed=0)
+        with pytest.raises(
+            ValueError, match=r"index must be one value per sample, shape \(4,\), got " + shown
+        ):
+            aug(_images(4), index=index, epoch=0)
+
+    def test_an_index_of_a_wrong_type_names_the_types_taken(self) -> None:
+        aug = BatchAugment(K.RandomHorizontalFlip(), seed=0)
+        taken = "an integer, a sequence of integers or a 1-D integer numpy array or tensor"
+        with pytest.raises(TypeError, match=rf"index must be {taken} \(one per sample\), got 1.5"):
+            aug(_images(2), index=1.5, epoch=0)
+        with pytest.raises(TypeError, match="index must be an integer array, got dtype float64"):
+            aug(_images(2), index=np.zeros(2), epoch=0)
 
     def test_bad_arguments(self) -> None:
         aug = BatchAugment(K.RandomAffine(10.0), seed=0)
