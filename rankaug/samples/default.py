@@ -32,6 +32,7 @@ class _State(NamedTuple):
     pil_mode: str | None
     target: Any  # the original target of a tuple sample (None for dicts)
     wrapped: bool = False  # torchvision tv_tensors among the values: wrapped again
+    others: bool = False  # values not handed out (one per box would go stale)
 
 
 # _State(...) without the Python-level __new__ NamedTuple generates: made per sample
@@ -109,9 +110,10 @@ class DefaultAdapter:
                 data[key] = value_to_numpy(value)
                 if is_wrapped(value):
                     wrapped = True
-        if "bboxes" in targets and not mapping.keys() <= data.keys():  # targets unread?
+        others = not mapping.keys() <= data.keys()
+        if others and "bboxes" in targets:  # targets unread?
             refuse_unread(mapping, known(targets, data), "the default adapter", data.keys())
-        return data, _new_state((sample, originals, kind, mode, target, wrapped))
+        return data, _new_state((sample, originals, kind, mode, target, wrapped, others))
 
     def view(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
         """The data of a sample that is not rebuilt (see :func:`view`).
@@ -196,9 +198,10 @@ class DefaultAdapter:
                 with them (instance masks, or a value the transform was not given).
         """
         assert isinstance(state, _State)
-        boxes = state.originals.get("bboxes")
-        if boxes is not None and "bboxes" in data and len(data["bboxes"]) != len(boxes):
-            _refuse_stale(data, state, len(boxes))
+        if state.others or "masks" in data:  # per-box values that could go stale
+            boxes = state.originals.get("bboxes")
+            if boxes is not None and "bboxes" in data and len(data["bboxes"]) != len(boxes):
+                _refuse_stale(data, state, len(boxes))
         updates: dict[str, Any] = {}
         for key, value in data.items():
             if key == "image":
