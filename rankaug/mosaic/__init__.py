@@ -78,7 +78,7 @@ from rankaug.mosaic.fused import Warp, fuse
 from rankaug.mosaic.layout import Layout, grid_layout, letterbox_layout
 from rankaug.mosaic.paint import paint_image, paint_warp
 from rankaug.mosaic.plan import Plan, draw_plan, probability
-from rankaug.mosaic.record import MosaicRecord, read_record, state_text
+from rankaug.mosaic.record import MosaicRecord, generator_text, read_record
 from rankaug.mosaic.targets import map_targets
 from rankaug.params import Partners, Targets, refuse_leftovers, take
 from rankaug.samples import SampleAdapter, attach, check_adapter
@@ -247,7 +247,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
     def augment(self, context: SampleContext, keyed: KeyedRandom) -> T_co:
         """Draw the mosaic's plan from the key, then build it."""
         rng = keyed.generator
-        state = state_text(rng.bit_generator.state["state"])
+        state = generator_text(rng)
         with context.guard("mosaic"):
             plan = draw_plan(self.config, self.partners, context.index, rng, context.epoch)
         return self._build(context, plan, state)
@@ -275,7 +275,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         """
         replay = read_record(record, index, len(self.dataset))
         rng = replay.generator
-        state = state_text(rng.bit_generator.state["state"])
+        state = generator_text(rng)
         context = SampleContext(replay.main, rank=self._rank_now(), worker_id=0, epoch=replay.epoch)
         with context.guard("mosaic"):
             plan = draw_plan(self.config, self.partners, replay.main, rng, replay.epoch)
