@@ -20,6 +20,7 @@ from typing import Any, Final
 import numpy as np
 
 from rankaug import checks
+from rankaug._multi.fields import UNTYPED, read_field
 from rankaug.boxes import as_box_array
 from rankaug.context import SampleContext
 from rankaug.polygons import POLYGONS, Polygons, read_polygons
@@ -28,7 +29,6 @@ from rankaug.samples import SampleAdapter, passthrough, view
 __all__ = ["Part", "PartReader"]
 
 _NO_BOXES: Final = np.zeros((0, 4))
-_NO_FIELD: Final = np.zeros((0,), dtype=np.int64)
 _RARE: Final = frozenset({"mask", "masks", "keypoints", POLYGONS})
 """The targets few samples have: a sample with none of them is read by one set test."""
 
@@ -273,9 +273,11 @@ class PartReader:
                         f"dataset[{index}] has {count} boxes but no {field!r} field (label_fields="
                         f"{self.label_fields}); pass label_fields=() for boxes without labels"
                     )
-                fields[field] = _NO_FIELD
+                fields[field] = UNTYPED  # no dtype: the samples with entries decide
                 continue
             array = np.asarray(value)
+            if not count and not array.size and array.ndim == 1:
+                array = read_field(value)  # [] has no dtype (an empty array keeps its own)
             if array.ndim == 0 or len(array) != count:
                 raise ValueError(
                     f"dataset[{index}] {field!r} has {array.size if array.ndim else 'a scalar'} "
@@ -295,7 +297,7 @@ class PartReader:
         if keypoints.ndim != 2 or keypoints.shape[1] < 2:
             raise ValueError(f"{where} keypoints must have shape (K, 2+), got {keypoints.shape}")
         for field in self.keypoint_fields:
-            array = np.asarray(data.get(field, np.zeros((0,))))
+            array = read_field(data.get(field))
             if array.ndim == 0 or len(array) != len(keypoints):
                 raise ValueError(
                     f"{where} {field!r} must have one entry per keypoint ({len(keypoints)})"

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rankaug._multi.fields import join
 from rankaug._multi.tiles import Tile
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
@@ -51,8 +52,9 @@ def map_keypoints(
     mirrored = config.image_hw[1] if flipped else None
     moved = [_keypoints(places[k], tile, warp, order, mirrored) for k, tile in enumerate(tiles)]
     data = {"keypoints": np.concatenate([m[0] for m in moved])}
+    indices = [tile.index for tile in tiles]
     for field in config.targets.keypoint_fields:
-        data[field] = np.concatenate([m[1][field] for m in moved])
+        data[field] = join(field, [m[1][field] for m in moved], indices)
     return data
 
 
