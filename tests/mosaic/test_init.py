@@ -192,6 +192,27 @@ class TestMosaicDataset:
             assert again["bboxes"].tobytes() == out["bboxes"].tobytes()
             assert again["labels"].tolist() == out["labels"].tolist()
 
+    @pytest.mark.parametrize("channels", [5, 7, 16])
+    @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16])
+    def test_area_interpolation_paints_many_channels_exactly(
+        self, channels: int, dtype: Any
+    ) -> None:
+        # cv2.resize's INTER_AREA takes at most 4 channels: this crashed
+        colours = [np.arange(channels) + 1 + 20 * i for i in range(4)]
+        data = [{"image": np.full((40 + 3 * i, 50 - 2 * i, channels), colours[i], dtype),
+                 "bboxes": np.zeros((0, 4), np.float32), "labels": np.zeros(0, np.int64)}
+                for i in range(4)]  # fmt: skip
+        layout = MosaicGrid(interpolation=cv2.INTER_AREA, fill=0, scale_range=(0.5, 1.5))
+        mosaic = MosaicDataset(data, seed=1, output_size=(33, 41), keying="sample", layout=layout)
+        for index in range(4):
+            out = mosaic[index]
+            image, record = out["image"], out["mosaic"]
+            expected = np.zeros_like(image)
+            for tile, (x0, y0, x1, y1) in zip(record["indices"], record["dst"], strict=True):
+                expected[y0:y1, x0:x1] = colours[tile]
+            assert image.dtype == dtype
+            assert image.tobytes() == expected.tobytes()
+
     @pytest.mark.parametrize("affine", [None, MosaicAffine(degrees=30.0, scale=0.3)])
     def test_replay_rebuilds_polygons_bit_for_bit(
         self, affine: MosaicAffine | None, tmp_path: Path
