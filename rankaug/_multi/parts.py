@@ -70,8 +70,17 @@ class Part:
         """The image's ``(height, width)``."""
         return self.image.shape[0], self.image.shape[1]
 
+    @property
+    def boxed(self) -> bool:
+        """Whether the sample has boxes (maybe none: a background image's empty boxes)."""
+        return self.boxes is not _NO_BOXES
+
     def signature(self) -> tuple[object, ...]:
-        """What the samples of one output must share: channels, dtypes, kinds of target."""
+        """What the samples of one output must share: channels, dtypes, kinds of target.
+
+        Having boxes comes last: a main sample without them may go with partners whose
+        boxes are empty (:meth:`PartReader.check`).
+        """
         image, mask, masks = self.image, self.mask, self.masks
         return (
             image.shape[2:],  # its length tells HxW from HxWxC
@@ -80,6 +89,7 @@ class Part:
             None if masks is None else masks.dtype,
             self.keypoints is None,
             self.segments is None,
+            self.boxes is _NO_BOXES,
         )
 
 
@@ -248,7 +258,11 @@ class PartReader:
 
         The main image must be one that every resize handles
         (:func:`rankaug.checks.image_layout`, checked once per kind of main sample), and
-        every other part must have the same channels, dtypes and kinds of target.
+        every other part must have the same channels, dtypes and kinds of target. Boxes
+        too: a partner's boxes would be dropped under a main sample without any (its
+        objects painted in unlabelled), a partner without boxes would bring unlabelled
+        objects; only a main sample without boxes among partners whose boxes are empty
+        loses nothing.
 
         Raises:
             TypeError: If the main image's dtype is not supported.
@@ -347,7 +361,23 @@ class PartReader:
                     f"{name} {kind} has shape {ours.shape}, but {main_name}'s has "
                     f"{theirs.shape}: {self.group} need {kind} of the same channels"
                 )
+        if part.signature()[:-1] != main.signature()[:-1]:
+            raise ValueError(
+                f"{name} and dataset[{main.index}] disagree on having a mask, instance masks, "
+                f"keypoints or instance polygons: {self.group} need the same targets"
+            )
+        if not main.boxed and not len(part.boxes):
+            return  # no boxes anywhere: nothing is lost
+        background = (
+            "give a background image empty boxes (np.zeros((0, 4)), with empty label fields)"
+        )
+        if main.boxed:
+            raise ValueError(
+                f"{name} has no boxes, but {main_name} has: {self.group} need the same "
+                f"targets (its objects would show unlabelled); {background}"
+            )
         raise ValueError(
-            f"{name} and dataset[{main.index}] disagree on having a mask, instance masks, "
-            f"keypoints or instance polygons: {self.group} need the same targets"
+            f"{name} has {len(part.boxes)} boxes, but {main_name} has no boxes: "
+            f"{self.group} need the same targets (the boxes would be dropped while their "
+            f"objects show); {background}"
         )

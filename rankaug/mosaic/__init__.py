@@ -116,7 +116,11 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
     (boxes with every label field when it has boxes; ``segments`` in the main sample's
     form, see :mod:`rankaug.mosaic.targets`). Images are ``HxW`` or ``HxWxC`` (up to 511
     channels) of dtype uint8, uint16, int16, float32 or float64, the same for every
-    tile, as are the masks' dtypes; every tile has ``segments`` when the main one has.
+    tile, as are the masks' dtypes; every tile has ``segments`` when the main one has,
+    and boxes when the main one has (and the other way round: the main sample has
+    boxes when a partner has any). A background image carries empty boxes
+    (``np.zeros((0, 4))``, with empty label fields), not none: tiles that disagree on
+    having boxes are refused, naming both, as their objects would show unlabelled.
 
     Over an ``IterableDataset`` it is a :class:`~rankaug.stream.StreamingMosaic`
     (partners from a window of ``buffer_size`` recent samples; see the streaming guide).

@@ -117,6 +117,17 @@ class TestPairDataset:
         assert type(out["labels"][0]) is int
 
     @pytest.mark.parametrize("cls", WRAPPERS)
+    def test_a_main_sample_without_boxes_refuses_a_partner_with_boxes(self, cls: type[Any]) -> None:
+        data = labelled(0, 7)
+        main = data[0]
+        data[0] = {"image": main["image"], "mask": main["mask"], "masks": main["masks"][:0]}
+        with pytest.raises(SampleError, match=r"dataset\[1\] has 1 boxes, but the main image "
+                           r"dataset\[0\] has no boxes: .*empty boxes"):  # fmt: skip
+            cls(data, seed=0, p=1.0)[0]
+        data[0].update(bboxes=np.zeros((0, 4)), labels=np.zeros(0, np.int64))
+        assert cls(data, seed=0, p=1.0)[0]["labels"].tolist() == [7]
+
+    @pytest.mark.parametrize("cls", WRAPPERS)
     def test_each_keying_draws_from_its_key(self, cls: type[Any]) -> None:
         def records(keying: str, rank: int = 0, order: list[int] | None = None) -> list[Any]:
             wrapper = cls(dataset(), seed=1, p=1.0, keying=keying, rank=rank)
