@@ -56,8 +56,11 @@ class TestGeneratorText:
         assert rng.bit_generator.state["has_uint32"] == 1
         text = generator_text(rng)
         assert text.count(":") == 2
+        assert text.rsplit(":", 1)[0] == state_text(rng.bit_generator.state["state"])
         expected = rng.integers(0, 2**32, 5, dtype=np.uint32).tolist()
         assert generator_at(text).integers(0, 2**32, 5, dtype=np.uint32).tolist() == expected
+        fresh = np.random.Generator(np.random.PCG64(3))  # nothing buffered: the old text
+        assert generator_text(fresh) == state_text(fresh.bit_generator.state["state"])
         dropped = generator_at(text.rsplit(":", 1)[0])  # the old text: the half lost
         assert dropped.integers(0, 2**32, 5, dtype=np.uint32).tolist() != expected
 

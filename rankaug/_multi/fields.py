@@ -21,11 +21,11 @@ converted on the way. :func:`join` is the one rule for every such field:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 
-__all__ = ["UNTYPED", "join", "read_field"]
+__all__ = ["UNTYPED", "Source", "join", "read_field"]
 
 UNTYPED: Final = np.zeros((0,), dtype=object)
 """An empty field given without a dtype (an empty list, or no field on a box-less sample).
@@ -36,6 +36,15 @@ decide a dtype with.
 
 _DEFAULT: Final = np.dtype(np.int64)
 """The dtype of a field that no sample gives entries or a dtype for (labels, usually)."""
+
+
+class Source(Protocol):
+    """A sample values come from (a :class:`~rankaug._multi.parts.Part`): its index."""
+
+    @property
+    def index(self) -> int:
+        """Its dataset index, for messages."""
+        ...
 
 
 def read_field(value: Any) -> np.ndarray:
@@ -54,13 +63,14 @@ def read_field(value: Any) -> np.ndarray:
     return array
 
 
-def join(field: str, values: Sequence[np.ndarray], indices: Sequence[int]) -> np.ndarray:
+def join(field: str, values: Sequence[np.ndarray], sources: Sequence[Source]) -> np.ndarray:
     """The samples' values of ``field``, main first, as one array (see the module docstring).
 
     Args:
         field: The field's name, for messages.
         values: Each sample's values (what it contributes), the main sample's first.
-        indices: Each sample's dataset index, aligned with ``values``.
+        sources: The samples (their dataset indices, read for messages only), aligned
+            with ``values``.
 
     Returns:
         The values, concatenated, in the output's dtype.
@@ -69,13 +79,15 @@ def join(field: str, values: Sequence[np.ndarray], indices: Sequence[int]) -> np
         ValueError: If a value does not fit the output's dtype (the message names the
             field, the sample as ``dataset[index]`` and the dtypes).
 
-    >>> join("labels", [np.array([1], np.int8), np.array([2])], [0, 1]).dtype
+    >>> from types import SimpleNamespace
+    >>> two = [SimpleNamespace(index=4), SimpleNamespace(index=7)]
+    >>> join("labels", [np.array([1], np.int8), np.array([2])], two).dtype
     dtype('int8')
-    >>> join("names", [np.array(["cat"]), np.array(["elephant"])], [0, 1]).tolist()
+    >>> join("names", [np.array(["cat"]), np.array(["elephant"])], two).tolist()
     ['cat', 'elephant']
-    >>> join("labels", [UNTYPED, np.array([3], np.int32)], [0, 1]).dtype
+    >>> join("labels", [UNTYPED, np.array([3], np.int32)], two).dtype
     dtype('int32')
-    >>> join("labels", [np.array([5], np.int8), np.array([300])], [4, 7])
+    >>> join("labels", [np.array([5], np.int8), np.array([300])], two)
     Traceback (most recent call last):
     ...
     ValueError: dataset[7] 'labels' holds 300 (int64), which the main sample dataset[4]'s \
@@ -87,19 +99,19 @@ int8 cannot hold exactly: give every sample's 'labels' one dtype
         return out  # the usual case: every sample's dtype casts exactly into the main's
     target = _target(main, values)
     if _untyped(main):
-        origin = f"{target} of the other samples (dataset[{indices[0]}]'s is empty)"
+        origin = f"{target} of the other samples (dataset[{sources[0].index}]'s is empty)"
     else:
-        origin = f"the main sample dataset[{indices[0]}]'s {target}"
+        origin = f"the main sample dataset[{sources[0].index}]'s {target}"
     if target.kind in "US":  # strings widen to the longest, of the main's kind
         chars = [v.dtype.itemsize // _width(v.dtype) for v in values if v.dtype.kind == target.kind]
         target = np.dtype((target.type, max(chars)))
-    for value, index in zip(values, indices, strict=True):
+    for value, source in zip(values, sources, strict=True):
         if len(value) and value.dtype != target:
             bad = _misfit(value, target)
             if bad is not None:
                 raise ValueError(
-                    f"dataset[{index}] {field!r} holds {bad!r} ({value.dtype}), which {origin} "
-                    f"cannot hold exactly: give every sample's {field!r} one dtype"
+                    f"dataset[{source.index}] {field!r} holds {bad!r} ({value.dtype}), which "
+                    f"{origin} cannot hold exactly: give every sample's {field!r} one dtype"
                 )
     return out if out.dtype == target else out.astype(target)
 

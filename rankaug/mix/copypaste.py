@@ -217,13 +217,13 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
             image,
             np.array(boxes, dtype=np.float64).reshape(-1, 4),
             {
-                k: join(k, (v[kept], partner.fields[k][pasted]), (main.index, partner.index))
+                k: join(k, (v[kept], partner.fields[k][pasted]), (main, partner))
                 for k, v in main.fields.items()
             },
             mask,
             masks,
             None if main.keypoints is None else main.keypoints.copy(),
-            {k: join(k, (v,), (main.index,)) for k, v in main.keypoint_fields.items()},
+            {k: join(k, (v,), (main,)) for k, v in main.keypoint_fields.items()},
             main.label,
             segments,
         )

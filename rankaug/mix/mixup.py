@@ -79,12 +79,12 @@ def union(main: Part, partner: Part, image: np.ndarray, mask: np.ndarray | None)
     Returns:
         The output part.
     """
-    indices = (main.index, partner.index)  # the fields in the main sample's dtypes (join)
+    both = (main, partner)  # the fields in the main sample's dtypes (join)
     keypoints, point_fields = main.keypoints, main.keypoint_fields
     if keypoints is not None and partner.keypoints is not None:
         keypoints = np.concatenate((keypoints, partner.keypoints))
         point_fields = {
-            k: join(k, (v, partner.keypoint_fields[k]), indices) for k, v in point_fields.items()
+            k: join(k, (v, partner.keypoint_fields[k]), both) for k, v in point_fields.items()
         }
     masks = main.masks
     if masks is not None and partner.masks is not None:
@@ -96,7 +96,7 @@ def union(main: Part, partner: Part, image: np.ndarray, mask: np.ndarray | None)
         main.index,
         image,
         np.concatenate((main.boxes, partner.boxes)),
-        {k: join(k, (v, partner.fields[k]), indices) for k, v in main.fields.items()},
+        {k: join(k, (v, partner.fields[k]), both) for k, v in main.fields.items()},
         mask,
         masks,
         keypoints,

@@ -52,9 +52,8 @@ def map_keypoints(
     mirrored = config.image_hw[1] if flipped else None
     moved = [_keypoints(places[k], tile, warp, order, mirrored) for k, tile in enumerate(tiles)]
     data = {"keypoints": np.concatenate([m[0] for m in moved])}
-    indices = [tile.index for tile in tiles]
     for field in config.targets.keypoint_fields:
-        data[field] = join(field, [m[1][field] for m in moved], indices)
+        data[field] = join(field, [m[1][field] for m in moved], tiles)
     return data
 
 

@@ -139,7 +139,7 @@ def map_targets(
         data["bboxes"] = kept
     for field in config.targets.label_fields:
         if with_boxes or field in present:  # the main sample's dtype, checked (join)
-            joined = join(field, [t.fields[field] for t in tiles], [t.index for t in tiles])
+            joined = join(field, [t.fields[field] for t in tiles], tiles)
             data[field] = joined[keep]
     if main.mask is not None:
         data["mask"] = _semantic_mask(config, places, warp, tiles, main.mask)
