@@ -193,6 +193,22 @@ class TestImagesAndFills:
             checks.fill_fits((-40000.0,), "fill_mask", np.dtype(np.int16))
         checks.fill_fits((-3.5,), "fill", np.dtype(np.float32))
 
+    def test_fills_fit_name_the_sample_and_what_is_filled(self) -> None:
+        # fill_mask's message said "the image's dtype" and showed (300.0,) for 300
+        image, mask = np.zeros((2, 2, 3), np.float32), np.zeros((2, 2), np.uint8)
+        expected = (
+            r"^fill_mask must be whole numbers in \[0, 255\] \(dataset\[4\] mask's dtype is "
+            r"uint8\), got 300$"
+        )
+        with pytest.raises(ValueError, match=expected):
+            checks.fills_fit((0.0,), 300, image, mask, "dataset[4]")
+        expected = (
+            r"^fill must be whole numbers in \[0, 255\] \(dataset\[4\] image's dtype is "
+            r"uint8\), got \(300\.0,\)$"
+        )
+        with pytest.raises(ValueError, match=expected):
+            checks.fills_fit((300.0,), 0, mask, None, "dataset[4]")
+
     def test_fill_values(self) -> None:
         assert checks.fill_values((1, 2, 3), "fill") == (1.0, 2.0, 3.0)
         with pytest.raises(ValueError, match="fill must be finite"):

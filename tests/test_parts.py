@@ -42,8 +42,12 @@ class TestPart:
     def test_hw_and_signature(self) -> None:
         (part,) = read(reader(), sample())
         assert part.hw == (6, 8)
-        assert part.signature() == ((3,), np.dtype(np.uint8), None, None, True, True)
+        assert part.signature() == ((3,), np.dtype(np.uint8), None, None, True, True, False)
         assert part.label is None
+        assert part.boxed
+        (bare,) = read(reader(), {"image": np.zeros((6, 8, 3), np.uint8)})
+        assert not bare.boxed
+        assert bare.signature()[-1] is True
 
 
 class TestPartReader:
@@ -77,6 +81,26 @@ class TestPartReader:
         other["image"] = np.zeros((6, 8), np.uint8)
         with pytest.raises(ValueError, match="the samples of a Thing need the same channels"):
             parts.check(read(parts, sample(), other))
+
+    def test_samples_that_disagree_on_having_boxes_are_refused(self) -> None:
+        # a main sample without boxes dropped its partners' boxes while their objects
+        # were painted in
+        parts = reader()
+        bare = {"image": np.zeros((6, 8, 3), np.uint8)}
+        expected = (
+            r"^dataset\[1\] has 2 boxes, but the main image dataset\[0\] has no boxes: the "
+            r"samples of a Thing need the same targets .*give a background image empty boxes "
+            r"\(np\.zeros\(\(0, 4\)\), with empty label fields\)$"
+        )
+        with pytest.raises(ValueError, match=expected):
+            parts.check(read(parts, bare, sample(boxes=2)))
+        with pytest.raises(ValueError, match=r"^dataset\[1\] has no boxes, but the main image "
+                           r"dataset\[0\] has: .*unlabelled"):  # fmt: skip
+            parts.check(read(parts, sample(), bare))
+        parts.check(read(parts, bare, sample(boxes=0), bare))  # no boxes anywhere: agreed
+        parts.check(read(parts, sample(boxes=0), sample()))  # empty boxes: a background
+        with pytest.raises(ValueError, match="disagree on having a mask"):  # the other targets
+            parts.check(read(parts, bare, {**bare, "mask": np.zeros((6, 8), np.uint8)}))
 
     def test_unsupported_main_images_are_refused(self) -> None:
         bad = sample()

@@ -20,6 +20,7 @@ from typing import Any, Final
 import numpy as np
 
 from rankaug import checks
+from rankaug._multi.fields import UNTYPED, read_field
 from rankaug.boxes import as_box_array
 from rankaug.context import SampleContext
 from rankaug.polygons import POLYGONS, Polygons, read_polygons
@@ -28,7 +29,6 @@ from rankaug.samples import SampleAdapter, passthrough, view
 __all__ = ["Part", "PartReader"]
 
 _NO_BOXES: Final = np.zeros((0, 4))
-_NO_FIELD: Final = np.zeros((0,), dtype=np.int64)
 _RARE: Final = frozenset({"mask", "masks", "keypoints", POLYGONS})
 """The targets few samples have: a sample with none of them is read by one set test."""
 
@@ -70,8 +70,17 @@ class Part:
         """The image's ``(height, width)``."""
         return self.image.shape[0], self.image.shape[1]
 
+    @property
+    def boxed(self) -> bool:
+        """Whether the sample has boxes (maybe none: a background image's empty boxes)."""
+        return self.boxes is not _NO_BOXES
+
     def signature(self) -> tuple[object, ...]:
-        """What the samples of one output must share: channels, dtypes, kinds of target."""
+        """What the samples of one output must share: channels, dtypes, kinds of target.
+
+        Having boxes comes last: a main sample without them may go with partners whose
+        boxes are empty (:meth:`PartReader.check`).
+        """
         image, mask, masks = self.image, self.mask, self.masks
         return (
             image.shape[2:],  # its length tells HxW from HxWxC
@@ -80,6 +89,7 @@ class Part:
             None if masks is None else masks.dtype,
             self.keypoints is None,
             self.segments is None,
+            self.boxes is _NO_BOXES,
         )
 
 
@@ -248,7 +258,11 @@ class PartReader:
 
         The main image must be one that every resize handles
         (:func:`rankaug.checks.image_layout`, checked once per kind of main sample), and
-        every other part must have the same channels, dtypes and kinds of target.
+        every other part must have the same channels, dtypes and kinds of target. Boxes
+        too: a partner's boxes would be dropped under a main sample without any (its
+        objects painted in unlabelled), a partner without boxes would bring unlabelled
+        objects; only a main sample without boxes among partners whose boxes are empty
+        loses nothing.
 
         Raises:
             TypeError: If the main image's dtype is not supported.
@@ -273,9 +287,11 @@ class PartReader:
                         f"dataset[{index}] has {count} boxes but no {field!r} field (label_fields="
                         f"{self.label_fields}); pass label_fields=() for boxes without labels"
                     )
-                fields[field] = _NO_FIELD
+                fields[field] = UNTYPED  # no dtype: the samples with entries decide
                 continue
             array = np.asarray(value)
+            if not count and not array.size and array.ndim == 1:
+                array = read_field(value)  # [] has no dtype (an empty array keeps its own)
             if array.ndim == 0 or len(array) != count:
                 raise ValueError(
                     f"dataset[{index}] {field!r} has {array.size if array.ndim else 'a scalar'} "
@@ -295,7 +311,7 @@ class PartReader:
         if keypoints.ndim != 2 or keypoints.shape[1] < 2:
             raise ValueError(f"{where} keypoints must have shape (K, 2+), got {keypoints.shape}")
         for field in self.keypoint_fields:
-            array = np.asarray(data.get(field, np.zeros((0,))))
+            array = read_field(data.get(field))
             if array.ndim == 0 or len(array) != len(keypoints):
                 raise ValueError(
                     f"{where} {field!r} must have one entry per keypoint ({len(keypoints)})"
@@ -345,7 +361,23 @@ class PartReader:
                     f"{name} {kind} has shape {ours.shape}, but {main_name}'s has "
                     f"{theirs.shape}: {self.group} need {kind} of the same channels"
                 )
+        if part.signature()[:-1] != main.signature()[:-1]:
+            raise ValueError(
+                f"{name} and dataset[{main.index}] disagree on having a mask, instance masks, "
+                f"keypoints or instance polygons: {self.group} need the same targets"
+            )
+        if not main.boxed and not len(part.boxes):
+            return  # no boxes anywhere: nothing is lost
+        background = (
+            "give a background image empty boxes (np.zeros((0, 4)), with empty label fields)"
+        )
+        if main.boxed:
+            raise ValueError(
+                f"{name} has no boxes, but {main_name} has: {self.group} need the same "
+                f"targets (its objects would show unlabelled); {background}"
+            )
         raise ValueError(
-            f"{name} and dataset[{main.index}] disagree on having a mask, instance masks, "
-            f"keypoints or instance polygons: {self.group} need the same targets"
+            f"{name} has {len(part.boxes)} boxes, but {main_name} has no boxes: "
+            f"{self.group} need the same targets (the boxes would be dropped while their "
+            f"objects show); {background}"
         )

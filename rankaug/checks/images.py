@@ -104,8 +104,22 @@ def fill_values(value: object, name: str) -> tuple[float, ...]:
     return out
 
 
-def fill_fits(values: Sequence[float], name: str, dtype: np.dtype[Any]) -> None:
+def fill_fits(
+    values: Sequence[float],
+    name: str,
+    dtype: np.dtype[Any],
+    *,
+    of: str = "the image",
+    given: object = None,
+) -> None:
     """Check that fill ``values`` can be stored in ``dtype`` without wrapping or rounding.
+
+    Args:
+        values: The fill values.
+        name: The argument's name, for messages.
+        dtype: The dtype of what is filled.
+        of: What is filled, for messages (``"dataset[3] mask"``).
+        given: The argument as given, shown in messages (``None``: ``values``).
 
     Raises:
         ValueError: If a value is outside the dtype's range, or fractional for an
@@ -115,24 +129,24 @@ def fill_fits(values: Sequence[float], name: str, dtype: np.dtype[Any]) -> None:
     Traceback (most recent call last):
     ...
     ValueError: fill must be whole numbers in [0, 255] (the image's dtype is uint8), got (300.0,)
+    >>> fill_fits((300.0,), "fill_mask", np.dtype(np.uint8), of="dataset[3] mask", given=300)
+    Traceback (most recent call last):
+    ...
+    ValueError: fill_mask must be ... (dataset[3] mask's dtype is uint8), got 300
     """
+    shown = tuple(values) if given is None else given
+    whose = f"({of}'s dtype is {dtype})"
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         if any(v != int(v) or not info.min <= v <= info.max for v in values):
-            raise value_error(
-                name,
-                f"whole numbers in [{info.min}, {info.max}] (the image's dtype is {dtype})",
-                tuple(values),
-            )
+            raise value_error(name, f"whole numbers in [{info.min}, {info.max}] {whose}", shown)
     elif dtype.kind == "b":
         if any(v not in (0.0, 1.0) for v in values):
-            raise value_error(name, f"0 or 1 (the image's dtype is {dtype})", tuple(values))
+            raise value_error(name, f"0 or 1 {whose}", shown)
     elif dtype.kind == "f":
         limit = float(np.finfo(dtype).max)
         if any(abs(v) > limit for v in values):
-            raise value_error(
-                name, f"within ±{limit:g} (the image's dtype is {dtype})", tuple(values)
-            )
+            raise value_error(name, f"within ±{limit:g} {whose}", shown)
 
 
 def fills_fit(
@@ -159,6 +173,6 @@ def fills_fit(
     channels = 1 if image.ndim == 2 else image.shape[2]
     if len(fill) not in (1, channels):
         raise ValueError(f"fill has {len(fill)} values, {where} image has {channels} channels")
-    fill_fits(fill, "fill", image.dtype)
+    fill_fits(fill, "fill", image.dtype, of=f"{where} image")
     if mask is not None:
-        fill_fits((float(fill_mask),), "fill_mask", mask.dtype)
+        fill_fits((float(fill_mask),), "fill_mask", mask.dtype, of=f"{where} mask", given=fill_mask)

@@ -33,7 +33,7 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 import numpy as np
 
 from rankaug._multi.pairs import PairReader, Part
-from rankaug._multi.replay import read_replay, state_text
+from rankaug._multi.replay import generator_text, read_replay
 from rankaug.context import SampleContext
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
@@ -282,7 +282,7 @@ class PairDataset(KeyedDataset[T_co]):
     def augment(self, context: SampleContext, keyed: KeyedRandom) -> T_co:
         """Draw the plan from the key, then build the sample."""
         rng = keyed.generator
-        state = state_text(rng.bit_generator.state["state"])
+        state = generator_text(rng)
         with context.guard(self.kind):
             plan = self.plan(context.index, rng, context.epoch)
         return self._build(context, plan, state, rng)
@@ -309,7 +309,7 @@ class PairDataset(KeyedDataset[T_co]):
             record, index, len(self.dataset), kind=f"a {type(self).__name__} record"
         )
         rng = replay.generator
-        state = state_text(rng.bit_generator.state["state"])
+        state = generator_text(rng)
         context = SampleContext(replay.main, rank=self._rank_now(), worker_id=0, epoch=replay.epoch)
         with context.guard(self.kind):
             plan = self.plan(replay.main, rng, replay.epoch)

@@ -38,6 +38,7 @@ import cv2
 import numpy as np
 
 from rankaug import checks
+from rankaug._multi.fields import join
 from rankaug._multi.pairs import Part, mirrored_boxes
 from rankaug.mix._masks import (
     TRIM,
@@ -219,13 +220,13 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
             image,
             np.array(boxes, dtype=np.float64).reshape(-1, 4),
             {
-                k: np.concatenate((v[kept], partner.fields[k][pasted]))
+                k: join(k, (v[kept], partner.fields[k][pasted]), (main, partner))
                 for k, v in main.fields.items()
             },
             mask,
             masks,
             None if main.keypoints is None else main.keypoints.copy(),
-            {k: v.copy() for k, v in main.keypoint_fields.items()},
+            {k: join(k, (v,), (main,)) for k, v in main.keypoint_fields.items()},
             main.label,
             segments,
         )

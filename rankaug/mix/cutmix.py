@@ -43,6 +43,7 @@ from typing import Any, Final, TypedDict, TypeVar, cast
 import numpy as np
 
 from rankaug import checks
+from rankaug._multi.fields import join
 from rankaug._multi.pairs import Part
 from rankaug._scalars import clamp
 from rankaug.boxes import FEW_BOXES
@@ -223,7 +224,7 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
         self, main: Part, partner: Part, plan: PairPlan, rng: np.random.Generator
     ) -> Combined:
         """Paste the partner's rectangle; keep, shrink and clip the boxes (module docstring)."""
-        hw = main.hw
+        hw, both = main.hw, (main, partner)
         rect = rectangle(hw, plan.draws[0], *plan.uniforms)
         x0, y0, x1, y1 = rect
         inside = (slice(y0, y1), slice(x0, x1))
@@ -250,7 +251,7 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
             theirs = _within(partner.keypoints, rect)
             points = np.concatenate((points[mine], partner.keypoints[theirs]))
             point_fields = {
-                k: np.concatenate((v[mine], partner.keypoint_fields[k][theirs]))
+                k: join(k, (v[mine], partner.keypoint_fields[k][theirs]), both)
                 for k, v in point_fields.items()
             }
         # the pixels last: the targets' Python runs before they take the caches
@@ -259,10 +260,7 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
             main.index,
             image,
             candidates[kept],
-            {
-                k: np.concatenate((v[keep], partner.fields[k][other]))
-                for k, v in main.fields.items()
-            },
+            {k: join(k, (v[keep], partner.fields[k][other]), both) for k, v in main.fields.items()},
             mask,
             masks,
             points,

@@ -22,6 +22,7 @@ import cv2
 import numpy as np
 
 from rankaug import checks
+from rankaug._multi.fields import join
 from rankaug._multi.pairs import Part
 from rankaug.mix.base import Combined, PairDataset, PairPlan
 from rankaug.polygons import gather
@@ -78,11 +79,12 @@ def union(main: Part, partner: Part, image: np.ndarray, mask: np.ndarray | None)
     Returns:
         The output part.
     """
+    both = (main, partner)  # the fields in the main sample's dtypes (join)
     keypoints, point_fields = main.keypoints, main.keypoint_fields
     if keypoints is not None and partner.keypoints is not None:
         keypoints = np.concatenate((keypoints, partner.keypoints))
         point_fields = {
-            k: np.concatenate((v, partner.keypoint_fields[k])) for k, v in point_fields.items()
+            k: join(k, (v, partner.keypoint_fields[k]), both) for k, v in point_fields.items()
         }
     masks = main.masks
     if masks is not None and partner.masks is not None:
@@ -94,7 +96,7 @@ def union(main: Part, partner: Part, image: np.ndarray, mask: np.ndarray | None)
         main.index,
         image,
         np.concatenate((main.boxes, partner.boxes)),
-        {k: np.concatenate((v, partner.fields[k])) for k, v in main.fields.items()},
+        {k: join(k, (v, partner.fields[k]), both) for k, v in main.fields.items()},
         mask,
         masks,
         keypoints,

@@ -78,7 +78,7 @@ from rankaug.mosaic.fused import Warp, fuse
 from rankaug.mosaic.layout import Layout, grid_layout, letterbox_layout
 from rankaug.mosaic.paint import paint_image, paint_warp
 from rankaug.mosaic.plan import Plan, draw_plan, probability
-from rankaug.mosaic.record import MosaicRecord, read_record, state_text
+from rankaug.mosaic.record import MosaicRecord, generator_text, read_record
 from rankaug.mosaic.targets import map_targets
 from rankaug.params import Partners, Targets, refuse_leftovers, take
 from rankaug.samples import SampleAdapter, attach, check_adapter
@@ -116,7 +116,11 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
     (boxes with every label field when it has boxes; ``segments`` in the main sample's
     form, see :mod:`rankaug.mosaic.targets`). Images are ``HxW`` or ``HxWxC`` (up to 511
     channels) of dtype uint8, uint16, int16, float32 or float64, the same for every
-    tile, as are the masks' dtypes; every tile has ``segments`` when the main one has.
+    tile, as are the masks' dtypes; every tile has ``segments`` when the main one has,
+    and boxes when the main one has (and the other way round: the main sample has
+    boxes when a partner has any). A background image carries empty boxes
+    (``np.zeros((0, 4))``, with empty label fields), not none: tiles that disagree on
+    having boxes are refused, naming both, as their objects would show unlabelled.
 
     Over an ``IterableDataset`` it is a :class:`~rankaug.stream.StreamingMosaic`
     (partners from a window of ``buffer_size`` recent samples; see the streaming guide).
@@ -247,7 +251,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
     def augment(self, context: SampleContext, keyed: KeyedRandom) -> T_co:
         """Draw the mosaic's plan from the key, then build it."""
         rng = keyed.generator
-        state = state_text(rng.bit_generator.state["state"])
+        state = generator_text(rng)
         with context.guard("mosaic"):
             plan = draw_plan(self.config, self.partners, context.index, rng, context.epoch)
         return self._build(context, plan, state)
@@ -275,7 +279,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         """
         replay = read_record(record, index, len(self.dataset))
         rng = replay.generator
-        state = state_text(rng.bit_generator.state["state"])
+        state = generator_text(rng)
         context = SampleContext(replay.main, rank=self._rank_now(), worker_id=0, epoch=replay.epoch)
         with context.guard("mosaic"):
             plan = draw_plan(self.config, self.partners, replay.main, rng, replay.epoch)

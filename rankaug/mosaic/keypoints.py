@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from rankaug._multi.fields import join
 from rankaug._multi.tiles import Tile
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
@@ -52,7 +53,7 @@ def map_keypoints(
     moved = [_keypoints(places[k], tile, warp, order, mirrored) for k, tile in enumerate(tiles)]
     data = {"keypoints": np.concatenate([m[0] for m in moved])}
     for field in config.targets.keypoint_fields:
-        data[field] = np.concatenate([m[1][field] for m in moved])
+        data[field] = join(field, [m[1][field] for m in moved], tiles)
     return data
 
 

@@ -171,6 +171,10 @@ def resize_into(
         flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
         source = prefetched(crop)
         made = cv2.warpAffine(source, inverse, (cols, rows), target, flags, cv2.BORDER_REPLICATE)
+    elif interpolation == cv2.INTER_AREA and len(shape) == 3 and shape[2] > 4:
+        made = _resize_area(crop, (cols, rows))  # OpenCV's area resize takes 4 at a time
+        target[...] = made[:, ::-1] if mirrored else made
+        return
     elif mirrored:
         made = cv2.resize(crop, (cols, rows), None, 0.0, 0.0, interpolation)
         target[...] = made.reshape(target.shape)[:, ::-1]
@@ -265,6 +269,21 @@ def _bytes(array: np.ndarray) -> np.ndarray:
 def _from_bytes(raw: np.ndarray, dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray:
     """The inverse of :func:`_bytes`, shaped ``shape``."""
     return np.ascontiguousarray(raw).reshape(shape[0], shape[1], -1).view(dtype).reshape(shape)
+
+
+def _resize_area(crop: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """``cv2.resize(crop, size, INTER_AREA)`` of more than 4 channels, 4 at a time.
+
+    OpenCV's area resize asserts at most 4 channels; each group of 4 is resized alone
+    (the channels do not mix, so that is the same resampling) into its slice.
+    """
+    channels = crop.shape[2]
+    out = np.empty((size[1], size[0], channels), crop.dtype)
+    for k in range(0, channels, 4):
+        group = np.ascontiguousarray(crop[:, :, k : k + 4])
+        made = cv2.resize(group, size, None, 0.0, 0.0, cv2.INTER_AREA)
+        out[:, :, k : k + 4] = made.reshape(size[1], size[0], -1)
+    return out
 
 
 def _warp(

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from rankaug._multi.replay import Replay, read_replay, state_text
+from rankaug._multi.replay import Replay, generator_text, read_replay, state_text
 from rankaug.hsv import HSVRecord
 from rankaug.mosaic.affine import AffineRecord
 
-__all__ = ["MosaicRecord", "Replay", "read_record", "state_text"]
+__all__ = ["MosaicRecord", "Replay", "generator_text", "read_record", "state_text"]
 
 
 class MosaicRecord(TypedDict):
@@ -25,7 +25,8 @@ class MosaicRecord(TypedDict):
     was drawn into (empty windows for tiles that ended up invisible). ``splits_x`` and
     ``splits_y`` are the interior grid lines; ``center`` is the top-left corner of the
     middle cell, which for a 2x2 mosaic is YOLO's mosaic centre. ``state`` is the
-    Generator state before the draws (PCG64 state and increment, hexadecimal), for
+    Generator state before the draws (PCG64 state and increment, hexadecimal, and a
+    third word when the Generator held half a 32-bit word buffered), for
     :meth:`MosaicDataset.replay`. With ``affine=`` the windows are on the canvas the
     affine maps from (YOLO's ``2h x 2w`` canvas for a mosaic, the letterboxed output
     otherwise), and ``affine`` holds the draws and the matrix

@@ -50,6 +50,7 @@ from typing import Any, Final, cast
 import cv2
 import numpy as np
 
+from rankaug._multi.fields import join
 from rankaug._multi.tiles import Tile
 from rankaug.boxes import (
     FEW_BOXES,
@@ -137,8 +138,9 @@ def map_targets(
             kept = from_xyxy(kept, config.box_format, config.image_hw)
         data["bboxes"] = kept
     for field in config.targets.label_fields:
-        if with_boxes or field in present:
-            data[field] = np.concatenate([t.fields[field] for t in tiles])[keep]
+        if with_boxes or field in present:  # the main sample's dtype, checked (join)
+            joined = join(field, [t.fields[field] for t in tiles], tiles)
+            data[field] = joined[keep]
     if main.mask is not None:
         data["mask"] = _semantic_mask(config, places, warp, tiles, main.mask)
         if flipped:

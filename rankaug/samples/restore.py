@@ -18,7 +18,8 @@ def restore_like(new: Any, old: Any) -> Any:
     each with the dtype of ``old`` (for lists and tuples, of the numbers in them): an
     int64 label stays int64, also when a transform dropped every box and returned an
     empty float array. Only an integer ``old`` with fractional ``new`` values stays
-    floating point (``float64``), rather than being truncated.
+    floating point (``float64``), rather than being truncated, and strings longer than
+    ``old``'s keep their wider dtype (of ``old``'s kind), rather than being cut.
 
     Args:
         new: The transformed value.
@@ -37,6 +38,8 @@ def restore_like(new: Any, old: Any) -> Any:
     [1, 2]
     >>> restore_like(np.zeros((0,)), torch.tensor([3, 4])).dtype
     torch.int64
+    >>> restore_like(np.array(["cat", "elephant"]), np.array(["dog"])).tolist()
+    ['cat', 'elephant']
     """
     if type(new) is np.ndarray and type(old) is np.ndarray and (new.size or new.ndim == old.ndim):
         if new.dtype == old.dtype:
@@ -99,6 +102,9 @@ def _restore_array(
         return array  # do not truncate fractional values into an integer dtype
     if old_dtype.kind == "b" and array.size and not np.isin(array, (0, 1)).all():
         return array  # nor turn other numbers into True
+    kind = old_dtype.kind
+    if kind in "US" and array.dtype.kind == kind and array.itemsize > old_dtype.itemsize:
+        return array  # nor cut longer strings to the old width
     return array.astype(old_dtype, copy=False)
 
 

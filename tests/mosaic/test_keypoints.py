@@ -29,6 +29,22 @@ class TestMapKeypoints:
         plain = map_keypoints(setting, [window], None, [tile(points)], flipped=False)
         np.testing.assert_array_equal(plain["keypoints"], points)  # no flip: as they were
 
+    def test_fields_keep_the_main_dtype_or_are_refused(self) -> None:
+        setting = build(output_size=(8, 20), keypoint_fields=("side",))
+        windows = [
+            Window((8, 10), 0, 0, 10, 8, 0, 0, 10, 8),
+            Window((8, 10), 0, 0, 10, 8, 10, 0, 20, 8),
+        ]
+        main, partner = tile([[1.0, 2.0]], 0), tile([[3.0, 4.0]], 3)
+        main.keypoint_fields["side"] = np.array([5], np.int8)
+        partner.keypoint_fields["side"] = np.array([100])
+        out = map_keypoints(setting, windows, None, [main, partner], flipped=False)
+        assert (out["side"].dtype, out["side"].tolist()) == (np.dtype(np.int8), [5, 100])
+        partner.keypoint_fields["side"] = np.array([300])  # came back 44 before
+        with pytest.raises(ValueError, match=r"dataset\[3\] 'side' holds 300 \(int64\), which "
+                           r"the main sample dataset\[0\]'s int8"):  # fmt: skip
+            map_keypoints(setting, windows, None, [main, partner], flipped=False)
+
     def test_keypoints_that_are_not_whole_groups_name_the_tile(self) -> None:
         setting = build(affine=MosaicAffine(flip=1.0, flip_index=(1, 0, 2)))
         window = Window((8, 10), 0, 0, 10, 8, 0, 0, 10, 8)

@@ -240,6 +240,28 @@ class TestResizeInto:
         assert calls == ["warp" if warped else "resize"]
         assert (out[2:17, 1:12] == 1).all()
 
+    @pytest.mark.parametrize("channels", [5, 7, 16])
+    @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16, np.float32, np.float64])
+    @pytest.mark.parametrize("mirrored", [False, True])
+    def test_area_resizes_more_than_4_channels_4_at_a_time(
+        self, channels: int, dtype: Any, mirrored: bool
+    ) -> None:
+        # cv2.resize asserts cn <= 4 for INTER_AREA: MosaicGrid(interpolation=INTER_AREA)
+        # crashed on 5-channel images
+        rng = np.random.default_rng(channels)
+        crop = rng.integers(0, 200, (23, 31, channels)).astype(dtype)
+        groups = [
+            cv2.resize(np.ascontiguousarray(crop[:, :, k : k + 4]), (13, 9),
+                       interpolation=cv2.INTER_AREA).reshape(9, 13, -1)
+            for k in range(0, channels, 4)
+        ]  # fmt: skip
+        expected = np.concatenate(groups, axis=2)
+        out = np.full((12, 20, channels), 7, dtype)
+        resize_into(crop, out[1:10, 2:15], cv2.INTER_AREA, mirrored=mirrored)
+        assert out[1:10, 2:15].tobytes() == (expected[:, ::-1] if mirrored else expected).tobytes()
+        out[1:10, 2:15] = 7
+        assert (out == 7).all()
+
     def test_the_warp_reads_the_crop_prefetched_and_paints_the_same_pixels(
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:

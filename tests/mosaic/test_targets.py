@@ -7,6 +7,7 @@ from unittest import mock
 import cv2
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,7 +55,62 @@ def expected_labels(
     return kept
 
 
+def named(labels: list[Any], names: list[str] | None = None) -> list[dict[str, Any]]:
+    """Tiles with one whole-image box each, labelled ``labels[i]`` (and ``names[i]``)."""
+    samples = []
+    for i, label in enumerate(labels):
+        box = np.array([[0.0, 0.0, 20.0, 20.0]], np.float32)
+        sample = {"image": np.full((20, 20, 3), 10 * i, np.uint8), "bboxes": box, "labels": label}
+        if names is not None:
+            sample["names"] = np.array([names[i]])
+        samples.append(sample)
+    return samples
+
+
 class TestMapTargets:
+    def test_label_fields_keep_the_main_dtype_or_are_refused(self) -> None:
+        # cast to the main sample's int8 unchecked before: a partner's 300 came back 44
+        fits = named([np.array([5], np.int8), np.array([100], np.int64)])
+        out = MosaicDataset(fits, seed=0, output_size=40, keying="sample")[0]
+        assert out["labels"].dtype == np.int8
+        assert out["labels"].tolist() == [5, 100, 100, 100]
+        wraps = named([np.array([5], np.int8), np.array([300], np.int64)])
+        mosaic = MosaicDataset(wraps, seed=0, output_size=40, keying="sample")
+        with pytest.raises(SampleError, match=r"dataset\[1\] 'labels' holds 300 \(int64\), which "
+                           r"the main sample dataset\[0\]'s int8 cannot hold exactly: give every "
+                           r"sample's 'labels' one dtype"):  # fmt: skip
+            mosaic[0]
+
+    def test_string_fields_widen_to_the_longest(self) -> None:
+        # cut to the main sample's <U3 before: 'elephant' came back 'ele'
+        data = named([np.array([0]), np.array([1])], ["cat", "elephant"])
+        targets = Targets(label_fields=("labels", "names"))
+        out = MosaicDataset(data, seed=0, output_size=40, keying="sample", targets=targets)[0]
+        assert out["names"].dtype == np.dtype("<U8")
+        assert out["names"].tolist() == ["cat", "elephant", "elephant", "elephant"]
+
+    def test_empty_lists_of_a_background_image_decide_no_dtype(self) -> None:
+        # albumentations' empty lists: np.asarray([]) is float64, and the int labels of
+        # the partners came back floats
+        data = named([[], [1], [2], [3]])
+        data[0]["bboxes"] = []
+        out = MosaicDataset(data, seed=0, output_size=40, keying="sample")[0]
+        assert len(out["labels"]) == len(out["bboxes"]) > 0
+        assert {type(label) for label in out["labels"]} == {int}
+        assert set(out["labels"]) <= {1, 2, 3}
+
+    def test_empty_lists_of_a_torchvision_target_decide_no_dtype(self) -> None:
+        data: list[tuple[torch.Tensor, dict[str, Any]]] = [
+            (torch.full((3, 20, 20), 10 * i, dtype=torch.uint8),
+             {"boxes": torch.tensor([[0.0, 0.0, 20.0, 20.0]]), "labels": torch.tensor([i])})
+            for i in range(4)
+        ]  # fmt: skip
+        data[0] = (data[0][0], {"boxes": [], "labels": []})
+        _, target = MosaicDataset(data, seed=0, output_size=40, keying="sample")[0]
+        assert isinstance(target["labels"], list)
+        assert len(target["labels"]) == len(target["boxes"]) > 0
+        assert {type(label) for label in target["labels"]} == {int}
+
     # One-image datasets where float error at a window's edge gave boxes 1e-15 px high
     # (or, after float32, 0 px): issue 9, item 5.
     @pytest.mark.parametrize(

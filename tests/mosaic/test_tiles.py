@@ -142,6 +142,56 @@ class TestTileReader:
         with pytest.raises(ValueError, match=r"fill_mask must be whole numbers in \[0, 255\]"):
             masked[0]
 
+    @pytest.mark.parametrize("pairs", [False, True])
+    def test_a_main_sample_without_boxes_refuses_partners_with_boxes(self, pairs: bool) -> None:
+        # the partners' boxes were dropped while their objects were painted in
+        def sample(index: int, boxes: int) -> Any:
+            image = np.full((20, 20, 3), 50 * index, np.uint8)
+            box, label = np.array([[0.0, 0.0, 20.0, 20.0]] * boxes), np.array([index] * boxes)
+            if pairs:
+                chw = torch.from_numpy(image).permute(2, 0, 1).contiguous()
+                return chw, {"boxes": torch.from_numpy(box), "labels": torch.from_numpy(label)}
+            return {"image": image, "bboxes": box, "labels": label}
+
+        bare = (sample(0, 0)[0], {}) if pairs else {"image": sample(0, 0)["image"]}
+        data = [bare, sample(1, 1), sample(2, 1), sample(3, 1)]
+        mosaic = MosaicDataset(data, seed=0, output_size=24, keying="sample")
+        expected = (
+            r"dataset\[[123]\] has 1 boxes, but the main image dataset\[0\] has no boxes: "
+            r"tiles of a mosaic need the same targets"
+        )
+        with pytest.raises(SampleError, match=expected):
+            mosaic[0]
+        only_bare = Partners(pool=[0])  # a main sample with boxes, a partner without
+        with pytest.raises(SampleError, match=r"dataset\[0\] has no boxes, but the main image "
+                           r"dataset\[1\] has: .*unlabelled"):  # fmt: skip
+            MosaicDataset(data, seed=0, output_size=24, keying="sample", partners=only_bare)[1]
+        # a background image with empty boxes: the partners' boxes are kept
+        data[0] = sample(0, 0)
+        out = MosaicDataset(data, seed=0, output_size=24, keying="sample")[0]
+        target = out[1] if pairs else out
+        boxes = target["boxes"] if pairs else target["bboxes"]
+        assert len(boxes) == len(target["labels"]) > 0
+        # no boxes anywhere: nothing is lost, nothing refused
+        plain = [bare, (sample(1, 0)[0], {}) if pairs else {"image": sample(1, 0)["image"]}]
+        out = MosaicDataset(plain, seed=0, output_size=24, keying="sample")[0]
+        keys = (out[1] if pairs else out).keys()
+        assert not {"boxes", "bboxes", "labels"} & set(keys)
+
+    def test_fill_mask_out_of_range_names_the_mask_and_the_sample(self) -> None:
+        # a float32 image takes any fill: the message blamed "the image's dtype is uint8"
+        # and showed (300.0,)
+        sample = good(np.zeros((20, 20), np.uint8))
+        sample["image"] = sample["image"].astype(np.float32)
+        mosaic = MosaicDataset([sample] * 2, seed=0, output_size=16,
+                               layout=MosaicGrid(fill_mask=300))  # fmt: skip
+        expected = (
+            r"fill_mask must be whole numbers in \[0, 255\] \(dataset\[0\] mask's dtype is "
+            r"uint8\), got 300$"
+        )
+        with pytest.raises(ValueError, match=expected):
+            mosaic[0]
+
 
 class TestTile:
     def test_signature_tells_what_must_agree(self) -> None:

@@ -21,6 +21,13 @@ class TestRestoreLike:
         tensor = restore_like(np.array([0.5]), torch.tensor([1]))
         assert tensor.dtype.is_floating_point
 
+    def test_longer_strings_are_not_cut_to_the_old_width(self) -> None:
+        out = restore_like(np.array(["cat", "elephant"]), np.array(["dog"]))
+        assert (out.dtype, out.tolist()) == (np.dtype("<U8"), ["cat", "elephant"])
+        out = restore_like(np.array([b"elephant"]), np.array([b"ox"]))
+        assert (out.dtype, out.tolist()) == (np.dtype("S8"), [b"elephant"])
+        assert restore_like(np.array(["ox"]), np.array(["dog"])).dtype == np.dtype("<U3")
+
     def test_empty_results_keep_their_trailing_shape(self) -> None:
         assert restore_like(np.zeros((0,)), torch.zeros(2, 4)).shape == (0, 4)
         assert restore_like([], np.zeros((1, 4), np.float32)).shape == (0, 4)

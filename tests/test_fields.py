@@ -1,0 +1,103 @@
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from rankaug._multi.fields import UNTYPED, Source, join, read_field
+
+
+def at(*indices: int) -> list[Source]:
+    """Samples of these dataset indices, as join names them."""
+    return [SimpleNamespace(index=index) for index in indices]
+
+
+class TestReadField:
+    def test_empty_values_without_a_dtype_are_untyped(self) -> None:
+        assert read_field([]) is UNTYPED
+        assert read_field(()) is UNTYPED
+        assert read_field(None) is UNTYPED
+
+    def test_arrays_and_tensors_keep_their_dtype_even_empty(self) -> None:
+        assert read_field(np.zeros(0, np.int8)).dtype == np.int8
+        assert read_field(torch.zeros(0, dtype=torch.int32)).dtype == np.int32
+        assert read_field([1, 2]).dtype == np.int64
+        assert read_field(["cat"]).dtype == np.dtype("<U3")
+
+
+class TestJoin:
+    def test_the_main_dtype_when_every_value_fits(self) -> None:
+        out = join("labels", [np.array([5], np.int8), np.array([7, -3], np.int64)], at(0, 1))
+        assert (out.dtype, out.tolist()) == (np.dtype(np.int8), [5, 7, -3])
+        out = join("labels", [np.array([1.5], np.float32), np.array([2], np.int64)], at(0, 1))
+        assert (out.dtype, out.tolist()) == (np.dtype(np.float32), [1.5, 2.0])
+        out = join("flag", [np.array([True]), np.array([0, 1], np.uint8)], at(0, 1))
+        assert (out.dtype, out.tolist()) == (np.dtype(np.bool_), [True, False, True])
+        out = join("w", [np.array([1.0], np.float32), np.array([0.1], np.float64)], at(0, 1))
+        assert out.dtype == np.float32  # floats round, as boxes do
+        assert out[1] == np.float32(0.1)
+
+    @pytest.mark.parametrize(
+        ("main", "partner", "shown"),
+        [
+            (np.array([5], np.int8), np.array([1, 300]), "300 (int64)"),
+            (np.array([5], np.int8), np.array([200], np.uint8), "200 (uint8)"),  # wraps back
+            (np.array([5], np.int64), np.array([1.5]), "1.5 (float64)"),
+            (np.array([5], np.int64), np.array([np.nan]), "nan (float64)"),
+            (np.array([True]), np.array([2]), "2 (int64)"),
+            (np.array([1.0]), np.array([2**53 + 1]), f"{2**53 + 1} (int64)"),
+            (np.array([1.0], np.float32), np.array([1e300]), "1e+300 (float64)"),
+            (np.array([5]), np.array(["7"]), "'7' (<U1)"),
+            (np.array(["cat"]), np.array([7]), "7 (int64)"),
+            (np.array(["cat"]), np.array([b"dog"]), "b'dog' (|S3)"),
+        ],
+    )
+    def test_a_value_that_does_not_fit_is_refused_naming_everything(
+        self, main: np.ndarray, partner: np.ndarray, shown: str
+    ) -> None:
+        expected = re.escape(
+            f"dataset[9] 'labels' holds {shown}, which the main sample dataset[4]'s "
+            f"{main.dtype} cannot hold exactly: give every sample's 'labels' one dtype"
+        )
+        with pytest.raises(ValueError, match=expected):
+            join("labels", [main, np.zeros(0, np.int64), partner], at(4, 2, 9))
+
+    def test_strings_widen_to_the_longest_of_the_main_kind(self) -> None:
+        out = join("names", [np.array(["cat"]), np.array(["elephant", "ox"])], at(0, 1))
+        assert (out.dtype, out.tolist()) == (np.dtype("<U8"), ["cat", "elephant", "ox"])
+        out = join("names", [np.array([b"cat"]), np.array([b"elephant"])], at(0, 1))
+        assert (out.dtype, out.tolist()) == (np.dtype("S8"), [b"cat", b"elephant"])
+        out = join("names", [np.array(["elephant"]), np.array(["ox"])], at(0, 1))
+        assert out.dtype == np.dtype("<U8")
+
+    def test_an_untyped_main_takes_the_dtype_of_the_samples_with_entries(self) -> None:
+        out = join(
+            "labels", [UNTYPED, np.array([3], np.int32), np.array([4], np.int8)], at(0, 1, 2)
+        )
+        assert (out.dtype, out.tolist()) == (np.dtype(np.int32), [3, 4])
+        out = join("labels", [UNTYPED, np.zeros(0), np.array([4], np.int16)], at(0, 1, 2))
+        assert out.dtype == np.int16  # an empty partner decides nothing either
+        out = join("names", [UNTYPED, np.array(["cat"]), np.array(["elephant"])], at(0, 1, 2))
+        assert out.dtype == np.dtype("<U8")
+        assert join("labels", [UNTYPED, UNTYPED[:0]], at(0, 1)).dtype == np.int64
+        with pytest.raises(ValueError, match=r"dataset\[2\] 'labels' holds 'x' \(<U1\), which "
+                           r"int64 of the other samples \(dataset\[0\]'s is empty\)"):  # fmt: skip
+            join("labels", [UNTYPED, np.array([3]), np.array(["x"])], at(0, 1, 2))
+
+    def test_an_empty_array_keeps_its_dtype(self) -> None:
+        out = join("labels", [np.zeros(0, np.int8), np.array([3])], at(0, 1))
+        assert out.dtype == np.int8
+        with pytest.raises(ValueError, match=r"dataset\[1\] 'labels' holds 300 \(int64\)"):
+            join("labels", [np.zeros(0, np.int8), np.array([300])], at(0, 1))
+
+    def test_untyped_partners_and_object_fields(self) -> None:
+        out = join("labels", [np.array([1], np.int16), UNTYPED], at(0, 1))
+        assert (out.dtype, out.tolist()) == (np.dtype(np.int16), [1])
+        things: Any = np.empty(1, dtype=object)
+        things[0] = {"id": 1}
+        out = join("meta", [things, np.array([2])], at(0, 1))
+        assert out.tolist() == [{"id": 1}, 2]
