@@ -25,6 +25,7 @@ from rankaug.boxes import as_box_array
 from rankaug.context import SampleContext
 from rankaug.polygons import POLYGONS, Polygons, read_polygons
 from rankaug.samples import SampleAdapter, passthrough, view
+from rankaug.samples.unread import per_box_fields
 
 __all__ = ["Part", "PartReader"]
 
@@ -321,23 +322,13 @@ class PartReader:
 
     def _check_stale(self, index: int, others: Mapping[str, Any], count: int) -> None:
         """Refuse per-box values that are not in label_fields: they would go stale."""
-        for key, value in others.items():
-            if key in self.skip or isinstance(value, str | bytes):
-                continue
-            shape = getattr(value, "shape", None)
-            if shape is not None:
-                entries = shape[0] if len(shape) >= 1 else None
-            elif isinstance(value, list | tuple):
-                entries = len(value)
-            else:
-                continue
-            if entries == count:
-                raise ValueError(
-                    f"dataset[{index}] {key!r} looks like a per-box field ({entries} entries for "
-                    f"{count} boxes) that is not in label_fields={self.label_fields}: "
-                    f"{self.actor} would leave it misaligned; add it to label_fields or "
-                    "drop it"
-                )
+        stale = per_box_fields(others, count, self.skip)
+        if stale:
+            raise ValueError(
+                f"dataset[{index}] {stale[0]!r} looks like a per-box field ({count} entries "
+                f"for {count} boxes) that is not in label_fields={self.label_fields}: "
+                f"{self.actor} would leave it misaligned; add it to label_fields or drop it"
+            )
 
     def _disagree(self, part: Part, main: Part) -> None:
         name, main_name = f"dataset[{part.index}]", f"the main image dataset[{main.index}]"
