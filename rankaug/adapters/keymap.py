@@ -204,7 +204,8 @@ class KeyMap:
                     else:
                         unhanded.append(path)
         if "bboxes" in targets and not sample.keys() <= self._tops:  # targets unread?
-            refuse_unread(sample, known(self._tops, data), repr(self), data.keys())
+            image = self.keys["image"]
+            refuse_unread(sample, known(self._tops, data), repr(self), data.keys(), image)
         count = len(data["bboxes"]) if "bboxes" in data else None
         return data, _State(sample, originals, kind, mode, count, tuple(unhanded))
 

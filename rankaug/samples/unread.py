@@ -112,9 +112,18 @@ def _lookup(mapping: Mapping[Any, Any], path: str) -> Any:
     return value
 
 
-def suggest_adapter(mapping: Mapping[Any, Any], paths: Collection[str] = ()) -> str:
+def suggest_adapter(
+    mapping: Mapping[Any, Any], paths: Collection[str] = (), image: str | None = None
+) -> str:
     """The ``adapter=`` line that would read a sample of ``mapping``'s layout.
 
+    ``image``: the image's key or path when the caller knows it (a ``KeyMap``'s).
+    A ``mask`` at the top level is a semantic mask; inside per-object data, an
+    instance mask.
+
+    >>> suggest_adapter({"image": 0, "boxes": [[0, 0, 1, 1]], "labels": [2], "mask": 0},
+    ...                 ["boxes", "mask"])
+    "adapter=rankaug.adapters.KeyMap(image='image', bboxes='boxes', labels='labels', mask='mask')"
     >>> suggest_adapter({"img": 0, "cls": [[0.0]], "bboxes": [[0.5, 0.5, 0.2, 0.2]]})
     'adapter=rankaug.adapters.Ultralytics()'
     >>> suggest_adapter({"image": 0, "objects": {"bbox": [], "category": []}})
@@ -125,7 +134,7 @@ def suggest_adapter(mapping: Mapping[Any, Any], paths: Collection[str] = ()) -> 
         return "adapter=rankaug.adapters.HuggingFace() (COCO x, y, w, h boxes: box_format='coco')"
     if "img" in mapping and "image" not in mapping:
         return "adapter=rankaug.adapters.Ultralytics()"
-    parts = {"image": "image" if "image" in mapping else "KEY"}
+    parts = {"image": image or ("image" if "image" in mapping else "KEY")}
     note = ""
     for path in paths:
         value = _lookup(mapping, path)
@@ -140,11 +149,12 @@ def suggest_adapter(mapping: Mapping[Any, Any], paths: Collection[str] = ()) -> 
             found += [("labels", f"{path}.{k}") for k in keys if k in _LABELS][:1]
         else:
             leaf = path.rsplit(".", 1)[-1]
-            found = [(_ROLES[leaf], path)] if leaf in _ROLES else []
-            parent = _lookup(mapping, path.rpartition(".")[0]) if "." in path else None
-            if found and found[0][0] == "bboxes" and isinstance(parent, Mapping):
-                prefix = path.rpartition(".")[0]
-                found += [("labels", f"{prefix}.{k}") for k in parent if k in _LABELS][:1]
+            role = "mask" if path == "mask" else _ROLES.get(leaf)  # top level: semantic
+            found = [] if role is None else [(role, path)]
+            parent = _lookup(mapping, path.rpartition(".")[0]) if "." in path else mapping
+            if role == "bboxes" and isinstance(parent, Mapping):
+                prefix = path.rpartition(".")[0] + "." if "." in path else ""
+                found += [("labels", f"{prefix}{k}") for k in parent if k in _LABELS][:1]
         for name, where in found:
             parts.setdefault(name, where)
     text = ", ".join(f"{name}={where!r}" for name, where in parts.items())
@@ -152,7 +162,11 @@ def suggest_adapter(mapping: Mapping[Any, Any], paths: Collection[str] = ()) -> 
 
 
 def refuse_unread(
-    mapping: Mapping[Any, Any], skip: Collection[str], who: str, read: Collection[str] = ()
+    mapping: Mapping[Any, Any],
+    skip: Collection[str],
+    who: str,
+    read: Collection[str] = (),
+    image: str | None = None,
 ) -> None:
     """Refuse a sample whose targets rankaug would not read (see the module docstring).
 
@@ -161,6 +175,7 @@ def refuse_unread(
         skip: The keys already read.
         who: What reads it, for the message (``"the default adapter"``).
         read: The targets it did read (rankaug's names), for the message.
+        image: The image's key or path, when the reader knows it (for the suggestion).
 
     Raises:
         ValueError: If ``mapping`` has fields that look like targets.
@@ -188,7 +203,7 @@ def refuse_unread(
         )
     raise ValueError(
         f"{opening}: a geometric transform would move its pixels and leave them where they "
-        f"were. Read them with {suggest_adapter(mapping, paths)}; the sample has keys "
+        f"were. Read them with {suggest_adapter(mapping, paths, image)}; the sample has keys "
         f"{sorted(map(str, mapping))}"
     )
 

@@ -56,7 +56,7 @@ LAYOUTS = {
     ),
     "bbox key": (
         lambda: {"image": image(), "bbox": [[1, 2, 5, 6]], "category": [1]},
-        "adapter=rankaug.adapters.KeyMap(image='image', bboxes='bbox')",
+        "adapter=rankaug.adapters.KeyMap(image='image', bboxes='bbox', labels='category')",
     ),
     "polygons": (
         lambda: {"image": image(), "segmentation": [[1.0, 1.0, 5.0, 1.0, 5.0, 5.0]]},
@@ -64,7 +64,7 @@ LAYOUTS = {
     ),
     "pair with a bbox target": (
         lambda: (image(), {"bbox": [[1, 2, 5, 6]], "labels": [1]}),
-        "adapter=rankaug.adapters.KeyMap(image='image', bboxes='bbox')",
+        "adapter=rankaug.adapters.KeyMap(image='image', bboxes='bbox', labels='labels')",
     ),
 }
 GEOMETRIC = {
@@ -94,6 +94,26 @@ class TestSuggestAdapter:
             "adapter=rankaug.adapters.KeyMap(image='KEY', bboxes='a.box', labels='a.cls', "
             "masks='b.masks')"
         )
+
+
+class TestSuggestAdapterRoles:
+    def test_a_top_level_mask_is_semantic_and_labels_beside_boxes_come_along(self) -> None:
+        sample = {"image": 0, "boxes": [[0, 0, 1, 1]], "labels": [2], "mask": np.zeros((2, 2))}
+        assert suggest_adapter(sample, ["boxes", "mask"]) == (
+            "adapter=rankaug.adapters.KeyMap(image='image', bboxes='boxes', labels='labels', "
+            "mask='mask')"
+        )
+
+    def test_a_mask_among_objects_is_an_instance_mask(self) -> None:
+        sample = {"image": 0, "objects": [{"bbox": [0, 0, 1, 1], "mask": 0, "category_id": 1}]}
+        assert "masks='objects.mask'" in suggest_adapter(sample, ["objects"])
+
+    def test_the_image_key_the_reader_knows(self) -> None:
+        sample = {"pixels": 0, "boxes": [[0, 0, 1, 1]]}
+        assert suggest_adapter(sample, ["boxes"], image="pixels") == (
+            "adapter=rankaug.adapters.KeyMap(image='pixels', bboxes='boxes')"
+        )
+        assert "image='KEY'" in suggest_adapter(sample, ["boxes"])
 
 
 class TestRefuseUnread:
@@ -216,10 +236,12 @@ class TestBesideTargetsItReads:
 
 
 def test_keymap_refuses_unread_boxes_beside_a_mask_it_reads() -> None:
-    sample = {"image": image(), "seg": np.zeros((16, 24), np.uint8), "boxes": BOX}
-    wrapper = RandomAugmentWrapper([sample], flip_all(), seed=0, adapter=KeyMap(mask="seg"))
-    with pytest.raises(SampleError, match=re.escape("'boxes', which look like")):
+    sample = {"pixels": image(), "seg": np.zeros((16, 24), np.uint8), "boxes": BOX}
+    adapter = KeyMap(image="pixels", mask="seg")
+    wrapper = RandomAugmentWrapper([sample], flip_all(), seed=0, adapter=adapter)
+    with pytest.raises(SampleError, match=re.escape("'boxes', which look like")) as caught:
         wrapper[0]
+    assert "KeyMap(image='pixels', bboxes='boxes')" in str(caught.value)
 
 
 def test_extra_keys_that_are_no_targets_pass_a_geometric_pipeline() -> None:
