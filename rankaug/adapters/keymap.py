@@ -204,8 +204,8 @@ class KeyMap:
                     else:
                         unhanded.append(path)
         if "bboxes" in targets and not sample.keys() <= self._tops:  # targets unread?
-            image = self.keys["image"]
-            refuse_unread(sample, known(self._tops, data), repr(self), data.keys(), image)
+            where = self.keys["image"]
+            refuse_unread(sample, known(self._tops, data), repr(self), data.keys(), where)
         count = len(data["bboxes"]) if "bboxes" in data else None
         return data, _State(sample, originals, kind, mode, count, tuple(unhanded))
 
