@@ -78,6 +78,11 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
                     if not fields:
                         continue
                     where = f"{path}:{number}"
+                    if not line.isascii() or "_" in line:  # int() and float() take "1_0", "٣"
+                        raise ValueError(
+                            f"{where}: YOLO labels are ASCII numbers without underscores, got "
+                            f"{line.strip()!r}"
+                        )
                     if segments:
                         label, points, row = _parse_polygon_line(fields, where, tolerance)
                         polygons.append(points)

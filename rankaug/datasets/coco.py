@@ -218,9 +218,11 @@ def _load_json(path: Path) -> dict[str, Any]:
 
 def _entries(data: dict[str, Any], key: str, source: str, required: bool) -> list[Any]:
     """Return the list ``data[key]``; a missing optional key gives an empty list."""
-    if key not in data and not required:
-        return []
-    value = data.get(key)
+    if key not in data:
+        if not required:
+            return []
+        raise ValueError(f"{source}: the required key {key!r} is missing (keys: {sorted(data)})")
+    value = data[key]
     if not isinstance(value, list):
         raise ValueError(f"{source}: {key!r} must be a list, got {type(value).__name__}")
     return value

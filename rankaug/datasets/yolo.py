@@ -299,7 +299,12 @@ def _check_extensions(extensions: object) -> frozenset[str]:
             f"extensions must be a tuple of strings like ('.jpg', '.png'), got {extensions!r}"
         )
     for ext in extensions:
-        if not isinstance(ext, str) or not ext.startswith(".") or len(ext) < 2:
+        if not isinstance(ext, str):
+            raise TypeError(
+                f"extensions must hold strings like '.jpg', got {ext!r} ({type(ext).__name__}) "
+                f"in {extensions!r}"
+            )
+        if not ext.startswith(".") or len(ext) < 2:
             raise ValueError(f"extensions must look like '.jpg', got {ext!r} in {extensions!r}")
     if not extensions:
         raise ValueError("extensions must not be empty")

@@ -151,6 +151,9 @@ class TestYoloFolder:
             ("0 0.5 0.5 -0.1 0.5", r"width and height must be >= 0"),
             ("0 0.9 0.5 0.4 0.2", r"edges .* outside \[0, 1\] by more than tolerance=0.001"),
             ("0 5 5 0.5 0.5", r"outside \[0, 1\].*normalised by the image size"),
+            ("1_0 0.5 0.5 0.5 0.5", r"ASCII numbers without underscores, got '1_0 0.5"),
+            ("\u0663 0.5 0.5 0.5 0.5", r"ASCII numbers without underscores"),
+            ("0 0.5 0.5 0.5 0.5\u00a0", r"ASCII numbers without underscores"),
         ],
     )
     def test_bad_lines_name_file_and_line(self, tmp_path: Path, line: str, message: str) -> None:
@@ -228,6 +231,7 @@ class TestYoloFolder:
             ({"extensions": ".jpg"}, TypeError, r"extensions must be a tuple of strings"),
             ({"extensions": ("jpg",)}, ValueError, r"extensions must look like '.jpg', got 'jpg'"),
             ({"extensions": ()}, ValueError, r"extensions must not be empty"),
+            ({"extensions": (1,)}, TypeError, r"extensions must hold strings like '.jpg', got 1"),
             ({"tolerance": -0.1}, ValueError, r"tolerance must be in \[0, 0.5\), got -0.1"),
             ({"tolerance": "0"}, TypeError, r"tolerance must be a real number"),
             ({"box_format": "cxcywh"}, ValueError, r"box_format must be one of"),
