@@ -279,7 +279,9 @@ def _check_pairs(
         path
         for folder, _, names in os.walk(labels)
         for name in names
-        if name[-4:].lower() == ".txt" and (path := os.path.join(folder, name)) not in owners
+        if name[-4:].lower() == ".txt"
+        and not (folder == str(labels) and name == "classes.txt")  # LabelImg's class names
+        and (path := os.path.join(folder, name)) not in owners
     )
     if unread:
         warnings.warn(

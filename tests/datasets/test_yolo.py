@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -217,6 +218,16 @@ class TestYoloFolder:
         with pytest.warns(RankaugWarning, match=rf"1 label file\(s\) .*first: .*{orphan}\)"):
             ds = YoloFolder(root)
         assert ds[0]["labels"].tolist() == [0]
+
+    def test_labelimgs_class_names_file_does_not_warn(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {"a.txt": "0 0.5 0.5 0.5 0.5\n", "classes.txt": "cat\ndog\n"})
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            assert len(YoloFolder(root)) == 1
+        (root / "labels" / "sub").mkdir()  # elsewhere it is a label file of no image
+        (root / "labels" / "sub" / "classes.txt").write_text("0 0.5 0.5 0.5 0.5\n")
+        with pytest.warns(RankaugWarning, match=r"1 label file\(s\)"):
+            YoloFolder(root)
 
     def test_custom_folders_and_extensions(self, tmp_path: Path) -> None:
         root = self.make(tmp_path, {}, images=("a.png", "b.bmp"))
