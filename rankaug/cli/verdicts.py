@@ -4,8 +4,7 @@ The records say, for every run, epoch, rank, worker and position of the schedule
 the fingerprint of the sample loaded there. A comparison of one index at the same
 position across ranks (or workers, or epochs) is flagged when identical outputs are
 significantly more frequent there than for the same index at *other* positions of the
-same streams: a one-sided binomial test, ``P(X >= same | n, p0) < ALPHA`` with
-``p0 = (equal + 1) / (compared + 2)`` from the other positions. See
+same streams: a one-sided Fisher exact test (:mod:`rankaug.cli.stats`). See
 :mod:`rankaug.cli.audit` for how the schedule is built.
 """
 
@@ -17,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rankaug.cli.stats import ALPHA, Tally, binomial_tail, evidence_lines, tally_summary
+from rankaug.cli.stats import ALPHA, Tally, evidence_lines, tally_summary
 
-__all__ = ["ALPHA", "EpochFrom", "Layout", "Records", "Verdict", "analyse", "binomial_tail"]
+__all__ = ["ALPHA", "EpochFrom", "Layout", "Records", "Verdict", "analyse"]
 
 Status = Literal["pass", "fail", "info", "skipped"]
 #: Where the audit's epochs come from: rankaug.EpochSampler's indices, or set_epoch.
