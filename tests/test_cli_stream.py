@@ -217,6 +217,14 @@ class TestStreamBaseline:
         assert ranks.status == "skipped"
         assert ranks.summary.startswith("not decided: too few samples compared")
 
+    def test_identical_epochs_are_reported_as_such(self) -> None:
+        layout = StreamLayout(ranks=1, workers=0, epochs=2, rerun=False)
+        records = {(0, e, 0, 0): {i: (i, f"sample {i}") for i in range(32)} for e in (0, 1, -1, -2)}
+        epochs = analyse_stream(layout, records)[3]
+        assert epochs.status == "pass"
+        assert epochs.summary.startswith("identical in every epoch, as in the baseline")
+        assert "keyed by the sample alone" in epochs.summary
+
 
 def test_a_one_shot_generator_is_refused() -> None:
     samples = ({"image": i} for i in range(3))

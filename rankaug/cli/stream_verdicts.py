@@ -25,7 +25,7 @@ from typing import Any
 
 from rankaug.cli.stats import Tally, evidence_lines, tally_summary
 from rankaug.cli.stream_probe import BASELINE_EPOCH, StreamRows
-from rankaug.cli.verdicts import Verdict
+from rankaug.cli.verdicts import Verdict, epochs_pass
 
 __all__ = ["StreamLayout", "StreamRecords", "analyse_stream", "stream_records_of"]
 
@@ -234,13 +234,7 @@ def _epochs(analysis: _Analysis) -> Verdict:
             evidence_lines(by_key, lambda key: _stream(*key), item="sample"),
             stats,
         )
-    return Verdict(
-        "epochs",
-        "pass",
-        f"epochs differ: {pooled.same}/{pooled.same_total} samples repeated their output "
-        "in a later epoch",
-        stats=stats,
-    )
+    return epochs_pass(pooled, stats, keyed="keyed by the sample alone", repeated="samples")
 
 
 def _positions(analysis: _Analysis) -> Verdict:
