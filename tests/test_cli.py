@@ -412,6 +412,18 @@ def test_show_writes_the_sheet(tmp_path: Path, name: str, identical: bool) -> No
     assert same is identical
 
 
+def test_show_counts_the_columns_drawn(tmp_path: Path) -> None:
+    # 2 samples over 2 ranks: one each, whatever --samples asks
+    output = tmp_path / "sheet.png"
+    code, text, _ = run_main(
+        "show", T + "two", "--workers", "0", "--thumb", "32", "--output", str(output), "-q"
+    )  # fmt: skip
+    assert code == 0
+    height, width = sheet_size(2, 1, 32)
+    assert read_png(output).shape == (height, width, 3)
+    assert text.strip() == f"wrote {output} ({width}x{height}: 2 rank rows, 1 column)"
+
+
 # ---------------------------------------------------------------------- errors
 
 
