@@ -511,6 +511,16 @@ def test_bad_options(args: list[str], message: str) -> None:
     assert message in err
 
 
+def test_demo_refuses_a_folder_of_one_image(tmp_path: Path) -> None:
+    root = write_yolo_folder(SyntheticDetection(1, image_size=(24, 32), masks=False), tmp_path)
+    code, _, err = run_main("demo", "--data", str(root), "--output", str(tmp_path / "out"), "-q")
+    assert code == 2
+    assert err.strip() == (
+        f"rankaug demo: error: --data {str(root)!r}: a YOLO folder of 1 image(s); the demo "
+        "needs at least 2 (a mixup needs a partner other than the sample itself)"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
