@@ -492,6 +492,11 @@ def test_a_failing_sample_is_named_in_one_line(name: str) -> None:
         (["show", T + "plain", "--keys", "image"], "--keys must be NAME=KEY entries"),
         (["show", T + "plain", "--keys", "image=a,image=b"], "--keys names 'image' twice"),
         (
+            ["show", T + "plain", "--keys", "image=image,boxes=bboxes"],
+            "--keys names 'boxes', which is not one of bboxes, image, keypoints, labels, mask, "
+            "masks (did you mean 'bboxes'?), got 'image=image,boxes=bboxes'",
+        ),
+        (
             ["audit", T + "plain", "--keys", "image=img", "--adapter", T + "ultralytics_adapter"],
             "argument --adapter: not allowed with argument --keys",
         ),
