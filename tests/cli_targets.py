@@ -264,6 +264,11 @@ def plain() -> Ramps:
     return Ramps()
 
 
+def two() -> list[dict[str, Any]]:
+    """Two samples: one per rank under a DistributedSampler of 2 ranks."""
+    return [Ramps()[i] for i in range(2)]
+
+
 def synthetic() -> SyntheticDetection:
     return SyntheticDetection(LENGTH, image_size=(24, 32), masks=False, seed=3)
 

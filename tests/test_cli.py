@@ -412,6 +412,18 @@ def test_show_writes_the_sheet(tmp_path: Path, name: str, identical: bool) -> No
     assert same is identical
 
 
+def test_show_counts_the_columns_drawn(tmp_path: Path) -> None:
+    # 2 samples over 2 ranks: one each, whatever --samples asks
+    output = tmp_path / "sheet.png"
+    code, text, _ = run_main(
+        "show", T + "two", "--workers", "0", "--thumb", "32", "--output", str(output), "-q"
+    )  # fmt: skip
+    assert code == 0
+    height, width = sheet_size(2, 1, 32)
+    assert read_png(output).shape == (height, width, 3)
+    assert text.strip() == f"wrote {output} ({width}x{height}: 2 rank rows, 1 column)"
+
+
 # ---------------------------------------------------------------------- errors
 
 
@@ -480,6 +492,11 @@ def test_a_failing_sample_is_named_in_one_line(name: str) -> None:
         (["show", T + "plain", "--keys", "image"], "--keys must be NAME=KEY entries"),
         (["show", T + "plain", "--keys", "image=a,image=b"], "--keys names 'image' twice"),
         (
+            ["show", T + "plain", "--keys", "image=image,boxes=bboxes"],
+            "--keys names 'boxes', which is not one of bboxes, image, keypoints, labels, mask, "
+            "masks (did you mean 'bboxes'?), got 'image=image,boxes=bboxes'",
+        ),
+        (
             ["audit", T + "plain", "--keys", "image=img", "--adapter", T + "ultralytics_adapter"],
             "argument --adapter: not allowed with argument --keys",
         ),
@@ -497,6 +514,16 @@ def test_bad_options(args: list[str], message: str) -> None:
     code, _, err = run_main(*args)
     assert code == 2
     assert message in err
+
+
+def test_demo_refuses_a_folder_of_one_image(tmp_path: Path) -> None:
+    root = write_yolo_folder(SyntheticDetection(1, image_size=(24, 32), masks=False), tmp_path)
+    code, _, err = run_main("demo", "--data", str(root), "--output", str(tmp_path / "out"), "-q")
+    assert code == 2
+    assert err.strip() == (
+        f"rankaug demo: error: --data {str(root)!r}: a YOLO folder of 1 image(s); the demo "
+        "needs at least 2 (a mixup needs a partner other than the sample itself)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -42,7 +42,7 @@ class TestCacheVerify:
         torn.write_bytes(torn.read_bytes()[:100])
         assert main(["cache", "verify", str(tmp_path)]) == 1
         out = capsys.readouterr().out
-        assert f"{damaged}: damaged: damaged (its checksum does not match" in out
+        assert f"{damaged}: damaged: its checksum does not match its bytes\n" in out
         assert f"{torn}: damaged: not a complete rankaug cache file" in out
         assert "3 entries checked, 2 problem(s)" in out
         assert str(cached.path / "0" / "0.sample") not in out
@@ -61,6 +61,19 @@ class TestCacheVerify:
         assert "calls posix.system" in out
         assert f"{cached.path}: untrusted folder, owned by uid 12345" in out
         assert not target.exists()
+
+    def test_a_refusal_names_the_flag(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        cached = filled(tmp_path, 1)
+        entry = cached.path / "0" / "0.sample"
+        entry.chmod(0o666)
+        assert main(["cache", "verify", str(tmp_path)]) == 1
+        out = capsys.readouterr().out
+        assert f"{entry}: refused: CachedDataset refuses the cache entry" in out
+        assert "or rerun with --no-owner-check if you trust everyone" in out
+        assert "trust_directory" not in out
+        assert main(["cache", "verify", str(tmp_path), "--no-owner-check"]) == 0
 
     def test_trusted_types_by_name(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]

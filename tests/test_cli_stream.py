@@ -186,3 +186,47 @@ class TestStreamTargets:
             build_dataset(S + "webdataset_plain")
         with pytest.raises(TargetError, match="gave WebDataset, an IterableDataset"):
             check_dataset(stream, "m:f")
+
+
+class TestStreamBaseline:
+    """Only an observed baseline decides (hand-made records, no launch)."""
+
+    def test_no_baseline_decides_nothing(self) -> None:
+        # identical across ranks, but the baseline passes share no sample (a shuffled pool)
+        layout = StreamLayout(ranks=2, workers=0, epochs=2, rerun=False)
+        records = {
+            (0, e, r, 0): {(e, i): (i, f"sample {e} {i}") for i in range(32)}
+            for r in range(2)
+            for e in (0, 1, -1, -2)
+        }
+        ranks, _, positions, epochs, _ = analyse_stream(layout, records)
+        assert ranks.status == "skipped"
+        assert ranks.summary.startswith("not decided: no baseline")
+        assert epochs.status == "skipped"
+        assert "a new order every pass" in positions.summary
+
+    def test_a_deterministic_stream_with_a_tiny_baseline_is_not_a_duplicate(self) -> None:
+        # 64 samples identical everywhere, one of them in both baseline passes
+        layout = StreamLayout(ranks=2, workers=0, epochs=1, rerun=False)
+        records = {(0, 0, r, 0): {i: (i, f"sample {i}") for i in range(64)} for r in range(2)}
+        for r in range(2):
+            records[(0, -1, r, 0)] = {1000 + r: (0, "x"), 0: (1, "sample 0")}
+            records[(0, -2, r, 0)] = {2000 + r: (0, "y"), 0: (0, "sample 0")}
+        (ranks, *_) = analyse_stream(layout, records)
+        assert ranks.stats["other_position_compared"] == 2
+        assert ranks.status == "skipped"
+        assert ranks.summary.startswith("not decided: too few samples compared")
+
+    def test_identical_epochs_are_reported_as_such(self) -> None:
+        layout = StreamLayout(ranks=1, workers=0, epochs=2, rerun=False)
+        records = {(0, e, 0, 0): {i: (i, f"sample {i}") for i in range(32)} for e in (0, 1, -1, -2)}
+        epochs = analyse_stream(layout, records)[3]
+        assert epochs.status == "pass"
+        assert epochs.summary.startswith("identical in every epoch, as in the baseline")
+        assert "keyed by the sample alone" in epochs.summary
+
+
+def test_a_one_shot_generator_is_refused() -> None:
+    samples = ({"image": i} for i in range(3))
+    with pytest.raises(TargetError, match="gave the one-shot iterator generator: it can be"):
+        check_dataset(samples, "m:f", streams=True)

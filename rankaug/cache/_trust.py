@@ -43,6 +43,10 @@ def problem(status: os.stat_result) -> str | None:
     return None
 
 
+#: How a refusal's message says to trust the directory anyway (the CLI names its flag).
+OVERRIDE = "pass trust_directory=True"
+
+
 def refuse(path: str, what: str, reason: str) -> Untrusted:
     """The error for ``path`` (a ``what``: ``"directory"`` or ``"entry"``) and the fix."""
     fix = (
@@ -53,5 +57,5 @@ def refuse(path: str, what: str, reason: str) -> Untrusted:
     return Untrusted(
         f"CachedDataset refuses the cache {what} {path}: it is {reason}, so another user "
         "could plant an entry there that runs code in this job when it is read. Fix: "
-        f"{fix}; or pass trust_directory=True if you trust everyone who can write there."
+        f"{fix}; or {OVERRIDE} if you trust everyone who can write there."
     )

@@ -14,9 +14,21 @@ from typing import Any
 
 from rankaug.cache._format import Corrupt, read
 from rankaug.cache._store import SAMPLE_SUFFIX
-from rankaug.cache._trust import Untrusted, problem
+from rankaug.cache._trust import OVERRIDE, Untrusted, problem
 
 __all__ = ["Report", "verify"]
+
+
+def _reason(error: Exception, entry: Path) -> str:
+    """The error's text for a line that names ``entry`` and the problem's kind already.
+
+    Drops the path and a ``damaged (...)`` wrapper, and names the CLI's flag in place of
+    ``trust_directory=True``.
+    """
+    text = str(error).removeprefix(f"{entry}: ")
+    if text.startswith("damaged (") and text.endswith(")"):
+        text = text.removeprefix("damaged (").removesuffix(")")
+    return text.replace(OVERRIDE, "rerun with --no-owner-check")
 
 
 class _StandIn:
@@ -85,9 +97,9 @@ def verify(directory: Path, trusted: Iterable[str] = (), *, owners: bool = True)
             try:
                 read(str(entry), extra, owner_check=owners, verify=True)
             except Corrupt as error:
-                report.problems.append(f"{entry}: damaged: {str(error).removeprefix(f'{entry}: ')}")
+                report.problems.append(f"{entry}: damaged: {_reason(error, entry)}")
             except Untrusted as error:
-                report.problems.append(f"{entry}: refused: {error}")
+                report.problems.append(f"{entry}: refused: {_reason(error, entry)}")
             except OSError as error:
                 report.problems.append(f"{entry}: unreadable: {error}")
     return report

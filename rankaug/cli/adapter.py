@@ -22,6 +22,8 @@ default handles albumentations-style dicts (``image``, ``bboxes``, ``labels``) a
 
 from __future__ import annotations
 
+import difflib
+
 from rankaug.adapters import KeyMap
 from rankaug.cli.target import TargetError, load_factory, where
 from rankaug.samples import DEFAULT_TARGETS, SampleAdapter, check_adapter
@@ -45,15 +47,16 @@ def parse_keys(text: str) -> dict[str, str]:
     """Parse ``--keys``: ``"image=img,bboxes=bboxes,labels=cls"`` -> ``{name: key}``.
 
     Args:
-        text: Comma-separated ``NAME=KEY`` entries; ``NAME`` is rankaug's name (an
-            identifier, each at most once, ``image`` required), ``KEY`` the sample's key
-            or dotted path (``objects.bbox``).
+        text: Comma-separated ``NAME=KEY`` entries; ``NAME`` is one of the names the CLI
+            reads (:data:`AUDIT_TARGETS`, each at most once, ``image`` required), ``KEY``
+            the sample's key or dotted path (``objects.bbox``).
 
     Returns:
         The map from rankaug's names to the sample's keys.
 
     Raises:
-        ValueError: If an entry is malformed, a name repeats or ``image`` is missing.
+        ValueError: If an entry is malformed, a name is unknown or repeats, or
+            ``image`` is missing.
 
     >>> parse_keys("image=img,bboxes=bboxes,labels=cls")
     {'image': 'img', 'bboxes': 'bboxes', 'labels': 'cls'}
@@ -63,6 +66,11 @@ def parse_keys(text: str) -> dict[str, str]:
     Traceback (most recent call last):
     ...
     ValueError: --keys must name the image (image=KEY), got 'bboxes=boxes'
+    >>> parse_keys("image=img,boxes=bboxes")
+    Traceback (most recent call last):
+    ...
+    ValueError: --keys names 'boxes', which is not one of bboxes, image, keypoints, labels,
+    mask, masks (did you mean 'bboxes'?), got 'image=img,boxes=bboxes'
     """
     found: dict[str, str] = {}
     for entry in text.split(","):
@@ -71,6 +79,13 @@ def parse_keys(text: str) -> dict[str, str]:
             raise ValueError(
                 f"--keys must be NAME=KEY entries separated by commas (for example "
                 f"image=img,bboxes=bboxes,labels=cls), got {text!r}"
+            )
+        if name not in AUDIT_TARGETS:
+            close = difflib.get_close_matches(name, AUDIT_TARGETS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(
+                f"--keys names {name!r}, which is not one of "
+                f"{', '.join(sorted(AUDIT_TARGETS))}{hint}, got {text!r}"
             )
         if name in found:
             raise ValueError(f"--keys names {name!r} twice, got {text!r}")

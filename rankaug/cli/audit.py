@@ -32,10 +32,10 @@ is then compared:
 (d) with the same position in the **second run**.
 
 A comparison (a) or (c) is flagged when its identical outputs are significantly more
-frequent than the baseline (b) for the same streams: a one-sided binomial test,
-``P(X >= same | n, p0) < 1e-6`` with ``p0 = (equal_b + 1) / (n_b + 2)``. With
-continuous augmentations that is any clear excess (16 of 16 identical against 0 of
-16); with low-entropy ones (a flip only) it needs the numbers a default probe gives.
+frequent than the baseline (b) for the same streams: a one-sided Fisher exact test on
+the two counts, ``p < 1e-6`` (:mod:`rankaug.cli.stats`). With continuous augmentations
+that is any clear excess (16 of 16 identical against 0 of 16); with low-entropy ones (a
+flip only) it needs the numbers a default probe gives, pooled over the streams.
 So identical outputs across ranks at the same position *and* across positions are
 keyed per sample (or there is no randomness), not duplicated streams. Any difference
 in (d) is irreproducibility. When the probe is so small that even identical outputs

@@ -268,12 +268,15 @@ class DemoJob:
         return rows, cells
 
 
+_FEWEST = 2  # images: a mixup needs a partner other than the sample itself
+
+
 def _check(config: DemoConfig) -> None:
     for name, value, low in (
         ("--ranks", config.ranks, 1),
         ("--workers", config.workers, 0),
         ("--epochs", config.epochs, 1),
-        ("--samples", config.samples, 2),  # a mixup needs a partner other than itself
+        ("--samples", config.samples, _FEWEST),
         ("--size", config.size, 32),
         ("--columns", config.columns, 1),
     ):
@@ -316,9 +319,14 @@ def run_demo(config: DemoConfig) -> DemoResult:
     _check(config)
     if config.data is not None:  # a bad folder fails here, once, not on every rank
         try:
-            demo_source(config.data, config.samples, config.seed, config.size)
+            images = len(demo_source(config.data, config.samples, config.seed, config.size)[0])
         except (OSError, ValueError) as error:
             raise ValueError(f"--data {config.data!r}: {error}") from None
+        if images < _FEWEST:
+            raise ValueError(
+                f"--data {config.data!r}: a YOLO folder of {images} image(s); the demo needs "
+                f"at least {_FEWEST} (a mixup needs a partner other than the sample itself)"
+            )
     source = config.data or (
         f"{config.samples} bundled photographs"
         if photo_folder() is not None

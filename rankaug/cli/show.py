@@ -87,7 +87,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     """Run ``rankaug show`` with parsed arguments; return the exit code."""
-    path, (height, width) = run_show(
+    path, (height, width), columns = run_show(
         ShowConfig(
             target=args.target,
             output=args.output,
@@ -105,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
             keys=args.keys,
         )
     )
-    print(f"wrote {path} ({width}x{height}: {args.ranks} rank rows, {args.samples} columns)")
+    plural = "" if columns == 1 else "s"
+    print(f"wrote {path} ({width}x{height}: {args.ranks} rank rows, {columns} column{plural})")
     return 0
 
 
@@ -192,14 +193,15 @@ class ShowJob:
         return tiles
 
 
-def run_show(config: ShowConfig) -> tuple[Path, tuple[int, int]]:
+def run_show(config: ShowConfig) -> tuple[Path, tuple[int, int], int]:
     """Check the target here, launch the ranks, write the sheet.
 
     Args:
         config: The options.
 
     Returns:
-        The PNG's path and its ``(height, width)``.
+        The PNG's path, its ``(height, width)`` and its number of columns (the most
+        samples a rank loaded: fewer than ``samples`` when its share is smaller).
 
     Raises:
         ValueError: If an option is out of range or malformed.
@@ -221,4 +223,4 @@ def run_show(config: ShowConfig) -> tuple[Path, tuple[int, int]]:
     )
     sheet = contact_sheet(rows, [f"rank {r}" for r in range(len(rows))], title, config.thumb)
     path = write_png(config.output, sheet)
-    return path, (sheet.shape[0], sheet.shape[1])
+    return path, (sheet.shape[0], sheet.shape[1]), max(map(len, rows), default=0)

@@ -4,8 +4,12 @@ For one comparison (ranks, workers or epochs) a :class:`Tally` counts identical 
 of an index at the same position, and of the same index at *other* positions of the
 same streams, the baseline: how often the same index gives the same output when the
 random draws are not aligned. The comparison is flagged when the first is
-significantly more frequent, a one-sided binomial test
-``P(X >= same | n, p0) < ALPHA`` with ``p0 = (equal + 1) / (compared + 2)``.
+significantly more frequent: a one-sided Fisher exact test on the two counts,
+``P(X >= same) < ALPHA`` for ``X`` hypergeometric (of all the identical pairs, how
+many fall at the same position by chance). The baseline is observed, never assumed:
+with no baseline pair compared nothing is flagged, and a same-position count is only
+significant against as many baseline pairs as it takes (16 of 16 identical against 0
+of 16 is; 32 of 32 against 0 of 2 is not).
 """
 
 from __future__ import annotations
@@ -15,40 +19,38 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ALPHA", "Tally", "binomial_tail", "evidence_lines", "tally_summary"]
+__all__ = ["ALPHA", "Tally", "fisher_tail", "evidence_lines", "tally_summary"]
 
 ALPHA = 1e-6
 
 
-def binomial_tail(successes: int, trials: int, p: float) -> float:
-    """``P(X >= successes)`` for ``X ~ Binomial(trials, p)``, computed in log space.
+def fisher_tail(same: int, same_total: int, other: int, other_total: int) -> float:
+    """One-sided Fisher exact p-value: ``same`` or more of the identical pairs at the same position.
 
-    >>> math.isclose(binomial_tail(16, 16, 0.5), 0.5**16)
+    Of the ``same + other`` identical pairs among ``same_total + other_total``, ``X``
+    fall among the same-position ones by chance (hypergeometric); returns
+    ``P(X >= same)``.
+
+    >>> math.isclose(fisher_tail(16, 16, 0, 16), 1 / math.comb(32, 16))
     True
-    >>> binomial_tail(0, 10, 0.3)
-    1.0
+    >>> fisher_tail(32, 32, 0, 0), fisher_tail(0, 10, 3, 10)
+    (1.0, 1.0)
     """
-    if successes <= 0:
-        return 1.0
-    if successes > trials:
-        return 0.0
-    if p <= 0.0:
-        return 0.0
-    if p >= 1.0:
-        return 1.0
-    log_p, log_q = math.log(p), math.log1p(-p)
+    identical, total = same + other, same_total + other_total
     terms = [
-        math.lgamma(trials + 1)
-        - math.lgamma(k + 1)
-        - math.lgamma(trials - k + 1)
-        + k * log_p
-        + (trials - k) * log_q
-        for k in range(successes, trials + 1)
+        _log_comb(identical, k)
+        + _log_comb(total - identical, same_total - k)
+        - _log_comb(total, same_total)
+        for k in range(max(same, 0), min(identical, same_total) + 1)
     ]
+    if not terms:
+        return 0.0
     top = max(terms)
-    if trials == successes:
-        return math.exp(top)
     return min(1.0, math.exp(top) * sum(math.exp(t - top) for t in terms))
+
+
+def _log_comb(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
 
 
 @dataclass
@@ -62,9 +64,10 @@ class Tally:
         other_total: Such pairs compared.
         examples: ``(epoch, position, index)`` of identical same-position pairs.
 
-    >>> tally = Tally(same=16, same_total=16, other=0, other_total=16)
-    >>> tally.flagged, round(tally.baseline, 4)
-    (True, 0.0556)
+    >>> Tally(same=16, same_total=16, other=0, other_total=16).flagged
+    True
+    >>> Tally(same=32, same_total=32, other=0, other_total=0).decisive  # no baseline
+    False
     """
 
     same: int = 0
@@ -83,16 +86,9 @@ class Tally:
         self.examples.extend(tally.examples)
 
     @property
-    def baseline(self) -> float:
-        """The chance of identical outputs when the draws are not aligned (smoothed)."""
-        return (self.other + 1) / (self.other_total + 2)
-
-    @property
     def p_value(self) -> float:
-        """One-sided binomial p-value of the same-position count against the baseline."""
-        if self.same_total == 0 or self.same / self.same_total <= self.baseline:
-            return 1.0
-        return binomial_tail(self.same, self.same_total, self.baseline)
+        """One-sided Fisher p-value of the same-position count against the baseline."""
+        return fisher_tail(self.same, self.same_total, self.other, self.other_total)
 
     @property
     def flagged(self) -> bool:
@@ -101,8 +97,8 @@ class Tally:
 
     @property
     def decisive(self) -> bool:
-        """Whether identical outputs everywhere (and nowhere else) would be flagged."""
-        return binomial_tail(self.same_total, self.same_total, 1 / (self.other_total + 2)) < ALPHA
+        """Whether identical outputs at every same position (and no other) would be flagged."""
+        return fisher_tail(self.same_total, self.same_total, 0, self.other_total) < ALPHA
 
     def text(self, item: str = "index") -> str:
         """The counts, for evidence lines (``item``: ``"index"``, or a stream's ``"sample"``)."""

@@ -25,7 +25,7 @@ from typing import Any
 
 from rankaug.cli.stats import Tally, evidence_lines, tally_summary
 from rankaug.cli.stream_probe import BASELINE_EPOCH, StreamRows
-from rankaug.cli.verdicts import Verdict
+from rankaug.cli.verdicts import Verdict, epochs_pass
 
 __all__ = ["StreamLayout", "StreamRecords", "analyse_stream", "stream_records_of"]
 
@@ -115,6 +115,21 @@ _TOO_FEW = (
     "not decided: too few samples compared for even a perfect repeat to be significant; "
     "raise --probe, --repeats or --epochs"
 )
+_NO_BASELINE = (
+    "not decided: no baseline: no sample came in both baseline passes of a rank process, "
+    "nor at different positions of the passes compared, so nothing shows whether a sample "
+    "gives a new output when the draws are not aligned (a stream read in a new order every "
+    "pass, as from a shuffle buffer over a large pool)"
+)
+
+
+def _undecided(name: str, pooled: Tally, stats: dict[str, Any]) -> Verdict | None:
+    """The "not decided" verdict when the counts cannot show a replay, else ``None``."""
+    if pooled.other_total == 0:
+        return Verdict(name, "skipped", _NO_BASELINE, stats=stats)
+    if not pooled.decisive:
+        return Verdict(name, "skipped", _TOO_FEW, stats=stats)
+    return None
 
 
 def _cross(analysis: _Analysis, name: str, same_rank: bool, what: str) -> Verdict:
@@ -144,8 +159,8 @@ def _cross(analysis: _Analysis, name: str, same_rank: bool, what: str) -> Verdic
             f"(the stream is split {split}){hint}",
             stats=stats,
         )
-    if not pooled.decisive:
-        return Verdict(name, "skipped", _TOO_FEW, stats=stats)
+    if undecided := _undecided(name, pooled, stats):
+        return undecided
 
     def label(key: Any) -> str:
         return f"{_stream(*key[0])} vs {_stream(*key[1])}"
@@ -207,8 +222,8 @@ def _epochs(analysis: _Analysis) -> Verdict:
             "reshuffles every epoch)",
             stats=stats,
         )
-    if not pooled.decisive:
-        return Verdict("epochs", "skipped", _TOO_FEW, stats=stats)
+    if undecided := _undecided("epochs", pooled, stats):
+        return undecided
     if pooled.flagged or any(t.flagged for t in by_key.values()):
         return Verdict(
             "epochs",
@@ -219,13 +234,7 @@ def _epochs(analysis: _Analysis) -> Verdict:
             evidence_lines(by_key, lambda key: _stream(*key), item="sample"),
             stats,
         )
-    return Verdict(
-        "epochs",
-        "pass",
-        f"epochs differ: {pooled.same}/{pooled.same_total} samples repeated their output "
-        "in a later epoch",
-        stats=stats,
-    )
+    return epochs_pass(pooled, stats, keyed="keyed by the sample alone", repeated="samples")
 
 
 def _positions(analysis: _Analysis) -> Verdict:
@@ -233,7 +242,10 @@ def _positions(analysis: _Analysis) -> Verdict:
     stats = {"repeats_identical": base.other, "repeats_compared": base.other_total,
              "no_randomness": False}  # fmt: skip
     if base.other_total == 0:
-        text = "no sample came in both baseline passes of a rank process (an empty stream?)"
+        text = (
+            "no sample came in both baseline passes of a rank process (an empty stream, or "
+            "one read in a new order every pass)"
+        )
     elif base.other == base.other_total:
         text = (
             "deterministic per sample: a second pass in one process repeats every sample's output"

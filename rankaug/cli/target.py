@@ -18,8 +18,10 @@ import importlib
 import os
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
+
+from torch.utils.data import IterableDataset
 
 from rankaug.stream.detect import is_stream
 
@@ -166,7 +168,8 @@ def check_dataset(dataset: object, text: str, *, streams: bool = False) -> Any:
         ``dataset``.
 
     Raises:
-        TargetError: If it is a stream and ``streams`` is false, has no
+        TargetError: If it is a one-shot iterator (a generator), a stream and
+            ``streams`` is false, has no
             ``__getitem__``/``__len__``, is a string or a mapping (indexed by key, not
             position), or has length 0.
 
@@ -180,6 +183,13 @@ def check_dataset(dataset: object, text: str, *, streams: bool = False) -> Any:
     """
     kind = type(dataset).__name__
     if is_stream(dataset):
+        if isinstance(dataset, Iterator) and not isinstance(dataset, IterableDataset):
+            raise TargetError(
+                f"TARGET {text!r} gave the one-shot iterator {kind}: it can be read once, and "
+                "every rank, worker and epoch reads the dataset anew; give a factory that "
+                "returns an iterable read afresh by each iter() (an IterableDataset whose "
+                "__iter__ makes the generator) or a map-style dataset"
+            )
         if streams:
             return dataset
         raise TargetError(

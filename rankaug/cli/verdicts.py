@@ -4,8 +4,7 @@ The records say, for every run, epoch, rank, worker and position of the schedule
 the fingerprint of the sample loaded there. A comparison of one index at the same
 position across ranks (or workers, or epochs) is flagged when identical outputs are
 significantly more frequent there than for the same index at *other* positions of the
-same streams: a one-sided binomial test, ``P(X >= same | n, p0) < ALPHA`` with
-``p0 = (equal + 1) / (compared + 2)`` from the other positions. See
+same streams: a one-sided Fisher exact test (:mod:`rankaug.cli.stats`). See
 :mod:`rankaug.cli.audit` for how the schedule is built.
 """
 
@@ -17,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rankaug.cli.stats import ALPHA, Tally, binomial_tail, evidence_lines, tally_summary
+from rankaug.cli.stats import ALPHA, Tally, evidence_lines, tally_summary
 
-__all__ = ["ALPHA", "EpochFrom", "Layout", "Records", "Verdict", "analyse", "binomial_tail"]
+__all__ = ["ALPHA", "EpochFrom", "Layout", "Records", "Verdict", "analyse", "epochs_pass"]
 
 Status = Literal["pass", "fail", "info", "skipped"]
 #: Where the audit's epochs come from: rankaug.EpochSampler's indices, or set_epoch.
@@ -214,24 +213,41 @@ def _epochs(analysis: _Analysis) -> Verdict:
             evidence_lines(by_key, lambda key: _stream(*key)),
             stats,
         )
+    keyed = (
+        "keyed by the index alone and not by the epoch the index carries"
+        if layout.epoch_from == "sampler"
+        else "keyed by the index alone"
+    )
+    return epochs_pass(pooled, stats, keyed=keyed, repeated="same-position outputs")
+
+
+def epochs_pass(pooled: Tally, stats: dict[str, Any], *, keyed: str, repeated: str) -> Verdict:
+    """The epochs' pass, for the map-style audit and the stream's: all identical, or epochs differ.
+
+    Args:
+        pooled: The epochs' pooled tally; identical in every epoch and in the baseline
+            is no randomness or randomness ``keyed`` by the sample alone.
+        stats: Its figures for the report.
+        keyed: ``"keyed by the index alone"`` or the like.
+        repeated: What the count counts (``"same-position outputs"``).
+
+    >>> epochs_pass(Tally(2, 2, 1, 1), {}, keyed="keyed by the id", repeated="x").summary[:38]
+    'identical in every epoch, as in the ba'
+    >>> epochs_pass(Tally(0, 2, 0, 1), {}, keyed="keyed by the id", repeated="x").summary
+    'epochs differ: 0/2 x repeated in a later epoch'
+    """
     if pooled.same == pooled.same_total and pooled.other == pooled.other_total:
-        keyed = (
-            "keyed by the index alone and not by the epoch the index carries"
-            if layout.epoch_from == "sampler"
-            else "keyed by the index alone"
-        )
         return Verdict(
             "epochs",
             "pass",
-            "identical in every epoch, as at every position: no randomness detected, or "
-            f"randomness {keyed} (then every epoch repeats it)",
+            "identical in every epoch, as in the baseline (the draws not aligned): no "
+            f"randomness detected, or randomness {keyed} (then every epoch repeats it)",
             stats=stats,
         )
     return Verdict(
         "epochs",
         "pass",
-        f"epochs differ: {pooled.same}/{pooled.same_total} same-position outputs repeated "
-        "in a later epoch",
+        f"epochs differ: {pooled.same}/{pooled.same_total} {repeated} repeated in a later epoch",
         stats=stats,
     )
 
