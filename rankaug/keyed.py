@@ -153,8 +153,12 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         self.seed = checks.uint(seed, "seed", 64)
         self.keying: Keying = check_keying(keying)
         self.rank = None if rank is None else checks.uint(rank, "rank", 32)
+        # an explicit rank is compared with the process group's once one exists (here,
+        # or on the first sample after init_process_group): until then, per sample
+        self._rank_checked = False
         if self.rank is not None:
             check_rank(self.rank)
+            self._rank_checked = DISTRIBUTED and dist.is_initialized()
         self.depth = _depth(self)
         if stream is None:
             stream = f"{type(self).__module__}.{type(self).__qualname__}/{self.depth}"
@@ -204,6 +208,9 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
     def _rank_now(self) -> int:
         """The rank, resolved once per process and process-group state (it is per sample)."""
         if self.rank is not None:
+            if DISTRIBUTED and dist.is_initialized():  # built before init_process_group
+                check_rank(self.rank)
+                self._rank_checked = True
             return self.rank
         initialized = DISTRIBUTED and dist.is_initialized()
         pid = current_pid()
@@ -238,7 +245,8 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         info = get_worker_info()
         epoch = sample_epoch(index, self._epoch, info is not None, type(self).__name__)
         worker_id = 0 if info is None else info.id
-        rank = self.rank if self.rank is not None else self._rank_now()
+        explicit = self.rank
+        rank = explicit if explicit is not None and self._rank_checked else self._rank_now()
         return SampleContext(position, rank=rank, worker_id=worker_id, epoch=epoch)
 
     def key_random(self, context: SampleContext) -> KeyedRandom:

@@ -10,13 +10,14 @@ feeds :class:`numpy.random.SeedSequence`. The layout (version 1) is::
     STREAM       0x0001_0001   ...                 rank, worker_id, epoch
     SAMPLE       0x0001_0002   ...                 epoch, index lo, index hi
     SAMPLE_RANK  0x0001_0003   ...                 epoch, index lo, index hi, rank
-    WORKER_INIT  0x0001_0004   ...                 rank, worker_id, loader seed lo, hi
+    WORKER_INIT  0x0001_0004   seed lo,hi          rank, worker_id, loader seed lo, hi
     BATCH_SAMPLE 0x0001_0005   seed lo,hi          epoch, index lo, index hi
     BATCH_STEP   0x0001_0006   seed lo,hi          rank, epoch, step lo, hi, position
     SAMPLE_ID    0x0001_0007   ...                 epoch, sample id lo, sample id hi
 
-The two ``BATCH_`` domains (:class:`~rankaug.BatchAugment`) have no stream word; they
-are hashed on the batch's device, not fed to ``SeedSequence``.
+``WORKER_INIT`` (:class:`~rankaug.WorkerSeeder`) has no stream word either: its
+fields start at word 4. The two ``BATCH_`` domains (:class:`~rankaug.BatchAugment`)
+have no stream word; they are hashed on the batch's device, not fed to ``SeedSequence``.
 
 ``MAGIC`` is ``0x726B6167`` ("rkag"). Every field has a fixed width (64-bit values take
 two words, low word first), every domain has a fixed length, and the domain tag names

@@ -99,9 +99,13 @@ def begin(key: int, epoch: int) -> None:
     _RUNNING[key] = (os.getpid(), epoch)
 
 
-def end(key: int) -> None:
-    """Record that the pass ``key`` has ended (finished, closed or dropped)."""
-    _RUNNING.pop(key, None)
+def end(key: int, _running: dict[int, tuple[int, int]] = _RUNNING) -> None:
+    """Record that the pass ``key`` has ended (finished, closed or dropped).
+
+    The table is bound when the function is made: a pass dropped while the interpreter
+    exits, after the module's globals are gone, still ends quietly.
+    """
+    _running.pop(key, None)
 
 
 def running() -> set[int]:

@@ -211,12 +211,13 @@ class EpochSampler(Sampler[EpochIndex]):
         run = self._begin()
         make = epoch_class(run.epoch)
         passes.begin(id(run), run.epoch)
+        end = passes.end  # bound now: a pass dropped at interpreter exit outlives the module
         try:
             for value in run.inner:
                 run.position += 1
                 yield make(value) if type(value) is int else _carry(value, make)  # type: ignore[misc]
         finally:  # also when the pass is closed or dropped unfinished
-            passes.end(id(run))
+            end(id(run))
         run.done = True
         if self._current is run:
             self._current = None

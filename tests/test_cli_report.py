@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -87,6 +88,21 @@ class TestAuditReport:
             .to_text()
             .endswith("\n\nNO RANDOMNESS FOUND; exit 0")
         )
+
+    def test_ranks_not_compared_is_not_a_pass(self) -> None:
+        found = report(keyed)
+        ranks = next(v for v in found.verdicts if v.name == "ranks")
+        found.verdicts[found.verdicts.index(ranks)] = replace(
+            ranks, status="skipped", summary="not decided: no baseline"
+        )
+        assert found.outcome == "not decided"
+        assert found.exit_code == 0
+        lines = found.to_text().splitlines()
+        assert lines[-2] == "verdict on m:a: NOT DECIDED (ranks)"
+        assert lines[-1].startswith("  nothing was found wrong, but the ranks could not be")
+        assert found.to_dict()["verdict"] == "not decided"
+        result = AuditResult(CONFIG, [found, report(keyed, target="m:c")])
+        assert result.to_text().endswith("NOT DECIDED: m:a; PASS: m:c; exit 0")
 
     def test_one_epoch_says_so(self) -> None:
         layout = Layout(ranks=2, workers=0, epochs=1, rerun=False)

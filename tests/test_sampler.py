@@ -3,6 +3,8 @@ from __future__ import annotations
 import copy
 import pickle
 import pickletools
+import subprocess
+import sys
 import warnings
 from typing import Any
 
@@ -203,6 +205,22 @@ class Reshards(DistributedSampler[int]):
     def __iter__(self) -> Any:
         indices = list(self.inner)
         return iter([indices[i] for i in super().__iter__()])
+
+
+def test_a_pass_left_open_at_exit_ends_quietly() -> None:
+    # a loader iterator kept at module level (a peek at one batch): its pass is dropped
+    # while the interpreter exits, after the modules' globals are gone
+    code = (
+        "from torch.utils.data import DataLoader\n"
+        "import rankaug\n"
+        "loader = DataLoader(list(range(10)), sampler=rankaug.EpochSampler(range(10)), "
+        "batch_size=2)\n"
+        "batches = iter(loader)\n"
+        "print(next(batches).tolist())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[0, 1]\n"
+    assert done.stderr == ""
 
 
 class TestOverADistributedSampler:

@@ -17,11 +17,18 @@ __all__ = ["NO_RANDOMNESS", "AuditReport", "AuditResult", "Outcome", "no_randomn
 
 #: The verdict on a target whose every output was identical everywhere.
 NO_RANDOMNESS = "no randomness found"
-Outcome = Literal["pass", "fail", "no randomness found"]
+Outcome = Literal["pass", "fail", "no randomness found", "not decided"]
 _NOTHING_RANDOM = (
     "every index gave the same output at every position, rank, worker and epoch: there "
     "is nothing random to audit; if this dataset should augment, its transform is not "
     "applied (or is keyed by the index alone)"
+)
+
+
+_UNDECIDED = (
+    "nothing was found wrong, but the ranks could not be compared (see the ranks line): "
+    "read the stream in the same order every pass (a fixed shuffle seed) for the audit, "
+    "or fingerprint more samples a pass (--probe)"
 )
 
 
@@ -59,10 +66,19 @@ class AuditReport:
 
     @property
     def outcome(self) -> Outcome:
-        """``"fail"``, ``"no randomness found"`` (nothing random to audit) or ``"pass"``."""
+        """What the audit found, one of :data:`Outcome`.
+
+        ``"fail"``, ``"no randomness found"`` (nothing random to audit), ``"not decided"``
+        (the ranks could not be compared: nothing shows whether they repeat each other)
+        or ``"pass"``.
+        """
         if self.failed:
             return "fail"
-        return "no randomness found" if no_randomness(self.verdicts) else "pass"
+        if no_randomness(self.verdicts):
+            return "no randomness found"
+        if any(v.name == "ranks" and v.status == "skipped" for v in self.verdicts):
+            return "not decided"
+        return "pass"
 
     @property
     def fixes(self) -> list[str]:
@@ -166,6 +182,9 @@ class AuditReport:
         elif self.outcome == NO_RANDOMNESS:
             lines.append(f"verdict on {self.target}: NO RANDOMNESS FOUND")
             lines.append(f"  {_NOTHING_RANDOM}")
+        elif self.outcome == "not decided":
+            lines.append(f"verdict on {self.target}: NOT DECIDED (ranks)")
+            lines.append(f"  {_UNDECIDED}")
         else:
             lines.append(f"verdict on {self.target}: PASS")
         return "\n".join(lines)
@@ -197,7 +216,12 @@ class AuditResult:
     def to_text(self) -> str:
         """Every report, then the exit code."""
         parts = [report.to_text() for report in self.reports]
-        by_outcome: dict[str, list[str]] = {"fail": [], NO_RANDOMNESS: [], "pass": []}
+        by_outcome: dict[str, list[str]] = {
+            "fail": [],
+            "not decided": [],
+            NO_RANDOMNESS: [],
+            "pass": [],
+        }
         for report in self.reports:
             by_outcome[report.outcome].append(report.target)
         everyone = len(self.reports)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+import torch.distributed as dist
 
 from rankaug import RandomAugmentWrapper, RankaugWarning
 from tests.ddp.harness import launch
@@ -37,6 +39,24 @@ def local_rank_job(rank: int, world_size: int) -> dict[str, Any]:
         messages = [str(w.message) for w in caught if issubclass(w.category, RankaugWarning)]
         out[explicit] = {"draws": draws, "warnings": messages}
     return out
+
+
+def built_before_init_job(rank: int, world_size: int, rendezvous: str) -> dict[str, Any]:
+    """rank=LOCAL_RANK on a wrapper built before init_process_group, no RANK variable
+    (mp.spawn, Lightning's ddp_spawn, SLURM): nothing to compare with at build time."""
+    dist.destroy_process_group()  # the harness's group: this job makes its own, later
+    os.environ.pop("RANK", None)
+    os.environ["LOCAL_RANK"] = "0"  # one process per node: the same local rank
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train = RandomAugmentWrapper(DATA, draw, seed=0, rank=0)
+        built = [str(w.message) for w in caught]
+        dist.init_process_group(
+            "gloo", init_method=f"file://{rendezvous}", rank=rank, world_size=world_size
+        )
+        draws = [train[i]["draw"] for i in range(4)]
+    after = [str(w.message) for w in caught if issubclass(w.category, RankaugWarning)]
+    return {"built": built, "after": after[len(built) :], "draws": draws}
 
 
 @pytest.fixture(scope="module")
@@ -67,3 +87,15 @@ class TestWrongRank:
     def test_rank_none_finds_the_global_rank(self, results: list[dict[str, Any]]) -> None:
         assert all(result["none"]["warnings"] == [] for result in results)
         assert len({tuple(result["none"]["draws"]) for result in results}) == 4
+
+
+def test_a_rank_given_before_init_process_group_is_checked_once_it_exists(
+    tmp_path: Path,
+) -> None:
+    rendezvous = str(tmp_path / "second-rendezvous")
+    first, second = launch(built_before_init_job, 2, tmp_path, rendezvous=rendezvous)
+    assert first["built"] == second["built"] == []  # nothing to compare with yet
+    assert first["draws"] == second["draws"]  # the bug: both ranks draw alike
+    assert first["after"] == []
+    (message,) = second["after"]  # reported on its first sample, once
+    assert "rank=0 was given, but torch.distributed says this process is rank 1" in message
