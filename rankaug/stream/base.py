@@ -190,10 +190,10 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
 
     # ------------------------------------------------------------------ passes
     def __iter__(self) -> Iterator[T_co]:
-        worker_id, _ = current_worker()
+        worker_id, workers = current_worker()
         resume = self._resume.pop(worker_id, None)
-        if resume is None:
-            epoch = self._passes.take(worker_id)
+        if resume is None:  # a pass in the main process moves every worker's count on
+            epoch = self._passes.take(worker_id) if workers else self._passes.take_all()
         else:
             epoch = resume["epoch"]
             self._passes.put(worker_id, epoch + 1)

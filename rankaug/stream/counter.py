@@ -6,7 +6,10 @@ DataLoader worker started afresh every epoch (``persistent_workers=False``) read
 count its predecessor left, and a persistent one keeps counting; forked workers inherit
 the mapping and spawned ones receive it through PyTorch's multiprocessing pickler (as
 :class:`~rankaug.shared_epoch.SharedEpoch`). The main process (``num_workers=0``)
-counts in worker 0's slot, which is the worker id its key uses.
+takes worker 0's count, the worker id its key uses, and moves every worker's on past
+its pass (:meth:`PassCounter.take_all`): a pass there (a look at one sample, a loop
+without workers) leaves the workers of a later DataLoader on one epoch, as they must be
+to share a stream's shards out.
 """
 
 from __future__ import annotations
@@ -62,9 +65,24 @@ class PassCounter:
         return count
 
     def take(self, worker_id: int) -> int:
-        """The epoch of the pass starting now in the worker; the next one is one more."""
-        epoch = self.peek(worker_id)
-        self.put(worker_id, epoch + 1)
+        """The epoch of the pass starting now in the worker; the next one is one more.
+
+        Raises:
+            ValueError: If the worker has run the last epoch, ``2**32 - 1``.
+        """
+        epoch = _runnable(self.peek(worker_id))
+        self._numbers()[self._slot(worker_id)] = epoch + 1  # 2**32 only as a next pass
+        return epoch
+
+    def take_all(self) -> int:
+        """The epoch of a pass in the main process (worker 0's); every worker's next is one more.
+
+        >>> passes = PassCounter()
+        >>> passes.take(1), passes.take_all(), passes.peek(1)
+        (0, 0, 1)
+        """
+        epoch = _runnable(self.peek(0))
+        self._numbers()[:] = epoch + 1
         return epoch
 
     def put(self, worker_id: int, epoch: int) -> None:
@@ -84,3 +102,13 @@ class PassCounter:
 
     def __repr__(self) -> str:
         return f"PassCounter(next={self.peek(0)} in worker 0)"
+
+
+def _runnable(epoch: int) -> int:
+    """``epoch``, if a pass may start at it: epochs are 32-bit words of the key."""
+    if epoch >= 2**32:
+        raise ValueError(
+            "this stream has run its last epoch, 2**32 - 1 (epochs are 32-bit): call "
+            "set_epoch(epoch) with an epoch in [0, 2**32) before the next pass"
+        )
+    return epoch

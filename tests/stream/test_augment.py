@@ -145,3 +145,20 @@ class TestStreamingAugment:
             next(iter(wrapper))
         with pytest.raises(SampleError, match=r"sample_id failed at index 0"):
             next(iter(RandomAugmentWrapper(Shards(3), noise, seed=0, sample_id="nope")))
+
+
+def test_a_look_in_the_main_process_keeps_the_workers_on_one_epoch() -> None:
+    # a Hugging Face stream deals its shards to the workers by the epoch: workers on
+    # different epochs would read overlapping shards, some samples twice, others never
+    datasets = pytest.importorskip("datasets")
+    datasets.disable_progress_bars()
+    table = {"image": [np.full((4, 4, 3), k, np.uint8) for k in range(16)],
+             "id": [f"s{k:04d}" for k in range(16)]}  # fmt: skip
+    stream = datasets.Dataset.from_dict(table).to_iterable_dataset(num_shards=8)
+    train = RandomAugmentWrapper(
+        stream.with_format("numpy"), noise, seed=0, keying="sample", sample_id="id"
+    )
+    next(iter(train))  # a look at one sample before training: the main process's pass 0
+    loader = DataLoader(train, batch_size=None, num_workers=2)
+    for _ in range(2):
+        assert sorted(str(s["id"]) for s in loader) == [f"s{k:04d}" for k in range(16)]

@@ -28,3 +28,19 @@ class TestPassCounter:
             passes.take(SLOTS)
         with pytest.raises(ValueError, match="epoch must be"):
             passes.put(0, 2**32)
+
+    def test_a_pass_in_the_main_process_moves_every_worker_on(self) -> None:
+        passes = PassCounter()
+        assert passes.take(1) == 0  # a worker ahead of the others
+        assert passes.take_all() == 0  # the main process runs worker 0's epoch...
+        assert [passes.peek(0), passes.peek(1), passes.peek(SLOTS - 1)] == [1, 1, 1]
+
+    def test_the_last_epoch_runs_and_then_the_next_is_refused(self) -> None:
+        passes = PassCounter()
+        passes.set_all(2**32 - 1)
+        assert passes.take(1) == 2**32 - 1
+        assert passes.take_all() == 2**32 - 1
+        with pytest.raises(ValueError, match="run its last epoch, 2\\*\\*32 - 1"):
+            passes.take(0)
+        with pytest.raises(ValueError, match="run its last epoch"):
+            passes.take_all()
