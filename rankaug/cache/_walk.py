@@ -1,6 +1,8 @@
 """Find any rankaug random wrapper inside a dataset that is about to be cached.
 
-A wrapper's draws change every epoch, so a cache above one would freeze them. The
+A wrapper's draws change every epoch, so a cache above one would freeze them. Another
+library's transform (albumentations, torchvision's, kornia's) may be random or not: the
+first one found is warned about, once, naming where it is. The
 walk visits every attribute (``__dict__`` and ``__slots__``) of every object it
 reaches, and every element of lists, tuples, sets and dicts, depth first and each
 object once (cycles end there). It does not enter arrays, tensors, strings, numbers,
@@ -76,15 +78,29 @@ def _children(value: object, where: str) -> Iterator[tuple[object, str]]:
                 yield item, f"{where}.{name}"
 
 
+_FOREIGN: Final = ("albumentations", "torchvision.transforms", "kornia.augmentation")
+
+
+def _foreign_transform(value: object) -> bool:
+    """Whether ``value`` is a transform of a library that draws from its own state."""
+    return callable(value) and type(value).__module__.startswith(_FOREIGN)
+
+
 def refuse_random(dataset: Any) -> None:
     """Raise if ``dataset`` holds a rankaug wrapper anywhere among its attributes.
+
+    Warn (once) if it holds another library's transform, which may be random.
 
     Raises:
         ValueError: Naming the wrapper and where it is (``dataset.inner[0]``, say).
 
+    Warns:
+        RankaugWarning: If it holds an albumentations, torchvision or kornia transform.
+
     >>> refuse_random({"parts": [[1, 2], (3, "x")]})
     """
     seen: set[int] = set()
+    warned = False
     stack: list[tuple[object, str]] = [(dataset, "dataset")]
     while stack:
         value, where = stack.pop()
@@ -96,6 +112,17 @@ def refuse_random(dataset: Any) -> None:
                 f"dataset must be deterministic, but it holds {type(value).__name__} (at "
                 f"{where}), whose draws change every epoch; cache what is below the "
                 "augmentation, e.g. MosaicDataset(CachedDataset(YoloFolder(...), directory), ...)"
+            )
+        if not warned and _foreign_transform(value):
+            warned = True
+            warnings.warn(
+                f"CachedDataset found {type(value).__name__} from "
+                f"{type(value).__module__.partition('.')[0]} at {where}: if it draws at "
+                "random, the cache keeps its first draw for every epoch. Cache what is below "
+                "it and apply it above the cache, keyed: RandomAugmentWrapper(CachedDataset("
+                "...), transform, seed=...)",
+                RankaugWarning,
+                stacklevel=3,
             )
         if len(seen) > LIMIT:
             warnings.warn(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -67,3 +68,28 @@ class TestRefuseRandom:
         monkeypatch.setattr(rankaug.cache._walk, "LIMIT", 10)
         with pytest.warns(RankaugWarning, match="stopped looking for rankaug wrappers"):
             refuse_random(Holder(parts=[[i] for i in range(20)]))
+
+
+class TestOtherLibrariesTransforms:
+    """An albumentations, torchvision or kornia transform may draw at random: the cache
+    would keep its first draw, so the first one found is warned about, once."""
+
+    def test_an_albumentations_pipeline_inside_is_warned_about_once(self) -> None:
+        A = pytest.importorskip("albumentations")
+        flip = A.Compose([A.HorizontalFlip(p=0.5)])
+        holder = Holder(data=SyntheticDetection(2, 8), inner=[flip, A.Compose([A.VerticalFlip()])])
+        with pytest.warns(RankaugWarning) as caught:
+            refuse_random(holder)
+        (warning,) = [w for w in caught if issubclass(w.category, RankaugWarning)]
+        assert "found Compose from albumentations at dataset.inner[" in str(warning.message)
+        assert "RandomAugmentWrapper(CachedDataset(" in str(warning.message)
+
+    def test_a_kornia_augmentation_inside_is_warned_about(self) -> None:
+        K = pytest.importorskip("kornia.augmentation")
+        with pytest.warns(RankaugWarning, match="found RandomHorizontalFlip from kornia"):
+            refuse_random(Holder(data=SyntheticDetection(2, 8), aug=K.RandomHorizontalFlip()))
+
+    def test_plain_data_is_not_warned_about(self) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            refuse_random(Holder(data=SyntheticDetection(2, 8), parts=[np.zeros(3), len]))
