@@ -111,18 +111,21 @@ def _rebuild(cls: type[SampleError], message: str, kwargs: dict[str, object]) ->
     return cls(message, **kwargs)  # type: ignore[arg-type]
 
 
+_LINE: Final = re.compile(r"(?:\w+\.)*SampleError: ")  # a traceback's final line
 _FIELDS: Final = re.compile(
-    r"SampleError: (?P<stage>.+?) failed at index (?P<index>-?\d+) \(rank (?P<rank>\d+), "
-    r"worker (?P<worker>\d+)(?:, epoch (?P<epoch>\d+))?\)"
+    r"(?:(?:\w+\.)*SampleError: )?(?P<stage>.+?) failed at index (?P<index>-?\d+) "
+    r"\(rank (?P<rank>\d+), worker (?P<worker>\d+)(?:, epoch (?P<epoch>\d+))?\)"
 )
 
 
 def _last_fields(text: str) -> tuple[str, int, int, int, int | None] | None:
     """The fields of the last ``SampleError: ...`` line of a worker's traceback text."""
-    matches = list(_FIELDS.finditer(text))
-    if not matches:
+    lines = [line for line in text.splitlines() if _LINE.match(line)]
+    found = _FIELDS.match(lines[-1]) if lines else None  # the raised error's own line
+    if found is None:
+        found = _FIELDS.search(text)  # a message of our own: its first fields
+    if found is None:
         return None
-    found = matches[-1]
     epoch = found["epoch"]
     return (found["stage"], int(found["index"]), int(found["rank"]), int(found["worker"]),
             None if epoch is None else int(epoch))  # fmt: skip

@@ -375,6 +375,9 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             rank = process_group_rank()
             if rank is not None:
                 state["_captured_rank"] = rank
+        elif not self._rank_checked and DISTRIBUTED and dist.is_initialized():
+            check_rank(self.rank)  # the last moment the process group is reachable
+            state["_rank_checked"] = self._rank_checked = True
         return state
 
     def __repr__(self) -> str:

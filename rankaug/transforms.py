@@ -192,7 +192,7 @@ class _AlbumentationsDriver:
             self.transform.set_random_state(keyed.generator, keyed.py_random)
             self._keyed = keyed
         masks = data.get("masks")
-        if masks is None or "bboxes" not in data or len(masks) != len(data["bboxes"]):
+        if masks is None or "bboxes" not in data or not len(masks) == len(data["bboxes"]) > 0:
             return self.adapter.repack(self.transform(**data), state)
         # instance masks, one per box: albumentations keeps every mask when it drops a
         # box, so each box carries its position in an extra column, and the masks follow

@@ -91,3 +91,20 @@ class TestSampleError:
     def test_given_fields_are_not_read_from_the_text(self) -> None:
         text = "SampleError: transform failed at index 1 (rank 0, worker 0, epoch 5): a"
         assert SampleError(text, index=4).index == 4
+
+    def test_the_raised_errors_own_line_not_user_text(self) -> None:
+        # the user's message holds the pattern too: the fields are those of the line the
+        # error was raised with, before its message
+        text = (
+            "Traceback ...\nrankaug.errors.SampleError: dataset[5] failed at index 5 (rank 0, "
+            "worker 1, epoch 2): ValueError: SampleError: fake failed at index 99 (rank 9, "
+            "worker 9, epoch 9)"
+        )
+        err = SampleError(text)
+        assert (err.stage, err.index, err.rank, err.worker_id, err.epoch) == (
+            "dataset[5]",
+            5,
+            0,
+            1,
+            2,
+        )

@@ -235,3 +235,12 @@ class TestInstanceMasks:
             "pascal_voc")), DefaultAdapter())(sample, keyed())  # fmt: skip
         assert len(out["masks"]) == 2
         assert len(out["bboxes"]) == 3
+
+
+@pytest.mark.parametrize("boxes", [[], np.zeros((0, 4), np.float32)])
+def test_no_boxes_with_an_empty_masks_list_passes(boxes: Any) -> None:
+    flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+    sample = {"image": np.zeros((8, 8, 3), np.uint8), "bboxes": boxes,
+              "labels": np.zeros(0, np.int64), "masks": []}  # fmt: skip
+    out = make_driver(flip, DefaultAdapter())(sample, keyed())
+    assert len(out["bboxes"]) == len(out["masks"]) == 0

@@ -183,7 +183,10 @@ class BatchAugment:
 
 
 def _values(index: Any) -> list[Any]:
-    return [] if isinstance(index, torch.Tensor) else list(index)
+    """The index's items, to read the epochs they carry (none from a tensor or an array)."""
+    if isinstance(index, torch.Tensor | np.ndarray | np.generic):
+        return []
+    return list(index) if isinstance(index, Sequence) else [index]
 
 
 def _column(value: Any, name: str, size: int, bits: int) -> torch.Tensor:
@@ -194,6 +197,8 @@ def _column(value: Any, name: str, size: int, bits: int) -> torch.Tensor:
     checks.per_sample(value, name, size)
     if isinstance(value, np.ndarray | np.generic):
         value = value.tolist()  # Python ints: one per sample, or one for all
+    if isinstance(value, torch.Tensor) and value.dtype == torch.uint64:
+        value = value.tolist()  # Python ints: 2**63 and more stay positive, as for lists
     if isinstance(value, torch.Tensor):
         column = value.reshape(-1).to(torch.int64)
         if column.numel() == 1 and value.dim() == 0:

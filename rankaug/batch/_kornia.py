@@ -54,6 +54,16 @@ def augmentations(transform: object) -> list[Any]:
     """
     kaug = load_kornia()
     base = kaug.base._BasicAugmentationBase
+    policy = _policy_class()
+    modules = transform.modules() if isinstance(transform, torch.nn.Module) else [transform]
+    for module in modules:
+        if policy is not None and isinstance(module, policy):
+            raise ValueError(
+                f"transform has a {type(module).__name__}, a policy that picks its "
+                "operations once per batch from torch's global generator: BatchAugment "
+                "keys every draw per sample (apply the policy per sample in the dataset, "
+                "or list the augmentations it would pick)"
+            )
     if isinstance(transform, base):
         found = [transform]
     elif isinstance(transform, kaug.container.ImageSequential):
@@ -68,11 +78,20 @@ def augmentations(transform: object) -> list[Any]:
     else:
         raise TypeError(
             "transform must be a kornia augmentation, AugmentationSequential or torchvision v2 "
-            "transform, got "
-            f"{transform!r} of type {type(transform).__name__}"
+            f"transform, got {transform!r:.120} of type {type(transform).__name__}"
         )
     for aug in found:
         _check(aug, kaug)
+    return found
+
+
+def _policy_class() -> type | None:
+    """Kornia's ``PolicyAugmentBase`` (RandAugment, TrivialAugment...), where it has one."""
+    try:
+        from kornia.augmentation.auto.base import PolicyAugmentBase
+    except ImportError:  # a kornia without policies
+        return None
+    found: type = PolicyAugmentBase
     return found
 
 

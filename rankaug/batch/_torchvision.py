@@ -110,7 +110,7 @@ def _rows(value: Any, name: str, size: int) -> list[Any]:
                 f"{name} must have one item per sample ({size}), got {len(value)} items"
             )
         return list(value)
-    raise ValueError(
+    raise TypeError(
         f"{name} must be a tensor with one row per sample or a sequence of one item per "
         f"sample, got {type(value).__name__}"
     )

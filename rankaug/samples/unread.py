@@ -241,18 +241,29 @@ def refuse_object_list(target: object, who: str) -> None:
     )
 
 
+_IMAGE_LEVEL: Final = frozenset(
+    {
+        "image_id", "id", "img_id", "orig_size", "size", "image_size", "shape",
+        "ori_shape", "resized_shape", "height", "width", "hw", "path", "file_name",
+        "filename", "im_file",
+    }
+)  # fmt: skip
+"""Keys of image-level metadata (torchvision's, DETR's, ultralytics'): never per box."""
+
+
 def per_box_fields(values: Mapping[str, Any], count: int, skip: Collection[str] = ()) -> list[str]:
     """The keys of ``values`` that look like one entry per box (``count`` entries).
 
     Arrays and tensors by their first dimension, lists and tuples by their length;
-    strings, scalars and the keys in ``skip`` are not.
+    strings, scalars, the keys in ``skip`` and image-level metadata (``orig_size``,
+    ``image_id``...) are not.
 
-    >>> per_box_fields({"iscrowd": [0, 1], "path": "ab", "image_id": 7}, 2)
+    >>> per_box_fields({"iscrowd": [0, 1], "orig_size": [480, 640], "image_id": 7}, 2)
     ['iscrowd']
     """
     found = []
     for key, value in values.items():
-        if key in skip or isinstance(value, str | bytes):
+        if key in skip or key in _IMAGE_LEVEL or isinstance(value, str | bytes):
             continue
         shape = getattr(value, "shape", None)
         if shape is not None:

@@ -196,7 +196,7 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
             epoch = self._passes.take(worker_id) if workers else self._passes.take_all()
         else:
             epoch = resume["epoch"]
-            self._passes.put(worker_id, epoch + 1)
+            self._next(worker_id, workers, epoch + 1)
         live = Pass(worker_id, self._keyed._rank_now(), epoch)
         if self.keying == "stream":
             live.keyed = KeyedRandom(self._stream_key(live.rank, worker_id, epoch))
@@ -291,10 +291,17 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
                 f"state must come from {type(self).__name__}.state_dict() of an identically "
                 f"built wrapper (format {FORMAT!r}), got {state!r:.200}"
             )
-        worker_id, _ = current_worker()
-        self._passes.put(worker_id, state["next_epoch"])
+        worker_id, workers = current_worker()
+        self._next(worker_id, workers, state["next_epoch"])
         if state["pass"] is not None:
             self._resume[worker_id] = state["pass"]
+
+    def _next(self, worker_id: int, workers: int, epoch: int) -> None:
+        """Make ``epoch`` the worker's next pass; in the main process, every worker's."""
+        if workers:
+            self._passes.put(worker_id, epoch)
+        else:  # as a pass there does: a later DataLoader's workers start on one epoch
+            self._passes.set_all(epoch)
 
     # ---------------------------------------------------------------- pickling
     def __getstate__(self) -> dict[str, Any]:

@@ -230,6 +230,20 @@ class TestBatchAugment:
         assert torch.equal(params["degrees"], -30.0 + 60.0 * u)  # augmentation 0, sampler 0
         assert transform._param_generator.sampler_dict is held  # plain kornia again
 
+    def test_one_index_for_the_batch_without_an_epoch(self) -> None:
+        aug = BatchAugment(K.RandomAffine(degrees=45.0, p=1.0), seed=2)
+        images = _images(3, side=8)
+        given = aug(images, index=[5, 5, 5], epoch=0)
+        for index in (5, np.int64(5), np.array(5), torch.tensor(5)):
+            assert torch.equal(aug(images, index=index), given)
+
+    def test_a_uint64_tensor_index_is_taken_like_a_list(self) -> None:
+        aug = BatchAugment(K.RandomAffine(degrees=45.0, p=1.0), seed=2)
+        images = _images(2, side=8)
+        listed = aug(images, index=[2**63 + 5, 6], epoch=1)
+        tensor = torch.tensor([2**63 + 5, 6], dtype=torch.uint64)
+        assert torch.equal(aug(images, index=tensor, epoch=1), listed)
+
     def test_a_numpy_index_is_taken_like_a_list(self) -> None:
         aug = BatchAugment(K.RandomAffine(degrees=45.0, p=1.0), seed=2)
         images = _images(4, side=8)
@@ -281,6 +295,8 @@ class TestBatchAugmentRefusals:
             ),
             (lambda: K.RandomMixUpV2(), "mixes"),
             (lambda: K.RandomResizedCrop((8, 8), p=0.5), "use p=1.0"),
+            (lambda: K.AugmentationSequential(K.auto.RandAugment(n=2, m=10)), "a RandAugment"),
+            (lambda: K.auto.TrivialAugment(), "a TrivialAugment, a policy that picks"),
         ],
     )
     def test_a_batch_level_draw_is_refused(self, transform: Any, match: str) -> None:

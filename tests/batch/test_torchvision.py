@@ -230,6 +230,8 @@ class TestBatchAugmentTorchvisionRefusals:
             aug(_images(2), [None], index=[0, 1], epoch=0)
         with pytest.raises(TypeError, match="takes no keyword arguments"):
             aug(_images(2), index=[0, 1], epoch=0, data_keys=["input"])
+        with pytest.raises(TypeError, match=r"input 1 must be a tensor .* got NoneType"):
+            aug(_images(2), None, index=[0, 1], epoch=0)
 
 
 class TestBatchAugmentTorchvisionGuide:

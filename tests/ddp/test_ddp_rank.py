@@ -7,6 +7,7 @@ same local rank on the two nodes then draw identical streams at every step.
 from __future__ import annotations
 
 import os
+import pickle
 import warnings
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import numpy as np
 import pytest
 import torch.distributed as dist
 
+import rankaug.context
 from rankaug import RandomAugmentWrapper, RankaugWarning
 from tests.ddp.harness import launch
 
@@ -50,13 +52,18 @@ def built_before_init_job(rank: int, world_size: int, rendezvous: str) -> dict[s
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         train = RandomAugmentWrapper(DATA, draw, seed=0, rank=0)
+        shipped = RandomAugmentWrapper(DATA, draw, seed=0, rank=0)
         built = [str(w.message) for w in caught]
         dist.init_process_group(
             "gloo", init_method=f"file://{rendezvous}", rank=rank, world_size=world_size
         )
         draws = [train[i]["draw"] for i in range(4)]
-    after = [str(w.message) for w in caught if issubclass(w.category, RankaugWarning)]
-    return {"built": built, "after": after[len(built) :], "draws": draws}
+        drawn = len(caught)
+        rankaug.context._WARNED.clear()  # each disagreement is told once per process
+        pickle.dumps(shipped)  # as for a spawned DataLoader worker, which has no group
+    after = [str(w.message) for w in caught[:drawn] if issubclass(w.category, RankaugWarning)]
+    pickled = [str(w.message) for w in caught[drawn:] if issubclass(w.category, RankaugWarning)]
+    return {"built": built, "after": after[len(built) :], "draws": draws, "pickled": pickled}
 
 
 @pytest.fixture(scope="module")
@@ -98,4 +105,8 @@ def test_a_rank_given_before_init_process_group_is_checked_once_it_exists(
     assert first["draws"] == second["draws"]  # the bug: both ranks draw alike
     assert first["after"] == []
     (message,) = second["after"]  # reported on its first sample, once
+    assert "rank=0 was given, but torch.distributed says this process is rank 1" in message
+    # one pickled for a spawned worker (no group there) is checked as it leaves
+    assert first["pickled"] == []
+    (message,) = second["pickled"]
     assert "rank=0 was given, but torch.distributed says this process is rank 1" in message

@@ -101,10 +101,22 @@ class TestDefaultAdapter:
         def drop_one(data: dict[str, Any]) -> None:
             data["bboxes"], data["labels"] = data["bboxes"][:1], data["labels"][:1]
 
-        with pytest.raises(ValueError, match=r"kept 1 of 2 boxes, but 'iscrowd', 'area', 'size'"):
+        with pytest.raises(ValueError, match=r"kept 1 of 2 boxes, but 'iscrowd', 'area' \("):
             roundtrip(sample, drop_one)
         kept = roundtrip(sample, lambda data: None)[1]  # none dropped: all still aligned
         assert kept["iscrowd"] is target["iscrowd"]
+
+    def test_image_level_metadata_is_never_per_box(self) -> None:
+        target = {"boxes": np.zeros((2, 4)), "labels": np.array([1, 2]),
+                  "orig_size": torch.tensor([480, 640]), "size": [480, 640],
+                  "image_id": torch.tensor([7])}  # fmt: skip
+
+        def drop(data: dict[str, Any]) -> None:
+            data["bboxes"], data["labels"] = data["bboxes"][:0], data["labels"][:0]
+
+        out = roundtrip((np.zeros((5, 5, 3), np.uint8), target), drop)[1]
+        assert out["orig_size"] is target["orig_size"]
+        assert out["image_id"] is target["image_id"]
 
     def test_instance_masks_that_stay_with_the_boxes_count_are_refused(self) -> None:
         sample = {"image": np.zeros((5, 5, 3), np.uint8), "bboxes": np.zeros((2, 4)),

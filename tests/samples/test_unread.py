@@ -285,11 +285,13 @@ class TestPerBoxFields:
             "iscrowd": torch.tensor([0, 1]),
             "area": np.array([3.0, 4.0]),
             "names": ["a", "b"],
-            "size": (640, 480, 3),
+            "extents": (640, 480, 3),
+            "size": (640, 480),
+            "orig_size": torch.tensor([640, 480]),
             "path": "ab",
             "image_id": 7,
             "scalar": np.float64(2.0),
         }
         assert per_box_fields(values, 2) == ["iscrowd", "area", "names"]
-        assert per_box_fields(values, 3) == ["size"]
+        assert per_box_fields(values, 3) == ["extents"]  # image-level names are never per box
         assert per_box_fields(values, 2, skip={"area"}) == ["iscrowd", "names"]

@@ -162,3 +162,10 @@ def test_a_look_in_the_main_process_keeps_the_workers_on_one_epoch() -> None:
     loader = DataLoader(train, batch_size=None, num_workers=2)
     for _ in range(2):
         assert sorted(str(s["id"]) for s in loader) == [f"s{k:04d}" for k in range(16)]
+
+
+def test_a_resume_in_the_main_process_moves_every_worker_on() -> None:
+    train: Any = RandomAugmentWrapper(Shards(8), noise, seed=0, keying="sample", sample_id="id")
+    state = {**train.state_dict(), "next_epoch": 4}
+    train.load_state_dict(state)  # in the main process: every worker's next pass
+    assert [train._passes.peek(w) for w in (0, 1, 7)] == [4, 4, 4]
