@@ -153,8 +153,9 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         self.seed = checks.uint(seed, "seed", 64)
         self.keying: Keying = check_keying(keying)
         self.rank = None if rank is None else checks.uint(rank, "rank", 32)
-        # an explicit rank is compared with the process group's once one exists (here,
-        # or on the first sample after init_process_group): until then, per sample
+        # an explicit rank is compared with the process group's once one exists: here,
+        # when a stream (or a sample's key) is made after init_process_group, or when
+        # pickled for a spawned worker
         self._rank_checked = False
         if self.rank is not None:
             check_rank(self.rank)
@@ -245,8 +246,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         info = get_worker_info()
         epoch = sample_epoch(index, self._epoch, info is not None, type(self).__name__)
         worker_id = 0 if info is None else info.id
-        explicit = self.rank
-        rank = explicit if explicit is not None and self._rank_checked else self._rank_now()
+        rank = self.rank if self.rank is not None else self._rank_now()
         return SampleContext(position, rank=rank, worker_id=worker_id, epoch=epoch)
 
     def key_random(self, context: SampleContext) -> KeyedRandom:
@@ -267,12 +267,16 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             key = (context.rank, context.epoch)
             entry = self._streams.get(owner)
             if entry is None or entry[0] != key:
+                if not self._rank_checked and self.rank is not None:
+                    self._rank_now()  # a given rank, checked once a process group is up
                 entry = (
                     key,
                     KeyedRandom(self._key_builder(context.rank, context.worker_id, context.epoch)),
                 )
                 self._streams[owner] = entry
             return entry[1]
+        if not self._rank_checked and self.rank is not None:
+            self._rank_now()  # cheap beside the Generator made for every sample
         if self.keying == "sample":
             return KeyedRandom(self._key_builder(context.epoch, context.index))
         return KeyedRandom(self._key_builder(context.epoch, context.index, context.rank))
