@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
 from rankaug.samples.restore import restore_like
-from rankaug.samples.unread import known, refuse_unread
+from rankaug.samples.unread import known, refuse_unread, unread_fields
 
 __all__ = ["KeyMap"]
 
@@ -203,11 +203,30 @@ class KeyMap:
                         data[path] = value_to_numpy(value)
                     else:
                         unhanded.append(path)
+            if "bboxes" in targets and isinstance(objects, Mapping):  # geometry left behind?
+                self._refuse_unread_objects(objects)
         if "bboxes" in targets and not sample.keys() <= self._tops:  # targets unread?
             where = self.keys["image"]
             refuse_unread(sample, known(self._tops, data), repr(self), data.keys(), where)
         count = len(data["bboxes"]) if "bboxes" in data else None
         return data, _State(sample, originals, kind, mode, count, tuple(unhanded))
+
+    def _refuse_unread_objects(self, objects: Mapping[str, Any]) -> None:
+        """Refuse per-object geometry beside the boxes that the map does not read.
+
+        Hugging Face's ``objects.segmentation``, say: a transform that moves the boxes
+        would leave it where it was.
+        """
+        others = {k: v for k, v in objects.items() if k not in self._in_container}
+        found = unread_fields(others)
+        if found:
+            path = f"{self._prefix}{found[0]}"
+            raise ValueError(
+                f"{path!r} looks like boxes, masks, polygons or keypoints of each object, "
+                f"which {self!r} does not read: a transform that moves the boxes would leave "
+                f"it where it was; read it (segments={path!r}, masks=..., keypoints=...) or "
+                "drop it"
+            )
 
     def passthrough(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
         """The per-box values the consumer does not get, and the sample's other keys.

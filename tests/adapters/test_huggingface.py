@@ -152,3 +152,26 @@ class TestHuggingFace:
             ValueError, match=re.escape("A.BboxParams format='pascal_voc', but adapter=")
         ):
             RandomAugmentWrapper([scene(0)], transform, seed=0, adapter=HuggingFace())
+
+
+class TestGeometryLeftInObjects:
+    """``objects.segmentation`` beside the boxes, not read: moving the boxes would leave it."""
+
+    def sample(self) -> dict[str, Any]:
+        found = scene(1)
+        found["objects"]["segmentation"] = [[[1.0, 1.0, 9.0, 1.0, 9.0, 9.0]]] * len(
+            found["objects"]["bbox"]
+        )
+        return found
+
+    def test_a_geometric_pipeline_refuses_it(self) -> None:
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("coco", ()))
+        wrapper = RandomAugmentWrapper([self.sample()], flip, seed=0, adapter=HuggingFace())
+        with pytest.raises(SampleError, match=r"'objects.segmentation' looks like boxes, masks"):
+            wrapper[0]
+
+    def test_a_pixel_level_pipeline_passes_it(self) -> None:
+        sample = self.sample()
+        invert = A.Compose([A.InvertImg(p=1.0)])
+        out = RandomAugmentWrapper([sample], invert, seed=0, adapter=HuggingFace())[0]
+        assert out["objects"]["segmentation"] == sample["objects"]["segmentation"]
