@@ -66,6 +66,8 @@ class BatchAugment:
 
     def __init__(self, transform: Any, *, seed: int) -> None:
         self._torchvision = _torchvision.is_torchvision(transform)
+        if self._torchvision:
+            _torchvision.check(transform)
         self._augs = [] if self._torchvision else augmentations(transform)
         self.transform = transform
         self.seed = checks.uint(seed, "seed", 64)
@@ -177,6 +179,11 @@ class BatchAugment:
         indices = _column(index, "index", size, 64)
         if epoch is None:
             carried = [getattr(value, "epoch", None) for value in _values(index)]
+            if None in carried and any(value is not None for value in carried):
+                raise ValueError(
+                    "index mixes indices that carry their epoch (EpochIndex) with plain ones: "
+                    "give epoch= (or every index from the same EpochSampler)"
+                )
             epoch = carried if carried and None not in carried else self.epoch
         epochs = _column(epoch, "epoch", size, 32)
         return DrawKeys.of_samples(self.seed, indices, epochs, images.device)

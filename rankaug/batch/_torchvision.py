@@ -48,6 +48,33 @@ def is_torchvision(transform: object) -> bool:
     return v2 is not None and isinstance(transform, v2.Transform)
 
 
+def check(transform: Any) -> None:
+    """Refuse a torchvision transform that mixes the samples of a batch.
+
+    Raises:
+        ValueError: If ``transform`` holds ``v2.MixUp`` or ``v2.CutMix``.
+    """
+    v2 = sys.modules["torchvision.transforms.v2"]
+    mixing = tuple(kind for kind in (getattr(v2, "MixUp", None), getattr(v2, "CutMix", None))
+                   if kind is not None)  # fmt: skip
+    stack, seen = [transform], set()
+    while stack:  # containers keep their children in a list (Compose), or as modules
+        module = stack.pop()
+        if id(module) in seen:
+            continue
+        seen.add(id(module))
+        held = getattr(module, "transforms", None)
+        stack += list(held) if isinstance(held, list | tuple) else []
+        if isinstance(module, torch.nn.Module):
+            stack += list(module.children())
+        if isinstance(module, mixing):
+            raise ValueError(
+                f"transform has a {type(module).__name__}, which mixes the samples of a "
+                "batch: BatchAugment transforms each sample alone (rankaug.MixUpDataset and "
+                "CutMixDataset mix keyed samples)"
+            )
+
+
 def apply(
     transform: Any, keys: DrawKeys, images: torch.Tensor, inputs: tuple[Any, ...]
 ) -> tuple[Any, list[Params]]:

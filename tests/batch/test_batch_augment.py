@@ -13,7 +13,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankaug import BatchAugment
+from rankaug import BatchAugment, EpochIndex
 from tests.batch.helpers import assert_unchanged, global_states
 from tests.batch.helpers import images as _images
 from tests.ddp.harness import launch
@@ -229,6 +229,13 @@ class TestBatchAugment:
         u = keys.uniform(torch.Size((2,)), (0, 0, 0), torch.device("cpu"), torch.float32)
         assert torch.equal(params["degrees"], -30.0 + 60.0 * u)  # augmentation 0, sampler 0
         assert transform._param_generator.sampler_dict is held  # plain kornia again
+
+    def test_indices_with_and_without_their_epoch_are_refused_together(self) -> None:
+        aug = BatchAugment(K.RandomAffine(degrees=45.0, p=1.0), seed=2)
+        mixed = [EpochIndex(3, epoch=2), 4]
+        with pytest.raises(ValueError, match="index mixes indices that carry their epoch"):
+            aug(_images(2, side=8), index=mixed)
+        aug(_images(2, side=8), index=mixed, epoch=2)  # said outright: taken
 
     def test_one_index_for_the_batch_without_an_epoch(self) -> None:
         aug = BatchAugment(K.RandomAffine(degrees=45.0, p=1.0), seed=2)

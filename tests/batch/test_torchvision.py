@@ -221,6 +221,12 @@ class TestBatchAugmentTorchvisionRefusals:
         with pytest.raises(ValueError, match=r"images of different shapes .* fixed output size"):
             aug(_images(16), index=list(range(16)), epoch=0)
 
+    @pytest.mark.parametrize("mix", ["MixUp", "CutMix"])
+    def test_a_transform_that_mixes_the_batch_is_refused(self, mix: str) -> None:
+        mixing = getattr(v2, mix)(num_classes=3)
+        with pytest.raises(ValueError, match=f"has a {mix}, which mixes the samples"):
+            BatchAugment(v2.Compose([v2.RandomHorizontalFlip(), mixing]), seed=0)
+
     def test_inputs_need_one_row_per_sample(self) -> None:
         aug = BatchAugment(v2.RandomHorizontalFlip(), seed=0)
         masks = tv_tensors.Mask(torch.zeros(3, 24, 24))
