@@ -164,7 +164,11 @@ def _stack(items: list[Any], given: Any, number: int) -> Any:
             "BatchAugment stacks them into a batch, so give the transform a fixed output "
             "size (RandomResizedCrop(size), Resize((h, w)), ...)"
         )
-    stacked = torch.stack([torch.as_tensor(item) for item in items])
+    tensors = [torch.as_tensor(item) for item in items]
+    if tensors[0].shape == (1, *given.shape[1:]):  # a row came back as a 1-row tensor
+        stacked = torch.cat(tensors)  # (BoundingBoxes keep two dimensions): rows again
+    else:
+        stacked = torch.stack(tensors)
     return _like(stacked, items[0]) if isinstance(items[0], torch.Tensor) else stacked
 
 

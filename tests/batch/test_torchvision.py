@@ -186,6 +186,19 @@ class TestBatchAugmentTorchvision:
             assert image.sum() == (x2 - x1) * (y2 - y1)
         assert len({tuple(box[0].tolist()) for box in moved}) > 1
 
+    def test_one_box_per_sample_as_one_tensor_of_rows(self) -> None:
+        images = torch.zeros(4, 1, 32, 32)
+        images[..., 8:16, 8:20] = 1.0
+        boxes = tv_tensors.BoundingBoxes([[8, 8, 20, 16]] * 4, format="XYXY", canvas_size=(32, 32))
+        aug = BatchAugment(v2.RandomHorizontalFlip(p=0.5), seed=3)
+        out, moved = aug(images, boxes, index=[0, 1, 2, 3], epoch=0)
+        assert isinstance(moved, tv_tensors.BoundingBoxes)
+        assert moved.shape == (4, 4)
+        for image, box in zip(out, moved, strict=True):
+            x1, y1, x2, y2 = box.long().tolist()
+            assert bool((image[0, y1:y2, x1:x2] == 1).all())
+            assert image.sum() == (x2 - x1) * (y2 - y1)
+
     def test_image_batches_keep_their_type_and_no_seed_function_is_called(
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
