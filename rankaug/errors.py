@@ -73,8 +73,9 @@ class SampleError(RuntimeError):
         index: int,
         rank: int,
         worker_id: int,
-        epoch: int,
+        epoch: int | None,
         error: BaseException,
+        where: str = "",
     ) -> SampleError:
         """Build the error for ``error`` raised by ``stage`` on one sample.
 
@@ -83,16 +84,18 @@ class SampleError(RuntimeError):
             index: The index passed to ``__getitem__``.
             rank: The rank.
             worker_id: The worker id.
-            epoch: The epoch.
+            epoch: The epoch; ``None`` where none is known (left out of the message).
             error: The original exception (set it as the cause with ``raise ... from``).
+            where: Said after the fields (``"in CachedDataset of /cache/..."``).
 
         Returns:
             The new error.
         """
-        detail = f"{type(error).__name__}: {error}"
+        when = "" if epoch is None else f", epoch {epoch}"
+        place = f" {where}" if where else ""
         message = (
-            f"{stage} failed at index {index} (rank {rank}, worker {worker_id}, "
-            f"epoch {epoch}): {detail}"
+            f"{stage} failed at index {index} (rank {rank}, worker {worker_id}{when}){place}: "
+            f"{type(error).__name__}: {error}"
         )
         return cls(message, index=index, rank=rank, worker_id=worker_id, epoch=epoch, stage=stage)
 

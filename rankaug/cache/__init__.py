@@ -294,18 +294,15 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         except SampleError:
             raise
         except Exception as error:
-            worker, rank = current_worker()[0], resolve_rank()
             epoch = carried_epoch()  # a keyed wrapper's above, or the index's own
-            epoch = index_epoch(index) if epoch is None else epoch
-            when = "" if epoch is None else f", epoch {epoch}"
-            raise SampleError(
-                f"dataset[{index}] failed at index {index} (rank {rank}, worker {worker}"
-                f"{when}) in CachedDataset of {self.path}: {type(error).__name__}: {error}",
+            raise SampleError.at(
+                f"dataset[{index}]",
                 index=int(index),
-                rank=rank,
-                worker_id=worker,
-                epoch=epoch,
-                stage=f"dataset[{index}]",
+                rank=resolve_rank(),
+                worker_id=current_worker()[0],
+                epoch=index_epoch(index) if epoch is None else epoch,
+                error=error,
+                where=f"in CachedDataset of {self.path}",
             ) from error
         return sample
 

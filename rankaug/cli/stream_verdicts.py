@@ -25,7 +25,7 @@ from typing import Any
 
 from rankaug.cli.stats import Tally, evidence_lines, tally_summary
 from rankaug.cli.stream_probe import BASELINE_EPOCH, StreamRows
-from rankaug.cli.verdicts import Verdict, epochs_pass
+from rankaug.cli.verdict import Verdict, epochs_pass
 
 __all__ = ["StreamLayout", "StreamRecords", "analyse_stream", "stream_records_of"]
 

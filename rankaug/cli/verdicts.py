@@ -13,14 +13,14 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from rankaug.cli.stats import ALPHA, Tally, evidence_lines, tally_summary
+from rankaug.cli.verdict import Verdict, epochs_pass
 
 __all__ = ["ALPHA", "EpochFrom", "Layout", "Records", "Verdict", "analyse", "epochs_pass"]
 
-Status = Literal["pass", "fail", "info", "skipped"]
 #: Where the audit's epochs come from: rankaug.EpochSampler's indices, or set_epoch.
 EpochFrom = Literal["sampler", "set_epoch"]
 # (run, epoch, rank, worker, position) -> fingerprint digest
@@ -48,26 +48,6 @@ class Layout:
     rerun: bool
     epoch_from: EpochFrom = "sampler"
     has_set_epoch: bool = False
-
-
-@dataclass
-class Verdict:
-    """The finding on one property.
-
-    Attributes:
-        name: ``"ranks"``, ``"workers"``, ``"positions"``, ``"epochs"`` or
-            ``"reproducible"``.
-        status: ``"pass"``, ``"fail"``, ``"info"`` or ``"skipped"``.
-        summary: One sentence.
-        evidence: Lines naming the ranks, workers, epochs and indices involved.
-        stats: The counts behind the summary.
-    """
-
-    name: str
-    status: Status
-    summary: str
-    evidence: list[str] = field(default_factory=list)
-    stats: dict[str, Any] = field(default_factory=dict)
 
 
 Side = tuple[int, int, int]  # (epoch, rank, worker)
@@ -219,37 +199,6 @@ def _epochs(analysis: _Analysis) -> Verdict:
         else "keyed by the index alone"
     )
     return epochs_pass(pooled, stats, keyed=keyed, repeated="same-position outputs")
-
-
-def epochs_pass(pooled: Tally, stats: dict[str, Any], *, keyed: str, repeated: str) -> Verdict:
-    """The epochs' pass, for the map-style audit and the stream's: all identical, or epochs differ.
-
-    Args:
-        pooled: The epochs' pooled tally; identical in every epoch and in the baseline
-            is no randomness or randomness ``keyed`` by the sample alone.
-        stats: Its figures for the report.
-        keyed: ``"keyed by the index alone"`` or the like.
-        repeated: What the count counts (``"same-position outputs"``).
-
-    >>> epochs_pass(Tally(2, 2, 1, 1), {}, keyed="keyed by the id", repeated="x").summary[:38]
-    'identical in every epoch, as in the ba'
-    >>> epochs_pass(Tally(0, 2, 0, 1), {}, keyed="keyed by the id", repeated="x").summary
-    'epochs differ: 0/2 x repeated in a later epoch'
-    """
-    if pooled.same == pooled.same_total and pooled.other == pooled.other_total:
-        return Verdict(
-            "epochs",
-            "pass",
-            "identical in every epoch, as in the baseline (the draws not aligned): no "
-            f"randomness detected, or randomness {keyed} (then every epoch repeats it)",
-            stats=stats,
-        )
-    return Verdict(
-        "epochs",
-        "pass",
-        f"epochs differ: {pooled.same}/{pooled.same_total} {repeated} repeated in a later epoch",
-        stats=stats,
-    )
 
 
 def _replay_text(layout: Layout) -> str:
