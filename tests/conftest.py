@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
@@ -60,15 +61,23 @@ def _loaders_stop_at_a_worker_error() -> Iterator[None]:
     """
     from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
 
-    process = _MultiProcessingDataLoaderIter._process_data
+    iterators: list[Any] = [_MultiProcessingDataLoaderIter]
+    with contextlib.suppress(ImportError):  # torchdata's StatefulDataLoader has its own
+        from torchdata.stateful_dataloader import stateful_dataloader
 
-    def stopping(self: Any, data: Any, worker_idx: int) -> Any:
-        if isinstance(data, ExceptionWrapper):
-            self._shutdown_workers()
-        return process(self, data, worker_idx)
+        iterators.append(stateful_dataloader._StatefulMultiProcessingDataLoaderIter)
+
+    def stopping(process: Any) -> Any:
+        def stop_first(self: Any, data: Any, *args: Any) -> Any:
+            if isinstance(data, ExceptionWrapper):
+                self._shutdown_workers()
+            return process(self, data, *args)
+
+        return stop_first
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_MultiProcessingDataLoaderIter, "_process_data", stopping)
+        for iterator in iterators:
+            patch.setattr(iterator, "_process_data", stopping(iterator._process_data))
         yield
 
 
