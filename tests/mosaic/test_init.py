@@ -685,6 +685,8 @@ class TestMosaicColor:
         for index in range(8):
             out, ref = coloured[index], plain[index]
             record = out["mosaic"].pop("color")
+            assert "color=HSVJitter(" in out["mosaic"].pop("settings")
+            assert "color=None" in ref["mosaic"].pop("settings")
             assert out["mosaic"] == ref["mosaic"]  # the same draws before the colour's
             gains = record["gains"]
             assert all(abs(r) <= g for r, g in zip(gains, (0.5, 0.7, 0.4), strict=True))
