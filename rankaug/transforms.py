@@ -39,6 +39,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import torch
 
+from rankaug import checks
 from rankaug._compact_copy import compact_deepcopy
 from rankaug.keys import KeyedRandom
 from rankaug.polygons import POLYGONS
@@ -155,6 +156,8 @@ class _AlbumentationsDriver:
         check_box_format(adapter, given, "A.BboxParams format")
         unmanaged = {key for key in ("bboxes", "keypoints") if key not in processors}
         self.refused = {key for key in unmanaged if _moves(transform, key)}
+        # albumentations drops a NaN keypoint silently (it refuses NaN boxes): checked here
+        self.points = "keypoints" in processors
         self.targets = albumentations_targets(transform) - (unmanaged - self.refused)
         # polygons are no albumentations target: a pipeline that moves boxes would leave them
         self.geometric = POLYGONS not in self.targets and _moves(transform, "bboxes")
@@ -188,6 +191,9 @@ class _AlbumentationsDriver:
                 f"so its geometric transforms would not move them: give A.Compose "
                 f"{params}=... (with the format and label fields of your data)"
             )
+        points = data.get("keypoints") if self.points else None
+        if points is not None:
+            _check_points(points)
         if keyed is not self._keyed:  # a stream keeps its state between samples
             self.transform.set_random_state(keyed.generator, keyed.py_random)
             self._keyed = keyed
@@ -201,6 +207,16 @@ class _AlbumentationsDriver:
         width = numbered.shape[1] - 1
         out["bboxes"], out["masks"] = _follow(out["bboxes"], out["masks"], len(masks), width)
         return self.adapter.repack(out, state)
+
+
+def _check_points(points: Any) -> None:
+    """Refuse keypoints with a NaN or infinite ``x`` or ``y`` (numeric ``(K, 2+)`` only).
+
+    Keypoints of another shape or type are left to albumentations' own checks.
+    """
+    array = np.asarray(points)
+    if array.ndim == 2 and array.shape[1] >= 2 and array.dtype.kind == "f":
+        checks.finite_points(array, "keypoints")
 
 
 def _numbered(boxes: Any) -> np.ndarray:

@@ -243,3 +243,23 @@ class TestIntChoiceMappingSequence:
             TypeError, match=r"^s must be a non-empty sequence, got 'ab' of type str$"
         ):
             checks.sequence("ab", "s")
+
+
+class TestRows:
+    def test_finite_rows_names_the_first_bad_row_and_the_layout(self) -> None:
+        boxes = np.array([[0.0, 0.0, 1.0, 1.0], [np.inf, 0.0, 1.0, 1.0], [0.0, np.nan, 1.0, 1.0]])
+        with pytest.raises(
+            ValueError,
+            match=r"^b\[1\] = \[inf, 0.0, 1.0, 1.0\] contains NaN or infinity; boxes are "
+            r"\(x_min, y_min, x_max, y_max\) in pixels \(1 more such rows\)$",
+        ):
+            checks.finite_rows(boxes, "b")
+        checks.finite_rows(boxes[:1], "b")
+
+    def test_finite_points_reads_x_and_y_only(self) -> None:
+        checks.finite_points(np.array([[1.0, 2.0, np.nan, np.inf]]), "keypoints")
+        with pytest.raises(
+            ValueError,
+            match=r"^kp\[0\] = \[1.0, -inf\] contains NaN or infinity; keypoints are \(x, y",
+        ):
+            checks.finite_points(np.array([[1.0, -np.inf]]), "kp")

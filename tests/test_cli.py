@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from rankaug.cli import COMMANDS, build_parser
-from rankaug.cli.demo_sheet import REPEATED, demo_sheet_size
+from rankaug.cli.demo_sheet import OUTLINE, REPEATED, demo_sheet_size
 from rankaug.cli.sheet import sheet_size
 from rankaug.cli.verdicts import Layout, analyse
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
@@ -388,6 +388,47 @@ def test_yolo_folder_round_trips_boxes_and_feeds_the_demo(tmp_path: Path) -> Non
         assert {row["rank"] for row in rows} == {0, 1}
     assert read_png(Path(demo["sheet"])).shape[:2] == demo_sheet_size(2, 2)
     assert demo["sheet_size"] == list(demo_sheet_size(2, 2))
+
+
+def _seg_folder(root: Path, count: int = 8) -> Path:
+    """A YOLO-seg folder written by the library's own writer: a triangle per box."""
+    source = SyntheticDetection(count, image_size=(48, 64), masks=False, seed=5)
+    samples = []
+    for index in range(count):
+        sample = source[index]
+        triangles = [np.array([[x0, y0], [x1, y0], [x0, y1]], np.float32)
+                     for x0, y0, x1, y1 in sample["bboxes"].tolist()]  # fmt: skip
+        samples.append({**sample, "segments": triangles})
+    return write_yolo_folder(samples, root)
+
+
+def test_a_yolo_seg_folder_feeds_the_demo_with_its_polygons(tmp_path: Path) -> None:
+    root = _seg_folder(tmp_path / "seg")
+    assert len(YoloFolder(root, segments=True)[0]["segments"]) > 0
+    out = tmp_path / "sheets"
+    code, text, err = run_main(
+        "demo", "--data", str(root), "--segments", "--epochs", "1", "--samples", "8",
+        "--columns", "2", "--output", str(out), "--json", "-q",
+    )  # fmt: skip
+    assert code == 0, err
+    demo = json.loads(text)
+    assert demo["approaches"]["rankaug"]["mosaics"] == 8
+    sheet = read_png(Path(demo["sheet"]))[:, :, ::-1]  # BGR -> RGB
+    outline = (sheet == np.array(OUTLINE, np.uint8)).all(axis=2)
+    split = (sheet.shape[1] + 76) // 2  # between the blocks: both draw the polygons
+    assert outline[:, :split].sum() > 50
+    assert outline[:, split:].sum() > 50
+
+
+def test_a_yolo_seg_folder_without_segments_says_to_give_it(tmp_path: Path) -> None:
+    root = _seg_folder(tmp_path / "seg", 2)
+    code, _, err = run_main("demo", "--data", str(root), "--output", str(tmp_path / "o"), "-q")
+    assert code == 2
+    assert "pass segments=True to read polygons" in err
+    assert err.strip().endswith("(a YOLO-seg folder: give --segments)")
+    code, _, err = run_main("demo", "--segments", "--output", str(tmp_path / "o"), "-q")
+    assert code == 2
+    assert "--segments reads a YOLO-seg folder: give it with --data" in err
 
 
 # ------------------------------------------------------------------------ show

@@ -5,10 +5,13 @@ Pixel checks on constant-grey mosaics, whose only colours are the ones the sheet
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from rankaug.cli.demo_sheet import (
+    OUTLINE,
     REPEATED,
     Block,
     DemoCell,
@@ -82,6 +85,17 @@ class TestRenderMosaic:
         assert colour_at(render_mosaic(cell(), 1, THUMB), bar, THUMB - 2) == REPEATED
         own = render_mosaic(cell(), None, THUMB)
         assert not (own[THUMB:] == np.array(REPEATED, np.uint8)).all(axis=2).any()
+
+
+class TestOutlines:
+    def test_polygons_are_drawn_on_both_cells_only_when_given(self) -> None:
+        triangle = np.array([[10.0, 10.0], [50.0, 10.0], [10.0, 50.0]])
+        plain = cell()
+        drawn = replace(plain, outlines=(triangle,), mixed_outlines=(triangle + 40,))
+        for render in (render_mosaic, render_mixup):
+            mask = (render(drawn, None, THUMB) == OUTLINE).all(axis=2)
+            assert mask[:THUMB].sum() > 40
+            assert not (render(plain, None, THUMB) == OUTLINE).all(axis=2).any()
 
 
 class TestRenderMixup:

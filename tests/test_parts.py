@@ -115,3 +115,19 @@ class TestPartReader:
             read(reader(), {**sample(), "labels": np.arange(2)})
         with pytest.raises(ValueError, match=r"dataset\[0\] keypoints must have shape \(K, 2\+\)"):
             read(reader(), sample(keypoints=np.zeros((3,))))
+
+    @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+    def test_non_finite_keypoints_are_refused_as_boxes_are(self, bad: float) -> None:
+        points = np.array([[1.0, 2.0], [bad, 5.0], [8.0, bad]], np.float32)
+        with pytest.raises(
+            ValueError,
+            match=rf"^dataset\[0\] keypoints\[1\] = \[{bad}, 5.0\] contains NaN or infinity; "
+            r"keypoints are \(x, y, \.\.\.\) in pixels \(1 more such rows\)$",
+        ):
+            read(reader(), sample(keypoints=points))
+
+    def test_only_keypoint_coordinates_must_be_finite(self) -> None:
+        points = np.array([[1.0, 2.0, np.nan]])  # a third column is the data's own
+        (part,) = read(reader(), sample(keypoints=points))
+        assert part.keypoints is not None
+        np.testing.assert_array_equal(part.keypoints, points)

@@ -158,6 +158,20 @@ class TestMakeDriver:
             make_driver(3, DefaultAdapter())
 
 
+class TestKeypoints:
+    @pytest.mark.parametrize("p", [1.0, 0.0])
+    def test_non_finite_keypoints_are_refused_not_dropped(self, p: float) -> None:
+        # albumentations drops a NaN keypoint silently, flipped or not (it refuses NaN boxes)
+        compose = A.Compose([A.HorizontalFlip(p=p)], keypoint_params=keypoint_params("xy"))
+        driver = make_driver(compose, DefaultAdapter())
+        sample = {"image": np.zeros((8, 8, 3), np.uint8),
+                  "keypoints": np.array([[1.0, 1.0], [np.nan, 2.0]], np.float32)}  # fmt: skip
+        with pytest.raises(ValueError, match=r"^keypoints\[1\] = \[nan, 2.0\] contains NaN or"):
+            driver(sample, keyed())
+        sample["keypoints"] = [(1.0, 1.0), (2.0, 3.0)]  # finite, as a list: transformed
+        assert len(driver(sample, keyed())["keypoints"]) == 2
+
+
 class TestAlbumentationsTargets:
     def test_label_fields_and_additional_targets(self) -> None:
         compose = A.Compose(

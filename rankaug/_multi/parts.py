@@ -6,7 +6,8 @@ the adapter (the main one to be rebuilt at the end, the others only read, see
 :mod:`rankaug.samples`), turns each into a :class:`Part` and checks it, naming the
 sample and the field of anything wrong: an image no resize handles, boxes that are not
 ``(N, 4)``, a per-box field of the wrong length (or one outside ``label_fields``, which
-would go stale), masks and keypoints of the wrong shape, and samples that disagree with
+would go stale), masks and keypoints of the wrong shape, keypoints whose ``x`` or ``y``
+is NaN or infinite (refused as such boxes are, never dropped), and samples that disagree with
 the main one on channels, dtypes or which targets they have.
 """
 
@@ -311,6 +312,7 @@ class PartReader:
         keypoints = np.asarray(keypoints, dtype=np.float64)
         if keypoints.ndim != 2 or keypoints.shape[1] < 2:
             raise ValueError(f"{where} keypoints must have shape (K, 2+), got {keypoints.shape}")
+        checks.finite_points(keypoints, f"{where} keypoints")  # as boxes: never dropped
         for field in self.keypoint_fields:
             array = read_field(data.get(field))
             if array.ndim == 0 or len(array) != len(keypoints):

@@ -15,6 +15,7 @@ import numpy as np
 
 from rankaug import checks
 from rankaug.boxes.formats import _as_n4, _check_hw
+from rankaug.checks.rows import BOXES
 
 __all__ = [
     "box_area",
@@ -76,9 +77,7 @@ def validate_xyxy(
         return array
     if all_inside(array, width, height):
         return array
-    finite = np.isfinite(array).all(axis=1)
-    if not finite.all():
-        _raise_row(array, name, ~finite, "contains NaN or infinity")
+    checks.finite_rows(array, name, BOXES)
     x0, y0, x1, y1 = array[:, 0], array[:, 1], array[:, 2], array[:, 3]
     inverted = (x1 < x0) | (y1 < y0)
     if inverted.any():
@@ -308,10 +307,4 @@ def all_inside(array: np.ndarray, width: int, height: int) -> bool:
 
 def _raise_row(array: np.ndarray, name: str, bad: np.ndarray, problem: str) -> None:
     """Raise a ValueError naming the first row flagged in ``bad``."""
-    index = int(np.flatnonzero(bad)[0])
-    count = int(np.count_nonzero(bad))
-    others = f" ({count - 1} more such rows)" if count > 1 else ""
-    raise ValueError(
-        f"{name}[{index}] = {array[index].tolist()} {problem}; boxes are "
-        f"(x_min, y_min, x_max, y_max) in pixels{others}"
-    )
+    raise checks.row_error(array, name, bad, problem, BOXES)

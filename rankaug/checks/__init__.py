@@ -56,6 +56,7 @@ from rankaug.checks.numbers import (
     scheduled,
     uint,
 )
+from rankaug.checks.rows import finite_points, finite_rows, row_error
 
 __all__ = [
     "IMAGE_DTYPES",
@@ -65,6 +66,8 @@ __all__ = [
     "colour_image",
     "fill_fits",
     "fill_values",
+    "finite_points",
+    "finite_rows",
     "fills_fit",
     "function",
     "image_layout",
@@ -82,6 +85,7 @@ __all__ = [
     "probability",
     "real",
     "real_range",
+    "row_error",
     "schedule",
     "scheduled",
     "sequence",

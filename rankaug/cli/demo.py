@@ -4,7 +4,8 @@ The demo launches ``ranks`` gloo processes on this machine, each seeded with the
 seed (``torch.manual_seed`` included, see :mod:`rankaug.cli.launch`), and on each rank
 builds two pipelines over the same source (the photographs bundled with scikit-image
 when it is installed, see :mod:`rankaug.cli.photos`, else the built-in
-:class:`~rankaug.datasets.SyntheticDetection`, or a YOLO folder with ``data``):
+:class:`~rankaug.datasets.SyntheticDetection`, or a YOLO folder with ``data``; a
+YOLO-seg folder with ``segments`` too, its polygons drawn on the sheet):
 
 * ``yolov5``: :class:`~rankaug.cli.legacy.GlobalRandomMosaic`, partners from the
   global ``random`` module, as YOLOv5's ``load_mosaic``, then YOLOv5's mixup with a
@@ -91,6 +92,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--data", metavar="PATH", help="a YOLO folder (images/, labels/) instead of built-in data"
     )
     demo.add_argument(
+        "--segments",
+        action="store_true",
+        help="--data is a YOLO-seg folder (polygon labels): polygons drawn on the sheet",
+    )
+    demo.add_argument(
         "--output",
         metavar="DIR",
         default="rankaug-demo",
@@ -125,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
     result = run_demo(
         DemoConfig(
             data=args.data,
+            segments=args.segments,
             output=args.output,
             ranks=args.ranks,
             workers=args.workers,
@@ -159,17 +166,22 @@ class DemoConfig:
     start_method: Literal["fork", "spawn"] = "fork"
     progress: bool = True
     steps: bool = False
+    segments: bool = False
 
 
-def demo_source(data: str | None, samples: int, seed: int, size: int = 256) -> tuple[Any, str]:
+def demo_source(
+    data: str | None, samples: int, seed: int, size: int = 256, segments: bool = False
+) -> tuple[Any, str]:
     """The demo's source and its name: a YOLO folder, the photographs, or built-in shapes.
+
+    ``segments``: read the YOLO folder's polygon labels (YOLO-seg).
 
     >>> source, name = demo_source(None, 8, 0)
     >>> len(source), name in ("8 bundled photographs", "built-in SyntheticDetection(8)")
     (8, True)
     """
     if data is not None:
-        folder = YoloFolder(data)
+        folder = YoloFolder(data, segments=segments)
         return Subset(folder, range(min(samples, len(folder)))), data
     photos = photo_folder()
     if photos is not None:
@@ -178,8 +190,8 @@ def demo_source(data: str | None, samples: int, seed: int, size: int = 256) -> t
     return source, f"built-in SyntheticDetection({samples})"
 
 
-# (index, worker, mixed image, mosaic record, mixup record), or a failure
-_Item = tuple[int, int, Any, dict[str, Any], dict[str, Any]]
+# (index, worker, mixed image, mosaic record, mixup record, its polygons), or a failure
+_Item = tuple[int, int, Any, dict[str, Any], dict[str, Any], tuple[Any, ...]]
 
 
 class _Load(Dataset[_Item | Failure]):
@@ -196,7 +208,9 @@ class _Load(Dataset[_Item | Failure]):
         if isinstance(loaded, Failure):
             return loaded
         worker, sample = loaded
-        return index, worker, sample["image"], dict(sample["mosaic"]), dict(sample["mixup"])
+        outlines = sample.get("segments", sample.get("outlines", ()))
+        return (index, worker, sample["image"], dict(sample["mosaic"]), dict(sample["mixup"]),
+                tuple(outlines))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -208,7 +222,8 @@ class DemoJob:
     def __call__(self, rank: int, world_size: int) -> dict[str, tuple[list[Row], list[DemoCell]]]:
         """Return ``{approach: (rows, the cells of the first steps of epoch 0)}``."""
         config = self.config
-        source, _ = demo_source(config.data, config.samples, config.seed, config.size)
+        source, _ = demo_source(config.data, config.samples, config.seed, config.size,
+                                config.segments)  # fmt: skip
         yolo = GlobalRandomMosaic(source, output_size=config.size)
         keyed: MosaicDataset[Any] = MosaicDataset(source, seed=config.seed, output_size=config.size)
         pipelines: dict[str, tuple[Any, Any]] = {
@@ -245,7 +260,7 @@ class DemoJob:
             for step, item in enumerate(loader):
                 if isinstance(item, Failure):
                     raise item.error(config.data or "the demo's data", rank=rank, epoch=epoch)
-                index, worker, image, record, mix = item
+                index, worker, image, record, mix, outlines = item
                 if by_index and index_epoch(index) != epoch:
                     raise RuntimeError(
                         f"step {step} of epoch {epoch} got index {index!r}, which carries "
@@ -257,9 +272,11 @@ class DemoJob:
                              float(mix["ratio"])))  # fmt: skip
                 if epoch == 0 and step < config.columns:
                     regions = list(zip(indices, (tuple(w) for w in record["dst"]), strict=True))
-                    cells.append(DemoCell(rank, worker, int(index), mosaic.replay(record)["image"],
-                                          regions, image, int(mix["indices"][1]),
-                                          float(mix["ratio"])))  # fmt: skip
+                    again = mosaic.replay(record)
+                    shown = tuple(again.get("segments", again.get("outlines", ())))
+                    cells.append(DemoCell(rank, worker, int(index), again["image"], regions, image,
+                                          int(mix["indices"][1]), float(mix["ratio"]), shown,
+                                          outlines))  # fmt: skip
             progress(
                 config.progress,
                 rank,
@@ -268,6 +285,7 @@ class DemoJob:
         return rows, cells
 
 
+_SEG_HINT = " (a YOLO-seg folder: give --segments)"
 _FEWEST = 2  # images: a mixup needs a partner other than the sample itself
 
 
@@ -284,6 +302,8 @@ def _check(config: DemoConfig) -> None:
             raise ValueError(f"{name} must be at least {low}, got {value}")
     if config.data is not None and not os.path.isdir(config.data):
         raise ValueError(f"--data must be a YOLO dataset folder, got {config.data!r}")
+    if config.segments and config.data is None:
+        raise ValueError("--segments reads a YOLO-seg folder: give it with --data")
 
 
 def _matches(
@@ -319,9 +339,12 @@ def run_demo(config: DemoConfig) -> DemoResult:
     _check(config)
     if config.data is not None:  # a bad folder fails here, once, not on every rank
         try:
-            images = len(demo_source(config.data, config.samples, config.seed, config.size)[0])
+            found, _ = demo_source(config.data, config.samples, config.seed, config.size,
+                                   config.segments)  # fmt: skip
+            images = len(found)
         except (OSError, ValueError) as error:
-            raise ValueError(f"--data {config.data!r}: {error}") from None
+            hint = "" if config.segments else _SEG_HINT if "segments=True" in str(error) else ""
+            raise ValueError(f"--data {config.data!r}: {error}{hint}") from None
         if images < _FEWEST:
             raise ValueError(
                 f"--data {config.data!r}: a YOLO folder of {images} image(s); the demo needs "

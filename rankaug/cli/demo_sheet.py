@@ -8,6 +8,7 @@ and, always, the tag ``main #index``. A mixup is framed top and left in its main
 index's colour, bottom and right in its partner's. Under each cell a red bar says when
 another rank drew the same partners at the same step: in YOLOv5's block the same colours
 repeat down every column.
+With ``demo --segments`` the instance polygons are drawn in :data:`OUTLINE`.
 Each block's header gives the count (``64 of 64 partner draws repeated on every rank``).
 """
 
@@ -23,6 +24,7 @@ import numpy as np
 from rankaug.cli.sheet import CAPTION_HEIGHT, LINE_HEIGHT, PAD, fit_image, fit_text
 
 __all__ = [
+    "OUTLINE",
     "REPEATED",
     "Block",
     "DemoCell",
@@ -38,6 +40,8 @@ Window = tuple[int, int, int, int]
 _FONT = cv2.FONT_HERSHEY_SIMPLEX
 _BACKGROUND = (250, 250, 250)
 _INK = (20, 20, 20)
+#: The colour of instance polygons (``demo --segments``).
+OUTLINE = (255, 230, 0)
 #: The bar under a cell whose partners another rank drew at the same step.
 REPEATED = (210, 30, 30)
 _OWN = (20, 130, 50)
@@ -78,6 +82,8 @@ class DemoCell:
         mixed: The mixup of that mosaic with another, ``HxWx3`` uint8.
         mix_partner: The mixup's partner index.
         ratio: The mixup's ratio.
+        outlines: The mosaic's instance polygons (``demo --segments``), pixel ``(K, 2)``.
+        mixed_outlines: The mixup's instance polygons.
     """
 
     rank: int
@@ -88,6 +94,8 @@ class DemoCell:
     mixed: np.ndarray
     mix_partner: int
     ratio: float
+    outlines: tuple[np.ndarray, ...] = ()
+    mixed_outlines: tuple[np.ndarray, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -150,6 +158,14 @@ def _frame(image: np.ndarray, window: Window, colour: tuple[int, int, int], line
         image[y0:y1, x1 - line : x1] = colour
 
 
+def _outline(square: np.ndarray, polygons: Sequence[np.ndarray], scale: float,
+             corner: tuple[int, int]) -> None:  # fmt: skip
+    """Draw each polygon, scaled onto the thumbnail ``square`` placed at ``corner``."""
+    points = [np.round(np.asarray(p, np.float64) * scale + corner).astype(np.int32)
+              for p in polygons]  # fmt: skip
+    cv2.polylines(square, points, True, OUTLINE, 1)
+
+
 def _caption(tile: np.ndarray, first: str, matched: int | None, thumb: int) -> None:
     cv2.putText(tile, fit_text(first, thumb - 2), (1, thumb + LINE_HEIGHT), _FONT, 0.38, _INK, 1)
     top = thumb + LINE_HEIGHT + 3
@@ -174,6 +190,7 @@ def render_mosaic(cell: DemoCell, matched: int | None, thumb: int) -> np.ndarray
     """
     tile = np.full((thumb + CAPTION_HEIGHT, thumb, 3), _BACKGROUND, np.uint8)
     square, scale, (left, top) = fit_image(cell.mosaic, thumb)
+    _outline(square, cell.outlines, scale, (left, top))
     placed: list[tuple[int, Window, bool]] = []
     for k, (source, (x0, y0, x1, y1)) in enumerate(cell.regions):
         window = (left + round(x0 * scale), top + round(y0 * scale),
@@ -208,7 +225,8 @@ def render_mixup(cell: DemoCell, matched: int | None, thumb: int) -> np.ndarray:
         ``(thumb + CAPTION_HEIGHT) x thumb x 3`` uint8 RGB.
     """
     tile = np.full((thumb + CAPTION_HEIGHT, thumb, 3), _BACKGROUND, np.uint8)
-    square, _, _ = fit_image(cell.mixed, thumb)
+    square, scale, corner = fit_image(cell.mixed, thumb)
+    _outline(square, cell.mixed_outlines, scale, corner)
     whole = (0, 0, thumb, thumb)
     main, partner = source_colour(cell.index), source_colour(cell.mix_partner)
     _frame(square, whole, main, _MAIN_LINE, "tl")

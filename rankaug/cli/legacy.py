@@ -27,6 +27,7 @@ from torch.utils.data import Dataset
 
 from rankaug.boxes import box_area, check_box_format, clip_xyxy, keep_mask
 from rankaug.cli.views import sample_view
+from rankaug.polygon_geometry import clip
 
 __all__ = ["GlobalRandomMosaic"]
 
@@ -39,7 +40,9 @@ class GlobalRandomMosaic(Dataset[dict[str, Any]]):
     Samples are dicts ``{"image": SxSx3 uint8, "bboxes": float32 (N, 4) pixel xyxy,
     "labels": int64 (N,), "mosaic": {"applied": True, "indices": [index, p1, p2, p3],
     "center": (x, y), "dst": [(x0, y0, x1, y1), ...]}}``, the shape of
-    :class:`rankaug.MosaicDataset`'s output (``dst``: where each image landed).
+    :class:`rankaug.MosaicDataset`'s output (``dst``: where each image landed). Dict
+    samples with instance polygons (``"segments"``) give ``"outlines"`` too: the kept
+    objects' polygons cut to their tile, for the demo's sheet (not aligned with the boxes).
 
     Args:
         dataset: A map-style dataset of dict or ``(image, target)`` samples.
@@ -74,8 +77,10 @@ class GlobalRandomMosaic(Dataset[dict[str, Any]]):
     def __len__(self) -> int:
         return len(self.dataset)
 
-    def _tile(self, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        view = sample_view(self.dataset[index], self.source_format)
+    def _tile(self, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[np.ndarray]]:
+        sample = self.dataset[index]
+        view = sample_view(sample, self.source_format)
+        polygons = sample.get("segments") if isinstance(sample, dict) else None
         height, width = view.image.shape[:2]
         scale = self.output_size / max(height, width)
         image = view.image
@@ -83,7 +88,8 @@ class GlobalRandomMosaic(Dataset[dict[str, Any]]):
             size = (max(1, round(width * scale)), max(1, round(height * scale)))
             image = cv2.resize(image, size, interpolation=cv2.INTER_LINEAR)
         labels = np.asarray(view.labels if view.labels is not None else [], dtype=np.int64)
-        return image, view.boxes * scale, labels
+        outlines = [np.asarray(p, np.float64) * scale for p in polygons or ()]
+        return image, view.boxes * scale, labels, outlines
 
     def __getitem__(self, index: int) -> dict[str, Any]:
         size = self.output_size
@@ -115,8 +121,9 @@ class GlobalRandomMosaic(Dataset[dict[str, Any]]):
         all_boxes = [np.zeros((0, 4))]
         all_labels = [np.zeros(0, np.int64)]
         windows: list[tuple[int, int, int, int]] = []
+        outlines: list[np.ndarray] = []
         for corner, source in enumerate(indices):
-            image, boxes, labels = self._tile(source)
+            image, boxes, labels, polygons = self._tile(source)
             height, width = image.shape[:2]
             left = cx - width if corner in (0, 2) else cx
             top = cy - height if corner in (0, 1) else cy
@@ -134,9 +141,20 @@ class GlobalRandomMosaic(Dataset[dict[str, Any]]):
             )
             all_boxes.append(clipped[keep])
             all_labels.append(labels[keep])
-        return {
+            for kept, points in zip(keep.tolist(), polygons, strict=False):
+                cut = (
+                    clip(points + np.array([left, top], np.float64), (x0, y0, x1, y1))
+                    if kept
+                    else None
+                )
+                if cut is not None:
+                    outlines.append(cut)
+        sample = {
             "image": out,
             "bboxes": np.concatenate(all_boxes).astype(np.float32).reshape(-1, 4),
             "labels": np.concatenate(all_labels).astype(np.int64),
             "mosaic": {"applied": True, "indices": indices, "center": (cx, cy), "dst": windows},
         }
+        if outlines:  # for the demo's sheet only: not aligned with the boxes
+            sample["outlines"] = outlines
+        return sample

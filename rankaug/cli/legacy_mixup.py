@@ -64,10 +64,14 @@ class SeededAlikeMixUp(Dataset[dict[str, Any]]):
         ratio = rng.betavariate(32.0, 32.0)
         other = self.mosaic[partner]
         image = (sample["image"] * ratio + other["image"] * (1.0 - ratio)).astype(np.uint8)
-        return {
+        mixed = {
             **sample,
             "image": image,
             "bboxes": np.concatenate((sample["bboxes"], other["bboxes"])),
             "labels": np.concatenate((sample["labels"], other["labels"])),
             "mixup": {"indices": [int(index), partner], "ratio": ratio},
         }
+        outlines = [*sample.get("outlines", ()), *other.get("outlines", ())]
+        if outlines:
+            mixed["outlines"] = outlines
+        return mixed

@@ -34,6 +34,7 @@ import numpy as np
 
 from rankaug._multi.pairs import PairReader, Part
 from rankaug._multi.replay import generator_text, read_replay
+from rankaug._multi.settings import check_settings, dataset_text, settings_text
 from rankaug.context import SampleContext
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
@@ -135,6 +136,8 @@ class PairDataset(KeyedDataset[T_co]):
     """The parameter objects, by keyword (the deprecated flat keywords are their fields)."""
     target_fields: ClassVar[tuple[str, ...]] = ("box_format", "label_fields", "keypoint_fields")
     """The fields of :class:`~rankaug.Targets` the wrapper uses (it refuses the others set)."""
+    settings_fields: ClassVar[tuple[str, ...]] = ()
+    """The wrapper's own settings (attributes set before ``__init__``), in its records."""
 
     def __init__(
         self,
@@ -185,6 +188,12 @@ class PairDataset(KeyedDataset[T_co]):
         self.partners = partners.sampler(length, 1)
         self.adapter = adapter = check_adapter(adapter, box_format=self.config.box_format)
         self._reader = PairReader(self.config, adapter, title, polygons=self.polygons)
+        self._settings = settings_text({
+            "wrapper": owner, "dataset": dataset_text(dataset), "targets": self.config.targets,
+            "p": p, "partner_fit": partner_fit, "fill": self.config.fill, "fill_mask": fill_mask,
+            "num_classes": num_classes, "class_field": class_field, "partners": self.partners,
+            **{name: getattr(self, name) for name in self.settings_fields},
+        })  # fmt: skip
 
     # ------------------------------------------------------------ the subclass' part
     def draw(self, rng: np.random.Generator) -> tuple[float, ...]:
@@ -303,11 +312,16 @@ class PairDataset(KeyedDataset[T_co]):
 
         Raises:
             TypeError: If ``record`` is not a record or a field has the wrong type.
-            ValueError: If a field is missing or wrong (an index out of range, say).
+            ValueError: If a field is missing or wrong (an index out of range, say), or
+                the record's ``settings`` differ from this wrapper's (the message names
+                each setting that differs: see :mod:`rankaug._multi.settings`). A record
+                without them (made before records held them) is replayed with a
+                :class:`~rankaug.RankaugWarning` that it cannot be checked.
         """
         replay = read_replay(
             record, index, len(self.dataset), kind=f"a {type(self).__name__} record"
         )
+        check_settings(record, self._settings, type(self).__name__)
         rng = replay.generator
         state = generator_text(rng)
         context = SampleContext(replay.main, rank=self._rank_now(), worker_id=0, epoch=replay.epoch)
@@ -357,6 +371,7 @@ class PairDataset(KeyedDataset[T_co]):
                     **details,
                     "epoch": context.epoch,
                     "state": state,
+                    "settings": self._settings,
                 }
                 sample = attach(self.adapter, sample, config.record, record)
         result: T_co = sample

@@ -130,6 +130,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
     """
 
     _streaming = "StreamingCopyPaste"  # the class a stream gets (rankaug.stream.detect)
+    settings_fields = ("source", "fraction", "max_overlap", "min_visibility")
 
     kind = "copypaste"
 

@@ -204,6 +204,7 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
     """
 
     _streaming = "StreamingCutMix"  # the class a stream gets (rankaug.stream.detect)
+    settings_fields = ("alpha",)
 
     kind = "cutmix"
     uniforms = 2

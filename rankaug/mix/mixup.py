@@ -144,6 +144,7 @@ class MixUpDataset(Streamable, PairDataset[T_co]):
     """
 
     _streaming = "StreamingMixUp"  # the class a stream gets (rankaug.stream.detect)
+    settings_fields = ("alpha",)
 
     kind = "mixup"
 

@@ -66,6 +66,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 
+from rankaug._multi.settings import check_settings, dataset_text, settings_text
 from rankaug._multi.tiles import TileReader
 from rankaug.context import SampleContext
 from rankaug.hsv import HSVJitter
@@ -230,6 +231,12 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         self.partners = partners.sampler(length, len(config.cells) - 1)
         self.adapter = adapter = check_adapter(adapter, box_format=config.box_format)
         self._reader = TileReader(config, adapter)
+        self._settings = settings_text({
+            "wrapper": owner, "dataset": dataset_text(dataset), "output_size": output_size,
+            "layout": layout, "targets": config.targets, "p": p, "epochs": epochs,
+            "close_mosaic": close_mosaic, "affine": affine, "color": color,
+            "partners": self.partners,
+        })  # fmt: skip
 
     def probability(self, epoch: int) -> float:
         """The probability that a sample of ``epoch`` is a mosaic.
@@ -268,7 +275,12 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
 
         Raises:
             TypeError: If ``record`` is not a record or a field has the wrong type.
-            ValueError: If a field is missing or wrong (an index out of range, say).
+            ValueError: If a field is missing or wrong (an index out of range, say), or
+                the record's ``settings`` differ from this mosaic's (the message names
+                each setting that differs: see :mod:`rankaug._multi.settings`).
+
+        A record without ``settings`` (made before records held them) is replayed with a
+        :class:`~rankaug.RankaugWarning` that it cannot be checked.
 
         >>> from rankaug.datasets import SyntheticDetection
         >>> mosaic = MosaicDataset(SyntheticDetection(8, image_size=48), seed=0, output_size=64)
@@ -278,6 +290,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         True
         """
         replay = read_record(record, index, len(self.dataset))
+        check_settings(record, self._settings, type(self).__name__)
         rng = replay.generator
         state = generator_text(rng)
         context = SampleContext(replay.main, rank=self._rank_now(), worker_id=0, epoch=replay.epoch)
@@ -325,6 +338,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             record = layout.record
             record["epoch"] = context.epoch
             record["state"] = state
+            record["settings"] = self._settings
             sample = self.adapter.repack(out, main_state)
             if config.record is not None:
                 sample = attach(self.adapter, sample, config.record, record)

@@ -27,11 +27,13 @@ class MosaicRecord(TypedDict):
     middle cell, which for a 2x2 mosaic is YOLO's mosaic centre. ``state`` is the
     Generator state before the draws (PCG64 state and increment, hexadecimal, and a
     third word when the Generator held half a 32-bit word buffered), for
-    :meth:`MosaicDataset.replay`. With ``affine=`` the windows are on the canvas the
-    affine maps from (YOLO's ``2h x 2w`` canvas for a mosaic, the letterboxed output
-    otherwise), and ``affine`` holds the draws and the matrix
-    (:class:`~rankaug.mosaic.affine.AffineRecord`); without it there is no ``affine``
-    key. With ``color=``, ``color`` holds the colour jitter's gains
+    :meth:`MosaicDataset.replay`; ``settings`` the mosaic's settings and dataset, one
+    ``name=value`` line each, which the replay checks against its own
+    (:mod:`rankaug._multi.settings`; records made before it have none). With
+    ``affine=`` the windows are on the canvas the affine maps from (YOLO's ``2h x 2w``
+    canvas for a mosaic, the letterboxed output otherwise), and ``affine`` holds the
+    draws and the matrix (:class:`~rankaug.mosaic.affine.AffineRecord`); without it
+    there is no ``affine`` key. With ``color=``, ``color`` holds the colour jitter's gains
     (:class:`~rankaug.hsv.HSVRecord`); ``flip``, with the plain mosaic's ``flip=``,
     whether the output was mirrored.
     """
@@ -47,6 +49,7 @@ class MosaicRecord(TypedDict):
     dst: list[tuple[int, int, int, int]]
     epoch: int
     state: str
+    settings: NotRequired[str]
     affine: NotRequired[AffineRecord]
     flip: NotRequired[bool]
     color: NotRequired[HSVRecord]

@@ -63,6 +63,16 @@ class Worded(Average):
 
 
 class TestPairDataset:
+    @pytest.mark.parametrize("kind", [MixUpDataset, CutMixDataset, CopyPasteDataset])
+    def test_non_finite_keypoints_are_refused_not_dropped(self, kind: type) -> None:
+        points = np.array([[np.nan, 5.0], [16.0, 16.0]], np.float32)
+        data = [{"image": np.zeros((32, 32, 3), np.uint8), "bboxes": np.zeros((0, 4)),
+                 "labels": np.zeros(0, np.int64), "keypoints": points}] * 2  # fmt: skip
+        with pytest.raises(
+            SampleError, match=r"dataset\[\d\] keypoints\[0\] = \[nan, 5.0\] contains"
+        ):
+            kind(data, seed=0, p=1.0)[0]
+
     def test_the_plan_follows_the_specified_order(self) -> None:
         average = Average(dataset(), seed=4, p=0.5, keying="sample")
         for index in range(8):

@@ -135,6 +135,19 @@ class TestMosaicGeometryProperties:
 
 
 class TestMosaicDataset:
+    @pytest.mark.parametrize("affine", [None, MosaicAffine(degrees=10.0)])
+    @pytest.mark.parametrize("bad", [np.nan, np.inf])
+    def test_non_finite_keypoints_are_refused_not_dropped(
+        self, affine: MosaicAffine | None, bad: float
+    ) -> None:
+        points = np.array([[bad, 5.0], [16.0, 16.0]], np.float32)
+        data = [{"image": np.zeros((32, 32, 3), np.uint8), "bboxes": np.zeros((0, 4)),
+                 "labels": np.zeros(0, np.int64), "keypoints": points}] * 2  # fmt: skip
+        for p in (0.0, 1.0):  # letterboxed or a mosaic: refused either way, as a NaN box is
+            mosaic = MosaicDataset(data, seed=0, output_size=32, p=p, affine=affine)
+            with pytest.raises(SampleError, match=r"dataset\[\d\] keypoints\[0\] = \[(nan|inf), 5"):
+                mosaic[0]
+
     def test_keys_give_repeatable_and_distinct_mosaics(self) -> None:
         src = SyntheticDetection(12, image_size=48)
 
@@ -672,6 +685,8 @@ class TestMosaicColor:
         for index in range(8):
             out, ref = coloured[index], plain[index]
             record = out["mosaic"].pop("color")
+            assert "color=HSVJitter(" in out["mosaic"].pop("settings")
+            assert "color=None" in ref["mosaic"].pop("settings")
             assert out["mosaic"] == ref["mosaic"]  # the same draws before the colour's
             gains = record["gains"]
             assert all(abs(r) <= g for r, g in zip(gains, (0.5, 0.7, 0.4), strict=True))
