@@ -1,9 +1,9 @@
 """``StreamDataset``: passes, keys, epochs and resume shared by the streaming wrappers.
 
 Each ``iter()`` of a streaming wrapper is one pass in the process that runs it (a
-DataLoader worker, or the main process as worker 0). Its epoch is that worker's next
-epoch from the :class:`~rankaug.stream.counter.PassCounter` (0, 1, 2... without any
-call; :meth:`StreamDataset.set_epoch` sets it), handed to the wrapped dataset's
+DataLoader worker, or the main process as worker 0). Its epoch is the next epoch, one
+for all the workers of the pass, from the :class:`~rankaug.stream.counter.PassCounter`
+(0, 1, 2... without any call; :meth:`StreamDataset.set_epoch` sets it), handed to the wrapped dataset's
 ``set_epoch`` (or to webdataset's ``detshuffle`` stages) before ``iter(dataset)``.
 
 Keys: ``keying="stream"`` is one Generator per ``(seed, stream, rank, worker, epoch)``
