@@ -3,8 +3,9 @@
 Each ``iter()`` of a streaming wrapper is one pass in the process that runs it (a
 DataLoader worker, or the main process as worker 0). Its epoch is the next epoch, one
 for all the workers of the pass, from the :class:`~rankaug.stream.counter.PassCounter`
-(0, 1, 2... without any call; :meth:`StreamDataset.set_epoch` sets it), handed to the wrapped dataset's
-``set_epoch`` (or to webdataset's ``detshuffle`` stages) before ``iter(dataset)``.
+(0, 1, 2... without any call; :meth:`StreamDataset.set_epoch` sets it), handed to the
+wrapped dataset's ``set_epoch`` (or to webdataset's ``detshuffle`` stages) before
+``iter(dataset)``.
 
 Keys: ``keying="stream"`` is one Generator per ``(seed, stream, rank, worker, epoch)``
 continued through the pass; ``keying="sample"`` one per ``(seed, stream, epoch,
