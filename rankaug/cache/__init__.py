@@ -78,7 +78,7 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
       the machine, by the first process to read it (the others, every worker of every
       rank, trust its record); a damaged file is never served: the sample is loaded
       again and the file replaced. Temporary files of writers that died (``SIGKILL``) are
-      removed when a cache opens.
+      removed when a cache opens, the stored bytes recounted first.
     * **Nobody else's code runs.** Reading builds only what rankaug stores (builtin
       containers and scalars, numpy arrays, dtypes and scalars, CPU tensors) and the
       types in ``trusted_types``; a sample holding any other type is refused when it

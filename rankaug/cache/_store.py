@@ -15,7 +15,12 @@ renamed over its final name under an exclusive ``flock`` of ``bytes``; the lock 
 makes the budget check and the counter update atomic, and lets the first writer of
 an index win. Readers only ever open final names, so they see a whole sample or none.
 Temporary files carry their writer's tag (:mod:`rankaug.cache._writers`): opening a
-cache removes those of dead writers. Folders are made ``0o755`` and checked to be this
+cache removes those of dead writers. The counter is moved before the rename (a budget
+check and its bytes are one step under the lock), so a writer killed between the two
+left it counting a file never published; its temporary file is the trace: when opening
+finds one of a dead writer, it recounts the published files under the lock before
+removing it (a walk of the folders, only after such a death). A rename that fails puts
+the counter back. Folders are made ``0o755`` and checked to be this
 user's alone (:mod:`rankaug.cache._trust`) unless the user trusts the directory.
 
 A damaged entry is replaced under the lock, and only if it is still the same file
@@ -37,7 +42,7 @@ from typing import Final, Literal
 
 from rankaug.cache._format import recorded_size, seal
 from rankaug.cache._trust import problem, refuse
-from rankaug.cache._writers import clean, prefix
+from rankaug.cache._writers import TEMPORARY, clean, dead_files, prefix
 
 __all__ = [
     "SAMPLE_SUFFIX",
@@ -112,7 +117,7 @@ def prepare(
             f"CachedDataset cannot write to its directory {root} ({error.strerror or error}); "
             "pass a directory this process can create files in",
         ) from error
-    clean(directory)
+    _repair(str(directory))
     return directory, "write", ""
 
 
@@ -220,19 +225,59 @@ def _publish(
             if (status.st_dev, status.st_ino) != replace:
                 return "present"
             old = recorded_size(final, status.st_size)  # counted when it was stored
-        used = max(0, _read_counter(counter) - old)
+        before = _read_counter(counter)
+        used = max(0, before - old)
         if max_bytes is not None and used + size > max_bytes:
             if old:
                 os.unlink(final)
                 os.pwrite(counter, used.to_bytes(8, "little"), 0)
             return "full"
         os.pwrite(counter, (used + size).to_bytes(8, "little"), 0)
-        if fsync:
-            os.fsync(counter)
-        os.replace(temporary, final)
+        try:
+            if fsync:
+                os.fsync(counter)
+            os.replace(temporary, final)
+        except BaseException:
+            os.pwrite(counter, before.to_bytes(8, "little"), 0)  # nothing was published
+            raise
         return "stored"
     finally:
         os.close(counter)  # releases the lock
+
+
+def _repair(directory: str) -> None:
+    """Remove dead writers' temporary files, recounting the stored bytes first if any.
+
+    A writer killed inside :func:`_publish` may have moved the counter for a file it
+    never renamed into place; its temporary file is still there. The files are removed
+    only once the counter is right, so an opener killed in between leaves the trace.
+    """
+    dead = dead_files(Path(directory))
+    if not dead:
+        return
+    counter = os.open(f"{directory}/{_COUNTER}", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(counter, fcntl.LOCK_EX)  # no file is published while counting
+        os.pwrite(counter, _published_bytes(directory).to_bytes(8, "little"), 0)
+        os.fsync(counter)
+    finally:
+        os.close(counter)
+    clean(Path(directory), dead)
+
+
+def _published_bytes(directory: str) -> int:
+    """The bytes counted for the sample files at their final names (their headers')."""
+    total = 0
+    with os.scandir(directory) as shards:
+        folders = [entry.path for entry in shards if entry.is_dir(follow_symlinks=False)]
+    for folder in folders:
+        with contextlib.suppress(FileNotFoundError), os.scandir(folder) as entries:
+            for entry in entries:
+                name = entry.name
+                if name.endswith(SAMPLE_SUFFIX) and not name.startswith(TEMPORARY):
+                    with contextlib.suppress(FileNotFoundError):
+                        total += recorded_size(entry.path, entry.stat().st_size)
+    return total
 
 
 def _read_counter(fd: int) -> int:

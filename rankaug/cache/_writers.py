@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Final
 
-__all__ = ["TEMPORARY", "boot_id", "clean", "prefix"]
+__all__ = ["TEMPORARY", "boot_id", "clean", "dead_files", "prefix"]
 
 TEMPORARY: Final = ".tmp-"
 _TAG: Final = re.compile(r"\.tmp-([0-9a-f]{32})\.(\d+)\.(\d+)\.(\d+)-")
@@ -83,16 +83,12 @@ def _dead(name: str, machine: tuple[str, str]) -> bool:
     return _start_time(match[3]) != match[4]
 
 
-def clean(directory: Path) -> int:
-    """Remove dead writers' temporary files in ``directory`` and its subdirectories.
-
-    Returns:
-        How many files were removed.
-    """
+def dead_files(directory: Path) -> list[Path]:
+    """Dead writers' temporary files in ``directory`` and its subdirectories."""
     machine = _machine()
     if machine is None:
-        return 0
-    removed = 0
+        return []
+    found = []
     folders = [directory]
     with contextlib.suppress(OSError), os.scandir(directory) as entries:
         folders += [Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)]
@@ -102,9 +98,23 @@ def clean(directory: Path) -> int:
                 names = [entry.name for entry in entries if entry.name.startswith(TEMPORARY)]
         except OSError:
             continue
-        for name in names:
-            if _dead(name, machine):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(folder / name)
-                    removed += 1
+        found += [folder / name for name in names if _dead(name, machine)]
+    return found
+
+
+def clean(directory: Path, files: list[Path] | None = None) -> int:
+    """Remove dead writers' temporary files in ``directory`` and its subdirectories.
+
+    Args:
+        directory: The folder.
+        files: Those found by :func:`dead_files` already; ``None`` looks for them.
+
+    Returns:
+        How many files were removed.
+    """
+    removed = 0
+    for path in dead_files(directory) if files is None else files:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+            removed += 1
     return removed

@@ -1,10 +1,11 @@
 """``StreamDataset``: passes, keys, epochs and resume shared by the streaming wrappers.
 
 Each ``iter()`` of a streaming wrapper is one pass in the process that runs it (a
-DataLoader worker, or the main process as worker 0). Its epoch is that worker's next
-epoch from the :class:`~rankaug.stream.counter.PassCounter` (0, 1, 2... without any
-call; :meth:`StreamDataset.set_epoch` sets it), handed to the wrapped dataset's
-``set_epoch`` (or to webdataset's ``detshuffle`` stages) before ``iter(dataset)``.
+DataLoader worker, or the main process as worker 0). Its epoch is the next epoch, one
+for all the workers of the pass, from the :class:`~rankaug.stream.counter.PassCounter`
+(0, 1, 2... without any call; :meth:`StreamDataset.set_epoch` sets it), handed to the
+wrapped dataset's ``set_epoch`` (or to webdataset's ``detshuffle`` stages) before
+``iter(dataset)``.
 
 Keys: ``keying="stream"`` is one Generator per ``(seed, stream, rank, worker, epoch)``
 continued through the pass; ``keying="sample"`` one per ``(seed, stream, epoch,
@@ -168,8 +169,8 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
     # ------------------------------------------------------------------ epoch
     @property
     def epoch(self) -> int:
-        """The epoch of the next pass (of worker 0; every worker's after set_epoch)."""
-        return self._passes.peek(0)
+        """The epoch of the next pass (the front of the workers' counts)."""
+        return self._passes.front()
 
     def set_epoch(self, epoch: int) -> None:
         """Make ``epoch`` the next pass's epoch in every worker, and tell the stream.
@@ -196,7 +197,10 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
             epoch = self._passes.take(worker_id) if workers else self._passes.take_all()
         else:
             epoch = resume["epoch"]
-            self._next(worker_id, workers, epoch + 1)
+            if workers:
+                self._passes.resume(worker_id, epoch)
+            else:
+                self._next(worker_id, workers, epoch + 1)
         live = Pass(worker_id, self._keyed._rank_now(), epoch)
         if self.keying == "stream":
             live.keyed = KeyedRandom(self._stream_key(live.rank, worker_id, epoch))

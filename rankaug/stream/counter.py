@@ -1,19 +1,31 @@
 """``PassCounter``: each worker's next epoch, in shared memory made before the workers.
 
-A pass over a streaming wrapper is the next epoch of the worker that runs it. The
-counts live in one shared ``int64`` tensor made in the main process, so that a
-DataLoader worker started afresh every epoch (``persistent_workers=False``) reads the
-count its predecessor left, and a persistent one keeps counting; forked workers inherit
-the mapping and spawned ones receive it through PyTorch's multiprocessing pickler (as
-:class:`~rankaug.shared_epoch.SharedEpoch`). The main process (``num_workers=0``)
-takes worker 0's count, the worker id its key uses, and moves every worker's on past
-its pass (:meth:`PassCounter.take_all`): a pass there (a look at one sample, a loop
-without workers) leaves the workers of a later DataLoader on one epoch, as they must be
-to share a stream's shards out.
+A pass over a streaming wrapper is the next epoch of the workers that run it. The
+counts live in one shared ``int64`` tensor made in the main process, one word per
+worker id, so that a DataLoader worker started afresh every epoch
+(``persistent_workers=False``) reads the count its predecessor left, and a persistent
+one keeps counting; forked workers inherit the mapping and spawned ones receive it
+through PyTorch's multiprocessing pickler (as :class:`~rankaug.shared_epoch.SharedEpoch`).
+
+**One epoch per pass.** The workers of one pass must run one epoch (a stream deals its
+shards out by it), even when their counts differ: a DataLoader with more workers than an
+earlier one starts workers whose count never moved. So a worker's word also holds the tag
+of the pass that last moved it: the DataLoader's worker pool (its worker processes are
+made one after the other: the process counter of ``multiprocessing`` less the worker id
+names the pool) and how many passes this process has started. The first worker of a pass
+runs the front, the largest next epoch of any worker; the others find its tag and run
+its epoch. Tag and count are written together, one 64-bit store, so a worker sees both or
+neither. A worker outside a ``multiprocessing`` pool counts by its own word alone.
+
+The main process (``num_workers=0``) runs the front too and moves every worker's count
+on past its pass (:meth:`PassCounter.take_all`): a pass there (a look at one sample, a
+loop without workers) leaves the workers of a later DataLoader on one epoch.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from typing import Final
 
 import numpy as np
@@ -25,6 +37,10 @@ __all__ = ["SLOTS", "PassCounter"]
 
 SLOTS: Final = 1024
 """The most DataLoader workers one wrapper counts passes for."""
+
+_BITS: Final = 33  # a word: the pass's tag above, the next epoch (up to 2**32) below
+_NEXT: Final = (1 << _BITS) - 1
+_TAGS: Final = (1 << 30) - 1  # tags 1..2**30 - 1; 0 is untagged (set_epoch, a resume)
 
 
 class PassCounter:
@@ -38,12 +54,13 @@ class PassCounter:
     5
     """
 
-    __slots__ = ("_counts", "_view")
+    __slots__ = ("_counts", "_here", "_view")
 
     def __init__(self) -> None:
         counts = torch.zeros(SLOTS, dtype=torch.int64)
         self._counts: torch.Tensor = counts.share_memory_()  # type: ignore[no-untyped-call]
         self._view: np.ndarray | None = None
+        self._here = (0, 0)  # (pid, passes started in that process)
 
     def _numbers(self) -> np.ndarray:
         view = self._view
@@ -60,28 +77,61 @@ class PassCounter:
         return worker_id
 
     def peek(self, worker_id: int) -> int:
-        """The epoch of the worker's next pass."""
-        count: int = self._numbers().item(self._slot(worker_id))
+        """The epoch of the worker's next pass, by its own count."""
+        count: int = self._numbers().item(self._slot(worker_id)) & _NEXT
         return count
 
+    def front(self) -> int:
+        """The largest next epoch of any worker: the epoch of a new pass."""
+        return int((self._numbers() & _NEXT).max())
+
     def take(self, worker_id: int) -> int:
-        """The epoch of the pass starting now in the worker; the next one is one more.
+        """The epoch of the pass starting now in the worker; its next one is one more.
+
+        The first worker of a pass runs the :meth:`front`, the others of the same pass
+        its epoch (see the module docstring).
 
         Raises:
             ValueError: If the worker has run the last epoch, ``2**32 - 1``.
         """
-        epoch = _runnable(self.peek(worker_id))
-        self._numbers()[self._slot(worker_id)] = epoch + 1  # 2**32 only as a next pass
+        slot = self._slot(worker_id)
+        tag = self._pass_tag(worker_id)
+        words = self._numbers()
+        seen = words.copy()  # each word whole: a tag and its count, or neither
+        if tag:
+            peers = seen[(seen >> _BITS) == tag]
+            epoch = int(peers[0] & _NEXT) - 1 if peers.size else int((seen & _NEXT).max())
+        else:
+            epoch = seen.item(slot) & _NEXT
+        _runnable(epoch)
+        words[slot] = (tag << _BITS) | (epoch + 1)  # 2**32 only as a next pass
         return epoch
 
+    def resume(self, worker_id: int, epoch: int) -> None:
+        """Count a resumed pass of ``epoch`` starting now; the worker's next is one more."""
+        self._pass_tag(worker_id)  # the worker's passes stay in step with its pool's
+        self.put(worker_id, epoch + 1)
+
+    def _pass_tag(self, worker_id: int) -> int:
+        """The tag of the pass starting now in this worker process (0: none)."""
+        pid = os.getpid()
+        owner, started = self._here
+        started = started if owner == pid else 0
+        self._here = (pid, started + 1)
+        identity = multiprocessing.current_process()._identity
+        if not identity:
+            return 0
+        pool = (os.getppid(), identity[:-1], identity[-1] - worker_id, started)
+        return hash(pool) % _TAGS + 1  # ints and tuples hash alike in every process
+
     def take_all(self) -> int:
-        """The epoch of a pass in the main process (worker 0's); every worker's next is one more.
+        """The epoch of a pass in the main process (the front); every worker's next is one more.
 
         >>> passes = PassCounter()
-        >>> passes.take(1), passes.take_all(), passes.peek(1)
-        (0, 0, 1)
+        >>> passes.take(1), passes.take_all(), passes.peek(0)
+        (0, 1, 2)
         """
-        epoch = _runnable(self.peek(0))
+        epoch = _runnable(self.front())
         self._numbers()[:] = epoch + 1
         return epoch
 
@@ -98,10 +148,10 @@ class PassCounter:
         return counts
 
     def __setstate__(self, counts: torch.Tensor) -> None:
-        self._counts, self._view = counts, None
+        self._counts, self._view, self._here = counts, None, (0, 0)
 
     def __repr__(self) -> str:
-        return f"PassCounter(next={self.peek(0)} in worker 0)"
+        return f"PassCounter(next={self.front()})"
 
 
 def _runnable(epoch: int) -> int:

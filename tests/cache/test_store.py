@@ -7,6 +7,7 @@ import fcntl
 import json
 import multiprocessing
 import os
+import signal
 import time
 from pathlib import Path
 
@@ -29,6 +30,28 @@ def _store_one(directory: str, value: object, go: object) -> None:
     go.wait(timeout=60)  # type: ignore[attr-defined]
     chunks, size = encode(value)
     store(directory, 0, chunks, size, max_bytes=None, fsync=False)
+
+
+def _die_publishing(directory: str, value: object) -> None:
+    """Store samples 0 and 1, then be SIGKILLed as sample 2's file is renamed into place."""
+    chunks, size = encode(value)
+    for index in range(2):
+        store(directory, index, chunks, size, max_bytes=None, fsync=False)
+    rename = os.replace
+
+    def killed(source: str, target: str) -> None:
+        if target.endswith("/2.sample"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        rename(source, target)
+
+    os.replace = killed  # type: ignore[assignment]  # in this child only
+    store(directory, 2, chunks, size, max_bytes=None, fsync=False)
+
+
+def published(directory: str) -> int:
+    """The bytes of the sample files at their final names."""
+    files = Path(directory).rglob("*.sample")
+    return sum(path.stat().st_size for path in files if not path.name.startswith(".tmp-"))
 
 
 class TestStore:
@@ -134,3 +157,38 @@ class TestStore:
             (NotADirectoryError, FileExistsError), match=r"cannot write to its .*file"
         ):
             prepare(tmp_path / "file", "k", {}, trust=False)
+
+    def test_a_writer_killed_before_its_rename_is_recounted_on_open(self, tmp_path: Path) -> None:
+        directory = str(prepare(tmp_path, "k", {}, trust=False)[0])
+        value = np.arange(3000, dtype=np.int64)
+        writer = FORK.Process(target=_die_publishing, args=(directory, value))
+        writer.start()
+        writer.join(timeout=60)
+        assert writer.exitcode == -signal.SIGKILL
+        size = encode(value)[1]
+        assert (published(directory), stored_bytes(directory)) == (2 * size, 3 * size)
+        assert len(list(Path(directory).rglob(".tmp-*"))) == 1  # the dead writer's trace
+        prepare(tmp_path, "k", {}, trust=False)  # a reopen: the counter is the files' again
+        assert stored_bytes(directory) == 2 * size
+        assert list(Path(directory).rglob(".tmp-*")) == []
+        chunks = encode(value)[0]  # the budget is whole: a third sample fits in 3 sizes
+        assert store(directory, 2, chunks, size, max_bytes=3 * size, fsync=False) == "stored"
+        prepare(tmp_path, "k", {}, trust=False)  # no dead writer: nothing recounted
+        assert stored_bytes(directory) == published(directory) == 3 * size
+
+    def test_a_failed_rename_puts_the_counter_back(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        directory = str(prepare(tmp_path, "k", {}, trust=False)[0])
+        chunks, size = chunks_of(np.zeros(9000, np.uint8))
+        assert store(directory, 0, chunks, size, max_bytes=None, fsync=False) == "stored"
+
+        def fails(source: str, target: str) -> None:
+            raise OSError(errno.EIO, "Input/output error")
+
+        monkeypatch.setattr(os, "replace", fails)
+        with pytest.raises(OSError, match="Input/output"):
+            store(directory, 1, chunks, size, max_bytes=None, fsync=True)
+        monkeypatch.undo()
+        assert stored_bytes(directory) == published(directory) == size
+        assert list(Path(directory).rglob(".tmp-*")) == []

@@ -8,7 +8,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from rankaug.cache._writers import TEMPORARY, clean, prefix
+from rankaug.cache._writers import TEMPORARY, clean, dead_files, prefix
 
 FORK = multiprocessing.get_context("fork")
 
@@ -49,7 +49,9 @@ class TestClean:
             os.kill(killed.pid, signal.SIGKILL)
             killed.join(timeout=60)
             assert killed.exitcode == -signal.SIGKILL
-            assert clean(tmp_path) == 1
+            dead = dead_files(tmp_path)
+            assert [path.parent for path in dead] == [tmp_path / "0"]
+            assert clean(tmp_path, dead) == 1
             left = temporaries(tmp_path)
             assert left == [f"{TEMPORARY}{left[0].split('-', 2)[1]}-abc.sample"]
             assert f".{live.pid}." in left[0]  # the live writer's file stays

@@ -57,6 +57,17 @@ class Shards(IterableDataset[dict[str, Any]]):
         self._start = state["read"]
 
 
+class EpochShards(Shards):
+    """:class:`Shards` whose samples also carry the worker and the epoch it was told."""
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        info = get_worker_info()
+        worker = 0 if info is None else info.id
+        epoch = self.epochs[-1] if self.epochs else -1
+        for sample in super().__iter__():
+            yield {**sample, "worker": worker, "epoch": epoch}
+
+
 def noise(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     """A keyed transform: uniform noise added to the image, its digest under ``"noise"``."""
     drawn = rng.integers(0, 50, np.shape(sample["image"]), dtype=np.uint8)

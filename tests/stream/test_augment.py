@@ -8,7 +8,7 @@ from torch.utils.data import DataLoader, IterableDataset
 
 from rankaug import RandomAugmentWrapper, SampleError
 from rankaug.stream import StreamingAugment
-from tests.stream.helpers import Shards, by_id, detection, noise
+from tests.stream.helpers import EpochShards, Shards, by_id, detection, noise
 
 pytestmark = pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
 
@@ -169,3 +169,50 @@ def test_a_resume_in_the_main_process_moves_every_worker_on() -> None:
     state = {**train.state_dict(), "next_epoch": 4}
     train.load_state_dict(state)  # in the main process: every worker's next pass
     assert [train._passes.peek(w) for w in (0, 1, 7)] == [4, 4, 4]
+
+
+def keep(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    return sample
+
+
+def epochs(loader: Any) -> list[tuple[int, int]]:
+    """The ``(worker, epoch)`` pairs of a pass."""
+    return sorted({(int(s["worker"]), int(s["epoch"])) for s in loader})
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_a_loader_with_more_workers_runs_one_epoch(context: str) -> None:
+    # the new workers' counts never moved: they ran epoch 0 beside the others' epoch 2
+    train = RandomAugmentWrapper(EpochShards(8), keep, seed=0)
+    two, four = (DataLoader(train, batch_size=None, num_workers=n, multiprocessing_context=context)
+                 for n in (2, 4))  # fmt: skip
+    assert [epochs(two), epochs(two)] == [[(0, 0), (1, 0)], [(0, 1), (1, 1)]]
+    assert epochs(four) == [(0, 2), (1, 2), (2, 2), (3, 2)]
+    assert epochs(two) == [(0, 3), (1, 3)]
+    assert train.epoch == 4
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_persistent_workers_catch_up_with_a_smaller_loader(context: str) -> None:
+    train = RandomAugmentWrapper(EpochShards(6), keep, seed=0)
+    three = DataLoader(train, batch_size=None, num_workers=3, persistent_workers=True,
+                       multiprocessing_context=context)  # fmt: skip
+    one = DataLoader(train, batch_size=None, num_workers=1, multiprocessing_context=context)
+    assert epochs(three) == [(0, 0), (1, 0), (2, 0)]
+    assert [epochs(one), epochs(one)] == [[(0, 1)], [(0, 2)]]
+    assert epochs(three) == [(0, 3), (1, 3), (2, 3)]  # workers 1 and 2 ran epoch 1
+    assert epochs(three) == [(0, 4), (1, 4), (2, 4)]
+
+
+def test_a_hugging_face_stream_deals_each_sample_once_to_more_workers() -> None:
+    datasets = pytest.importorskip("datasets")
+    datasets.disable_progress_bars()
+    table = {"image": [np.full((4, 4, 3), k, np.uint8) for k in range(16)],
+             "id": [f"s{k:04d}" for k in range(16)]}  # fmt: skip
+    stream = datasets.Dataset.from_dict(table).to_iterable_dataset(num_shards=8)
+    train = RandomAugmentWrapper(
+        stream.with_format("numpy"), noise, seed=0, keying="sample", sample_id="id"
+    )
+    for workers in (2, 2, 4):  # epochs 0, 1 and 2: the shards dealt by epoch 2
+        loader = DataLoader(train, batch_size=None, num_workers=workers)
+        assert sorted(str(s["id"]) for s in loader) == table["id"]

@@ -32,15 +32,23 @@ class TestPassCounter:
     def test_a_pass_in_the_main_process_moves_every_worker_on(self) -> None:
         passes = PassCounter()
         assert passes.take(1) == 0  # a worker ahead of the others
-        assert passes.take_all() == 0  # the main process runs worker 0's epoch...
-        assert [passes.peek(0), passes.peek(1), passes.peek(SLOTS - 1)] == [1, 1, 1]
+        assert passes.take_all() == 1  # the main process runs the front...
+        assert [passes.peek(0), passes.peek(1), passes.peek(SLOTS - 1)] == [2, 2, 2]
+
+    def test_the_front_is_the_largest_next_epoch(self) -> None:
+        passes = PassCounter()
+        passes.put(5, 3)
+        assert (passes.front(), passes.peek(0), repr(passes)) == (3, 0, "PassCounter(next=3)")
 
     def test_the_last_epoch_runs_and_then_the_next_is_refused(self) -> None:
         passes = PassCounter()
         passes.set_all(2**32 - 1)
         assert passes.take(1) == 2**32 - 1
-        assert passes.take_all() == 2**32 - 1
         with pytest.raises(ValueError, match="run its last epoch, 2\\*\\*32 - 1"):
-            passes.take(0)
+            passes.take(1)
         with pytest.raises(ValueError, match="run its last epoch"):
-            passes.take_all()
+            passes.take_all()  # worker 1 ran the front
+        passes.set_all(2**32 - 1)
+        assert passes.take_all() == 2**32 - 1
+        with pytest.raises(ValueError, match="run its last epoch"):
+            passes.take(0)
