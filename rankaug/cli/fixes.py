@@ -14,6 +14,7 @@ global generator, which :class:`rankaug.WorkerSeeder` does seed.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -104,7 +105,8 @@ def _own_state(dataset: object, keyed: bool) -> tuple[str, ...]:
 
     Looks at the attributes of ``dataset`` (unless rankaug keys it: its transform is
     keyed) and of the datasets inside it that rankaug does not key, and one level into
-    their lists, tuples and dicts.
+    their lists, tuples and dicts (their first 64 items: a list of transforms, not of
+    annotations).
     """
     levels = [] if keyed else [("", dataset)]
     levels += [
@@ -117,7 +119,7 @@ def _own_state(dataset: object, keyed: bool) -> tuple[str, ...]:
         for name, value in getattr(level, "__dict__", {}).items():
             items = value.values() if isinstance(value, dict) else value
             parts = items if isinstance(value, list | tuple | dict) else [value]
-            for part in parts:
+            for part in itertools.islice(parts, 64):
                 if foreign_library(part) == "albumentations":
                     found.append(f"{prefix}{name} ({type(part).__name__} from albumentations)")
                     break
