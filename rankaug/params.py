@@ -119,7 +119,8 @@ class Partners:
         pool: The distinct indices partners are drawn from (for example this rank's
             shard); ``None`` means the whole dataset.
         weights: Sampling weights, one per pool entry (or per dataset item without a
-            pool); ``None`` draws uniformly.
+            pool); ``None`` draws uniformly. An entry of weight 0 is never drawn: weights
+            > 0 on one item act as a pool of that item.
         replace: Draw a sample's partners with replacement (a mosaic's; a mix has one).
 
     Raises:

@@ -465,6 +465,27 @@ def test_show_counts_the_columns_drawn(tmp_path: Path) -> None:
     assert text.strip() == f"wrote {output} ({width}x{height}: 2 rank rows, 1 column)"
 
 
+def test_audit_help_names_every_kind_of_target() -> None:
+    # it said "returning a map-style dataset": streams and batch transforms are audited too
+    code, out, _ = run_main("audit", "--help")
+    assert code == 0
+    target = " ".join(out.split("TARGET  ", 1)[1].split("options:")[0].split())
+    assert "returning a map-style dataset, an iterable one (a stream:" in target
+    assert "or a batch transform (kornia, torchvision v2, rankaug.BatchAugment;" in target
+    code, out, _ = run_main("show", "--help")  # show needs indices
+    assert "returning a map-style dataset, e.g." in " ".join(out.split())
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/index.md"])
+def test_the_pages_list_every_command(page: str) -> None:
+    # README and the site's index listed demo, audit and show, not cache verify
+    text = (ROOT / page).read_text(encoding="utf-8")
+    (item,) = [p for p in text.split("\n* ") if "cli.md)" in p]
+    for command in COMMANDS:
+        name = command.__name__.rsplit(".", 1)[1]  # type: ignore[attr-defined]
+        assert f"`{'cache verify' if name == 'cache' else name}`" in item, (page, name)
+
+
 # ---------------------------------------------------------------------- errors
 
 
@@ -487,6 +508,18 @@ def test_bad_target(command: str, target: str) -> None:
     assert out == ""
     assert err.startswith(f"rankaug {command}: error: TARGET {target!r}")
     assert BAD_TARGETS[target] in err
+
+
+@pytest.mark.parametrize(
+    ("command", "taken"),
+    [("audit", "__len__), an iterable dataset or a batch transform"), ("show", "__len__)\n")],
+)
+def test_a_target_that_is_no_dataset_is_told_what_the_command_takes(
+    command: str, taken: str
+) -> None:
+    code, _, err = run_main(command, T + "not_a_dataset", "-q")
+    assert code == 2
+    assert taken in err
 
 
 def test_show_refuses_an_iterable_target() -> None:

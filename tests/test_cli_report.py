@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
+import albumentations as A
+import kornia.augmentation as K
 import numpy as np
 import pytest
 
@@ -120,6 +122,50 @@ class TestFixes:
         assert line.startswith("fix: CopiedGenerator keeps rng (Generator), made once")
         assert "rankaug.RandomAugmentWrapper(the un-augmented dataset, transform, seed=3)" in line
         assert "WorkerSeeder" not in line
+
+    def test_an_albumentations_transform_is_named_and_worker_seeder_is_not_offered(self) -> None:
+        # the fix offered WorkerSeeder, which does not reach a Compose's own Generator
+        class Folder:
+            def __init__(self) -> None:
+                self.transform = A.Compose([A.HorizontalFlip()], seed=137)
+
+        pipeline = describe_pipeline(Folder())
+        assert pipeline.own_state == ("transform (Compose from albumentations)",)
+        failed = ["ranks", "workers", "epochs", "reproducible"]
+        duplicates, unseeded = fix_lines(pipeline, failed, seed=0, epoch_from="sampler")
+        assert duplicates.startswith("fix: Folder keeps transform (Compose from albumentations)")
+        assert "a Compose(seed=...) draws alike in every rank and worker" in duplicates
+        assert "rankaug.RandomAugmentWrapper(Folder without its .transform" in duplicates
+        assert "WorkerSeeder(" not in duplicates
+        assert "WorkerSeeder(" not in unseeded
+
+    def test_an_albumentations_transform_inside_a_rankaug_wrapper_is_named(self) -> None:
+        class Folder:
+            def __init__(self) -> None:
+                self.transforms = [A.Compose([A.HorizontalFlip()], seed=137)]
+
+            def __len__(self) -> int:
+                return 2
+
+            def __getitem__(self, index: int) -> dict[str, object]:
+                return {"image": np.zeros((4, 4, 3), np.uint8)}
+
+        wrapper = RandomAugmentWrapper(Folder(), A.HorizontalFlip(), seed=0)
+        (line,) = fix_lines(describe_pipeline(wrapper), ["ranks"], seed=0, epoch_from="sampler")
+        assert line.startswith(
+            "fix: RandomAugmentWrapper keys its own draws, but the dataset inside it keeps "
+            "Folder.transforms (Compose from albumentations)"
+        )
+        assert "WorkerSeeder(" not in line
+
+    def test_a_torch_global_library_transform_keeps_worker_seeder(self) -> None:
+        class Folder:
+            def __init__(self) -> None:
+                self.transform = K.ColorJitter(0.5, p=1.0)  # torch's global generator
+
+        (line,) = fix_lines(describe_pipeline(Folder()), ["ranks"], seed=0, epoch_from="sampler")
+        assert line.startswith("fix: Folder draws from global random state")
+        assert "worker_init_fn=rankaug.WorkerSeeder(0)" in line
 
     def test_a_transform_attribute_says_what_to_wrap(self) -> None:
         class Folder:

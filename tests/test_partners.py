@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rankaug import MosaicDataset, Partners
+from rankaug import MixUpDataset, MosaicDataset, Partners
 from rankaug._multi.partners import PartnerSampler
 from rankaug.datasets import SyntheticDetection
 
@@ -105,10 +105,49 @@ class TestPartnerSampler:
         # the main index is drawn again: index 4 only ever gets 1
         assert {sampler.draw(4, [generator.random()], generator)[0] for _ in range(50)} == {1}
 
-    def test_weights_with_no_mass_elsewhere_are_explained(self) -> None:
-        sampler = PartnerSampler(3, 1, weights=[1.0, 0.0, 0.0])
-        with pytest.raises(ValueError, match=r"weights put .* all their mass on the main image"):
+    def test_weights_on_one_item_act_as_a_pool_of_one(self) -> None:
+        # the mosaic failed ("allow replace=True", already the default) where the mix and a
+        # pool of one left the main index alone
+        for replace in (True, False):
+            weighted = PartnerSampler(4, 3, weights=[1.0, 0.0, 0.0, 0.0], replace=replace)
+            alone = PartnerSampler(4, 3, pool=[0], replace=replace)
+            for index in range(4):
+                a, b = rng(index), rng(index)
+                assert weighted.draw(index, [0.1, 0.5, 0.9], a) == [0, 0, 0]
+                assert alone.draw(index, [0.1, 0.5, 0.9], b) == [0, 0, 0]
+                assert a.bit_generator.state == b.bit_generator.state  # nothing drawn
+            assert weighted.draw_apart(0, [0.5, 0.5, 0.5], rng()) is None
+            assert alone.draw_apart(0, [0.5, 0.5, 0.5], rng()) is None
+
+    def test_weights_with_almost_no_mass_elsewhere_are_explained(self) -> None:
+        sampler = PartnerSampler(3, 1, weights=[1.0, 1e-12, 0.0])
+        with pytest.raises(ValueError, match="all their mass on the main index 0") as caught:
             sampler.draw(0, [0.5], rng())
+        assert str(caught.value) == (  # no advice to allow replace=True: it is allowed
+            "partners.weights put almost all their mass on the main index 0: 1000 redraws "
+            "found no other partner; spread the weights"
+        )
+        sampler = PartnerSampler(4, 2, weights=[1.0, 1e-12, 1e-12, 0.0], replace=False)
+        with pytest.raises(
+            ValueError,
+            match=r"on the main index 0 and the partners drawn before: .* or allow replace=True",
+        ):
+            sampler.draw(0, [0.5, 0.5], rng())
+
+    def test_without_replacement_weights_leave_too_few(self) -> None:
+        with pytest.raises(
+            ValueError,
+            match=r"replace=False needs 3 distinct partners per sample, partners.weights "
+            r"leave 2 candidates of weight > 0",
+        ):
+            PartnerSampler(6, 3, weights=[1.0, 1.0, 0.0, 0.0, 0.0, 0.0], replace=False)
+        sampler = PartnerSampler(6, 3, weights=[1.0, 1.0, 1.0, 0.0, 0.0, 0.0], replace=False)
+        assert sorted(sampler.draw(5, [0.1, 0.5, 0.9], rng())) == [0, 1, 2]
+        with pytest.raises(
+            ValueError,
+            match=r"needs 3 partners besides index 0, partners.weights leave 2 others of weight",
+        ):
+            sampler.draw(0, [0.1, 0.5, 0.9], rng())
 
     def test_without_replacement_draws_after_the_block(self) -> None:
         sampler = PartnerSampler(10, 3, replace=False)
@@ -169,6 +208,16 @@ class TestPartnerSampler:
         sampler = PartnerSampler(8, 3, pool=[1, 2, 5, 6], weights=[1, 2, 3, 4], replace=False)
         clone = pickle.loads(pickle.dumps(sampler))
         assert clone.draw(2, [0.1, 0.5, 0.9], rng(1)) == sampler.draw(2, [0.1, 0.5, 0.9], rng(1))
+
+    def test_weights_on_the_main_index_only_tile_it_as_a_pool_of_it_does(self) -> None:
+        data = SyntheticDetection(4, image_size=16)
+        for partners in (Partners(weights=[1.0, 0.0, 0.0, 0.0]), Partners(pool=[0])):
+            mosaic = MosaicDataset(data, seed=0, output_size=16, keying="sample", partners=partners)
+            mix = MixUpDataset(data, seed=0, keying="sample", p=1.0, partners=partners)
+            assert mosaic[0]["mosaic"]["indices"] == [0, 0, 0, 0]
+            assert mosaic[2]["mosaic"]["indices"] == [2, 0, 0, 0]
+            assert mix[0]["mixup"]["applied"] is False
+            assert mix[2]["mixup"]["applied"] is True
 
     def test_the_mosaic_refuses_duplicate_pools(self) -> None:
         # pool=[0, 0, 0, 1] made index 0 its own partner: indices [0, 0, 0, 0]

@@ -7,10 +7,11 @@ key's Generator for the draws that need more. The rules are part of the
 specification (a change reorders everyone's augmentations):
 
 * **Candidates** are the ``pool`` (for example this rank's shard; the whole dataset by
-  default), never the main index itself unless it is the only candidate: a mosaic
-  (:meth:`PartnerSampler.draw`) of a dataset of one item tiles that item. A mix
-  (:meth:`PartnerSampler.draw_apart`) never pairs an index with itself: it gets no
-  partner when no other candidate (of weight > 0) is left.
+  default) less the entries of weight 0, never the main index itself unless it is the
+  only candidate: a mosaic (:meth:`PartnerSampler.draw`) of a dataset of one item, of a
+  ``pool`` of one, or with ``weights`` > 0 on one item only, tiles that item (the main
+  index too, when it is that item). A mix (:meth:`PartnerSampler.draw_apart`) never
+  pairs an index with itself: it gets no partner when no other candidate is left.
 * **Uniform, with replacement**: partner ``k`` is candidate ``floor(u[k] * m)`` among
   the ``m`` candidates other than the main index, in pool order.
 * **Weighted** (``weights=``, one per candidate): the inverse of the weights' CDF at
@@ -57,7 +58,8 @@ class PartnerSampler:
         TypeError: If an argument has the wrong type.
         ValueError: If the pool is empty, out of range or has duplicates, the weights are
             not one finite number ``>= 0`` per candidate (not all 0), or
-            ``replace=False`` asks for more distinct partners than there are candidates.
+            ``replace=False`` asks for more distinct partners than there are candidates
+            (of weight > 0).
 
     Attributes:
         pool: The pool as an ``int64`` array, or ``None``.
@@ -96,10 +98,10 @@ class PartnerSampler:
             self._drawable = np.diff(self.cdf, prepend=0.0) > 0.0
         # how many candidates can be drawn at all
         self._total = candidates if self._drawable is None else int(self._drawable.sum())
-        if not self.replace and 1 < candidates < self.count:
+        if not self.replace and 1 < self._total < self.count:
             raise ValueError(
-                f"replace=False needs {self.count} distinct partners per sample, the "
-                f"{'dataset' if self.pool is None else 'pool'} has {candidates} candidates"
+                f"replace=False needs {self.count} distinct partners per sample, "
+                f"{self._have(self._total, 'candidates')}"
             )
 
     @property
@@ -154,8 +156,9 @@ class PartnerSampler:
             ``count`` dataset indices.
 
         Raises:
-            ValueError: If ``replace=False`` and the pool holds the main index and too
-                few others, or the weights leave (almost) nothing but the main index.
+            ValueError: If ``replace=False`` and the candidates hold the main index and
+                too few others, or the weights put almost all their mass on the main
+                index (and, without replacement, the partners drawn before).
         """
         pool = self.pool
         count = len(uniforms)
@@ -163,31 +166,40 @@ class PartnerSampler:
             size, own = self.length, index
         else:
             size, own = len(pool), self._position.get(index, -1)
-        if size == 1:
-            positions = [0] * count
+        if self._total == 1:  # one candidate: it is every partner, as in a pool of one
+            drawable = self._drawable
+            positions = [0 if drawable is None else int(drawable.argmax())] * count
         elif not self.replace:
-            if own >= 0 and size - 1 < count:
+            if self.others(index) < count:
                 raise ValueError(
-                    f"replace=False needs {count} partners besides index {index}, the pool "
-                    f"has {size - 1}"
+                    f"replace=False needs {count} partners besides index {index}, "
+                    f"{self._have(self.others(index), 'others')}"
                 )
             if self.cdf is None:
                 picks = rng.choice(size - (own >= 0), count, replace=False).tolist()
                 positions = [p + (0 <= own <= p) for p in picks]
             else:
-                positions = self._weighted(rng, uniforms, own)
+                positions = self._weighted(rng, uniforms, own, index)
         elif self.cdf is None:
             others = size - (own >= 0)
             positions = [min(int(x * others), others - 1) for x in uniforms]
             if own >= 0:
                 positions = [p + (p >= own) for p in positions]
         else:
-            positions = self._weighted(rng, uniforms, own)
+            positions = self._weighted(rng, uniforms, own, index)
         if pool is None:
             return positions
         return [int(pool[p]) for p in positions]
 
-    def _weighted(self, rng: np.random.Generator, uniforms: Sequence[float], own: int) -> list[int]:
+    def _have(self, number: int, what: str) -> str:
+        """``number`` candidates, said as where they come from (for an error message)."""
+        if self.cdf is not None:
+            return f"partners.weights leave {number} {what} of weight > 0"
+        return f"the {'dataset' if self.pool is None else 'pool'} has {number} {what}"
+
+    def _weighted(
+        self, rng: np.random.Generator, uniforms: Sequence[float], own: int, index: int
+    ) -> list[int]:
         """Inverse-CDF draws, with the redraw rule of the module docstring."""
         cdf = self.cdf
         assert cdf is not None
@@ -205,14 +217,21 @@ class PartnerSampler:
                     continue
                 rejected += 1
                 if rejected > _MAX_REJECTIONS:
-                    raise ValueError(
-                        "weights put (almost) all their mass on the main image or on too "
-                        "few items to draw distinct partners; spread the weights or allow "
-                        "replace=True"
-                    )
+                    raise ValueError(self._concentrated(index))
                 position = int(np.searchsorted(cdf, rng.random(), side="right"))
             picks[slot] = position
         return [int(p) for p in picks]
+
+    def _concentrated(self, index: int) -> str:
+        """The error of weights whose mass leaves (almost) no partner to draw."""
+        where = f"the main index {index}"
+        if not self.replace:
+            where += " and the partners drawn before"
+        fix = "spread the weights" + ("" if self.replace else ", or allow replace=True")
+        return (
+            f"partners.weights put almost all their mass on {where}: "
+            f"{_MAX_REJECTIONS} redraws found no other partner; {fix}"
+        )
 
     def __repr__(self) -> str:
         pool = "None" if self.pool is None else f"<{len(self.pool)} indices>"

@@ -118,10 +118,11 @@ class BatchAugment:
             TypeError: If ``images`` is not a tensor or ``index``/``epoch`` are not
                 integers (one, a sequence, or an integer array or tensor), or a
                 torchvision transform is given keyword arguments.
-            ValueError: If ``images`` is not 4-D, ``index`` or ``epoch`` do not have one
-                value per sample (shape ``(B,)``; two dimensions are refused) or are out
-                of range, or a draw cannot be keyed; for a
-                torchvision transform, if an input does not have one row per sample or
+            ValueError: If ``images`` is not 4-D or looks channels-last (its last
+                dimension 1, 3 or 4 and its second larger than 4), ``index`` or
+                ``epoch`` do not have one value per sample (shape ``(B,)``; two
+                dimensions are refused) or are out of range, or a draw cannot be
+                keyed; for a torchvision transform, if an input does not have one row per sample or
                 the samples' outputs have different shapes.
             RuntimeError: If an augmentation drew from torch's global generator (its state
                 is restored first; for torchvision, a CUDA generator).
@@ -168,6 +169,12 @@ class BatchAugment:
         if images.dim() != 4:
             raise ValueError(
                 f"images must be a (B, C, H, W) tensor, got shape {tuple(images.shape)}"
+            )
+        if images.shape[3] in (1, 3, 4) and images.shape[1] > 4:  # kornia would read H as C
+            raise ValueError(
+                f"images must be a (B, C, H, W) tensor, got shape {tuple(images.shape)}, "
+                "which looks like (B, H, W, C): collate with channels_first=True "
+                "(rankaug.BatchCollator, collate_detection) or pass images.permute(0, 3, 1, 2)"
             )
         size = int(images.shape[0])
         if index is None:

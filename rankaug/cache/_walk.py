@@ -24,7 +24,7 @@ import torch
 from rankaug.errors import RankaugWarning
 from rankaug.keyed import KeyedDataset
 
-__all__ = ["LIMIT", "refuse_random"]
+__all__ = ["LIMIT", "foreign_library", "refuse_random"]
 
 #: At most this many objects are visited.
 LIMIT: Final = 1_000_000
@@ -81,9 +81,16 @@ def _children(value: object, where: str) -> Iterator[tuple[object, str]]:
 _FOREIGN: Final = ("albumentations", "torchvision.transforms", "kornia.augmentation")
 
 
-def _foreign_transform(value: object) -> bool:
-    """Whether ``value`` is a transform of a library that draws from its own state."""
-    return callable(value) and type(value).__module__.startswith(_FOREIGN)
+def foreign_library(value: object) -> str | None:
+    """The library of ``value`` if it is another library's transform, else ``None``.
+
+    >>> foreign_library(len) is None
+    True
+    """
+    module = type(value).__module__
+    if not callable(value) or not module.startswith(_FOREIGN):
+        return None
+    return module.partition(".")[0]
 
 
 def refuse_random(dataset: Any) -> None:
@@ -113,7 +120,7 @@ def refuse_random(dataset: Any) -> None:
                 f"{where}), whose draws change every epoch; cache what is below the "
                 "augmentation, e.g. MosaicDataset(CachedDataset(YoloFolder(...), directory), ...)"
             )
-        if not warned and _foreign_transform(value):
+        if not warned and foreign_library(value) is not None:
             warned = True
             warnings.warn(
                 f"CachedDataset found {type(value).__name__} from "

@@ -1,13 +1,15 @@
-"""The command line: ``python -m rankaug {demo,audit,show}`` (or the ``rankaug`` script).
+"""The command line: ``python -m rankaug {demo,audit,show,cache}`` (or the ``rankaug`` script).
 
 * ``demo``: the seeds' bug and rankaug's fix side by side on a real DDP job.
 * ``audit TARGET [TARGET ...]``: does a dataset repeat its random draws across ranks, workers,
   epochs, or fail to reproduce? Exit 1 if so, so it can guard a CI.
 * ``show TARGET``: a PNG contact sheet of what every rank loads.
+* ``cache verify DIR``: check every entry of a :class:`~rankaug.CachedDataset` directory.
 
-``TARGET`` is ``module:factory``, a function returning a map-style dataset (see
-:mod:`rankaug.cli.target`). Exit codes: 0 success, 1 the audit found a problem,
-2 bad arguments, a bad TARGET, or a failed run.
+``TARGET`` is ``module:factory``, a function returning a map-style dataset; ``audit``
+also takes an iterable one (a stream) or a batch transform (see
+:mod:`rankaug.cli.target`). Exit codes: 0 success, 1 the audit (or cache verify) found a
+problem, 2 bad arguments, a bad TARGET, or a failed run.
 
 Each command is a module of this package with ``add_parser(commands)``, which registers
 its subparser and options and sets ``handler=run``, and ``run(args) -> exit code``;
@@ -58,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
             "Check that data augmentation differs across GPUs, workers and epochs and "
             "reproduces across runs."
         ),
-        epilog="exit codes: 0 success, 1 the audit found a problem, 2 error",
+        epilog="exit codes: 0 success, 1 the audit or cache verify found a problem, 2 error",
     )
     from rankaug import __version__
 
@@ -76,8 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: The arguments after the program name; ``None`` reads ``sys.argv``.
 
     Returns:
-        0 on success, 1 when the audit found a problem, 2 on errors (argparse exits
-        with 2 itself on bad arguments).
+        0 on success, 1 when the audit or cache verify found a problem, 2 on errors
+        (argparse exits with 2 itself on bad arguments).
 
     >>> main(["audit", "no_colon_here"])
     2

@@ -78,7 +78,7 @@ from rankaug.cli.adapter import build_adapter
 from rankaug.cli.fixes import describe_batch, describe_pipeline
 from rankaug.cli.launch import launch
 from rankaug.cli.options import (
-    TARGET_HELP,
+    AUDIT_TARGET_HELP,
     box_format_option,
     integer,
     launch_options,
@@ -129,7 +129,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "targets",
         metavar="TARGET",
         nargs="+",
-        help=TARGET_HELP + "; several are audited in the same launches",
+        help=AUDIT_TARGET_HELP + "; several are audited in the same launches",
     )
     audit.add_argument("--epochs", type=integer(1, 100), default=2, help="epochs (default: 2)")
     audit.add_argument(

@@ -2,13 +2,19 @@
 
 :func:`describe_pipeline` looks at the dataset a TARGET gave (in the main process, before
 any worker starts): its type, the dataset inside it, a transform attribute, random
-generators kept as attributes, ``set_epoch``. :func:`fix_lines` turns the failed verdicts
-and that description into the lines a FAIL ends with: the rankaug wrapper that keys the
-draws, or :class:`rankaug.WorkerSeeder` where the pipeline draws from global state.
+generators and albumentations transforms kept as attributes, ``set_epoch``.
+:func:`fix_lines` turns the failed verdicts and that description into the lines a FAIL
+ends with: the rankaug wrapper that keys the draws, or :class:`rankaug.WorkerSeeder`
+where the pipeline draws from global state only. A generator or an albumentations
+transform (its own Generator, ``Compose(seed=...)`` or not) is made once and copied
+alike into every rank and worker, where no ``worker_init_fn`` reaches it: for those,
+only the wrapper is offered. torchvision's and kornia's transforms draw from torch's
+global generator, which :class:`rankaug.WorkerSeeder` does seed.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -16,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from rankaug.cache._walk import foreign_library
 from rankaug.keyed import KeyedDataset, inner_datasets
 
 __all__ = ["Pipeline", "describe_batch", "describe_pipeline", "fix_lines"]
@@ -40,6 +47,9 @@ class Pipeline:
             ``""`` for a dataset.
         refused: For a kornia transform, why :class:`rankaug.BatchAugment` refuses it
             (``""`` when it keys it).
+        own_state: ``attribute (type from albumentations)`` of the albumentations
+            transforms it (or a dataset inside it that rankaug does not key) keeps: each
+            draws from a Generator of its own, made once.
     """
 
     name: str
@@ -50,6 +60,7 @@ class Pipeline:
     has_set_epoch: bool = False
     batch: str = ""
     refused: str = ""
+    own_state: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str:
@@ -67,7 +78,7 @@ def describe_pipeline(dataset: object) -> Pipeline:
     ...         self.dataset = [1, 2]
     >>> describe_pipeline(Jitter())
     Pipeline(name='Jitter', inner='list', transform=None, generators=('rng (Generator)',), \
-keyed=False, has_set_epoch=False, batch='', refused='')
+keyed=False, has_set_epoch=False, batch='', refused='', own_state=())
     """
     fields = getattr(dataset, "__dict__", {})
     generators = tuple(
@@ -77,14 +88,42 @@ keyed=False, has_set_epoch=False, batch='', refused='')
     )
     transform = next((name for name in _TRANSFORM_ATTRIBUTES if fields.get(name) is not None), None)
     inner = next(iter(inner_datasets(dataset)), None)
+    keyed = isinstance(dataset, KeyedDataset)
     return Pipeline(
         name=type(dataset).__name__,
         inner=None if inner is None else type(inner).__name__,
         transform=transform,
         generators=generators,
-        keyed=isinstance(dataset, KeyedDataset),
+        keyed=keyed,
         has_set_epoch=callable(getattr(dataset, "set_epoch", None)),
+        own_state=_own_state(dataset, keyed),
     )
+
+
+def _own_state(dataset: object, keyed: bool) -> tuple[str, ...]:
+    """``attribute (type from albumentations)`` for the albumentations transforms held.
+
+    Looks at the attributes of ``dataset`` (unless rankaug keys it: its transform is
+    keyed) and of the datasets inside it that rankaug does not key, and one level into
+    their lists, tuples and dicts (their first 64 items: a list of transforms, not of
+    annotations).
+    """
+    levels = [] if keyed else [("", dataset)]
+    levels += [
+        (f"{type(inner).__name__}.", inner)
+        for inner in inner_datasets(dataset)
+        if not isinstance(inner, KeyedDataset)
+    ]
+    found: list[str] = []
+    for prefix, level in levels:
+        for name, value in getattr(level, "__dict__", {}).items():
+            items = value.values() if isinstance(value, dict) else value
+            parts = items if isinstance(value, list | tuple | dict) else [value]
+            for part in itertools.islice(parts, 64):
+                if foreign_library(part) == "albumentations":
+                    found.append(f"{prefix}{name} ({type(part).__name__} from albumentations)")
+                    break
+    return tuple(found)
 
 
 def describe_batch(transform: object, size: int = 32) -> Pipeline:
@@ -154,14 +193,32 @@ def _wrapper(pipeline: Pipeline, seed: int) -> str:
     )
 
 
+def _kept(pipeline: Pipeline, holder: str) -> str:
+    """What ``holder`` keeps that no ``worker_init_fn`` reseeds, and why; ``""`` if nothing."""
+    held = ", ".join(pipeline.generators + pipeline.own_state)
+    if not held:
+        return ""
+    why = "no worker_init_fn reseeds it"
+    if pipeline.own_state:
+        why = (
+            "an albumentations transform draws from a Generator of its own, which "
+            "WorkerSeeder does not reseed: a Compose(seed=...) draws alike in every rank "
+            "and worker"
+        )
+    return f"{holder} keeps {held}, made once and copied alike into every rank and worker ({why})"
+
+
 def _duplicates(pipeline: Pipeline, seed: int) -> str:
-    if pipeline.generators:
-        held = ", ".join(pipeline.generators)
+    if pipeline.keyed and pipeline.own_state:
         return (
-            f"fix: {pipeline.name} keeps {held}, made once and copied alike into every rank "
-            f"and worker (no worker_init_fn reseeds it): draw from rankaug's keyed "
-            f"generators instead, {_wrapper(pipeline, seed)}, keyed by (seed, rank, worker, "
-            "epoch)"
+            f"fix: {pipeline.name} keys its own draws, but "
+            f"{_kept(pipeline, 'the dataset inside it')}: move that augmentation into the "
+            "rankaug wrapper"
+        )
+    if pipeline.generators or pipeline.own_state:
+        return (
+            f"fix: {_kept(pipeline, pipeline.name)}: draw from rankaug's keyed generators "
+            f"instead, {_wrapper(pipeline, seed)}, keyed by (seed, rank, worker, epoch)"
         )
     if pipeline.keyed:
         inside = pipeline.inner or "the dataset inside it"
@@ -193,11 +250,15 @@ def _replay(pipeline: Pipeline, seed: int, epoch_from: str) -> str:
 
 
 def _irreproducible(pipeline: Pipeline, seed: int) -> str:
+    seeder = (
+        f", or from the global generators seeded by worker_init_fn=rankaug.WorkerSeeder({seed})"
+    )
+    if pipeline.own_state:  # an albumentations transform's Generator is its own
+        seeder = f" ({', '.join(pipeline.own_state)} draws from a Generator of its own)"
     return (
         f"fix: {pipeline.name} draws from an unseeded source (np.random.default_rng(), "
         "time, OS entropy): take its randomness from the seed, with "
-        f"{_wrapper(pipeline, seed)}, or from the global generators seeded by "
-        f"worker_init_fn=rankaug.WorkerSeeder({seed})"
+        f"{_wrapper(pipeline, seed)}{seeder}"
     )
 
 

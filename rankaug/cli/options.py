@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 __all__ = [
     "BOX_FORMATS",
+    "AUDIT_TARGET_HELP",
     "TARGET_HELP",
     "box_format_option",
     "integer",
@@ -21,6 +22,13 @@ __all__ = [
 TARGET_HELP = (
     "module:factory, a function (called with no arguments in every rank) returning a "
     "map-style dataset, e.g. mypkg.data:build_train; the current directory is searched first"
+)
+AUDIT_TARGET_HELP = (
+    "module:factory, a function (called with no arguments in every rank) returning a "
+    "map-style dataset, an iterable one (a stream: an IterableDataset, a webdataset "
+    "pipeline, a Hugging Face IterableDataset) or a batch transform (kornia, torchvision "
+    "v2, rankaug.BatchAugment; any callable with --batch), e.g. mypkg.data:build_train; "
+    "the current directory is searched first"
 )
 BOX_FORMATS = ("pascal_voc", "coco", "yolo", "albumentations")
 

@@ -201,9 +201,10 @@ def check_dataset(dataset: object, text: str, *, streams: bool = False) -> Any:
         hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")
     ):
         article = "an" if kind[:1].lower() in "aeiou" else "a"
+        others = ", an iterable dataset or a batch transform" if streams else ""
         raise TargetError(
             f"TARGET {text!r} gave {article} {kind}, not a map-style dataset "
-            "(an object with __getitem__ and __len__)"
+            f"(an object with __getitem__ and __len__){others}"
         )
     try:
         length = len(dataset)

@@ -362,6 +362,23 @@ class TestBatchAugmentRefusals:
         with pytest.raises(TypeError, match="index must be an integer array, got dtype float64"):
             aug(_images(2), index=np.zeros(2), epoch=0)
 
+    @pytest.mark.parametrize("channels", [1, 3, 4])
+    def test_a_channels_last_batch_is_refused(self, channels: int) -> None:
+        # a float (B, H, W, C) batch ran without error, kornia reading H as the channels
+        aug = BatchAugment(K.RandomHorizontalFlip(p=1.0), seed=0)
+        with pytest.raises(
+            ValueError,
+            match=rf"got shape \(2, 16, 16, {channels}\), which looks like \(B, H, W, C\): "
+            r"collate with channels_first=True",
+        ):
+            aug(torch.zeros(2, 16, 16, channels), index=[0, 1], epoch=0)
+
+    @pytest.mark.parametrize("shape", [(2, 3, 3, 4), (2, 4, 16, 3), (2, 1, 8, 1), (2, 6, 8, 8)])
+    def test_small_or_many_channel_first_batches_are_taken(self, shape: tuple[int, ...]) -> None:
+        images = torch.rand(shape, generator=torch.Generator().manual_seed(0))
+        out = BatchAugment(K.RandomHorizontalFlip(p=1.0), seed=0)(images, index=[0, 1], epoch=0)
+        assert torch.equal(out, images.flip(-1))
+
     def test_bad_arguments(self) -> None:
         aug = BatchAugment(K.RandomAffine(10.0), seed=0)
         with pytest.raises(TypeError, match="transform must be a kornia"):
