@@ -10,7 +10,11 @@ from rankaug import RandomAugmentWrapper, SampleError
 from rankaug.stream import StreamingAugment
 from tests.stream.helpers import EpochShards, Shards, by_id, detection, noise
 
-pytestmark = pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning"),
+    # loaders of more workers than this machine has cores (3 and 4 on 2 cores) warn
+    pytest.mark.filterwarnings("ignore:This DataLoader will create:UserWarning"),
+]
 
 
 def passes(wrapper: Any, count: int = 2, **loader: Any) -> list[dict[str, str]]:
