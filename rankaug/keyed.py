@@ -167,9 +167,9 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         self._epoch = EpochFallback()
         self._captured_rank: int | None = None
         self._rank_cache: tuple[int, bool, int] | None = None
-        # (pid, worker id) -> ((rank, epoch), the stream): one per worker, thread-safe
-        # for workers that share a process
-        self._streams: dict[tuple[int, int], tuple[tuple[int, int], KeyedRandom]] = {}
+        # (pid, worker id, rank, epoch) -> the stream: the last few of each worker
+        # (rankaug.streams.keep), thread-safe for workers that share a process
+        self._streams: streams.Streams = {}
         template = KeyTemplate(_DOMAINS[self.keying], seed=self.seed, stream=self.stream)
         if self.keying == "stream":
             self._key_builder = template.builder("rank", "worker_id", "epoch")
@@ -252,9 +252,11 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
     def key_random(self, context: SampleContext) -> KeyedRandom:
         """The random state of one sample.
 
-        For ``"stream"`` keying this is the worker's stream, created on first use in
-        each process (never inherited from the parent) and continued afterwards; a new
-        epoch starts a new stream. For the per-sample keyings it is fresh.
+        For ``"stream"`` keying this is the worker's stream of the sample's rank and
+        epoch, created on first use in each process (never inherited from the parent)
+        and continued afterwards, also when the worker comes back to that epoch (it
+        keeps its last :data:`~rankaug.streams.KEPT` streams). For the per-sample
+        keyings it is fresh.
 
         Args:
             context: The sample's context.
@@ -263,18 +265,17 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             The keyed random state.
         """
         if self.keying == "stream":
-            owner = (current_pid(), context.worker_id)
-            key = (context.rank, context.epoch)
-            entry = self._streams.get(owner)
-            if entry is None or entry[0] != key:
+            key = (current_pid(), context.worker_id, context.rank, context.epoch)
+            keyed = self._streams.get(key)
+            if keyed is None:
                 if not self._rank_checked and self.rank is not None:
                     self._rank_now()  # a given rank, checked once a process group is up
-                entry = (
+                keyed = streams.keep(
+                    self._streams,
                     key,
                     KeyedRandom(self._key_builder(context.rank, context.worker_id, context.epoch)),
                 )
-                self._streams[owner] = entry
-            return entry[1]
+            return keyed
         if not self._rank_checked and self.rank is not None:
             self._rank_now()  # cheap beside the Generator made for every sample
         if self.keying == "sample":

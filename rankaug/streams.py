@@ -1,9 +1,15 @@
-"""The saved positions of keyed streams: what :meth:`rankaug.KeyedDataset.state_dict` holds.
+"""A wrapper's keyed streams, live and saved (:meth:`rankaug.KeyedDataset.state_dict`).
+
+A wrapper keeps its streams by ``(pid, worker_id, rank, epoch)``: a worker going back to
+an epoch (a validation pass over part of the same wrapper in the middle of a training
+epoch, with ``num_workers=0``) continues that epoch's stream rather than starting it
+over. Each worker keeps its :data:`KEPT` most recently started streams.
 
 A state is ``{"format", "wrappers"}``; each wrapper of the tree (outermost first) is
-``{"class", "stream", "streams"}``, and each of its streams in the saving process
-``{"worker_id", "rank", "epoch", "generator", "py_random"}``: the numpy bit generator's
-state and, once used, the ``random.Random`` state. Per-sample keyings keep no streams.
+``{"class", "stream", "streams"}``, and each of its streams in the saving process, oldest
+first, ``{"worker_id", "rank", "epoch", "generator", "py_random"}``: the numpy bit
+generator's state and, once used, the ``random.Random`` state. Per-sample keyings keep
+no streams.
 """
 
 from __future__ import annotations
@@ -14,18 +20,42 @@ from typing import Any, Final
 
 from rankaug.keys import KeyedRandom
 
-__all__ = ["FORMAT", "Streams", "entries", "positions", "restored", "saved"]
+__all__ = [
+    "FORMAT",
+    "KEPT",
+    "Streams",
+    "entries",
+    "keep",
+    "positions",
+    "restored",
+    "saved",
+]
 
 FORMAT: Final = "rankaug.KeyedDataset/1"
+KEPT: Final = 4
+"""How many streams each worker keeps (the oldest started is dropped for a new one)."""
 
-Streams = dict[tuple[int, int], tuple[tuple[int, int], KeyedRandom]]
-"""A wrapper's live streams: ``(pid, worker_id) -> ((rank, epoch), keyed random)``."""
+Streams = dict[tuple[int, int, int, int], KeyedRandom]
+"""A wrapper's live streams: ``(pid, worker_id, rank, epoch) -> keyed random``, oldest first."""
+
+
+def keep(live: Streams, key: tuple[int, int, int, int], keyed: KeyedRandom) -> KeyedRandom:
+    """Add the new stream ``keyed`` under ``key``, dropping its worker's oldest beyond :data:`KEPT`.
+
+    Safe for workers that share a process (threads): each touches its own keys only.
+    """
+    pid, worker_id = key[0], key[1]
+    mine = [k for k in list(live) if k[0] == pid and k[1] == worker_id]
+    for old in mine[: max(0, len(mine) + 1 - KEPT)]:
+        live.pop(old, None)
+    live[key] = keyed
+    return keyed
 
 
 def positions(live: Streams, pid: int) -> list[dict[str, Any]]:
-    """Where each stream of process ``pid`` stands."""
+    """Where each stream of process ``pid`` stands, oldest first."""
     out = []
-    for (owner_pid, worker_id), ((rank, epoch), keyed) in live.items():
+    for (owner_pid, worker_id, rank, epoch), keyed in list(live.items()):
         if owner_pid != pid:
             continue
         py_random = keyed._py_random
@@ -88,5 +118,5 @@ def restored(entry: Mapping[str, Any], key: Callable[[int, int, int], Any], pid:
         if stream["py_random"] is not None:
             keyed._py_random = random.Random()
             keyed._py_random.setstate(stream["py_random"])
-        live[(pid, worker_id)] = ((rank, epoch), keyed)
+        keep(live, (pid, worker_id, rank, epoch), keyed)
     return live
