@@ -22,7 +22,7 @@ Resuming mid-epoch: :meth:`KeyedDataset.state_dict` holds each stream's position
 ``"stream"`` keying) of every rankaug wrapper in the tree (:mod:`rankaug.streams`), in
 the form torchdata's ``StatefulDataLoader`` saves per worker; with
 :class:`~rankaug.EpochSampler` saving the epoch and position of the pass, a resumed run
-continues bit for bit.
+continues bit for bit. Stream positions are per rank: each rank loads its own.
 """
 
 from __future__ import annotations
@@ -170,6 +170,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         # (pid, worker id, rank, epoch) -> the stream: the last few of each worker
         # (rankaug.streams.keep), thread-safe for workers that share a process
         self._streams: streams.Streams = {}
+        self._saved_ranks: streams.SavedRanks = {}  # those load_state_dict restored
         template = KeyTemplate(_DOMAINS[self.keying], seed=self.seed, stream=self.stream)
         if self.keying == "stream":
             self._key_builder = template.builder("rank", "worker_id", "epoch")
@@ -263,6 +264,9 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
 
         Returns:
             The keyed random state.
+
+        Raises:
+            ValueError: If a state loaded on another rank holds this stream's position.
         """
         if self.keying == "stream":
             key = (current_pid(), context.worker_id, context.rank, context.epoch)
@@ -270,6 +274,8 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             if keyed is None:
                 if not self._rank_checked and self.rank is not None:
                     self._rank_now()  # a given rank, checked once a process group is up
+                if self._saved_ranks:
+                    streams.check_rank(self._saved_ranks, key, type(self).__name__)
                 keyed = streams.keep(
                     self._streams,
                     key,
@@ -358,7 +364,9 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         """Restore what :meth:`state_dict` saved, in this process.
 
         Args:
-            state: A dict from :meth:`state_dict` of an identically built wrapper.
+            state: A dict from :meth:`state_dict` of an identically built wrapper,
+                saved on this rank (another rank's streams are refused when this rank
+                would start them over: :func:`rankaug.streams.check_rank`).
 
         Raises:
             ValueError: If ``state`` does not come from this wrapper's structure.
@@ -368,11 +376,12 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         pid = current_pid()
         for wrapper, entry in zip(tree, saved, strict=True):
             wrapper._streams = streams.restored(entry, wrapper._key_builder, pid)
+            wrapper._saved_ranks = streams.ranks(wrapper._streams)
 
     # ---------------------------------------------------------------- pickling
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_streams"] = {}
+        state["_streams"], state["_saved_ranks"] = {}, {}
         state["_rank_cache"] = None
         # Pickled for a spawned worker: record the rank while the process group is
         # still reachable; the worker has none.

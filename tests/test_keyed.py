@@ -204,6 +204,36 @@ class TestState:
         assert [fresh[EpochIndex(i, epoch=e)][2] for e, i in ((1, 2), (0, 1))] == expected
         assert len(set(draws + expected)) == 5
 
+    def test_a_state_from_another_rank_is_refused_where_it_would_start_over(self) -> None:
+        saving = Draws(Leaf(), seed=0, rank=0)
+        saving[EpochIndex(0, epoch=2)]
+        loading = Draws(Leaf(), seed=0, rank=1)
+        loading.load_state_dict(saving.state_dict())
+        for _ in range(2):  # refused at every try
+            with pytest.raises(ValueError, match="on rank 0 for worker 0 in epoch 2, and th"):
+                loading[EpochIndex(1, epoch=2)]
+        # the next epoch starts afresh, as it would have (a checkpoint at an epoch's end)
+        assert (
+            loading[EpochIndex(0, epoch=3)] == Draws(Leaf(), seed=0, rank=1)[EpochIndex(0, epoch=3)]
+        )
+
+    @SET_VITAL
+    @pytest.mark.parametrize("workers", [0, 2])
+    def test_a_loader_state_from_another_rank_is_refused(self, workers: int) -> None:
+        """What PyTorch Lightning does: every rank loads the loader state rank 0 saved."""
+
+        def loader(rank: int) -> Any:
+            return stateful_loader(Draws(Leaf(), seed=0, rank=rank), batch_size=2,
+                                   num_workers=workers)  # fmt: skip
+
+        saving = loader(0)
+        next(iter(saving))
+        resuming = loader(1)
+        resuming.load_state_dict(saving.state_dict())
+        # worker 1 had not started when the state was saved: worker 0 is refused
+        with pytest.raises(ValueError, match="on rank 0 for worker 0 in epoch 0, and this is"):
+            list(resuming)
+
     @SET_VITAL
     @pytest.mark.parametrize("workers", [0, 2])
     def test_a_resume_with_a_validation_pass_mid_epoch_is_exact(self, workers: int) -> None:

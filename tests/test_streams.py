@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from rankaug import streams
 from rankaug.keys import KeyedRandom, make_seed_sequence
@@ -44,3 +45,20 @@ class TestRestored:
         live = streams.restored(saved, key, 9)
         assert list(live) == [(9, 0, 2, 0), (9, 0, 2, 1)]
         assert streams.positions(live, 9) == saved["streams"]
+
+
+class TestCheckRank:
+    def test_refuses_to_start_over_where_another_rank_stood(self) -> None:
+        saved = streams.ranks({(5, 1, 0, 3): stream(3)})
+        with pytest.raises(
+            ValueError,
+            match=r"into Probe holds its keying='stream' position on rank 0 for worker 1 in "
+            r"epoch 3, and this is rank 1: .*each rank's own loader state, or use "
+            r"keying='sample'",
+        ):
+            streams.check_rank(saved, (5, 1, 1, 3), "Probe")
+
+    def test_lets_other_epochs_workers_and_the_same_rank_start(self) -> None:
+        saved = streams.ranks({(5, 1, 0, 3): stream(3)})
+        for key in ((5, 1, 1, 4), (5, 0, 1, 3), (6, 1, 1, 3), (5, 1, 0, 3)):
+            streams.check_rank(saved, key, "Probe")
