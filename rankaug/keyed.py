@@ -22,7 +22,7 @@ Resuming mid-epoch: :meth:`KeyedDataset.state_dict` holds each stream's position
 ``"stream"`` keying) of every rankaug wrapper in the tree (:mod:`rankaug.streams`), in
 the form torchdata's ``StatefulDataLoader`` saves per worker; with
 :class:`~rankaug.EpochSampler` saving the epoch and position of the pass, a resumed run
-continues bit for bit.
+continues bit for bit. Stream positions are per rank: each rank loads its own.
 """
 
 from __future__ import annotations
@@ -167,9 +167,10 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         self._epoch = EpochFallback()
         self._captured_rank: int | None = None
         self._rank_cache: tuple[int, bool, int] | None = None
-        # (pid, worker id) -> ((rank, epoch), the stream): one per worker, thread-safe
-        # for workers that share a process
-        self._streams: dict[tuple[int, int], tuple[tuple[int, int], KeyedRandom]] = {}
+        # (pid, worker id, rank, epoch) -> the stream: the last few of each worker
+        # (rankaug.streams.keep), thread-safe for workers that share a process
+        self._streams: streams.Streams = {}
+        self._saved_ranks: streams.SavedRanks = {}  # those load_state_dict restored
         template = KeyTemplate(_DOMAINS[self.keying], seed=self.seed, stream=self.stream)
         if self.keying == "stream":
             self._key_builder = template.builder("rank", "worker_id", "epoch")
@@ -252,29 +253,35 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
     def key_random(self, context: SampleContext) -> KeyedRandom:
         """The random state of one sample.
 
-        For ``"stream"`` keying this is the worker's stream, created on first use in
-        each process (never inherited from the parent) and continued afterwards; a new
-        epoch starts a new stream. For the per-sample keyings it is fresh.
+        For ``"stream"`` keying this is the worker's stream of the sample's rank and
+        epoch, created on first use in each process (never inherited from the parent)
+        and continued afterwards, also when the worker comes back to that epoch (it
+        keeps its last :data:`~rankaug.streams.KEPT` streams). For the per-sample
+        keyings it is fresh.
 
         Args:
             context: The sample's context.
 
         Returns:
             The keyed random state.
+
+        Raises:
+            ValueError: If a state loaded on another rank holds this stream's position.
         """
         if self.keying == "stream":
-            owner = (current_pid(), context.worker_id)
-            key = (context.rank, context.epoch)
-            entry = self._streams.get(owner)
-            if entry is None or entry[0] != key:
+            key = (current_pid(), context.worker_id, context.rank, context.epoch)
+            keyed = self._streams.get(key)
+            if keyed is None:
                 if not self._rank_checked and self.rank is not None:
                     self._rank_now()  # a given rank, checked once a process group is up
-                entry = (
+                if self._saved_ranks:
+                    streams.check_rank(self._saved_ranks, key, type(self).__name__)
+                keyed = streams.keep(
+                    self._streams,
                     key,
                     KeyedRandom(self._key_builder(context.rank, context.worker_id, context.epoch)),
                 )
-                self._streams[owner] = entry
-            return entry[1]
+            return keyed
         if not self._rank_checked and self.rank is not None:
             self._rank_now()  # cheap beside the Generator made for every sample
         if self.keying == "sample":
@@ -357,7 +364,9 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         """Restore what :meth:`state_dict` saved, in this process.
 
         Args:
-            state: A dict from :meth:`state_dict` of an identically built wrapper.
+            state: A dict from :meth:`state_dict` of an identically built wrapper,
+                saved on this rank (another rank's streams are refused when this rank
+                would start them over: :func:`rankaug.streams.check_rank`).
 
         Raises:
             ValueError: If ``state`` does not come from this wrapper's structure.
@@ -367,11 +376,12 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         pid = current_pid()
         for wrapper, entry in zip(tree, saved, strict=True):
             wrapper._streams = streams.restored(entry, wrapper._key_builder, pid)
+            wrapper._saved_ranks = streams.ranks(wrapper._streams)
 
     # ---------------------------------------------------------------- pickling
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_streams"] = {}
+        state["_streams"], state["_saved_ranks"] = {}, {}
         state["_rank_cache"] = None
         # Pickled for a spawned worker: record the rank while the process group is
         # still reachable; the worker has none.

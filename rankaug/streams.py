@@ -1,9 +1,17 @@
-"""The saved positions of keyed streams: what :meth:`rankaug.KeyedDataset.state_dict` holds.
+"""A wrapper's keyed streams, live and saved (:meth:`rankaug.KeyedDataset.state_dict`).
+
+A wrapper keeps its streams by ``(pid, worker_id, rank, epoch)``: a worker going back to
+an epoch (a validation pass over part of the same wrapper in the middle of a training
+epoch, with ``num_workers=0``) continues that epoch's stream rather than starting it
+over. Each worker keeps its :data:`KEPT` most recently started streams. A stream's
+position belongs to its rank: a state loaded on another rank is refused when that rank
+would start the stream over (:func:`check_rank`).
 
 A state is ``{"format", "wrappers"}``; each wrapper of the tree (outermost first) is
-``{"class", "stream", "streams"}``, and each of its streams in the saving process
-``{"worker_id", "rank", "epoch", "generator", "py_random"}``: the numpy bit generator's
-state and, once used, the ``random.Random`` state. Per-sample keyings keep no streams.
+``{"class", "stream", "streams"}``, and each of its streams in the saving process, oldest
+first, ``{"worker_id", "rank", "epoch", "generator", "py_random"}``: the numpy bit
+generator's state and, once used, the ``random.Random`` state. Per-sample keyings keep
+no streams.
 """
 
 from __future__ import annotations
@@ -14,18 +22,48 @@ from typing import Any, Final
 
 from rankaug.keys import KeyedRandom
 
-__all__ = ["FORMAT", "Streams", "entries", "positions", "restored", "saved"]
+__all__ = [
+    "FORMAT",
+    "KEPT",
+    "SavedRanks",
+    "Streams",
+    "check_rank",
+    "entries",
+    "keep",
+    "positions",
+    "ranks",
+    "restored",
+    "saved",
+]
 
 FORMAT: Final = "rankaug.KeyedDataset/1"
+KEPT: Final = 4
+"""How many streams each worker keeps (the oldest started is dropped for a new one)."""
 
-Streams = dict[tuple[int, int], tuple[tuple[int, int], KeyedRandom]]
-"""A wrapper's live streams: ``(pid, worker_id) -> ((rank, epoch), keyed random)``."""
+Streams = dict[tuple[int, int, int, int], KeyedRandom]
+"""A wrapper's live streams: ``(pid, worker_id, rank, epoch) -> keyed random``, oldest first."""
+
+SavedRanks = dict[tuple[int, int, int], int]
+"""The rank of each restored stream: ``(pid, worker_id, epoch) -> rank``."""
+
+
+def keep(live: Streams, key: tuple[int, int, int, int], keyed: KeyedRandom) -> KeyedRandom:
+    """Add the new stream ``keyed`` under ``key``, dropping its worker's oldest beyond :data:`KEPT`.
+
+    Safe for workers that share a process (threads): each touches its own keys only.
+    """
+    pid, worker_id = key[0], key[1]
+    mine = [k for k in list(live) if k[0] == pid and k[1] == worker_id]
+    for old in mine[: max(0, len(mine) + 1 - KEPT)]:
+        live.pop(old, None)
+    live[key] = keyed
+    return keyed
 
 
 def positions(live: Streams, pid: int) -> list[dict[str, Any]]:
-    """Where each stream of process ``pid`` stands."""
+    """Where each stream of process ``pid`` stands, oldest first."""
     out = []
-    for (owner_pid, worker_id), ((rank, epoch), keyed) in live.items():
+    for (owner_pid, worker_id, rank, epoch), keyed in list(live.items()):
         if owner_pid != pid:
             continue
         py_random = keyed._py_random
@@ -88,5 +126,36 @@ def restored(entry: Mapping[str, Any], key: Callable[[int, int, int], Any], pid:
         if stream["py_random"] is not None:
             keyed._py_random = random.Random()
             keyed._py_random.setstate(stream["py_random"])
-        live[(pid, worker_id)] = ((rank, epoch), keyed)
+        keep(live, (pid, worker_id, rank, epoch), keyed)
     return live
+
+
+def ranks(live: Streams) -> SavedRanks:
+    """The rank each restored stream was saved on, for :func:`check_rank`."""
+    return {(pid, worker_id, epoch): rank for pid, worker_id, rank, epoch in live}
+
+
+def check_rank(saved: SavedRanks, key: tuple[int, int, int, int], name: str) -> None:
+    """Refuse to start the stream ``key`` over where a state of another rank stood.
+
+    Args:
+        saved: The restored streams' ranks (:func:`ranks`).
+        key: The stream about to start, ``(pid, worker_id, rank, epoch)``.
+        name: The wrapper's class name, for the message.
+
+    Raises:
+        ValueError: If the state loaded for this worker and epoch was saved on another
+            rank: its position says nothing of this rank's stream, which would start
+            over, repeating the epoch's first draws.
+    """
+    pid, worker_id, rank, epoch = key
+    other = saved.get((pid, worker_id, epoch))
+    if other is not None and other != rank:
+        raise ValueError(
+            f"the state loaded into {name} holds its keying='stream' position on rank "
+            f"{other} for worker {worker_id} in epoch {epoch}, and this is rank {rank}: a "
+            "stream's position belongs to its rank, and this rank's would start over. "
+            "Save and load each rank's own loader state, or use keying='sample', which "
+            "resumes without state (a checkpoint that only rank 0 writes, as PyTorch "
+            "Lightning's, is loaded by every rank)"
+        )

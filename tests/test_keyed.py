@@ -5,10 +5,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from torch.utils.data import ConcatDataset, Subset
+from torch.utils.data import ConcatDataset, DataLoader, SequentialSampler, Subset
 
 from rankaug import (
     EpochIndex,
+    EpochSampler,
     KeyedDataset,
     MosaicDataset,
     RandomAugmentWrapper,
@@ -98,6 +99,7 @@ class TestEpochFromTheIndex:
         assert keyed[2][1] == 9
         reference = Draws(Leaf(), seed=0, keying=keying)  # type: ignore[arg-type]
         reference.set_epoch(3)
+        reference[2]  # a stream goes on where epoch 3 stood
         assert keyed[EpochIndex(4, epoch=3)] == reference[4]
 
     def test_its_context_holds_the_plain_position(self) -> None:
@@ -141,6 +143,16 @@ def epoch_is_even(epoch: int) -> float:
     return 1.0 if epoch % 2 == 0 else 0.0
 
 
+# torchdata 0.11 calls torch.set_vital, which torch 2.13 deprecates
+SET_VITAL = pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+
+
+def stateful_loader(dataset: Any, **options: Any) -> Any:
+    """torchdata's ``StatefulDataLoader`` (an optional extra)."""
+    stateful = pytest.importorskip("torchdata.stateful_dataloader")
+    return stateful.StatefulDataLoader(dataset, **options)
+
+
 class TestState:
     def test_stream_positions_round_trip_for_nested_wrappers(self) -> None:
         inner = RandomAugmentWrapper(DATA, noise, seed=4)
@@ -180,6 +192,116 @@ class TestState:
             alone.load_state_dict(outer.state_dict())
         with pytest.raises(ValueError, match=r"state must be a dict from KeyedDataset\.state_dict"):
             alone.load_state_dict({"streams": []})
+
+    def test_every_live_stream_is_kept(self) -> None:
+        keyed = Draws(Leaf(), seed=0)
+        draws = [keyed[EpochIndex(i, epoch=e)][2] for e, i in ((0, 0), (1, 0), (1, 1))]
+        state = keyed.state_dict()
+        assert [s["epoch"] for s in state["wrappers"][0]["streams"]] == [0, 1]
+        expected = [keyed[EpochIndex(i, epoch=e)][2] for e, i in ((1, 2), (0, 1))]
+        fresh = Draws(Leaf(), seed=0)
+        fresh.load_state_dict(state)
+        assert [fresh[EpochIndex(i, epoch=e)][2] for e, i in ((1, 2), (0, 1))] == expected
+        assert len(set(draws + expected)) == 5
+
+    def test_a_state_from_another_rank_is_refused_where_it_would_start_over(self) -> None:
+        saving = Draws(Leaf(), seed=0, rank=0)
+        saving[EpochIndex(0, epoch=2)]
+        loading = Draws(Leaf(), seed=0, rank=1)
+        loading.load_state_dict(saving.state_dict())
+        for _ in range(2):  # refused at every try
+            with pytest.raises(ValueError, match="on rank 0 for worker 0 in epoch 2, and th"):
+                loading[EpochIndex(1, epoch=2)]
+        # the next epoch starts afresh, as it would have (a checkpoint at an epoch's end)
+        assert (
+            loading[EpochIndex(0, epoch=3)] == Draws(Leaf(), seed=0, rank=1)[EpochIndex(0, epoch=3)]
+        )
+
+    @SET_VITAL
+    @pytest.mark.parametrize("workers", [0, 2])
+    def test_a_loader_state_from_another_rank_is_refused(self, workers: int) -> None:
+        """What PyTorch Lightning does: every rank loads the loader state rank 0 saved."""
+
+        def loader(rank: int) -> Any:
+            return stateful_loader(Draws(Leaf(), seed=0, rank=rank), batch_size=2,
+                                   num_workers=workers)  # fmt: skip
+
+        saving = loader(0)
+        next(iter(saving))
+        resuming = loader(1)
+        resuming.load_state_dict(saving.state_dict())
+        # worker 1 had not started when the state was saved: worker 0 is refused
+        with pytest.raises(ValueError, match="on rank 0 for worker 0 in epoch 0, and this is"):
+            list(resuming)
+
+    @SET_VITAL
+    @pytest.mark.parametrize("workers", [0, 2])
+    def test_a_resume_with_a_validation_pass_mid_epoch_is_exact(self, workers: int) -> None:
+        def run(state: dict[str, Any] | None) -> tuple[list[tuple[int, ...]], dict[str, Any]]:
+            keyed = Draws([None] * 16, seed=0)
+            val = halves(keyed)[1]
+            # the wrapper itself, whose state the loader saves (not a Subset of it)
+            loader = stateful_loader(keyed, sampler=EpochSampler(list(range(12))),
+                                     batch_size=3, num_workers=workers)  # fmt: skip
+            val_loader = DataLoader(val, batch_size=2, num_workers=workers)
+            if state is not None:
+                loader.load_state_dict(state)
+            got: list[tuple[int, ...]] = []
+            saved: dict[str, Any] = {}
+            for epoch in range(0 if state is None else 1, 3):
+                first = 2 if (state is not None and epoch == 1) else 0
+                for step, batch in enumerate(loader, start=first):
+                    got += rows(batch)
+                    if step == 1:
+                        got += [row for pair in val_loader for row in rows(pair)]
+                    if (epoch, step) == (1, 1) and state is None:
+                        saved = loader.state_dict()  # after the validation pass
+            return got, saved
+
+        uninterrupted, state = run(None)
+        train = [row for row in uninterrupted if row[0] < 12]
+        assert len({draw for _, _, draw in train}) == len(train) == 36
+        resumed, _ = run(state)
+        assert resumed == uninterrupted[16 + 6 + 4 :]
+
+
+def halves(keyed: KeyedDataset[Any]) -> tuple[Subset[Any], Subset[Any]]:
+    """A training and a validation part of one augmented dataset."""
+    return Subset(keyed, list(range(12))), Subset(keyed, list(range(12, len(keyed))))
+
+
+def rows(batch: list[Any]) -> list[tuple[int, ...]]:
+    return list(zip(*(column.tolist() for column in batch), strict=True))
+
+
+class TestStreamKeying:
+    @pytest.mark.parametrize("workers", [0, 2])
+    def test_a_validation_pass_mid_epoch_leaves_the_training_stream_going(
+        self, workers: int
+    ) -> None:
+        def run(validate: bool) -> list[tuple[int, ...]]:
+            train, val = halves(Draws([None] * 16, seed=0))
+            loader = DataLoader(train, sampler=EpochSampler(SequentialSampler(train)),
+                                batch_size=3, num_workers=workers)  # fmt: skip
+            val_loader = DataLoader(val, batch_size=2, num_workers=workers)
+            got = []
+            for _ in range(2):
+                for step, batch in enumerate(loader):
+                    got += rows(batch)
+                    if validate and step == 1:  # val_check_interval=0.5
+                        list(val_loader)
+            return got
+
+        train, alone = run(validate=True), run(validate=False)
+        assert [epoch for _, epoch, _ in train] == [0] * 12 + [1] * 12
+        assert len({draw for _, _, draw in train}) == len(train)
+        assert train[12:] == alone[12:]  # epoch 1 as without validation
+
+    def test_a_worker_keeps_its_latest_streams(self) -> None:
+        keyed = Draws(Leaf(), seed=0)
+        for epoch in range(6):
+            keyed[EpochIndex(0, epoch=epoch)]
+        assert sorted(key[3] for key in keyed._streams) == [2, 3, 4, 5]
 
 
 class PyRandom(KeyedDataset[float]):

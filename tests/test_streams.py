@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rankaug import streams
+from rankaug.keys import KeyedRandom, make_seed_sequence
+
+
+def key(rank: int, worker_id: int, epoch: int) -> np.random.SeedSequence:
+    return make_seed_sequence(0, rank=rank, worker_id=worker_id, epoch=epoch)
+
+
+def stream(epoch: int) -> KeyedRandom:
+    return KeyedRandom(key(0, 0, epoch))
+
+
+class TestKeep:
+    def test_each_worker_keeps_its_latest_streams(self) -> None:
+        live: streams.Streams = {}
+        others = {(7, 1, 0, 0): stream(0), (8, 0, 0, 0): stream(0)}  # another worker, pid
+        live.update(others)
+        for epoch in range(streams.KEPT + 2):
+            streams.keep(live, (7, 0, 0, epoch), stream(epoch))
+        mine = [key[3] for key in live if key[:2] == (7, 0)]
+        assert mine == list(range(2, streams.KEPT + 2))  # the oldest started went first
+        assert all(live[key] is value for key, value in others.items())
+
+    def test_returns_the_stream_it_keeps(self) -> None:
+        live: streams.Streams = {}
+        keyed = stream(3)
+        assert streams.keep(live, (1, 0, 0, 3), keyed) is keyed
+        assert live == {(1, 0, 0, 3): keyed}
+
+
+class TestRestored:
+    def entry(self, rank: int) -> dict[str, object]:
+        keyed = stream(1)
+        keyed.generator.random()
+        live = {(5, 0, rank, 0): stream(0), (5, 0, rank, 1): keyed}
+        return {"class": "Probe", "stream": 0, "streams": streams.positions(live, 5)}
+
+    def test_rebuilds_every_stream_oldest_first(self) -> None:
+        saved = self.entry(rank=2)
+        live = streams.restored(saved, key, 9)
+        assert list(live) == [(9, 0, 2, 0), (9, 0, 2, 1)]
+        assert streams.positions(live, 9) == saved["streams"]
+
+
+class TestCheckRank:
+    def test_refuses_to_start_over_where_another_rank_stood(self) -> None:
+        saved = streams.ranks({(5, 1, 0, 3): stream(3)})
+        with pytest.raises(
+            ValueError,
+            match=r"into Probe holds its keying='stream' position on rank 0 for worker 1 in "
+            r"epoch 3, and this is rank 1: .*each rank's own loader state, or use "
+            r"keying='sample'",
+        ):
+            streams.check_rank(saved, (5, 1, 1, 3), "Probe")
+
+    def test_lets_other_epochs_workers_and_the_same_rank_start(self) -> None:
+        saved = streams.ranks({(5, 1, 0, 3): stream(3)})
+        for key in ((5, 1, 1, 4), (5, 0, 1, 3), (6, 1, 1, 3), (5, 1, 0, 3)):
+            streams.check_rank(saved, key, "Probe")
