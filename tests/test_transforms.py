@@ -221,6 +221,19 @@ class TestInstanceMasks:
             assert _bounds(np.asarray(mask)) == np.round(box).astype(int).tolist()
         assert type(out["masks"]) is kind
 
+    @pytest.mark.parametrize("tensors", [False, True])
+    def test_a_list_of_masks_comes_back_a_list_of_the_same(self, tensors: bool) -> None:
+        sample = _masked_sample(list)
+        if tensors:
+            sample["masks"] = [torch.from_numpy(m) for m in sample["masks"]]
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+        out = make_driver(flip, DefaultAdapter())(sample, keyed())
+        assert type(out["masks"]) is list
+        kind, dtype = (torch.Tensor, torch.uint8) if tensors else (np.ndarray, np.uint8)
+        assert [(type(m), m.dtype) for m in out["masks"]] == [(kind, dtype)] * 3
+        flipped = _masked_sample()["masks"][:, :, ::-1]
+        np.testing.assert_array_equal(np.stack([np.asarray(m) for m in out["masks"]]), flipped)
+
     def test_every_box_dropped_leaves_no_mask(self) -> None:
         sample = _masked_sample()
         sample.update(bboxes=sample["bboxes"][:1], labels=sample["labels"][:1],
