@@ -207,6 +207,8 @@ class _AlbumentationsDriver:
             out = self.transform(**data)
             out["masks"] = _empty_like(masks, out.get("image"))
             return self.adapter.repack(out, state)
+        if isinstance(masks, list | tuple):  # AlbumentationsX takes no list: one array,
+            data["masks"] = masks = np.stack(masks)  # a list again in repack
         if masks is None or "bboxes" not in data or not len(masks) == len(data["bboxes"]) > 0:
             return self.adapter.repack(self.transform(**data), state)
         # instance masks, one per box: albumentations keeps every mask when it drops a
