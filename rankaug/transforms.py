@@ -17,7 +17,9 @@ Four kinds of transform are told apart once, when a wrapper is built:
   :mod:`rankaug.samples`). Boxes and keypoints go to the transform only with their
   ``bbox_params`` / ``keypoint_params``; without them they pass through untouched when
   nothing in the pipeline moves them, and are refused with a clear error otherwise
-  (albumentations 2.0.8 would silently drop them). Instance polygons (``segments``,
+  (albumentations 2.0.8 would silently drop them). Instance masks with no instance
+  (``(0, H, W)`` or ``[]``) are not handed to the transform and come back empty, sized to
+  its output image, in their dtype and container. Instance polygons (``segments``,
   :mod:`rankaug.polygons`) albumentations cannot move at all: a sample that has them
   passes pixel-level pipelines untouched and is refused by one that moves its boxes.
 * **rng callables**: any callable with an ``rng`` parameter is called as
@@ -198,6 +200,15 @@ class _AlbumentationsDriver:
             self.transform.set_random_state(keyed.generator, keyed.py_random)
             self._keyed = keyed
         masks = data.get("masks")
+        if masks is not None and _none_of(masks):
+            # no instance: albumentations 2.0.8 cannot stack (0, H, W) masks, AlbumentationsX
+            # refuses [] and keeps (0, H, W) at the input's size; put back empty, resized
+            del data["masks"]
+            out = self.transform(**data)
+            out["masks"] = _empty_like(masks, out.get("image"))
+            return self.adapter.repack(out, state)
+        if isinstance(masks, list | tuple):  # AlbumentationsX takes no list: one array,
+            data["masks"] = masks = np.stack(masks)  # a list again in repack
         if masks is None or "bboxes" not in data or not len(masks) == len(data["bboxes"]) > 0:
             return self.adapter.repack(self.transform(**data), state)
         # instance masks, one per box: albumentations keeps every mask when it drops a
@@ -207,6 +218,30 @@ class _AlbumentationsDriver:
         width = numbered.shape[1] - 1
         out["bboxes"], out["masks"] = _follow(out["bboxes"], out["masks"], len(masks), width)
         return self.adapter.repack(out, state)
+
+
+def _none_of(masks: Any) -> bool:
+    """Whether ``masks`` holds no instance: ``(0, H, W)``, ``[]`` or ``()``."""
+    if isinstance(masks, list | tuple):
+        return not masks
+    shape = getattr(masks, "shape", None)
+    return shape is not None and len(shape) > 0 and shape[0] == 0
+
+
+def _empty_like(masks: Any, image: Any) -> Any:
+    """No instance masks, as ``masks`` held them, of ``image``'s height and width.
+
+    An array gives ``(0, H', W', ...)`` of its dtype (``image``'s size when there is
+    one), a list or tuple an empty one.
+    """
+    if isinstance(masks, list | tuple):
+        return type(masks)()
+    shape = tuple(masks.shape)
+    if isinstance(image, np.ndarray) and image.ndim >= 2:
+        shape = (0, *image.shape[:2], *shape[3:])
+    if isinstance(masks, torch.Tensor):
+        return torch.zeros(shape, dtype=masks.dtype)
+    return np.zeros(shape, masks.dtype)
 
 
 def _check_points(points: Any) -> None:

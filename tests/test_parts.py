@@ -5,6 +5,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from rankaug import CopyPasteDataset, CutMixDataset, MixUpDataset, MosaicDataset
 from rankaug._multi.parts import Part, PartReader
 from rankaug.context import SampleContext
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
@@ -36,6 +37,32 @@ def read(parts: PartReader, *samples: dict[str, Any]) -> list[Part]:
     indices = list(range(len(samples)))
     _, _, views = parts.unpack(SampleContext(0, rank=0, worker_id=0, epoch=0), indices, samples)
     return [parts.read(i, view, s) for i, view, s in zip(indices, views, samples, strict=True)]
+
+
+def _person(index: int) -> dict[str, Any]:
+    masks = np.zeros((2, 32, 32), np.bool_)
+    masks[0, 2:12, 3:12] = masks[1, 16:30, 15:31] = True
+    return {"image": np.full((32, 32, 3), 40 + 50 * index, np.uint8),
+            "bboxes": np.array([[3, 2, 12, 12], [15, 16, 31, 30]], np.float32),
+            "labels": np.array([1, 2]), "masks": masks,
+            "keypoints": np.array([[5.0, 5.0], [20.0, 20.0]], np.float32)}  # fmt: skip
+
+
+def _background(listed: bool) -> dict[str, Any]:
+    if listed:  # albumentations' way
+        return {"image": np.zeros((32, 32, 3), np.uint8), "bboxes": [], "labels": [],
+                "masks": [], "keypoints": []}  # fmt: skip
+    return {"image": np.zeros((32, 32, 3), np.uint8), "bboxes": np.zeros((0, 4), np.float32),
+            "labels": np.zeros(0, np.int64), "masks": np.zeros((0, 32, 32), np.bool_),
+            "keypoints": np.zeros((0, 2))}  # float64, as a list's  # fmt: skip
+
+
+_WRAPPERS = [
+    (MosaicDataset, {"output_size": 48}),
+    (MixUpDataset, {}),
+    (CutMixDataset, {}),
+    (CopyPasteDataset, {}),
+]
 
 
 class TestPart:
@@ -131,3 +158,45 @@ class TestPartReader:
         (part,) = read(reader(), sample(keypoints=points))
         assert part.keypoints is not None
         np.testing.assert_array_equal(part.keypoints, points)
+
+    def test_an_empty_keypoints_list_reads_as_no_keypoints(self) -> None:
+        (part,) = read(reader(), sample(boxes=0, keypoints=[]))
+        assert part.keypoints is not None
+        assert part.keypoints.shape == (0, 2)
+
+    def test_an_empty_masks_list_takes_the_others_dtype(self) -> None:
+        parts = reader()
+        background = sample(boxes=0, masks=[])
+        main, partner = read(parts, background, sample(masks=np.ones((1, 6, 8), np.bool_)))
+        parts.check([main, partner])  # [] decides no dtype: the partner's masks do
+        assert main.masks is not None
+        assert (main.masks.shape, main.masks.dtype) == ((0, 6, 8), np.dtype(np.bool_))
+        (alone,) = read(parts, background)
+        parts.check([alone])
+        assert alone.masks is not None
+        assert alone.masks.dtype == np.uint8  # no dtype anywhere
+
+    @pytest.mark.parametrize(
+        ("wrapper", "options"), _WRAPPERS, ids=lambda w: getattr(w, "__name__", "")
+    )
+    def test_a_background_of_empty_lists_is_read_and_given_back_in_lists(
+        self, wrapper: Any, options: dict[str, Any]
+    ) -> None:
+        kept = []
+        for seed in range(3):
+            arrays = wrapper([_background(False), _person(1), _person(2)], seed=seed, **options)[0]
+            listed = wrapper([_background(True), _person(1), _person(2)], seed=seed, **options)[0]
+            np.testing.assert_array_equal(listed["image"], arrays["image"])
+            assert type(listed["masks"]) is list
+            got = [(type(m), m.dtype, m.shape) for m in listed["masks"]]
+            assert got == [(np.ndarray, np.dtype(np.bool_), arrays["image"].shape[:2])] * len(
+                arrays["masks"]
+            )
+            for mask, expected in zip(listed["masks"], arrays["masks"], strict=True):
+                np.testing.assert_array_equal(mask, expected)
+            assert listed["keypoints"] == arrays["keypoints"].tolist()
+            assert listed["labels"] == arrays["labels"].tolist()
+            kept.append(len(arrays["masks"]))
+        assert max(kept) > 0  # the partners brought masks
+        alone = wrapper([_background(True)] * 2, seed=0, **options)[0]
+        assert (alone["masks"], alone["keypoints"], alone["bboxes"]) == ([], [], [])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from rankaug import HSVJitter
+from rankaug import HSVJitter, MosaicDataset, RandomAugmentWrapper, Targets
 from rankaug.keys import KeyedRandom, make_seed_sequence
 from rankaug.samples import DefaultAdapter
 from rankaug.transforms import (
@@ -221,6 +221,19 @@ class TestInstanceMasks:
             assert _bounds(np.asarray(mask)) == np.round(box).astype(int).tolist()
         assert type(out["masks"]) is kind
 
+    @pytest.mark.parametrize("tensors", [False, True])
+    def test_a_list_of_masks_comes_back_a_list_of_the_same(self, tensors: bool) -> None:
+        sample = _masked_sample(list)
+        if tensors:
+            sample["masks"] = [torch.from_numpy(m) for m in sample["masks"]]
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+        out = make_driver(flip, DefaultAdapter())(sample, keyed())
+        assert type(out["masks"]) is list
+        kind, dtype = (torch.Tensor, torch.uint8) if tensors else (np.ndarray, np.uint8)
+        assert [(type(m), m.dtype) for m in out["masks"]] == [(kind, dtype)] * 3
+        flipped = _masked_sample()["masks"][:, :, ::-1]
+        np.testing.assert_array_equal(np.stack([np.asarray(m) for m in out["masks"]]), flipped)
+
     def test_every_box_dropped_leaves_no_mask(self) -> None:
         sample = _masked_sample()
         sample.update(bboxes=sample["bboxes"][:1], labels=sample["labels"][:1],
@@ -249,6 +262,60 @@ class TestInstanceMasks:
             "pascal_voc")), DefaultAdapter())(sample, keyed())  # fmt: skip
         assert len(out["masks"]) == 2
         assert len(out["bboxes"]) == 3
+
+
+_NO_MASKS = [
+    np.zeros((0, 16, 20), np.uint8),
+    np.zeros((0, 16, 20), np.bool_),
+    np.zeros((0, 16, 20, 2), np.float32),
+    torch.zeros(0, 16, 20, dtype=torch.bool),
+]
+
+
+def _no_instances(masks: Any, boxed: bool) -> tuple[Any, Any]:
+    """A sample with ``masks`` and no instance, through a resize to 8 x 12, and without."""
+    steps = [A.Resize(8, 12), A.HorizontalFlip(p=0.5), A.RandomBrightnessContrast(p=1.0)]
+    compose = A.Compose(steps, bbox_params=bbox_params("pascal_voc")) if boxed else A.Compose(steps)
+    driver = make_driver(compose, DefaultAdapter())
+    ramp = np.arange(16 * 20 * 3, dtype=np.int64).reshape(16, 20, 3)
+    bare: dict[str, Any] = {"image": (ramp * 7 % 251).astype(np.uint8)}
+    if boxed:
+        bare.update(bboxes=np.zeros((0, 4), np.float32), labels=np.zeros(0, np.int64))
+    return driver({**bare, "masks": masks}, keyed(5)), driver(bare, keyed(5))
+
+
+class TestNoInstanceMasks:
+    """albumentations 2.0.8 cannot stack ``(0, H, W)`` masks: the driver takes empty
+    masks out and gives them back empty, of the output image's size."""
+
+    @pytest.mark.parametrize("boxed", [True, False])
+    @pytest.mark.parametrize("masks", _NO_MASKS, ids=repr)
+    def test_empty_masks_come_back_of_the_output_size(self, masks: Any, boxed: bool) -> None:
+        out, without = _no_instances(masks, boxed)
+        np.testing.assert_array_equal(out["image"], without["image"])  # the same draws
+        assert type(out["masks"]) is type(masks)
+        assert out["masks"].dtype == masks.dtype
+        assert tuple(out["masks"].shape) == (0, 8, 12, *masks.shape[3:])
+
+    @pytest.mark.parametrize("boxed", [True, False])
+    @pytest.mark.parametrize("masks", [[], ()])
+    def test_an_empty_list_stays_an_empty_list(self, masks: Any, boxed: bool) -> None:
+        out, without = _no_instances(masks, boxed)
+        np.testing.assert_array_equal(out["image"], without["image"])
+        assert out["masks"] == masks
+        assert type(out["masks"]) is type(masks)
+
+    def test_a_mosaic_that_keeps_no_box_goes_through_albumentations(self) -> None:
+        masks = np.zeros((1, 64, 64), np.uint8)
+        masks[0, 10:14, 10:14] = 1
+        data = [{"image": np.zeros((64, 64, 3), np.uint8), "bboxes": np.array([[10.0, 10, 14, 14]]),
+                 "labels": np.array([1]), "masks": masks}] * 4  # fmt: skip
+        mosaic = MosaicDataset(data, seed=0, output_size=64, targets=Targets(min_area=100.0))
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+        out = RandomAugmentWrapper(mosaic, flip, seed=0)[0]
+        assert out["bboxes"].shape == (0, 4)
+        assert out["masks"].shape == (0, 64, 64)
+        assert out["masks"].dtype == np.uint8
 
 
 @pytest.mark.parametrize("boxes", [[], np.zeros((0, 4), np.float32)])

@@ -25,7 +25,7 @@ from typing import Any, Final, Protocol
 
 import numpy as np
 
-__all__ = ["UNTYPED", "Source", "join", "read_field"]
+__all__ = ["UNTYPED", "Source", "join", "read_field", "untyped"]
 
 UNTYPED: Final = np.zeros((0,), dtype=object)
 """An empty field given without a dtype (an empty list, or no field on a box-less sample).
@@ -98,7 +98,7 @@ int8 cannot hold exactly: give every sample's 'labels' one dtype
     if out.dtype == main.dtype and main.dtype.kind in "biu":
         return out  # the usual case: every sample's dtype casts exactly into the main's
     target = _target(main, values)
-    if _untyped(main):
+    if untyped(main):
         origin = f"{target} of the other samples (dataset[{sources[0].index}]'s is empty)"
     else:
         origin = f"the main sample dataset[{sources[0].index}]'s {target}"
@@ -116,7 +116,7 @@ int8 cannot hold exactly: give every sample's 'labels' one dtype
     return out if out.dtype == target else out.astype(target)
 
 
-def _untyped(value: np.ndarray) -> bool:
+def untyped(value: np.ndarray) -> bool:
     """Whether ``value`` is empty without a dtype (see :data:`UNTYPED`)."""
     return value.dtype.kind == "O" and not value.size
 
@@ -128,7 +128,7 @@ def _width(dtype: np.dtype[Any]) -> int:
 
 def _target(main: np.ndarray, values: Sequence[np.ndarray]) -> np.dtype[Any]:
     """The output's dtype before strings widen: the main's, or the filled samples'."""
-    if not _untyped(main):
+    if not untyped(main):
         return main.dtype
     filled = [v for v in values if len(v)]
     if not filled:

@@ -6,9 +6,10 @@ the adapter (the main one to be rebuilt at the end, the others only read, see
 :mod:`rankaug.samples`), turns each into a :class:`Part` and checks it, naming the
 sample and the field of anything wrong: an image no resize handles, boxes that are not
 ``(N, 4)``, a per-box field of the wrong length (or one outside ``label_fields``, which
-would go stale), masks and keypoints of the wrong shape, keypoints whose ``x`` or ``y``
-is NaN or infinite (refused as such boxes are, never dropped), and samples that disagree with
-the main one on channels, dtypes or which targets they have.
+would go stale), masks and keypoints of the wrong shape (``[]`` is none of either, as
+for boxes), keypoints whose ``x`` or ``y`` is NaN or infinite (refused as such boxes
+are, never dropped), and samples that disagree with the main one on channels, dtypes or
+which targets they have.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Final
 import numpy as np
 
 from rankaug import checks
-from rankaug._multi.fields import UNTYPED, read_field
+from rankaug._multi.fields import UNTYPED, read_field, untyped
 from rankaug.boxes import as_box_array
 from rankaug.context import SampleContext
 from rankaug.polygons import POLYGONS, Polygons, read_polygons
@@ -236,8 +237,8 @@ class PartReader:
             if mask.shape[:2] != hw:
                 raise ValueError(f"{where} mask has shape {mask.shape}, its image {hw}")
         masks = data.get("masks")
-        if masks is not None:
-            masks = np.asarray(masks)
+        if masks is not None:  # [] (a background image): (0, H, W), untyped (see check)
+            masks = np.zeros((0, *hw), object) if _empty_list(masks) else np.asarray(masks)
             if masks.ndim != 3 or masks.shape[0] != count or masks.shape[1:] != hw:
                 raise ValueError(
                     f"{where} masks must have shape ({count}, {hw[0]}, {hw[1]}) (one per "
@@ -260,7 +261,8 @@ class PartReader:
 
         The main image must be one that every resize handles
         (:func:`rankaug.checks.image_layout`, checked once per kind of main sample), and
-        every other part must have the same channels, dtypes and kinds of target. Boxes
+        every other part must have the same channels, dtypes and kinds of target
+        (instance masks given as ``[]`` first take the others' dtype). Boxes
         too: a partner's boxes would be dropped under a main sample without any (its
         objects painted in unlabelled), a partner without boxes would bring unlabelled
         objects; only a main sample without boxes among partners whose boxes are empty
@@ -271,6 +273,8 @@ class PartReader:
             ValueError: If the parts disagree, or the main image has too many channels.
         """
         main = parts[0]
+        if main.masks is not None:  # masks given as [] take the others' dtype
+            self._type_masks(parts)
         expected = main.signature()
         if expected not in self._checked:
             checks.image_layout(main.image, f"dataset[{main.index}] image")
@@ -278,6 +282,17 @@ class PartReader:
         for part in parts[1:]:
             if part.signature() != expected:
                 self._disagree(part, main)
+
+    @staticmethod
+    def _type_masks(parts: Sequence[Part]) -> None:
+        """Give instance masks read from ``[]`` the other parts' dtype (``uint8`` if none)."""
+        masks = [p.masks for p in parts if p.masks is not None]
+        typed = [m.dtype for m in masks if not untyped(m)]
+        if len(typed) < len(masks):
+            dtype = typed[0] if typed else np.dtype(np.uint8)
+            for part in parts:
+                if part.masks is not None and untyped(part.masks):
+                    part.masks = np.zeros((0, *part.hw), dtype)
 
     def _fields(self, index: int, data: Mapping[str, Any], count: int) -> dict[str, np.ndarray]:
         fields = {}
@@ -309,6 +324,8 @@ class PartReader:
         fields: dict[str, np.ndarray] = {}
         if keypoints is None:
             return None, fields
+        if _empty_list(keypoints):  # [] (a background image) has no shape: (0, 2)
+            keypoints = np.zeros((0, 2))
         keypoints = np.asarray(keypoints, dtype=np.float64)
         if keypoints.ndim != 2 or keypoints.shape[1] < 2:
             raise ValueError(f"{where} keypoints must have shape (K, 2+), got {keypoints.shape}")
@@ -374,3 +391,8 @@ class PartReader:
             f"{self.group} need the same targets (the boxes would be dropped while their "
             f"objects show); {background}"
         )
+
+
+def _empty_list(value: Any) -> bool:
+    """Whether ``value`` is ``[]`` or ``()``: no entries, and no shape or dtype to read."""
+    return isinstance(value, list | tuple) and not value

@@ -84,7 +84,16 @@ def image_from_numpy(image: Any, kind: str, mode: str | None) -> Any:
 
 
 def value_to_numpy(value: Any) -> Any:
-    """A tensor as a numpy array; anything else as it is."""
+    """A tensor as a numpy array, a list (or tuple) of tensors as one of arrays.
+
+    Anything else as it is.
+
+    >>> value_to_numpy([torch.zeros(2, 3)])[0].shape
+    (2, 3)
+    """
     if type(value) is not np.ndarray and isinstance(value, torch.Tensor):
         return value.detach().cpu().numpy()
+    kind = type(value)
+    if (kind is list or kind is tuple) and value and isinstance(value[0], torch.Tensor):
+        return kind(value_to_numpy(item) for item in value)  # instance masks, say
     return value

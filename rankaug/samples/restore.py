@@ -21,6 +21,11 @@ def restore_like(new: Any, old: Any) -> Any:
     floating point (``float64``), rather than being truncated, and strings longer than
     ``old``'s keep their wider dtype (of ``old``'s kind), rather than being cut.
 
+    A list (or tuple) of arrays or tensors, such as instance masks given one array per
+    instance, gives a list of the same: each item restored like ``old``'s first (its
+    type and dtype). An empty list given instances of 3 or more dimensions (``(N, H,
+    W)`` masks) gives a list of ``N`` arrays.
+
     Args:
         new: The transformed value.
         old: The original value.
@@ -40,6 +45,9 @@ def restore_like(new: Any, old: Any) -> Any:
     torch.int64
     >>> restore_like(np.array(["cat", "elephant"]), np.array(["dog"])).tolist()
     ['cat', 'elephant']
+    >>> masks = restore_like(np.ones((2, 3, 4)), [torch.zeros(3, 4, dtype=torch.uint8)])
+    >>> type(masks).__name__, len(masks), masks[0].dtype
+    ('list', 2, torch.uint8)
     """
     if type(new) is np.ndarray and type(old) is np.ndarray and (new.size or new.ndim == old.ndim):
         if new.dtype == old.dtype:
@@ -54,6 +62,11 @@ def restore_like(new: Any, old: Any) -> Any:
     if isinstance(old, np.ndarray):
         return _restore_array(np.asarray(new), old.shape, old.dtype)
     if isinstance(old, list | tuple):
+        if old and isinstance(old[0], np.ndarray | torch.Tensor):
+            return _restore_items(new, old)  # instance masks as a list of arrays, say
+        if not old and isinstance(new, np.ndarray | torch.Tensor) and new.ndim >= 3:
+            items = list(new)  # instances, (N, H, W) masks, into []: a list of N arrays
+            return items if isinstance(old, list) else tuple(items)
         dtype = _list_dtype(old) if old else None
         if not isinstance(new, np.ndarray) and dtype is not None and dtype.kind in "biu":
             # a list back from a transform (albumentations gives label lists as floats)
@@ -64,6 +77,16 @@ def restore_like(new: Any, old: Any) -> Any:
             items = list(new)
         return items if isinstance(old, list) else tuple(items)
     return new
+
+
+def _restore_items(new: Any, old: list[Any] | tuple[Any, ...]) -> Any:
+    """``new``'s items, each restored like ``old``'s first, in ``old``'s container."""
+    arrays = isinstance(new, np.ndarray | torch.Tensor)
+    if not (isinstance(new, list | tuple) or (arrays and new.ndim)):
+        return new  # nothing to go through item by item
+    model = old[0]
+    items = [restore_like(item, model) for item in new]
+    return items if isinstance(old, list) else tuple(items)
 
 
 def _as_array(values: Any) -> Any:

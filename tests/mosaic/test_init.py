@@ -148,6 +148,20 @@ class TestMosaicDataset:
             with pytest.raises(SampleError, match=r"dataset\[\d\] keypoints\[0\] = \[(nan|inf), 5"):
                 mosaic[0]
 
+    @pytest.mark.parametrize("tensors", [False, True])
+    def test_instance_masks_as_a_list_come_back_a_list_of_the_same(self, tensors: bool) -> None:
+        arrays = [painted_sample(i, (32, 40), [(2, 3, 12, 10), (20, 15, 38, 30)]) for i in range(4)]
+        listed = [{**s, "masks": [torch.from_numpy(m) if tensors else m for m in s["masks"]]}
+                  for s in arrays]  # fmt: skip
+        kind, dtype = (torch.Tensor, torch.uint8) if tensors else (np.ndarray, np.uint8)
+        for index in range(4):
+            want = MosaicDataset(arrays, seed=0, output_size=64)[index]["masks"]
+            got = MosaicDataset(listed, seed=0, output_size=64)[index]["masks"]
+            assert type(got) is list
+            assert [(type(m), m.dtype) for m in got] == [(kind, dtype)] * len(want)
+            for mask, expected in zip(got, want, strict=True):
+                np.testing.assert_array_equal(np.asarray(mask), expected)
+
     def test_keys_give_repeatable_and_distinct_mosaics(self) -> None:
         src = SyntheticDetection(12, image_size=48)
 

@@ -56,3 +56,28 @@ class TestRestoreLike:
         assert restore_like(np.array([2.0]), [True]) == [2.0]  # not made a bool
         assert restore_like(np.array([1.0]), ["a"]) == [1.0]  # not numbers: as it is
         assert restore_like(np.array([np.inf]), np.array([1], np.int64))[0] == np.inf
+
+    def test_a_list_of_arrays_or_tensors_is_restored_item_by_item(self) -> None:
+        new = np.arange(2 * 3 * 4, dtype=np.int64).reshape(2, 3, 4) % 2
+        out = restore_like(new, [np.zeros((3, 4), np.uint8)])
+        assert type(out) is list
+        assert len(out) == 2
+        assert all(type(m) is np.ndarray and m.dtype == np.uint8 for m in out)
+        np.testing.assert_array_equal(np.stack(out), new)
+        tensors = restore_like(list(new), (torch.zeros(3, 4, dtype=torch.bool),))
+        assert type(tensors) is tuple
+        assert len(tensors) == 2
+        assert all(type(m) is torch.Tensor and m.dtype == torch.bool for m in tensors)
+        assert torch.equal(torch.stack(tensors), torch.from_numpy(new.astype(bool)))
+        assert restore_like(np.zeros((0, 3, 4)), [np.zeros((3, 4), np.uint8)]) == []
+        polygons = [np.ones((3, 2), np.float32), np.ones((5, 2), np.float32)]  # ragged
+        assert [p.shape for p in restore_like(polygons, polygons[:1])] == [(3, 2), (5, 2)]
+
+    def test_instances_into_an_empty_list_give_a_list_of_arrays(self) -> None:
+        new = np.ones((2, 3, 4), np.bool_)
+        out = restore_like(new, [])
+        assert type(out) is list
+        items = [(type(m), m.dtype, m.shape) for m in out]
+        assert items == [(np.ndarray, np.dtype(np.bool_), (3, 4))] * 2
+        assert restore_like(np.zeros((0, 3, 4), np.uint8), ()) == ()
+        assert restore_like(np.array([[1.0, 2.0]]), []) == [[1.0, 2.0]]  # rows: as before
