@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from torch.utils.data import DataLoader, IterableDataset
 
-from rankaug import CopyPasteDataset, CutMixDataset, MixUpDataset
+from rankaug import CopyPasteDataset, CutMixDataset, MixUpDataset, SampleError
 from rankaug.stream import StreamingCopyPaste, StreamingCutMix, StreamingMixUp
 from tests.stream.helpers import Shards
 
@@ -59,6 +59,10 @@ class TestStreamingMixUp:
     def test_a_pass_of_one_sample_is_refused(self) -> None:
         with pytest.raises(ValueError, match="pass holds a single sample, and MixUpDataset needs"):
             records(MixUpDataset(Shards(1), **options()), "mixup")
+
+    def test_the_record_never_replaces_a_key_of_the_sample(self) -> None:
+        with pytest.raises(SampleError, match="record='id' names a key the sample already has"):
+            records(MixUpDataset(Shards(4), **options(record="id")), "id")
 
 
 class TestStreamingCutMix:
