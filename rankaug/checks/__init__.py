@@ -43,7 +43,14 @@ from rankaug.checks.images import (
     fills_fit,
     image_layout,
 )
-from rankaug.checks.indices import index, index_array, per_sample, weights
+from rankaug.checks.indices import (
+    index,
+    index_array,
+    index_tuple,
+    per_sample,
+    weight_tuple,
+    weights,
+)
 from rankaug.checks.numbers import (
     boolean,
     int_choice,
@@ -73,6 +80,7 @@ __all__ = [
     "image_layout",
     "index",
     "index_array",
+    "index_tuple",
     "instance",
     "int_choice",
     "int_pair",
@@ -90,5 +98,6 @@ __all__ = [
     "scheduled",
     "sequence",
     "uint",
+    "weight_tuple",
     "weights",
 ]
