@@ -115,6 +115,9 @@ class TestIndexArrayAndWeights:
             checks.index_array([1, 4], "pool", length=4)
         with pytest.raises(ValueError, match="non-empty"):
             checks.index_array([], "pool", length=4)
+        for huge in (2**63, 2**64, -(2**63) - 1):  # once numpy's OverflowError
+            with pytest.raises(ValueError, match=rf"pool must be indices in \[0, 4\), .*{huge}"):
+                checks.index_array([0, huge], "pool", length=4)
         with pytest.raises(TypeError, match="pool must be a sequence of indices"):
             checks.index_array("abc", "pool", length=4)
 

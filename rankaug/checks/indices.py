@@ -65,6 +65,10 @@ def index_array(value: object, name: str, *, length: int) -> np.ndarray:
     Traceback (most recent call last):
     ...
     TypeError: every entry of pool must be an index (integer), got 1.5 of type float
+    >>> index_array([0, 2**64], "pool", length=4)
+    Traceback (most recent call last):
+    ...
+    ValueError: pool must be indices in [0, 4), got values from 0 to 18446744073709551616
     """
     if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
         raise type_error(name, "a sequence of indices", value)
@@ -74,10 +78,11 @@ def index_array(value: object, name: str, *, length: int) -> np.ndarray:
             raise type_error(f"every entry of {name}", "an index (integer)", entry)
     if not entries:
         raise value_error(name, "a non-empty sequence of indices", value)
-    array = np.asarray(entries, dtype=np.int64)
-    low, high = int(array.min()), int(array.max())
+    numbers = list(map(int, entries))  # checked as Python ints: 2**64 fits no int64
+    low, high = min(numbers), max(numbers)
     if low < 0 or high >= length:
         raise value_error(name, f"indices in [0, {length})", Said(f"values from {low} to {high}"))
+    array = np.asarray(numbers, dtype=np.int64)
     unique, counts = np.unique(array, return_counts=True)
     if len(unique) != len(array):
         twice = unique[counts > 1][:5].tolist()
