@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rankaug import MixUpDataset, MosaicDataset, Partners
+from rankaug import MixUpDataset, MosaicDataset, MosaicGrid, Partners
 from rankaug._multi.partners import PartnerSampler
 from rankaug.datasets import SyntheticDetection
 
@@ -175,6 +175,25 @@ class TestPartnerSampler:
             MixUpDataset(data, seed=0, partners=Partners(pool=[0, huge]))
         with pytest.raises(ValueError, match=r"pool must be indices in \[0, 8\)"):
             MosaicDataset(data, seed=0, partners=Partners(pool=[0, huge]))
+
+    def test_without_replacement_every_sample_needs_enough_others(self) -> None:
+        # 8 items and 8 partners: accepted, then every sample failed (each is 1 of the 8)
+        for pool in (None, list(range(8))):
+            with pytest.raises(ValueError, match=r"besides the sample itself, the .* 7 others"):
+                PartnerSampler(8, 8, pool=pool, replace=False)
+        assert sorted(PartnerSampler(8, 7, replace=False).draw(0, [0.0] * 7, rng())) == [
+            1,
+            2,
+            3,
+            4,
+            5,
+            6,
+            7,
+        ]
+        data = SyntheticDetection(8, image_size=16)
+        with pytest.raises(ValueError, match="replace=False needs 8 distinct partners"):
+            MosaicDataset(data, seed=0, layout=MosaicGrid(grid=(3, 3)),
+                          partners=Partners(replace=False))  # fmt: skip
 
     def test_pickles(self) -> None:
         sampler = PartnerSampler(8, 3, pool=[1, 2, 5, 6], weights=[1, 2, 3, 4], replace=False)
