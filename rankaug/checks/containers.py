@@ -14,6 +14,7 @@ __all__ = [
     "function",
     "instance",
     "key_name",
+    "key_path",
     "map_dataset",
     "mapping",
     "names",
@@ -127,6 +128,28 @@ def key_name(
     if not isinstance(value, str):
         raise type_error(name, expected, value)
     if value in forbidden or not value:
+        raise value_error(name, expected, value)
+    return value
+
+
+def key_path(value: object, name: str) -> str:
+    """A key, or a dotted path into nested dicts (``"objects.bbox"``): no part empty.
+
+    >>> key_path("objects", "objects")
+    'objects'
+    >>> key_path(None, "objects")
+    Traceback (most recent call last):
+    ...
+    TypeError: objects must be a key or a dotted path (a non-empty str), got None of type NoneType
+    >>> key_path("a.", "objects")
+    Traceback (most recent call last):
+    ...
+    ValueError: objects must be a key or a dotted path (a non-empty str), got 'a.'
+    """
+    expected = "a key or a dotted path (a non-empty str)"
+    if not isinstance(value, str):
+        raise type_error(name, expected, value, short=True)
+    if not all(value.split(".")):
         raise value_error(name, expected, value)
     return value
 
