@@ -33,6 +33,7 @@ from rankaug.checks.containers import (
     map_dataset,
     mapping,
     names,
+    path,
     sequence,
 )
 from rankaug.checks.images import (
@@ -91,6 +92,7 @@ __all__ = [
     "map_dataset",
     "mapping",
     "names",
+    "path",
     "per_sample",
     "probability",
     "real",

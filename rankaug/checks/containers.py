@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -18,6 +19,7 @@ __all__ = [
     "map_dataset",
     "mapping",
     "names",
+    "path",
     "sequence",
 ]
 
@@ -152,6 +154,23 @@ def key_path(value: object, name: str) -> str:
     if not all(value.split(".")):
         raise value_error(name, expected, value)
     return value
+
+
+def path(value: object, name: str) -> str | os.PathLike[str]:
+    """A file system path: a ``str`` or an ``os.PathLike`` of one (``pathlib.Path``).
+
+    >>> path("images", "image_dir")
+    'images'
+    >>> path(None, "image_dir")
+    Traceback (most recent call last):
+    ...
+    TypeError: image_dir must be a path (str or os.PathLike), got None of type NoneType
+    """
+    if isinstance(value, str) or (
+        isinstance(value, os.PathLike) and isinstance(os.fspath(value), str)
+    ):
+        return value
+    raise type_error(name, "a path (str or os.PathLike)", value, short=True)
 
 
 def function(value: object, name: str, expected: str) -> Callable[..., Any]:
