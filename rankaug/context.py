@@ -69,6 +69,7 @@ def _environment_rank() -> int | None:
 
 
 _WARNED: Final[set[tuple[int, int, int]]] = set()
+_U32: Final = 1 << 32
 
 
 def check_rank(explicit: int) -> None:
@@ -164,10 +165,15 @@ class SampleContext:
     :class:`~rankaug.SampleError` that names all four.
 
     Args:
-        index: The index being produced (a position in the dataset).
-        rank: The rank the key uses.
-        worker_id: The DataLoader worker id (0 in the main process).
-        epoch: The epoch the key uses.
+        index: The index being produced (a position in the dataset), ``>= 0``.
+        rank: The rank the key uses, ``0 <= rank < 2**32``.
+        worker_id: The DataLoader worker id (0 in the main process), ``0 <= worker_id <
+            2**32``.
+        epoch: The epoch the key uses, ``0 <= epoch < 2**32``.
+
+    Raises:
+        TypeError: If an argument is not an integer.
+        ValueError: If one is out of range.
 
     >>> context = SampleContext(3, rank=1, worker_id=0, epoch=2)
     >>> with context.guard("transform"):
@@ -180,6 +186,20 @@ class SampleContext:
     __slots__ = ("epoch", "index", "rank", "worker_id")
 
     def __init__(self, index: int, *, rank: int, worker_id: int, epoch: int) -> None:
+        if not (  # built for every sample: Python ints in range pass on this line alone
+            type(index) is int
+            and type(rank) is int
+            and type(worker_id) is int
+            and type(epoch) is int
+            and index >= 0
+            and 0 <= rank < _U32
+            and 0 <= worker_id < _U32
+            and 0 <= epoch < _U32
+        ):
+            index = checks.integer(index, "index", low=0)
+            rank = checks.uint(rank, "rank", 32)
+            worker_id = checks.uint(worker_id, "worker_id", 32)
+            epoch = checks.uint(epoch, "epoch", 32)
         self.index = index
         self.rank = rank
         self.worker_id = worker_id

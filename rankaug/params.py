@@ -123,12 +123,21 @@ class Partners:
             > 0 on one item act as a pool of that item.
         replace: Draw a sample's partners with replacement (a mosaic's; a mix has one).
 
+    The pool and the weights are kept as tuples of Python numbers (a list, a range or a
+    1-D numpy array is converted), so a ``Partners`` compares, hashes and stays as it
+    was made whatever becomes of the caller's sequence.
+
     Raises:
-        TypeError: If ``replace`` is not a bool (the indices and weights are checked
-            against the dataset by the wrapper).
+        TypeError: If ``pool`` is not a sequence of integers, ``weights`` not one of real
+            numbers, or ``replace`` not a bool (the values are checked against the
+            dataset by the wrapper).
+        ValueError: If ``pool`` or ``weights`` is an array of two dimensions or more.
 
     >>> Partners(pool=[0, 2], weights=[1.0, 3.0]).pool
     (0, 2)
+    >>> import numpy as np
+    >>> Partners(pool=np.arange(3), weights=np.ones(3)) == Partners(pool=range(3), weights=[1] * 3)
+    True
     """
 
     pool: Sequence[int] | np.ndarray | None = None
@@ -136,9 +145,10 @@ class Partners:
     replace: bool = True
 
     def __post_init__(self) -> None:
-        for name in ("pool", "weights"):
-            if isinstance(getattr(self, name), list):  # frozen: a list becomes a tuple
-                _set(self, name, tuple(getattr(self, name)))
+        if self.pool is not None:  # frozen: a tuple of Python ints, the caller's not shared
+            _set(self, "pool", checks.index_tuple(self.pool, "pool"))
+        if self.weights is not None:
+            _set(self, "weights", checks.weight_tuple(self.weights, "weights"))
         _set(self, "replace", checks.boolean(self.replace, "replace"))
 
     def sampler(self, length: int, count: int) -> PartnerSampler:

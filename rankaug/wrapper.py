@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 from torch.utils.data import Dataset
 
+from rankaug.checks._messages import type_error
 from rankaug.context import SampleContext
 from rankaug.errors import SampleError
 from rankaug.keyed import KeyedDataset
@@ -91,6 +92,10 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
         sample_id: str | Callable[[Any], Any] | None = None,
     ) -> None:
         if sample_id is not None:
+            if not isinstance(sample_id, str) and not callable(sample_id):
+                raise type_error(
+                    "sample_id", "None here (a key or a callable, over a stream)", sample_id
+                )
             raise ValueError(
                 f"sample_id={sample_id!r} is for streams (an IterableDataset): a map-style "
                 "dataset's samples are keyed by their index"

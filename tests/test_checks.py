@@ -115,6 +115,9 @@ class TestIndexArrayAndWeights:
             checks.index_array([1, 4], "pool", length=4)
         with pytest.raises(ValueError, match="non-empty"):
             checks.index_array([], "pool", length=4)
+        for huge in (2**63, 2**64, -(2**63) - 1):  # once numpy's OverflowError
+            with pytest.raises(ValueError, match=rf"pool must be indices in \[0, 4\), .*{huge}"):
+                checks.index_array([0, huge], "pool", length=4)
         with pytest.raises(TypeError, match="pool must be a sequence of indices"):
             checks.index_array("abc", "pool", length=4)
 
@@ -129,6 +132,33 @@ class TestIndexArrayAndWeights:
             checks.weights([1, 1, 1], "weights", count=2)
         with pytest.raises(ValueError, match="weights must"):
             checks.weights([1, math.inf], "weights", count=2)
+
+    def test_index_and_weight_tuples_are_python_numbers(self) -> None:
+        pool = checks.index_tuple(np.arange(3, dtype=np.uint8), "pool")
+        assert pool == (0, 1, 2)
+        assert all(type(entry) is int for entry in pool)
+        assert checks.index_tuple(range(2), "pool") == (0, 1)
+        assert checks.index_tuple([np.int64(2**40), 2**64], "pool") == (2**40, 2**64)
+        weights = checks.weight_tuple(np.array([1, 2]), "weights")
+        assert weights == (1.0, 2.0)
+        assert all(type(entry) is float for entry in weights)
+        assert checks.weight_tuple([np.float32(0.5), math.nan], "weights")[0] == 0.5
+
+    def test_index_and_weight_tuples_check_types_and_shapes(self) -> None:
+        with pytest.raises(TypeError, match="pool must be a sequence of indices, got 'ab'"):
+            checks.index_tuple("ab", "pool")
+        with pytest.raises(TypeError, match=r"pool must be a sequence of indices, got \{1\}"):
+            checks.index_tuple({1}, "pool")
+        with pytest.raises(TypeError, match=r"every entry of pool must be an index .* got 1.0"):
+            checks.index_tuple(np.ones(2), "pool")
+        with pytest.raises(TypeError, match=r"every entry of pool must be an index .* got True"):
+            checks.index_tuple([True], "pool")
+        with pytest.raises(ValueError, match=r"pool must be .*\(one dimension\), got an array"):
+            checks.index_tuple(np.zeros((2, 2), int), "pool")
+        with pytest.raises(TypeError, match="every entry of weights must be a real number"):
+            checks.weight_tuple(["1"], "weights")
+        with pytest.raises(ValueError, match="every entry of weights must be a finite number"):
+            checks.weight_tuple([2**2000], "weights")
 
     @given(st.lists(st.floats(0, 1e308), min_size=1, max_size=20).filter(any))
     def test_weights_give_a_cdf_ending_in_one(self, values: list[float]) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from torch.utils.data import DataLoader, Dataset
 
@@ -56,6 +57,35 @@ class TestCurrentWorker:
 
 
 class TestSampleContext:
+    @pytest.mark.parametrize(
+        ("field", "value", "error", "message"),
+        [
+            ("index", -1, ValueError, "index must be an integer >= 0, got -1"),
+            ("index", 1.0, TypeError, "index must be an integer >= 0, got 1.0 of type float"),
+            ("rank", 2**32, ValueError, r"rank must be an integer in \[0, 2\*\*32\)"),
+            ("rank", True, TypeError, "rank must be an integer in .* got True of type bool"),
+            ("worker_id", -1, ValueError, r"worker_id must be an integer in \[0, 2\*\*32\)"),
+            ("worker_id", "0", TypeError, "worker_id must be an integer"),
+            ("epoch", 2**32, ValueError, r"epoch must be an integer in \[0, 2\*\*32\)"),
+            ("epoch", None, TypeError, "epoch must be an integer .* got None"),
+        ],
+    )
+    def test_fields_are_checked(
+        self, field: str, value: object, error: type[Exception], message: str
+    ) -> None:
+        # once anything was taken, and a bad field surfaced (if at all) inside a key
+        fields: dict[str, object] = {"index": 3, "rank": 1, "worker_id": 0, "epoch": 2}
+        fields[field] = value
+        with pytest.raises(error, match=message):
+            SampleContext(**fields)  # type: ignore[arg-type]
+
+    def test_numpy_integers_become_python_ints(self) -> None:
+        rank, epoch = np.uint32(1), np.int32(2)
+        context = SampleContext(np.int64(3), rank=rank, worker_id=0, epoch=epoch)  # type: ignore[arg-type]
+        assert (context.index, context.rank, context.epoch) == (3, 1, 2)
+        assert type(context.index) is int
+        assert type(context.epoch) is int
+
     def test_guard_names_the_sample_and_keeps_the_cause(self) -> None:
         context = SampleContext(4, rank=1, worker_id=2, epoch=3)
         expected = r"^transform failed at index 4 \(rank 1, worker 2, epoch 3\): KeyError"

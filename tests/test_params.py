@@ -76,10 +76,30 @@ class TestTargets:
 class TestPartners:
     def test_a_list_becomes_a_tuple_and_replace_is_checked(self) -> None:
         assert Partners(pool=[3, 1], weights=[1.0, 2.0]).pool == (3, 1)
-        pool = np.arange(4)
-        assert Partners(pool=pool).pool is pool
         with pytest.raises(TypeError, match="replace must be True or False"):
             Partners(replace=1)  # type: ignore[arg-type]
+
+    def test_arrays_become_tuples_so_it_compares_hashes_and_stays_frozen(self) -> None:
+        # an array pool once made Partners unhashable, uncomparable and shared with the caller
+        pool = np.arange(3)
+        made = Partners(pool=pool, weights=np.ones(3))
+        assert made.pool == (0, 1, 2)
+        assert made.weights == (1.0, 1.0, 1.0)
+        assert all(type(entry) is int for entry in made.pool)
+        assert made == Partners(pool=range(3), weights=[1, 1, 1])
+        assert hash(made) == hash(Partners(pool=(0, 1, 2), weights=(1.0, 1.0, 1.0)))
+        pool[0] = 99
+        assert made.pool == (0, 1, 2)
+
+    def test_pool_and_weights_types_are_checked(self) -> None:
+        with pytest.raises(TypeError, match="every entry of pool must be an index"):
+            Partners(pool=np.array([0.0, 1.0]))
+        with pytest.raises(TypeError, match="pool must be a sequence of indices, got 'ab'"):
+            Partners(pool="ab")
+        with pytest.raises(TypeError, match="every entry of weights must be a real number"):
+            Partners(weights=["1"])  # type: ignore[list-item]
+        with pytest.raises(ValueError, match=r"weights must be .*one dimension"):
+            Partners(weights=np.ones((2, 2)))
 
     def test_the_pool_is_checked_against_the_dataset(self) -> None:
         with pytest.raises(ValueError, match="pool"):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rankaug import MixUpDataset, MosaicDataset, Partners
+from rankaug import MixUpDataset, MosaicDataset, MosaicGrid, Partners
 from rankaug._multi.partners import PartnerSampler
 from rankaug.datasets import SyntheticDetection
 
@@ -203,6 +203,36 @@ class TestPartnerSampler:
         assert sorted(sampler.draw(0, [0.0] * 3, rng())) == [1, 2, 3]
         with pytest.raises(ValueError, match="needs 3 partners besides index 2, the pool has 2"):
             sampler.draw(2, [0.0] * 3, rng())
+
+    @pytest.mark.parametrize("huge", [2**63, 2**64])
+    def test_pool_entries_beyond_int64_are_out_of_range(self, huge: int) -> None:
+        # numpy's OverflowError ("Python int too large to convert to C long") once
+        with pytest.raises(ValueError, match=rf"pool must be indices in \[0, 8\), .* to {huge}"):
+            PartnerSampler(8, 3, pool=[0, huge])
+        data = SyntheticDetection(8, image_size=16)
+        with pytest.raises(ValueError, match=r"pool must be indices in \[0, 8\)"):
+            MixUpDataset(data, seed=0, partners=Partners(pool=[0, huge]))
+        with pytest.raises(ValueError, match=r"pool must be indices in \[0, 8\)"):
+            MosaicDataset(data, seed=0, partners=Partners(pool=[0, huge]))
+
+    def test_without_replacement_every_sample_needs_enough_others(self) -> None:
+        # 8 items and 8 partners: accepted, then every sample failed (each is 1 of the 8)
+        for pool in (None, list(range(8))):
+            with pytest.raises(ValueError, match=r"besides the sample itself, the .* 7 others"):
+                PartnerSampler(8, 8, pool=pool, replace=False)
+        assert sorted(PartnerSampler(8, 7, replace=False).draw(0, [0.0] * 7, rng())) == [
+            1,
+            2,
+            3,
+            4,
+            5,
+            6,
+            7,
+        ]
+        data = SyntheticDetection(8, image_size=16)
+        with pytest.raises(ValueError, match="replace=False needs 8 distinct partners"):
+            MosaicDataset(data, seed=0, layout=MosaicGrid(grid=(3, 3)),
+                          partners=Partners(replace=False))  # fmt: skip
 
     def test_pickles(self) -> None:
         sampler = PartnerSampler(8, 3, pool=[1, 2, 5, 6], weights=[1, 2, 3, 4], replace=False)

@@ -405,6 +405,8 @@ class TestRandomAugmentWrapper:
             RandomAugmentWrapper(Dicts(), noise, seed=0, adapter=object())  # type: ignore[arg-type]
         with pytest.raises(ValueError, match=r"sample_id='id' is for streams"):
             RandomAugmentWrapper(Dicts(), noise, seed=0, sample_id="id")
+        with pytest.raises(TypeError, match=r"sample_id must be None here .* got True of type"):
+            RandomAugmentWrapper(Dicts(), noise, seed=0, sample_id=True)  # type: ignore[arg-type]
 
     def test_bad_epochs_are_named(self) -> None:
         wrapped = RandomAugmentWrapper(Dicts(), noise, seed=0)

@@ -59,7 +59,8 @@ class PartnerSampler:
         ValueError: If the pool is empty, out of range or has duplicates, the weights are
             not one finite number ``>= 0`` per candidate (not all 0), or
             ``replace=False`` asks for more distinct partners than there are candidates
-            (of weight > 0).
+            (of weight > 0; than there are others besides the sample, when every index
+            is a candidate).
 
     Attributes:
         pool: The pool as an ``int64`` array, or ``None``.
@@ -102,6 +103,14 @@ class PartnerSampler:
             raise ValueError(
                 f"replace=False needs {self.count} distinct partners per sample, "
                 f"{self._have(self._total, 'candidates')}"
+            )
+        if not self.replace and 1 < candidates == self.length and candidates - 1 < self.count:
+            # every index is a candidate, so every sample has one candidate fewer: itself
+            raise ValueError(
+                f"replace=False needs {self.count} distinct partners per sample besides the "
+                f"sample itself, the {'dataset' if self.pool is None else 'pool'} has "
+                f"{candidates - 1} others ({candidates} items): use fewer cells, more "
+                "items or replace=True"
             )
 
     @property

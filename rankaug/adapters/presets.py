@@ -8,6 +8,7 @@ from typing import Any, Final
 import numpy as np
 import torch
 
+from rankaug import checks
 from rankaug.adapters.keymap import KeyMap
 from rankaug.boxes import BoxFormat
 
@@ -33,6 +34,10 @@ class HuggingFace(KeyMap):
         box_format: The boxes' format.
         **other: More targets or label fields, as for :class:`KeyMap`.
 
+    Raises:
+        TypeError: If ``objects``, ``bbox`` or ``category`` is not a string.
+        ValueError: If one is empty (or has an empty part of a dotted path).
+
     >>> HuggingFace()
     HuggingFace(image='image', bboxes='objects.bbox', labels='objects.category', box_format='coco')
     """
@@ -47,6 +52,9 @@ class HuggingFace(KeyMap):
         box_format: BoxFormat = "coco",
         **other: Any,
     ) -> None:
+        objects = checks.key_path(objects, "objects")
+        bbox = checks.key_path(bbox, "bbox")
+        category = checks.key_path(category, "category")
         super().__init__(image, bboxes=f"{objects}.{bbox}", labels=f"{objects}.{category}",
                          box_format=box_format, **other)  # fmt: skip
 

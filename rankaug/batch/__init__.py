@@ -116,8 +116,9 @@ class BatchAugment:
 
         Raises:
             TypeError: If ``images`` is not a tensor or ``index``/``epoch`` are not
-                integers (one, a sequence, or an integer array or tensor), or a
-                torchvision transform is given keyword arguments.
+                integers (one, a sequence, or an integer array or tensor),
+                ``return_params`` is not a bool, or a torchvision transform is given
+                keyword arguments.
             ValueError: If ``images`` is not 4-D or looks channels-last (its last
                 dimension 1, 3 or 4 and its second larger than 4), ``index`` or
                 ``epoch`` do not have one value per sample (shape ``(B,)``; two
@@ -127,6 +128,7 @@ class BatchAugment:
             RuntimeError: If an augmentation drew from torch's global generator (its state
                 is restored first; for torchvision, a CUDA generator).
         """
+        return_params = checks.boolean(return_params, "return_params")  # before any step
         keys = self._resolve(images, index, epoch)
         if self._torchvision:
             if kwargs:

@@ -29,9 +29,11 @@ from rankaug.checks.containers import (
     function,
     instance,
     key_name,
+    key_path,
     map_dataset,
     mapping,
     names,
+    path,
     sequence,
 )
 from rankaug.checks.images import (
@@ -43,7 +45,14 @@ from rankaug.checks.images import (
     fills_fit,
     image_layout,
 )
-from rankaug.checks.indices import index, index_array, per_sample, weights
+from rankaug.checks.indices import (
+    index,
+    index_array,
+    index_tuple,
+    per_sample,
+    weight_tuple,
+    weights,
+)
 from rankaug.checks.numbers import (
     boolean,
     int_choice,
@@ -73,14 +82,17 @@ __all__ = [
     "image_layout",
     "index",
     "index_array",
+    "index_tuple",
     "instance",
     "int_choice",
     "int_pair",
     "integer",
     "key_name",
+    "key_path",
     "map_dataset",
     "mapping",
     "names",
+    "path",
     "per_sample",
     "probability",
     "real",
@@ -90,5 +102,6 @@ __all__ = [
     "scheduled",
     "sequence",
     "uint",
+    "weight_tuple",
     "weights",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -14,9 +15,11 @@ __all__ = [
     "function",
     "instance",
     "key_name",
+    "key_path",
     "map_dataset",
     "mapping",
     "names",
+    "path",
     "sequence",
 ]
 
@@ -129,6 +132,45 @@ def key_name(
     if value in forbidden or not value:
         raise value_error(name, expected, value)
     return value
+
+
+def key_path(value: object, name: str) -> str:
+    """A key, or a dotted path into nested dicts (``"objects.bbox"``): no part empty.
+
+    >>> key_path("objects", "objects")
+    'objects'
+    >>> key_path(None, "objects")
+    Traceback (most recent call last):
+    ...
+    TypeError: objects must be a key or a dotted path (a non-empty str), got None of type NoneType
+    >>> key_path("a.", "objects")
+    Traceback (most recent call last):
+    ...
+    ValueError: objects must be a key or a dotted path (a non-empty str), got 'a.'
+    """
+    expected = "a key or a dotted path (a non-empty str)"
+    if not isinstance(value, str):
+        raise type_error(name, expected, value, short=True)
+    if not all(value.split(".")):
+        raise value_error(name, expected, value)
+    return value
+
+
+def path(value: object, name: str) -> str | os.PathLike[str]:
+    """A file system path: a ``str`` or an ``os.PathLike`` of one (``pathlib.Path``).
+
+    >>> path("images", "image_dir")
+    'images'
+    >>> path(None, "image_dir")
+    Traceback (most recent call last):
+    ...
+    TypeError: image_dir must be a path (str or os.PathLike), got None of type NoneType
+    """
+    if isinstance(value, str) or (
+        isinstance(value, os.PathLike) and isinstance(os.fspath(value), str)
+    ):
+        return value
+    raise type_error(name, "a path (str or os.PathLike)", value, short=True)
 
 
 def function(value: object, name: str, expected: str) -> Callable[..., Any]:

@@ -11,7 +11,7 @@ import numpy as np
 
 from rankaug.checks._messages import Said, is_int, is_real, type_error, value_error
 
-__all__ = ["index", "index_array", "per_sample", "weights"]
+__all__ = ["index", "index_array", "index_tuple", "per_sample", "weight_tuple", "weights"]
 
 
 def index(value: object, length: int) -> int:
@@ -65,6 +65,10 @@ def index_array(value: object, name: str, *, length: int) -> np.ndarray:
     Traceback (most recent call last):
     ...
     TypeError: every entry of pool must be an index (integer), got 1.5 of type float
+    >>> index_array([0, 2**64], "pool", length=4)
+    Traceback (most recent call last):
+    ...
+    ValueError: pool must be indices in [0, 4), got values from 0 to 18446744073709551616
     """
     if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
         raise type_error(name, "a sequence of indices", value)
@@ -74,15 +78,79 @@ def index_array(value: object, name: str, *, length: int) -> np.ndarray:
             raise type_error(f"every entry of {name}", "an index (integer)", entry)
     if not entries:
         raise value_error(name, "a non-empty sequence of indices", value)
-    array = np.asarray(entries, dtype=np.int64)
-    low, high = int(array.min()), int(array.max())
+    numbers = list(map(int, entries))  # checked as Python ints: 2**64 fits no int64
+    low, high = min(numbers), max(numbers)
     if low < 0 or high >= length:
         raise value_error(name, f"indices in [0, {length})", Said(f"values from {low} to {high}"))
+    array = np.asarray(numbers, dtype=np.int64)
     unique, counts = np.unique(array, return_counts=True)
     if len(unique) != len(array):
         twice = unique[counts > 1][:5].tolist()
         raise value_error(name, "distinct indices", Said(f"repeated entries {twice}"))
     return array
+
+
+def index_tuple(value: object, name: str) -> tuple[int, ...]:
+    """A flat sequence (a 1-D array, a range) of integers as a tuple of Python ints.
+
+    Only the types are checked; the values are the dataset's to check (see
+    :func:`index_array`). Ints of any size are kept as they are.
+
+    Raises:
+        TypeError: If ``value`` is not a sequence or 1-D array, or an entry not an integer.
+        ValueError: If it is an array of two dimensions or more.
+
+    >>> index_tuple(np.arange(3), "pool")
+    (0, 1, 2)
+    >>> index_tuple([0, 1.0], "pool")
+    Traceback (most recent call last):
+    ...
+    TypeError: every entry of pool must be an index (integer), got 1.0 of type float
+    """
+    entries = _flat(value, name, "a sequence of indices")
+    for entry in entries:
+        if not is_int(entry):
+            raise type_error(f"every entry of {name}", "an index (integer)", entry)
+    return tuple(map(int, entries))
+
+
+def weight_tuple(value: object, name: str) -> tuple[float, ...]:
+    """A flat sequence (a 1-D array, say) of real numbers as a tuple of Python floats.
+
+    Only the types are checked (and that each fits a float); NaN, negative and
+    infinite weights are :func:`weights`'s to refuse.
+
+    Raises:
+        TypeError: If ``value`` is not a sequence or 1-D array, or an entry not a real
+            number.
+        ValueError: If it is an array of two dimensions or more, or an entry is too
+            large for a float.
+
+    >>> weight_tuple(np.ones(2, np.float32), "weights")
+    (1.0, 1.0)
+    """
+    entries = _flat(value, name, "a sequence of numbers")
+    out = []
+    for entry in entries:
+        if not is_real(entry):
+            raise type_error(f"every entry of {name}", "a real number", entry)
+        try:
+            out.append(float(entry))
+        except OverflowError:  # an int beyond float's range
+            raise value_error(f"every entry of {name}", "a finite number", entry) from None
+    return tuple(out)
+
+
+def _flat(value: object, name: str, expected: str) -> list[Any]:
+    """The entries of a sequence or a 1-D numpy array (as Python numbers)."""
+    if isinstance(value, np.ndarray):
+        if value.ndim != 1:
+            shown = Said(f"an array of shape {value.shape}")
+            raise value_error(name, f"{expected} (one dimension)", shown)
+        return value.tolist()  # type: ignore[no-any-return]
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise type_error(name, expected, value, short=True)
+    return list(value)
 
 
 def weights(value: object, name: str, *, count: int, what: str = "item") -> np.ndarray:

@@ -71,7 +71,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from rankaug.boxes import check_box_format
 from rankaug.cli.adapter import build_adapter
@@ -84,6 +83,7 @@ from rankaug.cli.options import (
     launch_options,
     reader_options,
 )
+from rankaug.cli.output import check_output, write_text
 from rankaug.cli.probe import AuditConfig, AuditJob, probe_indices
 from rankaug.cli.report import AuditReport, AuditResult
 from rankaug.cli.stream_verdicts import (
@@ -200,7 +200,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``rankaug audit`` with parsed arguments; return the exit code."""
+    """Run ``rankaug audit`` with parsed arguments; return the exit code.
+
+    ``--output`` is checked before the launch, and written after the report is printed.
+    """
+    if args.output:
+        check_output(args.output)
     report = run_audit(
         AuditConfig(
             targets=tuple(args.targets),
@@ -223,11 +228,9 @@ def run(args: argparse.Namespace) -> int:
             sample_id=args.sample_id,
         )
     )
+    print(report.to_json() if args.json else report.to_text(), flush=True)
     if args.output:
-        path = Path(args.output)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(report.to_json() + "\n", encoding="utf-8")
-    print(report.to_json() if args.json else report.to_text())
+        write_text(args.output, report.to_json() + "\n")
     return report.exit_code
 
 

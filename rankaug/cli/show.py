@@ -25,6 +25,7 @@ from typing import Any, Literal
 import numpy as np
 from torch.utils.data import DataLoader, DistributedSampler
 
+from rankaug import checks
 from rankaug.boxes import check_box_format
 from rankaug.cli.adapter import build_adapter, reader_text
 from rankaug.cli.failure import Failure
@@ -36,6 +37,7 @@ from rankaug.cli.options import (
     launch_options,
     reader_options,
 )
+from rankaug.cli.output import check_output, output_error
 from rankaug.cli.sheet import caption, contact_sheet, render_tile, write_png
 from rankaug.cli.target import build_dataset
 from rankaug.cli.views import SheetViews
@@ -65,7 +67,12 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     show.add_argument(
         "--samples", type=integer(1, 64), default=8, help="samples per rank (default: 8)"
     )
-    show.add_argument("--epoch", type=integer(0), default=0, help="the epoch to show (default: 0)")
+    show.add_argument(
+        "--epoch",
+        type=integer(0, 2**32 - 1),
+        default=0,
+        help="the epoch to show (default: 0)",
+    )
     show.add_argument(
         "--sampler",
         choices=("distributed", "same"),
@@ -204,7 +211,11 @@ def run_show(config: ShowConfig) -> tuple[Path, tuple[int, int], int]:
         samples a rank loaded: fewer than ``samples`` when its share is smaller).
 
     Raises:
-        ValueError: If an option is out of range or malformed.
+        ValueError: If an option is out of range or malformed (``--output`` a path
+            that cannot be written, checked before the launch).
+        TypeError: If ``epoch`` is not an integer.
+        OSError: If the sheet cannot be written after all (the message names
+            ``--output``).
         rankaug.cli.target.TargetError: If TARGET cannot give a map-style dataset, or
             ``--adapter`` no adapter.
         rankaug.cli.failure.SampleFailure: If a sample failed to load or to be read.
@@ -212,6 +223,8 @@ def run_show(config: ShowConfig) -> tuple[Path, tuple[int, int], int]:
     """
     if not config.output.lower().endswith(".png"):
         raise ValueError(f"--output must be a .png file, got {config.output!r}")
+    check_output(config.output)
+    checks.uint(config.epoch, "--epoch", 32)
     if config.box_format is not None:
         check_box_format(config.box_format, name="--box-format")
     build_adapter(config.adapter, config.keys)
@@ -222,5 +235,8 @@ def run_show(config: ShowConfig) -> tuple[Path, tuple[int, int], int]:
         f"{config.workers} workers/rank, seed {config.seed} on every rank"
     )
     sheet = contact_sheet(rows, [f"rank {r}" for r in range(len(rows))], title, config.thumb)
-    path = write_png(config.output, sheet)
+    try:
+        path = write_png(config.output, sheet)
+    except OSError as error:
+        raise output_error(config.output, error) from error
     return path, (sheet.shape[0], sheet.shape[1]), max(map(len, rows), default=0)

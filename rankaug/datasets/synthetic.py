@@ -7,6 +7,7 @@ is the same in every process, worker and run, whatever was drawn before.
 from __future__ import annotations
 
 import colorsys
+import sys
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -54,7 +55,7 @@ class SyntheticDetection(Dataset[Any]):
     xyxy boxes; ``tensors=True`` makes those torch tensors, the image ``CHW``.
 
     Args:
-        length: Number of samples.
+        length: Number of samples, at most ``sys.maxsize`` (what ``len()`` can give).
         image_size: ``(height, width)`` or one int for a square; each side >= 8.
         num_classes: Number of classes, in ``[1, 255]``.
         max_objects: Most objects drawn per image, in ``[1, 255]``.
@@ -98,7 +99,7 @@ class SyntheticDetection(Dataset[Any]):
         tensors: bool = False,
         varied_sizes: bool = False,
     ) -> None:
-        self.length = checks.integer(length, "length", low=0)
+        self.length = checks.integer(length, "length", low=0, high=sys.maxsize)  # len()'s limit
         self.image_size = _check_image_size(image_size)
         self.num_classes = checks.integer(num_classes, "num_classes", low=1, high=255)
         self.max_objects = checks.integer(max_objects, "max_objects", low=1, high=255)

@@ -101,6 +101,8 @@ class YoloFolder(Dataset[Any]):
         label_paths: The label file of each image (which may not exist).
 
     Raises:
+        TypeError: If ``root``, ``image_dir`` or ``label_dir`` is not a path (a ``str`` or
+            an ``os.PathLike``), or another argument has the wrong type.
         FileNotFoundError: If ``root / image_dir`` or ``root / label_dir`` is missing.
         ValueError: If no image is found, two images share a label file (``a.jpg`` and
             ``a.png``), or a label file has a bad line (the message names the file and
@@ -140,8 +142,8 @@ class YoloFolder(Dataset[Any]):
         root: str | os.PathLike[str],
         *,
         box_format: BoxFormat = "pascal_voc",
-        image_dir: str = "images",
-        label_dir: str = "labels",
+        image_dir: str | os.PathLike[str] = "images",
+        label_dir: str | os.PathLike[str] = "labels",
         extensions: Sequence[str] = _DEFAULT_EXTENSIONS,
         tolerance: float = 1e-3,
         segments: bool = False,
@@ -159,6 +161,9 @@ class YoloFolder(Dataset[Any]):
         self.reduced_decode = checks.boolean(reduced_decode, "reduced_decode")
         self.segments = checks.boolean(segments, "segments")
         suffixes = _check_extensions(extensions)
+        root = checks.path(root, "root")
+        image_dir = checks.path(image_dir, "image_dir")
+        label_dir = checks.path(label_dir, "label_dir")
         self.image_dir, self.label_dir = image_dir, label_dir
         self.extensions = tuple(sorted(suffixes))
         if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)):

@@ -45,7 +45,8 @@ class MosaicGrid:
     """How :class:`~rankaug.MosaicDataset` lays its tiles out and paints them.
 
     Args:
-        grid: ``(rows, cols)``.
+        grid: ``(rows, cols)``, each at most the output's size in pixels (checked by the
+            wrapper: every cell at least one pixel).
         canvas: ``"output"`` builds the ``output_size`` image; ``"yolo"`` builds YOLO's
             canvas of twice ``output_size`` (for an affine applied afterwards).
         center_range: Where the grid lines fall, as fractions of the output (for a 2x2
@@ -187,6 +188,11 @@ class MosaicConfig:
         given = checks.instance(targets, "targets", Targets, what="a rankaug.Targets")
         boxes = (Targets() if given is None else given).resolve(None)
         rows, cols = grid.grid
+        if rows > size[0] or cols > size[1]:  # cells of no pixel: a hang for a huge grid
+            raise ValueError(
+                f"layout.grid must be (rows, cols) with rows <= {size[0]} and cols <= "
+                f"{size[1]} (each cell at least one pixel of output_size={size}), got {grid.grid}"
+            )
         probability = checks.schedule(p, "p")
         total = None if epochs is None else checks.integer(epochs, "epochs", low=1)
         closing = checks.integer(close_mosaic, "close_mosaic", low=0)

@@ -125,7 +125,7 @@ def attach(adapter: SampleAdapter, sample: Any, key: str, value: Any) -> Any:
 
     ``adapter.attach(sample, key, value)`` when the adapter has that hook, else
     :meth:`DefaultAdapter.attach`'s rule: into a dict sample, or into a pair's dict
-    target; other shapes come back unchanged.
+    target, never over a key it already has; other shapes come back unchanged.
 
     Args:
         adapter: The wrapper's adapter.
@@ -136,8 +136,16 @@ def attach(adapter: SampleAdapter, sample: Any, key: str, value: Any) -> Any:
     Returns:
         The sample.
 
+    Raises:
+        ValueError: By the default rule, if the dict already has ``key`` (the dataset's
+            own value, or an inner wrapper's record): ``record=`` must name a new key.
+
     >>> attach(DefaultAdapter(), ("image", {"labels": []}), "mosaic", 1)[1]
     {'labels': [], 'mosaic': 1}
+    >>> attach(DefaultAdapter(), {"image": "a.png", "mosaic": 0}, "mosaic", 1)
+    Traceback (most recent call last):
+    ...
+    ValueError: record='mosaic' names a key the sample already has (...
     """
     hook = getattr(adapter, "attach", None)
     if hook is not None:

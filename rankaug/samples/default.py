@@ -150,11 +150,25 @@ class DefaultAdapter:
 
     @staticmethod
     def attach(sample: Any, key: str, value: Any) -> Any:
-        """Add ``key: value`` to a dict sample or a pair's dict target (see :func:`attach`)."""
+        """Add ``key: value`` to a dict sample or a pair's dict target (see :func:`attach`).
+
+        Raises:
+            ValueError: If the dict already has ``key`` (the dataset's own value, or an
+                inner wrapper's record), which the record would silently replace.
+        """
         if isinstance(sample, dict):
-            sample[key] = value
+            target = sample
         elif isinstance(sample, tuple | list) and len(sample) == 2 and isinstance(sample[1], dict):
-            sample[1][key] = value
+            target = sample[1]
+        else:
+            return sample
+        if key in target:
+            raise ValueError(
+                f"record={key!r} names a key the sample already has (the dataset's own "
+                f"{key!r}, or an inner wrapper's record), which the record would replace: "
+                f"give this wrapper another record= name, such as record={key + '_2'!r}"
+            )
+        target[key] = value
         return sample
 
     @staticmethod

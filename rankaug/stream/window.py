@@ -20,6 +20,7 @@ up to where it stood (see :mod:`rankaug.stream.base`).
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, TypeVar
@@ -71,8 +72,8 @@ class WindowStream(StreamDataset[T_co]):
     Args:
         dataset: An ``IterableDataset`` or another re-iterable of samples.
         seed: The run's base seed, ``0 <= seed < 2**64``.
-        buffer_size: How many candidates each main sample's partners are drawn from.
-            Defaults to ``16``.
+        buffer_size: How many candidates each main sample's partners are drawn from,
+            ``1 <= buffer_size < sys.maxsize``. Defaults to ``16``.
         keying: ``"stream"`` or ``"sample"`` (the draws keyed by the main sample's id;
             which samples the partners are still depends on the stream's order).
             Defaults to ``"stream"``.
@@ -131,7 +132,8 @@ class WindowStream(StreamDataset[T_co]):
         wrapper: Any = self.map_class()
         for name, kind in wrapper.parameter_objects.items():  # the deprecated flat keywords, once
             options[name] = take(kind, options.get(name), options, wrapper.__name__)
-        self.buffer_size = checks.integer(buffer_size, "buffer_size", low=1)
+        # the window of B + 1 samples is a Python length: at most sys.maxsize
+        self.buffer_size = checks.integer(buffer_size, "buffer_size", low=1, high=sys.maxsize - 1)
         self._naming = _Naming(check_adapter(adapter))
         self._options = {"seed": seed, "rank": rank, "stream": stream, **options}
         self._inner: dict[int, Any] = {}

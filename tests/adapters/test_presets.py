@@ -91,6 +91,24 @@ class TestHuggingFacePreset:
         }  # fmt: skip
         assert adapter.box_format == "coco"
 
+    @pytest.mark.parametrize(
+        ("kwargs", "error", "message"),
+        [
+            ({"objects": None}, TypeError, "objects must be a key or a dotted path .* NoneType"),
+            ({"objects": 1.5}, TypeError, "objects must be .*, got 1.5 of type float"),
+            ({"bbox": 0}, TypeError, "bbox must be a key or a dotted path"),
+            ({"category": ["a", "b"]}, TypeError, r"category must be .*, got \['a', 'b'\]"),
+            ({"category": ""}, ValueError, "^category must be a key or a dotted path"),
+            ({"objects": "a."}, ValueError, "^objects must be a key or a dotted path"),
+        ],
+    )
+    def test_each_name_is_checked_under_its_own(
+        self, kwargs: dict[str, Any], error: type[Exception], message: str
+    ) -> None:
+        # None or 1.5 were pasted into a path ('None.bbox'): a KeyError on the first sample
+        with pytest.raises(error, match=message):
+            HuggingFace(**kwargs)
+
     def test_unpacks_what_the_default_adapter_refuses(self) -> None:
         sample = {"image": np.zeros((4, 4, 3), np.uint8),
                   "objects": {"bbox": [[0.0, 0.0, 2.0, 2.0]], "category": [1]}}  # fmt: skip

@@ -354,6 +354,15 @@ class TestBatchAugmentRefusals:
         ):
             aug(_images(4), index=index, epoch=0)
 
+    @pytest.mark.parametrize("flag", [1, 0, "no", None, [0], np.int64(1)])
+    def test_return_params_must_be_a_bool(self, flag: Any) -> None:
+        # any truthy value once returned (output, params): "no" and [0] included
+        aug = BatchAugment(K.RandomHorizontalFlip(), seed=0)
+        with pytest.raises(TypeError, match=r"return_params must be True or False, got "):
+            aug(_images(2), return_params=flag)
+        assert aug.step == 0  # refused before the call counted
+        assert isinstance(aug(_images(2), return_params=np.True_), tuple)
+
     def test_an_index_of_a_wrong_type_names_the_types_taken(self) -> None:
         aug = BatchAugment(K.RandomHorizontalFlip(), seed=0)
         taken = "an integer, a sequence of integers or a 1-D integer numpy array or tensor"

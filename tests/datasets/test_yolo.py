@@ -195,6 +195,25 @@ class TestYoloFolder:
         ):
             YoloFolder(tmp_path)
 
+    @pytest.mark.parametrize(
+        ("kwargs", "shown"),
+        [
+            ({"image_dir": None}, "image_dir must be a path .*, got None of type NoneType"),
+            ({"label_dir": 1}, "label_dir must be a path .*, got 1 of type int"),
+            ({"image_dir": ["images"]}, r"image_dir must be a path .*, got \['images'\]"),
+            ({"image_dir": b"images"}, "image_dir must be a path .* of type bytes"),
+        ],
+    )
+    def test_folders_of_a_wrong_type_are_named(
+        self, root: Path, kwargs: dict[str, Any], shown: str
+    ) -> None:
+        # once Python's "unsupported operand type(s) for /: 'PosixPath' and 'NoneType'"
+        with pytest.raises(TypeError, match=shown):
+            YoloFolder(root, **kwargs)
+        with pytest.raises(TypeError, match="root must be a path"):
+            YoloFolder(None)  # type: ignore[arg-type]
+        assert len(YoloFolder(root, image_dir=Path("images"), label_dir=Path("labels"))) == 6
+
     def test_missing_label_dir(self, tmp_path: Path) -> None:
         (tmp_path / "images").mkdir()
         with pytest.raises(FileNotFoundError, match=r"label_dir: .*make an empty label folder"):

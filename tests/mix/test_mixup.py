@@ -245,6 +245,18 @@ class TestMixUpDataset:
         assert out["image"] is data[1]["image"]
         assert out["mixup"] == {**out["mixup"], "applied": False, "indices": [1], "ratio": 1.0}
 
+    def test_the_record_never_replaces_a_key_of_the_sample(self) -> None:
+        # the user's image_id, or an inner MixUp's record, was silently replaced
+        data = [{**sample, "image_id": 100 + i} for i, sample in enumerate(flat_dataset(3))]
+        with pytest.raises(SampleError, match="record='image_id' names a key") as caught:
+            MixUpDataset(data, seed=0, record="image_id")[0]
+        assert isinstance(caught.value.__cause__, ValueError)
+        with pytest.raises(SampleError, match=r"record='mixup' .* such as record='mixup_2'"):
+            MixUpDataset(MixUpDataset(data, seed=0), seed=1)[0]
+        out = MixUpDataset(MixUpDataset(data, seed=0), seed=1, record="mixup_2")[0]
+        assert out["image_id"] == 100
+        assert out["mixup"]["indices"][0] == out["mixup_2"]["indices"][0] == 0
+
     def test_p_as_a_function_of_the_epoch(self) -> None:
         data = flat_dataset(3)
         mixup = MixUpDataset(data, seed=0, p=lambda epoch: float(epoch >= 1))

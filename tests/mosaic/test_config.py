@@ -40,6 +40,9 @@ class TestMosaicConfig:
         assert (plain.affine, plain.canvas_hw, plain.image_hw) == (None, (30, 40), (30, 40))
         assert build(output_size=(30, 40), canvas="yolo").image_hw == (60, 80)
 
+    def test_a_grid_of_one_pixel_cells_is_the_largest(self) -> None:
+        assert build(grid=(64, 64)).cells[-1] == (63, 63)
+
     def test_frozen(self) -> None:
         with pytest.raises(dataclasses.FrozenInstanceError):
             build().layout = MosaicGrid(grid=(3, 3))  # type: ignore[misc]
@@ -57,6 +60,16 @@ class TestMosaicConfig:
             ({"output_size": (32, -1)}, ValueError, r"output_size must be .* >= 1, got \(32, -1\)"),
             ({"output_size": 3.5}, TypeError, "output_size must be an integer or a pair"),
             ({"grid": (0, 2)}, ValueError, r"grid must be .* >= 1, got \(0, 2\)"),
+            # cells of no pixel: (200, 200) took 20 s a sample, 2**64 hung
+            (
+                {"grid": (200, 200), "output_size": 64},
+                ValueError,
+                r"layout.grid must be \(rows, cols\) with rows <= 64 and cols <= 64 \(each "
+                r"cell at least one pixel of output_size=\(64, 64\)\), got \(200, 200\)",
+            ),
+            ({"grid": (2**64, 2**64)}, ValueError, "layout.grid must be"),
+            ({"grid": (2, 65), "output_size": 64}, ValueError, r"cols <= 64 .*, got \(2, 65\)"),
+            ({"grid": (33, 2), "output_size": (32, 96)}, ValueError, "rows <= 32 and cols <= 96"),
             ({"p": 1.5}, ValueError, r"p must be a finite number >= 0.0 and <= 1.0, got 1.5"),
             ({"p": "always"}, TypeError, "p must be a finite number"),
             ({"box_format": "xyxy"}, ValueError, "box_format must be one of"),

@@ -62,11 +62,16 @@ class TestTileReader:
             first([pair] * 2)
 
     def test_other_values_pass(self) -> None:
-        sample = {**good(), "path": "a", "size": 7, "meta": {"k": 1}, "mosaic": [1]}
+        sample = {**good(), "path": "a", "size": 7, "meta": {"k": 1}}
         out = first([sample] * 2)
         assert out["path"] == "a"
         assert out["meta"] == {"k": 1}
-        assert out["mosaic"]["indices"][0] == 0  # the record replaces an old one
+        assert out["mosaic"]["indices"][0] == 0
+
+    def test_the_record_never_replaces_a_key_of_the_sample(self) -> None:
+        sample = {**good(), "mosaic": [1]}
+        with pytest.raises(SampleError, match="record='mosaic' names a key the sample already"):
+            first([sample] * 2)
 
     @pytest.mark.parametrize("kind", ["mask", "masks"])
     def test_mask_dtypes_must_agree(self, kind: str) -> None:

@@ -61,6 +61,13 @@ class TestAttach:
         assert attach(DefaultAdapter(), [0, {"labels": 2}], "k", 1) == [0, {"labels": 2, "k": 1}]
         assert attach(DefaultAdapter(), (0, 5), "k", 1) == (0, 5)
 
+    def test_never_over_a_key_the_sample_has(self) -> None:
+        # a record once silently replaced the dataset's own value (or an inner record)
+        with pytest.raises(ValueError, match=r"record='k' names a key .* such as record='k_2'"):
+            attach(DefaultAdapter(), {"image": 0, "k": 5}, "k", 1)
+        with pytest.raises(ValueError, match="record='k' names a key the sample already has"):
+            attach(DefaultAdapter(), (0, {"labels": 2, "k": 5}), "k", 1)
+
 
 class TestClassTarget:
     def test_dicts_dict_targets_and_plain_targets(self) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from torch.utils.data import DataLoader, IterableDataset
 
-from rankaug import CopyPasteDataset, CutMixDataset, MixUpDataset
+from rankaug import CopyPasteDataset, CutMixDataset, MixUpDataset, SampleError
 from rankaug.stream import StreamingCopyPaste, StreamingCutMix, StreamingMixUp
 from tests.stream.helpers import Shards
 
@@ -59,6 +59,16 @@ class TestStreamingMixUp:
     def test_a_pass_of_one_sample_is_refused(self) -> None:
         with pytest.raises(ValueError, match="pass holds a single sample, and MixUpDataset needs"):
             records(MixUpDataset(Shards(1), **options()), "mixup")
+
+    @pytest.mark.parametrize("make", [MixUpDataset, CutMixDataset, CopyPasteDataset])
+    def test_buffer_size_is_bounded(self, make: Any) -> None:
+        # 2**64 gave an OverflowError from len() of the window
+        with pytest.raises(ValueError, match=r"buffer_size must be an integer in \[1, \d+\]"):
+            make(Shards(4), **options(buffer_size=2**64))
+
+    def test_the_record_never_replaces_a_key_of_the_sample(self) -> None:
+        with pytest.raises(SampleError, match="record='id' names a key the sample already has"):
+            records(MixUpDataset(Shards(4), **options(record="id")), "id")
 
 
 class TestStreamingCutMix:

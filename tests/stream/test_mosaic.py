@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any
 
@@ -34,6 +35,12 @@ class TestStreamingMosaic:
             mosaic(partners=Partners(pool=[0, 1]))
         with pytest.raises(ValueError, match="buffer_size must be"):
             mosaic(buffer_size=0)
+        # the window of buffer_size + 1 samples is a Python length: OverflowError once
+        for size in (sys.maxsize, 2**64):
+            with pytest.raises(
+                ValueError, match=rf"buffer_size must be an integer in \[1, {sys.maxsize - 1}\]"
+            ):
+                mosaic(buffer_size=size)
 
     def test_a_flat_keyword_warns_once_at_the_callers_line(self) -> None:
         with warnings.catch_warnings(record=True) as seen:
