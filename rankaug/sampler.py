@@ -8,19 +8,32 @@ or spawned, can mix epochs within a pass, and nobody has to call ``set_epoch`` o
 dataset at the right moment.
 
 A pass begins when its first index is drawn (a DataLoader iterator may call
-``iter()`` on its sampler more than once; only the iterator it reads from counts). The
-epoch of each pass:
+``iter()`` on its sampler more than once; only the iterator it reads from counts).
+Loaders draw ahead: workers prefetch, an infinite loader (ultralytics'
+``InfiniteDataLoader``) begins the next pass before the trainer's ``set_epoch``, Lightning
+builds the iterator before it calls ``set_epoch``, a loader may be reset and its drawn
+indices thrown away. The epoch of a pass:
 
-* the first pass has ``epoch`` (pass ``epoch=self.current_epoch`` when the loader is
-  built after a checkpoint is restored);
+* the first pass has ``epoch``; a restored state (``load_state_dict``, a copy) resumes
+  its pass where it was;
 * each new pass has the previous one's epoch plus one, so a plain
   ``for epoch ...: for batch in loader`` loop needs no call at all;
-* ``set_epoch(e)``, called by you, Lightning, accelerate or ultralytics' trainer, sets
-  the epoch of the next pass and is forwarded to the wrapped sampler (a
-  ``DistributedSampler`` reshuffles). A ``set_epoch(e)`` that arrives while the pass of
-  epoch ``e`` is already running refers to that pass and changes nothing: frameworks
-  that build the iterator first (Lightning) or prefetch the next pass before the call
-  (ultralytics' ``InfiniteDataLoader``) still get each epoch exactly once.
+* ``set_epoch(e)`` (by you, Lightning, accelerate or ultralytics' trainer) names the
+  epoch the caller reads next. When that pass has already begun (the running pass, or
+  a pass of epoch ``e`` the loader began after the one the previous call named), the
+  call changes nothing; otherwise it sets the epoch of the next pass and is forwarded to
+  the wrapped sampler (a ``DistributedSampler`` reshuffles);
+* a pass that begins after the pass named by ``set_epoch(e)`` was thrown away unread
+  (nothing drawn since the call, the latest pass unfinished: ultralytics'
+  ``loader.reset()`` right after ``set_epoch``) takes epoch ``e`` again;
+* an iterator that torchdata's ``StatefulDataLoader`` restores from a state saved at the
+  end of its pass gives nothing, so the loader's next iterator begins the next epoch.
+
+Two calls cannot be made right, and warn (:class:`~rankaug.RankaugWarning`): a
+``set_epoch(e)`` that arrives while a pass of another epoch, begun since the previous
+call, is running (its indices are with the workers already: build the sampler with
+``epoch=``), and a ``set_epoch(e)`` that goes back to an epoch that already ran (it
+replays that epoch: after a resume, accelerate's own count starts again at 0).
 
 It may also wrap a batch sampler, as ``DataLoader(batch_sampler=EpochSampler(
 BatchSampler(DistributedSampler(train), batch_size, drop_last)))``: each batch then
@@ -34,63 +47,36 @@ should a ``DistributedSampler`` shard its shard anyway, it warns once.
 
 ``state_dict()`` holds the epoch and position of the running pass; after
 ``load_state_dict()`` the next pass resumes there, so torchdata's
-``StatefulDataLoader`` resumes mid-epoch exactly. A copy or a pickle taken mid-pass
-resumes there too.
+``StatefulDataLoader`` resumes mid-epoch exactly, and at an epoch's end too. A copy or a
+pickle taken mid-pass resumes there too.
 """
 
 from __future__ import annotations
 
 import itertools
-import operator
 import sys
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from typing import Any, Final
 
 from torch.utils.data import DistributedSampler, Sampler
 
 from rankaug import checks, passes
-from rankaug.epoch import EpochBatch, EpochIndex, epoch_class
+from rankaug.epoch import EpochIndex, epoch_class
 from rankaug.errors import RankaugWarning
+from rankaug.sampler_epochs import Epochs
+from rankaug.sampler_pass import (
+    END,
+    STATE_FORMAT,
+    Pass,
+    PassIterator,
+    Ticket,
+    carry,
+    check_state,
+    start,
+)
 
 __all__ = ["EpochSampler"]
-
-_STATE_FORMAT: Final = "rankaug.EpochSampler/1"
-_END: Final = 1 << 32  # the first epoch a key cannot hold: the range is exhausted there
-
-
-class _Pass:
-    """One pass over the wrapped sampler: its epoch and how many indices it has given."""
-
-    __slots__ = ("done", "epoch", "inner", "position")
-
-    def __init__(self, epoch: int, inner: Iterator[Any], position: int) -> None:
-        self.epoch = epoch
-        self.inner = inner
-        self.position = position
-        self.done = False
-
-
-def _as_index(value: object) -> int:
-    if type(value) is int:
-        return value
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        return operator.index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(
-            "EpochSampler wraps a sampler of indices or a batch sampler (lists of "
-            f"indices), but the wrapped sampler yielded {value!r:.80} of type "
-            f"{type(value).__name__}"
-        ) from None
-
-
-def _carry(value: object, make: Callable[[int], EpochIndex]) -> EpochIndex | EpochBatch:
-    """One item of the wrapped sampler with its epoch: an index, or a batch of them."""
-    if isinstance(value, list | tuple):
-        return EpochBatch([make(i if type(i) is int else _as_index(i)) for i in value])
-    return make(_as_index(value))
 
 
 class EpochSampler(Sampler[EpochIndex]):
@@ -132,8 +118,8 @@ class EpochSampler(Sampler[EpochIndex]):
                 f"{sampler!r} of type {type(sampler).__name__}"
             )
         self.sampler = sampler
-        self._next = checks.uint(epoch, "epoch", 32)
-        self._current: _Pass | None = None
+        self._epochs = Epochs(checks.uint(epoch, "epoch", 32))
+        self._current: Pass | None = None
         self._resume: dict[str, Any] | None = None
         self._warned_sharding = False
 
@@ -149,7 +135,7 @@ class EpochSampler(Sampler[EpochIndex]):
             return current.epoch
         if self._resume is not None:
             return int(self._resume["epoch"])
-        return self._next
+        return self._epochs.upcoming()
 
     @property
     def generator(self) -> Any:
@@ -170,10 +156,12 @@ class EpochSampler(Sampler[EpochIndex]):
         self.sampler.generator = value  # type: ignore[attr-defined]
 
     def set_epoch(self, epoch: int) -> None:
-        """Set the epoch of the next pass, and forward it to the wrapped sampler.
+        """Name the epoch read next: that of the next pass, unless it has begun.
 
-        A call for the epoch of the pass already running changes nothing (see the
-        module docstring).
+        A call for a pass already begun (the running pass, or one the loader began
+        ahead of the call) changes nothing. A call that arrives while a pass of another
+        epoch, begun since the previous call, runs, or that goes back to an epoch that
+        already ran, warns (see the module docstring).
 
         Args:
             epoch: An integer in ``[0, 2**32)``.
@@ -183,15 +171,12 @@ class EpochSampler(Sampler[EpochIndex]):
             ValueError: If it is out of range.
         """
         epoch = checks.uint(epoch, "epoch", 32)
-        current = self._current
-        if current is not None and not current.done and current.epoch == epoch:
-            return
         if self._resume is not None:
             if int(self._resume["epoch"]) == epoch:
-                return
+                return  # Lightning calls it again for the resumed epoch
             self._resume = None
-        self._next = epoch
-        self._forward(epoch)
+        if self._epochs.set_epoch(epoch):
+            self._forward(epoch)
 
     def _forward(self, epoch: int) -> None:
         # the wrapped sampler's set_epoch, else that of the sampler a batch sampler holds
@@ -205,38 +190,60 @@ class EpochSampler(Sampler[EpochIndex]):
         return len(self.sampler)  # type: ignore[arg-type]
 
     def __iter__(self) -> Iterator[EpochIndex]:
-        # A generator: the pass begins, and its epoch is fixed, when its first index is
-        # drawn. DataLoader iterators call iter() on their sampler more than once and
-        # use only the last one (torchdata's StatefulDataLoader starts each).
-        run = self._begin()
+        # The pass begins, and its epoch is fixed, when its first index is drawn. DataLoader
+        # iterators call iter() on their sampler more than once and use only the last one
+        # (torchdata's StatefulDataLoader starts each).
+        ticket = Ticket(self)
+        made: PassIterator = start(ticket, self._run(ticket))
+        return made
+
+    def _run(self, ticket: Ticket) -> Generator[Any, None, None]:
+        run = self._begin(ticket.loaded)
+        if run is None:  # restored at the end of its pass
+            return
+        ticket.run = run
         make = epoch_class(run.epoch)
         passes.begin(id(run), run.epoch)
         end = passes.end  # bound now: a pass dropped at interpreter exit outlives the module
         try:
-            for value in run.inner:
+            for value in run.inner:  # type: ignore[union-attr]
                 run.position += 1
-                yield make(value) if type(value) is int else _carry(value, make)  # type: ignore[misc]
+                yield make(value) if type(value) is int else carry(value, make)
+            run.done = True
+            self._epochs.ran = max(self._epochs.ran, run.epoch)
         finally:  # also when the pass is closed or dropped unfinished
             end(id(run))
-        run.done = True
-        if self._current is run:
-            self._current = None
+            run.ended = True
+            if run.done:
+                run.inner = None
+                if self._current is run:
+                    self._current = None
 
-    def _begin(self) -> _Pass:
-        resume, self._resume = self._resume, None
+    def _begin(self, loaded: dict[str, Any] | None) -> Pass | None:
+        resume: dict[str, Any] | None
+        if loaded is None:
+            resume, self._resume = self._resume, None
+        else:  # this iterator was restored (torchdata's StatefulDataLoader)
+            if loaded["pass"] == "finished":
+                return None
+            resume, pending = loaded, self._resume
+            if pending is not None and (pending["epoch"], pending["position"]) == (
+                resume["epoch"], resume["position"],
+            ):  # fmt: skip
+                self._resume = None  # the sampler's state, saved with it: this is its pass
         if resume is None:
-            epoch, position = self._next, 0
+            epoch, position = self._epochs.upcoming(), 0
         else:
             epoch, position = int(resume["epoch"]), int(resume["position"])
-        if epoch >= _END:
-            self._resume = resume
+        if epoch >= END:
+            if loaded is None:
+                self._resume = resume
             raise ValueError(
-                f"EpochSampler's epoch range is exhausted: the pass after epoch {_END - 1} "
+                f"EpochSampler's epoch range is exhausted: the pass after epoch {END - 1} "
                 "would have epoch 2**32, beyond the 32-bit epoch of every key, and repeating "
                 "an epoch would replay its augmentations. Call set_epoch(e) with "
                 "0 <= e < 2**32 to run more passes."
             )
-        self._next = epoch + 1 if resume is None else int(resume["next_epoch"])
         self._forward(epoch)
         if not self._warned_sharding:
             self._check_sharding(sys._getframe(2))
@@ -251,8 +258,10 @@ class EpochSampler(Sampler[EpochIndex]):
                     f"cannot resume at position {position} of epoch {epoch}: the wrapped "
                     f"sampler gives only {skipped} indices for that epoch"
                 )
-        run = _Pass(epoch, inner, position)
+        run = Pass(epoch, inner, position)
         self._current = run
+        self._epochs.began(run, restored=resume is not None)
+        self._epochs.next = epoch + 1 if resume is None else int(resume["next_epoch"])
         return run
 
     def _check_sharding(self, frame: Any) -> None:
@@ -293,6 +302,19 @@ class EpochSampler(Sampler[EpochIndex]):
         )
 
     # ------------------------------------------------------------------ state
+    def _pass_state(self, run: Pass) -> dict[str, Any]:
+        state: dict[str, Any] = {
+            "format": STATE_FORMAT,
+            "epoch": run.epoch,
+            "position": run.position,
+            "next_epoch": self._epochs.next,
+        }
+        inner = run.inner
+        inner_state = getattr(inner, "state_dict", None)
+        if callable(inner_state) and callable(getattr(inner, "load_state_dict", None)):
+            state["sampler_iter"] = inner_state()
+        return state
+
     def state_dict(self) -> dict[str, Any]:
         """The epoch and position of the running pass (or the start of the next one).
 
@@ -302,23 +324,15 @@ class EpochSampler(Sampler[EpochIndex]):
         """
         current = self._current
         if current is not None and not current.done:
-            state: dict[str, Any] = {
-                "format": _STATE_FORMAT,
-                "epoch": current.epoch,
-                "position": current.position,
-                "next_epoch": self._next,
-            }
-            inner_state = getattr(current.inner, "state_dict", None)
-            if callable(inner_state) and callable(getattr(current.inner, "load_state_dict", None)):
-                state["sampler_iter"] = inner_state()
-            return state
+            return self._pass_state(current)
         if self._resume is not None:
             return dict(self._resume)
+        upcoming = self._epochs.upcoming()
         return {
-            "format": _STATE_FORMAT,
-            "epoch": self._next,
+            "format": STATE_FORMAT,
+            "epoch": upcoming,
             "position": 0,
-            "next_epoch": min(self._next + 1, _END),
+            "next_epoch": min(upcoming + 1, END),
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
@@ -330,20 +344,10 @@ class EpochSampler(Sampler[EpochIndex]):
         Raises:
             ValueError: If ``state`` is not such a dict.
         """
-        if not isinstance(state, dict) or state.get("format") != _STATE_FORMAT:
-            raise ValueError(
-                f"state must be a dict from EpochSampler.state_dict() (format "
-                f"{_STATE_FORMAT!r}), got {state!r:.200}"
-            )
-        resume = dict(state)
-        # 2**32: a sampler whose epoch range is exhausted (its next pass refuses to run)
-        resume["epoch"] = checks.integer(state.get("epoch"), "state['epoch']", low=0, high=_END)
-        resume["next_epoch"] = checks.integer(
-            state.get("next_epoch"), "state['next_epoch']", low=0, high=_END
-        )
-        resume["position"] = checks.integer(state.get("position"), "state['position']", low=0)
+        resume = check_state(state)
         self._resume = resume
         self._current = None
+        self._epochs.restored(resume["epoch"])
 
     def __getnewargs_ex__(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
         return (self.sampler,), {}  # for __new__, which picks the class by it
@@ -353,7 +357,8 @@ class EpochSampler(Sampler[EpochIndex]):
         current = self._current
         if current is not None and not current.done:  # the copy resumes the running pass
             state["_resume"] = self.state_dict()
-        state["_current"] = None  # the pass's iterator itself does not travel
+        state["_current"] = None  # the passes and their iterators do not travel
+        state["_epochs"] = self._epochs.travelling()
         return state
 
     def __repr__(self) -> str:

@@ -92,18 +92,21 @@ class TestEpochSampler:
         assert [i.epoch for i in pass_early] == [i.epoch for i in pass_late] == [1] * 4
         assert epochs_of(early) == epochs_of(late) == [2]
 
-    def test_set_epoch_for_another_epoch_during_a_pass_sets_the_next(self) -> None:
+    def test_set_epoch_for_another_epoch_during_a_pass_sets_the_next_and_warns(self) -> None:
+        # the running pass's indices are drawn (with the workers): it cannot change epoch
         sampler = EpochSampler(range(4))
         running = iter(sampler)
         next(running)
-        sampler.set_epoch(7)
+        with pytest.warns(RankaugWarning, match=r"set_epoch\(7\) came while the pass of epoch 0"):
+            sampler.set_epoch(7)
         assert {i.epoch for i in running} == {0}
         assert epochs_of(sampler) == [7]
 
-    def test_a_finished_pass_may_be_repeated_on_purpose(self) -> None:
+    def test_going_back_to_an_epoch_that_ran_replays_it_and_warns(self) -> None:
         sampler = EpochSampler(range(4))
         list(sampler)
-        sampler.set_epoch(0)
+        with pytest.warns(RankaugWarning, match=r"set_epoch\(0\) goes back: epoch 0 already ran"):
+            sampler.set_epoch(0)
         assert epochs_of(sampler) == [0]
 
     def test_epoch_property(self) -> None:
@@ -171,7 +174,8 @@ class TestEpochSampler:
         restored.load_state_dict(state)
         with pytest.raises(ValueError, match="exhausted"):
             list(restored)
-        sampler.set_epoch(0)
+        with pytest.warns(RankaugWarning, match="goes back"):  # starting over replays
+            sampler.set_epoch(0)
         assert epochs_of(sampler) == [0]
 
     def test_a_resumed_last_pass_is_exhausted_after(self) -> None:

@@ -1,0 +1,143 @@
+"""Which epoch each pass of an :class:`~rankaug.EpochSampler` gets.
+
+Loaders draw ahead of their reader: workers prefetch, ultralytics' ``InfiniteDataLoader``
+begins the next pass before its trainer calls ``set_epoch``, Lightning builds the
+iterator before it calls ``set_epoch``, a loader may be reset and its drawn indices
+thrown away. :class:`Epochs` keeps what the sampler needs to give every pass the epoch
+its reader means, whatever came first:
+
+* the first pass has the sampler's ``epoch``; each pass after has the previous one's
+  epoch plus one;
+* ``set_epoch(e)`` names the epoch read next. When that pass has begun (the running
+  pass, or a pass of epoch ``e`` begun after the one the previous call named: a pass
+  the loader drew ahead), the call changes nothing. Otherwise the next pass has ``e``;
+* a pass that begins after the pass ``set_epoch(e)`` named was thrown away unread
+  (nothing drawn since the call, the latest pass unfinished) has ``e`` again;
+* two calls cannot be made right, and warn: ``set_epoch(e)`` while a pass of another
+  epoch, begun since the previous call, runs (its indices are drawn already), and
+  ``set_epoch(e)`` back to an epoch that already ran (it replays that epoch).
+
+A restored state (the sampler's ``load_state_dict``) starts the record afresh.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Final
+
+from rankaug.errors import RankaugWarning
+from rankaug.sampler_pass import Pass
+
+__all__ = ["Epochs"]
+
+_AHEAD: Final = 64  # passes begun since the named one, kept to be named next
+
+
+class Epochs:
+    """An EpochSampler's record of its passes and of the ``set_epoch`` calls.
+
+    Args:
+        first: The epoch of the first pass (epochs before it ran already).
+    """
+
+    def __init__(self, first: int) -> None:
+        self.next = first  # the next pass's epoch, unless one was thrown away
+        self.ran = first - 1  # epochs up to this one ran (here, or before `first`)
+        self.forget()
+
+    def forget(self) -> None:
+        """Drop what the ``set_epoch`` calls named (a new sampler, a restored state)."""
+        self.named: Pass | None = None  # the begun pass the last set_epoch named
+        self.pending = False  # the last set_epoch named the next pass to begin
+        self.ahead: list[Pass] = []  # passes begun since the named one (or the start)
+        self.mark: tuple[int, int] | None = None  # how far they had got when named
+        self.last_call: tuple[int, int] | None = None  # (epoch, passes begun) at the call
+        self.begun = 0
+
+    def travelling(self) -> Epochs:
+        """A copy for a pickled sampler: the passes themselves stay behind."""
+        copy = Epochs(0)
+        copy.next, copy.ran = self.upcoming(), self.ran
+        return copy
+
+    def set_epoch(self, epoch: int) -> bool:
+        """Record ``set_epoch(epoch)``.
+
+        Returns:
+            ``True`` when it sets the next pass's epoch (to forward to the wrapped
+            sampler), ``False`` when it names a pass that has begun.
+        """
+        if self.last_call == (epoch, self.begun):
+            return False  # the same call again (accelerate makes it twice): nothing since
+        self.last_call = (epoch, self.begun)
+        named = self.named
+        if named is not None and not named.done and named.epoch == epoch:
+            return False
+        for at, run in enumerate(self.ahead):
+            # after a named pass, every pass begun is unread yet: the next one named
+            if run.epoch == epoch and (named is not None or not run.done):
+                self.named, self.ahead = run, self.ahead[at + 1 :]
+                self.mark = self._drawn()
+                return False
+        self._warn(epoch)
+        self.next = epoch
+        self.named, self.pending, self.ahead, self.mark = None, True, [], None
+        return True
+
+    def _warn(self, epoch: int) -> None:
+        if epoch <= self.ran:
+            message = (
+                f"EpochSampler.set_epoch({epoch}) goes back: epoch {self.ran} already ran (in "
+                "this sampler, or before the epoch it was built or restored at), so epoch "
+                f"{epoch} replays an earlier epoch's order and augmentations. After a resume, "
+                "give the sampler the epoch to continue from: EpochSampler(..., epoch=...) or "
+                "load_state_dict(); with accelerate, call loader.set_epoch(epoch) every epoch "
+                "(its prepared loader calls set_epoch with a count of its own, which starts "
+                "at 0 again in a new process)."
+            )
+        else:
+            running = [run.epoch for run in self.ahead if not run.ended]
+            if not running:
+                return
+            message = (
+                f"EpochSampler.set_epoch({epoch}) came while the pass of epoch {running[-1]} "
+                "was already running (the loader drew its indices before the call): that pass "
+                f"stays epoch {running[-1]}, and epoch {epoch} begins with the next pass. A "
+                "loader whose iterator is built before set_epoch is called (PyTorch Lightning, "
+                "on the first epoch of a run or of a resumed run) needs the epoch when the "
+                "sampler is built: EpochSampler(..., epoch=...)."
+            )
+        warnings.warn(message, RankaugWarning, stacklevel=4)
+
+    def _drawn(self) -> tuple[int, int]:
+        """How far the named pass and those begun after it have got."""
+        named = 0 if self.named is None else self.named.position
+        return len(self.ahead), named + sum(run.position for run in self.ahead)
+
+    def thrown_away(self) -> Pass | None:
+        """The pass set_epoch named, if it was thrown away unread since the call."""
+        named = self.named
+        if named is None or self.mark is None or self.mark != self._drawn():
+            return None
+        latest = self.ahead[-1] if self.ahead else named
+        return None if latest.done else named
+
+    def upcoming(self) -> int:
+        """The epoch of the next pass (a restored pass aside)."""
+        again = self.thrown_away()
+        return self.next if again is None else again.epoch
+
+    def began(self, run: Pass, *, restored: bool) -> None:
+        """Record a pass that began (``restored``: where a saved state left off)."""
+        self.begun += 1
+        if not restored and (self.pending or self.thrown_away() is not None):
+            self.named, self.pending, self.ahead, self.mark = run, False, [], None
+            return
+        self.ahead.append(run)
+        if len(self.ahead) > _AHEAD:  # nobody calls set_epoch once per pass
+            self.named, self.ahead = None, self.ahead[-_AHEAD:]
+
+    def restored(self, epoch: int) -> None:
+        """Start afresh from a restored state whose pass has ``epoch``."""
+        self.ran = epoch - 1
+        self.forget()

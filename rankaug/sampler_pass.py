@@ -1,0 +1,168 @@
+"""One pass over an :class:`~rankaug.EpochSampler`: its record, its iterator, its state.
+
+``iter(sampler)`` returns a :class:`PassIterator`. Its pass begins when its first index
+is drawn, and its ``state_dict()``/``load_state_dict()`` are the per-iterator state that
+torchdata's ``StatefulDataLoader`` saves beside the sampler's own and restores into the
+iterator it rebuilds: an iterator saved at the end of its pass comes back finished, so
+the loader's next iterator starts the next epoch (see the sampler's module docstring).
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Callable, Generator, Iterator
+from typing import Any, Final
+
+from rankaug import checks
+from rankaug.epoch import EpochBatch, EpochIndex
+
+__all__ = ["ITER_FORMAT", "STATE_FORMAT", "Pass", "PassIterator", "Ticket", "carry"]
+
+STATE_FORMAT: Final = "rankaug.EpochSampler/1"
+ITER_FORMAT: Final = "rankaug.EpochSampler.iterator/1"
+END: Final = 1 << 32  # the first epoch a key cannot hold: the range is exhausted there
+_PASSES: Final = ("unstarted", "running", "finished")
+
+
+class Pass:
+    """One pass over the wrapped sampler: its epoch and how many indices it has given.
+
+    ``done``: it gave its last index; ``ended``: done, or dropped unfinished (a loader
+    iterator thrown away, a ``break``).
+    """
+
+    __slots__ = ("done", "ended", "epoch", "inner", "position")
+
+    def __init__(self, epoch: int, inner: Iterator[Any] | None, position: int) -> None:
+        self.epoch = epoch
+        self.inner = inner
+        self.position = position
+        self.done = False
+        self.ended = False
+
+
+class Ticket:
+    """What one iterator and its generator share: the pass, once begun, or a loaded state."""
+
+    __slots__ = ("loaded", "run", "sampler")
+
+    def __init__(self, sampler: Any) -> None:
+        self.sampler = sampler
+        self.run: Pass | None = None
+        self.loaded: dict[str, Any] | None = None
+
+
+class PassIterator(map):  # type: ignore[type-arg]
+    """An EpochSampler's iterator: ``map(next, repeat(generator))``, with a state.
+
+    A ``map`` subclass, so that drawing an index costs what resuming the generator costs
+    (a Python ``__next__`` would double it); the generator ends the map when it ends.
+    """
+
+    __slots__ = ("_generator", "_ticket")
+
+    _generator: Generator[Any, None, None]
+    _ticket: Ticket
+
+    def close(self) -> None:
+        """End the pass now, unfinished (as a generator's ``close()`` does)."""
+        self._generator.close()
+
+    def state_dict(self) -> dict[str, Any]:
+        """This iterator's pass: not begun, running (epoch and position) or finished."""
+        ticket = self._ticket
+        run = ticket.run
+        if run is None:
+            if ticket.loaded is not None:
+                return dict(ticket.loaded)
+            return {"format": ITER_FORMAT, "pass": "unstarted"}
+        if run.done:
+            return {"format": ITER_FORMAT, "pass": "finished", "epoch": run.epoch}
+        state: dict[str, Any] = ticket.sampler._pass_state(run)
+        return {**state, "format": ITER_FORMAT, "pass": "running"}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Make this iterator continue the pass its :meth:`state_dict` describes.
+
+        A finished pass gives nothing more; a running one resumes at its position.
+
+        Args:
+            state: A dict from :meth:`state_dict`.
+
+        Raises:
+            ValueError: If ``state`` is not such a dict, or this iterator has begun.
+        """
+        ticket = self._ticket
+        if ticket.run is not None:
+            raise ValueError(
+                "EpochSampler iterator: load_state_dict() must come before its first index; "
+                f"its pass of epoch {ticket.run.epoch} has begun"
+            )
+        ticket.loaded = check_iter_state(state)
+
+
+def start(ticket: Ticket, generator: Generator[Any, None, None]) -> PassIterator:
+    """The iterator over ``generator`` (which shares ``ticket``, not the iterator: no cycle)."""
+    made = PassIterator(next, itertools.repeat(generator))
+    made._generator, made._ticket = generator, ticket
+    return made
+
+
+def _refused(state: object, fmt: str, what: str) -> ValueError:
+    return ValueError(
+        f"state must be a dict from EpochSampler.{what} (format {fmt!r}), got {state!r:.200}"
+    )
+
+
+def check_state(
+    state: object, fmt: str = STATE_FORMAT, what: str = "state_dict()"
+) -> dict[str, Any]:
+    """A copy of a saved running pass (or next pass), its numbers checked."""
+    if not isinstance(state, dict) or state.get("format") != fmt:
+        raise _refused(state, fmt, what)
+    checked = dict(state)
+    # 2**32: a sampler whose epoch range is exhausted (its next pass refuses to run)
+    checked["epoch"] = checks.integer(state.get("epoch"), "state['epoch']", low=0, high=END)
+    checked["next_epoch"] = checks.integer(
+        state.get("next_epoch"), "state['next_epoch']", low=0, high=END
+    )
+    checked["position"] = checks.integer(state.get("position"), "state['position']", low=0)
+    return checked
+
+
+def check_iter_state(state: object) -> dict[str, Any] | None:
+    """A checked iterator state: ``None`` for an iterator that had not begun."""
+    what = "iter(...).state_dict()"
+    if not isinstance(state, dict) or state.get("format") != ITER_FORMAT:
+        raise _refused(state, ITER_FORMAT, what)
+    kind = checks.choice(state.get("pass"), "state['pass']", _PASSES)
+    if kind == "unstarted":
+        return None
+    if kind == "finished":
+        epoch = checks.integer(state.get("epoch"), "state['epoch']", low=0, high=END - 1)
+        return {"format": ITER_FORMAT, "pass": kind, "epoch": epoch}
+    return check_state(state, ITER_FORMAT, what)
+
+
+def as_index(value: object) -> int:
+    """``value`` as an ``int`` index; a clear ``TypeError`` for anything else."""
+    if type(value) is int:
+        return value
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(
+            "EpochSampler wraps a sampler of indices or a batch sampler (lists of "
+            f"indices), but the wrapped sampler yielded {value!r:.80} of type "
+            f"{type(value).__name__}"
+        ) from None
+
+
+def carry(value: object, make: Callable[[int], EpochIndex]) -> EpochIndex | EpochBatch:
+    """One item of the wrapped sampler with its epoch: an index, or a batch of them."""
+    if isinstance(value, list | tuple):
+        return EpochBatch([make(i if type(i) is int else as_index(i)) for i in value])
+    return make(as_index(value))

@@ -1,0 +1,182 @@
+"""Which epoch each pass of an EpochSampler gets, under loaders that draw ahead.
+
+Real DataLoader workers, the real call sequences of ultralytics' trainer
+(``InfiniteDataLoader``, ``reset()``), Lightning (the sampler's ``set_epoch`` after the
+iterator is built) and accelerate (``DataLoaderShard.set_epoch(self.iteration)``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import torch
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
+
+from rankaug import EpochIndex, EpochSampler, RankaugWarning
+
+
+class Seen(Dataset[tuple[int, int]]):
+    """(index, epoch its index carries), as the worker received it."""
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, index: int) -> tuple[int, int]:
+        assert isinstance(index, EpochIndex), type(index)
+        return int(index), index.epoch
+
+
+class _RepeatSampler:
+    def __init__(self, sampler: Any) -> None:
+        self.sampler = sampler
+
+    def __iter__(self) -> Iterator[Any]:
+        while True:
+            yield from iter(self.sampler)
+
+
+class InfiniteDataLoader(DataLoader[Any]):
+    """ultralytics' ``InfiniteDataLoader``: one iterator for every epoch, and ``reset()``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        object.__setattr__(self, "batch_sampler", _RepeatSampler(self.batch_sampler))
+        self.iterator: Any = None
+
+    def __len__(self) -> int:
+        return len(self.batch_sampler.sampler)  # type: ignore[attr-defined, union-attr]
+
+    def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
+        if self.iterator is None:
+            self.iterator = self._get_iterator()
+        for _ in range(len(self)):
+            yield next(self.iterator)
+
+    def reset(self) -> None:
+        if self.iterator is not None:
+            self.iterator._shutdown_workers()
+        self.iterator = None
+
+
+def shuffled(length: int, epoch: int) -> list[int]:
+    reference = DistributedSampler(range(length), num_replicas=1, rank=0, seed=0)
+    reference.set_epoch(epoch)
+    return list(reference)
+
+
+def train(loader: InfiniteDataLoader, epochs: range, reset_at: int | None = None) -> list[Any]:
+    """ultralytics' BaseTrainer: set_epoch at the top of each epoch (and close_mosaic)."""
+    seen = []
+    for epoch in epochs:
+        loader.sampler.set_epoch(epoch)  # type: ignore[attr-defined]
+        if epoch == reset_at:
+            loader.reset()
+        rows = [(int(i), int(e)) for batch in loader for i, e in zip(*batch, strict=True)]
+        seen.append(rows)
+    loader.reset()
+    return seen
+
+
+def infinite(length: int, batch_size: int, workers: int = 2) -> InfiniteDataLoader:
+    sampler = EpochSampler(DistributedSampler(Seen(length), num_replicas=1, rank=0, seed=0))
+    return InfiniteDataLoader(
+        Seen(length), sampler=sampler, batch_size=batch_size, num_workers=workers
+    )
+
+
+class TestEpochs:
+    def test_passes_an_infinite_loader_began_ahead_keep_their_epochs(self) -> None:
+        # 2 batches a pass, 4 prefetched: the loader has begun pass k+2 when the trainer
+        # calls set_epoch(k+1); epoch 3 replayed epoch 1 (same order, same keys)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            seen = train(infinite(8, 4), range(5))
+        assert seen == [[(i, epoch) for i in shuffled(8, epoch)] for epoch in range(5)]
+
+    # the prefetch holds part of pass 3 / all of pass 3 and the start of pass 4
+    @pytest.mark.parametrize(("length", "workers"), [(6, 1), (4, 2)])
+    def test_a_loader_reset_after_set_epoch_runs_that_epoch(
+        self, length: int, workers: int
+    ) -> None:
+        # ultralytics' close_mosaic: set_epoch(3), then reset(): the prefetched pass of
+        # epoch 3 was thrown away and the new iterator began epoch 4 (epoch 5 replayed 3)
+        seen = train(infinite(length, 2, workers), range(6), reset_at=3)
+        assert seen == [[(i, epoch) for i in shuffled(length, epoch)] for epoch in range(6)]
+        resumed = train(infinite(length, 2, workers), range(4, 6), reset_at=4)
+        assert resumed == seen[4:]
+
+    def test_a_pass_drawn_before_set_epoch_keeps_its_epoch_and_warns(self) -> None:
+        # Lightning without EpochSampler(..., epoch=): after a resume it builds the
+        # iterator (the workers prefetch pass 0), then calls set_epoch(1) on the sampler
+        loader = DataLoader(Seen(40), sampler=EpochSampler(range(40)), batch_size=2, num_workers=2)
+        batches = iter(loader)
+        with pytest.warns(
+            RankaugWarning, match=r"set_epoch\(1\) came while .* epoch 0.*epoch=\.\.\."
+        ):
+            loader.sampler.set_epoch(1)  # type: ignore[attr-defined]
+        assert {int(e) for batch in batches for e in batch[1]} == {0}
+        assert {int(e) for batch in loader for e in batch[1]} == {1}
+
+    def test_the_sampler_built_at_its_epoch_is_right_and_quiet(self) -> None:
+        # the recipe: EpochSampler(..., epoch=...), and Lightning's own calls after;
+        # limit_train_batches: the pass is read in part and still held at the next call
+        loader = DataLoader(
+            Seen(40), sampler=EpochSampler(range(40), epoch=1), batch_size=2, num_workers=2
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            batches = iter(loader)
+            loader.sampler.set_epoch(1)  # type: ignore[attr-defined]
+            assert {int(e) for e in next(batches)[1]} == {1}
+            loader.sampler.set_epoch(2)  # type: ignore[attr-defined]
+            later = iter(loader)
+            loader.sampler.set_epoch(2)  # type: ignore[attr-defined]
+            assert {int(e) for batch in later for e in batch[1]} == {2}
+            del batches
+
+    def test_going_back_to_an_epoch_that_ran_warns_under_accelerate(self) -> None:
+        # accelerate's loader calls set_epoch(self.iteration) before each pass; a loader
+        # made for the resumed epoch (skip_first_batches) and the prepared one count apart
+        shard = pytest.importorskip("accelerate.data_loader").DataLoaderShard
+        sampler = EpochSampler(range(4))
+        skipping, prepared = (shard(Seen(4), sampler=sampler, batch_size=2) for _ in range(2))
+        assert {int(e) for batch in skipping for e in batch[1]} == {0}
+        with pytest.warns(RankaugWarning, match=r"set_epoch\(0\) goes back.*loader\.set_epoch"):
+            assert {int(e) for batch in prepared for e in batch[1]} == {0}
+
+    def test_accelerate_loaders_told_the_epoch_are_right_and_quiet(self) -> None:
+        shard = pytest.importorskip("accelerate.data_loader").DataLoaderShard
+        sampler = EpochSampler(range(4), epoch=1)
+        skipping, prepared = (shard(Seen(4), sampler=sampler, batch_size=2) for _ in range(2))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            epochs = []
+            for epoch, loader in ((1, skipping), (2, prepared), (3, prepared)):
+                loader.set_epoch(epoch)  # the docs' loop: required after a resume
+                epochs.append({int(e) for batch in loader for e in batch[1]})
+        assert epochs == [{1}, {2}, {3}]
+
+    def test_a_set_epoch_made_twice_is_made_once(self) -> None:
+        sampler = EpochSampler(range(4))
+        list(sampler)
+        with pytest.warns(RankaugWarning, match="goes back"):
+            sampler.set_epoch(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            sampler.set_epoch(0)  # accelerate reaches the sampler twice in one call
+        assert [i.epoch for i in sampler] == [0] * 4
+
+    def test_a_copy_after_a_reset_starts_the_epoch_set(self) -> None:
+        sampler = EpochSampler(range(4))
+        ahead = iter(sampler)
+        next(ahead)
+        sampler.set_epoch(0)  # names the pass begun
+        del ahead  # thrown away unread
+        assert sampler.epoch == 0
+        assert torch.tensor([i.epoch for i in sampler]).unique().tolist() == [0]
