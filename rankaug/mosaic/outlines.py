@@ -6,10 +6,17 @@ for the representation: pixel ``x, y`` whatever ``box_format``):
 * for a :class:`~rankaug.mosaic.layout.Window` (a plain mosaic, a letterbox,
   ``canvas="yolo"``, and a fused affine that neither rotates nor shears): the window's
   affine map (the boxes' ``x -> k * x + b``, the map ``cv2.resize`` applies), then
-  :func:`~rankaug.polygons.clip` to the output window ``[dx0, dx1] x [dy0, dy1]``;
+  :func:`~rankaug.polygons.clip` to the output window's pixels ``[dx0, dx1 - 0.5] x
+  [dy0, dy1 - 0.5]``;
 * for a :class:`~rankaug.mosaic.fused.TileWarp` (an affine that rotates or shears): the
-  tile's placement ``(kx, ky, ox, oy)`` onto the canvas, clipped to its visible canvas
-  window, through ``M``, then clipped to the output ``[0, W] x [0, H]``.
+  tile's placement ``(kx, ky, ox, oy)`` onto the canvas, clipped to the pixels of its
+  visible canvas window, through ``M``, then clipped to the output's pixels ``[0, W -
+  0.5] x [0, H - 0.5]``.
+
+Each cut keeps a polygon to the pixels of its window (:func:`~rankaug.polygons.pixel_clip`):
+the fill draws the pixels its edges run through, so a cut at the window's far edge
+``dx1`` itself would draw the column ``dx1``, the neighbouring tile's, and the far
+edges go through the centres of the window's last pixels instead.
 
 A polygon with nothing left (:func:`~rankaug.polygons.clip` gives ``None``) is ``None``
 here: :func:`~rankaug.mosaic.targets.map_targets` drops its instance (box, label fields,
@@ -43,7 +50,7 @@ import numpy as np
 from rankaug._multi.tiles import Tile
 from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.layout import Window
-from rankaug.polygons import clip
+from rankaug.polygons import clip, pixel_clip
 
 __all__ = ["Mapped", "map_polygons", "on_warp", "on_window"]
 
@@ -140,7 +147,7 @@ def _through_windows(
     """:func:`on_window` for several tiles at once (``counts`` polygons each)."""
     # per tile: the boxes' map k * x + b, and the output window (nowhere if it shows nothing)
     maps = np.array([(w.row[2], w.row[3], w.row[6], w.row[7]) for w in windows])
-    edges = [(w.dx0, w.dy0, w.dx1, w.dy1) if w.kx else _NOWHERE for w in windows]
+    edges = [pixel_clip((w.dx0, w.dy0, w.dx1, w.dy1)) if w.kx else _NOWHERE for w in windows]
     if len(windows) == 1:
         box = np.array(edges, np.float64)
         tile_of = np.zeros(len(starts), np.int64)
@@ -185,14 +192,14 @@ def on_warp(
     full = np.concatenate(
         (np.minimum.reduceat(whole, starts), np.maximum.reduceat(whole, starts)), axis=1
     )
-    on_canvas = _clipped(canvas, starts, np.array([tile.window], np.float64))[0]
+    on_canvas = _clipped(canvas, starts, np.array([pixel_clip(tile.window)], np.float64))[0]
     shown = [k for k, polygon in enumerate(on_canvas) if polygon is not None]
     out: list[Outline] = [None] * len(starts)
     bounds = np.zeros((len(starts), 4))
     if shown:
         flat, kept_starts = _flatten([p for p in on_canvas if p is not None])
         height, width = hw
-        output = np.array([(0.0, 0.0, width, height)])
+        output = np.array([pixel_clip((0, 0, width, height))])
         polygons, _, kept = _clipped(_through(flat, matrix), kept_starts, output)
         for k, polygon in zip(shown, polygons, strict=True):
             out[k] = polygon

@@ -320,13 +320,14 @@ class TestMapTargets:
         )[0]
         # the first box shows [10, 12] x [0, 12] of the tile, its polygon nothing
         np.testing.assert_array_equal(out["labels"], [2, 3])
-        np.testing.assert_array_equal(out["bboxes"], [[0, 2, 4, 8], [0, 0, 20, 20]])
+        np.testing.assert_array_equal(out["bboxes"], [[0, 2, 4, 8], [0, 0, 19.5, 19.5]])
         assert out["masks"].shape == (2, 20, 20)
         assert out["masks"][0].sum() == 4 * 6
         assert out["masks"][1].all()
         across_out, whole_out = out["segments"]
         np.testing.assert_array_equal(across_out, [[0, 2], [4, 2], [4, 8], [0, 8]])
-        np.testing.assert_array_equal(whole_out, [[0, 0], [20, 0], [20, 20], [0, 20]])
+        # cut at the centres of the last column and row (rankaug.polygons.pixel_clip)
+        np.testing.assert_array_equal(whole_out, [[0, 19.5], [0, 0], [19.5, 0], [19.5, 19.5]])
 
     def test_a_kept_box_is_its_clipped_polygons_bounds(self) -> None:
         triangle = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]], np.float32)
@@ -355,7 +356,7 @@ class TestMapTargets:
             record = out["mosaic"]["affine"]
             angles.append(abs(record["angle"]))
             moved = [apply(record["maps"][0], x, y) for x, y in triangle.tolist()]
-            shown = np.array(clip_polygon(moved, (0, 0, 64, 64)))
+            shown = np.array(clip_polygon(moved, (0, 0, 63.5, 63.5)))
             np.testing.assert_allclose(out["bboxes"], [[*shown.min(0), *shown.max(0)]], atol=1e-4)
             np.testing.assert_allclose(out["segments"][0], shown, atol=1e-4)
         assert max(angles) > 20
