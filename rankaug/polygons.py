@@ -356,11 +356,14 @@ def pixel_box(bounds: np.ndarray) -> np.ndarray:
     >>> pixel_box(np.array([1.0, 1.0, 3.0, 3.0])).tolist()  # the module docstring's square
     [1.0, 1.0, 4.0, 4.0]
     """
-    dtype = _working(bounds)
-    scaled = bounds.astype(dtype, copy=False) * dtype.type(_SCALE)
-    pixel: np.ndarray = np.floor(np.rint(scaled, out=scaled) / _SCALE).astype(np.float64)
-    pixel[..., 2:] += 1.0
-    return pixel
+    scaled = bounds.astype(_working(bounds), copy=False) * _SCALE  # in that dtype (NEP 50)
+    np.rint(scaled, out=scaled)
+    pixel = np.floor(scaled.astype(np.float64, copy=False) * (1.0 / _SCALE), out=scaled)
+    box: np.ndarray = np.add(pixel, _FAR, dtype=np.float64)  # (faster than [..., 2:] += 1)
+    return box
+
+
+_FAR: Final = np.array([0.0, 0.0, 1.0, 1.0])  # past the last pixel
 
 
 def pixel_clip(rect: tuple[int, int, int, int]) -> tuple[float, float, float, float]:

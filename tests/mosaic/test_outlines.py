@@ -235,7 +235,7 @@ class TestMapPolygons:
         # 160x100 fit in 240: 1.5x, 240x150, centred from row 45
         (polygon,) = out["segments"]
         assert same_corners(polygon, rectangle(0, 45, 239.5, 194.5))
-        np.testing.assert_array_equal(out["bboxes"], [[0.0, 45.0, 239.5, 194.5]])
+        np.testing.assert_array_equal(out["bboxes"], [[0.0, 45.0, 240.0, 195.0]])
         assert check_pixels(out, iou=0.99) == (1, 0)
 
     def test_a_letterbox_on_yolos_canvas(self) -> None:
@@ -325,10 +325,11 @@ class TestMapPolygons:
         out = mosaic[2]
         assert check_pixels(out, iou=0.85)[1] == 0
         for polygon, box in zip(out["segments"], out["bboxes"], strict=True):
-            # a whole-tile polygon clipped to its window is the box itself
-            corners = rectangle(*box.tolist())
+            # a whole-tile polygon clipped to its window: to the centres of its last
+            # pixels, its box the window
+            x0, y0, x1, y1 = box.tolist()
             assert len(polygon) == 4
-            assert _distance(polygon, corners) < 1e-4
+            assert _distance(polygon, rectangle(x0, y0, x1 - 0.5, y1 - 0.5)) < 1e-4
 
     @settings(max_examples=40, deadline=None)
     @given(data=painted_datasets(), geometry=GEOMETRY, seed=st.integers(0, 2**32 - 1))
