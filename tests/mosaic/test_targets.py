@@ -306,6 +306,25 @@ class TestMapTargets:
         assert out["mask"].dtype == np.int64
         assert set(np.unique(out["mask"]).tolist()) == {0, 2**40 + 3}
 
+    @pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "float64", "uint32"])
+    def test_a_warped_mask_of_any_dtype_picks_the_uint8_masks_pixels(self, dtype: str) -> None:
+        # a rotating, shearing affine warps nearest: int32, int64 and float64 masks
+        # disagreed with a uint8 one (and with the image) at a few pixels
+        cells = np.arange(64)[:, None] // 8 * 8 + np.arange(64)[None, :] // 8  # 64 classes
+
+        def outputs(mask_dtype: str) -> list[np.ndarray]:
+            data = [{"image": np.zeros((64, 64, 3), np.uint8), "bboxes": np.zeros((0, 4)),
+                     "labels": np.zeros(0, np.int64),
+                     "mask": ((cells + 16 * i) % 100).astype(mask_dtype)}
+                    for i in range(4)]  # fmt: skip
+            mosaic = MosaicDataset(data, seed=0, output_size=96, keying="sample",
+                                   affine=MosaicAffine(degrees=30.0, shear=5.0))  # fmt: skip
+            return [mosaic[i]["mask"] for i in range(4)]
+
+        for mask, expected in zip(outputs(dtype), outputs("uint8"), strict=True):
+            assert mask.dtype == dtype
+            np.testing.assert_array_equal(mask.astype(np.int64), expected)
+
     def test_a_kept_box_whose_polygon_does_not_show_goes_with_its_fields_and_mask(
         self,
     ) -> None:
