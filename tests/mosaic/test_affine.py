@@ -358,7 +358,8 @@ class TestMosaicDatasetWithAffine:
         # each group of three: the one that was the right eye is the left eye now
         expected = [[32.0, 6.0], [36.0, 6.0], [34.0, 9.0]] * 2
         np.testing.assert_allclose(out["keypoints"], expected, atol=1e-9)
-        np.testing.assert_array_equal(out["side"], [1, 0, 2, 1, 0, 2])  # fields move along
+        # the fields stay with the rows: row 0 of each group is the left eye again
+        np.testing.assert_array_equal(out["side"], [0, 1, 2, 0, 1, 2])
 
     def test_keypoints_that_are_not_whole_groups_are_refused(self) -> None:
         sample = {"image": np.zeros((20, 40, 3), np.uint8), "bboxes": np.zeros((0, 4)),
