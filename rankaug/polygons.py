@@ -47,6 +47,8 @@ __all__ = [
     "grids",
     "outline",
     "pack",
+    "pixel_box",
+    "pixel_clip",
     "read_polygons",
     "resample",
 ]
@@ -330,6 +332,57 @@ def grids(points: np.ndarray) -> np.ndarray:
     scaled = points.astype(dtype, copy=False) * dtype.type(_SCALE)
     grid: np.ndarray = np.rint(scaled, out=scaled).astype(np.int32)
     return grid
+
+
+def pixel_box(bounds: np.ndarray) -> np.ndarray:
+    """The box of the pixels :func:`fill` draws for polygons with these bounds.
+
+    The box every wrapper gives a polygon's instance (the box of its object's pixels):
+    of the pixels ``x0 <= px < x1``, ``y0 <= py < y1``. Every pixel the fill draws lies
+    between those of the polygon's extreme points, and it draws theirs: a point at ``x``
+    (moved half a pixel, rounded to the fill's fixed point) is in pixel
+    ``floor(rint(16 * x) / 16)``. An outline through pixel centres (:func:`outline`) is
+    half a pixel inside its box.
+
+    Args:
+        bounds: ``(..., 4)`` ``x_min, y_min, x_max, y_max`` of the points (computed in
+            their dtype, float32 at least, as the fill does).
+
+    Returns:
+        ``(..., 4)`` float64 ``x0, y0, x1, y1``.
+
+    >>> pixel_box(np.array([5.5, 10.5, 24.5, 19.5])).tolist()
+    [5.0, 10.0, 25.0, 20.0]
+    >>> pixel_box(np.array([1.0, 1.0, 3.0, 3.0])).tolist()  # the module docstring's square
+    [1.0, 1.0, 4.0, 4.0]
+    """
+    scaled = bounds.astype(_working(bounds), copy=False) * _SCALE  # in that dtype (NEP 50)
+    np.rint(scaled, out=scaled)
+    pixel = np.floor(scaled.astype(np.float64, copy=False) * (1.0 / _SCALE), out=scaled)
+    box: np.ndarray = np.add(pixel, _FAR, dtype=np.float64)  # (faster than [..., 2:] += 1)
+    return box
+
+
+_FAR: Final = np.array([0.0, 0.0, 1.0, 1.0])  # past the last pixel
+
+
+def pixel_clip(rect: tuple[int, int, int, int]) -> tuple[float, float, float, float]:
+    """The rectangle to :func:`clip` a polygon to so that it draws only ``rect``'s pixels.
+
+    ``rect`` is ``(x0, y0, x1, y1)``, the pixels ``x0 <= px < x1``, ``y0 <= py < y1`` (a
+    window, a cell, a rectangle pasted over). A polygon's fill draws the pixels its
+    edges run through (:func:`pixel_box`): cut at ``x1`` itself, it would draw the
+    column ``x1`` beyond the rectangle, so the far edges go through the centres of the
+    last pixels, ``x1 - 0.5`` and ``y1 - 0.5``; the near ones stay at ``x0`` and ``y0``
+    (the fill draws a point there in pixel ``x0``).
+
+    >>> pixel_clip((0, 0, 23, 12))
+    (0, 0, 22.5, 11.5)
+    >>> pixel_box(np.array(pixel_clip((3, 4, 23, 12)))).tolist()
+    [3.0, 4.0, 23.0, 12.0]
+    """
+    x0, y0, x1, y1 = rect
+    return x0, y0, x1 - 0.5, y1 - 0.5
 
 
 def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:

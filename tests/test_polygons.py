@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import cv2
 import numpy as np
 import pytest
@@ -15,6 +17,8 @@ from rankaug.polygons import (
     grids,
     outline,
     pack,
+    pixel_box,
+    pixel_clip,
     read_polygons,
     resample,
 )
@@ -209,6 +213,44 @@ class TestFill:
         y0, y1, x0, x1 = region
         np.testing.assert_array_equal(fill(points, region), fill(points, WHOLE)[y0:y1, x0:x1])
         assert fill(points, (4, 4, 0, 5)).shape == (0, 5)
+
+
+POINTS = st.lists(
+    st.tuples(
+        st.integers(32, 16 * 32).map(lambda n: n / 32),  # on the 1/32 grid: the ties too
+        st.integers(32, 16 * 32).map(lambda n: n / 32),
+    ),
+    min_size=3,
+    max_size=7,
+)
+
+
+class TestPixelBox:
+    @given(points=POINTS, dtype=st.sampled_from([np.float32, np.float64]))
+    def test_the_box_of_the_pixels_the_fill_draws(self, points: list[Any], dtype: Any) -> None:
+        polygon = np.array(points, dtype)
+        ys, xs = np.nonzero(fill(polygon, (0, 20, 0, 20)))
+        bounds = np.concatenate((polygon.min(axis=0), polygon.max(axis=0)))
+        box = pixel_box(bounds)
+        assert box.tolist() == [xs.min(), ys.min(), xs.max() + 1, ys.max() + 1]
+        assert box.dtype == np.float64
+
+    def test_many_at_once(self) -> None:
+        bounds = np.array([[[5.5, 10.5, 24.5, 19.5], [1.0, 1.0, 3.0, 3.0]]])
+        assert pixel_box(bounds).tolist() == [[[5, 10, 25, 20], [1, 1, 4, 4]]]
+
+
+class TestPixelClip:
+    @given(x0=st.integers(0, 8), y0=st.integers(0, 8), w=st.integers(1, 8), h=st.integers(1, 8))
+    def test_a_polygon_cut_to_it_draws_only_the_rectangles_pixels(
+        self, x0: int, y0: int, w: int, h: int
+    ) -> None:
+        big = np.array([[-1.0, -1.0], [18.0, -1.0], [18.0, 18.0], [-1.0, 18.0]])  # over it all
+        cut = clip(big, pixel_clip((x0, y0, x0 + w, y0 + h)))
+        assert cut is not None
+        expected = np.zeros((20, 20), np.uint8)
+        expected[y0 : y0 + h, x0 : x0 + w] = 1
+        np.testing.assert_array_equal(fill(cut, (0, 20, 0, 20)), expected)
 
 
 class TestOutline:

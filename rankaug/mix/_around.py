@@ -113,7 +113,10 @@ def cut(
 
 
 def _bounds(points: np.ndarray) -> np.ndarray:
-    """The pixel box of an outline through pixel centres (half a pixel past its bounds)."""
+    """The pixel box of an outline through pixel centres (half a pixel past its bounds).
+
+    :func:`~rankaug.polygons.pixel_box`'s box for such an outline, without its rounding.
+    """
     low, high = points.min(axis=0), points.max(axis=0)
     return np.array([low[0] - 0.5, low[1] - 0.5, high[0] + 0.5, high[1] + 0.5])
 

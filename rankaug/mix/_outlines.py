@@ -138,7 +138,8 @@ def trace(
                 cut[...] = made
         polygon = outline(shown, (region[0], region[2]))
         points.append(padded(polygon, like.points_per))  # resampled, its fill would move
-        if owner is ours:  # the tight box of the pixels left, around the outline's centres
+        # the box of the pixels left (rankaug.polygons.pixel_box), from the outline's centres
+        if owner is ours:
             x, y, w, h = cv2.boundingRect(polygon.astype(np.float32))  # floor(c + 0.5) = c
             box = [float(x), float(y), float(x + w), float(y + h)]
         boxes.append(box)

@@ -90,8 +90,10 @@ class MosaicAffine:
         flip_index: For keypoints, which of them swap left and right when flipped
             (ultralytics' ``flip_idx``): a permutation of ``0 .. J - 1``; each tile's
             keypoints, in groups of ``J`` (one group per instance), are reordered so that
-            point ``j`` of a group is the one that was point ``flip_index[j]`` (their
-            keypoint fields move with them). ``None`` keeps the order.
+            point ``j`` of a group is the one that was point ``flip_index[j]`` (its
+            columns after ``x, y``, such as a visibility, move with it); the keypoint
+            fields stay with the rows, so that a joint id in one names the joint its row
+            now holds. ``None`` keeps the order.
 
     Raises:
         TypeError: If a value is not a real number.

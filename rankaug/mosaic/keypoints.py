@@ -5,8 +5,12 @@ kept where they land on its visible window (half-open: ``dx0 <= x < dx1``); unde
 warp (:class:`~rankaug.mosaic.fused.Warp`) where their canvas point lies in the tile's
 visible canvas window, and on an output pixel the tile owns. A flipped output (the
 affine's ``flip``) first reorders each tile's keypoints by the affine's ``flip_index``
-(groups of ``len(flip_index)``, one per instance: left and right swap); an output
-painted mirrored (an axis-aligned flip) mirrors them and their windows.
+(groups of ``len(flip_index)``, one per instance: left and right swap, as ultralytics'
+``flip_idx`` does, so that row ``j`` of a group is still joint ``j``); their
+``keypoint_fields`` stay with the rows (a joint id still names the row's joint, an
+instance id its instance), while the columns after ``x, y`` (a visibility) move with
+their points. An output painted mirrored (an axis-aligned flip) mirrors them and their
+windows.
 """
 
 from __future__ import annotations
@@ -70,7 +74,12 @@ def _flip_order(config: MosaicConfig, warp: Warp | None, flipped: bool) -> tuple
 
 
 def _swapped(tile: Tile, order: tuple[int, ...]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The tile's keypoints and fields, each group of ``len(order)`` reordered by it."""
+    """The tile's keypoints, each group of ``len(order)`` reordered by it, and its fields.
+
+    The fields stay in place: they describe the rows (row ``j`` of a group is joint
+    ``j`` before and after), so a joint id carried in one names the joint its row holds
+    now (the left eye, where the right one was), as regrouping by it needs.
+    """
     points = tile.keypoints
     assert points is not None
     count, size = len(points), len(order)
@@ -80,7 +89,7 @@ def _swapped(tile: Tile, order: tuple[int, ...]) -> tuple[np.ndarray, dict[str, 
             f"len(flip_index) = {size} (one group per instance)"
         )
     index = (np.arange(count) // size * size + np.tile(order, count // size)).astype(np.intp)
-    return points[index], {k: v[index] for k, v in tile.keypoint_fields.items()}
+    return points[index], tile.keypoint_fields
 
 
 def _keypoints(

@@ -6,16 +6,24 @@ for the representation: pixel ``x, y`` whatever ``box_format``):
 * for a :class:`~rankaug.mosaic.layout.Window` (a plain mosaic, a letterbox,
   ``canvas="yolo"``, and a fused affine that neither rotates nor shears): the window's
   affine map (the boxes' ``x -> k * x + b``, the map ``cv2.resize`` applies), then
-  :func:`~rankaug.polygons.clip` to the output window ``[dx0, dx1] x [dy0, dy1]``;
+  :func:`~rankaug.polygons.clip` to the output window's pixels ``[dx0, dx1 - 0.5] x
+  [dy0, dy1 - 0.5]``;
 * for a :class:`~rankaug.mosaic.fused.TileWarp` (an affine that rotates or shears): the
-  tile's placement ``(kx, ky, ox, oy)`` onto the canvas, clipped to its visible canvas
-  window, through ``M``, then clipped to the output ``[0, W] x [0, H]``.
+  tile's placement ``(kx, ky, ox, oy)`` onto the canvas, clipped to the pixels of its
+  visible canvas window, through ``M``, then clipped to the output's pixels ``[0, W -
+  0.5] x [0, H - 0.5]``.
+
+Each cut keeps a polygon to the pixels of its window (:func:`~rankaug.polygons.pixel_clip`):
+the fill draws the pixels its edges run through, so a cut at the window's far edge
+``dx1`` itself would draw the column ``dx1``, the neighbouring tile's, and the far
+edges go through the centres of the window's last pixels instead.
 
 A polygon with nothing left (:func:`~rankaug.polygons.clip` gives ``None``) is ``None``
 here: :func:`~rankaug.mosaic.targets.map_targets` drops its instance (box, label fields,
-mask), whose object does not show. Every polygon comes with two boxes: the bounds of the
-whole polygon through the map (nothing clipped: the reference of ``min_visibility``) and
-the bounds of what is left of it (its output box).
+mask), whose object does not show. Every polygon comes with two bounds: those of the
+whole polygon through the map (nothing clipped: for the reference of
+``min_visibility``) and those of what is left of it; :func:`pixel_boxes` makes the
+boxes of their objects' pixels of them (the instances' boxes).
 
 All the polygons of a tile go through each step at once: their points in one
 ``(P, 2)`` array (``starts`` says where each polygon begins), each polygon's bounds by
@@ -35,7 +43,7 @@ beyond an edge are ``None`` at once).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import cv2
 import numpy as np
@@ -43,9 +51,9 @@ import numpy as np
 from rankaug._multi.tiles import Tile
 from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.layout import Window
-from rankaug.polygons import clip
+from rankaug.polygons import clip, pixel_box, pixel_clip
 
-__all__ = ["Mapped", "map_polygons", "on_warp", "on_window"]
+__all__ = ["Mapped", "map_polygons", "on_warp", "on_window", "pixel_boxes"]
 
 Outline = np.ndarray | None
 
@@ -140,7 +148,7 @@ def _through_windows(
     """:func:`on_window` for several tiles at once (``counts`` polygons each)."""
     # per tile: the boxes' map k * x + b, and the output window (nowhere if it shows nothing)
     maps = np.array([(w.row[2], w.row[3], w.row[6], w.row[7]) for w in windows])
-    edges = [(w.dx0, w.dy0, w.dx1, w.dy1) if w.kx else _NOWHERE for w in windows]
+    edges = [pixel_clip((w.dx0, w.dy0, w.dx1, w.dy1)) if w.kx else _NOWHERE for w in windows]
     if len(windows) == 1:
         box = np.array(edges, np.float64)
         tile_of = np.zeros(len(starts), np.int64)
@@ -185,19 +193,74 @@ def on_warp(
     full = np.concatenate(
         (np.minimum.reduceat(whole, starts), np.maximum.reduceat(whole, starts)), axis=1
     )
-    on_canvas = _clipped(canvas, starts, np.array([tile.window], np.float64))[0]
+    on_canvas = _clipped(canvas, starts, np.array([pixel_clip(tile.window)], np.float64))[0]
     shown = [k for k, polygon in enumerate(on_canvas) if polygon is not None]
     out: list[Outline] = [None] * len(starts)
     bounds = np.zeros((len(starts), 4))
     if shown:
         flat, kept_starts = _flatten([p for p in on_canvas if p is not None])
         height, width = hw
-        output = np.array([(0.0, 0.0, width, height)])
+        output = np.array([pixel_clip((0, 0, width, height))])
         polygons, _, kept = _clipped(_through(flat, matrix), kept_starts, output)
         for k, polygon in zip(shown, polygons, strict=True):
             out[k] = polygon
         bounds[shown] = kept
     return Mapped(out, full, bounds)
+
+
+def pixel_boxes(
+    places: Sequence[Window | TileWarp],
+    warp: Warp | None,
+    owners: np.ndarray,
+    bounds: np.ndarray,
+    full: np.ndarray,
+    dtype: np.dtype[Any] | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The boxes of the objects of polygons with these output bounds (their instances' boxes).
+
+    A polygon's box is the box of its object's pixels (:func:`~rankaug.polygons.pixel_box`,
+    the box the mixes give a polygon's instance):
+
+    * through a :class:`~rankaug.mosaic.layout.Window`, the box of the pixels the part
+      of the polygon that shows draws in its tile (within the tile's image), mapped as
+      boxes are (``x -> k * x + b``, onto the pixels the resize makes of them: a mosaic
+      that moves nothing moves no box, a 4x nearest resize gives 4x the box), within
+      its window; one cut at (or reaching) the centre of its window's last column or
+      row reaches the window's edge, as a box cut there does;
+    * under a :class:`~rankaug.mosaic.fused.Warp`, the box of the pixels the output
+      polygon draws.
+
+    Args:
+        places: Where each tile went.
+        warp: The warp of an affine that rotates or shears, else ``None``.
+        owners: ``(N,)`` each polygon's tile (its index in ``places``).
+        bounds: ``(N, 4)`` xyxy: the bounds of each output polygon (cut to its window).
+        full: ``(N, 4)`` xyxy: the bounds of each whole polygon through its map.
+        dtype: The dtype the output polygons are given back in (a fill of them draws in
+            it), ``None`` for float64.
+
+    Returns:
+        ``(N, 4)`` float64 pixel xyxy twice: the boxes, and the whole polygons' boxes
+        (the references of ``min_visibility``).
+    """
+    count = len(bounds)
+    both = np.concatenate((bounds, full))
+    if warp is not None:
+        boxes = pixel_box(both if dtype is None else both.astype(dtype))  # as a fill sees them
+        height, width = warp.owners.shape[:2]  # (float16 points can round past the edge)
+        np.minimum(boxes[:count], (width, height, width, height), out=boxes[:count])
+        return boxes[:count], boxes[count:]
+    # per polygon: the tile's width and height, x -> k * x + b, the window (Window.row)
+    rows = np.array([place.row for place in places], np.float64)
+    table = rows.take(np.concatenate((owners, owners)), axis=0)
+    scale, offset = table[:, 2:6], table[:, 6:10]
+    source = pixel_box((both - offset) / scale)  # in its tile, within its image
+    source = np.minimum(np.maximum(source, 0.0), table[:, (0, 1, 0, 1)])
+    mapped = source * scale + offset
+    shown, start, end = mapped[:count], table[:count, 10:14], table[:count, 14:18]
+    far = end[:, 2:]
+    shown[:, 2:] = np.where(bounds[:, 2:] >= far - 0.5, far, shown[:, 2:])
+    return np.minimum(np.maximum(shown, start), end), mapped[count:]
 
 
 def _through(points: np.ndarray, matrix: np.ndarray) -> np.ndarray:

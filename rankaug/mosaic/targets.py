@@ -31,14 +31,18 @@ output painted mirrored (an axis-aligned affine's flip or the grid's, see
 polygons**, as ultralytics derives boxes from segments. The boxes are still converted
 and checked (clipped to their tile image or refused) as above, but not mapped: each
 polygon goes through its tile's map (:mod:`~rankaug.mosaic.outlines`), clipped to the
-tile's visible window (and, under a warp, to its visible canvas window, through ``M``,
-to the output), and its box is the bounds of its output polygon (after resampling, see
-below). The filters apply to that box as above, ``min_visibility`` against the bounds
-of the whole polygon through the same map (nothing clipped: a polygon that shows
-whole has visibility 1, rotated or not). An instance whose polygon has nothing left
-is dropped with its label fields and mask: its object does not show. The output's
-polygons take the main sample's form (:func:`~rankaug.polygons.gather`): an
-``(N, K, 2)`` array again (a clipped polygon resampled to ``K`` points), or a list.
+pixels of the tile's visible window (and, under a warp, of its visible canvas window,
+through ``M``, of the output), and its box is the box of its object's pixels, as every
+wrapper gives it (:func:`~rankaug.polygons.pixel_box`; the mosaic's way in
+:func:`~rankaug.mosaic.outlines.pixel_boxes`): those its polygon (what shows of it,
+after resampling, see below) draws in its tile, mapped as boxes are, or under a warp
+those the output polygon draws. A mosaic that moves nothing moves no box. The filters
+apply to that box as above, ``min_visibility`` against the box of the whole polygon
+by the same rule (nothing clipped: a polygon that shows whole has visibility 1). An
+instance whose polygon has nothing left is dropped with its label fields and mask: its
+object does not show. The output's polygons take the main sample's form
+(:func:`~rankaug.polygons.gather`): an ``(N, K, 2)`` array again (a clipped polygon
+resampled to ``K`` points), or a list.
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.keypoints import map_keypoints
 from rankaug.mosaic.layout import Layout, Window
-from rankaug.mosaic.outlines import map_polygons
+from rankaug.mosaic.outlines import map_polygons, pixel_boxes
 from rankaug.mosaic.paint import mirror, paint_window, warp_tile
 from rankaug.polygons import POLYGONS, Polygons, gather, pack
 
@@ -93,7 +97,7 @@ def map_targets(
     """Map every tile's targets onto the output and gather those the main sample has.
 
     Boxes, label fields, masks, instance polygons (``segments``) and keypoints; with
-    polygons each box is its output polygon's bounds, and an instance whose polygon
+    polygons each box is the box of its object's pixels, and an instance whose polygon
     does not show is dropped with everything aligned with it (see the module
     docstring).
 
@@ -254,8 +258,9 @@ def _outlined(
 ) -> tuple[np.ndarray, np.ndarray, Polygons]:
     """With polygons: which boxes to keep, the kept ones (pixel xyxy) and their polygons.
 
-    The boxes are checked as without polygons; each kept box is the bounds of its output
-    polygon, filtered against the bounds of its whole mapped polygon.
+    The boxes are checked as without polygons; each kept box is the box of its output
+    polygon's object's pixels (:func:`~rankaug.mosaic.outlines.pixel_boxes`), filtered
+    against that of its whole mapped polygon.
     """
     main = tiles[0]
     assert main.segments is not None
@@ -275,12 +280,14 @@ def _outlined(
         for k, shape in enumerate(shapes):
             if len(shape) > polygons.points_per:
                 bounds[k, :2], bounds[k, 2:] = points[k].min(axis=0), points[k].max(axis=0)
-    chosen = _filtered(config, bounds, mapped.full[shown])
+    owners = np.repeat(np.arange(len(places)), counts)[shown]
+    boxes, whole = pixel_boxes(places, warp, owners, bounds, mapped.full[shown], polygons.dtype)
+    chosen = _filtered(config, boxes, whole)
     keep = shown
     keep[shown] = chosen
     kept = Polygons(tuple(p for p, c in zip(points, chosen.tolist(), strict=True) if c),
                     polygons.points_per, polygons.dtype)  # fmt: skip
-    return keep, bounds[chosen], kept
+    return keep, boxes[chosen], kept
 
 
 def _pixel_boxes(

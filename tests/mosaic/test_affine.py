@@ -351,12 +351,15 @@ class TestMosaicDatasetWithAffine:
         np.testing.assert_array_equal(out["image"], image[:, ::-1])  # pixel for pixel
         np.testing.assert_array_equal(out["mask"], mask[:, ::-1])
         np.testing.assert_array_equal(out["masks"], mask[None, :, ::-1])
-        np.testing.assert_allclose(out["bboxes"], [[28.0, 2.0, 38.0, 12.0]], atol=1e-9)
+        # the triangle's pixels are x and y 2 to 12 (rankaug.polygons.fill): its box
+        # [2, 2, 13, 13], mirrored
+        np.testing.assert_allclose(out["bboxes"], [[27.0, 2.0, 38.0, 13.0]], atol=1e-9)
         np.testing.assert_allclose(out["segments"][0], [[38, 2], [28, 2], [38, 12]], atol=1e-9)
         # each group of three: the one that was the right eye is the left eye now
         expected = [[32.0, 6.0], [36.0, 6.0], [34.0, 9.0]] * 2
         np.testing.assert_allclose(out["keypoints"], expected, atol=1e-9)
-        np.testing.assert_array_equal(out["side"], [1, 0, 2, 1, 0, 2])  # fields move along
+        # the fields stay with the rows: row 0 of each group is the left eye again
+        np.testing.assert_array_equal(out["side"], [0, 1, 2, 0, 1, 2])
 
     def test_keypoints_that_are_not_whole_groups_are_refused(self) -> None:
         sample = {"image": np.zeros((20, 40, 3), np.uint8), "bboxes": np.zeros((0, 4)),

@@ -639,11 +639,13 @@ class TestPlainFlip:
             np.testing.assert_allclose(out["bboxes"], mirrored, atol=1e-4)
             for a, b in zip(out["segments"], ref["segments"], strict=True):
                 np.testing.assert_allclose(a, b * (-1, 1) + (w, 0), atol=1e-4)
-            # keypoints: each pair swapped (the fields move with them), then mirrored
+            # keypoints: each pair swapped, then mirrored; the fields stay with the rows,
+            # so the joint field (kp) of each point is the other joint's
             found = Counter(zip(map(tuple, np.round(out["keypoints"], 6).tolist()),
                                 out["kp"].tolist(), strict=True))  # fmt: skip
             moved = np.round(ref["keypoints"] * (-1, 1) + (w, 0), 6).tolist()
-            assert found == Counter(zip(map(tuple, moved), ref["kp"].tolist(), strict=True))
+            swapped = [1 - kp for kp in ref["kp"].tolist()]
+            assert found == Counter(zip(map(tuple, moved), swapped, strict=True))
             assert sum(found.values()) >= 1
 
     def test_flip_index_swaps_each_group(self) -> None:
@@ -654,7 +656,7 @@ class TestPlainFlip:
         ref = MosaicDataset(data, **kwargs)[2]  # a letterbox shows them all
         swapped = ref["keypoints"][[1, 0, 3, 2]] * (-1, 1) + (56, 0)
         np.testing.assert_allclose(out["keypoints"], swapped, atol=1e-6)
-        np.testing.assert_array_equal(out["kp"], [1, 0, 1, 0])
+        np.testing.assert_array_equal(out["kp"], [0, 1, 0, 1])  # the rows' joints
 
     def test_half_the_samples_flip_keyed_recorded_and_replayed(self) -> None:
         data = self._data()

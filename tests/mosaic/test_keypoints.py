@@ -3,6 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rankaug import MosaicDataset, Targets
 from rankaug._multi.tiles import Tile
 from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.keypoints import map_keypoints
@@ -23,11 +24,37 @@ class TestMapKeypoints:
         window = Window((8, 10), 0, 0, 10, 8, 0, 0, 10, 8)  # the identity
         points = [[1.0, 2.0], [3.0, 2.0], [0.0, 5.0], [9.5, 5.0]]  # two pairs
         out = map_keypoints(setting, [window], None, [tile(points)], flipped=True)
-        # each pair swapped, then x -> 10 - x; x = 0 lands on 10, outside: dropped
+        # each pair swapped, then x -> 10 - x; x = 0 lands on 10, outside: dropped; the
+        # fields stay with the rows (row j of a pair is joint j, before and after)
         np.testing.assert_array_equal(out["keypoints"], [[7.0, 2.0], [9.0, 2.0], [0.5, 5.0]])
-        np.testing.assert_array_equal(out["side"], [1, 0, 3])
+        np.testing.assert_array_equal(out["side"], [0, 1, 2])
         plain = map_keypoints(setting, [window], None, [tile(points)], flipped=False)
         np.testing.assert_array_equal(plain["keypoints"], points)  # no flip: as they were
+
+    @pytest.mark.parametrize("warped", [False, True])
+    def test_a_joint_field_names_the_joint_each_row_holds_after_the_flip(
+        self, warped: bool
+    ) -> None:
+        # a person, joint 0 the left eye, joint 1 the right one; the guide's advice:
+        # regroup by the instance and joint fields. The field moved with the points and
+        # named the point now on the left joint 1 (the swap undone)
+        data = [{"image": np.zeros((64, 64, 3), np.uint8),
+                 "bboxes": np.array([[10.0, 10.0, 50.0, 50.0]]), "labels": np.array([0]),
+                 "keypoints": np.array([[20.5, 30.5, 1.0], [40.5, 30.5, 0.0]]),
+                 "joint": np.array([0, 1]), "person": np.array([i, i])}
+                for i in range(4)]  # fmt: skip
+        affine = MosaicAffine(degrees=1.0 if warped else 0.0, scale=0.0, translate=0.0,
+                              flip=1.0, flip_index=(1, 0))  # fmt: skip
+        mosaic = MosaicDataset(data, seed=0, output_size=64, p=0.0, affine=affine,
+                               targets=Targets(keypoint_fields=("joint", "person")))  # fmt: skip
+        out = mosaic[0]
+        assert out["mosaic"]["affine"]["flip"] is True
+        points, joints = out["keypoints"], out["joint"]
+        np.testing.assert_array_equal(joints, [0, 1])
+        np.testing.assert_array_equal(out["person"], [0, 0])
+        left, right = points[joints == 0][0], points[joints == 1][0]
+        assert left[0] < right[0]  # joint 0 (left) is the point on the left again
+        assert (left[2], right[2]) == (0.0, 1.0)  # the columns after x, y moved with them
 
     def test_fields_keep_the_main_dtype_or_are_refused(self) -> None:
         setting = build(output_size=(8, 20), keypoint_fields=("side",))

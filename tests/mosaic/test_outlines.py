@@ -14,7 +14,7 @@ from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.fused import TileWarp, Warp, invert
 from rankaug.mosaic.layout import Window
 from rankaug.mosaic.outlines import map_polygons, on_warp, on_window
-from rankaug.polygons import clip, fill, read_polygons, resample
+from rankaug.polygons import clip, fill, outline, read_polygons, resample
 from tests.boxes.polygons import clip_polygon
 from tests.mosaic.painted import GEOMETRY, colour_of, grouped, painted_datasets
 from tests.mosaic.warped import apply
@@ -37,6 +37,12 @@ def constant(index: int, hw: tuple[int, int], form: str = "list") -> dict[str, A
         "labels": np.array([index + 1]),
         "segments": [polygon] if form == "list" else polygon[None],
     }
+
+
+def same_corners(polygon: np.ndarray | None, corners: np.ndarray) -> bool:
+    """Whether a polygon has exactly these points, in any order (a cut may start elsewhere)."""
+    assert polygon is not None
+    return sorted(map(tuple, polygon.tolist())) == sorted(map(tuple, corners.tolist()))
 
 
 def drawn(polygons: list[np.ndarray], hw: tuple[int, int]) -> np.ndarray:
@@ -88,13 +94,21 @@ class TestOnWindow:
         window = Window((4, 4), 1, 0, 3, 4, 10, 10, 16, 18)  # x: [1, 3] -> [10, 16], 3x
         inside = rectangle(1.5, 1.0, 2.5, 3.0, np.float64)
         across = rectangle(0.0, 1.0, 2.0, 3.0, np.float64)
-        mapped = on_window(window, np.concatenate([inside, across]), np.array([0, 4]))
+        beyond = rectangle(2.0, 3.0, 4.0, 5.0, np.float64)  # past the right and bottom edges
+        points = np.concatenate([inside, across, beyond])
+        mapped = on_window(window, points, np.array([0, 4, 8]))
         moved = mapped.polygons
         np.testing.assert_array_equal(moved[0], rectangle(11.5, 12.0, 14.5, 16.0, np.float64))
         np.testing.assert_array_equal(moved[1], rectangle(10.0, 12.0, 13.0, 16.0, np.float64))
+        # cut at the centres of the window's last column and row (pixel_clip)
+        assert same_corners(moved[2], rectangle(13.0, 16.0, 15.5, 17.5))
         # the whole polygons' bounds through the map, and the clipped ones'
-        np.testing.assert_array_equal(mapped.full, [[11.5, 12, 14.5, 16], [7, 12, 13, 16]])
-        np.testing.assert_array_equal(mapped.bounds, [[11.5, 12, 14.5, 16], [10, 12, 13, 16]])
+        np.testing.assert_array_equal(
+            mapped.full, [[11.5, 12, 14.5, 16], [7, 12, 13, 16], [13, 16, 19, 20]]
+        )
+        np.testing.assert_array_equal(
+            mapped.bounds, [[11.5, 12, 14.5, 16], [10, 12, 13, 16], [13, 16, 15.5, 17.5]]
+        )
 
     def test_nothing_left_is_none(self) -> None:
         window = Window((4, 4), 1, 0, 3, 4, 10, 10, 16, 18)
@@ -118,8 +132,9 @@ class TestOnWarp:
         assert second is None
         for k, out, polygon in ((0, first, triangle), (2, third, small)):
             canvas = [(2 * x + 5, 2 * y + 5) for x, y in polygon.tolist()]  # 2x, at (5, 5)
-            cut = clip_polygon(canvas, (5, 5, 20, 25))
-            expected = clip_polygon([apply(matrix, x, y) for x, y in cut], (0, 0, 30, 30))
+            # to the centres of the canvas window's and the output's last pixels
+            cut = clip_polygon(canvas, (5, 5, 19.5, 24.5))
+            expected = clip_polygon([apply(matrix, x, y) for x, y in cut], (0, 0, 29.5, 29.5))
             assert out is not None
             np.testing.assert_allclose(out, expected, atol=1e-9)
             ends = np.array(expected)
@@ -146,8 +161,8 @@ class TestMapPolygons:
         assert len(moved) == len(mapped.full) == len(mapped.bounds) == 6
         np.testing.assert_array_equal(moved[0], rectangle(0, 0, 2, 2, np.float64))
         assert moved[1] is None  # right of the window
-        np.testing.assert_array_equal(moved[2], rectangle(1, 1, 4, 3, np.float64))
-        np.testing.assert_array_equal(mapped.bounds[2], [1, 1, 4, 3])
+        assert same_corners(moved[2], rectangle(1, 1, 3.5, 3))
+        np.testing.assert_array_equal(mapped.bounds[2], [1, 1, 3.5, 3])
         assert moved[3:] == [None] * 3  # the tile that shows nothing
 
     def test_a_sequence_gives_the_same_polygons_as_an_array(self) -> None:
@@ -181,12 +196,45 @@ class TestMapPolygons:
         out = mosaic[seed]
         assert check_pixels(out, iou=0.85)[1] == 0
 
+    @pytest.mark.parametrize("seed", range(4))
+    @pytest.mark.parametrize("grid", [(2, 2), (3, 3)])
+    @pytest.mark.parametrize("kind", ["outline", "edges"])
+    def test_every_polygon_draws_only_its_own_windows_pixels(
+        self, seed: int, grid: tuple[int, int], kind: str
+    ) -> None:
+        # a polygon over the whole tile: through the centres of its boundary pixels
+        # (rankaug.polygons.outline) or along the image's edges; cut at a window's far
+        # edge itself, it drew a column (row) of the neighbouring tile
+        data = []
+        for k in range(9):
+            sample = constant(k, (40 + 5 * k, 64 - 3 * k))
+            if kind == "outline":
+                h, w = sample["image"].shape[:2]
+                sample["segments"] = [outline(np.ones((h, w), np.uint8)).astype(np.float32)]
+            data.append(sample)
+        mosaic = MosaicDataset(
+            data,
+            seed=seed,
+            output_size=(64, 72),
+            keying="sample",
+            layout=MosaicGrid(grid=grid, scale_mode="fill", interpolation=NEAREST),
+            partners=Partners(replace=False),
+        )
+        out = mosaic[seed]
+        record = out["mosaic"]
+        assert len(out["segments"]) == len(record["indices"])  # every tile shows
+        for polygon, label in zip(out["segments"], out["labels"].tolist(), strict=True):
+            x0, y0, x1, y1 = record["dst"][record["indices"].index(label - 1)]
+            own = np.zeros((64, 72), bool)
+            own[y0:y1, x0:x1] = True
+            np.testing.assert_array_equal(drawn([polygon], (64, 72)), own)
+
     def test_a_letterbox_draws_the_window_its_pixels_land_on(self) -> None:
         mosaic = MosaicDataset([constant(0, (100, 160))], seed=0, output_size=240, p=0.0)
         out = mosaic[0]
         # 160x100 fit in 240: 1.5x, 240x150, centred from row 45
         (polygon,) = out["segments"]
-        np.testing.assert_array_equal(polygon, rectangle(0, 45, 240, 195))
+        assert same_corners(polygon, rectangle(0, 45, 239.5, 194.5))
         np.testing.assert_array_equal(out["bboxes"], [[0.0, 45.0, 240.0, 195.0]])
         assert check_pixels(out, iou=0.99) == (1, 0)
 
@@ -194,7 +242,7 @@ class TestMapPolygons:
         mosaic = MosaicDataset([constant(0, (10, 16))], seed=0, output_size=32, p=0.0,
                                layout=MosaicGrid(canvas="yolo"))  # fmt: skip
         (polygon,) = mosaic[0]["segments"]
-        np.testing.assert_array_equal(polygon, rectangle(16, 22, 48, 42))
+        assert same_corners(polygon, rectangle(16, 22, 47.5, 41.5))
 
     @pytest.mark.parametrize("form", ["list", "array"])
     def test_the_output_takes_the_main_samples_form_and_dtype(self, form: str) -> None:
@@ -225,9 +273,9 @@ class TestMapPolygons:
         segments = out["segments"]
         assert segments.shape == (3, 4, 2)
         assert segments.dtype == np.float32
-        np.testing.assert_array_equal(segments[0], rectangle(0, 0, 20, 20))
+        assert same_corners(segments[0], rectangle(0, 0, 19.5, 19.5))
         np.testing.assert_array_equal(segments[1], rectangle(2, 2, 6, 6))
-        cut = clip(diamond - (10.0, 0.0), (0.0, 0.0, 20.0, 20.0))  # a pentagon
+        cut = clip(diamond - (10.0, 0.0), (0.0, 0.0, 19.5, 19.5))  # a pentagon
         assert cut is not None
         assert len(cut) == 5
         np.testing.assert_allclose(segments[2], resample(cut, 4), atol=1e-6)
@@ -253,8 +301,9 @@ class TestMapPolygons:
             h, w = data[index]["image"].shape[:2]
             to_canvas = [apply(invert(matrix), *apply(record["affine"]["maps"][k], x, y))
                          for x, y in rectangle(0, 0, w, h).tolist()]  # fmt: skip
-            cut = clip_polygon(to_canvas, record["dst"][k])
-            shown = clip_polygon([apply(matrix, x, y) for x, y in cut], (0, 0, 128, 128))
+            x0, y0, x1, y1 = record["dst"][k]  # to the centres of the last pixels
+            cut = clip_polygon(to_canvas, (x0, y0, x1 - 0.5, y1 - 0.5))
+            shown = clip_polygon([apply(matrix, x, y) for x, y in cut], (0, 0, 127.5, 127.5))
             if shown:
                 expected.append(shown)
         assert len(expected) == len(labels) >= 1
@@ -276,10 +325,11 @@ class TestMapPolygons:
         out = mosaic[2]
         assert check_pixels(out, iou=0.85)[1] == 0
         for polygon, box in zip(out["segments"], out["bboxes"], strict=True):
-            # a whole-tile polygon clipped to its window is the box itself
-            corners = rectangle(*box.tolist())
+            # a whole-tile polygon clipped to its window: to the centres of its last
+            # pixels, its box the window
+            x0, y0, x1, y1 = box.tolist()
             assert len(polygon) == 4
-            assert _distance(polygon, corners) < 1e-4
+            assert _distance(polygon, rectangle(x0, y0, x1 - 0.5, y1 - 0.5)) < 1e-4
 
     @settings(max_examples=40, deadline=None)
     @given(data=painted_datasets(), geometry=GEOMETRY, seed=st.integers(0, 2**32 - 1))

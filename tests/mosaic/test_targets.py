@@ -19,6 +19,7 @@ from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic import targets as targets_module
 from rankaug.mosaic.layout import Window
 from rankaug.mosaic.targets import TOLERANCE
+from rankaug.polygons import fill, outline
 from tests.boxes.polygons import clip_polygon
 from tests.mosaic.painted import GEOMETRY, colour_of, grouped, painted_datasets
 from tests.mosaic.warped import AFFINES, apply
@@ -53,6 +54,12 @@ def expected_labels(
             if right - left > TOLERANCE and bottom - top > TOLERANCE:
                 kept[label] += 1
     return kept
+
+
+def pixels_box(polygon: np.ndarray, size: int) -> list[float]:
+    """The box of the pixels a polygon draws over a ``size x size`` image (from its fill)."""
+    ys, xs = np.nonzero(fill(np.asarray(polygon), (0, size, 0, size)))
+    return [float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1)]
 
 
 def named(labels: list[Any], names: list[str] | None = None) -> list[dict[str, Any]]:
@@ -299,6 +306,25 @@ class TestMapTargets:
         assert out["mask"].dtype == np.int64
         assert set(np.unique(out["mask"]).tolist()) == {0, 2**40 + 3}
 
+    @pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "float64", "uint32"])
+    def test_a_warped_mask_of_any_dtype_picks_the_uint8_masks_pixels(self, dtype: str) -> None:
+        # a rotating, shearing affine warps nearest: int32, int64 and float64 masks
+        # disagreed with a uint8 one (and with the image) at a few pixels
+        cells = np.arange(64)[:, None] // 8 * 8 + np.arange(64)[None, :] // 8  # 64 classes
+
+        def outputs(mask_dtype: str) -> list[np.ndarray]:
+            data = [{"image": np.zeros((64, 64, 3), np.uint8), "bboxes": np.zeros((0, 4)),
+                     "labels": np.zeros(0, np.int64),
+                     "mask": ((cells + 16 * i) % 100).astype(mask_dtype)}
+                    for i in range(4)]  # fmt: skip
+            mosaic = MosaicDataset(data, seed=0, output_size=96, keying="sample",
+                                   affine=MosaicAffine(degrees=30.0, shear=5.0))  # fmt: skip
+            return [mosaic[i]["mask"] for i in range(4)]
+
+        for mask, expected in zip(outputs(dtype), outputs("uint8"), strict=True):
+            assert mask.dtype == dtype
+            np.testing.assert_array_equal(mask.astype(np.int64), expected)
+
     def test_a_kept_box_whose_polygon_does_not_show_goes_with_its_fields_and_mask(
         self,
     ) -> None:
@@ -318,30 +344,67 @@ class TestMapTargets:
             layout=MosaicGrid(grid=(1, 1), scale_mode="fill"),
             targets=Targets(label_fields=("labels",)),
         )[0]
-        # the first box shows [10, 12] x [0, 12] of the tile, its polygon nothing
+        # the first box shows [10, 12] x [0, 12] of the tile, its polygon nothing; the
+        # second's pixels are x 6 to 14 and y 2 to 8 (its edges' too), 10 to 14 showing
         np.testing.assert_array_equal(out["labels"], [2, 3])
-        np.testing.assert_array_equal(out["bboxes"], [[0, 2, 4, 8], [0, 0, 20, 20]])
+        np.testing.assert_array_equal(out["bboxes"], [[0, 2, 5, 9], [0, 0, 20, 20]])
         assert out["masks"].shape == (2, 20, 20)
         assert out["masks"][0].sum() == 4 * 6
         assert out["masks"][1].all()
         across_out, whole_out = out["segments"]
         np.testing.assert_array_equal(across_out, [[0, 2], [4, 2], [4, 8], [0, 8]])
-        np.testing.assert_array_equal(whole_out, [[0, 0], [20, 0], [20, 20], [0, 20]])
+        # cut at the centres of the last column and row (rankaug.polygons.pixel_clip)
+        np.testing.assert_array_equal(whole_out, [[0, 19.5], [0, 0], [19.5, 0], [19.5, 19.5]])
 
-    def test_a_kept_box_is_its_clipped_polygons_bounds(self) -> None:
+    @pytest.mark.parametrize("size", [40, 160])  # the same size (nothing moves), 4x
+    @pytest.mark.parametrize("form", ["list", "array"])
+    def test_a_polygons_box_is_the_box_of_its_objects_pixels(self, size: int, form: str) -> None:
+        # the polygon through the centres of its boundary pixels, as CutMix and
+        # CopyPaste make them (rankaug.polygons.outline): the box was its bounds, half a
+        # pixel inside the object's pixels, so that a mosaic that moves nothing moved it
+        mask = np.zeros((40, 40), np.uint8)
+        mask[10:20, 5:25] = 1
+        mask[20:30, 5:8] = 1  # an L
+        image = np.zeros((40, 40, 3), np.uint8)
+        image[mask == 1] = 200
+        polygon = outline(mask).astype(np.float32)
+        sample = {"image": image, "bboxes": np.array([[5.0, 10.0, 25.0, 30.0]], np.float32),
+                  "labels": np.array([1]),
+                  "segments": [polygon] if form == "list" else polygon[None]}  # fmt: skip
+        layout = MosaicGrid(interpolation=cv2.INTER_NEAREST_EXACT)
+        out = MosaicDataset([sample], seed=0, output_size=size, p=0.0, layout=layout)[0]
+        ys, xs = np.nonzero(out["image"][:, :, 0] == 200)
+        pixels = [xs.min(), ys.min(), xs.max() + 1, ys.max() + 1]
+        np.testing.assert_array_equal(out["bboxes"], [pixels])
+        if size == 40:
+            np.testing.assert_array_equal(out["bboxes"], sample["bboxes"])
+            np.testing.assert_array_equal(out["segments"][0], polygon)
+
+    def test_a_polygon_along_its_images_edges_shows_whole(self) -> None:
+        # its fill would draw a column and a row past the image: the object's pixels are
+        # the image's, its box the letterbox's window, its visibility 1
+        polygon = np.array([[0.0, 0.0], [30.0, 0.0], [30.0, 20.0], [0.0, 20.0]])
+        sample = {"image": np.zeros((20, 30, 3), np.uint8), "labels": np.array([1]),
+                  "bboxes": np.array([[0.0, 0.0, 30.0, 20.0]]), "segments": [polygon]}  # fmt: skip
+        targets = Targets(min_visibility=0.999)
+        out = MosaicDataset([sample], seed=0, output_size=60, p=0.0, targets=targets)[0]
+        np.testing.assert_array_equal(out["bboxes"], [[0.0, 10.0, 60.0, 50.0]])
+
+    def test_a_kept_box_is_the_box_of_its_clipped_polygons_pixels(self) -> None:
         triangle = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]], np.float32)
         sample = {"image": np.zeros((20, 40, 3), np.uint8), "labels": np.array([1]),
                   "bboxes": np.array([[0.0, 0.0, 20.0, 20.0]]), "segments": [triangle]}  # fmt: skip
         out = MosaicDataset(
             [sample], seed=0, output_size=20, layout=MosaicGrid(grid=(1, 1), scale_mode="fill")
         )[0]
-        # x in [10, 20] of the triangle: y up to 10 only (the box clipped: y up to 20)
-        np.testing.assert_array_equal(out["bboxes"], [[0, 0, 10, 10]])
+        # x in [10, 20] of the triangle: y up to 10 only (the box clipped: y up to 20),
+        # and its pixels up to 10 (rankaug.polygons.fill draws its edges' pixels)
+        np.testing.assert_array_equal(out["bboxes"], [[0, 0, 11, 11]])
         (polygon,) = out["segments"]
         assert polygon.dtype == np.float32
         np.testing.assert_array_equal(polygon.max(axis=0), [10, 10])
 
-    def test_a_triangle_under_a_rotation_gets_its_polygons_bounds(self) -> None:
+    def test_a_triangle_under_a_rotation_gets_its_polygons_pixels_box(self) -> None:
         # issue 19: its box was the rotated box's enclosing box (x_max 63.4 where the
         # polygon ends at 56.9)
         triangle = np.array([[8.0, 8.0], [56.0, 8.0], [8.0, 56.0]], np.float32)
@@ -355,15 +418,16 @@ class TestMapTargets:
             record = out["mosaic"]["affine"]
             angles.append(abs(record["angle"]))
             moved = [apply(record["maps"][0], x, y) for x, y in triangle.tolist()]
-            shown = np.array(clip_polygon(moved, (0, 0, 64, 64)))
-            np.testing.assert_allclose(out["bboxes"], [[*shown.min(0), *shown.max(0)]], atol=1e-4)
+            shown = np.array(clip_polygon(moved, (0, 0, 63.5, 63.5)))
+            np.testing.assert_array_equal(out["bboxes"], [pixels_box(out["segments"][0], 64)])
             np.testing.assert_allclose(out["segments"][0], shown, atol=1e-4)
         assert max(angles) > 20
 
-    def test_the_filters_measure_the_polygons_bounds(self) -> None:
+    def test_the_filters_measure_the_box_of_the_polygons_pixels(self) -> None:
         # one 1x1 cell, 20x20, a 40x20 tile covering it: its x in [10, 30] shows at [0, 20];
-        # the triangle's whole bounds land on [-10, 10] x [0, 20] (400 px^2), what shows of
-        # it on [0, 10] x [0, 10] (100 px^2: a quarter); its box showed half (200 px^2)
+        # the triangle's pixels (its edges' included) land on [-10, 11] x [0, 20] (420
+        # px^2), those that show on [0, 11] x [0, 11] (121 px^2: 0.29); its box showed
+        # half (200 px^2)
         triangle = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]])
         sample = {"image": np.zeros((20, 40, 3), np.uint8), "labels": np.array([1]),
                   "bboxes": np.array([[0.0, 0.0, 20.0, 20.0]]), "segments": [triangle]}  # fmt: skip
@@ -381,11 +445,12 @@ class TestMapTargets:
             result: list[int] = out["labels"].tolist()
             return result
 
-        assert labels(min_visibility=0.24) == [1]
-        assert labels(min_visibility=0.26) == []
-        assert labels(min_area=99.0) == [1]
-        assert labels(min_area=101.0) == []
-        assert labels(min_height=10.5) == labels(min_width=10.5) == []
+        assert labels(min_visibility=0.28) == [1]
+        assert labels(min_visibility=0.29) == []
+        assert labels(min_area=120.0) == [1]
+        assert labels(min_area=122.0) == []
+        assert labels(min_height=10.5) == labels(min_width=10.5) == [1]
+        assert labels(min_height=11.5) == labels(min_width=11.5) == []
 
     def test_boxes_are_still_checked_with_polygons(self) -> None:
         triangle = np.array([[0.0, 0.0], [20.0, 0.0], [0.0, 20.0]])
@@ -398,7 +463,7 @@ class TestMapTargets:
     @settings(max_examples=60, deadline=None)
     @given(data=painted_datasets(), geometry=GEOMETRY, affine=st.none() | AFFINES,
            form=st.sampled_from(["list", "array"]), seed=st.integers(0, 2**32 - 1))  # fmt: skip
-    def test_every_box_is_the_bounds_of_its_output_polygon(
+    def test_every_box_is_the_box_of_its_objects_pixels(
         self, data: list[dict[str, Any]], geometry: dict[str, Any], affine: MosaicAffine | None,
         form: str, seed: int,
     ) -> None:  # fmt: skip
@@ -415,7 +480,29 @@ class TestMapTargets:
         for index in range(len(data)):
             out = mosaic[index]
             boxes, segments = out["bboxes"], out["segments"]
+            height, width = out["image"].shape[:2]
             assert len(boxes) == len(segments) == len(out["labels"])
+            record = out["mosaic"]
+            if "affine" in record:
+                matrix = record["affine"]["matrix"]
+                warped = abs(matrix[0][1]) > 1e-12 or abs(matrix[1][0]) > 1e-12
+                scale = max(max(abs(m[0][0]), abs(m[1][1])) for m in record["affine"]["maps"])
+            else:
+                warped, scale = (
+                    False,
+                    max(
+                        max((d[2] - d[0]) / (s[2] - s[0]), (d[3] - d[1]) / (s[3] - s[1]))
+                        for s, d in zip(record["src"], record["dst"], strict=True)
+                        if s[2] > s[0]
+                    ),
+                )
             for box, polygon in zip(boxes.tolist(), segments, strict=True):
-                bounds = [*polygon.min(axis=0), *polygon.max(axis=0)]
-                np.testing.assert_allclose(box, bounds, atol=1e-3)
+                ys, xs = np.nonzero(fill(np.asarray(polygon), (0, height, 0, width)))
+                drawn = [xs.min(), ys.min(), xs.max() + 1, ys.max() + 1]
+                if warped:  # the box of the pixels its output polygon draws
+                    assert box == drawn
+                else:  # those of its pixels in its tile, resized (a tile pixel is `scale`
+                    # output pixels): within a tile pixel and a pixel of the polygon's
+                    np.testing.assert_allclose(box, drawn, atol=scale + 1.0 + 1e-6)
+                    assert 0 <= box[0] < box[2] <= width
+                    assert 0 <= box[1] < box[3] <= height
