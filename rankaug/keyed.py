@@ -276,11 +276,8 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
                     self._rank_now()  # a given rank, checked once a process group is up
                 if self._saved_ranks:
                     streams.check_rank(self._saved_ranks, key, type(self).__name__)
-                keyed = streams.keep(
-                    self._streams,
-                    key,
-                    KeyedRandom(self._key_builder(context.rank, context.worker_id, context.epoch)),
-                )
+                made = self._key_builder(context.rank, context.worker_id, context.epoch)
+                keyed = streams.keep(self._streams, key, KeyedRandom(made))
             return keyed
         if not self._rank_checked and self.rank is not None:
             self._rank_now()  # cheap beside the Generator made for every sample

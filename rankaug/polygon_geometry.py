@@ -1,14 +1,14 @@
 """Geometry of one polygon's points: resampling to a point count, cutting to a rectangle.
 
 Plain ``(K, 2)`` float arrays in, arrays out; :mod:`rankaug.polygons` (which re-exports
-both) holds what instance polygons are in a sample and how they are drawn.
+all three) holds what instance polygons are in a sample and how they are drawn.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["clip", "resample"]
+__all__ = ["clip", "pixel_clip", "resample"]
 
 
 def resample(points: np.ndarray, count: int) -> np.ndarray:
@@ -107,3 +107,20 @@ def clip(points: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarr
     x, y = polygon[:, 0], polygon[:, 1]
     twice = np.dot(x[:-1], y[1:]) - np.dot(y[:-1], x[1:]) + x[-1] * y[0] - y[-1] * x[0]
     return polygon if abs(float(twice)) >= 2e-6 else None
+
+
+def pixel_clip(rect: tuple[int, int, int, int]) -> tuple[float, float, float, float]:
+    """The rectangle to :func:`clip` a polygon to so that it draws only ``rect``'s pixels.
+
+    ``rect`` is ``(x0, y0, x1, y1)``, the pixels ``x0 <= px < x1``, ``y0 <= py < y1`` (a
+    window, a cell, a rectangle pasted over). A polygon's fill draws the pixels its
+    edges run through (:func:`rankaug.polygons.pixel_box`): cut at ``x1`` itself, it
+    would draw the column ``x1`` beyond the rectangle, so the far edges go through the
+    centres of the last pixels, ``x1 - 0.5`` and ``y1 - 0.5``; the near ones stay at
+    ``x0`` and ``y0`` (the fill draws a point there in pixel ``x0``).
+
+    >>> pixel_clip((0, 0, 23, 12))
+    (0, 0, 22.5, 11.5)
+    """
+    x0, y0, x1, y1 = rect
+    return x0, y0, x1 - 0.5, y1 - 0.5

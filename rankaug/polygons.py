@@ -36,7 +36,7 @@ import cv2
 import numpy as np
 import torch
 
-from rankaug.polygon_geometry import clip, resample
+from rankaug.polygon_geometry import clip, pixel_clip, resample
 
 __all__ = [
     "POLYGONS",
@@ -355,6 +355,8 @@ def pixel_box(bounds: np.ndarray) -> np.ndarray:
     [5.0, 10.0, 25.0, 20.0]
     >>> pixel_box(np.array([1.0, 1.0, 3.0, 3.0])).tolist()  # the module docstring's square
     [1.0, 1.0, 4.0, 4.0]
+    >>> pixel_box(np.array(pixel_clip((3, 4, 23, 12)))).tolist()  # cut to draw only those
+    [3.0, 4.0, 23.0, 12.0]
     """
     scaled = bounds.astype(_working(bounds), copy=False) * _SCALE  # in that dtype (NEP 50)
     np.rint(scaled, out=scaled)
@@ -364,25 +366,6 @@ def pixel_box(bounds: np.ndarray) -> np.ndarray:
 
 
 _FAR: Final = np.array([0.0, 0.0, 1.0, 1.0])  # past the last pixel
-
-
-def pixel_clip(rect: tuple[int, int, int, int]) -> tuple[float, float, float, float]:
-    """The rectangle to :func:`clip` a polygon to so that it draws only ``rect``'s pixels.
-
-    ``rect`` is ``(x0, y0, x1, y1)``, the pixels ``x0 <= px < x1``, ``y0 <= py < y1`` (a
-    window, a cell, a rectangle pasted over). A polygon's fill draws the pixels its
-    edges run through (:func:`pixel_box`): cut at ``x1`` itself, it would draw the
-    column ``x1`` beyond the rectangle, so the far edges go through the centres of the
-    last pixels, ``x1 - 0.5`` and ``y1 - 0.5``; the near ones stay at ``x0`` and ``y0``
-    (the fill draws a point there in pixel ``x0``).
-
-    >>> pixel_clip((0, 0, 23, 12))
-    (0, 0, 22.5, 11.5)
-    >>> pixel_box(np.array(pixel_clip((3, 4, 23, 12)))).tolist()
-    [3.0, 4.0, 23.0, 12.0]
-    """
-    x0, y0, x1, y1 = rect
-    return x0, y0, x1 - 0.5, y1 - 0.5
 
 
 def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
