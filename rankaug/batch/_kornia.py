@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import itertools
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any, Final
@@ -197,18 +198,28 @@ class _KeyedSampler:
 
 
 def _gate(
-    aug: Any, keys: DrawKeys, number: int, batch_shape: tuple[int, ...], p: float, *_: Any
+    aug: Any,
+    keys: DrawKeys,
+    number: int,
+    calls: Iterator[int],
+    batch_shape: tuple[int, ...],
+    p: float,
+    *_: Any,
 ) -> torch.Tensor:
     """The keyed stand-in for kornia's ``__batch_prob_generator__``: one gate per sample.
 
-    ``p_batch`` is 0 or 1, and ``same_on_batch`` comes only with ``p`` 0 or 1 (checked).
+    ``calls`` counts the augmentation's gates within one drawing: an instance used twice
+    in a container (in two sub-containers, say) gets a gate of its own for each use, as
+    in kornia; the first use's draw is ``(number, GATE, 0)``. ``p_batch`` is 0 or 1, and
+    ``same_on_batch`` comes only with ``p`` 0 or 1 (checked).
     """
+    count = next(calls)
     size = (batch_shape[0],)
     if aug.p_batch == 0 or p == 0:
         return torch.zeros(size, device=aug.device, dtype=aug.dtype)
     if p == 1:
         return torch.ones(size, device=aug.device, dtype=aug.dtype)
-    u = keys.uniform(torch.Size(size), (number, GATE, 0), aug.device, torch.float32)
+    u = keys.uniform(torch.Size(size), (number, GATE, count), aug.device, torch.float32)
     return (u < p).to(aug.dtype)
 
 
@@ -292,9 +303,10 @@ def keyed_drawing(augs: list[Any], keys: DrawKeys) -> Iterator[None]:
                 swaps.set(
                     generator,
                     "forward",
-                    functools.partial(_jitter.forward, generator, keys, number),
+                    functools.partial(_jitter.forward, generator, keys, number, itertools.count()),
                 )
-            swaps.set(aug, "__batch_prob_generator__", functools.partial(_gate, aug, keys, number))
+            gate = functools.partial(_gate, aug, keys, number, itertools.count())
+            swaps.set(aug, "__batch_prob_generator__", gate)
             swaps.set(aug, "forward_parameters", _guarded(aug, number, aug.forward_parameters))
         yield
     finally:
