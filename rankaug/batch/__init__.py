@@ -181,7 +181,7 @@ class BatchAugment:
             step = self.step
             self.step += 1
             rank = _rank()
-            plain = self.epoch if epoch is None else checks.uint(epoch, "epoch", 32)
+            plain = self.epoch if epoch is None else _batch_epoch(epoch, size)
             return DrawKeys.of_step(self.seed, rank, plain, step, size, images.device)
         indices = _column(index, "index", size, 64)
         if epoch is None:
@@ -194,6 +194,25 @@ class BatchAugment:
             epoch = carried if carried and None not in carried else self.epoch
         epochs = _column(epoch, "epoch", size, 32)
         return DrawKeys.of_samples(self.seed, indices, epochs, images.device)
+
+
+def _batch_epoch(epoch: Any, size: int) -> int:
+    """The epoch of a batch given without ``index=``: one integer (0-D array or tensor too).
+
+    Raises:
+        ValueError: If ``epoch`` gives one value per sample (it keys samples by index).
+    """
+    if isinstance(epoch, torch.Tensor | np.ndarray | np.generic):
+        checks.per_sample(epoch, "epoch", size)  # an integer dtype, at most one dimension
+        if epoch.ndim == 0:
+            return checks.uint(epoch.item(), "epoch", 32)
+    if isinstance(epoch, torch.Tensor | np.ndarray | Sequence) and not isinstance(epoch, str):
+        raise ValueError(
+            f"epoch has one value per sample ({len(epoch)} given), which needs index=: "
+            "without index= the batch's keys are (seed, rank, epoch, step, position), one "
+            "epoch for the batch; pass index= the samples' dataset indices, or one epoch"
+        )
+    return checks.uint(epoch, "epoch", 32)
 
 
 def _values(index: Any) -> list[Any]:

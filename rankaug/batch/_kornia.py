@@ -28,7 +28,7 @@ import torch
 from torch import distributions
 
 from rankaug.batch import _jitter
-from rankaug.batch._keys import DrawKeys
+from rankaug.batch._keys import DrawKeys, unkeyed_draw
 
 #: The sampler number of an augmentation's apply-probability gate.
 GATE: Final = 0xFF
@@ -187,11 +187,7 @@ class _KeyedSampler:
 
     def _draw(self, shape: torch.Size, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
         if len(shape) == 0 or shape[0] != len(self._keys):
-            raise ValueError(
-                f"{self._label} drew a batch-level value of shape {tuple(shape)} for a batch "
-                f"of {len(self._keys)} (kornia draws it once for the whole batch): "
-                "BatchAugment keys every draw per sample"
-            )
+            raise ValueError(unkeyed_draw(self._label, tuple(shape), len(self._keys)))
         count = self._count
         self._count += 1
         return self._keys.uniform(shape, (*self._where, count), device, dtype)
@@ -219,6 +215,9 @@ def _gate(
         return torch.zeros(size, device=aug.device, dtype=aug.dtype)
     if p == 1:
         return torch.ones(size, device=aug.device, dtype=aug.dtype)
+    if size[0] != len(keys):
+        label = f"augmentation {number} ({type(aug).__name__}), its apply gate (p={p})"
+        raise ValueError(unkeyed_draw(label, size, len(keys)))
     u = keys.uniform(torch.Size(size), (number, GATE, count), aug.device, torch.float32)
     return (u < p).to(aug.dtype)
 

@@ -61,3 +61,33 @@ class TestKeyedDrawing:
         )
         (order,) = (child["order"] for child in _children(once))
         assert torch.equal(order, first)
+
+    @pytest.mark.parametrize(
+        ("augmentation", "label"),
+        [
+            (lambda: K.RandomAffine(10.0, p=1.0), r"\(RandomAffine\), sampler degree_sampler"),
+            (lambda: K.RandomHorizontalFlip(p=0.5), r"\(RandomHorizontalFlip\), its apply gate"),
+        ],
+        ids=["sampler", "gate"],
+    )
+    def test_a_draw_per_patch_is_refused_as_one(self, augmentation: Any, label: str) -> None:
+        # it was called "a batch-level value of shape (12,) for a batch of 3"
+        patches = K.PatchSequential(augmentation(), grid_size=(2, 2), patchwise_apply=False)
+        with pytest.raises(
+            ValueError,
+            match=rf"augmentation 0 {label}(?: \(p=0.5\))? drew 12 values for a batch of 3, 4 "
+            r"per sample: kornia draws it per patch \(PatchSequential with "
+            r"patchwise_apply=False augments a batch of 12 patches",
+        ):
+            BatchAugment(patches, seed=0)(_images(3, side=16), index=[0, 1, 2], epoch=0)
+
+    def test_patchwise_apply_is_keyed_per_sample(self) -> None:
+        patches = K.PatchSequential(
+            *(K.RandomAffine(10.0, p=1.0) for _ in range(4)),
+            grid_size=(2, 2),
+            patchwise_apply=True,
+        )
+        aug = BatchAugment(patches, seed=0)
+        images = _images(6, side=16)
+        out = aug(images, index=list(range(6)), epoch=0)
+        assert (aug(images[3:4], index=[3], epoch=0) - out[3:4]).abs().max() <= 1e-5
