@@ -41,10 +41,11 @@ class BatchAugment:
             (applied per group of samples with the same order; a fixed ``order=`` is
             faster). Or a torchvision v2 transform: called once per sample, with torch's
             CPU generator seeded from the sample's key and restored after; extra inputs
-            are tensors with one row per sample (a ``tv_tensors.Mask`` batch) or
-            sequences of one item per sample (``tv_tensors.BoundingBoxes`` each), and
-            the parameters returned are, per sample, the ``(transform name, params)``
-            its transforms made.
+            are tensors with one row per sample (a ``tv_tensors.Mask`` batch; a plain
+            tensor of 2 dimensions or more is refused, torchvision would pass it
+            through) or sequences of one item per sample (``tv_tensors.BoundingBoxes``
+            each), and the parameters returned are, per sample, the ``(transform
+            name, params)`` its transforms made.
         seed: The run's seed, ``0 <= seed < 2**64``.
 
     Attributes:
@@ -157,11 +158,12 @@ class BatchAugment:
             **kwargs: Passed on to the kornia call.
 
         Returns:
-            The augmented image as a ``(1, C, H, W)`` batch (kornia's output); it is a
-            call like any other (:attr:`last_params` becomes its parameters).
+            The augmented image as a ``(1, C, H, W)`` batch (kornia's output; a
+            ``tv_tensors.Image`` stays one); it is a call like any other
+            (:attr:`last_params` becomes its parameters).
         """
         checks.instance(image, "image", torch.Tensor, what="a tensor", optional=False)
-        batch = image[None] if image.dim() == 3 else image
+        batch = _torchvision.like(image[None], image) if image.dim() == 3 else image
         return self(batch, *inputs, index=[index], epoch=epoch, **kwargs)
 
     def _resolve(self, images: Any, index: Any, epoch: Any) -> DrawKeys:

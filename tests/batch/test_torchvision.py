@@ -161,6 +161,22 @@ class TestBatchAugmentTorchvision:
         assert set(params[5][0][1]) == {"top", "left", "height", "width"}
         assert (aug.replay(45, 1, images[5])[0] - out[5]).abs().max() <= 1e-5
 
+    def test_replay_keeps_the_types_of_the_batch(self) -> None:
+        # replay(i, e, image) made the row a batch with image[None], a plain tensor
+        images = torch.zeros(4, 3, 32, 48)
+        images[..., 8:16, 4:14] = 1.0
+        masks = tv_tensors.Mask(images[:, 0].clone())
+        aug = BatchAugment(v2.RandomHorizontalFlip(), seed=0)
+        out, moved = aug(tv_tensors.Image(images), masks, index=[0, 1, 2, 3], epoch=0)
+        for b in range(4):
+            image, mask = aug.replay(
+                b, 0, tv_tensors.Image(images[b]), tv_tensors.Mask(masks[b : b + 1])
+            )
+            assert isinstance(image, tv_tensors.Image)
+            assert isinstance(mask, tv_tensors.Mask)
+            assert torch.equal(image[0], out[b])
+            assert torch.equal(mask[0], moved[b])
+
     def test_boxes_and_masks_follow(self) -> None:
         transform = v2.Compose(
             [v2.RandomCrop((48, 48)), v2.RandomHorizontalFlip(), v2.RandomVerticalFlip()]
@@ -251,6 +267,25 @@ class TestBatchAugmentTorchvisionRefusals:
             aug(_images(2), index=[0, 1], epoch=0, data_keys=["input"])
         with pytest.raises(TypeError, match=r"input 1 must be a tensor .* got NoneType"):
             aug(_images(2), None, index=[0, 1], epoch=0)
+
+    def test_a_plain_tensor_beside_the_images_is_refused(self) -> None:
+        # torchvision passes it through: a plain mask batch came back unmoved, silently
+        aug = BatchAugment(v2.RandomHorizontalFlip(p=1.0), seed=0)
+        images = _images(2)
+        masks = tv_tensors.Mask(torch.zeros(2, 24, 24))
+        boxes = tv_tensors.BoundingBoxes([[0, 0, 4, 4]], format="XYXY", canvas_size=(24, 24))
+        refused = r"is a plain torch.Tensor of shape {}: torchvision v2 passes a plain tensor"
+        with pytest.raises(TypeError, match="input 1 " + refused.format(r"\(2, 24, 24\)")):
+            aug(images, masks[0:2], index=[0, 1], epoch=0)  # a slice of a Mask is plain
+        with pytest.raises(TypeError, match="input 1 " + refused.format(r"\(1, 24, 24\)")):
+            aug.replay(0, 0, images[0], masks[0:1])
+        with pytest.raises(TypeError, match=r"input 2\[1\] " + refused.format(r"\(1, 4\)")):
+            aug(images, masks, [boxes, torch.zeros(1, 4)], index=[0, 1], epoch=0)
+        labels = torch.tensor([3, 5])
+        _, moved, kept, rows = aug(images, masks, labels, list(torch.eye(2)), index=[0, 1])
+        assert isinstance(moved, tv_tensors.Mask)
+        assert torch.equal(kept, labels)  # one value per sample, passed through
+        assert [row.tolist() for row in rows] == [[1.0, 0.0], [0.0, 1.0]]
 
 
 class TestBatchAugmentTorchvisionGuide:
