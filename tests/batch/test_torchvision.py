@@ -320,3 +320,51 @@ class TestBatchAugmentTorchvisionAudit:
         assert (keyed["batch"], keyed["verdict"]) == ("BatchAugment", "pass")
         positions = {v["name"]: v for v in keyed["verdicts"]}["positions"]
         assert "keyed per sample:" in positions["summary"]
+
+
+class TestBatchAugmentTorchvisionProbe:
+    @pytest.mark.parametrize("name", ["torchvision_detection", "torchvision_detection_keyed"])
+    def test_a_transform_that_needs_boxes_is_probed_with_one_box_per_image(self, name: str) -> None:
+        # v2.SanitizeBoundingBoxes raised "No bounding boxes were found": a traceback
+        from rankaug.cli.batch_probe import box_target, probe_batch, synthetic_batch
+        from rankaug.cli.fingerprint import fingerprint
+        from tests import cli_batch_targets
+
+        transform = getattr(cli_batch_targets, name)()
+        state = torch.get_rng_state()
+        rows = probe_batch(transform, [0, 1, 2], 2, 0, 16)
+        after = torch.get_rng_state()
+        assert [row[2] for row in rows] == list(range(6))
+        repeated = [a[4] == b[4] for a, b in zip(rows[:3], rows[3:], strict=True)]
+        assert repeated == [name.endswith("_keyed")] * 3
+        torch.set_rng_state(state)  # the retry starts from the state the first try did
+        images, target = synthetic_batch([0, 1, 2], 16), box_target(transform, 16, 3)
+        if name.endswith("_keyed"):
+            first = transform(images, target, index=[0, 1, 2], epoch=0)[0]
+        else:
+            first = transform(images, target)[0]
+        assert [row[4] for row in rows[:3]] == [fingerprint(row).digest for row in first]
+        torch.set_rng_state(after)
+
+    def test_a_transform_that_fails_with_boxes_too_is_one_line_with_what_to_do(self) -> None:
+        from rankaug.cli.audit import AuditConfig
+        from rankaug.cli.failure import SampleFailure
+        from rankaug.cli.probe import AuditJob
+        from tests import cli_batch_targets
+
+        config = AuditConfig(targets=("m:f",), epochs=1, repeats=2, progress=False)
+        job = AuditJob(config, ((0, 1, 0, 1),), 0)
+        with pytest.raises(SampleFailure) as caught:
+            job._batch(0, "m:f", cli_batch_targets.torchvision_iou_crop(), (0, 1, 0, 1))
+        message = str(caught.value)
+        assert message.startswith(
+            "m:f: the batch transform failed on the audit's batch of 2 synthetic 32x32 images "
+            "(rank 0, epoch 0): TypeError: RandomIoUCrop() requires input sample to contain "
+            "tensor or PIL images and bounding boxes."
+        )
+        assert (
+            "a torchvision transform that fails so is tried once more with a target of one "
+            "box per image" in message
+        )
+        assert "make the TARGET's factory return it without the steps that need them" in message
+        assert "\n" not in message
