@@ -43,6 +43,25 @@ def kornia_unkeyable() -> Any:
     return K.RandomGaussianNoise(std=0.1, p=1.0)
 
 
+def kornia_detection() -> Any:
+    """A detection pipeline, boxes through ``data_keys`` (the audit feeds images alone)."""
+    import kornia.augmentation as K
+
+    return K.AugmentationSequential(
+        K.RandomHorizontalFlip(), K.RandomAffine(20.0, p=1.0), data_keys=["input", "bbox_xyxy"]
+    )
+
+
+def kornia_detection_keyed() -> BatchAugment:
+    """The detection pipeline in ``BatchAugment``, as the guide sets it up."""
+    return BatchAugment(kornia_detection(), seed=0)
+
+
+def keyed_unkeyable() -> BatchAugment:
+    """A ``BatchAugment`` that refuses its transform at its first call (a RuntimeError)."""
+    return BatchAugment(kornia_unkeyable(), seed=0)
+
+
 def torchvision_plain() -> Any:
     """A torchvision v2 transform called plainly on the batch: one draw for all of it."""
     from torchvision.transforms import v2
@@ -67,3 +86,22 @@ def noise() -> Any:
 def identity() -> Any:
     """A batch callable with no randomness (``--batch``)."""
     return torch.nn.Identity()
+
+
+def torchvision_detection() -> Any:
+    """A torchvision detection pipeline: ``SanitizeBoundingBoxes`` wants boxes."""
+    from torchvision.transforms import v2
+
+    return v2.Compose([v2.RandomRotation(20.0), v2.SanitizeBoundingBoxes()])
+
+
+def torchvision_detection_keyed() -> BatchAugment:
+    """The same in ``BatchAugment``."""
+    return BatchAugment(torchvision_detection(), seed=0)
+
+
+def torchvision_iou_crop() -> BatchAugment:
+    """``RandomIoUCrop`` needs boxes, and its crops differ in size (it cannot be stacked)."""
+    from torchvision.transforms import v2
+
+    return BatchAugment(v2.RandomIoUCrop(), seed=0)

@@ -13,8 +13,10 @@ import pytest
 
 from rankaug import BatchAugment
 from rankaug.cli.audit import AuditConfig
-from rankaug.cli.batch_probe import batch_kind, probe_batch, synthetic_batch
+from rankaug.cli.batch_probe import batch_kind, keying_refusal, probe_batch, synthetic_batch
+from rankaug.cli.failure import SampleFailure
 from rankaug.cli.fixes import describe_batch, fix_lines
+from rankaug.cli.probe import AuditJob
 from tests import cli_batch_targets
 from tests.batch.helpers import assert_unchanged, global_states
 from tests.cli_helpers import run_main
@@ -29,6 +31,8 @@ EXPECTED: dict[str, tuple[set[str], str]] = {
     "kornia_alone": ({"ranks"}, "random: the same index gives a new output"),
     "kornia_keyed": (set(), "keyed per sample:"),
     "kornia_unkeyable": ({"ranks"}, "random: the same index gives a new output"),
+    "kornia_detection": ({"ranks"}, "random: the same index gives a new output"),
+    "kornia_detection_keyed": (set(), "keyed per sample:"),
 }
 
 
@@ -52,7 +56,7 @@ class TestBatchAudit:
         failing, phrase = EXPECTED[name]
         (found,) = [r for r in audit[2]["reports"] if r["target"] == B + name]
         verdicts = _verdicts(found)
-        assert found["batch"] == ("BatchAugment" if name == "kornia_keyed" else "kornia")
+        assert found["batch"] == ("BatchAugment" if name.endswith("_keyed") else "kornia")
         assert {k: verdicts[k]["status"] for k in CHECKED} == {
             k: "fail" if k in failing else "pass" for k in CHECKED
         }
@@ -92,6 +96,21 @@ class TestBatchAudit:
             "drew from torch's global generator (restored)" in fix
         )
         assert "change or drop what that names (the BatchAugment guide lists what it keys)" in fix
+
+    def test_a_failing_batch_transform_is_named_in_one_line(self) -> None:
+        # it was a rank's 40-line traceback, where a dataset's error is one line
+        code, out, err = run_main(
+            "audit", B + "keyed_unkeyable", "--ranks", "1", "--no-rerun", "--epochs", "1", "-q"
+        )
+        assert code == 2
+        assert out == ""
+        assert err.count("\n") == 1
+        assert err.startswith(
+            f"rankaug audit: error: {B}keyed_unkeyable: the batch transform failed on the "
+            "audit's batch of 8 synthetic 32x32 images (rank 0, epoch 0): RuntimeError: "
+            "augmentation 0 (RandomGaussianNoise) drew from torch's global generator"
+        )
+        assert "; the batch audit feeds the transform images alone" in err
 
     def test_batch_flag_audits_any_callable(self, tmp_path: Any) -> None:
         path = tmp_path / "report.json"
@@ -150,6 +169,39 @@ class TestBatchProbe:
         assert "has same_on_batch=True" in same.refused
         (line,) = fix_lines(same, ["ranks"], seed=3, epoch_from="sampler")
         assert "rankaug.BatchAugment refuses it as it is (RandomAffine has same_on_batch" in line
+
+    @pytest.mark.parametrize("name", ["kornia_detection", "kornia_detection_keyed"])
+    def test_a_detection_container_is_probed_on_images_alone(self, name: str) -> None:
+        # data_keys=["input", "bbox_xyxy"] failed kornia's "number of inputs" assertion
+        transform = getattr(cli_batch_targets, name)()
+        rows = probe_batch(transform, [0, 1, 2], 2, 0, 16)
+        assert [row[2] for row in rows] == list(range(6))
+        repeated = [a[4] == b[4] for a, b in zip(rows[:3], rows[3:], strict=True)]
+        assert repeated == [name.endswith("_keyed")] * 3
+        assert describe_batch(transform, 16).refused == ""
+
+    def test_a_keying_trial_that_fails_otherwise_is_a_refusal(self) -> None:
+        # only ValueError and RuntimeError were caught: anything else was a traceback
+        flip = K.RandomHorizontalFlip(p=1.0)
+
+        def broken(*_: Any, **__: Any) -> Any:
+            raise AssertionError("kornia's own check\nfailed")
+
+        flip.apply_transform = broken
+        assert keying_refusal(flip, 8) == "AssertionError: kornia's own check | failed"
+
+    def test_every_batch_probe_error_is_one_line_naming_target_rank_and_epoch(self) -> None:
+        config = AuditConfig(targets=("m:f",), epochs=1, repeats=2, progress=False)
+        job = AuditJob(config, ((0, 1, 0, 1),), 0)
+        with pytest.raises(SampleFailure) as caught:
+            job._batch(1, "m:f", lambda images: 0, (0, 1, 0, 1))
+        assert str(caught.value).startswith(
+            "m:f: the batch transform failed on the audit's batch of 2 synthetic 32x32 "
+            "images (rank 1, epoch 0): TypeError: function returned int for a batch of 2 "
+            "images"
+        )
+        assert "\n" not in str(caught.value)
+        assert caught.value.__cause__ is None
 
     def test_fix_for_batch_augment_without_indices(self) -> None:
         pipeline = describe_batch(cli_batch_targets.kornia_keyed())

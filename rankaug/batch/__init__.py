@@ -41,10 +41,11 @@ class BatchAugment:
             (applied per group of samples with the same order; a fixed ``order=`` is
             faster). Or a torchvision v2 transform: called once per sample, with torch's
             CPU generator seeded from the sample's key and restored after; extra inputs
-            are tensors with one row per sample (a ``tv_tensors.Mask`` batch) or
-            sequences of one item per sample (``tv_tensors.BoundingBoxes`` each), and
-            the parameters returned are, per sample, the ``(transform name, params)``
-            its transforms made.
+            are tensors with one row per sample (a ``tv_tensors.Mask`` batch; a plain
+            tensor of 2 dimensions or more is refused, torchvision would pass it
+            through) or sequences of one item per sample (``tv_tensors.BoundingBoxes``
+            each), and the parameters returned are, per sample, the ``(transform
+            name, params)`` its transforms made.
         seed: The run's seed, ``0 <= seed < 2**64``.
 
     Attributes:
@@ -159,11 +160,12 @@ class BatchAugment:
             **kwargs: Passed on to the kornia call.
 
         Returns:
-            The augmented image as a ``(1, C, H, W)`` batch (kornia's output); it is a
-            call like any other (:attr:`last_params` becomes its parameters).
+            The augmented image as a ``(1, C, H, W)`` batch (kornia's output; a
+            ``tv_tensors.Image`` stays one); it is a call like any other
+            (:attr:`last_params` becomes its parameters).
         """
         checks.instance(image, "image", torch.Tensor, what="a tensor", optional=False)
-        batch = image[None] if image.dim() == 3 else image
+        batch = _torchvision.like(image[None], image) if image.dim() == 3 else image
         return self(batch, *inputs, index=[index], epoch=epoch, **kwargs)
 
     def _resolve(self, images: Any, index: Any, epoch: Any) -> DrawKeys:
@@ -183,7 +185,7 @@ class BatchAugment:
             step = self.step
             self.step += 1
             rank = _rank()
-            plain = self.epoch if epoch is None else checks.uint(epoch, "epoch", 32)
+            plain = self.epoch if epoch is None else _batch_epoch(epoch, size)
             return DrawKeys.of_step(self.seed, rank, plain, step, size, images.device)
         indices = _column(index, "index", size, 64)
         if epoch is None:
@@ -196,6 +198,25 @@ class BatchAugment:
             epoch = carried if carried and None not in carried else self.epoch
         epochs = _column(epoch, "epoch", size, 32)
         return DrawKeys.of_samples(self.seed, indices, epochs, images.device)
+
+
+def _batch_epoch(epoch: Any, size: int) -> int:
+    """The epoch of a batch given without ``index=``: one integer (0-D array or tensor too).
+
+    Raises:
+        ValueError: If ``epoch`` gives one value per sample (it keys samples by index).
+    """
+    if isinstance(epoch, torch.Tensor | np.ndarray | np.generic):
+        checks.per_sample(epoch, "epoch", size)  # an integer dtype, at most one dimension
+        if epoch.ndim == 0:
+            return checks.uint(epoch.item(), "epoch", 32)
+    if isinstance(epoch, torch.Tensor | np.ndarray | Sequence) and not isinstance(epoch, str):
+        raise ValueError(
+            f"epoch has one value per sample ({len(epoch)} given), which needs index=: "
+            "without index= the batch's keys are (seed, rank, epoch, step, position), one "
+            "epoch for the batch; pass index= the samples' dataset indices, or one epoch"
+        )
+    return checks.uint(epoch, "epoch", 32)
 
 
 def _values(index: Any) -> list[Any]:

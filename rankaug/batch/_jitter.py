@@ -10,7 +10,7 @@ them through :class:`~rankaug.BatchAugment` (``replay``), not plain kornia.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 import torch
@@ -36,16 +36,23 @@ def forward(
     generator: Any,
     keys: DrawKeys,
     number: int,
+    calls: Iterator[int],
     batch_shape: tuple[int, ...],
     same_on_batch: bool = False,
 ) -> dict[str, torch.Tensor]:
-    """The generator's draw, with a keyed ``(B, 4)`` order instead of its ``randperm``."""
+    """The generator's draw, with a keyed ``(B, 4)`` order instead of its ``randperm``.
+
+    ``calls`` counts the generator's draws within one drawing (an instance used twice
+    draws a new order for each use; the first use's draw is ``(number, ORDER, 0)``).
+    """
     size = torch.Size((batch_shape[0],))
     out = {
         f"{name}_factor": getattr(generator, f"{name}_sampler").rsample(size) for name in _FACTORS
     }
     device = out["brightness_factor"].device
-    ranks = keys.uniform(torch.Size((size[0], 4)), (number, ORDER, 0), device, torch.float32)
+    ranks = keys.uniform(
+        torch.Size((size[0], 4)), (number, ORDER, next(calls)), device, torch.float32
+    )
     out["order"] = ranks.argsort(dim=1, stable=True)
     return out
 

@@ -75,10 +75,7 @@ class DrawKeys:
             ValueError: If ``shape`` does not start with the batch size (a batch-level draw).
         """
         if len(shape) == 0 or shape[0] != len(self):
-            raise ValueError(
-                f"augmentation {draw[0]} drew a batch-level value of shape {tuple(shape)} "
-                f"for a batch of {len(self)}: BatchAugment keys every draw per sample"
-            )
+            raise ValueError(unkeyed_draw(f"augmentation {draw[0]}", tuple(shape), len(self)))
         states = self._by_device.get(device)
         if states is None:
             states = self._by_device[device] = self.states.to(device)
@@ -98,6 +95,29 @@ class DrawKeys:
         first = _hash.finish(_hash.absorb(self.states.cpu(), draw_word(*draw)))
         second = _hash.finish(_hash.absorb(first, 0x5EC0_4D00))
         return ((first << 31) | (second >> 1)).tolist()
+
+
+def unkeyed_draw(label: str, shape: tuple[int, ...], size: int) -> str:
+    """Why a draw of ``shape`` cannot be keyed in a batch of ``size`` (the error's message).
+
+    A first dimension that is a multiple of the batch is a draw per patch of each sample
+    (``PatchSequential``); any other is a draw for the whole batch.
+
+    >>> unkeyed_draw("augmentation 0", (12,), 3)[:68]
+    'augmentation 0 drew 12 values for a batch of 3, 4 per sample: kornia'
+    """
+    if shape and size > 0 and shape[0] > size and shape[0] % size == 0:
+        return (
+            f"{label} drew {shape[0]} values for a batch of {size}, {shape[0] // size} per "
+            "sample: kornia draws it per patch (PatchSequential with patchwise_apply=False "
+            f"augments a batch of {shape[0]} patches, every patch of every image); "
+            "BatchAugment keys one draw per sample of the batch it is given (use "
+            "patchwise_apply=True, one augmentation per patch position, or leave it out)"
+        )
+    return (
+        f"{label} drew a batch-level value of shape {shape} for a batch of {size} (kornia "
+        "draws it once for the whole batch): BatchAugment keys every draw per sample"
+    )
 
 
 def draw_word(augmentation: int, sampler: int, count: int) -> int:

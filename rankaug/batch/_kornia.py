@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import itertools
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any, Final
@@ -27,7 +28,7 @@ import torch
 from torch import distributions
 
 from rankaug.batch import _jitter
-from rankaug.batch._keys import DrawKeys
+from rankaug.batch._keys import DrawKeys, unkeyed_draw
 
 #: The sampler number of an augmentation's apply-probability gate.
 GATE: Final = 0xFF
@@ -186,29 +187,38 @@ class _KeyedSampler:
 
     def _draw(self, shape: torch.Size, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
         if len(shape) == 0 or shape[0] != len(self._keys):
-            raise ValueError(
-                f"{self._label} drew a batch-level value of shape {tuple(shape)} for a batch "
-                f"of {len(self._keys)} (kornia draws it once for the whole batch): "
-                "BatchAugment keys every draw per sample"
-            )
+            raise ValueError(unkeyed_draw(self._label, tuple(shape), len(self._keys)))
         count = self._count
         self._count += 1
         return self._keys.uniform(shape, (*self._where, count), device, dtype)
 
 
 def _gate(
-    aug: Any, keys: DrawKeys, number: int, batch_shape: tuple[int, ...], p: float, *_: Any
+    aug: Any,
+    keys: DrawKeys,
+    number: int,
+    calls: Iterator[int],
+    batch_shape: tuple[int, ...],
+    p: float,
+    *_: Any,
 ) -> torch.Tensor:
     """The keyed stand-in for kornia's ``__batch_prob_generator__``: one gate per sample.
 
-    ``p_batch`` is 0 or 1, and ``same_on_batch`` comes only with ``p`` 0 or 1 (checked).
+    ``calls`` counts the augmentation's gates within one drawing: an instance used twice
+    in a container (in two sub-containers, say) gets a gate of its own for each use, as
+    in kornia; the first use's draw is ``(number, GATE, 0)``. ``p_batch`` is 0 or 1, and
+    ``same_on_batch`` comes only with ``p`` 0 or 1 (checked).
     """
+    count = next(calls)
     size = (batch_shape[0],)
     if aug.p_batch == 0 or p == 0:
         return torch.zeros(size, device=aug.device, dtype=aug.dtype)
     if p == 1:
         return torch.ones(size, device=aug.device, dtype=aug.dtype)
-    u = keys.uniform(torch.Size(size), (number, GATE, 0), aug.device, torch.float32)
+    if size[0] != len(keys):
+        label = f"augmentation {number} ({type(aug).__name__}), its apply gate (p={p})"
+        raise ValueError(unkeyed_draw(label, size, len(keys)))
+    u = keys.uniform(torch.Size(size), (number, GATE, count), aug.device, torch.float32)
     return (u < p).to(aug.dtype)
 
 
@@ -292,9 +302,10 @@ def keyed_drawing(augs: list[Any], keys: DrawKeys) -> Iterator[None]:
                 swaps.set(
                     generator,
                     "forward",
-                    functools.partial(_jitter.forward, generator, keys, number),
+                    functools.partial(_jitter.forward, generator, keys, number, itertools.count()),
                 )
-            swaps.set(aug, "__batch_prob_generator__", functools.partial(_gate, aug, keys, number))
+            gate = functools.partial(_gate, aug, keys, number, itertools.count())
+            swaps.set(aug, "__batch_prob_generator__", gate)
             swaps.set(aug, "forward_parameters", _guarded(aug, number, aug.forward_parameters))
         yield
     finally:

@@ -16,13 +16,14 @@ are recorded, per sample.
 Extra inputs follow their sample: a tensor with one row per sample (a ``tv_tensors.Mask``
 batch, say) is split and each row re-wrapped as its type, a sequence of length ``B``
 (``tv_tensors.BoundingBoxes`` per sample, or dicts) is taken item by item; outputs come
-back the same way (tensors stacked, sequences as lists).
+back the same way (tensors stacked, sequences as lists). A plain tensor of two dimensions
+or more (as an input or a sequence's item) is refused: torchvision would pass it through
+untransformed.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
@@ -124,18 +125,28 @@ def apply(
 
 
 def _rows(value: Any, name: str, size: int) -> list[Any]:
-    """``value``'s per-sample items: a tensor's rows (re-wrapped as its type) or a sequence's."""
+    """``value``'s per-sample items: a tensor's rows (re-wrapped as its type) or a sequence's.
+
+    Raises:
+        TypeError: If an input after the images is a plain tensor of two dimensions or
+            more, or a sequence holding one (:func:`_check_typed`).
+    """
     if isinstance(value, torch.Tensor):
         if value.dim() == 0 or value.shape[0] != size:
             raise ValueError(
                 f"{name} must have one row per sample ({size}), got shape {tuple(value.shape)}"
             )
-        return [_like(value[b], value) for b in range(size)]
+        if name != "images":
+            _check_typed(value, name)
+        return [like(value[b], value) for b in range(size)]
     if isinstance(value, Sequence) and not isinstance(value, str | bytes):
         if len(value) != size:
             raise ValueError(
                 f"{name} must have one item per sample ({size}), got {len(value)} items"
             )
+        for b, item in enumerate(value):
+            if isinstance(item, torch.Tensor):
+                _check_typed(item, f"{name}[{b}]")
         return list(value)
     raise TypeError(
         f"{name} must be a tensor with one row per sample or a sequence of one item per "
@@ -143,11 +154,32 @@ def _rows(value: Any, name: str, size: int) -> list[Any]:
     )
 
 
-def _like(row: torch.Tensor, batch: torch.Tensor) -> torch.Tensor:
-    """``row`` as the tv_tensor type (and metadata) of ``batch``, if it has one."""
-    if type(batch) is torch.Tensor:
+def _check_typed(value: torch.Tensor, name: str) -> None:
+    """Refuse a plain tensor of 2 dimensions or more given beside the images.
+
+    torchvision v2 takes the first plain tensor of a call as the image and passes every
+    later one through untouched, so a mask or boxes given plainly would come back stale.
+    """
+    if type(value) is torch.Tensor and value.dim() >= 2:
+        raise TypeError(
+            f"{name} is a plain torch.Tensor of shape {tuple(value.shape)}: torchvision v2 "
+            "passes a plain tensor after the image through untransformed, so it would come "
+            "back stale; give it as its tv_tensors type (tv_tensors.Mask(x), "
+            "tv_tensors.BoundingBoxes(x, format=..., canvas_size=...), tv_tensors.KeyPoints"
+            "(...)): slicing or indexing one (masks[0:1]) gives a plain tensor. A tensor "
+            "meant to pass through unchanged (one-hot labels) can go as a list of its rows"
+        )
+
+
+def like(row: torch.Tensor, batch: torch.Tensor) -> torch.Tensor:
+    """``row`` as the tv_tensor type (and metadata) of ``batch``, if it has one.
+
+    >>> like(torch.zeros(2), torch.ones(3)).shape
+    torch.Size([2])
+    """
+    tv_tensors = sys.modules.get("torchvision.tv_tensors")  # a tv_tensor: imported
+    if tv_tensors is None or not isinstance(batch, tv_tensors.TVTensor):
         return row
-    tv_tensors = importlib.import_module("torchvision.tv_tensors")  # a tv_tensor: imported
     wrapped: torch.Tensor = tv_tensors.wrap(row, like=batch)
     return wrapped
 
@@ -169,7 +201,7 @@ def _stack(items: list[Any], given: Any, number: int) -> Any:
         stacked = torch.cat(tensors)  # (BoundingBoxes keep two dimensions): rows again
     else:
         stacked = torch.stack(tensors)
-    return _like(stacked, items[0]) if isinstance(items[0], torch.Tensor) else stacked
+    return like(stacked, items[0]) if isinstance(items[0], torch.Tensor) else stacked
 
 
 @contextlib.contextmanager

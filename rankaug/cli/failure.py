@@ -25,7 +25,7 @@ from rankaug.cli.launch import LaunchError
 from rankaug.cli.target import where
 from rankaug.errors import SampleError
 
-__all__ = ["Failure", "SampleFailure", "load", "one_line"]
+__all__ = ["Failure", "SampleFailure", "batch_failure", "load", "one_line"]
 
 
 def one_line(text: str) -> str:
@@ -100,6 +100,27 @@ class Failure:
                 f"{self.worker}, epoch {epoch}): {self.detail}"
             )
         return SampleFailure(f"{text}; {self.hint}" if self.hint else text)
+
+
+def batch_failure(
+    target: str, fed: str, error: Exception, *, rank: int, epoch: int, hint: str = ""
+) -> SampleFailure:
+    """The one-line error for a batch transform that raised in the audit (no DataLoader).
+
+    Args:
+        target: The TARGET.
+        fed: What it was called on, e.g. ``"the audit's batch of 8 synthetic images"``.
+        error: The exception.
+        rank: The rank.
+        epoch: The epoch.
+        hint: What to do about it (appended to the message), or ``""``.
+
+    >>> print(batch_failure("m:f", "8 images", ValueError("no boxes"), rank=1, epoch=0))
+    m:f: the batch transform failed on 8 images (rank 1, epoch 0): ValueError: no boxes
+    """
+    detail = Failure.of("", 0, 0, error).detail
+    text = f"{target}: the batch transform failed on {fed} (rank {rank}, epoch {epoch}): {detail}"
+    return SampleFailure(f"{text}; {hint}" if hint else text)
 
 
 def load(dataset: Any, index: int) -> tuple[int, Any] | Failure:

@@ -16,8 +16,8 @@ from torch.utils.data import DataLoader, Dataset
 
 from rankaug.boxes import as_box_array, check_box_format, to_xyxy
 from rankaug.cli.adapter import AUDIT_TARGETS, KeyMap, build_adapter, reader_text
-from rankaug.cli.batch_probe import batch_kind, probe_batch
-from rankaug.cli.failure import Failure, load
+from rankaug.cli.batch_probe import batch_kind, images_only_hint, probe_batch
+from rankaug.cli.failure import Failure, batch_failure, load
 from rankaug.cli.fingerprint import fingerprint
 from rankaug.cli.launch import only_sample, progress
 from rankaug.cli.stream_probe import stream_records
@@ -261,7 +261,15 @@ class AuditJob:
         indices = list(schedule[: len(schedule) // config.repeats])
         records: RankRecords = []
         for epoch in range(config.epochs):
-            records += probe_batch(transform, indices, config.repeats, epoch, config.image_size)
+            try:
+                records += probe_batch(transform, indices, config.repeats, epoch, config.image_size)
+            except Exception as error:  # the user's transform: one line, as a dataset's
+                fed = (
+                    f"the audit's batch of {len(indices)} synthetic {config.image_size}x"
+                    f"{config.image_size} images"
+                )
+                hint = images_only_hint(transform)
+                raise batch_failure(target, fed, error, rank=rank, epoch=epoch, hint=hint) from None
             progress(
                 config.progress,
                 rank,

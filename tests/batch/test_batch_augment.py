@@ -244,6 +244,27 @@ class TestBatchAugment:
         for index in (5, np.int64(5), np.array(5), torch.tensor(5)):
             assert torch.equal(aug(images, index=index), given)
 
+    @pytest.mark.parametrize("epoch", [torch.tensor(3), np.array(3), np.int64(3)])
+    def test_a_0d_epoch_is_taken_without_an_index(self, epoch: Any) -> None:
+        # a 0-D tensor epoch was taken with index= and refused without it
+        images = _images(2, side=8)
+        expected = BatchAugment(K.RandomAffine(degrees=45.0, p=1.0), seed=2)(images, epoch=3)
+        got = BatchAugment(K.RandomAffine(degrees=45.0, p=1.0), seed=2)(images, epoch=epoch)
+        assert torch.equal(got, expected)
+
+    @pytest.mark.parametrize("epoch", [torch.tensor([3, 3]), np.array([3, 3]), [3, 3]])
+    def test_an_epoch_per_sample_without_an_index_asks_for_one(self, epoch: Any) -> None:
+        # it was refused as "epoch must be an integer", index= unmentioned
+        aug = BatchAugment(K.RandomAffine(degrees=45.0, p=1.0), seed=2)
+        with pytest.raises(
+            ValueError, match=r"epoch has one value per sample \(2 given\), which needs index="
+        ):
+            aug(_images(2, side=8), epoch=epoch)
+        with pytest.raises(
+            TypeError, match=r"epoch must be an integer tensor, got dtype torch\.float32"
+        ):
+            aug(_images(2, side=8), epoch=torch.tensor(3.0))
+
     def test_a_uint64_tensor_index_is_taken_like_a_list(self) -> None:
         aug = BatchAugment(K.RandomAffine(degrees=45.0, p=1.0), seed=2)
         images = _images(2, side=8)

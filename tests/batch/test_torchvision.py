@@ -161,6 +161,22 @@ class TestBatchAugmentTorchvision:
         assert set(params[5][0][1]) == {"top", "left", "height", "width"}
         assert (aug.replay(45, 1, images[5])[0] - out[5]).abs().max() <= 1e-5
 
+    def test_replay_keeps_the_types_of_the_batch(self) -> None:
+        # replay(i, e, image) made the row a batch with image[None], a plain tensor
+        images = torch.zeros(4, 3, 32, 48)
+        images[..., 8:16, 4:14] = 1.0
+        masks = tv_tensors.Mask(images[:, 0].clone())
+        aug = BatchAugment(v2.RandomHorizontalFlip(), seed=0)
+        out, moved = aug(tv_tensors.Image(images), masks, index=[0, 1, 2, 3], epoch=0)
+        for b in range(4):
+            image, mask = aug.replay(
+                b, 0, tv_tensors.Image(images[b]), tv_tensors.Mask(masks[b : b + 1])
+            )
+            assert isinstance(image, tv_tensors.Image)
+            assert isinstance(mask, tv_tensors.Mask)
+            assert torch.equal(image[0], out[b])
+            assert torch.equal(mask[0], moved[b])
+
     def test_boxes_and_masks_follow(self) -> None:
         transform = v2.Compose(
             [v2.RandomCrop((48, 48)), v2.RandomHorizontalFlip(), v2.RandomVerticalFlip()]
@@ -252,6 +268,25 @@ class TestBatchAugmentTorchvisionRefusals:
         with pytest.raises(TypeError, match=r"input 1 must be a tensor .* got NoneType"):
             aug(_images(2), None, index=[0, 1], epoch=0)
 
+    def test_a_plain_tensor_beside_the_images_is_refused(self) -> None:
+        # torchvision passes it through: a plain mask batch came back unmoved, silently
+        aug = BatchAugment(v2.RandomHorizontalFlip(p=1.0), seed=0)
+        images = _images(2)
+        masks = tv_tensors.Mask(torch.zeros(2, 24, 24))
+        boxes = tv_tensors.BoundingBoxes([[0, 0, 4, 4]], format="XYXY", canvas_size=(24, 24))
+        refused = r"is a plain torch.Tensor of shape {}: torchvision v2 passes a plain tensor"
+        with pytest.raises(TypeError, match="input 1 " + refused.format(r"\(2, 24, 24\)")):
+            aug(images, masks[0:2], index=[0, 1], epoch=0)  # a slice of a Mask is plain
+        with pytest.raises(TypeError, match="input 1 " + refused.format(r"\(1, 24, 24\)")):
+            aug.replay(0, 0, images[0], masks[0:1])
+        with pytest.raises(TypeError, match=r"input 2\[1\] " + refused.format(r"\(1, 4\)")):
+            aug(images, masks, [boxes, torch.zeros(1, 4)], index=[0, 1], epoch=0)
+        labels = torch.tensor([3, 5])
+        _, moved, kept, rows = aug(images, masks, labels, list(torch.eye(2)), index=[0, 1])
+        assert isinstance(moved, tv_tensors.Mask)
+        assert torch.equal(kept, labels)  # one value per sample, passed through
+        assert [row.tolist() for row in rows] == [[1.0, 0.0], [0.0, 1.0]]
+
 
 class TestBatchAugmentTorchvisionGuide:
     def test_the_guide_example_runs_and_its_targets_follow(self) -> None:
@@ -285,3 +320,51 @@ class TestBatchAugmentTorchvisionAudit:
         assert (keyed["batch"], keyed["verdict"]) == ("BatchAugment", "pass")
         positions = {v["name"]: v for v in keyed["verdicts"]}["positions"]
         assert "keyed per sample:" in positions["summary"]
+
+
+class TestBatchAugmentTorchvisionProbe:
+    @pytest.mark.parametrize("name", ["torchvision_detection", "torchvision_detection_keyed"])
+    def test_a_transform_that_needs_boxes_is_probed_with_one_box_per_image(self, name: str) -> None:
+        # v2.SanitizeBoundingBoxes raised "No bounding boxes were found": a traceback
+        from rankaug.cli.batch_probe import box_target, probe_batch, synthetic_batch
+        from rankaug.cli.fingerprint import fingerprint
+        from tests import cli_batch_targets
+
+        transform = getattr(cli_batch_targets, name)()
+        state = torch.get_rng_state()
+        rows = probe_batch(transform, [0, 1, 2], 2, 0, 16)
+        after = torch.get_rng_state()
+        assert [row[2] for row in rows] == list(range(6))
+        repeated = [a[4] == b[4] for a, b in zip(rows[:3], rows[3:], strict=True)]
+        assert repeated == [name.endswith("_keyed")] * 3
+        torch.set_rng_state(state)  # the retry starts from the state the first try did
+        images, target = synthetic_batch([0, 1, 2], 16), box_target(transform, 16, 3)
+        if name.endswith("_keyed"):
+            first = transform(images, target, index=[0, 1, 2], epoch=0)[0]
+        else:
+            first = transform(images, target)[0]
+        assert [row[4] for row in rows[:3]] == [fingerprint(row).digest for row in first]
+        torch.set_rng_state(after)
+
+    def test_a_transform_that_fails_with_boxes_too_is_one_line_with_what_to_do(self) -> None:
+        from rankaug.cli.audit import AuditConfig
+        from rankaug.cli.failure import SampleFailure
+        from rankaug.cli.probe import AuditJob
+        from tests import cli_batch_targets
+
+        config = AuditConfig(targets=("m:f",), epochs=1, repeats=2, progress=False)
+        job = AuditJob(config, ((0, 1, 0, 1),), 0)
+        with pytest.raises(SampleFailure) as caught:
+            job._batch(0, "m:f", cli_batch_targets.torchvision_iou_crop(), (0, 1, 0, 1))
+        message = str(caught.value)
+        assert message.startswith(
+            "m:f: the batch transform failed on the audit's batch of 2 synthetic 32x32 images "
+            "(rank 0, epoch 0): TypeError: RandomIoUCrop() requires input sample to contain "
+            "tensor or PIL images and bounding boxes."
+        )
+        assert (
+            "a torchvision transform that fails so is tried once more with a target of one "
+            "box per image" in message
+        )
+        assert "make the TARGET's factory return it without the steps that need them" in message
+        assert "\n" not in message
