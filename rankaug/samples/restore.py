@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import torch
 
-__all__ = ["is_wrapped", "restore_like", "rewrap"]
+__all__ = ["is_wrapped", "restore_like", "rewrap", "rewrap_values"]
 
 
 def restore_like(new: Any, old: Any) -> Any:
@@ -131,22 +133,64 @@ def _restore_array(
     return array.astype(old_dtype, copy=False)
 
 
+def _tv_tensors() -> Any:
+    """The ``torchvision.tv_tensors`` module when the user imported it, else ``None``.
+
+    Never imported here: a sample can only hold tv_tensors once torchvision is loaded.
+    """
+    return sys.modules.get("torchvision.tv_tensors")
+
+
 def is_wrapped(value: object) -> bool:
-    """Whether ``value`` is a tensor subclass with ``wrap_like`` (torchvision's tv_tensors)."""
-    return (
-        isinstance(value, torch.Tensor)
-        and type(value) is not torch.Tensor
-        and callable(getattr(type(value), "wrap_like", None))
-    )
+    """Whether ``value`` is one of torchvision's tv_tensors, to be wrapped again.
+
+    That is a ``torchvision.tv_tensors.TVTensor`` (torchvision 0.16 and later, when
+    torchvision is imported), or a tensor subclass with a ``wrap_like`` classmethod
+    (torchvision 0.15's datapoints, and look-alikes).
+    """
+    if not isinstance(value, torch.Tensor) or type(value) is torch.Tensor:
+        return False
+    tv_tensors = _tv_tensors()
+    if tv_tensors is not None and isinstance(value, tv_tensors.TVTensor):
+        return True
+    return callable(getattr(type(value), "wrap_like", None))
 
 
 def rewrap(value: Any, like: Any, canvas_size: tuple[int, ...] | None) -> Any:
     """``value`` in the tv_tensor class of ``like`` (``BoundingBoxes``, ``Mask``, ``Image``).
 
-    ``wrap_like`` keeps ``like``'s metadata (a box format); a class with a
-    ``canvas_size`` gets the output's ``(height, width)``.
+    ``like``'s metadata (a box format, a clamping mode) is kept, by
+    ``tv_tensors.wrap(value, like=like)`` (or ``wrap_like``); a class with a
+    ``canvas_size`` (``BoundingBoxes``, ``KeyPoints``) gets ``canvas_size``, the output's
+    ``(height, width)``, when it is given.
     """
     tensor = torch.as_tensor(value)
+    metadata: dict[str, Any] = {}
     if canvas_size is not None and hasattr(like, "canvas_size"):
-        return type(like).wrap_like(like, tensor, canvas_size=canvas_size)
-    return type(like).wrap_like(like, tensor)
+        metadata["canvas_size"] = canvas_size
+    tv_tensors = _tv_tensors()
+    if tv_tensors is not None and isinstance(like, tv_tensors.TVTensor):
+        return tv_tensors.wrap(tensor, like=like, **metadata)
+    return type(like).wrap_like(like, tensor, **metadata)
+
+
+def rewrap_values(
+    values: dict[str, Any], originals: Mapping[str, Any], data: Mapping[str, Any]
+) -> None:
+    """Give each value whose original is a tv_tensor its class back, in place.
+
+    The one rule of the adapters: ``values[name]`` (restored like ``originals[name]``)
+    is wrapped again like it when :func:`is_wrapped` says so, and boxes and keypoints get
+    the canvas of ``data``'s output image (the ``(H, W)`` of its ``HWC`` array).
+
+    Args:
+        values: The restored outputs by name, changed in place.
+        originals: The values they came from, by the same names.
+        data: The transform's output, with its ``image``.
+    """
+    image = data.get("image")
+    hw = None if image is None else tuple(int(n) for n in np.shape(image)[:2])
+    for key, value in values.items():
+        old = originals.get(key)
+        if is_wrapped(old):
+            values[key] = rewrap(value, old, hw)
