@@ -21,7 +21,9 @@ def restore_like(new: Any, old: Any) -> Any:
     int64 label stays int64, also when a transform dropped every box and returned an
     empty float array. Only an integer ``old`` with fractional ``new`` values stays
     floating point (``float64``), rather than being truncated, and strings longer than
-    ``old``'s keep their wider dtype (of ``old``'s kind), rather than being cut.
+    ``old``'s keep their wider dtype (of ``old``'s kind), rather than being cut. An empty
+    ``old`` of dtype ``object`` has no dtype to give: values come back in their own
+    (an empty result stays ``object``).
 
     A list (or tuple) of arrays or tensors, such as instance masks given one array per
     instance, gives a list of the same: each item restored like ``old``'s first (its
@@ -45,6 +47,8 @@ def restore_like(new: Any, old: Any) -> Any:
     [1, 2]
     >>> restore_like(np.zeros((0,)), torch.tensor([3, 4])).dtype
     torch.int64
+    >>> restore_like(np.array([[1.0, 2.0, 3.0, 4.0]]), np.array([], dtype=object)).dtype
+    dtype('float64')
     >>> restore_like(np.array(["cat", "elephant"]), np.array(["dog"])).tolist()
     ['cat', 'elephant']
     >>> masks = restore_like(np.ones((2, 3, 4)), [torch.zeros(3, 4, dtype=torch.uint8)])
@@ -62,7 +66,10 @@ def restore_like(new: Any, old: Any) -> Any:
             return torch.as_tensor(array, dtype=old.dtype)
         return torch.as_tensor(array)  # fractional values for an integer tensor
     if isinstance(old, np.ndarray):
-        return _restore_array(np.asarray(new), old.shape, old.dtype)
+        array = np.asarray(new)
+        if old.dtype.kind == "O" and not old.size and array.size:  # no dtype to give
+            return array  # (Hugging Face's numpy format gives a box-less row's bbox so)
+        return _restore_array(array, old.shape, old.dtype)
     if isinstance(old, list | tuple):
         if old and isinstance(old[0], np.ndarray | torch.Tensor):
             return _restore_items(new, old)  # instance masks as a list of arrays, say

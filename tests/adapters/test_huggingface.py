@@ -142,6 +142,31 @@ class TestHuggingFace:
                     np.asarray(ours["image"]), np.asarray(theirs["image"])
                 )
 
+    @pytest.mark.parametrize("kind", [MosaicDataset, MixUpDataset, CutMixDataset])
+    def test_a_background_row_in_numpy_format(self, kind: Any) -> None:
+        # with_format("numpy") gives a row without objects bbox=array([], dtype=object)
+        features = datasets.Features({"image": datasets.Image(), "objects": datasets.Sequence({
+            "bbox": datasets.Sequence(datasets.Value("float32"), length=4),
+            "category": datasets.ClassLabel(names=["a", "b"]), "name": datasets.Value("string"),
+        })})  # fmt: skip
+        box = {"bbox": [[4.0, 4.0, 20.0, 16.0]], "category": [1], "name": ["b"]}
+        columns = {
+            "image": [Image.new("RGB", (64, 48), (40 * i, 0, 0)) for i in range(4)],
+            "objects": [{"bbox": [], "category": [], "name": []}] + [box] * 3,
+        }
+        rows = datasets.Dataset.from_dict(columns, features=features).with_format("numpy")
+        assert rows[0]["objects"]["bbox"].dtype == object
+        wrapper = kind(rows, seed=0, adapter=HuggingFace(), p=1.0,
+                       targets=Targets(label_fields=("labels", "objects.name")))  # fmt: skip
+        outputs = [wrapper[index]["objects"] for index in range(4)]
+        assert len(outputs[0]["bbox"]) > 0  # the background row's: a partner's objects
+        for objects in outputs:
+            assert objects["bbox"].dtype.kind == "f"  # numbers, never objects
+            assert objects["bbox"].shape == (len(objects["category"]), 4)
+            assert objects["category"].dtype == np.int64  # the other rows' dtype
+            assert objects["name"].dtype == object
+            assert objects["name"].tolist() == ["b"] * len(objects["category"])
+
     def test_another_box_format_is_refused(self) -> None:
         with pytest.raises(ValueError, match="box_format='pascal_voc', but adapter=HuggingFace"):
             MosaicDataset(

@@ -77,6 +77,17 @@ class TestRestoreLike:
         polygons = [np.ones((3, 2), np.float32), np.ones((5, 2), np.float32)]  # ragged
         assert [p.shape for p in restore_like(polygons, polygons[:1])] == [(3, 2), (5, 2)]
 
+    def test_an_empty_object_array_gives_no_dtype(self) -> None:
+        untyped = np.array([], dtype=object)  # Hugging Face's numpy format, a box-less row
+        boxes = restore_like(np.array([[1.0, 2.0, 3.0, 4.0]], np.float32), untyped)
+        assert (boxes.dtype, boxes.shape) == (np.float32, (1, 4))
+        assert restore_like(np.array([3]), untyped).dtype == np.int64
+        names = restore_like(np.array(["cat"], dtype=object), untyped)
+        assert names.dtype == object
+        assert names.tolist() == ["cat"]
+        assert restore_like(np.zeros(0), untyped).dtype == object  # still nothing: as it was
+        assert restore_like(np.array([2.0]), np.array([1], object)).dtype == object  # typed
+
     def test_instances_into_an_empty_list_give_a_list_of_arrays(self) -> None:
         new = np.ones((2, 3, 4), np.bool_)
         out = restore_like(new, [])
