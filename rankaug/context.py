@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import warnings
 from types import TracebackType
-from typing import Final
+from typing import Any, Final
 
 import torch.distributed as dist
 from torch.utils.data import get_worker_info
@@ -168,6 +168,8 @@ class SampleContext:
         rank: The rank the key uses.
         worker_id: The DataLoader worker id (0 in the main process).
         epoch: The epoch the key uses.
+        sample_id: A streamed sample's id (``sample_id=``), named by its errors too;
+            ``None`` for none.
 
     >>> context = SampleContext(3, rank=1, worker_id=0, epoch=2)
     >>> with context.guard("transform"):
@@ -177,13 +179,16 @@ class SampleContext:
     rankaug.errors.SampleError: transform failed at index 3 (rank 1, worker 0, epoch 2): ...
     """
 
-    __slots__ = ("epoch", "index", "rank", "worker_id")
+    __slots__ = ("epoch", "index", "rank", "sample_id", "worker_id")
 
-    def __init__(self, index: int, *, rank: int, worker_id: int, epoch: int) -> None:
+    def __init__(
+        self, index: int, *, rank: int, worker_id: int, epoch: int, sample_id: Any = None
+    ) -> None:
         self.index = index
         self.rank = rank
         self.worker_id = worker_id
         self.epoch = epoch
+        self.sample_id = sample_id
 
     def failure(self, stage: str, error: BaseException) -> SampleError:
         """The :class:`~rankaug.SampleError` for ``error`` raised by ``stage``."""
@@ -194,6 +199,7 @@ class SampleContext:
             worker_id=self.worker_id,
             epoch=self.epoch,
             error=error,
+            sample_id=self.sample_id,
         )
 
     def loading(self, index: int) -> _Loading:
@@ -220,9 +226,10 @@ class SampleContext:
         return _Guard(self, stage)
 
     def __repr__(self) -> str:
+        named = "" if self.sample_id is None else f", sample_id={self.sample_id!r}"
         return (
             f"SampleContext(index={self.index}, rank={self.rank}, "
-            f"worker_id={self.worker_id}, epoch={self.epoch})"
+            f"worker_id={self.worker_id}, epoch={self.epoch}{named})"
         )
 
 

@@ -38,6 +38,13 @@ def _check_path(name: str, path: object) -> tuple[str, ...]:
     return parts
 
 
+def _object_list(value: object, key: str) -> bool:
+    """Whether ``value`` is a list of per-object dicts (holding ``key``), or an empty list."""
+    if not isinstance(value, list | tuple):
+        return False
+    return not value or (isinstance(value[0], Mapping) and key in value[0])
+
+
 class KeyMap:
     """A :class:`rankaug.types.SampleAdapter` for dict samples whose targets have other keys.
 
@@ -137,8 +144,10 @@ class KeyMap:
             if path in sample:
                 return sample[path]
             value: Any = sample
-            for part in parts:
+            for depth, part in enumerate(parts):
                 if not (isinstance(value, Mapping) and part in value):
+                    if _object_list(value, part):
+                        self._refuse_object_list(name, ".".join(parts[:depth]))
                     break
                 value = value[part]
             else:
@@ -146,6 +155,15 @@ class KeyMap:
         raise ValueError(
             f"{self!r}: {name}={self.keys[name]!r} matches nothing in the sample, which has "
             f"keys {self._describe(sample)}"
+        )
+
+    def _refuse_object_list(self, name: str, where: str) -> None:
+        raise ValueError(
+            f"{self!r}: {name}={self.keys[name]!r} matches nothing in the sample: {where!r} "
+            "is a list (of per-object dicts), and the map reads per-object lists (a dict of "
+            "lists, not a list of dicts): give the samples that way (a Hugging Face "
+            "dataset: declare the feature as datasets.Sequence({...}), which gives a dict "
+            "of lists, not datasets.List({...}))"
         )
 
     @staticmethod

@@ -116,9 +116,10 @@ class Pass:
         self.keyed: KeyedRandom | None = None  # the stream keying's Generator
         self.done = False
 
-    def context(self, index: int) -> SampleContext:
-        """The context of a sample of this pass at ``index``."""
-        return SampleContext(index, rank=self.rank, worker_id=self.worker_id, epoch=self.epoch)
+    def context(self, index: int, sample_id: Any = None) -> SampleContext:
+        """The context of a sample of this pass at ``index`` (its errors name ``sample_id``)."""
+        return SampleContext(index, rank=self.rank, worker_id=self.worker_id, epoch=self.epoch,
+                             sample_id=sample_id)  # fmt: skip
 
 
 class StreamDataset(IterableDataset[T_co], Generic[T_co]):

@@ -167,6 +167,24 @@ class TestHuggingFace:
             assert objects["name"].dtype == object
             assert objects["name"].tolist() == ["b"] * len(objects["category"])
 
+    def test_a_list_of_object_dicts_is_explained(self) -> None:
+        features = datasets.Features({"image": datasets.Image(), "objects": datasets.List({
+            "bbox": datasets.List(datasets.Value("float32"), length=4),
+            "category": datasets.Value("int64"),
+        })})  # fmt: skip
+        columns = {"image": [Image.new("RGB", (16, 16))] * 2,
+                   "objects": [[{"bbox": [1.0, 1.0, 4.0, 4.0], "category": 1}], []]}  # fmt: skip
+        rows = datasets.Dataset.from_dict(columns, features=features)
+        transform = A.Compose([A.HorizontalFlip()], bbox_params=bbox_params("coco"))
+        wrapper = RandomAugmentWrapper(rows, transform, seed=0, adapter=HuggingFace())
+        for index in range(2):  # with objects, and a background row's []
+            with pytest.raises(SampleError, match=re.escape(
+                "'objects' is a list (of per-object dicts), and the map reads per-object "
+                "lists (a dict of lists, not a list of dicts)"
+            )) as info:  # fmt: skip
+                wrapper[index]
+            assert "datasets.Sequence({...})" in str(info.value)
+
     def test_another_box_format_is_refused(self) -> None:
         with pytest.raises(ValueError, match="box_format='pascal_voc', but adapter=HuggingFace"):
             MosaicDataset(

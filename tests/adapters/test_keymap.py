@@ -78,6 +78,16 @@ class TestKeyMap:
         with pytest.raises(ValueError, match=re.escape(message)):
             adapter.unpack(nested(), TARGETS)
 
+    def test_a_list_of_object_dicts_is_named_as_such(self) -> None:
+        sample = {"image": np.zeros((4, 4, 3), np.uint8),
+                  "ann": {"objects": [{"bbox": [0, 0, 1, 1], "category": 2}]}}  # fmt: skip
+        adapter = KeyMap(bboxes="ann.objects.bbox")
+        with pytest.raises(ValueError, match=re.escape(
+            "bboxes='ann.objects.bbox' matches nothing in the sample: 'ann.objects' is a "
+            "list (of per-object dicts), and the map reads per-object lists (a dict of lists"
+        )):  # fmt: skip
+            adapter.unpack(sample, TARGETS)
+
     def test_bad_arguments(self) -> None:
         with pytest.raises(TypeError, match="KeyMap bboxes= must be a key or a dotted path"):
             KeyMap(bboxes=3)  # type: ignore[arg-type]
