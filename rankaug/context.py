@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import warnings
 from types import TracebackType
-from typing import Final
+from typing import Any, Final
 
 import torch.distributed as dist
 from torch.utils.data import get_worker_info
@@ -170,6 +170,8 @@ class SampleContext:
         worker_id: The DataLoader worker id (0 in the main process), ``0 <= worker_id <
             2**32``.
         epoch: The epoch the key uses, ``0 <= epoch < 2**32``.
+        sample_id: A streamed sample's id (``sample_id=``), named by its errors too;
+            ``None`` for none.
 
     Raises:
         TypeError: If an argument is not an integer.
@@ -183,9 +185,11 @@ class SampleContext:
     rankaug.errors.SampleError: transform failed at index 3 (rank 1, worker 0, epoch 2): ...
     """
 
-    __slots__ = ("epoch", "index", "rank", "worker_id")
+    __slots__ = ("epoch", "index", "rank", "sample_id", "worker_id")
 
-    def __init__(self, index: int, *, rank: int, worker_id: int, epoch: int) -> None:
+    def __init__(
+        self, index: int, *, rank: int, worker_id: int, epoch: int, sample_id: Any = None
+    ) -> None:
         if not (  # built for every sample: Python ints in range pass on this line alone
             type(index) is int
             and type(rank) is int
@@ -204,6 +208,7 @@ class SampleContext:
         self.rank = rank
         self.worker_id = worker_id
         self.epoch = epoch
+        self.sample_id = sample_id
 
     def failure(self, stage: str, error: BaseException) -> SampleError:
         """The :class:`~rankaug.SampleError` for ``error`` raised by ``stage``."""
@@ -214,6 +219,7 @@ class SampleContext:
             worker_id=self.worker_id,
             epoch=self.epoch,
             error=error,
+            sample_id=self.sample_id,
         )
 
     def loading(self, index: int) -> _Loading:
@@ -240,9 +246,10 @@ class SampleContext:
         return _Guard(self, stage)
 
     def __repr__(self) -> str:
+        named = "" if self.sample_id is None else f", sample_id={self.sample_id!r}"
         return (
             f"SampleContext(index={self.index}, rank={self.rank}, "
-            f"worker_id={self.worker_id}, epoch={self.epoch})"
+            f"worker_id={self.worker_id}, epoch={self.epoch}{named})"
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Final
 
@@ -31,11 +32,16 @@ class SampleError(RuntimeError):
         worker_id: The DataLoader worker id (0 in the main process).
         epoch: The epoch.
         stage: What failed, e.g. ``"dataset[12]"`` or ``"transform"``.
+        sample_id: A streamed sample's id (``sample_id=``), or ``None``; read back from
+            a worker's text it is the ``str``, ``bytes`` or ``int`` its ``repr`` gives.
 
     >>> err = SampleError.at("transform", index=3, rank=1, worker_id=0, epoch=2,
     ...                      error=KeyError("labels"))
     >>> str(err)
     "transform failed at index 3 (rank 1, worker 0, epoch 2): KeyError: 'labels'"
+    >>> str(SampleError.at("transform", index=5, rank=0, worker_id=1, epoch=0,
+    ...                    error=KeyError("labels"), sample_id="s0013"))
+    "transform failed at index 5 (id 's0013', rank 0, worker 1, epoch 0): KeyError: 'labels'"
     """
 
     index: int | None
@@ -43,6 +49,7 @@ class SampleError(RuntimeError):
     worker_id: int | None
     epoch: int | None
     stage: str | None
+    sample_id: object
 
     def __init__(
         self,
@@ -53,17 +60,19 @@ class SampleError(RuntimeError):
         worker_id: int | None = None,
         epoch: int | None = None,
         stage: str | None = None,
+        sample_id: object = None,
     ) -> None:
         super().__init__(message)
         if index is None and rank is None and worker_id is None and stage is None:
             found = _last_fields(message)  # re-raised from a DataLoader worker's text
             if found is not None:
-                stage, index, rank, worker_id, epoch = found
+                stage, index, rank, worker_id, epoch, sample_id = found
         self.index = index
         self.rank = rank
         self.worker_id = worker_id
         self.epoch = epoch
         self.stage = stage
+        self.sample_id = sample_id
 
     @classmethod
     def at(
@@ -76,6 +85,7 @@ class SampleError(RuntimeError):
         epoch: int | None,
         error: BaseException,
         where: str = "",
+        sample_id: object = None,
     ) -> SampleError:
         """Build the error for ``error`` raised by ``stage`` on one sample.
 
@@ -87,17 +97,20 @@ class SampleError(RuntimeError):
             epoch: The epoch; ``None`` where none is known (left out of the message).
             error: The original exception (set it as the cause with ``raise ... from``).
             where: Said after the fields (``"in CachedDataset of /cache/..."``).
+            sample_id: A streamed sample's id, or ``None`` (left out of the message).
 
         Returns:
             The new error.
         """
         when = "" if epoch is None else f", epoch {epoch}"
         place = f" {where}" if where else ""
+        named = "" if sample_id is None else f"id {sample_id!r}, "
         message = (
-            f"{stage} failed at index {index} (rank {rank}, worker {worker_id}{when}){place}: "
-            f"{type(error).__name__}: {error}"
+            f"{stage} failed at index {index} ({named}rank {rank}, worker {worker_id}{when})"
+            f"{place}: {type(error).__name__}: {error}"
         )
-        return cls(message, index=index, rank=rank, worker_id=worker_id, epoch=epoch, stage=stage)
+        return cls(message, index=index, rank=rank, worker_id=worker_id, epoch=epoch,
+                   stage=stage, sample_id=sample_id)  # fmt: skip
 
     def __reduce__(self) -> tuple[object, ...]:
         kwargs = {
@@ -106,6 +119,7 @@ class SampleError(RuntimeError):
             "worker_id": self.worker_id,
             "epoch": self.epoch,
             "stage": self.stage,
+            "sample_id": self.sample_id,
         }
         return (_rebuild, (type(self), str(self), kwargs))
 
@@ -117,11 +131,12 @@ def _rebuild(cls: type[SampleError], message: str, kwargs: dict[str, object]) ->
 _LINE: Final = re.compile(r"(?:\w+\.)*SampleError: ")  # a traceback's final line
 _FIELDS: Final = re.compile(
     r"(?:(?:\w+\.)*SampleError: )?(?P<stage>.+?) failed at index (?P<index>-?\d+) "
-    r"\(rank (?P<rank>\d+), worker (?P<worker>\d+)(?:, epoch (?P<epoch>\d+))?\)"
+    r"\((?:id (?P<id>.+?), )?rank (?P<rank>\d+), worker (?P<worker>\d+)"
+    r"(?:, epoch (?P<epoch>\d+))?\)"
 )
 
 
-def _last_fields(text: str) -> tuple[str, int, int, int, int | None] | None:
+def _last_fields(text: str) -> tuple[str, int, int, int, int | None, object] | None:
     """The fields of the last ``SampleError: ...`` line of a worker's traceback text."""
     lines = [line for line in text.splitlines() if _LINE.match(line)]
     found = _FIELDS.match(lines[-1]) if lines else None  # the raised error's own line
@@ -131,4 +146,14 @@ def _last_fields(text: str) -> tuple[str, int, int, int, int | None] | None:
         return None
     epoch = found["epoch"]
     return (found["stage"], int(found["index"]), int(found["rank"]), int(found["worker"]),
-            None if epoch is None else int(epoch))  # fmt: skip
+            None if epoch is None else int(epoch), _read_id(found["id"]))  # fmt: skip
+
+
+def _read_id(text: str | None) -> object:
+    """A sample id from its ``repr`` in a message (the text itself if it is no literal)."""
+    if text is None:
+        return None
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text

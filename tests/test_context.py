@@ -94,6 +94,14 @@ class TestSampleContext:
         assert isinstance(caught.value.__cause__, KeyError)
         assert (caught.value.index, caught.value.stage) == (4, "transform")
 
+    def test_a_streamed_samples_id_is_named(self) -> None:
+        context = SampleContext(4, rank=1, worker_id=2, epoch=3, sample_id="s0013")
+        expected = r"^transform failed at index 4 \(id 's0013', rank 1, worker 2, epoch 3\)"
+        with pytest.raises(SampleError, match=expected) as caught, context.guard("transform"):
+            raise KeyError("x")
+        assert caught.value.sample_id == "s0013"
+        assert "sample_id='s0013'" in repr(context)
+
     def test_inner_sample_errors_and_non_exceptions_pass_through(self) -> None:
         context = SampleContext(4, rank=1, worker_id=2, epoch=3)
         inner = SampleError("inner", index=9)

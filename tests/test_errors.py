@@ -25,6 +25,18 @@ class TestSampleError:
         )
         assert isinstance(err, RuntimeError)
 
+    def test_a_streamed_samples_id(self) -> None:
+        err = SampleError.at("transform", index=5, rank=0, worker_id=1, epoch=0,
+                             error=RuntimeError("boom"), sample_id="s0013")  # fmt: skip
+        assert str(err) == (
+            "transform failed at index 5 (id 's0013', rank 0, worker 1, epoch 0): "
+            "RuntimeError: boom"
+        )
+        assert err.sample_id == "s0013"
+        assert pickle.loads(pickle.dumps(err)).sample_id == "s0013"
+        assert SampleError.at("transform", index=5, rank=0, worker_id=1, epoch=0,
+                              error=RuntimeError("boom")).sample_id is None  # fmt: skip
+
     def test_pickles_with_its_fields(self) -> None:
         err = SampleError.at(
             "transform", index=1, rank=0, worker_id=0, epoch=0, error=ValueError("x")
@@ -71,22 +83,31 @@ class TestSampleError:
     @pytest.mark.parametrize(
         ("text", "fields"),
         [
-            ("no fields here", (None, None, None, None, None)),
+            ("no fields here", (None, None, None, None, None, None)),
             (
                 "x\nrankaug.errors.SampleError: dataset[2] failed at index 2 (rank 0, worker 1)"
                 " in CachedDataset of /c: KeyError: 'k'",
-                (2, 0, 1, None, "dataset[2]"),
+                (2, 0, 1, None, "dataset[2]", None),
+            ),
+            (
+                "rankaug.errors.SampleError: transform failed at index 5 (id 's0013', rank 0, "
+                "worker 1, epoch 4): RuntimeError: boom",
+                (5, 0, 1, 4, "transform", "s0013"),
+            ),
+            (
+                "SampleError: mosaic failed at index 2 (id 17, rank 3, worker 0, epoch 1): x",
+                (2, 3, 0, 1, "mosaic", 17),
             ),
             (  # a nested wrapper's error in the cause, the outer one's last
                 "SampleError: transform failed at index 1 (rank 0, worker 0, epoch 5): a\n"
                 "SampleError: dataset[1] failed at index 9 (rank 2, worker 3, epoch 6): b",
-                (9, 2, 3, 6, "dataset[1]"),
+                (9, 2, 3, 6, "dataset[1]", None),
             ),
         ],
     )
     def test_fields_from_a_text(self, text: str, fields: tuple[object, ...]) -> None:
         err = SampleError(text)
-        assert (err.index, err.rank, err.worker_id, err.epoch, err.stage) == fields
+        assert (err.index, err.rank, err.worker_id, err.epoch, err.stage, err.sample_id) == fields
 
     def test_given_fields_are_not_read_from_the_text(self) -> None:
         text = "SampleError: transform failed at index 1 (rank 0, worker 0, epoch 5): a"

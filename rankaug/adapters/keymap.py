@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
-from rankaug.samples.restore import restore_like
+from rankaug.samples.restore import is_wrapped, restore_like, rewrap_values
 from rankaug.samples.unread import known, refuse_unread, unread_fields
 
 __all__ = ["KeyMap"]
@@ -24,6 +24,7 @@ class _State(NamedTuple):
     pil_mode: str | None
     boxes: int | None  # the number of boxes handed out (None: no boxes handed out)
     unhanded: tuple[str, ...]  # per-box values not handed out: stale if the count changes
+    wrapped: bool  # torchvision's tv_tensors among the values: wrapped again
 
 
 def _check_path(name: str, path: object) -> tuple[str, ...]:
@@ -35,6 +36,13 @@ def _check_path(name: str, path: object) -> tuple[str, ...]:
             f"KeyMap {name}= must be a key or a dotted path like 'objects.bbox', got {path!r}"
         )
     return parts
+
+
+def _object_list(value: object, key: str) -> bool:
+    """Whether ``value`` is a list of per-object dicts (holding ``key``), or an empty list."""
+    if not isinstance(value, list | tuple):
+        return False
+    return not value or (isinstance(value[0], Mapping) and key in value[0])
 
 
 class KeyMap:
@@ -136,8 +144,10 @@ class KeyMap:
             if path in sample:
                 return sample[path]
             value: Any = sample
-            for part in parts:
+            for depth, part in enumerate(parts):
                 if not (isinstance(value, Mapping) and part in value):
+                    if _object_list(value, part):
+                        self._refuse_object_list(name, ".".join(parts[:depth]))
                     break
                 value = value[part]
             else:
@@ -145,6 +155,15 @@ class KeyMap:
         raise ValueError(
             f"{self!r}: {name}={self.keys[name]!r} matches nothing in the sample, which has "
             f"keys {self._describe(sample)}"
+        )
+
+    def _refuse_object_list(self, name: str, where: str) -> None:
+        raise ValueError(
+            f"{self!r}: {name}={self.keys[name]!r} matches nothing in the sample: {where!r} "
+            "is a list (of per-object dicts), and the map reads per-object lists (a dict of "
+            "lists, not a list of dicts): give the samples that way (a Hugging Face "
+            "dataset: declare the feature as datasets.Sequence({...}), which gives a dict "
+            "of lists, not datasets.List({...}))"
         )
 
     @staticmethod
@@ -178,7 +197,9 @@ class KeyMap:
             raise TypeError(
                 f"{self!r} reads dict samples, got a sample of type {type(sample).__name__}"
             )
-        image, kind, mode = image_to_numpy(self._get(sample, "image", self._parts["image"]))
+        original = self._get(sample, "image", self._parts["image"])
+        image, kind, mode = image_to_numpy(original)
+        wrapped = is_wrapped(original)
         data: dict[str, Any] = {"image": image}
         originals: dict[str, Any] = {}
         unhanded: list[str] = []
@@ -189,6 +210,7 @@ class KeyMap:
             if name in targets:
                 originals[name] = value
                 data[name] = value_to_numpy(value)
+                wrapped = wrapped or is_wrapped(value)
             elif name in self._per_box or name in ("masks", "segments"):
                 unhanded.append(name)
         if self._container is not None:
@@ -201,6 +223,7 @@ class KeyMap:
                     if path in targets:
                         originals[path] = value
                         data[path] = value_to_numpy(value)
+                        wrapped = wrapped or is_wrapped(value)
                     else:
                         unhanded.append(path)
             if "bboxes" in targets and isinstance(objects, Mapping):  # geometry left behind?
@@ -209,7 +232,8 @@ class KeyMap:
             where = self.keys["image"]
             refuse_unread(sample, known(self._tops, data), repr(self), data.keys(), where)
         count = len(data["bboxes"]) if "bboxes" in data else None
-        return data, _State(sample, originals, kind, mode, count, tuple(unhanded))
+        state = _State(sample, originals, kind, mode, count, tuple(unhanded), wrapped)
+        return data, state
 
     def _refuse_unread_objects(self, objects: Mapping[str, Any]) -> None:
         """Refuse per-object geometry beside the boxes that the map does not read.
@@ -274,13 +298,19 @@ class KeyMap:
                 "with them and would be stale: add them to the label fields (the "
                 "wrapper's label_fields, or BboxParams(label_fields=[...]))"
             )
-        out = dict(state.sample)
-        copied: dict[tuple[str, ...], dict[str, Any]] = {(): out}
+        values: dict[str, Any] = {}
         for name, value in data.items():
             if name == "image":
                 value = image_from_numpy(value, state.image_kind, state.pil_mode)
             elif name in state.originals:
                 value = restore_like(value, state.originals[name])
+            values[name] = value
+        if state.wrapped:  # torchvision's tv_tensors: their class back
+            image = self._get(state.sample, "image", self._parts["image"])
+            rewrap_values(values, {**state.originals, "image": image}, data)
+        out = dict(state.sample)
+        copied: dict[tuple[str, ...], dict[str, Any]] = {(): out}
+        for name, value in values.items():
             parts, path = self._path_of(name), self.keys.get(name)
             if len(parts) == 1:
                 out[parts[0]] = value

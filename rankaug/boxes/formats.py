@@ -114,14 +114,14 @@ def as_box_array(boxes: object, *, name: str = "bboxes") -> np.ndarray:
             f"{name} must be a list or tuple of 4-number boxes, a numpy array or a torch "
             f"tensor; got {type(boxes).__name__}"
         )
+    if array.size == 0 and (array.ndim == 1 or array.shape[1:] == (4,)):
+        return np.zeros((0, 4), dtype=np.float64)  # no boxes, whatever the dtype
     if array.dtype.kind not in "fiu":
         raise TypeError(
             f"{name} must hold real numbers, got an array of dtype {array.dtype} "
             f"(kind {array.dtype.kind!r})"
         )
     if array.ndim != 2 or array.shape[1] != 4:
-        if array.size == 0 and array.ndim == 1:
-            return np.zeros((0, 4), dtype=np.float64)
         raise ValueError(
             f"{name} must have shape (N, 4), got shape {tuple(array.shape)}: one row of 4 "
             "coordinates per box. Labels and other per-box values belong in a separate "

@@ -10,7 +10,7 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
-from rankaug.samples.restore import is_wrapped, restore_like, rewrap
+from rankaug.samples.restore import is_wrapped, restore_like, rewrap_values
 from rankaug.samples.unread import (
     known,
     per_box_fields,
@@ -193,17 +193,6 @@ class DefaultAdapter:
                 return _pair(sample, sample[0], value)
         return sample
 
-    @staticmethod
-    def _rewrap(updates: dict[str, Any], state: _State, data: Mapping[str, Any]) -> None:
-        """Give torchvision's tv_tensors their class back (boxes: the output's canvas)."""
-        sample = state.sample
-        image = sample["image"] if isinstance(sample, Mapping) else sample[0]
-        hw = tuple(np.shape(data["image"])[:2]) if "image" in data else None
-        for key, value in updates.items():
-            old = image if key == "image" else state.originals.get(key)
-            if is_wrapped(old):
-                updates[key] = rewrap(value, old, hw)
-
     def repack(self, data: Mapping[str, Any], state: Any) -> Any:
         """Build a sample of the original shape (see :class:`SampleAdapter`).
 
@@ -238,8 +227,9 @@ class DefaultAdapter:
             else:
                 updates[key] = value
         sample = state.sample
-        if state.wrapped:
-            self._rewrap(updates, state, data)
+        if state.wrapped:  # torchvision's tv_tensors: their class back
+            image = sample["image"] if isinstance(sample, Mapping) else sample[0]
+            rewrap_values(updates, {**state.originals, "image": image}, data)
         if type(sample) is dict or isinstance(sample, Mapping):
             out = dict(sample)
             out.update(updates)

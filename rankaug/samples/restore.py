@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import torch
 
-__all__ = ["is_wrapped", "restore_like", "rewrap"]
+__all__ = ["is_wrapped", "restore_like", "rewrap", "rewrap_values"]
 
 
 def restore_like(new: Any, old: Any) -> Any:
@@ -19,7 +21,9 @@ def restore_like(new: Any, old: Any) -> Any:
     int64 label stays int64, also when a transform dropped every box and returned an
     empty float array. Only an integer ``old`` with fractional ``new`` values stays
     floating point (``float64``), rather than being truncated, and strings longer than
-    ``old``'s keep their wider dtype (of ``old``'s kind), rather than being cut.
+    ``old``'s keep their wider dtype (of ``old``'s kind), rather than being cut. An empty
+    ``old`` of dtype ``object`` has no dtype to give: values come back in their own
+    (an empty result stays ``object``).
 
     A list (or tuple) of arrays or tensors, such as instance masks given one array per
     instance, gives a list of the same: each item restored like ``old``'s first (its
@@ -43,6 +47,8 @@ def restore_like(new: Any, old: Any) -> Any:
     [1, 2]
     >>> restore_like(np.zeros((0,)), torch.tensor([3, 4])).dtype
     torch.int64
+    >>> restore_like(np.array([[1.0, 2.0, 3.0, 4.0]]), np.array([], dtype=object)).dtype
+    dtype('float64')
     >>> restore_like(np.array(["cat", "elephant"]), np.array(["dog"])).tolist()
     ['cat', 'elephant']
     >>> masks = restore_like(np.ones((2, 3, 4)), [torch.zeros(3, 4, dtype=torch.uint8)])
@@ -60,7 +66,10 @@ def restore_like(new: Any, old: Any) -> Any:
             return torch.as_tensor(array, dtype=old.dtype)
         return torch.as_tensor(array)  # fractional values for an integer tensor
     if isinstance(old, np.ndarray):
-        return _restore_array(np.asarray(new), old.shape, old.dtype)
+        array = np.asarray(new)
+        if old.dtype.kind == "O" and not old.size and array.size:  # no dtype to give
+            return array  # (Hugging Face's numpy format gives a box-less row's bbox so)
+        return _restore_array(array, old.shape, old.dtype)
     if isinstance(old, list | tuple):
         if old and isinstance(old[0], np.ndarray | torch.Tensor):
             return _restore_items(new, old)  # instance masks as a list of arrays, say
@@ -131,22 +140,64 @@ def _restore_array(
     return array.astype(old_dtype, copy=False)
 
 
+def _tv_tensors() -> Any:
+    """The ``torchvision.tv_tensors`` module when the user imported it, else ``None``.
+
+    Never imported here: a sample can only hold tv_tensors once torchvision is loaded.
+    """
+    return sys.modules.get("torchvision.tv_tensors")
+
+
 def is_wrapped(value: object) -> bool:
-    """Whether ``value`` is a tensor subclass with ``wrap_like`` (torchvision's tv_tensors)."""
-    return (
-        isinstance(value, torch.Tensor)
-        and type(value) is not torch.Tensor
-        and callable(getattr(type(value), "wrap_like", None))
-    )
+    """Whether ``value`` is one of torchvision's tv_tensors, to be wrapped again.
+
+    That is a ``torchvision.tv_tensors.TVTensor`` (torchvision 0.16 and later, when
+    torchvision is imported), or a tensor subclass with a ``wrap_like`` classmethod
+    (torchvision 0.15's datapoints, and look-alikes).
+    """
+    if not isinstance(value, torch.Tensor) or type(value) is torch.Tensor:
+        return False
+    tv_tensors = _tv_tensors()
+    if tv_tensors is not None and isinstance(value, tv_tensors.TVTensor):
+        return True
+    return callable(getattr(type(value), "wrap_like", None))
 
 
 def rewrap(value: Any, like: Any, canvas_size: tuple[int, ...] | None) -> Any:
     """``value`` in the tv_tensor class of ``like`` (``BoundingBoxes``, ``Mask``, ``Image``).
 
-    ``wrap_like`` keeps ``like``'s metadata (a box format); a class with a
-    ``canvas_size`` gets the output's ``(height, width)``.
+    ``like``'s metadata (a box format, a clamping mode) is kept, by
+    ``tv_tensors.wrap(value, like=like)`` (or ``wrap_like``); a class with a
+    ``canvas_size`` (``BoundingBoxes``, ``KeyPoints``) gets ``canvas_size``, the output's
+    ``(height, width)``, when it is given.
     """
     tensor = torch.as_tensor(value)
+    metadata: dict[str, Any] = {}
     if canvas_size is not None and hasattr(like, "canvas_size"):
-        return type(like).wrap_like(like, tensor, canvas_size=canvas_size)
-    return type(like).wrap_like(like, tensor)
+        metadata["canvas_size"] = canvas_size
+    tv_tensors = _tv_tensors()
+    if tv_tensors is not None and isinstance(like, tv_tensors.TVTensor):
+        return tv_tensors.wrap(tensor, like=like, **metadata)
+    return type(like).wrap_like(like, tensor, **metadata)
+
+
+def rewrap_values(
+    values: dict[str, Any], originals: Mapping[str, Any], data: Mapping[str, Any]
+) -> None:
+    """Give each value whose original is a tv_tensor its class back, in place.
+
+    The one rule of the adapters: ``values[name]`` (restored like ``originals[name]``)
+    is wrapped again like it when :func:`is_wrapped` says so, and boxes and keypoints get
+    the canvas of ``data``'s output image (the ``(H, W)`` of its ``HWC`` array).
+
+    Args:
+        values: The restored outputs by name, changed in place.
+        originals: The values they came from, by the same names.
+        data: The transform's output, with its ``image``.
+    """
+    image = data.get("image")
+    hw = None if image is None else tuple(int(n) for n in np.shape(image)[:2])
+    for key, value in values.items():
+        old = originals.get(key)
+        if is_wrapped(old):
+            values[key] = rewrap(value, old, hw)

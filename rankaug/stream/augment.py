@@ -28,7 +28,7 @@ class StreamingAugment(StreamDataset[T_co]):
     """Keyed augmentation of every sample of an iterable dataset, itself iterable.
 
     The arguments of :class:`~rankaug.RandomAugmentWrapper`, plus ``sample_id``. Errors
-    name the sample's position in its worker's pass as its index.
+    name the sample's position in its worker's pass as its index, and its id.
 
     Args:
         dataset: An ``IterableDataset`` or another re-iterable of samples.
@@ -94,6 +94,7 @@ class StreamingAugment(StreamDataset[T_co]):
                 continue
             sample_id = self.sample_id(live, position, sample)
             window.entries, window.offset = ((position, sample_id, sample),), position
-            out: T_co = augment(live.context(position), self.key_random(live, sample_id))
+            context = live.context(position, sample_id)
+            out: T_co = augment(context, self.key_random(live, sample_id))
             window.entries = ()
             yield out

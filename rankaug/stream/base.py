@@ -4,8 +4,8 @@ Each ``iter()`` of a streaming wrapper is one pass in the process that runs it (
 DataLoader worker, or the main process as worker 0). Its epoch is the next epoch, one
 for all the workers of the pass, from the :class:`~rankaug.stream.counter.PassCounter`
 (0, 1, 2... without any call; :meth:`StreamDataset.set_epoch` sets it), handed to the
-wrapped dataset's ``set_epoch`` (or to webdataset's ``detshuffle`` stages) before
-``iter(dataset)``.
+wrapped dataset's ``set_epoch`` (or to webdataset's ``detshuffle`` and
+``ResampledShards`` stages) before ``iter(dataset)``.
 
 Keys: ``keying="stream"`` is one Generator per ``(seed, stream, rank, worker, epoch)``
 continued through the pass; ``keying="sample"`` one per ``(seed, stream, epoch,
@@ -46,6 +46,8 @@ __all__ = ["FORMAT", "Pass", "StreamDataset", "Window", "forward_epoch"]
 
 T_co = TypeVar("T_co", covariant=True)
 FORMAT: Final = "rankaug.stream/1"
+#: webdataset's stages that count their own epochs: by type name (never imported here).
+_EPOCH_STAGES: Final = frozenset({"detshuffle", "ResampledShards"})
 
 
 def forward_epoch(dataset: object, epoch: int) -> None:
@@ -53,8 +55,9 @@ def forward_epoch(dataset: object, epoch: int) -> None:
 
     ``dataset.set_epoch(epoch)`` when it has one (litdata, a rankaug wrapper; Hugging
     Face's shared epoch tensor is written directly); for a webdataset pipeline, its
-    ``detshuffle`` stages (which add one before each pass) are set to shuffle by
-    ``epoch``.
+    ``detshuffle`` stages and its ``ResampledShards`` (which both add one to their
+    ``epoch`` before each pass, from -1 in a fresh worker) are set to shuffle, or draw
+    their shards, by ``epoch``.
     """
     set_epoch = getattr(dataset, "set_epoch", None)
     shared = getattr(dataset, "_epoch", None)
@@ -69,7 +72,7 @@ def forward_epoch(dataset: object, epoch: int) -> None:
     stages = getattr(dataset, "pipeline", None)
     if isinstance(stages, list):
         for stage in stages:
-            if type(stage).__name__ == "detshuffle" and hasattr(stage, "epoch"):
+            if type(stage).__name__ in _EPOCH_STAGES and hasattr(stage, "epoch"):
                 stage.epoch = epoch - 1
 
 
@@ -113,9 +116,10 @@ class Pass:
         self.keyed: KeyedRandom | None = None  # the stream keying's Generator
         self.done = False
 
-    def context(self, index: int) -> SampleContext:
-        """The context of a sample of this pass at ``index``."""
-        return SampleContext(index, rank=self.rank, worker_id=self.worker_id, epoch=self.epoch)
+    def context(self, index: int, sample_id: Any = None) -> SampleContext:
+        """The context of a sample of this pass at ``index`` (its errors name ``sample_id``)."""
+        return SampleContext(index, rank=self.rank, worker_id=self.worker_id, epoch=self.epoch,
+                             sample_id=sample_id)  # fmt: skip
 
 
 class StreamDataset(IterableDataset[T_co], Generic[T_co]):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
+import torch
 
 from rankaug.checks._messages import type_error
 
@@ -75,6 +76,9 @@ class SampleIds:
     def __call__(self, sample: Any) -> Any:
         """The id of ``sample`` (``None`` without ``sample_id=``), checked.
 
+        A 0-d integer tensor (``with_format("torch")``'s id column) is read as its
+        ``int``.
+
         Raises:
             KeyError: If a dict sample lacks the key.
             TypeError: If the sample is not a dict (for a key) or the id is no str,
@@ -96,8 +100,15 @@ class SampleIds:
             raise type_error(
                 f"a sample (sample_id={source!r} reads a key)", "a dict", sample, short=True
             )
+        if isinstance(value, torch.Tensor) and value.ndim == 0 and _integral(value.dtype):
+            value = int(value.item())
         id_word(value)  # checked here, with the sample at hand
         return value
 
     def __repr__(self) -> str:
         return f"SampleIds({self.source!r})"
+
+
+def _integral(dtype: torch.dtype) -> bool:
+    """Whether ``dtype`` holds integers (not ``bool``)."""
+    return not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool)

@@ -191,7 +191,7 @@ class WindowStream(StreamDataset[T_co]):
         self._naming.window = view
         try:
             keyed = self.key_random(live, window[main][1])
-            out: T_co = inner.augment(live.context(main), keyed)
+            out: T_co = inner.augment(live.context(main, window[main][1]), keyed)
         finally:
             view.entries, self._naming.window = (), None
         return (out,)

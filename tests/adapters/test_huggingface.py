@@ -142,6 +142,49 @@ class TestHuggingFace:
                     np.asarray(ours["image"]), np.asarray(theirs["image"])
                 )
 
+    @pytest.mark.parametrize("kind", [MosaicDataset, MixUpDataset, CutMixDataset])
+    def test_a_background_row_in_numpy_format(self, kind: Any) -> None:
+        # with_format("numpy") gives a row without objects bbox=array([], dtype=object)
+        features = datasets.Features({"image": datasets.Image(), "objects": datasets.Sequence({
+            "bbox": datasets.Sequence(datasets.Value("float32"), length=4),
+            "category": datasets.ClassLabel(names=["a", "b"]), "name": datasets.Value("string"),
+        })})  # fmt: skip
+        box = {"bbox": [[4.0, 4.0, 20.0, 16.0]], "category": [1], "name": ["b"]}
+        columns = {
+            "image": [Image.new("RGB", (64, 48), (40 * i, 0, 0)) for i in range(4)],
+            "objects": [{"bbox": [], "category": [], "name": []}] + [box] * 3,
+        }
+        rows = datasets.Dataset.from_dict(columns, features=features).with_format("numpy")
+        assert rows[0]["objects"]["bbox"].dtype == object
+        wrapper = kind(rows, seed=0, adapter=HuggingFace(), p=1.0,
+                       targets=Targets(label_fields=("labels", "objects.name")))  # fmt: skip
+        outputs = [wrapper[index]["objects"] for index in range(4)]
+        assert len(outputs[0]["bbox"]) > 0  # the background row's: a partner's objects
+        for objects in outputs:
+            assert objects["bbox"].dtype.kind == "f"  # numbers, never objects
+            assert objects["bbox"].shape == (len(objects["category"]), 4)
+            assert objects["category"].dtype == np.int64  # the other rows' dtype
+            assert objects["name"].dtype == object
+            assert objects["name"].tolist() == ["b"] * len(objects["category"])
+
+    def test_a_list_of_object_dicts_is_explained(self) -> None:
+        features = datasets.Features({"image": datasets.Image(), "objects": datasets.List({
+            "bbox": datasets.List(datasets.Value("float32"), length=4),
+            "category": datasets.Value("int64"),
+        })})  # fmt: skip
+        columns = {"image": [Image.new("RGB", (16, 16))] * 2,
+                   "objects": [[{"bbox": [1.0, 1.0, 4.0, 4.0], "category": 1}], []]}  # fmt: skip
+        rows = datasets.Dataset.from_dict(columns, features=features)
+        transform = A.Compose([A.HorizontalFlip()], bbox_params=bbox_params("coco"))
+        wrapper = RandomAugmentWrapper(rows, transform, seed=0, adapter=HuggingFace())
+        for index in range(2):  # with objects, and a background row's []
+            with pytest.raises(SampleError, match=re.escape(
+                "'objects' is a list (of per-object dicts), and the map reads per-object "
+                "lists (a dict of lists, not a list of dicts)"
+            )) as info:  # fmt: skip
+                wrapper[index]
+            assert "datasets.Sequence({...})" in str(info.value)
+
     def test_another_box_format_is_refused(self) -> None:
         with pytest.raises(ValueError, match="box_format='pascal_voc', but adapter=HuggingFace"):
             MosaicDataset(

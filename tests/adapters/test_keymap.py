@@ -15,6 +15,7 @@ from PIL import Image
 from rankaug import CutMixDataset, MixUpDataset, RandomAugmentWrapper, SampleError, Targets
 from rankaug.adapters import KeyMap
 from tests.albu import bbox_params
+from tests.samples import tv_standin
 
 TARGETS = frozenset({"image", "bboxes", "labels", "mask", "masks", "keypoints"})
 
@@ -77,6 +78,16 @@ class TestKeyMap:
         with pytest.raises(ValueError, match=re.escape(message)):
             adapter.unpack(nested(), TARGETS)
 
+    def test_a_list_of_object_dicts_is_named_as_such(self) -> None:
+        sample = {"image": np.zeros((4, 4, 3), np.uint8),
+                  "ann": {"objects": [{"bbox": [0, 0, 1, 1], "category": 2}]}}  # fmt: skip
+        adapter = KeyMap(bboxes="ann.objects.bbox")
+        with pytest.raises(ValueError, match=re.escape(
+            "bboxes='ann.objects.bbox' matches nothing in the sample: 'ann.objects' is a "
+            "list (of per-object dicts), and the map reads per-object lists (a dict of lists"
+        )):  # fmt: skip
+            adapter.unpack(sample, TARGETS)
+
     def test_bad_arguments(self) -> None:
         with pytest.raises(TypeError, match="KeyMap bboxes= must be a key or a dotted path"):
             KeyMap(bboxes=3)  # type: ignore[arg-type]
@@ -109,6 +120,25 @@ class TestKeyMap:
         assert out["objects"]["category"] == [4]
         assert out["objects"]["id"] == [11]
         assert out["meta"] == {"path": "a.png", "size": [16, 24]}
+
+    def test_tv_tensors_keep_their_class_and_get_the_output_canvas(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        tv = tv_standin.install(monkeypatch)  # tests/samples/test_tv_tensors.py: the real one
+        image = tv_standin.make(tv.Image, torch.zeros(3, 16, 24, dtype=torch.uint8))
+        boxes = tv_standin.make(
+            tv.BoundingBoxes, [[1.0, 2.0, 5.0, 6.0]], format="XYXY", canvas_size=(16, 24)
+        )
+        sample = {"img": image, "ann": {"boxes": boxes, "labels": torch.tensor([3])}}
+        adapter = KeyMap("img", bboxes="ann.boxes", labels="ann.labels")
+        resize = A.Compose([A.Resize(32, 48)], bbox_params=bbox_params("pascal_voc"))
+        out = RandomAugmentWrapper([sample], resize, seed=0, adapter=adapter)[0]
+        assert type(out["img"]) is tv.Image
+        assert type(out["ann"]["boxes"]) is tv.BoundingBoxes
+        assert out["ann"]["boxes"].canvas_size == (32, 48)
+        assert out["ann"]["boxes"].format == "XYXY"
+        assert out["ann"]["boxes"].tolist() == [[2.0, 4.0, 10.0, 12.0]]
+        assert type(out["ann"]["labels"]) is torch.Tensor
 
     @pytest.mark.parametrize("kind", [MixUpDataset, CutMixDataset])
     def test_the_mixes_add_partner_boxes_with_their_fields(self, kind: Any) -> None:

@@ -84,6 +84,22 @@ class TestAsBoxArray:
         assert result.shape == (0, 4)
         assert result.dtype == np.float64
 
+    @pytest.mark.parametrize(
+        "empty",
+        [np.array([], dtype=object), np.zeros((0, 4), object), np.array([], dtype=str),
+         np.zeros(0, bool)],
+        ids=["object", "object04", "str", "bool"],
+    )  # fmt: skip
+    def test_empty_of_any_dtype_is_no_boxes(self, empty: np.ndarray) -> None:
+        # Hugging Face's with_format("numpy") gives a box-less row's bbox as array([], object)
+        result = as_box_array(empty)
+        assert result.shape == (0, 4)
+        assert result.dtype == np.float64
+
+    def test_non_empty_objects_are_still_refused(self) -> None:
+        with pytest.raises(TypeError, match="bboxes must hold real numbers"):
+            as_box_array(np.array([[1.0, 2.0, 3.0, 4.0]], dtype=object))
+
     def test_torch_float_tensor(self) -> None:
         tensor = torch.tensor([[1.0, 2.0, 3.0, 4.0]], requires_grad=True)
         result = as_box_array(tensor)

@@ -15,6 +15,7 @@ from rankaug import RandomAugmentWrapper
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
 from rankaug.samples.restore import restore_like
 from tests.albu import bbox_params
+from tests.samples import tv_standin
 
 TARGETS = DEFAULT_TARGETS | {"labels"}
 
@@ -185,45 +186,41 @@ class TestDefaultAdapter:
             DefaultAdapter().unpack(sample, TARGETS)
 
 
-class _TvTensor(torch.Tensor):
-    """A stand-in for torchvision's tv_tensors (torchvision cannot be imported beside the
-    CPU torch here): a tensor subclass with ``wrap_like``, as theirs."""
-
-    @classmethod
-    def wrap_like(cls, other: Any, tensor: torch.Tensor, **metadata: Any) -> Any:
-        out = tensor.as_subclass(cls)
-        out.__dict__.update({**other.__dict__, **metadata})
-        return out
-
-
-class _Boxes(_TvTensor):
-    """Like ``tv_tensors.BoundingBoxes``: a ``format`` and a ``canvas_size``."""
-
-
-class _Mask(_TvTensor):
-    """Like ``tv_tensors.Mask``."""
-
-
-def _tv(kind: type[_TvTensor], data: Any, **metadata: Any) -> Any:
-    out = torch.as_tensor(data).as_subclass(kind)
-    out.__dict__.update(metadata)
-    return out
-
-
 class TestTorchvisionTensors:
-    def test_boxes_and_masks_keep_their_class_and_get_the_output_canvas(self) -> None:
-        boxes = _tv(_Boxes, [[1.0, 2.0, 5.0, 6.0]], format="XYXY", canvas_size=(16, 24))
-        masks = _tv(_Mask, np.ones((1, 16, 24), np.uint8))
-        image = _tv(_TvTensor, torch.zeros(3, 16, 24, dtype=torch.uint8))
+    """Against the stand-in for ``torchvision.tv_tensors`` (``tests/samples/tv_standin.py``);
+    ``tests/samples/test_tv_tensors.py`` runs against the real one in ``.venv-tv``."""
+
+    def test_boxes_and_masks_keep_their_class_and_get_the_output_canvas(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        tv = tv_standin.install(monkeypatch)
+        boxes = tv_standin.make(
+            tv.BoundingBoxes, [[1.0, 2.0, 5.0, 6.0]], format="XYXY", canvas_size=(16, 24)
+        )
+        masks = tv_standin.make(tv.Mask, np.ones((1, 16, 24), np.uint8))
+        image = tv_standin.make(tv.Image, torch.zeros(3, 16, 24, dtype=torch.uint8))
         sample = (image, {"boxes": boxes, "labels": torch.tensor([3]), "masks": masks})
         resize = A.Compose([A.Resize(32, 48)], bbox_params=bbox_params("pascal_voc"))
         out_image, target = RandomAugmentWrapper([sample], resize, seed=0)[0]
-        assert type(out_image) is _TvTensor
+        assert type(out_image) is tv.Image
         assert tuple(out_image.shape) == (3, 32, 48)
-        assert type(target["boxes"]) is _Boxes
-        assert target["boxes"].canvas_size == (32, 48)  # type: ignore[attr-defined]  # the output's, not the input's
-        assert target["boxes"].format == "XYXY"  # type: ignore[attr-defined]
+        assert type(target["boxes"]) is tv.BoundingBoxes
+        assert target["boxes"].canvas_size == (32, 48)  # the output's, not the input's
+        assert target["boxes"].format == "XYXY"
         assert target["boxes"].tolist() == [[2.0, 4.0, 10.0, 12.0]]
-        assert type(target["masks"]) is _Mask
+        assert type(target["masks"]) is tv.Mask
         assert tuple(target["masks"].shape) == (1, 32, 48)
         assert type(target["labels"]) is torch.Tensor
+
+    def test_a_dict_sample_keeps_its_classes_too(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        tv = tv_standin.install(monkeypatch)
+        boxes = tv_standin.make(
+            tv.BoundingBoxes, [[1.0, 2.0, 5.0, 6.0]], format="XYXY", canvas_size=(16, 24)
+        )
+        image = tv_standin.make(tv.Image, torch.zeros(3, 16, 24, dtype=torch.uint8))
+        sample = {"image": image, "bboxes": boxes, "labels": [3]}
+        resize = A.Compose([A.Resize(8, 12)], bbox_params=bbox_params("pascal_voc"))
+        out = RandomAugmentWrapper([sample], resize, seed=0)[0]
+        assert type(out["image"]) is tv.Image
+        assert type(out["bboxes"]) is tv.BoundingBoxes
+        assert out["bboxes"].canvas_size == (8, 12)

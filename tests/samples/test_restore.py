@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import sys
+from typing import Any
+
 import numpy as np
 import pytest
 import torch
 
-from rankaug.samples.restore import restore_like
+from rankaug.samples.restore import is_wrapped, restore_like, rewrap, rewrap_values
+from tests.samples import tv_standin
 
 
 class TestRestoreLike:
@@ -73,6 +77,17 @@ class TestRestoreLike:
         polygons = [np.ones((3, 2), np.float32), np.ones((5, 2), np.float32)]  # ragged
         assert [p.shape for p in restore_like(polygons, polygons[:1])] == [(3, 2), (5, 2)]
 
+    def test_an_empty_object_array_gives_no_dtype(self) -> None:
+        untyped = np.array([], dtype=object)  # Hugging Face's numpy format, a box-less row
+        boxes = restore_like(np.array([[1.0, 2.0, 3.0, 4.0]], np.float32), untyped)
+        assert (boxes.dtype, boxes.shape) == (np.float32, (1, 4))
+        assert restore_like(np.array([3]), untyped).dtype == np.int64
+        names = restore_like(np.array(["cat"], dtype=object), untyped)
+        assert names.dtype == object
+        assert names.tolist() == ["cat"]
+        assert restore_like(np.zeros(0), untyped).dtype == object  # still nothing: as it was
+        assert restore_like(np.array([2.0]), np.array([1], object)).dtype == object  # typed
+
     def test_instances_into_an_empty_list_give_a_list_of_arrays(self) -> None:
         new = np.ones((2, 3, 4), np.bool_)
         out = restore_like(new, [])
@@ -81,3 +96,70 @@ class TestRestoreLike:
         assert items == [(np.ndarray, np.dtype(np.bool_), (3, 4))] * 2
         assert restore_like(np.zeros((0, 3, 4), np.uint8), ()) == ()
         assert restore_like(np.array([[1.0, 2.0]]), []) == [[1.0, 2.0]]  # rows: as before
+
+
+class _Datapoint(torch.Tensor):
+    """Like torchvision 0.15's datapoints: a ``wrap_like`` classmethod."""
+
+    @classmethod
+    def wrap_like(cls, other: Any, tensor: torch.Tensor, **metadata: Any) -> Any:
+        out = tensor.as_subclass(cls)
+        out.__dict__.update({**other.__dict__, **metadata})
+        return out
+
+
+class TestIsWrapped:
+    def test_tv_tensors_by_their_base_class(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        tv = tv_standin.install(monkeypatch)
+        assert not hasattr(tv.BoundingBoxes, "wrap_like")  # torchvision 0.16+: none
+        assert is_wrapped(tv_standin.make(tv.BoundingBoxes, [[0.0, 0.0, 1.0, 1.0]]))
+        assert is_wrapped(tv_standin.make(tv.Mask, torch.zeros(1, 2, 2)))
+        assert is_wrapped(tv_standin.make(_Datapoint, [1.0]))  # wrap_like: 0.15
+        assert not is_wrapped(torch.zeros(2))
+        assert not is_wrapped(torch.zeros(2).as_subclass(torch.nn.Parameter))
+        assert not is_wrapped(np.zeros(2))
+        assert not is_wrapped(None)
+
+    def test_torchvision_is_never_imported(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.delitem(sys.modules, "torchvision.tv_tensors", raising=False)
+        assert not is_wrapped(torch.zeros(2).as_subclass(torch.nn.Parameter))
+        assert "torchvision.tv_tensors" not in sys.modules
+
+
+class TestRewrap:
+    def test_boxes_keep_their_metadata_and_get_the_canvas(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        tv = tv_standin.install(monkeypatch)
+        like = tv_standin.make(tv.BoundingBoxes, [[0.0, 0.0, 1.0, 1.0]], format="XYXY",
+                               canvas_size=(4, 6))  # fmt: skip
+        out = rewrap(np.array([[1.0, 1.0, 2.0, 2.0]]), like, (8, 12))
+        assert type(out) is tv.BoundingBoxes
+        assert (out.format, out.canvas_size) == ("XYXY", (8, 12))
+        assert out.tolist() == [[1.0, 1.0, 2.0, 2.0]]
+        assert rewrap(torch.zeros(0, 4), like, None).canvas_size == (4, 6)
+        points = rewrap(torch.zeros(1, 2), tv_standin.make(tv.KeyPoints, torch.zeros(1, 2),
+                                                           canvas_size=(4, 6)), (2, 3))  # fmt: skip
+        assert (type(points), points.canvas_size) == (tv.KeyPoints, (2, 3))
+        mask = rewrap(torch.ones(1, 8, 12), tv_standin.make(tv.Mask, torch.zeros(1, 4, 6)), (8, 12))
+        assert type(mask) is tv.Mask
+        assert "canvas_size" not in mask.__dict__  # a mask has none
+
+    def test_wrap_like_classes(self) -> None:
+        like = tv_standin.make(_Datapoint, [[0.0, 0.0, 1.0, 1.0]], canvas_size=(4, 6))
+        out = rewrap(torch.ones(1, 4), like, (8, 12))
+        assert (type(out), out.canvas_size) == (_Datapoint, (8, 12))
+
+
+class TestRewrapValues:
+    def test_only_wrapped_originals_with_the_output_image_canvas(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        tv = tv_standin.install(monkeypatch)
+        boxes = tv_standin.make(tv.BoundingBoxes, torch.zeros(1, 4), canvas_size=(4, 6))
+        values: dict[str, Any] = {"bboxes": torch.ones(1, 4), "labels": torch.tensor([1])}
+        originals = {"bboxes": boxes, "labels": torch.tensor([0])}
+        rewrap_values(values, originals, {"image": np.zeros((10, 20, 3), np.uint8)})
+        assert type(values["bboxes"]) is tv.BoundingBoxes
+        assert values["bboxes"].canvas_size == (10, 20)
+        assert type(values["labels"]) is torch.Tensor

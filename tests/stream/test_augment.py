@@ -150,6 +150,21 @@ class TestStreamingAugment:
         with pytest.raises(SampleError, match=r"sample_id failed at index 0"):
             next(iter(RandomAugmentWrapper(Shards(3), noise, seed=0, sample_id="nope")))
 
+    def test_failures_name_the_sample_id(self) -> None:
+        wrapper: Any = RandomAugmentWrapper(
+            Shards(12), fails_on_s0010, seed=0, keying="sample", sample_id="id"
+        )
+        with pytest.raises(SampleError, match=r"transform failed at index 10 \(id 's0010', rank 0"):
+            list(wrapper)
+        loader = DataLoader(wrapper, batch_size=None, num_workers=1)
+        with pytest.raises(SampleError) as info:  # through a worker: read back from its text
+            list(loader)
+        assert (info.value.sample_id, info.value.index, info.value.stage) == (
+            "s0010",
+            10,
+            "transform",
+        )
+
 
 def test_a_look_in_the_main_process_keeps_the_workers_on_one_epoch() -> None:
     # a Hugging Face stream deals its shards to the workers by the epoch: workers on

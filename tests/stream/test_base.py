@@ -1,15 +1,28 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pytest
 import torch
+from torch.utils.data import DataLoader
 
+from rankaug import RandomAugmentWrapper
 from rankaug.stream.base import Window, _resumable, forward_epoch
+
+
+def _keep(sample: Any, rng: np.random.Generator) -> Any:
+    return sample
 
 
 class detshuffle:
     def __init__(self) -> None:
         self.epoch = -1
+
+
+class ResampledShards(detshuffle):
+    """By its name, as webdataset's: an ``epoch`` it adds one to before each pass."""
 
 
 class _Pipeline:
@@ -30,7 +43,43 @@ class TestForwardEpoch:
         pipeline = _Pipeline()
         forward_epoch(pipeline, 4)  # detshuffle adds one before shuffling: epoch 4
         assert pipeline.pipeline[1].epoch == 3
+        resampled = _Pipeline()
+        resampled.pipeline[1] = ResampledShards()
+        forward_epoch(resampled, 4)  # ResampledShards too: it draws by epoch 4
+        assert resampled.pipeline[1].epoch == 3
         forward_epoch(object(), 4)  # nothing to tell: nothing happens
+
+    @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+    def test_webdataset_resampled_shards_draw_by_the_pass_epoch(self, tmp_path: Path) -> None:
+        # ResampledShards counts its own epochs from -1: fresh (non-persistent) workers
+        # would draw epoch 0's shards every epoch, persistent ones 0, 1, 2
+        wds = pytest.importorskip("webdataset")
+        for shard in range(4):
+            with wds.TarWriter(str(tmp_path / f"train-{shard}.tar")) as sink:
+                for k in range(shard * 2, shard * 2 + 2):
+                    sink.write({"__key__": f"s{k}", "npy": np.full((2, 2, 3), k, np.uint8)})
+
+        def make() -> RandomAugmentWrapper[Any]:
+            shards = wds.ResampledShards(str(tmp_path / "train-{0..3}.tar"), deterministic=True)
+            stream = wds.DataPipeline(shards, wds.tarfile_to_samples()).with_epoch(6)
+            return RandomAugmentWrapper(stream, _keep, seed=0)
+
+        def keys(samples: Any) -> list[str]:
+            return [sample["__key__"] for sample in samples]
+
+        kept = make()  # a persistent worker: one stream for every pass
+        persistent = [keys(kept) for _ in range(3)]
+        fresh = []  # a fresh worker per pass: a new stream told the epoch
+        for epoch in range(3):
+            train = make()
+            train.set_epoch(epoch)
+            fresh.append(keys(train))
+        assert fresh == persistent
+        assert len({tuple(k) for k in fresh}) == 3  # each epoch its own draw
+        for persistent_workers in (False, True):  # a DataLoader's workers, as well
+            loader = DataLoader(make(), batch_size=None, num_workers=1,
+                                persistent_workers=persistent_workers)  # fmt: skip
+            assert [keys(loader) for _ in range(3)] == persistent
 
     def test_hugging_faces_shared_epoch_is_written_whole(self) -> None:
         class HuggingFaceLike:

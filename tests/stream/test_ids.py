@@ -1,11 +1,19 @@
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rankaug import RandomAugmentWrapper
 from rankaug.stream.ids import SampleIds, id_word
+
+
+def _same(sample: Any, rng: np.random.Generator) -> Any:
+    return sample
 
 
 class TestIdWord:
@@ -31,6 +39,24 @@ class TestSampleIds:
         assert SampleIds("__key__")({"__key__": "000001", "x": 1}) == "000001"
         assert SampleIds(lambda s: s[1])(("image", 7)) == 7
         assert SampleIds(None)({"id": 1}) is None
+
+    def test_a_0d_integer_tensor_is_its_int(self) -> None:
+        # Hugging Face's with_format("torch") gives an int64 column as 0-d tensors
+        for dtype in (torch.int64, torch.int32, torch.uint8):
+            read = SampleIds("id")({"id": torch.tensor(17, dtype=dtype)})
+            assert (type(read), read) == (int, 17)
+        for bad in (torch.tensor(1.5), torch.tensor(True), torch.tensor([17])):
+            with pytest.raises(TypeError, match="a sample id must be a str, bytes or int"):
+                SampleIds("id")({"id": bad})
+
+    def test_a_hugging_face_torch_stream(self) -> None:
+        datasets = pytest.importorskip("datasets")
+        rows = datasets.Dataset.from_dict({"image_id": [3, 4]}).with_format("torch")
+        assert [SampleIds("image_id")(row) for row in rows] == [3, 4]
+        stream = datasets.Dataset.from_dict({"image_id": [3, 4]}).to_iterable_dataset()
+        train: Any = RandomAugmentWrapper(stream.with_format("torch"), _same, seed=0,
+                                     keying="sample", sample_id="image_id")  # fmt: skip
+        assert [int(row["image_id"]) for row in train] == [3, 4]  # the rows as they were
 
     def test_names_what_is_missing(self) -> None:
         with pytest.raises(KeyError, match=r"sample_id='id': the sample has no such key"):

@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, IterableDataset
 
-from rankaug import MosaicDataset, MosaicGrid, Partners
+from rankaug import MosaicDataset, MosaicGrid, Partners, SampleError
 from rankaug.stream import StreamingMosaic
 from tests.stream.helpers import Shards, detection
 from tests.stream.test_augment import run
@@ -114,3 +115,17 @@ class TestStreamingMosaic:
         assert sample["labels"].dtype == np.int64
         assert sample["id"] == "s0000"
         assert detection(0)["image"].dtype == sample["image"].dtype
+
+    def test_failures_name_the_main_samples_id(self) -> None:
+        class Broken(IterableDataset[dict[str, Any]]):
+            def __iter__(self) -> Iterator[dict[str, Any]]:
+                for k in range(6):
+                    sample = detection(k)
+                    if k == 0:
+                        sample["bboxes"] = np.array([[1.0, 2.0, 3.0]])  # not (N, 4)
+                    yield sample
+
+        wrapper: Any = MosaicDataset(Broken(), seed=0, output_size=64, buffer_size=3,
+                                     sample_id="id")  # fmt: skip
+        with pytest.raises(SampleError, match=r"mosaic failed at index 0 \(id 's0000', rank 0"):
+            list(wrapper)

@@ -1,0 +1,105 @@
+"""torchvision's tv_tensors through every wrapper, against the real torchvision.
+
+Runs where torchvision is installed: ``.venv-tv`` (torch 2.14.1 + torchvision 0.29.1, see
+``constraints-tv.txt``; ``.ci/run`` runs this file there), and skips elsewhere (the main
+venv's torch 2.13.0 CPU wheel has no torchvision beside it; there
+``tests/samples/tv_standin.py`` stands in for it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import albumentations as A
+import pytest
+import torch
+
+from rankaug import CutMixDataset, MixUpDataset, MosaicDataset, RandomAugmentWrapper
+from rankaug.adapters import KeyMap
+from rankaug.samples.restore import is_wrapped
+from tests.albu import bbox_params
+
+v2 = pytest.importorskip(
+    "torchvision.transforms.v2",
+    reason="torchvision is not installed here: it lives in .venv-tv (torch 2.14.1 + "
+    "torchvision 0.29.1, constraints-tv.txt); .ci/run runs this file there",
+)
+from torchvision import tv_tensors  # noqa: E402 (after the skip)
+
+
+class _Pairs(torch.utils.data.Dataset[Any]):
+    """What ``wrap_dataset_for_transforms_v2(CocoDetection(...))`` gives: tv_tensors."""
+
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, index: int) -> Any:
+        pixels = (torch.arange(64, dtype=torch.uint8) * (index + 1)).expand(3, 48, 64)
+        image = tv_tensors.Image(pixels.clone())
+        boxes = tv_tensors.BoundingBoxes(
+            [[4.0, 4.0, 24.0, 20.0]], format="XYXY", canvas_size=(48, 64)
+        )
+        masks = tv_tensors.Mask(torch.zeros((1, 48, 64), dtype=torch.uint8))
+        return image, {"boxes": boxes, "labels": torch.tensor([1]), "masks": masks}
+
+
+def _check(image: Any, target: Any) -> None:
+    """The classes are torchvision's, and the boxes' canvas is the image's size."""
+    assert type(image) is tv_tensors.Image
+    assert type(target["boxes"]) is tv_tensors.BoundingBoxes
+    assert type(target["masks"]) is tv_tensors.Mask
+    assert type(target["labels"]) is torch.Tensor
+    assert target["boxes"].canvas_size == tuple(image.shape[-2:])
+    assert target["boxes"].format == tv_tensors.BoundingBoxFormat.XYXY
+    assert tuple(target["masks"].shape[-2:]) == tuple(image.shape[-2:])
+    assert len(target["masks"]) == len(target["boxes"]) == len(target["labels"])
+
+
+class TestTvTensors:
+    def test_they_are_seen_without_wrap_like(self) -> None:
+        boxes = _Pairs()[0][1]["boxes"]
+        assert not hasattr(type(boxes), "wrap_like")  # torchvision 0.16+ has wrap
+        assert is_wrapped(boxes)
+
+    def test_random_augment_wrapper_keeps_them(self) -> None:
+        resize = A.Compose(
+            [A.Resize(32, 40), A.Affine(scale=(0.9, 1.1), p=1.0)],
+            bbox_params=bbox_params("pascal_voc"),
+        )
+        image, target = RandomAugmentWrapper(_Pairs(), resize, seed=0)[0]
+        _check(image, target)
+        assert target["boxes"].canvas_size == (32, 40)  # the output's, not (48, 64)
+
+    @pytest.mark.parametrize(
+        "make",
+        [
+            lambda: MosaicDataset(_Pairs(), seed=0, output_size=32),
+            lambda: MixUpDataset(_Pairs(), seed=0, p=1.0),
+            lambda: CutMixDataset(_Pairs(), seed=0, p=1.0),
+        ],
+        ids=["mosaic", "mixup", "cutmix"],
+    )
+    def test_the_multi_sample_wrappers_keep_them(self, make: Any) -> None:
+        dataset = make()
+        for index in range(2):
+            _check(*dataset[index])
+
+    def test_a_later_v2_flip_moves_the_boxes_with_the_image(self) -> None:
+        image, target = MosaicDataset(_Pairs(), seed=0, output_size=32)[0]
+        flipped_image, flipped = v2.RandomHorizontalFlip(p=1.0)(image, target)
+        width = image.shape[-1]
+        expected = target["boxes"].clone()
+        expected[:, [0, 2]] = width - target["boxes"][:, [2, 0]]
+        torch.testing.assert_close(
+            flipped["boxes"].as_subclass(torch.Tensor), expected.as_subclass(torch.Tensor)
+        )
+        assert torch.equal(flipped_image, image.flip(-1))
+
+    def test_key_map_keeps_them(self) -> None:
+        image, target = _Pairs()[0]
+        sample = {"img": image, "ann": target}
+        adapter = KeyMap("img", bboxes="ann.boxes", labels="ann.labels", masks="ann.masks")
+        resize = A.Compose([A.Resize(24, 32)], bbox_params=bbox_params("pascal_voc"))
+        out = RandomAugmentWrapper([sample], resize, seed=0, adapter=adapter)[0]
+        _check(out["img"], out["ann"])
+        assert out["ann"]["boxes"].tolist() == [[2.0, 2.0, 12.0, 10.0]]
