@@ -32,6 +32,7 @@ from rankaug.errors import RankaugWarning, SampleError
 
 __all__ = [
     "DISTRIBUTED",
+    "ResolvedContext",
     "SampleContext",
     "check_rank",
     "current_worker",
@@ -251,6 +252,22 @@ class SampleContext:
             f"SampleContext(index={self.index}, rank={self.rank}, "
             f"worker_id={self.worker_id}, epoch={self.epoch}{named})"
         )
+
+
+class ResolvedContext(SampleContext):
+    """A :class:`SampleContext` of fields a wrapper resolved, not checked again.
+
+    Each was checked where it came from (the position by ``checks.index``, a given rank
+    when the wrapper was made, an epoch when set or carried); it is made for every sample.
+    """
+
+    __slots__ = ()
+
+    def __init__(
+        self, index: int, *, rank: int, worker_id: int, epoch: int, sample_id: Any = None
+    ) -> None:
+        self.index, self.rank, self.worker_id, self.epoch = index, rank, worker_id, epoch
+        self.sample_id = sample_id
 
 
 class _Guard:

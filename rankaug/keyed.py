@@ -37,6 +37,7 @@ from rankaug import checks, streams
 from rankaug._process import current_pid
 from rankaug.context import (
     DISTRIBUTED,
+    ResolvedContext,
     SampleContext,
     check_rank,
     process_group_rank,
@@ -248,7 +249,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         epoch = sample_epoch(index, self._epoch, info is not None, type(self).__name__)
         worker_id = 0 if info is None else info.id
         rank = self.rank if self.rank is not None else self._rank_now()
-        return SampleContext(position, rank=rank, worker_id=worker_id, epoch=epoch)
+        return ResolvedContext(position, rank=rank, worker_id=worker_id, epoch=epoch)
 
     def key_random(self, context: SampleContext) -> KeyedRandom:
         """The random state of one sample.

@@ -35,7 +35,7 @@ import torch
 from torch.utils.data import IterableDataset
 
 from rankaug import checks
-from rankaug.context import SampleContext, current_worker
+from rankaug.context import ResolvedContext, SampleContext, current_worker
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import Domain, KeyedRandom, KeyTemplate, check_keying
 from rankaug.stream.counter import PassCounter
@@ -118,8 +118,8 @@ class Pass:
 
     def context(self, index: int, sample_id: Any = None) -> SampleContext:
         """The context of a sample of this pass at ``index`` (its errors name ``sample_id``)."""
-        return SampleContext(index, rank=self.rank, worker_id=self.worker_id, epoch=self.epoch,
-                             sample_id=sample_id)  # fmt: skip
+        return ResolvedContext(index, rank=self.rank, worker_id=self.worker_id, epoch=self.epoch,
+                               sample_id=sample_id)  # fmt: skip
 
 
 class StreamDataset(IterableDataset[T_co], Generic[T_co]):
