@@ -27,15 +27,17 @@ exact step for each (:mod:`rankaug._hsv_planes`), never by a 3-channel ``cv2.LUT
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Final, Literal, NamedTuple, TypedDict
+from typing import Final, Literal, NamedTuple, TypedDict
 
 import cv2
 import numpy as np
 
 from rankaug import checks
 from rankaug._hsv_planes import apply_tables, greys_stay_grey
+from rankaug.polygons import POLYGONS
+from rankaug.samples.protocol import DEFAULT_TARGETS
 
-__all__ = ["ChannelOrder", "HSVDraw", "HSVJitter", "HSVRecord", "hsv_tables"]
+__all__ = ["RECORD_KEY", "ChannelOrder", "HSVDraw", "HSVJitter", "HSVRecord", "hsv_tables"]
 
 ChannelOrder = Literal["rgb", "bgr"]
 _ORDERS: Final[tuple[ChannelOrder, ...]] = ("rgb", "bgr")
@@ -44,6 +46,9 @@ _CODES: Final = {
     "bgr": (cv2.COLOR_BGR2HSV, cv2.COLOR_HSV2BGR),
 }
 _X: Final = np.arange(256, dtype=np.float64)
+RECORD_KEY: Final = "hsv"
+"""The default :attr:`HSVJitter.record_key`."""
+_TARGETS: Final = DEFAULT_TARGETS | {POLYGONS, "boxes"}  # the keys a record must not take
 
 
 class HSVDraw(NamedTuple):
@@ -72,8 +77,8 @@ class HSVJitter:
     ``MosaicDataset(..., color=HSVJitter())`` applies it to each output as it is made
     (drawn after the mosaic's other draws, recorded under ``"color"``);
     ``RandomAugmentWrapper(dataset, HSVJitter(), seed=0)`` applies it to each sample's
-    image, recording the gains under ``"hsv"`` in dict samples (and in a pair's dict
-    target); ``jitter(image, rng=generator)`` applies it to one image.
+    image, recording the gains under ``record_key`` (``"hsv"``) in dict samples (and in
+    a pair's dict target); ``jitter(image, rng=generator)`` applies it to one image.
 
     Args:
         hgain: Hue gain in ``[0, 1]``: the hue moves by up to ``hgain * 180`` of OpenCV's
@@ -83,10 +88,18 @@ class HSVJitter:
         vgain: Value gain in ``[0, 1]``: value times ``1 + r``, ``|r| <= vgain``.
         channel_order: The images' channels: ``"rgb"`` (rankaug's datasets) or
             ``"bgr"`` (images read with ``cv2.imread``).
+        record_key: The key :class:`~rankaug.RandomAugmentWrapper` records the gains
+            under, never over a key the sample already has: another name for a second
+            jitter, or a dataset with its own ``"hsv"``; ``None`` records nothing. Not a
+            target's key (``"image"``, ``"bboxes"``, ...). ``MosaicDataset(color=)``
+            records the gains in its own record (under ``"color"``) and needs the
+            default.
 
     Raises:
-        TypeError: If a gain is not a real number, or ``channel_order`` not a string.
-        ValueError: If a gain is outside ``[0, 1]``, or ``channel_order`` is neither.
+        TypeError: If a gain is not a real number, ``channel_order`` not a string, or
+            ``record_key`` neither a string nor ``None``.
+        ValueError: If a gain is outside ``[0, 1]``, ``channel_order`` is neither, or
+            ``record_key`` is empty or a target's key.
 
     >>> import numpy as np
     >>> jitter = HSVJitter(hgain=0.015, sgain=0.7, vgain=0.4)
@@ -104,8 +117,7 @@ class HSVJitter:
     sgain: float = 0.7
     vgain: float = 0.4
     channel_order: ChannelOrder = "rgb"
-    record_key: ClassVar[str] = "hsv"
-    """The key :class:`~rankaug.RandomAugmentWrapper` records the gains under."""
+    record_key: str | None = RECORD_KEY
 
     def __post_init__(self) -> None:
         for name in ("hgain", "sgain", "vgain"):
@@ -113,6 +125,8 @@ class HSVJitter:
             object.__setattr__(self, name, value)
         order = checks.choice(self.channel_order, "channel_order", _ORDERS)
         object.__setattr__(self, "channel_order", order)
+        key = checks.key_name(self.record_key, "record_key", forbidden=_TARGETS)
+        object.__setattr__(self, "record_key", key)
 
     def draw(self, rng: np.random.Generator) -> HSVDraw:
         """Draw one sample's gains: one block of 3 uniforms (see the module docstring).

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["clip", "pixel_clip", "resample"]
+__all__ = ["clip", "pixel_clip", "resample", "twice_area"]
 
 
 def resample(points: np.ndarray, count: int) -> np.ndarray:
@@ -59,19 +59,27 @@ def clip(points: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarr
     bridges, which :func:`fill` draws as edge pixels). A polygon inside the rectangle is
     returned as it is.
 
+    **A polygon of no area** (less than ``1e-6`` square pixels: its points on one line,
+    or one point) is not nothing: :func:`fill` draws the pixels along it. Its cut is
+    what of it lies in the rectangle, ``None`` only when nothing does. A polygon with an
+    area whose cut has none (it only touches the rectangle, or a sliver of less than
+    ``1e-6`` square pixels is left) gives ``None``.
+
     Args:
         points: ``(K, 2)`` pixel ``x, y``.
         box: ``(x0, y0, x1, y1)``, the rectangle ``x0 <= x <= x1, y0 <= y <= y1``.
 
     Returns:
-        The cut polygon (``K' >= 3`` points, float64), or ``None`` when less than
-        ``1e-6`` square pixels of it lie in the rectangle.
+        The cut polygon (``K' >= 3`` points, float64), or ``None`` (see above).
 
     >>> square = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 4.0], [0.0, 4.0]])
     >>> clip(square, (2.0, 1.0, 8.0, 8.0)).tolist()
     [[2.0, 1.0], [4.0, 1.0], [4.0, 4.0], [2.0, 4.0]]
     >>> clip(square, (5.0, 0.0, 8.0, 8.0)) is None
     True
+    >>> line = np.array([[0.0, 1.0], [4.0, 1.0], [2.0, 1.0]])  # no area: still drawn
+    >>> clip(line, (2.0, 0.0, 8.0, 8.0)).tolist()
+    [[2.0, 1.0], [2.0, 1.0], [4.0, 1.0], [2.0, 1.0]]
     """
     x0, y0, x1, y1 = box
     xs, ys = points[:, 0], points[:, 1]
@@ -104,9 +112,21 @@ def clip(points: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarr
         polygon = cut
         if len(polygon) < 3:
             return None
-    x, y = polygon[:, 0], polygon[:, 1]
+    if twice_area(polygon) >= 2e-6:
+        return polygon
+    # no area left: a polygon of no area of its own keeps its line, any other is gone
+    return polygon if twice_area(np.asarray(points, np.float64)) < 2e-6 else None
+
+
+def twice_area(points: np.ndarray) -> float:
+    """Twice the area of a ``(K, 2)`` polygon (the shoelace formula, its absolute value).
+
+    >>> twice_area(np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 3.0]]))
+    6.0
+    """
+    x, y = points[:, 0], points[:, 1]
     twice = np.dot(x[:-1], y[1:]) - np.dot(y[:-1], x[1:]) + x[-1] * y[0] - y[-1] * x[0]
-    return polygon if abs(float(twice)) >= 2e-6 else None
+    return abs(float(twice))
 
 
 def pixel_clip(rect: tuple[int, int, int, int]) -> tuple[float, float, float, float]:

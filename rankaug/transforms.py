@@ -6,8 +6,9 @@ Four kinds of transform are told apart once, when a wrapper is built:
   ``draw(rng)``, ``apply(image, draw)``, ``record(draw)`` and ``record_key``): the
   sample's image goes through the wrapper's adapter (as a numpy array, back as the
   sample's image type), the draw comes from the key, and its record is attached under
-  ``record_key`` (into a dict sample, or a pair's dict target; see
-  :func:`rankaug.samples.attach`);
+  ``record_key`` (into a dict sample, or a pair's dict target, never over a key it
+  already has; see :func:`rankaug.samples.attach`); ``record_key=None`` records
+  nothing;
 * **albumentations** (``Compose`` or a single transform; anything with
   ``set_random_state`` that is called as ``transform(image=..., ...)``): the wrapper
   works on a private deep copy and, before every call, hands it the key's numpy
@@ -80,7 +81,7 @@ class AlbumentationsLike(Protocol):
 class ImageTransform(Protocol):
     """A rankaug transform of a sample's image, keyed and recorded (:class:`~rankaug.HSVJitter`)."""
 
-    record_key: str
+    record_key: str | None
 
     def draw(self, rng: Any) -> Any:
         """Draw one sample's parameters from ``rng``."""
@@ -300,7 +301,11 @@ class _ImageDriver:
         draw = transform.draw(keyed.generator)
         data["image"] = transform.apply(data["image"], draw)
         out = adapter.repack(data, state)
-        return attach(adapter, out, transform.record_key, transform.record(draw))
+        key = transform.record_key
+        if key is None:
+            return out
+        spelled = f"{type(transform).__name__}(record_key={{}})"  # the error's advice
+        return attach(adapter, out, key, transform.record(draw), spelled=spelled)
 
 
 class _RngDriver:

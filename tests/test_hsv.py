@@ -15,7 +15,7 @@ from PIL import Image
 
 import rankaug._hsv_planes as planes_module
 import rankaug.hsv as hsv_module
-from rankaug import HSVJitter, RandomAugmentWrapper
+from rankaug import HSVJitter, RandomAugmentWrapper, SampleError
 from rankaug.hsv import HSVDraw, hsv_tables
 
 GAIN = st.floats(0.0, 1.0)
@@ -60,7 +60,7 @@ def ultralytics_draw(gains: tuple[float, float, float], seed: int) -> np.ndarray
 class TestHSVJitter:
     def test_defaults_are_ultralytics_hyperparameters(self) -> None:
         # ultralytics default.yaml: hsv_h 0.015, hsv_s 0.7, hsv_v 0.4
-        assert dataclasses.astuple(HSVJitter()) == (0.015, 0.7, 0.4, "rgb")
+        assert dataclasses.astuple(HSVJitter()) == (0.015, 0.7, 0.4, "rgb", "hsv")
         jitter = HSVJitter(np.float32(0.5), 1, 0)
         assert all(type(v) is float for v in dataclasses.astuple(jitter)[:3])
         with pytest.raises(dataclasses.FrozenInstanceError):
@@ -76,6 +76,9 @@ class TestHSVJitter:
             ({"hgain": "0.1"}, TypeError, "hgain must be a finite number .* of type str"),
             ({"channel_order": "hsv"}, ValueError, r"channel_order must be one of 'rgb', 'bgr'"),
             ({"channel_order": 1}, TypeError, r"channel_order must be one of .* of type int"),
+            ({"record_key": "image"}, ValueError, r"record_key must be None or a key name other"),
+            ({"record_key": ""}, ValueError, r"record_key must be None or a key name .*, got ''"),
+            ({"record_key": 1}, TypeError, r"record_key must be None or a key name .* type int"),
         ],
     )
     def test_arguments_are_checked(
@@ -83,6 +86,16 @@ class TestHSVJitter:
     ) -> None:
         with pytest.raises(error, match=message):
             HSVJitter(**kwargs)
+
+    def test_record_key_is_a_field(self) -> None:
+        jitter = HSVJitter(record_key="hsv_2")
+        assert jitter.record_key == "hsv_2"
+        assert HSVJitter().record_key == "hsv"
+        assert jitter == HSVJitter(record_key="hsv_2") != HSVJitter()
+        assert hash(jitter) == hash(HSVJitter(record_key="hsv_2"))
+        assert pickle.loads(pickle.dumps(jitter)) == jitter
+        assert HSVJitter(record_key=None).record_key is None
+        assert "record_key='hsv_2'" in repr(jitter)
 
     @settings(max_examples=60, deadline=None)
     @given(h=GAIN, s=GAIN, v=GAIN, seed=st.integers(0, 2**32 - 1))
@@ -394,6 +407,26 @@ class TestHSVJitterInRandomAugmentWrapper:
             assert out["hsv"] == again[i]["hsv"] != other[i]["hsv"]
             np.testing.assert_array_equal(out["image"], jitter.replay(data[i]["image"], out["hsv"]))
             np.testing.assert_array_equal(data[i]["image"], photo(i, 20, 24))  # left unchanged
+
+    def test_two_jitters_record_under_their_keys(self) -> None:
+        data = _Images("dict")
+        inner = RandomAugmentWrapper(data, HSVJitter(), seed=0, keying="sample")
+        outer = RandomAugmentWrapper(inner, HSVJitter(record_key="hsv_2"), seed=1, keying="sample")
+        out = outer[1]
+        assert out["hsv"] == inner[1]["hsv"] != out["hsv_2"]
+        unrecorded = RandomAugmentWrapper(inner, HSVJitter(record_key=None), seed=1)[1]
+        assert sorted(unrecorded) == ["hsv", "image", "labels", "path"]
+
+    def test_a_taken_key_is_refused_naming_record_key(self) -> None:
+        # the advice named record=, which neither the wrapper nor the jitter takes
+        inner = RandomAugmentWrapper(_Images("dict"), HSVJitter(), seed=0)
+        with pytest.raises(SampleError) as caught:
+            RandomAugmentWrapper(inner, HSVJitter(), seed=1)[0]
+        assert isinstance(caught.value.__cause__, ValueError)
+        assert str(caught.value.__cause__).startswith(
+            "HSVJitter(record_key='hsv') names a key the sample already has"
+        )
+        assert str(caught.value.__cause__).endswith("such as HSVJitter(record_key='hsv_2')")
 
     @pytest.mark.parametrize("kind", ["pil", "tensor"])
     def test_pairs_keep_their_image_type_and_record_in_the_target(self, kind: str) -> None:

@@ -30,6 +30,19 @@ class TestPartnerSampler:
         assert sampler.draw(2, [0.0, 0.6, 0.3], rng()) == [8, 5, 8]  # 2 is excluded
         assert sampler.draw(0, [0.0, 0.5, 0.9], rng()) == [8, 2, 5]  # 0 is not in the pool
 
+    def test_repr_shows_what_the_draws_read(self) -> None:
+        # a record's settings hold it: other pools or weights must not read the same
+        text = repr(PartnerSampler(10, 3, pool=[8, 2, 5]))
+        assert "pool=[8, 2, 5]" in text
+        assert text != repr(PartnerSampler(10, 3, pool=[8, 5, 2]))  # pool order is drawn
+        long_pool = repr(PartnerSampler(20, 3, pool=range(12)))
+        assert "pool=<12 indices, sha256=" in long_pool
+        assert long_pool != repr(PartnerSampler(20, 3, pool=range(1, 13)))
+        weights = repr(PartnerSampler(4, 1, weights=[1.0, 1.0, 0.0, 0.0]))
+        assert "weights=<4 weights, cdf sha256=" in weights
+        assert weights != repr(PartnerSampler(4, 1, weights=[0.0, 0.0, 1.0, 1.0]))
+        assert weights == repr(PartnerSampler(4, 1, weights=[2.0, 2.0, 0.0, 0.0]))  # same draws
+
     def test_one_candidate_is_its_own_partner(self) -> None:
         assert PartnerSampler(1, 3).draw(0, [0.1, 0.5, 0.9], rng()) == [0, 0, 0]
         assert PartnerSampler(9, 2, pool=[4]).draw(4, [0.1, 0.5], rng()) == [4, 4]

@@ -331,6 +331,21 @@ class TestClip:
         sliver = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 4.0]])
         assert clip(sliver, (4.0, 0.0, 9.0, 9.0)) is None  # only an edge touches
 
+    def test_a_polygon_of_no_area_keeps_what_of_it_is_inside(self) -> None:
+        # fill draws a line's pixels: it was kept whole inside and dropped when cut
+        line = np.array([[2.0, 5.0], [20.0, 5.0], [10.0, 5.0]])
+        cut = clip(line, (0.0, 0.0, 14.5, 9.5))
+        assert cut is not None
+        assert sorted(map(tuple, cut.tolist())) == [(2, 5), (10, 5), (14.5, 5), (14.5, 5)]
+        np.testing.assert_array_equal(fill(cut, (0, 10, 0, 16))[5, 2:15], 1)
+        on_edge = clip(line, (0.0, 5.0, 14.5, 9.5))  # lying on the rectangle's edge
+        assert on_edge is not None
+        assert on_edge[:, 1].tolist() == [5.0] * len(on_edge)
+        assert clip(line, (0.0, 6.0, 14.5, 9.5)) is None  # nothing of it inside
+        point = np.array([[5.0, 5.0]] * 3)
+        assert clip(point, (0.0, 0.0, 4.0, 9.0)) is None
+        assert clip(point, (0.0, 0.0, 9.0, 9.0)) is point
+
 
 def contours(mask: np.ndarray) -> list[np.ndarray]:
     found, _ = cv2.findContours(mask, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)

@@ -30,6 +30,7 @@ True
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Final
 
@@ -243,9 +244,32 @@ class PartnerSampler:
         )
 
     def __repr__(self) -> str:
-        pool = "None" if self.pool is None else f"<{len(self.pool)} indices>"
-        weights = "None" if self.cdf is None else "<weights>"
+        """The sampler, with what its draws read: the pool's entries and the weights' CDF.
+
+        A record's settings hold this text (:mod:`rankaug._multi.settings`), so two
+        samplers that draw differently never show the same: a pool of up to
+        :data:`_SHOWN` entries shows them, a longer one its length and a digest of its
+        entries in order, the weights their number and a digest of their cumulative
+        distribution (weights ``w`` and ``2 * w`` draw the same).
+
+        >>> PartnerSampler(9, 1, pool=[4, 2], weights=[1.0, 3.0])
+        PartnerSampler(length=9, count=1, pool=[4, 2], weights=<2 weights, cdf sha256=...>, ...)
+        """
+        pool = "None" if self.pool is None else _listed(self.pool, "indices")
+        weights = "None" if self.cdf is None else _listed(self.cdf, "weights", "cdf ")
         return (
             f"PartnerSampler(length={self.length}, count={self.count}, pool={pool}, "
             f"weights={weights}, replace={self.replace})"
         )
+
+
+_SHOWN: Final = 8
+"""The longest pool a sampler's ``repr`` lists entry by entry."""
+
+
+def _listed(values: np.ndarray, what: str, of: str = "") -> str:
+    """Short integer ``values`` as a list, others by their number and a digest of their bytes."""
+    if values.dtype.kind == "i" and len(values) <= _SHOWN:
+        return repr(values.tolist())
+    digest = hashlib.sha256(np.ascontiguousarray(values).tobytes()).hexdigest()[:8]
+    return f"<{len(values)} {what}, {of}sha256={digest}...>"

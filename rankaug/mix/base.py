@@ -34,7 +34,7 @@ import numpy as np
 
 from rankaug._multi.pairs import PairReader, Part
 from rankaug._multi.replay import generator_text, read_replay
-from rankaug._multi.settings import check_settings, dataset_text, settings_text
+from rankaug._multi.settings import check_settings, dataset_settings, settings_text
 from rankaug.context import SampleContext
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
@@ -188,10 +188,12 @@ class PairDataset(KeyedDataset[T_co]):
         self.partners = partners.sampler(length, 1)
         self.adapter = adapter = check_adapter(adapter, box_format=self.config.box_format)
         self._reader = PairReader(self.config, adapter, title, polygons=self.polygons)
+        config = self.config  # the values as checked: p=1 reads as 1.0
         self._settings = settings_text({
-            "wrapper": owner, "dataset": dataset_text(dataset), "targets": self.config.targets,
-            "p": p, "partner_fit": partner_fit, "fill": self.config.fill, "fill_mask": fill_mask,
-            "num_classes": num_classes, "class_field": class_field, "partners": self.partners,
+            "wrapper": owner, **dataset_settings(dataset), "targets": config.targets,
+            "p": config.p, "partner_fit": config.partner_fit, "fill": config.fill,
+            "fill_mask": config.fill_mask, "num_classes": config.num_classes,
+            "class_field": config.class_field, "partners": self.partners,
             **{name: getattr(self, name) for name in self.settings_fields},
         })  # fmt: skip
 

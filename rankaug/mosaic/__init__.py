@@ -66,7 +66,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 
-from rankaug._multi.settings import check_settings, dataset_text, settings_text
+from rankaug._multi.settings import check_settings, dataset_settings, settings_text
 from rankaug._multi.tiles import TileReader
 from rankaug.context import SampleContext
 from rankaug.hsv import HSVJitter
@@ -231,11 +231,11 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         self.partners = partners.sampler(length, len(config.cells) - 1)
         self.adapter = adapter = check_adapter(adapter, box_format=config.box_format)
         self._reader = TileReader(config, adapter)
-        self._settings = settings_text({
-            "wrapper": owner, "dataset": dataset_text(dataset), "output_size": output_size,
-            "layout": layout, "targets": config.targets, "p": p, "epochs": epochs,
-            "close_mosaic": close_mosaic, "affine": affine, "color": color,
-            "partners": self.partners,
+        self._settings = settings_text({  # the values as checked: 64 reads as (64, 64)
+            "wrapper": owner, **dataset_settings(dataset), "output_size": config.output_size,
+            "layout": config.layout, "targets": config.targets, "p": config.p,
+            "epochs": config.epochs, "close_mosaic": config.close_mosaic,
+            "affine": config.affine, "color": config.color, "partners": self.partners,
         })  # fmt: skip
 
     def probability(self, epoch: int) -> float:

@@ -19,7 +19,7 @@ import numpy as np
 
 from rankaug import checks
 from rankaug.boxes import BoxFormat
-from rankaug.hsv import HSVJitter
+from rankaug.hsv import RECORD_KEY, HSVJitter
 from rankaug.mosaic.affine import MosaicAffine, check_flip_index
 from rankaug.params import Targets
 
@@ -199,6 +199,13 @@ class MosaicConfig:
         if closing and total is None:
             raise ValueError(f"close_mosaic={closing} needs epochs= (the total number of epochs)")
         fused = checks.instance(affine, "affine", MosaicAffine, what="a rankaug.MosaicAffine")
+        jitter = checks.instance(color, "color", HSVJitter, what="a rankaug.HSVJitter")
+        if jitter is not None and jitter.record_key != RECORD_KEY:
+            raise ValueError(
+                "MosaicDataset records the color= jitter's gains in its own record (under "
+                f"'color') and does not use color.record_key, got {jitter.record_key!r} "
+                f"(leave it at {RECORD_KEY!r})"
+            )
         mode = grid.canvas
         if fused is not None and mode == "yolo":
             raise ValueError(
@@ -226,7 +233,7 @@ class MosaicConfig:
             close_mosaic=closing,
             record=checks.key_name(record, "record", forbidden=keys | {"boxes"}),
             affine=fused,
-            color=checks.instance(color, "color", HSVJitter, what="a rankaug.HSVJitter"),
+            color=jitter,
             canvas_hw=canvas_hw,
             image_hw=size if fused is not None else canvas_hw,
             cells=tuple(divmod(cell, cols) for cell in range(rows * cols)),

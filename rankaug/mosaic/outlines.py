@@ -20,7 +20,11 @@ edges go through the centres of the window's last pixels instead.
 
 A polygon with nothing left (:func:`~rankaug.polygons.clip` gives ``None``) is ``None``
 here: :func:`~rankaug.mosaic.targets.map_targets` drops its instance (box, label fields,
-mask), whose object does not show. Every polygon comes with two bounds: those of the
+mask), whose object does not show. **A polygon of no area** (a line, a point: what
+:func:`~rankaug.polygons.outline` makes of a region one pixel thin) draws the pixels
+along it, as in the mixes: it is kept wherever some of it shows, whole or cut (a line
+lying on a window's edge shows), with the box of those pixels, and dropped only where
+nothing of it shows. Every polygon comes with two bounds: those of the
 whole polygon through the map (nothing clipped: for the reference of
 ``min_visibility``) and those of what is left of it; :func:`pixel_boxes` makes the
 boxes of their objects' pixels of them (the instances' boxes).
@@ -287,9 +291,10 @@ def _clipped(
 
     ``boxes`` is ``(N, 4)`` (``x0, y0, x1, y1`` per polygon) or ``(1, 4)`` (one for all).
     One reduction gives every polygon's bounds; those inside their box are given back as
-    they are (views of ``points``), those beyond one of its edges are ``None`` (nothing
-    of them is inside: no area), only the others go through
-    :func:`~rankaug.polygons.clip` (and a reduction of their own for their bounds).
+    they are (views of ``points``, a polygon of no area too: see the module docstring),
+    those beyond one of its edges, or touching it from outside, are ``None`` (nothing of
+    them is inside), only the others go through :func:`~rankaug.polygons.clip` (and a
+    reduction of their own for their bounds).
     """
     full = np.concatenate(
         (np.minimum.reduceat(points, starts), np.maximum.reduceat(points, starts)), axis=1
@@ -297,7 +302,10 @@ def _clipped(
     lx, ly, hx, hy = full.T
     x0, y0, x1, y1 = boxes.T
     inside = (lx >= x0) & (ly >= y0) & (hx <= x1) & (hy <= y1)
-    across = ~(inside | (hx <= x0) | (hy <= y0) | (lx >= x1) | (ly >= y1))
+    # beyond an edge, or touching it from outside; a line lying on it is drawn there
+    beyond = ((hx <= x0) & (lx < x0)) | ((hy <= y0) & (ly < y0))
+    beyond |= ((lx >= x1) & (hx > x1)) | ((ly >= y1) & (hy > y1))
+    across = ~(inside | beyond)
     begins, ends = starts.tolist(), [*starts[1:].tolist(), len(points)]
     out: list[Outline] = [None] * len(begins)
     for k in np.flatnonzero(inside).tolist():

@@ -29,7 +29,7 @@ wrappers (MixUp, CutMix) also read and replace a classification sample's class
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from rankaug.samples.default import DefaultAdapter
 from rankaug.samples.protocol import DEFAULT_TARGETS, SampleAdapter, SampleDict
@@ -120,7 +120,9 @@ def _nothing(sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
     return _NOTHING
 
 
-def attach(adapter: SampleAdapter, sample: Any, key: str, value: Any) -> Any:
+def attach(
+    adapter: SampleAdapter, sample: Any, key: str, value: Any, *, spelled: str = "record={}"
+) -> Any:
     """Add ``key: value`` to a sample that ``adapter.repack`` made.
 
     ``adapter.attach(sample, key, value)`` when the adapter has that hook, else
@@ -132,6 +134,9 @@ def attach(adapter: SampleAdapter, sample: Any, key: str, value: Any) -> Any:
         sample: A sample from ``adapter.repack`` (it may be changed in place).
         key: The key.
         value: The value.
+        spelled: The argument that gave ``key``, ``{}`` where the key goes: the
+            error's advice names it (``"record={}"``, a wrapper's ``record=``;
+            ``"HSVJitter(record_key={})"``).
 
     Returns:
         The sample.
@@ -148,9 +153,12 @@ def attach(adapter: SampleAdapter, sample: Any, key: str, value: Any) -> Any:
     ValueError: record='mosaic' names a key the sample already has (...
     """
     hook = getattr(adapter, "attach", None)
-    if hook is not None:
+    if hook is not None and hook is not _DEFAULT_ATTACH:  # (the default rule: advised)
         return hook(sample, key, value)
-    return DefaultAdapter.attach(sample, key, value)
+    return _DEFAULT_ATTACH(sample, key, value, spelled=spelled)
+
+
+_DEFAULT_ATTACH: Final = DefaultAdapter.attach
 
 
 def class_target(adapter: SampleAdapter, sample: Any, key: str) -> Any:

@@ -149,8 +149,15 @@ class DefaultAdapter:
         }
 
     @staticmethod
-    def attach(sample: Any, key: str, value: Any) -> Any:
+    def attach(sample: Any, key: str, value: Any, *, spelled: str = "record={}") -> Any:
         """Add ``key: value`` to a dict sample or a pair's dict target (see :func:`attach`).
+
+        Args:
+            sample: The sample.
+            key: The key.
+            value: The value.
+            spelled: The argument that gave ``key``, ``{}`` where the key goes
+                (``"record={}"``, ``"HSVJitter(record_key={})"``): the error's advice.
 
         Raises:
             ValueError: If the dict already has ``key`` (the dataset's own value, or an
@@ -164,9 +171,9 @@ class DefaultAdapter:
             return sample
         if key in target:
             raise ValueError(
-                f"record={key!r} names a key the sample already has (the dataset's own "
-                f"{key!r}, or an inner wrapper's record), which the record would replace: "
-                f"give this wrapper another record= name, such as record={key + '_2'!r}"
+                f"{spelled.format(repr(key))} names a key the sample already has (the "
+                f"dataset's own {key!r}, or an inner wrapper's record), which the record "
+                f"would replace: give it another name, such as {spelled.format(repr(key + '_2'))}"
             )
         target[key] = value
         return sample

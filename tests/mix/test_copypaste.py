@@ -327,6 +327,22 @@ def pieces(mask: np.ndarray) -> int:
 
 
 class TestCopyPastePolygons:
+    def test_a_polygon_of_no_area_is_pasted_and_kept(self) -> None:
+        # the rule the mosaic shares: a line or a point draws pixels, kept where they show
+        def sample(index: int, polygons: list[Any], boxes: list[Any]) -> dict[str, Any]:
+            return {"image": np.full((20, 20, 3), 10 + 60 * index, np.uint8),
+                    "bboxes": np.array(boxes, np.float64),
+                    "labels": np.arange(len(boxes)) + 10 * index,
+                    "segments": [np.array(p, np.float64) for p in polygons]}  # fmt: skip
+
+        main = sample(0, [[(2.0, 5.0), (18.0, 5.0), (10.0, 5.0)], [(4.0, 14.0)] * 3],
+                      [(2, 5, 19, 6), (4, 14, 5, 15)])  # fmt: skip
+        partner = sample(1, [[(4.0, 3.0), (16.0, 3.0), (10.0, 3.0)]], [(4, 3, 17, 4)])
+        out = CopyPasteDataset([main, partner], seed=0, p=1.0)[0]
+        assert out["labels"].tolist() == [0, 1, 10]
+        assert out["bboxes"].tolist() == [[2, 5, 19, 6], [4, 14, 5, 15], [4, 3, 17, 4]]
+        assert [len(fill(p, (0, 20, 0, 20)).nonzero()[0]) for p in out["segments"]] == [17, 1, 13]
+
     @given(
         data=instance_datasets(),
         seed=st.integers(0, 2**64 - 1),

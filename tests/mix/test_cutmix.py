@@ -252,6 +252,20 @@ class TestCutMixPolygons:
         assert out["cutmix"]["rect"] == RECT
         return out, data
 
+    def test_a_polygon_of_no_area_is_kept_as_its_pixels(self) -> None:
+        # the rule the mosaic shares: a line or a point draws pixels, kept where they show
+        main = [[(2.0, 5.0), (18.0, 5.0), (10.0, 5.0)], [(4.0, 14.0)] * 3]  # cut; whole
+        partner = [[(4.0, 3.0), (16.0, 3.0), (10.0, 3.0)]]  # reaches into the rectangle
+        data = [polygon_sample(0, main, "list", np.float64, [(2, 5, 19, 6), (4, 14, 5, 15)]),
+                polygon_sample(1, partner, "list", np.float64, [(4, 3, 17, 4)])]  # fmt: skip
+        out = FixedCut(data, seed=0)[0]
+        assert out["labels"].tolist() == [0, 1, 10]
+        assert out["bboxes"].tolist() == [[2, 5, 10, 6], [4, 14, 5, 15], [10, 3, 17, 4]]
+        for polygon, box in zip(out["segments"], out["bboxes"].astype(int), strict=True):
+            drawn = fill(polygon, (0, 20, 0, 20))
+            ys, xs = np.nonzero(drawn)
+            assert [xs.min(), ys.min(), xs.max() + 1, ys.max() + 1] == box.tolist()
+
     @pytest.mark.parametrize(
         "shape",
         [

@@ -6,7 +6,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rankaug import MosaicDataset
+from rankaug import HSVJitter, MosaicDataset
 from rankaug.datasets import SyntheticDetection
 from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.config import MosaicConfig, MosaicGrid
@@ -122,6 +122,11 @@ class TestMosaicConfig:
                 "affine must be None or a rankaug.MosaicAffine, got .* of type dict",
             ),
             ({"affine": True}, TypeError, "affine must be None or a rankaug.MosaicAffine"),
+            (
+                {"color": HSVJitter(record_key="jitter")},
+                ValueError,
+                r"does not use color.record_key, got 'jitter' \(leave it at 'hsv'\)",
+            ),
             (
                 {"affine": MosaicAffine(), "canvas": "yolo"},
                 ValueError,

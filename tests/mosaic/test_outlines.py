@@ -110,6 +110,25 @@ class TestOnWindow:
             mapped.bounds, [[11.5, 12, 14.5, 16], [10, 12, 13, 16], [13, 16, 15.5, 17.5]]
         )
 
+    def test_a_polygon_of_no_area_is_kept_whole_or_cut(self) -> None:
+        # its fill draws pixels: kept whole, it was dropped once an edge cut it
+        window = Window((4, 4), 1, 0, 3, 4, 10, 10, 16, 18)  # output pixels [10, 16) x [10, 18)
+
+        def line(x0: float, x1: float, y: float) -> np.ndarray:
+            return np.array([[x0, y], [x1, y], [(x0 + x1) / 2, y]])
+
+        points = np.concatenate([line(1.5, 2.5, 1.0), line(0.0, 2.5, 1.0), line(0.0, 2.5, 0.0),
+                                 line(0.0, 1.0, 1.0), line(0.0, 2.5, 4.0)])  # fmt: skip
+        mapped = on_window(window, points, np.arange(0, 15, 3))
+        inside, across, on_edge, beyond, below = mapped.polygons
+        np.testing.assert_array_equal(inside, [[11.5, 12], [14.5, 12], [13, 12]])
+        assert across is not None
+        assert (across.min(axis=0).tolist(), across.max(axis=0).tolist()) == ([10, 12], [14.5, 12])
+        assert on_edge is not None  # on the window's top edge: its pixels are the window's
+        assert on_edge[:, 1].tolist() == [10.0] * len(on_edge)
+        assert beyond is None  # ends on the left edge: touches it from outside
+        assert below is None  # the window's last row is at 17.5, the line at 18
+
     def test_nothing_left_is_none(self) -> None:
         window = Window((4, 4), 1, 0, 3, 4, 10, 10, 16, 18)
         outside = rectangle(3.5, 0.0, 4.0, 4.0, np.float64)
@@ -164,6 +183,26 @@ class TestMapPolygons:
         assert same_corners(moved[2], rectangle(1, 1, 3.5, 3))
         np.testing.assert_array_equal(mapped.bounds[2], [1, 1, 3.5, 3])
         assert moved[3:] == [None] * 3  # the tile that shows nothing
+
+    @pytest.mark.parametrize("affine", [None, MosaicAffine(degrees=30.0)])
+    def test_a_line_is_kept_as_a_thin_polygon_is(self, affine: MosaicAffine | None) -> None:
+        # a polygon of no area draws its line's pixels: it was kept or dropped by the draw
+        def data(polygon: list[list[float]]) -> list[dict[str, Any]]:
+            return [{"image": np.full((32, 32, 3), 100, np.uint8), "labels": np.array([1]),
+                     "bboxes": np.array([[2.0, 5.0, 21.0, 6.0]], np.float32),
+                     "segments": [np.array(polygon, np.float32)]} for _ in range(4)]  # fmt: skip
+
+        line = data([[2, 5], [20, 5], [10, 5]])
+        thin = data([[2, 5], [20, 5], [10, 5.01]])  # 0.09 px^2
+        kept = []
+        for seed in range(6):
+            ours = MosaicDataset(line, seed=seed, output_size=64, affine=affine)[0]
+            theirs = MosaicDataset(thin, seed=seed, output_size=64, affine=affine)[0]
+            assert len(ours["bboxes"]) == len(theirs["bboxes"]) == len(ours["segments"])
+            kept.append(len(ours["bboxes"]))
+            if affine is None:  # (a rotated thin triangle can round to other pixels)
+                np.testing.assert_array_equal(ours["bboxes"], theirs["bboxes"])
+        assert sum(kept) > 6  # cut ones among them
 
     def test_a_sequence_gives_the_same_polygons_as_an_array(self) -> None:
         window = Window((8, 8), 2, 1, 8, 8, 3, 0, 15, 14)

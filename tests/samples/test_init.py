@@ -68,6 +68,12 @@ class TestAttach:
         with pytest.raises(ValueError, match="record='k' names a key the sample already has"):
             attach(DefaultAdapter(), (0, {"labels": 2, "k": 5}), "k", 1)
 
+    def test_the_advice_names_the_argument_that_gave_the_key(self) -> None:
+        with pytest.raises(ValueError, match=r"^T\(key='k'\) names .* such as T\(key='k_2'\)$"):
+            attach(DefaultAdapter(), {"image": 0, "k": 5}, "k", 1, spelled="T(key={})")
+        with pytest.raises(ValueError, match=r"^T\(key='k'\) names"):
+            attach(object(), {"image": 0, "k": 5}, "k", 1, spelled="T(key={})")  # type: ignore[arg-type]
+
 
 class TestClassTarget:
     def test_dicts_dict_targets_and_plain_targets(self) -> None:
