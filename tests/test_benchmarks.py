@@ -396,7 +396,10 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
         "plots: none (no matplotlib)",  # the test venv has none; .venv-bench writes PNGs
     ):
         assert text in stdout
-    # the sections in the catalogue's order, the goals table last
+    # the sections in the catalogue's order, numbered by it, the goals table last
+    for s in _catalogue.SECTIONS:
+        assert stdout.count(f"\n{s.number}. ") == 1, s.name
+    assert "\n10. Streaming" in stdout
     positions = [stdout.index(f"{k}. ") for k in range(1, 9)]
     assert positions == sorted(positions)
     assert stdout.index("Goals") > positions[-1]

@@ -341,7 +341,7 @@ def measure(bench: Bench, prepared: Prepared) -> None:
             if c.first:
                 report.work[f"e2e/{c.name}_first_{c.workers}w"] = works[c.name]
         out(
-            f"6. End to end: JPEG files to batches of {bench.batch_size} "
+            f"{SECTION.number}. End to end: JPEG files to batches of {bench.batch_size} "
             f"(3x{side(bench)}x{side(bench)} uint8 tensors), samples/s; "
             "mosaic, affine (scale 0.5-1.5, translate 0.1), HSV, flip"
         )

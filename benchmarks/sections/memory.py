@@ -123,7 +123,7 @@ def measure(bench: Bench, prepared: str) -> None:
     except RuntimeError as exc:
         missing = [r for r in SECTION.rows if r not in report.rows]
         bench.missing(SECTION, missing, f"error: {exc}")
-        out(f"7. Memory: the jobs failed: {exc}")
+        out(f"{SECTION.number}. Memory: the jobs failed: {exc}")
         out()
         return
     groups = {name: range(k * RANKS, (k + 1) * RANKS) for k, name in enumerate(pipelines)}

@@ -355,7 +355,8 @@ def measure(bench: Bench, prepared: Contenders) -> None:
     bench.rows(SECTION, seconds)
     paired = _paired_copypaste(bench, makers)
     bench.out(
-        f"8. MixUp, CutMix, CopyPaste: samples/s at {bench.size}x{bench.size} from the same "
+        f"{SECTION.number}. "
+        f"MixUp, CutMix, CopyPaste: samples/s at {bench.size}x{bench.size} from the same "
         f"in-memory sources, partners drawn by each (copy-paste: rankaug's for both; "
         f"{settings.mosaics} per round)"
     )

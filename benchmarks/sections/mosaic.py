@@ -179,7 +179,8 @@ def measure(bench: Bench, prepared: Contenders) -> None:
     )
     bench.rows(SECTION, seconds)
     bench.out(
-        f"3. Mosaic: mosaics/s at {bench.size}x{bench.size} from the same in-memory sources, "
+        f"{SECTION.number}. "
+        f"Mosaic: mosaics/s at {bench.size}x{bench.size} from the same in-memory sources, "
         f"with boxes except the floor without targets ({settings.mosaics} mosaics per round)"
     )
     works = {k.split("/")[1]: report.work[k] for k in SECTION.rows if k in report.work}

@@ -117,7 +117,8 @@ def measure(bench: Bench, prepared: None) -> None:
     dataset: Any = MosaicDataset(bench.sources.mosaic, seed=bench.seed, output_size=bench.size)
     measure_scaling(report, dataset, bench.batch_size, settings, bench.progress)
     out(
-        f"4. Scaling: DataLoader over MosaicDataset 2x2, batch {bench.batch_size}, samples/s "
+        f"{SECTION.number}. "
+        f"Scaling: DataLoader over MosaicDataset 2x2, batch {bench.batch_size}, samples/s "
         f"in steady state ({settings.batches + settings.batches % 2} timed batches per round)"
     )
     for transport in TRANSPORTS:
