@@ -87,6 +87,7 @@ E2E_PIPELINES: dict[str, str] = {
     "fused_cached": "rankaug fused + CachedDataset",
     "floor": "floor: the pixel work alone",
     "floor_cached": "floor: the pixel work alone, cached reads",
+    "fused_reduced": "rankaug fused, reduced JPEG decode (unlike)",
 }
 """The end-to-end contenders, built by ``benchmarks._pipelines.build``."""
 E2E_FIRST = ("ultralytics", "ultralytics_ram", "rankaug_cached", "fused_cached")
@@ -117,11 +118,11 @@ SECTIONS: tuple[Section, ...] = (
         "mosaic/rankaug_affine": "rankaug MosaicDataset 2x2 + fused MosaicAffine",
         "mosaic/floor": "floor: 4 visible regions resized in, no targets",
         "mosaic/floor_targets": "floor with targets: + boxes, labels row by row",
-        "mosaic/albumentations": "albumentations A.Mosaic 2x2 (cell = output)",
+        "mosaic/albumentations": "albumentations A.Mosaic 2x2 (cell = output, contain)",
         "mosaic/ultralytics_affine": "ultralytics Mosaic + RandomPerspective",
         "mosaic/ultralytics_mosaic": "ultralytics Mosaic alone (2x output canvas)",
         "mosaic/yolov5_style": "YOLOv5-style canvas-then-crop",
-        "mosaic/albumentations_3x3": "albumentations A.Mosaic 3x3 (cell = output)",
+        "mosaic/albumentations_3x3": "albumentations A.Mosaic 3x3 (cell = output / 3)",
         "mosaic/ultralytics9_affine": "ultralytics Mosaic n=9 + RandomPerspective",
     }),
     Section("scaling", 4, "samples/s", rows={
