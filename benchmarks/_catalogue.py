@@ -165,6 +165,7 @@ SECTIONS: tuple[Section, ...] = (
         "mix/rankaug_copypaste_flip": 'rankaug CopyPasteDataset, source="flip"',
         "mix/rankaug_copypaste_flip_polygons": 'rankaug CopyPaste, "flip", polygons',
         "mix/ultralytics_copypaste_flip": "ultralytics CopyPaste, mode=flip (p=1)",
+        "mix/ultralytics_copypaste_flip_masks": "ultralytics CopyPaste flip + polygons2masks",
     }),
     Section("color", 9, "images/s", rows={
         "color/rankaug_hsv": "rankaug HSVJitter(0.015, 0.7, 0.4), in place",
@@ -214,7 +215,7 @@ MIX_GROUPS: tuple[tuple[str, ...], ...] = (
     ("mix/rankaug_copypaste", "mix/rankaug_copypaste_polygons", "mix/copypaste_floor",
      "mix/copypaste_polygon_floor", "mix/ultralytics_copypaste_masks", "mix/ultralytics_copypaste"),
     ("mix/rankaug_copypaste_flip", "mix/rankaug_copypaste_flip_polygons",
-     "mix/ultralytics_copypaste_flip"),
+     "mix/ultralytics_copypaste_flip_masks", "mix/ultralytics_copypaste_flip"),
 )  # fmt: skip
 """The mix section's contenders that take turns, ultralytics' last in each group."""
 
@@ -225,7 +226,7 @@ MIX_PAIRS: tuple[tuple[str, str], ...] = (
     ("mix/copypaste_floor", "mix/ultralytics_copypaste_masks"),
     ("mix/rankaug_copypaste_polygons", "mix/ultralytics_copypaste"),
     ("mix/copypaste_polygon_floor", "mix/ultralytics_copypaste"),
-    ("mix/rankaug_copypaste_flip", "mix/ultralytics_copypaste_flip"),
+    ("mix/rankaug_copypaste_flip", "mix/ultralytics_copypaste_flip_masks"),
     ("mix/rankaug_copypaste_flip_polygons", "mix/ultralytics_copypaste_flip"),
 )
 """The mix section's ratios, like for like (dense masks against ultralytics' polygons

@@ -98,6 +98,7 @@ EXPECTED_ROWS = {
     "mix/copypaste_floor",
     "mix/copypaste_polygon_floor",
     "mix/ultralytics_copypaste_masks",
+    "mix/ultralytics_copypaste_flip_masks",
     "color/rankaug_hsv",
     "color/ultralytics_hsv",
     "stream/wds_map",
@@ -478,6 +479,13 @@ def test_mix_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) 
     assert dense["output"]["value"].endswith("dense instance masks (N, H, W)")
     assert polygons["output"]["value"].endswith("instance polygons")
     assert work["mix/rankaug_mixup"]["mix"]["value"] == "mixup p=1, ratio Beta(32, 32)"
+    flip = work["mix/rankaug_copypaste_flip"]
+    assert flip["output"]["value"].endswith("dense instance masks (N, H, W)")
+    peer = work.get("mix/ultralytics_copypaste_flip_masks")  # ultralytics installed
+    assert peer is None or _same_work.differences(_settings(peer), _settings(flip)) == []
+    for numerator, denominator in _catalogue.MIX_PAIRS:  # every ratio printed like for like
+        entry = report["ratios"].get(f"{numerator} / {denominator}")
+        assert entry is None or entry["unlike"] == [], (numerator, denominator)
 
 
 @pytest.mark.slow  # runs benchmarks/throughput.py

@@ -227,6 +227,9 @@ def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make
         "mix/ultralytics_copypaste_flip": lambda: ultralytics_mix(
             "copypaste", instances, seed=seed, mode="flip"
         ),
+        "mix/ultralytics_copypaste_flip_masks": lambda: ultralytics_mix(
+            "copypaste", instances, seed=seed, mode="flip", masks=True
+        ),
     }
     makers: dict[str, Make] = {}
     unavailable: dict[str, str] = {}
