@@ -375,6 +375,11 @@ def test_memory_counts_every_process_of_both_ranks(quick_run: tuple[dict[str, An
     assert with_cache["median"] == pytest.approx(pss["median"] + memory["cache_resident_mib"])
     assert pss["peak_mib_median"] >= pss["median"]
     assert "rankaug_cached   PSS per process, MiB: rank 0: " in stdout
+    # each job printed its work (rank 0's recorded): the goal checks it like for like
+    work = report["work"]["memory/rankaug_cached"]
+    assert work == report["work"]["memory/rankaug_cached_pss"]
+    assert work == report["work"]["e2e/rankaug_cached_0w"]
+    assert "same work, the jobs' pipelines" in stdout
 
 
 @pytest.mark.slow  # runs benchmarks/throughput.py
@@ -642,6 +647,7 @@ def test_end_to_end_goals_against_ultralytics_note_the_floors_own_ratio() -> Non
                          ("e2e/floor_cached_0w", 4.0), ("e2e/floor_0w", 5.0)):  # fmt: skip
         extra = {"per_cpu_second": [rate, rate]}
         report.add(_report.Row(row_id, row_id, "samples/s", "higher", [rate, rate], extra=extra))
+    report.work = {row_id: {"hsv": _same_work.Setting("p=1")} for row_id in report.rows}
     result = racing[0].evaluate(report)
     assert result["measured"] == pytest.approx(1.5)
     assert "the floor with cached reads itself 2.00x; from memory 2.50x" in result["note"]
@@ -650,10 +656,13 @@ def test_end_to_end_goals_against_ultralytics_note_the_floors_own_ratio() -> Non
     assert "the floor from memory 0.60x" in floor["note"]
 
 
-def _report_of(**values: list[float]) -> _report.Report:
+def _report_of(*, recorded: bool = True, **values: list[float]) -> _report.Report:
+    """Rows of these values; ``recorded``: each row's contender does the same work."""
     report = _report.Report(meta={})
     for row_id, per_round in values.items():
         report.add(_report.Row(row_id, row_id, "µs/index", "lower", per_round))
+        if recorded:
+            report.work[row_id] = {"hsv": _same_work.Setting("p=1")}
     return report
 
 
@@ -776,6 +785,28 @@ class TestGoals:
         assert result["note"] == "not like for like: hsv: p=0.5 vs p=1"
         cost = _goals.Goal("c", "ratio", ("a", "b"), ">=", 1.5, "a / b", like_for_like=False)
         assert cost.evaluate(report)["status"] == "PASS"  # what a feature costs
+
+    def test_a_goal_without_work_records_is_not_reported(self) -> None:
+        report = _report_of(recorded=False, a=[4.0], b=[2.0])
+        peer = _goals.Goal("r", "ratio", ("a", "b"), ">=", 1.5, "a / b")
+        result = peer.evaluate(report)  # like for like unchecked: no figure, no PASS
+        assert (result["status"], result["measured"]) == ("N/A", None)
+        assert result["note"] == "like for like unchecked: no same-work record for a, b"
+        report.work["a"] = {"hsv": _same_work.Setting("p=1")}
+        assert peer.evaluate(report)["note"].endswith("record for b")
+        cost = _goals.Goal("c", "ratio", ("a", "b"), ">=", 1.5, "a / b", like_for_like=False)
+        assert cost.evaluate(report)["status"] == "PASS"  # what a feature costs: no check
+        alone = _goals.Goal("x", "absolute", ("a",), "<=", 5.0, "a")
+        assert alone.evaluate(_report_of(a=[4.0]))["status"] == "PASS"  # one row: no peer
+
+    def test_every_goal_on_two_rows_has_its_rows_work_recorded_or_measures_a_cost(self) -> None:
+        # the sections record work for every row a like-for-like goal reads: see the
+        # quick run's goals (none N/A for want of a record where both rows were measured)
+        costs = {g.id for g in _goal_table.GOALS if not g.like_for_like}
+        assert costs == {
+            "mosaic_affine_plain",
+            *(g for g in EXPECTED_GOALS if g.startswith("epoch_")),
+        }
 
     def test_a_ratio_of_unlike_work_says_where_they_differ(self) -> None:
         report = _report_of(a=[4.0, 4.0], b=[2.0, 2.0], c=[1.0, 1.0])
