@@ -87,6 +87,7 @@ E2E_PIPELINES: dict[str, str] = {
     "fused_cached": "rankaug fused + CachedDataset",
     "floor": "floor: the pixel work alone",
     "floor_cached": "floor: the pixel work alone, cached reads",
+    "fused_reduced": "rankaug fused, reduced JPEG decode (unlike)",
 }
 """The end-to-end contenders, built by ``benchmarks._pipelines.build``."""
 E2E_FIRST = ("ultralytics", "ultralytics_ram", "rankaug_cached", "fused_cached")
@@ -117,11 +118,11 @@ SECTIONS: tuple[Section, ...] = (
         "mosaic/rankaug_affine": "rankaug MosaicDataset 2x2 + fused MosaicAffine",
         "mosaic/floor": "floor: 4 visible regions resized in, no targets",
         "mosaic/floor_targets": "floor with targets: + boxes, labels row by row",
-        "mosaic/albumentations": "albumentations A.Mosaic 2x2 (cell = output)",
+        "mosaic/albumentations": "albumentations A.Mosaic 2x2 (cell = output, contain)",
         "mosaic/ultralytics_affine": "ultralytics Mosaic + RandomPerspective",
         "mosaic/ultralytics_mosaic": "ultralytics Mosaic alone (2x output canvas)",
         "mosaic/yolov5_style": "YOLOv5-style canvas-then-crop",
-        "mosaic/albumentations_3x3": "albumentations A.Mosaic 3x3 (cell = output)",
+        "mosaic/albumentations_3x3": "albumentations A.Mosaic 3x3 (cell = output / 3)",
         "mosaic/ultralytics9_affine": "ultralytics Mosaic n=9 + RandomPerspective",
     }),
     Section("scaling", 4, "samples/s", rows={
@@ -164,6 +165,7 @@ SECTIONS: tuple[Section, ...] = (
         "mix/rankaug_copypaste_flip": 'rankaug CopyPasteDataset, source="flip"',
         "mix/rankaug_copypaste_flip_polygons": 'rankaug CopyPaste, "flip", polygons',
         "mix/ultralytics_copypaste_flip": "ultralytics CopyPaste, mode=flip (p=1)",
+        "mix/ultralytics_copypaste_flip_masks": "ultralytics CopyPaste flip + polygons2masks",
     }),
     Section("color", 9, "images/s", rows={
         "color/rankaug_hsv": "rankaug HSVJitter(0.015, 0.7, 0.4), in place",
@@ -213,7 +215,7 @@ MIX_GROUPS: tuple[tuple[str, ...], ...] = (
     ("mix/rankaug_copypaste", "mix/rankaug_copypaste_polygons", "mix/copypaste_floor",
      "mix/copypaste_polygon_floor", "mix/ultralytics_copypaste_masks", "mix/ultralytics_copypaste"),
     ("mix/rankaug_copypaste_flip", "mix/rankaug_copypaste_flip_polygons",
-     "mix/ultralytics_copypaste_flip"),
+     "mix/ultralytics_copypaste_flip_masks", "mix/ultralytics_copypaste_flip"),
 )  # fmt: skip
 """The mix section's contenders that take turns, ultralytics' last in each group."""
 
@@ -224,7 +226,7 @@ MIX_PAIRS: tuple[tuple[str, str], ...] = (
     ("mix/copypaste_floor", "mix/ultralytics_copypaste_masks"),
     ("mix/rankaug_copypaste_polygons", "mix/ultralytics_copypaste"),
     ("mix/copypaste_polygon_floor", "mix/ultralytics_copypaste"),
-    ("mix/rankaug_copypaste_flip", "mix/ultralytics_copypaste_flip"),
+    ("mix/rankaug_copypaste_flip", "mix/ultralytics_copypaste_flip_masks"),
     ("mix/rankaug_copypaste_flip_polygons", "mix/ultralytics_copypaste_flip"),
 )
 """The mix section's ratios, like for like (dense masks against ultralytics' polygons

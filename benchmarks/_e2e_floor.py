@@ -1,7 +1,9 @@
 """The end-to-end floor: the pixel work of the YOLO recipe alone, as a physical limit.
 
 Per sample: four images read from memory (decoded once at build, as ``cache="ram"``
-does), the 2x2 mosaic and the random affine (scale ``1 +- 0.5``, translate ``0.1``)
+does: ``cv2.imread``, the long side to the output's by ``INTER_LINEAR`` with
+ultralytics' sizes, then converted to RGB, the order every contender's batches are in),
+the 2x2 mosaic and the random affine (scale ``1 +- 0.5``, translate ``0.1``)
 composed into one axis-aligned map per tile, so that each tile's visible region is
 resampled once, straight into the output (``rankaug.mosaic.paint.resize_into``,
 ``cv2.resize``'s map by the faster of ``cv2.resize`` and ``cv2.warpAffine`` for the
@@ -43,17 +45,26 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset, get_worker_info
 
-from benchmarks._same_work import FloorWork
+from benchmarks._same_work import FloorWork, decoded
 from rankaug import CachedDataset
 from rankaug.collate._pool import Pool, Tally, register
+from rankaug.datasets._image_io import fit_size
 from rankaug.mosaic.paint import resize_into
 
-__all__ = ["CACHED_FLOOR_WORK", "FLOOR_TALLY", "FLOOR_WORK", "FloorDataset", "collate_floor"]
+__all__ = [
+    "CACHED_FLOOR_WORK",
+    "FLOOR_TALLY",
+    "FLOOR_WORK",
+    "FloorDataset",
+    "collate_floor",
+    "floor_work",
+]
 
 FILL = 114
 _DOWN = -0.5 + 2.0**-14  # round(k * x + _DOWN): k * x rounded down, as the tables
 FLOOR_WORK = FloorWork(
     grid=(2, 2),
+    channels="RGB",
     scale=0.5,
     translate=0.1,
     hsv=(0.015, 0.7, 0.4),
@@ -61,23 +72,30 @@ FLOOR_WORK = FloorWork(
     via="the e2e floor: one resampling per visible tile region (the flip folded in), HSV by "
     "planes (hue shift, two scales) on the rows tiles reach, layout in the collate's one copy",
 )
-"""What the floor does, for the same-work table."""
+"""What the floor does, for the same-work table (its side, tiles and decode: :func:`floor_work`)."""
 CACHED_FLOOR_WORK = dataclasses.replace(
     FLOOR_WORK, via=FLOOR_WORK.via.replace("the e2e floor:", "the e2e floor, cached reads:")
 )
 """What the floor with cached reads does (the same pixel work, read from the cache)."""
 
 
+def floor_work(side: int, cached: bool = False) -> FloorWork:
+    """What the floor at ``side`` does: its tiles fit in ``side``, decoded as ultralytics."""
+    base = CACHED_FLOOR_WORK if cached else FLOOR_WORK
+    return dataclasses.replace(base, tile=(side, side), decode=decoded(side))
+
+
 def _load(path: Path, side: int) -> np.ndarray:
+    """Decode as ultralytics' ``load_image`` (its sizes, ``INTER_LINEAR``), then to RGB."""
     image = cv2.imread(str(path), cv2.IMREAD_COLOR)
     if image is None:
         raise ValueError(f"cannot read {path}")
     h, w = image.shape[:2]
-    r = side / max(h, w)
-    if r != 1:
-        size = (max(1, round(w * r)), max(1, round(h * r)))
-        image = cv2.resize(image, size, interpolation=cv2.INTER_LINEAR)
-    return image
+    height, width = fit_size(h, w, side)
+    if (height, width) != (h, w):
+        image = cv2.resize(image, (width, height), interpolation=cv2.INTER_LINEAR)
+    rgb: np.ndarray = cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+    return rgb
 
 
 class _Decoded(Dataset[np.ndarray]):
@@ -93,7 +111,7 @@ class _Decoded(Dataset[np.ndarray]):
         return _load(self.paths[i], self.side)
 
     def __repr__(self) -> str:  # the setting CachedDataset fingerprints with the files
-        return f"_Decoded(side={self.side})"
+        return f"_Decoded(side={self.side}, RGB)"
 
     def source_files(self) -> list[Path]:  # what CachedDataset fingerprints
         return self.paths
@@ -115,7 +133,7 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
         self.images: Sequence[np.ndarray] | CachedDataset[np.ndarray]
         if cache_dir is None:
             self.images = [_load(p, side) for p in paths]
-            self.work = FLOOR_WORK
+            self.work = floor_work(side)
         else:
             cached: CachedDataset[np.ndarray] = CachedDataset(
                 _Decoded(paths, side), cache_dir, read_only_arrays=True
@@ -123,7 +141,7 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
             for i in range(len(cached)):
                 cached[i]  # stored now: every later read comes from the cache
             self.images = cached
-            self.work = CACHED_FLOOR_WORK
+            self.work = floor_work(side, cached=True)
         self.side = side
         self.rng = random.Random(seed)
         self._kept = np.empty(0, np.uint8)  # the HSV image and 7 planes, kept (made at use)
@@ -186,7 +204,7 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
             self._kept[out.size + p * size : out.size + (p + 1) * size].reshape(out.shape[:2])
             for p in range(7)
         )
-        cv2.cvtColor(out, cv2.COLOR_BGR2HSV, dst=out)
+        cv2.cvtColor(out, cv2.COLOR_RGB2HSV, dst=out)
         cv2.split(out, [h0, s0, v0])
         if 0 < shift <= 75:  # h + n where h < 180 - n, h - (180 - n) elsewhere
             cv2.add(h0, shift, dst=hue)
@@ -199,7 +217,7 @@ class FloorDataset(Dataset[tuple[np.ndarray, bool]]):
         cv2.convertScaleAbs(s0, sat, gains[1] + 1, _DOWN)  # x * k rounded down
         cv2.convertScaleAbs(v0, val, gains[2] + 1, _DOWN)
         cv2.merge([hue if shift else h0, sat, val], dst=hsv)
-        cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR, dst=out)
+        cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB, dst=out)
 
 
 FLOOR_TALLY = Tally()

@@ -16,7 +16,8 @@ A goal's ``kind`` says how its figure is measured from its ``rows``:
 
 The evaluation (PASS/MISS, margin, notes, what to look at when missed) is the same for
 every kind; a goal whose two rows' contenders do different work (``report.work``, see
-``benchmarks._same_work``) is REFUSED, its note saying where they differ. This is
+``benchmarks._same_work``) is REFUSED, its note saying where they differ, and one whose
+rows have no such record reads N/A: like for like unchecked is not a result. This is
 benchmark code, never imported by rankaug.
 """
 
@@ -56,8 +57,8 @@ class Goal:
             ``(label, row)``, a row's median in the same rounds (absolute); ``(label,
             figure)``, the difference of the medians of an ``extra`` figure (difference).
         diagnostic: The paired kind's ``report.diagnostics`` key.
-        like_for_like: Whether its rows must do the same work (``False`` for what a
-            feature costs: the rows differ by that feature).
+        like_for_like: Whether its rows must do the same work, each row's work recorded
+            (``False`` for what a feature costs: the rows differ by that feature).
     """
 
     id: str
@@ -75,14 +76,23 @@ class Goal:
         """PASS/MISS, the figure, the margin and the notes, as the JSON's ``goals`` hold."""
         works = [report.work.get(row) for row in self.rows[:2]]
         unlike: list[str] = []
-        if self.like_for_like and works[0] is not None and works[-1] is not None:
-            unlike = differences(works[0], works[-1])
-        measurement = None if unlike else _MEASURES[self.kind](self, report)
+        unrecorded = []
+        if self.like_for_like and len(self.rows) > 1:
+            unrecorded = [row for row, work in zip(self.rows, works, strict=False) if not work]
+            if not unrecorded and works[0] is not None and works[-1] is not None:
+                unlike = differences(works[0], works[-1])
+        checked = not (unlike or unrecorded)
+        measurement = _MEASURES[self.kind](self, report) if checked else None
         notes: list[str] = []
         measured = margin = None
         if unlike:
             status = "REFUSED"
             notes.append("not like for like: " + "; ".join(unlike))
+        elif unrecorded:
+            status = "N/A"
+            notes.append(
+                "like for like unchecked: no same-work record for " + ", ".join(unrecorded)
+            )
         elif measurement is None:
             status = "N/A"
         else:

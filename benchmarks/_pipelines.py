@@ -1,20 +1,24 @@
 """The end-to-end contenders: JPEG files in, batches of 640x640 tensors out.
 
-Every pipeline does the same work (``benchmarks._same_work`` checks it): a 2x2 mosaic
--> random affine (scale 0.5-1.5, translate 0.1) -> HSV on every sample -> horizontal
-flip with p=0.5 -> a batch of ``(B, 3, H, W)`` uint8 tensors, from the same YOLO folder:
+Every pipeline does the same work (``benchmarks._same_work`` checks it): each JPEG
+decoded in full and resized to the output side by ``INTER_LINEAR`` (ultralytics'
+``load_image``) -> a 2x2 mosaic -> random affine (scale 0.5-1.5, one draw for both axes,
+translate 0.1) -> HSV on every sample -> horizontal flip with p=0.5 -> a batch of
+``(B, 3, H, W)`` uint8 RGB tensors, from the same YOLO folder:
 
 * ultralytics' own ``YOLODataset(augment=True)`` with its default hyperparameters and
   transforms (``v8_transforms``: ``Mosaic``, ``RandomPerspective``, ``RandomHSV``,
   ``RandomFlip``, ``Format``), ``cache=False`` or ``cache="ram"``, batched by
   ``YOLODataset.collate_fn``; its ``Albumentations`` step (1 % blurs) is set to ``p=0``,
   as rankaug's contenders have none;
-* rankaug: ``YoloFolder(root, image_size=side)``, optionally
+* rankaug: ``YoloFolder(root, image_size=side, reduced_decode=False,
+  interpolation="linear")`` (:func:`source`: ultralytics' decode), optionally
   ``CachedDataset(..., read_only_arrays=True)`` over it (the mosaic only reads its tiles),
   ``MosaicDataset(..., color=rankaug.HSVJitter(0.015, 0.7, 0.4))`` (ultralytics'
   ``RandomHSV`` with its default gains, in the mosaic's output pass: before the affine
   here, so the affine's grey border is not jittered; the same pixel work), then
-  ``RandomAugmentWrapper(A.Compose([A.Affine, A.HorizontalFlip(p=0.5)]))``, batched by
+  ``RandomAugmentWrapper(A.Compose([A.Affine(keep_ratio=True), A.HorizontalFlip(p=0.5)]))``
+  (one scale for both axes, as ultralytics draws it), batched by
   ``BatchCollator(channels_first=True)`` (``collate_detection``'s batch; in a DataLoader
   worker, written into a shared-memory buffer the worker recycles, as the batches guide
   recommends with workers);
@@ -22,7 +26,10 @@ flip with p=0.5 -> a batch of ``(B, 3, H, W)`` uint8 tensors, from the same YOLO
   color=rankaug.HSVJitter(0.015, 0.7, 0.4))``: the mosaic, YOLO's affine and the flip in
   one resampling, the HSV jitter in place on the output, no albumentations step;
 * the floor (``benchmarks._e2e_floor``): the pixel work alone, its images in memory or
-  (``floor_cached``) read from a ``CachedDataset`` as rankaug cached reads them.
+  (``floor_cached``) read from a ``CachedDataset`` as rankaug cached reads them;
+* outside the goals, ``fused_reduced``: rankaug fused over ``YoloFolder``'s default
+  decode, the JPEG decoder shrinking by 2, 4 or 8 first (not like for like: its
+  ``decode`` differs, and its ratios say so), what that default saves.
 
 :func:`build` makes one by name (``benchmarks._catalogue.E2E_PIPELINES``). Used by the
 end-to-end section and by the memory section's rank processes
@@ -51,9 +58,11 @@ from rankaug.collate import BatchCollator
 from rankaug.datasets import YoloFolder
 
 __all__ = [
+    "REDUCED",
     "Pipeline",
     "build",
     "pipeline_work",
+    "source",
     "ultralytics_classes",
 ]
 
@@ -63,6 +72,8 @@ READ_ONLY = True
 """Their ``read_only_arrays``: each file kept mapped between reads (they only read tiles)."""
 FILL = 114
 """YOLO's grey, for the affine's border too."""
+REDUCED = ("fused_reduced",)
+"""The pipelines over ``YoloFolder``'s reduced JPEG decode (not ultralytics' decode)."""
 
 
 @dataclass
@@ -114,27 +125,36 @@ HSV_GAINS = (0.015, 0.7, 0.4)
 def _albumentations() -> Any:
     """The non-fused contenders' affine and flip, after the mosaic."""
     steps = [
-        A.Affine(scale=(0.5, 1.5), translate_percent=(-0.1, 0.1), fill=FILL, p=1.0),
+        A.Affine(
+            scale=(0.5, 1.5), keep_ratio=True, translate_percent=(-0.1, 0.1), fill=FILL, p=1.0
+        ),
         A.HorizontalFlip(p=0.5),
     ]
     return A.Compose(steps, bbox_params=A.BboxParams("pascal_voc", label_fields=["labels"]))
 
 
+def source(root: Path, side: int, *, reduced: bool = False) -> YoloFolder:
+    """The rankaug pipelines' folder: ultralytics' decode, or (``reduced``) its default."""
+    if reduced:
+        return YoloFolder(root, image_size=side)  # the defaults: reduced decode, "auto"
+    return YoloFolder(root, image_size=side, reduced_decode=False, interpolation="linear")
+
+
 def _rankaug(
     name: str, root: Path, side: int, cache_dir: Path | None, seed: int, rank: int | None
 ) -> Pipeline:
-    source: Any = YoloFolder(root, image_size=side)
+    folder: Any = source(root, side, reduced=name in REDUCED)
     if name in CACHED:
         if cache_dir is None:
             raise ValueError(f"pipeline {name!r} needs a cache directory")
-        source = rankaug.CachedDataset(source, cache_dir, read_only_arrays=READ_ONLY)
+        folder = rankaug.CachedDataset(folder, cache_dir, read_only_arrays=READ_ONLY)
     options: dict[str, Any] = {"color": rankaug.HSVJitter(*HSV_GAINS)}  # every sample
     fused = name.startswith("fused")
     if fused:
         options["affine"] = rankaug.MosaicAffine(
             degrees=0.0, translate=0.1, scale=0.5, shear=0.0, flip=0.5
         )
-    dataset: Any = rankaug.MosaicDataset(source, seed=seed, output_size=side, rank=rank, **options)
+    dataset: Any = rankaug.MosaicDataset(folder, seed=seed, output_size=side, rank=rank, **options)
     if not fused:
         dataset = rankaug.RandomAugmentWrapper(dataset, _albumentations(), seed=seed, rank=rank)
     # collate_detection in-process; in a worker, the batch into a recycled shared buffer
@@ -183,15 +203,16 @@ def build(
     return _rankaug(name, root, side, cache_dir, seed, rank)
 
 
-def pipeline_work(pipeline: Pipeline) -> Work:
+def pipeline_work(pipeline: Pipeline, batch: Any = None) -> Work:
     """What a pipeline does per sample, from its objects, with a real batch's layout.
 
-    Two samples are made and collated (call it after the timing: rankaug's cache and
-    stream move on).
+    Without ``batch``, two samples are made and collated (call it after the timing:
+    rankaug's cache and stream move on).
     """
     dataset = pipeline.dataset
     work = describe(dataset.work if isinstance(dataset, FloorDataset) else dataset)
-    batch = pipeline.collate([dataset[i] for i in range(2)])
+    if batch is None:
+        batch = pipeline.collate([dataset[i] for i in range(2)])
     image = batch if isinstance(batch, torch.Tensor) else batch.get("img", batch.get("image"))
     layout = ", ".join(str(d) for d in image.shape[1:])
     return with_output(work, f"(B, {layout}) {image.dtype}")

@@ -2,8 +2,10 @@
 
 It builds one end-to-end pipeline (``benchmarks._pipelines``) as a training rank would,
 iterates ``--batches`` batches of a ``DataLoader`` with ``--workers`` persistent workers and
-this rank's ``DistributedSampler`` shard, prints ``ready`` (its workers still alive, the
-state the parent measures), and waits for its standard input to close. The rank comes
+this rank's ``DistributedSampler`` shard, prints ``work {...}`` (its same-work record as
+JSON, ``benchmarks._same_work``, the output's layout read from its first batch) and
+``ready`` (its workers still alive, the state the parent measures), and waits for its
+standard input to close. The rank comes
 from ``RANK`` and ``WORLD_SIZE`` in the environment, as under ``torchrun``; no process
 group is started (memory needs none). This is benchmark code, never imported by rankaug.
 """
@@ -11,6 +13,7 @@ group is started (memory needs none). This is benchmark code, never imported by 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -29,7 +32,7 @@ import torch
 from torch.utils.data import DataLoader, DistributedSampler
 
 from benchmarks import peers  # noqa: F401  (keeps ultralytics offline and quiet)
-from benchmarks._pipelines import build
+from benchmarks._pipelines import build, pipeline_work
 
 
 def main() -> int:
@@ -69,11 +72,17 @@ def main() -> int:
         persistent_workers=args.workers > 0,
     )
     done = 0
+    work = ""
     while done < args.batches:
-        for _batch in loader:
+        for batch in loader:
+            if not work:  # the layout of a real batch; no batch kept while measured
+                settings = pipeline_work(pipeline, batch)
+                work = json.dumps({a: vars(s) for a, s in settings.items()})
+            del batch
             done += 1
             if done >= args.batches:
                 break
+    print(f"work {work}")
     print(f"built {built:.2f} s, {done} batches in {time.perf_counter() - t0 - built:.2f} s")
     print("ready", flush=True)
     sys.stdin.read()  # the parent closes it once it has measured

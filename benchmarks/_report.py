@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from benchmarks._same_work import Work
+from benchmarks._same_work import Work, differences
 from benchmarks._timing import Progress, Summary, summarize
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "print_header",
     "print_rows",
     "ratio_text",
+    "unlike_text",
 ]
 
 Better = Literal["higher", "lower"]
@@ -113,13 +114,20 @@ class Report:
         return row
 
     def ratio(self, numerator: str, denominator: str) -> dict[str, Any] | None:
-        """Ratio of the medians of two rows (and the per-round ratios), if both measured."""
+        """Ratio of the medians of two rows (and the per-round ratios), if both measured.
+
+        ``"unlike"`` lists where the two rows' recorded work differs (empty when it is
+        the same or either has no record): a ratio of unlike work, printed with it.
+        """
         pair = self._medians(numerator, denominator)
         if pair is None or pair[1] == 0:
             return None
         a, b, rounds = pair
-        entry = {"numerator": numerator, "denominator": denominator, "ratio": a / b}
+        entry: dict[str, Any] = {"numerator": numerator, "denominator": denominator}
+        entry["ratio"] = a / b
         entry.update(_spread([x / y for x, y in rounds if y != 0]))
+        mine, theirs = self.work.get(numerator), self.work.get(denominator)
+        entry["unlike"] = [] if mine is None or theirs is None else differences(mine, theirs)
         self.ratios[f"{numerator} / {denominator}"] = entry
         return entry
 
@@ -192,13 +200,29 @@ def number(value: float) -> str:
 
 
 def ratio_text(entry: Mapping[str, Any] | None) -> str:
-    """A ratio with its per-round range, ``"n/a"`` when it could not be computed."""
+    """A ratio with its per-round range, ``"n/a"`` when it could not be computed.
+
+    A ratio of two contenders whose work differs says so, and where (:func:`unlike_text`).
+    """
     if entry is None:
         return "n/a"
     text = f"{entry['ratio']:.2f}x"
     if entry["paired_min"] is not None and len({entry["paired_min"], entry["paired_max"]}) > 1:
         text += f" (per round {entry['paired_min']:.2f}..{entry['paired_max']:.2f})"
-    return text
+    unlike = unlike_text(entry)
+    return f"{text}; {unlike}" if unlike else text
+
+
+def unlike_text(entry: Mapping[str, Any]) -> str:
+    """``"not like for like: <differences>"`` for a ratio of unlike work, else ``""``.
+
+    >>> unlike_text({"unlike": ["affine: none vs p=1"]})
+    'not like for like: affine: none vs p=1'
+    >>> unlike_text({"unlike": []}), unlike_text({})
+    ('', '')
+    """
+    unlike = entry.get("unlike") or []
+    return "not like for like: " + "; ".join(unlike) if unlike else ""
 
 
 def print_rows(
@@ -232,6 +256,7 @@ def print_rows(
         spread = f"{number(s.low)}..{number(s.high)}"
         line = f"  {row.name:54s} {number(s.median):>10s} {spread:>15s}"
         base = baseline if isinstance(baseline, str) or baseline is None else baseline.get(row_id)
+        unlike = ""
         if base is not None:
             if difference:
                 entry = None if base == row_id else report.difference(row_id, base)
@@ -239,11 +264,14 @@ def print_rows(
             else:
                 entry = report.ratio(row_id, base)
                 text = "" if entry is None else format(entry["ratio"], ".2f") + "x"
+                unlike = "" if entry is None else unlike_text(entry)
             line += f"  {text:>22s}"
         elif baseline is not None:
             line += f"  {'':>22s}"
         if row.note:
             line += f"  [{row.note}]"
+        if unlike:
+            line += f"  [{unlike}]"
         out(line)
 
 

@@ -20,18 +20,24 @@ from typing import Any
 __all__ = [
     "ASPECTS",
     "FloorWork",
+    "affine_text",
+    "decoded",
     "Setting",
     "Work",
     "describe",
     "differences",
+    "flip_text",
     "hsv_gains",
+    "num",
     "print_work",
     "tagged",
+    "tiles_text",
     "with_output",
 ]
-
-ASPECTS = ("mosaic", "affine", "hsv", "flip", "mix", "extras", "output")
+ASPECTS = ("decode", "mosaic", "affine", "hsv", "flip", "mix", "extras", "output")
 """The compared aspects, in the order printed."""
+LINEAR = "INTER_LINEAR"
+"""ultralytics' ``load_image`` resize (``cv2.INTER_LINEAR`` whatever the scale)."""
 
 
 @dataclass(frozen=True)
@@ -51,32 +57,87 @@ class FloorWork:
 
     Attributes:
         grid: The mosaic's grid (``None``: no mosaic).
+        tile: The box each tile is fitted in, aspect kept, ``(height, width)``.
         scale: The affine's scale range half-width (``1 +- scale``), ``None``: no affine.
         translate: The affine's translation, a fraction of the side.
         hsv: ``(hgain, sgain, vgain)``, ultralytics' meaning, every sample; ``None``: none.
         flip: Probability of the horizontal flip.
+        decode: How its images are decoded (:func:`decoded`), ``None``: not at all.
+        channels: Its output's channel order (``"RGB"``), ``None``: not said.
         via: How it does it, for the table.
     """
 
     grid: tuple[int, int] | None = None
+    tile: tuple[int, int] | None = None
     scale: float | None = None
     translate: float = 0.0
     hsv: tuple[float, float, float] | None = None
     flip: float = 0.0
+    decode: str | None = None
+    channels: str | None = None
     via: str = ""
 
 
-def _g(x: float) -> str:
+def decoded(side: int | None, reduced: bool = False, interpolation: str = "linear") -> str:
+    """The ``decode`` aspect: how each image file becomes the tile the mosaic reads.
+
+    ``side``: the long side it is resized to on load (``None``: its own size);
+    ``reduced``: the JPEG decoder shrinks by 2, 4 or 8 first; ``interpolation``:
+    ``"linear"`` (``INTER_LINEAR`` always) or ``"auto"`` (``INTER_AREA`` for shrinks of 2x
+    or more), rankaug's ``YoloFolder(interpolation=)``.
+
+    >>> decoded(640)
+    'full decode, long side 640, INTER_LINEAR'
+    >>> decoded(640, reduced=True)
+    'JPEG decoder shrinks 2-8x where it can, long side 640, INTER_LINEAR'
+    """
+    if side is None:
+        return "full decode, own size"
+    how = "JPEG decoder shrinks 2-8x where it can" if reduced else "full decode"
+    resize = (
+        LINEAR if interpolation == "linear" else "INTER_AREA for 2x+ shrinks, else INTER_LINEAR"
+    )
+    return f"{how}, long side {side}, {resize}"
+
+
+def num(x: float) -> str:
     return f"{float(x):g}"
 
 
-def _affine(
-    scale: tuple[float, float], translate: float, degrees: float, shear: float, p: float = 1.0
+def affine_text(
+    scale: tuple[float, float],
+    translate: float,
+    degrees: float,
+    shear: float,
+    p: float = 1.0,
+    *,
+    scale_y: tuple[float, float] | None = None,
+    translate_y: float | None = None,
+    shear_y: float | None = None,
 ) -> str:
+    """An affine's ranges; ``scale_y``: a y scale drawn apart from x (``None``: one scale).
+
+    >>> affine_text((0.5, 1.5), 0.1, 0, 0)
+    'p=1, scale 0.5-1.5, translate ±0.1, degrees ±0, shear ±0'
+    >>> affine_text((0.5, 1.5), 0.1, 0, 0, scale_y=(0.5, 1.5), translate_y=0.2)
+    'p=1, scale x 0.5-1.5 and y 0.5-1.5 drawn apart, translate x ±0.1 y ±0.2, degrees ±0, shear ±0'
+    """
+    ranged = f"{num(scale[0])}-{num(scale[1])}"
+    if scale_y is not None:
+        ranged = f"x {ranged} and y {num(scale_y[0])}-{num(scale_y[1])} drawn apart"
     return (
-        f"p={_g(p)}, scale {_g(scale[0])}-{_g(scale[1])}, translate ±{_g(translate)}, "
-        f"degrees ±{_g(degrees)}, shear ±{_g(shear)}"
+        f"p={num(p)}, scale {ranged}, translate {_xy(translate, translate_y)}, "
+        f"degrees ±{num(degrees)}, shear {_xy(shear, shear_y)}"
     )
+
+
+def _xy(x: float, y: float | None) -> str:
+    """``±x`` where y's range is x's (or not given), ``x ±a y ±b`` where it is not."""
+    return f"±{num(x)}" if y is None or y == x else f"x ±{num(x)} y ±{num(y)}"
+
+
+def tiles_text(fit: str, visible: int) -> str:
+    return f"tiles {fit}, up to {visible} cells visible"
 
 
 def hsv_gains(hgain: float, sgain: float, vgain: float) -> str:
@@ -85,7 +146,7 @@ def hsv_gains(hgain: float, sgain: float, vgain: float) -> str:
     >>> hsv_gains(0.015, 0.7, 0.4)
     'p=1, gains h 0.015 s 0.7 v 0.4'
     """
-    return f"p=1, gains h {_g(hgain)} s {_g(sgain)} v {_g(vgain)}"
+    return f"p=1, gains h {num(hgain)} s {num(sgain)} v {num(vgain)}"
 
 
 def _hsv_jitter(jitter: Any, where: str) -> Setting:
@@ -96,154 +157,67 @@ def _hsv_jitter(jitter: Any, where: str) -> Setting:
     )
 
 
-def _flip(horizontal: float, vertical: float = 0.0) -> str:
-    return f"horizontal p={_g(horizontal)}, vertical p={_g(vertical)}"
-
-
-def _albumentations(compose: Any) -> Work:
-    import albumentations as A
-
-    work: Work = {}
-    extras = []
-    for t in compose.transforms:
-        name = type(t).__name__
-        if isinstance(t, A.HueSaturationValue):
-            limits = (t.hue_shift_limit[1], t.sat_shift_limit[1], t.val_shift_limit[1])
-            work["hsv"] = Setting(
-                f"p={_g(t.p)}, additive shifts h ±{_g(limits[0])} s ±{_g(limits[1])} v "
-                f"±{_g(limits[2])}",  # not ultralytics' gains: never like for like with them
-                f"A.HueSaturationValue(p={_g(t.p)}) (cvtColor, split, a hue LUT, two adds "
-                "and a grey mask, merge, cvtColor)",
-            )
-        elif isinstance(t, A.HorizontalFlip):
-            work["flip"] = Setting(_flip(t.p), f"A.HorizontalFlip(p={_g(t.p)})")
-        elif isinstance(t, A.Mosaic):
-            rows, cols = t.grid_yx
-            work["mosaic"] = Setting(f"{rows}x{cols} p={_g(t.p)}", "A.Mosaic")
-        elif isinstance(t, A.Affine):
-            work["affine"] = Setting(
-                _affine(
-                    t.scale["x"], t.translate_percent["x"][1], t.rotate[1], t.shear["x"][1], t.p
-                ),
-                "A.Affine, after the mosaic (a second resampling)",
-            )
-        elif t.p > 0:
-            extras.append(f"{name} p={_g(t.p)}")
-    if extras:
-        work["extras"] = Setting(", ".join(extras), "albumentations")
-    return work
+def flip_text(horizontal: float, vertical: float = 0.0) -> str:
+    return f"horizontal p={num(horizontal)}, vertical p={num(vertical)}"
 
 
 def _mosaic(dataset: Any) -> Work:
     config = dataset.config
     layout = config.layout
     rows, cols = layout.grid
+    height, width = config.output_size
+    fit = {
+        "keep": f"fit in {height}x{width} (aspect kept)",
+        "fit": "fit in their cell (aspect kept)",
+        "fill": "cover their cell (cropped)",
+    }[layout.scale_mode]
+    if tuple(layout.scale_range) != (1.0, 1.0):
+        fit += f", scaled {num(layout.scale_range[0])}-{num(layout.scale_range[1])}"
     work: Work = {
         "mosaic": Setting(
-            f"{rows}x{cols} p={_g(config.p)}",
+            f"{rows}x{cols} p={num(config.p)}, {tiles_text(fit, rows * cols)}",
             f"MosaicDataset(canvas={layout.canvas!r}, center {layout.center_range})",
         ),
-        "flip": Setting(_flip(layout.flip), "MosaicGrid(flip=)" if layout.flip else ""),
+        "flip": Setting(flip_text(layout.flip), "MosaicGrid(flip=)" if layout.flip else ""),
     }
     affine = config.affine
     if affine is not None:
         work["affine"] = Setting(
-            _affine(
+            affine_text(
                 (1 - affine.scale, 1 + affine.scale), affine.translate, affine.degrees, affine.shear
             ),
             "rankaug.MosaicAffine, fused with the mosaic (one resampling)",
         )
         if affine.flip:
-            work["flip"] = Setting(_flip(affine.flip), "MosaicAffine(flip=), folded in the affine")
+            work["flip"] = Setting(
+                flip_text(affine.flip), "MosaicAffine(flip=), folded in the affine"
+            )
     if config.color is not None:
         work["hsv"] = _hsv_jitter(config.color, "MosaicDataset(color=), in the output pass")
     return work
 
 
-def _ultralytics(transforms: Any) -> Work:
-    work: Work = {}
-    extras = []
-    flips = {"horizontal": 0.0, "vertical": 0.0}
-    stack = list(transforms.transforms)
-    while stack:
-        t = stack.pop(0)
-        name = type(t).__name__
-        if name == "Compose":
-            stack[:0] = list(t.transforms)
-        elif name == "Mosaic":
-            side = int(t.n**0.5)
-            work["mosaic"] = Setting(f"{side}x{side} p={_g(t.p)}", f"ultralytics Mosaic(n={t.n})")
-        elif name == "RandomPerspective":
-            via = "ultralytics RandomPerspective (warpAffine of the 2x canvas)"
-            value = _affine((1 - t.scale, 1 + t.scale), t.translate, t.degrees, t.shear)
-            work["affine"] = Setting(
-                value + (f", perspective {t.perspective:g}" if t.perspective else ""), via
-            )
-        elif name == "RandomHSV":
-            work["hsv"] = Setting(
-                hsv_gains(t.hgain, t.sgain, t.vgain),
-                f"ultralytics RandomHSV(hgain={t.hgain}, sgain={t.sgain}, vgain={t.vgain}): "
-                "cvtColor, a 3-channel cv2.LUT, cvtColor",
-            )
-        elif name == "RandomFlip":
-            flips[t.direction] = t.p
-        elif name == "Albumentations":
-            if t.transform is not None and t.p > 0:
-                inner = [
-                    f"{type(a).__name__} p={_g(a.p)}" for a in t.transform.transforms if a.p > 0
-                ]
-                extras += inner
-        elif name in ("MixUp", "CutMix", "CopyPaste"):
-            if t.p > 0:
-                work["mix"] = _ultralytics_mix(t)
-        elif name not in ("Format", "LetterBox"):
-            extras.append(name)
-    flip = _flip(flips["horizontal"], flips["vertical"])
-    work["flip"] = Setting(flip, "ultralytics RandomFlip" if any(flips.values()) else "")
-    if extras:
-        work["extras"] = Setting(", ".join(extras), "ultralytics' Albumentations step")
-    return work
-
-
-ULTRALYTICS_MIXUP_BETA = 32.0
-"""``np.random.beta(32.0, 32.0)``: fixed in ultralytics' ``MixUp._mix_transform``."""
-ULTRALYTICS_COPYPASTE_IOA = 0.3
-"""``ioa < 0.30``: fixed in ultralytics' ``CopyPaste._transform``."""
-
-
-def _ultralytics_mix(t: Any) -> Setting:
-    name = type(t).__name__
-    p = _g(t.p)
-    if name == "MixUp":
-        beta = _g(ULTRALYTICS_MIXUP_BETA)
-        return Setting(f"mixup p={p}, ratio Beta({beta}, {beta})", "ultralytics MixUp")
-    if name == "CutMix":
-        return Setting(
-            f"cutmix p={p}, area Beta({_g(t.beta)}, {_g(t.beta)})",
-            f"ultralytics CutMix(num_areas={t.num_areas}): skips when no area avoids the boxes",
-        )
-    source = "partner" if t.mode == "mixup" else t.mode
-    given = "get_indexes" in vars(t)  # benchmarks._mix_peers: the partners given
-    return Setting(
-        f"copypaste p={p}, {source}, all eligible, max overlap {_g(ULTRALYTICS_COPYPASTE_IOA)}",
-        f"ultralytics CopyPaste(mode={t.mode!r})" + (", rankaug's partners" if given else ""),
-    )
-
-
 def _floor(floor: FloorWork) -> Work:
-    work: Work = {"flip": Setting(_flip(floor.flip))}
+    work: Work = {"flip": Setting(flip_text(floor.flip))}
     if floor.grid is not None:
-        work["mosaic"] = Setting(f"{floor.grid[0]}x{floor.grid[1]} p=1", floor.via)
+        rows, cols = floor.grid
+        value = f"{rows}x{cols} p=1"
+        if floor.tile is not None:
+            fit = f"fit in {floor.tile[0]}x{floor.tile[1]} (aspect kept)"
+            value += ", " + tiles_text(fit, rows * cols)
+        work["mosaic"] = Setting(value, floor.via)
+    if floor.decode is not None:
+        via = "cv2.imread, cv2.resize, cvtColor to RGB; decoded once, at construction"
+        work["decode"] = Setting(floor.decode, via)
+    if floor.channels is not None:
+        work["output"] = Setting(floor.channels)
     if floor.scale is not None:
-        work["affine"] = Setting(_affine((1 - floor.scale, 1 + floor.scale), floor.translate, 0, 0))
+        work["affine"] = Setting(
+            affine_text((1 - floor.scale, 1 + floor.scale), floor.translate, 0, 0)
+        )
     if floor.hsv is not None:
         work["hsv"] = Setting(hsv_gains(*floor.hsv), "planes: hue shift + convertScaleAbs (s, v)")
     return work
-
-
-@dataclass
-class _Steps:
-    transforms: list[Any]
 
 
 def tagged(step: Callable[[int], Any], subject: Any) -> Callable[[int], Any]:
@@ -264,56 +238,87 @@ def describe(contender: Any) -> Work:
     Returns:
         Aspect -> setting; the aspects it does not do read ``"none"`` (flip ``p=0``).
     """
+    from benchmarks import _peer_work  # the peers' readers (they use this module's types)
+
     work: Work = {}
     layers = [contender]
+    cached = False
     while layers:
         obj = layers.pop(0)
         name = type(obj).__name__
         if isinstance(obj, FloorWork):
             work |= _floor(obj)
+        elif name in ("YoloFolder", "CocoDetection"):
+            work["decode"] = _rankaug_decode(obj)
+            work["output"] = Setting("RGB", f"{name}: read_rgb")
         elif name.startswith("Streaming") and hasattr(obj, "_keyed"):
             layers.append(obj._keyed)  # the map-style wrapper doing the per-sample work
         elif name == "RandomAugmentWrapper":
             layers += [obj.dataset, obj.transform]
         elif name == "CachedDataset":
+            cached = True
             layers.append(obj.dataset)
         elif name == "Compose" and type(obj).__module__.startswith("albumentations"):
-            work |= _albumentations(obj)
+            work |= _peer_work.albumentations_work(obj)
         elif name == "MosaicDataset":
             work |= _mosaic(obj)  # before the wrapper's steps: its flip wins
+            layers.append(obj.dataset)  # its source: a folder decodes
         elif name == "HSVJitter":
             work["hsv"] = _hsv_jitter(obj, "standalone")
         elif name in ("MixUpDataset", "CutMixDataset", "CopyPasteDataset"):
             work["mix"] = _rankaug_mix(obj)
         elif name == "YOLODataset":
+            work["decode"] = _peer_work.ultralytics_decode(obj)
             layers.append(obj.transforms)
         elif name == "Compose":
-            work |= _ultralytics(obj)
+            work |= _peer_work.ultralytics_work(obj.transforms)
         elif type(obj).__module__.startswith("ultralytics"):
-            work |= _ultralytics(_Steps([obj]))
+            work |= _peer_work.ultralytics_work([obj])
         elif callable(obj) and hasattr(obj, "subject"):
             layers.append(obj.subject)
-    defaults = {"flip": _flip(0.0)}
+    if cached and "decode" in work:
+        read = work["decode"]
+        work["decode"] = Setting(read.value, read.via + "; decoded once, read from CachedDataset")
+    defaults = {"flip": flip_text(0.0)}
     return {a: work.get(a, Setting(defaults.get(a, "none"))) for a in ASPECTS}
+
+
+def _rankaug_decode(folder: Any) -> Setting:
+    """``YoloFolder`` / ``CocoDetection``: how each file is read (``read_rgb_resized``)."""
+    interpolation = getattr(folder, "interpolation", "auto")
+    return Setting(
+        decoded(folder.image_size, folder.reduced_decode, interpolation),
+        f"{type(folder).__name__}(reduced_decode={folder.reduced_decode}, "
+        f"interpolation={interpolation!r})",
+    )
 
 
 def _rankaug_mix(dataset: Any) -> Setting:
     name = type(dataset).__name__.removesuffix("Dataset").lower()
     p = dataset.config.p
     if name == "mixup":
-        return Setting(f"mixup p={_g(p)}, ratio Beta({_g(dataset.alpha)}, {_g(dataset.alpha)})")
+        return Setting(f"mixup p={num(p)}, ratio Beta({num(dataset.alpha)}, {num(dataset.alpha)})")
     if name == "cutmix":
-        return Setting(f"cutmix p={_g(p)}, area Beta({_g(dataset.alpha)}, {_g(dataset.alpha)})")
-    overlap = "none" if dataset.max_overlap is None else _g(dataset.max_overlap)
-    every = "all eligible" if dataset.fraction == 1 else f"fraction {_g(dataset.fraction)}"
+        return Setting(f"cutmix p={num(p)}, area Beta({num(dataset.alpha)}, {num(dataset.alpha)})")
+    overlap = "none" if dataset.max_overlap is None else num(dataset.max_overlap)
+    every = "all eligible" if dataset.fraction == 1 else f"fraction {num(dataset.fraction)}"
     return Setting(
-        f"copypaste p={_g(p)}, {dataset.source}, {every}, max overlap {overlap}",
-        f"CopyPasteDataset(fraction={_g(dataset.fraction)})",
+        f"copypaste p={num(p)}, {dataset.source}, {every}, max overlap {overlap}",
+        f"CopyPasteDataset(fraction={num(dataset.fraction)})",
     )
 
 
 def with_output(work: Work, value: str, via: str = "") -> Work:
-    """``work`` with its ``output`` aspect read from an actual output (shape, dtype)."""
+    """``work`` with its ``output`` aspect read from an actual output (shape, dtype).
+
+    The channel order its objects said (:func:`describe`'s ``output``) follows it.
+
+    >>> with_output({"output": Setting("RGB")}, "(B, 3, 8, 8) torch.uint8")["output"].value
+    '(B, 3, 8, 8) torch.uint8, RGB'
+    """
+    said = work.get("output")
+    if said is not None and said.value != "none":
+        value, via = f"{value}, {said.value}", "; ".join(x for x in (via, said.via) if x)
     return {**work, "output": Setting(value, via)}
 
 

@@ -53,6 +53,16 @@ def _figure(value: float) -> str:
     return f"{value:.0f}" if size >= 100 else f"{value:.1f}" if size >= 10 else f"{value:.2f}"
 
 
+def _unlike(entry: Mapping[str, Any]) -> str:
+    """``"; not like for like: ..."`` for a ratio of contenders whose work differs.
+
+    >>> _unlike({"unlike": ["affine: none vs p=1"]}), _unlike({})
+    ('; not like for like: affine: none vs p=1', '')
+    """
+    unlike = entry.get("unlike") or []
+    return "; not like for like: " + "; ".join(unlike) if unlike else ""
+
+
 def _spread(entry: Mapping[str, Any], fmt: str) -> str:
     """The per-round range of a ratio or difference (empty with one round or none)."""
     low, high = entry.get("paired_min"), entry.get("paired_max")
@@ -148,9 +158,10 @@ def _section(name: str, report: Mapping[str, Any], plots: Mapping[str, str]) -> 
     if name in plots:
         yield f"[Plot: every row's median and min..max]({plots[name]}) ({rows[ids[0]]['unit']})."
         yield ""
-    ratios = [
+    ratios = [  # a ratio of unlike work says where the two differ (benchmarks._report)
         [_text(label[r["numerator"]]), _text(label.get(r["denominator"], r["denominator"])),
-         f"{r['ratio']:.2f}x", _spread(r, ".2f")]
+         _text(f"{r['ratio']:.2f}x" + _unlike(r)),
+         _spread(r, ".2f")]
         for r in report.get("ratios", {}).values()
         if r["numerator"] in ids and r["numerator"] != r["denominator"]
     ]  # fmt: skip

@@ -81,6 +81,7 @@ EXPECTED_ROWS = {
             "fused_cached",
             "floor",
             "floor_cached",
+            "fused_reduced",
         )
         for w in (0, 2)
     ),
@@ -97,6 +98,7 @@ EXPECTED_ROWS = {
     "mix/copypaste_floor",
     "mix/copypaste_polygon_floor",
     "mix/ultralytics_copypaste_masks",
+    "mix/ultralytics_copypaste_flip_masks",
     "color/rankaug_hsv",
     "color/ultralytics_hsv",
     "stream/wds_map",
@@ -342,7 +344,7 @@ def test_e2e_runs_rankaug_on_the_jpeg_folder(quick_run: tuple[dict[str, Any], st
     # 8 images, batches of 4: the epoch's 8 samples over construction plus the pass
     assert first["median"] == pytest.approx(8 / (first["build_s_median"] + first["epoch_s_median"]))
     split = report["diagnostics"]["e2e_split_ms"]
-    rankaug_rows = {"rankaug", "rankaug_cached", "fused", "fused_cached"}
+    rankaug_rows = {"rankaug", "rankaug_cached", "fused", "fused_cached", "fused_reduced"}
     floors = {"floor", "floor_cached"}
     assert set(split) == rankaug_rows | floors  # ultralytics is not installed here
     for parts in split.values():
@@ -373,6 +375,11 @@ def test_memory_counts_every_process_of_both_ranks(quick_run: tuple[dict[str, An
     assert with_cache["median"] == pytest.approx(pss["median"] + memory["cache_resident_mib"])
     assert pss["peak_mib_median"] >= pss["median"]
     assert "rankaug_cached   PSS per process, MiB: rank 0: " in stdout
+    # each job printed its work (rank 0's recorded): the goal checks it like for like
+    work = report["work"]["memory/rankaug_cached"]
+    assert work == report["work"]["memory/rankaug_cached_pss"]
+    assert work == report["work"]["e2e/rankaug_cached_0w"]
+    assert "same work, the jobs' pipelines" in stdout
 
 
 @pytest.mark.slow  # runs benchmarks/throughput.py
@@ -396,7 +403,10 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
         "plots: none (no matplotlib)",  # the test venv has none; .venv-bench writes PNGs
     ):
         assert text in stdout
-    # the sections in the catalogue's order, the goals table last
+    # the sections in the catalogue's order, numbered by it, the goals table last
+    for s in _catalogue.SECTIONS:
+        assert stdout.count(f"\n{s.number}. ") == 1, s.name
+    assert "\n10. Streaming" in stdout
     positions = [stdout.index(f"{k}. ") for k in range(1, 9)]
     assert positions == sorted(positions)
     assert stdout.index("Goals") > positions[-1]
@@ -430,20 +440,36 @@ def test_e2e_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) 
     works = {k: v for k, v in report["work"].items() if k.startswith("e2e/")}
     measured = {k for k, row in report["rows"].items() if k.startswith("e2e/") and row["median"]}
     assert set(works) == measured
+    reduced = {k: works.pop(k) for k in list(works) if "fused_reduced" in k}
+    assert len(reduced) == 2
     values = {
         json.dumps({a: s["value"] for a, s in w.items()}, sort_keys=True) for w in works.values()
     }
     assert len(values) == 1  # every contender, the floor included, does the same work
     work = next(iter(works.values()))
+    # ultralytics' decode (full, INTER_LINEAR, long side 48) for all but the extra row
+    assert work["decode"]["value"] == "full decode, long side 48, INTER_LINEAR"
+    for row, other in reduced.items():
+        assert _same_work.differences(_settings(other), _settings(work)) == [
+            "decode: JPEG decoder shrinks 2-8x where it can, long side 48, INTER_AREA for 2x+ "
+            "shrinks, else INTER_LINEAR vs full decode, long side 48, INTER_LINEAR"
+        ]
+        assert report["ratios"][f"{row} / e2e/fused_{row.rsplit('_', 1)[1]}"]["unlike"]
+    assert "fused_reduced    vs fused, 0 workers: " in stdout
+    assert "not like for like: decode: JPEG decoder shrinks" in stdout
     assert work["hsv"]["value"] == "p=1, gains h 0.015 s 0.7 v 0.4"  # ultralytics' RandomHSV
     assert work["flip"]["value"] == "horizontal p=0.5, vertical p=0"
     assert work["affine"]["value"].startswith("p=1, scale 0.5-1.5, translate ±0.1")
-    assert work["output"]["value"] == "(B, 3, 48, 48) torch.uint8"
+    assert work["output"]["value"] == "(B, 3, 48, 48) torch.uint8, RGB"
+    assert (
+        work["mosaic"]["value"]
+        == "2x2 p=1, tiles fit in 48x48 (aspect kept), up to 4 cells visible"
+    )
     assert (
         "rankaug.HSVJitter(MosaicDataset(color=)"
         in report["work"]["e2e/fused_cached_0w"]["hsv"]["via"]
     )
-    assert "same work, every contender:\n    mosaic  2x2 p=1  (all)" in stdout
+    assert "same work, every contender:\n    decode  full decode, long side 48" in stdout
     goals = {goal["id"]: goal for goal in report["goals"]}
     assert goals["e2e_floor"]["status"] in {"PASS", "MISS"}
 
@@ -458,6 +484,13 @@ def test_mix_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str]) 
     assert dense["output"]["value"].endswith("dense instance masks (N, H, W)")
     assert polygons["output"]["value"].endswith("instance polygons")
     assert work["mix/rankaug_mixup"]["mix"]["value"] == "mixup p=1, ratio Beta(32, 32)"
+    flip = work["mix/rankaug_copypaste_flip"]
+    assert flip["output"]["value"].endswith("dense instance masks (N, H, W)")
+    peer = work.get("mix/ultralytics_copypaste_flip_masks")  # ultralytics installed
+    assert peer is None or _same_work.differences(_settings(peer), _settings(flip)) == []
+    for numerator, denominator in _catalogue.MIX_PAIRS:  # every ratio printed like for like
+        entry = report["ratios"].get(f"{numerator} / {denominator}")
+        assert entry is None or entry["unlike"] == [], (numerator, denominator)
 
 
 @pytest.mark.slow  # runs benchmarks/throughput.py
@@ -486,9 +519,11 @@ def test_stream_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str
     report, stdout = quick_run
     work = report["work"]
     assert work["stream/wds_map"] == work["stream/wds_wrapper"]
-    assert work["stream/wds_map"]["affine"]["value"].startswith("p=1, scale 0.75-1.25")
+    assert work["stream/wds_map"]["affine"]["value"].startswith(
+        "p=1, scale x 0.75-1.25 and y 0.75-1.25 drawn apart"  # its A.Affine, keep_ratio=False
+    )
     assert work["stream/mosaic_map"] == work["stream/mosaic_stream"]
-    assert work["stream/mosaic_map"]["mosaic"]["value"] == "2x2 p=1"
+    assert work["stream/mosaic_map"]["mosaic"]["value"].startswith("2x2 p=1, tiles fit in 96x96")
     assert report["meta"]["stream_samples_per_pass"] == 96
     assert report["meta"]["stream_draws_matched"] is True  # the same augmentations drawn
     assert "wds_wrapper vs wds_map" in stdout
@@ -500,6 +535,10 @@ def test_stream_contenders_do_the_same_work(quick_run: tuple[dict[str, Any], str
     goal = next(goal for goal in report["goals"] if goal["id"] == "stream_wrapper")
     assert goal["measured"] == paired["ratio"]
     assert goal["note"].startswith(f"from {paired['pairs']:.0f} paired samples")
+
+
+def _settings(work: dict[str, dict[str, str]]) -> _same_work.Work:
+    return {aspect: _same_work.Setting(**setting) for aspect, setting in work.items()}
 
 
 def test_epoch_plain_wrapper_runs_as_in_a_set_epoch_program() -> None:
@@ -608,6 +647,7 @@ def test_end_to_end_goals_against_ultralytics_note_the_floors_own_ratio() -> Non
                          ("e2e/floor_cached_0w", 4.0), ("e2e/floor_0w", 5.0)):  # fmt: skip
         extra = {"per_cpu_second": [rate, rate]}
         report.add(_report.Row(row_id, row_id, "samples/s", "higher", [rate, rate], extra=extra))
+    report.work = {row_id: {"hsv": _same_work.Setting("p=1")} for row_id in report.rows}
     result = racing[0].evaluate(report)
     assert result["measured"] == pytest.approx(1.5)
     assert "the floor with cached reads itself 2.00x; from memory 2.50x" in result["note"]
@@ -616,10 +656,13 @@ def test_end_to_end_goals_against_ultralytics_note_the_floors_own_ratio() -> Non
     assert "the floor from memory 0.60x" in floor["note"]
 
 
-def _report_of(**values: list[float]) -> _report.Report:
+def _report_of(*, recorded: bool = True, **values: list[float]) -> _report.Report:
+    """Rows of these values; ``recorded``: each row's contender does the same work."""
     report = _report.Report(meta={})
     for row_id, per_round in values.items():
         report.add(_report.Row(row_id, row_id, "µs/index", "lower", per_round))
+        if recorded:
+            report.work[row_id] = {"hsv": _same_work.Setting("p=1")}
     return report
 
 
@@ -743,6 +786,108 @@ class TestGoals:
         cost = _goals.Goal("c", "ratio", ("a", "b"), ">=", 1.5, "a / b", like_for_like=False)
         assert cost.evaluate(report)["status"] == "PASS"  # what a feature costs
 
+    def test_a_goal_without_work_records_is_not_reported(self) -> None:
+        report = _report_of(recorded=False, a=[4.0], b=[2.0])
+        peer = _goals.Goal("r", "ratio", ("a", "b"), ">=", 1.5, "a / b")
+        result = peer.evaluate(report)  # like for like unchecked: no figure, no PASS
+        assert (result["status"], result["measured"]) == ("N/A", None)
+        assert result["note"] == "like for like unchecked: no same-work record for a, b"
+        report.work["a"] = {"hsv": _same_work.Setting("p=1")}
+        assert peer.evaluate(report)["note"].endswith("record for b")
+        cost = _goals.Goal("c", "ratio", ("a", "b"), ">=", 1.5, "a / b", like_for_like=False)
+        assert cost.evaluate(report)["status"] == "PASS"  # what a feature costs: no check
+        alone = _goals.Goal("x", "absolute", ("a",), "<=", 5.0, "a")
+        assert alone.evaluate(_report_of(a=[4.0]))["status"] == "PASS"  # one row: no peer
+
+    def test_every_goal_on_two_rows_has_its_rows_work_recorded_or_measures_a_cost(self) -> None:
+        # the sections record work for every row a like-for-like goal reads: see the
+        # quick run's goals (none N/A for want of a record where both rows were measured)
+        costs = {g.id for g in _goal_table.GOALS if not g.like_for_like}
+        assert costs == {
+            "mosaic_affine_plain",
+            *(g for g in EXPECTED_GOALS if g.startswith("epoch_")),
+        }
+
+    def test_a_ratio_of_unlike_work_says_where_they_differ(self) -> None:
+        report = _report_of(a=[4.0, 4.0], b=[2.0, 2.0], c=[1.0, 1.0])
+        same = {"affine": _same_work.Setting("none"), "flip": _same_work.Setting("p=0")}
+        report.work = {"a": same, "b": {**same, "affine": _same_work.Setting("p=1")}, "c": same}
+        entry = report.ratio("a", "b")
+        assert entry is not None
+        assert entry["unlike"] == ["affine: none vs p=1"]
+        assert _report.ratio_text(entry) == "2.00x; not like for like: affine: none vs p=1"
+        like = report.ratio("a", "c")
+        assert like is not None
+        assert (like["unlike"], _report.ratio_text(like)) == ([], "4.00x")
+        lines: list[str] = []
+        _report.print_rows(lines.append, report, ["a"], baseline="b")  # type: ignore[arg-type]
+        assert lines[-1].endswith("[not like for like: affine: none vs p=1]")
+
+    def test_describe_reads_the_affines_axes(self) -> None:
+        import albumentations as A
+
+        def affine(**kwargs: Any) -> str:
+            compose = A.Compose([A.Affine(scale=(0.5, 1.5), translate_percent=(-0.1, 0.1), p=1,
+                                          **kwargs)])  # fmt: skip
+            return _same_work.describe(compose)["affine"].value
+
+        one = "p=1, scale 0.5-1.5, translate ±0.1, degrees ±0, shear ±0"
+        assert affine(keep_ratio=True) == one  # one scale for both axes, as ultralytics
+        assert affine() == (  # keep_ratio=False draws x and y apart: not the same work
+            "p=1, scale x 0.5-1.5 and y 0.5-1.5 drawn apart, translate ±0.1, degrees ±0, shear ±0"
+        )
+        assert "shear x ±0 y ±5" in affine(keep_ratio=True, shear={"x": 0, "y": (-5, 5)})
+
+    def test_describe_reads_a_mosaics_tiles_and_visible_cells(self) -> None:
+        import albumentations as A
+
+        from rankaug import MosaicDataset, MosaicGrid
+
+        blank = {"image": np.zeros((8, 8, 3), np.uint8), "bboxes": np.zeros((0, 4)), "labels": []}
+
+        def albumentations(grid: int, cell: int, fit: str) -> str:
+            mosaic = A.Mosaic(grid_yx=(grid, grid), target_size=(96, 96), cell_shape=(cell, cell),
+                              fit_mode=fit, p=1.0)  # fmt: skip
+            return _same_work.describe(A.Compose([mosaic]))["mosaic"].value
+
+        def rankaug(grid: int) -> str:
+            layout = MosaicGrid(grid=(grid, grid))
+            dataset = MosaicDataset([blank], seed=0, output_size=96, layout=layout)
+            return _same_work.describe(dataset)["mosaic"].value
+
+        assert (
+            rankaug(2)
+            == albumentations(2, 96, "contain")
+            == ("2x2 p=1, tiles fit in 96x96 (aspect kept), up to 4 cells visible")
+        )
+        assert albumentations(2, 96, "cover").endswith(
+            "tiles cover 96x96 (cropped), up to 4 cells visible"
+        )
+        assert albumentations(3, 96, "cover").endswith("up to 4 cells visible")  # the window: 2x2
+        assert albumentations(3, 32, "cover").endswith("up to 9 cells visible")
+        assert rankaug(3).endswith("tiles fit in 96x96 (aspect kept), up to 9 cells visible")
+
+    def test_describe_reads_how_a_folder_decodes(self, tmp_path: Path) -> None:
+        from benchmarks._e2e_floor import floor_work
+        from benchmarks._pipelines import source
+        from rankaug import CachedDataset, MosaicDataset
+
+        root = _jpegs.jpeg_folder(2, 32, data="synthetic", data_dir=tmp_path, seed=1).root
+        ours = _same_work.describe(MosaicDataset(source(root, 32), seed=0, output_size=32))
+        cached = CachedDataset(source(root, 32), tmp_path / "cache")
+        read = _same_work.describe(MosaicDataset(cached, seed=0, output_size=32))
+        reduced = _same_work.describe(MosaicDataset(source(root, 32, reduced=True), seed=0,
+                                                    output_size=32))  # fmt: skip
+        floor = _same_work.describe(floor_work(32))
+        full = "full decode, long side 32, INTER_LINEAR"
+        assert ours["decode"].value == read["decode"].value == floor["decode"].value == full
+        assert read["decode"].via.endswith("decoded once, read from CachedDataset")
+        assert reduced["decode"].value.startswith("JPEG decoder shrinks 2-8x")
+        assert ours["output"].value == floor["output"].value == "RGB"  # the channel order
+        output = _same_work.with_output(ours, "(B, 3, 32, 32) torch.uint8")["output"].value
+        assert output == "(B, 3, 32, 32) torch.uint8, RGB"
+        assert _same_work.differences(ours, floor, ("decode", "mosaic", "output")) == []
+
     def test_describe_reads_the_contenders_objects(self) -> None:
         import numpy as np
 
@@ -752,7 +897,7 @@ class TestGoals:
         mosaic: MosaicDataset[Any] = MosaicDataset(
             [blank], seed=0, output_size=8, affine=MosaicAffine(flip=0.5)
         )
-        floor = _same_work.FloorWork(grid=(2, 2), scale=0.5, translate=0.1, flip=0.5)
+        floor = _same_work.FloorWork(grid=(2, 2), tile=(8, 8), scale=0.5, translate=0.1, flip=0.5)
         work, other = _same_work.describe(mosaic), _same_work.describe(floor)
         assert _same_work.differences(work, other) == []
         assert work["affine"].value == "p=1, scale 0.5-1.5, translate ±0.1, degrees ±0, shear ±0"
@@ -962,7 +1107,36 @@ class TestFloorMosaic:
         assert list(out) == ["image"]
 
 
+def test_the_mosaic_contenders_3x3_show_nine_sources() -> None:
+    from benchmarks.sections.mosaic import mosaic_contenders
+
+    sources: list[dict[str, np.ndarray]] = []
+    for k in range(40):  # each a flat colour of its own (partners: rarely one twice)
+        image = np.empty((72, 96, 3) if k % 2 else (96, 72, 3), np.uint8)
+        image[:] = (10 + 5 * k, 250 - 3 * k, 6 * k)
+        sources.append({"image": image, "bboxes": np.array([[1.0, 1.0, 9.0, 9.0]], np.float32),
+                        "labels": np.array([k], np.int64)})  # fmt: skip
+    colours = {tuple(s["image"][0, 0]) for s in sources}
+    makers, _ = mosaic_contenders(sources, 96, 0)
+    for row in ("mosaic/rankaug_3x3", "mosaic/albumentations_3x3"):
+        seen = [
+            len({tuple(c) for c in np.unique(makers[row](i)["image"].reshape(-1, 3), axis=0)}
+                & colours)
+            for i in range(24)
+        ]  # fmt: skip
+        assert max(seen) == 9, row  # a cell of the output's size showed four at most
+
+
 class TestFloorDataset:
+    def test_its_images_are_ultralytics_decode_in_rgb(self, tmp_path: Path) -> None:
+        from benchmarks._e2e_floor import FloorDataset
+        from benchmarks._pipelines import source
+
+        root = _jpegs.jpeg_folder(3, 48, data="synthetic", data_dir=tmp_path, seed=1).root
+        floor, folder = FloorDataset(root, 24), source(root, 24)  # a 2x shrink of each JPEG
+        for i in range(3):  # rankaug's folder as its pipelines read it: the same pixels
+            np.testing.assert_array_equal(floor.images[i], folder[i]["image"])
+
     def test_cached_reads_give_the_same_batches_from_the_cache_files(self, tmp_path: Path) -> None:
         import numpy as np
 
@@ -987,7 +1161,7 @@ class TestFloorDataset:
             again = [cached[i] for i in range(start, start + 3)]
             assert [f for _, f in again] == [f for _, f in batch]
             assert bool((collate(again) == collate(batch)).all())  # the same pixel work
-        assert (cached.work, memory.work) == (CACHED_FLOOR_WORK, FLOOR_WORK)
+        assert (cached.work.via, memory.work.via) == (CACHED_FLOOR_WORK.via, FLOOR_WORK.via)
         assert "cached reads" in cached.work.via
         assert "cached" not in memory.work.via
         values = [{a: w.value for a, w in _same_work.describe(f.work).items()} for f in floors]
@@ -1026,7 +1200,7 @@ class TestFloorDataset:
         root = _jpegs.jpeg_folder(2, 64, data="synthetic", data_dir=tmp_path, seed=1).root
         floor = FloorDataset(root, 64, seed=2)
         assert FLOOR_WORK.hsv is not None
-        jitter, rng = HSVJitter(*FLOOR_WORK.hsv, "bgr"), np.random.default_rng(0)
+        jitter, rng = HSVJitter(*FLOOR_WORK.hsv), np.random.default_rng(0)  # RGB, as its images
         exact = 0
         for _ in range(200):
             image = rng.integers(0, 256, (64, 64, 3), dtype=np.uint8)
@@ -1055,6 +1229,24 @@ class TestPipelines:
             batch = pipeline.collate([pipeline.dataset[i] for i in range(2)])  # fills, reads
             image = batch if isinstance(batch, torch.Tensor) else batch["image"]
             assert tuple(image.shape) == (2, 3, 48, 48), name
+
+    def test_rankaug_reads_as_ultralytics_and_affines_with_one_scale(self, tmp_path: Path) -> None:
+        import albumentations as A
+
+        from benchmarks._pipelines import build
+        from rankaug.datasets import YoloFolder
+
+        root = _jpegs.jpeg_folder(2, 32, data="synthetic", data_dir=tmp_path, seed=1).root
+        for name in ("rankaug", "fused", "fused_reduced"):
+            layer = build(name, root, 32).dataset
+            transform = getattr(layer, "transform", None)
+            while not isinstance(layer, YoloFolder):
+                layer = layer.dataset
+            ultralytics = (layer.reduced_decode, layer.interpolation) == (False, "linear")
+            assert ultralytics == (name != "fused_reduced"), name
+            if transform is not None:
+                affine = next(t for t in transform.transforms if isinstance(t, A.Affine))
+                assert affine.keep_ratio, name  # one scale for x and y, as ultralytics
 
     def test_rankaug_batches_as_the_batches_guide_recommends_with_workers(
         self, tmp_path: Path
@@ -1144,7 +1336,7 @@ def test_the_e2e_floor_jitters_its_rows_as_it_would_the_whole_image(tmp_path: Pa
     folder = _jpegs.jpeg_folder(12, 64, data="synthetic", data_dir=tmp_path)
     floor = Spy(folder.root, 64, seed=1)
     floor.seen = []
-    jitter = HSVJitter(0.015, 0.7, 0.4, "bgr")
+    jitter = HSVJitter(0.015, 0.7, 0.4)  # RGB, as its images
     skipped = 0
     for i in range(40):
         image, _ = floor[i]

@@ -63,7 +63,10 @@ REPORT: dict[str, Any] = {
                                   "paired_max": 1.0},
         "key/sample / key/numpy": {"numerator": "key/sample", "denominator": "key/numpy",
                                    "ratio": 1.1, "paired_median": 1.1, "paired_min": 0.9,
-                                   "paired_max": 1.0833},
+                                   "paired_max": 1.0833, "unlike": []},
+        "epoch/carried / epoch/plain": {"numerator": "epoch/carried", "denominator": "epoch/plain",
+                                        "ratio": 3.0, "paired_median": 3.0, "paired_min": 3.0,
+                                        "paired_max": 3.0, "unlike": ["mosaic: 2x2 vs none"]},
     },
     "differences": {
         "epoch/carried - epoch/plain": {"row": "epoch/carried", "baseline": "epoch/plain",
@@ -160,6 +163,11 @@ class TestSpeedPage:
         # two rows with one name are told apart by their ids, as on the plots
         diff = "| a sampler (epoch/carried) | a sampler (epoch/plain) | +0.20 µs/index |  |"
         assert diff in lines[epoch:]
+        unlike = (  # a ratio of unlike work says so, beside it
+            "| a sampler (epoch/carried) | a sampler (epoch/plain) | 3.00x; not like for like: "
+            "mosaic: 2x2 vs none |  |"
+        )
+        assert unlike in lines[epoch:]
         assert "Not measured: a peer (unavailable: not installed)." in lines[key:epoch]
         assert "| mosaic | none | numpy |" in lines[key:epoch]
         assert "| mosaic | 2x2 p=1 | sample |" in lines[key:epoch]

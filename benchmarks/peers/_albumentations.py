@@ -20,6 +20,7 @@ def albumentations_mosaic(
     cell_hw: tuple[int, int] | None = None,
     seed: int = 0,
     grid: tuple[int, int] = (2, 2),
+    fit_mode: str = "cover",
 ) -> Step:
     """Run albumentations' ``A.Mosaic`` (2x2 grid by default) inside an ``A.Compose`` with boxes.
 
@@ -28,7 +29,10 @@ def albumentations_mosaic(
     ``mosaic_metadata``; with exactly that many items ``A.Mosaic`` uses them all and only
     shuffles their cells. Each cell is ``cell_hw``
     (default ``out_hw``, so that a tile is about as big as in the YOLO peers), filled with
-    ``fit_mode="cover"`` (albumentations' default), and the output is ``out_hw``.
+    ``fit_mode`` (albumentations' default ``"cover"``: the tile covers its cell, cropped;
+    ``"contain"``: it fits in it, aspect kept, as YOLO's tiles fit in the output), and the
+    output is ``out_hw``: a window of it meets at most two cells per axis when the cell is
+    the output's size, three when it is between a third and half of it.
     ``A.Compose(seed=seed)`` makes the rest of the draws reproducible.
 
     Args:
@@ -37,6 +41,7 @@ def albumentations_mosaic(
         cell_hw: ``A.Mosaic``'s ``cell_shape``; ``None`` for ``out_hw``.
         seed: Seed of the partner draws and of the ``Compose``.
         grid: ``A.Mosaic``'s ``grid_yx`` (rows, columns).
+        fit_mode: ``A.Mosaic``'s ``fit_mode``, ``"cover"`` or ``"contain"``.
 
     Returns:
         ``step(i)``: ``{"image", "bboxes", "labels"}`` of one ``out_hw`` mosaic.
@@ -58,6 +63,7 @@ def albumentations_mosaic(
                 grid_yx=tuple(grid),
                 target_size=tuple(out_hw),
                 cell_shape=tuple(cell_hw or out_hw),
+                fit_mode=fit_mode,
                 p=1.0,
             )
         ],

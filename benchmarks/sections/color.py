@@ -128,7 +128,8 @@ def measure(bench: Bench, prepared: Contenders) -> None:
         np.random.set_state(outer)  # noqa: NPY002
     bench.rows(SECTION, seconds)
     bench.out(
-        f"9. Colour: images/s, ultralytics' HSV jitter on one {image.shape[1]}x{image.shape[0]} "
+        f"{SECTION.number}. "
+        f"Colour: images/s, ultralytics' HSV jitter on one {image.shape[1]}x{image.shape[0]} "
         f"mosaic, the same gains per operation ({PER_MOSAIC * settings.mosaics} per round, "
         "in turns)"
     )

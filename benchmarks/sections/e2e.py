@@ -1,11 +1,14 @@
 """Section 6, end to end: a YOLO folder of JPEGs to batches of tensors, as users train.
 
-The contenders (``benchmarks._pipelines``) all make mosaic -> random affine -> HSV (every
-sample) -> flip (p=0.5) -> ``(B, 3, side, side)`` uint8 batches from the same folder
-(``benchmarks._jpegs``): ultralytics' ``YOLODataset`` (``cache=False``, ``cache="ram"``),
-rankaug (cache off and on, ``A.Affine`` or the fused ``MosaicAffine``) and the floor (the
-pixel work alone); the "same work" table shows, from their objects, that they do the
-same work (a goal on contenders that do not is refused). rankaug's contenders batch with
+The contenders (``benchmarks._pipelines``) all make full decode (ultralytics'
+``load_image``: the long side to ``side`` by ``INTER_LINEAR``) -> mosaic -> random affine
+-> HSV (every sample) -> flip (p=0.5) -> ``(B, 3, side, side)`` uint8 RGB batches from the
+same folder (``benchmarks._jpegs``): ultralytics' ``YOLODataset`` (``cache=False``,
+``cache="ram"``), rankaug (cache off and on, ``A.Affine`` or the fused ``MosaicAffine``)
+and the floor (the pixel work alone); the "same work" table shows, from their objects,
+that they do the same work (a goal on contenders that do not is refused). One more row,
+outside the goals, runs rankaug fused over ``YoloFolder``'s default reduced JPEG decode,
+its ratios marked "not like for like". rankaug's contenders batch with
 ``BatchCollator`` (recycled shared buffers in workers, as the batches guide recommends),
 the floor with the same pool; ultralytics with its own ``collate_fn``. Each runs behind
 its own persistent DataLoader, with 0 and with 2 workers, over one fixed shuffled order:
@@ -42,7 +45,7 @@ from benchmarks._catalogue import E2E_FIRST, E2E_PIPELINES, E2E_WORKERS, section
 from benchmarks._cv2_split import CV2_STAGES, cv2_split, kernel_share
 from benchmarks._jpegs import JpegFolder, default_data_dir, jpeg_folder
 from benchmarks._loaders import Chunk, ChunkSampler, Loader, cpu_ns, time_chunk
-from benchmarks._pipelines import Pipeline, build, pipeline_work, ultralytics_classes
+from benchmarks._pipelines import REDUCED, Pipeline, build, pipeline_work, ultralytics_classes
 from benchmarks._report import Row, print_rows, ratio_text
 from benchmarks._same_work import print_work
 from benchmarks._timing import summarize
@@ -341,9 +344,9 @@ def measure(bench: Bench, prepared: Prepared) -> None:
             if c.first:
                 report.work[f"e2e/{c.name}_first_{c.workers}w"] = works[c.name]
         out(
-            f"6. End to end: JPEG files to batches of {bench.batch_size} "
+            f"{SECTION.number}. End to end: JPEG files to batches of {bench.batch_size} "
             f"(3x{side(bench)}x{side(bench)} uint8 tensors), samples/s; "
-            "mosaic, affine (scale 0.5-1.5, translate 0.1), HSV, flip"
+            "full decode, mosaic, affine (scale 0.5-1.5, translate 0.1), HSV, flip"
         )
         out(f"  data: {prepared.jpegs.description}")
         print_work(out, "every contender", works)
@@ -368,6 +371,11 @@ def measure(bench: Bench, prepared: Prepared) -> None:
             entry = report.ratio(two, zero)
             if entry is not None:
                 out(f"    {name:16s} 2 workers vs 0: {ratio_text(entry)}")
+        for name in REDUCED:  # what YoloFolder's default decode saves (unlike: its decode)
+            for w in E2E_WORKERS:
+                entry = report.ratio(f"e2e/{name}_{w}w", f"e2e/fused_{w}w")
+                if entry is not None:
+                    out(f"    {name:16s} vs fused, {w} workers: {ratio_text(entry)}")
         _split(bench, made, max(4, 2 * settings.e2e_batches))
         filled = made.get("e2e/rankaug_cached_0w")
         if filled is not None and filled.cache_dir is not None:

@@ -320,7 +320,8 @@ def measure(bench: Bench, prepared: None) -> None:
     report.diagnostics["epoch_pickle"] = {**costs, "batch": bench.batch_size}
 
     bench.out(
-        "5. Epoch carried by the index: CPU µs per index, lower is better (CPU time of this "
+        f"{SECTION.number}. "
+        "Epoch carried by the index: CPU µs per index, lower is better (CPU time of this "
         "process, and of its worker; other work on the machine does not count; "
         f"{settings.epoch_indices} indices per round; loaders: {settings.epoch_batches} "
         f"batches of {bench.batch_size} per round, kept as lists)"

@@ -77,6 +77,9 @@ def measure(bench: Bench, prepared: None) -> None:
         label="1 key cost",
     )
     bench.rows(SECTION, seconds)
-    bench.out(f"1. Key cost: µs per sample, lower is better ({settings.key_calls} calls per round)")
+    bench.out(
+        f"{SECTION.number}. "
+        f"Key cost: µs per sample, lower is better ({settings.key_calls} calls per round)"
+    )
     print_rows(bench.out, bench.report, list(SECTION.rows), baseline="key/numpy_default_rng")
     bench.out()

@@ -21,6 +21,7 @@ machine holds for the cache, once, whatever the number of ranks.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -31,11 +32,11 @@ from benchmarks import peers
 from benchmarks._bench import Bench
 from benchmarks._catalogue import section
 from benchmarks._memory import Watched, resident_bytes, watch
-from benchmarks._pipelines import build, ultralytics_classes
+from benchmarks._pipelines import build, source, ultralytics_classes
 from benchmarks._report import Row, number, print_rows
+from benchmarks._same_work import Setting, Work, print_work
 from benchmarks.sections.e2e import cache_root, folder, side
 from rankaug import CachedDataset
-from rankaug.datasets import YoloFolder
 
 __all__ = ["RANKS", "SECTION", "WORKERS", "measure", "prepare"]
 
@@ -62,9 +63,10 @@ def _filled_cache(bench: Bench, root: Path) -> Path:
         return Path(filled)
     directory = Path(tempfile.mkdtemp(prefix="memory-", dir=cache_root(bench)))
     bench.progress.set_label("7 memory: filling the cache (not timed)")
-    source: CachedDataset[Any] = CachedDataset(YoloFolder(root, image_size=side(bench)), directory)
-    for i in range(len(source)):
-        source[i]
+    # the folder as the rankaug_cached pipeline reads it: the same cache fingerprint
+    cached: CachedDataset[Any] = CachedDataset(source(root, side(bench)), directory)
+    for i in range(len(cached)):
+        cached[i]
     bench.shared["filled_cache"] = directory
     return directory
 
@@ -101,6 +103,14 @@ def _commands(
     return commands, envs
 
 
+def _work(lines: list[str]) -> Work | None:
+    """The same-work record a rank job printed (``work {...}``), if it printed one."""
+    for line in lines:
+        if line.startswith("work {"):
+            return {a: Setting(**s) for a, s in json.loads(line[len("work ") :]).items()}
+    return None
+
+
 def _mib(kib: float) -> float:
     return kib / 1024
 
@@ -123,10 +133,15 @@ def measure(bench: Bench, prepared: str) -> None:
     except RuntimeError as exc:
         missing = [r for r in SECTION.rows if r not in report.rows]
         bench.missing(SECTION, missing, f"error: {exc}")
-        out(f"7. Memory: the jobs failed: {exc}")
+        out(f"{SECTION.number}. Memory: the jobs failed: {exc}")
         out()
         return
     groups = {name: range(k * RANKS, (k + 1) * RANKS) for k, name in enumerate(pipelines)}
+    works = {name: _work(seen.lines[ks[0]]) for name, ks in groups.items()}
+    for row_id in SECTION.rows:
+        work = works.get("ultralytics_ram" if "ultralytics" in row_id else "rankaug_cached")
+        if work is not None:
+            report.work[row_id] = work
     files = [path for path in cache.rglob("*") if path.is_file()]
     resident, total = resident_bytes(files)
     figures: dict[str, float] = {}
@@ -148,10 +163,14 @@ def measure(bench: Bench, prepared: str) -> None:
         "lines": seen.lines,
     }
     out(
-        f"7. Memory: {RANKS} ranks x (1 + {WORKERS} workers), each rank a process with its "
+        f"{SECTION.number}. "
+        f"Memory: {RANKS} ranks x (1 + {WORKERS} workers), each rank a process with its "
         f"DistributedSampler shard, {bench.settings.memory_batches} batches loaded; MiB, "
         "summed PSS of every process, lower is better"
     )
+    shown = {name: work for name, work in works.items() if work is not None}
+    if shown:
+        print_work(out, "the jobs' pipelines (rank 0's record)", shown)
     print_rows(out, report, list(SECTION.rows), baseline="memory/ultralytics_ram")
     for name, ks in groups.items():
         per = [[_mib(kib) for _, kib in seen.ready[k]] for k in ks]

@@ -227,6 +227,9 @@ def mix_contenders(sources: Sequence[Sample], seed: int) -> tuple[dict[str, Make
         "mix/ultralytics_copypaste_flip": lambda: ultralytics_mix(
             "copypaste", instances, seed=seed, mode="flip"
         ),
+        "mix/ultralytics_copypaste_flip_masks": lambda: ultralytics_mix(
+            "copypaste", instances, seed=seed, mode="flip", masks=True
+        ),
     }
     makers: dict[str, Make] = {}
     unavailable: dict[str, str] = {}
@@ -355,7 +358,8 @@ def measure(bench: Bench, prepared: Contenders) -> None:
     bench.rows(SECTION, seconds)
     paired = _paired_copypaste(bench, makers)
     bench.out(
-        f"8. MixUp, CutMix, CopyPaste: samples/s at {bench.size}x{bench.size} from the same "
+        f"{SECTION.number}. "
+        f"MixUp, CutMix, CopyPaste: samples/s at {bench.size}x{bench.size} from the same "
         f"in-memory sources, partners drawn by each (copy-paste: rankaug's for both; "
         f"{settings.mosaics} per round)"
     )

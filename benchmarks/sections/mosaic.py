@@ -93,22 +93,34 @@ def mosaic_contenders(
     builders: dict[str, Callable[[], peers.Step]] = {
         "mosaic/floor": lambda: tagged(
             peers.floor_mosaic(sources, hw, rng=random.Random(seed)),
-            FloorWork(grid=(2, 2), via="the mosaic floor: centre in (0.25, 0.75), as MosaicGrid's"),
+            FloorWork(
+                grid=(2, 2),
+                tile=hw,
+                via="the mosaic floor: centre in (0.25, 0.75), as MosaicGrid's",
+            ),
         ),
         "mosaic/floor_targets": lambda: tagged(
             peers.floor_mosaic(sources, hw, rng=random.Random(seed), targets=True),
-            FloorWork(grid=(2, 2), via="the mosaic floor, with its boxes and labels mapped"),
+            FloorWork(
+                grid=(2, 2), tile=hw, via="the mosaic floor, with its boxes and labels mapped"
+            ),
         ),
-        "mosaic/albumentations": lambda: peers.albumentations_mosaic(sources, hw, seed=seed),
+        # tiles fitted in the output, aspect kept, as rankaug's and ultralytics' tiles
+        "mosaic/albumentations": lambda: peers.albumentations_mosaic(
+            sources, hw, seed=seed, fit_mode="contain"
+        ),
         "mosaic/ultralytics_affine": lambda: peers.ultralytics_mosaic(sources, size, seed=seed),
         "mosaic/ultralytics_mosaic": lambda: peers.ultralytics_mosaic(
             sources, size, affine=False, seed=seed
         ),
-        "mosaic/yolov5_style": lambda: peers.yolov5_style_mosaic(
-            sources, size, rng=random.Random(seed)
+        "mosaic/yolov5_style": lambda: tagged(
+            peers.yolov5_style_mosaic(sources, size, rng=random.Random(seed)),
+            FloorWork(grid=(2, 2), tile=hw, via="YOLOv5-style: a 2x canvas, then its centre"),
         ),
+        # cells of a third of the output (rounded up): all nine show, as in rankaug's 3x3;
+        # a cell of the output's size would show four at most
         "mosaic/albumentations_3x3": lambda: peers.albumentations_mosaic(
-            sources, hw, seed=seed, grid=(3, 3)
+            sources, hw, seed=seed, grid=(3, 3), cell_hw=(-(-size // 3), -(-size // 3))
         ),
         "mosaic/ultralytics9_affine": lambda: peers.ultralytics_mosaic(
             sources, size, seed=seed, n_tiles=9
@@ -179,7 +191,8 @@ def measure(bench: Bench, prepared: Contenders) -> None:
     )
     bench.rows(SECTION, seconds)
     bench.out(
-        f"3. Mosaic: mosaics/s at {bench.size}x{bench.size} from the same in-memory sources, "
+        f"{SECTION.number}. "
+        f"Mosaic: mosaics/s at {bench.size}x{bench.size} from the same in-memory sources, "
         f"with boxes except the floor without targets ({settings.mosaics} mosaics per round)"
     )
     works = {k.split("/")[1]: report.work[k] for k in SECTION.rows if k in report.work}

@@ -17,6 +17,7 @@ from benchmarks._bench import Bench
 from benchmarks._catalogue import TRANSPORTS, WORKERS, Settings, section
 from benchmarks._loaders import Chunk, make_loaders, share_bound, time_chunk, transport_costs
 from benchmarks._report import Report, Row, print_rows, ratio_text
+from benchmarks._same_work import describe, with_output
 from benchmarks._timing import Progress, summarize
 from rankaug import MosaicDataset
 from rankaug.collate import BatchCollator
@@ -87,6 +88,10 @@ def measure_scaling(
                 f"≈{summarize(projected).median:.0f}/s"
             )
     _bounds(report, chunks)
+    work = describe(dataset)  # the same per sample; how the batch leaves a worker differs
+    for name in names:
+        transport = name.split("/")[1].rsplit("_", 1)[0]
+        report.work[name] = with_output(work, TRANSPORTS[transport])
     report.diagnostics["transport"] = transport_costs(dataset, batch_size, settings.repeats)
 
 
@@ -117,7 +122,8 @@ def measure(bench: Bench, prepared: None) -> None:
     dataset: Any = MosaicDataset(bench.sources.mosaic, seed=bench.seed, output_size=bench.size)
     measure_scaling(report, dataset, bench.batch_size, settings, bench.progress)
     out(
-        f"4. Scaling: DataLoader over MosaicDataset 2x2, batch {bench.batch_size}, samples/s "
+        f"{SECTION.number}. "
+        f"Scaling: DataLoader over MosaicDataset 2x2, batch {bench.batch_size}, samples/s "
         f"in steady state ({settings.batches + settings.batches % 2} timed batches per round)"
     )
     for transport in TRANSPORTS:

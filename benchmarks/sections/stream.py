@@ -283,7 +283,8 @@ def measure(bench: Bench, prepared: Prepared) -> None:
             shutil.rmtree(prepared.folder, ignore_errors=True)
     _mosaic_race(bench)
     bench.out(
-        f"9. Streaming, samples per CPU second: webdataset shards of {prepared.samples} "
+        f"{SECTION.number}. "
+        f"Streaming, samples per CPU second: webdataset shards of {prepared.samples} "
         f"JPEGs ({SHARDS} shards, {WORKERS} workers, batches of {bench.batch_size}; the "
         f"main process and its workers); mosaics {bench.size}x{bench.size} from the same "
         f"square in-memory sources ({MOSAIC_ROUND * settings.mosaics} per round, one thread)"
@@ -326,7 +327,7 @@ def _loader_race(bench: Bench, prepared: Prepared) -> None:
         repeats=bench.settings.repeats,
         warmup=1,
         progress=bench.progress,
-        label="9 stream: webdataset",
+        label=f"{SECTION.number} stream: webdataset",
     )
     per_sample: dict[str, list[float]] = {}
     wall: dict[str, list[float]] = {}
@@ -359,7 +360,7 @@ def _paired_race(bench: Bench, prepared: Prepared) -> None:
         repeats=settings.repeats,
         warmup=settings.warmup,
         progress=None,  # (not in the progress bar's total: its rows are the loaders')
-        label="9 stream: paired in process",
+        label=f"{SECTION.number} stream: paired in process",
     )
     bench.report.diagnostics["stream_wrapper_paired"] = paired_overhead(
         per_op["stream/wds_map"],
@@ -389,7 +390,7 @@ def _mosaic_race(bench: Bench) -> None:
         repeats=bench.settings.repeats,
         warmup=bench.settings.warmup,
         progress=bench.progress,
-        label="9 stream: mosaic",
+        label=f"{SECTION.number} stream: mosaic",
         clock=time.thread_time,  # single-threaded: this thread's CPU time
     )
     bench.rows(SECTION, seconds)

@@ -153,7 +153,8 @@ def measure(bench: Bench, prepared: None) -> None:
         else "draws NOT matched (albumentations changed?): ratios carry draw noise"
     )
     bench.out(
-        f"2. Wrapper overhead: samples/s on {bench.size}x{bench.size} images, HorizontalFlip "
+        f"{SECTION.number}. "
+        f"Wrapper overhead: samples/s on {bench.size}x{bench.size} images, HorizontalFlip "
         f"+ Affine + RandomBrightnessContrast with boxes ({settings.wrapper_samples} samples "
         "per round)"
     )

@@ -12,22 +12,36 @@ both axes, followed by one ``cv2.resize`` to the exact size. That decodes a 1280
 photograph to 640x360 directly, but its pixels differ slightly (a few levels) from a
 full decode followed by a resize; ``reduced_decode=False`` gives the full decode.
 
-The final resize uses ``INTER_LINEAR`` (what ultralytics uses) when each axis changes by
-less than 2x: growing, or what is left after a reduced decode. A shrink by 2x or more
-(PNG and other formats, or ``reduced_decode=False``) uses ``INTER_AREA``, because
-linear interpolation then skips source pixels and aliases.
+The final resize (``interpolation="auto"``) uses ``INTER_LINEAR`` (what ultralytics
+uses) when each axis changes by less than 2x: growing, or what is left after a reduced
+decode. A shrink by 2x or more (PNG and other formats, or ``reduced_decode=False``) uses
+``INTER_AREA``, because linear interpolation then skips source pixels and aliases.
+``interpolation="linear"`` uses ``INTER_LINEAR`` for every resize, as ultralytics'
+``load_image`` does: with ``reduced_decode=False``, its pixels exactly.
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 import cv2
 import numpy as np
 
-__all__ = ["fit_size", "jpeg_size", "read_rgb", "read_rgb_resized", "write_png"]
+__all__ = [
+    "INTERPOLATIONS",
+    "Interpolation",
+    "fit_size",
+    "jpeg_size",
+    "read_rgb",
+    "read_rgb_resized",
+    "write_png",
+]
+
+Interpolation = Literal["auto", "linear"]
+INTERPOLATIONS: Final[tuple[Interpolation, ...]] = ("auto", "linear")
+"""The resize on load's interpolations (see the module docstring)."""
 
 _REDUCED: Final = ((8, cv2.IMREAD_REDUCED_COLOR_8), (4, cv2.IMREAD_REDUCED_COLOR_4),
                    (2, cv2.IMREAD_REDUCED_COLOR_2))  # fmt: skip
@@ -60,7 +74,7 @@ def read_rgb(path: Path) -> np.ndarray:
 
 
 def read_rgb_resized(
-    path: Path, image_size: int, *, reduced_decode: bool
+    path: Path, image_size: int, *, reduced_decode: bool, interpolation: Interpolation = "auto"
 ) -> tuple[np.ndarray, tuple[int, int]]:
     """Decode an image file resized so that its long side is ``image_size``.
 
@@ -71,6 +85,8 @@ def read_rgb_resized(
         path: The image file.
         image_size: The long side of the result, ``>= 1``.
         reduced_decode: Let the JPEG decoder shrink by 2, 4 or 8 where it can.
+        interpolation: ``"auto"`` (``INTER_AREA`` for shrinks of 2x or more, else
+            ``INTER_LINEAR``) or ``"linear"`` (``INTER_LINEAR`` always, as ultralytics).
 
     Returns:
         The ``HxWx3`` uint8 RGB image and the ``(height, width)`` of the full-size
@@ -93,11 +109,11 @@ def read_rgb_resized(
     if (bgr.shape[0], bgr.shape[1]) == target:
         return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB), original
     shrink = bgr.shape[0] >= 2 * target[0] or bgr.shape[1] >= 2 * target[1]
-    interpolation = cv2.INTER_AREA if shrink else cv2.INTER_LINEAR
+    flag = cv2.INTER_AREA if shrink and interpolation == "auto" else cv2.INTER_LINEAR
     if target[0] * target[1] > bgr.shape[0] * bgr.shape[1]:  # convert the smaller image
         bgr = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
-        return cv2.resize(bgr, (target[1], target[0]), interpolation=interpolation), original
-    small = cv2.resize(bgr, (target[1], target[0]), interpolation=interpolation)
+        return cv2.resize(bgr, (target[1], target[0]), interpolation=flag), original
+    small = cv2.resize(bgr, (target[1], target[0]), interpolation=flag)
     return cv2.cvtColor(small, cv2.COLOR_BGR2RGB), original
 
 

@@ -14,7 +14,12 @@ from torch.utils.data import Dataset
 
 from rankaug import checks
 from rankaug.boxes import BoxFormat
-from rankaug.datasets._image_io import read_rgb, read_rgb_resized
+from rankaug.datasets._image_io import (
+    INTERPOLATIONS,
+    Interpolation,
+    read_rgb,
+    read_rgb_resized,
+)
 from rankaug.datasets._sample import build_sample, check_output_options
 from rankaug.errors import RankaugWarning
 
@@ -55,7 +60,8 @@ class CocoDetection(Dataset[Any]):
     resized to the exact size: much faster, but its pixels differ slightly (a few
     levels) from a full decode and resize; ``reduced_decode=False`` decodes in full. The
     final resize is ``INTER_LINEAR`` for changes under 2x and ``INTER_AREA`` for shrinks
-    of 2x or more. The full-size image must still have the size the file gives.
+    of 2x or more (``interpolation="linear"``: ``INTER_LINEAR`` always, as ultralytics'
+    ``load_image``). The full-size image must still have the size the file gives.
 
     Args:
         annotation_file: The COCO JSON file.
@@ -68,6 +74,9 @@ class CocoDetection(Dataset[Any]):
             image at its own size.
         reduced_decode: With ``image_size``, let the JPEG decoder shrink by 2, 4 or 8
             where the target size allows (pixels differ slightly from a full decode).
+        interpolation: With ``image_size``, ``"auto"`` (``INTER_AREA`` for shrinks of
+            2x or more, else ``INTER_LINEAR``) or ``"linear"`` (``INTER_LINEAR`` for
+            every resize, as ultralytics' ``load_image``).
 
     Attributes:
         image_ids: COCO image id of each sample.
@@ -113,6 +122,7 @@ class CocoDetection(Dataset[Any]):
         tensors: bool = False,
         image_size: int | None = None,
         reduced_decode: bool = True,
+        interpolation: Interpolation = "auto",
     ) -> None:
         self.box_format, self.as_tuple, self.tensors = check_output_options(
             box_format, as_tuple, tensors
@@ -121,6 +131,7 @@ class CocoDetection(Dataset[Any]):
             None if image_size is None else checks.integer(image_size, "image_size", low=1)
         )
         self.reduced_decode = checks.boolean(reduced_decode, "reduced_decode")
+        self.interpolation = checks.choice(interpolation, "interpolation", INTERPOLATIONS)
         if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)):
             raise TypeError(f"tolerance must be a real number, got {tolerance!r}")
         if not 0.0 <= tolerance < math.inf:
@@ -165,7 +176,10 @@ class CocoDetection(Dataset[Any]):
             original = (image.shape[0], image.shape[1])
         else:
             image, original = read_rgb_resized(
-                path, self.image_size, reduced_decode=self.reduced_decode
+                path,
+                self.image_size,
+                reduced_decode=self.reduced_decode,
+                interpolation=self.interpolation,
             )
         height, width = self._sizes[position]
         if original != (height, width):
@@ -195,7 +209,8 @@ class CocoDetection(Dataset[Any]):
             f"CocoDetection({str(self.annotation_file)!r}, {str(self.image_root)!r}, "
             f"box_format={self.box_format!r}, tolerance={self.tolerance!r}, "
             f"as_tuple={self.as_tuple!r}, tensors={self.tensors!r}, "
-            f"image_size={self.image_size!r}, reduced_decode={self.reduced_decode!r})"
+            f"image_size={self.image_size!r}, reduced_decode={self.reduced_decode!r}, "
+            f"interpolation={self.interpolation!r})"
         )
 
 

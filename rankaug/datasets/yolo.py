@@ -28,7 +28,12 @@ from rankaug.boxes import (
     BoxFormat,
     to_xyxy,
 )
-from rankaug.datasets._image_io import read_rgb, read_rgb_resized
+from rankaug.datasets._image_io import (
+    INTERPOLATIONS,
+    Interpolation,
+    read_rgb,
+    read_rgb_resized,
+)
 from rankaug.datasets._sample import build_sample, check_output_options
 from rankaug.datasets._yolo_labels import read_label_file
 from rankaug.errors import RankaugWarning
@@ -78,7 +83,9 @@ class YoloFolder(Dataset[Any]):
     is decoded at 1/2, 1/4 or 1/8 size by the JPEG decoder, then resized to the exact
     size: much faster, but its pixels differ slightly (a few levels) from a full decode
     and resize; ``reduced_decode=False`` decodes in full. The final resize is
-    ``INTER_LINEAR`` for changes under 2x and ``INTER_AREA`` for shrinks of 2x or more.
+    ``INTER_LINEAR`` for changes under 2x and ``INTER_AREA`` for shrinks of 2x or more;
+    ``interpolation="linear"`` makes it ``INTER_LINEAR`` always: with
+    ``reduced_decode=False``, ultralytics' ``load_image`` pixel for pixel.
 
     Args:
         root: The dataset folder.
@@ -95,6 +102,9 @@ class YoloFolder(Dataset[Any]):
             image at its own size.
         reduced_decode: With ``image_size``, let the JPEG decoder shrink by 2, 4 or 8
             where the target size allows (pixels differ slightly from a full decode).
+        interpolation: With ``image_size``, ``"auto"`` (``INTER_AREA`` for shrinks of
+            2x or more, else ``INTER_LINEAR``) or ``"linear"`` (``INTER_LINEAR`` for
+            every resize, as ultralytics' ``load_image``).
 
     Attributes:
         image_paths: The image files, in dataset order.
@@ -151,6 +161,7 @@ class YoloFolder(Dataset[Any]):
         tensors: bool = False,
         image_size: int | None = None,
         reduced_decode: bool = True,
+        interpolation: Interpolation = "auto",
     ) -> None:
         self.box_format, self.as_tuple, self.tensors = check_output_options(
             box_format, as_tuple, tensors
@@ -159,6 +170,7 @@ class YoloFolder(Dataset[Any]):
             None if image_size is None else checks.integer(image_size, "image_size", low=1)
         )
         self.reduced_decode = checks.boolean(reduced_decode, "reduced_decode")
+        self.interpolation = checks.choice(interpolation, "interpolation", INTERPOLATIONS)
         self.segments = checks.boolean(segments, "segments")
         suffixes = _check_extensions(extensions)
         root = checks.path(root, "root")
@@ -220,7 +232,12 @@ class YoloFolder(Dataset[Any]):
         if self.image_size is None:
             image = read_rgb(path)
         else:
-            image, _ = read_rgb_resized(path, self.image_size, reduced_decode=self.reduced_decode)
+            image, _ = read_rgb_resized(
+                path,
+                self.image_size,
+                reduced_decode=self.reduced_decode,
+                interpolation=self.interpolation,
+            )
         height, width = image.shape[0], image.shape[1]
         # normalised boxes times the new size: the resize's own scale in each axis
         xyxy = to_xyxy(self._boxes[position], "albumentations", (height, width))
@@ -260,7 +277,8 @@ class YoloFolder(Dataset[Any]):
             f"image_dir={self.image_dir!r}, label_dir={self.label_dir!r}, "
             f"extensions={self.extensions!r}, tolerance={self.tolerance!r}, "
             f"segments={self.segments!r}, as_tuple={self.as_tuple!r}, tensors={self.tensors!r}, "
-            f"image_size={self.image_size!r}, reduced_decode={self.reduced_decode!r})"
+            f"image_size={self.image_size!r}, reduced_decode={self.reduced_decode!r}, "
+            f"interpolation={self.interpolation!r})"
         )
 
 

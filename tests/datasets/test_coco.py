@@ -333,6 +333,15 @@ class TestCocoDetection:
         np.testing.assert_allclose(sample["bboxes"], expected, rtol=1e-6, atol=1e-4)
         assert_rectangles_land(sample["image"], expected, scale, tolerance=6, slack=1.0)
 
+    def test_linear_interpolation_reads_as_ultralytics_load_image(self, tmp_path: Path) -> None:
+        path = self.painted_coco(tmp_path, 768, 1024, [(96, 64, 400, 320)], "a.jpg")
+        ds = CocoDetection(
+            path, tmp_path, image_size=256, reduced_decode=False, interpolation="linear"
+        )
+        bgr = cv2.imread(str(tmp_path / "a.jpg"))
+        expected = cv2.resize(bgr, (256, 192), interpolation=cv2.INTER_LINEAR)
+        np.testing.assert_array_equal(ds[0]["image"], cv2.cvtColor(expected, cv2.COLOR_BGR2RGB))
+
     @pytest.mark.parametrize("fmt", BOX_FORMATS)
     def test_image_size_scales_boxes_in_every_format(
         self, tmp_path: Path, coco: tuple[Path, dict[str, Any]], fmt: BoxFormat
@@ -375,6 +384,7 @@ class TestCocoDetection:
             ({"image_size": 64.0}, TypeError, r"image_size must be an integer >= 1, got 64.0"),
             ({"image_size": False}, TypeError, r"image_size must be an integer >= 1, got False"),
             ({"reduced_decode": None}, TypeError, r"reduced_decode must be True or False"),
+            ({"interpolation": "cubic"}, ValueError, r"interpolation must be one of 'auto'"),
         ],
     )
     def test_bad_resize_arguments(
@@ -405,5 +415,5 @@ class TestCocoDetection:
         assert text == (
             f"CocoDetection({str(coco[0])!r}, {str(tmp_path / 'images')!r}, "
             "box_format='pascal_voc', tolerance=1.0, as_tuple=False, tensors=False, "
-            "image_size=32, reduced_decode=True)"
+            "image_size=32, reduced_decode=True, interpolation='auto')"
         )

@@ -118,6 +118,16 @@ class TestReadRgbResized:
             assert out.shape == (*fit_size(72, 128, size), 3)
             assert out.dtype == np.uint8
 
+    def test_linear_interpolation_is_ultralytics_load_image(self, tmp_path: Path) -> None:
+        path = write_jpeg(tmp_path / "a.jpg", textured(720, 1280))
+        out, original = read_rgb_resized(path, 320, reduced_decode=False, interpolation="linear")
+        assert original == (720, 1280)
+        # ultralytics' BaseDataset.load_image: imread, INTER_LINEAR to the long side
+        bgr = cv2.resize(cv2.imread(str(path)), (320, 180), interpolation=cv2.INTER_LINEAR)
+        np.testing.assert_array_equal(out, cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB))
+        auto, _ = read_rgb_resized(path, 320, reduced_decode=False)  # a 4x shrink: by area
+        assert np.abs(auto.astype(np.int64) - out).any()
+
     def test_reduced_decode_is_the_decoders_own_half_size(self, tmp_path: Path) -> None:
         path = write_jpeg(tmp_path / "a.jpg", textured(720, 1280))
         out, original = read_rgb_resized(path, 640, reduced_decode=True)

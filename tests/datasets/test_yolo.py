@@ -351,6 +351,15 @@ class TestYoloFolder:
         np.testing.assert_allclose(sample["bboxes"], expected, rtol=1e-6, atol=1e-3)
         assert_rectangles_land(sample["image"], expected, scale, tolerance=6, slack=1.0)
 
+    def test_linear_interpolation_reads_as_ultralytics_load_image(self, tmp_path: Path) -> None:
+        root = self.painted_folder(tmp_path, 720, 1280, [(128, 96, 640, 400)], ".jpg")
+        ds = YoloFolder(root, image_size=320, reduced_decode=False, interpolation="linear")
+        bgr = cv2.imread(str(root / "images" / "a.jpg"))
+        expected = cv2.resize(bgr, (320, 180), interpolation=cv2.INTER_LINEAR)
+        np.testing.assert_array_equal(ds[0]["image"], cv2.cvtColor(expected, cv2.COLOR_BGR2RGB))
+        auto = YoloFolder(root, image_size=320, reduced_decode=False)[0]["image"]  # by area
+        assert not np.array_equal(auto, ds[0]["image"])
+
     def test_image_size_scales_boxes_in_every_format(self, root: Path) -> None:
         full = YoloFolder(root)  # 40x56 images
         for fmt in BOX_FORMATS:
@@ -385,6 +394,12 @@ class TestYoloFolder:
             ({"image_size": True}, TypeError, r"image_size must be an integer >= 1, got True"),
             ({"image_size": "640"}, TypeError, r"image_size must be an integer"),
             ({"reduced_decode": 1}, TypeError, r"reduced_decode must be True or False, got 1"),
+            (
+                {"interpolation": "area"},
+                ValueError,
+                r"interpolation must be one of 'auto', 'linear', got 'area'",
+            ),
+            ({"interpolation": 1}, TypeError, r"interpolation must be one of 'auto', 'linear'"),
         ],
     )
     def test_bad_resize_arguments(
@@ -409,8 +424,9 @@ class TestYoloFolder:
             f"YoloFolder({str(root)!r}, box_format='yolo', image_dir='images', "
             "label_dir='labels', extensions=('.bmp', '.jpeg', '.jpg', '.png'), "
             "tolerance=0.001, segments=False, as_tuple=False, tensors=False, image_size=64, "
-            "reduced_decode=False)"
+            "reduced_decode=False, interpolation='auto')"
         )
+        assert repr(YoloFolder(root, interpolation="linear")).endswith("interpolation='linear')")
 
     # ------------------------------------------------------------ instance polygons
     @staticmethod
