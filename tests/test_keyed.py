@@ -227,9 +227,13 @@ class TestState:
                                    num_workers=workers)  # fmt: skip
 
         saving = loader(0)
-        next(iter(saving))
+        batches = iter(saving)
+        next(batches)
+        state = saving.state_dict()
+        for _ in batches:  # to the end: its workers stop now, not when collected (10 s)
+            pass
         resuming = loader(1)
-        resuming.load_state_dict(saving.state_dict())
+        resuming.load_state_dict(state)
         # worker 1 had not started when the state was saved: worker 0 is refused
         with pytest.raises(ValueError, match="on rank 0 for worker 0 in epoch 0, and this is"):
             list(resuming)
