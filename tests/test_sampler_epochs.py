@@ -8,7 +8,6 @@ iterator is built) and accelerate (``DataLoaderShard.set_epoch(self.iteration)``
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from rankaug import EpochIndex, EpochSampler, RankaugWarning
+from tests.recipes.infinite import InfiniteDataLoader
 
 
 class Seen(Dataset[tuple[int, int]]):
@@ -30,38 +30,6 @@ class Seen(Dataset[tuple[int, int]]):
     def __getitem__(self, index: int) -> tuple[int, int]:
         assert isinstance(index, EpochIndex), type(index)
         return int(index), index.epoch
-
-
-class _RepeatSampler:
-    def __init__(self, sampler: Any) -> None:
-        self.sampler = sampler
-
-    def __iter__(self) -> Iterator[Any]:
-        while True:
-            yield from iter(self.sampler)
-
-
-class InfiniteDataLoader(DataLoader[Any]):
-    """ultralytics' ``InfiniteDataLoader``: one iterator for every epoch, and ``reset()``."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        object.__setattr__(self, "batch_sampler", _RepeatSampler(self.batch_sampler))
-        self.iterator: Any = None
-
-    def __len__(self) -> int:
-        return len(self.batch_sampler.sampler)  # type: ignore[attr-defined, union-attr]
-
-    def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
-        if self.iterator is None:
-            self.iterator = self._get_iterator()
-        for _ in range(len(self)):
-            yield next(self.iterator)
-
-    def reset(self) -> None:
-        if self.iterator is not None:
-            self.iterator._shutdown_workers()
-        self.iterator = None
 
 
 def shuffled(length: int, epoch: int) -> list[int]:

@@ -5,6 +5,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 from torch.utils.data import DataLoader
 
 from rankaug import EpochIndex, Partners, SampleError
@@ -63,6 +64,24 @@ class Worded(Average):
 
 
 class TestPairDataset:
+    @pytest.mark.parametrize("tensors", [False, True])
+    @pytest.mark.parametrize("mix", [MixUpDataset, CutMixDataset])
+    def test_instance_masks_as_a_list_come_back_a_list_of_the_same(
+        self, mix: type[PairDataset[Any]], tensors: bool
+    ) -> None:
+        arrays = [flat_sample(i, (12, 16), 40 * i, boxes=[(1, 1, 9, 7), (6, 4, 15, 11)])
+                  for i in range(3)]  # fmt: skip
+        listed = [{**s, "masks": [torch.from_numpy(m) if tensors else m for m in s["masks"]]}
+                  for s in arrays]  # fmt: skip
+        kind, dtype = (torch.Tensor, torch.uint8) if tensors else (np.ndarray, np.uint8)
+        for seed in range(4):
+            want = mix(arrays, seed=seed)[0]["masks"]  # type: ignore[call-arg]
+            got = mix(listed, seed=seed)[0]["masks"]  # type: ignore[call-arg]
+            assert type(got) is list
+            assert [(type(m), m.dtype) for m in got] == [(kind, dtype)] * len(want)
+            for mask, expected in zip(got, want, strict=True):
+                np.testing.assert_array_equal(np.asarray(mask), expected)
+
     @pytest.mark.parametrize("kind", [MixUpDataset, CutMixDataset, CopyPasteDataset])
     def test_non_finite_keypoints_are_refused_not_dropped(self, kind: type) -> None:
         points = np.array([[np.nan, 5.0], [16.0, 16.0]], np.float32)

@@ -146,21 +146,6 @@ class TestCutMixTargets:
         np.testing.assert_array_equal(masks[0], data[0]["masks"][0])
         np.testing.assert_array_equal(masks[3], data[1]["masks"][2])
 
-    @pytest.mark.parametrize("tensors", [False, True])
-    def test_instance_masks_as_a_list_come_back_a_list_of_the_same(self, tensors: bool) -> None:
-        arrays = [flat_sample(i, (12, 16), 40 * i, boxes=[(1, 1, 9, 7), (6, 4, 15, 11)])
-                  for i in range(3)]  # fmt: skip
-        listed = [{**s, "masks": [torch.from_numpy(m) if tensors else m for m in s["masks"]]}
-                  for s in arrays]  # fmt: skip
-        kind, dtype = (torch.Tensor, torch.uint8) if tensors else (np.ndarray, np.uint8)
-        for seed in range(4):
-            want = CutMixDataset(arrays, seed=seed)[0]["masks"]
-            got = CutMixDataset(listed, seed=seed)[0]["masks"]
-            assert type(got) is list
-            assert [(type(m), m.dtype) for m in got] == [(kind, dtype)] * len(want)
-            for mask, expected in zip(got, want, strict=True):
-                np.testing.assert_array_equal(np.asarray(mask), expected)
-
     def test_min_visibility_is_measured_against_the_full_box(self) -> None:
         out, _ = self.cut([(6, 2, 16, 8)], [(8, 4, 14, 8)], min_visibility=0.5)
         # 40% of the main box and 2/3 of the partner's stay visible

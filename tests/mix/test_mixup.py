@@ -123,21 +123,6 @@ class TestMixUpTargets:
             assert (out["mask"] == expected + 1).all()
         assert heavier == {True, False}  # both cases seen (alpha 0.05: r near 0 or 1)
 
-    @pytest.mark.parametrize("tensors", [False, True])
-    def test_instance_masks_as_a_list_come_back_a_list_of_the_same(self, tensors: bool) -> None:
-        arrays = [flat_sample(i, (12, 16), 40 * i, boxes=[(1, 1, 9, 7), (6, 4, 15, 11)])
-                  for i in range(3)]  # fmt: skip
-        listed = [{**s, "masks": [torch.from_numpy(m) if tensors else m for m in s["masks"]]}
-                  for s in arrays]  # fmt: skip
-        kind, dtype = (torch.Tensor, torch.uint8) if tensors else (np.ndarray, np.uint8)
-        for seed in range(4):
-            want = MixUpDataset(arrays, seed=seed)[0]["masks"]
-            got = MixUpDataset(listed, seed=seed)[0]["masks"]
-            assert type(got) is list
-            assert [(type(m), m.dtype) for m in got] == [(kind, dtype)] * len(want)
-            for mask, expected in zip(got, want, strict=True):
-                np.testing.assert_array_equal(np.asarray(mask), expected)
-
     def test_an_int64_label_stays_int64_without_boxes(self) -> None:
         data = [
             {"image": np.zeros((4, 4), np.uint8), "bboxes": np.zeros((0, 4), np.float32),

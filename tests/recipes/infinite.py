@@ -27,23 +27,33 @@ class _RepeatSampler:
 
 
 class InfiniteDataLoader(DataLoader[Any]):
-    """A DataLoader that reuses its workers and its iterator across epochs."""
+    """ultralytics' ``InfiniteDataLoader`` (8.4): one iterator for every epoch.
+
+    It is made on the first pass; ``reset()`` stops it, for the next pass to make anew.
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         object.__setattr__(self, "batch_sampler", _RepeatSampler(self.batch_sampler))
-        self.iterator = super().__iter__()
+        self.iterator: Any = None
 
     def __len__(self) -> int:
         return len(self.batch_sampler.sampler)  # type: ignore[attr-defined, union-attr]
 
     def __iter__(self) -> Iterator[Any]:  # type: ignore[override]
+        if self.iterator is None:
+            self.iterator = self._get_iterator()
         for _ in range(len(self)):
             yield next(self.iterator)
 
     def close(self) -> None:
-        """Stop the workers now (ultralytics' loader does it in ``__del__``)."""
-        self.iterator._shutdown_workers()  # type: ignore[attr-defined]
+        """Stop the workers now (ultralytics' loader does it in ``__del__`` too)."""
+        if hasattr(self.iterator, "_workers"):
+            self.iterator._shutdown_workers()
+
+    def reset(self) -> None:
+        self.close()
+        self.iterator = None
 
 
 def train(rank: int, world_size: int, *, epochs: int) -> list[dict[str, Any]]:
