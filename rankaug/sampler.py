@@ -73,6 +73,7 @@ from rankaug.sampler_pass import (
     Ticket,
     carry,
     check_state,
+    prefetching,
     start,
 )
 
@@ -210,7 +211,9 @@ class EpochSampler(Sampler[EpochIndex]):
                 run.position += 1
                 yield make(value) if type(value) is int else carry(value, make)
             run.done = True
-            self._epochs.ran = max(self._epochs.ran, run.epoch)
+            run.prefetched = prefetching(sys._getframe(1))
+            if not run.prefetched:  # else it ran once a later pass begins
+                self._epochs.ran = max(self._epochs.ran, run.epoch)
         finally:  # also when the pass is closed or dropped unfinished
             end(id(run))
             run.ended = True

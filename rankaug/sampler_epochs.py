@@ -13,6 +13,10 @@ its reader means, whatever came first:
   the loader drew ahead), the call changes nothing. Otherwise the next pass has ``e``;
 * a pass that begins after the pass ``set_epoch(e)`` named was thrown away unread
   (nothing drawn since the call, the latest pass unfinished) has ``e`` again;
+* a pass the loader's workers drew whole while its iterator was built (a pass of at
+  most ``num_workers * prefetch_factor`` batches) is unread still: while it is the latest
+  pass, ``set_epoch`` naming its epoch changes nothing, and its epoch counts as run only
+  once a later pass begins;
 * two calls cannot be made right, and warn: ``set_epoch(e)`` while a pass of another
   epoch, begun since the previous call, runs (its indices are drawn already), and
   ``set_epoch(e)`` back to an epoch that already ran (it replays that epoch).
@@ -53,6 +57,7 @@ class Epochs:
         self.mark: tuple[int, int] | None = None  # how far they had got when named
         self.last_call: tuple[int, int] | None = None  # (epoch, passes begun) at the call
         self.begun = 0
+        self.latest: Pass | None = None  # the pass begun last
 
     def travelling(self) -> Epochs:
         """A copy for a pickled sampler: the passes themselves stay behind."""
@@ -71,11 +76,12 @@ class Epochs:
             return False  # the same call again (accelerate makes it twice): nothing since
         self.last_call = (epoch, self.begun)
         named = self.named
-        if named is not None and not named.done and named.epoch == epoch:
+        if named is not None and named.epoch == epoch and self._unread(named, not self.ahead):
             return False
         for at, run in enumerate(self.ahead):
             # after a named pass, every pass begun is unread yet: the next one named
-            if run.epoch == epoch and (named is not None or not run.done):
+            latest = at == len(self.ahead) - 1
+            if run.epoch == epoch and (named is not None or self._unread(run, latest)):
                 self.named, self.ahead = run, self.ahead[at + 1 :]
                 self.mark = self._drawn()
                 return False
@@ -83,6 +89,11 @@ class Epochs:
         self.next = epoch
         self.named, self.pending, self.ahead, self.mark = None, True, [], None
         return True
+
+    @staticmethod
+    def _unread(run: Pass, latest: bool) -> bool:
+        """Whether ``run`` may be unread: running, or the latest pass, prefetched whole."""
+        return not run.done or (latest and run.prefetched)
 
     def _warn(self, epoch: int) -> None:
         if epoch <= self.ran:
@@ -130,6 +141,9 @@ class Epochs:
     def began(self, run: Pass, *, restored: bool) -> None:
         """Record a pass that began (``restored``: where a saved state left off)."""
         self.begun += 1
+        latest, self.latest = self.latest, run
+        if latest is not None and latest.done:  # a prefetched pass: read, or thrown away
+            self.ran = max(self.ran, latest.epoch)
         if not restored and (self.pending or self.thrown_away() is not None):
             self.named, self.pending, self.ahead, self.mark = run, False, [], None
             return

@@ -17,7 +17,15 @@ from typing import Any, Final
 from rankaug import checks
 from rankaug.epoch import EpochBatch, EpochIndex
 
-__all__ = ["ITER_FORMAT", "STATE_FORMAT", "Pass", "PassIterator", "Ticket", "carry"]
+__all__ = [
+    "ITER_FORMAT",
+    "STATE_FORMAT",
+    "Pass",
+    "PassIterator",
+    "Ticket",
+    "carry",
+    "prefetching",
+]
 
 STATE_FORMAT: Final = "rankaug.EpochSampler/1"
 ITER_FORMAT: Final = "rankaug.EpochSampler.iterator/1"
@@ -29,10 +37,11 @@ class Pass:
     """One pass over the wrapped sampler: its epoch and how many indices it has given.
 
     ``done``: it gave its last index; ``ended``: done, or dropped unfinished (a loader
-    iterator thrown away, a ``break``).
+    iterator thrown away, a ``break``); ``prefetched``: done while its loader iterator was
+    being built (its workers' prefetch drew it all: none of it was read yet).
     """
 
-    __slots__ = ("done", "ended", "epoch", "inner", "position")
+    __slots__ = ("done", "ended", "epoch", "inner", "position", "prefetched")
 
     def __init__(self, epoch: int, inner: Iterator[Any] | None, position: int) -> None:
         self.epoch = epoch
@@ -40,6 +49,7 @@ class Pass:
         self.position = position
         self.done = False
         self.ended = False
+        self.prefetched = False
 
 
 class Ticket:
@@ -143,6 +153,23 @@ def check_iter_state(state: object) -> dict[str, Any] | None:
         epoch = checks.integer(state.get("epoch"), "state['epoch']", low=0, high=END - 1)
         return {"format": ITER_FORMAT, "pass": kind, "epoch": epoch}
     return check_state(state, ITER_FORMAT, what)
+
+
+def prefetching(frame: Any) -> bool:
+    """Whether ``frame`` (who drew an index) is a loader iterator being built.
+
+    A ``DataLoader`` iterator with workers draws ``prefetch_factor * num_workers`` batches
+    in its ``_reset()`` (torchdata's ``StatefulDataLoader`` alike), before anything is read.
+    """
+    for _ in range(8):
+        if frame is None:
+            return False
+        if frame.f_code.co_name == "_reset" and callable(
+            getattr(frame.f_locals.get("self"), "_try_put_index", None)
+        ):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def as_index(value: object) -> int:

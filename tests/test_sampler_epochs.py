@@ -148,3 +148,35 @@ class TestEpochs:
         del ahead  # thrown away unread
         assert sampler.epoch == 0
         assert torch.tensor([i.epoch for i in sampler]).unique().tolist() == [0]
+
+    @pytest.mark.parametrize("iterator_first", [False, True])
+    def test_a_pass_prefetched_whole_before_set_epoch_is_that_epoch(
+        self, iterator_first: bool
+    ) -> None:
+        # 3 batches a pass, 4 prefetched: building the iterator draws the pass to its end;
+        # Lightning builds it before set_epoch(0) (later epochs after), or every epoch
+        loader = DataLoader(Seen(3), sampler=EpochSampler(range(3)), batch_size=1, num_workers=2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            batches = iter(loader)
+            epochs = []
+            for epoch in range(4):
+                if epoch and iterator_first:
+                    batches = iter(loader)
+                    loader.sampler.set_epoch(epoch)  # type: ignore[attr-defined]
+                elif epoch:
+                    loader.sampler.set_epoch(epoch)  # type: ignore[attr-defined]
+                    batches = iter(loader)
+                else:
+                    loader.sampler.set_epoch(0)  # type: ignore[attr-defined]
+                epochs.append({int(e) for batch in batches for e in batch[1]})
+        assert epochs == [{0}, {1}, {2}, {3}]
+
+    def test_going_back_to_a_prefetched_pass_once_the_next_began_warns(self) -> None:
+        loader = DataLoader(Seen(3), sampler=EpochSampler(range(3)), batch_size=1, num_workers=2)
+        assert {int(e) for batch in loader for e in batch[1]} == {0}
+        batches = iter(loader)  # epoch 1, drawn whole
+        with pytest.warns(RankaugWarning, match=r"set_epoch\(0\) goes back"):
+            loader.sampler.set_epoch(0)  # type: ignore[attr-defined]
+        assert {int(e) for batch in batches for e in batch[1]} == {1}
+        assert {int(e) for batch in loader for e in batch[1]} == {0}
