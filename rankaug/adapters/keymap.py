@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
-from rankaug.samples.restore import is_wrapped, restore_like, rewrap_values
+from rankaug.samples.restore import check_tv_boxes, is_wrapped, restore_like, rewrap_values
 from rankaug.samples.unread import known, refuse_unread, unread_fields
 
 __all__ = ["KeyMap"]
@@ -121,6 +121,7 @@ class KeyMap:
         self.box_format: BoxFormat | None = (
             None if box_format is None else check_box_format(box_format)
         )
+        self.reads_box_format: str | None = None  # the wrapper's (set by check_adapter)
         self._others = tuple((n, p) for n, p in self._parts.items() if n != "image")
         self._per_box = frozenset(n for n in self.keys if n not in _NOT_LABELS)
         box_parts = self._parts.get("bboxes", ())
@@ -210,7 +211,10 @@ class KeyMap:
             if name in targets:
                 originals[name] = value
                 data[name] = value_to_numpy(value)
-                wrapped = wrapped or is_wrapped(value)
+                if is_wrapped(value):
+                    reads = self.box_format or self.reads_box_format
+                    check_tv_boxes(value, reads if name == "bboxes" else None, self.keys[name])
+                    wrapped = True
             elif name in self._per_box or name in ("masks", "segments"):
                 unhanded.append(name)
         if self._container is not None:

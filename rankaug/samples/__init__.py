@@ -28,6 +28,7 @@ wrappers (MixUp, CutMix) also read and replace a classification sample's class
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Final, cast
 
@@ -236,7 +237,7 @@ def check_adapter(adapter: object, *, box_format: str | None = None) -> SampleAd
     'DefaultAdapter'
     """
     if adapter is None:
-        return DefaultAdapter()
+        adapter = DefaultAdapter()
     if isinstance(adapter, type):
         raise TypeError(
             f"adapter must be an adapter instance, got the class {adapter.__name__}: pass "
@@ -250,6 +251,9 @@ def check_adapter(adapter: object, *, box_format: str | None = None) -> SampleAd
             f"got {type(adapter).__name__}"
         )
     check_box_format(adapter, box_format, "box_format")
+    if box_format is not None and hasattr(adapter, "reads_box_format"):
+        adapter = copy.copy(adapter)  # one adapter may serve wrappers of several formats
+        adapter.reads_box_format = box_format  # a torchvision BoundingBoxes is checked
     return adapter  # type: ignore[return-value]
 
 

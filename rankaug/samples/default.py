@@ -10,7 +10,7 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
-from rankaug.samples.restore import is_wrapped, restore_like, rewrap_values
+from rankaug.samples.restore import check_tv_boxes, is_wrapped, restore_like, rewrap_values
 from rankaug.samples.unread import (
     known,
     per_box_fields,
@@ -53,6 +53,10 @@ class DefaultAdapter:
     >>> sorted(out), out["path"]
     (['image', 'path'], 'a.jpg')
     """
+
+    #: The box format of the wrapper using it (set by ``check_adapter``): a torchvision
+    #: ``BoundingBoxes`` in another format is refused.
+    reads_box_format: str | None = None
 
     def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
         """Split ``sample`` into transform data and a state (see :class:`SampleAdapter`).
@@ -109,6 +113,7 @@ class DefaultAdapter:
                     continue
                 data[key] = value_to_numpy(value)
                 if is_wrapped(value):
+                    check_tv_boxes(value, self.reads_box_format if key == "bboxes" else None, key)
                     wrapped = True
         others = not mapping.keys() <= data.keys()
         if others and "bboxes" in targets:  # targets unread?

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import torch
@@ -146,6 +146,43 @@ def _tv_tensors() -> Any:
     Never imported here: a sample can only hold tv_tensors once torchvision is loaded.
     """
     return sys.modules.get("torchvision.tv_tensors")
+
+
+_TV_FORMATS: Final = {"pascal_voc": "XYXY", "coco": "XYWH"}  # pixel formats torchvision has
+
+
+def check_tv_boxes(value: object, box_format: str | None, name: str) -> None:
+    """Refuse a torchvision ``BoundingBoxes`` whose ``format`` is not ``box_format``'s.
+
+    Args:
+        value: A target value (only a ``BoundingBoxes``, with a ``format``, is checked).
+        box_format: The box format the wrapper reads, or ``None`` (not known: not checked).
+        name: The value's key, for the message.
+
+    Raises:
+        ValueError: If the formats differ (the boxes would be read in the wrong format).
+    """
+    tv_format = getattr(getattr(value, "format", None), "name", None)
+    if box_format is None or tv_format is None or not is_wrapped(value):
+        return
+    expected = _TV_FORMATS.get(box_format)
+    if tv_format == expected:
+        return
+    fixes = [
+        f"pass box_format={own!r} (Targets(box_format=...))"
+        for own, tv in _TV_FORMATS.items()
+        if tv == tv_format
+    ]
+    if expected is not None:
+        fixes.append(
+            "convert them first with torchvision.transforms.v2."
+            f"ConvertBoundingBoxFormat({expected!r})"
+        )
+    reads = expected or "normalised, which torchvision has no format for"
+    raise ValueError(
+        f"{name} is a torchvision BoundingBoxes in format {tv_format}, but the wrapper reads "
+        f"box_format={box_format!r} boxes ({reads}): " + ", or ".join(fixes)
+    )
 
 
 def is_wrapped(value: object) -> bool:

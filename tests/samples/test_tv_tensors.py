@@ -14,7 +14,7 @@ import albumentations as A
 import pytest
 import torch
 
-from rankaug import CutMixDataset, MixUpDataset, MosaicDataset, RandomAugmentWrapper
+from rankaug import CutMixDataset, MixUpDataset, MosaicDataset, RandomAugmentWrapper, Targets
 from rankaug.adapters import KeyMap
 from rankaug.samples.restore import is_wrapped
 from tests.albu import bbox_params
@@ -103,3 +103,40 @@ class TestTvTensors:
         out = RandomAugmentWrapper([sample], resize, seed=0, adapter=adapter)[0]
         _check(out["img"], out["ann"])
         assert out["ann"]["boxes"].tolist() == [[2.0, 2.0, 12.0, 10.0]]
+
+
+class _Formatted(torch.utils.data.Dataset[Any]):
+    """One box, [4, 4, 24, 20] in XYXY, given in torchvision's ``fmt``."""
+
+    def __init__(self, fmt: str, coords: list[float]) -> None:
+        self.fmt, self.coords = fmt, coords
+
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, index: int) -> Any:
+        image = tv_tensors.Image(torch.full((3, 48, 64), 10 * (index + 1), dtype=torch.uint8))
+        boxes = tv_tensors.BoundingBoxes([self.coords], format=self.fmt, canvas_size=(48, 64))
+        return image, {"boxes": boxes, "labels": torch.tensor([1])}
+
+
+class TestBoxFormats:
+    @pytest.mark.parametrize(
+        ("fmt", "coords", "fix"),
+        [("CXCYWH", [14.0, 12.0, 20.0, 16.0], "ConvertBoundingBoxFormat"),
+         ("XYWH", [4.0, 4.0, 20.0, 16.0], "box_format='coco'")],
+    )  # fmt: skip
+    def test_boxes_in_another_format_are_refused(
+        self, fmt: str, coords: list[float], fix: str
+    ) -> None:
+        mosaic = MosaicDataset(_Formatted(fmt, coords), seed=0, output_size=48, keying="sample")
+        with pytest.raises(Exception, match=rf"format {fmt}.*'pascal_voc'.*{fix}") as caught:
+            mosaic[0]
+        assert isinstance(caught.value.__cause__ or caught.value, ValueError)
+
+    def test_boxes_in_the_wrappers_format_are_read(self) -> None:
+        coco = MosaicDataset(
+            _Formatted("XYWH", [4.0, 4.0, 20.0, 16.0]),
+            seed=0, output_size=48, keying="sample", targets=Targets(box_format="coco"),
+        )  # fmt: skip
+        assert coco[0][1]["boxes"].format == tv_tensors.BoundingBoxFormat.XYWH
