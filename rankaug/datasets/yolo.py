@@ -28,6 +28,7 @@ from rankaug.boxes import (
     BoxFormat,
     to_xyxy,
 )
+from rankaug.datasets._file_stat import FileStat
 from rankaug.datasets._image_io import (
     INTERPOLATIONS,
     Interpolation,
@@ -214,6 +215,7 @@ class YoloFolder(Dataset[Any]):
         self._boxes = [labels.boxes for labels in parsed]  # normalised xyxy, float64
         # normalised (K, 2) float64 points per object, or None without segments
         self._polygons = [labels.polygons for labels in parsed]
+        self._label_stats: tuple[FileStat, ...] = tuple(labels.stat for labels in parsed)
 
     def __len__(self) -> int:
         """Return the number of images."""
@@ -270,6 +272,19 @@ class YoloFolder(Dataset[Any]):
         ['000000.png', '000001.png', '000000.txt', '000001.txt']
         """
         return self.image_paths + self.label_paths
+
+    def source_stats(self) -> dict[str, FileStat]:
+        """The ``(size, mtime_ns)`` of each label file as it was parsed (``None``: none).
+
+        The labels are parsed when the dataset is built, so
+        :class:`~rankaug.CachedDataset` keys its cache by these, not by the label
+        files' stats when the cache is made: labels edited in between key a new
+        cache instead of being stored under the edited files' stats.
+        """
+        return {
+            os.fspath(path): stat
+            for path, stat in zip(self.label_paths, self._label_stats, strict=True)
+        }
 
     def __repr__(self) -> str:
         return (

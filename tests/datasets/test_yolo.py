@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 import warnings
@@ -417,6 +418,25 @@ class TestYoloFolder:
             root / "labels" / "a.txt",  # listed although missing: it may appear
             root / "labels" / "b.txt",
         )
+
+    def test_label_edits_after_parsing_never_reach_the_cache(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path / "ds", {"a.txt": "3 0.5 0.5 0.5 0.5\n"})
+        label = root / "labels" / "a.txt"
+        parsed = YoloFolder(root)  # parses class 3
+        label.write_text("1 0.5 0.5 0.5 0.5\n")  # fixed after parsing
+        stat = label.stat()
+        os.utime(label, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # surely newer
+        np.testing.assert_array_equal(CachedDataset(parsed, tmp_path / "c")[0]["labels"], [3])
+        fresh = YoloFolder(root)  # a later run: the fixed file, and a cache of its own
+        np.testing.assert_array_equal(CachedDataset(fresh, tmp_path / "c")[0]["labels"], [1])
+
+    def test_source_stats_are_the_label_files_as_parsed(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {"b.txt": "0 0.5 0.5 0.2 0.2\n"}, images=("a.png", "b.png"))
+        status = (root / "labels" / "b.txt").stat()
+        assert YoloFolder(root).source_stats() == {
+            str(root / "labels" / "a.txt"): None,  # no file: no objects
+            str(root / "labels" / "b.txt"): (status.st_size, status.st_mtime_ns),
+        }
 
     def test_repr_names_every_setting(self, root: Path) -> None:
         text = repr(YoloFolder(root, box_format="yolo", image_size=64, reduced_decode=False))
