@@ -36,6 +36,7 @@ from rankaug.datasets._image_io import (
     read_rgb_resized,
 )
 from rankaug.datasets._sample import build_sample, check_output_options
+from rankaug.datasets._walk import walk_files
 from rankaug.datasets._yolo_labels import read_label_file
 from rankaug.errors import RankaugWarning
 
@@ -48,8 +49,9 @@ class YoloFolder(Dataset[Any]):
     """A YOLO detection dataset on disk (``images/`` and ``labels/`` folders).
 
     Images are found recursively under ``root / image_dir`` (extensions matched
-    case-insensitively) and sorted by relative path; the label file of
-    ``images/a/b.jpg`` is ``labels/a/b.txt``. All label files are read and checked
+    case-insensitively; symbolic links to folders are followed, a link back to a
+    folder it lies in is warned about and not entered) and sorted by relative path;
+    the label file of ``images/a/b.jpg`` is ``labels/a/b.txt``. All label files are read and checked
     when the dataset is built, so a bad line fails at once, not hours into
     training; images are decoded (OpenCV, returned RGB) on access.
 
@@ -115,7 +117,8 @@ class YoloFolder(Dataset[Any]):
         TypeError: If ``root``, ``image_dir`` or ``label_dir`` is not a path (a ``str`` or
             an ``os.PathLike``), or another argument has the wrong type.
         FileNotFoundError: If ``root / image_dir`` or ``root / label_dir`` is missing.
-        ValueError: If no image is found, two images share a label file (``a.jpg`` and
+        ValueError: If no image is found, a name with an image extension is not a
+            readable file (a dangling link), two images share a label file (``a.jpg`` and
             ``a.png``), or a label file has a bad line (the message names the file and
             line number).
 
@@ -194,11 +197,12 @@ class YoloFolder(Dataset[Any]):
                     f"{self.root}/{image_dir} and {self.root}/{label_dir}; make an empty "
                     "label folder if no image has objects)"
                 )
-        found = sorted(
-            (path for path in images.rglob("*") if path.suffix.lower() in suffixes),
-            key=lambda path: path.relative_to(images).as_posix(),
+        self.image_paths: tuple[Path, ...] = tuple(
+            sorted(
+                (Path(path) for path in walk_files(images, suffixes, what="image")),
+                key=lambda path: path.relative_to(images).as_posix(),
+            )
         )
-        self.image_paths: tuple[Path, ...] = tuple(path for path in found if path.is_file())
         if not self.image_paths:
             raise ValueError(
                 f"no images with extensions {', '.join(sorted(suffixes))} found under {images}"
@@ -315,11 +319,9 @@ def _check_pairs(
             )
     unread = sorted(
         path
-        for folder, _, names in os.walk(labels)
-        for name in names
-        if name[-4:].lower() == ".txt"
-        and not (folder == str(labels) and name == "classes.txt")  # LabelImg's class names
-        and (path := os.path.join(folder, name)) not in owners
+        for path in walk_files(labels, frozenset({".txt"}), what="label")
+        if path != os.path.join(labels, "classes.txt")  # LabelImg's class names
+        and path not in owners
     )
     if unread:
         warnings.warn(

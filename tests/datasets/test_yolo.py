@@ -117,6 +117,27 @@ class TestYoloFolder:
         np.testing.assert_array_equal(ds[1]["bboxes"], [[5, 4, 15, 12]])
         assert len(ds[2]["labels"]) == 0
 
+    def test_linked_folders_are_read(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path / "ds", {"a.txt": "0 0.5 0.5 0.5 0.5\n"})
+        other = self.make(
+            tmp_path / "other", {"b.txt": "1 0.5 0.5 0.5 0.5\n", "x.txt": ""}, images=("b.png",)
+        )
+        os.symlink(other / "images", root / "images" / "extra")
+        os.symlink(other / "labels", root / "labels" / "extra")
+        with pytest.warns(RankaugWarning, match=r"1 label file\(s\) .*extra/x\.txt"):
+            ds = YoloFolder(root)  # the linked label folder is checked too
+        assert [path.relative_to(root).as_posix() for path in ds.image_paths] == [
+            "images/a.png",
+            "images/extra/b.png",
+        ]
+        np.testing.assert_array_equal(ds[1]["labels"], [1])
+
+    def test_a_dangling_image_link_is_refused(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {})
+        os.symlink(root / "images" / "gone.png", root / "images" / "b.png")
+        with pytest.raises(ValueError, match=r"b\.png has an extension of the image files read"):
+            YoloFolder(root)
+
     def test_blank_lines_and_integral_float_class(self, tmp_path: Path) -> None:
         ds = YoloFolder(self.make(tmp_path, {"a.txt": "\n3.0 0.5 0.5 1 1\n   \n2 0.5 0.5 0 0\n"}))
         np.testing.assert_array_equal(ds[0]["labels"], [3, 2])
