@@ -42,7 +42,7 @@ from rankaug.errors import RankaugWarning
 
 __all__ = ["YoloFolder"]
 
-_DEFAULT_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp")
+_DEFAULT_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 
 
 class YoloFolder(Dataset[Any]):
@@ -95,7 +95,8 @@ class YoloFolder(Dataset[Any]):
         box_format: Format of the dict sample's ``"bboxes"``.
         image_dir: Image folder, relative to ``root``.
         label_dir: Label folder, relative to ``root``.
-        extensions: Image file extensions to include.
+        extensions: Image file extensions to include (default ``.bmp``, ``.jpeg``,
+            ``.jpg``, ``.png``, ``.tif``, ``.tiff``, ``.webp``; OpenCV decodes them all).
         tolerance: How far (normalised) box edges or polygon points may stick out of
             ``[0, 1]``.
         segments: Read YOLO-seg polygon labels and add ``"segments"`` to each sample.
