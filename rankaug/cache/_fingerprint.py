@@ -44,8 +44,12 @@ def fingerprint(dataset: Any, length: int, given: str | None) -> Fingerprint:
     ``_fingerprint`` (which ``map``, ``filter``, ``with_format`` and other data files
     change; its repr lists only features and rows); else the size and modification
     time (ns) of every file that its ``source_files()`` method lists (a missing file
-    counts as missing); for a plain list, tuple or dict of samples, a hash of their
-    content instead of any ``repr`` (:mod:`rankaug.cache._content`).
+    counts as missing), taken from its ``source_stats()`` mapping (path to ``(size,
+    mtime_ns)`` or ``None``) for the files it parsed when it was built (the readers'
+    label and annotation files: the cache then holds what they parsed, even if a file
+    changed since), and from the file system now for the others; for a plain list,
+    tuple or dict of samples, a hash of their content instead of any ``repr``
+    (:mod:`rankaug.cache._content`).
 
     Raises:
         ValueError: If ``dataset`` is a list, tuple or dict whose samples hold values
@@ -81,15 +85,21 @@ def fingerprint(dataset: Any, length: int, given: str | None) -> Fingerprint:
         return Fingerprint(lines, sees_changes=True)
     source_files = getattr(dataset, "source_files", None)
     if callable(source_files):
+        source_stats = getattr(dataset, "source_stats", None)
+        parsed = source_stats() if callable(source_stats) else {}
         digest = hashlib.sha256()
         count = 0
         for path in source_files():
             name = os.fspath(path)
-            try:
-                status = os.stat(name)
-                entry = f"{name}\0{status.st_size}\0{status.st_mtime_ns}\n"
-            except FileNotFoundError:
-                entry = f"{name}\0missing\n"
+            if name in parsed:  # parsed when the reader was built: the stat it had then
+                stat = parsed[name]
+                entry = f"{name}\0missing\n" if stat is None else f"{name}\0{stat[0]}\0{stat[1]}\n"
+            else:
+                try:
+                    status = os.stat(name)
+                    entry = f"{name}\0{status.st_size}\0{status.st_mtime_ns}\n"
+                except FileNotFoundError:
+                    entry = f"{name}\0missing\n"
             digest.update(entry.encode("utf-8", "surrogateescape"))
             count += 1
         lines.append(f"files={count} sha256={digest.hexdigest()}")

@@ -23,6 +23,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rankaug.datasets._file_stat import FileStat, check_unchanged, file_stat
+
 __all__ = ["LabelFile", "read_label_file"]
 
 _BOX_FIELDS = ("cx", "cy", "w", "h")
@@ -37,11 +39,13 @@ class LabelFile(NamedTuple):
         boxes: ``(N, 4)`` float64 normalised ``(x_min, y_min, x_max, y_max)``.
         polygons: ``N`` float64 ``(K_i, 2)`` normalised ``(x, y)`` points (``K_i >= 3``),
             or ``None`` when the file was read as detection labels.
+        stat: The file's ``(size, mtime_ns)`` as it was read (``None``: no file).
     """
 
     classes: np.ndarray
     boxes: np.ndarray
     polygons: tuple[np.ndarray, ...] | None
+    stat: FileStat
 
 
 def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFile:
@@ -57,7 +61,8 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
         The file's objects.
 
     Raises:
-        ValueError: If a line is malformed (the message starts with ``path:line:``).
+        ValueError: If a line is malformed (the message starts with ``path:line:``), or
+            the file changed while it was read.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -70,6 +75,7 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
     classes: list[int] = []
     rows: list[tuple[float, float, float, float]] = []
     polygons: list[np.ndarray] = []
+    stat = file_stat(path)
     if path.is_file():
         try:
             with path.open(encoding="utf-8-sig") as handle:  # -sig: skip a leading BOM
@@ -92,9 +98,10 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
                     rows.append(row)
         except UnicodeDecodeError as error:
             raise _not_utf8(path, error) from None
+    check_unchanged(path, stat)
     boxes = np.clip(np.array(rows, dtype=np.float64).reshape(-1, 4), 0.0, 1.0)
     return LabelFile(
-        np.array(classes, dtype=np.int64), boxes, tuple(polygons) if segments else None
+        np.array(classes, dtype=np.int64), boxes, tuple(polygons) if segments else None, stat
     )
 
 

@@ -14,6 +14,7 @@ from torch.utils.data import Dataset
 
 from rankaug import checks
 from rankaug.boxes import BoxFormat
+from rankaug.datasets._file_stat import FileStat, check_unchanged, file_stat
 from rankaug.datasets._image_io import (
     INTERPOLATIONS,
     Interpolation,
@@ -139,7 +140,7 @@ class CocoDetection(Dataset[Any]):
         self.annotation_file = Path(annotation_file)
         self.image_root = Path(image_root)
         self.tolerance = float(tolerance)
-        data = _load_json(self.annotation_file)
+        data, self._annotation_stat = _load_json(self.annotation_file)
         source = str(self.annotation_file)
         images = _read_images(data, source)
         categories = _read_categories(data, source)
@@ -204,6 +205,16 @@ class CocoDetection(Dataset[Any]):
         """The files the samples come from: the annotation file, then every image."""
         return (self.annotation_file, *(self.image_root / name for name in self._files))
 
+    def source_stats(self) -> dict[str, FileStat]:
+        """The ``(size, mtime_ns)`` of the annotation file as it was parsed.
+
+        The file is parsed when the dataset is built, so :class:`~rankaug.CachedDataset`
+        keys its cache by this, not by the file's stat when the cache is made: an
+        annotation file edited in between keys a new cache instead of being stored
+        under the edited file's stat.
+        """
+        return {os.fspath(self.annotation_file): self._annotation_stat}
+
     def __repr__(self) -> str:
         return (
             f"CocoDetection({str(self.annotation_file)!r}, {str(self.image_root)!r}, "
@@ -214,9 +225,11 @@ class CocoDetection(Dataset[Any]):
         )
 
 
-def _load_json(path: Path) -> dict[str, Any]:
-    """Load the annotation file and check it is a JSON object."""
+def _load_json(path: Path) -> tuple[dict[str, Any], FileStat]:
+    """Load the annotation file, check it is a JSON object; also its stat as read."""
+    stat = file_stat(path)
     raw = path.read_bytes()
+    check_unchanged(path, stat)
     try:
         data = json.loads(raw.decode("utf-8-sig"))  # -sig: skip a leading BOM
     except UnicodeDecodeError as error:
@@ -228,7 +241,7 @@ def _load_json(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: not valid JSON ({error})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object at the top, got {type(data).__name__}")
-    return data
+    return data, stat
 
 
 def _entries(data: dict[str, Any], key: str, source: str, required: bool) -> list[Any]:

@@ -28,6 +28,7 @@ from rankaug.boxes import (
     BoxFormat,
     to_xyxy,
 )
+from rankaug.datasets._file_stat import FileStat
 from rankaug.datasets._image_io import (
     INTERPOLATIONS,
     Interpolation,
@@ -35,20 +36,22 @@ from rankaug.datasets._image_io import (
     read_rgb_resized,
 )
 from rankaug.datasets._sample import build_sample, check_output_options
+from rankaug.datasets._walk import walk_files
 from rankaug.datasets._yolo_labels import read_label_file
 from rankaug.errors import RankaugWarning
 
 __all__ = ["YoloFolder"]
 
-_DEFAULT_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp")
+_DEFAULT_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 
 
 class YoloFolder(Dataset[Any]):
     """A YOLO detection dataset on disk (``images/`` and ``labels/`` folders).
 
     Images are found recursively under ``root / image_dir`` (extensions matched
-    case-insensitively) and sorted by relative path; the label file of
-    ``images/a/b.jpg`` is ``labels/a/b.txt``. All label files are read and checked
+    case-insensitively; symbolic links to folders are followed, a link back to a
+    folder it lies in is warned about and not entered) and sorted by relative path;
+    the label file of ``images/a/b.jpg`` is ``labels/a/b.txt``. All label files are read and checked
     when the dataset is built, so a bad line fails at once, not hours into
     training; images are decoded (OpenCV, returned RGB) on access.
 
@@ -92,7 +95,8 @@ class YoloFolder(Dataset[Any]):
         box_format: Format of the dict sample's ``"bboxes"``.
         image_dir: Image folder, relative to ``root``.
         label_dir: Label folder, relative to ``root``.
-        extensions: Image file extensions to include.
+        extensions: Image file extensions to include (default ``.bmp``, ``.jpeg``,
+            ``.jpg``, ``.png``, ``.tif``, ``.tiff``, ``.webp``; OpenCV decodes them all).
         tolerance: How far (normalised) box edges or polygon points may stick out of
             ``[0, 1]``.
         segments: Read YOLO-seg polygon labels and add ``"segments"`` to each sample.
@@ -114,7 +118,8 @@ class YoloFolder(Dataset[Any]):
         TypeError: If ``root``, ``image_dir`` or ``label_dir`` is not a path (a ``str`` or
             an ``os.PathLike``), or another argument has the wrong type.
         FileNotFoundError: If ``root / image_dir`` or ``root / label_dir`` is missing.
-        ValueError: If no image is found, two images share a label file (``a.jpg`` and
+        ValueError: If no image is found, a name with an image extension is not a
+            readable file (a dangling link), two images share a label file (``a.jpg`` and
             ``a.png``), or a label file has a bad line (the message names the file and
             line number).
 
@@ -193,11 +198,12 @@ class YoloFolder(Dataset[Any]):
                     f"{self.root}/{image_dir} and {self.root}/{label_dir}; make an empty "
                     "label folder if no image has objects)"
                 )
-        found = sorted(
-            (path for path in images.rglob("*") if path.suffix.lower() in suffixes),
-            key=lambda path: path.relative_to(images).as_posix(),
+        self.image_paths: tuple[Path, ...] = tuple(
+            sorted(
+                (Path(path) for path in walk_files(images, suffixes, what="image")),
+                key=lambda path: path.relative_to(images).as_posix(),
+            )
         )
-        self.image_paths: tuple[Path, ...] = tuple(path for path in found if path.is_file())
         if not self.image_paths:
             raise ValueError(
                 f"no images with extensions {', '.join(sorted(suffixes))} found under {images}"
@@ -214,6 +220,7 @@ class YoloFolder(Dataset[Any]):
         self._boxes = [labels.boxes for labels in parsed]  # normalised xyxy, float64
         # normalised (K, 2) float64 points per object, or None without segments
         self._polygons = [labels.polygons for labels in parsed]
+        self._label_stats: tuple[FileStat, ...] = tuple(labels.stat for labels in parsed)
 
     def __len__(self) -> int:
         """Return the number of images."""
@@ -271,6 +278,19 @@ class YoloFolder(Dataset[Any]):
         """
         return self.image_paths + self.label_paths
 
+    def source_stats(self) -> dict[str, FileStat]:
+        """The ``(size, mtime_ns)`` of each label file as it was parsed (``None``: none).
+
+        The labels are parsed when the dataset is built, so
+        :class:`~rankaug.CachedDataset` keys its cache by these, not by the label
+        files' stats when the cache is made: labels edited in between key a new
+        cache instead of being stored under the edited files' stats.
+        """
+        return {
+            os.fspath(path): stat
+            for path, stat in zip(self.label_paths, self._label_stats, strict=True)
+        }
+
     def __repr__(self) -> str:
         return (
             f"YoloFolder({str(self.root)!r}, box_format={self.box_format!r}, "
@@ -300,11 +320,9 @@ def _check_pairs(
             )
     unread = sorted(
         path
-        for folder, _, names in os.walk(labels)
-        for name in names
-        if name[-4:].lower() == ".txt"
-        and not (folder == str(labels) and name == "classes.txt")  # LabelImg's class names
-        and (path := os.path.join(folder, name)) not in owners
+        for path in walk_files(labels, frozenset({".txt"}), what="label")
+        if path != os.path.join(labels, "classes.txt")  # LabelImg's class names
+        and path not in owners
     )
     if unread:
         warnings.warn(

@@ -27,6 +27,15 @@ class WithFiles(Dataset[Any]):
         return self.paths
 
 
+class WithStats(WithFiles):
+    def __init__(self, paths: list[Path], stats: dict[str, tuple[int, int] | None]) -> None:
+        super().__init__(paths)
+        self.stats = stats
+
+    def source_stats(self) -> dict[str, tuple[int, int] | None]:
+        return self.stats
+
+
 class Addressed(ListDataset):
     def __repr__(self) -> str:
         return f"<Addressed at 0x{id(self):x}>"
@@ -62,6 +71,25 @@ class TestFingerprint:
         paths[0].unlink()  # missing
         missing = fingerprint(WithFiles(paths), 2, None)
         assert len({first.key, sized.key, touched.key, missing.key}) == 4
+
+    def test_parsed_files_count_as_they_were_parsed(self, tmp_path: Path) -> None:
+        paths = [tmp_path / "image", tmp_path / "label"]
+        for path in paths:
+            path.write_text("1")
+        plain = fingerprint(WithFiles(paths), 2, None)
+        status = paths[1].stat()
+        recorded = WithStats(paths, {str(paths[1]): (status.st_size, status.st_mtime_ns)})
+        assert fingerprint(recorded, 2, None).text.splitlines()[3:] == plain.text.splitlines()[3:]
+        paths[1].write_text("22")  # edited after it was parsed: the record still holds
+        assert fingerprint(recorded, 2, None).text.splitlines()[3:] == plain.text.splitlines()[3:]
+        paths[0].write_text("22")  # not parsed: read from the file system now
+        assert fingerprint(recorded, 2, None).text.splitlines()[3:] != plain.text.splitlines()[3:]
+        missing = WithStats(paths, {str(paths[1]): None})
+        paths[1].unlink()
+        assert (
+            fingerprint(missing, 2, None).text.splitlines()[3:]
+            == (fingerprint(WithFiles(paths), 2, None).text.splitlines()[3:])
+        )
 
     def test_a_given_string_replaces_the_rest(self, tmp_path: Path) -> None:
         path = tmp_path / "a"

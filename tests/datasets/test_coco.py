@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 from torch.utils.data import Dataset
 
-from rankaug import RankaugWarning
+from rankaug import CachedDataset, RankaugWarning
 from rankaug.boxes import BOX_FORMATS, BoxFormat, to_xyxy
 from rankaug.datasets import CocoDetection, SyntheticDetection
 from rankaug.datasets._image_io import fit_size
@@ -407,6 +408,26 @@ class TestCocoDetection:
                                                     "4.png")
         )  # fmt: skip
         assert all(path.is_file() for path in files)
+
+    def test_annotation_edits_after_parsing_never_reach_the_cache(self, tmp_path: Path) -> None:
+        cv2.imwrite(str(tmp_path / "a.png"), np.zeros((20, 20, 3), np.uint8))
+        data: dict[str, Any] = {
+            "images": [{"id": 1, "file_name": "a.png", "height": 20, "width": 20}],
+            "categories": [{"id": 1}],
+            "annotations": [{"id": 1, "image_id": 1, "category_id": 1, "bbox": [0, 0, 5, 5]}],
+        }
+        path = self.rewrite(tmp_path / "ann.json", data)
+        parsed = CocoDetection(path, tmp_path)
+        data["annotations"][0]["bbox"] = [9, 9, 5, 5]  # fixed after parsing
+        self.rewrite(path, data)
+        stat = path.stat()
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # surely newer
+        first = CachedDataset(parsed, tmp_path / "c")[0]["bboxes"]
+        np.testing.assert_array_equal(first, [[0, 0, 5, 5]])
+        fresh = CocoDetection(path, tmp_path)  # a later run: the fixed file, its own cache
+        np.testing.assert_array_equal(
+            CachedDataset(fresh, tmp_path / "c")[0]["bboxes"], [[9, 9, 14, 14]]
+        )
 
     def test_repr_names_every_setting(
         self, tmp_path: Path, coco: tuple[Path, dict[str, Any]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 import warnings
@@ -116,6 +117,40 @@ class TestYoloFolder:
         np.testing.assert_array_equal(ds[1]["bboxes"], [[5, 4, 15, 12]])
         assert len(ds[2]["labels"]) == 0
 
+    def test_linked_folders_are_read(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path / "ds", {"a.txt": "0 0.5 0.5 0.5 0.5\n"})
+        other = self.make(
+            tmp_path / "other", {"b.txt": "1 0.5 0.5 0.5 0.5\n", "x.txt": ""}, images=("b.png",)
+        )
+        os.symlink(other / "images", root / "images" / "extra")
+        os.symlink(other / "labels", root / "labels" / "extra")
+        with pytest.warns(RankaugWarning, match=r"1 label file\(s\) .*extra/x\.txt"):
+            ds = YoloFolder(root)  # the linked label folder is checked too
+        assert [path.relative_to(root).as_posix() for path in ds.image_paths] == [
+            "images/a.png",
+            "images/extra/b.png",
+        ]
+        np.testing.assert_array_equal(ds[1]["labels"], [1])
+
+    def test_a_dangling_image_link_is_refused(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {})
+        os.symlink(root / "images" / "gone.png", root / "images" / "b.png")
+        with pytest.raises(ValueError, match=r"b\.png has an extension of the image files read"):
+            YoloFolder(root)
+
+    def test_webp_and_tiff_images_are_read_by_default(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {"c.txt": "0 0.5 0.5 0.5 0.5\n"}, images=("a.png",))
+        image = np.full((16, 20, 3), (10, 60, 200), dtype=np.uint8)  # BGR
+        for name in ("b.webp", "c.tif", "d.TIFF"):
+            params = [cv2.IMWRITE_WEBP_QUALITY, 101] if name.endswith("webp") else []  # lossless
+            assert cv2.imwrite(str(root / "images" / name), image, params)
+        ds = YoloFolder(root)
+        assert [path.name for path in ds.image_paths] == ["a.png", "b.webp", "c.tif", "d.TIFF"]
+        for index in (1, 2, 3):  # background images (b, d) included
+            np.testing.assert_array_equal(ds[index]["image"], image[..., ::-1])
+        np.testing.assert_array_equal(ds[2]["labels"], [0])
+        assert len(ds[1]["labels"]) == 0
+
     def test_blank_lines_and_integral_float_class(self, tmp_path: Path) -> None:
         ds = YoloFolder(self.make(tmp_path, {"a.txt": "\n3.0 0.5 0.5 1 1\n   \n2 0.5 0.5 0 0\n"}))
         np.testing.assert_array_equal(ds[0]["labels"], [3, 2])
@@ -184,7 +219,8 @@ class TestYoloFolder:
         (tmp_path / "labels").mkdir()
         with pytest.raises(
             ValueError,
-            match=rf"no images with extensions .*\.png found under {re.escape(str(images))}",
+            match=rf"no images with extensions \.bmp, .*\.webp found under "
+            rf"{re.escape(str(images))}",
         ):
             YoloFolder(tmp_path)
 
@@ -231,9 +267,9 @@ class TestYoloFolder:
 
     @pytest.mark.parametrize("orphan", ["b.txt", "sub/c.txt", "A.TXT"])
     def test_label_files_of_no_image_read_warn(self, tmp_path: Path, orphan: str) -> None:
-        # b.webp is not among the extensions; A.TXT is not a.png's label file
+        # b.gif is not among the extensions; A.TXT is not a.png's label file
         root = self.make(tmp_path, {"a.txt": "0 0.5 0.5 0.5 0.5\n", orphan: "1 0.5 0.5 0.5 0.5\n"})
-        (root / "images" / "b.webp").write_bytes(b"")
+        (root / "images" / "b.gif").write_bytes(b"")
         with pytest.warns(RankaugWarning, match=rf"1 label file\(s\) .*first: .*{orphan}\)"):
             ds = YoloFolder(root)
         assert ds[0]["labels"].tolist() == [0]
@@ -418,11 +454,31 @@ class TestYoloFolder:
             root / "labels" / "b.txt",
         )
 
+    def test_label_edits_after_parsing_never_reach_the_cache(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path / "ds", {"a.txt": "3 0.5 0.5 0.5 0.5\n"})
+        label = root / "labels" / "a.txt"
+        parsed = YoloFolder(root)  # parses class 3
+        label.write_text("1 0.5 0.5 0.5 0.5\n")  # fixed after parsing
+        stat = label.stat()
+        os.utime(label, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # surely newer
+        np.testing.assert_array_equal(CachedDataset(parsed, tmp_path / "c")[0]["labels"], [3])
+        fresh = YoloFolder(root)  # a later run: the fixed file, and a cache of its own
+        np.testing.assert_array_equal(CachedDataset(fresh, tmp_path / "c")[0]["labels"], [1])
+
+    def test_source_stats_are_the_label_files_as_parsed(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {"b.txt": "0 0.5 0.5 0.2 0.2\n"}, images=("a.png", "b.png"))
+        status = (root / "labels" / "b.txt").stat()
+        assert YoloFolder(root).source_stats() == {
+            str(root / "labels" / "a.txt"): None,  # no file: no objects
+            str(root / "labels" / "b.txt"): (status.st_size, status.st_mtime_ns),
+        }
+
     def test_repr_names_every_setting(self, root: Path) -> None:
         text = repr(YoloFolder(root, box_format="yolo", image_size=64, reduced_decode=False))
         assert text == (
             f"YoloFolder({str(root)!r}, box_format='yolo', image_dir='images', "
-            "label_dir='labels', extensions=('.bmp', '.jpeg', '.jpg', '.png'), "
+            "label_dir='labels', "
+            "extensions=('.bmp', '.jpeg', '.jpg', '.png', '.tif', '.tiff', '.webp'), "
             "tolerance=0.001, segments=False, as_tuple=False, tensors=False, image_size=64, "
             "reduced_decode=False, interpolation='auto')"
         )
