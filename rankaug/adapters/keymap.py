@@ -92,6 +92,8 @@ class KeyMap:
     {'bbox': [], 'category': [], 'id': []}
     """
 
+    reads_box_format: str | None = None  # the wrapper's (set by check_adapter)
+
     def __init__(
         self,
         image: str = "image",
@@ -121,7 +123,6 @@ class KeyMap:
         self.box_format: BoxFormat | None = (
             None if box_format is None else check_box_format(box_format)
         )
-        self.reads_box_format: str | None = None  # the wrapper's (set by check_adapter)
         self._others = tuple((n, p) for n, p in self._parts.items() if n != "image")
         self._per_box = frozenset(n for n in self.keys if n not in _NOT_LABELS)
         box_parts = self._parts.get("bboxes", ())

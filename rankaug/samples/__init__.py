@@ -251,9 +251,12 @@ def check_adapter(adapter: object, *, box_format: str | None = None) -> SampleAd
             f"got {type(adapter).__name__}"
         )
     check_box_format(adapter, box_format, "box_format")
-    if box_format is not None and hasattr(adapter, "reads_box_format"):
-        adapter = copy.copy(adapter)  # one adapter may serve wrappers of several formats
-        adapter.reads_box_format = box_format  # a torchvision BoundingBoxes is checked
+    if box_format is not None and hasattr(type(adapter), "reads_box_format"):
+        # one adapter may serve wrappers of several formats: each its copy (an adapter
+        # that only forwards the attribute, a stream's naming one, is not copied)
+        copied: Any = copy.copy(adapter)
+        copied.reads_box_format = box_format  # a torchvision BoundingBoxes is checked
+        adapter = copied
     return adapter  # type: ignore[return-value]
 
 
