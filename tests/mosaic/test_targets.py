@@ -376,9 +376,11 @@ class TestMapTargets:
         ys, xs = np.nonzero(out["image"][:, :, 0] == 200)
         pixels = [xs.min(), ys.min(), xs.max() + 1, ys.max() + 1]
         np.testing.assert_array_equal(out["bboxes"], [pixels])
-        if size == 40:
-            np.testing.assert_array_equal(out["bboxes"], sample["bboxes"])
-            np.testing.assert_array_equal(out["segments"][0], polygon)
+        scale = size / 40  # an identity moves nothing; 4x scales boxes and points alike
+        np.testing.assert_array_equal(
+            out["bboxes"], [[5.0 * scale, 10.0 * scale, 25.0 * scale, 30.0 * scale]]
+        )
+        np.testing.assert_allclose(out["segments"][0], polygon * scale, atol=1e-5)
 
     def test_a_polygon_along_its_images_edges_shows_whole(self) -> None:
         # its fill would draw a column and a row past the image: the object's pixels are

@@ -166,21 +166,30 @@ class TestStreamingAugment:
         )
 
 
-def test_a_look_in_the_main_process_keeps_the_workers_on_one_epoch() -> None:
-    # a Hugging Face stream deals its shards to the workers by the epoch: workers on
-    # different epochs would read overlapping shards, some samples twice, others never
+IDS = [f"s{k:04d}" for k in range(16)]
+
+
+def hugging_face_stream() -> Any:
+    """A Hugging Face stream of 16 samples in 8 shards, augmented and keyed per sample.
+
+    Such a stream deals its shards to the workers by the epoch: workers on different
+    epochs would read overlapping shards, some samples twice, others never.
+    """
     datasets = pytest.importorskip("datasets")
     datasets.disable_progress_bars()
-    table = {"image": [np.full((4, 4, 3), k, np.uint8) for k in range(16)],
-             "id": [f"s{k:04d}" for k in range(16)]}  # fmt: skip
+    table = {"image": [np.full((4, 4, 3), k, np.uint8) for k in range(16)], "id": IDS}
     stream = datasets.Dataset.from_dict(table).to_iterable_dataset(num_shards=8)
-    train = RandomAugmentWrapper(
+    return RandomAugmentWrapper(
         stream.with_format("numpy"), noise, seed=0, keying="sample", sample_id="id"
     )
+
+
+def test_a_look_in_the_main_process_keeps_the_workers_on_one_epoch() -> None:
+    train = hugging_face_stream()
     next(iter(train))  # a look at one sample before training: the main process's pass 0
     loader = DataLoader(train, batch_size=None, num_workers=2)
     for _ in range(2):
-        assert sorted(str(s["id"]) for s in loader) == [f"s{k:04d}" for k in range(16)]
+        assert sorted(str(s["id"]) for s in loader) == IDS
 
 
 def test_a_resume_in_the_main_process_moves_every_worker_on() -> None:
@@ -228,14 +237,7 @@ def test_persistent_workers_catch_up_with_a_smaller_loader() -> None:
 
 
 def test_a_hugging_face_stream_deals_each_sample_once_to_more_workers() -> None:
-    datasets = pytest.importorskip("datasets")
-    datasets.disable_progress_bars()
-    table = {"image": [np.full((4, 4, 3), k, np.uint8) for k in range(16)],
-             "id": [f"s{k:04d}" for k in range(16)]}  # fmt: skip
-    stream = datasets.Dataset.from_dict(table).to_iterable_dataset(num_shards=8)
-    train = RandomAugmentWrapper(
-        stream.with_format("numpy"), noise, seed=0, keying="sample", sample_id="id"
-    )
+    train = hugging_face_stream()
     for workers in (2, 2, 4):  # epochs 0, 1 and 2: the shards dealt by epoch 2
         loader = DataLoader(train, batch_size=None, num_workers=workers)
-        assert sorted(str(s["id"]) for s in loader) == table["id"]
+        assert sorted(str(s["id"]) for s in loader) == IDS
