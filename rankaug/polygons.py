@@ -16,7 +16,8 @@ last row and column because its edges run through them. An outline made from pix
 (:func:`outline`) runs through the centres of the boundary pixels, so filling it draws
 exactly those pixels again; a region in several parts, or with holes, becomes one
 polygon whose parts are joined by zero-width bridges (as ultralytics joins COCO's
-multi-part segments), whose pixels the fill draws too.
+multi-part segments), whose pixels the fill draws too. Mirrored, a polygon maps ``x ->
+W - 1/16 - x`` (:meth:`Polygons.mirrored`), onto the mirror image of its pixels.
 
 >>> square = np.array([[1.0, 1.0], [3.0, 1.0], [3.0, 3.0], [1.0, 3.0]])
 >>> fill(square, (0, 4, 0, 4)).tolist()
@@ -108,10 +109,18 @@ class Polygons:
         return regions
 
     def mirrored(self, width: int) -> Polygons:
-        """The polygons mirrored left to right in an image ``width`` pixels wide."""
+        """The polygons mirrored left to right in an image ``width`` pixels wide.
+
+        On the fill's grid, ``x -> width - 1/16 - x``: each point lands in the mirror
+        image of its pixel (pixel ``j`` in ``width - 1 - j``, see :func:`pixel_box`), so
+        the pixel boxes are the mirrored boxes and upright edges draw the mirrored pixels
+        (OpenCV's slanted lines are not symmetric: a pixel may differ). The fill puts a
+        point on a pixel edge in the pixel to its right: ``width - x`` drew such a point
+        a pixel right of its mirror image.
+        """
         points = self.points
-        if width >= _EXACT_32:  # float32 might not hold the width: as mapped would do
-            return self._moved(lambda p: p * (-1.0, 1.0) + (width, 0.0))
+        if width >= _EXACT_MIRROR:  # float32 might not hold it: as mapped would do
+            return self._moved(lambda p: p * (-1.0, 1.0) + (width - _STEP, 0.0))
         if isinstance(points, np.ndarray):
             moved: np.ndarray | tuple[np.ndarray, ...] = _mirror(points, width)
         else:
@@ -140,20 +149,21 @@ def _working(points: np.ndarray) -> np.dtype[Any]:
 
 
 _WORKING: Final = (np.dtype(np.float32), np.dtype(np.float64))
-_EXACT_32: Final = 1 << 24  # integers below it are exact in float32
+_STEP: Final = 1.0 / _SCALE  # the fill's fixed-point step
+_EXACT_MIRROR: Final = 1 << (24 - _SHIFT)  # below it, float32 holds width - _STEP exactly
 
 
 def _mirror(points: np.ndarray, width: int) -> np.ndarray:
-    """``points * (-1, 1) + (width, 0)`` in the working dtype, one column at a time.
+    """``points * (-1, 1) + (width - 1/16, 0)`` in the working dtype, one column at a time.
 
     The same values as computing in float64 and rounding once to the working dtype:
-    ``width - x`` and ``y + 0`` (which makes ``-0.0`` ``+0.0``) are single operations
-    of exactly representable numbers, and float64 holds more than twice float32's
-    precision, so rounding twice is rounding once.
+    ``(width - 1/16) - x`` and ``y + 0`` (which makes ``-0.0`` ``+0.0``) are single
+    operations of exactly representable numbers, and float64 holds more than twice
+    float32's precision, so rounding twice is rounding once.
     """
     dtype = _working(points)
     out = np.empty(points.shape, dtype)
-    np.subtract(dtype.type(width), points[..., 0], out=out[..., 0], dtype=dtype)
+    np.subtract(dtype.type(width - _STEP), points[..., 0], out=out[..., 0], dtype=dtype)
     np.add(points[..., 1], dtype.type(0.0), out=out[..., 1], dtype=dtype)
     return out
 

@@ -122,7 +122,8 @@ class TestPolygons:
         mirrored = polygons.mirrored(10)
         assert isinstance(mirrored.points, np.ndarray)
         assert mirrored.points.dtype == np.float32
-        assert mirrored.points[0].tolist() == [[9.0, 2.0], [7.0, 2.0], [7.0, 5.0]]
+        # on the fill's grid: x -> 10 - 1/16 - x
+        assert mirrored.points[0].tolist() == [[8.9375, 2.0], [6.9375, 2.0], [6.9375, 5.0]]
         mapped = Polygons(tuple(points), None, None).mapped((2.0, 0.5), (1.0, 1.0))
         assert mapped.points[0].tolist() == [[3.0, 2.0], [7.0, 2.0], [7.0, 3.5]]
         assert points[0, 0].tolist() == [1.0, 2.0]  # never written
@@ -130,8 +131,9 @@ class TestPolygons:
     def test_float16_points_move_in_float32_and_pack_back(self) -> None:
         points = np.array([[[1.5, 2.0], [3.0, 2.0], [3.0, 5.0]]], np.float16)
         polygons = Polygons(points, 3, np.dtype(np.float16))
-        mirrored = polygons.mirrored(3000)  # 2998.5 is no float16: kept, not rounded
-        assert mirrored.points[0].tolist() == [[2998.5, 2.0], [2997.0, 2.0], [2997.0, 5.0]]
+        mirrored = polygons.mirrored(3000)  # 2998.4375 is no float16: kept, not rounded
+        assert mirrored.points[0].tolist() == [[2998.4375, 2.0], [2996.9375, 2.0],
+                                               [2996.9375, 5.0]]  # fmt: skip
         assert pack(mirrored).dtype == np.float16
         far = Polygons(tuple(points), None, np.dtype(np.float16)).mapped((1.0, 1.0), (7e4, 0))
         assert np.isfinite(far.points[0]).all()  # past float16's 65504: no inf
@@ -149,11 +151,45 @@ class TestPolygons:
             points = np.array(values, dtype).reshape(1, 3, 2)
         points[~np.isfinite(points)] = 0
         working = np.result_type(points.dtype, np.float32)
-        expected = (points.astype(np.float64) * (-1.0, 1.0) + (width, 0.0)).astype(working)
+        shift = (width - 1 / 16, 0.0)
+        expected = (points.astype(np.float64) * (-1.0, 1.0) + shift).astype(working)
         for form in (points, tuple(points)):
             mirrored = Polygons(form, None, None).mirrored(width).points[0]
             assert mirrored.dtype == working
             assert mirrored.tobytes() == expected[0].tobytes()  # to the bit, signed zeros too
+
+    def test_a_rectangle_on_pixel_edges_mirrors_onto_the_mirrored_pixels(self) -> None:
+        # (10, 10)-(20, 20) draws the pixels 10 to 20 (its far edges' too); mirrored in a
+        # 40-wide image those are 19 to 29. x -> 40 - x drew 20 to 30, its box [20, 31)
+        square = rectangle(10, 10, 21, 21) - 0.5  # the corners (10, 10) and (20, 20)
+        whole = (0, 32, 0, 40)
+        drawn = fill(square, whole)
+        assert np.flatnonzero(drawn.any(axis=0)).tolist() == list(range(10, 21))
+        (mirrored,) = Polygons((square,), None, None).mirrored(40).points
+        np.testing.assert_array_equal(fill(mirrored, whole), drawn[:, ::-1])
+        bounds = np.concatenate((mirrored.min(axis=0), mirrored.max(axis=0)))
+        assert pixel_box(bounds).tolist() == [19.0, 10.0, 30.0, 21.0]
+
+    @given(
+        st.lists(st.integers(-16, 16 * 33), min_size=4, max_size=4),
+        st.integers(16, 40),
+        st.sampled_from([np.float16, np.float32, np.float64]),
+    )
+    def test_an_upright_rectangle_draws_its_mirrored_pixels(
+        self, sixteenths: list[int], width: int, dtype: type
+    ) -> None:
+        # corners on the fill's grid (pixel edges, centres and between), partly outside
+        # the image too: the mirrored polygon draws the mirrored pixels, and its pixel box
+        # is the mirrored pixel box
+        x0, x1 = sorted(v / 16 for v in sixteenths[:2])
+        y0, y1 = sorted(v / 32 for v in sixteenths[2:])
+        corners = np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype)
+        (mirrored,) = Polygons((corners,), None, None).mirrored(width).points
+        whole = (0, 20, 0, width)
+        np.testing.assert_array_equal(fill(mirrored, whole), fill(corners, whole)[:, ::-1])
+        x_min, y_min, x_max, y_max = pixel_box(np.array([x0, y0, x1, y1])).tolist()
+        bounds = np.concatenate((mirrored.min(axis=0), mirrored.max(axis=0)))
+        assert pixel_box(bounds).tolist() == [width - x_max, y_min, width - x_min, y_max]
 
 
 class TestGatherAndPack:

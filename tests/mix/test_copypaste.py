@@ -415,9 +415,40 @@ class TestCopyPastePolygons:
         data = [with_polygons(instance_sample(0, (6, 10), [(0, 1, 3, 4)]))]
         out = CopyPasteDataset(data, seed=0, p=1.0, source="flip")[0]
         assert out["bboxes"].tolist() == [[0.0, 1.0, 3.0, 4.0], [7.0, 1.0, 10.0, 4.0]]
-        mirrored = data[0]["segments"][0] * [-1.0, 1.0] + [10.0, 0.0]
+        mirrored = data[0]["segments"][0] * [-1.0, 1.0] + [10.0 - 1 / 16, 0.0]  # the fill's grid
         np.testing.assert_array_equal(out["segments"][1], mirrored)
         np.testing.assert_array_equal(out["segments"][0], data[0]["segments"][0])
+
+    @given(
+        corners=st.lists(st.tuples(st.integers(0, 32), st.integers(0, 24), st.integers(0, 32),
+                                   st.integers(0, 24)), min_size=1, max_size=3),
+        seed=st.integers(0, 2**64 - 1),
+    )  # fmt: skip
+    def test_flip_pastes_polygons_on_pixel_edges_as_the_masks_they_draw(
+        self, corners: list[tuple[int, int, int, int]], seed: int
+    ) -> None:
+        # rectangles along pixel edges (integer corners: the pixels x0 to x1, y0 to y1);
+        # mirrored as x -> W - x, each drew one column right of its mirrored mask
+        polygons = []
+        for a, b, c, d in corners:
+            (x0, x1), (y0, y1) = sorted((a, c)), sorted((b, d))
+            polygons.append(np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float64))
+        masks = np.array([fill(p, (0, 24, 0, 32)) for p in polygons])
+        image = np.zeros((24, 32, 3), np.uint8)
+        for k, mask in enumerate(masks):
+            image[mask != 0] = colour_of(k + 1)
+        common = {"image": image, "labels": np.arange(1, len(masks) + 1),
+                  "bboxes": np.array([tight_box(m) for m in masks], np.float32)}  # fmt: skip
+        kwargs: dict[str, Any] = {"seed": seed, "p": 1.0, "source": "flip"}
+        ours = CopyPasteDataset([{**common, "segments": polygons}], **kwargs)[0]
+        theirs = CopyPasteDataset([{**common, "masks": masks}], **kwargs)[0]
+        assert ours["copypaste"] == theirs["copypaste"]
+        assert ours["bboxes"].tolist() == theirs["bboxes"].tolist()
+        np.testing.assert_array_equal(ours["image"], theirs["image"])
+        for polygon, mask in zip(ours["segments"], theirs["masks"], strict=True):
+            drawn = fill(polygon, (0, 24, 0, 32))
+            assert (drawn >= mask).all()  # every pixel, and more only on the bridges
+            assert int(drawn.sum()) - int(mask.sum()) <= 64 * (pieces(mask) - 1)
 
     def test_from_a_yolo_seg_folder(self, tmp_path: Any) -> None:
         samples = [with_polygons(instance_sample(i, (16, 16), [(1, 1, 7, 9), (9, 2, 15, 6)]))

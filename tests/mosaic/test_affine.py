@@ -19,6 +19,7 @@ from rankaug.datasets import SyntheticDetection
 from rankaug.errors import SampleError
 from rankaug.mosaic import MosaicAffine, MosaicDataset, paint
 from rankaug.mosaic.affine import AffineDraw, affine_matrix, draw_affine, is_axis_aligned
+from rankaug.polygons import fill
 from tests.mosaic.painted import grouped, painted_sample
 
 AFFINE = st.builds(
@@ -354,7 +355,12 @@ class TestMosaicDatasetWithAffine:
         # the triangle's pixels are x and y 2 to 12 (rankaug.polygons.fill): its box
         # [2, 2, 13, 13], mirrored
         np.testing.assert_allclose(out["bboxes"], [[27.0, 2.0, 38.0, 13.0]], atol=1e-9)
-        np.testing.assert_allclose(out["segments"][0], [[38, 2], [28, 2], [38, 12]], atol=1e-9)
+        # the triangle mirrored on the fill's grid (x -> 40 - 1/16 - x): its pixels are
+        # the mirrored pixels, its box the box (x -> 40 - x drew the columns 28 to 38)
+        (polygon,) = out["segments"]
+        np.testing.assert_allclose(polygon, [[37.9375, 2], [27.9375, 2], [37.9375, 12]], atol=1e-9)
+        whole = (0, 20, 0, 40)
+        np.testing.assert_array_equal(fill(polygon, whole), fill(triangle, whole)[:, ::-1])
         # each group of three: the one that was the right eye is the left eye now
         expected = [[32.0, 6.0], [36.0, 6.0], [34.0, 9.0]] * 2
         np.testing.assert_allclose(out["keypoints"], expected, atol=1e-9)

@@ -637,8 +637,8 @@ class TestPlainFlip:
             mirrored = np.stack([w - ref["bboxes"][:, 2], ref["bboxes"][:, 1],
                                  w - ref["bboxes"][:, 0], ref["bboxes"][:, 3]], 1)  # fmt: skip
             np.testing.assert_allclose(out["bboxes"], mirrored, atol=1e-4)
-            for a, b in zip(out["segments"], ref["segments"], strict=True):
-                np.testing.assert_allclose(a, b * (-1, 1) + (w, 0), atol=1e-4)
+            for a, b in zip(out["segments"], ref["segments"], strict=True):  # the fill's grid
+                np.testing.assert_allclose(a, b * (-1, 1) + (w - 1 / 16, 0), atol=1e-4)
             # keypoints: each pair swapped, then mirrored; the fields stay with the rows,
             # so the joint field (kp) of each point is the other joint's
             found = Counter(zip(map(tuple, np.round(out["keypoints"], 6).tolist()),

@@ -14,7 +14,7 @@ from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.fused import TileWarp, Warp, invert
 from rankaug.mosaic.layout import Window
 from rankaug.mosaic.outlines import map_polygons, on_warp, on_window
-from rankaug.polygons import clip, fill, outline, read_polygons, resample
+from rankaug.polygons import clip, fill, outline, pixel_box, read_polygons, resample
 from tests.boxes.polygons import clip_polygon
 from tests.mosaic.painted import GEOMETRY, colour_of, grouped, painted_datasets
 from tests.mosaic.warped import apply
@@ -238,12 +238,15 @@ class TestMapPolygons:
     @pytest.mark.parametrize("seed", range(4))
     @pytest.mark.parametrize("grid", [(2, 2), (3, 3)])
     @pytest.mark.parametrize("kind", ["outline", "edges"])
+    @pytest.mark.parametrize("flip", [0.0, 1.0])
     def test_every_polygon_draws_only_its_own_windows_pixels(
-        self, seed: int, grid: tuple[int, int], kind: str
+        self, seed: int, grid: tuple[int, int], kind: str, flip: float
     ) -> None:
         # a polygon over the whole tile: through the centres of its boundary pixels
         # (rankaug.polygons.outline) or along the image's edges; cut at a window's far
-        # edge itself, it drew a column (row) of the neighbouring tile
+        # edge itself, it drew a column (row) of the neighbouring tile; mirrored as
+        # x -> W - x, one cut at a window's near edge (or along it) drew the column
+        # beyond the mirrored window and lost its first
         data = []
         for k in range(9):
             sample = constant(k, (40 + 5 * k, 64 - 3 * k))
@@ -256,17 +259,60 @@ class TestMapPolygons:
             seed=seed,
             output_size=(64, 72),
             keying="sample",
-            layout=MosaicGrid(grid=grid, scale_mode="fill", interpolation=NEAREST),
+            layout=MosaicGrid(grid=grid, scale_mode="fill", interpolation=NEAREST, flip=flip),
             partners=Partners(replace=False),
         )
         out = mosaic[seed]
         record = out["mosaic"]
+        assert record.get("flip", False) == bool(flip)
         assert len(out["segments"]) == len(record["indices"])  # every tile shows
-        for polygon, label in zip(out["segments"], out["labels"].tolist(), strict=True):
+        for polygon, label, box in zip(out["segments"], out["labels"].tolist(),
+                                       out["bboxes"].tolist(), strict=True):  # fmt: skip
             x0, y0, x1, y1 = record["dst"][record["indices"].index(label - 1)]
+            if flip:  # the windows of the unflipped map, painted mirrored
+                x0, x1 = 72 - x1, 72 - x0
             own = np.zeros((64, 72), bool)
             own[y0:y1, x0:x1] = True
+            np.testing.assert_array_equal((out["image"] == colour_of(label)).all(axis=2), own)
             np.testing.assert_array_equal(drawn([polygon], (64, 72)), own)
+            assert box == [x0, y0, x1, y1]
+
+    @given(
+        corners=st.lists(st.integers(0, 40), min_size=4, max_size=4),
+        affine=st.booleans(),
+        flip=st.sampled_from([0.0, 1.0]),
+    )
+    def test_a_rectangle_on_pixel_edges_draws_its_painted_pixels_flipped_or_not(
+        self, corners: list[int], affine: bool, flip: float
+    ) -> None:
+        # one 40x30 sample letterboxed 1:1, a rectangle painted where its polygon along
+        # pixel edges draws (its far edges' pixels too: x0 to x1, y0 to y1, within the
+        # image); the plain mosaic's flip or the aligned affine's. Mirrored as x -> W - x,
+        # the polygon drew one column right of the painted ones, the box not its pixels'
+        x0, x1 = sorted(corners[:2])
+        y0, y1 = sorted(v * 3 // 4 for v in corners[2:])
+        image = np.zeros((30, 40, 3), np.uint8)
+        image[y0 : y1 + 1, x0 : x1 + 1] = colour_of(1)
+        polygon = rectangle(x0, y0, x1, y1)
+        box = [x0, y0, min(x1 + 1, 40), min(y1 + 1, 30)]
+        sample = {"image": image, "bboxes": np.array([box], np.float32),
+                  "labels": np.array([1]), "segments": [polygon]}  # fmt: skip
+        flips: dict[str, Any]
+        if affine:
+            flips = {"affine": MosaicAffine(translate=0.0, scale=0.0, flip=flip)}
+        else:
+            flips = {"layout": MosaicGrid(flip=flip, interpolation=NEAREST)}
+        out = MosaicDataset([sample], seed=0, output_size=(30, 40), p=0.0, **flips)[0]
+        painted = (out["image"] == colour_of(1)).all(axis=2)
+        painted_in = (image == colour_of(1)).all(axis=2)
+        np.testing.assert_array_equal(painted, painted_in[:, ::-1] if flip else painted_in)
+        (drawn_polygon,) = out["segments"]
+        np.testing.assert_array_equal(drawn([drawn_polygon], (30, 40)), painted)
+        columns, rows = np.flatnonzero(painted.any(axis=0)), np.flatnonzero(painted.any(axis=1))
+        pixels = [columns[0], rows[0], columns[-1] + 1, rows[-1] + 1]
+        assert out["bboxes"].tolist() == [pixels]
+        bounds = np.concatenate((drawn_polygon.min(axis=0), drawn_polygon.max(axis=0)))
+        assert pixel_box(bounds).tolist() == pixels
 
     def test_a_letterbox_draws_the_window_its_pixels_land_on(self) -> None:
         mosaic = MosaicDataset([constant(0, (100, 160))], seed=0, output_size=240, p=0.0)

@@ -68,6 +68,12 @@ class EpochShards(Shards):
             yield {**sample, "worker": worker, "epoch": epoch}
 
 
+def keep(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    """A transform that changes nothing (here, not in a test module: a spawned worker
+    that unpickles it imports this module alone, not pytest and a test module)."""
+    return sample
+
+
 def noise(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     """A keyed transform: uniform noise added to the image, its digest under ``"noise"``."""
     drawn = rng.integers(0, 50, np.shape(sample["image"]), dtype=np.uint8)
