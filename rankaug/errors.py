@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import operator
 import re
 from typing import Final
 
@@ -24,7 +25,10 @@ class SampleError(RuntimeError):
     error as ``SampleError(text)``, the text holding the worker's traceback (the
     original exception's included). So the message carries every field too, and an
     error made from such a text reads its fields back from it; its ``__cause__`` is
-    gone, the original's traceback is in the text.
+    gone, the original's traceback is in the text. The fields are read from the
+    traceback's last line that starts with ``SampleError:``, the raised error's own: the
+    message's further lines (a multi-line error's text) are indented, and the id is a
+    literal (``repr``), so no text of a sample or an error can pass for the fields.
 
     Attributes:
         index: The index passed to ``__getitem__``.
@@ -33,7 +37,8 @@ class SampleError(RuntimeError):
         epoch: The epoch.
         stage: What failed, e.g. ``"dataset[12]"`` or ``"transform"``.
         sample_id: A streamed sample's id (``sample_id=``), or ``None``; read back from
-            a worker's text it is the ``str``, ``bytes`` or ``int`` its ``repr`` gives.
+            a worker's text it is the ``str``, ``bytes`` or ``int`` it was (another id
+            comes back as its ``repr``, a ``str``).
 
     >>> err = SampleError.at("transform", index=3, rank=1, worker_id=0, epoch=2,
     ...                      error=KeyError("labels"))
@@ -104,11 +109,11 @@ class SampleError(RuntimeError):
         """
         when = "" if epoch is None else f", epoch {epoch}"
         place = f" {where}" if where else ""
-        named = "" if sample_id is None else f"id {sample_id!r}, "
+        named = "" if sample_id is None else f"id {_id_text(sample_id)}, "
         message = (
             f"{stage} failed at index {index} ({named}rank {rank}, worker {worker_id}{when})"
             f"{place}: {type(error).__name__}: {error}"
-        )
+        ).replace("\n", _INDENT)  # only the first line starts where a traceback's last does
         return cls(message, index=index, rank=rank, worker_id=worker_id, epoch=epoch,
                    stage=stage, sample_id=sample_id)  # fmt: skip
 
@@ -128,20 +133,46 @@ def _rebuild(cls: type[SampleError], message: str, kwargs: dict[str, object]) ->
     return cls(message, **kwargs)  # type: ignore[arg-type]
 
 
+_INDENT: Final = "\n    "  # the message's further lines (a multi-line error's text)
 _LINE: Final = re.compile(r"(?:\w+\.)*SampleError: ")  # a traceback's final line
+# An id as _id_text writes it: a str or bytes literal as repr() writes one, or an int.
+_ESCAPE: Final = r"""\\(?:[\\'"tnr]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})"""
+_ID: Final = rf"""b?'(?:[^'\\\n]|{_ESCAPE})*'|b?"(?:[^"\\\n]|{_ESCAPE})*"|-?\d+"""
 _FIELDS: Final = re.compile(
-    r"(?:(?:\w+\.)*SampleError: )?(?P<stage>.+?) failed at index (?P<index>-?\d+) "
-    r"\((?:id (?P<id>.+?), )?rank (?P<rank>\d+), worker (?P<worker>\d+)"
-    r"(?:, epoch (?P<epoch>\d+))?\)"
+    r"(?:(?:\w+\.)*SampleError: )?(?P<stage>[^\n]+?) failed at index (?P<index>-?\d+) "
+    rf"\((?:id (?P<id>{_ID}), )?rank (?P<rank>\d+), worker (?P<worker>\d+)"
+    r"(?:, epoch (?P<epoch>\d+))?\)(?=[: ]|$)",
+    re.MULTILINE,
 )
 
 
+def _id_text(sample_id: object) -> str:
+    """How a message names a sample id: a literal that :func:`_read_id` reads back.
+
+    A ``str`` or ``bytes`` id is its ``repr``, an integer (NumPy's, a 0-d tensor's) its
+    ``int``'s, and anything else the ``repr`` of its ``repr`` (read back as that text).
+    """
+    if isinstance(sample_id, str | bytes):
+        return repr(sample_id)
+    if not isinstance(sample_id, bool) and hasattr(type(sample_id), "__index__"):
+        try:
+            return repr(operator.index(sample_id))  # type: ignore[arg-type]
+        except TypeError:  # an __index__ that refuses (a float tensor's)
+            pass
+    return repr(repr(sample_id))
+
+
 def _last_fields(text: str) -> tuple[str, int, int, int, int | None, object] | None:
-    """The fields of the last ``SampleError: ...`` line of a worker's traceback text."""
-    lines = [line for line in text.splitlines() if _LINE.match(line)]
+    """The fields of the last ``SampleError: ...`` line of a worker's traceback text.
+
+    That line starts the raised error's own message (its further lines are indented, so
+    an error's text that holds such a line never starts one), and its fields come first;
+    the id is a literal of a strict grammar, so one holding ``", rank 3"`` is read whole.
+    """
+    lines = [line for line in text.split("\n") if _LINE.match(line)]
     found = _FIELDS.match(lines[-1]) if lines else None  # the raised error's own line
     if found is None:
-        found = _FIELDS.search(text)  # a message of our own: its first fields
+        found = _FIELDS.match(text)  # a message of our own: its fields first
     if found is None:
         return None
     epoch = found["epoch"]
@@ -150,7 +181,7 @@ def _last_fields(text: str) -> tuple[str, int, int, int, int | None, object] | N
 
 
 def _read_id(text: str | None) -> object:
-    """A sample id from its ``repr`` in a message (the text itself if it is no literal)."""
+    """A sample id from its literal in a message (the text itself if it reads as none)."""
     if text is None:
         return None
     try:

@@ -19,7 +19,8 @@ from typing import Any, Final
 import numpy as np
 import torch
 
-from rankaug import checks
+from rankaug import _owned, checks
+from rankaug._process import current_pid
 from rankaug.errors import RankaugWarning
 
 __all__ = ["SharedEpoch", "warn_if_late"]
@@ -71,7 +72,10 @@ class SharedEpoch:
     PyTorch's multiprocessing pickler, which shares the storage rather than copying it.
     Either way a ``set`` in the main process before ``iter(loader)`` is what the workers
     read, also with ``persistent_workers=True``. A plain ``pickle`` or ``copy.deepcopy``
-    makes an independent counter.
+    makes an independent counter. Another process that is no DataLoader worker (a rank
+    forked after the wrapper was built) takes a slot of its own, with the value it
+    inherited, before it sets the epoch, forks or pickles the counter
+    (:mod:`rankaug._owned`): each rank's ``set_epoch`` reaches its own workers alone.
 
     Attributes:
         read: :meth:`get` as a callable that runs no Python code (the sample path reads
@@ -83,13 +87,14 @@ class SharedEpoch:
     3
     """
 
-    __slots__ = ("_block", "_owner", "_slot", "_view", "read")
+    __slots__ = ("__weakref__", "_block", "_owner", "_slot", "_view", "read")
 
     def __init__(self, value: int = 0) -> None:
         self._block, self._slot = _POOL.take()
         self._owner = os.getpid()
         self._attach(self._block)
         self.set(value)
+        _owned.track(self)
 
     def _attach(self, block: torch.Tensor) -> None:
         self._view: np.ndarray = block.numpy()
@@ -107,9 +112,21 @@ class SharedEpoch:
         Args:
             value: The epoch, an integer in ``[0, 2**32)``.
         """
-        self._view[self._slot] = checks.uint(value, "epoch", 32)
+        value = checks.uint(value, "epoch", 32)
+        self.claim()
+        self._view[self._slot] = value
+
+    def claim(self) -> None:
+        """Take a slot of this process's own, if it is another rank (:mod:`rankaug._owned`)."""
+        if _owned.foreign(self._owner):
+            value = self.get()
+            self._block, self._slot = _POOL.take()
+            self._owner = current_pid()
+            self._attach(self._block)
+            self._view[self._slot] = value
 
     def __reduce__(self) -> tuple[Any, ...]:
+        self.claim()  # a rank's spawned workers share its own slot
         return (_shared_epoch, (self._block, self._slot))
 
     def __del__(self) -> None:
@@ -125,8 +142,9 @@ def _shared_epoch(block: torch.Tensor, slot: int) -> SharedEpoch:
     """Unpickle a SharedEpoch: the same slot when the block arrived shared, else a copy."""
     if block.is_shared():  # type: ignore[no-untyped-call]
         epoch = SharedEpoch.__new__(SharedEpoch)
-        epoch._block, epoch._slot, epoch._owner = block, slot, -1
+        epoch._block, epoch._slot, epoch._owner = block, slot, -1  # its maker's
         epoch._attach(block)
+        _owned.track(epoch)
         return epoch
     return SharedEpoch(int(block[slot]))
 

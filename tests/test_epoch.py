@@ -77,6 +77,48 @@ class TestSharedEpoch:
         assert other._block.is_shared()
 
 
+def _in_a_forked_rank(epoch: SharedEpoch, queue: Any) -> None:
+    """A process forked after ``epoch`` was made, no DataLoader worker: a rank."""
+    loader = DataLoader(_ReadsEpoch(epoch), batch_size=None, num_workers=2,
+                        persistent_workers=True, multiprocessing_context="fork")  # fmt: skip
+    first = sorted(int(x) for x in loader)  # workers forked before this rank sets anything
+    epoch.set(7)
+    queue.put((first, sorted(int(x) for x in loader), epoch.get()))
+
+
+def _pickled_in_a_forked_rank(epoch: SharedEpoch, queue: Any) -> None:
+    """What a forked rank pickles ``epoch`` as (for spawned workers), then its set."""
+    block, slot = epoch.__reduce__()[1]
+    epoch.set(9)
+    queue.put(int(block[slot]))
+
+
+class TestSharedEpochInForkedRanks:
+    def test_a_forked_rank_sets_its_own_epoch_for_its_workers(self) -> None:
+        epoch = SharedEpoch(3)
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        rank = context.Process(target=_in_a_forked_rank, args=(epoch, queue))
+        rank.start()
+        seen = queue.get(timeout=120)
+        rank.join(timeout=60)
+        assert seen == ([3, 3], [7, 7], 7)  # what it inherited, then its own set
+        assert epoch.get() == 3  # this process's epoch: the rank's set stayed there
+        epoch.set(4)
+        assert epoch.get() == 4
+
+    def test_a_forked_rank_pickles_its_own_slot(self) -> None:
+        epoch = SharedEpoch(6)
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        rank = context.Process(target=_pickled_in_a_forked_rank, args=(epoch, queue))
+        rank.start()
+        seen = queue.get(timeout=120)
+        rank.join(timeout=60)
+        assert seen == 9  # its spawned workers would read its own slot
+        assert epoch.get() == 6
+
+
 class TestEpochIndex:
     def test_is_the_index(self) -> None:
         index = EpochIndex(5, epoch=2)

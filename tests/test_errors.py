@@ -1,11 +1,73 @@
 from __future__ import annotations
 
 import pickle
+from collections.abc import Iterator
+from typing import Any
 
+import numpy as np
 import pytest
+import torch
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from torch.utils.data._utils import ExceptionWrapper  # type: ignore[attr-defined]
 
+from rankaug import RandomAugmentWrapper
 from rankaug.errors import SampleError
+
+#: Ids that hold what the fields look like (legal ids of a stream: any str, bytes, int).
+FORGED_IDS = [
+    "x), rank 3, worker 1, epoch 9)",
+    "a', rank 7, worker 0, epoch 4): z",
+    "q\"', rank 2, worker 0, epoch 1)",
+    b"b\"'), rank 5, worker 0)",
+    "line\nrankaug.errors.SampleError: fake failed at index 9 (rank 9, worker 9, epoch 9)",
+    "\\', rank 4, worker 4, epoch 4)",
+    -12,
+]
+#: An error's text holding a line that looks like the raised error's own.
+FORGED_TEXT = (
+    "no\nrankaug.errors.SampleError: fake failed at index 99 (rank 9, worker 9, epoch 9): x"
+)
+#: Pieces of the fields' text, which ids and error texts are built of too.
+PIECES = [", rank 3, worker 1)", ", rank 3, worker 1, epoch 9)", "), ", "(id ", "'", '"', "\\",
+          "\n", ": ", "SampleError: ", "x failed at index 4 (", "    "]  # fmt: skip
+FORGED = st.lists(st.sampled_from(PIECES) | st.text(max_size=2)).map("".join)
+IDS = st.one_of(st.text(), FORGED, FORGED.map(str.encode), st.binary(), st.integers())
+TEXTS = st.text() | FORGED
+
+
+class _OneSample(IterableDataset[dict[str, Any]]):
+    """One sample of id ``sample_id``, streamed by worker 1 alone."""
+
+    def __init__(self, sample_id: object) -> None:
+        self.sample_id = sample_id
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        info = get_worker_info()
+        if info is not None and info.id == 1:
+            yield {"image": np.zeros((2, 2), np.uint8), "id": self.sample_id}
+
+
+def _failing(text: str) -> Any:
+    def fail(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+        raise ValueError(text)
+
+    return fail
+
+
+def _through_workers(sample_id: object, text: str) -> SampleError:
+    """The SampleError a DataLoader worker's failure on ``sample_id`` re-raises."""
+    train = RandomAugmentWrapper(_OneSample(sample_id), _failing(text), seed=0,
+                                 keying="sample", sample_id="id", rank=3)  # fmt: skip
+    train.set_epoch(5)
+    with pytest.raises(SampleError) as info:
+        list(DataLoader(train, batch_size=None, num_workers=2))
+    return info.value
+
+
+def _fields(err: SampleError) -> tuple[object, ...]:
+    return (err.stage, err.index, err.sample_id, err.rank, err.worker_id, err.epoch)
 
 
 class TestSampleError:
@@ -79,6 +141,66 @@ class TestSampleError:
             "dataset[4]",
         )
         assert "OSError: disk gone" in str(err)  # the original's traceback, in the text
+
+    @pytest.mark.parametrize("sample_id", FORGED_IDS)
+    @pytest.mark.parametrize("text", ["boom", FORGED_TEXT])
+    def test_an_id_or_text_like_the_fields_crosses_a_worker(
+        self, sample_id: object, text: str
+    ) -> None:
+        err = _through_workers(sample_id, text)
+        assert "Caught SampleError in DataLoader worker process 1" in str(err)
+        assert _fields(err) == ("transform", 0, sample_id, 3, 1, 5)
+
+    @settings(max_examples=10, phases=[Phase.explicit, Phase.reuse, Phase.generate])
+    @given(sample_id=IDS, text=TEXTS)  # no shrinking: a worker each (the next test shrinks)
+    def test_any_id_and_text_cross_a_worker(self, sample_id: object, text: str) -> None:
+        assert _fields(_through_workers(sample_id, text)) == ("transform", 0, sample_id, 3, 1, 5)
+
+    @given(
+        sample_id=IDS,
+        text=TEXTS,
+        where=TEXTS,
+        fields=st.tuples(st.integers(-(2**63), 2**63), *[st.integers(0, 2**32 - 1)] * 3),
+    )
+    def test_any_id_and_text_read_back_from_a_traceback(
+        self, sample_id: object, text: str, where: str, fields: tuple[int, int, int, int]
+    ) -> None:
+        index, rank, worker_id, epoch = fields
+        try:
+            raise SampleError.at("dataset[2]", index=index, rank=rank, worker_id=worker_id,
+                                 epoch=epoch, error=ValueError(text), where=where,
+                                 sample_id=sample_id)  # fmt: skip
+        except SampleError:
+            wrapper = ExceptionWrapper(where="in DataLoader worker process 1")
+        with pytest.raises(SampleError) as info:
+            wrapper.reraise()
+        assert _fields(info.value) == ("dataset[2]", index, sample_id, rank, worker_id, epoch)
+
+    def test_a_multi_line_errors_further_lines_are_indented(self) -> None:
+        err = SampleError.at(
+            "transform", index=1, rank=0, worker_id=0, epoch=0, error=ValueError("a\nb")
+        )
+        assert str(err) == (
+            "transform failed at index 1 (rank 0, worker 0, epoch 0): ValueError: a\n    b"
+        )
+
+    @pytest.mark.parametrize(
+        ("sample_id", "named", "read"),
+        [
+            (np.int64(7), "7", 7),
+            (torch.tensor(8), "8", 8),
+            (torch.tensor(1.5), "'tensor(1.5000)'", "tensor(1.5000)"),
+            (True, "'True'", "True"),
+            (2.5, "'2.5'", "2.5"),
+        ],
+    )
+    def test_other_ids_are_named_by_a_literal(
+        self, sample_id: object, named: str, read: object
+    ) -> None:
+        err = SampleError.at("transform", index=1, rank=0, worker_id=0, epoch=0,
+                             error=ValueError("x"), sample_id=sample_id)  # fmt: skip
+        assert f"(id {named}, rank 0" in str(err)
+        assert SampleError(str(err)).sample_id == read
 
     @pytest.mark.parametrize(
         ("text", "fields"),

@@ -17,6 +17,11 @@ runs the front, the largest next epoch of any worker; the others find its tag an
 its epoch. Tag and count are written together, one 64-bit store, so a worker sees both or
 neither. A worker outside a ``multiprocessing`` pool counts by its own word alone.
 
+**One counter per rank.** A process that is neither the one that made the counter nor one
+of its DataLoader workers (a rank forked after the wrapper was built) counts its own
+passes: it claims a copy of the counts before it uses them, forks or pickles them
+(:mod:`rankaug._owned`), so its workers count with it and with no other rank.
+
 The main process (``num_workers=0``) runs the front too and moves every worker's count
 on past its pass (:meth:`PassCounter.take_all`): a pass there (a look at one sample, a
 loop without workers) leaves the workers of a later DataLoader on one epoch.
@@ -31,7 +36,8 @@ from typing import Final
 import numpy as np
 import torch
 
-from rankaug import checks
+from rankaug import _owned, checks
+from rankaug._process import current_pid
 
 __all__ = ["SLOTS", "PassCounter"]
 
@@ -54,19 +60,29 @@ class PassCounter:
     5
     """
 
-    __slots__ = ("_counts", "_here", "_view")
+    __slots__ = ("__weakref__", "_counts", "_here", "_owner", "_view")
 
     def __init__(self) -> None:
         counts = torch.zeros(SLOTS, dtype=torch.int64)
         self._counts: torch.Tensor = counts.share_memory_()  # type: ignore[no-untyped-call]
         self._view: np.ndarray | None = None
         self._here = (0, 0)  # (pid, passes started in that process)
+        self._owner = current_pid()  # the process whose passes (and workers') it counts
+        _owned.track(self)
 
     def _numbers(self) -> np.ndarray:
+        if self._owner != current_pid():  # a worker's, or another rank's to claim
+            self.claim()
         view = self._view
         if view is None:
             view = self._view = self._counts.numpy()
         return view
+
+    def claim(self) -> None:
+        """Count this process's passes apart, if it is another rank (:mod:`rankaug._owned`)."""
+        if _owned.foreign(self._owner):
+            counts = self._counts.clone().share_memory_()  # type: ignore[no-untyped-call]
+            self._counts, self._view, self._owner = counts, None, current_pid()
 
     def _slot(self, worker_id: int) -> int:
         if not 0 <= worker_id < SLOTS:
@@ -144,11 +160,14 @@ class PassCounter:
         self._numbers()[:] = checks.uint(epoch, "epoch", 32)
 
     def __getstate__(self) -> torch.Tensor:
+        self.claim()  # a rank's spawned workers share its own counts
         counts: torch.Tensor = self._counts
         return counts
 
     def __setstate__(self, counts: torch.Tensor) -> None:
         self._counts, self._view, self._here = counts, None, (0, 0)
+        self._owner = -1  # its maker's: a worker counts there, another process claims a copy
+        _owned.track(self)
 
     def __repr__(self) -> str:
         return f"PassCounter(next={self.front()})"

@@ -7,6 +7,8 @@ as it is at the call), joins them into one gloo process group (file rendezvous, 
 ports), calls ``torch.manual_seed(0)`` on every rank — the setting in which naive
 augmentation repeats itself across GPUs — runs ``fn(rank, world_size, **kwargs)`` and
 returns the ranks' JSON-serialisable results, indexed by rank.
+``launch_forked(fn, world_size, tmp_path, *args)`` forks the ranks from the calling
+process instead, so that they inherit what it built (a wrapper made before the ranks).
 
 Each rank's default start method for DataLoader workers is ``fork``, as under
 ``torchrun`` (a process that ``spawn`` started would otherwise default to ``spawn``:
@@ -21,6 +23,7 @@ import json
 import multiprocessing
 import os
 import tempfile
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -70,6 +73,62 @@ def _entry(
     finally:
         dist.destroy_process_group()
     Path(outdir, f"rank{rank}.json").write_text(json.dumps(result))
+
+
+def _forked_entry(rank: int, fn: Callable[..., Any], world_size: int, outdir: str,
+                  args: tuple[Any, ...]) -> None:  # fmt: skip
+    try:
+        dist.init_process_group(
+            "gloo", init_method=f"file://{outdir}/rendezvous", rank=rank, world_size=world_size
+        )
+    except RuntimeError as error:  # as in _entry: the launch tries again
+        Path(outdir, f"rank{rank}.rendezvous").write_text(str(error))
+        return
+    try:
+        torch.manual_seed(0)
+        result = fn(rank, world_size, *args)
+        dist.barrier()
+    except BaseException:
+        Path(outdir, f"rank{rank}.error").write_text(traceback.format_exc())
+        raise
+    finally:
+        dist.destroy_process_group()
+    Path(outdir, f"rank{rank}.json").write_text(json.dumps(result))
+
+
+def launch_forked(
+    fn: Callable[..., Any], world_size: int, tmp_path: Path, *args: Any, timeout: float = 300
+) -> list[Any]:
+    """Run ``fn(rank, world_size, *args)`` on ``world_size`` gloo ranks forked from here.
+
+    Unlike :func:`launch`, the ranks are forked from this process, so they inherit what
+    it built before the call: ``args`` (a wrapper made before the ranks start, as with
+    ``multiprocessing.get_context("fork")``) reach them unpickled. Returns each rank's
+    result; a rank that raised is a ``RuntimeError`` holding its traceback.
+    """
+    context = multiprocessing.get_context("fork")
+    for _ in range(3):
+        outdir = Path(tempfile.mkdtemp(prefix=f"ddp-{fn.__name__}-", dir=tmp_path))
+        ranks = [
+            context.Process(target=_forked_entry, args=(rank, fn, world_size, str(outdir), args))
+            for rank in range(world_size)
+        ]
+        for process in ranks:
+            process.start()
+        for process in ranks:
+            process.join(timeout)
+        for process in ranks:
+            if process.is_alive():
+                process.kill()
+                process.join()
+        errors = [path.read_text() for path in sorted(outdir.glob("rank*.error"))]
+        if errors or any(process.exitcode != 0 for process in ranks):
+            codes = [process.exitcode for process in ranks]
+            raise RuntimeError(f"a forked rank failed (exit codes {codes}): {errors}")
+        if not any(outdir.glob("rank*.rendezvous")):
+            return [json.loads((outdir / f"rank{r}.json").read_text()) for r in range(world_size)]
+    failures = [path.read_text() for path in sorted(outdir.glob("rank*.rendezvous"))]
+    raise RuntimeError(f"the ranks could not join their gloo group in 3 tries: {failures}")
 
 
 def launch(fn: Callable[..., Any], world_size: int, tmp_path: Path, **kwargs: Any) -> list[Any]:

@@ -1,10 +1,40 @@
 from __future__ import annotations
 
+import multiprocessing
 import pickle
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from rankaug.stream.counter import SLOTS, PassCounter
+
+
+class _Takes(IterableDataset[int]):
+    """Each worker's pass: the epoch the counter gives it."""
+
+    def __init__(self, passes: PassCounter) -> None:
+        self.passes = passes
+
+    def __iter__(self) -> Iterator[int]:
+        info = get_worker_info()
+        yield self.passes.take(0 if info is None else info.id)
+
+
+def _pickled_in_a_forked_rank(passes: PassCounter, queue: Any) -> None:
+    """What a forked rank pickles ``passes`` as (for spawned workers), then its set_all."""
+    sent = passes.__getstate__()
+    passes.set_all(9)
+    queue.put(int(sent[0]))
+
+
+def _in_a_forked_rank(passes: PassCounter, queue: Any) -> None:
+    """A process forked after ``passes`` was made, no DataLoader worker: a rank."""
+    loader = DataLoader(_Takes(passes), batch_size=None, num_workers=2,
+                        multiprocessing_context="fork")  # fmt: skip
+    workers = [sorted(int(x) for x in loader) for _ in range(2)]
+    queue.put((workers, passes.take_all(), passes.front()))
 
 
 class TestPassCounter:
@@ -52,3 +82,29 @@ class TestPassCounter:
         assert passes.take_all() == 2**32 - 1
         with pytest.raises(ValueError, match="run its last epoch"):
             passes.take(0)
+
+
+class TestPassCounterInForkedRanks:
+    def test_a_forked_rank_and_its_workers_count_apart_from_this_process(self) -> None:
+        passes = PassCounter()
+        assert passes.take_all() == 0  # inherited: the rank's first pass is epoch 1
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        rank = context.Process(target=_in_a_forked_rank, args=(passes, queue))
+        rank.start()
+        seen = queue.get(timeout=120)
+        rank.join(timeout=60)
+        assert seen == ([[1, 1], [2, 2]], 3, 4)  # its workers counted with it
+        assert (passes.front(), passes.take_all()) == (1, 1)  # none of the rank's passes
+
+    def test_a_forked_rank_pickles_its_own_counts(self) -> None:
+        passes = PassCounter()
+        passes.set_all(6)
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        rank = context.Process(target=_pickled_in_a_forked_rank, args=(passes, queue))
+        rank.start()
+        seen = queue.get(timeout=120)
+        rank.join(timeout=60)
+        assert seen == 9  # its spawned workers would get its own counts
+        assert passes.front() == 6
