@@ -7,7 +7,13 @@ from typing import Any, NamedTuple
 
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
-from rankaug.samples.restore import check_tv_boxes, is_wrapped, restore_like, rewrap_values
+from rankaug.samples.restore import (
+    check_tv_boxes,
+    holds_wrapped,
+    is_wrapped,
+    restore_like,
+    rewrap_values,
+)
 from rankaug.samples.unread import known, refuse_unread, unread_fields
 
 __all__ = ["KeyMap"]
@@ -216,6 +222,8 @@ class KeyMap:
                     reads = self.box_format or self.reads_box_format
                     check_tv_boxes(value, reads if name == "bboxes" else None, self.keys[name])
                     wrapped = True
+                elif holds_wrapped(value):
+                    wrapped = True  # instance Masks, one per object: each wrapped again
             elif name in self._per_box or name in ("masks", "segments"):
                 unhanded.append(name)
         if self._container is not None:
@@ -228,7 +236,7 @@ class KeyMap:
                     if path in targets:
                         originals[path] = value
                         data[path] = value_to_numpy(value)
-                        wrapped = wrapped or is_wrapped(value)
+                        wrapped = wrapped or holds_wrapped(value)
                     else:
                         unhanded.append(path)
             if "bboxes" in targets and isinstance(objects, Mapping):  # geometry left behind?

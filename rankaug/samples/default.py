@@ -10,7 +10,13 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
-from rankaug.samples.restore import check_tv_boxes, is_wrapped, restore_like, rewrap_values
+from rankaug.samples.restore import (
+    check_tv_boxes,
+    holds_wrapped,
+    is_wrapped,
+    restore_like,
+    rewrap_values,
+)
 from rankaug.samples.unread import (
     known,
     per_box_fields,
@@ -115,6 +121,8 @@ class DefaultAdapter:
                 if is_wrapped(value):
                     check_tv_boxes(value, self.reads_box_format if key == "bboxes" else None, key)
                     wrapped = True
+                elif isinstance(value, list | tuple) and holds_wrapped(value):
+                    wrapped = True  # instance Masks, one per object: each wrapped again
         others = not mapping.keys() <= data.keys()
         if others and "bboxes" in targets:  # targets unread?
             refuse_unread(mapping, known(targets, data), "the default adapter", data.keys())

@@ -9,7 +9,7 @@ from typing import Any, Final
 import numpy as np
 import torch
 
-__all__ = ["is_wrapped", "restore_like", "rewrap", "rewrap_values"]
+__all__ = ["holds_wrapped", "is_wrapped", "restore_like", "rewrap", "rewrap_values"]
 
 
 def restore_like(new: Any, old: Any) -> Any:
@@ -200,6 +200,17 @@ def is_wrapped(value: object) -> bool:
     return callable(getattr(type(value), "wrap_like", None))
 
 
+def holds_wrapped(value: object) -> bool:
+    """Whether ``value`` is a tv_tensor, or a list or tuple of them (instance masks).
+
+    A list is judged by its first item, the model :func:`rewrap_values` wraps its items
+    like.
+    """
+    if isinstance(value, list | tuple):
+        return bool(value) and is_wrapped(value[0])
+    return is_wrapped(value)
+
+
 def rewrap(value: Any, like: Any, canvas_size: tuple[int, ...] | None) -> Any:
     """``value`` in the tv_tensor class of ``like`` (``BoundingBoxes``, ``Mask``, ``Image``).
 
@@ -225,7 +236,10 @@ def rewrap_values(
 
     The one rule of the adapters: ``values[name]`` (restored like ``originals[name]``)
     is wrapped again like it when :func:`is_wrapped` says so, and boxes and keypoints get
-    the canvas of ``data``'s output image (the ``(H, W)`` of its ``HWC`` array).
+    the canvas of ``data``'s output image (the ``(H, W)`` of its ``HWC`` array). A list
+    (or tuple) of tv_tensors, such as instance masks (``Mask``, one per object), gives its
+    items back each wrapped like the original's first item (its class and metadata), in
+    their container (:func:`restore_like` restores each item like it too).
 
     Args:
         values: The restored outputs by name, changed in place.
@@ -238,3 +252,7 @@ def rewrap_values(
         old = originals.get(key)
         if is_wrapped(old):
             values[key] = rewrap(value, old, hw)
+        elif (
+            isinstance(old, list | tuple) and isinstance(value, list | tuple) and holds_wrapped(old)
+        ):
+            values[key] = type(value)(rewrap(item, old[0], hw) for item in value)  # masks, say

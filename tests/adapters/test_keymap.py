@@ -140,6 +140,20 @@ class TestKeyMap:
         assert out["ann"]["boxes"].tolist() == [[2.0, 4.0, 10.0, 12.0]]
         assert type(out["ann"]["labels"]) is torch.Tensor
 
+    def test_a_list_of_masks_keeps_each_items_class(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        tv = tv_standin.install(monkeypatch)
+        masks = [tv_standin.make(tv.Mask, torch.zeros(16, 24, dtype=torch.uint8)) for _ in range(2)]
+        sample = {
+            "img": torch.zeros(3, 16, 24, dtype=torch.uint8),  # a plain tensor image
+            "ann": {"boxes": nested()["objects"]["bbox"], "labels": [1, 2], "masks": masks},
+        }
+        adapter = KeyMap("img", bboxes="ann.boxes", labels="ann.labels", masks="ann.masks")
+        resize = A.Compose([A.Resize(8, 12)], bbox_params=bbox_params("pascal_voc"))
+        out = RandomAugmentWrapper([sample], resize, seed=0, adapter=adapter)[0]["ann"]["masks"]
+        assert type(out) is list
+        assert [type(mask) for mask in out] == [tv.Mask, tv.Mask]
+        assert [tuple(mask.shape) for mask in out] == [(8, 12), (8, 12)]
+
     @pytest.mark.parametrize("kind", [MixUpDataset, CutMixDataset])
     def test_the_mixes_add_partner_boxes_with_their_fields(self, kind: Any) -> None:
         second = nested(1)

@@ -224,3 +224,15 @@ class TestTorchvisionTensors:
         assert type(out["image"]) is tv.Image
         assert type(out["bboxes"]) is tv.BoundingBoxes
         assert out["bboxes"].canvas_size == (8, 12)
+
+    def test_a_list_of_masks_keeps_each_items_class(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        tv = tv_standin.install(monkeypatch)
+        masks = [tv_standin.make(tv.Mask, torch.zeros(16, 24, dtype=torch.uint8)) for _ in range(2)]
+        boxes = torch.tensor([[1.0, 2.0, 5.0, 6.0], [8.0, 2.0, 12.0, 6.0]])
+        sample = (torch.zeros(3, 16, 24, dtype=torch.uint8),
+                  {"boxes": boxes, "labels": torch.tensor([3, 4]), "masks": masks})  # fmt: skip
+        resize = A.Compose([A.Resize(8, 12)], bbox_params=bbox_params("pascal_voc"))
+        target = RandomAugmentWrapper([sample], resize, seed=0)[0][1]
+        assert type(target["masks"]) is list
+        assert [type(mask) for mask in target["masks"]] == [tv.Mask, tv.Mask]
+        assert [tuple(mask.shape) for mask in target["masks"]] == [(8, 12), (8, 12)]

@@ -28,7 +28,13 @@ from torchvision import tv_tensors  # noqa: E402 (after the skip)
 
 
 class _Pairs(torch.utils.data.Dataset[Any]):
-    """What ``wrap_dataset_for_transforms_v2(CocoDetection(...))`` gives: tv_tensors."""
+    """What ``wrap_dataset_for_transforms_v2(CocoDetection(...))`` gives: tv_tensors.
+
+    ``listed=True`` gives the instance masks as a list of ``Mask``, one per box.
+    """
+
+    def __init__(self, *, listed: bool = False) -> None:
+        self.listed = listed
 
     def __len__(self) -> int:
         return 4
@@ -39,8 +45,17 @@ class _Pairs(torch.utils.data.Dataset[Any]):
         boxes = tv_tensors.BoundingBoxes(
             [[4.0, 4.0, 24.0, 20.0]], format="XYXY", canvas_size=(48, 64)
         )
-        masks = tv_tensors.Mask(torch.zeros((1, 48, 64), dtype=torch.uint8))
+        masks: Any = tv_tensors.Mask(torch.zeros((1, 48, 64), dtype=torch.uint8))
+        if self.listed:
+            masks = [tv_tensors.Mask(torch.zeros((48, 64), dtype=torch.uint8))]
         return image, {"boxes": boxes, "labels": torch.tensor([1]), "masks": masks}
+
+
+def _resize() -> Any:
+    return A.Compose(
+        [A.Resize(32, 40), A.Affine(scale=(0.9, 1.1), p=1.0)],
+        bbox_params=bbox_params("pascal_voc"),
+    )
 
 
 def _check(image: Any, target: Any) -> None:
@@ -62,11 +77,7 @@ class TestTvTensors:
         assert is_wrapped(boxes)
 
     def test_random_augment_wrapper_keeps_them(self) -> None:
-        resize = A.Compose(
-            [A.Resize(32, 40), A.Affine(scale=(0.9, 1.1), p=1.0)],
-            bbox_params=bbox_params("pascal_voc"),
-        )
-        image, target = RandomAugmentWrapper(_Pairs(), resize, seed=0)[0]
+        image, target = RandomAugmentWrapper(_Pairs(), _resize(), seed=0)[0]
         _check(image, target)
         assert target["boxes"].canvas_size == (32, 40)  # the output's, not (48, 64)
 
@@ -94,6 +105,22 @@ class TestTvTensors:
             flipped["boxes"].as_subclass(torch.Tensor), expected.as_subclass(torch.Tensor)
         )
         assert torch.equal(flipped_image, image.flip(-1))
+
+    @pytest.mark.parametrize(
+        "make",
+        [
+            lambda data: RandomAugmentWrapper(data, _resize(), seed=0),
+            lambda data: MosaicDataset(data, seed=0, output_size=32),
+            lambda data: CutMixDataset(data, seed=0, p=1.0),
+        ],
+        ids=["augment", "mosaic", "cutmix"],
+    )
+    def test_a_list_of_masks_keeps_each_items_class(self, make: Any) -> None:
+        image, target = make(_Pairs(listed=True))[0]
+        assert type(target["masks"]) is list
+        assert len(target["masks"]) == len(target["boxes"]) > 0
+        assert {type(mask) for mask in target["masks"]} == {tv_tensors.Mask}
+        assert {tuple(mask.shape) for mask in target["masks"]} == {tuple(image.shape[-2:])}
 
     def test_key_map_keeps_them(self) -> None:
         image, target = _Pairs()[0]
