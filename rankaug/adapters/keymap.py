@@ -99,6 +99,7 @@ class KeyMap:
     """
 
     reads_box_format: str | None = None  # the wrapper's (set by check_adapter)
+    box_format_given_as: str = "box_format"  # where the wrapper's was given (likewise)
 
     def __init__(
         self,
@@ -219,8 +220,10 @@ class KeyMap:
                 originals[name] = value
                 data[name] = value_to_numpy(value)
                 if is_wrapped(value):
-                    reads = self.box_format or self.reads_box_format
-                    check_tv_boxes(value, reads if name == "bboxes" else None, self.keys[name])
+                    own = self.box_format  # the layout's format, else the wrapper's
+                    reads = (own or self.reads_box_format) if name == "bboxes" else None
+                    given_as = "box_format" if own is not None else self.box_format_given_as
+                    check_tv_boxes(value, reads, self.keys[name], given_as)
                     wrapped = True
                 elif holds_wrapped(value):
                     wrapped = True  # instance Masks, one per object: each wrapped again

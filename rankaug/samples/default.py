@@ -60,9 +60,10 @@ class DefaultAdapter:
     (['image', 'path'], 'a.jpg')
     """
 
-    #: The box format of the wrapper using it (set by ``check_adapter``): a torchvision
-    #: ``BoundingBoxes`` in another format is refused.
+    #: The box format of the wrapper using it, and where it was given (both set by
+    #: ``check_adapter``): a torchvision ``BoundingBoxes`` in another format is refused.
     reads_box_format: str | None = None
+    box_format_given_as: str = "box_format"
 
     def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
         """Split ``sample`` into transform data and a state (see :class:`SampleAdapter`).
@@ -119,7 +120,8 @@ class DefaultAdapter:
                     continue
                 data[key] = value_to_numpy(value)
                 if is_wrapped(value):
-                    check_tv_boxes(value, self.reads_box_format if key == "bboxes" else None, key)
+                    reads = self.reads_box_format if key == "bboxes" else None
+                    check_tv_boxes(value, reads, key, self.box_format_given_as)
                     wrapped = True
                 elif isinstance(value, list | tuple) and holds_wrapped(value):
                     wrapped = True  # instance Masks, one per object: each wrapped again

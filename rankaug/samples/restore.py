@@ -151,13 +151,17 @@ def _tv_tensors() -> Any:
 _TV_FORMATS: Final = {"pascal_voc": "XYXY", "coco": "XYWH"}  # pixel formats torchvision has
 
 
-def check_tv_boxes(value: object, box_format: str | None, name: str) -> None:
+def check_tv_boxes(
+    value: object, box_format: str | None, name: str, given_as: str = "box_format"
+) -> None:
     """Refuse a torchvision ``BoundingBoxes`` whose ``format`` is not ``box_format``'s.
 
     Args:
         value: A target value (only a ``BoundingBoxes``, with a ``format``, is checked).
         box_format: The box format the wrapper reads, or ``None`` (not known: not checked).
         name: The value's key, for the message.
+        given_as: Where ``box_format`` was given, for the message: ``"box_format"`` (a
+            wrapper's ``Targets``), or ``"A.BboxParams format"`` (a transform's).
 
     Raises:
         ValueError: If the formats differ (the boxes would be read in the wrong format).
@@ -168,10 +172,9 @@ def check_tv_boxes(value: object, box_format: str | None, name: str) -> None:
     expected = _TV_FORMATS.get(box_format)
     if tv_format == expected:
         return
+    where = " (Targets(box_format=...))" if given_as == "box_format" else ""
     fixes = [
-        f"pass box_format={own!r} (Targets(box_format=...))"
-        for own, tv in _TV_FORMATS.items()
-        if tv == tv_format
+        f"pass {given_as}={own!r}{where}" for own, tv in _TV_FORMATS.items() if tv == tv_format
     ]
     if expected is not None:
         fixes.append(
@@ -181,7 +184,7 @@ def check_tv_boxes(value: object, box_format: str | None, name: str) -> None:
     reads = expected or "normalised, which torchvision has no format for"
     raise ValueError(
         f"{name} is a torchvision BoundingBoxes in format {tv_format}, but the wrapper reads "
-        f"box_format={box_format!r} boxes ({reads}): " + ", or ".join(fixes)
+        f"{given_as}={box_format!r} boxes ({reads}): " + ", or ".join(fixes)
     )
 
 

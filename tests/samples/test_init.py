@@ -121,3 +121,11 @@ class TestCheckAdapter:
     def test_a_class_is_refused_with_the_call_it_needs(self) -> None:
         with pytest.raises(TypeError, match=r"got the class DefaultAdapter: pass DefaultAdapter\("):
             check_adapter(DefaultAdapter)
+
+    def test_a_box_format_gives_a_copy_that_names_where_it_was_given(self) -> None:
+        adapter = DefaultAdapter()
+        told = check_adapter(adapter, box_format="coco", name="A.BboxParams format")
+        assert isinstance(told, DefaultAdapter)
+        assert told is not adapter
+        assert (told.reads_box_format, told.box_format_given_as) == ("coco", "A.BboxParams format")
+        assert adapter.reads_box_format is None

@@ -147,6 +147,28 @@ class _Formatted(torch.utils.data.Dataset[Any]):
         return image, {"boxes": boxes, "labels": torch.tensor([1])}
 
 
+class _Stream(torch.utils.data.IterableDataset[Any]):
+    """The samples of ``_Formatted`` as a stream."""
+
+    def __init__(self, fmt: str, coords: list[float]) -> None:
+        self.samples = _Formatted(fmt, coords)
+
+    def __iter__(self) -> Any:
+        return (self.samples[index] for index in range(len(self.samples)))
+
+
+def _assert_boxes(boxes: Any, expected: list[list[float]]) -> None:
+    torch.testing.assert_close(boxes.as_subclass(torch.Tensor), torch.tensor(expected))
+
+
+def _flip(box_format: str) -> Any:
+    return A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params(box_format))
+
+
+_CXCYWH = ("CXCYWH", [14.0, 12.0, 20.0, 16.0])
+_XYWH = ("XYWH", [4.0, 4.0, 20.0, 16.0])
+
+
 class TestBoxFormats:
     @pytest.mark.parametrize(
         ("fmt", "coords", "fix"),
@@ -167,3 +189,55 @@ class TestBoxFormats:
             seed=0, output_size=48, keying="sample", targets=Targets(box_format="coco"),
         )  # fmt: skip
         assert coco[0][1]["boxes"].format == tv_tensors.BoundingBoxFormat.XYWH
+
+    @pytest.mark.parametrize(
+        "make",
+        [
+            lambda data: RandomAugmentWrapper(data, _flip("pascal_voc"), seed=0),
+            lambda data: RandomAugmentWrapper(
+                [{"img": data[i][0], "ann": data[i][1]} for i in range(4)], _flip("pascal_voc"),
+                seed=0, adapter=KeyMap("img", bboxes="ann.boxes", labels="ann.labels"),
+            ),
+        ],
+        ids=["default", "key_map"],
+    )  # fmt: skip
+    def test_random_augment_wrapper_refuses_another_format(self, make: Any) -> None:
+        augment = make(_Formatted(*_CXCYWH))
+        with pytest.raises(Exception, match=r"format CXCYWH.*'pascal_voc'.*Convert") as caught:
+            augment[0]
+        assert isinstance(caught.value.__cause__, ValueError)
+
+    def test_random_augment_wrapper_reads_its_transforms_format(self) -> None:
+        augment = RandomAugmentWrapper(_Formatted(*_XYWH), _flip("coco"), seed=0)
+        boxes = augment[0][1]["boxes"]
+        assert boxes.format == tv_tensors.BoundingBoxFormat.XYWH
+        _assert_boxes(boxes, [[40.0, 4.0, 20.0, 16.0]])  # x = 64 - 4 - 20: read as XYWH
+        refused = RandomAugmentWrapper(_Formatted(*_XYWH), _flip("pascal_voc"), seed=0)
+        with pytest.raises(
+            Exception, match=r"format XYWH.*reads A.BboxParams format='pascal_voc'.*pass "
+            r"A.BboxParams format='coco'"
+        ):  # fmt: skip
+            refused[0]
+
+    @pytest.mark.parametrize(
+        "make",
+        [
+            lambda stream: RandomAugmentWrapper(stream, _flip("pascal_voc"), seed=0),
+            lambda stream: MosaicDataset(stream, seed=0, output_size=48, buffer_size=2),
+            lambda stream: MixUpDataset(stream, seed=0, p=1.0, buffer_size=2),
+            lambda stream: CutMixDataset(stream, seed=0, p=1.0, buffer_size=2),
+        ],
+        ids=["augment", "mosaic", "mixup", "cutmix"],
+    )
+    def test_the_streaming_wrappers_refuse_another_format(self, make: Any) -> None:
+        streamed = make(_Stream(*_CXCYWH))
+        with pytest.raises(Exception, match=r"format CXCYWH.*'pascal_voc'.*Convert") as caught:
+            next(iter(streamed))
+        assert isinstance(caught.value.__cause__ or caught.value, ValueError)
+
+    def test_the_streaming_wrappers_read_their_format(self) -> None:
+        coco = MosaicDataset(_Stream(*_XYWH), seed=0, output_size=48, buffer_size=2,
+                             targets=Targets(box_format="coco"))  # fmt: skip
+        assert next(iter(coco))[1]["boxes"].format == tv_tensors.BoundingBoxFormat.XYWH
+        flipped = next(iter(RandomAugmentWrapper(_Stream(*_XYWH), _flip("coco"), seed=0)))
+        _assert_boxes(flipped[1]["boxes"], [[40.0, 4.0, 20.0, 16.0]])
