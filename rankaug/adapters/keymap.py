@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 from rankaug.boxes import BoxFormat, check_box_format
+from rankaug.samples.hf_rows import empty_values, typed
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
 from rankaug.samples.restore import (
     check_tv_boxes,
@@ -100,6 +102,8 @@ class KeyMap:
 
     reads_box_format: str | None = None  # the wrapper's (set by check_adapter)
     box_format_given_as: str = "box_format"  # where the wrapper's was given (likewise)
+    #: A Hugging Face dataset's typed empty values by path (set by :meth:`for_dataset`).
+    typed_empty: Mapping[str, Any] = _NOTHING
 
     def __init__(
         self,
@@ -141,6 +145,21 @@ class KeyMap:
         )
         self._prefix = "" if container is None else ".".join(container) + "."
         self._tops = frozenset(p[0] for p in self._parts.values())
+
+    def for_dataset(self, dataset: object) -> KeyMap:
+        """This map, or a copy that reads a Hugging Face dataset's rows without objects.
+
+        Such a row's untyped empty per-object lists (``array([], dtype=object)`` in the
+        ``numpy`` format, ``[]`` in ``torch``'s) are read as the other rows' values
+        (``(0, 4)`` ``float32`` boxes, say), so its output has their dtype and container
+        (see :mod:`rankaug.samples.hf_rows`). Called by :func:`rankaug.samples.check_adapter`.
+        """
+        empty = empty_values(dataset)
+        if not empty:
+            return self
+        bound = copy.copy(self)
+        bound.typed_empty = empty
+        return bound
 
     # reading
 
@@ -217,6 +236,8 @@ class KeyMap:
             if value is None:
                 continue
             if name in targets:
+                if self.typed_empty:  # a Hugging Face row without objects: the other rows' type
+                    value = typed(value, self.typed_empty.get(self.keys[name]))
                 originals[name] = value
                 data[name] = value_to_numpy(value)
                 if is_wrapped(value):
@@ -237,6 +258,8 @@ class KeyMap:
                         continue
                     path = f"{self._prefix}{key}"
                     if path in targets:
+                        if self.typed_empty:
+                            value = typed(value, self.typed_empty.get(path))
                         originals[path] = value
                         data[path] = value_to_numpy(value)
                         wrapped = wrapped or holds_wrapped(value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Collection, Mapping
 from collections.abc import Set as AbstractSet
@@ -9,6 +10,7 @@ from typing import Any, Final, NamedTuple
 
 import numpy as np
 
+from rankaug.samples.hf_rows import empty_values, typed
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
 from rankaug.samples.restore import (
     check_tv_boxes,
@@ -64,6 +66,23 @@ class DefaultAdapter:
     #: ``check_adapter``): a torchvision ``BoundingBoxes`` in another format is refused.
     reads_box_format: str | None = None
     box_format_given_as: str = "box_format"
+    #: A Hugging Face dataset's typed empty values by column (set by :meth:`for_dataset`).
+    typed_empty: Mapping[str, Any] = _NOTHING
+
+    def for_dataset(self, dataset: object) -> DefaultAdapter:
+        """This adapter, or a copy that reads a Hugging Face dataset's rows without objects.
+
+        Such a row's untyped empty lists (``array([], dtype=object)`` in the ``numpy``
+        format, ``[]`` in ``torch``'s) are read as the other rows' values (``(0, 4)``
+        ``float32`` boxes, say), so its output has their dtype and container (see
+        :mod:`rankaug.samples.hf_rows`). Called by :func:`rankaug.samples.check_adapter`.
+        """
+        empty = empty_values(dataset)
+        if not empty:
+            return self
+        bound = copy.copy(self)
+        bound.typed_empty = empty
+        return bound
 
     def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
         """Split ``sample`` into transform data and a state (see :class:`SampleAdapter`).
@@ -112,8 +131,11 @@ class DefaultAdapter:
         data: dict[str, Any] = {"image": image}
         originals: dict[str, Any] = {}
         wrapped = kind == "tensor" and is_wrapped(original)
+        empty = self.typed_empty
         for key, value in mapping.items():
             if key != "image" and key in targets:
+                if empty and key in empty:  # a Hugging Face row without objects
+                    value = typed(value, empty[key])
                 originals[key] = value
                 if type(value) is np.ndarray:  # as it is: no call per value
                     data[key] = value

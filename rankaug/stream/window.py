@@ -137,7 +137,7 @@ class WindowStream(StreamDataset[T_co]):
         # the wrappers' box format (Targets.resolve's rule): the user's adapter, not the naming
         # one, is told it, so that it refuses a torchvision BoundingBoxes in another format
         box_format = options["targets"].resolve(adapter).box_format
-        self._naming = _Naming(check_adapter(adapter, box_format=box_format))
+        self._naming = _Naming(check_adapter(adapter, box_format=box_format, dataset=dataset))
         self._options = {"seed": seed, "rank": rank, "stream": stream, **options}
         self._inner: dict[int, Any] = {}
         full = self.window_wrapper(self.buffer_size + 1)  # every option checked here

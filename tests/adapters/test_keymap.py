@@ -121,6 +121,27 @@ class TestKeyMap:
         assert out["objects"]["id"] == [11]
         assert out["meta"] == {"path": "a.png", "size": [16, 24]}
 
+    def test_a_hugging_face_row_without_boxes_reads_as_the_other_rows(self) -> None:
+        datasets = pytest.importorskip("datasets", reason="the Hugging Face tests need `datasets`")
+        features = datasets.Features({"img": datasets.Image(), "ann": {
+            "boxes": datasets.List(datasets.List(datasets.Value("float32"), length=4)),
+            "extra": datasets.List(datasets.List(datasets.Value("int32"), length=2)),
+        }})  # fmt: skip
+        columns = {"img": [Image.new("RGB", (24, 16))] * 2,
+                   "ann": [{"boxes": [], "extra": []},
+                           {"boxes": [[1.0, 2.0, 5.0, 6.0]], "extra": [[1, 2]]}]}  # fmt: skip
+        rows = datasets.Dataset.from_dict(columns, features=features).with_format("torch")
+        assert rows[0]["ann"]["boxes"] == []  # Hugging Face's torch format: a list
+        adapter = KeyMap("img", bboxes="ann.boxes", extra="ann.extra").for_dataset(rows)
+        data, state = adapter.unpack(rows[0], {"image", "bboxes", "extra"})
+        assert (data["bboxes"].dtype, data["bboxes"].shape) == (np.float32, (0, 4))
+        assert (data["extra"].dtype, data["extra"].shape) == (np.int64, (0, 2))
+        ann = adapter.repack(data, state)["ann"]
+        assert (type(ann["boxes"]), ann["boxes"].dtype) == (torch.Tensor, torch.float32)
+        assert (ann["extra"].dtype, tuple(ann["extra"].shape)) == (torch.int64, (0, 2))
+        plain = KeyMap("img", bboxes="ann.boxes")
+        assert plain.for_dataset([rows[0]]) is plain  # not a Hugging Face dataset: itself
+
     def test_tv_tensors_keep_their_class_and_get_the_output_canvas(
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:

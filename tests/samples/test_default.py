@@ -186,6 +186,34 @@ class TestDefaultAdapter:
             DefaultAdapter().unpack(sample, TARGETS)
 
 
+class TestForDataset:
+    def test_a_hugging_face_row_without_boxes_reads_as_the_other_rows(self) -> None:
+        datasets = pytest.importorskip("datasets", reason="the Hugging Face tests need `datasets`")
+        features = datasets.Features({
+            "image": datasets.Image(),
+            "bboxes": datasets.List(datasets.List(datasets.Value("float32"), length=4)),
+            "labels": datasets.List(datasets.Value("int64")),
+        })  # fmt: skip
+        columns = {
+            "image": [Image.new("RGB", (32, 24), (50 * i, 0, 0)) for i in range(4)],
+            "bboxes": [[]] + [[[4.0, 4.0, 20.0, 16.0]]] * 3,
+            "labels": [[]] + [[1]] * 3,
+        }
+        rows = datasets.Dataset.from_dict(columns, features=features).with_format("numpy")
+        assert rows[0]["bboxes"].dtype == object  # Hugging Face's: no dtype
+        bound = DefaultAdapter().for_dataset(rows)
+        data, state = bound.unpack(rows[0], TARGETS)
+        assert (data["bboxes"].dtype, data["bboxes"].shape) == (np.float32, (0, 4))
+        assert bound.repack(data, state)["bboxes"].dtype == np.float32
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+        outputs = [RandomAugmentWrapper(rows, flip, seed=0)[i]["bboxes"] for i in range(4)]
+        assert [(b.dtype, b.shape[1:]) for b in outputs] == [(np.float32, (4,))] * 4
+
+    def test_other_datasets_keep_the_adapter(self) -> None:
+        adapter = DefaultAdapter()
+        assert adapter.for_dataset([{"image": np.zeros((2, 2), np.uint8)}]) is adapter
+
+
 class TestTorchvisionTensors:
     """Against the stand-in for ``torchvision.tv_tensors`` (``tests/samples/tv_standin.py``);
     ``tests/samples/test_tv_tensors.py`` runs against the real one in ``.venv-tv``."""
