@@ -50,7 +50,7 @@ from rankaug.samples import (
     DEFAULT_TARGETS,
     SampleAdapter,
     attach,
-    check_box_format,
+    check_adapter,
     passthrough_hook,
 )
 
@@ -152,11 +152,12 @@ class _AlbumentationsDriver:
 
     def __init__(self, transform: Any, adapter: SampleAdapter) -> None:
         self.transform = compact_deepcopy(transform)  # called per sample: kept compact
-        self.adapter = adapter
         processors = getattr(transform, "processors", None) or {}
         params = getattr(processors.get("bboxes"), "params", None)
         given = getattr(params, "format", None) or getattr(params, "coord_format", None)
-        check_box_format(adapter, given, "A.BboxParams format")
+        # the adapter reads the boxes in this format: a torchvision BoundingBoxes in another
+        # is refused (a copy of a DefaultAdapter or KeyMap, told the format)
+        self.adapter = check_adapter(adapter, box_format=given, name="A.BboxParams format")
         unmanaged = {key for key in ("bboxes", "keypoints") if key not in processors}
         self.refused = {key for key in unmanaged if _moves(transform, key)}
         # albumentations drops a NaN keypoint silently (it refuses NaN boxes): checked here

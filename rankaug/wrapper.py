@@ -101,7 +101,7 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
                 "dataset's samples are keyed by their index"
             )
         super().__init__(dataset, seed=seed, keying=keying, rank=rank, stream=stream)
-        self.adapter = adapter = check_adapter(adapter)
+        self.adapter = adapter = check_adapter(adapter, dataset=dataset)
         self.transform = transform
         self._driver = make_driver(transform, adapter)
 

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 from rankaug.boxes import BoxFormat, check_box_format
+from rankaug.samples.hf_rows import empty_values, typed
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
-from rankaug.samples.restore import check_tv_boxes, is_wrapped, restore_like, rewrap_values
+from rankaug.samples.restore import (
+    check_tv_boxes,
+    holds_wrapped,
+    is_wrapped,
+    restore_like,
+    rewrap_values,
+)
 from rankaug.samples.unread import known, refuse_unread, unread_fields
 
 __all__ = ["KeyMap"]
@@ -93,6 +101,9 @@ class KeyMap:
     """
 
     reads_box_format: str | None = None  # the wrapper's (set by check_adapter)
+    box_format_given_as: str = "box_format"  # where the wrapper's was given (likewise)
+    #: A Hugging Face dataset's typed empty values by path (set by :meth:`for_dataset`).
+    typed_empty: Mapping[str, Any] = _NOTHING
 
     def __init__(
         self,
@@ -134,6 +145,21 @@ class KeyMap:
         )
         self._prefix = "" if container is None else ".".join(container) + "."
         self._tops = frozenset(p[0] for p in self._parts.values())
+
+    def for_dataset(self, dataset: object) -> KeyMap:
+        """This map, or a copy that reads a Hugging Face dataset's rows without objects.
+
+        Such a row's untyped empty per-object lists (``array([], dtype=object)`` in the
+        ``numpy`` format, ``[]`` in ``torch``'s) are read as the other rows' values
+        (``(0, 4)`` ``float32`` boxes, say), so its output has their dtype and container
+        (see :mod:`rankaug.samples.hf_rows`). Called by :func:`rankaug.samples.check_adapter`.
+        """
+        empty = empty_values(dataset)
+        if not empty:
+            return self
+        bound = copy.copy(self)
+        bound.typed_empty = empty
+        return bound
 
     # reading
 
@@ -210,12 +236,18 @@ class KeyMap:
             if value is None:
                 continue
             if name in targets:
+                if self.typed_empty:  # a Hugging Face row without objects: the other rows' type
+                    value = typed(value, self.typed_empty.get(self.keys[name]))
                 originals[name] = value
                 data[name] = value_to_numpy(value)
                 if is_wrapped(value):
-                    reads = self.box_format or self.reads_box_format
-                    check_tv_boxes(value, reads if name == "bboxes" else None, self.keys[name])
+                    own = self.box_format  # the layout's format, else the wrapper's
+                    reads = (own or self.reads_box_format) if name == "bboxes" else None
+                    given_as = "box_format" if own is not None else self.box_format_given_as
+                    check_tv_boxes(value, reads, self.keys[name], given_as)
                     wrapped = True
+                elif holds_wrapped(value):
+                    wrapped = True  # instance Masks, one per object: each wrapped again
             elif name in self._per_box or name in ("masks", "segments"):
                 unhanded.append(name)
         if self._container is not None:
@@ -226,9 +258,11 @@ class KeyMap:
                         continue
                     path = f"{self._prefix}{key}"
                     if path in targets:
+                        if self.typed_empty:
+                            value = typed(value, self.typed_empty.get(path))
                         originals[path] = value
                         data[path] = value_to_numpy(value)
-                        wrapped = wrapped or is_wrapped(value)
+                        wrapped = wrapped or holds_wrapped(value)
                     else:
                         unhanded.append(path)
             if "bboxes" in targets and isinstance(objects, Mapping):  # geometry left behind?

@@ -186,7 +186,9 @@ class PairDataset(KeyedDataset[T_co]):
             record=record,
         )
         self.partners = partners.sampler(length, 1)
-        self.adapter = adapter = check_adapter(adapter, box_format=self.config.box_format)
+        self.adapter = adapter = check_adapter(
+            adapter, box_format=self.config.box_format, dataset=dataset
+        )
         self._reader = PairReader(self.config, adapter, title, polygons=self.polygons)
         config = self.config  # the values as checked: p=1 reads as 1.0
         self._settings = settings_text({

@@ -229,7 +229,9 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             color=color,
         )
         self.partners = partners.sampler(length, len(config.cells) - 1)
-        self.adapter = adapter = check_adapter(adapter, box_format=config.box_format)
+        self.adapter = adapter = check_adapter(
+            adapter, box_format=config.box_format, dataset=dataset
+        )
         self._reader = TileReader(config, adapter)
         self._settings = settings_text({  # the values as checked: 64 reads as (64, 64)
             "wrapper": owner, **dataset_settings(dataset), "output_size": config.output_size,

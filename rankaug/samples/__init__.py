@@ -217,14 +217,30 @@ def with_class_target(adapter: SampleAdapter, sample: Any, key: str, value: Any)
 _NOTHING: Mapping[str, Any] = {}
 
 
-def check_adapter(adapter: object, *, box_format: str | None = None) -> SampleAdapter:
+def check_adapter(
+    adapter: object,
+    *,
+    box_format: str | None = None,
+    name: str = "box_format",
+    dataset: object = None,
+) -> SampleAdapter:
     """The adapter a wrapper uses: ``adapter`` itself, or a :class:`DefaultAdapter`.
+
+    Given a ``box_format``, an adapter whose class reads it (``reads_box_format``:
+    :class:`DefaultAdapter`, :class:`~rankaug.adapters.KeyMap`) is copied and told it, so
+    that it refuses a torchvision ``BoundingBoxes`` in another format. Given a
+    ``dataset``, an adapter whose class has the optional hook ``for_dataset(dataset)``
+    is replaced by what it returns (those two read a Hugging Face dataset's rows
+    without objects in the other rows' dtype).
 
     Args:
         adapter: ``None``, or an object with ``unpack`` and ``repack`` methods.
-        box_format: The wrapper's box format, checked against the adapter's
-            ``box_format`` when it has one (the format its layout fixes). Defaults to
-            ``None`` (not checked).
+        box_format: The wrapper's (or its transform's) box format, checked against the
+            adapter's ``box_format`` when it has one (the format its layout fixes).
+            Defaults to ``None`` (not checked).
+        name: Where ``box_format`` was given, for the message. Defaults to
+            ``"box_format"``.
+        dataset: The dataset the wrapper reads. Defaults to ``None`` (not known).
 
     Returns:
         The adapter.
@@ -250,12 +266,18 @@ def check_adapter(adapter: object, *, box_format: str | None = None) -> SampleAd
             "adapter must have unpack(sample, targets) and repack(data, state) methods, "
             f"got {type(adapter).__name__}"
         )
-    check_box_format(adapter, box_format, "box_format")
+    check_box_format(adapter, box_format, name)
+    hook = getattr(type(adapter), "for_dataset", None)
+    if dataset is not None and callable(hook):
+        # a class's hook only: a stream's naming adapter, which forwards attributes, is not
+        # bound to its window (the stream binds the adapter it names to the stream)
+        adapter = hook(adapter, dataset)
     if box_format is not None and hasattr(type(adapter), "reads_box_format"):
         # one adapter may serve wrappers of several formats: each its copy (an adapter
         # that only forwards the attribute, a stream's naming one, is not copied)
         copied: Any = copy.copy(adapter)
         copied.reads_box_format = box_format  # a torchvision BoundingBoxes is checked
+        copied.box_format_given_as = name  # (its message names where the format was given)
         adapter = copied
     return adapter  # type: ignore[return-value]
 

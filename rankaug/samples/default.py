@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable, Collection, Mapping
 from collections.abc import Set as AbstractSet
@@ -9,8 +10,15 @@ from typing import Any, Final, NamedTuple
 
 import numpy as np
 
+from rankaug.samples.hf_rows import empty_values, typed
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
-from rankaug.samples.restore import check_tv_boxes, is_wrapped, restore_like, rewrap_values
+from rankaug.samples.restore import (
+    check_tv_boxes,
+    holds_wrapped,
+    is_wrapped,
+    restore_like,
+    rewrap_values,
+)
 from rankaug.samples.unread import (
     known,
     per_box_fields,
@@ -54,9 +62,27 @@ class DefaultAdapter:
     (['image', 'path'], 'a.jpg')
     """
 
-    #: The box format of the wrapper using it (set by ``check_adapter``): a torchvision
-    #: ``BoundingBoxes`` in another format is refused.
+    #: The box format of the wrapper using it, and where it was given (both set by
+    #: ``check_adapter``): a torchvision ``BoundingBoxes`` in another format is refused.
     reads_box_format: str | None = None
+    box_format_given_as: str = "box_format"
+    #: A Hugging Face dataset's typed empty values by column (set by :meth:`for_dataset`).
+    typed_empty: Mapping[str, Any] = _NOTHING
+
+    def for_dataset(self, dataset: object) -> DefaultAdapter:
+        """This adapter, or a copy that reads a Hugging Face dataset's rows without objects.
+
+        Such a row's untyped empty lists (``array([], dtype=object)`` in the ``numpy``
+        format, ``[]`` in ``torch``'s) are read as the other rows' values (``(0, 4)``
+        ``float32`` boxes, say), so its output has their dtype and container (see
+        :mod:`rankaug.samples.hf_rows`). Called by :func:`rankaug.samples.check_adapter`.
+        """
+        empty = empty_values(dataset)
+        if not empty:
+            return self
+        bound = copy.copy(self)
+        bound.typed_empty = empty
+        return bound
 
     def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
         """Split ``sample`` into transform data and a state (see :class:`SampleAdapter`).
@@ -105,16 +131,22 @@ class DefaultAdapter:
         data: dict[str, Any] = {"image": image}
         originals: dict[str, Any] = {}
         wrapped = kind == "tensor" and is_wrapped(original)
+        empty = self.typed_empty
         for key, value in mapping.items():
             if key != "image" and key in targets:
+                if empty and key in empty:  # a Hugging Face row without objects
+                    value = typed(value, empty[key])
                 originals[key] = value
                 if type(value) is np.ndarray:  # as it is: no call per value
                     data[key] = value
                     continue
                 data[key] = value_to_numpy(value)
                 if is_wrapped(value):
-                    check_tv_boxes(value, self.reads_box_format if key == "bboxes" else None, key)
+                    reads = self.reads_box_format if key == "bboxes" else None
+                    check_tv_boxes(value, reads, key, self.box_format_given_as)
                     wrapped = True
+                elif isinstance(value, list | tuple) and holds_wrapped(value):
+                    wrapped = True  # instance Masks, one per object: each wrapped again
         others = not mapping.keys() <= data.keys()
         if others and "bboxes" in targets:  # targets unread?
             refuse_unread(mapping, known(targets, data), "the default adapter", data.keys())

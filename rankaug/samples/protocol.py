@@ -33,7 +33,8 @@ class SampleAdapter(Protocol):
     original shape from the transform's output and that state. The optional hooks
     ``view``, ``passthrough``, ``attach``, ``class_target`` and ``with_class_target`` are
     described by the functions of the same names in :mod:`rankaug.samples`;
-    :class:`DefaultAdapter` has them all.
+    :class:`DefaultAdapter` has them all. One more, ``for_dataset(dataset)``, gives the
+    adapter a wrapper uses over ``dataset`` (see :func:`rankaug.samples.check_adapter`).
     """
 
     def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:

@@ -9,7 +9,7 @@ from typing import Any, Final
 import numpy as np
 import torch
 
-__all__ = ["is_wrapped", "restore_like", "rewrap", "rewrap_values"]
+__all__ = ["holds_wrapped", "is_wrapped", "restore_like", "rewrap", "rewrap_values"]
 
 
 def restore_like(new: Any, old: Any) -> Any:
@@ -151,13 +151,17 @@ def _tv_tensors() -> Any:
 _TV_FORMATS: Final = {"pascal_voc": "XYXY", "coco": "XYWH"}  # pixel formats torchvision has
 
 
-def check_tv_boxes(value: object, box_format: str | None, name: str) -> None:
+def check_tv_boxes(
+    value: object, box_format: str | None, name: str, given_as: str = "box_format"
+) -> None:
     """Refuse a torchvision ``BoundingBoxes`` whose ``format`` is not ``box_format``'s.
 
     Args:
         value: A target value (only a ``BoundingBoxes``, with a ``format``, is checked).
         box_format: The box format the wrapper reads, or ``None`` (not known: not checked).
         name: The value's key, for the message.
+        given_as: Where ``box_format`` was given, for the message: ``"box_format"`` (a
+            wrapper's ``Targets``), or ``"A.BboxParams format"`` (a transform's).
 
     Raises:
         ValueError: If the formats differ (the boxes would be read in the wrong format).
@@ -168,10 +172,9 @@ def check_tv_boxes(value: object, box_format: str | None, name: str) -> None:
     expected = _TV_FORMATS.get(box_format)
     if tv_format == expected:
         return
+    where = " (Targets(box_format=...))" if given_as == "box_format" else ""
     fixes = [
-        f"pass box_format={own!r} (Targets(box_format=...))"
-        for own, tv in _TV_FORMATS.items()
-        if tv == tv_format
+        f"pass {given_as}={own!r}{where}" for own, tv in _TV_FORMATS.items() if tv == tv_format
     ]
     if expected is not None:
         fixes.append(
@@ -181,7 +184,7 @@ def check_tv_boxes(value: object, box_format: str | None, name: str) -> None:
     reads = expected or "normalised, which torchvision has no format for"
     raise ValueError(
         f"{name} is a torchvision BoundingBoxes in format {tv_format}, but the wrapper reads "
-        f"box_format={box_format!r} boxes ({reads}): " + ", or ".join(fixes)
+        f"{given_as}={box_format!r} boxes ({reads}): " + ", or ".join(fixes)
     )
 
 
@@ -198,6 +201,17 @@ def is_wrapped(value: object) -> bool:
     if tv_tensors is not None and isinstance(value, tv_tensors.TVTensor):
         return True
     return callable(getattr(type(value), "wrap_like", None))
+
+
+def holds_wrapped(value: object) -> bool:
+    """Whether ``value`` is a tv_tensor, or a list or tuple of them (instance masks).
+
+    A list is judged by its first item, the model :func:`rewrap_values` wraps its items
+    like.
+    """
+    if isinstance(value, list | tuple):
+        return bool(value) and is_wrapped(value[0])
+    return is_wrapped(value)
 
 
 def rewrap(value: Any, like: Any, canvas_size: tuple[int, ...] | None) -> Any:
@@ -225,7 +239,10 @@ def rewrap_values(
 
     The one rule of the adapters: ``values[name]`` (restored like ``originals[name]``)
     is wrapped again like it when :func:`is_wrapped` says so, and boxes and keypoints get
-    the canvas of ``data``'s output image (the ``(H, W)`` of its ``HWC`` array).
+    the canvas of ``data``'s output image (the ``(H, W)`` of its ``HWC`` array). A list
+    (or tuple) of tv_tensors, such as instance masks (``Mask``, one per object), gives its
+    items back each wrapped like the original's first item (its class and metadata), in
+    their container (:func:`restore_like` restores each item like it too).
 
     Args:
         values: The restored outputs by name, changed in place.
@@ -238,3 +255,7 @@ def rewrap_values(
         old = originals.get(key)
         if is_wrapped(old):
             values[key] = rewrap(value, old, hw)
+        elif (
+            isinstance(old, list | tuple) and isinstance(value, list | tuple) and holds_wrapped(old)
+        ):
+            values[key] = type(value)(rewrap(item, old[0], hw) for item in value)  # masks, say

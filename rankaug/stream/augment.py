@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rankaug.keys import Keying
-from rankaug.samples import SampleAdapter
+from rankaug.samples import SampleAdapter, check_adapter
 from rankaug.stream.base import Pass, StreamDataset, Window
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class StreamingAugment(StreamDataset[T_co]):
         self._window = Window()
         keyed: RandomAugmentWrapper[Any] = RandomAugmentWrapper(
             self._window, transform, seed=seed, keying="sample", rank=rank, stream=stream,
-            adapter=adapter,
+            adapter=check_adapter(adapter, dataset=dataset),  # the stream's, not the window's
         )  # fmt: skip
         super().__init__(dataset, keyed, keying=keying, sample_id=sample_id)
         self.transform = transform

@@ -134,7 +134,10 @@ class WindowStream(StreamDataset[T_co]):
             options[name] = take(kind, options.get(name), options, wrapper.__name__)
         # the window of B + 1 samples is a Python length: at most sys.maxsize
         self.buffer_size = checks.integer(buffer_size, "buffer_size", low=1, high=sys.maxsize - 1)
-        self._naming = _Naming(check_adapter(adapter))
+        # the wrappers' box format (Targets.resolve's rule): the user's adapter, not the naming
+        # one, is told it, so that it refuses a torchvision BoundingBoxes in another format
+        box_format = options["targets"].resolve(adapter).box_format
+        self._naming = _Naming(check_adapter(adapter, box_format=box_format, dataset=dataset))
         self._options = {"seed": seed, "rank": rank, "stream": stream, **options}
         self._inner: dict[int, Any] = {}
         full = self.window_wrapper(self.buffer_size + 1)  # every option checked here

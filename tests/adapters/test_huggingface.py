@@ -58,6 +58,20 @@ def hf_dataset(count: int = 8) -> Any:
     return datasets.Dataset.from_dict(columns).cast_column("image", datasets.Image())
 
 
+def background_rows() -> Any:
+    """Four rows, the first without objects; boxes declared ``float64``."""
+    features = datasets.Features({"image": datasets.Image(), "objects": datasets.Sequence({
+        "bbox": datasets.Sequence(datasets.Value("float64"), length=4),
+        "category": datasets.ClassLabel(names=["a", "b"]),
+    })})  # fmt: skip
+    box = {"bbox": [[4.0, 4.0, 20.0, 16.0]], "category": [1]}
+    columns = {
+        "image": [Image.new("RGB", (64, 48), (40 * i, 0, 0)) for i in range(4)],
+        "objects": [{"bbox": [], "category": []}] + [box] * 3,
+    }
+    return datasets.Dataset.from_dict(columns, features=features)
+
+
 def pipeline(dataset: Any) -> RandomAugmentWrapper[Any]:
     adapter = HuggingFace()
     mosaic = MosaicDataset(
@@ -161,11 +175,46 @@ class TestHuggingFace:
         outputs = [wrapper[index]["objects"] for index in range(4)]
         assert len(outputs[0]["bbox"]) > 0  # the background row's: a partner's objects
         for objects in outputs:
-            assert objects["bbox"].dtype.kind == "f"  # numbers, never objects
+            assert objects["bbox"].dtype == np.float32  # the other rows' dtype, never float64
             assert objects["bbox"].shape == (len(objects["category"]), 4)
             assert objects["category"].dtype == np.int64  # the other rows' dtype
             assert objects["name"].dtype == object
             assert objects["name"].tolist() == ["b"] * len(objects["category"])
+
+    @pytest.mark.parametrize("form", ["numpy", "torch"])
+    @pytest.mark.parametrize(
+        "make",
+        [
+            lambda rows: MosaicDataset(rows, seed=0, p=1.0, output_size=48,
+                                       adapter=HuggingFace()),
+            lambda rows: MixUpDataset(rows, seed=0, p=1.0, adapter=HuggingFace()),
+            lambda rows: RandomAugmentWrapper(rows, A.Compose(
+                [A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("coco")), seed=0,
+                adapter=HuggingFace()),
+        ],
+        ids=["mosaic", "mixup", "augment"],
+    )  # fmt: skip
+    def test_a_background_row_gives_the_other_rows_type(self, form: str, make: Any) -> None:
+        rows = background_rows().with_format(form)
+        other = rows[1]["objects"]["bbox"]  # float32 in both formats (declared float64)
+        assert len(rows[0]["objects"]["bbox"]) == 0
+        wrapper = make(rows)
+        for index in range(4):
+            boxes = wrapper[index]["objects"]["bbox"]
+            assert (type(boxes), boxes.dtype) == (type(other), other.dtype)
+            assert tuple(boxes.shape[1:]) == (4,)
+
+    def test_a_background_row_of_a_stream_gives_the_other_rows_type(self) -> None:
+        stream = background_rows().to_iterable_dataset().with_format("numpy")
+        streamed: Any = MosaicDataset(stream, seed=0, output_size=48, buffer_size=2,
+                                      adapter=HuggingFace())  # fmt: skip
+        mosaics = list(streamed)
+        assert [m["objects"]["bbox"].dtype for m in mosaics] == [np.dtype(np.float32)] * 4
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("coco"))
+        streamed = RandomAugmentWrapper(stream, flip, seed=0, adapter=HuggingFace())
+        flipped = list(streamed)
+        assert flipped[0]["objects"]["bbox"].shape == (0, 4)
+        assert [f["objects"]["bbox"].dtype for f in flipped] == [np.dtype(np.float32)] * 4
 
     def test_a_list_of_object_dicts_is_explained(self) -> None:
         features = datasets.Features({"image": datasets.Image(), "objects": datasets.List({

@@ -121,6 +121,27 @@ class TestKeyMap:
         assert out["objects"]["id"] == [11]
         assert out["meta"] == {"path": "a.png", "size": [16, 24]}
 
+    def test_a_hugging_face_row_without_boxes_reads_as_the_other_rows(self) -> None:
+        datasets = pytest.importorskip("datasets", reason="the Hugging Face tests need `datasets`")
+        features = datasets.Features({"img": datasets.Image(), "ann": {
+            "boxes": datasets.List(datasets.List(datasets.Value("float32"), length=4)),
+            "extra": datasets.List(datasets.List(datasets.Value("int32"), length=2)),
+        }})  # fmt: skip
+        columns = {"img": [Image.new("RGB", (24, 16))] * 2,
+                   "ann": [{"boxes": [], "extra": []},
+                           {"boxes": [[1.0, 2.0, 5.0, 6.0]], "extra": [[1, 2]]}]}  # fmt: skip
+        rows = datasets.Dataset.from_dict(columns, features=features).with_format("torch")
+        assert rows[0]["ann"]["boxes"] == []  # Hugging Face's torch format: a list
+        adapter = KeyMap("img", bboxes="ann.boxes", extra="ann.extra").for_dataset(rows)
+        data, state = adapter.unpack(rows[0], {"image", "bboxes", "extra"})
+        assert (data["bboxes"].dtype, data["bboxes"].shape) == (np.float32, (0, 4))
+        assert (data["extra"].dtype, data["extra"].shape) == (np.int64, (0, 2))
+        ann = adapter.repack(data, state)["ann"]
+        assert (type(ann["boxes"]), ann["boxes"].dtype) == (torch.Tensor, torch.float32)
+        assert (ann["extra"].dtype, tuple(ann["extra"].shape)) == (torch.int64, (0, 2))
+        plain = KeyMap("img", bboxes="ann.boxes")
+        assert plain.for_dataset([rows[0]]) is plain  # not a Hugging Face dataset: itself
+
     def test_tv_tensors_keep_their_class_and_get_the_output_canvas(
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -139,6 +160,20 @@ class TestKeyMap:
         assert out["ann"]["boxes"].format == "XYXY"
         assert out["ann"]["boxes"].tolist() == [[2.0, 4.0, 10.0, 12.0]]
         assert type(out["ann"]["labels"]) is torch.Tensor
+
+    def test_a_list_of_masks_keeps_each_items_class(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        tv = tv_standin.install(monkeypatch)
+        masks = [tv_standin.make(tv.Mask, torch.zeros(16, 24, dtype=torch.uint8)) for _ in range(2)]
+        sample = {
+            "img": torch.zeros(3, 16, 24, dtype=torch.uint8),  # a plain tensor image
+            "ann": {"boxes": nested()["objects"]["bbox"], "labels": [1, 2], "masks": masks},
+        }
+        adapter = KeyMap("img", bboxes="ann.boxes", labels="ann.labels", masks="ann.masks")
+        resize = A.Compose([A.Resize(8, 12)], bbox_params=bbox_params("pascal_voc"))
+        out = RandomAugmentWrapper([sample], resize, seed=0, adapter=adapter)[0]["ann"]["masks"]
+        assert type(out) is list
+        assert [type(mask) for mask in out] == [tv.Mask, tv.Mask]
+        assert [tuple(mask.shape) for mask in out] == [(8, 12), (8, 12)]
 
     @pytest.mark.parametrize("kind", [MixUpDataset, CutMixDataset])
     def test_the_mixes_add_partner_boxes_with_their_fields(self, kind: Any) -> None:

@@ -186,6 +186,34 @@ class TestDefaultAdapter:
             DefaultAdapter().unpack(sample, TARGETS)
 
 
+class TestForDataset:
+    def test_a_hugging_face_row_without_boxes_reads_as_the_other_rows(self) -> None:
+        datasets = pytest.importorskip("datasets", reason="the Hugging Face tests need `datasets`")
+        features = datasets.Features({
+            "image": datasets.Image(),
+            "bboxes": datasets.List(datasets.List(datasets.Value("float32"), length=4)),
+            "labels": datasets.List(datasets.Value("int64")),
+        })  # fmt: skip
+        columns = {
+            "image": [Image.new("RGB", (32, 24), (50 * i, 0, 0)) for i in range(4)],
+            "bboxes": [[]] + [[[4.0, 4.0, 20.0, 16.0]]] * 3,
+            "labels": [[]] + [[1]] * 3,
+        }
+        rows = datasets.Dataset.from_dict(columns, features=features).with_format("numpy")
+        assert rows[0]["bboxes"].dtype == object  # Hugging Face's: no dtype
+        bound = DefaultAdapter().for_dataset(rows)
+        data, state = bound.unpack(rows[0], TARGETS)
+        assert (data["bboxes"].dtype, data["bboxes"].shape) == (np.float32, (0, 4))
+        assert bound.repack(data, state)["bboxes"].dtype == np.float32
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+        outputs = [RandomAugmentWrapper(rows, flip, seed=0)[i]["bboxes"] for i in range(4)]
+        assert [(b.dtype, b.shape[1:]) for b in outputs] == [(np.float32, (4,))] * 4
+
+    def test_other_datasets_keep_the_adapter(self) -> None:
+        adapter = DefaultAdapter()
+        assert adapter.for_dataset([{"image": np.zeros((2, 2), np.uint8)}]) is adapter
+
+
 class TestTorchvisionTensors:
     """Against the stand-in for ``torchvision.tv_tensors`` (``tests/samples/tv_standin.py``);
     ``tests/samples/test_tv_tensors.py`` runs against the real one in ``.venv-tv``."""
@@ -224,3 +252,15 @@ class TestTorchvisionTensors:
         assert type(out["image"]) is tv.Image
         assert type(out["bboxes"]) is tv.BoundingBoxes
         assert out["bboxes"].canvas_size == (8, 12)
+
+    def test_a_list_of_masks_keeps_each_items_class(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        tv = tv_standin.install(monkeypatch)
+        masks = [tv_standin.make(tv.Mask, torch.zeros(16, 24, dtype=torch.uint8)) for _ in range(2)]
+        boxes = torch.tensor([[1.0, 2.0, 5.0, 6.0], [8.0, 2.0, 12.0, 6.0]])
+        sample = (torch.zeros(3, 16, 24, dtype=torch.uint8),
+                  {"boxes": boxes, "labels": torch.tensor([3, 4]), "masks": masks})  # fmt: skip
+        resize = A.Compose([A.Resize(8, 12)], bbox_params=bbox_params("pascal_voc"))
+        target = RandomAugmentWrapper([sample], resize, seed=0)[0][1]
+        assert type(target["masks"]) is list
+        assert [type(mask) for mask in target["masks"]] == [tv.Mask, tv.Mask]
+        assert [tuple(mask.shape) for mask in target["masks"]] == [(8, 12), (8, 12)]

@@ -121,3 +121,33 @@ class TestCheckAdapter:
     def test_a_class_is_refused_with_the_call_it_needs(self) -> None:
         with pytest.raises(TypeError, match=r"got the class DefaultAdapter: pass DefaultAdapter\("):
             check_adapter(DefaultAdapter)
+
+    def test_a_dataset_goes_to_the_adapters_for_dataset_hook(self) -> None:
+        class Bound(DefaultAdapter):
+            def for_dataset(self, dataset: object) -> DefaultAdapter:
+                return dataset if isinstance(dataset, DefaultAdapter) else self
+
+        other = DefaultAdapter()
+        adapter = Bound()
+        assert check_adapter(adapter, dataset=other) is other
+        assert check_adapter(adapter) is adapter  # no dataset: not called
+
+    def test_an_adapter_forwarding_the_hook_is_not_bound(self) -> None:
+        class Forwarding:  # like a stream's naming adapter, bound by the stream itself
+            def __init__(self) -> None:
+                self.inner = DefaultAdapter()
+                self.unpack, self.repack = self.inner.unpack, self.inner.repack
+
+            def __getattr__(self, name: str) -> Any:
+                return getattr(self.__dict__["inner"], name)
+
+        forwarding = Forwarding()
+        assert check_adapter(forwarding, dataset=[1]) is forwarding
+
+    def test_a_box_format_gives_a_copy_that_names_where_it_was_given(self) -> None:
+        adapter = DefaultAdapter()
+        told = check_adapter(adapter, box_format="coco", name="A.BboxParams format")
+        assert isinstance(told, DefaultAdapter)
+        assert told is not adapter
+        assert (told.reads_box_format, told.box_format_given_as) == ("coco", "A.BboxParams format")
+        assert adapter.reads_box_format is None

@@ -7,7 +7,13 @@ import numpy as np
 import pytest
 import torch
 
-from rankaug.samples.restore import is_wrapped, restore_like, rewrap, rewrap_values
+from rankaug.samples.restore import (
+    holds_wrapped,
+    is_wrapped,
+    restore_like,
+    rewrap,
+    rewrap_values,
+)
 from tests.samples import tv_standin
 
 
@@ -126,6 +132,19 @@ class TestIsWrapped:
         assert "torchvision.tv_tensors" not in sys.modules
 
 
+class TestHoldsWrapped:
+    def test_a_tv_tensor_or_a_list_of_them(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        tv = tv_standin.install(monkeypatch)
+        mask = tv_standin.make(tv.Mask, torch.zeros(2, 2))
+        assert holds_wrapped(mask)
+        assert holds_wrapped([mask, mask])
+        assert holds_wrapped((mask,))
+        assert not holds_wrapped([])
+        assert not holds_wrapped([torch.zeros(2, 2)])
+        assert not holds_wrapped(torch.zeros(2, 2))
+        assert not holds_wrapped([np.zeros((2, 2))])
+
+
 class TestRewrap:
     def test_boxes_keep_their_metadata_and_get_the_canvas(
         self, monkeypatch: pytest.MonkeyPatch
@@ -163,3 +182,21 @@ class TestRewrapValues:
         assert type(values["bboxes"]) is tv.BoundingBoxes
         assert values["bboxes"].canvas_size == (10, 20)
         assert type(values["labels"]) is torch.Tensor
+
+    @pytest.mark.parametrize("container", [list, tuple])
+    def test_a_list_of_masks_gives_each_item_its_class_and_metadata(
+        self, monkeypatch: pytest.MonkeyPatch, container: Any
+    ) -> None:
+        tv = tv_standin.install(monkeypatch)
+        masks = container(
+            tv_standin.make(tv.Mask, torch.zeros(4, 6, dtype=torch.uint8), note="instance")
+            for _ in range(2)
+        )
+        restored = restore_like(np.ones((3, 8, 12), np.uint8), masks)  # three, resized
+        values: dict[str, Any] = {"masks": restored}
+        rewrap_values(values, {"masks": masks}, {"image": np.zeros((8, 12, 3), np.uint8)})
+        out = values["masks"]
+        assert type(out) is container
+        assert [type(item) for item in out] == [tv.Mask] * 3
+        assert [item.note for item in out] == ["instance"] * 3
+        assert [tuple(item.shape) for item in out] == [(8, 12)] * 3

@@ -28,7 +28,13 @@ from torchvision import tv_tensors  # noqa: E402 (after the skip)
 
 
 class _Pairs(torch.utils.data.Dataset[Any]):
-    """What ``wrap_dataset_for_transforms_v2(CocoDetection(...))`` gives: tv_tensors."""
+    """What ``wrap_dataset_for_transforms_v2(CocoDetection(...))`` gives: tv_tensors.
+
+    ``listed=True`` gives the instance masks as a list of ``Mask``, one per box.
+    """
+
+    def __init__(self, *, listed: bool = False) -> None:
+        self.listed = listed
 
     def __len__(self) -> int:
         return 4
@@ -39,8 +45,17 @@ class _Pairs(torch.utils.data.Dataset[Any]):
         boxes = tv_tensors.BoundingBoxes(
             [[4.0, 4.0, 24.0, 20.0]], format="XYXY", canvas_size=(48, 64)
         )
-        masks = tv_tensors.Mask(torch.zeros((1, 48, 64), dtype=torch.uint8))
+        masks: Any = tv_tensors.Mask(torch.zeros((1, 48, 64), dtype=torch.uint8))
+        if self.listed:
+            masks = [tv_tensors.Mask(torch.zeros((48, 64), dtype=torch.uint8))]
         return image, {"boxes": boxes, "labels": torch.tensor([1]), "masks": masks}
+
+
+def _resize() -> Any:
+    return A.Compose(
+        [A.Resize(32, 40), A.Affine(scale=(0.9, 1.1), p=1.0)],
+        bbox_params=bbox_params("pascal_voc"),
+    )
 
 
 def _check(image: Any, target: Any) -> None:
@@ -62,11 +77,7 @@ class TestTvTensors:
         assert is_wrapped(boxes)
 
     def test_random_augment_wrapper_keeps_them(self) -> None:
-        resize = A.Compose(
-            [A.Resize(32, 40), A.Affine(scale=(0.9, 1.1), p=1.0)],
-            bbox_params=bbox_params("pascal_voc"),
-        )
-        image, target = RandomAugmentWrapper(_Pairs(), resize, seed=0)[0]
+        image, target = RandomAugmentWrapper(_Pairs(), _resize(), seed=0)[0]
         _check(image, target)
         assert target["boxes"].canvas_size == (32, 40)  # the output's, not (48, 64)
 
@@ -95,6 +106,22 @@ class TestTvTensors:
         )
         assert torch.equal(flipped_image, image.flip(-1))
 
+    @pytest.mark.parametrize(
+        "make",
+        [
+            lambda data: RandomAugmentWrapper(data, _resize(), seed=0),
+            lambda data: MosaicDataset(data, seed=0, output_size=32),
+            lambda data: CutMixDataset(data, seed=0, p=1.0),
+        ],
+        ids=["augment", "mosaic", "cutmix"],
+    )
+    def test_a_list_of_masks_keeps_each_items_class(self, make: Any) -> None:
+        image, target = make(_Pairs(listed=True))[0]
+        assert type(target["masks"]) is list
+        assert len(target["masks"]) == len(target["boxes"]) > 0
+        assert {type(mask) for mask in target["masks"]} == {tv_tensors.Mask}
+        assert {tuple(mask.shape) for mask in target["masks"]} == {tuple(image.shape[-2:])}
+
     def test_key_map_keeps_them(self) -> None:
         image, target = _Pairs()[0]
         sample = {"img": image, "ann": target}
@@ -120,6 +147,28 @@ class _Formatted(torch.utils.data.Dataset[Any]):
         return image, {"boxes": boxes, "labels": torch.tensor([1])}
 
 
+class _Stream(torch.utils.data.IterableDataset[Any]):
+    """The samples of ``_Formatted`` as a stream."""
+
+    def __init__(self, fmt: str, coords: list[float]) -> None:
+        self.samples = _Formatted(fmt, coords)
+
+    def __iter__(self) -> Any:
+        return (self.samples[index] for index in range(len(self.samples)))
+
+
+def _assert_boxes(boxes: Any, expected: list[list[float]]) -> None:
+    torch.testing.assert_close(boxes.as_subclass(torch.Tensor), torch.tensor(expected))
+
+
+def _flip(box_format: str) -> Any:
+    return A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params(box_format))
+
+
+_CXCYWH = ("CXCYWH", [14.0, 12.0, 20.0, 16.0])
+_XYWH = ("XYWH", [4.0, 4.0, 20.0, 16.0])
+
+
 class TestBoxFormats:
     @pytest.mark.parametrize(
         ("fmt", "coords", "fix"),
@@ -140,3 +189,55 @@ class TestBoxFormats:
             seed=0, output_size=48, keying="sample", targets=Targets(box_format="coco"),
         )  # fmt: skip
         assert coco[0][1]["boxes"].format == tv_tensors.BoundingBoxFormat.XYWH
+
+    @pytest.mark.parametrize(
+        "make",
+        [
+            lambda data: RandomAugmentWrapper(data, _flip("pascal_voc"), seed=0),
+            lambda data: RandomAugmentWrapper(
+                [{"img": data[i][0], "ann": data[i][1]} for i in range(4)], _flip("pascal_voc"),
+                seed=0, adapter=KeyMap("img", bboxes="ann.boxes", labels="ann.labels"),
+            ),
+        ],
+        ids=["default", "key_map"],
+    )  # fmt: skip
+    def test_random_augment_wrapper_refuses_another_format(self, make: Any) -> None:
+        augment = make(_Formatted(*_CXCYWH))
+        with pytest.raises(Exception, match=r"format CXCYWH.*'pascal_voc'.*Convert") as caught:
+            augment[0]
+        assert isinstance(caught.value.__cause__, ValueError)
+
+    def test_random_augment_wrapper_reads_its_transforms_format(self) -> None:
+        augment = RandomAugmentWrapper(_Formatted(*_XYWH), _flip("coco"), seed=0)
+        boxes = augment[0][1]["boxes"]
+        assert boxes.format == tv_tensors.BoundingBoxFormat.XYWH
+        _assert_boxes(boxes, [[40.0, 4.0, 20.0, 16.0]])  # x = 64 - 4 - 20: read as XYWH
+        refused = RandomAugmentWrapper(_Formatted(*_XYWH), _flip("pascal_voc"), seed=0)
+        with pytest.raises(
+            Exception, match=r"format XYWH.*reads A.BboxParams format='pascal_voc'.*pass "
+            r"A.BboxParams format='coco'"
+        ):  # fmt: skip
+            refused[0]
+
+    @pytest.mark.parametrize(
+        "make",
+        [
+            lambda stream: RandomAugmentWrapper(stream, _flip("pascal_voc"), seed=0),
+            lambda stream: MosaicDataset(stream, seed=0, output_size=48, buffer_size=2),
+            lambda stream: MixUpDataset(stream, seed=0, p=1.0, buffer_size=2),
+            lambda stream: CutMixDataset(stream, seed=0, p=1.0, buffer_size=2),
+        ],
+        ids=["augment", "mosaic", "mixup", "cutmix"],
+    )
+    def test_the_streaming_wrappers_refuse_another_format(self, make: Any) -> None:
+        streamed = make(_Stream(*_CXCYWH))
+        with pytest.raises(Exception, match=r"format CXCYWH.*'pascal_voc'.*Convert") as caught:
+            next(iter(streamed))
+        assert isinstance(caught.value.__cause__ or caught.value, ValueError)
+
+    def test_the_streaming_wrappers_read_their_format(self) -> None:
+        coco = MosaicDataset(_Stream(*_XYWH), seed=0, output_size=48, buffer_size=2,
+                             targets=Targets(box_format="coco"))  # fmt: skip
+        assert next(iter(coco))[1]["boxes"].format == tv_tensors.BoundingBoxFormat.XYWH
+        flipped = next(iter(RandomAugmentWrapper(_Stream(*_XYWH), _flip("coco"), seed=0)))
+        _assert_boxes(flipped[1]["boxes"], [[40.0, 4.0, 20.0, 16.0]])

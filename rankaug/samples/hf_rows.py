@@ -1,0 +1,111 @@
+"""The typed empty values of a Hugging Face dataset's rows without objects.
+
+A ``datasets.Dataset`` in the ``numpy`` format gives a row without objects its nested
+per-object lists (``objects.bbox``, declared ``List(List(Value("float32"), length=4))``)
+as ``array([], dtype=object)``, and the ``torch`` format as ``[]``, while every other row
+holds a ``float32`` ``(N, 4)`` array or tensor. Such a value has no dtype to give an
+output back in. :func:`empty_values` reads, from the dataset's declared features and
+its format, what the other rows hold there, as an empty ``(0, 4)`` value of their dtype
+and container (made by the dataset's own formatter); the adapters read a box-less row's
+untyped value as that (:func:`typed`), so its output has the other rows' dtype.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+import numpy as np
+import torch
+
+__all__ = ["empty_values", "typed", "untyped_empty"]
+
+_FORMATS: Final = ("numpy", "torch")  # the formats that give a box-less row no dtype
+_DEPTH: Final = 16  # how many wrappers (``.dataset``) deep the Hugging Face dataset is looked for
+
+
+def empty_values(dataset: object) -> dict[str, Any]:
+    """Per dotted path, the empty value of the other rows of a Hugging Face dataset.
+
+    ``dataset`` is a ``datasets.Dataset`` or ``IterableDataset``, or wraps one under
+    ``.dataset`` (a ``Subset``, a rankaug wrapper). Only per-row lists of numbers of a
+    fixed shape, formatted ``numpy`` or ``torch``, have an entry: ``{"objects.bbox":
+    array([], shape=(0, 4), dtype=float32)}``.
+
+    Args:
+        dataset: The dataset a wrapper reads.
+
+    Returns:
+        The values by path; empty for any other dataset.
+    """
+    found = _hugging_face(dataset)
+    if found is None:
+        return {}
+    formats = sys.modules.get("datasets.formatting")
+    if formats is None:  # pragma: no cover (loaded with every Hugging Face dataset)
+        return {}
+    features, format_type, kwargs, columns = found
+    formatter = formats.get_formatter(format_type, features=features, **kwargs)
+    out: dict[str, Any] = {}
+    for path, shape, dtype in _lists(features.arrow_schema, ""):
+        if columns is None or path.split(".", 1)[0] in columns:
+            out[path] = formatter.recursive_tensorize(np.zeros((0, *shape), dtype))
+    return out
+
+
+def untyped_empty(value: object) -> bool:
+    """Whether ``value`` is empty without a dtype: ``array([], dtype=object)`` or ``[]``."""
+    if type(value) is np.ndarray:
+        return value.dtype.kind == "O" and not value.size
+    return type(value) is list and not value
+
+
+def typed(value: Any, model: Any) -> Any:
+    """``value``, or a new copy of ``model`` when ``value`` is :func:`untyped_empty`."""
+    if model is None or not untyped_empty(value):
+        return value
+    return model.clone() if isinstance(model, torch.Tensor) else np.array(model, copy=True)
+
+
+def _hugging_face(dataset: object) -> tuple[Any, str, dict[str, Any], Any] | None:
+    """The features, format type, format options and columns of the dataset, if known."""
+    for _ in range(_DEPTH):
+        if dataset is None:
+            return None
+        if type(dataset).__module__.startswith("datasets."):
+            break
+        dataset = getattr(dataset, "dataset", None)
+    else:
+        return None
+    features = getattr(dataset, "features", None)
+    if features is None or not hasattr(features, "arrow_schema"):
+        return None  # an IterableDataset whose features are not known
+    given = getattr(dataset, "format", None)
+    if isinstance(given, Mapping):  # a Dataset
+        format_type, kwargs = given.get("type"), dict(given.get("format_kwargs") or {})
+        columns = given.get("columns")
+    else:  # an IterableDataset (no format options)
+        format_type = getattr(getattr(dataset, "_formatting", None), "format_type", None)
+        kwargs, columns = {}, None
+    if format_type not in _FORMATS:
+        return None  # Python lists (no format), pandas, a transform...: nothing to type
+    return features, format_type, kwargs, columns
+
+
+def _lists(fields: Any, prefix: str) -> Iterator[tuple[str, tuple[int, ...], np.dtype[Any]]]:
+    """The per-row lists of numbers of a fixed shape among ``fields``, nested in structs."""
+    pa: Any = importlib.import_module("pyarrow")  # datasets' dependency, loaded with it
+    for field in fields:
+        path, kind = f"{prefix}{field.name}", field.type
+        if pa.types.is_struct(kind):
+            yield from _lists(kind, f"{path}.")
+        elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            shape: list[int] = []
+            item = kind.value_type
+            while pa.types.is_fixed_size_list(item):  # List(Value, length=4): (4,)
+                shape.append(item.list_size)
+                item = item.value_type
+            if pa.types.is_integer(item) or pa.types.is_floating(item) or pa.types.is_boolean(item):
+                yield path, tuple(shape), np.dtype(item.to_pandas_dtype())

@@ -1,0 +1,103 @@
+"""``rankaug.samples.hf_rows`` against real ``datasets.Dataset`` and ``IterableDataset``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from torch.utils.data import Subset
+
+from rankaug.samples.hf_rows import empty_values, typed, untyped_empty
+
+datasets = pytest.importorskip("datasets", reason="the Hugging Face tests need `datasets`")
+
+
+def rows() -> Any:
+    """Two rows, the first without objects; boxes declared float64, names strings."""
+    features = datasets.Features({
+        "objects": datasets.Sequence({
+            "bbox": datasets.Sequence(datasets.Value("float64"), length=4),
+            "category": datasets.ClassLabel(names=["a", "b"]),
+            "name": datasets.Value("string"),
+            "outline": datasets.Sequence(datasets.Sequence(datasets.Value("float32"))),
+        }),
+        "bboxes": datasets.List(datasets.List(datasets.Value("int32"), length=4)),
+        "image_id": datasets.Value("int64"),
+    })  # fmt: skip
+    empty = {"bbox": [], "category": [], "name": [], "outline": []}
+    full = {"bbox": [[1.0, 2.0, 3.0, 4.0]], "category": [1], "name": ["b"], "outline": [[[1.0]]]}
+    columns = {"objects": [empty, full], "bboxes": [[], [[1, 2, 3, 4]]], "image_id": [0, 1]}
+    return datasets.Dataset.from_dict(columns, features=features)
+
+
+def described(values: dict[str, Any]) -> dict[str, tuple[str, str, tuple[int, ...]]]:
+    return {k: (type(v).__name__, str(v.dtype), tuple(v.shape)) for k, v in values.items()}
+
+
+class TestEmptyValues:
+    def test_the_numpy_format_gives_the_other_rows_dtype(self) -> None:
+        data = rows().with_format("numpy")
+        assert data[0]["objects"]["bbox"].dtype == object  # what the fix is about
+        found = described(empty_values(data))
+        assert found == {
+            "objects.bbox": ("ndarray", "float32", (0, 4)),  # numpy's format: float32
+            "objects.category": ("ndarray", "int64", (0,)),
+            "bboxes": ("ndarray", "int64", (0, 4)),
+        }  # strings and ragged outlines have no typed empty value
+        other = data[1]
+        assert found["objects.bbox"][1] == str(other["objects"]["bbox"].dtype)
+        assert found["bboxes"][1] == str(other["bboxes"].dtype)
+
+    def test_the_torch_format_and_format_options(self) -> None:
+        found = described(empty_values(rows().with_format("torch")))
+        assert found["objects.bbox"] == ("Tensor", "torch.float32", (0, 4))
+        wide = empty_values(rows().with_format("numpy", dtype=np.float64))
+        assert wide["objects.bbox"].dtype == rows().with_format("numpy", dtype=np.float64)[1][
+            "objects"]["bbox"].dtype == np.float64  # fmt: skip
+
+    def test_only_the_formatted_columns(self) -> None:
+        data = rows().with_format("numpy", columns=["bboxes"], output_all_columns=True)
+        assert sorted(empty_values(data)) == ["bboxes"]
+
+    def test_wrapped_and_iterable_datasets(self) -> None:
+        numpy = rows().with_format("numpy")
+        assert sorted(empty_values(Subset(numpy, [0, 1]))) == sorted(empty_values(numpy))
+        iterable = rows().to_iterable_dataset().with_format("numpy")
+        assert described(empty_values(iterable)) == described(empty_values(numpy))
+
+    def test_nothing_for_lists_and_other_datasets(self) -> None:
+        assert empty_values(rows()) == {}  # Python lists: [] like the other rows' lists
+        assert empty_values(rows().with_format("pandas")) == {}
+        assert empty_values([{"bboxes": np.zeros((0, 4))}]) == {}
+        assert empty_values(None) == {}
+
+
+class TestUntypedEmpty:
+    def test_empty_without_a_dtype(self) -> None:
+        assert untyped_empty(np.array([], dtype=object))
+        assert untyped_empty([])
+        assert not untyped_empty(np.zeros((0, 4), np.float32))
+        assert not untyped_empty(np.array([None], dtype=object))
+        assert not untyped_empty([[1.0, 2.0, 3.0, 4.0]])
+        assert not untyped_empty(())
+        assert not untyped_empty(torch.zeros(0))
+
+
+class TestTyped:
+    def test_a_new_copy_of_the_model_for_an_untyped_empty_value(self) -> None:
+        model = np.zeros((0, 4), np.float32)
+        out = typed(np.array([], dtype=object), model)
+        assert (out.dtype, out.shape) == (np.float32, (0, 4))
+        assert out is not model
+        tensor = torch.zeros(0, 4)
+        made = typed([], tensor)
+        assert (made.dtype, tuple(made.shape)) == (torch.float32, (0, 4))
+        assert made is not tensor
+
+    def test_other_values_as_they_are(self) -> None:
+        boxes = np.ones((1, 4), np.float32)
+        assert typed(boxes, np.zeros((0, 4), np.float64)) is boxes
+        listed: list[Any] = []
+        assert typed(listed, None) is listed
