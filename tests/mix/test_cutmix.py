@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from rankaug import SampleError, Targets
-from rankaug.mix import CutMixDataset
+from rankaug.mix import CutMixDataset, MixUpDataset
 from rankaug.mix.base import PairPlan
 from rankaug.mix.cutmix import rectangle, uncovered
 from rankaug.polygons import fill, resample
@@ -435,6 +435,14 @@ class TestCutMixDataset:
             pasted = (image[0] != index).float().mean().item()
             assert abs(soft[index].item() - (1 - pasted)) < 1e-6
             assert abs(soft.sum().item() - 1) < 1e-6
+
+    def test_a_soft_class_from_an_inner_mix_needs_num_classes(self) -> None:
+        data = [(np.full((8, 8), 50 * i, np.uint8), i) for i in range(3)]
+        inner = MixUpDataset(data, seed=0, num_classes=3)
+        with pytest.raises(SampleError, match=r"dataset\[0\] has the class vector .* num_classes="):
+            CutMixDataset(inner, seed=1)[0]
+        _, soft = CutMixDataset(inner, seed=1, num_classes=3)[0]
+        assert soft.shape == (3,)
 
     def test_pil_pairs_keep_their_shape(self) -> None:
         data = [
