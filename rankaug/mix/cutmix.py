@@ -215,7 +215,7 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
 
     kind = "cutmix"
     uniforms = 2
-    target_fields = ("box_format", "label_fields", "keypoint_fields", *FILTERS)
+    target_fields = ("box_format", "label_fields", "keypoint_fields", "clip", *FILTERS)
 
     def __init__(self, dataset: Any, *, alpha: float = 1.0, **options: Any) -> None:
         self.alpha = checks.real(alpha, "alpha", low=0.0, low_open=True)
