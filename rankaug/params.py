@@ -218,10 +218,10 @@ def refuse_unused(value: Targets | Partners, used: Collection[str], owner: str) 
     Raises:
         ValueError: Naming the field, its value and the wrapper.
 
-    >>> refuse_unused(Targets(clip=False), ("box_format",), "MixUpDataset")
+    >>> refuse_unused(Targets(min_area=4.0), ("box_format",), "MixUpDataset")
     Traceback (most recent call last):
     ...
-    ValueError: MixUpDataset does not use targets.clip, got False (leave it at True)
+    ValueError: MixUpDataset does not use targets.min_area, got 4.0 (leave it at 0.0)
     """
     attribute = type(value).__name__.lower()
     for field in dataclasses.fields(value):

@@ -184,7 +184,7 @@ class TestUnusedFields:
         ("wrapper", "kwargs", "message"),
         [
             (MixUpDataset, {"targets": Targets(min_area=1.0)}, "does not use targets.min_area"),
-            (CutMixDataset, {"targets": Targets(clip=False)}, "does not use targets.clip"),
+            (CutMixDataset, {"partners": Partners(replace=False)}, "partners.replace"),
             (CopyPasteDataset, {"targets": Targets(min_visibility=0.5)}, "targets.min_visibility"),
             (MixUpDataset, {"partners": Partners(replace=False)}, "partners.replace, got False"),
         ],

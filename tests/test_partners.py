@@ -132,20 +132,25 @@ class TestPartnerSampler:
             assert weighted.draw_apart(0, [0.5, 0.5, 0.5], rng()) is None
             assert alone.draw_apart(0, [0.5, 0.5, 0.5], rng()) is None
 
-    def test_weights_with_almost_no_mass_elsewhere_are_explained(self) -> None:
+    def test_weights_with_almost_no_mass_elsewhere_draw_from_it(self) -> None:
+        # 1000 redraws of the main index were an error, though another item has weight
         sampler = PartnerSampler(3, 1, weights=[1.0, 1e-12, 0.0])
-        with pytest.raises(ValueError, match="all their mass on the main index 0") as caught:
-            sampler.draw(0, [0.5], rng())
-        assert str(caught.value) == (  # no advice to allow replace=True: it is allowed
-            "partners.weights put almost all their mass on the main index 0: 1000 redraws "
-            "found no other partner; spread the weights"
-        )
+        generator, expected = rng(), rng()
+        assert sampler.draw(0, [0.5], generator) == [1]
+        expected.random(1001)  # the redraws, then one draw by the weights less index 0's
+        assert generator.bit_generator.state == expected.bit_generator.state
         sampler = PartnerSampler(4, 2, weights=[1.0, 1e-12, 1e-12, 0.0], replace=False)
-        with pytest.raises(
-            ValueError,
-            match=r"on the main index 0 and the partners drawn before: .* or allow replace=True",
-        ):
-            sampler.draw(0, [0.5, 0.5], rng())
+        assert sorted(sampler.draw(0, [0.5, 0.5], rng())) == [1, 2]
+        tiny = PartnerSampler(3, 1, weights=[1.0, 1e-12, 3e-12])
+        generator = rng(7)
+        seen = Counter(tiny.draw(0, [0.5], generator)[0] for _ in range(400))
+        assert set(seen) == {1, 2}  # by their weights: 1 in 4, 3 in 4
+        assert 0.15 < seen[1] / 400 < 0.35
+
+    def test_a_mix_with_the_main_index_holding_almost_all_mass_finds_the_other(self) -> None:
+        data = SyntheticDetection(4, image_size=16)
+        mixup = MixUpDataset(data, seed=0, partners=Partners(weights=[0, 0, 1, 1e-9]))
+        assert [mixup[i]["mixup"]["indices"] for i in range(4)] == [[0, 2], [1, 2], [2, 3], [3, 2]]
 
     def test_without_replacement_weights_leave_too_few(self) -> None:
         with pytest.raises(

@@ -117,9 +117,31 @@ class PairReader(PartReader):
                 boxes,
                 part.hw,
                 name=f"dataset[{index}] bboxes (as pixel x_min, y_min, x_max, y_max)",
+                clip=self.config.targets.clip,
             )
+            part.clipped = part.boxes is not boxes and not np.array_equal(part.boxes, boxes)
         part.label = class_target(self.adapter, sample, self.config.class_field)
         return part
+
+    def clip(self, part: Part, data: dict[str, Any]) -> dict[str, Any]:
+        """A sample given as it was (not mixed), with its boxes clipped as :meth:`read` did.
+
+        Every output's boxes lie in the image, mixed or not.
+
+        Args:
+            part: The sample, read.
+            data: Its data from the adapter.
+
+        Returns:
+            ``data`` itself when :meth:`read` clipped nothing, else a copy with the
+            clipped boxes (in ``box_format``).
+        """
+        if not part.clipped:
+            return data
+        boxes = part.boxes
+        if self.config.box_format != "pascal_voc":
+            boxes = from_xyxy(boxes, self.config.box_format, part.hw)
+        return {**data, "bboxes": boxes}
 
     def emit(self, part: Part, present: Collection[str]) -> dict[str, Any]:
         """The output's data for the adapter: the targets the main sample has.

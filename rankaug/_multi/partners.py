@@ -16,7 +16,10 @@ specification (a change reorders everyone's augmentations):
   the ``m`` candidates other than the main index, in pool order.
 * **Weighted** (``weights=``, one per candidate): the inverse of the weights' CDF at
   ``u[k]``; a draw that hits the main index (or, without replacement, a partner drawn
-  before) is drawn again with ``rng.random()``, at most 1000 times.
+  before) is drawn again with ``rng.random()``, up to 1000 times; when all 1000 hit it
+  (weights with almost all their mass there), one more ``rng.random()`` draws by the
+  inverse CDF of the weights less the main index's (and the partners drawn before):
+  the same distribution as the redraws'.
 * **Uniform, without replacement**: ``rng.choice(m, count, replace=False)`` over the
   other candidates, after the wrapper's block (the uniforms are not used).
 
@@ -167,8 +170,7 @@ class PartnerSampler:
 
         Raises:
             ValueError: If ``replace=False`` and the candidates hold the main index and
-                too few others, or the weights put almost all their mass on the main
-                index (and, without replacement, the partners drawn before).
+                too few others.
         """
         pool = self.pool
         count = len(uniforms)
@@ -189,14 +191,14 @@ class PartnerSampler:
                 picks = rng.choice(size - (own >= 0), count, replace=False).tolist()
                 positions = [p + (0 <= own <= p) for p in picks]
             else:
-                positions = self._weighted(rng, uniforms, own, index)
+                positions = self._weighted(rng, uniforms, own)
         elif self.cdf is None:
             others = size - (own >= 0)
             positions = [min(int(x * others), others - 1) for x in uniforms]
             if own >= 0:
                 positions = [p + (p >= own) for p in positions]
         else:
-            positions = self._weighted(rng, uniforms, own, index)
+            positions = self._weighted(rng, uniforms, own)
         if pool is None:
             return positions
         return [int(pool[p]) for p in positions]
@@ -207,9 +209,7 @@ class PartnerSampler:
             return f"partners.weights leave {number} {what} of weight > 0"
         return f"the {'dataset' if self.pool is None else 'pool'} has {number} {what}"
 
-    def _weighted(
-        self, rng: np.random.Generator, uniforms: Sequence[float], own: int, index: int
-    ) -> list[int]:
+    def _weighted(self, rng: np.random.Generator, uniforms: Sequence[float], own: int) -> list[int]:
         """Inverse-CDF draws, with the redraw rule of the module docstring."""
         cdf = self.cdf
         assert cdf is not None
@@ -226,22 +226,27 @@ class PartnerSampler:
                     position = last
                     continue
                 rejected += 1
-                if rejected > _MAX_REJECTIONS:
-                    raise ValueError(self._concentrated(index))
+                if rejected > _MAX_REJECTIONS:  # the others' mass is tiny: draw from it
+                    position = self._apart(rng, own, picks[:slot])
+                    break
                 position = int(np.searchsorted(cdf, rng.random(), side="right"))
             picks[slot] = position
         return [int(p) for p in picks]
 
-    def _concentrated(self, index: int) -> str:
-        """The error of weights whose mass leaves (almost) no partner to draw."""
-        where = f"the main index {index}"
+    def _apart(self, rng: np.random.Generator, own: int, before: list[int]) -> int:
+        """One draw by the weights less ``own``'s (and, without replacement, ``before``'s)."""
+        cdf = self.cdf
+        assert cdf is not None
+        mass = np.diff(cdf, prepend=0.0)
+        if own >= 0:
+            mass[own] = 0.0
         if not self.replace:
-            where += " and the partners drawn before"
-        fix = "spread the weights" + ("" if self.replace else ", or allow replace=True")
-        return (
-            f"partners.weights put almost all their mass on {where}: "
-            f"{_MAX_REJECTIONS} redraws found no other partner; {fix}"
-        )
+            mass[before] = 0.0
+        left = np.flatnonzero(mass)
+        assert len(left), "another candidate of weight > 0 (draw_apart, replace=False checks)"
+        total = np.cumsum(mass)
+        position = int(np.searchsorted(total, rng.random() * total[-1], side="right"))
+        return min(position, int(left[-1]))  # u * total rounded up to the total: the last
 
     def __repr__(self) -> str:
         """The sampler, with what its draws read: the pool's entries and the weights' CDF.

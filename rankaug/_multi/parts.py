@@ -55,6 +55,7 @@ class Part:
         keypoint_fields: Each keypoint field, ``K`` entries.
         label: The classification class as the sample holds it, or ``None``.
         segments: The instance polygons (one per box), or ``None``.
+        clipped: Whether reading clipped its boxes to the image (they reached outside).
     """
 
     index: int
@@ -67,6 +68,7 @@ class Part:
     keypoint_fields: dict[str, np.ndarray]
     label: Any = None
     segments: Polygons | None = None
+    clipped: bool = False
 
     @property
     def hw(self) -> tuple[int, int]:

@@ -4,7 +4,8 @@
 pixels it leaves, and a partner's polygon that draws pixels outside the rectangle the
 outline of its pixels inside it, so that each draws what its mask would (filled as
 :func:`~rankaug.polygons.fill` does, to the pixel), and gives each outline made anew
-the box of its pixels.
+the box of its object's pixels left (the pixels its bridges draw are not the object's);
+an untouched main polygon keeps its box.
 
 :func:`rankaug.polygons.outline` joins the parts of a region (and its holes) by
 zero-width bridges, straight from the first part's start to each other part's, and
@@ -37,6 +38,7 @@ from typing import Final
 import cv2
 import numpy as np
 
+from rankaug.mix._masks import tight_box
 from rankaug.polygons import Polygons, fill, gather, outline
 
 __all__ = ["cut", "outline_around", "padded"]
@@ -58,32 +60,42 @@ def cut(
     keep: np.ndarray,
     other: np.ndarray,
     boxes: np.ndarray,
+    originals: np.ndarray,
 ) -> Polygons:
     """The output's polygons: the kept main ones lose the rectangle, the partner's keep only it.
 
     ``keep`` and ``other`` (which main and partner instances the boxes keep) are cleared
     in place for an instance left with nothing, and ``boxes`` (the candidate boxes, main
-    then partner) gets the bounds of each polygon made anew (module docstring).
+    then partner) gets the box of the object's pixels left for each polygon made anew
+    (its bridges are not the object's), and for an untouched main polygon its own box
+    from ``originals`` (the main sample's boxes).
     """
     x0, y0, x1, y1 = rect
     points: list[np.ndarray] = []
     regions = main.regions(hw)
+    across = (y0 <= 0 and y1 >= hw[0]) or (x0 <= 0 and x1 >= hw[1])
     for k in np.flatnonzero(keep).tolist():
         polygon = main.points[k]
         region = regions[k]
         top, bottom = max(region[0], y0) - region[0], min(region[1], y1) - region[0]
         left, right = max(region[2], x0) - region[2], min(region[3], x1) - region[2]
+        touched = False
         if top < bottom and left < right:  # its region meets the rectangle
             raster = fill(polygon, region)
             covered = raster[top:bottom, left:right]
-            if covered.any():  # it loses pixels: the outline of those left
+            touched = bool(covered.any())
+            if touched:  # it loses pixels: the outline of those left
                 covered[...] = 0
                 if not raster.any():
                     keep[k] = False
                     continue
-                polygon = outline_around(raster, (region[0], region[2]), rect, hw)
-                boxes[k] = _bounds(polygon)
-                polygon = padded(polygon, main.points_per)
+                origin = (region[0], region[2])
+                if across:  # the side it keeps
+                    raster = _one_side(raster, origin, rect, hw)
+                polygon = padded(_bridged(raster, origin, rect, hw), main.points_per)
+                boxes[k] = tight_box(raster, origin)
+        if not touched:  # its pixels, and so its box, as they were
+            boxes[k] = originals[k]
         points.append(polygon)
     count = len(main)
     regions = partner.regions(hw)
@@ -105,20 +117,11 @@ def cut(
                 other[k] = False
                 continue
             if shown < total:  # the outline of its pixels in the rectangle
-                polygon = outline(inside, (region[0], region[2]))
-                boxes[count + k] = _bounds(polygon)
-                polygon = padded(polygon, main.points_per)
+                origin = (region[0], region[2])
+                polygon = padded(outline(inside, origin), main.points_per)
+                boxes[count + k] = tight_box(inside, origin)
         points.append(polygon)
     return gather(points, main, partner)
-
-
-def _bounds(points: np.ndarray) -> np.ndarray:
-    """The pixel box of an outline through pixel centres (half a pixel past its bounds).
-
-    :func:`~rankaug.polygons.pixel_box`'s box for such an outline, without its rounding.
-    """
-    low, high = points.min(axis=0), points.max(axis=0)
-    return np.array([low[0] - 0.5, low[1] - 0.5, high[0] + 0.5, high[1] + 0.5])
 
 
 def outline_around(
@@ -140,11 +143,17 @@ def outline_around(
     Returns:
         ``(K, 2)`` float64 pixel ``x, y``, ``K >= 3``.
     """
-    height, width = hw
     x0, y0, x1, y1 = rect
-    oy, ox = origin
-    if (y0 <= 0 and y1 >= height) or (x0 <= 0 and x1 >= width):
+    if (y0 <= 0 and y1 >= hw[0]) or (x0 <= 0 and x1 >= hw[1]):
         mask = _one_side(mask, origin, rect, hw)
+    return _bridged(mask, origin, rect, hw)
+
+
+def _bridged(
+    mask: np.ndarray, origin: tuple[int, int], rect: Rect, hw: tuple[int, int]
+) -> np.ndarray:
+    """:func:`outline_around` of a mask whose parts can all be joined around ``rect``."""
+    oy, ox = origin
     contours, _ = cv2.findContours(
         np.ascontiguousarray(mask, np.uint8), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE
     )

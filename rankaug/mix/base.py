@@ -93,8 +93,10 @@ class PairDataset(KeyedDataset[T_co]):
         seed: The run's base seed, ``0 <= seed < 2**64``.
         p: The probability that a sample is mixed, or a function of the epoch returning
             it (picklable, for spawned workers).
-        targets: The box format, label and keypoint fields (and, for CutMix, the box
-            filters) (:class:`~rankaug.Targets`); ``None``: ``Targets()``.
+        targets: The box format, label and keypoint fields, ``clip`` (boxes reaching
+            outside the image are clipped in every output, mixed or not; ``False``
+            refuses them) and, for CutMix, the box filters (:class:`~rankaug.Targets`);
+            ``None``: ``Targets()``.
         partners: Where partners come from (:class:`~rankaug.Partners`: ``pool`` and
             ``weights``; one partner, so no ``replace``); ``None``: the whole dataset.
         num_classes: For classification samples, the number of classes: every
@@ -134,7 +136,9 @@ class PairDataset(KeyedDataset[T_co]):
 
     parameter_objects: ClassVar[dict[str, type]] = {"targets": Targets, "partners": Partners}
     """The parameter objects, by keyword (the deprecated flat keywords are their fields)."""
-    target_fields: ClassVar[tuple[str, ...]] = ("box_format", "label_fields", "keypoint_fields")
+    target_fields: ClassVar[tuple[str, ...]] = (
+        "box_format", "label_fields", "keypoint_fields", "clip",
+    )  # fmt: skip
     """The fields of :class:`~rankaug.Targets` the wrapper uses (it refuses the others set)."""
     settings_fields: ClassVar[tuple[str, ...]] = ()
     """The wrapper's own settings (attributes set before ``__init__``), in its records."""
@@ -354,8 +358,13 @@ class PairDataset(KeyedDataset[T_co]):
                 out = reader.emit(combined.part, data.keys())
                 share, details = combined.share, combined.details
                 partner = parts[-1]
-            else:  # not mixed, or nothing combined: the main sample as it is
-                out, share, details, partner = data, 1.0, self.unmixed(main), main
+            else:  # not mixed, or nothing combined: the main sample as it is (clipped)
+                out, share, details, partner = (
+                    reader.clip(main, data),
+                    1.0,
+                    self.unmixed(main),
+                    main,
+                )
             sample = self.adapter.repack(out, main_state)
             if config.num_classes is not None:
                 vector = class_vector(main.label, config.num_classes, f"dataset[{main_index}]")

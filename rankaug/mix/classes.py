@@ -7,7 +7,8 @@ as a float vector, one-hot for an integer, and gives the output
 in the image (MixUp's ratio, CutMix's area that stays the main image's). A sample that
 is not mixed gets its one-hot vector, so every output of a wrapper has the same kind
 of target and batches collate. The vector is float32, a torch tensor when the main
-sample's class was one, else a numpy array.
+sample's class was one, else a numpy array. Without ``num_classes=`` a class (an integer
+or a vector, such as an inner mix's soft target) is refused (:func:`refuse_unmixed`).
 """
 
 from __future__ import annotations
@@ -92,10 +93,15 @@ def soft_target(vector: np.ndarray, like: Any) -> Any:
 
 
 def refuse_unmixed(value: Any, where: str) -> None:
-    """Refuse an integer class when no ``num_classes=`` says how to mix it.
+    """Refuse a class when no ``num_classes=`` says how to mix it.
+
+    A class is what :func:`class_vector` takes: an integer (Python, numpy, or a 0-d
+    tensor or array) or a vector of numbers (a one-hot or soft vector, e.g. from an
+    inner mix with ``num_classes=``). Kept as it is, it would be the main sample's
+    class of a mixed image. Other values (``None``, strings, masks) pass.
 
     Raises:
-        ValueError: If ``value`` is an integer class.
+        ValueError: If ``value`` is an integer class or a vector of numbers.
 
     >>> refuse_unmixed(None, "dataset[0]")
     >>> refuse_unmixed(3, "dataset[0]")
@@ -103,13 +109,25 @@ def refuse_unmixed(value: Any, where: str) -> None:
     ...
     ValueError: dataset[0] has the class 3 but num_classes= is not given: ...
     """
-    if isinstance(value, bool | np.bool_):
+    if value is None or isinstance(value, bool | np.bool_ | str | bytes):
         return
-    if isinstance(value, torch.Tensor) and value.ndim == 0 and not value.is_floating_point():
-        value = int(value)
-    if isinstance(value, numbers.Integral):
+    array = value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value
+    if isinstance(array, numbers.Integral) or (
+        isinstance(array, np.ndarray) and array.ndim == 0 and array.dtype.kind in "iu"
+    ):
         raise ValueError(
-            f"{where} has the class {int(value)} but num_classes= is not given: a mixed image "
+            f"{where} has the class {int(array)} but num_classes= is not given: a mixed image "
             "needs a mixed target; pass num_classes= for soft targets (or class_field= "
             "another key if this is not a class)"
+        )
+    try:
+        vector = np.asarray(array, dtype=np.float64)
+    except (TypeError, ValueError):
+        return
+    if vector.ndim == 1 and vector.size:
+        raise ValueError(
+            f"{where} has the class vector {value!r:.80} (shape {vector.shape}) but "
+            "num_classes= is not given: a mixed image needs a mixed target; pass "
+            "num_classes= for soft targets (a class is an integer or a vector of "
+            "num_classes weights; give class_field= another key if this is not a class)"
         )

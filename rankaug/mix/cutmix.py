@@ -12,10 +12,14 @@ it smaller near the borders.) The partner's pixels inside it replace the main im
 * **Main boxes** are kept by the fraction of their area that stays visible, measured
   against the full box (``min_visibility``; also ``min_area``, ``min_width``,
   ``min_height`` on what is visible); a box the rectangle cuts across its full height
-  (or width) shrinks to its visible part.
+  (or width) shrinks to its visible part (an instance with a mask or polygon takes its
+  box from them instead, below).
 * **Partner boxes** are clipped to the rectangle and kept by the same rule.
 * **Masks** follow their pixels: instance masks lose (the main's) or keep only (the
-  partner's) the rectangle, the semantic mask takes the partner's values inside it;
+  partner's) the rectangle (:mod:`rankaug.mix._cut_masks`): an instance whose mask keeps
+  no pixel is dropped with its box and label fields, a mask the cut changes gives its
+  instance the box of its pixels left, an untouched one keeps its box (a partner's
+  clipped to the rectangle); the semantic mask takes the partner's values inside it;
   keypoints are kept where their own image shows.
 * **Polygons** (``segments``, :mod:`rankaug.polygons`) follow their pixels as the masks
   do, and each draws only pixels of its own image: a main polygon whose pixels the
@@ -25,10 +29,12 @@ it smaller near the borders.) The partner's pixels inside it replace the main im
   joins them by zero-width bridges (:func:`~rankaug.polygons.outline`), which run
   around the rectangle for a main polygon (:mod:`rankaug.mix._around`; a rectangle
   across the whole image leaves it the side with more pixels) and inside it for a
-  partner's. An outline made anew has its box: the box of its pixels (bridges
-  included), within half a pixel of the polygon's bounds. An instance whose box is
-  kept but whose polygon keeps nothing (no pixel) is dropped with its box and label
-  fields, as a polygon cannot be empty.
+  partner's. An outline made anew has the box of its object's pixels left (not of
+  the pixels its bridges draw); an untouched polygon keeps its box (a partner's clipped
+  to the rectangle). An instance whose box is kept but whose polygon keeps nothing (no
+  pixel) is dropped with its box and label fields, as a polygon cannot be empty. A
+  sample with both masks and polygons drops an instance where either keeps nothing,
+  and takes the boxes from the polygons.
 * **Classes** (``num_classes=``): mixed by the exact pasted area, the main's share
   ``1 - width * height / (w * h)``.
 * **Record** (under ``"cutmix"``, :class:`CutMixRecord`): the indices, main first, the
@@ -48,6 +54,7 @@ from rankaug._multi.pairs import Part
 from rankaug._scalars import clamp
 from rankaug.boxes import FEW_BOXES
 from rankaug.mix._around import cut
+from rankaug.mix._cut_masks import cut_masks
 from rankaug.mix.base import Combined, PairDataset, PairPlan
 from rankaug.params import FILTERS
 from rankaug.stream.detect import Streamable
@@ -208,7 +215,7 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
 
     kind = "cutmix"
     uniforms = 2
-    target_fields = ("box_format", "label_fields", "keypoint_fields", *FILTERS)
+    target_fields = ("box_format", "label_fields", "keypoint_fields", "clip", *FILTERS)
 
     def __init__(self, dataset: Any, *, alpha: float = 1.0, **options: Any) -> None:
         self.alpha = checks.real(alpha, "alpha", low=0.0, low_open=True)
@@ -231,21 +238,26 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
         inside = (slice(y0, y1), slice(x0, x1))
         candidates, kept = self._boxes(main.boxes, partner.boxes, rect)
         count = len(main.boxes)
-        keep, other = kept[:count], kept[count:]  # views: _cut clears them in kept too
+        keep, other = kept[:count], kept[count:]  # views: the cuts clear them in kept too
+        polygons = main.segments is not None and partner.segments is not None
+        masks = main.masks
+        if masks is not None and partner.masks is not None:  # before the polygons: both drop
+            rows, cols = keep.copy(), other.copy()
+            ours, pasted = cut_masks(
+                masks, partner.masks, rect, keep, other,
+                None if polygons else candidates, main.boxes,
+            )  # fmt: skip
         segments = None
         if main.segments is not None and partner.segments is not None:
-            segments = cut(main.segments, partner.segments, rect, hw, keep, other, candidates)
+            segments = cut(
+                main.segments, partner.segments, rect, hw, keep, other, candidates, main.boxes
+            )
+        if masks is not None and partner.masks is not None:
+            masks = np.concatenate((_still(ours, keep, rows), _still(pasted, other, cols)))
         mask = main.mask
         if mask is not None and partner.mask is not None:
             mask = mask.copy()
             mask[inside] = partner.mask[inside]
-        masks = main.masks
-        if masks is not None and partner.masks is not None:
-            ours = masks[keep]  # a copy
-            ours[(slice(None), *inside)] = 0
-            pasted = np.zeros((int(other.sum()), *hw), dtype=masks.dtype)
-            pasted[(slice(None), *inside)] = partner.masks[other][(slice(None), *inside)]
-            masks = np.concatenate((ours, pasted))
         points, point_fields = main.keypoints, main.keypoint_fields
         if points is not None and partner.keypoints is not None:
             mine = ~_within(points, rect)
@@ -338,6 +350,12 @@ def _assemble(main: np.ndarray, partner: np.ndarray, rect: Rect) -> np.ndarray:
     out[y0:y1, x1:] = main[y0:y1, x1:]
     out[y0:y1, x0:x1] = partner[y0:y1, x0:x1]
     return out
+
+
+def _still(masks: np.ndarray, kept: np.ndarray, given: np.ndarray) -> np.ndarray:
+    """The masks of the instances still kept, of those ``given`` (kept on entry)."""
+    still = kept[given]
+    return masks if still.all() else masks[still]
 
 
 def _within(points: np.ndarray, rect: Rect) -> np.ndarray:

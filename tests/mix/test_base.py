@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from rankaug import EpochIndex, Partners, SampleError
+from rankaug import EpochIndex, Partners, SampleError, Targets
 from rankaug._multi.pairs import Part
 from rankaug.keys import KeyedRandom
 from rankaug.mix import CopyPasteDataset, CutMixDataset, MixUpDataset, PairDataset
@@ -129,6 +129,26 @@ class TestPairDataset:
         with pytest.raises(SampleError, match=r"dataset\[1\] 'labels' holds 300 \(int64\), which "
                            r"the main sample dataset\[0\]'s int8 cannot hold exactly"):  # fmt: skip
             wrapper[0]
+
+    @pytest.mark.parametrize("cls", WRAPPERS)
+    def test_boxes_outside_the_image_are_clipped_mixed_or_not(self, cls: type[Any]) -> None:
+        # only mixed outputs had them clipped; an unmixed one kept (-2, 1, 6, 14)
+        data = dataset()
+        data[0]["bboxes"][0] = (-2, 1, 6, 14)  # the image is 12x16
+        # (a mixed CutMix or CopyPaste output may take the box from the mask instead)
+        for p in (0.0, 1.0) if cls is MixUpDataset else (0.0,):
+            out = cls(data, seed=0, p=p, keying="sample")[0]
+            assert out["bboxes"].dtype == np.float32
+            assert out["bboxes"][0].tolist() == [0.0, 1.0, 6.0, 12.0]
+
+    @pytest.mark.parametrize("cls", WRAPPERS)
+    def test_clip_false_refuses_boxes_outside_the_image_mixed_or_not(self, cls: type[Any]) -> None:
+        data = dataset()
+        data[0]["bboxes"][0] = (-2, 1, 6, 14)
+        for p in (0.0, 1.0):
+            wrapper = cls(data, seed=0, p=p, targets=Targets(clip=False))
+            with pytest.raises(SampleError, match=r"dataset\[0\] bboxes.* clip=False"):
+                wrapper[0]
 
     @pytest.mark.parametrize("cls", WRAPPERS)
     def test_string_labels_widen_to_the_longest(self, cls: type[Any]) -> None:

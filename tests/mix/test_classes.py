@@ -38,9 +38,20 @@ class TestSoftTarget:
 
 
 class TestRefuseUnmixed:
-    def test_integer_classes_only(self) -> None:
-        for value in (None, "cat", np.zeros((4, 4)), torch.zeros(3), True):
+    def test_values_that_are_no_class_pass(self) -> None:
+        for value in (None, "cat", np.zeros((4, 4)), True, np.float64(0.5), [], ["a", "b"]):
             refuse_unmixed(value, "dataset[0]")
-        for value in (3, np.int64(3), torch.tensor(3)):
-            with pytest.raises(ValueError, match=r"dataset\[0\] has the class 3"):
+
+    def test_integer_classes_are_refused(self) -> None:
+        for value in (3, np.int64(3), torch.tensor(3), np.array(3)):
+            with pytest.raises(ValueError, match=r"dataset\[0\] has the class 3 but num_classes="):
+                refuse_unmixed(value, "dataset[0]")
+
+    def test_vectors_are_refused(self) -> None:
+        vectors = (
+            np.array([3]), torch.tensor([3]), np.eye(3, dtype=np.float32)[1], torch.eye(3)[1],
+            [0.25, 0.75], torch.zeros(3),
+        )  # fmt: skip
+        for value in vectors:
+            with pytest.raises(ValueError, match=r"dataset\[0\] has the class vector .* \(shape"):
                 refuse_unmixed(value, "dataset[0]")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from rankaug import SampleError, Targets
-from rankaug.mix import CutMixDataset
+from rankaug.mix import CutMixDataset, MixUpDataset
 from rankaug.mix.base import PairPlan
 from rankaug.mix.cutmix import rectangle, uncovered
 from rankaug.polygons import fill, resample
@@ -145,6 +145,44 @@ class TestCutMixTargets:
         assert not masks[2:, outside].any()  # the partner's keep only the rectangle
         np.testing.assert_array_equal(masks[0], data[0]["masks"][0])
         np.testing.assert_array_equal(masks[3], data[1]["masks"][2])
+
+    def test_masks_left_empty_drop_their_instance_and_changed_ones_get_their_pixels_box(
+        self,
+    ) -> None:
+        main = flat_sample(0, (20, 20), 10, boxes=[(1, 1, 19, 8), (4, 12, 8, 16), (2, 2, 16, 8)])
+        partner = flat_sample(
+            1, (20, 20), 200, boxes=[(5, 3, 15, 9), (12, 2, 18, 8), (6, 4, 14, 8)]
+        )
+        main["masks"][0] = 0
+        main["masks"][0, 3:6, 12:16] = 1  # all in the rectangle: nothing left
+        main["masks"][2] = 0
+        main["masks"][2, 2:4, 2:16] = 1  # an L: rows 2 and 3, then columns 12 to 15
+        main["masks"][2, 2:8, 12:16] = 1
+        partner["masks"][0] = 0
+        partner["masks"][0, 3:9, 5:9] = 1  # all left of the rectangle: nothing shows
+        partner["masks"][2] = 0
+        partner["masks"][2, 4, 6:14] = 1  # row 4, and columns 6 and 7 below it
+        partner["masks"][2, 4:8, 6:8] = 1
+        out = FixedCut([main, partner], seed=0)[0]
+        # the box rule alone keeps all six (the first two shrunk to (1, 1, 10, 8) and
+        # (2, 2, 10, 8), the partner's clipped); the masks drop the two with no pixel
+        assert out["labels"].tolist() == [0, 0, 1, 1]
+        assert out["bboxes"].tolist() == [
+            [4.0, 12.0, 8.0, 16.0], [2.0, 2.0, 10.0, 4.0],
+            [12.0, 2.0, 18.0, 8.0], [10.0, 4.0, 14.0, 5.0],
+        ]  # fmt: skip
+        for mask, box in zip(out["masks"], out["bboxes"], strict=True):
+            ys, xs = np.nonzero(mask)
+            assert [xs.min(), ys.min(), xs.max() + 1, ys.max() + 1] == box.tolist()
+
+    def test_an_untouched_mask_keeps_its_box(self) -> None:
+        # the rectangle covers the box across its height, but none of its mask's pixels
+        main = flat_sample(0, (20, 20), 10, boxes=[(5, 2, 18, 6)])
+        main["masks"][0, :, 9:] = 0
+        out = FixedCut([main, flat_sample(1, (20, 20), 200, boxes=[(1, 12, 4, 16)])], seed=0)[0]
+        assert out["labels"].tolist() == [0]
+        assert out["bboxes"].tolist() == [[5.0, 2.0, 18.0, 6.0]]
+        np.testing.assert_array_equal(out["masks"][0], main["masks"][0])
 
     def test_min_visibility_is_measured_against_the_full_box(self) -> None:
         out, _ = self.cut([(6, 2, 16, 8)], [(8, 4, 14, 8)], min_visibility=0.5)
@@ -326,8 +364,42 @@ class TestCutMixPolygons:
             )
             if len(contours) == 1:  # one part, no hole: no bridge, exactly its pixels
                 np.testing.assert_array_equal(drawn, mask)
-            bounds = np.concatenate((polygon.min(axis=0), polygon.max(axis=0)))
-            assert np.abs(box - bounds).max() <= 1.0  # the box is the polygon's
+            # a polygon made anew: the box of its object's pixels (bridges are not);
+            # one as it was: its box (a partner's clipped to the rectangle)
+            ys, xs = np.nonzero(mask & drawn)
+            made = [xs.min(), ys.min(), xs.max() + 1, ys.max() + 1]
+            given = data[source]["bboxes"][k].astype(np.float64)
+            given = np.clip(given, (x0, y0, x0, y0), (x1, y1, x1, y1)) if source else given
+            same = np.array_equal(polygon, data[source]["segments"][k])
+            np.testing.assert_array_equal(box, given if same else made)
+
+    def test_a_polygon_cut_in_two_gets_the_box_of_its_pixels_not_of_its_bridges(self) -> None:
+        bar = [(0.5, 9.5), (18.5, 9.5), (18.5, 10.5), (0.5, 10.5)]  # rows 9-10, columns 0-18
+        speck = [(1.0, 1.0), (2.0, 1.0), (2.0, 2.0)]  # outside the rectangle: dropped
+        data = [
+            polygon_sample(i, [shape], "list", np.float64) for i, shape in enumerate([bar, speck])
+        ]
+        out = PlacedCut(data, seed=0, draws=((0.5, 0.5), (0.75,)))[0]
+        assert out["cutmix"]["rect"] == (5, 5, 15, 15)  # it cuts the bar in two
+        assert out["labels"].tolist() == [0]
+        drawn = fill(out["segments"][0], IMAGE)
+        expected = fill(np.array(bar), IMAGE)
+        expected[5:15, 5:15] = 0
+        assert (drawn & ~expected).any()  # the bridge, around the rectangle
+        assert not drawn[5:15, 5:15].any()
+        assert out["bboxes"].tolist() == [[0.0, 9.0, 19.0, 11.0]]  # the bar's pixels left
+
+    def test_an_untouched_polygon_keeps_its_box(self) -> None:
+        # its box (5, 2, 18, 6) alone would shrink to (5, 2, 10, 6): the rectangle
+        # covers it across its height, but none of the polygon's pixels
+        near = [(5.0, 2.0), (8.0, 2.0), (8.0, 5.0)]
+        data = [polygon_sample(0, [near], "list", np.float64, boxes=[(5, 2, 18, 6)]),
+                polygon_sample(1, [[(1.0, 12.0), (3.0, 12.0), (3.0, 14.0)]], "list",
+                               np.float64)]  # fmt: skip
+        out = FixedCut(data, seed=0)[0]
+        assert out["labels"].tolist() == [0]
+        np.testing.assert_array_equal(out["segments"][0], data[0]["segments"][0])
+        assert out["bboxes"].tolist() == [[5.0, 2.0, 18.0, 6.0]]
 
     def test_untouched_polygons_keep_their_points(self) -> None:
         far = [(1.0, 12.0), (6.0, 12.5), (6.0, 18.0), (1.5, 18.0)]  # below the rectangle
@@ -435,6 +507,14 @@ class TestCutMixDataset:
             pasted = (image[0] != index).float().mean().item()
             assert abs(soft[index].item() - (1 - pasted)) < 1e-6
             assert abs(soft.sum().item() - 1) < 1e-6
+
+    def test_a_soft_class_from_an_inner_mix_needs_num_classes(self) -> None:
+        data = [(np.full((8, 8), 50 * i, np.uint8), i) for i in range(3)]
+        inner = MixUpDataset(data, seed=0, num_classes=3)
+        with pytest.raises(SampleError, match=r"dataset\[0\] has the class vector .* num_classes="):
+            CutMixDataset(inner, seed=1)[0]
+        _, soft = CutMixDataset(inner, seed=1, num_classes=3)[0]
+        assert soft.shape == (3,)
 
     def test_pil_pairs_keep_their_shape(self) -> None:
         data = [
