@@ -436,8 +436,9 @@ class TestCopyPastePolygons:
         np.testing.assert_array_equal(out["segments"][0], data[0]["segments"][0])
 
     @given(
-        corners=st.lists(st.tuples(st.integers(0, 32), st.integers(0, 24), st.integers(0, 32),
-                                   st.integers(0, 24)), min_size=1, max_size=3),
+        # each rectangle at least one pixel inside the 24x32 image: an empty one has no box
+        corners=st.lists(st.tuples(st.integers(0, 31), st.integers(0, 23), st.integers(1, 32),
+                                   st.integers(1, 24)), min_size=1, max_size=3),
         seed=st.integers(0, 2**64 - 1),
     )  # fmt: skip
     def test_flip_pastes_polygons_on_pixel_edges_as_the_masks_they_draw(
@@ -448,6 +449,7 @@ class TestCopyPastePolygons:
         polygons = []
         for a, b, c, d in corners:
             (x0, x1), (y0, y1) = sorted((a, c)), sorted((b, d))
+            x1, y1 = max(x1, x0 + 1), max(y1, y0 + 1)
             polygons.append(np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float64))
         masks = np.array([fill(p, (0, 24, 0, 32)) for p in polygons])
         image = np.zeros((24, 32, 3), np.uint8)
