@@ -9,15 +9,12 @@ its own, one that lost pixels gets the outline of what is left (:func:`trace`).
 
 from __future__ import annotations
 
-import functools
-
 import cv2
 import numpy as np
 
 from rankaug.mix._around import padded
-from rankaug.mix._detour import outline_within
-from rankaug.mix._masks import Entry, Instances, Region, compare, overlap, tight_box, within
-from rankaug.polygons import Polygons, fill, gather, grids
+from rankaug.mix._masks import Entry, Instances, Region, overlap, tight_box, within
+from rankaug.polygons import Polygons, fill, gather, grids, outline
 
 __all__ = ["PolygonInstances", "trace"]
 
@@ -109,10 +106,9 @@ def trace(
 
     A main instance marked trimmed loses the pasted pixels: its polygon becomes the
     outline of what is left and its box that of the pixels left; a pasted instance that
-    later ones partly hide (``shown`` given) gets the outline of what shows. Each outline
-    made anew draws only pixels of its own image (its bridges run around the others,
-    :func:`~rankaug.mix._detour.outline_within`): a main one none pasted, a pasted one
-    only pasted pixels.
+    later ones partly hide (``shown`` given) gets the outline of what shows, its box that
+    of its pixels. An outline in several parts joins them by straight zero-width bridges
+    (:func:`~rankaug.polygons.outline`), which may draw pixels of the other image.
 
     Args:
         entries: The output's instances, in order.
@@ -142,20 +138,8 @@ def trace(
             made = cv2.subtract(cut, top[within(union, meet)], dst=cut)  # 0/1 - 0/1 saturates
             if made is not cut:  # OpenCV could not write in place (it gives dst back)
                 cut[...] = made
-        # its bridges draw only pixels of its image: the main one's, or those pasted
-        allowed = functools.partial(_image_pixels, union, top, owner is ours)
         origin = (region[0], region[2])
-        polygon = outline_within(shown, origin, allowed, owner.hw)
+        polygon = outline(shown, origin)
         points.append(padded(polygon, like.points_per))  # resampled, its fill would move
         boxes.append(tight_box(shown, origin))  # the box of its pixels (not its bridges')
     return gather(points, like, other), boxes
-
-
-def _image_pixels(union: Region, top: np.ndarray, main: bool, region: Region) -> np.ndarray:
-    """Over ``region``, 1 on the main image's pixels (``main``) or the pasted ones, else 0."""
-    out = np.full((region[1] - region[0], region[3] - region[2]), int(main), np.uint8)
-    meet = overlap(region, union)
-    if meet is not None:
-        pasted = top[within(union, meet)]
-        out[within(region, meet)] = compare(pasted, cv2.CMP_EQ if main else cv2.CMP_NE)
-    return out

@@ -93,9 +93,8 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
     with ``masks`` ``(N, H, W)``, or ``segments`` (``N`` polygons), beside their ``N``
     boxes; images as :class:`~rankaug.mix.MixUpDataset`. Polygons are pasted and
     trimmed exactly as the masks they draw would be; a trimmed instance gets the outline
-    of what is left (its bridges drawing only pixels of its own image,
-    :mod:`rankaug.mix._detour`), resampled to ``K`` points when the sample holds an
-    ``(N, K, 2)`` array.
+    of what is left (its parts joined by straight zero-width bridges) and the box of its
+    pixels, resampled to ``K`` points when the sample holds an ``(N, K, 2)`` array.
 
     Args:
         dataset: A map-style dataset of samples with instance masks or polygons.
