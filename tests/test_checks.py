@@ -246,6 +246,21 @@ class TestImagesAndFills:
         with pytest.raises(TypeError, match="fill must be a number or a sequence"):
             checks.fill_values([], "fill")
 
+    def test_out_array_names_each_condition_it_fails(self) -> None:
+        out = np.zeros((2, 3, 3), np.uint8)
+        assert checks.out_array(out, "out", (2, 3, 3), np.dtype(np.uint8)) is out
+        expected = r"^out must be a writeable C-contiguous uint8 array of shape \(2, 3, 3\), got"
+        floats = np.zeros((3, 2, 3), np.float32).T
+        with pytest.raises(ValueError, match=rf"{expected} one that is of shape \(3, 2, 3\), "):
+            checks.out_array(floats, "out", (2, 3, 3), np.dtype(np.uint8))
+        with pytest.raises(ValueError, match=r"of dtype float32, not C-contiguous$"):
+            checks.out_array(floats, "out", (2, 3, 3), np.dtype(np.uint8))
+        out.flags.writeable = False
+        with pytest.raises(ValueError, match=rf"{expected} one that is read-only$"):
+            checks.out_array(out, "out", (2, 3, 3), np.dtype(np.uint8))
+        with pytest.raises(TypeError, match=rf"{expected} \[1\] of type list$"):
+            checks.out_array([1], "out", (2, 3, 3), np.dtype(np.uint8))
+
 
 class TestIntChoiceMappingSequence:
     def test_int_choice(self) -> None:

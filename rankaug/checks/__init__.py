@@ -44,6 +44,7 @@ from rankaug.checks.images import (
     fill_values,
     fills_fit,
     image_layout,
+    out_array,
 )
 from rankaug.checks.indices import (
     index,
@@ -92,6 +93,7 @@ __all__ = [
     "map_dataset",
     "mapping",
     "names",
+    "out_array",
     "path",
     "per_sample",
     "probability",

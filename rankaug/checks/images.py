@@ -18,6 +18,7 @@ __all__ = [
     "fill_values",
     "fills_fit",
     "image_layout",
+    "out_array",
 ]
 
 IMAGE_DTYPES: Final[tuple[str, ...]] = ("uint8", "uint16", "int16", "float32", "float64")
@@ -76,6 +77,35 @@ def colour_image(image: object, where: str, order: str) -> np.ndarray:
     if image.ndim != 3 or image.shape[2] != 3 or image.shape[0] == 0 or image.shape[1] == 0:
         raise ValueError(f"{where} must be an HxWx3 {order} image, got shape {image.shape}")
     return image
+
+
+def out_array(out: object, name: str, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
+    """Check that ``out`` can take a result: a writeable C-contiguous array of ``shape``.
+
+    Raises:
+        TypeError: If it is not a numpy array.
+        ValueError: If it is one, naming each condition it fails.
+
+    >>> out_array(np.zeros((4, 6, 3), np.uint8)[:, ::2], "out", (4, 3, 3), np.dtype(np.uint8))
+    Traceback (most recent call last):
+    ...
+    ValueError: out must be a writeable C-contiguous ..., got one that is not C-contiguous
+    """
+    expected = f"a writeable C-contiguous {dtype} array of shape {shape}"
+    if not isinstance(out, np.ndarray):
+        raise type_error(name, expected, out, short=True)
+    wrong = []
+    if out.shape != shape:
+        wrong.append(f"of shape {out.shape}")
+    if out.dtype != dtype:
+        wrong.append(f"of dtype {out.dtype}")
+    if not out.flags.c_contiguous:
+        wrong.append("not C-contiguous")
+    if not out.flags.writeable:
+        wrong.append("read-only")
+    if wrong:
+        raise ValueError(f"{name} must be {expected}, got one that is {', '.join(wrong)}")
+    return out
 
 
 def fill_values(value: object, name: str) -> tuple[float, ...]:
