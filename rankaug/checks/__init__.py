@@ -39,8 +39,10 @@ from rankaug.checks.containers import (
 from rankaug.checks.images import (
     IMAGE_DTYPES,
     MAX_CHANNELS,
+    YOLO_FILL,
     colour_image,
     fill_fits,
+    fill_setting,
     fill_values,
     fills_fit,
     image_layout,
@@ -71,10 +73,12 @@ from rankaug.checks.rows import finite_points, finite_rows, row_error
 __all__ = [
     "IMAGE_DTYPES",
     "MAX_CHANNELS",
+    "YOLO_FILL",
     "boolean",
     "choice",
     "colour_image",
     "fill_fits",
+    "fill_setting",
     "fill_values",
     "finite_points",
     "finite_rows",

@@ -13,8 +13,10 @@ from rankaug.checks._messages import is_real, type_error, value_error
 __all__ = [
     "IMAGE_DTYPES",
     "MAX_CHANNELS",
+    "YOLO_FILL",
     "colour_image",
     "fill_fits",
+    "fill_setting",
     "fill_values",
     "fills_fit",
     "image_layout",
@@ -24,6 +26,8 @@ __all__ = [
 IMAGE_DTYPES: Final[tuple[str, ...]] = ("uint8", "uint16", "int16", "float32", "float64")
 #: OpenCV handles at most this many channels.
 MAX_CHANNELS: Final = 511
+YOLO_FILL: Final = 114.0
+"""The default ``fill`` (:func:`fill_setting`): YOLO's grey, for integer images only."""
 
 
 def image_layout(image: np.ndarray, where: str) -> None:
@@ -134,6 +138,21 @@ def fill_values(value: object, name: str) -> tuple[float, ...]:
     return out
 
 
+def fill_setting(value: object, name: str) -> tuple[tuple[float, ...], bool]:
+    """A ``fill=`` argument: its values, and whether it was left at its default.
+
+    ``None`` (the default of every wrapper that fills) is :data:`YOLO_FILL`, YOLO's grey
+    114, for integer images; :func:`fills_fit` refuses it for float images, whose range
+    rankaug does not assume (114 in ``[0, 1]`` images would be a glaring white).
+
+    >>> fill_setting(None, "fill"), fill_setting(0.5, "fill")
+    (((114.0,), True), ((0.5,), False))
+    """
+    if value is None:
+        return (YOLO_FILL,), True
+    return fill_values(value, name), False
+
+
 def fill_fits(
     values: Sequence[float],
     name: str,
@@ -180,7 +199,13 @@ def fill_fits(
 
 
 def fills_fit(
-    fill: Sequence[float], fill_mask: float, image: np.ndarray, mask: np.ndarray | None, where: str
+    fill: Sequence[float],
+    fill_mask: float,
+    image: np.ndarray,
+    mask: np.ndarray | None,
+    where: str,
+    *,
+    default: bool = False,
 ) -> None:
     """Check ``fill`` against an image's channels and dtype, ``fill_mask`` against its mask's.
 
@@ -190,16 +215,28 @@ def fills_fit(
         image: The image the fill goes into.
         mask: Its semantic mask, or ``None``.
         where: Where the image came from, e.g. ``"dataset[3]"``.
+        default: Whether ``fill`` was left at its default (:func:`fill_setting`).
 
     Raises:
-        ValueError: If ``fill`` has neither one value nor one per channel, or a value does
-            not fit the dtype.
+        ValueError: If ``fill`` has neither one value nor one per channel, a value does
+            not fit the dtype, or it is the default and the image is float.
 
     >>> fills_fit((0.0, 0.0), 0, np.zeros((2, 2, 3), np.uint8), None, "dataset[1]")
     Traceback (most recent call last):
     ...
     ValueError: fill has 2 values, dataset[1] image has 3 channels
+    >>> fills_fit((114.0,), 0, np.zeros((2, 2), np.float32), None, "dataset[1]", default=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: fill must be given for float images: the default, 114 (YOLO's grey), ...
     """
+    if default and image.dtype.kind == "f":
+        raise ValueError(
+            f"fill must be given for float images: the default, {YOLO_FILL:g} (YOLO's grey), "
+            f"is for integer images, and {where} image is {image.dtype}, whose range rankaug "
+            f"does not assume; pass fill= in the images' range (fill={YOLO_FILL:g} / 255 for "
+            f"images in [0, 1], fill={YOLO_FILL:g} for images in [0, 255])"
+        )
     channels = 1 if image.ndim == 2 else image.shape[2]
     if len(fill) not in (1, channels):
         raise ValueError(f"fill has {len(fill)} values, {where} image has {channels} channels")

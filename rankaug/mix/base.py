@@ -103,7 +103,9 @@ class PairDataset(KeyedDataset[T_co]):
             ``(image, class)`` pair's class is its target).
         partner_fit: ``"error"`` refuses a partner whose image has another size than
             the main one; ``"letterbox"`` scales it to fit and centres it.
-        fill: The letterbox's fill, a number or one per channel.
+        fill: The letterbox's fill, a number or one per channel, in the images' range;
+            ``None`` (the default): 114, YOLO's grey, for integer images, while float
+            images (whose range rankaug does not assume) need one given.
         fill_mask: The letterboxed semantic mask's fill.
         record: The key the record goes under in dict samples (and dict targets);
             ``None`` records nothing (each wrapper's default is its :attr:`kind`).
@@ -150,7 +152,7 @@ class PairDataset(KeyedDataset[T_co]):
         num_classes: int | None = None,
         class_field: str = "label",
         partner_fit: PartnerFit = "error",
-        fill: float | Sequence[float] = 114,
+        fill: float | Sequence[float] | None = None,
         fill_mask: int = 0,
         record: str | None = "mix",
         keying: Keying = "stream",
