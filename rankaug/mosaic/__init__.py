@@ -64,6 +64,7 @@ the output's centre, as ultralytics does.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, ClassVar, TypeVar
 
 from rankaug._multi.settings import check_settings, dataset_settings, settings_text
@@ -233,7 +234,8 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         self._reader = TileReader(config, adapter)
         self._settings = settings_text({  # the values as checked: 64 reads as (64, 64)
             "wrapper": owner, **dataset_settings(dataset), "output_size": config.output_size,
-            "layout": config.layout, "targets": config.targets, "p": config.p,
+            "layout": replace(config.layout, fill=config.fill),  # the fill in effect
+            "targets": config.targets, "p": config.p,
             "epochs": config.epochs, "close_mosaic": config.close_mosaic,
             "affine": config.affine, "color": config.color, "partners": self.partners,
         })  # fmt: skip
