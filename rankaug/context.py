@@ -5,7 +5,9 @@
   captured when the dataset was pickled for a spawned worker, else the ``RANK``
   environment variable that torchrun sets, else 0. An explicit rank that disagrees
   with the process group (or with ``RANK``) is warned about: it is usually a local rank
-  passed for the global one, which makes the processes of two nodes draw alike.
+  passed for the global one, which makes the processes of two nodes draw alike. A
+  replay pins the rank its record was made on for the wrappers keyed per sample it
+  loads from (:class:`pinning_rank`), whatever this process's.
 * **worker id**: ``torch.utils.data.get_worker_info().id``; 0 in the main process
   (``num_workers=0``), so that ``num_workers=0`` and ``num_workers=1`` draw the same
   stream.
@@ -18,8 +20,10 @@ A :class:`SampleContext` carries the four numbers through one ``__getitem__``, a
 
 from __future__ import annotations
 
+import contextvars
 import os
 import warnings
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Final
 
@@ -36,6 +40,8 @@ __all__ = [
     "SampleContext",
     "check_rank",
     "current_worker",
+    "pinned_rank",
+    "pinning_rank",
     "process_group_rank",
     "resolve_rank",
 ]
@@ -144,6 +150,38 @@ def resolve_rank(explicit: int | None = None, captured: int | None = None) -> in
         return captured
     env = _environment_rank()
     return 0 if env is None else env
+
+
+_PINNED: Final[contextvars.ContextVar[int | None]] = contextvars.ContextVar(
+    "rankaug_replay_rank", default=None
+)
+pinned_rank: Final[Callable[[], int | None]] = _PINNED.get
+"""The rank a replay pinned for the wrappers it loads from (:class:`pinning_rank`), or ``None``."""
+
+
+class pinning_rank:
+    """Pin ``rank`` for the rankaug wrappers keyed per sample called inside the block.
+
+    A replay's: the wrappers it loads from key their samples with the rank the record
+    was made on, not this process's (a ``keying="sample_rank"`` wrapper inside).
+
+    >>> with pinning_rank(3):
+    ...     pinned_rank()
+    3
+    >>> pinned_rank() is None
+    True
+    """
+
+    __slots__ = ("_rank", "_token")
+
+    def __init__(self, rank: int) -> None:
+        self._rank = rank
+
+    def __enter__(self) -> None:
+        self._token = _PINNED.set(self._rank)
+
+    def __exit__(self, *exc: object) -> None:
+        _PINNED.reset(self._token)
 
 
 def current_worker() -> tuple[int, int]:

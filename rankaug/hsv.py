@@ -156,30 +156,25 @@ class HSVJitter:
             ``out`` (or the new array).
 
         Raises:
-            TypeError: If ``image`` is not a uint8 numpy array.
-            ValueError: If it is not ``HxWx3``, or ``out`` does not fit it.
+            TypeError: If ``image`` is not a uint8 numpy array, ``draw`` not an
+                :class:`HSVDraw` of real numbers, or ``out`` not a numpy array.
+            ValueError: If ``image`` is not ``HxWx3``, a gain of ``draw`` is outside
+                ``[-1, 1]`` (no jitter draws one there), or ``out`` does not fit the
+                image (the message names what does not).
         """
         order = self.channel_order.upper()
         checks.colour_image(image, "image", order)
+        draw = _checked(draw, "draw")
         if out is None:
             out = np.empty(image.shape, np.uint8)
-        elif not (
-            isinstance(out, np.ndarray)
-            and out.shape == image.shape
-            and out.dtype == np.uint8
-            and out.flags.c_contiguous
-            and out.flags.writeable
-        ):
-            raise ValueError(
-                f"out must be a writeable C-contiguous uint8 array of the image's shape "
-                f"{image.shape}, got {getattr(out, 'shape', out)!r}"
-            )
+        else:
+            checks.out_array(out, "out", image.shape, image.dtype)
         if not (self.hgain or self.sgain or self.vgain):
             if out is not image:
                 out[...] = image
             return out
         forward, back = _CODES[self.channel_order]
-        hue, sat, val = hsv_tables(draw)
+        hue, sat, val = _tables(draw)
         cv2.cvtColor(image, forward, dst=out)
         mapped = apply_tables(out, hue, sat, val, draw.saturation, draw.value)
         cv2.cvtColor(mapped, back, dst=out)
@@ -195,13 +190,14 @@ class HSVJitter:
         once per process, every value and hue through both of its loops).
 
         Raises:
-            TypeError: If ``value`` is not an integer.
-            ValueError: If it is outside ``[0, 255]``.
+            TypeError: If ``value`` is not an integer, or ``draw`` not an :class:`HSVDraw`.
+            ValueError: If ``value`` is outside ``[0, 255]``, or a gain outside ``[-1, 1]``.
 
         >>> HSVJitter().grey(114, HSVDraw(0.01, 0.5, 0.25))  # 114 * 1.25 = 142.5
         142
         """
         value = checks.integer(value, "value", low=0, high=255)
+        draw = _checked(draw, "draw")
         if not (self.hgain or self.sgain or self.vgain):
             return value
         if not greys_stay_grey(_CODES[self.channel_order]):
@@ -221,7 +217,9 @@ class HSVJitter:
 
         Raises:
             TypeError: If ``record`` is not an :class:`HSVRecord`.
-            ValueError: If it has no ``gains`` or they are not three numbers.
+            ValueError: If it has no ``gains``, they are not three numbers, or one is
+                outside ``[-1, 1]`` (a gain there would wrap the tables; no jitter
+                draws one).
 
         >>> jitter, image = HSVJitter(), np.arange(48, dtype=np.uint8).reshape(4, 4, 3)
         >>> draw = jitter.draw(np.random.default_rng(3))
@@ -233,17 +231,48 @@ class HSVJitter:
         gains = checks.sequence(entry["gains"], "record['gains']", what="three numbers")
         if len(gains) != 3:
             raise ValueError(f"record['gains'] must be three numbers, got {gains!r}")
-        values = [checks.real(g, f"record['gains'][{k}]") for k, g in enumerate(gains)]
+        values = [
+            checks.real(g, f"record['gains'][{k}]", low=-1.0, high=1.0) for k, g in enumerate(gains)
+        ]
         return self.apply(image, HSVDraw(*values))
 
 
 def hsv_tables(draw: HSVDraw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The hue, saturation and value tables of one draw (the module docstring's).
 
+    Raises:
+        TypeError: If ``draw`` is not an :class:`HSVDraw` of real numbers.
+        ValueError: If a gain is outside ``[-1, 1]``: below ``-1`` a saturation or
+            value table would go negative and wrap round in uint8.
+
     >>> hue, sat, val = hsv_tables(HSVDraw(0.01, -0.5, 0.5))
     >>> hue[:3].tolist(), hue[178:180].tolist(), sat[:4].tolist(), val[[0, 100, 200]].tolist()
     ([1, 2, 3], [179, 0], [0, 0, 1, 1], [0, 150, 255])
+    >>> hsv_tables(HSVDraw(0.0, -1.5, 0.0))
+    Traceback (most recent call last):
+    ...
+    ValueError: draw.saturation must be a finite number >= -1.0 and <= 1.0, got -1.5
     """
+    return _tables(_checked(draw, "draw"))
+
+
+def _checked(draw: object, name: str) -> HSVDraw:
+    """``draw`` as an :class:`HSVDraw` of floats, each gain checked to be in ``[-1, 1]``.
+
+    A jitter's gains are in ``[0, 1]`` and its draws within them; a gain below ``-1``
+    would make the saturation or value table negative (wrapped round by uint8).
+    """
+    draw = checks.instance(draw, name, HSVDraw, what="an HSVDraw", optional=False)
+    return HSVDraw(
+        *(
+            checks.real(getattr(draw, field), f"{name}.{field}", low=-1.0, high=1.0)
+            for field in HSVDraw._fields
+        )
+    )
+
+
+def _tables(draw: HSVDraw) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`hsv_tables` of a checked draw."""
     hue = np.remainder(_X + draw.hue * 180, 180).astype(np.uint8)  # numpy's %
     sat = _times(_X, draw.saturation + 1)
     sat[0] = 0  # ultralytics' guard (8.3.79); x * (r + 1) maps 0 to 0 anyway

@@ -40,6 +40,7 @@ from rankaug.context import (
     ResolvedContext,
     SampleContext,
     check_rank,
+    pinned_rank,
     process_group_rank,
     resolve_rank,
 )
@@ -232,7 +233,8 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
                 :class:`~rankaug.EpochIndex`; negative indices count from the end).
 
         Returns:
-            The context.
+            The context; its rank, for the per-sample keyings, is the one a replay
+            pinned (:class:`~rankaug.context.pinning_rank`), else this wrapper's.
 
         Raises:
             TypeError: If ``index`` is not an integer.
@@ -248,7 +250,10 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         info = get_worker_info()
         epoch = sample_epoch(index, self._epoch, info is not None, type(self).__name__)
         worker_id = 0 if info is None else info.id
-        rank = self.rank if self.rank is not None else self._rank_now()
+        # a replay's pinned rank, the record's (a stream's keeps its own: none replays)
+        rank = None if self.keying == "stream" else pinned_rank()
+        if rank is None:
+            rank = self.rank if self.rank is not None else self._rank_now()
         return ResolvedContext(position, rank=rank, worker_id=worker_id, epoch=epoch)
 
     def key_random(self, context: SampleContext) -> KeyedRandom:

@@ -239,12 +239,42 @@ class TestImagesAndFills:
         with pytest.raises(ValueError, match=expected):
             checks.fills_fit((300.0,), 0, mask, None, "dataset[4]")
 
+    def test_the_default_fill_is_yolos_grey_for_integer_images_only(self) -> None:
+        # the default 114 was painted into float images in [0, 1]
+        assert checks.fill_setting(None, "fill") == ((114.0,), True)
+        assert checks.fill_setting(114, "fill") == ((114.0,), False)
+        for dtype in (np.uint8, np.uint16, np.int16):
+            checks.fills_fit((114.0,), 0, np.zeros((2, 2), dtype), None, "dataset[1]", default=True)
+        for floating in (np.float32, np.float64):
+            with pytest.raises(ValueError, match=rf"^fill must be given for float images: .* "
+                               rf"dataset\[1\] image is {np.dtype(floating)}, .*\(fill=114 / 255 "
+                               r"for images in \[0, 1\]"):  # fmt: skip
+                checks.fills_fit(
+                    (114.0,), 0, np.zeros((2, 2), floating), None, "dataset[1]", default=True
+                )
+            checks.fills_fit((114.0,), 0, np.zeros((2, 2), floating), None, "dataset[1]")
+
     def test_fill_values(self) -> None:
         assert checks.fill_values((1, 2, 3), "fill") == (1.0, 2.0, 3.0)
         with pytest.raises(ValueError, match="fill must be finite"):
             checks.fill_values(math.nan, "fill")
         with pytest.raises(TypeError, match="fill must be a number or a sequence"):
             checks.fill_values([], "fill")
+
+    def test_out_array_names_each_condition_it_fails(self) -> None:
+        out = np.zeros((2, 3, 3), np.uint8)
+        assert checks.out_array(out, "out", (2, 3, 3), np.dtype(np.uint8)) is out
+        expected = r"^out must be a writeable C-contiguous uint8 array of shape \(2, 3, 3\), got"
+        floats = np.zeros((3, 2, 3), np.float32).T
+        with pytest.raises(ValueError, match=rf"{expected} one that is of shape \(3, 2, 3\), "):
+            checks.out_array(floats, "out", (2, 3, 3), np.dtype(np.uint8))
+        with pytest.raises(ValueError, match=r"of dtype float32, not C-contiguous$"):
+            checks.out_array(floats, "out", (2, 3, 3), np.dtype(np.uint8))
+        out.flags.writeable = False
+        with pytest.raises(ValueError, match=rf"{expected} one that is read-only$"):
+            checks.out_array(out, "out", (2, 3, 3), np.dtype(np.uint8))
+        with pytest.raises(TypeError, match=rf"{expected} \[1\] of type list$"):
+            checks.out_array([1], "out", (2, 3, 3), np.dtype(np.uint8))
 
 
 class TestIntChoiceMappingSequence:

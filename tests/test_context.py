@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 from torch.utils.data import DataLoader, Dataset
 
-from rankaug.context import SampleContext, current_worker, process_group_rank, resolve_rank
+from rankaug.context import (
+    SampleContext,
+    current_worker,
+    pinned_rank,
+    pinning_rank,
+    process_group_rank,
+    resolve_rank,
+)
 from rankaug.epoch import carried_epoch
 from rankaug.errors import RankaugWarning, SampleError
 
@@ -37,6 +44,22 @@ class TestResolveRank:
 
     def test_no_process_group_here(self) -> None:
         assert process_group_rank() is None
+
+
+class TestPinningRank:
+    def test_pins_inside_the_block_and_nests(self) -> None:
+        assert pinned_rank() is None
+        with pinning_rank(3):
+            assert pinned_rank() == 3
+            with pinning_rank(0):
+                assert pinned_rank() == 0
+            assert pinned_rank() == 3
+        assert pinned_rank() is None
+
+    def test_an_error_inside_unpins(self) -> None:
+        with pytest.raises(KeyError), pinning_rank(5):
+            raise KeyError
+        assert pinned_rank() is None
 
 
 class _WorkerIds(Dataset[tuple[int, int]]):

@@ -346,11 +346,47 @@ class TestHSVJitter:
             HSVJitter().apply(image, HSVDraw(0.0, 0.1, 0.1))
 
     @pytest.mark.parametrize(
-        "out", [np.zeros((4, 5, 3), np.uint8), np.zeros((4, 6, 3), np.uint8)[:, ::2], "x"]
+        ("out", "wrong"),
+        [
+            (np.zeros((4, 5, 3), np.uint8), r"of shape \(4, 5, 3\)"),
+            (np.zeros((4, 3, 3), np.uint16), r"of dtype uint16"),
+            (np.zeros((4, 6, 3), np.uint8)[:, ::2], r"not C-contiguous"),
+            (np.broadcast_to(np.zeros(3, np.uint8), (4, 3, 3)), r"not C-contiguous, read-only"),
+        ],
     )
-    def test_out_is_checked(self, out: Any) -> None:
-        with pytest.raises(ValueError, match=r"out must be a writeable C-contiguous uint8 array"):
+    def test_out_is_checked_naming_what_is_wrong(self, out: Any, wrong: str) -> None:
+        expected = r"out must be a writeable C-contiguous uint8 array of shape \(4, 3, 3\)"
+        with pytest.raises(ValueError, match=rf"^{expected}, got one that is {wrong}$"):
             HSVJitter().apply(np.zeros((4, 3, 3), np.uint8), HSVDraw(0.0, 0.1, 0.1), out=out)
+
+    def test_out_that_is_no_array_is_a_type_error(self) -> None:
+        with pytest.raises(TypeError, match=r"out must be a writeable .*, got 'x' of type str"):
+            HSVJitter().apply(np.zeros((4, 3, 3), np.uint8), HSVDraw(0.0, 0.1, 0.1), out="x")
+
+    @pytest.mark.parametrize("gains", [(0.0, -1.5, 0.0), (0.0, 0.0, -2.0), (1.5, 0.0, 0.0)])
+    def test_gains_outside_minus_one_to_one_are_refused(
+        self, gains: tuple[float, float, float]
+    ) -> None:
+        # below -1 a saturation or value table would go negative and wrap round in uint8
+        field = HSVDraw._fields[int(np.flatnonzero(gains)[0])]
+        with pytest.raises(ValueError, match=rf"^draw\.{field} must be .* >= -1\.0 and <= 1\.0"):
+            HSVJitter().apply(photo(0), HSVDraw(*gains))
+        with pytest.raises(ValueError, match=rf"^draw\.{field} must be"):
+            hsv_tables(HSVDraw(*gains))
+        with pytest.raises(ValueError, match=rf"^draw\.{field} must be"):
+            HSVJitter().grey(114, HSVDraw(*gains))
+
+    def test_a_draw_must_be_an_hsv_draw(self) -> None:
+        with pytest.raises(TypeError, match=r"draw must be an HSVDraw, got \(0\.0, 0\.1, 0\.1\)"):
+            HSVJitter().apply(photo(0), (0.0, 0.1, 0.1))  # type: ignore[arg-type]
+
+    def test_gains_of_minus_one_and_one_are_taken(self) -> None:
+        sat = hsv_tables(HSVDraw(-1.0, -1.0, 1.0))[1]
+        assert sat.tolist() == [0] * 256
+        np.testing.assert_array_equal(
+            HSVJitter().replay(photo(1), {"gains": (1.0, -1.0, 1.0)}),
+            HSVJitter().apply(photo(1), HSVDraw(1.0, -1.0, 1.0)),
+        )
 
     def test_record_and_replay_bit_for_bit(self) -> None:
         image, jitter = photo(5), HSVJitter(0.5, 0.9, 0.9)
@@ -366,6 +402,9 @@ class TestHSVJitter:
             ({}, ValueError, r"gains"),
             ({"gains": (0.1, 0.2)}, ValueError, r"record\['gains'\] must be three numbers"),
             ({"gains": (0.1, 0.2, "x")}, TypeError, r"record\['gains'\]\[2\] must be a finite"),
+            ({"gains": (0.0, -1.5, 0.0)}, ValueError, r"\['gains'\]\[1\] .* <= 1\.0, got -1\.5"),
+            ({"gains": (0.0, 0.0, -2.0)}, ValueError, r"\['gains'\]\[2\] .* <= 1\.0, got -2\.0"),
+            ({"gains": (3.0, 0.0, 0.0)}, ValueError, r"\['gains'\]\[0\] .* <= 1\.0, got 3\.0"),
             ("gains", TypeError, r"record must be an HSVRecord"),
         ],
     )

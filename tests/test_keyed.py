@@ -16,6 +16,7 @@ from rankaug import (
     SampleContext,
     make_rng,
 )
+from rankaug.context import pinning_rank
 from rankaug.keyed import inner_datasets
 from rankaug.keys import KeyedRandom
 
@@ -49,6 +50,15 @@ class TestKeyedDataset:
         assert RandomAugmentWrapper(DATA, identity, seed=0, stream="mine").stream == (
             RandomAugmentWrapper(DATA, identity, seed=1, stream="mine").stream
         )
+
+    def test_a_pinned_rank_wins_over_the_wrappers(self) -> None:
+        # a replay pins the record's rank for the wrappers it loads from
+        wrapped = RandomAugmentWrapper(DATA, identity, seed=0, keying="sample_rank", rank=1)
+        streamed = RandomAugmentWrapper(DATA, identity, seed=0, keying="stream", rank=1)
+        with pinning_rank(4):
+            assert wrapped.context(2).rank == 4
+            assert streamed.context(2).rank == 1  # its streams stay this process's
+        assert wrapped.context(2).rank == 1
 
     def test_is_abstract(self) -> None:
         with pytest.raises(NotImplementedError):

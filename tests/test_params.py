@@ -109,6 +109,7 @@ class TestPartners:
 class TestMosaicGrid:
     def test_fields_are_checked(self) -> None:
         assert MosaicGrid(fill=(1, 2, 3)).fill == (1.0, 2.0, 3.0)
+        assert MosaicGrid().fill is None  # YOLO's 114 for integer images (MosaicConfig)
         with pytest.raises(ValueError, match="canvas must be one of"):
             MosaicGrid(canvas="big")  # type: ignore[arg-type]
         with pytest.raises(TypeError, match=r"layout must be None or a rankaug\.MosaicGrid"):

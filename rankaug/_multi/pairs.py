@@ -98,6 +98,8 @@ class PairReader(PartReader):
         parts = [self.read(*item) for item in zip(indices, views, samples, strict=True)]
         self.check(parts)
         main = parts[0]
+        if self.config.partner_fit == "letterbox":  # at the first sample, not the first fit
+            self._check_fill(main)
         for position in range(1, len(parts)):
             if parts[position].hw != main.hw:
                 parts[position] = self._fit(parts[position], main)
@@ -185,8 +187,12 @@ class PairReader(PartReader):
                 f"image dataset[{main.index}] is {mh}x{mw}: {self.what} needs both of one "
                 "size; pass partner_fit='letterbox' to fit the partner into the main image"
             )
-        kind = (partner.image.dtype, partner.image.shape[2:], getattr(partner.mask, "dtype", None))
-        if kind not in self._fits:
-            self.config.check_fill(partner.image, partner.mask, f"dataset[{partner.index}]")
-            self._fits.add(kind)
+        self._check_fill(partner)
         return letterbox(partner, main.hw, self.config)
+
+    def _check_fill(self, part: Part) -> None:
+        """Check the fill against ``part``'s image and mask, once per kind of sample."""
+        kind = (part.image.dtype, part.image.shape[2:], getattr(part.mask, "dtype", None))
+        if kind not in self._fits:
+            self.config.check_fill(part.image, part.mask, f"dataset[{part.index}]")
+            self._fits.add(kind)

@@ -39,11 +39,14 @@ from rankaug.checks.containers import (
 from rankaug.checks.images import (
     IMAGE_DTYPES,
     MAX_CHANNELS,
+    YOLO_FILL,
     colour_image,
     fill_fits,
+    fill_setting,
     fill_values,
     fills_fit,
     image_layout,
+    out_array,
 )
 from rankaug.checks.indices import (
     index,
@@ -70,10 +73,12 @@ from rankaug.checks.rows import finite_points, finite_rows, row_error
 __all__ = [
     "IMAGE_DTYPES",
     "MAX_CHANNELS",
+    "YOLO_FILL",
     "boolean",
     "choice",
     "colour_image",
     "fill_fits",
+    "fill_setting",
     "fill_values",
     "finite_points",
     "finite_rows",
@@ -92,6 +97,7 @@ __all__ = [
     "map_dataset",
     "mapping",
     "names",
+    "out_array",
     "path",
     "per_sample",
     "probability",

@@ -13,16 +13,21 @@ from rankaug.checks._messages import is_real, type_error, value_error
 __all__ = [
     "IMAGE_DTYPES",
     "MAX_CHANNELS",
+    "YOLO_FILL",
     "colour_image",
     "fill_fits",
+    "fill_setting",
     "fill_values",
     "fills_fit",
     "image_layout",
+    "out_array",
 ]
 
 IMAGE_DTYPES: Final[tuple[str, ...]] = ("uint8", "uint16", "int16", "float32", "float64")
 #: OpenCV handles at most this many channels.
 MAX_CHANNELS: Final = 511
+YOLO_FILL: Final = 114.0
+"""The default ``fill`` (:func:`fill_setting`): YOLO's grey, for integer images only."""
 
 
 def image_layout(image: np.ndarray, where: str) -> None:
@@ -78,6 +83,35 @@ def colour_image(image: object, where: str, order: str) -> np.ndarray:
     return image
 
 
+def out_array(out: object, name: str, shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
+    """Check that ``out`` can take a result: a writeable C-contiguous array of ``shape``.
+
+    Raises:
+        TypeError: If it is not a numpy array.
+        ValueError: If it is one, naming each condition it fails.
+
+    >>> out_array(np.zeros((4, 6, 3), np.uint8)[:, ::2], "out", (4, 3, 3), np.dtype(np.uint8))
+    Traceback (most recent call last):
+    ...
+    ValueError: out must be a writeable C-contiguous ..., got one that is not C-contiguous
+    """
+    expected = f"a writeable C-contiguous {dtype} array of shape {shape}"
+    if not isinstance(out, np.ndarray):
+        raise type_error(name, expected, out, short=True)
+    wrong = []
+    if out.shape != shape:
+        wrong.append(f"of shape {out.shape}")
+    if out.dtype != dtype:
+        wrong.append(f"of dtype {out.dtype}")
+    if not out.flags.c_contiguous:
+        wrong.append("not C-contiguous")
+    if not out.flags.writeable:
+        wrong.append("read-only")
+    if wrong:
+        raise ValueError(f"{name} must be {expected}, got one that is {', '.join(wrong)}")
+    return out
+
+
 def fill_values(value: object, name: str) -> tuple[float, ...]:
     """A fill value: one finite number, or one per channel.
 
@@ -102,6 +136,21 @@ def fill_values(value: object, name: str) -> tuple[float, ...]:
     if not all(map(math.isfinite, out)):
         raise value_error(name, "finite", value)
     return out
+
+
+def fill_setting(value: object, name: str) -> tuple[tuple[float, ...], bool]:
+    """A ``fill=`` argument: its values, and whether it was left at its default.
+
+    ``None`` (the default of every wrapper that fills) is :data:`YOLO_FILL`, YOLO's grey
+    114, for integer images; :func:`fills_fit` refuses it for float images, whose range
+    rankaug does not assume (114 in ``[0, 1]`` images would be a glaring white).
+
+    >>> fill_setting(None, "fill"), fill_setting(0.5, "fill")
+    (((114.0,), True), ((0.5,), False))
+    """
+    if value is None:
+        return (YOLO_FILL,), True
+    return fill_values(value, name), False
 
 
 def fill_fits(
@@ -150,7 +199,13 @@ def fill_fits(
 
 
 def fills_fit(
-    fill: Sequence[float], fill_mask: float, image: np.ndarray, mask: np.ndarray | None, where: str
+    fill: Sequence[float],
+    fill_mask: float,
+    image: np.ndarray,
+    mask: np.ndarray | None,
+    where: str,
+    *,
+    default: bool = False,
 ) -> None:
     """Check ``fill`` against an image's channels and dtype, ``fill_mask`` against its mask's.
 
@@ -160,16 +215,28 @@ def fills_fit(
         image: The image the fill goes into.
         mask: Its semantic mask, or ``None``.
         where: Where the image came from, e.g. ``"dataset[3]"``.
+        default: Whether ``fill`` was left at its default (:func:`fill_setting`).
 
     Raises:
-        ValueError: If ``fill`` has neither one value nor one per channel, or a value does
-            not fit the dtype.
+        ValueError: If ``fill`` has neither one value nor one per channel, a value does
+            not fit the dtype, or it is the default and the image is float.
 
     >>> fills_fit((0.0, 0.0), 0, np.zeros((2, 2, 3), np.uint8), None, "dataset[1]")
     Traceback (most recent call last):
     ...
     ValueError: fill has 2 values, dataset[1] image has 3 channels
+    >>> fills_fit((114.0,), 0, np.zeros((2, 2), np.float32), None, "dataset[1]", default=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: fill must be given for float images: the default, 114 (YOLO's grey), ...
     """
+    if default and image.dtype.kind == "f":
+        raise ValueError(
+            f"fill must be given for float images: the default, {YOLO_FILL:g} (YOLO's grey), "
+            f"is for integer images, and {where} image is {image.dtype}, whose range rankaug "
+            f"does not assume; pass fill= in the images' range (fill={YOLO_FILL:g} / 255 for "
+            f"images in [0, 1], fill={YOLO_FILL:g} for images in [0, 255])"
+        )
     channels = 1 if image.ndim == 2 else image.shape[2]
     if len(fill) not in (1, channels):
         raise ValueError(f"fill has {len(fill)} values, {where} image has {channels} channels")

@@ -33,9 +33,9 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 import numpy as np
 
 from rankaug._multi.pairs import PairReader, Part
-from rankaug._multi.replay import generator_text, read_replay
+from rankaug._multi.replay import check_replayed, generator_text, ranked, read_replay, replay_rank
 from rankaug._multi.settings import check_settings, dataset_settings, settings_text
-from rankaug.context import SampleContext
+from rankaug.context import SampleContext, pinning_rank
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.mix.classes import class_vector, refuse_unmixed, soft_target
@@ -105,7 +105,9 @@ class PairDataset(KeyedDataset[T_co]):
             ``(image, class)`` pair's class is its target).
         partner_fit: ``"error"`` refuses a partner whose image has another size than
             the main one; ``"letterbox"`` scales it to fit and centres it.
-        fill: The letterbox's fill, a number or one per channel.
+        fill: The letterbox's fill, a number or one per channel, in the images' range;
+            ``None`` (the default): 114, YOLO's grey, for integer images, while float
+            images (whose range rankaug does not assume) need one given.
         fill_mask: The letterboxed semantic mask's fill.
         record: The key the record goes under in dict samples (and dict targets);
             ``None`` records nothing (each wrapper's default is its :attr:`kind`).
@@ -154,7 +156,7 @@ class PairDataset(KeyedDataset[T_co]):
         num_classes: int | None = None,
         class_field: str = "label",
         partner_fit: PartnerFit = "error",
-        fill: float | Sequence[float] = 114,
+        fill: float | Sequence[float] | None = None,
         fill_mask: int = 0,
         record: str | None = "mix",
         keying: Keying = "stream",
@@ -194,6 +196,7 @@ class PairDataset(KeyedDataset[T_co]):
             adapter, box_format=self.config.box_format, dataset=dataset
         )
         self._reader = PairReader(self.config, adapter, title, polygons=self.polygons)
+        self._ranked = ranked(self)  # a "sample_rank" wrapper inside: records hold the rank
         config = self.config  # the values as checked: p=1 reads as 1.0
         self._settings = settings_text({
             "wrapper": owner, **dataset_settings(dataset), "targets": config.targets,
@@ -309,36 +312,48 @@ class PairDataset(KeyedDataset[T_co]):
 
         The samples are loaded again, so the output is the same when the dataset gives
         the same samples again: a plain dataset, or rankaug wrappers inside keyed per
-        sample (``keying="sample"``); a stream-keyed wrapper inside draws on.
+        sample (``"sample"``, or ``"sample_rank"``: the record holds the rank, pinned
+        for them); a stream-keyed wrapper inside draws on (a
+        :class:`~rankaug.RankaugWarning` says so). What the replay draws is checked
+        against the record (:mod:`rankaug._multi.replay`).
 
         Args:
             record: The record of an earlier output.
-            index: Its index; ``None`` takes the record's main index.
+            index: Its index, which must be the record's main index; ``None`` takes it.
 
         Returns:
             The same sample as when the record was made.
 
         Raises:
             TypeError: If ``record`` is not a record or a field has the wrong type.
-            ValueError: If a field is missing or wrong (an index out of range, say), or
-                the record's ``settings`` differ from this wrapper's (the message names
-                each setting that differs: see :mod:`rankaug._multi.settings`). A record
-                without them (made before records held them) is replayed with a
-                :class:`~rankaug.RankaugWarning` that it cannot be checked.
+            ValueError: If a field is missing or wrong (an index out of range, say),
+                ``index`` is not the record's, what the replay draws differs from the
+                record (naming the field), or the record's ``settings`` differ from this
+                wrapper's (the message names each setting that differs: see
+                :mod:`rankaug._multi.settings`). A record without them (made before
+                records held them) is replayed with a :class:`~rankaug.RankaugWarning`
+                that it cannot be checked.
         """
         replay = read_replay(
             record, index, len(self.dataset), kind=f"a {type(self).__name__} record"
         )
         check_settings(record, self._settings, type(self).__name__)
+        rank = replay_rank(self, replay)
         rng = replay.generator
         state = generator_text(rng)
-        context = SampleContext(replay.main, rank=self._rank_now(), worker_id=0, epoch=replay.epoch)
-        with context.guard(self.kind):
-            plan = self.plan(replay.main, rng, replay.epoch)
-        return self._build(context, plan, state, rng)
+        context = SampleContext(replay.main, rank=rank, worker_id=0, epoch=replay.epoch)
+        with pinning_rank(rank):
+            with context.guard(self.kind):
+                plan = self.plan(replay.main, rng, replay.epoch)
+            return self._build(context, plan, state, rng, record)
 
     def _build(
-        self, context: SampleContext, plan: PairPlan, state: str, rng: np.random.Generator
+        self,
+        context: SampleContext,
+        plan: PairPlan,
+        state: str,
+        rng: np.random.Generator,
+        replayed: Mapping[str, Any] | None = None,
     ) -> T_co:
         config, reader = self.config, self._reader
         main_index = plan.indices[0]
@@ -377,15 +392,18 @@ class PairDataset(KeyedDataset[T_co]):
                 )
             else:
                 refuse_unmixed(main.label, f"dataset[{main_index}]")
+            record = {
+                "applied": applied,
+                "indices": [main_index, partner_index] if applied else [main_index],
+                **details,
+                "epoch": context.epoch,
+                **({"rank": context.rank} if self._ranked else {}),
+                "state": state,
+                "settings": self._settings,
+            }
             if config.record is not None:
-                record = {
-                    "applied": applied,
-                    "indices": [main_index, partner_index] if applied else [main_index],
-                    **details,
-                    "epoch": context.epoch,
-                    "state": state,
-                    "settings": self._settings,
-                }
                 sample = attach(self.adapter, sample, config.record, record)
+        if replayed is not None:  # a replay: its draws against the record's
+            check_replayed(replayed, record, type(self).__name__)
         result: T_co = sample
         return result

@@ -4,8 +4,9 @@
 parameters: the sample layout (box format, label and keypoint fields, the
 classification class), the probability, the record's key and how a partner of another
 size is handled. What can only be checked against data (a fill value against the
-image's dtype) is checked by :meth:`PairConfig.check_fill` on the first partner of each
-kind that has to be letterboxed.
+image's dtype, the default fill refused for float images) is checked by
+:meth:`PairConfig.check_fill` on the first sample of each kind with
+``partner_fit="letterbox"``.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class PairConfig:
         constant_p: Whether ``p`` is a number.
         partner_fit: ``"error"`` or ``"letterbox"`` for a partner of another size.
         fill: The letterbox's fill, one value or one per channel.
+        fill_default: Whether ``fill`` was left at its default (114, integer images only:
+            :func:`rankaug.checks.fill_setting`).
         fill_mask: The letterboxed semantic mask's fill.
         record: The record's key, or ``None``.
         target_keys: The keys the adapter hands out.
@@ -52,6 +55,7 @@ class PairConfig:
     constant_p: bool
     partner_fit: PartnerFit
     fill: tuple[float, ...]
+    fill_default: bool
     fill_mask: int
     record: str | None
     target_keys: frozenset[str]
@@ -66,7 +70,7 @@ class PairConfig:
         class_field: object = "label",
         p: object = 1.0,
         partner_fit: object = "error",
-        fill: object = 114,
+        fill: object = None,
         fill_mask: object = 0,
         record: object = "mix",
     ) -> PairConfig:
@@ -91,6 +95,7 @@ class PairConfig:
         if field is None:
             raise TypeError("class_field must be a key name (str), got None")
         probability = checks.schedule(p, "p")
+        fill_values, fill_default = checks.fill_setting(fill, "fill")
         return cls(
             targets=boxes,
             num_classes=None
@@ -100,7 +105,8 @@ class PairConfig:
             p=probability,
             constant_p=not callable(probability),
             partner_fit=checks.choice(partner_fit, "partner_fit", _FITS),
-            fill=checks.fill_values(fill, "fill"),
+            fill=fill_values,
+            fill_default=fill_default,
             fill_mask=checks.integer(fill_mask, "fill_mask"),
             record=checks.key_name(record, "record", forbidden=keys | {"boxes", field}),
             target_keys=keys,
@@ -128,7 +134,7 @@ class PairConfig:
             where: The partner's name, e.g. ``"dataset[3]"``.
 
         Raises:
-            ValueError: If ``fill`` has neither one value nor one per channel, or a value
-                does not fit the dtype.
+            ValueError: If ``fill`` has neither one value nor one per channel, a value
+                does not fit the dtype, or it is the default and the image is float.
         """
-        checks.fills_fit(self.fill, self.fill_mask, image, mask, where)
+        checks.fills_fit(self.fill, self.fill_mask, image, mask, where, default=self.fill_default)

@@ -64,11 +64,13 @@ the output's centre, as ultralytics does.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, ClassVar, TypeVar
 
+from rankaug._multi.replay import check_replayed, ranked, replay_rank
 from rankaug._multi.settings import check_settings, dataset_settings, settings_text
 from rankaug._multi.tiles import TileReader
-from rankaug.context import SampleContext
+from rankaug.context import SampleContext, pinning_rank
 from rankaug.hsv import HSVJitter
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
@@ -233,9 +235,11 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             adapter, box_format=config.box_format, dataset=dataset
         )
         self._reader = TileReader(config, adapter)
+        self._ranked = ranked(self)  # a "sample_rank" wrapper inside: records hold the rank
         self._settings = settings_text({  # the values as checked: 64 reads as (64, 64)
             "wrapper": owner, **dataset_settings(dataset), "output_size": config.output_size,
-            "layout": config.layout, "targets": config.targets, "p": config.p,
+            "layout": replace(config.layout, fill=config.fill),  # the fill in effect
+            "targets": config.targets, "p": config.p,
             "epochs": config.epochs, "close_mosaic": config.close_mosaic,
             "affine": config.affine, "color": config.color, "partners": self.partners,
         })  # fmt: skip
@@ -268,18 +272,25 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
     def replay(self, record: Mapping[str, Any], index: int | None = None) -> T_co:
         """Rebuild one output from its :class:`MosaicRecord`, bit for bit.
 
+        The samples are loaded again: wrappers inside keyed ``"sample_rank"`` with the
+        record's rank, pinned for them; one keyed ``"stream"`` draws on (a
+        :class:`~rankaug.RankaugWarning` says so). What the replay draws is checked
+        against the record (:mod:`rankaug._multi.replay`).
+
         Args:
             record: The record of an earlier output.
-            index: Its index; ``None`` takes the record's main index.
+            index: Its index, which must be the record's main index; ``None`` takes it.
 
         Returns:
             The same sample as when the record was made.
 
         Raises:
             TypeError: If ``record`` is not a record or a field has the wrong type.
-            ValueError: If a field is missing or wrong (an index out of range, say), or
-                the record's ``settings`` differ from this mosaic's (the message names
-                each setting that differs: see :mod:`rankaug._multi.settings`).
+            ValueError: If a field is missing or wrong (an index out of range, say),
+                ``index`` is not the record's, what the replay draws differs from the
+                record (naming the field), or the record's ``settings`` differ from this
+                mosaic's (the message names each setting that differs: see
+                :mod:`rankaug._multi.settings`).
 
         A record without ``settings`` (made before records held them) is replayed with a
         :class:`~rankaug.RankaugWarning` that it cannot be checked.
@@ -293,14 +304,22 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         """
         replay = read_record(record, index, len(self.dataset))
         check_settings(record, self._settings, type(self).__name__)
+        rank = replay_rank(self, replay)
         rng = replay.generator
         state = generator_text(rng)
-        context = SampleContext(replay.main, rank=self._rank_now(), worker_id=0, epoch=replay.epoch)
-        with context.guard("mosaic"):
-            plan = draw_plan(self.config, self.partners, replay.main, rng, replay.epoch)
-        return self._build(context, plan, state)
+        context = SampleContext(replay.main, rank=rank, worker_id=0, epoch=replay.epoch)
+        with pinning_rank(rank):
+            with context.guard("mosaic"):
+                plan = draw_plan(self.config, self.partners, replay.main, rng, replay.epoch)
+            return self._build(context, plan, state, record)
 
-    def _build(self, context: SampleContext, plan: Plan, state: str) -> T_co:
+    def _build(
+        self,
+        context: SampleContext,
+        plan: Plan,
+        state: str,
+        replayed: Mapping[str, Any] | None = None,
+    ) -> T_co:
         config, reader = self.config, self._reader
         # read: the main sample to rebuild, the partners only to read
         used = plan.indices if plan.applied else plan.indices[:1]
@@ -339,10 +358,14 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             # repack: the main sample's shape, and the record
             record = layout.record
             record["epoch"] = context.epoch
+            if self._ranked:
+                record["rank"] = context.rank
             record["state"] = state
             record["settings"] = self._settings
             sample = self.adapter.repack(out, main_state)
             if config.record is not None:
                 sample = attach(self.adapter, sample, config.record, record)
+        if replayed is not None:  # a replay: its draws against the record's
+            check_replayed(replayed, record, type(self).__name__)
         result: T_co = sample
         return result

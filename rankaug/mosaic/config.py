@@ -4,8 +4,8 @@
 but the sampling ones (those go to :class:`~rankaug._multi.partners.PartnerSampler`) through
 :mod:`rankaug.checks`, and precomputes what every sample would otherwise recompute:
 the canvas size, the cells, the anchors, the target keys. What can only be checked
-against data (a fill value against the image's dtype) is checked by
-:meth:`MosaicConfig.check_fill` on the first sample of each dtype.
+against data (a fill value against the image's dtype, the default fill refused for float
+images) is checked by :meth:`MosaicConfig.check_fill` on the first sample of each dtype.
 """
 
 from __future__ import annotations
@@ -54,8 +54,11 @@ class MosaicGrid:
         scale_mode: ``"keep"`` fits the whole tile in ``output_size`` keeping its aspect
             ratio, as YOLO; ``"fit"`` fits it in its cell; ``"fill"`` covers its cell.
         scale_range: Each tile's random scale factor range.
-        fill: The value of pixels no tile covers, a number or one per channel; it must
-            fit the images' dtype (checked at the first sample). ``114``, as YOLO.
+        fill: The value of pixels no tile covers, a number or one per channel, in the
+            images' range; it must fit their dtype (checked at the first sample).
+            ``None`` (the default, kept as ``None``): 114, YOLO's grey, for integer
+            images, while float images (whose range rankaug does not assume) need one
+            given.
         fill_mask: The semantic mask's value there (it must fit the masks' dtype).
         interpolation: An OpenCV interpolation flag for images. Masks always use
             ``cv2.INTER_NEAREST_EXACT``, the nearest neighbour aligned on pixel centres
@@ -75,8 +78,8 @@ class MosaicGrid:
         TypeError: If a field has the wrong type.
         ValueError: If a field has a wrong value.
 
-    >>> MosaicGrid(grid=(3, 3), fill=0).fill
-    (0.0,)
+    >>> MosaicGrid(grid=(3, 3), fill=0).fill, MosaicGrid().fill
+    ((0.0,), None)
     """
 
     grid: tuple[int, int] = (2, 2)
@@ -84,7 +87,7 @@ class MosaicGrid:
     center_range: tuple[float, float] = (0.25, 0.75)
     scale_mode: ScaleMode = "keep"
     scale_range: tuple[float, float] = (1.0, 1.0)
-    fill: float | Sequence[float] = 114
+    fill: float | Sequence[float] | None = None
     fill_mask: int = 0
     interpolation: int = cv2.INTER_LINEAR
     flip: float = 0.0
@@ -97,7 +100,7 @@ class MosaicGrid:
             "center_range": checks.real_range(self.center_range, "center_range", low=0.0, high=1.0),
             "scale_mode": checks.choice(self.scale_mode, "scale_mode", _SCALE_MODES),
             "scale_range": checks.real_range(self.scale_range, "scale_range", low=1e-3, high=1e3),
-            "fill": checks.fill_values(self.fill, "fill"),
+            "fill": None if self.fill is None else checks.fill_values(self.fill, "fill"),
             "fill_mask": checks.integer(self.fill_mask, "fill_mask"),
             "interpolation": checks.int_choice(self.interpolation, "interpolation", INTERPOLATIONS),
             "flip": checks.probability(self.flip, "flip"),
@@ -132,7 +135,8 @@ class MosaicConfig:
             1 at its near edge, 0 centres it.
         target_keys: The keys a sample's adapter hands out.
         box_format: ``targets.box_format``, resolved.
-        fill: ``layout.fill``, one value or one per channel.
+        fill: ``layout.fill``, one value or one per channel (114 for ``None``).
+        fill_default: Whether ``layout.fill`` is ``None``: 114, for integer images only.
         filters: Whether any box filter is set.
         constant_p: Whether the probability is the same in every epoch.
     """
@@ -153,6 +157,7 @@ class MosaicConfig:
     target_keys: frozenset[str]
     box_format: BoxFormat
     fill: tuple[float, ...]
+    fill_default: bool
     filters: bool
     constant_p: bool
 
@@ -224,6 +229,7 @@ class MosaicConfig:
             (2 * height, 2 * width) if mode == "yolo" or fused is not None else (height, width)
         )
         keys = boxes.keys
+        fill, fill_default = checks.fill_setting(grid.fill, "layout.fill")
         return cls(
             output_size=size,
             layout=grid,
@@ -243,7 +249,8 @@ class MosaicConfig:
             ),
             target_keys=keys,
             box_format=cast(BoxFormat, boxes.box_format),
-            fill=cast(tuple[float, ...], grid.fill),
+            fill=fill,
+            fill_default=fill_default,
             filters=boxes.filters,
             constant_p=not callable(probability) and not closing,
         )
@@ -257,10 +264,12 @@ class MosaicConfig:
             where: The tile's name, e.g. ``"dataset[3]"``.
 
         Raises:
-            ValueError: If ``fill`` has neither one value nor one per channel, or a value
-                does not fit the dtype.
+            ValueError: If ``fill`` has neither one value nor one per channel, a value
+                does not fit the dtype, or it is the default and the image is float.
         """
-        checks.fills_fit(self.fill, self.layout.fill_mask, image, mask, where)
+        checks.fills_fit(
+            self.fill, self.layout.fill_mask, image, mask, where, default=self.fill_default
+        )
 
 
 def _side(position: int, count: int) -> int:

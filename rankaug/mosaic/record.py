@@ -35,7 +35,8 @@ class MosaicRecord(TypedDict):
     draws and the matrix (:class:`~rankaug.mosaic.affine.AffineRecord`); without it
     there is no ``affine`` key. With ``color=``, ``color`` holds the colour jitter's gains
     (:class:`~rankaug.hsv.HSVRecord`); ``flip``, with the plain mosaic's ``flip=``,
-    whether the output was mirrored.
+    whether the output was mirrored. ``rank``, where a rankaug wrapper inside is keyed
+    ``"sample_rank"``, the rank the record was made on, which the replay pins for it.
     """
 
     applied: bool
@@ -48,6 +49,7 @@ class MosaicRecord(TypedDict):
     src: list[tuple[int, int, int, int]]
     dst: list[tuple[int, int, int, int]]
     epoch: int
+    rank: NotRequired[int]
     state: str
     settings: NotRequired[str]
     affine: NotRequired[AffineRecord]

@@ -121,6 +121,29 @@ class TestPairDataset:
             assert again["image"].tobytes() == out["image"].tobytes()
 
     @pytest.mark.parametrize("cls", WRAPPERS)
+    def test_float_images_take_a_given_fill_and_refuse_the_default(self, cls: type[Any]) -> None:
+        # the default fill=114 was painted into float images in [0, 1]
+        def floats(sizes: list[tuple[int, int]]) -> list[dict[str, Any]]:
+            return [instance_sample(i, hw, [(0, 0, 4, 4)]) | {"image": np.full((*hw, 3), 0.5,
+                    np.float32)} for i, hw in enumerate(sizes)]  # fmt: skip
+
+        letterboxed = cls(floats([(16, 16), (8, 16)]), seed=0, partner_fit="letterbox")
+        with pytest.raises(SampleError) as caught:
+            letterboxed[0]
+        assert "fill must be given for float images" in str(caught.value.__cause__)
+        # refused at the first sample, though its partner needs no letterbox
+        pool = Partners(pool=[0, 1])
+        same = cls(floats([(16, 16)] * 2 + [(8, 16)]), seed=0, partner_fit="letterbox",
+                   partners=pool)  # fmt: skip
+        with pytest.raises(SampleError, match="fill must be given for float images"):
+            same[0]
+        given = cls(floats([(16, 16), (8, 16)]), seed=0, partner_fit="letterbox", fill=0.25)
+        out = given[0]
+        assert out["image"].max() <= 0.5
+        # no letterbox, no fill: the default is not in the way
+        assert cls(floats([(16, 16)] * 2), seed=0)[0]["image"].max() <= 0.5
+
+    @pytest.mark.parametrize("cls", WRAPPERS)
     def test_partner_labels_keep_the_main_dtype_or_are_refused(self, cls: type[Any]) -> None:
         # the partner's labels were cast to the main sample's int8 unchecked: 300 -> 44
         out = cls(labelled(5, 3, (np.int8, np.int64)), seed=0, p=1.0)[0]

@@ -50,6 +50,17 @@ class TestPairConfig:
         with pytest.raises(ValueError, match=r"p\(4\) must be a finite number >= 0.0 and <= 1.0"):
             config.probability(4)
 
+    def test_the_default_fill_is_refused_for_float_images(self) -> None:
+        # it painted 114 into float images in [0, 1]
+        default = build()
+        assert (default.fill, default.fill_default) == ((114.0,), True)
+        default.check_fill(np.zeros((2, 2, 3), np.int16), None, "dataset[3]")
+        with pytest.raises(ValueError, match=r"^fill must be given for float images: .*\[3\]"):
+            default.check_fill(np.zeros((2, 2, 3), np.float64), None, "dataset[3]")
+        given = build(fill=0.5)
+        assert not given.fill_default
+        given.check_fill(np.zeros((2, 2, 3), np.float64), None, "dataset[3]")
+
     def test_check_fill_against_the_image(self) -> None:
         config = build(fill=(1, 2))
         with pytest.raises(ValueError, match=r"fill has 2 values, dataset\[3\] image has 3"):

@@ -171,6 +171,19 @@ class TestMosaicConfig:
         with pytest.raises(ValueError, match=message):
             config.check_fill(np.zeros((4, 4, 3), image), masks, "dataset[0]")
 
+    def test_the_default_fill_is_refused_for_float_images(self) -> None:
+        # it painted 114 into float images in [0, 1]
+        default = build()
+        assert (default.fill, default.fill_default, default.layout.fill) == ((114.0,), True, None)
+        default.check_fill(np.zeros((4, 4, 3), np.uint8), None, "dataset[0]")
+        with pytest.raises(ValueError, match=r"^fill must be given for float images"):
+            default.check_fill(np.zeros((4, 4, 3), np.float32), None, "dataset[0]")
+        given = build(fill=114 / 255)
+        assert not given.fill_default
+        given.check_fill(np.zeros((4, 4, 3), np.float32), None, "dataset[0]")
+        kept = build(layout=dataclasses.replace(MosaicGrid(), grid=(3, 3)))
+        assert kept.fill_default  # a replaced grid keeps its fill unset
+
     def test_fills_that_fit(self) -> None:
         build(fill=(0, 255, 7)).check_fill(np.zeros((4, 4, 3), np.uint8), None, "dataset[0]")
         build(fill=-5, fill_mask=-1).check_fill(

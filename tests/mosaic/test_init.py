@@ -135,6 +135,16 @@ class TestMosaicGeometryProperties:
 
 
 class TestMosaicDataset:
+    def test_float_images_take_a_given_fill_and_refuse_the_default(self) -> None:
+        # the default fill=114 was painted into float images in [0, 1]
+        data = SyntheticDetection(4, image_size=32, dtype="float32")
+        with pytest.raises(ValueError, match=r"^fill must be given for float images"):
+            MosaicDataset(data, seed=0, output_size=48)[0]
+        out = MosaicDataset(data, seed=0, output_size=48, layout=MosaicGrid(fill=114 / 255))[0]
+        assert out["image"].min() >= 0.0
+        assert out["image"].max() <= 1.0
+        assert np.isclose(out["image"], 114 / 255).any()  # the fill is painted somewhere
+
     @pytest.mark.parametrize("affine", [None, MosaicAffine(degrees=10.0)])
     @pytest.mark.parametrize("bad", [np.nan, np.inf])
     def test_non_finite_keypoints_are_refused_not_dropped(
@@ -753,7 +763,8 @@ class TestMosaicColor:
         with pytest.raises(TypeError, match=r"color must be None or a rankaug.HSVJitter, got 0.5"):
             MosaicDataset(data, seed=0, color=0.5)  # type: ignore[arg-type]
         floats = [{**data[i], "image": data[i]["image"].astype(np.float32)} for i in range(4)]
-        mosaic = MosaicDataset(floats, seed=0, output_size=32, color=HSVJitter())
+        layout = MosaicGrid(fill=114)  # floats in [0, 255]: the default fill is refused
+        mosaic = MosaicDataset(floats, seed=0, output_size=32, color=HSVJitter(), layout=layout)
         with pytest.raises(SampleError) as caught:
             mosaic[0]
         assert "image must have dtype uint8" in str(caught.value.__cause__)

@@ -19,7 +19,9 @@ class TestReadRecord:
         replay = read_record({**GOOD, "state": state_text(state)}, None, 4)
         assert (replay.main, replay.epoch) == (3, 2)
         assert replay.generator.random() == generator.random()
-        assert read_record(GOOD, 1, 4).main == 1
+        assert read_record(GOOD, 3, 4).main == 3
+        with pytest.raises(ValueError, match=r"^index must be the record's main index"):
+            read_record(GOOD, 1, 4)
 
     # these raised a bare KeyError or nothing at all before (issue 9, item 12)
     @pytest.mark.parametrize(

@@ -184,12 +184,12 @@ class TestTileReader:
         assert not {"boxes", "bboxes", "labels"} & set(keys)
 
     def test_fill_mask_out_of_range_names_the_mask_and_the_sample(self) -> None:
-        # a float32 image takes any fill: the message blamed "the image's dtype is uint8"
-        # and showed (300.0,)
+        # a float32 image takes any given fill: the message blamed "the image's dtype is
+        # uint8" and showed (300.0,)
         sample = good(np.zeros((20, 20), np.uint8))
         sample["image"] = sample["image"].astype(np.float32)
         mosaic = MosaicDataset([sample] * 2, seed=0, output_size=16,
-                               layout=MosaicGrid(fill_mask=300))  # fmt: skip
+                               layout=MosaicGrid(fill=0.5, fill_mask=300))  # fmt: skip
         expected = (
             r"fill_mask must be whole numbers in \[0, 255\] \(dataset\[0\] mask's dtype is "
             r"uint8\), got 300$"
