@@ -548,6 +548,21 @@ class TestCachedDataset:
         quiet = CachedDataset(Anonymous(), tmp_path, fingerprint="anonymous v1")
         assert quiet[2] == {"value": 2}
 
+    def test_a_hugging_face_transform_is_warned_about(self, tmp_path: Path) -> None:
+        datasets = pytest.importorskip("datasets")
+        crop = A.Compose([A.RandomCrop(8, 8)])  # as in Hugging Face's tutorials
+
+        def transforms(batch: dict[str, Any]) -> dict[str, Any]:
+            batch["image"] = [
+                crop(image=np.asarray(im, np.uint8))["image"] for im in batch["image"]
+            ]
+            return batch
+
+        images = [np.full((16, 16, 3), index, np.uint8) for index in range(2)]
+        train = datasets.Dataset.from_dict({"image": images}).with_transform(transforms)
+        with pytest.warns(RankaugWarning, match=r"found a Hugging Face transform \(transforms"):
+            CachedDataset(train, tmp_path)
+
     # ------------------------------------------------------------ workers
     def test_pickles_without_state(self, tmp_path: Path) -> None:
         source = SyntheticDetection(3, image_size=64)
