@@ -76,7 +76,8 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
       A changed fingerprint starts a new subdirectory, leaving the old one whole for
       any process still reading it; :meth:`prune` deletes old ones. A dataset that
       shows none of these (another of its class and length would share its cache),
-      or whose repr holds memory addresses, gets a warning.
+      whose repr holds memory addresses, or whose Hugging Face fingerprint may be
+      random (new in every run and process), gets a warning.
     * **Checked.** Each file carries a CRC-32 of its bytes, checked once per boot of
       the machine, by the first process to read it (the others, every worker of every
       rank, trust its record); a damaged file is never served: the sample is loaded

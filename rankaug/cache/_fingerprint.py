@@ -11,6 +11,7 @@ import numpy as np
 from torch.utils.data import ConcatDataset, StackDataset, Subset
 
 from rankaug.cache._content import Opaque, content_hash
+from rankaug.cache._hf import random_fingerprint
 
 __all__ = ["FORMAT", "Fingerprint", "fingerprint"]
 
@@ -52,7 +53,8 @@ def fingerprint(dataset: Any, length: int, given: str | None) -> Fingerprint:
     :data:`PLACEHOLDER`, with a caveat, and a repr that is only an address is left
     out). Then the data: ``given`` if any; else a Hugging Face ``datasets.Dataset``'s
     own ``_fingerprint`` (which ``map``, ``filter``, ``with_format`` and other data
-    files change; its repr lists only features and rows); else the size and modification
+    files change; its repr lists only features and rows; a caveat if it may be random,
+    :func:`~rankaug.cache._hf.random_fingerprint`); else the size and modification
     time (ns) of every file that its ``source_files()`` method lists (a missing file
     counts as missing), taken from its ``source_stats()`` mapping (path to ``(size,
     mtime_ns)`` or ``None``) for the files it parsed when it was built (the readers'
@@ -137,6 +139,15 @@ class _Described:
         tracked = getattr(dataset, "_fingerprint", None)  # Hugging Face datasets' own
         if isinstance(tracked, str) and tracked and not in_memory:
             self.lines.append(f"{prefix}datasets_fingerprint={tracked}")  # data and format
+            random = random_fingerprint(dataset)
+            if random is not None:
+                self.caveats.append(
+                    f"CachedDataset keys {named} by its Hugging Face datasets fingerprint, "
+                    f"which may be random: {random}. A random fingerprint is new in every "
+                    "process and run, so every run fills a new cache (never reading the "
+                    "last one) and every rank or process that builds its own dataset fills "
+                    "its own copy. Pass fingerprint='...' (and change it with the data)."
+                )
             return True
         if in_memory:
             try:

@@ -13,7 +13,7 @@ import torch
 from torch.utils.data import ConcatDataset, Dataset, StackDataset, Subset, random_split
 
 from rankaug.cache._fingerprint import FORMAT, PLACEHOLDER, fingerprint
-from tests.cache.helpers import Anonymous, ListDataset
+from tests.cache.helpers import Anonymous, ListDataset, Unhashable
 
 
 class WithFiles(Dataset[Any]):
@@ -172,6 +172,32 @@ class TestHuggingFaceFingerprint:
         assert fingerprint(base.with_format("numpy"), 2, None).key != first.key
         again = datasets.Dataset.from_dict({"label": [0, 1]})
         assert fingerprint(again, 2, None).key == first.key  # the same data, the same key
+
+    def test_an_unhashable_transform_gives_a_random_fingerprint(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        datasets = pytest.importorskip("datasets")
+        monkeypatch.setattr(datasets.fingerprint, "fingerprint_warnings", {})  # this test's
+        rows = datasets.Dataset.from_dict({"label": [0, 1]})
+        assert fingerprint(rows, 2, None).caveats == ()
+        transformed = rows.with_transform(Unhashable())
+        (caveat,) = fingerprint(transformed, 2, None).caveats
+        assert caveat.startswith(
+            "CachedDataset keys Dataset by its Hugging Face datasets fingerprint, which may "
+            "be random: its with_transform/set_transform transform <"
+        )
+        assert "every rank or process that builds its own dataset fills its own copy" in caveat
+        assert fingerprint(transformed, 2, "v1").caveats == ()
+
+    def test_a_hash_that_failed_in_this_process_is_reported(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        datasets = pytest.importorskip("datasets")
+        monkeypatch.setattr(datasets.fingerprint, "fingerprint_warnings", {})  # this test's
+        rows = datasets.Dataset.from_dict({"label": [0, 1]})
+        mapped = rows.map(Unhashable(), batched=True)  # datasets falls back to a random hash
+        (caveat,) = fingerprint(mapped, 2, None).caveats
+        assert "datasets could not hash a transform or its arguments in this process" in caveat
 
 
 def ids(count: int) -> ListDataset:

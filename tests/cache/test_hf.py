@@ -1,4 +1,4 @@
-"""Tests for rankaug.cache._hf: a Hugging Face transform."""
+"""Tests for rankaug.cache._hf: a Hugging Face transform, and a random fingerprint."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from rankaug.cache._hf import custom_transform, is_hf_dataset
-from tests.cache.helpers import ListDataset
+from rankaug.cache._hf import custom_transform, is_hf_dataset, random_fingerprint
+from tests.cache.helpers import ListDataset, Unhashable
 
 datasets = pytest.importorskip("datasets")
 
@@ -18,6 +18,12 @@ def rows() -> Any:
 
 def same(batch: dict[str, Any]) -> dict[str, Any]:
     return batch
+
+
+@pytest.fixture
+def fresh_flags(monkeypatch: pytest.MonkeyPatch) -> None:
+    """datasets' once-per-process hashing flags, this test's own."""
+    monkeypatch.setattr(datasets.fingerprint, "fingerprint_warnings", {})
 
 
 class TestIsHfDataset:
@@ -39,3 +45,26 @@ class TestCustomTransform:
         assert custom_transform(rows().with_format("numpy")) is None
         assert custom_transform(rows().with_transform(same).with_format(None)) is None
         assert custom_transform(ListDataset([1])) is None
+
+
+class TestRandomFingerprint:
+    @pytest.mark.usefixtures("fresh_flags")
+    def test_a_hashable_dataset_is_not(self) -> None:
+        assert random_fingerprint(rows()) is None
+        assert random_fingerprint(rows().with_transform(same)) is None
+        assert random_fingerprint(rows().map(same, batched=True)) is None
+        assert random_fingerprint(ListDataset([1])) is None
+
+    @pytest.mark.usefixtures("fresh_flags")
+    def test_an_unhashable_transform(self) -> None:
+        why = random_fingerprint(rows().with_transform(Unhashable()))
+        assert why is not None
+        assert why.startswith("its with_transform/set_transform transform <")
+        assert why.endswith("cannot be hashed, so datasets gave it a random fingerprint")
+
+    @pytest.mark.usefixtures("fresh_flags")
+    def test_a_failed_hash_in_this_process(self) -> None:
+        mapped = rows().map(Unhashable(), batched=True)
+        why = random_fingerprint(mapped)
+        assert why is not None
+        assert why.startswith("datasets could not hash a transform or its arguments in this")

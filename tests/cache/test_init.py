@@ -40,6 +40,7 @@ from tests.cache.helpers import (
     Failing,
     ListDataset,
     Point,
+    Unhashable,
     assert_identical,
 )
 from tests.datasets.helpers import write_coco
@@ -595,6 +596,18 @@ class TestCachedDataset:
         train = datasets.Dataset.from_dict({"image": images}).with_transform(transforms)
         with pytest.warns(RankaugWarning, match=r"found a Hugging Face transform \(transforms"):
             CachedDataset(train, tmp_path)
+
+    def test_a_random_hugging_face_fingerprint_warns(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        datasets = pytest.importorskip("datasets")
+        monkeypatch.setattr(datasets.fingerprint, "fingerprint_warnings", {})  # this test's
+        rows = datasets.Dataset.from_dict({"label": [0, 1]}).with_format("numpy")
+        mapped = rows.map(Unhashable(), batched=True)  # datasets falls back to a random hash
+        with pytest.warns(RankaugWarning, match="Hugging Face datasets fingerprint, which may be "
+                          "random: datasets could not hash"):  # fmt: skip
+            CachedDataset(mapped, tmp_path)
+        CachedDataset(mapped, tmp_path / "named", fingerprint="labels v1")
 
     # ------------------------------------------------------------ workers
     def test_pickles_without_state(self, tmp_path: Path) -> None:
