@@ -68,12 +68,16 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
       processes storing the same index leave one file.
     * **Invalidated when the source changes.** Samples live in a subdirectory named
       by a fingerprint: the dataset's class, length and settings (its ``repr``, when
-      its class defines one without memory addresses), then its data: ``fingerprint``
+      its class defines one, memory addresses left out), then its data: ``fingerprint``
       if given, else the sizes and mtimes of the files its ``source_files()`` lists
-      (the built-in readers have both), or for a plain list, tuple or dict of samples
-      a hash of their content. A changed fingerprint starts a new subdirectory,
-      leaving the old one whole for any process still reading it; :meth:`prune`
-      deletes old ones. A dataset that shows none of these gets a warning.
+      (the built-in readers have both), a Hugging Face dataset's own fingerprint, or
+      for a plain list, tuple or dict of samples a hash of their content; a ``Subset``
+      is its dataset's fingerprint and its indices, a ``ConcatDataset`` its datasets'.
+      A changed fingerprint starts a new subdirectory, leaving the old one whole for
+      any process still reading it; :meth:`prune` deletes old ones. A dataset that
+      shows none of these (another of its class and length would share its cache),
+      whose repr holds memory addresses, or whose Hugging Face fingerprint may be
+      random (new in every run and process), gets a warning.
     * **Checked.** Each file carries a CRC-32 of its bytes, checked once per boot of
       the machine, by the first process to read it (the others, every worker of every
       rank, trust its record); a damaged file is never served: the sample is loaded
@@ -186,14 +190,8 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         refuse_random(dataset)
         self._length = len(dataset)
         self.fingerprint: Fingerprint = make_fingerprint(dataset, self._length, given)
-        if not self.fingerprint.sees_changes:
-            warnings.warn(
-                f"CachedDataset cannot tell when {type(dataset).__name__} changes: it has "
-                "no settings repr and no source_files(), so its cache is keyed by its class "
-                "and length alone. Pass fingerprint='...' (and change it with the data).",
-                RankaugWarning,
-                stacklevel=2,
-            )
+        for caveat in self.fingerprint.caveats:  # what the key cannot see
+            warnings.warn(caveat, RankaugWarning, stacklevel=2)
         description = {"format": FORMAT, "fingerprint": self.fingerprint.text}
         self.path, mode, why = prepare(
             self.directory, self.fingerprint.key, description, trust=self.trust_directory

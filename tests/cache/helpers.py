@@ -116,6 +116,16 @@ def forge(payload: bytes, buffers: list[bytes] | None = None) -> bytes:
     return prefix + struct.pack("<I", crc) + table + b"".join(body)
 
 
+class Unhashable:
+    """A transform ``datasets`` cannot hash (it holds what does not pickle, say)."""
+
+    def __reduce__(self) -> Any:
+        raise TypeError("cannot pickle Unhashable")
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        return batch
+
+
 class Planted:
     """Unpickling it would create the file at ``path``: a stand-in for planted code."""
 

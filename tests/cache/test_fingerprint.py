@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
-from torch.utils.data import Dataset
+import torch
+from torch.utils.data import ConcatDataset, Dataset, StackDataset, Subset, random_split
 
-from rankaug.cache._fingerprint import FORMAT, fingerprint
-from tests.cache.helpers import Anonymous, ListDataset
+from rankaug.cache._fingerprint import FORMAT, PLACEHOLDER, fingerprint
+from tests.cache.helpers import Anonymous, ListDataset, Unhashable
 
 
 class WithFiles(Dataset[Any]):
@@ -39,6 +42,21 @@ class WithStats(WithFiles):
 class Addressed(ListDataset):
     def __repr__(self) -> str:
         return f"<Addressed at 0x{id(self):x}>"
+
+
+class Settings(ListDataset):
+    """A repr listing a size and a function: the function's address changes every run."""
+
+    def __init__(self, size: int, transform: Any) -> None:
+        super().__init__([0, 1])
+        self.size, self.transform = size, transform
+
+    def __repr__(self) -> str:
+        return f"Settings(size={self.size}, transform={self.transform})"
+
+
+def flip(image: Any) -> Any:
+    return image
 
 
 class TestFingerprint:
@@ -100,11 +118,42 @@ class TestFingerprint:
         assert given.text.splitlines()[-1] == "given=v7"
         assert given.sees_changes
 
-    def test_what_cannot_see_changes(self) -> None:
-        assert not fingerprint(Anonymous(), 3, None).sees_changes
+    def test_what_cannot_see_changes(self, tmp_path: Path) -> None:
+        anonymous = fingerprint(Anonymous(), 3, None)
+        assert not anonymous.sees_changes
+        (caveat,) = anonymous.caveats
+        assert caveat.startswith(
+            "CachedDataset cannot tell when Anonymous changes: it has no settings repr and "
+            "no source_files(), so its cache is keyed by its class and length alone. Two "
+            "different datasets of this class and length would share one cache"
+        )
         addressed = fingerprint(Addressed([1]), 1, None)
         assert not addressed.sees_changes  # an address changes every run: left out
         assert "0x" not in addressed.text
+        assert (
+            "when Addressed changes: its repr is only a memory address and no "
+            in (addressed.caveats[0])
+        )
+        empty = fingerprint(WithFiles([]), 0, None)
+        assert not empty.sees_changes  # no files: nothing of the data is seen
+        assert "it has no settings repr and its source_files() lists no files" in (empty.caveats[0])
+        assert fingerprint(Anonymous(), 3, "v1").caveats == ()  # the user names the data
+
+    def test_addresses_in_a_repr_are_replaced_and_the_rest_kept(self) -> None:
+        small = fingerprint(Settings(32, flip), 2, None)
+        large = fingerprint(Settings(64, flip), 2, None)
+        assert small.key != large.key
+        assert small.sees_changes
+        assert f"repr=Settings(size=32, transform=<function flip{PLACEHOLDER}>)" in (
+            small.text.splitlines()
+        )
+        assert "0x" not in small.text
+        assert fingerprint(Settings(32, lambda image: image), 2, None).key != small.key
+        (caveat,) = small.caveats  # what the placeholder hides is not tracked: said so
+        assert caveat.startswith("CachedDataset keys Settings by its repr, but parts of it are ")
+        assert "<function flip at 0x" in caveat
+        assert "Pass fingerprint='...' naming those settings" in caveat
+        assert fingerprint(Settings(32, flip), 2, "v1").caveats == ()
 
 
 class TestHuggingFaceFingerprint:
@@ -123,3 +172,104 @@ class TestHuggingFaceFingerprint:
         assert fingerprint(base.with_format("numpy"), 2, None).key != first.key
         again = datasets.Dataset.from_dict({"label": [0, 1]})
         assert fingerprint(again, 2, None).key == first.key  # the same data, the same key
+
+    def test_an_unhashable_transform_gives_a_random_fingerprint(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        datasets = pytest.importorskip("datasets")
+        monkeypatch.setattr(datasets.fingerprint, "fingerprint_warnings", {})  # this test's
+        rows = datasets.Dataset.from_dict({"label": [0, 1]})
+        assert fingerprint(rows, 2, None).caveats == ()
+        transformed = rows.with_transform(Unhashable())
+        (caveat,) = fingerprint(transformed, 2, None).caveats
+        assert caveat.startswith(
+            "CachedDataset keys Dataset by its Hugging Face datasets fingerprint, which may "
+            "be random: its with_transform/set_transform transform <"
+        )
+        assert "every rank or process that builds its own dataset fills its own copy" in caveat
+        assert fingerprint(transformed, 2, "v1").caveats == ()
+
+    def test_a_hash_that_failed_in_this_process_is_reported(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        datasets = pytest.importorskip("datasets")
+        monkeypatch.setattr(datasets.fingerprint, "fingerprint_warnings", {})  # this test's
+        rows = datasets.Dataset.from_dict({"label": [0, 1]})
+        mapped = rows.map(Unhashable(), batched=True)  # datasets falls back to a random hash
+        (caveat,) = fingerprint(mapped, 2, None).caveats
+        assert "datasets could not hash a transform or its arguments in this process" in caveat
+
+
+def ids(count: int) -> ListDataset:
+    return ListDataset(list(range(count)))
+
+
+class TestTorchWrappers:
+    """``Subset`` (``random_split``), ``ConcatDataset`` and ``StackDataset`` are keyed by
+    what they wrap: two splits of one dataset never share a cache."""
+
+    def test_a_subset_is_its_dataset_and_its_indices(self) -> None:
+        first = fingerprint(Subset(ids(6), [0, 1, 2]), 3, None)
+        assert first.text.splitlines()[1:4] == [
+            "class=torch.utils.data.dataset.Subset",
+            "length=3",
+            f"indices=sha256:{hashlib.sha256(np.arange(3, dtype='<i8').tobytes()).hexdigest()}",
+        ]
+        assert first.text.splitlines()[4:] == [
+            "dataset.class=tests.cache.helpers.ListDataset",
+            "dataset.length=6",
+            "dataset.repr=ListDataset(version='v1', length=6)",
+        ]
+        assert first.sees_changes
+        assert first.caveats == ()
+        assert fingerprint(Subset(ids(6), [3, 4, 5]), 3, None).key != first.key
+        assert fingerprint(Subset(ids(6), torch.arange(3)), 3, None).key == first.key
+        assert fingerprint(Subset(ids(6), range(3)), 3, None).key == first.key
+        assert fingerprint(Subset(ids(7), [0, 1, 2]), 3, None).key != first.key
+        assert fingerprint(Subset(ids(6), [3, 4, 5]), 3, "v1").key != (
+            fingerprint(Subset(ids(6), [0, 1, 2]), 3, "v1").key
+        )
+
+    def test_random_splits_of_other_seeds_differ(self) -> None:
+        def train(seed: int) -> str:
+            generator = torch.Generator().manual_seed(seed)
+            split, _ = random_split(ids(10), [0.5, 0.5], generator=generator)
+            return fingerprint(split, len(split), None).key
+
+        assert train(1) != train(2)
+        assert train(1) == train(1)
+
+    def test_concat_and_stack_are_their_parts(self) -> None:
+        one, two = ids(2), ListDataset([5, 6], "v2")
+        concat = fingerprint(ConcatDataset([one, two]), 4, None)
+        assert "datasets[1].repr=ListDataset(version='v2', length=2)" in concat.text.splitlines()
+        assert concat.sees_changes
+        assert fingerprint(ConcatDataset([two, one]), 4, None).key != concat.key
+        assert fingerprint(ConcatDataset([one, ids(2)]), 4, None).key != concat.key
+        nested = fingerprint(Subset(ConcatDataset([one, two]), [0]), 1, None)
+        assert "dataset.datasets[1].repr=ListDataset(version='v2', length=2)" in (
+            nested.text.splitlines()
+        )
+        stacked = fingerprint(StackDataset(image=one, label=two), 2, None)
+        assert "datasets['label'].repr=ListDataset(version='v2', length=2)" in (
+            stacked.text.splitlines()
+        )
+        assert fingerprint(StackDataset(image=two, label=one), 2, None).key != stacked.key
+
+    def test_a_blind_part_is_named(self) -> None:
+        concat = fingerprint(ConcatDataset([ids(2), Anonymous()]), 5, None)
+        assert not concat.sees_changes
+        (caveat,) = concat.caveats
+        assert caveat.startswith(
+            "CachedDataset cannot tell when Anonymous at dataset.datasets[1] changes: it has "
+            "no settings repr"
+        )
+        (inside,) = fingerprint(Subset(Anonymous(), [0]), 1, None).caveats
+        assert "cannot tell when Anonymous at dataset.dataset changes" in inside
+
+    def test_a_subset_of_a_hugging_face_dataset(self) -> None:
+        datasets = pytest.importorskip("datasets")
+        rows = datasets.Dataset.from_dict({"label": [0, 1, 2]})
+        found = fingerprint(Subset(rows, [0, 2]), 2, None)
+        assert f"dataset.datasets_fingerprint={rows._fingerprint}" in found.text.splitlines()
+        assert fingerprint(Subset(rows, [1, 2]), 2, None).key != found.key

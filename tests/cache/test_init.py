@@ -35,7 +35,14 @@ from rankaug import (
 )
 from rankaug.cache import CachedDataset
 from rankaug.datasets import CocoDetection, SyntheticDetection, YoloFolder, write_yolo_folder
-from tests.cache.helpers import Anonymous, Failing, ListDataset, Point, assert_identical
+from tests.cache.helpers import (
+    Anonymous,
+    Failing,
+    ListDataset,
+    Point,
+    Unhashable,
+    assert_identical,
+)
 from tests.datasets.helpers import write_coco
 
 
@@ -543,10 +550,64 @@ class TestCachedDataset:
         assert (tmp_path / "relative" / "notes").is_dir()
 
     def test_a_blind_fingerprint_warns(self, tmp_path: Path) -> None:
-        with pytest.warns(RankaugWarning, match="cannot tell when Anonymous changes"):
+        with pytest.warns(RankaugWarning, match="cannot tell when Anonymous changes: it has no "
+                          "settings repr and no source_files.*Two different datasets of this "
+                          "class and length would share one cache"):  # fmt: skip
             CachedDataset(Anonymous(), tmp_path)
         quiet = CachedDataset(Anonymous(), tmp_path, fingerprint="anonymous v1")
         assert quiet[2] == {"value": 2}
+
+    def test_random_splits_get_caches_of_their_own(self, tmp_path: Path) -> None:
+        source = SyntheticDetection(10, image_size=16, seed=3)
+        for seed in (1, 2):  # two runs: other splits of the same sizes
+            split = torch.Generator().manual_seed(seed)
+            train, _ = torch.utils.data.random_split(source, [0.5, 0.5], generator=split)
+            cached = CachedDataset(train, tmp_path)
+            for position, index in enumerate(train.indices):
+                assert_identical(cached[position], source[index])
+        assert len([p for p in tmp_path.iterdir() if p.is_dir()]) == 2
+
+    def test_a_repr_with_an_address_keeps_its_settings(self, tmp_path: Path) -> None:
+        def same(image: Any) -> Any:
+            return image
+
+        def scaled(size: int) -> ListDataset:  # its repr: "... version='8 <function ... at 0x...>'"
+            return ListDataset([np.zeros((size, size))], f"{size} {same}")
+
+        with pytest.warns(RankaugWarning, match="parts of it are memory addresses"):
+            small = CachedDataset(scaled(4), tmp_path)
+        assert small[0].shape == (4, 4)
+        with pytest.warns(RankaugWarning, match="parts of it are memory addresses"):
+            large = CachedDataset(scaled(8), tmp_path)
+        assert large.path != small.path
+        assert large[0].shape == (8, 8)
+
+    def test_a_hugging_face_transform_is_warned_about(self, tmp_path: Path) -> None:
+        datasets = pytest.importorskip("datasets")
+        crop = A.Compose([A.RandomCrop(8, 8)])  # as in Hugging Face's tutorials
+
+        def transforms(batch: dict[str, Any]) -> dict[str, Any]:
+            batch["image"] = [
+                crop(image=np.asarray(im, np.uint8))["image"] for im in batch["image"]
+            ]
+            return batch
+
+        images = [np.full((16, 16, 3), index, np.uint8) for index in range(2)]
+        train = datasets.Dataset.from_dict({"image": images}).with_transform(transforms)
+        with pytest.warns(RankaugWarning, match=r"found a Hugging Face transform \(transforms"):
+            CachedDataset(train, tmp_path)
+
+    def test_a_random_hugging_face_fingerprint_warns(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        datasets = pytest.importorskip("datasets")
+        monkeypatch.setattr(datasets.fingerprint, "fingerprint_warnings", {})  # this test's
+        rows = datasets.Dataset.from_dict({"label": [0, 1]}).with_format("numpy")
+        mapped = rows.map(Unhashable(), batched=True)  # datasets falls back to a random hash
+        with pytest.warns(RankaugWarning, match="Hugging Face datasets fingerprint, which may be "
+                          "random: datasets could not hash"):  # fmt: skip
+            CachedDataset(mapped, tmp_path)
+        CachedDataset(mapped, tmp_path / "named", fingerprint="labels v1")
 
     # ------------------------------------------------------------ workers
     def test_pickles_without_state(self, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -93,3 +94,110 @@ class TestOtherLibrariesTransforms:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             refuse_random(Holder(data=SyntheticDetection(2, 8), parts=[np.zeros(3), len]))
+
+
+def apply_to_image(transform: Any, image: np.ndarray) -> np.ndarray:
+    flipped: np.ndarray = transform(image=image)["image"]
+    return flipped
+
+
+class Augmenter:
+    """Holds a transform; its bound method is what a dataset is given."""
+
+    def __init__(self, transform: Any) -> None:
+        self.transform = transform
+
+    def __call__(self, image: np.ndarray) -> np.ndarray:
+        return apply_to_image(self.transform, image)
+
+    def apply(self, image: np.ndarray) -> np.ndarray:
+        return apply_to_image(self.transform, image)
+
+
+class TestInsideFunctions:
+    """A transform a function holds (a closure variable, a ``functools.partial``
+    argument, a global it names, a bound method's object) is found like any other."""
+
+    def test_a_closure_variable(self) -> None:
+        A = pytest.importorskip("albumentations")
+
+        def make(transform: Any) -> Any:
+            return lambda image: transform(image=image)["image"]
+
+        holder = Holder(data=SyntheticDetection(2, 8), transform=make(A.HorizontalFlip()))
+        with pytest.warns(RankaugWarning, match=r"HorizontalFlip from albumentations at "
+                          r"dataset.transform.<closure transform>:"):  # fmt: skip
+            refuse_random(holder)
+
+    def test_a_partial_argument_and_a_bound_method(self) -> None:
+        A = pytest.importorskip("albumentations")
+        partial = functools.partial(apply_to_image, A.HorizontalFlip())
+        with pytest.warns(RankaugWarning, match=r"at dataset.transform.args\[0\]:"):
+            refuse_random(Holder(transform=partial))
+        method = Augmenter(A.VerticalFlip()).apply
+        with pytest.warns(RankaugWarning, match=r"at dataset.transform.__self__.transform:"):
+            refuse_random(Holder(transform=method))
+
+    def test_a_global_the_function_names(self) -> None:
+        A = pytest.importorskip("albumentations")
+        namespace: dict[str, Any] = {"aug": A.Compose([A.RandomCrop(4, 4)])}
+        exec("def transform(image):\n    return aug(image=image)['image']", namespace)
+        with pytest.warns(RankaugWarning, match=r"at dataset.transform.<global aug>:"):
+            refuse_random(Holder(transform=namespace["transform"]))
+
+    def test_a_rankaug_wrapper_in_a_closure_is_refused(self) -> None:
+        inner = mosaic()
+        with pytest.raises(ValueError, match=r"holds MosaicDataset \(at dataset.read.<closure"):
+            refuse_random(Holder(read=lambda index: inner[index]))
+
+    def test_functions_reached_through_globals_are_not_followed(self) -> None:
+        A = pytest.importorskip("albumentations")
+        library: dict[str, Any] = {"aug": A.HorizontalFlip()}
+        exec("def helper(image):\n    return aug(image=image)['image']", library)
+        user: dict[str, Any] = {"helper": library["helper"]}
+        exec("def transform(image):\n    return helper(image)", user)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            refuse_random(Holder(transform=user["transform"], plain=lambda image: image))
+
+
+class TestAugmentingDatasets:
+    """A dataset built with ``augment=True`` (ultralytics' ``YOLODataset``) augments
+    every read: warned about like a transform."""
+
+    def test_augment_true_is_warned_about(self) -> None:
+        with pytest.warns(RankaugWarning, match=r"found Holder with augment=True at dataset:"):
+            refuse_random(Holder(augment=True))
+        with pytest.warns(RankaugWarning, match=r"with augment=True at dataset.parts\[0\]:"):
+            refuse_random(Holder(parts=[Holder(augment=True)]))
+
+    def test_augment_false_and_other_objects_are_not(self) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            refuse_random(Holder(augment=False, settings=Slotted(True)))
+            refuse_random(Holder(hyp=Augmenter(None)))
+
+
+class TestHuggingFaceTransforms:
+    """A ``with_transform``/``set_transform`` transform runs on every read of a
+    ``datasets.Dataset``: the cache would keep its first output."""
+
+    def test_with_transform_is_warned_about(self) -> None:
+        datasets = pytest.importorskip("datasets")
+        rows = datasets.Dataset.from_dict({"value": [1, 2]})
+        with pytest.warns(RankaugWarning, match=r"found a Hugging Face transform \(<lambda>, "
+                          r"set by with_transform or set_transform\) on the Dataset at "
+                          r"dataset: it runs on every read"):  # fmt: skip
+            refuse_random(rows.with_transform(lambda batch: batch))
+        rows.set_transform(lambda batch: batch)
+        with pytest.warns(RankaugWarning, match=r"on the Dataset at dataset.parts\[1\]:"):
+            refuse_random(Holder(parts=[SyntheticDetection(2, 8), rows]))
+
+    def test_other_formats_are_not(self) -> None:
+        datasets = pytest.importorskip("datasets")
+        rows = datasets.Dataset.from_dict({"value": [1, 2]})
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            refuse_random(rows)
+            refuse_random(rows.with_format("numpy"))
+            refuse_random(rows.with_transform(lambda batch: batch).with_format("torch"))
