@@ -5,9 +5,11 @@ batch is made of tensors, which travel through shared memory. A batch of 16 nump
 640x640 mosaics is about 20 MB: pickling and unpickling it costs about as much as making
 it, and the main process does the unpickling, so a second worker hardly helps on two
 cores. Return tensors: :func:`collate_detection` stacks the images into one tensor and
-gathers all boxes into tensors, YOLOv5-style (one ``(M, 6)`` tensor) and ultralytics-style
-(``batch_idx``, boxes and labels, each in its own dtype). :class:`BatchCollator` does the
-same and recycles the stacked buffers in each worker (:mod:`rankaug.collate.recycle`).
+gathers all boxes into tensors, YOLOv5-style (one ``(M, 6)`` tensor) and per box
+(``batch_idx``, boxes and labels, each in its own dtype: ``batch_idx`` is int64 where
+ultralytics' is float32; :func:`collate_ultralytics` gives ultralytics' layout).
+:class:`BatchCollator` does the same and recycles the stacked buffers in each worker
+(:mod:`rankaug.collate.recycle`).
 
 Collating reads the batch (every check, nothing converted), then writes each stacked key
 once into its destination, then gathers the per-box tensors and the other keys.
