@@ -157,18 +157,19 @@ def seal(chunks: Sequence[bytes | memoryview]) -> None:
     struct.pack_into("<I", head, _CRC_AT, crc)
 
 
-def recorded_size(path: str, size: int) -> int:
+def recorded_size(path: str) -> int | None:
     """The size a cache file's header records (what was counted when it was stored).
 
-    ``size`` (its size on disk) when the header is not whole.
+    ``None`` when the header is not whole (a file cut short, emptied or overwritten): its
+    size on disk is not what was counted either.
     """
     try:
         with open(path, "rb") as file:
             head = file.read(_HEAD.size)
     except OSError:
-        return size
+        return None
     if len(head) < _HEAD.size or head[:8] != MAGIC:
-        return size
+        return None
     recorded: int = _HEAD.unpack(head)[1]
     return recorded
 
