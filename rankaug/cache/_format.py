@@ -48,7 +48,7 @@ import torch
 
 from rankaug.cache._kept import KEPT, map_read_only
 from rankaug.cache._seen import Checked
-from rankaug.cache._trust import Untrusted, problem, refuse
+from rankaug.cache._trust import Untrusted, problem, refuse, trust_types
 from rankaug.cache._unpickle import NOTHING, Refused, Trusted, load, tensor_reduction
 
 __all__ = ["INLINE_BYTES", "Corrupt", "encode", "map_limit", "read", "recorded_size", "seal"]
@@ -323,8 +323,9 @@ def refuse_global(path: str, error: Refused) -> Untrusted:
     return Untrusted(
         f"CachedDataset refuses the cache entry {path}: its pickle calls "
         f"{error.module}.{error.name}, which is not one of the types rankaug stores, so it "
-        "was not unpickled. If that is a type of your samples, pass "
-        f"trusted_types=[{error.name}]; otherwise someone else wrote this file: delete it."
+        f"was not unpickled. If that is a type of your samples, {trust_types(error.name)}; "
+        "otherwise someone else wrote this file: delete it.",
+        refused=(error.module, error.name),
     )
 
 
