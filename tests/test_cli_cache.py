@@ -60,6 +60,7 @@ class TestCacheVerify:
         assert f"{entry}: refused: " in out
         assert "calls posix.system" in out
         assert f"{cached.path}: untrusted folder, owned by uid 12345" in out
+        assert "Fix: use a directory of your own (or chown it); or rerun with --no-owner" in out
         assert not target.exists()
 
     def test_a_refusal_names_the_flag(
@@ -81,10 +82,28 @@ class TestCacheVerify:
         cached = CachedDataset(ListDataset([Point(1, 2)]), tmp_path, trusted_types=[Point])
         cached[0]
         assert main(["cache", "verify", str(tmp_path)]) == 1
+        out = capsys.readouterr().out  # the flag, not the Python argument
+        assert "If that is a type of your samples, rerun with --trusted " in out
+        assert "--trusted tests.cache.helpers.Point; otherwise" in out
+        assert "trusted_types=" not in out
         assert (
             main(["cache", "verify", str(tmp_path), "--trusted", "tests.cache.helpers.Point"]) == 0
         )
         capsys.readouterr()
+
+    def test_an_untrusted_folder_gets_its_fix(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        cached = filled(tmp_path, 1)
+        cached.path.chmod(0o775)
+        assert main(["cache", "verify", str(tmp_path)]) == 1
+        out = capsys.readouterr().out
+        assert (
+            f"{cached.path}: untrusted folder, writable by its group (mode 0o775). Fix: "
+            f"chmod go-w {cached.path}; or rerun with --no-owner-check if you trust everyone "
+            "who can write there\n"
+        ) in out
+        assert main(["cache", "verify", str(tmp_path), "--no-owner-check"]) == 0
 
     @pytest.mark.parametrize("arguments", [["verify", "missing"], ["verify", "."], []])
     def test_errors(

@@ -35,6 +35,7 @@ from rankaug import checks
 from rankaug.cache._fingerprint import FORMAT, Fingerprint
 from rankaug.cache._fingerprint import fingerprint as make_fingerprint
 from rankaug.cache._format import Corrupt, encode, read
+from rankaug.cache._refusals import Unstorable, cannot_store
 from rankaug.cache._seen import Checked
 from rankaug.cache._store import prepare, sample_path, store, stored_bytes
 from rankaug.cache._unpickle import Refused, trusted
@@ -61,8 +62,9 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
       dtypes, shapes and values it was stored with (pickle, arrays out of band);
       arrays come back as plain writable ``np.ndarray`` (C- or F-contiguous) on
       private copy-on-write pages, so writing into one never changes the cache.
-      CPU tensors come back as tensors. With ``read_only_arrays=True`` the arrays
-      come back read-only instead (below).
+      CPU tensors come back as tensors, torchvision's tv_tensors as their class with
+      their metadata (``format``, ``canvas_size``). With ``read_only_arrays=True`` the
+      arrays come back read-only instead (below).
     * **Safe under concurrency.** Samples are written to a temporary file, then
       renamed into place under a lock: readers see a whole sample or none, and two
       processes storing the same index leave one file.
@@ -84,10 +86,11 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
       again and the file replaced. Temporary files of writers that died (``SIGKILL``) are
       removed when a cache opens, the stored bytes recounted first.
     * **Nobody else's code runs.** Reading builds only what rankaug stores (builtin
-      containers and scalars, numpy arrays, dtypes and scalars, CPU tensors) and the
-      types in ``trusted_types``; a sample holding any other type is refused when it
-      is stored. A directory or file that another user owns or others may write is
-      refused, unless ``trust_directory=True``.
+      containers and scalars, numpy arrays, dtypes and scalars, CPU tensors,
+      torchvision's tv_tensors) and the types in ``trusted_types``; a sample holding
+      any other type (or a tensor on a GPU, sparse, or another subclass) is refused
+      when it is stored. A directory or file that another user owns or others may
+      write is refused, unless ``trust_directory=True``.
     * **Bounded.** A sample that would take the bytes stored under this fingerprint
       (counted across processes, each file once) past ``max_bytes`` is served
       uncached; smaller ones still are cached; nothing is evicted.
@@ -318,17 +321,10 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
         """Store ``sample``; whether a file of it is in the cache now."""
         try:
             chunks, size = encode(sample, self._trusted, sealed=False)
-        except Refused as error:
-            raise TypeError(
-                f"CachedDataset cannot store dataset[{position}]: it holds "
-                f"{error.module}.{error.name}, which the cache reads back only when named; "
-                f"pass trusted_types=[{error.name}] if you trust that type's unpickling"
-            ) from None
+        except (Refused, Unstorable) as error:
+            raise cannot_store(f"dataset[{position}]", error) from None
         except Exception as error:
-            raise TypeError(
-                f"CachedDataset cannot store dataset[{position}]: the sample cannot be "
-                f"pickled ({type(error).__name__}: {error})"
-            ) from error
+            raise cannot_store(f"dataset[{position}]", error) from error
         try:
             outcome = store(
                 self._where,

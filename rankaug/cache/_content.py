@@ -3,9 +3,10 @@
 A container's ``repr`` is no fingerprint (numpy abbreviates arrays, so a changed
 pixel keeps the same text, and a long list takes seconds to print). Instead every
 sample is hashed by what it holds, with BLAKE2b: arrays and tensors by dtype, shape
-and bytes; numbers, strings, bytes and ``None`` by type and value; lists, tuples
-(named ones too) and dicts by type, length and items, in order. A sample holding
-anything else cannot be hashed: the caller asks for ``fingerprint=``.
+and bytes (a tensor subclass, such as torchvision's ``BoundingBoxes``, also by its
+attributes: ``format``, ``canvas_size``); numbers, strings, bytes and ``None`` by type
+and value; lists, tuples (named ones too) and dicts by type, length and items, in order.
+A sample holding anything else cannot be hashed: the caller asks for ``fingerprint=``.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ def _feed(digest: Any, value: object) -> None:
         tensor = value.detach().cpu().resolve_conj().resolve_neg().contiguous()
         digest.update(f"{tag}:{tensor.dtype}:{tuple(tensor.shape)}:{value.requires_grad}:".encode())
         digest.update(tensor.reshape(-1).view(torch.uint8).numpy().data)
+        if kind is not torch.Tensor:  # a tv_tensor's metadata (format, canvas_size)
+            digest.update(repr(sorted(vars(value).items())).encode())
     elif isinstance(value, list | tuple):
         digest.update(f"{tag}:{len(value)}[".encode())
         for item in value:

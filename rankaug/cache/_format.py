@@ -8,11 +8,12 @@ Layout (little-endian)::
     each buffer, at an offset that is a multiple of 64
 
 The pickle holds the sample's structure and every small value; numpy arrays of
-:data:`INLINE_BYTES` or more (and CPU tensors, through a numpy view) travel
-*out of band*: their bytes sit after the pickle, and reading hands the pickle
-memoryviews of the memory-mapped file, so an image costs no copy and no parse. The
-mapping is private copy-on-write (``ACCESS_COPY``): writing into a returned array
-changes only the reader's own pages, never the file.
+:data:`INLINE_BYTES` or more (and CPU tensors, through a numpy view; torchvision's
+tv_tensors as their tensor, :mod:`rankaug.cache._tv_tensors`) travel *out of band*:
+their bytes sit after the pickle, and reading hands the pickle memoryviews of the
+memory-mapped file, so an image costs no copy and no parse. The mapping is private
+copy-on-write (``ACCESS_COPY``): writing into a returned array changes only the
+reader's own pages, never the file.
 
 Each live mapping holds one file descriptor (Python's ``mmap`` keeps its own). To
 keep a program that holds thousands of samples from running out of descriptors, at
@@ -47,8 +48,10 @@ import numpy as np
 import torch
 
 from rankaug.cache._kept import KEPT, map_read_only
+from rankaug.cache._refusals import internal, unstorable
 from rankaug.cache._seen import Checked
-from rankaug.cache._trust import Untrusted, problem, refuse
+from rankaug.cache._trust import Untrusted, problem, refuse, trust_types
+from rankaug.cache._tv_tensors import tv_tensor_reduction
 from rankaug.cache._unpickle import NOTHING, Refused, Trusted, load, tensor_reduction
 
 __all__ = ["INLINE_BYTES", "Corrupt", "encode", "map_limit", "read", "recorded_size", "seal"]
@@ -82,7 +85,7 @@ class Corrupt(Exception):
 
 
 class _Pickler(pickle.Pickler):
-    """Protocol 5 with large arrays and CPU tensors out of band."""
+    """Protocol 5 with large arrays and CPU tensors (tv_tensors' too) out of band."""
 
     def reducer_override(self, obj: Any) -> Any:
         if type(obj) is np.ndarray:
@@ -94,8 +97,14 @@ class _Pickler(pickle.Pickler):
                 return np.ascontiguousarray(obj).__reduce_ex__(5)
             return NotImplemented
         if type(obj) is torch.Tensor:
-            return tensor_reduction(obj)
-        return NotImplemented
+            reduced = tensor_reduction(obj)
+        elif isinstance(obj, torch.Tensor):
+            reduced = tv_tensor_reduction(obj)
+        else:
+            return NotImplemented
+        if reduced is NotImplemented:  # torch's own pickling: private functions, refused
+            raise unstorable(obj)
+        return reduced
 
 
 def encode(
@@ -110,6 +119,8 @@ def encode(
 
     Raises:
         pickle.PicklingError, TypeError, AttributeError: If the sample cannot be pickled.
+        rankaug.cache._refusals.Unstorable: If it holds a tensor the cache does not store
+            (on a GPU, sparse, a subclass other than tv_tensors...).
         rankaug.cache._unpickle.Refused: If the reader would refuse it (it holds
             a type that is neither rankaug's nor in ``extra``).
     """
@@ -157,18 +168,19 @@ def seal(chunks: Sequence[bytes | memoryview]) -> None:
     struct.pack_into("<I", head, _CRC_AT, crc)
 
 
-def recorded_size(path: str, size: int) -> int:
+def recorded_size(path: str) -> int | None:
     """The size a cache file's header records (what was counted when it was stored).
 
-    ``size`` (its size on disk) when the header is not whole.
+    ``None`` when the header is not whole (a file cut short, emptied or overwritten): its
+    size on disk is not what was counted either.
     """
     try:
         with open(path, "rb") as file:
             head = file.read(_HEAD.size)
     except OSError:
-        return size
+        return None
     if len(head) < _HEAD.size or head[:8] != MAGIC:
-        return size
+        return None
     recorded: int = _HEAD.unpack(head)[1]
     return recorded
 
@@ -319,11 +331,19 @@ def _decode(
 
 def refuse_global(path: str, error: Refused) -> Untrusted:
     """The error for an entry whose pickle names a global the reader does not admit."""
-    return Untrusted(
+    start = (
         f"CachedDataset refuses the cache entry {path}: its pickle calls "
         f"{error.module}.{error.name}, which is not one of the types rankaug stores, so it "
-        "was not unpickled. If that is a type of your samples, pass "
-        f"trusted_types=[{error.name}]; otherwise someone else wrote this file: delete it."
+        "was not unpickled."
+    )
+    if internal(error.module, error.name):  # torch's _rebuild_tensor_v2: never to trust
+        return Untrusted(
+            f"{start} A library's private function is no type of your samples: delete it."
+        )
+    return Untrusted(
+        f"{start} If that is a type of your samples, {trust_types(error.name)}; "
+        "otherwise someone else wrote this file: delete it.",
+        refused=(error.module, error.name),
     )
 
 

@@ -25,7 +25,10 @@ user's alone (:mod:`rankaug.cache._trust`) unless the user trusts the directory.
 
 A damaged entry is replaced under the lock, and only if it is still the same file
 (device and inode), its old size (as its header records it) taken off the counter:
-each entry is counted once.
+each entry is counted once. A damaged file whose header is not whole (emptied, cut
+short, overwritten) does not say what was counted for it, so the other published files
+are recounted instead (a walk of the folders, only for such a file): the counter grows
+by no more than the new file.
 """
 
 from __future__ import annotations
@@ -220,15 +223,15 @@ def _publish(
         try:
             status = os.stat(final)
         except FileNotFoundError:
-            old = 0
+            damaged = False
         else:
             if (status.st_dev, status.st_ino) != replace:
                 return "present"
-            old = recorded_size(final, status.st_size)  # counted when it was stored
+            damaged = True
         before = _read_counter(counter)
-        used = max(0, before - old)
+        used = _without(directory, final, before) if damaged else before
         if max_bytes is not None and used + size > max_bytes:
-            if old:
+            if damaged:
                 os.unlink(final)
                 os.pwrite(counter, used.to_bytes(8, "little"), 0)
             return "full"
@@ -243,6 +246,19 @@ def _publish(
         return "stored"
     finally:
         os.close(counter)  # releases the lock
+
+
+def _without(directory: str, final: str, counted: int) -> int:
+    """The counter less the damaged file at ``final`` (under the lock).
+
+    Its header's size is what was counted when it was stored; a file whose header is not
+    whole (emptied, cut short, overwritten) tells nothing, nor one that records more than
+    the counter holds: the other published files are counted instead.
+    """
+    old = recorded_size(final)
+    if old is None or old > counted:
+        return _published_bytes(directory, leaving=final)
+    return counted - old
 
 
 def _repair(directory: str) -> None:
@@ -265,8 +281,12 @@ def _repair(directory: str) -> None:
     clean(Path(directory), dead)
 
 
-def _published_bytes(directory: str) -> int:
-    """The bytes counted for the sample files at their final names (their headers')."""
+def _published_bytes(directory: str, leaving: str = "") -> int:
+    """The bytes counted for the sample files at their final names, but ``leaving``.
+
+    Each file counts the size its header records, or, with no whole header, its size on
+    disk (what replacing it takes off again: :func:`_without` counts anew).
+    """
     total = 0
     with os.scandir(directory) as shards:
         folders = [entry.path for entry in shards if entry.is_dir(follow_symlinks=False)]
@@ -274,9 +294,14 @@ def _published_bytes(directory: str) -> int:
         with contextlib.suppress(FileNotFoundError), os.scandir(folder) as entries:
             for entry in entries:
                 name = entry.name
-                if name.endswith(SAMPLE_SUFFIX) and not name.startswith(TEMPORARY):
+                if (
+                    name.endswith(SAMPLE_SUFFIX)
+                    and not name.startswith(TEMPORARY)
+                    and entry.path != leaving
+                ):
                     with contextlib.suppress(FileNotFoundError):
-                        total += recorded_size(entry.path, entry.stat().st_size)
+                        recorded = recorded_size(entry.path)
+                        total += entry.stat().st_size if recorded is None else recorded
     return total
 
 

@@ -12,13 +12,22 @@ import os
 import stat
 from typing import Final
 
-__all__ = ["Untrusted", "problem", "refuse"]
+__all__ = ["OVERRIDE", "Untrusted", "fix", "problem", "refuse", "trust_types"]
 
 _OTHERS_WRITE: Final = stat.S_IWGRP | stat.S_IWOTH
 
 
 class Untrusted(ValueError):
-    """A cache directory or entry that someone other than this user could have written."""
+    """A cache directory or entry that someone other than this user could have written.
+
+    Attributes:
+        refused: The ``(module, qualname)`` of the global an entry's pickle calls, when
+            that is why it was refused; else ``None``.
+    """
+
+    def __init__(self, message: str, refused: tuple[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.refused = refused
 
 
 def problem(status: os.stat_result) -> str | None:
@@ -47,15 +56,25 @@ def problem(status: os.stat_result) -> str | None:
 OVERRIDE = "pass trust_directory=True"
 
 
-def refuse(path: str, what: str, reason: str) -> Untrusted:
-    """The error for ``path`` (a ``what``: ``"directory"`` or ``"entry"``) and the fix."""
-    fix = (
+def fix(path: str, reason: str) -> str:
+    """How to make ``path``, refused for ``reason`` (:func:`problem`'s), trusted."""
+    own = (
         f"chmod go-w {path}"
         if reason.startswith("writable")
         else "use a directory of your own (or chown it)"
     )
+    return f"{own}; or {OVERRIDE} if you trust everyone who can write there"
+
+
+def refuse(path: str, what: str, reason: str) -> Untrusted:
+    """The error for ``path`` (a ``what``: ``"directory"`` or ``"entry"``) and the fix."""
     return Untrusted(
         f"CachedDataset refuses the cache {what} {path}: it is {reason}, so another user "
-        "could plant an entry there that runs code in this job when it is read. Fix: "
-        f"{fix}; or {OVERRIDE} if you trust everyone who can write there."
+        f"could plant an entry there that runs code in this job when it is read. Fix: "
+        f"{fix(path, reason)}."
     )
+
+
+def trust_types(qualname: str) -> str:
+    """How a message says to trust a type of the user's (the CLI names its flag)."""
+    return f"pass trusted_types=[{qualname}]"

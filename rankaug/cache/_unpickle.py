@@ -3,10 +3,11 @@
 A cache entry is a pickle, and unpickling may call any function a pickle names. The
 reader here admits only the globals rankaug itself writes: a few builtin types
 (``complex``, ``set``, ``frozenset``, ``bytearray``, ``slice``, ``range``,
-``collections.OrderedDict``), numpy's array, dtype and scalar reconstructors, and
-:func:`_tensor` (how the cache stores a CPU tensor). Any other global is refused
-before it is looked up, unless the user named that very object in ``trusted_types``;
-the object returned is then the one named, never an import.
+``collections.OrderedDict``), numpy's array, dtype and scalar reconstructors,
+:func:`_tensor` (how the cache stores a CPU tensor) and
+:func:`~rankaug.cache._tv_tensors.tv_tensor` (torchvision's tv_tensors). Any other
+global is refused before it is looked up, unless the user named that very object in
+``trusted_types``; the object returned is then the one named, never an import.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import numpy as np
 import torch
 from numpy._core import multiarray as _multiarray
 from numpy._core import numeric as _numeric
+
+from rankaug.cache._tv_tensors import tv_tensor
 
 __all__ = ["NOTHING", "Refused", "Trusted", "load", "tensor_reduction", "trusted"]
 
@@ -87,6 +90,7 @@ def _allowed() -> dict[tuple[str, str], object]:
         allowed[f"{prefix}.multiarray", "scalar"] = _multiarray.scalar
         allowed[f"{prefix}.numeric", "_frombuffer"] = getattr(_numeric, "_frombuffer")  # noqa: B009
     allowed[_tensor.__module__, _tensor.__qualname__] = _tensor
+    allowed[tv_tensor.__module__, tv_tensor.__qualname__] = tv_tensor
     return allowed
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from rankaug.cache._format import Corrupt, read
 from rankaug.cache._store import SAMPLE_SUFFIX
-from rankaug.cache._trust import OVERRIDE, Untrusted, problem
+from rankaug.cache._trust import OVERRIDE, Untrusted, fix, problem, trust_types
 
 __all__ = ["Report", "verify"]
 
@@ -22,12 +22,20 @@ __all__ = ["Report", "verify"]
 def _reason(error: Exception, entry: Path) -> str:
     """The error's text for a line that names ``entry`` and the problem's kind already.
 
-    Drops the path and a ``damaged (...)`` wrapper, and names the CLI's flag in place of
-    ``trust_directory=True``.
+    Drops the path and a ``damaged (...)`` wrapper, and names the CLI's flags in place of
+    ``trust_directory=True`` and ``trusted_types=[...]``.
     """
     text = str(error).removeprefix(f"{entry}: ")
     if text.startswith("damaged (") and text.endswith(")"):
         text = text.removeprefix("damaged (").removesuffix(")")
+    refused = getattr(error, "refused", None)
+    if refused is not None:
+        module, name = refused
+        text = text.replace(trust_types(name), f"rerun with --trusted {module}.{name}")
+    return _flags(text)
+
+
+def _flags(text: str) -> str:
     return text.replace(OVERRIDE, "rerun with --no-owner-check")
 
 
@@ -90,7 +98,9 @@ def verify(directory: Path, trusted: Iterable[str] = (), *, owners: bool = True)
     for folder in (directory, *caches) if owners else ():
         reason = problem(folder.stat())
         if reason is not None:
-            report.problems.append(f"{folder}: untrusted folder, {reason}")
+            report.problems.append(
+                f"{folder}: untrusted folder, {reason}. Fix: {_flags(fix(str(folder), reason))}"
+            )
     for cache in caches:
         for entry in _entries(cache):
             report.checked += 1

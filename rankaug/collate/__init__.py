@@ -5,9 +5,11 @@ batch is made of tensors, which travel through shared memory. A batch of 16 nump
 640x640 mosaics is about 20 MB: pickling and unpickling it costs about as much as making
 it, and the main process does the unpickling, so a second worker hardly helps on two
 cores. Return tensors: :func:`collate_detection` stacks the images into one tensor and
-gathers all boxes into tensors, YOLOv5-style (one ``(M, 6)`` tensor) and ultralytics-style
-(``batch_idx``, boxes and labels, each in its own dtype). :class:`BatchCollator` does the
-same and recycles the stacked buffers in each worker (:mod:`rankaug.collate.recycle`).
+gathers all boxes into tensors, YOLOv5-style (one ``(M, 6)`` tensor) and per box
+(``batch_idx``, boxes and labels, each in its own dtype: ``batch_idx`` is int64 where
+ultralytics' is float32; :func:`collate_ultralytics` gives ultralytics' layout).
+:class:`BatchCollator` does the same and recycles the stacked buffers in each worker
+(:mod:`rankaug.collate.recycle`).
 
 Collating reads the batch (every check, nothing converted), then writes each stacked key
 once into its destination, then gathers the per-box tensors and the other keys.
@@ -44,13 +46,16 @@ def collate_detection(
 
     Args:
         batch: Dict samples, all with the same keys: an ``image`` (``HxWxC`` or ``HxW``,
-            numpy or CPU tensor), ``(N, 4)`` boxes (an empty list or array for none) and
-            ``(N,)`` labels (integers or floats). A ``mask`` key is stacked like the
-            images.
+            numpy or CPU tensor; a ``CxHxW`` tensor, as ``ToTensorV2`` and torchvision
+            give, is stacked as it is, into ``(B, C, H, W)``), ``(N, 4)`` boxes (an empty
+            list or array for none) and ``(N,)`` labels (integers or floats). A ``mask``
+            key is stacked like the images.
         box_field: The key of the boxes. Defaults to ``"bboxes"``.
         label_field: The key of the labels. Defaults to ``"labels"``.
-        channels_first: Give ``image`` as ``(B, C, H, W)`` instead of ``(B, H, W, C)``;
-            ``HxW`` images become ``(B, 1, H, W)``. Defaults to ``False``.
+        channels_first: Give ``HxWxC`` images as ``(B, C, H, W)`` instead of
+            ``(B, H, W, C)``; ``HxW`` images become ``(B, 1, H, W)``. An image that is
+            ``CxHxW`` already (at most 4 in its first dimension, more in its last) is
+            refused, not scrambled: it needs ``False``. Defaults to ``False``.
         targets: Also return ``targets``, the YOLOv5-style float32 tensor; its labels must
             then be exact in float32 (integers within ±2**24). Defaults to ``True``.
 
@@ -77,7 +82,8 @@ def collate_detection(
             differ in shape or dtype, non-empty boxes or labels differ in dtype, boxes
             are not ``(N, 4)`` or labels not ``(N,)``, their counts differ, a label does
             not fit ``targets``, a sample has a key the output uses (``targets``,
-            ``batch_idx``), or an option's value is refused.
+            ``batch_idx``), an image is ``CxHxW`` already under ``channels_first=True``,
+            or an option's value is refused.
 
     >>> import numpy as np
     >>> samples = [{"image": np.zeros((4, 6, 3), np.uint8), "bboxes": np.array([[0, 0, 2, 2]]),

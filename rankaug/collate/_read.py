@@ -22,6 +22,9 @@ from rankaug import checks
 RESERVED: Final[tuple[str, ...]] = ("targets", "batch_idx")
 #: The sample keys stacked into one tensor.
 STACKED: Final[tuple[str, ...]] = ("image", "mask")
+#: A 3-D image with at most this many in its first dimension and more in its last is
+#: ``CxHxW`` already: ``channels_first=True`` refuses it.
+CHANNELS_AT_MOST: Final = 4
 #: Integer labels up to this magnitude are exact in float32 (the ``targets`` tensor).
 FLOAT32_EXACT: Final = 2**24
 
@@ -243,6 +246,8 @@ def _stack(batch: Sequence[Mapping[str, Any]], key: str, *, channels_first: bool
             )
         if position == 0:
             shape, dtype = tuple(value.shape), name
+            if channels_first and len(shape) == 3 and shape[0] <= CHANNELS_AT_MOST < shape[2]:
+                raise ValueError(_already_channels_first(where, shape))
         elif tuple(value.shape) != shape:
             raise ValueError(
                 f"{where} has shape {tuple(value.shape)}, batch[0][{key!r}] has {shape}: "
@@ -262,6 +267,15 @@ def _stack(batch: Sequence[Mapping[str, Any]], key: str, *, channels_first: bool
         else torch.from_numpy(np.empty(0, first.dtype.newbyteorder("="))).dtype
     )
     return Stack(items, (len(items), *items[0].shape), torch_dtype)
+
+
+def _already_channels_first(where: str, shape: tuple[int, ...]) -> str:
+    return (
+        f"{where} has shape {shape}: a CxHxW image already (as ToTensorV2 and torchvision "
+        f"give; at most {CHANNELS_AT_MOST} in the first dimension and more in the last reads "
+        "as channels first), which channels_first=True would scramble into (W, C, H); pass "
+        "channels_first=False, which stacks CxHxW images as they are into (B, C, H, W)"
+    )
 
 
 def _channels_first(image: Stackable) -> Stackable:

@@ -67,7 +67,8 @@ class BatchCollator:
     Args:
         box_field: The key of the ``(N, 4)`` boxes. Defaults to ``"bboxes"``.
         label_field: The key of the ``(N,)`` labels. Defaults to ``"labels"``.
-        channels_first: Give ``image`` as ``(B, C, H, W)``. Defaults to ``False``.
+        channels_first: Give ``HxWxC`` images as ``(B, C, H, W)`` (``CxHxW`` ones are
+            refused: they stack so with ``False``). Defaults to ``False``.
         targets: Also return the float32 ``(M, 6)`` YOLOv5-style ``targets``. Defaults to
             ``True``.
         buffers: The most buffers each worker keeps; ``0`` recycles nothing. Defaults to

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import errno
+import io
 import os
+import pickle
 import resource
 import struct
 import time
@@ -17,7 +19,8 @@ import torch
 from rankaug.cache import _format, _kept
 from rankaug.cache._format import INLINE_BYTES, MAGIC, Corrupt, encode, map_limit, read
 from rankaug.cache._kept import KEPT, Kept
-from tests.cache.helpers import assert_identical
+from rankaug.cache._trust import Untrusted
+from tests.cache.helpers import Point, assert_identical, forge
 
 
 def write(path: Path, sample: Any) -> bytes:
@@ -239,3 +242,26 @@ class TestKeep:
         with pytest.raises(Corrupt):
             read(str(tmp_path / "s"), keep=True)
         assert KEPT.get(str(tmp_path / "s")) is None  # the failed read kept nothing
+
+
+class TestRefuseGlobal:
+    def test_a_type_of_the_users_is_named_to_trust(self, tmp_path: Path) -> None:
+        path = tmp_path / "0.sample"
+        path.write_bytes(forge(pickle.dumps(Point(1, 2), protocol=5)))
+        with pytest.raises(Untrusted, match=r"calls tests\.cache\.helpers\.Point") as info:
+            read(str(path))
+        assert "If that is a type of your samples, pass trusted_types=[Point]" in str(info.value)
+        assert info.value.refused == ("tests.cache.helpers", "Point")
+
+    def test_a_private_function_is_never_named_to_trust(self, tmp_path: Path) -> None:
+        # torch's own pickling of a tensor: trusting _rebuild_tensor_v2 and then
+        # _load_from_bytes, as the message led to, lets a file run torch.load
+        stream = io.BytesIO()
+        pickle.Pickler(stream, protocol=5).dump(torch.ones(2))
+        path = tmp_path / "0.sample"
+        path.write_bytes(forge(stream.getvalue()))
+        with pytest.raises(Untrusted, match=r"calls torch\._utils\._rebuild_tensor_v2") as info:
+            read(str(path))
+        assert "A library's private function is no type of your samples" in str(info.value)
+        assert "trusted_types" not in str(info.value)
+        assert info.value.refused is None

@@ -455,6 +455,16 @@ class TestCachedDataset:
         assert path.read_bytes() == whole
         assert_identical(cached[1], source[1])
 
+    def test_an_emptied_file_stored_again_keeps_the_count(self, tmp_path: Path) -> None:
+        # its size on disk (0) was taken off the counter: it grew by a whole sample
+        source = SyntheticDetection(2, image_size=(120, 160))
+        cached = CachedDataset(source, tmp_path)
+        cached[0], cached[1]
+        size = cached.stored_bytes()
+        (cached.path / samples_of(cached)[1]).write_bytes(b"")
+        assert_identical(cached[1], source[1])
+        assert cached.stored_bytes() == size
+
     # ------------------------------------------------------------ budget
     def test_max_bytes_bounds_the_store(self, tmp_path: Path) -> None:
         source = SyntheticDetection(6, image_size=(120, 160), seed=5)

@@ -10,6 +10,7 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -105,6 +106,41 @@ class TestStore:
         ) == ("full")
         assert not os.path.exists(final)  # a damaged file that cannot be replaced goes
         assert stored_bytes(directory) == 0
+
+    @pytest.mark.parametrize(
+        "damage",
+        [
+            lambda data: b"",  # emptied
+            lambda data: data[:20],  # cut inside the header
+            lambda data: bytes(len(data) // 3),  # overwritten, another size
+            lambda data: data[:8] + (2**60).to_bytes(8, "little") + data[16:],  # a size flipped
+        ],
+        ids=["empty", "in-header", "overwritten", "huge-size"],
+    )
+    def test_a_damaged_file_without_its_size_is_recounted(
+        self, tmp_path: Path, damage: Any
+    ) -> None:
+        # its size on disk was taken off the counter: an emptied file grew it a sample
+        directory = str(prepare(tmp_path, "k", {}, trust=False)[0])
+        chunks, size = chunks_of(np.arange(10000, dtype=np.int64))
+        for index in range(3):
+            assert store(directory, index, chunks, size, max_bytes=None, fsync=False) == "stored"
+        final = sample_path(directory, 1)
+        Path(final).write_bytes(damage(Path(final).read_bytes()))
+        status = os.stat(final)
+        same = (status.st_dev, status.st_ino)
+        assert store(directory, 1, chunks, size, max_bytes=3 * size, fsync=False, replace=same) == (
+            "stored"
+        )
+        assert stored_bytes(directory) == published(directory) == 3 * size
+        Path(final).write_bytes(damage(Path(final).read_bytes()))
+        status = os.stat(final)
+        same = (status.st_dev, status.st_ino)
+        assert store(
+            directory, 1, chunks, size, max_bytes=3 * size - 1, fsync=False, replace=same
+        ) == ("full")
+        assert not os.path.exists(final)  # gone, even when empty
+        assert stored_bytes(directory) == published(directory) == 2 * size
 
     def test_a_failed_write_leaves_nothing(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

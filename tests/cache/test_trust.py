@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rankaug.cache._trust import Untrusted, problem, refuse
+from rankaug.cache._trust import Untrusted, fix, problem, refuse
 
 
 class TestProblem:
@@ -36,3 +36,14 @@ class TestRefuse:
         assert "refuses the cache directory /x/y" in str(error)
         assert "chmod go-w /x/y" in str(error)
         assert "trust_directory=True" in str(error)
+
+
+class TestFix:
+    def test_chmod_for_a_writable_path_else_a_directory_of_ones_own(self) -> None:
+        assert fix("/x/y", "writable by others (mode 0o777)") == (
+            "chmod go-w /x/y; or pass trust_directory=True if you trust everyone who can "
+            "write there"
+        )
+        assert fix("/x/y", "owned by uid 7, not by this process's user (uid 0)").startswith(
+            "use a directory of your own (or chown it); or pass trust_directory=True"
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -209,7 +210,7 @@ class TestCollateDetection:
     ) -> None:
         # OpenCV's split writes the planes (up to 128 channels, all OpenCV 5.1 takes); int64,
         # 129 and 512 go through numpy
-        values = np.arange(4 * 6 * channels).reshape(4, 6, channels) % 251 - 100
+        values = np.arange(5 * 6 * channels).reshape(5, 6, channels) % 251 - 100
         images = [values.astype(dtype), (values * 2).astype(dtype)]
         out = collate_detection([with_(image=image) for image in images], channels_first=True)
         expected = np.stack(images).transpose(0, 3, 1, 2)
@@ -230,6 +231,30 @@ class TestCollateDetection:
         monkeypatch.undo()
         expected = np.stack([image, image + 1]).transpose(0, 3, 1, 2)
         assert np.array_equal(out["image"].numpy(), expected)
+
+    @pytest.mark.parametrize("kind", [torch.from_numpy, np.asarray])
+    @pytest.mark.parametrize("shape", [(3, 48, 64), (1, 5, 5), (4, 6, 7), (2, 9, 300)])
+    def test_channels_first_refuses_images_that_are_channels_first_already(
+        self, kind: Any, shape: tuple[int, int, int]
+    ) -> None:
+        # ToTensorV2 gives CxHxW tensors: moving "channels" first made (B, W, C, H)
+        image = kind(np.zeros(shape, np.uint8))
+        with pytest.raises(
+            ValueError,
+            match=rf"batch\[0\]\['image'\] has shape {re.escape(str(shape))}: a CxHxW image "
+            r"already \(as ToTensorV2 .* pass channels_first=False, which stacks CxHxW images as "
+            r"they are into \(B, C, H, W\)",
+        ):
+            collate_detection([with_(image=image)] * 2, channels_first=True)
+        assert collate_detection([with_(image=image)] * 2)["image"].shape == (2, *shape)
+
+    @pytest.mark.parametrize("shape", [(5, 64, 48), (4, 6, 4), (3, 48, 3), (64, 48, 300)])
+    def test_channels_first_moves_the_channels_of_images_that_are_not(
+        self, shape: tuple[int, int, int]
+    ) -> None:
+        image = torch.arange(shape[0] * shape[1] * shape[2]).reshape(shape) % 200
+        out = collate_detection([with_(image=image)] * 2, channels_first=True)
+        assert torch.equal(out["image"][1], image.permute(2, 0, 1))
 
     def test_channels_first_gives_gray_images_one_channel(self) -> None:
         gray = with_(image=np.arange(24, dtype=np.uint8).reshape(4, 6))
