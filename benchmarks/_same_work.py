@@ -176,7 +176,7 @@ def _mosaic(dataset: Any) -> Work:
     work: Work = {
         "mosaic": Setting(
             f"{rows}x{cols} p={num(config.p)}, {tiles_text(fit, rows * cols)}",
-            f"MosaicDataset(canvas={layout.canvas!r}, center {layout.center_range})",
+            f"MosaicGrid(canvas={layout.canvas!r}, center_range={layout.center_range})",
         ),
         "flip": Setting(flip_text(layout.flip), "MosaicGrid(flip=)" if layout.flip else ""),
     }
