@@ -39,8 +39,9 @@ affine afterwards.
 the output; the source window is rounded to whole source pixels, and boxes, keypoints,
 masks and instance polygons are mapped with the affine map that takes that source
 window onto that output window, which is the map ``cv2.resize`` applies. Polygons are
-clipped to the window; with polygons each box is the bounds of its output polygon
-(the box filters measure that box, see :mod:`~rankaug.mosaic.targets`), and an
+clipped to the window; with polygons each box is the box of its object's pixels,
+those its cut polygon draws (the box filters measure that box, see
+:mod:`~rankaug.mosaic.targets`), and an
 instance whose polygon has nothing left there is dropped with its box, label fields
 and mask (the object does not show).
 
@@ -56,7 +57,8 @@ resize as above, on whole output pixels; otherwise one ``cv2.warpAffine`` per ti
 into the region of the output it reaches, written only where the tile owns the pixels.
 Boxes go through the same map (their corners, then the enclosing box), filtered as
 above; masks, keypoints and polygons follow (a polygon clipped to its tile's canvas
-window, through the affine, clipped to the output; its bounds are its box). A sample
+window, through the affine, clipped to the output; its box that of the pixels it
+draws). A sample
 that is not a mosaic is letterboxed to ``output_size``, then given the affine about
 the output's centre, as ultralytics does.
 """

@@ -34,15 +34,19 @@ polygon goes through its tile's map (:mod:`~rankaug.mosaic.outlines`), clipped t
 pixels of the tile's visible window (and, under a warp, of its visible canvas window,
 through ``M``, of the output), and its box is the box of its object's pixels, as every
 wrapper gives it (:func:`~rankaug.polygons.pixel_box`; the mosaic's way in
-:func:`~rankaug.mosaic.outlines.pixel_boxes`): those its polygon (what shows of it,
-after resampling, see below) draws in its tile, mapped as boxes are, or under a warp
-those the output polygon draws. A mosaic that moves nothing moves no box. The filters
+:func:`~rankaug.mosaic.outlines.pixel_boxes`): those its polygon (what shows of it, as
+cut, before any resampling, see below) draws in its tile, mapped as boxes are, or under
+a warp those the cut output polygon draws. A mosaic that moves nothing moves no box. The filters
 apply to that box as above, ``min_visibility`` against the box of the whole polygon
 by the same rule (nothing clipped: a polygon that shows whole has visibility 1). An
 instance whose polygon has nothing left is dropped with its label fields and mask: its
 object does not show. The output's polygons take the main sample's form
-(:func:`~rankaug.polygons.gather`): an ``(N, K, 2)`` array again (a clipped polygon
-resampled to ``K`` points), or a list.
+(:func:`~rankaug.polygons.gather`): an ``(N, K, 2)`` array again, or a list. In an
+array a cut polygon is resampled to ``K`` points (:func:`~rankaug.polygons.resample`):
+points spread along its edges where the cut left fewer, else those that matter least
+dropped, the points the cut added along a window's edge first and its extremes last,
+so that it keeps its bounds (all but a triangle, ``K = 3``, cut to four extremes); its
+box stays that of the cut polygon's pixels.
 """
 
 from __future__ import annotations
@@ -275,11 +279,9 @@ def _outlined(
     shown = np.array([p is not None for p in mapped.polygons], dtype=bool)
     shapes = [p for p in mapped.polygons if p is not None]
     polygons = gather(shapes, main.segments, other)
+    # the boxes of the cut polygons' pixels: those resampled to fewer points keep their
+    # extremes (rankaug.polygons.resample), not always all of their pixels
     bounds, points = mapped.bounds[shown], polygons.points
-    if polygons.points_per is not None:  # resampled to fewer points: bounds of what is left
-        for k, shape in enumerate(shapes):
-            if len(shape) > polygons.points_per:
-                bounds[k, :2], bounds[k, 2:] = points[k].min(axis=0), points[k].max(axis=0)
     owners = np.repeat(np.arange(len(places)), counts)[shown]
     boxes, whole = pixel_boxes(places, warp, owners, bounds, mapped.full[shown], polygons.dtype)
     chosen = _filtered(config, boxes, whole)

@@ -382,6 +382,47 @@ class TestMapTargets:
         )
         np.testing.assert_allclose(out["segments"][0], polygon * scale, atol=1e-5)
 
+    @pytest.mark.parametrize("warped", [False, True])
+    def test_an_array_polygon_cut_to_more_points_keeps_its_objects_box(self, warped: bool) -> None:
+        # a (1, 4, 2) diamond cut to 5 or 6 points was resampled to 4 taken evenly by
+        # index (corners cut off) and its box taken from those: boxes missed their
+        # objects' pixels by up to 46 px; the box is that of the cut polygon's pixels,
+        # as for a list, and the 4 points keep the cut polygon's extremes
+        outputs = []
+        if warped:  # letterboxed, rotated and moved half out of the output
+            diamond = np.array([[20.0, 2.0], [38.0, 20.0], [20.0, 38.0], [2.0, 20.0]], np.float32)
+            hw, box = (40, 40), [2.0, 2.0, 38.0, 38.0]
+            affine = MosaicAffine(degrees=20.0, translate=0.5, scale=0.0)
+            options: dict[str, Any] = {"seed": 1, "output_size": 40, "p": 0.0, "affine": affine}
+        else:  # one 1x1 cell, 20x20, the tile covering it: x in [10, 30] shows at [0, 20]
+            diamond = np.array([[12.0, 4.0], [18.0, 10.0], [12.0, 16.0], [6.0, 10.0]], np.float32)
+            hw, box = (20, 40), [6.0, 4.0, 18.0, 16.0]
+            options = {"seed": 0, "output_size": 20,
+                       "layout": MosaicGrid(grid=(1, 1), scale_mode="fill")}  # fmt: skip
+        for segments in (diamond[None], [diamond]):
+            sample = {"image": np.zeros((*hw, 3), np.uint8), "labels": np.array([1]),
+                      "segments": segments, "bboxes": np.array([box])}  # fmt: skip
+            outputs.append(MosaicDataset([sample], keying="sample", **options)[0])
+        array, listed = outputs
+        (polygon,), (cut,) = array["segments"], listed["segments"]
+        assert len(polygon) == 4 < len(cut)
+        np.testing.assert_array_equal(array["bboxes"], listed["bboxes"])
+        np.testing.assert_array_equal(polygon.min(axis=0), cut.min(axis=0))
+        np.testing.assert_array_equal(polygon.max(axis=0), cut.max(axis=0))
+        assert all(point in cut.tolist() for point in polygon.tolist())
+
+    def test_an_array_polygons_box_is_its_objects_pixels_box(self) -> None:
+        diamond = np.array([[12.0, 4.0], [18.0, 10.0], [12.0, 16.0], [6.0, 10.0]], np.float32)
+        image = np.zeros((20, 40, 3), np.uint8)
+        image[fill(diamond, (0, 20, 0, 40)) == 1] = 200
+        sample = {"image": image, "labels": np.array([1]), "segments": diamond[None],
+                  "bboxes": np.array([[6.0, 4.0, 18.0, 16.0]])}  # fmt: skip
+        layout = MosaicGrid(grid=(1, 1), scale_mode="fill", interpolation=cv2.INTER_NEAREST_EXACT)
+        out = MosaicDataset([sample], seed=0, output_size=20, layout=layout)[0]
+        ys, xs = np.nonzero(out["image"][:, :, 0] == 200)
+        np.testing.assert_array_equal(out["bboxes"], [[0, ys.min(), xs.max() + 1, ys.max() + 1]])
+        np.testing.assert_array_equal(out["bboxes"], [pixels_box(out["segments"][0], 20)])
+
     def test_a_polygon_along_its_images_edges_shows_whole(self) -> None:
         # its fill would draw a column and a row past the image: the object's pixels are
         # the image's, its box the letterbox's window, its visibility 1
