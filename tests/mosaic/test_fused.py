@@ -225,7 +225,7 @@ class TestFusedTargets:
             assert found <= may
             assert must <= found
             for (x, y), label in zip(points.tolist(), labels.tolist(), strict=True):
-                assert 0 <= x < hw[1]
+                assert 0 <= (hw[1] - x if is_flipped(record) else x) < hw[1]  # as unflipped
                 assert 0 <= y < hw[0]
                 # on its colour where the pixel under it lies deep inside a kept box
                 for x0, y0, x1, y1 in out["bboxes"][out["labels"] == label].tolist():
@@ -298,9 +298,10 @@ def _expected_keypoints(
             sx0, sy0, sx1, sy1, ex0, ey0, ex1, ey1 = windows
             ox = (points[:, 0] - sx0) * ((ex1 - ex0) / (sx1 - sx0)) + ex0
             oy = (points[:, 1] - sy0) * ((ey1 - ey0) / (sy1 - sy0)) + ey0
-            if is_flipped(record):  # the resized output, mirrored, and its window
-                ox, ex0, ex1 = hw[1] - ox, hw[1] - ex1, hw[1] - ex0
+            # kept in the unmirrored output window; a flip mirrors those kept
             keep = (ox >= ex0) & (ox < ex1) & (oy >= ey0) & (oy < ey1)
+            if is_flipped(record):  # the resized output, mirrored
+                ox = hw[1] - ox
             sure = keep
         else:  # the tile's map, kept in its visible canvas window and the output
             x0, y0, x1, y1 = record["dst"][k]
