@@ -65,12 +65,14 @@ the output's centre, as ultralytics does.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 
 from rankaug._multi.settings import check_settings, dataset_settings, settings_text
 from rankaug._multi.tiles import TileReader
 from rankaug.context import SampleContext
+from rankaug.errors import RankaugWarning
 from rankaug.hsv import HSVJitter
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
@@ -78,6 +80,7 @@ from rankaug.mosaic.affine import MosaicAffine
 from rankaug.mosaic.colour import colour_output
 from rankaug.mosaic.config import CanvasMode, MosaicConfig, MosaicGrid, ScaleMode
 from rankaug.mosaic.fused import Warp, fuse
+from rankaug.mosaic.keypoints import unindexed_flip
 from rankaug.mosaic.layout import Layout, grid_layout, letterbox_layout
 from rankaug.mosaic.paint import paint_image, paint_warp
 from rankaug.mosaic.plan import Plan, draw_plan, probability
@@ -233,6 +236,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         self.partners = partners.sampler(length, len(config.cells) - 1)
         self.adapter = adapter = check_adapter(adapter, box_format=config.box_format)
         self._reader = TileReader(config, adapter)
+        self._flip_warning = unindexed_flip(config)  # warned once, then None
         self._settings = settings_text({  # the values as checked: 64 reads as (64, 64)
             "wrapper": owner, **dataset_settings(dataset), "output_size": config.output_size,
             "layout": config.layout, "targets": config.targets, "p": config.p,
@@ -344,5 +348,10 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             sample = self.adapter.repack(out, main_state)
             if config.record is not None:
                 sample = attach(self.adapter, sample, config.record, record)
+        if self._flip_warning is not None and any(
+            t.keypoints is not None and len(t.keypoints) for t in tiles
+        ):  # (outside the guard: an error filter raises it as it is)
+            warnings.warn(self._flip_warning, RankaugWarning, stacklevel=4)
+            self._flip_warning = None
         result: T_co = sample
         return result

@@ -93,7 +93,11 @@ class MosaicAffine:
             point ``j`` of a group is the one that was point ``flip_index[j]`` (its
             columns after ``x, y``, such as a visibility, move with it); the keypoint
             fields stay with the rows, so that a joint id in one names the joint its row
-            now holds. ``None`` keeps the order.
+            now holds. ``None`` keeps the order: an instance's left and right joints
+            trade places, and :class:`~rankaug.MosaicDataset` warns (a
+            :class:`~rankaug.RankaugWarning`, once) at its first sample with keypoints
+            while ``flip > 0``; ``(0,)`` keeps the order of keypoints that have no left
+            and right (one per instance) without a warning.
 
     Raises:
         TypeError: If a value is not a real number.

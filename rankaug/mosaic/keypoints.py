@@ -25,7 +25,34 @@ from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.layout import Window
 
-__all__ = ["map_keypoints"]
+__all__ = ["map_keypoints", "unindexed_flip"]
+
+
+def unindexed_flip(config: MosaicConfig) -> str | None:
+    """The warning for a flip of keypoints without ``flip_index``, or ``None``.
+
+    A flip without ``flip_index`` mirrors each keypoint and keeps the rows in order:
+    under ultralytics' pose layout (``J`` joints per instance) the left joints come out
+    on the right, labelled left. ultralytics turns ``fliplr`` off, with a warning,
+    where pose data has no ``flip_idx``; :class:`~rankaug.MosaicDataset` warns (a
+    :class:`~rankaug.RankaugWarning`, once) at its first sample with keypoints.
+    """
+    affine = config.affine
+    flip, index = (config.layout.flip, config.layout.flip_index)
+    owner = f"layout=rankaug.MosaicGrid(flip={flip})"
+    if affine is not None:
+        flip, index = affine.flip, affine.flip_index
+        owner = f"affine=rankaug.MosaicAffine(flip={flip})"
+    if not flip or index is not None:
+        return None
+    return (
+        f"{owner} mirrors keypoints without flip_index: each point keeps its row, so "
+        "the left and right joints of an instance trade places (a left eye comes out "
+        "on the right, still in the left eye's row; ultralytics turns fliplr off where "
+        "pose data has no flip_idx). Pass flip_index= (ultralytics' flip_idx: which "
+        "joint each becomes), flip_index=(0,) for keypoints that have no left and "
+        "right (one per instance), or flip=0"
+    )
 
 
 def map_keypoints(

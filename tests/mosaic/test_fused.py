@@ -200,6 +200,7 @@ class TestFusedTargets:
         self, data: list[dict[str, Any]], geometry: dict[str, Any], affine: MosaicAffine,
         seed: int,
     ) -> None:  # fmt: skip
+        affine = replace(affine, flip_index=(0,))  # one point per instance: none swaps
         with_points = []
         for sample in data:
             boxes = sample["bboxes"].astype(np.float64)
