@@ -30,7 +30,14 @@ from rankaug.boxes import from_xyxy, to_xyxy
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
 from rankaug.mosaic import MosaicAffine
 from tests.albu import bbox_params
-from tests.mosaic.painted import GEOMETRY, colour_of, grouped, painted_datasets, painted_sample
+from tests.mosaic.painted import (
+    GEOMETRY,
+    colour_of,
+    grouped,
+    landed_boxes,
+    painted_datasets,
+    painted_sample,
+)
 
 
 class TestMosaicGeometryProperties:
@@ -100,18 +107,21 @@ class TestMosaicGeometryProperties:
             boxes: dict[int, list[list[float]]] = {}
             for box, label in zip(out["bboxes"].tolist(), out["labels"].tolist(), strict=True):
                 boxes.setdefault(label, []).append(box)
-            for (x, y), label in zip(points.tolist(), labels.tolist(), strict=True):
+            for x, y in points.tolist():
                 assert 0 <= x < w
                 assert 0 <= y < h
-                # each keypoint moved exactly as its box did: it is inside such a box ...
-                assert any(b[0] <= x <= b[2] and b[1] <= y <= b[3] for b in boxes[label])
+            # each keypoint moved exactly as its box did: it is inside where such a box
+            # lands (kept, or not where it holds no pixel centre: its keypoint is) ...
+            landed = landed_boxes(out["mosaic"], with_points)
+            for (x, y), label in zip(points.tolist(), labels.tolist(), strict=True):
+                assert any(b[0] <= x <= b[2] and b[1] <= y <= b[3] for b in landed[label])
             # ... and where the pixel under it lies wholly inside that box, it shows the
             # box's colour (a box shrunk below a pixel has no such pixel)
             inner = [
                 (int(x), int(y), label)
                 for (x, y), label in zip(points.tolist(), labels.tolist(), strict=True)
                 if any(b[0] <= int(x) and int(x) + 1 <= b[2] and b[1] <= int(y)
-                       and int(y) + 1 <= b[3] for b in boxes[label])
+                       and int(y) + 1 <= b[3] for b in boxes.get(label, []))
             ]  # fmt: skip
             assert all(tuple(out["image"][y, x]) == colour_of(c) for x, y, c in inner)
 

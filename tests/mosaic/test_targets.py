@@ -22,7 +22,7 @@ from rankaug.mosaic.targets import TOLERANCE
 from rankaug.polygons import fill, outline
 from tests.boxes.polygons import clip_polygon
 from tests.mosaic.painted import GEOMETRY, colour_of, grouped, painted_datasets
-from tests.mosaic.warped import AFFINES, apply
+from tests.mosaic.warped import AFFINES, apply, box_shows
 
 ODD = st.integers(4, 30).map(lambda n: 2 * n + 1)
 
@@ -35,10 +35,12 @@ def in_format(sample: dict[str, Any], fmt: BoxFormat, dtype: Any) -> dict[str, A
 
 def expected_labels(
     record: dict[str, Any], data: list[dict[str, Any]], fmt: BoxFormat
-) -> Counter[int]:
-    """The boxes a mosaic must keep, worked out from its record alone: each source box
-    mapped from its tile's source window onto its output window, clipped to it."""
-    kept: Counter[int] = Counter()
+) -> tuple[Counter[int], Counter[int]]:
+    """The boxes a mosaic must keep, and those it may, worked out from its record alone:
+    each source box mapped from its tile's source window onto its output window, clipped
+    to it, kept where it holds a pixel centre (surely, or possibly: see box_shows)."""
+    must: Counter[int] = Counter()
+    may: Counter[int] = Counter()
     for index, (sx0, sy0, sx1, sy1), (dx0, dy0, dx1, dy1) in zip(
         record["indices"], record["src"], record["dst"], strict=True
     ):
@@ -51,9 +53,10 @@ def expected_labels(
                                            strict=True):  # fmt: skip
             left, right = max((x0 - sx0) * kx + dx0, dx0), min((x1 - sx0) * kx + dx0, dx1)
             top, bottom = max((y0 - sy0) * ky + dy0, dy0), min((y1 - sy0) * ky + dy0, dy1)
-            if right - left > TOLERANCE and bottom - top > TOLERANCE:
-                kept[label] += 1
-    return kept
+            sure, maybe = box_shows((left, top, right, bottom))
+            must[label] += sure
+            may[label] += maybe
+    return +must, +may
 
 
 def pixels_box(polygon: np.ndarray, size: int) -> list[float]:
@@ -146,7 +149,8 @@ class TestMapTargets:
         out = mosaic[0]
         pixels = to_xyxy(out["bboxes"].astype(np.float64), fmt, out["image"].shape[:2])
         assert (pixels[:, 2:] - pixels[:, :2] > TOLERANCE / 2).all()
-        assert len(pixels) == sum(expected_labels(out["mosaic"], [sample], fmt).values())
+        must, may = expected_labels(out["mosaic"], [sample], fmt)
+        assert sum(must.values()) <= len(pixels) <= sum(may.values())
 
     @given(data=painted_datasets(sides=ODD), fmt=st.sampled_from(BOX_FORMATS),
            dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2**32 - 1),
@@ -177,8 +181,8 @@ class TestMapTargets:
             for (x0, y0, x1, y1), label in zip(boxes, out["labels"], strict=True):
                 inner = image[int(np.ceil(y0)) : int(y1), int(np.ceil(x0)) : int(x1)]
                 assert (inner == colour_of(int(label))).all()
-            expected = expected_labels(out["mosaic"], source, fmt)
-            assert Counter(out["labels"].tolist()) == expected
+            must, may = expected_labels(out["mosaic"], source, fmt)
+            assert must <= Counter(out["labels"].tolist()) <= may
 
     @settings(max_examples=60)
     @given(data=st.data(), seed=st.integers(0, 2**32 - 1), many=st.booleans())
@@ -324,6 +328,51 @@ class TestMapTargets:
         for mask, expected in zip(outputs(dtype), outputs("uint8"), strict=True):
             assert mask.dtype == dtype
             np.testing.assert_array_equal(mask.astype(np.int64), expected)
+
+    @pytest.mark.parametrize(
+        ("fmt", "min_area"), [("pascal_voc", 0.0), ("coco", 0.0), ("pascal_voc", 0.01)]
+    )  # row by row, vectorised, filtered
+    def test_a_box_between_pixel_centres_is_dropped(self, fmt: BoxFormat, min_area: float) -> None:
+        # a 40x40 image letterboxed to 10x10 (1/4): the 1x4 box lands on [0, 0.25] x
+        # [0, 1], where no pixel centre is (column 0 reads the image's column 2): it was
+        # kept, with an empty mask; the 3x4 box at the right edge holds column 9's centre
+        boxes = [(0, 0, 1, 4), (10, 10, 30, 30), (37, 8, 40, 12)]
+        image, masks = np.zeros((40, 40, 3), np.uint8), np.zeros((3, 40, 40), np.uint8)
+        for k, (x0, y0, x1, y1) in enumerate(boxes):
+            image[y0:y1, x0:x1] = colour_of(k + 1)
+            masks[k, y0:y1, x0:x1] = 1
+        pixels = np.array(boxes, np.float64)
+        sample = {"image": image, "labels": np.array([1, 2, 3]), "masks": masks,
+                  "bboxes": from_xyxy(pixels, fmt, (40, 40))}  # fmt: skip
+        layout = MosaicGrid(interpolation=cv2.INTER_NEAREST_EXACT)
+        targets = Targets(box_format=fmt, min_area=min_area)
+        out = MosaicDataset([sample], seed=0, output_size=10, p=0.0, layout=layout,
+                            targets=targets)[0]  # fmt: skip
+        np.testing.assert_array_equal(out["labels"], [2, 3])
+        expected = from_xyxy(np.array([[2.5, 2.5, 7.5, 7.5], [9.25, 2.0, 10.0, 3.0]]),
+                             fmt, (10, 10))  # fmt: skip
+        np.testing.assert_allclose(out["bboxes"], expected)
+        assert [int(m.sum()) for m in out["masks"]] == [25, 1]
+
+    @pytest.mark.parametrize(("seed", "label"), [(7, 2), (21, 3), (30, 0)])
+    def test_a_rotated_sliver_that_holds_no_pixel_centre_is_dropped(
+        self, seed: int, label: int
+    ) -> None:
+        # a rotating affine kept boxes that the output's edge cut to slivers between two
+        # pixel centres (0.04 to 0.4 px): their objects showed no pixel, masks empty
+        boxes = [(2, 2, 18, 18), (22, 2, 38, 18), (2, 22, 18, 38), (22, 22, 38, 38)]
+        image, masks = np.zeros((40, 40, 3), np.uint8), np.zeros((4, 40, 40), np.uint8)
+        for k, (x0, y0, x1, y1) in enumerate(boxes):
+            image[y0:y1, x0:x1] = colour_of(k + 1)
+            masks[k, y0:y1, x0:x1] = 1
+        sample = {"image": image, "bboxes": np.array(boxes, np.float64),
+                  "labels": np.arange(4), "masks": masks}  # fmt: skip
+        affine = MosaicAffine(degrees=10.0, translate=0.5, scale=0.0)
+        mosaic = MosaicDataset([sample], seed=seed, output_size=40, p=0.0, affine=affine,
+                               keying="sample")  # fmt: skip
+        out = mosaic[0]
+        assert label not in out["labels"].tolist()
+        assert all(mask.any() for mask in out["masks"])
 
     def test_a_kept_box_whose_polygon_does_not_show_goes_with_its_fields_and_mask(
         self,
