@@ -73,7 +73,11 @@ class MosaicAffine:
 
     ``MosaicDataset(..., affine=MosaicAffine())`` is the equivalent of ultralytics'
     ``Mosaic`` + ``RandomPerspective`` with its default hyperparameters, each pixel
-    resampled once (see the module docstring for the map and the draws).
+    resampled once (see the module docstring for the map and the draws), but for its
+    box filter (``box_candidates``): the boxes are filtered by the mosaic's
+    :class:`~rankaug.Targets`, nothing but boxes without pixels by default
+    (``Targets(min_width=2.0, min_height=2.0, min_visibility=0.1)`` comes closest,
+    see the mosaic guide).
 
     Args:
         degrees: Rotation range: the angle is uniform in ``[-degrees, degrees]``, with
