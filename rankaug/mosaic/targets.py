@@ -237,13 +237,12 @@ def _row_by_row(
             b = bottom if b > bottom else top if b < top else b
             c = right if c > right else left if c < left else c
             d = bottom if d > bottom else top if d < top else d
-            # a pixel centre (rankaug.mosaic.centres): none in a box of no width (one
-            # hidden), surely one in a box 2 pixels wide, else counted
-            shows = (
-                c > a and d > b
-                and (c - a >= 2.0 or ceil(c - _FAR) > ceil(a - 0.5))
-                and (d - b >= 2.0 or ceil(d - _FAR) > ceil(b - 0.5))
-            )  # fmt: skip
+            # a pixel centre (rankaug.mosaic.centres): surely one in a box 2 pixels
+            # wide (the usual: what a width test costs), none in one of no width (one
+            # hidden), else counted
+            shows = (c - a >= 2.0 or (c > a and ceil(c - _FAR) > ceil(a - 0.5))) and (
+                d - b >= 2.0 or (d > b and ceil(d - _FAR) > ceil(b - 0.5))
+            )
             keep.append(shows)
             if shows:
                 kept += a, b, c, d
