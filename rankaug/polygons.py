@@ -256,7 +256,8 @@ def gather(points: Sequence[np.ndarray], like: Polygons, other: Polygons | None 
     """An output's polygons, in the form of the main sample's (``like``).
 
     When ``like`` held an ``(N, K, 2)`` array, a polygon of another length (one made anew
-    by :func:`outline`, or a partner's) is resampled to ``K`` points (:func:`resample`).
+    by :func:`outline` or cut, or a partner's) is resampled to ``K`` points
+    (:func:`resample`: with fewer, it keeps its extremes, so its bounds, for ``K >= 4``).
     The dtype is ``like``'s, or ``other``'s when ``like`` held no polygon.
 
     >>> like = read_polygons(np.zeros((0, 3, 2), np.float32), 0, "dataset[0]")

@@ -325,10 +325,51 @@ class TestResample:
         on_edge = np.isclose(out, 0.0) | np.isclose(out, 4.0)
         assert on_edge.any(axis=1).all()
 
-    def test_as_many_points_is_the_polygon_and_fewer_cut_corners(self) -> None:
+    def test_as_many_points_is_the_polygon(self) -> None:
         square = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 4.0], [0.0, 4.0]])
         assert resample(square, 4).tolist() == square.tolist()
-        assert resample(square, 2).tolist() == [[0.0, 0.0], [4.0, 4.0]]
+
+    def test_fewer_drop_the_points_a_cut_adds_along_an_edge_first(self) -> None:
+        # a diamond cut by x <= 6: the cut adds two corners on the edge, and a point
+        # between them; back to 4 points, the diamond's extremes stay (they were taken
+        # evenly by index: a corner went and the bounds shrank)
+        diamond = np.array([[4.0, 0.0], [8.0, 4.0], [4.0, 8.0], [0.0, 4.0]])
+        cut = clip(diamond, (0.0, 0.0, 6.0, 8.0))
+        assert cut is not None
+        cut = np.insert(cut, 2, [6.0, 4.0], axis=0)  # on the edge, between its corners
+        assert len(cut) == 6
+        fewer = resample(cut, 4)
+        np.testing.assert_array_equal(fewer.min(axis=0), [0.0, 0.0])
+        np.testing.assert_array_equal(fewer.max(axis=0), [6.0, 8.0])
+        assert all(point in cut.tolist() for point in fewer.tolist())
+        assert resample(cut, 5).tolist() == np.delete(cut, 2, axis=0).tolist()
+
+    @given(points=st.lists(st.tuples(st.integers(-20, 20), st.integers(-20, 20)),
+                           min_size=13, max_size=40, unique=True),
+           count=st.integers(4, 12))  # fmt: skip
+    def test_fewer_keep_their_points_in_order_and_the_bounds(
+        self, points: list[tuple[int, int]], count: int
+    ) -> None:
+        polygon = np.array(points, np.float64) / 4
+        fewer = resample(polygon, count)
+        assert fewer.shape == (count, 2)
+        kept = [points.index((round(x * 4), round(y * 4))) for x, y in fewer.tolist()]
+        assert kept == sorted(kept)
+        np.testing.assert_array_equal(fewer.min(axis=0), polygon.min(axis=0))
+        np.testing.assert_array_equal(fewer.max(axis=0), polygon.max(axis=0))
+
+    def test_a_collinear_point_goes_before_any_corner(self) -> None:
+        # an L of 6 corners with a point on each of its edges: back to 6, the corners
+        l_shape = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 2.0], [2.0, 2.0], [2.0, 4.0],
+                            [0.0, 4.0]])  # fmt: skip
+        closed = np.concatenate((l_shape, l_shape[:1]))
+        middles = (closed[:-1] + closed[1:]) / 2
+        both = np.stack((l_shape, middles), axis=1).reshape(-1, 2)
+        assert resample(both, 6).tolist() == l_shape.tolist()
+
+    def test_fewer_than_the_extremes_drops_one_of_them(self) -> None:
+        square = np.array([[0.0, 0.0], [4.0, 0.0], [4.0, 4.0], [0.0, 4.0]])
+        assert resample(square, 2).tolist() == [[4.0, 0.0], [4.0, 4.0]]
 
     def test_a_point_repeated(self) -> None:
         assert resample(np.zeros((3, 2)), 5).tolist() == [[0.0, 0.0]] * 5

@@ -39,8 +39,9 @@ affine afterwards.
 the output; the source window is rounded to whole source pixels, and boxes, keypoints,
 masks and instance polygons are mapped with the affine map that takes that source
 window onto that output window, which is the map ``cv2.resize`` applies. Polygons are
-clipped to the window; with polygons each box is the bounds of its output polygon
-(the box filters measure that box, see :mod:`~rankaug.mosaic.targets`), and an
+clipped to the window; with polygons each box is the box of its object's pixels,
+those its cut polygon draws (the box filters measure that box, see
+:mod:`~rankaug.mosaic.targets`), and an
 instance whose polygon has nothing left there is dropped with its box, label fields
 and mask (the object does not show).
 
@@ -56,13 +57,15 @@ resize as above, on whole output pixels; otherwise one ``cv2.warpAffine`` per ti
 into the region of the output it reaches, written only where the tile owns the pixels.
 Boxes go through the same map (their corners, then the enclosing box), filtered as
 above; masks, keypoints and polygons follow (a polygon clipped to its tile's canvas
-window, through the affine, clipped to the output; its bounds are its box). A sample
+window, through the affine, clipped to the output; its box that of the pixels it
+draws). A sample
 that is not a mosaic is letterboxed to ``output_size``, then given the affine about
 the output's centre, as ultralytics does.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar, TypeVar
@@ -71,6 +74,7 @@ from rankaug._multi.replay import check_replayed, ranked, replay_rank
 from rankaug._multi.settings import check_settings, dataset_settings, settings_text
 from rankaug._multi.tiles import TileReader
 from rankaug.context import SampleContext, pinning_rank
+from rankaug.errors import RankaugWarning
 from rankaug.hsv import HSVJitter
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
@@ -78,6 +82,7 @@ from rankaug.mosaic.affine import MosaicAffine
 from rankaug.mosaic.colour import colour_output
 from rankaug.mosaic.config import CanvasMode, MosaicConfig, MosaicGrid, ScaleMode
 from rankaug.mosaic.fused import Warp, fuse
+from rankaug.mosaic.keypoints import unindexed_flip
 from rankaug.mosaic.layout import Layout, grid_layout, letterbox_layout
 from rankaug.mosaic.paint import paint_image, paint_warp
 from rankaug.mosaic.plan import Plan, draw_plan, probability
@@ -236,6 +241,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         )
         self._reader = TileReader(config, adapter)
         self._ranked = ranked(self)  # a "sample_rank" wrapper inside: records hold the rank
+        self._flip_warning = unindexed_flip(config)  # warned once, then None
         self._settings = settings_text({  # the values as checked: 64 reads as (64, 64)
             "wrapper": owner, **dataset_settings(dataset), "output_size": config.output_size,
             "layout": replace(config.layout, fill=config.fill),  # the fill in effect
@@ -367,5 +373,10 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
                 sample = attach(self.adapter, sample, config.record, record)
         if replayed is not None:  # a replay: its draws against the record's
             check_replayed(replayed, record, type(self).__name__)
+        if self._flip_warning is not None and any(
+            t.keypoints is not None and len(t.keypoints) for t in tiles
+        ):  # (outside the guard: an error filter raises it as it is)
+            warnings.warn(self._flip_warning, RankaugWarning, stacklevel=4)
+            self._flip_warning = None
         result: T_co = sample
         return result

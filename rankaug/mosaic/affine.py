@@ -73,7 +73,11 @@ class MosaicAffine:
 
     ``MosaicDataset(..., affine=MosaicAffine())`` is the equivalent of ultralytics'
     ``Mosaic`` + ``RandomPerspective`` with its default hyperparameters, each pixel
-    resampled once (see the module docstring for the map and the draws).
+    resampled once (see the module docstring for the map and the draws), but for its
+    box filter (``box_candidates``): the boxes are filtered by the mosaic's
+    :class:`~rankaug.Targets`, nothing but boxes without pixels by default
+    (``Targets(min_width=2.0, min_height=2.0, min_visibility=0.1)`` comes closest,
+    see the mosaic guide).
 
     Args:
         degrees: Rotation range: the angle is uniform in ``[-degrees, degrees]``, with
@@ -93,7 +97,11 @@ class MosaicAffine:
             point ``j`` of a group is the one that was point ``flip_index[j]`` (its
             columns after ``x, y``, such as a visibility, move with it); the keypoint
             fields stay with the rows, so that a joint id in one names the joint its row
-            now holds. ``None`` keeps the order.
+            now holds. ``None`` keeps the order: an instance's left and right joints
+            trade places, and :class:`~rankaug.MosaicDataset` warns (a
+            :class:`~rankaug.RankaugWarning`, once) at its first sample with keypoints
+            while ``flip > 0``; ``(0,)`` keeps the order of keypoints that have no left
+            and right (one per instance) without a warning.
 
     Raises:
         TypeError: If a value is not a real number.

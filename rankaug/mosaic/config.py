@@ -72,7 +72,8 @@ class MosaicGrid:
             polygons and keypoints mirrored. With
             ``affine=`` the flip is the affine's (``MosaicAffine(flip=...)``).
         flip_index: For keypoints, which of them swap left and right when mirrored
-            (ultralytics' ``flip_idx``, see :class:`~rankaug.MosaicAffine`).
+            (ultralytics' ``flip_idx``, see :class:`~rankaug.MosaicAffine`; without it a
+            flip of keypoints warns once).
 
     Raises:
         TypeError: If a field has the wrong type.

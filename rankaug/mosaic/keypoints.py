@@ -1,7 +1,8 @@
 """Keypoints: every tile's, on the output, with their fields.
 
 ``keypoints`` (``(K, 2+)``, pixel ``x, y`` first) go through their tile's map and are
-kept where they land on its visible window (half-open: ``dx0 <= x < dx1``); under a
+kept where they land on its visible window (half-open: ``dx0 <= x < dx1``, in the
+unmirrored output: a flip keeps the same keypoints, mirrored); under a
 warp (:class:`~rankaug.mosaic.fused.Warp`) where their canvas point lies in the tile's
 visible canvas window, and on an output pixel the tile owns. A flipped output (the
 affine's ``flip``) first reorders each tile's keypoints by the affine's ``flip_index``
@@ -9,8 +10,7 @@ affine's ``flip``) first reorders each tile's keypoints by the affine's ``flip_i
 ``flip_idx`` does, so that row ``j`` of a group is still joint ``j``); their
 ``keypoint_fields`` stay with the rows (a joint id still names the row's joint, an
 instance id its instance), while the columns after ``x, y`` (a visibility) move with
-their points. An output painted mirrored (an axis-aligned flip) mirrors them and their
-windows.
+their points. An output painted mirrored (an axis-aligned flip) mirrors those kept.
 """
 
 from __future__ import annotations
@@ -25,7 +25,34 @@ from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.layout import Window
 
-__all__ = ["map_keypoints"]
+__all__ = ["map_keypoints", "unindexed_flip"]
+
+
+def unindexed_flip(config: MosaicConfig) -> str | None:
+    """The warning for a flip of keypoints without ``flip_index``, or ``None``.
+
+    A flip without ``flip_index`` mirrors each keypoint and keeps the rows in order:
+    under ultralytics' pose layout (``J`` joints per instance) the left joints come out
+    on the right, labelled left. ultralytics turns ``fliplr`` off, with a warning,
+    where pose data has no ``flip_idx``; :class:`~rankaug.MosaicDataset` warns (a
+    :class:`~rankaug.RankaugWarning`, once) at its first sample with keypoints.
+    """
+    affine = config.affine
+    flip, index = (config.layout.flip, config.layout.flip_index)
+    owner = f"layout=rankaug.MosaicGrid(flip={flip})"
+    if affine is not None:
+        flip, index = affine.flip, affine.flip_index
+        owner = f"affine=rankaug.MosaicAffine(flip={flip})"
+    if not flip or index is not None:
+        return None
+    return (
+        f"{owner} mirrors keypoints without flip_index: each point keeps its row, so "
+        "the left and right joints of an instance trade places (a left eye comes out "
+        "on the right, still in the left eye's row; ultralytics turns fliplr off where "
+        "pose data has no flip_idx). Pass flip_index= (ultralytics' flip_idx: which "
+        "joint each becomes), flip_index=(0,) for keypoints that have no left and "
+        "right (one per instance), or flip=0"
+    )
 
 
 def map_keypoints(
@@ -113,12 +140,10 @@ def _keypoints(
     else:
         moved = points.copy()
         moved[:, :2] = window.map_xy(points[:, :2])
-        x0, x1 = window.dx0, window.dx1
-        if mirrored is not None:  # in the mirrored output, its window mirrored
-            moved[:, 0] = mirrored - moved[:, 0]
-            x0, x1 = mirrored - x1, mirrored - x0
         x, y = moved[:, 0], moved[:, 1]
-        keep = (x >= x0) & (x < x1) & (y >= window.dy0) & (y < window.dy1)
+        keep = (x >= window.dx0) & (x < window.dx1) & (y >= window.dy0) & (y < window.dy1)
+        if mirrored is not None:  # kept as unmirrored, then mirrored: the same ones
+            moved[:, 0] = mirrored - x
         points = moved
     return points[keep], {k: v[keep] for k, v in fields.items()}
 
@@ -143,9 +168,14 @@ def _warped_keypoints(
         moved[:, 0] = x = a * cx + b * cy + c
         moved[:, 1] = y = d * cx + e * cy + f
         height, width = warp.owners.shape
-        keep &= (x >= 0) & (x < width) & (y >= 0) & (y < height)
+        record = warp.record.get("affine")
+        flipped = record is not None and record["flip"]
+        u = width - x if flipped else x  # tested unmirrored: a flip keeps the same ones
+        keep &= (u >= 0) & (u < width) & (y >= 0) & (y < height)
         rows = np.minimum(y[keep].astype(np.int64), height - 1)
-        cols = np.minimum(x[keep].astype(np.int64), width - 1)
+        cols = np.minimum(u[keep].astype(np.int64), width - 1)
+        if flipped:  # the pixel under it, unmirrored, mirrored
+            cols = width - 1 - cols
         keep[keep] = warp.owners[rows, cols] == tile.label  # on a pixel its tile owns
         points = moved
     return points[keep], {k: v[keep] for k, v in fields.items()}

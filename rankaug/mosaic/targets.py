@@ -6,9 +6,11 @@ same arithmetic, faster for so few): converted from ``box_format`` to
 pixel xyxy (once, on the way in), clipped to their tile image (boxes that reach a
 little outside it, as real annotations do; ``clip=False`` makes that an error),
 mapped with their window's affine map (:class:`~rankaug.mosaic.layout.Window`),
-clipped to the visible window and filtered: wider and higher than :data:`TOLERANCE`
-(a thousandth of an output pixel) always, then ``min_area``, ``min_width``, ``min_height`` and
-``min_visibility``, measured against the box's full mapped size before any cropping;
+clipped to the visible window and filtered: holding the centre of an output pixel
+always (no box without pixels: :mod:`~rankaug.mosaic.centres`; a box that a window cuts,
+or a scale shrinks, to a sliver between two centres shows no pixel of its object), then
+``min_area``, ``min_width``, ``min_height`` and ``min_visibility``, measured against
+the box's full mapped size before any cropping;
 converted back to ``box_format`` (once, on the way out). Every label field,
 instance mask and instance polygon (``segments``) stays aligned with its box. A
 semantic ``mask`` moves with its pixels (nearest neighbour, ``fill_mask`` elsewhere);
@@ -17,11 +19,13 @@ window (:mod:`~rankaug.mosaic.keypoints`).
 
 With an affine that rotates or shears (a :class:`~rankaug.mosaic.fused.Warp`), boxes
 are clipped to their visible canvas window (and must stay wider and higher than
-:data:`TOLERANCE` there), then their corners go through ``M``
+:data:`~rankaug.mosaic.centres.TOLERANCE` there), then their corners go through ``M``
 (:func:`~rankaug.boxes.affine_xyxy`): the full box's enclosing box is the reference for
 ``min_visibility``, and the kept box is the enclosing box of the part of the clipped
 box's image inside the output (never larger than YOLO's clipped enclosing box, and
-empty where that image misses the output); the filters then apply as above. Masks are
+empty where that image misses the output); the filters then apply as above, and a
+kept box holds an output pixel's centre whose preimage lies in the clipped box (the
+pixels its mask and object show). Masks are
 warped with nearest neighbour and kept where their tile owns the pixels, keypoints
 where they lie in their tile's visible window and on a pixel their tile owns. An
 output painted mirrored (an axis-aligned affine's flip or the grid's, see
@@ -34,21 +38,26 @@ polygon goes through its tile's map (:mod:`~rankaug.mosaic.outlines`), clipped t
 pixels of the tile's visible window (and, under a warp, of its visible canvas window,
 through ``M``, of the output), and its box is the box of its object's pixels, as every
 wrapper gives it (:func:`~rankaug.polygons.pixel_box`; the mosaic's way in
-:func:`~rankaug.mosaic.outlines.pixel_boxes`): those its polygon (what shows of it,
-after resampling, see below) draws in its tile, mapped as boxes are, or under a warp
-those the output polygon draws. A mosaic that moves nothing moves no box. The filters
+:func:`~rankaug.mosaic.outlines.pixel_boxes`): those its polygon (what shows of it, as
+cut, before any resampling, see below) draws in its tile, mapped as boxes are, or under
+a warp those the cut output polygon draws. A mosaic that moves nothing moves no box. The filters
 apply to that box as above, ``min_visibility`` against the box of the whole polygon
 by the same rule (nothing clipped: a polygon that shows whole has visibility 1). An
 instance whose polygon has nothing left is dropped with its label fields and mask: its
 object does not show. The output's polygons take the main sample's form
-(:func:`~rankaug.polygons.gather`): an ``(N, K, 2)`` array again (a clipped polygon
-resampled to ``K`` points), or a list.
+(:func:`~rankaug.polygons.gather`): an ``(N, K, 2)`` array again, or a list. In an
+array a cut polygon is resampled to ``K`` points (:func:`~rankaug.polygons.resample`):
+points spread along its edges where the cut left fewer, else those that matter least
+dropped, the points the cut added along a window's edge first and its extremes last,
+so that it keeps its bounds (all but a triangle, ``K = 3``, cut to four extremes); its
+box stays that of the cut polygon's pixels.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Collection, Sequence
+from math import ceil
 from typing import Any, Final, cast
 
 import cv2
@@ -65,6 +74,8 @@ from rankaug.boxes import (
     to_pixel_xyxy,
     validate_xyxy,
 )
+from rankaug.mosaic import centres
+from rankaug.mosaic.centres import TOLERANCE
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.keypoints import map_keypoints
@@ -75,15 +86,7 @@ from rankaug.polygons import POLYGONS, Polygons, gather, pack
 
 __all__ = ["TOLERANCE", "map_targets"]
 
-TOLERANCE: Final = 1e-3
-"""The width and height (output pixels) a box must exceed to be kept at all.
-
-Float error leaves slivers about ``1e-14`` pixels wide where a box meets a window's
-edge; a thousandth of a pixel drops them, and what is kept stays wider than zero when
-the boxes go back into float32 (the error there is below ``5e-4`` for coordinates up
-to 8192).
-"""
-
+_FAR: Final = 0.5 + TOLERANCE  # (rankaug.mosaic.centres' offset of the far edges)
 _NO_BOXES: Final = np.zeros((0, 4))
 _NO_KEEP: Final = np.zeros(0, dtype=bool)
 
@@ -182,15 +185,21 @@ def _boxes(
     boxes = _pixel_boxes(config, table, tiles, counts)
     full = boxes * table[:, 2:6] + table[:, 6:10]  # source pixels -> output (canvas) pixels
     clipped = np.minimum(np.maximum(full, table[:, 10:14]), table[:, 14:18])
-    alive = None
+    alive, canvas = None, clipped
     if warp is not None:  # canvas pixels -> output pixels
         alive = (clipped[:, 2:] - clipped[:, :2] > TOLERANCE).all(axis=1)
         height, width = config.image_hw
         full = affine_xyxy(full, warp.matrix)
         clipped = affine_xyxy(clipped, warp.matrix, (0.0, 0.0, float(width), float(height)))
-    keep = _filtered(config, clipped, full)
-    if alive is not None:
-        keep &= alive
+    # each kept box holds a pixel centre (rankaug.mosaic.centres): no box without pixels
+    if warp is None and not config.filters:  # (which makes it wider than TOLERANCE)
+        keep = centres.aligned(clipped)
+    elif warp is None:
+        keep = _filtered(config, clipped, full) & centres.aligned(clipped)
+    else:  # a centre whose preimage lies in the box on the canvas
+        assert alive is not None
+        keep = _filtered(config, clipped, full) & alive
+        keep[keep] = centres.warped(canvas[keep], clipped[keep], warp.matrix, config.image_hw)
     return keep, clipped[keep]
 
 
@@ -200,13 +209,16 @@ def _row_by_row(
     """:func:`_boxes` of pixel boxes, no warp and no filters, in Python, bit for bit.
 
     Each box is mapped and clipped to its window with the vectorised path's operations
-    in its order (a product, a sum, a maximum, a minimum), and kept by
-    :data:`TOLERANCE`. A few boxes go faster this way than through a dozen numpy calls,
-    each of which costs far more than its arithmetic when it runs cold (between tiles'
-    resampling, in the mosaic race). ``None`` when a box is not inside its image: the
-    vectorised path clips or refuses it. That is :func:`~rankaug.boxes.all_inside`'s
-    rule, written out and checked as each box is mapped: its call and second pass over
-    each tile cost 4 µs a mosaic (``benchmarks/compare.py``).
+    in its order (a product, a sum, a maximum, a minimum), and kept where it holds a
+    pixel centre (:func:`~rankaug.mosaic.centres.aligned`'s arithmetic, after
+    comparisons that decide as it does for a box of no width or one 2 pixels wide and
+    high: the usual boxes cost what a width test costs). A few boxes go faster this way
+    than through a dozen numpy calls, each of which costs far more than its arithmetic
+    when it runs cold (between tiles' resampling, in the mosaic race). ``None`` when a
+    box is not inside its image: the vectorised path clips or refuses it. That is
+    :func:`~rankaug.boxes.all_inside`'s rule, written out and checked as each box is
+    mapped: its call and second pass over each tile cost 4 µs a mosaic
+    (``benchmarks/compare.py``).
     """
     keep: list[bool] = []
     kept: list[float] = []  # flat: numpy reads a flat list of floats twice as fast
@@ -225,7 +237,12 @@ def _row_by_row(
             b = bottom if b > bottom else top if b < top else b
             c = right if c > right else left if c < left else c
             d = bottom if d > bottom else top if d < top else d
-            shows = c - a > TOLERANCE and d - b > TOLERANCE
+            # a pixel centre (rankaug.mosaic.centres): surely one in a box 2 pixels
+            # wide (the usual: what a width test costs), none in one of no width (one
+            # hidden), else counted
+            shows = (c - a >= 2.0 or (c > a and ceil(c - _FAR) > ceil(a - 0.5))) and (
+                d - b >= 2.0 or (d > b and ceil(d - _FAR) > ceil(b - 0.5))
+            )
             keep.append(shows)
             if shows:
                 kept += a, b, c, d
@@ -275,11 +292,9 @@ def _outlined(
     shown = np.array([p is not None for p in mapped.polygons], dtype=bool)
     shapes = [p for p in mapped.polygons if p is not None]
     polygons = gather(shapes, main.segments, other)
+    # the boxes of the cut polygons' pixels: those resampled to fewer points keep their
+    # extremes (rankaug.polygons.resample), not always all of their pixels
     bounds, points = mapped.bounds[shown], polygons.points
-    if polygons.points_per is not None:  # resampled to fewer points: bounds of what is left
-        for k, shape in enumerate(shapes):
-            if len(shape) > polygons.points_per:
-                bounds[k, :2], bounds[k, 2:] = points[k].min(axis=0), points[k].max(axis=0)
     owners = np.repeat(np.arange(len(places)), counts)[shown]
     boxes, whole = pixel_boxes(places, warp, owners, bounds, mapped.full[shown], polygons.dtype)
     chosen = _filtered(config, boxes, whole)

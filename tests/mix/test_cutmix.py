@@ -432,6 +432,18 @@ class TestCutMixPolygons:
         # the outline of what is left (the pixels' centres), as it is, not resampled
         assert cyclic(out["segments"][0]) == [[4.5, 2.5], [4.5, 8.5], [9.5, 8.5], [9.5, 2.5]]
 
+    def test_an_array_outline_resampled_to_fewer_points_keeps_its_box(self) -> None:
+        # what the rectangle leaves of a square is an L of 6 corners: back to the array's
+        # 4 points its extremes stay, so that the polygon still draws the box it is given
+        # (taken evenly by index, corners went and the bounds shrank)
+        square = [(4.0, 2.0), (14.0, 2.0), (14.0, 14.0), (4.0, 14.0)]
+        out, _ = self.cut([square], [[(1.0, 12.0), (3.0, 12.0), (3.0, 14.0)]], form="array")
+        polygon = out["segments"][0]
+        assert polygon.shape == (4, 2)
+        assert out["bboxes"][0].tolist() == [4.0, 2.0, 15.0, 15.0]
+        ys, xs = np.nonzero(fill(polygon, IMAGE))
+        assert [xs.min(), ys.min(), xs.max() + 1, ys.max() + 1] == [4, 2, 15, 15]
+
     def test_an_instance_with_nothing_left_is_dropped_with_its_box_and_label(self) -> None:
         far = [(1.0, 12.0), (6.0, 12.0), (6.0, 18.0)]
         hidden = [(11.0, 3.0), (15.0, 3.0), (15.0, 7.0)]  # its pixels all in the rectangle

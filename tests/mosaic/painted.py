@@ -43,6 +43,27 @@ def painted_sample(
     }
 
 
+def landed_boxes(
+    record: dict[str, Any], data: list[dict[str, Any]]
+) -> dict[int, list[tuple[float, float, float, float]]]:
+    """Where each label's pixel boxes land, kept or not, from a plain mosaic's record:
+    mapped from their tile's source window onto its output window, clipped to it."""
+    landed: dict[int, list[tuple[float, float, float, float]]] = {}
+    for index, (sx0, sy0, sx1, sy1), (dx0, dy0, dx1, dy1) in zip(
+        record["indices"], record["src"], record["dst"], strict=True
+    ):
+        if sx1 <= sx0:
+            continue
+        kx, ky = (dx1 - dx0) / (sx1 - sx0), (dy1 - dy0) / (sy1 - sy0)
+        sample = data[index]
+        for (x0, y0, x1, y1), label in zip(sample["bboxes"].tolist(), sample["labels"].tolist(),
+                                           strict=True):  # fmt: skip
+            left, right = max((x0 - sx0) * kx + dx0, dx0), min((x1 - sx0) * kx + dx0, dx1)
+            top, bottom = max((y0 - sy0) * ky + dy0, dy0), min((y1 - sy0) * ky + dy0, dy1)
+            landed.setdefault(label, []).append((left, top, right, bottom))
+    return landed
+
+
 @st.composite
 def painted_datasets(
     draw: st.DrawFn, sides: st.SearchStrategy[int] | None = None

@@ -221,7 +221,8 @@ class TestMosaicDatasetWithAffine:
     @pytest.mark.parametrize(
         "affine",
         [MosaicAffine(), MosaicAffine(degrees=15.0, shear=3.0, scale=0.3),
-         MosaicAffine(flip=0.5), MosaicAffine(degrees=15.0, flip=0.5)],
+         MosaicAffine(flip=0.5, flip_index=(0,)),
+         MosaicAffine(degrees=15.0, flip=0.5, flip_index=(0,))],
     )  # fmt: skip
     def test_replay_rebuilds_every_target_bit_for_bit(self, affine: MosaicAffine) -> None:
         data = [

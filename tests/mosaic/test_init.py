@@ -22,6 +22,7 @@ from rankaug import (
     MosaicGrid,
     Partners,
     RandomAugmentWrapper,
+    RankaugWarning,
     SampleError,
     Targets,
 )
@@ -29,7 +30,14 @@ from rankaug.boxes import from_xyxy, to_xyxy
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
 from rankaug.mosaic import MosaicAffine
 from tests.albu import bbox_params
-from tests.mosaic.painted import GEOMETRY, colour_of, grouped, painted_datasets, painted_sample
+from tests.mosaic.painted import (
+    GEOMETRY,
+    colour_of,
+    grouped,
+    landed_boxes,
+    painted_datasets,
+    painted_sample,
+)
 
 
 class TestMosaicGeometryProperties:
@@ -99,18 +107,21 @@ class TestMosaicGeometryProperties:
             boxes: dict[int, list[list[float]]] = {}
             for box, label in zip(out["bboxes"].tolist(), out["labels"].tolist(), strict=True):
                 boxes.setdefault(label, []).append(box)
-            for (x, y), label in zip(points.tolist(), labels.tolist(), strict=True):
+            for x, y in points.tolist():
                 assert 0 <= x < w
                 assert 0 <= y < h
-                # each keypoint moved exactly as its box did: it is inside such a box ...
-                assert any(b[0] <= x <= b[2] and b[1] <= y <= b[3] for b in boxes[label])
+            # each keypoint moved exactly as its box did: it is inside where such a box
+            # lands (kept, or not where it holds no pixel centre: its keypoint is) ...
+            landed = landed_boxes(out["mosaic"], with_points)
+            for (x, y), label in zip(points.tolist(), labels.tolist(), strict=True):
+                assert any(b[0] <= x <= b[2] and b[1] <= y <= b[3] for b in landed[label])
             # ... and where the pixel under it lies wholly inside that box, it shows the
             # box's colour (a box shrunk below a pixel has no such pixel)
             inner = [
                 (int(x), int(y), label)
                 for (x, y), label in zip(points.tolist(), labels.tolist(), strict=True)
                 if any(b[0] <= int(x) and int(x) + 1 <= b[2] and b[1] <= int(y)
-                       and int(y) + 1 <= b[3] for b in boxes[label])
+                       and int(y) + 1 <= b[3] for b in boxes.get(label, []))
             ]  # fmt: skip
             assert all(tuple(out["image"][y, x]) == colour_of(c) for x, y, c in inner)
 
@@ -670,7 +681,8 @@ class TestPlainFlip:
 
     def test_half_the_samples_flip_keyed_recorded_and_replayed(self) -> None:
         data = self._data()
-        mosaic = MosaicDataset(data, seed=1, output_size=48, layout=MosaicGrid(flip=0.5), p=0.7)
+        layout = MosaicGrid(flip=0.5, flip_index=(1, 0))
+        mosaic = MosaicDataset(data, seed=1, output_size=48, layout=layout, p=0.7)
         outputs = [mosaic[i % 4] for i in range(24)]
         flips = [out["mosaic"]["flip"] for out in outputs]
         assert 0 < sum(flips) < len(flips)
@@ -679,6 +691,25 @@ class TestPlainFlip:
             for key in ("image", "bboxes", "labels", "masks", "keypoints"):
                 assert np.array_equal(again[key], out[key]), key
             assert again["mosaic"] == out["mosaic"]
+
+    @pytest.mark.parametrize("warped", [False, True])
+    def test_a_flip_of_keypoints_without_flip_index_warns_once(self, warped: bool) -> None:
+        # left and right joints traded places without a word (ultralytics turns its
+        # flip off, with a warning, where pose data has no flip_idx)
+        options: dict[str, Any] = (
+            {"affine": MosaicAffine(degrees=10.0, flip=0.5)} if warped
+            else {"layout": MosaicGrid(flip=0.5)}
+        )  # fmt: skip
+        bare = [{k: v for k, v in s.items() if k not in ("keypoints", "kp")} for s in self._data()]
+        quiet = MosaicDataset(bare, seed=0, output_size=48, **options)
+        quiet[0]  # no keypoints: no warning (warnings are errors here)
+        mosaic = MosaicDataset(self._data(), seed=0, output_size=48, **options)
+        with pytest.warns(RankaugWarning, match=r"mirrors keypoints without flip_index") as seen:
+            [mosaic[i] for i in range(3)]
+        assert len(seen) == 1
+        assert "flip_index=(0,)" in str(seen[0].message)
+        indexed = {k: replace(v, flip_index=(1, 0)) for k, v in options.items()}
+        MosaicDataset(self._data(), seed=0, output_size=48, **indexed)[0]  # no warning
 
     def test_the_flip_belongs_to_the_affine_with_one(self) -> None:
         with pytest.raises(ValueError, match=r"with affine= the flip is the affine's"):

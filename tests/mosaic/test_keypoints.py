@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
-from rankaug import MosaicDataset, Targets
+from rankaug import MosaicDataset, MosaicGrid, Targets
 from rankaug._multi.tiles import Tile
 from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.keypoints import map_keypoints
@@ -24,12 +26,37 @@ class TestMapKeypoints:
         window = Window((8, 10), 0, 0, 10, 8, 0, 0, 10, 8)  # the identity
         points = [[1.0, 2.0], [3.0, 2.0], [0.0, 5.0], [9.5, 5.0]]  # two pairs
         out = map_keypoints(setting, [window], None, [tile(points)], flipped=True)
-        # each pair swapped, then x -> 10 - x; x = 0 lands on 10, outside: dropped; the
+        # each pair swapped, then x -> 10 - x; x = 0 is in the window, kept, at 10; the
         # fields stay with the rows (row j of a pair is joint j, before and after)
-        np.testing.assert_array_equal(out["keypoints"], [[7.0, 2.0], [9.0, 2.0], [0.5, 5.0]])
-        np.testing.assert_array_equal(out["side"], [0, 1, 2])
+        np.testing.assert_array_equal(
+            out["keypoints"], [[7.0, 2.0], [9.0, 2.0], [0.5, 5.0], [10.0, 5.0]]
+        )
+        np.testing.assert_array_equal(out["side"], [0, 1, 2, 3])
         plain = map_keypoints(setting, [window], None, [tile(points)], flipped=False)
         np.testing.assert_array_equal(plain["keypoints"], points)  # no flip: as they were
+
+    @pytest.mark.parametrize("plain", [True, False])  # the grid's flip, the affine's
+    def test_a_flip_keeps_the_keypoints_kept_unflipped_mirrored(self, plain: bool) -> None:
+        # the half-open window [x0, x1) was mirrored into [W - x1, W - x0): a point on
+        # the left edge was dropped and one on the right edge kept, only when flipped
+        points = np.array([[0.0, 9.0], [0.25, 9.0], [63.5, 9.0], [64.0, 9.0], [30.0, 0.0],
+                           [30.0, 48.0], [30.0, 47.75]])  # fmt: skip
+        box = np.array([[0.0, 0.0, 64.0, 48.0]])
+        sample = {"image": np.zeros((48, 64, 3), np.uint8), "keypoints": points,
+                  "bboxes": box, "labels": np.array([1])}  # fmt: skip
+        kept = []
+        for flip in (0.0, 1.0):
+            options: dict[str, Any]
+            if plain:  # (one point per instance: nothing swaps)
+                options = {"layout": MosaicGrid(flip=flip, flip_index=(0,))}
+            else:  # translate and scale 0: the letterbox itself, flipped or not
+                affine = MosaicAffine(translate=0.0, scale=0.0, flip=flip, flip_index=(0,))
+                options = {"affine": affine}
+            mosaic = MosaicDataset([sample], seed=0, output_size=(48, 64), p=0.0, **options)
+            kept.append(np.asarray(mosaic[0]["keypoints"]))
+        unflipped, flipped = kept
+        np.testing.assert_array_equal(unflipped, points[[0, 1, 2, 4, 6]])
+        np.testing.assert_array_equal(flipped, (64.0, 0.0) + unflipped * (-1.0, 1.0))
 
     @pytest.mark.parametrize("warped", [False, True])
     def test_a_joint_field_names_the_joint_each_row_holds_after_the_flip(

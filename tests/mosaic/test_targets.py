@@ -22,7 +22,7 @@ from rankaug.mosaic.targets import TOLERANCE
 from rankaug.polygons import fill, outline
 from tests.boxes.polygons import clip_polygon
 from tests.mosaic.painted import GEOMETRY, colour_of, grouped, painted_datasets
-from tests.mosaic.warped import AFFINES, apply
+from tests.mosaic.warped import AFFINES, apply, box_shows
 
 ODD = st.integers(4, 30).map(lambda n: 2 * n + 1)
 
@@ -35,10 +35,12 @@ def in_format(sample: dict[str, Any], fmt: BoxFormat, dtype: Any) -> dict[str, A
 
 def expected_labels(
     record: dict[str, Any], data: list[dict[str, Any]], fmt: BoxFormat
-) -> Counter[int]:
-    """The boxes a mosaic must keep, worked out from its record alone: each source box
-    mapped from its tile's source window onto its output window, clipped to it."""
-    kept: Counter[int] = Counter()
+) -> tuple[Counter[int], Counter[int]]:
+    """The boxes a mosaic must keep, and those it may, worked out from its record alone:
+    each source box mapped from its tile's source window onto its output window, clipped
+    to it, kept where it holds a pixel centre (surely, or possibly: see box_shows)."""
+    must: Counter[int] = Counter()
+    may: Counter[int] = Counter()
     for index, (sx0, sy0, sx1, sy1), (dx0, dy0, dx1, dy1) in zip(
         record["indices"], record["src"], record["dst"], strict=True
     ):
@@ -51,9 +53,10 @@ def expected_labels(
                                            strict=True):  # fmt: skip
             left, right = max((x0 - sx0) * kx + dx0, dx0), min((x1 - sx0) * kx + dx0, dx1)
             top, bottom = max((y0 - sy0) * ky + dy0, dy0), min((y1 - sy0) * ky + dy0, dy1)
-            if right - left > TOLERANCE and bottom - top > TOLERANCE:
-                kept[label] += 1
-    return kept
+            sure, maybe = box_shows((left, top, right, bottom))
+            must[label] += sure
+            may[label] += maybe
+    return +must, +may
 
 
 def pixels_box(polygon: np.ndarray, size: int) -> list[float]:
@@ -146,7 +149,8 @@ class TestMapTargets:
         out = mosaic[0]
         pixels = to_xyxy(out["bboxes"].astype(np.float64), fmt, out["image"].shape[:2])
         assert (pixels[:, 2:] - pixels[:, :2] > TOLERANCE / 2).all()
-        assert len(pixels) == sum(expected_labels(out["mosaic"], [sample], fmt).values())
+        must, may = expected_labels(out["mosaic"], [sample], fmt)
+        assert sum(must.values()) <= len(pixels) <= sum(may.values())
 
     @given(data=painted_datasets(sides=ODD), fmt=st.sampled_from(BOX_FORMATS),
            dtype=st.sampled_from([np.float32, np.float64]), seed=st.integers(0, 2**32 - 1),
@@ -177,8 +181,8 @@ class TestMapTargets:
             for (x0, y0, x1, y1), label in zip(boxes, out["labels"], strict=True):
                 inner = image[int(np.ceil(y0)) : int(y1), int(np.ceil(x0)) : int(x1)]
                 assert (inner == colour_of(int(label))).all()
-            expected = expected_labels(out["mosaic"], source, fmt)
-            assert Counter(out["labels"].tolist()) == expected
+            must, may = expected_labels(out["mosaic"], source, fmt)
+            assert must <= Counter(out["labels"].tolist()) <= may
 
     @settings(max_examples=60)
     @given(data=st.data(), seed=st.integers(0, 2**32 - 1), many=st.booleans())
@@ -325,6 +329,51 @@ class TestMapTargets:
             assert mask.dtype == dtype
             np.testing.assert_array_equal(mask.astype(np.int64), expected)
 
+    @pytest.mark.parametrize(
+        ("fmt", "min_area"), [("pascal_voc", 0.0), ("coco", 0.0), ("pascal_voc", 0.01)]
+    )  # row by row, vectorised, filtered
+    def test_a_box_between_pixel_centres_is_dropped(self, fmt: BoxFormat, min_area: float) -> None:
+        # a 40x40 image letterboxed to 10x10 (1/4): the 1x4 box lands on [0, 0.25] x
+        # [0, 1], where no pixel centre is (column 0 reads the image's column 2): it was
+        # kept, with an empty mask; the 3x4 box at the right edge holds column 9's centre
+        boxes = [(0, 0, 1, 4), (10, 10, 30, 30), (37, 8, 40, 12)]
+        image, masks = np.zeros((40, 40, 3), np.uint8), np.zeros((3, 40, 40), np.uint8)
+        for k, (x0, y0, x1, y1) in enumerate(boxes):
+            image[y0:y1, x0:x1] = colour_of(k + 1)
+            masks[k, y0:y1, x0:x1] = 1
+        pixels = np.array(boxes, np.float64)
+        sample = {"image": image, "labels": np.array([1, 2, 3]), "masks": masks,
+                  "bboxes": from_xyxy(pixels, fmt, (40, 40))}  # fmt: skip
+        layout = MosaicGrid(interpolation=cv2.INTER_NEAREST_EXACT)
+        targets = Targets(box_format=fmt, min_area=min_area)
+        out = MosaicDataset([sample], seed=0, output_size=10, p=0.0, layout=layout,
+                            targets=targets)[0]  # fmt: skip
+        np.testing.assert_array_equal(out["labels"], [2, 3])
+        expected = from_xyxy(np.array([[2.5, 2.5, 7.5, 7.5], [9.25, 2.0, 10.0, 3.0]]),
+                             fmt, (10, 10))  # fmt: skip
+        np.testing.assert_allclose(out["bboxes"], expected)
+        assert [int(m.sum()) for m in out["masks"]] == [25, 1]
+
+    @pytest.mark.parametrize(("seed", "label"), [(7, 2), (21, 3), (30, 0)])
+    def test_a_rotated_sliver_that_holds_no_pixel_centre_is_dropped(
+        self, seed: int, label: int
+    ) -> None:
+        # a rotating affine kept boxes that the output's edge cut to slivers between two
+        # pixel centres (0.04 to 0.4 px): their objects showed no pixel, masks empty
+        boxes = [(2, 2, 18, 18), (22, 2, 38, 18), (2, 22, 18, 38), (22, 22, 38, 38)]
+        image, masks = np.zeros((40, 40, 3), np.uint8), np.zeros((4, 40, 40), np.uint8)
+        for k, (x0, y0, x1, y1) in enumerate(boxes):
+            image[y0:y1, x0:x1] = colour_of(k + 1)
+            masks[k, y0:y1, x0:x1] = 1
+        sample = {"image": image, "bboxes": np.array(boxes, np.float64),
+                  "labels": np.arange(4), "masks": masks}  # fmt: skip
+        affine = MosaicAffine(degrees=10.0, translate=0.5, scale=0.0)
+        mosaic = MosaicDataset([sample], seed=seed, output_size=40, p=0.0, affine=affine,
+                               keying="sample")  # fmt: skip
+        out = mosaic[0]
+        assert label not in out["labels"].tolist()
+        assert all(mask.any() for mask in out["masks"])
+
     def test_a_kept_box_whose_polygon_does_not_show_goes_with_its_fields_and_mask(
         self,
     ) -> None:
@@ -381,6 +430,47 @@ class TestMapTargets:
             out["bboxes"], [[5.0 * scale, 10.0 * scale, 25.0 * scale, 30.0 * scale]]
         )
         np.testing.assert_allclose(out["segments"][0], polygon * scale, atol=1e-5)
+
+    @pytest.mark.parametrize("warped", [False, True])
+    def test_an_array_polygon_cut_to_more_points_keeps_its_objects_box(self, warped: bool) -> None:
+        # a (1, 4, 2) diamond cut to 5 or 6 points was resampled to 4 taken evenly by
+        # index (corners cut off) and its box taken from those: boxes missed their
+        # objects' pixels by up to 46 px; the box is that of the cut polygon's pixels,
+        # as for a list, and the 4 points keep the cut polygon's extremes
+        outputs = []
+        if warped:  # letterboxed, rotated and moved half out of the output
+            diamond = np.array([[20.0, 2.0], [38.0, 20.0], [20.0, 38.0], [2.0, 20.0]], np.float32)
+            hw, box = (40, 40), [2.0, 2.0, 38.0, 38.0]
+            affine = MosaicAffine(degrees=20.0, translate=0.5, scale=0.0)
+            options: dict[str, Any] = {"seed": 1, "output_size": 40, "p": 0.0, "affine": affine}
+        else:  # one 1x1 cell, 20x20, the tile covering it: x in [10, 30] shows at [0, 20]
+            diamond = np.array([[12.0, 4.0], [18.0, 10.0], [12.0, 16.0], [6.0, 10.0]], np.float32)
+            hw, box = (20, 40), [6.0, 4.0, 18.0, 16.0]
+            options = {"seed": 0, "output_size": 20,
+                       "layout": MosaicGrid(grid=(1, 1), scale_mode="fill")}  # fmt: skip
+        for segments in (diamond[None], [diamond]):
+            sample = {"image": np.zeros((*hw, 3), np.uint8), "labels": np.array([1]),
+                      "segments": segments, "bboxes": np.array([box])}  # fmt: skip
+            outputs.append(MosaicDataset([sample], keying="sample", **options)[0])
+        array, listed = outputs
+        (polygon,), (cut,) = array["segments"], listed["segments"]
+        assert len(polygon) == 4 < len(cut)
+        np.testing.assert_array_equal(array["bboxes"], listed["bboxes"])
+        np.testing.assert_array_equal(polygon.min(axis=0), cut.min(axis=0))
+        np.testing.assert_array_equal(polygon.max(axis=0), cut.max(axis=0))
+        assert all(point in cut.tolist() for point in polygon.tolist())
+
+    def test_an_array_polygons_box_is_its_objects_pixels_box(self) -> None:
+        diamond = np.array([[12.0, 4.0], [18.0, 10.0], [12.0, 16.0], [6.0, 10.0]], np.float32)
+        image = np.zeros((20, 40, 3), np.uint8)
+        image[fill(diamond, (0, 20, 0, 40)) == 1] = 200
+        sample = {"image": image, "labels": np.array([1]), "segments": diamond[None],
+                  "bboxes": np.array([[6.0, 4.0, 18.0, 16.0]])}  # fmt: skip
+        layout = MosaicGrid(grid=(1, 1), scale_mode="fill", interpolation=cv2.INTER_NEAREST_EXACT)
+        out = MosaicDataset([sample], seed=0, output_size=20, layout=layout)[0]
+        ys, xs = np.nonzero(out["image"][:, :, 0] == 200)
+        np.testing.assert_array_equal(out["bboxes"], [[0, ys.min(), xs.max() + 1, ys.max() + 1]])
+        np.testing.assert_array_equal(out["bboxes"], [pixels_box(out["segments"][0], 20)])
 
     def test_a_polygon_along_its_images_edges_shows_whole(self) -> None:
         # its fill would draw a column and a row past the image: the object's pixels are

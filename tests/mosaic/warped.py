@@ -110,6 +110,56 @@ def tile_box(record: dict[str, Any], k: int, box: Sequence[float]) -> tuple[floa
     return enclosing(clip_polygon(mapped_corners(canvas, matrix), record["hw"]))
 
 
+#: How far (output pixels) the oracle's arithmetic may stray from the library's: a centre
+#: closer than this to an edge it is tested against may go either way.
+TIE = 1e-7
+
+
+def centre_between(low: float, high: float, far: float = 1e-3) -> tuple[bool, bool]:
+    """Whether ``[low, high - far)`` holds a pixel centre ``j + 0.5``: certainly, possibly.
+
+    The axis-aligned rule for a box to show a pixel (``rankaug.mosaic.centres``, ``far``
+    its ``TOLERANCE``), computed here in other arithmetic: a centre within :data:`TIE`
+    of either end may go either way.
+    """
+    first = math.ceil(low - 0.5 + TIE)  # the first centre surely at or past low
+    maybe = math.ceil(low - 0.5 - TIE)
+    return first + 0.5 < high - far - TIE, maybe + 0.5 < high - far + TIE
+
+
+def box_shows(box: Sequence[float]) -> tuple[bool, bool]:
+    """Whether an output box (xyxy, unmirrored) holds a pixel centre: surely, possibly."""
+    (sure_x, may_x), (sure_y, may_y) = (
+        centre_between(box[0], box[2]),
+        centre_between(box[1], box[3]),
+    )
+    return sure_x and sure_y, may_x and may_y
+
+
+def warped_shows(
+    record: dict[str, Any], k: int, box: Sequence[float], hw: tuple[int, int]
+) -> tuple[bool, bool]:
+    """Whether tile ``k``'s source ``box`` shows a pixel under a warp: surely, possibly.
+
+    Some output pixel's centre has its preimage in the box clipped to the tile's visible
+    canvas window (sure farther than :data:`EDGE` inside it, possible within that of it).
+    """
+    affine = record["affine"]
+    to_canvas = invert(affine["matrix"])
+    x0, y0, x1, y1 = record["dst"][k]
+    placed = apply(to_canvas, *apply(affine["maps"][k], np.array(box[0::2]), np.array(box[1::2])))
+    left, top = max(float(placed[0][0]), x0), max(float(placed[1][0]), y0)
+    right, bottom = min(float(placed[0][1]), x1), min(float(placed[1][1]), y1)
+    height, width = hw
+    cx, cy = apply(to_canvas, np.arange(width)[None, :] + 0.5, np.arange(height)[:, None] + 0.5)
+
+    def inside(margin: float) -> bool:
+        return bool(((cx >= left + margin) & (cx < right - margin) & (cy >= top + margin)
+                     & (cy < bottom - margin)).any())  # fmt: skip
+
+    return inside(EDGE), inside(-EDGE)
+
+
 def _nearest(value: float) -> int:
     """``round(value)``, for an example whose edges are not float error away from a tie.
 
