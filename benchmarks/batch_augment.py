@@ -164,7 +164,8 @@ def device_checks(device: torch.device, batch: int, size: int) -> dict[str, Any]
     got, expected = _param_rows(params), _param_rows(cpu_params)
     diff = float((got - expected).abs().max())
     close = bool(torch.allclose(got, expected, rtol=1e-6, atol=1e-6))
-    keys = {d: DrawKeys.of_samples(3, index, torch.full((batch,), 2), d) for d in ("cpu", device)}
+    epochs = torch.full((batch,), 2)
+    keys = {d: DrawKeys.of_samples(3, cpu.stream, index, epochs, d) for d in ("cpu", device)}
     shape = torch.Size((batch, 7))
     uniforms = [
         keys[d].uniform(shape, (0, 1, 2), torch.device(d), torch.float32).cpu() for d in keys

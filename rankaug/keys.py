@@ -11,13 +11,14 @@ feeds :class:`numpy.random.SeedSequence`. The layout (version 1) is::
     SAMPLE       0x0001_0002   ...                 epoch, index lo, index hi
     SAMPLE_RANK  0x0001_0003   ...                 epoch, index lo, index hi, rank
     WORKER_INIT  0x0001_0004   seed lo,hi          rank, worker_id, loader seed lo, hi
-    BATCH_SAMPLE 0x0001_0005   seed lo,hi          epoch, index lo, index hi
-    BATCH_STEP   0x0001_0006   seed lo,hi          rank, epoch, step lo, hi, position
+    BATCH_SAMPLE 0x0001_0005   ...                 epoch, index lo, index hi
+    BATCH_STEP   0x0001_0006   ...                 rank, epoch, step lo, hi, position
     SAMPLE_ID    0x0001_0007   ...                 epoch, sample id lo, sample id hi
 
-``WORKER_INIT`` (:class:`~rankaug.WorkerSeeder`) has no stream word either: its
-fields start at word 4. The two ``BATCH_`` domains (:class:`~rankaug.BatchAugment`)
-have no stream word; they are hashed on the batch's device, not fed to ``SeedSequence``.
+``WORKER_INIT`` (:class:`~rankaug.WorkerSeeder`) has no stream word: its fields start
+at word 4. The two ``BATCH_`` domains (:class:`~rankaug.BatchAugment`, whose stream
+word tells two augmentations with the same seed apart) are hashed on the batch's
+device (MurmurHash3, :mod:`rankaug.batch._keys`), not fed to ``SeedSequence``.
 
 ``MAGIC`` is ``0x726B6167`` ("rkag"). Every field has a fixed width (64-bit values take
 two words, low word first), every domain has a fixed length, and the domain tag names
@@ -89,8 +90,15 @@ LAYOUTS: Final[dict[Domain, tuple[tuple[str, int], ...]]] = {
     Domain.SAMPLE: (("seed", 64), ("stream", 32), ("epoch", 32), ("index", 64)),
     Domain.SAMPLE_RANK: (("seed", 64), ("stream", 32), ("epoch", 32), ("index", 64), ("rank", 32)),
     Domain.WORKER_INIT: (("seed", 64), ("rank", 32), ("worker_id", 32), ("loader_seed", 64)),
-    Domain.BATCH_SAMPLE: (("seed", 64), ("epoch", 32), ("index", 64)),
-    Domain.BATCH_STEP: (("seed", 64), ("rank", 32), ("epoch", 32), ("step", 64), ("position", 32)),
+    Domain.BATCH_SAMPLE: (("seed", 64), ("stream", 32), ("epoch", 32), ("index", 64)),
+    Domain.BATCH_STEP: (
+        ("seed", 64),
+        ("stream", 32),
+        ("rank", 32),
+        ("epoch", 32),
+        ("step", 64),
+        ("position", 32),
+    ),
     Domain.SAMPLE_ID: (("seed", 64), ("stream", 32), ("epoch", 32), ("sample_id", 64)),
 }
 
@@ -240,15 +248,20 @@ def stream_id(name: str | int) -> int:
     Returns:
         The stream word.
 
+    Raises:
+        TypeError: If ``name`` is neither a string nor an integer.
+        ValueError: If an integer is out of range.
+
     >>> stream_id(5)
     5
     >>> stream_id("rankaug.RandomAugmentWrapper/0") == stream_id("rankaug.MosaicDataset/0")
     False
     """
-    if isinstance(name, str):
-        digest = hashlib.blake2b(name.encode("utf-8"), digest_size=4).digest()
+    checked = checks.stream(name)
+    if isinstance(checked, str):
+        digest = hashlib.blake2b(checked.encode("utf-8"), digest_size=4).digest()
         return int.from_bytes(digest, "little")
-    return checks.uint(name, "stream", 32)
+    return checked
 
 
 def key_words(

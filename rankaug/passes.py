@@ -5,9 +5,13 @@ rankaug wrapper a plain ``int`` where :class:`~rankaug.EpochSampler` gave an
 :class:`~rankaug.EpochIndex`. Inside a DataLoader fetch the batch being fetched is
 still at hand, in the frame of PyTorch's ``_MapDatasetFetcher.fetch``, in the main
 process and in every worker (torchdata's ``StatefulDataLoader`` uses it too): when its
-indices carry one epoch, that is the sample's epoch, exactly. Outside a fetch, an
-``EpochSampler`` pass running in the process means the epoch was lost: the wrapper
-falls back to its ``set_epoch`` value and warns, once.
+indices carry one epoch, that is the sample's epoch, exactly. The frame is looked for
+at any depth of the calling thread's stack, then in the process's other threads: a
+thread pool that loads a batch for the fetch (a dataset's ``__getitems__``) runs outside
+the fetch's stack, while the thread that fetches waits for it (a worker fetches one
+batch at a time). Outside any fetch, the epoch was lost when an ``EpochSampler`` pass
+runs in the process, or, in a worker, when the worker has fetched a batch of indices
+that carry their epoch: the wrapper falls back to its ``set_epoch`` value and warns, once.
 
 Nothing here runs while the process has never made an EpochIndex, nor for an index
 that carries its epoch.
@@ -17,9 +21,12 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import warnings
+from types import FrameType
 from typing import Final
 
+from rankaug._process import current_pid
 from rankaug.epoch import _CLASSES, EpochIndex
 from rankaug.errors import RankaugWarning
 
@@ -28,11 +35,12 @@ __all__ = ["MIXED", "PLAIN", "UNKNOWN", "begin", "end", "pass_epoch", "warn_lost
 PLAIN: Final = -1
 """No pass epoch to find (no EpochIndex in the batch, or none in this process)."""
 UNKNOWN: Final = -2
-"""Called outside a DataLoader fetch while an EpochSampler pass runs in this process."""
+"""Called outside a DataLoader fetch while an EpochSampler pass runs in this process (or,
+in a worker, after it fetched a batch of one), or while threads fetch batches of several."""
 MIXED: Final = -3
 """The batch being fetched holds indices of several epochs, or some without one."""
 
-_DEPTH: Final = 25  # frames between a wrapper's context() and the fetch, at most
+_PROBE: Final = 32  # stack frames probed by depth; deeper ones are walked one by one
 
 
 def _fetch_code() -> object:
@@ -45,10 +53,12 @@ def _fetch_code() -> object:
 
 _FETCH: Final = _fetch_code()  # compared by identity: a code object's hash is slow
 _last: tuple[object, int] = (None, PLAIN)  # the last batch looked at, and its epoch
+_fetched: tuple[int, int] = (0, PLAIN)  # (pid, epoch) of the last such batch with one
+_NONE: Final = object()  # no fetch on a stack
 
 
 def _batch_epoch(batch: object) -> int:
-    global _last
+    global _last, _fetched
     last = _last
     if last[0] is batch:  # the next sample of the same batch
         return last[1]
@@ -64,11 +74,16 @@ def _batch_epoch(batch: object) -> int:
     else:
         found = PLAIN
     _last = (batch, found)
+    if found >= 0:
+        _fetched = (current_pid(), found)
     return found
 
 
-def pass_epoch() -> int:
+def pass_epoch(in_worker: bool = False) -> int:
     """The epoch of the DataLoader batch being fetched, for an index without one.
+
+    Args:
+        in_worker: Whether this runs in a DataLoader worker.
 
     Returns:
         The epoch, or :data:`PLAIN` (no pass epoch: the ``set_epoch`` value is right),
@@ -80,14 +95,53 @@ def pass_epoch() -> int:
     # From here: 1 is sample_epoch, 2 the wrapper's context(), 3 its __getitem__; the
     # fetch is above.
     # Probing by depth materialises one frame object each, not every frame between.
-    for depth in range(4, _DEPTH):
+    for depth in range(4, _PROBE):
         try:
             frame = get(depth)
-        except ValueError:  # the top of the stack: not in a fetch
-            break
+        except ValueError:  # the top of the stack: not in a fetch on this thread
+            return _elsewhere(in_worker)
         if frame.f_code is _FETCH:
             return _batch_epoch(frame.f_locals.get("possibly_batched_index"))
-    return UNKNOWN if running() else PLAIN
+    batch = _fetch_in(frame.f_back)  # a deep stack: the rest, frame by frame
+    return _elsewhere(in_worker) if batch is _NONE else _batch_epoch(batch)
+
+
+def _fetch_in(frame: FrameType | None) -> object:
+    """The batch of the innermost fetch at or above ``frame``, or :data:`_NONE`."""
+    while frame is not None:
+        if frame.f_code is _FETCH:
+            return frame.f_locals.get("possibly_batched_index")
+        frame = frame.f_back
+    return _NONE
+
+
+def _elsewhere(in_worker: bool) -> int:
+    """The verdict for a call outside a fetch: the batch another thread fetches, if one.
+
+    The thread that called a thread pool's ``map`` in ``__getitems__`` (the worker's
+    own, or the one iterating the loader) waits inside the fetch for its pool: its
+    batch is the one being loaded. Threads fetching batches of different epochs leave
+    the call's unknown. The main thread borrows no batch: a call there outside a fetch
+    (a sample indexed by hand) is no pool's.
+    """
+    me = threading.get_ident()
+    verdicts = set()
+    if me != threading.main_thread().ident:
+        for ident, top in sys._current_frames().items():
+            batch = _NONE if ident == me else _fetch_in(top)
+            if batch is not _NONE:
+                verdicts.add(_batch_epoch(batch))
+    if len(verdicts) == 1:
+        return verdicts.pop()
+    if verdicts or running() or (in_worker and _fetched_epoch() is not None):
+        return UNKNOWN
+    return PLAIN
+
+
+def _fetched_epoch() -> int | None:
+    """The epoch of the last batch this process fetched whose indices carried one."""
+    pid, epoch = _fetched
+    return epoch if pid == current_pid() and epoch >= 0 else None
 
 
 # ------------------------------------------------------------------ running passes
@@ -116,7 +170,9 @@ def running() -> set[int]:
     return {epoch for owner, epoch in list(_RUNNING.values()) if owner == pid}
 
 
-def warn_lost(wrapper: str, index: object, shared: int, verdict: int) -> bool:
+def warn_lost(
+    wrapper: str, index: object, shared: int, verdict: int, in_worker: bool = False
+) -> bool:
     """Warn that ``wrapper[index]`` lost its pass's epoch; ``False`` when it did not.
 
     Args:
@@ -124,9 +180,11 @@ def warn_lost(wrapper: str, index: object, shared: int, verdict: int) -> bool:
         index: The plain index it was given.
         shared: The ``set_epoch`` value it falls back to.
         verdict: :data:`UNKNOWN` or :data:`MIXED`, from :func:`pass_epoch`.
+        in_worker: Whether this runs in a DataLoader worker.
 
     Returns:
-        Whether a warning was given (not when the fallback is the running pass's epoch).
+        Whether a warning was given (not when the fallback is the running pass's epoch,
+        or in a worker the epoch of the batch it fetched last).
     """
     fix = (
         "Hand the EpochIndex on (EpochIndex(j, epoch=i.epoch) for a mapped index; + and - "
@@ -138,14 +196,22 @@ def warn_lost(wrapper: str, index: object, shared: int, verdict: int) -> bool:
             "the DataLoader batch it belongs to holds indices of several epochs, or some "
             "without one, so the pass's epoch is unknown"
         )
-    else:
-        epochs = running()
+    elif (epochs := running()) or not in_worker:
         if not epochs or shared in epochs:
             return False
         cause = (
             f"an EpochSampler pass of epoch {min(epochs)} is running in this process (and "
             "this is no DataLoader fetch): if the index came from that pass, an index map "
             "(Subset's indices[i], i * 2) turned its EpochIndex into a plain int"
+        )
+    else:
+        last = _fetched_epoch()
+        if last is None or shared == last:
+            return False
+        cause = (
+            f"this DataLoader worker fetched a batch of epoch {last} (its indices carried "
+            "it) and this call comes outside any batch fetch (from a thread that outlives "
+            "the fetch, say), or during fetches of several epochs at once"
         )
     warnings.warn(
         f"{wrapper}[{index!r}]: the index carries no epoch although {cause}. It is keyed "

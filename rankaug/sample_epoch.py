@@ -99,11 +99,11 @@ def sample_epoch(index: object, fallback: EpochFallback, in_worker: bool, owner:
     if epoch is not None:
         return epoch
     # 3: the fetched batch's, for a mapped index (none before any EpochIndex was made)
-    verdict = passes.pass_epoch() if _CLASSES else passes.PLAIN
+    verdict = passes.pass_epoch(in_worker) if _CLASSES else passes.PLAIN
     if verdict >= 0:
         return verdict
     # 4: set_epoch's (in a worker, also watched for a change in the middle of its pass)
     epoch = fallback.read_in_worker() if in_worker else fallback.shared.read()
     if verdict != passes.PLAIN and not fallback.lost_warned:
-        fallback.lost_warned = passes.warn_lost(owner, index, epoch, verdict)
+        fallback.lost_warned = passes.warn_lost(owner, index, epoch, verdict, in_worker)
     return epoch

@@ -26,6 +26,22 @@ class TestUint:
             checks.uint(value, "epoch", bits)
 
 
+class TestStream:
+    @pytest.mark.parametrize("value", ["", "view-1", 0, np.uint32(7), 2**32 - 1])
+    def test_accepts_names_and_32_bit_words(self, value: object) -> None:
+        assert checks.stream(value) == (value if isinstance(value, str) else int(value))  # type: ignore[call-overload]
+
+    @pytest.mark.parametrize("value", [True, 1.5, None, b"view"])
+    def test_refuses_other_types_naming_both_forms(self, value: object) -> None:
+        with pytest.raises(TypeError, match=r"^stream must be a name \(a string\) or an integer"):
+            checks.stream(value)
+
+    @pytest.mark.parametrize("value", [-1, 2**32])
+    def test_refuses_out_of_range_words(self, value: int) -> None:
+        with pytest.raises(ValueError, match=rf"^stream must be .* got {value}$"):
+            checks.stream(value)
+
+
 class TestInteger:
     def test_bounds(self) -> None:
         assert checks.integer(3, "n", low=1, high=3) == 3

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import albumentations as A
@@ -11,7 +13,9 @@ import numpy as np
 import pytest
 from torch.utils.data import ConcatDataset, DataLoader, Dataset, SequentialSampler, Subset
 
-from rankaug import EpochIndex, EpochSampler, RandomAugmentWrapper, RankaugWarning
+from rankaug import EpochIndex, EpochSampler, RandomAugmentWrapper, RankaugWarning, passes
+from rankaug._process import current_pid
+from rankaug.sample_epoch import EpochFallback, sample_epoch
 
 
 def augmented(seed: int, count: int = 3) -> RandomAugmentWrapper[Any]:
@@ -19,6 +23,17 @@ def augmented(seed: int, count: int = 3) -> RandomAugmentWrapper[Any]:
     data = [{"image": np.full((8, 8, 3), 30 * i + 20, np.uint8)} for i in range(count)]
     pipeline = A.Compose([A.RandomBrightnessContrast(p=1.0), A.GaussNoise(p=1.0)])
     return RandomAugmentWrapper(data, pipeline, seed=seed, keying="sample")
+
+
+def _noise(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    image = sample["image"]
+    return {"image": image + rng.integers(0, 50, image.shape, dtype=np.uint8)}
+
+
+def drawn(seed: int, count: int) -> RandomAugmentWrapper[Any]:
+    """As :func:`augmented`, with a transform that threads may share (an rng callable)."""
+    data = [{"image": np.full((8, 8, 3), 30 * i + 20, np.uint8)} for i in range(count)]
+    return RandomAugmentWrapper(data, _noise, seed=seed, keying="sample")
 
 
 class Doubled(Dataset[Any]):
@@ -44,6 +59,30 @@ class Shifted(Doubled):
         return self.dataset[index + 1]
 
 
+class Threaded(Dataset[Any]):
+    """Loads a batch with a thread pool (remote storage, say), off the fetch's stack."""
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def __getitem__(self, index: int) -> Any:
+        return self.dataset[index]
+
+    def __getitems__(self, indices: list[int]) -> list[Any]:
+        with ThreadPoolExecutor(2) as pool:
+            return list(pool.map(self.dataset.__getitem__, indices))
+
+
+def nested(dataset: Any, depth: int) -> Any:
+    """``depth`` Subsets, one in another: the fetch lies deep above the wrapper."""
+    for _ in range(depth):
+        dataset = Subset(dataset, list(range(len(dataset))))
+    return dataset
+
+
 def _collate(batch: list[Any]) -> list[Any]:
     return batch
 
@@ -56,6 +95,7 @@ def cases() -> dict[str, tuple[Any, Expected]]:
     first, second = augmented(1), augmented(2)
     concat = ConcatDataset([first, second])
     inner = augmented(3, count=6)
+    shared = drawn(3, count=6)  # the thread pool calls it from two threads at once
     order = [4, 0, 5, 2]
     return {
         "concat": (
@@ -73,6 +113,14 @@ def cases() -> dict[str, tuple[Any, Expected]]:
         "shifted": (
             Shifted(inner),
             lambda i, e: inner[EpochIndex(i + 1, e)]["image"].tobytes(),
+        ),
+        "threaded": (
+            Threaded(Subset(shared, order)),
+            lambda i, e: shared[EpochIndex(order[i], e)]["image"].tobytes(),
+        ),
+        "deep": (
+            nested(inner, 40),
+            lambda i, e: inner[EpochIndex(i, e)]["image"].tobytes(),
         ),
     }
 
@@ -96,11 +144,13 @@ class TestPlainWrappersInALoader:
     @pytest.mark.parametrize(
         ("workers", "persistent"), [(0, False), (2, False), (2, True)], ids=["main", "2w", "2wp"]
     )
-    @pytest.mark.parametrize("name", ["concat", "subset", "doubled", "shifted"])
+    @pytest.mark.parametrize("name", ["concat", "subset", "doubled", "shifted", "threaded", "deep"])
     def test_every_part_is_keyed_with_the_pass_epoch(
         self, name: str, workers: int, persistent: bool
     ) -> None:
-        # Before: ConcatDataset's second part, Subset and maps replayed epoch 0 forever.
+        # Before: ConcatDataset's second part, Subset and maps replayed epoch 0 forever;
+        # then a Subset loaded by a thread pool, or 25 frames or more below the fetch,
+        # replayed it in workers without a warning (and warned in the main process).
         dataset, expected = cases()[name]
         passes = two_passes(dataset, workers, persistent)
         for epoch, images in enumerate(passes):
@@ -112,6 +162,15 @@ class TestPlainWrappersInALoader:
         dataset, expected = cases()["subset"]
         passes = two_passes(dataset, 2, True, context="spawn")
         assert passes == [[expected(i, e) for i in range(len(dataset))] for e in (0, 1)]
+
+    def test_a_loader_iterated_in_a_thread_lends_its_batch_to_its_pool(self) -> None:
+        # a background thread iterates (a prefetcher): the pool borrows that thread's batch
+        dataset, expected = cases()["threaded"]
+        got: list[list[list[bytes]]] = []
+        thread = threading.Thread(target=lambda: got.append(two_passes(dataset, 0, False)))
+        thread.start()
+        thread.join()
+        assert got == [[[expected(i, e) for i in range(len(dataset))] for e in (0, 1)]]
 
     def test_an_epoch_batch_reaches_a_subset_too(self) -> None:
         inner = augmented(4, count=4)
@@ -172,6 +231,24 @@ class TestLostEpochOutsideALoader:
             inner.set_epoch(0)
             running.close()  # type: ignore[attr-defined]  # no pass runs any more
             subset[1]
+
+    def test_a_worker_outside_a_fetch_after_a_batch_of_an_epoch_warns(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # Before: in a worker no pass runs, so a plain index outside any fetch (a thread
+        # that outlives the fetch) took set_epoch's epoch silently.
+        EpochIndex(0, epoch=7)  # the worker has received the pass's indices
+        monkeypatch.setattr(passes, "_fetched", (current_pid(), 7))  # and fetched a batch
+        fallback = EpochFallback()
+        with pytest.warns(RankaugWarning, match=r"X\[3\].*worker fetched a batch of epoch 7"):
+            assert sample_epoch(3, fallback, True, "X") == 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            fallback = EpochFallback()
+            fallback.set(7)  # the fallback is that batch's epoch: nothing is lost
+            assert sample_epoch(3, fallback, True, "X") == 7
+            monkeypatch.setattr(passes, "_fetched", (current_pid() + 1, 7))  # the parent's
+            assert sample_epoch(3, EpochFallback(), True, "X") == 0
 
     def test_a_batch_of_mixed_epochs_warns(self) -> None:
         inner = augmented(9)

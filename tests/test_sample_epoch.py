@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from rankaug import EpochIndex
+import pytest
+
+from rankaug import EpochIndex, passes
 from rankaug.epoch import carrying
 from rankaug.sample_epoch import EpochFallback, sample_epoch
 
@@ -20,7 +22,10 @@ class TestSampleEpoch:
         with carrying(5):
             assert sample_epoch(3, fallback, False, "X") == 5
 
-    def test_set_epoch_is_the_fallback(self) -> None:
+    def test_set_epoch_is_the_fallback(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # as in a worker that has fetched no batch whose indices carry an epoch (a loader
+        # that ran in this process before would make the call below a lost epoch's)
+        monkeypatch.setattr(passes, "_fetched", (0, passes.PLAIN))
         fallback = EpochFallback()
         assert sample_epoch(3, fallback, False, "X") == 0
         fallback.set(7)

@@ -1,8 +1,8 @@
 """Keyed batch augmentation: kornia on whole batches, each sample's parameters from its key.
 
 :class:`BatchAugment` wraps a kornia augmentation or ``AugmentationSequential`` and, per
-call, (1) resolves each sample's key, ``(seed, epoch, index)`` or, without indices,
-``(seed, rank, epoch, step, position)``; (2) draws every sample's parameters with
+call, (1) resolves each sample's key, ``(seed, stream, epoch, index)`` or, without
+indices, ``(seed, stream, rank, epoch, step, position)``; (2) draws every sample's parameters with
 kornia's own ``forward_parameters``, its samplers swapped for keyed ones
 (:mod:`rankaug.batch._kornia`); (3) applies them in one batched kornia call; (4)
 returns the output (and the parameters, on request). No global generator is read or
@@ -25,12 +25,14 @@ from rankaug import checks
 from rankaug.batch import _torchvision
 from rankaug.batch._keys import DrawKeys
 from rankaug.batch._kornia import augmentations, keyed_applying, keyed_drawing
+from rankaug.batch._stream import default_stream
+from rankaug.keys import stream_id
 
 __all__ = ["BatchAugment"]
 
 
 class BatchAugment:
-    """Kornia (or torchvision v2) batch augmentation keyed per sample by ``(seed, epoch, index)``.
+    """Kornia (or torchvision v2) batch augmentation, keyed per sample by its index and epoch.
 
     Args:
         transform: A kornia augmentation or ``AugmentationSequential`` (with its
@@ -47,14 +49,23 @@ class BatchAugment:
             each), and the parameters returned are, per sample, the ``(transform
             name, params)`` its transforms made.
         seed: The run's seed, ``0 <= seed < 2**64``.
+        stream: The key's stream word or name (see :func:`~rankaug.stream_id`). ``None``
+            derives it from the transform's ``repr`` (its augmentations and their
+            arguments), so two different transforms with the same seed draw
+            independently, and the same transform draws the same in every run. Two
+            views of one pipeline (SimCLR) need a stream each: ``stream="view1"``,
+            ``stream="view2"``.
 
     Attributes:
+        stream: The key's 32-bit stream word.
         last_params: The kornia parameters of the latest call (``None`` before one).
 
     Raises:
         TypeError: If ``transform`` is not a kornia augmentation or container or a
-            torchvision v2 transform, or ``seed`` is not an integer.
-        ValueError: If ``seed`` is out of range or a draw cannot be keyed per sample.
+            torchvision v2 transform, ``seed`` is not an integer, or ``stream`` is
+            neither a string nor an integer.
+        ValueError: If ``seed`` or ``stream`` is out of range or a draw cannot be keyed
+            per sample.
 
     >>> import kornia.augmentation as K
     >>> aug = BatchAugment(K.RandomAffine(degrees=30.0, p=1.0), seed=0)
@@ -63,15 +74,19 @@ class BatchAugment:
     >>> alone = aug(images[2:3], index=[7], epoch=0)
     >>> bool((out[2:3] - alone).abs().max() <= 1e-5)
     True
+    >>> flip = BatchAugment(K.RandomHorizontalFlip(), seed=0)
+    >>> flip.stream != BatchAugment(K.RandomVerticalFlip(), seed=0).stream
+    True
     """
 
-    def __init__(self, transform: Any, *, seed: int) -> None:
+    def __init__(self, transform: Any, *, seed: int, stream: int | str | None = None) -> None:
         self._torchvision = _torchvision.is_torchvision(transform)
         if self._torchvision:
             _torchvision.check(transform)
         self._augs = [] if self._torchvision else augmentations(transform)
         self.transform = transform
         self.seed = checks.uint(seed, "seed", 64)
+        self.stream = stream_id(default_stream(transform) if stream is None else stream)
         self.epoch = 0
         self.step = 0
         self.last_params: Any = None
@@ -99,7 +114,7 @@ class BatchAugment:
             index: The samples' dataset indices: a sequence of ints or ``EpochIndex``
                 values, or a numpy integer array or int tensor of shape ``(B,)`` (a
                 tensor on the batch's device is used there, its values unchecked).
-                Without it, the keys are ``(seed, rank, epoch, step, position)``:
+                Without it, the keys are ``(seed, stream, rank, epoch, step, position)``:
                 ``step`` counts the calls of this wrapper and ``rank`` is
                 torch.distributed's (0 if not initialised), so the same batch differs
                 across ranks and steps but not with its indices.
@@ -186,7 +201,7 @@ class BatchAugment:
             self.step += 1
             rank = _rank()
             plain = self.epoch if epoch is None else _batch_epoch(epoch, size)
-            return DrawKeys.of_step(self.seed, rank, plain, step, size, images.device)
+            return DrawKeys.of_step(self.seed, self.stream, rank, plain, step, size, images.device)
         indices = _column(index, "index", size, 64)
         if epoch is None:
             carried = [getattr(value, "epoch", None) for value in _values(index)]
@@ -197,7 +212,7 @@ class BatchAugment:
                 )
             epoch = carried if carried and None not in carried else self.epoch
         epochs = _column(epoch, "epoch", size, 32)
-        return DrawKeys.of_samples(self.seed, indices, epochs, images.device)
+        return DrawKeys.of_samples(self.seed, self.stream, indices, epochs, images.device)
 
 
 def _batch_epoch(epoch: Any, size: int) -> int:
@@ -213,7 +228,7 @@ def _batch_epoch(epoch: Any, size: int) -> int:
     if isinstance(epoch, torch.Tensor | np.ndarray | Sequence) and not isinstance(epoch, str):
         raise ValueError(
             f"epoch has one value per sample ({len(epoch)} given), which needs index=: "
-            "without index= the batch's keys are (seed, rank, epoch, step, position), one "
+            "without index= the batch's keys are (seed, stream, rank, epoch, step, position), one "
             "epoch for the batch; pass index= the samples' dataset indices, or one epoch"
         )
     return checks.uint(epoch, "epoch", 32)

@@ -1,12 +1,14 @@
 """The keys of a batch: one hash state per sample, and the keyed uniforms drawn from it.
 
-A sample's key is ``(seed, epoch, index)`` (domain ``BATCH_SAMPLE``) or, for a batch
-given without indices, ``(seed, rank, epoch, step, position)`` (domain ``BATCH_STEP``),
-laid out as :mod:`rankaug.keys` specifies. :class:`DrawKeys` absorbs the words every
-sample shares once, in Python, and the per-sample words as tensors on the batch's
-device. A draw is named by ``(augmentation, sampler, count)`` (:func:`draw_word`):
-element ``e`` of sample ``b``'s row is ``fmix32(absorb(absorb(state_b, draw), e))``,
-hashed with integer ops only, so it is the same on every device and in every batch.
+A sample's key is ``(seed, stream, epoch, index)`` (domain ``BATCH_SAMPLE``) or, for a
+batch given without indices, ``(seed, stream, rank, epoch, step, position)`` (domain
+``BATCH_STEP``), laid out as :mod:`rankaug.keys` specifies. The stream word tells two
+``BatchAugment`` instances with the same seed apart (:mod:`rankaug.batch._stream`).
+:class:`DrawKeys` absorbs the words every sample shares once, in Python, and the
+per-sample words as tensors on the batch's device. A draw is named by ``(augmentation,
+sampler, count)`` (:func:`draw_word`): element ``e`` of sample ``b``'s row is
+``fmix32(absorb(absorb(state_b, draw), e))``, hashed with integer ops only, so it is the
+same on every device and in every batch.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from rankaug.keys import Domain, KeyTemplate
 class DrawKeys:
     """The hash states of one batch's samples (a ``(B,)`` int64 tensor).
 
-    >>> keys = DrawKeys.of_samples(7, torch.tensor([3, 3, 4]), torch.tensor([0, 0, 0]), "cpu")
+    >>> index, epoch = torch.tensor([3, 3, 4]), torch.tensor([0, 0, 0])
+    >>> keys = DrawKeys.of_samples(7, 0, index, epoch, "cpu")
     >>> u = keys.uniform(torch.Size((3, 2)), (0, 0, 0), torch.device("cpu"), torch.float32)
     >>> bool((u[0] == u[1]).all()), bool((u[0] != u[2]).all()), u.shape
     (True, True, torch.Size([3, 2]))
@@ -37,11 +40,17 @@ class DrawKeys:
 
     @classmethod
     def of_samples(
-        cls, seed: int, index: torch.Tensor, epoch: torch.Tensor, device: torch.device | str
+        cls,
+        seed: int,
+        stream: int,
+        index: torch.Tensor,
+        epoch: torch.Tensor,
+        device: torch.device | str,
     ) -> DrawKeys:
-        """Per-sample keys ``(seed, epoch, index)``; ``index`` and ``epoch`` are int64 ``(B,)``."""
-        words = KeyTemplate(Domain.BATCH_SAMPLE, seed=seed).words(epoch=0, index=0).tolist()
-        prefix = _hash.absorb_words(words[:4])
+        """Per-sample keys ``(seed, stream, epoch, index)``; ``index``, ``epoch`` int64 ``(B,)``."""
+        template = KeyTemplate(Domain.BATCH_SAMPLE, seed=seed, stream=stream)
+        words = template.words(epoch=0, index=0).tolist()
+        prefix = _hash.absorb_words(words[:5])  # magic, domain, seed lo, seed hi, stream
         index = index.to(device=device, dtype=torch.int64)
         state = torch.full(index.shape, prefix, dtype=torch.int64, device=device)
         state = _hash.absorb(state, epoch.to(device=device, dtype=torch.int64))
@@ -50,10 +59,19 @@ class DrawKeys:
 
     @classmethod
     def of_step(
-        cls, seed: int, rank: int, epoch: int, step: int, size: int, device: torch.device | str
+        cls,
+        seed: int,
+        stream: int,
+        rank: int,
+        epoch: int,
+        step: int,
+        size: int,
+        device: torch.device | str,
     ) -> DrawKeys:
-        """Keys ``(seed, rank, epoch, step, position)`` for a batch of ``size`` without indices."""
-        template = KeyTemplate(Domain.BATCH_STEP, seed=seed, rank=rank, epoch=epoch, step=step)
+        """Keys ``(seed, stream, rank, epoch, step, position)`` for ``size`` unindexed samples."""
+        template = KeyTemplate(
+            Domain.BATCH_STEP, seed=seed, stream=stream, rank=rank, epoch=epoch, step=step
+        )
         words = template.words(position=0).tolist()
         prefix = _hash.absorb_words(words[:-1])
         state = torch.full((size,), prefix, dtype=torch.int64, device=device)
@@ -87,7 +105,8 @@ class DrawKeys:
     def seeds(self, draw: tuple[int, int, int]) -> list[int]:
         """One 63-bit torch seed per sample for ``draw`` (two hashed words, on the CPU).
 
-        >>> keys = DrawKeys.of_samples(7, torch.tensor([3, 3, 4]), torch.tensor([0, 0, 0]), "cpu")
+        >>> index, epoch = torch.tensor([3, 3, 4]), torch.tensor([0, 0, 0])
+        >>> keys = DrawKeys.of_samples(7, 0, index, epoch, "cpu")
         >>> a, b, c = keys.seeds((0, 0xFD, 0))
         >>> a == b != c and 0 <= a < 2**63
         True

@@ -66,6 +66,7 @@ from rankaug.checks.numbers import (
     real_range,
     schedule,
     scheduled,
+    stream,
     uint,
 )
 from rankaug.checks.rows import finite_points, finite_rows, row_error
@@ -107,6 +108,7 @@ __all__ = [
     "schedule",
     "scheduled",
     "sequence",
+    "stream",
     "uint",
     "weight_tuple",
     "weights",

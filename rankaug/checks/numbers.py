@@ -1,4 +1,4 @@
-"""Numbers: integers, unsigned key fields, bools, reals, probabilities, pairs and ranges."""
+"""Numbers: integers, key fields (unsigned, streams), bools, reals, probabilities, ranges."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ __all__ = [
     "probability",
     "real",
     "real_range",
+    "stream",
     "uint",
 ]
 
@@ -85,6 +86,38 @@ def uint(value: object, name: str, bits: int) -> int:
         raise type_error(name, expected, value)
     number: int = int(value)  # type: ignore[call-overload]
     if not 0 <= number < (1 << bits):
+        raise value_error(name, expected, number)
+    return number
+
+
+def stream(value: object, name: str = "stream") -> int | str:
+    """A key's stream: a name (any string) or a 32-bit word, ``0 <= value < 2**32``.
+
+    Args:
+        value: The candidate.
+        name: The argument's name.
+
+    Returns:
+        The name, or the word as a Python ``int``.
+
+    Raises:
+        TypeError: If ``value`` is neither a string nor an integer.
+        ValueError: If an integer is out of range.
+
+    >>> stream("view-2"), stream(np.uint32(7))
+    ('view-2', 7)
+    >>> stream(1.5)
+    Traceback (most recent call last):
+    ...
+    TypeError: stream must be a name (a string) or an integer in [0, 2**32), got 1.5 of type float
+    """
+    if isinstance(value, str):
+        return value
+    expected = "a name (a string) or an integer in [0, 2**32)"
+    if not is_int(value):
+        raise type_error(name, expected, value)
+    number: int = int(value)  # type: ignore[call-overload]
+    if not 0 <= number < (1 << 32):
         raise value_error(name, expected, number)
     return number
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -222,10 +223,9 @@ class TestBatchAugment:
         transform = K.RandomRotation(30.0, p=1.0)
         held = transform._param_generator.sampler_dict
         index, epoch = torch.tensor([4, 9]), torch.tensor([2, 2])
-        _, params = BatchAugment(transform, seed=8)(
-            _images(2), index=index, epoch=epoch, return_params=True
-        )
-        keys = DrawKeys.of_samples(8, index, epoch, "cpu")
+        aug = BatchAugment(transform, seed=8)
+        _, params = aug(_images(2), index=index, epoch=epoch, return_params=True)
+        keys = DrawKeys.of_samples(8, aug.stream, index, epoch, "cpu")
         u = keys.uniform(torch.Size((2,)), (0, 0, 0), torch.device("cpu"), torch.float32)
         assert torch.equal(params["degrees"], -30.0 + 60.0 * u)  # augmentation 0, sampler 0
         assert transform._param_generator.sampler_dict is held  # plain kornia again
@@ -281,6 +281,62 @@ class TestBatchAugment:
         assert torch.equal(aug(images, index=index, epoch=np.full(4, 5, np.int32)), listed)
         short = aug(images[:2], index=np.arange(2), epoch=np.int64(5))
         assert torch.equal(short, aug(images[:2], index=[0, 1], epoch=5))
+
+    def test_two_augmentations_with_one_seed_draw_apart(self) -> None:
+        # Before: the keys had no stream word, so two BatchAugments with one seed drew
+        # alike: a flip gated exactly the samples a jitter gated (the guide's pair),
+        # a vertical flip the horizontal flip's, and RandomAffine's angles were
+        # RandomRotation's degrees.
+        images, index = _images(64, side=8), list(range(64))
+
+        def params(transform: Any) -> Any:
+            aug = BatchAugment(transform, seed=0)
+            return aug(images, index=index, epoch=0, return_params=True)[1]
+
+        hflip = params(K.RandomHorizontalFlip(p=0.5))["batch_prob"]
+        assert not torch.equal(hflip, params(K.RandomVerticalFlip(p=0.5))["batch_prob"])
+        assert not torch.equal(hflip, params(K.ColorJitter(0.3, 0.3, 0.3, p=0.5))["batch_prob"])
+        wrapped = params(K.AugmentationSequential(K.RandomHorizontalFlip(p=0.5)))
+        assert not torch.equal(hflip, wrapped[0].data["batch_prob"])
+        angles = params(K.RandomAffine(degrees=30.0, p=1.0))["angle"]
+        assert (
+            _shared_rows(angles[:, None], params(K.RandomRotation(30.0, p=1.0))["degrees"][:, None])
+            == 0
+        )
+
+    def test_one_pipeline_draws_alike_and_views_take_a_stream(self) -> None:
+        images, index = _images(16, side=8), list(range(16))
+
+        def view(**stream: Any) -> torch.Tensor:
+            aug = BatchAugment(K.ColorJitter(0.4, 0.4, 0.4, 0.1, p=1.0), seed=0, **stream)
+            return aug(images, index=index, epoch=0)
+
+        assert torch.equal(view(), view())  # built twice: the same pipeline, the same draws
+        assert torch.equal(view(stream="view1"), view(stream="view1"))
+        assert not torch.equal(view(stream="view1"), view(stream="view2"))
+        assert BatchAugment(K.RandomHorizontalFlip(), seed=0, stream=5).stream == 5
+
+    @pytest.mark.slow  # two new interpreters
+    def test_the_default_stream_is_the_same_in_every_process(self) -> None:
+        code = (
+            "import kornia.augmentation as K, rankaug; print(rankaug.BatchAugment("
+            "K.AugmentationSequential(K.RandomAffine(15.0), K.ColorJitter(0.2, p=0.5)), "
+            "seed=0).stream)"
+        )
+        here = BatchAugment(
+            K.AugmentationSequential(K.RandomAffine(15.0), K.ColorJitter(0.2, p=0.5)), seed=0
+        ).stream
+        streams = {
+            subprocess.run(
+                [sys.executable, "-c", code],
+                capture_output=True,
+                text=True,
+                check=True,
+                env={**os.environ, "PYTHONHASHSEED": salt},
+            ).stdout.strip()
+            for salt in ("1", "2")
+        }
+        assert streams == {str(here)}
 
     @settings(max_examples=10, deadline=None)
     @given(
@@ -415,6 +471,10 @@ class TestBatchAugmentRefusals:
             BatchAugment(lambda x: x, seed=0)
         with pytest.raises(ValueError, match="seed"):
             BatchAugment(K.RandomAffine(10.0), seed=-1)
+        with pytest.raises(TypeError, match=r"stream must be a name \(a string\) or an integer"):
+            BatchAugment(K.RandomAffine(10.0), seed=0, stream=1.5)
+        with pytest.raises(ValueError, match=r"stream must be .* got 4294967296"):
+            BatchAugment(K.RandomAffine(10.0), seed=0, stream=2**32)
         with pytest.raises(ValueError, match=r"index must have one value per sample \(2\), got 3"):
             aug(_images(2), index=[0, 1, 2], epoch=0)
         with pytest.raises(ValueError, match=r"images must be a \(B, C, H, W\) tensor, got shape"):

@@ -12,6 +12,8 @@ from rankaug.batch._keys import DrawKeys, draw_word
 from rankaug.keys import Domain, KeyTemplate
 
 CPU = torch.device("cpu")
+PINNED = [0.44018059968948364, 0.7005702257156372]
+PINNED_STREAM_7 = [0.6263106465339661, 0.7069334387779236]
 
 
 class TestHash:
@@ -38,20 +40,24 @@ class TestDrawKeys:
     @pytest.mark.parametrize("index", [0, 7, 2**32 + 3, 2**63 + 5, 2**64 - 1])
     def test_sample_states_hash_the_template_words(self, index: int) -> None:
         signed = index - 2**64 if index >> 63 else index
-        keys = DrawKeys.of_samples(2**40 + 9, torch.tensor([signed]), torch.tensor([3]), CPU)
-        words = KeyTemplate(Domain.BATCH_SAMPLE, seed=2**40 + 9).words(epoch=3, index=index)
+        keys = DrawKeys.of_samples(2**40 + 9, 11, torch.tensor([signed]), torch.tensor([3]), CPU)
+        template = KeyTemplate(Domain.BATCH_SAMPLE, seed=2**40 + 9, stream=11)
+        words = template.words(epoch=3, index=index)
         assert keys.states.tolist() == [_hash.absorb_words(words.tolist())]
 
     def test_step_states_hash_the_template_words(self) -> None:
-        keys = DrawKeys.of_step(5, 1, 2, 2**33, 3, CPU)
-        template = KeyTemplate(Domain.BATCH_STEP, seed=5, rank=1, epoch=2, step=2**33)
+        keys = DrawKeys.of_step(5, 11, 1, 2, 2**33, 3, CPU)
+        template = KeyTemplate(Domain.BATCH_STEP, seed=5, stream=11, rank=1, epoch=2, step=2**33)
         expected = [_hash.absorb_words(template.words(position=p).tolist()) for p in range(3)]
         assert keys.states.tolist() == expected
 
-    def test_values_are_pinned(self) -> None:  # changing the scheme changes users' batches
-        keys = DrawKeys.of_samples(0, torch.tensor([0, 1]), torch.tensor([0, 0]), CPU)
+    @pytest.mark.parametrize(("stream", "pinned"), [(0, PINNED), (7, PINNED_STREAM_7)])
+    def test_values_are_pinned(self, stream: int, pinned: list[float]) -> None:
+        # changing the scheme changes users' batches (adding the stream word to the
+        # BATCH_ keys changed these)
+        keys = DrawKeys.of_samples(0, stream, torch.tensor([0, 1]), torch.tensor([0, 0]), CPU)
         u = keys.uniform(torch.Size((2,)), (0, 0, 0), CPU, torch.float32)
-        assert u.tolist() == PINNED
+        assert u.tolist() == pinned
 
     def test_draw_words_are_fixed_width_fields(self) -> None:
         words = {
@@ -63,9 +69,6 @@ class TestDrawKeys:
             draw_word(1024, 0, 0)
 
     def test_a_batch_level_shape_is_refused(self) -> None:
-        keys = DrawKeys.of_samples(0, torch.tensor([0, 1]), torch.tensor([0, 0]), CPU)
+        keys = DrawKeys.of_samples(0, 0, torch.tensor([0, 1]), torch.tensor([0, 0]), CPU)
         with pytest.raises(ValueError, match=r"batch-level value of shape \(1,\) for a batch of 2"):
             keys.uniform(torch.Size((1,)), (4, 0, 0), CPU, torch.float32)
-
-
-PINNED = [0.7312384843826294, 0.11369168758392334]

@@ -30,7 +30,7 @@ class TestKeyedDrawing:
         flip = K.RandomHorizontalFlip(p=0.5)
         seq = K.AugmentationSequential(K.ImageSequential(flip), K.ImageSequential(flip))
         images = torch.arange(4.0).expand(256, 1, 1, 4).clone()  # every row reads 0 1 2 3
-        out, params = BatchAugment(seq, seed=0)(
+        out, params = BatchAugment(seq, seed=0, stream=1)(
             images, index=list(range(256)), epoch=0, return_params=True
         )
         first, second = (child["batch_prob"] for child in _children(params))
@@ -40,7 +40,7 @@ class TestKeyedDrawing:
         flipped = (out[:, 0, 0, 0] == 3).float().mean().item()
         assert 0.3 < flipped < 0.7
         alone = K.AugmentationSequential(K.ImageSequential(K.RandomHorizontalFlip(p=0.5)))
-        _, once = BatchAugment(alone, seed=0)(
+        _, once = BatchAugment(alone, seed=0, stream=1)(  # one stream: the same keys
             images, index=list(range(256)), epoch=0, return_params=True
         )
         (gate,) = (child["batch_prob"] for child in _children(once))
@@ -50,13 +50,13 @@ class TestKeyedDrawing:
         jitter = K.ColorJitter(0.3, 0.3, 0.3, 0.1, p=1.0)
         seq = K.AugmentationSequential(K.ImageSequential(jitter), K.ImageSequential(jitter))
         images = _images(32, side=8)
-        _, params = BatchAugment(seq, seed=0)(
+        _, params = BatchAugment(seq, seed=0, stream=1)(
             images, index=list(range(32)), epoch=0, return_params=True
         )
         first, second = (child["order"] for child in _children(params))
         assert first.shape == second.shape == (32, 4)
         assert not torch.equal(first, second)
-        _, once = BatchAugment(K.ImageSequential(jitter), seed=0)(
+        _, once = BatchAugment(K.ImageSequential(jitter), seed=0, stream=1)(
             images, index=list(range(32)), epoch=0, return_params=True
         )
         (order,) = (child["order"] for child in _children(once))

@@ -161,6 +161,19 @@ class TestBatchAugmentTorchvision:
         assert set(params[5][0][1]) == {"top", "left", "height", "width"}
         assert (aug.replay(45, 1, images[5])[0] - out[5]).abs().max() <= 1e-5
 
+    def test_two_transforms_with_one_seed_draw_apart(self) -> None:
+        # Before: one seed gave both the same torch seed per sample, so a vertical flip
+        # flipped exactly the samples the horizontal flip flipped.
+        images = _images(64, side=8)
+        index = list(range(64))
+        hflip = BatchAugment(v2.RandomHorizontalFlip(p=0.5), seed=0)(images, index=index, epoch=0)
+        vflip = BatchAugment(v2.RandomVerticalFlip(p=0.5), seed=0)(images, index=index, epoch=0)
+        h_gate = [not torch.equal(a, b) for a, b in zip(hflip, images, strict=True)]
+        v_gate = [not torch.equal(a, b) for a, b in zip(vflip, images, strict=True)]
+        assert h_gate != v_gate
+        again = BatchAugment(v2.RandomHorizontalFlip(p=0.5), seed=0)(images, index=index, epoch=0)
+        assert torch.equal(again, hflip)
+
     def test_replay_keeps_the_types_of_the_batch(self) -> None:
         # replay(i, e, image) made the row a batch with image[None], a plain tensor
         images = torch.zeros(4, 3, 32, 48)
