@@ -33,7 +33,7 @@ from typing import Any, Final, Generic, TypeVar
 import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
-from rankaug import checks, nesting, streams
+from rankaug import checks, nesting, stacking, streams
 from rankaug._process import current_pid
 from rankaug.context import (
     DISTRIBUTED,
@@ -91,11 +91,16 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         rank: The rank for the key; ``None`` resolves it (see :mod:`rankaug.context`).
         stream: The stream word or name; ``None`` derives one from the class (module
             and name) and how many rankaug wrappers sit inside this one, so stacked
-            wrappers draw independent streams.
+            wrappers draw independent streams (:mod:`rankaug.stacking` guards it).
 
     Raises:
         TypeError: If an argument has the wrong type.
-        ValueError: If an argument is out of range.
+        ValueError: If an argument is out of range, or a rankaug wrapper inside has
+            the same seed, stream and keying.
+
+    Warns:
+        RankaugWarning: If this wrapper keys per sample and one inside has
+            ``keying="stream"``.
 
     Example: a keyed augmentation of your own, here salt noise on a fraction of pixels.
 
@@ -150,6 +155,9 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             self._key_builder = template.builder("epoch", "index")
         else:
             self._key_builder = template.builder("epoch", "index", "rank")
+        self._stacking_warned: set[str] = set()
+        self._stacking_epoch: int | None = None  # per-sample keyings: checked in this epoch
+        stacking.check_built(self)
 
     # ------------------------------------------------------------------ epoch
     @property
@@ -246,6 +254,9 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             return self._start(key, context) if keyed is None else keyed
         if not self._rank_checked and self.rank is not None:
             self._rank_now()  # cheap beside the Generator made for every sample
+        if context.epoch != self._stacking_epoch:  # an epoch's first sample here
+            stacking.check_enclosing(self)
+            self._stacking_epoch = context.epoch
         if self.keying == "sample":
             return KeyedRandom(self._key_builder(context.epoch, context.index))
         return KeyedRandom(self._key_builder(context.epoch, context.index, context.rank))
@@ -256,6 +267,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             self._rank_now()  # a given rank, checked once a process group is up
         if self._saved_ranks:
             streams.check_rank(self._saved_ranks, key, type(self).__name__)
+        stacking.check_enclosing(self)
         made = self._key_builder(context.rank, context.worker_id, context.epoch)
         return streams.keep(self._streams, key, KeyedRandom(made))
 
@@ -353,7 +365,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_streams"], state["_saved_ranks"] = {}, {}
-        state["_rank_cache"] = None
+        state["_rank_cache"] = state["_stacking_epoch"] = None
         # Pickled for a spawned worker: record the rank while the process group is
         # still reachable; the worker has none.
         if self.rank is None:

@@ -3,7 +3,7 @@
 A wrapper finds the datasets inside it through the attributes PyTorch's own wrappers
 use: ``.dataset`` (``Subset``, rankaug's wrappers) and ``.datasets`` (``ConcatDataset``'s
 list, ``StackDataset``'s tuple or, given by keyword, its dict). A dataset held under any
-other attribute is out of sight.
+other attribute is out of sight: :mod:`rankaug.stacking` notices it when it is used.
 
 The default stream of a wrapper names its class and its depth, the number of wrappers of
 its kind nested inside it, itself included (:func:`default_stream`), so stacked wrappers
