@@ -33,7 +33,7 @@ from typing import Any, Final, Generic, TypeVar
 import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
-from rankaug import checks, nesting, stacking, streams
+from rankaug import checks, nesting, stacking, stream_start, streams
 from rankaug._process import current_pid
 from rankaug.context import (
     DISTRIBUTED,
@@ -268,8 +268,13 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         if self._saved_ranks:
             streams.check_rank(self._saved_ranks, key, type(self).__name__)
         stacking.check_enclosing(self)
-        made = self._key_builder(context.rank, context.worker_id, context.epoch)
-        return streams.keep(self._streams, key, KeyedRandom(made))
+        stream_start.check(type(self).__name__)
+        with stream_start.LOCK:
+            keyed = self._streams.get(key)  # another thread may have started it
+            if keyed is None:
+                made = self._key_builder(context.rank, context.worker_id, context.epoch)
+                keyed = streams.keep(self._streams, key, KeyedRandom(made))
+        return keyed
 
     # ------------------------------------------------------------------ items
     def __len__(self) -> int:
