@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["current_pid"]
+__all__ = ["current_pid", "forked"]
 
 _pid = os.getpid()
+_forked_child = False
 
 
 def _forked() -> None:
-    global _pid
+    global _pid, _forked_child
     _pid = os.getpid()
+    _forked_child = True
 
 
 os.register_at_fork(after_in_child=_forked)
@@ -32,3 +34,12 @@ def current_pid() -> int:
     True
     """
     return _pid
+
+
+def forked() -> bool:
+    """Whether this process was forked from one that had imported rankaug.
+
+    >>> isinstance(forked(), bool)
+    True
+    """
+    return _forked_child

@@ -33,7 +33,7 @@ from typing import Any, Final, Generic, TypeVar
 import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
-from rankaug import checks, streams
+from rankaug import checks, nesting, stacking, stream_start, streams
 from rankaug._process import current_pid
 from rankaug.context import (
     DISTRIBUTED,
@@ -59,50 +59,22 @@ _DOMAINS: Final = {
 }
 
 
-def _children(dataset: object) -> list[object]:
-    children: list[object] = []
-    inner = getattr(dataset, "dataset", None)
-    if inner is not None:
-        children.append(inner)
-    many = getattr(dataset, "datasets", None)
-    if isinstance(many, list | tuple):
-        children.extend(many)
-    return children
-
-
 def inner_datasets(dataset: object, *, through_keyed: bool = False) -> Iterator[object]:
     """Datasets reachable from ``dataset`` through ``.dataset`` / ``.datasets`` attributes.
 
-    This is how PyTorch's own wrappers (``Subset``, ``ConcatDataset``) and rankaug's
-    nest. The walk is depth first, in attribute order, and visits each object once. By
-    default it stops below each :class:`KeyedDataset` (whose own methods continue it).
+    This is how PyTorch's own wrappers (``Subset``, ``ConcatDataset``, ``StackDataset``)
+    and rankaug's nest (:mod:`rankaug.nesting`). The walk is depth first, in attribute
+    order, and visits each object once. By default it stops below each
+    :class:`KeyedDataset` (whose own methods continue it).
 
     Args:
         dataset: The outer dataset (not yielded).
         through_keyed: Also walk into rankaug wrappers.
 
-    Yields:
-        The datasets inside it.
+    Returns:
+        An iterator over the datasets inside it.
     """
-    seen = {id(dataset)}
-    stack = list(reversed(_children(dataset)))
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current
-        if through_keyed or not isinstance(current, KeyedDataset):
-            stack.extend(reversed(_children(current)))
-
-
-def _depth(dataset: object) -> int:
-    """How many rankaug datasets are nested inside ``dataset`` (including itself)."""
-    depth = 0
-    for inner in inner_datasets(dataset):
-        if isinstance(inner, KeyedDataset):
-            depth = max(depth, inner.depth)
-    return depth + int(isinstance(dataset, KeyedDataset))
+    return nesting.walk(dataset, () if through_keyed else KeyedDataset)
 
 
 class KeyedDataset(Dataset[T_co], Generic[T_co]):
@@ -118,13 +90,18 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         keying: ``"stream"``, ``"sample"`` or ``"sample_rank"`` (see the module
             docstring).
         rank: The rank for the key; ``None`` resolves it (see :mod:`rankaug.context`).
-        stream: The stream word or name; ``None`` derives one from the class name and
-            how many rankaug wrappers sit inside this one, so stacked wrappers draw
-            independent streams.
+        stream: The stream word or name; ``None`` derives one from the class (module
+            and name) and how many rankaug wrappers sit inside this one, so stacked
+            wrappers draw independent streams (:mod:`rankaug.stacking` guards it).
 
     Raises:
         TypeError: If an argument has the wrong type.
-        ValueError: If an argument is out of range.
+        ValueError: If an argument is out of range, or a rankaug wrapper inside has
+            the same seed, stream and keying.
+
+    Warns:
+        RankaugWarning: If this wrapper keys per sample and one inside has
+            ``keying="stream"``.
 
     Example: a keyed augmentation of your own, here salt noise on a fraction of pixels.
 
@@ -162,10 +139,9 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         if self.rank is not None:
             check_rank(self.rank)
             self._rank_checked = DISTRIBUTED and dist.is_initialized()
-        self.depth = _depth(self)
-        if stream is None:
-            stream = f"{type(self).__module__}.{type(self).__qualname__}/{self.depth}"
-        self.stream = stream_id(stream)
+        self.depth = nesting.depth(self, KeyedDataset)
+        self.stream = stream_id(nesting.default_stream(type(self), self.depth)
+                                if stream is None else stream)  # fmt: skip
         self._epoch = EpochFallback()
         self._captured_rank: int | None = None
         self._rank_cache: tuple[int, bool, int] | None = None
@@ -180,6 +156,9 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             self._key_builder = template.builder("epoch", "index")
         else:
             self._key_builder = template.builder("epoch", "index", "rank")
+        self._stacking_warned: set[str] = set()
+        self._stacking_epoch: int | None = None  # per-sample keyings: checked in this epoch
+        stacking.check_built(self)
 
     # ------------------------------------------------------------------ epoch
     @property
@@ -277,19 +256,30 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         if self.keying == "stream":
             key = (current_pid(), context.worker_id, context.rank, context.epoch)
             keyed = self._streams.get(key)
-            if keyed is None:
-                if not self._rank_checked and self.rank is not None:
-                    self._rank_now()  # a given rank, checked once a process group is up
-                if self._saved_ranks:
-                    streams.check_rank(self._saved_ranks, key, type(self).__name__)
-                made = self._key_builder(context.rank, context.worker_id, context.epoch)
-                keyed = streams.keep(self._streams, key, KeyedRandom(made))
-            return keyed
+            return self._start(key, context) if keyed is None else keyed
         if not self._rank_checked and self.rank is not None:
             self._rank_now()  # cheap beside the Generator made for every sample
+        if context.epoch != self._stacking_epoch:  # an epoch's first sample here
+            stacking.check_enclosing(self)
+            self._stacking_epoch = context.epoch
         if self.keying == "sample":
             return KeyedRandom(self._key_builder(context.epoch, context.index))
         return KeyedRandom(self._key_builder(context.epoch, context.index, context.rank))
+
+    def _start(self, key: tuple[int, int, int, int], context: SampleContext) -> KeyedRandom:
+        """Start the stream ``key`` (a worker's first sample of an epoch), checked first."""
+        if not self._rank_checked and self.rank is not None:
+            self._rank_now()  # a given rank, checked once a process group is up
+        if self._saved_ranks:
+            streams.check_rank(self._saved_ranks, key, type(self).__name__)
+        stacking.check_enclosing(self)
+        stream_start.check(type(self).__name__)
+        with stream_start.LOCK:
+            keyed = self._streams.get(key)  # another thread may have started it
+            if keyed is None:
+                made = self._key_builder(context.rank, context.worker_id, context.epoch)
+                keyed = streams.keep(self._streams, key, KeyedRandom(made))
+        return keyed
 
     # ------------------------------------------------------------------ items
     def __len__(self) -> int:
@@ -385,7 +375,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_streams"], state["_saved_ranks"] = {}, {}
-        state["_rank_cache"] = None
+        state["_rank_cache"] = state["_stacking_epoch"] = None
         # Pickled for a spawned worker: record the rank while the process group is
         # still reachable; the worker has none.
         if self.rank is None:

@@ -3,11 +3,15 @@ from __future__ import annotations
 import multiprocessing
 import os
 
-from rankaug._process import current_pid
+from rankaug._process import current_pid, forked
 
 
 def _report(queue: multiprocessing.Queue[tuple[int, int]]) -> None:
     queue.put((current_pid(), os.getpid()))
+
+
+def _report_forked(queue: multiprocessing.Queue[bool]) -> None:
+    queue.put(forked())
 
 
 class TestCurrentPid:
@@ -36,3 +40,16 @@ class TestCurrentPid:
         os.close(read)
         os.waitpid(pid, 0)
         assert (reported, actual) == (pid, pid)
+
+
+class TestForked:
+    def test_is_false_here_and_true_in_a_forked_child(self) -> None:
+        assert not forked()
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        child = context.Process(target=_report_forked, args=(queue,))
+        child.start()
+        in_child = queue.get(timeout=60)
+        child.join(timeout=60)
+        assert child.exitcode == 0
+        assert in_child is True

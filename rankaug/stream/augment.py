@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from rankaug.keys import Keying
 from rankaug.samples import SampleAdapter, check_adapter
-from rankaug.stream.base import Pass, StreamDataset, Window
+from rankaug.stream.base import Pass, StreamDataset, Window, default_stream
 
 if TYPE_CHECKING:
     from rankaug.wrapper import RandomAugmentWrapper
@@ -38,7 +38,7 @@ class StreamingAugment(StreamDataset[T_co]):
             pass) or ``"sample"`` (``(seed, epoch, sample id)``). Defaults to ``"stream"``.
         rank: The rank; ``None`` resolves it. Defaults to ``None``.
         stream: The key's stream word or name; ``None`` derives the map-style
-            wrapper's. Defaults to ``None``.
+            wrapper's, distinct for stacked streaming wrappers. Defaults to ``None``.
         adapter: As :class:`~rankaug.RandomAugmentWrapper`'s. Defaults to ``None``.
         sample_id: A key of the samples holding their id, or a callable
             ``sample -> str | int``; needed by ``keying="sample"``. Defaults to ``None``.
@@ -76,6 +76,8 @@ class StreamingAugment(StreamDataset[T_co]):
         from rankaug.wrapper import RandomAugmentWrapper  # it imports this package
 
         self._window = Window()
+        if stream is None:
+            stream = default_stream(RandomAugmentWrapper, dataset)
         keyed: RandomAugmentWrapper[Any] = RandomAugmentWrapper(
             self._window, transform, seed=seed, keying="sample", rank=rank, stream=stream,
             adapter=check_adapter(adapter, dataset=dataset),  # the stream's, not the window's

@@ -28,21 +28,24 @@ from __future__ import annotations
 import inspect
 import os
 import random
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any, Final, Generic, TypeVar
 
 import torch
 from torch.utils.data import IterableDataset
 
-from rankaug import checks
+from rankaug import checks, nesting
 from rankaug.context import ResolvedContext, SampleContext, current_worker
+from rankaug.errors import RankaugWarning
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import Domain, KeyedRandom, KeyTemplate, check_keying
+from rankaug.stacking import mixed_keyings
 from rankaug.stream.counter import PassCounter
 from rankaug.stream.detect import check_stream
 from rankaug.stream.ids import SampleIds, id_word
 
-__all__ = ["FORMAT", "Pass", "StreamDataset", "Window", "forward_epoch"]
+__all__ = ["FORMAT", "Pass", "StreamDataset", "Window", "default_stream", "forward_epoch"]
 
 T_co = TypeVar("T_co", covariant=True)
 FORMAT: Final = "rankaug.stream/1"
@@ -74,6 +77,16 @@ def forward_epoch(dataset: object, epoch: int) -> None:
         for stage in stages:
             if type(stage).__name__ in _EPOCH_STAGES and hasattr(stage, "epoch"):
                 stage.epoch = epoch - 1
+
+
+def default_stream(kind: type[Any], dataset: object) -> str:
+    """The stream name of a streaming wrapper over ``dataset`` made without ``stream=``.
+
+    Its map-style class ``kind``'s, at the depth of the streaming wrappers nested in
+    ``dataset`` plus one, so stacked streaming wrappers draw independent streams (one
+    alone keeps the stream of ``kind`` over a :class:`Window`).
+    """
+    return nesting.default_stream(kind, nesting.depth(dataset, StreamDataset) + 1)
 
 
 class Window:
@@ -136,6 +149,10 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         TypeError: If an argument has the wrong type.
         ValueError: If ``keying`` is ``"sample_rank"``, or ``"sample"`` without
             ``sample_id``.
+
+    Warns:
+        RankaugWarning: If ``keying`` is ``"sample"`` and a streaming wrapper inside has
+            ``keying="stream"``.
     """
 
     reads_ahead: bool = False
@@ -159,6 +176,7 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
                 "sample has no index"
             )
         self._keyed = keyed
+        self.depth = nesting.depth(self, StreamDataset)
         self.seed, self.stream = keyed.seed, keyed.stream
         self._stream_key = KeyTemplate(Domain.STREAM, seed=self.seed, stream=self.stream).builder(
             "rank", "worker_id", "epoch"
@@ -169,6 +187,16 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         self._passes = PassCounter()
         self._live: Pass | None = None
         self._resume: dict[int, dict[str, Any]] = {}
+        if self.keying == "sample":
+            self._check_inside()
+
+    def _check_inside(self) -> None:
+        """Warn if a streaming wrapper inside keys ``"stream"`` (:mod:`rankaug.stacking`)."""
+        for inner in (self.dataset, *nesting.walk(self.dataset)):
+            if isinstance(inner, StreamDataset) and inner.keying == "stream":
+                message = mixed_keyings(type(self).__name__, self.keying, type(inner).__name__)
+                warnings.warn(message, RankaugWarning, stacklevel=4)
+                return
 
     # ------------------------------------------------------------------ epoch
     @property

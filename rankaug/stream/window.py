@@ -29,7 +29,7 @@ from rankaug import checks
 from rankaug.keys import Keying
 from rankaug.params import take
 from rankaug.samples import DefaultAdapter, SampleAdapter, check_adapter
-from rankaug.stream.base import Pass, StreamDataset, Window
+from rankaug.stream.base import Pass, StreamDataset, Window, default_stream
 
 __all__ = ["WindowStream"]
 
@@ -78,7 +78,8 @@ class WindowStream(StreamDataset[T_co]):
             which samples the partners are still depends on the stream's order).
             Defaults to ``"stream"``.
         rank: The rank; ``None`` resolves it. Defaults to ``None``.
-        stream: The key's stream word or name. Defaults to ``None``.
+        stream: The key's stream word or name; ``None`` derives the map-style
+            wrapper's, distinct for stacked streaming wrappers. Defaults to ``None``.
         adapter: Converts samples. Defaults to ``None``.
         sample_id: A key of the samples holding their id, or a callable; needed by
             ``keying="sample"``. Defaults to ``None``.
@@ -138,6 +139,8 @@ class WindowStream(StreamDataset[T_co]):
         # one, is told it, so that it refuses a torchvision BoundingBoxes in another format
         box_format = options["targets"].resolve(adapter).box_format
         self._naming = _Naming(check_adapter(adapter, box_format=box_format, dataset=dataset))
+        if stream is None:
+            stream = default_stream(wrapper, dataset)
         self._options = {"seed": seed, "rank": rank, "stream": stream, **options}
         self._inner: dict[int, Any] = {}
         full = self.window_wrapper(self.buffer_size + 1)  # every option checked here

@@ -8,8 +8,10 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from rankaug import RandomAugmentWrapper
-from rankaug.stream.base import Window, _resumable, forward_epoch
+from rankaug import RandomAugmentWrapper, RankaugWarning
+from rankaug.stream import StreamingAugment
+from rankaug.stream.base import StreamDataset, Window, _resumable, default_stream, forward_epoch
+from tests.stream.helpers import Shards
 
 
 def _keep(sample: Any, rng: np.random.Generator) -> Any:
@@ -123,3 +125,32 @@ class TestOwnState:
         assert _resumable(HuggingFaceLike())
         assert not _resumable(LitdataLike())
         assert not _resumable(object())
+
+
+def _draw(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    return {**sample, "draws": (*sample.get("draws", ()), int(rng.integers(2**31)))}
+
+
+class TestStreamDataset:
+    @pytest.mark.parametrize("keying", ["stream", "sample"])
+    def test_stacked_wrappers_draw_independent_streams(self, keying: str) -> None:
+        options: dict[str, Any] = {"keying": keying, "sample_id": "id"}
+        inner: Any = RandomAugmentWrapper(Shards(6), _draw, seed=0, **options)
+        outer: Any = RandomAugmentWrapper(inner, _draw, seed=0, **options)
+        assert isinstance(outer, StreamDataset)
+        assert (inner.depth, outer.depth) == (1, 2)
+        assert inner.stream != outer.stream
+        assert all(first != second for first, second in (s["draws"] for s in outer))
+
+    def test_warns_over_a_stream_keyed_wrapper(self) -> None:
+        inner = RandomAugmentWrapper(Shards(6), _draw, seed=0)
+        with pytest.warns(RankaugWarning, match="StreamingAugment\\(keying='sample'\\) holds"):
+            RandomAugmentWrapper(inner, _draw, seed=0, keying="sample", sample_id="id")
+
+
+class TestDefaultStream:
+    def test_one_alone_keeps_the_stream_of_its_map_style_class(self) -> None:
+        alone = StreamingAugment(Shards(4), _keep, seed=0)
+        assert alone.stream == RandomAugmentWrapper([{"image": 0}], _keep, seed=0).stream
+        assert default_stream(RandomAugmentWrapper, Shards(4)).endswith("RandomAugmentWrapper/1")
+        assert default_stream(RandomAugmentWrapper, alone).endswith("RandomAugmentWrapper/2")

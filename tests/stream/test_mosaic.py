@@ -28,6 +28,12 @@ def records(wrapper: Any, **loader: Any) -> list[dict[str, Any]]:
 
 
 class TestStreamingMosaic:
+    def test_stacked_mosaics_draw_independent_streams(self) -> None:
+        inner = MosaicDataset(Shards(8), seed=0, output_size=48, buffer_size=3)
+        outer = MosaicDataset(inner, seed=0, output_size=48, buffer_size=3)
+        assert (inner.depth, outer.depth) == (1, 2)
+        assert inner.stream != outer.stream
+
     def test_dispatch_and_refusals(self) -> None:
         assert isinstance(mosaic(), StreamingMosaic)
         with pytest.raises(ValueError, match=r"pool=.*has no meaning over a stream"):

@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import multiprocessing
+import threading
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+from torch.utils.data import DataLoader
+
+from rankaug import RandomAugmentWrapper, RankaugWarning, keyed, stream_start
+from rankaug.keys import KeyedRandom
+
+DATA = [{"image": np.zeros((2, 2), np.uint8)} for _ in range(8)]
+
+
+def draw(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    return {**sample, "draw": int(rng.integers(2**31))}
+
+
+@pytest.fixture(autouse=True)
+def _not_warned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts in a process that has not warned (the warning comes once)."""
+    monkeypatch.setattr(stream_start, "_warned", None)
+
+
+def _in_a_child(wrapper: Any, queue: Any) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        wrapper[0]
+        wrapper[1]
+    queue.put([str(w.message) for w in caught if issubclass(w.category, RankaugWarning)])
+
+
+def in_a_forked_child(wrapper: Any) -> list[str]:
+    """The RankaugWarnings of a forked process (no DataLoader worker) drawing 2 samples."""
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_in_a_child, args=(wrapper, queue))
+    child.start()
+    messages: list[str] = queue.get(timeout=120)
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    return messages
+
+
+def in_a_thread(wrapper: Any) -> None:
+    """Draw a sample in a thread of its own, named ``loader``."""
+    thread = threading.Thread(target=wrapper.__getitem__, args=(0,), name="loader")
+    thread.start()
+    thread.join()
+
+
+class SlowRandom(KeyedRandom):
+    """A stream that takes a while to start: two threads both miss it, one after the other."""
+
+    __slots__ = ()
+
+    def __init__(self, seed_sequence: np.random.SeedSequence) -> None:
+        time.sleep(0.2)
+        super().__init__(seed_sequence)
+
+
+class TestCheck:
+    def test_warns_in_a_forked_child_that_is_no_worker(self) -> None:
+        messages = in_a_forked_child(RandomAugmentWrapper(DATA, draw, seed=0))
+        assert len(messages) == 1  # once per process
+        assert "child process that is not a DataLoader worker" in messages[0]
+        assert "keying='sample'" in messages[0]
+
+    def test_keeps_quiet_for_per_sample_keys_and_in_workers(self) -> None:
+        assert in_a_forked_child(RandomAugmentWrapper(DATA, draw, seed=0, keying="sample")) == []
+        wrapper = RandomAugmentWrapper(DATA, draw, seed=0)
+        loader = DataLoader(wrapper, batch_size=4, num_workers=2, collate_fn=list,
+                            multiprocessing_context="fork")  # fmt: skip
+        assert len(list(loader)) == 2
+        stream_start.check("X")  # the main thread of the main process
+
+    def test_warns_in_a_thread(self) -> None:
+        wrapper = RandomAugmentWrapper(DATA, draw, seed=0)
+        with pytest.warns(RankaugWarning, match="in the thread 'loader', not the main thread"):
+            in_a_thread(wrapper)
+
+
+class TestLock:
+    @pytest.mark.filterwarnings("ignore:.*not the main thread:rankaug.RankaugWarning")
+    def test_two_threads_start_one_stream(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(keyed, "KeyedRandom", SlowRandom)
+        wrapper = RandomAugmentWrapper(DATA, draw, seed=0)
+        context = wrapper.context(0)
+        barrier = threading.Barrier(2)
+        got: list[KeyedRandom] = []
+
+        def start() -> None:
+            barrier.wait()
+            got.append(wrapper.key_random(context))
+
+        threads = [threading.Thread(target=start) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert got[0] is got[1]
+        assert len(wrapper._streams) == 1
