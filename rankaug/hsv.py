@@ -262,6 +262,13 @@ def _checked(draw: object, name: str) -> HSVDraw:
     A jitter's gains are in ``[0, 1]`` and its draws within them; a gain below ``-1``
     would make the saturation or value table negative (wrapped round by uint8).
     """
+    if type(draw) is HSVDraw:  # a jitter's own draw (per sample): three floats in range
+        hue, saturation, value = draw
+        if (
+            type(hue) is float and type(saturation) is float and type(value) is float
+            and -1.0 <= hue <= 1.0 and -1.0 <= saturation <= 1.0 and -1.0 <= value <= 1.0
+        ):  # fmt: skip
+            return draw
     draw = checks.instance(draw, name, HSVDraw, what="an HSVDraw", optional=False)
     return HSVDraw(
         *(

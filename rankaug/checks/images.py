@@ -95,6 +95,14 @@ def out_array(out: object, name: str, shape: tuple[int, ...], dtype: np.dtype[An
     ...
     ValueError: out must be a writeable C-contiguous ..., got one that is not C-contiguous
     """
+    if (
+        type(out) is np.ndarray
+        and out.shape == shape
+        and out.dtype == dtype
+        and out.flags.c_contiguous
+        and out.flags.writeable
+    ):  # the common case, before any message is made (it runs per sample)
+        return out
     expected = f"a writeable C-contiguous {dtype} array of shape {shape}"
     if not isinstance(out, np.ndarray):
         raise type_error(name, expected, out, short=True)

@@ -373,9 +373,9 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
                 sample = attach(self.adapter, sample, config.record, record)
         if replayed is not None:  # a replay: its draws against the record's
             check_replayed(replayed, record, type(self).__name__)
-        if self._flip_warning is not None and any(
-            t.keypoints is not None and len(t.keypoints) for t in tiles
-        ):  # (outside the guard: an error filter raises it as it is)
+        main_points = tiles[0].keypoints  # the main sample's: the output has keypoints
+        if self._flip_warning is not None and main_points is not None and len(main_points):
+            # (outside the guard: an error filter raises it as it is)
             warnings.warn(self._flip_warning, RankaugWarning, stacklevel=4)
             self._flip_warning = None
         result: T_co = sample
