@@ -87,9 +87,12 @@ def newer_than_3_10(path: Path) -> set[str]:
             found |= {f"{node.module}.{a.name}" for a in node.names if not names or a.name in names}
         elif isinstance(node, ast.Import):
             found |= {a.name for a in node.names if NEWER_THAN_3_10.get(a.name) == set()}
-        elif isinstance(node, ast.Attribute) and (name := _dotted(node.value)) is not None:
-            if node.attr in NEWER_THAN_3_10.get(name, ()):
-                found.add(f"{name}.{node.attr}")
+        elif (
+            isinstance(node, ast.Attribute)
+            and (name := _dotted(node.value)) is not None
+            and node.attr in NEWER_THAN_3_10.get(name, ())
+        ):
+            found.add(f"{name}.{node.attr}")
     return found
 
 
