@@ -40,6 +40,8 @@ from rankaug.samples.protocol import DEFAULT_TARGETS
 __all__ = ["RECORD_KEY", "ChannelOrder", "HSVDraw", "HSVJitter", "HSVRecord", "hsv_tables"]
 
 ChannelOrder = Literal["rgb", "bgr"]
+"""The images' channels: ``"rgb"`` (rankaug's datasets) or ``"bgr"`` (``cv2.imread``'s)."""
+
 _ORDERS: Final[tuple[ChannelOrder, ...]] = ("rgb", "bgr")
 _CODES: Final = {
     "rgb": (cv2.COLOR_RGB2HSV, cv2.COLOR_HSV2RGB),

@@ -67,6 +67,10 @@ MASK32: Final = 0xFFFF_FFFF
 """The low 32 bits of an integer: the one mask every word of a key goes through."""
 
 Keying = Literal["stream", "sample", "sample_rank"]
+"""What a wrapper's Generator is keyed by: ``"stream"``, one per ``(seed, stream, rank,
+worker_id, epoch)``; ``"sample"``, one per ``(seed, stream, epoch, index)``;
+``"sample_rank"``, that and the rank (see :mod:`rankaug.keyed`)."""
+
 KEYINGS: Final[tuple[Keying, ...]] = ("stream", "sample", "sample_rank")
 
 

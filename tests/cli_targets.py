@@ -349,6 +349,12 @@ def empty() -> list[int]:
 NOT_CALLABLE = "just a string"
 
 
+def transform() -> Any:
+    import albumentations as A
+
+    return A.Compose([A.HorizontalFlip()])  # the transform, not the dataset it is for
+
+
 class NothingMatches:
     """An adapter that refuses every sample, as ``--keys`` does for a key matching nothing."""
 

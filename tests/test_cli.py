@@ -496,6 +496,8 @@ BAD_TARGETS = {
     T + "not_a_dataset": "gave an int, not a map-style dataset",
     T + "empty": "gave an empty list (length 0)",
     T + "NOT_CALLABLE": "gave a str, not a map-style dataset",
+    T + "transform": "returned a transform (Compose, from albumentations), not a dataset; wrap it: "
+    "RandomAugmentWrapper(dataset, transform, seed=...)",
     "tests.cli_targets": "must be 'module:factory'",
 }
 

@@ -7,7 +7,9 @@ The files git tracks or would track are copied to a scratch directory and built 
 venv whose only other path is a ``.pth`` line naming this venv's site-packages, so the
 dependencies come from there while its editable rankaug (an import hook that only a
 site directory's own ``.pth`` files start) stays out; the demo then runs from the
-installed copy, outside the checkout.
+installed copy, outside the checkout. The sdist must hold every file git tracks (a
+packager runs the tests and builds the docs from it: ``MANIFEST.in``), and the whole
+suite must collect in it, unpacked.
 """
 
 from __future__ import annotations
@@ -43,12 +45,26 @@ def run(*command: str | Path, cwd: Path, timeout: int = 300) -> str:
     return result.stdout
 
 
+def project_files() -> list[str]:
+    """The files git tracks or would track; in an unpacked sdist (no git), what it holds."""
+    sources = ROOT / "rankaug.egg-info" / "SOURCES.txt"
+    if not (ROOT / ".git").exists() and sources.is_file():
+        names = sources.read_text().splitlines()
+        return [name for name in names if not name.startswith("rankaug.egg-info/")]
+    tracked = run("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard",
+                  cwd=ROOT).split("\0")  # fmt: skip
+    # a file deleted but not yet committed is skipped
+    return [name for name in tracked if name and (ROOT / name).is_file()]
+
+
 @dataclass(frozen=True)
 class Built:
     """The distributions, the venv the wheel went into, and what it printed there."""
 
     dist: Path
     venv: Path
+    files: list[str]  # what it was built from (project_files)
+    collected: str  # pytest --collect-only in the unpacked sdist
     imported: str  # rankaug.__file__ and the installed version
     version: str  # rankaug --version
     demo: str  # the demo's output
@@ -59,17 +75,22 @@ def build_install_and_run(folder: Path) -> Built:
     source, out, env = folder / "source", folder / "dist", folder / "venv"
     for path in (source, out, env):
         path.mkdir()
-    tracked = run("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard",
-                  cwd=ROOT).split("\0")  # fmt: skip
-    for name in filter(None, tracked):
-        if (ROOT / name).is_file():  # a file deleted but not yet committed is skipped
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, source / name)
+    tracked = project_files()
+    for name in tracked:
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, source / name)
     run(sys.executable, "-m", "build", "--no-isolation", "--outdir", out, source, cwd=source)
     run(sys.executable, "-m", "venv", "--without-pip", env, cwd=env)
     python = env / "bin" / "python"
     site = run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", cwd=env)
     Path(site.strip(), "deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    (sdist,) = out.glob("*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        archive.extractall(folder / "unpacked", filter="data")
+    (unpacked,) = (folder / "unpacked").iterdir()
+    # Collection only (its runners start with no job): the whole suite, from the sdist.
+    collected = run(sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
+                    "no:cacheprovider", cwd=unpacked)  # fmt: skip
     (wheel,) = out.glob("*.whl")
     run(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps",
         "--no-index", wheel, cwd=env)  # fmt: skip
@@ -78,6 +99,8 @@ def build_install_and_run(folder: Path) -> Built:
     return Built(
         dist=out,
         venv=env,
+        files=tracked,
+        collected=collected,
         imported=run(python, "-c", code, cwd=env),
         version=run(env / "bin" / "rankaug", "--version", cwd=env),
         demo=run(python, "-m", "rankaug", "demo", "--output", env / "demo", "--epochs", "1",
@@ -130,6 +153,25 @@ class TestDistributions:
             names = archive.getnames()
         top = f"rankaug-{rankaug.__version__}"
         assert {f"{top}/LICENSE", f"{top}/README.md", f"{top}/pyproject.toml"} <= set(names)
+
+    def test_the_sdist_is_the_whole_project(self, built: Built) -> None:
+        # A packager runs the tests and builds the docs from it: every file git tracks
+        # (tests/ with its conftest, helpers and subfolders, docs/, benchmarks/, the
+        # changelog and the constraints), and nothing else but setuptools' metadata.
+        (sdist,) = built.dist.glob("*.tar.gz")
+        top = f"rankaug-{rankaug.__version__}/"
+        with tarfile.open(sdist) as archive:
+            names = {info.name.removeprefix(top) for info in archive if info.isfile()}
+        metadata = {"PKG-INFO", "setup.cfg"}
+        assert {
+            name for name in names if not name.startswith("rankaug.egg-info/")
+        } - metadata == set(built.files)
+        assert {"tests/conftest.py", "tests/cache/helpers.py", "docs/reference/api.md",
+                "mkdocs.yml", "CHANGELOG.md", "constraints.txt"} <= names  # fmt: skip
+
+    def test_the_whole_suite_collects_from_the_sdist(self, built: Built) -> None:
+        # (run() asserted pytest's exit status: 0, no collection error)
+        assert re.search(r"^\d+ tests collected", built.collected, re.MULTILINE)
 
 
 class TestInstalledWheel:

@@ -63,6 +63,39 @@ def global_random_calls(path: Path) -> set[str]:
     return calls
 
 
+# What Python 3.11 and later added that the package must not use: requires-python is
+# >=3.10 (typing_extensions has the typing names; the modules have no backport here).
+NEWER_THAN_3_10 = {
+    "typing": {"NotRequired", "Required", "Self", "LiteralString", "Never", "Unpack",
+               "TypeVarTuple", "assert_never", "assert_type", "reveal_type",
+               "dataclass_transform", "get_overloads", "clear_overloads", "override",
+               "TypeAliasType", "get_protocol_members", "is_protocol", "ReadOnly", "TypeIs"},
+    "enum": {"StrEnum", "ReprEnum", "verify", "member", "nonmember", "global_enum"},
+    "datetime": {"UTC"},
+    "tomllib": set(),  # the whole module
+    "wsgiref.types": set(),
+}  # fmt: skip
+
+
+def newer_than_3_10(path: Path) -> set[str]:
+    """Python 3.11+ names ``path`` imports or uses; a syntax error if its syntax is newer."""
+    tree = ast.parse(path.read_text(), filename=str(path), feature_version=(3, 10))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in NEWER_THAN_3_10:
+            names = NEWER_THAN_3_10[node.module]
+            found |= {f"{node.module}.{a.name}" for a in node.names if not names or a.name in names}
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if NEWER_THAN_3_10.get(a.name) == set()}
+        elif (
+            isinstance(node, ast.Attribute)
+            and (name := _dotted(node.value)) is not None
+            and node.attr in NEWER_THAN_3_10.get(name, ())
+        ):
+            found.add(f"{name}.{node.attr}")
+    return found
+
+
 def run(*command: str) -> None:
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -102,6 +135,26 @@ class TestHouseRules:
                                                "torch.manual_seed"}  # fmt: skip
         sample.write_text("import torch\ntorch.rand(2)\n")
         assert global_random_calls(sample) == {"torch.rand"}
+
+    def test_the_package_runs_on_python_3_10(self) -> None:
+        offenders = {
+            (path.relative_to(PACKAGE).as_posix(), name)
+            for path in PACKAGE.rglob("*.py")
+            for name in newer_than_3_10(path)
+        }
+        assert offenders == set()
+
+    def test_the_3_10_check_finds_newer_names_and_syntax(self, tmp_path: Path) -> None:
+        sample = tmp_path / "new.py"
+        sample.write_text(
+            "import tomllib, typing\nfrom typing import NotRequired, TypedDict\n"
+            "from typing_extensions import Self\nx: typing.Self\nimport enum\nenum.StrEnum\n"
+        )
+        assert newer_than_3_10(sample) == {"tomllib", "typing.NotRequired", "typing.Self",
+                                           "enum.StrEnum"}  # fmt: skip
+        sample.write_text("try:\n    pass\nexcept* ValueError:\n    pass\n")
+        with pytest.raises(SyntaxError):
+            newer_than_3_10(sample)
 
     def test_ruff_lint(self) -> None:
         run(tool("ruff"), "check", ".")

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import rankaug
+import rankaug.types
 from tests.recipes.blocks import PAGES, ROOT, Block, blocks
 
 BLOCKS = blocks()
@@ -108,5 +109,7 @@ class TestSite:
         api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
         for name in api_names():
             assert f'id="{name}"' in api, name  # rendered from its docstring
+        for name in rankaug.types.__all__:  # a type alias renders only with a docstring
+            assert f'id="rankaug.types.{name}"' in api, name
         started = (tmp_path / "site" / "getting-started" / "index.html").read_text()
         assert "the first with partners" in started  # the README's quick start

@@ -21,8 +21,13 @@ from typing import Any, Final
 
 import numpy as np
 import torch
-from numpy._core import multiarray as _multiarray
-from numpy._core import numeric as _numeric
+
+try:
+    from numpy._core import multiarray as _multiarray
+    from numpy._core import numeric as _numeric
+except ImportError:  # numpy 1.x, where numpy.core is not yet private
+    from numpy.core import multiarray as _multiarray  # type: ignore[no-redef]
+    from numpy.core import numeric as _numeric  # type: ignore[no-redef]
 
 from rankaug.cache._tv_tensors import tv_tensor
 

@@ -40,6 +40,24 @@ class TargetError(ValueError):
     """A ``TARGET`` that cannot give a dataset the command takes; the message says why."""
 
 
+# The transform libraries whose objects a TARGET may give for its dataset by mistake (an
+# albumentations Compose even has __getitem__ and __len__: those of its transforms).
+_TRANSFORMS = ("albumentations", "torchvision.transforms", "kornia", "ultralytics.data.augment")
+
+
+def _transform_library(value: object) -> str:
+    """The library of ``value`` if it is a transform of one of ``_TRANSFORMS``, else ``""``.
+
+    >>> import albumentations as A
+    >>> _transform_library(A.Compose([A.HorizontalFlip()])), _transform_library([1, 2])
+    ('albumentations', '')
+    """
+    module = type(value).__module__
+    if callable(value) and any(module == p or module.startswith(p + ".") for p in _TRANSFORMS):
+        return module.partition(".")[0]
+    return ""
+
+
 def parse_target(text: str, *, what: str = "TARGET") -> tuple[str, str]:
     """Split ``"package.module:factory"`` into the module and the attribute path.
 
@@ -168,8 +186,9 @@ def check_dataset(dataset: object, text: str, *, streams: bool = False) -> Any:
         ``dataset``.
 
     Raises:
-        TargetError: If it is a one-shot iterator (a generator), a stream and
-            ``streams`` is false, has no
+        TargetError: If it is an albumentations, torchvision, kornia or ultralytics
+            transform (not a dataset: wrap it), a one-shot iterator (a generator), a
+            stream and ``streams`` is false, has no
             ``__getitem__``/``__len__``, is a string or a mapping (indexed by key, not
             position), or has length 0.
 
@@ -182,6 +201,12 @@ def check_dataset(dataset: object, text: str, *, streams: bool = False) -> Any:
     object with __getitem__ and __len__)
     """
     kind = type(dataset).__name__
+    library = _transform_library(dataset)
+    if library:
+        raise TargetError(
+            f"TARGET {text!r} returned a transform ({kind}, from {library}), not a dataset; "
+            "wrap it: RandomAugmentWrapper(dataset, transform, seed=...)"
+        )
     if is_stream(dataset):
         if isinstance(dataset, Iterator) and not isinstance(dataset, IterableDataset):
             raise TargetError(

@@ -24,6 +24,9 @@ from rankaug.params import Targets
 __all__ = ["PairConfig", "PartnerFit"]
 
 PartnerFit = Literal["error", "letterbox"]
+"""What a mix does with a partner of another size than the main sample: ``"error"``
+refuses it; ``"letterbox"`` scales it to fit and centres it (padded with ``fill``)."""
+
 _FITS: Final[tuple[PartnerFit, ...]] = ("error", "letterbox")
 
 

@@ -60,6 +60,9 @@ __all__ = ["CopyPasteDataset", "CopyPasteRecord", "CopySource", "tight_box"]
 
 T_co = TypeVar("T_co", covariant=True)
 CopySource = Literal["partner", "flip"]
+"""Where copy-paste takes its instances: ``"partner"`` (another sample) or ``"flip"``
+(the sample itself mirrored)."""
+
 _SOURCES: Final[tuple[CopySource, ...]] = ("partner", "flip")
 
 

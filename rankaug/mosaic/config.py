@@ -26,7 +26,12 @@ from rankaug.params import Targets
 __all__ = ["CanvasMode", "MosaicConfig", "MosaicGrid", "ScaleMode"]
 
 CanvasMode = Literal["output", "yolo"]
+"""The mosaic's canvas: ``"output"`` is the ``output_size`` image; ``"yolo"`` is YOLO's
+canvas of twice ``output_size``, for an affine applied afterwards."""
 ScaleMode = Literal["keep", "fit", "fill"]
+"""How a tile is scaled: ``"keep"`` fits it whole in ``output_size`` keeping its aspect
+ratio (YOLO's); ``"fit"`` fits it in its cell; ``"fill"`` covers its cell."""
+
 INTERPOLATIONS: Final = {
     cv2.INTER_NEAREST: "cv2.INTER_NEAREST",
     cv2.INTER_NEAREST_EXACT: "cv2.INTER_NEAREST_EXACT",

@@ -7,7 +7,9 @@ and returns what the replay needs: the main index, the epoch and the Generator s
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import TypedDict
+
+from typing_extensions import NotRequired  # typing's since Python 3.11
 
 from rankaug._multi.replay import Replay, generator_text, read_replay, state_text
 from rankaug.hsv import HSVRecord
