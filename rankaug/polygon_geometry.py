@@ -6,8 +6,6 @@ all three) holds what instance polygons are in a sample and how they are drawn.
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
 __all__ = ["clip", "pixel_clip", "resample", "twice_area"]
@@ -17,14 +15,13 @@ def resample(points: np.ndarray, count: int) -> np.ndarray:
     """The closed polygon with ``count`` points.
 
     With at least as many points as it has, every point is kept, the first first, and
-    the others are spread evenly along its perimeter: the shape is the same. With fewer,
-    points are dropped one at a time (:func:`_fewest`), the one that matters least
-    first (Visvalingam-Whyatt): repeated points and points on a line with their
-    neighbours (those a cut adds along a window's edge) go before any corner, and a
-    point at one of the polygon's extremes (its least or greatest ``x`` or ``y``) goes
-    only when nothing else is left to drop. The others stay where they were, in order:
-    with ``count`` at least the number of extreme points (at most 4), the polygon keeps
-    its bounds.
+    the others are spread evenly along its perimeter: the shape is the same. With fewer
+    (:func:`_fewest`), repeated points and points on a line with their neighbours
+    (those a cut adds along a window's edge) go before any corner, then the other
+    points evenly by their order, and a point at one of the polygon's extremes (its
+    least or greatest ``x`` or ``y``) goes only when nothing else is left to drop. The
+    others stay where they were, in order: with ``count`` at least the number of
+    extreme points (at most 4), the polygon keeps its bounds.
 
     >>> square = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.0, 2.0]])
     >>> resample(square, 8).tolist()[:3]
@@ -56,49 +53,48 @@ def resample(points: np.ndarray, count: int) -> np.ndarray:
 
 
 def _fewest(points: np.ndarray, count: int) -> np.ndarray:
-    """``points`` (``(K, 2)`` float64) less the ``K - count`` that matter least.
+    """``points`` (``(K, 2)`` float64) less ``K - count`` of them, in a few numpy passes.
 
-    Each step drops the point whose triangle with its two neighbours (in what is left)
-    has the least area, a point at an extreme (the first at each of the least and
-    greatest ``x`` and ``y``) only when every point left is one, the first in order on
-    a tie. The areas wait in two heaps (the extremes', the others'), an entry stale
-    once its point is gone or its area changed: a step costs a few Python operations
-    and a logarithm, so a trimmed outline of hundreds of points cut to ``K`` is cheap.
+    The points at the polygon's extremes (the first at each of the least and greatest
+    ``x`` and ``y``) stay while any other is left; of the others, points whose triangle
+    with their neighbours has no area (repeated ones, and those a cut adds along a
+    window's edge) go first, then the rest evenly by their order. Fewer than the
+    extremes: those with the least area go, the first on a tie. An outline of a few
+    thousand points cut to ``K`` costs a few numpy calls, not a step per point.
     """
     n = len(points)
     closed = np.concatenate((points[-1:], points, points[:1]))
     steps = closed[1:] - closed[:-1]  # step i: from point i - 1 to point i
     ahead, behind = steps[1:], steps[:-1]
-    area: list[float] = np.abs(behind[:, 0] * ahead[:, 1] - behind[:, 1] * ahead[:, 0]).tolist()
-    xs, ys = points[:, 0].tolist(), points[:, 1].tolist()
+    area = np.abs(behind[:, 0] * ahead[:, 1] - behind[:, 1] * ahead[:, 0])  # twice the areas
     x, y = points[:, 0], points[:, 1]
-    extremes = {int(x.argmin()), int(x.argmax()), int(y.argmin()), int(y.argmax())}
-    free = [(area[i], i) for i in range(n) if i not in extremes]  # twice the areas
-    kept = [(area[i], i) for i in sorted(extremes)]
-    heapq.heapify(free)
-    heapq.heapify(kept)
-    previous, following = list(range(-1, n - 1)), list(range(1, n + 1))
-    previous[0], following[-1] = n - 1, 0
-    alive = [True] * n
-    for _ in range(n - count):
-        heap = free
-        while heap and (not alive[heap[0][1]] or heap[0][0] != area[heap[0][1]]):
-            heapq.heappop(heap)  # stale
-        if not heap:  # only extremes are left
-            heap = kept
-            while not alive[heap[0][1]] or heap[0][0] != area[heap[0][1]]:
-                heapq.heappop(heap)
-        k = heapq.heappop(heap)[1]
-        alive[k] = False
-        p, q = previous[k], following[k]
-        following[p], previous[q] = q, p
-        for m in (p, q):  # their neighbours changed: their triangles too
-            a0, a1 = xs[previous[m]] - xs[m], ys[previous[m]] - ys[m]
-            b0, b1 = xs[following[m]] - xs[m], ys[following[m]] - ys[m]
-            area[m] = abs(a0 * b1 - a1 * b0)
-            heapq.heappush(kept if m in extremes else free, (area[m], m))
-    fewer: np.ndarray = points[np.array(alive, dtype=bool)]
-    return fewer
+    extremes = np.unique([x.argmin(), x.argmax(), y.argmin(), y.argmax()])
+    keep = np.zeros(n, dtype=bool)
+    if count <= len(extremes):
+        by_area = extremes[np.argsort(area[extremes], kind="stable")]  # least first
+        keep[by_area[len(extremes) - count :]] = True
+        return points[keep]
+    keep[:] = True
+    others = np.ones(n, dtype=bool)
+    others[extremes] = False
+    drop = n - count
+    flat = np.flatnonzero(others & (area == 0))
+    if len(flat) >= drop:
+        keep[_evenly(flat, drop)] = False
+    else:
+        keep[flat] = False
+        rest = np.flatnonzero(others & (area != 0))
+        keep[_evenly(rest, drop - len(flat))] = False
+    return points[keep]
+
+
+def _evenly(indices: np.ndarray, m: int) -> np.ndarray:
+    """``m`` of ``indices`` spread evenly by position (``m <= len(indices)``), the first first.
+
+    >>> _evenly(np.arange(10, 20), 3).tolist()
+    [10, 13, 16]
+    """
+    return indices[np.arange(m) * len(indices) // m]
 
 
 def clip(points: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray | None:
