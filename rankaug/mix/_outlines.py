@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 
 from rankaug.mix._around import padded
-from rankaug.mix._masks import Entry, Instances, Region, overlap, tight_box, within
+from rankaug.mix._masks import Entry, Instances, Region, overlap, within
 from rankaug.polygons import Polygons, fill, gather, grids, outline
 
 __all__ = ["PolygonInstances", "trace"]
@@ -141,5 +141,10 @@ def trace(
         origin = (region[0], region[2])
         polygon = outline(shown, origin)
         points.append(padded(polygon, like.points_per))  # resampled, its fill would move
-        boxes.append(tight_box(shown, origin))  # the box of its pixels (not its bridges')
+        # the box of the pixels left (rankaug.polygons.pixel_box), from the outline's centres:
+        # its straight bridges join points of it, so they stay within that box
+        if owner is ours:
+            x, y, w, h = cv2.boundingRect(polygon.astype(np.float32))  # floor(c + 0.5) = c
+            box = [float(x), float(y), float(x + w), float(y + h)]
+        boxes.append(box)
     return gather(points, like, other), boxes
