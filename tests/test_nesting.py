@@ -7,6 +7,7 @@ from torch.utils.data import ConcatDataset, StackDataset, Subset
 
 from rankaug import KeyedDataset, MosaicDataset, RandomAugmentWrapper
 from rankaug.nesting import children, default_stream, depth, walk
+from tests.stacked import Unstack
 
 
 def identity(sample: Any, rng: np.random.Generator) -> Any:
@@ -14,19 +15,6 @@ def identity(sample: Any, rng: np.random.Generator) -> Any:
 
 
 DATA = [{"image": np.zeros((4, 4, 3), np.uint8)}] * 4
-
-
-class Unstack:
-    """The part ``"a"`` of a ``StackDataset`` given by keyword, as a dataset of its own."""
-
-    def __init__(self, dataset: StackDataset[Any]) -> None:
-        self.dataset = dataset
-
-    def __len__(self) -> int:
-        return len(self.dataset)
-
-    def __getitem__(self, index: int) -> Any:
-        return self.dataset[index]["a"]
 
 
 class TestChildren:

@@ -16,6 +16,7 @@ from rankaug import (
     SampleError,
 )
 from rankaug.stacking import check_built, check_enclosing, enclosing, mixed_keyings
+from tests.stacked import Unstack
 
 DATA = [{"image": np.zeros((8, 8, 3), np.uint8), "draws": ()} for _ in range(8)]
 
@@ -35,17 +36,6 @@ class Holder(Dataset[Any]):
 
     def __getitem__(self, index: int) -> Any:
         return self.base[index]
-
-
-class Unstack(Dataset[Any]):
-    def __init__(self, dataset: StackDataset[Any]) -> None:
-        self.dataset = dataset
-
-    def __len__(self) -> int:
-        return len(self.dataset)
-
-    def __getitem__(self, index: int) -> Any:
-        return self.dataset[index]["a"]
 
 
 class Seen(KeyedDataset[Any]):

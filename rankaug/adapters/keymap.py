@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 from rankaug.boxes import BoxFormat, check_box_format
-from rankaug.samples.hf_rows import empty_values, typed
+from rankaug.samples.hf_rows import bound_to, typed
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
 from rankaug.samples.restore import (
     check_tv_boxes,
@@ -154,12 +153,7 @@ class KeyMap:
         (``(0, 4)`` ``float32`` boxes, say), so its output has their dtype and container
         (see :mod:`rankaug.samples.hf_rows`). Called by :func:`rankaug.samples.check_adapter`.
         """
-        empty = empty_values(dataset)
-        if not empty:
-            return self
-        bound = copy.copy(self)
-        bound.typed_empty = empty
-        return bound
+        return bound_to(self, dataset)
 
     # reading
 

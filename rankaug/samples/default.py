@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import functools
 from collections.abc import Callable, Collection, Mapping
 from collections.abc import Set as AbstractSet
@@ -10,7 +9,7 @@ from typing import Any, Final, NamedTuple
 
 import numpy as np
 
-from rankaug.samples.hf_rows import empty_values, typed
+from rankaug.samples.hf_rows import bound_to, typed
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
 from rankaug.samples.restore import (
     check_tv_boxes,
@@ -77,12 +76,7 @@ class DefaultAdapter:
         ``float32`` boxes, say), so its output has their dtype and container (see
         :mod:`rankaug.samples.hf_rows`). Called by :func:`rankaug.samples.check_adapter`.
         """
-        empty = empty_values(dataset)
-        if not empty:
-            return self
-        bound = copy.copy(self)
-        bound.typed_empty = empty
-        return bound
+        return bound_to(self, dataset)
 
     def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
         """Split ``sample`` into transform data and a state (see :class:`SampleAdapter`).

@@ -12,18 +12,37 @@ untyped value as that (:func:`typed`), so its output has the other rows' dtype.
 
 from __future__ import annotations
 
+import copy
 import importlib
 import sys
 from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import torch
 
-__all__ = ["empty_values", "typed", "untyped_empty"]
+__all__ = ["bound_to", "empty_values", "typed", "untyped_empty"]
 
 _FORMATS: Final = ("numpy", "torch")  # the formats that give a box-less row no dtype
 _DEPTH: Final = 16  # how many wrappers (``.dataset``) deep the Hugging Face dataset is looked for
+
+
+A = TypeVar("A")
+
+
+def bound_to(adapter: A, dataset: object) -> A:
+    """``adapter``, or a copy of it holding ``dataset``'s typed empty values.
+
+    What :meth:`~rankaug.samples.DefaultAdapter.for_dataset` and
+    :meth:`~rankaug.KeyMap.for_dataset` return: the copy's ``typed_empty`` (see
+    :func:`empty_values`); the adapter itself when the dataset declares none.
+    """
+    empty = empty_values(dataset)
+    if not empty:
+        return adapter
+    bound = copy.copy(adapter)
+    bound.typed_empty = empty  # type: ignore[attr-defined]
+    return bound
 
 
 def empty_values(dataset: object) -> dict[str, Any]:
