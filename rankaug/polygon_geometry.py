@@ -1,14 +1,17 @@
-"""Geometry of one polygon's points: resampling to a point count, cutting to a rectangle.
+"""Geometry of one polygon's points: resampling, cutting to a rectangle, mirroring.
 
-Plain ``(K, 2)`` float arrays in, arrays out; :mod:`rankaug.polygons` (which re-exports
-all three) holds what instance polygons are in a sample and how they are drawn.
+Plain ``(K, 2)`` float arrays in, arrays out, computed in :func:`working_dtype`;
+:mod:`rankaug.polygons` holds what instance polygons are in a sample and how they are
+drawn.
 """
 
 from __future__ import annotations
 
+from typing import Any, Final
+
 import numpy as np
 
-__all__ = ["clip", "pixel_clip", "resample", "twice_area"]
+__all__ = ["clip", "mirror_x", "pixel_clip", "resample", "twice_area", "working_dtype"]
 
 
 def resample(points: np.ndarray, count: int) -> np.ndarray:
@@ -190,3 +193,32 @@ def pixel_clip(rect: tuple[int, int, int, int]) -> tuple[float, float, float, fl
     """
     x0, y0, x1, y1 = rect
     return x0, y0, x1 - 0.5, y1 - 0.5
+
+
+_WORKING: Final = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def working_dtype(points: np.ndarray) -> np.dtype[Any]:
+    """The dtype to compute with: the points', float32 at least.
+
+    >>> working_dtype(np.zeros((1, 2), np.float16)), working_dtype(np.zeros((1, 2)))
+    (dtype('float32'), dtype('float64'))
+    """
+    dtype = points.dtype
+    return dtype if dtype in _WORKING else np.result_type(dtype, np.float32)
+
+
+def mirror_x(points: np.ndarray, position: float) -> np.ndarray:
+    """``points * (-1, 1) + (position, 0)`` in the working dtype, one column at a time.
+
+    The same values as computing in float64 and rounding once to the working dtype
+    (for a ``position`` it holds exactly): ``position - x`` and ``y + 0`` (which makes
+    ``-0.0`` ``+0.0``) are single operations of exactly representable numbers, and
+    float64 holds more than twice float32's precision, so rounding twice is rounding
+    once.
+    """
+    dtype = working_dtype(points)
+    out = np.empty(points.shape, dtype)
+    np.subtract(dtype.type(position), points[..., 0], out=out[..., 0], dtype=dtype)
+    np.add(points[..., 1], dtype.type(0.0), out=out[..., 1], dtype=dtype)
+    return out

@@ -37,7 +37,7 @@ import cv2
 import numpy as np
 import torch
 
-from rankaug.polygon_geometry import clip, pixel_clip, resample
+from rankaug.polygon_geometry import clip, mirror_x, pixel_clip, resample, working_dtype
 
 __all__ = [
     "POLYGONS",
@@ -122,9 +122,9 @@ class Polygons:
         if width >= _EXACT_MIRROR:  # float32 might not hold it: as mapped would do
             return self._moved(lambda p: p * (-1.0, 1.0) + (width - _STEP, 0.0))
         if isinstance(points, np.ndarray):
-            moved: np.ndarray | tuple[np.ndarray, ...] = _mirror(points, width)
+            moved: np.ndarray | tuple[np.ndarray, ...] = mirror_x(points, width - _STEP)
         else:
-            moved = tuple(_mirror(p, width) for p in points)
+            moved = tuple(mirror_x(p, width - _STEP) for p in points)
         return Polygons(moved, self.points_per, self.dtype)
 
     def mapped(self, scale: tuple[float, float], offset: tuple[float, float]) -> Polygons:
@@ -136,36 +136,14 @@ class Polygons:
         # 65504 (pack gives them back in ``dtype``)
         points = self.points
         if isinstance(points, np.ndarray):
-            moved: np.ndarray | tuple[np.ndarray, ...] = move(points).astype(_working(points))
+            moved: np.ndarray | tuple[np.ndarray, ...] = move(points).astype(working_dtype(points))
         else:
-            moved = tuple(move(p).astype(_working(p)) for p in points)
+            moved = tuple(move(p).astype(working_dtype(p)) for p in points)
         return Polygons(moved, self.points_per, self.dtype)
 
 
-def _working(points: np.ndarray) -> np.dtype[Any]:
-    """The dtype to compute with: the points', float32 at least."""
-    dtype = points.dtype
-    return dtype if dtype in _WORKING else np.result_type(dtype, np.float32)
-
-
-_WORKING: Final = (np.dtype(np.float32), np.dtype(np.float64))
 _STEP: Final = 1.0 / _SCALE  # the fill's fixed-point step
 _EXACT_MIRROR: Final = 1 << (24 - _SHIFT)  # below it, float32 holds width - _STEP exactly
-
-
-def _mirror(points: np.ndarray, width: int) -> np.ndarray:
-    """``points * (-1, 1) + (width - 1/16, 0)`` in the working dtype, one column at a time.
-
-    The same values as computing in float64 and rounding once to the working dtype:
-    ``(width - 1/16) - x`` and ``y + 0`` (which makes ``-0.0`` ``+0.0``) are single
-    operations of exactly representable numbers, and float64 holds more than twice
-    float32's precision, so rounding twice is rounding once.
-    """
-    dtype = _working(points)
-    out = np.empty(points.shape, dtype)
-    np.subtract(dtype.type(width - _STEP), points[..., 0], out=out[..., 0], dtype=dtype)
-    np.add(points[..., 1], dtype.type(0.0), out=out[..., 1], dtype=dtype)
-    return out
 
 
 def read_polygons(value: Any, count: int, where: str) -> Polygons:
@@ -339,7 +317,7 @@ def grids(points: np.ndarray) -> np.ndarray:
     half pixel in whole fixed-point units, so every region draws the same pixels.
     Integers (int32), all at once.
     """
-    dtype = _working(points)  # float16 would overflow past 4096
+    dtype = working_dtype(points)  # float16 would overflow past 4096
     scaled = points.astype(dtype, copy=False) * dtype.type(_SCALE)
     grid: np.ndarray = np.rint(scaled, out=scaled).astype(np.int32)
     return grid
@@ -369,7 +347,7 @@ def pixel_box(bounds: np.ndarray) -> np.ndarray:
     >>> pixel_box(np.array(pixel_clip((3, 4, 23, 12)))).tolist()  # cut to draw only those
     [3.0, 4.0, 23.0, 12.0]
     """
-    scaled = bounds.astype(_working(bounds), copy=False) * _SCALE  # in that dtype (NEP 50)
+    scaled = bounds.astype(working_dtype(bounds), copy=False) * _SCALE  # in that dtype (NEP 50)
     np.rint(scaled, out=scaled)
     pixel = np.floor(scaled.astype(np.float64, copy=False) * (1.0 / _SCALE), out=scaled)
     box: np.ndarray = np.add(pixel, _FAR, dtype=np.float64)  # (faster than [..., 2:] += 1)

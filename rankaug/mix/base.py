@@ -38,7 +38,7 @@ from rankaug._multi.settings import check_settings, dataset_settings, settings_t
 from rankaug.context import SampleContext, pinning_rank
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
-from rankaug.mix.classes import class_vector, refuse_unmixed, soft_target
+from rankaug.mix.classes import class_target
 from rankaug.mix.config import PairConfig, PartnerFit
 from rankaug.params import Partners, Targets, refuse_leftovers, refuse_unused, take
 from rankaug.samples import SampleAdapter, attach, check_adapter, with_class_target
@@ -374,24 +374,13 @@ class PairDataset(KeyedDataset[T_co]):
                 share, details = combined.share, combined.details
                 partner = parts[-1]
             else:  # not mixed, or nothing combined: the main sample as it is (clipped)
-                out, share, details, partner = (
-                    reader.clip(main, data),
-                    1.0,
-                    self.unmixed(main),
-                    main,
-                )
+                out, share, partner = reader.clip(main, data), 1.0, main
+                details = self.unmixed(main)
             sample = self.adapter.repack(out, main_state)
-            if config.num_classes is not None:
-                vector = class_vector(main.label, config.num_classes, f"dataset[{main_index}]")
-                if share != 1.0:
-                    other = class_vector(partner.label, config.num_classes,
-                                         f"dataset[{partner.index}]")  # fmt: skip
-                    vector = share * vector + (1.0 - share) * other
-                sample = with_class_target(
-                    self.adapter, sample, config.class_field, soft_target(vector, main.label)
-                )
-            else:
-                refuse_unmixed(main.label, f"dataset[{main_index}]")
+            labels, indices = (main.label, partner.label), (main_index, partner.index)
+            target = class_target(labels, indices, share, config.num_classes)
+            if target is not None:
+                sample = with_class_target(self.adapter, sample, config.class_field, target)
             record = {
                 "applied": applied,
                 "indices": [main_index, partner_index] if applied else [main_index],

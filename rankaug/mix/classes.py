@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["class_vector", "refuse_unmixed", "soft_target"]
+__all__ = ["class_target", "class_vector", "refuse_unmixed", "soft_target"]
 
 
 def class_vector(value: Any, num_classes: int, where: str) -> np.ndarray:
@@ -131,3 +131,27 @@ def refuse_unmixed(value: Any, where: str) -> None:
             "num_classes= for soft targets (a class is an integer or a vector of "
             "num_classes weights; give class_field= another key if this is not a class)"
         )
+
+
+def class_target(
+    labels: tuple[Any, Any], indices: tuple[int, int], share: float, num_classes: int | None
+) -> Any:
+    """An output's soft class target: the main and partner classes mixed by ``share``.
+
+    ``None`` without ``num_classes`` (a class is then refused: :func:`refuse_unmixed`).
+    ``labels`` and ``indices`` are the main sample's and the partner's.
+
+    >>> class_target((0, 2), (5, 6), 0.75, 3).tolist()
+    [0.75, 0.0, 0.25]
+    >>> class_target((None, None), (5, 6), 0.75, None) is None
+    True
+    """
+    main, partner = labels
+    if num_classes is None:
+        refuse_unmixed(main, f"dataset[{indices[0]}]")
+        return None
+    vector = class_vector(main, num_classes, f"dataset[{indices[0]}]")
+    if share != 1.0:
+        other = class_vector(partner, num_classes, f"dataset[{indices[1]}]")
+        vector = share * vector + (1.0 - share) * other
+    return soft_target(vector, main)
