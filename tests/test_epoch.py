@@ -27,6 +27,7 @@ from rankaug.epoch import (
     epoch_class,
     index_epoch,
 )
+from tests.forked import in_a_forked_child
 
 
 class _ReadsEpoch(Dataset[int]):
@@ -96,12 +97,7 @@ def _pickled_in_a_forked_rank(epoch: SharedEpoch, queue: Any) -> None:
 class TestSharedEpochInForkedRanks:
     def test_a_forked_rank_sets_its_own_epoch_for_its_workers(self) -> None:
         epoch = SharedEpoch(3)
-        context = multiprocessing.get_context("fork")
-        queue = context.Queue()
-        rank = context.Process(target=_in_a_forked_rank, args=(epoch, queue))
-        rank.start()
-        seen = queue.get(timeout=120)
-        rank.join(timeout=60)
+        seen = in_a_forked_child(_in_a_forked_rank, epoch)
         assert seen == ([3, 3], [7, 7], 7)  # what it inherited, then its own set
         assert epoch.get() == 3  # this process's epoch: the rank's set stayed there
         epoch.set(4)
@@ -109,12 +105,7 @@ class TestSharedEpochInForkedRanks:
 
     def test_a_forked_rank_pickles_its_own_slot(self) -> None:
         epoch = SharedEpoch(6)
-        context = multiprocessing.get_context("fork")
-        queue = context.Queue()
-        rank = context.Process(target=_pickled_in_a_forked_rank, args=(epoch, queue))
-        rank.start()
-        seen = queue.get(timeout=120)
-        rank.join(timeout=60)
+        seen = in_a_forked_child(_pickled_in_a_forked_rank, epoch)
         assert seen == 9  # its spawned workers would read its own slot
         assert epoch.get() == 6
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import multiprocessing
 import pickle
 from collections.abc import Iterator
 from typing import Any
@@ -9,6 +8,7 @@ import pytest
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from rankaug.stream.counter import SLOTS, PassCounter
+from tests.forked import in_a_forked_child
 
 
 class _Takes(IterableDataset[int]):
@@ -88,23 +88,13 @@ class TestPassCounterInForkedRanks:
     def test_a_forked_rank_and_its_workers_count_apart_from_this_process(self) -> None:
         passes = PassCounter()
         assert passes.take_all() == 0  # inherited: the rank's first pass is epoch 1
-        context = multiprocessing.get_context("fork")
-        queue = context.Queue()
-        rank = context.Process(target=_in_a_forked_rank, args=(passes, queue))
-        rank.start()
-        seen = queue.get(timeout=120)
-        rank.join(timeout=60)
+        seen = in_a_forked_child(_in_a_forked_rank, passes)
         assert seen == ([[1, 1], [2, 2]], 3, 4)  # its workers counted with it
         assert (passes.front(), passes.take_all()) == (1, 1)  # none of the rank's passes
 
     def test_a_forked_rank_pickles_its_own_counts(self) -> None:
         passes = PassCounter()
         passes.set_all(6)
-        context = multiprocessing.get_context("fork")
-        queue = context.Queue()
-        rank = context.Process(target=_pickled_in_a_forked_rank, args=(passes, queue))
-        rank.start()
-        seen = queue.get(timeout=120)
-        rank.join(timeout=60)
+        seen = in_a_forked_child(_pickled_in_a_forked_rank, passes)
         assert seen == 9  # its spawned workers would get its own counts
         assert passes.front() == 6
