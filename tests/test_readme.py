@@ -29,6 +29,10 @@ def quick_start_under_torchrun(folder: Path) -> subprocess.CompletedProcess[str]
     script = folder / "quick_start.py"
     script.write_text(python_block("## Quick start"))
     env = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1", "OMP_NUM_THREADS": "1"}
+    # unbuffered, print() writes a line and its newline in two calls, and the two ranks'
+    # lines interleave on the shared pipe ("...[58, 30, 4]rank 1 epoch 0: ...\n\n");
+    # buffered, each rank writes its lines whole
+    env.pop("PYTHONUNBUFFERED", None)
     return subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone",
          "--nproc_per_node=2", str(script)],
