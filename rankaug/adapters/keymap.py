@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.hf_rows import bound_to, typed
@@ -15,7 +15,7 @@ from rankaug.samples.restore import (
     restore_like,
     rewrap_values,
 )
-from rankaug.samples.unread import known, refuse_unread, unread_fields
+from rankaug.samples.unread import known, per_box_fields, refuse_unread, unread_fields
 
 __all__ = ["KeyMap"]
 
@@ -103,6 +103,9 @@ class KeyMap:
     box_format_given_as: str = "box_format"  # where the wrapper's was given (likewise)
     #: A Hugging Face dataset's typed empty values by path (set by :meth:`for_dataset`).
     typed_empty: Mapping[str, Any] = _NOTHING
+
+    #: Top-level keys that hold no per-box value, or that a preset rebuilds itself.
+    _not_per_box: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(
         self,
@@ -292,7 +295,7 @@ class KeyMap:
         """
         if not isinstance(sample, Mapping):
             return _NOTHING
-        found = {k: v for k, v in sample.items() if k not in self._tops}
+        found = {k: v for k, v in sample.items() if k not in self._tops | self._not_per_box}
         for name, parts in self._others:
             if name not in targets and (name in self._per_box or name in ("masks", "segments")):
                 found[name] = self._get(sample, name, parts)
@@ -315,6 +318,17 @@ class KeyMap:
             return (*self._container, name[len(self._prefix) :])
         return (name,)
 
+    def _stale(self, state: _State) -> tuple[str, ...]:
+        """The per-box values not handed out, which go stale when the boxes change.
+
+        The map's own, and the sample's other keys with one entry per box
+        (torchvision's ``iscrowd``, ``area``), found as the default adapter finds them.
+        """
+        read = self._tops | set(self.keys.values()) | self._not_per_box  # a key may hold dots
+        others = {k: v for k, v in state.sample.items() if k not in read}
+        assert state.boxes is not None
+        return (*state.unhanded, *per_box_fields(others, state.boxes))
+
     def repack(self, data: Mapping[str, Any], state: Any) -> Any:
         """Write the results back where they were read, in their own types.
 
@@ -324,10 +338,11 @@ class KeyMap:
         """
         assert isinstance(state, _State)
         changed = "bboxes" in data and len(data["bboxes"]) != state.boxes
-        if state.unhanded and state.boxes is not None and changed:
+        stale = self._stale(state) if state.boxes is not None and changed else ()
+        if stale:
             raise ValueError(
                 f"the transform kept {len(data['bboxes'])} of {state.boxes} boxes, but "
-                f"{', '.join(map(repr, state.unhanded))} (one entry per box) did not go "
+                f"{', '.join(map(repr, stale))} (one entry per box) did not go "
                 "with them and would be stale: add them to the label fields (the "
                 "wrapper's label_fields, or BboxParams(label_fields=[...]))"
             )

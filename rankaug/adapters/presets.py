@@ -93,6 +93,8 @@ class Ultralytics(KeyMap):
     ((3, 8, 8), (0, 1), tensor([]), (8, 8))
     """
 
+    _not_per_box = _ULTRALYTICS_KEYS
+
     def __init__(self) -> None:
         super().__init__("img", bboxes="bboxes", labels="cls", box_format="yolo")
 
@@ -114,11 +116,6 @@ class Ultralytics(KeyMap):
         if "labels" in data:  # (N, 1) -> (N,), as label fields are
             data["labels"] = np.asarray(data["labels"]).reshape(-1)
         return data, state
-
-    def passthrough(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
-        """As :meth:`KeyMap.passthrough`, less the keys that hold no per-box value."""
-        found = super().passthrough(sample, targets)
-        return {k: v for k, v in found.items() if k not in _ULTRALYTICS_KEYS}
 
     def repack(self, data: Mapping[str, Any], state: Any) -> Any:
         """As :meth:`KeyMap.repack`, with ``batch_idx`` and ``resized_shape`` rebuilt."""

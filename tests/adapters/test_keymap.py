@@ -111,6 +111,24 @@ class TestKeyMap:
             wrapper[0]
         assert ADAPTER.passthrough(nested(), TARGETS)["objects.id"] == [11, 12]
 
+    def test_an_uncarried_top_level_per_box_value_is_refused_when_boxes_are_dropped(
+        self,
+    ) -> None:
+        # torchvision-style: the boxes at the top, and iscrowd, area beside them
+        sample = {"image": np.zeros((100, 100, 3), np.uint8), "labels": np.array([1, 2]),
+                  "boxes": np.array([[5, 5, 20, 20], [70, 70, 90, 90]], np.float32),
+                  "iscrowd": np.array([0, 1]), "area": [225.0, 400.0], "image_id": [7, 8],
+                  "size": np.array([100, 100])}  # fmt: skip
+        crop = A.Compose([A.Crop(0, 0, 50, 50)], bbox_params=bbox_params("pascal_voc"))
+        adapter = KeyMap(bboxes="boxes", labels="labels")
+        with pytest.raises(SampleError, match=re.escape(
+            "the transform kept 1 of 2 boxes, but 'iscrowd', 'area' (one entry per box) did"
+        )):  # fmt: skip
+            RandomAugmentWrapper([sample], crop, seed=0, adapter=adapter)[0]
+        kept = A.Compose([A.Crop(0, 0, 100, 100)], bbox_params=bbox_params("pascal_voc"))
+        out = RandomAugmentWrapper([sample], kept, seed=0, adapter=adapter)[0]
+        assert out["iscrowd"].tolist() == [0, 1]  # the boxes all kept: nothing stale
+
     def test_carried_it_stays_aligned(self) -> None:
         crop = A.Compose(
             [A.Crop(0, 0, 10, 10)], bbox_params=bbox_params("pascal_voc", ["labels", "objects.id"])
