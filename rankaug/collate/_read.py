@@ -17,14 +17,12 @@ import numpy as np
 import torch
 
 from rankaug import checks
+from rankaug.samples.images import CHANNELS_AT_MOST  # channels_first refuses CxHxW
 
 #: Output keys collate_detection fills itself; a sample may not bring its own.
 RESERVED: Final[tuple[str, ...]] = ("targets", "batch_idx")
 #: The sample keys stacked into one tensor.
 STACKED: Final[tuple[str, ...]] = ("image", "mask")
-#: A 3-D image with at most this many in its first dimension and more in its last is
-#: ``CxHxW`` already: ``channels_first=True`` refuses it.
-CHANNELS_AT_MOST: Final = 4
 #: Integer labels up to this magnitude are exact in float32 (the ``targets`` tensor).
 FLOAT32_EXACT: Final = 2**24
 

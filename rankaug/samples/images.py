@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import torch
@@ -10,10 +10,29 @@ import torch
 __all__ = ["image_from_numpy", "image_to_numpy", "value_to_numpy"]
 
 _PIL_MODES = ("L", "RGB", "RGBA")
+#: The most channels an image has where its layout is guessed from its shape: a 3-D
+#: image with more in its first dimension and at most this many in its last is
+#: ``HxWxC``, with at most this many first and more last ``CxHxW``.
+CHANNELS_AT_MOST: Final = 4
 
 
 def _is_pil(image: object) -> bool:
     return type(image).__module__.startswith("PIL.")
+
+
+def _on_cpu(tensor: torch.Tensor) -> np.ndarray:
+    """A CPU tensor's values as numpy; one on another device is refused, never moved.
+
+    The transforms run on the CPU, and the result would come back there: a sample on
+    the GPU would silently change device.
+    """
+    if tensor.device.type != "cpu":
+        raise ValueError(
+            f"a sample's tensors must be on the CPU, got one on {tensor.device} (shape "
+            f"{tuple(tensor.shape)}): the wrappers transform on the CPU; move samples to the "
+            "device after the DataLoader (rankaug.BatchAugment augments batches there)"
+        )
+    return tensor.detach().numpy()
 
 
 def image_to_numpy(image: object) -> tuple[np.ndarray, str, str | None]:
@@ -34,13 +53,16 @@ def image_to_numpy(image: object) -> tuple[np.ndarray, str, str | None]:
         return image, "numpy", None
     if isinstance(image, torch.Tensor):
         if image.ndim == 3:
-            return (
-                np.ascontiguousarray(image.detach().cpu().numpy().transpose(1, 2, 0)),
-                ("tensor"),
-                None,
-            )
+            channels, _, last = image.shape
+            if channels > CHANNELS_AT_MOST >= last:
+                raise ValueError(
+                    f"image must be a CxHxW tensor, got a tensor of shape {tuple(image.shape)}, "
+                    f"which looks HxWxC ({last} channels last): give image.permute(2, 0, 1), "
+                    "or the numpy array itself"
+                )
+            return np.ascontiguousarray(_on_cpu(image).transpose(1, 2, 0)), "tensor", None
         if image.ndim == 2:
-            return image.detach().cpu().numpy(), "tensor", None
+            return _on_cpu(image), "tensor", None
         raise ValueError(
             f"image must be a CxHxW or HxW tensor, got a tensor of shape {tuple(image.shape)}"
         )
@@ -92,7 +114,7 @@ def value_to_numpy(value: Any) -> Any:
     (2, 3)
     """
     if type(value) is not np.ndarray and isinstance(value, torch.Tensor):
-        return value.detach().cpu().numpy()
+        return _on_cpu(value)
     kind = type(value)
     if (kind is list or kind is tuple) and value and isinstance(value[0], torch.Tensor):
         return kind(value_to_numpy(item) for item in value)  # instance masks, say
