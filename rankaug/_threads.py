@@ -12,7 +12,9 @@ its own:
 * :func:`torch_cpu`: torch's default CPU generator is one per process, so the code that
   seeds it, runs a transform and puts its state back holds this lock throughout: those
   sections run one at a time. Code outside rankaug that draws from torch's global
-  generator in another thread meanwhile still races with it.
+  generator in another thread meanwhile still races with it;
+* :func:`passes`: passes over one stream started at once in several threads take
+  different epochs.
 """
 
 from __future__ import annotations
@@ -22,24 +24,31 @@ import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-__all__ = ["PerThread", "torch_cpu"]
+__all__ = ["PerThread", "passes", "torch_cpu"]
 
 T = TypeVar("T")
 
 _TORCH_CPU = threading.RLock()  # re-entrant: a torch-global transform may call another
+_PASSES = threading.Lock()
 
 
-def _new_lock() -> None:
-    global _TORCH_CPU
-    _TORCH_CPU = threading.RLock()  # a thread of the parent may have held the old one
+def _new_locks() -> None:
+    global _TORCH_CPU, _PASSES
+    _TORCH_CPU = threading.RLock()  # a thread of the parent may have held the old ones
+    _PASSES = threading.Lock()
 
 
-os.register_at_fork(after_in_child=_new_lock)
+os.register_at_fork(after_in_child=_new_locks)
 
 
 def torch_cpu() -> threading.RLock:
     """The lock held while torch's default CPU generator is seeded, used and put back."""
     return _TORCH_CPU
+
+
+def passes() -> threading.Lock:
+    """The lock held while a pass over a stream takes its epoch (two passes, two epochs)."""
+    return _PASSES
 
 
 class PerThread(Generic[T]):
