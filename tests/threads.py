@@ -48,7 +48,7 @@ class Meeting:
         one call of each thread (a thread waiting there takes no other item).
         """
         assert len(items) % self.parties == 0
-        self.barrier = threading.Barrier(self.parties, timeout=30)
+        self.barrier = threading.Barrier(self.parties, timeout=10)
         try:
             with ThreadPoolExecutor(self.parties) as pool:
                 return list(pool.map(call, items))
@@ -85,3 +85,55 @@ def meeting_pipeline(meeting: Meeting) -> A.Compose:
             A.HorizontalFlip(p=0.5),
         ]
     )
+
+
+class MeetingId(str):
+    """A sample id whose key is made only once the other threads' ids are too.
+
+    A streaming wrapper keys a sample by its id after setting the sample at hand and
+    before loading it: meeting there, every thread has set its own before any loads.
+    """
+
+    meeting: Meeting
+
+    def encode(self, encoding: str = "utf-8", errors: str = "strict") -> bytes:
+        self.meeting.wait()
+        return super().encode(encoding, errors)
+
+
+class ThreadStreams:
+    """An iterable whose every pass streams its own samples: pass ``p`` has ids ``p-0``...
+
+    Sample ``i`` of pass ``p`` is a ``32x32x3`` image of value ``10 * p + i`` with one box.
+    """
+
+    def __init__(self, n: int, meeting: Meeting) -> None:
+        self.n, self.meeting = n, meeting
+        self._passes = 0
+        self._lock = threading.Lock()
+
+    def __iter__(self) -> Any:
+        with self._lock:
+            p, self._passes = self._passes, self._passes + 1
+        for i in range(self.n):
+            sample_id = MeetingId(f"{p}-{i}")
+            sample_id.meeting = self.meeting
+            yield {
+                "image": np.full((32, 32, 3), 10 * p + i, np.uint8),
+                "bboxes": np.array([[2.0, 2.0, 20.0, 20.0]], np.float32),
+                "labels": np.array([i % 5], np.int64),
+                "id": sample_id,
+            }
+
+    def run(self, wrapper: Any) -> list[list[Any]]:
+        """Each of the meeting's threads iterates ``wrapper`` once, all at once."""
+        return self.meeting.run(lambda _: list(wrapper), range(self.meeting.parties))
+
+
+def passes_named(outputs: list[list[Any]], ids: Callable[[Any], Any]) -> list[set[str]]:
+    """The passes whose samples each thread's outputs name (``ids(output)``), sorted.
+
+    Threads that each read only their own pass give ``[{"0"}, {"1"}, ...]``.
+    """
+    named = [{str(i).split("-")[0] for output in thread for i in ids(output)} for thread in outputs]
+    return sorted(named, key=sorted)
