@@ -71,7 +71,8 @@ class PerThread(Generic[T]):
 
     def get(self) -> T:
         """This thread's copy (made now on its first call)."""
-        return self.slot()[0]
+        mine: T = self.slot()[0]
+        return mine
 
     def slot(self) -> list[Any]:
         """This thread's ``[copy, token]``, mutable (the token starts as ``None``)."""
