@@ -11,30 +11,34 @@ Four kinds of transform are told apart once, when a wrapper is built:
   nothing;
 * **albumentations** (``Compose`` or a single transform; anything with
   ``set_random_state`` that is called as ``transform(image=..., ...)``): the wrapper
-  works on a private deep copy and, before every call, hands it the key's numpy
-  Generator and ``random.Random`` through ``set_random_state``, so every random draw in
-  the pipeline comes from the key. A ``seed=`` given to the ``Compose`` is superseded:
-  its own generators are never used. Samples go through the wrapper's adapter (see
-  :mod:`rankaug.samples`). Boxes and keypoints go to the transform only with their
-  ``bbox_params`` / ``keypoint_params``; without them they pass through untouched when
-  nothing in the pipeline moves them, and are refused with a clear error otherwise
-  (albumentations 2.0.8 would silently drop them). Instance masks with no instance
-  (``(0, H, W)`` or ``[]``) are not handed to the transform and come back empty, sized to
-  its output image, in their dtype and container. Instance polygons (``segments``,
-  :mod:`rankaug.polygons`) albumentations cannot move at all: a sample that has them
-  passes pixel-level pipelines untouched and is refused by one that moves its boxes.
+  works on private deep copies, one per thread (:class:`rankaug._threads.PerThread`),
+  and before a call hands the calling thread's copy the key's numpy Generator and
+  ``random.Random`` through ``set_random_state``, so every random draw in the pipeline
+  comes from the key, also with several threads calling at once. A ``seed=`` given to
+  the ``Compose`` is superseded: its own generators are never used. Samples go through
+  the wrapper's adapter (see :mod:`rankaug.samples`). Boxes and keypoints go to the
+  transform only with their ``bbox_params`` / ``keypoint_params``; without them they
+  pass through untouched when nothing in the pipeline moves them, and are refused with
+  a clear error otherwise (albumentations 2.0.8 would silently drop them). Instance
+  masks with no instance (``(0, H, W)`` or ``[]``) are not handed to the transform and
+  come back empty, sized to its output image, in their dtype and container. Instance
+  polygons (``segments``, :mod:`rankaug.polygons`) albumentations cannot move at all:
+  a sample that has them passes pixel-level pipelines untouched and is refused by one
+  that moves its boxes.
 * **rng callables**: any callable with an ``rng`` parameter is called as
   ``transform(sample, rng=generator)`` on the sample as the dataset gave it.
 * **torch-global callables** (torchvision v2 transforms, anything else): called as
-  ``transform(sample)`` with torch's default CPU generator seeded from the key, and the
-  caller's generator state restored afterwards, exactly. Only that generator is
-  touched: ``torch.manual_seed`` would also seed (or, before CUDA starts, queue a seed
-  for) every CUDA, MPS and XPU generator, reseeding the training process's GPU
-  generator on every sample with ``num_workers=0``.
+  ``transform(sample)`` with torch's default CPU generator seeded from the key, and
+  the caller's generator state restored afterwards, exactly, under a process-wide lock
+  (:func:`rankaug._threads.torch_cpu`: such calls run one at a time). Only that
+  generator is touched: ``torch.manual_seed`` would also seed (or, before CUDA starts,
+  queue a seed for) every CUDA, MPS and XPU generator, reseeding the training
+  process's GPU generator on every sample with ``num_workers=0``.
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Callable, Collection
 from typing import Any, Protocol, runtime_checkable
@@ -44,6 +48,7 @@ import torch
 
 from rankaug import checks
 from rankaug._compact_copy import compact_deepcopy
+from rankaug._threads import PerThread, torch_cpu
 from rankaug.keys import KeyedRandom
 from rankaug.polygons import POLYGONS
 from rankaug.samples import (
@@ -151,7 +156,8 @@ class _AlbumentationsDriver:
     """
 
     def __init__(self, transform: Any, adapter: SampleAdapter) -> None:
-        self.transform = compact_deepcopy(transform)  # called per sample: kept compact
+        # never called itself: each thread calls its own compact copy of it
+        self.transforms = PerThread(copy.deepcopy(transform), compact_deepcopy)
         processors = getattr(transform, "processors", None) or {}
         params = getattr(processors.get("bboxes"), "params", None)
         given = getattr(params, "format", None) or getattr(params, "coord_format", None)
@@ -167,14 +173,6 @@ class _AlbumentationsDriver:
         self.geometric = POLYGONS not in self.targets and _moves(transform, "bboxes")
         # the values a sample keeps (where polygons would be), asked only when geometric
         self._others = passthrough_hook(adapter) if self.geometric else None
-        self._keyed: KeyedRandom | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_keyed": None}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)  # unpickled (a spawned worker): copied compact again
-        self.transform = compact_deepcopy(self.transform)
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         others = self._others
@@ -198,25 +196,27 @@ class _AlbumentationsDriver:
         points = data.get("keypoints") if self.points else None
         if points is not None:
             _check_points(points)
-        if keyed is not self._keyed:  # a stream keeps its state between samples
-            self.transform.set_random_state(keyed.generator, keyed.py_random)
-            self._keyed = keyed
+        held = self.transforms.slot()  # [this thread's copy, the state it was handed]
+        transform = held[0]
+        if keyed is not held[1]:  # a stream keeps its state between samples
+            transform.set_random_state(keyed.generator, keyed.py_random)
+            held[1] = keyed
         masks = data.get("masks")
         if masks is not None and _none_of(masks):
             # no instance: albumentations 2.0.8 cannot stack (0, H, W) masks, AlbumentationsX
             # refuses [] and keeps (0, H, W) at the input's size; put back empty, resized
             del data["masks"]
-            out = self.transform(**data)
+            out = transform(**data)
             out["masks"] = _empty_like(masks, out.get("image"))
             return self.adapter.repack(out, state)
         if isinstance(masks, list | tuple):  # AlbumentationsX takes no list: one array,
             data["masks"] = masks = np.stack(masks)  # a list again in repack
         if masks is None or "bboxes" not in data or not len(masks) == len(data["bboxes"]) > 0:
-            return self.adapter.repack(self.transform(**data), state)
+            return self.adapter.repack(transform(**data), state)
         # instance masks, one per box: albumentations keeps every mask when it drops a
         # box, so each box carries its position in an extra column, and the masks follow
         data["bboxes"] = numbered = _numbered(data["bboxes"])
-        out = self.transform(**data)
+        out = transform(**data)
         width = numbered.shape[1] - 1
         out["bboxes"], out["masks"] = _follow(out["bboxes"], out["masks"], len(masks), width)
         return self.adapter.repack(out, state)
@@ -323,12 +323,13 @@ class _TorchGlobalDriver:
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         generator = torch.default_generator  # the CPU one only (see the module docstring)
-        state = generator.get_state()
-        try:
-            generator.manual_seed(keyed.torch_seed())
-            return self.transform(sample)
-        finally:
-            generator.set_state(state)
+        with torch_cpu():  # one thread at a time between seeding and putting back
+            state = generator.get_state()
+            try:
+                generator.manual_seed(keyed.torch_seed())
+                return self.transform(sample)
+            finally:
+                generator.set_state(state)
 
 
 def _takes_rng(transform: Callable[..., Any]) -> bool:

@@ -30,7 +30,9 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
     ``torch.manual_seed(0)``, and a rerun of the same configuration repeats them bit for
     bit. The wrapper never reads or changes ``random``, ``np.random`` or torch's global
     generator (torch-global transforms run under a keyed generator and the caller's
-    state is put back).
+    state is put back). Several threads may call it at once, each sample drawing from its
+    own key (each thread calls its own copy of an albumentations pipeline; see
+    :mod:`rankaug.transforms`): key per sample there.
 
     Samples keep their shape: dicts stay dicts with their extra keys untouched,
     ``(image, target)`` pairs stay pairs, and numpy, PIL and tensor images come back as

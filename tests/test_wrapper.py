@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import pickle
 import random
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import albumentations as A
@@ -15,6 +17,7 @@ from torch.utils.data import ConcatDataset, DataLoader, Dataset, Subset, get_wor
 
 from rankaug import RandomAugmentWrapper, RankaugWarning, SampleError
 from tests.albu import bbox_params
+from tests.threads import Meeting, meeting_pipeline
 
 
 def image(h: int = 24, w: int = 32, c: int = 3) -> np.ndarray:
@@ -36,6 +39,19 @@ class Dicts(Dataset[dict[str, Any]]):
             "labels": np.array([1, 4], np.int64),
             "path": f"img{index}.png",
         }
+
+
+class Indexed(Dataset[dict[str, Any]]):
+    """Images that differ by index."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return {"image": (image() + index).astype(np.uint8)}
 
 
 def noise(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
@@ -483,3 +499,29 @@ class TestRandomAugmentWrapper:
         assert fingerprint(clone[1]) == fingerprint(wrapped[1])
         clone.set_epoch(3)  # a plain pickle makes an independent counter
         assert wrapped.epoch == 2
+
+    # ------------------------------------------------------------- threads
+    def test_threads_at_once_get_each_keys_own_albumentations_draws(self) -> None:
+        meeting = Meeting()  # every thread hands its state over before any draws
+        wrapped = RandomAugmentWrapper(Indexed(32), meeting_pipeline(meeting), seed=0,
+                                       keying="sample")  # fmt: skip
+        alone = [fingerprint(wrapped[i]) for i in range(32)]
+        assert meeting.run(lambda i: fingerprint(wrapped[i]), range(32)) == alone
+
+    def test_threads_at_once_get_each_keys_own_torch_draws(self) -> None:
+        def torch_noise(sample: dict[str, Any]) -> dict[str, Any]:
+            first = torch.randint(0, 256, (4,))
+            time.sleep(0.002)  # another thread runs here
+            return {**sample, "image": torch.cat([first, torch.randint(0, 256, (4,))]).numpy()}
+
+        wrapped = RandomAugmentWrapper(Dicts(32), torch_noise, seed=0, keying="sample")
+        alone = [fingerprint(wrapped[i]) for i in range(32)]
+        with ThreadPoolExecutor(4) as pool:
+            assert list(pool.map(lambda i: fingerprint(wrapped[i]), range(32))) == alone
+
+    def test_pickles_after_threads_used_it(self) -> None:
+        wrapped = RandomAugmentWrapper(Dicts(), photometric(), seed=5, keying="sample")
+        with ThreadPoolExecutor(2) as pool:
+            threaded = list(pool.map(lambda i: fingerprint(wrapped[i]), range(8)))
+        clone = pickle.loads(pickle.dumps(wrapped))
+        assert [fingerprint(clone[i]) for i in range(8)] == threaded

@@ -27,6 +27,7 @@ from typing import Any, Final
 import torch
 from torch import distributions
 
+from rankaug._threads import torch_cpu
 from rankaug.batch import _jitter
 from rankaug.batch._keys import DrawKeys, unkeyed_draw
 
@@ -278,52 +279,67 @@ def keyed_drawing(augs: list[Any], keys: DrawKeys) -> Iterator[None]:
     """Within the block, ``augs`` draw their parameters from ``keys``.
 
     The keyed stand-ins are set as instance attributes and removed (the originals put
-    back) on exit, so the transform is plain kornia outside the block. Not thread-safe:
-    one call at a time per transform.
+    back) on exit, so the transform is plain kornia outside the block. The block holds
+    :func:`~rankaug._threads.torch_cpu`: one thread at a time swaps and draws (the guard
+    compares torch's CPU generator before and after each draw).
     """
     swaps = Swaps()
-    try:
-        for number, aug in enumerate(augs):
-            generator = aug._param_generator
-            copies: dict[tuple[int, str], dict[Any, Any]] = {}
-            for slot, ((owner, name, key), dist) in enumerate(_samplers(aug)):
-                held = "".join(f"[{k!r}]" for k in key)  # sampler_dict['degrees']
-                label = f"augmentation {number} ({type(aug).__name__}), sampler {name}{held}"
-                keyed = _KeyedSampler(dist, keys, (number, slot), label)
-                if not key:
-                    swaps.set(owner, name, keyed)
-                    continue
-                copy = copies.get((id(owner), name))
-                if copy is None:  # a copy of the dict, in its order, set in its place
-                    copy = copies[id(owner), name] = dict(vars(owner)[name])
-                    swaps.set(owner, name, copy)
-                copy[key[0]] = keyed
-            if _jitter.is_jitter(aug):
-                swaps.set(
-                    generator,
-                    "forward",
-                    functools.partial(_jitter.forward, generator, keys, number, itertools.count()),
-                )
-            gate = functools.partial(_gate, aug, keys, number, itertools.count())
-            swaps.set(aug, "__batch_prob_generator__", gate)
-            swaps.set(aug, "forward_parameters", _guarded(aug, number, aug.forward_parameters))
-        yield
-    finally:
-        swaps.undo()
+    with torch_cpu():
+        try:
+            _swap_in(swaps, augs, keys)
+            yield
+        finally:
+            swaps.undo()
+
+
+def _swap_in(swaps: Swaps, augs: list[Any], keys: DrawKeys) -> None:
+    """Set the keyed stand-ins of ``augs`` (see :func:`keyed_drawing`) in ``swaps``."""
+    for number, aug in enumerate(augs):
+        generator = aug._param_generator
+        copies: dict[tuple[int, str], dict[Any, Any]] = {}
+        for slot, ((owner, name, key), dist) in enumerate(_samplers(aug)):
+            held = "".join(f"[{k!r}]" for k in key)  # sampler_dict['degrees']
+            label = f"augmentation {number} ({type(aug).__name__}), sampler {name}{held}"
+            keyed = _KeyedSampler(dist, keys, (number, slot), label)
+            if not key:
+                swaps.set(owner, name, keyed)
+                continue
+            copy = copies.get((id(owner), name))
+            if copy is None:  # a copy of the dict, in its order, set in its place
+                copy = copies[id(owner), name] = dict(vars(owner)[name])
+                swaps.set(owner, name, copy)
+            copy[key[0]] = keyed
+        if _jitter.is_jitter(aug):
+            swaps.set(
+                generator,
+                "forward",
+                functools.partial(_jitter.forward, generator, keys, number, itertools.count()),
+            )
+        gate = functools.partial(_gate, aug, keys, number, itertools.count())
+        swaps.set(aug, "__batch_prob_generator__", gate)
+        swaps.set(aug, "forward_parameters", _guarded(aug, number, aug.forward_parameters))
 
 
 @contextlib.contextmanager
 def keyed_applying(augs: list[Any]) -> Iterator[None]:
-    """Within the block, a ColorJitter without a fixed order applies each sample's order."""
+    """Within the block, a ColorJitter without a fixed order applies each sample's order.
+
+    Only such a block holds :func:`~rankaug._threads.torch_cpu` (its swaps are on the
+    shared transform); other applications run in parallel.
+    """
+    ordered = [aug for aug in augs if _jitter.random_order(aug)]
+    if not ordered:
+        yield
+        return
     swaps = Swaps()
-    try:
-        for aug in augs:
-            if _jitter.random_order(aug):
+    with torch_cpu():
+        try:
+            for aug in ordered:
                 apply = functools.partial(_jitter.grouped_apply, aug, aug.apply_transform)
                 swaps.set(aug, "apply_transform", apply)
-        yield
-    finally:
-        swaps.undo()
+            yield
+        finally:
+            swaps.undo()
 
 
 _MISSING: Final = object()

@@ -30,6 +30,7 @@ from typing import Any, Final
 
 import torch
 
+from rankaug._threads import torch_cpu
 from rankaug.batch._keys import DrawKeys
 from rankaug.batch._kornia import Swaps, cuda_changed, cuda_states
 
@@ -97,26 +98,27 @@ def apply(
     records: list[Params] = []
     outputs: list[Any] = []
     generator = torch.default_generator  # the CPU one only (see the module docstring)
-    state = generator.get_state()
-    cuda = cuda_states()
-    try:
-        with _recording(transform) as record:
-            for b in range(size):
-                generator.manual_seed(seeds[b])
-                record.clear()
-                out = transform(*(column[b] for column in columns))
-                outputs.append(out if inputs else (out,))
-                records.append(list(record))
-    finally:
-        generator.set_state(state)
-        if cuda_changed(cuda):
-            for device, saved in cuda.items():
-                torch.cuda.set_rng_state(saved, device)
-            raise RuntimeError(
-                f"the torchvision transform {type(transform).__name__} drew from a CUDA "
-                "generator (restored): BatchAugment keys only the CPU one; apply it to CPU "
-                "tensors"
-            )
+    with torch_cpu():  # one thread at a time seeds, draws and puts back (and records)
+        state = generator.get_state()
+        cuda = cuda_states()
+        try:
+            with _recording(transform) as record:
+                for b in range(size):
+                    generator.manual_seed(seeds[b])
+                    record.clear()
+                    out = transform(*(column[b] for column in columns))
+                    outputs.append(out if inputs else (out,))
+                    records.append(list(record))
+        finally:
+            generator.set_state(state)
+            if cuda_changed(cuda):
+                for device, saved in cuda.items():
+                    torch.cuda.set_rng_state(saved, device)
+                raise RuntimeError(
+                    f"the torchvision transform {type(transform).__name__} drew from a CUDA "
+                    "generator (restored): BatchAugment keys only the CPU one; apply it to CPU "
+                    "tensors"
+                )
     stacked = [
         _stack([out[n] for out in outputs], images if n == 0 else inputs[n - 1], n)
         for n in range(len(columns))

@@ -29,7 +29,7 @@ import inspect
 import os
 import random
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any, Final, Generic, TypeVar
 
 import torch
@@ -44,6 +44,7 @@ from rankaug.stacking import mixed_keyings
 from rankaug.stream.counter import PassCounter
 from rankaug.stream.detect import check_stream
 from rankaug.stream.ids import SampleIds, id_word
+from rankaug.stream.view import Window
 
 __all__ = ["FORMAT", "Pass", "StreamDataset", "Window", "default_stream", "forward_epoch"]
 
@@ -87,34 +88,6 @@ def default_stream(kind: type[Any], dataset: object) -> str:
     alone keeps the stream of ``kind`` over a :class:`Window`).
     """
     return nesting.default_stream(kind, nesting.depth(dataset, StreamDataset) + 1)
-
-
-class Window:
-    """A map-style view of the samples at hand: ``(position, id, sample)`` entries.
-
-    The map-style wrapper a streaming wrapper holds reads its samples here;
-    ``window[i]`` is the sample of entry ``i - offset``. ``len()`` is fixed when it is
-    made (a map-style wrapper's partner count depends on it).
-    """
-
-    __slots__ = ("entries", "offset", "size")
-
-    def __init__(self, size: int = 1) -> None:
-        self.size = size
-        self.entries: Sequence[tuple[int, Any, Any]] = ()
-        self.offset = 0
-
-    def __len__(self) -> int:
-        return self.size
-
-    def __getitem__(self, index: int) -> Any:
-        return self.entries[index - self.offset][2]
-
-    def __getstate__(self) -> int:
-        return self.size  # the samples at hand stay in the process reading them
-
-    def __setstate__(self, size: int) -> None:
-        self.__init__(size)  # type: ignore[misc]
 
 
 class Pass:

@@ -36,7 +36,7 @@ from typing import Final
 import numpy as np
 import torch
 
-from rankaug import _owned, checks
+from rankaug import _owned, _threads, checks
 from rankaug._process import current_pid
 
 __all__ = ["SLOTS", "PassCounter"]
@@ -111,16 +111,17 @@ class PassCounter:
             ValueError: If the worker has run the last epoch, ``2**32 - 1``.
         """
         slot = self._slot(worker_id)
-        tag = self._pass_tag(worker_id)
-        words = self._numbers()
-        seen = words.copy()  # each word whole: a tag and its count, or neither
-        if tag:
-            peers = seen[(seen >> _BITS) == tag]
-            epoch = int(peers[0] & _NEXT) - 1 if peers.size else int((seen & _NEXT).max())
-        else:
-            epoch = seen.item(slot) & _NEXT
-        _runnable(epoch)
-        words[slot] = (tag << _BITS) | (epoch + 1)  # 2**32 only as a next pass
+        with _threads.passes():  # threads of this process starting passes at once
+            tag = self._pass_tag(worker_id)
+            words = self._numbers()
+            seen = words.copy()  # each word whole: a tag and its count, or neither
+            if tag:
+                peers = seen[(seen >> _BITS) == tag]
+                epoch = int(peers[0] & _NEXT) - 1 if peers.size else int((seen & _NEXT).max())
+            else:
+                epoch = seen.item(slot) & _NEXT
+            _runnable(epoch)
+            words[slot] = (tag << _BITS) | (epoch + 1)  # 2**32 only as a next pass
         return epoch
 
     def resume(self, worker_id: int, epoch: int) -> None:
@@ -147,8 +148,9 @@ class PassCounter:
         >>> passes.take(1), passes.take_all(), passes.peek(0)
         (0, 1, 2)
         """
-        epoch = _runnable(self.front())
-        self._numbers()[:] = epoch + 1
+        with _threads.passes():  # threads starting passes at once: one epoch each
+            epoch = _runnable(self.front())
+            self._numbers()[:] = epoch + 1
         return epoch
 
     def put(self, worker_id: int, epoch: int) -> None:

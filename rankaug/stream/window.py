@@ -21,6 +21,7 @@ up to where it stood (see :mod:`rankaug.stream.base`).
 from __future__ import annotations
 
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, TypeVar
@@ -37,13 +38,35 @@ T_co = TypeVar("T_co", covariant=True)
 _REFUSED = ("pool", "weights")
 
 
+class _Current(threading.local):
+    window: Window | None = None  # the window of this thread's output being made
+
+
 class _Naming:
-    """The user's adapter, whose ``attach`` also names a record's tiles in the stream."""
+    """The user's adapter, whose ``attach`` also names a record's tiles in the stream.
+
+    The window it names them from is the calling thread's (:attr:`window`).
+    """
 
     def __init__(self, adapter: Any) -> None:
         self._adapter = adapter
-        self.window: Window | None = None
+        self._current = _Current()
         self.unpack, self.repack = adapter.unpack, adapter.repack
+
+    @property
+    def window(self) -> Window | None:
+        """The window of the output this thread is making (``None`` between outputs)."""
+        return self._current.window
+
+    @window.setter
+    def window(self, window: Window | None) -> None:
+        self._current.window = window
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"adapter": self._adapter}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["adapter"])  # type: ignore[misc]
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or "_adapter" not in self.__dict__:

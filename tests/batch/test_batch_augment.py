@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +81,28 @@ def _fallback_rank(rank: int, world_size: int) -> list[float]:
     return aug(_images(8)).flatten().tolist()[:64]
 
 
+def _slow_affine() -> Any:
+    """A RandomAffine whose draws wait a little after rankaug set its keyed samplers."""
+
+    class SlowAffine(K.RandomAffine):  # type: ignore[misc, name-defined]
+        def forward_parameters(self, batch_shape: torch.Size) -> dict[str, torch.Tensor]:
+            time.sleep(0.002)  # another thread runs here
+            params: dict[str, torch.Tensor] = super().forward_parameters(batch_shape)
+            return params
+
+    return SlowAffine(degrees=20.0, translate=(0.1, 0.1), p=1.0)
+
+
 class TestBatchAugment:
+    def test_threads_at_once_get_each_keys_own_parameters(self) -> None:
+        aug = BatchAugment(K.AugmentationSequential(_slow_affine()), seed=5)
+        images = _images(4)
+        batches = [list(range(n, n + 4)) for n in range(0, 96, 4)]
+        alone = [aug(images, index=index, epoch=0) for index in batches]
+        with ThreadPoolExecutor(4) as pool:
+            threaded = list(pool.map(lambda index: aug(images, index=index, epoch=0), batches))
+        assert all(torch.equal(a, b) for a, b in zip(alone, threaded, strict=True))
+
     def test_a_sample_is_the_same_alone_in_64_and_in_a_shuffled_16(self) -> None:
         aug = BatchAugment(_transform(), seed=5)
         images = _images(64)

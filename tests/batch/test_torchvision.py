@@ -7,6 +7,8 @@ venv's torch 2.13.0 CPU wheel has no torchvision beside it).
 
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -55,7 +57,22 @@ def _shared(a: list[tuple[float, ...]], b: list[tuple[float, ...]]) -> int:
     return len(set(a) & set(b))
 
 
+def _pause(value: Any) -> Any:
+    time.sleep(0.002)  # another thread runs here
+    return value
+
+
 class TestBatchAugmentTorchvision:
+    def test_threads_at_once_get_each_keys_own_draws(self) -> None:
+        transform = v2.Compose([v2.RandomRotation(15.0), v2.Lambda(_pause), v2.RandomErasing(p=1)])
+        aug = BatchAugment(transform, seed=5)
+        images = _images(2)
+        batches = [[n, n + 1] for n in range(0, 48, 2)]
+        alone = [aug(images, index=index, epoch=0) for index in batches]
+        with ThreadPoolExecutor(4) as pool:
+            threaded = list(pool.map(lambda index: aug(images, index=index, epoch=0), batches))
+        assert all(torch.equal(a, b) for a, b in zip(alone, threaded, strict=True))
+
     def test_a_sample_is_the_same_alone_in_64_and_in_a_shuffled_16(self) -> None:
         aug = BatchAugment(_transform(), seed=5)
         images = _images(64)

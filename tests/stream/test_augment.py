@@ -9,6 +9,7 @@ from torch.utils.data import DataLoader, IterableDataset
 from rankaug import RandomAugmentWrapper, SampleError
 from rankaug.stream import StreamingAugment
 from tests.stream.helpers import EpochShards, Shards, by_id, detection, keep, noise
+from tests.threads import Meeting, ThreadStreams, passes_named
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning"),
@@ -30,6 +31,10 @@ def fails_on_s0010(sample: dict[str, Any], rng: np.random.Generator) -> dict[str
     if sample["id"] == "s0010":
         raise RuntimeError("boom")
     return noise(sample, rng)
+
+
+def unchanged(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
+    return sample
 
 
 def as_list(batch: Any) -> Any:
@@ -74,6 +79,12 @@ class TestDispatch:
 
 
 class TestStreamingAugment:
+    def test_threads_iterating_at_once_each_read_their_own_samples(self) -> None:
+        streams = ThreadStreams(8, Meeting(2))  # each thread sets its sample, then all load
+        wrapper = RandomAugmentWrapper(streams, unchanged, seed=0, keying="sample", sample_id="id")
+        outputs = streams.run(wrapper)
+        assert passes_named(outputs, lambda output: [output["id"]]) == [{"0"}, {"1"}]
+
     def test_sample_keying_ignores_workers_and_persistence(self) -> None:
         alone = passes(keyed())
         assert alone == passes(keyed(), num_workers=2)

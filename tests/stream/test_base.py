@@ -10,7 +10,7 @@ from torch.utils.data import DataLoader
 
 from rankaug import RandomAugmentWrapper, RankaugWarning
 from rankaug.stream import StreamingAugment
-from rankaug.stream.base import StreamDataset, Window, _resumable, default_stream, forward_epoch
+from rankaug.stream.base import StreamDataset, _resumable, default_stream, forward_epoch
 from tests.stream.helpers import Shards
 
 
@@ -100,13 +100,6 @@ class TestForwardEpoch:
         forward_epoch(dataset, 1)  # a second worker: still 1
         assert int(dataset._epoch) == 1
         assert dataset.calls == 0
-
-
-class TestWindow:
-    def test_maps_positions_to_the_samples_at_hand(self) -> None:
-        window = Window(2)
-        window.entries, window.offset = [(5, "a", "A"), (6, "b", "B")], 5
-        assert (len(window), window[6]) == (2, "B")
 
 
 class TestOwnState:

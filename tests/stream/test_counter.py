@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import pickle
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -38,6 +40,21 @@ def _in_a_forked_rank(passes: PassCounter, queue: Any) -> None:
 
 
 class TestPassCounter:
+    def test_passes_started_at_once_in_threads_take_different_epochs(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        front = PassCounter.front
+
+        def slow_front(self: PassCounter) -> int:
+            epoch = front(self)
+            time.sleep(0.05)  # the other thread reads the front here
+            return epoch
+
+        monkeypatch.setattr(PassCounter, "front", slow_front)
+        passes = PassCounter()
+        with ThreadPoolExecutor(2) as pool:
+            assert sorted(pool.map(lambda _: passes.take_all(), range(2))) == [0, 1]
+
     def test_each_worker_counts_its_passes(self) -> None:
         passes = PassCounter()
         assert [passes.take(0), passes.take(0), passes.take(3)] == [0, 1, 0]

@@ -10,6 +10,7 @@ from torch.utils.data import DataLoader, IterableDataset
 from rankaug import CopyPasteDataset, CutMixDataset, MixUpDataset, SampleError
 from rankaug.stream import StreamingCopyPaste, StreamingCutMix, StreamingMixUp
 from tests.stream.helpers import Shards
+from tests.threads import Meeting, ThreadStreams, passes_named
 
 
 class WithMasks(IterableDataset[dict[str, Any]]):
@@ -46,11 +47,21 @@ def check_sample_keying(make: Any, key: str) -> None:
     assert len(alone) == 8
 
 
+def check_threads(make: Any, key: str) -> None:
+    """Threads iterating one wrapper at once each read (and name) their own samples."""
+    streams = ThreadStreams(8, Meeting(2))  # each thread sets its window, then all load
+    outputs = streams.run(make(streams, **options()))
+    assert passes_named(outputs, lambda output: output[key]["ids"]) == [{"0"}, {"1"}]
+
+
 def options(**more: Any) -> dict[str, Any]:
     return {"seed": 0, "buffer_size": 2, "sample_id": "id", "keying": "sample", **more}
 
 
 class TestStreamingMixUp:
+    def test_threads_iterating_at_once_each_read_their_own_samples(self) -> None:
+        check_threads(MixUpDataset, "mixup")
+
     def test_window_and_keys(self) -> None:
         assert isinstance(MixUpDataset(Shards(8), **options()), StreamingMixUp)
         check_window(MixUpDataset(Shards(8), **options()), "mixup", 8)
@@ -72,6 +83,9 @@ class TestStreamingMixUp:
 
 
 class TestStreamingCutMix:
+    def test_threads_iterating_at_once_each_read_their_own_samples(self) -> None:
+        check_threads(CutMixDataset, "cutmix")
+
     def test_window_and_keys(self) -> None:
         assert isinstance(CutMixDataset(Shards(8), **options()), StreamingCutMix)
         check_window(CutMixDataset(Shards(8), **options()), "cutmix", 8)

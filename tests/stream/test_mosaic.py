@@ -13,6 +13,7 @@ from rankaug import MosaicDataset, MosaicGrid, Partners, SampleError
 from rankaug.stream import StreamingMosaic
 from tests.stream.helpers import Shards, detection
 from tests.stream.test_augment import run
+from tests.threads import Meeting, ThreadStreams, passes_named
 
 pytestmark = pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
 
@@ -28,6 +29,13 @@ def records(wrapper: Any, **loader: Any) -> list[dict[str, Any]]:
 
 
 class TestStreamingMosaic:
+    def test_threads_iterating_at_once_each_read_their_own_samples(self) -> None:
+        streams = ThreadStreams(8, Meeting(2))  # each thread sets its window, then all load
+        wrapper = MosaicDataset(streams, seed=0, output_size=48, buffer_size=3, sample_id="id",
+                                keying="sample")  # fmt: skip
+        outputs = streams.run(wrapper)
+        assert passes_named(outputs, lambda output: output["mosaic"]["ids"]) == [{"0"}, {"1"}]
+
     def test_stacked_mosaics_draw_independent_streams(self) -> None:
         inner = MosaicDataset(Shards(8), seed=0, output_size=48, buffer_size=3)
         outer = MosaicDataset(inner, seed=0, output_size=48, buffer_size=3)
