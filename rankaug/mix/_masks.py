@@ -209,6 +209,14 @@ class Instances:
         """Instance ``k``'s pixels over an output region: non-zero on them (never written)."""
         return self.view(self.on[k], region)
 
+    def covered(self, k: int, meet: Region, over: np.ndarray) -> int:
+        """How many of instance ``k``'s pixels in ``meet`` are non-zero in ``over`` (its pixels).
+
+        Masks are never written; :class:`~rankaug.mix._outlines.PolygonInstances` cuts
+        its drawing there at once (what trimming would do later).
+        """
+        return cv2.countNonZero(cv2.bitwise_and(self.pixels(k, meet), over))
+
     def box(self, k: int) -> list[float]:
         """Instance ``k``'s box in the output."""
         x0, y0, x1, y1 = self.boxes[k].tolist()

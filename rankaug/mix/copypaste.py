@@ -208,7 +208,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         if main.segments is not None:
             assert isinstance(ours, PolygonInstances)
             assert partner.segments is not None
-            segments, boxes = trace(entries, ours, union, top, main.segments, partner.segments)
+            segments, boxes = trace(entries, ours, main.segments, partner.segments)
         else:
             assert main.masks is not None
             masks, boxes = stack(entries, ours, union, top, main.masks.dtype)
@@ -305,8 +305,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
                 if meet is not None:
                     over = top[within(union, meet)]
                     if cv2.countNonZero(over):  # else nothing pasted there: nothing to draw
-                        on = ours.pixels(i, meet)
-                        covered = cv2.countNonZero(cv2.bitwise_and(on, over))
+                        covered = ours.covered(i, meet, over)  # polygons: cut there already
             if not covered:
                 entries.append((ours, i, region, None, ours.box(i)))
                 continue
