@@ -175,6 +175,10 @@ class Instances:
             total = self.counts[k] = cv2.countNonZero(self.on[k])
         return total
 
+    def has_pixels(self, k: int) -> bool:
+        """Whether instance ``k`` has pixels (:meth:`region` counts them anyway)."""
+        return self.count(k) > 0
+
     def region(self, k: int) -> Region:
         """Instance ``k``'s region in the output, checked (see the class docstring)."""
         region = self.regions.get(k)

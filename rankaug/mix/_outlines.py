@@ -72,6 +72,11 @@ class PolygonInstances(Instances):
             total = self.counts[k] = cv2.countNonZero(self.raster(k))
         return total
 
+    def has_pixels(self, k: int) -> bool:
+        """Whether polygon ``k`` draws a pixel in the image (found at the first; not counted)."""
+        total = self.counts.get(k)
+        return cv2.hasNonZero(self.raster(k)) if total is None else total > 0
+
     def covered(self, k: int, meet: Region, over: np.ndarray) -> int:
         """How many of polygon ``k``'s pixels in ``meet`` (in its region) ``over`` covers.
 
