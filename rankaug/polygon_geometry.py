@@ -71,7 +71,10 @@ def _fewest(points: np.ndarray, count: int) -> np.ndarray:
     ahead, behind = steps[1:], steps[:-1]
     area = np.abs(behind[:, 0] * ahead[:, 1] - behind[:, 1] * ahead[:, 0])  # twice the areas
     x, y = points[:, 0], points[:, 1]
-    extremes = np.unique([x.argmin(), x.argmax(), y.argmin(), y.argmax()])
+    # sorted without repeats (np.unique's Python layer costs more than these four)
+    extremes = np.array(
+        sorted({int(x.argmin()), int(x.argmax()), int(y.argmin()), int(y.argmax())})
+    )
     keep = np.zeros(n, dtype=bool)
     if count <= len(extremes):
         by_area = extremes[np.argsort(area[extremes], kind="stable")]  # least first

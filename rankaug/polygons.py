@@ -367,19 +367,24 @@ def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
     Returns:
         ``(K, 2)`` float64 pixel ``x, y``, ``K >= 3``.
     """
+    # the points in the image's pixels (whole numbers: exact), then onto their centres
     contours, _ = cv2.findContours(
-        np.ascontiguousarray(mask, np.uint8), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE
+        np.ascontiguousarray(mask, np.uint8),
+        cv2.RETR_CCOMP,
+        cv2.CHAIN_APPROX_SIMPLE,
+        offset=(origin[1], origin[0]),
     )
-    pieces = [c.reshape(-1, 2) for c in contours]
-    first = pieces[0]
-    joined = [first]
-    for piece in pieces[1:]:  # from the first part's start out to each part and back
-        joined += [first[:1], piece, piece[:1]]
-    if len(pieces) > 1:
+    first = contours[0].reshape(-1, 2)
+    if len(contours) == 1:
+        polygon = first.astype(np.float64)
+    else:
+        joined = [first]
+        for contour in contours[1:]:  # from the first part's start out to each part and back
+            piece = contour.reshape(-1, 2)
+            joined += [first[:1], piece, piece[:1]]
         joined.append(first[:1])
-    polygon = np.concatenate(joined, dtype=np.float64)
-    polygon[:, 0] += origin[1] + 0.5  # one column at a time: numpy is slow at pairs
-    polygon[:, 1] += origin[0] + 0.5
+        polygon = np.concatenate(joined, dtype=np.float64)
+    polygon += 0.5
     while len(polygon) < 3:  # a single pixel or a line: repeat the points
         polygon = np.concatenate((polygon, polygon[:1]))
     return polygon

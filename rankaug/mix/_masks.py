@@ -175,6 +175,10 @@ class Instances:
             total = self.counts[k] = cv2.countNonZero(self.on[k])
         return total
 
+    def has_pixels(self, k: int) -> bool:
+        """Whether instance ``k`` has pixels (:meth:`region` counts them anyway)."""
+        return self.count(k) > 0
+
     def region(self, k: int) -> Region:
         """Instance ``k``'s region in the output, checked (see the class docstring)."""
         region = self.regions.get(k)
@@ -208,6 +212,14 @@ class Instances:
     def pixels(self, k: int, region: Region) -> np.ndarray:
         """Instance ``k``'s pixels over an output region: non-zero on them (never written)."""
         return self.view(self.on[k], region)
+
+    def covered(self, k: int, meet: Region, over: np.ndarray) -> int:
+        """How many of instance ``k``'s pixels in ``meet`` are non-zero in ``over`` (its pixels).
+
+        Masks are never written; :class:`~rankaug.mix._outlines.PolygonInstances` cuts
+        its drawing there at once (what trimming would do later).
+        """
+        return cv2.countNonZero(cv2.bitwise_and(self.pixels(k, meet), over))
 
     def box(self, k: int) -> list[float]:
         """Instance ``k``'s box in the output."""

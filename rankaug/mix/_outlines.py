@@ -53,8 +53,7 @@ class PolygonInstances(Instances):
     def raster(self, k: int) -> np.ndarray:
         """Polygon ``k``'s pixels over its region (1 on them).
 
-        Drawn once and kept; :func:`trace`, the last to read a trimmed main instance's,
-        cuts it in place.
+        Drawn once and kept; :meth:`covered` cuts a main instance's in place.
         """
         raster = self.rasters.get(k)
         if raster is None:
@@ -72,6 +71,31 @@ class PolygonInstances(Instances):
         if total is None:
             total = self.counts[k] = cv2.countNonZero(self.raster(k))
         return total
+
+    def has_pixels(self, k: int) -> bool:
+        """Whether polygon ``k`` draws a pixel in the image (found at the first; not counted)."""
+        total = self.counts.get(k)
+        return cv2.hasNonZero(self.raster(k)) if total is None else total > 0
+
+    def covered(self, k: int, meet: Region, over: np.ndarray) -> int:
+        """How many of polygon ``k``'s pixels in ``meet`` (in its region) ``over`` covers.
+
+        Cuts them from its drawing at once, as :func:`trace` keeps a trimmed instance:
+        the pixels left are counted (with those cut, its count) in the same passes, and
+        an instance that is dropped is not read again.
+        """
+        raster = self.raster(k)
+        part = raster[within(self.bounds[k], meet)]
+        before = cv2.countNonZero(part)
+        if not before:
+            return 0
+        made = cv2.subtract(part, over, dst=part)  # 0/1 - 0/1 saturates: 1 where it shows
+        if made is not part:  # OpenCV could not write in place (it gives dst back)
+            part[...] = made
+        covered: int = before - cv2.countNonZero(part)
+        if covered and k not in self.counts:
+            self.counts[k] = covered + cv2.countNonZero(raster)
+        return covered
 
     def pixels(self, k: int, region: Region) -> np.ndarray:
         """Polygon ``k``'s pixels over an output region (1 on them, never written)."""
@@ -95,17 +119,13 @@ class PolygonInstances(Instances):
 
 
 def trace(
-    entries: list[Entry],
-    ours: PolygonInstances,
-    union: Region,
-    top: np.ndarray,
-    like: Polygons,
-    other: Polygons,
+    entries: list[Entry], ours: PolygonInstances, like: Polygons, other: Polygons
 ) -> tuple[Polygons, list[list[float]]]:
     """The output's polygons and boxes (the polygon form of :func:`~rankaug.mix._masks.stack`).
 
-    A main instance marked trimmed loses the pasted pixels: its polygon becomes the
-    outline of what is left and its box that of the pixels left; a pasted instance that
+    A main instance marked trimmed has lost the pasted pixels (:meth:`PolygonInstances.covered`
+    cut them): its polygon becomes the outline of what is left and its box that of the
+    pixels left; a pasted instance that
     later ones partly hide (``shown`` given) gets the outline of what shows, its box that
     of its pixels. An outline in several parts joins them by straight zero-width bridges
     (:func:`~rankaug.polygons.outline`), which may draw pixels of the other image.
@@ -113,8 +133,6 @@ def trace(
     Args:
         entries: The output's instances, in order.
         ours: The main sample's instances.
-        union: The region all the pasted instances lie in.
-        top: Over ``union``, 1 where something is pasted, else 0.
         like: The main sample's polygons (the output takes their form).
         other: The source's polygons.
 
@@ -129,15 +147,8 @@ def trace(
             points.append(owner.polygons.points[k])
             boxes.append(box)
             continue
-        if owner is ours:  # trimmed: what the pasted pixels leave
-            region = owner.region(k)
-            shown = owner.raster(k)  # cut in place: nothing reads it after this
-            meet = overlap(region, union)
-            assert meet is not None
-            cut = shown[within(region, meet)]
-            made = cv2.subtract(cut, top[within(union, meet)], dst=cut)  # 0/1 - 0/1 saturates
-            if made is not cut:  # OpenCV could not write in place (it gives dst back)
-                cut[...] = made
+        if owner is ours:  # trimmed: what the pasted pixels left (cut by covered)
+            region, shown = owner.region(k), owner.raster(k)
         origin = (region[0], region[2])
         polygon = outline(shown, origin)
         points.append(padded(polygon, like.points_per))  # resampled, its fill would move

@@ -195,7 +195,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
             )
             chosen = apart(sources, main.boxes, chosen, self.max_overlap)
         theirs = _instances(partner, self.source == "flip")
-        picked = [k for k in chosen if theirs.count(k)]
+        picked = [k for k in chosen if theirs.has_pixels(k)]
         if not picked:  # nothing to paste: the main sample as it is
             return Combined(main, 1.0, self.unmixed(main), applied=False)
         layers, hidden, union, top = self._layers(theirs, picked)
@@ -208,7 +208,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         if main.segments is not None:
             assert isinstance(ours, PolygonInstances)
             assert partner.segments is not None
-            segments, boxes = trace(entries, ours, union, top, main.segments, partner.segments)
+            segments, boxes = trace(entries, ours, main.segments, partner.segments)
         else:
             assert main.masks is not None
             masks, boxes = stack(entries, ours, union, top, main.masks.dtype)
@@ -254,17 +254,18 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         layers: list[Entry] = []
         hidden = []
         for k in reversed(picked):  # top first: what is pasted above each one
-            region, total = theirs.region(k), theirs.count(k)
+            region = theirs.region(k)
             on = theirs.pixels(k, region)
             under = above[within(union, region)]
-            shown, visible = None, total
-            if cv2.countNonZero(under):
+            shown, visible, total = None, 0, 0  # counted only under something pasted
+            if cv2.hasNonZero(under):
+                total = theirs.count(k)
                 shown = cv2.bitwise_and(on, compare(under, cv2.CMP_EQ))
                 visible = cv2.countNonZero(shown)
             made = cv2.bitwise_or(under, on, dst=under)  # in place: under is a view of above
             if made is not under:  # OpenCV could not write in place (it gives dst back)
                 under[...] = made
-            if visible == total:
+            if shown is None or visible == total:
                 layers.append((theirs, k, region, None, theirs.box(k)))
             elif visible and visible >= self.min_visibility * total:
                 assert shown is not None
@@ -304,9 +305,8 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
                 covered = 0
                 if meet is not None:
                     over = top[within(union, meet)]
-                    if cv2.countNonZero(over):  # else nothing pasted there: nothing to draw
-                        on = ours.pixels(i, meet)
-                        covered = cv2.countNonZero(cv2.bitwise_and(on, over))
+                    if cv2.hasNonZero(over):  # else nothing pasted there: nothing to draw
+                        covered = ours.covered(i, meet, over)  # polygons: cut there already
             if not covered:
                 entries.append((ours, i, region, None, ours.box(i)))
                 continue
