@@ -20,7 +20,10 @@ State (:meth:`StreamDataset.state_dict`, one per worker, as torchdata's
 position and Generator state, and the wrapped dataset's own state when it has
 ``state_dict``/``load_state_dict`` and the wrapper does not read ahead. Otherwise a
 resumed pass re-reads the wrapped stream of that epoch from its start and skips what was
-already produced, which is exact when the stream repeats itself for an epoch.
+already produced, which is exact when the stream repeats itself for an epoch. A worker
+whose pass had not started resumes on the epoch it would have run (its peers' in the
+pass), and one whose pass had ended resumes with an empty pass of that epoch: each
+worker's part of the resumed epoch is then its part of that epoch, whatever the stop.
 """
 
 from __future__ import annotations
@@ -159,7 +162,8 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         ).builder("epoch", "sample_id")
         self._passes = PassCounter()
         self._live: Pass | None = None
-        self._resume: dict[int, dict[str, Any]] = {}
+        # worker id -> (the state loaded, the pass it resumes), until that pass starts
+        self._resume: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
         if self.keying == "sample":
             self._check_inside()
 
@@ -196,20 +200,30 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
 
     # ------------------------------------------------------------------ passes
     def __iter__(self) -> Iterator[T_co]:
+        """A new pass (its epoch is taken when its first sample is asked for)."""
+        self._live = None  # the last pass's end is no longer this worker's state
+        return self._pass()
+
+    def _pass(self) -> Iterator[T_co]:
         worker_id, workers = current_worker()
-        resume = self._resume.pop(worker_id, None)
+        loaded = self._resume.pop(worker_id, None)
+        resume = None if loaded is None else loaded[1]
         if resume is None:  # a pass in the main process moves every worker's count on
             epoch = self._passes.take(worker_id) if workers else self._passes.take_all()
-        else:
+        else:  # the loaded state's epoch, whatever the counts say
             epoch = resume["epoch"]
             if workers:
                 self._passes.resume(worker_id, epoch)
             else:
                 self._next(worker_id, workers, epoch + 1)
         live = Pass(worker_id, self._keyed._rank_now(), epoch)
+        if resume is not None and resume.get("ended"):  # it had ended: nothing is left
+            live.done = True
+            self._live = live
+            return
         if self.keying == "stream":
             live.keyed = KeyedRandom(self._stream_key(live.rank, worker_id, epoch))
-            if resume is not None:
+            if resume is not None and resume["generator"] is not None:
                 _restore(live.keyed, resume)
         forward_epoch(self.dataset, epoch)
         skip = 0
@@ -259,8 +273,16 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         return not self.reads_ahead and _resumable(self.dataset)
 
     def state_dict(self) -> dict[str, Any]:
-        """This worker's epoch and position (see the module docstring), picklable."""
-        worker_id, _ = current_worker()
+        """This worker's epoch and position (see the module docstring), picklable.
+
+        ``"pass"`` is ``None`` before the worker's pass starts (``"next_epoch"`` is then
+        the epoch it will run), ``{"epoch", "ended": True}`` once it has ended, and its
+        position otherwise. A state loaded and not yet run is saved as loaded.
+        """
+        worker_id, workers = current_worker()
+        loaded = self._resume.get(worker_id)
+        if loaded is not None:
+            return loaded[0]
         live = self._live
         state: dict[str, Any] = {
             "format": FORMAT,
@@ -270,7 +292,12 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
             "next_epoch": self._passes.peek(worker_id),
             "pass": None,
         }
-        if live is not None and not live.done and live.pid == os.getpid():
+        if live is None or live.pid != os.getpid():  # its pass has not started
+            passes = self._passes
+            state["next_epoch"] = passes.upcoming(worker_id) if workers else passes.front()
+        elif live.done:
+            state["pass"] = {"epoch": live.epoch, "ended": True}
+        else:
             keyed = live.keyed
             py_random = None if keyed is None else keyed._py_random
             state["pass"] = {
@@ -284,6 +311,10 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Resume from :meth:`state_dict`: the next ``iter()`` continues that pass.
+
+        A state saved before the worker's pass started starts a pass of its
+        ``next_epoch``; one saved after it ended gives an empty pass, and the next pass
+        runs the epoch after it.
 
         Args:
             state: This worker's state from an identically built wrapper.
@@ -302,8 +333,11 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
             )
         worker_id, workers = current_worker()
         self._next(worker_id, workers, state["next_epoch"])
-        if state["pass"] is not None:
-            self._resume[worker_id] = state["pass"]
+        saved = state["pass"]
+        if saved is None:  # the pass runs the epoch the state names, from its start
+            saved = {"epoch": state["next_epoch"], "position": 0, "generator": None,
+                     "py_random": None, "source": None}  # fmt: skip
+        self._resume[worker_id] = (state, saved)
 
     def _next(self, worker_id: int, workers: int, epoch: int) -> None:
         """Make ``epoch`` the worker's next pass; in the main process, every worker's."""

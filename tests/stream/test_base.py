@@ -6,12 +6,13 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from rankaug import RandomAugmentWrapper, RankaugWarning
 from rankaug.stream import StreamingAugment
 from rankaug.stream.base import StreamDataset, _resumable, default_stream, forward_epoch
-from tests.stream.helpers import Shards
+from tests.stream.helpers import Shards, detection, noise
+from tests.stream.test_augment import run
 
 
 def _keep(sample: Any, rng: np.random.Generator) -> Any:
@@ -124,7 +125,47 @@ def _draw(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     return {**sample, "draws": (*sample.get("draws", ()), int(rng.integers(2**31)))}
 
 
+class _Uneven(IterableDataset[dict[str, Any]]):
+    """Uneven shares: worker 0 streams 2 samples, worker 1 eight."""
+
+    def __iter__(self) -> Any:
+        info = get_worker_info()
+        worker = 0 if info is None else info.id
+        for k in range(2 if worker == 0 else 8):
+            yield detection(10 * worker + k)
+
+
+def _worker_state(state: dict[str, Any], worker: int) -> Any:
+    return state["_snapshot"]["_worker_snapshots"][f"worker_{worker}"]["dataset_state"]
+
+
 class TestStreamDataset:
+    @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+    def test_a_worker_whose_pass_had_ended_resumes_with_nothing_left(self) -> None:
+        def build() -> Any:
+            return RandomAugmentWrapper(_Uneven(), noise, seed=0)
+
+        whole, _ = run(build())
+        head, state = run(build(), batches=3)  # worker 0 has ended, worker 1 is at 4 of 8
+        rest, _ = run(build(), state=state)
+        assert head + rest == whole  # before, worker 0 ran epoch 1 inside the resumed epoch 0
+        assert _worker_state(state, 0)["pass"] == {"epoch": 0, "ended": True}
+        resumed: Any = build()
+        resumed.load_state_dict(_worker_state(state, 0))
+        assert (list(resumed), [s["id"] for s in resumed]) == ([], ["s0000", "s0001"])
+
+    @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+    def test_a_worker_whose_pass_had_not_started_resumes_on_the_pass_epoch(self) -> None:
+        def build() -> Any:
+            return RandomAugmentWrapper(Shards(16), noise, seed=0)
+
+        whole, _ = run(build())
+        head, state = run(build(), batches=1)  # worker 1 has not started its pass
+        rest, _ = run(build(), state=state)
+        assert _worker_state(state, 1)["pass"] is None
+        assert _worker_state(state, 1)["next_epoch"] == 0
+        assert head + rest == whole  # before, worker 1 ran epoch 1 inside the resumed epoch 0
+
     @pytest.mark.parametrize("keying", ["stream", "sample"])
     def test_stacked_wrappers_draw_independent_streams(self, keying: str) -> None:
         options: dict[str, Any] = {"keying": keying, "sample_id": "id"}
