@@ -16,8 +16,8 @@ The per-sample work is the map-style wrapper's: the streaming wrapper holds one,
 the key's random state.
 
 State (:meth:`StreamDataset.state_dict`, one per worker, as torchdata's
-``StatefulDataLoader`` saves it): the next epoch and, mid-pass, the pass's epoch,
-position and Generator state, and the wrapped dataset's own state when it has
+``StatefulDataLoader`` saves it): the next epoch and, mid-pass, the pass's epoch, rank,
+position and Generator state (refused on another rank, as a map-style wrapper's), and the wrapped dataset's own state when it has
 ``state_dict``/``load_state_dict`` and the wrapper does not read ahead. Otherwise a
 resumed pass re-reads the wrapped stream of that epoch from its start and skips what was
 already produced, which is exact when the stream repeats itself for an epoch. A worker
@@ -38,7 +38,7 @@ from typing import Any, Final, Generic, TypeVar
 import torch
 from torch.utils.data import IterableDataset
 
-from rankaug import checks, nesting
+from rankaug import checks, nesting, streams
 from rankaug.context import ResolvedContext, SampleContext, current_worker
 from rankaug.errors import RankaugWarning
 from rankaug.keyed import KeyedDataset
@@ -224,7 +224,8 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         if self.keying == "stream":
             live.keyed = KeyedRandom(self._stream_key(live.rank, worker_id, epoch))
             if resume is not None and resume["generator"] is not None:
-                _restore(live.keyed, resume)
+                _restore(live.keyed, resume, (os.getpid(), worker_id, live.rank, epoch),
+                         type(self).__name__)  # fmt: skip
         forward_epoch(self.dataset, epoch)
         skip = 0
         if resume is not None:
@@ -302,6 +303,7 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
             py_random = None if keyed is None else keyed._py_random
             state["pass"] = {
                 "epoch": live.epoch,
+                "rank": live.rank,
                 "position": live.position,
                 "generator": None if keyed is None else keyed.generator.bit_generator.state,
                 "py_random": None if py_random is None else py_random.getstate(),
@@ -378,7 +380,17 @@ def _resumable(dataset: object) -> bool:
                for p in parameters)  # fmt: skip
 
 
-def _restore(keyed: KeyedRandom, saved: dict[str, Any]) -> None:
+def _restore(keyed: KeyedRandom, saved: dict[str, Any], key: tuple[int, int, int, int],
+             name: str) -> None:  # fmt: skip
+    """Continue the saved Generator in ``keyed``, the stream ``key`` of the wrapper ``name``.
+
+    Raises:
+        ValueError: If it was saved on another rank (:func:`rankaug.streams.check_rank`;
+            a state saved without its rank, before it was saved, is taken as this rank's).
+    """
+    pid, worker_id, _, epoch = key
+    if "rank" in saved:
+        streams.check_rank({(pid, worker_id, epoch): saved["rank"]}, key, name)
     keyed.generator.bit_generator.state = saved["generator"]
     if saved["py_random"] is not None:
         keyed._py_random = random.Random()

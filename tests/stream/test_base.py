@@ -166,6 +166,23 @@ class TestStreamDataset:
         assert _worker_state(state, 1)["next_epoch"] == 0
         assert head + rest == whole  # before, worker 1 ran epoch 1 inside the resumed epoch 0
 
+    def test_a_stream_keyed_state_of_another_rank_is_refused(self) -> None:
+        saving: Any = RandomAugmentWrapper(Shards(8), noise, seed=0, rank=0)
+        passing = iter(saving)
+        head = [next(passing)["noise"] for _ in range(3)]
+        state = saving.state_dict()
+        rest = [s["noise"] for s in passing]
+        elsewhere: Any = RandomAugmentWrapper(Shards(8), noise, seed=0, rank=1)
+        elsewhere.load_state_dict(state)
+        with pytest.raises(ValueError, match="on rank 0 for worker 0 in epoch 0, and this is rank 1"):
+            next(iter(elsewhere))  # before, it went on with rank 0's draws
+        here: Any = RandomAugmentWrapper(Shards(8), noise, seed=0, rank=0)
+        here.load_state_dict(state)
+        assert (head, [s["noise"] for s in here]) == (head, rest)
+        del state["pass"]["rank"]  # a state saved before the rank was: taken as this rank's
+        elsewhere.load_state_dict(state)
+        assert [s["noise"] for s in elsewhere] == rest
+
     @pytest.mark.parametrize("keying", ["stream", "sample"])
     def test_stacked_wrappers_draw_independent_streams(self, keying: str) -> None:
         options: dict[str, Any] = {"keying": keying, "sample_id": "id"}
