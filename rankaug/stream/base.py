@@ -38,12 +38,11 @@ from typing import Any, Final, Generic, TypeVar
 import torch
 from torch.utils.data import IterableDataset
 
-from rankaug import checks, nesting, streams
+from rankaug import checks, nesting, stacking, streams
 from rankaug.context import ResolvedContext, SampleContext, current_worker
 from rankaug.errors import RankaugWarning
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import Domain, KeyedRandom, KeyTemplate, check_keying
-from rankaug.stacking import mixed_keyings
 from rankaug.stream.counter import PassCounter
 from rankaug.stream.detect import check_stream
 from rankaug.stream.ids import SampleIds, id_word
@@ -86,11 +85,17 @@ def forward_epoch(dataset: object, epoch: int) -> None:
 def default_stream(kind: type[Any], dataset: object) -> str:
     """The stream name of a streaming wrapper over ``dataset`` made without ``stream=``.
 
-    Its map-style class ``kind``'s, at the depth of the streaming wrappers nested in
-    ``dataset`` plus one, so stacked streaming wrappers draw independent streams (one
-    alone keeps the stream of ``kind`` over a :class:`Window`).
+    Its map-style class ``kind``'s, at the depth of the rankaug wrappers nested in
+    ``dataset`` (streaming and map-style, such as a map-style wrapper read through an
+    ``IterableDataset`` that holds it as ``.dataset``) plus one, so stacked wrappers draw
+    independent streams (one alone keeps the stream of ``kind`` over a :class:`Window`).
     """
-    return nesting.default_stream(kind, nesting.depth(dataset, StreamDataset) + 1)
+    return nesting.default_stream(kind, nesting.depth(dataset, _wrappers()) + 1)
+
+
+def _wrappers() -> tuple[type[Any], ...]:
+    """The wrappers a streaming wrapper's depth counts: streaming and map-style."""
+    return (StreamDataset, KeyedDataset)
 
 
 class Pass:
@@ -124,7 +129,8 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
     Raises:
         TypeError: If an argument has the wrong type.
         ValueError: If ``keying`` is ``"sample_rank"``, or ``"sample"`` without
-            ``sample_id``.
+            ``sample_id``, or a rankaug wrapper inside has the same seed, stream and
+            keying.
 
     Warns:
         RankaugWarning: If ``keying`` is ``"sample"`` and a streaming wrapper inside has
@@ -152,7 +158,7 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
                 "sample has no index"
             )
         self._keyed = keyed
-        self.depth = nesting.depth(self, StreamDataset)
+        self.depth = nesting.depth(self, _wrappers())
         self.seed, self.stream = keyed.seed, keyed.stream
         self._stream_key = KeyTemplate(Domain.STREAM, seed=self.seed, stream=self.stream).builder(
             "rank", "worker_id", "epoch"
@@ -164,14 +170,21 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         self._live: Pass | None = None
         # worker id -> (the state loaded, the pass it resumes), until that pass starts
         self._resume: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
-        if self.keying == "sample":
-            self._check_inside()
+        self._check_inside()
 
     def _check_inside(self) -> None:
-        """Warn if a streaming wrapper inside keys ``"stream"`` (:mod:`rankaug.stacking`)."""
-        for inner in (self.dataset, *nesting.walk(self.dataset)):
+        """Check the rankaug wrappers inside against this one (:mod:`rankaug.stacking`).
+
+        Refuse one of this seed, stream and keying; warn, if this one keys ``"sample"``,
+        of a streaming wrapper inside that keys ``"stream"``.
+        """
+        inside = [inner for inner in nesting.walk(self) if isinstance(inner, _wrappers())]
+        stacking.check_same_key(self, inside)
+        if self.keying == "stream":
+            return
+        for inner in inside:
             if isinstance(inner, StreamDataset) and inner.keying == "stream":
-                message = mixed_keyings(type(self).__name__, self.keying, type(inner).__name__)
+                message = stacking.mixed_keyings(type(self).__name__, self.keying, type(inner).__name__)
                 warnings.warn(message, RankaugWarning, stacklevel=4)
                 return
 

@@ -102,7 +102,7 @@ class WindowStream(StreamDataset[T_co]):
             Defaults to ``"stream"``.
         rank: The rank; ``None`` resolves it. Defaults to ``None``.
         stream: The key's stream word or name; ``None`` derives the map-style
-            wrapper's, distinct for stacked streaming wrappers. Defaults to ``None``.
+            wrapper's, distinct for stacked wrappers. Defaults to ``None``.
         adapter: Converts samples. Defaults to ``None``.
         sample_id: A key of the samples holding their id, or a callable; needed by
             ``keying="sample"``. Defaults to ``None``.

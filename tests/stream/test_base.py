@@ -135,6 +135,17 @@ class _Uneven(IterableDataset[dict[str, Any]]):
             yield detection(10 * worker + k)
 
 
+class _Ordered(IterableDataset[Any]):
+    """A map-style dataset read in order, held as ``.dataset`` (so rankaug sees it)."""
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+
+    def __iter__(self) -> Any:
+        for index in range(len(self.dataset)):
+            yield self.dataset[index]
+
+
 def _worker_state(state: dict[str, Any], worker: int) -> Any:
     return state["_snapshot"]["_worker_snapshots"][f"worker_{worker}"]["dataset_state"]
 
@@ -193,6 +204,14 @@ class TestStreamDataset:
         assert inner.stream != outer.stream
         assert all(first != second for first, second in (s["draws"] for s in outer))
 
+    @pytest.mark.parametrize("keying", ["stream", "sample"])
+    def test_refuses_a_wrapper_inside_with_its_seed_stream_and_keying(self, keying: str) -> None:
+        options: dict[str, Any] = {"keying": keying, "sample_id": "id", "stream": "aug"}
+        inner = RandomAugmentWrapper(Shards(4), _draw, seed=0, **options)
+        with pytest.raises(ValueError, match=f"runs inside StreamingAugment\\(keying='{keying}'"):
+            RandomAugmentWrapper(inner, _draw, seed=0, **options)  # before, the same draws
+        RandomAugmentWrapper(inner, _draw, seed=1, **options)  # another seed: other draws
+
     def test_warns_over_a_stream_keyed_wrapper(self) -> None:
         inner = RandomAugmentWrapper(Shards(6), _draw, seed=0)
         with pytest.warns(RankaugWarning, match="StreamingAugment\\(keying='sample'\\) holds"):
@@ -205,3 +224,12 @@ class TestDefaultStream:
         assert alone.stream == RandomAugmentWrapper([{"image": 0}], _keep, seed=0).stream
         assert default_stream(RandomAugmentWrapper, Shards(4)).endswith("RandomAugmentWrapper/1")
         assert default_stream(RandomAugmentWrapper, alone).endswith("RandomAugmentWrapper/2")
+
+    def test_counts_a_map_style_wrapper_read_through_a_stream(self) -> None:
+        inner = RandomAugmentWrapper([{"image": k} for k in range(4)], _draw, seed=0)
+        outer: Any = RandomAugmentWrapper(_Ordered(inner), _draw, seed=0)
+        assert isinstance(outer, StreamDataset)
+        assert default_stream(RandomAugmentWrapper, _Ordered(inner)).endswith("Wrapper/2")
+        assert (inner.depth, outer.depth) == (1, 2)
+        assert outer.stream != inner.stream  # before, both RandomAugmentWrapper/1
+        assert all(first != second for first, second in (s["draws"] for s in outer))
