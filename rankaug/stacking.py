@@ -18,7 +18,8 @@ depth (:mod:`rankaug.nesting`). Two things defeat that silently, and are caught 
   is built over a wrapper it sees, or when the inner one starts a stream inside it.
 
 The same key in a tree the outer wrapper sees (both given the same ``stream=``) is
-refused when the outer is built, a streaming wrapper's too (:func:`check_same_key`). None of this runs for every sample.
+refused when the outer is built, a streaming wrapper's too (:func:`check_same_key`).
+None of this runs for every sample.
 """
 
 from __future__ import annotations

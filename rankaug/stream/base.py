@@ -17,8 +17,9 @@ the key's random state.
 
 State (:meth:`StreamDataset.state_dict`, one per worker, as torchdata's
 ``StatefulDataLoader`` saves it): the next epoch and, mid-pass, the pass's epoch, rank,
-position and Generator state (refused on another rank, as a map-style wrapper's), and the wrapped dataset's own state when it has
-``state_dict``/``load_state_dict`` and the wrapper does not read ahead. Otherwise a
+position and Generator state (refused on another rank, as a map-style wrapper's), and
+the wrapped dataset's own state when it has ``state_dict``/``load_state_dict`` and the
+wrapper does not read ahead. Otherwise a
 resumed pass re-reads the wrapped stream of that epoch from its start and skips what was
 already produced, which is exact when the stream repeats itself for an epoch. A worker
 whose pass had not started resumes on the epoch it would have run (its peers' in the
@@ -28,14 +29,12 @@ worker's part of the resumed epoch is then its part of that epoch, whatever the 
 
 from __future__ import annotations
 
-import inspect
 import os
 import random
 import warnings
 from collections.abc import Iterator
 from typing import Any, Final, Generic, TypeVar
 
-import torch
 from torch.utils.data import IterableDataset
 
 from rankaug import checks, nesting, stacking, streams
@@ -46,40 +45,13 @@ from rankaug.keys import Domain, KeyedRandom, KeyTemplate, check_keying
 from rankaug.stream.counter import PassCounter
 from rankaug.stream.detect import check_stream
 from rankaug.stream.ids import SampleIds, id_word
+from rankaug.stream.source import forward_epoch, resumable
 from rankaug.stream.view import Window
 
 __all__ = ["FORMAT", "Pass", "StreamDataset", "Window", "default_stream", "forward_epoch"]
 
 T_co = TypeVar("T_co", covariant=True)
 FORMAT: Final = "rankaug.stream/1"
-#: webdataset's stages that count their own epochs: by type name (never imported here).
-_EPOCH_STAGES: Final = frozenset({"detshuffle", "ResampledShards"})
-
-
-def forward_epoch(dataset: object, epoch: int) -> None:
-    """Hand ``epoch`` to the wrapped dataset, where it keeps one.
-
-    ``dataset.set_epoch(epoch)`` when it has one (litdata, a rankaug wrapper; Hugging
-    Face's shared epoch tensor is written directly); for a webdataset pipeline, its
-    ``detshuffle`` stages and its ``ResampledShards`` (which both add one to their
-    ``epoch`` before each pass, from -1 in a fresh worker) are set to shuffle, or draw
-    their shards, by ``epoch``.
-    """
-    set_epoch = getattr(dataset, "set_epoch", None)
-    shared = getattr(dataset, "_epoch", None)
-    if callable(set_epoch) and isinstance(shared, torch.Tensor):
-        # Hugging Face's epoch is one shared tensor for all workers, and its set_epoch
-        # (``_epoch += epoch - _epoch``) races when two workers call it: write it whole.
-        shared.fill_(epoch)
-        return
-    if callable(set_epoch):
-        set_epoch(epoch)
-        return
-    stages = getattr(dataset, "pipeline", None)
-    if isinstance(stages, list):
-        for stage in stages:
-            if type(stage).__name__ in _EPOCH_STAGES and hasattr(stage, "epoch"):
-                stage.epoch = epoch - 1
 
 
 def default_stream(kind: type[Any], dataset: object) -> str:
@@ -184,7 +156,9 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
             return
         for inner in inside:
             if isinstance(inner, StreamDataset) and inner.keying == "stream":
-                message = stacking.mixed_keyings(type(self).__name__, self.keying, type(inner).__name__)
+                message = stacking.mixed_keyings(
+                    type(self).__name__, self.keying, type(inner).__name__
+                )
                 warnings.warn(message, RankaugWarning, stacklevel=4)
                 return
 
@@ -284,7 +258,7 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
 
     # ------------------------------------------------------------------ state
     def _own_state(self) -> bool:
-        return not self.reads_ahead and _resumable(self.dataset)
+        return not self.reads_ahead and resumable(self.dataset)
 
     def state_dict(self) -> dict[str, Any]:
         """This worker's epoch and position (see the module docstring), picklable.
@@ -372,25 +346,6 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
             f"{type(self).__name__}({type(self.dataset).__name__}, seed={self.seed}, "
             f"keying={self.keying!r}, epoch={self.epoch})"
         )
-
-
-def _resumable(dataset: object) -> bool:
-    """Whether ``dataset`` saves its own position, as Hugging Face's ``IterableDataset``.
-
-    That is ``state_dict()`` (no arguments needed) and ``load_state_dict(state)``.
-
-    litdata's ``state_dict(num_samples_yielded, num_workers, batch_size)``, meant for its
-    own loader in the main process, is not one.
-    """
-    save, load = getattr(dataset, "state_dict", None), getattr(dataset, "load_state_dict", None)
-    if not (callable(save) and callable(load)):
-        return False
-    try:
-        parameters = inspect.signature(save).parameters.values()
-    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
-        return False
-    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-               for p in parameters)  # fmt: skip
 
 
 def _restore(keyed: KeyedRandom, saved: dict[str, Any], key: tuple[int, int, int, int],

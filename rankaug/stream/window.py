@@ -116,7 +116,9 @@ class _InWindow(ResolvedContext):
         if slot >= len(self._entries):
             return found[0]
         position, sample_id, _ = self._entries[slot]
-        return f"dataset[{position}]" + ("" if sample_id is None else f" (id {_id_text(sample_id)})")
+        return f"dataset[{position}]" + (
+            "" if sample_id is None else f" (id {_id_text(sample_id)})"
+        )
 
     def failure(self, stage: str, error: BaseException) -> SampleError:
         """The :class:`~rankaug.SampleError` for ``error``, named in the pass."""

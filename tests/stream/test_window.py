@@ -27,20 +27,20 @@ class _BrokenAt7(IterableDataset[dict[str, Any]]):
             yield sample
 
 
+def _mosaic() -> Any:
+    """A 2x2 mosaic draws its 3 partners from the 3 after its main: 4 is the first main
+    whose window holds position 7."""
+    return MosaicDataset(_BrokenAt7("bboxes"), seed=0, output_size=64, buffer_size=3,
+                         sample_id="id")  # fmt: skip
+
+
+def _mixup() -> Any:
+    """A mix with buffer_size=1 partners each main with the sample after it: 6 with 7."""
+    return MixUpDataset(_BrokenAt7("image"), seed=0, buffer_size=1, sample_id="id")
+
+
 class TestWindowStream:
-    @pytest.mark.parametrize(
-        ("make", "main"),
-        [
-            # a 2x2 mosaic draws its 3 partners from the 3 after its main: 4 is the first
-            # main whose window holds position 7
-            (lambda: MosaicDataset(_BrokenAt7("bboxes"), seed=0, output_size=64,
-                                   buffer_size=3, sample_id="id"), 4),  # fmt: skip
-            # a mix with buffer_size=1 partners each main with the sample after it
-            (lambda: MixUpDataset(_BrokenAt7("image"), seed=0, buffer_size=1,
-                                  sample_id="id"), 6),  # fmt: skip
-        ],
-        ids=["mosaic", "mixup"],
-    )
+    @pytest.mark.parametrize(("make", "main"), [(_mosaic, 4), (_mixup, 6)], ids=["mosaic", "mixup"])
     def test_failures_name_positions_in_the_pass(self, make: Any, main: int) -> None:
         with pytest.raises(SampleError) as info:
             list(make())
