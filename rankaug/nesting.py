@@ -63,10 +63,11 @@ def walk(dataset: object, stop: type | tuple[type, ...] = ()) -> Iterator[object
             stack.extend(reversed(children(current)))
 
 
-def depth(dataset: object, kind: type[Any]) -> int:
+def depth(dataset: object, kind: type[Any] | tuple[type[Any], ...]) -> int:
     """How many ``kind`` wrappers nest in ``dataset``, itself included.
 
     Each ``kind`` wrapper inside holds its own ``depth``, so the walk stops below it.
+    ``kind`` may be a tuple of types, counted together.
     """
     inside = max((inner.depth for inner in walk(dataset, kind) if isinstance(inner, kind)),
                  default=0)  # fmt: skip

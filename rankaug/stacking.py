@@ -18,13 +18,15 @@ depth (:mod:`rankaug.nesting`). Two things defeat that silently, and are caught 
   is built over a wrapper it sees, or when the inner one starts a stream inside it.
 
 The same key in a tree the outer wrapper sees (both given the same ``stream=``) is
-refused when the outer is built. None of this runs for every sample.
+refused when the outer is built, a streaming wrapper's too (:func:`check_same_key`).
+None of this runs for every sample.
 """
 
 from __future__ import annotations
 
 import sys
 import warnings
+from collections.abc import Iterable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +35,7 @@ from rankaug.errors import RankaugWarning
 if TYPE_CHECKING:
     from rankaug.keyed import KeyedDataset
 
-__all__ = ["check_built", "check_enclosing", "enclosing", "mixed_keyings"]
+__all__ = ["check_built", "check_enclosing", "check_same_key", "enclosing", "mixed_keyings"]
 
 
 def _key(wrapper: Any) -> tuple[int, int, str]:
@@ -84,6 +86,21 @@ def _warn_once(wrapper: Any, kind: str, message: str) -> None:
         warnings.warn(message, RankaugWarning, stacklevel=4)
 
 
+def check_same_key(wrapper: Any, inside: Iterable[Any]) -> None:
+    """Refuse the wrappers ``inside`` one just built that have its seed, stream and keying.
+
+    Args:
+        wrapper: The wrapper just built (a map-style or a streaming one).
+        inside: The rankaug wrappers it sees inside it.
+
+    Raises:
+        ValueError: If one has its seed, stream and keying (every draw would repeat).
+    """
+    for inner in inside:
+        if _key(inner) == _key(wrapper):
+            raise ValueError(_same_key(inner, wrapper, seen=True))
+
+
 def check_built(wrapper: KeyedDataset[Any]) -> None:
     """Check a wrapper just built against the rankaug wrappers it sees inside it.
 
@@ -95,9 +112,7 @@ def check_built(wrapper: KeyedDataset[Any]) -> None:
             ``keying="stream"``.
     """
     inside = wrapper.keyed_tree()[1:]
-    for inner in inside:
-        if _key(inner) == _key(wrapper):
-            raise ValueError(_same_key(inner, wrapper, seen=True))
+    check_same_key(wrapper, inside)
     if wrapper.keying == "stream":
         return
     for inner in inside:

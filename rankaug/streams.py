@@ -5,7 +5,8 @@ an epoch (a validation pass over part of the same wrapper in the middle of a tra
 epoch, with ``num_workers=0``) continues that epoch's stream rather than starting it
 over. Each worker keeps its :data:`KEPT` most recently started streams. A stream's
 position belongs to its rank: a state loaded on another rank is refused when that rank
-would start the stream over (:func:`check_rank`).
+would start the stream over (:func:`check_rank`), or, for a streaming wrapper's pass
+(:mod:`rankaug.stream.base`), go on with the other rank's.
 
 A state is ``{"format", "wrappers"}``; each wrapper of the tree (outermost first) is
 ``{"class", "stream", "streams"}``, and each of its streams in the saving process, oldest
@@ -146,7 +147,8 @@ def check_rank(saved: SavedRanks, key: tuple[int, int, int, int], name: str) -> 
     Raises:
         ValueError: If the state loaded for this worker and epoch was saved on another
             rank: its position says nothing of this rank's stream, which would start
-            over, repeating the epoch's first draws.
+            over, repeating the epoch's first draws (or, resumed by a streaming wrapper,
+            draw the other rank's numbers).
     """
     pid, worker_id, rank, epoch = key
     other = saved.get((pid, worker_id, epoch))
@@ -154,7 +156,8 @@ def check_rank(saved: SavedRanks, key: tuple[int, int, int, int], name: str) -> 
         raise ValueError(
             f"the state loaded into {name} holds its keying='stream' position on rank "
             f"{other} for worker {worker_id} in epoch {epoch}, and this is rank {rank}: a "
-            "stream's position belongs to its rank, and this rank's would start over. "
+            "stream's position belongs to its rank, and this rank would start its own over "
+            f"(a map-style wrapper) or go on with rank {other}'s (a streaming one). "
             "Save and load each rank's own loader state, or use keying='sample', which "
             "resumes without state (a checkpoint that only rank 0 writes, as PyTorch "
             "Lightning's, is loaded by every rank)"

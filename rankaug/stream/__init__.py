@@ -4,8 +4,9 @@
 classes here when ``stream`` is an ``IterableDataset`` or another iterable without
 ``__getitem__``/``__len__`` (:mod:`rankaug.stream.detect`); they are
 ``IterableDataset`` objects a DataLoader iterates. Passes, epochs, keys and resume:
-:mod:`rankaug.stream.base`; the multi-sample wrappers' window: :mod:`rankaug.stream.window`; sample
-ids: :mod:`rankaug.stream.ids`.
+:mod:`rankaug.stream.base` (what a pass asks of the wrapped stream:
+:mod:`rankaug.stream.source`); the multi-sample wrappers' window:
+:mod:`rankaug.stream.window`; sample ids: :mod:`rankaug.stream.ids`.
 """
 
 from rankaug.stream.augment import StreamingAugment

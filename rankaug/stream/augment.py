@@ -38,7 +38,7 @@ class StreamingAugment(StreamDataset[T_co]):
             pass) or ``"sample"`` (``(seed, epoch, sample id)``). Defaults to ``"stream"``.
         rank: The rank; ``None`` resolves it. Defaults to ``None``.
         stream: The key's stream word or name; ``None`` derives the map-style
-            wrapper's, distinct for stacked streaming wrappers. Defaults to ``None``.
+            wrapper's, distinct for stacked wrappers. Defaults to ``None``.
         adapter: As :class:`~rankaug.RandomAugmentWrapper`'s. Defaults to ``None``.
         sample_id: A key of the samples holding their id, or a callable
             ``sample -> str | int``; needed by ``keying="sample"``. Defaults to ``None``.

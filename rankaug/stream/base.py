@@ -16,78 +16,58 @@ The per-sample work is the map-style wrapper's: the streaming wrapper holds one,
 the key's random state.
 
 State (:meth:`StreamDataset.state_dict`, one per worker, as torchdata's
-``StatefulDataLoader`` saves it): the next epoch and, mid-pass, the pass's epoch,
-position and Generator state, and the wrapped dataset's own state when it has
-``state_dict``/``load_state_dict`` and the wrapper does not read ahead. Otherwise a
+``StatefulDataLoader`` saves it): the next epoch and, mid-pass, the pass's epoch, rank,
+position and Generator state (refused on another rank, as a map-style wrapper's), and
+the wrapped dataset's own state when it has ``state_dict``/``load_state_dict`` and the
+wrapper does not read ahead. Otherwise a
 resumed pass re-reads the wrapped stream of that epoch from its start and skips what was
-already produced, which is exact when the stream repeats itself for an epoch.
+already produced, which is exact when the stream repeats itself for an epoch. A worker
+whose pass had not started resumes on the epoch it would have run (its peers' in the
+pass), and one whose pass had ended resumes with an empty pass of that epoch: each
+worker's part of the resumed epoch is then its part of that epoch, whatever the stop.
 """
 
 from __future__ import annotations
 
-import inspect
 import os
 import random
 import warnings
 from collections.abc import Iterator
 from typing import Any, Final, Generic, TypeVar
 
-import torch
 from torch.utils.data import IterableDataset
 
-from rankaug import checks, nesting
+from rankaug import checks, nesting, stacking, streams
 from rankaug.context import ResolvedContext, SampleContext, current_worker
 from rankaug.errors import RankaugWarning
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import Domain, KeyedRandom, KeyTemplate, check_keying
-from rankaug.stacking import mixed_keyings
 from rankaug.stream.counter import PassCounter
 from rankaug.stream.detect import check_stream
 from rankaug.stream.ids import SampleIds, id_word
+from rankaug.stream.source import forward_epoch, resumable
 from rankaug.stream.view import Window
 
 __all__ = ["FORMAT", "Pass", "StreamDataset", "Window", "default_stream", "forward_epoch"]
 
 T_co = TypeVar("T_co", covariant=True)
 FORMAT: Final = "rankaug.stream/1"
-#: webdataset's stages that count their own epochs: by type name (never imported here).
-_EPOCH_STAGES: Final = frozenset({"detshuffle", "ResampledShards"})
-
-
-def forward_epoch(dataset: object, epoch: int) -> None:
-    """Hand ``epoch`` to the wrapped dataset, where it keeps one.
-
-    ``dataset.set_epoch(epoch)`` when it has one (litdata, a rankaug wrapper; Hugging
-    Face's shared epoch tensor is written directly); for a webdataset pipeline, its
-    ``detshuffle`` stages and its ``ResampledShards`` (which both add one to their
-    ``epoch`` before each pass, from -1 in a fresh worker) are set to shuffle, or draw
-    their shards, by ``epoch``.
-    """
-    set_epoch = getattr(dataset, "set_epoch", None)
-    shared = getattr(dataset, "_epoch", None)
-    if callable(set_epoch) and isinstance(shared, torch.Tensor):
-        # Hugging Face's epoch is one shared tensor for all workers, and its set_epoch
-        # (``_epoch += epoch - _epoch``) races when two workers call it: write it whole.
-        shared.fill_(epoch)
-        return
-    if callable(set_epoch):
-        set_epoch(epoch)
-        return
-    stages = getattr(dataset, "pipeline", None)
-    if isinstance(stages, list):
-        for stage in stages:
-            if type(stage).__name__ in _EPOCH_STAGES and hasattr(stage, "epoch"):
-                stage.epoch = epoch - 1
 
 
 def default_stream(kind: type[Any], dataset: object) -> str:
     """The stream name of a streaming wrapper over ``dataset`` made without ``stream=``.
 
-    Its map-style class ``kind``'s, at the depth of the streaming wrappers nested in
-    ``dataset`` plus one, so stacked streaming wrappers draw independent streams (one
-    alone keeps the stream of ``kind`` over a :class:`Window`).
+    Its map-style class ``kind``'s, at the depth of the rankaug wrappers nested in
+    ``dataset`` (streaming and map-style, such as a map-style wrapper read through an
+    ``IterableDataset`` that holds it as ``.dataset``) plus one, so stacked wrappers draw
+    independent streams (one alone keeps the stream of ``kind`` over a :class:`Window`).
     """
-    return nesting.default_stream(kind, nesting.depth(dataset, StreamDataset) + 1)
+    return nesting.default_stream(kind, nesting.depth(dataset, _wrappers()) + 1)
+
+
+def _wrappers() -> tuple[type[Any], ...]:
+    """The wrappers a streaming wrapper's depth counts: streaming and map-style."""
+    return (StreamDataset, KeyedDataset)
 
 
 class Pass:
@@ -121,7 +101,8 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
     Raises:
         TypeError: If an argument has the wrong type.
         ValueError: If ``keying`` is ``"sample_rank"``, or ``"sample"`` without
-            ``sample_id``.
+            ``sample_id``, or a rankaug wrapper inside has the same seed, stream and
+            keying.
 
     Warns:
         RankaugWarning: If ``keying`` is ``"sample"`` and a streaming wrapper inside has
@@ -149,7 +130,7 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
                 "sample has no index"
             )
         self._keyed = keyed
-        self.depth = nesting.depth(self, StreamDataset)
+        self.depth = nesting.depth(self, _wrappers())
         self.seed, self.stream = keyed.seed, keyed.stream
         self._stream_key = KeyTemplate(Domain.STREAM, seed=self.seed, stream=self.stream).builder(
             "rank", "worker_id", "epoch"
@@ -159,15 +140,25 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         ).builder("epoch", "sample_id")
         self._passes = PassCounter()
         self._live: Pass | None = None
-        self._resume: dict[int, dict[str, Any]] = {}
-        if self.keying == "sample":
-            self._check_inside()
+        # worker id -> (the state loaded, the pass it resumes), until that pass starts
+        self._resume: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._check_inside()
 
     def _check_inside(self) -> None:
-        """Warn if a streaming wrapper inside keys ``"stream"`` (:mod:`rankaug.stacking`)."""
-        for inner in (self.dataset, *nesting.walk(self.dataset)):
+        """Check the rankaug wrappers inside against this one (:mod:`rankaug.stacking`).
+
+        Refuse one of this seed, stream and keying; warn, if this one keys ``"sample"``,
+        of a streaming wrapper inside that keys ``"stream"``.
+        """
+        inside = [inner for inner in nesting.walk(self) if isinstance(inner, _wrappers())]
+        stacking.check_same_key(self, inside)
+        if self.keying == "stream":
+            return
+        for inner in inside:
             if isinstance(inner, StreamDataset) and inner.keying == "stream":
-                message = mixed_keyings(type(self).__name__, self.keying, type(inner).__name__)
+                message = stacking.mixed_keyings(
+                    type(self).__name__, self.keying, type(inner).__name__
+                )
                 warnings.warn(message, RankaugWarning, stacklevel=4)
                 return
 
@@ -196,21 +187,32 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
 
     # ------------------------------------------------------------------ passes
     def __iter__(self) -> Iterator[T_co]:
+        """A new pass (its epoch is taken when its first sample is asked for)."""
+        self._live = None  # the last pass's end is no longer this worker's state
+        return self._pass()
+
+    def _pass(self) -> Iterator[T_co]:
         worker_id, workers = current_worker()
-        resume = self._resume.pop(worker_id, None)
+        loaded = self._resume.pop(worker_id, None)
+        resume = None if loaded is None else loaded[1]
         if resume is None:  # a pass in the main process moves every worker's count on
             epoch = self._passes.take(worker_id) if workers else self._passes.take_all()
-        else:
+        else:  # the loaded state's epoch, whatever the counts say
             epoch = resume["epoch"]
             if workers:
                 self._passes.resume(worker_id, epoch)
             else:
                 self._next(worker_id, workers, epoch + 1)
         live = Pass(worker_id, self._keyed._rank_now(), epoch)
+        if resume is not None and resume.get("ended"):  # it had ended: nothing is left
+            live.done = True
+            self._live = live
+            return
         if self.keying == "stream":
             live.keyed = KeyedRandom(self._stream_key(live.rank, worker_id, epoch))
-            if resume is not None:
-                _restore(live.keyed, resume)
+            if resume is not None and resume["generator"] is not None:
+                _restore(live.keyed, resume, (os.getpid(), worker_id, live.rank, epoch),
+                         type(self).__name__)  # fmt: skip
         forward_epoch(self.dataset, epoch)
         skip = 0
         if resume is not None:
@@ -256,11 +258,19 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
 
     # ------------------------------------------------------------------ state
     def _own_state(self) -> bool:
-        return not self.reads_ahead and _resumable(self.dataset)
+        return not self.reads_ahead and resumable(self.dataset)
 
     def state_dict(self) -> dict[str, Any]:
-        """This worker's epoch and position (see the module docstring), picklable."""
-        worker_id, _ = current_worker()
+        """This worker's epoch and position (see the module docstring), picklable.
+
+        ``"pass"`` is ``None`` before the worker's pass starts (``"next_epoch"`` is then
+        the epoch it will run), ``{"epoch", "ended": True}`` once it has ended, and its
+        position otherwise. A state loaded and not yet run is saved as loaded.
+        """
+        worker_id, workers = current_worker()
+        loaded = self._resume.get(worker_id)
+        if loaded is not None:
+            return loaded[0]
         live = self._live
         state: dict[str, Any] = {
             "format": FORMAT,
@@ -270,11 +280,17 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
             "next_epoch": self._passes.peek(worker_id),
             "pass": None,
         }
-        if live is not None and not live.done and live.pid == os.getpid():
+        if live is None or live.pid != os.getpid():  # its pass has not started
+            passes = self._passes
+            state["next_epoch"] = passes.upcoming(worker_id) if workers else passes.front()
+        elif live.done:
+            state["pass"] = {"epoch": live.epoch, "ended": True}
+        else:
             keyed = live.keyed
             py_random = None if keyed is None else keyed._py_random
             state["pass"] = {
                 "epoch": live.epoch,
+                "rank": live.rank,
                 "position": live.position,
                 "generator": None if keyed is None else keyed.generator.bit_generator.state,
                 "py_random": None if py_random is None else py_random.getstate(),
@@ -284,6 +300,10 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Resume from :meth:`state_dict`: the next ``iter()`` continues that pass.
+
+        A state saved before the worker's pass started starts a pass of its
+        ``next_epoch``; one saved after it ended gives an empty pass, and the next pass
+        runs the epoch after it.
 
         Args:
             state: This worker's state from an identically built wrapper.
@@ -302,8 +322,11 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
             )
         worker_id, workers = current_worker()
         self._next(worker_id, workers, state["next_epoch"])
-        if state["pass"] is not None:
-            self._resume[worker_id] = state["pass"]
+        saved = state["pass"]
+        if saved is None:  # the pass runs the epoch the state names, from its start
+            saved = {"epoch": state["next_epoch"], "position": 0, "generator": None,
+                     "py_random": None, "source": None}  # fmt: skip
+        self._resume[worker_id] = (state, saved)
 
     def _next(self, worker_id: int, workers: int, epoch: int) -> None:
         """Make ``epoch`` the worker's next pass; in the main process, every worker's."""
@@ -325,26 +348,17 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         )
 
 
-def _resumable(dataset: object) -> bool:
-    """Whether ``dataset`` saves its own position, as Hugging Face's ``IterableDataset``.
+def _restore(keyed: KeyedRandom, saved: dict[str, Any], key: tuple[int, int, int, int],
+             name: str) -> None:  # fmt: skip
+    """Continue the saved Generator in ``keyed``, the stream ``key`` of the wrapper ``name``.
 
-    That is ``state_dict()`` (no arguments needed) and ``load_state_dict(state)``.
-
-    litdata's ``state_dict(num_samples_yielded, num_workers, batch_size)``, meant for its
-    own loader in the main process, is not one.
+    Raises:
+        ValueError: If it was saved on another rank (:func:`rankaug.streams.check_rank`;
+            a state saved without its rank, before it was saved, is taken as this rank's).
     """
-    save, load = getattr(dataset, "state_dict", None), getattr(dataset, "load_state_dict", None)
-    if not (callable(save) and callable(load)):
-        return False
-    try:
-        parameters = inspect.signature(save).parameters.values()
-    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
-        return False
-    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-               for p in parameters)  # fmt: skip
-
-
-def _restore(keyed: KeyedRandom, saved: dict[str, Any]) -> None:
+    pid, worker_id, _, epoch = key
+    if "rank" in saved:
+        streams.check_rank({(pid, worker_id, epoch): saved["rank"]}, key, name)
     keyed.generator.bit_generator.state = saved["generator"]
     if saved["py_random"] is not None:
         keyed._py_random = random.Random()

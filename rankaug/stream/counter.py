@@ -15,7 +15,9 @@ made one after the other: the process counter of ``multiprocessing`` less the wo
 names the pool) and how many passes this process has started. The first worker of a pass
 runs the front, the largest next epoch of any worker; the others find its tag and run
 its epoch. Tag and count are written together, one 64-bit store, so a worker sees both or
-neither. A worker outside a ``multiprocessing`` pool counts by its own word alone.
+neither. A worker outside a ``multiprocessing`` pool counts by its own word alone. A
+resumed pass (:meth:`PassCounter.resume`) runs the epoch its state saved and tags it so:
+a worker of the same pass taking its epoch afterwards joins it.
 
 **One counter per rank.** A process that is neither the one that made the counter nor one
 of its DataLoader workers (a rank forked after the wrapper was built) counts its own
@@ -46,7 +48,7 @@ SLOTS: Final = 1024
 
 _BITS: Final = 33  # a word: the pass's tag above, the next epoch (up to 2**32) below
 _NEXT: Final = (1 << _BITS) - 1
-_TAGS: Final = (1 << 30) - 1  # tags 1..2**30 - 1; 0 is untagged (set_epoch, a resume)
+_TAGS: Final = (1 << 30) - 1  # tags 1..2**30 - 1; 0 is untagged (set_epoch, put)
 
 
 class PassCounter:
@@ -113,28 +115,49 @@ class PassCounter:
         slot = self._slot(worker_id)
         with _threads.passes():  # threads of this process starting passes at once
             tag = self._pass_tag(worker_id)
-            words = self._numbers()
-            seen = words.copy()  # each word whole: a tag and its count, or neither
-            if tag:
-                peers = seen[(seen >> _BITS) == tag]
-                epoch = int(peers[0] & _NEXT) - 1 if peers.size else int((seen & _NEXT).max())
-            else:
-                epoch = seen.item(slot) & _NEXT
-            _runnable(epoch)
-            words[slot] = (tag << _BITS) | (epoch + 1)  # 2**32 only as a next pass
+            epoch = _runnable(self._choose(tag, slot))
+            self._numbers()[slot] = (tag << _BITS) | (epoch + 1)  # 2**32 only as a next pass
         return epoch
 
-    def resume(self, worker_id: int, epoch: int) -> None:
-        """Count a resumed pass of ``epoch`` starting now; the worker's next is one more."""
-        self._pass_tag(worker_id)  # the worker's passes stay in step with its pool's
-        self.put(worker_id, epoch + 1)
+    def upcoming(self, worker_id: int) -> int:
+        """The epoch :meth:`take` would give the worker's next pass now (nothing taken).
 
-    def _pass_tag(self, worker_id: int) -> int:
-        """The tag of the pass starting now in this worker process (0: none)."""
+        What a worker's state saved before its pass starts holds: a pass joins the
+        epoch of its peers that started, not its own count's.
+        """
+        slot = self._slot(worker_id)
+        with _threads.passes():
+            return self._choose(self._pass_tag(worker_id, advance=False), slot)
+
+    def _choose(self, tag: int, slot: int) -> int:
+        seen = self._numbers().copy()  # each word whole: a tag and its count, or neither
+        if not tag:
+            return int(seen.item(slot) & _NEXT)
+        peers = seen[(seen >> _BITS) == tag]
+        return int(peers[0] & _NEXT) - 1 if peers.size else int((seen & _NEXT).max())
+
+    def resume(self, worker_id: int, epoch: int) -> None:
+        """Count a resumed pass of ``epoch`` starting now; the worker's next is one more.
+
+        Tagged as :meth:`take` tags a pass, so that a worker of the same pass that takes
+        its epoch afterwards joins ``epoch``.
+        """
+        slot = self._slot(worker_id)
+        checks.uint(epoch, "epoch", 32)
+        with _threads.passes():
+            tag = self._pass_tag(worker_id)  # the worker's passes stay in step with its pool's
+            self._numbers()[slot] = (tag << _BITS) | (epoch + 1)
+
+    def _pass_tag(self, worker_id: int, *, advance: bool = True) -> int:
+        """The tag of the pass starting now in this worker process (0: none).
+
+        ``advance=False`` names the next pass without counting it as started.
+        """
         pid = os.getpid()
         owner, started = self._here
         started = started if owner == pid else 0
-        self._here = (pid, started + 1)
+        if advance:
+            self._here = (pid, started + 1)
         identity = multiprocessing.current_process()._identity
         if not identity:
             return 0

@@ -13,13 +13,16 @@ draws from the ``n - 1`` others; a pass of one sample gives it alone for a mosai
 but ``CopyPasteDataset(source="flip")``, which takes it as its map-style class does).
 
 The record (``record=``) names the samples by their position in the worker's pass under
-``indices`` and by id under ``ids`` (``None`` without ``sample_id=``). There is no
+``indices`` and by id under ``ids`` (``None`` without ``sample_id=``); a
+:class:`~rankaug.SampleError` names the main sample's position and id, and each sample
+its text names (``dataset[i]``) by its position and id. There is no
 ``replay`` (a stream has no random access); a resumed pass re-reads its epoch's stream
 up to where it stood (see :mod:`rankaug.stream.base`).
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from collections import deque
@@ -27,6 +30,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, TypeVar
 
 from rankaug import checks
+from rankaug.context import ResolvedContext
+from rankaug.errors import SampleError, _id_text
 from rankaug.keys import Keying
 from rankaug.params import take
 from rankaug.samples import DefaultAdapter, SampleAdapter, check_adapter
@@ -36,6 +41,7 @@ __all__ = ["WindowStream"]
 
 T_co = TypeVar("T_co", covariant=True)
 _REFUSED = ("pool", "weights")
+_SLOT = re.compile(r"dataset\[(\d+)\]")  # how the map-style wrappers name a sample
 
 
 class _Current(threading.local):
@@ -89,6 +95,42 @@ class _Naming:
         return repr(self._adapter)
 
 
+class _InWindow(ResolvedContext):
+    """The context of an output made from a window: the map-style wrapper's, in the pass.
+
+    Its ``index`` is the main sample's place in the window, by which the map-style
+    wrapper draws the partners; its failures name the main sample's position in the
+    worker's pass and its id, and each ``dataset[i]`` of their text the window's sample
+    ``i`` by its position and id.
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self, entries: Any, main: int, live: Pass) -> None:
+        super().__init__(main, rank=live.rank, worker_id=live.worker_id, epoch=live.epoch,
+                         sample_id=entries[main][1])  # fmt: skip
+        self._entries: Any = entries
+
+    def _named(self, found: re.Match[str]) -> str:
+        slot = int(found[1])
+        if slot >= len(self._entries):
+            return found[0]
+        position, sample_id, _ = self._entries[slot]
+        return f"dataset[{position}]" + (
+            "" if sample_id is None else f" (id {_id_text(sample_id)})"
+        )
+
+    def failure(self, stage: str, error: BaseException) -> SampleError:
+        """The :class:`~rankaug.SampleError` for ``error``, named in the pass."""
+        stage = _SLOT.sub(self._named, stage)
+        made = SampleError.at(stage, index=self._entries[self.index][0], rank=self.rank,
+                              worker_id=self.worker_id, epoch=self.epoch, error=error,
+                              sample_id=self.sample_id)  # fmt: skip
+        return SampleError(_SLOT.sub(self._named, str(made)), index=made.index, rank=made.rank,
+                           worker_id=made.worker_id, epoch=made.epoch, stage=stage,
+                           sample_id=made.sample_id)  # fmt: skip
+
+
 class WindowStream(StreamDataset[T_co]):
     """A multi-sample wrapper over a stream (see the module docstring).
 
@@ -102,7 +144,7 @@ class WindowStream(StreamDataset[T_co]):
             Defaults to ``"stream"``.
         rank: The rank; ``None`` resolves it. Defaults to ``None``.
         stream: The key's stream word or name; ``None`` derives the map-style
-            wrapper's, distinct for stacked streaming wrappers. Defaults to ``None``.
+            wrapper's, distinct for stacked wrappers. Defaults to ``None``.
         adapter: Converts samples. Defaults to ``None``.
         sample_id: A key of the samples holding their id, or a callable; needed by
             ``keying="sample"``. Defaults to ``None``.
@@ -220,7 +262,7 @@ class WindowStream(StreamDataset[T_co]):
         self._naming.window = view
         try:
             keyed = self.key_random(live, window[main][1])
-            out: T_co = inner.augment(live.context(main, window[main][1]), keyed)
+            out: T_co = inner.augment(_InWindow(window, main, live), keyed)
         finally:
             view.entries, self._naming.window = (), None
         return (out,)

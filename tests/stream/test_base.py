@@ -1,130 +1,97 @@
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-import torch
-from torch.utils.data import DataLoader
+from torch.utils.data import IterableDataset, get_worker_info
 
 from rankaug import RandomAugmentWrapper, RankaugWarning
 from rankaug.stream import StreamingAugment
-from rankaug.stream.base import StreamDataset, _resumable, default_stream, forward_epoch
-from tests.stream.helpers import Shards
+from rankaug.stream.base import StreamDataset, default_stream
+from tests.stream.helpers import Shards, detection, noise
+from tests.stream.test_augment import run
 
 
 def _keep(sample: Any, rng: np.random.Generator) -> Any:
     return sample
 
 
-class detshuffle:
-    def __init__(self) -> None:
-        self.epoch = -1
-
-
-class ResampledShards(detshuffle):
-    """By its name, as webdataset's: an ``epoch`` it adds one to before each pass."""
-
-
-class _Pipeline:
-    def __init__(self) -> None:
-        self.pipeline: list[Any] = [object(), detshuffle()]
-
-
-class TestForwardEpoch:
-    def test_set_epoch_or_webdataset_detshuffle(self) -> None:
-        calls: list[int] = []
-
-        class WithSetEpoch:
-            def set_epoch(self, epoch: int) -> None:
-                calls.append(epoch)
-
-        forward_epoch(WithSetEpoch(), 4)
-        assert calls == [4]
-        pipeline = _Pipeline()
-        forward_epoch(pipeline, 4)  # detshuffle adds one before shuffling: epoch 4
-        assert pipeline.pipeline[1].epoch == 3
-        resampled = _Pipeline()
-        resampled.pipeline[1] = ResampledShards()
-        forward_epoch(resampled, 4)  # ResampledShards too: it draws by epoch 4
-        assert resampled.pipeline[1].epoch == 3
-        forward_epoch(object(), 4)  # nothing to tell: nothing happens
-
-    @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-    def test_webdataset_resampled_shards_draw_by_the_pass_epoch(self, tmp_path: Path) -> None:
-        # ResampledShards counts its own epochs from -1: fresh (non-persistent) workers
-        # would draw epoch 0's shards every epoch, persistent ones 0, 1, 2
-        wds = pytest.importorskip("webdataset")
-        for shard in range(4):
-            with wds.TarWriter(str(tmp_path / f"train-{shard}.tar")) as sink:
-                for k in range(shard * 2, shard * 2 + 2):
-                    sink.write({"__key__": f"s{k}", "npy": np.full((2, 2, 3), k, np.uint8)})
-
-        def make() -> RandomAugmentWrapper[Any]:
-            shards = wds.ResampledShards(str(tmp_path / "train-{0..3}.tar"), deterministic=True)
-            stream = wds.DataPipeline(shards, wds.tarfile_to_samples()).with_epoch(6)
-            return RandomAugmentWrapper(stream, _keep, seed=0)
-
-        def keys(samples: Any) -> list[str]:
-            return [sample["__key__"] for sample in samples]
-
-        kept = make()  # a persistent worker: one stream for every pass
-        persistent = [keys(kept) for _ in range(3)]
-        fresh = []  # a fresh worker per pass: a new stream told the epoch
-        for epoch in range(3):
-            train = make()
-            train.set_epoch(epoch)
-            fresh.append(keys(train))
-        assert fresh == persistent
-        assert len({tuple(k) for k in fresh}) == 3  # each epoch its own draw
-        for persistent_workers in (False, True):  # a DataLoader's workers, as well
-            loader = DataLoader(make(), batch_size=None, num_workers=1,
-                                persistent_workers=persistent_workers)  # fmt: skip
-            assert [keys(loader) for _ in range(3)] == persistent
-
-    def test_hugging_faces_shared_epoch_is_written_whole(self) -> None:
-        class HuggingFaceLike:
-            """``set_epoch`` as datasets 5.2's: a read-modify-write of a shared tensor."""
-
-            def __init__(self) -> None:
-                self._epoch = torch.tensor(0).share_memory_()
-                self.calls = 0
-
-            def set_epoch(self, epoch: int) -> None:
-                self.calls += 1
-                self._epoch += epoch - self._epoch  # two workers at once: epoch 2, not 1
-
-        dataset = HuggingFaceLike()
-        forward_epoch(dataset, 1)
-        forward_epoch(dataset, 1)  # a second worker: still 1
-        assert int(dataset._epoch) == 1
-        assert dataset.calls == 0
-
-
-class TestOwnState:
-    def test_only_a_state_dict_without_arguments_is_the_streams_own(self) -> None:
-        class HuggingFaceLike:
-            def state_dict(self) -> dict[str, int]:
-                return {}
-
-            def load_state_dict(self, state: dict[str, int]) -> None:
-                pass
-
-        class LitdataLike(HuggingFaceLike):
-            def state_dict(self, num_samples_yielded: int) -> dict[str, int]:  # type: ignore[override]
-                return {}
-
-        assert _resumable(HuggingFaceLike())
-        assert not _resumable(LitdataLike())
-        assert not _resumable(object())
-
-
 def _draw(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     return {**sample, "draws": (*sample.get("draws", ()), int(rng.integers(2**31)))}
 
 
+class _Uneven(IterableDataset[dict[str, Any]]):
+    """Uneven shares: worker 0 streams 2 samples, worker 1 eight."""
+
+    def __iter__(self) -> Any:
+        info = get_worker_info()
+        worker = 0 if info is None else info.id
+        for k in range(2 if worker == 0 else 8):
+            yield detection(10 * worker + k)
+
+
+class _Ordered(IterableDataset[Any]):
+    """A map-style dataset read in order, held as ``.dataset`` (so rankaug sees it)."""
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+
+    def __iter__(self) -> Any:
+        for index in range(len(self.dataset)):
+            yield self.dataset[index]
+
+
+def _worker_state(state: dict[str, Any], worker: int) -> Any:
+    return state["_snapshot"]["_worker_snapshots"][f"worker_{worker}"]["dataset_state"]
+
+
 class TestStreamDataset:
+    @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+    def test_a_worker_whose_pass_had_ended_resumes_with_nothing_left(self) -> None:
+        def build() -> Any:
+            return RandomAugmentWrapper(_Uneven(), noise, seed=0)
+
+        whole, _ = run(build())
+        head, state = run(build(), batches=3)  # worker 0 has ended, worker 1 is at 4 of 8
+        rest, _ = run(build(), state=state)
+        assert head + rest == whole  # before, worker 0 ran epoch 1 inside the resumed epoch 0
+        assert _worker_state(state, 0)["pass"] == {"epoch": 0, "ended": True}
+        resumed: Any = build()
+        resumed.load_state_dict(_worker_state(state, 0))
+        assert (list(resumed), [s["id"] for s in resumed]) == ([], ["s0000", "s0001"])
+
+    @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+    def test_a_worker_whose_pass_had_not_started_resumes_on_the_pass_epoch(self) -> None:
+        def build() -> Any:
+            return RandomAugmentWrapper(Shards(16), noise, seed=0)
+
+        whole, _ = run(build())
+        head, state = run(build(), batches=1)  # worker 1 has not started its pass
+        rest, _ = run(build(), state=state)
+        assert _worker_state(state, 1)["pass"] is None
+        assert _worker_state(state, 1)["next_epoch"] == 0
+        assert head + rest == whole  # before, worker 1 ran epoch 1 inside the resumed epoch 0
+
+    def test_a_stream_keyed_state_of_another_rank_is_refused(self) -> None:
+        saving: Any = RandomAugmentWrapper(Shards(8), noise, seed=0, rank=0)
+        passing = iter(saving)
+        head = [next(passing)["noise"] for _ in range(3)]
+        state = saving.state_dict()
+        rest = [s["noise"] for s in passing]
+        elsewhere: Any = RandomAugmentWrapper(Shards(8), noise, seed=0, rank=1)
+        elsewhere.load_state_dict(state)
+        with pytest.raises(
+            ValueError, match="on rank 0 for worker 0 in epoch 0, and this is rank 1"
+        ):
+            next(iter(elsewhere))  # before, it went on with rank 0's draws
+        here: Any = RandomAugmentWrapper(Shards(8), noise, seed=0, rank=0)
+        here.load_state_dict(state)
+        assert (head, [s["noise"] for s in here]) == (head, rest)
+        del state["pass"]["rank"]  # a state saved before the rank was: taken as this rank's
+        elsewhere.load_state_dict(state)
+        assert [s["noise"] for s in elsewhere] == rest
+
     @pytest.mark.parametrize("keying", ["stream", "sample"])
     def test_stacked_wrappers_draw_independent_streams(self, keying: str) -> None:
         options: dict[str, Any] = {"keying": keying, "sample_id": "id"}
@@ -134,6 +101,14 @@ class TestStreamDataset:
         assert (inner.depth, outer.depth) == (1, 2)
         assert inner.stream != outer.stream
         assert all(first != second for first, second in (s["draws"] for s in outer))
+
+    @pytest.mark.parametrize("keying", ["stream", "sample"])
+    def test_refuses_a_wrapper_inside_with_its_seed_stream_and_keying(self, keying: str) -> None:
+        options: dict[str, Any] = {"keying": keying, "sample_id": "id", "stream": "aug"}
+        inner = RandomAugmentWrapper(Shards(4), _draw, seed=0, **options)
+        with pytest.raises(ValueError, match=f"runs inside StreamingAugment\\(keying='{keying}'"):
+            RandomAugmentWrapper(inner, _draw, seed=0, **options)  # before, the same draws
+        RandomAugmentWrapper(inner, _draw, seed=1, **options)  # another seed: other draws
 
     def test_warns_over_a_stream_keyed_wrapper(self) -> None:
         inner = RandomAugmentWrapper(Shards(6), _draw, seed=0)
@@ -147,3 +122,12 @@ class TestDefaultStream:
         assert alone.stream == RandomAugmentWrapper([{"image": 0}], _keep, seed=0).stream
         assert default_stream(RandomAugmentWrapper, Shards(4)).endswith("RandomAugmentWrapper/1")
         assert default_stream(RandomAugmentWrapper, alone).endswith("RandomAugmentWrapper/2")
+
+    def test_counts_a_map_style_wrapper_read_through_a_stream(self) -> None:
+        inner = RandomAugmentWrapper([{"image": k} for k in range(4)], _draw, seed=0)
+        outer: Any = RandomAugmentWrapper(_Ordered(inner), _draw, seed=0)
+        assert isinstance(outer, StreamDataset)
+        assert default_stream(RandomAugmentWrapper, _Ordered(inner)).endswith("Wrapper/2")
+        assert (inner.depth, outer.depth) == (1, 2)
+        assert outer.stream != inner.stream  # before, both RandomAugmentWrapper/1
+        assert all(first != second for first, second in (s["draws"] for s in outer))

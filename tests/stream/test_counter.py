@@ -24,6 +24,23 @@ class _Takes(IterableDataset[int]):
         yield self.passes.take(0 if info is None else info.id)
 
 
+class _JoinsAResume(IterableDataset[int]):
+    """Worker 0 resumes a pass of epoch 5; worker 1 then starts its pass."""
+
+    def __init__(self, passes: PassCounter) -> None:
+        self.passes = passes
+
+    def __iter__(self) -> Iterator[int]:
+        info = get_worker_info()
+        if info is None or info.id == 0:
+            self.passes.resume(0, 5)
+            yield 5
+            return
+        while self.passes.peek(0) != 6:  # worker 0's resume is counted
+            time.sleep(0.01)
+        yield self.passes.take(1)
+
+
 def _pickled_in_a_forked_rank(passes: PassCounter, queue: Any) -> None:
     """What a forked rank pickles ``passes`` as (for spawned workers), then its set_all."""
     sent = passes.__getstate__()
@@ -62,6 +79,18 @@ class TestPassCounter:
         assert passes.peek(3) == 9
         passes.set_all(4)
         assert [passes.peek(0), passes.peek(SLOTS - 1)] == [4, 4]
+
+    def test_a_worker_joins_the_epoch_of_a_resumed_pass(self) -> None:
+        passes = PassCounter()
+        passes.put(0, 2)  # before the resume, worker 0 counts 2, worker 1 none
+        loader = DataLoader(_JoinsAResume(passes), batch_size=None, num_workers=2)
+        assert sorted(int(epoch) for epoch in loader) == [5, 5]  # before, worker 1 took 6
+        assert (passes.peek(0), passes.peek(1)) == (6, 6)
+
+    def test_upcoming_is_the_epoch_take_would_give(self) -> None:
+        passes = PassCounter()
+        passes.put(2, 4)
+        assert (passes.upcoming(0), passes.take(0), passes.upcoming(0)) == (0, 0, 1)
 
     def test_a_plain_pickle_copies_the_counts(self) -> None:
         passes = PassCounter()

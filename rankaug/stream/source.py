@@ -1,0 +1,63 @@
+"""What a streaming wrapper asks of the stream it wraps: take an epoch, save a position.
+
+A pass tells the stream its epoch (:func:`forward_epoch`) before ``iter(dataset)``, and a
+pass's state holds the stream's own position where it saves one (:func:`resumable`; see
+:mod:`rankaug.stream.base`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Final
+
+import torch
+
+__all__ = ["forward_epoch", "resumable"]
+
+#: webdataset's stages that count their own epochs: by type name (never imported here).
+_EPOCH_STAGES: Final = frozenset({"detshuffle", "ResampledShards"})
+
+
+def forward_epoch(dataset: object, epoch: int) -> None:
+    """Hand ``epoch`` to the wrapped dataset, where it keeps one.
+
+    ``dataset.set_epoch(epoch)`` when it has one (litdata, a rankaug wrapper; Hugging
+    Face's shared epoch tensor is written directly); for a webdataset pipeline, its
+    ``detshuffle`` stages and its ``ResampledShards`` (which both add one to their
+    ``epoch`` before each pass, from -1 in a fresh worker) are set to shuffle, or draw
+    their shards, by ``epoch``.
+    """
+    set_epoch = getattr(dataset, "set_epoch", None)
+    shared = getattr(dataset, "_epoch", None)
+    if callable(set_epoch) and isinstance(shared, torch.Tensor):
+        # Hugging Face's epoch is one shared tensor for all workers, and its set_epoch
+        # (``_epoch += epoch - _epoch``) races when two workers call it: write it whole.
+        shared.fill_(epoch)
+        return
+    if callable(set_epoch):
+        set_epoch(epoch)
+        return
+    stages = getattr(dataset, "pipeline", None)
+    if isinstance(stages, list):
+        for stage in stages:
+            if type(stage).__name__ in _EPOCH_STAGES and hasattr(stage, "epoch"):
+                stage.epoch = epoch - 1
+
+
+def resumable(dataset: object) -> bool:
+    """Whether ``dataset`` saves its own position, as Hugging Face's ``IterableDataset``.
+
+    That is ``state_dict()`` (no arguments needed) and ``load_state_dict(state)``.
+
+    litdata's ``state_dict(num_samples_yielded, num_workers, batch_size)``, meant for its
+    own loader in the main process, is not one.
+    """
+    save, load = getattr(dataset, "state_dict", None), getattr(dataset, "load_state_dict", None)
+    if not (callable(save) and callable(load)):
+        return False
+    try:
+        parameters = inspect.signature(save).parameters.values()
+    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
+        return False
+    return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+               for p in parameters)  # fmt: skip

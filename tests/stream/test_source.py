@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from torch.utils.data import DataLoader
+
+from rankaug import RandomAugmentWrapper
+from rankaug.stream.source import forward_epoch, resumable
+
+
+def _keep(sample: Any, rng: np.random.Generator) -> Any:
+    return sample
+
+
+class detshuffle:
+    def __init__(self) -> None:
+        self.epoch = -1
+
+
+class ResampledShards(detshuffle):
+    """By its name, as webdataset's: an ``epoch`` it adds one to before each pass."""
+
+
+class _Pipeline:
+    def __init__(self) -> None:
+        self.pipeline: list[Any] = [object(), detshuffle()]
+
+
+class TestForwardEpoch:
+    def test_set_epoch_or_webdataset_detshuffle(self) -> None:
+        calls: list[int] = []
+
+        class WithSetEpoch:
+            def set_epoch(self, epoch: int) -> None:
+                calls.append(epoch)
+
+        forward_epoch(WithSetEpoch(), 4)
+        assert calls == [4]
+        pipeline = _Pipeline()
+        forward_epoch(pipeline, 4)  # detshuffle adds one before shuffling: epoch 4
+        assert pipeline.pipeline[1].epoch == 3
+        resampled = _Pipeline()
+        resampled.pipeline[1] = ResampledShards()
+        forward_epoch(resampled, 4)  # ResampledShards too: it draws by epoch 4
+        assert resampled.pipeline[1].epoch == 3
+        forward_epoch(object(), 4)  # nothing to tell: nothing happens
+
+    @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+    def test_webdataset_resampled_shards_draw_by_the_pass_epoch(self, tmp_path: Path) -> None:
+        # ResampledShards counts its own epochs from -1: fresh (non-persistent) workers
+        # would draw epoch 0's shards every epoch, persistent ones 0, 1, 2
+        wds = pytest.importorskip("webdataset")
+        for shard in range(4):
+            with wds.TarWriter(str(tmp_path / f"train-{shard}.tar")) as sink:
+                for k in range(shard * 2, shard * 2 + 2):
+                    sink.write({"__key__": f"s{k}", "npy": np.full((2, 2, 3), k, np.uint8)})
+
+        def make() -> RandomAugmentWrapper[Any]:
+            shards = wds.ResampledShards(str(tmp_path / "train-{0..3}.tar"), deterministic=True)
+            stream = wds.DataPipeline(shards, wds.tarfile_to_samples()).with_epoch(6)
+            return RandomAugmentWrapper(stream, _keep, seed=0)
+
+        def keys(samples: Any) -> list[str]:
+            return [sample["__key__"] for sample in samples]
+
+        kept = make()  # a persistent worker: one stream for every pass
+        persistent = [keys(kept) for _ in range(3)]
+        fresh = []  # a fresh worker per pass: a new stream told the epoch
+        for epoch in range(3):
+            train = make()
+            train.set_epoch(epoch)
+            fresh.append(keys(train))
+        assert fresh == persistent
+        assert len({tuple(k) for k in fresh}) == 3  # each epoch its own draw
+        for persistent_workers in (False, True):  # a DataLoader's workers, as well
+            loader = DataLoader(make(), batch_size=None, num_workers=1,
+                                persistent_workers=persistent_workers)  # fmt: skip
+            assert [keys(loader) for _ in range(3)] == persistent
+
+    def test_hugging_faces_shared_epoch_is_written_whole(self) -> None:
+        class HuggingFaceLike:
+            """``set_epoch`` as datasets 5.2's: a read-modify-write of a shared tensor."""
+
+            def __init__(self) -> None:
+                self._epoch = torch.tensor(0).share_memory_()
+                self.calls = 0
+
+            def set_epoch(self, epoch: int) -> None:
+                self.calls += 1
+                self._epoch += epoch - self._epoch  # two workers at once: epoch 2, not 1
+
+        dataset = HuggingFaceLike()
+        forward_epoch(dataset, 1)
+        forward_epoch(dataset, 1)  # a second worker: still 1
+        assert int(dataset._epoch) == 1
+        assert dataset.calls == 0
+
+
+class TestOwnState:
+    def test_only_a_state_dict_without_arguments_is_the_streams_own(self) -> None:
+        class HuggingFaceLike:
+            def state_dict(self) -> dict[str, int]:
+                return {}
+
+            def load_state_dict(self, state: dict[str, int]) -> None:
+                pass
+
+        class LitdataLike(HuggingFaceLike):
+            def state_dict(self, num_samples_yielded: int) -> dict[str, int]:  # type: ignore[override]
+                return {}
+
+        assert resumable(HuggingFaceLike())
+        assert not resumable(LitdataLike())
+        assert not resumable(object())

@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from torch.utils.data import DataLoader, IterableDataset
+
+from rankaug import MixUpDataset, MosaicDataset, SampleError
+from tests.stream.helpers import detection
+
+
+class _BrokenAt7(IterableDataset[dict[str, Any]]):
+    """Ten samples; the eighth (position 7, id ``s0007``) is broken for ``what``."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for k in range(10):
+            sample = detection(k)
+            if k == 7 and self.what == "bboxes":
+                sample["bboxes"] = np.array([[1.0, 2.0, 3.0]], np.float32)  # not (N, 4)
+            elif k == 7:
+                sample["image"] = np.zeros((16, 16, 3), np.uint8)  # not the others' size
+            yield sample
+
+
+def _mosaic() -> Any:
+    """A 2x2 mosaic draws its 3 partners from the 3 after its main: 4 is the first main
+    whose window holds position 7."""
+    return MosaicDataset(_BrokenAt7("bboxes"), seed=0, output_size=64, buffer_size=3,
+                         sample_id="id")  # fmt: skip
+
+
+def _mixup() -> Any:
+    """A mix with buffer_size=1 partners each main with the sample after it: 6 with 7."""
+    return MixUpDataset(_BrokenAt7("image"), seed=0, buffer_size=1, sample_id="id")
+
+
+class TestWindowStream:
+    @pytest.mark.parametrize(("make", "main"), [(_mosaic, 4), (_mixup, 6)], ids=["mosaic", "mixup"])
+    def test_failures_name_positions_in_the_pass(self, make: Any, main: int) -> None:
+        with pytest.raises(SampleError) as info:
+            list(make())
+        # before, the main's place in its window (0) and the partner's (3 or 1)
+        assert (info.value.index, info.value.sample_id) == (main, f"s{main:04d}")
+        assert "dataset[7] (id 's0007')" in str(info.value)
+        with pytest.raises(SampleError) as through:  # read back from a worker's text
+            list(DataLoader(make(), batch_size=None, num_workers=1))
+        assert (through.value.index, through.value.sample_id) == (main, f"s{main:04d}")
