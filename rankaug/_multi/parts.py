@@ -281,7 +281,12 @@ class PartReader:
         if expected not in self._checked:
             checks.image_layout(main.image, f"dataset[{main.index}] image")
             self._checked.add(expected)
-        if main.mask is main.masks is main.keypoints is main.segments is None:
+        if (
+            main.mask is None
+            and main.masks is None
+            and main.keypoints is None
+            and main.segments is None
+        ):
             # the usual parts: their signature() compared in place
             shape, dtype, unboxed = expected[0], expected[1], expected[-1]
             for part in parts[1:]:

@@ -28,6 +28,9 @@ from rankaug.mosaic.record import MosaicRecord
 __all__ = ["Layout", "Placement", "Window", "grid_layout", "letterbox_layout", "lines"]
 
 Rect = tuple[int, int, int, int]  # y0, y1, x0, x1
+Row = tuple[int, int, float, float, float, float, float, float, float, float,
+            int, int, int, int, int, int, int, int]  # fmt: skip
+"""A window's per-box table row (:attr:`Window.row`)."""
 Placement = tuple[int, int, int, int]
 """A tile's nominal place on the canvas, ``(sw, sh, ox, oy)``: scaled to ``sw x sh``, its
 top-left corner at ``(ox, oy)``; a tile ``tw`` wide maps ``x -> x * sw / tw + ox``."""
@@ -74,7 +77,7 @@ class Window:
         self.bx, self.by = dx0 - sx0 * kx, dy0 - sy0 * ky  # x -> kx * x + bx
 
     @property
-    def row(self) -> tuple[float, ...]:
+    def row(self) -> Row:
         """The targets' per-box table row (see the class docstring), made when asked."""
         th, tw = self.size
         kx, ky, bx, by = self.kx, self.ky, self.bx, self.by
