@@ -194,7 +194,8 @@ class PartnerSampler:
                 positions = self._weighted(rng, uniforms, own)
         elif self.cdf is None:
             others = size - (own >= 0)
-            positions = [min(int(x * others), others - 1) for x in uniforms]
+            last = others - 1  # min() by a comparison (rankaug._scalars)
+            positions = [p if (p := int(x * others)) < last else last for x in uniforms]
             if own >= 0:
                 positions = [p + (p >= own) for p in positions]
         else:

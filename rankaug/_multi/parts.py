@@ -281,6 +281,24 @@ class PartReader:
         if expected not in self._checked:
             checks.image_layout(main.image, f"dataset[{main.index}] image")
             self._checked.add(expected)
+        if (
+            main.mask is None
+            and main.masks is None
+            and main.keypoints is None
+            and main.segments is None
+        ):
+            # the usual parts: their signature() compared in place
+            shape, dtype, unboxed = expected[0], expected[1], expected[-1]
+            for part in parts[1:]:
+                image = part.image
+                if (
+                    image.shape[2:] != shape or image.dtype != dtype
+                    or part.mask is not None or part.masks is not None
+                    or part.keypoints is not None or part.segments is not None
+                    or (part.boxes is _NO_BOXES) != unboxed
+                ):  # fmt: skip
+                    self._disagree(part, main)
+            return
         for part in parts[1:]:
             if part.signature() != expected:
                 self._disagree(part, main)

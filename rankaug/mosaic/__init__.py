@@ -270,9 +270,11 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
     def augment(self, context: SampleContext, keyed: KeyedRandom) -> T_co:
         """Draw the mosaic's plan from the key, then build it."""
         rng = keyed.generator
-        state = generator_text(rng)
+        config = self.config
+        # the record's start: its text only where a record is attached (a replay makes its own)
+        state = "" if config.record is None else generator_text(rng)
         with context.guard("mosaic"):
-            plan = draw_plan(self.config, self.partners, context.index, rng, context.epoch)
+            plan = draw_plan(config, self.partners, context.index, rng, context.epoch)
         return self._build(context, plan, state)
 
     def replay(self, record: Mapping[str, Any], index: int | None = None) -> T_co:

@@ -145,6 +145,10 @@ class MosaicConfig:
         fill_default: Whether ``layout.fill`` is ``None``: 114, for integer images only.
         filters: Whether any box filter is set.
         constant_p: Whether the probability is the same in every epoch.
+        line_steps: Per axis (columns' lines, then rows'), each interior grid line's
+            range as ``(start, length)`` fractions (see :func:`~rankaug.mosaic.layout.lines`).
+        orders: Per main cell, the cells in the plan's order (the main image's first).
+        places: Per cell, ``(row, col, column anchor, row anchor)``.
     """
 
     output_size: tuple[int, int]
@@ -166,6 +170,9 @@ class MosaicConfig:
     fill_default: bool
     filters: bool
     constant_p: bool
+    line_steps: tuple[tuple[tuple[float, float], ...], tuple[tuple[float, float], ...]]
+    orders: tuple[tuple[int, ...], ...]
+    places: tuple[tuple[int, int, int, int], ...]
 
     @classmethod
     def build(
@@ -236,6 +243,9 @@ class MosaicConfig:
         )
         keys = boxes.keys
         fill, fill_default = checks.fill_setting(grid.fill, "layout.fill")
+        cells = tuple(divmod(cell, cols) for cell in range(rows * cols))
+        anchors = (*(_side(k, cols) for k in range(cols)), *(_side(k, rows) for k in range(rows)))
+        lo, hi = grid.center_range
         return cls(
             output_size=size,
             layout=grid,
@@ -248,17 +258,19 @@ class MosaicConfig:
             color=jitter,
             canvas_hw=canvas_hw,
             image_hw=size if fused is not None else canvas_hw,
-            cells=tuple(divmod(cell, cols) for cell in range(rows * cols)),
-            anchors=(
-                *(_side(k, cols) for k in range(cols)),
-                *(_side(k, rows) for k in range(rows)),
-            ),
+            cells=cells,
+            anchors=anchors,
             target_keys=keys,
             box_format=cast(BoxFormat, boxes.box_format),
             fill=fill,
             fill_default=fill_default,
             filters=boxes.filters,
             constant_p=not callable(probability) and not closing,
+            line_steps=(_line_steps(cols, lo, hi), _line_steps(rows, lo, hi)),
+            orders=tuple(
+                (main, *range(main), *range(main + 1, rows * cols)) for main in range(rows * cols)
+            ),
+            places=tuple((r, c, anchors[c], anchors[cols + r]) for r, c in cells),
         )
 
     def check_fill(self, image: np.ndarray, mask: np.ndarray | None, where: str) -> None:
@@ -276,6 +288,22 @@ class MosaicConfig:
         checks.fills_fit(
             self.fill, self.layout.fill_mask, image, mask, where, default=self.fill_default
         )
+
+
+def _line_steps(count: int, lo: float, hi: float) -> tuple[tuple[float, float], ...]:
+    """Interior line ``k`` of ``count`` cells lies in ``[a, a + d]`` of its axis: ``(a, d)``.
+
+    The arithmetic of :func:`~rankaug.mosaic.layout.lines`, done once.
+
+    >>> _line_steps(2, 0.25, 0.75)
+    ((0.25, 0.5),)
+    """
+    steps = []
+    for k in range(1, count):
+        a = (k - 1 + 2 * lo) / count
+        b = (k - 1 + 2 * hi) / count
+        steps.append((a, b - a))
+    return tuple(steps)
 
 
 def _side(position: int, count: int) -> int:

@@ -159,7 +159,7 @@ def fuse(
     matrix = affine_matrix(draw, canvas_hw, hw)
     record = layout.record
     maps = [
-        compose(matrix, ((sw / w.row[0], 0.0, ox), (0.0, sh / w.row[1], oy)))
+        compose(matrix, ((sw / w.size[1], 0.0, ox), (0.0, sh / w.size[0], oy)))
         for w, (sw, sh, ox, oy) in zip(layout.windows, layout.placements, strict=True)
     ]
     record["affine"] = affine_record(draw, matrix, maps)
@@ -170,7 +170,7 @@ def fuse(
         if is_axis_aligned(unflipped):
             return _aligned(layout, unflipped, canvas_hw, hw)._replace(flipped=True)
     tiles = [
-        TileWarp(k, (w.row[1], w.row[0]), (w.dx0, w.dy0, w.dx1, w.dy1), placement, matrix, hw)
+        TileWarp(k, w.size, (w.dx0, w.dy0, w.dx1, w.dy1), placement, matrix, hw)
         for k, (w, placement) in enumerate(zip(layout.windows, layout.placements, strict=True))
     ]
     owners, nobody = _owners(layout.windows, matrix, canvas_hw, hw)
@@ -196,7 +196,7 @@ def _aligned(
         ys[y] = 0 if e < 0 else height if e > height else e
     windows = []
     for w, (sw, sh, ox, oy) in zip(layout.windows, layout.placements, strict=True):
-        tw, th = w.row[0], w.row[1]
+        th, tw = w.size
         dx0, dx1, dy0, dy1 = xs[w.dx0], xs[w.dx1], ys[w.dy0], ys[w.dy1]
         if not w.kx or dx1 <= dx0 or dy1 <= dy0:
             windows.append(Window.empty((th, tw)))

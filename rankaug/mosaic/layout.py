@@ -21,7 +21,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rankaug._scalars import clamp
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.plan import Plan
 from rankaug.mosaic.record import MosaicRecord
@@ -29,6 +28,9 @@ from rankaug.mosaic.record import MosaicRecord
 __all__ = ["Layout", "Placement", "Window", "grid_layout", "letterbox_layout", "lines"]
 
 Rect = tuple[int, int, int, int]  # y0, y1, x0, x1
+Row = tuple[int, int, float, float, float, float, float, float, float, float,
+            int, int, int, int, int, int, int, int]  # fmt: skip
+"""A window's per-box table row (:attr:`Window.row`)."""
 Placement = tuple[int, int, int, int]
 """A tile's nominal place on the canvas, ``(sw, sh, ox, oy)``: scaled to ``sw x sh``, its
 top-left corner at ``(ox, oy)``; a tile ``tw`` wide maps ``x -> x * sw / tw + ox``."""
@@ -49,28 +51,38 @@ class Window:
         dy1: Bottom edge of the output window.
 
     Attributes:
+        size: The tile's ``(height, width)``.
         kx: The map's horizontal scale (0 for an empty window).
         ky: Its vertical scale.
+        bx: The map's horizontal offset: ``x -> kx * x + bx``.
+        by: Its vertical offset.
         row: One row of the targets' per-box table: the tile's width and height, then
             as ``(x, y, x, y)`` the scale ``k`` and offset ``b`` of the map
             ``x -> k * x + b``, the output window's start and its end.
     """
 
     __slots__ = (
-        "dx0", "dx1", "dy0", "dy1", "kx", "ky", "row", "sx0", "sx1", "sy0", "sy1",
+        "bx", "by", "dx0", "dx1", "dy0", "dy1", "kx", "ky", "size", "sx0", "sx1", "sy0", "sy1",
     )  # fmt: skip
 
     def __init__(
         self, size: tuple[int, int], sx0: int, sy0: int, sx1: int, sy1: int, dx0: int,
         dy0: int, dx1: int, dy1: int,
     ) -> None:  # fmt: skip
+        self.size = size
         self.sx0, self.sy0, self.sx1, self.sy1 = sx0, sy0, sx1, sy1
         self.dx0, self.dy0, self.dx1, self.dy1 = dx0, dy0, dx1, dy1
         self.kx = kx = (dx1 - dx0) / (sx1 - sx0) if sx1 > sx0 else 0.0
         self.ky = ky = (dy1 - dy0) / (sy1 - sy0) if sy1 > sy0 else 0.0
-        th, tw = size
-        bx, by = dx0 - sx0 * kx, dy0 - sy0 * ky
-        self.row = (
+        self.bx, self.by = dx0 - sx0 * kx, dy0 - sy0 * ky  # x -> kx * x + bx
+
+    @property
+    def row(self) -> Row:
+        """The targets' per-box table row (see the class docstring), made when asked."""
+        th, tw = self.size
+        kx, ky, bx, by = self.kx, self.ky, self.bx, self.by
+        dx0, dy0, dx1, dy1 = self.dx0, self.dy0, self.dx1, self.dy1
+        return (
             tw, th, kx, ky, kx, ky, bx, by, bx, by, dx0, dy0, dx0, dy0, dx1, dy1, dx1, dy1,
         )  # fmt: skip
 
@@ -124,6 +136,15 @@ def lines(fractions: Sequence[float], count: int, extent: int, lo: float, hi: fl
     return sorted(found)
 
 
+def _at(fractions: Sequence[float], steps: Sequence[tuple[float, float]], extent: int) -> list[int]:
+    """:func:`lines` from the configuration's :attr:`~MosaicConfig.line_steps`, bit for bit."""
+    if len(steps) == 1:  # one interior line (a 2x2 grid): in order already
+        a, d = steps[0]
+        return [0, round((a + fractions[0] * d) * extent), extent]
+    found = [round((a + f * d) * extent) for (a, d), f in zip(steps, fractions, strict=False)]
+    return sorted([0, *found, extent])
+
+
 def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int]]) -> Layout:
     """The layout of a mosaic.
 
@@ -135,36 +156,39 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
     Returns:
         The layout.
     """
-    rows, cols = config.layout.grid
+    layout = config.layout
+    rows, cols = layout.grid
     height, width = config.canvas_hw
     ref_h, ref_w = config.output_size
-    lo, hi = config.layout.center_range
-    xs = lines(plan.fx, cols, width, lo, hi)
-    ys = lines(plan.fy, rows, height, lo, hi)
-    main_cell = plan.main_cell
-    order = [main_cell, *range(main_cell), *range(main_cell + 1, rows * cols)]
-    mode, anchors, grid_cells = config.layout.scale_mode, config.anchors, config.cells
+    steps_x, steps_y = config.line_steps
+    xs = _at(plan.fx, steps_x, width)
+    ys = _at(plan.fy, steps_y, height)
+    mode, places = layout.scale_mode, config.places
+    keep, cover = mode == "keep", mode == "fill"
     windows: list[Window] = []
     fills: list[Rect] = []
     placements: list[Placement] = []
     cells, scales, src, dst = [], [], [], []
     # comparisons, not min() and max(): they cost ten times as much (rankaug._scalars)
+    order = config.orders[plan.main_cell]
     for size, cell, factor in zip(sizes, order, plan.scales, strict=True):
-        row, col = grid_cells[cell]
+        row, col, ax, ay = places[cell]
         cx0, cx1, cy0, cy1 = xs[col], xs[col + 1], ys[row], ys[row + 1]
         th, tw = size
-        if mode == "keep":
+        if keep:
             across, down = ref_w / tw, ref_h / th
         else:
             across, down = (cx1 - cx0) / tw, (cy1 - cy0) / th
-        if mode == "fill":  # covers its cell: the larger
+        if cover:  # covers its cell: the larger
             scale = (across if across > down else down) * factor
         else:  # fits: the smaller
             scale = (across if across < down else down) * factor
         sw, sh = round(tw * scale), round(th * scale)
-        sw, sh = (sw if sw > 1 else 1), (sh if sh > 1 else 1)
+        if sw < 1:
+            sw = 1
+        if sh < 1:
+            sh = 1
         # anchored towards the middle of the mosaic (see the package docstring)
-        ax, ay = anchors[col], anchors[cols + row]
         ox = cx1 - sw if ax < 0 else cx0 if ax > 0 else cx0 + (cx1 - cx0 - sw) // 2
         oy = cy1 - sh if ay < 0 else cy0 if ay > 0 else cy0 + (cy1 - cy0 - sh) // 2
         dx0, dx1 = (ox if ox > cx0 else cx0), (ox + sw if ox + sw < cx1 else cx1)
@@ -179,12 +203,17 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
             dst.append((cx0, cy0, cx0, cy0))
             windows.append(Window.empty(size))
             continue
-        # whole source pixels for the visible window (rounded to the nearest), at least one
+        # whole source pixels for the visible window (rounded to the nearest), at least
+        # one: rankaug._scalars.clamp written out
         step_x, step_y = tw / sw, th / sh
-        sx0 = clamp(round((dx0 - ox) * step_x), 0, tw - 1)
-        sx1 = clamp(round((dx1 - ox) * step_x), sx0 + 1, tw)
-        sy0 = clamp(round((dy0 - oy) * step_y), 0, th - 1)
-        sy1 = clamp(round((dy1 - oy) * step_y), sy0 + 1, th)
+        sx0 = round((dx0 - ox) * step_x)
+        sx0 = 0 if sx0 < 0 else tw - 1 if sx0 > tw - 1 else sx0
+        sx1 = round((dx1 - ox) * step_x)
+        sx1 = sx0 + 1 if sx1 < sx0 + 1 else tw if sx1 > tw else sx1
+        sy0 = round((dy0 - oy) * step_y)
+        sy0 = 0 if sy0 < 0 else th - 1 if sy0 > th - 1 else sy0
+        sy1 = round((dy1 - oy) * step_y)
+        sy1 = sy0 + 1 if sy1 < sy0 + 1 else th if sy1 > th else sy1
         # what of the cell stays uncovered: the strips above, below, left and right
         if dy0 > cy0:
             fills.append((cy0, dy0, cx0, cx1))

@@ -151,7 +151,7 @@ def _through_windows(
 ) -> Mapped:
     """:func:`on_window` for several tiles at once (``counts`` polygons each)."""
     # per tile: the boxes' map k * x + b, and the output window (nowhere if it shows nothing)
-    maps = np.array([(w.row[2], w.row[3], w.row[6], w.row[7]) for w in windows])
+    maps = np.array([(w.kx, w.ky, w.bx, w.by) for w in windows])
     edges = [pixel_clip((w.dx0, w.dy0, w.dx1, w.dy1)) if w.kx else _NOWHERE for w in windows]
     if len(windows) == 1:
         box = np.array(edges, np.float64)

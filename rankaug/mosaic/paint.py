@@ -219,6 +219,12 @@ def paint_image(
     else:
         fill(out, layout.fills, values)
     for window, image in zip(layout.windows, images, strict=True):
+        if window.kx and not flipped:  # paint_window's usual case written out: a resize
+            crop = image[window.sy0 : window.sy1, window.sx0 : window.sx1]
+            target = out[window.dy0 : window.dy1, window.dx0 : window.dx1]
+            if crop.shape[:2] != target.shape[:2] and crop.dtype.itemsize != 8:
+                resize_into(crop, target, interpolation)
+                continue
         if window.kx:
             paint_window(out, image, window, interpolation, mirrored=flipped)
     return out

@@ -105,7 +105,10 @@ def draw_plan(
     others = partners.draw(index, u[2 : cells + 1], rng)
     grid_lines = u[cells + 1 : cells + rows + cols - 1]
     lo, hi = config.layout.scale_range
-    scales = [lo + (hi - lo) * x for x in u[cells + rows + cols - 1 :]]
+    # a point range: lo + 0.0 * x is lo, no arithmetic per cell
+    scales = (
+        [lo] * cells if lo == hi else [lo + (hi - lo) * x for x in u[cells + rows + cols - 1 :]]
+    )
     affine = None if config.affine is None else draw_affine(config.affine, rng)
     flip = bool(config.layout.flip) and float(rng.random()) < config.layout.flip
     color = None if config.color is None else config.color.draw(rng)

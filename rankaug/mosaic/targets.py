@@ -224,7 +224,7 @@ def _row_by_row(
     kept: list[float] = []  # flat: numpy reads a flat list of floats twice as fast
     for window, tile in zip(windows, tiles, strict=True):
         height, width = tile.image.shape[:2]
-        kx, ky, (bx, by) = window.kx, window.ky, window.row[6:8]  # x -> kx * x + bx
+        kx, ky, bx, by = window.kx, window.ky, window.bx, window.by  # x -> kx * x + bx
         left, top, right, bottom = window.dx0, window.dy0, window.dx1, window.dy1
         for x0, y0, x1, y1 in tile.boxes.tolist():
             if not (
