@@ -106,8 +106,10 @@ def warped(
     for u, v, near, far in ((ia * x + ic, ib, boxes[:, 0], boxes[:, 2]),
                             (id_ * x + if_, ie, boxes[:, 1], boxes[:, 3])):  # fmt: skip
         if v:  # (else the preimage moves along the other axis only: no bound on y)
-            low = np.maximum(low, np.minimum((near - u) / v, (far - u) / v))
-    first_row = np.ceil(low - 0.5)
+            with np.errstate(over="ignore"):  # a tiny v (a shear of 1e-309): +-inf, exact
+                low = np.maximum(low, np.minimum((near - u) / v, (far - u) / v))
+    # past the last row no centre can be in the box (an infinite low: none at all)
+    first_row = np.ceil(np.minimum(low, height + 1) - 0.5)
     hits = holds(columns, first_row, boxes)
     for step in (-1.0, 1.0):
         hits |= holds(columns, first_row + step, boxes)
