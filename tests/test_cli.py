@@ -211,11 +211,16 @@ class TestAuditSetEpochMode:
             cli_targets.rankaug_stream_no_set_epoch().set_epoch(3)
 
 
-def test_audit_spawned_persistent_workers_pass_rankaug() -> None:
-    code, text, _ = run_main(
+def audit_spawned(_: Path) -> tuple[int, str, str]:
+    """One target's audit with spawned persistent workers (a job of tests.ahead)."""
+    return run_main(
         "audit", T + "rankaug_mosaic", "--start-method", "spawn", "--workers", "1",
         "--persistent", "--no-rerun", "--json", "-q",
     )  # fmt: skip
+
+
+def test_audit_spawned_persistent_workers_pass_rankaug(tmp_path: Path) -> None:
+    code, text, _ = ahead.result("cli-audit-spawn", lambda: tmp_path)
     report = json.loads(text)
     assert code == 0, text
     assert report["config"]["start_method"] == "spawn"

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import warnings
 from multiprocessing.reduction import ForkingPickler
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from rankaug.epoch import (
     epoch_class,
     index_epoch,
 )
+from tests import ahead
 from tests.forked import in_a_forked_child
 
 
@@ -41,6 +43,28 @@ class _ReadsEpoch(Dataset[int]):
         return self.epoch.read() if index else self.epoch.get()  # both readers
 
 
+def every_set(context: str) -> list[list[int]]:
+    """What two persistent workers of ``context`` read after each of three sets."""
+    epoch = SharedEpoch()
+    loader = DataLoader(
+        _ReadsEpoch(epoch),
+        batch_size=None,
+        num_workers=2,
+        persistent_workers=True,
+        multiprocessing_context=context,
+    )
+    seen = []
+    for value in (0, 1, 5):
+        epoch.set(value)
+        seen.append(sorted(int(x) for x in loader))
+    return seen
+
+
+def every_set_spawned(_: Path) -> list[list[int]]:
+    """:func:`every_set` with spawned workers (a job of tests.ahead)."""
+    return every_set("spawn")
+
+
 class TestSharedEpoch:
     def test_get_set_and_validation(self) -> None:
         epoch = SharedEpoch(4)
@@ -52,21 +76,12 @@ class TestSharedEpoch:
             epoch.set("2")  # type: ignore[arg-type]
         assert epoch.get() == 4
 
-    @pytest.mark.parametrize("context", ["fork", pytest.param("spawn", marks=pytest.mark.slow)])
-    def test_persistent_workers_see_every_set(self, context: str) -> None:
-        epoch = SharedEpoch()
-        loader = DataLoader(
-            _ReadsEpoch(epoch),
-            batch_size=None,
-            num_workers=2,
-            persistent_workers=True,
-            multiprocessing_context=context,
-        )
-        seen = []
-        for value in (0, 1, 5):
-            epoch.set(value)
-            seen.append(sorted(int(x) for x in loader))
-        assert seen == [[0, 0], [1, 1], [5, 5]]
+    def test_persistent_workers_see_every_set(self) -> None:
+        assert every_set("fork") == [[0, 0], [1, 1], [5, 5]]
+
+    @pytest.mark.slow  # each spawned worker imports torch: run ahead (tests/ahead.py)
+    def test_persistent_spawned_workers_see_every_set(self, tmp_path: Path) -> None:
+        assert ahead.result("epoch-spawn", lambda: tmp_path) == [[0, 0], [1, 1], [5, 5]]
 
     @pytest.mark.parametrize("clone", [copy.deepcopy, lambda e: pickle.loads(pickle.dumps(e))])
     def test_plain_copies_are_independent_and_shared_again(self, clone: object) -> None:
