@@ -90,6 +90,42 @@ JOBS: dict[str, tuple[str, str]] = {
         "tests.cache.test_init:fill_and_read_spawned",
         "test_spawned_dataloader_workers_fill_and_read",
     ),
+    "numpy-1": (
+        "tests.cache.test_unpickle:numpy_1",
+        "test_numpy_1_core_is_the_fallback",
+    ),
+    "compare": (
+        "tests.test_compare:against_head",
+        "test_runs_a_case_against_head",
+    ),
+    "sampler-left-open": (
+        "tests.test_sampler:left_open",
+        "test_a_pass_left_open_at_exit_ends_quietly",
+    ),
+    "epoch-afresh": (
+        "tests.test_epoch:unpickled_afresh",
+        "test_each_epoch_is_a_class_found_by_name_in_a_fresh_process",
+    ),
+    "cli-bad-target": (
+        "tests.test_cli:bad_target",
+        "test_bad_target_through_python_m",
+    ),
+    "cli-help": (
+        "tests.test_cli:help_text",
+        "test_help_everywhere",
+    ),
+    "cache-verify": (
+        "tests.test_cli_cache:verified_as_a_module",
+        "test_as_a_module",
+    ),
+    "batch-stream": (
+        "tests.batch.test_batch_augment:stream_elsewhere",
+        "test_the_default_stream_is_the_same_in_every_process",
+    ),
+    "batch-alone": (
+        "tests.batch.test_batch_augment:imported_alone",
+        "test_rankaug_imports_without_kornia",
+    ),
     "site": ("tests.test_site:build", "test_mkdocs_builds_strictly"),
     "torchrun": (
         "tests.test_readme:quick_start_under_torchrun",

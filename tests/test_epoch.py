@@ -347,14 +347,19 @@ print(type(index).__name__, int(index), index.epoch)
 """
 
 
+def unpickled_afresh(_: Path) -> subprocess.CompletedProcess[str]:
+    """An epoch-77 index unpickled in a new interpreter (a job of tests.ahead)."""
+    return subprocess.run(
+        [sys.executable, "-c", _SPAWNED_UNPICKLE, pickle.dumps(EpochIndex(5, epoch=77)).hex()],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
 class TestEpochClasses:
-    @pytest.mark.slow  # a new interpreter
-    def test_each_epoch_is_a_class_found_by_name_in_a_fresh_process(self) -> None:
+    @pytest.mark.slow  # a new interpreter, run ahead (tests/ahead.py)
+    def test_each_epoch_is_a_class_found_by_name_in_a_fresh_process(self, tmp_path: Path) -> None:
         data = pickle.dumps([EpochIndex(5, epoch=123456), EpochIndex(6, epoch=123456)])
-        result = subprocess.run(
-            [sys.executable, "-c", _SPAWNED_UNPICKLE, pickle.dumps(EpochIndex(5, epoch=77)).hex()],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
+        result = ahead.result("epoch-afresh", lambda: tmp_path)
         assert result.returncode == 0, result.stderr
         assert result.stdout.split() == ["_EpochIndex_77", "5", "77"]
         assert [(int(i), i.epoch) for i in pickle.loads(data)] == [(5, 123456), (6, 123456)]

@@ -213,9 +213,10 @@ class Reshards(DistributedSampler[int]):
         return iter([indices[i] for i in super().__iter__()])
 
 
-def test_a_pass_left_open_at_exit_ends_quietly() -> None:
-    # a loader iterator kept at module level (a peek at one batch): its pass is dropped
-    # while the interpreter exits, after the modules' globals are gone
+def left_open(_: Path) -> subprocess.CompletedProcess[str]:
+    """A loader iterator kept at module level (a peek at one batch): its pass is dropped
+    while the interpreter exits, after the modules' globals are gone (a job of
+    tests.ahead)."""
     code = (
         "from torch.utils.data import DataLoader\n"
         "import rankaug\n"
@@ -224,7 +225,11 @@ def test_a_pass_left_open_at_exit_ends_quietly() -> None:
         "batches = iter(loader)\n"
         "print(next(batches).tolist())\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+
+
+def test_a_pass_left_open_at_exit_ends_quietly(tmp_path: Path) -> None:
+    done = ahead.result("sampler-left-open", lambda: tmp_path)
     assert done.stdout == "[0, 1]\n"
     assert done.stderr == ""
 
