@@ -126,6 +126,10 @@ JOBS: dict[str, tuple[str, str]] = {
         "tests.batch.test_batch_augment:imported_alone",
         "test_rankaug_imports_without_kornia",
     ),
+    "epoch-descriptors": (
+        "tests.test_epoch:many_epochs",
+        "test_thousands_of_wrappers_hold_a_handful_of_descriptors",
+    ),
     "site": ("tests.test_site:build", "test_mkdocs_builds_strictly"),
     "torchrun": (
         "tests.test_readme:quick_start_under_torchrun",
