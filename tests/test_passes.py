@@ -144,7 +144,7 @@ def two_passes(
 
 def spawned_subset_passes(_: Path) -> list[list[bytes]]:
     """Two passes of the ``subset`` case, spawned persistent workers (a job of tests.ahead)."""
-    dataset, _expected = cases()["subset"]
+    dataset = cases()["subset"][0]
     return two_passes(dataset, 2, True, context="spawn")
 
 
