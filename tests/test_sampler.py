@@ -464,7 +464,7 @@ class TestEpochSamplerOverBatches:
         assert [i.epoch for i in pickle.loads(pickle.dumps(mixed))] == [1, 2]
 
     # Fork only: the indices cross the worker queue pickled with either start method
-    # (spawned workers: test_epochs_reach_workers_with_every_index[spawn]).
+    # (spawned workers: test_epochs_reach_spawned_workers_with_every_index).
     @pytest.mark.parametrize("context", ["fork"])
     def test_workers_receive_epoch_indices(self, context: str) -> None:
         sampler = EpochSampler(BatchSampler(SequentialSampler(range(8)), 3, drop_last=False))
