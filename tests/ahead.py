@@ -1,8 +1,9 @@
 """Jobs that only wait for other programs, run ahead of their tests beside the suite.
 
 Most of the suite runs in the pytest process, on one core. A few fixtures spend their
-time in whole programs: a Lightning or accelerate training, the wheel's build and
-install, mypy, the benchmark's quick run. Each such fixture names a *job* in
+time in whole programs: a Lightning or accelerate training, the docs site's build, the
+wheel's build and install, mypy, the benchmark's quick run, loaders whose workers are
+spawned (each imports torch afresh). Each such fixture names a *job* in
 :data:`JOBS`, a module-level function ``job(folder) -> result`` of its own test file.
 Once pytest has collected, :func:`start` hands the jobs of the selected test files to
 two runner processes (``python -m tests.ahead FOLDER NAME=MODULE:FUNCTION...``), which
@@ -42,6 +43,10 @@ JOBS: dict[str, tuple[str, str]] = {
     "ddp-mix": ("tests.ddp.test_ddp_mix:launch_once", "runs"),
     "cli-audit": ("tests.test_cli:audit_every_target", "audit"),
     "cli-audit-set-epoch": ("tests.test_cli:audit_set_epoch_targets", "audit_set_epoch"),
+    "cli-audit-spawn": (
+        "tests.test_cli:audit_spawned",
+        "test_audit_spawned_persistent_workers_pass_rankaug",
+    ),
     "cli-stream-audit": ("tests.test_cli_stream:audit_streams", "audit"),
     "lightning": ("tests.recipes.test_lightning:train_and_resume", "runs"),
     "lightning-sampler": ("tests.recipes.test_lightning_sampler:what_lightning_does", "lightning"),
@@ -65,6 +70,67 @@ JOBS: dict[str, tuple[str, str]] = {
     ),
     "wheel": ("tests.test_packaging:build_install_and_run", "built"),
     "mypy": ("tests.test_quality:mypy", "test_mypy_strict"),
+    "sampler-spawn": (
+        "tests.test_sampler:two_spawned_epochs",
+        "test_epochs_reach_spawned_workers_with_every_index",
+    ),
+    "epoch-spawn": (
+        "tests.test_epoch:every_set_spawned",
+        "test_persistent_spawned_workers_see_every_set",
+    ),
+    "passes-spawn": (
+        "tests.test_passes:spawned_subset_passes",
+        "test_spawned_persistent_workers_find_it_too",
+    ),
+    "stream-spawn": (
+        "tests.stream.test_augment:spawned_passes",
+        "test_a_loader_with_more_spawned_workers_runs_one_epoch",
+    ),
+    "cache-spawn": (
+        "tests.cache.test_init:fill_and_read_spawned",
+        "test_spawned_dataloader_workers_fill_and_read",
+    ),
+    "numpy-1": (
+        "tests.cache.test_unpickle:numpy_1",
+        "test_numpy_1_core_is_the_fallback",
+    ),
+    "compare": (
+        "tests.test_compare:against_head",
+        "test_runs_a_case_against_head",
+    ),
+    "sampler-left-open": (
+        "tests.test_sampler:left_open",
+        "test_a_pass_left_open_at_exit_ends_quietly",
+    ),
+    "epoch-afresh": (
+        "tests.test_epoch:unpickled_afresh",
+        "test_each_epoch_is_a_class_found_by_name_in_a_fresh_process",
+    ),
+    "cli-bad-target": (
+        "tests.test_cli:bad_target",
+        "test_bad_target_through_python_m",
+    ),
+    "cli-help": (
+        "tests.test_cli:help_text",
+        "test_help_everywhere",
+    ),
+    "cache-verify": (
+        "tests.test_cli_cache:verified_as_a_module",
+        "test_as_a_module",
+    ),
+    "batch-stream": (
+        "tests.batch.test_batch_augment:stream_elsewhere",
+        "test_the_default_stream_is_the_same_in_every_process",
+    ),
+    "batch-alone": (
+        "tests.batch.test_batch_augment:imported_alone",
+        "test_rankaug_imports_without_kornia",
+    ),
+    "epoch-descriptors": (
+        "tests.test_epoch:many_epochs",
+        "test_thousands_of_wrappers_hold_a_handful_of_descriptors",
+    ),
+    "site": ("tests.test_site:build", "test_mkdocs_builds_strictly"),
     "torchrun": (
         "tests.test_readme:quick_start_under_torchrun",
         "test_quick_start_runs_under_torchrun_as_written",

@@ -8,6 +8,7 @@ launch (each from a freshly seeded state) to keep the file fast.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -211,11 +212,16 @@ class TestAuditSetEpochMode:
             cli_targets.rankaug_stream_no_set_epoch().set_epoch(3)
 
 
-def test_audit_spawned_persistent_workers_pass_rankaug() -> None:
-    code, text, _ = run_main(
+def audit_spawned(_: Path) -> tuple[int, str, str]:
+    """One target's audit with spawned persistent workers (a job of tests.ahead)."""
+    return run_main(
         "audit", T + "rankaug_mosaic", "--start-method", "spawn", "--workers", "1",
         "--persistent", "--no-rerun", "--json", "-q",
     )  # fmt: skip
+
+
+def test_audit_spawned_persistent_workers_pass_rankaug(tmp_path: Path) -> None:
+    code, text, _ = ahead.result("cli-audit-spawn", lambda: tmp_path)
     report = json.loads(text)
     assert code == 0, text
     assert report["config"]["start_method"] == "spawn"
@@ -533,8 +539,13 @@ def test_show_refuses_an_iterable_target() -> None:
     assert "(rankaug audit takes an iterable one)" in err
 
 
-def test_bad_target_through_python_m() -> None:
-    result = run_cli("audit", T + "raising")
+def bad_target(_: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m rankaug audit`` of a target that raises (a job of tests.ahead)."""
+    return run_cli("audit", T + "raising")
+
+
+def test_bad_target_through_python_m(tmp_path: Path) -> None:
+    result = ahead.result("cli-bad-target", lambda: tmp_path)
     assert result.returncode == 2
     assert "the data folder is not mounted (at " in result.stderr
     assert result.stdout == ""
@@ -668,8 +679,13 @@ class TestParser:
         assert report["reports"][0]["verdict"] == "no randomness found"
 
 
-def test_help_everywhere() -> None:
-    result = run_cli("--help")
+def help_text(_: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m rankaug --help`` (a job of tests.ahead)."""
+    return run_cli("--help")
+
+
+def test_help_everywhere(tmp_path: Path) -> None:
+    result = ahead.result("cli-help", lambda: tmp_path)
     assert result.returncode == 0
     assert all(command in result.stdout for command in ("demo", "audit", "show"))
     for command in ("demo", "audit", "show"):

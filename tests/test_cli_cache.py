@@ -13,6 +13,7 @@ import pytest
 from rankaug.cache import CachedDataset
 from rankaug.cli import main
 from rankaug.datasets import SyntheticDetection
+from tests import ahead
 from tests.cache.helpers import ListDataset, Planted, Point, forge
 
 
@@ -21,6 +22,18 @@ def filled(directory: Path, length: int = 3) -> CachedDataset[object]:
     for index in range(length):
         cached[index]
     return cached
+
+
+def verified_as_a_module(folder: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m rankaug cache verify`` of a filled cache (a job of tests.ahead)."""
+    filled(folder, 1)
+    return subprocess.run(
+        [sys.executable, "-m", "rankaug", "cache", "verify", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 class TestCacheVerify:
@@ -114,15 +127,8 @@ class TestCacheVerify:
         assert main(["cache", *arguments]) == 2
         assert "error" in capsys.readouterr().err
 
-    @pytest.mark.slow  # a new interpreter
+    @pytest.mark.slow  # a new interpreter, run ahead (tests/ahead.py)
     def test_as_a_module(self, tmp_path: Path) -> None:
-        filled(tmp_path, 1)
-        done = subprocess.run(
-            [sys.executable, "-m", "rankaug", "cache", "verify", str(tmp_path)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        done = ahead.result("cache-verify", lambda: tmp_path)
         assert done.returncode == 0, done.stderr
         assert "1 entries checked, 0 problem(s)" in done.stdout

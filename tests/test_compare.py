@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from benchmarks._compare import BASE, CASES, export, same_outputs
+from tests import ahead
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,12 +47,17 @@ class TestExport:
             export("no-such-revision-x", tmp_path)
 
 
-def test_runs_a_case_against_head(tmp_path: Path) -> None:
-    out = tmp_path / "compare.json"
+def against_head(folder: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """compare.py on one case against HEAD, its report in ``folder`` (a job of tests.ahead)."""
+    out = folder / "compare.json"
     command = [sys.executable, str(ROOT / "benchmarks" / "compare.py"), "HEAD", "--cases",
                "cutmix", "--ops", "64", "--data", "synthetic", "--progress", "off",
                "--json", str(out)]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300), out
+
+
+def test_runs_a_case_against_head(tmp_path: Path) -> None:
+    done, out = ahead.result("compare", lambda: tmp_path)
     assert done.returncode == 0, done.stderr
     assert "cutmix" in done.stdout
     assert "µs per operation" in done.stdout

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import warnings
 from multiprocessing.reduction import ForkingPickler
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from rankaug.epoch import (
     epoch_class,
     index_epoch,
 )
+from tests import ahead
 from tests.forked import in_a_forked_child
 
 
@@ -41,6 +43,28 @@ class _ReadsEpoch(Dataset[int]):
         return self.epoch.read() if index else self.epoch.get()  # both readers
 
 
+def every_set(context: str) -> list[list[int]]:
+    """What two persistent workers of ``context`` read after each of three sets."""
+    epoch = SharedEpoch()
+    loader = DataLoader(
+        _ReadsEpoch(epoch),
+        batch_size=None,
+        num_workers=2,
+        persistent_workers=True,
+        multiprocessing_context=context,
+    )
+    seen = []
+    for value in (0, 1, 5):
+        epoch.set(value)
+        seen.append(sorted(int(x) for x in loader))
+    return seen
+
+
+def every_set_spawned(_: Path) -> list[list[int]]:
+    """:func:`every_set` with spawned workers (a job of tests.ahead)."""
+    return every_set("spawn")
+
+
 class TestSharedEpoch:
     def test_get_set_and_validation(self) -> None:
         epoch = SharedEpoch(4)
@@ -52,21 +76,12 @@ class TestSharedEpoch:
             epoch.set("2")  # type: ignore[arg-type]
         assert epoch.get() == 4
 
-    @pytest.mark.parametrize("context", ["fork", pytest.param("spawn", marks=pytest.mark.slow)])
-    def test_persistent_workers_see_every_set(self, context: str) -> None:
-        epoch = SharedEpoch()
-        loader = DataLoader(
-            _ReadsEpoch(epoch),
-            batch_size=None,
-            num_workers=2,
-            persistent_workers=True,
-            multiprocessing_context=context,
-        )
-        seen = []
-        for value in (0, 1, 5):
-            epoch.set(value)
-            seen.append(sorted(int(x) for x in loader))
-        assert seen == [[0, 0], [1, 1], [5, 5]]
+    def test_persistent_workers_see_every_set(self) -> None:
+        assert every_set("fork") == [[0, 0], [1, 1], [5, 5]]
+
+    @pytest.mark.slow  # each spawned worker imports torch: run ahead (tests/ahead.py)
+    def test_persistent_spawned_workers_see_every_set(self, tmp_path: Path) -> None:
+        assert ahead.result("epoch-spawn", lambda: tmp_path) == [[0, 0], [1, 1], [5, 5]]
 
     @pytest.mark.parametrize("clone", [copy.deepcopy, lambda e: pickle.loads(pickle.dumps(e))])
     def test_plain_copies_are_independent_and_shared_again(self, clone: object) -> None:
@@ -235,12 +250,18 @@ open(os.devnull).close()  # the process can still open files
 """
 
 
+def many_epochs(_: Path) -> subprocess.CompletedProcess[str]:
+    """:data:`_MANY_EPOCHS` in a new interpreter (a job of tests.ahead)."""
+    return subprocess.run(
+        [sys.executable, "-c", _MANY_EPOCHS], capture_output=True, text=True, check=False
+    )
+
+
 class TestSharedEpochSlots:
-    def test_thousands_of_wrappers_hold_a_handful_of_descriptors(self) -> None:
-        # Issue 9 item 8: one descriptor per wrapper exhausted `ulimit -n` at ~1,000.
-        result = subprocess.run(
-            [sys.executable, "-c", _MANY_EPOCHS], capture_output=True, text=True, check=False
-        )
+    def test_thousands_of_wrappers_hold_a_handful_of_descriptors(self, tmp_path: Path) -> None:
+        # Issue 9 item 8: one descriptor per wrapper exhausted `ulimit -n` at ~1,000
+        # (a new interpreter, run ahead: tests/ahead.py).
+        result = ahead.result("epoch-descriptors", lambda: tmp_path)
         assert result.returncode == 0, result.stderr
         assert int(result.stdout.strip()) <= 8
 
@@ -332,14 +353,19 @@ print(type(index).__name__, int(index), index.epoch)
 """
 
 
+def unpickled_afresh(_: Path) -> subprocess.CompletedProcess[str]:
+    """An epoch-77 index unpickled in a new interpreter (a job of tests.ahead)."""
+    return subprocess.run(
+        [sys.executable, "-c", _SPAWNED_UNPICKLE, pickle.dumps(EpochIndex(5, epoch=77)).hex()],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
 class TestEpochClasses:
-    @pytest.mark.slow  # a new interpreter
-    def test_each_epoch_is_a_class_found_by_name_in_a_fresh_process(self) -> None:
+    @pytest.mark.slow  # a new interpreter, run ahead (tests/ahead.py)
+    def test_each_epoch_is_a_class_found_by_name_in_a_fresh_process(self, tmp_path: Path) -> None:
         data = pickle.dumps([EpochIndex(5, epoch=123456), EpochIndex(6, epoch=123456)])
-        result = subprocess.run(
-            [sys.executable, "-c", _SPAWNED_UNPICKLE, pickle.dumps(EpochIndex(5, epoch=77)).hex()],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
+        result = ahead.result("epoch-afresh", lambda: tmp_path)
         assert result.returncode == 0, result.stderr
         assert result.stdout.split() == ["_EpochIndex_77", "5", "77"]
         assert [(int(i), i.epoch) for i in pickle.loads(data)] == [(5, 123456), (6, 123456)]

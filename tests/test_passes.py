@@ -6,6 +6,7 @@ import threading
 import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import albumentations as A
@@ -16,6 +17,7 @@ from torch.utils.data import ConcatDataset, DataLoader, Dataset, SequentialSampl
 from rankaug import EpochIndex, EpochSampler, RandomAugmentWrapper, RankaugWarning, passes
 from rankaug._process import current_pid
 from rankaug.sample_epoch import EpochFallback, sample_epoch
+from tests import ahead
 
 
 def augmented(seed: int, count: int = 3) -> RandomAugmentWrapper[Any]:
@@ -140,6 +142,12 @@ def two_passes(
     return [[s["image"].tobytes() for batch in loader for s in batch] for _ in range(2)]
 
 
+def spawned_subset_passes(_: Path) -> list[list[bytes]]:
+    """Two passes of the ``subset`` case, spawned persistent workers (a job of tests.ahead)."""
+    dataset = cases()["subset"][0]
+    return two_passes(dataset, 2, True, context="spawn")
+
+
 class TestPlainWrappersInALoader:
     @pytest.mark.parametrize(
         ("workers", "persistent"), [(0, False), (2, False), (2, True)], ids=["main", "2w", "2wp"]
@@ -157,10 +165,10 @@ class TestPlainWrappersInALoader:
             assert images == [expected(i, epoch) for i in range(len(dataset))]
         assert all(a != b for a, b in zip(*passes, strict=True))
 
-    @pytest.mark.slow
-    def test_spawned_persistent_workers_find_it_too(self) -> None:
+    @pytest.mark.slow  # each spawned worker imports torch: run ahead (tests/ahead.py)
+    def test_spawned_persistent_workers_find_it_too(self, tmp_path: Path) -> None:
         dataset, expected = cases()["subset"]
-        passes = two_passes(dataset, 2, True, context="spawn")
+        passes = ahead.result("passes-spawn", lambda: tmp_path)
         assert passes == [[expected(i, e) for i in range(len(dataset))] for e in (0, 1)]
 
     def test_a_loader_iterated_in_a_thread_lends_its_batch_to_its_pool(self) -> None:

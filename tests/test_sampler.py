@@ -6,6 +6,7 @@ import pickletools
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from torch.utils.data import (
 
 from rankaug import EpochIndex, EpochSampler, RankaugWarning
 from rankaug.epoch import EpochBatch
+from tests import ahead
 
 
 class Seen(Dataset[tuple[int, int]]):
@@ -211,9 +213,10 @@ class Reshards(DistributedSampler[int]):
         return iter([indices[i] for i in super().__iter__()])
 
 
-def test_a_pass_left_open_at_exit_ends_quietly() -> None:
-    # a loader iterator kept at module level (a peek at one batch): its pass is dropped
-    # while the interpreter exits, after the modules' globals are gone
+def left_open(_: Path) -> subprocess.CompletedProcess[str]:
+    """A loader iterator kept at module level (a peek at one batch): its pass is dropped
+    while the interpreter exits, after the modules' globals are gone (a job of
+    tests.ahead)."""
     code = (
         "from torch.utils.data import DataLoader\n"
         "import rankaug\n"
@@ -222,7 +225,11 @@ def test_a_pass_left_open_at_exit_ends_quietly() -> None:
         "batches = iter(loader)\n"
         "print(next(batches).tolist())\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+
+
+def test_a_pass_left_open_at_exit_ends_quietly(tmp_path: Path) -> None:
+    done = ahead.result("sampler-left-open", lambda: tmp_path)
     assert done.stdout == "[0, 1]\n"
     assert done.stderr == ""
 
@@ -273,25 +280,38 @@ class TestOverADistributedSampler:
         assert {i.epoch for shard in shards for i in shard} == {1}
 
 
+def two_epochs(context: str) -> list[list[tuple[int, int]]]:
+    """What two persistent workers of ``context`` see over two passes of an EpochSampler."""
+    sampler = EpochSampler(SequentialSampler(range(8)))
+    loader = DataLoader(
+        Seen(),
+        sampler=sampler,
+        batch_size=3,
+        num_workers=2,
+        persistent_workers=True,
+        multiprocessing_context=context,
+    )
+    seen = []
+    for _ in range(2):
+        seen.append(sorted(tuple(row) for batch in loader for row in zip(*batch, strict=True)))
+    return seen
+
+
+def two_spawned_epochs(_: Path) -> list[list[tuple[int, int]]]:
+    """:func:`two_epochs` with spawned workers (a job of tests.ahead)."""
+    return two_epochs("spawn")
+
+
+EVERY_INDEX = [[(i, 0) for i in range(8)], [(i, 1) for i in range(8)]]
+
+
 class TestEpochSamplerInDataLoader:
-    @pytest.mark.parametrize("context", ["fork", pytest.param("spawn", marks=pytest.mark.slow)])
-    def test_epochs_reach_workers_with_every_index(self, context: str) -> None:
-        sampler = EpochSampler(SequentialSampler(range(8)))
-        loader = DataLoader(
-            Seen(),
-            sampler=sampler,
-            batch_size=3,
-            num_workers=2,
-            persistent_workers=True,
-            multiprocessing_context=context,
-        )
-        seen = []
-        for _ in range(2):
-            seen.append(sorted(tuple(row) for batch in loader for row in zip(*batch, strict=True)))
-        assert seen == [
-            [(i, 0) for i in range(8)],
-            [(i, 1) for i in range(8)],
-        ]
+    def test_epochs_reach_workers_with_every_index(self) -> None:
+        assert two_epochs("fork") == EVERY_INDEX
+
+    @pytest.mark.slow  # each spawned worker imports torch: run ahead (tests/ahead.py)
+    def test_epochs_reach_spawned_workers_with_every_index(self, tmp_path: Path) -> None:
+        assert ahead.result("sampler-spawn", lambda: tmp_path) == EVERY_INDEX
 
 
 class TestEpochSamplerState:
@@ -444,7 +464,7 @@ class TestEpochSamplerOverBatches:
         assert [i.epoch for i in pickle.loads(pickle.dumps(mixed))] == [1, 2]
 
     # Fork only: the indices cross the worker queue pickled with either start method
-    # (spawned workers: test_epochs_reach_workers_with_every_index[spawn]).
+    # (spawned workers: test_epochs_reach_spawned_workers_with_every_index).
     @pytest.mark.parametrize("context", ["fork"])
     def test_workers_receive_epoch_indices(self, context: str) -> None:
         sampler = EpochSampler(BatchSampler(SequentialSampler(range(8)), 3, drop_last=False))

@@ -18,6 +18,7 @@ import pytest
 
 import rankaug
 import rankaug.types
+from tests import ahead
 from tests.recipes.blocks import PAGES, ROOT, Block, blocks
 
 BLOCKS = blocks()
@@ -85,6 +86,17 @@ class TestCodeBlocks:
         run_block(block)
 
 
+def build(folder: Path) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """``mkdocs build --strict`` into ``folder/site`` (a job of tests.ahead)."""
+    mkdocs = Path(sys.executable).with_name("mkdocs")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    result = subprocess.run(
+        [str(mkdocs), "build", "--strict", "--site-dir", str(folder / "site")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    return folder / "site", result
+
+
 def api_names() -> list[str]:
     text = (ROOT / "docs" / "reference" / "api.md").read_text()
     return [line[4:].strip() for line in text.splitlines() if line.startswith("::: ")]
@@ -99,17 +111,12 @@ class TestSite:
         assert len(documented) == len(set(documented))
 
     def test_mkdocs_builds_strictly(self, tmp_path: Path) -> None:
-        mkdocs = Path(sys.executable).with_name("mkdocs")
-        env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-        result = subprocess.run(
-            [str(mkdocs), "build", "--strict", "--site-dir", str(tmp_path / "site")],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+        site, result = ahead.result("site", lambda: tmp_path)
         assert result.returncode == 0, result.stdout + result.stderr
-        api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
+        api = (site / "reference" / "api" / "index.html").read_text()
         for name in api_names():
             assert f'id="{name}"' in api, name  # rendered from its docstring
         for name in rankaug.types.__all__:  # a type alias renders only with a docstring
             assert f'id="rankaug.types.{name}"' in api, name
-        started = (tmp_path / "site" / "getting-started" / "index.html").read_text()
+        started = (site / "getting-started" / "index.html").read_text()
         assert "the first with partners" in started  # the README's quick start

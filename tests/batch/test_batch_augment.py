@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankaug import BatchAugment, EpochIndex
+from tests import ahead
 from tests.batch.helpers import assert_unchanged, global_states
 from tests.batch.helpers import images as _images
 from tests.ddp.harness import launch
@@ -339,26 +340,12 @@ class TestBatchAugment:
         assert not torch.equal(view(stream="view1"), view(stream="view2"))
         assert BatchAugment(K.RandomHorizontalFlip(), seed=0, stream=5).stream == 5
 
-    @pytest.mark.slow  # a new interpreter
-    def test_the_default_stream_is_the_same_in_every_process(self) -> None:
-        code = (
-            "import kornia.augmentation as K, rankaug; print(rankaug.BatchAugment("
-            "K.AugmentationSequential(K.RandomAffine(15.0), K.ColorJitter(0.2, p=0.5)), "
-            "seed=0).stream)"
-        )
+    @pytest.mark.slow  # a new interpreter, run ahead (tests/ahead.py)
+    def test_the_default_stream_is_the_same_in_every_process(self, tmp_path: Path) -> None:
         here = BatchAugment(
             K.AugmentationSequential(K.RandomAffine(15.0), K.ColorJitter(0.2, p=0.5)), seed=0
         ).stream
-        # another string hashing than this process's (one interpreter: each costs 2 s)
-        salt = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
-        there = subprocess.run(
-            [sys.executable, "-c", code],
-            capture_output=True,
-            text=True,
-            check=True,
-            env={**os.environ, "PYTHONHASHSEED": salt},
-        ).stdout.strip()
-        assert there == str(here)
+        assert ahead.result("batch-stream", lambda: tmp_path) == str(here)
 
     @settings(max_examples=10, deadline=None)
     @given(
@@ -375,11 +362,35 @@ class TestBatchAugment:
         assert (full[1:] - tail).abs().max() <= 1e-5
 
 
+def stream_elsewhere(_: Path) -> str:
+    """The default stream of the same BatchAugment in a new interpreter, with another
+    string hashing than this process's (one interpreter: each costs 2 s; a job of
+    tests.ahead)."""
+    code = (
+        "import kornia.augmentation as K, rankaug; print(rankaug.BatchAugment("
+        "K.AugmentationSequential(K.RandomAffine(15.0), K.ColorJitter(0.2, p=0.5)), "
+        "seed=0).stream)"
+    )
+    salt = "2" if os.environ.get("PYTHONHASHSEED") == "1" else "1"
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONHASHSEED": salt},
+    ).stdout.strip()
+
+
+def imported_alone(_: Path) -> subprocess.CompletedProcess[str]:
+    """``import rankaug`` in a new interpreter (a job of tests.ahead)."""
+    code = "import sys, rankaug; print('kornia' in sys.modules)"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
 class TestBatchAugmentOptionalKornia:
-    @pytest.mark.slow  # a new interpreter
-    def test_rankaug_imports_without_kornia(self) -> None:
-        code = "import sys, rankaug; print('kornia' in sys.modules)"
-        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    @pytest.mark.slow  # a new interpreter, run ahead (tests/ahead.py)
+    def test_rankaug_imports_without_kornia(self, tmp_path: Path) -> None:
+        result = ahead.result("batch-alone", lambda: tmp_path)
         assert result.stdout.strip() == "False"
 
     def test_a_missing_kornia_is_named(self, monkeypatch: pytest.MonkeyPatch) -> None:

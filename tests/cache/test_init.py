@@ -35,6 +35,7 @@ from rankaug import (
 )
 from rankaug.cache import CachedDataset
 from rankaug.datasets import CocoDetection, SyntheticDetection, YoloFolder, write_yolo_folder
+from tests import ahead
 from tests.cache.helpers import (
     Anonymous,
     Failing,
@@ -82,6 +83,40 @@ STRUCTURES = st.recursive(
     ),
     max_leaves=6,
 )
+
+
+def fill_and_read(folder: Path, context: str) -> tuple[list[Any], list[bool], list[Any]]:
+    """One loader, its two workers kept: the first pass fills the cache, the second reads.
+
+    Returns both passes and which samples were cached between them (two workers started
+    once; spawned ones each import torch, seconds apiece).
+    """
+    cached = CachedDataset(SyntheticDetection(8, image_size=(60, 80), seed=4), folder)
+    loader = DataLoader(
+        cached,
+        batch_size=None,
+        num_workers=2,
+        multiprocessing_context=context,
+        collate_fn=None,
+        persistent_workers=True,
+    )
+    filled = list(loader)
+    between = [cached.is_cached(index) for index in range(8)]
+    return filled, between, list(loader)
+
+
+def fill_and_read_spawned(folder: Path) -> tuple[list[Any], list[bool], list[Any]]:
+    """:func:`fill_and_read` with spawned workers (a job of tests.ahead)."""
+    return fill_and_read(folder, "spawn")
+
+
+def assert_filled_and_read(filled: list[Any], between: list[bool], read: list[Any]) -> None:
+    source = SyntheticDetection(8, image_size=(60, 80), seed=4)
+    assert between == [True] * 8
+    for index in range(8):
+        for key in ("image", "bboxes", "labels", "mask"):
+            np.testing.assert_array_equal(filled[index][key], source[index][key])
+            np.testing.assert_array_equal(read[index][key], source[index][key])
 
 
 class TestCachedDataset:
@@ -629,24 +664,9 @@ class TestCachedDataset:
         assert copy.is_cached(0)
         assert_identical(copy[0], source[0])
 
-    @pytest.mark.parametrize("context", ["fork", pytest.param("spawn", marks=pytest.mark.slow)])
-    def test_dataloader_workers_fill_and_read(self, tmp_path: Path, context: str) -> None:
-        # One loader, its workers kept: the first pass fills, the second reads (two
-        # workers started once; spawned ones each import torch, seconds apiece).
-        source = SyntheticDetection(8, image_size=(60, 80), seed=4)
-        cached = CachedDataset(source, tmp_path)
-        loader = DataLoader(
-            cached,
-            batch_size=None,
-            num_workers=2,
-            multiprocessing_context=context,
-            collate_fn=None,
-            persistent_workers=True,
-        )
-        filled = list(loader)
-        assert all(cached.is_cached(index) for index in range(8))
-        read = list(loader)
-        for index in range(8):
-            for key in ("image", "bboxes", "labels", "mask"):
-                np.testing.assert_array_equal(filled[index][key], source[index][key])
-                np.testing.assert_array_equal(read[index][key], source[index][key])
+    def test_dataloader_workers_fill_and_read(self, tmp_path: Path) -> None:
+        assert_filled_and_read(*fill_and_read(tmp_path, "fork"))
+
+    @pytest.mark.slow  # each spawned worker imports torch: run ahead (tests/ahead.py)
+    def test_spawned_dataloader_workers_fill_and_read(self, tmp_path: Path) -> None:
+        assert_filled_and_read(*ahead.result("cache-spawn", lambda: tmp_path))

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from rankaug.cache._unpickle import NOTHING, Refused, load, tensor_reduction, trusted
+from tests import ahead
 from tests.cache.helpers import Planted, Point, assert_identical
 
 
@@ -120,13 +121,19 @@ NUMPY_1 = textwrap.dedent(
 )
 
 
-@pytest.mark.slow
-def test_numpy_1_core_is_the_fallback() -> None:
+def numpy_1(_: Path) -> subprocess.CompletedProcess[str]:
+    """:data:`NUMPY_1` in a new interpreter (a job of tests.ahead)."""
     root = Path(__file__).resolve().parents[2]
-    result = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-c", NUMPY_1], cwd=root, capture_output=True, text=True, timeout=120,
         check=False,
     )  # fmt: skip
+
+
+@pytest.mark.slow  # a new interpreter, run ahead (tests/ahead.py)
+def test_numpy_1_core_is_the_fallback(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    result = ahead.result("numpy-1", lambda: tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     where, multiarray = result.stdout.split()
     assert Path(where).is_relative_to(root)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -8,6 +9,7 @@ from torch.utils.data import DataLoader, IterableDataset
 
 from rankaug import RandomAugmentWrapper, SampleError
 from rankaug.stream import StreamingAugment
+from tests import ahead
 from tests.stream.helpers import EpochShards, Shards, by_id, detection, keep, noise
 from tests.threads import Meeting, ThreadStreams, passes_named
 
@@ -215,18 +217,43 @@ def epochs(loader: Any) -> list[tuple[int, int]]:
     return sorted({(int(s["worker"]), int(s["epoch"])) for s in loader})
 
 
-@pytest.mark.parametrize(("context", "workers"), [("fork", (2, 2, 4, 2)), ("spawn", (1, 2))])
-def test_a_loader_with_more_workers_runs_one_epoch(context: str, workers: tuple[int, ...]) -> None:
-    # the new workers' counts never moved: they ran epoch 0 beside the others' later one.
-    # A spawned worker imports torch afresh (about 2 s): one pass of one worker, then one
-    # of two, the second's count never moved (the same story in 3 workers, not 5)
+def passes_of(context: str, workers: tuple[int, ...]) -> tuple[list[list[tuple[int, int]]], int]:
+    """Each pass's ``(worker, epoch)`` pairs, one loader of ``workers[k]`` for pass k, and
+    the wrapper's epoch after them."""
     train = RandomAugmentWrapper(EpochShards(8), keep, seed=0)
-    for epoch, count in enumerate(workers):
+    seen = []
+    for count in workers:
         loader = DataLoader(
             train, batch_size=None, num_workers=count, multiprocessing_context=context
         )
-        assert epochs(loader) == [(w, epoch) for w in range(count)]
-    assert train.epoch == len(workers)
+        seen.append(epochs(loader))
+    return seen, train.epoch
+
+
+def spawned_passes(_: Path) -> tuple[list[list[tuple[int, int]]], int]:
+    """:func:`passes_of` with spawned workers, 1 then 2 (a job of tests.ahead)."""
+    return passes_of("spawn", SPAWNED)
+
+
+SPAWNED = (1, 2)
+
+
+def one_epoch_each(workers: tuple[int, ...]) -> tuple[list[list[tuple[int, int]]], int]:
+    """What :func:`passes_of` gives when each loader runs one epoch on every worker."""
+    return [[(w, epoch) for w in range(count)] for epoch, count in enumerate(workers)], len(workers)
+
+
+def test_a_loader_with_more_workers_runs_one_epoch() -> None:
+    # the new workers' counts never moved: they ran epoch 0 beside the others' later one
+    workers = (2, 2, 4, 2)
+    assert passes_of("fork", workers) == one_epoch_each(workers)
+
+
+def test_a_loader_with_more_spawned_workers_runs_one_epoch(tmp_path: Path) -> None:
+    # A spawned worker imports torch afresh (about 2 s): one pass of one worker, then one
+    # of two, the second's count never moved (the same story in 3 workers, not 5); the
+    # loaders run ahead, beside the suite (tests/ahead.py)
+    assert ahead.result("stream-spawn", lambda: tmp_path) == one_epoch_each(SPAWNED)
 
 
 def test_persistent_workers_catch_up_with_a_smaller_loader() -> None:
