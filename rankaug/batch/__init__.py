@@ -113,7 +113,8 @@ class BatchAugment:
                 one row per sample or sequences of one item per sample.
             index: The samples' dataset indices: a sequence of ints or ``EpochIndex``
                 values, or a numpy integer array or int tensor of shape ``(B,)`` (a
-                tensor on the batch's device is used there, its values unchecked).
+                tensor on the batch's device is used there, its values unchecked); one
+                integer only for a batch of one (it would key every sample alike).
                 Without it, the keys are ``(seed, stream, rank, epoch, step, position)``:
                 ``step`` counts the calls of this wrapper and ``rank`` is
                 torch.distributed's (0 if not initialised), so the same batch differs
@@ -202,7 +203,7 @@ class BatchAugment:
             rank = _rank()
             plain = self.epoch if epoch is None else _batch_epoch(epoch, size)
             return DrawKeys.of_step(self.seed, self.stream, rank, plain, step, size, images.device)
-        indices = _column(index, "index", size, 64)
+        indices = _column(index, "index", size, 64, shared=False)
         if epoch is None:
             carried = [getattr(value, "epoch", None) for value in _values(index)]
             if None in carried and any(value is not None for value in carried):
@@ -241,12 +242,12 @@ def _values(index: Any) -> list[Any]:
     return list(index) if isinstance(index, Sequence) else [index]
 
 
-def _column(value: Any, name: str, size: int, bits: int) -> torch.Tensor:
-    """``value`` as an int64 ``(size,)`` tensor (one int repeated), range-checked.
+def _column(value: Any, name: str, size: int, bits: int, *, shared: bool = True) -> torch.Tensor:
+    """``value`` as an int64 ``(size,)`` tensor (one int repeated where ``shared``), range-checked.
 
     Indices of ``2**63`` or more are stored as their two's complement (the same 64 bits).
     """
-    checks.per_sample(value, name, size)
+    checks.per_sample(value, name, size, shared=shared)
     if isinstance(value, np.ndarray | np.generic):
         value = value.tolist()  # Python ints: one per sample, or one for all
     if isinstance(value, torch.Tensor) and value.dtype == torch.uint64:

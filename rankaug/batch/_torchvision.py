@@ -94,6 +94,8 @@ def apply(
     size = len(keys)
     columns = [_rows(images, "images", size)]
     columns += [_rows(value, f"input {n + 1}", size) for n, value in enumerate(inputs)]
+    if not size:  # an empty batch: nothing to transform, nothing to stack (as kornia's)
+        return (images if not inputs else (images, *inputs)), []
     seeds = keys.seeds((0, SEED, 0))
     records: list[Params] = []
     outputs: list[Any] = []

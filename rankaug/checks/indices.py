@@ -188,16 +188,19 @@ def weights(value: object, name: str, *, count: int, what: str = "item") -> np.n
     return cdf
 
 
-def per_sample(value: object, name: str, size: int) -> None:
-    """Check the form of one integer per sample of a batch of ``size`` (``index=``, say).
+def per_sample(value: object, name: str, size: int, *, shared: bool = True) -> None:
+    """Check the form of one integer per sample of a batch of ``size`` (``epoch=``, say).
 
-    An integer (the same for every sample), a flat sequence, or a numpy array or tensor
-    of an integer dtype with one value per sample (shape ``(size,)``; 0-D: one for all).
-    The entries' values and the sequence's length are the caller's to check.
+    An integer (``shared``: the same for every sample), a flat sequence, or a numpy
+    array or tensor of an integer dtype with one value per sample (shape ``(size,)``;
+    0-D: one for all, where ``shared``). The entries' values and the sequence's length
+    are the caller's to check. ``shared=False`` (``index=``): one integer is a batch's
+    worth only for a batch of one, else every sample would get the same key.
 
     Raises:
         TypeError: If ``value`` is none of those, or an array or tensor of another dtype.
-        ValueError: If it has two dimensions or more (a nested sequence included).
+        ValueError: If it has two dimensions or more (a nested sequence included), or is
+            one integer for a batch of more than one where not ``shared``.
 
     >>> per_sample(np.arange(4).reshape(2, 2), "index", 4)
     Traceback (most recent call last):
@@ -219,6 +222,9 @@ def per_sample(value: object, name: str, size: int) -> None:
     elif not is_int(value):
         accepted = "an integer, a sequence of integers or a 1-D integer numpy array or tensor"
         raise type_error(name, f"{accepted} (one per sample)", value, short=True)
+    one = len(shape) == 0 if shape is not None else not isinstance(value, Sequence)
+    if one and not shared and size != 1:
+        raise value_error(name, expected, Said(f"one integer, {value!r}, for {size} samples"))
 
 
 def _nested(entry: object) -> bool:

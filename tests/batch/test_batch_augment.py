@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -261,12 +262,14 @@ class TestBatchAugment:
             aug(_images(2, side=8), index=mixed)
         aug(_images(2, side=8), index=mixed, epoch=2)  # said outright: taken
 
-    def test_one_index_for_the_batch_without_an_epoch(self) -> None:
+    def test_one_index_for_a_batch_of_one_without_an_epoch(self) -> None:
+        # one integer for a larger batch is refused (TestBatchAugmentRefusals); the same
+        # key for every sample is asked for sample by sample ([5, 5, 5])
         aug = BatchAugment(K.RandomAffine(degrees=45.0, p=1.0), seed=2)
         images = _images(3, side=8)
         given = aug(images, index=[5, 5, 5], epoch=0)
         for index in (5, np.int64(5), np.array(5), torch.tensor(5)):
-            assert torch.equal(aug(images, index=index), given)
+            assert torch.equal(aug(images[:1], index=index), given[:1])
 
     @pytest.mark.parametrize("epoch", [torch.tensor(3), np.array(3), np.int64(3)])
     def test_a_0d_epoch_is_taken_without_an_index(self, epoch: Any) -> None:
@@ -463,6 +466,22 @@ class TestBatchAugmentRefusals:
             ValueError, match=r"index must be one value per sample, shape \(4,\), got " + shown
         ):
             aug(_images(4), index=index, epoch=0)
+
+    @pytest.mark.parametrize(
+        ("index", "shown"),
+        [(5, "5"), (np.int64(5), "np.int64(5)"), (np.array(5), "array(5)"),
+         (torch.tensor(5), "tensor(5)")],
+    )  # fmt: skip
+    def test_one_index_for_a_batch_is_refused(self, index: Any, shown: str) -> None:
+        # it keyed every sample alike: the same angle for the four (index=step, say)
+        aug = BatchAugment(K.RandomAffine(degrees=40.0, p=1.0), seed=0)
+        with pytest.raises(ValueError, match=re.escape(
+            f"index must be one value per sample, shape (4,), got one integer, {shown}, for 4"
+        )):  # fmt: skip
+            aug(_images(4), index=index, epoch=0)
+        assert aug(_images(1), index=index, epoch=0).shape == _images(1).shape  # a batch of one
+        _, params = aug(_images(4), index=[5, 6, 7, 8], epoch=5, return_params=True)
+        assert len(set(params["angle"].tolist())) == 4  # one epoch for all: still taken
 
     @pytest.mark.parametrize("flag", [1, 0, "no", None, [0], np.int64(1)])
     def test_return_params_must_be_a_bool(self, flag: Any) -> None:

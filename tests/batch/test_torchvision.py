@@ -73,6 +73,15 @@ class TestBatchAugmentTorchvision:
             threaded = list(pool.map(lambda index: aug(images, index=index, epoch=0), batches))
         assert all(torch.equal(a, b) for a, b in zip(alone, threaded, strict=True))
 
+    def test_an_empty_batch_comes_back_empty_as_kornia_s(self) -> None:
+        # it raised a bare IndexError (list index out of range) where kornia's returned it
+        images = _images(0)
+        out = BatchAugment(_transform(), seed=5)(images, index=[], epoch=0)
+        assert out.shape == images.shape
+        boxes = tv_tensors.BoundingBoxes(torch.zeros(0, 4), format="XYXY", canvas_size=(16, 16))
+        both = BatchAugment(v2.RandomHorizontalFlip(), seed=5)(images, boxes, index=[], epoch=0)
+        assert [tuple(t.shape) for t in both] == [tuple(images.shape), (0, 4)]
+
     def test_a_sample_is_the_same_alone_in_64_and_in_a_shuffled_16(self) -> None:
         aug = BatchAugment(_transform(), seed=5)
         images = _images(64)
