@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.ahead import JOBS, ROOT, Runners, has_jobs, module_path, wanted
+from tests.ahead import JOBS, LONGEST_FIRST, ROOT, Runners, has_jobs, module_path, wanted
 
 pytestmark = pytest.mark.slow  # starts runner processes
 
@@ -154,7 +154,7 @@ class TestJobs:
             assert f"\ndef {target.partition(':')[2]}(" in text, name
             assert re.search(rf"\n *def {user}\((.*\n)*? *.*ahead\.result\(", text), name
 
-    def test_only_the_jobs_of_selected_tests_start_in_their_order(self) -> None:
+    def test_only_the_jobs_of_selected_tests_start_the_longest_first(self) -> None:
         bench, readme = ROOT / "tests" / "test_benchmarks.py", ROOT / "tests" / "test_readme.py"
         selected = [
             (readme, {"test_quick_start_runs_under_torchrun_as_written", "tmp_path"}),
@@ -162,5 +162,8 @@ class TestJobs:
             (bench, {"test_other", "tmp_path"}),
             (ROOT / "tests" / "test_cli.py", {"runs"}),  # another file's user name
         ]
-        assert wanted(selected) == ["torchrun", "benchmark"]
+        assert wanted(selected) == ["benchmark", "torchrun"]  # a long one first
+        shorter = [(bench, {"test_only_runs_the_selected_sections"}), *selected[:1]]
+        assert wanted(shorter) == ["benchmark-sections", "torchrun"]  # else in their order
         assert wanted([(bench, {"test_other"})]) == []
+        assert set(LONGEST_FIRST) <= set(JOBS)

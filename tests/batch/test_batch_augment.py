@@ -159,11 +159,13 @@ class TestBatchAugment:
         carried = aug(images, index=[EpochIndex(i, 3) for i in range(4)])
         assert torch.equal(carried, aug(images, index=list(range(4)), epoch=3))
 
-    def test_no_global_generator_moves_in_100_calls(self) -> None:
+    def test_no_global_generator_moves_in_25_calls(self) -> None:
+        # each call runs every sampler of the transform: a move would show in the first;
+        # 25 of both kinds (by index, by step) cross the epochs and the step counter
         aug = BatchAugment(_transform(), seed=1)
         images = _images(4, side=16)
         before = global_states()
-        for step in range(100):
+        for step in range(25):
             aug(images, index=[step, step + 1, step + 2, step + 3], epoch=step % 3)
             aug(images)
         assert_unchanged(before)
