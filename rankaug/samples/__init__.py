@@ -10,7 +10,10 @@ dataset gave it:
 * **(image, target) tuples or lists**, torchvision style. A dict target's ``boxes``
   becomes ``bboxes``, and its ``labels``, ``masks``, ``mask`` and ``keypoints`` are
   targets under their own names (give an albumentations ``Compose`` the label field
-  ``"labels"``); any other target (a class index, a tensor) passes through.
+  ``"labels"``). A target that is a mask of the image (a 2-D array or tensor, or a
+  single-channel PIL image, of its height and width: ``VOCSegmentation``'s) is the
+  ``mask`` target, and comes back in its own type (:mod:`rankaug.samples.pair_mask`);
+  any other target (a class index, a vector) passes through.
 * **images** as numpy ``HxW``/``HxWxC`` arrays, PIL images (modes L, RGB, RGBA) or
   torch ``CHW``/``HW`` tensors; each comes back as the same type. Target values given
   as tensors, arrays or lists come back as tensors, arrays or lists of the same dtype

@@ -11,6 +11,7 @@ import numpy as np
 
 from rankaug.samples.hf_rows import bound_to, typed
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
+from rankaug.samples.pair_mask import is_pair_mask, mask_like, pair_mask
 from rankaug.samples.restore import (
     check_tv_boxes,
     holds_wrapped,
@@ -106,6 +107,8 @@ class DefaultAdapter:
                 renamed = {("bboxes" if k == "boxes" else k): v for k, v in target.items()}
                 renamed["image"] = image
                 mapping = renamed
+            elif "mask" in targets and is_pair_mask(image, target):
+                mapping = {"image": image, "mask": pair_mask(target)}  # VOCSegmentation's
             else:
                 if "bboxes" in targets:  # COCO's list of annotation dicts would go stale
                     refuse_object_list(target, "the default adapter")
@@ -274,6 +277,8 @@ class DefaultAdapter:
             return out
         image = updates.pop("image")
         target = state.target
+        if "mask" in updates and not isinstance(target, Mapping):  # a pair's mask
+            return _pair(sample, image, mask_like(updates["mask"], target))
         if isinstance(target, Mapping):
             new_target = dict(target)
             box_key = "bboxes" if "bboxes" in target else "boxes"  # the target's own name
