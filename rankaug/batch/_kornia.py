@@ -232,8 +232,7 @@ def _guarded(aug: Any, number: int, draw: Callable[..., Any]) -> Callable[..., A
         params = draw(batch_shape)
         if not torch.equal(cpu, torch.random.get_rng_state()) or cuda_changed(cuda):
             torch.random.set_rng_state(cpu)
-            for device, state in cuda.items():
-                torch.cuda.set_rng_state(state, device)
+            restore_cuda(cuda)
             raise RuntimeError(
                 f"augmentation {number} ({type(aug).__name__}) drew from torch's global "
                 "generator (restored): BatchAugment cannot key it (the draw is made outside "
@@ -253,6 +252,12 @@ def cuda_states() -> dict[int, torch.Tensor]:
 
 def cuda_changed(states: dict[int, torch.Tensor]) -> bool:
     return any(not torch.equal(s, torch.cuda.get_rng_state(d)) for d, s in states.items())
+
+
+def restore_cuda(states: dict[int, torch.Tensor]) -> None:
+    """Put back the CUDA generators' states :func:`cuda_states` took."""
+    for device, state in states.items():
+        torch.cuda.set_rng_state(state, device)
 
 
 class Swaps:

@@ -32,7 +32,7 @@ import torch
 
 from rankaug._threads import torch_cpu
 from rankaug.batch._keys import DrawKeys
-from rankaug.batch._kornia import Swaps, cuda_changed, cuda_states
+from rankaug.batch._kornia import Swaps, cuda_changed, cuda_states, restore_cuda
 
 #: The sampler number of a sample's torch seed (kornia's samplers use 0..0xFC).
 SEED: Final = 0xFD
@@ -114,8 +114,7 @@ def apply(
         finally:
             generator.set_state(state)
             if cuda_changed(cuda):
-                for device, saved in cuda.items():
-                    torch.cuda.set_rng_state(saved, device)
+                restore_cuda(cuda)
                 raise RuntimeError(
                     f"the torchvision transform {type(transform).__name__} drew from a CUDA "
                     "generator (restored): BatchAugment keys only the CPU one; apply it to CPU "
