@@ -18,10 +18,12 @@ from torch._utils import ExceptionWrapper
 
 from tests import ahead, bytecode
 
+# 40 examples a property (hypothesis draws anew every run; the cases found once are
+# pinned with @example): at 60 the suite's properties took about 21 s of its 180
 settings.register_profile(
     "rankaug",
     deadline=None,
-    max_examples=60,
+    max_examples=40,
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("rankaug")
