@@ -22,6 +22,7 @@ from typing import Any, Final
 import numpy as np
 
 from rankaug import checks
+from rankaug._multi.agreement import refuse_disagreement
 from rankaug._multi.fields import UNTYPED, read_field, untyped
 from rankaug.boxes import as_box_array
 from rankaug.context import SampleContext
@@ -297,11 +298,11 @@ class PartReader:
                     or part.keypoints is not None or part.segments is not None
                     or (part.boxes is _NO_BOXES) != unboxed
                 ):  # fmt: skip
-                    self._disagree(part, main)
+                    refuse_disagreement(part, main, self.group)
             return
         for part in parts[1:]:
             if part.signature() != expected:
-                self._disagree(part, main)
+                refuse_disagreement(part, main, self.group)
 
     @staticmethod
     def _type_masks(parts: Sequence[Part]) -> None:
@@ -368,49 +369,6 @@ class PartReader:
                 f"for {count} boxes) that is not in label_fields={self.label_fields}: "
                 f"{self.actor} would leave it misaligned; add it to label_fields or drop it"
             )
-
-    def _disagree(self, part: Part, main: Part) -> None:
-        name, main_name = f"dataset[{part.index}]", f"the main image dataset[{main.index}]"
-        image, reference = part.image, main.image
-        if image.shape[2:] != reference.shape[2:] or image.dtype != reference.dtype:
-            raise ValueError(
-                f"{name} image has shape {image.shape} and dtype {image.dtype}, but "
-                f"{main_name} has {reference.shape} and {reference.dtype}: {self.group} "
-                "need the same channels and dtype"
-            )
-        for kind in ("mask", "masks"):
-            ours, theirs = getattr(part, kind), getattr(main, kind)
-            if ours is not None and theirs is not None and ours.dtype != theirs.dtype:
-                raise ValueError(
-                    f"{name} {kind} has dtype {ours.dtype}, but {main_name}'s has "
-                    f"{theirs.dtype}: {self.group} need the same {kind} dtype (a "
-                    f"{theirs.dtype} output cannot hold every value of another dtype)"
-                )
-            if ours is not None and theirs is not None and ours.shape[2:] != theirs.shape[2:]:
-                raise ValueError(
-                    f"{name} {kind} has shape {ours.shape}, but {main_name}'s has "
-                    f"{theirs.shape}: {self.group} need {kind} of the same channels"
-                )
-        if part.signature()[:-1] != main.signature()[:-1]:
-            raise ValueError(
-                f"{name} and dataset[{main.index}] disagree on having a mask, instance masks, "
-                f"keypoints or instance polygons: {self.group} need the same targets"
-            )
-        if not main.boxed and not len(part.boxes):
-            return  # no boxes anywhere: nothing is lost
-        background = (
-            "give a background image empty boxes (np.zeros((0, 4)), with empty label fields)"
-        )
-        if main.boxed:
-            raise ValueError(
-                f"{name} has no boxes, but {main_name} has: {self.group} need the same "
-                f"targets (its objects would show unlabelled); {background}"
-            )
-        raise ValueError(
-            f"{name} has {len(part.boxes)} boxes, but {main_name} has no boxes: "
-            f"{self.group} need the same targets (the boxes would be dropped while their "
-            f"objects show); {background}"
-        )
 
 
 def _empty_list(value: Any) -> bool:
