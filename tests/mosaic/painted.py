@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -43,12 +44,14 @@ def painted_sample(
     }
 
 
-def landed_boxes(
-    record: dict[str, Any], data: list[dict[str, Any]]
-) -> dict[int, list[tuple[float, float, float, float]]]:
-    """Where each label's pixel boxes land, kept or not, from a plain mosaic's record:
-    mapped from their tile's source window onto its output window, clipped to it."""
-    landed: dict[int, list[tuple[float, float, float, float]]] = {}
+def mapped_boxes(
+    record: dict[str, Any],
+    data: list[dict[str, Any]],
+    pixels: Callable[[dict[str, Any]], np.ndarray] = lambda sample: sample["bboxes"],
+) -> Iterator[tuple[Any, tuple[float, float, float, float]]]:
+    """Each tile's pixel boxes (``pixels(sample)``) with their labels, from a plain
+    mosaic's record: mapped from the tile's source window onto its output window,
+    clipped to it, kept or not."""
     for index, (sx0, sy0, sx1, sy1), (dx0, dy0, dx1, dy1) in zip(
         record["indices"], record["src"], record["dst"], strict=True
     ):
@@ -56,11 +59,20 @@ def landed_boxes(
             continue
         kx, ky = (dx1 - dx0) / (sx1 - sx0), (dy1 - dy0) / (sy1 - sy0)
         sample = data[index]
-        for (x0, y0, x1, y1), label in zip(sample["bboxes"].tolist(), sample["labels"].tolist(),
+        for (x0, y0, x1, y1), label in zip(pixels(sample).tolist(), sample["labels"].tolist(),
                                            strict=True):  # fmt: skip
             left, right = max((x0 - sx0) * kx + dx0, dx0), min((x1 - sx0) * kx + dx0, dx1)
             top, bottom = max((y0 - sy0) * ky + dy0, dy0), min((y1 - sy0) * ky + dy0, dy1)
-            landed.setdefault(label, []).append((left, top, right, bottom))
+            yield label, (left, top, right, bottom)
+
+
+def landed_boxes(
+    record: dict[str, Any], data: list[dict[str, Any]]
+) -> dict[int, list[tuple[float, float, float, float]]]:
+    """Where each label's pixel boxes land, kept or not (see :func:`mapped_boxes`)."""
+    landed: dict[int, list[tuple[float, float, float, float]]] = {}
+    for label, box in mapped_boxes(record, data):
+        landed.setdefault(label, []).append(box)
     return landed
 
 

@@ -21,7 +21,7 @@ from rankaug.mosaic.layout import Window
 from rankaug.mosaic.targets import TOLERANCE
 from rankaug.polygons import fill, outline
 from tests.boxes.polygons import clip_polygon
-from tests.mosaic.painted import GEOMETRY, colour_of, grouped, painted_datasets
+from tests.mosaic.painted import GEOMETRY, colour_of, grouped, mapped_boxes, painted_datasets
 from tests.mosaic.warped import AFFINES, apply, box_shows
 
 ODD = st.integers(4, 30).map(lambda n: 2 * n + 1)
@@ -41,21 +41,14 @@ def expected_labels(
     to it, kept where it holds a pixel centre (surely, or possibly: see box_shows)."""
     must: Counter[int] = Counter()
     may: Counter[int] = Counter()
-    for index, (sx0, sy0, sx1, sy1), (dx0, dy0, dx1, dy1) in zip(
-        record["indices"], record["src"], record["dst"], strict=True
-    ):
-        if sx1 <= sx0:
-            continue
-        kx, ky = (dx1 - dx0) / (sx1 - sx0), (dy1 - dy0) / (sy1 - sy0)
-        sample = data[index]
-        pixels = to_xyxy(sample["bboxes"].astype(np.float64), fmt, sample["image"].shape[:2])
-        for (x0, y0, x1, y1), label in zip(pixels.tolist(), sample["labels"].tolist(),
-                                           strict=True):  # fmt: skip
-            left, right = max((x0 - sx0) * kx + dx0, dx0), min((x1 - sx0) * kx + dx0, dx1)
-            top, bottom = max((y0 - sy0) * ky + dy0, dy0), min((y1 - sy0) * ky + dy0, dy1)
-            sure, maybe = box_shows((left, top, right, bottom))
-            must[label] += sure
-            may[label] += maybe
+
+    def pixels(sample: dict[str, Any]) -> np.ndarray:
+        return to_xyxy(sample["bboxes"].astype(np.float64), fmt, sample["image"].shape[:2])
+
+    for label, box in mapped_boxes(record, data, pixels):
+        sure, maybe = box_shows(box)
+        must[label] += sure
+        may[label] += maybe
     return +must, +may
 
 
