@@ -109,7 +109,7 @@ class SampleError(RuntimeError):
         """
         when = "" if epoch is None else f", epoch {epoch}"
         place = f" {where}" if where else ""
-        named = "" if sample_id is None else f"id {_id_text(sample_id)}, "
+        named = "" if sample_id is None else f"id {id_text(sample_id)}, "
         message = (
             f"{stage} failed at index {index} ({named}rank {rank}, worker {worker_id}{when})"
             f"{place}: {type(error).__name__}: {error}"
@@ -135,7 +135,7 @@ def _rebuild(cls: type[SampleError], message: str, kwargs: dict[str, object]) ->
 
 _INDENT: Final = "\n    "  # the message's further lines (a multi-line error's text)
 _LINE: Final = re.compile(r"(?:\w+\.)*SampleError: ")  # a traceback's final line
-# An id as _id_text writes it: a str or bytes literal as repr() writes one, or an int.
+# An id as id_text writes it: a str or bytes literal as repr() writes one, or an int.
 _ESCAPE: Final = r"""\\(?:[\\'"tnr]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})"""
 _ID: Final = rf"""b?'(?:[^'\\\n]|{_ESCAPE})*'|b?"(?:[^"\\\n]|{_ESCAPE})*"|-?\d+"""
 _FIELDS: Final = re.compile(
@@ -146,11 +146,21 @@ _FIELDS: Final = re.compile(
 )
 
 
-def _id_text(sample_id: object) -> str:
-    """How a message names a sample id: a literal that :func:`_read_id` reads back.
+def id_text(sample_id: object) -> str:
+    """How a message names a sample id: a literal that :class:`SampleError` reads back.
 
     A ``str`` or ``bytes`` id is its ``repr``, an integer (NumPy's, a 0-d tensor's) its
     ``int``'s, and anything else the ``repr`` of its ``repr`` (read back as that text).
+    Shared by every message that names an id (a window's ``dataset[i] (id ...)`` too).
+
+    Args:
+        sample_id: The id.
+
+    Returns:
+        The literal.
+
+    >>> id_text("s0013"), id_text(7), id_text(2.5)
+    ("'s0013'", '7', "'2.5'")
     """
     if isinstance(sample_id, str | bytes):
         return repr(sample_id)

@@ -13,7 +13,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from torch.utils.data._utils import ExceptionWrapper  # type: ignore[attr-defined]
 
 from rankaug import RandomAugmentWrapper
-from rankaug.errors import SampleError
+from rankaug.errors import SampleError, id_text
 
 #: Ids that hold what the fields look like (legal ids of a stream: any str, bytes, int).
 FORGED_IDS = [
@@ -251,3 +251,12 @@ class TestSampleError:
             1,
             2,
         )
+
+
+class TestIdText:
+    @pytest.mark.parametrize(
+        ("sample_id", "text"),
+        [("s0013", "'s0013'"), (b"a'", 'b"a\'"'), (np.int64(7), "7"), (2.5, "'2.5'")],
+    )
+    def test_a_literal_the_error_reads_back(self, sample_id: object, text: str) -> None:
+        assert id_text(sample_id) == text

@@ -31,7 +31,7 @@ from typing import Any, ClassVar, TypeVar
 
 from rankaug import checks
 from rankaug.context import ResolvedContext
-from rankaug.errors import SampleError, _id_text
+from rankaug.errors import SampleError, id_text
 from rankaug.keys import Keying
 from rankaug.params import take
 from rankaug.samples import DefaultAdapter, SampleAdapter, check_adapter
@@ -116,9 +116,7 @@ class _InWindow(ResolvedContext):
         if slot >= len(self._entries):
             return found[0]
         position, sample_id, _ = self._entries[slot]
-        return f"dataset[{position}]" + (
-            "" if sample_id is None else f" (id {_id_text(sample_id)})"
-        )
+        return f"dataset[{position}]" + ("" if sample_id is None else f" (id {id_text(sample_id)})")
 
     def failure(self, stage: str, error: BaseException) -> SampleError:
         """The :class:`~rankaug.SampleError` for ``error``, named in the pass."""
