@@ -14,7 +14,9 @@ its own:
   sections run one at a time. Code outside rankaug that draws from torch's global
   generator in another thread meanwhile still races with it;
 * :func:`passes`: passes over one stream started at once in several threads take
-  different epochs.
+  different epochs;
+* :func:`steps`: calls of one ``BatchAugment`` without ``index=`` made at once in
+  several threads take different steps (so different keys).
 """
 
 from __future__ import annotations
@@ -24,18 +26,20 @@ import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-__all__ = ["PerThread", "passes", "torch_cpu"]
+__all__ = ["PerThread", "passes", "steps", "torch_cpu"]
 
 T = TypeVar("T")
 
 _TORCH_CPU = threading.RLock()  # re-entrant: a torch-global transform may call another
 _PASSES = threading.Lock()
+_STEPS = threading.Lock()
 
 
 def _new_locks() -> None:
-    global _TORCH_CPU, _PASSES
+    global _TORCH_CPU, _PASSES, _STEPS
     _TORCH_CPU = threading.RLock()  # a thread of the parent may have held the old ones
     _PASSES = threading.Lock()
+    _STEPS = threading.Lock()
 
 
 os.register_at_fork(after_in_child=_new_locks)
@@ -49,6 +53,11 @@ def torch_cpu() -> threading.RLock:
 def passes() -> threading.Lock:
     """The lock held while a pass over a stream takes its epoch (two passes, two epochs)."""
     return _PASSES
+
+
+def steps() -> threading.Lock:
+    """The lock held while a call takes its step and counts it (two calls, two steps)."""
+    return _STEPS
 
 
 class PerThread(Generic[T]):

@@ -27,8 +27,10 @@ class SampleError(RuntimeError):
     error made from such a text reads its fields back from it; its ``__cause__`` is
     gone, the original's traceback is in the text. The fields are read from the
     traceback's last line that starts with ``SampleError:``, the raised error's own: the
-    message's further lines (a multi-line error's text) are indented, and the id is a
-    literal (``repr``), so no text of a sample or an error can pass for the fields.
+    message's further lines (a multi-line error's text) are indented, the id is a
+    literal (``repr``), and so is a stage that could be misread (several lines, a quote
+    first, ``" failed at index "`` in it), so no text of a sample, a stage or an error
+    can pass for the fields.
 
     Attributes:
         index: The index passed to ``__getitem__``.
@@ -107,13 +109,9 @@ class SampleError(RuntimeError):
         Returns:
             The new error.
         """
-        when = "" if epoch is None else f", epoch {epoch}"
-        place = f" {where}" if where else ""
-        named = "" if sample_id is None else f"id {_id_text(sample_id)}, "
-        message = (
-            f"{stage} failed at index {index} ({named}rank {rank}, worker {worker_id}{when})"
-            f"{place}: {type(error).__name__}: {error}"
-        ).replace("\n", _INDENT)  # only the first line starts where a traceback's last does
+        message = failure_text(stage, index=index, rank=rank, worker_id=worker_id, epoch=epoch,
+                               detail=f"{type(error).__name__}: {error}", where=where,
+                               sample_id=sample_id)  # fmt: skip
         return cls(message, index=index, rank=rank, worker_id=worker_id, epoch=epoch,
                    stage=stage, sample_id=sample_id)  # fmt: skip
 
@@ -135,22 +133,89 @@ def _rebuild(cls: type[SampleError], message: str, kwargs: dict[str, object]) ->
 
 _INDENT: Final = "\n    "  # the message's further lines (a multi-line error's text)
 _LINE: Final = re.compile(r"(?:\w+\.)*SampleError: ")  # a traceback's final line
-# An id as _id_text writes it: a str or bytes literal as repr() writes one, or an int.
+# An id as id_text writes it: a str or bytes literal as repr() writes one, or an int.
 _ESCAPE: Final = r"""\\(?:[\\'"tnr]|x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8})"""
 _ID: Final = rf"""b?'(?:[^'\\\n]|{_ESCAPE})*'|b?"(?:[^"\\\n]|{_ESCAPE})*"|-?\d+"""
+# A stage as _stage_text writes it: a str literal, or text that starts with no quote.
+_STAGE: Final = rf"""'(?:[^'\\\n]|{_ESCAPE})*'|"(?:[^"\\\n]|{_ESCAPE})*"|[^\n'"][^\n]*?"""
 _FIELDS: Final = re.compile(
-    r"(?:(?:\w+\.)*SampleError: )?(?P<stage>[^\n]+?) failed at index (?P<index>-?\d+) "
+    rf"(?:(?:\w+\.)*SampleError: )?(?P<stage>{_STAGE}) failed at index (?P<index>-?\d+) "
     rf"\((?:id (?P<id>{_ID}), )?rank (?P<rank>\d+), worker (?P<worker>\d+)"
     r"(?:, epoch (?P<epoch>\d+))?\)(?=[: ]|$)",
     re.MULTILINE,
 )
 
 
-def _id_text(sample_id: object) -> str:
-    """How a message names a sample id: a literal that :func:`_read_id` reads back.
+def failure_text(
+    stage: str,
+    *,
+    index: int,
+    rank: int,
+    worker_id: int,
+    epoch: int | None,
+    detail: str,
+    where: str = "",
+    sample_id: object = None,
+) -> str:
+    r"""The message of a :class:`SampleError`, from which its fields are read back.
+
+    Args:
+        stage: What failed (written as :func:`_stage_text` says).
+        index: The index.
+        rank: The rank.
+        worker_id: The worker id.
+        epoch: The epoch, or ``None`` (left out).
+        detail: What went wrong, ``"Type: message"``.
+        where: Said after the fields, or ``""``.
+        sample_id: The sample's id, or ``None`` (left out).
+
+    Returns:
+        The message; its further lines are indented.
+
+    >>> failure_text("a\nb", index=1, rank=0, worker_id=2, epoch=None, detail="E: x")
+    "'a\\nb' failed at index 1 (rank 0, worker 2): E: x"
+    """
+    when = "" if epoch is None else f", epoch {epoch}"
+    place = f" {where}" if where else ""
+    named = "" if sample_id is None else f"id {id_text(sample_id)}, "
+    return (
+        f"{_stage_text(stage)} failed at index {index} ({named}rank {rank}, worker {worker_id}"
+        f"{when}){place}: {detail}"
+    ).replace("\n", _INDENT)  # only the first line starts where a traceback's last does
+
+
+def _stage_text(stage: str) -> str:
+    """How a message names a stage: as it is, or its ``repr`` where that could misread.
+
+    As it is when it is one printable line that starts with no quote, does not start
+    like a traceback's final line (``SampleError: ``) and holds no ``" failed at index "``:
+    then the first such text of the message is the fields'. Else the ``repr``, a literal
+    that :func:`_read_stage` reads back.
+    """
+    plain = (
+        stage.isprintable()
+        and stage[:1] not in ("", "'", '"')
+        and _LINE.match(stage) is None
+        and " failed at index " not in stage
+    )
+    return stage if plain else repr(stage)
+
+
+def id_text(sample_id: object) -> str:
+    """How a message names a sample id: a literal that :class:`SampleError` reads back.
 
     A ``str`` or ``bytes`` id is its ``repr``, an integer (NumPy's, a 0-d tensor's) its
     ``int``'s, and anything else the ``repr`` of its ``repr`` (read back as that text).
+    Shared by every message that names an id (a window's ``dataset[i] (id ...)`` too).
+
+    Args:
+        sample_id: The id.
+
+    Returns:
+        The literal.
+
+    >>> id_text("s0013"), id_text(7), id_text(2.5)
+    ("'s0013'", '7', "'2.5'")
     """
     if isinstance(sample_id, str | bytes):
         return repr(sample_id)
@@ -176,8 +241,9 @@ def _last_fields(text: str) -> tuple[str, int, int, int, int | None, object] | N
     if found is None:
         return None
     epoch = found["epoch"]
-    return (found["stage"], int(found["index"]), int(found["rank"]), int(found["worker"]),
-            None if epoch is None else int(epoch), _read_id(found["id"]))  # fmt: skip
+    return (_read_stage(found["stage"]), int(found["index"]), int(found["rank"]),
+            int(found["worker"]), None if epoch is None else int(epoch),
+            _read_id(found["id"]))  # fmt: skip
 
 
 def _read_id(text: str | None) -> object:
@@ -188,3 +254,14 @@ def _read_id(text: str | None) -> object:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return text
+
+
+def _read_stage(text: str) -> str:
+    """A stage from its text in a message (a quoted one is the literal's ``str``)."""
+    if text[:1] not in ("'", '"'):
+        return text
+    try:
+        stage = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+    return stage if isinstance(stage, str) else text

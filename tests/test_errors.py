@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 from torch.utils.data._utils import ExceptionWrapper  # type: ignore[attr-defined]
 
-from rankaug import RandomAugmentWrapper
-from rankaug.errors import SampleError
+from rankaug import KeyedDataset, RandomAugmentWrapper
+from rankaug.context import SampleContext
+from rankaug.errors import SampleError, failure_text, id_text
+from rankaug.keyed_random import KeyedRandom
 
 #: Ids that hold what the fields look like (legal ids of a stream: any str, bytes, int).
 FORGED_IDS = [
@@ -63,6 +65,27 @@ def _through_workers(sample_id: object, text: str) -> SampleError:
     train.set_epoch(5)
     with pytest.raises(SampleError) as info:
         list(DataLoader(train, batch_size=None, num_workers=2))
+    return info.value
+
+
+class _FailsIn(KeyedDataset[Any]):
+    """Fails in a step the user named ``stage`` (``context.guard(stage)``)."""
+
+    def __init__(self, stage: str) -> None:
+        super().__init__([0, 1], seed=0, keying="sample", rank=3)
+        self.stage = stage
+
+    def augment(self, context: SampleContext, keyed: KeyedRandom) -> Any:
+        with context.guard(self.stage):
+            raise ValueError("boom")
+
+
+def _stage_through_a_worker(stage: str) -> SampleError:
+    """The SampleError a DataLoader worker's failure in ``stage`` re-raises."""
+    failing = _FailsIn(stage)
+    failing.set_epoch(5)
+    with pytest.raises(SampleError) as info:
+        list(DataLoader(failing, batch_size=None, num_workers=1))
     return info.value
 
 
@@ -176,6 +199,48 @@ class TestSampleError:
             wrapper.reraise()
         assert _fields(info.value) == ("dataset[2]", index, sample_id, rank, worker_id, epoch)
 
+    @pytest.mark.parametrize(
+        ("stage", "named"),
+        [
+            ("transform", "transform"),
+            ("dataset[1] (id 'x')", "dataset[1] (id 'x')"),
+            (
+                "a failed at index 4 (rank 3, worker 1): x",
+                "'a failed at index 4 (rank 3, worker 1): x'",
+            ),
+            ("two\nlines", "'two\\nlines'"),
+            ("", "''"),
+            ("'quoted'", "\"'quoted'\""),
+            ("SampleError: x", "'SampleError: x'"),
+        ],
+    )
+    def test_a_stage_that_could_be_misread_is_its_repr(self, stage: str, named: str) -> None:
+        err = SampleError.at(stage, index=9, rank=0, worker_id=0, epoch=1, error=ValueError("v"))
+        assert str(err) == f"{named} failed at index 9 (rank 0, worker 0, epoch 1): ValueError: v"
+        assert SampleError(str(err)).stage == stage
+
+    @given(stage=TEXTS, text=TEXTS, sample_id=IDS)
+    def test_any_stage_read_back_from_a_traceback(
+        self, stage: str, text: str, sample_id: object
+    ) -> None:
+        err = SampleError.at(stage, index=4, rank=1, worker_id=2, epoch=3,
+                             error=ValueError(text), sample_id=sample_id)  # fmt: skip
+        try:
+            raise err
+        except SampleError:
+            wrapper = ExceptionWrapper(where="in DataLoader worker process 1")
+        with pytest.raises(SampleError) as info:
+            wrapper.reraise()
+        fields = (stage, 4, sample_id, 1, 2, 3)
+        assert _fields(info.value) == fields
+        assert _fields(pickle.loads(pickle.dumps(info.value))) == fields
+        assert _fields(SampleError(str(err))) == fields  # from its own message
+
+    @settings(max_examples=10, phases=[Phase.explicit, Phase.reuse, Phase.generate])
+    @given(stage=TEXTS)  # no shrinking: a worker each (the test above shrinks)
+    def test_any_stage_crosses_a_worker(self, stage: str) -> None:
+        assert _fields(_stage_through_a_worker(stage)) == (stage, 0, None, 3, 0, 5)
+
     def test_a_multi_line_errors_further_lines_are_indented(self) -> None:
         err = SampleError.at(
             "transform", index=1, rank=0, worker_id=0, epoch=0, error=ValueError("a\nb")
@@ -251,3 +316,20 @@ class TestSampleError:
             1,
             2,
         )
+
+
+class TestIdText:
+    @pytest.mark.parametrize(
+        ("sample_id", "text"),
+        [("s0013", "'s0013'"), (b"a'", 'b"a\'"'), (np.int64(7), "7"), (2.5, "'2.5'")],
+    )
+    def test_a_literal_the_error_reads_back(self, sample_id: object, text: str) -> None:
+        assert id_text(sample_id) == text
+
+
+class TestFailureText:
+    def test_the_message_its_fields_are_read_from(self) -> None:
+        text = failure_text("x\ny", index=2, rank=1, worker_id=0, epoch=None, detail="E: a\nb",
+                            where="in here", sample_id="s1")  # fmt: skip
+        assert text == "'x\\ny' failed at index 2 (id 's1', rank 1, worker 0) in here: E: a\n    b"
+        assert _fields(SampleError(text)) == ("x\ny", 2, "s1", 1, 0, None)

@@ -7,12 +7,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rankaug import _threads
-from rankaug._threads import PerThread, passes, torch_cpu
+from rankaug._threads import PerThread, passes, steps, torch_cpu
 from tests.forked import in_a_forked_child
 
 
 def _locks_in_a_forked_child(queue: Any) -> None:
-    queue.put((torch_cpu().acquire(blocking=False), passes().acquire(blocking=False)))
+    free = [lock().acquire(blocking=False) for lock in (torch_cpu, passes, steps)]
+    queue.put(tuple(free))
 
 
 class TestPerThread:
@@ -53,5 +54,5 @@ class TestTorchCpu:
             assert _threads.torch_cpu() is torch_cpu()
 
     def test_a_forked_child_gets_free_locks_held_in_the_parent(self) -> None:
-        with torch_cpu(), passes():  # held by this thread while the child forks
-            assert in_a_forked_child(_locks_in_a_forked_child) == (True, True)
+        with torch_cpu(), passes(), steps():  # held by this thread while the child forks
+            assert in_a_forked_child(_locks_in_a_forked_child) == (True, True, True)

@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from rankaug import checks
+from rankaug._threads import steps
 from rankaug.batch import _torchvision
 from rankaug.batch._keys import DrawKeys
 from rankaug.batch._kornia import augmentations, keyed_applying, keyed_drawing
@@ -116,9 +117,10 @@ class BatchAugment:
                 tensor on the batch's device is used there, its values unchecked); one
                 integer only for a batch of one (it would key every sample alike).
                 Without it, the keys are ``(seed, stream, rank, epoch, step, position)``:
-                ``step`` counts the calls of this wrapper and ``rank`` is
-                torch.distributed's (0 if not initialised), so the same batch differs
-                across ranks and steps but not with its indices.
+                ``step`` counts the calls of this wrapper (calls made at once in
+                several threads take a step each) and ``rank`` is torch.distributed's
+                (0 if not initialised), so the same batch differs across ranks and
+                steps but not with its indices.
             epoch: The epoch: an int or one per sample. Defaults to the epoch the
                 ``EpochIndex`` values carry, else :attr:`epoch` (see :meth:`set_epoch`).
             return_params: Also return the kornia parameters applied. Defaults to
@@ -198,8 +200,9 @@ class BatchAugment:
             )
         size = int(images.shape[0])
         if index is None:
-            step = self.step
-            self.step += 1
+            with steps():  # read and counted at once: threads calling at once, two steps
+                step = self.step
+                self.step = step + 1
             rank = _rank()
             plain = self.epoch if epoch is None else _batch_epoch(epoch, size)
             return DrawKeys.of_step(self.seed, self.stream, rank, plain, step, size, images.device)

@@ -93,7 +93,9 @@ class MosaicAffine:
             module docstring), in ``[0, 1]``.
         flip_index: For keypoints, which of them swap left and right when flipped
             (ultralytics' ``flip_idx``): a permutation of ``0 .. J - 1``; each tile's
-            keypoints, in groups of ``J`` (one group per instance), are reordered so that
+            keypoints, in groups of ``J`` (one group per instance: whole groups, and one
+            per box where the tile has boxes, else the sample is refused, on every
+            output while ``flip > 0``), are reordered so that
             point ``j`` of a group is the one that was point ``flip_index[j]`` (its
             columns after ``x, y``, such as a visibility, move with it); the keypoint
             fields stay with the rows, so that a joint id in one names the joint its row

@@ -7,7 +7,8 @@ warp (:class:`~rankaug.mosaic.fused.Warp`) where their canvas point lies in the 
 visible canvas window, and on an output pixel the tile owns. A flipped output (the
 affine's ``flip``) first reorders each tile's keypoints by the affine's ``flip_index``
 (groups of ``len(flip_index)``, one per instance: left and right swap, as ultralytics'
-``flip_idx`` does, so that row ``j`` of a group is still joint ``j``); their
+``flip_idx`` does, so that row ``j`` of a group is still joint ``j``; whole groups, one
+per box where the tile has boxes, checked on every output while ``flip > 0``); their
 ``keypoint_fields`` stay with the rows (a joint id still names the row's joint, an
 instance id its instance), while the columns after ``x, y`` (a visibility) move with
 their points. An output painted mirrored (an axis-aligned flip) mirrors those kept.
@@ -37,12 +38,9 @@ def unindexed_flip(config: MosaicConfig) -> str | None:
     where pose data has no ``flip_idx``; :class:`~rankaug.MosaicDataset` warns (a
     :class:`~rankaug.RankaugWarning`, once) at its first sample with keypoints.
     """
-    affine = config.affine
-    flip, index = (config.layout.flip, config.layout.flip_index)
-    owner = f"layout=rankaug.MosaicGrid(flip={flip})"
-    if affine is not None:
-        flip, index = affine.flip, affine.flip_index
-        owner = f"affine=rankaug.MosaicAffine(flip={flip})"
+    flip, index = _flip_of(config)
+    kind = "layout=rankaug.MosaicGrid" if config.affine is None else "affine=rankaug.MosaicAffine"
+    owner = f"{kind}(flip={flip})"
     if not flip or index is not None:
         return None
     return (
@@ -76,9 +74,15 @@ def map_keypoints(
         ``keypoints`` and each keypoint field, concatenated over the tiles.
 
     Raises:
-        ValueError: If a flip reorders keypoints that are not whole groups (the message
-            names the tile).
+        ValueError: If the mosaic may flip and reorder keypoints (``flip > 0`` with a
+            ``flip_index``), and a tile's are not whole groups of ``len(flip_index)``,
+            or it has boxes and not one group per box (the message names the tile);
+            checked on every output, flipped or not.
     """
+    groups = _flip_groups(config)
+    if groups is not None:
+        for tile in tiles:
+            _check_groups(tile, groups)
     order = _flip_order(config, warp, flipped)
     mirrored = config.image_hw[1] if flipped else None
     moved = [_keypoints(places[k], tile, warp, order, mirrored) for k, tile in enumerate(tiles)]
@@ -90,8 +94,7 @@ def map_keypoints(
 
 def _flip_order(config: MosaicConfig, warp: Warp | None, flipped: bool) -> tuple[int, ...] | None:
     """The affine's ``flip_index`` when this output is flipped, else ``None``."""
-    affine = config.affine
-    index = config.layout.flip_index if affine is None else affine.flip_index
+    index = _flip_of(config)[1]
     if index is None:
         return None
     if flipped:
@@ -100,21 +103,56 @@ def _flip_order(config: MosaicConfig, warp: Warp | None, flipped: bool) -> tuple
     return index if record is not None and record["flip"] else None
 
 
-def _swapped(tile: Tile, order: tuple[int, ...]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """The tile's keypoints, each group of ``len(order)`` reordered by it, and its fields.
+def _flip_of(config: MosaicConfig) -> tuple[float, tuple[int, ...] | None]:
+    """The mosaic's flip probability and ``flip_index``: the affine's, else the grid's."""
+    affine = config.affine
+    if affine is None:
+        return config.layout.flip, config.layout.flip_index
+    return affine.flip, affine.flip_index
 
-    The fields stay in place: they describe the rows (row ``j`` of a group is joint
-    ``j`` before and after), so a joint id carried in one names the joint its row holds
-    now (the left eye, where the right one was), as regrouping by it needs.
+
+def _flip_groups(config: MosaicConfig) -> tuple[int, ...] | None:
+    """The ``flip_index`` when the mosaic may flip (``flip > 0``), else ``None``."""
+    flip, index = _flip_of(config)
+    return index if flip else None
+
+
+def _check_groups(tile: Tile, order: tuple[int, ...]) -> None:
+    """Refuse keypoints a flip would reorder across instances.
+
+    The groups of ``len(order)`` are the instances: whole groups, and, where the tile
+    has boxes, one per box (ultralytics' pose layout), so that a ``flip_index`` of the
+    wrong length, dividing the count by chance, does not swap joints across instances.
     """
     points = tile.keypoints
-    assert points is not None
-    count, size = len(points), len(order)
+    count, size, boxes = (0 if points is None else len(points)), len(order), len(tile.boxes)
     if count % size:
         raise ValueError(
             f"dataset[{tile.index}] keypoints has {count} points, not whole groups of "
             f"len(flip_index) = {size} (one group per instance)"
         )
+    if size > 1 and count and boxes and count != boxes * size:
+        raise ValueError(
+            f"dataset[{tile.index}] keypoints has {count} points for {boxes} boxes, not "
+            f"one group of len(flip_index) = {size} per box: a flip would swap joints "
+            "across instances. flip_index must list each instance's joints (ultralytics' "
+            "flip_idx, kpt_shape[0] long); keypoints not grouped by box cannot be reordered: "
+            "pass flip_index=(0,) (each keeps its row, left and right joints trading "
+            "places) or flip=0"
+        )
+
+
+def _swapped(tile: Tile, order: tuple[int, ...]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """The tile's keypoints, each group of ``len(order)`` reordered by it, and its fields.
+
+    The fields stay in place: they describe the rows (row ``j`` of a group is joint
+    ``j`` before and after), so a joint id carried in one names the joint its row holds
+    now (the left eye, where the right one was), as regrouping by it needs. The groups
+    were checked (:func:`_check_groups`).
+    """
+    points = tile.keypoints
+    assert points is not None
+    count, size = len(points), len(order)
     index = (np.arange(count) // size * size + np.tile(order, count // size)).astype(np.intp)
     return points[index], tile.keypoint_fields
 

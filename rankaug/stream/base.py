@@ -25,6 +25,8 @@ already produced, which is exact when the stream repeats itself for an epoch. A 
 whose pass had not started resumes on the epoch it would have run (its peers' in the
 pass), and one whose pass had ended resumes with an empty pass of that epoch: each
 worker's part of the resumed epoch is then its part of that epoch, whatever the stop.
+A state holds one pass: saved while another pass of the worker runs beside the latest
+(two loops over one wrapper), it is refused.
 """
 
 from __future__ import annotations
@@ -140,6 +142,7 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         ).builder("epoch", "sample_id")
         self._passes = PassCounter()
         self._live: Pass | None = None
+        self._running: set[Pass] = set()  # passes started and not ended (the latest, others)
         # worker id -> (the state loaded, the pass it resumes), until that pass starts
         self._resume: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._check_inside()
@@ -222,8 +225,12 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
             else:  # the stream starts over: its first outputs are skipped
                 skip = resume["position"]
         self._live = live
-        yield from self.outputs(live, self._read(live, live.position), skip)
-        live.done = True
+        self._running.add(live)
+        try:
+            yield from self.outputs(live, self._read(live, live.position), skip)
+            live.done = True
+        finally:  # finished, closed or dropped: no longer a pass a state could miss
+            self._running.discard(live)
 
     def _read(self, live: Pass, read: int) -> Iterator[Any]:
         """The stream's samples, the first being the pass's sample at ``read``."""
@@ -266,12 +273,17 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         ``"pass"`` is ``None`` before the worker's pass starts (``"next_epoch"`` is then
         the epoch it will run), ``{"epoch", "ended": True}`` once it has ended, and its
         position otherwise. A state loaded and not yet run is saved as loaded.
+
+        Raises:
+            RuntimeError: If another pass of this worker runs beside the latest (a
+                training and a validation loop over one wrapper): a state holds one.
         """
         worker_id, workers = current_worker()
         loaded = self._resume.get(worker_id)
         if loaded is not None:
             return loaded[0]
         live = self._live
+        self._refuse_others(live, worker_id)
         state: dict[str, Any] = {
             "format": FORMAT,
             "class": type(self).__qualname__,
@@ -297,6 +309,28 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
                 "source": self.dataset.state_dict() if self._own_state() else None,
             }
         return state
+
+    def _refuse_others(self, live: Pass | None, worker_id: int) -> None:
+        """Refuse to save while a pass of this worker other than ``live`` runs."""
+        pid = os.getpid()
+        others = [p for p in list(self._running)
+                  if p is not live and (p.pid, p.worker_id) == (pid, worker_id)]  # fmt: skip
+        if not others:
+            return
+        beside = "; ".join(f"epoch {p.epoch} at output {p.position}" for p in others)
+        latest = (
+            "not started, asked for by iter()" if live is None
+            else f"epoch {live.epoch}, ended" if live.done
+            else f"epoch {live.epoch} at output {live.position}"
+        )  # fmt: skip
+        raise RuntimeError(
+            f"{type(self).__name__}.state_dict() saves one pass per worker, and worker "
+            f"{worker_id} of this process runs other passes beside the latest: {beside} "
+            f"(the latest: {latest}); the state would hold the latest alone. Finish or "
+            "close the others first (exhaust their iterators, call .close() on them or "
+            "drop them), or give each loop its own wrapper (one for training, one for "
+            "validation)"
+        )
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Resume from :meth:`state_dict`: the next ``iter()`` continues that pass.
@@ -338,7 +372,7 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
     # ---------------------------------------------------------------- pickling
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_live"], state["_resume"] = None, {}
+        state["_live"], state["_resume"], state["_running"] = None, {}, set()
         return state
 
     def __repr__(self) -> str:

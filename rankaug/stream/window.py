@@ -31,7 +31,7 @@ from typing import Any, ClassVar, TypeVar
 
 from rankaug import checks
 from rankaug.context import ResolvedContext
-from rankaug.errors import SampleError, _id_text
+from rankaug.errors import SampleError, failure_text, id_text
 from rankaug.keys import Keying
 from rankaug.params import take
 from rankaug.samples import DefaultAdapter, SampleAdapter, check_adapter
@@ -116,19 +116,18 @@ class _InWindow(ResolvedContext):
         if slot >= len(self._entries):
             return found[0]
         position, sample_id, _ = self._entries[slot]
-        return f"dataset[{position}]" + (
-            "" if sample_id is None else f" (id {_id_text(sample_id)})"
-        )
+        return f"dataset[{position}]" + ("" if sample_id is None else f" (id {id_text(sample_id)})")
 
     def failure(self, stage: str, error: BaseException) -> SampleError:
         """The :class:`~rankaug.SampleError` for ``error``, named in the pass."""
-        stage = _SLOT.sub(self._named, stage)
-        made = SampleError.at(stage, index=self._entries[self.index][0], rank=self.rank,
-                              worker_id=self.worker_id, epoch=self.epoch, error=error,
-                              sample_id=self.sample_id)  # fmt: skip
-        return SampleError(_SLOT.sub(self._named, str(made)), index=made.index, rank=made.rank,
-                           worker_id=made.worker_id, epoch=made.epoch, stage=stage,
-                           sample_id=made.sample_id)  # fmt: skip
+        stage = _SLOT.sub(self._named, stage)  # the stage and the error's text, once each
+        detail = _SLOT.sub(self._named, f"{type(error).__name__}: {error}")
+        index = self._entries[self.index][0]
+        message = failure_text(stage, index=index, rank=self.rank, worker_id=self.worker_id,
+                               epoch=self.epoch, detail=detail,
+                               sample_id=self.sample_id)  # fmt: skip
+        return SampleError(message, index=index, rank=self.rank, worker_id=self.worker_id,
+                           epoch=self.epoch, stage=stage, sample_id=self.sample_id)  # fmt: skip
 
 
 class WindowStream(StreamDataset[T_co]):

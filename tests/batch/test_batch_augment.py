@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -95,7 +96,39 @@ def _slow_affine() -> Any:
     return SlowAffine(degrees=20.0, translate=(0.1, 0.1), p=1.0)
 
 
+class _SlowStep(BatchAugment):
+    """A BatchAugment whose step is read slowly: another thread runs between the read
+    and the count, unless the two are one step."""
+
+    @property  # type: ignore[override]
+    def step(self) -> int:
+        value: int = self.__dict__["_step"]
+        time.sleep(0.005)  # another thread runs here
+        return value
+
+    @step.setter
+    def step(self, value: int) -> None:
+        self.__dict__["_step"] = value
+
+
 class TestBatchAugment:
+    def test_threads_at_once_without_index_take_distinct_steps(self) -> None:
+        # the step was read, then counted: two threads could read one step (one key)
+        aug = _SlowStep(K.RandomAffine(degrees=30.0, p=1.0), seed=0)
+        images, meeting = _images(2), threading.Barrier(8, timeout=10)
+
+        def call(_: int) -> bytes:
+            meeting.wait()
+            out: torch.Tensor = aug(images)
+            return out.numpy().tobytes()
+
+        with ThreadPoolExecutor(8) as pool:
+            outputs = list(pool.map(call, range(8)))
+        assert aug.step == 8
+        assert len(set(outputs)) == 8
+        alone = BatchAugment(K.RandomAffine(degrees=30.0, p=1.0), seed=0)
+        assert set(outputs) == {alone(images).numpy().tobytes() for _ in range(8)}
+
     def test_threads_at_once_get_each_keys_own_parameters(self) -> None:
         aug = BatchAugment(K.AugmentationSequential(_slow_affine()), seed=5)
         images = _images(4)

@@ -336,9 +336,9 @@ class TestMosaicDatasetWithAffine:
             "mask": mask,
             "masks": mask[None],
             "segments": [triangle],
-            "keypoints": np.array([[4.0, 6.0], [8.0, 6.0], [6.0, 9.0]] * 2),
-            "side": np.array([0, 1, 2, 0, 1, 2]),
-        }  # left eye, right eye, nose; twice
+            "keypoints": np.array([[4.0, 6.0], [8.0, 6.0], [6.0, 9.0]]),
+            "side": np.array([0, 1, 2]),
+        }  # left eye, right eye, nose: the box's
         affine = MosaicAffine(translate=0.0, scale=0.0, flip=1.0, flip_index=(1, 0, 2))
         out = MosaicDataset(
             [sample],
@@ -362,11 +362,11 @@ class TestMosaicDatasetWithAffine:
         np.testing.assert_allclose(polygon, [[37.9375, 2], [27.9375, 2], [37.9375, 12]], atol=1e-9)
         whole = (0, 20, 0, 40)
         np.testing.assert_array_equal(fill(polygon, whole), fill(triangle, whole)[:, ::-1])
-        # each group of three: the one that was the right eye is the left eye now
-        expected = [[32.0, 6.0], [36.0, 6.0], [34.0, 9.0]] * 2
+        # the group of three: the one that was the right eye is the left eye now
+        expected = [[32.0, 6.0], [36.0, 6.0], [34.0, 9.0]]
         np.testing.assert_allclose(out["keypoints"], expected, atol=1e-9)
-        # the fields stay with the rows: row 0 of each group is the left eye again
-        np.testing.assert_array_equal(out["side"], [0, 1, 2, 0, 1, 2])
+        # the fields stay with the rows: row 0 is the left eye again
+        np.testing.assert_array_equal(out["side"], [0, 1, 2])
 
     def test_keypoints_that_are_not_whole_groups_are_refused(self) -> None:
         sample = {"image": np.zeros((20, 40, 3), np.uint8), "bboxes": np.zeros((0, 4)),

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
 import pytest
 
-from rankaug import MosaicDataset, MosaicGrid, Targets
+from rankaug import MosaicDataset, MosaicGrid, SampleError, Targets
 from rankaug._multi.tiles import Tile
 from rankaug.mosaic import MosaicAffine
 from rankaug.mosaic.keypoints import map_keypoints
@@ -98,6 +99,48 @@ class TestMapKeypoints:
         with pytest.raises(ValueError, match=r"dataset\[3\] 'side' holds 300 \(int64\), which "
                            r"the main sample dataset\[0\]'s int8"):  # fmt: skip
             map_keypoints(setting, windows, None, [main, partner], flipped=False)
+
+    @pytest.mark.parametrize("kind", ["grid", "affine", "warped"])
+    def test_groups_that_are_not_one_per_box_are_refused(self, kind: str) -> None:
+        # two people of two joints each, and a flip_index of four: it divided the four
+        # points, so the flip swapped one person's joints with the other's, silently
+        def sample(points: list[list[float]]) -> dict[str, Any]:
+            return {"image": np.zeros((64, 64, 3), np.uint8), "labels": np.array([0, 0]),
+                    "bboxes": np.array([[5.0, 5.0, 30.0, 30.0], [34.0, 34.0, 60.0, 60.0]]),
+                    "keypoints": np.array(points), "person": np.array([0, 0, 1, 1])}  # fmt: skip
+
+        def mosaic(flip_index: tuple[int, ...], flip: float = 1.0) -> Any:
+            options: dict[str, Any] = {"layout": MosaicGrid(flip=flip, flip_index=flip_index)}
+            if kind != "grid":
+                options = {"affine": MosaicAffine(degrees=1.0 if kind == "warped" else 0.0,
+                                                  scale=0.0, translate=0.0, flip=flip,
+                                                  flip_index=flip_index)}  # fmt: skip
+            targets = Targets(keypoint_fields=("person",))
+            return MosaicDataset([sample(points)], seed=0, output_size=64, p=0.0,
+                                 targets=targets, **options)  # fmt: skip
+
+        points = [[10.5, 10.5], [20.5, 10.5], [40.5, 40.5], [50.5, 40.5]]
+        with pytest.raises(SampleError, match=re.escape(
+            "dataset[0] keypoints has 4 points for 2 boxes, not one group of "
+            "len(flip_index) = 4 per box: a flip would swap joints across instances."
+        )):  # fmt: skip
+            mosaic((3, 2, 1, 0))[0]
+        out = mosaic((1, 0))[0]  # two per box: each person's own eyes swap
+        assert out["person"].tolist() == [0, 0, 1, 1]
+        np.testing.assert_allclose(
+            out["keypoints"], [[43.5, 10.5], [53.5, 10.5], [13.5, 40.5], [23.5, 40.5]], atol=0.2
+        )
+        assert len(mosaic((0,))[0]["keypoints"]) == 4  # no left and right: any count
+
+    def test_groups_are_checked_on_unflipped_outputs_too(self) -> None:
+        # before, only a flipped output checked them: the error came with the draw
+        setting = build(affine=MosaicAffine(flip=0.5, flip_index=(1, 0, 2)))
+        window = Window((8, 10), 0, 0, 10, 8, 0, 0, 10, 8)
+        with pytest.raises(ValueError, match=r"dataset\[4\] keypoints has 2 points, not whole"):
+            map_keypoints(setting, [window], None, [tile([[1, 1], [2, 2]], 4)], flipped=False)
+        unflipping = build(affine=MosaicAffine(flip=0.0, flip_index=(1, 0, 2)))
+        out = map_keypoints(unflipping, [window], None, [tile([[1, 1], [2, 2]], 4)], False)
+        assert len(out["keypoints"]) == 2  # flip=0: flip_index is never used
 
     def test_keypoints_that_are_not_whole_groups_name_the_tile(self) -> None:
         setting = build(affine=MosaicAffine(flip=1.0, flip_index=(1, 0, 2)))

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -91,6 +92,43 @@ class TestStreamDataset:
         del state["pass"]["rank"]  # a state saved before the rank was: taken as this rank's
         elsewhere.load_state_dict(state)
         assert [s["noise"] for s in elsewhere] == rest
+
+    def test_a_state_with_another_pass_running_is_refused(self) -> None:
+        # before, the state held the latest pass alone: the training pass was lost
+        wrapper: Any = RandomAugmentWrapper(Shards(8), noise, seed=0)
+        training = iter(wrapper)
+        head = [next(training)["noise"] for _ in range(3)]
+        validation = iter(wrapper)
+        with pytest.raises(RuntimeError, match=re.escape(
+            "StreamingAugment.state_dict() saves one pass per worker, and worker 0 of this "
+            "process runs other passes beside the latest: epoch 0 at output 3 (the latest: "
+            "not started, asked for by iter()); the state would hold the latest alone."
+        )):  # fmt: skip
+            wrapper.state_dict()
+        next(validation)
+        with pytest.raises(RuntimeError, match=r"epoch 0 at output 3 \(the latest: epoch 1 at"):
+            wrapper.state_dict()
+        list(validation)
+        with pytest.raises(RuntimeError, match=r"epoch 0 at output 3 \(the latest: epoch 1, ended"):
+            wrapper.state_dict()
+        training.close()
+        assert wrapper.state_dict()["pass"] == {"epoch": 1, "ended": True}
+        again = iter(wrapper)  # the passes before have ended: one pass, saved
+        assert [next(again)["noise"] for _ in range(3)] != head
+        assert wrapper.state_dict()["pass"]["position"] == 3
+
+    def test_a_dropped_pass_is_no_other_pass(self) -> None:
+        wrapper: Any = RandomAugmentWrapper(Shards(8), noise, seed=0)
+        next(iter(wrapper))  # a look at one sample: the pass is dropped at once
+        passing = iter(wrapper)
+        next(passing), next(passing)
+        state = wrapper.state_dict()  # the pass that runs, not refused
+        resumed: Any = RandomAugmentWrapper(Shards(8), noise, seed=0)
+        resumed.load_state_dict(state)
+        assert (state["pass"]["epoch"], [s["noise"] for s in resumed]) == (
+            1,
+            [s["noise"] for s in passing],
+        )
 
     @pytest.mark.parametrize("keying", ["stream", "sample"])
     def test_stacked_wrappers_draw_independent_streams(self, keying: str) -> None:

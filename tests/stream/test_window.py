@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 from torch.utils.data import DataLoader, IterableDataset
 
 from rankaug import MixUpDataset, MosaicDataset, SampleError
+from rankaug.stream.window import _InWindow
 from tests.stream.helpers import detection
 
 
@@ -40,6 +42,18 @@ def _mixup() -> Any:
 
 
 class TestWindowStream:
+    def test_a_stage_naming_a_window_sample_is_renamed_once(self) -> None:
+        # a sample early in the pass has a position that is a slot too: renamed twice,
+        # the message named its id twice and read back another stage than the error's
+        live: Any = SimpleNamespace(rank=0, worker_id=0, epoch=2)
+        window = _InWindow([(0, "s0", None), (1, "s1", None)], 0, live)
+        err = window.failure("dataset[1]", KeyError("dataset[0]"))
+        assert str(err) == (
+            "dataset[1] (id 's1') failed at index 0 (id 's0', rank 0, worker 0, epoch 2): "
+            "KeyError: 'dataset[0] (id 's0')'"
+        )
+        assert SampleError(str(err)).stage == err.stage == "dataset[1] (id 's1')"
+
     @pytest.mark.parametrize(("make", "main"), [(_mosaic, 4), (_mixup, 6)], ids=["mosaic", "mixup"])
     def test_failures_name_positions_in_the_pass(self, make: Any, main: int) -> None:
         with pytest.raises(SampleError) as info:
