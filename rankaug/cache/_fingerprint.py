@@ -192,7 +192,7 @@ def _files(dataset: Any, paths: Any, prefix: str, lines: list[str]) -> int:
     folders: dict[str, str] = {}  # each folder resolved once: realpath costs a stat a part
     for path in paths:
         name = os.fspath(path)
-        head, tail = os.path.split(name)
+        head, tail = os.path.split(os.fsdecode(name))  # a bytes path named as text
         folder = folders.get(head)
         if folder is None:
             folder = folders[head] = os.path.realpath(head or os.curdir)

@@ -102,6 +102,7 @@ class TestFingerprint:
         spellings = ["data/a", "./data/a", tmp_path / "data" / "a", "sub/../data/a", "link/a"]
         stats = {"data/a": (1, 5), "link/a": (1, 5)}  # looked up as the reader names them
         keys = {fingerprint(WithFiles([Path(name)]), 1, None).key for name in spellings}
+        keys.add(fingerprint(WithFiles([b"data/a"]), 1, None).key)  # type: ignore[list-item]
         parsed = {fingerprint(WithStats([Path(n)], stats), 1, None).key for n in stats}
         assert len(keys) == 1
         assert len(parsed) == 1
