@@ -80,6 +80,10 @@ class TestCheck:
         assert len(list(loader)) == 2
         stream_start.check("X")  # the main thread of the main process
 
+
+class TestDrawn:
+    """A thread drawing from a stream whose last drawer is another thread still running."""
+
     def test_warns_where_threads_share_a_stream(self) -> None:
         wrapper = RandomAugmentWrapper(DATA, draw, seed=0)
         wrapper[0]  # the main thread draws first, and keeps running
