@@ -148,6 +148,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         # (pid, worker id, rank, epoch) -> the stream: the last few of each worker
         # (rankaug.streams.keep), thread-safe for workers that share a process
         self._streams: streams.Streams = {}
+        self._drawers: stream_start.Drawers = {}  # who drew from each last (not pickled)
         self._saved_ranks: streams.SavedRanks = {}  # those load_state_dict restored
         template = KeyTemplate(_DOMAINS[self.keying], seed=self.seed, stream=self.stream)
         if self.keying == "stream":
@@ -256,7 +257,10 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         if self.keying == "stream":
             key = (current_pid(), context.worker_id, context.rank, context.epoch)
             keyed = self._streams.get(key)
-            return self._start(key, context) if keyed is None else keyed
+            if keyed is None:
+                return self._start(key, context)
+            stream_start.drawn(self._drawers, self._streams, key, type(self).__name__)
+            return keyed
         if not self._rank_checked and self.rank is not None:
             self._rank_now()  # cheap beside the Generator made for every sample
         if context.epoch != self._stacking_epoch:  # an epoch's first sample here
@@ -279,6 +283,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             if keyed is None:
                 made = self._key_builder(context.rank, context.worker_id, context.epoch)
                 keyed = streams.keep(self._streams, key, KeyedRandom(made))
+        stream_start.drawn(self._drawers, self._streams, key, type(self).__name__)
         return keyed
 
     # ------------------------------------------------------------------ items
@@ -374,7 +379,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
     # ---------------------------------------------------------------- pickling
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_streams"], state["_saved_ranks"] = {}, {}
+        state["_streams"], state["_saved_ranks"], state["_drawers"] = {}, {}, {}
         state["_rank_cache"] = state["_stacking_epoch"] = None
         # Pickled for a spawned worker: record the rank while the process group is
         # still reachable; the worker has none.

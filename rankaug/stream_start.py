@@ -11,9 +11,14 @@ DataLoader's, 0 outside a worker. That premise fails silently for two kinds of c
   which numbers depends on timing, so a rerun differs.
 
 :func:`check` warns, once per process, when a stream starts in a child process that is
-not a DataLoader worker (a rank, whose process group is up, is not warned) or in a thread
-other than the main thread; ``keying="sample"`` keys each sample by its index and suits
-both. :data:`LOCK` makes threads that miss one stream together start it once.
+not a DataLoader worker (a rank, whose process group is up, is not warned), and
+:func:`drawn` when a thread draws from a stream that another thread drew from last, and
+that thread is still running (the main thread always is). One thread alone drawing from a
+wrapper (a ``ThreadPoolExecutor(1)``, a training loop run in a thread of its own), or
+threads taking turns, each started after the last one ended, draw in an order the
+program fixes: they repeat, and are not warned. ``keying="sample"`` keys each sample by
+its index and suits both. :data:`LOCK` makes threads that miss one stream together start
+it once.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ import multiprocessing
 import os
 import threading
 import warnings
-from typing import Final
+from collections.abc import Mapping
+from typing import Final, TypeAlias
 
 import torch.distributed as dist
 from torch.utils.data import get_worker_info
@@ -31,15 +37,17 @@ from rankaug._process import current_pid, forked
 from rankaug.context import DISTRIBUTED
 from rankaug.errors import RankaugWarning
 
-__all__ = ["LOCK", "check"]
+__all__ = ["LOCK", "Drawers", "check", "drawn"]
 
 LOCK = threading.Lock()
 """Held while a stream is looked up again and started (a new one in a forked child)."""
 
+Drawers: TypeAlias = dict[tuple[int, int, int, int], threading.Thread]
+"""The thread that last drew from each of a wrapper's streams (keyed as its streams)."""
+
 _warned: int | None = None  # the process that warned
 _ADVICE: Final = (
-    "keying='sample' keys each sample by its index instead, the same wherever it is "
-    "loaded (if this thread or process alone loads from the wrapper, its draws do repeat)"
+    "keying='sample' keys each sample by its index instead, the same wherever it is loaded"
 )
 
 
@@ -58,33 +66,63 @@ def check(name: str) -> None:
         name: The wrapper's class name, for the message.
 
     Warns:
-        RankaugWarning: In a thread other than the main thread, or in a child process
-            that is neither a DataLoader worker nor a rank with its process group up.
+        RankaugWarning: In a child process that is neither a DataLoader worker nor a
+            rank with its process group up.
     """
-    global _warned
-    pid = current_pid()
-    if _warned == pid or get_worker_info() is not None:
+    if _warned == current_pid() or get_worker_info() is not None:
         return
-    thread = threading.current_thread()
-    if thread is not threading.main_thread():
-        where = (
-            f"in the thread {thread.name!r}, not the main thread: threads that share the "
-            "wrapper share its streams, and which thread draws which numbers depends on "
-            "timing, so a rerun differs"
-        )
-    elif (forked() or multiprocessing.parent_process() is not None) and not (
+    if (forked() or multiprocessing.parent_process() is not None) and not (
         DISTRIBUTED and dist.is_initialized()
     ):
-        where = (
-            "in a child process that is not a DataLoader worker: every such process "
-            "counts as worker 0 and starts the same stream, so their draws repeat one "
-            "another's"
+        _warn(
+            f"{name} (keying='stream') starts a stream in a child process that is not a "
+            "DataLoader worker: every such process counts as worker 0 and starts the same "
+            "stream, so their draws repeat one another's. "
+            f"{_ADVICE} (if this process alone loads from the wrapper, its draws do repeat)"
         )
-    else:
+
+
+def drawn(
+    drawers: Drawers,
+    live: Mapping[tuple[int, int, int, int], object],
+    key: tuple[int, int, int, int],
+    name: str,
+) -> None:
+    """Record that this thread draws from the stream ``key``; warn if it shares it.
+
+    Warns (once per process) if another thread drew from the stream last and is still
+    running: then which thread draws which numbers depends on timing. The record of a
+    stream no longer in ``live`` is dropped.
+
+    Args:
+        drawers: The wrapper's record (:data:`Drawers`).
+        live: The wrapper's streams.
+        key: The stream.
+        name: The wrapper's class name, for the message.
+
+    Warns:
+        RankaugWarning: If the thread that last drew from the stream is another one,
+            still running.
+    """
+    me = threading.current_thread()
+    if drawers.get(key) is me or _warned == current_pid():
         return
-    _warned = pid
-    warnings.warn(
-        f"{name} (keying='stream') starts a stream {where}. {_ADVICE}",
-        RankaugWarning,
-        stacklevel=4,
+    with LOCK:
+        last = drawers.get(key)
+        for old in [other for other in drawers if other not in live]:
+            del drawers[old]
+        drawers[key] = me
+    if last is None or last is me or not last.is_alive():
+        return  # the first thread, or the next one after the last ended: one order
+    _warn(
+        f"{name} (keying='stream') draws from a stream in the thread {me.name!r} while "
+        f"the thread {last.name!r}, which drew from it too, is still running: threads "
+        "that share the wrapper share its streams, and which thread draws which numbers "
+        f"depends on timing, so a rerun differs. {_ADVICE}"
     )
+
+
+def _warn(message: str) -> None:
+    global _warned
+    _warned = current_pid()
+    warnings.warn(message, RankaugWarning, stacklevel=5)

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import multiprocessing
+import pickle
 import threading
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -46,9 +48,9 @@ def in_a_forked_child(wrapper: Any) -> list[str]:
     return messages
 
 
-def in_a_thread(wrapper: Any) -> None:
-    """Draw a sample in a thread of its own, named ``loader``."""
-    thread = threading.Thread(target=wrapper.__getitem__, args=(0,), name="loader")
+def in_a_thread(wrapper: Any, name: str = "loader") -> None:
+    """Draw a sample in a thread of its own, named ``name``, until it ends."""
+    thread = threading.Thread(target=wrapper.__getitem__, args=(0,), name=name)
     thread.start()
     thread.join()
 
@@ -78,14 +80,54 @@ class TestCheck:
         assert len(list(loader)) == 2
         stream_start.check("X")  # the main thread of the main process
 
-    def test_warns_in_a_thread(self) -> None:
+
+class TestDrawn:
+    """A thread drawing from a stream whose last drawer is another thread still running."""
+
+    def test_warns_where_threads_share_a_stream(self) -> None:
         wrapper = RandomAugmentWrapper(DATA, draw, seed=0)
-        with pytest.warns(RankaugWarning, match="in the thread 'loader', not the main thread"):
+        wrapper[0]  # the main thread draws first, and keeps running
+        with pytest.warns(RankaugWarning, match="in the thread 'loader' while the thread "
+                          "'MainThread', which drew from it too, is still running"):  # fmt: skip
             in_a_thread(wrapper)
+
+    def test_warns_in_a_pool_of_threads(self) -> None:
+        wrapper = RandomAugmentWrapper(DATA, draw, seed=0)
+        first, second = threading.Event(), threading.Event()
+
+        def one() -> None:
+            wrapper[0]
+            first.set()
+            second.wait(timeout=60)  # still running while the other draws
+
+        helper = threading.Thread(target=one, name="first")
+        helper.start()
+        first.wait(timeout=60)
+        try:
+            with pytest.warns(RankaugWarning, match="thread 'second' while the thread 'first'"):
+                in_a_thread(wrapper, name="second")
+        finally:
+            second.set()
+            helper.join()
+
+    def test_keeps_quiet_for_one_thread_at_a_time(self) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            alone = RandomAugmentWrapper(DATA, draw, seed=0)
+            in_a_thread(alone)  # a thread of its own (a training loop run in a thread)
+            in_a_thread(alone)  # the next one, after the last ended
+            with ThreadPoolExecutor(1) as pool:
+                pooled = list(pool.map(alone.__getitem__, range(8)))
+            threading.Thread(target=time.sleep, args=(0.3,), daemon=True).start()  # idle
+            again = RandomAugmentWrapper(DATA, draw, seed=0)
+            again[0], again[0]  # what the two threads drew
+            repeated = [again[i]["draw"] for i in range(8)]
+            assert repeated == [sample["draw"] for sample in pooled]  # one order: a rerun repeats
+            pickle.loads(pickle.dumps(alone))  # the threads are not pickled
 
 
 class TestLock:
-    @pytest.mark.filterwarnings("ignore:.*not the main thread:rankaug.RankaugWarning")
+    @pytest.mark.filterwarnings("ignore:.*is still running:rankaug.RankaugWarning")
     def test_two_threads_start_one_stream(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(keyed, "KeyedRandom", SlowRandom)
         wrapper = RandomAugmentWrapper(DATA, draw, seed=0)

@@ -121,8 +121,9 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
     Args:
         dataset: The deterministic map-style dataset to cache (``__getitem__`` and
             ``__len__``; the same sample for the same index, in every process).
-        directory: Where the cache lives; created if missing (a relative path is made
-            absolute, so workers that change directory still find it).
+        directory: Where the cache lives; created if missing. Resolved here (made
+            absolute, ``..`` and symlinks followed), so every spelling of one folder is
+            one cache and workers that change directory still find it.
         fingerprint: A string naming this version of the data, used instead of the
             file sizes and mtimes; change it when the data changes. Defaults to
             ``None``.
@@ -141,7 +142,7 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
 
     Attributes:
         dataset: The wrapped dataset.
-        directory: The cache directory (absolute).
+        directory: The cache directory (resolved).
         path: The subdirectory of this fingerprint.
         fingerprint: What the subdirectory's name was made from, in ``fingerprint.text``.
         trust_directory: Whether the owner checks are skipped.
@@ -371,7 +372,7 @@ def _check_directory(directory: object) -> Path:
         )
     if os.fspath(directory) == "":
         raise ValueError(f"directory must be a non-empty path, got {directory!r}")
-    return Path(directory).absolute()
+    return Path(directory).resolve()
 
 
 def _check_fingerprint(value: object) -> str:

@@ -55,7 +55,8 @@ def fingerprint(dataset: Any, length: int, given: str | None) -> Fingerprint:
     own ``_fingerprint`` (which ``map``, ``filter``, ``with_format`` and other data
     files change; its repr lists only features and rows; a caveat if it may be random,
     :func:`~rankaug.cache._hf.random_fingerprint`); else the size and modification
-    time (ns) of every file that its ``source_files()`` method lists (a missing file
+    time (ns) of every file that its ``source_files()`` method lists (named by its
+    resolved folder, so a relative and an absolute path to it key alike; a missing file
     counts as missing), taken from its ``source_stats()`` mapping (path to ``(size,
     mtime_ns)`` or ``None``) for the files it parsed when it was built (the readers'
     label and annotation files: the cache then holds what they parsed, even if a file
@@ -179,22 +180,32 @@ class _Described:
 
 
 def _files(dataset: Any, paths: Any, prefix: str, lines: list[str]) -> int:
-    """Add the line of the files ``paths``: their sizes and mtimes; how many there are."""
+    """Add the line of the files ``paths``: their sizes and mtimes; how many there are.
+
+    Each file is named by its folder resolved (absolute, ``..`` and symlinks followed)
+    and its own name, so every spelling of one file keys alike.
+    """
     source_stats = getattr(dataset, "source_stats", None)
     parsed = source_stats() if callable(source_stats) else {}
     digest = hashlib.sha256()
     count = 0
+    folders: dict[str, str] = {}  # each folder resolved once: realpath costs a stat a part
     for path in paths:
         name = os.fspath(path)
+        head, tail = os.path.split(os.fsdecode(name))  # a bytes path named as text
+        folder = folders.get(head)
+        if folder is None:
+            folder = folders[head] = os.path.realpath(head or os.curdir)
+        named = os.path.join(folder, tail)
         if name in parsed:  # parsed when the reader was built: the stat it had then
             stat = parsed[name]
-            entry = f"{name}\0missing\n" if stat is None else f"{name}\0{stat[0]}\0{stat[1]}\n"
+            entry = f"{named}\0missing\n" if stat is None else f"{named}\0{stat[0]}\0{stat[1]}\n"
         else:
             try:
                 status = os.stat(name)
-                entry = f"{name}\0{status.st_size}\0{status.st_mtime_ns}\n"
+                entry = f"{named}\0{status.st_size}\0{status.st_mtime_ns}\n"
             except FileNotFoundError:
-                entry = f"{name}\0missing\n"
+                entry = f"{named}\0missing\n"
         digest.update(entry.encode("utf-8", "surrogateescape"))
         count += 1
     lines.append(f"{prefix}files={count} sha256={digest.hexdigest()}")

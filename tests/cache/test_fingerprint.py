@@ -90,6 +90,27 @@ class TestFingerprint:
         missing = fingerprint(WithFiles(paths), 2, None)
         assert len({first.key, sized.key, touched.key, missing.key}) == 4
 
+    def test_files_are_named_by_their_resolved_folder(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        for folder in ("data", "other/data"):
+            (tmp_path / folder).mkdir(parents=True)
+            (tmp_path / folder / "a").write_text("1")
+        (tmp_path / "link").symlink_to(tmp_path / "data")
+        (tmp_path / "sub").mkdir()
+        spellings = ["data/a", "./data/a", tmp_path / "data" / "a", "sub/../data/a", "link/a"]
+        stats = {"data/a": (1, 5), "link/a": (1, 5)}  # looked up as the reader names them
+        keys = {fingerprint(WithFiles([Path(name)]), 1, None).key for name in spellings}
+        keys.add(fingerprint(WithFiles([b"data/a"]), 1, None).key)  # type: ignore[list-item]
+        parsed = {fingerprint(WithStats([Path(n)], stats), 1, None).key for n in stats}
+        assert len(keys) == 1
+        assert len(parsed) == 1
+        status = (tmp_path / "data" / "a").stat()
+        os.utime(tmp_path / "other/data/a", ns=(status.st_atime_ns, status.st_mtime_ns))
+        monkeypatch.chdir(tmp_path / "other")  # the same name, size and mtime, another file
+        assert fingerprint(WithFiles([Path("data/a")]), 1, None).key not in keys
+
     def test_parsed_files_count_as_they_were_parsed(self, tmp_path: Path) -> None:
         paths = [tmp_path / "image", tmp_path / "label"]
         for path in paths:

@@ -594,6 +594,19 @@ class TestCachedDataset:
         assert current.path.is_dir()
         assert (tmp_path / "relative" / "notes").is_dir()
 
+    def test_one_folder_however_it_is_spelled(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        (tmp_path / "cache").mkdir()
+        (tmp_path / "sub").mkdir()
+        (tmp_path / "link").symlink_to(tmp_path / "cache")
+        source = SyntheticDetection(2, image_size=16)
+        first = CachedDataset(source, "cache")
+        for spelled in (tmp_path / "cache", "sub/../cache", "link", tmp_path / "link" / "."):
+            again = CachedDataset(source, spelled)
+            assert (again.directory, again.path) == (tmp_path / "cache", first.path)
+
     def test_a_blind_fingerprint_warns(self, tmp_path: Path) -> None:
         with pytest.warns(RankaugWarning, match="cannot tell when Anonymous changes: it has no "
                           "settings repr and no source_files.*Two different datasets of this "

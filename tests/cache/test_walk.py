@@ -68,7 +68,35 @@ class TestRefuseRandom:
     def test_the_walk_is_bounded(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(rankaug.cache._walk, "LIMIT", 10)
         with pytest.warns(RankaugWarning, match="stopped looking for rankaug wrappers"):
-            refuse_random(Holder(parts=[[i] for i in range(20)]))
+            refuse_random(Holder(parts=[Slotted([i]) for i in range(20)]))
+
+    def test_plain_data_is_scanned_not_visited(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(rankaug.cache._walk, "LIMIT", 10)  # far fewer than the items
+        records = [(f"{i}.png", i % 80, np.zeros(2), None) for i in range(1000)]
+        annotations = {i: {"bbox": [1.0, 2.0], "tags": {"a"}} for i in range(100)}
+        refuse_random(Holder(records=records, annotations=annotations, nested=[[[[1]]]]))
+
+    @pytest.mark.parametrize(
+        ("make", "where"),
+        [
+            (lambda m: [(str(i), i) for i in range(1000)] + [("x", {"aug": m})],
+             r"dataset.parts\[1000\]\[1\]\['aug'\]"),
+            (lambda m: functools.reduce(lambda inner, _: [inner], range(40), m),
+             r"dataset.parts(\[0\]){40}\)"),
+            (lambda m: type("Records", (list,), {})([1, m]), r"dataset.parts\[1\]"),
+        ],
+    )  # fmt: skip
+    def test_a_wrapper_among_data_is_found(self, make: Any, where: str) -> None:
+        with pytest.raises(ValueError, match=rf"holds MosaicDataset \(at {where}"):
+            refuse_random(Holder(parts=make(mosaic())))
+
+    def test_data_in_a_cycle_is_walked(self) -> None:
+        looped: list[Any] = [1]
+        looped.append(looped)
+        refuse_random(Holder(parts=looped))
+        looped.append(mosaic())
+        with pytest.raises(ValueError, match=r"at dataset.parts\[2\]"):
+            refuse_random(Holder(parts=looped))
 
 
 class TestOtherLibrariesTransforms:
