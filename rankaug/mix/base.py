@@ -38,7 +38,7 @@ from rankaug._multi.settings import check_settings, dataset_settings, settings_t
 from rankaug.context import SampleContext, pinning_rank
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
-from rankaug.mix.classes import class_target
+from rankaug.mix.classes import ADVICE, class_target
 from rankaug.mix.config import PairConfig, PartnerFit
 from rankaug.params import Partners, Targets, refuse_leftovers, refuse_unused, take
 from rankaug.samples import SampleAdapter, attach, check_adapter, with_class_target
@@ -144,6 +144,8 @@ class PairDataset(KeyedDataset[T_co]):
     """The fields of :class:`~rankaug.Targets` the wrapper uses (it refuses the others set)."""
     settings_fields: ClassVar[tuple[str, ...]] = ()
     """The wrapper's own settings (attributes set before ``__init__``), in its records."""
+    class_advice: ClassVar[str] = ADVICE
+    """What a class refused without ``num_classes=`` is told (its arguments, named)."""
 
     def __init__(
         self,
@@ -378,7 +380,7 @@ class PairDataset(KeyedDataset[T_co]):
                 details = self.unmixed(main)
             sample = self.adapter.repack(out, main_state)
             labels, indices = (main.label, partner.label), (main_index, partner.index)
-            target = class_target(labels, indices, share, config.num_classes)
+            target = class_target(labels, indices, share, config.num_classes, self.class_advice)
             if target is not None:
                 sample = with_class_target(self.adapter, sample, config.class_field, target)
             record = {

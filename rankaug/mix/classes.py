@@ -19,7 +19,14 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["class_target", "class_vector", "refuse_unmixed", "soft_target"]
+__all__ = ["ADVICE", "class_target", "class_vector", "refuse_unmixed", "soft_target"]
+
+ADVICE = (
+    "num_classes= is not given: a mixed image needs a mixed target; pass num_classes= for "
+    "soft targets (or class_field= another key if this is not a class)"
+)
+"""What a refused class's message advises, for the wrappers that take ``num_classes=`` and
+``class_field=`` (CopyPaste, which takes neither, gives its own)."""
 
 
 def class_vector(value: Any, num_classes: int, where: str) -> np.ndarray:
@@ -92,13 +99,14 @@ def soft_target(vector: np.ndarray, like: Any) -> Any:
     return out
 
 
-def refuse_unmixed(value: Any, where: str) -> None:
+def refuse_unmixed(value: Any, where: str, advice: str = ADVICE) -> None:
     """Refuse a class when no ``num_classes=`` says how to mix it.
 
     A class is what :func:`class_vector` takes: an integer (Python, numpy, or a 0-d
     tensor or array) or a vector of numbers (a one-hot or soft vector, e.g. from an
     inner mix with ``num_classes=``). Kept as it is, it would be the main sample's
-    class of a mixed image. Other values (``None``, strings, masks) pass.
+    class of a mixed image. Other values (``None``, strings, masks) pass. ``advice``
+    ends the message: what to do, naming only arguments the wrapper takes.
 
     Raises:
         ValueError: If ``value`` is an integer class or a vector of numbers.
@@ -115,11 +123,7 @@ def refuse_unmixed(value: Any, where: str) -> None:
     if isinstance(array, numbers.Integral) or (
         isinstance(array, np.ndarray) and array.ndim == 0 and array.dtype.kind in "iu"
     ):
-        raise ValueError(
-            f"{where} has the class {int(array)} but num_classes= is not given: a mixed image "
-            "needs a mixed target; pass num_classes= for soft targets (or class_field= "
-            "another key if this is not a class)"
-        )
+        raise ValueError(f"{where} has the class {int(array)} but {advice}")
     try:
         vector = np.asarray(array, dtype=np.float64)
     except (TypeError, ValueError):
@@ -127,18 +131,21 @@ def refuse_unmixed(value: Any, where: str) -> None:
     if vector.ndim == 1 and vector.size:
         raise ValueError(
             f"{where} has the class vector {value!r:.80} (shape {vector.shape}) but "
-            "num_classes= is not given: a mixed image needs a mixed target; pass "
-            "num_classes= for soft targets (a class is an integer or a vector of "
-            "num_classes weights; give class_field= another key if this is not a class)"
+            f"{advice} (a class is an integer or a vector of weights)"
         )
 
 
 def class_target(
-    labels: tuple[Any, Any], indices: tuple[int, int], share: float, num_classes: int | None
+    labels: tuple[Any, Any],
+    indices: tuple[int, int],
+    share: float,
+    num_classes: int | None,
+    advice: str = ADVICE,
 ) -> Any:
     """An output's soft class target: the main and partner classes mixed by ``share``.
 
-    ``None`` without ``num_classes`` (a class is then refused: :func:`refuse_unmixed`).
+    ``None`` without ``num_classes`` (a class is then refused, with ``advice``:
+    :func:`refuse_unmixed`).
     ``labels`` and ``indices`` are the main sample's and the partner's.
 
     >>> class_target((0, 2), (5, 6), 0.75, 3).tolist()
@@ -148,7 +155,7 @@ def class_target(
     """
     main, partner = labels
     if num_classes is None:
-        refuse_unmixed(main, f"dataset[{indices[0]}]")
+        refuse_unmixed(main, f"dataset[{indices[0]}]", advice)
         return None
     vector = class_vector(main, num_classes, f"dataset[{indices[0]}]")
     if share != 1.0:

@@ -136,6 +136,10 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
     settings_fields = ("source", "fraction", "max_overlap", "min_visibility")
 
     kind = "copypaste"
+    class_advice = (
+        "CopyPaste mixes no class (the pasted image would keep the main sample's): give "
+        "the samples' class under another key than 'label' (kept as it is) or leave it out"
+    )
 
     def __init__(
         self,

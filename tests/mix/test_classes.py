@@ -55,3 +55,9 @@ class TestRefuseUnmixed:
         for value in vectors:
             with pytest.raises(ValueError, match=r"dataset\[0\] has the class vector .* \(shape"):
                 refuse_unmixed(value, "dataset[0]")
+
+    def test_the_advice_ends_the_message(self) -> None:
+        with pytest.raises(ValueError, match=r"has the class 3 but rename it$"):
+            refuse_unmixed(3, "dataset[0]", "rename it")
+        with pytest.raises(ValueError, match=r"\(shape \(2,\)\) but rename it \(a class is"):
+            refuse_unmixed([0.25, 0.75], "dataset[0]", "rename it")

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import inspect
+import re
 from typing import Any
 from unittest import mock
 
@@ -287,6 +289,20 @@ class TestCopyPasteDataset:
         data = [with_polygons(instance_sample(0, (4, 4), [(0, 0, 2, 2)]), keep_masks=True)] * 2
         with pytest.raises(SampleError, match=r"dataset\[0\] has both instance masks"):
             CopyPasteDataset(data, seed=0, p=0.0)[0]
+
+    @pytest.mark.parametrize("label", [3, np.array([0.25, 0.75])])
+    def test_a_class_is_refused_with_advice_that_names_its_arguments(self, label: Any) -> None:
+        data = [{**instance_sample(i, (6, 6), [(0, 0, 2, 2)]), "label": label} for i in range(2)]
+        with pytest.raises(SampleError, match=r"dataset\[0\] has the class ") as caught:
+            CopyPasteDataset(data, seed=0, p=1.0)[0]
+        advised = re.findall(r"(\w+)=", str(caught.value))
+        parameters = inspect.signature(CopyPasteDataset).parameters
+        assert [name for name in advised if name not in parameters] == []
+        # the advice works: under another key, the class is kept as it is
+        data = [
+            {**instance_sample(i, (6, 6), [(0, 0, 2, 2)]), "image_class": label} for i in range(2)
+        ]
+        assert CopyPasteDataset(data, seed=0, p=1.0)[0]["image_class"] is label
 
     def test_arguments_are_checked(self) -> None:
         data = [instance_sample(0, (4, 4), [])] * 2
