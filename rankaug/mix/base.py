@@ -86,7 +86,7 @@ class PairDataset(KeyedDataset[T_co]):
 
     A subclass sets :attr:`kind` (its name in records and messages) and
     :attr:`uniforms` (its ``k``), and implements :meth:`draw`, :meth:`combine` and
-    :meth:`unmixed`; it may override :meth:`needs_partner` and :meth:`check`.
+    :meth:`unmixed`; it may override :meth:`needs_partner`, :meth:`check` and :meth:`alone`.
 
     Args:
         dataset: A map-style dataset.
@@ -95,7 +95,8 @@ class PairDataset(KeyedDataset[T_co]):
             it (picklable, for spawned workers).
         targets: The box format, label and keypoint fields, ``clip`` (boxes reaching
             outside the image are clipped in every output, mixed or not; ``False``
-            refuses them) and, for CutMix, the box filters (:class:`~rankaug.Targets`);
+            refuses them) and, for CutMix, the box filters (:class:`~rankaug.Targets`;
+            on every output, mixed or not);
             ``None``: ``Targets()``.
         partners: Where partners come from (:class:`~rankaug.Partners`: ``pool`` and
             ``weights``; one partner, so no ``replace``); ``None``: the whole dataset.
@@ -253,15 +254,12 @@ class PairDataset(KeyedDataset[T_co]):
         """
         raise NotImplementedError(f"{type(self).__name__} must implement combine()")
 
+    def alone(self, main: Part) -> Part:
+        """The output's image and targets for a sample that is not mixed (``main`` here)."""
+        return main
+
     def unmixed(self, main: Part) -> dict[str, Any]:
-        """The record's details of a sample that is not mixed.
-
-        Args:
-            main: The main sample.
-
-        Returns:
-            The details (none by default).
-        """
+        """The record's details of a sample that is not mixed (none by default)."""
         return {}
 
     # ------------------------------------------------------------------- the path
@@ -375,8 +373,10 @@ class PairDataset(KeyedDataset[T_co]):
                 out = reader.emit(combined.part, data.keys())
                 share, details = combined.share, combined.details
                 partner = parts[-1]
-            else:  # not mixed, or nothing combined: the main sample as it is (clipped)
-                out, share, partner = reader.clip(main, data), 1.0, main
+            else:  # not mixed, or nothing combined: the main sample (clipped; CutMix filters)
+                alone = self.alone(main)
+                out = reader.clip(main, data) if alone is main else reader.emit(alone, data.keys())
+                share, partner = 1.0, main
                 details = self.unmixed(main)
             sample = self.adapter.repack(out, main_state)
             labels, indices = (main.label, partner.label), (main_index, partner.index)

@@ -15,6 +15,11 @@ it smaller near the borders.) The partner's pixels inside it replace the main im
   (or width) shrinks to its visible part (an instance with a mask or polygon takes its
   box from them instead, below).
 * **Partner boxes** are clipped to the rectangle and kept by the same rule.
+* **A sample that is not mixed** (``u[0] >= p``) goes through the same filters, as a
+  cut of no rectangle: its boxes are all visible, so ``min_visibility`` keeps them, and
+  ``min_area``, ``min_width`` and ``min_height`` drop the small ones (with their label
+  fields, masks and polygons), as they would in a mixed output (and a box of no width,
+  height or area, which no mixed output keeps); without filters it is given as it is.
 * **Masks** follow their pixels: instance masks lose (the main's) or keep only (the
   partner's) the rectangle (:mod:`rankaug.mix._cut_masks`): an instance whose mask keeps
   no pixel is dropped with its box and label fields, a mask the cut changes gives its
@@ -192,7 +197,8 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
         dataset: A map-style dataset.
         alpha: The Beta distribution's parameter for ``lam``.
         **options: The arguments every mix wrapper takes: ``seed``, ``p`` (``1.0``),
-            ``targets`` (its box filters measure what of each box is visible),
+            ``targets`` (its box filters measure what of each box is visible, in
+            every output, mixed or not),
             ``partners``, ``record`` (``"cutmix"``, the :class:`CutMixRecord`'s key), ...
             (see :class:`~rankaug.mix.base.PairDataset`).
 
@@ -223,6 +229,7 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
         targets = self.config.targets
         self.min_area, self.min_visibility = targets.min_area, targets.min_visibility
         self.min_width, self.min_height = targets.min_width, targets.min_height
+        self._filtered = targets.filters
 
     def draw(self, rng: np.random.Generator) -> tuple[float, ...]:
         """``(lam,)``, ``lam ~ Beta(alpha, alpha)``: the rectangle's area is ``1 - lam``."""
@@ -232,8 +239,25 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
         self, main: Part, partner: Part, plan: PairPlan, rng: np.random.Generator
     ) -> Combined:
         """Paste the partner's rectangle; keep, shrink and clip the boxes (module docstring)."""
-        hw, both = main.hw, (main, partner)
+        hw = main.hw
         rect = rectangle(hw, plan.draws[0], *plan.uniforms)
+        x0, y0, x1, y1 = rect
+        share = 1.0 - (x1 - x0) * (y1 - y0) / (hw[0] * hw[1])
+        return Combined(self._cut(main, partner, rect), share, {"rect": rect, "ratio": share})
+
+    def alone(self, main: Part) -> Part:
+        """A sample that is not mixed, through the box filters (a cut of no rectangle).
+
+        The main sample itself without filters, or when every box passes them.
+        """
+        nothing = (0, 0, 0, 0)
+        if not self._filtered or self._boxes(main.boxes, main.boxes[:0], nothing)[1].all():
+            return main
+        return self._cut(main, main, nothing)  # the partner's boxes, clipped to it, all go
+
+    def _cut(self, main: Part, partner: Part, rect: Rect) -> Part:
+        """The output of ``partner``'s rectangle pasted into ``main``: image and targets."""
+        hw, both = main.hw, (main, partner)
         x0, y0, x1, y1 = rect
         inside = (slice(y0, y1), slice(x0, x1))
         candidates, kept = self._boxes(main.boxes, partner.boxes, rect)
@@ -269,7 +293,7 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
             }
         # the pixels last: the targets' Python runs before they take the caches
         image = _assemble(main.image, partner.image, rect)
-        out = Part(
+        return Part(
             main.index,
             image,
             candidates[kept],
@@ -281,8 +305,6 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
             main.label,
             segments,
         )
-        share = 1.0 - (x1 - x0) * (y1 - y0) / (hw[0] * hw[1])
-        return Combined(out, share, {"rect": rect, "ratio": share})
 
     def _boxes(
         self, main: np.ndarray, partner: np.ndarray, rect: Rect

@@ -190,6 +190,40 @@ class TestCutMixTargets:
         assert out["bboxes"].tolist() == [[10.0, 4.0, 14.0, 8.0]]
         assert out["labels"].tolist() == [1]
 
+    def test_the_filters_apply_to_every_output_mixed_or_not(self) -> None:
+        # the 2x2 box (area 4) lies left of the rectangle: min_area=5 drops it either way
+        data = [
+            flat_sample(0, (20, 20), 10, boxes=[(1, 12, 3, 14), (2, 2, 8, 8)]),
+            flat_sample(1, (20, 20), 200, boxes=[(12, 2, 18, 8)]),
+        ]
+        for sample in data:
+            sample["keypoints"] = np.array([[2.0, 13.0]])
+        targets = Targets(min_area=5.0)
+        mixed = FixedCut(data, seed=0, targets=targets)[0]
+        alone = CutMixDataset(data, seed=0, p=0.0, targets=targets)[0]
+        assert mixed["cutmix"]["applied"] is True
+        assert alone["cutmix"]["applied"] is False
+        assert mixed["bboxes"].tolist() == [[2.0, 2.0, 8.0, 8.0], [12.0, 2.0, 18.0, 8.0]]
+        assert alone["bboxes"].tolist() == [[2.0, 2.0, 8.0, 8.0]]
+        assert alone["labels"].tolist() == [0]
+        np.testing.assert_array_equal(alone["masks"], data[0]["masks"][1:])
+        np.testing.assert_array_equal(alone["image"], data[0]["image"])
+        np.testing.assert_array_equal(alone["mask"], data[0]["mask"])
+        assert alone["keypoints"].tolist() == [[2.0, 13.0]]  # keypoints are not boxes
+
+    def test_an_unmixed_output_that_passes_the_filters_is_as_it_was(self) -> None:
+        # every box of an unmixed sample shows whole: min_visibility keeps them all, and
+        # without filters even a box of no width is given back
+        for targets, boxes in (
+            (Targets(min_visibility=0.9), [(1, 12, 3, 14), (2, 2, 8, 8)]),
+            (Targets(), [(4, 4, 4, 9), (2, 2, 8, 8)]),
+        ):
+            data = [flat_sample(i, (20, 20), 10 + i, boxes=boxes) for i in range(2)]
+            out = CutMixDataset(data, seed=0, p=0.0, targets=targets)[0]
+            np.testing.assert_array_equal(out["bboxes"], data[0]["bboxes"])
+            np.testing.assert_array_equal(out["masks"], data[0]["masks"])
+            assert out["labels"].tolist() == [0, 0]
+
     def test_keypoints_where_their_image_shows(self) -> None:
         out, _ = self.cut([(0, 0, 8, 8)], [(15, 1, 19, 9)])
         # (15, 5) lies in the rectangle: the partner's; the others are the main's
@@ -288,6 +322,16 @@ class TestCutMixPolygons:
             drawn = fill(polygon, (0, 20, 0, 20))
             ys, xs = np.nonzero(drawn)
             assert [xs.min(), ys.min(), xs.max() + 1, ys.max() + 1] == box.tolist()
+
+    def test_an_unmixed_output_drops_the_polygons_the_filters_drop(self) -> None:
+        main = [[(2.0, 12.0), (4.0, 12.0), (3.0, 14.0)], [(2.0, 2.0), (8.0, 2.0), (5.0, 8.0)]]
+        data = [polygon_sample(i, main, "array", np.float32) for i in range(2)]
+        out = CutMixDataset(data, seed=0, p=0.0, targets=Targets(min_width=3.0))[0]
+        assert out["cutmix"]["applied"] is False
+        assert out["labels"].tolist() == [1]
+        assert out["bboxes"].tolist() == [[2.0, 2.0, 8.0, 8.0]]
+        np.testing.assert_array_equal(out["segments"], data[0]["segments"][1:])
+        assert out["segments"].dtype == np.float32
 
     @pytest.mark.parametrize(
         "shape",
