@@ -22,11 +22,15 @@ __all__ = ["PolygonInstances", "trace"]
 class PolygonInstances(Instances):
     """One sample's instance polygons, for the layering of :mod:`rankaug.mix._masks`.
 
-    ``mirror`` reads the sample mirrored left to right (its polygons are mirrored here;
-    its image through :meth:`view`).
+    ``mirror`` reads the sample mirrored left to right (its image through :meth:`view`):
+    an instance's pixels are the mirror image of those its polygon draws (its mask's,
+    mirrored), and its polygon in the output (:meth:`polygon`) the mirrored one where
+    that draws them, else their outline (OpenCV's slanted edges are not symmetric). Only
+    where that outline has more points than an ``(N, K, 2)`` array's ``K`` (resampled,
+    it would draw others) are its pixels those the mirrored polygon draws.
     """
 
-    __slots__ = ("bounds", "grids", "polygons", "rasters")
+    __slots__ = ("bounds", "drawn", "grids", "outlines", "polygons", "rasters")
 
     exact = True
 
@@ -36,11 +40,20 @@ class PolygonInstances(Instances):
         self.hw = hw
         self.width, self.mirror = hw[1], mirror
         self.boxes = boxes
+        self.drawn = polygons  # the rasters' polygons (mirror: their pixels mirrored)
         self.polygons = polygons.mirrored(hw[1]) if mirror else polygons
         self.bounds = self.polygons.regions(hw)
+        if mirror:  # and the mirror images of the polygons' own regions
+            self.bounds = [
+                (min(a0, b0), max(a1, b1), min(a2, hw[1] - b3), max(a3, hw[1] - b2))
+                for (a0, a1, a2, a3), (b0, b1, b2, b3) in zip(
+                    self.bounds, polygons.regions(hw), strict=True
+                )
+            ]
         self.regions: dict[int, Region] = {}  # unused: bounds holds them all
         self.counts: dict[int, int] = {}
         self.rasters: dict[int, np.ndarray] = {}
+        self.outlines: dict[int, np.ndarray] = {}  # mirror: the polygons drawing them
         self.grids: np.ndarray | None = None  # an (N, K, 2) array's, made at once
 
     def __len__(self) -> int:
@@ -57,13 +70,42 @@ class PolygonInstances(Instances):
         """
         raster = self.rasters.get(k)
         if raster is None:
-            points, grid = self.polygons.points, None
+            points, grid = self.drawn.points, None
             if isinstance(points, np.ndarray):  # every polygon's grid at once
                 if self.grids is None:
                     self.grids = grids(points)
                 grid = self.grids[k]
-            raster = self.rasters[k] = fill(points[k], self.bounds[k], grid)
+            y0, y1, x0, x1 = self.bounds[k]
+            if self.mirror:
+                own = fill(points[k], (y0, y1, self.width - x1, self.width - x0), grid)
+                raster = self._mirrored(k, cv2.flip(own, 1))
+            else:
+                raster = fill(points[k], (y0, y1, x0, x1), grid)
+            self.rasters[k] = raster
         return raster
+
+    def _mirrored(self, k: int, mirror: np.ndarray) -> np.ndarray:
+        """Mirrored polygon ``k``'s pixels: ``mirror``, its own pixels mirrored.
+
+        Kept with the polygon that draws them (:meth:`polygon`); for an outline of more
+        than ``K`` points, the pixels the mirrored polygon draws instead.
+        """
+        region = self.bounds[k]
+        drawn = fill(self.polygons.points[k], region)
+        if np.array_equal(drawn, mirror) or not cv2.hasNonZero(mirror):
+            return mirror
+        shape = outline(mirror, (region[0], region[2]))
+        count = self.polygons.points_per
+        if count is not None and len(shape) > count:
+            return drawn
+        self.outlines[k] = padded(shape, count)
+        return mirror
+
+    def polygon(self, k: int) -> np.ndarray:
+        """Polygon ``k`` as the output gives it whole: one that draws its pixels."""
+        shape = self.outlines.get(k)  # only for mirror
+        own: np.ndarray = self.polygons.points[k] if shape is None else shape
+        return own
 
     def count(self, k: int) -> int:
         """How many pixels polygon ``k`` covers in the image."""
@@ -143,8 +185,8 @@ def trace(
     boxes = []
     for owner, k, region, shown, box in entries:
         assert isinstance(owner, PolygonInstances)
-        if shown is None:  # shows whole: its own polygon
-            points.append(owner.polygons.points[k])
+        if shown is None:  # shows whole: its own polygon (or one drawing its mirrored pixels)
+            points.append(owner.polygon(k))
             boxes.append(box)
             continue
         if owner is ours:  # trimmed: what the pasted pixels left (cut by covered)

@@ -10,7 +10,9 @@ instances of its source, and instance ``k`` is pasted when its uniform is below
 that fraction of every box of the main sample (ultralytics pastes only those below 0.3).
 
 * **Source**: ``"partner"`` takes the instances of the keyed partner, ``"flip"`` those of
-  the sample itself mirrored left to right (ultralytics' ``"flip"`` mode).
+  the sample itself mirrored left to right (ultralytics' ``"flip"`` mode): a polygon's
+  pixels mirrored, as its mask's (its copy the mirrored polygon where that draws them,
+  else their outline; :class:`~rankaug.mix._outlines.PolygonInstances`).
 * **Pixels**: each pasted instance's mask pixels take the source's pixels, in the
   source's order (later instances on top).
 * **Targets**: pasted instances bring their boxes, label fields and masks or polygons

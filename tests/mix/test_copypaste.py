@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 import pytest
 import torch
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 from torch.utils.data import DataLoader
 
@@ -373,8 +373,8 @@ class TestCopyPastePolygons:
     ) -> None:  # fmt: skip
         # with points=1000 (ultralytics' arrays) the outlines of trimmed instances were
         # resampled along their edges, which moved their fill by a pixel here and there;
-        # (resampled points, off the pixel grid, do not draw the mirror of their mask)
-        assume(points is None or source == "partner")
+        # flipped, a copy pastes its mask's pixels mirrored, and its polygon draws them
+        # (the outline of them where its own, mirrored, draws others)
         polygons = [with_polygons(s, points=points) for s in data]
         dense = [with_polygons(s, keep_masks=True, points=points) for s in data]
         for s in dense:
@@ -480,6 +480,52 @@ class TestCopyPastePolygons:
             drawn = fill(polygon, (0, 24, 0, 32))
             assert (drawn >= mask).all()  # every pixel, and more only on the bridges
             assert int(drawn.sum()) - int(mask.sum()) <= 64 * (pieces(mask) - 1)
+
+    @pytest.mark.parametrize("form", ["list", "array"])
+    def test_flip_pastes_slanted_polygons_as_the_masks_they_draw(self, form: str) -> None:
+        # OpenCV's slanted edges are not symmetric: these triangles, mirrored, draw 3 and 2
+        # pixels other than the mirror images of their own, which the masks paste
+        shapes = np.array([[(3.0, 2.0), (13.0, 5.0), (5.0, 14.0)],
+                           [(1.0, 16.0), (14.0, 17.0), (9.0, 23.0)]])  # fmt: skip
+        masks = np.array([fill(p, (0, 24, 0, 32)) for p in shapes])
+        image = np.zeros((24, 32, 3), np.uint8)
+        for k, mask in enumerate(masks):
+            image[mask != 0] = colour_of(k + 1)
+        # an array: each point 8 times (the same pixels), room for the outlines' 15 and 9
+        segments = np.repeat(shapes, 8, axis=1) if form == "array" else list(shapes)
+        common = {"image": image, "labels": np.array([1, 2]),
+                  "bboxes": np.array([tight_box(m) for m in masks], np.float32)}  # fmt: skip
+        kwargs: dict[str, Any] = {"seed": 0, "p": 1.0, "source": "flip"}
+        ours = CopyPasteDataset([{**common, "segments": segments}], **kwargs)[0]
+        theirs = CopyPasteDataset([{**common, "masks": masks}], **kwargs)[0]
+        assert ours["copypaste"]["pasted"] == theirs["copypaste"]["pasted"] == [0, 1]
+        assert ours["bboxes"].tolist() == theirs["bboxes"].tolist()
+        np.testing.assert_array_equal(ours["image"], theirs["image"])
+        assert isinstance(ours["segments"], np.ndarray if form == "array" else list)
+        assert len(ours["segments"]) == len(theirs["masks"]) == 4
+        for polygon, mask in zip(ours["segments"], theirs["masks"], strict=True):
+            np.testing.assert_array_equal(fill(polygon, (0, 24, 0, 32)), mask)
+        for k in (0, 1):  # each copy: its pixels mirrored, in its colour
+            mirrored = masks[k][:, ::-1] != 0
+            assert (ours["image"][mirrored] == colour_of(k + 1)).all()
+
+    def test_flip_of_an_array_too_short_for_the_outline_pastes_what_its_polygon_draws(
+        self,
+    ) -> None:
+        # 3 points cannot draw the mirrored pixels' outline: the mirrored polygon is kept,
+        # and what is pasted is what it draws (the image's pixels there, mirrored)
+        triangle = np.array([[[3.0, 2.0], [13.0, 5.0], [5.0, 14.0]]], np.float32)
+        mask = fill(triangle[0], (0, 24, 0, 32))
+        image = np.zeros((24, 32, 3), np.uint8)
+        image[mask != 0] = colour_of(1)
+        sample = {"image": image, "labels": np.array([1]), "segments": triangle,
+                  "bboxes": np.array([tight_box(mask)], np.float32)}  # fmt: skip
+        out = CopyPasteDataset([sample], seed=0, p=1.0, source="flip")[0]
+        drawn = fill(out["segments"][1], (0, 24, 0, 32))
+        assert int((drawn != mask[:, ::-1]).sum()) == 3  # OpenCV's asymmetry, as before
+        changed = (out["image"] != image).any(axis=2)
+        assert not (changed & (drawn == 0)).any()  # nothing pasted outside its polygon
+        np.testing.assert_array_equal(out["image"][drawn != 0], image[:, ::-1][drawn != 0])
 
     def test_from_a_yolo_seg_folder(self, tmp_path: Any) -> None:
         samples = [with_polygons(instance_sample(i, (16, 16), [(1, 1, 7, 9), (9, 2, 15, 6)]))
