@@ -43,13 +43,14 @@ class _ReadsEpoch(Dataset[int]):
         return self.epoch.read() if index else self.epoch.get()  # both readers
 
 
-def every_set(context: str) -> list[list[int]]:
-    """What two persistent workers of ``context`` read after each of three sets."""
+def every_set(context: str, workers: int = 2) -> list[list[int]]:
+    """What ``workers`` persistent workers of ``context`` read (both readers) after each
+    of three sets."""
     epoch = SharedEpoch()
     loader = DataLoader(
         _ReadsEpoch(epoch),
         batch_size=None,
-        num_workers=2,
+        num_workers=workers,
         persistent_workers=True,
         multiprocessing_context=context,
     )
@@ -61,8 +62,9 @@ def every_set(context: str) -> list[list[int]]:
 
 
 def every_set_spawned(_: Path) -> list[list[int]]:
-    """:func:`every_set` with spawned workers (a job of tests.ahead)."""
-    return every_set("spawn")
+    """:func:`every_set` with one spawned worker (a job of tests.ahead; two, as the fork
+    case has, would import torch once more for nothing the transport needs)."""
+    return every_set("spawn", workers=1)
 
 
 class TestSharedEpoch:

@@ -280,14 +280,15 @@ class TestOverADistributedSampler:
         assert {i.epoch for shard in shards for i in shard} == {1}
 
 
-def two_epochs(context: str) -> list[list[tuple[int, int]]]:
-    """What two persistent workers of ``context`` see over two passes of an EpochSampler."""
+def two_epochs(context: str, workers: int = 2) -> list[list[tuple[int, int]]]:
+    """What ``workers`` persistent workers of ``context`` see over two passes of an
+    EpochSampler."""
     sampler = EpochSampler(SequentialSampler(range(8)))
     loader = DataLoader(
         Seen(),
         sampler=sampler,
         batch_size=3,
-        num_workers=2,
+        num_workers=workers,
         persistent_workers=True,
         multiprocessing_context=context,
     )
@@ -298,8 +299,9 @@ def two_epochs(context: str) -> list[list[tuple[int, int]]]:
 
 
 def two_spawned_epochs(_: Path) -> list[list[tuple[int, int]]]:
-    """:func:`two_epochs` with spawned workers (a job of tests.ahead)."""
-    return two_epochs("spawn")
+    """:func:`two_epochs` with one spawned worker (a job of tests.ahead: each imports torch;
+    the fork case has two)."""
+    return two_epochs("spawn", workers=1)
 
 
 EVERY_INDEX = [[(i, 0) for i in range(8)], [(i, 1) for i in range(8)]]

@@ -85,17 +85,19 @@ STRUCTURES = st.recursive(
 )
 
 
-def fill_and_read(folder: Path, context: str) -> tuple[list[Any], list[bool], list[Any]]:
-    """One loader, its two workers kept: the first pass fills the cache, the second reads.
+def fill_and_read(
+    folder: Path, context: str, workers: int = 2
+) -> tuple[list[Any], list[bool], list[Any]]:
+    """One loader, its workers kept: the first pass fills the cache, the second reads.
 
-    Returns both passes and which samples were cached between them (two workers started
+    Returns both passes and which samples were cached between them (the workers started
     once; spawned ones each import torch, seconds apiece).
     """
     cached = CachedDataset(SyntheticDetection(8, image_size=(60, 80), seed=4), folder)
     loader = DataLoader(
         cached,
         batch_size=None,
-        num_workers=2,
+        num_workers=workers,
         multiprocessing_context=context,
         collate_fn=None,
         persistent_workers=True,
@@ -106,8 +108,9 @@ def fill_and_read(folder: Path, context: str) -> tuple[list[Any], list[bool], li
 
 
 def fill_and_read_spawned(folder: Path) -> tuple[list[Any], list[bool], list[Any]]:
-    """:func:`fill_and_read` with spawned workers (a job of tests.ahead)."""
-    return fill_and_read(folder, "spawn")
+    """:func:`fill_and_read` with one spawned worker (a job of tests.ahead: each imports
+    torch; the fork case has two filling at once)."""
+    return fill_and_read(folder, "spawn", workers=1)
 
 
 def assert_filled_and_read(filled: list[Any], between: list[bool], read: list[Any]) -> None:

@@ -126,14 +126,21 @@ def unchanged(held: list[tuple[Any, Any]]) -> list[int]:
 
 class TestBatchCollator:
     @pytest.mark.parametrize(
-        ("context", "persistent"),
-        [("fork", True), ("fork", False), pytest.param("spawn", True, marks=pytest.mark.slow)],
+        ("context", "persistent", "workers"),
+        # one spawned worker: each imports torch, and the fork cases have two
+        [
+            ("fork", True, 2),
+            ("fork", False, 2),
+            pytest.param("spawn", True, 1, marks=pytest.mark.slow),
+        ],
     )
     def test_held_batches_never_change_while_buffers_are_recycled(
-        self, context: str, persistent: bool
+        self, context: str, persistent: bool, workers: int
     ) -> None:
         collate = BatchCollator(buffers=4)
-        data = loader(collate, multiprocessing_context=context, persistent_workers=persistent)
+        data = loader(
+            collate, workers=workers, multiprocessing_context=context, persistent_workers=persistent
+        )
         held, count = hold_and_drop((batch for _ in range(2) for batch in data), 96)
         assert count == 48
         assert len(held) == 36
@@ -142,7 +149,7 @@ class TestBatchCollator:
         assert stats.received == 48
         assert stats.reused > 0  # released buffers were written again...
         assert stats.unpooled > 0  # ...and busy ones never: fresh ones were made meanwhile
-        assert stats.pooled <= 4 * 2 * (1 if persistent else 2)  # 4 per worker
+        assert stats.pooled <= 4 * workers * (1 if persistent else 2)  # 4 per worker
 
     @pytest.mark.usefixtures("file_system_sharing")
     def test_file_system_sharing(self) -> None:
