@@ -180,7 +180,9 @@ class TestKeep:
         start = minor_faults()
         again = read(path, keep=True)
         assert again.sum() == 5 << 22
-        assert minor_faults() - start <= 2  # no page of it faulted in again
+        # no page of its 1024 faulted in again (a few faults are the process's own: numpy's
+        # reduction buffer, another thread; <= 2 failed once in a busy full run)
+        assert minor_faults() - start < 64
         assert np.shares_memory(first, again)  # the same mapping
         assert not np.shares_memory(read(path), read(path))  # mapped afresh each time
 
