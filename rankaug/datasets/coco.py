@@ -137,8 +137,10 @@ class CocoDetection(Dataset[Any]):
             raise TypeError(f"tolerance must be a real number, got {tolerance!r}")
         if not 0.0 <= tolerance < math.inf:
             raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
-        self.annotation_file = Path(annotation_file)
-        self.image_root = Path(image_root)
+        # resolved (absolute, links followed): one file or folder, one name (and repr,
+        # which is the cache's key)
+        self.annotation_file = Path(annotation_file).resolve()
+        self.image_root = Path(image_root).resolve()
         self.tolerance = float(tolerance)
         data, self._annotation_stat = _load_json(self.annotation_file)
         source = str(self.annotation_file)

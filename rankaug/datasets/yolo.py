@@ -91,7 +91,7 @@ class YoloFolder(Dataset[Any]):
     ``reduced_decode=False``, ultralytics' ``load_image`` pixel for pixel.
 
     Args:
-        root: The dataset folder.
+        root: The dataset folder (kept resolved: absolute, links followed).
         box_format: Format of the dict sample's ``"bboxes"``.
         image_dir: Image folder, relative to ``root``.
         label_dir: Label folder, relative to ``root``.
@@ -187,7 +187,7 @@ class YoloFolder(Dataset[Any]):
             raise TypeError(f"tolerance must be a real number, got {tolerance!r}")
         if not 0.0 <= tolerance < 0.5:
             raise ValueError(f"tolerance must be in [0, 0.5), got {tolerance!r}")
-        self.root = Path(root)
+        self.root = Path(root).resolve()  # one folder, one name (and repr, the cache key)
         self.tolerance = float(tolerance)
         images = self.root / image_dir
         labels = self.root / label_dir

@@ -34,6 +34,17 @@ class TestCocoDetection:
         path.write_text(json.dumps(data))
         return path
 
+    def test_one_file_however_spelled_is_one_dataset(
+        self, tmp_path: Path, coco: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        relative = CocoDetection(coco[0].relative_to(tmp_path), "images")
+        absolute = CocoDetection(coco[0], tmp_path / "images")
+        assert repr(relative) == repr(absolute)
+        assert relative.image_root == (tmp_path / "images").resolve()
+        monkeypatch.chdir(tmp_path / "images")  # read after the working folder moved
+        np.testing.assert_array_equal(relative[0]["image"], absolute[0]["image"])
+
     def test_matches_the_source(
         self, tmp_path: Path, synthetic: SyntheticDetection, coco: tuple[Path, dict[str, Any]]
     ) -> None:

@@ -45,6 +45,19 @@ class TestYoloFolder:
             path.write_text(text)
         return tmp_path
 
+    def test_one_folder_however_spelled_is_one_dataset_and_one_cache(
+        self, root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        (tmp_path / "link").symlink_to(root)
+        monkeypatch.chdir(tmp_path)
+        spellings = [YoloFolder(name) for name in ("ds", root, "link", "ds/../ds")]
+        assert {repr(ds) for ds in spellings} == {repr(YoloFolder(root))}
+        assert {ds.root for ds in spellings} == {root.resolve()}
+        first = CachedDataset(spellings[0], tmp_path / "cache")
+        assert CachedDataset(spellings[2], tmp_path / "cache").directory == first.directory
+        monkeypatch.chdir(root)  # read after the working folder moved: its files still
+        np.testing.assert_array_equal(spellings[0][1]["image"], YoloFolder(root)[1]["image"])
+
     def test_round_trip_of_synthetic_data(self, root: Path) -> None:
         original = SyntheticDetection(6, image_size=(40, 56), seed=2)
         ds = YoloFolder(root)
