@@ -15,7 +15,6 @@ channels, dtypes, targets or size. A partner of another size is refused, or with
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,7 +28,7 @@ from rankaug.samples import SampleAdapter, class_target
 if TYPE_CHECKING:
     from rankaug.mix.config import PairConfig
 
-__all__ = ["PairReader", "Part", "flipped", "mirrored_boxes"]
+__all__ = ["PairReader", "Part", "mirrored_boxes"]
 
 
 def mirrored_boxes(boxes: np.ndarray, width: int) -> np.ndarray:
@@ -37,25 +36,6 @@ def mirrored_boxes(boxes: np.ndarray, width: int) -> np.ndarray:
     swapped = boxes[:, [2, 1, 0, 3]]
     mirrored: np.ndarray = swapped * [-1.0, 1.0, -1.0, 1.0] + [width, 0.0, width, 0.0]
     return mirrored
-
-
-def flipped(part: Part) -> Part:
-    """The part mirrored left to right (image, boxes, masks, polygons and keypoints)."""
-    width = part.image.shape[1]
-    boxes = mirrored_boxes(part.boxes, width)
-    points = part.keypoints
-    if points is not None:
-        points = points.copy()
-        points[:, 0] = width - points[:, 0]
-    return replace(
-        part,
-        image=part.image[:, ::-1],
-        boxes=boxes,
-        mask=None if part.mask is None else part.mask[:, ::-1],
-        masks=None if part.masks is None else part.masks[:, :, ::-1],
-        keypoints=points,
-        segments=None if part.segments is None else part.segments.mirrored(width),
-    )
 
 
 class PairReader(PartReader):

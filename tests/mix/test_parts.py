@@ -5,7 +5,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rankaug._multi.pairs import PairReader, Part, flipped
+from rankaug._multi.pairs import PairReader, Part
 from rankaug.mix.config import PairConfig
 from rankaug.params import Targets, pop_fields
 from rankaug.samples import DefaultAdapter
@@ -24,20 +24,6 @@ def reader(**change: Any) -> PairReader:
 def parts(samples: list[Any], **change: Any) -> list[Part]:
     read = reader(**change)
     return read.parts(list(range(len(samples))), samples, samples)
-
-
-class TestPart:
-    def test_flipped_mirrors_everything(self) -> None:
-        sample = {**flat_sample(0, (4, 10), 5, boxes=[(1, 0, 3, 2)]),
-                  "keypoints": np.array([[1.0, 1.0]]), "kp": [7]}  # fmt: skip
-        part = parts([sample])[0]
-        mirrored = flipped(part)
-        assert mirrored.boxes.tolist() == [[7.0, 0.0, 9.0, 2.0]]
-        assert mirrored.keypoints is not None
-        assert mirrored.keypoints.tolist() == [[9.0, 1.0]]
-        assert mirrored.masks is not None
-        np.testing.assert_array_equal(mirrored.masks[0], sample["masks"][0][:, ::-1])
-        assert part.boxes.tolist() == [[1.0, 0.0, 3.0, 2.0]]  # the part is left as it was
 
 
 class TestPairReader:
