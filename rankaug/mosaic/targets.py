@@ -137,8 +137,9 @@ def map_targets(
         keep, kept = _boxes(config, places, tiles, counts, warp)
     else:
         keep, kept = _NO_KEEP, _NO_BOXES
-    if flipped and len(kept):
-        kept = np.stack((width - kept[:, 2], kept[:, 1], width - kept[:, 0], kept[:, 3]), 1)
+    if flipped and len(kept):  # x0, x1 = width - x1, width - x0 (no np.stack: 3x as dear)
+        kept = kept.copy()
+        kept[:, 0::2] = width - kept[:, 2::-2]
     with_boxes = "bboxes" in present
     if with_boxes:
         if config.box_format != "pascal_voc":
@@ -146,8 +147,8 @@ def map_targets(
         data["bboxes"] = kept
     for field in config.targets.label_fields:
         if with_boxes or field in present:  # the main sample's dtype, checked (join)
-            joined = join(field, [t.fields[field] for t in tiles], tiles)
-            data[field] = joined[keep]
+            joined = join(field, [t.fields[field] for t in tiles], tiles)  # a new array
+            data[field] = joined if len(joined) == len(kept) else joined[keep]  # all kept?
     if main.mask is not None:
         data["mask"] = _semantic_mask(config, places, warp, tiles, main.mask)
         if flipped:
@@ -223,7 +224,7 @@ def _row_by_row(
     keep: list[bool] = []
     kept: list[float] = []  # flat: numpy reads a flat list of floats twice as fast
     for window, tile in zip(windows, tiles, strict=True):
-        height, width = tile.image.shape[:2]
+        height, width = window.size  # the tile image's
         kx, ky, bx, by = window.kx, window.ky, window.bx, window.by  # x -> kx * x + bx
         left, top, right, bottom = window.dx0, window.dy0, window.dx1, window.dy1
         for x0, y0, x1, y1 in tile.boxes.tolist():
