@@ -45,7 +45,7 @@ from rankaug.mosaic.affine import (
     affine_record,
     is_axis_aligned,
 )
-from rankaug.mosaic.layout import Layout, Placement, Window
+from rankaug.mosaic.layout import Layout, Placement, Window, new_layout
 from rankaug.mosaic.record import MosaicRecord
 
 __all__ = ["TileWarp", "Warp", "fuse", "invert"]
@@ -230,7 +230,7 @@ def _aligned(
     rects += [(0, top, 0, width), (bottom, height, 0, width), (top, bottom, 0, left),
               (top, bottom, right, width)]  # fmt: skip
     fills = [r for r in rects if r[1] > r[0] and r[3] > r[2]]
-    return Layout(windows, fills, layout.record, layout.placements, flipped)
+    return new_layout((windows, fills, layout.record, layout.placements, flipped))
 
 
 def _owners(

@@ -16,8 +16,9 @@ before any rounding to whole source pixels) is kept too, for a fused affine
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 
@@ -25,7 +26,15 @@ from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.plan import Plan
 from rankaug.mosaic.record import MosaicRecord
 
-__all__ = ["Layout", "Placement", "Window", "grid_layout", "letterbox_layout", "lines"]
+__all__ = [
+    "Layout",
+    "Placement",
+    "Window",
+    "grid_layout",
+    "letterbox_layout",
+    "lines",
+    "new_layout",
+]
 
 Rect = tuple[int, int, int, int]  # y0, y1, x0, x1
 Row = tuple[int, int, float, float, float, float, float, float, float, float,
@@ -119,6 +128,11 @@ class Layout(NamedTuple):
     record: MosaicRecord
     placements: list[Placement]
     flipped: bool = False
+
+
+# Layout(...) without the Python-level __new__ NamedTuple generates: made per sample
+new_layout: Final[Callable[[tuple[Any, ...]], Layout]] = functools.partial(tuple.__new__, Layout)
+"""``Layout`` from the tuple of all five of its fields (``flipped`` too)."""
 
 
 def lines(fractions: Sequence[float], count: int, extent: int, lo: float, hi: float) -> list[int]:
@@ -239,7 +253,7 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
         "epoch": 0,
         "state": "",
     }
-    return Layout(windows, fills, record, placements)
+    return new_layout((windows, fills, record, placements, False))
 
 
 def letterbox_layout(config: MosaicConfig, index: int, size: tuple[int, int]) -> Layout:
