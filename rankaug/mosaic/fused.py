@@ -38,6 +38,7 @@ from typing import NamedTuple
 import cv2
 import numpy as np
 
+from rankaug._scalars import round_float
 from rankaug.mosaic.affine import (
     AffineDraw,
     Matrix,
@@ -198,10 +199,10 @@ def _aligned(
     xs: dict[int, int] = {}
     ys: dict[int, int] = {}
     for x in edges_x:
-        e = round(sx * x + bx)
+        e = round_float(sx * x + bx)
         xs[x] = 0 if e < 0 else width if e > width else e
     for y in edges_y:
-        e = round(sy * y + by)
+        e = round_float(sy * y + by)
         ys[y] = 0 if e < 0 else height if e > height else e
     windows = []
     for w, (sw, sh, ox, oy) in zip(layout.windows, layout.placements, strict=True):
@@ -215,13 +216,13 @@ def _aligned(
         # nothing)
         # (rankaug._scalars.clamp written out, as in grid_layout: a call each cost more)
         step_x, step_y = tw / sw, th / sh
-        sx0 = round(((dx0 - bx) / sx - ox) * step_x)
+        sx0 = round_float(((dx0 - bx) / sx - ox) * step_x)
         sx0 = 0 if sx0 < 0 else tw - 1 if sx0 > tw - 1 else sx0
-        sx1 = round(((dx1 - bx) / sx - ox) * step_x)
+        sx1 = round_float(((dx1 - bx) / sx - ox) * step_x)
         sx1 = sx0 + 1 if sx1 < sx0 + 1 else tw if sx1 > tw else sx1
-        sy0 = round(((dy0 - by) / sy - oy) * step_y)
+        sy0 = round_float(((dy0 - by) / sy - oy) * step_y)
         sy0 = 0 if sy0 < 0 else th - 1 if sy0 > th - 1 else sy0
-        sy1 = round(((dy1 - by) / sy - oy) * step_y)
+        sy1 = round_float(((dy1 - by) / sy - oy) * step_y)
         sy1 = sy0 + 1 if sy1 < sy0 + 1 else th if sy1 > th else sy1
         windows.append(Window((th, tw), sx0, sy0, sx1, sy1, dx0, dy0, dx1, dy1))
     # the fills, and the output beyond the canvas' image: above, below, left and right

@@ -22,6 +22,7 @@ from typing import Any, Final, NamedTuple
 
 import numpy as np
 
+from rankaug._scalars import round_float
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.plan import Plan
 from rankaug.mosaic.record import MosaicRecord
@@ -154,8 +155,8 @@ def _at(fractions: Sequence[float], steps: Sequence[tuple[float, float]], extent
     """:func:`lines` from the configuration's :attr:`~MosaicConfig.line_steps`, bit for bit."""
     if len(steps) == 1:  # one interior line (a 2x2 grid): in order already
         a, d = steps[0]
-        return [0, round((a + fractions[0] * d) * extent), extent]
-    found = [round((a + f * d) * extent) for (a, d), f in zip(steps, fractions, strict=False)]
+        return [0, round_float((a + fractions[0] * d) * extent), extent]
+    found = [round_float((a + f * d) * extent) for (a, d), f in zip(steps, fractions, strict=False)]
     return sorted([0, *found, extent])
 
 
@@ -197,7 +198,7 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
             scale = (across if across > down else down) * factor
         else:  # fits: the smaller
             scale = (across if across < down else down) * factor
-        sw, sh = round(tw * scale), round(th * scale)
+        sw, sh = round_float(tw * scale), round_float(th * scale)
         if sw < 1:
             sw = 1
         if sh < 1:
@@ -220,13 +221,13 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
         # whole source pixels for the visible window (rounded to the nearest), at least
         # one: rankaug._scalars.clamp written out
         step_x, step_y = tw / sw, th / sh
-        sx0 = round((dx0 - ox) * step_x)
+        sx0 = round_float((dx0 - ox) * step_x)
         sx0 = 0 if sx0 < 0 else tw - 1 if sx0 > tw - 1 else sx0
-        sx1 = round((dx1 - ox) * step_x)
+        sx1 = round_float((dx1 - ox) * step_x)
         sx1 = sx0 + 1 if sx1 < sx0 + 1 else tw if sx1 > tw else sx1
-        sy0 = round((dy0 - oy) * step_y)
+        sy0 = round_float((dy0 - oy) * step_y)
         sy0 = 0 if sy0 < 0 else th - 1 if sy0 > th - 1 else sy0
-        sy1 = round((dy1 - oy) * step_y)
+        sy1 = round_float((dy1 - oy) * step_y)
         sy1 = sy0 + 1 if sy1 < sy0 + 1 else th if sy1 > th else sy1
         # what of the cell stays uncovered: the strips above, below, left and right
         if dy0 > cy0:
