@@ -71,6 +71,7 @@ from rankaug.boxes import (
     all_inside,
     from_xyxy,
     keep_mask,
+    mirror_xyxy,
     to_pixel_xyxy,
     validate_xyxy,
 )
@@ -130,16 +131,15 @@ def map_targets(
     data: dict[str, Any] = {}
     width = config.image_hw[1]
     flipped = not isinstance(layout, Warp) and layout.flipped  # painted mirrored
+    flip_width = width if flipped else None
     if main.segments is not None:
         keep, kept, polygons = _outlined(config, places, warp, tiles, counts)
         data[POLYGONS] = pack(polygons.mirrored(width) if flipped else polygons)
+        kept = kept if flip_width is None else mirror_xyxy(kept, flip_width)
     elif any(counts):
-        keep, kept = _boxes(config, places, tiles, counts, warp)
+        keep, kept = _boxes(config, places, tiles, counts, warp, flip_width)
     else:
         keep, kept = _NO_KEEP, _NO_BOXES
-    if flipped and len(kept):  # x0, x1 = width - x1, width - x0 (no np.stack: 3x as dear)
-        kept = kept.copy()
-        kept[:, 0::2] = width - kept[:, 2::-2]
     with_boxes = "bboxes" in present
     if with_boxes:
         if config.box_format != "pascal_voc":
@@ -168,8 +168,12 @@ def _boxes(
     tiles: Sequence[Tile],
     counts: list[int],
     warp: Warp | None,
+    flip_width: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """All tiles' boxes in one pass: which to keep, and the kept ones (pixel xyxy).
+
+    The kept boxes are mirrored in an output ``flip_width`` pixels wide when it is given
+    (:func:`~rankaug.boxes.mirror_xyxy`).
 
     The boxes are checked by :func:`_pixel_boxes`: boxes that reach a little outside
     their image are clipped, invalid ones raise an error naming the index and row. A
@@ -178,7 +182,7 @@ def _boxes(
     """
     plain = warp is None and not config.filters and config.box_format == "pascal_voc"
     if plain and sum(counts) <= FEW_BOXES:
-        found = _row_by_row(cast(Sequence[Window], places), tiles)
+        found = _row_by_row(cast(Sequence[Window], places), tiles, flip_width)
         if found is not None:
             return found
     # per box: image width, height, then its window's map and edges (see Window.row)
@@ -201,11 +205,12 @@ def _boxes(
         assert alive is not None
         keep = _filtered(config, clipped, full) & alive
         keep[keep] = centres.warped(canvas[keep], clipped[keep], warp.matrix, config.image_hw)
-    return keep, clipped[keep]
+    kept = clipped[keep]
+    return keep, kept if flip_width is None else mirror_xyxy(kept, flip_width)
 
 
 def _row_by_row(
-    windows: Sequence[Window], tiles: Sequence[Tile]
+    windows: Sequence[Window], tiles: Sequence[Tile], flip_width: int | None = None
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`_boxes` of pixel boxes, no warp and no filters, in Python, bit for bit.
 
@@ -219,7 +224,9 @@ def _row_by_row(
     box is not inside its image: the vectorised path clips or refuses it. That is
     :func:`~rankaug.boxes.all_inside`'s rule, written out and checked as each box is
     mapped: its call and second pass over each tile cost 4 µs a mosaic
-    (``benchmarks/compare.py``).
+    (``benchmarks/compare.py``). With ``flip_width`` the kept boxes are mirrored as
+    :func:`~rankaug.boxes.mirror_xyxy` mirrors them, in the same floats, without its
+    numpy calls.
     """
     keep: list[bool] = []
     kept: list[float] = []  # flat: numpy reads a flat list of floats twice as fast
@@ -246,7 +253,10 @@ def _row_by_row(
             )
             keep.append(shows)
             if shows:
-                kept += a, b, c, d
+                if flip_width is None:
+                    kept += a, b, c, d
+                else:  # mirror_xyxy's floats
+                    kept += flip_width - c, b, flip_width - a, d
     return np.array(keep, dtype=bool), np.array(kept, dtype=np.float64).reshape(-1, 4)
 
 
