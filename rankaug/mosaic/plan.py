@@ -107,7 +107,8 @@ def draw_plan(
     u = rng.random(2 * cells + rows + cols - 1).tolist()
     p = config.p if config.constant_p else probability(config, epoch)
     applied = u[0] < p
-    main_cell = min(int(u[1] * cells), cells - 1)
+    main_cell = int(u[1] * cells)  # at most the last: min() by a comparison (rankaug._scalars)
+    main_cell = main_cell if main_cell < cells - 1 else cells - 1
     others = partners.draw(index, u[2 : cells + 1], rng)
     grid_lines = u[cells + 1 : cells + rows + cols - 1]
     lo, hi = config.layout.scale_range
