@@ -172,10 +172,8 @@ def _boxes(
 ) -> tuple[np.ndarray, np.ndarray]:
     """All tiles' boxes in one pass: which to keep, and the kept ones (pixel xyxy).
 
-    The kept boxes are mirrored in an output ``flip_width`` pixels wide when it is given
-    (:func:`~rankaug.boxes.mirror_xyxy`).
-
-    The boxes are checked by :func:`_pixel_boxes`: boxes that reach a little outside
+    The kept boxes are mirrored in an output ``flip_width`` wide when it is given. The
+    boxes are checked by :func:`_pixel_boxes`: boxes that reach a little outside
     their image are clipped, invalid ones raise an error naming the index and row. A
     few pixel boxes under an axis-aligned map without filters go row by row instead
     (:func:`_row_by_row`, the same arithmetic).
@@ -224,9 +222,8 @@ def _row_by_row(
     box is not inside its image: the vectorised path clips or refuses it. That is
     :func:`~rankaug.boxes.all_inside`'s rule, written out and checked as each box is
     mapped: its call and second pass over each tile cost 4 µs a mosaic
-    (``benchmarks/compare.py``). With ``flip_width`` the kept boxes are mirrored as
-    :func:`~rankaug.boxes.mirror_xyxy` mirrors them, in the same floats, without its
-    numpy calls.
+    (``benchmarks/compare.py``). With ``flip_width`` kept boxes are mirrored in the
+    floats of :func:`~rankaug.boxes.mirror_xyxy`, without its numpy calls.
     """
     keep: list[bool] = []
     kept: list[float] = []  # flat: numpy reads a flat list of floats twice as fast
