@@ -10,9 +10,10 @@ equal numbers, the first).
 
 from __future__ import annotations
 
-from typing import TypeVar
+from collections.abc import Callable
+from typing import Final, TypeVar
 
-__all__ = ["clamp"]
+__all__ = ["clamp", "round_float"]
 
 N = TypeVar("N", int, float)
 
@@ -24,3 +25,15 @@ def clamp(value: N, low: N, high: N) -> N:
     (0, 9, 4)
     """
     return low if value < low else high if value > high else value
+
+
+round_float: Final[Callable[[float], int]] = float.__round__
+"""``round(x)`` of a float ``x`` (an int is refused: ``TypeError``), the same int.
+
+The method itself, without the builtin's lookup of ``__round__`` on the argument's
+type: about 25 ns a call here against 57. A mosaic's layout rounds some 25 to 50
+floats per sample.
+
+>>> round_float(2.5), round_float(3.5), round_float(-0.5)
+(2, 4, 0)
+"""

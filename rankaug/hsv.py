@@ -204,7 +204,7 @@ class HSVJitter:
             return value
         if not greys_stay_grey(_CODES[self.channel_order]):
             return None
-        return int(_times(_X[value], draw.value + 1))  # its entry in the value table
+        return _times_one(value, draw.value + 1)  # its entry in the value table
 
     def __call__(self, image: np.ndarray, *, rng: np.random.Generator) -> np.ndarray:
         """Draw from ``rng`` and apply to a copy of ``image`` (see :meth:`apply`)."""
@@ -294,3 +294,13 @@ def _times(x: np.ndarray, k: float) -> np.ndarray:
     ``x * k >= 0``: clipping at 0 changes nothing, at 255 is a minimum.
     """
     return np.minimum(x * k, 255.0).astype(np.uint8)
+
+
+def _times_one(x: int, k: float) -> int:
+    """:func:`_times`' entry ``x`` (``0 <= x <= 255``), in Python floats.
+
+    The same product (``x`` is exact as a float), minimum and truncation, without
+    numpy's scalar calls (cold, between images, they cost a mosaic about 8 µs).
+    """
+    product = x * k
+    return int(product if product < 255.0 else 255.0)

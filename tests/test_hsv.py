@@ -476,3 +476,11 @@ class TestHSVJitterInRandomAugmentWrapper:
         source = photo(2, 20, 24)
         np.testing.assert_array_equal(array, jitter.replay(source, target["hsv"]))
         assert not np.array_equal(array, source)
+
+
+class TestTimesOne:
+    @given(st.floats(0.0, 2.0) | st.sampled_from([0.0, 1.0, 2.0, 255 / 254, 1.0 - 2**-53]))
+    def test_is_the_tables_entry(self, k: float) -> None:
+        # the grey's value (HSVJitter.grey) is its entry in the value table, for every x
+        table = hsv_module._times(hsv_module._X, k)
+        assert [hsv_module._times_one(x, k) for x in range(256)] == table.tolist()

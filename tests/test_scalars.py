@@ -2,10 +2,11 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rankaug._scalars import clamp
+from rankaug._scalars import clamp, round_float
 
 numbers = st.one_of(
     st.integers(-(2**40), 2**40),
@@ -24,3 +25,15 @@ class TestClamp:
 
     def test_at_the_bounds(self) -> None:
         assert (clamp(-1, 0, 5), clamp(0, 0, 5), clamp(5, 0, 5), clamp(6, 0, 5)) == (0, 0, 5, 5)
+
+
+class TestRoundFloat:
+    @given(st.floats(allow_nan=False, allow_infinity=False, width=64))
+    def test_is_round(self, value: float) -> None:
+        got, want = round_float(value), round(value)
+        assert got == want  # half to even, as round()
+        assert type(got) is int
+
+    def test_refuses_an_int(self) -> None:  # floats only: an int would be a caller's slip
+        with pytest.raises(TypeError):
+            round_float(3)  # type: ignore[arg-type]

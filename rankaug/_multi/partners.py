@@ -195,9 +195,13 @@ class PartnerSampler:
         elif self.cdf is None:
             others = size - (own >= 0)
             last = others - 1  # min() by a comparison (rankaug._scalars)
-            positions = [p if (p := int(x * others)) < last else last for x in uniforms]
-            if own >= 0:
-                positions = [p + (p >= own) for p in positions]
+            skip = own if own >= 0 else others  # positions from own on move up one
+            positions = []
+            for x in uniforms:  # (one loop, not a list display and a second for own)
+                p = int(x * others)
+                if p > last:
+                    p = last
+                positions.append(p + (p >= skip))
         else:
             positions = self._weighted(rng, uniforms, own)
         if pool is None:

@@ -26,7 +26,7 @@ array([[ 50. ,  37.5, 100. ,  25. ]])
 
 from __future__ import annotations
 
-from rankaug.boxes.corners import affine_xyxy
+from rankaug.boxes.corners import affine_xyxy, mirror_xyxy
 from rankaug.boxes.filters import (
     FEW_BOXES,
     all_inside,
@@ -59,6 +59,7 @@ __all__ = [
     "clip_xyxy",
     "from_xyxy",
     "keep_mask",
+    "mirror_xyxy",
     "to_pixel_xyxy",
     "to_xyxy",
     "validate_xyxy",

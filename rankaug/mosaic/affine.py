@@ -57,6 +57,7 @@ __all__ = [
     "AffineRecord",
     "Matrix",
     "MosaicAffine",
+    "affine_matrices",
     "affine_matrix",
     "affine_record",
     "check_flip_index",
@@ -234,6 +235,18 @@ def affine_matrix(draw: AffineDraw, canvas_hw: Sequence[int], output_hw: Sequenc
     >>> affine_matrix(AffineDraw(0.0, 0.5, 0.0, 0.0, 0.5, 0.5), (200, 100), (100, 50))
     ((0.5, 0.0, 0.0), (0.0, 0.5, 0.0))
     """
+    return affine_matrices(draw, canvas_hw, output_hw)[0]
+
+
+def affine_matrices(
+    draw: AffineDraw, canvas_hw: Sequence[int], output_hw: Sequence[int]
+) -> tuple[Matrix, Matrix]:
+    """:func:`affine_matrix`, and the same map without the flip (the same with none).
+
+    >>> draw = AffineDraw(0.0, 0.5, 0.0, 0.0, 0.5, 0.5, flip=True)
+    >>> affine_matrices(draw, (200, 100), (100, 50))
+    (((-0.5, -0.0, 50.0), (0.0, 0.5, 0.0)), ((0.5, 0.0, 0.0), (0.0, 0.5, 0.0)))
+    """
     radians = math.radians(draw.angle)
     cos, sin = math.cos(radians) * draw.scale, math.sin(radians) * draw.scale
     hx, hy = math.tan(math.radians(draw.shear_x)), math.tan(math.radians(draw.shear_y))
@@ -242,10 +255,12 @@ def affine_matrix(draw: AffineDraw, canvas_hw: Sequence[int], output_hw: Sequenc
     c, d = hy * cos - sin, hy * sin + cos
     cx, cy = canvas_hw[1] / 2, canvas_hw[0] / 2
     tx, ty = draw.translate_x * output_hw[1], draw.translate_y * output_hw[0]
+    e = tx - a * cx - b * cy
+    second = (c, d, ty - c * cx - d * cy)
+    unflipped = ((a, b, e), second)
     if draw.flip:  # F . M, F: x -> w - x
-        a, b, e = -a, -b, output_hw[1] - (tx - a * cx - b * cy)
-        return ((a, b, e), (c, d, ty - c * cx - d * cy))
-    return ((a, b, tx - a * cx - b * cy), (c, d, ty - c * cx - d * cy))
+        return ((-a, -b, output_hw[1] - e), second), unflipped
+    return unflipped, unflipped
 
 
 def is_axis_aligned(matrix: Matrix) -> bool:

@@ -38,15 +38,15 @@ from typing import NamedTuple
 import cv2
 import numpy as np
 
-from rankaug._scalars import clamp
+from rankaug._scalars import round_float
 from rankaug.mosaic.affine import (
     AffineDraw,
     Matrix,
-    affine_matrix,
+    affine_matrices,
     affine_record,
     is_axis_aligned,
 )
-from rankaug.mosaic.layout import Layout, Placement, Window
+from rankaug.mosaic.layout import Layout, Placement, Window, new_layout
 from rankaug.mosaic.record import MosaicRecord
 
 __all__ = ["TileWarp", "Warp", "fuse", "invert"]
@@ -156,7 +156,7 @@ def fuse(
         A layout on the output (axis-aligned affines), else a :class:`Warp`; either
         records the affine under ``"affine"``.
     """
-    matrix = affine_matrix(draw, canvas_hw, hw)
+    matrix, unflipped = affine_matrices(draw, canvas_hw, hw)
     record = layout.record
     maps = [
         compose(matrix, ((sw / w.size[1], 0.0, ox), (0.0, sh / w.size[0], oy)))
@@ -165,10 +165,8 @@ def fuse(
     record["affine"] = affine_record(draw, matrix, maps)
     if is_axis_aligned(matrix):
         return _aligned(layout, matrix, canvas_hw, hw)
-    if draw.flip:  # axis-aligned but for the flip: resized mirrored
-        unflipped = affine_matrix(draw._replace(flip=False), canvas_hw, hw)
-        if is_axis_aligned(unflipped):
-            return _aligned(layout, unflipped, canvas_hw, hw)._replace(flipped=True)
+    if draw.flip and is_axis_aligned(unflipped):  # but for the flip: resized mirrored
+        return _aligned(layout, unflipped, canvas_hw, hw, flipped=True)
     tiles = [
         TileWarp(k, w.size, (w.dx0, w.dy0, w.dx1, w.dy1), placement, matrix, hw)
         for k, (w, placement) in enumerate(zip(layout.windows, layout.placements, strict=True))
@@ -178,21 +176,33 @@ def fuse(
 
 
 def _aligned(
-    layout: Layout, matrix: Matrix, canvas_hw: tuple[int, int], hw: tuple[int, int]
+    layout: Layout,
+    matrix: Matrix,
+    canvas_hw: tuple[int, int],
+    hw: tuple[int, int],
+    flipped: bool = False,
 ) -> Layout:
-    """The layout on the output of an axis-aligned ``matrix`` (see the module docstring)."""
+    """The layout on the output of an axis-aligned ``matrix`` (see the module docstring).
+
+    ``flipped``: the output is that layout mirrored (``matrix`` without the flip).
+    """
     (sx, _, bx), (_, sy, by) = matrix
     height, width = hw
     # every edge is a grid line, a tile's edge or the canvas' edge: each mapped once
+    edges_x, edges_y = {0, canvas_hw[1]}, {0, canvas_hw[0]}
+    for w in layout.windows:
+        edges_x.update((w.dx0, w.dx1))
+        edges_y.update((w.dy0, w.dy1))
+    for y0, y1, x0, x1 in layout.fills:
+        edges_x.update((x0, x1))
+        edges_y.update((y0, y1))
     xs: dict[int, int] = {}
     ys: dict[int, int] = {}
-    for x in {0, canvas_hw[1], *[e for w in layout.windows for e in (w.dx0, w.dx1)],
-              *[e for f in layout.fills for e in f[2:]]}:  # fmt: skip
-        e = round(sx * x + bx)
+    for x in edges_x:
+        e = round_float(sx * x + bx)
         xs[x] = 0 if e < 0 else width if e > width else e
-    for y in {0, canvas_hw[0], *[e for w in layout.windows for e in (w.dy0, w.dy1)],
-              *[e for f in layout.fills for e in f[:2]]}:  # fmt: skip
-        e = round(sy * y + by)
+    for y in edges_y:
+        e = round_float(sy * y + by)
         ys[y] = 0 if e < 0 else height if e > height else e
     windows = []
     for w, (sw, sh, ox, oy) in zip(layout.windows, layout.placements, strict=True):
@@ -204,11 +214,16 @@ def _aligned(
         # whole source pixels through the composite map, rounded to the nearest and
         # clamped as the layout does (the same expressions: an identity affine changes
         # nothing)
+        # (rankaug._scalars.clamp written out, as in grid_layout: a call each cost more)
         step_x, step_y = tw / sw, th / sh
-        sx0 = clamp(round(((dx0 - bx) / sx - ox) * step_x), 0, tw - 1)
-        sx1 = clamp(round(((dx1 - bx) / sx - ox) * step_x), sx0 + 1, tw)
-        sy0 = clamp(round(((dy0 - by) / sy - oy) * step_y), 0, th - 1)
-        sy1 = clamp(round(((dy1 - by) / sy - oy) * step_y), sy0 + 1, th)
+        sx0 = round_float(((dx0 - bx) / sx - ox) * step_x)
+        sx0 = 0 if sx0 < 0 else tw - 1 if sx0 > tw - 1 else sx0
+        sx1 = round_float(((dx1 - bx) / sx - ox) * step_x)
+        sx1 = sx0 + 1 if sx1 < sx0 + 1 else tw if sx1 > tw else sx1
+        sy0 = round_float(((dy0 - by) / sy - oy) * step_y)
+        sy0 = 0 if sy0 < 0 else th - 1 if sy0 > th - 1 else sy0
+        sy1 = round_float(((dy1 - by) / sy - oy) * step_y)
+        sy1 = sy0 + 1 if sy1 < sy0 + 1 else th if sy1 > th else sy1
         windows.append(Window((th, tw), sx0, sy0, sx1, sy1, dx0, dy0, dx1, dy1))
     # the fills, and the output beyond the canvas' image: above, below, left and right
     left, right, top, bottom = xs[0], xs[canvas_hw[1]], ys[0], ys[canvas_hw[0]]
@@ -216,7 +231,7 @@ def _aligned(
     rects += [(0, top, 0, width), (bottom, height, 0, width), (top, bottom, 0, left),
               (top, bottom, right, width)]  # fmt: skip
     fills = [r for r in rects if r[1] > r[0] and r[3] > r[2]]
-    return Layout(windows, fills, layout.record, layout.placements)
+    return new_layout((windows, fills, layout.record, layout.placements, flipped))
 
 
 def _owners(

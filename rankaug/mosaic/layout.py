@@ -16,16 +16,26 @@ before any rounding to whole source pixels) is kept too, for a fused affine
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 
+from rankaug._scalars import round_float
 from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.plan import Plan
 from rankaug.mosaic.record import MosaicRecord
 
-__all__ = ["Layout", "Placement", "Window", "grid_layout", "letterbox_layout", "lines"]
+__all__ = [
+    "Layout",
+    "Placement",
+    "Window",
+    "grid_layout",
+    "letterbox_layout",
+    "lines",
+    "new_layout",
+]
 
 Rect = tuple[int, int, int, int]  # y0, y1, x0, x1
 Row = tuple[int, int, float, float, float, float, float, float, float, float,
@@ -121,6 +131,11 @@ class Layout(NamedTuple):
     flipped: bool = False
 
 
+# Layout(...) without the Python-level __new__ NamedTuple generates: made per sample
+new_layout: Final[Callable[[tuple[Any, ...]], Layout]] = functools.partial(tuple.__new__, Layout)
+"""``Layout`` from the tuple of all five of its fields (``flipped`` too)."""
+
+
 def lines(fractions: Sequence[float], count: int, extent: int, lo: float, hi: float) -> list[int]:
     """The grid lines across ``extent``: 0, the ``count - 1`` interior lines, ``extent``.
 
@@ -140,8 +155,8 @@ def _at(fractions: Sequence[float], steps: Sequence[tuple[float, float]], extent
     """:func:`lines` from the configuration's :attr:`~MosaicConfig.line_steps`, bit for bit."""
     if len(steps) == 1:  # one interior line (a 2x2 grid): in order already
         a, d = steps[0]
-        return [0, round((a + fractions[0] * d) * extent), extent]
-    found = [round((a + f * d) * extent) for (a, d), f in zip(steps, fractions, strict=False)]
+        return [0, round_float((a + fractions[0] * d) * extent), extent]
+    found = [round_float((a + f * d) * extent) for (a, d), f in zip(steps, fractions, strict=False)]
     return sorted([0, *found, extent])
 
 
@@ -183,7 +198,7 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
             scale = (across if across > down else down) * factor
         else:  # fits: the smaller
             scale = (across if across < down else down) * factor
-        sw, sh = round(tw * scale), round(th * scale)
+        sw, sh = round_float(tw * scale), round_float(th * scale)
         if sw < 1:
             sw = 1
         if sh < 1:
@@ -206,13 +221,13 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
         # whole source pixels for the visible window (rounded to the nearest), at least
         # one: rankaug._scalars.clamp written out
         step_x, step_y = tw / sw, th / sh
-        sx0 = round((dx0 - ox) * step_x)
+        sx0 = round_float((dx0 - ox) * step_x)
         sx0 = 0 if sx0 < 0 else tw - 1 if sx0 > tw - 1 else sx0
-        sx1 = round((dx1 - ox) * step_x)
+        sx1 = round_float((dx1 - ox) * step_x)
         sx1 = sx0 + 1 if sx1 < sx0 + 1 else tw if sx1 > tw else sx1
-        sy0 = round((dy0 - oy) * step_y)
+        sy0 = round_float((dy0 - oy) * step_y)
         sy0 = 0 if sy0 < 0 else th - 1 if sy0 > th - 1 else sy0
-        sy1 = round((dy1 - oy) * step_y)
+        sy1 = round_float((dy1 - oy) * step_y)
         sy1 = sy0 + 1 if sy1 < sy0 + 1 else th if sy1 > th else sy1
         # what of the cell stays uncovered: the strips above, below, left and right
         if dy0 > cy0:
@@ -239,7 +254,7 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
         "epoch": 0,
         "state": "",
     }
-    return Layout(windows, fills, record, placements)
+    return new_layout((windows, fills, record, placements, False))
 
 
 def letterbox_layout(config: MosaicConfig, index: int, size: tuple[int, int]) -> Layout:

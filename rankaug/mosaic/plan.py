@@ -22,7 +22,9 @@ this order (part of the specification: a change reorders everyone's mosaics):
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import functools
+from collections.abc import Callable
+from typing import Any, Final, NamedTuple
 
 import numpy as np
 
@@ -60,6 +62,10 @@ class Plan(NamedTuple):
     affine: AffineDraw | None = None
     flip: bool = False
     color: HSVDraw | None = None
+
+
+# Plan(...) without the Python-level __new__ NamedTuple generates: made per sample
+_new_plan: Final[Callable[[tuple[Any, ...]], Plan]] = functools.partial(tuple.__new__, Plan)
 
 
 def probability(config: MosaicConfig, epoch: int) -> float:
@@ -101,7 +107,8 @@ def draw_plan(
     u = rng.random(2 * cells + rows + cols - 1).tolist()
     p = config.p if config.constant_p else probability(config, epoch)
     applied = u[0] < p
-    main_cell = min(int(u[1] * cells), cells - 1)
+    main_cell = int(u[1] * cells)  # at most the last: min() by a comparison (rankaug._scalars)
+    main_cell = main_cell if main_cell < cells - 1 else cells - 1
     others = partners.draw(index, u[2 : cells + 1], rng)
     grid_lines = u[cells + 1 : cells + rows + cols - 1]
     lo, hi = config.layout.scale_range
@@ -112,14 +119,16 @@ def draw_plan(
     affine = None if config.affine is None else draw_affine(config.affine, rng)
     flip = bool(config.layout.flip) and float(rng.random()) < config.layout.flip
     color = None if config.color is None else config.color.draw(rng)
-    return Plan(
-        applied,
-        main_cell,
-        [index, *others],
-        grid_lines[: cols - 1],
-        grid_lines[cols - 1 :],
-        scales,
-        affine,
-        flip,
-        color,
+    return _new_plan(
+        (
+            applied,
+            main_cell,
+            [index, *others],
+            grid_lines[: cols - 1],
+            grid_lines[cols - 1 :],
+            scales,
+            affine,
+            flip,
+            color,
+        )
     )

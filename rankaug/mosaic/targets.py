@@ -71,6 +71,7 @@ from rankaug.boxes import (
     all_inside,
     from_xyxy,
     keep_mask,
+    mirror_xyxy,
     to_pixel_xyxy,
     validate_xyxy,
 )
@@ -130,15 +131,15 @@ def map_targets(
     data: dict[str, Any] = {}
     width = config.image_hw[1]
     flipped = not isinstance(layout, Warp) and layout.flipped  # painted mirrored
+    flip_width = width if flipped else None
     if main.segments is not None:
         keep, kept, polygons = _outlined(config, places, warp, tiles, counts)
         data[POLYGONS] = pack(polygons.mirrored(width) if flipped else polygons)
+        kept = kept if flip_width is None else mirror_xyxy(kept, flip_width)
     elif any(counts):
-        keep, kept = _boxes(config, places, tiles, counts, warp)
+        keep, kept = _boxes(config, places, tiles, counts, warp, flip_width)
     else:
         keep, kept = _NO_KEEP, _NO_BOXES
-    if flipped and len(kept):
-        kept = np.stack((width - kept[:, 2], kept[:, 1], width - kept[:, 0], kept[:, 3]), 1)
     with_boxes = "bboxes" in present
     if with_boxes:
         if config.box_format != "pascal_voc":
@@ -146,8 +147,8 @@ def map_targets(
         data["bboxes"] = kept
     for field in config.targets.label_fields:
         if with_boxes or field in present:  # the main sample's dtype, checked (join)
-            joined = join(field, [t.fields[field] for t in tiles], tiles)
-            data[field] = joined[keep]
+            joined = join(field, [t.fields[field] for t in tiles], tiles)  # a new array
+            data[field] = joined if len(joined) == len(kept) else joined[keep]  # all kept?
     if main.mask is not None:
         data["mask"] = _semantic_mask(config, places, warp, tiles, main.mask)
         if flipped:
@@ -167,17 +168,19 @@ def _boxes(
     tiles: Sequence[Tile],
     counts: list[int],
     warp: Warp | None,
+    flip_width: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """All tiles' boxes in one pass: which to keep, and the kept ones (pixel xyxy).
 
-    The boxes are checked by :func:`_pixel_boxes`: boxes that reach a little outside
+    The kept boxes are mirrored in an output ``flip_width`` wide when it is given. The
+    boxes are checked by :func:`_pixel_boxes`: boxes that reach a little outside
     their image are clipped, invalid ones raise an error naming the index and row. A
     few pixel boxes under an axis-aligned map without filters go row by row instead
     (:func:`_row_by_row`, the same arithmetic).
     """
     plain = warp is None and not config.filters and config.box_format == "pascal_voc"
     if plain and sum(counts) <= FEW_BOXES:
-        found = _row_by_row(cast(Sequence[Window], places), tiles)
+        found = _row_by_row(cast(Sequence[Window], places), tiles, flip_width)
         if found is not None:
             return found
     # per box: image width, height, then its window's map and edges (see Window.row)
@@ -200,11 +203,12 @@ def _boxes(
         assert alive is not None
         keep = _filtered(config, clipped, full) & alive
         keep[keep] = centres.warped(canvas[keep], clipped[keep], warp.matrix, config.image_hw)
-    return keep, clipped[keep]
+    kept = clipped[keep]
+    return keep, kept if flip_width is None else mirror_xyxy(kept, flip_width)
 
 
 def _row_by_row(
-    windows: Sequence[Window], tiles: Sequence[Tile]
+    windows: Sequence[Window], tiles: Sequence[Tile], flip_width: int | None = None
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """:func:`_boxes` of pixel boxes, no warp and no filters, in Python, bit for bit.
 
@@ -218,12 +222,13 @@ def _row_by_row(
     box is not inside its image: the vectorised path clips or refuses it. That is
     :func:`~rankaug.boxes.all_inside`'s rule, written out and checked as each box is
     mapped: its call and second pass over each tile cost 4 µs a mosaic
-    (``benchmarks/compare.py``).
+    (``benchmarks/compare.py``). With ``flip_width`` kept boxes are mirrored in the
+    floats of :func:`~rankaug.boxes.mirror_xyxy`, without its numpy calls.
     """
     keep: list[bool] = []
     kept: list[float] = []  # flat: numpy reads a flat list of floats twice as fast
     for window, tile in zip(windows, tiles, strict=True):
-        height, width = tile.image.shape[:2]
+        height, width = window.size  # the tile image's
         kx, ky, bx, by = window.kx, window.ky, window.bx, window.by  # x -> kx * x + bx
         left, top, right, bottom = window.dx0, window.dy0, window.dx1, window.dy1
         for x0, y0, x1, y1 in tile.boxes.tolist():
@@ -245,7 +250,10 @@ def _row_by_row(
             )
             keep.append(shows)
             if shows:
-                kept += a, b, c, d
+                if flip_width is None:
+                    kept += a, b, c, d
+                else:  # mirror_xyxy's floats
+                    kept += flip_width - c, b, flip_width - a, d
     return np.array(keep, dtype=bool), np.array(kept, dtype=np.float64).reshape(-1, 4)
 
 

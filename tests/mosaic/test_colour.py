@@ -49,6 +49,14 @@ class TestPaintedRows:
         assert painted_rows(Layout(windows, [], {}, [])) == (2, 9)  # type: ignore[typeddict-item]
         assert painted_rows(Layout(windows[2:], [], {}, [])) == (0, 0)  # type: ignore[typeddict-item]
 
+    @given(st.lists(st.tuples(*[st.integers(0, 30)] * 4), max_size=5))
+    def test_the_min_and_max_of_the_painted_rows(self, rects: list[tuple[int, ...]]) -> None:
+        # the rule the comparisons are written out for: any windows, empty ones among them
+        windows = [Window((40, 40), 0, 0, 40, 40, x0, y0, x1, y1) for x0, y0, x1, y1 in rects]
+        spans = [(w.dy0, w.dy1) for w in windows if w.dy1 > w.dy0 and w.dx1 > w.dx0]
+        want = (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else (0, 0)
+        assert painted_rows(Layout(windows, [], {}, [])) == want  # type: ignore[typeddict-item]
+
     def test_the_span_of_the_visible_tiles_of_a_warp(self) -> None:
         turn = ((0.8, -0.6, 30.0), (0.6, 0.8, 4.0))
         tiles = [

@@ -199,8 +199,9 @@ class TestMapTargets:
             samples.append({"image": np.zeros((h, w, 3), np.uint8), "bboxes": boxes,
                             "labels": np.arange(len(boxes)) + 100 * index})  # fmt: skip
         size = (data.draw(st.integers(8, 90)), data.draw(st.integers(8, 90)))
+        flip = data.draw(st.sampled_from([0.0, 1.0]))  # mirrored: in Python, or by numpy
         mosaic = MosaicDataset(samples, seed=seed, output_size=size, keying="sample",
-                               layout=MosaicGrid(scale_range=(0.3, 2.1)))  # fmt: skip
+                               layout=MosaicGrid(scale_range=(0.3, 2.1), flip=flip))  # fmt: skip
         rows_taken = []
         real = targets_module._row_by_row
 
