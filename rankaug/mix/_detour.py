@@ -166,8 +166,7 @@ class _Paths:
         left, right = max(union[2], x0), min(union[3], x1)
         if top < bottom and left < right:
             under = pasted[top - union[0] : bottom - union[0], left - union[2] : right - union[2]]
-            inside = free[top - y0 + 1 : bottom - y0 + 1, left - x0 + 1 : right - x0 + 1]
-            np.equal(under, 0, out=inside)  # not a masked write: ~80x faster
+            free[top - y0 + 1 : bottom - y0 + 1, left - x0 + 1 : right - x0 + 1][under != 0] = 0
         self.shape, self.width = (height, width), width
         self.free = free  # kept as it is
         filled = np.zeros((height + 2, width + 2), np.uint8)
