@@ -36,7 +36,6 @@ from rankaug.polygons import Region, fill, outline
 
 __all__ = ["outline_clear"]
 
-_KERNEL: Final = np.ones((3, 3), np.uint8)  # a step to each of the 8 neighbours
 _STEPS: Final = ((1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, 1), (-1, -1), (1, -1))
 
 
@@ -86,17 +85,16 @@ class _Detours:
     def __init__(self, region: Region, pasted: np.ndarray, union: Region, hw: tuple[int, int]):
         self.pasted, self.union, self.region, self.hw = pasted, union, region, hw
         self.windows: list[Region] = []  # made with the first search
-        self.searches: list[_Paths] = []  # each window's, made when first needed
-        self.crossing: _Crossing | None = None  # the last window's, made when needed
+        self.searches: list[_Paths] = []
         self.crossed = False  # whether a bridge crosses pasted pixels
         self.turned = False  # whether a bridge is not straight
 
     @property
     def walls(self) -> np.ndarray:
-        """The pasted pixels over the last window (255 on them), once a bridge crosses."""
-        assert self.crossing is not None
-        inside = self.crossing.walls.reshape(self.crossing.shape)[1:-1, 1:-1]
-        walls: np.ndarray = inside.view(np.uint8) * np.uint8(255)
+        """The pasted pixels over the last window (255 on them)."""
+        search = self.searches[-1]
+        assert search.walls is not None  # the last search crosses
+        walls: np.ndarray = search.walls.reshape(search.shape)[1:-1, 1:-1].view(np.uint8) * 255
         return walls
 
     def __call__(self, a: Point, b: Point) -> list[Point]:
@@ -105,21 +103,18 @@ class _Detours:
             return []
         if not self.windows:
             self._windows()
+        last = len(self.windows) - 1
         for position, window in enumerate(self.windows):
             if position == len(self.searches):
-                self.searches.append(_Paths(a, window, self.pasted, self.union))
-            found = self.searches[position].route(b)
+                cross = position == last  # the last one crosses what it must
+                self.searches.append(_Paths(a, window, self.pasted, self.union, cross))
+            search = self.searches[position]
+            found = search.route(b)
             if found is not None:
+                self.crossed = self.crossed or search.crossed_to(b)
                 self.turned = self.turned or bool(found)
                 return found
-        if self.crossing is None:  # the last window, crossing what it must
-            self.crossing = _Crossing(self.searches[-1])
-        found = self.crossing.route(b)
-        if found is None:
-            raise AssertionError("the last search crosses pasted pixels where it must")
-        self.crossed = True
-        self.turned = self.turned or bool(found)
-        return found
+        raise AssertionError("the last search crosses pasted pixels where it must")
 
     def _windows(self) -> None:
         """The instance's region and a pixel around, then the one that holds everything."""
@@ -153,11 +148,16 @@ class _Paths:
 
     A breadth-first search, as far as the bridges need: each round reaches the free
     pixels next to those the last one reached (a list of them, not the whole window).
-    A flood fill first tells which pixels a free path reaches (``reach``). The arrays
-    are flat, over the window and a border of pixels never reached.
+    Unless ``cross``, a flood fill first tells whether a free path reaches a pixel at
+    all. With ``cross``, where none does, a path that crosses the fewest pasted pixels:
+    each time the free pixels reachable run out, the pasted pixels next to those reached
+    are reached (one more crossed; its ``level``), and the search goes on from them.
+    The arrays are flat, over the window and a border of pixels never reached.
     """
 
-    def __init__(self, start: Point, window: Region, pasted: np.ndarray, union: Region) -> None:
+    def __init__(
+        self, start: Point, window: Region, pasted: np.ndarray, union: Region, cross: bool
+    ) -> None:
         y0, y1, x0, x1 = self.window = window
         height, width = y1 - y0 + 2, x1 - x0 + 2
         free = np.zeros((height, width), np.bool_)
@@ -168,187 +168,158 @@ class _Paths:
             under = pasted[top - union[0] : bottom - union[0], left - union[2] : right - union[2]]
             free[top - y0 + 1 : bottom - y0 + 1, left - x0 + 1 : right - x0 + 1][under != 0] = 0
         self.shape, self.width = (height, width), width
-        self.free = free  # kept as it is
-        filled = np.zeros((height + 2, width + 2), np.uint8)
-        seed = (start[0] - x0 + 1, start[1] - y0 + 1)
-        flags = 8 | cv2.FLOODFILL_MASK_ONLY | (1 << 8)
-        cv2.floodFill(free.view(np.uint8), filled, seed, 1, 0, 0, flags)
-        self.reach = np.ascontiguousarray(filled[1:-1, 1:-1])  # 1 where a free path reaches
-        here = self.flat(start)
+        self.reach: np.ndarray | None = None  # where a free path reaches
+        self.walls: np.ndarray | None = None  # the pasted pixels
+        self.blocked: np.ndarray | None = None  # those not yet crossed into
+        self.level: np.ndarray | None = None  # the pasted pixels crossed to reach each
+        if cross:
+            self.walls = ~free
+            self.walls[[0, -1]] = self.walls[:, [0, -1]] = False
+            self.walls = self.walls.ravel()
+            self.blocked = self.walls.copy()
+            self.level = np.zeros(height * width, np.int32)
+        else:
+            filled = np.zeros((height + 2, width + 2), np.uint8)
+            seed = (start[0] - x0 + 1, start[1] - y0 + 1)
+            flags = 8 | cv2.FLOODFILL_MASK_ONLY | (1 << 8)
+            cv2.floodFill(free.view(np.uint8), filled, seed, 1, 0, 0, flags)
+            self.reach = filled[1:-1, 1:-1].ravel()
+        here = self._flat(start)
         self.distance = np.zeros(height * width, np.int32)  # 1 + the steps; 0: not reached
         self.distance[here] = 1
-        self.open = self.reach.ravel() != 0  # a free path reaches it, not reached yet
+        self.open = free.ravel()  # free and not reached yet (free's own memory)
         self.open[here] = False
         self.front = np.array([here], np.intp)
-        self.steps = 1
+        self.fresh = [self.front]  # the pixels reached since the last crossing
+        self.steps, self.crossed = 1, 0
         self.offsets = np.array([dy * width + dx for dx, dy in _STEPS], np.intp)
-        self.seen = np.zeros(height * width, np.int32)  # for :func:`_next`
-        self.orders = np.arange(256, dtype=np.int32)  # for :meth:`grow`
+        self._seen = np.zeros(height * width, np.int32)  # for :meth:`_next`
+        self._order = np.arange(1024, dtype=np.int32)
 
     def route(self, target: Point) -> list[Point] | None:
         """The pixels a shortest path to ``target`` turns at; ``None``: none reaches it."""
-        at = self.flat(target)
-        if not self.reach.ravel()[at]:
+        y0, _, x0, _ = self.window
+        at = self._flat(target)
+        if self.reach is not None and not self.reach[at]:
             return None
-        self.grow(at)
-        return self.points(self.back(at, 0, True, []))
+        while not self._grow(at):
+            if self.blocked is None or not self._cross():
+                return None
+        return [(x + x0 - 1, y + y0 - 1) for x, y in self._turns(at)]
 
-    def flat(self, pixel: Point) -> int:
+    def crossed_to(self, target: Point) -> bool:
+        """Whether the path to ``target`` (reached) crosses pasted pixels."""
+        return self.level is not None and bool(self.level[self._flat(target)])
+
+    def _flat(self, pixel: Point) -> int:
         """The flat index of an image pixel in the window."""
         return (pixel[1] - self.window[0] + 1) * self.width + pixel[0] - self.window[2] + 1
 
-    def points(self, turns: list[int]) -> list[Point]:
-        """Image pixels of flat ones found back from a target: in order, from the start."""
-        y0, _, x0, _ = self.window
-        return [(at % self.width + x0 - 1, at // self.width + y0 - 1) for at in reversed(turns)]
+    def _grow(self, at: int) -> bool:
+        """Search on until flat pixel ``at`` is reached (``False``: the free pixels ran out).
 
-    def grow(self, at: int) -> None:
-        """Search on until flat pixel ``at`` (one a free path reaches) is reached."""
-        distance, among, seen, offsets = self.distance, self.open, self.seen, self.offsets
-        front, steps, orders = self.front, self.steps, self.orders
-        while not distance[at]:  # rounds of _next, inlined
-            out = (front[:, None] + offsets).ravel()
-            out = out[among[out]]
-            if not out.size:
-                raise AssertionError("a free path reaches the pixel")
-            among[out] = False
-            if out.size > orders.size:
-                orders = self.orders = np.arange(2 * out.size, dtype=np.int32)
-            order = orders[: out.size]
-            seen[out] = order
-            front = out[seen[out] == order]
-            steps += 1
-            distance[front] = steps
-        self.front, self.steps = front, steps
+        Rounds of :meth:`_next` (inlined), each the pixels one step further.
+        """
+        distance, level, crossed, fresh = self.distance, self.level, self.crossed, self.fresh
+        among, seen, offsets, orders = self.open, self._seen, self.offsets, self._order
+        front, steps = self.front, self.steps
+        try:
+            while not distance[at]:
+                out = (front[:, None] + offsets).ravel()
+                out = out[among[out]]
+                if not out.size:
+                    return False
+                among[out] = False
+                if out.size > orders.size:
+                    orders = self._order = np.arange(2 * out.size, dtype=np.int32)
+                order = orders[: out.size]
+                seen[out] = order
+                front = out[seen[out] == order]
+                steps += 1
+                distance[front] = steps
+                if level is not None:
+                    fresh.append(front)
+                    if crossed:
+                        level[front] = crossed
+        finally:
+            self.front, self.steps = front, steps
+        return True
 
-    def back(self, at: int, way: int, first: bool, turns: list[int]) -> list[int]:
-        """``turns`` and the pixels a shortest path turns at, back from flat ``at`` (reached).
+    def _next(self, pixels: np.ndarray, among: np.ndarray) -> np.ndarray:
+        """The neighbours of ``pixels`` true in ``among``, each once; made false there."""
+        out = (pixels[:, None] + self.offsets).ravel()
+        out = out[among[out]]
+        among[out] = False
+        if out.size > self._order.size:
+            self._order = np.arange(2 * out.size, dtype=np.int32)
+        order = self._order[: out.size]
+        self._seen[out] = order
+        kept: np.ndarray = out[self._seen[out] == order]
+        return kept
 
-        Each pixel steps to a neighbour reached a step before it, the same way as the
-        last step (``way``, an index of :data:`_STEPS`) where it can, else the first such
-        of :data:`_STEPS`; along one way, as far as it goes at once. ``first``: ``at`` is
-        the target (no turn there).
+    def _cross(self) -> bool:
+        """Reach the pasted pixels next to those reached (``False``: there are none)."""
+        assert self.blocked is not None
+        assert self.level is not None
+        seeds = self._next(np.concatenate(self.fresh), self.blocked)
+        if not seeds.size:
+            return False
+        self.steps += 1
+        self.crossed += 1
+        self.distance[seeds] = self.steps
+        self.level[seeds] = self.crossed
+        self.front = seeds
+        self.fresh = [seeds]
+        return True
+
+    def _turns(self, at: int) -> list[tuple[int, int]]:
+        """The pixels (``x, y`` in the bordered window) a path to flat ``at`` turns at.
+
+        Back from ``at`` to the start, each pixel steps to a neighbour reached a step
+        before it at its level (or, a pasted pixel crossed into, to one reached before
+        it a level lower), the same way as the last step where it can, else the first
+        such of :data:`_STEPS`; along one way, as far as it goes at once. In order.
         """
         distance, offsets = self.distance, self.offsets
+        level = self.level if self.level is not None else np.zeros(1, np.int32)
+        walls = self.walls if self.walls is not None else np.zeros(1, np.bool_)
+        flat = self.level is None  # every level 0: one compared less
+        height, width = self.shape
+        way, turns, first = 0, [], True
         while distance[at] > 1:
             d = distance[at]
+            crossed = 0 if flat else level[at]
             for k in (way, *range(8)):
                 near = at + offsets[k]
-                if distance[near] == d - 1:
-                    break
-            else:
-                raise AssertionError("a pixel reached has a neighbour reached before it")
-            if k != way and not first:
-                turns.append(at)
-            first, way = False, k
-            at = int(near) + int(offsets[k]) * _run(distance, None, int(near), k, self.shape)
-        return turns
-
-
-class _Crossing:
-    """Paths from the start of a last window's :class:`_Paths` across the fewest pasted pixels.
-
-    For the targets no free path reaches. The pixels a free path reaches are those of
-    level 0; each time those reachable run out, the pasted pixels next to the pixels
-    reached so far are reached (one level more), and the search goes on from them
-    through free pixels (a step a round, as in :class:`_Paths`). Back from a target, a
-    pasted pixel crossed into steps to a neighbour of the level below; at level 0 the
-    free search takes the path on.
-    """
-
-    def __init__(self, paths: _Paths) -> None:
-        self.paths, self.shape = paths, paths.shape
-        reach = paths.reach
-        walls = ~paths.free  # the pasted pixels, not the border
-        walls[[0, -1]] = walls[:, [0, -1]] = False
-        seeds = cv2.bitwise_and(cv2.dilate(reach, _KERNEL), walls.view(np.uint8))
-        self.walls = walls.ravel()
-        self.blocked = self.walls.copy()  # not yet crossed into
-        self.open = (paths.free & (reach == 0)).ravel()  # free, not reached yet
-        size = reach.size
-        self.distance = np.zeros(size, np.int32)  # 1 + the steps from level 1; 0: not
-        self.level = np.zeros(size, np.int32)  # pasted pixels crossed to reach it (0: none)
-        self.front = np.flatnonzero(seeds)
-        self.blocked[self.front] = False
-        self.distance[self.front] = self.level[self.front] = 1
-        self.fresh = [self.front]  # the pixels reached since the last crossing
-        self.steps, self.crossed = 1, 1
-
-    def route(self, target: Point) -> list[Point] | None:
-        """The pixels a path to ``target`` turns at, across the fewest pasted pixels."""
-        at = self.paths.flat(target)
-        paths, distance, level = self.paths, self.distance, self.level
-        seen, offsets = paths.seen, paths.offsets
-        while not distance[at]:
-            if not self.front.size:
-                return None
-            grown = _next(self.front, self.open, offsets, seen)
-            if not grown.size:  # cross into the next pasted pixels
-                grown = _next(np.concatenate(self.fresh), self.blocked, offsets, seen)
-                self.crossed += 1
-                self.fresh = []
-            self.steps += 1
-            distance[grown] = self.steps
-            level[grown] = self.crossed
-            self.fresh.append(grown)
-            self.front = grown
-        # back to level 0, then the free search's way
-        reach, walls, way, first, turns = paths.reach.ravel(), self.walls, 0, True, []
-        while level[at]:
-            d, crossed = distance[at], level[at]
-            for k in (way, *range(8)):
-                near = at + offsets[k]
-                if level[near] == 0:  # of level 0 (reached) or not reached
-                    if crossed == 1 and walls[at] and reach[near]:
+                if flat:
+                    if distance[near] == d - 1:
                         break
-                elif (distance[near] == d - 1 and level[near] == crossed) or (
-                    level[near] == crossed - 1 and distance[near] < d and walls[at]
+                elif distance[near] and (
+                    (distance[near] == d - 1 and level[near] == crossed)
+                    or (level[near] == crossed - 1 and distance[near] < d and walls[at])
                 ):
                     break
             else:
                 raise AssertionError("a pixel reached has a neighbour reached before it")
             if k != way and not first:
                 turns.append(at)
-            first, way, at = False, k, int(near)
-            if level[at]:
-                at += int(offsets[k]) * _run(distance, level, at, k, self.shape)
-        paths.grow(at)
-        return paths.points(paths.back(at, way, first, turns))
-
-
-def _next(
-    pixels: np.ndarray, among: np.ndarray, offsets: np.ndarray, seen: np.ndarray
-) -> np.ndarray:
-    """The neighbours of ``pixels`` true in ``among``, each once; made false there.
-
-    ``seen``: an int32 scratch array as large as ``among``.
-    """
-    out = (pixels[:, None] + offsets).ravel()
-    out = out[among[out]]
-    among[out] = False
-    order = np.arange(out.size, dtype=np.int32)
-    seen[out] = order
-    kept: np.ndarray = out[seen[out] == order]
-    return kept
-
-
-def _run(
-    distance: np.ndarray, level: np.ndarray | None, at: int, way: int, shape: tuple[int, int]
-) -> int:
-    """How many steps on from flat ``at``, along ``way``, each a step nearer (its level)."""
-    height, width = shape
-    d = int(distance[at])
-    dx, dy = _STEPS[way]
-    y, x = divmod(at, width)
-    room = min(
-        d - 1,
-        (width - 1 - x if dx > 0 else x) if dx else d,
-        (height - 1 - y if dy > 0 else y) if dy else d,
-    )
-    ahead = np.arange(1, room + 1)
-    ray = at + (dy * width + dx) * ahead
-    off = distance[ray] != d - ahead
-    if level is not None:
-        off |= level[ray] != level[at]
-    stop = np.flatnonzero(off)
-    return int(stop[0]) if stop.size else room
+            first, way = False, k
+            at = int(near)
+            # on along that way while each pixel is a step nearer at the same level
+            d = int(distance[at])
+            dx, dy = _STEPS[k]
+            y, x = divmod(at, width)
+            room = min(
+                d - 1,
+                (width - 1 - x if dx > 0 else x) if dx else d,
+                (height - 1 - y if dy > 0 else y) if dy else d,
+            )
+            ahead = np.arange(1, room + 1)
+            ray = at + offsets[k] * ahead
+            off = distance[ray] != d - ahead
+            if not flat:
+                off |= level[ray] != level[at]
+            stop = np.flatnonzero(off)
+            at += int(offsets[k]) * (int(stop[0]) if stop.size else room)
+        turns.reverse()
+        return [(at % width, at // width) for at in turns]
