@@ -166,25 +166,20 @@ def bridged(
     """
     oy, ox = origin
     contours, _ = cv2.findContours(
-        np.ascontiguousarray(mask, np.uint8),
-        cv2.RETR_CCOMP,
-        cv2.CHAIN_APPROX_SIMPLE,
-        offset=(ox, oy),
+        np.ascontiguousarray(mask, np.uint8), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE
     )
-    first = contours[0].reshape(-1, 2)
-    if len(contours) == 1:  # one part: no bridge
-        polygon = first.astype(np.float64)
-    else:
-        joined: list[np.ndarray] = [first]
-        start = (int(first[0, 0]), int(first[0, 1]))
-        for contour in contours[1:]:
-            piece = contour.reshape(-1, 2)
-            there = route(start, (int(piece[0, 0]), int(piece[0, 1])))
-            way = np.array(there, np.int32).reshape(-1, 2)
-            joined += [first[:1], way, piece, piece[:1], way[::-1]]
+    shift = np.array((ox, oy))
+    pieces = [c.reshape(-1, 2) + shift for c in contours]
+    first = pieces[0]
+    joined: list[np.ndarray] = [first]
+    start = (int(first[0, 0]), int(first[0, 1]))
+    for piece in pieces[1:]:
+        there = route(start, (int(piece[0, 0]), int(piece[0, 1])))
+        way = np.array(there, np.int64).reshape(-1, 2)
+        joined += [first[:1], way, piece, piece[:1], way[::-1]]
+    if len(pieces) > 1:
         joined.append(first[:1])
-        polygon = np.concatenate(joined, dtype=np.float64)
-    polygon += 0.5
+    polygon = np.concatenate(joined).astype(np.float64) + 0.5
     while len(polygon) < 3:  # a single pixel or a line: repeat the points
         polygon = np.concatenate((polygon, polygon[:1]))
     return polygon

@@ -14,7 +14,7 @@ import numpy as np
 
 from rankaug.mix._around import padded
 from rankaug.mix._detour import outline_clear
-from rankaug.mix._masks import Entry, Instances, Region, overlap, within
+from rankaug.mix._masks import Entry, Instances, Region, overlap, tight_box, within
 from rankaug.polygons import Polygons, fill, gather, grids, outline
 
 __all__ = ["PolygonInstances", "trace"]
@@ -200,7 +200,8 @@ def trace(
             continue
         if owner is ours:  # trimmed: what the pasted pixels left (cut by covered)
             region, shown = owner.region(k), owner.raster(k)
-            polygon, box = outline_clear(shown, region, pasted, union, owner.hw)  # pixels' box
+            polygon = outline_clear(shown, region, pasted, union, owner.hw)
+            box = tight_box(shown, (region[0], region[2]))  # its pixels', not its bridges'
         else:
             polygon = outline(shown, (region[0], region[2]))
         points.append(padded(polygon, like.points_per))  # resampled, its fill would move
