@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
 from typing import Final
 
 import cv2
@@ -42,7 +41,7 @@ import numpy as np
 from rankaug.mix._masks import tight_box
 from rankaug.polygons import Polygons, fill, gather, outline
 
-__all__ = ["Point", "around", "bridged", "cut", "outline_around", "padded"]
+__all__ = ["cut", "outline_around", "padded"]
 
 Rect = tuple[int, int, int, int]
 Point = tuple[int, int]
@@ -93,7 +92,7 @@ def cut(
                 origin = (region[0], region[2])
                 if across:  # the side it keeps
                     raster = _one_side(raster, origin, rect, hw)
-                polygon = padded(bridged(raster, origin, around(rect, hw)), main.points_per)
+                polygon = padded(_bridged(raster, origin, rect, hw), main.points_per)
                 boxes[k] = tight_box(raster, origin)
         if not touched:  # its pixels, and so its box, as they were
             boxes[k] = originals[k]
@@ -147,23 +146,13 @@ def outline_around(
     x0, y0, x1, y1 = rect
     if (y0 <= 0 and y1 >= hw[0]) or (x0 <= 0 and x1 >= hw[1]):
         mask = _one_side(mask, origin, rect, hw)
-    return bridged(mask, origin, around(rect, hw))
+    return _bridged(mask, origin, rect, hw)
 
 
-def around(rect: Rect, hw: tuple[int, int]) -> Callable[[Point, Point], list[Point]]:
-    """The route of a bridge around ``rect`` (:func:`_route`), for :func:`bridged`."""
-    return lambda a, b: _route(a, b, rect, hw)
-
-
-def bridged(
-    mask: np.ndarray, origin: tuple[int, int], route: Callable[[Point, Point], list[Point]]
+def _bridged(
+    mask: np.ndarray, origin: tuple[int, int], rect: Rect, hw: tuple[int, int]
 ) -> np.ndarray:
-    """:func:`~rankaug.polygons.outline` of a mask, each bridge along ``route``.
-
-    ``route(a, b)`` gives the pixels a bridge from the first part's start ``a`` to
-    another part's ``b`` turns at (image pixels; none: straight); the bridge runs
-    through their centres, there and back.
-    """
+    """:func:`outline_around` of a mask whose parts can all be joined around ``rect``."""
     oy, ox = origin
     contours, _ = cv2.findContours(
         np.ascontiguousarray(mask, np.uint8), cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE
@@ -174,7 +163,7 @@ def bridged(
     joined: list[np.ndarray] = [first]
     start = (int(first[0, 0]), int(first[0, 1]))
     for piece in pieces[1:]:
-        there = route(start, (int(piece[0, 0]), int(piece[0, 1])))
+        there = _route(start, (int(piece[0, 0]), int(piece[0, 1])), rect, hw)
         way = np.array(there, np.int64).reshape(-1, 2)
         joined += [first[:1], way, piece, piece[:1], way[::-1]]
     if len(pieces) > 1:

@@ -13,8 +13,7 @@ import cv2
 import numpy as np
 
 from rankaug.mix._around import padded
-from rankaug.mix._detour import outline_clear
-from rankaug.mix._masks import Entry, Instances, Region, overlap, tight_box, within
+from rankaug.mix._masks import Entry, Instances, Region, overlap, within
 from rankaug.polygons import Polygons, fill, gather, grids, outline
 
 __all__ = ["PolygonInstances", "trace"]
@@ -162,30 +161,22 @@ class PolygonInstances(Instances):
 
 
 def trace(
-    entries: list[Entry],
-    ours: PolygonInstances,
-    like: Polygons,
-    other: Polygons,
-    pasted: np.ndarray,
-    union: Region,
+    entries: list[Entry], ours: PolygonInstances, like: Polygons, other: Polygons
 ) -> tuple[Polygons, list[list[float]]]:
     """The output's polygons and boxes (the polygon form of :func:`~rankaug.mix._masks.stack`).
 
     A main instance marked trimmed has lost the pasted pixels (:meth:`PolygonInstances.covered`
-    cut them): its polygon becomes the outline of what is left, its parts joined by
-    zero-width bridges routed clear of the pasted pixels
-    (:func:`~rankaug.mix._detour.outline_clear`), and its box that of the pixels left;
-    a pasted instance that later ones partly hide (``shown`` given) gets the outline of
-    what shows (straight bridges, which may draw pixels of the instances above it), its
-    box that of its pixels.
+    cut them): its polygon becomes the outline of what is left and its box that of the
+    pixels left; a pasted instance that
+    later ones partly hide (``shown`` given) gets the outline of what shows, its box that
+    of its pixels. An outline in several parts joins them by straight zero-width bridges
+    (:func:`~rankaug.polygons.outline`), which may draw pixels of the other image.
 
     Args:
         entries: The output's instances, in order.
         ours: The main sample's instances.
         like: The main sample's polygons (the output takes their form).
         other: The source's polygons.
-        pasted: Non-zero where something is pasted, over ``union``.
-        union: The region all the pasted pixels lie in.
 
     Returns:
         The polygons (in the main sample's form) and the boxes.
@@ -200,10 +191,13 @@ def trace(
             continue
         if owner is ours:  # trimmed: what the pasted pixels left (cut by covered)
             region, shown = owner.region(k), owner.raster(k)
-            polygon = outline_clear(shown, region, pasted, union, owner.hw)
-            box = tight_box(shown, (region[0], region[2]))  # its pixels', not its bridges'
-        else:
-            polygon = outline(shown, (region[0], region[2]))
+        origin = (region[0], region[2])
+        polygon = outline(shown, origin)
         points.append(padded(polygon, like.points_per))  # resampled, its fill would move
+        # the box of the pixels left (rankaug.polygons.pixel_box), from the outline's centres:
+        # its straight bridges join points of it, so they stay within that box
+        if owner is ours:
+            x, y, w, h = cv2.boundingRect(polygon.astype(np.float32))  # floor(c + 0.5) = c
+            box = [float(x), float(y), float(x + w), float(y + h)]
         boxes.append(box)
     return gather(points, like, other), boxes

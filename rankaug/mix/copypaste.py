@@ -98,10 +98,8 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
     with ``masks`` ``(N, H, W)``, or ``segments`` (``N`` polygons), beside their ``N``
     boxes; images as :class:`~rankaug.mix.MixUpDataset`. Polygons are pasted and
     trimmed exactly as the masks they draw would be; a trimmed instance gets the outline
-    of what is left (its parts joined by zero-width bridges that run round the pasted
-    pixels, or across the fewest of them where those cut a part off:
-    :mod:`rankaug.mix._detour`) and the box of its pixels, resampled to ``K`` points
-    when the sample holds an ``(N, K, 2)`` array.
+    of what is left (its parts joined by straight zero-width bridges) and the box of its
+    pixels, resampled to ``K`` points when the sample holds an ``(N, K, 2)`` array.
 
     Args:
         dataset: A map-style dataset of samples with instance masks or polygons.
@@ -216,7 +214,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         if main.segments is not None:
             assert isinstance(ours, PolygonInstances)
             assert partner.segments is not None
-            segments, boxes = trace(entries, ours, main.segments, partner.segments, top, union)
+            segments, boxes = trace(entries, ours, main.segments, partner.segments)
         else:
             assert main.masks is not None
             masks, boxes = stack(entries, ours, union, top, main.masks.dtype)
