@@ -54,7 +54,7 @@ class TestYoloFolder:
         assert {repr(ds) for ds in spellings} == {repr(YoloFolder(root))}
         assert {ds.root for ds in spellings} == {root.resolve()}
         first = CachedDataset(spellings[0], tmp_path / "cache")
-        assert CachedDataset(spellings[2], tmp_path / "cache").directory == first.directory
+        assert CachedDataset(spellings[2], tmp_path / "cache").path == first.path  # one key
         monkeypatch.chdir(root)  # read after the working folder moved: its files still
         np.testing.assert_array_equal(spellings[0][1]["image"], YoloFolder(root)[1]["image"])
 
