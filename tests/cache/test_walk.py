@@ -74,7 +74,11 @@ class TestRefuseRandom:
         monkeypatch.setattr(rankaug.cache._walk, "LIMIT", 10)  # far fewer than the items
         records = [(f"{i}.png", i % 80, np.zeros(2), None) for i in range(1000)]
         annotations = {i: {"bbox": [1.0, 2.0], "tags": {"a"}} for i in range(100)}
-        refuse_random(Holder(records=records, annotations=annotations, nested=[[[[1]]]]))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            # walked item by item, 10 visits would stop it with a warning
+            refuse_random(Holder(records=records, annotations=annotations, nested=[[[[1]]]]))
+        assert [str(w.message) for w in caught] == []
 
     @pytest.mark.parametrize(
         ("make", "where"),
