@@ -29,10 +29,6 @@ def quick_start_under_torchrun(folder: Path) -> subprocess.CompletedProcess[str]
     script = folder / "quick_start.py"
     script.write_text(python_block("## Quick start"))
     env = {**os.environ, "NO_ALBUMENTATIONS_UPDATE": "1", "OMP_NUM_THREADS": "1"}
-    # unbuffered, print() writes a line and its newline in two calls, and the two ranks'
-    # lines interleave on the shared pipe ("...[58, 30, 4]rank 1 epoch 0: ...\n\n");
-    # buffered, each rank writes its lines whole
-    env.pop("PYTHONUNBUFFERED", None)
     return subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone",
          "--nproc_per_node=2", str(script)],
@@ -68,15 +64,18 @@ class TestReadme:
         assert ".set_epoch(" not in python_block("## Quick start")
         result = ahead.result("torchrun", lambda: tmp_path)
         assert result.returncode == 0, result.stdout + result.stderr
-        # "rank R epoch E: N mosaics keyed with epoch [E], the first with partners [a, b, c]"
-        printed = re.findall(
-            r"^rank (\d) epoch (\d): (\d+) mosaics keyed with epoch (\[[\d, ]*\]), "
-            r"the first with partners (\[[\d, ]*\])$",
+        # "rank R epoch E: N mosaics keyed with epoch [E], the first with partners [a, b, c]",
+        # found wherever it is: torchrun starts each rank with `python -u`, so print()
+        # writes a line and its newline in two calls, and the ranks' lines may interleave
+        # on the shared pipe ("...[58, 30, 4]rank 1 epoch 0: ...\n\n")
+        printed = list(re.finditer(
+            r"rank (\d) epoch (\d): (\d+) mosaics keyed with epoch (\[[\d, ]*\]), "
+            r"the first with partners (\[[\d, ]*\])",
             result.stdout,
-            re.MULTILINE,
-        )
-        lines = {(int(rank), int(epoch)): (int(n), json.loads(keyed), json.loads(partners))
-                 for rank, epoch, n, keyed, partners in printed}  # fmt: skip
+        ))  # fmt: skip
+        lines = {(int(m[1]), int(m[2])): (int(m[3]), json.loads(m[4]), json.loads(m[5]))
+                 for m in printed}  # fmt: skip
+        assert len(printed) == 4, result.stdout
         assert sorted(lines) == [(0, 0), (0, 1), (1, 0), (1, 1)], result.stdout
         for (_, epoch), (count, keyed, partners) in lines.items():
             # 64 samples on 2 ranks: 32 a rank and epoch, each keyed with its pass's epoch
@@ -86,6 +85,4 @@ class TestReadme:
         assert lines[(0, 0)][2] != lines[(0, 1)][2]  # and so do the epochs
         # the output the README shows is this run's, line for line (in any order)
         shown = README.split("## Quick start", 1)[1].split("```text\n", 1)[1].split("```")[0]
-        assert sorted(shown.splitlines()) == sorted(
-            line for line in result.stdout.splitlines() if line.startswith("rank ")
-        )
+        assert sorted(shown.splitlines()) == sorted(m[0] for m in printed)
