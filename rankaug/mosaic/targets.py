@@ -172,11 +172,11 @@ def _boxes(
 ) -> tuple[np.ndarray, np.ndarray]:
     """All tiles' boxes in one pass: which to keep, and the kept ones (pixel xyxy).
 
-    The kept boxes are mirrored in an output ``flip_width`` wide when it is given. The
-    boxes are checked by :func:`_pixel_boxes`: boxes that reach a little outside
-    their image are clipped, invalid ones raise an error naming the index and row. A
-    few pixel boxes under an axis-aligned map without filters go row by row instead
-    (:func:`_row_by_row`, the same arithmetic).
+    Kept boxes are mirrored in an output ``flip_width`` wide when given. Boxes are
+    checked by :func:`_pixel_boxes`: those a little outside their image are clipped,
+    invalid ones raise an error naming the index and row. A few pixel boxes under an
+    axis-aligned map without filters go row by row (:func:`_row_by_row`, the same
+    arithmetic).
     """
     plain = warp is None and not config.filters and config.box_format == "pascal_voc"
     if plain and sum(counts) <= FEW_BOXES:
@@ -219,11 +219,9 @@ def _row_by_row(
     high: the usual boxes cost what a width test costs). A few boxes go faster this way
     than through a dozen numpy calls, each of which costs far more than its arithmetic
     when it runs cold (between tiles' resampling, in the mosaic race). ``None`` when a
-    box is not inside its image: the vectorised path clips or refuses it. That is
-    :func:`~rankaug.boxes.all_inside`'s rule, written out and checked as each box is
-    mapped: its call and second pass over each tile cost 4 µs a mosaic
-    (``benchmarks/compare.py``). With ``flip_width`` kept boxes are mirrored in the
-    floats of :func:`~rankaug.boxes.mirror_xyxy`, without its numpy calls.
+    box is not inside its image (:func:`~rankaug.boxes.all_inside`'s rule, checked as
+    each box is mapped): the vectorised path clips or refuses it. With ``flip_width``
+    kept boxes are mirrored in :func:`~rankaug.boxes.mirror_xyxy`'s floats.
     """
     keep: list[bool] = []
     kept: list[float] = []  # flat: numpy reads a flat list of floats twice as fast
