@@ -15,6 +15,7 @@ CPU generator seeded from the sample's key and put back afterwards
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -59,7 +60,6 @@ class BatchAugment:
 
     Attributes:
         stream: The key's 32-bit stream word.
-        last_params: The kornia parameters of the latest call (``None`` before one).
 
     Raises:
         TypeError: If ``transform`` is not a kornia augmentation or container or a
@@ -90,7 +90,25 @@ class BatchAugment:
         self.stream = stream_id(default_stream(transform) if stream is None else stream)
         self.epoch = 0
         self.step = 0
-        self.last_params: Any = None
+        self._latest = threading.local()
+
+    @property
+    def last_params(self) -> Any:
+        """The parameters of the calling thread's latest call (``None`` before one).
+
+        Two threads calling at once each read their own call's; a copy (pickled, for a
+        spawned process) starts with none.
+        """
+        return getattr(self._latest, "params", None)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        del state["_latest"]  # per thread and per process: not carried
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._latest = threading.local()
 
     def set_epoch(self, epoch: int) -> None:
         """The epoch of calls that give none (and whose indices carry none)."""
@@ -155,14 +173,14 @@ class BatchAugment:
                     f"a torchvision v2 transform takes no keyword arguments, got {sorted(kwargs)}"
                 )
             output, params = _torchvision.apply(self.transform, keys, images, inputs)
-            self.last_params = params
+            self._latest.params = params
             return (output, params) if return_params else output
         shape = images.shape
         with keyed_drawing(self._augs, keys):
             params = self.transform.forward_parameters(shape)
         with keyed_applying(self._augs):
             output = self.transform(images, *inputs, params=params, **kwargs)
-        self.last_params = params
+        self._latest.params = params
         return (output, params) if return_params else output
 
     def replay(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy as copy_module
 import os
+import pickle
 import re
 import subprocess
 import sys
@@ -137,6 +139,32 @@ class TestBatchAugment:
         with ThreadPoolExecutor(4) as pool:
             threaded = list(pool.map(lambda index: aug(images, index=index, epoch=0), batches))
         assert all(torch.equal(a, b) for a, b in zip(alone, threaded, strict=True))
+
+    def test_threads_at_once_each_read_their_own_last_params(self) -> None:
+        # one attribute for the wrapper: each thread read whichever call ended last
+        aug = BatchAugment(K.RandomAffine(degrees=30.0, p=1.0), seed=5)
+        images, after = _images(2), threading.Barrier(4, timeout=10)
+
+        def call(start: int) -> bool:
+            _, params = aug(images, index=[start, start + 1], epoch=0, return_params=True)
+            after.wait()  # every call has ended before any thread reads
+            return aug.last_params is params
+
+        with ThreadPoolExecutor(4) as pool:
+            mine = list(pool.map(call, range(0, 8, 2)))
+        assert mine == [True] * 4
+        assert aug.last_params is None  # this thread made no call
+
+    def test_a_copy_calls_alike_and_starts_without_last_params(self) -> None:
+        aug = BatchAugment(_transform(), seed=3)
+        images = _images(4)
+        out = aug(images, index=[1, 2, 3, 4], epoch=1)
+        for copy in (pickle.loads(pickle.dumps(aug)), copy_module.deepcopy(aug)):
+            before = copy.last_params
+            assert torch.equal(copy(images, index=[1, 2, 3, 4], epoch=1), out)
+            assert before is None
+            assert copy.last_params is not None
+            assert aug.last_params is not copy.last_params
 
     def test_a_sample_is_the_same_alone_in_64_and_in_a_shuffled_16(self) -> None:
         aug = BatchAugment(_transform(), seed=5)
