@@ -70,7 +70,8 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
       processes storing the same index leave one file.
     * **Invalidated when the source changes.** Samples live in a subdirectory named
       by a fingerprint: the dataset's class, length and settings (its ``repr``, when
-      its class defines one, memory addresses left out), then its data: ``fingerprint``
+      its class defines one, memory addresses left out, and the content of the large
+      arrays it holds when the ``repr`` abbreviates them), then its data: ``fingerprint``
       if given, else the sizes and mtimes of the files its ``source_files()`` lists
       (the built-in readers have both), a Hugging Face dataset's own fingerprint, or
       for a plain list, tuple or dict of samples a hash of their content; a ``Subset``

@@ -10,6 +10,7 @@ from typing import Any, Final
 import numpy as np
 from torch.utils.data import ConcatDataset, StackDataset, Subset
 
+from rankaug.cache import _summarized
 from rankaug.cache._content import Opaque, content_hash
 from rankaug.cache._hf import random_fingerprint
 
@@ -51,7 +52,9 @@ def fingerprint(dataset: Any, length: int, given: str | None) -> Fingerprint:
     ``repr`` when its class defines one (the readers' reprs list every setting; memory
     addresses in it, which change from run to run, are replaced by
     :data:`PLACEHOLDER`, with a caveat, and a repr that is only an address is left
-    out). Then the data: ``given`` if any; else a Hugging Face ``datasets.Dataset``'s
+    out; a repr showing ``...`` adds the content of the large arrays the dataset holds,
+    which numpy and torch print abbreviated, :mod:`~rankaug.cache._summarized`). Then
+    the data: ``given`` if any; else a Hugging Face ``datasets.Dataset``'s
     own ``_fingerprint`` (which ``map``, ``filter``, ``with_format`` and other data
     files change; its repr lists only features and rows; a caveat if it may be random,
     :func:`~rankaug.cache._hf.random_fingerprint`); else the size and modification
@@ -126,6 +129,8 @@ class _Described:
             else:
                 self.lines.append(f"{prefix}repr={_ADDRESS.sub(PLACEHOLDER, text)}")
                 sees_changes = True
+                if "..." in text and self.data:  # numpy and torch abbreviate large arrays
+                    self._abbreviated(dataset, where, prefix, named)
                 shown = _addressed(text)
                 if shown and self.data:
                     self.caveats.append(
@@ -177,6 +182,21 @@ class _Described:
                 "naming this data (and change it with the data)."
             )
         return sees_changes
+
+    def _abbreviated(self, dataset: Any, where: str, prefix: str, named: str) -> None:
+        """Add the content of the arrays ``dataset``'s repr may abbreviate (a line)."""
+        found = _summarized.summarized(dataset, where)
+        if found.places:
+            places = _ADDRESS.sub(PLACEHOLDER, ",".join(found.places))
+            self.lines.append(f"{prefix}arrays={places} blake2b={found.digest}")
+        if not found.complete:
+            self.caveats.append(
+                f"CachedDataset keys {named} by its repr, which abbreviates arrays ('...'), "
+                "and by the content of the arrays it holds, but it stopped looking after "
+                f"{_summarized.LIMIT} objects: a change in an array beyond them is not seen "
+                "and the cache of the old one is served. Pass fingerprint='...' naming this "
+                "data (and change it with the data)."
+            )
 
 
 def _files(dataset: Any, paths: Any, prefix: str, lines: list[str]) -> int:

@@ -14,7 +14,7 @@ does not enter arrays, tensors, strings, numbers, paths, classes or modules, nor
 data: a list, tuple, set or dict (those classes, not subclasses) holding only such
 values and such containers, at most :data:`DATA_DEPTH` deep, which can hold no
 wrapper or transform. Plain data is told by the types it holds, a level at a time in
-C loops (:func:`_only_data`), not visited item by item: a dataset holding a million
+C loops (:func:`only_data`), not visited item by item: a dataset holding a million
 ``(file, label)`` tuples took about 7 s, it takes about 0.2 s. The walk visits at
 most :data:`LIMIT` objects; a dataset larger than that gets a
 :class:`~rankaug.RankaugWarning` that the walk stopped.
@@ -38,7 +38,7 @@ from rankaug.cache._hf import custom_transform
 from rankaug.errors import RankaugWarning
 from rankaug.keyed import KeyedDataset
 
-__all__ = ["DATA_DEPTH", "LIMIT", "foreign_library", "refuse_random"]
+__all__ = ["DATA_DEPTH", "LIMIT", "foreign_library", "only_data", "refuse_random"]
 
 #: At most this many objects are visited.
 LIMIT: Final = 1_000_000
@@ -85,13 +85,13 @@ def _items(containers: list[Any]) -> list[Any]:
     ]
 
 
-def _only_data(value: object) -> bool:
-    """Whether ``value`` is plain data (a container of leaves and containers, see above).
+def only_data(value: object, leaves: tuple[type, ...] = _LEAVES) -> bool:
+    """Whether ``value`` is plain data (a container of ``leaves`` and containers, see above).
 
     A level of the nesting at a time, by the set of types in it, in chunks of
     containers (so memory stays bounded); ``False`` past :data:`DATA_DEPTH` levels.
 
-    >>> _only_data({"boxes": [(0.5, 1), None], "name": "a"}), _only_data([[object()]])
+    >>> only_data({"boxes": [(0.5, 1), None], "name": "a"}), only_data([[object()]])
     (True, False)
     """
     stack: list[tuple[list[Any], int]] = [([value], 0)]
@@ -99,7 +99,7 @@ def _only_data(value: object) -> bool:
         containers, depth = stack.pop()
         items = _items(containers)
         kinds = set(map(type, items))
-        if not all(kind in _CONTAINERS or issubclass(kind, _LEAVES) for kind in kinds):
+        if not all(kind in _CONTAINERS or issubclass(kind, leaves) for kind in kinds):
             return False
         if kinds.isdisjoint(_CONTAINERS):
             continue
@@ -303,7 +303,7 @@ def refuse_random(dataset: Any) -> None:
                 stacklevel=3,
             )
             return
-        if type(value) in _CONTAINERS and _only_data(value):
+        if type(value) in _CONTAINERS and only_data(value):
             continue
         if isinstance(value, _FUNCTIONS):
             if via_globals:  # another module's function: not followed further

@@ -13,7 +13,7 @@ import torch
 from torch.utils.data import ConcatDataset, Dataset, StackDataset, Subset, random_split
 
 from rankaug.cache._fingerprint import FORMAT, PLACEHOLDER, fingerprint
-from tests.cache.helpers import Anonymous, ListDataset, Unhashable
+from tests.cache.helpers import Anonymous, Frames, ListDataset, Unhashable
 
 
 class WithFiles(Dataset[Any]):
@@ -175,6 +175,34 @@ class TestFingerprint:
         assert "<function flip at 0x" in caveat
         assert "Pass fingerprint='...' naming those settings" in caveat
         assert fingerprint(Settings(32, flip), 2, "v1").caveats == ()
+
+    def test_arrays_a_repr_abbreviates_key_by_their_content(self) -> None:
+        # the repr alone was the key: one pixel changed, the old cache was served
+        one, two = np.zeros((4, 64, 64, 3), np.uint8), np.zeros((4, 64, 64, 3), np.uint8)
+        two[1, 30, 30] = 255
+        assert repr(Frames(one)) == repr(Frames(two))
+        first = fingerprint(Frames(one), 4, None)
+        assert fingerprint(Frames(two), 4, None).key != first.key
+        assert fingerprint(Frames(one.copy()), 4, None).key == first.key  # content, not id
+        (line,) = [line for line in first.text.splitlines() if line.startswith("arrays=")]
+        assert line.startswith("arrays=dataset.images blake2b=")
+        assert first.caveats == ()
+        assert "arrays=" not in fingerprint(Frames(one), 4, "v1").text  # the user names it
+
+    def test_a_repr_that_abbreviates_nothing_adds_no_line(self) -> None:
+        small = fingerprint(Frames(np.zeros((4, 2, 2), np.uint8)), 4, None)
+        assert "..." not in small.text
+        assert "arrays=" not in small.text
+
+    def test_a_walk_that_stops_is_a_caveat(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr("rankaug.cache._summarized.LIMIT", 2)
+        frames = Frames(np.zeros((4, 64, 64), np.uint8), [("a.png", 0), ("b.png", 1)])
+        frames.parts = [[np.zeros(2000)], [np.zeros(2000)]]  # type: ignore[attr-defined]
+        (caveat,) = fingerprint(frames, 4, None).caveats
+        assert caveat.startswith(
+            "CachedDataset keys Frames by its repr, which abbreviates arrays ('...'), and by "
+            "the content of the arrays it holds, but it stopped looking after 2 objects"
+        )
 
 
 class TestHuggingFaceFingerprint:

@@ -39,6 +39,7 @@ from tests import ahead
 from tests.cache.helpers import (
     Anonymous,
     Failing,
+    Frames,
     ListDataset,
     Point,
     Unhashable,
@@ -544,6 +545,18 @@ class TestCachedDataset:
         assert after.prune() == [before.path]
         assert not before.path.exists()
         assert after.prune() == []
+
+    def test_a_changed_array_the_repr_abbreviates_starts_a_new_cache(self, tmp_path: Path) -> None:
+        # a dataclass's repr prints a large array's corners alone: it was the whole key,
+        # and the second dataset was served the first one's pixels
+        images = np.zeros((4, 64, 64, 3), np.uint8)
+        edited = images.copy()
+        edited[1, 30, 30] = 255
+        before = CachedDataset(Frames(images), tmp_path)
+        assert int(before[1]["image"].max()) == 0
+        after = CachedDataset(Frames(edited), tmp_path)
+        assert after.path != before.path
+        assert int(after[1]["image"].max()) == 255
 
     def test_a_new_label_file_starts_a_new_cache(self, tmp_path: Path) -> None:
         root = write_yolo_folder(SyntheticDetection(2, image_size=(30, 40)), tmp_path / "d")
