@@ -189,13 +189,12 @@ class _Described:
         if found.places:
             places = _ADDRESS.sub(PLACEHOLDER, ",".join(found.places))
             self.lines.append(f"{prefix}arrays={places} blake2b={found.digest}")
-        if not found.complete:
+        if found.unseen:
             self.caveats.append(
                 f"CachedDataset keys {named} by its repr, which abbreviates arrays ('...'), "
-                "and by the content of the arrays it holds, but it stopped looking after "
-                f"{_summarized.LIMIT} objects: a change in an array beyond them is not seen "
-                "and the cache of the old one is served. Pass fingerprint='...' naming this "
-                "data (and change it with the data)."
+                f"and by the content of the arrays and tables it holds, but {found.unseen}: "
+                "a change there is not seen and the cache of the old data is served. Pass "
+                "fingerprint='...' naming this data (and change it with the data)."
             )
 
 

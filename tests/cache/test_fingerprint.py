@@ -201,7 +201,8 @@ class TestFingerprint:
         (caveat,) = fingerprint(frames, 4, None).caveats
         assert caveat.startswith(
             "CachedDataset keys Frames by its repr, which abbreviates arrays ('...'), and by "
-            "the content of the arrays it holds, but it stopped looking after 2 objects"
+            "the content of the arrays and tables it holds, but it stopped looking after 2 "
+            "objects: a change there is not seen"
         )
 
 
