@@ -180,7 +180,7 @@ def _boxes(
     """
     plain = warp is None and not config.filters and config.box_format == "pascal_voc"
     if plain and sum(counts) <= FEW_BOXES:
-        found = _row_by_row(cast(Sequence[Window], places), tiles, flip_width)
+        found = _row_by_row(cast("Sequence[Window]", places), tiles, flip_width)
         if found is not None:
             return found
     # per box: image width, height, then its window's map and edges (see Window.row)
