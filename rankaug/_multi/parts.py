@@ -33,6 +33,7 @@ from rankaug.samples.unread import per_box_fields
 __all__ = ["Part", "PartReader"]
 
 _NO_BOXES: Final = np.zeros((0, 4))
+_FLOAT64: Final = np.dtype(np.float64)  # compared as a dtype: no lookup of the type's dtype
 _RARE: Final = frozenset({"mask", "masks", "keypoints", POLYGONS})
 """The targets few samples have: a sample with none of them is read by one set test."""
 
@@ -211,7 +212,7 @@ class PartReader:
             boxes = _NO_BOXES
         elif type(raw) is np.ndarray and raw.shape[1:] == (4,) and raw.dtype.kind in "fiu":
             # (N, 4) numbers: as as_box_array makes them (float64 is read, never written)
-            boxes = raw if raw.dtype == np.float64 else raw.astype(np.float64)
+            boxes = raw if raw.dtype == _FLOAT64 else raw.astype(_FLOAT64)
         else:
             boxes = as_box_array(raw, name=f"dataset[{index}] bboxes")
         count = len(boxes)

@@ -180,7 +180,7 @@ def _boxes(
     """
     plain = warp is None and not config.filters and config.box_format == "pascal_voc"
     if plain and sum(counts) <= FEW_BOXES:
-        found = _row_by_row(cast(Sequence[Window], places), tiles, flip_width)
+        found = _row_by_row(cast("Sequence[Window]", places), tiles, flip_width)
         if found is not None:
             return found
     # per box: image width, height, then its window's map and edges (see Window.row)
@@ -226,9 +226,10 @@ def _row_by_row(
     keep: list[bool] = []
     kept: list[float] = []  # flat: numpy reads a flat list of floats twice as fast
     for window, tile in zip(windows, tiles, strict=True):
-        height, width = window.size  # the tile image's
+        th, tw = window.size  # the tile image's; its edges too, as floats: float compares
+        width, height, left, top = float(tw), float(th), float(window.dx0), float(window.dy0)
+        right, bottom = float(window.dx1), float(window.dy1)
         kx, ky, bx, by = window.kx, window.ky, window.bx, window.by  # x -> kx * x + bx
-        left, top, right, bottom = window.dx0, window.dy0, window.dx1, window.dy1
         for x0, y0, x1, y1 in tile.boxes.tolist():
             if not (
                 0.0 <= x0 < width and 0.0 <= y0 < height and x0 <= x1 and y0 <= y1
