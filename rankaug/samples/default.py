@@ -260,7 +260,7 @@ class DefaultAdapter:
                     type(value) is np.ndarray
                     and type(old) is np.ndarray
                     and value.dtype == old.dtype
-                    and (value.size or value.ndim == old.ndim)
+                    and (value.ndim != 1 or old.ndim <= 1)  # no shape to give back
                 ):
                     updates[key] = value
                 else:
