@@ -10,6 +10,8 @@ from typing import Any, Final
 import numpy as np
 import torch
 
+from rankaug.samples.images import image_hw
+
 __all__ = ["holds_wrapped", "is_wrapped", "restore_like", "rewrap", "rewrap_values"]
 
 
@@ -247,7 +249,7 @@ def rewrap_values(
 
     The one rule of the adapters: ``values[name]`` (restored like ``originals[name]``)
     is wrapped again like it when :func:`is_wrapped` says so, and boxes and keypoints get
-    the canvas of ``data``'s output image (the ``(H, W)`` of its ``HWC`` array). A list
+    the canvas of ``data``'s output image (its ``(H, W)``, :func:`image_hw`). A list
     (or tuple) of tv_tensors, such as instance masks (``Mask``, one per object), gives its
     items back each wrapped like the original's first item (its class and metadata), in
     their container (:func:`restore_like` restores each item like it too).
@@ -258,7 +260,7 @@ def rewrap_values(
         data: The transform's output, with its ``image``.
     """
     image = data.get("image")
-    hw = None if image is None else tuple(int(n) for n in np.shape(image)[:2])
+    hw = None if image is None else image_hw(image)
     for key, value in values.items():
         old = originals.get(key)
         if is_wrapped(old):
