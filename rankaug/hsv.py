@@ -133,10 +133,14 @@ class HSVJitter:
     def draw(self, rng: np.random.Generator) -> HSVDraw:
         """Draw one sample's gains: one block of 3 uniforms (see the module docstring).
 
+        Raises:
+            TypeError: If ``rng`` is not a numpy ``Generator`` (or ``RandomState``).
+
         >>> HSVJitter(0.5, 0.5, 0.0).draw(np.random.default_rng(0))
         HSVDraw(hue=0.13696..., saturation=-0.23021..., value=-0.0)
         """
-        u = rng.random(3).tolist()  # -1 + 2u, then times the gain: np.random.uniform's
+        # -1 + 2u, then times the gain: np.random.uniform's
+        u = checks.generator(rng, "rng").random(3).tolist()
         return HSVDraw(
             (-1.0 + 2.0 * u[0]) * self.hgain,
             (-1.0 + 2.0 * u[1]) * self.sgain,

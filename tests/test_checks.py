@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -119,6 +120,40 @@ class TestChoiceAndNames:
         assert checks.key_name(None, "record", forbidden={"image"}) is None
         with pytest.raises(TypeError, match="record must be None or a key name"):
             checks.key_name(3, "record", forbidden={"image"})
+
+
+class TestGenerator:
+    def test_generators_of_ones_own_pass(self) -> None:
+        rng, legacy = np.random.default_rng(0), np.random.RandomState(0)
+        assert checks.generator(rng, "rng") is rng
+        assert checks.generator(legacy, "rng") is legacy
+
+    @pytest.mark.parametrize("value", [None, 0, np.random])
+    def test_anything_else_is_a_type_error_naming_the_argument(self, value: object) -> None:
+        with pytest.raises(TypeError, match=r"^rng must be a numpy Generator \(np\.random\."):
+            checks.generator(value, "rng")
+
+
+class TestMessages:
+    @pytest.mark.parametrize(
+        ("value", "shown"),
+        [
+            (torch.zeros(3, 40, 50, dtype=torch.uint8), r"\(3, 40, 50\) and dtype torch\.uint8"),
+            (np.zeros((40, 50, 3), np.float32), r"\(40, 50, 3\) and dtype float32"),
+        ],
+    )
+    def test_a_long_array_or_tensor_is_shown_by_shape_and_dtype(
+        self, value: object, shown: str
+    ) -> None:
+        # a tensor's repr ran over lines into the message
+        with pytest.raises(TypeError, match=rf"^x must be a dict, got a value of shape {shown} "):
+            checks.mapping(value, "x", required=(), what="a dict")
+        with pytest.raises(TypeError, match=rf"^x must be a dict, got a value of shape {shown} "):
+            checks.function(value, "x", "a dict")
+
+    def test_a_short_array_is_shown_as_it_is(self) -> None:
+        with pytest.raises(TypeError, match=r"^x must be a dict, got array\(\[1, 2\]\) of type"):
+            checks.mapping(np.array([1, 2]), "x", required=(), what="a dict")
 
 
 class TestIndexArrayAndWeights:

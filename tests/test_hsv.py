@@ -330,6 +330,14 @@ class TestHSVJitter:
         np.testing.assert_array_equal(out, again)
         assert not np.array_equal(out, jitter(image, rng=np.random.default_rng(10)))
 
+    @pytest.mark.parametrize("rng", [None, 0, np.random])
+    def test_rng_must_be_a_generator(self, rng: Any) -> None:
+        # None or a seed failed on a missing attribute (rng.random)
+        with pytest.raises(TypeError, match=r"^rng must be a numpy Generator .* of type"):
+            HSVJitter()(photo(0), rng=rng)
+        with pytest.raises(TypeError, match=r"^rng must be a numpy Generator"):
+            HSVJitter().draw(rng)
+
     @pytest.mark.parametrize(
         ("image", "error", "message"),
         [
@@ -339,6 +347,11 @@ class TestHSVJitter:
             (np.zeros((4, 4, 4), np.uint8), ValueError, r"HxWx3 RGB image, got shape \(4, 4, 4\)"),
             (np.zeros((0, 4, 3), np.uint8), ValueError, r"got shape \(0, 4, 3\)"),
             ([[1, 2, 3]], TypeError, r"image must be an HxWx3 uint8 RGB numpy array"),
+            (  # its repr, over lines, was the message
+                torch.zeros(3, 6, 8, dtype=torch.uint8),
+                TypeError,
+                r"array, got a value of shape \(3, 6, 8\) and dtype torch\.uint8 of type Tensor$",
+            ),
         ],
     )
     def test_images_are_checked(self, image: Any, error: type[Exception], message: str) -> None:

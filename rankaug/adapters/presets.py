@@ -11,6 +11,7 @@ import torch
 from rankaug import checks
 from rankaug.adapters.keymap import KeyMap
 from rankaug.boxes import BoxFormat
+from rankaug.samples.images import image_hw
 
 __all__ = ["HuggingFace", "Ultralytics"]
 
@@ -131,7 +132,7 @@ class Ultralytics(KeyMap):
             else:
                 out["batch_idx"] = np.zeros(count, dtype=np.asarray(old).dtype)
         if "resized_shape" in sample and "image" in data:
-            height, width = np.shape(data["image"])[:2]
+            height, width = image_hw(data["image"])  # a ToTensorV2 output is CxHxW
             out["resized_shape"] = type(sample["resized_shape"])((height, width))
         return out
 

@@ -70,8 +70,9 @@ def grouped_apply(
     if order.dim() == 1:  # kornia's own one-order parameters
         return apply(input, params, flags, transform)
     orders, group = torch.unique(order, dim=0, return_inverse=True)
-    if len(orders) == 1:
-        return apply(input, {**params, "order": orders[0]}, flags, transform)
+    if len(orders) <= 1:  # one order for all, or none (an empty batch: kornia's own output)
+        row = orders[0] if len(orders) else torch.arange(order.shape[1], device=order.device)
+        return apply(input, {**params, "order": row}, flags, transform)
     output: torch.Tensor | None = None
     for number, row in enumerate(orders):
         chosen = (group == number).nonzero().flatten()
@@ -84,5 +85,5 @@ def grouped_apply(
         if output is None:
             output = result.new_empty((input.shape[0], *result.shape[1:]))
         output[chosen] = result
-    assert output is not None  # at least two groups
+    assert output is not None  # two groups or more
     return output

@@ -27,6 +27,7 @@ from __future__ import annotations
 from rankaug.checks.containers import (
     choice,
     function,
+    generator,
     instance,
     key_name,
     key_path,
@@ -85,6 +86,7 @@ __all__ = [
     "finite_rows",
     "fills_fit",
     "function",
+    "generator",
     "image_layout",
     "index",
     "index_array",

@@ -19,8 +19,18 @@ class Said(str):
 
 
 def type_error(name: str, expected: str, value: object, *, short: bool = False) -> TypeError:
-    shown = f"{value!r:.80}" if short else repr(value)
+    shown = repr(value)
+    if len(shown) > 80 or "\n" in shown:
+        shown = _shaped(value) or (f"{shown:.80}" if short else shown)
     return TypeError(f"{name} must be {expected}, got {shown} of type {type(value).__name__}")
+
+
+def _shaped(value: object) -> str | None:
+    """An array's or a tensor's shape and dtype, for one too long to print; else ``None``."""
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if dtype is None or not isinstance(shape, tuple) or not shape:
+        return None
+    return f"a value of shape {tuple(shape)} and dtype {dtype}"
 
 
 def value_error(name: str, expected: str, value: object) -> ValueError:

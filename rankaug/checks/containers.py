@@ -1,4 +1,4 @@
-"""Names, choices, mappings, sequences, callables and datasets."""
+"""Names, choices, mappings, sequences, callables, random generators and datasets."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from rankaug.checks._messages import Said, type_error, value_error
 __all__ = [
     "choice",
     "function",
+    "generator",
     "instance",
     "key_name",
     "key_path",
@@ -182,6 +183,19 @@ def function(value: object, name: str, expected: str) -> Callable[..., Any]:
     if not callable(value):
         raise type_error(name, expected, value)
     return value
+
+
+def generator(value: object, name: str) -> np.random.Generator | np.random.RandomState:
+    """A numpy random generator of the caller's own: a ``Generator`` (or a ``RandomState``).
+
+    >>> generator(None, "rng")
+    Traceback (most recent call last):
+    ...
+    TypeError: rng must be a numpy Generator (np.random.default_rng(seed)), got None ...
+    """
+    if isinstance(value, np.random.Generator | np.random.RandomState):
+        return value
+    raise type_error(name, "a numpy Generator (np.random.default_rng(seed))", value, short=True)
 
 
 def instance(

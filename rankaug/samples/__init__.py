@@ -15,8 +15,10 @@ dataset gave it:
   ``mask`` target, and comes back in its own type (:mod:`rankaug.samples.pair_mask`);
   any other target (a class index, a vector) passes through.
 * **images** as numpy ``HxW``/``HxWxC`` arrays, PIL images (modes L, RGB, RGBA) or
-  torch ``CHW``/``HW`` tensors; each comes back as the same type. Target values given
-  as tensors, arrays or lists come back as tensors, arrays or lists of the same dtype
+  torch ``CHW``/``HW`` tensors; each comes back as the same type (a ``CHW`` tensor
+  left one channel is ``1HW``), unless the transform made it a tensor itself
+  (``ToTensorV2``): that tensor comes back as it is. Target values given as tensors,
+  arrays or lists come back as tensors, arrays or lists of the same dtype and shape
   (integer boxes that a transform made fractional stay floating point rather than
   being truncated).
 

@@ -36,7 +36,7 @@ _NOTHING: Mapping[str, Any] = {}
 class _State(NamedTuple):
     sample: Any  # the original sample
     originals: dict[str, Any]  # the original values of the keys handed out
-    image_kind: str  # "numpy", "pil" or "tensor"
+    image_kind: str  # "numpy", "pil", "tensor" or "tensor_hw" (image_to_numpy's)
     pil_mode: str | None
     target: Any  # the original target of a tuple sample (None for dicts)
     wrapped: bool = False  # torchvision tv_tensors among the values: wrapped again
@@ -127,7 +127,7 @@ class DefaultAdapter:
             image, kind, mode = image_to_numpy(original)
         data: dict[str, Any] = {"image": image}
         originals: dict[str, Any] = {}
-        wrapped = kind == "tensor" and is_wrapped(original)
+        wrapped = kind != "numpy" and is_wrapped(original)
         empty = self.typed_empty
         for key, value in mapping.items():
             if key != "image" and key in targets:
@@ -260,7 +260,7 @@ class DefaultAdapter:
                     type(value) is np.ndarray
                     and type(old) is np.ndarray
                     and value.dtype == old.dtype
-                    and (value.size or value.ndim == old.ndim)
+                    and (value.ndim != 1 or old.ndim <= 1)  # no shape to give back
                 ):
                     updates[key] = value
                 else:

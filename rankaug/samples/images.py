@@ -7,7 +7,7 @@ from typing import Any, Final
 import numpy as np
 import torch
 
-__all__ = ["image_from_numpy", "image_to_numpy", "value_to_numpy"]
+__all__ = ["image_from_numpy", "image_hw", "image_to_numpy", "value_to_numpy"]
 
 _PIL_MODES = ("L", "RGB", "RGBA")
 #: The most channels an image has where its layout is guessed from its shape: a 3-D
@@ -38,6 +38,9 @@ def _on_cpu(tensor: torch.Tensor) -> np.ndarray:
 def image_to_numpy(image: object) -> tuple[np.ndarray, str, str | None]:
     """A sample's image as a numpy ``HxW``/``HxWxC`` array, its kind and PIL mode.
 
+    The kind is ``"numpy"``, ``"pil"``, ``"tensor"`` (``CxHxW``) or ``"tensor_hw"``
+    (an ``HxW`` tensor), for :func:`image_from_numpy`.
+
     Raises:
         TypeError: If it is not a numpy array, a PIL image or a tensor.
         ValueError: If its shape or PIL mode is not supported.
@@ -62,7 +65,7 @@ def image_to_numpy(image: object) -> tuple[np.ndarray, str, str | None]:
                 )
             return np.ascontiguousarray(_on_cpu(image).transpose(1, 2, 0)), "tensor", None
         if image.ndim == 2:
-            return _on_cpu(image), "tensor", None
+            return _on_cpu(image), "tensor_hw", None
         raise ValueError(
             f"image must be a CxHxW or HxW tensor, got a tensor of shape {tuple(image.shape)}"
         )
@@ -82,15 +85,28 @@ def image_to_numpy(image: object) -> tuple[np.ndarray, str, str | None]:
 def image_from_numpy(image: Any, kind: str, mode: str | None) -> Any:
     """The inverse of :func:`image_to_numpy`: ``image`` as the ``kind`` it came as.
 
+    A transform's ``HxW``/``HxWxC`` array goes back into the image's type: a ``CxHxW``
+    tensor (``1xHxW`` from an ``HxW`` result, ``ToGray(num_output_channels=1)``'s), an
+    ``HxW`` tensor as ``HxW``, a PIL image of its channels' mode. A result the transform
+    already made a tensor (albumentations' ``ToTensorV2``, ``CxHxW``) is the pipeline's
+    choice, for every kind: it comes back as it is, never transposed again.
+
     Raises:
         TypeError: If a PIL image would have to hold a non-``uint8`` result.
+
+    >>> tuple(image_from_numpy(np.zeros((4, 6)), "tensor", None).shape)
+    (1, 4, 6)
+    >>> tuple(image_from_numpy(torch.zeros(3, 4, 6), "pil", "RGB").shape)
+    (3, 4, 6)
     """
-    if kind == "numpy":
+    if kind == "numpy" or isinstance(image, torch.Tensor):
         return image
     array = np.asarray(image)
-    if kind == "tensor":
+    if kind in ("tensor", "tensor_hw"):
         if array.ndim == 3:
             array = array.transpose(2, 0, 1)
+        elif kind == "tensor" and array.ndim == 2:  # one channel left of a CxHxW image
+            array = array[None]
         return torch.from_numpy(np.ascontiguousarray(array))
     from PIL import Image
 
@@ -103,6 +119,22 @@ def image_from_numpy(image: Any, kind: str, mode: str | None) -> Any:
     if array.ndim == 3 and array.shape[2] == 1:
         array = array[:, :, 0]
     return Image.fromarray(array)
+
+
+def image_hw(image: Any) -> tuple[int, int]:
+    """The ``(height, width)`` of a transform's output image.
+
+    An ``HxW``/``HxWxC`` array, or a ``CxHxW`` (or ``HxW``) tensor, as ``ToTensorV2``
+    gives.
+
+    >>> image_hw(np.zeros((4, 6, 3))), image_hw(torch.zeros(3, 4, 6))
+    ((4, 6), (4, 6))
+    """
+    if isinstance(image, torch.Tensor):
+        height, width = image.shape[-2:]
+    else:
+        height, width = np.shape(image)[:2]
+    return int(height), int(width)
 
 
 def value_to_numpy(value: Any) -> Any:

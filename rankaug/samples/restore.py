@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Mapping
 from typing import Any, Final
@@ -9,14 +10,18 @@ from typing import Any, Final
 import numpy as np
 import torch
 
+from rankaug.samples.images import image_hw
+
 __all__ = ["holds_wrapped", "is_wrapped", "restore_like", "rewrap", "rewrap_values"]
 
 
 def restore_like(new: Any, old: Any) -> Any:
     """Give ``new`` the container type and dtype of ``old``.
 
-    Tensors give tensors, arrays give arrays (an empty result keeps the trailing
-    shape, so ``(0, 4)`` boxes stay ``(0, 4)``), lists give lists, tuples give tuples,
+    Tensors give tensors, arrays give arrays (a flat result gets the trailing shape
+    back when its size allows: ``(N, 1)`` labels, which albumentations flattens to
+    ``(N,)``, stay ``(N, 1)``, and empty ``(0, 4)`` boxes stay ``(0, 4)``), lists give
+    lists, tuples give tuples,
     each with the dtype of ``old`` (for lists and tuples, of the numbers in them): an
     int64 label stays int64, also when a transform dropped every box and returned an
     empty float array. Only an integer ``old`` with fractional ``new`` values stays
@@ -39,6 +44,8 @@ def restore_like(new: Any, old: Any) -> Any:
 
     >>> restore_like(np.zeros((0,)), np.zeros((3, 4), np.float32)).shape
     (0, 4)
+    >>> restore_like(np.array([1.0, 2.0, 3.0]), torch.zeros(2, 1)).shape
+    torch.Size([3, 1])
     >>> restore_like(np.array([[1.0, 2.0, 3.0, 4.0]]), [[0, 0, 1, 1]])
     [[1, 2, 3, 4]]
     >>> restore_like(np.array([[1.5, 2.0, 3.0, 4.0]]), [[0, 0, 1, 1]])
@@ -55,7 +62,7 @@ def restore_like(new: Any, old: Any) -> Any:
     >>> type(masks).__name__, len(masks), masks[0].dtype
     ('list', 2, torch.uint8)
     """
-    if type(new) is np.ndarray and type(old) is np.ndarray and (new.size or new.ndim == old.ndim):
+    if type(new) is np.ndarray and type(old) is np.ndarray and (new.ndim != 1 or old.ndim <= 1):
         if new.dtype == old.dtype:
             return new  # already right: the common case, kept cheap
         if old.dtype.kind == "f":  # into floats (float64 boxes back to float32): a cast
@@ -126,8 +133,11 @@ def _list_dtype(values: list[Any] | tuple[Any, ...]) -> np.dtype[Any] | None:
 def _restore_array(
     array: np.ndarray, old_shape: Any, old_dtype: np.dtype[Any] | None
 ) -> np.ndarray:
-    if array.ndim == 1 and array.size == 0 and len(old_shape) > 1:
-        array = array.reshape((0, *tuple(old_shape)[1:]))  # [] lost its trailing shape
+    if array.ndim == 1 and len(old_shape) > 1:  # flattened: (N, 1) labels as (N,), [] boxes
+        trailing = tuple(old_shape)[1:]
+        size = math.prod(trailing)
+        if not array.size or (size and array.size % size == 0):
+            array = array.reshape((array.size // size if size else 0, *trailing))
     if old_dtype is None or array.dtype == old_dtype:
         return array
     if old_dtype.kind in "biu" and not _integral(array):
@@ -239,7 +249,7 @@ def rewrap_values(
 
     The one rule of the adapters: ``values[name]`` (restored like ``originals[name]``)
     is wrapped again like it when :func:`is_wrapped` says so, and boxes and keypoints get
-    the canvas of ``data``'s output image (the ``(H, W)`` of its ``HWC`` array). A list
+    the canvas of ``data``'s output image (its ``(H, W)``, :func:`image_hw`). A list
     (or tuple) of tv_tensors, such as instance masks (``Mask``, one per object), gives its
     items back each wrapped like the original's first item (its class and metadata), in
     their container (:func:`restore_like` restores each item like it too).
@@ -250,7 +260,7 @@ def rewrap_values(
         data: The transform's output, with its ``image``.
     """
     image = data.get("image")
-    hw = None if image is None else tuple(int(n) for n in np.shape(image)[:2])
+    hw = None if image is None else image_hw(image)
     for key, value in values.items():
         old = originals.get(key)
         if is_wrapped(old):

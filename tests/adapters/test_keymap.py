@@ -59,6 +59,18 @@ class TestKeyMap:
         np.testing.assert_array_equal(out["pixels"]["rgb"], sample["pixels"]["rgb"][:, ::-1])
         assert sample["objects"]["bbox"].tolist()[0] == [1, 2, 5, 6]  # the input unchanged
 
+    @pytest.mark.parametrize("crop", [False, True])
+    def test_ultralytics_n_by_1_classes_keep_their_shape(self, crop: bool) -> None:
+        # ultralytics' cls (N, 1) read as labels came back (N,) from albumentations
+        boxes = np.array([[0.2, 0.2, 0.1, 0.1], [0.7, 0.7, 0.2, 0.2]], np.float32)
+        cls = np.array([[1.0], [2.0]], np.float32)
+        sample = {"img": np.zeros((32, 32, 3), np.uint8), "cls": cls, "bboxes": boxes}
+        step = A.Crop(0, 0, 4, 4) if crop else A.HorizontalFlip(p=1)
+        pipe = A.Compose([step], bbox_params=bbox_params("yolo"))
+        adapter = KeyMap(image="img", bboxes="bboxes", labels="cls")
+        out = RandomAugmentWrapper([sample], pipe, seed=0, adapter=adapter)[0]["cls"]
+        assert (out.shape, out.dtype) == (((0, 1) if crop else (2, 1)), np.float32)
+
     def test_pil_stays_pil_and_a_key_with_dots_is_found(self) -> None:
         adapter = KeyMap("im.rgb", bboxes="box.list")
         sample = {"im.rgb": Image.new("RGB", (6, 4)), "box.list": [[0, 0, 2, 2]]}

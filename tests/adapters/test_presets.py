@@ -6,13 +6,23 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import albumentations as A
 import numpy as np
 import pytest
 import torch
+from albumentations.pytorch import ToTensorV2
 
-from rankaug import CutMixDataset, MosaicDataset, SampleError, Targets, collate_ultralytics
+from rankaug import (
+    CutMixDataset,
+    MosaicDataset,
+    RandomAugmentWrapper,
+    SampleError,
+    Targets,
+    collate_ultralytics,
+)
 from rankaug.adapters import HuggingFace, KeyMap, Ultralytics
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
+from tests.albu import bbox_params
 from tests.cli_targets import UltralyticsStyle
 
 
@@ -50,6 +60,15 @@ class TestUltralytics:
         assert sum(len(o["bboxes"]) for o in outputs) > 8  # partners' boxes came in
         batch = collate_ultralytics(outputs)
         assert len(batch["batch_idx"]) == len(batch["cls"]) == len(batch["bboxes"])
+
+    def test_a_pipeline_ending_in_to_tensor_gives_its_chw_img(self) -> None:
+        # img, CxHxW, came back (32, 3, 32) after ToTensorV2, and resized_shape (3, 24)
+        sample = two_boxes()[0]
+        pipe = A.Compose([A.Resize(24, 40), ToTensorV2()], bbox_params=bbox_params("yolo"))
+        out = RandomAugmentWrapper([sample], pipe, seed=0, adapter=Ultralytics())[0]
+        assert tuple(out["img"].shape) == (3, 24, 40)
+        assert tuple(out["resized_shape"]) == (24, 40)
+        assert tuple(out["cls"].shape) == (2, 1)
 
     def test_the_mixes_too(self) -> None:
         mixed = CutMixDataset(two_boxes(), seed=0, p=1.0, targets=Targets(box_format="yolo"),

@@ -287,6 +287,24 @@ class TestBatchAugment:
         assert (aug(images[order], index=order.tolist(), epoch=0) - out[order]).abs().max() <= 1e-5
         assert (aug.replay(7, 0, images[7])[0] - out[7]).abs().max() <= 1e-5
 
+    @pytest.mark.parametrize(
+        "make",
+        [
+            lambda: K.ColorJitter(0.3, 0.3, 0.3, p=1.0),
+            lambda: K.ColorJiggle(0.3, 0.3, 0.3, 0.1, p=0.5),
+            lambda: K.AugmentationSequential(K.RandomHorizontalFlip(), K.ColorJitter(0.2, 0.2)),
+            _transform,
+        ],
+        ids=["ColorJitter", "ColorJiggle", "Sequential", "fixed-order"],
+    )
+    def test_an_empty_batch_comes_back_empty_as_kornia_s(self, make: Any) -> None:
+        # a colour jitter's order per sample failed a bare assertion on no samples
+        images = _images(0, side=16)
+        alone = make()(images)
+        out = BatchAugment(make(), seed=0)(images, index=torch.arange(0), epoch=0)
+        assert out.shape == alone.shape == (0, 3, 16, 16)
+        assert out.dtype == alone.dtype
+
     @pytest.mark.parametrize("name", list(_DICT_OR_OWN_SAMPLERS))
     def test_samplers_in_a_dict_or_on_the_augmentation_are_keyed(self, name: str) -> None:
         make = _DICT_OR_OWN_SAMPLERS[name]

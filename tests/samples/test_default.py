@@ -143,11 +143,26 @@ class TestDefaultAdapter:
         with pytest.raises(TypeError, match="returned a float32 image, which cannot go back"):
             roundtrip((Image.fromarray(np.zeros((3, 4, 3), np.uint8)), 0), to_float)
 
+    @pytest.mark.parametrize("kind", [np.array, torch.tensor])
+    @pytest.mark.parametrize("crop", [False, True])
+    def test_n_by_1_labels_keep_their_shape_through_a_bbox_pipeline(
+        self, kind: Any, crop: bool
+    ) -> None:
+        # albumentations flattens a label field: (2, 1) labels came back (2,)
+        sample = {"image": np.zeros((32, 32, 3), np.uint8), "labels": kind([[1], [2]]),
+                  "bboxes": np.array([[2, 2, 8, 8], [20, 20, 30, 30]], np.float32)}  # fmt: skip
+        step = A.Crop(0, 0, 12, 12) if crop else A.HorizontalFlip(p=1)
+        pipe = A.Compose([step], bbox_params=bbox_params("pascal_voc"))
+        labels = RandomAugmentWrapper([sample], pipe, seed=0)[0]["labels"]
+        assert type(labels) is type(sample["labels"])
+        assert tuple(labels.shape) == ((1, 1) if crop else (2, 1))
+        assert labels.tolist() == ([[1]] if crop else [[1], [2]])
+
     @settings(max_examples=60, deadline=None)
     @given(
         old_dtype=st.sampled_from(["int64", "int32", "float32", "float64", "uint8"]),
         new_dtype=st.sampled_from(["int64", "float32", "float64"]),
-        old_shape=st.sampled_from([(3,), (3, 4), (0, 4), (0,)]),
+        old_shape=st.sampled_from([(3,), (3, 4), (0, 4), (0,), (3, 1)]),
         new_shape=st.sampled_from([(2,), (2, 4), (0, 4), (0,)]),
         halves=st.booleans(),
     )

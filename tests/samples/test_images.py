@@ -1,14 +1,20 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import albumentations as A
 import numpy as np
 import pytest
 import torch
+from albumentations.pytorch import ToTensorV2
+from PIL import Image
 
 from rankaug import RandomAugmentWrapper, SampleError
-from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
+from rankaug.adapters import KeyMap
+from rankaug.samples.images import image_from_numpy, image_hw, image_to_numpy, value_to_numpy
+
+HWC = np.random.default_rng(0).integers(0, 255, (16, 20, 3), dtype=np.uint8)
 
 
 class TestImageToNumpy:
@@ -42,6 +48,52 @@ class TestImageToNumpy:
             "a sample's tensors must be on the CPU, got one on meta (shape (3, 4, 6))"
         )):  # fmt: skip
             image_to_numpy(on_meta)
+
+
+class TestImageFromNumpy:
+    @pytest.mark.parametrize("kind", ["numpy", "pil", "tensor", "tensor_hw"])
+    def test_a_result_the_transform_made_a_tensor_comes_back_as_it_is(self, kind: str) -> None:
+        # ToTensorV2's CxHxW tensor was transposed again: (3, 16, 20) came back (20, 3, 16)
+        chw = torch.zeros(3, 16, 20)
+        assert image_from_numpy(chw, kind, "RGB" if kind == "pil" else None) is chw
+
+    def test_an_hxw_result_of_a_chw_tensor_gets_its_channel_axis_back(self) -> None:
+        grey = np.arange(6, dtype=np.uint8).reshape(2, 3)
+        back = image_from_numpy(grey, "tensor", None)
+        assert tuple(back.shape) == (1, 2, 3)
+        np.testing.assert_array_equal(back[0].numpy(), grey)
+        assert tuple(image_from_numpy(grey, "tensor_hw", None).shape) == (2, 3)
+        assert tuple(image_from_numpy(grey[:, :, None], "tensor_hw", None).shape) == (1, 2, 3)
+
+    @pytest.mark.parametrize(
+        "image",
+        [HWC, torch.from_numpy(HWC).permute(2, 0, 1), Image.fromarray(HWC)],
+        ids=["numpy", "tensor", "pil"],
+    )
+    @pytest.mark.parametrize("adapter", [None, KeyMap(image="image")], ids=["default", "keymap"])
+    def test_a_pipeline_ending_in_to_tensor_gives_its_chw_tensor_for_every_input(
+        self, image: Any, adapter: Any
+    ) -> None:
+        # a tensor input came back (20, 3, 16), silently, and a PIL input failed in PIL
+        pipe = A.Compose([A.HorizontalFlip(p=1), ToTensorV2()])
+        out = RandomAugmentWrapper([{"image": image}], pipe, seed=0, adapter=adapter)[0]
+        assert type(out["image"]) is torch.Tensor
+        np.testing.assert_array_equal(out["image"].numpy(), HWC[:, ::-1].transpose(2, 0, 1))
+
+    def test_one_channel_out_of_a_chw_tensor_is_1xhxw(self) -> None:
+        # ToGray(num_output_channels=1) gives HxW: a CxHxW tensor came back 2-D
+        chw = torch.from_numpy(HWC).permute(2, 0, 1)
+        grey = A.ToGray(num_output_channels=1, p=1)
+        out = RandomAugmentWrapper([{"image": chw}], grey, seed=0)[0]["image"]
+        assert tuple(out.shape) == (1, 16, 20)
+        hw = RandomAugmentWrapper([{"image": chw[0]}], A.HorizontalFlip(p=1), seed=0)[0]
+        assert tuple(hw["image"].shape) == (16, 20)
+
+
+class TestImageHw:
+    def test_arrays_are_hwc_and_tensors_chw(self) -> None:
+        assert image_hw(HWC) == image_hw(torch.zeros(3, 16, 20)) == (16, 20)
+        assert image_hw(np.zeros((16, 20))) == image_hw(torch.zeros(16, 20)) == (16, 20)
 
 
 class TestValueToNumpy:

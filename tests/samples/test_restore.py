@@ -42,6 +42,17 @@ class TestRestoreLike:
         assert restore_like(np.zeros((0,)), torch.zeros(2, 4)).shape == (0, 4)
         assert restore_like([], np.zeros((1, 4), np.float32)).shape == (0, 4)
 
+    def test_flat_results_get_the_trailing_shape_back_when_their_size_allows(self) -> None:
+        # albumentations flattens (N, 1) label fields to (N,): they came back (N,)
+        same = restore_like(np.array([1.0, 2.0, 3.0], np.float32), np.zeros((2, 1), np.float32))
+        assert (same.shape, same.dtype) == ((3, 1), np.float32)
+        assert restore_like(np.array([1.0, 2.0]), np.zeros((5, 1), np.int64)).tolist() == [[1], [2]]
+        tensor = restore_like(np.array([1.0, 2.0]), torch.zeros(5, 1, dtype=torch.int64))
+        assert (tuple(tensor.shape), tensor.dtype) == ((2, 1), torch.int64)
+        assert restore_like(np.arange(6.0), np.zeros((1, 2, 3))).shape == (1, 2, 3)
+        assert restore_like(np.arange(3.0), np.zeros((1, 2))).shape == (3,)  # no whole row
+        assert restore_like(np.arange(3.0), np.zeros((1, 0))).shape == (3,)
+
     @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool])
     def test_integer_tensors_stay_integer(self, dtype: torch.dtype) -> None:
         # a transform that drops every box returns float64 [] labels; integer tensors

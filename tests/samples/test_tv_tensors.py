@@ -13,6 +13,7 @@ from typing import Any
 import albumentations as A
 import pytest
 import torch
+from albumentations.pytorch import ToTensorV2
 
 from rankaug import CutMixDataset, MixUpDataset, MosaicDataset, RandomAugmentWrapper, Targets
 from rankaug.adapters import KeyMap
@@ -80,6 +81,13 @@ class TestTvTensors:
         image, target = RandomAugmentWrapper(_Pairs(), _resize(), seed=0)[0]
         _check(image, target)
         assert target["boxes"].canvas_size == (32, 40)  # the output's, not (48, 64)
+
+    def test_a_pipeline_ending_in_to_tensor_gives_the_boxes_its_canvas(self) -> None:
+        # the canvas was read HxW off ToTensorV2's CxHxW tensor: (3, 32)
+        pipe = A.Compose([A.Resize(32, 40), ToTensorV2()], bbox_params=bbox_params("pascal_voc"))
+        image, target = RandomAugmentWrapper(_Pairs(), pipe, seed=0)[0]
+        assert (type(image), tuple(image.shape)) == (tv_tensors.Image, (3, 32, 40))
+        assert target["boxes"].canvas_size == (32, 40)
 
     @pytest.mark.parametrize(
         "make",
