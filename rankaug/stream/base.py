@@ -41,7 +41,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from torch.utils.data import IterableDataset
 
-from rankaug import checks, nesting, stacking, streams
+from rankaug import checks, nesting, passes, stacking, streams
 from rankaug.context import ResolvedContext, SampleContext, current_worker
 from rankaug.epoch import carried_epoch
 from rankaug.errors import RankaugWarning
@@ -224,11 +224,13 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
                 skip = resume["position"]
         self._live = live
         self._running.add(live)
+        passes.begin_stream(id(live), epoch)  # threads beside it: warned of the epoch
         try:
             yield from self.outputs(live, self._read(live, live.position), skip)
             live.done = True
         finally:  # finished, closed or dropped: no longer a pass a state could miss
             self._running.discard(live)
+            passes.end_stream(id(live))
 
     def _read(self, live: Pass, read: int) -> Iterator[Any]:
         """The stream's samples, the first at ``read``, read with the pass's epoch carried."""

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,14 @@ class _ReadAhead(_Split):
             if len(ahead) > 2:
                 yield ahead.popleft()
         yield from ahead
+
+
+class _Pooled(_Split):
+    """:class:`_Split` that loads its samples in a thread of its own."""
+
+    def __iter__(self) -> Any:
+        with ThreadPoolExecutor(1) as pool:
+            yield from pool.map(self.dataset.__getitem__, range(len(self.dataset)))
 
 
 class _Through(IterableDataset[Any]):
@@ -219,6 +228,28 @@ class TestStreamDataset:
         assert epochs == [[epoch] * 8 for epoch in (0, 1, 5, 6)]  # before, 0, 1, 2, 3
         assert all(draws[a] != draws[b] for a in range(4) for b in range(a))
         assert run() == (epochs, draws)
+
+    def test_a_wrapper_called_in_a_thread_the_stream_started_is_warned_of(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, output_size=16)
+        train: Any = RandomAugmentWrapper(_Pooled(mosaic), _keep, seed=0)
+        first = [s["mosaic"]["epoch"] for s in train]  # epoch 0: set_epoch's value, right
+        with pytest.warns(RankaugWarning, match=re.escape(
+            "MosaicDataset[0] runs in a thread beside a streaming pass of epoch 1 that reads "
+            "its stream in this process, and gets no epoch there"
+        )):  # fmt: skip
+            second = [s["mosaic"]["epoch"] for s in train]  # before, silently epoch 0
+        assert (first, second) == ([0] * 4, [0] * 4)  # the thread falls back to set_epoch's
+        mosaic.set_epoch(2)  # the pass's epoch: right, and not warned
+        assert [s["mosaic"]["epoch"] for s in train] == [2] * 4
+
+    def test_a_wrapper_called_by_hand_in_the_thread_of_the_pass_is_not_warned(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, output_size=16)
+        train: Any = RandomAugmentWrapper(_Split(mosaic), _keep, seed=0)
+        train.set_epoch(3)
+        passing = iter(train)
+        assert next(passing)["mosaic"]["epoch"] == 3
+        assert mosaic[0]["mosaic"]["epoch"] == 0  # between samples: its own epoch, quietly
+        assert [s["mosaic"]["epoch"] for s in passing] == [3] * 3
 
     @pytest.mark.parametrize("keying", ["stream", "sample"])
     def test_stacked_wrappers_draw_independent_streams(self, keying: str) -> None:
