@@ -15,6 +15,9 @@ that carry their epoch: the wrapper falls back to its ``set_epoch`` value and wa
 
 Nothing here runs while the process has never made an EpochIndex, nor for an index
 that carries its epoch.
+
+Also here: the streaming passes reading their streams in this process, whose epoch a
+rankaug wrapper called in a thread a stream started does not get (:func:`warn_threaded`).
 """
 
 from __future__ import annotations
@@ -30,7 +33,19 @@ from rankaug._process import current_pid
 from rankaug.epoch import _CLASSES, EpochIndex
 from rankaug.errors import RankaugWarning
 
-__all__ = ["MIXED", "PLAIN", "UNKNOWN", "begin", "end", "pass_epoch", "warn_lost"]
+__all__ = [
+    "MIXED",
+    "PLAIN",
+    "STREAMING",
+    "UNKNOWN",
+    "begin",
+    "begin_stream",
+    "end",
+    "end_stream",
+    "pass_epoch",
+    "warn_lost",
+    "warn_threaded",
+]
 
 PLAIN: Final = -1
 """No pass epoch to find (no EpochIndex in the batch, or none in this process)."""
@@ -217,6 +232,51 @@ def warn_lost(
         f"{wrapper}[{index!r}]: the index carries no epoch although {cause}. It is keyed "
         f"with set_epoch's epoch, {shared}, which repeats the same augmentation every pass "
         f"until set_epoch changes it. {fix}",
+        RankaugWarning,
+        stacklevel=5,
+    )
+    return True
+
+
+# ------------------------------------------------------------------ streaming passes
+STREAMING: Final[dict[int, tuple[int, int, int]]] = {}
+"""The streaming passes reading their streams: id of a pass -> (pid, thread, epoch)."""
+
+
+def begin_stream(key: int, epoch: int) -> None:
+    """Record that the streaming pass ``key`` of ``epoch`` reads its stream in this thread."""
+    STREAMING[key] = (os.getpid(), threading.get_ident(), epoch)
+
+
+def end_stream(key: int, _streaming: dict[int, tuple[int, int, int]] = STREAMING) -> None:
+    """Record that the streaming pass ``key`` has ended (bound as :func:`end`)."""
+    _streaming.pop(key, None)
+
+
+def warn_threaded(wrapper: str, index: object, shared: int) -> bool:
+    """Warn that ``wrapper[index]`` runs in a thread beside a streaming pass of another epoch.
+
+    A streaming wrapper hands its pass's epoch to the wrappers its stream calls in the
+    thread that reads it; a thread the stream starts (a pool loading ahead) does not
+    inherit it. Not warned: a call in a thread that reads a stream itself, or one whose
+    ``set_epoch`` value ``shared`` is the epoch of a pass running beside it.
+
+    Returns:
+        Whether a warning was given.
+    """
+    pid, me = os.getpid(), threading.get_ident()
+    beside = [(thread, epoch) for owner, thread, epoch in list(STREAMING.values()) if owner == pid]
+    epochs = {epoch for thread, epoch in beside if thread != me}
+    if not epochs or shared in epochs or any(thread == me for thread, _ in beside):
+        return False
+    warnings.warn(
+        f"{wrapper}[{index!r}] runs in a thread beside a streaming pass of epoch "
+        f"{min(epochs)} that reads its stream in this process, and gets no epoch there: a "
+        "streaming wrapper hands its pass's epoch to the wrappers its stream calls in the "
+        "thread that iterates it, and a thread the stream starts (a pool loading ahead) "
+        f"does not inherit it. It is keyed with set_epoch's epoch, {shared}, which repeats "
+        "the same augmentation every pass until set_epoch changes it. Call it in the "
+        "thread that iterates the stream, or call set_epoch on it before each pass.",
         RankaugWarning,
         stacklevel=5,
     )

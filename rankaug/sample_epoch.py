@@ -9,7 +9,8 @@ The rule (docs/concepts/context.md, "epoch, first match wins"):
 3. inside a DataLoader fetch, the epoch of the batch being fetched, for an index an
    index map made plain (:mod:`rankaug.passes`);
 4. the wrapper's ``set_epoch`` value (:class:`EpochFallback`), with a warning when the
-   epoch was lost on the way, or when ``set_epoch`` came in the middle of a worker's pass.
+   epoch was lost on the way (also in a thread beside a streaming pass of another epoch),
+   or when ``set_epoch`` came in the middle of a worker's pass.
 
 :mod:`rankaug.epoch`, :mod:`rankaug.passes` and :mod:`rankaug.shared_epoch` provide the
 sources; only this module orders them.
@@ -22,6 +23,7 @@ from typing import Any
 from rankaug import passes
 from rankaug._process import current_pid
 from rankaug.epoch import _CLASSES, EpochIndex, carried_epoch
+from rankaug.passes import STREAMING
 from rankaug.shared_epoch import SharedEpoch, warn_if_late
 
 __all__ = ["EpochFallback", "sample_epoch"]
@@ -106,4 +108,6 @@ def sample_epoch(index: object, fallback: EpochFallback, in_worker: bool, owner:
     epoch = fallback.read_in_worker() if in_worker else fallback.shared.read()
     if verdict != passes.PLAIN and not fallback.lost_warned:
         fallback.lost_warned = passes.warn_lost(owner, index, epoch, verdict, in_worker)
+    elif STREAMING and not fallback.lost_warned:  # a thread a stream started, say
+        fallback.lost_warned = passes.warn_threaded(owner, index, epoch)
     return epoch

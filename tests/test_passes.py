@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import warnings
 from collections.abc import Callable
@@ -268,3 +269,32 @@ class TestLostEpochOutsideALoader:
         )
         with pytest.warns(RankaugWarning, match="several epochs"):
             list(loader)
+
+
+class TestWarnThreaded:
+    def test_warns_beside_a_streaming_pass_of_another_epoch_read_in_another_thread(
+        self,
+    ) -> None:
+        reader = threading.Thread(target=passes.begin_stream, args=(-1, 2))
+        reader.start()
+        reader.join()
+        try:
+            assert not passes.warn_threaded("W", 3, shared=2)  # the pass's epoch
+            with pytest.warns(RankaugWarning, match=re.escape(
+                "W[3] runs in a thread beside a streaming pass of epoch 2 that reads its "
+                "stream in this process"
+            )):  # fmt: skip
+                assert passes.warn_threaded("W", 3, shared=0)
+            passes.begin_stream(-2, 5)  # this thread reads a stream itself: not warned
+            assert not passes.warn_threaded("W", 3, shared=0)
+        finally:
+            passes.end_stream(-1)
+            passes.end_stream(-2)
+        assert not passes.warn_threaded("W", 3, shared=0)  # none running
+
+    def test_a_pass_of_another_process_is_not_this_ones(self) -> None:
+        passes.STREAMING[-1] = (-5, -5, 2)  # as inherited by a forked worker
+        try:
+            assert not passes.warn_threaded("W", 3, shared=0)
+        finally:
+            passes.end_stream(-1)

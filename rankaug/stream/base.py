@@ -5,7 +5,9 @@ DataLoader worker, or the main process as worker 0). Its epoch is the next epoch
 for all the workers of the pass, from the :class:`~rankaug.stream.counter.PassCounter`
 (0, 1, 2... without any call; :meth:`StreamDataset.set_epoch` sets it), handed to the
 wrapped dataset's ``set_epoch`` (or to webdataset's ``detshuffle`` and
-``ResampledShards`` stages) before ``iter(dataset)``.
+``ResampledShards`` stages) before ``iter(dataset)``, and to the rankaug wrappers the
+stream calls while it is read (:class:`~rankaug.stream.source.Reading`): a pass of a
+streaming wrapper that another's pass reads runs that pass's epoch.
 
 Keys: ``keying="stream"`` is one Generator per ``(seed, stream, rank, worker, epoch)``
 continued through the pass; ``keying="sample"`` one per ``(seed, stream, epoch,
@@ -39,15 +41,16 @@ from typing import Any, Final, Generic, TypeVar
 
 from torch.utils.data import IterableDataset
 
-from rankaug import checks, nesting, stacking, streams
+from rankaug import checks, nesting, passes, stacking, streams
 from rankaug.context import ResolvedContext, SampleContext, current_worker
+from rankaug.epoch import carried_epoch
 from rankaug.errors import RankaugWarning
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import Domain, KeyedRandom, KeyTemplate, check_keying
 from rankaug.stream.counter import PassCounter
 from rankaug.stream.detect import check_stream
 from rankaug.stream.ids import SampleIds, id_word
-from rankaug.stream.source import forward_epoch, resumable
+from rankaug.stream.source import Reading, forward_epoch, resumable
 from rankaug.stream.view import Window
 
 __all__ = ["FORMAT", "Pass", "StreamDataset", "Window", "default_stream", "forward_epoch"]
@@ -198,14 +201,9 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         worker_id, workers = current_worker()
         loaded = self._resume.pop(worker_id, None)
         resume = None if loaded is None else loaded[1]
-        if resume is None:  # a pass in the main process moves every worker's count on
-            epoch = self._passes.take(worker_id) if workers else self._passes.take_all()
-        else:  # the loaded state's epoch, whatever the counts say
-            epoch = resume["epoch"]
-            if workers:
-                self._passes.resume(worker_id, epoch)
-            else:
-                self._next(worker_id, workers, epoch + 1)
+        # the loaded state's epoch, else that of a pass reading this one, else the count's
+        given = carried_epoch() if resume is None else resume["epoch"]
+        epoch = self._passes.start(worker_id, workers, given)
         live = Pass(worker_id, self._keyed._rank_now(), epoch)
         if resume is not None and resume.get("ended"):  # it had ended: nothing is left
             live.done = True
@@ -226,15 +224,17 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
                 skip = resume["position"]
         self._live = live
         self._running.add(live)
+        passes.begin_stream(id(live), epoch)  # threads beside it: warned of the epoch
         try:
             yield from self.outputs(live, self._read(live, live.position), skip)
             live.done = True
         finally:  # finished, closed or dropped: no longer a pass a state could miss
             self._running.discard(live)
+            passes.end_stream(id(live))
 
     def _read(self, live: Pass, read: int) -> Iterator[Any]:
-        """The stream's samples, the first being the pass's sample at ``read``."""
-        iterator = iter(self.dataset)
+        """The stream's samples, the first at ``read``, read with the pass's epoch carried."""
+        iterator = Reading(self.dataset, live.epoch)
         while True:
             with live.context(read).guard("reading the stream"):
                 try:

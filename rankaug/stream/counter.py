@@ -164,15 +164,34 @@ class PassCounter:
         pool = (os.getppid(), identity[:-1], identity[-1] - worker_id, started)
         return hash(pool) % _TAGS + 1  # ints and tuples hash alike in every process
 
-    def take_all(self) -> int:
-        """The epoch of a pass in the main process (the front); every worker's next is one more.
+    def start(self, worker_id: int, workers: int, epoch: int | None = None) -> int:
+        """The epoch of a pass starting now in this process; the next one is one more.
+
+        ``epoch`` when given (a resumed pass's, or that of the pass reading this wrapper),
+        counted as :meth:`resume` counts it; else :meth:`take`'s in a worker (``workers``
+        is the DataLoader's ``num_workers``, 0 in the main process), else
+        :meth:`take_all`'s: a pass in the main process moves every worker's count on.
+
+        >>> passes = PassCounter()
+        >>> passes.start(0, 0), passes.start(1, 2, epoch=7), passes.peek(1), passes.peek(0)
+        (0, 7, 8, 1)
+        """
+        if epoch is None:
+            return self.take(worker_id) if workers else self.take_all()
+        if workers:
+            self.resume(worker_id, epoch)
+            return epoch
+        return self.take_all(epoch)
+
+    def take_all(self, epoch: int | None = None) -> int:
+        """A main-process pass's epoch (the front, or ``epoch``); every worker's next is one more.
 
         >>> passes = PassCounter()
         >>> passes.take(1), passes.take_all(), passes.peek(0)
         (0, 1, 2)
         """
         with _threads.passes():  # threads starting passes at once: one epoch each
-            epoch = _runnable(self.front())
+            epoch = _runnable(self.front() if epoch is None else epoch)
             self._numbers()[:] = epoch + 1
         return epoch
 

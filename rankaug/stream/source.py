@@ -1,18 +1,22 @@
 """What a streaming wrapper asks of the stream it wraps: take an epoch, save a position.
 
-A pass tells the stream its epoch (:func:`forward_epoch`) before ``iter(dataset)``, and a
-pass's state holds the stream's own position where it saves one (:func:`resumable`; see
-:mod:`rankaug.stream.base`).
+A pass tells the stream its epoch (:func:`forward_epoch`) before ``iter(dataset)``, reads
+it with that epoch handed down to the rankaug wrappers the stream calls
+(:class:`Reading`), and a pass's state holds the stream's own position where it saves
+one (:func:`resumable`; see :mod:`rankaug.stream.base`).
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Final
+from collections.abc import Iterator
+from typing import Any, Final
 
 import torch
 
-__all__ = ["forward_epoch", "resumable"]
+from rankaug.epoch import carry_epoch, drop_epoch
+
+__all__ = ["Reading", "forward_epoch", "resumable"]
 
 #: webdataset's stages that count their own epochs: by type name (never imported here).
 _EPOCH_STAGES: Final = frozenset({"detshuffle", "ResampledShards"})
@@ -61,3 +65,36 @@ def resumable(dataset: object) -> bool:
         return False
     return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
                for p in parameters)  # fmt: skip
+
+
+class Reading(Iterator[Any]):
+    """``iter(dataset)`` read with ``epoch`` handed down (:func:`rankaug.epoch.carrying`).
+
+    ``iter()`` and each ``next()`` run with the pass's epoch carried, so the rankaug
+    wrappers the stream calls while it makes a sample (a map-style wrapper it reads,
+    held as ``.dataset`` or not, a streaming wrapper nested in it) are keyed with the
+    pass's epoch, in every worker, persistent or not. A sample the stream read ahead is
+    of the same pass and epoch. Not inherited by a thread the stream starts
+    (:mod:`contextvars`): wrappers called there fall back to their ``set_epoch`` value.
+
+    >>> from rankaug.epoch import carried_epoch
+    >>> list(Reading(map(lambda _: carried_epoch(), range(2)), 3)), carried_epoch()
+    ([3, 3], None)
+    """
+
+    __slots__ = ("_epoch", "_iterator")
+
+    def __init__(self, dataset: Any, epoch: int) -> None:
+        self._epoch = epoch
+        token = carry_epoch(epoch)
+        try:
+            self._iterator: Iterator[Any] = iter(dataset)
+        finally:
+            drop_epoch(token)
+
+    def __next__(self) -> Any:
+        token = carry_epoch(self._epoch)
+        try:
+            return next(self._iterator)
+        finally:
+            drop_epoch(token)

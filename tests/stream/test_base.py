@@ -1,16 +1,19 @@
 from __future__ import annotations
 
 import re
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import pytest
-from torch.utils.data import IterableDataset, get_worker_info
+from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from rankaug import RandomAugmentWrapper, RankaugWarning
+from rankaug import MosaicDataset, RandomAugmentWrapper, RankaugWarning
+from rankaug.datasets import SyntheticDetection
 from rankaug.stream import StreamingAugment
 from rankaug.stream.base import StreamDataset, default_stream
-from tests.stream.helpers import Shards, detection, noise
+from tests.stream.helpers import EpochShards, Shards, detection, noise
 from tests.stream.test_augment import run
 
 
@@ -41,6 +44,59 @@ class _Ordered(IterableDataset[Any]):
     def __iter__(self) -> Any:
         for index in range(len(self.dataset)):
             yield self.dataset[index]
+
+
+class _Split(IterableDataset[Any]):
+    """A map-style dataset held as ``.dataset``, every other index to each worker."""
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+
+    def __iter__(self) -> Any:
+        info = get_worker_info()
+        worker, workers = (0, 1) if info is None else (info.id, info.num_workers)
+        for index in range(worker, len(self.dataset), workers):
+            yield self.dataset[index]
+
+
+class _ReadAhead(_Split):
+    """:class:`_Split` that reads two samples ahead of the one it yields."""
+
+    def __iter__(self) -> Any:
+        ahead: deque[Any] = deque()
+        for sample in super().__iter__():
+            ahead.append(sample)
+            if len(ahead) > 2:
+                yield ahead.popleft()
+        yield from ahead
+
+
+class _Pooled(_Split):
+    """:class:`_Split` that loads its samples in a thread of its own."""
+
+    def __iter__(self) -> Any:
+        with ThreadPoolExecutor(1) as pool:
+            yield from pool.map(self.dataset.__getitem__, range(len(self.dataset)))
+
+
+class _Through(IterableDataset[Any]):
+    """A stream of the user's over another, held as ``.dataset``, without ``set_epoch``."""
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+
+    def __iter__(self) -> Any:
+        yield from self.dataset
+
+
+def _passes(loader: DataLoader[Any], train: Any) -> list[list[Any]]:
+    """The samples of four passes over ``loader``, ``set_epoch(5)`` before the third."""
+    epochs = []
+    for number in range(4):
+        if number == 2:
+            train.set_epoch(5)
+        epochs.append(list(loader))
+    return epochs
 
 
 def _worker_state(state: dict[str, Any], worker: int) -> Any:
@@ -129,6 +185,71 @@ class TestStreamDataset:
             1,
             [s["noise"] for s in passing],
         )
+
+    @pytest.mark.parametrize("stream", [_Split, _ReadAhead])
+    @pytest.mark.parametrize("keying", ["stream", "sample"])
+    @pytest.mark.parametrize(("workers", "persistent"), [(0, False), (2, False), (2, True)])
+    def test_a_map_style_wrapper_read_through_the_stream_is_keyed_with_the_pass_epoch(
+        self, stream: Any, keying: Any, workers: int, persistent: bool
+    ) -> None:
+        def run() -> tuple[list[list[int]], list[list[Any]]]:
+            mosaic = MosaicDataset(SyntheticDetection(8, image_size=16), seed=0,
+                                   output_size=16, keying=keying)  # fmt: skip
+            train: Any = RandomAugmentWrapper(stream(mosaic), _keep, seed=0)
+            loader = DataLoader(train, batch_size=None, num_workers=workers,
+                                persistent_workers=persistent)  # fmt: skip
+            records = [[s["mosaic"] for s in p] for p in _passes(loader, train)]
+            return [[r["epoch"] for r in p] for p in records], [
+                [r["indices"] for r in p] for p in records
+            ]
+
+        epochs, tiles = run()
+        # before, every pass was keyed epoch 0: the same mosaics every epoch
+        assert epochs == [[epoch] * 8 for epoch in (0, 1, 5, 6)]
+        assert all(tiles[a] != tiles[b] for a in range(4) for b in range(a))
+        assert run() == (epochs, tiles)  # a rerun repeats
+
+    @pytest.mark.parametrize(("workers", "persistent"), [(0, False), (2, False), (2, True)])
+    def test_a_streaming_wrapper_read_through_the_stream_runs_the_pass_epoch(
+        self, workers: int, persistent: bool
+    ) -> None:
+        def run() -> tuple[list[list[int]], list[list[Any]]]:
+            inner: Any = RandomAugmentWrapper(EpochShards(8), _draw, seed=0)
+            outer: Any = RandomAugmentWrapper(_Through(inner), _draw, seed=0)
+            loader = DataLoader(outer, batch_size=None, num_workers=workers,
+                                persistent_workers=persistent)  # fmt: skip
+            passes = _passes(loader, outer)
+            # the epoch the inner pass told its stream, and the inner wrapper's draws
+            return [[s["epoch"] for s in p] for p in passes], [
+                [s["draws"][0] for s in p] for p in passes
+            ]
+
+        epochs, draws = run()
+        assert epochs == [[epoch] * 8 for epoch in (0, 1, 5, 6)]  # before, 0, 1, 2, 3
+        assert all(draws[a] != draws[b] for a in range(4) for b in range(a))
+        assert run() == (epochs, draws)
+
+    def test_a_wrapper_called_in_a_thread_the_stream_started_is_warned_of(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, output_size=16)
+        train: Any = RandomAugmentWrapper(_Pooled(mosaic), _keep, seed=0)
+        first = [s["mosaic"]["epoch"] for s in train]  # epoch 0: set_epoch's value, right
+        with pytest.warns(RankaugWarning, match=re.escape(
+            "MosaicDataset[0] runs in a thread beside a streaming pass of epoch 1 that reads "
+            "its stream in this process, and gets no epoch there"
+        )):  # fmt: skip
+            second = [s["mosaic"]["epoch"] for s in train]  # before, silently epoch 0
+        assert (first, second) == ([0] * 4, [0] * 4)  # the thread falls back to set_epoch's
+        mosaic.set_epoch(2)  # the pass's epoch: right, and not warned
+        assert [s["mosaic"]["epoch"] for s in train] == [2] * 4
+
+    def test_a_wrapper_called_by_hand_in_the_thread_of_the_pass_is_not_warned(self) -> None:
+        mosaic = MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, output_size=16)
+        train: Any = RandomAugmentWrapper(_Split(mosaic), _keep, seed=0)
+        train.set_epoch(3)
+        passing = iter(train)
+        assert next(passing)["mosaic"]["epoch"] == 3
+        assert mosaic[0]["mosaic"]["epoch"] == 0  # between samples: its own epoch, quietly
+        assert [s["mosaic"]["epoch"] for s in passing] == [3] * 3
 
     @pytest.mark.parametrize("keying", ["stream", "sample"])
     def test_stacked_wrappers_draw_independent_streams(self, keying: str) -> None:

@@ -111,6 +111,16 @@ class TestPassCounter:
         assert passes.take_all() == 1  # the main process runs the front...
         assert [passes.peek(0), passes.peek(1), passes.peek(SLOTS - 1)] == [2, 2, 2]
 
+    def test_a_pass_of_a_given_epoch_runs_it_and_counts_on_from_it(self) -> None:
+        passes = PassCounter()
+        assert passes.start(1, 2) == 0  # none given: the worker's count
+        assert passes.start(0, 2, epoch=7) == 7  # given: the pass reading it, or a resume
+        assert [passes.peek(0), passes.peek(1)] == [8, 1]
+        assert passes.start(0, 0, epoch=2**32 - 1) == 2**32 - 1  # the main process...
+        assert [passes.peek(0), passes.peek(1), passes.front()] == [2**32] * 3  # moves all on
+        with pytest.raises(ValueError, match="run its last epoch"):
+            passes.start(0, 0)
+
     def test_the_front_is_the_largest_next_epoch(self) -> None:
         passes = PassCounter()
         passes.put(5, 3)

@@ -9,7 +9,8 @@ import torch
 from torch.utils.data import DataLoader
 
 from rankaug import RandomAugmentWrapper
-from rankaug.stream.source import forward_epoch, resumable
+from rankaug.epoch import carried_epoch, carrying
+from rankaug.stream.source import Reading, forward_epoch, resumable
 
 
 def _keep(sample: Any, rng: np.random.Generator) -> Any:
@@ -116,3 +117,39 @@ class TestOwnState:
         assert resumable(HuggingFaceLike())
         assert not resumable(LitdataLike())
         assert not resumable(object())
+
+
+class TestReading:
+    def test_iter_and_each_next_run_with_the_epoch_carried(self) -> None:
+        seen: list[Any] = []
+
+        class Stream:
+            def __iter__(self) -> Any:
+                seen.append(("iter", carried_epoch()))
+                return self._samples()
+
+            def _samples(self) -> Any:
+                for k in range(2):
+                    seen.append(("next", carried_epoch()))
+                    yield k
+
+        with carrying(9):  # an enclosing epoch is back once each call returns
+            reading = Reading(Stream(), 3)
+            assert carried_epoch() == 9
+            assert list(reading) == [0, 1]
+            assert carried_epoch() == 9
+        assert seen == [("iter", 3), ("next", 3), ("next", 3)]
+        assert carried_epoch() is None
+
+    def test_a_failure_drops_the_epoch(self) -> None:
+        class Failing:
+            def __iter__(self) -> Any:
+                return self
+
+            def __next__(self) -> Any:
+                raise OSError("shard gone")
+
+        reading = Reading(Failing(), 3)
+        with pytest.raises(OSError, match="shard gone"):
+            next(reading)
+        assert carried_epoch() is None
