@@ -256,6 +256,14 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
             it, where something is pasted (255 for masks, 1 for polygons; else 0).
         """
         union = _bounds([theirs.region(k) for k in picked])
+        if theirs.exact and len(picked) == 1:
+            return _alone(theirs, picked[0], union)
+        return self._stacked(theirs, picked, union)
+
+    def _stacked(
+        self, theirs: Instances, picked: list[int], union: Region
+    ) -> tuple[list[Entry], list[int], Region, np.ndarray]:
+        """:meth:`_layers` (``union``: the region all of them lie in), one layer at a time."""
         above = np.zeros((union[1] - union[0], union[3] - union[2]), np.uint8)
         layers: list[Entry] = []
         hidden = []
@@ -326,6 +334,18 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
     def unmixed(self, main: Part) -> dict[str, Any]:
         """Nothing pasted, nothing dropped (also when the draws pick no instance)."""
         return {"source": self.source, "pasted": [], "dropped": [], "hidden": []}
+
+
+def _alone(
+    theirs: Instances, k: int, region: Region
+) -> tuple[list[Entry], list[int], Region, np.ndarray]:
+    """:meth:`CopyPasteDataset._layers` of polygon ``k`` pasted alone over its ``region``.
+
+    Nothing lies above it, and where it is pasted is its own raster (1 on its pixels,
+    never written): the layers stacked one at a time (``_stacked``) would give the same,
+    drawing that raster into a fresh array first.
+    """
+    return [(theirs, k, region, None, theirs.box(k))], [], region, theirs.pixels(k, region)
 
 
 def _bounds(regions: list[Region]) -> Region:
