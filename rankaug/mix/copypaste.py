@@ -191,8 +191,8 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         self, main: Part, partner: Part, plan: PairPlan, rng: np.random.Generator
     ) -> Combined:
         """Paste the chosen instances; drop or trim what they cover (module docstring)."""
-        drawn = rng.random(len(partner.boxes)) < self.fraction
-        chosen = np.flatnonzero(drawn).tolist()
+        fraction = self.fraction  # the same comparisons in float64, one numpy call
+        chosen = [k for k, u in enumerate(rng.random(len(partner.boxes)).tolist()) if u < fraction]
         if self.max_overlap is not None and len(main.boxes) and chosen:
             sources = (
                 mirrored_boxes(partner.boxes, partner.image.shape[1])
@@ -207,8 +207,8 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         layers, hidden, union, top = self._layers(theirs, picked)
         ours = _instances(main, False)
         entries, dropped = self._kept(ours, [theirs.region(k) for k in picked], union, top)
-        kept = [k for _, k, *_ in entries]
-        pasted = [k for _, k, *_ in layers]
+        kept = [entry[1] for entry in entries]
+        pasted = [entry[1] for entry in layers]
         entries.extend(layers)
         masks, segments = None, None
         if main.segments is not None:
@@ -315,8 +315,13 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
                 region = whole
             else:
                 region = ours.region(i)
-                meet = _meet(region, regions)
+                y0, y1, x0, x1 = region
                 covered = 0
+                meet = (  # none where it misses the region all of them lie in
+                    _meet(region, regions)
+                    if y0 < union[1] and union[0] < y1 and x0 < union[3] and union[2] < x1
+                    else None
+                )
                 if meet is not None:
                     over = top[within(union, meet)]
                     if cv2.hasNonZero(over):  # else nothing pasted there: nothing to draw
