@@ -141,7 +141,8 @@ class Instances:
     (``"flip"``).
     """
 
-    __slots__ = ("boxes", "counts", "hw", "mirror", "on", "regions", "rough", "values", "width")
+    __slots__ = ("boxes", "counts", "hw", "mirror", "on", "regions", "rough", "rows", "values",
+                 "width")  # fmt: skip
 
     exact: bool = False
     """Whether :meth:`region` is cheap and exact (polygons); masks' regions are checked."""
@@ -164,6 +165,7 @@ class Instances:
         ]
         self.regions: dict[int, Region] = {}
         self.counts: dict[int, int] = {}
+        self.rows: list[list[float]] | None = None  # the boxes as lists, made once
 
     def __len__(self) -> int:
         return len(self.rough)
@@ -222,9 +224,15 @@ class Instances:
         return cv2.countNonZero(cv2.bitwise_and(self.pixels(k, meet), over))
 
     def box(self, k: int) -> list[float]:
-        """Instance ``k``'s box in the output."""
-        x0, y0, x1, y1 = self.boxes[k].tolist()
-        return [self.width - x1, y0, self.width - x0, y1] if self.mirror else [x0, y0, x1, y1]
+        """Instance ``k``'s box in the output (never written)."""
+        rows = self.rows
+        if rows is None:  # every box as a list at once: one call, not one per box
+            rows = self.rows = self.boxes.tolist()
+        if self.mirror:
+            x0, y0, x1, y1 = rows[k]
+            return [self.width - x1, y0, self.width - x0, y1]
+        box: list[float] = rows[k]
+        return box
 
 
 def compare(mask: np.ndarray, op: int) -> np.ndarray:

@@ -40,6 +40,7 @@ class PolygonInstances(Instances):
         self.hw = hw
         self.width, self.mirror = hw[1], mirror
         self.boxes = boxes
+        self.rows: list[list[float]] | None = None
         self.drawn = polygons  # the rasters' polygons (mirror: their pixels mirrored)
         self.polygons = polygons.mirrored(hw[1]) if mirror else polygons
         self.bounds = self.polygons.regions(hw)

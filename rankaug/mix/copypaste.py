@@ -191,8 +191,8 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         self, main: Part, partner: Part, plan: PairPlan, rng: np.random.Generator
     ) -> Combined:
         """Paste the chosen instances; drop or trim what they cover (module docstring)."""
-        drawn = rng.random(len(partner.boxes)) < self.fraction
-        chosen = np.flatnonzero(drawn).tolist()
+        fraction = self.fraction  # the same comparisons in float64, one numpy call
+        chosen = [k for k, u in enumerate(rng.random(len(partner.boxes)).tolist()) if u < fraction]
         if self.max_overlap is not None and len(main.boxes) and chosen:
             sources = (
                 mirrored_boxes(partner.boxes, partner.image.shape[1])
@@ -207,8 +207,8 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         layers, hidden, union, top = self._layers(theirs, picked)
         ours = _instances(main, False)
         entries, dropped = self._kept(ours, [theirs.region(k) for k in picked], union, top)
-        kept = [k for _, k, *_ in entries]
-        pasted = [k for _, k, *_ in layers]
+        kept = [entry[1] for entry in entries]
+        pasted = [entry[1] for entry in layers]
         entries.extend(layers)
         masks, segments = None, None
         if main.segments is not None:
@@ -256,6 +256,14 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
             it, where something is pasted (255 for masks, 1 for polygons; else 0).
         """
         union = _bounds([theirs.region(k) for k in picked])
+        if theirs.exact and len(picked) == 1:
+            return _alone(theirs, picked[0], union)
+        return self._stacked(theirs, picked, union)
+
+    def _stacked(
+        self, theirs: Instances, picked: list[int], union: Region
+    ) -> tuple[list[Entry], list[int], Region, np.ndarray]:
+        """:meth:`_layers` (``union``: the region all of them lie in), one layer at a time."""
         above = np.zeros((union[1] - union[0], union[3] - union[2]), np.uint8)
         layers: list[Entry] = []
         hidden = []
@@ -307,8 +315,13 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
                 region = whole
             else:
                 region = ours.region(i)
-                meet = _meet(region, regions)
+                y0, y1, x0, x1 = region
                 covered = 0
+                meet = (  # none where it misses the region all of them lie in
+                    _meet(region, regions)
+                    if y0 < union[1] and union[0] < y1 and x0 < union[3] and union[2] < x1
+                    else None
+                )
                 if meet is not None:
                     over = top[within(union, meet)]
                     if cv2.hasNonZero(over):  # else nothing pasted there: nothing to draw
@@ -326,6 +339,18 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
     def unmixed(self, main: Part) -> dict[str, Any]:
         """Nothing pasted, nothing dropped (also when the draws pick no instance)."""
         return {"source": self.source, "pasted": [], "dropped": [], "hidden": []}
+
+
+def _alone(
+    theirs: Instances, k: int, region: Region
+) -> tuple[list[Entry], list[int], Region, np.ndarray]:
+    """:meth:`CopyPasteDataset._layers` of polygon ``k`` pasted alone over its ``region``.
+
+    Nothing lies above it, and where it is pasted is its own raster (1 on its pixels,
+    never written): the layers stacked one at a time (``_stacked``) would give the same,
+    drawing that raster into a fresh array first.
+    """
+    return [(theirs, k, region, None, theirs.box(k))], [], region, theirs.pixels(k, region)
 
 
 def _bounds(regions: list[Region]) -> Region:

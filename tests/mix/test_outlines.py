@@ -3,9 +3,13 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
+from rankaug.mix import CopyPasteDataset
 from rankaug.mix._masks import within
 from rankaug.mix._outlines import PolygonInstances
+from rankaug.mix.copypaste import _alone
 from rankaug.polygons import read_polygons
 
 
@@ -63,3 +67,35 @@ class TestHasPixels:
         assert not ours.has_pixels(0)
         assert ours.count(0) == 0
         assert not ours.has_pixels(0)  # from the count, once made
+
+
+class TestAlone:
+    @given(
+        polygons=st.lists(
+            st.lists(st.tuples(st.floats(-6, 46), st.floats(-6, 46)), min_size=3, max_size=9),
+            min_size=1,
+            max_size=4,
+        ),
+        pick=st.integers(0, 3),
+        mirror=st.booleans(),
+    )
+    def test_one_pasted_polygon_gives_what_the_layers_stacked_one_at_a_time_give(
+        self, polygons: list[list[tuple[float, float]]], pick: int, mirror: bool
+    ) -> None:
+        """The fast path of a lone pasted polygon, against the general one, bit for bit."""
+        points = [np.array(p, np.float32) for p in polygons]
+        read = read_polygons(points, len(points), "dataset[0]")
+        boxes = np.array([[1.0, 2.0, 30.0, 20.0]] * len(points))
+        theirs = PolygonInstances(read, boxes, (40, 40), mirror)
+        k = pick % len(points)
+        assume(theirs.has_pixels(k))
+        region = theirs.region(k)
+        masks = np.ones((1, 40, 40), np.uint8)
+        data = 2 * [{"image": np.zeros((40, 40), np.uint8), "masks": masks, "bboxes": boxes[:1],
+                 "labels": np.array([1])}]  # fmt: skip
+        paste = CopyPasteDataset(data, seed=0, min_visibility=0.3)
+        fast = _alone(theirs, k, region)
+        general = paste._stacked(theirs, [k], region)
+        assert fast[:3] == general[:3]  # the layers (their raster None), hidden, region
+        assert fast[3].dtype == general[3].dtype
+        np.testing.assert_array_equal(fast[3], general[3])
