@@ -46,6 +46,7 @@ from rankaug.checks.images import (
     fill_values,
     fills_fit,
     image_layout,
+    mask_covers,
     out_array,
 )
 from rankaug.checks.indices import (
@@ -96,6 +97,7 @@ __all__ = [
     "key_name",
     "key_path",
     "map_dataset",
+    "mask_covers",
     "mapping",
     "names",
     "out_array",

@@ -11,6 +11,7 @@ import albumentations as A
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 
 from rankaug import (
     CopyPasteDataset,
@@ -22,6 +23,7 @@ from rankaug import (
 )
 from rankaug.adapters import HuggingFace, KeyMap
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
+from rankaug.samples.pair_mask import refuse_pair_target
 from rankaug.samples.unread import (
     per_box_fields,
     refuse_object_list,
@@ -295,3 +297,67 @@ class TestPerBoxFields:
         assert per_box_fields(values, 2) == ["iscrowd", "area", "names"]
         assert per_box_fields(values, 3) == ["extents"]  # image-level names are never per box
         assert per_box_fields(values, 2, skip={"area"}) == ["iscrowd", "names"]
+
+
+MULTI = {
+    "MosaicDataset": lambda samples: MosaicDataset(samples, seed=0, output_size=32),
+    "MixUpDataset": lambda samples: MixUpDataset(samples, seed=0),
+    "CutMixDataset": lambda samples: CutMixDataset(samples, seed=0),
+    "CopyPasteDataset": lambda samples: CopyPasteDataset(samples, seed=0),
+}
+PAIR_TARGETS = {
+    "(N, 4) boxes": lambda: np.array([[0.0, 0.0, 4.0, 16.0]]),
+    "YOLO (N, 5) rows": lambda: np.array([[0.0, 0.1, 0.5, 0.2, 1.0]]),
+    "(N, 4) tensor": lambda: torch.tensor([[0.0, 0.0, 4.0, 16.0]]),
+    "a list of box lists": lambda: [[0, 0, 4, 16]],
+    "(K, 2) keypoints": lambda: np.array([[1.0, 2.0], [3.0, 4.0]]),
+    "a mask of another size": lambda: np.zeros((8, 12, 1), np.uint8),
+    "a class and a PIL mask": lambda: (1, Image.new("L", (12, 8))),
+}
+
+
+class TestRefusePairTarget:
+    """``(image, boxes)`` pairs passed every geometric wrapper, their boxes unmoved."""
+
+    @pytest.mark.parametrize("name", list(PAIR_TARGETS))
+    def test_spatial_targets_are_refused(self, name: str) -> None:
+        with pytest.raises(
+            ValueError, match=r"^the \(image, target\) sample's target is "
+        ) as caught:
+            refuse_pair_target(PAIR_TARGETS[name](), "the default adapter")
+        assert "a dict of named targets" in str(caught.value)
+        assert "rankaug.adapters.KeyMap" in str(caught.value)
+
+    @pytest.mark.parametrize(
+        "target",
+        [3, "cat", np.int64(2), torch.tensor(2), np.eye(3)[1], torch.tensor([0.2, 0.8]), [1, 2],
+         (3, 4), None],
+    )  # fmt: skip
+    def test_classes_pass(self, target: Any) -> None:
+        refuse_pair_target(target, "the default adapter")
+
+    @pytest.mark.parametrize("name", list(PAIR_TARGETS))
+    def test_a_geometric_pipeline_refuses_them(self, name: str) -> None:
+        wrapper = RandomAugmentWrapper([(image(), PAIR_TARGETS[name]())], A.HorizontalFlip(p=1.0),
+                                       seed=0)  # fmt: skip
+        with pytest.raises(SampleError, match=r"the \(image, target\) sample's target is "):
+            wrapper[0]
+
+    @pytest.mark.parametrize("kind", list(MULTI))
+    @pytest.mark.parametrize("name", ["(N, 4) boxes", "(K, 2) keypoints"])
+    def test_the_multi_sample_wrappers_refuse_them(self, kind: str, name: str) -> None:
+        wrapper = MULTI[kind]([(image(), PAIR_TARGETS[name]())] * 3)
+        with pytest.raises(SampleError, match=r"the \(image, target\) sample's target is "):
+            wrapper[0]
+
+    @pytest.mark.parametrize("name", list(PAIR_TARGETS))
+    def test_a_pixel_level_pipeline_passes_them_untouched(self, name: str) -> None:
+        target = PAIR_TARGETS[name]()
+        out = RandomAugmentWrapper([(image(), target)], A.InvertImg(p=1.0), seed=0)[0]
+        assert out[1] is target
+
+    @pytest.mark.parametrize("target", [3, "cat", np.eye(3)[1], torch.tensor(2)])
+    def test_classes_pass_a_geometric_pipeline_and_the_mosaic(self, target: Any) -> None:
+        out = RandomAugmentWrapper([(image(), target)], A.HorizontalFlip(p=1.0), seed=0)[0]
+        assert out[1] is target
+        assert MosaicDataset([(image(), target)] * 3, seed=0, output_size=32)[0][1] is target
