@@ -76,7 +76,8 @@ class KeyMap:
         image: The image's key or path.
         bboxes: The boxes' key or path, or ``None`` (none).
         labels: The boxes' labels.
-        mask: A semantic mask.
+        mask: A semantic mask (``HxW[xC]``; beside a tensor image, a 3-D tensor is
+            ``CxHxW`` like it).
         masks: Instance masks ``(N, H, W)``.
         keypoints: Keypoints ``(K, 2+)``.
         segments: Instance polygons (:mod:`rankaug.polygons`).
@@ -139,6 +140,7 @@ class KeyMap:
             None if box_format is None else check_box_format(box_format)
         )
         self._others = tuple((n, p) for n, p in self._parts.items() if n != "image")
+        self._kept = {n: p for n, p in self.keys.items() if n != "image"}  # (for messages)
         self._per_box = frozenset(n for n in self.keys if n not in _NOT_LABELS)
         box_parts = self._parts.get("bboxes", ())
         # a dict of per-object lists around the boxes: its other lists are per-box too
@@ -270,8 +272,8 @@ class KeyMap:
             if "bboxes" in targets and isinstance(objects, Mapping):  # geometry left behind?
                 self._refuse_unread_objects(objects)
         if "bboxes" in targets and not sample.keys() <= self._tops:  # targets unread?
-            where = self.keys["image"]
-            refuse_unread(sample, known(self._tops, data), repr(self), data.keys(), where)
+            where, hw, kept = self.keys["image"], image.shape[:2], self._kept
+            refuse_unread(sample, known(self._tops, data), repr(self), data.keys(), where, hw, kept)
         count = len(data["bboxes"]) if "bboxes" in data else None
         state = _State(sample, originals, kind, mode, count, tuple(unhanded), wrapped, first)
         return data, state

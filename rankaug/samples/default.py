@@ -161,7 +161,10 @@ class DefaultAdapter:
                     wrapped = True  # instance Masks, one per object: each wrapped again
         others = not mapping.keys() <= data.keys()
         if others and "bboxes" in targets:  # targets unread?
-            refuse_unread(mapping, known(targets, data), "the default adapter", data.keys())
+            refuse_unread(
+                mapping, known(targets, data), "the default adapter", data.keys(),
+                hw=image.shape[:2],
+            )  # fmt: skip
         return data, _new_state((sample, originals, kind, mode, target, wrapped, others, first))
 
     def view(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
