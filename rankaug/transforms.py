@@ -171,6 +171,7 @@ class _AlbumentationsDriver:
         self.targets = albumentations_targets(transform) - (unmanaged - self.refused)
         # polygons are no albumentations target: a pipeline that moves boxes would leave them
         self.geometric = POLYGONS not in self.targets and _moves(transform, "bboxes")
+        self.moves_masks = _moves(transform, "mask")  # a mask must then cover its image
         # the values a sample keeps (where polygons would be), asked only when geometric
         self._others = passthrough_hook(adapter) if self.geometric else None
 
@@ -184,6 +185,9 @@ class _AlbumentationsDriver:
                 "to samples with polygons, or give instance masks ('masks') instead"
             )
         data, state = self.adapter.unpack(sample, self.targets)
+        mask = data.get("mask") if self.moves_masks else None
+        if mask is not None:  # one resampled as another size would scramble it
+            checks.mask_covers(mask, data["image"], "the sample's mask")
         refused = self.refused
         if refused and not refused.isdisjoint(data):  # no set made for every sample
             key = min(refused.intersection(data))

@@ -328,6 +328,25 @@ class TestImagesAndFills:
             checks.out_array([1], "out", (2, 3, 3), np.dtype(np.uint8))
 
 
+class TestMaskCovers:
+    @pytest.mark.parametrize("shape", [(4, 6), (4, 6, 1), (4, 6, 2)])
+    def test_hxw_and_hxwxc_of_the_image_s_size_pass(self, shape: tuple[int, ...]) -> None:
+        checks.mask_covers(np.zeros(shape), np.zeros((4, 6, 3)), "dataset[0] mask")
+
+    @pytest.mark.parametrize("shape", [(2, 3), (6, 4), (4, 6, 1, 1), (24,)])
+    def test_another_size_is_refused_with_the_image_s(self, shape: tuple[int, ...]) -> None:
+        with pytest.raises(ValueError, match="dataset") as caught:
+            checks.mask_covers(np.zeros(shape), np.zeros((4, 6, 3)), "dataset[2] mask")
+        assert str(caught.value).startswith(
+            "dataset[2] mask must be an HxW or HxWxC array of its image's height and width "
+            f"(4, 6) (the image unpacked: shape (4, 6, 3)), got shape {shape}: "
+        )
+
+    def test_a_channels_first_mask_is_told_how_to_give_it(self) -> None:
+        with pytest.raises(ValueError, match=r"got shape \(1, 4, 6\): it looks channels-first"):
+            checks.mask_covers(np.zeros((1, 4, 6)), np.zeros((4, 6)), "the sample's mask")
+
+
 class TestIntChoiceMappingSequence:
     def test_int_choice(self) -> None:
         names = {0: "A", 2: "B"}

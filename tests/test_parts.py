@@ -136,7 +136,10 @@ class TestPartReader:
             reader().check(read(reader(), bad))
 
     def test_wrong_shapes_name_the_sample_and_field(self) -> None:
-        with pytest.raises(ValueError, match=r"dataset\[0\] mask has shape \(2, 2\)"):
+        with pytest.raises(
+            ValueError,
+            match=r"dataset\[0\] mask must be an HxW or HxWxC array .* got shape \(2, 2\)",
+        ):
             read(reader(), sample(mask=np.zeros((2, 2), np.uint8)))
         with pytest.raises(ValueError, match=r"dataset\[0\] 'labels' has 2 entries for 1 boxes"):
             read(reader(), {**sample(), "labels": np.arange(2)})

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from rankaug import HSVJitter, MosaicDataset, RandomAugmentWrapper, Targets
+from rankaug import HSVJitter, MosaicDataset, RandomAugmentWrapper, SampleError, Targets
 from rankaug.keys import KeyedRandom, make_seed_sequence
 from rankaug.samples import DefaultAdapter
 from rankaug.transforms import (
@@ -325,3 +325,22 @@ def test_no_boxes_with_an_empty_masks_list_passes(boxes: Any) -> None:
               "labels": np.zeros(0, np.int64), "masks": []}  # fmt: skip
     out = make_driver(flip, DefaultAdapter())(sample, keyed())
     assert len(out["bboxes"]) == len(out["masks"]) == 0
+
+
+class TestMasksCoverTheirImage:
+    """A mask of another shape was resampled as another size (or left), never refused."""
+
+    @pytest.mark.parametrize("shape", [(8, 12), (24, 16), (1, 16, 24)])
+    @pytest.mark.parametrize("flip", [A.HorizontalFlip(p=1.0), A.Resize(8, 12)])
+    def test_a_geometric_transform_refuses_a_mask_of_another_shape(
+        self, shape: tuple[int, ...], flip: Any
+    ) -> None:
+        sample = {"image": np.zeros((16, 24, 3), np.uint8), "mask": np.zeros(shape, np.uint8)}
+        with pytest.raises(SampleError, match=r"the sample's mask must be an HxW or HxWxC array"):
+            RandomAugmentWrapper([sample], flip, seed=0)[0]
+
+    def test_a_pixel_level_transform_passes_it_untouched(self) -> None:
+        mask = np.zeros((8, 12), np.uint8)
+        sample = {"image": np.zeros((16, 24, 3), np.uint8), "mask": mask}
+        out = RandomAugmentWrapper([sample], A.InvertImg(p=1.0), seed=0)[0]
+        assert out["mask"] is mask

@@ -238,8 +238,7 @@ class PartReader:
         mask = data.get("mask")
         if mask is not None:
             mask = np.asarray(mask)
-            if mask.shape[:2] != hw:
-                raise ValueError(f"{where} mask has shape {mask.shape}, its image {hw}")
+            checks.mask_covers(mask, image, f"{where} mask")
         masks = data.get("masks")
         if masks is not None:  # [] (a background image): (0, H, W), untyped (see check)
             masks = np.zeros((0, *hw), object) if _empty_list(masks) else np.asarray(masks)

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, NamedTuple
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.hf_rows import bound_to, typed
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
+from rankaug.samples.pair_mask import channels_first, channels_last, reads_first
 from rankaug.samples.restore import (
     check_tv_boxes,
     holds_wrapped,
@@ -32,6 +33,7 @@ class _State(NamedTuple):
     boxes: int | None  # the number of boxes handed out (None: no boxes handed out)
     unhanded: tuple[str, ...]  # per-box values not handed out: stale if the count changes
     wrapped: bool  # torchvision's tv_tensors among the values: wrapped again
+    first: bool = False  # a tensor image's mask was CxHxW: so again
 
 
 def _check_path(name: str, path: object) -> tuple[str, ...]:
@@ -74,7 +76,8 @@ class KeyMap:
         image: The image's key or path.
         bboxes: The boxes' key or path, or ``None`` (none).
         labels: The boxes' labels.
-        mask: A semantic mask.
+        mask: A semantic mask (``HxW[xC]``; beside a tensor image, a 3-D tensor is
+            ``CxHxW`` like it).
         masks: Instance masks ``(N, H, W)``.
         keypoints: Keypoints ``(K, 2+)``.
         segments: Instance polygons (:mod:`rankaug.polygons`).
@@ -137,6 +140,7 @@ class KeyMap:
             None if box_format is None else check_box_format(box_format)
         )
         self._others = tuple((n, p) for n, p in self._parts.items() if n != "image")
+        self._kept = {n: p for n, p in self.keys.items() if n != "image"}  # (for messages)
         self._per_box = frozenset(n for n in self.keys if n not in _NOT_LABELS)
         box_parts = self._parts.get("bboxes", ())
         # a dict of per-object lists around the boxes: its other lists are per-box too
@@ -228,6 +232,7 @@ class KeyMap:
         data: dict[str, Any] = {"image": image}
         originals: dict[str, Any] = {}
         unhanded: list[str] = []
+        first = False
         for name, parts in self._others:
             value = self._get(sample, name, parts)
             if value is None:
@@ -237,6 +242,8 @@ class KeyMap:
                     value = typed(value, self.typed_empty.get(self.keys[name]))
                 originals[name] = value
                 data[name] = value_to_numpy(value)
+                if name == "mask" and reads_first(value, kind, image.shape[:2]):
+                    data[name], first = channels_last(data[name]), True
                 if is_wrapped(value):
                     own = self.box_format  # the layout's format, else the wrapper's
                     reads = (own or self.reads_box_format) if name == "bboxes" else None
@@ -265,10 +272,10 @@ class KeyMap:
             if "bboxes" in targets and isinstance(objects, Mapping):  # geometry left behind?
                 self._refuse_unread_objects(objects)
         if "bboxes" in targets and not sample.keys() <= self._tops:  # targets unread?
-            where = self.keys["image"]
-            refuse_unread(sample, known(self._tops, data), repr(self), data.keys(), where)
+            where, hw, kept = self.keys["image"], image.shape[:2], self._kept
+            refuse_unread(sample, known(self._tops, data), repr(self), data.keys(), where, hw, kept)
         count = len(data["bboxes"]) if "bboxes" in data else None
-        state = _State(sample, originals, kind, mode, count, tuple(unhanded), wrapped)
+        state = _State(sample, originals, kind, mode, count, tuple(unhanded), wrapped, first)
         return data, state
 
     def _refuse_unread_objects(self, objects: Mapping[str, Any]) -> None:
@@ -351,6 +358,8 @@ class KeyMap:
             if name == "image":
                 value = image_from_numpy(value, state.image_kind, state.pil_mode)
             elif name in state.originals:
+                if name == "mask" and state.first:  # channels first again
+                    value = channels_first(value)
                 value = restore_like(value, state.originals[name])
             values[name] = value
         if state.wrapped:  # torchvision's tv_tensors: their class back

@@ -47,6 +47,7 @@ from rankaug.checks.images import (
     fill_values,
     fills_fit,
     image_layout,
+    mask_covers,
     out_array,
 )
 from rankaug.checks.indices import (
@@ -98,6 +99,7 @@ __all__ = [
     "key_name",
     "key_path",
     "map_dataset",
+    "mask_covers",
     "mapping",
     "names",
     "out_array",

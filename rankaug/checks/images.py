@@ -20,6 +20,7 @@ __all__ = [
     "fill_values",
     "fills_fit",
     "image_layout",
+    "mask_covers",
     "out_array",
 ]
 
@@ -57,6 +58,43 @@ def image_layout(image: np.ndarray, where: str) -> None:
         raise ValueError(f"{where} must not be empty, got shape {image.shape}")
     if image.ndim == 3 and not 1 <= image.shape[2] <= MAX_CHANNELS:
         raise ValueError(f"{where} must have 1 to {MAX_CHANNELS} channels, got shape {image.shape}")
+
+
+def mask_covers(mask: Any, image: np.ndarray, where: str) -> None:
+    """Check that a semantic mask covers its image: ``HxW`` or ``HxWxC`` of its size.
+
+    The one rule every wrapper applies to a ``mask`` once its adapter unpacked it (the
+    image an ``HxW[xC]`` array): a mask of another shape would be resampled as if it
+    were of another size (a ``(1, H, W)`` one read as ``H = 1``), never moved with its
+    pixels.
+
+    Args:
+        mask: The mask, as the adapter handed it out.
+        image: Its image, an ``HxW`` or ``HxWxC`` array.
+        where: Whose mask, e.g. ``"dataset[3] mask"``.
+
+    Raises:
+        ValueError: If it is not 2-D or 3-D with the image's height and width first.
+
+    >>> mask_covers(np.zeros((1, 4, 6)), np.zeros((4, 6, 3)), "dataset[0] mask")
+    Traceback (most recent call last):
+    ...
+    ValueError: dataset[0] mask must be an HxW or HxWxC array of its image's height and ...
+    """
+    shape = tuple(np.shape(mask))
+    hw = image.shape[:2]
+    if len(shape) in (2, 3) and shape[:2] == hw:
+        return
+    advice = "give it so, or read it with an adapter (rankaug.types.SampleAdapter)"
+    if len(shape) == 3 and shape[1:] == hw:
+        advice = (
+            "it looks channels-first: give it HxW (mask[0]) or HxWxC (its channels last); "
+            "a torch tensor mask beside a CxHxW tensor image is read channels-first"
+        )
+    raise ValueError(
+        f"{where} must be an HxW or HxWxC array of its image's height and width {hw} "
+        f"(the image unpacked: shape {image.shape}), got shape {shape}: {advice}"
+    )
 
 
 def colour_image(image: object, where: str, order: str) -> np.ndarray:

@@ -10,17 +10,21 @@ dataset gave it:
 * **(image, target) tuples or lists**, torchvision style. A dict target's ``boxes``
   becomes ``bboxes``, and its ``labels``, ``masks``, ``mask`` and ``keypoints`` are
   targets under their own names (give an albumentations ``Compose`` the label field
-  ``"labels"``). A target that is a mask of the image (a 2-D array or tensor, or a
-  single-channel PIL image, of its height and width: ``VOCSegmentation``'s) is the
-  ``mask`` target, and comes back in its own type (:mod:`rankaug.samples.pair_mask`);
-  any other target (a class index, a vector) passes through.
+  ``"labels"``). A target that is a mask of the image (an array or tensor of its height
+  and width, ``HxW``, ``HxWxC`` or ``CxHxW``, or a single-channel PIL image of its size:
+  ``VOCSegmentation``'s) is the ``mask`` target, and comes back in its own type and
+  layout (:mod:`rankaug.samples.pair_mask`); a class (a number, a string, a 0-D or 1-D
+  array) passes through, and any other target that looks spatial (``(N, 4)`` boxes, a
+  list of rows) is refused by a consumer that moves boxes
+  (:func:`~rankaug.samples.pair_mask.refuse_pair_target`).
 * **images** as numpy ``HxW``/``HxWxC`` arrays, PIL images (modes L, RGB, RGBA) or
   torch ``CHW``/``HW`` tensors; each comes back as the same type (a ``CHW`` tensor
   left one channel is ``1HW``), unless the transform made it a tensor itself
-  (``ToTensorV2``): that tensor comes back as it is. Target values given as tensors,
-  arrays or lists come back as tensors, arrays or lists of the same dtype and shape
-  (integer boxes that a transform made fractional stay floating point rather than
-  being truncated).
+  (``ToTensorV2``): that tensor comes back as it is. A 3-D tensor ``mask`` beside a
+  tensor image is ``CHW`` like it, handed out ``HWC`` and put back ``CHW``. Target
+  values given as tensors, arrays or lists come back as tensors, arrays or lists of
+  the same dtype and shape (integer boxes that a transform made fractional stay
+  floating point rather than being truncated).
 
 Any other shape: pass an object with ``unpack`` and ``repack`` (the
 :class:`SampleAdapter` protocol) as ``adapter=``. Multi-sample wrappers (the mosaic)

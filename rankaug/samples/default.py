@@ -11,7 +11,16 @@ import numpy as np
 
 from rankaug.samples.hf_rows import bound_to, typed
 from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
-from rankaug.samples.pair_mask import is_pair_mask, mask_like, pair_mask
+from rankaug.samples.pair_mask import (
+    CHANNELS_FIRST,
+    channels_first,
+    channels_last,
+    mask_like,
+    pair_layout,
+    pair_mask,
+    reads_first,
+    refuse_pair_target,
+)
 from rankaug.samples.restore import (
     check_tv_boxes,
     holds_wrapped,
@@ -41,6 +50,7 @@ class _State(NamedTuple):
     target: Any  # the original target of a tuple sample (None for dicts)
     wrapped: bool = False  # torchvision tv_tensors among the values: wrapped again
     others: bool = False  # values not handed out (one per box would go stale)
+    first: bool = False  # the mask was CxHxW (a tensor image's, or a pair's): so again
 
 
 # _State(...) without the Python-level __new__ NamedTuple generates: made per sample
@@ -89,6 +99,7 @@ class DefaultAdapter:
                 shape.
         """
         mapping: Mapping[str, Any]
+        first = False
         if type(sample) is dict or isinstance(sample, Mapping):
             if "image" not in sample:
                 raise ValueError(
@@ -107,11 +118,13 @@ class DefaultAdapter:
                 renamed = {("bboxes" if k == "boxes" else k): v for k, v in target.items()}
                 renamed["image"] = image
                 mapping = renamed
-            elif "mask" in targets and is_pair_mask(image, target):
-                mapping = {"image": image, "mask": pair_mask(target)}  # VOCSegmentation's
+            elif "mask" in targets and (layout := pair_layout(image, target)) is not None:
+                mapping = {"image": image, "mask": pair_mask(target, layout)}  # VOCSegmentation's
+                first = layout == CHANNELS_FIRST
             else:
-                if "bboxes" in targets:  # COCO's list of annotation dicts would go stale
+                if "bboxes" in targets:  # COCO's annotation dicts, boxes... would go stale
                     refuse_object_list(target, "the default adapter")
+                    refuse_pair_target(target, "the default adapter")
                 mapping = {"image": image}
         else:
             raise TypeError(
@@ -138,6 +151,8 @@ class DefaultAdapter:
                     data[key] = value
                     continue
                 data[key] = value_to_numpy(value)
+                if key == "mask" and reads_first(value, kind, image.shape[:2]):
+                    data[key], first = channels_last(data[key]), True
                 if is_wrapped(value):
                     reads = self.reads_box_format if key == "bboxes" else None
                     check_tv_boxes(value, reads, key, self.box_format_given_as)
@@ -146,8 +161,11 @@ class DefaultAdapter:
                     wrapped = True  # instance Masks, one per object: each wrapped again
         others = not mapping.keys() <= data.keys()
         if others and "bboxes" in targets:  # targets unread?
-            refuse_unread(mapping, known(targets, data), "the default adapter", data.keys())
-        return data, _new_state((sample, originals, kind, mode, target, wrapped, others))
+            refuse_unread(
+                mapping, known(targets, data), "the default adapter", data.keys(),
+                hw=image.shape[:2],
+            )  # fmt: skip
+        return data, _new_state((sample, originals, kind, mode, target, wrapped, others, first))
 
     def view(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
         """The data of a sample that is not rebuilt (see :func:`view`).
@@ -256,6 +274,8 @@ class DefaultAdapter:
                 )
             elif key in state.originals:
                 old = state.originals[key]
+                if key == "mask" and state.first:  # channels first again
+                    value = channels_first(value)
                 if (  # restore_like's first rule: an array of the right dtype as it is
                     type(value) is np.ndarray
                     and type(old) is np.ndarray

@@ -3,10 +3,13 @@
 A dict sample whose boxes, masks, polygons or keypoints sit under keys rankaug does not
 read (Hugging Face's ``objects``, COCO's ``annotations``, ultralytics' ``img``/``cls``...)
 would come out of a geometric transform with moved pixels and unmoved targets. So an
-adapter whose consumer moves boxes (``"bboxes"`` among its targets) and that finds no
-target it knows calls :func:`refuse_unread`, which looks (cheaply, a few levels deep) for
-fields of such names holding more than a scalar, and refuses the sample with the keys it
-saw and the ``adapter=`` line that would read them.
+adapter whose consumer moves boxes (``"bboxes"`` among its targets) and that finds keys
+it does not read calls :func:`refuse_unread`, whether or not it found targets it knows,
+which looks (cheaply, a few levels deep) for fields of such names holding more than a
+scalar, and for top-level fields of any name that cover the image (a mask: ``seg``,
+``depth``...), and refuses the sample with the keys it saw and the ``adapter=`` line
+that would read them. An ``(image, target)`` pair's target that looks spatial but is no
+mask of the image is refused by :func:`rankaug.samples.pair_mask.refuse_pair_target`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any, Final
 __all__ = [
     "GEOMETRIC",
     "known",
+    "covers",
     "per_box_fields",
     "refuse_object_list",
     "refuse_unread",
@@ -30,11 +34,14 @@ GEOMETRIC: Final = frozenset({"bboxes", "mask", "masks", "keypoints", "segments"
 _NAMES: Final = frozenset(
     {
         "objects", "annotations", "annotation", "anns", "instances",
-        "boxes", "box", "bbox", "bboxes", "cls",
+        "boxes", "box", "bbox", "bboxes", "cls", "gt_boxes", "gt_bboxes", "obb",
         "segmentation", "segmentations", "segments", "polygons", "polygon",
-        "keypoints", "masks", "mask",
+        "keypoints", "landmarks", "kpts", "joints",
+        "masks", "mask", "instance_masks", "semantic", "depth",
     }
 )  # fmt: skip
+_TABLES: Final = frozenset({"targets"})
+"""Names that hold targets as a table (YOLOv5's ``(N, 6)`` rows), or a class vector."""
 _DEPTH: Final = 3
 
 
@@ -62,26 +69,36 @@ def known(read: Collection[str], found: Collection[str]) -> frozenset[str]:
     return GEOMETRIC.union(read)
 
 
-def unread_fields(mapping: Mapping[Any, Any], skip: Collection[str] = ()) -> list[str]:
+def unread_fields(
+    mapping: Mapping[Any, Any], skip: Collection[str] = (), hw: tuple[int, int] | None = None
+) -> list[str]:
     """The dotted paths of fields in ``mapping`` that look like targets (boxes, masks...).
+
+    By name (nested or not), and, given the image's ``hw``, by shape: a top-level array
+    or tensor (or a list of them) of the image's height and width (``HxW``, ``HxWxC``,
+    ``CxHxW``, ``NxHxW``) under any name is a mask (:func:`covers`).
 
     Args:
         mapping: A dict sample (or a pair's dict target).
         skip: Top-level keys that are read already.
+        hw: The image's height and width, or ``None`` (no look at shapes).
 
     Returns:
         The paths, in the mapping's order (``"objects.bbox"``, ``"annotations"``...).
 
     >>> unread_fields({"image": 0, "objects": {"bbox": [[0, 0, 1, 1]], "id": [3]}, "id": 7})
     ['objects.bbox']
+    >>> import numpy as np
+    >>> unread_fields({"image": 0, "seg": np.zeros((4, 6)), "size": (4, 6)}, {"image"}, (4, 6))
+    ['seg']
     """
     found: list[str] = []
-    _walk(mapping, "", frozenset(skip), found, _DEPTH)
+    _walk(mapping, "", frozenset(skip), found, _DEPTH, hw)
     return found
 
 
 def _walk(mapping: Mapping[Any, Any], prefix: str, skip: frozenset[str], found: list[str],
-          depth: int) -> None:  # fmt: skip
+          depth: int, hw: tuple[int, int] | None = None) -> None:  # fmt: skip
     for key, value in mapping.items():
         if prefix == "" and key in skip:
             continue
@@ -92,15 +109,49 @@ def _walk(mapping: Mapping[Any, Any], prefix: str, skip: frozenset[str], found: 
                 _walk(value, f"{path}.", skip, found, depth - 1)
                 if len(found) == before and key in _NAMES and value:
                     found.append(path)
-        elif key in _NAMES and not _scalar(value):
+        elif _target_like(key, value, None if prefix else hw):
             found.append(path)
+
+
+def _target_like(key: Any, value: object, hw: tuple[int, int] | None) -> bool:
+    """Whether a field looks like a target: by its name, or (given ``hw``) its shape."""
+    if key in _NAMES:
+        return not _scalar(value)
+    if key in _TABLES:
+        return len(getattr(value, "shape", ())) >= 2
+    return hw is not None and key not in _IMAGE_LEVEL and covers(value, hw)
+
+
+def covers(value: object, hw: tuple[int, int]) -> bool:
+    """Whether ``value`` looks like a mask of an image of height and width ``hw``.
+
+    An array or tensor ``HxW``, ``HxWxC`` or ``CxHxW`` (``NxHxW``) of its size, or a
+    list or tuple of ``HxW`` ones (instance masks, one per object).
+
+    >>> import numpy as np
+    >>> covers(np.zeros((2, 4, 6)), (4, 6)), covers([np.zeros((4, 6))], (4, 6))
+    (True, True)
+    >>> covers(np.zeros((4, 6)), (6, 4)), covers((4, 6), (4, 6)), covers(np.zeros(4), (4, 6))
+    (False, False, False)
+    """
+    if isinstance(value, list | tuple) and value:
+        value = value[0]
+        shape = getattr(value, "shape", None)
+        return shape is not None and tuple(shape) == hw
+    shape = getattr(value, "shape", None)
+    if shape is None or len(shape) not in (2, 3):
+        return False
+    shape = tuple(shape)
+    return shape[:2] == hw or shape[-2:] == hw
 
 
 _ROLES: Final = {
     "bbox": "bboxes", "boxes": "bboxes", "box": "bboxes", "bboxes": "bboxes",
     "masks": "masks", "mask": "masks", "keypoints": "keypoints",
     "segmentation": "segments", "segments": "segments", "polygons": "segments",
-    "cls": "labels",
+    "cls": "labels", "gt_boxes": "bboxes", "gt_bboxes": "bboxes",
+    "landmarks": "keypoints", "kpts": "keypoints", "joints": "keypoints",
+    "instance_masks": "masks", "semantic": "mask", "depth": "mask",
 }  # fmt: skip
 _LABELS: Final = ("category", "category_id", "labels", "label", "class", "cls")
 
@@ -113,13 +164,20 @@ def _lookup(mapping: Mapping[Any, Any], path: str) -> Any:
 
 
 def suggest_adapter(
-    mapping: Mapping[Any, Any], paths: Collection[str] = (), image: str | None = None
+    mapping: Mapping[Any, Any],
+    paths: Collection[str] = (),
+    image: str | None = None,
+    hw: tuple[int, int] | None = None,
+    kept: Mapping[str, str] | None = None,
 ) -> str:
     """The ``adapter=`` line that would read a sample of ``mapping``'s layout.
 
     ``image``: the image's key or path when the caller knows it (a ``KeyMap``'s).
     A ``mask`` at the top level is a semantic mask; inside per-object data, an
-    instance mask.
+    instance mask. Given the image's ``hw``, a field of another name that covers the
+    image (:func:`covers`) is a semantic mask, or instance masks when it holds several
+    ``HxW`` ones. ``kept``: the targets already read, ``{rankaug's name: key}``, kept
+    in the line.
 
     >>> suggest_adapter({"image": 0, "boxes": [[0, 0, 1, 1]], "labels": [2], "mask": 0},
     ...                 ["boxes", "mask"])
@@ -150,6 +208,8 @@ def suggest_adapter(
         else:
             leaf = path.rsplit(".", 1)[-1]
             role = "mask" if path == "mask" else _ROLES.get(leaf)  # top level: semantic
+            if role is None and hw is not None and "." not in path and covers(value, hw):
+                role = _mask_role(value, hw)
             found = [] if role is None else [(role, path)]
             parent = _lookup(mapping, path.rpartition(".")[0]) if "." in path else mapping
             if role == "bboxes" and isinstance(parent, Mapping):
@@ -157,8 +217,19 @@ def suggest_adapter(
                 found += [("labels", f"{prefix}{k}") for k in parent if k in _LABELS][:1]
         for name, where in found:
             parts.setdefault(name, where)
+    for name, where in (kept or {}).items():
+        parts.setdefault(name, where)
     text = ", ".join(f"{name}={where!r}" for name, where in parts.items())
     return f"{note}adapter=rankaug.adapters.KeyMap({text})"
+
+
+def _mask_role(value: Any, hw: tuple[int, int]) -> str:
+    """``"masks"`` for several ``HxW`` masks (a list, or ``NxHxW``), else ``"mask"``."""
+    if isinstance(value, list | tuple):
+        return "masks"
+    shape = tuple(value.shape)
+    several = len(shape) == 3 and shape[:2] != hw and shape[0] > 1
+    return "masks" if several else "mask"
 
 
 def refuse_unread(
@@ -167,6 +238,8 @@ def refuse_unread(
     who: str,
     read: Collection[str] = (),
     image: str | None = None,
+    hw: tuple[int, int] | None = None,
+    kept: Mapping[str, str] | None = None,
 ) -> None:
     """Refuse a sample whose targets rankaug would not read (see the module docstring).
 
@@ -176,6 +249,10 @@ def refuse_unread(
         who: What reads it, for the message (``"the default adapter"``).
         read: The targets it did read (rankaug's names), for the message.
         image: The image's key or path, when the reader knows it (for the suggestion).
+        hw: The image's height and width, or ``None``: fields of any name that cover
+            it are masks (:func:`unread_fields`).
+        kept: The targets read, ``{rankaug's name: key or path}``, for the suggestion;
+            ``None``: those of ``read`` that ``mapping`` has under their own names.
 
     Raises:
         ValueError: If ``mapping`` has fields that look like targets.
@@ -186,9 +263,13 @@ def refuse_unread(
     ...
     ValueError: the sample has no target it reads ('bboxes', 'keypoints', 'mask', ...
     """
-    paths = unread_fields(mapping, skip)
+    paths = unread_fields(mapping, skip, hw)
     if not paths:
         return
+    if kept is None:
+        kept = {name: name for name in read if name != "image" and name in mapping}
+    named = unread_fields(mapping, skip) if hw is not None else paths
+    shaped = [path for path in paths if path not in named]  # found by their shape
     found = sorted(GEOMETRIC.intersection(read))
     if found:  # some targets were read: these would go stale beside them
         opening = (
@@ -201,10 +282,21 @@ def refuse_unread(
             f"the sample has no target {who} reads ({', '.join(map(repr, sorted(GEOMETRIC)))}), "
             f"but {', '.join(map(repr, paths))} look like boxes, masks, polygons or keypoints"
         )
+    if shaped:
+        opening += (
+            f" ({', '.join(map(repr, shaped))} of the image's height and width {hw}: a mask, "
+            "by its shape)"
+        )
+    also = ""
+    if shaped and image is None:  # (an albumentations Compose reads extra targets by name)
+        also = (
+            f" (or, with RandomAugmentWrapper, A.Compose(..., additional_targets="
+            f"{{{shaped[0]!r}: 'mask'}}))"
+        )
     raise ValueError(
         f"{opening}: a geometric transform would move its pixels and leave them where they "
-        f"were. Read them with {suggest_adapter(mapping, paths, image)}; the sample has keys "
-        f"{sorted(map(str, mapping))}"
+        f"were. Read them with {suggest_adapter(mapping, paths, image, hw, kept)}{also}, or drop "
+        f"them; the sample has keys {sorted(map(str, mapping))}"
     )
 
 

@@ -217,3 +217,16 @@ class TestKeyMap:
             assert [i // 10 for i in objects["id"]] == [
                 {4: 1, 7: 1, 5: 2}[c] for c in objects["category"]
             ]
+
+
+class TestKeyMapTensorMasks:
+    """A tensor image's ``(1, H, W)`` tensor mask moves channels-first, as the default adapter's."""
+
+    def test_a_flip_moves_it_and_it_comes_back_channels_first(self) -> None:
+        mask = torch.zeros(1, 16, 24, dtype=torch.uint8)
+        mask[..., :4] = 1
+        sample = {"pixels": torch.zeros(3, 16, 24, dtype=torch.uint8), "seg": mask}
+        adapter = KeyMap(image="pixels", mask="seg")
+        out = RandomAugmentWrapper([sample], A.HorizontalFlip(p=1.0), seed=0, adapter=adapter)[0]
+        assert type(out["seg"]) is torch.Tensor
+        assert torch.equal(out["seg"], mask.flip(-1))

@@ -45,7 +45,10 @@ class TestPairReader:
             ({"labels": [1, 2]}, r"dataset\[0\] 'labels' has 2 entries for 1 boxes"),
             ({"iscrowd": [0]}, r"dataset\[0\] 'iscrowd' looks like a per-box field"),
             ({"masks": np.zeros((2, 10, 20))}, r"dataset\[0\] masks must have shape \(1, 10, 20\)"),
-            ({"mask": np.zeros((3, 3))}, r"dataset\[0\] mask has shape \(3, 3\)"),
+            (
+                {"mask": np.zeros((3, 3))},
+                r"dataset\[0\] mask must be .* \(10, 20\) .* got shape \(3, 3\)",
+            ),
             ({"keypoints": [1.0, 2.0]}, r"dataset\[0\] keypoints must have shape \(K, 2\+\)"),
             ({"keypoints": [[1.0, 2.0]]}, r"dataset\[0\] 'kp' must have one entry per keypoint"),
         ],

@@ -33,7 +33,7 @@ class TestTileReader:
             ({"labels": None}, r"dataset\[1\] has 1 boxes but no 'labels' field"),
             ({"image": np.zeros((20, 20), np.uint8)}, r"dataset\[1\] image has shape \(20, 20\)"),
             ({"image": np.zeros((20, 20, 3), np.float32)}, "same channels and dtype"),
-            ({"mask": np.zeros((5, 5), np.uint8)}, r"dataset\[1\] mask has shape"),
+            ({"mask": np.zeros((5, 5), np.uint8)}, r"dataset\[1\] mask must be an HxW or HxWxC"),
             ({"iscrowd": np.zeros(1)}, r"'iscrowd' looks like a per-box field"),
         ],
     )  # fmt: skip

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from rankaug import RandomAugmentWrapper
+from rankaug import CutMixDataset, MixUpDataset, MosaicDataset, RandomAugmentWrapper
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
 from rankaug.samples.restore import restore_like
 from tests.albu import bbox_params
@@ -199,6 +199,52 @@ class TestDefaultAdapter:
     ) -> None:
         with pytest.raises(error, match=message):
             DefaultAdapter().unpack(sample, TARGETS)
+
+
+def _tensor_sample() -> dict[str, Any]:
+    image = torch.zeros(3, 16, 24, dtype=torch.uint8)
+    mask = torch.zeros(1, 16, 24, dtype=torch.uint8)
+    mask[..., :4] = 1
+    mask[:, :2, :] += 2
+    return {"image": image, "mask": mask}
+
+
+class TestTensorMasks:
+    """A tensor image's ``(1, H, W)`` tensor mask was read ``H = 1``: scrambled, or left."""
+
+    @pytest.mark.parametrize(
+        ("transform", "expected"),
+        [
+            (A.HorizontalFlip(p=1.0), lambda m: m.flip(-1)),
+            (A.VerticalFlip(p=1.0), lambda m: m.flip(-2)),
+            (A.Resize(8, 12, interpolation=0), lambda m: m[:, ::2, ::2]),
+        ],
+    )
+    def test_it_moves_channels_first_with_its_image(self, transform: Any, expected: Any) -> None:
+        sample = _tensor_sample()
+        out = RandomAugmentWrapper([sample], transform, seed=0)[0]
+        assert type(out["mask"]) is torch.Tensor
+        assert out["mask"].dtype == torch.uint8
+        assert torch.equal(out["mask"], expected(sample["mask"]))
+
+    def test_several_channels_and_the_adapter_s_data(self) -> None:
+        sample = _tensor_sample()
+        sample["mask"] = sample["mask"].repeat(2, 1, 1)
+        data, state = DefaultAdapter().unpack(sample, TARGETS)
+        assert data["mask"].shape == (16, 24, 2)
+        data["mask"] = data["mask"][:, ::-1]
+        assert torch.equal(DefaultAdapter().repack(data, state)["mask"], sample["mask"].flip(-1))
+
+    @pytest.mark.parametrize("kind", ["mosaic", "mixup", "cutmix"])
+    def test_the_multi_sample_wrappers_read_it(self, kind: str) -> None:
+        samples = [_tensor_sample() for _ in range(3)]
+        if kind == "mosaic":
+            out = MosaicDataset(samples, seed=0, output_size=32)[0]
+        else:
+            out = (MixUpDataset if kind == "mixup" else CutMixDataset)(samples, seed=0)[0]
+        assert out["mask"].shape == (1, *out["image"].shape[1:])
+        assert set(out["mask"].unique().tolist()) <= {0, 1, 2, 3}
+        assert (out["mask"] == 1).any()
 
 
 class TestForDataset:

@@ -11,6 +11,7 @@ import albumentations as A
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 
 from rankaug import (
     CopyPasteDataset,
@@ -22,7 +23,9 @@ from rankaug import (
 )
 from rankaug.adapters import HuggingFace, KeyMap
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
+from rankaug.samples.pair_mask import refuse_pair_target
 from rankaug.samples.unread import (
+    covers,
     per_box_fields,
     refuse_object_list,
     refuse_unread,
@@ -241,7 +244,8 @@ def test_keymap_refuses_unread_boxes_beside_a_mask_it_reads() -> None:
     wrapper = RandomAugmentWrapper([sample], flip_all(), seed=0, adapter=adapter)
     with pytest.raises(SampleError, match=re.escape("'boxes', which look like")) as caught:
         wrapper[0]
-    assert "KeyMap(image='pixels', bboxes='boxes')" in str(caught.value)
+    # the map's own targets kept in the line (it gave mask='seg')
+    assert "KeyMap(image='pixels', bboxes='boxes', mask='seg')" in str(caught.value)
 
 
 def test_extra_keys_that_are_no_targets_pass_a_geometric_pipeline() -> None:
@@ -295,3 +299,166 @@ class TestPerBoxFields:
         assert per_box_fields(values, 2) == ["iscrowd", "area", "names"]
         assert per_box_fields(values, 3) == ["extents"]  # image-level names are never per box
         assert per_box_fields(values, 2, skip={"area"}) == ["iscrowd", "names"]
+
+
+MULTI = {
+    "MosaicDataset": lambda samples: MosaicDataset(samples, seed=0, output_size=32),
+    "MixUpDataset": lambda samples: MixUpDataset(samples, seed=0),
+    "CutMixDataset": lambda samples: CutMixDataset(samples, seed=0),
+    "CopyPasteDataset": lambda samples: CopyPasteDataset(samples, seed=0),
+}
+PAIR_TARGETS = {
+    "(N, 4) boxes": lambda: np.array([[0.0, 0.0, 4.0, 16.0]]),
+    "YOLO (N, 5) rows": lambda: np.array([[0.0, 0.1, 0.5, 0.2, 1.0]]),
+    "(N, 4) tensor": lambda: torch.tensor([[0.0, 0.0, 4.0, 16.0]]),
+    "a list of box lists": lambda: [[0, 0, 4, 16]],
+    "(K, 2) keypoints": lambda: np.array([[1.0, 2.0], [3.0, 4.0]]),
+    "a mask of another size": lambda: np.zeros((8, 12, 1), np.uint8),
+    "a class and a PIL mask": lambda: (1, Image.new("L", (12, 8))),
+}
+
+
+class TestRefusePairTarget:
+    """``(image, boxes)`` pairs passed every geometric wrapper, their boxes unmoved."""
+
+    @pytest.mark.parametrize("name", list(PAIR_TARGETS))
+    def test_spatial_targets_are_refused(self, name: str) -> None:
+        with pytest.raises(
+            ValueError, match=r"^the \(image, target\) sample's target is "
+        ) as caught:
+            refuse_pair_target(PAIR_TARGETS[name](), "the default adapter")
+        assert "a dict of named targets" in str(caught.value)
+        assert "rankaug.adapters.KeyMap" in str(caught.value)
+
+    @pytest.mark.parametrize(
+        "target",
+        [3, "cat", np.int64(2), torch.tensor(2), np.eye(3)[1], torch.tensor([0.2, 0.8]), [1, 2],
+         (3, 4), None],
+    )  # fmt: skip
+    def test_classes_pass(self, target: Any) -> None:
+        refuse_pair_target(target, "the default adapter")
+
+    @pytest.mark.parametrize("name", list(PAIR_TARGETS))
+    def test_a_geometric_pipeline_refuses_them(self, name: str) -> None:
+        wrapper = RandomAugmentWrapper([(image(), PAIR_TARGETS[name]())], A.HorizontalFlip(p=1.0),
+                                       seed=0)  # fmt: skip
+        with pytest.raises(SampleError, match=r"the \(image, target\) sample's target is "):
+            wrapper[0]
+
+    @pytest.mark.parametrize("kind", list(MULTI))
+    @pytest.mark.parametrize("name", ["(N, 4) boxes", "(K, 2) keypoints"])
+    def test_the_multi_sample_wrappers_refuse_them(self, kind: str, name: str) -> None:
+        wrapper = MULTI[kind]([(image(), PAIR_TARGETS[name]())] * 3)
+        with pytest.raises(SampleError, match=r"the \(image, target\) sample's target is "):
+            wrapper[0]
+
+    @pytest.mark.parametrize("name", list(PAIR_TARGETS))
+    def test_a_pixel_level_pipeline_passes_them_untouched(self, name: str) -> None:
+        target = PAIR_TARGETS[name]()
+        out = RandomAugmentWrapper([(image(), target)], A.InvertImg(p=1.0), seed=0)[0]
+        assert out[1] is target
+
+    @pytest.mark.parametrize("target", [3, "cat", np.eye(3)[1], torch.tensor(2)])
+    def test_classes_pass_a_geometric_pipeline_and_the_mosaic(self, target: Any) -> None:
+        out = RandomAugmentWrapper([(image(), target)], A.HorizontalFlip(p=1.0), seed=0)[0]
+        assert out[1] is target
+        assert MosaicDataset([(image(), target)] * 3, seed=0, output_size=32)[0][1] is target
+
+
+class TestCovers:
+    def test_arrays_tensors_and_lists_of_the_image_s_size(self) -> None:
+        assert covers(np.zeros((16, 24)), (16, 24))
+        assert covers(torch.zeros(3, 16, 24), (16, 24))
+        assert covers(np.zeros((16, 24, 2)), (16, 24))
+        assert covers([torch.zeros(16, 24)], (16, 24))
+        assert not covers(np.zeros((24, 16)), (16, 24))
+        assert not covers(np.array([16, 24]), (16, 24))
+        assert not covers((16, 24), (16, 24))
+        assert not covers(np.zeros((2, 2, 16, 24)), (16, 24))
+
+
+class TestUnreadFieldsByShape:
+    def test_a_field_of_any_name_of_the_image_s_size_is_a_mask(self) -> None:
+        sample = {"image": image(), "seg": np.zeros((16, 24)), "depth_map": torch.zeros(1, 16, 24),
+                  "orig_size": np.zeros((16, 24)), "id": 3, "size": (16, 24),
+                  "embedding": np.zeros((1, 16))}  # fmt: skip
+        assert unread_fields(sample, {"image"}, (16, 24)) == ["seg", "depth_map"]
+        assert unread_fields(sample, {"image"}) == []  # by shape only given the image's size
+
+
+STALE_BESIDE_BOXES = {
+    "seg": np.zeros((16, 24), np.uint8),
+    "semantic": np.zeros((16, 24), np.uint8),
+    "depth": np.zeros((16, 24), np.float32),
+    "heatmap": np.zeros((16, 24, 1), np.float32),
+    "instance_masks": np.zeros((1, 16, 24), np.uint8),
+    "gt_boxes": np.array([[1.0, 2.0, 5.0, 6.0]]),
+    "gt_bboxes": torch.tensor([[1.0, 2.0, 5.0, 6.0]]),
+    "obb": np.array([[1.0, 1.0, 4.0, 4.0, 0.3]]),
+    "landmarks": np.array([[1.0, 2.0], [3.0, 4.0]]),
+    "kpts": np.array([[1.0, 2.0]]),
+    "joints": [[1.0, 2.0]],
+    "targets": np.array([[0.0, 1.0, 0.5, 0.5, 0.2, 0.2]]),
+}
+
+
+def with_boxes(key: str) -> dict[str, Any]:
+    return {"image": image(), "bboxes": BOX, "labels": np.array([1]), key: STALE_BESIDE_BOXES[key]}
+
+
+@pytest.mark.parametrize("key", list(STALE_BESIDE_BOXES))
+class TestUnknownFieldsBesideBoxes:
+    """A ``seg`` (or ``gt_boxes``, ``landmarks``...) beside ``bboxes`` stayed where it was."""
+
+    def test_a_geometric_pipeline_refuses_naming_the_field(self, key: str) -> None:
+        transform = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+        wrapper = RandomAugmentWrapper([with_boxes(key)], transform, seed=0)
+        with pytest.raises(SampleError, match=re.escape(f"the sample has {key!r}, which look")):
+            wrapper[0]
+
+    @pytest.mark.parametrize("kind", list(MULTI))
+    def test_the_multi_sample_wrappers_refuse(self, key: str, kind: str) -> None:
+        with pytest.raises(SampleError, match=re.escape(f"the sample has {key!r}, which look")):
+            MULTI[kind]([with_boxes(key)] * 3)[0]
+
+    def test_a_pixel_level_pipeline_passes_it_untouched(self, key: str) -> None:
+        sample = with_boxes(key)
+        out = RandomAugmentWrapper([sample], A.Compose([A.InvertImg(p=1.0)]), seed=0)[0]
+        assert out[key] is sample[key]
+        assert out["bboxes"] is sample["bboxes"]
+
+
+def test_a_mask_by_its_shape_is_told_how_to_read_it() -> None:
+    transform = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+    with pytest.raises(SampleError) as caught:
+        RandomAugmentWrapper([with_boxes("seg")], transform, seed=0)[0]
+    message = str(caught.value)
+    assert "('seg' of the image's height and width (16, 24): a mask, by its shape)" in message
+    assert ("KeyMap(image='image', mask='seg', bboxes='bboxes', labels='labels')"
+            in message)  # fmt: skip
+    assert "additional_targets={'seg': 'mask'}" in message
+
+
+def test_read_as_an_additional_target_it_moves() -> None:
+    transform = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"),
+                          additional_targets={"seg": "mask"})  # fmt: skip
+    sample = with_boxes("seg")
+    sample["seg"] = np.zeros((16, 24), np.uint8)
+    sample["seg"][:, :4] = 1
+    out = RandomAugmentWrapper([sample], transform, seed=0)[0]
+    np.testing.assert_array_equal(out["seg"], sample["seg"][:, ::-1])
+
+
+@pytest.mark.parametrize("kind", ["flip", *MULTI])
+def test_extras_that_are_not_spatial_pass_every_wrapper(kind: str) -> None:
+    extras = {"id": 7, "file_name": "a.jpg", "scale": 0.5, "size": (16, 24),
+              "orig_size": torch.tensor([16, 24]), "embedding": np.zeros(16),
+              "targets": np.array([0.0, 1.0]), "caption": ["a", "cat"]}  # fmt: skip
+    sample = {"image": image(), "bboxes": BOX, "labels": np.array([1]),
+              "masks": np.ones((1, 16, 24), np.uint8), **extras}  # fmt: skip
+    if kind == "flip":
+        transform = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+        out = RandomAugmentWrapper([sample], transform, seed=0)[0]
+    else:
+        out = MULTI[kind]([sample] * 3)[0]
+    assert all(out[key] is value for key, value in extras.items())
