@@ -7,7 +7,7 @@ from typing import Any, ClassVar, NamedTuple
 
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.hf_rows import bound_to, typed
-from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
+from rankaug.samples.images import image_from_numpy, image_hw, image_to_numpy, value_to_numpy
 from rankaug.samples.pair_mask import channels_first, channels_last, reads_first
 from rankaug.samples.restore import (
     check_tv_boxes,
@@ -359,7 +359,7 @@ class KeyMap:
                 value = image_from_numpy(value, state.image_kind, state.pil_mode)
             elif name in state.originals:
                 if name == "mask" and state.first:  # channels first again
-                    value = channels_first(value)
+                    value = channels_first(value, image_hw(data["image"]))
                 value = restore_like(value, state.originals[name])
             values[name] = value
         if state.wrapped:  # torchvision's tv_tensors: their class back

@@ -10,7 +10,7 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 
 from rankaug.samples.hf_rows import bound_to, typed
-from rankaug.samples.images import image_from_numpy, image_to_numpy, value_to_numpy
+from rankaug.samples.images import image_from_numpy, image_hw, image_to_numpy, value_to_numpy
 from rankaug.samples.pair_mask import (
     CHANNELS_FIRST,
     channels_first,
@@ -275,7 +275,7 @@ class DefaultAdapter:
             elif key in state.originals:
                 old = state.originals[key]
                 if key == "mask" and state.first:  # channels first again
-                    value = channels_first(value)
+                    value = channels_first(value, image_hw(data["image"]))
                 if (  # restore_like's first rule: an array of the right dtype as it is
                     type(value) is np.ndarray
                     and type(old) is np.ndarray

@@ -124,15 +124,22 @@ def reads_first(mask: Any, image_kind: str, hw: tuple[int, int]) -> bool:
     )
 
 
-def channels_first(mask: Any) -> np.ndarray:
+def channels_first(mask: Any, hw: tuple[int, int] | None = None) -> np.ndarray:
     """A transformed ``HxW[xC]`` mask back ``CxHxW`` (a 2-D one as ``(1, H, W)``).
+
+    One the transform already made ``CxHxW`` (``ToTensorV2(transpose_mask=True)``:
+    its last two sides are the output image's ``hw``, its first two are not) is kept.
 
     >>> channels_first(np.zeros((4, 6, 2))).shape, channels_first(np.zeros((4, 6))).shape
     ((2, 4, 6), (1, 4, 6))
+    >>> channels_first(torch.zeros(2, 4, 6), hw=(4, 6)).shape
+    (2, 4, 6)
     """
     array = np.asarray(mask)
     if array.ndim == 2:
         return array[None]
+    if hw is not None and array.shape[1:] == hw and array.shape[:2] != hw:
+        return array
     return np.ascontiguousarray(np.moveaxis(array, -1, 0))
 
 

@@ -7,11 +7,13 @@ import albumentations as A
 import numpy as np
 import pytest
 import torch
+from albumentations.pytorch import ToTensorV2
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
 from rankaug import CutMixDataset, MixUpDataset, MosaicDataset, RandomAugmentWrapper
+from rankaug.adapters import KeyMap
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
 from rankaug.samples.restore import restore_like
 from tests.albu import bbox_params
@@ -234,6 +236,20 @@ class TestTensorMasks:
         assert data["mask"].shape == (16, 24, 2)
         data["mask"] = data["mask"][:, ::-1]
         assert torch.equal(DefaultAdapter().repack(data, state)["mask"], sample["mask"].flip(-1))
+
+    @pytest.mark.parametrize("transpose_mask", [False, True])
+    @pytest.mark.parametrize("keymap", [False, True])
+    def test_a_pipeline_ending_in_to_tensor_keeps_it_channels_first(
+        self, transpose_mask: bool, keymap: bool
+    ) -> None:
+        # ToTensorV2(transpose_mask=True) made it CxHxW: put channels first again, it
+        # came back (W, C, H)
+        sample = _tensor_sample()
+        transform = A.Compose([A.HorizontalFlip(p=1.0), ToTensorV2(transpose_mask=transpose_mask)])
+        adapter = KeyMap(image="image", mask="mask") if keymap else None
+        out = RandomAugmentWrapper([sample], transform, seed=0, adapter=adapter)[0]
+        assert torch.equal(out["image"], sample["image"].flip(-1))
+        assert torch.equal(out["mask"], sample["mask"].flip(-1))
 
     @pytest.mark.parametrize("kind", ["mosaic", "mixup", "cutmix"])
     def test_the_multi_sample_wrappers_read_it(self, kind: str) -> None:
