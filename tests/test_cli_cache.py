@@ -14,7 +14,7 @@ from rankaug.cache import CachedDataset
 from rankaug.cli import main
 from rankaug.datasets import SyntheticDetection
 from tests import ahead
-from tests.cache.helpers import ListDataset, Planted, Point, forge
+from tests.cache.helpers import ListDataset, Planted, Point, Shapes, forge
 
 
 def filled(directory: Path, length: int = 3) -> CachedDataset[object]:
@@ -103,6 +103,28 @@ class TestCacheVerify:
             main(["cache", "verify", str(tmp_path), "--trusted", "tests.cache.helpers.Point"]) == 0
         )
         capsys.readouterr()
+
+    def test_a_nested_type_by_the_name_the_refusal_gives(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        box = Shapes.Box
+        CachedDataset(ListDataset([box(3)]), tmp_path, trusted_types=[box])[0]
+        assert main(["cache", "verify", str(tmp_path)]) == 1
+        assert "--trusted tests.cache.helpers.Shapes.Box; otherwise" in capsys.readouterr().out
+        named = ["--trusted", "tests.cache.helpers.Shapes.Box"]  # as the refusal advised
+        assert main(["cache", "verify", str(tmp_path), *named]) == 0
+        assert "1 entries checked, 0 problem(s)" in capsys.readouterr().out
+
+    @pytest.mark.parametrize("name", ["Point", "tests.cache.helpers.", "a..Point"])
+    def test_a_trusted_name_without_its_module_is_an_error(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+    ) -> None:
+        filled(tmp_path, 1)
+        assert main(["cache", "verify", str(tmp_path), "--trusted", name]) == 2
+        assert (
+            f"--trusted must be a type's module and name, module.Name (as the refusal names "
+            f"it, e.g. mypkg.data.Box), got {name!r}"
+        ) in capsys.readouterr().err
 
     def test_an_untrusted_folder_gets_its_fix(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]

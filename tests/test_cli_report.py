@@ -158,6 +158,53 @@ class TestFixes:
         )
         assert "WorkerSeeder(" not in line
 
+    def test_a_generator_inside_the_transform_is_named_and_worker_seeder_is_not_offered(
+        self,
+    ) -> None:
+        # the fix said "draws from global random state" and offered WorkerSeeder, which
+        # does not reach a Generator the transform keeps
+        class Jitter:
+            def __init__(self) -> None:
+                self.rng = np.random.default_rng(0)
+
+        class Folder:
+            def __init__(self) -> None:
+                self.transform = Jitter()
+
+        pipeline = describe_pipeline(Folder())
+        assert pipeline.generators == ("transform.rng (Generator)",)
+        (line,) = fix_lines(pipeline, ["ranks", "workers"], seed=0, epoch_from="sampler")
+        assert line == (
+            "fix: Folder keeps transform.rng (Generator), made once and copied alike into "
+            "every rank and worker (no worker_init_fn reseeds it): draw from rankaug's keyed "
+            "generators instead, rankaug.RandomAugmentWrapper(Folder without its .transform, "
+            "that transform, seed=0) (its call taking rng=, the Generator the wrapper passes "
+            "for each sample, in place of its own), keyed by (seed, rank, worker, epoch)"
+        )
+
+    def test_a_generator_inside_a_rankaug_wrappers_dataset_is_named(self) -> None:
+        class Jitter:
+            def __init__(self) -> None:
+                self.rng = np.random.default_rng(0)
+
+        class Folder:
+            def __init__(self) -> None:
+                self.augment = [Jitter()]
+
+            def __len__(self) -> int:
+                return 2
+
+            def __getitem__(self, index: int) -> dict[str, object]:
+                return {"image": np.zeros((4, 4, 3), np.uint8)}
+
+        wrapper = RandomAugmentWrapper(Folder(), A.HorizontalFlip(), seed=0)
+        (line,) = fix_lines(describe_pipeline(wrapper), ["ranks"], seed=0, epoch_from="sampler")
+        assert line.startswith(
+            "fix: RandomAugmentWrapper keys its own draws, but the dataset inside it keeps "
+            "Folder.augment.rng (Generator), made once"
+        )
+        assert "WorkerSeeder(" not in line
+
     def test_a_torch_global_library_transform_keeps_worker_seeder(self) -> None:
         class Folder:
             def __init__(self) -> None:

@@ -76,6 +76,33 @@ def _entries(cache: Path) -> Iterator[Path]:
         yield from sorted(shard.glob(f"[!.]*{SAMPLE_SUFFIX}"))
 
 
+def _splits(trusted: Iterable[str]) -> list[tuple[str, str]]:
+    """Every ``(module, qualname)`` a dotted ``--trusted`` name can mean.
+
+    A pickle names a nested class by its module and its qualified name
+    (``("mymod", "Outer.Inner")``), and a dotted name does not say where the module ends,
+    so each split is admitted (as inert stand-ins: nothing is imported).
+
+    Raises:
+        ValueError: If a name is not ``module.Name``.
+
+    >>> _splits(["mymod.Outer.Inner"])
+    [('mymod.Outer', 'Inner'), ('mymod', 'Outer.Inner')]
+    """
+    splits = []
+    for name in trusted:
+        parts = name.split(".")
+        if len(parts) < 2 or not all(part.isidentifier() for part in parts):
+            raise ValueError(
+                f"--trusted must be a type's module and name, module.Name (as the refusal "
+                f"names it, e.g. mypkg.data.Box), got {name!r}"
+            )
+        splits += [
+            (".".join(parts[:cut]), ".".join(parts[cut:])) for cut in range(len(parts) - 1, 0, -1)
+        ]
+    return splits
+
+
 def verify(directory: Path, trusted: Iterable[str] = (), *, owners: bool = True) -> Report:
     """Read every entry under ``directory`` (a cache directory or one fingerprint's).
 
@@ -86,11 +113,9 @@ def verify(directory: Path, trusted: Iterable[str] = (), *, owners: bool = True)
 
     Raises:
         FileNotFoundError: If ``directory`` holds no cache.
+        ValueError: If a ``trusted`` name is not ``module.Name``.
     """
-    extra: dict[tuple[str, str], object] = {}
-    for name in trusted:
-        module, _, qualname = name.rpartition(".")
-        extra[module, qualname] = _StandIn
+    extra = dict.fromkeys(_splits(trusted), _StandIn)
     caches = _caches(directory)
     if not caches:
         raise FileNotFoundError(f"{directory} holds no rankaug cache (no */fingerprint.json)")

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         report = verify(directory, args.trusted, owners=not args.no_owner_check)
-    except OSError as error:
+    except (OSError, ValueError) as error:
         print(f"rankaug cache verify: error: {error}", file=sys.stderr)
         return 2
     for line in report.problems:

@@ -39,7 +39,9 @@ class Pipeline:
         name: Its type's name.
         inner: The type name of the dataset it wraps (``.dataset``), or ``None``.
         transform: The attribute that holds its transform, or ``None``.
-        generators: ``attribute (type)`` of random generators it keeps, made once.
+        generators: ``attribute (type)`` of random generators it keeps, made once, also
+            inside an object it holds (``transform.rng (Generator)``) or in a dataset
+            inside it that rankaug does not key (``Folder.rng (Generator)``).
         keyed: Whether it is a rankaug wrapper (a :class:`rankaug.KeyedDataset`).
         has_set_epoch: Whether it has a ``set_epoch`` method.
         batch: For a batch transform (:func:`describe_batch`), its kind:
@@ -81,11 +83,6 @@ def describe_pipeline(dataset: object) -> Pipeline:
 keyed=False, has_set_epoch=False, batch='', refused='', own_state=())
     """
     fields = getattr(dataset, "__dict__", {})
-    generators = tuple(
-        f"{name} ({type(value).__name__})"
-        for name, value in fields.items()
-        if isinstance(value, _GENERATORS)
-    )
     transform = next((name for name in _TRANSFORM_ATTRIBUTES if fields.get(name) is not None), None)
     inner = next(iter(inner_datasets(dataset)), None)
     keyed = isinstance(dataset, KeyedDataset)
@@ -93,11 +90,49 @@ keyed=False, has_set_epoch=False, batch='', refused='', own_state=())
         name=type(dataset).__name__,
         inner=None if inner is None else type(inner).__name__,
         transform=transform,
-        generators=generators,
+        generators=_generators(dataset, keyed),
         keyed=keyed,
         has_set_epoch=callable(getattr(dataset, "set_epoch", None)),
         own_state=_own_state(dataset, keyed),
     )
+
+
+def _levels(dataset: object, keyed: bool) -> list[tuple[str, object]]:
+    """``(prefix, dataset)``: ``dataset`` unless rankaug keys it, and the unkeyed ones inside."""
+    levels = [] if keyed else [("", dataset)]
+    levels += [
+        (f"{type(inner).__name__}.", inner)
+        for inner in inner_datasets(dataset)
+        if not isinstance(inner, KeyedDataset)
+    ]
+    return levels
+
+
+def _generators(dataset: object, keyed: bool) -> tuple[str, ...]:
+    """``attribute (type)`` of the random generators held, made once.
+
+    Looks where :func:`_own_state` looks, and one level into the objects held there (a
+    transform of the user's that keeps ``self.rng``), but not into other libraries'
+    transforms: albumentations' are :func:`_own_state`'s, torchvision's and kornia's
+    draw from torch's global generator.
+    """
+    found: list[str] = []
+    for prefix, level in _levels(dataset, keyed):
+        for name, value in getattr(level, "__dict__", {}).items():
+            if isinstance(value, _GENERATORS):
+                found.append(f"{prefix}{name} ({type(value).__name__})")
+                continue
+            items = value.values() if isinstance(value, dict) else value
+            parts = items if isinstance(value, list | tuple | dict) else [value]
+            for part in itertools.islice(parts, 64):
+                if isinstance(part, KeyedDataset) or foreign_library(part) is not None:
+                    continue
+                found += [
+                    f"{prefix}{name}.{field} ({type(held).__name__})"
+                    for field, held in getattr(part, "__dict__", {}).items()
+                    if isinstance(held, _GENERATORS)
+                ]
+    return tuple(found)
 
 
 def _own_state(dataset: object, keyed: bool) -> tuple[str, ...]:
@@ -108,14 +143,8 @@ def _own_state(dataset: object, keyed: bool) -> tuple[str, ...]:
     their lists, tuples and dicts (their first 64 items: a list of transforms, not of
     annotations).
     """
-    levels = [] if keyed else [("", dataset)]
-    levels += [
-        (f"{type(inner).__name__}.", inner)
-        for inner in inner_datasets(dataset)
-        if not isinstance(inner, KeyedDataset)
-    ]
     found: list[str] = []
-    for prefix, level in levels:
+    for prefix, level in _levels(dataset, keyed):
         for name, value in getattr(level, "__dict__", {}).items():
             items = value.values() if isinstance(value, dict) else value
             parts = items if isinstance(value, list | tuple | dict) else [value]
@@ -209,16 +238,23 @@ def _kept(pipeline: Pipeline, holder: str) -> str:
 
 
 def _duplicates(pipeline: Pipeline, seed: int) -> str:
-    if pipeline.keyed and pipeline.own_state:
+    if pipeline.keyed and (pipeline.own_state or pipeline.generators):
         return (
             f"fix: {pipeline.name} keys its own draws, but "
             f"{_kept(pipeline, 'the dataset inside it')}: move that augmentation into the "
             "rankaug wrapper"
         )
     if pipeline.generators or pipeline.own_state:
+        held = f"{pipeline.transform}." if pipeline.transform else None
+        taking = (
+            " (its call taking rng=, the Generator the wrapper passes for each sample, in "
+            "place of its own)"
+            if held and any(g.startswith(held) for g in pipeline.generators)
+            else ""
+        )
         return (
             f"fix: {_kept(pipeline, pipeline.name)}: draw from rankaug's keyed generators "
-            f"instead, {_wrapper(pipeline, seed)}, keyed by (seed, rank, worker, epoch)"
+            f"instead, {_wrapper(pipeline, seed)}{taking}, keyed by (seed, rank, worker, epoch)"
         )
     if pipeline.keyed:
         inside = pipeline.inner or "the dataset inside it"

@@ -110,12 +110,12 @@ def reader_options(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def box_format_option(parser: argparse.ArgumentParser) -> None:
-    """``--box-format``: the format of dict samples' ``bboxes``."""
+    """``--box-format``: the format of the samples' boxes (dicts' and pairs' alike)."""
     parser.add_argument(
         "--box-format",
         choices=BOX_FORMATS,
         help=(
-            "format of dict samples' bboxes, e.g. yolo for ultralytics' (default: the "
-            "dataset's box_format, else pascal_voc)"
+            "format of the samples' boxes (a dict's bboxes, a pair's target boxes), e.g. "
+            "yolo for ultralytics' (default: the dataset's box_format, else pascal_voc)"
         ),
     )

@@ -21,7 +21,7 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from torch.utils.data import IterableDataset
+from torch.utils.data import DataLoader, IterableDataset
 
 from rankaug.stream.detect import is_stream
 
@@ -186,8 +186,9 @@ def check_dataset(dataset: object, text: str, *, streams: bool = False) -> Any:
         ``dataset``.
 
     Raises:
-        TargetError: If it is an albumentations, torchvision, kornia or ultralytics
-            transform (not a dataset: wrap it), a one-shot iterator (a generator), a
+        TargetError: If it is a ``DataLoader`` (its dataset is wanted), an albumentations,
+            torchvision, kornia or ultralytics transform (not a dataset: wrap it), a
+            one-shot iterator (a generator), a
             stream and ``streams`` is false, has no
             ``__getitem__``/``__len__``, is a string or a mapping (indexed by key, not
             position), or has length 0.
@@ -201,6 +202,13 @@ def check_dataset(dataset: object, text: str, *, streams: bool = False) -> Any:
     object with __getitem__ and __len__)
     """
     kind = type(dataset).__name__
+    if isinstance(dataset, DataLoader):
+        inner = type(dataset.dataset).__name__
+        raise TargetError(
+            f"TARGET {text!r} gave a {kind}, not a dataset: the command loads the samples "
+            "through its own DataLoaders, as every rank and worker of a launch does (its "
+            f"batches are not samples); give the dataset inside it (loader.dataset, a {inner})"
+        )
     library = _transform_library(dataset)
     if library:
         raise TargetError(

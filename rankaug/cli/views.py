@@ -96,9 +96,10 @@ def sample_view(
 ) -> SampleView:
     """Read the image, boxes and labels of a sample.
 
-    Without an adapter, dict samples use albumentations' keys (``image``, ``bboxes`` in
-    ``box_format``, ``labels``) and ``(image, target)`` pairs take pixel xyxy
-    ``target["boxes"]`` (torchvision's convention). Images may be numpy arrays, PIL
+    Without an adapter, dict samples use albumentations' keys (``image``, ``bboxes``,
+    ``labels``) and ``(image, target)`` pairs ``target["boxes"]`` (or ``"bboxes"``), both
+    in ``box_format``, as rankaug's wrappers read them (its default, ``"pascal_voc"``,
+    is torchvision's pixel xyxy). Images may be numpy arrays, PIL
     images or ``CHW`` tensors; a box array with extra columns (a label appended) keeps
     its first four. An adapter is asked for ``image``, ``bboxes`` (in ``box_format``)
     and ``labels``.
@@ -122,14 +123,15 @@ def sample_view(
     ([[5.0, 4.0, 15.0, 6.0]], [3])
     >>> sample_view({"image": np.zeros((4, 4), np.uint8), "labels": np.array([[2.0]])}).labels
     [2]
+    >>> pair = (np.zeros((10, 20, 3), np.uint8), {"boxes": [[0.5, 0.5, 0.5, 0.2]]})
+    >>> sample_view(pair, "yolo").boxes.tolist()
+    [[5.0, 4.0, 15.0, 6.0]]
     """
     fmt = check_box_format(box_format)
     data, _ = (adapter or DefaultAdapter()).unpack(sample, SHEET_TARGETS)
     if "image" not in data:
         raise ValueError(f"the adapter gave no 'image', only {sorted(data)}")
     image = to_display(data["image"])
-    if adapter is None and isinstance(sample, tuple | list):
-        fmt = "pascal_voc"
     raw = data.get("bboxes")
     if raw is None:
         boxes = np.zeros((0, 4))

@@ -49,7 +49,8 @@ def collate_detection(
             numpy or CPU tensor; a ``CxHxW`` tensor, as ``ToTensorV2`` and torchvision
             give, is stacked as it is, into ``(B, C, H, W)``), ``(N, 4)`` boxes (an empty
             list or array for none) and ``(N,)`` labels (integers or floats). A ``mask``
-            key is stacked like the images.
+            key is stacked as it is, ``(B, H, W)`` or ``(B, H, W, K)``, also under
+            ``channels_first=True``, which moves the images' channels alone.
         box_field: The key of the boxes. Defaults to ``"bboxes"``.
         label_field: The key of the labels. Defaults to ``"labels"``.
         channels_first: Give ``HxWxC`` images as ``(B, C, H, W)`` instead of

@@ -17,6 +17,14 @@ from torch.utils.data import Dataset
 Point = namedtuple("Point", ["x", "y"])
 
 
+class Shapes:
+    """A namespace: its nested class pickles as ``("tests.cache.helpers", "Shapes.Box")``."""
+
+    @dataclass(frozen=True)
+    class Box:
+        side: int
+
+
 def assert_identical(got: Any, expected: Any, where: str = "sample") -> None:
     """``got`` is ``expected`` bit for bit: types, keys and their order, dtypes, shapes."""
     assert type(got) is type(expected), f"{where}: {type(got)} is not {type(expected)}"
