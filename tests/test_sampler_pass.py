@@ -6,6 +6,7 @@ import pickle
 from typing import Any
 
 import pytest
+import torch
 from torch.utils.data import Dataset, DistributedSampler
 
 from rankaug import EpochIndex, EpochSampler
@@ -68,6 +69,28 @@ class TestPassIterator:
         restored.load_state_dict(saved)  # type: ignore[attr-defined]
         assert list(restored) == []
         assert [i.epoch for i in fresh] == [1, 1, 1]  # the next iterator: the next epoch
+
+    @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+    def test_a_torchdata_random_sampler_shuffles_the_epoch_after_a_finished_one_again(
+        self,
+    ) -> None:
+        # the finished iterator's state dropped the wrapped iterator's, which holds the
+        # generator: the epoch after the saved one replayed epoch 0's order
+        stateful = pytest.importorskip("torchdata.stateful_dataloader")
+
+        def shuffled() -> Any:
+            inner = stateful.sampler.RandomSampler(
+                Seen(), generator=torch.Generator().manual_seed(1)
+            )
+            return stateful.StatefulDataLoader(Seen(), sampler=EpochSampler(inner), batch_size=4)
+
+        first = shuffled()
+        uninterrupted = [epoch_rows(first) for _ in range(3)]
+        first = shuffled()
+        epoch_rows(first)
+        resumed = shuffled()
+        resumed.load_state_dict(pickle.loads(pickle.dumps(first.state_dict())))
+        assert [epoch_rows(resumed) for _ in range(2)] == uninterrupted[1:]
 
     def test_an_unstarted_iterator_leaves_the_samplers_state_to_decide(self) -> None:
         sampler = EpochSampler(range(3), epoch=2)
