@@ -193,9 +193,18 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
 
     # ------------------------------------------------------------------ passes
     def __iter__(self) -> Iterator[T_co]:
-        """A new pass (its epoch is taken when its first sample is asked for)."""
+        """A new pass (its epoch taken at its first sample; a loaded ended pass's, now)."""
         self._live = None  # the last pass's end is no longer this worker's state
-        return self._pass()
+        worker_id, workers = current_worker()
+        loaded = self._resume.get(worker_id)
+        if loaded is None or not loaded[1].get("ended"):
+            return self._pass()
+        # nothing is left; StatefulDataLoader drops one restored at an epoch's end unread
+        del self._resume[worker_id]
+        epoch = self._passes.start(worker_id, workers, loaded[1]["epoch"])
+        live = self._live = Pass(worker_id, self._keyed._rank_now(), epoch)
+        live.done = True
+        return iter(())
 
     def _pass(self) -> Iterator[T_co]:
         worker_id, workers = current_worker()
@@ -205,10 +214,6 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         given = carried_epoch() if resume is None else resume["epoch"]
         epoch = self._passes.start(worker_id, workers, given)
         live = Pass(worker_id, self._keyed._rank_now(), epoch)
-        if resume is not None and resume.get("ended"):  # it had ended: nothing is left
-            live.done = True
-            self._live = live
-            return
         if self.keying == "stream":
             live.keyed = KeyedRandom(self._stream_key(live.rank, worker_id, epoch))
             if resume is not None and resume["generator"] is not None:
