@@ -278,6 +278,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             streams.check_rank(self._saved_ranks, key, type(self).__name__)
         stacking.check_enclosing(self)
         stream_start.check(type(self).__name__)
+        stream_start.check_saved(self)
         with stream_start.LOCK:
             keyed = self._streams.get(key)  # another thread may have started it
             if keyed is None:
