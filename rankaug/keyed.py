@@ -368,6 +368,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
                 would start them over: :func:`rankaug.streams.check_rank`).
 
         Raises:
+            TypeError: If a part of ``state`` has the wrong type.
             ValueError: If ``state`` does not come from this wrapper's structure.
         """
         tree = self.keyed_tree()

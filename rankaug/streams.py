@@ -21,6 +21,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from rankaug import checks
 from rankaug.keys import KeyedRandom
 
 __all__ = [
@@ -43,6 +44,8 @@ KEPT: Final = 4
 
 Streams = dict[tuple[int, int, int, int], KeyedRandom]
 """A wrapper's live streams: ``(pid, worker_id, rank, epoch) -> keyed random``, oldest first."""
+
+_STREAM_KEYS: Final = ("worker_id", "rank", "epoch", "generator", "py_random")
 
 SavedRanks = dict[tuple[int, int, int], int]
 """The rank of each restored stream: ``(pid, worker_id, epoch) -> rank``."""
@@ -95,6 +98,7 @@ def entries(state: object, layout: Sequence[tuple[str, int]]) -> list[Mapping[st
     """The wrappers' entries of ``state``, checked against the tree's ``layout``.
 
     Raises:
+        TypeError: If a part of ``state`` has the wrong type.
         ValueError: If ``state`` is not a saved state, or comes from other wrappers.
     """
     if not isinstance(state, dict) or state.get("format") != FORMAT:
@@ -102,13 +106,29 @@ def entries(state: object, layout: Sequence[tuple[str, int]]) -> list[Mapping[st
             f"state must be a dict from KeyedDataset.state_dict() (format {FORMAT!r}), "
             f"got {state!r:.200}"
         )
-    found: list[Mapping[str, Any]] = state["wrappers"]
+    found = checks.sequence(state.get("wrappers"), "state['wrappers']", what="a list of entries")
+    for at, entry in enumerate(found):
+        checks.mapping(entry, f"state['wrappers'][{at}]", required=("class", "stream", "streams"),
+                       what="a wrapper's entry")  # fmt: skip
     if [(entry["class"], entry["stream"]) for entry in found] != list(layout):
         raise ValueError(
             "state does not match this wrapper: it was saved from wrappers "
             f"{[(e['class'], e['stream']) for e in found]}, this one has {list(layout)}"
         )
-    return found
+    for at, entry in enumerate(found):
+        name = f"state['wrappers'][{at}]['streams']"
+        saved_streams = entry["streams"]
+        if not isinstance(saved_streams, list):
+            raise TypeError(
+                f"{name} must be a list, got {saved_streams!r:.80} of type "
+                f"{type(saved_streams).__name__}"
+            )
+        for number, stream in enumerate(saved_streams):
+            where = f"{name}[{number}]"
+            checks.mapping(stream, where, required=_STREAM_KEYS, what="a stream's position")
+            for key in ("worker_id", "rank", "epoch"):
+                checks.integer(stream[key], f"{where}[{key!r}]", low=0)
+    return list(found)
 
 
 def restored(entry: Mapping[str, Any], key: Callable[[int, int, int], Any], pid: int) -> Streams:

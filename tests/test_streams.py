@@ -47,6 +47,35 @@ class TestRestored:
         assert streams.positions(live, 9) == saved["streams"]
 
 
+class TestEntries:
+    LAYOUT = (("Aug", 7),)
+
+    @staticmethod
+    def state(wrappers: object) -> dict[str, object]:
+        return {"format": streams.FORMAT, "wrappers": wrappers}
+
+    def test_gives_the_entries_of_a_matching_state(self) -> None:
+        saved = streams.saved([("Aug", 7, [])])
+        assert streams.entries(saved, self.LAYOUT) == [{"class": "Aug", "stream": 7, "streams": []}]
+
+    def test_names_the_part_of_a_malformed_state(self) -> None:
+        # before: KeyError 'wrappers', "'int' object is not iterable", KeyError 'rank'
+        with pytest.raises(TypeError, match=r"state\['wrappers'\] must be a list of entries"):
+            streams.entries({"format": streams.FORMAT}, self.LAYOUT)
+        with pytest.raises(TypeError, match=r"state\['wrappers'\]\[0\] must be a wrapper's"):
+            streams.entries(self.state([3]), self.LAYOUT)
+        entry = {"class": "Aug", "stream": 7, "streams": 4}
+        with pytest.raises(TypeError, match=r"\['streams'\] must be a list, got 4"):
+            streams.entries(self.state([entry]), self.LAYOUT)
+        entry["streams"] = [{"worker_id": 0}]
+        with pytest.raises(ValueError, match=r"\['streams'\]\[0\] must be a stream's position"):
+            streams.entries(self.state([entry]), self.LAYOUT)
+        entry["streams"] = [{"worker_id": 0, "rank": -1, "epoch": 0, "generator": {},
+                             "py_random": None}]  # fmt: skip
+        with pytest.raises(ValueError, match=r"\['rank'\] must be an integer >= 0, got -1"):
+            streams.entries(self.state([entry]), self.LAYOUT)
+
+
 class TestCheckRank:
     def test_refuses_to_start_over_where_another_rank_stood(self) -> None:
         saved = streams.ranks({(5, 1, 0, 3): stream(3)})
