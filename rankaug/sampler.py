@@ -275,12 +275,17 @@ class EpochSampler(Sampler[EpochIndex]):
         torchdata's ``RandomSampler`` shuffles each pass with its generator as the pass
         before left it; its iterator's state puts the generator back there, at once (as
         that of a bare ``RandomSampler`` does when ``StatefulDataLoader`` restores it
-        finished: the loader then drops the restored iterator unread).
+        finished: the loader then drops the restored iterator unread). The restored
+        iterator is run to its end, as the pass had been: what its state left pending on
+        the sampler (torchdata's ``BatchSampler`` over a ``StatefulDistributedSampler``
+        skips that many indices of its next pass) is used up here.
         """
         inner = iter(self.sampler)
         load = getattr(inner, "load_state_dict", None)
         if callable(load):
             load(saved)
+            for _ in inner:
+                pass
 
     def _check_sharding(self, frame: Any) -> None:
         """Warn, once, when a DistributedSampler shards this sampler's shard again.
