@@ -29,6 +29,7 @@ __all__ = [
     "KEPT",
     "SavedRanks",
     "Streams",
+    "check_pass",
     "check_rank",
     "entries",
     "keep",
@@ -46,6 +47,8 @@ Streams = dict[tuple[int, int, int, int], KeyedRandom]
 """A wrapper's live streams: ``(pid, worker_id, rank, epoch) -> keyed random``, oldest first."""
 
 _STREAM_KEYS: Final = ("worker_id", "rank", "epoch", "generator", "py_random")
+
+_PASS_KEYS: Final = ("epoch", "position", "generator", "py_random", "source")
 
 SavedRanks = dict[tuple[int, int, int], int]
 """The rank of each restored stream: ``(pid, worker_id, epoch) -> rank``."""
@@ -129,6 +132,25 @@ def entries(state: object, layout: Sequence[tuple[str, int]]) -> list[Mapping[st
             for key in ("worker_id", "rank", "epoch"):
                 checks.integer(stream[key], f"{where}[{key!r}]", low=0)
     return list(found)
+
+
+def check_pass(saved: object) -> dict[str, Any] | None:
+    """A streaming wrapper's saved pass (its state's ``"pass"``), its parts checked.
+
+    Raises:
+        TypeError: If a part has the wrong type.
+        ValueError: If a part is missing or out of range.
+    """
+    if saved is None:
+        return None
+    name = "state['pass']"
+    ended = isinstance(saved, Mapping) and saved.get("ended") is True
+    required = ("epoch",) if ended else _PASS_KEYS
+    checked = dict(checks.mapping(saved, name, required=required, what="a saved pass"))
+    checked["epoch"] = checks.uint(checked["epoch"], f"{name}['epoch']", 32)
+    if not ended:
+        checked["position"] = checks.integer(checked["position"], f"{name}['position']", low=0)
+    return checked
 
 
 def restored(entry: Mapping[str, Any], key: Callable[[int, int, int], Any], pid: int) -> Streams:

@@ -76,6 +76,19 @@ class TestEntries:
             streams.entries(self.state([entry]), self.LAYOUT)
 
 
+class TestCheckPass:
+    def test_checks_a_running_or_ended_pass(self) -> None:
+        running = {"epoch": 2, "position": 3, "generator": None, "py_random": None,
+                   "source": None}  # fmt: skip
+        assert streams.check_pass(running) == running
+        assert streams.check_pass({"epoch": 1, "ended": True}) == {"epoch": 1, "ended": True}
+        assert streams.check_pass(None) is None
+        with pytest.raises(ValueError, match=r"state\['pass'\]\['position'\] must be an integer"):
+            streams.check_pass({**running, "position": -1})
+        with pytest.raises(TypeError, match=r"state\['pass'\]\['epoch'\] must be an integer"):
+            streams.check_pass({"epoch": "0", "ended": True})
+
+
 class TestCheckRank:
     def test_refuses_to_start_over_where_another_rank_stood(self) -> None:
         saved = streams.ranks({(5, 1, 0, 3): stream(3)})

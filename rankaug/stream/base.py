@@ -348,6 +348,7 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
             state: This worker's state from an identically built wrapper.
 
         Raises:
+            TypeError: If a part of ``state`` has the wrong type.
             ValueError: If ``state`` comes from something else.
         """
         if (
@@ -360,11 +361,11 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
                 f"built wrapper (format {FORMAT!r}), got {state!r:.200}"
             )
         worker_id, workers = current_worker()
-        self._next(worker_id, workers, state["next_epoch"])
-        saved = state["pass"]
+        saved, after = streams.check_pass(state.get("pass")), state.get("next_epoch")
+        self._next(worker_id, workers, checks.uint(after, "state['next_epoch']", 32))
         if saved is None:  # the pass runs the epoch the state names, from its start
-            saved = {"epoch": state["next_epoch"], "position": 0, "generator": None,
-                     "py_random": None, "source": None}  # fmt: skip
+            saved = {"epoch": after, "position": 0, "generator": None, "py_random": None,
+                     "source": None}  # fmt: skip
         self._resume[worker_id] = (state, saved)
 
     def _next(self, worker_id: int, workers: int, epoch: int) -> None:

@@ -172,6 +172,20 @@ class TestStreamDataset:
         elsewhere.load_state_dict(state)
         assert [s["noise"] for s in elsewhere] == rest
 
+    def test_a_malformed_state_is_refused_naming_its_part(self) -> None:
+        # before: KeyError 'generator', AttributeError "'int' object has no attribute 'get'"
+        wrapper: Any = RandomAugmentWrapper(Shards(4), noise, seed=0)
+        good = wrapper.state_dict()
+        with pytest.raises(ValueError, match=r"state\['pass'\] must be a saved pass with"):
+            wrapper.load_state_dict({**good, "pass": {"epoch": 0}})
+        with pytest.raises(TypeError, match=r"state\['pass'\] must be a saved pass, got 5"):
+            wrapper.load_state_dict({**good, "pass": 5})
+        with pytest.raises(ValueError, match=r"state\['next_epoch'\] must be an integer"):
+            wrapper.load_state_dict({**good, "next_epoch": -1})
+        ended = {**good, "pass": {"epoch": 0, "ended": True}}
+        wrapper.load_state_dict(ended)
+        assert list(wrapper) == []  # an ended pass needs its epoch alone
+
     def test_a_state_with_another_pass_running_is_refused(self) -> None:
         # before, the state held the latest pass alone: the training pass was lost
         wrapper: Any = RandomAugmentWrapper(Shards(8), noise, seed=0)
