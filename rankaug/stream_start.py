@@ -42,8 +42,9 @@ from torch.utils.data._utils.fetch import _BaseDatasetFetcher as _Fetcher
 from rankaug._process import current_pid, forked
 from rankaug.context import DISTRIBUTED
 from rankaug.errors import RankaugWarning
+from rankaug.streams import KEPT
 
-__all__ = ["LOCK", "Drawers", "check", "check_saved", "drawn"]
+__all__ = ["LOCK", "Drawers", "check", "check_saved", "drawn", "restarted"]
 
 LOCK = threading.Lock()
 """Held while a stream is looked up again and started (a new one in a forked child)."""
@@ -52,6 +53,7 @@ Drawers: TypeAlias = dict[tuple[int, int, int, int], threading.Thread]
 """The thread that last drew from each of a wrapper's streams (keyed as its streams)."""
 
 _warned: int | None = None  # the process that warned
+_restarted: int | None = None  # the process that warned of a dropped stream started again
 _unsaved: int | None = None  # the process that warned of a stream no loader state holds
 _STATEFUL: Final = f"{os.sep}torchdata{os.sep}stateful_dataloader{os.sep}"
 _ADVICE: Final = (
@@ -127,6 +129,32 @@ def check_saved(wrapper: object) -> None:
         "wrappers inside it, also behind Subset or ConcatDataset), give that dataset "
         "state_dict/load_state_dict that save the wrappers', or use keying='sample', which "
         "resumes without state",
+        RankaugWarning,
+        stacklevel=4,
+    )
+
+
+def restarted(name: str, key: tuple[int, int, int, int]) -> None:
+    """Warn, once per process, that a stream the wrapper ``name`` dropped starts again.
+
+    A worker keeps its latest :data:`~rankaug.streams.KEPT` streams; one started again
+    repeats the draws it gave before.
+
+    Args:
+        name: The wrapper's class name, for the message.
+        key: The stream, ``(pid, worker_id, rank, epoch)``.
+    """
+    global _restarted
+    if _restarted == current_pid():
+        return
+    _restarted = current_pid()
+    _, worker_id, rank, epoch = key
+    warnings.warn(
+        f"{name} (keying='stream') starts its stream of epoch {epoch} (rank {rank}, worker "
+        f"{worker_id}) again: a worker keeps its {KEPT} latest streams, and passes of other "
+        "epochs in between (validation loops over the same wrapper with num_workers=0, "
+        "whose EpochSampler counts its own epochs) dropped it, so it repeats the draws it "
+        "gave before. Give the other loop a wrapper of its own, or use keying='sample'",
         RankaugWarning,
         stacklevel=4,
     )

@@ -28,6 +28,7 @@ __all__ = [
     "FORMAT",
     "KEPT",
     "SavedRanks",
+    "StreamKey",
     "Streams",
     "check_pass",
     "check_rank",
@@ -41,10 +42,27 @@ __all__ = [
 
 FORMAT: Final = "rankaug.KeyedDataset/1"
 KEPT: Final = 4
-"""How many streams each worker keeps (the oldest started is dropped for a new one)."""
+"""How many streams each worker keeps (the oldest started is dropped for a new one; started
+again, it warns: :func:`rankaug.stream_start.restarted`)."""
 
-Streams = dict[tuple[int, int, int, int], KeyedRandom]
-"""A wrapper's live streams: ``(pid, worker_id, rank, epoch) -> keyed random``, oldest first."""
+StreamKey = tuple[int, int, int, int]
+"""A stream's key: ``(pid, worker_id, rank, epoch)``."""
+
+
+class Streams(dict[StreamKey, KeyedRandom]):
+    """A wrapper's live streams: ``(pid, worker_id, rank, epoch) -> keyed random``, oldest first.
+
+    Attributes:
+        dropped: The keys of the streams :func:`keep` dropped: one started again repeats
+            its draws from the start.
+    """
+
+    __slots__ = ("dropped",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dropped: set[StreamKey] = set()
+
 
 _STREAM_KEYS: Final = ("worker_id", "rank", "epoch", "generator", "py_random")
 
@@ -63,6 +81,7 @@ def keep(live: Streams, key: tuple[int, int, int, int], keyed: KeyedRandom) -> K
     mine = [k for k in list(live) if k[0] == pid and k[1] == worker_id]
     for old in mine[: max(0, len(mine) + 1 - KEPT)]:
         live.pop(old, None)
+        live.dropped.add(old)
     live[key] = keyed
     return keyed
 
@@ -161,7 +180,7 @@ def restored(entry: Mapping[str, Any], key: Callable[[int, int, int], Any], pid:
         key: The wrapper's stream key builder, ``key(rank, worker_id, epoch)``.
         pid: This process.
     """
-    live: Streams = {}
+    live = Streams()
     for stream in entry["streams"]:
         rank, worker_id, epoch = stream["rank"], stream["worker_id"], stream["epoch"]
         keyed = KeyedRandom(key(rank, worker_id, epoch))

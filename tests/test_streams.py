@@ -17,7 +17,7 @@ def stream(epoch: int) -> KeyedRandom:
 
 class TestKeep:
     def test_each_worker_keeps_its_latest_streams(self) -> None:
-        live: streams.Streams = {}
+        live = streams.Streams()
         others = {(7, 1, 0, 0): stream(0), (8, 0, 0, 0): stream(0)}  # another worker, pid
         live.update(others)
         for epoch in range(streams.KEPT + 2):
@@ -25,9 +25,10 @@ class TestKeep:
         mine = [key[3] for key in live if key[:2] == (7, 0)]
         assert mine == list(range(2, streams.KEPT + 2))  # the oldest started went first
         assert all(live[key] is value for key, value in others.items())
+        assert live.dropped == {(7, 0, 0, 0), (7, 0, 0, 1)}  # started again, they warn
 
     def test_returns_the_stream_it_keeps(self) -> None:
-        live: streams.Streams = {}
+        live = streams.Streams()
         keyed = stream(3)
         assert streams.keep(live, (1, 0, 0, 3), keyed) is keyed
         assert live == {(1, 0, 0, 3): keyed}
