@@ -270,15 +270,12 @@ class EpochSampler(Sampler[EpochIndex]):
         return run
 
     def _finish(self, saved: Any) -> None:
-        """Put back ``saved``, the wrapped iterator's state at the end of a restored pass.
+        """Put back ``saved``, the wrapped iterator's state at a restored pass's end, now.
 
-        torchdata's ``RandomSampler`` shuffles each pass with its generator as the pass
-        before left it; its iterator's state puts the generator back there, at once (as
-        that of a bare ``RandomSampler`` does when ``StatefulDataLoader`` restores it
-        finished: the loader then drops the restored iterator unread). The restored
-        iterator is run to its end, as the pass had been: what its state left pending on
-        the sampler (torchdata's ``BatchSampler`` over a ``StatefulDistributedSampler``
-        skips that many indices of its next pass) is used up here.
+        It puts torchdata's ``RandomSampler`` generator back for the next pass (the loader
+        drops the restored iterator unread). Run to its end, the iterator uses up what the
+        state left pending (torchdata's ``BatchSampler``: its ``StatefulDistributedSampler``
+        would skip that many indices of the next pass).
         """
         inner = iter(self.sampler)
         load = getattr(inner, "load_state_dict", None)
