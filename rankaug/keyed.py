@@ -147,7 +147,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         self._rank_cache: tuple[int, bool, int] | None = None
         # (pid, worker id, rank, epoch) -> the stream: the last few of each worker
         # (rankaug.streams.keep), thread-safe for workers that share a process
-        self._streams: streams.Streams = {}
+        self._streams = streams.Streams()
         self._drawers: stream_start.Drawers = {}  # who drew from each last (not pickled)
         self._saved_ranks: streams.SavedRanks = {}  # those load_state_dict restored
         template = KeyTemplate(_DOMAINS[self.keying], seed=self.seed, stream=self.stream)
@@ -278,9 +278,12 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             streams.check_rank(self._saved_ranks, key, type(self).__name__)
         stacking.check_enclosing(self)
         stream_start.check(type(self).__name__)
+        stream_start.check_saved(self)
         with stream_start.LOCK:
             keyed = self._streams.get(key)  # another thread may have started it
             if keyed is None:
+                if key in self._streams.dropped:
+                    stream_start.restarted(type(self).__name__, key)
                 made = self._key_builder(context.rank, context.worker_id, context.epoch)
                 keyed = streams.keep(self._streams, key, KeyedRandom(made))
         stream_start.drawn(self._drawers, self._streams, key, type(self).__name__)
@@ -367,6 +370,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
                 would start them over: :func:`rankaug.streams.check_rank`).
 
         Raises:
+            TypeError: If a part of ``state`` has the wrong type.
             ValueError: If ``state`` does not come from this wrapper's structure.
         """
         tree = self.keyed_tree()
@@ -379,7 +383,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
     # ---------------------------------------------------------------- pickling
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_streams"], state["_saved_ranks"], state["_drawers"] = {}, {}, {}
+        state["_streams"], state["_saved_ranks"], state["_drawers"] = streams.Streams(), {}, {}
         state["_rank_cache"] = state["_stacking_epoch"] = None
         # Pickled for a spawned worker: record the rank while the process group is
         # still reachable; the worker has none.

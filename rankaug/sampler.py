@@ -73,6 +73,7 @@ from rankaug.sampler_pass import (
     Ticket,
     carry,
     check_state,
+    iterator_state,
     prefetching,
     start,
 )
@@ -210,6 +211,7 @@ class EpochSampler(Sampler[EpochIndex]):
             for value in run.inner:  # type: ignore[union-attr]
                 run.position += 1
                 yield make(value) if type(value) is int else carry(value, make)
+            run.final = iterator_state(run.inner)  # a torchdata RandomSampler's generator
             run.done = True
             run.prefetched = prefetching(sys._getframe(1))
             if not run.prefetched:  # else it ran once a later pass begins
@@ -267,6 +269,21 @@ class EpochSampler(Sampler[EpochIndex]):
         self._epochs.next = epoch + 1 if resume is None else int(resume["next_epoch"])
         return run
 
+    def _finish(self, saved: Any) -> None:
+        """Put back ``saved``, the wrapped iterator's state at a restored pass's end, now.
+
+        It puts torchdata's ``RandomSampler`` generator back for the next pass (the loader
+        drops the restored iterator unread). Run to its end, the iterator uses up what the
+        state left pending (torchdata's ``BatchSampler``: its ``StatefulDistributedSampler``
+        would skip that many indices of the next pass).
+        """
+        inner = iter(self.sampler)
+        load = getattr(inner, "load_state_dict", None)
+        if callable(load):
+            load(saved)
+            for _ in inner:
+                pass
+
     def _check_sharding(self, frame: Any) -> None:
         """Warn, once, when a DistributedSampler shards this sampler's shard again.
 
@@ -312,10 +329,9 @@ class EpochSampler(Sampler[EpochIndex]):
             "position": run.position,
             "next_epoch": self._epochs.next,
         }
-        inner = run.inner
-        inner_state = getattr(inner, "state_dict", None)
-        if callable(inner_state) and callable(getattr(inner, "load_state_dict", None)):
-            state["sampler_iter"] = inner_state()
+        inner_state = iterator_state(run.inner)
+        if inner_state is not None:
+            state["sampler_iter"] = inner_state
         return state
 
     def state_dict(self) -> dict[str, Any]:

@@ -24,6 +24,7 @@ __all__ = [
     "PassIterator",
     "Ticket",
     "carry",
+    "iterator_state",
     "prefetching",
 ]
 
@@ -38,10 +39,11 @@ class Pass:
 
     ``done``: it gave its last index; ``ended``: done, or dropped unfinished (a loader
     iterator thrown away, a ``break``); ``prefetched``: done while its loader iterator was
-    being built (its workers' prefetch drew it all: none of it was read yet).
+    being built (its workers' prefetch drew it all: none of it was read yet); ``final``:
+    the wrapped sampler's iterator's state when the pass was done, if it keeps one.
     """
 
-    __slots__ = ("done", "ended", "epoch", "inner", "position", "prefetched")
+    __slots__ = ("done", "ended", "epoch", "final", "inner", "position", "prefetched")
 
     def __init__(self, epoch: int, inner: Iterator[Any] | None, position: int) -> None:
         self.epoch = epoch
@@ -50,6 +52,7 @@ class Pass:
         self.done = False
         self.ended = False
         self.prefetched = False
+        self.final: Any = None
 
 
 class Ticket:
@@ -88,14 +91,19 @@ class PassIterator(map):  # type: ignore[type-arg]
                 return dict(ticket.loaded)
             return {"format": ITER_FORMAT, "pass": "unstarted"}
         if run.done:
-            return {"format": ITER_FORMAT, "pass": "finished", "epoch": run.epoch}
+            done: dict[str, Any] = {"format": ITER_FORMAT, "pass": "finished", "epoch": run.epoch}
+            if run.final is not None:
+                done["sampler_iter"] = run.final
+            return done
         state: dict[str, Any] = ticket.sampler._pass_state(run)
         return {**state, "format": ITER_FORMAT, "pass": "running"}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Make this iterator continue the pass its :meth:`state_dict` describes.
 
-        A finished pass gives nothing more; a running one resumes at its position.
+        A finished pass gives nothing more (its wrapped iterator's state, if saved, is put
+        back: torchdata's ``RandomSampler`` shuffles the next epoch from it); a running one
+        resumes at its position.
 
         Args:
             state: A dict from :meth:`state_dict`.
@@ -109,7 +117,9 @@ class PassIterator(map):  # type: ignore[type-arg]
                 "EpochSampler iterator: load_state_dict() must come before its first index; "
                 f"its pass of epoch {ticket.run.epoch} has begun"
             )
-        ticket.loaded = check_iter_state(state)
+        ticket.loaded = loaded = check_iter_state(state)
+        if loaded is not None and "sampler_iter" in loaded and loaded["pass"] == "finished":
+            ticket.sampler._finish(loaded["sampler_iter"])
 
 
 def start(ticket: Ticket, generator: Generator[Any, None, None]) -> PassIterator:
@@ -151,8 +161,19 @@ def check_iter_state(state: object) -> dict[str, Any] | None:
         return None
     if kind == "finished":
         epoch = checks.integer(state.get("epoch"), "state['epoch']", low=0, high=END - 1)
-        return {"format": ITER_FORMAT, "pass": kind, "epoch": epoch}
+        done = {"format": ITER_FORMAT, "pass": kind, "epoch": epoch}
+        if state.get("sampler_iter") is not None:
+            done["sampler_iter"] = state["sampler_iter"]
+        return done
     return check_state(state, ITER_FORMAT, what)
+
+
+def iterator_state(inner: object) -> Any:
+    """The state of the wrapped sampler's iterator, or ``None`` when it keeps none."""
+    save = getattr(inner, "state_dict", None)
+    if callable(save) and callable(getattr(inner, "load_state_dict", None)):
+        return save()
+    return None
 
 
 def prefetching(frame: Any) -> bool:

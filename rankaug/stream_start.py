@@ -13,8 +13,11 @@ DataLoader's, 0 outside a worker. That premise fails silently for two kinds of c
 :func:`check` warns, once per process, when a stream starts in a child process that is
 not a DataLoader worker (a rank, whose process group is up, is not warned), and
 :func:`drawn` when a thread draws from a stream that another thread drew from last, and
-that thread is still running (the main thread always is). One thread alone drawing from a
-wrapper (a ``ThreadPoolExecutor(1)``, a training loop run in a thread of its own), or
+that thread is still running (the main thread always is). :func:`check_saved` warns, once
+per process, when a stream starts under torchdata's ``StatefulDataLoader`` whose dataset
+(a ``Subset`` or ``ConcatDataset`` of wrappers) has no ``state_dict``: the loader saves
+none of the stream's position, and a resumed run would start it over. One thread alone
+drawing from a wrapper (a ``ThreadPoolExecutor(1)``, a training loop run in a thread of its own), or
 threads taking turns, each started after the last one ended, draw in an order the
 program fixes: they repeat, and are not warned. ``keying="sample"`` keys each sample by
 its index and suits both. :data:`LOCK` makes threads that miss one stream together start
@@ -25,19 +28,23 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Mapping
+from types import FrameType
 from typing import Final, TypeAlias
 
 import torch.distributed as dist
 from torch.utils.data import get_worker_info
+from torch.utils.data._utils.fetch import _BaseDatasetFetcher as _Fetcher
 
 from rankaug._process import current_pid, forked
 from rankaug.context import DISTRIBUTED
 from rankaug.errors import RankaugWarning
+from rankaug.streams import KEPT
 
-__all__ = ["LOCK", "Drawers", "check", "drawn"]
+__all__ = ["LOCK", "Drawers", "check", "check_saved", "drawn", "restarted"]
 
 LOCK = threading.Lock()
 """Held while a stream is looked up again and started (a new one in a forked child)."""
@@ -46,6 +53,9 @@ Drawers: TypeAlias = dict[tuple[int, int, int, int], threading.Thread]
 """The thread that last drew from each of a wrapper's streams (keyed as its streams)."""
 
 _warned: int | None = None  # the process that warned
+_restarted: int | None = None  # the process that warned of a dropped stream started again
+_unsaved: int | None = None  # the process that warned of a stream no loader state holds
+_STATEFUL: Final = f"{os.sep}torchdata{os.sep}stateful_dataloader{os.sep}"
 _ADVICE: Final = (
     "keying='sample' keys each sample by its index instead, the same wherever it is loaded"
 )
@@ -80,6 +90,74 @@ def check(name: str) -> None:
             "stream, so their draws repeat one another's. "
             f"{_ADVICE} (if this process alone loads from the wrapper, its draws do repeat)"
         )
+
+
+def check_saved(wrapper: object) -> None:
+    """Warn, once per process, where a stream of ``wrapper`` starts that no state saves.
+
+    torchdata's ``StatefulDataLoader`` saves the state of the dataset it loads from, when
+    that has ``state_dict`` and ``load_state_dict``: a rankaug wrapper (which saves those
+    inside it) does, a ``Subset`` or ``ConcatDataset`` around one does not.
+
+    Warns:
+        RankaugWarning: In a ``StatefulDataLoader`` fetch from a dataset other than
+            ``wrapper`` that has no state of its own.
+    """
+    global _unsaved
+    if _unsaved == current_pid():
+        return
+    frame: FrameType | None = sys._getframe(1)
+    outer = None
+    while frame is not None:
+        if outer is None and isinstance(fetcher := frame.f_locals.get("self"), _Fetcher):
+            outer = fetcher.dataset
+        if outer is not None and _STATEFUL in frame.f_code.co_filename:
+            break
+        frame = frame.f_back
+    if (
+        frame is None
+        or outer is wrapper
+        or all(callable(getattr(outer, name, None)) for name in ("state_dict", "load_state_dict"))
+    ):
+        return
+    _unsaved = current_pid()
+    warnings.warn(
+        f"{type(wrapper).__name__} (keying='stream') starts a stream under torchdata's "
+        f"StatefulDataLoader, whose dataset, a {type(outer).__name__}, has no state_dict(): "
+        "the loader saves none of the stream's position, so a resumed run starts it over "
+        "and repeats its draws. Make a rankaug wrapper the loader's dataset (it saves the "
+        "wrappers inside it, also behind Subset or ConcatDataset), give that dataset "
+        "state_dict/load_state_dict that save the wrappers', or use keying='sample', which "
+        "resumes without state",
+        RankaugWarning,
+        stacklevel=4,
+    )
+
+
+def restarted(name: str, key: tuple[int, int, int, int]) -> None:
+    """Warn, once per process, that a stream the wrapper ``name`` dropped starts again.
+
+    A worker keeps its latest :data:`~rankaug.streams.KEPT` streams; one started again
+    repeats the draws it gave before.
+
+    Args:
+        name: The wrapper's class name, for the message.
+        key: The stream, ``(pid, worker_id, rank, epoch)``.
+    """
+    global _restarted
+    if _restarted == current_pid():
+        return
+    _restarted = current_pid()
+    _, worker_id, rank, epoch = key
+    warnings.warn(
+        f"{name} (keying='stream') starts its stream of epoch {epoch} (rank {rank}, worker "
+        f"{worker_id}) again: a worker keeps its {KEPT} latest streams, and passes of other "
+        "epochs in between (validation loops over the same wrapper with num_workers=0, "
+        "whose EpochSampler counts its own epochs) dropped it, so it repeats the draws it "
+        "gave before. Give the other loop a wrapper of its own, or use keying='sample'",
+        RankaugWarning,
+        stacklevel=4,
+    )
 
 
 def drawn(

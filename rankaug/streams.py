@@ -21,13 +21,16 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from rankaug import checks
 from rankaug.keys import KeyedRandom
 
 __all__ = [
     "FORMAT",
     "KEPT",
     "SavedRanks",
+    "StreamKey",
     "Streams",
+    "check_pass",
     "check_rank",
     "entries",
     "keep",
@@ -39,10 +42,31 @@ __all__ = [
 
 FORMAT: Final = "rankaug.KeyedDataset/1"
 KEPT: Final = 4
-"""How many streams each worker keeps (the oldest started is dropped for a new one)."""
+"""How many streams each worker keeps (the oldest started is dropped for a new one; started
+again, it warns: :func:`rankaug.stream_start.restarted`)."""
 
-Streams = dict[tuple[int, int, int, int], KeyedRandom]
-"""A wrapper's live streams: ``(pid, worker_id, rank, epoch) -> keyed random``, oldest first."""
+StreamKey = tuple[int, int, int, int]
+"""A stream's key: ``(pid, worker_id, rank, epoch)``."""
+
+
+class Streams(dict[StreamKey, KeyedRandom]):
+    """A wrapper's live streams: ``(pid, worker_id, rank, epoch) -> keyed random``, oldest first.
+
+    Attributes:
+        dropped: The keys of the streams :func:`keep` dropped: one started again repeats
+            its draws from the start.
+    """
+
+    __slots__ = ("dropped",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dropped: set[StreamKey] = set()
+
+
+_STREAM_KEYS: Final = ("worker_id", "rank", "epoch", "generator", "py_random")
+
+_PASS_KEYS: Final = ("epoch", "position", "generator", "py_random", "source")
 
 SavedRanks = dict[tuple[int, int, int], int]
 """The rank of each restored stream: ``(pid, worker_id, epoch) -> rank``."""
@@ -57,6 +81,7 @@ def keep(live: Streams, key: tuple[int, int, int, int], keyed: KeyedRandom) -> K
     mine = [k for k in list(live) if k[0] == pid and k[1] == worker_id]
     for old in mine[: max(0, len(mine) + 1 - KEPT)]:
         live.pop(old, None)
+        live.dropped.add(old)
     live[key] = keyed
     return keyed
 
@@ -95,6 +120,7 @@ def entries(state: object, layout: Sequence[tuple[str, int]]) -> list[Mapping[st
     """The wrappers' entries of ``state``, checked against the tree's ``layout``.
 
     Raises:
+        TypeError: If a part of ``state`` has the wrong type.
         ValueError: If ``state`` is not a saved state, or comes from other wrappers.
     """
     if not isinstance(state, dict) or state.get("format") != FORMAT:
@@ -102,13 +128,48 @@ def entries(state: object, layout: Sequence[tuple[str, int]]) -> list[Mapping[st
             f"state must be a dict from KeyedDataset.state_dict() (format {FORMAT!r}), "
             f"got {state!r:.200}"
         )
-    found: list[Mapping[str, Any]] = state["wrappers"]
+    found = checks.sequence(state.get("wrappers"), "state['wrappers']", what="a list of entries")
+    for at, entry in enumerate(found):
+        checks.mapping(entry, f"state['wrappers'][{at}]", required=("class", "stream", "streams"),
+                       what="a wrapper's entry")  # fmt: skip
     if [(entry["class"], entry["stream"]) for entry in found] != list(layout):
         raise ValueError(
             "state does not match this wrapper: it was saved from wrappers "
             f"{[(e['class'], e['stream']) for e in found]}, this one has {list(layout)}"
         )
-    return found
+    for at, entry in enumerate(found):
+        name = f"state['wrappers'][{at}]['streams']"
+        saved_streams = entry["streams"]
+        if not isinstance(saved_streams, list):
+            raise TypeError(
+                f"{name} must be a list, got {saved_streams!r:.80} of type "
+                f"{type(saved_streams).__name__}"
+            )
+        for number, stream in enumerate(saved_streams):
+            where = f"{name}[{number}]"
+            checks.mapping(stream, where, required=_STREAM_KEYS, what="a stream's position")
+            for key in ("worker_id", "rank", "epoch"):
+                checks.integer(stream[key], f"{where}[{key!r}]", low=0)
+    return list(found)
+
+
+def check_pass(saved: object) -> dict[str, Any] | None:
+    """A streaming wrapper's saved pass (its state's ``"pass"``), its parts checked.
+
+    Raises:
+        TypeError: If a part has the wrong type.
+        ValueError: If a part is missing or out of range.
+    """
+    if saved is None:
+        return None
+    name = "state['pass']"
+    ended = isinstance(saved, Mapping) and saved.get("ended") is True
+    required = ("epoch",) if ended else _PASS_KEYS
+    checked = dict(checks.mapping(saved, name, required=required, what="a saved pass"))
+    checked["epoch"] = checks.uint(checked["epoch"], f"{name}['epoch']", 32)
+    if not ended:
+        checked["position"] = checks.integer(checked["position"], f"{name}['position']", low=0)
+    return checked
 
 
 def restored(entry: Mapping[str, Any], key: Callable[[int, int, int], Any], pid: int) -> Streams:
@@ -119,7 +180,7 @@ def restored(entry: Mapping[str, Any], key: Callable[[int, int, int], Any], pid:
         key: The wrapper's stream key builder, ``key(rank, worker_id, epoch)``.
         pid: This process.
     """
-    live: Streams = {}
+    live = Streams()
     for stream in entry["streams"]:
         rank, worker_id, epoch = stream["rank"], stream["worker_id"], stream["epoch"]
         keyed = KeyedRandom(key(rank, worker_id, epoch))

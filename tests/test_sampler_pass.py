@@ -6,6 +6,7 @@ import pickle
 from typing import Any
 
 import pytest
+import torch
 from torch.utils.data import Dataset, DistributedSampler
 
 from rankaug import EpochIndex, EpochSampler
@@ -68,6 +69,37 @@ class TestPassIterator:
         restored.load_state_dict(saved)  # type: ignore[attr-defined]
         assert list(restored) == []
         assert [i.epoch for i in fresh] == [1, 1, 1]  # the next iterator: the next epoch
+
+    @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+    @pytest.mark.parametrize("inner", ["random", "batches_of_a_stateful_distributed"])
+    def test_the_epoch_after_a_finished_one_runs_as_the_uninterrupted_run_did(
+        self, inner: str
+    ) -> None:
+        # random: the finished iterator's state dropped the wrapped iterator's, which holds
+        # the generator: the epoch after the saved one replayed epoch 0's order.
+        # batches_of_a_stateful_distributed: that state, put back, left its sampler
+        # skipping a whole pass: an empty epoch
+        stateful = pytest.importorskip("torchdata.stateful_dataloader")
+        samplers = stateful.sampler
+
+        def make() -> Any:
+            if inner == "random":
+                shuffled = samplers.RandomSampler(
+                    Seen(), generator=torch.Generator().manual_seed(1)
+                )
+                return stateful.StatefulDataLoader(Seen(), sampler=EpochSampler(shuffled),
+                                                   batch_size=4)  # fmt: skip
+            shard = samplers.StatefulDistributedSampler(Seen(), num_replicas=1, rank=0)
+            batches = EpochSampler(samplers.BatchSampler(shard, 4, drop_last=False))
+            return stateful.StatefulDataLoader(Seen(), batch_sampler=batches)
+
+        first = make()
+        uninterrupted = [epoch_rows(first) for _ in range(3)]
+        first = make()
+        epoch_rows(first)
+        resumed = make()
+        resumed.load_state_dict(pickle.loads(pickle.dumps(first.state_dict())))
+        assert [epoch_rows(resumed) for _ in range(2)] == uninterrupted[1:]
 
     def test_an_unstarted_iterator_leaves_the_samplers_state_to_decide(self) -> None:
         sampler = EpochSampler(range(3), epoch=2)

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from torch.utils.data import DataLoader
+from torch.utils.data import ConcatDataset, DataLoader, Subset
 
-from rankaug import RandomAugmentWrapper, RankaugWarning, keyed, stream_start
+from rankaug import EpochSampler, RandomAugmentWrapper, RankaugWarning, keyed, stream_start, streams
 from rankaug.keys import KeyedRandom
 
 DATA = [{"image": np.zeros((2, 2), np.uint8)} for _ in range(8)]
@@ -26,6 +26,8 @@ def draw(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
 def _not_warned(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts in a process that has not warned (the warning comes once)."""
     monkeypatch.setattr(stream_start, "_warned", None)
+    monkeypatch.setattr(stream_start, "_unsaved", None, raising=False)
+    monkeypatch.setattr(stream_start, "_restarted", None, raising=False)
 
 
 def _in_a_child(wrapper: Any, queue: Any) -> None:
@@ -79,6 +81,62 @@ class TestCheck:
                             multiprocessing_context="fork")  # fmt: skip
         assert len(list(loader)) == 2
         stream_start.check("X")  # the main thread of the main process
+
+
+def stateful_loader(dataset: Any) -> Any:
+    stateful = pytest.importorskip("torchdata.stateful_dataloader")
+    return stateful.StatefulDataLoader(dataset, batch_size=2, collate_fn=list)
+
+
+@pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+class TestCheckSaved:
+    def test_warns_where_the_loader_saves_no_streams(self) -> None:
+        # the loader saved nothing of the streams inside a Subset: a resumed run started
+        # them over and repeated their draws, silently
+        inside = Subset(RandomAugmentWrapper(DATA, draw, seed=0), [5, 1, 2, 7])
+        with pytest.warns(RankaugWarning, match=r"a Subset, has no state_dict\(\)") as caught:
+            list(stateful_loader(inside))
+        ours = [str(w.message) for w in caught if issubclass(w.category, RankaugWarning)]
+        assert len(ours) == 1  # once per process
+        assert "keying='sample'" in ours[0]
+
+    def test_keeps_quiet_where_the_loaders_dataset_saves_them(self) -> None:
+        parts = [RandomAugmentWrapper(DATA, draw, seed=0), RandomAugmentWrapper(DATA, draw, seed=1)]
+        outer = RandomAugmentWrapper(ConcatDataset(parts), draw, seed=2)
+        assert len(list(stateful_loader(outer))) == 8  # the outer one saves those inside
+        sample_keyed = RandomAugmentWrapper(DATA, draw, seed=0, keying="sample")
+        assert len(list(stateful_loader(Subset(sample_keyed, [0, 1])))) == 1
+        assert len(list(DataLoader(Subset(parts[0], [0, 1]), collate_fn=list))) == 2
+
+
+def draws_between_checks(checks: int) -> list[int]:
+    """Training draws (num_workers=0), ``checks`` validation passes after each batch.
+
+    The validation loader goes over the training wrapper, its EpochSampler one epoch
+    per pass.
+    """
+    train = RandomAugmentWrapper(DATA, draw, seed=0)
+    loader = DataLoader(train, sampler=EpochSampler(range(8)), batch_size=2, collate_fn=list)
+    check = DataLoader(Subset(train, [0]), sampler=EpochSampler(range(1)), collate_fn=list)
+    draws = []
+    for batch in loader:
+        draws += [sample["draw"] for sample in batch]
+        for _ in range(checks):
+            list(check)
+    return draws
+
+
+class TestRestarted:
+    def test_warns_where_a_dropped_stream_starts_again(self) -> None:
+        # the validation passes dropped the training epoch's stream, which started over
+        # and repeated its draws, silently
+        with pytest.warns(RankaugWarning, match=r"starts its stream of epoch 0 \(rank 0, wor"):
+            draws = draws_between_checks(streams.KEPT)
+        assert len(set(draws)) < len(draws)  # what it warns of
+
+    def test_keeps_quiet_while_the_streams_are_kept(self) -> None:
+        draws = draws_between_checks(1)  # one other epoch between two training batches
+        assert len(set(draws)) == len(draws) == 8
 
 
 class TestDrawn:

@@ -17,7 +17,7 @@ def stream(epoch: int) -> KeyedRandom:
 
 class TestKeep:
     def test_each_worker_keeps_its_latest_streams(self) -> None:
-        live: streams.Streams = {}
+        live = streams.Streams()
         others = {(7, 1, 0, 0): stream(0), (8, 0, 0, 0): stream(0)}  # another worker, pid
         live.update(others)
         for epoch in range(streams.KEPT + 2):
@@ -25,9 +25,10 @@ class TestKeep:
         mine = [key[3] for key in live if key[:2] == (7, 0)]
         assert mine == list(range(2, streams.KEPT + 2))  # the oldest started went first
         assert all(live[key] is value for key, value in others.items())
+        assert live.dropped == {(7, 0, 0, 0), (7, 0, 0, 1)}  # started again, they warn
 
     def test_returns_the_stream_it_keeps(self) -> None:
-        live: streams.Streams = {}
+        live = streams.Streams()
         keyed = stream(3)
         assert streams.keep(live, (1, 0, 0, 3), keyed) is keyed
         assert live == {(1, 0, 0, 3): keyed}
@@ -45,6 +46,48 @@ class TestRestored:
         live = streams.restored(saved, key, 9)
         assert list(live) == [(9, 0, 2, 0), (9, 0, 2, 1)]
         assert streams.positions(live, 9) == saved["streams"]
+
+
+class TestEntries:
+    LAYOUT = (("Aug", 7),)
+
+    @staticmethod
+    def state(wrappers: object) -> dict[str, object]:
+        return {"format": streams.FORMAT, "wrappers": wrappers}
+
+    def test_gives_the_entries_of_a_matching_state(self) -> None:
+        saved = streams.saved([("Aug", 7, [])])
+        assert streams.entries(saved, self.LAYOUT) == [{"class": "Aug", "stream": 7, "streams": []}]
+
+    def test_names_the_part_of_a_malformed_state(self) -> None:
+        # before: KeyError 'wrappers', "'int' object is not iterable", KeyError 'rank'
+        with pytest.raises(TypeError, match=r"state\['wrappers'\] must be a list of entries"):
+            streams.entries({"format": streams.FORMAT}, self.LAYOUT)
+        with pytest.raises(TypeError, match=r"state\['wrappers'\]\[0\] must be a wrapper's"):
+            streams.entries(self.state([3]), self.LAYOUT)
+        entry = {"class": "Aug", "stream": 7, "streams": 4}
+        with pytest.raises(TypeError, match=r"\['streams'\] must be a list, got 4"):
+            streams.entries(self.state([entry]), self.LAYOUT)
+        entry["streams"] = [{"worker_id": 0}]
+        with pytest.raises(ValueError, match=r"\['streams'\]\[0\] must be a stream's position"):
+            streams.entries(self.state([entry]), self.LAYOUT)
+        entry["streams"] = [{"worker_id": 0, "rank": -1, "epoch": 0, "generator": {},
+                             "py_random": None}]  # fmt: skip
+        with pytest.raises(ValueError, match=r"\['rank'\] must be an integer >= 0, got -1"):
+            streams.entries(self.state([entry]), self.LAYOUT)
+
+
+class TestCheckPass:
+    def test_checks_a_running_or_ended_pass(self) -> None:
+        running = {"epoch": 2, "position": 3, "generator": None, "py_random": None,
+                   "source": None}  # fmt: skip
+        assert streams.check_pass(running) == running
+        assert streams.check_pass({"epoch": 1, "ended": True}) == {"epoch": 1, "ended": True}
+        assert streams.check_pass(None) is None
+        with pytest.raises(ValueError, match=r"state\['pass'\]\['position'\] must be an integer"):
+            streams.check_pass({**running, "position": -1})
+        with pytest.raises(TypeError, match=r"state\['pass'\]\['epoch'\] must be an integer"):
+            streams.check_pass({"epoch": "0", "ended": True})
 
 
 class TestCheckRank:

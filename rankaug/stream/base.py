@@ -193,9 +193,18 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
 
     # ------------------------------------------------------------------ passes
     def __iter__(self) -> Iterator[T_co]:
-        """A new pass (its epoch is taken when its first sample is asked for)."""
+        """A new pass (its epoch taken at its first sample; a loaded ended pass's, now)."""
         self._live = None  # the last pass's end is no longer this worker's state
-        return self._pass()
+        worker_id, workers = current_worker()
+        loaded = self._resume.get(worker_id)
+        if loaded is None or not loaded[1].get("ended"):
+            return self._pass()
+        # nothing is left; StatefulDataLoader drops one restored at an epoch's end unread
+        del self._resume[worker_id]
+        epoch = self._passes.start(worker_id, workers, loaded[1]["epoch"])
+        live = self._live = Pass(worker_id, self._keyed._rank_now(), epoch)
+        live.done = True
+        return iter(())
 
     def _pass(self) -> Iterator[T_co]:
         worker_id, workers = current_worker()
@@ -205,10 +214,6 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         given = carried_epoch() if resume is None else resume["epoch"]
         epoch = self._passes.start(worker_id, workers, given)
         live = Pass(worker_id, self._keyed._rank_now(), epoch)
-        if resume is not None and resume.get("ended"):  # it had ended: nothing is left
-            live.done = True
-            self._live = live
-            return
         if self.keying == "stream":
             live.keyed = KeyedRandom(self._stream_key(live.rank, worker_id, epoch))
             if resume is not None and resume["generator"] is not None:
@@ -343,6 +348,7 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
             state: This worker's state from an identically built wrapper.
 
         Raises:
+            TypeError: If a part of ``state`` has the wrong type.
             ValueError: If ``state`` comes from something else.
         """
         if (
@@ -355,11 +361,11 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
                 f"built wrapper (format {FORMAT!r}), got {state!r:.200}"
             )
         worker_id, workers = current_worker()
-        self._next(worker_id, workers, state["next_epoch"])
-        saved = state["pass"]
+        saved, after = streams.check_pass(state.get("pass")), state.get("next_epoch")
+        self._next(worker_id, workers, checks.uint(after, "state['next_epoch']", 32))
         if saved is None:  # the pass runs the epoch the state names, from its start
-            saved = {"epoch": state["next_epoch"], "position": 0, "generator": None,
-                     "py_random": None, "source": None}  # fmt: skip
+            saved = {"epoch": after, "position": 0, "generator": None, "py_random": None,
+                     "source": None}  # fmt: skip
         self._resume[worker_id] = (state, saved)
 
     def _next(self, worker_id: int, workers: int, epoch: int) -> None:

@@ -119,6 +119,29 @@ class TestStreamDataset:
         assert (list(resumed), [s["id"] for s in resumed]) == ([], ["s0000", "s0001"])
 
     @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+    def test_a_state_saved_at_an_epochs_end_without_workers_resumes_the_next_epoch(
+        self,
+    ) -> None:
+        # the loader drops the iterator it restores finished and asks for another, which
+        # took the loaded pass: an empty epoch, and each epoch after it one pass late
+        stateful = pytest.importorskip("torchdata.stateful_dataloader")
+
+        def loader() -> Any:
+            train = RandomAugmentWrapper(Shards(4), noise, seed=0)
+            return stateful.StatefulDataLoader(train, batch_size=None)
+
+        def epoch(batches: Any) -> list[str]:
+            return [f"{s['id']}:{s['noise']}" for s in batches]
+
+        first = loader()
+        whole = [epoch(first) for _ in range(3)]
+        first = loader()
+        epoch(first)
+        resumed = loader()
+        resumed.load_state_dict(first.state_dict())
+        assert [epoch(resumed) for _ in range(2)] == whole[1:]
+
+    @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
     def test_a_worker_whose_pass_had_not_started_resumes_on_the_pass_epoch(self) -> None:
         def build() -> Any:
             return RandomAugmentWrapper(Shards(16), noise, seed=0)
@@ -148,6 +171,20 @@ class TestStreamDataset:
         del state["pass"]["rank"]  # a state saved before the rank was: taken as this rank's
         elsewhere.load_state_dict(state)
         assert [s["noise"] for s in elsewhere] == rest
+
+    def test_a_malformed_state_is_refused_naming_its_part(self) -> None:
+        # before: KeyError 'generator', AttributeError "'int' object has no attribute 'get'"
+        wrapper: Any = RandomAugmentWrapper(Shards(4), noise, seed=0)
+        good = wrapper.state_dict()
+        with pytest.raises(ValueError, match=r"state\['pass'\] must be a saved pass with"):
+            wrapper.load_state_dict({**good, "pass": {"epoch": 0}})
+        with pytest.raises(TypeError, match=r"state\['pass'\] must be a saved pass, got 5"):
+            wrapper.load_state_dict({**good, "pass": 5})
+        with pytest.raises(ValueError, match=r"state\['next_epoch'\] must be an integer"):
+            wrapper.load_state_dict({**good, "next_epoch": -1})
+        ended = {**good, "pass": {"epoch": 0, "ended": True}}
+        wrapper.load_state_dict(ended)
+        assert list(wrapper) == []  # an ended pass needs its epoch alone
 
     def test_a_state_with_another_pass_running_is_refused(self) -> None:
         # before, the state held the latest pass alone: the training pass was lost
