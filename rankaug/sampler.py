@@ -272,10 +272,8 @@ class EpochSampler(Sampler[EpochIndex]):
     def _finish(self, saved: Any) -> None:
         """Put back ``saved``, the wrapped iterator's state at a restored pass's end, now.
 
-        It puts torchdata's ``RandomSampler`` generator back for the next pass (the loader
-        drops the restored iterator unread). Run to its end, the iterator uses up what the
-        state left pending (torchdata's ``BatchSampler``: its ``StatefulDistributedSampler``
-        would skip that many indices of the next pass).
+        (A torchdata ``RandomSampler``'s generator: the loader drops the restored iterator
+        unread.) Run to its end, it uses up what it left pending (``BatchSampler``'s).
         """
         inner = iter(self.sampler)
         load = getattr(inner, "load_state_dict", None)
