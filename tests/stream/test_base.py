@@ -223,9 +223,15 @@ class TestStreamDataset:
             [s["noise"] for s in passing],
         )
 
-    @pytest.mark.parametrize("stream", [_Split, _ReadAhead])
-    @pytest.mark.parametrize("keying", ["stream", "sample"])
-    @pytest.mark.parametrize(("workers", "persistent"), [(0, False), (2, False), (2, True)])
+    @pytest.mark.parametrize(
+        ("stream", "keying", "workers", "persistent"),
+        [  # every stream and keying without workers, and each pair of them with workers
+            *((stream, keying, 0, False) for stream in (_Split, _ReadAhead)
+              for keying in ("stream", "sample")),
+            (_Split, "stream", 2, False), (_ReadAhead, "sample", 2, False),
+            (_Split, "sample", 2, True), (_ReadAhead, "stream", 2, True),
+        ],
+    )  # fmt: skip
     def test_a_map_style_wrapper_read_through_the_stream_is_keyed_with_the_pass_epoch(
         self, stream: Any, keying: Any, workers: int, persistent: bool
     ) -> None:
