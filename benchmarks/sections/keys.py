@@ -7,6 +7,7 @@ Contenders interleaved in blocks per round.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,10 @@ def key_contenders(seed: int) -> dict[str, Op]:
     by_stream: RandomAugmentWrapper[Any] = RandomAugmentWrapper(
         items, identity, seed=seed, keying="stream"
     )
+    fresh: RandomAugmentWrapper[Any] = RandomAugmentWrapper(
+        items, identity, seed=seed, keying="stream"
+    )
+    epochs = itertools.count()
     # the key's words, filled by the one template (keys.py), then numpy alone
     build = KeyTemplate(Domain.SAMPLE, seed=seed, stream=0).builder("epoch", "index")
 
@@ -53,9 +58,12 @@ def key_contenders(seed: int) -> dict[str, Op]:
             lambda i: by_sample.key_random(SampleContext(i % n, rank=0, worker_id=0, epoch=0))
         ),
         "key/sample_item": counted(lambda i: by_sample[i % n]),
-        # A new epoch every call: the stream is derived anew each time.
+        # A new epoch every call, never one seen before (a wrapper of its own, so the
+        # other's epoch-0 stream is never dropped): the stream is derived anew each time.
         "key/stream_new": counted(
-            lambda i: by_stream.key_random(SampleContext(i % n, rank=0, worker_id=0, epoch=i))
+            lambda i: fresh.key_random(
+                SampleContext(i % n, rank=0, worker_id=0, epoch=next(epochs))
+            )
         ),
         "key/stream_item": counted(lambda i: by_stream[i % n]),
     }
