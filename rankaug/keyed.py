@@ -145,7 +145,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         self._epoch = EpochFallback()
         self._captured_rank: int | None = None
         self._rank_cache: tuple[int, bool, int] | None = None
-        # (pid, worker id, rank, epoch) -> the stream: the last few of each worker
+        # (pid, worker id, rank, epoch) -> the stream: the few each worker used last
         # (rankaug.streams.keep), thread-safe for workers that share a process
         self._streams = streams.Streams()
         self._drawers: stream_start.Drawers = {}  # who drew from each last (not pickled)
@@ -242,7 +242,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         For ``"stream"`` keying this is the worker's stream of the sample's rank and
         epoch, created on first use in each process (never inherited from the parent)
         and continued afterwards, also when the worker comes back to that epoch (it
-        keeps its last :data:`~rankaug.streams.KEPT` streams). For the per-sample
+        keeps the :data:`~rankaug.streams.KEPT` it drew from last). For the per-sample
         keyings it is fresh.
 
         Args:
@@ -259,6 +259,8 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
             keyed = self._streams.get(key)
             if keyed is None:
                 return self._start(key, context)
+            if key != self._streams.last:  # another stream drawn from since: this one last
+                streams.used(self._streams, key, stream_start.LOCK)
             stream_start.drawn(self._drawers, self._streams, key, type(self).__name__)
             return keyed
         if not self._rank_checked and self.rank is not None:

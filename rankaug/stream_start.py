@@ -137,8 +137,8 @@ def check_saved(wrapper: object) -> None:
 def restarted(name: str, key: tuple[int, int, int, int]) -> None:
     """Warn, once per process, that a stream the wrapper ``name`` dropped starts again.
 
-    A worker keeps its latest :data:`~rankaug.streams.KEPT` streams; one started again
-    repeats the draws it gave before.
+    A worker keeps the :data:`~rankaug.streams.KEPT` streams it drew from last; one
+    started again repeats the draws it gave before.
 
     Args:
         name: The wrapper's class name, for the message.
@@ -151,10 +151,11 @@ def restarted(name: str, key: tuple[int, int, int, int]) -> None:
     _, worker_id, rank, epoch = key
     warnings.warn(
         f"{name} (keying='stream') starts its stream of epoch {epoch} (rank {rank}, worker "
-        f"{worker_id}) again: a worker keeps its {KEPT} latest streams, and passes of other "
-        "epochs in between (validation loops over the same wrapper with num_workers=0, "
-        "whose EpochSampler counts its own epochs) dropped it, so it repeats the draws it "
-        "gave before. Give the other loop a wrapper of its own, or use keying='sample'",
+        f"{worker_id}) again: a worker keeps the {KEPT} streams it drew from last, and passes "
+        f"of {KEPT} or more other epochs in between (validation loops over the same wrapper "
+        "with num_workers=0, whose EpochSampler counts its own epochs) dropped it, so it "
+        "repeats the draws it gave before. Give the other loop a wrapper of its own, or use "
+        "keying='sample'",
         RankaugWarning,
         stacklevel=4,
     )

@@ -3,14 +3,15 @@
 A wrapper keeps its streams by ``(pid, worker_id, rank, epoch)``: a worker going back to
 an epoch (a validation pass over part of the same wrapper in the middle of a training
 epoch, with ``num_workers=0``) continues that epoch's stream rather than starting it
-over. Each worker keeps its :data:`KEPT` most recently started streams. A stream's
+over. Each worker keeps the :data:`KEPT` streams it drew from last. A stream's
 position belongs to its rank: a state loaded on another rank is refused when that rank
 would start the stream over (:func:`check_rank`), or, for a streaming wrapper's pass
 (:mod:`rankaug.stream.base`), go on with the other rank's.
 
 A state is ``{"format", "wrappers"}``; each wrapper of the tree (outermost first) is
-``{"class", "stream", "streams"}``, and each of its streams in the saving process, oldest
-first, ``{"worker_id", "rank", "epoch", "generator", "py_random"}``: the numpy bit
+``{"class", "stream", "streams"}``, and each of its streams in the saving process, least
+recently used first (a state saved before listed them oldest started first, and loads
+alike), ``{"worker_id", "rank", "epoch", "generator", "py_random"}``: the numpy bit
 generator's state and, once used, the ``random.Random`` state. Per-sample keyings keep
 no streams.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Final
 
 from rankaug import checks
@@ -38,30 +40,35 @@ __all__ = [
     "ranks",
     "restored",
     "saved",
+    "used",
 ]
 
 FORMAT: Final = "rankaug.KeyedDataset/1"
 KEPT: Final = 4
-"""How many streams each worker keeps (the oldest started is dropped for a new one; started
-again, it warns: :func:`rankaug.stream_start.restarted`)."""
+"""How many streams each worker keeps (the least recently used is dropped for a new one;
+started again, it warns: :func:`rankaug.stream_start.restarted`)."""
 
 StreamKey = tuple[int, int, int, int]
 """A stream's key: ``(pid, worker_id, rank, epoch)``."""
 
 
 class Streams(dict[StreamKey, KeyedRandom]):
-    """A wrapper's live streams: ``(pid, worker_id, rank, epoch) -> keyed random``, oldest first.
+    """A wrapper's live streams: ``(pid, worker_id, rank, epoch) -> keyed random``.
+
+    Least recently used first (:func:`used`).
 
     Attributes:
         dropped: The keys of the streams :func:`keep` dropped: one started again repeats
             its draws from the start.
+        last: The key of the stream added or used last (the last one).
     """
 
-    __slots__ = ("dropped",)
+    __slots__ = ("dropped", "last")
 
     def __init__(self) -> None:
         super().__init__()
         self.dropped: set[StreamKey] = set()
+        self.last: StreamKey | None = None
 
 
 _STREAM_KEYS: Final = ("worker_id", "rank", "epoch", "generator", "py_random")
@@ -73,9 +80,10 @@ SavedRanks = dict[tuple[int, int, int], int]
 
 
 def keep(live: Streams, key: tuple[int, int, int, int], keyed: KeyedRandom) -> KeyedRandom:
-    """Add the new stream ``keyed`` under ``key``, dropping its worker's oldest beyond :data:`KEPT`.
+    """Add the new stream ``keyed`` under ``key``, dropping its worker's least recently used.
 
-    Safe for workers that share a process (threads): each touches its own keys only.
+    A worker keeps :data:`KEPT`. Called under :data:`rankaug.stream_start.LOCK`, or on
+    streams no other thread sees yet (:func:`restored`).
     """
     pid, worker_id = key[0], key[1]
     mine = [k for k in list(live) if k[0] == pid and k[1] == worker_id]
@@ -83,11 +91,25 @@ def keep(live: Streams, key: tuple[int, int, int, int], keyed: KeyedRandom) -> K
         live.pop(old, None)
         live.dropped.add(old)
     live[key] = keyed
+    live.last = key
     return keyed
 
 
+def used(live: Streams, key: StreamKey, lock: AbstractContextManager[object]) -> None:
+    """Make the stream ``key`` the most recently used (the last), if it is still there.
+
+    Called where ``key`` is not ``live.last`` (once per switch of stream, not per sample),
+    with :data:`rankaug.stream_start.LOCK` as ``lock``.
+    """
+    with lock:
+        keyed = live.pop(key, None)
+        if keyed is not None:
+            live[key] = keyed
+            live.last = key
+
+
 def positions(live: Streams, pid: int) -> list[dict[str, Any]]:
-    """Where each stream of process ``pid`` stands, oldest first."""
+    """Where each stream of process ``pid`` stands, least recently used first."""
     out = []
     for (owner_pid, worker_id, rank, epoch), keyed in list(live.items()):
         if owner_pid != pid:

@@ -109,15 +109,17 @@ class TestCheckSaved:
         assert len(list(DataLoader(Subset(parts[0], [0, 1]), collate_fn=list))) == 2
 
 
-def draws_between_checks(checks: int) -> list[int]:
+def draws_between_checks(checks: int, batch_size: int = 2) -> list[int]:
     """Training draws (num_workers=0), ``checks`` validation passes after each batch.
 
     The validation loader goes over the training wrapper, its EpochSampler one epoch
-    per pass.
+    per pass (from 100 on: other epochs than the training one).
     """
     train = RandomAugmentWrapper(DATA, draw, seed=0)
-    loader = DataLoader(train, sampler=EpochSampler(range(8)), batch_size=2, collate_fn=list)
-    check = DataLoader(Subset(train, [0]), sampler=EpochSampler(range(1)), collate_fn=list)
+    loader = DataLoader(train, sampler=EpochSampler(range(8)), batch_size=batch_size,
+                        collate_fn=list)  # fmt: skip
+    check = DataLoader(Subset(train, [0]), sampler=EpochSampler(range(1), epoch=100),
+                       collate_fn=list)  # fmt: skip
     draws = []
     for batch in loader:
         draws += [sample["draw"] for sample in batch]
@@ -137,6 +139,14 @@ class TestRestarted:
     def test_keeps_quiet_while_the_streams_are_kept(self) -> None:
         draws = draws_between_checks(1)  # one other epoch between two training batches
         assert len(set(draws)) == len(draws) == 8
+
+    def test_keeps_the_stream_in_use_however_many_passes_come_between(self) -> None:
+        # one validation pass per batch, eight in all: the training stream, drawn from
+        # between them, was dropped after four (the oldest started) and started over
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            draws = draws_between_checks(1, batch_size=1)
+        assert draws == draws_between_checks(0)  # as with no validation at all
 
 
 class TestDrawn:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -23,9 +25,23 @@ class TestKeep:
         for epoch in range(streams.KEPT + 2):
             streams.keep(live, (7, 0, 0, epoch), stream(epoch))
         mine = [key[3] for key in live if key[:2] == (7, 0)]
-        assert mine == list(range(2, streams.KEPT + 2))  # the oldest started went first
+        assert mine == list(range(2, streams.KEPT + 2))  # the least recently used went first
         assert all(live[key] is value for key, value in others.items())
         assert live.dropped == {(7, 0, 0, 0), (7, 0, 0, 1)}  # started again, they warn
+
+    def test_drops_the_least_recently_used_not_the_oldest_started(self) -> None:
+        live = streams.Streams()
+        for epoch in range(streams.KEPT):
+            streams.keep(live, (7, 0, 0, epoch), stream(epoch))
+        assert live.last == (7, 0, 0, streams.KEPT - 1)
+        streams.used(live, (7, 0, 0, 0), threading.Lock())  # the first, drawn from again
+        assert live.last == (7, 0, 0, 0)
+        streams.keep(live, (7, 0, 0, 9), stream(9))
+        assert [key[3] for key in live] == [2, 3, 0, 9]  # epoch 1 went
+        assert live.dropped == {(7, 0, 0, 1)}
+        streams.used(live, (7, 0, 0, 1), threading.Lock())  # dropped: nothing to move
+        assert (7, 0, 0, 1) not in live
+        assert live.last == (7, 0, 0, 9)
 
     def test_returns_the_stream_it_keeps(self) -> None:
         live = streams.Streams()
@@ -41,7 +57,7 @@ class TestRestored:
         live = {(5, 0, rank, 0): stream(0), (5, 0, rank, 1): keyed}
         return {"class": "Probe", "stream": 0, "streams": streams.positions(live, 5)}
 
-    def test_rebuilds_every_stream_oldest_first(self) -> None:
+    def test_rebuilds_every_stream_least_recently_used_first(self) -> None:
         saved = self.entry(rank=2)
         live = streams.restored(saved, key, 9)
         assert list(live) == [(9, 0, 2, 0), (9, 0, 2, 1)]
