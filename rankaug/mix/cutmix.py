@@ -13,13 +13,16 @@ it smaller near the borders.) The partner's pixels inside it replace the main im
   against the full box (``min_visibility``; also ``min_area``, ``min_width``,
   ``min_height`` on what is visible); a box the rectangle cuts across its full height
   (or width) shrinks to its visible part (an instance with a mask or polygon takes its
-  box from them instead, below).
-* **Partner boxes** are clipped to the rectangle and kept by the same rule.
+  box from them instead, below). What the rectangle reaches and shows no width, height
+  or area is dropped; a box it leaves alone (it may touch its edges; a box of no area
+  runs nowhere through its inside) is kept as the unmixed output keeps it.
+* **Partner boxes** are clipped to the rectangle and kept by the same rule (one of no
+  area, like one clipped to nothing, is dropped).
 * **A sample that is not mixed** (``u[0] >= p``) goes through the same filters, as a
   cut of no rectangle: its boxes are all visible, so ``min_visibility`` keeps them, and
   ``min_area``, ``min_width`` and ``min_height`` drop the small ones (with their label
-  fields, masks and polygons), as they would in a mixed output (and a box of no width,
-  height or area, which no mixed output keeps); without filters it is given as it is.
+  fields, masks and polygons), as they would in a mixed output; without filters it is
+  given as it is.
 * **Masks** follow their pixels: instance masks lose (the main's) or keep only (the
   partner's) the rectangle (:mod:`rankaug.mix._cut_masks`): an instance whose mask keeps
   no pixel is dropped with its box and label fields, a mask the cut changes gives its
@@ -150,7 +153,7 @@ def _tightened(box: list[float], rect: Rect) -> tuple[float, float, float, float
 
 def _candidates(
     main: np.ndarray, partner: np.ndarray, rect: Rect
-) -> tuple[list[tuple[float, ...]], list[float], list[float]]:
+) -> tuple[list[tuple[float, ...]], list[float], list[float], list[bool]]:
     """:func:`uncovered` and the partner's clipping, row by row, bit for bit.
 
     The vectorised path's operations in its order (minimum, maximum, difference,
@@ -160,14 +163,18 @@ def _candidates(
 
     Returns:
         The candidate boxes (the main's tight, then the partner's clipped), the area
-        each shows and its full box's area.
+        each shows, its full box's area and whether the rectangle leaves it alone
+        (:func:`_alone`; a partner's box never).
     """
     rx0, ry0, rx1, ry1 = rect
     boxes: list[tuple[float, ...]] = []
     shown: list[float] = []
     full: list[float] = []
+    apart: list[bool] = []
+    empty = not (rx0 < rx1 and ry0 < ry1)
     for box in main.tolist():  # min() and max() by comparisons (see rankaug._scalars)
         x0, y0, x1, y1 = box
+        apart.append(empty or not (x0 < rx1 and rx0 < x1 and y0 < ry1 and ry0 < y1))
         width = (rx1 if rx1 < x1 else x1) - (rx0 if rx0 > x0 else x0)
         height = (ry1 if ry1 < y1 else y1) - (ry0 if ry0 > y0 else y0)
         inter = (width if width > 0.0 else 0.0) * (height if height > 0.0 else 0.0)
@@ -181,7 +188,17 @@ def _candidates(
         boxes.append((a, b, c, d))
         shown.append((c - a) * (d - b))
         full.append((x1 - x0) * (y1 - y0))
-    return boxes, shown, full
+        apart.append(False)
+    return boxes, shown, full, apart
+
+
+def _alone(boxes: np.ndarray, rect: Rect) -> np.ndarray:
+    """Which boxes share no point, their edges included, with the rectangle's inside."""
+    rx0, ry0, rx1, ry1 = rect
+    if not (rx0 < rx1 and ry0 < ry1):
+        return np.ones(len(boxes), dtype=bool)
+    x0, y0, x1, y1 = boxes.T
+    return cast(np.ndarray, ~((x0 < rx1) & (rx0 < x1) & (y0 < ry1) & (ry0 < y1)))
 
 
 class CutMixDataset(Streamable, PairDataset[T_co]):
@@ -321,9 +338,9 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
     def _row_by_row(
         self, main: np.ndarray, partner: np.ndarray, rect: Rect
     ) -> tuple[np.ndarray, np.ndarray]:
-        rows, shown, full = _candidates(main, partner, rect)
-        keep, together = self._keep, zip(rows, shown, full, strict=True)
-        kept = [keep(c - a, d - b, v, f) for (a, b, c, d), v, f in together]
+        rows, shown, full, apart = _candidates(main, partner, rect)
+        keep, together = self._keep, zip(rows, shown, full, apart, strict=True)
+        kept = [keep(c - a, d - b, v, f, n) for (a, b, c, d), v, f, n in together]
         return np.array(rows, np.float64).reshape(-1, 4), np.array(kept, dtype=bool)
 
     def _vectorised(
@@ -339,18 +356,21 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
             (visible, (clipped[:, 2] - clipped[:, 0]) * (clipped[:, 3] - clipped[:, 1]))
         )
         widths, heights = candidates[:, 2] - candidates[:, 0], candidates[:, 3] - candidates[:, 1]
-        return candidates, self._keep(widths, heights, shown, full_area)
+        apart = np.concatenate((_alone(main, rect), np.zeros(len(partner), dtype=bool)))
+        return candidates, self._keep(widths, heights, shown, full_area, apart)
 
     def unmixed(self, main: Part) -> dict[str, Any]:
         """An empty ``rect`` and ``ratio`` 1.0."""
         return {"rect": (0, 0, 0, 0), "ratio": 1.0}
 
-    def _keep(self, widths: Any, heights: Any, visible: Any, full: Any) -> Any:
-        """Which boxes to keep: wider and higher than TOLERANCE, then the filters.
+    def _keep(self, widths: Any, heights: Any, visible: Any, full: Any, apart: Any) -> Any:
+        """Which boxes to keep: wider and higher than TOLERANCE, or ``apart``; then the filters.
 
         Arrays give a mask, one box's floats give a bool (the same rule, row by row).
         """
-        keep = (widths > TOLERANCE) & (heights > TOLERANCE) & (visible > 0.0) & (full > 0.0)
+        keep = apart | (
+            (widths > TOLERANCE) & (heights > TOLERANCE) & (visible > 0.0) & (full > 0.0)
+        )
         if self.min_visibility > 0.0:
             keep &= visible >= self.min_visibility * full
         if self.min_area > 0.0:

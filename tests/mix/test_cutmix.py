@@ -224,6 +224,45 @@ class TestCutMixTargets:
             np.testing.assert_array_equal(out["masks"], data[0]["masks"])
             assert out["labels"].tolist() == [0, 0]
 
+    def test_a_box_of_no_area_the_rectangle_leaves_alone_is_kept_as_unmixed(self) -> None:
+        # the line box at x=2 lies left of the rectangle (6, 6, 28, 28): the mix keeps it
+        # as the unmixed output does; one the rectangle runs through is dropped, as are
+        # the partner's (clipped, as boxes of no area); one on its edge is left alone
+        def sample(index: int, boxes: list[Any]) -> dict[str, Any]:
+            image = np.arange(32 * 32 * 3, dtype=np.uint8).reshape(32, 32, 3) + 100 * index
+            bboxes = np.array(boxes, np.float32)
+            return {"image": image, "bboxes": bboxes, "labels": 7 + np.arange(len(boxes))}
+
+        data = [sample(0, [[2, 2, 2, 10], [3, 3, 8, 8]]), sample(1, [[2, 2, 2, 10], [3, 3, 8, 8]])]
+        alone = CutMixDataset(data, seed=0, p=0)[0]
+        mixed = CutMixDataset(data, seed=0, p=1)[0]
+        assert mixed["cutmix"]["rect"] == (6, 6, 28, 28)
+        assert alone["bboxes"].tolist() == [[2.0, 2.0, 2.0, 10.0], [3.0, 3.0, 8.0, 8.0]]
+        assert alone["labels"].tolist() == [7, 8]
+        np.testing.assert_array_equal(alone["image"], data[0]["image"])
+        assert mixed["bboxes"].tolist() == [
+            [2.0, 2.0, 2.0, 10.0], [3.0, 3.0, 8.0, 8.0], [6.0, 6.0, 8.0, 8.0],
+        ]  # fmt: skip
+        assert mixed["labels"].tolist() == [7, 8, 8]
+        expected = data[0]["image"].copy()
+        expected[6:28, 6:28] = data[1]["image"][6:28, 6:28]
+        np.testing.assert_array_equal(mixed["image"], expected)
+        # left of it, through it, on its left edge, below it
+        lines = [[2, 2, 2, 10], [10, 2, 10, 12], [6, 8, 6, 12], [3, 30, 20, 30]]
+        data = [sample(0, lines), sample(1, [[10, 10, 10, 20], [3, 3, 8, 8]])]
+        for targets, pasted in (
+            (Targets(), [[6.0, 6.0, 8.0, 8.0]]),
+            (Targets(min_visibility=0.5), []),
+        ):
+            mixed = CutMixDataset(data, seed=0, p=1, targets=targets)[0]
+            alone = CutMixDataset(data, seed=0, p=0, targets=targets)[0]
+            assert mixed["bboxes"].tolist() == [lines[0], lines[2], lines[3], *pasted]
+            assert mixed["labels"].tolist() == [7, 9, 10, 8][: 3 + len(pasted)]
+            assert alone["bboxes"].tolist() == lines  # every box shows whole
+        for p in (0, 1):  # min_area measures each box as it shows: no area, no box
+            out = CutMixDataset(data, seed=0, p=p, targets=Targets(min_area=1.0))[0]
+            assert out["labels"].tolist() == [8] * p
+
     def test_keypoints_where_their_image_shows(self) -> None:
         out, _ = self.cut([(0, 0, 8, 8)], [(15, 1, 19, 9)])
         # (15, 5) lies in the rectangle: the partner's; the others are the main's
