@@ -331,7 +331,11 @@ class TestImagesAndFills:
 class TestMaskCovers:
     @pytest.mark.parametrize("shape", [(4, 6), (4, 6, 1), (4, 6, 2)])
     def test_hxw_and_hxwxc_of_the_image_s_size_pass(self, shape: tuple[int, ...]) -> None:
-        checks.mask_covers(np.zeros(shape), np.zeros((4, 6, 3)), "dataset[0] mask")
+        try:
+            checks.mask_covers(np.zeros(shape), np.zeros((4, 6, 3)), "dataset[0] mask")
+        except ValueError as error:
+            pytest.fail(f"a mask of the image's size was refused: {error}")
+        assert shape[:2] == (4, 6)  # it reached here: not refused
 
     @pytest.mark.parametrize("shape", [(2, 3), (6, 4), (4, 6, 1, 1), (24,)])
     def test_another_size_is_refused_with_the_image_s(self, shape: tuple[int, ...]) -> None:

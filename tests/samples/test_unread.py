@@ -336,7 +336,11 @@ class TestRefusePairTarget:
          (3, 4), None],
     )  # fmt: skip
     def test_classes_pass(self, target: Any) -> None:
-        refuse_pair_target(target, "the default adapter")
+        try:
+            refuse_pair_target(target, "the default adapter")
+        except (TypeError, ValueError) as error:
+            pytest.fail(f"a class was refused: {error}")
+        assert target is not NotImplemented  # it reached here: not refused
 
     @pytest.mark.parametrize("name", list(PAIR_TARGETS))
     def test_a_geometric_pipeline_refuses_them(self, name: str) -> None:
