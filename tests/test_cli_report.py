@@ -49,6 +49,19 @@ def keyed(epoch: int, rank: int, position: int) -> str:
     return f"draw {epoch} {rank} {position}"
 
 
+class Folder:
+    """Two samples, keeping the attributes it is given (what the report names)."""
+
+    def __init__(self, **kept: object) -> None:
+        vars(self).update(kept)
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, index: int) -> dict[str, object]:
+        return {"image": np.zeros((4, 4, 3), np.uint8)}
+
+
 class TestAuditReport:
     def test_no_augmentation_is_its_own_verdict_not_a_pass(self) -> None:
         found = report(fixed)
@@ -140,17 +153,8 @@ class TestFixes:
         assert "WorkerSeeder(" not in unseeded
 
     def test_an_albumentations_transform_inside_a_rankaug_wrapper_is_named(self) -> None:
-        class Folder:
-            def __init__(self) -> None:
-                self.transforms = [A.Compose([A.HorizontalFlip()], seed=137)]
-
-            def __len__(self) -> int:
-                return 2
-
-            def __getitem__(self, index: int) -> dict[str, object]:
-                return {"image": np.zeros((4, 4, 3), np.uint8)}
-
-        wrapper = RandomAugmentWrapper(Folder(), A.HorizontalFlip(), seed=0)
+        folder = Folder(transforms=[A.Compose([A.HorizontalFlip()], seed=137)])
+        wrapper = RandomAugmentWrapper(folder, A.HorizontalFlip(), seed=0)
         (line,) = fix_lines(describe_pipeline(wrapper), ["ranks"], seed=0, epoch_from="sampler")
         assert line.startswith(
             "fix: RandomAugmentWrapper keys its own draws, but the dataset inside it keeps "
@@ -187,17 +191,7 @@ class TestFixes:
             def __init__(self) -> None:
                 self.rng = np.random.default_rng(0)
 
-        class Folder:
-            def __init__(self) -> None:
-                self.augment = [Jitter()]
-
-            def __len__(self) -> int:
-                return 2
-
-            def __getitem__(self, index: int) -> dict[str, object]:
-                return {"image": np.zeros((4, 4, 3), np.uint8)}
-
-        wrapper = RandomAugmentWrapper(Folder(), A.HorizontalFlip(), seed=0)
+        wrapper = RandomAugmentWrapper(Folder(augment=[Jitter()]), A.HorizontalFlip(), seed=0)
         (line,) = fix_lines(describe_pipeline(wrapper), ["ranks"], seed=0, epoch_from="sampler")
         assert line.startswith(
             "fix: RandomAugmentWrapper keys its own draws, but the dataset inside it keeps "
