@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import itertools
 import sys
-import warnings
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any, Final
 
@@ -63,7 +62,6 @@ from torch.utils.data import DistributedSampler, Sampler
 
 from rankaug import checks, passes
 from rankaug.epoch import EpochIndex, epoch_class
-from rankaug.errors import RankaugWarning
 from rankaug.sampler_epochs import Epochs
 from rankaug.sampler_pass import (
     END,
@@ -77,6 +75,7 @@ from rankaug.sampler_pass import (
     prefetching,
     start,
 )
+from rankaug.sampler_sharding import warn_sharded
 
 __all__ = ["EpochSampler"]
 
@@ -251,7 +250,7 @@ class EpochSampler(Sampler[EpochIndex]):
             )
         self._forward(epoch)
         if not self._warned_sharding:
-            self._check_sharding(sys._getframe(2))
+            self._warned_sharding = warn_sharded(self, self.sampler, sys._getframe(2))
         inner = iter(self.sampler)
         inner_state = None if resume is None else resume.get("sampler_iter")
         if inner_state is not None and callable(getattr(inner, "load_state_dict", None)):
@@ -281,43 +280,6 @@ class EpochSampler(Sampler[EpochIndex]):
             load(saved)
             for _ in inner:
                 pass
-
-    def _check_sharding(self, frame: Any) -> None:
-        """Warn, once, when a DistributedSampler shards this sampler's shard again.
-
-        Lightning (``use_distributed_sampler=True``) and Fabric wrap a loader's sampler in
-        their ``DistributedSamplerWrapper`` unless it is a ``DistributedSampler``; that
-        wrapper iterates this one (``frame``: who began the pass) and keeps every
-        ``num_replicas``-th index of it.
-        """
-        inner = self.sampler
-        sharded = [inner, getattr(inner, "sampler", None)]  # a batch sampler's sampler
-        if not any(getattr(s, "num_replicas", 1) > 1 for s in sharded if s is not None):
-            return
-        for _ in range(6):
-            if frame is None:
-                return
-            outer: object = frame.f_locals.get("self")
-            if outer is not self and isinstance(outer, DistributedSampler):
-                break
-            frame = frame.f_back
-        else:
-            return
-        if outer.num_replicas <= 1:
-            return
-        self._warned_sharding = True
-        warnings.warn(
-            f"{type(outer).__name__} (num_replicas={outer.num_replicas}) shards the indices "
-            f"of EpochSampler({type(inner).__name__}), which are already one rank's shard: "
-            f"each rank sees 1/{outer.num_replicas} of its shard. Lightning does this with "
-            "Trainer(use_distributed_sampler=True), its default, around a sampler that is not "
-            "a DistributedSampler: pass Trainer(use_distributed_sampler=False) (Fabric: "
-            "setup_dataloaders(..., use_distributed_sampler=False)), or give the "
-            "EpochSampler the DistributedSampler itself (EpochSampler(DistributedSampler(...)) "
-            "is one, and is left alone).",
-            RankaugWarning,
-            stacklevel=2,
-        )
 
     # ------------------------------------------------------------------ state
     def _pass_state(self, run: Pass) -> dict[str, Any]:
