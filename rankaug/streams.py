@@ -39,6 +39,7 @@ __all__ = [
     "positions",
     "ranks",
     "restored",
+    "resume_pass",
     "saved",
     "used",
 ]
@@ -206,12 +207,36 @@ def restored(entry: Mapping[str, Any], key: Callable[[int, int, int], Any], pid:
     for stream in entry["streams"]:
         rank, worker_id, epoch = stream["rank"], stream["worker_id"], stream["epoch"]
         keyed = KeyedRandom(key(rank, worker_id, epoch))
-        keyed.generator.bit_generator.state = stream["generator"]
-        if stream["py_random"] is not None:
-            keyed._py_random = random.Random()
-            keyed._py_random.setstate(stream["py_random"])
+        _continue(keyed, stream)
         keep(live, (pid, worker_id, rank, epoch), keyed)
     return live
+
+
+def resume_pass(keyed: KeyedRandom, saved: Mapping[str, Any], key: StreamKey, name: str) -> None:
+    """Continue a streaming pass's saved Generator in ``keyed``, its stream ``key``.
+
+    Args:
+        keyed: The pass's new stream.
+        saved: The pass's saved state (its ``generator``, ``py_random`` and ``rank``).
+        key: The stream, ``(pid, worker_id, rank, epoch)``.
+        name: The wrapper's class name, for the message.
+
+    Raises:
+        ValueError: If it was saved on another rank (:func:`check_rank`; a state saved
+            without its rank, before it was saved, is taken as this rank's).
+    """
+    pid, worker_id, _, epoch = key
+    if "rank" in saved:
+        check_rank({(pid, worker_id, epoch): saved["rank"]}, key, name)
+    _continue(keyed, saved)
+
+
+def _continue(keyed: KeyedRandom, saved: Mapping[str, Any]) -> None:
+    """Put the saved Generator's state (and Python ``random``'s, if it drew) in ``keyed``."""
+    keyed.generator.bit_generator.state = saved["generator"]
+    if saved["py_random"] is not None:
+        keyed._py_random = random.Random()
+        keyed._py_random.setstate(saved["py_random"])
 
 
 def ranks(live: Streams) -> SavedRanks:

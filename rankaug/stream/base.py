@@ -34,7 +34,6 @@ A state holds one pass: saved while another pass of the worker runs beside the l
 from __future__ import annotations
 
 import os
-import random
 import warnings
 from collections.abc import Iterator
 from typing import Any, Final, Generic, TypeVar
@@ -217,8 +216,8 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         if self.keying == "stream":
             live.keyed = KeyedRandom(self._stream_key(live.rank, worker_id, epoch))
             if resume is not None and resume["generator"] is not None:
-                _restore(live.keyed, resume, (os.getpid(), worker_id, live.rank, epoch),
-                         type(self).__name__)  # fmt: skip
+                streams.resume_pass(live.keyed, resume, (os.getpid(), worker_id, live.rank, epoch),
+                                    type(self).__name__)  # fmt: skip
         forward_epoch(self.dataset, epoch)
         skip = 0
         if resume is not None:
@@ -386,20 +385,3 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
             f"{type(self).__name__}({type(self.dataset).__name__}, seed={self.seed}, "
             f"keying={self.keying!r}, epoch={self.epoch})"
         )
-
-
-def _restore(keyed: KeyedRandom, saved: dict[str, Any], key: tuple[int, int, int, int],
-             name: str) -> None:  # fmt: skip
-    """Continue the saved Generator in ``keyed``, the stream ``key`` of the wrapper ``name``.
-
-    Raises:
-        ValueError: If it was saved on another rank (:func:`rankaug.streams.check_rank`;
-            a state saved without its rank, before it was saved, is taken as this rank's).
-    """
-    pid, worker_id, _, epoch = key
-    if "rank" in saved:
-        streams.check_rank({(pid, worker_id, epoch): saved["rank"]}, key, name)
-    keyed.generator.bit_generator.state = saved["generator"]
-    if saved["py_random"] is not None:
-        keyed._py_random = random.Random()
-        keyed._py_random.setstate(saved["py_random"])
