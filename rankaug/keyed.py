@@ -27,7 +27,6 @@ continues bit for bit. Stream positions are per rank: each rank loads its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, Final, Generic, TypeVar
 
 import torch.distributed as dist
@@ -49,7 +48,7 @@ from rankaug.errors import SampleError
 from rankaug.keys import Domain, KeyedRandom, Keying, KeyTemplate, check_keying, stream_id
 from rankaug.sample_epoch import EpochFallback, sample_epoch
 
-__all__ = ["KeyedDataset", "inner_datasets"]
+__all__ = ["KeyedDataset"]
 
 T_co = TypeVar("T_co", covariant=True)
 _DOMAINS: Final = {
@@ -57,24 +56,6 @@ _DOMAINS: Final = {
     "sample": Domain.SAMPLE,
     "sample_rank": Domain.SAMPLE_RANK,
 }
-
-
-def inner_datasets(dataset: object, *, through_keyed: bool = False) -> Iterator[object]:
-    """Datasets reachable from ``dataset`` through ``.dataset`` / ``.datasets`` attributes.
-
-    This is how PyTorch's own wrappers (``Subset``, ``ConcatDataset``, ``StackDataset``)
-    and rankaug's nest (:mod:`rankaug.nesting`). The walk is depth first, in attribute
-    order, and visits each object once. By default it stops below each
-    :class:`KeyedDataset` (whose own methods continue it).
-
-    Args:
-        dataset: The outer dataset (not yielded).
-        through_keyed: Also walk into rankaug wrappers.
-
-    Returns:
-        An iterator over the datasets inside it.
-    """
-    return nesting.walk(dataset, () if through_keyed else KeyedDataset)
 
 
 class KeyedDataset(Dataset[T_co], Generic[T_co]):
@@ -184,7 +165,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         """
         epoch = checks.uint(epoch, "epoch", 32)
         self._epoch.set(epoch)
-        for inner in inner_datasets(self):
+        for inner in nesting.walk(self, KeyedDataset):  # each goes on below itself
             if isinstance(inner, KeyedDataset):
                 inner.set_epoch(epoch)
 
@@ -344,7 +325,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
     # ------------------------------------------------------------------ state
     def keyed_tree(self) -> list[KeyedDataset[Any]]:
         """This wrapper and every rankaug wrapper inside it, depth first."""
-        return [self, *(d for d in inner_datasets(self, through_keyed=True)
+        return [self, *(d for d in nesting.walk(self)
                         if isinstance(d, KeyedDataset))]  # fmt: skip
 
     def state_dict(self) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from rankaug import (
     RandomAugmentWrapper,
     SampleContext,
     make_rng,
+    nesting,
 )
 from rankaug.context import pinning_rank
-from rankaug.keyed import inner_datasets
 from rankaug.keys import KeyedRandom
 
 
@@ -77,7 +77,7 @@ class TestInnerDatasets:
         deepest = RandomAugmentWrapper(DATA, identity, seed=0)
         keyed = RandomAugmentWrapper(Subset(deepest, [0]), identity, seed=0)
         top = ConcatDataset([Subset(keyed, [0]), DATA])  # type: ignore[list-item]
-        found = list(inner_datasets(top))
+        found = list(nesting.walk(top, KeyedDataset))
         assert keyed in found
         assert deepest not in found  # keyed's own set_epoch goes on from there
         assert DATA in found

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from rankaug import nesting
 from rankaug.cache._walk import foreign_library
-from rankaug.keyed import KeyedDataset, inner_datasets
+from rankaug.keyed import KeyedDataset
 
 __all__ = ["Pipeline", "describe_batch", "describe_pipeline", "fix_lines"]
 
@@ -84,7 +85,7 @@ keyed=False, has_set_epoch=False, batch='', refused='', own_state=())
     """
     fields = getattr(dataset, "__dict__", {})
     transform = next((name for name in _TRANSFORM_ATTRIBUTES if fields.get(name) is not None), None)
-    inner = next(iter(inner_datasets(dataset)), None)
+    inner = next(iter(nesting.walk(dataset, KeyedDataset)), None)
     keyed = isinstance(dataset, KeyedDataset)
     return Pipeline(
         name=type(dataset).__name__,
@@ -102,7 +103,7 @@ def _levels(dataset: object, keyed: bool) -> list[tuple[str, object]]:
     levels = [] if keyed else [("", dataset)]
     levels += [
         (f"{type(inner).__name__}.", inner)
-        for inner in inner_datasets(dataset)
+        for inner in nesting.walk(dataset, KeyedDataset)
         if not isinstance(inner, KeyedDataset)
     ]
     return levels

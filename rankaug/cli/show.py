@@ -25,7 +25,7 @@ from typing import Any, Literal
 import numpy as np
 from torch.utils.data import DataLoader, DistributedSampler
 
-from rankaug import checks
+from rankaug import checks, nesting
 from rankaug.boxes import check_box_format
 from rankaug.cli.adapter import build_adapter, reader_text
 from rankaug.cli.failure import Failure
@@ -41,7 +41,7 @@ from rankaug.cli.output import check_output, output_error
 from rankaug.cli.sheet import caption, contact_sheet, render_tile, write_png
 from rankaug.cli.target import build_dataset
 from rankaug.cli.views import SheetViews
-from rankaug.keyed import inner_datasets
+from rankaug.keyed import KeyedDataset
 from rankaug.sampler import EpochSampler
 
 __all__ = ["ShowConfig", "ShowJob", "add_parser", "box_format_of", "run", "run_show"]
@@ -126,7 +126,7 @@ def box_format_of(dataset: Any) -> str:
     >>> box_format_of([])
     'pascal_voc'
     """
-    for candidate in (dataset, *inner_datasets(dataset)):
+    for candidate in (dataset, *nesting.walk(dataset, KeyedDataset)):
         found = getattr(candidate, "box_format", None)
         if isinstance(found, str):
             return found
