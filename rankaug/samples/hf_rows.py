@@ -51,7 +51,9 @@ def empty_values(dataset: object) -> dict[str, Any]:
     ``dataset`` is a ``datasets.Dataset`` or ``IterableDataset``, or wraps one under
     ``.dataset`` (a ``Subset``, a rankaug wrapper). Only per-row lists of numbers of a
     fixed shape, formatted ``numpy`` or ``torch``, have an entry: ``{"objects.bbox":
-    array([], shape=(0, 4), dtype=float32)}``.
+    array([], shape=(0, 4), dtype=float32)}``; a list of lists of numbers of no declared
+    length (``List(List(Value("float32")))``, as ``Dataset.from_dict`` infers boxes) has
+    a flat ``(0,)`` one of their dtype.
 
     Args:
         dataset: The dataset a wrapper reads.
@@ -126,5 +128,7 @@ def _lists(fields: Any, prefix: str) -> Iterator[tuple[str, tuple[int, ...], np.
             while pa.types.is_fixed_size_list(item):  # List(Value, length=4): (4,)
                 shape.append(item.list_size)
                 item = item.value_type
+            if not shape and (pa.types.is_list(item) or pa.types.is_large_list(item)):
+                item = item.value_type  # List(List(Value)): rows of any length, flat (0,)
             if pa.types.is_integer(item) or pa.types.is_floating(item) or pa.types.is_boolean(item):
                 yield path, tuple(shape), np.dtype(item.to_pandas_dtype())
