@@ -53,7 +53,8 @@ def empty_values(dataset: object) -> dict[str, Any]:
     fixed shape, formatted ``numpy`` or ``torch``, have an entry: ``{"objects.bbox":
     array([], shape=(0, 4), dtype=float32)}``; a list of lists of numbers of no declared
     length (``List(List(Value("float32")))``, as ``Dataset.from_dict`` infers boxes) has
-    a flat ``(0,)`` one of their dtype.
+    a flat ``(0,)`` one of their dtype. A column of ``Dataset.flatten()`` is found under
+    its own name (``"objects.bbox"``).
 
     Args:
         dataset: The dataset a wrapper reads.
@@ -70,9 +71,9 @@ def empty_values(dataset: object) -> dict[str, Any]:
     features, format_type, kwargs, columns = found
     formatter = formats.get_formatter(format_type, features=features, **kwargs)
     out: dict[str, Any] = {}
-    for path, shape, dtype in _lists(features.arrow_schema, ""):
-        if columns is None or path.split(".", 1)[0] in columns:
-            out[path] = formatter.recursive_tensorize(np.zeros((0, *shape), dtype))
+    chosen = [c for c in features.arrow_schema if columns is None or c.name in columns]
+    for path, shape, dtype in _lists(chosen, ""):  # a column's name may hold dots (flatten())
+        out[path] = formatter.recursive_tensorize(np.zeros((0, *shape), dtype))
     return out
 
 

@@ -210,6 +210,22 @@ class TestHuggingFace:
             assert (type(boxes), boxes.dtype) == (type(other), other.dtype)
             assert tuple(boxes.shape[1:]) == (4,)
 
+    @pytest.mark.parametrize("form", ["numpy", "torch"])
+    def test_a_background_row_of_a_flattened_dataset_gives_the_other_rows_type(
+        self, form: str
+    ) -> None:
+        rows = background_rows(-1).flatten().with_format(form)  # "objects.bbox" columns
+        other = rows[1]["objects.bbox"]
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("coco"))
+        for wrapper in (
+            MosaicDataset(rows, seed=0, p=1.0, output_size=48, adapter=HuggingFace()),
+            RandomAugmentWrapper(rows, flip, seed=0, adapter=HuggingFace()),
+        ):
+            for index in range(4):
+                boxes = wrapper[index]["objects.bbox"]
+                assert (type(boxes), boxes.dtype) == (type(other), other.dtype)
+                assert tuple(boxes.shape[1:]) == (4,)
+
     def test_a_background_row_of_a_stream_gives_the_other_rows_type(self) -> None:
         stream = background_rows().to_iterable_dataset().with_format("numpy")
         streamed: Any = MosaicDataset(stream, seed=0, output_size=48, buffer_size=2,

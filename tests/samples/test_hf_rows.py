@@ -70,6 +70,16 @@ class TestEmptyValues:
         }
         assert found["objects.bbox"][1] == str(data[1]["objects"]["bbox"].dtype)
 
+    def test_flattened_columns_whose_names_hold_dots(self) -> None:
+        flat = rows().flatten()  # columns "objects.bbox", "objects.category"...
+        for data in (flat.with_format("numpy"), flat.with_format("numpy", columns=["bboxes",
+                     "objects.bbox"], output_all_columns=True)):  # fmt: skip
+            assert data[0]["objects.bbox"].dtype == object
+            found = described(empty_values(data))
+            assert found["objects.bbox"] == ("ndarray", "float32", (0, 4))
+            assert found["bboxes"] == ("ndarray", "int64", (0, 4))
+        assert sorted(empty_values(data)) == ["bboxes", "objects.bbox"]  # only those formatted
+
     def test_only_the_formatted_columns(self) -> None:
         data = rows().with_format("numpy", columns=["bboxes"], output_all_columns=True)
         assert sorted(empty_values(data)) == ["bboxes"]
