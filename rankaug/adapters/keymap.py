@@ -151,6 +151,8 @@ class KeyMap:
         )
         self._prefix = "" if container is None else ".".join(container) + "."
         self._tops = frozenset(p[0] for p in self._parts.values())
+        # the sample keys the map reads: the tops of its paths, and keys with dots in them
+        self._read = self._tops | frozenset(self.keys.values())
 
     def for_dataset(self, dataset: object) -> KeyMap:
         """This map, or a copy that reads a Hugging Face dataset's rows without objects.
@@ -271,9 +273,9 @@ class KeyMap:
                         unhanded.append(path)
             if "bboxes" in targets and isinstance(objects, Mapping):  # geometry left behind?
                 self._refuse_unread_objects(objects)
-        if "bboxes" in targets and not sample.keys() <= self._tops:  # targets unread?
+        if "bboxes" in targets and not sample.keys() <= self._read:  # targets unread?
             where, hw, kept = self.keys["image"], image.shape[:2], self._kept
-            refuse_unread(sample, known(self._tops, data), repr(self), data.keys(), where, hw, kept)
+            refuse_unread(sample, known(self._read, data), repr(self), data.keys(), where, hw, kept)
         count = len(data["bboxes"]) if "bboxes" in data else None
         state = _State(sample, originals, kind, mode, count, tuple(unhanded), wrapped, first)
         return data, state
@@ -302,7 +304,7 @@ class KeyMap:
         """
         if not isinstance(sample, Mapping):
             return _NOTHING
-        found = {k: v for k, v in sample.items() if k not in self._tops | self._not_per_box}
+        found = {k: v for k, v in sample.items() if k not in self._read | self._not_per_box}
         for name, parts in self._others:
             if name not in targets and (name in self._per_box or name in ("masks", "segments")):
                 found[name] = self._get(sample, name, parts)
@@ -331,7 +333,7 @@ class KeyMap:
         The map's own, and the sample's other keys with one entry per box
         (torchvision's ``iscrowd``, ``area``), found as the default adapter finds them.
         """
-        read = self._tops | set(self.keys.values()) | self._not_per_box  # a key may hold dots
+        read = self._read | self._not_per_box
         others = {k: v for k, v in state.sample.items() if k not in read}
         assert state.boxes is not None
         return (*state.unhanded, *per_box_fields(others, state.boxes))

@@ -50,7 +50,9 @@ class YoloFolder(Dataset[Any]):
 
     Images are found recursively under ``root / image_dir`` (extensions matched
     case-insensitively; symbolic links to folders are followed, a link back to a
-    folder it lies in is warned about and not entered) and sorted by relative path;
+    folder it lies in is warned about and not entered; hidden files and folders, whose
+    names start with a dot, are skipped as ultralytics skips them: macOS's
+    ``._name.jpg`` are not images) and sorted by relative path;
     the label file of ``images/a/b.jpg`` is ``labels/a/b.txt``. All label files are read and checked
     when the dataset is built, so a bad line fails at once, not hours into
     training; images are decoded (OpenCV, returned RGB) on access.
