@@ -97,6 +97,17 @@ class TestCollateUltralytics:
         with pytest.raises(TypeError, match=re.escape("batch[0] cls must be a tensor")):
             collate_ultralytics([{**sample(1), "cls": [[1.0]]}])
 
+    @pytest.mark.parametrize("key", ["cls", "keypoints"])
+    def test_a_per_box_value_out_of_step_with_the_boxes_is_refused(self, key: str) -> None:
+        # concatenated, each later box of the batch would get another box's class
+        extra = {"keypoints": torch.zeros(2, 17, 3)} if key == "keypoints" else {}
+        good, bad = {**sample(2), **extra}, {**sample(2), **extra}
+        bad[key] = torch.cat([bad[key], bad[key][:1]])  # 3 entries for 2 boxes
+        with pytest.raises(ValueError, match=re.escape(f"batch[1] {key} has 3 entries for 2")):
+            collate_ultralytics([good, bad, good])
+        out = collate_ultralytics([good, good])
+        assert len(out[key]) == len(out["bboxes"]) == 4
+
 
 @pytest.fixture(scope="module")
 def yolo(tmp_path_factory: pytest.TempPathFactory) -> Any:
