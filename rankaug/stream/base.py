@@ -230,12 +230,13 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         self._live = live
         self._running.add(live)
         passes.begin_stream(id(live), epoch)  # threads beside it: warned of the epoch
+        end = passes.end_stream  # bound now: a pass dropped at interpreter exit outlives it
         try:
             yield from self.outputs(live, self._read(live, live.position), skip)
             live.done = True
         finally:  # finished, closed or dropped: no longer a pass a state could miss
             self._running.discard(live)
-            passes.end_stream(id(live))
+            end(id(live))
 
     def _read(self, live: Pass, read: int) -> Iterator[Any]:
         """The stream's samples, the first at ``read``, read with the pass's epoch carried."""
