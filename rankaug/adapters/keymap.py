@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, ClassVar, NamedTuple
 
+from rankaug import checks
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.hf_rows import bound_to, typed
 from rankaug.samples.images import image_from_numpy, image_hw, image_to_numpy, value_to_numpy
@@ -34,17 +35,6 @@ class _State(NamedTuple):
     unhanded: tuple[str, ...]  # per-box values not handed out: stale if the count changes
     wrapped: bool  # torchvision's tv_tensors among the values: wrapped again
     first: bool = False  # a tensor image's mask was CxHxW: so again
-
-
-def _check_path(name: str, path: object) -> tuple[str, ...]:
-    if not isinstance(path, str):
-        raise TypeError(f"KeyMap {name}= must be a key or a dotted path (str), got {path!r}")
-    parts = tuple(path.split("."))
-    if not all(parts):
-        raise ValueError(
-            f"KeyMap {name}= must be a key or a dotted path like 'objects.bbox', got {path!r}"
-        )
-    return parts
 
 
 def _object_list(value: object, key: str) -> bool:
@@ -86,9 +76,9 @@ class KeyMap:
         **other_label_fields: More per-box fields, ``name=path``.
 
     Raises:
-        TypeError: If a path is not a string.
-        ValueError: If ``image`` is ``None``, a path is empty, two names share a path,
-            or ``box_format`` is unknown.
+        TypeError: If a path (``image`` included: it cannot be ``None``) is not a string.
+        ValueError: If a path or one of its dotted parts is empty, two names share a
+            path, or ``box_format`` is unknown.
 
     >>> import numpy as np
     >>> adapter = KeyMap(bboxes="objects.bbox", labels="objects.category")
@@ -123,14 +113,15 @@ class KeyMap:
         box_format: BoxFormat | None = None,
         **other_label_fields: str,
     ) -> None:
-        if image is None:
-            raise ValueError("KeyMap image must be the image's key or path, got None")
+        checks.key_path(image, "image")  # None too: every sample has an image
         given = {"image": image, "bboxes": bboxes, "labels": labels, "mask": mask,
                  "masks": masks, "keypoints": keypoints, "segments": segments,
                  **other_label_fields}  # fmt: skip
         #: ``{rankaug's name: the sample's key or dotted path}``.
         self.keys: dict[str, str] = {k: v for k, v in given.items() if v is not None}
-        self._parts = {name: _check_path(name, path) for name, path in self.keys.items()}
+        self._parts = {
+            name: tuple(checks.key_path(path, name).split(".")) for name, path in self.keys.items()
+        }
         by_path: dict[str, str] = {}
         for name, path in self.keys.items():
             if path in by_path:

@@ -17,6 +17,7 @@ from typing import Any, Final
 import numpy as np
 import torch
 
+from rankaug import checks
 from rankaug.collate._write import by_value
 
 __all__ = ["collate_ultralytics"]
@@ -57,7 +58,8 @@ def collate_ultralytics(batch: Sequence[Any]) -> dict[str, Any]:
         the samples' values. Keys in sorted order, as ultralytics makes them.
 
     Raises:
-        TypeError: If a sample is not a dict, or a tensor key holds something else.
+        TypeError: If ``batch`` is not a sequence (a lone sample, say), a sample is not a
+            dict, or a tensor key holds something else.
         ValueError: If the batch is empty, samples differ in keys, images in shape or
             dtype, or a sample's ``cls``, ``keypoints`` or ``batch_idx`` does not have
             one entry per box (concatenated, every later box would get another's).
@@ -68,8 +70,8 @@ def collate_ultralytics(batch: Sequence[Any]) -> dict[str, Any]:
     >>> tuple(out["img"].shape), out["batch_idx"].tolist(), out["im_file"]
     ((2, 3, 4, 6), [0.0, 0.0, 1.0, 1.0], ('a.jpg', 'a.jpg'))
     """
-    if len(batch) == 0:
-        raise ValueError("batch must hold at least one sample, got an empty batch")
+    # a lone sample (a dict) or a string would be read key by key, character by character
+    checks.sequence(batch, "batch", what="a non-empty sequence of dict samples")
     for position, sample in enumerate(batch):
         if not isinstance(sample, dict):
             raise TypeError(

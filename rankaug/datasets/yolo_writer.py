@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from rankaug import checks
 from rankaug.boxes import (
     BoxFormat,
     as_box_array,
@@ -79,7 +80,7 @@ def write_yolo_folder(
         ``root`` as a :class:`~pathlib.Path`.
 
     Raises:
-        TypeError: If ``dataset`` or a sample has the wrong type.
+        TypeError: If ``dataset``, ``root`` or a sample has the wrong type.
         ValueError: If a sample's values are invalid (the message names its index),
             only some samples have ``"segments"``, or ``box_format`` disagrees with
             ``dataset.box_format``.
@@ -106,7 +107,7 @@ def write_yolo_folder(
             f"box_format={fmt!r} but the dataset's box_format is {own_format!r}; pass "
             f"box_format={own_format!r}"
         )
-    root_path = Path(root)
+    root_path = Path(checks.path(root, "root"))
     images, labels = root_path / "images", root_path / "labels"
     for folder in (images, labels):
         if folder.exists() and any(folder.iterdir()):

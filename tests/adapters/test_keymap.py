@@ -101,12 +101,17 @@ class TestKeyMap:
             adapter.unpack(sample, TARGETS)
 
     def test_bad_arguments(self) -> None:
-        with pytest.raises(TypeError, match="KeyMap bboxes= must be a key or a dotted path"):
+        with pytest.raises(TypeError, match=r"^bboxes must be a key or a dotted path .* got 3 of"):
             KeyMap(bboxes=3)  # type: ignore[arg-type]
-        with pytest.raises(ValueError, match=re.escape("like 'objects.bbox', got 'a..b'")):
+        with pytest.raises(ValueError, match=re.escape("bboxes must be a key or a dotted path (a")):
             KeyMap(bboxes="a..b")
-        with pytest.raises(ValueError, match="KeyMap image must be the image's key or path"):
+        with pytest.raises(TypeError, match=r"^ids must be a key or a dotted path .* got 3 of"):
+            KeyMap(ids=3)  # type: ignore[arg-type]
+        # a wrong type: a TypeError (it was a ValueError that named no type)
+        with pytest.raises(TypeError, match=r"^image must be a key or a dotted path .* got None"):
             KeyMap(image=None)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=r"^image must be a key or a dotted path .* got ''"):
+            KeyMap(image="")
         with pytest.raises(ValueError, match="KeyMap gives 'x' to both bboxes= and labels="):
             KeyMap(bboxes="x", labels="x")
         with pytest.raises(ValueError, match="box_format"):

@@ -61,6 +61,12 @@ class TestWriteYoloFolder:
         with pytest.raises(TypeError, match="dataset must be a map-style dataset"):
             write_yolo_folder(42, tmp_path)
 
+    def test_a_root_of_the_wrong_type_is_named(self) -> None:
+        with pytest.raises(
+            TypeError, match=r"^root must be a path \(str or os.PathLike\), got None"
+        ):
+            write_yolo_folder(SyntheticDetection(1, image_size=16), None)  # type: ignore[arg-type]
+
     def test_float_images_are_refused(self, tmp_path: Path) -> None:
         with pytest.raises(TypeError, match=r"dataset\[0\]\['image'\] must be a uint8 numpy array"):
             write_yolo_folder(SyntheticDetection(1, image_size=16, dtype="float32"), tmp_path)
