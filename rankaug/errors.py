@@ -7,6 +7,8 @@ import operator
 import re
 from typing import Final
 
+from rankaug import checks
+
 __all__ = ["RankaugWarning", "SampleError"]
 
 
@@ -69,6 +71,13 @@ class SampleError(RuntimeError):
         stage: str | None = None,
         sample_id: object = None,
     ) -> None:
+        checks.instance(message, "message", str, what="a str", optional=False)
+        index, rank, worker_id, epoch = (
+            None if value is None else checks.integer(value, name)
+            for name, value in (("index", index), ("rank", rank), ("worker_id", worker_id),
+                                ("epoch", epoch))
+        )  # fmt: skip
+        checks.instance(stage, "stage", str, what="a str")
         super().__init__(message)
         if index is None and rank is None and worker_id is None and stage is None:
             found = _last_fields(message)  # re-raised from a DataLoader worker's text

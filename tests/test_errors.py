@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pickle
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -94,6 +95,26 @@ def _fields(err: SampleError) -> tuple[object, ...]:
 
 
 class TestSampleError:
+    @pytest.mark.parametrize(
+        ("kwargs", "message"),
+        [
+            ({"message": None}, "message must be a str, got None"),
+            ({"message": "x", "index": 1.5}, "index must be an integer, got 1.5"),
+            ({"message": "x", "epoch": True}, "epoch must be an integer, got True"),
+            ({"message": "x", "stage": 3}, "stage must be None or a str, got 3"),
+        ],
+    )
+    def test_fields_of_the_wrong_type_are_named(self, kwargs: Any, message: str) -> None:
+        # SampleError(None) failed with "'NoneType' object has no attribute 'split'", and a
+        # fractional index was kept as the sample's index
+        with pytest.raises(TypeError, match=re.escape(message)):
+            SampleError(**kwargs)
+
+    def test_numpy_integers_are_kept_as_ints(self) -> None:
+        err = SampleError("x", index=np.int64(3), rank=np.int32(1))
+        assert (err.index, err.rank) == (3, 1)
+        assert type(err.index) is int
+
     def test_message_and_fields(self) -> None:
         err = SampleError.at(
             "dataset[4]", index=9, rank=2, worker_id=1, epoch=3, error=OSError("no such file")
