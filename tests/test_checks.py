@@ -115,6 +115,8 @@ class TestChoiceAndNames:
             checks.names(["a", "a"], "label_fields")
         with pytest.raises(TypeError, match="every entry of label_fields must be a key name"):
             checks.names([1], "label_fields")
+        with pytest.raises(ValueError, match="label_fields must be a non-empty key name, got ''"):
+            checks.names(["labels", ""], "label_fields")  # Targets(label_fields=[""]) was taken
 
     def test_key_name(self) -> None:
         assert checks.key_name(None, "record", forbidden={"image"}) is None

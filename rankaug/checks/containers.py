@@ -102,6 +102,8 @@ def names(value: object, name: str, *, forbidden: Collection[str] = ()) -> tuple
     for item in out:
         if not isinstance(item, str):
             raise type_error(f"every entry of {name}", "a key name (str)", item)
+        if not item:  # no sample has a field of that name to carry
+            raise value_error(f"every entry of {name}", "a non-empty key name", item)
         if item in forbidden:
             raise value_error(
                 f"every entry of {name}", f"a key that is not one of {sorted(forbidden)}", item
