@@ -119,6 +119,12 @@ class EpochSampler(Sampler[EpochIndex]):
                 "sampler must be a sampler or an iterable of indices, got "
                 f"{sampler!r} of type {type(sampler).__name__}"
             )
+        if isinstance(sampler, Iterator):  # one pass only: every later epoch would be empty
+            raise TypeError(
+                "sampler must be a sampler or an iterable of indices that can be iterated "
+                f"once per epoch, got a one-shot iterator, {sampler!r} of type "
+                f"{type(sampler).__name__}: pass the sampler or list it came from"
+            )
         self.sampler = sampler
         self._epochs = Epochs(checks.uint(epoch, "epoch", 32))
         self._current: Pass | None = None

@@ -124,6 +124,11 @@ class TestEpochSampler:
     def test_bad_arguments(self) -> None:
         with pytest.raises(TypeError, match="sampler must be a sampler or an iterable of indices"):
             EpochSampler(3)  # type: ignore[arg-type]
+        # a generator gave its indices to epoch 0 and none to every later epoch
+        with pytest.raises(TypeError, match="got a one-shot iterator"):
+            EpochSampler(iter(range(4)))
+        with pytest.raises(TypeError, match="got a one-shot iterator"):
+            EpochSampler(i for i in range(4))
         with pytest.raises(ValueError, match=r"epoch must be an integer in \[0, 2\*\*32\)"):
             EpochSampler(range(2), epoch=-1)
         with pytest.raises(TypeError, match="epoch must be an integer"):
