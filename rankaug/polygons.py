@@ -50,6 +50,7 @@ __all__ = [
     "pack",
     "pixel_box",
     "pixel_clip",
+    "pixel_region",
     "read_polygons",
     "resample",
 ]
@@ -92,21 +93,7 @@ class Polygons:
         A region is empty (``y0 == y1`` or ``x0 == x1``) when its polygon misses the
         image.
         """
-        height, width = hw
-        regions = []
-        for polygon in self.points:
-            if polygon.dtype != np.float32:  # boundingRect takes float32 (or int32) points
-                polygon = polygon.astype(np.float32)
-            # from floor(min) to floor(max) + 1, a pixel more each side for the half
-            # pixel the fill moves the points by and for float32's rounding
-            x, y, w, h = cv2.boundingRect(polygon)
-            # min(max(v, low), high) by comparisons: faster than the builtins, per polygon
-            x0, y0 = (x - 1 if x > 1 else 0), (y - 1 if y > 1 else 0)
-            x0, y0 = (x0 if x0 < width else width), (y0 if y0 < height else height)
-            x1, y1 = x + w + 1, y + h + 1
-            x1, y1 = (x1 if x1 > x0 else x0), (y1 if y1 > y0 else y0)
-            regions.append((y0, y1 if y1 < height else height, x0, x1 if x1 < width else width))
-        return regions
+        return [pixel_region(polygon, hw) for polygon in self.points]
 
     def mirrored(self, width: int) -> Polygons:
         """The polygons mirrored left to right in an image ``width`` pixels wide.
@@ -140,6 +127,22 @@ class Polygons:
         else:
             moved = tuple(move(p).astype(working_dtype(p)) for p in points)
         return Polygons(moved, self.points_per, self.dtype)
+
+
+def pixel_region(points: np.ndarray, hw: tuple[int, int]) -> Region:
+    """Where one polygon's pixels can be (:meth:`Polygons.regions`), for ``(K, 2)`` points."""
+    height, width = hw
+    if points.dtype != np.float32:  # boundingRect takes float32 (or int32) points
+        points = points.astype(np.float32)
+    # from floor(min) to floor(max) + 1, a pixel more each side for the half pixel the
+    # fill moves the points by and for float32's rounding
+    x, y, w, h = cv2.boundingRect(points)
+    # min(max(v, low), high) by comparisons: faster than the builtins, per polygon
+    x0, y0 = (x - 1 if x > 1 else 0), (y - 1 if y > 1 else 0)
+    x0, y0 = (x0 if x0 < width else width), (y0 if y0 < height else height)
+    x1, y1 = x + w + 1, y + h + 1
+    x1, y1 = (x1 if x1 > x0 else x0), (y1 if y1 > y0 else y0)
+    return y0, y1 if y1 < height else height, x0, x1 if x1 < width else width
 
 
 _STEP: Final = 1.0 / _SCALE  # the fill's fixed-point step

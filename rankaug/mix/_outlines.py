@@ -14,7 +14,7 @@ import numpy as np
 
 from rankaug.mix._around import padded
 from rankaug.mix._masks import Entry, Instances, Region, overlap, within
-from rankaug.polygons import Polygons, fill, gather, grids, outline
+from rankaug.polygons import Polygons, fill, gather, grids, outline, pixel_region
 
 __all__ = ["PolygonInstances", "trace"]
 
@@ -30,7 +30,7 @@ class PolygonInstances(Instances):
     it would draw others) are its pixels those the mirrored polygon draws.
     """
 
-    __slots__ = ("bounds", "drawn", "grids", "outlines", "polygons", "rasters")
+    __slots__ = ("drawn", "grids", "outlines", "polygons", "rasters")
 
     exact = True
 
@@ -43,15 +43,7 @@ class PolygonInstances(Instances):
         self.rows: list[list[float]] | None = None
         self.drawn = polygons  # the rasters' polygons (mirror: their pixels mirrored)
         self.polygons = polygons.mirrored(hw[1]) if mirror else polygons
-        self.bounds = self.polygons.regions(hw)
-        if mirror:  # and the mirror images of the polygons' own regions
-            self.bounds = [
-                (min(a0, b0), max(a1, b1), min(a2, hw[1] - b3), max(a3, hw[1] - b2))
-                for (a0, a1, a2, a3), (b0, b1, b2, b3) in zip(
-                    self.bounds, polygons.regions(hw), strict=True
-                )
-            ]
-        self.regions: dict[int, Region] = {}  # unused: bounds holds them all
+        self.regions: dict[int, Region] = {}  # each found when asked: a source pastes few
         self.counts: dict[int, int] = {}
         self.rasters: dict[int, np.ndarray] = {}
         self.outlines: dict[int, np.ndarray] = {}  # mirror: the polygons drawing them
@@ -62,7 +54,16 @@ class PolygonInstances(Instances):
 
     def region(self, k: int) -> Region:
         """Where polygon ``k``'s pixels can be, in the output (its bounds, rounded out)."""
-        return self.bounds[k]
+        found = self.regions.get(k)
+        if found is None:
+            found = pixel_region(self.polygons.points[k], self.hw)
+            if self.mirror:  # and the mirror image of the polygon's own region
+                a0, a1, a2, a3 = found
+                b0, b1, b2, b3 = pixel_region(self.drawn.points[k], self.hw)
+                width = self.width
+                found = (min(a0, b0), max(a1, b1), min(a2, width - b3), max(a3, width - b2))
+            self.regions[k] = found
+        return found
 
     def raster(self, k: int) -> np.ndarray:
         """Polygon ``k``'s pixels over its region (1 on them).
@@ -76,7 +77,7 @@ class PolygonInstances(Instances):
                 if self.grids is None:
                     self.grids = grids(points)
                 grid = self.grids[k]
-            y0, y1, x0, x1 = self.bounds[k]
+            y0, y1, x0, x1 = self.region(k)
             if self.mirror:
                 own = fill(points[k], (y0, y1, self.width - x1, self.width - x0), grid)
                 raster = self._mirrored(k, cv2.flip(own, 1))
@@ -91,7 +92,7 @@ class PolygonInstances(Instances):
         Kept with the polygon that draws them (:meth:`polygon`); for an outline of more
         than ``K`` points, the pixels the mirrored polygon draws instead.
         """
-        region = self.bounds[k]
+        region = self.region(k)
         drawn = fill(self.polygons.points[k], region)
         if np.array_equal(drawn, mirror) or not cv2.hasNonZero(mirror):
             return mirror
@@ -128,7 +129,7 @@ class PolygonInstances(Instances):
         an instance that is dropped is not read again.
         """
         raster = self.raster(k)
-        part = raster[within(self.bounds[k], meet)]
+        part = raster[within(self.region(k), meet)]
         before = cv2.countNonZero(part)
         if not before:
             return 0
@@ -142,7 +143,7 @@ class PolygonInstances(Instances):
 
     def pixels(self, k: int, region: Region) -> np.ndarray:
         """Polygon ``k``'s pixels over an output region (1 on them, never written)."""
-        own, raster = self.bounds[k], self.rasters.get(k)  # region(k), and drawn once
+        own, raster = self.region(k), self.rasters.get(k)  # drawn once
         if raster is None:
             raster = self.raster(k)
         if region == own:

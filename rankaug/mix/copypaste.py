@@ -201,7 +201,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
             )
             chosen = apart(sources, main.boxes, chosen, self.max_overlap)
         theirs = _instances(partner, self.source == "flip")
-        picked = [k for k in chosen if theirs.has_pixels(k)]
+        picked = [k for k in chosen if theirs.has_pixels(k)] if chosen else chosen
         if not picked:  # nothing to paste: the main sample as it is
             return Combined(main, 1.0, self.unmixed(main), applied=False)
         layers, hidden, union, top = self._layers(theirs, picked)
