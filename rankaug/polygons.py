@@ -269,10 +269,10 @@ def pack(polygons: Polygons) -> Any:
             packed = [np.asarray(p, dtype=dtype) for p in points]
         elif isinstance(points, np.ndarray):
             packed = points.astype(dtype, copy=False)
-        else:  # each polygon cast straight into the output (no float64 stack first)
-            packed = np.empty((len(points), polygons.points_per, 2), dtype)
-            for out, polygon in zip(packed, points, strict=True):
-                out[...] = polygon
+        elif points:  # each polygon cast straight into the output (no float64 stack first)
+            packed = np.array(points, dtype)
+        else:
+            packed = np.empty((0, polygons.points_per, 2), dtype)
     if dtype.itemsize < 4 and len(points):  # float16 ends at 65504: never an inf point
         _check_fits(packed, dtype)
     return packed
