@@ -288,7 +288,12 @@ def _check_fits(packed: np.ndarray | list[np.ndarray], dtype: np.dtype[Any]) -> 
         )
 
 
-def fill(points: np.ndarray, region: Region, grid: np.ndarray | None = None) -> np.ndarray:
+def fill(
+    points: np.ndarray,
+    region: Region,
+    grid: np.ndarray | None = None,
+    into: np.ndarray | None = None,
+) -> np.ndarray:
     """The polygon's pixels over an image region: 1 on them, 0 elsewhere (uint8).
 
     Draw over a region that holds all of the polygon that is in the image (its
@@ -300,15 +305,19 @@ def fill(points: np.ndarray, region: Region, grid: np.ndarray | None = None) -> 
         points: ``(K, 2)`` pixel ``x, y``.
         region: ``(y0, y1, x0, x1)``, the rows and columns drawn.
         grid: The points as :func:`grids` gives them, if made already.
+        into: The region's pixels of a larger uint8 array (a view) to set to 1 on the
+            polygon's pixels, in place (the others kept), instead of a new array.
     """
     y0, y1, x0, x1 = region
-    out = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    out = np.zeros((y1 - y0, x1 - x0), np.uint8) if into is None else into
     if out.size:
         if grid is None:
             grid = grids(points)
         # the region's origin and the half pixel, in the grid's fixed point: whole numbers
         offset = (-(x0 << _SHIFT) - _HALF, -(y0 << _SHIFT) - _HALF)
-        cv2.fillPoly(out, [grid], 1, lineType=cv2.LINE_8, shift=_SHIFT, offset=offset)
+        drawn = cv2.fillPoly(out, [grid], 1, lineType=cv2.LINE_8, shift=_SHIFT, offset=offset)
+        if drawn is not out:  # OpenCV could not draw in place (it gives img back)
+            out[...] = drawn
     return out
 
 

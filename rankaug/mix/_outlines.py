@@ -72,19 +72,39 @@ class PolygonInstances(Instances):
         """
         raster = self.rasters.get(k)
         if raster is None:
-            points, grid = self.drawn.points, None
-            if isinstance(points, np.ndarray):  # every polygon's grid at once
-                if self.grids is None:
-                    self.grids = grids(points)
-                grid = self.grids[k]
             y0, y1, x0, x1 = self.region(k)
             if self.mirror:
-                own = fill(points[k], (y0, y1, self.width - x1, self.width - x0), grid)
+                own = fill(self.drawn.points[k], (y0, y1, self.width - x1, self.width - x0),
+                           self._grid(k))  # fmt: skip
                 raster = self._mirrored(k, cv2.flip(own, 1))
             else:
-                raster = fill(points[k], (y0, y1, x0, x1), grid)
+                raster = fill(self.drawn.points[k], (y0, y1, x0, x1), self._grid(k))
             self.rasters[k] = raster
         return raster
+
+    def draw(self, k: int, into: np.ndarray) -> bool:
+        """Set polygon ``k``'s pixels to 1 in ``into`` (its region's, of a larger array).
+
+        Only where no raster of it is needed: not drawn yet, and not mirrored (whose
+        pixels are a raster's, flipped).
+
+        Returns:
+            Whether it drew them.
+        """
+        if self.mirror or k in self.rasters:
+            return False
+        fill(self.drawn.points[k], self.region(k), self._grid(k), into)
+        return True
+
+    def _grid(self, k: int) -> np.ndarray | None:
+        """Polygon ``k``'s grid (:func:`~rankaug.polygons.grids`): every polygon's made at once."""
+        points = self.drawn.points
+        if not isinstance(points, np.ndarray):  # a sequence: fill makes each one's
+            return None
+        if self.grids is None:
+            self.grids = grids(points)
+        grid: np.ndarray = self.grids[k]
+        return grid
 
     def _mirrored(self, k: int, mirror: np.ndarray) -> np.ndarray:
         """Mirrored polygon ``k``'s pixels: ``mirror``, its own pixels mirrored.
@@ -117,9 +137,18 @@ class PolygonInstances(Instances):
         return total
 
     def has_pixels(self, k: int) -> bool:
-        """Whether polygon ``k`` draws a pixel in the image (found at the first; not counted)."""
+        """Whether polygon ``k`` draws a pixel in the image (not counted, nor always drawn).
+
+        One whose region lies inside the image, away from its edges, does: the fill
+        draws the pixels of its points (:func:`~rankaug.polygons.pixel_box`), in there.
+        """
         total = self.counts.get(k)
-        return cv2.hasNonZero(self.raster(k)) if total is None else total > 0
+        if total is not None:
+            return total > 0
+        y0, y1, x0, x1 = self.region(k)
+        height, width = self.hw
+        inside = y0 > 0 and x0 > 0 and y1 < height and x1 < width
+        return inside or cv2.hasNonZero(self.raster(k))
 
     def covered(self, k: int, meet: Region, over: np.ndarray) -> int:
         """How many of polygon ``k``'s pixels in ``meet`` (in its region) ``over`` covers.
