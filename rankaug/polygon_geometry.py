@@ -69,29 +69,31 @@ def _fewest(points: np.ndarray, count: int) -> np.ndarray:
     closed = np.concatenate((points[-1:], points, points[:1]))
     steps = closed[1:] - closed[:-1]  # step i: from point i - 1 to point i
     ahead, behind = steps[1:], steps[:-1]
-    area = np.abs(behind[:, 0] * ahead[:, 1] - behind[:, 1] * ahead[:, 0])  # twice the areas
+    twice = behind[:, 0] * ahead[:, 1] - behind[:, 1] * ahead[:, 0]  # signed: its sign unused
     x, y = points[:, 0], points[:, 1]
     # sorted without repeats (np.unique's Python layer costs more than these four)
-    extremes = np.array(
-        sorted({int(x.argmin()), int(x.argmax()), int(y.argmin()), int(y.argmax())})
-    )
-    keep = np.zeros(n, dtype=bool)
+    extremes = sorted({int(x.argmin()), int(x.argmax()), int(y.argmin()), int(y.argmax())})
     if count <= len(extremes):
-        by_area = extremes[np.argsort(area[extremes], kind="stable")]  # least first
+        ends = np.array(extremes)
+        by_area = ends[np.argsort(np.abs(twice[ends]), kind="stable")]  # least first
+        keep = np.zeros(n, dtype=bool)
         keep[by_area[len(extremes) - count :]] = True
         return points[keep]
-    keep[:] = True
-    others = np.ones(n, dtype=bool)
-    others[extremes] = False
     drop = n - count
-    flat = np.flatnonzero(others & (area == 0))
-    if len(flat) >= drop:
-        keep[_evenly(flat, drop)] = False
+    flat = twice == 0  # of the others: the extremes stay
+    flat[extremes] = False
+    (at,) = flat.nonzero()
+    keep = np.ones(n, dtype=bool)
+    if len(at) >= drop:
+        keep[_evenly(at, drop)] = False
     else:
-        keep[flat] = False
-        rest = np.flatnonzero(others & (area != 0))
-        keep[_evenly(rest, drop - len(flat))] = False
-    return points[keep]
+        keep[at] = False
+        rest = twice != 0  # NaN (an overflow) too, as the areas' != 0 did
+        rest[extremes] = False
+        (others,) = rest.nonzero()
+        keep[_evenly(others, drop - len(at))] = False
+    kept: np.ndarray = points.compress(keep, axis=0)  # points[keep], several times faster
+    return kept
 
 
 def _evenly(indices: np.ndarray, m: int) -> np.ndarray:
@@ -100,7 +102,8 @@ def _evenly(indices: np.ndarray, m: int) -> np.ndarray:
     >>> _evenly(np.arange(10, 20), 3).tolist()
     [10, 13, 16]
     """
-    return indices[np.arange(m) * len(indices) // m]
+    length = len(indices)
+    return indices[np.arange(0, m * length, length) // m]
 
 
 def clip(points: np.ndarray, box: tuple[float, float, float, float]) -> np.ndarray | None:
