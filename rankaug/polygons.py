@@ -388,7 +388,7 @@ def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
     )
     first = contours[0].reshape(-1, 2)
     if len(contours) == 1:
-        polygon = first.astype(np.float64)
+        polygon = first + 0.5  # float64
     else:
         joined = [first]
         for contour in contours[1:]:  # from the first part's start out to each part and back
@@ -396,7 +396,7 @@ def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
             joined += [first[:1], piece, piece[:1]]
         joined.append(first[:1])
         polygon = np.concatenate(joined, dtype=np.float64)
-    polygon += 0.5
+        polygon += 0.5
     while len(polygon) < 3:  # a single pixel or a line: repeat the points
         polygon = np.concatenate((polygon, polygon[:1]))
     return polygon

@@ -154,20 +154,19 @@ class PolygonInstances(Instances):
         """How many of polygon ``k``'s pixels in ``meet`` (in its region) ``over`` covers.
 
         Cuts them from its drawing at once, as :func:`trace` keeps a trimmed instance:
-        the pixels left are counted (with those cut, its count) in the same passes, and
-        an instance that is dropped is not read again.
+        its pixels are counted before (its count, if not cut yet) and after, and an
+        instance that is dropped is not read again.
         """
         raster = self.raster(k)
-        part = raster[within(self.region(k), meet)]
-        before = cv2.countNonZero(part)
+        before = cv2.countNonZero(raster)
+        self.counts.setdefault(k, before)
         if not before:
             return 0
+        part = raster[within(self.region(k), meet)]
         made = cv2.subtract(part, over, dst=part)  # 0/1 - 0/1 saturates: 1 where it shows
         if made is not part:  # OpenCV could not write in place (it gives dst back)
             part[...] = made
-        covered: int = before - cv2.countNonZero(part)
-        if covered and k not in self.counts:
-            self.counts[k] = covered + cv2.countNonZero(raster)
+        covered: int = before - cv2.countNonZero(raster)
         return covered
 
     def pixels(self, k: int, region: Region) -> np.ndarray:
