@@ -53,6 +53,7 @@ __all__ = [
     "pixel_region",
     "read_polygons",
     "resample",
+    "traced",
 ]
 
 POLYGONS: Final = "segments"
@@ -379,6 +380,15 @@ def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
     Returns:
         ``(K, 2)`` float64 pixel ``x, y``, ``K >= 3``.
     """
+    return traced(mask, origin)[0]
+
+
+def traced(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`outline`, and its points in whole pixels (int32, before the half pixel).
+
+    ``cv2.boundingRect`` of those is the box of the mask's pixels: the outline runs
+    through the boundary pixels, its bridges between points of it.
+    """
     # the points in the image's pixels (whole numbers: exact), then onto their centres
     contours, _ = cv2.findContours(
         np.ascontiguousarray(mask, np.uint8),
@@ -386,17 +396,16 @@ def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
         cv2.CHAIN_APPROX_SIMPLE,
         offset=(origin[1], origin[0]),
     )
-    first = contours[0].reshape(-1, 2)
-    if len(contours) == 1:
-        polygon = first + 0.5  # float64
-    else:
+    pixels = contours[0].reshape(-1, 2)
+    if len(contours) > 1:
+        first = pixels
         joined = [first]
         for contour in contours[1:]:  # from the first part's start out to each part and back
             piece = contour.reshape(-1, 2)
             joined += [first[:1], piece, piece[:1]]
         joined.append(first[:1])
-        polygon = np.concatenate(joined, dtype=np.float64)
-        polygon += 0.5
+        pixels = np.concatenate(joined)
+    polygon = pixels + 0.5  # float64
     while len(polygon) < 3:  # a single pixel or a line: repeat the points
         polygon = np.concatenate((polygon, polygon[:1]))
-    return polygon
+    return polygon, pixels

@@ -14,7 +14,7 @@ import numpy as np
 
 from rankaug.mix._around import padded
 from rankaug.mix._masks import Entry, Instances, Region, overlap, within
-from rankaug.polygons import Polygons, fill, gather, grids, outline, pixel_region
+from rankaug.polygons import Polygons, fill, gather, grids, outline, pixel_region, traced
 
 __all__ = ["PolygonInstances", "trace"]
 
@@ -221,13 +221,10 @@ def trace(
             continue
         if owner is ours:  # trimmed: what the pasted pixels left (cut by covered)
             region, shown = owner.region(k), owner.raster(k)
-        origin = (region[0], region[2])
-        polygon = outline(shown, origin)
+        polygon, pixels = traced(shown, (region[0], region[2]))
         points.append(padded(polygon, like.points_per))  # resampled, its fill would move
-        # the box of the pixels left (rankaug.polygons.pixel_box), from the outline's centres:
-        # its straight bridges join points of it, so they stay within that box
-        if owner is ours:
-            x, y, w, h = cv2.boundingRect(polygon.astype(np.float32))  # floor(c + 0.5) = c
+        if owner is ours:  # the box of the pixels left (rankaug.polygons.pixel_box)
+            x, y, w, h = cv2.boundingRect(pixels)
             box = [float(x), float(y), float(x + w), float(y + h)]
         boxes.append(box)
     return gather(points, like, other), boxes
