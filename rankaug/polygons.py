@@ -37,7 +37,15 @@ import cv2
 import numpy as np
 import torch
 
-from rankaug.polygon_geometry import clip, mirror_x, pixel_clip, resample, working_dtype
+from rankaug.polygon_geometry import (
+    Region,
+    clip,
+    mirror_x,
+    pixel_clip,
+    pixel_region,
+    resample,
+    working_dtype,
+)
 
 __all__ = [
     "POLYGONS",
@@ -62,9 +70,6 @@ POLYGONS: Final = "segments"
 _SHIFT: Final = 4  # fractional bits of the points handed to cv2.fillPoly
 _SCALE: Final = float(1 << _SHIFT)
 _HALF: Final = 1 << (_SHIFT - 1)  # half a pixel in that fixed point
-
-Region = tuple[int, int, int, int]
-"""``(y0, y1, x0, x1)``: rows ``y0:y1`` and columns ``x0:x1`` of an image."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,22 +133,6 @@ class Polygons:
         else:
             moved = tuple(move(p).astype(working_dtype(p)) for p in points)
         return Polygons(moved, self.points_per, self.dtype)
-
-
-def pixel_region(points: np.ndarray, hw: tuple[int, int]) -> Region:
-    """Where one polygon's pixels can be (:meth:`Polygons.regions`), for ``(K, 2)`` points."""
-    height, width = hw
-    if points.dtype != np.float32:  # boundingRect takes float32 (or int32) points
-        points = points.astype(np.float32)
-    # from floor(min) to floor(max) + 1, a pixel more each side for the half pixel the
-    # fill moves the points by and for float32's rounding
-    x, y, w, h = cv2.boundingRect(points)
-    # min(max(v, low), high) by comparisons: faster than the builtins, per polygon
-    x0, y0 = (x - 1 if x > 1 else 0), (y - 1 if y > 1 else 0)
-    x0, y0 = (x0 if x0 < width else width), (y0 if y0 < height else height)
-    x1, y1 = x + w + 1, y + h + 1
-    x1, y1 = (x1 if x1 > x0 else x0), (y1 if y1 > y0 else y0)
-    return y0, y1 if y1 < height else height, x0, x1 if x1 < width else width
 
 
 _STEP: Final = 1.0 / _SCALE  # the fill's fixed-point step
