@@ -3,8 +3,10 @@
 A sample whose instances are polygons (:mod:`rankaug.polygons`) pastes and trims them
 with the same layering as dense masks, but each instance's pixels are drawn only where
 they are needed: its region is its polygon's bounds (exact, nothing to check), drawn
-once and cut from there. The output keeps polygons: an instance that shows whole keeps
-its own, one that lost pixels gets the outline of what is left (:func:`trace`).
+once and cut from there, and a pasted polygon that nothing covers is drawn straight
+into the pasted pixels (:meth:`PolygonInstances.draw`). The output keeps polygons: an
+instance that shows whole keeps its own, one that lost pixels gets the outline of what
+is left (:func:`trace`).
 """
 
 from __future__ import annotations
