@@ -10,15 +10,23 @@ import random
 
 import numpy as np
 
+from rankaug import checks
+
 __all__ = ["KeyedRandom"]
 
 
 class KeyedRandom:
     """The random state of one key: a numpy Generator, and a ``random.Random`` on demand.
 
+    Args:
+        seed_sequence: The key's ``SeedSequence`` (:func:`rankaug.keys.make_seed_sequence`).
+
     Attributes:
         seed_sequence: The key's ``SeedSequence``.
         generator: ``Generator(PCG64(seed_sequence))``.
+
+    Raises:
+        TypeError: If ``seed_sequence`` is not a ``SeedSequence`` (an int, say).
 
     >>> from rankaug.keys import make_seed_sequence
     >>> r = KeyedRandom(make_seed_sequence(0, epoch=0, index=3))
@@ -29,6 +37,15 @@ class KeyedRandom:
     __slots__ = ("_py_random", "generator", "seed_sequence")
 
     def __init__(self, seed_sequence: np.random.SeedSequence) -> None:
+        if type(seed_sequence) is not np.random.SeedSequence:  # the common case, kept cheap
+            # an int would seed the generator off the key specification, and fail later
+            checks.instance(
+                seed_sequence,
+                "seed_sequence",
+                np.random.SeedSequence,
+                what="a numpy SeedSequence (rankaug.keys.make_seed_sequence(...))",
+                optional=False,
+            )
         self.seed_sequence = seed_sequence
         self.generator = np.random.Generator(np.random.PCG64(seed_sequence))
         self._py_random: random.Random | None = None

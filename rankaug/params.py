@@ -32,7 +32,7 @@ import numpy as np
 
 from rankaug import checks
 from rankaug._multi.partners import PartnerSampler
-from rankaug.boxes import BoxFormat, check_box_format, check_filter_args
+from rankaug.boxes import BOX_FORMATS, BoxFormat, check_box_format, check_filter_args
 from rankaug.polygons import POLYGONS
 from rankaug.samples import DEFAULT_TARGETS
 
@@ -52,7 +52,9 @@ class Targets:
         box_format: The samples' box format (also the output's): ``"pascal_voc"``,
             ``"coco"``, ``"yolo"`` or ``"albumentations"``. ``None``: the adapter's
             ``box_format`` when it has one (``rankaug.adapters.HuggingFace()`` reads
-            ``"coco"``), else ``"pascal_voc"``.
+            ``"coco"``), else the dataset's (``YoloFolder(root, box_format="yolo")``
+            gives ``"yolo"`` boxes), else ``"pascal_voc"``. A format other than the one
+            the dataset declares is refused by the wrapper.
         label_fields: Per-box fields kept aligned with the boxes.
         keypoint_fields: Per-keypoint fields kept aligned with the keypoints.
         min_area: Drop boxes smaller than this (output pixels).
@@ -99,16 +101,49 @@ class Targets:
         """Whether any box filter is set."""
         return any(getattr(self, name) for name in FILTERS)
 
-    def resolve(self, adapter: object) -> Targets:
-        """These targets with ``box_format`` set: given, else the adapter's, else VOC.
+    def resolve(self, adapter: object, dataset: object = None) -> Targets:
+        """These targets with ``box_format`` set: given, else the adapter's, else the dataset's.
 
+        The dataset's is the format rankaug's readers declare; without one, VOC.
+
+        Args:
+            adapter: The wrapper's adapter (``None``: the default one).
+            dataset: The wrapped dataset; its ``box_format`` attribute, when it names a
+                format (``YoloFolder``, ``CocoDetection``, ``SyntheticDetection``), is
+                the format its boxes are in. Defaults to ``None`` (not known).
+
+        Raises:
+            ValueError: If the format given, or the adapter's, is not the one the
+                dataset declares: its boxes would be read in the wrong format.
+
+        >>> from rankaug.datasets import SyntheticDetection
         >>> Targets().resolve(None).box_format
         'pascal_voc'
+        >>> Targets().resolve(None, SyntheticDetection(1, box_format="coco")).box_format
+        'coco'
+        >>> Targets(box_format="coco").resolve(None, SyntheticDetection(1))
+        Traceback (most recent call last):
+        ...
+        ValueError: targets.box_format='coco', but the dataset (SyntheticDetection) gives ...
         """
+        own = getattr(dataset, "box_format", None)
+        declared = own if isinstance(own, str) and own in BOX_FORMATS else None
+        chosen = self.box_format or getattr(adapter, "box_format", None)
+        if chosen is not None and declared is not None and chosen != declared:
+            said = (
+                f"targets.box_format={chosen!r}"
+                if self.box_format is not None
+                else f"adapter={adapter!r} reads {chosen!r} boxes"
+            )
+            raise ValueError(
+                f"{said}, but the dataset ({type(dataset).__name__}) gives {declared!r} "
+                f"boxes (its box_format): give targets=rankaug.Targets(box_format="
+                f"{declared!r}, ...) or make the dataset with box_format={chosen!r}"
+            )
         if self.box_format is not None:
             return self
-        known = getattr(adapter, "box_format", None)
-        return dataclasses.replace(self, box_format="pascal_voc" if known is None else known)
+        fmt = chosen or declared or "pascal_voc"
+        return dataclasses.replace(self, box_format=fmt)
 
 
 @dataclass(frozen=True, slots=True)

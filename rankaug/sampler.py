@@ -43,7 +43,8 @@ receives for the price of one epoch per batch instead of one reduce per index
 
 Over a ``DistributedSampler`` it is itself one, so Lightning's and Fabric's default
 ``use_distributed_sampler=True`` leave it alone (they shard any other sampler again);
-should a ``DistributedSampler`` shard its shard anyway, it warns once.
+should a ``DistributedSampler`` shard its shard anyway (or accelerate's ``prepare``,
+which shards every loader's batches), it warns once.
 
 ``state_dict()`` holds the epoch and position of the running pass; after
 ``load_state_dict()`` the next pass resumes there, so torchdata's

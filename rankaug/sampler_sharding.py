@@ -4,7 +4,9 @@ Lightning (``use_distributed_sampler=True``) and Fabric wrap a loader's sampler 
 ``DistributedSamplerWrapper`` unless it is a ``DistributedSampler``; that wrapper
 iterates the EpochSampler and keeps every ``num_replicas``-th index of it. Over a
 sampler that already shards (a ``DistributedSampler``, or a batch sampler over one),
-each rank then sees a fraction of its shard: :func:`warn_sharded` says so.
+each rank then sees a fraction of its shard: :func:`warn_sharded` says so. accelerate's
+``Accelerator.prepare`` shards the batches of every map-style loader (its
+``BatchSamplerShard``), a sampler that already shards included: that too.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ __all__ = ["warn_sharded"]
 def warn_sharded(sampler: object, inner: object, frame: Any) -> bool:
     """Warn when a DistributedSampler shards ``sampler``'s shard again; whether it did.
 
+    Also accelerate's ``BatchSamplerShard``, which ``Accelerator.prepare`` puts around
+    every map-style loader's batches, whatever its sampler.
+
     Args:
         sampler: The EpochSampler.
         inner: The sampler it wraps.
@@ -36,22 +41,36 @@ def warn_sharded(sampler: object, inner: object, frame: Any) -> bool:
             return False
         outer: object = frame.f_locals.get("self")
         if outer is not sampler and isinstance(outer, DistributedSampler):
+            replicas, fix = outer.num_replicas, _LIGHTNING
+            break
+        if type(outer).__name__ == "BatchSamplerShard":  # accelerate's, by name
+            replicas, fix = getattr(outer, "num_processes", 1), _ACCELERATE
             break
         frame = frame.f_back
     else:
         return False
-    if outer.num_replicas <= 1:
+    if not isinstance(replicas, int) or replicas <= 1:
         return False
+    name, count = type(outer).__name__, "num_replicas" if fix is _LIGHTNING else "num_processes"
     warnings.warn(
-        f"{type(outer).__name__} (num_replicas={outer.num_replicas}) shards the indices "
-        f"of EpochSampler({type(inner).__name__}), which are already one rank's shard: "
-        f"each rank sees 1/{outer.num_replicas} of its shard. Lightning does this with "
-        "Trainer(use_distributed_sampler=True), its default, around a sampler that is not "
-        "a DistributedSampler: pass Trainer(use_distributed_sampler=False) (Fabric: "
-        "setup_dataloaders(..., use_distributed_sampler=False)), or give the "
-        "EpochSampler the DistributedSampler itself (EpochSampler(DistributedSampler(...)) "
-        "is one, and is left alone).",
+        f"{name} ({count}={replicas}) shards the indices of EpochSampler("
+        f"{type(inner).__name__}), which are already one rank's shard: each rank sees "
+        f"1/{replicas} of its shard. {fix}",
         RankaugWarning,
         stacklevel=2,  # where the EpochSampler began the pass, as before
     )
     return True
+
+
+_LIGHTNING = (
+    "Lightning does this with Trainer(use_distributed_sampler=True), its default, around a "
+    "sampler that is not a DistributedSampler: pass Trainer(use_distributed_sampler=False) "
+    "(Fabric: setup_dataloaders(..., use_distributed_sampler=False)), or give the "
+    "EpochSampler the DistributedSampler itself (EpochSampler(DistributedSampler(...)) is "
+    "one, and is left alone)."
+)
+_ACCELERATE = (
+    "accelerate's Accelerator.prepare() shards every map-style loader's batches across its "
+    "processes itself: give it a sampler over the whole dataset, "
+    "EpochSampler(RandomSampler(dataset, generator=...)), not a DistributedSampler."
+)

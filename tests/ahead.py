@@ -102,6 +102,10 @@ JOBS: dict[str, tuple[str, str]] = {
         "tests.test_sampler:left_open",
         "test_a_pass_left_open_at_exit_ends_quietly",
     ),
+    "stream-left-open": (
+        "tests.stream.test_base:left_open",
+        "test_a_pass_left_open_at_exit_ends_quietly",
+    ),
     "epoch-afresh": (
         "tests.test_epoch:unpickled_afresh",
         "test_each_epoch_is_a_class_found_by_name_in_a_fresh_process",

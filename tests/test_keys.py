@@ -208,6 +208,13 @@ class TestKeyedRandom:
         a.py_random.random()
         assert first_draws(a.generator) == first_draws(b.generator)
 
+    @pytest.mark.parametrize("given", [0, None, np.random.default_rng(0)])
+    def test_a_seed_sequence_of_another_type_is_refused(self, given: object) -> None:
+        # KeyedRandom(0) made a generator off the key specification, then failed in
+        # py_random with "'int' object has no attribute 'generate_state'"
+        with pytest.raises(TypeError, match=r"^seed_sequence must be a numpy SeedSequence"):
+            KeyedRandom(given)  # type: ignore[arg-type]
+
     def test_torch_seed_draws_from_the_generator(self) -> None:
         a = KeyedRandom(make_seed_sequence(1, epoch=0, index=0))
         b = KeyedRandom(make_seed_sequence(1, epoch=0, index=0))

@@ -72,6 +72,39 @@ class TestTargets:
         assert Targets().resolve(Coco()).box_format == "coco"
         assert Targets(box_format="yolo").resolve(Coco()).box_format == "yolo"
 
+    def test_without_one_the_format_is_the_datasets(self) -> None:
+        coco = SyntheticDetection(2, box_format="coco")
+        assert Targets().resolve(None, coco).box_format == "coco"
+        assert Targets(box_format="coco").resolve(None, coco).box_format == "coco"
+
+        class Undeclared:  # an attribute that names no format is not a declaration
+            box_format = "xyxy"
+
+        assert Targets().resolve(None, Undeclared()).box_format == "pascal_voc"
+
+    def test_a_format_the_dataset_does_not_give_is_refused(self) -> None:
+        class Coco:
+            box_format = "coco"
+
+        voc = SyntheticDetection(2)
+        with pytest.raises(ValueError, match=(
+            r"^targets.box_format='yolo', but the dataset \(SyntheticDetection\) gives "
+            r"'pascal_voc' boxes .*Targets\(box_format='pascal_voc', \.\.\.\)"
+        )):  # fmt: skip
+            Targets(box_format="yolo").resolve(None, voc)
+        with pytest.raises(ValueError, match=r"^adapter=.* reads 'coco' boxes, but the dataset"):
+            Targets().resolve(Coco(), voc)
+
+    @pytest.mark.parametrize("wrapper", [MosaicDataset, MixUpDataset, CutMixDataset])
+    def test_the_wrappers_read_the_datasets_format(self, wrapper: Any) -> None:
+        # COCO (x, y, w, h) boxes, once read as (x_min, y_min, x_max, y_max) with no error
+        coco = SyntheticDetection(8, image_size=48, box_format="coco")
+        given = wrapper(coco, seed=3, targets=Targets(box_format="coco"))
+        same_outputs(wrapper(coco, seed=3), given)
+        assert given.config.box_format == "coco"
+        with pytest.raises(ValueError, match=r"^targets.box_format='coco', but the dataset"):
+            wrapper(SyntheticDetection(8, image_size=48), seed=3, targets=Targets("coco"))
+
 
 class TestPartners:
     def test_a_list_becomes_a_tuple_and_replace_is_checked(self) -> None:

@@ -69,7 +69,9 @@ class TestPart:
     def test_hw_and_signature(self) -> None:
         (part,) = read(reader(), sample())
         assert part.hw == (6, 8)
-        assert part.signature() == ((3,), np.dtype(np.uint8), None, None, True, True, False)
+        assert part.signature() == ((3,), np.dtype(np.uint8), None, None, None, True, False)
+        (pointed,) = read(reader(), sample(keypoints=np.zeros((2, 3))))
+        assert pointed.signature()[4] == 3  # the keypoints' columns: x, y and one more
         assert part.label is None
         assert part.boxed
         (bare,) = read(reader(), {"image": np.zeros((6, 8, 3), np.uint8)})
@@ -178,6 +180,53 @@ class TestPartReader:
         parts.check([alone])
         assert alone.masks is not None
         assert alone.masks.dtype == np.uint8  # no dtype anywhere
+
+    def test_keypoints_of_other_columns_are_refused_naming_both(self) -> None:
+        # numpy's concatenate error came from deep inside the wrapper
+        parts = reader()
+        main, partner = sample(keypoints=np.zeros((2, 2))), sample(keypoints=np.zeros((1, 3)))
+        with pytest.raises(
+            ValueError,
+            match=r"^dataset\[1\] keypoints has shape \(1, 3\), but the main image dataset\[0\]'s "
+            r"has \(2, 2\): the samples of a Thing need keypoints of the same columns",
+        ):
+            parts.check(read(parts, main, partner))
+
+    @pytest.mark.parametrize("empty", [[], np.zeros((0, 2)), np.zeros((0, 5))])
+    def test_empty_keypoints_take_the_others_columns(self, empty: Any) -> None:
+        parts = reader()
+        points = np.array([[1.0, 2.0, 2.0]])  # x, y, visibility
+        pointed = sample(keypoints=points)
+        background = sample(boxes=0, keypoints=empty)
+        for order in ([background, pointed], [pointed, background, background]):
+            read_parts = read(parts, *order)
+            parts.check(read_parts)  # no points: nothing to disagree on
+            assert [p.keypoints.shape[1] for p in read_parts if p.keypoints is not None] == [
+                3
+            ] * len(order)
+
+    @pytest.mark.parametrize(
+        ("wrapper", "options"), _WRAPPERS, ids=lambda w: getattr(w, "__name__", "")
+    )
+    def test_a_background_beside_keypoints_with_a_visibility(
+        self, wrapper: Any, options: dict[str, Any]
+    ) -> None:
+        # pose data (x, y, visibility) with a background image's "keypoints": [] failed
+        # in numpy's concatenate
+        people = [_person(1), _person(2)]
+        for person in people:
+            person["keypoints"] = np.c_[person["keypoints"], [2.0, 1.0]]
+        rows = []
+        for background in (_background(True), _background(False)):
+            for seed in range(3):
+                made = wrapper([background, *people], seed=seed, p=1.0, **options)
+                for index in range(3):
+                    rows += [list(row) for row in made[index]["keypoints"]]
+                for index in (1, 2):  # a person's: an array, with its visibility
+                    assert made[index]["keypoints"].shape[1] == 3
+        assert rows
+        assert {len(row) for row in rows} == {3}
+        assert {row[2] for row in rows} <= {1.0, 2.0}
 
     @pytest.mark.parametrize(
         ("wrapper", "options"), _WRAPPERS, ids=lambda w: getattr(w, "__name__", "")

@@ -268,6 +268,35 @@ class TestOverADistributedSampler:
             warnings.simplefilter("error", RankaugWarning)
             list(twice)
 
+    def test_accelerates_sharding_of_a_shard_warns(self) -> None:
+        # Accelerator.prepare() puts every map-style loader's batches in a BatchSamplerShard
+        accelerate = pytest.importorskip("accelerate.data_loader")
+        for rank in (0, 1):
+            inner = DistributedSampler(range(16), num_replicas=2, rank=rank, shuffle=False)
+            for batches in (
+                BatchSampler(EpochSampler(inner), 2, drop_last=False),
+                EpochSampler(BatchSampler(inner, 2, drop_last=False)),
+            ):
+                shard = accelerate.BatchSamplerShard(batches, num_processes=2, process_index=rank)
+                with pytest.warns(RankaugWarning, match=r"BatchSamplerShard \(num_processes=2\)"
+                                  r".*1/2 of its shard.*not a DistributedSampler"):  # fmt: skip
+                    assert sum(len(batch) for batch in shard) == 4  # of its 8
+
+    def test_accelerates_sharding_of_the_whole_dataset_is_right_and_quiet(self) -> None:
+        accelerate = pytest.importorskip("accelerate.data_loader")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            shards = [
+                list(accelerate.BatchSamplerShard(
+                    BatchSampler(EpochSampler(range(8)), 2, drop_last=False),
+                    num_processes=2, process_index=rank,
+                ))
+                for rank in (0, 1)
+            ]  # fmt: skip
+        assert sorted(int(i) for shard in shards for batch in shard for i in batch) == list(
+            range(8)
+        )
+
     def test_sharding_an_unsharded_sampler_is_right_and_quiet(self) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("error", RankaugWarning)

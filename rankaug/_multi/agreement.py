@@ -44,6 +44,13 @@ def refuse_disagreement(part: Part, main: Part, group: str) -> None:
                 f"{name} {kind} has shape {ours.shape}, but {main_name}'s has "
                 f"{theirs.shape}: {group} need {kind} of the same channels"
             )
+    ours, theirs = part.keypoints, main.keypoints
+    if ours is not None and theirs is not None and ours.shape[1] != theirs.shape[1]:
+        raise ValueError(
+            f"{name} keypoints has shape {ours.shape}, but {main_name}'s has "
+            f"{theirs.shape}: {group} need keypoints of the same columns (x, y and "
+            "the same extras, a visibility say)"
+        )
     if part.signature()[:-1] != main.signature()[:-1]:
         raise ValueError(
             f"{name} and dataset[{main.index}] disagree on having a mask, instance masks, "

@@ -8,8 +8,8 @@ sample and the field of anything wrong: an image no resize handles, boxes that a
 ``(N, 4)``, a per-box field of the wrong length (or one outside ``label_fields``, which
 would go stale), masks and keypoints of the wrong shape (``[]`` is none of either, as
 for boxes), keypoints whose ``x`` or ``y`` is NaN or infinite (refused as such boxes
-are, never dropped), and samples that disagree with the main one on channels, dtypes or
-which targets they have.
+are, never dropped), and samples that disagree with the main one on channels, dtypes,
+keypoint columns or which targets they have (empty keypoints take the others' columns).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class Part:
             image.dtype,
             None if mask is None else (mask.shape[2:], mask.dtype),
             None if masks is None else masks.dtype,
-            self.keypoints is None,
+            None if self.keypoints is None else self.keypoints.shape[1],  # x, y and more
             self.segments is None,
             self.boxes is _NO_BOXES,
         )
@@ -278,6 +278,8 @@ class PartReader:
         main = parts[0]
         if main.masks is not None:  # masks given as [] take the others' dtype
             self._type_masks(parts)
+        if main.keypoints is not None:  # no keypoints ([]) take the others' columns
+            _shape_keypoints(parts)
         expected = main.signature()
         if expected not in self._checked:
             checks.image_layout(main.image, f"dataset[{main.index}] image")
@@ -369,6 +371,22 @@ class PartReader:
                 f"for {count} boxes) that is not in label_fields={self.label_fields}: "
                 f"{self.actor} would leave it misaligned; add it to label_fields or drop it"
             )
+
+
+def _shape_keypoints(parts: Sequence[Part]) -> None:
+    """Give parts without keypoints the columns of the first part with some.
+
+    A background image's ``[]`` (read as ``(0, 2)``) or ``np.zeros((0, 2))`` beside
+    keypoints with a visibility, ``(K, 3)``: it has no point to disagree on.
+    """
+    shaped = [p.keypoints for p in parts if p.keypoints is not None and len(p.keypoints)]
+    if not shaped:
+        return
+    columns = shaped[0].shape[1]
+    for part in parts:
+        points = part.keypoints
+        if points is not None and not len(points) and points.shape[1] != columns:
+            part.keypoints = np.zeros((0, columns))
 
 
 def _empty_list(value: Any) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, ClassVar, NamedTuple
 
+from rankaug import checks
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.hf_rows import bound_to, typed
 from rankaug.samples.images import image_from_numpy, image_hw, image_to_numpy, value_to_numpy
@@ -34,17 +35,6 @@ class _State(NamedTuple):
     unhanded: tuple[str, ...]  # per-box values not handed out: stale if the count changes
     wrapped: bool  # torchvision's tv_tensors among the values: wrapped again
     first: bool = False  # a tensor image's mask was CxHxW: so again
-
-
-def _check_path(name: str, path: object) -> tuple[str, ...]:
-    if not isinstance(path, str):
-        raise TypeError(f"KeyMap {name}= must be a key or a dotted path (str), got {path!r}")
-    parts = tuple(path.split("."))
-    if not all(parts):
-        raise ValueError(
-            f"KeyMap {name}= must be a key or a dotted path like 'objects.bbox', got {path!r}"
-        )
-    return parts
 
 
 def _object_list(value: object, key: str) -> bool:
@@ -86,9 +76,9 @@ class KeyMap:
         **other_label_fields: More per-box fields, ``name=path``.
 
     Raises:
-        TypeError: If a path is not a string.
-        ValueError: If ``image`` is ``None``, a path is empty, two names share a path,
-            or ``box_format`` is unknown.
+        TypeError: If a path (``image`` included: it cannot be ``None``) is not a string.
+        ValueError: If a path or one of its dotted parts is empty, two names share a
+            path, or ``box_format`` is unknown.
 
     >>> import numpy as np
     >>> adapter = KeyMap(bboxes="objects.bbox", labels="objects.category")
@@ -123,14 +113,15 @@ class KeyMap:
         box_format: BoxFormat | None = None,
         **other_label_fields: str,
     ) -> None:
-        if image is None:
-            raise ValueError("KeyMap image must be the image's key or path, got None")
+        checks.key_path(image, "image")  # None too: every sample has an image
         given = {"image": image, "bboxes": bboxes, "labels": labels, "mask": mask,
                  "masks": masks, "keypoints": keypoints, "segments": segments,
                  **other_label_fields}  # fmt: skip
         #: ``{rankaug's name: the sample's key or dotted path}``.
         self.keys: dict[str, str] = {k: v for k, v in given.items() if v is not None}
-        self._parts = {name: _check_path(name, path) for name, path in self.keys.items()}
+        self._parts = {
+            name: tuple(checks.key_path(path, name).split(".")) for name, path in self.keys.items()
+        }
         by_path: dict[str, str] = {}
         for name, path in self.keys.items():
             if path in by_path:
@@ -151,6 +142,8 @@ class KeyMap:
         )
         self._prefix = "" if container is None else ".".join(container) + "."
         self._tops = frozenset(p[0] for p in self._parts.values())
+        # the sample keys the map reads: the tops of its paths, and keys with dots in them
+        self._read = self._tops | frozenset(self.keys.values())
 
     def for_dataset(self, dataset: object) -> KeyMap:
         """This map, or a copy that reads a Hugging Face dataset's rows without objects.
@@ -271,9 +264,9 @@ class KeyMap:
                         unhanded.append(path)
             if "bboxes" in targets and isinstance(objects, Mapping):  # geometry left behind?
                 self._refuse_unread_objects(objects)
-        if "bboxes" in targets and not sample.keys() <= self._tops:  # targets unread?
+        if "bboxes" in targets and not sample.keys() <= self._read:  # targets unread?
             where, hw, kept = self.keys["image"], image.shape[:2], self._kept
-            refuse_unread(sample, known(self._tops, data), repr(self), data.keys(), where, hw, kept)
+            refuse_unread(sample, known(self._read, data), repr(self), data.keys(), where, hw, kept)
         count = len(data["bboxes"]) if "bboxes" in data else None
         state = _State(sample, originals, kind, mode, count, tuple(unhanded), wrapped, first)
         return data, state
@@ -302,7 +295,7 @@ class KeyMap:
         """
         if not isinstance(sample, Mapping):
             return _NOTHING
-        found = {k: v for k, v in sample.items() if k not in self._tops | self._not_per_box}
+        found = {k: v for k, v in sample.items() if k not in self._read | self._not_per_box}
         for name, parts in self._others:
             if name not in targets and (name in self._per_box or name in ("masks", "segments")):
                 found[name] = self._get(sample, name, parts)
@@ -331,7 +324,7 @@ class KeyMap:
         The map's own, and the sample's other keys with one entry per box
         (torchvision's ``iscrowd``, ``area``), found as the default adapter finds them.
         """
-        read = self._tops | set(self.keys.values()) | self._not_per_box  # a key may hold dots
+        read = self._read | self._not_per_box
         others = {k: v for k, v in state.sample.items() if k not in read}
         assert state.boxes is not None
         return (*state.unhanded, *per_box_fields(others, state.boxes))

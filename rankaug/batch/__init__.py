@@ -199,8 +199,19 @@ class BatchAugment:
             The augmented image as a ``(1, C, H, W)`` batch (kornia's output; a
             ``tv_tensors.Image`` stays one); it is a call like any other
             (:attr:`last_params` becomes its parameters).
+
+        Raises:
+            TypeError: If ``image`` is not a tensor (or as for a call).
+            ValueError: If ``image`` is neither ``(C, H, W)`` nor ``(1, C, H, W)`` (or
+                as for a call).
         """
         checks.instance(image, "image", torch.Tensor, what="a tensor", optional=False)
+        if not (image.dim() == 3 or (image.dim() == 4 and image.shape[0] == 1)):
+            # a whole batch was refused as "index must have one value per sample"
+            raise ValueError(
+                "image must be one sample's (C, H, W) image or a (1, C, H, W) batch of it, "
+                f"got shape {tuple(image.shape)}: replay one sample at a time"
+            )
         batch = _torchvision.like(image[None], image) if image.dim() == 3 else image
         return self(batch, *inputs, index=[index], epoch=epoch, **kwargs)
 

@@ -17,12 +17,14 @@ from typing import Any, Final
 import numpy as np
 import torch
 
+from rankaug import checks
 from rankaug.collate._write import by_value
 
 __all__ = ["collate_ultralytics"]
 
 _STACKED: Final = frozenset({"img", "text_feats", "semantic_mask", "sem_masks", "depth"})
 _PER_BOX: Final = frozenset({"masks", "keypoints", "bboxes", "cls", "segments", "obb"})
+_ONE_PER_BOX: Final = ("cls", "keypoints")  # (masks may be one overlap mask per image)
 
 
 def _tensor(value: Any, where: str) -> torch.Tensor:
@@ -56,9 +58,11 @@ def collate_ultralytics(batch: Sequence[Any]) -> dict[str, Any]:
         the samples' values. Keys in sorted order, as ultralytics makes them.
 
     Raises:
-        TypeError: If a sample is not a dict, or a tensor key holds something else.
+        TypeError: If ``batch`` is not a sequence (a lone sample, say), a sample is not a
+            dict, or a tensor key holds something else.
         ValueError: If the batch is empty, samples differ in keys, images in shape or
-            dtype, or a sample's ``batch_idx`` does not have one entry per box.
+            dtype, or a sample's ``cls``, ``keypoints`` or ``batch_idx`` does not have
+            one entry per box (concatenated, every later box would get another's).
 
     >>> sample = {"img": torch.zeros(3, 4, 6, dtype=torch.uint8), "cls": torch.ones(2, 1),
     ...           "bboxes": torch.rand(2, 4), "batch_idx": torch.zeros(2), "im_file": "a.jpg"}
@@ -66,8 +70,8 @@ def collate_ultralytics(batch: Sequence[Any]) -> dict[str, Any]:
     >>> tuple(out["img"].shape), out["batch_idx"].tolist(), out["im_file"]
     ((2, 3, 4, 6), [0.0, 0.0, 1.0, 1.0], ('a.jpg', 'a.jpg'))
     """
-    if len(batch) == 0:
-        raise ValueError("batch must hold at least one sample, got an empty batch")
+    # a lone sample (a dict) or a string would be read key by key, character by character
+    checks.sequence(batch, "batch", what="a non-empty sequence of dict samples")
     for position, sample in enumerate(batch):
         if not isinstance(sample, dict):
             raise TypeError(
@@ -80,6 +84,8 @@ def collate_ultralytics(batch: Sequence[Any]) -> dict[str, Any]:
             raise ValueError(
                 f"batch[{position}] has keys {sorted(sample)}, but batch[0] has {keys}"
             )
+    if "bboxes" in keys:
+        _check_per_box(batch, [key for key in _ONE_PER_BOX if key in keys])
     out: dict[str, Any] = {}
     for key in keys:
         values = [sample[key] for sample in batch]
@@ -119,3 +125,17 @@ def collate_ultralytics(batch: Sequence[Any]) -> dict[str, Any]:
     # from a worker the small per-box tensors go by value: no handle each to fetch
     out.update(by_value({k: v for k, v in out.items() if k in _PER_BOX or k == "batch_idx"}))
     return dict(sorted(out.items()))
+
+
+def _check_per_box(batch: Sequence[dict[str, Any]], keys: Sequence[str]) -> None:
+    """Refuse a sample whose ``keys`` do not hold one entry per box of its ``bboxes``."""
+    for i, sample in enumerate(batch):
+        count = len(sample["bboxes"])
+        for key in keys:
+            if len(sample[key]) != count:
+                raise ValueError(
+                    f"batch[{i}] {key} has {len(sample[key])} entries for {count} boxes: it "
+                    "must have one per box, or every later box of the batch gets another "
+                    f"box's {key} (an augmentation that dropped or added boxes without it? "
+                    "rankaug.adapters.Ultralytics() keeps them together)"
+                )

@@ -6,7 +6,10 @@ folders they point to (``Path.rglob`` on Python 3.11 and ``os.walk`` by default 
 them). A link back to a folder on its own path (a cycle) is not entered, with a
 :class:`~rankaug.RankaugWarning` naming it; two links to one folder are both read, as
 two folders. Only names whose extension (lower-cased) is in ``suffixes`` are given,
-unsorted; one that is not a file (a dangling link, a pipe) is an error.
+unsorted; one that is not a file (a dangling link, a pipe) is an error. Hidden names
+(starting with a dot) below ``top`` are skipped, files and folders, as ultralytics'
+``glob`` skips them: macOS's ``._name.jpg`` resource forks are not images, and a
+hidden folder (``.cache``, ``.thumbnails``) holds copies, not more samples.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ def walk_files(top: Path, suffixes: frozenset[str], *, what: str) -> Iterator[st
         chain = chains.pop(folder)
         entered = []
         for name in sorted(dirs):
+            if name.startswith("."):
+                continue
             path = os.path.join(folder, name)
             real = os.path.realpath(path)
             if real in chain:
@@ -64,7 +69,7 @@ def walk_files(top: Path, suffixes: frozenset[str], *, what: str) -> Iterator[st
             entered.append(name)
         dirs[:] = entered
         for name in names:
-            if os.path.splitext(name)[1].lower() not in suffixes:
+            if name.startswith(".") or os.path.splitext(name)[1].lower() not in suffixes:
                 continue
             path = os.path.join(folder, name)
             if not os.path.isfile(path):

@@ -88,9 +88,13 @@ class CocoDetection(Dataset[Any]):
         num_crowd_skipped: Number of crowd annotations skipped.
 
     Raises:
-        FileNotFoundError: If ``annotation_file`` does not exist.
-        ValueError: If the file is not valid COCO detection JSON; the message names
-            the file and the offending image, category or annotation id.
+        TypeError: If an argument has the wrong type (a path that is not a ``str`` or an
+            ``os.PathLike``, say).
+        FileNotFoundError: If ``annotation_file`` or the folder ``image_root`` does not
+            exist.
+        ValueError: If an argument is out of range, or the file is not valid COCO
+            detection JSON; the message names the file and the offending image,
+            category or annotation id.
 
     Warns:
         RankaugWarning: If two image ids have the same file: each is its own sample,
@@ -133,15 +137,16 @@ class CocoDetection(Dataset[Any]):
         )
         self.reduced_decode = checks.boolean(reduced_decode, "reduced_decode")
         self.interpolation = checks.choice(interpolation, "interpolation", INTERPOLATIONS)
-        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)):
-            raise TypeError(f"tolerance must be a real number, got {tolerance!r}")
-        if not 0.0 <= tolerance < math.inf:
-            raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+        self.tolerance = checks.real(tolerance, "tolerance", low=0.0)
         # resolved (absolute, links followed): one file or folder, one name (and repr,
         # which is the cache's key)
-        self.annotation_file = Path(annotation_file).resolve()
-        self.image_root = Path(image_root).resolve()
-        self.tolerance = float(tolerance)
+        self.annotation_file = Path(checks.path(annotation_file, "annotation_file")).resolve()
+        self.image_root = Path(checks.path(image_root, "image_root")).resolve()
+        if not self.image_root.is_dir():
+            raise FileNotFoundError(
+                f"image_root must be an existing folder, got {os.fspath(image_root)!r} "
+                f"(resolved: {self.image_root})"
+            )
         data, self._annotation_stat = _load_json(self.annotation_file)
         source = str(self.annotation_file)
         images = _read_images(data, source)

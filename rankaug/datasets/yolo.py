@@ -50,7 +50,9 @@ class YoloFolder(Dataset[Any]):
 
     Images are found recursively under ``root / image_dir`` (extensions matched
     case-insensitively; symbolic links to folders are followed, a link back to a
-    folder it lies in is warned about and not entered) and sorted by relative path;
+    folder it lies in is warned about and not entered; hidden files and folders, whose
+    names start with a dot, are skipped as ultralytics skips them: macOS's
+    ``._name.jpg`` are not images) and sorted by relative path;
     the label file of ``images/a/b.jpg`` is ``labels/a/b.txt``. All label files are read and checked
     when the dataset is built, so a bad line fails at once, not hours into
     training; images are decoded (OpenCV, returned RGB) on access.
@@ -61,7 +63,10 @@ class YoloFolder(Dataset[Any]):
     ``[0, 1]`` by at most ``tolerance`` (float rounding in label writers); those are
     clipped to the image, anything further out is an error. Zero-size boxes are kept
     (filter them with :func:`rankaug.boxes.keep_mask`). Blank lines are skipped.
-    Segment (polygon) lines are refused unless ``segments=True``; keypoint lines always.
+    Segment (polygon) lines are refused unless ``segments=True``, and so are pose
+    (keypoint) lines, which rankaug does not read; with ``segments=True`` a pose line
+    ``class cx cy w h x1 y1 ...`` has a polygon line's form and cannot be told from one:
+    never pass ``segments=True`` for pose labels.
 
     Samples are those of :class:`~rankaug.datasets.SyntheticDetection`:
     ``{"image": HxWx3 uint8 RGB, "bboxes": float32 (N, 4) in box_format,

@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from rankaug import checks
 from rankaug.boxes import (
     BoxFormat,
     as_box_array,
@@ -51,7 +52,10 @@ def write_yolo_folder(
     least six digits) so they read back exactly; labels go to
     ``root/labels/000000.txt`` (an empty file for an image without objects) with
     coordinates written at full float precision. Only ``image``, ``bboxes``,
-    ``labels`` and ``segments`` are written (YOLO labels have no masks).
+    ``labels`` and ``segments`` are written (YOLO labels have no masks). Boxes must lie
+    in the image; an edge past it by float rounding (up to 1e-6 pixel plus 2**-20 of
+    the long side: a float32 ``yolo`` or ``coco`` box that touches the edge, as
+    :class:`YoloFolder` and :class:`SyntheticDetection` give) is clipped to it.
 
     Polygons: if the samples have ``"segments"`` (a list of ``N`` pixel ``(x, y)``
     arrays of shape ``(K_i, 2)``, ``K_i >= 3``, one per box, as
@@ -76,7 +80,7 @@ def write_yolo_folder(
         ``root`` as a :class:`~pathlib.Path`.
 
     Raises:
-        TypeError: If ``dataset`` or a sample has the wrong type.
+        TypeError: If ``dataset``, ``root`` or a sample has the wrong type.
         ValueError: If a sample's values are invalid (the message names its index),
             only some samples have ``"segments"``, or ``box_format`` disagrees with
             ``dataset.box_format``.
@@ -103,7 +107,7 @@ def write_yolo_folder(
             f"box_format={fmt!r} but the dataset's box_format is {own_format!r}; pass "
             f"box_format={own_format!r}"
         )
-    root_path = Path(root)
+    root_path = Path(checks.path(root, "root"))
     images, labels = root_path / "images", root_path / "labels"
     for folder in (images, labels):
         if folder.exists() and any(folder.iterdir()):
@@ -183,13 +187,32 @@ def _yolo_rows(
         )
     image_hw = (image.shape[0], image.shape[1])
     xyxy = validate_xyxy(
-        to_xyxy(boxes, fmt, image_hw), image_hw, name=f"{where}['bboxes']", clip=False
+        _rounding_clipped(to_xyxy(boxes, fmt, image_hw), image_hw),
+        image_hw,
+        name=f"{where}['bboxes']",
+        clip=False,
     )
     if "segments" not in sample:
         return image, from_xyxy(xyxy, "yolo", image_hw).tolist(), classes
     polygons = _check_polygons(sample["segments"], xyxy, image_hw, f"{where}['segments']")
     scale = np.array([image_hw[1], image_hw[0]], dtype=np.float64)
     return image, [(points / scale).ravel().tolist() for points in polygons], classes
+
+
+def _rounding_clipped(xyxy: np.ndarray, image_hw: tuple[int, int]) -> np.ndarray:
+    """Pixel boxes with the edges that overshoot the image by float rounding clipped.
+
+    A float32 box in a normalised format (``yolo``, as :class:`YoloFolder` and
+    :class:`SyntheticDetection` give it) or in ``coco`` that touches the image's edge
+    converts back to pixels up to about 1e-7 of the image size past it. Edges within
+    1e-6 pixel plus ``2**-20`` of the long side are clipped; the rest are left for
+    ``validate_xyxy`` to refuse.
+    """
+    height, width = image_hw
+    tolerance = _EDGE_TOLERANCE_PX + _BOUNDS_RTOL * max(height, width)
+    clipped = np.clip(xyxy, 0.0, np.array([width, height, width, height], dtype=np.float64))
+    rounding = np.abs(xyxy - clipped) <= tolerance  # NaN: False, for validate_xyxy
+    return np.where(rounding, clipped, xyxy)
 
 
 def _check_polygons(

@@ -30,6 +30,7 @@ __all__ = [
     "paste",
     "stack",
     "tight_box",
+    "uncovered",
     "within",
 ]
 
@@ -237,6 +238,21 @@ class Instances:
             return [self.width - x1, y0, self.width - x0, y1]
         box: list[float] = rows[k]
         return box
+
+
+def uncovered(points: np.ndarray, union: Region, top: np.ndarray) -> np.ndarray:
+    """Which keypoints (``x, y`` first) lie on no pasted pixel: ``top`` is 0 over ``union``.
+
+    A keypoint is on the pixel ``(floor(y), floor(x))``, as CutMix and the mosaic read
+    it (half-open); one outside ``union`` is on no pasted pixel.
+    """
+    y0, y1, x0, x1 = union
+    x, y = points[:, 0], points[:, 1]
+    inside = (x >= x0) & (x < x1) & (y >= y0) & (y < y1)
+    rows, cols = y[inside].astype(np.intp) - y0, x[inside].astype(np.intp) - x0
+    shown = ~inside
+    shown[inside] = top[rows, cols] == 0
+    return shown
 
 
 def compare(mask: np.ndarray, op: int) -> np.ndarray:

@@ -185,7 +185,7 @@ class PairDataset(KeyedDataset[T_co]):
         refuse_unused(targets, self.target_fields, owner)
         refuse_unused(partners, ("pool", "weights"), owner)
         self.config = PairConfig.build(
-            targets=targets.resolve(adapter),
+            targets=targets.resolve(adapter, dataset),
             num_classes=num_classes,
             class_field=class_field,
             p=p,

@@ -21,9 +21,10 @@ that fraction of every box of the main sample (ultralytics pastes only those bel
   (or none) stay visible; otherwise its mask loses the covered pixels (its polygon
   becomes their outline) and its box becomes the tight box around what is left.
   Untouched instances keep their boxes. The semantic mask takes the source's values
-  under the pasted pixels; keypoints are the main sample's. A sample whose draws paste
-  nothing (``fraction`` drew none, ``max_overlap`` refused them all, or the source has
-  none with pixels) is given as it is and recorded as one that is not pasted.
+  under the pasted pixels; keypoints are the main sample's where no pasted pixel covers
+  them (those on one are dropped with their fields, as CutMix's). A sample whose draws
+  paste nothing (``fraction`` drew none, ``max_overlap`` refused them all, or the source
+  has none with pixels) is given as it is and recorded as one that is not pasted.
 * **Record** (under ``"copypaste"``, :class:`CopyPasteRecord`): whether it pasted, the
   indices (the main, then, when pasted, the source: the main itself for ``"flip"``), the
   source, the instances pasted, the main sample's instances dropped and the pasted ones
@@ -52,6 +53,7 @@ from rankaug.mix._masks import (
     paste,
     stack,
     tight_box,
+    uncovered,
     within,
 )
 from rankaug.mix._outlines import PolygonInstances, trace
@@ -218,6 +220,8 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         else:
             assert main.masks is not None
             masks, boxes = stack(entries, ours, union, top, main.masks.dtype)
+        points = main.keypoints
+        shown = None if points is None else uncovered(points, union, top)
         # the pixels last: the targets' Python runs before they take the caches
         image, mask = main.image.copy(), main.mask
         inside = (slice(union[0], union[1]), slice(union[2], union[3]))
@@ -235,8 +239,8 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
             },
             mask,
             masks,
-            None if main.keypoints is None else main.keypoints.copy(),
-            {k: join(k, (v,), (main,)) for k, v in main.keypoint_fields.items()},
+            None if points is None else points[shown],  # those the paste leaves
+            {k: join(k, (v[shown],), (main,)) for k, v in main.keypoint_fields.items()},
             main.label,
             segments,
         )

@@ -227,7 +227,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         self.config = config = MosaicConfig.build(
             output_size=output_size,
             layout=layout,
-            targets=targets.resolve(adapter),
+            targets=targets.resolve(adapter, dataset),
             p=p,
             epochs=epochs,
             close_mosaic=close_mosaic,

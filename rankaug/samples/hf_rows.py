@@ -51,7 +51,10 @@ def empty_values(dataset: object) -> dict[str, Any]:
     ``dataset`` is a ``datasets.Dataset`` or ``IterableDataset``, or wraps one under
     ``.dataset`` (a ``Subset``, a rankaug wrapper). Only per-row lists of numbers of a
     fixed shape, formatted ``numpy`` or ``torch``, have an entry: ``{"objects.bbox":
-    array([], shape=(0, 4), dtype=float32)}``.
+    array([], shape=(0, 4), dtype=float32)}``; a list of lists of numbers of no declared
+    length (``List(List(Value("float32")))``, as ``Dataset.from_dict`` infers boxes) has
+    a flat ``(0,)`` one of their dtype. A column of ``Dataset.flatten()`` is found under
+    its own name (``"objects.bbox"``).
 
     Args:
         dataset: The dataset a wrapper reads.
@@ -68,9 +71,9 @@ def empty_values(dataset: object) -> dict[str, Any]:
     features, format_type, kwargs, columns = found
     formatter = formats.get_formatter(format_type, features=features, **kwargs)
     out: dict[str, Any] = {}
-    for path, shape, dtype in _lists(features.arrow_schema, ""):
-        if columns is None or path.split(".", 1)[0] in columns:
-            out[path] = formatter.recursive_tensorize(np.zeros((0, *shape), dtype))
+    chosen = [c for c in features.arrow_schema if columns is None or c.name in columns]
+    for path, shape, dtype in _lists(chosen, ""):  # a column's name may hold dots (flatten())
+        out[path] = formatter.recursive_tensorize(np.zeros((0, *shape), dtype))
     return out
 
 
@@ -126,5 +129,7 @@ def _lists(fields: Any, prefix: str) -> Iterator[tuple[str, tuple[int, ...], np.
             while pa.types.is_fixed_size_list(item):  # List(Value, length=4): (4,)
                 shape.append(item.list_size)
                 item = item.value_type
+            if not shape and (pa.types.is_list(item) or pa.types.is_large_list(item)):
+                item = item.value_type  # List(List(Value)): rows of any length, flat (0,)
             if pa.types.is_integer(item) or pa.types.is_floating(item) or pa.types.is_boolean(item):
                 yield path, tuple(shape), np.dtype(item.to_pandas_dtype())

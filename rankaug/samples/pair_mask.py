@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from rankaug.samples.images import _is_pil, value_to_numpy
-from rankaug.samples.restore import is_wrapped, rewrap
+from rankaug.samples.restore import is_wrapped, made_tensor, rewrap
 
 __all__ = [
     "CHANNELS_FIRST",
@@ -179,11 +179,14 @@ def mask_like(mask: Any, original: Any) -> Any:
     """The transformed ``mask`` in the type of the ``original`` target.
 
     A ``CxHxW`` original is given a ``CxHxW`` ``mask`` (:func:`channels_first`); a
-    torchvision ``tv_tensors.Mask`` comes back one.
+    torchvision ``tv_tensors.Mask`` comes back one. A tensor the transform made of a
+    numpy or PIL original (``ToTensorV2``) comes back as it is (:func:`made_tensor`).
 
     >>> mask_like(np.ones((2, 3), np.int64), torch.zeros(2, 2, dtype=torch.uint8)).dtype
     torch.uint8
     """
+    if made_tensor(mask, original):
+        return mask
     array = np.asarray(mask)
     if isinstance(original, np.ndarray):
         return array.astype(original.dtype, copy=False)

@@ -12,7 +12,14 @@ import torch
 
 from rankaug.samples.images import image_hw
 
-__all__ = ["holds_wrapped", "is_wrapped", "restore_like", "rewrap", "rewrap_values"]
+__all__ = [
+    "holds_wrapped",
+    "is_wrapped",
+    "made_tensor",
+    "restore_like",
+    "rewrap",
+    "rewrap_values",
+]
 
 
 def restore_like(new: Any, old: Any) -> Any:
@@ -67,6 +74,8 @@ def restore_like(new: Any, old: Any) -> Any:
             return new  # already right: the common case, kept cheap
         if old.dtype.kind == "f":  # into floats (float64 boxes back to float32): a cast
             return new.astype(old.dtype, copy=False)
+    if made_tensor(new, old):
+        return new
     if isinstance(old, torch.Tensor):
         array = _restore_array(np.asarray(new), old.shape, None)
         if old.dtype.is_floating_point or old.dtype.is_complex or _integral(array):
@@ -93,6 +102,24 @@ def restore_like(new: Any, old: Any) -> Any:
             items = list(new)
         return items if isinstance(old, list) else tuple(items)
     return new
+
+
+def made_tensor(new: Any, old: Any) -> bool:
+    """Whether the transform made ``new`` a tensor of a value that held none.
+
+    albumentations' ``ToTensorV2`` turns the numpy image, ``mask`` and ``masks`` it gets
+    into tensors: the pipeline chose tensors, so the adapters give them back as they are,
+    rather than undo that choice (a PIL mask back from it would not even collate). A
+    value that held tensors (a tensor, or a list of them) is restored as before.
+
+    >>> made_tensor(torch.zeros(2, 2), np.zeros((2, 2))), made_tensor(torch.zeros(2), [1, 2])
+    (True, True)
+    >>> made_tensor(torch.zeros(2, 2), [torch.zeros(2)]), made_tensor(np.zeros(2), [1, 2])
+    (False, False)
+    """
+    if not isinstance(new, torch.Tensor) or isinstance(old, torch.Tensor):
+        return False
+    return not (isinstance(old, list | tuple) and old and isinstance(old[0], torch.Tensor))
 
 
 def _restore_items(new: Any, old: list[Any] | tuple[Any, ...]) -> Any:

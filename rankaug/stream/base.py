@@ -20,8 +20,9 @@ the key's random state.
 State (:meth:`StreamDataset.state_dict`, one per worker, as torchdata's
 ``StatefulDataLoader`` saves it): the next epoch and, mid-pass, the pass's epoch, rank,
 position and Generator state (refused on another rank, as a map-style wrapper's), and
-the wrapped dataset's own state when it has ``state_dict``/``load_state_dict`` and the
-wrapper does not read ahead. Otherwise a
+the wrapped dataset's own state when it has ``state_dict``/``load_state_dict`` (and no
+Hugging Face shuffle buffer, which that state leaves out:
+:func:`~rankaug.stream.source.resumable`) and the wrapper does not read ahead. Otherwise a
 resumed pass re-reads the wrapped stream of that epoch from its start and skips what was
 already produced, which is exact when the stream repeats itself for an epoch. A worker
 whose pass had not started resumes on the epoch it would have run (its peers' in the
@@ -229,12 +230,13 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         self._live = live
         self._running.add(live)
         passes.begin_stream(id(live), epoch)  # threads beside it: warned of the epoch
+        end = passes.end_stream  # bound now: a pass dropped at interpreter exit outlives it
         try:
             yield from self.outputs(live, self._read(live, live.position), skip)
             live.done = True
         finally:  # finished, closed or dropped: no longer a pass a state could miss
             self._running.discard(live)
-            passes.end_stream(id(live))
+            end(id(live))
 
     def _read(self, live: Pass, read: int) -> Iterator[Any]:
         """The stream's samples, the first at ``read``, read with the pass's epoch carried."""

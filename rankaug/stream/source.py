@@ -51,13 +51,16 @@ def forward_epoch(dataset: object, epoch: int) -> None:
 def resumable(dataset: object) -> bool:
     """Whether ``dataset`` saves its own position, as Hugging Face's ``IterableDataset``.
 
-    That is ``state_dict()`` (no arguments needed) and ``load_state_dict(state)``.
+    That is ``state_dict()`` (no arguments needed) and ``load_state_dict(state)``, and a
+    state that holds every sample still to come.
 
     litdata's ``state_dict(num_samples_yielded, num_workers, batch_size)``, meant for its
-    own loader in the main process, is not one.
+    own loader in the main process, is not one; nor is a Hugging Face dataset with a
+    shuffle buffer (``.shuffle(buffer_size=...)``), whose state leaves the buffer out:
+    resumed from it, the samples in the buffer were lost and others came twice.
     """
     save, load = getattr(dataset, "state_dict", None), getattr(dataset, "load_state_dict", None)
-    if not (callable(save) and callable(load)):
+    if not (callable(save) and callable(load)) or _buffered(dataset):
         return False
     try:
         parameters = inspect.signature(save).parameters.values()
@@ -65,6 +68,26 @@ def resumable(dataset: object) -> bool:
         return False
     return all(p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
                for p in parameters)  # fmt: skip
+
+
+def _buffered(dataset: object) -> bool:
+    """Whether a Hugging Face ``IterableDataset``'s examples pass a shuffle buffer.
+
+    Its ``_ex_iterable`` chain (``ex_iterable``, ``ex_iterables`` of an interleave) holds a
+    ``BufferShuffledExamplesIterable`` (by type name: ``datasets`` is never imported here).
+    """
+    found: list[object] = [getattr(dataset, "_ex_iterable", None)]
+    while found:
+        stage = found.pop()
+        if stage is None:
+            continue
+        if type(stage).__name__ == "BufferShuffledExamplesIterable":
+            return True
+        found.append(getattr(stage, "ex_iterable", None))
+        inner = getattr(stage, "ex_iterables", None)
+        if isinstance(inner, list | tuple):
+            found.extend(inner)
+    return False
 
 
 class Reading(Iterator[Any]):

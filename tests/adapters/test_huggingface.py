@@ -58,10 +58,13 @@ def hf_dataset(count: int = 8) -> Any:
     return datasets.Dataset.from_dict(columns).cast_column("image", datasets.Image())
 
 
-def background_rows() -> Any:
-    """Four rows, the first without objects; boxes declared ``float64``."""
+def background_rows(length: int = 4) -> Any:
+    """Four rows, the first without objects; boxes declared ``float64``, ``length`` long.
+
+    ``length=-1``: lists of any length, as ``Dataset.from_dict`` infers them.
+    """
     features = datasets.Features({"image": datasets.Image(), "objects": datasets.Sequence({
-        "bbox": datasets.Sequence(datasets.Value("float64"), length=4),
+        "bbox": datasets.Sequence(datasets.Value("float64"), length=length),
         "category": datasets.ClassLabel(names=["a", "b"]),
     })})  # fmt: skip
     box = {"bbox": [[4.0, 4.0, 20.0, 16.0]], "category": [1]}
@@ -194,8 +197,11 @@ class TestHuggingFace:
         ],
         ids=["mosaic", "mixup", "augment"],
     )  # fmt: skip
-    def test_a_background_row_gives_the_other_rows_type(self, form: str, make: Any) -> None:
-        rows = background_rows().with_format(form)
+    @pytest.mark.parametrize("length", [4, -1], ids=["length-4", "any-length"])
+    def test_a_background_row_gives_the_other_rows_type(
+        self, form: str, make: Any, length: int
+    ) -> None:
+        rows = background_rows(length).with_format(form)
         other = rows[1]["objects"]["bbox"]  # float32 in both formats (declared float64)
         assert len(rows[0]["objects"]["bbox"]) == 0
         wrapper = make(rows)
@@ -203,6 +209,22 @@ class TestHuggingFace:
             boxes = wrapper[index]["objects"]["bbox"]
             assert (type(boxes), boxes.dtype) == (type(other), other.dtype)
             assert tuple(boxes.shape[1:]) == (4,)
+
+    @pytest.mark.parametrize("form", ["numpy", "torch"])
+    def test_a_background_row_of_a_flattened_dataset_gives_the_other_rows_type(
+        self, form: str
+    ) -> None:
+        rows = background_rows(-1).flatten().with_format(form)  # "objects.bbox" columns
+        other = rows[1]["objects.bbox"]
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("coco"))
+        for wrapper in (
+            MosaicDataset(rows, seed=0, p=1.0, output_size=48, adapter=HuggingFace()),
+            RandomAugmentWrapper(rows, flip, seed=0, adapter=HuggingFace()),
+        ):
+            for index in range(4):
+                boxes = wrapper[index]["objects.bbox"]
+                assert (type(boxes), boxes.dtype) == (type(other), other.dtype)
+                assert tuple(boxes.shape[1:]) == (4,)
 
     def test_a_background_row_of_a_stream_gives_the_other_rows_type(self) -> None:
         stream = background_rows().to_iterable_dataset().with_format("numpy")

@@ -101,12 +101,17 @@ class TestKeyMap:
             adapter.unpack(sample, TARGETS)
 
     def test_bad_arguments(self) -> None:
-        with pytest.raises(TypeError, match="KeyMap bboxes= must be a key or a dotted path"):
+        with pytest.raises(TypeError, match=r"^bboxes must be a key or a dotted path .* got 3 of"):
             KeyMap(bboxes=3)  # type: ignore[arg-type]
-        with pytest.raises(ValueError, match=re.escape("like 'objects.bbox', got 'a..b'")):
+        with pytest.raises(ValueError, match=re.escape("bboxes must be a key or a dotted path (a")):
             KeyMap(bboxes="a..b")
-        with pytest.raises(ValueError, match="KeyMap image must be the image's key or path"):
+        with pytest.raises(TypeError, match=r"^ids must be a key or a dotted path .* got 3 of"):
+            KeyMap(ids=3)  # type: ignore[arg-type]
+        # a wrong type: a TypeError (it was a ValueError that named no type)
+        with pytest.raises(TypeError, match=r"^image must be a key or a dotted path .* got None"):
             KeyMap(image=None)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=r"^image must be a key or a dotted path .* got ''"):
+            KeyMap(image="")
         with pytest.raises(ValueError, match="KeyMap gives 'x' to both bboxes= and labels="):
             KeyMap(bboxes="x", labels="x")
         with pytest.raises(ValueError, match="box_format"):
@@ -217,6 +222,22 @@ class TestKeyMap:
             assert [i // 10 for i in objects["id"]] == [
                 {4: 1, 7: 1, 5: 2}[c] for c in objects["category"]
             ]
+
+    @pytest.mark.parametrize("kind", [MixUpDataset, CutMixDataset])
+    def test_keys_with_dots_go_through_the_mixes(self, kind: Any) -> None:
+        # Hugging Face's Dataset.flatten() gives such keys: the map's own, never unread
+        rows = [{"image": np.full((16, 24, 3), 60 * i, np.uint8), "objects.category": [i + 1],
+                 "objects.bbox": np.array([[1.0, 2.0, 5.0, 6.0]], np.float32)}
+                for i in range(2)]  # fmt: skip
+        adapter = KeyMap(bboxes="objects.bbox", labels="objects.category")
+        assert adapter.passthrough(rows[0], TARGETS) == {}
+        mixed = kind(rows, seed=0, p=1.0, adapter=adapter)[0]
+        assert mixed["objects.bbox"].shape == (2, 4)  # its own box and its partner's
+        assert len(mixed["objects.category"]) == 2
+        assert mixed["objects.category"][0] == 1
+        rows[1]["objects.id"] = [7]  # a per-box key it does not read is still refused
+        with pytest.raises(SampleError, match=re.escape("'objects.id' looks like a per-box")):
+            kind(rows, seed=0, p=1.0, adapter=adapter)[1]
 
 
 class TestKeyMapTensorMasks:

@@ -246,6 +246,19 @@ class TestBatchAugment:
         out, params = aug(images, index=list(range(40, 48)), epoch=1, return_params=True)
         assert aug.last_params is params
         assert (aug.replay(45, 1, images[5])[0] - out[5]).abs().max() <= 1e-5
+        assert torch.equal(aug.replay(45, 1, images[5:6]), aug.replay(45, 1, images[5]))
+
+    @pytest.mark.parametrize("shape", [(8, 3, 32, 32), (32, 32), (1, 1, 3, 32, 32)])
+    def test_replay_of_anything_but_one_image_is_refused(self, shape: tuple[int, ...]) -> None:
+        # a whole batch was refused as "index must have one value per sample (8), got 1"
+        with pytest.raises(
+            ValueError,
+            match=re.escape(
+                "image must be one sample's (C, H, W) image or a (1, C, H, W) batch of it, "
+                f"got shape {shape}"
+            ),
+        ):
+            BatchAugment(_transform(), seed=4).replay(45, 1, torch.zeros(shape))
 
     def test_boxes_masks_and_keypoints_follow(self) -> None:
         transform = K.AugmentationSequential(

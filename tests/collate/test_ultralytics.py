@@ -83,7 +83,7 @@ class TestCollateUltralytics:
         assert fetched_descriptors(loader, monkeypatch) == (2, 2)
 
     def test_errors(self) -> None:
-        with pytest.raises(ValueError, match="batch must hold at least one sample"):
+        with pytest.raises(ValueError, match=r"^batch must be a non-empty sequence .*, got \[\]"):
             collate_ultralytics([])
         with pytest.raises(TypeError, match=re.escape("batch[0] must be a dict sample")):
             collate_ultralytics([(torch.zeros(3, 2, 2), 0)])
@@ -96,6 +96,23 @@ class TestCollateUltralytics:
             collate_ultralytics([stale])
         with pytest.raises(TypeError, match=re.escape("batch[0] cls must be a tensor")):
             collate_ultralytics([{**sample(1), "cls": [[1.0]]}])
+
+    @pytest.mark.parametrize("batch", [sample(), None, "img"], ids=["a lone sample", "None", "str"])
+    def test_a_batch_that_is_not_a_sequence_is_named(self, batch: Any) -> None:
+        # a lone sample was read key by key: "batch[0] must be a dict sample, got str"
+        with pytest.raises(TypeError, match=r"^batch must be a non-empty sequence of dict samples"):
+            collate_ultralytics(batch)
+
+    @pytest.mark.parametrize("key", ["cls", "keypoints"])
+    def test_a_per_box_value_out_of_step_with_the_boxes_is_refused(self, key: str) -> None:
+        # concatenated, each later box of the batch would get another box's class
+        extra = {"keypoints": torch.zeros(2, 17, 3)} if key == "keypoints" else {}
+        good, bad = {**sample(2), **extra}, {**sample(2), **extra}
+        bad[key] = torch.cat([bad[key], bad[key][:1]])  # 3 entries for 2 boxes
+        with pytest.raises(ValueError, match=re.escape(f"batch[1] {key} has 3 entries for 2")):
+            collate_ultralytics([good, bad, good])
+        out = collate_ultralytics([good, good])
+        assert len(out[key]) == len(out["bboxes"]) == 4
 
 
 @pytest.fixture(scope="module")

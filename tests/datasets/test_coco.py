@@ -252,6 +252,34 @@ class TestCocoDetection:
         with pytest.raises(FileNotFoundError):
             CocoDetection(tmp_path / "nope.json", tmp_path)
 
+    def test_a_missing_image_root_is_refused_when_made(
+        self, tmp_path: Path, coco: tuple[Path, dict[str, Any]]
+    ) -> None:
+        # not at the first sample, in a DataLoader worker
+        with pytest.raises(
+            FileNotFoundError, match=r"image_root must be an existing folder, got '.*imgs'"
+        ):
+            CocoDetection(coco[0], tmp_path / "imgs")
+
+    @pytest.mark.parametrize("name", ["annotation_file", "image_root"])
+    def test_a_path_of_the_wrong_type_is_named(
+        self, tmp_path: Path, coco: tuple[Path, dict[str, Any]], name: str
+    ) -> None:
+        paths: dict[str, Any] = {"annotation_file": coco[0], "image_root": tmp_path / "images"}
+        paths[name] = None
+        with pytest.raises(
+            TypeError, match=rf"^{name} must be a path \(str or os.PathLike\), got None"
+        ):
+            CocoDetection(**paths)
+
+    @pytest.mark.parametrize("tolerance", [np.float32(2.5), np.int64(2)])
+    def test_a_numpy_tolerance_is_taken(
+        self, tmp_path: Path, coco: tuple[Path, dict[str, Any]], tolerance: Any
+    ) -> None:
+        ds = CocoDetection(coco[0], tmp_path / "images", tolerance=tolerance)
+        assert ds.tolerance == float(tolerance)
+        assert type(ds.tolerance) is float
+
     def test_image_size_mismatch(self, tmp_path: Path, coco: tuple[Path, dict[str, Any]]) -> None:
         data = coco[1]
         data["images"][-1]["width"] = 50  # the entry of image id 1000
@@ -278,7 +306,12 @@ class TestCocoDetection:
         [
             ({"tolerance": -1.0}, ValueError, r"tolerance must be a finite number >= 0"),
             ({"tolerance": float("inf")}, ValueError, r"tolerance must be a finite number >= 0"),
-            ({"tolerance": None}, TypeError, r"tolerance must be a real number"),
+            (
+                {"tolerance": None},
+                TypeError,
+                r"tolerance must be a finite number >= 0\.0, got None",
+            ),
+            ({"tolerance": float("nan")}, ValueError, r"tolerance must be .*, got nan"),
             (
                 {"as_tuple": True, "box_format": "coco"},
                 ValueError,

@@ -29,6 +29,14 @@ class TestWalkFiles:
         os.symlink(tmp_path / "other", tmp_path / "top" / "sub" / "again")  # both read
         assert found(tmp_path / "top") == ["a.txt", "linked/d.txt", "sub/again/d.txt", "sub/b.TXT"]
 
+    def test_hidden_names_below_the_top_are_skipped(self, tmp_path: Path) -> None:
+        top = tmp_path / ".data"  # a hidden top is still read
+        (top / ".cache").mkdir(parents=True)
+        (top / "sub").mkdir()
+        for path in ("a.txt", "._a.txt", ".cache/b.txt", "sub/.c.txt", "sub/c.txt"):
+            (top / path).write_text("")
+        assert found(top) == ["a.txt", "sub/c.txt"]
+
     def test_a_cycle_is_warned_about_and_not_entered(self, tmp_path: Path) -> None:
         (tmp_path / "sub").mkdir()
         (tmp_path / "sub" / "a.txt").write_text("")

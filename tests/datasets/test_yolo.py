@@ -145,6 +145,18 @@ class TestYoloFolder:
         ]
         np.testing.assert_array_equal(ds[1]["labels"], [1])
 
+    def test_hidden_files_and_folders_are_not_samples(self, tmp_path: Path) -> None:
+        root = self.make(
+            tmp_path, {"a.txt": "0 0.5 0.5 0.5 0.5\n", "._a.txt": "\x00"},
+            images=("a.png", ".cache/a.png"),
+        )  # fmt: skip
+        (root / "images" / "._a.png").write_bytes(b"\x00\x05\x16\x07" + bytes(80))  # AppleDouble
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # nor is the hidden label file an orphan
+            ds = YoloFolder(root)
+        assert [path.relative_to(root).as_posix() for path in ds.image_paths] == ["images/a.png"]
+        np.testing.assert_array_equal(ds[0]["bboxes"], [[5, 4, 15, 12]])
+
     def test_a_dangling_image_link_is_refused(self, tmp_path: Path) -> None:
         root = self.make(tmp_path, {})
         os.symlink(root / "images" / "gone.png", root / "images" / "b.png")

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from rankaug.boxes import to_xyxy
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
 
 
@@ -59,6 +60,12 @@ class TestWriteYoloFolder:
     def test_not_a_dataset(self, tmp_path: Path) -> None:
         with pytest.raises(TypeError, match="dataset must be a map-style dataset"):
             write_yolo_folder(42, tmp_path)
+
+    def test_a_root_of_the_wrong_type_is_named(self) -> None:
+        with pytest.raises(
+            TypeError, match=r"^root must be a path \(str or os.PathLike\), got None"
+        ):
+            write_yolo_folder(SyntheticDetection(1, image_size=16), None)  # type: ignore[arg-type]
 
     def test_float_images_are_refused(self, tmp_path: Path) -> None:
         with pytest.raises(TypeError, match=r"dataset\[0\]\['image'\] must be a uint8 numpy array"):
@@ -120,6 +127,26 @@ class TestWriteYoloFolder:
     ) -> None:
         with pytest.raises(error, match=message):
             write_yolo_folder([sample], tmp_path)
+
+    @pytest.mark.parametrize("box_format", ["yolo", "coco"])
+    def test_float32_boxes_touching_the_edge_are_written(
+        self, tmp_path: Path, box_format: Any
+    ) -> None:
+        # 298.31... to the right edge of a 333-wide image: in float32 yolo (and coco) its
+        # right edge converts back to 333.00001, a rounding error, not a box outside
+        box = [298.3136456253863, 0.0, 333.0, 10.0]
+        sample = {"image": np.zeros((100, 333, 3), np.uint8), "bboxes": [box], "labels": [1]}
+        ds = YoloFolder(write_yolo_folder([sample], tmp_path / "a"), box_format=box_format)
+        assert to_xyxy(ds[0]["bboxes"], box_format, (100, 333))[0, 2] > 333 + 1e-6
+        again = YoloFolder(write_yolo_folder(ds, tmp_path / "b", box_format=box_format))
+        assert again[0]["bboxes"][0, 2] == 333.0  # clipped to the edge
+        np.testing.assert_allclose(again[0]["bboxes"], [box], atol=1e-4)
+
+    def test_the_synthetic_dataset_writes_in_every_format(self, tmp_path: Path) -> None:
+        for box_format in ("yolo", "coco", "albumentations", "pascal_voc"):
+            ds = SyntheticDetection(8, image_size=(333, 517), seed=3, box_format=box_format)
+            root = write_yolo_folder(ds, tmp_path / box_format, box_format=box_format)
+            assert len(YoloFolder(root)) == 8
 
     def test_hxwx1_image(self, tmp_path: Path) -> None:
         sample = {"image": np.full((4, 6, 1), 7, np.uint8), "bboxes": [], "labels": []}

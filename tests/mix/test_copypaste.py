@@ -13,7 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch.utils.data import DataLoader
 
-from rankaug import EpochSampler, MixUpDataset, MosaicAffine, MosaicDataset, SampleError
+from rankaug import (
+    EpochSampler,
+    MixUpDataset,
+    MosaicAffine,
+    MosaicDataset,
+    SampleError,
+    Targets,
+)
 from rankaug.datasets import write_yolo_folder
 from rankaug.datasets.yolo import YoloFolder
 from rankaug.mix import CopyPasteDataset, _masks
@@ -206,6 +213,41 @@ class TestCopyPasteTargets:
         assert out["copypaste"]["pasted"] == [0, 1]
         assert out["copypaste"]["hidden"] == [0]
         assert out["labels"].tolist() == [8]
+
+    @pytest.mark.parametrize("polygons", [False, True])
+    @pytest.mark.parametrize("source", ["partner", "flip"])
+    def test_keypoints_under_pasted_pixels_are_dropped_with_their_fields(
+        self, polygons: bool, source: str
+    ) -> None:
+        # they were kept, on the pasted instance's pixels (a covered person's joints)
+        # pasted over columns 2 to 6 (the partner's) or 6 to 10 (the main's mirrored), rows
+        # 0 to 5; keypoints on each side of their edges, and outside the image
+        main = instance_sample(
+            0, (10, 10), [(0, 0, 4, 10) if source == "partner" else (0, 0, 4, 5)]
+        )
+        partner = instance_sample(1, (10, 10), [(2, 0, 6, 5)])
+        points = np.array([[1.9, 1.0], [2.0, 1.0], [5.99, 4.99], [6.0, 4.0], [3.0, 5.0],
+                           [9.99, 0.0], [-1.0, 1.0], [3.0, 20.0], [6.5, 4.0]])  # fmt: skip
+        main.update(keypoints=np.c_[points, np.arange(9)], joint=np.arange(9) * 10)
+        for sample in (main, partner):
+            if polygons:
+                sample["segments"] = [outline(m.astype(bool)) for m in sample.pop("masks")]
+            sample.setdefault("keypoints", np.zeros((0, 3)))
+            sample.setdefault("joint", np.zeros(0, np.int64))
+        targets = Targets(keypoint_fields=("joint",))
+        wrapper = Fixed if source == "partner" else CopyPasteDataset
+        paste = wrapper([main, partner], seed=0, p=1.0, source=source, targets=targets)
+        out = paste[0]
+        assert out["copypaste"]["applied"] is True
+        pasted = [2, 3, 4, 5] if source == "partner" else [6, 7, 8, 9]  # its columns
+        under = [k for k, (x, y) in enumerate(points) if 0 <= y < 5 and int(x) in pasted]
+        left = [k for k in range(9) if k not in under]
+        assert under  # the paste covers some
+        assert out["keypoints"][:, 2].tolist() == left  # the visibility column with them
+        assert out["joint"].tolist() == [10 * k for k in left]
+        np.testing.assert_array_equal(out["keypoints"][:, :2], points[left])
+        again = paste.replay(out["copypaste"])
+        np.testing.assert_array_equal(again["keypoints"], out["keypoints"])
 
     def test_fraction_zero_pastes_nothing(self) -> None:
         data = [instance_sample(i, (8, 8), [(1, 1, 5, 5)]) for i in range(2)]

@@ -263,6 +263,54 @@ class TestTensorMasks:
         assert (out["mask"] == 1).any()
 
 
+class TestTensorsTheTransformMade:
+    """A mask ``ToTensorV2`` made a tensor came back numpy, or PIL for a pair (no collate)."""
+
+    @staticmethod
+    def _sample() -> dict[str, Any]:
+        mask = np.zeros((16, 24), np.uint8)
+        mask[:, :4] = 1
+        image = np.zeros((16, 24, 3), np.uint8)
+        return {"image": image, "mask": mask, "masks": [mask, 1 - mask]}
+
+    @pytest.mark.parametrize("keymap", [False, True])
+    def test_a_numpy_mask_and_masks_come_back_as_its_tensors(self, keymap: bool) -> None:
+        sample = self._sample()
+        transform = A.Compose([A.HorizontalFlip(p=1.0), ToTensorV2()])
+        adapter = KeyMap(image="image", mask="mask", masks="masks") if keymap else None
+        out = RandomAugmentWrapper([sample], transform, seed=0, adapter=adapter)[0]
+        direct = transform(image=sample["image"], mask=sample["mask"], masks=sample["masks"])
+        assert type(out["mask"]) is torch.Tensor
+        assert torch.equal(out["mask"], direct["mask"])
+        assert torch.equal(out["mask"], torch.from_numpy(sample["mask"][:, ::-1].copy()))
+        assert type(out["masks"]) is torch.Tensor
+        assert out["masks"].shape == (2, 16, 24)
+        assert torch.equal(out["masks"][1], 1 - out["mask"])
+
+    def test_a_pil_pair_mask_comes_back_a_tensor_that_collates(self) -> None:
+        mask = np.zeros((16, 24), np.uint8)
+        mask[:, :4] = 5
+        palette = Image.fromarray(mask, mode="L").convert("P")
+        image = Image.fromarray(np.zeros((16, 24, 3), np.uint8))
+        transform = A.Compose([A.HorizontalFlip(p=1.0), ToTensorV2()])
+        wrapped = RandomAugmentWrapper([(image, palette)] * 2, transform, seed=0)
+        _, out = wrapped[0]
+        assert type(out) is torch.Tensor
+        assert torch.equal(out, torch.from_numpy(mask[:, ::-1].copy()))
+        images, masks = next(iter(torch.utils.data.DataLoader(wrapped, batch_size=2)))
+        assert images.shape == (2, 3, 16, 24)
+        assert masks.shape == (2, 16, 24)
+
+    def test_masks_given_as_tensors_keep_their_list(self) -> None:
+        sample = _tensor_sample()
+        sample["masks"] = [sample["mask"][0], 1 - sample["mask"][0]]
+        transform = A.Compose([A.HorizontalFlip(p=1.0), ToTensorV2()])
+        out = RandomAugmentWrapper([sample], transform, seed=0)[0]
+        assert type(out["masks"]) is list
+        assert [tuple(m.shape) for m in out["masks"]] == [(16, 24), (16, 24)]
+        assert torch.equal(out["masks"][0], sample["masks"][0].flip(-1))
+
+
 class TestForDataset:
     def test_a_hugging_face_row_without_boxes_reads_as_the_other_rows(self) -> None:
         datasets = pytest.importorskip("datasets", reason="the Hugging Face tests need `datasets`")

@@ -57,6 +57,29 @@ class TestEmptyValues:
         assert wide["objects.bbox"].dtype == rows().with_format("numpy", dtype=np.float64)[1][
             "objects"]["bbox"].dtype == np.float64  # fmt: skip
 
+    def test_lists_of_any_length_give_a_flat_empty_value(self) -> None:
+        # Dataset.from_dict infers List(List(Value("float64"))): boxes of no declared length
+        columns = {"objects": [{"bbox": [], "category": []},
+                               {"bbox": [[1.0, 2.0, 3.0, 4.0]], "category": [1]}]}  # fmt: skip
+        data = datasets.Dataset.from_dict(columns).with_format("numpy")
+        assert data[0]["objects"]["bbox"].dtype == object
+        found = described(empty_values(data))
+        assert found == {
+            "objects.bbox": ("ndarray", "float32", (0,)),
+            "objects.category": ("ndarray", "int64", (0,)),
+        }
+        assert found["objects.bbox"][1] == str(data[1]["objects"]["bbox"].dtype)
+
+    def test_flattened_columns_whose_names_hold_dots(self) -> None:
+        flat = rows().flatten()  # columns "objects.bbox", "objects.category"...
+        for data in (flat.with_format("numpy"), flat.with_format("numpy", columns=["bboxes",
+                     "objects.bbox"], output_all_columns=True)):  # fmt: skip
+            assert data[0]["objects.bbox"].dtype == object
+            found = described(empty_values(data))
+            assert found["objects.bbox"] == ("ndarray", "float32", (0, 4))
+            assert found["bboxes"] == ("ndarray", "int64", (0, 4))
+        assert sorted(empty_values(data)) == ["bboxes", "objects.bbox"]  # only those formatted
+
     def test_only_the_formatted_columns(self) -> None:
         data = rows().with_format("numpy", columns=["bboxes"], output_all_columns=True)
         assert sorted(empty_values(data)) == ["bboxes"]

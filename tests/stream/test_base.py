@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,6 +16,7 @@ from rankaug import MosaicDataset, RandomAugmentWrapper, RankaugWarning
 from rankaug.datasets import SyntheticDetection
 from rankaug.stream import StreamingAugment
 from rankaug.stream.base import StreamDataset, default_stream
+from tests import ahead
 from tests.stream.helpers import EpochShards, Shards, detection, noise
 from tests.stream.test_augment import run
 
@@ -223,6 +227,10 @@ class TestStreamDataset:
             [s["noise"] for s in passing],
         )
 
+    def test_a_pass_left_open_at_exit_ends_quietly(self, tmp_path: Path) -> None:
+        done = ahead.result("stream-left-open", lambda: tmp_path)
+        assert (done.stdout, done.stderr) == ("s0000\n", "")
+
     @pytest.mark.parametrize(
         ("stream", "keying", "workers", "persistent"),
         [  # every stream and keying without workers, and each pair of them with workers
@@ -316,6 +324,18 @@ class TestStreamDataset:
         inner = RandomAugmentWrapper(Shards(6), _draw, seed=0)
         with pytest.warns(RankaugWarning, match="StreamingAugment\\(keying='sample'\\) holds"):
             RandomAugmentWrapper(inner, _draw, seed=0, keying="sample", sample_id="id")
+
+
+def left_open(_: Path) -> subprocess.CompletedProcess[str]:
+    """A pass kept at module level (a look at one sample): it is dropped while the
+    interpreter exits, after the modules' globals are gone (a job of tests.ahead)."""
+    code = (
+        "from rankaug import RandomAugmentWrapper\n"
+        "from tests.stream.helpers import Shards, keep\n"
+        "samples = iter(RandomAugmentWrapper(Shards(4), keep, seed=0))\n"
+        "print(next(samples)['id'])\n"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 
 
 class TestDefaultStream:
