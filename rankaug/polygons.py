@@ -37,7 +37,15 @@ import cv2
 import numpy as np
 import torch
 
-from rankaug.polygon_geometry import clip, mirror_x, pixel_clip, resample, working_dtype
+from rankaug.polygon_geometry import (
+    Region,
+    clip,
+    mirror_x,
+    pixel_clip,
+    pixel_region,
+    resample,
+    working_dtype,
+)
 
 __all__ = [
     "POLYGONS",
@@ -50,8 +58,10 @@ __all__ = [
     "pack",
     "pixel_box",
     "pixel_clip",
+    "pixel_region",
     "read_polygons",
     "resample",
+    "traced",
 ]
 
 POLYGONS: Final = "segments"
@@ -60,9 +70,6 @@ POLYGONS: Final = "segments"
 _SHIFT: Final = 4  # fractional bits of the points handed to cv2.fillPoly
 _SCALE: Final = float(1 << _SHIFT)
 _HALF: Final = 1 << (_SHIFT - 1)  # half a pixel in that fixed point
-
-Region = tuple[int, int, int, int]
-"""``(y0, y1, x0, x1)``: rows ``y0:y1`` and columns ``x0:x1`` of an image."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,21 +99,7 @@ class Polygons:
         A region is empty (``y0 == y1`` or ``x0 == x1``) when its polygon misses the
         image.
         """
-        height, width = hw
-        regions = []
-        for polygon in self.points:
-            if polygon.dtype != np.float32:  # boundingRect takes float32 (or int32) points
-                polygon = polygon.astype(np.float32)
-            # from floor(min) to floor(max) + 1, a pixel more each side for the half
-            # pixel the fill moves the points by and for float32's rounding
-            x, y, w, h = cv2.boundingRect(polygon)
-            # min(max(v, low), high) by comparisons: faster than the builtins, per polygon
-            x0, y0 = (x - 1 if x > 1 else 0), (y - 1 if y > 1 else 0)
-            x0, y0 = (x0 if x0 < width else width), (y0 if y0 < height else height)
-            x1, y1 = x + w + 1, y + h + 1
-            x1, y1 = (x1 if x1 > x0 else x0), (y1 if y1 > y0 else y0)
-            regions.append((y0, y1 if y1 < height else height, x0, x1 if x1 < width else width))
-        return regions
+        return [pixel_region(polygon, hw) for polygon in self.points]
 
     def mirrored(self, width: int) -> Polygons:
         """The polygons mirrored left to right in an image ``width`` pixels wide.
@@ -266,10 +259,10 @@ def pack(polygons: Polygons) -> Any:
             packed = [np.asarray(p, dtype=dtype) for p in points]
         elif isinstance(points, np.ndarray):
             packed = points.astype(dtype, copy=False)
-        else:  # each polygon cast straight into the output (no float64 stack first)
-            packed = np.empty((len(points), polygons.points_per, 2), dtype)
-            for out, polygon in zip(packed, points, strict=True):
-                out[...] = polygon
+        elif points:  # each polygon cast straight into the output (no float64 stack first)
+            packed = np.array(points, dtype)
+        else:
+            packed = np.empty((0, polygons.points_per, 2), dtype)
     if dtype.itemsize < 4 and len(points):  # float16 ends at 65504: never an inf point
         _check_fits(packed, dtype)
     return packed
@@ -285,7 +278,12 @@ def _check_fits(packed: np.ndarray | list[np.ndarray], dtype: np.dtype[Any]) -> 
         )
 
 
-def fill(points: np.ndarray, region: Region, grid: np.ndarray | None = None) -> np.ndarray:
+def fill(
+    points: np.ndarray,
+    region: Region,
+    grid: np.ndarray | None = None,
+    into: np.ndarray | None = None,
+) -> np.ndarray:
     """The polygon's pixels over an image region: 1 on them, 0 elsewhere (uint8).
 
     Draw over a region that holds all of the polygon that is in the image (its
@@ -297,15 +295,19 @@ def fill(points: np.ndarray, region: Region, grid: np.ndarray | None = None) -> 
         points: ``(K, 2)`` pixel ``x, y``.
         region: ``(y0, y1, x0, x1)``, the rows and columns drawn.
         grid: The points as :func:`grids` gives them, if made already.
+        into: The region's pixels of a larger uint8 array (a view) to set to 1 on the
+            polygon's pixels, in place (the others kept), instead of a new array.
     """
     y0, y1, x0, x1 = region
-    out = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    out = np.zeros((y1 - y0, x1 - x0), np.uint8) if into is None else into
     if out.size:
         if grid is None:
             grid = grids(points)
         # the region's origin and the half pixel, in the grid's fixed point: whole numbers
         offset = (-(x0 << _SHIFT) - _HALF, -(y0 << _SHIFT) - _HALF)
-        cv2.fillPoly(out, [grid], 1, lineType=cv2.LINE_8, shift=_SHIFT, offset=offset)
+        drawn = cv2.fillPoly(out, [grid], 1, lineType=cv2.LINE_8, shift=_SHIFT, offset=offset)
+        if drawn is not out:  # OpenCV could not draw in place (it gives img back)
+            out[...] = drawn
     return out
 
 
@@ -367,6 +369,15 @@ def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
     Returns:
         ``(K, 2)`` float64 pixel ``x, y``, ``K >= 3``.
     """
+    return traced(mask, origin)[0]
+
+
+def traced(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`outline`, and its points in whole pixels (int32, before the half pixel).
+
+    ``cv2.boundingRect`` of those is the box of the mask's pixels: the outline runs
+    through the boundary pixels, its bridges between points of it.
+    """
     # the points in the image's pixels (whole numbers: exact), then onto their centres
     contours, _ = cv2.findContours(
         np.ascontiguousarray(mask, np.uint8),
@@ -374,17 +385,16 @@ def outline(mask: np.ndarray, origin: tuple[int, int] = (0, 0)) -> np.ndarray:
         cv2.CHAIN_APPROX_SIMPLE,
         offset=(origin[1], origin[0]),
     )
-    first = contours[0].reshape(-1, 2)
-    if len(contours) == 1:
-        polygon = first.astype(np.float64)
-    else:
+    pixels = contours[0].reshape(-1, 2)
+    if len(contours) > 1:
+        first = pixels
         joined = [first]
         for contour in contours[1:]:  # from the first part's start out to each part and back
             piece = contour.reshape(-1, 2)
             joined += [first[:1], piece, piece[:1]]
         joined.append(first[:1])
-        polygon = np.concatenate(joined, dtype=np.float64)
-    polygon += 0.5
+        pixels = np.concatenate(joined)
+    polygon = pixels + 0.5  # float64
     while len(polygon) < 3:  # a single pixel or a line: repeat the points
         polygon = np.concatenate((polygon, polygon[:1]))
-    return polygon
+    return polygon, pixels

@@ -216,6 +216,10 @@ class Instances:
         """Instance ``k``'s pixels over an output region: non-zero on them (never written)."""
         return self.view(self.on[k], region)
 
+    def draw(self, k: int, into: np.ndarray) -> bool:
+        """Never: a mask is not drawn into another array (polygons are), so ``False``."""
+        return False
+
     def covered(self, k: int, meet: Region, over: np.ndarray) -> int:
         """How many of instance ``k``'s pixels in ``meet`` are non-zero in ``over`` (its pixels).
 

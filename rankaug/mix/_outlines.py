@@ -3,8 +3,10 @@
 A sample whose instances are polygons (:mod:`rankaug.polygons`) pastes and trims them
 with the same layering as dense masks, but each instance's pixels are drawn only where
 they are needed: its region is its polygon's bounds (exact, nothing to check), drawn
-once and cut from there. The output keeps polygons: an instance that shows whole keeps
-its own, one that lost pixels gets the outline of what is left (:func:`trace`).
+once and cut from there, and a pasted polygon that nothing covers is drawn straight
+into the pasted pixels (:meth:`PolygonInstances.draw`). The output keeps polygons: an
+instance that shows whole keeps its own, one that lost pixels gets the outline of what
+is left (:func:`trace`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import numpy as np
 
 from rankaug.mix._around import padded
 from rankaug.mix._masks import Entry, Instances, Region, overlap, within
-from rankaug.polygons import Polygons, fill, gather, grids, outline
+from rankaug.polygons import Polygons, fill, gather, grids, outline, pixel_region, traced
 
 __all__ = ["PolygonInstances", "trace"]
 
@@ -30,7 +32,7 @@ class PolygonInstances(Instances):
     it would draw others) are its pixels those the mirrored polygon draws.
     """
 
-    __slots__ = ("bounds", "drawn", "grids", "outlines", "polygons", "rasters")
+    __slots__ = ("drawn", "grids", "outlines", "polygons", "rasters")
 
     exact = True
 
@@ -43,15 +45,7 @@ class PolygonInstances(Instances):
         self.rows: list[list[float]] | None = None
         self.drawn = polygons  # the rasters' polygons (mirror: their pixels mirrored)
         self.polygons = polygons.mirrored(hw[1]) if mirror else polygons
-        self.bounds = self.polygons.regions(hw)
-        if mirror:  # and the mirror images of the polygons' own regions
-            self.bounds = [
-                (min(a0, b0), max(a1, b1), min(a2, hw[1] - b3), max(a3, hw[1] - b2))
-                for (a0, a1, a2, a3), (b0, b1, b2, b3) in zip(
-                    self.bounds, polygons.regions(hw), strict=True
-                )
-            ]
-        self.regions: dict[int, Region] = {}  # unused: bounds holds them all
+        self.regions: dict[int, Region] = {}  # each found when asked: a source pastes few
         self.counts: dict[int, int] = {}
         self.rasters: dict[int, np.ndarray] = {}
         self.outlines: dict[int, np.ndarray] = {}  # mirror: the polygons drawing them
@@ -62,7 +56,16 @@ class PolygonInstances(Instances):
 
     def region(self, k: int) -> Region:
         """Where polygon ``k``'s pixels can be, in the output (its bounds, rounded out)."""
-        return self.bounds[k]
+        found = self.regions.get(k)
+        if found is None:
+            found = pixel_region(self.polygons.points[k], self.hw)
+            if self.mirror:  # and the mirror image of the polygon's own region
+                a0, a1, a2, a3 = found
+                b0, b1, b2, b3 = pixel_region(self.drawn.points[k], self.hw)
+                width = self.width
+                found = (min(a0, b0), max(a1, b1), min(a2, width - b3), max(a3, width - b2))
+            self.regions[k] = found
+        return found
 
     def raster(self, k: int) -> np.ndarray:
         """Polygon ``k``'s pixels over its region (1 on them).
@@ -71,19 +74,39 @@ class PolygonInstances(Instances):
         """
         raster = self.rasters.get(k)
         if raster is None:
-            points, grid = self.drawn.points, None
-            if isinstance(points, np.ndarray):  # every polygon's grid at once
-                if self.grids is None:
-                    self.grids = grids(points)
-                grid = self.grids[k]
-            y0, y1, x0, x1 = self.bounds[k]
+            y0, y1, x0, x1 = self.region(k)
             if self.mirror:
-                own = fill(points[k], (y0, y1, self.width - x1, self.width - x0), grid)
+                own = fill(self.drawn.points[k], (y0, y1, self.width - x1, self.width - x0),
+                           self._grid(k))  # fmt: skip
                 raster = self._mirrored(k, cv2.flip(own, 1))
             else:
-                raster = fill(points[k], (y0, y1, x0, x1), grid)
+                raster = fill(self.drawn.points[k], (y0, y1, x0, x1), self._grid(k))
             self.rasters[k] = raster
         return raster
+
+    def draw(self, k: int, into: np.ndarray) -> bool:
+        """Set polygon ``k``'s pixels to 1 in ``into`` (its region's, of a larger array).
+
+        Only where no raster of it is needed: not drawn yet, and not mirrored (whose
+        pixels are a raster's, flipped).
+
+        Returns:
+            Whether it drew them.
+        """
+        if self.mirror or k in self.rasters:
+            return False
+        fill(self.drawn.points[k], self.region(k), self._grid(k), into)
+        return True
+
+    def _grid(self, k: int) -> np.ndarray | None:
+        """Polygon ``k``'s grid (:func:`~rankaug.polygons.grids`): every polygon's made at once."""
+        points = self.drawn.points
+        if not isinstance(points, np.ndarray):  # a sequence: fill makes each one's
+            return None
+        if self.grids is None:
+            self.grids = grids(points)
+        grid: np.ndarray = self.grids[k]
+        return grid
 
     def _mirrored(self, k: int, mirror: np.ndarray) -> np.ndarray:
         """Mirrored polygon ``k``'s pixels: ``mirror``, its own pixels mirrored.
@@ -91,7 +114,7 @@ class PolygonInstances(Instances):
         Kept with the polygon that draws them (:meth:`polygon`); for an outline of more
         than ``K`` points, the pixels the mirrored polygon draws instead.
         """
-        region = self.bounds[k]
+        region = self.region(k)
         drawn = fill(self.polygons.points[k], region)
         if np.array_equal(drawn, mirror) or not cv2.hasNonZero(mirror):
             return mirror
@@ -116,33 +139,41 @@ class PolygonInstances(Instances):
         return total
 
     def has_pixels(self, k: int) -> bool:
-        """Whether polygon ``k`` draws a pixel in the image (found at the first; not counted)."""
+        """Whether polygon ``k`` draws a pixel in the image (not counted, nor always drawn).
+
+        One whose region lies inside the image, away from its edges, does: the fill
+        draws the pixels of its points (:func:`~rankaug.polygons.pixel_box`), in there.
+        """
         total = self.counts.get(k)
-        return cv2.hasNonZero(self.raster(k)) if total is None else total > 0
+        if total is not None:
+            return total > 0
+        y0, y1, x0, x1 = self.region(k)
+        height, width = self.hw
+        inside = y0 > 0 and x0 > 0 and y1 < height and x1 < width
+        return inside or cv2.hasNonZero(self.raster(k))
 
     def covered(self, k: int, meet: Region, over: np.ndarray) -> int:
         """How many of polygon ``k``'s pixels in ``meet`` (in its region) ``over`` covers.
 
         Cuts them from its drawing at once, as :func:`trace` keeps a trimmed instance:
-        the pixels left are counted (with those cut, its count) in the same passes, and
-        an instance that is dropped is not read again.
+        its pixels are counted before (its count, if not cut yet) and after, and an
+        instance that is dropped is not read again.
         """
         raster = self.raster(k)
-        part = raster[within(self.bounds[k], meet)]
-        before = cv2.countNonZero(part)
+        before = cv2.countNonZero(raster)
+        self.counts.setdefault(k, before)
         if not before:
             return 0
+        part = raster[within(self.region(k), meet)]
         made = cv2.subtract(part, over, dst=part)  # 0/1 - 0/1 saturates: 1 where it shows
         if made is not part:  # OpenCV could not write in place (it gives dst back)
             part[...] = made
-        covered: int = before - cv2.countNonZero(part)
-        if covered and k not in self.counts:
-            self.counts[k] = covered + cv2.countNonZero(raster)
+        covered: int = before - cv2.countNonZero(raster)
         return covered
 
     def pixels(self, k: int, region: Region) -> np.ndarray:
         """Polygon ``k``'s pixels over an output region (1 on them, never written)."""
-        own, raster = self.bounds[k], self.rasters.get(k)  # region(k), and drawn once
+        own, raster = self.region(k), self.rasters.get(k)  # drawn once
         if raster is None:
             raster = self.raster(k)
         if region == own:
@@ -192,13 +223,10 @@ def trace(
             continue
         if owner is ours:  # trimmed: what the pasted pixels left (cut by covered)
             region, shown = owner.region(k), owner.raster(k)
-        origin = (region[0], region[2])
-        polygon = outline(shown, origin)
+        polygon, pixels = traced(shown, (region[0], region[2]))
         points.append(padded(polygon, like.points_per))  # resampled, its fill would move
-        # the box of the pixels left (rankaug.polygons.pixel_box), from the outline's centres:
-        # its straight bridges join points of it, so they stay within that box
-        if owner is ours:
-            x, y, w, h = cv2.boundingRect(polygon.astype(np.float32))  # floor(c + 0.5) = c
+        if owner is ours:  # the box of the pixels left (rankaug.polygons.pixel_box)
+            x, y, w, h = cv2.boundingRect(pixels)
             box = [float(x), float(y), float(x + w), float(y + h)]
         boxes.append(box)
     return gather(points, like, other), boxes

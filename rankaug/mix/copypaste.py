@@ -203,7 +203,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
             )
             chosen = apart(sources, main.boxes, chosen, self.max_overlap)
         theirs = _instances(partner, self.source == "flip")
-        picked = [k for k in chosen if theirs.has_pixels(k)]
+        picked = [k for k in chosen if theirs.has_pixels(k)] if chosen else chosen
         if not picked:  # nothing to paste: the main sample as it is
             return Combined(main, 1.0, self.unmixed(main), applied=False)
         layers, hidden, union, top = self._layers(theirs, picked)
@@ -271,12 +271,20 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         above = np.zeros((union[1] - union[0], union[3] - union[2]), np.uint8)
         layers: list[Entry] = []
         hidden = []
+        drawn: list[Region] = []  # the regions of those above
         for k in reversed(picked):  # top first: what is pasted above each one
             region = theirs.region(k)
-            on = theirs.pixels(k, region)
             under = above[within(union, region)]
+            # where it meets no region above it, nothing covers it: a polygon is drawn
+            # straight into what is pasted (it needs no raster of its own)
+            alone = not drawn or _meet(region, drawn) is None
+            drawn.append(region)
+            if alone and theirs.draw(k, under):
+                layers.append((theirs, k, region, None, theirs.box(k)))
+                continue
+            on = theirs.pixels(k, region)
             shown, visible, total = None, 0, 0  # counted only under something pasted
-            if cv2.hasNonZero(under):
+            if not alone and cv2.hasNonZero(under):
                 total = theirs.count(k)
                 shown = cv2.bitwise_and(on, compare(under, cv2.CMP_EQ))
                 visible = cv2.countNonZero(shown)
