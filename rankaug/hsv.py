@@ -181,9 +181,9 @@ class HSVJitter:
             return out
         forward, back = _CODES[self.channel_order]
         hue, sat, val = _tables(draw)
-        cv2.cvtColor(image, forward, dst=out)
+        cv2.cvtColor(image, forward, out)  # dst by position: cheaper
         mapped = apply_tables(out, hue, sat, val, draw.saturation, draw.value)
-        cv2.cvtColor(mapped, back, dst=out)
+        cv2.cvtColor(mapped, back, out)
         return out
 
     def grey(self, value: int, draw: HSVDraw) -> int | None:

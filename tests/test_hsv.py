@@ -172,10 +172,17 @@ class TestHSVJitter:
         # the hue's masked step, which corrects its own output plane where the mask says)
         in_place: list[str] = []
 
+        # where each takes dst and mask by position, after its source (args)
+        places = {"LUT": (1, None), "convertScaleAbs": (0, None), "add": (1, 2),
+                  "subtract": (1, 2), "compare": (2, None)}  # fmt: skip
+
         def watched(name: str, real: Any) -> Any:
+            at, mask_at = places[name]
+
             def call(src: np.ndarray, *args: Any, **kwargs: Any) -> Any:
-                dst = kwargs.get("dst", args[0] if name == "convertScaleAbs" and args else None)
-                masked = kwargs.get("mask") is not None
+                dst = kwargs.get("dst", args[at] if len(args) > at else None)
+                mask = args[mask_at] if mask_at is not None and len(args) > mask_at else None
+                masked = kwargs.get("mask", mask) is not None
                 if dst is not None and np.shares_memory(src, dst) and not masked:
                     in_place.append(name)
                 return real(src, *args, **kwargs)
