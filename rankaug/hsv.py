@@ -26,6 +26,7 @@ exact step for each (:mod:`rankaug._hsv_planes`), never by a 3-channel ``cv2.LUT
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, NamedTuple, TypedDict
 
@@ -139,8 +140,15 @@ class HSVJitter:
         >>> HSVJitter(0.5, 0.5, 0.0).draw(np.random.default_rng(0))
         HSVDraw(hue=0.13696..., saturation=-0.23021..., value=-0.0)
         """
+        return self.from_uniforms(checks.generator(rng, "rng").random(3).tolist())
+
+    def from_uniforms(self, u: Sequence[float]) -> HSVDraw:
+        """:meth:`draw` of its block of 3 uniforms ``u`` (drawn with others, say).
+
+        >>> HSVJitter(0.5, 0.5, 0.0).from_uniforms([0.5, 1.0, 0.25])
+        HSVDraw(hue=0.0, saturation=0.5, value=-0.0)
+        """
         # -1 + 2u, then times the gain: np.random.uniform's
-        u = checks.generator(rng, "rng").random(3).tolist()
         return HSVDraw(
             (-1.0 + 2.0 * u[0]) * self.hgain,
             (-1.0 + 2.0 * u[1]) * self.sgain,
@@ -202,7 +210,8 @@ class HSVJitter:
         >>> HSVJitter().grey(114, HSVDraw(0.01, 0.5, 0.25))  # 114 * 1.25 = 142.5
         142
         """
-        value = checks.integer(value, "value", low=0, high=255)
+        if type(value) is not int or not 0 <= value <= 255:  # else checks.integer's answer
+            value = checks.integer(value, "value", low=0, high=255)
         draw = _checked(draw, "draw")
         if not (self.hgain or self.sgain or self.vgain):
             return value
