@@ -40,7 +40,7 @@ _SCRATCH: Final = threading.local()  # see kept
 
 def apply_tables(
     hsv: np.ndarray,
-    hue: np.ndarray,
+    hue: np.ndarray | int,
     sat: np.ndarray,
     val: np.ndarray,
     saturation: float,
@@ -48,7 +48,8 @@ def apply_tables(
 ) -> np.ndarray:
     """Map ``hsv`` (an 8-bit HSV image, C-contiguous) through the tables, plane by plane.
 
-    ``saturation`` and ``value`` are the draw's gains ``r`` (0: that table is ``x``).
+    ``saturation`` and ``value`` are the draw's gains ``r`` (0: that table is ``x``);
+    ``hue`` is the hue's table, or ``n`` where it is known to be ``(x + n) % 180``.
 
     The image is split into three planes, each table's plane is mapped into a second
     plane by its cheapest exact step (the hue by :func:`shift_hue`, saturation and value
@@ -59,7 +60,8 @@ def apply_tables(
         The mapped image: ``hsv`` itself when every table is the identity, else this
         thread's kept image.
     """
-    shift = hue_shift(hue)
+    table = None if isinstance(hue, int) else hue
+    shift = hue if isinstance(hue, int) else hue_shift(hue)
     if shift == 0 and not (saturation or value):  # else tables are x itself
         return hsv
     # the three planes, the hue's and its mask, the two scaled: seven planes of one kept
@@ -68,7 +70,7 @@ def apply_tables(
     planes = [h, s, v]
     cv2.split(hsv, planes)
     if shift != 0:
-        planes[0] = shift_hue(h, shift, hue, out=hue_out, where=where)
+        planes[0] = shift_hue(h, shift, table, out=hue_out, where=where)
     if saturation:
         planes[1] = scale_plane(s, 1, saturation + 1.0, sat, out=sat_out)
     if value:
@@ -135,7 +137,7 @@ def hue_shift(hue: np.ndarray) -> int | None:
 def shift_hue(
     plane: np.ndarray,
     shift: int | None,
-    hue: np.ndarray,
+    hue: np.ndarray | None,
     *,
     out: np.ndarray | None = None,
     where: np.ndarray | None = None,
@@ -147,12 +149,15 @@ def shift_hue(
     saturating where it counts: for ``n <= 75``, ``h + n`` everywhere (at most 254),
     then 180 less where ``h >= 180 - n``; for larger ``n``, ``h - (180 - n)``
     everywhere (0 where ``h`` is smaller), then ``h + n`` there (at most 179).
-    ``shift`` ``None``: the table. ``out`` and ``where`` (the mask's plane), planes of
-    the plane's shape, none of them ``plane``: ``None`` for this thread's kept ones.
+    ``shift`` ``None``: the table ``hue`` (needed then only). ``out`` and ``where`` (the
+    mask's plane), planes of the plane's shape, none of them ``plane``: ``None`` for this
+    thread's kept ones.
     """
     if out is None:
         out = kept("hue", plane.shape)
     if shift is None:
+        if hue is None:
+            raise ValueError("shift_hue needs the hue's table where the shift is None")
         cv2.LUT(plane, hue, out)
         return out
     turn = 180 - shift
