@@ -16,8 +16,9 @@ Four kinds of transform are told apart once, when a wrapper is built:
   ``random.Random`` through ``set_random_state``, so every random draw in the pipeline
   comes from the key, also with several threads calling at once. A ``seed=`` given to
   the ``Compose`` is superseded: its own generators are never used. Samples go through
-  the wrapper's adapter (see :mod:`rankaug.samples`). Boxes and keypoints go to the
-  transform only with their ``bbox_params`` / ``keypoint_params``; without them they
+  the wrapper's adapter (see :mod:`rankaug.samples`). Boxes and keypoints (also under
+  the names ``additional_targets`` gives them) go to the transform only with their
+  ``bbox_params`` / ``keypoint_params``; without them they
   pass through untouched when nothing in the pipeline moves them, and are refused with
   a clear error otherwise (albumentations 2.0.8 would silently drop them). Instance
   masks with no instance (``(0, H, W)`` or ``[]``) are not handed to the transform and
@@ -136,6 +137,12 @@ def albumentations_targets(transform: Any) -> frozenset[str]:
     return frozenset(keys)
 
 
+def _additional(transform: Any) -> dict[str, str]:
+    """The ``additional_targets`` of ``transform`` that are boxes or keypoints."""
+    targets = getattr(transform, "additional_targets", None) or {}
+    return {str(key): kind for key, kind in targets.items() if kind in ("bboxes", "keypoints")}
+
+
 def _moves(transform: Any, key: str) -> bool:
     """Whether any transform in the tree acts on ``key`` (bboxes, keypoints)."""
     children = getattr(transform, "transforms", None)
@@ -164,10 +171,14 @@ class _AlbumentationsDriver:
         # the adapter reads the boxes in this format: a torchvision BoundingBoxes in another
         # is refused (a copy of a DefaultAdapter or KeyMap, told the format)
         self.adapter = check_adapter(adapter, box_format=given, name="A.BboxParams format")
-        unmanaged = {key for key in ("bboxes", "keypoints") if key not in processors}
-        self.refused = {key for key in unmanaged if _moves(transform, key)}
+        # boxes and keypoints, also under the names additional_targets gives them
+        self.kinds = {**_additional(transform), "bboxes": "bboxes", "keypoints": "keypoints"}
+        unmanaged = {key for key, kind in self.kinds.items() if kind not in processors}
+        self.refused = {key for key in unmanaged if _moves(transform, self.kinds[key])}
         # albumentations drops a NaN keypoint silently (it refuses NaN boxes): checked here
-        self.points = "keypoints" in processors
+        # (under each name additional_targets gives keypoints)
+        points = [key for key, kind in self.kinds.items() if kind == "keypoints"]
+        self.points = tuple(points) if "keypoints" in processors else ()
         self.targets = albumentations_targets(transform) - (unmanaged - self.refused)
         # polygons are no albumentations target: a pipeline that moves boxes would leave them
         self.geometric = POLYGONS not in self.targets and _moves(transform, "bboxes")
@@ -191,15 +202,18 @@ class _AlbumentationsDriver:
         refused = self.refused
         if refused and not refused.isdisjoint(data):  # no set made for every sample
             key = min(refused.intersection(data))
-            params = "bbox_params" if key == "bboxes" else "keypoint_params"
+            target = self.kinds[key]
+            params = "bbox_params" if target == "bboxes" else "keypoint_params"
+            kind = "" if key == target else f" (an additional {target!r} target)"
             raise ValueError(
-                f"the sample has {key!r} but the albumentations transform has no {params}, "
-                f"so its geometric transforms would not move them: give A.Compose "
-                f"{params}=... (with the format and label fields of your data)"
+                f"the sample has {key!r}{kind} but the albumentations transform has no "
+                f"{params}, so its geometric transforms would not move them: give "
+                f"A.Compose {params}=... (with the format and label fields of your data)"
             )
-        points = data.get("keypoints") if self.points else None
-        if points is not None:
-            _check_points(points)
+        for key in self.points:
+            points = data.get(key)
+            if points is not None:
+                _check_points(points, key)
         held = self.transforms.slot()  # [this thread's copy, the state it was handed]
         transform = held[0]
         if keyed is not held[1]:  # a stream keeps its state between samples
@@ -250,14 +264,14 @@ def _empty_like(masks: Any, image: Any) -> Any:
     return np.zeros(shape, masks.dtype)
 
 
-def _check_points(points: Any) -> None:
+def _check_points(points: Any, key: str) -> None:
     """Refuse keypoints with a NaN or infinite ``x`` or ``y`` (numeric ``(K, 2+)`` only).
 
     Keypoints of another shape or type are left to albumentations' own checks.
     """
     array = np.asarray(points)
     if array.ndim == 2 and array.shape[1] >= 2 and array.dtype.kind == "f":
-        checks.finite_points(array, "keypoints")
+        checks.finite_points(array, key)
 
 
 def _numbered(boxes: Any) -> np.ndarray:

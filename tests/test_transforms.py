@@ -171,6 +171,56 @@ class TestKeypoints:
         sample["keypoints"] = [(1.0, 1.0), (2.0, 3.0)]  # finite, as a list: transformed
         assert len(driver(sample, keyed())["keypoints"]) == 2
 
+    def test_non_finite_additional_keypoints_are_refused_not_dropped(self) -> None:
+        compose = A.Compose(
+            [A.HorizontalFlip(p=1)],
+            keypoint_params=keypoint_params("xy"),
+            additional_targets={"hands": "keypoints"},
+        )
+        driver = make_driver(compose, DefaultAdapter())
+        sample = {"image": np.zeros((8, 8, 3), np.uint8),
+                  "hands": np.array([[1.0, 1.0], [np.nan, 2.0]], np.float32)}  # fmt: skip
+        with pytest.raises(ValueError, match=r"^hands\[1\] = \[nan, 2.0\] contains NaN or"):
+            driver(sample, keyed())
+
+
+class TestAdditionalTargets:
+    """Boxes and keypoints under the names ``additional_targets`` gives them."""
+
+    boxes = np.array([[1, 2, 5, 6]], np.float32)
+
+    @pytest.mark.parametrize(("name", "kind", "params"), [
+        ("boxes2", "bboxes", "bbox_params"), ("hands", "keypoints", "keypoint_params"),
+    ])  # fmt: skip
+    def test_a_geometric_pipeline_without_params_refuses_them(
+        self, name: str, kind: str, params: str
+    ) -> None:
+        # albumentations 2.0.8 flips such boxes as if normalised: [[-4, 2, 0, 6]] here
+        compose = A.Compose([A.HorizontalFlip(p=1)], additional_targets={name: kind})
+        driver = make_driver(compose, DefaultAdapter())
+        sample = {"image": np.zeros((8, 8, 3), np.uint8), name: self.boxes[:, :2]}
+        message = rf"^the sample has '{name}' \(an additional '{kind}' target\) but .* no {params}"
+        with pytest.raises(ValueError, match=message):
+            driver(sample, keyed())
+
+    def test_a_pixel_level_pipeline_without_params_leaves_them_untouched(self) -> None:
+        compose = A.Compose([A.RandomBrightnessContrast(p=1)], additional_targets={"b": "bboxes"})
+        out = make_driver(compose, DefaultAdapter())(
+            {"image": np.zeros((8, 8, 3), np.uint8), "b": self.boxes}, keyed()
+        )
+        np.testing.assert_array_equal(out["b"], self.boxes)
+
+    def test_with_bbox_params_they_move_like_the_boxes(self) -> None:
+        compose = A.Compose(
+            [A.HorizontalFlip(p=1)],
+            bbox_params=bbox_params("pascal_voc", []),
+            additional_targets={"b": "bboxes"},
+        )
+        sample = {"image": np.zeros((8, 8, 3), np.uint8), "bboxes": self.boxes, "b": self.boxes}
+        out = make_driver(compose, DefaultAdapter())(sample, keyed())
+        np.testing.assert_allclose(out["b"], [[3, 2, 7, 6]], atol=1e-5)
+        np.testing.assert_allclose(out["bboxes"], out["b"])
+
 
 class TestAlbumentationsTargets:
     def test_label_fields_and_additional_targets(self) -> None:
