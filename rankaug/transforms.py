@@ -49,6 +49,7 @@ import torch
 
 from rankaug import checks
 from rankaug._compact_copy import compact_deepcopy
+from rankaug._instances import empty_like, follow, none_of, numbered
 from rankaug._threads import PerThread, torch_cpu
 from rankaug.keys import KeyedRandom
 from rankaug.polygons import POLYGONS
@@ -220,12 +221,12 @@ class _AlbumentationsDriver:
             transform.set_random_state(keyed.generator, keyed.py_random)
             held[1] = keyed
         masks = data.get("masks")
-        if masks is not None and _none_of(masks):
+        if masks is not None and none_of(masks):
             # no instance: albumentations 2.0.8 cannot stack (0, H, W) masks, AlbumentationsX
             # refuses [] and keeps (0, H, W) at the input's size; put back empty, resized
             del data["masks"]
             out = transform(**data)
-            out["masks"] = _empty_like(masks, out.get("image"))
+            out["masks"] = empty_like(masks, out.get("image"))
             return self.adapter.repack(out, state)
         if isinstance(masks, list | tuple):  # AlbumentationsX takes no list: one array,
             data["masks"] = masks = np.stack(masks)  # a list again in repack
@@ -233,35 +234,11 @@ class _AlbumentationsDriver:
             return self.adapter.repack(transform(**data), state)
         # instance masks, one per box: albumentations keeps every mask when it drops a
         # box, so each box carries its position in an extra column, and the masks follow
-        data["bboxes"] = numbered = _numbered(data["bboxes"])
+        data["bboxes"] = positioned = numbered(data["bboxes"])
         out = transform(**data)
-        width = numbered.shape[1] - 1
-        out["bboxes"], out["masks"] = _follow(out["bboxes"], out["masks"], len(masks), width)
+        width = positioned.shape[1] - 1
+        out["bboxes"], out["masks"] = follow(out["bboxes"], out["masks"], len(masks), width)
         return self.adapter.repack(out, state)
-
-
-def _none_of(masks: Any) -> bool:
-    """Whether ``masks`` holds no instance: ``(0, H, W)``, ``[]`` or ``()``."""
-    if isinstance(masks, list | tuple):
-        return not masks
-    shape = getattr(masks, "shape", None)
-    return shape is not None and len(shape) > 0 and shape[0] == 0
-
-
-def _empty_like(masks: Any, image: Any) -> Any:
-    """No instance masks, as ``masks`` held them, of ``image``'s height and width.
-
-    An array gives ``(0, H', W', ...)`` of its dtype (``image``'s size when there is
-    one), a list or tuple an empty one.
-    """
-    if isinstance(masks, list | tuple):
-        return type(masks)()
-    shape = tuple(masks.shape)
-    if isinstance(image, np.ndarray) and image.ndim >= 2:
-        shape = (0, *image.shape[:2], *shape[3:])
-    if isinstance(masks, torch.Tensor):
-        return torch.zeros(shape, dtype=masks.dtype)
-    return np.zeros(shape, masks.dtype)
 
 
 def _check_points(points: Any, key: str) -> None:
@@ -272,39 +249,6 @@ def _check_points(points: Any, key: str) -> None:
     array = np.asarray(points)
     if array.ndim == 2 and array.shape[1] >= 2 and array.dtype.kind == "f":
         checks.finite_points(array, key)
-
-
-def _numbered(boxes: Any) -> np.ndarray:
-    """``boxes`` with one more column: each box's position (exact in any float dtype)."""
-    array = np.asarray(boxes)
-    kind = array.dtype if array.dtype.kind == "f" else np.dtype(np.float64)
-    rows = array.reshape(len(array), -1).astype(kind, copy=False)
-    positions = np.arange(len(array), dtype=kind)[:, None]
-    return np.concatenate((rows, positions), axis=1)
-
-
-def _follow(boxes: Any, masks: Any, count: int, width: int) -> tuple[np.ndarray, Any]:
-    """The boxes without their position column, and the masks of the boxes kept.
-
-    ``width``: the boxes' columns as given (an empty result may come back without the
-    position column).
-
-    Raises:
-        ValueError: If a kept box's position is not one of the ``count`` given (a
-            transform that adds boxes: no mask is known for them).
-    """
-    array = np.asarray(boxes)
-    if not len(array):
-        return np.zeros((0, width), array.dtype), masks[:0]
-    positions = array[:, -1]
-    kept = positions.astype(np.intp)
-    if (kept != positions).any() or (kept < 0).any() or (kept >= count).any():
-        raise ValueError(
-            f"the transform returned boxes that were not among the {count} given "
-            "(it added boxes), so their instance masks are unknown"
-        )
-    chosen = [masks[i] for i in kept] if isinstance(masks, list | tuple) else masks[kept]
-    return array[:, :-1], chosen
 
 
 class _ImageDriver:
