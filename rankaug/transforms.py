@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import random
 from collections.abc import Callable, Collection
 from typing import Any, Protocol, runtime_checkable
 
@@ -50,6 +51,7 @@ import torch
 from rankaug import checks
 from rankaug._compact_copy import compact_deepcopy
 from rankaug._instances import empty_like, follow, none_of, numbered
+from rankaug._own_random import warn_own_random
 from rankaug._threads import PerThread, torch_cpu
 from rankaug.keys import KeyedRandom
 from rankaug.polygons import POLYGONS
@@ -166,6 +168,9 @@ class _AlbumentationsDriver:
     def __init__(self, transform: Any, adapter: SampleAdapter) -> None:
         # never called itself: each thread calls its own compact copy of it
         self.transforms = PerThread(copy.deepcopy(transform), compact_deepcopy)
+        handed = (np.random.default_rng(0), random.Random(0))  # each call hands the key's
+        self.transforms.original.set_random_state(*handed)
+        warn_own_random(self.transforms.original, handed)  # what it keeps beside them
         processors = getattr(transform, "processors", None) or {}
         params = getattr(processors.get("bboxes"), "params", None)
         given = getattr(params, "format", None) or getattr(params, "coord_format", None)
@@ -348,6 +353,7 @@ def make_driver(transform: object, adapter: SampleAdapter) -> TransformDriver:
             f"rng=, or a callable using torch's global generator; got {transform!r} of type "
             f"{type(transform).__name__}"
         )
+    warn_own_random(transform)
     if _takes_rng(transform):
         return _RngDriver(transform)
     return _TorchGlobalDriver(transform)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import random
+import warnings
 from typing import Any
 
 import albumentations as A
@@ -7,7 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from rankaug import HSVJitter, MosaicDataset, RandomAugmentWrapper, SampleError, Targets
+from rankaug import (
+    HSVJitter,
+    MosaicDataset,
+    RandomAugmentWrapper,
+    RankaugWarning,
+    SampleError,
+    Targets,
+)
 from rankaug.keys import KeyedRandom, make_seed_sequence
 from rankaug.samples import DefaultAdapter
 from rankaug.transforms import (
@@ -17,6 +26,10 @@ from rankaug.transforms import (
     make_driver,
 )
 from tests.albu import bbox_params, keypoint_params
+
+
+def _image_sample() -> dict[str, Any]:
+    return {"image": np.arange(8 * 8 * 3, dtype=np.uint8).reshape(8, 8, 3)}
 
 
 def keyed(index: int = 0) -> KeyedRandom:
@@ -156,6 +169,60 @@ class TestMakeDriver:
     def test_non_callables_are_refused(self) -> None:
         with pytest.raises(TypeError, match=r"transform must be .* got 3 of type int"):
             make_driver(3, DefaultAdapter())
+
+
+class OwnNoise(A.ImageOnlyTransform):  # type: ignore[misc]
+    """A custom transform drawing from a Generator it made itself (not the key's)."""
+
+    def __init__(self) -> None:
+        super().__init__(p=1.0)
+        self.rng = np.random.default_rng(0)
+
+    def get_params_dependent_on_data(self, params: Any, data: Any) -> dict[str, Any]:
+        return {"value": int(self.rng.integers(0, 100))}
+
+    def apply(self, img: np.ndarray, value: int, **params: Any) -> np.ndarray:
+        return np.full_like(img, value)
+
+
+class Shaker:
+    def __init__(self) -> None:
+        self.state = random.Random(0)
+
+    def __call__(self, sample: Any) -> Any:
+        return sample
+
+    def shake(self, sample: Any, rng: np.random.Generator) -> Any:
+        return sample
+
+
+class TestOwnRandomState:
+    """A transform's own generators escape the key: each worker's copy draws the same."""
+
+    def test_a_custom_albumentations_transform_with_its_own_generator_warns(self) -> None:
+        compose = A.Compose([A.HorizontalFlip(), OwnNoise()])
+        with pytest.warns(RankaugWarning, match=r"\(OwnNoise.rng at Compose.transforms\[1\]\)"):
+            RandomAugmentWrapper([{"image": np.zeros((4, 4, 3), np.uint8)}], compose, seed=0)
+
+    @pytest.mark.parametrize("method", [False, True])
+    def test_callables_with_their_own_generator_warn(self, method: bool) -> None:
+        shaker = Shaker()
+        transform = shaker.shake if method else shaker
+        with pytest.warns(RankaugWarning, match=r"^the transform keeps random state of its own "
+                                                r"\(Shaker.state\), which the key"):  # fmt: skip
+            make_driver(transform, DefaultAdapter())
+
+    def test_albumentations_own_generators_are_handed_the_key_and_pass(self) -> None:
+        compose = A.Compose(
+            [A.OneOf([A.HorizontalFlip(), A.Blur()]),
+             A.SomeOf([A.RandomBrightnessContrast(), A.GaussNoise()], n=1),
+             A.Sequential([A.Affine()]), A.ReplayCompose([A.VerticalFlip()])],
+            seed=3,
+        )  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (pytest's setting too: made plain here)
+            driver = make_driver(compose, DefaultAdapter())
+        assert driver(_image_sample(), keyed())["image"].shape == (8, 8, 3)
 
 
 class TestKeypoints:
