@@ -141,8 +141,16 @@ def albumentations_targets(transform: Any) -> frozenset[str]:
 
 
 def _additional(transform: Any) -> dict[str, str]:
-    """The ``additional_targets`` of ``transform`` that are boxes or keypoints."""
-    targets = getattr(transform, "additional_targets", None) or {}
+    """The ``additional_targets`` of ``transform`` that are boxes or keypoints.
+
+    A ``Compose`` has them as ``additional_targets``, a single transform given them by
+    ``add_targets`` as ``_additional_targets`` only (albumentations 2.0.8).
+    """
+    targets = (
+        getattr(transform, "additional_targets", None)
+        or getattr(transform, "_additional_targets", None)
+        or {}
+    )
     return {str(key): kind for key, kind in targets.items() if kind in ("bboxes", "keypoints")}
 
 

@@ -270,6 +270,13 @@ class TestAdditionalTargets:
         with pytest.raises(ValueError, match=message):
             driver(sample, keyed())
 
+    def test_a_single_transform_given_them_by_add_targets_refuses_them(self) -> None:
+        flip = A.HorizontalFlip(p=1)
+        flip.add_targets({"boxes2": "bboxes"})
+        sample = {"image": np.zeros((8, 8, 3), np.uint8), "boxes2": self.boxes}
+        with pytest.raises(ValueError, match=r"^the sample has 'boxes2' \(an additional"):
+            make_driver(flip, DefaultAdapter())(sample, keyed())
+
     def test_a_pixel_level_pipeline_without_params_leaves_them_untouched(self) -> None:
         compose = A.Compose([A.RandomBrightnessContrast(p=1)], additional_targets={"b": "bboxes"})
         out = make_driver(compose, DefaultAdapter())(
