@@ -275,6 +275,28 @@ class TestVerdictLogic:
         assert ranks.status == "skipped"
         assert "raise --probe, --repeats or --epochs" in ranks.summary
 
+    def test_a_perfect_repeat_of_few_outcomes_is_not_decided_rather_than_passed(self) -> None:
+        # A flip repeated on every rank and every epoch: identical at every same position,
+        # and the same index identical at its other position 24 times of 32, so even a
+        # perfect repeat is not significant. It used to pass ("no more often").
+        layout = Layout(ranks=2, workers=0, epochs=2, rerun=False)
+        records = {
+            (0, epoch, rank, 0, position): "flipped" if position in (0, 9) else "kept"
+            for epoch in range(2)
+            for rank in range(2)
+            for position in range(16)
+        }
+        ranks, _, _, epochs, _ = analyse(layout, self.SCHEDULE, records)
+        for verdict in (ranks, epochs):
+            assert verdict.status == "skipped"
+            assert verdict.summary.startswith("not decided: identical at every same position")
+            assert "raise --probe, --repeats or --epochs" in verdict.summary
+            assert verdict.stats["undecided"] is True
+        assert ranks.evidence == [
+            "rank 0 worker 0 vs rank 1 worker 0: 32/32 identical at the same position; same "
+            "index at other positions: 24/32 identical (e.g. index 0 at position 0, epoch 0)"
+        ]
+
     def test_additive_seeds_alias_across_ranks_and_workers(self) -> None:
         # seed + rank + worker: rank 0 worker 1 draws what rank 1 worker 0 draws.
         statuses = self.statuses(lambda e, r, w, j: f"{e}/{r + w}/{j}")

@@ -30,6 +30,11 @@ _UNDECIDED = (
     "read the stream in the same order every pass (a fixed shuffle seed) for the audit, "
     "or fingerprint more samples a pass (--probe)"
 )
+_UNDECIDED_INDEXED = (
+    "nothing was found wrong, but the {names} could not be decided (see the lines above): "
+    "audit with --ranks 2 or more to compare ranks, and raise --probe, --repeats or "
+    "--epochs where a repeat was not significant"
+)
 
 
 def no_randomness(verdicts: Sequence[Verdict]) -> bool:
@@ -69,16 +74,25 @@ class AuditReport:
         """What the audit found, one of :data:`Outcome`.
 
         ``"fail"``, ``"no randomness found"`` (nothing random to audit), ``"not decided"``
-        (the ranks could not be compared: nothing shows whether they repeat each other)
-        or ``"pass"``.
+        (the ranks could not be compared, or a comparison repeated perfectly where the
+        probe was too small to tell it from chance: see :attr:`undecided`) or ``"pass"``.
         """
         if self.failed:
             return "fail"
         if no_randomness(self.verdicts):
             return "no randomness found"
-        if any(v.name == "ranks" and v.status == "skipped" for v in self.verdicts):
+        if self.undecided:
             return "not decided"
         return "pass"
+
+    @property
+    def undecided(self) -> list[str]:
+        """The comparisons left open: ranks not compared, or a repeat too few to judge."""
+        return [
+            v.name
+            for v in self.verdicts
+            if (v.name == "ranks" and v.status == "skipped") or v.stats.get("undecided")
+        ]
 
     @property
     def fixes(self) -> list[str]:
@@ -183,8 +197,11 @@ class AuditReport:
             lines.append(f"verdict on {self.target}: NO RANDOMNESS FOUND")
             lines.append(f"  {_NOTHING_RANDOM}")
         elif self.outcome == "not decided":
-            lines.append(f"verdict on {self.target}: NOT DECIDED (ranks)")
-            lines.append(f"  {_UNDECIDED}")
+            names = ", ".join(self.undecided)
+            lines.append(f"verdict on {self.target}: NOT DECIDED ({names})")
+            joined = " and ".join(self.undecided)
+            advice = _UNDECIDED if self.stream else _UNDECIDED_INDEXED.format(names=joined)
+            lines.append(f"  {advice}")
         else:
             lines.append(f"verdict on {self.target}: PASS")
         return "\n".join(lines)
