@@ -685,6 +685,18 @@ class TestParser:
         assert exit_info.value.code == 2
         assert "--samples" in capsys.readouterr().err
 
+    def test_demo_refuses_one_rank(self, capsys: pytest.CaptureFixture[str]) -> None:
+        # One rank has no other rank to repeat: the demo printed "YOLOv5-style 0 of 8",
+        # as if global random were fine. audit and show still take one rank.
+        with pytest.raises(SystemExit) as exit_info:
+            build_parser().parse_args(["demo", "--ranks", "1"])
+        assert exit_info.value.code == 2
+        assert "argument --ranks: must be an integer in [2, 64], got '1'" in (
+            capsys.readouterr().err
+        )
+        assert build_parser().parse_args(["audit", "m:f", "--ranks", "1"]).ranks == 1
+        assert build_parser().parse_args(["show", "m:f", "--ranks", "1"]).ranks == 1
+
     def test_audit_takes_box_format_like_show(self) -> None:
         for command in ("audit", "show"):
             args = build_parser().parse_args([command, "m:f", "--box-format", "yolo"])
