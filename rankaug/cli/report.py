@@ -200,7 +200,15 @@ class AuditReport:
             names = ", ".join(self.undecided)
             lines.append(f"verdict on {self.target}: NOT DECIDED ({names})")
             joined = " and ".join(self.undecided)
-            advice = _UNDECIDED if self.stream else _UNDECIDED_INDEXED.format(names=joined)
+            uncompared = any(  # a stream's ranks that read nothing alike, or no baseline
+                v.name == "ranks" and v.status == "skipped" and not v.stats.get("undecided")
+                for v in self.verdicts
+            )
+            advice = (
+                _UNDECIDED
+                if self.stream and uncompared
+                else _UNDECIDED_INDEXED.format(names=joined)
+            )
             lines.append(f"  {advice}")
         else:
             lines.append(f"verdict on {self.target}: PASS")

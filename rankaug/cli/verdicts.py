@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rankaug.cli.stats import ALPHA, Tally, evidence_lines, tally_summary
-from rankaug.cli.verdict import Verdict, epochs_pass
+from rankaug.cli.verdict import Verdict, epochs_pass, repeat_undecided
 
 __all__ = ["ALPHA", "EpochFrom", "Layout", "Records", "Verdict", "analyse", "epochs_pass"]
 
@@ -99,32 +99,6 @@ _TOO_FEW = (
 )
 
 
-def _undecided(
-    name: str, pooled: Tally, by_key: dict[Any, Tally], stats: dict[str, Any], label: Any
-) -> Verdict | None:
-    """A "not decided" verdict where a perfect repeat is not significant, else ``None``.
-
-    Streams identical at every same position look like a duplicate; the test cannot
-    tell it from chance when the same index is often identical at other positions too
-    (few distinct outputs: a flip alone), and a pass would hide a duplicate. Identical
-    at every other position as well is keyed per sample (or no randomness): decided.
-    """
-    tallies = [("pooled", pooled), *by_key.items()]
-    if not any(t.same == t.same_total and t.other < t.other_total for _, t in tallies):
-        return None
-    shown = {key: t for key, t in by_key.items() if t.same == t.same_total} or by_key
-    return Verdict(
-        name,
-        "skipped",
-        "not decided: identical at every same position, as a duplicated stream would be, "
-        "but the same index is often identical at other positions too (few distinct "
-        "outputs, a flip say), so even a perfect repeat is not significant; raise --probe, "
-        "--repeats or --epochs",
-        evidence_lines(shown, label),
-        {**stats, "undecided": True},
-    )
-
-
 def _stream(rank: int, worker: int) -> str:
     return f"rank {rank} worker {worker}"
 
@@ -152,7 +126,7 @@ def _cross_stream(
 
     if pooled.flagged or any(t.flagged for t in by_key.values()):
         return Verdict(name, "fail", fail_text, evidence_lines(by_key, label), stats)
-    undecided = _undecided(name, pooled, by_key, stats, label)
+    undecided = repeat_undecided(name, pooled, by_key, stats, label)
     if undecided is not None:
         return undecided
     if pooled.same == pooled.same_total and pooled.other == pooled.other_total:
@@ -222,7 +196,7 @@ def _epochs(analysis: _Analysis) -> Verdict:
             evidence_lines(by_key, lambda key: _stream(*key)),
             stats,
         )
-    undecided = _undecided("epochs", pooled, by_key, stats, lambda key: _stream(*key))
+    undecided = repeat_undecided("epochs", pooled, by_key, stats, lambda key: _stream(*key))
     if undecided is not None:
         return undecided
     keyed = (
