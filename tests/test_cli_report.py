@@ -135,6 +135,21 @@ class TestAuditReport:
         )
         assert found.to_dict()["verdict"] == "not decided"
 
+    def test_a_batch_transform_does_not_claim_what_it_ignores(self) -> None:
+        # --keys and --box-format read dataset samples; a batch transform is fed synthetic
+        # images, yet its report said "fingerprints what --keys image=img reads"
+        config = replace(CONFIG, keys="image=img", box_format="yolo", epoch_from="set_epoch")
+        found = replace(report(keyed, Pipeline("RandomAffine", batch="kornia")), config=config)
+        text = found.to_text()
+        assert "fingerprints what" not in text
+        assert (
+            "  not applied to a batch transform: --keys image=img, --box-format yolo, "
+            "--epoch-from set_epoch (it is fed synthetic images alone; its output rows are "
+            "fingerprinted)"
+        ) in text.splitlines()
+        dataset = replace(report(keyed), config=config).to_text()
+        assert "  fingerprints what --keys image=img reads of every sample" in dataset
+
     def test_one_epoch_says_so(self) -> None:
         layout = Layout(ranks=2, workers=0, epochs=1, rerun=False)
         records = {(0, 0, r, 0, j): fixed(0, r, j) for r in range(2) for j in range(16)}

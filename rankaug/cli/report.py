@@ -180,7 +180,22 @@ class AuditReport:
         """The report for people."""
         c = self.config
         lines = [f"rankaug audit {self.target}", *self._setting()]
-        if c.reader:
+        if self.pipeline.batch:  # it gets synthetic images alone: no sample to read
+            ignored = [
+                text
+                for given, text in (
+                    (c.reader, c.reader),
+                    (c.box_format, f"--box-format {c.box_format}"),
+                    (c.epoch_from == "set_epoch", "--epoch-from set_epoch"),
+                )
+                if given
+            ]
+            if ignored:
+                lines.append(
+                    f"  not applied to a batch transform: {', '.join(ignored)} (it is fed "
+                    "synthetic images alone; its output rows are fingerprinted)"
+                )
+        elif c.reader:
             lines.append(f"  fingerprints what {c.reader} reads of every sample")
         if self.skipped_types:
             lines.append(
