@@ -47,9 +47,10 @@ class BatchAugment:
             CPU generator seeded from the sample's key and restored after; extra inputs
             are tensors with one row per sample (a ``tv_tensors.Mask`` batch; a plain
             tensor of 2 dimensions or more is refused, torchvision would pass it
-            through) or sequences of one item per sample (``tv_tensors.BoundingBoxes``
-            each), and the parameters returned are, per sample, the ``(transform
-            name, params)`` its transforms made.
+            through, as inside an item's dicts, lists and tuples) or sequences of one
+            item per sample (``tv_tensors.BoundingBoxes`` each, or target dicts), and
+            the parameters returned are, per sample, the ``(transform name, params)``
+            its transforms made.
         seed: The run's seed, ``0 <= seed < 2**64``.
         stream: The key's stream word or name (see :func:`~rankaug.stream_id`). ``None``
             derives it from the transform's ``repr`` (its augmentations and their
