@@ -16,8 +16,9 @@ Four kinds of transform are told apart once, when a wrapper is built:
   ``random.Random`` through ``set_random_state``, so every random draw in the pipeline
   comes from the key, also with several threads calling at once. A ``seed=`` given to
   the ``Compose`` is superseded: its own generators are never used. Samples go through
-  the wrapper's adapter (see :mod:`rankaug.samples`). Boxes and keypoints go to the
-  transform only with their ``bbox_params`` / ``keypoint_params``; without them they
+  the wrapper's adapter (see :mod:`rankaug.samples`). Boxes and keypoints (also under
+  the names ``additional_targets`` gives them) go to the transform only with their
+  ``bbox_params`` / ``keypoint_params``; without them they
   pass through untouched when nothing in the pipeline moves them, and are refused with
   a clear error otherwise (albumentations 2.0.8 would silently drop them). Instance
   masks with no instance (``(0, H, W)`` or ``[]``) are not handed to the transform and
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import random
 from collections.abc import Callable, Collection
 from typing import Any, Protocol, runtime_checkable
 
@@ -48,6 +50,8 @@ import torch
 
 from rankaug import checks
 from rankaug._compact_copy import compact_deepcopy
+from rankaug._instances import empty_like, follow, none_of, numbered
+from rankaug._own_random import warn_own_random
 from rankaug._threads import PerThread, torch_cpu
 from rankaug.keys import KeyedRandom
 from rankaug.polygons import POLYGONS
@@ -136,6 +140,20 @@ def albumentations_targets(transform: Any) -> frozenset[str]:
     return frozenset(keys)
 
 
+def _additional(transform: Any) -> dict[str, str]:
+    """The ``additional_targets`` of ``transform`` that are boxes or keypoints.
+
+    A ``Compose`` has them as ``additional_targets``, a single transform given them by
+    ``add_targets`` as ``_additional_targets`` only (albumentations 2.0.8).
+    """
+    targets = (
+        getattr(transform, "additional_targets", None)
+        or getattr(transform, "_additional_targets", None)
+        or {}
+    )
+    return {str(key): kind for key, kind in targets.items() if kind in ("bboxes", "keypoints")}
+
+
 def _moves(transform: Any, key: str) -> bool:
     """Whether any transform in the tree acts on ``key`` (bboxes, keypoints)."""
     children = getattr(transform, "transforms", None)
@@ -158,16 +176,23 @@ class _AlbumentationsDriver:
     def __init__(self, transform: Any, adapter: SampleAdapter) -> None:
         # never called itself: each thread calls its own compact copy of it
         self.transforms = PerThread(copy.deepcopy(transform), compact_deepcopy)
+        handed = (np.random.default_rng(0), random.Random(0))  # each call hands the key's
+        self.transforms.original.set_random_state(*handed)
+        warn_own_random(self.transforms.original, handed)  # what it keeps beside them
         processors = getattr(transform, "processors", None) or {}
         params = getattr(processors.get("bboxes"), "params", None)
         given = getattr(params, "format", None) or getattr(params, "coord_format", None)
         # the adapter reads the boxes in this format: a torchvision BoundingBoxes in another
         # is refused (a copy of a DefaultAdapter or KeyMap, told the format)
         self.adapter = check_adapter(adapter, box_format=given, name="A.BboxParams format")
-        unmanaged = {key for key in ("bboxes", "keypoints") if key not in processors}
-        self.refused = {key for key in unmanaged if _moves(transform, key)}
+        # boxes and keypoints, also under the names additional_targets gives them
+        self.kinds = {**_additional(transform), "bboxes": "bboxes", "keypoints": "keypoints"}
+        unmanaged = {key for key, kind in self.kinds.items() if kind not in processors}
+        self.refused = {key for key in unmanaged if _moves(transform, self.kinds[key])}
         # albumentations drops a NaN keypoint silently (it refuses NaN boxes): checked here
-        self.points = "keypoints" in processors
+        # (under each name additional_targets gives keypoints)
+        points = [key for key, kind in self.kinds.items() if kind == "keypoints"]
+        self.points = tuple(points) if "keypoints" in processors else ()
         self.targets = albumentations_targets(transform) - (unmanaged - self.refused)
         # polygons are no albumentations target: a pipeline that moves boxes would leave them
         self.geometric = POLYGONS not in self.targets and _moves(transform, "bboxes")
@@ -191,27 +216,30 @@ class _AlbumentationsDriver:
         refused = self.refused
         if refused and not refused.isdisjoint(data):  # no set made for every sample
             key = min(refused.intersection(data))
-            params = "bbox_params" if key == "bboxes" else "keypoint_params"
+            target = self.kinds[key]
+            params = "bbox_params" if target == "bboxes" else "keypoint_params"
+            kind = "" if key == target else f" (an additional {target!r} target)"
             raise ValueError(
-                f"the sample has {key!r} but the albumentations transform has no {params}, "
-                f"so its geometric transforms would not move them: give A.Compose "
-                f"{params}=... (with the format and label fields of your data)"
+                f"the sample has {key!r}{kind} but the albumentations transform has no "
+                f"{params}, so its geometric transforms would not move them: give "
+                f"A.Compose {params}=... (with the format and label fields of your data)"
             )
-        points = data.get("keypoints") if self.points else None
-        if points is not None:
-            _check_points(points)
+        for key in self.points:
+            points = data.get(key)
+            if points is not None:
+                _check_points(points, key)
         held = self.transforms.slot()  # [this thread's copy, the state it was handed]
         transform = held[0]
         if keyed is not held[1]:  # a stream keeps its state between samples
             transform.set_random_state(keyed.generator, keyed.py_random)
             held[1] = keyed
         masks = data.get("masks")
-        if masks is not None and _none_of(masks):
+        if masks is not None and none_of(masks):
             # no instance: albumentations 2.0.8 cannot stack (0, H, W) masks, AlbumentationsX
             # refuses [] and keeps (0, H, W) at the input's size; put back empty, resized
             del data["masks"]
             out = transform(**data)
-            out["masks"] = _empty_like(masks, out.get("image"))
+            out["masks"] = empty_like(masks, out.get("image"))
             return self.adapter.repack(out, state)
         if isinstance(masks, list | tuple):  # AlbumentationsX takes no list: one array,
             data["masks"] = masks = np.stack(masks)  # a list again in repack
@@ -219,78 +247,21 @@ class _AlbumentationsDriver:
             return self.adapter.repack(transform(**data), state)
         # instance masks, one per box: albumentations keeps every mask when it drops a
         # box, so each box carries its position in an extra column, and the masks follow
-        data["bboxes"] = numbered = _numbered(data["bboxes"])
+        data["bboxes"] = positioned = numbered(data["bboxes"])
         out = transform(**data)
-        width = numbered.shape[1] - 1
-        out["bboxes"], out["masks"] = _follow(out["bboxes"], out["masks"], len(masks), width)
+        width = positioned.shape[1] - 1
+        out["bboxes"], out["masks"] = follow(out["bboxes"], out["masks"], len(masks), width)
         return self.adapter.repack(out, state)
 
 
-def _none_of(masks: Any) -> bool:
-    """Whether ``masks`` holds no instance: ``(0, H, W)``, ``[]`` or ``()``."""
-    if isinstance(masks, list | tuple):
-        return not masks
-    shape = getattr(masks, "shape", None)
-    return shape is not None and len(shape) > 0 and shape[0] == 0
-
-
-def _empty_like(masks: Any, image: Any) -> Any:
-    """No instance masks, as ``masks`` held them, of ``image``'s height and width.
-
-    An array gives ``(0, H', W', ...)`` of its dtype (``image``'s size when there is
-    one), a list or tuple an empty one.
-    """
-    if isinstance(masks, list | tuple):
-        return type(masks)()
-    shape = tuple(masks.shape)
-    if isinstance(image, np.ndarray) and image.ndim >= 2:
-        shape = (0, *image.shape[:2], *shape[3:])
-    if isinstance(masks, torch.Tensor):
-        return torch.zeros(shape, dtype=masks.dtype)
-    return np.zeros(shape, masks.dtype)
-
-
-def _check_points(points: Any) -> None:
+def _check_points(points: Any, key: str) -> None:
     """Refuse keypoints with a NaN or infinite ``x`` or ``y`` (numeric ``(K, 2+)`` only).
 
     Keypoints of another shape or type are left to albumentations' own checks.
     """
     array = np.asarray(points)
     if array.ndim == 2 and array.shape[1] >= 2 and array.dtype.kind == "f":
-        checks.finite_points(array, "keypoints")
-
-
-def _numbered(boxes: Any) -> np.ndarray:
-    """``boxes`` with one more column: each box's position (exact in any float dtype)."""
-    array = np.asarray(boxes)
-    kind = array.dtype if array.dtype.kind == "f" else np.dtype(np.float64)
-    rows = array.reshape(len(array), -1).astype(kind, copy=False)
-    positions = np.arange(len(array), dtype=kind)[:, None]
-    return np.concatenate((rows, positions), axis=1)
-
-
-def _follow(boxes: Any, masks: Any, count: int, width: int) -> tuple[np.ndarray, Any]:
-    """The boxes without their position column, and the masks of the boxes kept.
-
-    ``width``: the boxes' columns as given (an empty result may come back without the
-    position column).
-
-    Raises:
-        ValueError: If a kept box's position is not one of the ``count`` given (a
-            transform that adds boxes: no mask is known for them).
-    """
-    array = np.asarray(boxes)
-    if not len(array):
-        return np.zeros((0, width), array.dtype), masks[:0]
-    positions = array[:, -1]
-    kept = positions.astype(np.intp)
-    if (kept != positions).any() or (kept < 0).any() or (kept >= count).any():
-        raise ValueError(
-            f"the transform returned boxes that were not among the {count} given "
-            "(it added boxes), so their instance masks are unknown"
-        )
-    chosen = [masks[i] for i in kept] if isinstance(masks, list | tuple) else masks[kept]
-    return array[:, :-1], chosen
+        checks.finite_points(array, key)
 
 
 class _ImageDriver:
@@ -390,6 +361,7 @@ def make_driver(transform: object, adapter: SampleAdapter) -> TransformDriver:
             f"rng=, or a callable using torch's global generator; got {transform!r} of type "
             f"{type(transform).__name__}"
         )
+    warn_own_random(transform)
     if _takes_rng(transform):
         return _RngDriver(transform)
     return _TorchGlobalDriver(transform)

@@ -37,6 +37,8 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
     Samples keep their shape: dicts stay dicts with their extra keys untouched,
     ``(image, target)`` pairs stay pairs, and numpy, PIL and tensor images come back as
     the same type (see :mod:`rankaug.samples`). ``len()`` is the wrapped dataset's.
+    Assigning ``transform`` or ``adapter`` afterwards puts the new one to use (an
+    albumentations pipeline is copied when given: later changes to it are not seen).
 
     Over an ``IterableDataset`` (or any iterable without ``__getitem__``/``__len__``)
     it is a :class:`~rankaug.stream.StreamingAugment` instead (same arguments, plus
@@ -103,9 +105,30 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
                 "dataset's samples are keyed by their index"
             )
         super().__init__(dataset, seed=seed, keying=keying, rank=rank, stream=stream)
-        self.adapter = adapter = check_adapter(adapter, dataset=dataset)
+        self._adapter = check_adapter(adapter, dataset=dataset)
         self.transform = transform
-        self._driver = make_driver(transform, adapter)
+
+    @property
+    def transform(self) -> Any:
+        """The transform; setting another (a validation pipeline, say) puts it to use."""
+        return self._transform
+
+    @transform.setter
+    def transform(self, transform: Any) -> None:
+        # the driver holds private copies: it is made again, so no stale copy stays in use
+        self._driver = make_driver(transform, self._adapter)
+        self._transform = transform
+
+    @property
+    def adapter(self) -> SampleAdapter:
+        """The sample adapter; setting another (``None``: the default) puts it to use."""
+        return self._adapter
+
+    @adapter.setter
+    def adapter(self, adapter: SampleAdapter | None) -> None:
+        checked = check_adapter(adapter, dataset=self.dataset)
+        self._driver = make_driver(self._transform, checked)
+        self._adapter = checked
 
     def augment(self, context: SampleContext, keyed: KeyedRandom) -> T_co:
         """Load the sample and apply the transform with the sample's keyed random state."""

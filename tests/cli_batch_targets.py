@@ -36,6 +36,13 @@ def kornia_alone() -> Any:
     return K.RandomRotation(30.0, p=1.0)
 
 
+def kornia_flip() -> Any:
+    """A flip alone, plainly: two outcomes, so a repeat across ranks is hard to tell."""
+    import kornia.augmentation as K
+
+    return K.RandomHorizontalFlip(p=0.5)
+
+
 def kornia_unkeyable() -> Any:
     """A kornia augmentation BatchAugment refuses: its noise comes from ``torch.randn``."""
     import kornia.augmentation as K

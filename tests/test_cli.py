@@ -275,6 +275,28 @@ class TestVerdictLogic:
         assert ranks.status == "skipped"
         assert "raise --probe, --repeats or --epochs" in ranks.summary
 
+    def test_a_perfect_repeat_of_few_outcomes_is_not_decided_rather_than_passed(self) -> None:
+        # A flip repeated on every rank and every epoch: identical at every same position,
+        # and the same index identical at its other position 24 times of 32, so even a
+        # perfect repeat is not significant. It used to pass ("no more often").
+        layout = Layout(ranks=2, workers=0, epochs=2, rerun=False)
+        records = {
+            (0, epoch, rank, 0, position): "flipped" if position in (0, 9) else "kept"
+            for epoch in range(2)
+            for rank in range(2)
+            for position in range(16)
+        }
+        ranks, _, _, epochs, _ = analyse(layout, self.SCHEDULE, records)
+        for verdict in (ranks, epochs):
+            assert verdict.status == "skipped"
+            assert verdict.summary.startswith("not decided: identical at every same position")
+            assert "raise --probe, --repeats or --epochs" in verdict.summary
+            assert verdict.stats["undecided"] is True
+        assert ranks.evidence == [
+            "rank 0 worker 0 vs rank 1 worker 0: 32/32 identical at the same position; same "
+            "index at other positions: 24/32 identical (e.g. index 0 at position 0, epoch 0)"
+        ]
+
     def test_additive_seeds_alias_across_ranks_and_workers(self) -> None:
         # seed + rank + worker: rank 0 worker 1 draws what rank 1 worker 0 draws.
         statuses = self.statuses(lambda e, r, w, j: f"{e}/{r + w}/{j}")
@@ -662,6 +684,18 @@ class TestParser:
             build_parser().parse_args(["demo", "--samples", "1"])
         assert exit_info.value.code == 2
         assert "--samples" in capsys.readouterr().err
+
+    def test_demo_refuses_one_rank(self, capsys: pytest.CaptureFixture[str]) -> None:
+        # One rank has no other rank to repeat: the demo printed "YOLOv5-style 0 of 8",
+        # as if global random were fine. audit and show still take one rank.
+        with pytest.raises(SystemExit) as exit_info:
+            build_parser().parse_args(["demo", "--ranks", "1"])
+        assert exit_info.value.code == 2
+        assert "argument --ranks: must be an integer in [2, 64], got '1'" in (
+            capsys.readouterr().err
+        )
+        assert build_parser().parse_args(["audit", "m:f", "--ranks", "1"]).ranks == 1
+        assert build_parser().parse_args(["show", "m:f", "--ranks", "1"]).ranks == 1
 
     def test_audit_takes_box_format_like_show(self) -> None:
         for command in ("audit", "show"):

@@ -44,7 +44,8 @@ def _verdicts(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def audit(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, str, dict[str, Any]]:
     """One audit of the kornia targets (recognised as batch transforms without --batch)."""
     path = tmp_path_factory.mktemp("audit") / "report.json"
-    code, text, _ = run_main("audit", *(B + name for name in EXPECTED), "--output", str(path), "-q")
+    names = [*EXPECTED, "kornia_flip"]
+    code, text, _ = run_main("audit", *(B + name for name in names), "--output", str(path), "-q")
     return code, text, json.loads(path.read_text())
 
 
@@ -84,6 +85,21 @@ class TestBatchAudit:
         assert "every rank calls it plainly, transform(images) 2 times per epoch" in text
         assert "no DataLoader (--workers does not apply)" in text
         assert "verdict on tests.cli_batch_targets:kornia_keyed: PASS" in text
+
+    def test_a_flip_repeated_on_every_rank_is_not_a_pass(self, audit: Any) -> None:
+        # Identical on both ranks at every position, but a flip has two outcomes: the same
+        # index is identical at its other positions often enough that the default probe
+        # cannot tell a repeat from chance. It used to PASS ("no more often").
+        _, text, report = audit
+        (flip,) = [r for r in report["reports"] if r["target"] == B + "kornia_flip"]
+        ranks = _verdicts(flip)["ranks"]
+        assert ranks["status"] == "skipped"
+        assert ranks["summary"].startswith("not decided: identical at every same position")
+        assert ranks["evidence"][0].startswith(
+            "rank 0 worker 0 vs rank 1 worker 0: 32/32 identical at the same position"
+        )
+        assert flip["verdict"] == "not decided"
+        assert "verdict on tests.cli_batch_targets:kornia_flip: NOT DECIDED (ranks)" in text
 
     def test_the_fix_does_not_advise_a_wrapper_that_refuses(self, audit: Any) -> None:
         (found,) = [r for r in audit[2]["reports"] if r["target"] == B + "kornia_unkeyable"]

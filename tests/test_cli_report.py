@@ -119,6 +119,37 @@ class TestAuditReport:
         result = AuditResult(CONFIG, [found, report(keyed, target="m:c")])
         assert result.to_text().endswith("NOT DECIDED: m:a; PASS: m:c; exit 0")
 
+    def test_a_repeat_too_few_to_judge_is_not_decided(self) -> None:
+        # A flip repeated on every rank and in every epoch: the same index is identical
+        # at its other position 24 times of 32, so the probe cannot tell (it was a PASS).
+        found = report(lambda epoch, rank, position: "b" if position in (0, 9) else "a")
+        assert found.outcome == "not decided"
+        assert found.undecided == ["ranks", "epochs"]
+        assert found.exit_code == 0
+        lines = found.to_text().splitlines()
+        assert lines[-2] == "verdict on m:a: NOT DECIDED (ranks, epochs)"
+        assert lines[-1] == (
+            "  nothing was found wrong, but the ranks and epochs could not be decided (see the "
+            "lines above): audit with --ranks 2 or more to compare ranks, and raise --probe, "
+            "--repeats or --epochs where a repeat was not significant"
+        )
+        assert found.to_dict()["verdict"] == "not decided"
+
+    def test_a_batch_transform_does_not_claim_what_it_ignores(self) -> None:
+        # --keys and --box-format read dataset samples; a batch transform is fed synthetic
+        # images, yet its report said "fingerprints what --keys image=img reads"
+        config = replace(CONFIG, keys="image=img", box_format="yolo", epoch_from="set_epoch")
+        found = replace(report(keyed, Pipeline("RandomAffine", batch="kornia")), config=config)
+        text = found.to_text()
+        assert "fingerprints what" not in text
+        assert (
+            "  not applied to a batch transform: --keys image=img, --box-format yolo, "
+            "--epoch-from set_epoch (it is fed synthetic images alone; its output rows are "
+            "fingerprinted)"
+        ) in text.splitlines()
+        dataset = replace(report(keyed), config=config).to_text()
+        assert "  fingerprints what --keys image=img reads of every sample" in dataset
+
     def test_one_epoch_says_so(self) -> None:
         layout = Layout(ranks=2, workers=0, epochs=1, rerun=False)
         records = {(0, 0, r, 0, j): fixed(0, r, j) for r in range(2) for j in range(16)}

@@ -217,6 +217,25 @@ class TestStreamBaseline:
         assert ranks.status == "skipped"
         assert ranks.summary.startswith("not decided: too few samples compared")
 
+    def test_a_repeated_flip_is_not_decided_rather_than_passed(self) -> None:
+        # every rank draws the same (rank-independent digests), but a flip has two
+        # outcomes: a sample is identical in the two baseline passes 20 times of 24, so
+        # even identical at every same position is not significant (it was a PASS)
+        layout = StreamLayout(ranks=2, workers=0, epochs=2, rerun=False)
+        records = {
+            (0, e, r, 0): {i: (i, "flipped" if (i + e) % 12 == 0 else "kept") for i in range(24)}
+            for r in range(2)
+            for e in (0, 1, -1, -2)
+        }
+        ranks = analyse_stream(layout, records)[0]
+        assert ranks.status == "skipped"
+        assert ranks.stats["same_position_identical"] == ranks.stats["same_position_compared"]
+        assert ranks.summary.startswith(
+            "not decided: identical at every same position, as a duplicated stream would be, "
+            "but the same sample is often identical unaligned too"
+        )
+        assert ranks.stats["undecided"] is True
+
     def test_identical_epochs_are_reported_as_such(self) -> None:
         layout = StreamLayout(ranks=1, workers=0, epochs=2, rerun=False)
         records = {(0, e, 0, 0): {i: (i, f"sample {i}") for i in range(32)} for e in (0, 1, -1, -2)}

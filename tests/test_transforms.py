@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import random
+import warnings
 from typing import Any
 
 import albumentations as A
@@ -7,7 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from rankaug import HSVJitter, MosaicDataset, RandomAugmentWrapper, SampleError, Targets
+from rankaug import (
+    HSVJitter,
+    MosaicDataset,
+    RandomAugmentWrapper,
+    RankaugWarning,
+    SampleError,
+    Targets,
+)
 from rankaug.keys import KeyedRandom, make_seed_sequence
 from rankaug.samples import DefaultAdapter
 from rankaug.transforms import (
@@ -17,6 +26,10 @@ from rankaug.transforms import (
     make_driver,
 )
 from tests.albu import bbox_params, keypoint_params
+
+
+def _image_sample() -> dict[str, Any]:
+    return {"image": np.arange(8 * 8 * 3, dtype=np.uint8).reshape(8, 8, 3)}
 
 
 def keyed(index: int = 0) -> KeyedRandom:
@@ -158,6 +171,60 @@ class TestMakeDriver:
             make_driver(3, DefaultAdapter())
 
 
+class OwnNoise(A.ImageOnlyTransform):  # type: ignore[misc]
+    """A custom transform drawing from a Generator it made itself (not the key's)."""
+
+    def __init__(self) -> None:
+        super().__init__(p=1.0)
+        self.rng = np.random.default_rng(0)
+
+    def get_params_dependent_on_data(self, params: Any, data: Any) -> dict[str, Any]:
+        return {"value": int(self.rng.integers(0, 100))}
+
+    def apply(self, img: np.ndarray, value: int, **params: Any) -> np.ndarray:
+        return np.full_like(img, value)
+
+
+class Shaker:
+    def __init__(self) -> None:
+        self.state = random.Random(0)
+
+    def __call__(self, sample: Any) -> Any:
+        return sample
+
+    def shake(self, sample: Any, rng: np.random.Generator) -> Any:
+        return sample
+
+
+class TestOwnRandomState:
+    """A transform's own generators escape the key: each worker's copy draws the same."""
+
+    def test_a_custom_albumentations_transform_with_its_own_generator_warns(self) -> None:
+        compose = A.Compose([A.HorizontalFlip(), OwnNoise()])
+        with pytest.warns(RankaugWarning, match=r"\(OwnNoise.rng at Compose.transforms\[1\]\)"):
+            RandomAugmentWrapper([{"image": np.zeros((4, 4, 3), np.uint8)}], compose, seed=0)
+
+    @pytest.mark.parametrize("method", [False, True])
+    def test_callables_with_their_own_generator_warn(self, method: bool) -> None:
+        shaker = Shaker()
+        transform = shaker.shake if method else shaker
+        with pytest.warns(RankaugWarning, match=r"^the transform keeps random state of its own "
+                                                r"\(Shaker.state\), which the key"):  # fmt: skip
+            make_driver(transform, DefaultAdapter())
+
+    def test_albumentations_own_generators_are_handed_the_key_and_pass(self) -> None:
+        compose = A.Compose(
+            [A.OneOf([A.HorizontalFlip(), A.Blur()]),
+             A.SomeOf([A.RandomBrightnessContrast(), A.GaussNoise()], n=1),
+             A.Sequential([A.Affine()]), A.ReplayCompose([A.VerticalFlip()])],
+            seed=3,
+        )  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (pytest's setting too: made plain here)
+            driver = make_driver(compose, DefaultAdapter())
+        assert driver(_image_sample(), keyed())["image"].shape == (8, 8, 3)
+
+
 class TestKeypoints:
     @pytest.mark.parametrize("p", [1.0, 0.0])
     def test_non_finite_keypoints_are_refused_not_dropped(self, p: float) -> None:
@@ -170,6 +237,63 @@ class TestKeypoints:
             driver(sample, keyed())
         sample["keypoints"] = [(1.0, 1.0), (2.0, 3.0)]  # finite, as a list: transformed
         assert len(driver(sample, keyed())["keypoints"]) == 2
+
+    def test_non_finite_additional_keypoints_are_refused_not_dropped(self) -> None:
+        compose = A.Compose(
+            [A.HorizontalFlip(p=1)],
+            keypoint_params=keypoint_params("xy"),
+            additional_targets={"hands": "keypoints"},
+        )
+        driver = make_driver(compose, DefaultAdapter())
+        sample = {"image": np.zeros((8, 8, 3), np.uint8),
+                  "hands": np.array([[1.0, 1.0], [np.nan, 2.0]], np.float32)}  # fmt: skip
+        with pytest.raises(ValueError, match=r"^hands\[1\] = \[nan, 2.0\] contains NaN or"):
+            driver(sample, keyed())
+
+
+class TestAdditionalTargets:
+    """Boxes and keypoints under the names ``additional_targets`` gives them."""
+
+    boxes = np.array([[1, 2, 5, 6]], np.float32)
+
+    @pytest.mark.parametrize(("name", "kind", "params"), [
+        ("boxes2", "bboxes", "bbox_params"), ("hands", "keypoints", "keypoint_params"),
+    ])  # fmt: skip
+    def test_a_geometric_pipeline_without_params_refuses_them(
+        self, name: str, kind: str, params: str
+    ) -> None:
+        # albumentations 2.0.8 flips such boxes as if normalised: [[-4, 2, 0, 6]] here
+        compose = A.Compose([A.HorizontalFlip(p=1)], additional_targets={name: kind})
+        driver = make_driver(compose, DefaultAdapter())
+        sample = {"image": np.zeros((8, 8, 3), np.uint8), name: self.boxes[:, :2]}
+        message = rf"^the sample has '{name}' \(an additional '{kind}' target\) but .* no {params}"
+        with pytest.raises(ValueError, match=message):
+            driver(sample, keyed())
+
+    def test_a_single_transform_given_them_by_add_targets_refuses_them(self) -> None:
+        flip = A.HorizontalFlip(p=1)
+        flip.add_targets({"boxes2": "bboxes"})
+        sample = {"image": np.zeros((8, 8, 3), np.uint8), "boxes2": self.boxes}
+        with pytest.raises(ValueError, match=r"^the sample has 'boxes2' \(an additional"):
+            make_driver(flip, DefaultAdapter())(sample, keyed())
+
+    def test_a_pixel_level_pipeline_without_params_leaves_them_untouched(self) -> None:
+        compose = A.Compose([A.RandomBrightnessContrast(p=1)], additional_targets={"b": "bboxes"})
+        out = make_driver(compose, DefaultAdapter())(
+            {"image": np.zeros((8, 8, 3), np.uint8), "b": self.boxes}, keyed()
+        )
+        np.testing.assert_array_equal(out["b"], self.boxes)
+
+    def test_with_bbox_params_they_move_like_the_boxes(self) -> None:
+        compose = A.Compose(
+            [A.HorizontalFlip(p=1)],
+            bbox_params=bbox_params("pascal_voc", []),
+            additional_targets={"b": "bboxes"},
+        )
+        sample = {"image": np.zeros((8, 8, 3), np.uint8), "bboxes": self.boxes, "b": self.boxes}
+        out = make_driver(compose, DefaultAdapter())(sample, keyed())
+        np.testing.assert_allclose(out["b"], [[3, 2, 7, 6]], atol=1e-5)
+        np.testing.assert_allclose(out["bboxes"], out["b"])
 
 
 class TestAlbumentationsTargets:

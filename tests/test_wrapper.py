@@ -359,6 +359,25 @@ class TestRandomAugmentWrapper:
         assert out.name == "a"
         np.testing.assert_array_equal(out.pixels, image()[:, ::-1])
 
+    def test_a_transform_or_adapter_set_afterwards_is_used(self) -> None:
+        wrapped = RandomAugmentWrapper([{"image": image()}], A.HorizontalFlip(p=1), seed=0)
+        validation = A.VerticalFlip(p=1)
+        wrapped.transform = validation  # the private copy of the old one went out of use
+        assert wrapped.transform is validation
+        np.testing.assert_array_equal(wrapped[0]["image"], image()[::-1])
+
+        class Named:
+            def unpack(self, sample: Any, targets: Any) -> tuple[dict[str, Any], Any]:
+                return {"image": sample["image"]}, None
+
+            def repack(self, data: Any, state: Any) -> dict[str, Any]:
+                return {**data, "adapted": True}
+
+        wrapped.adapter = Named()
+        assert wrapped[0]["adapted"] is True
+        wrapped.adapter = None  # the default again
+        assert set(wrapped[0]) == {"image"}
+
     def test_len_and_negative_indices_pass_through(self) -> None:
         wrapped = RandomAugmentWrapper(Dicts(5), noise, seed=0, keying="sample")
         assert len(wrapped) == 5

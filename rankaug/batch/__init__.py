@@ -26,7 +26,12 @@ from rankaug import checks
 from rankaug._threads import steps
 from rankaug.batch import _torchvision
 from rankaug.batch._keys import DrawKeys
-from rankaug.batch._kornia import augmentations, keyed_applying, keyed_drawing
+from rankaug.batch._kornia import (
+    augmentations,
+    call_keywords,
+    keyed_applying,
+    keyed_drawing,
+)
 from rankaug.batch._stream import default_stream
 from rankaug.keys import stream_id
 
@@ -47,9 +52,10 @@ class BatchAugment:
             CPU generator seeded from the sample's key and restored after; extra inputs
             are tensors with one row per sample (a ``tv_tensors.Mask`` batch; a plain
             tensor of 2 dimensions or more is refused, torchvision would pass it
-            through) or sequences of one item per sample (``tv_tensors.BoundingBoxes``
-            each), and the parameters returned are, per sample, the ``(transform
-            name, params)`` its transforms made.
+            through, as inside an item's dicts, lists and tuples) or sequences of one
+            item per sample (``tv_tensors.BoundingBoxes`` each, or target dicts), and
+            the parameters returned are, per sample, the ``(transform name, params)``
+            its transforms made.
         seed: The run's seed, ``0 <= seed < 2**64``.
         stream: The key's stream word or name (see :func:`~rankaug.stream_id`). ``None``
             derives it from the transform's ``repr`` (its augmentations and their
@@ -85,6 +91,7 @@ class BatchAugment:
         if self._torchvision:
             _torchvision.check(transform)
         self._augs = [] if self._torchvision else augmentations(transform)
+        self._keywords = frozenset() if self._torchvision else call_keywords(transform)
         self.transform = transform
         self.seed = checks.uint(seed, "seed", 64)
         self.stream = stream_id(default_stream(transform) if stream is None else stream)
@@ -143,7 +150,9 @@ class BatchAugment:
                 ``EpochIndex`` values carry, else :attr:`epoch` (see :meth:`set_epoch`).
             return_params: Also return the kornia parameters applied. Defaults to
                 ``False``.
-            **kwargs: Passed on to the kornia call (``data_keys=`` say).
+            **kwargs: Passed on to a kornia container's call (``data_keys=`` say); a single
+                augmentation takes none (it would read them as overrides of the keyed
+                parameters, and ignore a misspelt name).
 
         Returns:
             Kornia's output, or ``(output, params)`` with ``return_params``. For a
@@ -154,8 +163,9 @@ class BatchAugment:
         Raises:
             TypeError: If ``images`` is not a tensor or ``index``/``epoch`` are not
                 integers (one, a sequence, or an integer array or tensor),
-                ``return_params`` is not a bool, or a torchvision transform is given
-                keyword arguments.
+                ``return_params`` is not a bool, or a keyword argument is one the
+                transform's call does not take (any, for a single kornia augmentation
+                or a torchvision transform).
             ValueError: If ``images`` is not 4-D or looks channels-last (its last
                 dimension 1, 3 or 4 and its second larger than 4), ``index`` or
                 ``epoch`` do not have one value per sample (shape ``(B,)``; two
@@ -175,6 +185,13 @@ class BatchAugment:
             output, params = _torchvision.apply(self.transform, keys, images, inputs)
             self._latest.params = params
             return (output, params) if return_params else output
+        if kwargs and not self._keywords.issuperset(kwargs):
+            raise TypeError(
+                f"{type(self.transform).__name__}'s call here takes the keyword arguments "
+                f"{sorted(self._keywords)}, got {sorted(kwargs)} (a single kornia augmentation "
+                "takes none: it reads a keyword as an override of its keyed parameters, and "
+                "ignores a name it does not know, a misspelt epoch= say)"
+            )
         shape = images.shape
         with keyed_drawing(self._augs, keys):
             params = self.transform.forward_parameters(shape)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import inspect
 import itertools
 from collections.abc import Callable, Iterator
 from types import ModuleType
@@ -45,6 +46,25 @@ def load_kornia() -> ModuleType:
         return importlib.import_module("kornia.augmentation")
     except ImportError as error:
         raise ImportError("rankaug.BatchAugment needs kornia: pip install 'kornia>=0.7'") from error
+
+
+def call_keywords(transform: object) -> frozenset[str]:
+    """The keyword arguments ``transform``'s call takes, beside the ``params`` rankaug gives.
+
+    A container's named ones (``data_keys``, ``extra_args``). A single augmentation takes
+    any keyword (kornia's ``**kwargs``) as an override of its drawn parameters and flags,
+    which would replace the keyed draws, and ignores a name it does not know (a misspelt
+    ``epoch=``): it is given none.
+    """
+    forward = getattr(transform, "forward", None)
+    try:
+        parameters = inspect.signature(forward).parameters.values()  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # no signature to read: none is passed on
+        return frozenset()
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return frozenset(
+        p.name for p in parameters if p.kind in named and p.name not in ("input", "params")
+    )
 
 
 def augmentations(transform: object) -> list[Any]:

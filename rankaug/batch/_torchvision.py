@@ -17,8 +17,8 @@ Extra inputs follow their sample: a tensor with one row per sample (a ``tv_tenso
 batch, say) is split and each row re-wrapped as its type, a sequence of length ``B``
 (``tv_tensors.BoundingBoxes`` per sample, or dicts) is taken item by item; outputs come
 back the same way (tensors stacked, sequences as lists). A plain tensor of two dimensions
-or more (as an input or a sequence's item) is refused: torchvision would pass it through
-untransformed.
+or more (as an input, a sequence's item, or inside an item's dicts, lists and tuples: a
+target's ``"boxes"``) is refused: torchvision would pass it through untransformed.
 """
 
 from __future__ import annotations
@@ -148,13 +148,28 @@ def _rows(value: Any, name: str, size: int) -> list[Any]:
                 f"{name} must have one item per sample ({size}), got {len(value)} items"
             )
         for b, item in enumerate(value):
-            if isinstance(item, torch.Tensor):
-                _check_typed(item, f"{name}[{b}]")
+            _check_nested(item, f"{name}[{b}]")
         return list(value)
     raise TypeError(
         f"{name} must be a tensor with one row per sample or a sequence of one item per "
         f"sample, got {type(value).__name__}"
     )
+
+
+def _check_nested(item: Any, name: str) -> None:
+    """:func:`_check_typed` on every tensor in ``item``, inside its dicts, lists and tuples.
+
+    torchvision flattens them (a detection target ``{"boxes": ..., "labels": ...}``), so
+    a plain tensor held there passes through untransformed as well.
+    """
+    if isinstance(item, torch.Tensor):
+        _check_typed(item, name)
+    elif isinstance(item, dict):
+        for key, value in item.items():
+            _check_nested(value, f"{name}[{key!r}]")
+    elif isinstance(item, list | tuple):
+        for n, value in enumerate(item):
+            _check_nested(value, f"{name}[{n}]")
 
 
 def _check_typed(value: torch.Tensor, name: str) -> None:

@@ -35,11 +35,13 @@ A comparison (a) or (c) is flagged when its identical outputs are significantly 
 frequent than the baseline (b) for the same streams: a one-sided Fisher exact test on
 the two counts, ``p < 1e-6`` (:mod:`rankaug.cli.stats`). With continuous augmentations
 that is any clear excess (16 of 16 identical against 0 of 16); with low-entropy ones (a
-flip only) it needs the numbers a default probe gives, pooled over the streams.
+flip only) the baseline is high and it takes a larger probe (``--probe 32``).
 So identical outputs across ranks at the same position *and* across positions are
 keyed per sample (or there is no randomness), not duplicated streams. Any difference
 in (d) is irreproducibility. When the probe is so small that even identical outputs
-everywhere could not pass the test, the verdict is "not decided" rather than a pass.
+everywhere could not pass the test, or streams identical at every same position are
+not significantly so against a high baseline (a flip repeated on every rank), the
+verdict is "not decided" rather than a pass.
 
 The verdict on each target is FAIL (exit 1) when a comparison failed, followed by the
 fix for that pipeline (:mod:`rankaug.cli.fixes`: the rankaug wrapper to use, or

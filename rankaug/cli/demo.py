@@ -122,7 +122,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--steps", action="store_true", help="print every step's partners, rank by rank"
     )
     demo.add_argument("--json", action="store_true", help="print the result as JSON")
-    launch_options(demo)
+    launch_options(demo, fewest_ranks=2)  # it counts draws repeated on another rank
     demo.set_defaults(handler=run)
 
 
@@ -291,7 +291,7 @@ _FEWEST = 2  # images: a mixup needs a partner other than the sample itself
 
 def _check(config: DemoConfig) -> None:
     for name, value, low in (
-        ("--ranks", config.ranks, 1),
+        ("--ranks", config.ranks, 2),  # one rank repeats nothing: "0 of N" proves nothing
         ("--workers", config.workers, 0),
         ("--epochs", config.epochs, 1),
         ("--samples", config.samples, _FEWEST),

@@ -57,11 +57,17 @@ def integer(low: int, high: int | None = None) -> Callable[[str], int]:
     return parse
 
 
-def launch_options(parser: argparse.ArgumentParser) -> None:
-    """``--ranks --workers --start-method --seed -q``: how the ranks are launched."""
+def launch_options(parser: argparse.ArgumentParser, fewest_ranks: int = 1) -> None:
+    """``--ranks --workers --start-method --seed -q``: how the ranks are launched.
+
+    ``fewest_ranks``: the smallest ``--ranks`` taken (the demo compares ranks: 2).
+    """
     group = parser.add_argument_group("launch (like torchrun on one machine)")
     group.add_argument(
-        "--ranks", type=integer(1, 64), default=2, help="number of gloo ranks (default: 2)"
+        "--ranks",
+        type=integer(fewest_ranks, 64),
+        default=2,
+        help="number of gloo ranks (default: 2)",
     )
     group.add_argument(
         "--workers",

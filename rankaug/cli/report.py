@@ -30,6 +30,11 @@ _UNDECIDED = (
     "read the stream in the same order every pass (a fixed shuffle seed) for the audit, "
     "or fingerprint more samples a pass (--probe)"
 )
+_UNDECIDED_INDEXED = (
+    "nothing was found wrong, but the {names} could not be decided (see the lines above): "
+    "audit with --ranks 2 or more to compare ranks, and raise --probe, --repeats or "
+    "--epochs where a repeat was not significant"
+)
 
 
 def no_randomness(verdicts: Sequence[Verdict]) -> bool:
@@ -69,16 +74,25 @@ class AuditReport:
         """What the audit found, one of :data:`Outcome`.
 
         ``"fail"``, ``"no randomness found"`` (nothing random to audit), ``"not decided"``
-        (the ranks could not be compared: nothing shows whether they repeat each other)
-        or ``"pass"``.
+        (the ranks could not be compared, or a comparison repeated perfectly where the
+        probe was too small to tell it from chance: see :attr:`undecided`) or ``"pass"``.
         """
         if self.failed:
             return "fail"
         if no_randomness(self.verdicts):
             return "no randomness found"
-        if any(v.name == "ranks" and v.status == "skipped" for v in self.verdicts):
+        if self.undecided:
             return "not decided"
         return "pass"
+
+    @property
+    def undecided(self) -> list[str]:
+        """The comparisons left open: ranks not compared, or a repeat too few to judge."""
+        return [
+            v.name
+            for v in self.verdicts
+            if (v.name == "ranks" and v.status == "skipped") or v.stats.get("undecided")
+        ]
 
     @property
     def fixes(self) -> list[str]:
@@ -166,7 +180,22 @@ class AuditReport:
         """The report for people."""
         c = self.config
         lines = [f"rankaug audit {self.target}", *self._setting()]
-        if c.reader:
+        if self.pipeline.batch:  # it gets synthetic images alone: no sample to read
+            ignored = [
+                text
+                for given, text in (
+                    (c.reader, c.reader),
+                    (c.box_format, f"--box-format {c.box_format}"),
+                    (c.epoch_from == "set_epoch", "--epoch-from set_epoch"),
+                )
+                if given
+            ]
+            if ignored:
+                lines.append(
+                    f"  not applied to a batch transform: {', '.join(ignored)} (it is fed "
+                    "synthetic images alone; its output rows are fingerprinted)"
+                )
+        elif c.reader:
             lines.append(f"  fingerprints what {c.reader} reads of every sample")
         if self.skipped_types:
             lines.append(
@@ -183,8 +212,19 @@ class AuditReport:
             lines.append(f"verdict on {self.target}: NO RANDOMNESS FOUND")
             lines.append(f"  {_NOTHING_RANDOM}")
         elif self.outcome == "not decided":
-            lines.append(f"verdict on {self.target}: NOT DECIDED (ranks)")
-            lines.append(f"  {_UNDECIDED}")
+            names = ", ".join(self.undecided)
+            lines.append(f"verdict on {self.target}: NOT DECIDED ({names})")
+            joined = " and ".join(self.undecided)
+            uncompared = any(  # a stream's ranks that read nothing alike, or no baseline
+                v.name == "ranks" and v.status == "skipped" and not v.stats.get("undecided")
+                for v in self.verdicts
+            )
+            advice = (
+                _UNDECIDED
+                if self.stream and uncompared
+                else _UNDECIDED_INDEXED.format(names=joined)
+            )
+            lines.append(f"  {advice}")
         else:
             lines.append(f"verdict on {self.target}: PASS")
         return "\n".join(lines)

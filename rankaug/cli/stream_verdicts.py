@@ -25,7 +25,7 @@ from typing import Any
 
 from rankaug.cli.stats import Tally, evidence_lines, tally_summary
 from rankaug.cli.stream_probe import BASELINE_EPOCH, StreamRows
-from rankaug.cli.verdict import Verdict, epochs_pass
+from rankaug.cli.verdict import Verdict, epochs_pass, repeat_undecided
 
 __all__ = ["StreamLayout", "StreamRecords", "analyse_stream", "stream_records_of"]
 
@@ -191,6 +191,10 @@ def _cross(analysis: _Analysis, name: str, same_rank: bool, what: str) -> Verdic
             evidence,
             stats,
         )
+    if not layout.keyed_by_sample and (  # keying='sample' declares the repeat
+        found := repeat_undecided(name, pooled, by_key, stats, label, item="sample")
+    ):
+        return found
     if pooled.same == 0:
         summary = f"every {what[:-1]} draws its own randomness: no identical outputs"
     else:
@@ -234,6 +238,10 @@ def _epochs(analysis: _Analysis) -> Verdict:
             evidence_lines(by_key, lambda key: _stream(*key), item="sample"),
             stats,
         )
+    if found := repeat_undecided(
+        "epochs", pooled, by_key, stats, lambda key: _stream(*key), item="sample"
+    ):
+        return found
     return epochs_pass(pooled, stats, keyed="keyed by the sample alone", repeated="samples")
 
 

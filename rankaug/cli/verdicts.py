@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rankaug.cli.stats import ALPHA, Tally, evidence_lines, tally_summary
-from rankaug.cli.verdict import Verdict, epochs_pass
+from rankaug.cli.verdict import Verdict, epochs_pass, repeat_undecided
 
 __all__ = ["ALPHA", "EpochFrom", "Layout", "Records", "Verdict", "analyse", "epochs_pass"]
 
@@ -126,6 +126,9 @@ def _cross_stream(
 
     if pooled.flagged or any(t.flagged for t in by_key.values()):
         return Verdict(name, "fail", fail_text, evidence_lines(by_key, label), stats)
+    undecided = repeat_undecided(name, pooled, by_key, stats, label)
+    if undecided is not None:
+        return undecided
     if pooled.same == pooled.same_total and pooled.other == pooled.other_total:
         summary = (
             f"identical across {what} at the same position, but equally at every other "
@@ -193,6 +196,9 @@ def _epochs(analysis: _Analysis) -> Verdict:
             evidence_lines(by_key, lambda key: _stream(*key)),
             stats,
         )
+    undecided = repeat_undecided("epochs", pooled, by_key, stats, lambda key: _stream(*key))
+    if undecided is not None:
+        return undecided
     keyed = (
         "keyed by the index alone and not by the epoch the index carries"
         if layout.epoch_from == "sampler"

@@ -61,6 +61,8 @@ class StreamingAugment(StreamDataset[T_co]):
         False
     """
 
+    _keyed: RandomAugmentWrapper[Any]  # the map-style wrapper each sample goes through
+
     def __init__(
         self,
         dataset: Any,
@@ -83,8 +85,24 @@ class StreamingAugment(StreamDataset[T_co]):
             adapter=check_adapter(adapter, dataset=dataset),  # the stream's, not the window's
         )  # fmt: skip
         super().__init__(dataset, keyed, keying=keying, sample_id=sample_id)
-        self.transform = transform
-        self.adapter = keyed.adapter
+
+    @property
+    def transform(self) -> Any:
+        """The transform; setting another puts it to use (on the samples drawn afterwards)."""
+        return self._keyed.transform
+
+    @transform.setter
+    def transform(self, transform: Any) -> None:
+        self._keyed.transform = transform
+
+    @property
+    def adapter(self) -> SampleAdapter:
+        """The sample adapter; setting another (``None``: the default) puts it to use."""
+        return self._keyed.adapter
+
+    @adapter.setter
+    def adapter(self, adapter: SampleAdapter | None) -> None:
+        self._keyed.adapter = check_adapter(adapter, dataset=self.dataset)
 
     def outputs(self, live: Pass, samples: Iterator[Any], skip: int) -> Iterator[T_co]:
         """Each sample augmented in turn (the first ``skip`` passed over)."""

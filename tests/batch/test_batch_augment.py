@@ -497,6 +497,27 @@ class TestBatchAugmentOptionalKornia:
 
 
 class TestBatchAugmentRefusals:
+    def test_a_keyword_a_single_augmentation_would_misread_is_refused(self) -> None:
+        # epcoh=3 was ignored (every epoch keyed alike) and angle= replaced the keyed draws
+        images = torch.rand(2, 3, 8, 8)
+        flip = BatchAugment(K.RandomHorizontalFlip(), seed=0)
+        with pytest.raises(
+            TypeError, match=re.escape("takes the keyword arguments [], got ['epcoh']")
+        ):
+            flip(images, index=[0, 1], epcoh=3)
+        affine = BatchAugment(K.RandomAffine(30.0, p=1.0), seed=0)
+        with pytest.raises(TypeError, match=re.escape("got ['angle']")):
+            affine(images, index=[0, 1], angle=torch.zeros(2))
+
+    def test_a_container_takes_its_own_keywords_only(self) -> None:
+        images = torch.rand(2, 3, 8, 8)
+        sequential = K.AugmentationSequential(K.RandomHorizontalFlip(p=1.0), data_keys=["input"])
+        aug = BatchAugment(sequential, seed=0)
+        out = aug(images, index=[0, 1], data_keys=["input"])
+        assert torch.equal(out, images.flip(-1))
+        with pytest.raises(TypeError, match=re.escape("['data_keys'], got ['epoch_']")):
+            aug(images, index=[0, 1], epoch_=1)
+
     @pytest.mark.parametrize(
         ("transform", "match"),
         [

@@ -307,6 +307,23 @@ class TestBatchAugmentTorchvisionRefusals:
         with pytest.raises(TypeError, match=r"input 1 must be a tensor .* got NoneType"):
             aug(_images(2), None, index=[0, 1], epoch=0)
 
+    def test_a_plain_tensor_inside_a_target_is_refused(self) -> None:
+        # A detection target {"boxes": plain tensor}: torchvision flattened the dict and
+        # passed the boxes through, so the image was flipped and its boxes came back stale.
+        aug = BatchAugment(v2.RandomHorizontalFlip(p=1.0), seed=0)
+        images = _images(2)
+        boxes = tv_tensors.BoundingBoxes([[1, 2, 5, 6]], format="XYXY", canvas_size=(24, 24))
+        wrapped = {"boxes": boxes, "labels": torch.tensor([1]), "rows": [torch.zeros(2)]}
+        plain = {"boxes": torch.tensor([[1.0, 2.0, 5.0, 6.0]]), "labels": torch.tensor([1])}
+        refused = r"is a plain torch.Tensor of shape \(1, 4\): torchvision v2 passes a plain"
+        with pytest.raises(TypeError, match=r"input 1\[1\]\['boxes'\] " + refused):
+            aug(images, [wrapped, plain], index=[0, 1], epoch=0)
+        with pytest.raises(TypeError, match=r"input 1\[0\]\[0\]\[1\] " + refused):
+            aug(images, [([torch.zeros(2), torch.zeros(1, 4)],)] * 2, index=[0, 1], epoch=0)
+        _, (first, second) = aug(images, [wrapped, wrapped], index=[0, 1], epoch=0)
+        assert first["boxes"].tolist() == [[19, 2, 23, 6]]  # flipped with its image
+        assert torch.equal(second["labels"], torch.tensor([1]))
+
     def test_a_plain_tensor_beside_the_images_is_refused(self) -> None:
         # torchvision passes it through: a plain mask batch came back unmoved, silently
         aug = BatchAugment(v2.RandomHorizontalFlip(p=1.0), seed=0)

@@ -95,6 +95,12 @@ class TestStreamingAugment:
         changed = sum(alone[0][k] != alone[1][k] for k in alone[0])
         assert changed == 12  # each pass is the next epoch, without any call
 
+    def test_a_transform_set_afterwards_is_used(self) -> None:
+        wrapper = RandomAugmentWrapper(Shards(3), unchanged, seed=0)
+        wrapper.transform = noise
+        assert wrapper.transform is noise
+        assert all("noise" in sample for sample in iter(wrapper))  # noise's, not unchanged's
+
     def test_stream_keying_reruns_and_moves_on(self) -> None:
         def stream() -> Any:
             return RandomAugmentWrapper(Shards(12), noise, seed=3)
