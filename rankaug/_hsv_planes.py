@@ -40,7 +40,7 @@ _SCRATCH: Final = threading.local()  # see kept
 
 def apply_tables(
     hsv: np.ndarray,
-    hue: np.ndarray,
+    hue: np.ndarray | int,
     sat: np.ndarray,
     val: np.ndarray,
     saturation: float,
@@ -48,7 +48,8 @@ def apply_tables(
 ) -> np.ndarray:
     """Map ``hsv`` (an 8-bit HSV image, C-contiguous) through the tables, plane by plane.
 
-    ``saturation`` and ``value`` are the draw's gains ``r`` (0: that table is ``x``).
+    ``saturation`` and ``value`` are the draw's gains ``r`` (0: that table is ``x``);
+    ``hue`` is the hue's table, or ``n`` where it is known to be ``(x + n) % 180``.
 
     The image is split into three planes, each table's plane is mapped into a second
     plane by its cheapest exact step (the hue by :func:`shift_hue`, saturation and value
@@ -59,20 +60,23 @@ def apply_tables(
         The mapped image: ``hsv`` itself when every table is the identity, else this
         thread's kept image.
     """
-    shift = hue_shift(hue)
+    table = None if isinstance(hue, int) else hue
+    shift = hue if isinstance(hue, int) else hue_shift(hue)
     if shift == 0 and not (saturation or value):  # else tables are x itself
         return hsv
-    shape = hsv.shape[:2]
-    planes = [kept(f"plane{c}", shape) for c in range(3)]
+    # the three planes, the hue's and its mask, the two scaled: seven planes of one kept
+    # buffer, taken at once (a call each cost more), as the image they merge into
+    h, s, v, hue_out, where, sat_out, val_out = kept("planes", (7, *hsv.shape[:2]))
+    planes = [h, s, v]
     cv2.split(hsv, planes)
-    merged = list(planes)
     if shift != 0:
-        merged[0] = shift_hue(planes[0], shift, hue)
-    for c, gain, table in ((1, saturation, sat), (2, value, val)):
-        if gain:
-            merged[c] = scale_plane(planes[c], c, gain + 1.0, table)
+        planes[0] = shift_hue(h, shift, table, out=hue_out, where=where)
+    if saturation:
+        planes[1] = scale_plane(s, 1, saturation + 1.0, sat, out=sat_out)
+    if value:
+        planes[2] = scale_plane(v, 2, value + 1.0, val, out=val_out)
     mapped = kept("image", hsv.shape)
-    cv2.merge(merged, dst=mapped)
+    cv2.merge(planes, mapped)
     return mapped
 
 
@@ -130,44 +134,63 @@ def hue_shift(hue: np.ndarray) -> int | None:
     return None
 
 
-def shift_hue(plane: np.ndarray, shift: int | None, hue: np.ndarray) -> np.ndarray:
-    """The hue plane mapped into this thread's kept plane: ``(h + n) % 180``, exactly.
+def shift_hue(
+    plane: np.ndarray,
+    shift: int | None,
+    hue: np.ndarray | None,
+    *,
+    out: np.ndarray | None = None,
+    where: np.ndarray | None = None,
+) -> np.ndarray:
+    """The hue plane mapped into ``out``: ``(h + n) % 180``, exactly.
 
     In whole numbers, no table: ``h + n`` where ``h < 180 - n``, ``h - (180 - n)``
     elsewhere, in three vectorised passes (a third of a ``cv2.LUT`` here), neither
     saturating where it counts: for ``n <= 75``, ``h + n`` everywhere (at most 254),
     then 180 less where ``h >= 180 - n``; for larger ``n``, ``h - (180 - n)``
     everywhere (0 where ``h`` is smaller), then ``h + n`` there (at most 179).
-    ``shift`` ``None``: the table.
+    ``shift`` ``None``: the table ``hue`` (needed then only). ``out`` and ``where`` (the
+    mask's plane), planes of the plane's shape, none of them ``plane``: ``None`` for this
+    thread's kept ones.
     """
-    out = kept("hue", plane.shape)
+    if out is None:
+        out = kept("hue", plane.shape)
     if shift is None:
-        cv2.LUT(plane, hue, dst=out)
+        if hue is None:
+            raise ValueError("shift_hue needs the hue's table where the shift is None")
+        cv2.LUT(plane, hue, out)
         return out
     turn = 180 - shift
-    where = kept("where", plane.shape)
-    # OpenCV takes a number as the second operand; its stubs know only arrays there
+    if where is None:
+        where = kept("where", plane.shape)
+    # OpenCV takes a number as the second operand; its stubs know only arrays there.
+    # Every argument by position: OpenCV parses keywords at a cost (cold, a few µs a
+    # sample over a mosaic's calls)
     if shift <= 75:
-        cv2.add(plane, shift, dst=out)
-        cv2.compare(plane, turn, cv2.CMP_GE, dst=where)  # type: ignore[call-overload]
-        cv2.subtract(out, 180, dst=out, mask=where)  # type: ignore[call-overload]
+        cv2.add(plane, shift, out)
+        cv2.compare(plane, turn, cv2.CMP_GE, where)  # type: ignore[call-overload]
+        cv2.subtract(out, 180, out, where)  # type: ignore[call-overload]
     else:
-        cv2.subtract(plane, turn, dst=out)  # type: ignore[call-overload]
-        cv2.compare(plane, turn, cv2.CMP_LT, dst=where)  # type: ignore[call-overload]
-        cv2.add(plane, shift, dst=out, mask=where)
+        cv2.subtract(plane, turn, out)  # type: ignore[call-overload]
+        cv2.compare(plane, turn, cv2.CMP_LT, where)  # type: ignore[call-overload]
+        cv2.add(plane, shift, out, where)
     return out
 
 
-def scale_plane(plane: np.ndarray, channel: int, k: float, table: np.ndarray) -> np.ndarray:
-    """A saturation or value plane mapped into this thread's kept plane: ``table[x]``.
+def scale_plane(
+    plane: np.ndarray, channel: int, k: float, table: np.ndarray, *, out: np.ndarray | None = None
+) -> np.ndarray:
+    """A saturation or value plane mapped into ``out``: ``table[x]``.
 
     By ``cv2.convertScaleAbs`` (``round(|k * x + b|)`` in float32, one vectorised pass)
-    when :func:`offset_for` finds an exact ``b``, else by ``cv2.LUT``.
+    when :func:`offset_for` finds an exact ``b``, else by ``cv2.LUT``. ``out``: a plane
+    of the plane's shape, not ``plane``; ``None`` for this thread's kept one of ``channel``.
     """
-    out = kept(f"scaled{channel}", plane.shape)
+    if out is None:
+        out = kept(f"scaled{channel}", plane.shape)
     offset = offset_for(k, table)
     if offset is None:
-        cv2.LUT(plane, table, dst=out)
+        cv2.LUT(plane, table, out)
     else:
         cv2.convertScaleAbs(plane, out, k, offset)
     return out
@@ -196,7 +219,9 @@ def offset_for(k: float, table: np.ndarray) -> float | None:
 def gives(k: float, offset: float, table: np.ndarray) -> bool:
     """Whether ``convertScaleAbs`` with ``k`` and ``offset`` maps every value onto ``table``."""
     expected = table.tobytes()  # bytes compared: cheaper than np.array_equal's checks
-    return all(
-        cv2.convertScaleAbs(probe, alpha=k, beta=offset).tobytes() == expected
-        for probe in (_ROW, _COLUMN)
+    # both loops, written out, arguments by position (a generator, and keywords OpenCV
+    # parses, cost more than the two steps: cold, 2-3 µs a plane)
+    return (
+        cv2.convertScaleAbs(_ROW, None, k, offset).tobytes() == expected
+        and cv2.convertScaleAbs(_COLUMN, None, k, offset).tobytes() == expected
     )

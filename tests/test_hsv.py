@@ -135,6 +135,7 @@ class TestHSVJitter:
         bgr = photo(seed)
         monkeypatch.setattr(planes_module, "offset_for", lambda *args: None)
         monkeypatch.setattr(planes_module, "hue_shift", lambda *args: None)
+        monkeypatch.setattr(hsv_module, "_hue_step", hsv_module._hue_table)  # no known shift
         looked_up: list[int] = []
         lut = cv2.LUT
 
@@ -172,10 +173,17 @@ class TestHSVJitter:
         # the hue's masked step, which corrects its own output plane where the mask says)
         in_place: list[str] = []
 
+        # where each takes dst and mask by position, after its source (args)
+        places = {"LUT": (1, None), "convertScaleAbs": (0, None), "add": (1, 2),
+                  "subtract": (1, 2), "compare": (2, None)}  # fmt: skip
+
         def watched(name: str, real: Any) -> Any:
+            at, mask_at = places[name]
+
             def call(src: np.ndarray, *args: Any, **kwargs: Any) -> Any:
-                dst = kwargs.get("dst", args[0] if name == "convertScaleAbs" and args else None)
-                masked = kwargs.get("mask") is not None
+                dst = kwargs.get("dst", args[at] if len(args) > at else None)
+                mask = args[mask_at] if mask_at is not None and len(args) > mask_at else None
+                masked = kwargs.get("mask", mask) is not None
                 if dst is not None and np.shares_memory(src, dst) and not masked:
                     in_place.append(name)
                 return real(src, *args, **kwargs)
@@ -187,6 +195,7 @@ class TestHSVJitter:
         if not exact:  # the tables' path
             monkeypatch.setattr(planes_module, "offset_for", lambda *args: None)
             monkeypatch.setattr(planes_module, "hue_shift", lambda *args: None)
+            monkeypatch.setattr(hsv_module, "_hue_step", hsv_module._hue_table)
         image = photo(5)
         out = HSVJitter(0.5, 0.7, 0.4).apply(image, HSVDraw(0.1, 0.3, -0.2), out=image)
         assert out is image
@@ -246,6 +255,26 @@ class TestHSVJitter:
             out = planes_module.shift_hue(hues, shift, hue)
             np.testing.assert_array_equal(out, hue[hues])
         assert seen == set(range(180))
+
+    def test_a_known_hue_shift_is_the_tables_and_near_a_step_the_table_decides(self) -> None:
+        # _hue_step's shift without the table: where given, the table's own shift
+        steps = [k / 180 for k in range(-180, 181)]
+        near = [s + e for s in steps for e in (0.0, 1e-17, -1e-17, 1e-15, -1e-15, 2.0**-21 / 180,
+                                               -(2.0**-21) / 180, 1e-9, -1e-9)]  # fmt: skip
+        draws = [float(v) for v in np.random.default_rng(0).uniform(-1, 1, 5000)]
+        draws += [float(np.nextafter(s, t)) for s in steps for t in (-2.0, 2.0)]
+        given = fallen = 0
+        for hue in [v for v in near + draws if -1.0 <= v <= 1.0]:
+            draw = HSVDraw(hue, 0.0, 0.0)
+            step, table = hsv_module._hue_step(draw), hsv_tables(draw)[0]
+            if isinstance(step, int):
+                given += 1
+                assert step == planes_module.hue_shift(table)
+            else:
+                fallen += 1
+                np.testing.assert_array_equal(step, table)
+        assert given > 5000
+        assert fallen > 100  # the draws near a step: the table
 
     def test_opencv_8bit_hue_is_below_180_for_every_colour(self) -> None:
         # why a hue table is the identity when its first 180 entries are

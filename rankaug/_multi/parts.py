@@ -329,7 +329,7 @@ class PartReader:
                     )
                 fields[field] = UNTYPED  # no dtype: the samples with entries decide
                 continue
-            array = np.asarray(value)
+            array = value if type(value) is np.ndarray else np.asarray(value)  # (no call)
             if not count and not array.size and array.ndim == 1:
                 array = read_field(value)  # [] has no dtype (an empty array keeps its own)
             if array.ndim == 0 or len(array) != count:

@@ -111,23 +111,22 @@ def read_batch(batch: object, fields: Fields) -> Columns:
         for key in STACKED
         if key in keys
     }
-    boxes = [_numbers(s[fields.box_field], f"batch[{p}][{fields.box_field!r}]")
-             for p, s in enumerate(batch)]  # fmt: skip
-    labels = [_numbers(s[fields.label_field], f"batch[{p}][{fields.label_field!r}]")
-              for p, s in enumerate(batch)]  # fmt: skip
+    # (each message's place is written only when it is raised: a sample's f-strings cost
+    # more than its checks)
+    boxes = [_numbers(s[fields.box_field], p, fields.box_field) for p, s in enumerate(batch)]
+    labels = [_numbers(s[fields.label_field], p, fields.label_field) for p, s in enumerate(batch)]
     counts = []
     for position, (box, label) in enumerate(zip(boxes, labels, strict=True)):
-        where = f"batch[{position}]"
-        count = _box_count(box, f"{where}[{fields.box_field!r}]")
+        count = _box_count(box, position, fields.box_field)
         if label.ndim != 1 and label.size:
             raise ValueError(
-                f"{where}[{fields.label_field!r}] must be an (N,) array of labels, "
+                f"{_at(position, fields.label_field)} must be an (N,) array of labels, "
                 f"got shape {label.shape}"
             )
         if label.size != count:
             raise ValueError(
-                f"{where} has {count} boxes ({fields.box_field!r}) but {label.size} labels "
-                f"({fields.label_field!r})"
+                f"batch[{position}] has {count} boxes ({fields.box_field!r}) but {label.size} "
+                f"labels ({fields.label_field!r})"
             )
         counts.append(count)
     box_dtype = _one_dtype(boxes, batch, fields.box_field, np.dtype(np.float32))
@@ -217,45 +216,53 @@ def _stack(batch: Sequence[Mapping[str, Any]], key: str, *, channels_first: bool
     dtype = ""
     names: dict[np.dtype[Any], str] = {}  # a numpy dtype's name is slow to make: once a batch
     for position, sample in enumerate(batch):
-        where = f"batch[{position}][{key!r}]"
         value = sample[key]
         if isinstance(value, torch.Tensor):
             if value.device.type != "cpu":
-                raise ValueError(f"{where} must be on the CPU, got a tensor on {value.device}")
+                raise ValueError(
+                    f"{_at(position, key)} must be on the CPU, got a tensor on {value.device}"
+                )
             if value.dtype.is_complex:
-                raise TypeError(f"{where} must hold real numbers, got dtype {value.dtype}")
+                raise TypeError(
+                    f"{_at(position, key)} must hold real numbers, got dtype {value.dtype}"
+                )
             name = str(value.dtype).removeprefix("torch.")
         elif isinstance(value, np.ndarray):
             known = names.get(value.dtype)
             if known is None:
                 if value.dtype.kind not in "biuf":
-                    raise TypeError(f"{where} must hold numbers, got dtype {value.dtype}")
+                    raise TypeError(
+                        f"{_at(position, key)} must hold numbers, got dtype {value.dtype}"
+                    )
                 if value.dtype.itemsize > 8:
-                    raise TypeError(_no_tensor_dtype(where, value.dtype))
+                    raise TypeError(_no_tensor_dtype(_at(position, key), value.dtype))
                 known = names[value.dtype] = value.dtype.name
             name = known
         else:
             raise TypeError(
-                f"{where} must be a numpy array or a torch tensor, got {type(value).__name__}"
+                f"{_at(position, key)} must be a numpy array or a torch tensor, got "
+                f"{type(value).__name__}"
             )
         if value.ndim not in (2, 3) or 0 in value.shape:
             raise ValueError(
-                f"{where} must be a non-empty HxW or HxWxC array, got shape {tuple(value.shape)}"
+                f"{_at(position, key)} must be a non-empty HxW or HxWxC array, got shape "
+                f"{tuple(value.shape)}"
             )
         if position == 0:
             shape, dtype = tuple(value.shape), name
             if channels_first and len(shape) == 3 and shape[0] <= CHANNELS_AT_MOST < shape[2]:
-                raise ValueError(_already_channels_first(where, shape))
+                raise ValueError(_already_channels_first(_at(position, key), shape))
         elif tuple(value.shape) != shape:
             raise ValueError(
-                f"{where} has shape {tuple(value.shape)}, batch[0][{key!r}] has {shape}: "
-                f"the {key}s of a batch must have one shape (a MosaicDataset's output_size "
-                "gives them one)"
+                f"{_at(position, key)} has shape {tuple(value.shape)}, batch[0][{key!r}] has "
+                f"{shape}: the {key}s of a batch must have one shape (a MosaicDataset's "
+                "output_size gives them one)"
             )
         elif name != dtype:
             raise ValueError(
-                f"{where} has dtype {name}, batch[0][{key!r}] has {dtype}: the {key}s of a "
-                "batch must have one dtype (nothing is converted: make the dataset return one)"
+                f"{_at(position, key)} has dtype {name}, batch[0][{key!r}] has {dtype}: the "
+                f"{key}s of a batch must have one dtype (nothing is converted: make the dataset "
+                "return one)"
             )
         items.append(_channels_first(value) if channels_first else value)
     first = items[0]
@@ -282,9 +289,17 @@ def _channels_first(image: Stackable) -> Stackable:
     return image.permute(2, 0, 1) if isinstance(image, torch.Tensor) else image.transpose(2, 0, 1)
 
 
-def _numbers(value: object, where: str) -> np.ndarray:
-    """Boxes or labels as a numpy array of numbers (no copy for arrays and CPU tensors)."""
-    if isinstance(value, torch.Tensor):
+def _at(position: int, key: str) -> str:
+    """Where a value is, for messages: ``batch[3]['labels']``."""
+    return f"batch[{position}][{key!r}]"
+
+
+def _numbers(value: object, position: int, key: str) -> np.ndarray:
+    """``batch[position][key]``'s boxes or labels as a numpy array (no copy of an array)."""
+    if type(value) is np.ndarray:  # as np.asarray gives it, without the call
+        array = value
+    elif isinstance(value, torch.Tensor):
+        where = _at(position, key)
         if value.device.type != "cpu":
             raise ValueError(f"{where} must be on the CPU, got a tensor on {value.device}")
         try:
@@ -298,14 +313,17 @@ def _numbers(value: object, where: str) -> np.ndarray:
         try:
             array = np.asarray(value)
         except ValueError as error:  # ragged nested lists
-            raise ValueError(f"{where} must be a rectangular array of numbers: {error}") from None
+            raise ValueError(
+                f"{_at(position, key)} must be a rectangular array of numbers: {error}"
+            ) from None
     dtype = array.dtype
     if dtype.kind not in "iuf" and array.size:  # an empty one carries no values
         raise TypeError(
-            f"{where} must hold numbers (integers or floats), got {value!r:.60} of dtype {dtype}"
+            f"{_at(position, key)} must hold numbers (integers or floats), got {value!r:.60} of "
+            f"dtype {dtype}"
         )
     if dtype.itemsize > 8 and dtype.kind == "f":
-        raise TypeError(_no_tensor_dtype(where, dtype))
+        raise TypeError(_no_tensor_dtype(_at(position, key), dtype))
     if not dtype.isnative:  # big-endian: the same values in the native order
         array = array.astype(dtype.newbyteorder("="))
     return array
@@ -318,14 +336,14 @@ def _no_tensor_dtype(where: str, dtype: np.dtype) -> str:
     )
 
 
-def _box_count(boxes: np.ndarray, where: str) -> int:
+def _box_count(boxes: np.ndarray, position: int, key: str) -> int:
     if boxes.ndim == 2 and boxes.shape[1] == 4:
         return int(boxes.shape[0])
     if boxes.shape == (0,):
         return 0
     raise ValueError(
-        f"{where} must be an (N, 4) array of boxes (an empty one for no boxes), got shape "
-        f"{boxes.shape}"
+        f"{_at(position, key)} must be an (N, 4) array of boxes (an empty one for no boxes), "
+        f"got shape {boxes.shape}"
     )
 
 

@@ -17,6 +17,8 @@ One sample is made in six steps, each in its own module:
 5. **paint** (:mod:`~rankaug.mosaic.paint`): each visible window resized straight
    into its place in the output, only the uncovered strips filled (under an affine that
    rotates or shears: warped once into its region, where the tile owns the pixels);
+   with ``color=``, jittered in place, the rows no tile reaches set to the fill's
+   jittered grey rather than filled first (:mod:`~rankaug.mosaic.colour`);
 6. **repack**: the adapter gives the output the main sample's shape, and the record
    is attached (:mod:`~rankaug.mosaic.record`, also for :meth:`MosaicDataset.replay`).
 
@@ -70,6 +72,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar, TypeVar
 
+from rankaug import checks
 from rankaug._multi.replay import check_replayed, ranked, replay_rank
 from rankaug._multi.settings import check_settings, dataset_settings, settings_text
 from rankaug._multi.tiles import TileReader
@@ -79,7 +82,7 @@ from rankaug.hsv import HSVJitter
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.mosaic.affine import MosaicAffine
-from rankaug.mosaic.colour import colour_output
+from rankaug.mosaic.colour import colour_rows, grey_rows
 from rankaug.mosaic.config import CanvasMode, MosaicConfig, MosaicGrid, ScaleMode
 from rankaug.mosaic.fused import Warp, fuse
 from rankaug.mosaic.keypoints import unindexed_flip
@@ -354,13 +357,19 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             images = [t.image for t in tiles]
             hw, fill = config.image_hw, config.fill
             interpolation = config.layout.interpolation
+            jitter, gains = config.color, plan.color
+            # with the colour: the rows of fill alone are set to its grey, never filled
+            rows = None
+            if jitter is not None and gains is not None:
+                rows = grey_rows(layout, jitter, gains, fill)
             if isinstance(layout, Warp):
                 image = paint_warp(layout, images, hw, fill, interpolation)
-            else:
-                image = paint_image(layout, images, hw, fill, interpolation)  # flipped too
-            if plan.color is not None and config.color is not None:  # in place, last
-                colour_output(image, layout, config.color, plan.color, fill)
-                layout.record["color"] = config.color.record(plan.color)
+            else:  # flipped too
+                image = paint_image(layout, images, hw, fill, interpolation, rows and rows[1:])
+            if jitter is not None and gains is not None:  # in place, last
+                checks.colour_image(image, "image", jitter.channel_order.upper())
+                colour_rows(image, jitter, gains, rows)
+                layout.record["color"] = jitter.record(gains)
             out: dict[str, Any] = {"image": image}
             out.update(mapped)
             # repack: the main sample's shape, and the record

@@ -57,11 +57,13 @@ __all__ = [
     "AffineRecord",
     "Matrix",
     "MosaicAffine",
+    "affine_from",
     "affine_matrices",
     "affine_matrix",
     "affine_record",
     "check_flip_index",
     "draw_affine",
+    "draw_count",
     "is_axis_aligned",
 ]
 
@@ -212,8 +214,17 @@ def draw_affine(affine: MosaicAffine, rng: np.random.Generator) -> AffineDraw:
     >>> draw.angle, round(draw.scale, 4), round(draw.translate_x, 4)
     (0.0, 0.7698, 0.5627)
     """
+    return affine_from(affine, rng.random(draw_count(affine)).tolist())
+
+
+def draw_count(affine: MosaicAffine) -> int:
+    """How many uniforms :func:`draw_affine` draws: 6, 7 with a flip."""
+    return 7 if affine.flip else 6
+
+
+def affine_from(affine: MosaicAffine, v: Sequence[float]) -> AffineDraw:
+    """:func:`draw_affine` of its block of uniforms ``v`` (:func:`draw_count` of them)."""
     flip = affine.flip
-    v = rng.random(7 if flip else 6).tolist()
     degrees, translate, scale, shear = affine.degrees, affine.translate, affine.scale, affine.shear
     low = 0.5 - translate
     return AffineDraw(

@@ -4,10 +4,11 @@ A row of the output that no tile reaches holds the fill alone. When the fill is 
 (the YOLO recipe's 114), :meth:`~rankaug.HSVJitter.grey` knows the one grey each of its
 pixels becomes, so those rows are set to it, and only the rows the tiles reach go
 through the colour conversions: the pixels of the whole image jittered, bit for bit, for
-the price of a fill on the rest. Whole rows only: OpenCV converts an image row by row,
-most of a row in a vectorised loop and its last pixels in a scalar one, and the two can
-differ by a level; a block of whole rows is converted exactly as inside the image, a
-narrower window is not.
+the price of a fill on the rest; the painting leaves those rows unfilled
+(:func:`grey_rows` says which before it paints), so they are written once. Whole rows
+only: OpenCV converts an image row by row, most of a row in a vectorised loop and its
+last pixels in a scalar one, and the two can differ by a level; a block of whole rows is
+converted exactly as inside the image, a narrower window is not.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rankaug.hsv import HSVDraw, HSVJitter
 from rankaug.mosaic.fused import Warp
 from rankaug.mosaic.layout import Layout
 
-__all__ = ["colour_output", "painted_rows"]
+__all__ = ["colour_output", "colour_rows", "grey_rows", "painted_rows"]
 
 
 def painted_rows(layout: Layout | Warp) -> tuple[int, int]:
@@ -52,6 +53,24 @@ def painted_rows(layout: Layout | Warp) -> tuple[int, int]:
     return (0, 0) if top is None else (top, bottom)
 
 
+def grey_rows(
+    layout: Layout | Warp, jitter: HSVJitter, draw: HSVDraw, fill: tuple[float, ...]
+) -> tuple[int, int, int] | None:
+    """``(grey, y0, y1)``: :func:`painted_rows`, and what every other row becomes under ``draw``.
+
+    The rows beyond ``[y0, y1)`` hold the fill alone, which ``draw`` makes ``grey``:
+    :func:`colour_rows` sets them to it, so the painting may leave them unfilled.
+    ``None`` when the fill is no grey (or this OpenCV keeps no grey): the whole image
+    is converted.
+    """
+    grey = _grey(fill)
+    value = None if grey is None else jitter.grey(grey, draw)
+    if value is None:
+        return None
+    y0, y1 = painted_rows(layout)
+    return value, y0, y1
+
+
 def colour_output(
     image: np.ndarray,
     layout: Layout | Warp,
@@ -70,15 +89,24 @@ def colour_output(
         ValueError: If it is not ``HxWx3``.
     """
     checks.colour_image(image, "image", jitter.channel_order.upper())
-    grey = _grey(fill)
-    value = None if grey is None else jitter.grey(grey, draw)
-    if value is None:
+    colour_rows(image, jitter, draw, grey_rows(layout, jitter, draw, fill))
+
+
+def colour_rows(
+    image: np.ndarray, jitter: HSVJitter, draw: HSVDraw, rows: tuple[int, int, int] | None
+) -> None:
+    """:func:`colour_output` of an image checked, given its :func:`grey_rows`.
+
+    The rows beyond ``rows``' ``[y0, y1)`` are set to its grey (whatever they held:
+    the painting may have left them unfilled); ``None``: the whole image converted.
+    """
+    if rows is None:
         jitter.apply(image, draw, out=image)
         return
-    y0, y1 = painted_rows(layout)
+    value, y0, y1 = rows
     if y1 > y0:
-        rows = image[y0:y1]
-        jitter.apply(rows, draw, out=rows)
+        band = image[y0:y1]
+        jitter.apply(band, draw, out=band)
     image[:y0] = value
     image[y1:] = value
 

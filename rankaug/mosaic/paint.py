@@ -172,6 +172,7 @@ def paint_image(
     hw: tuple[int, int],
     values: tuple[float, ...],
     interpolation: int,
+    rows: tuple[int, int] | None = None,
 ) -> np.ndarray:
     """The output image: the fills, then each visible window, mirrored if ``layout.flipped``.
 
@@ -184,16 +185,20 @@ def paint_image(
         hw: The canvas' ``(height, width)``.
         values: The fill, one value or one per channel.
         interpolation: The OpenCV interpolation flag.
+        rows: Fill only the rows ``[y0, y1)`` (the windows' rows, at least): the caller
+            sets the others (the colour pass sets them to the jittered grey, see
+            :mod:`~rankaug.mosaic.colour`); ``None``: every row.
 
     Returns:
         The image.
     """
     out = canvas(images[0], hw)
     flipped, width = layout.flipped, hw[1]
+    fills = layout.fills if rows is None else _on_rows(layout.fills, rows)
     if flipped:
-        fill(out, [(y0, y1, width - x1, width - x0) for y0, y1, x0, x1 in layout.fills], values)
+        fill(out, [(y0, y1, width - x1, width - x0) for y0, y1, x0, x1 in fills], values)
     else:
-        fill(out, layout.fills, values)
+        fill(out, fills, values)
     for window, image in zip(layout.windows, images, strict=True):
         if window.kx and not flipped:  # paint_window's usual case written out: a resize
             crop = image[window.sy0 : window.sy1, window.sx0 : window.sx1]
@@ -204,6 +209,21 @@ def paint_image(
         if window.kx:
             paint_window(out, image, window, interpolation, mirrored=flipped)
     return out
+
+
+def _on_rows(rects: Sequence[Rect], rows: tuple[int, int]) -> list[Rect]:
+    """The parts of ``rects`` on the rows ``[top, bottom)``, the empty ones left out.
+
+    >>> _on_rows([(0, 10, 0, 4), (10, 12, 0, 4), (2, 3, 1, 2)], (3, 11))
+    [(3, 10, 0, 4), (10, 11, 0, 4)]
+    """
+    top, bottom = rows
+    kept = []
+    for y0, y1, x0, x1 in rects:
+        y0, y1 = (top if y0 < top else y0), (bottom if y1 > bottom else y1)
+        if y1 > y0:
+            kept.append((y0, y1, x0, x1))
+    return kept
 
 
 def warp_tile(

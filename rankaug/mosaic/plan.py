@@ -31,7 +31,7 @@ import numpy as np
 from rankaug import checks
 from rankaug._multi.partners import PartnerSampler
 from rankaug.hsv import HSVDraw
-from rankaug.mosaic.affine import AffineDraw, draw_affine
+from rankaug.mosaic.affine import AffineDraw, affine_from, draw_count
 from rankaug.mosaic.config import MosaicConfig
 
 __all__ = ["Plan", "draw_plan", "probability"]
@@ -116,9 +116,15 @@ def draw_plan(
     scales = (
         [lo] * cells if lo == hi else [lo + (hi - lo) * x for x in u[cells + rows + cols - 1 :]]
     )
-    affine = None if config.affine is None else draw_affine(config.affine, rng)
-    flip = bool(config.layout.flip) and float(rng.random()) < config.layout.flip
-    color = None if config.color is None else config.color.draw(rng)
+    # the blocks after the partners' draws (6-8 above) in one call, split in their order:
+    # n uniforms drawn at once are the n drawn one block after another (a call cost more)
+    affine_n = 0 if config.affine is None else draw_count(config.affine)
+    flip_n = 1 if config.layout.flip else 0
+    after = affine_n + flip_n + (0 if config.color is None else 3)
+    v = rng.random(after).tolist() if after else []
+    affine = None if config.affine is None else affine_from(config.affine, v[:affine_n])
+    flip = bool(flip_n) and v[affine_n] < config.layout.flip
+    color = None if config.color is None else config.color.from_uniforms(v[affine_n + flip_n :])
     return _new_plan(
         (
             applied,

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import cv2
 import numpy as np
@@ -9,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rankaug.mosaic import paint
+from rankaug.mosaic.colour import painted_rows
 from rankaug.mosaic.fused import TileWarp
 from rankaug.mosaic.layout import Window, grid_layout
 from rankaug.mosaic.paint import (
@@ -284,6 +286,30 @@ class TestPaintImage:
         flipped = layout._replace(flipped=True)
         out = paint_image(flipped, images, config.canvas_hw, (114.0,), cv2.INTER_LINEAR)
         np.testing.assert_array_equal(out, plain[:, ::-1])
+
+    @given(main_cell=st.integers(0, 3), fx=st.floats(0.0, 0.99), fy=st.floats(0.0, 0.99),
+           scales=st.lists(st.floats(0.3, 1.8), min_size=4, max_size=4),
+           sizes=st.lists(st.tuples(st.integers(3, 60), st.integers(3, 60)), min_size=4,
+                          max_size=4), flipped=st.booleans())  # fmt: skip
+    def test_rows_given_are_painted_as_ever_and_no_other_row_is_written(
+        self, main_cell: int, fx: float, fy: float, scales: list[float],
+        sizes: list[tuple[int, int]], flipped: bool,
+    ) -> None:  # fmt: skip
+        # the colour pass's rows (painted_rows): the others are its to set
+        config = build(output_size=(48, 64), center_range=(0.0, 1.0))
+        layout = grid_layout(config, Plan(True, main_cell, [0, 1, 2, 3], [fx], [fy], scales),
+                             sizes)._replace(flipped=flipped)  # fmt: skip
+        images = [np.full((*size, 3), 10 * (k + 1), np.uint8) for k, size in enumerate(sizes)]
+        plain = paint_image(layout, images, config.canvas_hw, (114.0,), cv2.INTER_LINEAR)
+        y0, y1 = painted_rows(layout)
+        made = np.full((48, 64, 3), 7, np.uint8)  # the image to paint: 7 where not written
+        with mock.patch.object(paint, "canvas", return_value=made):
+            out = paint_image(
+                layout, images, config.canvas_hw, (114.0,), cv2.INTER_LINEAR, (y0, y1)
+            )
+        np.testing.assert_array_equal(out[y0:y1], plain[y0:y1])
+        assert (out[:y0] == 7).all()
+        assert (out[y1:] == 7).all()
 
 
 class TestWarpTile:
