@@ -21,6 +21,8 @@ import functools
 import importlib
 import inspect
 import itertools
+import re
+import sys
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any, Final
@@ -36,16 +38,35 @@ from rankaug.batch._keys import DrawKeys, unkeyed_draw
 GATE: Final = 0xFF
 
 
+#: The oldest kornia whose augmentations draw their parameters for every sample of a
+#: batch: before 0.9 an augmentation with ``p < 1`` drew them only for the samples its
+#: gate applied, which no per-sample key can follow (0.9 needs Python 3.11 or newer).
+MIN_KORNIA: Final = (0, 9)
+
+
 def load_kornia() -> ModuleType:
-    """Import ``kornia.augmentation`` (kornia is optional for rankaug).
+    """Import ``kornia.augmentation`` (kornia is optional for rankaug), 0.9 or newer.
 
     Raises:
-        ImportError: If kornia is not installed.
+        ImportError: If kornia is not installed, or older than :data:`MIN_KORNIA`.
     """
+    wanted = ".".join(map(str, MIN_KORNIA))
     try:
-        return importlib.import_module("kornia.augmentation")
+        module = importlib.import_module("kornia.augmentation")
     except ImportError as error:
-        raise ImportError("rankaug.BatchAugment needs kornia: pip install 'kornia>=0.7'") from error
+        raise ImportError(
+            f"rankaug.BatchAugment needs kornia: pip install 'kornia>={wanted}'"
+        ) from error
+    version = str(getattr(sys.modules.get("kornia"), "__version__", "0"))
+    found = tuple(int(part) for part in re.findall(r"\d+", version)[:2])
+    if found < MIN_KORNIA:
+        raise ImportError(
+            f"rankaug.BatchAugment needs kornia>={wanted}, found kornia {version}: before "
+            f"{wanted} an augmentation with p < 1 draws its parameters only for the samples "
+            "its gate applies, which cannot be keyed per sample; pip install "
+            f"'kornia>={wanted}' (it needs Python 3.11 or newer)"
+        )
+    return module
 
 
 def call_keywords(transform: object) -> frozenset[str]:

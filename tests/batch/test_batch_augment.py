@@ -495,6 +495,22 @@ class TestBatchAugmentOptionalKornia:
         with pytest.raises(ImportError, match=r"BatchAugment needs kornia: pip install"):
             BatchAugment(object(), seed=0)
 
+    @pytest.mark.parametrize("version", ["0.8.3", "0.7.4"])
+    def test_a_kornia_older_than_0_9_is_refused(
+        self, monkeypatch: pytest.MonkeyPatch, version: str
+    ) -> None:
+        # kornia 0.8 draws a p < 1 augmentation's parameters for the samples its gate
+        # applies only: every such augmentation failed, saying "a batch-level value"
+        monkeypatch.setattr(sys.modules["kornia"], "__version__", version)
+        message = f"BatchAugment needs kornia>=0.9, found kornia {version}"
+        with pytest.raises(ImportError, match=re.escape(message)):
+            BatchAugment(K.RandomHorizontalFlip(), seed=0)
+
+    def test_kornia_0_9_and_newer_are_taken(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        for version in ("0.9.0", "0.10.1", "1.0.0rc1"):
+            monkeypatch.setattr(sys.modules["kornia"], "__version__", version)
+            assert BatchAugment(K.RandomHorizontalFlip(), seed=0).seed == 0
+
 
 class TestBatchAugmentRefusals:
     def test_a_keyword_a_single_augmentation_would_misread_is_refused(self) -> None:
