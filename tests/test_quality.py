@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests import ahead
+from tests.toolchain import TOOLCHAIN
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "rankaug"
@@ -182,6 +183,7 @@ class TestHouseRules:
     def test_ruff_format(self) -> None:
         run(tool("ruff"), "format", "--check", ".")
 
+    @TOOLCHAIN
     def test_mypy_strict(self) -> None:
         result = ahead.result("mypy", lambda: ROOT)
         assert result.returncode == 0, result.stdout + result.stderr

@@ -20,6 +20,7 @@ import rankaug
 import rankaug.types
 from tests import ahead
 from tests.recipes.blocks import PAGES, ROOT, Block, blocks
+from tests.toolchain import TOOLCHAIN, missing_optional
 
 BLOCKS = blocks()
 RUN_HERE = [b for b in BLOCKS if b.lang == "python" and b.mark is None]
@@ -83,6 +84,9 @@ class TestCodeBlocks:
             pytest.skip(
                 f"needs {', '.join(sorted(needs & hidden.EXTRAS))}, hidden in the quick tier"
             )
+        absent = missing_optional(needs)
+        if absent:
+            pytest.skip(f"needs {', '.join(absent)}, installed on Python 3.11 and newer only")
         run_block(block)
 
 
@@ -110,6 +114,7 @@ class TestSite:
         assert not missing, f"add `::: rankaug.NAME` to docs/reference/api.md for {missing}"
         assert len(documented) == len(set(documented))
 
+    @TOOLCHAIN
     def test_mkdocs_builds_strictly(self, tmp_path: Path) -> None:
         site, result = ahead.result("site", lambda: tmp_path)
         assert result.returncode == 0, result.stdout + result.stderr
