@@ -6,7 +6,6 @@ import json
 from dataclasses import replace
 
 import albumentations as A
-import kornia.augmentation as K
 import numpy as np
 import pytest
 
@@ -231,6 +230,8 @@ class TestFixes:
         assert "WorkerSeeder(" not in line
 
     def test_a_torch_global_library_transform_keeps_worker_seeder(self) -> None:
+        K = pytest.importorskip("kornia.augmentation")  # the test extra's, on Python 3.11+
+
         class Folder:
             def __init__(self) -> None:
                 self.transform = K.ColorJitter(0.5, p=1.0)  # torch's global generator
