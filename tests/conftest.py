@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +18,7 @@ from hypothesis import HealthCheck, settings
 from torch._utils import ExceptionWrapper
 
 from tests import ahead, bytecode
+from tests.toolchain import missing_optional
 
 # 40 examples a property (hypothesis draws anew every run; the cases found once are
 # pinned with @example): at 60 the suite's properties took about 21 s of its 180
@@ -27,6 +29,8 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("rankaug")
+
+_IMPORTED = re.compile(r"^\s*>>> (?:from|import) (\w+)", re.MULTILINE)
 
 # The plugin that hides the framework extras runs only when asked for (-p).
 collect_ignore = ["without_extras.py"]
@@ -43,6 +47,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("ddp") or item.get_closest_marker("framework"):
             item.add_marker(pytest.mark.slow)
+        if isinstance(item, pytest.DoctestItem) and item.dtest is not None:
+            absent = missing_optional(_IMPORTED.findall(item.dtest.docstring or ""))
+            if absent:  # a docstring's example of BatchAugment, without kornia
+                reason = f"needs {', '.join(absent)}, installed on Python 3.11 and newer only"
+                item.add_marker(pytest.mark.skip(reason=reason))
     if hasattr(config, "workerinput"):
         slow = {item.path for item in items if item.get_closest_marker("slow")}
         items.sort(key=lambda item: item.path not in slow)  # (stable: file order kept)

@@ -84,7 +84,7 @@ class TestCodeBlocks:
             pytest.skip(
                 f"needs {', '.join(sorted(needs & hidden.EXTRAS))}, hidden in the quick tier"
             )
-        absent = missing_optional(needs)
+        absent = missing_optional(re.findall(r"^(?:>>> )?(?:from|import) (\w+)", block.code, re.M))
         if absent:
             pytest.skip(f"needs {', '.join(absent)}, installed on Python 3.11 and newer only")
         run_block(block)
