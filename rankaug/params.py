@@ -30,7 +30,7 @@ from typing import Any, Final, TypeVar, cast
 
 import numpy as np
 
-from rankaug import checks
+from rankaug import checks, nesting
 from rankaug._multi.partners import PartnerSampler
 from rankaug.boxes import BOX_FORMATS, BoxFormat, check_box_format, check_filter_args
 from rankaug.polygons import POLYGONS
@@ -110,11 +110,15 @@ class Targets:
             adapter: The wrapper's adapter (``None``: the default one).
             dataset: The wrapped dataset; its ``box_format`` attribute, when it names a
                 format (``YoloFolder``, ``CocoDetection``, ``SyntheticDetection``), is
-                the format its boxes are in. Defaults to ``None`` (not known).
+                the format its boxes are in, also read through the datasets that hold
+                it (``CachedDataset``, ``Subset``, ``ConcatDataset``: the nearest that
+                declares one). Defaults to ``None`` (not known).
 
         Raises:
             ValueError: If the format given, or the adapter's, is not the one the
-                dataset declares: its boxes would be read in the wrong format.
+                dataset declares: its boxes would be read in the wrong format; or if
+                datasets side by side inside it (a ``ConcatDataset``'s) declare
+                different ones.
 
         >>> from rankaug.datasets import SyntheticDetection
         >>> Targets().resolve(None).box_format
@@ -126,8 +130,7 @@ class Targets:
         ...
         ValueError: targets.box_format='coco', but the dataset (SyntheticDetection) gives ...
         """
-        own = getattr(dataset, "box_format", None)
-        declared = own if isinstance(own, str) and own in BOX_FORMATS else None
+        declared = _declared_format(dataset)
         chosen = self.box_format or getattr(adapter, "box_format", None)
         if chosen is not None and declared is not None and chosen != declared:
             said = (
@@ -144,6 +147,32 @@ class Targets:
             return self
         fmt = chosen or declared or "pascal_voc"
         return dataclasses.replace(self, box_format=fmt)
+
+
+def _declared_format(dataset: object, depth: int = 16) -> BoxFormat | None:
+    """The box format ``dataset`` declares, or the nearest datasets inside it declare.
+
+    ``CachedDataset(YoloFolder(box_format="yolo"))`` or a ``Subset`` of it gives
+    ``"yolo"`` boxes as the folder does; a dataset that declares its own format is
+    taken at its word, whatever is inside it.
+
+    Raises:
+        ValueError: If datasets side by side declare different formats.
+    """
+    own = getattr(dataset, "box_format", None)
+    if isinstance(own, str) and own in BOX_FORMATS:
+        return own
+    if depth == 0:
+        return None
+    found = {
+        fmt for inner in nesting.children(dataset) if (fmt := _declared_format(inner, depth - 1))
+    }
+    if len(found) > 1:
+        raise ValueError(
+            f"the datasets inside {type(dataset).__name__} give boxes in different formats "
+            f"{sorted(found)}: one wrapper reads them in one box_format; make them alike"
+        )
+    return found.pop() if found else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import numpy as np
 import pytest
+from torch.utils.data import ConcatDataset, Subset
 
 from rankaug import (
+    CachedDataset,
     CopyPasteDataset,
     CutMixDataset,
     MixUpDataset,
@@ -94,6 +97,32 @@ class TestTargets:
             Targets(box_format="yolo").resolve(None, voc)
         with pytest.raises(ValueError, match=r"^adapter=.* reads 'coco' boxes, but the dataset"):
             Targets().resolve(Coco(), voc)
+
+    def test_the_format_is_read_through_the_datasets_that_hold_it(self, tmp_path: Any) -> None:
+        # CachedDataset(YoloFolder(box_format="yolo")) and a Subset of it were read as VOC:
+        # the mosaic dropped every box (cx, cy, w, h read as corners) with no error
+        yolo = SyntheticDetection(4, image_size=32, box_format="yolo")
+        for holder in (
+            CachedDataset(yolo, tmp_path),
+            Subset(yolo, [1, 2]),
+            ConcatDataset([yolo, SyntheticDetection(2, box_format="yolo")]),
+        ):
+            assert Targets().resolve(None, holder).box_format == "yolo"
+            with pytest.raises(ValueError, match=r"^targets.box_format='pascal_voc', but"):
+                Targets(box_format="pascal_voc").resolve(None, holder)
+        mosaic = MosaicDataset(Subset(yolo, [0, 1, 2, 3]), seed=0, output_size=32, p=0.0)
+        np.testing.assert_allclose(mosaic[0]["bboxes"], yolo[0]["bboxes"], atol=1e-6)
+
+    def test_datasets_side_by_side_in_other_formats_are_refused(self) -> None:
+        mixed = ConcatDataset([SyntheticDetection(2, box_format="yolo"), SyntheticDetection(2)])
+        with pytest.raises(ValueError, match=re.escape("give boxes in different formats")):
+            Targets().resolve(None, mixed)
+
+        class Converting:  # a dataset that declares its own format is taken at its word
+            box_format = "coco"
+            dataset = SyntheticDetection(2, box_format="yolo")
+
+        assert Targets().resolve(None, Converting()).box_format == "coco"
 
     @pytest.mark.parametrize("wrapper", [MosaicDataset, MixUpDataset, CutMixDataset])
     def test_the_wrappers_read_the_datasets_format(self, wrapper: Any) -> None:
