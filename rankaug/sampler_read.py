@@ -28,12 +28,12 @@ The epoch is known when the passes read agree on one epoch and one of them is re
 the calling thread. Not known: passes of different epochs read at once (a train and a
 validation loader over EpochSamplers whose iterators both have batches pending), a pass
 read by another thread (a loader iterated in a thread of its own), a pass drawn ahead
-with ``in_order=False``, the last batch of a pass whose indices are on a device (not
-read back) or whose loader dropped an incomplete last batch where the last full one could
-not be read (:func:`last_given`). Passes drawn outside a DataLoader iterator (a sampler
-listed by hand) are never read; and a DataLoader over any other sampler is not seen at
-all: a batch of it that ends with the last index of a pass that a persistent iterator
-has finished is taken as that pass's last batch.
+with ``in_order=False``, the last batch of a pass whose loader dropped an incomplete
+last batch where the last full one could not be read (:func:`last_given`). Passes drawn
+outside a DataLoader iterator (a sampler listed by hand) are never read; and a
+DataLoader over any other sampler is not seen at all: a batch of it that ends with the
+last index of a pass that a persistent iterator has finished is taken as that pass's
+last batch.
 """
 
 from __future__ import annotations
@@ -42,13 +42,13 @@ import os
 import threading
 import weakref
 from types import FrameType
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import torch
 
 from rankaug.sampler_pass import Pass, prefetching
 
-__all__ = ["began", "last_given", "read_epoch"]
+__all__ = ["LastBatch", "Unknown", "began", "last_given", "read_epoch"]
 
 _FRAMES: Final = 12  # how far up the sampler's caller the loader iterator is looked for
 
@@ -194,19 +194,20 @@ def _last_index(run: Pass) -> Any:
     return last - (1 << 64) if last >> 63 else last  # as BatchAugment's int64 column
 
 
-def read_epoch(indices: torch.Tensor) -> int | Unknown | None:
+def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
     """The epoch of the EpochSampler pass that the calling thread reads ``indices`` from.
 
     The passes of this process with batches pending are being read. Where none is, a
     pass read to its end is read only if ``indices`` end with its last index: its last
-    batch (on the CPU: a device tensor is not read back, and the epoch is then unknown).
+    batch (indices on a device are not read back: a :class:`LastBatch` says what to
+    compare there).
 
     Args:
         indices: The batch's indices, a ``(B,)`` int64 tensor.
 
     Returns:
-        The epoch; an :class:`Unknown` saying why it cannot be told; or ``None`` when no
-        pass is read in this process.
+        The epoch; a :class:`LastBatch` (indices on a device); an :class:`Unknown` saying
+        why it cannot be told; or ``None`` when no pass is read in this process.
     """
     if not _READ:
         return None
@@ -221,11 +222,6 @@ def read_epoch(indices: torch.Tensor) -> int | Unknown | None:
         if found is not None:
             (reading if found[1] else ends).append(found[0])
     if not reading and ends:
-        if indices.device.type != "cpu":  # not read back: no sync
-            return Unknown(
-                f"the batch may be the last of the pass of epoch {ends[0].run.epoch}, and its "
-                "indices are on a device (not read back to compare with that pass's last)"
-            )
         blind = [read for read in ends if read.run.last is None and read.run.position]
         if blind:
             return Unknown(
@@ -233,6 +229,14 @@ def read_epoch(indices: torch.Tensor) -> int | Unknown | None:
                 "loader dropped an incomplete last batch (drop_last=True) where the last full "
                 "one could not be read"
             )
+        if indices.device.type != "cpu":  # compared on the device, by the caller: no sync
+            if len(ends) > 1:
+                return Unknown(
+                    f"the batch may be the last of the passes of epochs "
+                    f"{sorted(read.run.epoch for read in ends)}, and its indices are on a "
+                    "device (not read back to compare with those passes' last)"
+                )
+            reading = ends
         final = int(indices[-1]) if indices.numel() else None
         reading = [read for read in ends if _last_index(read.run) == final]
     epochs = {read.run.epoch for read in reading}
@@ -246,4 +250,17 @@ def read_epoch(indices: torch.Tensor) -> int | Unknown | None:
     epoch = epochs.pop()
     if all(read.thread != threading.get_ident() for read in reading):
         return Unknown(f"the pass of epoch {epoch} is read by another thread than this call's")
+    if reading is ends and indices.device.type != "cpu":
+        return LastBatch(epoch, _last_index(ends[0].run))
     return epoch
+
+
+class LastBatch(NamedTuple):
+    """The epoch of a pass read to its end, for a batch that ends with ``last``.
+
+    Returned for indices on a device, which are compared there (``torch.where``), not read
+    back.
+    """
+
+    epoch: int
+    last: int

@@ -21,7 +21,7 @@ from typing import Any, Final
 import torch
 
 from rankaug.errors import RankaugWarning
-from rankaug.sampler_read import Unknown, read_epoch
+from rankaug.sampler_read import LastBatch, Unknown, read_epoch
 
 __all__ = ["TRACKED", "PlainEpoch"]
 
@@ -60,11 +60,20 @@ class PlainEpoch:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(state["value"], state["named"])  # type: ignore[misc]
 
-    def of(self, indices: torch.Tensor) -> int:
-        """The epoch of a batch of plain ``indices`` given without an epoch."""
+    def of(self, indices: torch.Tensor) -> int | torch.Tensor:
+        """The epoch of a batch of plain ``indices`` given without an epoch.
+
+        A 0-D tensor on the indices' device where the batch may be the last of a pass read
+        to its end: its epoch if the batch ends with that pass's last index, else the
+        fallback (compared there, not read back).
+        """
         if self.named:
             return self.value
         found = read_epoch(indices)
+        if isinstance(found, LastBatch):
+            last = torch.tensor(found.last, dtype=torch.int64, device=indices.device)
+            ends = indices[-1] == last if indices.numel() else torch.zeros((), dtype=torch.bool)
+            return torch.where(ends.to(indices.device), found.epoch, self.value)
         if isinstance(found, int):
             return found
         if isinstance(found, Unknown):

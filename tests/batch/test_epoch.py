@@ -17,6 +17,7 @@ from torch.utils.data import DataLoader, DistributedSampler, SequentialSampler
 from rankaug import BatchAugment, EpochIndex, EpochSampler
 from rankaug.batch import _epoch
 from rankaug.errors import RankaugWarning
+from rankaug.sampler_read import LastBatch
 from tests.recipes.infinite import InfiniteDataLoader
 
 K = pytest.importorskip("kornia.augmentation")
@@ -225,3 +226,29 @@ class TestPlainEpoch:
         aug(images[:1], index=[5])  # beyond what is remembered: not caught
         with pytest.warns(RankaugWarning, match="index 3 again"):
             aug(images[:1], index=[3])
+
+    def test_the_last_batch_on_a_device_is_compared_there(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # indices on a device are not read back: the epoch is chosen there, by torch.where
+        monkeypatch.setattr(_epoch, "read_epoch", lambda _: LastBatch(epoch=6, last=9))
+        plain = _epoch.PlainEpoch()
+        chosen = [plain.of(torch.tensor(i, dtype=torch.int64)) for i in ([8, 9], [9, 8], [])]
+        assert [int(torch.as_tensor(epoch)) for epoch in chosen] == [6, 0, 0]  # 0: not its last
+        aug, batch = _aug(), {"image": torch.rand(2, 3, 4, 4), "index": torch.tensor([8, 9])}
+        assert _keyed_as(aug, batch) == 6  # BatchAugment takes the 0-D epoch tensor
+
+    @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+    def test_cuda_indices_take_the_epoch_of_their_pass(self) -> None:
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=2), num_workers=2)
+        aug = _aug()
+        keyed = []
+        for _ in range(2):
+            for batch in loader:
+                images, index = batch["image"].cuda(), batch["index"].cuda()
+                out = aug(images, index=index)
+                epochs = [
+                    e for e in range(5) if torch.equal(out, aug(images, index=index, epoch=e))
+                ]
+                keyed.append(epochs)
+        assert keyed == [[2], [2], [2], [3], [3], [3]]
