@@ -8,6 +8,7 @@ import queue
 import re
 import threading
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from rankaug import BatchAugment, EpochIndex, EpochSampler
 from rankaug.batch import _epoch
 from rankaug.errors import RankaugWarning
 from rankaug.sampler_read import LastBatch
+from tests.ddp.harness import launch
 from tests.recipes.infinite import InfiniteDataLoader
 
 K = pytest.importorskip("kornia.augmentation")
@@ -50,6 +52,13 @@ def _keyed_as(aug: BatchAugment, batch: dict[str, Any], **given: Any) -> int | N
     return None
 
 
+def _ddp_keyed(rank: int, world_size: int) -> list[Any]:
+    """One rank's epochs and indices per batch, its sampler sharded by the process group."""
+    loader = _loader(EpochSampler(DistributedSampler(_Indexed(), seed=0)), num_workers=2)
+    aug = _aug()
+    return [[_keyed_as(aug, batch), batch["index"].tolist()] for _ in range(2) for batch in loader]
+
+
 class TestPlainEpoch:
     @pytest.mark.parametrize(
         "options",
@@ -70,6 +79,14 @@ class TestPlainEpoch:
         aug = _aug()
         keyed = [[_keyed_as(aug, batch) for batch in loader] for _ in range(2)]
         assert keyed == [[0, 0], [1, 1]]
+
+    @pytest.mark.ddp
+    def test_on_two_ranks_of_a_process_group(self, tmp_path: Path) -> None:
+        first, second = launch(_ddp_keyed, 2, tmp_path)
+        assert [epoch for epoch, _ in first] == [0, 0, 1, 1]
+        assert [epoch for epoch, _ in second] == [0, 0, 1, 1]
+        shards = [{i for _, batch in rank[:2] for i in batch} for rank in (first, second)]
+        assert shards[0].isdisjoint(shards[1])  # each rank its own shard
 
     def test_epoch_index_values_epoch_and_set_epoch_come_first(self) -> None:
         loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=2), num_workers=0)
