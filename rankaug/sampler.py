@@ -61,7 +61,7 @@ from typing import Any, Final
 
 from torch.utils.data import DistributedSampler, Sampler
 
-from rankaug import checks, passes
+from rankaug import checks, passes, sampler_read
 from rankaug.epoch import EpochIndex, epoch_class
 from rankaug.sampler_epochs import Epochs
 from rankaug.sampler_pass import (
@@ -210,13 +210,16 @@ class EpochSampler(Sampler[EpochIndex]):
         if run is None:  # restored at the end of its pass
             return
         ticket.run = run
+        sampler_read.began(self, run, sys._getframe(1))
         make = epoch_class(run.epoch)
         passes.begin(id(run), run.epoch)
         end = passes.end  # bound now: a pass dropped at interpreter exit outlives the module
         try:
+            value = None
             for value in run.inner:  # type: ignore[union-attr]
                 run.position += 1
                 yield make(value) if type(value) is int else carry(value, make)
+            run.last = sampler_read.last_given(run, value, sys._getframe(1))
             run.final = iterator_state(run.inner)  # a torchdata RandomSampler's generator
             run.done = True
             run.prefetched = prefetching(sys._getframe(1))

@@ -40,10 +40,11 @@ class Pass:
     ``done``: it gave its last index; ``ended``: done, or dropped unfinished (a loader
     iterator thrown away, a ``break``); ``prefetched``: done while its loader iterator was
     being built (its workers' prefetch drew it all: none of it was read yet); ``final``:
-    the wrapped sampler's iterator's state when the pass was done, if it keeps one.
+    the wrapped sampler's iterator's state when the pass was done, if it keeps one;
+    ``last``: the last item the wrapped sampler gave, once done (``None`` for none).
     """
 
-    __slots__ = ("done", "ended", "epoch", "final", "inner", "position", "prefetched")
+    __slots__ = ("done", "ended", "epoch", "final", "inner", "last", "position", "prefetched")
 
     def __init__(self, epoch: int, inner: Iterator[Any] | None, position: int) -> None:
         self.epoch = epoch
@@ -53,6 +54,7 @@ class Pass:
         self.ended = False
         self.prefetched = False
         self.final: Any = None
+        self.last: Any = None
 
 
 class Ticket:

@@ -15,6 +15,7 @@ CPU generator seeded from the sample's key and put back afterwards
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +26,7 @@ import torch
 from rankaug import checks
 from rankaug._threads import steps
 from rankaug.batch import _torchvision
+from rankaug.batch._epoch import PlainEpoch
 from rankaug.batch._keys import DrawKeys
 from rankaug.batch._kornia import (
     augmentations,
@@ -95,7 +97,7 @@ class BatchAugment:
         self.transform = transform
         self.seed = checks.uint(seed, "seed", 64)
         self.stream = stream_id(default_stream(transform) if stream is None else stream)
-        self.epoch = 0
+        self._plain = PlainEpoch()
         self.step = 0
         self._latest = threading.local()
 
@@ -111,15 +113,29 @@ class BatchAugment:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         del state["_latest"]  # per thread and per process: not carried
+        state["_plain"] = copy.copy(self._plain)  # a copy's set_epoch is its own
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._latest = threading.local()
 
+    @property
+    def epoch(self) -> int:
+        """The :meth:`set_epoch` value (0 before a call)."""
+        return self._plain.value
+
+    @epoch.setter
+    def epoch(self, epoch: int) -> None:
+        self._plain.set(checks.uint(epoch, "epoch", 32))
+
     def set_epoch(self, epoch: int) -> None:
-        """The epoch of calls that give none (and whose indices carry none)."""
-        self.epoch = checks.uint(epoch, "epoch", 32)
+        """The epoch of calls that give none (and whose indices carry none).
+
+        Once called, it keys such calls, rather than the epoch of the EpochSampler pass
+        being read (see ``epoch=`` of :meth:`__call__`).
+        """
+        self.epoch = epoch
 
     def __call__(
         self,
@@ -147,7 +163,13 @@ class BatchAugment:
                 (0 if not initialised), so the same batch differs across ranks and
                 steps but not with its indices.
             epoch: The epoch: an int or one per sample. Defaults to the epoch the
-                ``EpochIndex`` values carry, else :attr:`epoch` (see :meth:`set_epoch`).
+                ``EpochIndex`` values carry; for plain indices (torch's
+                ``default_collate`` makes an int tensor of them), to :attr:`epoch` once
+                :meth:`set_epoch` was called, else to the epoch of the
+                :class:`~rankaug.EpochSampler` pass this thread's DataLoader is reading
+                (:mod:`rankaug.sampler_read`), else 0: warned once where passes are
+                read but which one cannot be told (two loaders' iterators alive, say),
+                and once where a CPU index comes again (every epoch would repeat).
             return_params: Also return the kornia parameters applied. Defaults to
                 ``False``.
             **kwargs: Passed on to a kornia container's call (``data_keys=`` say); a single
@@ -176,15 +198,10 @@ class BatchAugment:
                 is restored first; for torchvision, a CUDA generator).
         """
         return_params = checks.boolean(return_params, "return_params")  # before any step
-        keys = self._resolve(images, index, epoch)
-        if self._torchvision:
-            if kwargs:
-                raise TypeError(
-                    f"a torchvision v2 transform takes no keyword arguments, got {sorted(kwargs)}"
-                )
-            output, params = _torchvision.apply(self.transform, keys, images, inputs)
-            self._latest.params = params
-            return (output, params) if return_params else output
+        if kwargs and self._torchvision:
+            raise TypeError(
+                f"a torchvision v2 transform takes no keyword arguments, got {sorted(kwargs)}"
+            )
         if kwargs and not self._keywords.issuperset(kwargs):
             raise TypeError(
                 f"{type(self.transform).__name__}'s call here takes the keyword arguments "
@@ -192,6 +209,11 @@ class BatchAugment:
                 "takes none: it reads a keyword as an override of its keyed parameters, and "
                 "ignores a name it does not know, a misspelt epoch= say)"
             )
+        keys = self._resolve(images, index, epoch)  # a refused call has counted nothing
+        if self._torchvision:
+            output, params = _torchvision.apply(self.transform, keys, images, inputs)
+            self._latest.params = params
+            return (output, params) if return_params else output
         shape = images.shape
         with keyed_drawing(self._augs, keys):
             params = self.transform.forward_parameters(shape)
@@ -260,7 +282,7 @@ class BatchAugment:
                     "index mixes indices that carry their epoch (EpochIndex) with plain ones: "
                     "give epoch= (or every index from the same EpochSampler)"
                 )
-            epoch = carried if carried and None not in carried else self.epoch
+            epoch = carried if carried and None not in carried else self._plain.of(indices)
         epochs = _column(epoch, "epoch", size, 32)
         return DrawKeys.of_samples(self.seed, self.stream, indices, epochs, images.device)
 

@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rankaug import BatchAugment, EpochIndex
+from rankaug.errors import RankaugWarning
 from tests import ahead
 from tests.batch.helpers import assert_unchanged, global_states
 from tests.batch.helpers import images as _images
@@ -362,8 +363,13 @@ class TestBatchAugment:
         aug = BatchAugment(K.RandomAffine(degrees=45.0, p=1.0), seed=2)
         images = _images(3, side=8)
         given = aug(images, index=[5, 5, 5], epoch=0)
-        for index in (5, np.int64(5), np.array(5), torch.tensor(5)):
-            assert torch.equal(aug(images[:1], index=index), given[:1])
+        # the same index again with no epoch source: warned, once (tests/batch/test_epoch.py)
+        with pytest.warns(RankaugWarning, match="augmented index 5 again"):
+            outs = [
+                aug(images[:1], index=i) for i in (5, np.int64(5), np.array(5), torch.tensor(5))
+            ]
+        for out in outs:
+            assert torch.equal(out, given[:1])
 
     @pytest.mark.parametrize("epoch", [torch.tensor(3), np.array(3), np.int64(3)])
     def test_a_0d_epoch_is_taken_without_an_index(self, epoch: Any) -> None:

@@ -1,0 +1,118 @@
+"""The epoch of a batch whose indices came plain, with no ``epoch=``.
+
+torch's ``default_collate`` turns a batch's :class:`~rankaug.EpochIndex` values into a
+plain int tensor, so ``aug(images, index=batch["index"])`` receives no epoch. In order:
+
+1. the epoch of ``set_epoch`` (or an assignment to ``epoch``), once it was called;
+2. the epoch of the :class:`~rankaug.EpochSampler` pass that the calling thread's
+   DataLoader is reading (:func:`rankaug.sampler_read.read_epoch`), when that is known;
+3. else the fallback, 0, which keys every epoch alike: a warning, once, when passes are
+   read but which one cannot be told, and once when an index comes again under the
+   fallback (indices on the CPU only: a device tensor is not read back). At most
+   :data:`TRACKED` indices are remembered; any of them seen again is caught.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import Any, Final
+
+import torch
+
+from rankaug.errors import RankaugWarning
+from rankaug.sampler_read import LastBatch, Unknown, read_epoch
+
+__all__ = ["TRACKED", "PlainEpoch"]
+
+TRACKED: Final = 1 << 16
+
+_FIX: Final = (
+    "Give the epoch: pass epoch= (the 'epoch' column that rankaug.BatchCollator and "
+    "collate_detection add, which also keep the EpochIndex values in 'index'), call "
+    "aug.set_epoch(epoch) before each epoch, or collate the indices with a collate_fn that "
+    "keeps EpochIndex values (a list, not a tensor)."
+)
+
+
+class PlainEpoch:
+    """A :class:`~rankaug.BatchAugment`'s epoch for plain indices given without one.
+
+    Attributes:
+        value: The ``set_epoch`` value (0 until it is called).
+        named: Whether ``set_epoch`` was called: its value then takes precedence.
+    """
+
+    def __init__(self, value: int = 0, named: bool = False) -> None:
+        self.value = value
+        self.named = named
+        self._seen: set[int] = set()
+        self._warned: set[str] = set()
+        self._lock = threading.Lock()
+
+    def set(self, value: int) -> None:
+        """The epoch of every later call that gives none (``set_epoch``)."""
+        self.value, self.named = value, True
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"value": self.value, "named": self.named}  # a copy watches afresh
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["value"], state["named"])  # type: ignore[misc]
+
+    def of(self, indices: torch.Tensor) -> int | torch.Tensor:
+        """The epoch of a batch of plain ``indices`` given without an epoch.
+
+        A 0-D tensor on the indices' device where the batch may be the last of a pass read
+        to its end: its epoch if the batch ends with that pass's last index, else the
+        fallback (compared there, not read back).
+        """
+        if self.named:
+            return self.value
+        found = read_epoch(indices)
+        if isinstance(found, LastBatch):
+            last = torch.tensor(found.last, dtype=torch.int64, device=indices.device)
+            ends = indices[-1] == last if indices.numel() else torch.zeros((), dtype=torch.bool)
+            return torch.where(ends.to(indices.device), found.epoch, self.value)
+        if isinstance(found, int):
+            return found
+        if isinstance(found, Unknown):
+            self._warn(
+                "unknown",
+                "BatchAugment got plain indices and no epoch (no epoch=, no EpochIndex "
+                "values, no set_epoch call), and cannot tell which EpochSampler pass they "
+                f"come from: {found}. They are keyed with epoch {self.value}, which repeats "
+                f"the same augmentations every epoch. {_FIX}",
+            )
+        self._watch(indices)
+        return self.value
+
+    def _watch(self, indices: torch.Tensor) -> None:
+        """Warn, once, when an index comes again under the fallback epoch."""
+        if "again" in self._warned or indices.device.type != "cpu":
+            return
+        values = indices.tolist()
+        with self._lock:
+            again = self._seen.intersection(values)
+            if not again:
+                room = TRACKED - len(self._seen)
+                if room > 0:
+                    self._seen.update(values[:room])
+                return
+            self._seen = set()
+        self._warn(
+            "again",
+            f"BatchAugment augmented index {min(again)} again with epoch {self.value}: its "
+            "indices carry no epoch (torch's default_collate turns EpochIndex values into a "
+            "plain int tensor), and no epoch=, set_epoch call or EpochSampler pass read by "
+            "this thread's DataLoader gave one, so each epoch repeats the previous one's "
+            f"augmentations. {_FIX}",
+        )
+
+    def _warn(self, kind: str, message: str) -> None:
+        with self._lock:
+            if kind in self._warned:
+                return
+            self._warned.add(kind)
+        # _warn, of or _watch, BatchAugment._resolve, __call__: the caller is above
+        warnings.warn(message, RankaugWarning, stacklevel=6 if kind == "again" else 5)

@@ -1,0 +1,266 @@
+"""The EpochSampler pass being read in this process, for code that runs after the DataLoader.
+
+A batch augmentation (:class:`~rankaug.BatchAugment`) runs in the main process on batches
+the DataLoader has already returned. When the batch's indices lost their epoch on the
+way (torch's ``default_collate`` turns :class:`~rankaug.EpochIndex` values into a plain
+int tensor), the epoch can still be known: it is that of the pass whose batches the
+loader is returning. :func:`read_epoch` says which pass that is, or that it cannot tell.
+
+Each :class:`~rankaug.EpochSampler` records the passes it begins (:func:`began`) with the
+DataLoader iterator that draws them (found on the stack, as
+:func:`~rankaug.sampler_pass.prefetching` finds ``_reset``) and the thread that iterates
+it. A pass is read:
+
+* from its beginning, when its loader iterator begins it as the first of its batches (a
+  new iterator, ``_reset`` of a persistent one, or a loader without workers, which draws
+  each batch as it returns it);
+* from the first of its batches that the loader returns, when the iterator drew it ahead
+  of the previous pass's last batches (an infinite loader, ultralytics'
+  ``InfiniteDataLoader``): until then, the previous pass is the one read (in order; with
+  ``in_order=False`` the two cannot be told apart);
+* while batches of it are pending (not all drawn, or with workers, not all returned);
+  once none is, only a batch that ends with the pass's last index is read from it (its
+  last batch: a persistent iterator that has finished its pass looks the same);
+* never after a later pass of its sampler begins, its loader iterator is dropped or shut
+  down, or it is closed unfinished.
+
+The epoch is known when the passes read agree on one epoch and one of them is read by
+the calling thread. Not known: passes of different epochs read at once (a train and a
+validation loader over EpochSamplers whose iterators both have batches pending), a pass
+read by another thread (a loader iterated in a thread of its own), a pass drawn ahead
+with ``in_order=False``, the last batch of a pass whose loader dropped an incomplete
+last batch where the last full one could not be read (:func:`last_given`). Passes drawn
+outside a DataLoader iterator (a sampler listed by hand) are never read; and a
+DataLoader over any other sampler is not seen at all: a batch of it that ends with the
+last index of a pass that a persistent iterator has finished is taken as that pass's
+last batch.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import weakref
+from types import FrameType
+from typing import Any, Final, NamedTuple
+
+import torch
+
+from rankaug.sampler_pass import Pass, prefetching
+
+__all__ = ["LastBatch", "Unknown", "began", "last_given", "read_epoch"]
+
+_FRAMES: Final = 12  # how far up the sampler's caller the loader iterator is looked for
+
+
+class _Read:
+    """A pass, the loader iterator that draws it and where its batches start."""
+
+    __slots__ = ("first", "iterator", "pid", "run", "thread")
+
+    def __init__(self, run: Pass, iterator: Any, first: int | None) -> None:
+        self.run = run
+        self.iterator: weakref.ref[Any] | None = None if iterator is None else weakref.ref(iterator)
+        self.first = first  # the loader's number of its first batch, when drawn ahead
+        self.pid = os.getpid()
+        self.thread = threading.get_ident()
+
+
+_LOCK: Final = threading.Lock()
+_READ: Final[weakref.WeakKeyDictionary[Any, tuple[_Read | None, _Read]]] = (
+    weakref.WeakKeyDictionary()
+)  # sampler -> (the pass before, when the latest was drawn ahead of it; the latest)
+
+
+def _loader_iterator(frame: FrameType | None) -> Any:
+    """The DataLoader iterator whose ``_next_index`` is at or above ``frame``, or ``None``."""
+    for _ in range(_FRAMES):
+        if frame is None:
+            return None
+        if frame.f_code.co_name == "_next_index":
+            iterator = frame.f_locals.get("self")
+            if hasattr(iterator, "_sampler_iter"):
+                return iterator
+        frame = frame.f_back
+    return None
+
+
+def last_given(run: Pass, value: Any, frame: FrameType | None) -> Any:
+    """The last index of the last batch the loader got from ``run``, drawn whole.
+
+    ``value``, the last item drawn, unless a batch sampler with ``drop_last=True`` (at or
+    above ``frame``) dropped an incomplete last batch: then the last index of its last
+    full batch, read from its frame (torch's ``BatchSampler`` holds it), or ``None`` when
+    it cannot be found.
+    """
+    for _ in range(3):
+        if frame is None:
+            return value
+        owner = frame.f_locals.get("self")
+        size = getattr(owner, "batch_size", None)
+        if getattr(owner, "drop_last", None) is True and isinstance(size, int) and size > 0:
+            if run.position % size == 0:
+                return value
+            for held in frame.f_locals.values():
+                if (
+                    isinstance(held, list | tuple)
+                    and len(held) == size
+                    and all(isinstance(index, int) for index in held)
+                ):
+                    return held[-1]
+            return None
+        frame = frame.f_back
+    return value
+
+
+def began(sampler: Any, run: Pass, frame: FrameType | None) -> None:
+    """Record that ``sampler`` began ``run``, drawn by the caller at ``frame``."""
+    iterator = _loader_iterator(frame)
+    sent = getattr(iterator, "_send_idx", None)
+    with _LOCK:
+        before = _READ.get(sampler)
+        latest = None if before is None else before[1]
+        ahead = (
+            isinstance(sent, int)
+            and latest is not None
+            and latest.iterator is not None
+            and latest.iterator() is iterator
+            and not prefetching(frame)
+        )
+        if ahead:  # the loader returns the previous pass's batches before this one's
+            _READ[sampler] = (latest, _Read(run, iterator, sent))
+        else:
+            _READ[sampler] = (None, _Read(run, iterator, None))
+
+
+def _live(read: _Read) -> Any:
+    """``read``'s loader iterator while the pass may be read, else ``None``."""
+    iterator = None if read.iterator is None else read.iterator()
+    if iterator is None or getattr(iterator, "_shutdown", False) or read.pid != os.getpid():
+        return None
+    if read.run.ended and not read.run.done:  # closed or dropped unfinished
+        return None
+    return iterator
+
+
+class Unknown(str):
+    """Why the pass being read is unknown (a message fragment)."""
+
+    __slots__ = ()
+
+
+def _pass_read(before: _Read | None, latest: _Read) -> tuple[_Read, bool] | Unknown | None:
+    """The pass of ``latest``'s sampler being read, and whether batches of it are pending.
+
+    A pass none of whose batches is pending was read to its last batch: that batch is
+    the one being read, or the loader is done with it (the two look alike).
+    """
+    iterator = _live(latest)
+    if iterator is None:
+        return None
+    read = latest
+    received = getattr(iterator, "_rcvd_idx", None)
+    if before is not None and latest.first is not None:
+        if not isinstance(received, int):
+            return Unknown("its loader drew the next pass ahead")
+        if received <= latest.first:  # no batch of the latest pass returned yet
+            if getattr(iterator, "_in_order", True) is False or (
+                before.first is not None and received <= before.first
+            ):  # out of order, or a pass so short that the one before it is unread too
+                return Unknown(
+                    f"its loader drew the pass of epoch {latest.run.epoch} ahead of the last "
+                    f"batches of epoch {before.run.epoch}, and returns them out of order "
+                    "(in_order=False) or several passes are in flight"
+                )
+            read = before
+    sent = getattr(iterator, "_send_idx", None)
+    if read is before or not read.run.done:
+        pending = True
+    else:  # drawn whole: with workers, pending until every batch sent has come back
+        pending = isinstance(received, int) and isinstance(sent, int) and received < sent
+    return read, pending
+
+
+def _last_index(run: Pass) -> Any:
+    """The last index ``run`` gave (of a batch sampler's last batch too), as an int64 holds it."""
+    last = run.last
+    if last is None:
+        return None
+    if isinstance(last, list | tuple):
+        last = last[-1] if last else None
+    if last is None:
+        return None
+    last = int(last)
+    return last - (1 << 64) if last >> 63 else last  # as BatchAugment's int64 column
+
+
+def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
+    """The epoch of the EpochSampler pass that the calling thread reads ``indices`` from.
+
+    The passes of this process with batches pending are being read. Where none is, a
+    pass read to its end is read only if ``indices`` end with its last index: its last
+    batch (indices on a device are not read back: a :class:`LastBatch` says what to
+    compare there).
+
+    Args:
+        indices: The batch's indices, a ``(B,)`` int64 tensor.
+
+    Returns:
+        The epoch; a :class:`LastBatch` (indices on a device); an :class:`Unknown` saying
+        why it cannot be told; or ``None`` when no pass is read in this process.
+    """
+    if not _READ:
+        return None
+    with _LOCK:
+        records = list(_READ.values())
+    reading: list[_Read] = []
+    ends: list[_Read] = []
+    for before, latest in records:
+        found = _pass_read(before, latest)
+        if isinstance(found, Unknown):
+            return found
+        if found is not None:
+            (reading if found[1] else ends).append(found[0])
+    if not reading and ends:
+        blind = [read for read in ends if read.run.last is None and read.run.position]
+        if blind:
+            return Unknown(
+                f"the batch may be the last of the pass of epoch {blind[0].run.epoch}, whose "
+                "loader dropped an incomplete last batch (drop_last=True) where the last full "
+                "one could not be read"
+            )
+        if indices.device.type != "cpu":  # compared on the device, by the caller: no sync
+            if len(ends) > 1:
+                return Unknown(
+                    f"the batch may be the last of the passes of epochs "
+                    f"{sorted(read.run.epoch for read in ends)}, and its indices are on a "
+                    "device (not read back to compare with those passes' last)"
+                )
+            reading = ends
+        final = int(indices[-1]) if indices.numel() else None
+        reading = [read for read in ends if _last_index(read.run) == final]
+    epochs = {read.run.epoch for read in reading}
+    if len(epochs) > 1:
+        return Unknown(
+            f"passes of epochs {sorted(epochs)} are read at once (several loaders over "
+            "EpochSamplers, whose iterators are alive)"
+        )
+    if not epochs:
+        return None
+    epoch = epochs.pop()
+    if all(read.thread != threading.get_ident() for read in reading):
+        return Unknown(f"the pass of epoch {epoch} is read by another thread than this call's")
+    if reading is ends and indices.device.type != "cpu":
+        return LastBatch(epoch, _last_index(ends[0].run))
+    return epoch
+
+
+class LastBatch(NamedTuple):
+    """The epoch of a pass read to its end, for a batch that ends with ``last``.
+
+    Returned for indices on a device, which are compared there (``torch.where``), not read
+    back.
+    """
+
+    epoch: int
+    last: int

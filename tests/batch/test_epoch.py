@@ -1,0 +1,271 @@
+"""BatchAugment on plain indices (torch's default collate): the epoch of the pass read."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import queue
+import re
+import threading
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch.utils.data import DataLoader, DistributedSampler, SequentialSampler
+
+from rankaug import BatchAugment, EpochIndex, EpochSampler
+from rankaug.batch import _epoch
+from rankaug.errors import RankaugWarning
+from rankaug.sampler_read import LastBatch
+from tests.ddp.harness import launch
+from tests.recipes.infinite import InfiniteDataLoader
+
+K = pytest.importorskip("kornia.augmentation")
+
+
+class _Indexed:
+    """Ten constant 4x4 images that return their index (collated to an int tensor)."""
+
+    def __len__(self) -> int:
+        return 10
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return {"image": torch.full((3, 4, 4), index / 10), "index": index}
+
+
+def _aug() -> BatchAugment:
+    return BatchAugment(K.RandomAffine(degrees=40.0, p=1.0), seed=3)
+
+
+def _loader(sampler: Any, **options: Any) -> DataLoader[Any]:
+    return DataLoader(_Indexed(), batch_size=4, sampler=sampler, **options)
+
+
+def _keyed_as(aug: BatchAugment, batch: dict[str, Any], **given: Any) -> int | None:
+    """The epoch (0 to 9) whose keys gave ``aug``'s output for ``batch`` (``None``: none)."""
+    out = aug(batch["image"], index=batch["index"], **given)
+    for epoch in range(10):
+        if torch.equal(out, aug(batch["image"], index=batch["index"], epoch=epoch)):
+            return epoch
+    return None
+
+
+def _ddp_keyed(rank: int, world_size: int) -> list[Any]:
+    """One rank's epochs and indices per batch, its sampler sharded by the process group."""
+    loader = _loader(EpochSampler(DistributedSampler(_Indexed(), seed=0)), num_workers=2)
+    aug = _aug()
+    return [[_keyed_as(aug, batch), batch["index"].tolist()] for _ in range(2) for batch in loader]
+
+
+class TestPlainEpoch:
+    @pytest.mark.parametrize(
+        "options",
+        [{"num_workers": 0}, {"num_workers": 2}, {"num_workers": 2, "persistent_workers": True}],
+    )
+    def test_default_collate_batches_take_the_epoch_of_their_pass(
+        self, options: dict[str, Any]
+    ) -> None:
+        # default_collate turned the EpochIndex values into a tensor: every epoch was keyed 0
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=2), **options)
+        aug = _aug()
+        keyed = [[_keyed_as(aug, batch) for batch in loader] for _ in range(3)]
+        assert keyed == [[2, 2, 2], [3, 3, 3], [4, 4, 4]]
+
+    def test_over_a_distributed_sampler(self) -> None:
+        sampler = EpochSampler(DistributedSampler(_Indexed(), num_replicas=2, rank=1, seed=4))
+        loader = _loader(sampler, num_workers=2)
+        aug = _aug()
+        keyed = [[_keyed_as(aug, batch) for batch in loader] for _ in range(2)]
+        assert keyed == [[0, 0], [1, 1]]
+
+    @pytest.mark.ddp
+    def test_on_two_ranks_of_a_process_group(self, tmp_path: Path) -> None:
+        first, second = launch(_ddp_keyed, 2, tmp_path)
+        assert [epoch for epoch, _ in first] == [0, 0, 1, 1]
+        assert [epoch for epoch, _ in second] == [0, 0, 1, 1]
+        shards = [{i for _, batch in rank[:2] for i in batch} for rank in (first, second)]
+        assert shards[0].isdisjoint(shards[1])  # each rank its own shard
+
+    def test_epoch_index_values_epoch_and_set_epoch_come_first(self) -> None:
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=2), num_workers=0)
+        aug = _aug()
+        iterator = iter(loader)
+        batch = next(iterator)  # the pass of epoch 2 is read
+        assert _keyed_as(aug, batch, epoch=6) == 6
+        carried = {**batch, "index": [EpochIndex(int(i), 9) for i in batch["index"]]}
+        assert _keyed_as(aug, carried) == 9
+        assert _keyed_as(aug, batch) == 2
+        aug.set_epoch(7)
+        assert [_keyed_as(aug, batch) for batch in iterator] == [7, 7]
+
+    def test_a_copy_sets_its_own_epoch(self) -> None:
+        aug = _aug()
+        aug.set_epoch(4)
+        copied, pickled = copy.copy(aug), pickle.loads(pickle.dumps(aug))
+        copied.set_epoch(5)
+        assert (aug.epoch, copied.epoch, pickled.epoch) == (4, 5, 4)
+
+    @pytest.mark.parametrize("workers", [0, 2])
+    def test_the_last_batch_when_the_loader_drops_an_incomplete_one(self, workers: int) -> None:
+        # the pass's last index drawn (9) is in no batch: the last batch ends with 7
+        loader = _loader(
+            EpochSampler(SequentialSampler(range(10)), epoch=1), num_workers=workers,
+            drop_last=True,
+        )  # fmt: skip
+        aug = _aug()
+        keyed = [[_keyed_as(aug, batch) for batch in loader] for _ in range(2)]
+        assert keyed == [[1, 1], [2, 2]]
+
+    def test_a_train_and_a_persistent_validation_loader(self) -> None:
+        # the validation iterator outlives its loop: only the pass with batches pending counts
+        train = _loader(
+            EpochSampler(DistributedSampler(_Indexed(), num_replicas=2, rank=0, shuffle=False)),
+            num_workers=2,
+        )
+        val = _loader(
+            EpochSampler(SequentialSampler(range(10)), epoch=7),
+            num_workers=2,
+            persistent_workers=True,
+        )
+        aug = _aug()
+        keyed = []
+        for _ in range(3):
+            keyed.append([_keyed_as(aug, batch) for batch in train])
+            keyed.append([_keyed_as(aug, batch) for batch in val])
+        assert keyed == [[0, 0], [7, 7, 7], [1, 1], [8, 8, 8], [2, 2], [9, 9, 9]]
+
+    def test_two_loaders_read_at_once_warn_and_fall_back(self) -> None:
+        first = _loader(EpochSampler(SequentialSampler(range(10))), num_workers=0)
+        second = _loader(EpochSampler(SequentialSampler(range(10)), epoch=5), num_workers=0)
+        aug = _aug()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            keyed = [
+                _keyed_as(aug, batch) for pair in zip(first, second, strict=True) for batch in pair
+            ]
+        assert keyed == [0] * 6  # set_epoch's value, never a guess
+        messages = [str(warning.message) for warning in caught]
+        assert len(messages) == 2
+        assert re.search(r"cannot tell .* passes of epochs \[0, 5\] are read at once", messages[0])
+        assert "augmented index 0 again with epoch 0" in messages[1]  # the second loader's
+        assert {warning.filename for warning in caught} == {__file__}
+        assert {warning.category for warning in caught} == {RankaugWarning}
+
+    def test_an_infinite_loader_that_draws_the_next_pass_ahead(self) -> None:
+        # its iterator draws the first batches of pass k + 1 while pass k is read
+        loader = InfiniteDataLoader(
+            _Indexed(), batch_size=2, sampler=EpochSampler(SequentialSampler(range(10))),
+            num_workers=2,
+        )  # fmt: skip
+        aug = _aug()
+        try:
+            keyed = [[_keyed_as(aug, batch) for batch in loader] for _ in range(3)]
+        finally:
+            loader.close()
+        assert keyed == [[0] * 5, [1] * 5, [2] * 5]
+
+    def test_a_resumed_stateful_loader(self) -> None:
+        stateful = pytest.importorskip("torchdata.stateful_dataloader")
+
+        def make() -> Any:
+            sampler = EpochSampler(SequentialSampler(range(10)), epoch=3)
+            return stateful.StatefulDataLoader(
+                _Indexed(), batch_size=4, sampler=sampler, num_workers=2
+            )
+
+        aug = _aug()
+        with warnings.catch_warnings():  # torchdata's own deprecation warning
+            warnings.simplefilter("ignore", UserWarning)
+            loader = make()
+            for _ in loader:  # epoch 3
+                pass
+            iterator = iter(loader)  # epoch 4
+            next(iterator)
+            state = loader.state_dict()
+            del iterator, loader
+            resumed = make()
+            resumed.load_state_dict(state)
+            keyed = [[_keyed_as(aug, batch) for batch in resumed] for _ in range(2)]
+        assert keyed == [[4, 4], [5, 5, 5]]
+
+    def test_a_loader_read_in_another_thread_warns(self) -> None:
+        # batches of 2: the feeder draws at most two ahead, so the pass is not all drawn
+        sampler = EpochSampler(SequentialSampler(range(10)), epoch=1)
+        loader = DataLoader(_Indexed(), batch_size=2, sampler=sampler)
+        batches: queue.Queue[Any] = queue.Queue(maxsize=1)
+
+        def feed() -> None:
+            for batch in loader:
+                batches.put(batch)
+            batches.put(None)
+
+        thread = threading.Thread(target=feed)
+        thread.start()
+        aug = _aug()
+        try:
+            with pytest.warns(RankaugWarning, match="read by another thread"):
+                first = _keyed_as(aug, batches.get())
+        finally:
+            while batches.get() is not None:
+                pass
+            thread.join()
+        assert first == 0
+
+    def test_an_index_seen_again_without_an_epoch_warns_once(self) -> None:
+        loader = DataLoader(_Indexed(), batch_size=4, shuffle=False)  # no EpochSampler
+        aug = _aug()
+        for batch in loader:
+            aug(batch["image"], index=batch["index"])
+        with pytest.warns(RankaugWarning, match="augmented index 0 again with epoch 0") as caught:
+            _ = [aug(batch["image"], index=batch["index"]) for batch in loader]
+        assert len(caught) == 1
+        assert caught[0].filename == __file__
+        for batch in loader:  # once
+            aug(batch["image"], index=batch["index"])
+
+    def test_no_warning_with_an_epoch_source(self) -> None:
+        loader = DataLoader(_Indexed(), batch_size=4, shuffle=False)
+        aug = _aug()
+        aug.set_epoch(0)  # the caller's choice: the same epoch twice
+        for _ in range(2):
+            for batch in loader:
+                aug(batch["image"], index=batch["index"])
+                aug(batch["image"], index=batch["index"].tolist(), epoch=1)
+        assert aug.epoch == 0
+
+    def test_memory_is_bounded(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(_epoch, "TRACKED", 4)
+        aug = _aug()
+        images = torch.zeros(6, 3, 4, 4)
+        aug(images, index=torch.arange(6))  # 0 to 3 remembered
+        aug(images[:1], index=[5])  # beyond what is remembered: not caught
+        with pytest.warns(RankaugWarning, match="index 3 again"):
+            aug(images[:1], index=[3])
+
+    def test_the_last_batch_on_a_device_is_compared_there(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # indices on a device are not read back: the epoch is chosen there, by torch.where
+        monkeypatch.setattr(_epoch, "read_epoch", lambda _: LastBatch(epoch=6, last=9))
+        plain = _epoch.PlainEpoch()
+        chosen = [plain.of(torch.tensor(i, dtype=torch.int64)) for i in ([8, 9], [9, 8], [])]
+        assert [int(torch.as_tensor(epoch)) for epoch in chosen] == [6, 0, 0]  # 0: not its last
+        aug, batch = _aug(), {"image": torch.rand(2, 3, 4, 4), "index": torch.tensor([8, 9])}
+        assert _keyed_as(aug, batch) == 6  # BatchAugment takes the 0-D epoch tensor
+
+    @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+    def test_cuda_indices_take_the_epoch_of_their_pass(self) -> None:
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=2), num_workers=2)
+        aug = _aug()
+        keyed = []
+        for _ in range(2):
+            for batch in loader:
+                images, index = batch["image"].cuda(), batch["index"].cuda()
+                out = aug(images, index=index)
+                epochs = [
+                    e for e in range(5) if torch.equal(out, aug(images, index=index, epoch=e))
+                ]
+                keyed.append(epochs)
+        assert keyed == [[2], [2], [2], [3], [3], [3]]
