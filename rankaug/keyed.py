@@ -27,12 +27,13 @@ continues bit for bit. Stream positions are per rank: each rank loads its own.
 
 from __future__ import annotations
 
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeVar
 
 import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
 from rankaug import checks, nesting, stacking, stream_start, streams
+from rankaug._fixed import FixedSettings
 from rankaug._process import current_pid
 from rankaug.context import (
     DISTRIBUTED,
@@ -58,12 +59,16 @@ _DOMAINS: Final = {
 }
 
 
-class KeyedDataset(Dataset[T_co], Generic[T_co]):
+class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
     """Base class of rankaug's wrappers: index checks, context, keys, epoch, errors, state.
 
     A subclass implements :meth:`augment`, which receives the sample's
     :class:`~rankaug.SampleContext` and its keyed random state, loads what it needs
     with :meth:`load`, and draws only from that state.
+
+    ``dataset``, ``seed``, ``keying`` and ``stream`` are fixed when the wrapper is made
+    (the key's template is made from them): assigning one afterwards raises an
+    ``AttributeError``; make a new wrapper instead.
 
     Args:
         dataset: A map-style dataset (``__getitem__`` and ``__len__``).
@@ -99,6 +104,11 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         >>> bool((noisy[2]["image"] == noisy[2]["image"]).all())  # same key, same noise
         True
     """
+
+    fixed_settings: ClassVar[frozenset[str]] = frozenset(
+        {"dataset", "seed", "keying", "stream", "depth"}
+    )
+    """The attributes fixed when the wrapper is made (assigning one is refused)."""
 
     def __init__(
         self,

@@ -1,0 +1,44 @@
+"""Settings a wrapper fixes when it is made: assigning one afterwards is refused.
+
+A wrapper derives what it does from some of its arguments once, when it is made: the
+key's template from ``seed``, ``keying`` and ``stream``, the partner sampler from the
+dataset's length, the records' ``settings`` from its configuration. Assigning such an
+attribute afterwards changed the attribute and nothing else, so the wrapper went on
+with the old value (or, for some, used the new one in part of its work only) without
+a word. :class:`FixedSettings` refuses the assignment (and ``del``) with an
+``AttributeError`` naming the attribute and what to do instead; a class lists its own in
+``fixed_settings``. Settings that can take effect afterwards (``transform``,
+``adapter``) are properties that do so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = ["FixedSettings"]
+
+
+class FixedSettings:
+    """Refuse assigning or deleting ``fixed_settings`` once they are set (see the module)."""
+
+    fixed_settings: ClassVar[frozenset[str]] = frozenset()
+    """The attributes set once, when the wrapper is made."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self.fixed_settings and name in self.__dict__:
+            raise _refused(self, name)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self.fixed_settings:
+            raise _refused(self, name)
+        object.__delattr__(self, name)
+
+
+def _refused(owner: object, name: str) -> AttributeError:
+    kind = type(owner).__name__
+    return AttributeError(
+        f"{kind}.{name} cannot be assigned: it is fixed when the {kind} is made (what the "
+        f"wrapper does was derived from it then, and would go on with the old value); "
+        f"make a new {kind} with the {name} you want"
+    )

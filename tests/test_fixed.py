@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import copy
+import pickle
+from typing import ClassVar
+
+import pytest
+
+from rankaug._fixed import FixedSettings
+
+
+class Made(FixedSettings):
+    fixed_settings: ClassVar[frozenset[str]] = frozenset({"size"})
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.count = 0
+
+
+class TestFixedSettings:
+    def test_a_fixed_setting_is_set_once_and_then_refused(self) -> None:
+        made = Made(3)
+        with pytest.raises(
+            AttributeError,
+            match=r"^Made\.size cannot be assigned: it is fixed "
+            r"when the Made is made.*make a new Made with the size you want$",
+        ):
+            made.size = 4
+        with pytest.raises(AttributeError, match=r"^Made\.size cannot be assigned"):
+            del made.size
+        assert made.size == 3
+
+    def test_other_attributes_stay_free(self) -> None:
+        made = Made(3)
+        made.count = 5
+        made.other = 1  # type: ignore[attr-defined]
+        del made.other  # type: ignore[attr-defined]
+        assert (made.count, hasattr(made, "other")) == (5, False)
+
+    def test_copies_keep_the_setting_and_refuse_it_too(self) -> None:
+        for copied in (copy.deepcopy(Made(3)), pickle.loads(pickle.dumps(Made(3)))):
+            assert copied.size == 3
+            with pytest.raises(AttributeError, match="cannot be assigned"):
+                copied.size = 4
