@@ -1,9 +1,10 @@
-"""Settings a wrapper fixes when it is made: assigning one afterwards is refused.
+"""Settings an object fixes when it is made: assigning one afterwards is refused.
 
-A wrapper derives what it does from some of its arguments once, when it is made: the
-key's template from ``seed``, ``keying`` and ``stream``, the partner sampler from the
-dataset's length, the records' ``settings`` from its configuration. Assigning such an
-attribute afterwards changed the attribute and nothing else, so the wrapper went on
+A wrapper (or a dataset) derives what it does from some of its arguments once, when it
+is made: the key's template from ``seed``, ``keying`` and ``stream``, the partner
+sampler from the dataset's length, the records' ``settings`` from its configuration, a
+folder's file list and labels from its ``root`` and ``tolerance``. Assigning such an
+attribute afterwards changed the attribute and nothing else, so the object went on
 with the old value (or, for some, used the new one in part of its work only) without
 a word. :class:`FixedSettings` refuses the assignment (and ``del``) with an
 ``AttributeError`` naming the attribute and what to do instead; a class lists its own in
@@ -38,7 +39,7 @@ class FixedSettings:
 def _refused(owner: object, name: str) -> AttributeError:
     kind = type(owner).__name__
     return AttributeError(
-        f"{kind}.{name} cannot be assigned: it is fixed when the {kind} is made (what the "
-        f"wrapper does was derived from it then, and would go on with the old value); "
+        f"{kind}.{name} cannot be assigned: it is fixed when the {kind} is made (the "
+        f"{kind} derived what it does from it then, and would go on with the old value); "
         f"make a new {kind} with the {name} you want"
     )
