@@ -8,8 +8,9 @@ attribute afterwards changed the attribute and nothing else, so the object went 
 with the old value (or, for some, used the new one in part of its work only) without
 a word. :class:`FixedSettings` refuses the assignment (and ``del``) with an
 ``AttributeError`` naming the attribute and what to do instead; a class lists its own in
-``fixed_settings``. Settings that can take effect afterwards (``transform``,
-``adapter``) are properties that do so.
+``fixed_settings``, and in ``arguments_only`` the arguments kept in its configuration
+and not as attributes (``mosaic.p = 0.0`` made an attribute nothing read). Settings
+that can take effect afterwards (``transform``, ``adapter``) are properties that do so.
 """
 
 from __future__ import annotations
@@ -24,10 +25,15 @@ class FixedSettings:
 
     fixed_settings: ClassVar[frozenset[str]] = frozenset()
     """The attributes set once, when the wrapper is made."""
+    arguments_only: ClassVar[frozenset[str]] = frozenset()
+    """Arguments checked into the configuration, never attributes: assigning one (which
+    would make an attribute nothing reads, ``mosaic.p = 0.0``) is refused too."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in self.fixed_settings and name in self.__dict__:
             raise _refused(self, name)
+        if name in self.arguments_only:
+            raise _argument(self, name)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -42,4 +48,14 @@ def _refused(owner: object, name: str) -> AttributeError:
         f"{kind}.{name} cannot be assigned: it is fixed when the {kind} is made (the "
         f"{kind} derived what it does from it then, and would go on with the old value); "
         f"make a new {kind} with the {name} you want"
+    )
+
+
+def _argument(owner: object, name: str) -> AttributeError:
+    kind = type(owner).__name__
+    hint = " (p= also takes a function of the epoch)" if name == "p" else ""
+    return AttributeError(
+        f"{kind}.{name} cannot be assigned: {name} is an argument of {kind}, checked into "
+        f"its config when it is made, and an attribute of that name would not be read; "
+        f"make a new {kind} with the {name} you want{hint}"
     )

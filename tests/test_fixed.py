@@ -11,6 +11,7 @@ from rankaug._fixed import FixedSettings
 
 class Made(FixedSettings):
     fixed_settings: ClassVar[frozenset[str]] = frozenset({"size"})
+    arguments_only: ClassVar[frozenset[str]] = frozenset({"p"})
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -29,6 +30,16 @@ class TestFixedSettings:
         with pytest.raises(AttributeError, match=r"^Made\.size cannot be assigned"):
             del made.size
         assert made.size == 3
+
+    def test_an_argument_only_is_never_an_attribute(self) -> None:
+        made = Made(3)
+        with pytest.raises(
+            AttributeError,
+            match=r"^Made\.p cannot be assigned: p is an argument "
+            r"of Made.*with the p you want \(p= also takes a function",
+        ):
+            made.p = 0.5  # type: ignore[attr-defined]
+        assert not hasattr(made, "p")
 
     def test_other_attributes_stay_free(self) -> None:
         made = Made(3)

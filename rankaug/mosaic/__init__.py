@@ -193,13 +193,13 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
 
     _streaming = "StreamingMosaic"  # the class a stream gets (rankaug.stream.detect)
     parameter_objects: ClassVar[dict[str, type]] = {
-        "layout": MosaicGrid,
-        "targets": Targets,
-        "partners": Partners,
-    }
+        "layout": MosaicGrid, "targets": Targets, "partners": Partners,
+    }  # fmt: skip
     """The parameter objects, by keyword (the deprecated flat keywords are their fields)."""
     fixed_settings = KeyedDataset.fixed_settings | {"config", "partners"}
     """The attributes fixed when the wrapper is made (assigning one is refused)."""
+    arguments_only = frozenset({"output_size", "layout", "targets", "affine", "color", "p",
+                                "epochs", "close_mosaic", "record"})  # fmt: skip
     adapter = ReaderAdapter()
     _reader: TileReader  # made with the adapter
 

@@ -94,6 +94,19 @@ class TestPairDataset:
         with pytest.raises(SampleError, match="cannot handle a sample of type SimpleNamespace"):
             wrapper[0]
 
+    @pytest.mark.parametrize("mix", WRAPPERS)
+    @pytest.mark.parametrize("name", ["p", "record", "fill", "targets"])
+    def test_an_argument_kept_in_the_config_cannot_be_assigned(self, mix: type, name: str) -> None:
+        # before: mixup.p = 0.0 made an attribute nothing read: every sample stayed mixed
+        wrapper = mix(dataset(), seed=0)
+        with pytest.raises(
+            AttributeError,
+            match=rf"^{mix.__name__}\.{name} cannot be assigned: "
+            rf"{name} is an argument of {mix.__name__}, checked into its config",
+        ):
+            setattr(wrapper, name, 0.0)
+        assert not hasattr(wrapper, name)
+
     @pytest.mark.parametrize(
         ("mix", "name"),
         [(MixUpDataset, "alpha"), (MixUpDataset, "config"), (MixUpDataset, "partners"),

@@ -178,6 +178,19 @@ class TestMosaicDataset:
         with pytest.raises(SampleError, match="cannot handle a sample of type SimpleNamespace"):
             mosaic[0]
 
+    @pytest.mark.parametrize("name", ["p", "close_mosaic", "output_size", "record", "affine"])
+    def test_an_argument_kept_in_the_config_cannot_be_assigned(self, name: str) -> None:
+        # before: mosaic.p = 0.0 made an attribute nothing read: every sample stayed a mosaic
+        mosaic = MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, output_size=16)
+        with pytest.raises(
+            AttributeError,
+            match=rf"^MosaicDataset\.{name} cannot be assigned: "
+            rf"{name} is an argument of MosaicDataset, checked into its config",
+        ):
+            setattr(mosaic, name, 0.0)
+        assert mosaic.config.p == 1.0
+        assert not hasattr(mosaic, name)
+
     @pytest.mark.parametrize("name", ["config", "partners", "seed", "dataset"])
     def test_a_setting_fixed_when_made_cannot_be_assigned(self, name: str) -> None:
         # before: config, partners or seed assigned were silently not used (the reader, the

@@ -77,6 +77,15 @@ class TestWindowStream:
             assert len(out.boxes) == len(out.labels)
         assert len(here) == len(workers) == 6
 
+    @pytest.mark.parametrize("kind", [MosaicDataset, MixUpDataset])
+    def test_an_argument_kept_in_the_config_cannot_be_assigned(self, kind: Any) -> None:
+        # before: stream.p = 0.0 made an attribute nothing read
+        options = {"output_size": 32} if kind is MosaicDataset else {}
+        stream = kind(_Objects(), seed=0, buffer_size=2, **options)
+        with pytest.raises(AttributeError, match=r"\.p cannot be assigned: p is an argument"):
+            stream.p = 0.0
+        assert not hasattr(stream, "p")
+
     @pytest.mark.parametrize("name", ["config", "buffer_size", "seed", "keying", "dataset"])
     def test_a_setting_fixed_when_made_cannot_be_assigned(self, name: str) -> None:
         stream = MosaicDataset(_Objects(), seed=0, output_size=32, buffer_size=2)
