@@ -149,6 +149,16 @@ class TestAuditReport:
         dataset = replace(report(keyed), config=config).to_text()
         assert "  fingerprints what --keys image=img reads of every sample" in dataset
 
+    def test_the_loading_line_claims_no_workers_it_did_not_start(self) -> None:
+        # before: --workers 0 read "(fork, persistent off)" (or "on", though no worker ran)
+        text = report(keyed).to_text().splitlines()
+        assert text[1].startswith(
+            "  2 rank(s) x 0 worker(s) (each rank loads its samples itself), "
+        )
+        workers = replace(CONFIG, workers=2, persistent=True, start_method="spawn")
+        text = replace(report(keyed), config=workers).to_text().splitlines()
+        assert text[1].startswith("  2 rank(s) x 2 worker(s) (spawn, persistent on), 2 epoch(s)")
+
     def test_one_epoch_says_so(self) -> None:
         layout = Layout(ranks=2, workers=0, epochs=1, rerun=False)
         records = {(0, 0, r, 0, j): fixed(0, r, j) for r in range(2) for j in range(16)}

@@ -152,10 +152,14 @@ class AuditReport:
                 f"batch of {len(self.indices)} synthetic {c.image_size}x{c.image_size} "
                 f"images, indices {self.indices}; no DataLoader (--workers does not apply)",
             ]
+        how = (
+            "each rank loads its samples itself"
+            if c.workers == 0
+            else f"{c.start_method}, persistent {'on' if c.persistent else 'off'}"
+        )
         return [
-            f"  {c.ranks} rank(s) x {c.workers} worker(s) ({c.start_method}, persistent "
-            f"{'on' if c.persistent else 'off'}), {c.epochs} epoch(s), seed {c.seed} on every "
-            f"rank; {self.samples} samples",
+            f"  {c.ranks} rank(s) x {c.workers} worker(s) ({how}), {c.epochs} epoch(s), "
+            f"seed {c.seed} on every rank; {self.samples} samples",
             *self._schedule_lines(),
         ]
 
