@@ -80,6 +80,27 @@ class TestKeyedDataset:
         wrapped.rank = 3  # the rank is read with every sample: it can be set
         assert wrapped.context(0).rank == 3
 
+    @pytest.mark.parametrize("keying", ["stream", "sample_rank"])
+    def test_a_rank_set_afterwards_is_checked_and_used(
+        self, keying: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # before: rank="1" or 1.5 was taken (stream keying), -1 and 2**40 too (sample_rank)
+        wrapped = RandomAugmentWrapper(DATA, identity, seed=0, keying=keying)  # type: ignore[arg-type]
+        for bad, error in (
+            (-1, ValueError),
+            (2**40, ValueError),
+            ("1", TypeError),
+            (1.5, TypeError),
+        ):
+            with pytest.raises(error, match=r"^rank must be an integer"):
+                wrapped.rank = bad  # type: ignore[assignment]
+            assert wrapped.rank is None
+        wrapped.rank = 2
+        assert (wrapped.rank, wrapped.context(0).rank) == (2, 2)
+        monkeypatch.delenv("RANK", raising=False)
+        wrapped.rank = None  # resolved again: no process group here, no RANK, so 0
+        assert wrapped.context(0).rank == 0
+
     def test_a_fixed_setting_survives_pickling_and_copies(self) -> None:
         wrapped = RandomAugmentWrapper(DATA, identity, seed=5, keying="sample")
         for copied in (pickle.loads(pickle.dumps(wrapped)), copy.deepcopy(wrapped)):
