@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-__all__ = ["FixedSettings"]
+from rankaug.shared_epoch import SharedEpoch
+
+__all__ = ["Changes", "FixedSettings"]
 
 
 class FixedSettings:
@@ -59,3 +61,50 @@ def _argument(owner: object, name: str) -> AttributeError:
         f"its config when it is made, and an attribute of that name would not be read; "
         f"make a new {kind} with the {name} you want{hint}"
     )
+
+
+class Changes:
+    """How many times a wrapper's settings were set after it was made, seen by its workers.
+
+    A setting that can be assigned afterwards (``transform``, ``adapter``) is put to use
+    in the process that assigns it; a persistent DataLoader worker keeps the copy of the
+    wrapper it was given when it started, and would go on with the old setting. The count
+    lives in shared memory (a :class:`~rankaug.shared_epoch.SharedEpoch` slot), so a
+    worker whose copy was made before the latest assignment sees it differ from the count
+    it was given, and :meth:`check` refuses to go on.
+
+    Attributes:
+        seen: The count this copy was made with.
+        read: The shared count, read without a Python frame.
+    """
+
+    __slots__ = ("_shared", "read", "seen")
+
+    def __init__(self) -> None:
+        self._shared = SharedEpoch(0)
+        self.read = self._shared.read
+        self.seen = 0
+
+    def changed(self) -> None:
+        """Count one more assignment (in the process that makes it)."""
+        self.seen = self._shared.get() + 1
+        self._shared.set(self.seen)
+
+    def stale(self, owner: object) -> RuntimeError:
+        """The error of a copy made before the latest assignment (:meth:`read` differs)."""
+        kind = type(owner).__name__
+        return RuntimeError(
+            f"{kind}: a setting (transform or adapter) was assigned after this DataLoader "
+            "worker got its copy of the wrapper, so it would go on with the old one: "
+            "persistent workers (persistent_workers=True) keep the copy they started "
+            "with. Assign it before iter(loader) makes the workers, or make a new "
+            "DataLoader after assigning it"
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"shared": self._shared, "seen": self.seen}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._shared = state["shared"]
+        self.read = self._shared.read
+        self.seen = state["seen"]

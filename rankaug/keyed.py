@@ -33,7 +33,7 @@ import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
 from rankaug import checks, nesting, stacking, stream_start, streams
-from rankaug._fixed import FixedSettings
+from rankaug._fixed import Changes, FixedSettings
 from rankaug._process import current_pid
 from rankaug.context import (
     DISTRIBUTED,
@@ -133,6 +133,7 @@ class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
         self.stream = stream_id(nesting.default_stream(type(self), self.depth)
                                 if stream is None else stream)  # fmt: skip
         self._epoch = EpochFallback()
+        self._changes = Changes()  # settings assigned since: a worker's copy is then stale
         self._captured_rank: int | None = None
         # (pid, worker id, rank, epoch) -> the stream: the few each worker used last
         # (rankaug.streams.keep), thread-safe for workers that share a process
@@ -286,6 +287,9 @@ class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
         return len(self.dataset)
 
     def __getitem__(self, index: int) -> T_co:
+        changes = self._changes
+        if changes.read() != changes.seen:  # a persistent worker's copy, made before
+            raise changes.stale(self)
         context = self.context(index)
         return self.augment(context, self.key_random(context))
 

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import pytest
 
-from rankaug._fixed import FixedSettings
+from rankaug._fixed import Changes, FixedSettings
 
 
 class Made(FixedSettings):
@@ -53,3 +53,20 @@ class TestFixedSettings:
             assert copied.size == 3
             with pytest.raises(AttributeError, match="cannot be assigned"):
                 copied.size = 4
+
+
+class TestChanges:
+    def test_a_copy_made_before_a_change_sees_it(self) -> None:
+        changes = Changes()
+        changes.changed()
+        before = copy.copy(changes)  # shares the count, as a DataLoader worker's copy does
+        assert before.read() == before.seen == 1
+        changes.changed()
+        assert (changes.read(), changes.seen, before.read(), before.seen) == (2, 2, 2, 1)
+        assert "persistent workers" in str(changes.stale(Made(1)))
+
+    def test_a_pickled_copy_counts_on_its_own(self) -> None:
+        changes = Changes()
+        alone = pickle.loads(pickle.dumps(changes))  # not shared: a plain pickle copies
+        changes.changed()
+        assert alone.read() == alone.seen == 0

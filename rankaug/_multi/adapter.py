@@ -33,3 +33,4 @@ class ReaderAdapter:
         checked = check_adapter(adapter, box_format=owner.config.box_format, dataset=owner.dataset)
         owner._reader = owner.make_reader(checked)
         owner._adapter = checked
+        owner._changes.changed()  # workers made before go on with the old one: refused

@@ -212,6 +212,9 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
         return iter(())
 
     def _pass(self) -> Iterator[T_co]:
+        changes = self._keyed._changes
+        if changes.read() != changes.seen:  # a persistent worker's copy, made before
+            raise changes.stale(self)
         worker_id, workers = current_worker()
         loaded = self._resume.pop(worker_id, None)
         resume = None if loaded is None else loaded[1]

@@ -86,6 +86,15 @@ class TestWindowStream:
             stream.p = 0.0
         assert not hasattr(stream, "p")
 
+    def test_an_adapter_set_after_persistent_workers_started_is_refused_there(self) -> None:
+        stream = MosaicDataset(_Objects(), seed=0, output_size=32, buffer_size=2,
+                               adapter=_ObjectAdapter())  # fmt: skip
+        loader = DataLoader(stream, batch_size=None, num_workers=1, persistent_workers=True)
+        assert len(list(loader)) == 6
+        stream.adapter = _ObjectAdapter()
+        with pytest.raises(RuntimeError, match="assigned after this DataLoader worker"):
+            list(loader)
+
     @pytest.mark.parametrize("name", ["config", "buffer_size", "seed", "keying", "dataset"])
     def test_a_setting_fixed_when_made_cannot_be_assigned(self, name: str) -> None:
         stream = MosaicDataset(_Objects(), seed=0, output_size=32, buffer_size=2)
