@@ -32,9 +32,9 @@ _UNDECIDED = (
 )
 _UNDECIDED_INDEXED = (
     "nothing was found wrong, but the {names} could not be decided (see the lines above): "
-    "audit with --ranks 2 or more to compare ranks, and raise --probe, --repeats or "
-    "--epochs where a repeat was not significant"
+    "{ranks}raise --probe, --repeats or --epochs where a repeat was not significant"
 )
+_ONE_RANK = "audit with --ranks 2 or more to compare ranks, and "
 
 
 def no_randomness(verdicts: Sequence[Verdict]) -> bool:
@@ -226,7 +226,9 @@ class AuditReport:
             advice = (
                 _UNDECIDED
                 if self.stream and uncompared
-                else _UNDECIDED_INDEXED.format(names=joined)
+                else _UNDECIDED_INDEXED.format(
+                    names=joined, ranks=_ONE_RANK if self.config.ranks < 2 else ""
+                )
             )
             lines.append(f"  {advice}")
         else:
