@@ -79,6 +79,33 @@ _WARNED: Final[set[tuple[int, int, int]]] = set()
 _U32: Final = 1 << 32
 
 
+class RankSetting:
+    """A wrapper's ``rank``: ``None`` (resolved) or a rank, checked when set.
+
+    Set in ``__init__`` or afterwards alike: the value is checked (an integer in
+    ``[0, 2**32)``), compared with the process's rank (:func:`check_rank`), and the
+    wrapper's resolved rank forgotten; kept as ``_rank``, with ``_rank_checked`` and
+    ``_rank_cache`` (:class:`~rankaug.KeyedDataset`).
+    """
+
+    def __get__(self, owner: Any, kind: type | None = None) -> Any:
+        if owner is None:
+            return self
+        rank: int | None = owner._rank
+        return rank
+
+    def __set__(self, owner: Any, rank: int | None) -> None:
+        checked = None if rank is None else checks.uint(rank, "rank", 32)
+        owner._rank_cache = None
+        # compared with the process group's once one exists: here, when a stream (or a
+        # sample's key) is made after init_process_group, or when pickled for a worker
+        owner._rank_checked = False
+        if checked is not None:
+            check_rank(checked)
+            owner._rank_checked = DISTRIBUTED and dist.is_initialized()
+        owner._rank = checked
+
+
 def check_rank(explicit: int) -> None:
     """Warn when an explicit ``rank=`` disagrees with the process's global rank.
 

@@ -27,15 +27,17 @@ continues bit for bit. Stream positions are per rank: each rank loads its own.
 
 from __future__ import annotations
 
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeVar
 
 import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
 from rankaug import checks, nesting, stacking, stream_start, streams
+from rankaug._fixed import Changes, FixedSettings
 from rankaug._process import current_pid
 from rankaug.context import (
     DISTRIBUTED,
+    RankSetting,
     ResolvedContext,
     SampleContext,
     check_rank,
@@ -58,12 +60,16 @@ _DOMAINS: Final = {
 }
 
 
-class KeyedDataset(Dataset[T_co], Generic[T_co]):
+class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
     """Base class of rankaug's wrappers: index checks, context, keys, epoch, errors, state.
 
     A subclass implements :meth:`augment`, which receives the sample's
     :class:`~rankaug.SampleContext` and its keyed random state, loads what it needs
     with :meth:`load`, and draws only from that state.
+
+    ``dataset``, ``seed``, ``keying`` and ``stream`` are fixed when the wrapper is made
+    (the key's template is made from them): assigning one afterwards raises an
+    ``AttributeError``; make a new wrapper instead.
 
     Args:
         dataset: A map-style dataset (``__getitem__`` and ``__len__``).
@@ -100,6 +106,16 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         True
     """
 
+    fixed_settings: ClassVar[frozenset[str]] = frozenset(
+        {"dataset", "seed", "keying", "stream", "depth"}
+    )
+    """The attributes fixed when the wrapper is made (assigning one is refused)."""
+    rank = RankSetting()
+    """The rank given, or ``None`` (resolved); setting one (checked) puts it to use."""
+    _rank: int | None
+    _rank_checked: bool
+    _rank_cache: tuple[int, bool, int] | None
+
     def __init__(
         self,
         dataset: Any,
@@ -112,20 +128,13 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         self.dataset = checks.map_dataset(dataset)
         self.seed = checks.uint(seed, "seed", 64)
         self.keying: Keying = check_keying(keying)
-        self.rank = None if rank is None else checks.uint(rank, "rank", 32)
-        # an explicit rank is compared with the process group's once one exists: here,
-        # when a stream (or a sample's key) is made after init_process_group, or when
-        # pickled for a spawned worker
-        self._rank_checked = False
-        if self.rank is not None:
-            check_rank(self.rank)
-            self._rank_checked = DISTRIBUTED and dist.is_initialized()
+        self.rank = rank  # checked (and compared with the process's: RankSetting)
         self.depth = nesting.depth(self, KeyedDataset)
         self.stream = stream_id(nesting.default_stream(type(self), self.depth)
                                 if stream is None else stream)  # fmt: skip
         self._epoch = EpochFallback()
+        self._changes = Changes()  # settings assigned since: a worker's copy is then stale
         self._captured_rank: int | None = None
-        self._rank_cache: tuple[int, bool, int] | None = None
         # (pid, worker id, rank, epoch) -> the stream: the few each worker used last
         # (rankaug.streams.keep), thread-safe for workers that share a process
         self._streams = streams.Streams()
@@ -172,11 +181,12 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
     # ---------------------------------------------------------------- context
     def _rank_now(self) -> int:
         """The rank, resolved once per process and process-group state (it is per sample)."""
-        if self.rank is not None:
+        given = self._rank
+        if given is not None:
             if DISTRIBUTED and dist.is_initialized():  # built before init_process_group
-                check_rank(self.rank)
+                check_rank(given)
                 self._rank_checked = True
-            return self.rank
+            return given
         initialized = DISTRIBUTED and dist.is_initialized()
         pid = current_pid()
         cached = self._rank_cache
@@ -214,7 +224,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         # a replay's pinned rank, the record's (a stream's keeps its own: none replays)
         rank = None if self.keying == "stream" else pinned_rank()
         if rank is None:
-            rank = self.rank if self.rank is not None else self._rank_now()
+            rank = self._rank if self._rank is not None else self._rank_now()
         return ResolvedContext(position, rank=rank, worker_id=worker_id, epoch=epoch)
 
     def key_random(self, context: SampleContext) -> KeyedRandom:
@@ -244,7 +254,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
                 streams.used(self._streams, key, stream_start.LOCK)
             stream_start.drawn(self._drawers, self._streams, key, type(self).__name__)
             return keyed
-        if not self._rank_checked and self.rank is not None:
+        if not self._rank_checked and self._rank is not None:
             self._rank_now()  # cheap beside the Generator made for every sample
         if context.epoch != self._stacking_epoch:  # an epoch's first sample here
             stacking.check_enclosing(self)
@@ -255,7 +265,7 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
 
     def _start(self, key: tuple[int, int, int, int], context: SampleContext) -> KeyedRandom:
         """Start the stream ``key`` (a worker's first sample of an epoch), checked first."""
-        if not self._rank_checked and self.rank is not None:
+        if not self._rank_checked and self._rank is not None:
             self._rank_now()  # a given rank, checked once a process group is up
         if self._saved_ranks:
             streams.check_rank(self._saved_ranks, key, type(self).__name__)
@@ -277,6 +287,9 @@ class KeyedDataset(Dataset[T_co], Generic[T_co]):
         return len(self.dataset)
 
     def __getitem__(self, index: int) -> T_co:
+        changes = self._changes
+        if changes.read() != changes.seen:  # a persistent worker's copy, made before
+            raise changes.stale(self)
         context = self.context(index)
         return self.augment(context, self.key_random(context))
 

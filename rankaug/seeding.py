@@ -95,13 +95,23 @@ class WorkerSeeder:
     def __init__(
         self, seed: int, *, rank: int | None = None, then: Callable[[int], Any] | None = None
     ) -> None:
-        self.seed = checks.uint(seed, "seed", 64)
+        self.seed = seed
         self.rank = None if rank is None else checks.uint(rank, "rank", 32)
         if then is not None:
             checks.function(then, "then", "a callable taking the worker id")
         self.then = then
-        self._template = KeyTemplate(Domain.WORKER_INIT, seed=self.seed)
         self._captured_rank: int | None = None
+
+    @property
+    def seed(self) -> int:
+        """The run's base seed; setting another (checked) puts it to use."""
+        return self._seed
+
+    @seed.setter
+    def seed(self, seed: int) -> None:
+        # the key's template is made from it: made again, or the old seed stays in use
+        self._seed = checks.uint(seed, "seed", 64)
+        self._template = KeyTemplate(Domain.WORKER_INIT, seed=self._seed)
 
     def state_words(self, worker_id: int, loader_seed: int, rank: int) -> np.ndarray:
         """The 10 state words that seed one worker (see the class docstring).

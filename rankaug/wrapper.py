@@ -118,6 +118,7 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
         # the driver holds private copies: it is made again, so no stale copy stays in use
         self._driver = make_driver(transform, self._adapter)
         self._transform = transform
+        self._changes.changed()  # workers made before go on with the old one: refused
 
     @property
     def adapter(self) -> SampleAdapter:
@@ -129,6 +130,7 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
         checked = check_adapter(adapter, dataset=self.dataset)
         self._driver = make_driver(self._transform, checked)
         self._adapter = checked
+        self._changes.changed()
 
     def augment(self, context: SampleContext, keyed: KeyedRandom) -> T_co:
         """Load the sample and apply the transform with the sample's keyed random state."""

@@ -594,6 +594,10 @@ def test_a_failing_sample_is_named_in_one_line(name: str) -> None:
     [
         (["audit", T + "plain", "--ranks", "0"], "argument --ranks: must be an integer in [1, 64]"),
         (["audit", T + "plain", "--repeats", "1"], "argument --repeats: must be an integer in"),
+        (
+            ["audit", T + "plain", "--persistent", "--workers", "0"],
+            "--persistent needs --workers 1 or more",  # it ran without, reported "persistent on"
+        ),
         (["show", T + "plain", "--output", "x.jpg"], "--output must be a .png file, got 'x.jpg'"),
         (["demo", "--data", "/no/such/folder"], "--data must be a YOLO dataset folder"),
         (["demo", "--size", "big"], "argument --size: must be an integer in [32, 4096], got 'big'"),

@@ -118,6 +118,17 @@ class TestAuditReport:
         result = AuditResult(CONFIG, [found, report(keyed, target="m:c")])
         assert result.to_text().endswith("NOT DECIDED: m:a; PASS: m:c; exit 0")
 
+    def test_the_advice_asks_for_more_ranks_only_when_one_was_audited(self) -> None:
+        # before: "audit with --ranks 2 or more" after an audit of 2 ranks whose repeats
+        # were too few to judge (a dataset of one sample)
+        found = report(lambda epoch, rank, position: "b" if position in (0, 9) else "a")
+        two = found.to_text().splitlines()[-1]
+        assert "--ranks" not in two
+        assert two.endswith(": raise --probe, --repeats or --epochs where a repeat was not "
+                            "significant")  # fmt: skip
+        one = replace(found, config=replace(CONFIG, ranks=1)).to_text().splitlines()[-1]
+        assert ": audit with --ranks 2 or more to compare ranks, and raise --probe" in one
+
     def test_a_repeat_too_few_to_judge_is_not_decided(self) -> None:
         # A flip repeated on every rank and in every epoch: the same index is identical
         # at its other position 24 times of 32, so the probe cannot tell (it was a PASS).
@@ -129,8 +140,8 @@ class TestAuditReport:
         assert lines[-2] == "verdict on m:a: NOT DECIDED (ranks, epochs)"
         assert lines[-1] == (
             "  nothing was found wrong, but the ranks and epochs could not be decided (see the "
-            "lines above): audit with --ranks 2 or more to compare ranks, and raise --probe, "
-            "--repeats or --epochs where a repeat was not significant"
+            "lines above): raise --probe, --repeats or --epochs where a repeat was not "
+            "significant"
         )
         assert found.to_dict()["verdict"] == "not decided"
 
@@ -148,6 +159,16 @@ class TestAuditReport:
         ) in text.splitlines()
         dataset = replace(report(keyed), config=config).to_text()
         assert "  fingerprints what --keys image=img reads of every sample" in dataset
+
+    def test_the_loading_line_claims_no_workers_it_did_not_start(self) -> None:
+        # before: --workers 0 read "(fork, persistent off)" (or "on", though no worker ran)
+        text = report(keyed).to_text().splitlines()
+        assert text[1].startswith(
+            "  2 rank(s) x 0 worker(s) (each rank loads its samples itself), "
+        )
+        workers = replace(CONFIG, workers=2, persistent=True, start_method="spawn")
+        text = replace(report(keyed), config=workers).to_text().splitlines()
+        assert text[1].startswith("  2 rank(s) x 2 worker(s) (spawn, persistent on), 2 epoch(s)")
 
     def test_one_epoch_says_so(self) -> None:
         layout = Layout(ranks=2, workers=0, epochs=1, rerun=False)

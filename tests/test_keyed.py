@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import copy
 import pickle
 from typing import Any
 
@@ -59,6 +60,53 @@ class TestKeyedDataset:
             assert wrapped.context(2).rank == 4
             assert streamed.context(2).rank == 1  # its streams stay this process's
         assert wrapped.context(2).rank == 1
+
+    @pytest.mark.parametrize(
+        ("name", "value"), [("seed", 1), ("keying", "sample"), ("stream", "other"), ("dataset", [])]
+    )
+    def test_a_setting_the_key_is_made_from_cannot_be_assigned(self, name: str, value: Any) -> None:
+        # before: the attribute changed and the key's template, made from it, did not
+        wrapped = RandomAugmentWrapper(DATA, identity, seed=0, keying="stream")
+        before = getattr(wrapped, name)
+        with pytest.raises(
+            AttributeError,
+            match=rf"RandomAugmentWrapper\.{name} cannot be "
+            rf"assigned.*make a new RandomAugmentWrapper with the {name}",
+        ):
+            setattr(wrapped, name, value)
+        with pytest.raises(AttributeError, match=rf"\.{name} cannot be assigned"):
+            delattr(wrapped, name)
+        assert getattr(wrapped, name) == before
+        wrapped.rank = 3  # the rank is read with every sample: it can be set
+        assert wrapped.context(0).rank == 3
+
+    @pytest.mark.parametrize("keying", ["stream", "sample_rank"])
+    def test_a_rank_set_afterwards_is_checked_and_used(
+        self, keying: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # before: rank="1" or 1.5 was taken (stream keying), -1 and 2**40 too (sample_rank)
+        wrapped = RandomAugmentWrapper(DATA, identity, seed=0, keying=keying)  # type: ignore[arg-type]
+        for bad, error in (
+            (-1, ValueError),
+            (2**40, ValueError),
+            ("1", TypeError),
+            (1.5, TypeError),
+        ):
+            with pytest.raises(error, match=r"^rank must be an integer"):
+                wrapped.rank = bad  # type: ignore[assignment]
+            assert wrapped.rank is None
+        wrapped.rank = 2
+        assert (wrapped.rank, wrapped.context(0).rank) == (2, 2)
+        monkeypatch.delenv("RANK", raising=False)
+        wrapped.rank = None  # resolved again: no process group here, no RANK, so 0
+        assert wrapped.context(0).rank == 0
+
+    def test_a_fixed_setting_survives_pickling_and_copies(self) -> None:
+        wrapped = RandomAugmentWrapper(DATA, identity, seed=5, keying="sample")
+        for copied in (pickle.loads(pickle.dumps(wrapped)), copy.deepcopy(wrapped)):
+            assert copied.seed == 5
+            with pytest.raises(AttributeError, match="seed cannot be assigned"):
+                copied.seed = 6
 
     def test_is_abstract(self) -> None:
         with pytest.raises(NotImplementedError):

@@ -83,6 +83,15 @@ class TestWorkerSeeder:
         ):
             assert not set(other) & set(base)
 
+    def test_a_seed_set_afterwards_is_used(self) -> None:
+        # before: the key's template kept the seed it was made with
+        seeder = WorkerSeeder(0, rank=0)
+        seeder.seed = 1
+        assert seeder.seed == 1
+        assert draws(seeder, 1) == draws(WorkerSeeder(1, rank=0), 1)
+        with pytest.raises(ValueError, match="seed must be"):
+            seeder.seed = -1
+
     def test_not_additive(self) -> None:
         words = {
             WorkerSeeder(s, rank=r).state_words(0, 5, rank=r).tobytes() for s, r in ((0, 1), (1, 0))

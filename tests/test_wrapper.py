@@ -378,6 +378,26 @@ class TestRandomAugmentWrapper:
         wrapped.adapter = None  # the default again
         assert set(wrapped[0]) == {"image"}
 
+    def test_a_transform_set_after_persistent_workers_started_is_refused_there(self) -> None:
+        # before: the main process used the new transform, the persistent workers the old
+        # one they had been given, without a word
+        wrapped = RandomAugmentWrapper([{"image": image()}] * 4, A.HorizontalFlip(p=1), seed=0)
+        for persistent in (False, True):
+            loader = DataLoader(
+                wrapped, batch_size=None, num_workers=2, persistent_workers=persistent
+            )
+            assert all(torch.equal(out["image"], torch.from_numpy(image()[:, ::-1].copy()))
+                       for out in loader)  # fmt: skip
+            wrapped.transform = A.VerticalFlip(p=1)
+            if persistent:
+                with pytest.raises(RuntimeError, match="assigned after this DataLoader worker"):
+                    list(loader)
+            else:  # new workers each pass: they get it
+                assert all(torch.equal(out["image"], torch.from_numpy(image()[::-1].copy()))
+                           for out in loader)  # fmt: skip
+            wrapped.transform = A.HorizontalFlip(p=1)
+        np.testing.assert_array_equal(wrapped[0]["image"], image()[:, ::-1])  # here: in use
+
     def test_len_and_negative_indices_pass_through(self) -> None:
         wrapped = RandomAugmentWrapper(Dicts(5), noise, seed=0, keying="sample")
         assert len(wrapped) == 5

@@ -66,8 +66,8 @@ class BatchAugment:
             views of one pipeline (SimCLR) need a stream each: ``stream="view1"``,
             ``stream="view2"``.
 
-    Attributes:
-        stream: The key's 32-bit stream word.
+    ``transform``, ``seed`` and ``stream`` can be set afterwards: each is checked as here
+    and put to use.
 
     Raises:
         TypeError: If ``transform`` is not a kornia augmentation or container or a
@@ -89,17 +89,54 @@ class BatchAugment:
     """
 
     def __init__(self, transform: Any, *, seed: int, stream: int | str | None = None) -> None:
-        self._torchvision = _torchvision.is_torchvision(transform)
-        if self._torchvision:
-            _torchvision.check(transform)
-        self._augs = [] if self._torchvision else augmentations(transform)
-        self._keywords = frozenset() if self._torchvision else call_keywords(transform)
-        self.transform = transform
-        self.seed = checks.uint(seed, "seed", 64)
-        self.stream = stream_id(default_stream(transform) if stream is None else stream)
+        self._given_stream = stream is not None
         self._plain = PlainEpoch()
+        self.transform = transform  # checked, and its augmentations found
+        self.seed = seed
+        if stream is not None:
+            self.stream = stream
         self.step = 0
         self._latest = threading.local()
+
+    @property
+    def transform(self) -> Any:
+        """The transform; setting another checks it and puts it to use, keyed.
+
+        A stream derived from the transform (none given) is derived from the new one.
+        """
+        return self._transform
+
+    @transform.setter
+    def transform(self, transform: Any) -> None:
+        # the augmentations whose draws are keyed are found here: found again, or the new
+        # transform would draw from torch's global generator
+        torchvision = _torchvision.is_torchvision(transform)
+        if torchvision:
+            _torchvision.check(transform)
+        self._augs = [] if torchvision else augmentations(transform)
+        self._keywords = frozenset() if torchvision else call_keywords(transform)
+        self._torchvision, self._transform = torchvision, transform
+        if not self._given_stream:
+            self._stream = stream_id(default_stream(transform))
+
+    @property
+    def seed(self) -> int:
+        """The run's seed; setting another (checked) puts it to use."""
+        return self._seed
+
+    @seed.setter
+    def seed(self, seed: int) -> None:
+        self._seed = checks.uint(seed, "seed", 64)
+
+    @property
+    def stream(self) -> int:
+        """The key's 32-bit stream word; setting a word or name (checked) puts it to use."""
+        return self._stream
+
+    @stream.setter
+    def stream(self, stream: int | str) -> None:
+        self._stream = stream_id(stream)
+        self._given_stream = True
 
     @property
     def last_params(self) -> Any:

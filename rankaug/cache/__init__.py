@@ -32,6 +32,7 @@ from typing import Any, Final, Generic, TypeVar
 from torch.utils.data import Dataset
 
 from rankaug import checks
+from rankaug._fixed import FixedSettings
 from rankaug.cache._fingerprint import FORMAT, Fingerprint
 from rankaug.cache._fingerprint import fingerprint as make_fingerprint
 from rankaug.cache._format import Corrupt, encode, read
@@ -50,7 +51,7 @@ T_co = TypeVar("T_co", covariant=True)
 _WARNED: Final[set[tuple[int, str]]] = set()
 
 
-class CachedDataset(Dataset[T_co], Generic[T_co]):
+class CachedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
     """A deterministic map-style dataset, each sample stored once on disk and shared.
 
     The first process to load an index (any worker, any rank) stores its sample under
@@ -142,7 +143,8 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
             reads (faster; see above). Defaults to ``False``.
 
     Attributes:
-        dataset: The wrapped dataset.
+        dataset: The wrapped dataset (it, ``directory``, ``path``, ``fingerprint`` and
+            ``trust_directory`` cannot be assigned: an ``AttributeError``).
         directory: The cache directory (resolved).
         path: The subdirectory of this fingerprint.
         fingerprint: What the subdirectory's name was made from, in ``fingerprint.text``.
@@ -169,6 +171,9 @@ class CachedDataset(Dataset[T_co], Generic[T_co]):
     True False ['bboxes', 'image', 'labels', 'mask']
     True
     """
+
+    fixed_settings = frozenset({"dataset", "directory", "path", "fingerprint",
+                                "trust_directory"})  # fmt: skip
 
     def __init__(
         self,

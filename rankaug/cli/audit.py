@@ -247,6 +247,11 @@ def _check_config(config: AuditConfig) -> None:
     for name, value, low in checks:
         if value < low:
             raise ValueError(f"{name} must be at least {low}, got {value}")
+    if config.persistent and config.workers == 0:  # (DataLoader refuses it too)
+        raise ValueError(
+            "--persistent needs --workers 1 or more: persistent_workers keeps the "
+            "DataLoader's worker processes between epochs, and --workers 0 starts none"
+        )
     if not 0 <= config.seed < 2**32:
         raise ValueError(f"--seed must be in [0, 2**32), got {config.seed}")
     if config.epoch_from not in ("sampler", "set_epoch"):

@@ -146,7 +146,7 @@ class DemoResult:
         lines.extend(
             [
                 f"sheet: {self.sheet} ({width}x{height}; YOLOv5-style left, rankaug right, "
-                f"rows = ranks, the first {c.columns} steps of epoch 0)",
+                f"rows = ranks, {self._shown()} of epoch 0)",
                 "the loops:",
                 "  YOLOv5-style: DataLoader(mosaic, sampler=DistributedSampler(mosaic)), "
                 "sampler.set_epoch(epoch) every epoch",
@@ -155,6 +155,16 @@ class DemoResult:
             ]
         )
         return "\n".join(lines)
+
+    def _shown(self) -> str:
+        """The steps the sheet shows: ``--columns``, or all of a shorter epoch 0."""
+        steps = 1 + max(
+            (row["step"] for result in self.approaches.values() for row in result.rows
+             if row["epoch"] == 0), default=-1,
+        )  # fmt: skip
+        if steps <= self.config.columns:
+            return f"its {steps} step{'s' * (steps != 1)}"
+        return f"the first {self.config.columns} steps"
 
     def _digests(self) -> list[str]:
         lines = []

@@ -32,9 +32,9 @@ _UNDECIDED = (
 )
 _UNDECIDED_INDEXED = (
     "nothing was found wrong, but the {names} could not be decided (see the lines above): "
-    "audit with --ranks 2 or more to compare ranks, and raise --probe, --repeats or "
-    "--epochs where a repeat was not significant"
+    "{ranks}raise --probe, --repeats or --epochs where a repeat was not significant"
 )
+_ONE_RANK = "audit with --ranks 2 or more to compare ranks, and "
 
 
 def no_randomness(verdicts: Sequence[Verdict]) -> bool:
@@ -152,10 +152,14 @@ class AuditReport:
                 f"batch of {len(self.indices)} synthetic {c.image_size}x{c.image_size} "
                 f"images, indices {self.indices}; no DataLoader (--workers does not apply)",
             ]
+        how = (
+            "each rank loads its samples itself"
+            if c.workers == 0
+            else f"{c.start_method}, persistent {'on' if c.persistent else 'off'}"
+        )
         return [
-            f"  {c.ranks} rank(s) x {c.workers} worker(s) ({c.start_method}, persistent "
-            f"{'on' if c.persistent else 'off'}), {c.epochs} epoch(s), seed {c.seed} on every "
-            f"rank; {self.samples} samples",
+            f"  {c.ranks} rank(s) x {c.workers} worker(s) ({how}), {c.epochs} epoch(s), "
+            f"seed {c.seed} on every rank; {self.samples} samples",
             *self._schedule_lines(),
         ]
 
@@ -222,7 +226,9 @@ class AuditReport:
             advice = (
                 _UNDECIDED
                 if self.stream and uncompared
-                else _UNDECIDED_INDEXED.format(names=joined)
+                else _UNDECIDED_INDEXED.format(
+                    names=joined, ranks=_ONE_RANK if self.config.ranks < 2 else ""
+                )
             )
             lines.append(f"  {advice}")
         else:

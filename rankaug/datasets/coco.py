@@ -13,6 +13,7 @@ import numpy as np
 from torch.utils.data import Dataset
 
 from rankaug import checks
+from rankaug._fixed import FixedSettings
 from rankaug.boxes import BoxFormat
 from rankaug.datasets._file_stat import FileStat, check_unchanged, file_stat
 from rankaug.datasets._image_io import (
@@ -27,7 +28,7 @@ from rankaug.errors import RankaugWarning
 __all__ = ["CocoDetection"]
 
 
-class CocoDetection(Dataset[Any]):
+class CocoDetection(FixedSettings, Dataset[Any]):
     """A COCO-format detection dataset: one JSON file plus an image folder.
 
     Reads ``images`` (``id``, ``file_name``, ``width``, ``height``), ``categories``
@@ -85,7 +86,9 @@ class CocoDetection(Dataset[Any]):
             ``category_ids[i]``).
         category_names: Name of each label (the id as text where a name is missing).
         category_to_label: COCO category id to label.
-        num_crowd_skipped: Number of crowd annotations skipped.
+        num_crowd_skipped: Number of crowd annotations skipped. These, ``annotation_file``
+            and ``tolerance`` are fixed when the file is read (assigning one raises an
+            ``AttributeError``).
 
     Raises:
         TypeError: If an argument has the wrong type (a path that is not a ``str`` or an
@@ -115,6 +118,10 @@ class CocoDetection(Dataset[Any]):
     >>> sample["bboxes"], sample["labels"], ds.category_names
     (array([[ 2.,  4., 12.,  9.]], dtype=float32), array([1]), ('dog', 'cat'))
     """
+
+    fixed_settings = frozenset({"annotation_file", "tolerance", "image_ids", "category_ids",
+                                "category_names", "category_to_label",
+                                "num_crowd_skipped"})  # fmt: skip
 
     def __init__(
         self,

@@ -24,6 +24,7 @@ import numpy as np
 from torch.utils.data import Dataset
 
 from rankaug import checks
+from rankaug._fixed import FixedSettings
 from rankaug.boxes import (
     BoxFormat,
     to_xyxy,
@@ -45,7 +46,7 @@ __all__ = ["YoloFolder"]
 _DEFAULT_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 
 
-class YoloFolder(Dataset[Any]):
+class YoloFolder(FixedSettings, Dataset[Any]):
     """A YOLO detection dataset on disk (``images/`` and ``labels/`` folders).
 
     Images are found recursively under ``root / image_dir`` (extensions matched
@@ -117,7 +118,10 @@ class YoloFolder(Dataset[Any]):
 
     Attributes:
         image_paths: The image files, in dataset order.
-        label_paths: The label file of each image (which may not exist).
+        label_paths: The label file of each image (which may not exist). They,
+            ``root``, ``image_dir``, ``label_dir``, ``extensions``, ``segments`` and
+            ``tolerance`` are fixed when the labels are read (assigning one raises an
+            ``AttributeError``).
 
     Raises:
         TypeError: If ``root``, ``image_dir`` or ``label_dir`` is not a path (a ``str`` or
@@ -156,6 +160,9 @@ class YoloFolder(Dataset[Any]):
     >>> seg["bboxes"]
     array([[ 4.,  2., 36., 18.]], dtype=float32)
     """
+
+    fixed_settings = frozenset({"root", "image_dir", "label_dir", "extensions", "segments",
+                                "tolerance", "image_paths", "label_paths"})  # fmt: skip
 
     def __init__(
         self,

@@ -28,10 +28,11 @@ their own:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, NamedTuple, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
+from rankaug._multi.adapter import ReaderAdapter
 from rankaug._multi.pairs import PairReader, Part
 from rankaug._multi.replay import check_replayed, generator_text, ranked, read_replay, replay_rank
 from rankaug._multi.settings import check_settings, dataset_settings, settings_text
@@ -40,45 +41,13 @@ from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.mix.classes import ADVICE, class_target
 from rankaug.mix.config import PairConfig, PartnerFit
+from rankaug.mix.plan import Combined, PairPlan
 from rankaug.params import Partners, Targets, refuse_leftovers, refuse_unused, take
-from rankaug.samples import SampleAdapter, attach, check_adapter, with_class_target
+from rankaug.samples import SampleAdapter, attach, with_class_target
 
 __all__ = ["Combined", "PairDataset", "PairPlan"]
 
 T_co = TypeVar("T_co", covariant=True)
-
-
-class PairPlan(NamedTuple):
-    """One sample's draws.
-
-    Attributes:
-        applied: Whether the sample is mixed.
-        indices: The main index and the partner's.
-        uniforms: The wrapper's ``k`` uniforms from the block.
-        draws: The wrapper's other draws (:meth:`PairDataset.draw`).
-    """
-
-    applied: bool
-    indices: tuple[int, int]
-    uniforms: tuple[float, ...]
-    draws: tuple[float, ...]
-
-
-class Combined(NamedTuple):
-    """What a wrapper's :meth:`~PairDataset.combine` makes.
-
-    Attributes:
-        part: The output's image and targets.
-        share: The main sample's weight in the image, for soft class targets.
-        details: The wrapper's fields of the record, in order.
-        applied: Whether anything was combined; ``False`` gives the main sample as one
-            that is not mixed (and records it so).
-    """
-
-    part: Part
-    share: float
-    details: dict[str, Any]
-    applied: bool = True
 
 
 class PairDataset(KeyedDataset[T_co]):
@@ -125,9 +94,12 @@ class PairDataset(KeyedDataset[T_co]):
             a single sample (which has no partner but itself).
 
     Attributes:
-        config: The checked shared configuration (:class:`~rankaug.mix.config.PairConfig`).
+        config: The checked shared configuration (:class:`~rankaug.mix.config.PairConfig`),
+            fixed when the wrapper is made (as are ``partners``, ``dataset``, ``seed``,
+            ``keying``, ``stream`` and the wrapper's own settings, ``alpha`` say:
+            assigning one raises an ``AttributeError``).
         partners: The partner sampler (:class:`~rankaug._multi.partners.PartnerSampler`).
-        adapter: The sample adapter.
+        adapter: The sample adapter; setting another puts it to use.
     """
 
     kind: ClassVar[str] = "mix"
@@ -139,6 +111,12 @@ class PairDataset(KeyedDataset[T_co]):
 
     parameter_objects: ClassVar[dict[str, type]] = {"targets": Targets, "partners": Partners}
     """The parameter objects, by keyword (the deprecated flat keywords are their fields)."""
+    fixed_settings = KeyedDataset.fixed_settings | {"config", "partners"}
+    """The attributes fixed when the wrapper is made (assigning one is refused)."""
+    arguments_only = frozenset({"targets", "num_classes", "class_field", "p", "partner_fit",
+                                "fill", "fill_mask", "record"})  # fmt: skip
+    adapter = ReaderAdapter()
+    _reader: PairReader  # made with the adapter
     target_fields: ClassVar[tuple[str, ...]] = (
         "box_format", "label_fields", "keypoint_fields", "clip",
     )  # fmt: skip
@@ -195,10 +173,7 @@ class PairDataset(KeyedDataset[T_co]):
             record=record,
         )
         self.partners = partners.sampler(length, 1)
-        self.adapter = adapter = check_adapter(
-            adapter, box_format=self.config.box_format, dataset=dataset
-        )
-        self._reader = PairReader(self.config, adapter, title, polygons=self.polygons)
+        self.adapter = adapter  # checked, and the pair's reader made with it
         self._ranked = ranked(self)  # a "sample_rank" wrapper inside: records hold the rank
         config = self.config  # the values as checked: p=1 reads as 1.0
         self._settings = settings_text({
@@ -208,6 +183,11 @@ class PairDataset(KeyedDataset[T_co]):
             "class_field": config.class_field, "partners": self.partners,
             **{name: getattr(self, name) for name in self.settings_fields},
         })  # fmt: skip
+
+    def make_reader(self, adapter: SampleAdapter) -> PairReader:
+        """The pair's reader, with ``adapter`` (made again when the adapter is set)."""
+        title = type(self).__name__.removesuffix("Dataset")
+        return PairReader(self.config, adapter, title, polygons=self.polygons)
 
     # ------------------------------------------------------------ the subclass' part
     def draw(self, rng: np.random.Generator) -> tuple[float, ...]:

@@ -138,6 +138,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
 
     _streaming = "StreamingCopyPaste"  # the class a stream gets (rankaug.stream.detect)
     settings_fields = ("source", "fraction", "max_overlap", "min_visibility")
+    fixed_settings = PairDataset.fixed_settings | set(settings_fields)
 
     kind = "copypaste"
     class_advice = (

@@ -124,6 +124,7 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
 
     _streaming = "StreamingCutMix"  # the class a stream gets (rankaug.stream.detect)
     settings_fields = ("alpha",)
+    fixed_settings = PairDataset.fixed_settings | {"alpha", *FILTERS}
 
     kind = "cutmix"
     uniforms = 2

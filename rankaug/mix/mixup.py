@@ -145,6 +145,7 @@ class MixUpDataset(Streamable, PairDataset[T_co]):
 
     _streaming = "StreamingMixUp"  # the class a stream gets (rankaug.stream.detect)
     settings_fields = ("alpha",)
+    fixed_settings = PairDataset.fixed_settings | {"alpha"}
 
     kind = "mixup"
 

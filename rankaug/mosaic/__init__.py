@@ -73,6 +73,7 @@ from dataclasses import replace
 from typing import Any, ClassVar, TypeVar
 
 from rankaug import checks
+from rankaug._multi.adapter import ReaderAdapter
 from rankaug._multi.replay import check_replayed, ranked, replay_rank
 from rankaug._multi.settings import check_settings, dataset_settings, settings_text
 from rankaug._multi.tiles import TileReader
@@ -92,7 +93,7 @@ from rankaug.mosaic.plan import Plan, draw_plan, probability
 from rankaug.mosaic.record import MosaicRecord, generator_text, read_record
 from rankaug.mosaic.targets import map_targets
 from rankaug.params import Partners, Targets, refuse_leftovers, take
-from rankaug.samples import SampleAdapter, attach, check_adapter
+from rankaug.samples import SampleAdapter, attach
 from rankaug.stream.detect import Streamable
 
 __all__ = [
@@ -175,9 +176,10 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         ValueError: If an argument has a wrong value, or the dataset is empty.
 
     Attributes:
-        config: The checked configuration (:class:`~rankaug.mosaic.config.MosaicConfig`).
+        config: The checked configuration (:class:`~rankaug.mosaic.config.MosaicConfig`);
+            it, ``partners``, ``dataset``, ``seed``, ``keying`` and ``stream`` are fixed.
         partners: The partner sampler (:class:`~rankaug._multi.partners.PartnerSampler`).
-        adapter: The sample adapter.
+        adapter: The sample adapter; setting another puts it to use.
 
     Example:
         >>> from rankaug.datasets import SyntheticDetection
@@ -191,11 +193,15 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
 
     _streaming = "StreamingMosaic"  # the class a stream gets (rankaug.stream.detect)
     parameter_objects: ClassVar[dict[str, type]] = {
-        "layout": MosaicGrid,
-        "targets": Targets,
-        "partners": Partners,
-    }
+        "layout": MosaicGrid, "targets": Targets, "partners": Partners,
+    }  # fmt: skip
     """The parameter objects, by keyword (the deprecated flat keywords are their fields)."""
+    fixed_settings = KeyedDataset.fixed_settings | {"config", "partners"}
+    """The attributes fixed when the wrapper is made (assigning one is refused)."""
+    arguments_only = frozenset({"output_size", "layout", "targets", "affine", "color", "p",
+                                "epochs", "close_mosaic", "record"})  # fmt: skip
+    adapter = ReaderAdapter()
+    _reader: TileReader  # made with the adapter
 
     def __init__(
         self,
@@ -239,10 +245,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             color=color,
         )
         self.partners = partners.sampler(length, len(config.cells) - 1)
-        self.adapter = adapter = check_adapter(
-            adapter, box_format=config.box_format, dataset=dataset
-        )
-        self._reader = TileReader(config, adapter)
+        self.adapter = adapter  # checked, and the tiles' reader made with it
         self._ranked = ranked(self)  # a "sample_rank" wrapper inside: records hold the rank
         self._flip_warning = unindexed_flip(config)  # warned once, then None
         self._settings = settings_text({  # the values as checked: 64 reads as (64, 64)
@@ -252,6 +255,10 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
             "epochs": config.epochs, "close_mosaic": config.close_mosaic,
             "affine": config.affine, "color": config.color, "partners": self.partners,
         })  # fmt: skip
+
+    def make_reader(self, adapter: SampleAdapter) -> TileReader:
+        """The tiles' reader, with ``adapter`` (made again when the adapter is set)."""
+        return TileReader(self.config, adapter)
 
     def probability(self, epoch: int) -> float:
         """The probability that a sample of ``epoch`` is a mosaic.

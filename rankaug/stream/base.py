@@ -37,11 +37,12 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterator
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeVar
 
 from torch.utils.data import IterableDataset
 
 from rankaug import checks, nesting, passes, stacking, streams
+from rankaug._fixed import FixedSettings
 from rankaug.context import ResolvedContext, SampleContext, current_worker
 from rankaug.epoch import carried_epoch
 from rankaug.errors import RankaugWarning
@@ -93,7 +94,7 @@ class Pass:
                                sample_id=sample_id)  # fmt: skip
 
 
-class StreamDataset(IterableDataset[T_co], Generic[T_co]):
+class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
     """Base of the streaming wrappers (see the module docstring).
 
     Args:
@@ -116,6 +117,10 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
 
     reads_ahead: bool = False
     """Whether outputs lag the samples read (then the resume re-reads the pass)."""
+    fixed_settings: ClassVar[frozenset[str]] = frozenset(
+        {"dataset", "keying", "ids", "seed", "stream", "depth"}
+    )
+    """The attributes fixed when the wrapper is made (assigning one is refused)."""
 
     def __init__(self, dataset: Any, keyed: KeyedDataset[Any], *, keying: str,
                  sample_id: Any) -> None:  # fmt: skip
@@ -207,6 +212,9 @@ class StreamDataset(IterableDataset[T_co], Generic[T_co]):
         return iter(())
 
     def _pass(self) -> Iterator[T_co]:
+        changes = self._keyed._changes
+        if changes.read() != changes.seen:  # a persistent worker's copy, made before
+            raise changes.stale(self)
         worker_id, workers = current_worker()
         loaded = self._resume.pop(worker_id, None)
         resume = None if loaded is None else loaded[1]

@@ -209,7 +209,27 @@ class WindowStream(StreamDataset[T_co]):
         self._inner: dict[int, Any] = {}
         full = self.window_wrapper(self.buffer_size + 1)  # every option checked here
         super().__init__(dataset, full, keying=keying, sample_id=sample_id)
-        self.config, self.adapter = full.config, full.adapter
+        self.config = full.config
+
+    fixed_settings = StreamDataset.fixed_settings | {"config", "buffer_size"}
+    """The attributes fixed when the wrapper is made (assigning one is refused)."""
+    arguments_only = frozenset({"output_size", "layout", "targets", "affine", "color", "p",
+                                "epochs", "close_mosaic", "record", "num_classes", "class_field",
+                                "partner_fit", "fill", "fill_mask", "partners", "alpha",
+                                "source", "fraction", "max_overlap", "min_visibility"})  # fmt: skip
+
+    @property
+    def adapter(self) -> SampleAdapter:
+        """The sample adapter; setting another (``None``: the default) puts it to use."""
+        adapter: SampleAdapter = self._naming._adapter
+        return adapter
+
+    @adapter.setter
+    def adapter(self, adapter: SampleAdapter | None) -> None:
+        checked = check_adapter(adapter, box_format=self.config.box_format, dataset=self.dataset)
+        self._naming = naming = _Naming(checked)
+        for inner in self._inner.values():  # each window's wrapper reads through it
+            inner.adapter = naming
 
     def window_wrapper(self, size: int) -> Any:
         """The map-style wrapper over a window of ``size`` samples (made once)."""

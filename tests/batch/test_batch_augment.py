@@ -443,6 +443,30 @@ class TestBatchAugment:
         assert not torch.equal(view(stream="view1"), view(stream="view2"))
         assert BatchAugment(K.RandomHorizontalFlip(), seed=0, stream=5).stream == 5
 
+    def test_a_transform_seed_or_stream_set_afterwards_is_keyed_as_if_given(self) -> None:
+        # before: a transform set afterwards drew from torch's global generator (the
+        # keyed augmentations were the old transform's), a stream name was refused
+        # when called, and a seed was not checked
+        images, index = _images(4, side=8), [0, 1, 2, 3]
+        aug = BatchAugment(K.RandomHorizontalFlip(), seed=0)
+        aug.transform = K.RandomAffine(degrees=30.0, p=1.0)
+        made = BatchAugment(K.RandomAffine(degrees=30.0, p=1.0), seed=0)
+        assert aug.stream == made.stream  # derived from the new transform
+        torch.manual_seed(0)
+        first = aug(images, index=index, epoch=0)
+        torch.manual_seed(1)  # global state moves nothing
+        assert torch.equal(aug(images, index=index, epoch=0), first)
+        assert torch.equal(made(images, index=index, epoch=0), first)
+        aug.stream = "view1"  # a name, as the constructor takes
+        assert aug.stream == BatchAugment(K.RandomHorizontalFlip(), seed=0, stream="view1").stream
+        aug.transform = K.RandomVerticalFlip()  # a given stream stays
+        assert aug.stream == BatchAugment(K.RandomVerticalFlip(), seed=0, stream="view1").stream
+        with pytest.raises(ValueError, match="seed must be an integer"):
+            aug.seed = -1
+        with pytest.raises(ValueError, match="same_on_batch"):
+            aug.transform = K.RandomAffine(10.0, same_on_batch=True)
+        assert isinstance(aug.transform, K.RandomVerticalFlip)  # the refused one is not kept
+
     @pytest.mark.slow  # a new interpreter, run ahead (tests/ahead.py)
     def test_the_default_stream_is_the_same_in_every_process(self, tmp_path: Path) -> None:
         here = BatchAugment(

@@ -160,6 +160,23 @@ class TestCachedDataset:
                 assert cached.is_cached(index)
                 assert_identical(cached[index], sample)
 
+    @pytest.mark.parametrize(
+        "name", ["dataset", "directory", "path", "fingerprint", "trust_directory"]
+    )
+    def test_what_the_cache_was_made_for_cannot_be_assigned(
+        self, tmp_path: Path, name: str
+    ) -> None:
+        # before: cached.dataset = other kept the old length and served the old cache's
+        # samples for the new dataset; the others were not used at all
+        cached = CachedDataset(SyntheticDetection(4, image_size=16, seed=0), tmp_path / "a")
+        other = CachedDataset(SyntheticDetection(8, image_size=16, seed=1), tmp_path / "b")
+        with pytest.raises(AttributeError, match=rf"^CachedDataset\.{name} cannot be assigned"):
+            setattr(cached, name, getattr(other, name))
+        assert (len(cached), cached.path.parent) == (4, tmp_path / "a")
+        cached.max_bytes = 0  # read with every store: it can be set
+        cached[0]
+        assert not cached.is_cached(0)
+
     def test_special_values(self, tmp_path: Path) -> None:
         big = np.arange(300 * 400 * 3, dtype=np.int64).reshape(300, 400, 3) % 251
         sample = {

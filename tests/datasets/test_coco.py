@@ -34,6 +34,21 @@ class TestCocoDetection:
         path.write_text(json.dumps(data))
         return path
 
+    @pytest.mark.parametrize(
+        "name", ["annotation_file", "tolerance", "image_ids", "category_ids", "category_names",
+                 "category_to_label", "num_crowd_skipped"],
+    )  # fmt: skip
+    def test_what_the_file_was_read_with_cannot_be_assigned(
+        self, coco: tuple[Path, dict[str, Any]], name: str
+    ) -> None:
+        # before: ds.tolerance or ds.annotation_file assigned were not used (the file was
+        # read when the dataset was made), and ds.image_ids changed len() alone
+        ds = CocoDetection(coco[0], coco[0].parent / "images")
+        before = getattr(ds, name)
+        with pytest.raises(AttributeError, match=rf"^CocoDetection\.{name} cannot be assigned"):
+            setattr(ds, name, before)
+        assert (len(ds), getattr(ds, name)) == (5, before)
+
     def test_one_file_however_spelled_is_one_dataset(
         self, tmp_path: Path, coco: tuple[Path, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
     ) -> None:

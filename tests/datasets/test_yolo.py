@@ -31,6 +31,23 @@ class TestYoloFolder:
             SyntheticDetection(6, image_size=(40, 56), seed=2), tmp_path / "ds"
         )
 
+    @pytest.mark.parametrize(
+        ("name", "value"),
+        [("segments", True), ("tolerance", 0.0), ("root", "elsewhere"), ("image_dir", "x"),
+         ("label_dir", "x"), ("extensions", (".png",)), ("image_paths", ()), ("label_paths", ())],
+    )  # fmt: skip
+    def test_what_the_labels_were_read_with_cannot_be_assigned(
+        self, root: Path, name: str, value: Any
+    ) -> None:
+        # before: ds.segments = True gave no segments, ds.root = other read the old files
+        # (while the repr, the cache's key, named the new root), without a word
+        ds = YoloFolder(root)
+        with pytest.raises(AttributeError, match=rf"^YoloFolder\.{name} cannot be assigned"):
+            setattr(ds, name, value)
+        assert sorted(ds[0]) == ["bboxes", "image", "labels"]
+        ds.box_format = "yolo"  # read with every sample: it can be set
+        assert ds[0]["bboxes"].max() <= 1.0
+
     @staticmethod
     def make(tmp_path: Path, labels: dict[str, str], images: tuple[str, ...] = ("a.png",)) -> Path:
         """A folder of 16x20 black PNGs with the given label files."""

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pickle
+from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -63,7 +65,65 @@ class Worded(Average):
         return combined._replace(details={**combined.details, "word": word})
 
 
+class ObjectAdapter:
+    """Samples that are objects with ``image``, ``boxes`` and ``labels`` attributes."""
+
+    def unpack(self, sample: Any, targets: Any) -> tuple[dict[str, Any], None]:
+        return {"image": sample.image, "bboxes": sample.boxes, "labels": sample.labels}, None
+
+    def repack(self, data: Mapping[str, Any], state: None) -> SimpleNamespace:
+        return SimpleNamespace(image=data["image"], boxes=data["bboxes"], labels=data["labels"])
+
+
 class TestPairDataset:
+    @pytest.mark.parametrize("mix", [MixUpDataset, CutMixDataset])
+    def test_an_adapter_set_afterwards_reads_both_samples(self, mix: type) -> None:
+        # before: the output was repacked by the new adapter, both samples still unpacked
+        # by the old one, which refused them ("for any other shape, pass adapter=")
+        box = np.array([[1.0, 1.0, 9.0, 7.0]])
+        data = [SimpleNamespace(image=np.full((12, 16, 3), 40 * i, np.uint8), boxes=box,
+                                labels=np.array([i])) for i in range(3)]  # fmt: skip
+        wrapper = mix(data, seed=0, record=None)
+        wrapper.adapter = ObjectAdapter()
+        assert isinstance(wrapper.adapter, ObjectAdapter)
+        out = wrapper[0]
+        assert type(out) is SimpleNamespace
+        assert out.image.shape == (12, 16, 3)
+        assert len(out.boxes) == len(out.labels) > 0
+        wrapper.adapter = None  # the default again: it refuses these samples
+        with pytest.raises(SampleError, match="cannot handle a sample of type SimpleNamespace"):
+            wrapper[0]
+
+    @pytest.mark.parametrize("mix", WRAPPERS)
+    @pytest.mark.parametrize("name", ["p", "record", "fill", "targets"])
+    def test_an_argument_kept_in_the_config_cannot_be_assigned(self, mix: type, name: str) -> None:
+        # before: mixup.p = 0.0 made an attribute nothing read: every sample stayed mixed
+        wrapper = mix(dataset(), seed=0)
+        with pytest.raises(
+            AttributeError,
+            match=rf"^{mix.__name__}\.{name} cannot be assigned: "
+            rf"{name} is an argument of {mix.__name__}, checked into its config",
+        ):
+            setattr(wrapper, name, 0.0)
+        assert not hasattr(wrapper, name)
+
+    @pytest.mark.parametrize(
+        ("mix", "name"),
+        [(MixUpDataset, "alpha"), (MixUpDataset, "config"), (MixUpDataset, "partners"),
+         (CutMixDataset, "alpha"), (CutMixDataset, "min_area"), (CutMixDataset, "seed"),
+         (CopyPasteDataset, "fraction"), (CopyPasteDataset, "source"),
+         (CopyPasteDataset, "max_overlap"), (CopyPasteDataset, "min_visibility")],
+    )  # fmt: skip
+    def test_a_setting_fixed_when_made_cannot_be_assigned(self, mix: type, name: str) -> None:
+        # before: assigned, it was silently not used (config, partners, seed), or used
+        # in part: CutMix's min_area filtered mixed samples' boxes and not the others',
+        # and every record's settings kept the old value (alpha, CopyPaste's settings)
+        wrapper = mix(dataset(), seed=0)
+        before = getattr(wrapper, name)
+        with pytest.raises(AttributeError, match=rf"^{mix.__name__}\.{name} cannot be assigned"):
+            setattr(wrapper, name, before)
+        assert getattr(wrapper, name) is before
+
     @pytest.mark.parametrize("tensors", [False, True])
     @pytest.mark.parametrize("mix", [MixUpDataset, CutMixDataset])
     def test_instance_masks_as_a_list_come_back_a_list_of_the_same(

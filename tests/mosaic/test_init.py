@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import pickle
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import albumentations as A
@@ -145,7 +147,60 @@ class TestMosaicGeometryProperties:
         assert (record["indices"][0] in record["indices"][1:]) == alone
 
 
+class ObjectAdapter:
+    """Samples that are objects with ``image``, ``boxes`` and ``labels`` attributes."""
+
+    def unpack(self, sample: Any, targets: Any) -> tuple[dict[str, Any], None]:
+        return {"image": sample.image, "bboxes": sample.boxes, "labels": sample.labels}, None
+
+    def repack(self, data: Mapping[str, Any], state: None) -> SimpleNamespace:
+        return SimpleNamespace(image=data["image"], boxes=data["bboxes"], labels=data["labels"])
+
+
+def objects(count: int) -> list[SimpleNamespace]:
+    box = np.array([[2.0, 2.0, 10.0, 10.0]])
+    return [SimpleNamespace(image=np.full((16, 16, 3), 40 * i, np.uint8), boxes=box,
+                            labels=np.array([i])) for i in range(count)]  # fmt: skip
+
+
 class TestMosaicDataset:
+    def test_an_adapter_set_afterwards_reads_the_tiles(self) -> None:
+        # before: the output was repacked by the new adapter, the tiles still unpacked by
+        # the old one, which refused the samples ("for any other shape, pass adapter=")
+        mosaic = MosaicDataset(objects(4), seed=0, output_size=16, record=None)
+        mosaic.adapter = ObjectAdapter()
+        assert isinstance(mosaic.adapter, ObjectAdapter)
+        out = mosaic[0]
+        assert type(out) is SimpleNamespace
+        assert out.image.shape == (16, 16, 3)
+        assert len(out.boxes) == len(out.labels) > 0
+        mosaic.adapter = None  # the default again: it refuses these samples
+        with pytest.raises(SampleError, match="cannot handle a sample of type SimpleNamespace"):
+            mosaic[0]
+
+    @pytest.mark.parametrize("name", ["p", "close_mosaic", "output_size", "record", "affine"])
+    def test_an_argument_kept_in_the_config_cannot_be_assigned(self, name: str) -> None:
+        # before: mosaic.p = 0.0 made an attribute nothing read: every sample stayed a mosaic
+        mosaic = MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, output_size=16)
+        with pytest.raises(
+            AttributeError,
+            match=rf"^MosaicDataset\.{name} cannot be assigned: "
+            rf"{name} is an argument of MosaicDataset, checked into its config",
+        ):
+            setattr(mosaic, name, 0.0)
+        assert mosaic.config.p == 1.0
+        assert not hasattr(mosaic, name)
+
+    @pytest.mark.parametrize("name", ["config", "partners", "seed", "dataset"])
+    def test_a_setting_fixed_when_made_cannot_be_assigned(self, name: str) -> None:
+        # before: config, partners or seed assigned were silently not used (the reader, the
+        # records' settings and the key kept the old ones)
+        mosaic = MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, output_size=16)
+        other = MosaicDataset(SyntheticDetection(5, image_size=16), seed=1, output_size=32)
+        with pytest.raises(AttributeError, match=rf"^MosaicDataset\.{name} cannot be assigned"):
+            setattr(mosaic, name, getattr(other, name))
+        assert mosaic[0]["image"].shape == (16, 16, 3)
+
     def test_float_images_take_a_given_fill_and_refuse_the_default(self) -> None:
         # the default fill=114 was painted into float images in [0, 1]
         data = SyntheticDetection(4, image_size=32, dtype="float32")

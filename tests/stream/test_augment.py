@@ -101,6 +101,15 @@ class TestStreamingAugment:
         assert wrapper.transform is noise
         assert all("noise" in sample for sample in iter(wrapper))  # noise's, not unchanged's
 
+    def test_a_transform_set_after_persistent_workers_started_is_refused_there(self) -> None:
+        # before: the persistent workers went on with the transform they were given
+        stream = RandomAugmentWrapper(Shards(4), keep, seed=0)
+        loader = DataLoader(stream, batch_size=None, num_workers=2, persistent_workers=True)
+        assert len(list(loader)) == 4
+        stream.transform = noise
+        with pytest.raises(RuntimeError, match="assigned after this DataLoader worker"):
+            list(loader)
+
     def test_stream_keying_reruns_and_moves_on(self) -> None:
         def stream() -> Any:
             return RandomAugmentWrapper(Shards(12), noise, seed=3)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from types import SimpleNamespace
 from typing import Any
 
@@ -41,7 +41,66 @@ def _mixup() -> Any:
     return MixUpDataset(_BrokenAt7("image"), seed=0, buffer_size=1, sample_id="id")
 
 
+class _Objects(IterableDataset[SimpleNamespace]):
+    """Six samples that are objects with ``image``, ``boxes`` and ``labels``."""
+
+    def __iter__(self) -> Iterator[SimpleNamespace]:
+        for k in range(6):
+            sample = detection(k)
+            yield SimpleNamespace(image=sample["image"], boxes=sample["bboxes"],
+                                  labels=sample["labels"])  # fmt: skip
+
+
+class _ObjectAdapter:
+    def unpack(self, sample: Any, targets: Any) -> tuple[dict[str, Any], None]:
+        return {"image": sample.image, "bboxes": sample.boxes, "labels": sample.labels}, None
+
+    def repack(self, data: Mapping[str, Any], state: None) -> SimpleNamespace:
+        return SimpleNamespace(image=data["image"], boxes=data["bboxes"], labels=data["labels"])
+
+
 class TestWindowStream:
+    @pytest.mark.parametrize("kind", [MosaicDataset, MixUpDataset])
+    def test_an_adapter_set_afterwards_is_used(self, kind: Any) -> None:
+        # before: .adapter was the stream's private naming adapter, and assigning one
+        # changed only the attribute: the samples were still read by the default adapter
+        options = {"output_size": 32} if kind is MosaicDataset else {}
+        stream = kind(_Objects(), seed=0, buffer_size=2, record=None, **options)
+        with pytest.raises(SampleError, match="cannot handle a sample of type SimpleNamespace"):
+            next(iter(stream))  # the default adapter: the window wrappers are made
+        stream.adapter = adapter = _ObjectAdapter()
+        assert stream.adapter is adapter
+        here = list(stream)
+        workers = list(DataLoader(stream, batch_size=None, num_workers=1))
+        for out in (*here, *workers):
+            assert type(out) is SimpleNamespace
+            assert len(out.boxes) == len(out.labels)
+        assert len(here) == len(workers) == 6
+
+    @pytest.mark.parametrize("kind", [MosaicDataset, MixUpDataset])
+    def test_an_argument_kept_in_the_config_cannot_be_assigned(self, kind: Any) -> None:
+        # before: stream.p = 0.0 made an attribute nothing read
+        options = {"output_size": 32} if kind is MosaicDataset else {}
+        stream = kind(_Objects(), seed=0, buffer_size=2, **options)
+        with pytest.raises(AttributeError, match=r"\.p cannot be assigned: p is an argument"):
+            stream.p = 0.0
+        assert not hasattr(stream, "p")
+
+    def test_an_adapter_set_after_persistent_workers_started_is_refused_there(self) -> None:
+        stream = MosaicDataset(_Objects(), seed=0, output_size=32, buffer_size=2,
+                               adapter=_ObjectAdapter())  # fmt: skip
+        loader = DataLoader(stream, batch_size=None, num_workers=1, persistent_workers=True)
+        assert len(list(loader)) == 6
+        stream.adapter = _ObjectAdapter()
+        with pytest.raises(RuntimeError, match="assigned after this DataLoader worker"):
+            list(loader)
+
+    @pytest.mark.parametrize("name", ["config", "buffer_size", "seed", "keying", "dataset"])
+    def test_a_setting_fixed_when_made_cannot_be_assigned(self, name: str) -> None:
+        stream = MosaicDataset(_Objects(), seed=0, output_size=32, buffer_size=2)
+        with pytest.raises(AttributeError, match=rf"^StreamingMosaic\.{name} cannot be assigned"):
+            setattr(stream, name, getattr(stream, name))
+
     def test_a_stage_naming_a_window_sample_is_renamed_once(self) -> None:
         # a sample early in the pass has a position that is a slot too: renamed twice,
         # the message named its id twice and read back another stage than the error's

@@ -1,0 +1,110 @@
+"""Settings an object fixes when it is made: assigning one afterwards is refused.
+
+A wrapper (or a dataset) derives what it does from some of its arguments once, when it
+is made: the key's template from ``seed``, ``keying`` and ``stream``, the partner
+sampler from the dataset's length, the records' ``settings`` from its configuration, a
+folder's file list and labels from its ``root`` and ``tolerance``. Assigning such an
+attribute afterwards changed the attribute and nothing else, so the object went on
+with the old value (or, for some, used the new one in part of its work only) without
+a word. :class:`FixedSettings` refuses the assignment (and ``del``) with an
+``AttributeError`` naming the attribute and what to do instead; a class lists its own in
+``fixed_settings``, and in ``arguments_only`` the arguments kept in its configuration
+and not as attributes (``mosaic.p = 0.0`` made an attribute nothing read). Settings
+that can take effect afterwards (``transform``, ``adapter``) are properties that do so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rankaug.shared_epoch import SharedEpoch
+
+__all__ = ["Changes", "FixedSettings"]
+
+
+class FixedSettings:
+    """Refuse assigning or deleting ``fixed_settings`` once they are set (see the module)."""
+
+    fixed_settings: ClassVar[frozenset[str]] = frozenset()
+    """The attributes set once, when the wrapper is made."""
+    arguments_only: ClassVar[frozenset[str]] = frozenset()
+    """Arguments checked into the configuration, never attributes: assigning one (which
+    would make an attribute nothing reads, ``mosaic.p = 0.0``) is refused too."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self.fixed_settings and name in self.__dict__:
+            raise _refused(self, name)
+        if name in self.arguments_only:
+            raise _argument(self, name)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self.fixed_settings:
+            raise _refused(self, name)
+        object.__delattr__(self, name)
+
+
+def _refused(owner: object, name: str) -> AttributeError:
+    kind = type(owner).__name__
+    return AttributeError(
+        f"{kind}.{name} cannot be assigned: it is fixed when the {kind} is made (the "
+        f"{kind} derived what it does from it then, and would go on with the old value); "
+        f"make a new {kind} with the {name} you want"
+    )
+
+
+def _argument(owner: object, name: str) -> AttributeError:
+    kind = type(owner).__name__
+    hint = " (p= also takes a function of the epoch)" if name == "p" else ""
+    return AttributeError(
+        f"{kind}.{name} cannot be assigned: {name} is an argument of {kind}, checked into "
+        f"its config when it is made, and an attribute of that name would not be read; "
+        f"make a new {kind} with the {name} you want{hint}"
+    )
+
+
+class Changes:
+    """How many times a wrapper's settings were set after it was made, seen by its workers.
+
+    A setting that can be assigned afterwards (``transform``, ``adapter``) is put to use
+    in the process that assigns it; a persistent DataLoader worker keeps the copy of the
+    wrapper it was given when it started, and would go on with the old setting. The count
+    lives in shared memory (a :class:`~rankaug.shared_epoch.SharedEpoch` slot), so a
+    worker whose copy was made before the latest assignment sees it differ from the count
+    it was given, and :meth:`check` refuses to go on.
+
+    Attributes:
+        seen: The count this copy was made with.
+        read: The shared count, read without a Python frame.
+    """
+
+    __slots__ = ("_shared", "read", "seen")
+
+    def __init__(self) -> None:
+        self._shared = SharedEpoch(0)
+        self.read = self._shared.read
+        self.seen = 0
+
+    def changed(self) -> None:
+        """Count one more assignment (in the process that makes it)."""
+        self.seen = self._shared.get() + 1
+        self._shared.set(self.seen)
+
+    def stale(self, owner: object) -> RuntimeError:
+        """The error of a copy made before the latest assignment (:meth:`read` differs)."""
+        kind = type(owner).__name__
+        return RuntimeError(
+            f"{kind}: a setting (transform or adapter) was assigned after this DataLoader "
+            "worker got its copy of the wrapper, so it would go on with the old one: "
+            "persistent workers (persistent_workers=True) keep the copy they started "
+            "with. Assign it before iter(loader) makes the workers, or make a new "
+            "DataLoader after assigning it"
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"shared": self._shared, "seen": self.seen}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._shared = state["shared"]
+        self.read = self._shared.read
+        self.seen = state["seen"]

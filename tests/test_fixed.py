@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import copy
+import pickle
+from typing import ClassVar
+
+import pytest
+
+from rankaug._fixed import Changes, FixedSettings
+
+
+class Made(FixedSettings):
+    fixed_settings: ClassVar[frozenset[str]] = frozenset({"size"})
+    arguments_only: ClassVar[frozenset[str]] = frozenset({"p"})
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.count = 0
+
+
+class TestFixedSettings:
+    def test_a_fixed_setting_is_set_once_and_then_refused(self) -> None:
+        made = Made(3)
+        with pytest.raises(
+            AttributeError,
+            match=r"^Made\.size cannot be assigned: it is fixed "
+            r"when the Made is made.*make a new Made with the size you want$",
+        ):
+            made.size = 4
+        with pytest.raises(AttributeError, match=r"^Made\.size cannot be assigned"):
+            del made.size
+        assert made.size == 3
+
+    def test_an_argument_only_is_never_an_attribute(self) -> None:
+        made = Made(3)
+        with pytest.raises(
+            AttributeError,
+            match=r"^Made\.p cannot be assigned: p is an argument "
+            r"of Made.*with the p you want \(p= also takes a function",
+        ):
+            made.p = 0.5  # type: ignore[attr-defined]
+        assert not hasattr(made, "p")
+
+    def test_other_attributes_stay_free(self) -> None:
+        made = Made(3)
+        made.count = 5
+        made.other = 1  # type: ignore[attr-defined]
+        del made.other  # type: ignore[attr-defined]
+        assert (made.count, hasattr(made, "other")) == (5, False)
+
+    def test_copies_keep_the_setting_and_refuse_it_too(self) -> None:
+        for copied in (copy.deepcopy(Made(3)), pickle.loads(pickle.dumps(Made(3)))):
+            assert copied.size == 3
+            with pytest.raises(AttributeError, match="cannot be assigned"):
+                copied.size = 4
+
+
+class TestChanges:
+    def test_a_copy_made_before_a_change_sees_it(self) -> None:
+        changes = Changes()
+        changes.changed()
+        before = copy.copy(changes)  # shares the count, as a DataLoader worker's copy does
+        assert before.read() == before.seen == 1
+        changes.changed()
+        assert (changes.read(), changes.seen, before.read(), before.seen) == (2, 2, 2, 1)
+        assert "persistent workers" in str(changes.stale(Made(1)))
+
+    def test_a_pickled_copy_counts_on_its_own(self) -> None:
+        changes = Changes()
+        alone = pickle.loads(pickle.dumps(changes))  # not shared: a plain pickle copies
+        changes.changed()
+        assert alone.read() == alone.seen == 0
