@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from rankaug import checks
+from rankaug.collate import _dtypes as dtypes
 from rankaug.samples.images import CHANNELS_AT_MOST  # channels_first refuses CxHxW
 
 #: Output keys collate_detection fills itself; a sample may not bring its own.
@@ -129,8 +130,8 @@ def read_batch(batch: object, fields: Fields) -> Columns:
                 f"labels ({fields.label_field!r})"
             )
         counts.append(count)
-    box_dtype = _one_dtype(boxes, batch, fields.box_field, np.dtype(np.float32))
-    label_dtype = _one_dtype(labels, batch, fields.label_field, np.dtype(np.int64))
+    box_dtype = dtypes.box_dtype(boxes, batch, fields.box_field)
+    label_dtype = dtypes.one_dtype(labels, batch, fields.label_field, np.dtype(np.int64))
     columns = Columns(
         stacks=stacks,
         boxes=np.concatenate([b.reshape(-1, 4).astype(box_dtype, copy=False) for b in boxes]),
@@ -345,27 +346,3 @@ def _box_count(boxes: np.ndarray, position: int, key: str) -> int:
         f"{_at(position, key)} must be an (N, 4) array of boxes (an empty one for no boxes), "
         f"got shape {boxes.shape}"
     )
-
-
-def _one_dtype(
-    arrays: Sequence[np.ndarray], batch: Sequence[Mapping[str, Any]], key: str, default: np.dtype
-) -> np.dtype:
-    """The dtype every non-empty array shares; empty ones carry no values to convert.
-
-    With no entries at all, the first sample whose value is an array or a tensor decides
-    (a dataset keeps its dtype on a batch without boxes), else ``default``.
-    """
-    filled = [(p, a.dtype) for p, a in enumerate(arrays) if a.size]
-    for position, dtype in filled[1:]:
-        if dtype != filled[0][1]:
-            raise ValueError(
-                f"batch[{position}][{key!r}] has dtype {dtype}, batch[{filled[0][0]}][{key!r}] "
-                f"has {filled[0][1]}: the {key} of a batch must have one dtype (nothing is "
-                "converted: make the dataset return one)"
-            )
-    if filled:
-        return filled[0][1]
-    for array, sample in zip(arrays, batch, strict=True):
-        if isinstance(sample[key], np.ndarray | torch.Tensor) and array.dtype.kind in "iuf":
-            return array.dtype
-    return default

@@ -145,6 +145,24 @@ class TestCollateDetection:
         assert out["bboxes"].dtype == torch.int64
         assert out["labels"].tolist() == [1, 2]
 
+    def test_boxes_as_lists_of_whole_numbers_join_lists_with_fractions(self) -> None:
+        # numpy reads [[0, 0, 2, 2]] as int64 and [[0.5, 0, 2, 2]] as float64: lists carry
+        # no dtype, so the batch is not refused for it (it was, by which samples met)
+        whole, fraction = with_(bboxes=[[0, 0, 2, 2]]), with_(bboxes=[(0.5, 0, 2, 2)])
+        out = collate_detection([whole, fraction])
+        assert out["bboxes"].dtype == torch.float64
+        assert out["bboxes"].tolist() == [[0, 0, 2, 2], [0.5, 0, 2, 2]]
+        assert collate_detection([whole, whole])["bboxes"].dtype == torch.float64
+        typed = with_(bboxes=np.array([[1, 1, 3, 3]], np.float32))
+        assert collate_detection([whole, typed])["bboxes"].dtype == torch.float32
+
+    def test_boxes_as_a_list_of_fractions_are_refused_beside_integer_boxes(self) -> None:
+        integers = with_(bboxes=np.array([[1, 1, 3, 3]], np.int16))
+        for listed in ([[0.5, 0, 2, 2]], [[0, 0, 70000, 2]]):
+            with pytest.raises(ValueError, match=r"batch\[1\]\['bboxes'\] holds (float|int)64 "
+                               r"values \(a list\), which the batch's int16 boxes"):  # fmt: skip
+                collate_detection([integers, with_(bboxes=listed)])
+
     def test_images_as_tensors_and_arrays_mixed(self) -> None:
         out = collate_detection(
             [sample(1, 5), with_(image=torch.full((4, 6, 3), 7, dtype=torch.uint8))]
