@@ -6,6 +6,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, ClassVar, NamedTuple
 
 from rankaug import checks
+from rankaug._fixed import FixedSettings
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.hf_rows import bound_to, typed
 from rankaug.samples.images import image_from_numpy, image_hw, image_to_numpy, value_to_numpy
@@ -44,7 +45,7 @@ def _object_list(value: object, key: str) -> bool:
     return not value or (isinstance(value[0], Mapping) and key in value[0])
 
 
-class KeyMap:
+class KeyMap(FixedSettings):
     """A :class:`rankaug.types.SampleAdapter` for dict samples whose targets have other keys.
 
     Each argument names where rankaug's target is in the sample: a key (``"img"``) or a
@@ -92,6 +93,8 @@ class KeyMap:
     {'bbox': [], 'category': [], 'id': []}
     """
 
+    #: Read once, into the paths every sample is unpacked by: assigning them is refused.
+    fixed_settings: ClassVar[frozenset[str]] = frozenset({"keys", "box_format"})
     reads_box_format: str | None = None  # the wrapper's (set by check_adapter)
     box_format_given_as: str = "box_format"  # where the wrapper's was given (likewise)
     #: A Hugging Face dataset's typed empty values by path (set by :meth:`for_dataset`).

@@ -36,6 +36,17 @@ ADAPTER = KeyMap("pixels.rgb", bboxes="objects.bbox", labels="objects.category")
 
 
 class TestKeyMap:
+    def test_its_paths_and_box_format_cannot_be_assigned(self) -> None:
+        # the paths are read into the unpacking once: an assignment was silently ignored
+        adapter = KeyMap(bboxes="objects.bbox", labels="objects.category")
+        for name, value in (("keys", {"image": "img"}), ("box_format", "coco")):
+            with pytest.raises(AttributeError, match=f"KeyMap.{name} cannot be assigned"):
+                setattr(adapter, name, value)
+        sample = {"image": np.zeros((2, 2, 3), np.uint8), "objects": {"bbox": [], "category": []}}
+        assert sorted(adapter.unpack(sample, {"image", "bboxes", "labels"})[0]) == [
+            "bboxes", "image", "labels"
+        ]  # fmt: skip
+
     def test_reads_dotted_paths(self) -> None:
         sample = nested()
         data, _ = ADAPTER.unpack(sample, TARGETS)
