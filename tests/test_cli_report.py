@@ -160,6 +160,23 @@ class TestAuditReport:
         dataset = replace(report(keyed), config=config).to_text()
         assert "  fingerprints what --keys image=img reads of every sample" in dataset
 
+    def test_options_a_dataset_or_stream_audit_does_not_use_are_named(self) -> None:
+        # --image-size sizes a batch audit's synthetic images and --sample-id matches a
+        # stream's samples: given to a map-style audit they were ignored without a word
+        config = replace(CONFIG, image_size=64, sample_id="id")
+        dataset = replace(report(keyed), config=config).to_text().splitlines()
+        assert (
+            "  not applied to a map-style dataset: --image-size 64, --sample-id id (its "
+            "samples are fingerprinted by index)"
+        ) in dataset
+        stream = replace(report(keyed), config=config, stream=True).to_text().splitlines()
+        assert (
+            "  not applied to a stream: --image-size 64 (its own samples are fingerprinted)"
+        ) in stream
+        batch = replace(report(keyed, Pipeline("RandomAffine", batch="kornia")), config=config)
+        assert "--sample-id id" in batch.to_text()
+        assert not any("not applied" in line for line in report(keyed).to_text().splitlines())
+
     def test_the_loading_line_claims_no_workers_it_did_not_start(self) -> None:
         # before: --workers 0 read "(fork, persistent off)" (or "on", though no worker ran)
         text = report(keyed).to_text().splitlines()

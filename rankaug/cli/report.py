@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
 from rankaug.cli.fixes import Pipeline, fix_lines
@@ -180,26 +180,36 @@ class AuditReport:
             "exit_code": self.exit_code,
         }
 
+    def _not_applied(self) -> str:
+        """The options given that this kind of audit does not use, with why, or ``""``."""
+        c = self.config
+        defaults = {option.name: option.default for option in fields(c)}
+        image_size = c.image_size != defaults["image_size"]
+        sample_id = c.sample_id != defaults["sample_id"]
+        if self.pipeline.batch:  # it gets synthetic images alone: no sample to read
+            given = [(c.reader, c.reader), (c.box_format, f"--box-format {c.box_format}"),
+                     (c.epoch_from == "set_epoch", "--epoch-from set_epoch"),
+                     (sample_id, f"--sample-id {c.sample_id}")]  # fmt: skip
+            why = "a batch transform: {} (it is fed synthetic images alone; its output rows "
+            why += "are fingerprinted)"
+        elif self.stream:
+            given = [(image_size, f"--image-size {c.image_size}")]
+            why = "a stream: {} (its own samples are fingerprinted)"
+        else:
+            given = [(image_size, f"--image-size {c.image_size}"),
+                     (sample_id, f"--sample-id {c.sample_id}")]  # fmt: skip
+            why = "a map-style dataset: {} (its samples are fingerprinted by index)"
+        ignored = [text for option, text in given if option]
+        return why.format(", ".join(ignored)) if ignored else ""
+
     def to_text(self) -> str:
         """The report for people."""
         c = self.config
         lines = [f"rankaug audit {self.target}", *self._setting()]
-        if self.pipeline.batch:  # it gets synthetic images alone: no sample to read
-            ignored = [
-                text
-                for given, text in (
-                    (c.reader, c.reader),
-                    (c.box_format, f"--box-format {c.box_format}"),
-                    (c.epoch_from == "set_epoch", "--epoch-from set_epoch"),
-                )
-                if given
-            ]
-            if ignored:
-                lines.append(
-                    f"  not applied to a batch transform: {', '.join(ignored)} (it is fed "
-                    "synthetic images alone; its output rows are fingerprinted)"
-                )
-        elif c.reader:
+        ignored = self._not_applied()
+        if ignored:
+            lines.append(f"  not applied to {ignored}")
+        if c.reader and not self.pipeline.batch:
             lines.append(f"  fingerprints what {c.reader} reads of every sample")
         if self.skipped_types:
             lines.append(
@@ -258,6 +268,28 @@ class AuditResult:
             "exit_code": self.exit_code,
         }
         return json.dumps(payload, indent=2)
+
+    def _not_applied(self) -> str:
+        """The options given that this kind of audit does not use, with why, or ``""``."""
+        c = self.config
+        defaults = {option.name: option.default for option in fields(c)}
+        image_size = c.image_size != defaults["image_size"]
+        sample_id = c.sample_id != defaults["sample_id"]
+        if self.pipeline.batch:  # it gets synthetic images alone: no sample to read
+            given = [(c.reader, c.reader), (c.box_format, f"--box-format {c.box_format}"),
+                     (c.epoch_from == "set_epoch", "--epoch-from set_epoch"),
+                     (sample_id, f"--sample-id {c.sample_id}")]  # fmt: skip
+            why = "a batch transform: {} (it is fed synthetic images alone; its output rows "
+            why += "are fingerprinted)"
+        elif self.stream:
+            given = [(image_size, f"--image-size {c.image_size}")]
+            why = "a stream: {} (its own samples are fingerprinted)"
+        else:
+            given = [(image_size, f"--image-size {c.image_size}"),
+                     (sample_id, f"--sample-id {c.sample_id}")]  # fmt: skip
+            why = "a map-style dataset: {} (its samples are fingerprinted by index)"
+        ignored = [text for option, text in given if option]
+        return why.format(", ".join(ignored)) if ignored else ""
 
     def to_text(self) -> str:
         """Every report, then the exit code."""
