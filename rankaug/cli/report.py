@@ -269,28 +269,6 @@ class AuditResult:
         }
         return json.dumps(payload, indent=2)
 
-    def _not_applied(self) -> str:
-        """The options given that this kind of audit does not use, with why, or ``""``."""
-        c = self.config
-        defaults = {option.name: option.default for option in fields(c)}
-        image_size = c.image_size != defaults["image_size"]
-        sample_id = c.sample_id != defaults["sample_id"]
-        if self.pipeline.batch:  # it gets synthetic images alone: no sample to read
-            given = [(c.reader, c.reader), (c.box_format, f"--box-format {c.box_format}"),
-                     (c.epoch_from == "set_epoch", "--epoch-from set_epoch"),
-                     (sample_id, f"--sample-id {c.sample_id}")]  # fmt: skip
-            why = "a batch transform: {} (it is fed synthetic images alone; its output rows "
-            why += "are fingerprinted)"
-        elif self.stream:
-            given = [(image_size, f"--image-size {c.image_size}")]
-            why = "a stream: {} (its own samples are fingerprinted)"
-        else:
-            given = [(image_size, f"--image-size {c.image_size}"),
-                     (sample_id, f"--sample-id {c.sample_id}")]  # fmt: skip
-            why = "a map-style dataset: {} (its samples are fingerprinted by index)"
-        ignored = [text for option, text in given if option]
-        return why.format(", ".join(ignored)) if ignored else ""
-
     def to_text(self) -> str:
         """Every report, then the exit code."""
         parts = [report.to_text() for report in self.reports]
