@@ -18,6 +18,7 @@ from rankaug.cli.demo_sheet import (
     block_title,
     demo_sheet,
     demo_sheet_size,
+    header_text,
     render_mixup,
     render_mosaic,
     source_colour,
@@ -112,9 +113,13 @@ class TestDemoSheet:
         cells = [[cell(0, 5), cell(0, 6)], [cell(1, 9), cell(1, 10)]]
         same: list[list[int | None]] = [[1, 1], [0, 0]]
         none: list[list[int | None]] = [[None, None], [None, None]]
+        (yolo, yolo_short), (ours, ours_short) = (
+            block_title("YOLOv5-style", 64, 64),
+            block_title("rankaug", 0, 64),
+        )
         return [
-            Block(block_title("YOLOv5-style", 64, 64), (200, 30, 30), cells, same, same),
-            Block(block_title("rankaug", 0, 64), (20, 130, 50), cells, none, none),
+            Block(yolo, (200, 30, 30), cells, same, same, yolo_short),
+            Block(ours, (20, 130, 50), cells, none, none, ours_short),
         ]
 
     def test_size_headers_and_bars(self) -> None:
@@ -132,11 +137,21 @@ class TestDemoSheet:
 
     def test_titles(self) -> None:
         assert block_title("YOLOv5-style", 64, 64) == (
-            "YOLOv5-style: 64 of 64 partner draws repeated on every rank"
+            "YOLOv5-style: 64 of 64 partner draws repeated on every rank",
+            "YOLOv5-style: 64/64 repeated",
         )
-        assert (
-            block_title("rankaug", 0, 64) == "rankaug: 0 of 64 partner draws repeated on every rank"
+        assert block_title("rankaug", 0, 8, epochs=2) == (
+            "rankaug: 0 of 8 partner draws repeated on every rank in 2 epochs",
+            "rankaug: 0/8 repeated in 2 epochs",
         )
+
+    def test_a_header_too_wide_for_its_block_is_drawn_short_not_cut(self) -> None:
+        # two columns of 160 pixels cut the header to "YOLOv5-style: 8 of 8 partner draws
+        # repeated o~", the count's meaning lost
+        block = self.blocks()[0]
+        assert header_text(block, 2000) == block.title
+        assert header_text(block, 330) == block.short
+        assert header_text(block, 40).endswith("~")
 
     def test_refuses_blocks_of_other_shapes(self) -> None:
         first, second = self.blocks()

@@ -378,13 +378,15 @@ def run_demo(config: DemoConfig) -> DemoResult:
         cells = [list(results[name][1]) for results in per_rank]
         columns = max(len(row) for row in cells)
         short = title.split(" ")[0].split(".")[0]
+        header, compact = block_title(short, counts[1], len(rows), config.epochs)
         blocks.append(
             Block(
-                block_title(short, counts[1], len(rows)),
+                header,
                 _HEADER_COLOURS[name],
                 cells,
                 _matches(rows, config.ranks, columns, _partners),
                 _matches(rows, config.ranks, columns, _mixup),
+                compact,
             )
         )
     sheet = demo_sheet(

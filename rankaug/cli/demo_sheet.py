@@ -9,7 +9,8 @@ index's colour, bottom and right in its partner's. Under each cell a red bar say
 another rank drew the same partners at the same step: in YOLOv5's block the same colours
 repeat down every column.
 With ``demo --segments`` the instance polygons are drawn in :data:`OUTLINE`.
-Each block's header gives the count (``64 of 64 partner draws repeated on every rank``).
+Each block's header gives the count over the run's epochs (``64 of 64 partner draws
+repeated on every rank``; shorter where the sheet is narrow).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ __all__ = [
     "block_title",
     "demo_sheet",
     "demo_sheet_size",
+    "header_text",
     "render_mixup",
     "render_mosaic",
     "source_colour",
@@ -47,6 +49,7 @@ REPEATED = (210, 30, 30)
 _OWN = (20, 130, 50)
 _TITLE_HEIGHT = 48
 _HEADER_HEIGHT = 24
+_HEADER_SCALE = 0.5  # the blocks' headers' font scale
 _LABEL_WIDTH = 76
 _BLOCK_GAP = 18
 _BAND_GAP = 10
@@ -109,6 +112,7 @@ class Block:
         repeated: ``repeated[rank][column]``: the rank another rank matched there, or
             ``None``.
         mix_repeated: The same for the mixups (partner and ratio).
+        short: The header where ``title`` does not fit (a narrow sheet); ``""``: none.
     """
 
     title: str
@@ -116,15 +120,35 @@ class Block:
     cells: list[list[DemoCell]]
     repeated: list[list[int | None]]
     mix_repeated: list[list[int | None]]
+    short: str = ""
 
 
-def block_title(name: str, repeated: int, total: int) -> str:
-    """A block's header: the approach and how many partner draws every rank repeats.
+def block_title(name: str, repeated: int, total: int, epochs: int = 1) -> tuple[str, str]:
+    """A block's header and its short form: how many partner draws every rank repeats.
+
+    The count covers every epoch of the run (the sheet shows the first).
 
     >>> block_title("YOLOv5-style", 64, 64)
-    'YOLOv5-style: 64 of 64 partner draws repeated on every rank'
+    ('YOLOv5-style: 64 of 64 partner draws repeated on every rank', 'YOLOv5-style: 64/64 repeated')
+    >>> block_title("rankaug", 0, 8, epochs=2)[1]
+    'rankaug: 0/8 repeated in 2 epochs'
     """
-    return f"{name}: {repeated} of {total} partner draws repeated on every rank"
+    over = f" in {epochs} epochs" if epochs > 1 else ""
+    return (
+        f"{name}: {repeated} of {total} partner draws repeated on every rank{over}",
+        f"{name}: {repeated}/{total} repeated{over}",
+    )
+
+
+def header_text(block: Block, width: int) -> str:
+    """``block``'s header as drawn ``width`` pixels wide: its title, else its short form.
+
+    Either is cut (ending in ``~``) only where even the short form does not fit.
+    """
+    title = fit_text(block.title, width, _HEADER_SCALE)
+    if block.short and title != block.title:
+        return fit_text(block.short, width, _HEADER_SCALE)
+    return title
 
 
 def _text_colour(background: tuple[int, int, int]) -> tuple[int, int, int]:
@@ -295,6 +319,6 @@ def demo_sheet(blocks: Sequence[Block], title: str, legend: str, thumb: int) -> 
     for b, block in enumerate(blocks):
         x = _LABEL_WIDTH + b * (block_width + _BLOCK_GAP)
         where = (x, _TITLE_HEIGHT + _HEADER_HEIGHT - 8)
-        cv2.putText(sheet, fit_text(block.title, block_width, 0.5), where, _FONT, 0.5,
+        cv2.putText(sheet, header_text(block, block_width), where, _FONT, 0.5,
                     block.colour, 1)  # fmt: skip
     return sheet
