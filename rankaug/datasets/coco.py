@@ -87,8 +87,9 @@ class CocoDetection(FixedSettings, Dataset[Any]):
         category_names: Name of each label (the id as text where a name is missing).
         category_to_label: COCO category id to label.
         num_crowd_skipped: Number of crowd annotations skipped. These, ``annotation_file``
-            and ``tolerance`` are fixed when the file is read (assigning one raises an
-            ``AttributeError``).
+            and ``tolerance`` are fixed when the file is read, and ``box_format`` when the
+            dataset is made (the wrappers read the format it declares once): assigning
+            one raises an ``AttributeError``.
 
     Raises:
         TypeError: If an argument has the wrong type (a path that is not a ``str`` or an
@@ -121,7 +122,7 @@ class CocoDetection(FixedSettings, Dataset[Any]):
 
     fixed_settings = frozenset({"annotation_file", "tolerance", "image_ids", "category_ids",
                                 "category_names", "category_to_label",
-                                "num_crowd_skipped"})  # fmt: skip
+                                "num_crowd_skipped", "box_format"})  # fmt: skip
 
     def __init__(
         self,

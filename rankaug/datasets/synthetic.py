@@ -16,6 +16,7 @@ import numpy as np
 from torch.utils.data import Dataset
 
 from rankaug import checks
+from rankaug._fixed import FixedSettings
 from rankaug.boxes import BoxFormat
 from rankaug.datasets._sample import build_sample, check_output_options
 
@@ -27,7 +28,7 @@ _SHAPES = ("rectangle", "ellipse", "triangle")
 _DTYPES = ("uint8", "float32")
 
 
-class SyntheticDetection(Dataset[Any]):
+class SyntheticDetection(FixedSettings, Dataset[Any]):
     """Deterministic synthetic detection data, generated on the fly (no files).
 
     Every image has a smooth textured background (a coarse grid of colours from a
@@ -69,6 +70,10 @@ class SyntheticDetection(Dataset[Any]):
         varied_sizes: Give each index its own size, each side independently between
             0.5x and 1.5x ``image_size`` (so aspect ratios vary too), at least 8.
 
+    Every argument is kept as the attribute of its name, fixed when the dataset is made
+    (the class colours follow ``num_classes``, the wrappers read ``box_format`` once):
+    assigning one raises an ``AttributeError``.
+
     Raises:
         TypeError: If an argument has the wrong type.
         ValueError: If an argument is out of range or the options contradict.
@@ -82,6 +87,10 @@ class SyntheticDetection(Dataset[Any]):
     >>> bool((ds[-4]["image"] == sample["image"]).all())
     True
     """
+
+    fixed_settings = frozenset({"length", "image_size", "num_classes", "max_objects", "seed",
+                                "box_format", "as_tuple", "tensors", "masks", "channels",
+                                "dtype", "varied_sizes"})  # fmt: skip
 
     def __init__(
         self,

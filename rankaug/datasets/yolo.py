@@ -120,8 +120,9 @@ class YoloFolder(FixedSettings, Dataset[Any]):
         image_paths: The image files, in dataset order.
         label_paths: The label file of each image (which may not exist). They,
             ``root``, ``image_dir``, ``label_dir``, ``extensions``, ``segments`` and
-            ``tolerance`` are fixed when the labels are read (assigning one raises an
-            ``AttributeError``).
+            ``tolerance`` are fixed when the labels are read, and ``box_format`` when the
+            dataset is made (the wrappers read the format it declares once): assigning
+            one raises an ``AttributeError``.
 
     Raises:
         TypeError: If ``root``, ``image_dir`` or ``label_dir`` is not a path (a ``str`` or
@@ -162,7 +163,8 @@ class YoloFolder(FixedSettings, Dataset[Any]):
     """
 
     fixed_settings = frozenset({"root", "image_dir", "label_dir", "extensions", "segments",
-                                "tolerance", "image_paths", "label_paths"})  # fmt: skip
+                                "tolerance", "image_paths", "label_paths",
+                                "box_format"})  # fmt: skip
 
     def __init__(
         self,

@@ -36,7 +36,7 @@ class TestCocoDetection:
 
     @pytest.mark.parametrize(
         "name", ["annotation_file", "tolerance", "image_ids", "category_ids", "category_names",
-                 "category_to_label", "num_crowd_skipped"],
+                 "category_to_label", "num_crowd_skipped", "box_format"],
     )  # fmt: skip
     def test_what_the_file_was_read_with_cannot_be_assigned(
         self, coco: tuple[Path, dict[str, Any]], name: str

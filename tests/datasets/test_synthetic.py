@@ -20,6 +20,16 @@ from tests.datasets.helpers import assert_boxes_match_mask
 
 
 class TestSyntheticDetection:
+    @pytest.mark.parametrize(("name", "value"), [("box_format", "coco"), ("num_classes", 9)])
+    def test_its_arguments_cannot_be_assigned(self, name: str, value: Any) -> None:
+        # the wrappers read the declared box_format once: a dataset that then gave coco
+        # boxes was read as corners (a wide box stays valid, silently wrong); the class
+        # colours were not redrawn for a new num_classes
+        ds = SyntheticDetection(4, image_size=32, seed=0)
+        with pytest.raises(AttributeError, match=rf"^SyntheticDetection\.{name} cannot be"):
+            setattr(ds, name, value)
+        assert (ds.box_format, ds.num_classes) == ("pascal_voc", 5)
+
     def test_defaults(self) -> None:
         ds = SyntheticDetection()
         assert isinstance(ds, Dataset)
