@@ -57,6 +57,7 @@ from rankaug.keys import KeyedRandom
 from rankaug.polygons import POLYGONS
 from rankaug.samples import (
     DEFAULT_TARGETS,
+    DefaultAdapter,
     SampleAdapter,
     attach,
     check_adapter,
@@ -199,10 +200,16 @@ class _AlbumentationsDriver:
         self.moves_masks = _moves(transform, "mask")  # a mask must then cover its image
         # the values a sample keeps (where polygons would be), asked only when geometric
         self._others = passthrough_hook(adapter) if self.geometric else None
+        self._default = self._others is DefaultAdapter.passthrough  # not a subclass's own
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         others = self._others
-        if others is not None and POLYGONS in others(sample, self.targets):
+        if (
+            others is not None
+            # DefaultAdapter's first rule, without the call: a dict of targets alone has none
+            and not (self._default and type(sample) is dict and sample.keys() <= self.targets)
+            and POLYGONS in others(sample, self.targets)
+        ):
             raise ValueError(
                 f"the sample has instance polygons ({POLYGONS!r}), which albumentations "
                 "does not move: this transform's geometric transforms would leave them "

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import random
+import types
 import warnings
 from typing import Any
 
@@ -88,6 +89,28 @@ class TestMakeDriver:
             flip(sample, keyed())
         without = {k: v for k, v in sample.items() if k != "segments"}
         assert flip(without, keyed())["bboxes"][0] == pytest.approx([3.0, 1.0, 7.0, 5.0])
+
+    def test_polygons_an_adapter_passes_through_are_asked_of_it_for_every_sample(self) -> None:
+        # the plain-dict shortcut is DefaultAdapter's own rule: a subclass's hook is asked,
+        # and a mapping that is no dict goes to the hook too
+        polygon = np.array([[1.0, 1.0], [5.0, 1.0], [5.0, 5.0]], np.float32)
+
+        class Outlined(DefaultAdapter):
+            @staticmethod
+            def passthrough(sample: Any, targets: Any) -> Any:
+                return {"segments": [polygon]}  # held elsewhere, say
+
+        sample = {"image": np.full((8, 8, 3), 90, np.uint8), "bboxes": [[1.0, 1.0, 5.0, 5.0]],
+                  "labels": [1]}  # fmt: skip
+        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params("pascal_voc"))
+        with pytest.raises(ValueError, match=r"instance polygons \('segments'\), which alb"):
+            make_driver(flip, Outlined())(sample, keyed())
+        mapping = types.MappingProxyType({**sample, "segments": [polygon]})
+        with pytest.raises(ValueError, match=r"instance polygons \('segments'\), which alb"):
+            make_driver(flip, DefaultAdapter())(mapping, keyed())
+        assert make_driver(flip, DefaultAdapter())(sample, keyed())["bboxes"] == [
+            [3.0, 1.0, 7.0, 5.0]
+        ]
 
     def test_rng_callables_get_the_generator(self) -> None:
         k = keyed()

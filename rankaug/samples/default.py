@@ -276,13 +276,13 @@ class DefaultAdapter:
                 old = state.originals[key]
                 if key == "mask" and state.first:  # channels first again
                     value = channels_first(value, image_hw(data["image"]))
-                if (  # restore_like's first rule: an array of the right dtype as it is
-                    type(value) is np.ndarray
+                if (  # restore_like's first rule, without the call: arrays as they are,
+                    type(value) is np.ndarray  # or cast into the floats they were
                     and type(old) is np.ndarray
-                    and value.dtype == old.dtype
                     and (value.ndim != 1 or old.ndim <= 1)  # no shape to give back
+                    and (value.dtype == old.dtype or old.dtype.kind == "f")
                 ):
-                    updates[key] = value
+                    updates[key] = value if value.dtype == old.dtype else value.astype(old.dtype)
                 else:
                     updates[key] = restore_like(value, old)
             else:

@@ -73,7 +73,7 @@ def restore_like(new: Any, old: Any) -> Any:
         if new.dtype == old.dtype:
             return new  # already right: the common case, kept cheap
         if old.dtype.kind == "f":  # into floats (float64 boxes back to float32): a cast
-            return new.astype(old.dtype, copy=False)
+            return new.astype(old.dtype)  # (a new array: the dtypes differ)
     if made_tensor(new, old):
         return new
     if isinstance(old, torch.Tensor):
