@@ -336,7 +336,7 @@ def _pixel_boxes(
     their images; only when one fails does each tile go through
     :func:`~rankaug.boxes.validate_xyxy`.
     """
-    boxes = np.concatenate([t.boxes for t in tiles])
+    boxes = np.concatenate([t.boxes for t in tiles], dtype=np.float64)  # float32 as read
     if config.box_format != "pascal_voc":  # the way in: pixel xyxy, per tile size
         boxes = to_pixel_xyxy(boxes, config.box_format, table[:, :2])
     start = 0
