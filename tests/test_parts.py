@@ -85,6 +85,18 @@ class TestPartReader:
         assert part.boxes.shape == (2, 4)
         assert part.fields["labels"].tolist() == [0, 1]
 
+    @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+    def test_boxes_are_float64_unless_float32_ones_are_kept(self, dtype: Any) -> None:
+        given = np.array([[1, 0, 3, 2]], dtype)
+        (cast,) = read(reader(), {**sample(), "bboxes": given})
+        (kept,) = read(reader(float32=True), {**sample(), "bboxes": given})
+        assert cast.boxes.dtype == np.float64
+        assert cast.boxes.tolist() == kept.boxes.tolist() == [[1.0, 0.0, 3.0, 2.0]]
+        if dtype in (np.float32, np.float64):  # as read: no copy
+            assert kept.boxes is given
+        else:
+            assert kept.boxes.dtype == np.float64
+
     def test_a_stale_per_box_field_is_refused_unless_skipped(self) -> None:
         with pytest.raises(ValueError, match=r"'iscrowd' looks like a per-box field .* Thing"):
             read(reader(), sample(boxes=2, iscrowd=[0, 1]))

@@ -34,6 +34,7 @@ __all__ = ["Part", "PartReader"]
 
 _NO_BOXES: Final = np.zeros((0, 4))
 _FLOAT64: Final = np.dtype(np.float64)  # compared as a dtype: no lookup of the type's dtype
+_FLOAT32: Final = np.dtype(np.float32)
 _RARE: Final = frozenset({"mask", "masks", "keypoints", POLYGONS})
 """The targets few samples have: a sample with none of them is read by one set test."""
 
@@ -49,7 +50,7 @@ class Part:
         index: Its dataset index.
         image: ``HxW`` or ``HxWxC``.
         boxes: ``(N, 4)`` float64, in the reader's box format as read (the wrapper
-            converts them to pixels).
+            converts them to pixels); float32 as read where the reader keeps them so.
         fields: Each label field, ``N`` entries.
         mask: The semantic mask, or ``None``.
         masks: The ``(N, H, W)`` instance masks, or ``None``.
@@ -114,6 +115,9 @@ class PartReader:
         actor: Who would misalign a stale field, for messages (``"the mosaic"``).
         polygons: Whether the wrapper maps instance polygons (``segments``); when not, a
             sample that has them is refused.
+        float32: Whether float32 boxes stay float32 (no copy per sample: every float32
+            is a float64 exactly, so a wrapper that reads them as Python floats, or
+            casts all samples' boxes at once, gets the same numbers).
     """
 
     def __init__(
@@ -127,9 +131,11 @@ class PartReader:
         group: str,
         actor: str,
         polygons: bool = False,
+        float32: bool = False,
     ) -> None:
         self.adapter = adapter
         self.polygons = polygons
+        self.float32 = float32
         self.targets = targets
         self.label_fields = tuple(label_fields)
         self.keypoint_fields = tuple(keypoint_fields)
@@ -212,7 +218,9 @@ class PartReader:
             boxes = _NO_BOXES
         elif type(raw) is np.ndarray and raw.shape[1:] == (4,) and raw.dtype.kind in "fiu":
             # (N, 4) numbers: as as_box_array makes them (float64 is read, never written)
-            boxes = raw if raw.dtype == _FLOAT64 else raw.astype(_FLOAT64)
+            dtype = raw.dtype
+            kept = dtype == _FLOAT64 or (dtype == _FLOAT32 and self.float32)
+            boxes = raw if kept else raw.astype(_FLOAT64)
         else:
             boxes = as_box_array(raw, name=f"dataset[{index}] bboxes")
         count = len(boxes)

@@ -24,8 +24,9 @@ if TYPE_CHECKING:
 __all__ = ["Tile", "TileReader"]
 
 Tile = Part
-"""One source sample of a mosaic: its boxes are in the configured box format, converted
-to pixels by :mod:`rankaug.mosaic.targets` for all tiles at once."""
+"""One source sample of a mosaic: its boxes are in the configured box format (float64,
+or float32 as read), converted to float64 pixels by :mod:`rankaug.mosaic.targets` for all
+tiles at once."""
 
 
 class TileReader(PartReader):
@@ -46,6 +47,7 @@ class TileReader(PartReader):
             group="tiles of a mosaic",
             actor="the mosaic",
             polygons=True,
+            float32=True,  # cast with the others' (mosaic.targets), or read as floats
         )
         self.config = config
         self._fits: set[tuple[object, ...]] = set()  # main samples' kinds whose fill fits

@@ -122,22 +122,24 @@ def map_targets(
     """
     warp: Warp | None = None
     places: Sequence[Window | TileWarp]
+    windows: list[Window] | None = None
     if isinstance(layout, Warp):
         warp, places = layout, layout.tiles
     else:
-        places = layout.windows
+        places = windows = layout.windows
     counts = [len(t.boxes) for t in tiles]
     main = tiles[0]
     data: dict[str, Any] = {}
     width = config.image_hw[1]
     flipped = not isinstance(layout, Warp) and layout.flipped  # painted mirrored
     flip_width = width if flipped else None
+    keep: np.ndarray | None  # None: every box kept (the usual few boxes, row by row)
     if main.segments is not None:
         keep, kept, polygons = _outlined(config, places, warp, tiles, counts)
         data[POLYGONS] = pack(polygons.mirrored(width) if flipped else polygons)
         kept = kept if flip_width is None else mirror_xyxy(kept, flip_width)
     elif any(counts):
-        keep, kept = _boxes(config, places, tiles, counts, warp, flip_width)
+        keep, kept = _boxes(config, places, tiles, counts, warp, flip_width, windows)
     else:
         keep, kept = _NO_KEEP, _NO_BOXES
     with_boxes = "bboxes" in present
@@ -148,7 +150,8 @@ def map_targets(
     for field in config.targets.label_fields:
         if with_boxes or field in present:  # the main sample's dtype, checked (join)
             joined = join(field, [t.fields[field] for t in tiles], tiles)  # a new array
-            data[field] = joined if len(joined) == len(kept) else joined[keep]  # all kept?
+            all_kept = keep is None or len(joined) == len(kept)
+            data[field] = joined if all_kept else joined[keep]
     if main.mask is not None:
         data["mask"] = _semantic_mask(config, places, warp, tiles, main.mask)
         if flipped:
@@ -169,18 +172,19 @@ def _boxes(
     counts: list[int],
     warp: Warp | None,
     flip_width: int | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """All tiles' boxes in one pass: which to keep, and the kept ones (pixel xyxy).
+    windows: Sequence[Window] | None = None,
+) -> tuple[np.ndarray | None, np.ndarray]:
+    """All tiles' boxes in one pass: which to keep (``None``: all), and the kept ones.
 
-    Kept boxes are mirrored in an output ``flip_width`` wide when given. Boxes are
-    checked by :func:`_pixel_boxes`: those a little outside their image are clipped,
-    invalid ones raise an error naming the index and row. A few pixel boxes under an
-    axis-aligned map without filters go row by row (:func:`_row_by_row`, the same
-    arithmetic).
+    The kept ones in pixel xyxy, mirrored in an output ``flip_width`` wide when given.
+    Boxes are checked by :func:`_pixel_boxes`: those a little outside their image are
+    clipped, invalid ones raise an error naming the index and row. A few pixel boxes
+    under an axis-aligned map without filters go row by row (:func:`_row_by_row`, the
+    same arithmetic; ``windows``: the places, when they are windows).
     """
-    plain = warp is None and not config.filters and config.box_format == "pascal_voc"
-    if plain and sum(counts) <= FEW_BOXES:
-        found = _row_by_row(cast("Sequence[Window]", places), tiles, flip_width)
+    plain = not config.filters and config.box_format == "pascal_voc"
+    if windows is not None and plain and sum(counts) <= FEW_BOXES:
+        found = _row_by_row(windows, tiles, flip_width)
         if found is not None:
             return found
     # per box: image width, height, then its window's map and edges (see Window.row)
@@ -209,7 +213,7 @@ def _boxes(
 
 def _row_by_row(
     windows: Sequence[Window], tiles: Sequence[Tile], flip_width: int | None = None
-) -> tuple[np.ndarray, np.ndarray] | None:
+) -> tuple[np.ndarray | None, np.ndarray] | None:
     """:func:`_boxes` of pixel boxes, no warp and no filters, in Python, bit for bit.
 
     Each box is mapped and clipped to its window with the vectorised path's operations
@@ -221,9 +225,11 @@ def _row_by_row(
     when it runs cold (between tiles' resampling, in the mosaic race). ``None`` when a
     box is not inside its image (:func:`~rankaug.boxes.all_inside`'s rule, checked as
     each box is mapped): the vectorised path clips or refuses it. With ``flip_width``
-    kept boxes are mirrored in :func:`~rankaug.boxes.mirror_xyxy`'s floats.
+    kept boxes are mirrored in :func:`~rankaug.boxes.mirror_xyxy`'s floats. Which boxes
+    are kept is ``None`` when all are (no array made: the usual case); the dropped ones'
+    positions are noted as they drop, nothing per kept box.
     """
-    keep: list[bool] = []
+    dropped: list[int] = []  # the positions of the boxes not kept
     kept: list[float] = []  # flat: numpy reads a flat list of floats twice as fast
     for window, tile in zip(windows, tiles, strict=True):
         th, tw = window.size  # the tile image's; its edges too, as floats: float compares
@@ -231,9 +237,11 @@ def _row_by_row(
         right, bottom = float(window.dx1), float(window.dy1)
         kx, ky, bx, by = window.kx, window.ky, window.bx, window.by  # x -> kx * x + bx
         for x0, y0, x1, y1 in tile.boxes.tolist():
+            # all_inside's 0 <= x0 < width, 0 < x1 <= width, x0 <= x1 (and in y): one
+            # chain per axis, x0 < width and 0 < x1 following from it unless x0 == x1
             if not (
-                0.0 <= x0 < width and 0.0 <= y0 < height and x0 <= x1 and y0 <= y1
-                and 0.0 < x1 <= width and 0.0 < y1 <= height
+                0.0 <= x0 <= x1 <= width and 0.0 <= y0 <= y1 <= height
+                and (x0 < x1 or 0.0 < x0 < width) and (y0 < y1 or 0.0 < y0 < height)
             ):  # fmt: skip
                 return None
             a, b, c, d = x0 * kx + bx, y0 * ky + by, x1 * kx + bx, y1 * ky + by
@@ -244,16 +252,22 @@ def _row_by_row(
             # a pixel centre (rankaug.mosaic.centres): surely one in a box 2 pixels
             # wide (the usual: what a width test costs), none in one of no width (one
             # hidden), else counted
-            shows = (c - a >= 2.0 or (c > a and ceil(c - _FAR) > ceil(a - 0.5))) and (
+            if (c - a >= 2.0 or (c > a and ceil(c - _FAR) > ceil(a - 0.5))) and (
                 d - b >= 2.0 or (d > b and ceil(d - _FAR) > ceil(b - 0.5))
-            )
-            keep.append(shows)
-            if shows:
+            ):
                 if flip_width is None:
                     kept += a, b, c, d
                 else:  # mirror_xyxy's floats
                     kept += flip_width - c, b, flip_width - a, d
-    return np.array(keep, dtype=bool), np.array(kept, dtype=np.float64).reshape(-1, 4)
+            else:  # its position: the boxes kept and dropped before it
+                dropped.append(len(kept) // 4 + len(dropped))
+    boxes = np.array(kept, dtype=np.float64).reshape(-1, 4)
+    if not dropped:
+        return None, boxes
+    keep = [True] * (len(boxes) + len(dropped))
+    for position in dropped:
+        keep[position] = False
+    return np.array(keep, dtype=bool), boxes
 
 
 def _filtered(config: MosaicConfig, clipped: np.ndarray, full: np.ndarray) -> np.ndarray:
@@ -322,7 +336,7 @@ def _pixel_boxes(
     their images; only when one fails does each tile go through
     :func:`~rankaug.boxes.validate_xyxy`.
     """
-    boxes = np.concatenate([t.boxes for t in tiles])
+    boxes = np.concatenate([t.boxes for t in tiles], dtype=np.float64)  # float32 as read
     if config.box_format != "pascal_voc":  # the way in: pixel xyxy, per tile size
         boxes = to_pixel_xyxy(boxes, config.box_format, table[:, :2])
     start = 0
@@ -383,7 +397,7 @@ def _instance_masks(
     places: Sequence[Window | TileWarp],
     warp: Warp | None,
     tiles: Sequence[Tile],
-    keep: np.ndarray,
+    keep: np.ndarray | None,
     counts: list[int],
 ) -> np.ndarray:
     height, width = config.image_hw
@@ -393,7 +407,7 @@ def _instance_masks(
     for place, tile, start, end in zip(places, tiles, [0, *ends[:-1]], ends, strict=True):
         sources = tile.masks
         assert sources is not None
-        for source in sources[keep[start:end]]:
+        for source in sources if keep is None else sources[keep[start:end]]:
             target = np.zeros((height, width), dtype=dtype)
             _paint_mask(target, source, place, warp)
             kept.append(target)

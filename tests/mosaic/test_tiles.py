@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from rankaug import MosaicDataset, MosaicGrid, Partners, SampleError
+from rankaug import MosaicDataset, MosaicGrid, Partners, SampleError, Targets
 from rankaug._multi.tiles import Tile
 
 
@@ -196,6 +196,44 @@ class TestTileReader:
         )
         with pytest.raises(ValueError, match=expected):
             mosaic[0]
+
+    @pytest.mark.parametrize("copies", [1, 40])  # row by row, and vectorised (over 32)
+    @pytest.mark.parametrize("box_format", ["pascal_voc", "yolo"])
+    def test_float32_boxes_map_as_the_same_float64_ones(self, copies: int, box_format: str) -> None:
+        # tiles keep float32 boxes as read (no copy): the numbers are the float64 ones
+        rng = np.random.default_rng(5)
+        data: dict[str, list[dict[str, Any]]] = {"float32": [], "float64": []}
+        for index in range(6):
+            h, w = 20 + 7 * index, 40 - 3 * index
+            corners = np.sort(rng.random((5, 2, 2)), axis=1) * [w, h]
+            boxes = corners.reshape(5, 4).astype(np.float32)
+            if box_format == "yolo":  # centre and size, of the image
+                size = boxes[:, 2:] - boxes[:, :2]
+                boxes = (np.hstack([boxes[:, :2] + size / 2, size]) / [w, h, w, h]).astype(
+                    np.float32
+                )
+            boxes = np.tile(boxes, (copies, 1))
+            for name, dtype in (("float32", np.float32), ("float64", np.float64)):
+                data[name].append({"image": np.zeros((h, w, 3), np.uint8),
+                                   "bboxes": boxes.astype(dtype),
+                                   "labels": np.arange(len(boxes))})  # fmt: skip
+        made = {
+            name: MosaicDataset(
+                samples,
+                seed=3,
+                output_size=30,
+                keying="sample",
+                layout=MosaicGrid(scale_range=(0.4, 1.8), flip=0.5),
+                targets=Targets(box_format=box_format),
+            )
+            for name, samples in data.items()
+        }
+        for index in range(6):
+            out32, out64 = made["float32"][index], made["float64"][index]
+            assert out32["bboxes"].dtype == np.float32
+            np.testing.assert_array_equal(out32["bboxes"], out64["bboxes"].astype(np.float32))
+            np.testing.assert_array_equal(out32["labels"], out64["labels"])
+            assert len(out32["labels"]) > 0
 
 
 class TestTile:
