@@ -21,7 +21,7 @@ import numpy as np
 
 from rankaug._multi.letterbox import letterbox
 from rankaug._multi.parts import Part, PartReader
-from rankaug.boxes import from_xyxy, to_xyxy, validate_xyxy
+from rankaug.boxes import all_inside, from_xyxy, to_xyxy, validate_xyxy
 from rankaug.polygons import POLYGONS, pack
 from rankaug.samples import SampleAdapter, class_target
 
@@ -95,6 +95,11 @@ class PairReader(PartReader):
         if len(boxes):
             if self.config.box_format != "pascal_voc":
                 boxes = to_xyxy(boxes, self.config.box_format, part.hw)
+            image = part.image  # float64 (N, 4) either way: the usual case checked at once
+            if all_inside(boxes, image.shape[1], image.shape[0]):  # (validate_xyxy's rule)
+                part.boxes = boxes
+                part.label = class_target(self.adapter, sample, self.config.class_field)
+                return part
             part.boxes = validate_xyxy(
                 boxes,
                 part.hw,

@@ -36,6 +36,16 @@ class TestPairReader:
         np.testing.assert_allclose(out["bboxes"], [[0.5, 0.5, 0.5, 0.2]])
         assert out["labels"].tolist() == [0]
 
+    def test_boxes_inside_are_kept_and_boxes_reaching_out_clipped(self) -> None:
+        inside = flat_sample(0, (10, 20), 1, boxes=[(0.0, 0.0, 20.0, 10.0)])
+        out = flat_sample(0, (10, 20), 1, boxes=[(-2.0, 1.0, 6.0, 14.0)])
+        kept, clipped = parts([inside]), parts([out])
+        np.testing.assert_array_equal(kept[0].boxes, [[0.0, 0.0, 20.0, 10.0]])
+        assert kept[0].boxes.dtype == np.float64
+        assert not kept[0].clipped
+        np.testing.assert_array_equal(clipped[0].boxes, [[0.0, 1.0, 6.0, 10.0]])
+        assert clipped[0].clipped
+
     @pytest.mark.parametrize(
         ("edit", "message"),
         [
