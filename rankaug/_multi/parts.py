@@ -33,8 +33,7 @@ from rankaug.samples.unread import per_box_fields
 __all__ = ["Part", "PartReader"]
 
 _NO_BOXES: Final = np.zeros((0, 4))
-_FLOAT64: Final = np.dtype(np.float64)  # compared as a dtype: no lookup of the type's dtype
-_FLOAT32: Final = np.dtype(np.float32)
+_FLOAT64, _FLOAT32 = np.dtype(np.float64), np.dtype(np.float32)  # compared as dtypes
 _RARE: Final = frozenset({"mask", "masks", "keypoints", POLYGONS})
 """The targets few samples have: a sample with none of them is read by one set test."""
 
@@ -115,9 +114,8 @@ class PartReader:
         actor: Who would misalign a stale field, for messages (``"the mosaic"``).
         polygons: Whether the wrapper maps instance polygons (``segments``); when not, a
             sample that has them is refused.
-        float32: Whether float32 boxes stay float32 (no copy per sample: every float32
-            is a float64 exactly, so a wrapper that reads them as Python floats, or
-            casts all samples' boxes at once, gets the same numbers).
+        float32: Whether float32 boxes stay float32 (no copy: each float32 is a float64
+            exactly, so a wrapper casting all samples' boxes at once gets the same numbers).
     """
 
     def __init__(

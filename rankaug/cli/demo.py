@@ -379,16 +379,8 @@ def run_demo(config: DemoConfig) -> DemoResult:
         columns = max(len(row) for row in cells)
         short = title.split(" ")[0].split(".")[0]
         header, compact = block_title(short, counts[1], len(rows), config.epochs)
-        blocks.append(
-            Block(
-                header,
-                _HEADER_COLOURS[name],
-                cells,
-                _matches(rows, config.ranks, columns, _partners),
-                _matches(rows, config.ranks, columns, _mixup),
-                compact,
-            )
-        )
+        partners, mixups = (_matches(rows, config.ranks, columns, of) for of in (_partners, _mixup))
+        blocks.append(Block(header, _HEADER_COLOURS[name], cells, partners, mixups, compact))
     sheet = demo_sheet(
         blocks,
         f"rankaug demo: the same {config.ranks}-rank DDP job, torch.manual_seed({config.seed}) "

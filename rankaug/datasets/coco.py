@@ -82,8 +82,7 @@ class CocoDetection(FixedSettings, Dataset[Any]):
 
     Attributes:
         image_ids: COCO image id of each sample.
-        category_ids: COCO category id of each label (label ``i`` is
-            ``category_ids[i]``).
+        category_ids: COCO category id of each label (label ``i``: ``category_ids[i]``).
         category_names: Name of each label (the id as text where a name is missing).
         category_to_label: COCO category id to label.
         num_crowd_skipped: Number of crowd annotations skipped. These, ``annotation_file``

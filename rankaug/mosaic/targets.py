@@ -55,12 +55,10 @@ box stays that of the cut polygon's pixels.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Collection, Sequence
 from math import ceil
 from typing import Any, Final, cast
 
-import cv2
 import numpy as np
 
 from rankaug._multi.fields import join
@@ -81,8 +79,9 @@ from rankaug.mosaic.config import MosaicConfig
 from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.keypoints import map_keypoints
 from rankaug.mosaic.layout import Layout, Window
+from rankaug.mosaic.masks import instance_masks, semantic_mask
 from rankaug.mosaic.outlines import map_polygons, pixel_boxes
-from rankaug.mosaic.paint import mirror, paint_window, warp_tile
+from rankaug.mosaic.paint import mirror
 from rankaug.polygons import POLYGONS, Polygons, gather, pack
 
 __all__ = ["TOLERANCE", "map_targets"]
@@ -153,11 +152,11 @@ def map_targets(
             all_kept = keep is None or len(joined) == len(kept)
             data[field] = joined if all_kept else joined[keep]
     if main.mask is not None:
-        data["mask"] = _semantic_mask(config, places, warp, tiles, main.mask)
+        data["mask"] = semantic_mask(config, places, warp, tiles, main.mask)
         if flipped:
             data["mask"] = mirror(data["mask"])
     if main.masks is not None:
-        data["masks"] = _instance_masks(config, places, warp, tiles, keep, counts)
+        data["masks"] = instance_masks(config, places, warp, tiles, keep, counts)
         if flipped:
             data["masks"] = np.ascontiguousarray(data["masks"][:, :, ::-1])
     if main.keypoints is not None:
@@ -364,51 +363,3 @@ def _validated(
         )
         start += count
     return np.concatenate(checked)
-
-
-def _paint_mask(
-    out: np.ndarray, source: np.ndarray, place: Window | TileWarp, warp: Warp | None
-) -> None:
-    """Nearest-neighbour ``source`` into ``out`` where its tile goes (nothing if hidden)."""
-    if isinstance(place, Window):
-        if place.kx:
-            paint_window(out, source, place, cv2.INTER_NEAREST_EXACT)
-    elif warp is not None and place.visible:
-        warp_tile(out, source, place, warp.owners, cv2.INTER_NEAREST)
-
-
-def _semantic_mask(
-    config: MosaicConfig,
-    places: Sequence[Window | TileWarp],
-    warp: Warp | None,
-    tiles: Sequence[Tile],
-    like: np.ndarray,
-) -> np.ndarray:
-    height, width = config.image_hw
-    out = np.full((height, width, *like.shape[2:]), config.layout.fill_mask, like.dtype)
-    for place, tile in zip(places, tiles, strict=True):
-        if tile.mask is not None:
-            _paint_mask(out, tile.mask, place, warp)
-    return out
-
-
-def _instance_masks(
-    config: MosaicConfig,
-    places: Sequence[Window | TileWarp],
-    warp: Warp | None,
-    tiles: Sequence[Tile],
-    keep: np.ndarray | None,
-    counts: list[int],
-) -> np.ndarray:
-    height, width = config.image_hw
-    dtype = cast(np.ndarray, tiles[0].masks).dtype
-    ends = list(itertools.accumulate(counts))
-    kept = []
-    for place, tile, start, end in zip(places, tiles, [0, *ends[:-1]], ends, strict=True):
-        sources = tile.masks
-        assert sources is not None
-        for source in sources if keep is None else sources[keep[start:end]]:
-            target = np.zeros((height, width), dtype=dtype)
-            _paint_mask(target, source, place, warp)
-            kept.append(target)
-    return np.stack(kept) if kept else np.zeros((0, height, width), dtype=dtype)
