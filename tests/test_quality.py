@@ -18,6 +18,7 @@ from tests.toolchain import TOOLCHAIN
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "rankaug"
+MODULE_LINES = 400  # the house style's most per module
 
 # Global-state functions and who may call them: only the seeding helpers (their whole
 # job) and the demo's reproduction of YOLOv5's approach. (The driver of torch-global
@@ -176,6 +177,15 @@ class TestHouseRules:
         sample.write_text("try:\n    pass\nexcept* ValueError:\n    pass\n")
         with pytest.raises(SyntaxError):
             newer_than_3_10(sample)
+
+    def test_every_module_is_400_lines_or_fewer(self) -> None:
+        # one module per concept, each small: a bigger concept becomes a package
+        longer = {
+            path.relative_to(PACKAGE).as_posix(): lines
+            for path in PACKAGE.rglob("*.py")
+            if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES
+        }
+        assert longer == {}
 
     def test_ruff_lint(self) -> None:
         run(tool("ruff"), "check", ".")
