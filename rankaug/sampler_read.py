@@ -237,8 +237,9 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
                     "device (not read back to compare with those passes' last)"
                 )
             reading = ends
-        final = int(indices[-1]) if indices.numel() else None
-        reading = [read for read in ends if _last_index(read.run) == final]
+        else:
+            final = int(indices[-1]) if indices.numel() else None
+            reading = [read for read in ends if _last_index(read.run) == final]
     epochs = {read.run.epoch for read in reading}
     if len(epochs) > 1:
         return Unknown(

@@ -18,7 +18,7 @@ from torch.utils.data import DataLoader, DistributedSampler, SequentialSampler
 from rankaug import BatchAugment, EpochIndex, EpochSampler
 from rankaug.batch import _epoch
 from rankaug.errors import RankaugWarning
-from rankaug.sampler_read import LastBatch
+from rankaug.sampler_read import LastBatch, read_epoch
 from tests.ddp.harness import launch
 from tests.recipes.infinite import InfiniteDataLoader
 
@@ -254,6 +254,17 @@ class TestPlainEpoch:
         assert [int(torch.as_tensor(epoch)) for epoch in chosen] == [6, 0, 0]  # 0: not its last
         aug, batch = _aug(), {"image": torch.rand(2, 3, 4, 4), "index": torch.tensor([8, 9])}
         assert _keyed_as(aug, batch) == 6  # BatchAugment takes the 0-D epoch tensor
+
+    def test_the_last_batch_on_a_device_is_not_read_back(self) -> None:
+        # it was read back (a sync) and the LastBatch left unused: meta tensors cannot be
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=2), num_workers=0)
+        iterator = iter(loader)
+        batches = list(iterator)  # read to its end, the iterator kept
+        index = batches[-1]["index"].to("meta")
+        assert read_epoch(index) == LastBatch(epoch=2, last=9)
+        chosen = _epoch.PlainEpoch().of(index)
+        assert isinstance(chosen, torch.Tensor)
+        assert chosen.device.type == "meta"
 
     @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
     def test_cuda_indices_take_the_epoch_of_their_pass(self) -> None:
