@@ -21,8 +21,15 @@ it. A pass is read:
 * while batches of it are pending (not all drawn, or with workers, not all returned);
   once none is, only a batch that ends with the pass's last index is read from it (its
   last batch: a persistent iterator that has finished its pass looks the same);
-* never after a later pass of its sampler begins, its loader iterator is dropped or shut
-  down, or it is closed unfinished.
+* once its loader iterator is dropped or shut down, by a batch that ends with its last
+  index, if no batch that did was read before and no other batch came since (a wrapper
+  that reads one batch ahead, timm's ``PrefetchLoader``, yields the last batch after the
+  loader's end);
+* never after a later pass of its sampler begins, or once it is closed unfinished.
+
+Where all its batches were returned, the first call with a batch that does not end with
+its last index cannot be told (a wrapper reading ahead yields the batch before the last
+then): it is not read, and warns.
 
 The epoch is known when the passes read agree on one epoch and one of them is read by
 the calling thread. Not known: passes of different epochs read at once (a train and a
@@ -56,7 +63,7 @@ _FRAMES: Final = 12  # how far up the sampler's caller the loader iterator is lo
 class _Read:
     """A pass, the loader iterator that draws it and where its batches start."""
 
-    __slots__ = ("first", "iterator", "pid", "run", "thread")
+    __slots__ = ("checked", "first", "gone", "iterator", "last_read", "pid", "run", "thread")
 
     def __init__(self, run: Pass, iterator: Any, first: int | None) -> None:
         self.run = run
@@ -64,6 +71,9 @@ class _Read:
         self.first = first  # the loader's number of its first batch, when drawn ahead
         self.pid = os.getpid()
         self.thread = threading.get_ident()
+        self.checked = False  # a call came once all its batches were returned
+        self.last_read = False  # a call came with its last batch
+        self.gone = False  # a call came once its loader iterator was gone
 
 
 _LOCK: Final = threading.Lock()
@@ -149,15 +159,18 @@ class Unknown(str):
     __slots__ = ()
 
 
-def _pass_read(before: _Read | None, latest: _Read) -> tuple[_Read, bool] | Unknown | None:
-    """The pass of ``latest``'s sampler being read, and whether batches of it are pending.
+def _pass_read(before: _Read | None, latest: _Read) -> tuple[_Read, str] | Unknown | None:
+    """The pass of ``latest``'s sampler being read, and how: ``"pending"``, ``"read"``, ``"gone"``.
 
     A pass none of whose batches is pending was read to its last batch: that batch is
-    the one being read, or the loader is done with it (the two look alike).
+    the one being read, or the loader is done with it (the two look alike); ``"gone"``
+    once its loader iterator is dropped or shut down too (its last batch may still be
+    augmented: a wrapper that reads one batch ahead yields it after the loader's end).
     """
     iterator = _live(latest)
     if iterator is None:
-        return None
+        finished = latest.run.done and latest.first is None and latest.pid == os.getpid()
+        return (latest, "gone") if finished else None
     read = latest
     received = getattr(iterator, "_rcvd_idx", None)
     if before is not None and latest.first is not None:
@@ -178,7 +191,7 @@ def _pass_read(before: _Read | None, latest: _Read) -> tuple[_Read, bool] | Unkn
         pending = True
     else:  # drawn whole: with workers, pending until every batch sent has come back
         pending = isinstance(received, int) and isinstance(sent, int) and received < sent
-    return read, pending
+    return read, "pending" if pending else "read"
 
 
 def _last_index(run: Pass) -> Any:
@@ -213,14 +226,24 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
         return None
     with _LOCK:
         records = list(_READ.values())
-    reading: list[_Read] = []
-    ends: list[_Read] = []
+    found_in: dict[str, list[_Read]] = {"pending": [], "read": [], "gone": []}
     for before, latest in records:
         found = _pass_read(before, latest)
         if isinstance(found, Unknown):
             return found
         if found is not None:
-            (reading if found[1] else ends).append(found[0])
+            found_in[found[1]].append(found[0])
+    reading, alive = found_in["pending"], found_in["read"]
+    cpu = indices.device.type == "cpu"
+    final = int(indices[-1]) if cpu and indices.numel() else None
+    for read in reading:  # a pass drawn whole whose last batch this is: not read again
+        read.last_read = read.last_read or (read.run.done and _last_index(read.run) == final)
+    # a pass whose iterator is gone, until a call comes with another batch, if its last
+    # batch was not read: a wrapper that reads one batch ahead yields it after the loader
+    gone = [read for read in found_in["gone"] if cpu and not (read.last_read or read.gone)]
+    for read in gone:
+        read.gone = _last_index(read.run) != final
+    ends = alive or gone
     if not reading and ends:
         blind = [read for read in ends if read.run.last is None and read.run.position]
         if blind:
@@ -229,7 +252,7 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
                 "loader dropped an incomplete last batch (drop_last=True) where the last full "
                 "one could not be read"
             )
-        if indices.device.type != "cpu":  # compared on the device, by the caller: no sync
+        if not cpu:  # compared on the device, by the caller: no sync
             if len(ends) > 1:
                 return Unknown(
                     f"the batch may be the last of the passes of epochs "
@@ -238,8 +261,18 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
                 )
             reading = ends
         else:
-            final = int(indices[-1]) if indices.numel() else None
             reading = [read for read in ends if _last_index(read.run) == final]
+            fresh = [read for read in alive if not read.checked]
+            for read in alive:
+                read.checked = True
+                read.last_read = read.last_read or read in reading
+            if not reading and any(read.thread == threading.get_ident() for read in fresh):
+                return Unknown(
+                    f"the batch does not end with the last index of the pass of epoch "
+                    f"{fresh[0].run.epoch}, whose loader has returned all its batches (a "
+                    "batch read ahead of the loop by a wrapper that prefetches, kept from "
+                    "earlier in the pass, or from a loader over another sampler)"
+                )
     epochs = {read.run.epoch for read in reading}
     if len(epochs) > 1:
         return Unknown(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import gc
 import pickle
 import queue
 import re
@@ -165,6 +166,35 @@ class TestPlainEpoch:
         finally:
             loader.close()
         assert keyed == [[0] * 5, [1] * 5, [2] * 5]
+
+    @pytest.mark.parametrize(
+        "options",
+        [{"num_workers": 0}, {"num_workers": 2}, {"num_workers": 2, "persistent_workers": True}],
+    )
+    def test_a_wrapper_that_reads_one_batch_ahead(self, options: dict[str, Any]) -> None:
+        # timm's PrefetchLoader: batch k is yielded once the loader returned batch k + 1, the
+        # last after the loader's end; those were keyed 0, silently
+        def ahead(loader: DataLoader[Any]) -> Any:
+            held = None
+            for batch in loader:
+                if held is not None:
+                    yield held
+                held = batch
+            yield held
+
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=3), **options)
+        aug = _aug()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            keyed = [[_keyed_as(aug, batch) for batch in ahead(loader)] for _ in range(2)]
+        del loader
+        gc.collect()  # a persistent iterator outlives the test otherwise
+        assert keyed == [[3, 0, 3], [4, 0, 4]]  # the one before the last: 0, with a warning
+        messages = [str(warning.message) for warning in caught]
+        assert len(messages) == 2
+        assert "does not end with the last index of the pass of epoch 3" in messages[0]
+        assert "augmented index 4 again with epoch 0" in messages[1]
+        assert {warning.filename for warning in caught} == {__file__}
 
     def test_a_resumed_stateful_loader(self) -> None:
         stateful = pytest.importorskip("torchdata.stateful_dataloader")
