@@ -22,9 +22,9 @@ it. A pass is read:
   once none is, only a batch that ends with the pass's last index is read from it (its
   last batch: a persistent iterator that has finished its pass looks the same);
 * once its loader iterator is dropped or shut down, by a batch that ends with its last
-  index, if no batch that did was read before and no other batch came since (a wrapper
-  that reads one batch ahead, timm's ``PrefetchLoader``, yields the last batch after the
-  loader's end);
+  index, where the call before read the pass and its last batch was not read yet (a
+  wrapper that reads one batch ahead, timm's ``PrefetchLoader``, yields the last batch
+  after the loader's end); a pass that no call read is never read once gone;
 * never after a later pass of its sampler begins, or once it is closed unfinished.
 
 Where all its batches were returned, the first call with a batch that does not end with
@@ -45,6 +45,7 @@ last batch.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import weakref
@@ -63,7 +64,7 @@ _FRAMES: Final = 12  # how far up the sampler's caller the loader iterator is lo
 class _Read:
     """A pass, the loader iterator that draws it and where its batches start."""
 
-    __slots__ = ("checked", "first", "gone", "iterator", "last_read", "pid", "run", "thread")
+    __slots__ = ("call", "checked", "first", "iterator", "last_read", "pid", "run", "thread")
 
     def __init__(self, run: Pass, iterator: Any, first: int | None) -> None:
         self.run = run
@@ -73,10 +74,11 @@ class _Read:
         self.thread = threading.get_ident()
         self.checked = False  # a call came once all its batches were returned
         self.last_read = False  # a call came with its last batch
-        self.gone = False  # a call came once its loader iterator was gone
+        self.call = -1  # the latest call that read it (of _CALLS)
 
 
 _LOCK: Final = threading.Lock()
+_CALLS: Final = itertools.count()  # read_epoch's calls
 _READ: Final[weakref.WeakKeyDictionary[Any, tuple[_Read | None, _Read]]] = (
     weakref.WeakKeyDictionary()
 )  # sampler -> (the pass before, when the latest was drawn ahead of it; the latest)
@@ -238,11 +240,16 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
     final = int(indices[-1]) if cpu and indices.numel() else None
     for read in reading:  # a pass drawn whole whose last batch this is: not read again
         read.last_read = read.last_read or (read.run.done and _last_index(read.run) == final)
-    # a pass whose iterator is gone, until a call comes with another batch, if its last
-    # batch was not read: a wrapper that reads one batch ahead yields it after the loader
-    gone = [read for read in found_in["gone"] if cpu and not (read.last_read or read.gone)]
-    for read in gone:
-        read.gone = _last_index(read.run) != final
+    # a pass whose iterator is gone, for calls with its last batch (not read yet) that
+    # follow one that read it: a wrapper that reads one batch ahead yields it after the loader
+    call = next(_CALLS)
+    gone = [
+        read
+        for read in found_in["gone"]
+        if cpu and read.call == call - 1 and not read.last_read and _last_index(read.run) == final
+    ]
+    for read in (*reading, *alive, *gone):
+        read.call = call
     ends = alive or gone
     if not reading and ends:
         blind = [read for read in ends if read.run.last is None and read.run.position]

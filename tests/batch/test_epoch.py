@@ -196,6 +196,15 @@ class TestPlainEpoch:
         assert "augmented index 4 again with epoch 0" in messages[1]
         assert {warning.filename for warning in caught} == {__file__}
 
+    def test_a_pass_ended_unaugmented_keys_no_later_batch(self) -> None:
+        # its iterator is gone and no call read it: a batch ending with its last index
+        # (9) is no batch of it
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=3))
+        for _ in loader:
+            pass
+        aug = _aug()
+        assert _keyed_as(aug, {"image": torch.rand(10, 3, 4, 4), "index": torch.arange(10)}) == 0
+
     def test_a_resumed_stateful_loader(self) -> None:
         stateful = pytest.importorskip("torchdata.stateful_dataloader")
 
