@@ -20,7 +20,9 @@ it. A pass is read:
   ``in_order=False`` the two cannot be told apart);
 * while batches of it are pending (not all drawn, or with workers, not all returned);
   once none is, only a batch that ends with the pass's last index is read from it (its
-  last batch: a persistent iterator that has finished its pass looks the same);
+  last batch: a persistent iterator that has finished its pass looks the same); where
+  several such passes end with it (a train and a validation loader with persistent
+  workers), the one whose batch the previous call took is read;
 * once its loader iterator is dropped or shut down, by a batch that ends with its last
   index, where the call before read the pass and its last batch was not read yet (a
   wrapper that reads one batch ahead, timm's ``PrefetchLoader``, yields the last batch
@@ -64,7 +66,7 @@ _FRAMES: Final = 12  # how far up the sampler's caller the loader iterator is lo
 class _Read:
     """A pass, the loader iterator that draws it and where its batches start."""
 
-    __slots__ = ("call", "checked", "first", "iterator", "last_read", "pid", "run", "thread")
+    __slots__ = ("call", "checked", "first", "hit", "iterator", "last_read", "pid", "run", "thread")
 
     def __init__(self, run: Pass, iterator: Any, first: int | None) -> None:
         self.run = run
@@ -75,6 +77,7 @@ class _Read:
         self.checked = False  # a call came once all its batches were returned
         self.last_read = False  # a call came with its last batch
         self.call = -1  # the latest call that read it (of _CALLS)
+        self.hit = -1  # the latest call whose batch was taken from it
 
 
 _LOCK: Final = threading.Lock()
@@ -269,6 +272,9 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
             reading = ends
         else:
             reading = [read for read in ends if _last_index(read.run) == final]
+            recent = [read for read in reading if read.hit == call - 1]  # the last batch
+            if len({read.run.epoch for read in recent}) == 1:  # of the loader read just before
+                reading = recent
             fresh = [read for read in alive if not read.checked]
             for read in alive:
                 read.checked = True
@@ -280,6 +286,8 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
                     "batch read ahead of the loop by a wrapper that prefetches, kept from "
                     "earlier in the pass, or from a loader over another sampler)"
                 )
+    for read in reading:
+        read.hit = call
     epochs = {read.run.epoch for read in reading}
     if len(epochs) > 1:
         return Unknown(

@@ -137,6 +137,23 @@ class TestPlainEpoch:
             keyed.append([_keyed_as(aug, batch) for batch in val])
         assert keyed == [[0, 0], [7, 7, 7], [1, 1], [8, 8, 8], [2, 2], [9, 9, 9]]
 
+    def test_two_persistent_loaders_whose_passes_end_alike(self) -> None:
+        # both iterators sit at the end of a pass ending with 9: the last batch is the one
+        # of the loader read just before, not a warning and 0
+        train, val = (
+            _loader(EpochSampler(SequentialSampler(range(10)), epoch=epoch), num_workers=2,
+                    persistent_workers=True)
+            for epoch in (0, 7)
+        )  # fmt: skip
+        aug = _aug()
+        keyed = []
+        for _ in range(2):
+            keyed.append([_keyed_as(aug, batch) for batch in train])
+            keyed.append([_keyed_as(aug, batch) for batch in val])
+        del train, val
+        gc.collect()  # persistent iterators outlive the test otherwise
+        assert keyed == [[0, 0, 0], [7, 7, 7], [1, 1, 1], [8, 8, 8]]
+
     def test_two_loaders_read_at_once_warn_and_fall_back(self) -> None:
         first = _loader(EpochSampler(SequentialSampler(range(10))), num_workers=0)
         second = _loader(EpochSampler(SequentialSampler(range(10)), epoch=5), num_workers=0)
