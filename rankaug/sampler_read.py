@@ -231,28 +231,38 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
         return None
     with _LOCK:
         records = list(_READ.values())
-    found_in: dict[str, list[_Read]] = {"pending": [], "read": [], "gone": []}
+    reading: list[_Read] = []
+    alive: list[_Read] = []
+    gone: list[_Read] = []
     for before, latest in records:
         found = _pass_read(before, latest)
         if isinstance(found, Unknown):
             return found
         if found is not None:
-            found_in[found[1]].append(found[0])
-    reading, alive = found_in["pending"], found_in["read"]
-    cpu = indices.device.type == "cpu"
-    final = int(indices[-1]) if cpu and indices.numel() else None
-    for read in reading:  # a pass drawn whole whose last batch this is: not read again
-        read.last_read = read.last_read or (read.run.done and _last_index(read.run) == final)
+            (reading if found[1] == "pending" else alive if found[1] == "read" else gone).append(
+                found[0]
+            )
+    call = next(_CALLS)
+    cpu = indices.is_cpu
+    final = None  # read only where a pass may end with it
+    if cpu and indices.numel() and (alive or gone or any(r.run.done for r in reading)):
+        final = int(indices[-1])
+        for read in reading:  # a pass drawn whole whose last batch this is: not read again
+            read.last_read = read.last_read or (read.run.done and _last_index(read.run) == final)
     # a pass whose iterator is gone, for calls with its last batch (not read yet) that
     # follow one that read it: a wrapper that reads one batch ahead yields it after the loader
-    call = next(_CALLS)
-    gone = [
-        read
-        for read in found_in["gone"]
-        if cpu and read.call == call - 1 and not read.last_read and _last_index(read.run) == final
-    ]
-    for read in (*reading, *alive, *gone):
-        read.call = call
+    if gone:
+        gone = [
+            read
+            for read in gone
+            if cpu
+            and read.call == call - 1
+            and not read.last_read
+            and _last_index(read.run) == final
+        ]
+    for group in (reading, alive, gone):
+        for read in group:
+            read.call = call
     ends = alive or gone
     if not reading and ends:
         blind = [read for read in ends if read.run.last is None and read.run.position]
