@@ -20,9 +20,18 @@ it. A pass is read:
   ``in_order=False`` the two cannot be told apart);
 * while batches of it are pending (not all drawn, or with workers, not all returned);
   once none is, only a batch that ends with the pass's last index is read from it (its
-  last batch: a persistent iterator that has finished its pass looks the same);
-* never after a later pass of its sampler begins, its loader iterator is dropped or shut
-  down, or it is closed unfinished.
+  last batch: a persistent iterator that has finished its pass looks the same); where
+  several such passes end with it (a train and a validation loader with persistent
+  workers), the one whose batch the previous call took is read;
+* once its loader iterator is dropped or shut down, by a batch that ends with its last
+  index, where the call before read the pass and its last batch was not read yet (a
+  wrapper that reads one batch ahead, timm's ``PrefetchLoader``, yields the last batch
+  after the loader's end); a pass that no call read is never read once gone;
+* never after a later pass of its sampler begins, or once it is closed unfinished.
+
+Where all its batches were returned, the first call with a batch that does not end with
+its last index cannot be told (a wrapper reading ahead yields the batch before the last
+then): it is not read, and warns.
 
 The epoch is known when the passes read agree on one epoch and one of them is read by
 the calling thread. Not known: passes of different epochs read at once (a train and a
@@ -38,6 +47,7 @@ last batch.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import weakref
@@ -56,7 +66,7 @@ _FRAMES: Final = 12  # how far up the sampler's caller the loader iterator is lo
 class _Read:
     """A pass, the loader iterator that draws it and where its batches start."""
 
-    __slots__ = ("first", "iterator", "pid", "run", "thread")
+    __slots__ = ("call", "checked", "first", "hit", "iterator", "last_read", "pid", "run", "thread")
 
     def __init__(self, run: Pass, iterator: Any, first: int | None) -> None:
         self.run = run
@@ -64,9 +74,14 @@ class _Read:
         self.first = first  # the loader's number of its first batch, when drawn ahead
         self.pid = os.getpid()
         self.thread = threading.get_ident()
+        self.checked = False  # a call came once all its batches were returned
+        self.last_read = False  # a call came with its last batch
+        self.call = -1  # the latest call that read it (of _CALLS)
+        self.hit = -1  # the latest call whose batch was taken from it
 
 
 _LOCK: Final = threading.Lock()
+_CALLS: Final = itertools.count()  # read_epoch's calls
 _READ: Final[weakref.WeakKeyDictionary[Any, tuple[_Read | None, _Read]]] = (
     weakref.WeakKeyDictionary()
 )  # sampler -> (the pass before, when the latest was drawn ahead of it; the latest)
@@ -149,15 +164,18 @@ class Unknown(str):
     __slots__ = ()
 
 
-def _pass_read(before: _Read | None, latest: _Read) -> tuple[_Read, bool] | Unknown | None:
-    """The pass of ``latest``'s sampler being read, and whether batches of it are pending.
+def _pass_read(before: _Read | None, latest: _Read) -> tuple[_Read, str] | Unknown | None:
+    """The pass of ``latest``'s sampler being read, and how: ``"pending"``, ``"read"``, ``"gone"``.
 
     A pass none of whose batches is pending was read to its last batch: that batch is
-    the one being read, or the loader is done with it (the two look alike).
+    the one being read, or the loader is done with it (the two look alike); ``"gone"``
+    once its loader iterator is dropped or shut down too (its last batch may still be
+    augmented: a wrapper that reads one batch ahead yields it after the loader's end).
     """
     iterator = _live(latest)
     if iterator is None:
-        return None
+        finished = latest.run.done and latest.first is None and latest.pid == os.getpid()
+        return (latest, "gone") if finished else None
     read = latest
     received = getattr(iterator, "_rcvd_idx", None)
     if before is not None and latest.first is not None:
@@ -178,7 +196,7 @@ def _pass_read(before: _Read | None, latest: _Read) -> tuple[_Read, bool] | Unkn
         pending = True
     else:  # drawn whole: with workers, pending until every batch sent has come back
         pending = isinstance(received, int) and isinstance(sent, int) and received < sent
-    return read, pending
+    return read, "pending" if pending else "read"
 
 
 def _last_index(run: Pass) -> Any:
@@ -214,13 +232,38 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
     with _LOCK:
         records = list(_READ.values())
     reading: list[_Read] = []
-    ends: list[_Read] = []
+    alive: list[_Read] = []
+    gone: list[_Read] = []
     for before, latest in records:
         found = _pass_read(before, latest)
         if isinstance(found, Unknown):
             return found
         if found is not None:
-            (reading if found[1] else ends).append(found[0])
+            (reading if found[1] == "pending" else alive if found[1] == "read" else gone).append(
+                found[0]
+            )
+    call = next(_CALLS)
+    cpu = indices.is_cpu
+    final = None  # read only where a pass may end with it
+    if cpu and indices.numel() and (alive or gone or any(r.run.done for r in reading)):
+        final = int(indices[-1])
+        for read in reading:  # a pass drawn whole whose last batch this is: not read again
+            read.last_read = read.last_read or (read.run.done and _last_index(read.run) == final)
+    # a pass whose iterator is gone, for calls with its last batch (not read yet) that
+    # follow one that read it: a wrapper that reads one batch ahead yields it after the loader
+    if gone:
+        gone = [
+            read
+            for read in gone
+            if cpu
+            and read.call == call - 1
+            and not read.last_read
+            and _last_index(read.run) == final
+        ]
+    for group in (reading, alive, gone):
+        for read in group:
+            read.call = call
+    ends = alive or gone
     if not reading and ends:
         blind = [read for read in ends if read.run.last is None and read.run.position]
         if blind:
@@ -229,7 +272,7 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
                 "loader dropped an incomplete last batch (drop_last=True) where the last full "
                 "one could not be read"
             )
-        if indices.device.type != "cpu":  # compared on the device, by the caller: no sync
+        if not cpu:  # compared on the device, by the caller: no sync
             if len(ends) > 1:
                 return Unknown(
                     f"the batch may be the last of the passes of epochs "
@@ -237,8 +280,24 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
                     "device (not read back to compare with those passes' last)"
                 )
             reading = ends
-        final = int(indices[-1]) if indices.numel() else None
-        reading = [read for read in ends if _last_index(read.run) == final]
+        else:
+            reading = [read for read in ends if _last_index(read.run) == final]
+            recent = [read for read in reading if read.hit == call - 1]  # the last batch
+            if len({read.run.epoch for read in recent}) == 1:  # of the loader read just before
+                reading = recent
+            fresh = [read for read in alive if not read.checked]
+            for read in alive:
+                read.checked = True
+                read.last_read = read.last_read or read in reading
+            if not reading and any(read.thread == threading.get_ident() for read in fresh):
+                return Unknown(
+                    f"the batch does not end with the last index of the pass of epoch "
+                    f"{fresh[0].run.epoch}, whose loader has returned all its batches (a "
+                    "batch read ahead of the loop by a wrapper that prefetches, kept from "
+                    "earlier in the pass, or from a loader over another sampler)"
+                )
+    for read in reading:
+        read.hit = call
     epochs = {read.run.epoch for read in reading}
     if len(epochs) > 1:
         return Unknown(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import gc
 import pickle
 import queue
 import re
@@ -18,7 +19,7 @@ from torch.utils.data import DataLoader, DistributedSampler, SequentialSampler
 from rankaug import BatchAugment, EpochIndex, EpochSampler
 from rankaug.batch import _epoch
 from rankaug.errors import RankaugWarning
-from rankaug.sampler_read import LastBatch
+from rankaug.sampler_read import LastBatch, read_epoch
 from tests.ddp.harness import launch
 from tests.recipes.infinite import InfiniteDataLoader
 
@@ -136,6 +137,23 @@ class TestPlainEpoch:
             keyed.append([_keyed_as(aug, batch) for batch in val])
         assert keyed == [[0, 0], [7, 7, 7], [1, 1], [8, 8, 8], [2, 2], [9, 9, 9]]
 
+    def test_two_persistent_loaders_whose_passes_end_alike(self) -> None:
+        # both iterators sit at the end of a pass ending with 9: the last batch is the one
+        # of the loader read just before, not a warning and 0
+        train, val = (
+            _loader(EpochSampler(SequentialSampler(range(10)), epoch=epoch), num_workers=2,
+                    persistent_workers=True)
+            for epoch in (0, 7)
+        )  # fmt: skip
+        aug = _aug()
+        keyed = []
+        for _ in range(2):
+            keyed.append([_keyed_as(aug, batch) for batch in train])
+            keyed.append([_keyed_as(aug, batch) for batch in val])
+        del train, val
+        gc.collect()  # persistent iterators outlive the test otherwise
+        assert keyed == [[0, 0, 0], [7, 7, 7], [1, 1, 1], [8, 8, 8]]
+
     def test_two_loaders_read_at_once_warn_and_fall_back(self) -> None:
         first = _loader(EpochSampler(SequentialSampler(range(10))), num_workers=0)
         second = _loader(EpochSampler(SequentialSampler(range(10)), epoch=5), num_workers=0)
@@ -165,6 +183,44 @@ class TestPlainEpoch:
         finally:
             loader.close()
         assert keyed == [[0] * 5, [1] * 5, [2] * 5]
+
+    @pytest.mark.parametrize(
+        "options",
+        [{"num_workers": 0}, {"num_workers": 2}, {"num_workers": 2, "persistent_workers": True}],
+    )
+    def test_a_wrapper_that_reads_one_batch_ahead(self, options: dict[str, Any]) -> None:
+        # timm's PrefetchLoader: batch k is yielded once the loader returned batch k + 1, the
+        # last after the loader's end; those were keyed 0, silently
+        def ahead(loader: DataLoader[Any]) -> Any:
+            held = None
+            for batch in loader:
+                if held is not None:
+                    yield held
+                held = batch
+            yield held
+
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=3), **options)
+        aug = _aug()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            keyed = [[_keyed_as(aug, batch) for batch in ahead(loader)] for _ in range(2)]
+        del loader
+        gc.collect()  # a persistent iterator outlives the test otherwise
+        assert keyed == [[3, 0, 3], [4, 0, 4]]  # the one before the last: 0, with a warning
+        messages = [str(warning.message) for warning in caught]
+        assert len(messages) == 2
+        assert "does not end with the last index of the pass of epoch 3" in messages[0]
+        assert "augmented index 4 again with epoch 0" in messages[1]
+        assert {warning.filename for warning in caught} == {__file__}
+
+    def test_a_pass_ended_unaugmented_keys_no_later_batch(self) -> None:
+        # its iterator is gone and no call read it: a batch ending with its last index
+        # (9) is no batch of it
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=3))
+        for _ in loader:
+            pass
+        aug = _aug()
+        assert _keyed_as(aug, {"image": torch.rand(10, 3, 4, 4), "index": torch.arange(10)}) == 0
 
     def test_a_resumed_stateful_loader(self) -> None:
         stateful = pytest.importorskip("torchdata.stateful_dataloader")
@@ -254,6 +310,17 @@ class TestPlainEpoch:
         assert [int(torch.as_tensor(epoch)) for epoch in chosen] == [6, 0, 0]  # 0: not its last
         aug, batch = _aug(), {"image": torch.rand(2, 3, 4, 4), "index": torch.tensor([8, 9])}
         assert _keyed_as(aug, batch) == 6  # BatchAugment takes the 0-D epoch tensor
+
+    def test_the_last_batch_on_a_device_is_not_read_back(self) -> None:
+        # it was read back (a sync) and the LastBatch left unused: meta tensors cannot be
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=2), num_workers=0)
+        iterator = iter(loader)
+        batches = list(iterator)  # read to its end, the iterator kept
+        index = batches[-1]["index"].to("meta")
+        assert read_epoch(index) == LastBatch(epoch=2, last=9)
+        chosen = _epoch.PlainEpoch().of(index)
+        assert isinstance(chosen, torch.Tensor)
+        assert chosen.device.type == "meta"
 
     @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
     def test_cuda_indices_take_the_epoch_of_their_pass(self) -> None:
