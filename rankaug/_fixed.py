@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from rankaug.shared_epoch import SharedEpoch
+import torch
+
+from rankaug.shared_epoch import SharedEpoch, shared_slot
 
 __all__ = ["Changes", "FixedSettings"]
 
@@ -63,32 +65,36 @@ def _argument(owner: object, name: str) -> AttributeError:
     )
 
 
-class Changes:
+class Changes(SharedEpoch):
     """How many times a wrapper's settings were set after it was made, seen by its workers.
 
     A setting that can be assigned afterwards (``transform``, ``adapter``) is put to use
     in the process that assigns it; a persistent DataLoader worker keeps the copy of the
     wrapper it was given when it started, and would go on with the old setting. The count
-    lives in shared memory (a :class:`~rankaug.shared_epoch.SharedEpoch` slot), so a
+    lives in shared memory (it is a :class:`~rankaug.shared_epoch.SharedEpoch`), so a
     worker whose copy was made before the latest assignment sees it differ from the count
-    it was given, and :meth:`check` refuses to go on.
+    it was given, and the wrapper refuses to go on (:meth:`stale`). A rank forked after
+    the wrapper was made counts in a slot of its own, as its epoch does: ``read`` follows
+    it there.
+
+    Args:
+        value: The count to start from.
 
     Attributes:
         seen: The count this copy was made with.
         read: The shared count, read without a Python frame.
     """
 
-    __slots__ = ("_shared", "read", "seen")
+    __slots__ = ("seen",)
 
-    def __init__(self) -> None:
-        self._shared = SharedEpoch(0)
-        self.read = self._shared.read
-        self.seen = 0
+    def __init__(self, value: int = 0) -> None:
+        super().__init__(value)
+        self.seen = value
 
     def changed(self) -> None:
         """Count one more assignment (in the process that makes it)."""
-        self.seen = self._shared.get() + 1
-        self._shared.set(self.seen)
+        self.seen = self.get() + 1
+        self.set(self.seen)
 
     def stale(self, owner: object) -> RuntimeError:
         """The error of a copy made before the latest assignment (:meth:`read` differs)."""
@@ -101,10 +107,13 @@ class Changes:
             "DataLoader after assigning it"
         )
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"shared": self._shared, "seen": self.seen}
+    def __reduce__(self) -> tuple[Any, ...]:
+        self.claim()  # a rank's spawned workers share its own slot
+        return (_changes, (self._block, self._slot, self.seen))
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self._shared = state["shared"]
-        self.read = self._shared.read
-        self.seen = state["seen"]
+
+def _changes(block: torch.Tensor, slot: int, seen: int) -> Changes:
+    """Unpickle :class:`Changes`: the same slot when the block arrived shared, else a copy."""
+    changes = shared_slot(Changes, block, slot)
+    changes.seen = seen
+    return changes

@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import copy
 import pickle
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
 from rankaug._fixed import Changes, FixedSettings
+from tests.forked import in_a_forked_child
 
 
 class Made(FixedSettings):
@@ -55,6 +56,11 @@ class TestFixedSettings:
                 copied.size = 4
 
 
+def _change_in_a_rank(changes: Changes, queue: Any) -> None:
+    changes.changed()
+    queue.put((changes.read(), changes.seen))
+
+
 class TestChanges:
     def test_a_copy_made_before_a_change_sees_it(self) -> None:
         changes = Changes()
@@ -70,3 +76,10 @@ class TestChanges:
         alone = pickle.loads(pickle.dumps(changes))  # not shared: a plain pickle copies
         changes.changed()
         assert alone.read() == alone.seen == 0
+
+    def test_a_rank_forked_after_it_was_made_counts_in_its_own_slot(self) -> None:
+        # before: the rank counted in a slot of its own but read the parent's, so every
+        # sample after an assignment there was refused as a stale worker's
+        changes = Changes()
+        assert in_a_forked_child(_change_in_a_rank, changes) == (1, 1)
+        assert (changes.read(), changes.seen) == (0, 0)  # the parent's count: its own

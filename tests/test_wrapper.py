@@ -17,7 +17,16 @@ from torch.utils.data import ConcatDataset, DataLoader, Dataset, Subset, get_wor
 
 from rankaug import RandomAugmentWrapper, RankaugWarning, SampleError
 from tests.albu import bbox_params
+from tests.forked import in_a_forked_child
 from tests.threads import Meeting, meeting_pipeline
+
+
+def _assign_in_a_rank(wrapped: RandomAugmentWrapper[Any], queue: Any) -> None:
+    try:
+        wrapped.transform = A.VerticalFlip(p=1)
+        queue.put(wrapped[0]["image"].tolist())
+    except Exception as error:  # put back to the test, which shows it
+        queue.put(repr(error))
 
 
 def image(h: int = 24, w: int = 32, c: int = 3) -> np.ndarray:
@@ -397,6 +406,14 @@ class TestRandomAugmentWrapper:
                            for out in loader)  # fmt: skip
             wrapped.transform = A.HorizontalFlip(p=1)
         np.testing.assert_array_equal(wrapped[0]["image"], image()[:, ::-1])  # here: in use
+
+    def test_a_rank_forked_after_it_was_made_assigns_its_own_transform(self) -> None:
+        # before: the rank's own wrapper[i] was refused as a stale DataLoader worker's
+        wrapped = RandomAugmentWrapper(
+            [{"image": image()}] * 2, A.HorizontalFlip(p=1), seed=0, keying="sample"
+        )
+        assert in_a_forked_child(_assign_in_a_rank, wrapped) == image()[::-1].tolist()
+        np.testing.assert_array_equal(wrapped[0]["image"], image()[:, ::-1])  # the parent's
 
     def test_len_and_negative_indices_pass_through(self) -> None:
         wrapped = RandomAugmentWrapper(Dicts(5), noise, seed=0, keying="sample")
