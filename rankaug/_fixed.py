@@ -15,13 +15,14 @@ that can take effect afterwards (``transform``, ``adapter``) are properties that
 
 from __future__ import annotations
 
+import copy
 from typing import Any, ClassVar
 
 import torch
 
 from rankaug.shared_epoch import SharedEpoch, shared_slot
 
-__all__ = ["Changes", "FixedSettings"]
+__all__ = ["Changes", "FixedSettings", "own_count"]
 
 
 class FixedSettings:
@@ -96,6 +97,12 @@ class Changes(SharedEpoch):
         self.seen = self.get() + 1
         self.set(self.seen)
 
+    def copy(self) -> Changes:
+        """An independent count: this one's, and what it was made with, in a slot of its own."""
+        copied = Changes(self.get())
+        copied.seen = self.seen
+        return copied
+
     def stale(self, owner: object) -> RuntimeError:
         """The error of a copy made before the latest assignment (:meth:`read` differs)."""
         kind = type(owner).__name__
@@ -117,3 +124,28 @@ def _changes(block: torch.Tensor, slot: int, seen: int) -> Changes:
     changes = shared_slot(Changes, block, slot)
     changes.seen = seen
     return changes
+
+
+def own_count(wrapper: Any) -> Any:
+    """``copy.copy`` of a wrapper: its attributes shared, but a count of assignments of its own.
+
+    A shallow copy shares every attribute, the count (:class:`Changes`) too, so assigning
+    the copy's transform (``val = copy.copy(train); val.transform = ...``) was counted for
+    the original as well: the original's persistent workers then refused to go on,
+    though its transform had not changed. The copy counts in a slot of its own; a
+    streaming wrapper's copy also takes a copy of the map-style wrapper (``_keyed``)
+    whose transform and adapter it assigns, so the original keeps its own.
+    """
+    kind = type(wrapper)
+    copied = object.__new__(kind)
+    state = wrapper.__getstate__()  # what copy.copy copies
+    if isinstance(state.get("_changes"), Changes):
+        state["_changes"] = state["_changes"].copy()
+    if "_keyed" in state:
+        state["_keyed"] = copy.copy(state["_keyed"])
+    setstate = getattr(copied, "__setstate__", None)
+    if setstate is not None:
+        setstate(state)
+    else:
+        copied.__dict__.update(state)
+    return copied

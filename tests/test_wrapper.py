@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import copy
 import pickle
 import random
 import time
@@ -406,6 +407,25 @@ class TestRandomAugmentWrapper:
                            for out in loader)  # fmt: skip
             wrapped.transform = A.HorizontalFlip(p=1)
         np.testing.assert_array_equal(wrapped[0]["image"], image()[:, ::-1])  # here: in use
+
+    def test_a_shallow_copys_transform_leaves_the_originals_workers_going(self) -> None:
+        # before: the copy shared the original's count of assignments, so assigning the
+        # copy's transform refused the original's persistent workers as stale
+        wrapped = RandomAugmentWrapper([{"image": image()}] * 4, A.HorizontalFlip(p=1), seed=0)
+        loader = DataLoader(wrapped, batch_size=None, num_workers=2, persistent_workers=True)
+        flipped = torch.from_numpy(image()[:, ::-1].copy())
+        assert all(torch.equal(out["image"], flipped) for out in loader)
+        validation = copy.copy(wrapped)
+        validation.transform = A.VerticalFlip(p=1)
+        assert all(torch.equal(out["image"], flipped) for out in loader)  # still going
+        np.testing.assert_array_equal(validation[0]["image"], image()[::-1])
+        np.testing.assert_array_equal(wrapped[0]["image"], image()[:, ::-1])
+        validation_loader = DataLoader(validation, batch_size=None, num_workers=2,
+                                       persistent_workers=True)  # fmt: skip
+        assert len(list(validation_loader)) == 4
+        validation.transform = A.HorizontalFlip(p=1)  # its own workers are refused
+        with pytest.raises(RuntimeError, match="assigned after this DataLoader worker"):
+            list(validation_loader)
 
     def test_a_rank_forked_after_it_was_made_assigns_its_own_transform(self) -> None:
         # before: the rank's own wrapper[i] was refused as a stale DataLoader worker's
