@@ -16,6 +16,7 @@ that can take effect afterwards (``transform``, ``adapter``) are properties that
 from __future__ import annotations
 
 import copy
+import numbers
 from typing import Any, ClassVar
 
 import torch
@@ -34,9 +35,16 @@ class FixedSettings:
     """Arguments checked into the configuration, never attributes: assigning one (which
     would make an attribute nothing reads, ``mosaic.p = 0.0``) is refused too."""
 
+    made_with: ClassVar[str] = ""
+    """An attribute the constructor sets after the fixed settings it sets first: until it
+    is set, one of those may be set again to the value it holds (a subclass that sets it
+    before calling the constructor, which sets it again). Empty: refused once set."""
+
     def __setattr__(self, name: str, value: Any) -> None:
         if name in self.fixed_settings and name in self.__dict__:
-            raise _refused(self, name)
+            made = not self.made_with or self.made_with in self.__dict__
+            if made or not _same(self.__dict__[name], value):
+                raise _refused(self, name)
         if name in self.arguments_only:
             raise _argument(self, name)
         object.__setattr__(self, name, value)
@@ -45,6 +53,16 @@ class FixedSettings:
         if name in self.fixed_settings:
             raise _refused(self, name)
         object.__delattr__(self, name)
+
+
+def _same(held: Any, value: Any) -> bool:
+    """Whether ``value`` is the setting held (the object, or an equal number or string)."""
+    if held is value:
+        return True
+    try:
+        return isinstance(held, numbers.Number | str) and bool(held == value)
+    except Exception:  # an array's ==, say: not the same setting
+        return False
 
 
 def _refused(owner: object, name: str) -> AttributeError:

@@ -27,7 +27,7 @@ continues bit for bit. Stream positions are per rank: each rank loads its own.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
@@ -106,10 +106,9 @@ class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
         True
     """
 
-    fixed_settings: ClassVar[frozenset[str]] = frozenset(
-        {"dataset", "seed", "keying", "stream", "depth"}
-    )
+    fixed_settings = frozenset({"dataset", "seed", "keying", "stream", "depth"})
     """The attributes fixed when the wrapper is made (assigning one is refused)."""
+    made_with = "_changes"  # set after them: a subclass may have set them before
     rank = RankSetting()
     """The rank given, or ``None`` (resolved); setting one (checked) puts it to use."""
     _rank: int | None

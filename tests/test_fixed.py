@@ -4,6 +4,7 @@ import copy
 import pickle
 from typing import Any, ClassVar
 
+import numpy as np
 import pytest
 
 from rankaug._fixed import Changes, FixedSettings
@@ -19,6 +20,10 @@ class Made(FixedSettings):
         self.count = 0
 
 
+class Making(Made):
+    made_with = "count"
+
+
 class TestFixedSettings:
     def test_a_fixed_setting_is_set_once_and_then_refused(self) -> None:
         made = Made(3)
@@ -31,6 +36,21 @@ class TestFixedSettings:
         with pytest.raises(AttributeError, match=r"^Made\.size cannot be assigned"):
             del made.size
         assert made.size == 3
+
+    def test_the_setting_held_may_be_set_again_until_made(self) -> None:
+        # a subclass that sets it before calling the constructor, which sets it again
+        making = Making.__new__(Making)
+        making.size = np.int64(3)  # type: ignore[assignment]
+        Making.__init__(making, 3)
+        assert (making.size, type(making.size)) == (3, int)  # the constructor's
+        with pytest.raises(AttributeError, match=r"^Making\.size cannot be assigned"):
+            making.size = 3  # made: refused, as any assignment
+
+    def test_another_value_is_refused_while_made(self) -> None:
+        making = Making.__new__(Making)
+        making.size = 4
+        with pytest.raises(AttributeError, match=r"^Making\.size cannot be assigned"):
+            Making.__init__(making, 3)
 
     def test_an_argument_only_is_never_an_attribute(self) -> None:
         made = Made(3)

@@ -427,6 +427,20 @@ class TestRandomAugmentWrapper:
         with pytest.raises(RuntimeError, match="assigned after this DataLoader worker"):
             list(validation_loader)
 
+    def test_a_subclass_may_set_its_settings_before_the_constructor(self) -> None:
+        # before: the transform's setter read an adapter not set yet (AttributeError), and
+        # the constructor's own dataset and seed were refused as assignments afterwards
+        class Flipped(RandomAugmentWrapper[Any]):
+            def __init__(self, dataset: Any) -> None:
+                self.dataset, self.seed = dataset, np.int64(3)  # type: ignore[assignment]
+                self.adapter, self.transform = None, A.HorizontalFlip(p=1)
+                super().__init__(dataset, self.transform, seed=3)
+
+        data = [{"image": image()}] * 2
+        flipped = Flipped(data)
+        assert (flipped.dataset, flipped.seed, type(flipped.seed)) == (data, 3, int)
+        np.testing.assert_array_equal(flipped[0]["image"], image()[:, ::-1])
+
     def test_a_rank_forked_after_it_was_made_assigns_its_own_transform(self) -> None:
         # before: the rank's own wrapper[i] was refused as a stale DataLoader worker's
         wrapped = RandomAugmentWrapper(

@@ -121,6 +121,7 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
         {"dataset", "keying", "ids", "seed", "stream", "depth"}
     )
     """The attributes fixed when the wrapper is made (assigning one is refused)."""
+    made_with = "_passes"  # set after them: a subclass may have set them before
 
     def __init__(self, dataset: Any, keyed: KeyedDataset[Any], *, keying: str,
                  sample_id: Any) -> None:  # fmt: skip
