@@ -16,6 +16,7 @@ that can take effect afterwards (``transform``, ``adapter``) are properties that
 from __future__ import annotations
 
 import copy
+import inspect
 import numbers
 from typing import Any, ClassVar
 
@@ -51,7 +52,7 @@ class FixedSettings:
 
     def __delattr__(self, name: str) -> None:
         if name in self.fixed_settings:
-            raise _refused(self, name)
+            raise _refused(self, name, "deleted")
         object.__delattr__(self, name)
 
 
@@ -65,13 +66,25 @@ def _same(held: Any, value: Any) -> bool:
         return False
 
 
-def _refused(owner: object, name: str) -> AttributeError:
+def _refused(owner: object, name: str, verb: str = "assigned") -> AttributeError:
     kind = type(owner).__name__
+    if _is_argument(type(owner), name):
+        advice = f"make a new {kind} with the {name} you want"
+    else:  # made from the arguments (a mosaic's config, a folder's image_paths)
+        advice = f"make a new {kind} with the arguments that give the {name} you want"
     return AttributeError(
-        f"{kind}.{name} cannot be assigned: it is fixed when the {kind} is made (the "
-        f"{kind} derived what it does from it then, and would go on with the old value); "
-        f"make a new {kind} with the {name} you want"
+        f"{kind}.{name} cannot be {verb}: it is fixed when the {kind} is made (the "
+        f"{kind} derived what it does from it then, and would go on with the old value); " + advice
     )
+
+
+def _is_argument(kind: type, name: str) -> bool:
+    """Whether a constructor of ``kind`` (its own or a base's) takes ``name``."""
+    for base in kind.__mro__:
+        made = vars(base).get("__init__")
+        if made is not None and name in inspect.signature(made).parameters:
+            return True
+    return False
 
 
 def _argument(owner: object, name: str) -> AttributeError:

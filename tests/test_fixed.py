@@ -20,6 +20,14 @@ class Made(FixedSettings):
         self.count = 0
 
 
+class Squared(Made):
+    fixed_settings: ClassVar[frozenset[str]] = Made.fixed_settings | {"area"}
+
+    def __init__(self, side: int) -> None:
+        super().__init__(side)
+        self.area = side * side
+
+
 class Making(Made):
     made_with = "count"
 
@@ -33,7 +41,7 @@ class TestFixedSettings:
             r"when the Made is made.*make a new Made with the size you want$",
         ):
             made.size = 4
-        with pytest.raises(AttributeError, match=r"^Made\.size cannot be assigned"):
+        with pytest.raises(AttributeError, match=r"^Made\.size cannot be deleted: it is fixed"):
             del made.size
         assert made.size == 3
 
@@ -51,6 +59,18 @@ class TestFixedSettings:
         making.size = 4
         with pytest.raises(AttributeError, match=r"^Making\.size cannot be assigned"):
             Making.__init__(making, 3)
+
+    def test_a_setting_made_from_the_arguments_names_them(self) -> None:
+        # before: "make a new Squared with the area you want", an argument it has not
+        squared = Squared(3)
+        with pytest.raises(
+            AttributeError,
+            match=r"^Squared\.area cannot be assigned: .*make a new Squared with the "
+            r"arguments that give the area you want$",
+        ):
+            squared.area = 16
+        with pytest.raises(AttributeError, match=r"make a new Squared with the size you want$"):
+            squared.size = 4  # an argument of a base's constructor
 
     def test_an_argument_only_is_never_an_attribute(self) -> None:
         made = Made(3)
