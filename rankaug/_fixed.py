@@ -15,11 +15,16 @@ that can take effect afterwards (``transform``, ``adapter``) are properties that
 
 from __future__ import annotations
 
+import copy
+import inspect
+import numbers
 from typing import Any, ClassVar
 
-from rankaug.shared_epoch import SharedEpoch
+import torch
 
-__all__ = ["Changes", "FixedSettings"]
+from rankaug.shared_epoch import SharedEpoch, shared_slot
+
+__all__ = ["Changes", "FixedSettings", "own_count"]
 
 
 class FixedSettings:
@@ -31,26 +36,55 @@ class FixedSettings:
     """Arguments checked into the configuration, never attributes: assigning one (which
     would make an attribute nothing reads, ``mosaic.p = 0.0``) is refused too."""
 
+    made_with: ClassVar[str] = ""
+    """An attribute the constructor sets after the fixed settings it sets first: until it
+    is set, one of those may be set again to the value it holds (a subclass that sets it
+    before calling the constructor, which sets it again). Empty: refused once set."""
+
     def __setattr__(self, name: str, value: Any) -> None:
         if name in self.fixed_settings and name in self.__dict__:
-            raise _refused(self, name)
+            made = not self.made_with or self.made_with in self.__dict__
+            if made or not _same(self.__dict__[name], value):
+                raise _refused(self, name)
         if name in self.arguments_only:
             raise _argument(self, name)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
         if name in self.fixed_settings:
-            raise _refused(self, name)
+            raise _refused(self, name, "deleted")
         object.__delattr__(self, name)
 
 
-def _refused(owner: object, name: str) -> AttributeError:
+def _same(held: Any, value: Any) -> bool:
+    """Whether ``value`` is the setting held (the object, or an equal number or string)."""
+    if held is value:
+        return True
+    try:
+        return isinstance(held, numbers.Number | str) and bool(held == value)
+    except Exception:  # an array's ==, say: not the same setting
+        return False
+
+
+def _refused(owner: object, name: str, verb: str = "assigned") -> AttributeError:
     kind = type(owner).__name__
+    if _is_argument(type(owner), name):
+        advice = f"make a new {kind} with the {name} you want"
+    else:  # made from the arguments (a mosaic's config, a folder's image_paths)
+        advice = f"make a new {kind} with the arguments that give the {name} you want"
     return AttributeError(
-        f"{kind}.{name} cannot be assigned: it is fixed when the {kind} is made (the "
-        f"{kind} derived what it does from it then, and would go on with the old value); "
-        f"make a new {kind} with the {name} you want"
+        f"{kind}.{name} cannot be {verb}: it is fixed when the {kind} is made (the "
+        f"{kind} derived what it does from it then, and would go on with the old value); " + advice
     )
+
+
+def _is_argument(kind: type, name: str) -> bool:
+    """Whether a constructor of ``kind`` (its own or a base's) takes ``name``."""
+    for base in kind.__mro__:
+        made = vars(base).get("__init__")
+        if made is not None and name in inspect.signature(made).parameters:
+            return True
+    return False
 
 
 def _argument(owner: object, name: str) -> AttributeError:
@@ -63,32 +97,42 @@ def _argument(owner: object, name: str) -> AttributeError:
     )
 
 
-class Changes:
+class Changes(SharedEpoch):
     """How many times a wrapper's settings were set after it was made, seen by its workers.
 
     A setting that can be assigned afterwards (``transform``, ``adapter``) is put to use
     in the process that assigns it; a persistent DataLoader worker keeps the copy of the
     wrapper it was given when it started, and would go on with the old setting. The count
-    lives in shared memory (a :class:`~rankaug.shared_epoch.SharedEpoch` slot), so a
+    lives in shared memory (it is a :class:`~rankaug.shared_epoch.SharedEpoch`), so a
     worker whose copy was made before the latest assignment sees it differ from the count
-    it was given, and :meth:`check` refuses to go on.
+    it was given, and the wrapper refuses to go on (:meth:`stale`). A rank forked after
+    the wrapper was made counts in a slot of its own, as its epoch does: ``read`` follows
+    it there.
+
+    Args:
+        value: The count to start from.
 
     Attributes:
         seen: The count this copy was made with.
         read: The shared count, read without a Python frame.
     """
 
-    __slots__ = ("_shared", "read", "seen")
+    __slots__ = ("seen",)
 
-    def __init__(self) -> None:
-        self._shared = SharedEpoch(0)
-        self.read = self._shared.read
-        self.seen = 0
+    def __init__(self, value: int = 0) -> None:
+        super().__init__(value)
+        self.seen = value
 
     def changed(self) -> None:
         """Count one more assignment (in the process that makes it)."""
-        self.seen = self._shared.get() + 1
-        self._shared.set(self.seen)
+        self.seen = self.get() + 1
+        self.set(self.seen)
+
+    def copy(self) -> Changes:
+        """An independent count: this one's, and what it was made with, in a slot of its own."""
+        copied = Changes(self.get())
+        copied.seen = self.seen
+        return copied
 
     def stale(self, owner: object) -> RuntimeError:
         """The error of a copy made before the latest assignment (:meth:`read` differs)."""
@@ -101,10 +145,38 @@ class Changes:
             "DataLoader after assigning it"
         )
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {"shared": self._shared, "seen": self.seen}
+    def __reduce__(self) -> tuple[Any, ...]:
+        self.claim()  # a rank's spawned workers share its own slot
+        return (_changes, (self._block, self._slot, self.seen))
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self._shared = state["shared"]
-        self.read = self._shared.read
-        self.seen = state["seen"]
+
+def _changes(block: torch.Tensor, slot: int, seen: int) -> Changes:
+    """Unpickle :class:`Changes`: the same slot when the block arrived shared, else a copy."""
+    changes = shared_slot(Changes, block, slot)
+    changes.seen = seen
+    return changes
+
+
+def own_count(wrapper: Any) -> Any:
+    """``copy.copy`` of a wrapper: its attributes shared, but a count of assignments of its own.
+
+    A shallow copy shares every attribute, the count (:class:`Changes`) too, so assigning
+    the copy's transform (``val = copy.copy(train); val.transform = ...``) was counted for
+    the original as well: the original's persistent workers then refused to go on,
+    though its transform had not changed. The copy counts in a slot of its own; a
+    streaming wrapper's copy also takes a copy of the map-style wrapper (``_keyed``)
+    whose transform and adapter it assigns, so the original keeps its own.
+    """
+    kind = type(wrapper)
+    copied = object.__new__(kind)
+    state = wrapper.__getstate__()  # what copy.copy copies
+    if isinstance(state.get("_changes"), Changes):
+        state["_changes"] = state["_changes"].copy()
+    if "_keyed" in state:
+        state["_keyed"] = copy.copy(state["_keyed"])
+    setstate = getattr(copied, "__setstate__", None)
+    if setstate is not None:
+        setstate(state)
+    else:
+        copied.__dict__.update(state)
+    return copied

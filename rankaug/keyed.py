@@ -27,13 +27,13 @@ continues bit for bit. Stream positions are per rank: each rank loads its own.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
 from rankaug import checks, nesting, stacking, stream_start, streams
-from rankaug._fixed import Changes, FixedSettings
+from rankaug._fixed import Changes, FixedSettings, own_count
 from rankaug._process import current_pid
 from rankaug.context import (
     DISTRIBUTED,
@@ -106,10 +106,9 @@ class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
         True
     """
 
-    fixed_settings: ClassVar[frozenset[str]] = frozenset(
-        {"dataset", "seed", "keying", "stream", "depth"}
-    )
+    fixed_settings = frozenset({"dataset", "seed", "keying", "stream", "depth"})
     """The attributes fixed when the wrapper is made (assigning one is refused)."""
+    made_with = "_changes"  # set after them: a subclass may have set them before
     rank = RankSetting()
     """The rank given, or ``None`` (resolved); setting one (checked) puts it to use."""
     _rank: int | None
@@ -338,8 +337,7 @@ class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
     # ------------------------------------------------------------------ state
     def keyed_tree(self) -> list[KeyedDataset[Any]]:
         """This wrapper and every rankaug wrapper inside it, depth first."""
-        return [self, *(d for d in nesting.walk(self)
-                        if isinstance(d, KeyedDataset))]  # fmt: skip
+        return [self, *(d for d in nesting.walk(self) if isinstance(d, KeyedDataset))]
 
     def state_dict(self) -> dict[str, Any]:
         """The positions of this process's streams, for this wrapper and those inside it.
@@ -377,6 +375,8 @@ class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
             wrapper._saved_ranks = streams.ranks(wrapper._streams)
 
     # ---------------------------------------------------------------- pickling
+    __copy__ = own_count  # a count of assignments of its own (see own_count)
+
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_streams"], state["_saved_ranks"], state["_drawers"] = streams.Streams(), {}, {}

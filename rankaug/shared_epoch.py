@@ -14,7 +14,7 @@ import threading
 import warnings
 from collections.abc import Callable
 from types import FrameType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import torch
@@ -23,7 +23,7 @@ from rankaug import _owned, checks
 from rankaug._process import current_pid
 from rankaug.errors import RankaugWarning
 
-__all__ = ["SharedEpoch", "warn_if_late"]
+__all__ = ["SharedEpoch", "shared_slot", "warn_if_late"]
 
 
 class _SlotPool:
@@ -59,6 +59,7 @@ class _SlotPool:
 
 
 _POOL: Final = _SlotPool()
+_Epoch = TypeVar("_Epoch", bound="SharedEpoch")
 
 
 class SharedEpoch:
@@ -140,13 +141,18 @@ class SharedEpoch:
 
 def _shared_epoch(block: torch.Tensor, slot: int) -> SharedEpoch:
     """Unpickle a SharedEpoch: the same slot when the block arrived shared, else a copy."""
+    return shared_slot(SharedEpoch, block, slot)
+
+
+def shared_slot(kind: type[_Epoch], block: torch.Tensor, slot: int) -> _Epoch:
+    """A ``kind`` (a SharedEpoch) on ``block[slot]`` if the block arrived shared, else a copy."""
     if block.is_shared():  # type: ignore[no-untyped-call]
-        epoch = SharedEpoch.__new__(SharedEpoch)
+        epoch = kind.__new__(kind)
         epoch._block, epoch._slot, epoch._owner = block, slot, -1  # its maker's
         epoch._attach(block)
         _owned.track(epoch)
         return epoch
-    return SharedEpoch(int(block[slot]))
+    return kind(int(block[slot]))
 
 
 # ----------------------------------------------------------------------------- late epochs

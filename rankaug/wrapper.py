@@ -115,6 +115,9 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
 
     @transform.setter
     def transform(self, transform: Any) -> None:
+        if "_changes" not in self.__dict__:  # a subclass's, before the constructor sets it
+            self._transform = transform
+            return
         # the driver holds private copies: it is made again, so no stale copy stays in use
         self._driver = make_driver(transform, self._adapter)
         self._transform = transform
@@ -127,6 +130,9 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
 
     @adapter.setter
     def adapter(self, adapter: SampleAdapter | None) -> None:
+        if "_changes" not in self.__dict__:  # a subclass's, before the constructor sets it
+            self._adapter = adapter  # type: ignore[assignment]  # the constructor checks
+            return
         checked = check_adapter(adapter, dataset=self.dataset)
         self._driver = make_driver(self._transform, checked)
         self._adapter = checked

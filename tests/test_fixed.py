@@ -2,11 +2,13 @@ from __future__ import annotations
 
 import copy
 import pickle
-from typing import ClassVar
+from typing import Any, ClassVar
 
+import numpy as np
 import pytest
 
 from rankaug._fixed import Changes, FixedSettings
+from tests.forked import in_a_forked_child
 
 
 class Made(FixedSettings):
@@ -18,6 +20,18 @@ class Made(FixedSettings):
         self.count = 0
 
 
+class Squared(Made):
+    fixed_settings: ClassVar[frozenset[str]] = Made.fixed_settings | {"area"}
+
+    def __init__(self, side: int) -> None:
+        super().__init__(side)
+        self.area = side * side
+
+
+class Making(Made):
+    made_with = "count"
+
+
 class TestFixedSettings:
     def test_a_fixed_setting_is_set_once_and_then_refused(self) -> None:
         made = Made(3)
@@ -27,9 +41,36 @@ class TestFixedSettings:
             r"when the Made is made.*make a new Made with the size you want$",
         ):
             made.size = 4
-        with pytest.raises(AttributeError, match=r"^Made\.size cannot be assigned"):
+        with pytest.raises(AttributeError, match=r"^Made\.size cannot be deleted: it is fixed"):
             del made.size
         assert made.size == 3
+
+    def test_the_setting_held_may_be_set_again_until_made(self) -> None:
+        # a subclass that sets it before calling the constructor, which sets it again
+        making = Making.__new__(Making)
+        making.size = np.int64(3)  # type: ignore[assignment]
+        Making.__init__(making, 3)
+        assert (making.size, type(making.size)) == (3, int)  # the constructor's
+        with pytest.raises(AttributeError, match=r"^Making\.size cannot be assigned"):
+            making.size = 3  # made: refused, as any assignment
+
+    def test_another_value_is_refused_while_made(self) -> None:
+        making = Making.__new__(Making)
+        making.size = 4
+        with pytest.raises(AttributeError, match=r"^Making\.size cannot be assigned"):
+            Making.__init__(making, 3)
+
+    def test_a_setting_made_from_the_arguments_names_them(self) -> None:
+        # before: "make a new Squared with the area you want", an argument it has not
+        squared = Squared(3)
+        with pytest.raises(
+            AttributeError,
+            match=r"^Squared\.area cannot be assigned: .*make a new Squared with the "
+            r"arguments that give the area you want$",
+        ):
+            squared.area = 16
+        with pytest.raises(AttributeError, match=r"make a new Squared with the size you want$"):
+            squared.size = 4  # an argument of a base's constructor
 
     def test_an_argument_only_is_never_an_attribute(self) -> None:
         made = Made(3)
@@ -55,6 +96,11 @@ class TestFixedSettings:
                 copied.size = 4
 
 
+def _change_in_a_rank(changes: Changes, queue: Any) -> None:
+    changes.changed()
+    queue.put((changes.read(), changes.seen))
+
+
 class TestChanges:
     def test_a_copy_made_before_a_change_sees_it(self) -> None:
         changes = Changes()
@@ -70,3 +116,10 @@ class TestChanges:
         alone = pickle.loads(pickle.dumps(changes))  # not shared: a plain pickle copies
         changes.changed()
         assert alone.read() == alone.seen == 0
+
+    def test_a_rank_forked_after_it_was_made_counts_in_its_own_slot(self) -> None:
+        # before: the rank counted in a slot of its own but read the parent's, so every
+        # sample after an assignment there was refused as a stale worker's
+        changes = Changes()
+        assert in_a_forked_child(_change_in_a_rank, changes) == (1, 1)
+        assert (changes.read(), changes.seen) == (0, 0)  # the parent's count: its own

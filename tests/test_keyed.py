@@ -74,7 +74,7 @@ class TestKeyedDataset:
             rf"assigned.*make a new RandomAugmentWrapper with the {name}",
         ):
             setattr(wrapped, name, value)
-        with pytest.raises(AttributeError, match=rf"\.{name} cannot be assigned"):
+        with pytest.raises(AttributeError, match=rf"\.{name} cannot be deleted"):
             delattr(wrapped, name)
         assert getattr(wrapped, name) == before
         wrapped.rank = 3  # the rank is read with every sample: it can be set

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import copy
 import pickle
 import random
 import time
@@ -17,7 +18,16 @@ from torch.utils.data import ConcatDataset, DataLoader, Dataset, Subset, get_wor
 
 from rankaug import RandomAugmentWrapper, RankaugWarning, SampleError
 from tests.albu import bbox_params
+from tests.forked import in_a_forked_child
 from tests.threads import Meeting, meeting_pipeline
+
+
+def _assign_in_a_rank(wrapped: RandomAugmentWrapper[Any], queue: Any) -> None:
+    try:
+        wrapped.transform = A.VerticalFlip(p=1)
+        queue.put(wrapped[0]["image"].tolist())
+    except Exception as error:  # put back to the test, which shows it
+        queue.put(repr(error))
 
 
 def image(h: int = 24, w: int = 32, c: int = 3) -> np.ndarray:
@@ -397,6 +407,47 @@ class TestRandomAugmentWrapper:
                            for out in loader)  # fmt: skip
             wrapped.transform = A.HorizontalFlip(p=1)
         np.testing.assert_array_equal(wrapped[0]["image"], image()[:, ::-1])  # here: in use
+
+    def test_a_shallow_copys_transform_leaves_the_originals_workers_going(self) -> None:
+        # before: the copy shared the original's count of assignments, so assigning the
+        # copy's transform refused the original's persistent workers as stale
+        wrapped = RandomAugmentWrapper([{"image": image()}] * 4, A.HorizontalFlip(p=1), seed=0)
+        loader = DataLoader(wrapped, batch_size=None, num_workers=2, persistent_workers=True)
+        flipped = torch.from_numpy(image()[:, ::-1].copy())
+        assert all(torch.equal(out["image"], flipped) for out in loader)
+        validation = copy.copy(wrapped)
+        validation.transform = A.VerticalFlip(p=1)
+        assert all(torch.equal(out["image"], flipped) for out in loader)  # still going
+        np.testing.assert_array_equal(validation[0]["image"], image()[::-1])
+        np.testing.assert_array_equal(wrapped[0]["image"], image()[:, ::-1])
+        validation_loader = DataLoader(validation, batch_size=None, num_workers=2,
+                                       persistent_workers=True)  # fmt: skip
+        assert len(list(validation_loader)) == 4
+        validation.transform = A.HorizontalFlip(p=1)  # its own workers are refused
+        with pytest.raises(RuntimeError, match="assigned after this DataLoader worker"):
+            list(validation_loader)
+
+    def test_a_subclass_may_set_its_settings_before_the_constructor(self) -> None:
+        # before: the transform's setter read an adapter not set yet (AttributeError), and
+        # the constructor's own dataset and seed were refused as assignments afterwards
+        class Flipped(RandomAugmentWrapper[Any]):
+            def __init__(self, dataset: Any) -> None:
+                self.dataset, self.seed = dataset, np.int64(3)  # type: ignore[assignment]
+                self.adapter, self.transform = None, A.HorizontalFlip(p=1)
+                super().__init__(dataset, self.transform, seed=3)
+
+        data = [{"image": image()}] * 2
+        flipped = Flipped(data)
+        assert (flipped.dataset, flipped.seed, type(flipped.seed)) == (data, 3, int)
+        np.testing.assert_array_equal(flipped[0]["image"], image()[:, ::-1])
+
+    def test_a_rank_forked_after_it_was_made_assigns_its_own_transform(self) -> None:
+        # before: the rank's own wrapper[i] was refused as a stale DataLoader worker's
+        wrapped = RandomAugmentWrapper(
+            [{"image": image()}] * 2, A.HorizontalFlip(p=1), seed=0, keying="sample"
+        )
+        assert in_a_forked_child(_assign_in_a_rank, wrapped) == image()[::-1].tolist()
+        np.testing.assert_array_equal(wrapped[0]["image"], image()[:, ::-1])  # the parent's
 
     def test_len_and_negative_indices_pass_through(self) -> None:
         wrapped = RandomAugmentWrapper(Dicts(5), noise, seed=0, keying="sample")

@@ -30,6 +30,9 @@ class ReaderAdapter:
         return adapter
 
     def __set__(self, owner: Any, adapter: SampleAdapter | None) -> None:
+        if "config" not in owner.__dict__:  # a subclass's, before the constructor sets it
+            owner._adapter = adapter  # the constructor checks and sets its own
+            return
         checked = check_adapter(adapter, box_format=owner.config.box_format, dataset=owner.dataset)
         owner._reader = owner.make_reader(checked)
         owner._adapter = checked

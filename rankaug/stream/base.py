@@ -42,7 +42,7 @@ from typing import Any, ClassVar, Final, Generic, TypeVar
 from torch.utils.data import IterableDataset
 
 from rankaug import checks, nesting, passes, stacking, streams
-from rankaug._fixed import FixedSettings
+from rankaug._fixed import FixedSettings, own_count
 from rankaug.context import ResolvedContext, SampleContext, current_worker
 from rankaug.epoch import carried_epoch
 from rankaug.errors import RankaugWarning
@@ -121,6 +121,7 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
         {"dataset", "keying", "ids", "seed", "stream", "depth"}
     )
     """The attributes fixed when the wrapper is made (assigning one is refused)."""
+    made_with = "_passes"  # set after them: a subclass may have set them before
 
     def __init__(self, dataset: Any, keyed: KeyedDataset[Any], *, keying: str,
                  sample_id: Any) -> None:  # fmt: skip
@@ -385,6 +386,8 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
             self._passes.set_all(epoch)
 
     # ---------------------------------------------------------------- pickling
+    __copy__ = own_count  # its map-style wrapper copied too (see own_count)
+
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_live"], state["_resume"], state["_running"] = None, {}, set()

@@ -22,6 +22,7 @@ up to where it stood (see :mod:`rankaug.stream.base`).
 
 from __future__ import annotations
 
+import copy
 import re
 import sys
 import threading
@@ -30,6 +31,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, TypeVar
 
 from rankaug import checks
+from rankaug._fixed import own_count
 from rankaug.context import ResolvedContext
 from rankaug.errors import SampleError, failure_text, id_text
 from rankaug.keys import Keying
@@ -230,6 +232,13 @@ class WindowStream(StreamDataset[T_co]):
         self._naming = naming = _Naming(checked)
         for inner in self._inner.values():  # each window's wrapper reads through it
             inner.adapter = naming
+
+    def __copy__(self) -> Any:
+        """A shallow copy whose window wrappers are its own (its adapter is assigned there)."""
+        copied = own_count(self)
+        copied._inner = {size: copy.copy(inner) for size, inner in self._inner.items()}
+        copied._keyed = copied._inner[self.buffer_size + 1]
+        return copied
 
     def window_wrapper(self, size: int) -> Any:
         """The map-style wrapper over a window of ``size`` samples (made once)."""

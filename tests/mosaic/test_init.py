@@ -163,7 +163,25 @@ def objects(count: int) -> list[SimpleNamespace]:
                             labels=np.array([i])) for i in range(count)]  # fmt: skip
 
 
+class _ObjectMosaic(MosaicDataset[Any]):
+    """A subclass that sets its adapter and dataset before calling the constructor."""
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset, self.adapter = dataset, ObjectAdapter()
+        super().__init__(dataset, seed=0, output_size=16, record=None, adapter=self.adapter)
+        self.note = "mine"
+
+
 class TestMosaicDataset:
+    def test_a_subclass_may_set_its_settings_before_the_constructor(self) -> None:
+        # before: the adapter's setter read a config not made yet (AttributeError), and
+        # the constructor's own dataset was refused as an assignment after construction
+        data = objects(4)
+        mosaic = _ObjectMosaic(data)
+        assert (mosaic.dataset, mosaic.note) == (data, "mine")
+        assert isinstance(mosaic.adapter, ObjectAdapter)
+        assert type(mosaic[0]) is SimpleNamespace
+
     def test_an_adapter_set_afterwards_reads_the_tiles(self) -> None:
         # before: the output was repacked by the new adapter, the tiles still unpacked by
         # the old one, which refused the samples ("for any other shape, pass adapter=")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,18 @@ class TestStreamingAugment:
         stream.transform = noise
         with pytest.raises(RuntimeError, match="assigned after this DataLoader worker"):
             list(loader)
+
+    def test_a_shallow_copys_transform_is_its_own(self) -> None:
+        # before: the copy shared the map-style wrapper its samples go through, so
+        # assigning its transform changed the original's, and refused its persistent workers
+        stream = RandomAugmentWrapper(Shards(4), keep, seed=0)
+        loader = DataLoader(stream, batch_size=None, num_workers=2, persistent_workers=True)
+        assert len(list(loader)) == 4
+        validation = copy.copy(stream)
+        validation.transform = noise
+        assert (stream.transform, validation.transform) == (keep, noise)
+        assert not any("noise" in sample for sample in loader)  # keep's, in its workers
+        assert all("noise" in sample for sample in iter(validation))
 
     def test_stream_keying_reruns_and_moves_on(self) -> None:
         def stream() -> Any:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping
 from types import SimpleNamespace
 from typing import Any
@@ -94,6 +95,22 @@ class TestWindowStream:
         stream.adapter = _ObjectAdapter()
         with pytest.raises(RuntimeError, match="assigned after this DataLoader worker"):
             list(loader)
+
+    @pytest.mark.parametrize("kind", [MosaicDataset, MixUpDataset])
+    def test_a_shallow_copys_adapter_is_its_own(self, kind: Any) -> None:
+        # before: the copy shared the window wrappers, so its adapter was assigned to the
+        # original's (and refused the original's persistent workers), not to its own
+        options = {"output_size": 32} if kind is MosaicDataset else {}
+        adapter = _ObjectAdapter()
+        stream = kind(_Objects(), seed=0, buffer_size=2, adapter=adapter, **options)
+        loader = DataLoader(stream, batch_size=None, num_workers=1, persistent_workers=True)
+        assert len(list(loader)) == 6
+        copied = copy.copy(stream)
+        copied.adapter = other = _ObjectAdapter()
+        assert (stream.adapter, copied.adapter) == (adapter, other)
+        assert stream.window_wrapper(3).adapter.unpack.__self__ is adapter
+        assert copied.window_wrapper(3).adapter.unpack.__self__ is other
+        assert len(list(loader)) == len(list(copied)) == 6  # the original's workers go on
 
     @pytest.mark.parametrize("name", ["config", "buffer_size", "seed", "keying", "dataset"])
     def test_a_setting_fixed_when_made_cannot_be_assigned(self, name: str) -> None:
