@@ -116,6 +116,7 @@ class PairDataset(KeyedDataset[T_co]):
     arguments_only = frozenset({"targets", "num_classes", "class_field", "p", "partner_fit",
                                 "fill", "fill_mask", "record"})  # fmt: skip
     adapter = ReaderAdapter()
+    _adapter: SampleAdapter  # (what adapter gives)
     _reader: PairReader  # made with the adapter
     target_fields: ClassVar[tuple[str, ...]] = (
         "box_format", "label_fields", "keypoint_fields", "clip",
@@ -358,11 +359,12 @@ class PairDataset(KeyedDataset[T_co]):
                 out = reader.clip(main, data) if alone is main else reader.emit(alone, data.keys())
                 share, partner = 1.0, main
                 details = self.unmixed(main)
-            sample = self.adapter.repack(out, main_state)
+            adapter = self._adapter  # (the attribute: no descriptor call per sample)
+            sample = adapter.repack(out, main_state)
             labels, indices = (main.label, partner.label), (main_index, partner.index)
             target = class_target(labels, indices, share, config.num_classes, self.class_advice)
             if target is not None:
-                sample = with_class_target(self.adapter, sample, config.class_field, target)
+                sample = with_class_target(adapter, sample, config.class_field, target)
             record = {
                 "applied": applied,
                 "indices": [main_index, partner_index] if applied else [main_index],
@@ -373,7 +375,7 @@ class PairDataset(KeyedDataset[T_co]):
                 "settings": self._settings,
             }
             if config.record is not None:
-                sample = attach(self.adapter, sample, config.record, record)
+                sample = attach(adapter, sample, config.record, record)
         if replayed is not None:  # a replay: its draws against the record's
             check_replayed(replayed, record, type(self).__name__)
         result: T_co = sample

@@ -196,12 +196,12 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         "layout": MosaicGrid, "targets": Targets, "partners": Partners,
     }  # fmt: skip
     """The parameter objects, by keyword (the deprecated flat keywords are their fields)."""
-    fixed_settings = KeyedDataset.fixed_settings | {"config", "partners"}
-    """The attributes fixed when the wrapper is made (assigning one is refused)."""
+    fixed_settings = KeyedDataset.fixed_settings | {"config", "partners"}  # (refused)
     arguments_only = frozenset({"output_size", "layout", "targets", "affine", "color", "p",
                                 "epochs", "close_mosaic", "record"})  # fmt: skip
     adapter = ReaderAdapter()
-    _reader: TileReader  # made with the adapter
+    _reader: TileReader  # made with the adapter (kept as _adapter)
+    _adapter: SampleAdapter
 
     def __init__(
         self,
@@ -386,9 +386,9 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
                 record["rank"] = context.rank
             record["state"] = state
             record["settings"] = self._settings
-            sample = self.adapter.repack(out, main_state)
+            sample = (adapter := self._adapter).repack(out, main_state)  # (no descriptor)
             if config.record is not None:
-                sample = attach(self.adapter, sample, config.record, record)
+                sample = attach(adapter, sample, config.record, record)
         if replayed is not None:  # a replay: its draws against the record's
             check_replayed(replayed, record, type(self).__name__)
         main_points = tiles[0].keypoints  # the main sample's: the output has keypoints
