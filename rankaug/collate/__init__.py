@@ -70,8 +70,8 @@ def collate_detection(
         dtype is taken from the samples that have boxes (or, in a batch without any
         box, from the first sample whose value is an array or tensor; else float32 boxes
         and int64 labels); boxes given as lists or tuples, which carry no dtype, take the
-        dtype of those given as arrays or tensors, else float64; every other key: the
-        list of its values, in batch order.
+        dtype of those given as arrays or tensors, else float64 for Python numbers; every
+        other key: the list of its values, in batch order.
         Boxes keep the samples' own format. ``"epoch"``: when the samples carry their
         ``index`` as :class:`~rankaug.EpochIndex` values (and have no ``epoch`` key),
         the int64 ``(B,)`` epochs of those indices, for :class:`~rankaug.BatchAugment`.

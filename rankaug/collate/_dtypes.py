@@ -20,8 +20,9 @@ def box_dtype(
 
     A list carries no dtype: numpy reads whole numbers as int64 and fractions as float64,
     so a sample whose boxes happen to be whole would split a batch. Such boxes take the
-    dtype of the samples that give arrays or tensors, else float64 (fractions go only
-    into floats; whole numbers into floats, or integers every int64 fits in).
+    dtype of the samples that give arrays or tensors, else the floats they read as
+    (float64 for Python numbers; fractions go only into floats, whole numbers into
+    floats or integers every int64 fits in).
     """
     listed = [isinstance(sample[key], list | tuple) for sample in batch]
     if not any(listed):
@@ -31,7 +32,8 @@ def box_dtype(
         dtype = one_dtype(typed, batch, key, np.dtype(np.float32))
     else:
         read = [b.dtype for b, plain in zip(boxes, listed, strict=True) if plain and b.size]
-        dtype = np.result_type(*read, np.float64) if read else np.dtype(np.float32)
+        dtype = np.result_type(*read) if read else np.dtype(np.float32)
+        dtype = dtype if dtype.kind == "f" else np.dtype(np.float64)  # whole numbers alone
     for position, (array, plain) in enumerate(zip(boxes, listed, strict=True)):
         if plain and array.size and not _exact_into(array.dtype, dtype):
             raise ValueError(

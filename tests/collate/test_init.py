@@ -155,6 +155,8 @@ class TestCollateDetection:
         assert collate_detection([whole, whole])["bboxes"].dtype == torch.float64
         typed = with_(bboxes=np.array([[1, 1, 3, 3]], np.float32))
         assert collate_detection([whole, typed])["bboxes"].dtype == torch.float32
+        rows = with_(bboxes=[torch.tensor([1.0, 1, 3, 3])])  # a list of float32 rows
+        assert collate_detection([rows, rows])["bboxes"].dtype == torch.float32
 
     def test_boxes_as_a_list_of_fractions_are_refused_beside_integer_boxes(self) -> None:
         integers = with_(bboxes=np.array([[1, 1, 3, 3]], np.int16))
