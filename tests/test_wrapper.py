@@ -392,20 +392,23 @@ class TestRandomAugmentWrapper:
         # before: the main process used the new transform, the persistent workers the old
         # one they had been given, without a word
         wrapped = RandomAugmentWrapper([{"image": image()}] * 4, A.HorizontalFlip(p=1), seed=0)
-        for persistent in (False, True):
-            loader = DataLoader(
-                wrapped, batch_size=None, num_workers=2, persistent_workers=persistent
-            )
-            assert all(torch.equal(out["image"], torch.from_numpy(image()[:, ::-1].copy()))
-                       for out in loader)  # fmt: skip
-            wrapped.transform = A.VerticalFlip(p=1)
-            if persistent:
-                with pytest.raises(RuntimeError, match="assigned after this DataLoader worker"):
-                    list(loader)
-            else:  # new workers each pass: they get it
-                assert all(torch.equal(out["image"], torch.from_numpy(image()[::-1].copy()))
-                           for out in loader)  # fmt: skip
-            wrapped.transform = A.HorizontalFlip(p=1)
+        flipped, upside_down = image()[:, ::-1].copy(), image()[::-1].copy()
+
+        def outputs(loader: DataLoader[Any]) -> list[np.ndarray]:
+            return [out["image"].numpy() for out in loader]
+
+        fresh = DataLoader(wrapped, batch_size=None, num_workers=2)
+        assert all(np.array_equal(out, flipped) for out in outputs(fresh))
+        wrapped.transform = A.VerticalFlip(p=1)
+        # new workers each pass: they get it
+        assert all(np.array_equal(out, upside_down) for out in outputs(fresh))
+        wrapped.transform = A.HorizontalFlip(p=1)
+        kept = DataLoader(wrapped, batch_size=None, num_workers=2, persistent_workers=True)
+        assert all(np.array_equal(out, flipped) for out in outputs(kept))
+        wrapped.transform = A.VerticalFlip(p=1)
+        with pytest.raises(RuntimeError, match="assigned after this DataLoader worker"):
+            outputs(kept)
+        wrapped.transform = A.HorizontalFlip(p=1)
         np.testing.assert_array_equal(wrapped[0]["image"], image()[:, ::-1])  # here: in use
 
     def test_a_shallow_copys_transform_leaves_the_originals_workers_going(self) -> None:
