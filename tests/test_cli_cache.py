@@ -60,6 +60,42 @@ class TestCacheVerify:
         assert "3 entries checked, 2 problem(s)" in out
         assert str(cached.path / "0" / "0.sample") not in out
 
+    def test_an_entry_copied_under_another_index_or_cache_is_listed(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        cached = filled(tmp_path)
+        other = CachedDataset(SyntheticDetection(3, image_size=(60, 80), seed=9), tmp_path)
+        other[0]
+        copied, foreign = cached.path / "0" / "1.sample", cached.path / "0" / "0.sample"
+        copied.write_bytes((cached.path / "0" / "2.sample").read_bytes())
+        foreign.write_bytes((other.path / "0" / "0.sample").read_bytes())
+        misplaced = cached.path / "1" / "5.sample"  # shard 1 holds 1024 to 2047
+        misplaced.parent.mkdir()
+        misplaced.write_bytes((cached.path / "0" / "2.sample").read_bytes())
+        assert main(["cache", "verify", str(tmp_path)]) == 1
+        out = capsys.readouterr().out
+        assert (
+            f"{copied}: damaged: holds dataset[2] of the cache {cached.path.name}, not "
+            "dataset[1] (copied or moved from elsewhere): not served\n"
+        ) in out
+        assert (
+            f"{foreign}: damaged: holds dataset[0] of the cache {other.path.name}, not "
+            f"dataset[0] of the cache {cached.path.name}"
+        ) in out
+        assert f"{misplaced}: misplaced: CachedDataset reads no entry of this name here" in out
+        assert "5 entries checked, 3 problem(s)" in out
+
+    def test_an_entry_of_the_older_format_is_listed(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        cached = filled(tmp_path, 1)
+        entry = cached.path / "0" / "0.sample"
+        entry.write_bytes(b"RKCACHE\x02" + entry.read_bytes()[8:])
+        assert main(["cache", "verify", str(tmp_path)]) == 1
+        assert f"{entry}: damaged: an entry of an older rankaug cache format" in (
+            capsys.readouterr().out
+        )
+
     def test_a_planted_entry_is_reported_not_run(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

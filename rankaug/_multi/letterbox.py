@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 import cv2
 import numpy as np
 
+from rankaug._multi.on_image import only_on_image
+
 if TYPE_CHECKING:
     from rankaug._multi.parts import Part
     from rankaug.mix.config import PairConfig
@@ -24,7 +26,9 @@ def letterbox(part: Part, hw: tuple[int, int], config: PairConfig) -> Part:
     """``part`` scaled to fit ``hw`` (aspect kept) and centred, the rest filled.
 
     The image is resized with ``cv2.INTER_LINEAR``, masks with
-    ``cv2.INTER_NEAREST_EXACT``; boxes, polygons and keypoints follow the same map.
+    ``cv2.INTER_NEAREST_EXACT``; boxes, polygons and keypoints follow the same map
+    (keypoints off the partner's image are dropped with their fields first, as the
+    mosaic drops those off a tile's window: :mod:`rankaug._multi.on_image`).
 
     >>> from rankaug.mix.config import PairConfig
     >>> from rankaug._multi.parts import Part
@@ -57,6 +61,7 @@ def letterbox(part: Part, hw: tuple[int, int], config: PairConfig) -> Part:
             if len(masks)
             else np.zeros((0, height, width), masks.dtype)
         )
+    part = only_on_image(part)  # those off the partner's image would land in the fill
     points = part.keypoints
     if points is not None:
         points = points.copy()

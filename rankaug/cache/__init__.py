@@ -231,14 +231,9 @@ class CachedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
         path = sample_path(self._where, position)
         damaged = None
         try:
-            cached: T_co = read(
-                path,
-                self._trusted,
-                owner_check=not self.trust_directory,
-                table=self._table,
-                index=position,
-                keep=self.read_only_arrays,
-            )
+            cached: T_co = read(path, self._trusted, owner_check=not self.trust_directory,
+                                table=self._table, index=position, key=self.fingerprint.key,
+                                keep=self.read_only_arrays)  # fmt: skip
             return cached
         except FileNotFoundError:
             pass
@@ -318,7 +313,8 @@ class CachedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
         """What was just stored, read back (read-only); ``sample`` if it is not there."""
         try:
             stored: T_co = read(path, self._trusted, owner_check=not self.trust_directory,
-                                table=self._table, index=position, keep=True)  # fmt: skip
+                                table=self._table, index=position,
+                                key=self.fingerprint.key, keep=True)  # fmt: skip
         except (FileNotFoundError, Corrupt):  # removed or replaced since: as loaded
             loaded: T_co = sample
             return loaded
@@ -327,7 +323,8 @@ class CachedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
     def _store(self, position: int, sample: object, damaged: tuple[int, int] | None) -> bool:
         """Store ``sample``; whether a file of it is in the cache now."""
         try:
-            chunks, size = encode(sample, self._trusted, sealed=False)
+            key = self.fingerprint.key
+            chunks, size = encode(sample, self._trusted, sealed=False, index=position, key=key)
         except (Refused, Unstorable) as error:
             raise cannot_store(f"dataset[{position}]", error) from None
         except Exception as error:

@@ -17,7 +17,7 @@ from rankaug.cache._hf import random_fingerprint
 __all__ = ["FORMAT", "Fingerprint", "fingerprint"]
 
 #: Bumped when the file format changes, so old caches are never read as new.
-FORMAT: Final = "rankaug.CachedDataset/2"
+FORMAT: Final = "rankaug.CachedDataset/3"
 _ADDRESS: Final = re.compile(r" at 0x[0-9A-Fa-f]+")
 _ONLY_ADDRESS: Final = re.compile(r"<\s*[\w.]+(\s+object)?\s+at 0x[0-9A-Fa-f]+\s*>")
 #: What stands for a memory address in a kept repr.

@@ -2,7 +2,8 @@
 
 Layout (little-endian)::
 
-    magic "RKCACHE" 0x02 | file size u64 | pickle size u64 | buffer count u32 | CRC-32 u32
+    magic "RKCACHE" 0x03 | file size u64 | pickle size u64 | buffer count u32 |
+    index u64 | cache key 16 bytes | CRC-32 u32
     buffer table: (offset u64, size u64) per buffer
     the pickle (protocol 5)
     each buffer, at an offset that is a multiple of 64
@@ -21,6 +22,9 @@ most :func:`map_limit` mappings are live at once per process; past that, files a
 read into memory instead (the same values, one copy more). With ``keep`` a file is
 mapped read-only, without a descriptor, and stays mapped for later reads
 (:mod:`rankaug.cache._kept`).
+
+Identity: each file records the dataset index it holds and its cache's key, checked
+on every read (:mod:`rankaug.cache._identity`): a mismatch is :class:`Corrupt`.
 
 Integrity: the CRC-32 covers every byte of the file but its own four; it is checked
 the first time a file (identified by device, inode, size, mtime and ctime) is read in
@@ -47,19 +51,20 @@ from typing import Any, Final
 import numpy as np
 import torch
 
+from rankaug.cache._identity import OLDER, key_bytes, mismatch, older
 from rankaug.cache._kept import KEPT, map_read_only
-from rankaug.cache._refusals import internal, unstorable
+from rankaug.cache._refusals import refuse_global, unstorable
 from rankaug.cache._seen import Checked
-from rankaug.cache._trust import Untrusted, problem, refuse, trust_types
+from rankaug.cache._trust import problem, refuse
 from rankaug.cache._tv_tensors import tv_tensor_reduction
 from rankaug.cache._unpickle import NOTHING, Refused, Trusted, load, tensor_reduction
 
 __all__ = ["INLINE_BYTES", "Corrupt", "encode", "map_limit", "read", "recorded_size", "seal"]
 
-MAGIC: Final = b"RKCACHE\x02"
+MAGIC: Final = b"RKCACHE\x03"
 #: Arrays smaller than this are stored inside the pickle.
 INLINE_BYTES: Final = 4096
-_HEAD: Final = struct.Struct("<8sQQII")
+_HEAD: Final = struct.Struct("<8sQQIQ16sI")
 _CRC_AT: Final = _HEAD.size - 4
 _OTHERS_WRITE: Final = 0o022
 _ENTRY: Final = struct.Struct("<QQ")
@@ -108,7 +113,12 @@ class _Pickler(pickle.Pickler):
 
 
 def encode(
-    sample: object, extra: Trusted = NOTHING, *, sealed: bool = True
+    sample: object,
+    extra: Trusted = NOTHING,
+    *,
+    sealed: bool = True,
+    index: int = 0,
+    key: str | None = None,
 ) -> tuple[list[bytes | memoryview], int]:
     """The chunks of one sample's file, in order, and the file's size.
 
@@ -116,6 +126,8 @@ def encode(
         sample: What to store.
         extra: Globals the reader admits beyond rankaug's (``trusted_types``).
         sealed: Compute the checksum now; ``False`` leaves it to :func:`seal`.
+        index: The dataset index the file holds.
+        key: The cache's key (32 hex digits), or ``None``.
 
     Raises:
         pickle.PicklingError, TypeError, AttributeError: If the sample cannot be pickled.
@@ -148,7 +160,9 @@ def encode(
         body.append(raw)
         position += raw.nbytes
     load(payload, buffers, extra)  # what the reader could not build is refused now
-    head = bytearray(_HEAD.pack(MAGIC, position, payload.nbytes, len(buffers), 0))
+    head = bytearray(
+        _HEAD.pack(MAGIC, position, payload.nbytes, len(buffers), index, key_bytes(key), 0)
+    )
     head += b"".join(table)
     chunks: list[bytes | memoryview] = [memoryview(head), *body]
     if sealed:
@@ -197,6 +211,7 @@ def read(
     verify: bool = False,
     table: Checked | None = None,
     index: int = 0,
+    key: str | None = None,
     keep: bool = False,
 ) -> Any:
     """The sample stored at ``path``.
@@ -209,13 +224,17 @@ def read(
             file before.
         table: The cache's table of files found whole in this boot
             (:mod:`rankaug.cache._seen`): consulted before checking, written after.
-        index: The file's index in ``table``.
+        index: The dataset index the file must hold (and its index in ``table``).
+        key: The key of the cache the file must belong to (32 hex digits), or
+            ``None`` to accept any.
         keep: Map the file read-only and keep it mapped for later reads
             (:mod:`rankaug.cache._kept`): its arrays come back read-only.
 
     Raises:
         FileNotFoundError: If there is no file (the sample is not cached).
-        Corrupt: If the file is not a whole, undamaged cache file.
+        Corrupt: If the file is not a whole, undamaged cache file, or holds another
+            index or another cache's sample than ``index`` and ``key`` (or is of the
+            older format).
         rankaug.cache._trust.Untrusted: If another user could have written it, or its
             pickle names a global that the reader does not admit.
     """
@@ -228,7 +247,8 @@ def read(
                 KEPT.forget(path)  # deleted: its pages are let go with the last array
                 raise
             if same:  # the same file, unchanged: whole and checked when it was kept
-                return _decode(held[0], len(held[0]), path, extra, False, held[1])
+                where = (index, key)
+                return _decode(held[0], len(held[0]), path, extra, False, held[1], where)
             KEPT.forget(path)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
@@ -270,7 +290,7 @@ def read(
             data = memoryview(mapped)
     finally:
         os.close(fd)
-    sample = _decode(data, size, path, extra, check is not None, identity)
+    sample = _decode(data, size, path, extra, check is not None, identity, (index, key))
     if kept is not None:
         KEPT.keep(path, kept, identity, seen)
     if check is not None:
@@ -306,8 +326,11 @@ def _decode(
     extra: Trusted,
     check: bool,
     identity: tuple[int, int],
+    expected: tuple[int, str | None],
 ) -> Any:
-    magic, total, payload_size, count, crc = _HEAD.unpack_from(data, 0)
+    if bytes(data[:8]) == OLDER:
+        raise Corrupt(older(path), identity)
+    magic, total, payload_size, count, held, key, crc = _HEAD.unpack_from(data, 0)
     table_end = _HEAD.size + _ENTRY.size * count
     if magic != MAGIC or total != size or table_end + payload_size > size:
         raise Corrupt(f"{path}: not a complete rankaug cache file", identity)
@@ -320,31 +343,17 @@ def _decode(
             raise Corrupt(f"{path}: buffer {number} lies outside the file", identity)
         buffers.append(data[offset : offset + length])
     try:
-        return load(data[table_end : table_end + payload_size], buffers, extra)
+        sample = load(data[table_end : table_end + payload_size], buffers, extra)
     except Refused as error:
         raise refuse_global(path, error) from None
     except Exception as error:  # a torn pickle, or a class that no longer exists
         raise Corrupt(
             f"{path}: cannot unpickle ({type(error).__name__}: {error})", identity
         ) from None
-
-
-def refuse_global(path: str, error: Refused) -> Untrusted:
-    """The error for an entry whose pickle names a global the reader does not admit."""
-    start = (
-        f"CachedDataset refuses the cache entry {path}: its pickle calls "
-        f"{error.module}.{error.name}, which is not one of the types rankaug stores, so it "
-        "was not unpickled."
-    )
-    if internal(error.module, error.name):  # torch's _rebuild_tensor_v2: never to trust
-        return Untrusted(
-            f"{start} A library's private function is no type of your samples: delete it."
-        )
-    return Untrusted(
-        f"{start} If that is a type of your samples, {trust_types(error.name)}; "
-        "otherwise someone else wrote this file: delete it.",
-        refused=(error.module, error.name),
-    )
+    wrong = mismatch(path, (held, key), expected)  # after the pickle: a planted global
+    if wrong is not None:  # is refused as such
+        raise Corrupt(wrong, identity)
+    return sample
 
 
 def _read_all(fd: int, size: int, path: str) -> bytearray:

@@ -14,11 +14,11 @@ from typing import Final
 
 import torch
 
-from rankaug.cache._trust import trust_types
+from rankaug.cache._trust import Untrusted, trust_types
 from rankaug.cache._tv_tensors import is_tv_tensor
 from rankaug.cache._unpickle import Refused
 
-__all__ = ["Unstorable", "cannot_store", "internal", "unstorable"]
+__all__ = ["Unstorable", "cannot_store", "internal", "refuse_global", "unstorable"]
 
 _LIBRARIES: Final = frozenset({"torch", "torchvision", "numpy"})
 
@@ -95,3 +95,21 @@ def cannot_store(what: str, error: Exception) -> TypeError:
     if isinstance(error, Unstorable):
         return TypeError(f"{start}: {error}")
     return TypeError(f"{start}: the sample cannot be pickled ({type(error).__name__}: {error})")
+
+
+def refuse_global(path: str, error: Refused) -> Untrusted:
+    """The error for an entry whose pickle names a global the reader does not admit."""
+    start = (
+        f"CachedDataset refuses the cache entry {path}: its pickle calls "
+        f"{error.module}.{error.name}, which is not one of the types rankaug stores, so it "
+        "was not unpickled."
+    )
+    if internal(error.module, error.name):  # torch's _rebuild_tensor_v2: never to trust
+        return Untrusted(
+            f"{start} A library's private function is no type of your samples: delete it."
+        )
+    return Untrusted(
+        f"{start} If that is a type of your samples, {trust_types(error.name)}; "
+        "otherwise someone else wrote this file: delete it.",
+        refused=(error.module, error.name),
+    )

@@ -1,9 +1,11 @@
-"""Check a whole cache directory: every entry's checksum, structure, pickle and owner.
+"""Check a whole cache directory: every entry's checksum, structure, pickle, owner and place.
 
 Used by ``python -m rankaug cache verify DIR``. Entries are read with the cache's
 own reader (:mod:`rankaug.cache._format`), so checking runs nobody else's code: a
 global outside rankaug's allowlist is reported, never called. Names given as
-``trusted`` (``module.name``) are admitted as inert stand-ins, not imported.
+``trusted`` (``module.name``) are admitted as inert stand-ins, not imported. Each entry
+must hold the index its name says and belong to the cache of its folder's key
+(:mod:`rankaug.cache._identity`): one copied from another index or cache is damaged.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rankaug.cache._format import Corrupt, read
-from rankaug.cache._store import SAMPLE_SUFFIX
+from rankaug.cache._store import SAMPLE_SUFFIX, sample_path
 from rankaug.cache._trust import OVERRIDE, Untrusted, fix, problem, trust_types
 
 __all__ = ["Report", "verify"]
@@ -76,6 +78,22 @@ def _entries(cache: Path) -> Iterator[Path]:
         yield from sorted(shard.glob(f"[!.]*{SAMPLE_SUFFIX}"))
 
 
+def _place(cache: Path, entry: Path) -> tuple[int, str | None] | None:
+    """The index and key ``CachedDataset`` reads ``entry`` for, or ``None`` (it never does).
+
+    The key is the folder's name where that is a key (32 hex digits), else ``None``.
+    """
+    stem = entry.name.removesuffix(SAMPLE_SUFFIX)
+    if not stem.isdigit() or (stem != "0" and stem.startswith("0")):
+        return None
+    index = int(stem)
+    if sample_path(str(cache), index) != str(entry):
+        return None
+    name = cache.name
+    key = name if len(name) == 32 and all(c in "0123456789abcdef" for c in name) else None
+    return index, key
+
+
 def _splits(trusted: Iterable[str]) -> list[tuple[str, str]]:
     """Every ``(module, qualname)`` a dotted ``--trusted`` name can mean.
 
@@ -129,8 +147,16 @@ def verify(directory: Path, trusted: Iterable[str] = (), *, owners: bool = True)
     for cache in caches:
         for entry in _entries(cache):
             report.checked += 1
+            place = _place(cache, entry)
+            if place is None:
+                report.problems.append(
+                    f"{entry}: misplaced: CachedDataset reads no entry of this name here "
+                    f"(entries are <index >> 10, hex>/<index>{SAMPLE_SUFFIX})"
+                )
+                continue
+            index, key = place
             try:
-                read(str(entry), extra, owner_check=owners, verify=True)
+                read(str(entry), extra, owner_check=owners, verify=True, index=index, key=key)
             except Corrupt as error:
                 report.problems.append(f"{entry}: damaged: {_reason(error, entry)}")
             except Untrusted as error:

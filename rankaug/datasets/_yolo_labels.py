@@ -24,6 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rankaug.datasets._file_stat import FileStat, check_unchanged, file_stat
+from rankaug.datasets._pose import pose_form
 
 __all__ = ["LabelFile", "read_label_file"]
 
@@ -40,12 +41,16 @@ class LabelFile(NamedTuple):
         polygons: ``N`` float64 ``(K_i, 2)`` normalised ``(x, y)`` points (``K_i >= 3``),
             or ``None`` when the file was read as detection labels.
         stat: The file's ``(size, mtime_ns)`` as it was read (``None``: no file).
+        pose: Read as polygons, the number of fields of every line when each reads as
+            a YOLO pose line too, all of one length (:func:`~rankaug.datasets._pose.pose_form`);
+            0 without lines, -1 otherwise (and for detection labels).
     """
 
     classes: np.ndarray
     boxes: np.ndarray
     polygons: tuple[np.ndarray, ...] | None
     stat: FileStat
+    pose: int = -1
 
 
 def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFile:
@@ -75,6 +80,7 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
     classes: list[int] = []
     rows: list[tuple[float, float, float, float]] = []
     polygons: list[np.ndarray] = []
+    pose = 0 if segments else -1  # the length of lines that read as pose lines
     stat = file_stat(path)
     if path.is_file():
         try:
@@ -90,8 +96,10 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
                             f"{line.strip()!r}"
                         )
                     if segments:
-                        label, points, row = _parse_polygon_line(fields, where, tolerance)
+                        label, points, row, form = _parse_polygon_line(fields, where, tolerance)
                         polygons.append(points)
+                        if pose >= 0:
+                            pose = len(fields) if form and pose in (0, len(fields)) else -1
                     else:
                         label, row = _parse_box_line(fields, where, tolerance)
                     classes.append(label)
@@ -101,7 +109,11 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
     check_unchanged(path, stat)
     boxes = np.clip(np.array(rows, dtype=np.float64).reshape(-1, 4), 0.0, 1.0)
     return LabelFile(
-        np.array(classes, dtype=np.int64), boxes, tuple(polygons) if segments else None, stat
+        np.array(classes, dtype=np.int64),
+        boxes,
+        tuple(polygons) if segments else None,
+        stat,
+        pose,
     )
 
 
@@ -138,10 +150,13 @@ def _parse_box_line(
 
 def _parse_polygon_line(
     fields: list[str], where: str, tolerance: float
-) -> tuple[int, np.ndarray, tuple[float, float, float, float]]:
-    """Parse ``class x1 y1 ... xk yk``: its label, points and bounds.
+) -> tuple[int, np.ndarray, tuple[float, float, float, float], int | None]:
+    """Parse ``class x1 y1 ... xk yk``: its label, points, bounds and pose form.
 
-    The points are ``(k, 2)`` float64, clipped to ``[0, 1]``; the bounds normalised xyxy.
+    The points are ``(k, 2)`` float64, clipped to ``[0, 1]``; the bounds normalised xyxy;
+    the pose form the keypoint columns under which the line reads as a pose line
+    (:func:`~rankaug.datasets._pose.pose_form`), or ``None``. A line out of ``[0, 1]``
+    that reads as a pose line (a visibility of 2) is refused as one.
     """
     count = len(fields) - 1
     if len(fields) == 5:
@@ -165,6 +180,15 @@ def _parse_polygon_line(
     label = _parse_class(fields[0], where)
     values = _parse_numbers(fields[1:], _coordinate_name, where)
     low, high = min(values), max(values)  # plain floats: far cheaper than numpy per line
+    form = pose_form(values, tolerance)
+    if form and (low < -tolerance or high > 1.0 + tolerance):
+        raise ValueError(
+            f"{where}: a YOLO pose line 'class cx cy w h' and keypoints 'x y"
+            f"{' v' if form == 3 else ''}' in a segments=True dataset: {' '.join(fields)!r}; "
+            "YoloFolder reads boxes or polygons, not keypoints (ultralytics tells pose "
+            "labels by the kpt_shape of their data YAML): read the boxes with a label "
+            "folder of their first 5 columns, segments=False"
+        )
     if low < -tolerance or high > 1.0 + tolerance:
         index = next(i for i, v in enumerate(values) if v < -tolerance or v > 1.0 + tolerance)
         point = index // 2 + 1
@@ -179,7 +203,7 @@ def _parse_polygon_line(
         np.clip(points, 0.0, 1.0, out=points)
     xs, ys = values[0::2], values[1::2]
     row = (min(xs), min(ys), max(xs), max(ys))  # clipped with the other boxes
-    return label, points, row
+    return label, points, row, form
 
 
 def _not_utf8(path: Path, error: UnicodeDecodeError) -> ValueError:

@@ -36,6 +36,7 @@ from rankaug.datasets._image_io import (
     read_rgb,
     read_rgb_resized,
 )
+from rankaug.datasets._pose import refuse_declared_pose, warn_pose_form
 from rankaug.datasets._sample import build_sample, check_output_options
 from rankaug.datasets._walk import walk_files
 from rankaug.datasets._yolo_labels import read_label_file
@@ -65,9 +66,14 @@ class YoloFolder(FixedSettings, Dataset[Any]):
     clipped to the image, anything further out is an error. Zero-size boxes are kept
     (filter them with :func:`rankaug.boxes.keep_mask`). Blank lines are skipped.
     Segment (polygon) lines are refused unless ``segments=True``, and so are pose
-    (keypoint) lines, which rankaug does not read; with ``segments=True`` a pose line
-    ``class cx cy w h x1 y1 ...`` has a polygon line's form and cannot be told from one:
-    never pass ``segments=True`` for pose labels.
+    (keypoint) lines, which rankaug does not read. With ``segments=True`` a pose line
+    ``class cx cy w h x1 y1 [v1] ...`` may have a polygon line's form (ultralytics tells
+    them apart by the ``kpt_shape`` of the data YAML): a YAML in ``root`` that declares
+    ``kpt_shape`` is refused, so is a line that reads as a pose line and not as a polygon
+    (a visibility of 2), and a dataset whose every line reads as a pose line (its first
+    four numbers a box, the keypoints after them inside it), all of one length, is
+    warned about (:mod:`rankaug.datasets._pose`); never pass ``segments=True`` for pose
+    labels.
 
     Samples are those of :class:`~rankaug.datasets.SyntheticDetection`:
     ``{"image": HxWx3 uint8 RGB, "bboxes": float32 (N, 4) in box_format,
@@ -131,11 +137,14 @@ class YoloFolder(FixedSettings, Dataset[Any]):
         ValueError: If no image is found, a name with an image extension is not a
             readable file (a dangling link), two images share a label file (``a.jpg`` and
             ``a.png``), or a label file has a bad line (the message names the file and
-            line number).
+            line number), or with ``segments=True`` a YAML in ``root`` declares
+            ``kpt_shape`` (pose labels) or a line reads as a pose line only.
 
     Warns:
         RankaugWarning: If label files belong to no image read (an image of another
             extension, a misnamed file): their objects would be lost silently.
+        RankaugWarning: If with ``segments=True`` every label line reads as a YOLO pose
+            line, all of one length.
 
     >>> import tempfile
     >>> from rankaug.datasets import SyntheticDetection, write_yolo_folder
@@ -226,10 +235,14 @@ class YoloFolder(FixedSettings, Dataset[Any]):
             (labels / path.relative_to(images)).with_suffix(".txt") for path in self.image_paths
         )
         _check_pairs(self.image_paths, self.label_paths, labels, suffixes)
+        if self.segments:
+            refuse_declared_pose(self.root)
         parsed = [
             read_label_file(path, self.tolerance, segments=self.segments)
             for path in self.label_paths
         ]
+        if self.segments:
+            warn_pose_form([labels.pose for labels in parsed], self.label_paths)
         self._labels = [labels.classes for labels in parsed]
         self._boxes = [labels.boxes for labels in parsed]  # normalised xyxy, float64
         # normalised (K, 2) float64 points per object, or None without segments

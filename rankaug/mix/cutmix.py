@@ -28,7 +28,9 @@ it smaller near the borders.) The partner's pixels inside it replace the main im
   no pixel is dropped with its box and label fields, a mask the cut changes gives its
   instance the box of its pixels left, an untouched one keeps its box (a partner's
   clipped to the rectangle); the semantic mask takes the partner's values inside it;
-  keypoints are kept where their own image shows.
+  keypoints are kept where their own image shows (a main keypoint off the output image,
+  ``0 <= x < w``, ``0 <= y < h``, is dropped with its fields in every output, mixed or
+  not, as the mosaic drops those off its output).
 * **Polygons** (``segments``, :mod:`rankaug.polygons`) follow their pixels as the masks
   do, and each draws only pixels of its own image: a main polygon whose pixels the
   rectangle reaches becomes the outline of the pixels it leaves, a partner's polygon
@@ -57,6 +59,7 @@ import numpy as np
 
 from rankaug import checks
 from rankaug._multi.fields import join
+from rankaug._multi.on_image import on_image, only_on_image
 from rankaug._multi.pairs import Part
 from rankaug.boxes import FEW_BOXES
 from rankaug.mix._around import cut
@@ -155,11 +158,12 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
     def alone(self, main: Part) -> Part:
         """A sample that is not mixed, through the box filters (a cut of no rectangle).
 
-        The main sample itself without filters, or when every box passes them.
+        The main sample itself without filters, or when every box passes them, less
+        its keypoints off the image (the main sample itself when there are none).
         """
         nothing = (0, 0, 0, 0)
         if not self._filtered or self._boxes(main.boxes, main.boxes[:0], nothing)[1].all():
-            return main
+            return only_on_image(main)
         return self._cut(main, main, nothing)  # the partner's boxes, clipped to it, all go
 
     def _cut(self, main: Part, partner: Part, rect: Rect) -> Part:
@@ -191,7 +195,7 @@ class CutMixDataset(Streamable, PairDataset[T_co]):
             mask[inside] = partner.mask[inside]
         points, point_fields = main.keypoints, main.keypoint_fields
         if points is not None and partner.keypoints is not None:
-            mine = ~_within(points, rect)
+            mine = ~_within(points, rect) & on_image(points, hw)
             theirs = _within(partner.keypoints, rect)
             points = np.concatenate((points[mine], partner.keypoints[theirs]))
             point_fields = {

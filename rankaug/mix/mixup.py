@@ -9,6 +9,9 @@ main image's weight (ultralytics and YOLOX use ``alpha = 32``, so ``r`` stays ne
 * **Targets**: the union of both samples' boxes with their label fields, instance
   masks, polygons (``segments``) and keypoints, the main sample's first; the semantic
   ``mask`` of the heavier image (the main one when ``r >= 0.5``): class ids cannot be blended.
+  Keypoints off the output image (``0 <= x < w``, ``0 <= y < h``; a letterboxed
+  partner's off its own image) are dropped with their keypoint fields in every output,
+  mixed or not, as the mosaic drops those off its output (:mod:`rankaug._multi.on_image`).
 * **Classes** (``num_classes=``): ``r * one_hot(main) + (1 - r) * one_hot(partner)``.
 * **Record** (under ``"mixup"``, :class:`MixUpRecord`): the indices, main first, and
   ``ratio`` (``r``; 1.0 for a sample that is not mixed).
@@ -23,6 +26,7 @@ import numpy as np
 
 from rankaug import checks
 from rankaug._multi.fields import join
+from rankaug._multi.on_image import only_on_image
 from rankaug._multi.pairs import Part
 from rankaug.mix.base import Combined, PairDataset, PairPlan
 from rankaug.polygons import gather
@@ -79,6 +83,7 @@ def union(main: Part, partner: Part, image: np.ndarray, mask: np.ndarray | None)
     Returns:
         The output part.
     """
+    main, partner = only_on_image(main), only_on_image(partner)
     both = (main, partner)  # the fields in the main sample's dtypes (join)
     keypoints, point_fields = main.keypoints, main.keypoint_fields
     if keypoints is not None and partner.keypoints is not None:
@@ -168,6 +173,10 @@ class MixUpDataset(Streamable, PairDataset[T_co]):
             None if mask is None else mask.copy(),
         )  # fmt: skip
         return Combined(out, ratio, {"ratio": ratio})
+
+    def alone(self, main: Part) -> Part:
+        """A sample that is not mixed: its keypoints off the image dropped, as when mixed."""
+        return only_on_image(main)
 
     def unmixed(self, main: Part) -> dict[str, Any]:
         """``ratio`` 1.0: all of the image is the main sample's."""

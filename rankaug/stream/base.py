@@ -50,7 +50,7 @@ from rankaug.keyed import KeyedDataset
 from rankaug.keys import Domain, KeyedRandom, KeyTemplate, check_keying
 from rankaug.stream.counter import PassCounter
 from rankaug.stream.detect import check_stream
-from rankaug.stream.ids import SampleIds, id_word
+from rankaug.stream.ids import Repeats, SampleIds
 from rankaug.stream.source import Reading, forward_epoch, resumable
 from rankaug.stream.view import Window
 
@@ -79,13 +79,14 @@ def _wrappers() -> tuple[type[Any], ...]:
 class Pass:
     """One pass running in this process: where it stands."""
 
-    __slots__ = ("done", "epoch", "keyed", "pid", "position", "rank", "worker_id")
+    __slots__ = ("done", "epoch", "keyed", "pid", "position", "rank", "repeats", "worker_id")
 
     def __init__(self, worker_id: int, rank: int, epoch: int) -> None:
         self.pid = os.getpid()
         self.worker_id, self.rank, self.epoch = worker_id, rank, epoch
         self.position = 0  # outputs produced (or skipped on resume) so far
         self.keyed: KeyedRandom | None = None  # the stream keying's Generator
+        self.repeats = Repeats(epoch, rank, worker_id)  # the sample keying's ids, watched
         self.done = False
 
     def context(self, index: int, sample_id: Any = None) -> SampleContext:
@@ -142,13 +143,11 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
             )
         self._keyed = keyed
         self.depth = nesting.depth(self, _wrappers())
-        self.seed, self.stream = keyed.seed, keyed.stream
-        self._stream_key = KeyTemplate(Domain.STREAM, seed=self.seed, stream=self.stream).builder(
-            "rank", "worker_id", "epoch"
-        )
-        self._sample_key = KeyTemplate(
-            Domain.SAMPLE_ID, seed=self.seed, stream=self.stream
-        ).builder("epoch", "sample_id")
+        self.seed, self.stream = seed, stream = keyed.seed, keyed.stream
+        self._stream_key = KeyTemplate(Domain.STREAM, seed=seed, stream=stream).builder(
+            "rank", "worker_id", "epoch")  # fmt: skip
+        self._sample_key = KeyTemplate(Domain.SAMPLE_ID, seed=seed, stream=stream).builder(
+            "epoch", "sample_id")  # fmt: skip
         self._passes = PassCounter()
         self._live: Pass | None = None
         self._running: set[Pass] = set()  # passes started and not ended (the latest, others)
@@ -273,10 +272,10 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
             return self.ids(sample)
 
     def key_random(self, live: Pass, sample_id: Any) -> KeyedRandom:
-        """The random state of one output: the pass's stream, or the sample's own key."""
+        """One output's random state: the pass's stream, or its id's key (watched: ``Repeats``)."""
         if live.keyed is not None:
             return live.keyed
-        return KeyedRandom(self._sample_key(live.epoch, id_word(sample_id)))
+        return KeyedRandom(self._sample_key(live.epoch, live.repeats.word(sample_id, self)))
 
     # ------------------------------------------------------------------ state
     def _own_state(self) -> bool:

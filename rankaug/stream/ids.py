@@ -6,20 +6,31 @@
 ``SAMPLE_ID``) as the first 8 bytes of its BLAKE2b digest, little-endian, after a
 one-byte type tag (``s`` text, ``b`` bytes, ``i`` an integer in decimal): stable
 across processes, machines and Python versions, unlike ``hash()``.
+
+Two samples of one id draw the same augmentation: each pass (one worker's part of an
+epoch) watches the ids of its last :data:`REPEAT_WINDOW` outputs and warns, once, of one
+that repeats (:class:`Repeats`). Memory stays bounded on any epoch, so repeats farther
+apart, or in another worker's or rank's pass, are not seen.
 """
 
 from __future__ import annotations
 
 import hashlib
+import warnings
+from collections import deque
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import torch
 
 from rankaug.checks._messages import type_error
+from rankaug.errors import RankaugWarning
 
-__all__ = ["SampleIds", "id_word"]
+__all__ = ["REPEAT_WINDOW", "Repeats", "SampleIds", "id_word"]
+
+REPEAT_WINDOW: Final = 1 << 16
+"""How many of a pass's latest outputs' ids :class:`Repeats` holds (a few MB at most)."""
 
 
 def id_word(value: object) -> int:
@@ -112,3 +123,59 @@ class SampleIds:
 def _integral(dtype: torch.dtype) -> bool:
     """Whether ``dtype`` holds integers (not ``bool``)."""
     return not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool)
+
+
+class Repeats:
+    """The ids of a pass's latest outputs under ``keying="sample"``: one repeated warns.
+
+    Holds the 64-bit words of the last :data:`REPEAT_WINDOW` ids, and stops watching
+    once it has warned (once per pass).
+
+    Args:
+        epoch: The pass's epoch.
+        rank: Its rank.
+        worker_id: Its worker.
+    """
+
+    __slots__ = ("epoch", "order", "rank", "seen", "warned", "worker_id")
+
+    def __init__(self, epoch: int, rank: int, worker_id: int) -> None:
+        self.epoch, self.rank, self.worker_id = epoch, rank, worker_id
+        self.order: deque[int] = deque()
+        self.seen: set[int] = set()
+        self.warned = False
+
+    def word(self, sample_id: Any, owner: object) -> int:
+        """The key word of ``sample_id`` (:func:`id_word`), watched for repeats.
+
+        Warns:
+            RankaugWarning: If ``sample_id`` is one of the last :data:`REPEAT_WINDOW`
+                ids of the pass (the first such in the pass only), naming ``owner``'s class.
+        """
+        word = id_word(sample_id)
+        if self.warned:
+            return word
+        seen = self.seen
+        if word in seen:
+            self.warned = True
+            seen.clear()
+            self.order.clear()
+            warnings.warn(self._message(sample_id, type(owner).__name__), RankaugWarning,
+                          stacklevel=3)  # fmt: skip
+            return word
+        seen.add(word)
+        order = self.order
+        order.append(word)
+        if len(order) > REPEAT_WINDOW:
+            seen.discard(order.popleft())
+        return word
+
+    def _message(self, sample_id: Any, owner: str) -> str:
+        return (
+            f"{owner}: sample id {sample_id!r} came twice in the pass of epoch {self.epoch} "
+            f"(rank {self.rank}, worker {self.worker_id}): with keying='sample' both samples "
+            "draw the same augmentation (one Generator per seed, epoch and id). Make the "
+            "ids unique (a webdataset __key__ with its shard's name, say) or use "
+            "keying='stream'. Warned once per pass; only repeats within "
+            f"{REPEAT_WINDOW} outputs of one worker's pass are seen"
+        )

@@ -106,10 +106,12 @@ def _tensor_bytes(tensor: torch.Tensor) -> bytes:
     return bytes(tensor.numpy().tobytes())
 
 
-def forge(payload: bytes, buffers: list[bytes] | None = None) -> bytes:
+def forge(
+    payload: bytes, buffers: list[bytes] | None = None, index: int = 0, key: bytes = bytes(16)
+) -> bytes:
     """A cache file around any pickle, checksum and all: what an attacker can write."""
     buffers = buffers or []
-    head = struct.Struct("<8sQQII")
+    head = struct.Struct("<8sQQIQ16sI")
     table_end = head.size + 16 * len(buffers)
     position = table_end + len(payload)
     body, table = [payload], b""
@@ -120,7 +122,7 @@ def forge(payload: bytes, buffers: list[bytes] | None = None) -> bytes:
         table += struct.pack("<QQ", position, len(raw))
         body.append(raw)
         position += len(raw)
-    prefix = head.pack(b"RKCACHE\x02", position, len(payload), len(buffers), 0)[:-4]
+    prefix = head.pack(b"RKCACHE\x03", position, len(payload), len(buffers), index, key, 0)[:-4]
     crc = zlib.crc32(b"".join(body), zlib.crc32(table, zlib.crc32(prefix)))
     return prefix + struct.pack("<I", crc) + table + b"".join(body)
 

@@ -64,7 +64,7 @@ def _watch(directory: str, stop: Any, results: Any) -> None:
         last = stop.is_set()  # one more pass once the writers are done
         for index in range(LENGTH):
             try:
-                rankaug.cache._format.read(sample_path(directory, index))
+                rankaug.cache._format.read(sample_path(directory, index), index=index)
                 seen += 1
             except FileNotFoundError:
                 pass

@@ -56,12 +56,13 @@ class TestEncodeAndRead:
         big = np.full(INLINE_BYTES, 7, np.uint8)
         small = np.full(INLINE_BYTES - 1, 9, np.uint8)
         data = write(tmp_path / "s", {"big": big, "small": small, "big2": big.astype(np.int16)})
-        magic, size, payload, count = struct.unpack_from("<8sQQI4x", data)
+        magic, size, payload, count, index, key = struct.unpack_from("<8sQQIQ16s4x", data)
         assert magic == MAGIC
+        assert (index, key) == (0, bytes(16))  # encode's defaults
         assert size == len(data)
         assert count == 2  # the two large arrays; the small one is inside the pickle
         for number in range(count):
-            offset, length = struct.unpack_from("<QQ", data, 32 + 16 * number)
+            offset, length = struct.unpack_from("<QQ", data, 56 + 16 * number)
             assert offset % 64 == 0
             assert length in (big.nbytes, 2 * big.nbytes)
         assert payload > small.nbytes  # the small array's bytes are in the pickle
@@ -101,15 +102,38 @@ class TestEncodeAndRead:
             lambda data: data[:10],  # shorter than a header
             lambda data: data[: len(data) // 2],  # cut short
             lambda data: data + b"\0",  # longer than it says
-            lambda data: b"RKCACHE\x01" + data[8:],  # another (the older) format
-            lambda data: data[:32] + struct.pack("<QQ", 1 << 40, 8) + data[48:],  # bad offset
-            lambda data: data[:48] + b"\xff" * 8 + data[56:],  # a torn pickle
+            lambda data: b"RKCACHE\x01" + data[8:],  # another (an older) format
+            lambda data: data[:56] + struct.pack("<QQ", 1 << 40, 8) + data[72:],  # bad offset
+            lambda data: data[:72] + b"\xff" * 8 + data[80:],  # a torn pickle
         ],
     )
     def test_damaged_files_are_corrupt(self, tmp_path: Path, damage: Any) -> None:
         data = write(tmp_path / "s", {"image": np.ones((200, 200), np.uint16), "x": "y" * 50})
         (tmp_path / "s").write_bytes(damage(data))
         with pytest.raises(Corrupt, match=str(tmp_path / "s")):
+            read(str(tmp_path / "s"))
+
+    def test_a_file_holds_its_index_and_cache_key(self, tmp_path: Path) -> None:
+        key, other = "0123456789abcdef" * 2, "f" * 32
+        chunks, _ = encode({"x": np.arange(3)}, index=7, key=key)
+        path = tmp_path / "s"
+        path.write_bytes(b"".join(bytes(chunk) for chunk in chunks))
+        assert read(str(path), index=7, key=key)["x"].tolist() == [0, 1, 2]
+        assert read(str(path), index=7)["x"].tolist() == [0, 1, 2]  # any key
+        with pytest.raises(Corrupt, match=rf"^{path}: holds dataset\[7\] of the cache {key}, "
+                           r"not dataset\[6\] \(copied or moved from elsewhere\)"):  # fmt: skip
+            read(str(path), index=6, key=key)
+        with pytest.raises(Corrupt, match=rf"holds dataset\[7\] of the cache {key}, not "
+                           rf"dataset\[7\] of the cache {other}"):  # fmt: skip
+            read(str(path), index=7, key=other)
+        with pytest.raises(Corrupt, match=r"not dataset\[6\]"):  # kept: checked again
+            read(str(path), index=6, keep=True, verify=False)
+
+    def test_a_file_of_the_older_format_is_refused_as_such(self, tmp_path: Path) -> None:
+        data = write(tmp_path / "s", {"x": 1})
+        (tmp_path / "s").write_bytes(b"RKCACHE\x02" + data[8:])
+        with pytest.raises(Corrupt, match=r"an entry of an older rankaug cache format "
+                           r"\(RKCACHE 2, which does not record the index it holds\)"):  # fmt: skip
             read(str(tmp_path / "s"))
 
     def test_map_limit(self) -> None:

@@ -511,6 +511,30 @@ class TestCachedDataset:
         assert path.read_bytes() == whole
         assert_identical(cached[1], source[1])
 
+    def test_an_entry_copied_under_another_index_is_not_served(self, tmp_path: Path) -> None:
+        # entry 1 holding sample 2's bytes (whole, with a good checksum): loaded and stored again
+        source = SyntheticDetection(3, image_size=(60, 80))
+        cached = CachedDataset(source, tmp_path)
+        cached[1], cached[2]
+        ones, twos = (cached.path / "0" / f"{index}.sample" for index in (1, 2))
+        whole = ones.read_bytes()
+        ones.write_bytes(twos.read_bytes())
+        assert_identical(cached[1], source[1])
+        assert ones.read_bytes() == whole
+        assert_identical(cached[1], source[1])
+
+    def test_an_entry_copied_from_another_cache_is_not_served(self, tmp_path: Path) -> None:
+        # the same index of another dataset's cache (another key)
+        source, other = (SyntheticDetection(2, image_size=(60, 80), seed=s) for s in (0, 1))
+        cached, elsewhere = CachedDataset(source, tmp_path), CachedDataset(other, tmp_path)
+        cached[0], elsewhere[0]
+        assert cached.path != elsewhere.path
+        mine = cached.path / "0" / "0.sample"
+        whole = mine.read_bytes()
+        mine.write_bytes((elsewhere.path / "0" / "0.sample").read_bytes())
+        assert_identical(cached[0], source[0])
+        assert mine.read_bytes() == whole
+
     def test_an_emptied_file_stored_again_keeps_the_count(self, tmp_path: Path) -> None:
         # its size on disk (0) was taken off the counter: it grew by a whole sample
         source = SyntheticDetection(2, image_size=(120, 160))

@@ -647,6 +647,51 @@ class TestYoloFolder:
         with pytest.raises(ValueError, match=rf"^{re.escape(str(label_file))}:1: .*segments=True"):
             YoloFolder(root)
 
+    # pose lines: two people of 2 keypoints, with and without a visibility
+    POSE_V = "0 0.5 0.5 0.4 0.4 0.45 0.5 1 0 0 0\n0 0.3 0.3 0.2 0.2 0.3 0.3 1 0.35 0.35 1\n"
+    POSE_XY = "0 0.5 0.5 0.4 0.4 0.45 0.5 0.6 0.6\n0 0.3 0.3 0.2 0.2 0 0 0.35 0.35\n"
+
+    @pytest.mark.parametrize("text", [POSE_V, POSE_XY])
+    def test_pose_labels_declared_by_a_data_yaml_are_refused(
+        self, tmp_path: Path, text: str
+    ) -> None:
+        root = self.make(tmp_path, {"a.txt": text})
+        (root / "data.yaml").write_text("path: .\nkpt_shape: [2, 3]  # joints\nflip_idx: [1, 0]\n")
+        with pytest.raises(
+            ValueError,
+            match=rf"^segments=True: {re.escape(str(root / 'data.yaml'))} declares kpt_shape: "
+            r"\[2, 3\], so .* holds YOLO pose labels .*not keypoints$",
+        ):
+            YoloFolder(root, segments=True)
+
+    @pytest.mark.parametrize("text", [POSE_V, POSE_XY])
+    def test_a_dataset_of_pose_lines_only_is_warned_about(self, tmp_path: Path, text: str) -> None:
+        root = self.make(tmp_path, {"a.txt": text, "b.txt": text}, images=("a.png", "b.png"))
+        fields = len(text.split("\n")[0].split())
+        with pytest.warns(RankaugWarning, match=rf"every label line has {fields} fields and reads "
+                          r"as a YOLO pose line") as caught:  # fmt: skip
+            ds = YoloFolder(root, segments=True)
+        assert len(ds) == 2
+        assert caught[0].filename == __file__  # the caller's line
+
+    def test_a_pose_line_with_a_visibility_of_2_is_refused_as_one(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {"a.txt": "0 0.5 0.5 0.4 0.4 0.45 0.5 2 0.6 0.6 1\n"})
+        with pytest.raises(
+            ValueError,
+            match=rf"^{re.escape(str(root / 'labels' / 'a.txt'))}:1: a YOLO pose line 'class "
+            r"cx cy w h' and keypoints 'x y v' in a segments=True dataset",
+        ):
+            YoloFolder(root, segments=True)
+
+    def test_polygons_of_other_lengths_or_forms_are_not_warned_about(self, tmp_path: Path) -> None:
+        # one file of pose-like lines beside a triangle: not every line reads as pose
+        pose_like = "0 0.5 0.5 0.4 0.4 0.45 0.5 0.6 0.6\n"
+        root = self.make(tmp_path, {"a.txt": pose_like, "b.txt": "0 0.1 0.1 0.9 0.1 0.5 0.9\n"},
+                         images=("a.png", "b.png"))  # fmt: skip
+        (root / "notes.yaml").write_text("names: [person]\n")
+        ds = YoloFolder(root, segments=True)  # filterwarnings=error: no warning
+        assert [ds[k]["segments"][0].shape for k in (0, 1)] == [(4, 2), (3, 2)]
+
     def test_segments_within_tolerance_are_clipped_to_the_image(self, tmp_path: Path) -> None:
         root = self.make(tmp_path, {"a.txt": "0 -0.0005 0 1.0005 0 0.5 1.0009\n"})
         sample = YoloFolder(root, segments=True)[0]

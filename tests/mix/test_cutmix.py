@@ -269,6 +269,48 @@ class TestCutMixTargets:
         assert out["keypoints"].tolist() == [[2.0, 2.0], [12.0, 15.0], [15.0, 5.0]]
         assert out["kp_owner"].tolist() == [0, 0, 1]
 
+    @pytest.mark.parametrize("columns", [2, 3])
+    def test_keypoints_off_the_image_are_dropped_mixed_or_not(self, columns: int) -> None:
+        # as the mosaic drops those off its output: x in [0, 20), y in [0, 20), half-open
+        points = [[-1.0, 2.0], [2.0, 20.0], [20.0, 2.0], [3.0, 4.0], [19.5, 19.5], [2.0, -0.5]]
+        data = [flat_sample(k, (20, 20), 10 + 190 * k, boxes=[(0, 0, 8, 8)]) for k in (0, 1)]
+        for k, sample in enumerate(data):
+            visibility = [[2.0]] * len(points) if columns == 3 else [[]] * len(points)
+            sample["keypoints"] = np.array([p + v for p, v in zip(points, visibility, strict=True)])
+            sample["kp_owner"] = np.arange(len(points)) + 10 * k
+        targets = Targets(keypoint_fields=("kp_owner",))
+        mixed = FixedCut(data, seed=0, targets=targets)[0]
+        alone = CutMixDataset(data, seed=0, p=0.0, targets=targets)[0]
+        filtered = CutMixDataset(data, seed=0, p=0.0, targets=Targets(
+            keypoint_fields=("kp_owner",), min_area=1.0))[0]  # fmt: skip
+        assert mixed["cutmix"]["rect"] == (10, 0, 20, 10)
+        assert alone["cutmix"]["applied"] is False
+        kept = [[3.0, 4.0], [19.5, 19.5]]
+        assert mixed["keypoints"][:, :2].tolist() == kept  # none of the partner's in the rect
+        assert mixed["kp_owner"].tolist() == [3, 4]
+        for out in (alone, filtered):
+            assert out["keypoints"][:, :2].tolist() == kept
+            assert out["kp_owner"].tolist() == [3, 4]
+        for out in (mixed, alone, filtered):
+            assert out["keypoints"].shape == (2, columns)
+            np.testing.assert_array_equal(out["image"][10:, :10], 10)  # the main's pixels
+
+    def test_a_letterboxed_partners_keypoints_off_its_image_are_dropped(self) -> None:
+        # a 10x20 partner fits the 20x20 image at rows 5 to 15: its keypoint at y = -2
+        # would land on row 4, in the fill inside the rectangle, where it never showed
+        main = flat_sample(0, (20, 20), 10, boxes=[(0, 0, 8, 8)])
+        partner = flat_sample(1, (10, 20), 200, boxes=[(12, 2, 18, 8)])
+        main["keypoints"] = np.array([[2.0, 2.0, 2.0]])
+        partner["keypoints"] = np.array([[15.0, -2.0, 2.0], [15.0, 2.0, 1.0]])
+        out = PlacedCut(
+            [main, partner], seed=0, partner_fit="letterbox", fill=0,
+            draws=((0.0, 0.0), (0.0,)),
+        )[0]  # fmt: skip
+        assert out["cutmix"]["rect"] == (0, 0, 20, 20)  # lam = 0: all of the partner
+        np.testing.assert_array_equal(out["image"][:5], 0)  # the fill
+        np.testing.assert_array_equal(out["image"][5:15], 200)
+        assert out["keypoints"].tolist() == [[15.0, 7.0, 1.0]]
+
     @settings(max_examples=80)
     @given(data=st.data(), many=st.booleans())
     def test_a_few_boxes_go_row_by_row_bit_for_bit(self, data: st.DataObject, many: bool) -> None:

@@ -85,6 +85,38 @@ class TestMixUpTargets:
         heavier = 0 if out["mixup"]["ratio"] >= 0.5 else 1
         np.testing.assert_array_equal(out["mask"], data[heavier]["mask"])
 
+    @pytest.mark.parametrize("columns", [2, 3])
+    def test_keypoints_off_the_image_are_dropped_mixed_or_not(self, columns: int) -> None:
+        # as the mosaic drops those off its output: x in [0, 16), y in [0, 12), half-open
+        points = [[-1.0, 2.0], [2.0, 12.0], [16.0, 2.0], [3.0, 4.0], [15.5, 11.5], [2.0, -0.5]]
+        data = [flat_sample(k, (12, 16), 10 + 190 * k) for k in (0, 1)]
+        for k, sample in enumerate(data):
+            extra = [float(k)] if columns == 3 else []
+            sample["keypoints"] = np.array([[*p, *extra] for p in points])
+            sample["kp_owner"] = np.arange(len(points)) + 10 * k
+        targets = Targets(keypoint_fields=("kp_owner",))
+        mixed = MixUpDataset(data, seed=0, targets=targets)[0]
+        alone = MixUpDataset(data, seed=0, p=0.0, targets=targets)[0]
+        assert mixed["mixup"]["applied"] is True
+        assert alone["mixup"]["applied"] is False
+        kept = [[[3.0, 4.0, float(k)][:columns], [15.5, 11.5, float(k)][:columns]] for k in (0, 1)]
+        assert mixed["keypoints"].tolist() == kept[0] + kept[1]  # a visibility moves along
+        assert mixed["kp_owner"].tolist() == [3, 4, 13, 14]
+        assert alone["keypoints"].tolist() == kept[0]
+        assert alone["kp_owner"].tolist() == [3, 4]
+        np.testing.assert_array_equal(alone["image"], data[0]["image"])
+
+    def test_a_letterboxed_partners_keypoints_off_its_image_are_dropped(self) -> None:
+        # a 6x16 partner fits the 12x16 image at rows 3 to 9: its keypoint at y = -2
+        # would land on row 1, in the fill, where it never showed
+        main = flat_sample(0, (12, 16), 10)
+        partner = flat_sample(1, (6, 16), 200)
+        main["keypoints"] = np.array([[2.0, 2.0]])
+        partner["keypoints"] = np.array([[5.0, -2.0], [5.0, 2.0]])
+        out = MixUpDataset([main, partner], seed=0, partner_fit="letterbox", fill=0)[0]
+        assert out["mixup"]["indices"] == [0, 1]
+        assert out["keypoints"].tolist() == [[2.0, 2.0], [5.0, 5.0]]
+
     def test_polygons_are_the_union_main_first_in_the_main_form(self) -> None:
         data = [
             flat_sample(0, (12, 16), 10, boxes=[(1, 1, 5, 5), (2, 2, 9, 9)]),

@@ -57,6 +57,17 @@ class Shards(IterableDataset[dict[str, Any]]):
         self._start = state["read"]
 
 
+class Named(IterableDataset[dict[str, Any]]):
+    """Sample ``k`` of :func:`detection` with the id ``ids[k]`` (one worker: ids may repeat)."""
+
+    def __init__(self, ids: list[str]) -> None:
+        self.ids = ids
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for k, name in enumerate(self.ids):
+            yield {**detection(k), "id": name}
+
+
 class EpochShards(Shards):
     """:class:`Shards` whose samples also carry the worker and the epoch it was told."""
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from torch.utils.data import DataLoader, IterableDataset
 
-from rankaug import RandomAugmentWrapper, SampleError
+from rankaug import RandomAugmentWrapper, RankaugWarning, SampleError
 from rankaug.stream import StreamingAugment
 from tests import ahead
-from tests.stream.helpers import EpochShards, Shards, by_id, detection, keep, noise
+from tests.stream.helpers import EpochShards, Named, Shards, by_id, detection, keep, noise
 from tests.threads import Meeting, ThreadStreams, passes_named
 
 pytestmark = [
@@ -95,6 +95,22 @@ class TestStreamingAugment:
         assert len(alone[0]) == 12
         changed = sum(alone[0][k] != alone[1][k] for k in alone[0])
         assert changed == 12  # each pass is the next epoch, without any call
+
+    def test_a_repeated_sample_id_warns_once_per_pass(self) -> None:
+        # two samples named "a" draw alike under keying="sample": warned, once each epoch
+        wrapper: Any = RandomAugmentWrapper(Named(["a", "b", "a", "c", "b", "a"]), noise, seed=0,
+                                            keying="sample", sample_id="id")  # fmt: skip
+        for epoch in (0, 1):
+            with pytest.warns(RankaugWarning) as caught:
+                out = list(wrapper)
+            assert len(caught) == 1
+            assert str(caught[0].message).startswith(
+                f"StreamingAugment: sample id 'a' came twice in the pass of epoch {epoch} (rank 0"
+            )
+            assert out[0]["noise"] == out[2]["noise"]  # what the warning is about
+        stream: Any = RandomAugmentWrapper(Named(["a", "a"]), noise, seed=0, keying="stream")
+        out = list(stream)  # filterwarnings=error: the stream keying draws on, no warning
+        assert out[0]["noise"] != out[1]["noise"]
 
     def test_a_transform_set_afterwards_is_used(self) -> None:
         wrapper = RandomAugmentWrapper(Shards(3), unchanged, seed=0)

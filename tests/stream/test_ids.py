@@ -8,8 +8,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankaug import RandomAugmentWrapper
-from rankaug.stream.ids import SampleIds, id_word
+from rankaug import RandomAugmentWrapper, RankaugWarning
+from rankaug.stream import ids
+from rankaug.stream.ids import Repeats, SampleIds, id_word
 
 
 def _same(sample: Any, rng: np.random.Generator) -> Any:
@@ -67,3 +68,28 @@ class TestSampleIds:
             SampleIds("id")({"id": 1.5})
         with pytest.raises(TypeError, match="sample_id must be a key of the samples"):
             SampleIds(3)  # type: ignore[arg-type]
+
+
+class TestRepeats:
+    def test_an_id_repeated_warns_once_naming_it_and_the_pass(self) -> None:
+        repeats = Repeats(3, 1, 2)
+        assert [repeats.word(name, repeats) for name in ("a", "b")] == [id_word("a"), id_word("b")]
+        with pytest.warns(RankaugWarning) as caught:
+            words = [repeats.word(name, repeats) for name in ("a", "b", "a")]  # warned once
+        assert words == [id_word("a"), id_word("b"), id_word("a")]
+        assert len(caught) == 1
+        assert str(caught[0].message).startswith(
+            "Repeats: sample id 'a' came twice in the pass of epoch 3 (rank 1, worker 2): "
+            "with keying='sample' both samples draw the same augmentation"
+        )
+        assert (repeats.seen, len(repeats.order)) == (set(), 0)  # let go once warned
+
+    def test_holds_only_the_latest_ids(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(ids, "REPEAT_WINDOW", 2)
+        repeats = Repeats(0, 0, 0)
+        for name in ("a", "b", "c", "a", "d"):  # "a" is 3 outputs back: out of the window
+            repeats.word(name, repeats)
+        assert repeats.seen == {id_word("a"), id_word("d")}
+        assert list(repeats.order) == [id_word("a"), id_word("d")]
+        with pytest.warns(RankaugWarning, match="sample id 'd' came twice"):
+            repeats.word("d", repeats)

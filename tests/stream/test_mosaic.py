@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from torch.utils.data import DataLoader, IterableDataset
 
-from rankaug import MosaicDataset, MosaicGrid, Partners, SampleError
+from rankaug import MosaicDataset, MosaicGrid, Partners, RankaugWarning, SampleError
 from rankaug.stream import StreamingMosaic
-from tests.stream.helpers import Shards, detection
+from tests.stream.helpers import Named, Shards, detection
 from tests.stream.test_augment import run
 from tests.threads import Meeting, ThreadStreams, passes_named
 
@@ -35,6 +35,14 @@ class TestStreamingMosaic:
                                 keying="sample")  # fmt: skip
         outputs = streams.run(wrapper)
         assert passes_named(outputs, lambda output: output["mosaic"]["ids"]) == [{"0"}, {"1"}]
+
+    def test_a_repeated_sample_id_warns_once_per_pass(self) -> None:
+        wrapper: Any = MosaicDataset(Named(["a", "b", "c", "a", "b"]), seed=0, output_size=48,
+                                     buffer_size=3, sample_id="id", keying="sample")  # fmt: skip
+        with pytest.warns(RankaugWarning, match=r"^StreamingMosaic: sample id 'a' came twice") as w:
+            out = list(wrapper)
+        assert len(w) == 1
+        assert [o["mosaic"]["ids"][0] for o in out] == ["a", "b", "c", "a", "b"]
 
     def test_stacked_mosaics_draw_independent_streams(self) -> None:
         inner = MosaicDataset(Shards(8), seed=0, output_size=48, buffer_size=3)

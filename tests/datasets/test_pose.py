@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+from rankaug.datasets._pose import declared_pose, pose_form, warn_pose_form
+from rankaug.errors import RankaugWarning
+
+BOX = [0.5, 0.5, 0.4, 0.4]  # x 0.3 to 0.7, y 0.3 to 0.7
+
+
+class TestDeclaredPose:
+    def test_a_top_level_kpt_shape_in_a_yaml_of_the_root(self, tmp_path: Path) -> None:
+        (tmp_path / "a.yml").write_text("names:\n  0: person\n")
+        (tmp_path / "b.yaml").write_text("nc: 1\nkpt_shape: [17, 3]  # COCO\n")
+        found = declared_pose(tmp_path)
+        assert found == (tmp_path / "b.yaml", "[17, 3]")
+
+    def test_nested_keys_other_files_and_folders_below_are_no_sign(self, tmp_path: Path) -> None:
+        (tmp_path / "data.yaml").write_text("model:\n  kpt_shape: [17, 3]\n")
+        (tmp_path / "kpt.txt").write_text("kpt_shape: [17, 3]\n")
+        (tmp_path / "sub").mkdir()
+        (tmp_path / "sub" / "data.yaml").write_text("kpt_shape: [17, 3]\n")
+        assert declared_pose(tmp_path) is None
+
+
+class TestPoseForm:
+    def test_keypoints_with_a_visibility_inside_the_box(self) -> None:
+        assert pose_form([*BOX, 0.4, 0.4, 2.0, 0.0, 0.0, 0.0], 1e-3) == 3
+
+    def test_keypoints_without_a_visibility_inside_the_box(self) -> None:
+        assert pose_form([*BOX, 0.4, 0.4, 0.0, 0.0, 0.6, 0.69], 1e-3) == 2
+
+    @pytest.mark.parametrize(
+        "values",
+        [
+            [*BOX, 0.8, 0.4],  # a keypoint outside the box
+            [*BOX, 0.0, 0.0, 0.0, 0.0],  # none labelled
+            [0.1, 0.5, 0.4, 0.4, 0.2, 0.2],  # the box reaches out of the image
+            [0.5, 0.5, 0.0, 0.4, 0.5, 0.5],  # a box of no width
+            [*BOX],  # no keypoint
+            [0.1, 0.1, 0.9, 0.1, 0.5, 0.9],  # a triangle
+        ],
+    )
+    def test_what_is_no_pose_line(self, values: list[float]) -> None:
+        assert pose_form(values, 1e-3) is None
+
+    def test_a_visibility_other_than_0_1_2_leaves_the_xy_reading(self) -> None:
+        # x y v with v = 0.5 is no visibility: read as x y pairs, (0.5, 0.5) is inside
+        assert pose_form([*BOX, 0.4, 0.4, 0.5, 0.5, 0.6, 0.6], 1e-3) == 2
+
+
+class TestWarnPoseForm:
+    def test_warns_when_every_file_of_lines_reads_as_pose_of_one_length(self) -> None:
+        paths = [Path("a.txt"), Path("b.txt"), Path("c.txt")]
+        with pytest.warns(RankaugWarning, match=r"every label line has 11 fields .*b\.txt"):
+            warn_pose_form([0, 11, 11], paths)
+
+    @pytest.mark.parametrize("poses", [[0, 0], [11, -1], [11, 9], [-1, -1]])
+    def test_quiet_otherwise(self, poses: list[int]) -> None:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warn_pose_form(poses, [Path("a.txt"), Path("b.txt")])
+        assert caught == []
