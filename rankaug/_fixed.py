@@ -16,6 +16,7 @@ that can take effect afterwards (``transform``, ``adapter``) are properties that
 from __future__ import annotations
 
 import copy
+import dataclasses
 import inspect
 import numbers
 from typing import Any, ClassVar
@@ -37,15 +38,18 @@ class FixedSettings:
     would make an attribute nothing reads, ``mosaic.p = 0.0``) is refused too."""
 
     made_with: ClassVar[str] = ""
-    """An attribute the constructor sets after the fixed settings it sets first: until it
-    is set, one of those may be set again to the value it holds (a subclass that sets it
-    before calling the constructor, which sets it again). Empty: refused once set."""
+    """An attribute the constructor sets after every fixed setting it sets: until it is
+    set, one of those may be set again to the value it holds (a subclass that sets it
+    before calling the constructor, which sets it again), or to one made from that value
+    (see :func:`_same`). Empty: refused once set."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in self.fixed_settings and name in self.__dict__:
             made = not self.made_with or self.made_with in self.__dict__
-            if made or not _same(self.__dict__[name], value):
+            if made:
                 raise _refused(self, name)
+            if not _same(self.__dict__[name], value):
+                raise _set_before(self, name)
         if name in self.arguments_only:
             raise _argument(self, name)
         object.__setattr__(self, name, value)
@@ -57,10 +61,20 @@ class FixedSettings:
 
 
 def _same(held: Any, value: Any) -> bool:
-    """Whether ``value`` is the setting held (the object, or an equal number or string)."""
+    """Whether ``value`` is the setting held, or the setting the constructor made of it.
+
+    The same object, an equal number or string, an equal dataclass of the same type (a
+    mosaic's ``config`` built again), or a value whose ``made_from(held)`` says it was
+    made from the one held (a partner sampler from the ``Partners`` it was given).
+    """
     if held is value:
         return True
+    made_from = getattr(type(value), "made_from", None)
     try:
+        if made_from is not None and made_from(value, held):
+            return True
+        if dataclasses.is_dataclass(held) and type(held) is type(value):
+            return bool(held == value)
         return isinstance(held, numbers.Number | str) and bool(held == value)
     except Exception:  # an array's ==, say: not the same setting
         return False
@@ -75,6 +89,17 @@ def _refused(owner: object, name: str, verb: str = "assigned") -> AttributeError
     return AttributeError(
         f"{kind}.{name} cannot be {verb}: it is fixed when the {kind} is made (the "
         f"{kind} derived what it does from it then, and would go on with the old value); " + advice
+    )
+
+
+def _set_before(owner: object, name: str) -> AttributeError:
+    """The error of a setting set before the constructor to another value than it sets."""
+    kind = type(owner).__name__
+    return AttributeError(
+        f"{kind}.{name} cannot be assigned: it was set before the constructor, which sets "
+        f"{name} itself, to another value ({kind} would go on with the constructor's, not "
+        f"the one set); set it to what the constructor is given (or leave it to the "
+        f"constructor), or keep your own value under another attribute name"
     )
 
 

@@ -9,10 +9,11 @@ its own:
 * :class:`PerThread`: an object that is handed a random state and then called (an
   albumentations pipeline) is copied once per thread, on that thread's first use, so no
   two threads share one; it pickles as its original alone;
-* :func:`torch_cpu`: torch's default CPU generator is one per process, so the code that
-  seeds it, runs a transform and puts its state back holds this lock throughout: those
-  sections run one at a time. Code outside rankaug that draws from torch's global
-  generator in another thread meanwhile still races with it;
+* :func:`torch_cpu`: torch's default CPU generator (and Python's ``random`` module) is
+  one per process, so the code that seeds it, runs a transform and puts its state back
+  holds this lock throughout: those sections run one at a time. Code outside rankaug
+  that draws from torch's global generator (or ``random``) in another thread meanwhile
+  still races with it;
 * :func:`passes`: passes over one stream started at once in several threads take
   different epochs;
 * :func:`steps`: calls of one ``BatchAugment`` without ``index=`` made at once in

@@ -26,7 +26,9 @@ it. A pass is read:
 * once its loader iterator is dropped or shut down, by a batch that ends with its last
   index, where the call before read the pass and its last batch was not read yet (a
   wrapper that reads one batch ahead, timm's ``PrefetchLoader``, yields the last batch
-  after the loader's end); a pass that no call read is never read once gone;
+  after the loader's end); a pass that no call read is never read once gone: a call
+  that finds no other pass read then cannot tell its epoch (its batches may have been
+  kept and augmented after its loader finished, ``batches = list(loader)``);
 * never after a later pass of its sampler begins, or once it is closed unfinished.
 
 Where all its batches were returned, the first call with a batch that does not end with
@@ -251,15 +253,25 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
             read.last_read = read.last_read or (read.run.done and _last_index(read.run) == final)
     # a pass whose iterator is gone, for calls with its last batch (not read yet) that
     # follow one that read it: a wrapper that reads one batch ahead yields it after the loader
+    # no call came while it was read, in this thread
+    unread = [read for read in gone if read.call < 0 and read.thread == threading.get_ident()]
     if gone:
         gone = [
             read
             for read in gone
             if cpu
-            and read.call == call - 1
+            and read.call == call - 1 >= 0  # a call read it (not: none did yet, -1)
             and not read.last_read
             and _last_index(read.run) == final
         ]
+    if unread and not (reading or alive or gone):
+        # its batches were all returned before any was augmented (`list(loader)`): the
+        # batch may be one of them, kept, or from another loader
+        return Unknown(
+            f"the batch may come from the pass of epoch {unread[0].run.epoch}, whose loader "
+            "returned all its batches before any was augmented (batches kept and augmented "
+            "after the loop, as after batches = list(loader)), or from another loader"
+        )
     for group in (reading, alive, gone):
         for read in group:
             read.call = call

@@ -29,12 +29,15 @@ Four kinds of transform are told apart once, when a wrapper is built:
 * **rng callables**: any callable with an ``rng`` parameter is called as
   ``transform(sample, rng=generator)`` on the sample as the dataset gave it.
 * **torch-global callables** (torchvision v2 transforms, anything else): called as
-  ``transform(sample)`` with torch's default CPU generator seeded from the key, and
-  the caller's generator state restored afterwards, exactly, under a process-wide lock
+  ``transform(sample)`` with torch's default CPU generator seeded from the key and
+  Python's ``random`` module set to the state of the key's ``random.Random`` (what
+  torchvision v1's ``RandomChoice`` and ``RandomOrder`` draw from), and the caller's
+  states of both restored afterwards, exactly, under a process-wide lock
   (:func:`rankaug._threads.torch_cpu`: such calls run one at a time). Only that
   generator is touched: ``torch.manual_seed`` would also seed (or, before CUDA starts,
   queue a seed for) every CUDA, MPS and XPU generator, reseeding the training
-  process's GPU generator on every sample with ``num_workers=0``.
+  process's GPU generator on every sample with ``num_workers=0``. ``np.random``'s
+  global state is not keyed: a transform drawing from it is not supported.
 """
 
 from __future__ import annotations
@@ -305,12 +308,18 @@ class _TorchGlobalDriver:
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         generator = torch.default_generator  # the CPU one only (see the module docstring)
+        seed = keyed.torch_seed()
+        own = keyed.py_random  # the key's random.Random: `random` runs from its state
         with torch_cpu():  # one thread at a time between seeding and putting back
             state = generator.get_state()
+            caller = random.getstate()
             try:
-                generator.manual_seed(keyed.torch_seed())
+                generator.manual_seed(seed)
+                random.setstate(own.getstate())
                 return self.transform(sample)
             finally:
+                own.setstate(random.getstate())  # a stream's next sample goes on from here
+                random.setstate(caller)
                 generator.set_state(state)
 
 

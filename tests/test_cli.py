@@ -16,7 +16,13 @@ import numpy as np
 import pytest
 
 from rankaug.cli import COMMANDS, build_parser
-from rankaug.cli.demo_sheet import OUTLINE, REPEATED, demo_sheet_size
+from rankaug.cli.demo_sheet import (
+    OUTLINE,
+    REPEATED,
+    demo_heading,
+    demo_sheet_size,
+    heading_lines,
+)
 from rankaug.cli.sheet import sheet_size
 from rankaug.cli.verdicts import Layout, analyse
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
@@ -353,6 +359,14 @@ def test_demo_shows_duplicates_for_yolov5_and_none_for_rankaug(tmp_path: Path) -
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rankaug-demo.png"]
 
 
+def _narrow_size(columns: int, source: str) -> tuple[int, int]:
+    """The demo sheet's size for 2 ranks, seed 0 and ``columns``: its heading wrapped."""
+    width = demo_sheet_size(2, columns)[1]
+    lines = heading_lines(*demo_heading(2, 0, source), width)
+    assert len(lines) > 2
+    return demo_sheet_size(2, columns, lines=len(lines))
+
+
 def test_demo_keys_rankaug_by_the_index_epoch(tmp_path: Path) -> None:
     # rankaug's side runs EpochSampler(DistributedSampler) and never calls set_epoch:
     # with fresh workers every epoch, only the index's epoch can change its partners.
@@ -361,7 +375,8 @@ def test_demo_keys_rankaug_by_the_index_epoch(tmp_path: Path) -> None:
         str(tmp_path), "--json", "-q",
     )  # fmt: skip
     assert code == 0
-    approaches = json.loads(text)["approaches"]
+    demo = json.loads(text)
+    approaches = demo["approaches"]
     yolo, keyed = approaches["yolov5"], approaches["rankaug"]
     assert (yolo["repeated"], yolo["mosaics"]) == (16, 16)
     assert (keyed["repeated"], keyed["mosaics"]) == (0, 16)
@@ -383,7 +398,7 @@ def test_demo_keys_rankaug_by_the_index_epoch(tmp_path: Path) -> None:
     assert {row["record_epoch"] for row in yolo["rows"]} == {None}
     # One sheet: YOLOv5's cells carry the red "same as rank N" bar, rankaug's none.
     sheet = read_png(tmp_path / "rankaug-demo.png")[:, :, ::-1]  # BGR -> RGB
-    assert sheet.shape[:2] == demo_sheet_size(2, 1)
+    assert sheet.shape[:2] == _narrow_size(1, demo["source"])  # the title wrapped
     red = (sheet == np.array(REPEATED, np.uint8)).all(axis=2)
     split = (sheet.shape[1] + 76) // 2  # between the blocks
     assert red[:, :split].any()
@@ -414,8 +429,9 @@ def test_yolo_folder_round_trips_boxes_and_feeds_the_demo(tmp_path: Path) -> Non
         assert sorted(row["index"] for row in rows) == list(range(8))  # DistributedSampler
         assert all(len(row["partners"]) == 3 for row in rows)
         assert {row["rank"] for row in rows} == {0, 1}
-    assert read_png(Path(demo["sheet"])).shape[:2] == demo_sheet_size(2, 2)
-    assert demo["sheet_size"] == list(demo_sheet_size(2, 2))
+    size = _narrow_size(2, demo["source"])  # the title wrapped: the folder's path
+    assert read_png(Path(demo["sheet"])).shape[:2] == size
+    assert demo["sheet_size"] == list(size)
 
 
 def _seg_folder(root: Path, count: int = 8) -> Path:

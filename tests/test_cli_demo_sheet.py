@@ -16,14 +16,16 @@ from rankaug.cli.demo_sheet import (
     Block,
     DemoCell,
     block_title,
+    demo_heading,
     demo_sheet,
     demo_sheet_size,
     header_text,
+    heading_lines,
     render_mixup,
     render_mosaic,
     source_colour,
 )
-from rankaug.cli.sheet import CAPTION_HEIGHT, LINE_HEIGHT
+from rankaug.cli.sheet import CAPTION_HEIGHT, LINE_HEIGHT, PAD
 
 GREY = 128
 THUMB = 128
@@ -152,6 +154,29 @@ class TestDemoSheet:
         assert header_text(block, 2000) == block.title
         assert header_text(block, 330) == block.short
         assert header_text(block, 40).endswith("~")
+
+    @pytest.mark.parametrize("columns", [1, 2])
+    @pytest.mark.parametrize("source", ["8 bundled photographs", "/data/" + "coco-subset/" * 6])
+    def test_the_title_and_legend_are_wrapped_to_a_narrow_sheet(
+        self, columns: int, source: str
+    ) -> None:
+        # before: each was cut to one line ending in "~" (the source, the red bar's meaning
+        # lost) on a sheet of few columns
+        blocks = [replace(b, cells=[row[:columns] for row in b.cells]) for b in self.blocks()]
+        title, legend = demo_heading(2, 0, source)
+        sheet = demo_sheet(blocks, title, legend, THUMB)
+        width = demo_sheet_size(2, columns, THUMB)[1]
+        lines = heading_lines(title, legend, width)
+        assert len(lines) > 2  # wrapped
+        assert sheet.shape == (*demo_sheet_size(2, columns, THUMB, len(lines)), 3)
+        words = " ".join(text for text, _ in lines)
+        assert "".join(words.split()) == "".join((title + legend).split())  # nothing cut
+        band = 8 + 20 * len(lines)  # the title's and the legend's lines
+        ink = sheet[:band].max(axis=2) < 160  # dark (OpenCV 5 smooths text)
+        assert not ink[:, : PAD - 1].any()
+        assert not ink[:, width - PAD + 1 :].any()  # inside the margin: fits the sheet
+        for line in range(len(lines)):  # every line drawn, in its own rows
+            assert ink[line * 20 + 6 : line * 20 + 22].any()
 
     def test_refuses_blocks_of_other_shapes(self) -> None:
         first, second = self.blocks()

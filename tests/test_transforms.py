@@ -135,6 +135,43 @@ class TestMakeDriver:
         assert not torch.equal(a, c)
         assert torch.equal(torch.get_rng_state(), state)
 
+    def test_python_random_callables_are_keyed_and_the_callers_state_restored(self) -> None:
+        # torchvision v1's RandomChoice and RandomOrder draw from the random module: it
+        # repeated across ranks (each seeds random alike) and was not keyed
+        driver = make_driver(lambda sample: [random.random() for _ in range(3)], DefaultAdapter())
+        state = random.getstate()
+        a = driver(None, keyed(1))
+        b = driver(None, keyed(1))
+        c = driver(None, keyed(2))
+        assert a == b
+        assert a != c
+        assert random.getstate() == state
+
+    def test_python_random_differs_across_ranks_seeded_alike(self) -> None:
+        def pick(sample: int) -> float:
+            return sample + random.random()
+
+        state = random.getstate()
+        ranks = [
+            RandomAugmentWrapper(list(range(4)), pick, seed=0, keying="sample_rank", rank=r)
+            for r in (0, 1)
+        ]
+        first = ranks[0][2]
+        random.setstate(state)  # every rank's random module starts alike
+        assert ranks[1][2] != first
+        assert ranks[0][2] == first
+        assert random.getstate() == state
+
+    def test_python_random_is_restored_when_the_transform_raises(self) -> None:
+        def boom(sample: Any) -> Any:
+            random.random()
+            raise RuntimeError("boom")
+
+        state = random.getstate()
+        with pytest.raises(RuntimeError, match="boom"):
+            make_driver(boom, DefaultAdapter())(None, keyed())
+        assert random.getstate() == state
+
     def test_torch_state_is_restored_when_the_transform_raises(self) -> None:
         def boom(sample: Any) -> Any:
             torch.rand(3)
@@ -491,3 +528,35 @@ class TestMasksCoverTheirImage:
         sample = {"image": np.zeros((16, 24, 3), np.uint8), "mask": mask}
         out = RandomAugmentWrapper([sample], A.InvertImg(p=1.0), seed=0)[0]
         assert out["mask"] is mask
+
+
+class TestTorchvisionV1:
+    """torchvision v1 containers that draw from ``random`` (runs in ``.venv-tv``)."""
+
+    @pytest.fixture
+    def transforms(self) -> Any:
+        return pytest.importorskip(
+            "torchvision.transforms",
+            reason="torchvision is not installed here: it lives in .venv-tv (constraints-tv.txt); "
+            ".ci/run runs this class there",
+        )
+
+    def _order(self, transforms: Any) -> Any:
+        steps = [transforms.Lambda(lambda x, k=k: x * 10 + k) for k in range(6)]
+        return transforms.Compose([transforms.RandomChoice(steps), transforms.RandomOrder(steps)])
+
+    def test_random_choice_and_order_are_keyed_per_rank(self, transforms: Any) -> None:
+        chain = self._order(transforms)
+        state = random.getstate()
+        ranks = [
+            RandomAugmentWrapper([torch.tensor(0)] * 8, chain, seed=0, keying="sample_rank", rank=r)
+            for r in (0, 1)
+        ]
+        outputs = {}
+        for r, wrapped in enumerate(ranks):
+            random.setstate(state)  # every rank's random module starts alike
+            outputs[r] = [int(wrapped[i]) for i in range(8)]
+        assert outputs[0] != outputs[1]
+        assert len(set(outputs[0])) > 1
+        assert [int(ranks[0][i]) for i in range(8)] == outputs[0]
+        assert random.getstate() == state

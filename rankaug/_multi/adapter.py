@@ -30,7 +30,7 @@ class ReaderAdapter:
         return adapter
 
     def __set__(self, owner: Any, adapter: SampleAdapter | None) -> None:
-        if "config" not in owner.__dict__:  # a subclass's, before the constructor sets it
+        if "_changes" not in owner.__dict__:  # a subclass's, before the constructor runs
             owner._adapter = adapter  # the constructor checks and sets its own
             return
         checked = check_adapter(adapter, box_format=owner.config.box_format, dataset=owner.dataset)

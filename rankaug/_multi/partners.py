@@ -117,6 +117,25 @@ class PartnerSampler:
                 "items or replace=True"
             )
 
+    def made_from(self, partners: object) -> bool:
+        """Whether this sampler is the one ``partners`` (a :class:`~rankaug.Partners`) makes.
+
+        >>> from rankaug import Partners
+        >>> sampler = Partners(pool=[0, 2]).sampler(4, 3)
+        >>> sampler.made_from(Partners(pool=(0, 2))), sampler.made_from(Partners())
+        (True, False)
+        """
+        sampler = getattr(partners, "sampler", None)
+        if not callable(sampler):
+            return False
+        made = sampler(self.length, self.count)
+        return (
+            type(made) is PartnerSampler
+            and made.replace == self.replace
+            and _equal(made.pool, self.pool)
+            and _equal(made.cdf, self.cdf)
+        )
+
     @property
     def candidates(self) -> int:
         """How many items partners are drawn from (the pool's size, or the dataset's)."""
@@ -283,3 +302,8 @@ def _listed(values: np.ndarray, what: str, of: str = "") -> str:
         return repr(values.tolist())
     digest = hashlib.sha256(np.ascontiguousarray(values).tobytes()).hexdigest()[:8]
     return f"<{len(values)} {what}, {of}sha256={digest}...>"
+
+
+def _equal(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Whether two optional arrays are both ``None`` or equal."""
+    return a is b or (a is not None and b is not None and np.array_equal(a, b))

@@ -40,7 +40,7 @@ from typing import Any, Literal
 
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset
 
-from rankaug.cli.demo_sheet import Block, DemoCell, block_title, demo_sheet
+from rankaug.cli.demo_sheet import Block, DemoCell, block_title, demo_heading, demo_sheet
 from rankaug.cli.demo_text import ApproachResult, DemoResult, Row, mark_repeats
 from rankaug.cli.failure import Failure, load
 from rankaug.cli.launch import launch, only_sample, progress
@@ -381,14 +381,6 @@ def run_demo(config: DemoConfig) -> DemoResult:
         header, compact = block_title(short, counts[1], len(rows), config.epochs)
         partners, mixups = (_matches(rows, config.ranks, columns, of) for of in (_partners, _mixup))
         blocks.append(Block(header, _HEADER_COLOURS[name], cells, partners, mixups, compact))
-    sheet = demo_sheet(
-        blocks,
-        f"rankaug demo: the same {config.ranks}-rank DDP job, torch.manual_seed({config.seed}) "
-        f"on every rank, epoch 0 (rows = ranks, columns = steps), source: {source}",
-        "outline colour and #label = source image index (the same colours down a column: "
-        "the same partners on every rank); thick outline, 'main' = the sample's own image; "
-        "red bar = another rank drew the same at that step",
-        config.thumb,
-    )
+    sheet = demo_sheet(blocks, *demo_heading(config.ranks, config.seed, source), config.thumb)
     path = write_png(Path(config.output) / "rankaug-demo.png", sheet)
     return DemoResult(config, source, approaches, str(path), (sheet.shape[0], sheet.shape[1]))

@@ -10,7 +10,9 @@ another rank drew the same partners at the same step: in YOLOv5's block the same
 repeat down every column.
 With ``demo --segments`` the instance polygons are drawn in :data:`OUTLINE`.
 Each block's header gives the count over the run's epochs (``64 of 64 partner draws
-repeated on every rank``; shorter where the sheet is narrow).
+repeated on every rank``; shorter where the sheet is narrow). The title and the legend
+above the blocks are wrapped to the sheet's width (:func:`heading_lines`): a narrow
+sheet is taller by the lines they take.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from rankaug.cli.sheet import CAPTION_HEIGHT, LINE_HEIGHT, PAD, fit_image, fit_text
+from rankaug.cli.sheet import CAPTION_HEIGHT, LINE_HEIGHT, PAD, fit_image, fit_text, wrap_text
 
 __all__ = [
     "OUTLINE",
@@ -30,9 +32,11 @@ __all__ = [
     "Block",
     "DemoCell",
     "block_title",
+    "demo_heading",
     "demo_sheet",
     "demo_sheet_size",
     "header_text",
+    "heading_lines",
     "render_mixup",
     "render_mosaic",
     "source_colour",
@@ -47,7 +51,8 @@ OUTLINE = (255, 230, 0)
 #: The bar under a cell whose partners another rank drew at the same step.
 REPEATED = (210, 30, 30)
 _OWN = (20, 130, 50)
-_TITLE_HEIGHT = 48
+_HEADING_LINE = 20  # the pitch of the title's and the legend's lines
+_TITLE_SCALE, _LEGEND_SCALE = 0.55, 0.38
 _HEADER_HEIGHT = 24
 _HEADER_SCALE = 0.5  # the blocks' headers' font scale
 _LABEL_WIDTH = 76
@@ -264,14 +269,51 @@ def render_mixup(cell: DemoCell, matched: int | None, thumb: int) -> np.ndarray:
     return tile
 
 
-def demo_sheet_size(ranks: int, columns: int, thumb: int = 160) -> tuple[int, int]:
+def demo_heading(ranks: int, seed: int, source: str) -> tuple[str, str]:
+    """The demo sheet's title and legend, for ``ranks`` ranks seeded ``seed`` over ``source``.
+
+    >>> demo_heading(2, 0, "8 images")[0]
+    'rankaug demo: the same 2-rank DDP job, torch.manual_seed(0) on every rank, ...: 8 images'
+    """
+    return (
+        f"rankaug demo: the same {ranks}-rank DDP job, torch.manual_seed({seed}) on every "
+        f"rank, epoch 0 (rows = ranks, columns = steps), source: {source}",
+        "outline colour and #label = source image index (the same colours down a column: "
+        "the same partners on every rank); thick outline, 'main' = the sample's own image; "
+        "red bar = another rank drew the same at that step",
+    )
+
+
+def heading_lines(title: str, legend: str, width: int) -> list[tuple[str, float]]:
+    """The title's and the legend's lines on a sheet ``width`` wide, with their font scales.
+
+    Each is wrapped (:func:`~rankaug.cli.sheet.wrap_text`) to the sheet's width inside
+    its margins, never cut.
+
+    >>> heading_lines("rankaug demo", "red bar = repeated", 1428)
+    [('rankaug demo', 0.55), ('red bar = repeated', 0.38)]
+    >>> len(heading_lines("rankaug demo: " + "the same job " * 8, "red bar = repeated", 432))
+    4
+    """
+    inside = width - 2 * PAD
+    return [(line, _TITLE_SCALE) for line in wrap_text(title, inside, _TITLE_SCALE)] + [
+        (line, _LEGEND_SCALE) for line in wrap_text(legend, inside, _LEGEND_SCALE)
+    ]
+
+
+def demo_sheet_size(ranks: int, columns: int, thumb: int = 160, lines: int = 2) -> tuple[int, int]:
     """The ``(height, width)`` of the demo's sheet: two blocks, two bands of ``ranks`` rows.
+
+    ``lines`` is how many lines the title and the legend take (:func:`heading_lines`).
 
     >>> demo_sheet_size(2, 4)
     (880, 1428)
+    >>> demo_sheet_size(2, 1, lines=5)
+    (940, 432)
     """
     cell = thumb + CAPTION_HEIGHT + PAD
-    height = _TITLE_HEIGHT + _HEADER_HEIGHT + 2 * ranks * cell + _BAND_GAP + PAD
+    title_height = 8 + lines * _HEADING_LINE
+    height = title_height + _HEADER_HEIGHT + 2 * ranks * cell + _BAND_GAP + PAD
     width = _LABEL_WIDTH + 2 * columns * (thumb + PAD) + _BLOCK_GAP + PAD
     return height, width
 
@@ -286,7 +328,8 @@ def demo_sheet(blocks: Sequence[Block], title: str, legend: str, thumb: int) -> 
         thumb: The thumbnail side.
 
     Returns:
-        The sheet, uint8 RGB, of :func:`demo_sheet_size`.
+        The sheet, uint8 RGB, of :func:`demo_sheet_size` (with the lines of
+        :func:`heading_lines`).
 
     Raises:
         ValueError: If there are not two blocks of the same shape.
@@ -295,16 +338,20 @@ def demo_sheet(blocks: Sequence[Block], title: str, legend: str, thumb: int) -> 
     if len(blocks) != 2 or len(shapes) != 1:
         raise ValueError(f"the demo sheet needs two blocks of one shape, got {sorted(shapes)}")
     ((ranks, columns),) = shapes
-    height, width = demo_sheet_size(ranks, columns, thumb)
+    width = demo_sheet_size(ranks, columns, thumb)[1]
+    heading = heading_lines(title, legend, width)
+    height = demo_sheet_size(ranks, columns, thumb, len(heading))[0]
     sheet = np.full((height, width, 3), _BACKGROUND, np.uint8)
-    cv2.putText(sheet, fit_text(title, width - 2 * PAD, 0.55), (PAD, 19), _FONT, 0.55, _INK, 1)
-    cv2.putText(sheet, fit_text(legend, width - 2 * PAD), (PAD, 39), _FONT, 0.38, _INK, 1)
+    for line, (text, scale) in enumerate(heading):
+        where = (PAD, 19 + line * _HEADING_LINE)
+        cv2.putText(sheet, text, where, _FONT, scale, _INK, 1)
+    title_height = 8 + len(heading) * _HEADING_LINE
     cell_height = thumb + CAPTION_HEIGHT + PAD
     block_width = columns * (thumb + PAD)
     bands = (("mosaic", render_mosaic, "repeated"), ("mixup", render_mixup, "mix_repeated"))
     for band, (name, render, flags) in enumerate(bands):
         for rank in range(ranks):
-            top = _TITLE_HEIGHT + _HEADER_HEIGHT + (band * ranks + rank) * cell_height
+            top = title_height + _HEADER_HEIGHT + (band * ranks + rank) * cell_height
             top += band * _BAND_GAP
             for line, text in enumerate((f"rank {rank}", name)):
                 where = (PAD, top + thumb // 2 + line * LINE_HEIGHT)
@@ -318,7 +365,7 @@ def demo_sheet(blocks: Sequence[Block], title: str, legend: str, thumb: int) -> 
                     sheet[top : top + tile.shape[0], left : left + thumb] = tile
     for b, block in enumerate(blocks):
         x = _LABEL_WIDTH + b * (block_width + _BLOCK_GAP)
-        where = (x, _TITLE_HEIGHT + _HEADER_HEIGHT - 8)
+        where = (x, title_height + _HEADER_HEIGHT - 8)
         cv2.putText(sheet, header_text(block, block_width), where, _FONT, 0.5,
                     block.colour, 1)  # fmt: skip
     return sheet

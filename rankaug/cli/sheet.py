@@ -26,6 +26,7 @@ __all__ = [
     "fit_text",
     "render_tile",
     "sheet_size",
+    "wrap_text",
     "write_png",
 ]
 
@@ -101,6 +102,41 @@ def fit_text(text: str, width: int, scale: float = _FONT_SCALE) -> str:
     while text and cv2.getTextSize(text, _FONT, scale, 1)[0][0] > width:
         text = text[:-2] + "~" if len(text) > 1 else ""
     return text
+
+
+def wrap_text(text: str, width: int, scale: float = _FONT_SCALE) -> list[str]:
+    """``text`` in ASCII, wrapped at spaces into lines that fit ``width`` pixels at ``scale``.
+
+    A word wider than ``width`` alone (a long path) is broken where it must be; nothing
+    is cut.
+
+    >>> wrap_text("partners 3 8 9", 1000)
+    ['partners 3 8 9']
+    >>> lines = wrap_text("partners 3 8 9", 60)
+    >>> " ".join(lines), all(cv2.getTextSize(x, _FONT, _FONT_SCALE, 1)[0][0] <= 60 for x in lines)
+    ('partners 3 8 9', True)
+    """
+
+    def fits(line: str) -> bool:
+        return cv2.getTextSize(line, _FONT, scale, 1)[0][0] <= width
+
+    lines: list[str] = []
+    line = ""
+    for word in text.encode("ascii", "replace").decode().split():
+        joined = f"{line} {word}" if line else word
+        if fits(joined):
+            line = joined
+            continue
+        if line:
+            lines.append(line)
+        while len(word) > 1 and not fits(word):  # broken where it must be
+            cut = len(word) - 1
+            while cut > 1 and not fits(word[:cut]):
+                cut -= 1
+            lines.append(word[:cut])
+            word = word[cut:]
+        line = word
+    return [*lines, line] if line else lines
 
 
 def fit_image(image: np.ndarray, thumb: int) -> tuple[np.ndarray, float, tuple[int, int]]:

@@ -113,6 +113,7 @@ class PairDataset(KeyedDataset[T_co]):
     """The parameter objects, by keyword (the deprecated flat keywords are their fields)."""
     fixed_settings = KeyedDataset.fixed_settings | {"config", "partners"}
     """The attributes fixed when the wrapper is made (assigning one is refused)."""
+    made_with = "_settings"  # set last: a subclass may have set config or partners before
     arguments_only = frozenset({"targets", "num_classes", "class_field", "p", "partner_fit",
                                 "fill", "fill_mask", "record"})  # fmt: skip
     adapter = ReaderAdapter()

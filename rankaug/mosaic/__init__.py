@@ -60,9 +60,8 @@ into the region of the output it reaches, written only where the tile owns the p
 Boxes go through the same map (their corners, then the enclosing box), filtered as
 above; masks, keypoints and polygons follow (a polygon clipped to its tile's canvas
 window, through the affine, clipped to the output; its box that of the pixels it
-draws). A sample
-that is not a mosaic is letterboxed to ``output_size``, then given the affine about
-the output's centre, as ultralytics does.
+draws). A sample that is not a mosaic is letterboxed to ``output_size``, then given the
+affine about the output's centre, as ultralytics does.
 """
 
 from __future__ import annotations
@@ -197,6 +196,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
     }  # fmt: skip
     """The parameter objects, by keyword (the deprecated flat keywords are their fields)."""
     fixed_settings = KeyedDataset.fixed_settings | {"config", "partners"}  # (refused)
+    made_with = "_settings"  # set last: a subclass may have set config or partners before
     arguments_only = frozenset({"output_size", "layout", "targets", "affine", "color", "p",
                                 "epochs", "close_mosaic", "record"})  # fmt: skip
     adapter = ReaderAdapter()

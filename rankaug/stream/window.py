@@ -210,8 +210,8 @@ class WindowStream(StreamDataset[T_co]):
         self._options = {"seed": seed, "rank": rank, "stream": stream, **options}
         self._inner: dict[int, Any] = {}
         full = self.window_wrapper(self.buffer_size + 1)  # every option checked here
+        self.config = full.config  # before the base's made_with: a subclass may have set it
         super().__init__(dataset, full, keying=keying, sample_id=sample_id)
-        self.config = full.config
 
     fixed_settings = StreamDataset.fixed_settings | {"config", "buffer_size"}
     """The attributes fixed when the wrapper is made (assigning one is refused)."""

@@ -215,12 +215,38 @@ class TestPlainEpoch:
 
     def test_a_pass_ended_unaugmented_keys_no_later_batch(self) -> None:
         # its iterator is gone and no call read it: a batch ending with its last index
-        # (9) is no batch of it
+        # (9) is no batch of it, nor told from one (it warns, below)
         loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=3))
         for _ in loader:
             pass
         aug = _aug()
-        assert _keyed_as(aug, {"image": torch.rand(10, 3, 4, 4), "index": torch.arange(10)}) == 0
+        batch = {"image": torch.rand(10, 3, 4, 4), "index": torch.arange(10)}
+        with pytest.warns(RankaugWarning, match="returned all its batches before any was"):
+            keyed = _keyed_as(aug, batch)
+        assert keyed == 0
+        del loader
+        gc.collect()  # its pass is read no more
+
+    @pytest.mark.parametrize("workers", [0, 2])
+    def test_batches_kept_from_a_finished_loader_warn_from_the_first_epoch(
+        self, workers: int
+    ) -> None:
+        # batches = list(loader), then augmented: keyed 0 silently in the first epoch (the
+        # pass, gone, was read by no call), until the second epoch's "index again"
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=3), num_workers=workers)
+        aug = _aug()
+        batches = list(loader)
+        with pytest.warns(RankaugWarning) as caught:
+            keyed = [_keyed_as(aug, batch) for batch in batches]
+        assert keyed == [0, 0, 0]
+        assert len(caught) == 1
+        message = str(caught[0].message)
+        assert "cannot tell which EpochSampler pass they come from" in message
+        assert "pass of epoch 3, whose loader returned all its batches before any" in message
+        assert "pass epoch=" in message
+        assert caught[0].filename == __file__
+        del loader
+        gc.collect()  # its pass is read no more
 
     def test_a_resumed_stateful_loader(self) -> None:
         stateful = pytest.importorskip("torchdata.stateful_dataloader")

@@ -75,7 +75,40 @@ class ObjectAdapter:
         return SimpleNamespace(image=data["image"], boxes=data["bboxes"], labels=data["labels"])
 
 
+class _PartnersMixUp(MixUpDataset[Any]):
+    """A subclass that sets its partners (and maybe its config) before the constructor."""
+
+    def __init__(self, dataset: Any, partners: Partners, config: Any = None) -> None:
+        self.partners = partners  # type: ignore[assignment]
+        if config is not None:
+            self.config = config
+        super().__init__(dataset, seed=0, partners=Partners(pool=[0, 1, 2]))
+
+
 class TestPairDataset:
+    def test_a_subclass_may_set_partners_or_config_before_the_constructor(self) -> None:
+        # before: refused as an assignment after construction, whatever the value (the
+        # constructor sets them after the base's, which counted as made)
+        config = MixUpDataset(dataset(), seed=1).config  # built again: equal
+        mix = _PartnersMixUp(dataset(), Partners(pool=(0, 1, 2)), config)
+        assert mix.partners.pool is not None
+        assert mix.partners.pool.tolist() == [0, 1, 2]
+        assert mix.config == config
+        assert mix[0]["image"].shape == dataset()[0]["image"].shape
+        with pytest.raises(AttributeError, match=r"^_PartnersMixUp\.partners cannot be assigned"):
+            mix.partners = Partners(pool=(0, 1, 2))  # type: ignore[assignment]  # made: refused
+
+    @pytest.mark.parametrize("name", ["partners", "config"])
+    def test_another_value_set_before_the_constructor_is_refused(self, name: str) -> None:
+        given: dict[str, Any] = {"partners": Partners(pool=(0, 1, 2))}
+        given[name] = Partners(pool=(0, 1)) if name == "partners" else {"lr": 0.1}
+        with pytest.raises(
+            AttributeError,
+            match=rf"^_PartnersMixUp\.{name} cannot be assigned: it was set before the "
+            rf"constructor, which sets {name} itself, to another value",
+        ):
+            _PartnersMixUp(dataset(), **given)
+
     @pytest.mark.parametrize("mix", [MixUpDataset, CutMixDataset])
     def test_an_adapter_set_afterwards_reads_both_samples(self, mix: type) -> None:
         # before: the output was repacked by the new adapter, both samples still unpacked

@@ -172,7 +172,43 @@ class _ObjectMosaic(MosaicDataset[Any]):
         self.note = "mine"
 
 
+class _PartnersMosaic(MosaicDataset[Any]):
+    """A subclass that sets its partners (and maybe its config) before the constructor."""
+
+    def __init__(self, dataset: Any, partners: Partners, config: Any = None) -> None:
+        self.partners = partners  # type: ignore[assignment]
+        if config is not None:
+            self.config = config
+        self.adapter = None  # after the config: still left for the constructor to check
+        super().__init__(dataset, seed=0, output_size=16, partners=Partners(pool=[0, 1, 2]))
+
+
 class TestMosaicDataset:
+    def test_a_subclass_may_set_partners_or_config_before_the_constructor(self) -> None:
+        # before: refused as an assignment after construction, whatever the value (the
+        # constructor sets them after the base's, which counted as made)
+        data = SyntheticDetection(4, image_size=16)
+        config = MosaicDataset(data, seed=1, output_size=16).config  # built again: equal
+        mosaic = _PartnersMosaic(data, Partners(pool=(0, 1, 2)), config)
+        assert mosaic.partners.pool is not None
+        assert mosaic.partners.pool.tolist() == [0, 1, 2]
+        assert mosaic.config == config
+        assert mosaic[0]["image"].shape == (16, 16, 3)
+        with pytest.raises(AttributeError, match=r"^_PartnersMosaic\.partners cannot be assigned"):
+            mosaic.partners = Partners(pool=(0, 1, 2))  # type: ignore[assignment]  # made: refused
+
+    @pytest.mark.parametrize("name", ["partners", "config"])
+    def test_another_value_set_before_the_constructor_is_refused(self, name: str) -> None:
+        data = SyntheticDetection(4, image_size=16)
+        given: dict[str, Any] = {"partners": Partners(pool=(0, 1, 2))}
+        given[name] = Partners(pool=(0, 1)) if name == "partners" else {"lr": 0.1}
+        with pytest.raises(
+            AttributeError,
+            match=rf"^_PartnersMosaic\.{name} cannot be assigned: it was set before the "
+            rf"constructor, which sets {name} itself, to another value",
+        ):
+            _PartnersMosaic(data, **given)
+
     def test_a_subclass_may_set_its_settings_before_the_constructor(self) -> None:
         # before: the adapter's setter read a config not made yet (AttributeError), and
         # the constructor's own dataset was refused as an assignment after construction

@@ -60,6 +60,19 @@ class _ObjectAdapter:
         return SimpleNamespace(image=data["image"], boxes=data["bboxes"], labels=data["labels"])
 
 
+def _set_before(config: Any) -> Any:
+    """A streaming mosaic whose subclass sets ``config`` before calling the constructor."""
+    options: dict[str, Any] = {"output_size": 32, "buffer_size": 2}
+    kind = type(MosaicDataset(_Objects(), seed=0, **options))
+
+    class Mine(kind):  # type: ignore[valid-type,misc]
+        def __init__(self) -> None:
+            self.config = config
+            super().__init__(_Objects(), seed=0, adapter=_ObjectAdapter(), **options)
+
+    return Mine()
+
+
 class TestWindowStream:
     @pytest.mark.parametrize("kind", [MosaicDataset, MixUpDataset])
     def test_an_adapter_set_afterwards_is_used(self, kind: Any) -> None:
@@ -117,6 +130,21 @@ class TestWindowStream:
         stream = MosaicDataset(_Objects(), seed=0, output_size=32, buffer_size=2)
         with pytest.raises(AttributeError, match=rf"^StreamingMosaic\.{name} cannot be assigned"):
             setattr(stream, name, getattr(stream, name))
+
+    def test_a_subclass_may_set_its_config_before_the_constructor(self) -> None:
+        # before: refused as an assignment after construction, whatever the value (the
+        # constructor set it after the base's, which counted as made)
+        made = MosaicDataset(
+            _Objects(), seed=1, output_size=32, buffer_size=2, adapter=_ObjectAdapter()
+        )
+        config = made.config
+        stream = _set_before(config)
+        assert stream.config == config
+        assert len(list(stream)) == 6
+
+    def test_another_config_set_before_the_constructor_is_refused(self) -> None:
+        with pytest.raises(AttributeError, match=r"^Mine\.config cannot be assigned: it was"):
+            _set_before({"lr": 0.1})
 
     def test_a_stage_naming_a_window_sample_is_renamed_once(self) -> None:
         # a sample early in the pass has a position that is a slot too: renamed twice,
