@@ -226,16 +226,28 @@ def _row_by_row(
     each box is mapped): the vectorised path clips or refuses it. With ``flip_width``
     kept boxes are mirrored in :func:`~rankaug.boxes.mirror_xyxy`'s floats. Which boxes
     are kept is ``None`` when all are (no array made: the usual case); the dropped ones'
-    positions are noted as they drop, nothing per kept box.
+    positions are noted as they drop (each box's from ``enumerate``).
+
+    A box outside its source window (about half of a mosaic's boxes: what of its tile
+    the output cuts off) is dropped before it is mapped, as the centre test would drop
+    it: the window's map takes the source window's edges to the output window's within
+    float error (far below a pixel), so such a box, mapped and clipped, is no wider (or
+    no higher) than that error, far below TOLERANCE: no pixel centre inside (an empty
+    window's box, mapped to 0, is outside its empty source window too).
     """
     dropped: list[int] = []  # the positions of the boxes not kept
     kept: list[float] = []  # flat: numpy reads a flat list of floats twice as fast
+    start = 0  # the position of the tile's first box
     for window, tile in zip(windows, tiles, strict=True):
         th, tw = window.size  # the tile image's; its edges too, as floats: float compares
         width, height, left, top = float(tw), float(th), float(window.dx0), float(window.dy0)
         right, bottom = float(window.dx1), float(window.dy1)
         kx, ky, bx, by = window.kx, window.ky, window.bx, window.by  # x -> kx * x + bx
-        for x0, y0, x1, y1 in tile.boxes.tolist():
+        # the source window (empty: 0, 0, 0, 0)
+        shown_x0, shown_y0 = float(window.sx0), float(window.sy0)
+        shown_x1, shown_y1 = float(window.sx1), float(window.sy1)
+        rows = tile.boxes.tolist()
+        for position, (x0, y0, x1, y1) in enumerate(rows, start):
             # all_inside's 0 <= x0 < width, 0 < x1 <= width, x0 <= x1 (and in y): one
             # chain per axis, x0 < width and 0 < x1 following from it unless x0 == x1
             if not (
@@ -243,11 +255,31 @@ def _row_by_row(
                 and (x0 < x1 or 0.0 < x0 < width) and (y0 < y1 or 0.0 < y0 < height)
             ):  # fmt: skip
                 return None
-            a, b, c, d = x0 * kx + bx, y0 * ky + by, x1 * kx + bx, y1 * ky + by
-            a = right if a > right else left if a < left else a
-            b = bottom if b > bottom else top if b < top else b
-            c = right if c > right else left if c < left else c
-            d = bottom if d > bottom else top if d < top else d
+            if x1 <= shown_x0 or x0 >= shown_x1 or y1 <= shown_y0 or y0 >= shown_y1:
+                dropped.append(position)  # outside: none shows
+                continue
+            # mapped, then clipped to the window: statements, as they cost fewer steps
+            # than the expressions (nothing stored where the box lies inside)
+            a = x0 * kx + bx
+            if a > right:
+                a = right
+            elif a < left:
+                a = left
+            b = y0 * ky + by
+            if b > bottom:
+                b = bottom
+            elif b < top:
+                b = top
+            c = x1 * kx + bx
+            if c > right:
+                c = right
+            elif c < left:
+                c = left
+            d = y1 * ky + by
+            if d > bottom:
+                d = bottom
+            elif d < top:
+                d = top
             # a pixel centre (rankaug.mosaic.centres): surely one in a box 2 pixels
             # wide (the usual: what a width test costs), none in one of no width (one
             # hidden), else counted
@@ -258,8 +290,9 @@ def _row_by_row(
                     kept += a, b, c, d
                 else:  # mirror_xyxy's floats
                     kept += flip_width - c, b, flip_width - a, d
-            else:  # its position: the boxes kept and dropped before it
-                dropped.append(len(kept) // 4 + len(dropped))
+            else:
+                dropped.append(position)
+        start += len(rows)
     boxes = np.array(kept, dtype=np.float64).reshape(-1, 4)
     if not dropped:
         return None, boxes

@@ -279,6 +279,73 @@ class TestMapTargets:
         found = targets_module._row_by_row(windows, tiles)
         assert (found is None) == (flaw != "none")
 
+    @settings(max_examples=150)
+    @given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]),
+           flip_width=st.sampled_from([None, 97]))  # fmt: skip
+    def test_boxes_outside_their_source_window_drop_as_the_vectorised_path_drops_them(
+        self, data: st.DataObject, dtype: Any, flip_width: int | None
+    ) -> None:
+        # the row-by-row loop drops a box outside its tile's source window before it maps
+        # it: the boxes kept, and their floats, are the vectorised path's, which maps and
+        # tests every box; windows of any scale and empty ones, boxes on their edges and
+        # a hair either side, tiles without boxes
+        config = MosaicDataset([{"image": np.zeros((4, 4), np.uint8)}], seed=0).config
+        windows, tiles = [], []
+        for index in range(data.draw(st.integers(1, 4))):
+            h, w = data.draw(st.integers(1, 40)), data.draw(st.integers(1, 40))
+            if data.draw(st.integers(0, 4)) == 0:
+                window = Window.empty((h, w))
+            else:
+                sx0, sy0 = data.draw(st.integers(0, w - 1)), data.draw(st.integers(0, h - 1))
+                sx1, sy1 = data.draw(st.integers(sx0 + 1, w)), data.draw(st.integers(sy0 + 1, h))
+                dx0, dy0 = data.draw(st.integers(0, 60)), data.draw(st.integers(0, 60))
+                dx1, dy1 = dx0 + data.draw(st.integers(1, 90)), dy0 + data.draw(st.integers(1, 90))
+                window = Window((h, w), sx0, sy0, sx1, sy1, dx0, dy0, dx1, dy1)
+
+            def coordinate(edges: tuple[int, int], side: int) -> st.SearchStrategy[float]:
+                near = [float(np.nextafter(float(e), t)) for e in edges for t in (-1e9, 1e9)]
+                near += [e + d for e in edges for d in (-0.5, -0.1, 0.1, 0.5) if 0 <= e + d <= side]
+                return st.sampled_from([*map(float, edges), *near]) | st.floats(0.0, side)
+
+            xs = coordinate((window.sx0, window.sx1), w)
+            ys = coordinate((window.sy0, window.sy1), h)
+            rows = [[*sorted(data.draw(st.tuples(xs, xs))), *sorted(data.draw(st.tuples(ys, ys)))]
+                    for _ in range(data.draw(st.integers(0, 6)))]  # fmt: skip
+            boxes = np.array(rows, np.float64).reshape(-1, 4)[:, [0, 2, 1, 3]].astype(dtype)
+            # inside their image (the loop declines others: test_row_by_row_declines_...)
+            boxes = boxes[[all_inside(b[None].astype(np.float64), w, h) for b in boxes]]
+            windows.append(window)
+            tiles.append(Part(index, np.zeros((h, w), np.uint8), boxes, {}, None, None,
+                              None, {}))  # fmt: skip
+        counts = [len(t.boxes) for t in tiles]
+        found = targets_module._row_by_row(windows, tiles, flip_width)
+        assert found is not None
+        row_keep, row_kept = found
+        keep, kept = targets_module._boxes(config, windows, tiles, counts, None, flip_width)
+        assert keep is not None
+        assert row_kept.dtype == kept.dtype == np.float64
+        assert row_kept.shape == kept.shape
+        assert row_kept.tobytes() == kept.tobytes()  # bit for bit
+        assert keep.all() if row_keep is None else row_keep.tolist() == keep.tolist()
+
+    def test_labels_stay_int64_when_every_box_is_cut_off(self) -> None:
+        # tiles at 3x in a 64x64 output show at most a quarter of their width and height:
+        # a box in the middle of each is outside every source window, dropped unmapped
+        sample = {"image": np.zeros((64, 64, 3), np.uint8), "labels": np.array([5]),
+                  "bboxes": np.array([[28.0, 28.0, 36.0, 36.0]], np.float32)}  # fmt: skip
+        mosaic = MosaicDataset([sample] * 3, seed=0, output_size=64, keying="sample",
+                               layout=MosaicGrid(scale_range=(3.0, 3.0)))  # fmt: skip
+        for index in range(3):
+            out = mosaic[index]
+            with mock.patch.object(targets_module, "_row_by_row", return_value=None):
+                vectorised = mosaic[index]  # the same draws ("sample" keying)
+            for got in (out, vectorised):
+                assert got["bboxes"].shape == (0, 4)
+                assert got["bboxes"].dtype == np.float32
+                assert got["labels"].shape == (0,)
+                assert got["labels"].dtype == np.int64
+            np.testing.assert_array_equal(out["image"], vectorised["image"])
+
     def test_semantic_and_instance_masks_follow_their_pixels(self) -> None:
         image = np.zeros((10, 10, 3), np.uint8)
         image[2:6, 2:6] = 200
