@@ -65,8 +65,9 @@ class PerThread(Generic[T]):
     """One copy of ``original`` per thread, made by ``copy`` on the thread's first use.
 
     ``slot`` holds the calling thread's ``(copy, token)``: the token is whatever the
-    caller last recorded with it (the random state it handed that copy). Pickled (for a
-    spawned worker), only the original and ``copy`` travel.
+    caller last recorded with it (the random state it handed that copy); ``local.held``
+    is that slot once the thread has one. Pickled (for a spawned worker), only the
+    original and ``copy`` travel.
 
     >>> shared = PerThread([1, 2], list)
     >>> mine = shared.get()
@@ -77,7 +78,7 @@ class PerThread(Generic[T]):
     def __init__(self, original: T, copy: Callable[[T], T]) -> None:
         self.original = original
         self.copy = copy
-        self._local = threading.local()
+        self.local = threading.local()
 
     def get(self) -> T:
         """This thread's copy (made now on its first call)."""
@@ -87,9 +88,9 @@ class PerThread(Generic[T]):
     def slot(self) -> list[Any]:
         """This thread's ``[copy, token]``, mutable (the token starts as ``None``)."""
         try:
-            held: list[Any] = self._local.held
+            held: list[Any] = self.local.held
         except AttributeError:
-            held = self._local.held = [self.copy(self.original), None]
+            held = self.local.held = [self.copy(self.original), None]
         return held
 
     def __getstate__(self) -> dict[str, Any]:

@@ -42,30 +42,17 @@ Four kinds of transform are told apart once, when a wrapper is built:
 
 from __future__ import annotations
 
-import copy
 import inspect
-import random
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-import numpy as np
 import torch
 
-from rankaug import checks
-from rankaug._compact_copy import compact_deepcopy
-from rankaug._instances import empty_like, follow, none_of, numbered
+from rankaug._albumentations import AlbumentationsDriver, albumentations_targets
 from rankaug._own_random import warn_own_random
-from rankaug._threads import PerThread, torch_cpu
+from rankaug._threads import torch_cpu
 from rankaug.keys import KeyedRandom
-from rankaug.polygons import POLYGONS
-from rankaug.samples import (
-    DEFAULT_TARGETS,
-    DefaultAdapter,
-    SampleAdapter,
-    attach,
-    check_adapter,
-    passthrough_hook,
-)
+from rankaug.samples import SampleAdapter, attach
 
 __all__ = [
     "AlbumentationsLike",
@@ -123,155 +110,6 @@ class TransformDriver(Protocol):
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         """Return the transformed sample."""
         ...
-
-
-def albumentations_targets(transform: Any) -> frozenset[str]:
-    """The data keys an albumentations transform reads: images, masks, boxes, labels...
-
-    Args:
-        transform: An albumentations ``Compose`` or transform.
-
-    Returns:
-        The keys, including label fields and additional targets.
-    """
-    keys = set(DEFAULT_TARGETS)
-    available = getattr(transform, "_available_keys", None)
-    if isinstance(available, Collection):
-        keys.update(str(k) for k in available)
-    for processor in getattr(transform, "processors", {}).values():
-        keys.update(getattr(getattr(processor, "params", None), "label_fields", None) or ())
-    keys.update(getattr(transform, "additional_targets", None) or {})
-    return frozenset(keys)
-
-
-def _additional(transform: Any) -> dict[str, str]:
-    """The ``additional_targets`` of ``transform`` that are boxes or keypoints.
-
-    A ``Compose`` has them as ``additional_targets``, a single transform given them by
-    ``add_targets`` as ``_additional_targets`` only (albumentations 2.0.8).
-    """
-    targets = (
-        getattr(transform, "additional_targets", None)
-        or getattr(transform, "_additional_targets", None)
-        or {}
-    )
-    return {str(key): kind for key, kind in targets.items() if kind in ("bboxes", "keypoints")}
-
-
-def _moves(transform: Any, key: str) -> bool:
-    """Whether any transform in the tree acts on ``key`` (bboxes, keypoints)."""
-    children = getattr(transform, "transforms", None)
-    if children is not None:
-        return any(_moves(child, key) for child in children)
-    return key in (getattr(transform, "targets", None) or {})
-
-
-class _AlbumentationsDriver:
-    """Boxes and keypoints need their processor (``bbox_params``, ``keypoint_params``).
-
-    Without one, albumentations 2.0.8 silently drops the boxes of a geometric transform
-    and AlbumentationsX raises deep inside it. So a sample's boxes or keypoints go to the
-    transform only when it has the processor; when it has none they pass through
-    untouched if no transform in it moves them (pixel-level pipelines), and otherwise
-    the call is refused with an error that says what to add. Instance polygons
-    (``segments``) no processor moves: a pipeline that moves boxes refuses them.
-    """
-
-    def __init__(self, transform: Any, adapter: SampleAdapter) -> None:
-        # never called itself: each thread calls its own compact copy of it
-        self.transforms = PerThread(copy.deepcopy(transform), compact_deepcopy)
-        handed = (np.random.default_rng(0), random.Random(0))  # each call hands the key's
-        self.transforms.original.set_random_state(*handed)
-        warn_own_random(self.transforms.original, handed)  # what it keeps beside them
-        processors = getattr(transform, "processors", None) or {}
-        params = getattr(processors.get("bboxes"), "params", None)
-        given = getattr(params, "format", None) or getattr(params, "coord_format", None)
-        # the adapter reads the boxes in this format: a torchvision BoundingBoxes in another
-        # is refused (a copy of a DefaultAdapter or KeyMap, told the format)
-        self.adapter = check_adapter(adapter, box_format=given, name="A.BboxParams format")
-        # boxes and keypoints, also under the names additional_targets gives them
-        self.kinds = {**_additional(transform), "bboxes": "bboxes", "keypoints": "keypoints"}
-        unmanaged = {key for key, kind in self.kinds.items() if kind not in processors}
-        self.refused = {key for key in unmanaged if _moves(transform, self.kinds[key])}
-        # albumentations drops a NaN keypoint silently (it refuses NaN boxes): checked here
-        # (under each name additional_targets gives keypoints)
-        points = [key for key, kind in self.kinds.items() if kind == "keypoints"]
-        self.points = tuple(points) if "keypoints" in processors else ()
-        self.targets = albumentations_targets(transform) - (unmanaged - self.refused)
-        # polygons are no albumentations target: a pipeline that moves boxes would leave them
-        self.geometric = POLYGONS not in self.targets and _moves(transform, "bboxes")
-        self.moves_masks = _moves(transform, "mask")  # a mask must then cover its image
-        # the values a sample keeps (where polygons would be), asked only when geometric
-        self._others = passthrough_hook(adapter) if self.geometric else None
-        self._default = self._others is DefaultAdapter.passthrough  # not a subclass's own
-
-    def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
-        others = self._others
-        if (
-            others is not None
-            # DefaultAdapter's first rule, without the call: a dict of targets alone has none
-            and not (self._default and type(sample) is dict and sample.keys() <= self.targets)
-            and POLYGONS in others(sample, self.targets)
-        ):
-            raise ValueError(
-                f"the sample has instance polygons ({POLYGONS!r}), which albumentations "
-                "does not move: this transform's geometric transforms would leave them "
-                "where they were; apply only pixel-level transforms (colour, blur, noise) "
-                "to samples with polygons, or give instance masks ('masks') instead"
-            )
-        data, state = self.adapter.unpack(sample, self.targets)
-        mask = data.get("mask") if self.moves_masks else None
-        if mask is not None:  # one resampled as another size would scramble it
-            checks.mask_covers(mask, data["image"], "the sample's mask")
-        refused = self.refused
-        if refused and not refused.isdisjoint(data):  # no set made for every sample
-            key = min(refused.intersection(data))
-            target = self.kinds[key]
-            params = "bbox_params" if target == "bboxes" else "keypoint_params"
-            kind = "" if key == target else f" (an additional {target!r} target)"
-            raise ValueError(
-                f"the sample has {key!r}{kind} but the albumentations transform has no "
-                f"{params}, so its geometric transforms would not move them: give "
-                f"A.Compose {params}=... (with the format and label fields of your data)"
-            )
-        for key in self.points:
-            points = data.get(key)
-            if points is not None:
-                _check_points(points, key)
-        held = self.transforms.slot()  # [this thread's copy, the state it was handed]
-        transform = held[0]
-        if keyed is not held[1]:  # a stream keeps its state between samples
-            transform.set_random_state(keyed.generator, keyed.py_random)
-            held[1] = keyed
-        masks = data.get("masks")
-        if masks is not None and none_of(masks):
-            # no instance: albumentations 2.0.8 cannot stack (0, H, W) masks, AlbumentationsX
-            # refuses [] and keeps (0, H, W) at the input's size; put back empty, resized
-            del data["masks"]
-            out = transform(**data)
-            out["masks"] = empty_like(masks, out.get("image"))
-            return self.adapter.repack(out, state)
-        if isinstance(masks, list | tuple):  # AlbumentationsX takes no list: one array,
-            data["masks"] = masks = np.stack(masks)  # a list again in repack
-        if masks is None or "bboxes" not in data or not len(masks) == len(data["bboxes"]) > 0:
-            return self.adapter.repack(transform(**data), state)
-        # instance masks, one per box: albumentations keeps every mask when it drops a
-        # box, so each box carries its position in an extra column, and the masks follow
-        data["bboxes"] = positioned = numbered(data["bboxes"])
-        out = transform(**data)
-        width = positioned.shape[1] - 1
-        out["bboxes"], out["masks"] = follow(out["bboxes"], out["masks"], len(masks), width)
-        return self.adapter.repack(out, state)
-
-
-def _check_points(points: Any, key: str) -> None:
-    """Refuse keypoints with a NaN or infinite ``x`` or ``y`` (numeric ``(K, 2+)`` only).
-
-    Keypoints of another shape or type are left to albumentations' own checks.
-    """
-    array = np.asarray(points)
-    if array.ndim == 2 and array.shape[1] >= 2 and array.dtype.kind == "f":
-        checks.finite_points(array, key)
 
 
 class _ImageDriver:
@@ -368,7 +206,7 @@ def make_driver(transform: object, adapter: SampleAdapter) -> TransformDriver:
             f"{transform.__name__}(...)"
         )
     if isinstance(transform, AlbumentationsLike) and callable(transform):
-        return _AlbumentationsDriver(transform, adapter)
+        return AlbumentationsDriver(transform, adapter)
     if isinstance(transform, ImageTransform):
         return _ImageDriver(transform, adapter)
     if not callable(transform):

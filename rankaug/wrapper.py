@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from threading import current_thread
+from typing import Any, ClassVar, TypeVar
 
-from torch.utils.data import Dataset
+from torch.utils.data import Dataset, get_worker_info
 
+from rankaug import _process
 from rankaug.checks._messages import type_error
-from rankaug.context import SampleContext
+from rankaug.context import ResolvedContext, SampleContext
+from rankaug.epoch import EpochIndex, carry_epoch, drop_epoch
 from rankaug.errors import SampleError
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
+from rankaug.sample_epoch import sample_epoch
 from rankaug.samples import SampleAdapter, check_adapter
 from rankaug.stream.detect import Streamable
 from rankaug.transforms import make_driver
@@ -19,6 +23,8 @@ from rankaug.transforms import make_driver
 __all__ = ["RandomAugmentWrapper"]
 
 T_co = TypeVar("T_co", covariant=True)
+# the steps __getitem__ writes out: a subclass that overrides one goes through them
+_STEPS = ("context", "key_random", "augment", "load")
 
 
 class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
@@ -82,6 +88,13 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
     """
 
     _streaming = "StreamingAugment"  # the class a stream gets (rankaug.stream.detect)
+    _fuses: ClassVar[bool] = True  # whether __getitem__ may write out the class's steps
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._fuses = all(
+            getattr(cls, step) is getattr(RandomAugmentWrapper, step) for step in _STEPS
+        )
 
     def __init__(
         self,
@@ -107,6 +120,8 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
         super().__init__(dataset, seed=seed, keying=keying, rank=rank, stream=stream)
         self._adapter = check_adapter(adapter, dataset=dataset)
         self.transform = transform
+        self._fused = type(self)._fuses and self.keying == "stream"  # see __getitem__
+        self._worker: tuple[int, Any] | None = None  # (pid, its get_worker_info()), fixed
 
     @property
     def transform(self) -> Any:
@@ -149,3 +164,71 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
         except Exception as error:
             raise context.failure("transform", error) from error
         return out
+
+    def __getitem__(self, index: int) -> T_co:
+        changes = self._changes
+        if changes.read() != changes.seen:  # a persistent worker's copy, made before
+            raise changes.stale(self)
+        dataset = self.dataset
+        kind = type(index)
+        if not (
+            self._fused
+            and (kind is int or isinstance(index, EpochIndex))
+            and 0 <= index < len(dataset)
+        ):
+            context = self.context(index)
+            return self.augment(context, self.key_random(context))
+        # The common case: context(), key_random() (a stream drawn from last, by this
+        # thread), load() and augment() written out in this one frame, with no context
+        # made unless a step fails. It runs right after the transform's pixel work has
+        # taken the processor's caches, where each call, object and lookup less counts.
+        pid = _process._pid
+        worker = self._worker  # a process's worker info is set before it loads a sample
+        if worker is None or worker[0] != pid:
+            worker = self._worker = (pid, get_worker_info())
+        info = worker[1]
+        if kind is int:
+            position = index
+            epoch = sample_epoch(index, self._epoch, info is not None, type(self).__name__)
+        else:
+            position, epoch = index.real, index.epoch  # type: ignore[attr-defined]  # EpochIndex
+        worker_id = 0 if info is None else info.id
+        rank = self._rank
+        if rank is None:
+            rank = self._rank_now()
+        key = (pid, worker_id, rank, epoch)
+        streams = self._streams
+        keyed = streams.get(key)
+        if keyed is None or key != streams.last or self._drawers.get(key) is not current_thread():
+            context = ResolvedContext(position, rank=rank, worker_id=worker_id, epoch=epoch)
+            keyed = self.key_random(context)  # started, made the last, its drawer recorded
+        token = carry_epoch(epoch)
+        try:
+            sample = dataset[position]
+        except SampleError:
+            raise
+        except Exception as error:
+            stage = f"dataset[{position}]"
+            raise self._failure(stage, error, position, rank, worker_id, epoch) from error
+        finally:
+            drop_epoch(token)
+        try:
+            out: T_co = self._driver(sample, keyed)
+        except SampleError:
+            raise
+        except Exception as error:
+            raise self._failure("transform", error, position, rank, worker_id, epoch) from error
+        return out
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["_worker"] = None  # another process's, once unpickled
+        return state
+
+    @staticmethod
+    def _failure(
+        stage: str, error: Exception, position: int, rank: int, worker_id: int, epoch: int
+    ) -> SampleError:
+        """What ``context.failure`` gives, for the context __getitem__ did not make."""
+        context = ResolvedContext(position, rank=rank, worker_id=worker_id, epoch=epoch)
+        return context.failure(stage, error)

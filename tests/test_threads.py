@@ -40,6 +40,14 @@ class TestPerThread:
             assert pool.submit(lambda: shared.slot()[1]).result() is None
         assert shared.slot()[1] == "mine"
 
+    def test_local_holds_the_threads_slot_once_it_has_one(self) -> None:
+        shared = PerThread({"a": 1}, copy.deepcopy)
+        assert not hasattr(shared.local, "held")
+        held = shared.slot()
+        assert shared.local.held is held
+        with ThreadPoolExecutor(1) as pool:
+            assert not pool.submit(lambda: hasattr(shared.local, "held")).result()
+
     def test_pickles_as_the_original_alone(self) -> None:
         shared = PerThread({"a": [1]}, copy.deepcopy)
         shared.slot()[1] = "token"

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from PIL import Image
 from torch.utils.data import ConcatDataset, DataLoader, Dataset, Subset, get_worker_info
 
-from rankaug import RandomAugmentWrapper, RankaugWarning, SampleError
+from rankaug import EpochIndex, RandomAugmentWrapper, RankaugWarning, SampleError
 from tests.albu import bbox_params
 from tests.forked import in_a_forked_child
 from tests.threads import Meeting, meeting_pipeline
@@ -99,6 +99,33 @@ class WorkerTagged(Dataset[tuple[int, int, bytes]]):
 def load_all(dataset: Any, **loader_kwargs: Any) -> list[tuple[int, int, bytes]]:
     loader = DataLoader(WorkerTagged(dataset), batch_size=None, **loader_kwargs)
     return [(int(i), int(w), f) for i, w, f in loader]
+
+
+class Stepwise(RandomAugmentWrapper[Any]):
+    """Overrides a step, so its items go through every step (not the fused common case)."""
+
+    augmented = 0
+
+    def augment(self, context: Any, keyed: Any) -> Any:
+        Stepwise.augmented += 1
+        return super().augment(context, keyed)
+
+
+def arrays(n: int) -> list[dict[str, np.ndarray]]:
+    """Dict samples of numpy arrays alone, which differ by index."""
+    boxes = np.array([[2.0, 3.0, 12.0, 15.0], [18.0, 1.0, 26.0, 9.0]], np.float32)
+    return [
+        {"image": (image() + i).astype(np.uint8), "bboxes": boxes + i, "labels": np.array([1, i])}
+        for i in range(n)
+    ]
+
+
+def same_items(a: Any, b: Any) -> bool:
+    """Whether two samples have the same keys, in order, and equal values of one dtype."""
+    return list(a) == list(b) and all(
+        type(a[k]) is type(b[k]) and np.array_equal(a[k], b[k]) and a[k].dtype == b[k].dtype
+        for k in a
+    )
 
 
 class TestRandomAugmentWrapper:
@@ -457,6 +484,69 @@ class TestRandomAugmentWrapper:
         assert len(wrapped) == 5
         assert fingerprint(wrapped[-1]) == fingerprint(wrapped[4])
         assert fingerprint(wrapped[np.int64(2)]) == fingerprint(wrapped[2])  # type: ignore[index]
+
+    # ------------------------------------------------- the fused common case
+    def test_the_common_case_gives_what_the_steps_give(self) -> None:
+        fused = RandomAugmentWrapper(arrays(6), photometric(), seed=0, stream="s")
+        steps = Stepwise(arrays(6), photometric(), seed=0, stream="s")
+        assert fused._fused
+        assert not steps._fused
+        indices: list[Any] = [0, 3, EpochIndex(2, epoch=1), np.int64(4), -1, 5, 1]
+        Stepwise.augmented = 0
+        for turn in range(2):
+            for index in indices:
+                assert same_items(fused[index], steps[index]), (turn, index)
+            fused.set_epoch(3)
+            steps.set_epoch(3)
+        assert Stepwise.augmented == 2 * len(indices)
+
+    def test_the_common_case_hands_its_epoch_to_the_wrappers_inside(self) -> None:
+        inner = [RandomAugmentWrapper(arrays(4), photometric(), seed=1, stream="i") for _ in "ab"]
+        fused = RandomAugmentWrapper(inner[0], noise, seed=0, stream="o")
+        steps = Stepwise(inner[1], noise, seed=0, stream="o")
+        for index in [1, EpochIndex(1, epoch=5), EpochIndex(2, epoch=5), 3]:
+            assert same_items(fused[index], steps[index]), index
+        assert [w._streams.last[-1] for w in inner] == [0, 0]  # type: ignore[index]
+
+    @pytest.mark.parametrize("fails", ["dataset", "transform"])
+    def test_the_common_case_fails_as_the_steps_do(self, fails: str) -> None:
+        class Broken(Dataset[Any]):
+            def __len__(self) -> int:
+                return 4
+
+            def __getitem__(self, index: int) -> Any:
+                if fails == "dataset":
+                    raise KeyError(f"missing file {index}")
+                return {"image": "not an image"}
+
+        errors = []
+        for kind in (RandomAugmentWrapper, Stepwise):
+            wrapped = kind(Broken(), photometric(), seed=0, rank=3, stream="s")
+            wrapped.set_epoch(2)
+            with pytest.raises(SampleError) as info:
+                wrapped[EpochIndex(1, epoch=6)]
+            err = info.value
+            errors.append((str(err), err.stage, err.index, err.epoch, type(err.__cause__)))
+        assert errors[0] == errors[1]
+        assert errors[0][2:4] == (1, 6)
+
+    def test_a_subclass_that_overrides_a_step_goes_through_it(self) -> None:
+        class Loads(RandomAugmentWrapper[Any]):
+            def load(self, index: int, context: Any) -> Any:
+                return {"image": np.zeros((4, 4, 3), np.uint8)}
+
+        assert not Loads(arrays(2), noise, seed=0)._fused
+        assert RandomAugmentWrapper(arrays(2), noise, seed=0)._fused
+        assert not RandomAugmentWrapper(arrays(2), noise, seed=0, keying="sample")._fused
+        out = Loads(arrays(2), A.HorizontalFlip(p=1), seed=0)[1]
+        assert out["image"].shape == (4, 4, 3)
+
+    def test_workers_forked_after_the_main_process_loaded_find_their_own_id(self) -> None:
+        used = RandomAugmentWrapper(Dicts(), photometric(), seed=0)
+        used[0]  # the main process's worker info, kept with its pid
+        fresh = RandomAugmentWrapper(Dicts(), photometric(), seed=0)
+        assert load_all(used, num_workers=2) == load_all(fresh, num_workers=2)
+        assert pickle.loads(pickle.dumps(used))._worker is None
 
     # ----------------------------------------------------------- DataLoader
     def test_zero_and_one_worker_draw_the_same_stream(self) -> None:

@@ -184,6 +184,57 @@ class TestDefaultAdapter:
         assert (got.dtype, got.shape) == (want.dtype, want.shape)
         assert np.array_equal(got, want)
 
+    @pytest.mark.parametrize("drop", [False, True])
+    def test_call_plain_gives_what_unpack_call_and_repack_give(self, drop: bool) -> None:
+        def call(**data: Any) -> dict[str, Any]:  # new dtypes, a list, an added key
+            kept = slice(0, 1 if drop else None)
+            return {"labels": list(data["labels"][kept]), "image": data["image"][:, ::-1],
+                    "bboxes": data["bboxes"][kept].astype(np.float64), "added": 1}  # fmt: skip
+
+        sample = {"bboxes": np.ones((2, 4), np.float32), "image": np.eye(3, dtype=np.uint8),
+                  "labels": np.array([3, 4])}  # fmt: skip
+        adapter = DefaultAdapter()
+        data, state = adapter.unpack(sample, TARGETS)
+        want = adapter.repack(call(**data), state)
+        got = adapter.call_plain(sample, TARGETS, call)
+        assert list(got) == list(want) == ["bboxes", "image", "labels", "added"]
+        for key, value in want.items():
+            assert type(got[key]) is type(value)
+            assert np.array_equal(got[key], value)
+            assert np.asarray(got[key]).dtype == np.asarray(value).dtype
+
+    def test_call_plain_refuses_stale_instance_masks_as_repack_does(self) -> None:
+        def call(**data: Any) -> dict[str, Any]:  # one box dropped, both masks kept
+            return {**data, "bboxes": data["bboxes"][:1], "masks": np.zeros((2, 3, 3))}
+
+        sample = {"image": np.eye(3, dtype=np.uint8), "bboxes": np.ones((2, 4), np.float32)}
+        data, state = DefaultAdapter().unpack(sample, TARGETS)
+        with pytest.raises(ValueError, match="kept 1 of 2 boxes, but 'masks'") as want:
+            DefaultAdapter().repack(call(**data), state)
+        with pytest.raises(ValueError, match="kept 1 of 2 boxes, but 'masks'") as got:
+            DefaultAdapter().call_plain(sample, TARGETS, call)
+        assert str(got.value) == str(want.value)
+
+    @pytest.mark.parametrize(
+        "sample",
+        [
+            {"image": np.zeros((2, 2)), "labels": [1]},  # a value not an array
+            {"image": torch.zeros(3, 2, 2)},  # a tensor image
+            {"image": np.zeros((1, 2, 2, 3))},  # an image of another shape
+            {"image": np.zeros((2, 2)), "path": np.array("a.png")},  # a key not a target
+            (np.zeros((2, 2)), {"labels": np.array([1])}),  # a pair
+            {"bboxes": np.zeros((0, 4))},  # no image
+        ],
+    )  # fmt: skip
+    def test_call_plain_leaves_other_samples_to_the_steps(self, sample: Any) -> None:
+        def call(**data: Any) -> dict[str, Any]:
+            raise AssertionError("called")
+
+        assert DefaultAdapter().call_plain(sample, TARGETS, call) is None
+        bound = DefaultAdapter()
+        bound.typed_empty = {"bboxes": np.zeros((0, 4), np.float32)}  # a Hugging Face dataset's
+        assert bound.call_plain({"image": np.zeros((2, 2))}, TARGETS, call) is None
+
     @pytest.mark.parametrize(
         ("sample", "error", "message"),
         [
