@@ -106,12 +106,12 @@ class AlbumentationsDriver:
         # the values a sample keeps (where polygons would be), asked only when geometric
         self._others = passthrough_hook(adapter) if self.geometric else None
         self._default = self._others is DefaultAdapter.passthrough  # not a subclass's own
-        # the keys DefaultAdapter.call_plain may take (see __call__): none that is checked
+        # the keys DefaultAdapter._call_plain may take (see __call__): none that is checked
         # or treated apart below (refused, keypoints, instance masks, a mask that must
         # cover its image); None for another adapter, or one given methods of its own
         checked = {*self.refused, *self.points, "masks"} | ({"mask"} if self.moves_masks else set())
         adapter = self.adapter
-        own = vars(adapter).keys() & {"unpack", "repack", "call_plain"}
+        own = vars(adapter).keys() & {"unpack", "repack", "_call_plain"}
         self.plain = self.targets - checked if type(adapter) is DefaultAdapter and not own else None
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
@@ -124,10 +124,10 @@ class AlbumentationsDriver:
             transform.set_random_state(keyed.generator, keyed.py_random)
             held[1] = keyed
         # The common case in one call: a dict of numpy arrays of keys that need no check
-        # here (see DefaultAdapter.call_plain). None: another sample, nothing drawn yet.
+        # here (see DefaultAdapter._call_plain). None: another sample, nothing drawn yet.
         plain = self.plain
         if plain is not None:
-            out = self.adapter.call_plain(sample, plain, transform)  # type: ignore[attr-defined]
+            out = self.adapter._call_plain(sample, plain, transform)  # type: ignore[attr-defined]
             if out is not None:
                 return out
         others = self._others

@@ -43,6 +43,7 @@ Four kinds of transform are told apart once, when a wrapper is built:
 from __future__ import annotations
 
 import inspect
+import random
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 

@@ -167,7 +167,7 @@ class DefaultAdapter:
             )  # fmt: skip
         return data, _new_state((sample, originals, kind, mode, target, wrapped, others, first))
 
-    def call_plain(
+    def _call_plain(
         self, sample: Any, targets: AbstractSet[str], call: Callable[..., Mapping[str, Any]]
     ) -> Any:
         """``repack(call(**data), state)`` of ``unpack(sample, targets)``, for plain samples.

@@ -196,7 +196,7 @@ class TestDefaultAdapter:
         adapter = DefaultAdapter()
         data, state = adapter.unpack(sample, TARGETS)
         want = adapter.repack(call(**data), state)
-        got = adapter.call_plain(sample, TARGETS, call)
+        got = adapter._call_plain(sample, TARGETS, call)
         assert list(got) == list(want) == ["bboxes", "image", "labels", "added"]
         for key, value in want.items():
             assert type(got[key]) is type(value)
@@ -212,7 +212,7 @@ class TestDefaultAdapter:
         with pytest.raises(ValueError, match="kept 1 of 2 boxes, but 'masks'") as want:
             DefaultAdapter().repack(call(**data), state)
         with pytest.raises(ValueError, match="kept 1 of 2 boxes, but 'masks'") as got:
-            DefaultAdapter().call_plain(sample, TARGETS, call)
+            DefaultAdapter()._call_plain(sample, TARGETS, call)
         assert str(got.value) == str(want.value)
 
     @pytest.mark.parametrize(
@@ -230,10 +230,10 @@ class TestDefaultAdapter:
         def call(**data: Any) -> dict[str, Any]:
             raise AssertionError("called")
 
-        assert DefaultAdapter().call_plain(sample, TARGETS, call) is None
+        assert DefaultAdapter()._call_plain(sample, TARGETS, call) is None
         bound = DefaultAdapter()
         bound.typed_empty = {"bboxes": np.zeros((0, 4), np.float32)}  # a Hugging Face dataset's
-        assert bound.call_plain({"image": np.zeros((2, 2))}, TARGETS, call) is None
+        assert bound._call_plain({"image": np.zeros((2, 2))}, TARGETS, call) is None
 
     @pytest.mark.parametrize(
         ("sample", "error", "message"),
