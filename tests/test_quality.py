@@ -36,9 +36,6 @@ ALLOWED = {
     ("seeding.py", "random.seed"),
     ("seeding.py", "np.random.seed"),
     ("seeding.py", "torch.manual_seed"),
-    # the driver of torch-global transforms sets random to the key's state for the call
-    # and puts the caller's back (torchvision v1's RandomChoice and RandomOrder draw there)
-    ("transforms.py", "random.setstate"),
     # the demo's YOLOv5-style side reproduces the seeds' bug on purpose
     ("cli/legacy.py", "random.choices"),
     ("cli/legacy.py", "random.uniform"),

@@ -168,9 +168,28 @@ class TestMakeDriver:
             raise RuntimeError("boom")
 
         state = random.getstate()
+        functions = {name: getattr(random, name) for name in ("random", "choice", "shuffle")}
         with pytest.raises(RuntimeError, match="boom"):
             make_driver(boom, DefaultAdapter())(None, keyed())
         assert random.getstate() == state
+        assert {name: getattr(random, name) for name in functions} == functions
+
+    def test_python_random_goes_on_across_a_streams_samples(self) -> None:
+        def draw(sample: Any) -> list[int]:
+            order = list(range(8))
+            random.shuffle(order)
+            return [random.choice(range(100)), *order]
+
+        driver, state = make_driver(draw, DefaultAdapter()), keyed(3)
+        own = random.Random()
+        own.setstate(state.py_random.getstate())
+        first, second = driver(None, state), driver(None, state)
+        expected = []
+        for _ in range(2):
+            order = list(range(8))
+            own.shuffle(order)
+            expected.append([own.choice(range(100)), *order])
+        assert [first, second] == expected
 
     def test_torch_state_is_restored_when_the_transform_raises(self) -> None:
         def boom(sample: Any) -> Any:
