@@ -40,12 +40,15 @@ __all__ = [
 ]
 
 _KPT_SHAPE: Final = re.compile(r"^kpt_shape\s*:(.*)$", re.MULTILINE)
+_NULLS: Final = frozenset({"null", "Null", "NULL", "~"})  # YAML's spellings of null
 POSE_LINES: Final = 8
 """How many lines that read as ``x y`` pose lines, none surely, a dataset is warned at."""
 
 
 def declared_pose(root: Path) -> tuple[Path, str] | None:
     r"""The YAML file in ``root`` (not below) that declares ``kpt_shape``, and its value.
+
+    ``kpt_shape: null`` (or ``~``) declares none.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -63,7 +66,9 @@ def declared_pose(root: Path) -> tuple[Path, str] | None:
             continue  # not a data YAML we can read: no sign either way
         match = _KPT_SHAPE.search(text)
         if match is not None:
-            return path, match.group(1).split("#")[0].strip()
+            value = match.group(1).split("#")[0].strip()
+            if value not in _NULLS:  # kpt_shape: null declares no pose
+                return path, value
     return None
 
 

@@ -25,6 +25,16 @@ class TestDeclaredPose:
         (tmp_path / "sub" / "data.yaml").write_text("kpt_shape: [17, 3]\n")
         assert declared_pose(tmp_path) is None
 
+    @pytest.mark.parametrize("value", ["null", "~", "Null", "NULL", "null  # pose only"])
+    def test_a_null_kpt_shape_declares_no_pose(self, tmp_path: Path, value: str) -> None:
+        # a data YAML written from a dict with kpt_shape=None: it was refused as pose
+        (tmp_path / "data.yaml").write_text(f"nc: 1\nkpt_shape: {value}\n")
+        assert declared_pose(tmp_path) is None
+
+    def test_a_block_list_kpt_shape_is_declared(self, tmp_path: Path) -> None:
+        (tmp_path / "data.yaml").write_text("kpt_shape:\n  - 17\n  - 3\n")
+        assert declared_pose(tmp_path) == (tmp_path / "data.yaml", "")
+
 
 class TestPoseForm:
     def test_keypoints_with_a_visibility_inside_the_box(self) -> None:
