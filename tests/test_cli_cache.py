@@ -109,13 +109,24 @@ class TestCacheVerify:
         assert main(["cache", "verify", str(tmp_path / "old")]) == 1
         out = capsys.readouterr().out
         assert out == (
-            f"{old.path}: a cache of an older format (rankaug.CachedDataset/2), which this "
-            "version does not read (CachedDataset keys a new cache beside it): its entries "
-            "were not checked; CachedDataset.prune() removes it\n"
+            f"{old.path}: a cache of another format (rankaug.CachedDataset/2; this version "
+            "reads rankaug.CachedDataset/3), which CachedDataset does not read (it keys a new "
+            "cache beside it): its entries were not checked; CachedDataset.prune() removes it\n"
             f"0 entries checked, 1 problem(s) in {tmp_path / 'old'}\n"
         )
         assert main(["cache", "verify", str(old.path)]) == 1  # the folder itself, named
         assert "0 entries checked, 1 problem(s)" in capsys.readouterr().out
+
+    def test_a_cache_of_a_newer_format_is_not_called_older(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        cached = filled(tmp_path, 1)
+        described = cached.path / "fingerprint.json"
+        described.write_text(described.read_text().replace("CachedDataset/3", "CachedDataset/4"))
+        assert main(["cache", "verify", str(tmp_path)]) == 1
+        out = capsys.readouterr().out
+        assert f"{cached.path}: a cache of another format (rankaug.CachedDataset/4; " in out
+        assert "0 entries checked, 1 problem(s)" in out
 
     def test_a_planted_entry_is_reported_not_run(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -83,7 +83,10 @@ def _entries(cache: Path) -> Iterator[Path]:
 
 
 def _older(cache: Path) -> str | None:
-    """The format ``cache``'s ``fingerprint.json`` names where it is not this version's."""
+    """The format ``cache``'s ``fingerprint.json`` names where it is not this version's.
+
+    An older one, or a newer version's: either way this version does not read the cache.
+    """
     try:
         named = json.loads((cache / "fingerprint.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -162,9 +165,9 @@ def verify(directory: Path, trusted: Iterable[str] = (), *, owners: bool = True)
         older = _older(cache)
         if older is not None:
             report.problems.append(
-                f"{cache}: a cache of an older format ({older}), which this version does not "
-                "read (CachedDataset keys a new cache beside it): its entries were not "
-                "checked; CachedDataset.prune() removes it"
+                f"{cache}: a cache of another format ({older}; this version reads {FORMAT}), "
+                "which CachedDataset does not read (it keys a new cache beside it): its "
+                "entries were not checked; CachedDataset.prune() removes it"
             )
             continue
         for entry in _entries(cache):
