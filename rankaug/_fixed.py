@@ -49,7 +49,7 @@ class FixedSettings:
             if made:
                 raise _refused(self, name)
             if not _same(self.__dict__[name], value):
-                raise _set_before(self, name)
+                raise _set_before(self, name, self.__dict__[name], value)
         if name in self.arguments_only:
             raise _argument(self, name)
         object.__setattr__(self, name, value)
@@ -92,15 +92,25 @@ def _refused(owner: object, name: str, verb: str = "assigned") -> AttributeError
     )
 
 
-def _set_before(owner: object, name: str) -> AttributeError:
-    """The error of a setting set before the constructor to another value than it sets."""
+def _set_before(owner: object, name: str, held: Any, value: Any) -> AttributeError:
+    """The error of a setting set before the constructor to another value than it sets.
+
+    Both are named: ``held``, set before, and ``value``, the constructor's (reprs cut).
+    """
     kind = type(owner).__name__
     return AttributeError(
         f"{kind}.{name} cannot be assigned: it was set before the constructor, which sets "
-        f"{name} itself, to another value ({kind} would go on with the constructor's, not "
-        f"the one set); set it to what the constructor is given (or leave it to the "
+        f"{name} itself, to another value (set: {_short(held)}; the constructor's: "
+        f"{_short(value)}): {kind} would go on with the constructor's, not the one "
+        f"set; set it to what the constructor is given (or leave it to the "
         f"constructor), or keep your own value under another attribute name"
     )
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, cut to 160 characters."""
+    text = repr(value)
+    return text if len(text) <= 160 else text[:157] + "..."
 
 
 def _is_argument(kind: type, name: str) -> bool:

@@ -96,6 +96,38 @@ class TestCacheVerify:
             capsys.readouterr().out
         )
 
+    def test_a_whole_cache_of_the_older_format_is_one_line_not_damaged_entries(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        # a format 2 folder (left beside the new one): every entry was listed as damaged
+        old = filled(tmp_path / "old")
+        for index in range(3):
+            entry = old.path / "0" / f"{index}.sample"
+            entry.write_bytes(b"RKCACHE\x02" + entry.read_bytes()[8:])
+        described = old.path / "fingerprint.json"
+        described.write_text(described.read_text().replace("CachedDataset/3", "CachedDataset/2"))
+        assert main(["cache", "verify", str(tmp_path / "old")]) == 1
+        out = capsys.readouterr().out
+        assert out == (
+            f"{old.path}: a cache of another format (rankaug.CachedDataset/2; this version "
+            "reads rankaug.CachedDataset/3), which CachedDataset does not read (it keys a new "
+            "cache beside it): its entries were not checked; CachedDataset.prune() removes it\n"
+            f"0 entries checked, 1 problem(s) in {tmp_path / 'old'}\n"
+        )
+        assert main(["cache", "verify", str(old.path)]) == 1  # the folder itself, named
+        assert "0 entries checked, 1 problem(s)" in capsys.readouterr().out
+
+    def test_a_cache_of_a_newer_format_is_not_called_older(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        cached = filled(tmp_path, 1)
+        described = cached.path / "fingerprint.json"
+        described.write_text(described.read_text().replace("CachedDataset/3", "CachedDataset/4"))
+        assert main(["cache", "verify", str(tmp_path)]) == 1
+        out = capsys.readouterr().out
+        assert f"{cached.path}: a cache of another format (rankaug.CachedDataset/4; " in out
+        assert "0 entries checked, 1 problem(s)" in out
+
     def test_a_planted_entry_is_reported_not_run(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

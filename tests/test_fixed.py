@@ -60,6 +60,19 @@ class TestFixedSettings:
         with pytest.raises(AttributeError, match=r"^Making\.size cannot be assigned"):
             Making.__init__(making, 3)
 
+    def test_another_value_set_before_the_constructor_is_named_with_the_constructors(
+        self,
+    ) -> None:
+        # the error named neither value: which one was set, and what the constructor set
+        making = Making.__new__(Making)
+        making.size = 4
+        with pytest.raises(
+            AttributeError,
+            match=r"^Making\.size cannot be assigned: it was set before the constructor, "
+            r"which sets size itself, to another value \(set: 4; the constructor's: 3\)",
+        ):
+            Making.__init__(making, 3)
+
     def test_a_setting_made_from_the_arguments_names_them(self) -> None:
         # before: "make a new Squared with the area you want", an argument it has not
         squared = Squared(3)

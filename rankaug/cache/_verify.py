@@ -5,15 +5,19 @@ own reader (:mod:`rankaug.cache._format`), so checking runs nobody else's code: 
 global outside rankaug's allowlist is reported, never called. Names given as
 ``trusted`` (``module.name``) are admitted as inert stand-ins, not imported. Each entry
 must hold the index its name says and belong to the cache of its folder's key
-(:mod:`rankaug.cache._identity`): one copied from another index or cache is damaged.
+(:mod:`rankaug.cache._identity`): one copied from another index or cache is damaged. A
+folder whose ``fingerprint.json`` names an older format (a cache this version does not
+read, left beside the one it keys) is listed once, its entries not read.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from rankaug.cache._fingerprint import FORMAT
 from rankaug.cache._format import Corrupt, read
 from rankaug.cache._store import SAMPLE_SUFFIX, sample_path
 from rankaug.cache._trust import OVERRIDE, Untrusted, fix, problem, trust_types
@@ -76,6 +80,19 @@ def _caches(directory: Path) -> list[Path]:
 def _entries(cache: Path) -> Iterator[Path]:
     for shard in sorted(child for child in cache.iterdir() if child.is_dir()):
         yield from sorted(shard.glob(f"[!.]*{SAMPLE_SUFFIX}"))
+
+
+def _older(cache: Path) -> str | None:
+    """The format ``cache``'s ``fingerprint.json`` names where it is not this version's.
+
+    An older one, or a newer version's: either way this version does not read the cache.
+    """
+    try:
+        named = json.loads((cache / "fingerprint.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # unreadable: its entries say what they are
+    found = named.get("format") if isinstance(named, dict) else None
+    return found if isinstance(found, str) and found != FORMAT else None
 
 
 def _place(cache: Path, entry: Path) -> tuple[int, str | None] | None:
@@ -145,6 +162,14 @@ def verify(directory: Path, trusted: Iterable[str] = (), *, owners: bool = True)
                 f"{folder}: untrusted folder, {reason}. Fix: {_flags(fix(str(folder), reason))}"
             )
     for cache in caches:
+        older = _older(cache)
+        if older is not None:
+            report.problems.append(
+                f"{cache}: a cache of another format ({older}; this version reads {FORMAT}), "
+                "which CachedDataset does not read (it keys a new cache beside it): its "
+                "entries were not checked; CachedDataset.prune() removes it"
+            )
+            continue
         for entry in _entries(cache):
             report.checked += 1
             place = _place(cache, entry)

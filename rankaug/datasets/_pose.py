@@ -13,7 +13,11 @@ signs of one:
   of positive size within ``[0, 1]``, the rest keypoints (a visibility, where there is
   one, in ``0, 1, 2``), each labelled one (not ``0 0``, or ``v > 0``) inside the box.
   Such a line with a number out of ``[0, 1]`` (a visibility of 2) is refused as a pose
-  line; a dataset whose every line reads so, all of one length, is warned about.
+  line; a dataset whose every line reads so, all of one length, is warned about where
+  one line at least is surely a pose line (:func:`sure_pose`: a visibility column, or an
+  unlabelled ``0 0`` keypoint) or :data:`POSE_LINES` lines at least read so: about 4 in
+  10 small polygons (a box's 4 corners, a triangle) read as ``x y`` pose lines (the first
+  point a box's centre, the second its size, holding the others), so a few prove nothing.
 """
 
 from __future__ import annotations
@@ -26,13 +30,25 @@ from typing import Final
 
 from rankaug.errors import RankaugWarning
 
-__all__ = ["declared_pose", "pose_form", "refuse_declared_pose", "warn_pose_form"]
+__all__ = [
+    "POSE_LINES",
+    "declared_pose",
+    "pose_form",
+    "refuse_declared_pose",
+    "sure_pose",
+    "warn_pose_form",
+]
 
 _KPT_SHAPE: Final = re.compile(r"^kpt_shape\s*:(.*)$", re.MULTILINE)
+_NULLS: Final = frozenset({"null", "Null", "NULL", "~"})  # YAML's spellings of null
+POSE_LINES: Final = 8
+"""How many lines that read as ``x y`` pose lines, none surely, a dataset is warned at."""
 
 
 def declared_pose(root: Path) -> tuple[Path, str] | None:
     r"""The YAML file in ``root`` (not below) that declares ``kpt_shape``, and its value.
+
+    ``kpt_shape: null`` (or ``~``) declares none.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -50,7 +66,9 @@ def declared_pose(root: Path) -> tuple[Path, str] | None:
             continue  # not a data YAML we can read: no sign either way
         match = _KPT_SHAPE.search(text)
         if match is not None:
-            return path, match.group(1).split("#")[0].strip()
+            value = match.group(1).split("#")[0].strip()
+            if value not in _NULLS:  # kpt_shape: null declares no pose
+                return path, value
     return None
 
 
@@ -107,6 +125,24 @@ def _keypoints_in(points: list[float], size: int, box: tuple[float, float, float
     return labelled
 
 
+def sure_pose(values: list[float], form: int) -> bool:
+    """Whether ``values``, read as a pose line of ``form`` (:func:`pose_form`), surely are one.
+
+    A visibility column (``form`` 3: every third number exactly 0, 1 or 2) or an
+    unlabelled keypoint ``0 0`` is seldom a polygon's; ``x y`` keypoints alone often are.
+
+    >>> box = [0.5, 0.5, 0.4, 0.4]
+    >>> sure_pose([*box, 0.45, 0.5, 2.0], 3), sure_pose([*box, 0.0, 0.0, 0.6, 0.6], 2)
+    (True, True)
+    >>> sure_pose([0.4, 0.4, 0.6, 0.4, 0.6, 0.6, 0.4, 0.6], 2)  # a square's corners
+    False
+    """
+    if form == 3:
+        return True
+    points = values[4:]
+    return any(points[k] == 0.0 and points[k + 1] == 0.0 for k in range(0, len(points), 2))
+
+
 def refuse_declared_pose(root: Path) -> None:
     """Refuse ``segments=True`` where a YAML in ``root`` declares ``kpt_shape`` (pose)."""
     declared = declared_pose(root)
@@ -119,14 +155,16 @@ def refuse_declared_pose(root: Path) -> None:
         )
 
 
-def warn_pose_form(poses: Sequence[int], paths: Sequence[Path]) -> None:
+def warn_pose_form(poses: Sequence[int], paths: Sequence[Path], *, sure: bool, lines: int) -> None:
     """Warn where every line of a ``segments=True`` dataset reads as a pose line.
 
     ``poses`` holds each label file's :attr:`~rankaug.datasets._yolo_labels.LabelFile.pose`;
-    the warning is for the caller of :class:`~rankaug.datasets.YoloFolder`.
+    ``sure`` says whether a line surely is one (:func:`sure_pose`), ``lines`` how many
+    lines there are: without a sure one, fewer than :data:`POSE_LINES` are not warned
+    about. The warning is for the caller of :class:`~rankaug.datasets.YoloFolder`.
     """
     lengths = set(poses) - {0}
-    if len(lengths) != 1 or min(lengths) < 0:
+    if len(lengths) != 1 or min(lengths) < 0 or not (sure or lines >= POSE_LINES):
         return
     first = next(path for path, pose in zip(paths, poses, strict=True) if pose)
     warnings.warn(

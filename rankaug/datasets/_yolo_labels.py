@@ -24,7 +24,7 @@ from typing import NamedTuple
 import numpy as np
 
 from rankaug.datasets._file_stat import FileStat, check_unchanged, file_stat
-from rankaug.datasets._pose import pose_form
+from rankaug.datasets._pose import pose_form, sure_pose
 
 __all__ = ["LabelFile", "read_label_file"]
 
@@ -44,6 +44,8 @@ class LabelFile(NamedTuple):
         pose: Read as polygons, the number of fields of every line when each reads as
             a YOLO pose line too, all of one length (:func:`~rankaug.datasets._pose.pose_form`);
             0 without lines, -1 otherwise (and for detection labels).
+        pose_sure: Whether one line at least surely is a pose line
+            (:func:`~rankaug.datasets._pose.sure_pose`).
     """
 
     classes: np.ndarray
@@ -51,6 +53,7 @@ class LabelFile(NamedTuple):
     polygons: tuple[np.ndarray, ...] | None
     stat: FileStat
     pose: int = -1
+    pose_sure: bool = False
 
 
 def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFile:
@@ -81,6 +84,7 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
     rows: list[tuple[float, float, float, float]] = []
     polygons: list[np.ndarray] = []
     pose = 0 if segments else -1  # the length of lines that read as pose lines
+    sure = False  # one of them surely is one
     stat = file_stat(path)
     if path.is_file():
         try:
@@ -96,10 +100,13 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
                             f"{line.strip()!r}"
                         )
                     if segments:
-                        label, points, row, form = _parse_polygon_line(fields, where, tolerance)
+                        label, points, row, form, surely = _parse_polygon_line(
+                            fields, where, tolerance
+                        )
                         polygons.append(points)
                         if pose >= 0:
                             pose = len(fields) if form and pose in (0, len(fields)) else -1
+                            sure = sure or surely
                     else:
                         label, row = _parse_box_line(fields, where, tolerance)
                     classes.append(label)
@@ -114,6 +121,7 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
         tuple(polygons) if segments else None,
         stat,
         pose,
+        sure,
     )
 
 
@@ -150,13 +158,14 @@ def _parse_box_line(
 
 def _parse_polygon_line(
     fields: list[str], where: str, tolerance: float
-) -> tuple[int, np.ndarray, tuple[float, float, float, float], int | None]:
+) -> tuple[int, np.ndarray, tuple[float, float, float, float], int | None, bool]:
     """Parse ``class x1 y1 ... xk yk``: its label, points, bounds and pose form.
 
     The points are ``(k, 2)`` float64, clipped to ``[0, 1]``; the bounds normalised xyxy;
     the pose form the keypoint columns under which the line reads as a pose line
-    (:func:`~rankaug.datasets._pose.pose_form`), or ``None``. A line out of ``[0, 1]``
-    that reads as a pose line (a visibility of 2) is refused as one.
+    (:func:`~rankaug.datasets._pose.pose_form`), or ``None``, and whether it surely is one
+    (:func:`~rankaug.datasets._pose.sure_pose`). A line out of ``[0, 1]`` that reads as a
+    pose line (a visibility of 2) is refused as one.
     """
     count = len(fields) - 1
     if len(fields) == 5:
@@ -203,7 +212,7 @@ def _parse_polygon_line(
         np.clip(points, 0.0, 1.0, out=points)
     xs, ys = values[0::2], values[1::2]
     row = (min(xs), min(ys), max(xs), max(ys))  # clipped with the other boxes
-    return label, points, row, form
+    return label, points, row, form, form is not None and sure_pose(values, form)
 
 
 def _not_utf8(path: Path, error: UnicodeDecodeError) -> ValueError:

@@ -72,7 +72,9 @@ class YoloFolder(FixedSettings, Dataset[Any]):
     ``kpt_shape`` is refused, so is a line that reads as a pose line and not as a polygon
     (a visibility of 2), and a dataset whose every line reads as a pose line (its first
     four numbers a box, the keypoints after them inside it), all of one length, is
-    warned about (:mod:`rankaug.datasets._pose`); never pass ``segments=True`` for pose
+    warned about where one line surely is a pose line (a visibility column, an unlabelled
+    ``0 0`` keypoint) or 8 lines at least read so (many small polygons read as ``x y``
+    pose lines: :mod:`rankaug.datasets._pose`); never pass ``segments=True`` for pose
     labels.
 
     Samples are those of :class:`~rankaug.datasets.SyntheticDetection`:
@@ -144,7 +146,8 @@ class YoloFolder(FixedSettings, Dataset[Any]):
         RankaugWarning: If label files belong to no image read (an image of another
             extension, a misnamed file): their objects would be lost silently.
         RankaugWarning: If with ``segments=True`` every label line reads as a YOLO pose
-            line, all of one length.
+            line, all of one length, one surely (a visibility column, an unlabelled
+            ``0 0`` keypoint) or 8 lines at least.
 
     >>> import tempfile
     >>> from rankaug.datasets import SyntheticDetection, write_yolo_folder
@@ -242,7 +245,12 @@ class YoloFolder(FixedSettings, Dataset[Any]):
             for path in self.label_paths
         ]
         if self.segments:
-            warn_pose_form([labels.pose for labels in parsed], self.label_paths)
+            warn_pose_form(
+                [labels.pose for labels in parsed],
+                self.label_paths,
+                sure=any(labels.pose_sure for labels in parsed),
+                lines=sum(len(labels.classes) for labels in parsed),
+            )
         self._labels = [labels.classes for labels in parsed]
         self._boxes = [labels.boxes for labels in parsed]  # normalised xyxy, float64
         # normalised (K, 2) float64 points per object, or None without segments

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from rankaug.datasets._pose import declared_pose, pose_form, warn_pose_form
+from rankaug.datasets._pose import POSE_LINES, declared_pose, pose_form, sure_pose, warn_pose_form
 from rankaug.errors import RankaugWarning
 
 BOX = [0.5, 0.5, 0.4, 0.4]  # x 0.3 to 0.7, y 0.3 to 0.7
@@ -24,6 +24,16 @@ class TestDeclaredPose:
         (tmp_path / "sub").mkdir()
         (tmp_path / "sub" / "data.yaml").write_text("kpt_shape: [17, 3]\n")
         assert declared_pose(tmp_path) is None
+
+    @pytest.mark.parametrize("value", ["null", "~", "Null", "NULL", "null  # pose only"])
+    def test_a_null_kpt_shape_declares_no_pose(self, tmp_path: Path, value: str) -> None:
+        # a data YAML written from a dict with kpt_shape=None: it was refused as pose
+        (tmp_path / "data.yaml").write_text(f"nc: 1\nkpt_shape: {value}\n")
+        assert declared_pose(tmp_path) is None
+
+    def test_a_block_list_kpt_shape_is_declared(self, tmp_path: Path) -> None:
+        (tmp_path / "data.yaml").write_text("kpt_shape:\n  - 17\n  - 3\n")
+        assert declared_pose(tmp_path) == (tmp_path / "data.yaml", "")
 
 
 class TestPoseForm:
@@ -52,15 +62,41 @@ class TestPoseForm:
         assert pose_form([*BOX, 0.4, 0.4, 0.5, 0.5, 0.6, 0.6], 1e-3) == 2
 
 
+class TestSurePose:
+    def test_a_visibility_column_or_an_unlabelled_0_0_keypoint(self) -> None:
+        assert sure_pose([*BOX, 0.4, 0.4, 1.0], 3)
+        assert sure_pose([*BOX, 0.4, 0.4, 0.0, 0.0], 2)
+
+    @pytest.mark.parametrize(
+        "values",
+        [
+            [0.4, 0.4, 0.6, 0.4, 0.6, 0.6, 0.4, 0.6],  # a square's corners
+            [0.5, 0.4, 0.6, 0.6, 0.4, 0.6],  # a triangle
+        ],
+    )
+    def test_x_y_keypoints_alone_are_not_sure(self, values: list[float]) -> None:
+        assert pose_form(values, 1e-3) == 2  # they read as pose lines
+        assert not sure_pose(values, 2)
+
+
 class TestWarnPoseForm:
     def test_warns_when_every_file_of_lines_reads_as_pose_of_one_length(self) -> None:
         paths = [Path("a.txt"), Path("b.txt"), Path("c.txt")]
         with pytest.warns(RankaugWarning, match=r"every label line has 11 fields .*b\.txt"):
-            warn_pose_form([0, 11, 11], paths)
+            warn_pose_form([0, 11, 11], paths, sure=True, lines=2)
+
+    def test_without_a_sure_line_warns_from_pose_lines_lines(self) -> None:
+        paths = [Path("a.txt"), Path("b.txt")]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            warn_pose_form([9, 9], paths, sure=False, lines=POSE_LINES - 1)
+        assert caught == []
+        with pytest.warns(RankaugWarning, match="every label line has 9 fields"):
+            warn_pose_form([9, 9], paths, sure=False, lines=POSE_LINES)
 
     @pytest.mark.parametrize("poses", [[0, 0], [11, -1], [11, 9], [-1, -1]])
     def test_quiet_otherwise(self, poses: list[int]) -> None:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            warn_pose_form(poses, [Path("a.txt"), Path("b.txt")])
+            warn_pose_form(poses, [Path("a.txt"), Path("b.txt")], sure=True, lines=100)
         assert caught == []

@@ -692,6 +692,29 @@ class TestYoloFolder:
         ds = YoloFolder(root, segments=True)  # filterwarnings=error: no warning
         assert [ds[k]["segments"][0].shape for k in (0, 1)] == [(4, 2), (3, 2)]
 
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "0 0.4 0.4 0.6 0.4 0.6 0.6 0.4 0.6\n",  # a centred square
+            "0 0.5 0.4 0.6 0.6 0.4 0.6\n",  # a centred triangle
+            "0 0.4 0.4 0.6 0.4 0.6 0.6 0.4 0.6\n" * 7,  # seven such squares
+        ],
+    )
+    def test_a_few_small_polygons_that_read_as_x_y_pose_lines_are_not_warned_about(
+        self, tmp_path: Path, text: str
+    ) -> None:
+        # read as a pose line, the first point is a box's centre and the second its size,
+        # which holds the others for about 4 in 10 small polygons: a few prove nothing
+        root = self.make(tmp_path, {"a.txt": text})
+        ds = YoloFolder(root, segments=True)  # filterwarnings=error: no warning
+        assert len(ds[0]["segments"]) == text.count("\n")
+
+    def test_many_x_y_pose_lines_are_warned_about(self, tmp_path: Path) -> None:
+        # no sure sign (a visibility, an unlabelled 0 0), but eight lines of one length
+        root = self.make(tmp_path, {"a.txt": "0 0.4 0.4 0.6 0.4 0.6 0.6 0.4 0.6\n" * 8})
+        with pytest.warns(RankaugWarning, match="every label line has 9 fields and reads as"):
+            YoloFolder(root, segments=True)
+
     def test_segments_within_tolerance_are_clipped_to_the_image(self, tmp_path: Path) -> None:
         root = self.make(tmp_path, {"a.txt": "0 -0.0005 0 1.0005 0 0.5 1.0009\n"})
         sample = YoloFolder(root, segments=True)[0]
