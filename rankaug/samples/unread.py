@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
+from rankaug.samples.images import _is_pil
+
 __all__ = [
     "GEOMETRIC",
     "known",
@@ -74,9 +76,9 @@ def unread_fields(
 ) -> list[str]:
     """The dotted paths of fields in ``mapping`` that look like targets (boxes, masks...).
 
-    By name (nested or not), and, given the image's ``hw``, by shape: a top-level array
-    or tensor (or a list of them) of the image's height and width (``HxW``, ``HxWxC``,
-    ``CxHxW``, ``NxHxW``) under any name is a mask (:func:`covers`).
+    By name (nested or not), and, given the image's ``hw``, by shape: a top-level array,
+    tensor or PIL image (or a list of them) of the image's height and width (``HxW``,
+    ``HxWxC``, ``CxHxW``, ``NxHxW``) under any name is a mask (:func:`covers`).
 
     Args:
         mapping: A dict sample (or a pair's dict target).
@@ -125,8 +127,9 @@ def _target_like(key: Any, value: object, hw: tuple[int, int] | None) -> bool:
 def covers(value: object, hw: tuple[int, int]) -> bool:
     """Whether ``value`` looks like a mask of an image of height and width ``hw``.
 
-    An array or tensor ``HxW``, ``HxWxC`` or ``CxHxW`` (``NxHxW``) of its size, or a
-    list or tuple of ``HxW`` ones (instance masks, one per object).
+    An array or tensor ``HxW``, ``HxWxC`` or ``CxHxW`` (``NxHxW``) of its size, a PIL
+    image of its size, or a list or tuple of ``HxW`` ones (instance masks, one per
+    object).
 
     >>> import numpy as np
     >>> covers(np.zeros((2, 4, 6)), (4, 6)), covers([np.zeros((4, 6))], (4, 6))
@@ -135,14 +138,22 @@ def covers(value: object, hw: tuple[int, int]) -> bool:
     (False, False, False)
     """
     if isinstance(value, list | tuple) and value:
-        value = value[0]
-        shape = getattr(value, "shape", None)
-        return shape is not None and tuple(shape) == hw
-    shape = getattr(value, "shape", None)
+        shape = _shape(value[0])
+        return shape is not None and shape == hw
+    shape = _shape(value)
     if shape is None or len(shape) not in (2, 3):
         return False
-    shape = tuple(shape)
     return shape[:2] == hw or shape[-2:] == hw
+
+
+def _shape(value: object) -> tuple[int, ...] | None:
+    """An array's or tensor's shape; a PIL image's ``(H, W)`` (``(H, W, C)``), else ``None``."""
+    if _is_pil(value):
+        width, height = value.size  # type: ignore[attr-defined]
+        bands = len(value.getbands())  # type: ignore[attr-defined]
+        return (height, width) if bands == 1 else (height, width, bands)
+    shape = getattr(value, "shape", None)
+    return None if shape is None else tuple(shape)
 
 
 _ROLES: Final = {
@@ -227,7 +238,7 @@ def _mask_role(value: Any, hw: tuple[int, int]) -> str:
     """``"masks"`` for several ``HxW`` masks (a list, or ``NxHxW``), else ``"mask"``."""
     if isinstance(value, list | tuple):
         return "masks"
-    shape = tuple(value.shape)
+    shape = _shape(value) or ()
     several = len(shape) == 3 and shape[:2] != hw and shape[0] > 1
     return "masks" if several else "mask"
 

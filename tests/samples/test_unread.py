@@ -380,6 +380,14 @@ class TestCovers:
         assert not covers((16, 24), (16, 24))
         assert not covers(np.zeros((2, 2, 16, 24)), (16, 24))
 
+    def test_pil_images_of_the_image_s_size(self) -> None:
+        assert covers(Image.new("L", (24, 16)), (16, 24))
+        assert covers(Image.new("P", (24, 16)), (16, 24))
+        assert covers(Image.new("RGB", (24, 16)), (16, 24))
+        assert covers([Image.new("1", (24, 16))], (16, 24))
+        assert not covers(Image.new("L", (16, 24)), (16, 24))
+        assert not covers([Image.new("RGB", (24, 16))], (16, 24))
+
 
 class TestUnreadFieldsByShape:
     def test_a_field_of_any_name_of_the_image_s_size_is_a_mask(self) -> None:
@@ -395,6 +403,7 @@ STALE_BESIDE_BOXES = {
     "semantic": np.zeros((16, 24), np.uint8),
     "depth": np.zeros((16, 24), np.float32),
     "heatmap": np.zeros((16, 24, 1), np.float32),
+    "label_image": Image.new("P", (24, 16)),
     "instance_masks": np.zeros((1, 16, 24), np.uint8),
     "gt_boxes": np.array([[1.0, 2.0, 5.0, 6.0]]),
     "gt_bboxes": torch.tensor([[1.0, 2.0, 5.0, 6.0]]),
@@ -430,6 +439,18 @@ class TestUnknownFieldsBesideBoxes:
         out = RandomAugmentWrapper([sample], A.Compose([A.InvertImg(p=1.0)]), seed=0)[0]
         assert out[key] is sample[key]
         assert out["bboxes"] is sample["bboxes"]
+
+
+@pytest.mark.parametrize("kind", ["flip", *MULTI])
+def test_a_pil_mask_in_a_pair_s_target_is_refused(kind: str) -> None:
+    """A PIL mask under another name in a torchvision-style target stayed where it was."""
+    pair = (Image.new("RGB", (24, 16)), {"boxes": torch.tensor(BOX), "labels": torch.tensor([1]),
+                                         "seg": Image.new("L", (24, 16))})  # fmt: skip
+    flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+    wrapper = (RandomAugmentWrapper([pair], flip, seed=0) if kind == "flip"
+               else MULTI[kind]([pair] * 3))  # fmt: skip
+    with pytest.raises(SampleError, match=re.escape("the sample has 'seg', which look")):
+        wrapper[0]
 
 
 def test_a_mask_by_its_shape_is_told_how_to_read_it() -> None:
