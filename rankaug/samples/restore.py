@@ -10,12 +10,13 @@ from typing import Any, Final
 import numpy as np
 import torch
 
-from rankaug.samples.images import image_hw
+from rankaug.samples.images import _is_pil, image_hw
 
 __all__ = [
     "holds_wrapped",
     "is_wrapped",
     "made_tensor",
+    "pil_like",
     "restore_like",
     "rewrap",
     "rewrap_values",
@@ -76,6 +77,8 @@ def restore_like(new: Any, old: Any) -> Any:
             return new.astype(old.dtype)  # (a new array: the dtypes differ)
     if made_tensor(new, old):
         return new
+    if _is_pil(old):
+        return pil_like(new, old)
     if isinstance(old, torch.Tensor):
         array = _restore_array(np.asarray(new), old.shape, None)
         if old.dtype.is_floating_point or old.dtype.is_complex or _integral(array):
@@ -87,7 +90,7 @@ def restore_like(new: Any, old: Any) -> Any:
             return array  # (Hugging Face's numpy format gives a box-less row's bbox so)
         return _restore_array(array, old.shape, old.dtype)
     if isinstance(old, list | tuple):
-        if old and isinstance(old[0], np.ndarray | torch.Tensor):
+        if old and (isinstance(old[0], np.ndarray | torch.Tensor) or _is_pil(old[0])):
             return _restore_items(new, old)  # instance masks as a list of arrays, say
         if not old and isinstance(new, np.ndarray | torch.Tensor) and new.ndim >= 3:
             items = list(new)  # instances, (N, H, W) masks, into []: a list of N arrays
@@ -102,6 +105,33 @@ def restore_like(new: Any, old: Any) -> Any:
             items = list(new)
         return items if isinstance(old, list) else tuple(items)
     return new
+
+
+def pil_like(new: Any, old: Any) -> Any:
+    """``new`` (an ``HxW[xC]`` array) as a PIL image of ``old``'s mode and palette.
+
+    A mask given as a PIL image (a palette ``P`` one, as segmentation datasets store
+    them) comes back one, its values in its dtype (a palette image's indices).
+
+    >>> from PIL import Image
+    >>> old = Image.new("P", (2, 2))
+    >>> old.putpalette([0, 0, 0, 255, 0, 0])
+    >>> made = pil_like(np.ones((3, 4), np.int64), old)
+    >>> made.mode, made.size, made.getpalette()[:6]
+    ('P', (4, 3), [0, 0, 0, 255, 0, 0])
+    """
+    from PIL import Image
+
+    array = np.asarray(new)
+    if array.ndim == 3 and array.shape[2] == 1:
+        array = array[:, :, 0]
+    made = Image.fromarray(array.astype(np.asarray(old).dtype, copy=False))
+    if old.mode == "P":
+        made = made.convert("L") if made.mode != "L" else made
+        made.putpalette(old.getpalette() or [])  # L + palette -> P, its colours
+    elif made.mode != old.mode:
+        made = made.convert(old.mode)
+    return made
 
 
 def made_tensor(new: Any, old: Any) -> bool:

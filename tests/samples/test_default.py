@@ -263,6 +263,53 @@ class TestTensorMasks:
         assert (out["mask"] == 1).any()
 
 
+def _pil_mask() -> Image.Image:
+    mask = Image.new("P", (24, 16), 0)
+    mask.putpalette([0, 0, 0, 255, 0, 0, 0, 255, 0])
+    mask.paste(1, (0, 0, 4, 16))
+    mask.paste(2, (0, 0, 24, 2))
+    return mask
+
+
+class TestPilMasks:
+    """A dict sample's PIL ``mask`` crashed albumentations, or came back a numpy array."""
+
+    def test_a_flip_moves_it_and_it_comes_back_in_its_mode_and_palette(self) -> None:
+        mask = _pil_mask()
+        sample = {"image": np.zeros((16, 24, 3), np.uint8), "mask": mask}
+        out = RandomAugmentWrapper([sample], A.HorizontalFlip(p=1.0), seed=0)[0]
+        assert isinstance(out["mask"], Image.Image)
+        assert (out["mask"].mode, out["mask"].getpalette()) == ("P", mask.getpalette())
+        np.testing.assert_array_equal(np.asarray(out["mask"]), np.asarray(mask)[:, ::-1])
+
+    def test_instance_masks_as_a_list_of_pil_images(self) -> None:
+        masks = [Image.new("L", (24, 16), 0), Image.new("L", (24, 16), 0)]
+        masks[0].paste(1, (0, 0, 4, 16))
+        masks[1].paste(1, (20, 0, 24, 16))
+        sample = {"image": np.zeros((16, 24, 3), np.uint8), "masks": masks}
+        out = RandomAugmentWrapper([sample], A.HorizontalFlip(p=1.0), seed=0)[0]
+        assert type(out["masks"]) is list
+        assert [(type(m), m.mode) for m in out["masks"]] == [(Image.Image, "L")] * 2
+        assert [np.asarray(m).tolist() for m in out["masks"]] == [
+            np.asarray(m)[:, ::-1].tolist() for m in masks
+        ]
+
+    @pytest.mark.parametrize("kind", ["mosaic", "mixup", "cutmix"])
+    def test_the_multi_sample_wrappers_give_it_back_pil(self, kind: str) -> None:
+        samples = [
+            {"image": np.zeros((16, 24, 3), np.uint8), "mask": _pil_mask()} for _ in range(3)
+        ]
+        wrappers = {"mosaic": lambda: MosaicDataset(samples, seed=0, output_size=32),
+                    "mixup": lambda: MixUpDataset(samples, seed=0),
+                    "cutmix": lambda: CutMixDataset(samples, seed=0)}  # fmt: skip
+        out = wrappers[kind]()[0]
+        assert isinstance(out["mask"], Image.Image)
+        assert out["mask"].mode == "P"
+        assert out["mask"].getpalette() == _pil_mask().getpalette()
+        assert out["mask"].size == (out["image"].shape[1], out["image"].shape[0])
+        assert set(np.unique(np.asarray(out["mask"])).tolist()) == {0, 1, 2}
+
+
 class TestTensorsTheTransformMade:
     """A mask ``ToTensorV2`` made a tensor came back numpy, or PIL for a pair (no collate)."""
 

@@ -6,6 +6,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 
 from rankaug.samples.restore import (
     holds_wrapped,
@@ -23,6 +24,19 @@ class TestRestoreLike:
         assert restore_like(np.array([2.0]), np.array([1], np.int64)).dtype == np.int64
         assert restore_like(np.array([1, 2]), (0, 0)) == (1, 2)
         assert restore_like("x", 5) == "x"
+
+    @pytest.mark.parametrize("mode", ["1", "L", "P", "I;16", "F", "RGB"])
+    def test_a_pil_image_gives_a_pil_image_of_its_mode(self, mode: str) -> None:
+        old = Image.new(mode, (3, 2))
+        if mode == "P":
+            old.putpalette([0, 0, 0, 9, 8, 7])
+        new = np.asarray(old)[:, ::-1]
+        out = restore_like(new, old)
+        assert isinstance(out, Image.Image)
+        assert (out.mode, out.size, out.getpalette()) == (mode, (3, 2), old.getpalette())
+        np.testing.assert_array_equal(np.asarray(out), new)
+        listed = restore_like(np.stack([new, new]), [old])
+        assert [(type(m), m.mode) for m in listed] == [(Image.Image, mode)] * 2
 
     def test_fractional_values_are_not_truncated_into_integers(self) -> None:
         out = restore_like(np.array([[1.5, 2.0, 3.0, 4.0]]), np.array([[1, 2, 3, 4]], np.int32))
