@@ -29,7 +29,7 @@ def restore_like(new: Any, old: Any) -> Any:
     Tensors give tensors, arrays give arrays (a flat result gets the trailing shape
     back when its size allows: ``(N, 1)`` labels, which albumentations flattens to
     ``(N,)``, stay ``(N, 1)``, and empty ``(0, 4)`` boxes stay ``(0, 4)``), lists give
-    lists, tuples give tuples,
+    lists, tuples give tuples (rows too: a tuple of tuples stays one),
     each with the dtype of ``old`` (for lists and tuples, of the numbers in them): an
     int64 label stays int64, also when a transform dropped every box and returned an
     empty float array. Only an integer ``old`` with fractional ``new`` values stays
@@ -60,6 +60,8 @@ def restore_like(new: Any, old: Any) -> Any:
     [[1.5, 2.0, 3.0, 4.0]]
     >>> restore_like([1.0, 2.0], [3, 4])
     [1, 2]
+    >>> restore_like(np.array([[1.0, 2.0, 3.0, 4.0]]), ((0, 0, 1, 1),))
+    ((1, 2, 3, 4),)
     >>> restore_like(np.zeros((0,)), torch.tensor([3, 4])).dtype
     torch.int64
     >>> restore_like(np.array([[1.0, 2.0, 3.0, 4.0]]), np.array([], dtype=object)).dtype
@@ -103,6 +105,11 @@ def restore_like(new: Any, old: Any) -> Any:
             items = _restore_array(new, (), dtype).tolist()
         else:
             items = list(new)
+        row = type(old[0]) if old and type(old[0]) in (list, tuple) else None
+        if row is not None:  # rows of boxes or points in their container: tuples stay
+            items = [
+                row(i) if type(i) in (list, tuple) and type(i) is not row else i for i in items
+            ]
         return items if isinstance(old, list) else tuple(items)
     return new
 

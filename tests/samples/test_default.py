@@ -30,6 +30,11 @@ def roundtrip(sample: Any, edit: Any = None) -> Any:
     return adapter.repack(data, state)
 
 
+def _tuple_sample() -> dict[str, Any]:
+    boxes = ((0.0, 0.0, 4.0, 16.0), (20.0, 0.0, 24.0, 8.0))
+    return {"image": np.zeros((16, 24, 3), np.uint8), "bboxes": boxes, "labels": (1, 2)}
+
+
 class TestDefaultAdapter:
     def test_dict_only_targets_are_handed_out_and_extras_kept_as_objects(self) -> None:
         extra = {"anything": [1, 2]}
@@ -89,6 +94,30 @@ class TestDefaultAdapter:
         assert out.target["labels"] == [1]
         relabelled = DefaultAdapter.with_class_target(pair(sample.image, 3), "label", [0.5])
         assert (type(relabelled), relabelled.target) == (pair, [0.5])
+
+    @pytest.mark.parametrize("kind", [MosaicDataset, RandomAugmentWrapper])
+    def test_boxes_as_a_tuple_of_tuples_stay_one(self, kind: Any) -> None:
+        # they came back a tuple of lists
+        sample = _tuple_sample()
+        wrapper: Any
+        if kind is MosaicDataset:
+            wrapper = MosaicDataset([sample] * 2, seed=0, output_size=32)
+        else:
+            flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+            wrapper = RandomAugmentWrapper([sample], flip, seed=0)
+        out = wrapper[0]
+        assert type(out["bboxes"]) is tuple
+        assert len(out["bboxes"]) > 0
+        assert {type(box) for box in out["bboxes"]} == {tuple}
+        assert type(out["labels"]) is tuple
+
+    def test_a_flip_gives_the_tuples_their_mirrored_values(self) -> None:
+        sample = _tuple_sample()
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+        out = RandomAugmentWrapper([sample], flip, seed=0)[0]
+        expected = [[20.0, 0.0, 24.0, 16.0], [0.0, 0.0, 4.0, 8.0]]  # through float32
+        np.testing.assert_allclose(np.array(out["bboxes"]), expected, atol=1e-5)
+        assert out["labels"] == (1, 2)
 
     @pytest.mark.parametrize("kind", [tuple, list])
     def test_a_plain_pair_keeps_its_container(self, kind: type) -> None:

@@ -38,6 +38,16 @@ class TestRestoreLike:
         listed = restore_like(np.stack([new, new]), [old])
         assert [(type(m), m.mode) for m in listed] == [(Image.Image, mode)] * 2
 
+    def test_rows_keep_their_container(self) -> None:
+        # a tuple of tuples came back a tuple of lists
+        boxes = np.array([[1.0, 2.0, 3.0, 4.0], [5.5, 6.0, 7.0, 8.0]])
+        assert restore_like(boxes, ((0.0, 0.0, 1.0, 1.0),)) == (
+            (1.0, 2.0, 3.0, 4.0), (5.5, 6.0, 7.0, 8.0))  # fmt: skip
+        assert restore_like(boxes, [(0.0, 0.0, 1.0, 1.0)]) == [
+            (1.0, 2.0, 3.0, 4.0), (5.5, 6.0, 7.0, 8.0)]  # fmt: skip
+        assert restore_like([[1, 2], [3]], ((0, 0), (0,))) == ((1, 2), (3,))  # ragged
+        assert restore_like(boxes[:1], ([0.0, 0.0, 1.0, 1.0],)) == ([1.0, 2.0, 3.0, 4.0],)
+
     def test_fractional_values_are_not_truncated_into_integers(self) -> None:
         out = restore_like(np.array([[1.5, 2.0, 3.0, 4.0]]), np.array([[1, 2, 3, 4]], np.int32))
         assert out.dtype.kind == "f"
