@@ -50,7 +50,7 @@ import torch
 
 from rankaug import checks
 from rankaug._compact_copy import compact_deepcopy
-from rankaug._instances import empty_like, follow, none_of, numbered
+from rankaug._instances import empty_like, follow, none_of, numbered, rows_kept, wide_fields
 from rankaug._own_random import warn_own_random
 from rankaug._threads import PerThread, torch_cpu
 from rankaug.keys import KeyedRandom
@@ -183,6 +183,7 @@ class _AlbumentationsDriver:
         processors = getattr(transform, "processors", None) or {}
         params = getattr(processors.get("bboxes"), "params", None)
         given = getattr(params, "format", None) or getattr(params, "coord_format", None)
+        self.label_fields = tuple(getattr(params, "label_fields", None) or ())
         # the adapter reads the boxes in this format: a torchvision BoundingBoxes in another
         # is refused (a copy of a DefaultAdapter or KeyMap, told the format)
         self.adapter = check_adapter(adapter, box_format=given, name="A.BboxParams format")
@@ -240,25 +241,36 @@ class _AlbumentationsDriver:
         if keyed is not held[1]:  # a stream keeps its state between samples
             transform.set_random_state(keyed.generator, keyed.py_random)
             held[1] = keyed
+        wide = wide_fields(data, self.label_fields) if self.label_fields else None
+        if wide:  # (N, K) label fields: each box's position goes, and the rows follow it
+            data.update((key, np.arange(len(rows), dtype=np.float64)) for key, rows in wide.items())
+            out = self._call(transform, data)
+            out.update((key, rows_kept(out[key], rows)) for key, rows in wide.items())
+            return self.adapter.repack(out, state)
+        return self.adapter.repack(self._call(transform, data), state)
+
+    @staticmethod
+    def _call(transform: Any, data: dict[str, Any]) -> dict[str, Any]:
+        """The transform's output for ``data``, its instance masks following the boxes kept."""
         masks = data.get("masks")
         if masks is not None and none_of(masks):
             # no instance: albumentations 2.0.8 cannot stack (0, H, W) masks, AlbumentationsX
             # refuses [] and keeps (0, H, W) at the input's size; put back empty, resized
             del data["masks"]
-            out = transform(**data)
+            out: dict[str, Any] = transform(**data)
             out["masks"] = empty_like(masks, out.get("image"))
-            return self.adapter.repack(out, state)
+            return out
         if isinstance(masks, list | tuple):  # AlbumentationsX takes no list: one array,
             data["masks"] = masks = np.stack(masks)  # a list again in repack
         if masks is None or "bboxes" not in data or not len(masks) == len(data["bboxes"]) > 0:
-            return self.adapter.repack(transform(**data), state)
+            return transform(**data)  # type: ignore[no-any-return]
         # instance masks, one per box: albumentations keeps every mask when it drops a
         # box, so each box carries its position in an extra column, and the masks follow
         data["bboxes"] = positioned = numbered(data["bboxes"])
         out = transform(**data)
         width = positioned.shape[1] - 1
         out["bboxes"], out["masks"] = follow(out["bboxes"], out["masks"], len(masks), width)
-        return self.adapter.repack(out, state)
+        return out
 
 
 def _check_points(points: Any, key: str) -> None:

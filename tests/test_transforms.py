@@ -3,6 +3,7 @@ from __future__ import annotations
 import random
 import types
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import albumentations as A
@@ -409,6 +410,57 @@ class TestInstanceMasks:
             "pascal_voc")), DefaultAdapter())(sample, keyed())  # fmt: skip
         assert len(out["masks"]) == 2
         assert len(out["bboxes"]) == 3
+
+
+_ATTRIBUTES: dict[str, Callable[[], Any]] = {
+    "array": lambda: np.array([[1, 2], [3, 4], [5, 6]], np.int32),
+    "tensor": lambda: torch.tensor([[1.5, 2.0], [3.0, 4.0], [5.0, 6.0]]),
+    "list of lists": lambda: [[1, 2], [3, 4], [5, 6]],
+    "list of tuples": lambda: [(1, 2), (3, 4), (5, 6)],
+    "ragged list": lambda: [[1, 2, 3], [4], [5, 6]],
+    "(N, 2, 2) array": lambda: np.arange(12, dtype=np.uint8).reshape(3, 2, 2),
+}
+
+
+def _rows(value: Any) -> list[Any]:
+    return value.tolist() if isinstance(value, np.ndarray | torch.Tensor) else list(value)
+
+
+@pytest.mark.parametrize("name", list(_ATTRIBUTES))
+class TestWideLabelFields:
+    """A label field of several values per box failed inside albumentations ("all the
+    input array dimensions except for the concatenation axis must match exactly")."""
+
+    def driver(self) -> Any:
+        crop = A.Compose([A.Crop(*TestInstanceMasks.CROP)],
+                         bbox_params=bbox_params("pascal_voc", ("labels", "attrs")))  # fmt: skip
+        return make_driver(crop, DefaultAdapter())
+
+    def test_its_rows_follow_the_boxes_kept(self, name: str) -> None:
+        given = _ATTRIBUTES[name]()
+        sample = {**_masked_sample(), "attrs": given}
+        del sample["masks"]
+        out = self.driver()(sample, keyed())
+        assert out["labels"].tolist() == [2, 3]
+        assert type(out["attrs"]) is type(given)
+        assert getattr(out["attrs"], "dtype", None) == getattr(given, "dtype", None)
+        assert _rows(out["attrs"]) == _rows(given[1:])  # tuples stay tuples
+
+    def test_with_instance_masks_both_follow(self, name: str) -> None:
+        given = _ATTRIBUTES[name]()
+        out = self.driver()({**_masked_sample(), "attrs": given}, keyed())
+        assert len(out["masks"]) == len(out["attrs"]) == 2
+        for box, mask in zip(out["bboxes"], out["masks"], strict=True):
+            assert _bounds(np.asarray(mask)) == np.round(box).astype(int).tolist()
+
+    def test_every_box_dropped_leaves_no_row(self, name: str) -> None:
+        given = _ATTRIBUTES[name]()
+        sample = {**_masked_sample(), "attrs": given[:1]}
+        sample.update(bboxes=sample["bboxes"][:1], labels=sample["labels"][:1])
+        del sample["masks"]
+        out = self.driver()(sample, keyed())
+        assert len(out["bboxes"]) == len(out["attrs"]) == 0
+        assert type(out["attrs"]) is type(given)
 
 
 _NO_MASKS = [
