@@ -80,16 +80,17 @@ def follow(boxes: Any, masks: Any, count: int, width: int) -> tuple[np.ndarray, 
 
 
 def wide_fields(data: Mapping[str, Any], fields: Sequence[str]) -> dict[str, Any]:
-    """The label fields in ``data`` with more than one value per box, as they are.
+    """The label fields in ``data`` with more than one value per box, or rows, as they are.
 
-    A field of ``(N, K)`` values (``K != 1``; an array, or a list of rows) for the
-    ``N`` boxes of ``data["bboxes"]``; ``(N, 1)`` albumentations flattens itself, and a
-    field of another length is left to albumentations' own check.
+    A field of ``(N, K)`` values (``K != 1``) or a list of rows (``[[c], ...]`` too:
+    albumentations hashes each label, and a list is unhashable) for the ``N`` boxes of
+    ``data["bboxes"]``; a ``(N, 1)`` array albumentations flattens itself, and a field of
+    another length is left to albumentations' own check.
 
     >>> boxes = np.zeros((2, 4))
     >>> sorted(wide_fields({"bboxes": boxes, "a": np.ones((2, 2)), "b": [[1], [2]],
     ...                     "c": [(1, 2), (3, 4)], "d": np.ones((3, 2))}, "abcd"))
-    ['a', 'c']
+    ['a', 'b', 'c']
     """
     boxes = data.get("bboxes")
     if boxes is None:
@@ -101,7 +102,7 @@ def wide_fields(data: Mapping[str, Any], fields: Sequence[str]) -> dict[str, Any
             wide = value.ndim >= 2 and math.prod(value.shape[1:]) != 1
         elif isinstance(value, list | tuple) and value:
             first = value[0]
-            wide = isinstance(first, list | tuple | np.ndarray) and np.size(first) != 1
+            wide = isinstance(first, list | tuple | np.ndarray)  # rows: [[c], ...] too
         else:
             wide = False
         if wide and len(value) == count:  # type: ignore[arg-type]

@@ -418,6 +418,7 @@ _ATTRIBUTES: dict[str, Callable[[], Any]] = {
     "list of lists": lambda: [[1, 2], [3, 4], [5, 6]],
     "list of tuples": lambda: [(1, 2), (3, 4), (5, 6)],
     "ragged list": lambda: [[1, 2, 3], [4], [5, 6]],
+    "list of one-value rows": lambda: [[1], [3], [5]],
     "(N, 2, 2) array": lambda: np.arange(12, dtype=np.uint8).reshape(3, 2, 2),
 }
 
@@ -429,7 +430,8 @@ def _rows(value: Any) -> list[Any]:
 @pytest.mark.parametrize("name", list(_ATTRIBUTES))
 class TestWideLabelFields:
     """A label field of several values per box failed inside albumentations ("all the
-    input array dimensions except for the concatenation axis must match exactly")."""
+    input array dimensions except for the concatenation axis must match exactly"), and
+    one of rows of one value, ``[[c], ...]``, too ("unhashable type: 'list'")."""
 
     def driver(self) -> Any:
         crop = A.Compose([A.Crop(*TestInstanceMasks.CROP)],
