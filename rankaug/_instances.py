@@ -7,7 +7,9 @@ mask, so each box carries its position in an extra column (:func:`numbered`) and
 masks follow the boxes kept (:func:`follow`). albumentations takes a label field of one
 value per box only (a ``(N, 2)`` field fails inside it with a concatenation error), so
 such a field goes as each box's position and its rows follow the boxes kept
-(:func:`wide_fields`, :func:`rows_kept`).
+(:func:`wide_fields`, :func:`rows_kept`). OpenCV warps no ``bool`` or ``float16``
+mask (``cv2.remap`` asserts): such masks go as ``uint8`` and ``float32``
+(:func:`warpable`), and the adapter gives them back in their dtype.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-__all__ = ["empty_like", "follow", "none_of", "numbered", "rows_kept", "wide_fields"]
+__all__ = ["empty_like", "follow", "none_of", "numbered", "rows_kept", "warpable", "wide_fields"]
 
 
 def none_of(masks: Any) -> bool:
@@ -126,3 +128,27 @@ def rows_kept(positions: Any, rows: Any) -> Any:
         return rows[kept]
     items = [rows[i] for i in kept]
     return items if isinstance(rows, list) else tuple(items)
+
+
+_WARPABLE: dict[np.dtype[Any], np.dtype[Any]] = {
+    np.dtype(np.bool_): np.dtype(np.uint8),
+    np.dtype(np.float16): np.dtype(np.float32),
+}
+
+
+def warpable(masks: Any) -> Any:
+    """A mask (or a list or tuple of them) in a dtype OpenCV warps.
+
+    ``bool`` as ``uint8`` (a view), ``float16`` as ``float32``; any other value as it is.
+
+    >>> warpable(np.ones((2, 2), bool)).dtype, warpable([np.ones(2, np.float16)])[0].dtype
+    (dtype('uint8'), dtype('float32'))
+    """
+    if isinstance(masks, np.ndarray):
+        dtype = _WARPABLE.get(masks.dtype)
+        if dtype is None:
+            return masks
+        return masks.view(np.uint8) if dtype.itemsize == 1 else masks.astype(dtype)
+    if isinstance(masks, list | tuple) and masks and isinstance(masks[0], np.ndarray):
+        return type(masks)(warpable(mask) for mask in masks)
+    return masks

@@ -50,7 +50,15 @@ import torch
 
 from rankaug import checks
 from rankaug._compact_copy import compact_deepcopy
-from rankaug._instances import empty_like, follow, none_of, numbered, rows_kept, wide_fields
+from rankaug._instances import (
+    empty_like,
+    follow,
+    none_of,
+    numbered,
+    rows_kept,
+    warpable,
+    wide_fields,
+)
 from rankaug._own_random import warn_own_random
 from rankaug._threads import PerThread, torch_cpu
 from rankaug.keys import KeyedRandom
@@ -141,8 +149,8 @@ def albumentations_targets(transform: Any) -> frozenset[str]:
     return frozenset(keys)
 
 
-def _additional(transform: Any) -> dict[str, str]:
-    """The ``additional_targets`` of ``transform`` that are boxes or keypoints.
+def _additional(transform: Any, kinds: Collection[str] = ("bboxes", "keypoints")) -> dict[str, str]:
+    """The ``additional_targets`` of ``transform`` of these kinds (boxes, keypoints).
 
     A ``Compose`` has them as ``additional_targets``, a single transform given them by
     ``add_targets`` as ``_additional_targets`` only (albumentations 2.0.8).
@@ -152,7 +160,7 @@ def _additional(transform: Any) -> dict[str, str]:
         or getattr(transform, "_additional_targets", None)
         or {}
     )
-    return {str(key): kind for key, kind in targets.items() if kind in ("bboxes", "keypoints")}
+    return {str(key): kind for key, kind in targets.items() if kind in kinds}
 
 
 def _moves(transform: Any, key: str) -> bool:
@@ -199,6 +207,8 @@ class _AlbumentationsDriver:
         # polygons are no albumentations target: a pipeline that moves boxes would leave them
         self.geometric = POLYGONS not in self.targets and _moves(transform, "bboxes")
         self.moves_masks = _moves(transform, "mask")  # a mask must then cover its image
+        # OpenCV warps no bool or float16 mask (remap asserts): uint8 and float32 go
+        self.mask_keys = ("mask", "masks", *_additional(transform, ("mask", "masks")))
         # the values a sample keeps (where polygons would be), asked only when geometric
         self._others = passthrough_hook(adapter) if self.geometric else None
         self._default = self._others is DefaultAdapter.passthrough  # not a subclass's own
@@ -236,6 +246,9 @@ class _AlbumentationsDriver:
             points = data.get(key)
             if points is not None:
                 _check_points(points, key)
+        for key in self.mask_keys:  # the adapter gives them back in their dtype
+            if key in data:
+                data[key] = warpable(data[key])
         held = self.transforms.slot()  # [this thread's copy, the state it was handed]
         transform = held[0]
         if keyed is not held[1]:  # a stream keeps its state between samples

@@ -465,6 +465,46 @@ class TestWideLabelFields:
         assert type(out["attrs"]) is type(given)
 
 
+def _rotated(sample: dict[str, Any], **targets: str) -> dict[str, Any]:
+    """``sample`` through a keyed affine (rotated, sheared: ``cv2.remap``), key 0."""
+    steps = [A.Affine(rotate=(20, 30), shear=(5, 10), p=1.0)]
+    affine = A.Compose(steps, bbox_params=bbox_params("pascal_voc"), additional_targets=targets)
+    out: dict[str, Any] = RandomAugmentWrapper([sample], affine, seed=0, keying="sample")[0]
+    return out
+
+
+def _blob() -> np.ndarray:
+    mask = np.zeros((16, 20), np.uint8)
+    mask[3:9, 4:15] = 1
+    return mask
+
+
+_MASK_DTYPES: dict[str, tuple[Callable[[np.ndarray], Any], Callable[[Any], np.ndarray]]] = {
+    "bool": (lambda m: m.astype(bool), np.asarray),
+    "float16": (lambda m: m.astype(np.float16), np.asarray),
+    "bool tensor": (lambda m: torch.from_numpy(m.astype(bool)), lambda t: t.numpy()),
+}
+
+
+@pytest.mark.parametrize("kind", list(_MASK_DTYPES))
+class TestMaskDtypesOpenCVDoesNotWarp:
+    """A bool or float16 mask failed in an affine's ``cv2.remap`` ("nnfunc != 0")."""
+
+    def test_a_mask_moves_as_its_uint8_twin_and_keeps_its_dtype(self, kind: str) -> None:
+        make, read = _MASK_DTYPES[kind]
+        base = {"image": np.zeros((16, 20, 3), np.uint8), "bboxes": np.zeros((0, 4)),
+                "labels": np.zeros(0, np.int64)}  # fmt: skip
+        twin = _rotated({**base, "mask": _blob(), "masks": _blob()[None]})
+        given = make(_blob())
+        out = _rotated({**base, "mask": given, "masks": [given], "seg": given}, seg="mask")
+        assert twin["mask"].any()  # the rotation kept some of it
+        for value in (out["mask"], out["masks"][0], out["seg"]):
+            assert type(value) is type(given)
+            assert value.dtype == given.dtype
+            np.testing.assert_array_equal(read(value), twin["mask"].astype(read(given).dtype))
+        np.testing.assert_array_equal(read(out["masks"][0]), read(out["mask"]))
+
+
 _NO_MASKS = [
     np.zeros((0, 16, 20), np.uint8),
     np.zeros((0, 16, 20), np.bool_),
