@@ -36,7 +36,7 @@ GEOMETRIC: Final = frozenset({"bboxes", "mask", "masks", "keypoints", "segments"
 _NAMES: Final = frozenset(
     {
         "objects", "annotations", "annotation", "anns", "instances",
-        "boxes", "box", "bbox", "bboxes", "cls", "gt_boxes", "gt_bboxes", "obb",
+        "boxes", "box", "bbox", "bboxes", "bndbox", "cls", "gt_boxes", "gt_bboxes", "obb",
         "segmentation", "segmentations", "segments", "polygons", "polygon",
         "keypoints", "landmarks", "kpts", "joints",
         "masks", "mask", "instance_masks", "semantic", "depth",
@@ -111,8 +111,23 @@ def _walk(mapping: Mapping[Any, Any], prefix: str, skip: frozenset[str], found: 
                 _walk(value, f"{path}.", skip, found, depth - 1)
                 if len(found) == before and key in _NAMES and value:
                     found.append(path)
-        elif _target_like(key, value, None if prefix else hw):
+        elif _target_like(key, value, None if prefix else hw) or _holds_objects(value, depth):
             found.append(path)
+
+
+def _holds_objects(value: object, depth: int) -> bool:
+    """Whether ``value`` is a list of per-object dicts with targets (VOC's ``object``).
+
+    Judged by its first dict, as :func:`refuse_object_list` judges a pair's target.
+    """
+    if depth <= 1 or not isinstance(value, list | tuple) or not value:
+        return False
+    first = value[0]
+    if not isinstance(first, Mapping):
+        return False
+    inner: list[str] = []
+    _walk(first, "", frozenset(), inner, depth - 1)
+    return bool(inner)
 
 
 def _target_like(key: Any, value: object, hw: tuple[int, int] | None) -> bool:
@@ -157,7 +172,7 @@ def _shape(value: object) -> tuple[int, ...] | None:
 
 
 _ROLES: Final = {
-    "bbox": "bboxes", "boxes": "bboxes", "box": "bboxes", "bboxes": "bboxes",
+    "bbox": "bboxes", "boxes": "bboxes", "box": "bboxes", "bboxes": "bboxes", "bndbox": "bboxes",
     "masks": "masks", "mask": "masks", "keypoints": "keypoints",
     "segmentation": "segments", "segments": "segments", "polygons": "segments",
     "cls": "labels", "gt_boxes": "bboxes", "gt_bboxes": "bboxes",

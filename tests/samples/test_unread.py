@@ -44,6 +44,9 @@ def hf_sample() -> dict[str, Any]:
             "objects": {"bbox": [[1.0, 2.0, 5.0, 6.0]], "category": [2], "id": [9]}}  # fmt: skip
 
 
+VOC_OBJECT = {"name": "cat", "bndbox": {"xmin": 1, "ymin": 2, "xmax": 5, "ymax": 6}}
+"""An object of VOC's annotation, as ``torchvision.datasets.VOCDetection`` parses it."""
+
 LAYOUTS = {
     "huggingface": (hf_sample, "adapter=rankaug.adapters.HuggingFace()"),
     "coco annotations": (
@@ -65,6 +68,11 @@ LAYOUTS = {
         lambda: {"image": image(), "segmentation": [[1.0, 1.0, 5.0, 1.0, 5.0, 5.0]]},
         "adapter=rankaug.adapters.KeyMap(image='image', segments='segmentation')",
     ),
+    "voc object list": (
+        lambda: {"image": image(), "filename": "a.jpg", "object": [VOC_OBJECT]},
+        "the dataset giving 'object' as per-object lists (a dict of lists, not a list of "
+        "dicts), then adapter=rankaug.adapters.KeyMap(image='image', bboxes='object.bndbox')",
+    ),
     "pair with a bbox target": (
         lambda: (image(), {"bbox": [[1, 2, 5, 6]], "labels": [1]}),
         "adapter=rankaug.adapters.KeyMap(image='image', bboxes='bbox', labels='labels')",
@@ -83,6 +91,12 @@ class TestUnreadFields:
         sample = {"image": 0, "objects": {"bbox": [[0, 0, 1, 1]], "area": [1]}, "cls": [[0.0]],
                   "meta": {"deep": {"keypoints": np.zeros((2, 2))}}, "mask": None}  # fmt: skip
         assert unread_fields(sample) == ["objects.bbox", "cls", "meta.deep.keypoints"]
+
+    def test_lists_of_per_object_dicts_under_any_name(self) -> None:
+        # VOC's object list (by a name rankaug did not know) went stale
+        sample = {"image": 0, "object": [VOC_OBJECT], "regions": ({"bbox": [0, 0, 1, 1]},),
+                  "captions": [{"text": "a", "id": 3}], "tags": ["cat"], "none": []}  # fmt: skip
+        assert unread_fields(sample) == ["object", "regions"]
 
     def test_scalars_and_skipped_keys_are_not_targets(self) -> None:
         sample = {"image": 0, "cls": 3, "boxes": np.float64(2.0), "bbox": "none", "masks": [1]}
