@@ -29,7 +29,8 @@ def restore_like(new: Any, old: Any) -> Any:
     Tensors give tensors, arrays give arrays (a flat result gets the trailing shape
     back when its size allows: ``(N, 1)`` labels, which albumentations flattens to
     ``(N,)``, stay ``(N, 1)``, and empty ``(0, 4)`` boxes stay ``(0, 4)``), lists give
-    lists, tuples give tuples (rows too: a tuple of tuples stays one),
+    lists, tuples give tuples (rows too: a tuple of tuples stays one; numpy scalars stay
+    numpy scalars),
     each with the dtype of ``old`` (for lists and tuples, of the numbers in them): an
     int64 label stays int64, also when a transform dropped every box and returned an
     empty float array. Only an integer ``old`` with fractional ``new`` values stays
@@ -62,6 +63,8 @@ def restore_like(new: Any, old: Any) -> Any:
     [1, 2]
     >>> restore_like(np.array([[1.0, 2.0, 3.0, 4.0]]), ((0, 0, 1, 1),))
     ((1, 2, 3, 4),)
+    >>> type(restore_like(np.array([2.0]), [np.int32(7)])[0]).__name__
+    'int32'
     >>> restore_like(np.zeros((0,)), torch.tensor([3, 4])).dtype
     torch.int64
     >>> restore_like(np.array([[1.0, 2.0, 3.0, 4.0]]), np.array([], dtype=object)).dtype
@@ -98,11 +101,19 @@ def restore_like(new: Any, old: Any) -> Any:
             items = list(new)  # instances, (N, H, W) masks, into []: a list of N arrays
             return items if isinstance(old, list) else tuple(items)
         dtype = _list_dtype(old) if old else None
-        if not isinstance(new, np.ndarray) and dtype is not None and dtype.kind in "biu":
-            # a list back from a transform (albumentations gives label lists as floats)
+        scalars = bool(old) and isinstance(old[0], np.generic)  # [np.int64(3), ...]
+        if (
+            not isinstance(new, np.ndarray)
+            and dtype is not None
+            and dtype.kind in "biu" + ("f" if scalars else "")
+        ):  # a list back from a transform (albumentations gives label lists as floats)
             new = _as_array(new)
         if isinstance(new, np.ndarray):
-            items = _restore_array(new, (), dtype).tolist()
+            array = _restore_array(new, (), dtype)
+            if scalars and array.ndim == 1 and array.dtype == old[0].dtype:
+                items = list(array)  # numpy scalars of their dtype, as they came
+            else:
+                items = array.tolist()
         else:
             items = list(new)
         row = type(old[0]) if old and type(old[0]) in (list, tuple) else None

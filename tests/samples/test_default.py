@@ -111,6 +111,20 @@ class TestDefaultAdapter:
         assert {type(box) for box in out["bboxes"]} == {tuple}
         assert type(out["labels"]) is tuple
 
+    @pytest.mark.parametrize("kind", [MosaicDataset, RandomAugmentWrapper])
+    def test_labels_as_a_list_of_numpy_scalars_stay_so(self, kind: Any) -> None:
+        sample = {**_tuple_sample(), "labels": [np.int32(1), np.int32(2)]}
+        wrapper: Any
+        if kind is MosaicDataset:
+            wrapper = MosaicDataset([sample] * 2, seed=0, output_size=32)
+        else:
+            flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+            wrapper = RandomAugmentWrapper([sample], flip, seed=0)
+        labels = wrapper[0]["labels"]
+        assert type(labels) is list
+        assert len(labels) > 0
+        assert {type(label) for label in labels} == {np.int32}
+
     def test_a_flip_gives_the_tuples_their_mirrored_values(self) -> None:
         sample = _tuple_sample()
         flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))

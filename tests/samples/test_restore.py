@@ -48,6 +48,15 @@ class TestRestoreLike:
         assert restore_like([[1, 2], [3]], ((0, 0), (0,))) == ((1, 2), (3,))  # ragged
         assert restore_like(boxes[:1], ([0.0, 0.0, 1.0, 1.0],)) == ([1.0, 2.0, 3.0, 4.0],)
 
+    def test_numpy_scalars_in_a_list_stay_numpy_scalars(self) -> None:
+        # [np.int64(1), ...] came back [1, ...]: Python ints
+        out = restore_like(np.array([2.0, 1.0]), [np.int64(1), np.int64(2)])
+        assert [(type(v), v) for v in out] == [(np.int64, 2), (np.int64, 1)]
+        out = restore_like([0.5], (np.float32(1.0),))
+        assert type(out) is tuple
+        assert [(type(v), v) for v in out] == [(np.float32, 0.5)]
+        assert restore_like(np.array([1.5]), [np.int64(1)]) == [1.5]  # not truncated
+
     def test_fractional_values_are_not_truncated_into_integers(self) -> None:
         out = restore_like(np.array([[1.5, 2.0, 3.0, 4.0]]), np.array([[1, 2, 3, 4]], np.int32))
         assert out.dtype.kind == "f"
