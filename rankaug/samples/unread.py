@@ -39,7 +39,7 @@ _NAMES: Final = frozenset(
         "boxes", "box", "bbox", "bboxes", "bndbox", "cls", "gt_boxes", "gt_bboxes", "obb",
         "segmentation", "segmentations", "segments", "polygons", "polygon",
         "keypoints", "landmarks", "kpts", "joints",
-        "masks", "mask", "instance_masks", "semantic", "depth",
+        "masks", "mask", "instance_masks", "semantic", "depth", "heatmap", "heatmaps",
     }
 )  # fmt: skip
 _TABLES: Final = frozenset({"targets"})

@@ -418,6 +418,7 @@ STALE_BESIDE_BOXES = {
     "depth": np.zeros((16, 24), np.float32),
     "heatmap": np.zeros((16, 24, 1), np.float32),
     "label_image": Image.new("P", (24, 16)),
+    "heatmaps": np.zeros((2, 4, 6), np.float32),  # at a quarter of the image's size
     "instance_masks": np.zeros((1, 16, 24), np.uint8),
     "gt_boxes": np.array([[1.0, 2.0, 5.0, 6.0]]),
     "gt_bboxes": torch.tensor([[1.0, 2.0, 5.0, 6.0]]),
