@@ -65,6 +65,8 @@ def restore_like(new: Any, old: Any) -> Any:
     ((1, 2, 3, 4),)
     >>> type(restore_like(np.array([2.0]), [np.int32(7)])[0]).__name__
     'int32'
+    >>> restore_like([np.ones((3, 2)), np.zeros((1, 2))], [[[0, 0], [1, 1]]])
+    [[[1, 1], [1, 1], [1, 1]], [[0, 0]]]
     >>> restore_like(np.zeros((0,)), torch.tensor([3, 4])).dtype
     torch.int64
     >>> restore_like(np.array([[1.0, 2.0, 3.0, 4.0]]), np.array([], dtype=object)).dtype
@@ -97,6 +99,14 @@ def restore_like(new: Any, old: Any) -> Any:
     if isinstance(old, list | tuple):
         if old and (isinstance(old[0], np.ndarray | torch.Tensor) or _is_pil(old[0])):
             return _restore_items(new, old)  # instance masks as a list of arrays, say
+        if (  # rows of rows (polygons as lists of points) back as arrays of other lengths
+            old
+            and type(old[0]) in (list, tuple)
+            and isinstance(new, list | tuple)
+            and new
+            and isinstance(new[0], np.ndarray | torch.Tensor)
+        ):
+            return _restore_items(new, old)
         if not old and isinstance(new, np.ndarray | torch.Tensor) and new.ndim >= 3:
             items = list(new)  # instances, (N, H, W) masks, into []: a list of N arrays
             return items if isinstance(old, list) else tuple(items)

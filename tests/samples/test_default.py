@@ -12,7 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from rankaug import CutMixDataset, MixUpDataset, MosaicDataset, RandomAugmentWrapper
+from rankaug import (
+    CopyPasteDataset,
+    CutMixDataset,
+    MixUpDataset,
+    MosaicDataset,
+    RandomAugmentWrapper,
+)
 from rankaug.adapters import KeyMap
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
 from rankaug.samples.restore import restore_like
@@ -124,6 +130,27 @@ class TestDefaultAdapter:
         assert type(labels) is list
         assert len(labels) > 0
         assert {type(label) for label in labels} == {np.int32}
+
+    @pytest.mark.parametrize("kind", ["mosaic", "mixup", "cutmix", "copypaste"])
+    def test_polygons_as_lists_of_points_stay_lists(self, kind: str) -> None:
+        # CutMix and CopyPaste gave them back a list of arrays (polygons they cut or
+        # trimmed have other lengths)
+        squares = [[[4, 4], [20, 4], [20, 20], [4, 20]], [[10, 12], [30, 12], [30, 36], [10, 36]]]
+        samples = [{"image": np.full((40, 48, 3), 20 * i, np.uint8), "segments": squares,
+                    "bboxes": np.array([[4, 4, 21, 21], [10, 12, 31, 37]], np.float32),
+                    "labels": np.array([1, 2])} for i in range(4)]  # fmt: skip
+        wrapper = {
+            "mosaic": lambda: MosaicDataset(samples, seed=0, output_size=40),
+            "mixup": lambda: MixUpDataset(samples, seed=0),
+            "cutmix": lambda: CutMixDataset(samples, seed=0),
+            "copypaste": lambda: CopyPasteDataset(samples, seed=0, p=1.0),
+        }[kind]()
+        outs = [wrapper[i] for i in range(4)]
+        assert sum(len(out["segments"]) for out in outs) > 0
+        for out in outs:
+            assert type(out["segments"]) is list
+            assert {type(polygon) for polygon in out["segments"]} <= {list}
+            assert {type(point) for polygon in out["segments"] for point in polygon} <= {list}
 
     def test_a_flip_gives_the_tuples_their_mirrored_values(self) -> None:
         sample = _tuple_sample()

@@ -47,6 +47,11 @@ class TestRestoreLike:
             (1.0, 2.0, 3.0, 4.0), (5.5, 6.0, 7.0, 8.0)]  # fmt: skip
         assert restore_like([[1, 2], [3]], ((0, 0), (0,))) == ((1, 2), (3,))  # ragged
         assert restore_like(boxes[:1], ([0.0, 0.0, 1.0, 1.0],)) == ([1.0, 2.0, 3.0, 4.0],)
+        # polygons as lists of points, back as arrays of other lengths: lists again
+        polygons = [np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.5]]), np.array([[7.0, 8.0]])]
+        out = restore_like(polygons, [((0, 0), (1, 1))])
+        assert out == [((1.0, 2.0), (3.0, 4.0), (5.0, 6.5)), ((7, 8),)]
+        assert [type(v) for v in out[1][0]] == [int, int]  # whole numbers: the old ints
 
     def test_numpy_scalars_in_a_list_stay_numpy_scalars(self) -> None:
         # [np.int64(1), ...] came back [1, ...]: Python ints
