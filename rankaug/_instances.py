@@ -84,8 +84,8 @@ def follow(boxes: Any, masks: Any, count: int, width: int) -> tuple[np.ndarray, 
 def wide_fields(data: Mapping[str, Any], fields: Sequence[str]) -> dict[str, Any]:
     """The label fields in ``data`` with more than one value per box, or rows, as they are.
 
-    A field of ``(N, K)`` values (``K != 1``) or a list of rows (``[[c], ...]`` too:
-    albumentations hashes each label, and a list is unhashable) for the ``N`` boxes of
+    A field of ``(N, K)`` values (``K != 1``) or a list of rows or dicts (``[[c], ...]``
+    too: albumentations hashes each label, and a list is unhashable) for the ``N`` boxes of
     ``data["bboxes"]``; a ``(N, 1)`` array albumentations flattens itself, and a field of
     another length is left to albumentations' own check.
 
@@ -104,7 +104,7 @@ def wide_fields(data: Mapping[str, Any], fields: Sequence[str]) -> dict[str, Any
             wide = value.ndim >= 2 and math.prod(value.shape[1:]) != 1
         elif isinstance(value, list | tuple) and value:
             first = value[0]
-            wide = isinstance(first, list | tuple | np.ndarray)  # rows: [[c], ...] too
+            wide = isinstance(first, list | tuple | np.ndarray | Mapping)  # [[c], ...] too
         else:
             wide = False
         if wide and len(value) == count:  # type: ignore[arg-type]

@@ -419,6 +419,7 @@ _ATTRIBUTES: dict[str, Callable[[], Any]] = {
     "list of tuples": lambda: [(1, 2), (3, 4), (5, 6)],
     "ragged list": lambda: [[1, 2, 3], [4], [5, 6]],
     "list of one-value rows": lambda: [[1], [3], [5]],
+    "list of dicts": lambda: [{"occluded": True}, {"occluded": False}, {"occluded": True}],
     "(N, 2, 2) array": lambda: np.arange(12, dtype=np.uint8).reshape(3, 2, 2),
 }
 
