@@ -11,7 +11,15 @@ import numpy as np
 
 from rankaug import checks
 from rankaug._compact_copy import compact_deepcopy
-from rankaug._instances import empty_like, follow, none_of, numbered
+from rankaug._instances import (
+    empty_like,
+    follow,
+    none_of,
+    numbered,
+    rows_kept,
+    warpable,
+    wide_fields,
+)
 from rankaug._own_random import warn_own_random
 from rankaug._threads import PerThread
 from rankaug.keys import KeyedRandom
@@ -46,8 +54,8 @@ def albumentations_targets(transform: Any) -> frozenset[str]:
     return frozenset(keys)
 
 
-def _additional(transform: Any) -> dict[str, str]:
-    """The ``additional_targets`` of ``transform`` that are boxes or keypoints.
+def _additional(transform: Any, kinds: Collection[str] = ("bboxes", "keypoints")) -> dict[str, str]:
+    """The ``additional_targets`` of ``transform`` of these kinds (boxes, keypoints).
 
     A ``Compose`` has them as ``additional_targets``, a single transform given them by
     ``add_targets`` as ``_additional_targets`` only (albumentations 2.0.8).
@@ -57,7 +65,7 @@ def _additional(transform: Any) -> dict[str, str]:
         or getattr(transform, "_additional_targets", None)
         or {}
     )
-    return {str(key): kind for key, kind in targets.items() if kind in ("bboxes", "keypoints")}
+    return {str(key): kind for key, kind in targets.items() if kind in kinds}
 
 
 def _moves(transform: Any, key: str) -> bool:
@@ -88,6 +96,7 @@ class AlbumentationsDriver:
         processors = getattr(transform, "processors", None) or {}
         params = getattr(processors.get("bboxes"), "params", None)
         given = getattr(params, "format", None) or getattr(params, "coord_format", None)
+        self.label_fields = tuple(getattr(params, "label_fields", None) or ())
         # the adapter reads the boxes in this format: a torchvision BoundingBoxes in another
         # is refused (a copy of a DefaultAdapter or KeyMap, told the format)
         self.adapter = check_adapter(adapter, box_format=given, name="A.BboxParams format")
@@ -103,13 +112,17 @@ class AlbumentationsDriver:
         # polygons are no albumentations target: a pipeline that moves boxes would leave them
         self.geometric = POLYGONS not in self.targets and _moves(transform, "bboxes")
         self.moves_masks = _moves(transform, "mask")  # a mask must then cover its image
+        # OpenCV warps no bool or float16 mask (remap asserts): uint8 and float32 go
+        self.mask_keys = ("mask", "masks", *_additional(transform, ("mask", "masks")))
         # the values a sample keeps (where polygons would be), asked only when geometric
         self._others = passthrough_hook(adapter) if self.geometric else None
         self._default = self._others is DefaultAdapter.passthrough  # not a subclass's own
         # the keys DefaultAdapter._call_plain may take (see __call__): none that is checked
-        # or treated apart below (refused, keypoints, instance masks, a mask that must
-        # cover its image); None for another adapter, or one given methods of its own
-        checked = {*self.refused, *self.points, "masks"} | ({"mask"} if self.moves_masks else set())
+        # or treated apart below (refused, keypoints, instance masks, masks that are moved:
+        # they must cover the image, in a dtype OpenCV warps); None for another adapter,
+        # or one given methods of its own
+        moved = set(self.mask_keys) if self.moves_masks else set()
+        checked = {*self.refused, *self.points, "masks", *moved}
         adapter = self.adapter
         own = vars(adapter).keys() & {"unpack", "repack", "_call_plain"}
         self.plain = self.targets - checked if type(adapter) is DefaultAdapter and not own else None
@@ -126,7 +139,14 @@ class AlbumentationsDriver:
         # The common case in one call: a dict of numpy arrays of keys that need no check
         # here (see DefaultAdapter._call_plain). None: another sample, nothing drawn yet.
         plain = self.plain
-        if plain is not None:
+        if (
+            plain is not None
+            and type(sample) is dict
+            and not any(  # (N, K) label fields: rows follow (see below)
+                type(value := sample.get(key)) is np.ndarray and value.ndim > 1
+                for key in self.label_fields
+            )
+        ):
             out = self.adapter._call_plain(sample, plain, transform)  # type: ignore[attr-defined]
             if out is not None:
                 return out
@@ -162,25 +182,39 @@ class AlbumentationsDriver:
             points = data.get(key)
             if points is not None:
                 _check_points(points, key)
+        for key in self.mask_keys:  # the adapter gives them back in their dtype
+            if key in data:
+                data[key] = warpable(data[key])
+        wide = wide_fields(data, self.label_fields) if self.label_fields else None
+        if wide:  # (N, K) label fields: each box's position goes, and the rows follow it
+            data.update((key, np.arange(len(rows), dtype=np.float64)) for key, rows in wide.items())
+            out = self._call(transform, data)
+            out.update((key, rows_kept(out[key], rows)) for key, rows in wide.items())
+            return self.adapter.repack(out, state)
+        return self.adapter.repack(self._call(transform, data), state)
+
+    @staticmethod
+    def _call(transform: Any, data: dict[str, Any]) -> dict[str, Any]:
+        """The transform's output for ``data``, its instance masks following the boxes kept."""
         masks = data.get("masks")
         if masks is not None and none_of(masks):
             # no instance: albumentations 2.0.8 cannot stack (0, H, W) masks, AlbumentationsX
             # refuses [] and keeps (0, H, W) at the input's size; put back empty, resized
             del data["masks"]
-            out = transform(**data)
+            out: dict[str, Any] = transform(**data)
             out["masks"] = empty_like(masks, out.get("image"))
-            return self.adapter.repack(out, state)
+            return out
         if isinstance(masks, list | tuple):  # AlbumentationsX takes no list: one array,
             data["masks"] = masks = np.stack(masks)  # a list again in repack
         if masks is None or "bboxes" not in data or not len(masks) == len(data["bboxes"]) > 0:
-            return self.adapter.repack(transform(**data), state)
+            return transform(**data)  # type: ignore[no-any-return]
         # instance masks, one per box: albumentations keeps every mask when it drops a
         # box, so each box carries its position in an extra column, and the masks follow
         data["bboxes"] = positioned = numbered(data["bboxes"])
         out = transform(**data)
         width = positioned.shape[1] - 1
         out["bboxes"], out["masks"] = follow(out["bboxes"], out["masks"], len(masks), width)
-        return self.adapter.repack(out, state)
+        return out
 
 
 def _check_points(points: Any, key: str) -> None:

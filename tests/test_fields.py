@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from rankaug import CutMixDataset, MixUpDataset, MosaicDataset, Targets
 from rankaug._multi.fields import UNTYPED, Source, join, read_field
 
 
@@ -101,3 +102,52 @@ class TestJoin:
         things[0] = {"id": 1}
         out = join("meta", [things, np.array([2])], at(0, 1))
         assert out.tolist() == [{"id": 1}, 2]
+
+    @pytest.mark.parametrize(
+        "empty", [UNTYPED, np.zeros(0, np.float32), np.zeros((0, 3), np.float32)]
+    )
+    def test_an_empty_value_takes_the_rows_of_the_others(self, empty: np.ndarray) -> None:
+        # [] beside (N, 1) classes failed in np.concatenate ("same number of dimensions")
+        cls = np.array([[1.0], [2.0]], np.float32)
+        out = join("cls", [empty, cls], at(0, 1))
+        assert (out.shape, out.dtype) == ((2, 1), np.dtype(np.float32))
+        out = join("cls", [cls, empty], at(0, 1))
+        assert (out.shape, out.dtype) == ((2, 1), np.dtype(np.float32))
+        out = join("cls", [cls[:0], empty], at(0, 1))  # nothing left of either
+        assert (out.shape, out.dtype) == ((0, 1), np.dtype(np.float32))
+
+    def test_rows_of_two_shapes_are_refused_naming_both(self) -> None:
+        with pytest.raises(ValueError, match=re.escape(
+            "dataset[5] 'attrs' has rows of shape (3,), the main sample dataset[2]'s (2,): "
+            "give every sample's 'attrs' one shape"
+        )):  # fmt: skip
+            join("attrs", [np.zeros((1, 2)), np.zeros((1, 3))], at(2, 5))
+        with pytest.raises(ValueError, match=re.escape(
+            "dataset[5] 'attrs' has rows of shape (3,), dataset[4]'s (2,)"
+        )):  # fmt: skip
+            join("attrs", [UNTYPED, np.zeros((1, 2)), np.zeros((1, 3))], at(2, 4, 5))
+
+
+def _classes_sample(index: int) -> dict[str, Any]:
+    """Even indices are backgrounds: ``"cls": []`` beside the others' ``[[c], ...]``."""
+    count = 0 if index % 2 == 0 else 2
+    boxes = np.array([[4.0, 4.0, 20.0, 20.0], [10.0, 12.0, 30.0, 30.0]])[:count]
+    return {"image": np.full((32, 32, 3), index, np.uint8), "bboxes": boxes,
+            "cls": [[float(index)]] * count}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ["mosaic", "mixup", "cutmix"])
+def test_a_background_s_empty_classes_join_the_others_rows(kind: str) -> None:
+    samples = [_classes_sample(i) for i in range(6)]
+    targets = Targets(label_fields=("cls",))
+    wrapper: Any = {
+        "mosaic": lambda: MosaicDataset(samples, seed=0, output_size=32, targets=targets),
+        "mixup": lambda: MixUpDataset(samples, seed=0, targets=targets),
+        "cutmix": lambda: CutMixDataset(samples, seed=0, targets=targets),
+    }[kind]()
+    outs = [wrapper[i] for i in range(6)]
+    assert any(len(out["cls"]) for out in outs[0::2])  # backgrounds that took boxes in
+    for out in outs:
+        assert type(out["cls"]) is list
+        assert len(out["cls"]) == len(out["bboxes"])
+        assert all(type(row) is list and len(row) == 1 for row in out["cls"])

@@ -3,6 +3,7 @@ from __future__ import annotations
 import random
 import types
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import albumentations as A
@@ -465,6 +466,100 @@ class TestInstanceMasks:
             "pascal_voc")), DefaultAdapter())(sample, keyed())  # fmt: skip
         assert len(out["masks"]) == 2
         assert len(out["bboxes"]) == 3
+
+
+_ATTRIBUTES: dict[str, Callable[[], Any]] = {
+    "array": lambda: np.array([[1, 2], [3, 4], [5, 6]], np.int32),
+    "tensor": lambda: torch.tensor([[1.5, 2.0], [3.0, 4.0], [5.0, 6.0]]),
+    "list of lists": lambda: [[1, 2], [3, 4], [5, 6]],
+    "list of tuples": lambda: [(1, 2), (3, 4), (5, 6)],
+    "ragged list": lambda: [[1, 2, 3], [4], [5, 6]],
+    "list of one-value rows": lambda: [[1], [3], [5]],
+    "list of dicts": lambda: [{"occluded": True}, {"occluded": False}, {"occluded": True}],
+    "(N, 2, 2) array": lambda: np.arange(12, dtype=np.uint8).reshape(3, 2, 2),
+}
+
+
+def _rows(value: Any) -> list[Any]:
+    return value.tolist() if isinstance(value, np.ndarray | torch.Tensor) else list(value)
+
+
+@pytest.mark.parametrize("name", list(_ATTRIBUTES))
+class TestWideLabelFields:
+    """A label field of several values per box failed inside albumentations ("all the
+    input array dimensions except for the concatenation axis must match exactly"), and
+    one of rows of one value, ``[[c], ...]``, too ("unhashable type: 'list'")."""
+
+    def driver(self) -> Any:
+        crop = A.Compose([A.Crop(*TestInstanceMasks.CROP)],
+                         bbox_params=bbox_params("pascal_voc", ("labels", "attrs")))  # fmt: skip
+        return make_driver(crop, DefaultAdapter())
+
+    def test_its_rows_follow_the_boxes_kept(self, name: str) -> None:
+        given = _ATTRIBUTES[name]()
+        sample = {**_masked_sample(), "attrs": given}
+        del sample["masks"]
+        out = self.driver()(sample, keyed())
+        assert out["labels"].tolist() == [2, 3]
+        assert type(out["attrs"]) is type(given)
+        assert getattr(out["attrs"], "dtype", None) == getattr(given, "dtype", None)
+        assert _rows(out["attrs"]) == _rows(given[1:])  # tuples stay tuples
+
+    def test_with_instance_masks_both_follow(self, name: str) -> None:
+        given = _ATTRIBUTES[name]()
+        out = self.driver()({**_masked_sample(), "attrs": given}, keyed())
+        assert len(out["masks"]) == len(out["attrs"]) == 2
+        for box, mask in zip(out["bboxes"], out["masks"], strict=True):
+            assert _bounds(np.asarray(mask)) == np.round(box).astype(int).tolist()
+
+    def test_every_box_dropped_leaves_no_row(self, name: str) -> None:
+        given = _ATTRIBUTES[name]()
+        sample = {**_masked_sample(), "attrs": given[:1]}
+        sample.update(bboxes=sample["bboxes"][:1], labels=sample["labels"][:1])
+        del sample["masks"]
+        out = self.driver()(sample, keyed())
+        assert len(out["bboxes"]) == len(out["attrs"]) == 0
+        assert type(out["attrs"]) is type(given)
+
+
+def _rotated(sample: dict[str, Any], **targets: str) -> dict[str, Any]:
+    """``sample`` through a keyed affine (rotated, sheared: ``cv2.remap``), key 0."""
+    steps = [A.Affine(rotate=(20, 30), shear=(5, 10), p=1.0)]
+    affine = A.Compose(steps, bbox_params=bbox_params("pascal_voc"), additional_targets=targets)
+    out: dict[str, Any] = RandomAugmentWrapper([sample], affine, seed=0, keying="sample")[0]
+    return out
+
+
+def _blob() -> np.ndarray:
+    mask = np.zeros((16, 20), np.uint8)
+    mask[3:9, 4:15] = 1
+    return mask
+
+
+_MASK_DTYPES: dict[str, tuple[Callable[[np.ndarray], Any], Callable[[Any], np.ndarray]]] = {
+    "bool": (lambda m: m.astype(bool), np.asarray),
+    "float16": (lambda m: m.astype(np.float16), np.asarray),
+    "bool tensor": (lambda m: torch.from_numpy(m.astype(bool)), lambda t: t.numpy()),
+}
+
+
+@pytest.mark.parametrize("kind", list(_MASK_DTYPES))
+class TestMaskDtypesOpenCVDoesNotWarp:
+    """A bool or float16 mask failed in an affine's ``cv2.remap`` ("nnfunc != 0")."""
+
+    def test_a_mask_moves_as_its_uint8_twin_and_keeps_its_dtype(self, kind: str) -> None:
+        make, read = _MASK_DTYPES[kind]
+        base = {"image": np.zeros((16, 20, 3), np.uint8), "bboxes": np.zeros((0, 4)),
+                "labels": np.zeros(0, np.int64)}  # fmt: skip
+        twin = _rotated({**base, "mask": _blob(), "masks": _blob()[None]})
+        given = make(_blob())
+        out = _rotated({**base, "mask": given, "masks": [given], "seg": given}, seg="mask")
+        assert twin["mask"].any()  # the rotation kept some of it
+        for value in (out["mask"], out["masks"][0], out["seg"]):
+            assert type(value) is type(given)
+            assert value.dtype == given.dtype
+            np.testing.assert_array_equal(read(value), twin["mask"].astype(read(given).dtype))
+        np.testing.assert_array_equal(read(out["masks"][0]), read(out["mask"]))
 
 
 _NO_MASKS = [

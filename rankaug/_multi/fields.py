@@ -11,6 +11,8 @@ converted on the way. :func:`join` is the one rule for every such field:
   refused with a ``ValueError`` naming the field, the sample and both dtypes.
 * **Strings** keep the main sample's kind (``str`` or ``bytes``) and widen to the
   longest: ``'elephant'`` is never cut to the main sample's ``<U3``.
+* An **empty field** takes the others' rows (``[]`` beside ``(N, 1)`` classes reads
+  ``(0, 1)``); rows of two shapes are refused, naming the field and both samples.
 * An **empty field without a dtype** (``[]``, as albumentations and torchvision
   annotate a background image; or no field at all on a sample without boxes, see
   :func:`read_field`) decides nothing: the samples with entries do (their common
@@ -93,8 +95,12 @@ def join(field: str, values: Sequence[np.ndarray], sources: Sequence[Source]) ->
     ValueError: dataset[7] 'labels' holds 300 (int64), which the main sample dataset[4]'s \
 int8 cannot hold exactly: give every sample's 'labels' one dtype
     """
+    try:
+        out = np.concatenate(values)
+    except ValueError:  # rows of two shapes: an empty [] beside (N, 1), say
+        values = _rows_alike(field, values, sources)
+        out = np.concatenate(values)
     main = values[0]
-    out = np.concatenate(values)
     if out.dtype == main.dtype and main.dtype.kind in "biu":
         return out  # the usual case: every sample's dtype casts exactly into the main's
     target = _target(main, values)
@@ -114,6 +120,40 @@ int8 cannot hold exactly: give every sample's 'labels' one dtype
                     f"{origin} cannot hold exactly: give every sample's {field!r} one dtype"
                 )
     return out if out.dtype == target else out.astype(target)
+
+
+def _rows_alike(
+    field: str, values: Sequence[np.ndarray], sources: Sequence[Source]
+) -> Sequence[np.ndarray]:
+    """The values with rows of one shape: an empty one takes the others'.
+
+    ``[]`` beside ``(N, 1)`` classes reads ``(0, 1)``; rows of two shapes are refused,
+    naming both samples.
+
+    >>> from types import SimpleNamespace
+    >>> two = [SimpleNamespace(index=4), SimpleNamespace(index=7)]
+    >>> [v.shape for v in _rows_alike("cls", [UNTYPED, np.zeros((2, 1))], two)]
+    [(0, 1), (2, 1)]
+    >>> _rows_alike("cls", [np.zeros((1, 2)), np.zeros((2, 1))], two)
+    Traceback (most recent call last):
+    ...
+    ValueError: dataset[7] 'cls' has rows of shape (1,), the main sample dataset[4]'s \
+(2,): give every sample's 'cls' one shape
+    """
+    filled = [(v, s) for v, s in zip(values, sources, strict=True) if v.size]
+    shaped = filled or [(v, s) for v, s in zip(values, sources, strict=True) if v.ndim > 1]
+    if not shaped:
+        return values
+    rows = shaped[0][0].shape[1:]
+    for value, source in filled[1:]:
+        if value.shape[1:] != rows:
+            first = filled[0][1]
+            whose = "the main sample " if first is sources[0] else ""
+            raise ValueError(
+                f"dataset[{source.index}] {field!r} has rows of shape {value.shape[1:]}, "
+                f"{whose}dataset[{first.index}]'s {rows}: give every sample's {field!r} one shape"
+            )
+    return [v if v.shape[1:] == rows or v.size else v.reshape((0, *rows)) for v in values]
 
 
 def untyped(value: np.ndarray) -> bool:

@@ -16,12 +16,18 @@ import numpy as np
 
 from rankaug import checks
 from rankaug._multi.parts import Part, PartReader
-from rankaug.samples import SampleAdapter
+from rankaug.mix.classes import refuse_unmixed
+from rankaug.samples import SampleAdapter, class_target
 
 if TYPE_CHECKING:
     from rankaug.mosaic.config import MosaicConfig
 
 __all__ = ["Tile", "TileReader"]
+
+_NO_CLASSES = (
+    "MosaicDataset has no soft targets: the mosaic of several images would keep this one's "
+    "class; mix classification samples with MixUpDataset or CutMixDataset (num_classes=)"
+)
 
 Tile = Part
 """One source sample of a mosaic: its boxes are in the configured box format (float64,
@@ -55,7 +61,15 @@ class TileReader(PartReader):
     def tiles(
         self, indices: Sequence[int], views: Sequence[Mapping[str, Any]], samples: Sequence[Any]
     ) -> list[Tile]:
-        """Read and check every tile (:meth:`read`, then :meth:`check`)."""
+        """Read and check every tile (:meth:`read`, then :meth:`check`).
+
+        A classification sample's class (an ``(image, class)`` pair's, a dict's
+        ``"label"``) is refused, as the mixes refuse one without ``num_classes=``: the
+        mosaic of several images would keep the main one's class.
+        """
+        label = class_target(self.adapter, samples[0], "label")
+        if label is not None:
+            refuse_unmixed(label, f"dataset[{indices[0]}]", _NO_CLASSES)
         tiles = [self.read(*item) for item in zip(indices, views, samples, strict=True)]
         self.check(tiles)
         return tiles

@@ -276,15 +276,24 @@ class MosaicConfig:
     def check_fill(self, image: np.ndarray, mask: np.ndarray | None, where: str) -> None:
         """Check ``fill`` against the main image, ``fill_mask`` against its mask's dtype.
 
+        And ``color`` against the image, before any tile is read: the jitter takes
+        ``HxWx3`` uint8 images only (a grey, RGBA or 16-bit one was refused after the
+        mosaic was painted, by the output's shape).
+
         Args:
             image: The main tile's image.
             mask: Its semantic mask, or ``None``.
             where: The tile's name, e.g. ``"dataset[3]"``.
 
         Raises:
+            TypeError: If ``color`` is given and the image is not uint8.
             ValueError: If ``fill`` has neither one value nor one per channel, a value
-                does not fit the dtype, or it is the default and the image is float.
+                does not fit the dtype, or it is the default and the image is float; or
+                ``color`` is given and the image is not ``HxWx3``.
         """
+        if self.color is not None:
+            order = self.color.channel_order.upper()
+            checks.colour_image(image, f"{where} image, which color= jitters,", order)
         checks.fills_fit(
             self.fill, self.layout.fill_mask, image, mask, where, default=self.fill_default
         )

@@ -23,7 +23,8 @@ dataset gave it:
   (``ToTensorV2``): that tensor comes back as it is. A 3-D tensor ``mask`` beside a
   tensor image is ``CHW`` like it, handed out ``HWC`` and put back ``CHW``. Target
   values given as tensors, arrays or lists come back as tensors, arrays or lists of
-  the same dtype and shape, except a mask the transform made a tensor (``ToTensorV2``),
+  the same dtype and shape, and masks given as PIL images as PIL images of their mode
+  (palette kept), except a mask the transform made a tensor (``ToTensorV2``),
   which comes back as it is (integer boxes that a transform made fractional stay
   floating point rather than being truncated).
 

@@ -138,16 +138,24 @@ def image_hw(image: Any) -> tuple[int, int]:
 
 
 def value_to_numpy(value: Any) -> Any:
-    """A tensor as a numpy array, a list (or tuple) of tensors as one of arrays.
+    """A tensor or PIL image as a numpy array, a list (or tuple) of them as one of arrays.
 
-    Anything else as it is.
+    A PIL image (a mask: ``L``, ``P``, ``1``, ``I;16``...) gives its values, a palette
+    image its indices. Anything else as it is.
 
     >>> value_to_numpy([torch.zeros(2, 3)])[0].shape
     (2, 3)
+    >>> from PIL import Image
+    >>> value_to_numpy(Image.new("P", (3, 2), 5)).tolist()
+    [[5, 5, 5], [5, 5, 5]]
     """
     if type(value) is not np.ndarray and isinstance(value, torch.Tensor):
         return _on_cpu(value)
+    if _is_pil(value):
+        return np.asarray(value)
     kind = type(value)
     if (kind is list or kind is tuple) and value and isinstance(value[0], torch.Tensor):
         return kind(value_to_numpy(item) for item in value)  # instance masks, say
+    if (kind is list or kind is tuple) and value and _is_pil(value[0]):
+        return kind(value_to_numpy(item) for item in value)
     return value

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from rankaug.samples.images import _is_pil, value_to_numpy
-from rankaug.samples.restore import is_wrapped, made_tensor, rewrap
+from rankaug.samples.restore import is_wrapped, made_tensor, pil_like, rewrap
 
 __all__ = [
     "CHANNELS_FIRST",
@@ -193,15 +193,7 @@ def mask_like(mask: Any, original: Any) -> Any:
     if isinstance(original, torch.Tensor):
         tensor = torch.from_numpy(np.ascontiguousarray(array)).to(original.dtype)
         return rewrap(tensor, original, None) if is_wrapped(original) else tensor  # a Mask
-    from PIL import Image
-
-    made = Image.fromarray(array.astype(np.asarray(original).dtype, copy=False))
-    if original.mode == "P":
-        made = made.convert("L") if made.mode != "L" else made
-        made.putpalette(original.getpalette() or [])  # L + palette -> P, its colours
-    elif made.mode != original.mode:
-        made = made.convert(original.mode)
-    return made
+    return pil_like(array, original)
 
 
 def refuse_pair_target(target: object, who: str) -> None:

@@ -10,12 +10,13 @@ from typing import Any, Final
 import numpy as np
 import torch
 
-from rankaug.samples.images import image_hw
+from rankaug.samples.images import _is_pil, image_hw
 
 __all__ = [
     "holds_wrapped",
     "is_wrapped",
     "made_tensor",
+    "pil_like",
     "restore_like",
     "rewrap",
     "rewrap_values",
@@ -28,7 +29,8 @@ def restore_like(new: Any, old: Any) -> Any:
     Tensors give tensors, arrays give arrays (a flat result gets the trailing shape
     back when its size allows: ``(N, 1)`` labels, which albumentations flattens to
     ``(N,)``, stay ``(N, 1)``, and empty ``(0, 4)`` boxes stay ``(0, 4)``), lists give
-    lists, tuples give tuples,
+    lists, tuples give tuples (rows too: a tuple of tuples stays one; numpy scalars stay
+    numpy scalars),
     each with the dtype of ``old`` (for lists and tuples, of the numbers in them): an
     int64 label stays int64, also when a transform dropped every box and returned an
     empty float array. Only an integer ``old`` with fractional ``new`` values stays
@@ -59,6 +61,12 @@ def restore_like(new: Any, old: Any) -> Any:
     [[1.5, 2.0, 3.0, 4.0]]
     >>> restore_like([1.0, 2.0], [3, 4])
     [1, 2]
+    >>> restore_like(np.array([[1.0, 2.0, 3.0, 4.0]]), ((0, 0, 1, 1),))
+    ((1, 2, 3, 4),)
+    >>> type(restore_like(np.array([2.0]), [np.int32(7)])[0]).__name__
+    'int32'
+    >>> restore_like([np.ones((3, 2)), np.zeros((1, 2))], [[[0, 0], [1, 1]]])
+    [[[1, 1], [1, 1], [1, 1]], [[0, 0]]]
     >>> restore_like(np.zeros((0,)), torch.tensor([3, 4])).dtype
     torch.int64
     >>> restore_like(np.array([[1.0, 2.0, 3.0, 4.0]]), np.array([], dtype=object)).dtype
@@ -76,6 +84,8 @@ def restore_like(new: Any, old: Any) -> Any:
             return new.astype(old.dtype)  # (a new array: the dtypes differ)
     if made_tensor(new, old):
         return new
+    if _is_pil(old):
+        return pil_like(new, old)
     if isinstance(old, torch.Tensor):
         array = _restore_array(np.asarray(new), old.shape, None)
         if old.dtype.is_floating_point or old.dtype.is_complex or _integral(array):
@@ -87,21 +97,69 @@ def restore_like(new: Any, old: Any) -> Any:
             return array  # (Hugging Face's numpy format gives a box-less row's bbox so)
         return _restore_array(array, old.shape, old.dtype)
     if isinstance(old, list | tuple):
-        if old and isinstance(old[0], np.ndarray | torch.Tensor):
+        if old and (isinstance(old[0], np.ndarray | torch.Tensor) or _is_pil(old[0])):
             return _restore_items(new, old)  # instance masks as a list of arrays, say
+        if (  # rows of rows (polygons as lists of points) back as arrays of other lengths
+            old
+            and type(old[0]) in (list, tuple)
+            and isinstance(new, list | tuple)
+            and new
+            and isinstance(new[0], np.ndarray | torch.Tensor)
+        ):
+            return _restore_items(new, old)
         if not old and isinstance(new, np.ndarray | torch.Tensor) and new.ndim >= 3:
             items = list(new)  # instances, (N, H, W) masks, into []: a list of N arrays
             return items if isinstance(old, list) else tuple(items)
         dtype = _list_dtype(old) if old else None
-        if not isinstance(new, np.ndarray) and dtype is not None and dtype.kind in "biu":
-            # a list back from a transform (albumentations gives label lists as floats)
+        scalars = bool(old) and isinstance(old[0], np.generic)  # [np.int64(3), ...]
+        if (
+            not isinstance(new, np.ndarray)
+            and dtype is not None
+            and dtype.kind in "biu" + ("f" if scalars else "")
+        ):  # a list back from a transform (albumentations gives label lists as floats)
             new = _as_array(new)
         if isinstance(new, np.ndarray):
-            items = _restore_array(new, (), dtype).tolist()
+            array = _restore_array(new, (), dtype)
+            if scalars and array.ndim == 1 and array.dtype == old[0].dtype:
+                items = list(array)  # numpy scalars of their dtype, as they came
+            else:
+                items = array.tolist()
         else:
             items = list(new)
+        row = type(old[0]) if old and type(old[0]) in (list, tuple) else None
+        if row is not None:  # rows of boxes or points in their container: tuples stay
+            items = [
+                row(i) if type(i) in (list, tuple) and type(i) is not row else i for i in items
+            ]
         return items if isinstance(old, list) else tuple(items)
     return new
+
+
+def pil_like(new: Any, old: Any) -> Any:
+    """``new`` (an ``HxW[xC]`` array) as a PIL image of ``old``'s mode and palette.
+
+    A mask given as a PIL image (a palette ``P`` one, as segmentation datasets store
+    them) comes back one, its values in its dtype (a palette image's indices).
+
+    >>> from PIL import Image
+    >>> old = Image.new("P", (2, 2))
+    >>> old.putpalette([0, 0, 0, 255, 0, 0])
+    >>> made = pil_like(np.ones((3, 4), np.int64), old)
+    >>> made.mode, made.size, made.getpalette()[:6]
+    ('P', (4, 3), [0, 0, 0, 255, 0, 0])
+    """
+    from PIL import Image
+
+    array = np.asarray(new)
+    if array.ndim == 3 and array.shape[2] == 1:
+        array = array[:, :, 0]
+    made = Image.fromarray(array.astype(np.asarray(old).dtype, copy=False))
+    if old.mode == "P":
+        made = made.convert("L") if made.mode != "L" else made
+        made.putpalette(old.getpalette() or [])  # L + palette -> P, its colours
+    elif made.mode != old.mode:
+        made = made.convert(old.mode)
+    return made
 
 
 def made_tensor(new: Any, old: Any) -> bool:

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
+from rankaug.samples.images import _is_pil
+
 __all__ = [
     "GEOMETRIC",
     "known",
@@ -34,10 +36,10 @@ GEOMETRIC: Final = frozenset({"bboxes", "mask", "masks", "keypoints", "segments"
 _NAMES: Final = frozenset(
     {
         "objects", "annotations", "annotation", "anns", "instances",
-        "boxes", "box", "bbox", "bboxes", "cls", "gt_boxes", "gt_bboxes", "obb",
+        "boxes", "box", "bbox", "bboxes", "bndbox", "cls", "gt_boxes", "gt_bboxes", "obb",
         "segmentation", "segmentations", "segments", "polygons", "polygon",
         "keypoints", "landmarks", "kpts", "joints",
-        "masks", "mask", "instance_masks", "semantic", "depth",
+        "masks", "mask", "instance_masks", "semantic", "depth", "heatmap", "heatmaps",
     }
 )  # fmt: skip
 _TABLES: Final = frozenset({"targets"})
@@ -74,9 +76,9 @@ def unread_fields(
 ) -> list[str]:
     """The dotted paths of fields in ``mapping`` that look like targets (boxes, masks...).
 
-    By name (nested or not), and, given the image's ``hw``, by shape: a top-level array
-    or tensor (or a list of them) of the image's height and width (``HxW``, ``HxWxC``,
-    ``CxHxW``, ``NxHxW``) under any name is a mask (:func:`covers`).
+    By name (nested or not), and, given the image's ``hw``, by shape: a top-level array,
+    tensor or PIL image (or a list of them) of the image's height and width (``HxW``,
+    ``HxWxC``, ``CxHxW``, ``NxHxW``) under any name is a mask (:func:`covers`).
 
     Args:
         mapping: A dict sample (or a pair's dict target).
@@ -109,8 +111,23 @@ def _walk(mapping: Mapping[Any, Any], prefix: str, skip: frozenset[str], found: 
                 _walk(value, f"{path}.", skip, found, depth - 1)
                 if len(found) == before and key in _NAMES and value:
                     found.append(path)
-        elif _target_like(key, value, None if prefix else hw):
+        elif _target_like(key, value, None if prefix else hw) or _holds_objects(value, depth):
             found.append(path)
+
+
+def _holds_objects(value: object, depth: int) -> bool:
+    """Whether ``value`` is a list of per-object dicts with targets (VOC's ``object``).
+
+    Judged by its first dict, as :func:`refuse_object_list` judges a pair's target.
+    """
+    if depth <= 1 or not isinstance(value, list | tuple) or not value:
+        return False
+    first = value[0]
+    if not isinstance(first, Mapping):
+        return False
+    inner: list[str] = []
+    _walk(first, "", frozenset(), inner, depth - 1)
+    return bool(inner)
 
 
 def _target_like(key: Any, value: object, hw: tuple[int, int] | None) -> bool:
@@ -125,8 +142,9 @@ def _target_like(key: Any, value: object, hw: tuple[int, int] | None) -> bool:
 def covers(value: object, hw: tuple[int, int]) -> bool:
     """Whether ``value`` looks like a mask of an image of height and width ``hw``.
 
-    An array or tensor ``HxW``, ``HxWxC`` or ``CxHxW`` (``NxHxW``) of its size, or a
-    list or tuple of ``HxW`` ones (instance masks, one per object).
+    An array or tensor ``HxW``, ``HxWxC`` or ``CxHxW`` (``NxHxW``) of its size, a PIL
+    image of its size, or a list or tuple of ``HxW`` ones (instance masks, one per
+    object).
 
     >>> import numpy as np
     >>> covers(np.zeros((2, 4, 6)), (4, 6)), covers([np.zeros((4, 6))], (4, 6))
@@ -135,18 +153,26 @@ def covers(value: object, hw: tuple[int, int]) -> bool:
     (False, False, False)
     """
     if isinstance(value, list | tuple) and value:
-        value = value[0]
-        shape = getattr(value, "shape", None)
-        return shape is not None and tuple(shape) == hw
-    shape = getattr(value, "shape", None)
+        shape = _shape(value[0])
+        return shape is not None and shape == hw
+    shape = _shape(value)
     if shape is None or len(shape) not in (2, 3):
         return False
-    shape = tuple(shape)
     return shape[:2] == hw or shape[-2:] == hw
 
 
+def _shape(value: object) -> tuple[int, ...] | None:
+    """An array's or tensor's shape; a PIL image's ``(H, W)`` (``(H, W, C)``), else ``None``."""
+    if _is_pil(value):
+        width, height = value.size  # type: ignore[attr-defined]
+        bands = len(value.getbands())  # type: ignore[attr-defined]
+        return (height, width) if bands == 1 else (height, width, bands)
+    shape = getattr(value, "shape", None)
+    return None if shape is None else tuple(shape)
+
+
 _ROLES: Final = {
-    "bbox": "bboxes", "boxes": "bboxes", "box": "bboxes", "bboxes": "bboxes",
+    "bbox": "bboxes", "boxes": "bboxes", "box": "bboxes", "bboxes": "bboxes", "bndbox": "bboxes",
     "masks": "masks", "mask": "masks", "keypoints": "keypoints",
     "segmentation": "segments", "segments": "segments", "polygons": "segments",
     "cls": "labels", "gt_boxes": "bboxes", "gt_bboxes": "bboxes",
@@ -227,7 +253,7 @@ def _mask_role(value: Any, hw: tuple[int, int]) -> str:
     """``"masks"`` for several ``HxW`` masks (a list, or ``NxHxW``), else ``"mask"``."""
     if isinstance(value, list | tuple):
         return "masks"
-    shape = tuple(value.shape)
+    shape = _shape(value) or ()
     several = len(shape) == 3 and shape[:2] != hw and shape[0] > 1
     return "masks" if several else "mask"
 

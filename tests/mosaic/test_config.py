@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import numpy as np
@@ -183,6 +184,26 @@ class TestMosaicConfig:
         given.check_fill(np.zeros((4, 4, 3), np.float32), None, "dataset[0]")
         kept = build(layout=dataclasses.replace(MosaicGrid(), grid=(3, 3)))
         assert kept.fill_default  # a replaced grid keeps its fill unset
+
+    @pytest.mark.parametrize(
+        ("image", "error", "message"),
+        [
+            (np.zeros((24, 32), np.uint8), ValueError, "an HxWx3 RGB image, got shape (24, 32)"),
+            (np.zeros((24, 32, 4), np.uint8), ValueError, "got shape (24, 32, 4)"),
+            (np.zeros((24, 32, 3), np.uint16), TypeError, "must have dtype uint8"),
+        ],
+    )
+    def test_a_colour_jitter_refuses_the_main_image_before_the_mosaic(
+        self, image: np.ndarray, error: type[Exception], message: str
+    ) -> None:
+        # it was refused after painting, as "image must be ... got shape (64, 64)"
+        expected = "dataset[1] image, which color= jitters, "
+        with pytest.raises(error, match=re.escape(expected) + ".*" + re.escape(message)):
+            build(color=HSVJitter()).check_fill(image, None, "dataset[1]")
+        samples = [{"image": image, "bboxes": np.zeros((0, 4)), "labels": []}] * 4
+        mosaic = MosaicDataset(samples, seed=0, output_size=64, color=HSVJitter())
+        with pytest.raises(error, match=re.escape("dataset[0] image, which color= jitters")):
+            mosaic[0]
 
     def test_fills_that_fit(self) -> None:
         build(fill=(0, 255, 7)).check_fill(np.zeros((4, 4, 3), np.uint8), None, "dataset[0]")

@@ -236,6 +236,41 @@ class TestTileReader:
             assert len(out32["labels"]) > 0
 
 
+_CLASSES = {
+    "an (image, class) pair": lambda i: (np.full((20, 20, 3), i, np.uint8), i % 3),
+    "a 0-d tensor class": lambda i: (np.full((20, 20, 3), i, np.uint8), torch.tensor(i % 3)),
+    "a one-hot vector": lambda i: (np.full((20, 20, 3), i, np.uint8), np.eye(3)[i % 3]),
+    "a dict's label": lambda i: {**good(), "label": i % 3},
+}
+
+
+@pytest.mark.parametrize("kind", list(_CLASSES))
+class TestClassificationClasses:
+    """A mosaic of ``(image, class)`` samples kept the main sample's class for all of them
+    (the mixes refuse a class without ``num_classes=``)."""
+
+    def test_a_class_is_refused(self, kind: str) -> None:
+        samples = [_CLASSES[kind](i) for i in range(4)]
+        with pytest.raises(SampleError, match=r"dataset\[0\] has the class.* but "
+                           r"MosaicDataset has no soft targets"):  # fmt: skip
+            first(samples)
+
+    def test_an_unapplied_mosaic_refuses_it_too(self, kind: str) -> None:
+        samples = [_CLASSES[kind](i) for i in range(4)]
+        mosaic = MosaicDataset(samples, seed=0, output_size=16, p=0.0)
+        with pytest.raises(SampleError, match="MosaicDataset has no soft targets"):
+            mosaic[1]
+
+
+@pytest.mark.parametrize(
+    "target", [None, "a.png", {"image_id": 3}, np.zeros((20, 20), np.uint8)]
+)  # fmt: skip
+def test_targets_that_are_no_class_pass(target: Any) -> None:
+    samples = [(np.full((20, 20, 3), i, np.uint8), target) for i in range(4)]
+    out = first(samples)
+    assert out[0].shape == (16, 16, 3)
+
+
 class TestTile:
     def test_signature_tells_what_must_agree(self) -> None:
         def tile(image: np.ndarray, mask: np.ndarray | None = None) -> Tile:

@@ -12,7 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from rankaug import CutMixDataset, MixUpDataset, MosaicDataset, RandomAugmentWrapper
+from rankaug import (
+    CopyPasteDataset,
+    CutMixDataset,
+    MixUpDataset,
+    MosaicDataset,
+    RandomAugmentWrapper,
+)
 from rankaug.adapters import KeyMap
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
 from rankaug.samples.restore import restore_like
@@ -28,6 +34,11 @@ def roundtrip(sample: Any, edit: Any = None) -> Any:
     if edit is not None:
         edit(data)
     return adapter.repack(data, state)
+
+
+def _tuple_sample() -> dict[str, Any]:
+    boxes = ((0.0, 0.0, 4.0, 16.0), (20.0, 0.0, 24.0, 8.0))
+    return {"image": np.zeros((16, 24, 3), np.uint8), "bboxes": boxes, "labels": (1, 2)}
 
 
 class TestDefaultAdapter:
@@ -89,6 +100,65 @@ class TestDefaultAdapter:
         assert out.target["labels"] == [1]
         relabelled = DefaultAdapter.with_class_target(pair(sample.image, 3), "label", [0.5])
         assert (type(relabelled), relabelled.target) == (pair, [0.5])
+
+    @pytest.mark.parametrize("kind", [MosaicDataset, RandomAugmentWrapper])
+    def test_boxes_as_a_tuple_of_tuples_stay_one(self, kind: Any) -> None:
+        # they came back a tuple of lists
+        sample = _tuple_sample()
+        wrapper: Any
+        if kind is MosaicDataset:
+            wrapper = MosaicDataset([sample] * 2, seed=0, output_size=32)
+        else:
+            flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+            wrapper = RandomAugmentWrapper([sample], flip, seed=0)
+        out = wrapper[0]
+        assert type(out["bboxes"]) is tuple
+        assert len(out["bboxes"]) > 0
+        assert {type(box) for box in out["bboxes"]} == {tuple}
+        assert type(out["labels"]) is tuple
+
+    @pytest.mark.parametrize("kind", [MosaicDataset, RandomAugmentWrapper])
+    def test_labels_as_a_list_of_numpy_scalars_stay_so(self, kind: Any) -> None:
+        sample = {**_tuple_sample(), "labels": [np.int32(1), np.int32(2)]}
+        wrapper: Any
+        if kind is MosaicDataset:
+            wrapper = MosaicDataset([sample] * 2, seed=0, output_size=32)
+        else:
+            flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+            wrapper = RandomAugmentWrapper([sample], flip, seed=0)
+        labels = wrapper[0]["labels"]
+        assert type(labels) is list
+        assert len(labels) > 0
+        assert {type(label) for label in labels} == {np.int32}
+
+    @pytest.mark.parametrize("kind", ["mosaic", "mixup", "cutmix", "copypaste"])
+    def test_polygons_as_lists_of_points_stay_lists(self, kind: str) -> None:
+        # CutMix and CopyPaste gave them back a list of arrays (polygons they cut or
+        # trimmed have other lengths)
+        squares = [[[4, 4], [20, 4], [20, 20], [4, 20]], [[10, 12], [30, 12], [30, 36], [10, 36]]]
+        samples = [{"image": np.full((40, 48, 3), 20 * i, np.uint8), "segments": squares,
+                    "bboxes": np.array([[4, 4, 21, 21], [10, 12, 31, 37]], np.float32),
+                    "labels": np.array([1, 2])} for i in range(4)]  # fmt: skip
+        wrapper = {
+            "mosaic": lambda: MosaicDataset(samples, seed=0, output_size=40),
+            "mixup": lambda: MixUpDataset(samples, seed=0),
+            "cutmix": lambda: CutMixDataset(samples, seed=0),
+            "copypaste": lambda: CopyPasteDataset(samples, seed=0, p=1.0),
+        }[kind]()
+        outs = [wrapper[i] for i in range(4)]
+        assert sum(len(out["segments"]) for out in outs) > 0
+        for out in outs:
+            assert type(out["segments"]) is list
+            assert {type(polygon) for polygon in out["segments"]} <= {list}
+            assert {type(point) for polygon in out["segments"] for point in polygon} <= {list}
+
+    def test_a_flip_gives_the_tuples_their_mirrored_values(self) -> None:
+        sample = _tuple_sample()
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+        out = RandomAugmentWrapper([sample], flip, seed=0)[0]
+        expected = [[20.0, 0.0, 24.0, 16.0], [0.0, 0.0, 4.0, 8.0]]  # through float32
+        np.testing.assert_allclose(np.array(out["bboxes"]), expected, atol=1e-5)
+        assert out["labels"] == (1, 2)
 
     @pytest.mark.parametrize("kind", [tuple, list])
     def test_a_plain_pair_keeps_its_container(self, kind: type) -> None:
@@ -312,6 +382,53 @@ class TestTensorMasks:
         assert out["mask"].shape == (1, *out["image"].shape[1:])
         assert set(out["mask"].unique().tolist()) <= {0, 1, 2, 3}
         assert (out["mask"] == 1).any()
+
+
+def _pil_mask() -> Image.Image:
+    mask = Image.new("P", (24, 16), 0)
+    mask.putpalette([0, 0, 0, 255, 0, 0, 0, 255, 0])
+    mask.paste(1, (0, 0, 4, 16))
+    mask.paste(2, (0, 0, 24, 2))
+    return mask
+
+
+class TestPilMasks:
+    """A dict sample's PIL ``mask`` crashed albumentations, or came back a numpy array."""
+
+    def test_a_flip_moves_it_and_it_comes_back_in_its_mode_and_palette(self) -> None:
+        mask = _pil_mask()
+        sample = {"image": np.zeros((16, 24, 3), np.uint8), "mask": mask}
+        out = RandomAugmentWrapper([sample], A.HorizontalFlip(p=1.0), seed=0)[0]
+        assert isinstance(out["mask"], Image.Image)
+        assert (out["mask"].mode, out["mask"].getpalette()) == ("P", mask.getpalette())
+        np.testing.assert_array_equal(np.asarray(out["mask"]), np.asarray(mask)[:, ::-1])
+
+    def test_instance_masks_as_a_list_of_pil_images(self) -> None:
+        masks = [Image.new("L", (24, 16), 0), Image.new("L", (24, 16), 0)]
+        masks[0].paste(1, (0, 0, 4, 16))
+        masks[1].paste(1, (20, 0, 24, 16))
+        sample = {"image": np.zeros((16, 24, 3), np.uint8), "masks": masks}
+        out = RandomAugmentWrapper([sample], A.HorizontalFlip(p=1.0), seed=0)[0]
+        assert type(out["masks"]) is list
+        assert [(type(m), m.mode) for m in out["masks"]] == [(Image.Image, "L")] * 2
+        assert [np.asarray(m).tolist() for m in out["masks"]] == [
+            np.asarray(m)[:, ::-1].tolist() for m in masks
+        ]
+
+    @pytest.mark.parametrize("kind", ["mosaic", "mixup", "cutmix"])
+    def test_the_multi_sample_wrappers_give_it_back_pil(self, kind: str) -> None:
+        samples = [
+            {"image": np.zeros((16, 24, 3), np.uint8), "mask": _pil_mask()} for _ in range(3)
+        ]
+        wrappers = {"mosaic": lambda: MosaicDataset(samples, seed=0, output_size=32),
+                    "mixup": lambda: MixUpDataset(samples, seed=0),
+                    "cutmix": lambda: CutMixDataset(samples, seed=0)}  # fmt: skip
+        out = wrappers[kind]()[0]
+        assert isinstance(out["mask"], Image.Image)
+        assert out["mask"].mode == "P"
+        assert out["mask"].getpalette() == _pil_mask().getpalette()
+        assert out["mask"].size == (out["image"].shape[1], out["image"].shape[0])
+        assert set(np.unique(np.asarray(out["mask"])).tolist()) == {0, 1, 2}
 
 
 class TestTensorsTheTransformMade:

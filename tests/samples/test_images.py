@@ -106,6 +106,15 @@ class TestValueToNumpy:
         np.testing.assert_array_equal(listed[1], masks.numpy() + 1)
         assert type(value_to_numpy((masks,))) is tuple
 
+    def test_pil_images_and_lists_of_them_become_arrays(self) -> None:
+        mask = Image.new("P", (3, 2), 5)
+        assert type(value_to_numpy(mask)) is np.ndarray
+        np.testing.assert_array_equal(value_to_numpy(mask), np.full((2, 3), 5, np.uint8))
+        listed = value_to_numpy((mask, Image.new("1", (3, 2), 1)))
+        assert type(listed) is tuple
+        assert [(type(m), m.dtype) for m in listed] == [(np.ndarray, np.dtype(np.uint8)),
+                                                        (np.ndarray, np.dtype(bool))]  # fmt: skip
+
     def test_a_tensor_off_the_cpu_is_refused_not_moved(self) -> None:
         with pytest.raises(ValueError, match="a sample's tensors must be on the CPU, got one on"):
             value_to_numpy(torch.empty(2, 4, device="meta"))

@@ -6,6 +6,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 
 from rankaug.samples.restore import (
     holds_wrapped,
@@ -23,6 +24,43 @@ class TestRestoreLike:
         assert restore_like(np.array([2.0]), np.array([1], np.int64)).dtype == np.int64
         assert restore_like(np.array([1, 2]), (0, 0)) == (1, 2)
         assert restore_like("x", 5) == "x"
+
+    @pytest.mark.parametrize("mode", ["1", "L", "P", "I;16", "F", "RGB"])
+    def test_a_pil_image_gives_a_pil_image_of_its_mode(self, mode: str) -> None:
+        old = Image.new(mode, (3, 2))
+        if mode == "P":
+            old.putpalette([0, 0, 0, 9, 8, 7])
+        new = np.asarray(old)[:, ::-1]
+        out = restore_like(new, old)
+        assert isinstance(out, Image.Image)
+        assert (out.mode, out.size, out.getpalette()) == (mode, (3, 2), old.getpalette())
+        np.testing.assert_array_equal(np.asarray(out), new)
+        listed = restore_like(np.stack([new, new]), [old])
+        assert [(type(m), m.mode) for m in listed] == [(Image.Image, mode)] * 2
+
+    def test_rows_keep_their_container(self) -> None:
+        # a tuple of tuples came back a tuple of lists
+        boxes = np.array([[1.0, 2.0, 3.0, 4.0], [5.5, 6.0, 7.0, 8.0]])
+        assert restore_like(boxes, ((0.0, 0.0, 1.0, 1.0),)) == (
+            (1.0, 2.0, 3.0, 4.0), (5.5, 6.0, 7.0, 8.0))  # fmt: skip
+        assert restore_like(boxes, [(0.0, 0.0, 1.0, 1.0)]) == [
+            (1.0, 2.0, 3.0, 4.0), (5.5, 6.0, 7.0, 8.0)]  # fmt: skip
+        assert restore_like([[1, 2], [3]], ((0, 0), (0,))) == ((1, 2), (3,))  # ragged
+        assert restore_like(boxes[:1], ([0.0, 0.0, 1.0, 1.0],)) == ([1.0, 2.0, 3.0, 4.0],)
+        # polygons as lists of points, back as arrays of other lengths: lists again
+        polygons = [np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.5]]), np.array([[7.0, 8.0]])]
+        out = restore_like(polygons, [((0, 0), (1, 1))])
+        assert out == [((1.0, 2.0), (3.0, 4.0), (5.0, 6.5)), ((7, 8),)]
+        assert [type(v) for v in out[1][0]] == [int, int]  # whole numbers: the old ints
+
+    def test_numpy_scalars_in_a_list_stay_numpy_scalars(self) -> None:
+        # [np.int64(1), ...] came back [1, ...]: Python ints
+        out = restore_like(np.array([2.0, 1.0]), [np.int64(1), np.int64(2)])
+        assert [(type(v), v) for v in out] == [(np.int64, 2), (np.int64, 1)]
+        out = restore_like([0.5], (np.float32(1.0),))
+        assert type(out) is tuple
+        assert [(type(v), v) for v in out] == [(np.float32, 0.5)]
+        assert restore_like(np.array([1.5]), [np.int64(1)]) == [1.5]  # not truncated
 
     def test_fractional_values_are_not_truncated_into_integers(self) -> None:
         out = restore_like(np.array([[1.5, 2.0, 3.0, 4.0]]), np.array([[1, 2, 3, 4]], np.int32))

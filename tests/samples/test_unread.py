@@ -44,6 +44,9 @@ def hf_sample() -> dict[str, Any]:
             "objects": {"bbox": [[1.0, 2.0, 5.0, 6.0]], "category": [2], "id": [9]}}  # fmt: skip
 
 
+VOC_OBJECT = {"name": "cat", "bndbox": {"xmin": 1, "ymin": 2, "xmax": 5, "ymax": 6}}
+"""An object of VOC's annotation, as ``torchvision.datasets.VOCDetection`` parses it."""
+
 LAYOUTS = {
     "huggingface": (hf_sample, "adapter=rankaug.adapters.HuggingFace()"),
     "coco annotations": (
@@ -65,6 +68,11 @@ LAYOUTS = {
         lambda: {"image": image(), "segmentation": [[1.0, 1.0, 5.0, 1.0, 5.0, 5.0]]},
         "adapter=rankaug.adapters.KeyMap(image='image', segments='segmentation')",
     ),
+    "voc object list": (
+        lambda: {"image": image(), "filename": "a.jpg", "object": [VOC_OBJECT]},
+        "the dataset giving 'object' as per-object lists (a dict of lists, not a list of "
+        "dicts), then adapter=rankaug.adapters.KeyMap(image='image', bboxes='object.bndbox')",
+    ),
     "pair with a bbox target": (
         lambda: (image(), {"bbox": [[1, 2, 5, 6]], "labels": [1]}),
         "adapter=rankaug.adapters.KeyMap(image='image', bboxes='bbox', labels='labels')",
@@ -83,6 +91,12 @@ class TestUnreadFields:
         sample = {"image": 0, "objects": {"bbox": [[0, 0, 1, 1]], "area": [1]}, "cls": [[0.0]],
                   "meta": {"deep": {"keypoints": np.zeros((2, 2))}}, "mask": None}  # fmt: skip
         assert unread_fields(sample) == ["objects.bbox", "cls", "meta.deep.keypoints"]
+
+    def test_lists_of_per_object_dicts_under_any_name(self) -> None:
+        # VOC's object list (by a name rankaug did not know) went stale
+        sample = {"image": 0, "object": [VOC_OBJECT], "regions": ({"bbox": [0, 0, 1, 1]},),
+                  "captions": [{"text": "a", "id": 3}], "tags": ["cat"], "none": []}  # fmt: skip
+        assert unread_fields(sample) == ["object", "regions"]
 
     def test_scalars_and_skipped_keys_are_not_targets(self) -> None:
         sample = {"image": 0, "cls": 3, "boxes": np.float64(2.0), "bbox": "none", "masks": [1]}
@@ -363,10 +377,9 @@ class TestRefusePairTarget:
         assert out[1] is target
 
     @pytest.mark.parametrize("target", [3, "cat", np.eye(3)[1], torch.tensor(2)])
-    def test_classes_pass_a_geometric_pipeline_and_the_mosaic(self, target: Any) -> None:
+    def test_classes_pass_a_geometric_pipeline(self, target: Any) -> None:
         out = RandomAugmentWrapper([(image(), target)], A.HorizontalFlip(p=1.0), seed=0)[0]
         assert out[1] is target
-        assert MosaicDataset([(image(), target)] * 3, seed=0, output_size=32)[0][1] is target
 
 
 class TestCovers:
@@ -379,6 +392,14 @@ class TestCovers:
         assert not covers(np.array([16, 24]), (16, 24))
         assert not covers((16, 24), (16, 24))
         assert not covers(np.zeros((2, 2, 16, 24)), (16, 24))
+
+    def test_pil_images_of_the_image_s_size(self) -> None:
+        assert covers(Image.new("L", (24, 16)), (16, 24))
+        assert covers(Image.new("P", (24, 16)), (16, 24))
+        assert covers(Image.new("RGB", (24, 16)), (16, 24))
+        assert covers([Image.new("1", (24, 16))], (16, 24))
+        assert not covers(Image.new("L", (16, 24)), (16, 24))
+        assert not covers([Image.new("RGB", (24, 16))], (16, 24))
 
 
 class TestUnreadFieldsByShape:
@@ -395,6 +416,8 @@ STALE_BESIDE_BOXES = {
     "semantic": np.zeros((16, 24), np.uint8),
     "depth": np.zeros((16, 24), np.float32),
     "heatmap": np.zeros((16, 24, 1), np.float32),
+    "label_image": Image.new("P", (24, 16)),
+    "heatmaps": np.zeros((2, 4, 6), np.float32),  # at a quarter of the image's size
     "instance_masks": np.zeros((1, 16, 24), np.uint8),
     "gt_boxes": np.array([[1.0, 2.0, 5.0, 6.0]]),
     "gt_bboxes": torch.tensor([[1.0, 2.0, 5.0, 6.0]]),
@@ -430,6 +453,18 @@ class TestUnknownFieldsBesideBoxes:
         out = RandomAugmentWrapper([sample], A.Compose([A.InvertImg(p=1.0)]), seed=0)[0]
         assert out[key] is sample[key]
         assert out["bboxes"] is sample["bboxes"]
+
+
+@pytest.mark.parametrize("kind", ["flip", *MULTI])
+def test_a_pil_mask_in_a_pair_s_target_is_refused(kind: str) -> None:
+    """A PIL mask under another name in a torchvision-style target stayed where it was."""
+    pair = (Image.new("RGB", (24, 16)), {"boxes": torch.tensor(BOX), "labels": torch.tensor([1]),
+                                         "seg": Image.new("L", (24, 16))})  # fmt: skip
+    flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+    wrapper = (RandomAugmentWrapper([pair], flip, seed=0) if kind == "flip"
+               else MULTI[kind]([pair] * 3))  # fmt: skip
+    with pytest.raises(SampleError, match=re.escape("the sample has 'seg', which look")):
+        wrapper[0]
 
 
 def test_a_mask_by_its_shape_is_told_how_to_read_it() -> None:
