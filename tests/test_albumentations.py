@@ -83,3 +83,19 @@ class TestAlbumentationsDriver:
         sample = boxed(mask=np.zeros((1, 24, 32), np.uint8))
         with pytest.raises(ValueError, match="the sample's mask"):
             driver(DefaultAdapter())(sample, keyed(0))
+
+    def test_moved_masks_of_additional_targets_and_wide_labels_take_the_steps(self) -> None:
+        # OpenCV warps no bool mask, albumentations hashes no (N, K) label: the steps
+        # convert them, so the one call must not take them
+        made = driver(DefaultAdapter(), additional_targets={"seg": "mask"})
+        assert "seg" in made.targets
+        assert "seg" not in made.plain  # type: ignore[operator]
+        seg = np.zeros((24, 32), bool)
+        seg[4:12, 6:20] = True
+        as_bool = made(boxed(seg=seg), keyed(1))
+        as_uint8 = made(boxed(seg=seg.view(np.uint8)), keyed(1))
+        assert as_bool["seg"].dtype == np.bool_
+        assert np.array_equal(as_bool["seg"], as_uint8["seg"].astype(bool))
+        wide = made(boxed(labels=np.arange(6).reshape(3, 2)), keyed(1))
+        narrow = made(boxed(), keyed(1))
+        assert np.array_equal(wide["labels"], np.arange(6).reshape(3, 2)[narrow["labels"]])
