@@ -107,7 +107,7 @@ def colour_image(image: object, where: str, order: str) -> np.ndarray:
     >>> colour_image(np.zeros((2, 2), np.uint8), "image", "RGB")
     Traceback (most recent call last):
     ...
-    ValueError: image must be an HxWx3 RGB image, got shape (2, 2)
+    ValueError: image must be an HxWx3 RGB image, got shape (2, 2): convert grey (HxW) or ...
     """
     if not isinstance(image, np.ndarray):
         raise type_error(where, f"an HxWx3 uint8 {order} numpy array", image, short=True)
@@ -117,7 +117,10 @@ def colour_image(image: object, where: str, order: str) -> np.ndarray:
             f"ultralytics' RandomHSV), got {image.dtype}"
         )
     if image.ndim != 3 or image.shape[2] != 3 or image.shape[0] == 0 or image.shape[1] == 0:
-        raise ValueError(f"{where} must be an HxWx3 {order} image, got shape {image.shape}")
+        raise ValueError(
+            f"{where} must be an HxWx3 {order} image, got shape {image.shape}: convert grey "
+            f"(HxW) or RGBA (HxWx4) images to 3 channels first (in the dataset)"
+        )
     return image
 
 
