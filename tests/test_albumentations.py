@@ -99,3 +99,47 @@ class TestAlbumentationsDriver:
         wide = made(boxed(labels=np.arange(6).reshape(3, 2)), keyed(1))
         narrow = made(boxed(), keyed(1))
         assert np.array_equal(wide["labels"], np.arange(6).reshape(3, 2)[narrow["labels"]])
+
+
+class TestImageDtypesOpenCVCannotResample:
+    # float16, int32, int8 images crashed deep in OpenCV under warps and resizes
+    # ("(-215:Assertion failed) ifunc != 0 in function 'remap'"), naming no dtype
+    @pytest.mark.parametrize("dtype", [np.float16, np.int32, np.int8])
+    @pytest.mark.parametrize("step", [A.Affine(rotate=10, p=1), A.Resize(12, 16)])
+    def test_a_warp_or_resize_names_the_dtype(self, dtype: Any, step: Any) -> None:
+        made = make_driver(A.Compose([step]), DefaultAdapter())
+        sample = {"image": np.ones((24, 32, 3), dtype)}
+        name = np.dtype(dtype).name
+        with pytest.raises(
+            TypeError, match=rf"^the sample's 'image' has dtype {name}, which"
+        ) as caught:
+            made(sample, keyed(0))
+        assert "uint8, uint16, int16, float32, float64" in str(caught.value)
+        assert type(caught.value.__cause__).__module__ == "cv2"  # what OpenCV said is kept
+
+    def test_a_tensor_image_and_an_additional_image_are_named(self) -> None:
+        torch = pytest.importorskip("torch")
+        made = make_driver(A.Compose([A.Resize(12, 16)]), DefaultAdapter())
+        with pytest.raises(TypeError, match=r"^the sample's 'image' has dtype float16"):
+            made({"image": torch.ones(3, 24, 32, dtype=torch.float16)}, keyed(0))
+        pair = make_driver(
+            A.Compose([A.Resize(12, 16)], additional_targets={"image2": "image"}), DefaultAdapter()
+        )
+        sample = {"image": np.ones((24, 32, 3), np.uint8), "image2": np.ones((24, 32, 3), np.int32)}
+        with pytest.raises(TypeError, match=r"^the sample's 'image2' has dtype int32"):
+            pair(sample, keyed(0))
+
+    @pytest.mark.parametrize("first", [A.ToFloat(max_value=1000), A.Normalize(mean=0, std=1)])
+    def test_pipelines_that_choose_their_dtype_first_still_run(self, first: Any) -> None:
+        # a cast of the input (and back) would clash with them: nothing is cast
+        made = make_driver(A.Compose([first, A.Resize(12, 16)]), DefaultAdapter())
+        out = made({"image": np.full((24, 32, 3), 100, np.int32)}, keyed(0))
+        assert out["image"].dtype == np.float32
+        assert out["image"].shape == (12, 16, 3)
+
+    def test_a_flip_alone_keeps_an_int32_image_as_it_was(self) -> None:
+        made = make_driver(A.Compose([A.HorizontalFlip(p=1)]), DefaultAdapter())
+        image = np.arange(24 * 32 * 3, dtype=np.int32).reshape(24, 32, 3)
+        out = made({"image": image}, keyed(0))
+        assert out["image"].dtype == np.int32
+        assert np.array_equal(out["image"], image[:, ::-1])

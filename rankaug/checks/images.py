@@ -21,6 +21,7 @@ __all__ = [
     "fills_fit",
     "image_layout",
     "mask_covers",
+    "opencv_dtype",
     "out_array",
 ]
 
@@ -95,6 +96,30 @@ def mask_covers(mask: Any, image: np.ndarray, where: str) -> None:
         f"{where} must be an HxW or HxWxC array of its image's height and width {hw} "
         f"(the image unpacked: shape {image.shape}), got shape {shape}: {advice}"
     )
+
+
+def opencv_dtype(image: np.ndarray, where: str) -> None:
+    """Refuse an image of a dtype OpenCV cannot warp or resize (float16, int32, int8...).
+
+    Called where OpenCV failed inside a transform: it names the dtype the assertion
+    did not.
+
+    Raises:
+        TypeError: If its dtype is not one of :data:`IMAGE_DTYPES`.
+
+    >>> opencv_dtype(np.zeros((2, 2), np.int32), "the sample's 'image'")
+    Traceback (most recent call last):
+    ...
+    TypeError: the sample's 'image' has dtype int32, which OpenCV cannot warp or resize: ...
+    """
+    if image.dtype.name not in IMAGE_DTYPES:
+        raise TypeError(
+            f"{where} has dtype {image.dtype}, which OpenCV cannot warp or resize: the "
+            f"transform's warps and resizes take images of a dtype among "
+            f"{', '.join(IMAGE_DTYPES)}; convert the images in the dataset "
+            "(image.astype(np.float32)), or set their dtype in the pipeline before its warps "
+            "(A.ToFloat, A.Normalize)"
+        )
 
 
 def colour_image(image: object, where: str, order: str) -> np.ndarray:
