@@ -100,7 +100,12 @@ class AlbumentationsDriver:
         self.label_fields = tuple(getattr(params, "label_fields", None) or ())
         # the adapter reads the boxes in this format: a torchvision BoundingBoxes in another
         # is refused (a copy of a DefaultAdapter or KeyMap, told the format)
-        self.adapter = check_adapter(adapter, box_format=given, name="A.BboxParams format")
+        self.adapter = check_adapter(
+            adapter,
+            box_format=given,
+            name="A.BboxParams format",
+            additional_targets=_additional(transform, ("image", "mask")),  # their layout
+        )
         # boxes and keypoints, also under the names additional_targets gives them
         self.kinds = {**_additional(transform), "bboxes": "bboxes", "keypoints": "keypoints"}
         unmanaged = {key for key, kind in self.kinds.items() if kind not in processors}

@@ -143,3 +143,57 @@ class TestImageDtypesOpenCVCannotResample:
         out = made({"image": image}, keyed(0))
         assert out["image"].dtype == np.int32
         assert np.array_equal(out["image"], image[:, ::-1])
+
+
+class TestAdditionalTargetsInTheImagesLayout:
+    # a CxHxW tensor under an additional image target went to albumentations as it was
+    # ("Height and Width of image, mask or masks should be equal")
+    @staticmethod
+    def pipeline(*steps: Any) -> AlbumentationsDriver:
+        made = make_driver(
+            A.Compose(list(steps), additional_targets={"image2": "image", "mask2": "mask"}),
+            DefaultAdapter(),
+        )
+        assert isinstance(made, AlbumentationsDriver)
+        return made
+
+    def test_tensor_images_and_masks_are_read_channels_first_and_come_back_so(self) -> None:
+        torch = pytest.importorskip("torch")
+        ramp = torch.arange(3 * 24 * 32, dtype=torch.int64).reshape(3, 24, 32) % 251
+        image, image2 = ramp.to(torch.uint8), (250 - ramp).to(torch.uint8)
+        mask2 = (ramp[:1] % 7).to(torch.uint8)  # (1, H, W), as ToTensor makes of a mask
+        out = self.pipeline(A.HorizontalFlip(p=1))(
+            {"image": image, "image2": image2, "mask2": mask2}, keyed(0)
+        )
+        for key, before in (("image", image), ("image2", image2), ("mask2", mask2)):
+            assert type(out[key]) is torch.Tensor
+            assert out[key].dtype == torch.uint8
+            assert torch.equal(out[key], before.flip(-1))
+
+    def test_a_resize_gives_each_the_output_size_in_its_layout(self) -> None:
+        torch = pytest.importorskip("torch")
+        sample = {
+            "image": torch.full((3, 24, 32), 7, dtype=torch.uint8),
+            "image2": torch.full((3, 24, 32), 9, dtype=torch.uint8),
+            "mask2": torch.full((1, 24, 32), 2, dtype=torch.uint8),
+        }
+        out = self.pipeline(A.Resize(12, 16))(sample, keyed(0))
+        assert torch.equal(out["image2"], torch.full((3, 12, 16), 9, dtype=torch.uint8))
+        assert torch.equal(out["mask2"], torch.full((1, 12, 16), 2, dtype=torch.uint8))
+
+    def test_pil_and_numpy_additional_images_keep_their_types(self) -> None:
+        torch = pytest.importorskip("torch")
+        from PIL import Image
+
+        grey = np.arange(24 * 32, dtype=np.uint8).reshape(24, 32)
+        sample = {
+            "image": torch.zeros(3, 24, 32, dtype=torch.uint8),
+            "image2": Image.fromarray(grey),
+            "mask2": grey.copy(),
+        }
+        out = self.pipeline(A.HorizontalFlip(p=1))(sample, keyed(0))
+        assert isinstance(out["image2"], Image.Image)
+        assert out["image2"].mode == "L"
+        assert np.array_equal(np.asarray(out["image2"]), grey[:, ::-1])
+        assert type(out["mask2"]) is np.ndarray
+        assert np.array_equal(out["mask2"], grey[:, ::-1])

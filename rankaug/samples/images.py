@@ -7,7 +7,7 @@ from typing import Any, Final
 import numpy as np
 import torch
 
-__all__ = ["image_from_numpy", "image_hw", "image_to_numpy", "value_to_numpy"]
+__all__ = ["image_from_numpy", "image_hw", "image_kind", "image_to_numpy", "value_to_numpy"]
 
 _PIL_MODES = ("L", "RGB", "RGBA")
 #: The most channels an image has where its layout is guessed from its shape: a 3-D
@@ -119,6 +119,19 @@ def image_from_numpy(image: Any, kind: str, mode: str | None) -> Any:
     if array.ndim == 3 and array.shape[2] == 1:
         array = array[:, :, 0]
     return Image.fromarray(array)
+
+
+def image_kind(image: Any) -> tuple[str, str | None]:
+    """The kind and PIL mode :func:`image_to_numpy` gives ``image`` (without converting it).
+
+    >>> image_kind(torch.zeros(3, 4, 6)), image_kind(np.zeros((4, 6)))
+    (('tensor', None), ('numpy', None))
+    """
+    if isinstance(image, torch.Tensor):
+        return ("tensor" if image.ndim == 3 else "tensor_hw"), None
+    if _is_pil(image):
+        return "pil", getattr(image, "mode", None)
+    return "numpy", None
 
 
 def image_hw(image: Any) -> tuple[int, int]:
