@@ -21,6 +21,7 @@ from rankaug.samples.pair_mask import (
     CHANNELS_FIRST,
     channels_first,
     channels_last,
+    height_width,
     mask_like,
     pair_layout,
     pair_mask,
@@ -34,6 +35,7 @@ from rankaug.samples.restore import (
     restore_like,
     rewrap_values,
 )
+from rankaug.samples.sizes import SIZE_KEYS, resized_sizes
 from rankaug.samples.stale import refuse_stale
 from rankaug.samples.unread import (
     known,
@@ -358,6 +360,14 @@ class DefaultAdapter:
         if state.wrapped:  # torchvision's tv_tensors: their class back
             image = sample["image"] if isinstance(sample, Mapping) else sample[0]
             rewrap_values(updates, {**state.originals, "image": image}, data)
+        if state.others:  # image-size metadata beside the image (not handed out): current
+            source = sample if isinstance(sample, Mapping) else state.target
+            if isinstance(source, Mapping) and not SIZE_KEYS.isdisjoint(source):
+                image = sample["image"] if isinstance(sample, Mapping) else sample[0]
+                before, after = height_width(image), image_hw(data["image"])
+                assert before is not None  # an image unpacked: numpy, tensor or PIL
+                sizes = resized_sizes(source, before, after, "the sample")
+                updates.update((key, value) for key, value in sizes.items() if key not in data)
         if type(sample) is dict or isinstance(sample, Mapping):
             out = dict(sample)
             out.update(updates)
