@@ -197,3 +197,18 @@ class TestAdditionalTargetsInTheImagesLayout:
         assert np.array_equal(np.asarray(out["image2"]), grey[:, ::-1])
         assert type(out["mask2"]) is np.ndarray
         assert np.array_equal(out["mask2"], grey[:, ::-1])
+
+    @pytest.mark.parametrize(
+        ("shape", "message"),
+        [
+            ((24, 32, 3), r"^image2 must be a CxHxW tensor, .* give image2\.permute\(2, 0, 1\)"),
+            ((2, 3, 24, 32), r"^image2 must be a CxHxW or HxW tensor, got a tensor of shape"),
+        ],
+    )
+    def test_an_additional_image_refused_is_named(
+        self, shape: tuple[int, ...], message: str
+    ) -> None:
+        torch = pytest.importorskip("torch")
+        sample = {"image": torch.zeros(3, 24, 32), "image2": torch.zeros(shape)}
+        with pytest.raises(ValueError, match=message):
+            self.pipeline(A.HorizontalFlip(p=1))(sample, keyed(0))

@@ -164,7 +164,7 @@ class DefaultAdapter:
                     continue
                 role = "mask" if key == "mask" else additional.get(key) if additional else None
                 if role == "image":  # an additional image: in the image's layout (CxHxW)
-                    data[key] = image_to_numpy(value)[0]
+                    data[key] = image_to_numpy(value, key)[0]
                 else:
                     data[key] = value_to_numpy(value)
                 if role == "mask" and reads_first(value, kind, image.shape[:2]):
