@@ -7,6 +7,7 @@ import random
 from collections.abc import Collection
 from typing import Any
 
+import cv2
 import numpy as np
 
 from rankaug import checks
@@ -99,7 +100,12 @@ class AlbumentationsDriver:
         self.label_fields = tuple(getattr(params, "label_fields", None) or ())
         # the adapter reads the boxes in this format: a torchvision BoundingBoxes in another
         # is refused (a copy of a DefaultAdapter or KeyMap, told the format)
-        self.adapter = check_adapter(adapter, box_format=given, name="A.BboxParams format")
+        self.adapter = check_adapter(
+            adapter,
+            box_format=given,
+            name="A.BboxParams format",
+            additional_targets=_additional(transform, ("image", "mask")),  # their layout
+        )
         # boxes and keypoints, also under the names additional_targets gives them
         self.kinds = {**_additional(transform), "bboxes": "bboxes", "keypoints": "keypoints"}
         unmanaged = {key for key, kind in self.kinds.items() if kind not in processors}
@@ -114,6 +120,7 @@ class AlbumentationsDriver:
         self.moves_masks = _moves(transform, "mask")  # a mask must then cover its image
         # OpenCV warps no bool or float16 mask (remap asserts): uint8 and float32 go
         self.mask_keys = ("mask", "masks", *_additional(transform, ("mask", "masks")))
+        self.image_keys = ("image", *_additional(transform, ("image",)))  # dtypes named
         # the values a sample keeps (where polygons would be), asked only when geometric
         self._others = passthrough_hook(adapter) if self.geometric else None
         self._default = self._others is DefaultAdapter.passthrough  # not a subclass's own
@@ -128,6 +135,28 @@ class AlbumentationsDriver:
         self.plain = self.targets - checked if type(adapter) is DefaultAdapter and not own else None
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
+        try:
+            return self._apply(sample, keyed)
+        except cv2.error as error:  # an image of a dtype OpenCV cannot warp or resize?
+            self._refuse_dtype(sample, error)
+            raise
+
+    def _refuse_dtype(self, sample: Any, error: Exception) -> None:
+        """Name the image whose dtype OpenCV refused (its assertion names none).
+
+        Nothing is refused or cast before the call: a pipeline may set the dtype itself
+        (``A.ToFloat``, ``A.Normalize``) before its warps, and flips take any dtype.
+        """
+        data = self.adapter.unpack(sample, self.targets)[0]
+        for key in self.image_keys:
+            image = data.get(key)
+            if isinstance(image, np.ndarray):
+                try:
+                    checks.opencv_dtype(image, f"the sample's {key!r}")
+                except TypeError as refused:
+                    raise refused from error
+
+    def _apply(self, sample: Any, keyed: KeyedRandom) -> Any:
         try:  # self.transforms.slot() written out: [this thread's copy, the state handed]
             held = self.transforms.local.held
         except AttributeError:  # the thread's first call

@@ -181,7 +181,7 @@ class HSVJitter:
                 image (the message names what does not).
         """
         order = self.channel_order.upper()
-        checks.colour_image(image, "image", order)
+        checks.colour_image(image, f"{type(self).__name__}'s image", order)  # whose it is
         draw = _checked(draw, "draw")
         if out is None:
             out = np.empty(image.shape, np.uint8)

@@ -99,3 +99,116 @@ class TestAlbumentationsDriver:
         wide = made(boxed(labels=np.arange(6).reshape(3, 2)), keyed(1))
         narrow = made(boxed(), keyed(1))
         assert np.array_equal(wide["labels"], np.arange(6).reshape(3, 2)[narrow["labels"]])
+
+
+class TestImageDtypesOpenCVCannotResample:
+    # float16, int32, int8 images crashed deep in OpenCV under warps and resizes
+    # ("(-215:Assertion failed) ifunc != 0 in function 'remap'"), naming no dtype
+    @pytest.mark.parametrize("dtype", [np.float16, np.int32, np.int8])
+    @pytest.mark.parametrize("step", [A.Affine(rotate=10, p=1), A.Resize(12, 16)])
+    def test_a_warp_or_resize_names_the_dtype(self, dtype: Any, step: Any) -> None:
+        made = make_driver(A.Compose([step]), DefaultAdapter())
+        sample = {"image": np.ones((24, 32, 3), dtype)}
+        name = np.dtype(dtype).name
+        with pytest.raises(
+            TypeError, match=rf"^the sample's 'image' has dtype {name}, which"
+        ) as caught:
+            made(sample, keyed(0))
+        assert "uint8, uint16, int16, float32, float64" in str(caught.value)
+        assert type(caught.value.__cause__).__module__ == "cv2"  # what OpenCV said is kept
+
+    def test_a_tensor_image_and_an_additional_image_are_named(self) -> None:
+        torch = pytest.importorskip("torch")
+        made = make_driver(A.Compose([A.Resize(12, 16)]), DefaultAdapter())
+        with pytest.raises(TypeError, match=r"^the sample's 'image' has dtype float16"):
+            made({"image": torch.ones(3, 24, 32, dtype=torch.float16)}, keyed(0))
+        pair = make_driver(
+            A.Compose([A.Resize(12, 16)], additional_targets={"image2": "image"}), DefaultAdapter()
+        )
+        sample = {"image": np.ones((24, 32, 3), np.uint8), "image2": np.ones((24, 32, 3), np.int32)}
+        with pytest.raises(TypeError, match=r"^the sample's 'image2' has dtype int32"):
+            pair(sample, keyed(0))
+
+    @pytest.mark.parametrize("first", [A.ToFloat(max_value=1000), A.Normalize(mean=0, std=1)])
+    def test_pipelines_that_choose_their_dtype_first_still_run(self, first: Any) -> None:
+        # a cast of the input (and back) would clash with them: nothing is cast
+        made = make_driver(A.Compose([first, A.Resize(12, 16)]), DefaultAdapter())
+        out = made({"image": np.full((24, 32, 3), 100, np.int32)}, keyed(0))
+        assert out["image"].dtype == np.float32
+        assert out["image"].shape == (12, 16, 3)
+
+    def test_a_flip_alone_keeps_an_int32_image_as_it_was(self) -> None:
+        made = make_driver(A.Compose([A.HorizontalFlip(p=1)]), DefaultAdapter())
+        image = np.arange(24 * 32 * 3, dtype=np.int32).reshape(24, 32, 3)
+        out = made({"image": image}, keyed(0))
+        assert out["image"].dtype == np.int32
+        assert np.array_equal(out["image"], image[:, ::-1])
+
+
+class TestAdditionalTargetsInTheImagesLayout:
+    # a CxHxW tensor under an additional image target went to albumentations as it was
+    # ("Height and Width of image, mask or masks should be equal")
+    @staticmethod
+    def pipeline(*steps: Any) -> AlbumentationsDriver:
+        made = make_driver(
+            A.Compose(list(steps), additional_targets={"image2": "image", "mask2": "mask"}),
+            DefaultAdapter(),
+        )
+        assert isinstance(made, AlbumentationsDriver)
+        return made
+
+    def test_tensor_images_and_masks_are_read_channels_first_and_come_back_so(self) -> None:
+        torch = pytest.importorskip("torch")
+        ramp = torch.arange(3 * 24 * 32, dtype=torch.int64).reshape(3, 24, 32) % 251
+        image, image2 = ramp.to(torch.uint8), (250 - ramp).to(torch.uint8)
+        mask2 = (ramp[:1] % 7).to(torch.uint8)  # (1, H, W), as ToTensor makes of a mask
+        out = self.pipeline(A.HorizontalFlip(p=1))(
+            {"image": image, "image2": image2, "mask2": mask2}, keyed(0)
+        )
+        for key, before in (("image", image), ("image2", image2), ("mask2", mask2)):
+            assert type(out[key]) is torch.Tensor
+            assert out[key].dtype == torch.uint8
+            assert torch.equal(out[key], before.flip(-1))
+
+    def test_a_resize_gives_each_the_output_size_in_its_layout(self) -> None:
+        torch = pytest.importorskip("torch")
+        sample = {
+            "image": torch.full((3, 24, 32), 7, dtype=torch.uint8),
+            "image2": torch.full((3, 24, 32), 9, dtype=torch.uint8),
+            "mask2": torch.full((1, 24, 32), 2, dtype=torch.uint8),
+        }
+        out = self.pipeline(A.Resize(12, 16))(sample, keyed(0))
+        assert torch.equal(out["image2"], torch.full((3, 12, 16), 9, dtype=torch.uint8))
+        assert torch.equal(out["mask2"], torch.full((1, 12, 16), 2, dtype=torch.uint8))
+
+    def test_pil_and_numpy_additional_images_keep_their_types(self) -> None:
+        torch = pytest.importorskip("torch")
+        from PIL import Image
+
+        grey = np.arange(24 * 32, dtype=np.uint8).reshape(24, 32)
+        sample = {
+            "image": torch.zeros(3, 24, 32, dtype=torch.uint8),
+            "image2": Image.fromarray(grey),
+            "mask2": grey.copy(),
+        }
+        out = self.pipeline(A.HorizontalFlip(p=1))(sample, keyed(0))
+        assert isinstance(out["image2"], Image.Image)
+        assert out["image2"].mode == "L"
+        assert np.array_equal(np.asarray(out["image2"]), grey[:, ::-1])
+        assert type(out["mask2"]) is np.ndarray
+        assert np.array_equal(out["mask2"], grey[:, ::-1])
+
+    @pytest.mark.parametrize(
+        ("shape", "message"),
+        [
+            ((24, 32, 3), r"^image2 must be a CxHxW tensor, .* give image2\.permute\(2, 0, 1\)"),
+            ((2, 3, 24, 32), r"^image2 must be a CxHxW or HxW tensor, got a tensor of shape"),
+        ],
+    )
+    def test_an_additional_image_refused_is_named(
+        self, shape: tuple[int, ...], message: str
+    ) -> None:
+        torch = pytest.importorskip("torch")
+        sample = {"image": torch.zeros(3, 24, 32), "image2": torch.zeros(shape)}
+        with pytest.raises(ValueError, match=message):
+            self.pipeline(A.HorizontalFlip(p=1))(sample, keyed(0))

@@ -509,6 +509,19 @@ class TestHSVJitterInRandomAugmentWrapper:
         )
         assert str(caught.value.__cause__).endswith("such as HSVJitter(record_key='hsv_2')")
 
+    @pytest.mark.parametrize("shape", [(20, 24), (20, 24, 4)])
+    def test_grey_or_rgba_images_are_refused_naming_the_jitter(
+        self, shape: tuple[int, ...]
+    ) -> None:
+        # the message said only "image must be an HxWx3 RGB image": which transform?
+        data = [{"image": np.zeros(shape, np.uint8)}]
+        with pytest.raises(SampleError) as caught:
+            RandomAugmentWrapper(data, HSVJitter(), seed=0)[0]
+        assert isinstance(caught.value.__cause__, ValueError)
+        assert str(caught.value.__cause__).startswith(
+            f"HSVJitter's image must be an HxWx3 RGB image, got shape {shape}: convert grey"
+        )
+
     @pytest.mark.parametrize("kind", ["pil", "tensor"])
     def test_pairs_keep_their_image_type_and_record_in_the_target(self, kind: str) -> None:
         data, jitter = _Images(kind), HSVJitter()

@@ -10,7 +10,7 @@ from rankaug._fixed import FixedSettings
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.hf_rows import bound_to, typed
 from rankaug.samples.images import image_from_numpy, image_hw, image_to_numpy, value_to_numpy
-from rankaug.samples.pair_mask import channels_first, channels_last, reads_first
+from rankaug.samples.pair_mask import channels_first, channels_last, height_width, reads_first
 from rankaug.samples.restore import (
     check_tv_boxes,
     holds_wrapped,
@@ -18,6 +18,7 @@ from rankaug.samples.restore import (
     restore_like,
     rewrap_values,
 )
+from rankaug.samples.sizes import SIZE_KEYS, resized_sizes
 from rankaug.samples.unread import known, per_box_fields, refuse_unread, unread_fields
 
 __all__ = ["KeyMap"]
@@ -362,6 +363,11 @@ class KeyMap(FixedSettings):
             image = self._get(state.sample, "image", self._parts["image"])
             rewrap_values(values, {**state.originals, "image": image}, data)
         out = dict(state.sample)
+        if not SIZE_KEYS.isdisjoint(out):  # Hugging Face's width and height: current
+            before = height_width(self._get(out, "image", self._parts["image"]))
+            assert before is not None  # an image unpacked: numpy, tensor or PIL
+            sizes = resized_sizes(out, before, image_hw(data["image"]), "the sample")
+            out.update((key, value) for key, value in sizes.items() if key not in self._read)
         copied: dict[tuple[str, ...], dict[str, Any]] = {(): out}
         for name, value in values.items():
             parts, path = self._path_of(name), self.keys.get(name)

@@ -48,6 +48,7 @@ from rankaug.checks.images import (
     fills_fit,
     image_layout,
     mask_covers,
+    opencv_dtype,
     out_array,
 )
 from rankaug.checks.indices import (
@@ -100,6 +101,7 @@ __all__ = [
     "key_path",
     "map_dataset",
     "mask_covers",
+    "opencv_dtype",
     "mapping",
     "names",
     "out_array",

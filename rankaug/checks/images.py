@@ -21,6 +21,7 @@ __all__ = [
     "fills_fit",
     "image_layout",
     "mask_covers",
+    "opencv_dtype",
     "out_array",
 ]
 
@@ -97,6 +98,30 @@ def mask_covers(mask: Any, image: np.ndarray, where: str) -> None:
     )
 
 
+def opencv_dtype(image: np.ndarray, where: str) -> None:
+    """Refuse an image of a dtype OpenCV cannot warp or resize (float16, int32, int8...).
+
+    Called where OpenCV failed inside a transform: it names the dtype the assertion
+    did not.
+
+    Raises:
+        TypeError: If its dtype is not one of :data:`IMAGE_DTYPES`.
+
+    >>> opencv_dtype(np.zeros((2, 2), np.int32), "the sample's 'image'")
+    Traceback (most recent call last):
+    ...
+    TypeError: the sample's 'image' has dtype int32, which OpenCV cannot warp or resize: ...
+    """
+    if image.dtype.name not in IMAGE_DTYPES:
+        raise TypeError(
+            f"{where} has dtype {image.dtype}, which OpenCV cannot warp or resize: the "
+            f"transform's warps and resizes take images of a dtype among "
+            f"{', '.join(IMAGE_DTYPES)}; convert the images in the dataset "
+            "(image.astype(np.float32)), or set their dtype in the pipeline before its warps "
+            "(A.ToFloat, A.Normalize)"
+        )
+
+
 def colour_image(image: object, where: str, order: str) -> np.ndarray:
     """Check that ``image`` is an ``HxWx3`` uint8 colour image (``order``: its channels).
 
@@ -107,7 +132,7 @@ def colour_image(image: object, where: str, order: str) -> np.ndarray:
     >>> colour_image(np.zeros((2, 2), np.uint8), "image", "RGB")
     Traceback (most recent call last):
     ...
-    ValueError: image must be an HxWx3 RGB image, got shape (2, 2)
+    ValueError: image must be an HxWx3 RGB image, got shape (2, 2): convert grey (HxW) or ...
     """
     if not isinstance(image, np.ndarray):
         raise type_error(where, f"an HxWx3 uint8 {order} numpy array", image, short=True)
@@ -117,7 +142,10 @@ def colour_image(image: object, where: str, order: str) -> np.ndarray:
             f"ultralytics' RandomHSV), got {image.dtype}"
         )
     if image.ndim != 3 or image.shape[2] != 3 or image.shape[0] == 0 or image.shape[1] == 0:
-        raise ValueError(f"{where} must be an HxWx3 {order} image, got shape {image.shape}")
+        raise ValueError(
+            f"{where} must be an HxWx3 {order} image, got shape {image.shape}: convert grey "
+            f"(HxW) or RGBA (HxWx4) images to 3 channels first (in the dataset)"
+        )
     return image
 
 

@@ -21,7 +21,9 @@ dataset gave it:
   torch ``CHW``/``HW`` tensors; each comes back as the same type (a ``CHW`` tensor
   left one channel is ``1HW``), unless the transform made it a tensor itself
   (``ToTensorV2``): that tensor comes back as it is. A 3-D tensor ``mask`` beside a
-  tensor image is ``CHW`` like it, handed out ``HWC`` and put back ``CHW``. Target
+  tensor image is ``CHW`` like it, handed out ``HWC`` and put back ``CHW``; so are an
+  albumentations pipeline's additional images (any tensor ``CHW``) and 3-D tensor
+  additional masks (``check_adapter(additional_targets=)``). Target
   values given as tensors, arrays or lists come back as tensors, arrays or lists of
   the same dtype and shape, and masks given as PIL images as PIL images of their mode
   (palette kept), except a mask the transform made a tensor (``ToTensorV2``),
@@ -234,6 +236,7 @@ def check_adapter(
     box_format: str | None = None,
     name: str = "box_format",
     dataset: object = None,
+    additional_targets: Mapping[str, str] | None = None,
 ) -> SampleAdapter:
     """The adapter a wrapper uses: ``adapter`` itself, or a :class:`DefaultAdapter`.
 
@@ -252,6 +255,10 @@ def check_adapter(
         name: Where ``box_format`` was given, for the message. Defaults to
             ``"box_format"``.
         dataset: The dataset the wrapper reads. Defaults to ``None`` (not known).
+        additional_targets: An albumentations transform's additional image and mask
+            targets, ``{key: "image" or "mask"}``: an adapter whose class reads them
+            (``additional_targets``: :class:`DefaultAdapter`) is copied and told them, so
+            that it reads them in the sample image's layout. Defaults to ``None``.
 
     Returns:
         The adapter.
@@ -283,12 +290,18 @@ def check_adapter(
         # a class's hook only: a stream's naming adapter, which forwards attributes, is not
         # bound to its window (the stream binds the adapter it names to the stream)
         adapter = hook(adapter, dataset)
+    told: dict[str, Any] = {}
     if box_format is not None and hasattr(type(adapter), "reads_box_format"):
         # one adapter may serve wrappers of several formats: each its copy (an adapter
         # that only forwards the attribute, a stream's naming one, is not copied)
+        told["reads_box_format"] = box_format  # a torchvision BoundingBoxes is checked
+        told["box_format_given_as"] = name  # (its message names where it was given)
+    if additional_targets and hasattr(type(adapter), "additional_targets"):
+        told["additional_targets"] = dict(additional_targets)  # read in the image's layout
+    if told:
         copied: Any = copy.copy(adapter)
-        copied.reads_box_format = box_format  # a torchvision BoundingBoxes is checked
-        copied.box_format_given_as = name  # (its message names where the format was given)
+        for attribute, value in told.items():
+            setattr(copied, attribute, value)
         adapter = copied
     return adapter  # type: ignore[return-value]
 

@@ -10,11 +10,18 @@ from typing import Any, Final, NamedTuple
 import numpy as np
 
 from rankaug.samples.hf_rows import bound_to, typed
-from rankaug.samples.images import image_from_numpy, image_hw, image_to_numpy, value_to_numpy
+from rankaug.samples.images import (
+    image_from_numpy,
+    image_hw,
+    image_kind,
+    image_to_numpy,
+    value_to_numpy,
+)
 from rankaug.samples.pair_mask import (
     CHANNELS_FIRST,
     channels_first,
     channels_last,
+    height_width,
     mask_like,
     pair_layout,
     pair_mask,
@@ -28,9 +35,10 @@ from rankaug.samples.restore import (
     restore_like,
     rewrap_values,
 )
+from rankaug.samples.sizes import SIZE_KEYS, resized_sizes
+from rankaug.samples.stale import refuse_stale
 from rankaug.samples.unread import (
     known,
-    per_box_fields,
     refuse_object_list,
     refuse_unread,
     suggest_adapter,
@@ -50,7 +58,7 @@ class _State(NamedTuple):
     target: Any  # the original target of a tuple sample (None for dicts)
     wrapped: bool = False  # torchvision tv_tensors among the values: wrapped again
     others: bool = False  # values not handed out (one per box would go stale)
-    first: bool = False  # the mask was CxHxW (a tensor image's, or a pair's): so again
+    first: tuple[str, ...] = ()  # masks that were CxHxW (a tensor image's, a pair's): so again
 
 
 # _State(...) without the Python-level __new__ NamedTuple generates: made per sample
@@ -78,6 +86,10 @@ class DefaultAdapter:
     box_format_given_as: str = "box_format"
     #: A Hugging Face dataset's typed empty values by column (set by :meth:`for_dataset`).
     typed_empty: Mapping[str, Any] = _NOTHING
+    #: The transform's additional targets, ``{key: "image" or "mask"}`` (set by
+    #: ``check_adapter``): such images, and 3-D tensor masks beside a tensor image, are
+    #: read channels-first like the sample's image, handed out ``HxWxC`` and put back.
+    additional_targets: Mapping[str, str] = _NOTHING
 
     def for_dataset(self, dataset: object) -> DefaultAdapter:
         """This adapter, or a copy that reads a Hugging Face dataset's rows without objects.
@@ -99,7 +111,7 @@ class DefaultAdapter:
                 shape.
         """
         mapping: Mapping[str, Any]
-        first = False
+        first: tuple[str, ...] = ()
         if type(sample) is dict or isinstance(sample, Mapping):
             if "image" not in sample:
                 raise ValueError(
@@ -120,7 +132,7 @@ class DefaultAdapter:
                 mapping = renamed
             elif "mask" in targets and (layout := pair_layout(image, target)) is not None:
                 mapping = {"image": image, "mask": pair_mask(target, layout)}  # VOCSegmentation's
-                first = layout == CHANNELS_FIRST
+                first = ("mask",) if layout == CHANNELS_FIRST else ()
             else:
                 if "bboxes" in targets:  # COCO's annotation dicts, boxes... would go stale
                     refuse_object_list(target, "the default adapter")
@@ -141,7 +153,7 @@ class DefaultAdapter:
         data: dict[str, Any] = {"image": image}
         originals: dict[str, Any] = {}
         wrapped = kind != "numpy" and is_wrapped(original)
-        empty = self.typed_empty
+        empty, additional = self.typed_empty, self.additional_targets
         for key, value in mapping.items():
             if key != "image" and key in targets:
                 if empty and key in empty:  # a Hugging Face row without objects
@@ -150,9 +162,13 @@ class DefaultAdapter:
                 if type(value) is np.ndarray:  # as it is: no call per value
                     data[key] = value
                     continue
-                data[key] = value_to_numpy(value)
-                if key == "mask" and reads_first(value, kind, image.shape[:2]):
-                    data[key], first = channels_last(data[key]), True
+                role = "mask" if key == "mask" else additional.get(key) if additional else None
+                if role == "image":  # an additional image: in the image's layout (CxHxW)
+                    data[key] = image_to_numpy(value, key)[0]
+                else:
+                    data[key] = value_to_numpy(value)
+                if role == "mask" and reads_first(value, kind, image.shape[:2]):
+                    data[key], first = channels_last(data[key]), (*first, key)
                 if is_wrapped(value):
                     reads = self.reads_box_format if key == "bboxes" else None
                     check_tv_boxes(value, reads, key, self.box_format_given_as)
@@ -199,7 +215,7 @@ class DefaultAdapter:
         data.update(sample)
         out = call(**data)
         if "masks" in out:  # per-box values that could go stale: repack's own checks
-            state = (sample, sample, "numpy", None, None, False, False, False)
+            state = (sample, sample, "numpy", None, None, False, False, ())
             return self.repack(out, _new_state(state))
         restored = dict(sample)
         for key, value in out.items():
@@ -312,7 +328,9 @@ class DefaultAdapter:
         if state.others or "masks" in data:  # per-box values that could go stale
             boxes = state.originals.get("bboxes")
             if boxes is not None and "bboxes" in data and len(data["bboxes"]) != len(boxes):
-                _refuse_stale(data, state, len(boxes))
+                sample = state.sample
+                source = sample if isinstance(sample, Mapping) else state.target
+                refuse_stale(data, source, state.originals, len(boxes))
         updates: dict[str, Any] = {}
         for key, value in data.items():
             if key == "image":
@@ -323,9 +341,11 @@ class DefaultAdapter:
                 )
             elif key in state.originals:
                 old = state.originals[key]
-                if key == "mask" and state.first:  # channels first again
+                if state.first and key in state.first:  # channels first again
                     value = channels_first(value, image_hw(data["image"]))
-                if (  # restore_like's first rule, without the call: arrays as they are,
+                if type(old) is not np.ndarray and self.additional_targets.get(key) == "image":
+                    updates[key] = image_from_numpy(value, *image_kind(old))  # its layout back
+                elif (  # restore_like's first rule, without the call: arrays as they are,
                     type(value) is np.ndarray  # or cast into the floats they were
                     and type(old) is np.ndarray
                     and (value.ndim != 1 or old.ndim <= 1)  # no shape to give back
@@ -340,6 +360,14 @@ class DefaultAdapter:
         if state.wrapped:  # torchvision's tv_tensors: their class back
             image = sample["image"] if isinstance(sample, Mapping) else sample[0]
             rewrap_values(updates, {**state.originals, "image": image}, data)
+        if state.others:  # image-size metadata beside the image (not handed out): current
+            source = sample if isinstance(sample, Mapping) else state.target
+            if isinstance(source, Mapping) and not SIZE_KEYS.isdisjoint(source):
+                image = sample["image"] if isinstance(sample, Mapping) else sample[0]
+                before, after = height_width(image), image_hw(data["image"])
+                assert before is not None  # an image unpacked: numpy, tensor or PIL
+                sizes = resized_sizes(source, before, after, "the sample")
+                updates.update((key, value) for key, value in sizes.items() if key not in data)
         if type(sample) is dict or isinstance(sample, Mapping):
             out = dict(sample)
             out.update(updates)
@@ -364,27 +392,3 @@ def _pair(like: Any, image: Any, target: Any) -> Any:
         return kind((image, target))
     make = getattr(kind, "_make", None)  # a named tuple takes its fields one by one
     return make((image, target)) if callable(make) else kind((image, target))
-
-
-def _refuse_stale(data: Mapping[str, Any], state: _State, count: int) -> None:
-    """Refuse an output whose boxes changed in number but whose per-box values did not.
-
-    Instance masks the transform did not drop with their boxes (albumentations keeps
-    every mask), and values of the sample with one entry per box that the transform was
-    not given (torchvision's ``iscrowd``, ``area``), would no longer match the boxes.
-    """
-    kept = len(data["bboxes"])
-    masks = data.get("masks")
-    stale = ["masks"] if masks is not None and len(masks) == count != kept else []
-    sample = state.sample
-    source = sample if isinstance(sample, Mapping) else state.target
-    if isinstance(source, Mapping):
-        read = {"image", "boxes", "bboxes", *state.originals}
-        others = {k: v for k, v in source.items() if k not in read}
-        stale += per_box_fields(others, count)
-    if stale:
-        raise ValueError(
-            f"the transform kept {kept} of {count} boxes, but {', '.join(map(repr, stale))} "
-            "(one entry per box) did not go with them and would be stale: add such values "
-            "to the label fields (BboxParams(label_fields=[...])), or drop them"
-        )

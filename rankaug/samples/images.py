@@ -7,7 +7,7 @@ from typing import Any, Final
 import numpy as np
 import torch
 
-__all__ = ["image_from_numpy", "image_hw", "image_to_numpy", "value_to_numpy"]
+__all__ = ["image_from_numpy", "image_hw", "image_kind", "image_to_numpy", "value_to_numpy"]
 
 _PIL_MODES = ("L", "RGB", "RGBA")
 #: The most channels an image has where its layout is guessed from its shape: a 3-D
@@ -35,11 +35,12 @@ def _on_cpu(tensor: torch.Tensor) -> np.ndarray:
     return tensor.detach().numpy()
 
 
-def image_to_numpy(image: object) -> tuple[np.ndarray, str, str | None]:
+def image_to_numpy(image: object, name: str = "image") -> tuple[np.ndarray, str, str | None]:
     """A sample's image as a numpy ``HxW``/``HxWxC`` array, its kind and PIL mode.
 
     The kind is ``"numpy"``, ``"pil"``, ``"tensor"`` (``CxHxW``) or ``"tensor_hw"``
-    (an ``HxW`` tensor), for :func:`image_from_numpy`.
+    (an ``HxW`` tensor), for :func:`image_from_numpy`. ``name``: the image's key, for
+    the messages (an additional image target's, ``"image2"``).
 
     Raises:
         TypeError: If it is not a numpy array, a PIL image or a tensor.
@@ -51,7 +52,7 @@ def image_to_numpy(image: object) -> tuple[np.ndarray, str, str | None]:
     if type(image) is np.ndarray or isinstance(image, np.ndarray):
         if image.ndim not in (2, 3):
             raise ValueError(
-                f"image must be an HxW or HxWxC array, got an array of shape {image.shape}"
+                f"{name} must be an HxW or HxWxC array, got an array of shape {image.shape}"
             )
         return image, "numpy", None
     if isinstance(image, torch.Tensor):
@@ -59,26 +60,26 @@ def image_to_numpy(image: object) -> tuple[np.ndarray, str, str | None]:
             channels, _, last = image.shape
             if channels > CHANNELS_AT_MOST >= last:
                 raise ValueError(
-                    f"image must be a CxHxW tensor, got a tensor of shape {tuple(image.shape)}, "
-                    f"which looks HxWxC ({last} channels last): give image.permute(2, 0, 1), "
+                    f"{name} must be a CxHxW tensor, got a tensor of shape {tuple(image.shape)}, "
+                    f"which looks HxWxC ({last} channels last): give {name}.permute(2, 0, 1), "
                     "or the numpy array itself"
                 )
             return np.ascontiguousarray(_on_cpu(image).transpose(1, 2, 0)), "tensor", None
         if image.ndim == 2:
             return _on_cpu(image), "tensor_hw", None
         raise ValueError(
-            f"image must be a CxHxW or HxW tensor, got a tensor of shape {tuple(image.shape)}"
+            f"{name} must be a CxHxW or HxW tensor, got a tensor of shape {tuple(image.shape)}"
         )
     if _is_pil(image):
         mode = getattr(image, "mode", None)
         if mode not in _PIL_MODES:
             raise ValueError(
-                f"image is a PIL image of mode {mode!r}; rankaug handles modes {_PIL_MODES} "
-                "(convert it in the dataset, e.g. image.convert('RGB'))"
+                f"{name} is a PIL image of mode {mode!r}; rankaug handles modes {_PIL_MODES} "
+                f"(convert it in the dataset, e.g. {name}.convert('RGB'))"
             )
         return np.array(image), "pil", mode
     raise TypeError(
-        f"image must be a numpy array, a PIL image or a torch tensor, got {type(image).__name__}"
+        f"{name} must be a numpy array, a PIL image or a torch tensor, got {type(image).__name__}"
     )
 
 
@@ -119,6 +120,19 @@ def image_from_numpy(image: Any, kind: str, mode: str | None) -> Any:
     if array.ndim == 3 and array.shape[2] == 1:
         array = array[:, :, 0]
     return Image.fromarray(array)
+
+
+def image_kind(image: Any) -> tuple[str, str | None]:
+    """The kind and PIL mode :func:`image_to_numpy` gives ``image`` (without converting it).
+
+    >>> image_kind(torch.zeros(3, 4, 6)), image_kind(np.zeros((4, 6)))
+    (('tensor', None), ('numpy', None))
+    """
+    if isinstance(image, torch.Tensor):
+        return ("tensor" if image.ndim == 3 else "tensor_hw"), None
+    if _is_pil(image):
+        return "pil", getattr(image, "mode", None)
+    return "numpy", None
 
 
 def image_hw(image: Any) -> tuple[int, int]:

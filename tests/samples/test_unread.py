@@ -490,9 +490,10 @@ def test_read_as_an_additional_target_it_moves() -> None:
 
 @pytest.mark.parametrize("kind", ["flip", *MULTI])
 def test_extras_that_are_not_spatial_pass_every_wrapper(kind: str) -> None:
-    extras = {"id": 7, "file_name": "a.jpg", "scale": 0.5, "size": (16, 24),
+    extras = {"id": 7, "file_name": "a.jpg", "scale": 0.5,
               "orig_size": torch.tensor([16, 24]), "embedding": np.zeros(16),
               "targets": np.array([0.0, 1.0]), "caption": ["a", "cat"]}  # fmt: skip
+    # (the current "size" is not an extra that passes: it follows the image, test_sizes)
     sample = {"image": image(), "bboxes": BOX, "labels": np.array([1]),
               "masks": np.ones((1, 16, 24), np.uint8), **extras}  # fmt: skip
     if kind == "flip":
