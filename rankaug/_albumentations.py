@@ -168,17 +168,15 @@ class AlbumentationsDriver:
         # The common case in one call: a dict of numpy arrays of keys that need no check
         # here (see DefaultAdapter._call_plain). None: another sample, nothing drawn yet.
         plain = self.plain
-        if (
-            plain is not None
-            and type(sample) is dict
-            and not any(  # (N, K) label fields: rows follow (see below)
-                type(value := sample.get(key)) is np.ndarray and value.ndim > 1
-                for key in self.label_fields
-            )
-        ):
-            out = self.adapter._call_plain(sample, plain, transform)  # type: ignore[attr-defined]
-            if out is not None:
-                return out
+        if plain is not None and type(sample) is dict:
+            for key in self.label_fields:  # a loop, not any(): no generator for every sample
+                value = sample.get(key)
+                if type(value) is np.ndarray and value.ndim > 1:
+                    break  # (N, K) label fields: rows follow (see below)
+            else:
+                out = self.adapter._call_plain(sample, plain, transform)  # type: ignore[attr-defined]
+                if out is not None:
+                    return out
         others = self._others
         if (
             others is not None

@@ -32,8 +32,9 @@ from typing import Any, Final, Generic, TypeVar
 import torch.distributed as dist
 from torch.utils.data import Dataset, get_worker_info
 
-from rankaug import checks, nesting, stacking, stream_start, streams
+from rankaug import _process, checks, nesting, stacking, stream_start, streams
 from rankaug._fixed import Changes, FixedSettings, own_count
+from rankaug._group import default_group
 from rankaug._process import current_pid
 from rankaug.context import (
     DISTRIBUTED,
@@ -186,10 +187,10 @@ class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
                 check_rank(given)
                 self._rank_checked = True
             return given
-        initialized = DISTRIBUTED and dist.is_initialized()
-        pid = current_pid()
+        initialized = default_group() is not None  # dist.is_initialized(), frameless
+        pid = _process._pid  # current_pid() without its call
         cached = self._rank_cache
-        if cached is not None and cached[0] == pid and cached[1] == initialized:
+        if cached is not None and cached[0] == pid and cached[1] is initialized:
             return cached[2]
         rank = resolve_rank(None, self._captured_rank)
         self._rank_cache = (pid, initialized, rank)

@@ -6,7 +6,7 @@ import contextlib
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -135,3 +135,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     ahead.stop()
     bytecode.remove(_compiled)
+
+
+@pytest.fixture
+def process_group(tmp_path: Path) -> Iterator[Callable[[], None]]:
+    """Starts a one-process gloo group (rank 0) when called; destroyed after the test."""
+    import torch.distributed as dist
+
+    def start() -> None:
+        rendezvous = f"file://{tmp_path / 'rendezvous'}"
+        dist.init_process_group("gloo", init_method=rendezvous, rank=0, world_size=1)
+
+    yield start
+    if dist.is_initialized():
+        dist.destroy_process_group()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -373,3 +374,18 @@ class PyRandom(KeyedDataset[float]):
 
 def noise(sample: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     return {"image": sample["image"] + rng.integers(0, 200, sample["image"].shape, np.uint8)}
+
+
+class TestRankResolved:
+    def test_a_process_group_made_after_the_first_sample_gives_the_rank(
+        self, process_group: Callable[[], None], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        def draw(sample: Any, rng: np.random.Generator) -> int:
+            return int(rng.integers(2**62))
+
+        monkeypatch.setenv("RANK", "5")
+        resolved = RandomAugmentWrapper(DATA, draw, seed=0)
+        assert resolved[0] == RandomAugmentWrapper(DATA, draw, seed=0, rank=5)[0]
+        process_group()  # rank 0 of 1: it wins over RANK from now on
+        ranked = RandomAugmentWrapper(DATA, draw, seed=0, rank=0)
+        assert [resolved[1], resolved[2]] == [ranked[1], ranked[2]]
