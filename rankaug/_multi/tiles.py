@@ -27,7 +27,8 @@ __all__ = ["Tile", "TileReader"]
 
 _NO_CLASSES = (
     "MosaicDataset has no soft targets: the mosaic of several images would keep this one's "
-    "class; mix classification samples with MixUpDataset or CutMixDataset (num_classes=)"
+    "class; mix classification samples with MixUpDataset or CutMixDataset (num_classes=), "
+    "and give a 'label' that is no class of the image (a dict's, a dict target's) another key"
 )
 
 

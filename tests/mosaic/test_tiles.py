@@ -257,6 +257,14 @@ class TestTileReader:
         assert len(out["label"]) >= 1
         assert {int(c) for c in out["label"]} <= {0, 1, 2, 3}
 
+    def test_an_image_level_label_beside_boxes_names_its_key(self) -> None:
+        # The message named neither the key nor a way out for a detection sample.
+        samples = [{**good(), "label": 2} for _ in range(4)]
+        with pytest.raises(
+            SampleError, match=r"dataset\[0\] has the class 2 .*'label'.*another key"
+        ):
+            first(samples)
+
 
 _CLASSES = {
     "an (image, class) pair": lambda i: (np.full((20, 20, 3), i, np.uint8), i % 3),
