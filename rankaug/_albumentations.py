@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import random
 from collections.abc import Collection
 from typing import Any
@@ -142,8 +143,10 @@ class AlbumentationsDriver:
         if (
             plain is not None
             and type(sample) is dict
-            and not any(  # (N, K) label fields: rows follow (see below)
-                type(value := sample.get(key)) is np.ndarray and value.ndim > 1
+            and not any(  # (N, K) label fields: rows follow (see below); (N, 1) go as they are
+                type(value := sample.get(key)) is np.ndarray
+                and value.ndim > 1
+                and math.prod(value.shape[1:]) != 1
                 for key in self.label_fields
             )
         ):
