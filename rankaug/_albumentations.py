@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import random
 from collections.abc import Collection
 from typing import Any
@@ -171,8 +172,8 @@ class AlbumentationsDriver:
         if plain is not None and type(sample) is dict:
             for key in self.label_fields:  # a loop, not any(): no generator for every sample
                 value = sample.get(key)
-                if type(value) is np.ndarray and value.ndim > 1:
-                    break  # (N, K) label fields: rows follow (see below)
+                if type(value) is np.ndarray and value.ndim > 1 and math.prod(value.shape[1:]) != 1:
+                    break  # (N, K) label fields: rows follow (see below); (N, 1) go as they are
             else:
                 out = self.adapter._call_plain(sample, plain, transform)  # type: ignore[attr-defined]
                 if out is not None:

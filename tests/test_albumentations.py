@@ -46,6 +46,7 @@ class TestAlbumentationsDriver:
             boxed(mask=np.eye(24, 32, dtype=np.uint8)),  # a mask to check: the steps
             boxed(masks=[np.eye(24, 32, dtype=np.uint8)] * 3),  # instance masks: the steps
             boxed(path="a.png"),  # a value kept aside: the steps
+            boxed(labels=np.arange(3).reshape(3, 1)),  # (N, 1) classes: plain
             {
                 "image": np.zeros((8, 8), np.uint8),
                 "labels": np.zeros(0, np.int64),
@@ -99,6 +100,24 @@ class TestAlbumentationsDriver:
         wide = made(boxed(labels=np.arange(6).reshape(3, 2)), keyed(1))
         narrow = made(boxed(), keyed(1))
         assert np.array_equal(wide["labels"], np.arange(6).reshape(3, 2)[narrow["labels"]])
+
+    def test_one_value_rows_take_the_one_call(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # (N, 1) classes took the steps, as (N, K) label fields must (about 17 us a sample)
+        calls: list[bool] = []
+        original = DefaultAdapter._call_plain
+
+        def spy(self: DefaultAdapter, sample: Any, targets: Any, call: Any) -> Any:
+            out = original(self, sample, targets, call)
+            calls.append(out is not None)
+            return out
+
+        monkeypatch.setattr(DefaultAdapter, "_call_plain", spy)
+        made = driver(DefaultAdapter())
+        out = made(boxed(labels=np.arange(3).reshape(3, 1)), keyed(1))
+        assert calls == [True]
+        assert out["labels"].shape[1:] == (1,)
+        made(boxed(labels=np.arange(6).reshape(3, 2)), keyed(1))
+        assert calls == [True]  # (N, 2): the steps, not the one call
 
 
 class TestImageDtypesOpenCVCannotResample:

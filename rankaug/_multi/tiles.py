@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import torch
 
 from rankaug import checks
 from rankaug._multi.parts import Part, PartReader
@@ -26,8 +27,26 @@ __all__ = ["Tile", "TileReader"]
 
 _NO_CLASSES = (
     "MosaicDataset has no soft targets: the mosaic of several images would keep this one's "
-    "class; mix classification samples with MixUpDataset or CutMixDataset (num_classes=)"
+    "class; mix classification samples with MixUpDataset or CutMixDataset (num_classes=), "
+    "and give a 'label' that is no class of the image (a dict's, a dict target's) another key"
 )
+
+
+def _handed_out(label: Any, data: Mapping[str, Any]) -> bool:
+    """Whether the adapter hands ``label`` out as a target: under its name, or its values."""
+    if "label" in data:
+        return True
+    if not isinstance(label, list | tuple | np.ndarray | torch.Tensor):
+        return False  # a number: no identity to tell
+    raw = label.numpy(force=True) if isinstance(label, torch.Tensor) else label
+    return any(
+        value is label or value is raw or (
+            isinstance(value, np.ndarray) and isinstance(raw, np.ndarray)
+            and np.may_share_memory(value, raw)
+        )
+        for value in data.values()
+    )  # fmt: skip
+
 
 Tile = Part
 """One source sample of a mosaic: its boxes are in the configured box format (float64,
@@ -65,10 +84,12 @@ class TileReader(PartReader):
 
         A classification sample's class (an ``(image, class)`` pair's, a dict's
         ``"label"``) is refused, as the mixes refuse one without ``num_classes=``: the
-        mosaic of several images would keep the main one's class.
+        mosaic of several images would keep the main one's class. A ``"label"`` the
+        adapter hands out as a target (per-box classes in ``label_fields``, or a
+        ``KeyMap``'s ``labels="label"``) is no class.
         """
         label = class_target(self.adapter, samples[0], "label")
-        if label is not None:
+        if label is not None and not _handed_out(label, views[0]):
             refuse_unmixed(label, f"dataset[{indices[0]}]", _NO_CLASSES)
         tiles = [self.read(*item) for item in zip(indices, views, samples, strict=True)]
         self.check(tiles)

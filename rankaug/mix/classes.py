@@ -119,6 +119,8 @@ def refuse_unmixed(value: Any, where: str, advice: str = ADVICE) -> None:
     """
     if value is None or isinstance(value, bool | np.bool_ | str | bytes):
         return
+    if isinstance(value, np.ndarray | torch.Tensor) and value.ndim > 1:
+        return  # a mask (an (image, mask) pair's): not copied into floats to be told
     array = value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value
     if isinstance(array, numbers.Integral) or (
         isinstance(array, np.ndarray) and array.ndim == 0 and array.dtype.kind in "iu"

@@ -89,14 +89,15 @@ class PairConfig:
         >>> PairConfig.build(class_field="labels")
         Traceback (most recent call last):
         ...
-        ValueError: class_field must be None or a key name other than 'bboxes', ...
+        ValueError: class_field must be a key name other than 'bboxes', ...
         """
         given = checks.instance(targets, "targets", Targets, what="a rankaug.Targets")
         boxes = (Targets() if given is None else given).resolve(None)
         keys = boxes.keys
-        field = checks.key_name(class_field, "class_field", forbidden=keys | {"boxes"})
-        if field is None:
-            raise TypeError("class_field must be a key name (str), got None")
+        field = checks.key_name(
+            class_field, "class_field", forbidden=keys | {"boxes"}, optional=False
+        )
+        assert field is not None  # (optional=False)
         probability = checks.schedule(p, "p")
         fill_values, fill_default = checks.fill_setting(fill, "fill")
         return cls(

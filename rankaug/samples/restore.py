@@ -153,7 +153,8 @@ def pil_like(new: Any, old: Any) -> Any:
     array = np.asarray(new)
     if array.ndim == 3 and array.shape[2] == 1:
         array = array[:, :, 0]
-    made = Image.fromarray(array.astype(np.asarray(old).dtype, copy=False))
+    dtype = np.asarray(old.crop((0, 0, 1, 1))).dtype  # its mode's (not the image read whole)
+    made = Image.fromarray(array.astype(dtype, copy=False))
     if old.mode == "P":
         made = made.convert("L") if made.mode != "L" else made
         made.putpalette(old.getpalette() or [])  # L + palette -> P, its colours

@@ -319,10 +319,15 @@ def refuse_unread(
             f" (or, with RandomAugmentWrapper, A.Compose(..., additional_targets="
             f"{{{shaped[0]!r}: 'mask'}}))"
         )
+    line = suggest_adapter(mapping, paths, image, hw, kept)
+    if "KeyMap(" in line and not any(f"{p!r}" in line or f"'{p}." in line for p in paths):
+        line = "rankaug.adapters.KeyMap naming each (bboxes=, mask=, masks=, keypoints= or "
+        line += f"segments=){also}"
+        also = " where it is one (heatmaps, masks of another size: make them after the wrapper)"
     raise ValueError(
         f"{opening}: a geometric transform would move its pixels and leave them where they "
-        f"were. Read them with {suggest_adapter(mapping, paths, image, hw, kept)}{also}, or drop "
-        f"them; the sample has keys {sorted(map(str, mapping))}"
+        f"were. Read them with {line}{also}, or drop them; the sample has keys "
+        f"{sorted(map(str, mapping))}"
     )
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
 import torch
@@ -55,6 +57,19 @@ class TestRefuseUnmixed:
         for value in vectors:
             with pytest.raises(ValueError, match=r"dataset\[0\] has the class vector .* \(shape"):
                 refuse_unmixed(value, "dataset[0]")
+
+    @pytest.mark.parametrize("kind", ["array", "tensor"])
+    def test_a_mask_passes_without_a_copy(self, kind: str) -> None:
+        # An (image, mask) pair's mask was copied into float64 for every sample (32 MB here).
+        mask = np.zeros((2000, 2000), np.uint8)
+        value = mask if kind == "array" else torch.from_numpy(mask)[None]
+        tracemalloc.start()
+        try:
+            refuse_unmixed(value, "dataset[0]")
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 1_000_000
 
     def test_the_advice_ends_the_message(self) -> None:
         with pytest.raises(ValueError, match=r"has the class 3 but rename it$"):

@@ -28,8 +28,9 @@ class TestPairConfig:
             ({"label_fields": "labels"}, TypeError, "label_fields must be a sequence"),
             ({"num_classes": 2.0}, TypeError, "num_classes must be an integer >= 1"),
             ({"num_classes": True}, TypeError, "num_classes must be an integer >= 1"),
-            ({"class_field": "masks"}, ValueError, "class_field must be None or a key name"),
-            ({"class_field": None}, TypeError, "class_field must be a key name"),
+            # None is refused: the message said "must be None or a key name"
+            ({"class_field": "masks"}, ValueError, "class_field must be a key name other than"),
+            ({"class_field": None}, TypeError, "class_field must be a key name other than"),
             ({"p": "0.5"}, TypeError, "p must be a finite number"),
             ({"partner_fit": 1}, TypeError, "partner_fit must be one of 'error', 'letterbox'"),
             ({"fill": "grey"}, TypeError, "fill must be a number or a sequence of numbers"),

@@ -8,6 +8,7 @@ import torch
 
 from rankaug import MosaicDataset, MosaicGrid, Partners, SampleError, Targets
 from rankaug._multi.tiles import Tile
+from rankaug.adapters import KeyMap
 
 
 def good(mask: Any = None) -> dict[str, Any]:
@@ -234,6 +235,35 @@ class TestTileReader:
             np.testing.assert_array_equal(out32["bboxes"], out64["bboxes"].astype(np.float32))
             np.testing.assert_array_equal(out32["labels"], out64["labels"])
             assert len(out32["labels"]) > 0
+
+    @pytest.mark.parametrize("container", [np.array, list, torch.tensor])
+    @pytest.mark.parametrize("read_by", ["label_fields", "KeyMap"])
+    def test_per_box_classes_named_label_are_no_class(self, container: Any, read_by: str) -> None:
+        # They were refused as "the class vector array([1])" of a classification sample.
+        boxes = "bboxes" if read_by == "label_fields" else "boxes"
+        samples = [
+            {"image": np.full((20, 20, 3), 50 * i, np.uint8),
+             boxes: np.array([[2.0, 2.0, 18.0, 18.0]]), "label": container([i])}
+            for i in range(4)
+        ]  # fmt: skip
+        setting: dict[str, Any] = (
+            {"targets": Targets(label_fields=("label",))}
+            if read_by == "label_fields"
+            else {"adapter": KeyMap(image="image", bboxes="boxes", labels="label")}
+        )
+        out = MosaicDataset(samples, seed=0, output_size=16, rank=2, **setting)[0]
+        assert type(out["label"]) is type(samples[0]["label"])
+        assert len(out["label"]) == len(out[boxes])
+        assert len(out["label"]) >= 1
+        assert {int(c) for c in out["label"]} <= {0, 1, 2, 3}
+
+    def test_an_image_level_label_beside_boxes_names_its_key(self) -> None:
+        # The message named neither the key nor a way out for a detection sample.
+        samples = [{**good(), "label": 2} for _ in range(4)]
+        with pytest.raises(
+            SampleError, match=r"dataset\[0\] has the class 2 .*'label'.*another key"
+        ):
+            first(samples)
 
 
 _CLASSES = {

@@ -151,6 +151,18 @@ class TestRefuseUnread:
             "it does not read (it reads 'mask'): a geometric transform"
         )
 
+    @pytest.mark.parametrize("key", ["heatmaps", "obb"])
+    def test_fields_no_keymap_line_reads_get_no_such_line(self, key: str) -> None:
+        # It advised "Read them with adapter=rankaug.adapters.KeyMap(image='image')",
+        # a map that reads nothing of them.
+        sample = {"image": image(), key: np.zeros((2, 4, 6), np.float32)}
+        with pytest.raises(ValueError, match=f"but '{key}' look like boxes") as caught:
+            refuse_unread(sample, {"image"}, "it")
+        message = str(caught.value)
+        assert "KeyMap(image='image')" not in message
+        assert "bboxes=, mask=, masks=, keypoints= or segments=" in message
+        assert "make them after the wrapper" in message
+
     def test_the_image_key_error_suggests_an_adapter(self) -> None:
         sample = {"img": image(), "cls": np.zeros((1, 1)), "bboxes": np.zeros((1, 4))}
         with pytest.raises(ValueError, match=re.escape("adapter=rankaug.adapters.Ultralytics()")):
