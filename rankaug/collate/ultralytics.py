@@ -60,9 +60,11 @@ def collate_ultralytics(batch: Sequence[Any]) -> dict[str, Any]:
     Raises:
         TypeError: If ``batch`` is not a sequence (a lone sample, say), a sample is not a
             dict, or a tensor key holds something else.
-        ValueError: If the batch is empty, samples differ in keys, images in shape or
-            dtype, or a sample's ``cls``, ``keypoints`` or ``batch_idx`` does not have
-            one entry per box (concatenated, every later box would get another's).
+        ValueError: If the batch is empty, samples have no ``img`` (rankaug's own
+            ``image`` layout, which :func:`rankaug.collate_detection` collates) or differ
+            in keys, images in shape or dtype, or a sample's ``cls``, ``keypoints`` or
+            ``batch_idx`` does not have one entry per box (concatenated, every later box
+            would get another's).
 
     >>> sample = {"img": torch.zeros(3, 4, 6, dtype=torch.uint8), "cls": torch.ones(2, 1),
     ...           "bboxes": torch.rand(2, 4), "batch_idx": torch.zeros(2), "im_file": "a.jpg"}
@@ -84,6 +86,14 @@ def collate_ultralytics(batch: Sequence[Any]) -> dict[str, Any]:
             raise ValueError(
                 f"batch[{position}] has keys {sorted(sample)}, but batch[0] has {keys}"
             )
+    if "img" not in keys:
+        raise ValueError(
+            f"batch[0] has no 'img' (keys {keys}): collate_ultralytics takes ultralytics' "
+            "layout ('img', 'cls', 'bboxes', 'batch_idx'), not rankaug's dict samples "
+            "('image', 'labels', 'bboxes': YoloFolder, SyntheticDetection), which "
+            "collate_detection collates; read ultralytics' YOLODataset through "
+            "rankaug.adapters.Ultralytics() for its layout"
+        )
     if "bboxes" in keys:
         _check_per_box(batch, [key for key in _ONE_PER_BOX if key in keys])
     out: dict[str, Any] = {}

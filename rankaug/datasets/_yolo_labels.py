@@ -97,7 +97,7 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
                     if not line.isascii() or "_" in line:  # int() and float() take "1_0", "٣"
                         raise ValueError(
                             f"{where}: YOLO labels are ASCII numbers without underscores, got "
-                            f"{line.strip()!r}"
+                            f"{line.rstrip(chr(10) + chr(13))!r}: {_first_foreign(line)}"
                         )
                     if segments:
                         label, points, row, form, surely = _parse_polygon_line(
@@ -213,6 +213,12 @@ def _parse_polygon_line(
     xs, ys = values[0::2], values[1::2]
     row = (min(xs), min(ys), max(xs), max(ys))  # clipped with the other boxes
     return label, points, row, form, form is not None and sure_pose(values, form)
+
+
+def _first_foreign(line: str) -> str:
+    """Name a line's first non-ASCII character or underscore and its 1-based column."""
+    column, char = next((i, c) for i, c in enumerate(line, 1) if not c.isascii() or c == "_")
+    return f"{'_' if char == '_' else f'U+{ord(char):04X}'} at column {column}"
 
 
 def _not_utf8(path: Path, error: UnicodeDecodeError) -> ValueError:

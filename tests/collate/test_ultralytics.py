@@ -114,6 +114,15 @@ class TestCollateUltralytics:
         out = collate_ultralytics([good, good])
         assert len(out[key]) == len(out["bboxes"]) == 4
 
+    def test_rankaugs_own_layout_is_refused_not_collated_without_img(self) -> None:
+        # YoloFolder -> MosaicDataset samples ({"image", "bboxes", "labels"}) came out with
+        # bboxes concatenated, images and labels as tuples and no img, cls or batch_idx
+        ours = {"image": np.zeros((8, 10, 3), np.uint8), "bboxes": np.zeros((1, 4), np.float32),
+                "labels": np.zeros(1, np.int64)}  # fmt: skip
+        with pytest.raises(ValueError, match=r"^batch\[0\] has no 'img' .*'image', 'labels'.*"
+                           r"collate_detection"):  # fmt: skip
+            collate_ultralytics([ours, ours])
+
 
 @pytest.fixture(scope="module")
 def yolo(tmp_path_factory: pytest.TempPathFactory) -> Any:

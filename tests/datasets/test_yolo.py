@@ -229,8 +229,9 @@ class TestYoloFolder:
             ("0 0.9 0.5 0.4 0.2", r"edges .* outside \[0, 1\] by more than tolerance=0.001"),
             ("0 5 5 0.5 0.5", r"outside \[0, 1\].*normalised by the image size"),
             ("1_0 0.5 0.5 0.5 0.5", r"ASCII numbers without underscores, got '1_0 0.5"),
-            ("\u0663 0.5 0.5 0.5 0.5", r"ASCII numbers without underscores"),
-            ("0 0.5 0.5 0.5 0.5\u00a0", r"ASCII numbers without underscores"),
+            ("\u0663 0.5 0.5 0.5 0.5", r"ASCII numbers without underscores, .*U\+0663 at column 1"),
+            # a trailing no-break space was stripped from the line shown: it looked valid
+            ("0 0.5 0.5 0.5 0.5\u00a0", r"got '0 0.5 0.5 0.5 0.5\\xa0': U\+00A0 at column 18"),
         ],
     )
     def test_bad_lines_name_file_and_line(self, tmp_path: Path, line: str, message: str) -> None:
