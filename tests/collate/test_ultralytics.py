@@ -180,6 +180,10 @@ class TestAgainstUltralytics:
         for key in ("im_file", "ori_shape", "resized_shape", "ratio_pad"):
             assert ours[key] == theirs[key], key
 
+    def test_the_letterbox_the_data_guide_drops_comes_first(self, yolo: Any) -> None:
+        # docs/guides/data.md: dataset.transforms.transforms.pop(0) leaves unpadded images
+        assert [type(t).__name__ for t in yolo.transforms.transforms] == ["LetterBox", "Format"]
+
     def test_a_mosaic_batch_goes_into_its_collate_fn_as_into_ours(self, yolo: Any) -> None:
         samples = [yolo[i] for i in range(len(yolo))]
         mosaic = MosaicDataset(samples, seed=0, output_size=64, targets=Targets(box_format="yolo"),
