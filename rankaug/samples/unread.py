@@ -314,11 +314,13 @@ def refuse_unread(
             "by its shape)"
         )
     also = ""
-    if shaped and image is None:  # (an albumentations Compose reads extra targets by name)
-        also = (
-            f" (or, with RandomAugmentWrapper, A.Compose(..., additional_targets="
-            f"{{{shaped[0]!r}: 'mask'}}))"
-        )
+    if shaped:  # an albumentations Compose reads extra targets by name (every adapter)
+        first = shaped[0]
+        shape = _shape(_lookup(mapping, first)) or ()
+        also = f"{{{first!r}: 'mask'}}"
+        if len(shape) == 3 and min(shape[0], shape[-1]) in (3, 4):  # an image's channels
+            also = f"{{{first!r}: 'image'}} for an image beside the image, {also} for a mask"
+        also = f" (or, with RandomAugmentWrapper, A.Compose(..., additional_targets={also}))"
     raise ValueError(
         f"{opening}: a geometric transform would move its pixels and leave them where they "
         f"were. Read them with {suggest_adapter(mapping, paths, image, hw, kept)}{also}, or drop "

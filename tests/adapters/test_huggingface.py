@@ -326,3 +326,11 @@ class TestAdditionalImages:
             assert inside.mean() > 0.5
             np.testing.assert_array_equal(image2[inside], 255 - image[inside])
             assert check_boxes_on_their_objects(out) > 0
+
+    def test_in_a_pipeline_without_it_the_advice_is_additional_targets(self) -> None:
+        dataset = self.rows(1)
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("coco", FIELDS))
+        wrapper = RandomAugmentWrapper(dataset, flip, seed=0, adapter=HuggingFace())
+        advice = "A.Compose(..., additional_targets={'image2': 'image'} for an image beside"
+        with pytest.raises(SampleError, match=re.escape(advice)):
+            wrapper[0]
