@@ -155,7 +155,9 @@ def restarted(name: str, key: tuple[int, int, int, int]) -> None:
         f"of {KEPT} or more other epochs in between (validation loops over the same wrapper "
         "with num_workers=0, whose EpochSampler counts its own epochs) dropped it, so it "
         "repeats the draws it gave before. Give the other loop a wrapper of its own, or use "
-        "keying='sample'",
+        "keying='sample'. (An epoch run again on purpose, set_epoch(e) once more, is warned "
+        "too: a stream cannot tell it from that; its rerun repeats the epoch's draws only "
+        "once dropped, and a kept stream continues. keying='sample' repeats them each time.)",
         RankaugWarning,
         stacklevel=4,
     )

@@ -136,6 +136,20 @@ class TestRestarted:
             draws = draws_between_checks(streams.KEPT)
         assert len(set(draws)) < len(draws)  # what it warns of
 
+    def test_a_deliberate_rerun_is_told_how_to_repeat_its_draws(self) -> None:
+        # set_epoch(0) again after more epochs than a worker keeps: warned, as the
+        # accidental case (it cannot be told apart), with what a rerun does and needs
+        train = RandomAugmentWrapper(DATA, draw, seed=0)
+        first = [train[i]["draw"] for i in range(8)]  # epoch 0
+        for epoch in range(1, streams.KEPT + 1):
+            train.set_epoch(epoch)
+            for index in range(8):
+                train[index]
+        train.set_epoch(0)
+        with pytest.warns(RankaugWarning, match=r"An epoch run again on purpose, set_epoch"):
+            again = [train[i]["draw"] for i in range(8)]
+        assert again == first  # dropped: started over, its draws repeated
+
     def test_keeps_quiet_while_the_streams_are_kept(self) -> None:
         draws = draws_between_checks(1)  # one other epoch between two training batches
         assert len(set(draws)) == len(draws) == 8

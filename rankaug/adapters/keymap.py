@@ -5,11 +5,20 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, ClassVar, NamedTuple
 
+import numpy as np
+
 from rankaug import checks
 from rankaug._fixed import FixedSettings
+from rankaug.adapters.paths import describe_keys, is_object_list, put
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.hf_rows import bound_to, typed
-from rankaug.samples.images import image_from_numpy, image_hw, image_to_numpy, value_to_numpy
+from rankaug.samples.images import (
+    image_from_numpy,
+    image_hw,
+    image_kind,
+    image_to_numpy,
+    value_to_numpy,
+)
 from rankaug.samples.pair_mask import channels_first, channels_last, height_width, reads_first
 from rankaug.samples.restore import (
     check_tv_boxes,
@@ -36,14 +45,7 @@ class _State(NamedTuple):
     boxes: int | None  # the number of boxes handed out (None: no boxes handed out)
     unhanded: tuple[str, ...]  # per-box values not handed out: stale if the count changes
     wrapped: bool  # torchvision's tv_tensors among the values: wrapped again
-    first: bool = False  # a tensor image's mask was CxHxW: so again
-
-
-def _object_list(value: object, key: str) -> bool:
-    """Whether ``value`` is a list of per-object dicts (holding ``key``), or an empty list."""
-    if not isinstance(value, list | tuple):
-        return False
-    return not value or (isinstance(value[0], Mapping) and key in value[0])
+    first: tuple[str, ...] = ()  # masks that were CxHxW (beside a tensor image): so again
 
 
 class KeyMap(FixedSettings):
@@ -54,7 +56,9 @@ class KeyMap(FixedSettings):
     found too). The output has the sample's own structure: every value is written back
     where it was read, in its own container type (lists stay lists, tensors tensors, a
     PIL image a PIL image), nested dicts are copied rather than changed, and every other
-    key is kept as it is. A path that matches nothing in a sample is an error.
+    key is kept as it is. A path that matches nothing in a sample is an error. Additional
+    images and masks of an albumentations pipeline are read as ``DefaultAdapter`` reads
+    them: where the map names them (``image2="pair.right"``), else under their own key.
 
     Per-box fields stay aligned with the boxes: ``labels`` and every extra name given
     are per-box label fields (give them to the wrapper's ``label_fields``), and when the
@@ -100,6 +104,8 @@ class KeyMap(FixedSettings):
     box_format_given_as: str = "box_format"  # where the wrapper's was given (likewise)
     #: A Hugging Face dataset's typed empty values by path (set by :meth:`for_dataset`).
     typed_empty: Mapping[str, Any] = _NOTHING
+    #: The transform's additional targets, ``{name: "image" or "mask"}`` (check_adapter's).
+    additional_targets: Mapping[str, str] = _NOTHING
 
     #: Top-level keys that hold no per-box value, or that a preset rebuilds itself.
     _not_per_box: ClassVar[frozenset[str]] = frozenset()
@@ -172,7 +178,7 @@ class KeyMap(FixedSettings):
             value: Any = sample
             for depth, part in enumerate(parts):
                 if not (isinstance(value, Mapping) and part in value):
-                    if _object_list(value, part):
+                    if is_object_list(value, part):
                         self._refuse_object_list(name, ".".join(parts[:depth]))
                     break
                 value = value[part]
@@ -180,7 +186,7 @@ class KeyMap(FixedSettings):
                 return value
         raise ValueError(
             f"{self!r}: {name}={self.keys[name]!r} matches nothing in the sample, which has "
-            f"keys {self._describe(sample)}"
+            f"keys {describe_keys(sample)}"
         )
 
     def _refuse_object_list(self, name: str, where: str) -> None:
@@ -191,16 +197,6 @@ class KeyMap(FixedSettings):
             "dataset: declare the feature as datasets.Sequence({...}), which gives a dict "
             "of lists, not datasets.List({...}))"
         )
-
-    @staticmethod
-    def _describe(sample: Mapping[str, Any]) -> str:
-        parts = []
-        for key, value in sample.items():
-            if isinstance(value, Mapping):
-                parts.append(f"{key!s} ({', '.join(map(str, value))})")
-            else:
-                parts.append(str(key))
-        return "[" + ", ".join(sorted(parts)) + "]"
 
     def _container_of(self, sample: Mapping[str, Any]) -> Any:
         """The dict of per-object lists around the boxes, or ``None`` (a key with dots)."""
@@ -229,18 +225,25 @@ class KeyMap(FixedSettings):
         data: dict[str, Any] = {"image": image}
         originals: dict[str, Any] = {}
         unhanded: list[str] = []
-        first = False
-        for name, parts in self._others:
+        first: tuple[str, ...] = ()
+        additional, others = self.additional_targets, self._others
+        if additional:  # those the map does not name: under their own keys, where present
+            others = (*others, *((n, (n,)) for n in self._unnamed() if n in sample))
+        for name, parts in others:
             value = self._get(sample, name, parts)
             if value is None:
                 continue
             if name in targets:
                 if self.typed_empty:  # a Hugging Face row without objects: the other rows' type
-                    value = typed(value, self.typed_empty.get(self.keys[name]))
+                    value = typed(value, self.typed_empty.get(self.keys.get(name, name)))
                 originals[name] = value
-                data[name] = value_to_numpy(value)
-                if name == "mask" and reads_first(value, kind, image.shape[:2]):
-                    data[name], first = channels_last(data[name]), True
+                role = "mask" if name == "mask" else additional.get(name) if additional else None
+                if role == "image":  # an additional image: in the image's layout (CxHxW)
+                    data[name] = image_to_numpy(value, self.keys.get(name, name))[0]
+                else:
+                    data[name] = value_to_numpy(value)
+                if role == "mask" and reads_first(value, kind, image.shape[:2]):
+                    data[name], first = channels_last(data[name]), (*first, name)
                 if is_wrapped(value):
                     own = self.box_format  # the layout's format, else the wrapper's
                     reads = (own or self.reads_box_format) if name == "bboxes" else None
@@ -268,12 +271,17 @@ class KeyMap(FixedSettings):
                         unhanded.append(path)
             if "bboxes" in targets and isinstance(objects, Mapping):  # geometry left behind?
                 self._refuse_unread_objects(objects)
-        if "bboxes" in targets and not sample.keys() <= self._read:  # targets unread?
+        read = self._read | self._unnamed() if additional else self._read
+        if "bboxes" in targets and not sample.keys() <= read:  # targets unread?
             where, hw, kept = self.keys["image"], image.shape[:2], self._kept
-            refuse_unread(sample, known(self._read, data), repr(self), data.keys(), where, hw, kept)
+            refuse_unread(sample, known(read, data), repr(self), data.keys(), where, hw, kept)
         count = len(data["bboxes"]) if "bboxes" in data else None
         state = _State(sample, originals, kind, mode, count, tuple(unhanded), wrapped, first)
         return data, state
+
+    def _unnamed(self) -> frozenset[str]:
+        """The additional targets the map does not name: read under their own keys."""
+        return frozenset(self.additional_targets).difference(self.keys, self._read)
 
     def _refuse_unread_objects(self, objects: Mapping[str, Any]) -> None:
         """Refuse per-object geometry beside the boxes that the map does not read.
@@ -328,7 +336,7 @@ class KeyMap(FixedSettings):
         The map's own, and the sample's other keys with one entry per box
         (torchvision's ``iscrowd``, ``area``), found as the default adapter finds them.
         """
-        read = self._read | self._not_per_box
+        read = self._read | self._not_per_box | self._unnamed()
         others = {k: v for k, v in state.sample.items() if k not in read}
         assert state.boxes is not None
         return (*state.unhanded, *per_box_fields(others, state.boxes))
@@ -355,9 +363,13 @@ class KeyMap(FixedSettings):
             if name == "image":
                 value = image_from_numpy(value, state.image_kind, state.pil_mode)
             elif name in state.originals:
-                if name == "mask" and state.first:  # channels first again
+                old = state.originals[name]
+                if state.first and name in state.first:  # channels first again
                     value = channels_first(value, image_hw(data["image"]))
-                value = restore_like(value, state.originals[name])
+                if type(old) is not np.ndarray and self.additional_targets.get(name) == "image":
+                    value = image_from_numpy(value, *image_kind(old))  # its layout back
+                else:
+                    value = restore_like(value, old)
             values[name] = value
         if state.wrapped:  # torchvision's tv_tensors: their class back
             image = self._get(state.sample, "image", self._parts["image"])
@@ -377,15 +389,7 @@ class KeyMap(FixedSettings):
             if path is not None and path in state.sample:  # a key with dots in it
                 out[path] = value
                 continue
-            node = out
-            for depth in range(1, len(parts)):
-                prefix = parts[:depth]
-                child = copied.get(prefix)
-                if child is None:
-                    child = copied[prefix] = dict(node[parts[depth - 1]])
-                    node[parts[depth - 1]] = child
-                node = child
-            node[parts[-1]] = value
+            put(copied, parts, value)
         return out
 
     def __repr__(self) -> str:

@@ -25,7 +25,9 @@ class HuggingFace(KeyMap):
     from the adapter (give ``A.BboxParams`` the same). Every other list in ``objects`` (``id``,
     ``area``...) is a per-box field named by its path (``"objects.id"``): carry it with
     ``Targets(label_fields=("labels", "objects.id", ...))``, or the wrappers refuse to drop or add
-    boxes beside it. ``area`` is carried as it was, not recomputed.
+    boxes beside it. ``area`` is carried as it was, not recomputed. A second ``Image()`` column
+    under an albumentations additional image target (``{"image2": "image"}``) moves with the
+    image and comes back a PIL image (see :class:`KeyMap`).
 
     Args:
         image: The image's key.

@@ -308,17 +308,17 @@ def refuse_unread(
             f"the sample has no target {who} reads ({', '.join(map(repr, sorted(GEOMETRIC)))}), "
             f"but {', '.join(map(repr, paths))} look like boxes, masks, polygons or keypoints"
         )
-    if shaped:
+    also = ""
+    if shaped:  # and an albumentations Compose reads extra targets by name (every adapter)
         opening += (
             f" ({', '.join(map(repr, shaped))} of the image's height and width {hw}: a mask, "
             "by its shape)"
         )
-    also = ""
-    if shaped and image is None:  # (an albumentations Compose reads extra targets by name)
-        also = (
-            f" (or, with RandomAugmentWrapper, A.Compose(..., additional_targets="
-            f"{{{shaped[0]!r}: 'mask'}}))"
-        )
+        shape = _shape(_lookup(mapping, first := shaped[0])) or ()
+        also = f"{{{first!r}: 'mask'}}"
+        if len(shape) == 3 and min(shape[0], shape[-1]) in (3, 4):  # an image's channels
+            also = f"{{{first!r}: 'image'}} for an image beside the image, {also} for a mask"
+        also = f" (or, with RandomAugmentWrapper, A.Compose(..., additional_targets={also}))"
     line = suggest_adapter(mapping, paths, image, hw, kept)
     if "KeyMap(" in line and not any(f"{p!r}" in line or f"'{p}." in line for p in paths):
         line = "rankaug.adapters.KeyMap naming each (bboxes=, mask=, masks=, keypoints= or "

@@ -289,3 +289,48 @@ class TestGeometryLeftInObjects:
         invert = A.Compose([A.InvertImg(p=1.0)])
         out = RandomAugmentWrapper([sample], invert, seed=0, adapter=HuggingFace())[0]
         assert out["objects"]["segmentation"] == sample["objects"]["segmentation"]
+
+
+class TestAdditionalImages:
+    """A second ``Image()`` column under an albumentations additional image target.
+
+    The sample was refused, with the advice to read the image as ``masks``.
+    """
+
+    @staticmethod
+    def rows(count: int = 3) -> Any:
+        rows = [scene(i) for i in range(count)]
+        for row in rows:  # its negative, beside it
+            row["image2"] = Image.fromarray(255 - np.asarray(row["image"]))
+        columns = {key: [row[key] for row in rows] for key in rows[0]}
+        dataset = datasets.Dataset.from_dict(columns)
+        return dataset.cast_column("image", datasets.Image()).cast_column(
+            "image2", datasets.Image()
+        )
+
+    def test_it_follows_the_image_and_comes_back_a_pil_image(self) -> None:
+        dataset = self.rows()
+        transform = A.Compose(
+            [A.Affine(rotate=(-20, 20), p=1.0, interpolation=0), A.HorizontalFlip(p=1.0)],
+            bbox_params=bbox_params("coco", FIELDS),
+            additional_targets={"image2": "image"},
+        )
+        augmented = RandomAugmentWrapper(dataset, transform, seed=0, adapter=HuggingFace())
+        for index in range(len(dataset)):
+            out = augmented[index]
+            assert isinstance(out["image2"], Image.Image)
+            assert out["image2"].mode == "RGB"
+            # moved as the image was: still its negative where the image has pixels
+            image, image2 = np.asarray(out["image"]), np.asarray(out["image2"])
+            inside = image.any(axis=-1) & (image2 != 255).any(axis=-1)
+            assert inside.mean() > 0.5
+            np.testing.assert_array_equal(image2[inside], 255 - image[inside])
+            assert check_boxes_on_their_objects(out) > 0
+
+    def test_in_a_pipeline_without_it_the_advice_is_additional_targets(self) -> None:
+        dataset = self.rows(1)
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("coco", FIELDS))
+        wrapper = RandomAugmentWrapper(dataset, flip, seed=0, adapter=HuggingFace())
+        advice = "A.Compose(..., additional_targets={'image2': 'image'} for an image beside"
+        with pytest.raises(SampleError, match=re.escape(advice)):
+            wrapper[0]

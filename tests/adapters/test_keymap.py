@@ -262,3 +262,105 @@ class TestKeyMapTensorMasks:
         out = RandomAugmentWrapper([sample], A.HorizontalFlip(p=1.0), seed=0, adapter=adapter)[0]
         assert type(out["seg"]) is torch.Tensor
         assert torch.equal(out["seg"], mask.flip(-1))
+
+
+class TestKeyMapAdditionalTargets:
+    """albumentations' additional images and masks, read as the default adapter reads them.
+
+    A sample with one was refused (its advice: read it as ``masks``).
+    """
+
+    @staticmethod
+    def flip() -> A.Compose:
+        return A.Compose(
+            [A.HorizontalFlip(p=1.0)], additional_targets={"image2": "image", "mask2": "mask"}
+        )
+
+    @staticmethod
+    def ramp() -> torch.Tensor:
+        return (torch.arange(3 * 16 * 24).reshape(3, 16, 24) % 251).to(torch.uint8)
+
+    def test_unnamed_ones_are_read_under_their_keys_in_the_images_layout(self) -> None:
+        ramp = self.ramp()
+        images = {"pixels": ramp, "image2": 250 - ramp, "mask2": ramp[:1] % 7}
+        sample: dict[str, Any] = {**images, "id": 3}
+        adapter = KeyMap(image="pixels")
+        out = RandomAugmentWrapper([sample], self.flip(), seed=0, adapter=adapter)[0]
+        assert sorted(out) == ["id", "image2", "mask2", "pixels"]
+        for key in ("pixels", "image2", "mask2"):
+            assert type(out[key]) is torch.Tensor
+            assert out[key].dtype == torch.uint8
+            assert torch.equal(out[key], images[key].flip(-1))
+
+    def test_as_the_default_adapter_reads_them(self) -> None:
+        ramp = self.ramp()
+        sample = {"image": ramp, "image2": 250 - ramp, "mask2": ramp[:1] % 7}
+        transform = A.Compose(
+            [A.Affine(rotate=(-30, 30), scale=(0.7, 1.3), p=1.0), A.HorizontalFlip()],
+            additional_targets={"image2": "image", "mask2": "mask"},
+        )
+        ours = RandomAugmentWrapper([sample] * 4, transform, seed=5, adapter=KeyMap())
+        default = RandomAugmentWrapper([sample] * 4, transform, seed=5)
+        for index in range(4):
+            mine, theirs = ours[index], default[index]
+            for key in sample:
+                assert torch.equal(mine[key], theirs[key])
+
+    def test_a_named_one_is_read_at_its_path_and_comes_back_in_its_type(self) -> None:
+        ramp = self.ramp()
+        pair = {"left": ramp, "right": 250 - ramp}
+        sample: dict[str, Any] = {"pair": pair, "name": "a"}
+        adapter = KeyMap("pair.left", image2="pair.right")
+        out = RandomAugmentWrapper([sample], self.flip(), seed=0, adapter=adapter)[0]
+        assert sorted(out) == ["name", "pair"]
+        assert type(out["pair"]["right"]) is torch.Tensor
+        assert torch.equal(out["pair"]["right"], (250 - ramp).flip(-1))
+        assert out["pair"] is not pair  # copied, never changed in place
+        assert pair["right"] is sample["pair"]["right"]
+
+    def test_a_pil_one_comes_back_a_pil_image_of_its_mode(self) -> None:
+        grey = np.arange(16 * 24, dtype=np.uint8).reshape(16, 24)
+        sample = {"image": self.ramp(), "image2": Image.fromarray(grey)}
+        out = RandomAugmentWrapper([sample], self.flip(), seed=0, adapter=KeyMap())[0]
+        assert isinstance(out["image2"], Image.Image)
+        assert out["image2"].mode == "L"
+        assert np.array_equal(np.asarray(out["image2"]), grey[:, ::-1])
+
+    def test_a_resize_gives_each_the_output_size_in_its_layout(self) -> None:
+        sample = {
+            "image": torch.full((3, 16, 24), 7, dtype=torch.uint8),
+            "image2": torch.full((3, 16, 24), 9, dtype=torch.uint8),
+            "mask2": torch.full((1, 16, 24), 2, dtype=torch.uint8),
+        }
+        transform = A.Compose(
+            [A.Resize(8, 12)], additional_targets={"image2": "image", "mask2": "mask"}
+        )
+        out = RandomAugmentWrapper([sample], transform, seed=0, adapter=KeyMap())[0]
+        assert torch.equal(out["image2"], torch.full((3, 8, 12), 9, dtype=torch.uint8))
+        assert torch.equal(out["mask2"], torch.full((1, 8, 12), 2, dtype=torch.uint8))
+
+    def test_one_beside_boxes_is_no_per_box_value(self) -> None:
+        # a 3-channel CxHxW image2 beside 3 boxes: not one entry per box, never 'stale'
+        boxes = np.array([[0, 0, 4, 4], [10, 10, 14, 14], [20, 2, 23, 8]], np.float32)
+        sample = {
+            "img": torch.full((3, 16, 24), 7, dtype=torch.uint8),
+            "image2": torch.full((3, 16, 24), 9, dtype=torch.uint8),
+            "boxes": boxes,
+            "cls": [1, 2, 3],
+        }
+        transform = A.Compose(
+            [A.Crop(0, 0, 16, 16)],
+            additional_targets={"image2": "image"},
+            bbox_params=bbox_params("pascal_voc", ["labels"]),
+        )
+        adapter = KeyMap("img", bboxes="boxes", labels="cls")
+        out = RandomAugmentWrapper([sample], transform, seed=0, adapter=adapter)[0]
+        assert out["cls"] == [1, 2]
+        assert torch.equal(out["image2"], torch.full((3, 16, 16), 9, dtype=torch.uint8))
+
+    def test_one_that_cannot_be_read_is_refused_naming_its_path(self) -> None:
+        sample = {"pair": {"left": self.ramp(), "right": torch.zeros(16, 24, 3)}}
+        adapter = KeyMap("pair.left", image2="pair.right")
+        wrapper = RandomAugmentWrapper([sample], self.flip(), seed=0, adapter=adapter)
+        with pytest.raises(SampleError, match=r"pair\.right must be a CxHxW tensor, .* give pair"):
+            wrapper[0]

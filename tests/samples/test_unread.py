@@ -490,6 +490,18 @@ def test_a_mask_by_its_shape_is_told_how_to_read_it() -> None:
     assert "additional_targets={'seg': 'mask'}" in message
 
 
+def test_an_image_by_its_shape_is_told_it_may_be_an_additional_image() -> None:
+    # the advice was a mask only (an image beside the image goes to 'image')
+    transform = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+    sample = {**with_boxes("seg"), "seg": np.zeros((16, 24, 3), np.uint8)}
+    with pytest.raises(SampleError) as caught:
+        RandomAugmentWrapper([sample], transform, seed=0)[0]
+    assert (
+        "A.Compose(..., additional_targets={'seg': 'image'} for an image beside the image, "
+        "{'seg': 'mask'} for a mask)" in str(caught.value)
+    )
+
+
 def test_read_as_an_additional_target_it_moves() -> None:
     transform = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"),
                           additional_targets={"seg": "mask"})  # fmt: skip

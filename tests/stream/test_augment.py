@@ -1,14 +1,18 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import albumentations as A
 import numpy as np
 import pytest
+import torch
 from torch.utils.data import DataLoader, IterableDataset
 
 from rankaug import RandomAugmentWrapper, RankaugWarning, SampleError
+from rankaug.adapters import KeyMap
 from rankaug.stream import StreamingAugment
 from tests import ahead
 from tests.stream.helpers import EpochShards, Named, Shards, by_id, detection, keep, noise
@@ -81,6 +85,24 @@ class TestDispatch:
             RandomAugmentWrapper(iter([detection(0)]), noise, seed=0)
 
 
+class Pairs(IterableDataset[dict[str, Any]]):
+    """Dict samples with ``CxHxW`` tensors ``image`` and ``image2`` (its copy), and an id."""
+
+    def __init__(self, n: int = 4) -> None:
+        ramps = torch.arange(n * 3 * 24 * 32).reshape(n, 3, 24, 32) % 251
+        self.samples = [
+            {"image": ramp.to(torch.uint8), "image2": ramp.to(torch.uint8).clone(), "id": f"p{k}"}
+            for k, ramp in enumerate(ramps)
+        ]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        yield from self.samples
+
+
+def pair_transform(*steps: Any) -> A.Compose:
+    return A.Compose(list(steps), additional_targets={"image2": "image"})
+
+
 class TestStreamingAugment:
     def test_threads_iterating_at_once_each_read_their_own_samples(self) -> None:
         streams = ThreadStreams(8, Meeting(2))  # each thread sets its sample, then all load
@@ -111,6 +133,35 @@ class TestStreamingAugment:
         stream: Any = RandomAugmentWrapper(Named(["a", "a"]), noise, seed=0, keying="stream")
         out = list(stream)  # filterwarnings=error: the stream keying draws on, no warning
         assert out[0]["noise"] != out[1]["noise"]
+
+    @pytest.mark.parametrize("adapter", [None, KeyMap()], ids=["default", "keymap"])
+    def test_additional_images_move_as_in_the_map_style_wrapper(self, adapter: Any) -> None:
+        # a tensor image2 failed inside albumentations ("Height and Width ... should be equal")
+        stream = Pairs()
+        flip = pair_transform(A.HorizontalFlip(p=1.0))
+        wrapper: Any = RandomAugmentWrapper(stream, flip, seed=0, adapter=adapter)
+        out = list(wrapper)
+        mapped = RandomAugmentWrapper(stream.samples, flip, seed=0, adapter=adapter)
+        assert len(out) == len(stream.samples) == 4
+        for index, (sample, given) in enumerate(zip(out, stream.samples, strict=True)):
+            assert sorted(sample) == ["id", "image", "image2"]
+            assert type(sample["image2"]) is torch.Tensor
+            assert torch.equal(sample["image2"], given["image2"].flip(-1))
+            for key in ("image", "image2"):
+                assert torch.equal(sample[key], mapped[index][key])
+
+    @pytest.mark.parametrize("adapter", [None, KeyMap()], ids=["default", "keymap"])
+    def test_additional_images_draw_the_images_parameters(self, adapter: Any) -> None:
+        transform = pair_transform(A.Affine(rotate=(-30, 30), scale=(0.6, 1.4), p=1.0))
+        keys: Any = {"seed": 0, "keying": "sample", "sample_id": "id"}
+        ours: Any = RandomAugmentWrapper(Pairs(), transform, adapter=adapter, **keys)
+        theirs: Any = RandomAugmentWrapper(Pairs(), transform, **keys)
+        out, default = list(ours), list(theirs)
+        for sample, given, other in zip(out, Pairs().samples, default, strict=True):
+            assert sample["image"].shape == (3, 24, 32)
+            assert not torch.equal(sample["image"], given["image"])  # moved
+            assert torch.equal(sample["image2"], sample["image"])  # moved alike
+            assert torch.equal(sample["image2"], other["image2"])  # as the default adapter's
 
     def test_a_transform_set_afterwards_is_used(self) -> None:
         wrapper = RandomAugmentWrapper(Shards(3), unchanged, seed=0)
