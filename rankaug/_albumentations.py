@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Collection
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -33,6 +33,11 @@ from rankaug.samples import (
 )
 
 __all__ = ["AlbumentationsDriver", "albumentations_targets"]
+
+# the steps DefaultAdapter._call_plain does in one call, as its module defines them
+_UNPACK: Final = DefaultAdapter.unpack
+_REPACK: Final = DefaultAdapter.repack
+_STEPS: Final = frozenset({"unpack", "repack", "_call_plain"})
 
 
 def albumentations_targets(transform: Any) -> frozenset[str]:
@@ -119,13 +124,12 @@ class AlbumentationsDriver:
         self._default = self._others is DefaultAdapter.passthrough  # not a subclass's own
         # the keys DefaultAdapter._call_plain may take (see __call__): none that is checked
         # or treated apart below (refused, keypoints, instance masks, masks that are moved:
-        # they must cover the image, in a dtype OpenCV warps); None for another adapter,
-        # or one given methods of its own
+        # they must cover the image, in a dtype OpenCV warps); None for another adapter
+        # (one given methods of its own, or a class patched with others: checked per call)
         moved = set(self.mask_keys) if self.moves_masks else set()
         checked = {*self.refused, *self.points, "masks", *moved}
-        adapter = self.adapter
-        own = vars(adapter).keys() & {"unpack", "repack", "_call_plain"}
-        self.plain = self.targets - checked if type(adapter) is DefaultAdapter and not own else None
+        plain = type(self.adapter) is DefaultAdapter
+        self.plain = self.targets - checked if plain else None
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         try:  # self.transforms.slot() written out: [this thread's copy, the state handed]
@@ -142,6 +146,9 @@ class AlbumentationsDriver:
         if (
             plain is not None
             and type(sample) is dict
+            and DefaultAdapter.unpack is _UNPACK  # not patched (mock.patch.object)
+            and DefaultAdapter.repack is _REPACK
+            and _STEPS.isdisjoint(vars(self.adapter))  # none of the adapter's own
             and not any(  # (N, K) label fields: rows follow (see below)
                 type(value := sample.get(key)) is np.ndarray and value.ndim > 1
                 for key in self.label_fields
