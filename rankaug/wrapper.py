@@ -15,7 +15,7 @@ from rankaug.epoch import EpochIndex, carry_epoch, drop_epoch
 from rankaug.errors import SampleError
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
-from rankaug.sample_epoch import sample_epoch
+from rankaug.sample_epoch import EpochFallback, sample_epoch
 from rankaug.samples import SampleAdapter, check_adapter
 from rankaug.stream.detect import Streamable
 from rankaug.transforms import make_driver
@@ -188,7 +188,7 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
         info = worker[1]
         if kind is int:
             position = index
-            epoch = sample_epoch(index, self._epoch, info is not None, type(self).__name__)
+            epoch = _sample_epoch(index, self._epoch, info is not None, type(self).__name__)
         else:
             position, epoch = index.real, index.epoch  # type: ignore[attr-defined]  # EpochIndex
         worker_id = 0 if info is None else info.id
@@ -245,6 +245,15 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
         """What ``context.failure`` gives, for the context __getitem__ did not make."""
         context = ResolvedContext(position, rank=rank, worker_id=worker_id, epoch=epoch)
         return context.failure(stage, error)
+
+
+def _sample_epoch(index: int, fallback: EpochFallback, in_worker: bool, owner: str) -> int:
+    """``sample_epoch`` a frame below ``__getitem__``, as ``context()`` calls it.
+
+    Its warnings (a lost epoch, ``set_epoch`` late) name the frame that many levels up:
+    the line that indexed the wrapper, not the one that called that line.
+    """
+    return sample_epoch(index, fallback, in_worker, owner)
 
 
 # the steps __getitem__ writes out, as this module defines them

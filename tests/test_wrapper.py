@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import pickle
 import random
 import time
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from PIL import Image
 from torch.utils.data import ConcatDataset, DataLoader, Dataset, Subset, get_worker_info
 
-from rankaug import EpochIndex, RandomAugmentWrapper, RankaugWarning, SampleError
+from rankaug import EpochIndex, EpochSampler, RandomAugmentWrapper, RankaugWarning, SampleError
 from tests.albu import bbox_params
 from tests.forked import in_a_forked_child
 from tests.threads import Meeting, meeting_pipeline
@@ -576,6 +577,17 @@ class TestRandomAugmentWrapper:
         reference = RandomAugmentWrapper(arrays(2), noise, seed=0)
         reference[0]
         assert same_items(out, reference[1])  # the same draws, through the steps
+
+    def test_the_lost_epoch_warning_names_the_line_that_indexed(self) -> None:
+        wrapped = RandomAugmentWrapper(arrays(4), noise, seed=0)
+        loader = DataLoader(wrapped, sampler=EpochSampler(range(4), epoch=3), collate_fn=list)
+        for _ in loader:  # a pass of epoch 3 runs; a plain index outside its fetches:
+            line = inspect.currentframe().f_lineno + 2  # type: ignore[union-attr]
+            with pytest.warns(RankaugWarning, match="carries no epoch") as record:
+                wrapped[1]
+            break
+        # before: the common case named the line that called this test, one frame out
+        assert (record[0].filename, record[0].lineno) == (__file__, line)
 
     def test_workers_forked_after_the_main_process_loaded_find_their_own_id(self) -> None:
         used = RandomAugmentWrapper(Dicts(), photometric(), seed=0)
