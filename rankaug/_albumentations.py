@@ -6,7 +6,7 @@ import copy
 import math
 import random
 from collections.abc import Collection
-from typing import Any
+from typing import Any, Final
 
 import cv2
 import numpy as np
@@ -35,6 +35,11 @@ from rankaug.samples import (
 )
 
 __all__ = ["AlbumentationsDriver", "albumentations_targets"]
+
+# the steps DefaultAdapter._call_plain does in one call, as its module defines them
+_UNPACK: Final = DefaultAdapter.unpack
+_REPACK: Final = DefaultAdapter.repack
+_STEPS: Final = frozenset({"unpack", "repack", "_call_plain"})
 
 
 def albumentations_targets(transform: Any) -> frozenset[str]:
@@ -127,13 +132,12 @@ class AlbumentationsDriver:
         self._default = self._others is DefaultAdapter.passthrough  # not a subclass's own
         # the keys DefaultAdapter._call_plain may take (see __call__): none that is checked
         # or treated apart below (refused, keypoints, instance masks, masks that are moved:
-        # they must cover the image, in a dtype OpenCV warps); None for another adapter,
-        # or one given methods of its own
+        # they must cover the image, in a dtype OpenCV warps); None for another adapter
+        # (one given methods of its own, or a class patched with others: checked per call)
         moved = set(self.mask_keys) if self.moves_masks else set()
         checked = {*self.refused, *self.points, "masks", *moved}
-        adapter = self.adapter
-        own = vars(adapter).keys() & {"unpack", "repack", "_call_plain"}
-        self.plain = self.targets - checked if type(adapter) is DefaultAdapter and not own else None
+        plain = type(self.adapter) is DefaultAdapter
+        self.plain = self.targets - checked if plain else None
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         try:
@@ -169,7 +173,13 @@ class AlbumentationsDriver:
         # The common case in one call: a dict of numpy arrays of keys that need no check
         # here (see DefaultAdapter._call_plain). None: another sample, nothing drawn yet.
         plain = self.plain
-        if plain is not None and type(sample) is dict:
+        if (
+            plain is not None
+            and type(sample) is dict
+            and DefaultAdapter.unpack is _UNPACK  # not patched (mock.patch.object)
+            and DefaultAdapter.repack is _REPACK
+            and _STEPS.isdisjoint(vars(self.adapter))  # none of the adapter's own
+        ):
             for key in self.label_fields:  # a loop, not any(): no generator for every sample
                 value = sample.get(key)
                 if type(value) is np.ndarray and value.ndim > 1 and math.prod(value.shape[1:]) != 1:

@@ -38,8 +38,10 @@ Four kinds of transform are told apart once, when a wrapper is built:
   generator is touched: ``torch.manual_seed`` would also seed (or, before CUDA starts,
   queue a seed for) every CUDA, MPS and XPU generator, reseeding the training
   process's GPU generator on every sample with ``num_workers=0``. Functions imported
-  from ``random`` by name (``from random import choice``) and ``np.random``'s global
-  state are not keyed: a transform drawing from them is not supported.
+  from ``random`` by name (``from random import choice``) or kept from before the call
+  (``self.draw = random.random``) and ``np.random``'s global state are not keyed, and
+  a function kept from inside a call (cached on first use) goes on drawing from that
+  call's key in every later one: a transform drawing from them is not supported.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from threading import current_thread
-from typing import Any, ClassVar, TypeVar
+from typing import Any, Final, TypeVar
 
 from torch.utils.data import Dataset, get_worker_info
 
@@ -15,7 +15,7 @@ from rankaug.epoch import EpochIndex, carry_epoch, drop_epoch
 from rankaug.errors import SampleError
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
-from rankaug.sample_epoch import sample_epoch
+from rankaug.sample_epoch import EpochFallback, sample_epoch
 from rankaug.samples import SampleAdapter, check_adapter
 from rankaug.stream.detect import Streamable
 from rankaug.transforms import make_driver
@@ -23,8 +23,9 @@ from rankaug.transforms import make_driver
 __all__ = ["RandomAugmentWrapper"]
 
 T_co = TypeVar("T_co", covariant=True)
-# the steps __getitem__ writes out: a subclass that overrides one goes through them
-_STEPS = ("context", "key_random", "augment", "load")
+# the steps __getitem__ writes out: a subclass or an instance that has one of its own, or
+# a class patched with another, goes through them
+_STEPS: Final = frozenset({"context", "key_random", "augment", "load"})
 
 
 class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
@@ -88,13 +89,6 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
     """
 
     _streaming = "StreamingAugment"  # the class a stream gets (rankaug.stream.detect)
-    _fuses: ClassVar[bool] = True  # whether __getitem__ may write out the class's steps
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls._fuses = all(
-            getattr(cls, step) is getattr(RandomAugmentWrapper, step) for step in _STEPS
-        )
 
     def __init__(
         self,
@@ -120,7 +114,7 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
         super().__init__(dataset, seed=seed, keying=keying, rank=rank, stream=stream)
         self._adapter = check_adapter(adapter, dataset=dataset)
         self.transform = transform
-        self._fused = type(self)._fuses and self.keying == "stream"  # see __getitem__
+        self._fused = self._may_fuse()  # see __getitem__
         self._worker: tuple[int, Any] | None = None  # (pid, its get_worker_info()), fixed
 
     @property
@@ -171,8 +165,13 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
             raise changes.stale(self)
         dataset = self.dataset
         kind = type(index)
+        steps = type(self)  # a subclass's own, or one patched on a class (mock.patch.object)
         if not (
             self._fused
+            and steps.load is _LOAD
+            and steps.augment is _AUGMENT
+            and steps.key_random is _KEY_RANDOM
+            and steps.context is _CONTEXT
             and (kind is int or isinstance(index, EpochIndex))
             and 0 <= index < len(dataset)
         ):
@@ -189,7 +188,7 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
         info = worker[1]
         if kind is int:
             position = index
-            epoch = sample_epoch(index, self._epoch, info is not None, type(self).__name__)
+            epoch = _sample_epoch(index, self._epoch, info is not None, type(self).__name__)
         else:
             position, epoch = index.real, index.epoch  # type: ignore[attr-defined]  # EpochIndex
         worker_id = 0 if info is None else info.id
@@ -220,6 +219,20 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
             raise self._failure("transform", error, position, rank, worker_id, epoch) from error
         return out
 
+    def _may_fuse(self) -> bool:
+        """Whether __getitem__ may write out the steps: stream keying, none the instance's own."""
+        return self.keying == "stream" and vars(self).keys().isdisjoint(_STEPS)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        if name in _STEPS:  # a step of the instance's own (wrapped.load = ...): used
+            object.__setattr__(self, "_fused", False)
+
+    def __delattr__(self, name: str) -> None:
+        super().__delattr__(name)
+        if name in _STEPS and "_fused" in vars(self):
+            object.__setattr__(self, "_fused", self._may_fuse())
+
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state["_worker"] = None  # another process's, once unpickled
@@ -232,3 +245,19 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
         """What ``context.failure`` gives, for the context __getitem__ did not make."""
         context = ResolvedContext(position, rank=rank, worker_id=worker_id, epoch=epoch)
         return context.failure(stage, error)
+
+
+def _sample_epoch(index: int, fallback: EpochFallback, in_worker: bool, owner: str) -> int:
+    """``sample_epoch`` a frame below ``__getitem__``, as ``context()`` calls it.
+
+    Its warnings (a lost epoch, ``set_epoch`` late) name the frame that many levels up:
+    the line that indexed the wrapper, not the one that called that line.
+    """
+    return sample_epoch(index, fallback, in_worker, owner)
+
+
+# the steps __getitem__ writes out, as this module defines them
+_CONTEXT: Final = RandomAugmentWrapper.context
+_KEY_RANDOM: Final = RandomAugmentWrapper.key_random
+_AUGMENT: Final = RandomAugmentWrapper.augment
+_LOAD: Final = RandomAugmentWrapper.load

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 import albumentations as A
 import numpy as np
@@ -100,6 +101,40 @@ class TestAlbumentationsDriver:
         wide = made(boxed(labels=np.arange(6).reshape(3, 2)), keyed(1))
         narrow = made(boxed(), keyed(1))
         assert np.array_equal(wide["labels"], np.arange(6).reshape(3, 2)[narrow["labels"]])
+
+    @pytest.mark.parametrize("step", ["unpack", "repack"])
+    def test_a_step_patched_on_the_adapter_class_is_used(self, step: str) -> None:
+        made = driver(DefaultAdapter())
+        made(boxed(), keyed(0))
+        original = getattr(DefaultAdapter, step)
+        calls = []
+
+        def spy(self: DefaultAdapter, *args: Any) -> Any:
+            calls.append(step)
+            return original(self, *args)
+
+        # before: a plain sample took the one call, the patched step passed over
+        with mock.patch.object(DefaultAdapter, step, spy):
+            out = made(boxed(), keyed(1))
+        assert calls == [step]
+        want = driver(Own())(boxed(), keyed(1))
+        assert all(np.array_equal(out[key], value) for key, value in want.items())
+
+    def test_a_step_given_to_the_adapter_afterwards_is_used(self) -> None:
+        adapter = DefaultAdapter()
+        made = make_driver(A.Compose([A.RandomBrightnessContrast()]), adapter)
+        assert isinstance(made, AlbumentationsDriver)
+        assert made.adapter is adapter  # no box format to tell it: not copied
+        sample = {"image": boxed()["image"]}
+        made(dict(sample), keyed(0))
+
+        def unpack(sample: Any, targets: Any) -> Any:
+            raise RuntimeError("the adapter's own unpack")
+
+        # before: the one call went on without it, as without the wrapper's other steps
+        adapter.unpack = unpack  # type: ignore[method-assign]
+        with pytest.raises(RuntimeError, match="the adapter's own unpack"):
+            made(dict(sample), keyed(1))
 
     def test_one_value_rows_take_the_one_call(self, monkeypatch: pytest.MonkeyPatch) -> None:
         # (N, 1) classes took the steps, as (N, K) label fields must (about 17 us a sample)

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import copy
+import inspect
 import pickle
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from unittest import mock
 
 import albumentations as A
 import numpy as np
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 from PIL import Image
 from torch.utils.data import ConcatDataset, DataLoader, Dataset, Subset, get_worker_info
 
-from rankaug import EpochIndex, RandomAugmentWrapper, RankaugWarning, SampleError
+from rankaug import EpochIndex, EpochSampler, RandomAugmentWrapper, RankaugWarning, SampleError
 from tests.albu import bbox_params
 from tests.forked import in_a_forked_child
 from tests.threads import Meeting, meeting_pipeline
@@ -490,7 +492,6 @@ class TestRandomAugmentWrapper:
         fused = RandomAugmentWrapper(arrays(6), photometric(), seed=0, stream="s")
         steps = Stepwise(arrays(6), photometric(), seed=0, stream="s")
         assert fused._fused
-        assert not steps._fused
         indices: list[Any] = [0, 3, EpochIndex(2, epoch=1), np.int64(4), -1, 5, 1]
         Stepwise.augmented = 0
         for turn in range(2):
@@ -535,11 +536,58 @@ class TestRandomAugmentWrapper:
             def load(self, index: int, context: Any) -> Any:
                 return {"image": np.zeros((4, 4, 3), np.uint8)}
 
-        assert not Loads(arrays(2), noise, seed=0)._fused
         assert RandomAugmentWrapper(arrays(2), noise, seed=0)._fused
         assert not RandomAugmentWrapper(arrays(2), noise, seed=0, keying="sample")._fused
         out = Loads(arrays(2), A.HorizontalFlip(p=1), seed=0)[1]
         assert out["image"].shape == (4, 4, 3)
+
+    def test_a_step_of_the_instance_s_own_is_used(self) -> None:
+        white = {"image": np.full((4, 4, 3), 255, np.uint8)}
+        wrapped = RandomAugmentWrapper(arrays(2), noise, seed=0)
+        wrapped[0]
+        # before: the common case went on with the class's load, the instance's unseen
+        wrapped.load = lambda index, context: white  # type: ignore[method-assign]
+        assert wrapped[1]["image"].shape == (4, 4, 3)
+        del wrapped.load
+        assert wrapped[1]["image"].shape == (24, 32, 3)
+
+    def test_a_step_set_before_the_constructor_is_used(self) -> None:
+        class Early(RandomAugmentWrapper[Any]):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                self.load = lambda index, context: {"image": np.zeros((4, 4), np.uint8)}  # type: ignore[method-assign]
+                super().__init__(*args, **kwargs)
+
+        assert Early(arrays(2), noise, seed=0)[1]["image"].shape == (4, 4)
+
+    @pytest.mark.parametrize("step", ["context", "key_random", "augment", "load"])
+    def test_a_step_patched_on_the_class_is_used(self, step: str) -> None:
+        wrapped = RandomAugmentWrapper(arrays(2), noise, seed=0)
+        wrapped[0]
+        original = getattr(RandomAugmentWrapper, step)
+        calls = []
+
+        def spy(self: Any, *args: Any) -> Any:
+            calls.append(args)
+            return original(self, *args)
+
+        # before: the common case went on without the patched step (mock.patch.object)
+        with mock.patch.object(RandomAugmentWrapper, step, spy):
+            out = wrapped[1]
+        assert len(calls) == 1
+        reference = RandomAugmentWrapper(arrays(2), noise, seed=0)
+        reference[0]
+        assert same_items(out, reference[1])  # the same draws, through the steps
+
+    def test_the_lost_epoch_warning_names_the_line_that_indexed(self) -> None:
+        wrapped = RandomAugmentWrapper(arrays(4), noise, seed=0)
+        loader = DataLoader(wrapped, sampler=EpochSampler(range(4), epoch=3), collate_fn=list)
+        for _ in loader:  # a pass of epoch 3 runs; a plain index outside its fetches:
+            line = inspect.currentframe().f_lineno + 2  # type: ignore[union-attr]
+            with pytest.warns(RankaugWarning, match="carries no epoch") as record:
+                wrapped[1]
+            break
+        # before: the common case named the line that called this test, one frame out
+        assert (record[0].filename, record[0].lineno) == (__file__, line)
 
     def test_workers_forked_after_the_main_process_loaded_find_their_own_id(self) -> None:
         used = RandomAugmentWrapper(Dicts(), photometric(), seed=0)
