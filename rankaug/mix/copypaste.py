@@ -143,9 +143,11 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
     fixed_settings = PairDataset.fixed_settings | set(settings_fields)
 
     kind = "copypaste"
+    mixes_classes = False  # per-box classes "label" in label_fields are no class
     class_advice = (
         "CopyPaste mixes no class (the pasted image would keep the main sample's): give "
-        "the samples' class under another key than 'label' (kept as it is) or leave it out"
+        "the samples' class under another key than 'label' (kept as it is) or leave it out; "
+        "per-box classes under 'label' are read when targets has 'label' among its label_fields"
     )
 
     def __init__(
