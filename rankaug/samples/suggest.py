@@ -68,24 +68,25 @@ def suggest_adapter(
     if "img" in mapping and "image" not in mapping:
         return "adapter=rankaug.adapters.Ultralytics()"
     parts = {"image": image or ("image" if "image" in mapping else "KEY")}
-    note = ""
+    notes: list[str] = []
     for path in paths:
         value = lookup(mapping, path)
         if isinstance(value, list | tuple) and value and isinstance(value[0], Mapping):
             # a list of per-object dicts (COCO's annotations): KeyMap reads per-object lists
-            note = (
-                f"the dataset giving {path!r} as per-object lists (a dict of lists, not a "
-                "list of dicts), then "
-            )
+            notes.append(f"{path!r} as per-object lists (a dict of lists, not a list of dicts)")
             keys = [k for k in value[0] if isinstance(k, str)]
             found = [(_ROLES[k], f"{path}.{k}") for k in keys if k in _ROLES]
             found += [("labels", f"{path}.{k}") for k in keys if k in _LABELS][:1]
+            notes += [_corners(f"{path}.{k}", value[0][k]) for k in keys if k in _ROLES
+                      and _ROLES[k] == "bboxes" and isinstance(value[0][k], Mapping)]  # fmt: skip
         else:
             leaf = path.rsplit(".", 1)[-1]
             role = "mask" if path == "mask" else _ROLES.get(leaf)  # top level: semantic
             if role is None and hw is not None and "." not in path and covers(value, hw):
                 role = _mask_role(value, hw)
             found = [] if role is None else [(role, path)]
+            if role == "bboxes" and isinstance(value, Mapping):  # VOC's {xmin: ...}: no rows
+                notes.append(_corners(path, value))
             parent = lookup(mapping, path.rpartition(".")[0]) if "." in path else mapping
             if role == "bboxes" and isinstance(parent, Mapping):
                 prefix = path.rpartition(".")[0] + "." if "." in path else ""
@@ -93,9 +94,25 @@ def suggest_adapter(
         for name, where in found:
             parts.setdefault(name, where)
     for name, where in (kept or {}).items():
-        parts.setdefault(name, where)
-    text = ", ".join(f"{name}={where!r}" for name, where in parts.items())
+        if name in parts:
+            continue  # (a kept bboxes= beside unread boxes: the unread ones are read)
+        # a field read already, under its own name (label_fields=("label",)), keeps it:
+        # a guess (labels=) that took its path goes, as a KeyMap gives a path one name
+        parts = {n: w for n, w in parts.items() if w != where or n == "image"}
+        parts[name] = where
+    given: dict[str, str] = {}
+    for name, where in parts.items():  # each path once: KeyMap refuses one given twice
+        if where not in given.values():
+            given[name] = where
+    text = ", ".join(f"{name}={where!r}" for name, where in given.items())
+    note = f"the dataset giving {' and '.join(notes)}, then " if notes else ""
     return f"{note}adapter=rankaug.adapters.KeyMap({text})"
+
+
+def _corners(path: str, value: Mapping[Any, Any]) -> str:
+    """The note that a box given as a dict of corners (VOC's ``bndbox``) must be rows."""
+    keys = ", ".join(repr(k) for k in value)
+    return f"{path!r} as [x_min, y_min, x_max, y_max] rows (not dicts of {keys})"
 
 
 def _mask_role(value: Any, hw: tuple[int, int]) -> str:
