@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from rankaug._multi.handed import handed_out
 from rankaug._multi.letterbox import letterbox
 from rankaug._multi.parts import Part, PartReader
 from rankaug.boxes import all_inside, from_xyxy, to_xyxy, validate_xyxy
@@ -98,7 +99,7 @@ class PairReader(PartReader):
             image = part.image  # float64 (N, 4) either way: the usual case checked at once
             if all_inside(boxes, image.shape[1], image.shape[0]):  # (validate_xyxy's rule)
                 part.boxes = boxes
-                part.label = class_target(self.adapter, sample, self.config.class_field)
+                part.label = self._class(sample, data)
                 return part
             part.boxes = validate_xyxy(
                 boxes,
@@ -107,8 +108,15 @@ class PairReader(PartReader):
                 clip=self.config.targets.clip,
             )
             part.clipped = part.boxes is not boxes and not np.array_equal(part.boxes, boxes)
-        part.label = class_target(self.adapter, sample, self.config.class_field)
+        part.label = self._class(sample, data)
         return part
+
+    def _class(self, sample: Any, data: Mapping[str, Any]) -> Any:
+        """The sample's class, ``None`` for per-box classes the adapter hands out."""
+        label = class_target(self.adapter, sample, self.config.class_field)
+        if label is not None and handed_out(label, data, self.targets, self.config.class_field):
+            return None  # per-box classes (label_fields, a KeyMap's labels=): no class
+        return label
 
     def clip(self, part: Part, data: dict[str, Any]) -> dict[str, Any]:
         """A sample given as it was (not mixed), with its boxes clipped as :meth:`read` did.

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from rankaug import checks
+from rankaug._multi.handed import handed_out
 from rankaug._multi.parts import Part, PartReader
 from rankaug.mix.classes import refuse_unmixed
 from rankaug.samples import SampleAdapter, class_target
@@ -30,22 +30,6 @@ _NO_CLASSES = (
     "class; mix classification samples with MixUpDataset or CutMixDataset (num_classes=), "
     "and give a 'label' that is no class of the image (a dict's, a dict target's) another key"
 )
-
-
-def _handed_out(label: Any, data: Mapping[str, Any]) -> bool:
-    """Whether the adapter hands ``label`` out as a target: under its name, or its values."""
-    if "label" in data:
-        return True
-    if not isinstance(label, list | tuple | np.ndarray | torch.Tensor):
-        return False  # a number: no identity to tell
-    raw = label.numpy(force=True) if isinstance(label, torch.Tensor) else label
-    return any(
-        value is label or value is raw or (
-            isinstance(value, np.ndarray) and isinstance(raw, np.ndarray)
-            and np.may_share_memory(value, raw)
-        )
-        for value in data.values()
-    )  # fmt: skip
 
 
 Tile = Part
@@ -89,7 +73,7 @@ class TileReader(PartReader):
         ``KeyMap``'s ``labels="label"``) is no class.
         """
         label = class_target(self.adapter, samples[0], "label")
-        if label is not None and not _handed_out(label, views[0]):
+        if label is not None and not handed_out(label, views[0], self.targets):
             refuse_unmixed(label, f"dataset[{indices[0]}]", _NO_CLASSES)
         tiles = [self.read(*item) for item in zip(indices, views, samples, strict=True)]
         self.check(tiles)

@@ -11,12 +11,15 @@ built, and kept normalised in float64: the reader scales it to each image it ret
 A bad line is a ``ValueError`` that starts with ``path:line:``. Files are UTF-8 text (a
 leading byte-order mark is skipped). A class is read exactly, as an integer: ``3``, or
 an integral decimal such as ``3.0`` or ``3e0``, from 0 to 2**63 - 1 (the int64 labels).
+A line that repeats an earlier one (the same class and coordinates as read, however
+written) is dropped, as ultralytics' ``verify_image_label`` drops duplicate rows, and counted.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import NamedTuple
@@ -25,8 +28,9 @@ import numpy as np
 
 from rankaug.datasets._file_stat import FileStat, check_unchanged, file_stat
 from rankaug.datasets._pose import pose_form, sure_pose
+from rankaug.errors import RankaugWarning
 
-__all__ = ["LabelFile", "read_label_file"]
+__all__ = ["LabelFile", "read_label_file", "warn_duplicates"]
 
 _BOX_FIELDS = ("cx", "cy", "w", "h")
 _LABEL_LIMIT = 2**63  # labels are int64
@@ -46,6 +50,7 @@ class LabelFile(NamedTuple):
             0 without lines, -1 otherwise (and for detection labels).
         pose_sure: Whether one line at least surely is a pose line
             (:func:`~rankaug.datasets._pose.sure_pose`).
+        duplicates: How many lines repeated an earlier line and were dropped.
     """
 
     classes: np.ndarray
@@ -54,10 +59,13 @@ class LabelFile(NamedTuple):
     stat: FileStat
     pose: int = -1
     pose_sure: bool = False
+    duplicates: int = 0
 
 
 def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFile:
     """Parse one label file (a missing file has no objects; blank lines are skipped).
+
+    A line with the class and coordinates of an earlier line is dropped (the first is kept).
 
     Args:
         path: The label file.
@@ -85,6 +93,8 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
     polygons: list[np.ndarray] = []
     pose = 0 if segments else -1  # the length of lines that read as pose lines
     sure = False  # one of them surely is one
+    seen: set[tuple[int, bytes | tuple[float, ...]]] = set()  # (class, numbers) read
+    duplicates = 0
     stat = file_stat(path)
     if path.is_file():
         try:
@@ -103,12 +113,19 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
                         label, points, row, form, surely = _parse_polygon_line(
                             fields, where, tolerance
                         )
-                        polygons.append(points)
                         if pose >= 0:
                             pose = len(fields) if form and pose in (0, len(fields)) else -1
                             sure = sure or surely
+                        key: tuple[int, bytes | tuple[float, ...]] = (label, points.tobytes())
                     else:
                         label, row = _parse_box_line(fields, where, tolerance)
+                        key = (label, row)
+                    if key in seen:
+                        duplicates += 1
+                        continue
+                    seen.add(key)
+                    if segments:
+                        polygons.append(points)
                     classes.append(label)
                     rows.append(row)
         except UnicodeDecodeError as error:
@@ -122,6 +139,27 @@ def read_label_file(path: Path, tolerance: float, *, segments: bool) -> LabelFil
         stat,
         pose,
         sure,
+        duplicates,
+    )
+
+
+def warn_duplicates(paths: Sequence[Path], parsed: Sequence[LabelFile]) -> None:
+    """Warn the caller of :class:`~rankaug.datasets.YoloFolder` of duplicate lines dropped.
+
+    One warning names each file that had some (the first 10) and how many it had.
+    """
+    dropped = [(path, labels.duplicates) for path, labels in zip(paths, parsed, strict=True)]
+    dropped = [(path, count) for path, count in dropped if count]
+    if not dropped:
+        return
+    named = ", ".join(f"{path} ({count})" for path, count in dropped[:10])
+    more = f" and {len(dropped) - 10} more file(s)" if len(dropped) > 10 else ""
+    warnings.warn(
+        f"{sum(count for _, count in dropped)} duplicate label line(s) removed (a line with "
+        f"the class and coordinates of an earlier line of its file; the first is kept, as "
+        f"ultralytics keeps one) from {len(dropped)} label file(s): {named}{more}",
+        RankaugWarning,
+        stacklevel=3,
     )
 
 

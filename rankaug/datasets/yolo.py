@@ -39,7 +39,7 @@ from rankaug.datasets._image_io import (
 from rankaug.datasets._pose import refuse_declared_pose, warn_pose_form
 from rankaug.datasets._sample import build_sample, check_output_options
 from rankaug.datasets._walk import walk_files
-from rankaug.datasets._yolo_labels import read_label_file
+from rankaug.datasets._yolo_labels import read_label_file, warn_duplicates
 from rankaug.errors import RankaugWarning
 
 __all__ = ["YoloFolder"]
@@ -64,7 +64,8 @@ class YoloFolder(FixedSettings, Dataset[Any]):
     rounded through a float) and four finite numbers. Box edges (``cx - w/2`` etc.) may lie outside
     ``[0, 1]`` by at most ``tolerance`` (float rounding in label writers); those are
     clipped to the image, anything further out is an error. Zero-size boxes are kept
-    (filter them with :func:`rankaug.boxes.keep_mask`). Blank lines are skipped.
+    (filter them with :func:`rankaug.boxes.keep_mask`). Blank lines are skipped, and so
+    is a line that repeats an earlier one of its file (as ultralytics; one warning).
     Segment (polygon) lines are refused unless ``segments=True``, and so are pose
     (keypoint) lines, which rankaug does not read. With ``segments=True`` a pose line
     ``class cx cy w h x1 y1 [v1] ...`` may have a polygon line's form (ultralytics tells
@@ -244,6 +245,7 @@ class YoloFolder(FixedSettings, Dataset[Any]):
             read_label_file(path, self.tolerance, segments=self.segments)
             for path in self.label_paths
         ]
+        warn_duplicates(self.label_paths, parsed)
         if self.segments:
             warn_pose_form(
                 [labels.pose for labels in parsed],

@@ -23,8 +23,10 @@ __all__ = [
     "Instances",
     "Region",
     "apart",
+    "bounds",
     "compare",
     "cover",
+    "overlap_bounds",
     "nonzero",
     "overlap",
     "paste",
@@ -131,6 +133,27 @@ def within(outer: Region, inner: Region) -> tuple[slice, slice]:
 def overlap(a: Region, b: Region) -> Region | None:
     y0, y1, x0, x1 = max(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), min(a[3], b[3])
     return (y0, y1, x0, x1) if y0 < y1 and x0 < x1 else None
+
+
+def bounds(regions: list[Region]) -> Region:
+    """The region that holds all of the (non-empty list of) regions."""
+    y0, y1, x0, x1 = regions[0]
+    for a0, a1, b0, b1 in regions[1:]:  # comparisons: faster than min() and max() here
+        y0, y1 = (a0 if a0 < y0 else y0), (a1 if a1 > y1 else y1)
+        x0, x1 = (b0 if b0 < x0 else x0), (b1 if b1 > x1 else x1)
+    return y0, y1, x0, x1
+
+
+def overlap_bounds(region: Region, regions: list[Region]) -> Region | None:
+    """The region that holds where ``region`` overlaps each of ``regions`` (``None``: none)."""
+    y0, y1, x0, x1 = region
+    meets = []
+    for a0, a1, b0, b1 in regions:  # each overlap, by comparisons (see bounds)
+        low, high = (a0 if a0 > y0 else y0), (a1 if a1 < y1 else y1)
+        left, right = (b0 if b0 > x0 else x0), (b1 if b1 < x1 else x1)
+        if low < high and left < right:
+            meets.append((low, high, left, right))
+    return bounds(meets) if meets else None
 
 
 class Instances:

@@ -127,6 +127,8 @@ class PairDataset(KeyedDataset[T_co]):
     """The wrapper's own settings (attributes set before ``__init__``), in its records."""
     class_advice: ClassVar[str] = ADVICE
     """What a class refused without ``num_classes=`` is told (its arguments, named)."""
+    mixes_classes: ClassVar[bool] = True
+    """Whether the wrapper writes a class (``False``: ``class_field`` may name a target)."""
 
     def __init__(
         self,
@@ -173,6 +175,7 @@ class PairDataset(KeyedDataset[T_co]):
             fill=fill,
             fill_mask=fill_mask,
             record=record,
+            mixes_classes=self.mixes_classes,
         )
         self.partners = partners.sampler(length, 1)
         self.adapter = adapter  # checked, and the pair's reader made with it

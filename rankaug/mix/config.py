@@ -76,8 +76,13 @@ class PairConfig:
         fill: object = None,
         fill_mask: object = 0,
         record: object = "mix",
+        mixes_classes: bool = True,
     ) -> PairConfig:
         """Check the arguments shared by the wrappers (they mean the same there).
+
+        ``mixes_classes=False`` (CopyPaste, which writes no class) lets ``class_field``
+        name a target (per-box classes ``"label"`` in ``label_fields``): the reader then
+        takes it for no class.
 
         Raises:
             TypeError: If an argument has the wrong type.
@@ -95,7 +100,10 @@ class PairConfig:
         boxes = (Targets() if given is None else given).resolve(None)
         keys = boxes.keys
         field = checks.key_name(
-            class_field, "class_field", forbidden=keys | {"boxes"}, optional=False
+            class_field,
+            "class_field",
+            forbidden=keys | {"boxes"} if mixes_classes else frozenset(),
+            optional=False,
         )
         assert field is not None  # (optional=False)
         probability = checks.schedule(p, "p")

@@ -49,7 +49,9 @@ from rankaug.mix._masks import (
     Instances,
     Region,
     apart,
+    bounds,
     compare,
+    overlap_bounds,
     paste,
     stack,
     tight_box,
@@ -141,9 +143,11 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
     fixed_settings = PairDataset.fixed_settings | set(settings_fields)
 
     kind = "copypaste"
+    mixes_classes = False  # per-box classes "label" in label_fields are no class
     class_advice = (
         "CopyPaste mixes no class (the pasted image would keep the main sample's): give "
-        "the samples' class under another key than 'label' (kept as it is) or leave it out"
+        "the samples' class under another key than 'label' (kept as it is) or leave it out; "
+        "per-box classes under 'label' are read when targets has 'label' among its label_fields"
     )
 
     def __init__(
@@ -260,7 +264,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
             The layers, the hidden instances, the region all of them lie in and, over
             it, where something is pasted (255 for masks, 1 for polygons; else 0).
         """
-        union = _bounds([theirs.region(k) for k in picked])
+        union = bounds([theirs.region(k) for k in picked])
         if theirs.exact and len(picked) == 1:
             return _alone(theirs, picked[0], union)
         return self._stacked(theirs, picked, union)
@@ -278,7 +282,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
             under = above[within(union, region)]
             # where it meets no region above it, nothing covers it: a polygon is drawn
             # straight into what is pasted (it needs no raster of its own)
-            alone = not drawn or _meet(region, drawn) is None
+            alone = not drawn or overlap_bounds(region, drawn) is None
             drawn.append(region)
             if alone and theirs.draw(k, under):
                 layers.append((theirs, k, region, None, theirs.box(k)))
@@ -331,7 +335,7 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
                 y0, y1, x0, x1 = region
                 covered = 0
                 meet = (  # none where it misses the region all of them lie in
-                    _meet(region, regions)
+                    overlap_bounds(region, regions)
                     if y0 < union[1] and union[0] < y1 and x0 < union[3] and union[2] < x1
                     else None
                 )
@@ -364,27 +368,6 @@ def _alone(
     drawing that raster into a fresh array first.
     """
     return [(theirs, k, region, None, theirs.box(k))], [], region, theirs.pixels(k, region)
-
-
-def _bounds(regions: list[Region]) -> Region:
-    """The region that holds all of the (non-empty list of) regions."""
-    y0, y1, x0, x1 = regions[0]
-    for a0, a1, b0, b1 in regions[1:]:  # comparisons: faster than min() and max() here
-        y0, y1 = (a0 if a0 < y0 else y0), (a1 if a1 > y1 else y1)
-        x0, x1 = (b0 if b0 < x0 else x0), (b1 if b1 > x1 else x1)
-    return y0, y1, x0, x1
-
-
-def _meet(region: Region, regions: list[Region]) -> Region | None:
-    """The region that holds where ``region`` overlaps each of ``regions`` (``None``: none)."""
-    y0, y1, x0, x1 = region
-    meets = []
-    for a0, a1, b0, b1 in regions:  # each overlap, by comparisons (see _bounds)
-        low, high = (a0 if a0 > y0 else y0), (a1 if a1 < y1 else y1)
-        left, right = (b0 if b0 > x0 else x0), (b1 if b1 < x1 else x1)
-        if low < high and left < right:
-            meets.append((low, high, left, right))
-    return _bounds(meets) if meets else None
 
 
 def _instances(part: Part, mirror: bool) -> Instances:

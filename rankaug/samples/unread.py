@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, Final
 
-from rankaug.samples.images import _is_pil
+from rankaug.samples.mask_like import covers, shape_of
+from rankaug.samples.suggest import lookup, suggest_adapter
 
 __all__ = [
     "GEOMETRIC",
@@ -139,125 +140,6 @@ def _target_like(key: Any, value: object, hw: tuple[int, int] | None) -> bool:
     return hw is not None and key not in _IMAGE_LEVEL and covers(value, hw)
 
 
-def covers(value: object, hw: tuple[int, int]) -> bool:
-    """Whether ``value`` looks like a mask of an image of height and width ``hw``.
-
-    An array or tensor ``HxW``, ``HxWxC`` or ``CxHxW`` (``NxHxW``) of its size, a PIL
-    image of its size, or a list or tuple of ``HxW`` ones (instance masks, one per
-    object).
-
-    >>> import numpy as np
-    >>> covers(np.zeros((2, 4, 6)), (4, 6)), covers([np.zeros((4, 6))], (4, 6))
-    (True, True)
-    >>> covers(np.zeros((4, 6)), (6, 4)), covers((4, 6), (4, 6)), covers(np.zeros(4), (4, 6))
-    (False, False, False)
-    """
-    if isinstance(value, list | tuple) and value:
-        shape = _shape(value[0])
-        return shape is not None and shape == hw
-    shape = _shape(value)
-    if shape is None or len(shape) not in (2, 3):
-        return False
-    return shape[:2] == hw or shape[-2:] == hw
-
-
-def _shape(value: object) -> tuple[int, ...] | None:
-    """An array's or tensor's shape; a PIL image's ``(H, W)`` (``(H, W, C)``), else ``None``."""
-    if _is_pil(value):
-        width, height = value.size  # type: ignore[attr-defined]
-        bands = len(value.getbands())  # type: ignore[attr-defined]
-        return (height, width) if bands == 1 else (height, width, bands)
-    shape = getattr(value, "shape", None)
-    return None if shape is None else tuple(shape)
-
-
-_ROLES: Final = {
-    "bbox": "bboxes", "boxes": "bboxes", "box": "bboxes", "bboxes": "bboxes", "bndbox": "bboxes",
-    "masks": "masks", "mask": "masks", "keypoints": "keypoints",
-    "segmentation": "segments", "segments": "segments", "polygons": "segments",
-    "cls": "labels", "gt_boxes": "bboxes", "gt_bboxes": "bboxes",
-    "landmarks": "keypoints", "kpts": "keypoints", "joints": "keypoints",
-    "instance_masks": "masks", "semantic": "mask", "depth": "mask",
-}  # fmt: skip
-_LABELS: Final = ("category", "category_id", "labels", "label", "class", "cls")
-
-
-def _lookup(mapping: Mapping[Any, Any], path: str) -> Any:
-    value: Any = mapping
-    for part in path.split("."):
-        value = value.get(part) if isinstance(value, Mapping) else None
-    return value
-
-
-def suggest_adapter(
-    mapping: Mapping[Any, Any],
-    paths: Collection[str] = (),
-    image: str | None = None,
-    hw: tuple[int, int] | None = None,
-    kept: Mapping[str, str] | None = None,
-) -> str:
-    """The ``adapter=`` line that would read a sample of ``mapping``'s layout.
-
-    ``image``: the image's key or path when the caller knows it (a ``KeyMap``'s).
-    A ``mask`` at the top level is a semantic mask; inside per-object data, an
-    instance mask. Given the image's ``hw``, a field of another name that covers the
-    image (:func:`covers`) is a semantic mask, or instance masks when it holds several
-    ``HxW`` ones. ``kept``: the targets already read, ``{rankaug's name: key}``, kept
-    in the line.
-
-    >>> suggest_adapter({"image": 0, "boxes": [[0, 0, 1, 1]], "labels": [2], "mask": 0},
-    ...                 ["boxes", "mask"])
-    "adapter=rankaug.adapters.KeyMap(image='image', bboxes='boxes', labels='labels', mask='mask')"
-    >>> suggest_adapter({"img": 0, "cls": [[0.0]], "bboxes": [[0.5, 0.5, 0.2, 0.2]]})
-    'adapter=rankaug.adapters.Ultralytics()'
-    >>> suggest_adapter({"image": 0, "objects": {"bbox": [], "category": []}})
-    "adapter=rankaug.adapters.HuggingFace() (COCO x, y, w, h boxes: box_format='coco')"
-    """
-    objects = mapping.get("objects")
-    if isinstance(objects, Mapping) and "bbox" in objects:
-        return "adapter=rankaug.adapters.HuggingFace() (COCO x, y, w, h boxes: box_format='coco')"
-    if "img" in mapping and "image" not in mapping:
-        return "adapter=rankaug.adapters.Ultralytics()"
-    parts = {"image": image or ("image" if "image" in mapping else "KEY")}
-    note = ""
-    for path in paths:
-        value = _lookup(mapping, path)
-        if isinstance(value, list | tuple) and value and isinstance(value[0], Mapping):
-            # a list of per-object dicts (COCO's annotations): KeyMap reads per-object lists
-            note = (
-                f"the dataset giving {path!r} as per-object lists (a dict of lists, not a "
-                "list of dicts), then "
-            )
-            keys = [k for k in value[0] if isinstance(k, str)]
-            found = [(_ROLES[k], f"{path}.{k}") for k in keys if k in _ROLES]
-            found += [("labels", f"{path}.{k}") for k in keys if k in _LABELS][:1]
-        else:
-            leaf = path.rsplit(".", 1)[-1]
-            role = "mask" if path == "mask" else _ROLES.get(leaf)  # top level: semantic
-            if role is None and hw is not None and "." not in path and covers(value, hw):
-                role = _mask_role(value, hw)
-            found = [] if role is None else [(role, path)]
-            parent = _lookup(mapping, path.rpartition(".")[0]) if "." in path else mapping
-            if role == "bboxes" and isinstance(parent, Mapping):
-                prefix = path.rpartition(".")[0] + "." if "." in path else ""
-                found += [("labels", f"{prefix}{k}") for k in parent if k in _LABELS][:1]
-        for name, where in found:
-            parts.setdefault(name, where)
-    for name, where in (kept or {}).items():
-        parts.setdefault(name, where)
-    text = ", ".join(f"{name}={where!r}" for name, where in parts.items())
-    return f"{note}adapter=rankaug.adapters.KeyMap({text})"
-
-
-def _mask_role(value: Any, hw: tuple[int, int]) -> str:
-    """``"masks"`` for several ``HxW`` masks (a list, or ``NxHxW``), else ``"mask"``."""
-    if isinstance(value, list | tuple):
-        return "masks"
-    shape = _shape(value) or ()
-    several = len(shape) == 3 and shape[:2] != hw and shape[0] > 1
-    return "masks" if several else "mask"
-
-
 def refuse_unread(
     mapping: Mapping[Any, Any],
     skip: Collection[str],
@@ -314,7 +196,7 @@ def refuse_unread(
             f" ({', '.join(map(repr, shaped))} of the image's height and width {hw}: a mask, "
             "by its shape)"
         )
-        shape = _shape(_lookup(mapping, first := shaped[0])) or ()
+        shape = shape_of(lookup(mapping, first := shaped[0])) or ()
         also = f"{{{first!r}: 'mask'}}"
         if len(shape) == 3 and min(shape[0], shape[-1]) in (3, 4):  # an image's channels
             also = f"{{{first!r}: 'image'}} for an image beside the image, {also} for a mask"

@@ -197,6 +197,27 @@ class TestYoloFolder:
         np.testing.assert_array_equal(ds[0]["labels"], [3, 2])
         np.testing.assert_array_equal(ds[0]["bboxes"], [[0, 0, 20, 16], [10, 8, 10, 8]])
 
+    def test_duplicate_box_lines_are_removed_with_a_warning(self, tmp_path: Path) -> None:
+        # as ultralytics' verify_image_label: the first of each, here in file order
+        text = "1 0.5 0.5 1 1\n0 0.25 0.25 0.5 0.5\n1 0.50 0.5 1.0 1\n0 0.25 0.25 0.5 0.5\n"
+        root = self.make(tmp_path, {"a.txt": text, "b.txt": "2 0.5 0.5 1 1\n3 0.5 0.5 1 1\n"},
+                         images=("a.png", "b.png"))  # fmt: skip
+        with pytest.warns(RankaugWarning, match=r"2 duplicate label line\(s\) removed") as caught:
+            ds = YoloFolder(root)
+        assert len(caught) == 1
+        assert f"{root / 'labels' / 'a.txt'} (2)" in str(caught[0].message)
+        assert "b.txt" not in str(caught[0].message)
+        np.testing.assert_array_equal(ds[0]["labels"], [1, 0])
+        np.testing.assert_array_equal(ds[0]["bboxes"], [[0, 0, 20, 16], [0, 0, 10, 8]])
+        np.testing.assert_array_equal(ds[1]["labels"], [2, 3])  # same box, other class: kept
+
+    def test_labels_without_duplicates_do_not_warn(self, tmp_path: Path) -> None:
+        root = self.make(tmp_path, {"a.txt": "1 0.5 0.5 1 1\n1 0.5 0.5 1 0.5\n"})
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            ds = YoloFolder(root)
+        np.testing.assert_array_equal(ds[0]["labels"], [1, 1])
+
     def test_edges_within_tolerance_are_clipped(self, tmp_path: Path) -> None:
         ds = YoloFolder(self.make(tmp_path, {"a.txt": "0 0.5 0.5 1.0005 1.0\n"}))
         np.testing.assert_array_equal(ds[0]["bboxes"], [[0, 0, 20, 16]])
@@ -635,6 +656,19 @@ class TestYoloFolder:
             assert sample["bboxes"].shape == (0, 4)
             assert sample["labels"].dtype == np.int64
 
+    def test_duplicate_polygon_lines_are_removed_with_a_warning(self, tmp_path: Path) -> None:
+        # a polygon repeated is removed; another polygon of the same class and box is kept
+        first = "0 0 0 1 0 0.5 1\n"
+        text = first + "0 0 0 1 0 0.5 1 0 1\n" + first + "1 0 0 1 0 0.5 1\n"
+        root = self.make(tmp_path, {"a.txt": text})
+        with pytest.warns(RankaugWarning, match=r"1 duplicate label line\(s\) removed") as caught:
+            ds = YoloFolder(root, segments=True)
+        assert f"{root / 'labels' / 'a.txt'} (1)" in str(caught[0].message)
+        sample = ds[0]
+        np.testing.assert_array_equal(sample["labels"], [0, 0, 1])
+        assert [len(points) for points in sample["segments"]] == [3, 4, 3]
+        np.testing.assert_array_equal(sample["bboxes"], [[0, 0, 20, 16]] * 3)
+
     def test_box_line_in_a_segments_dataset(self, tmp_path: Path) -> None:
         text = "0 0.1 0.1 0.9 0.1 0.5 0.9\n1 0.5 0.5 0.2 0.2\n"
         root = self.make(tmp_path, {"a.txt": text})
@@ -698,7 +732,7 @@ class TestYoloFolder:
         [
             "0 0.4 0.4 0.6 0.4 0.6 0.6 0.4 0.6\n",  # a centred square
             "0 0.5 0.4 0.6 0.6 0.4 0.6\n",  # a centred triangle
-            "0 0.4 0.4 0.6 0.4 0.6 0.6 0.4 0.6\n" * 7,  # seven such squares
+            "".join(f"0 0.4 0.4 0.6 0.4 0.6 0.6 0.4{i} 0.6\n" for i in range(7)),  # seven such
         ],
     )
     def test_a_few_small_polygons_that_read_as_x_y_pose_lines_are_not_warned_about(
@@ -712,7 +746,8 @@ class TestYoloFolder:
 
     def test_many_x_y_pose_lines_are_warned_about(self, tmp_path: Path) -> None:
         # no sure sign (a visibility, an unlabelled 0 0), but eight lines of one length
-        root = self.make(tmp_path, {"a.txt": "0 0.4 0.4 0.6 0.4 0.6 0.6 0.4 0.6\n" * 8})
+        text = "".join(f"0 0.4 0.4 0.6 0.4 0.6 0.6 0.4{i} 0.6\n" for i in range(8))  # 8 distinct
+        root = self.make(tmp_path, {"a.txt": text})
         with pytest.warns(RankaugWarning, match="every label line has 9 fields and reads as"):
             YoloFolder(root, segments=True)
 

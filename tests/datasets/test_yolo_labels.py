@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankaug.datasets._yolo_labels import read_label_file
+from rankaug import RankaugWarning
+from rankaug.datasets._yolo_labels import read_label_file, warn_duplicates
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -33,6 +34,22 @@ class TestReadLabelFile:
         labels = read_label_file(write(tmp_path, "0 0.5 0.5 0.2 0.4\n"), 1e-3, segments=False)
         assert labels.polygons is None
         np.testing.assert_allclose(labels.boxes, [[0.4, 0.3, 0.6, 0.7]])
+
+    def test_duplicate_lines_are_dropped_and_counted(self, tmp_path: Path) -> None:
+        path = tmp_path / "a.txt"
+        path.write_text(
+            "1 0.5 0.5 0.2 0.4\n1 .5 0.5 0.2 0.40\n2 0.5 0.5 0.2 0.4\n1 0.5 0.5 0.2 0.4\n"
+        )
+        labels = read_label_file(path, 1e-3, segments=False)
+        assert labels.classes.tolist() == [1, 2]
+        assert labels.duplicates == 2
+        path.write_text(
+            "0 0.1 0.2 0.5 0.2 0.3 0.6\n0 0.5 0.2 0.3 0.6 0.1 0.2\n0 0.1 0.2 0.5 0.2 0.3 0.6\n"
+        )
+        labels = read_label_file(path, 1e-3, segments=True)
+        assert labels.polygons is not None
+        assert [points.tolist()[0] for points in labels.polygons] == [[0.1, 0.2], [0.5, 0.2]]
+        assert labels.duplicates == 1
 
     @pytest.mark.parametrize("segments", [True, False])
     def test_missing_or_empty_file_has_no_objects(self, tmp_path: Path, segments: bool) -> None:
@@ -107,7 +124,7 @@ class TestReadLabelFile:
     def test_a_utf8_byte_order_mark_is_skipped(self, tmp_path: Path, segments: bool) -> None:
         line = "7 0.1 0.2 0.5 0.2 0.3 0.6" if segments else "7 0.5 0.5 0.2 0.4"
         path = tmp_path / "a.txt"
-        path.write_bytes(b"\xef\xbb\xbf" + f"{line}\n{line}\n".encode())
+        path.write_bytes(b"\xef\xbb\xbf" + f"{line}\n{line}1\n".encode())
         assert read_label_file(path, 1e-3, segments=segments).classes.tolist() == [7, 7]
 
     @pytest.mark.parametrize(
@@ -154,3 +171,22 @@ class TestReadLabelFile:
         path = write(tmp_path, f"0 0.5 0.5 0.2 0.4\n{token} 0.5 0.5 0.2 0.4\n")
         with pytest.raises(ValueError, match=rf"^{re.escape(str(path))}:2: {message}"):
             read_label_file(path, 1e-3, segments=False)
+
+
+class TestWarnDuplicates:
+    def test_names_the_first_ten_files_and_counts_the_rest(self, tmp_path: Path) -> None:
+        paths = [tmp_path / f"{index:02}.txt" for index in range(12)]
+        for path in paths:
+            path.write_text("0 0.5 0.5 0.2 0.4\n" * 3)
+        parsed = [read_label_file(path, 1e-3, segments=False) for path in paths]
+        with pytest.warns(RankaugWarning) as caught:
+            warn_duplicates(paths, parsed)
+        message = str(caught[0].message)
+        assert message.startswith("24 duplicate label line(s) removed")
+        assert f"{paths[9]} (2) and 2 more file(s)" in message
+        assert str(paths[10]) not in message
+
+    def test_no_duplicates_no_warning(self, tmp_path: Path) -> None:
+        path = tmp_path / "a.txt"
+        path.write_text("0 0.5 0.5 0.2 0.4\n")
+        warn_duplicates([path], [read_label_file(path, 1e-3, segments=False)])  # error if warned

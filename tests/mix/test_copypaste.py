@@ -21,6 +21,7 @@ from rankaug import (
     SampleError,
     Targets,
 )
+from rankaug.adapters import KeyMap
 from rankaug.datasets import write_yolo_folder
 from rankaug.datasets.yolo import YoloFolder
 from rankaug.mix import CopyPasteDataset, _masks
@@ -345,6 +346,28 @@ class TestCopyPasteDataset:
             {**instance_sample(i, (6, 6), [(0, 0, 2, 2)]), "image_class": label} for i in range(2)
         ]
         assert CopyPasteDataset(data, seed=0, p=1.0)[0]["image_class"] is label
+
+    def test_per_box_classes_named_label_in_label_fields_are_pasted(self) -> None:
+        data = [instance_sample(i, (8, 10), [(0, 0, 3, 3) if i == 0 else (5, 4, 9, 8)])
+                for i in range(2)]  # fmt: skip
+        data = [{**{k: v for k, v in d.items() if k != "labels"}, "label": d["labels"]}
+                for d in data]  # fmt: skip
+        paste = CopyPasteDataset(data, seed=0, p=1.0, targets=Targets(label_fields=("label",)))
+        out = paste[0]
+        assert out["label"].tolist() == [1, 17]  # the partner's class came with its box
+        assert out["bboxes"].tolist() == [[0.0, 0.0, 3.0, 3.0], [5.0, 4.0, 9.0, 8.0]]
+        assert out["copypaste"]["pasted"] == [0]
+        assert "labels" not in out
+
+    def test_per_box_classes_a_keymap_reads_from_label_are_pasted(self) -> None:
+        data = [instance_sample(i, (8, 10), [(0, 0, 3, 3) if i == 0 else (5, 4, 9, 8)])
+                for i in range(2)]  # fmt: skip
+        data = [{**{k: v for k, v in d.items() if k != "labels"}, "label": d["labels"]}
+                for d in data]  # fmt: skip
+        adapter = KeyMap(image="image", bboxes="bboxes", masks="masks", mask="mask", labels="label")
+        out = CopyPasteDataset(data, seed=0, p=1.0, adapter=adapter)[0]
+        assert out["label"].tolist() == [1, 17]
+        assert out["bboxes"].tolist() == [[0.0, 0.0, 3.0, 3.0], [5.0, 4.0, 9.0, 8.0]]
 
     def test_arguments_are_checked(self) -> None:
         data = [instance_sample(0, (4, 4), [])] * 2

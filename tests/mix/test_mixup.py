@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from rankaug import SampleError, Targets
+from rankaug.adapters import KeyMap
 from rankaug.mix import MixUpDataset
 from rankaug.mix.mixup import blend
 from tests.mix.painted import KINDS, flat_sample
@@ -253,6 +254,14 @@ class TestMixUpClasses:
         data = [(np.zeros((4, 4), np.uint8), i) for i in range(3)]
         with pytest.raises(SampleError, match=r"dataset\[2\] class must be an integer in \[0, 1\]"):
             MixUpDataset(data, seed=0, num_classes=2, p=0.0)[2]
+
+    def test_per_box_classes_a_keymap_reads_from_label_are_no_class(self) -> None:
+        data = [{"image": np.full((8, 8), 10 * i, np.uint8), "bboxes": [[1.0, 1.0, 3.0, 3.0]],
+                 "label": np.array([i])} for i in range(3)]  # fmt: skip
+        adapter = KeyMap(image="image", bboxes="bboxes", labels="label")
+        out = MixUpDataset(data, seed=0, p=1.0, adapter=adapter)[0]
+        main, partner = out["mixup"]["indices"]
+        assert out["label"].tolist() == [main, partner]  # both samples' boxes, each its class
 
 
 class TestMixUpDataset:

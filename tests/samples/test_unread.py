@@ -71,7 +71,9 @@ LAYOUTS = {
     "voc object list": (
         lambda: {"image": image(), "filename": "a.jpg", "object": [VOC_OBJECT]},
         "the dataset giving 'object' as per-object lists (a dict of lists, not a list of "
-        "dicts), then adapter=rankaug.adapters.KeyMap(image='image', bboxes='object.bndbox')",
+        "dicts) and 'object.bndbox' as [x_min, y_min, x_max, y_max] rows (not dicts of 'xmin', "
+        "'ymin', 'xmax', 'ymax'), then adapter=rankaug.adapters.KeyMap(image='image', "
+        "bboxes='object.bndbox')",
     ),
     "pair with a bbox target": (
         lambda: (image(), {"bbox": [[1, 2, 5, 6]], "labels": [1]}),
