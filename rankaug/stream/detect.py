@@ -73,7 +73,8 @@ class Streamable:
             streaming = getattr(rankaug.stream, name)
             if is_stream(dataset):
                 return streaming(dataset, *args, **kwargs)
-            _refuse_stream_only(cls, streaming, dataset, kwargs)
+            if kwargs.keys() & set(_STREAM_ONLY):  # copies and unpickling pass none
+                _refuse_stream_only(cls, streaming, dataset, kwargs)
         return super().__new__(cls)
 
 
