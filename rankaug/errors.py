@@ -213,8 +213,9 @@ def _stage_text(stage: str) -> str:
 def id_text(sample_id: object) -> str:
     """How a message names a sample id: a literal that :class:`SampleError` reads back.
 
-    A ``str`` or ``bytes`` id is its ``repr``, an integer (NumPy's, a 0-d tensor's) its
-    ``int``'s, and anything else the ``repr`` of its ``repr`` (read back as that text).
+    A ``str`` or ``bytes`` id (NumPy's too) is its plain ``repr``, an integer (NumPy's, a
+    0-d tensor's) its ``int``'s, and anything else the ``repr`` of its ``repr`` (read back
+    as that text).
     Shared by every message that names an id (a window's ``dataset[i] (id ...)`` too).
 
     Args:
@@ -226,8 +227,10 @@ def id_text(sample_id: object) -> str:
     >>> id_text("s0013"), id_text(7), id_text(2.5)
     ("'s0013'", '7', "'2.5'")
     """
-    if isinstance(sample_id, str | bytes):
-        return repr(sample_id)
+    if isinstance(sample_id, str):  # NumPy's np.str_ too (Hugging Face's numpy format)
+        return repr(str(sample_id))
+    if isinstance(sample_id, bytes):
+        return repr(bytes(sample_id))
     if not isinstance(sample_id, bool) and hasattr(type(sample_id), "__index__"):
         try:
             return repr(operator.index(sample_id))  # type: ignore[arg-type]

@@ -342,10 +342,21 @@ class TestSampleError:
 class TestIdText:
     @pytest.mark.parametrize(
         ("sample_id", "text"),
-        [("s0013", "'s0013'"), (b"a'", 'b"a\'"'), (np.int64(7), "7"), (2.5, "'2.5'")],
-    )
+        [("s0013", "'s0013'"), (b"a'", 'b"a\'"'), (np.int64(7), "7"), (2.5, "'2.5'"),
+         (np.str_("s0013"), "'s0013'"), (np.bytes_(b"a"), "b'a'")],
+    )  # fmt: skip
     def test_a_literal_the_error_reads_back(self, sample_id: object, text: str) -> None:
         assert id_text(sample_id) == text
+
+    def test_a_numpy_str_id_is_read_back_from_the_text(self) -> None:
+        # Hugging Face's with_format("numpy") hands string columns out as np.str_
+        err = SampleError.at("transform", index=5, rank=0, worker_id=1, epoch=2,
+                             error=RuntimeError("boom"), sample_id=np.str_("s0013"))  # fmt: skip
+        assert str(err).startswith("transform failed at index 5 (id 's0013', rank 0,")
+        again = SampleError(
+            f"Caught SampleError in DataLoader worker process 1.\nrankaug.errors.SampleError: {err}"
+        )
+        assert (again.index, again.sample_id, again.worker_id, again.epoch) == (5, "s0013", 1, 2)
 
 
 class TestFailureText:

@@ -9,12 +9,16 @@ included, is map-style and keeps the map-style wrappers.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
 from torch.utils.data import IterableDataset
 
 __all__ = ["Streamable", "check_stream", "is_stream"]
+
+#: The keywords of the streaming wrappers that name no map-style argument.
+_STREAM_ONLY: Final = ("buffer_size", "sample_id")
 
 
 def is_stream(dataset: object) -> bool:
@@ -63,8 +67,30 @@ class Streamable:
     def __new__(cls, dataset: Any = None, *args: Any, **kwargs: Any) -> Any:
         """The streaming class's instance when ``dataset`` is a stream, else ``cls``'s."""
         name = cls.__dict__.get("_streaming")
-        if name is not None and is_stream(dataset):
+        if name is not None:
             import rankaug.stream
 
-            return getattr(rankaug.stream, name)(dataset, *args, **kwargs)
+            streaming = getattr(rankaug.stream, name)
+            if is_stream(dataset):
+                return streaming(dataset, *args, **kwargs)
+            if kwargs.keys() & set(_STREAM_ONLY):  # copies and unpickling pass none
+                _refuse_stream_only(cls, streaming, dataset, kwargs)
         return super().__new__(cls)
+
+
+def _refuse_stream_only(cls: type[Any], streaming: type[Any], dataset: object,
+                        kwargs: dict[str, Any]) -> None:  # fmt: skip
+    """Refuse a keyword only the streaming class takes (``buffer_size=``, ``sample_id=``).
+
+    Raises:
+        ValueError: Naming it, rather than Python's ``unexpected keyword argument``.
+    """
+    own = inspect.signature(cls.__init__).parameters
+    taken = inspect.signature(streaming.__init__).parameters
+    for name in _STREAM_ONLY:
+        if name in kwargs and name in taken and name not in own:
+            raise ValueError(
+                f"{name}={kwargs[name]!r} is for streams (an IterableDataset): "
+                f"{cls.__name__} over a map-style dataset ({type(dataset).__name__}) draws "
+                "its samples by index; drop it, or pass a stream"
+            )

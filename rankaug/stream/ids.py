@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from rankaug.checks._messages import type_error
-from rankaug.errors import RankaugWarning
+from rankaug.errors import RankaugWarning, id_text
 
 __all__ = ["REPEAT_WINDOW", "Repeats", "SampleIds", "id_word"]
 
@@ -172,7 +172,7 @@ class Repeats:
 
     def _message(self, sample_id: Any, owner: str) -> str:
         return (
-            f"{owner}: sample id {sample_id!r} came twice in the pass of epoch {self.epoch} "
+            f"{owner}: sample id {id_text(sample_id)} came twice in the pass of epoch {self.epoch} "
             f"(rank {self.rank}, worker {self.worker_id}): with keying='sample' both samples "
             "draw the same augmentation (one Generator per seed, epoch and id). Make the "
             "ids unique (a webdataset __key__ with its shard's name, say) or use "

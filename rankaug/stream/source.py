@@ -26,7 +26,8 @@ def forward_epoch(dataset: object, epoch: int) -> None:
     """Hand ``epoch`` to the wrapped dataset, where it keeps one.
 
     ``dataset.set_epoch(epoch)`` when it has one (litdata, a rankaug wrapper; Hugging
-    Face's shared epoch tensor is written directly); for a webdataset pipeline, its
+    Face's shared epoch tensor is written directly); mosaicml-streaming's
+    ``next_epoch``; for a webdataset pipeline, its
     ``detshuffle`` stages and its ``ResampledShards`` (which both add one to their
     ``epoch`` before each pass, from -1 in a fresh worker) are set to shuffle, or draw
     their shards, by ``epoch``.
@@ -40,6 +41,13 @@ def forward_epoch(dataset: object, epoch: int) -> None:
         return
     if callable(set_epoch):
         set_epoch(epoch)
+        return
+    counted = getattr(type(dataset), "next_epoch", None)
+    if isinstance(counted, property) and counted.fset is not None:
+        # mosaicml-streaming shuffles by its own count, from 0 in a fresh process (a
+        # resumed run) and moved on by each of its passes: all the workers set it before
+        # any of them reads it (its __iter__ waits for them all before moving it on)
+        dataset.next_epoch = epoch  # type: ignore[attr-defined]
         return
     stages = getattr(dataset, "pipeline", None)
     if isinstance(stages, list):

@@ -37,3 +37,20 @@ class TestCheckStream:
         with pytest.raises(TypeError, match="one-shot iterator generator"):
             check_stream(x for x in range(3))
         assert check_stream(_IndexedStream()) is not None
+
+
+class TestStreamable:
+    @pytest.mark.parametrize("name", ["MosaicDataset", "MixUpDataset", "CutMixDataset",
+                                      "CopyPasteDataset"])  # fmt: skip
+    @pytest.mark.parametrize("argument", [{"buffer_size": 3}, {"sample_id": "id"}])
+    def test_stream_only_argument_over_a_map_style_dataset_is_named(
+        self, name: str, argument: dict[str, Any]
+    ) -> None:
+        import rankaug
+        from rankaug.datasets import SyntheticDetection
+
+        wrapper = getattr(rankaug, name)
+        ((keyword, value),) = argument.items()
+        expected = rf"^{keyword}={value!r} is for streams .*{name} over a map-style dataset"
+        with pytest.raises(ValueError, match=expected):
+            wrapper(SyntheticDetection(4, image_size=16), seed=0, **argument)

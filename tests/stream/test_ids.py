@@ -93,3 +93,10 @@ class TestRepeats:
         assert list(repeats.order) == [id_word("a"), id_word("d")]
         with pytest.warns(RankaugWarning, match="sample id 'd' came twice"):
             repeats.word("d", repeats)
+
+    def test_a_numpy_str_id_is_named_as_text(self) -> None:
+        # Hugging Face's with_format("numpy") hands string columns out as np.str_
+        repeats = Repeats(0, 0, 0)
+        repeats.word(np.str_("a"), repeats)
+        with pytest.warns(RankaugWarning, match="^Repeats: sample id 'a' came twice"):
+            repeats.word(np.str_("a"), repeats)

@@ -104,6 +104,25 @@ class TestForwardEpoch:
         assert int(dataset._epoch) == 1
         assert dataset.calls == 0
 
+    def test_mosaicml_streamings_next_epoch_is_set(self) -> None:
+        class MosaicMLLike:
+            """``next_epoch`` as mosaicml-streaming 0.13's: it shuffles by it, no set_epoch."""
+
+            def __init__(self) -> None:
+                self._next = 0
+
+            @property
+            def next_epoch(self) -> int:
+                return self._next
+
+            @next_epoch.setter
+            def next_epoch(self, next_epoch: int) -> None:
+                self._next = next_epoch
+
+        dataset = MosaicMLLike()  # a fresh process resumed on epoch 3 counts from 0 itself
+        forward_epoch(dataset, 3)
+        assert dataset.next_epoch == 3
+
 
 class TestOwnState:
     def test_only_a_state_dict_without_arguments_is_the_streams_own(self) -> None:
