@@ -278,8 +278,9 @@ class TestHSVJitter:
 
     def test_opencv_8bit_hue_is_below_180_for_every_colour(self) -> None:
         # why a hue table is the identity when its first 180 entries are
-        codes = np.arange(1 << 24, dtype=np.uint32)
-        rgb = np.stack([codes >> 16, (codes >> 8) & 255, codes & 255], -1).astype(np.uint8)
+        levels = np.arange(256, dtype=np.uint8)
+        rgb = np.empty((256, 256, 256, 3), np.uint8)  # rgb[r, g, b] == (r, g, b): 2**24 colours
+        rgb[..., 0], rgb[..., 1], rgb[..., 2] = np.ix_(levels, levels, levels)
         assert int(cv2.cvtColor(rgb.reshape(4096, 4096, 3), cv2.COLOR_RGB2HSV)[..., 0].max()) == 179
 
     @given(value=st.integers(0, 255), h=GAIN, s=GAIN, v=GAIN, seed=st.integers(0, 2**16))

@@ -20,7 +20,7 @@ from rankaug import BatchAugment, EpochIndex, EpochSampler
 from rankaug.batch import _epoch
 from rankaug.errors import RankaugWarning
 from rankaug.sampler_read import LastBatch, read_epoch
-from tests.ddp.harness import launch
+from tests.ddp.harness import launch_forked
 from tests.recipes.infinite import InfiniteDataLoader
 
 K = pytest.importorskip("kornia.augmentation")
@@ -83,7 +83,7 @@ class TestPlainEpoch:
 
     @pytest.mark.ddp
     def test_on_two_ranks_of_a_process_group(self, tmp_path: Path) -> None:
-        first, second = launch(_ddp_keyed, 2, tmp_path)
+        first, second = launch_forked(_ddp_keyed, 2, tmp_path)
         assert [epoch for epoch, _ in first] == [0, 0, 1, 1]
         assert [epoch for epoch, _ in second] == [0, 0, 1, 1]
         shards = [{i for _, batch in rank[:2] for i in batch} for rank in (first, second)]

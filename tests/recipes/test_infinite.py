@@ -11,21 +11,21 @@ from typing import Any
 
 import pytest
 
-from tests.ddp.harness import launch
+from tests.ddp.harness import launch_forked
 from tests.recipes.infinite import train
 from tests.recipes.pipeline import KEYINGS
 
 pytestmark = [pytest.mark.ddp, pytest.mark.timeout(300)]
 
 
-def train_twice(rank: int, world_size: int, *, epochs: int) -> list[list[dict[str, Any]]]:
+def train_twice(rank: int, world_size: int, epochs: int) -> list[list[dict[str, Any]]]:
     """The run, then the rerun: a new loader, new workers, in the same rank process."""
     return [train(rank, world_size, epochs=epochs) for _ in range(2)]
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> list[list[list[dict[str, Any]]]]:
-    ranks = launch(train_twice, 2, tmp_path_factory.mktemp("infinite"), epochs=3)
+    ranks = launch_forked(train_twice, 2, tmp_path_factory.mktemp("infinite"), 3)
     return [[twice[run] for twice in ranks] for run in range(2)]
 
 
