@@ -159,9 +159,6 @@ def value_to_numpy(value: Any) -> Any:
 
     >>> value_to_numpy([torch.zeros(2, 3)])[0].shape
     (2, 3)
-    >>> from PIL import Image
-    >>> value_to_numpy(Image.new("P", (3, 2), 5)).tolist()
-    [[5, 5, 5], [5, 5, 5]]
     """
     if type(value) is not np.ndarray and isinstance(value, torch.Tensor):
         return _on_cpu(value)
