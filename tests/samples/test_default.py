@@ -36,6 +36,14 @@ def roundtrip(sample: Any, edit: Any = None) -> Any:
     return adapter.repack(data, state)
 
 
+def _wrapped(kind: Any, sample: dict[str, Any]) -> Any:
+    """A 32-pixel mosaic of ``sample`` twice, or ``sample`` flipped by the wrapper."""
+    if kind is MosaicDataset:
+        return MosaicDataset([sample] * 2, seed=0, output_size=32)
+    flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
+    return RandomAugmentWrapper([sample], flip, seed=0)
+
+
 def _tuple_sample() -> dict[str, Any]:
     boxes = ((0.0, 0.0, 4.0, 16.0), (20.0, 0.0, 24.0, 8.0))
     return {"image": np.zeros((16, 24, 3), np.uint8), "bboxes": boxes, "labels": (1, 2)}
@@ -104,14 +112,7 @@ class TestDefaultAdapter:
     @pytest.mark.parametrize("kind", [MosaicDataset, RandomAugmentWrapper])
     def test_boxes_as_a_tuple_of_tuples_stay_one(self, kind: Any) -> None:
         # they came back a tuple of lists
-        sample = _tuple_sample()
-        wrapper: Any
-        if kind is MosaicDataset:
-            wrapper = MosaicDataset([sample] * 2, seed=0, output_size=32)
-        else:
-            flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
-            wrapper = RandomAugmentWrapper([sample], flip, seed=0)
-        out = wrapper[0]
+        out = _wrapped(kind, _tuple_sample())[0]
         assert type(out["bboxes"]) is tuple
         assert len(out["bboxes"]) > 0
         assert {type(box) for box in out["bboxes"]} == {tuple}
@@ -120,13 +121,7 @@ class TestDefaultAdapter:
     @pytest.mark.parametrize("kind", [MosaicDataset, RandomAugmentWrapper])
     def test_labels_as_a_list_of_numpy_scalars_stay_so(self, kind: Any) -> None:
         sample = {**_tuple_sample(), "labels": [np.int32(1), np.int32(2)]}
-        wrapper: Any
-        if kind is MosaicDataset:
-            wrapper = MosaicDataset([sample] * 2, seed=0, output_size=32)
-        else:
-            flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"))
-            wrapper = RandomAugmentWrapper([sample], flip, seed=0)
-        labels = wrapper[0]["labels"]
+        labels = _wrapped(kind, sample)[0]["labels"]
         assert type(labels) is list
         assert len(labels) > 0
         assert {type(label) for label in labels} == {np.int32}
