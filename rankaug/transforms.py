@@ -27,7 +27,11 @@ Four kinds of transform are told apart once, when a wrapper is built:
   a sample that has them passes pixel-level pipelines untouched and is refused by one
   that moves its boxes.
 * **rng callables**: any callable with an ``rng`` parameter is called as
-  ``transform(sample, rng=generator)`` on the sample as the dataset gave it.
+  ``transform(sample, rng=generator)`` on the sample as the dataset gave it. A callable
+  that the call would leave a parameter without a value (``def t(sample, generator)``)
+  is refused when the wrapper is built (:func:`rankaug.checks.rng_call`); one whose
+  signature cannot be read (a builtin) is called as ``transform(sample)``, and a
+  ``TypeError`` of that call itself is re-raised saying how it was called.
 * **torch-global callables** (torchvision v2 transforms, anything else): called as
   ``transform(sample)`` with torch's default CPU generator seeded from the key and
   the functions of Python's ``random`` module (``random.choice``, ``random.shuffle``:
@@ -46,13 +50,13 @@ Four kinds of transform are told apart once, when a wrapper is built:
 
 from __future__ import annotations
 
-import inspect
 import random
 from collections.abc import Callable
 from typing import Any, Final, Protocol, runtime_checkable
 
 import torch
 
+from rankaug import checks
 from rankaug._albumentations import AlbumentationsDriver, albumentations_targets
 from rankaug._own_random import warn_own_random
 from rankaug._threads import torch_cpu
@@ -155,8 +159,9 @@ _RANDOM_FUNCTIONS: Final = tuple(
 
 
 class _TorchGlobalDriver:
-    def __init__(self, transform: Callable[..., Any]) -> None:
+    def __init__(self, transform: Callable[..., Any], *, read: bool = True) -> None:
         self.transform = transform
+        self.read = read  # whether its signature was read (else a call's TypeError is explained)
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         generator = torch.default_generator  # the CPU one only (see the module docstring)
@@ -171,25 +176,18 @@ class _TorchGlobalDriver:
                 for name in _RANDOM_FUNCTIONS:
                     module[name] = getattr(own, name)
                 return self.transform(sample)
+            except TypeError as error:
+                if self.read or error.__traceback__ is None or error.__traceback__.tb_next:
+                    raise  # raised inside the transform, or its signature was read
+                raise TypeError(
+                    f"calling {checks.named(self.transform)}(sample) raised TypeError: {error}; "
+                    f"{checks.CALLS} (its signature could not be read, so it was called as "
+                    "transform(sample))"
+                ) from error
             finally:
                 for name, function in zip(_RANDOM_FUNCTIONS, callers, strict=True):
                     module[name] = function
                 generator.set_state(state)
-
-
-def _takes_rng(transform: Callable[..., Any]) -> bool:
-    target = transform
-    if isinstance(transform, torch.nn.Module):
-        target = transform.forward
-    try:
-        parameters = inspect.signature(target).parameters
-    except (TypeError, ValueError):  # builtins without a signature
-        return False
-    parameter = parameters.get("rng")
-    return parameter is not None and parameter.kind in (
-        inspect.Parameter.KEYWORD_ONLY,
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    )
 
 
 def make_driver(transform: object, adapter: SampleAdapter) -> TransformDriver:
@@ -204,8 +202,10 @@ def make_driver(transform: object, adapter: SampleAdapter) -> TransformDriver:
         A driver.
 
     Raises:
-        TypeError: If ``transform`` is not callable, or is a class rather than an
-            instance (``A.Compose`` instead of ``A.Compose([...])``).
+        TypeError: If ``transform`` is not callable, is a class rather than an instance
+            (``A.Compose`` instead of ``A.Compose([...])``), or has a parameter the call
+            leaves without a value (``def t(sample, generator)``: see
+            :func:`rankaug.checks.rng_call`).
 
     >>> import numpy as np
     >>> from rankaug.keys import KeyedRandom, make_seed_sequence
@@ -232,6 +232,7 @@ def make_driver(transform: object, adapter: SampleAdapter) -> TransformDriver:
             f"{type(transform).__name__}"
         )
     warn_own_random(transform)
-    if _takes_rng(transform):
+    takes = checks.rng_call(transform)  # a parameter without a value refused here
+    if takes:
         return _RngDriver(transform)
-    return _TorchGlobalDriver(transform)
+    return _TorchGlobalDriver(transform, read=takes is not None)

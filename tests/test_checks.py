@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import functools
+import inspect
 import math
+import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -399,3 +403,53 @@ class TestRows:
             match=r"^kp\[0\] = \[1.0, -inf\] contains NaN or infinity; keypoints are \(x, y",
         ):
             checks.finite_points(np.array([[1.0, -np.inf]]), "kp")
+
+
+class TestRngCall:
+    def test_how_each_signature_is_called(self) -> None:
+        class Forward(torch.nn.Module):
+            def forward(self, x: Any, rng: Any) -> Any:
+                return x
+
+        def keyword(sample: Any, *, rng: Any, size: int = 3) -> Any:
+            return sample
+
+        assert checks.rng_call(keyword) is True
+        assert checks.rng_call(Forward()) is True  # by its forward
+        assert checks.rng_call(functools.partial(keyword, size=4)) is True
+        assert checks.rng_call(lambda *samples: samples) is False
+        assert checks.rng_call(lambda sample, size=3, **options: sample) is False
+        assert checks.rng_call(max) is None  # no signature to read
+
+    @pytest.mark.parametrize(
+        ("transform", "said"),
+        [
+            (lambda sample, rng, /: sample, "its parameter 'rng' would get no value; "),
+            (lambda sample, rng, size: sample, "its parameter 'size' would get no value; "),
+            (lambda sample, *, g: sample, "its parameter 'g' would get no value; "),
+            (lambda: 0, "which transform(sample) does not fit (too many positional arguments); "),
+        ],
+        ids=["positional-only-rng", "another-beside-rng", "keyword-only", "no-sample"],
+    )
+    def test_a_call_that_cannot_fit_is_refused(self, transform: Any, said: str) -> None:
+        with pytest.raises(TypeError, match=re.escape(said)) as raised:
+            checks.rng_call(transform, "pre")
+        message = str(raised.value)
+        assert message.startswith("pre must take (sample, rng=generator) or (sample), got ")
+        assert str(inspect.signature(transform)) in message
+        assert checks.CALLS in message
+
+    @pytest.mark.parametrize(
+        ("transform", "advice"),
+        [
+            (lambda sample, rng, /: sample, "make rng a keyword parameter (drop the '/' before "
+                                            "it)"),
+            (lambda sample, rng, size: sample, "give it a default"),
+            (lambda sample, g: sample, "rename it rng (if it takes the generator), or give it a "
+                                       "default"),
+        ],
+    )  # fmt: skip
+    def test_the_advice(self, transform: Any, advice: str) -> None:
+        with pytest.raises(TypeError) as raised:
+            checks.rng_call(transform)
+        assert str(raised.value).endswith(f": {advice}")

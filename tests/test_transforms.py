@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import inspect
 import random
+import re
 import types
 import warnings
 from collections.abc import Callable
@@ -674,3 +676,74 @@ class TestTorchvisionV1:
         assert len(set(outputs[0])) > 1
         assert [int(ranks[0][i]) for i in range(8)] == outputs[0]
         assert random.getstate() == state
+
+
+def _generator_named_otherwise(sample: Any, generator: np.random.Generator) -> Any:
+    return sample + int(generator.integers(10))
+
+
+class _GeneratorCalledG:
+    def __call__(self, sample: Any, g: np.random.Generator) -> Any:
+        return sample
+
+
+class TestTransformSignatures:
+    @pytest.mark.parametrize(
+        ("transform", "shown", "parameter"),
+        [
+            (_generator_named_otherwise, "_generator_named_otherwise", "generator"),
+            (_GeneratorCalledG(), "a _GeneratorCalledG", "g"),
+        ],
+    )
+    def test_a_generator_not_named_rng_is_refused_when_the_wrapper_is_built(
+        self, transform: Any, shown: str, parameter: str
+    ) -> None:
+        expected = (
+            f"transform must take (sample, rng=generator) or (sample), got {shown} with "
+            f"signature {inspect.signature(transform)}: its parameter {parameter!r} would get "
+            "no value; rankaug calls a transform as transform(sample, rng=generator) when it "
+            "has a parameter named rng"
+        )
+        with pytest.raises(TypeError, match=re.escape(expected)):
+            RandomAugmentWrapper([1, 2, 3], transform, seed=0)
+
+    @pytest.mark.parametrize(
+        "transform",
+        [
+            lambda sample, rng: sample + int(rng.integers(1, 10)),  # positional rng
+            lambda sample, *, rng: sample + int(rng.integers(1, 10)),  # keyword-only rng
+            lambda sample, **options: sample + int(torch.randint(1, 10, ())),  # **kwargs
+            lambda sample, extra=5, *, rng: sample + int(rng.integers(1, 10)),  # defaults
+        ],
+        ids=["positional-rng", "keyword-rng", "kwargs", "defaults"],
+    )
+    def test_the_signatures_that_worked_still_work(self, transform: Any) -> None:
+        wrapper = RandomAugmentWrapper([100, 200], transform, seed=0)
+        assert 101 <= wrapper[0] <= 109
+        assert 201 <= wrapper[1] <= 209
+
+    def test_a_builtin_without_a_signature_is_called_with_the_sample(self) -> None:
+        wrapper = RandomAugmentWrapper([[3, 9, 4], [1]], max, seed=0)  # no readable signature
+        assert [wrapper[0], wrapper[1]] == [9, 1]
+
+    def test_a_builtins_own_call_error_says_how_it_was_called(self) -> None:
+        wrapper = RandomAugmentWrapper([3], max, seed=0)
+        with pytest.raises(SampleError) as raised:
+            wrapper[0]
+        cause = raised.value.__cause__
+        assert isinstance(cause, TypeError)
+        assert str(cause) == (
+            "calling max(sample) raised TypeError: 'int' object is not iterable; rankaug calls "
+            "a transform as transform(sample, rng=generator) when it has a parameter named rng "
+            "(the key's numpy Generator, passed by that name), else as transform(sample) (its "
+            "signature could not be read, so it was called as transform(sample))"
+        )
+
+    def test_an_error_inside_a_transform_is_its_own(self) -> None:
+        def broken(sample: Any) -> Any:
+            return max(sample)
+
+        wrapper = RandomAugmentWrapper([3], broken, seed=0)
+        with pytest.raises(SampleError) as raised:
+            wrapper[0]
+        assert str(raised.value.__cause__) == "'int' object is not iterable"

@@ -11,6 +11,7 @@ from rankaug import checks
 from rankaug._fixed import FixedSettings
 from rankaug.adapters.paths import describe_keys, is_object_list, put
 from rankaug.boxes import BoxFormat, check_box_format
+from rankaug.samples.hf_arrays import NONE_DECLARED, Declared, in_declared_dtypes
 from rankaug.samples.hf_rows import bound_to, typed
 from rankaug.samples.images import (
     image_from_numpy,
@@ -102,8 +103,9 @@ class KeyMap(FixedSettings):
     fixed_settings: ClassVar[frozenset[str]] = frozenset({"keys", "box_format"})
     reads_box_format: str | None = None  # the wrapper's (set by check_adapter)
     box_format_given_as: str = "box_format"  # where the wrapper's was given (likewise)
-    #: A Hugging Face dataset's typed empty values by path (set by :meth:`for_dataset`).
+    #: A Hugging Face dataset's typed empty values by path, array columns' dtypes (for_dataset's).
     typed_empty: Mapping[str, Any] = _NOTHING
+    declared_dtypes: Mapping[tuple[str, ...], Declared] = NONE_DECLARED
     #: The transform's additional targets, ``{name: "image" or "mask"}`` (check_adapter's).
     additional_targets: Mapping[str, str] = _NOTHING
 
@@ -156,12 +158,11 @@ class KeyMap(FixedSettings):
         self._read = self._tops | frozenset(self.keys.values())
 
     def for_dataset(self, dataset: object) -> KeyMap:
-        """This map, or a copy that reads a Hugging Face dataset's rows without objects.
+        """This map, or a copy that reads a Hugging Face dataset's rows in their types.
 
-        Such a row's untyped empty per-object lists (``array([], dtype=object)`` in the
-        ``numpy`` format, ``[]`` in ``torch``'s) are read as the other rows' values
-        (``(0, 4)`` ``float32`` boxes, say), so its output has their dtype and container
-        (see :mod:`rankaug.samples.hf_rows`). Called by :func:`rankaug.samples.check_adapter`.
+        A row without objects's untyped empty lists are read as the other rows' values
+        (:mod:`~rankaug.samples.hf_rows`), array columns in their declared dtypes (an
+        ``Array3D`` ``uint8`` image, given ``int64``: :mod:`~rankaug.samples.hf_arrays`).
         """
         return bound_to(self, dataset)
 
@@ -219,6 +220,7 @@ class KeyMap(FixedSettings):
             raise TypeError(
                 f"{self!r} reads dict samples, got a sample of type {type(sample).__name__}"
             )
+        sample = in_declared_dtypes(sample, self.declared_dtypes)  # Hugging Face's int64 "uint8"
         original = self._get(sample, "image", self._parts["image"])
         image, kind, mode = image_to_numpy(original)
         wrapped = is_wrapped(original)
@@ -286,8 +288,7 @@ class KeyMap(FixedSettings):
     def _refuse_unread_objects(self, objects: Mapping[str, Any]) -> None:
         """Refuse per-object geometry beside the boxes that the map does not read.
 
-        Hugging Face's ``objects.segmentation``, say: a transform that moves the boxes
-        would leave it where it was.
+        Hugging Face's ``objects.segmentation``, say: moving the boxes would leave it behind.
         """
         others = {k: v for k, v in objects.items() if k not in self._in_container}
         found = unread_fields(others)

@@ -24,6 +24,7 @@ ValueError: center_range must be a (low, high) pair with 0.0 <= low <= high <= 1
 
 from __future__ import annotations
 
+from rankaug.checks.callables import CALLS, named, rng_call
 from rankaug.checks.containers import (
     choice,
     function,
@@ -75,6 +76,7 @@ from rankaug.checks.numbers import (
 from rankaug.checks.rows import finite_points, finite_rows, row_error
 
 __all__ = [
+    "CALLS",
     "IMAGE_DTYPES",
     "MAX_CHANNELS",
     "YOLO_FILL",
@@ -103,6 +105,7 @@ __all__ = [
     "mask_covers",
     "opencv_dtype",
     "mapping",
+    "named",
     "names",
     "out_array",
     "path",
@@ -110,6 +113,7 @@ __all__ = [
     "probability",
     "real",
     "real_range",
+    "rng_call",
     "row_error",
     "schedule",
     "scheduled",

@@ -7,8 +7,9 @@ form (``x1 y1 x2 y2 ...``) whenever its coordinates are even in number and in ``
 so :class:`~rankaug.datasets.YoloFolder` (which does not read keypoints) looks for two
 signs of one:
 
-* a YAML file in the dataset's root that declares ``kpt_shape`` (as ultralytics' data
-  YAML of a pose dataset does): refused (:func:`declared_pose`);
+* a data YAML that declares ``kpt_shape`` (as ultralytics' data YAML of a pose dataset
+  does), in the dataset's root or, naming the dataset's images, in its parent (Roboflow's
+  layout): refused (:func:`declared_pose`);
 * a line that reads as a pose line (:func:`pose_form`): its first four numbers a box
   of positive size within ``[0, 1]``, the rest keypoints (a visibility, where there is
   one, in ``0, 1, 2``), each labelled one (not ``0 0``, or ``v > 0``) inside the box.
@@ -41,13 +42,25 @@ __all__ = [
 
 _KPT_SHAPE: Final = re.compile(r"^kpt_shape\s*:(.*)$", re.MULTILINE)
 _NULLS: Final = frozenset({"null", "Null", "NULL", "~"})  # YAML's spellings of null
+_SPLITS: Final = re.compile(  # a scalar, a flow list, or a block list of lines "  - entry"
+    r"^(?:train|val|test|minival)\s*:(.*)$((?:\n[ \t]+-.*)*)", re.MULTILINE
+)
+_PATH: Final = re.compile(r"^path\s*:(.*)$", re.MULTILINE)
+_LARGEST: Final = 1 << 20  # a YAML of the parent folder larger than this is no data YAML
 POSE_LINES: Final = 8
 """How many lines that read as ``x y`` pose lines, none surely, a dataset is warned at."""
 
 
-def declared_pose(root: Path) -> tuple[Path, str] | None:
-    r"""The YAML file in ``root`` (not below) that declares ``kpt_shape``, and its value.
+def declared_pose(root: Path, images: Path | None = None) -> tuple[Path, str] | None:
+    r"""The data YAML that declares ``kpt_shape`` for the dataset in ``root``, and its value.
 
+    Looked for as ultralytics finds a dataset's YAML, where its layouts put it: any YAML
+    file in ``root`` (not below); else, given the dataset's ``images`` folder, a YAML in
+    ``root``'s parent that names that folder (or ``root``) under ``train``, ``val``,
+    ``test`` or ``minival`` (Roboflow's export, ``data.yaml`` beside ``train/images``
+    and ``valid/images``, read from ``root="train"``; or a YAML beside the dataset's
+    folder), resolved as ultralytics does (from ``path:``, else the YAML's folder; a
+    ``../`` that names nothing is dropped). Other YAMLs of the parent are no sign.
     ``kpt_shape: null`` (or ``~``) declares none.
 
     >>> import tempfile
@@ -57,19 +70,66 @@ def declared_pose(root: Path) -> tuple[Path, str] | None:
     >>> found[0].name, found[1]
     ('data.yaml', '[17, 3]')
     """
-    for path in sorted(root.glob("*.y*ml")):
+    found = _declared_in(root, None)
+    if found is None and images is not None and root.parent != root:
+        split = {_resolved(root), _resolved(images)}
+        found = _declared_in(root.parent, split)
+    return found
+
+
+def _declared_in(folder: Path, split: set[Path] | None) -> tuple[Path, str] | None:
+    """The first YAML in ``folder`` declaring ``kpt_shape`` (and naming ``split``, if given)."""
+    for path in sorted(folder.glob("*.y*ml")):
         if path.suffix.lower() not in (".yaml", ".yml") or not path.is_file():
             continue
         try:
+            if split is not None and path.stat().st_size > _LARGEST:
+                continue  # no data YAML: not read
             text = path.read_text(encoding="utf-8-sig")
         except (OSError, UnicodeDecodeError):
             continue  # not a data YAML we can read: no sign either way
         match = _KPT_SHAPE.search(text)
-        if match is not None:
-            value = match.group(1).split("#")[0].strip()
-            if value not in _NULLS:  # kpt_shape: null declares no pose
-                return path, value
+        if match is None or (split is not None and not _names(text, path.parent, split)):
+            continue
+        value = _plain(match.group(1))
+        if value not in _NULLS:  # kpt_shape: null declares no pose
+            return path, value
     return None
+
+
+def _names(text: str, folder: Path, split: set[Path]) -> bool:
+    """Whether the data YAML ``text`` (in ``folder``) names a folder of ``split``."""
+    given = _PATH.search(text)
+    bases = [folder]
+    if given is not None and _plain(given.group(1)) not in ("", *_NULLS):
+        path = Path(_plain(given.group(1)))
+        bases = [path] if path.is_absolute() else [folder / path, Path.cwd() / path]
+    for match in _SPLITS.finditer(text):
+        value = _plain(match.group(1))
+        entries = value[1:-1].split(",") if value.startswith("[") else [value]
+        entries += [line.split("-", 1)[1] for line in match.group(2).splitlines() if line]
+        for entry in (_plain(e) for e in entries):
+            if not entry or entry in _NULLS:
+                continue
+            for base in bases:
+                named = _resolved(base / entry)
+                if not named.exists() and entry.startswith("../"):
+                    named = _resolved(base / entry[3:])  # ultralytics' rule
+                if named in split:
+                    return True
+    return False
+
+
+def _plain(value: str) -> str:
+    """A YAML scalar without its comment and quotes."""
+    return value.split("#")[0].strip().strip("'\"").strip()
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:  # pragma: no cover (a loop of links)
+        return path
 
 
 def pose_form(values: list[float], tolerance: float) -> int | None:
@@ -143,9 +203,9 @@ def sure_pose(values: list[float], form: int) -> bool:
     return any(points[k] == 0.0 and points[k + 1] == 0.0 for k in range(0, len(points), 2))
 
 
-def refuse_declared_pose(root: Path) -> None:
-    """Refuse ``segments=True`` where a YAML in ``root`` declares ``kpt_shape`` (pose)."""
-    declared = declared_pose(root)
+def refuse_declared_pose(root: Path, images: Path | None = None) -> None:
+    """Refuse ``segments=True`` where a data YAML declares ``kpt_shape`` (:func:`declared_pose`)."""
+    declared = declared_pose(root, images)
     if declared is not None:
         path, shape = declared
         raise ValueError(

@@ -69,14 +69,15 @@ class YoloFolder(FixedSettings, Dataset[Any]):
     Segment (polygon) lines are refused unless ``segments=True``, and so are pose
     (keypoint) lines, which rankaug does not read. With ``segments=True`` a pose line
     ``class cx cy w h x1 y1 [v1] ...`` may have a polygon line's form (ultralytics tells
-    them apart by the ``kpt_shape`` of the data YAML): a YAML in ``root`` that declares
-    ``kpt_shape`` is refused, so is a line that reads as a pose line and not as a polygon
-    (a visibility of 2), and a dataset whose every line reads as a pose line (its first
-    four numbers a box, the keypoints after them inside it), all of one length, is
-    warned about where one line surely is a pose line (a visibility column, an unlabelled
-    ``0 0`` keypoint) or 8 lines at least read so (many small polygons read as ``x y``
-    pose lines: :mod:`rankaug.datasets._pose`); never pass ``segments=True`` for pose
-    labels.
+    them apart by the ``kpt_shape`` of the data YAML): a data YAML that declares
+    ``kpt_shape`` (in ``root``, or in its parent naming the images folder: Roboflow's
+    ``data.yaml`` beside ``train/images``) is refused, so is a line that reads as a pose
+    line and not as a polygon (a visibility of 2), and a dataset whose every line reads
+    as a pose line (its first four numbers a box, the keypoints after them inside it),
+    all of one length, is warned about where one line surely is a pose line (a
+    visibility column, an unlabelled ``0 0`` keypoint) or 8 lines at least read so (many
+    small polygons read as ``x y`` pose lines: :mod:`rankaug.datasets._pose`); never
+    pass ``segments=True`` for pose labels.
 
     Samples are those of :class:`~rankaug.datasets.SyntheticDetection`:
     ``{"image": HxWx3 uint8 RGB, "bboxes": float32 (N, 4) in box_format,
@@ -240,7 +241,7 @@ class YoloFolder(FixedSettings, Dataset[Any]):
         )
         _check_pairs(self.image_paths, self.label_paths, labels, suffixes)
         if self.segments:
-            refuse_declared_pose(self.root)
+            refuse_declared_pose(self.root, images)
         parsed = [
             read_label_file(path, self.tolerance, segments=self.segments)
             for path in self.label_paths

@@ -9,6 +9,7 @@ from typing import Any, Final, NamedTuple
 
 import numpy as np
 
+from rankaug.samples.hf_arrays import NONE_DECLARED, Declared, in_declared_dtypes
 from rankaug.samples.hf_rows import bound_to, typed
 from rankaug.samples.images import (
     image_from_numpy,
@@ -86,18 +87,19 @@ class DefaultAdapter:
     box_format_given_as: str = "box_format"
     #: A Hugging Face dataset's typed empty values by column (set by :meth:`for_dataset`).
     typed_empty: Mapping[str, Any] = _NOTHING
+    #: Its array columns' declared dtypes, read back in them (likewise; see ``hf_arrays``).
+    declared_dtypes: Mapping[tuple[str, ...], Declared] = NONE_DECLARED
     #: The transform's additional targets, ``{key: "image" or "mask"}`` (set by
     #: ``check_adapter``): such images, and 3-D tensor masks beside a tensor image, are
     #: read channels-first like the sample's image, handed out ``HxWxC`` and put back.
     additional_targets: Mapping[str, str] = _NOTHING
 
     def for_dataset(self, dataset: object) -> DefaultAdapter:
-        """This adapter, or a copy that reads a Hugging Face dataset's rows without objects.
+        """This adapter, or a copy that reads a Hugging Face dataset's rows in their types.
 
-        Such a row's untyped empty lists (``array([], dtype=object)`` in the ``numpy``
-        format, ``[]`` in ``torch``'s) are read as the other rows' values (``(0, 4)``
-        ``float32`` boxes, say), so its output has their dtype and container (see
-        :mod:`rankaug.samples.hf_rows`). Called by :func:`rankaug.samples.check_adapter`.
+        A row without objects's untyped empty lists are read as the other rows' values
+        (:mod:`~rankaug.samples.hf_rows`), array columns in their declared dtypes (an
+        ``Array3D`` ``uint8`` image, given ``int64``: :mod:`~rankaug.samples.hf_arrays`).
         """
         return bound_to(self, dataset)
 
@@ -113,6 +115,8 @@ class DefaultAdapter:
         mapping: Mapping[str, Any]
         first: tuple[str, ...] = ()
         if type(sample) is dict or isinstance(sample, Mapping):
+            if self.declared_dtypes:  # a Hugging Face dataset's int64 "uint8" image, say
+                sample = in_declared_dtypes(sample, self.declared_dtypes)
             if "image" not in sample:
                 raise ValueError(
                     f"a dict sample needs an 'image' key; this one has keys {sorted(sample)}: "
@@ -201,9 +205,10 @@ class DefaultAdapter:
 
         Returns:
             The output sample, or ``None`` (nothing called) when ``sample`` is not plain
-            or this adapter reads typed empty values.
+            or this adapter reads typed empty values or declared dtypes.
         """
-        if type(sample) is not dict or not sample.keys() <= targets or self.typed_empty:
+        plain = type(sample) is dict and sample.keys() <= targets
+        if not plain or self.typed_empty or self.declared_dtypes:
             return None
         image = sample.get("image")
         if type(image) is not np.ndarray or image.ndim not in (2, 3):
@@ -237,9 +242,8 @@ class DefaultAdapter:
 
         A plain dict with a numpy image is its own view; other samples are unpacked.
         """
-        if type(sample) is dict and type(sample.get("image")) is np.ndarray:
-            return sample
-        return self.unpack(sample, targets)[0]
+        plain = type(sample) is dict and type(sample.get("image")) is np.ndarray
+        return sample if plain and not self.declared_dtypes else self.unpack(sample, targets)[0]
 
     @staticmethod
     def passthrough(sample: Any, targets: Collection[str]) -> Mapping[str, Any]:

@@ -21,6 +21,8 @@ from typing import Any, Final, TypeVar
 import numpy as np
 import torch
 
+from rankaug.samples.hf_arrays import declared_dtypes
+
 __all__ = ["bound_to", "empty_values", "typed", "untyped_empty"]
 
 _FORMATS: Final = ("numpy", "torch")  # the formats that give a box-less row no dtype
@@ -31,17 +33,24 @@ A = TypeVar("A")
 
 
 def bound_to(adapter: A, dataset: object) -> A:
-    """``adapter``, or a copy of it holding ``dataset``'s typed empty values.
+    """``adapter``, or a copy of it holding ``dataset``'s typed empty values and dtypes.
 
     What :meth:`~rankaug.samples.DefaultAdapter.for_dataset` and
     :meth:`~rankaug.KeyMap.for_dataset` return: the copy's ``typed_empty`` (see
-    :func:`empty_values`); the adapter itself when the dataset declares none.
+    :func:`empty_values`) and ``declared_dtypes`` (its array columns' declared dtypes,
+    see :mod:`rankaug.samples.hf_arrays`); the adapter itself when the dataset declares
+    neither.
     """
     empty = empty_values(dataset)
-    if not empty:
+    found = _hugging_face(dataset)
+    declared = {} if found is None else declared_dtypes(*found)
+    if not empty and not declared:
         return adapter
     bound = copy.copy(adapter)
-    bound.typed_empty = empty  # type: ignore[attr-defined]
+    if empty:
+        bound.typed_empty = empty  # type: ignore[attr-defined]
+    if declared:
+        bound.declared_dtypes = declared  # type: ignore[attr-defined]
     return bound
 
 

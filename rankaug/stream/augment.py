@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from rankaug.keys import Keying
 from rankaug.samples import SampleAdapter, check_adapter
+from rankaug.stream.access import NoRandomAccess
 from rankaug.stream.base import Pass, StreamDataset, Window, default_stream
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ __all__ = ["StreamingAugment"]
 T_co = TypeVar("T_co", covariant=True)
 
 
-class StreamingAugment(StreamDataset[T_co]):
+class StreamingAugment(NoRandomAccess, StreamDataset[T_co]):
     """Keyed augmentation of every sample of an iterable dataset, itself iterable.
 
     The arguments of :class:`~rankaug.RandomAugmentWrapper`, plus ``sample_id``. Errors

@@ -16,8 +16,9 @@ The record (``record=``) names the samples by their position in the worker's pas
 ``indices`` and by id under ``ids`` (``None`` without ``sample_id=``); a
 :class:`~rankaug.SampleError` names the main sample's position and id, and each sample
 its text names (``dataset[i]``) by its position and id. There is no
-``replay`` (a stream has no random access); a resumed pass re-reads its epoch's stream
-up to where it stood (see :mod:`rankaug.stream.base`).
+``replay`` nor ``wrapper[i]`` (a stream has no random access: both are refused with a
+``TypeError`` saying what to do instead, :mod:`rankaug.stream.access`); a resumed pass
+re-reads its epoch's stream up to where it stood (see :mod:`rankaug.stream.base`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from rankaug.errors import SampleError, failure_text, id_text
 from rankaug.keys import Keying
 from rankaug.params import take
 from rankaug.samples import DefaultAdapter, SampleAdapter, check_adapter
+from rankaug.stream.access import NoRandomAccess, NoReplay
 from rankaug.stream.base import Pass, StreamDataset, Window, default_stream
 
 __all__ = ["WindowStream"]
@@ -132,7 +134,7 @@ class _InWindow(ResolvedContext):
                            epoch=self.epoch, stage=stage, sample_id=self.sample_id)  # fmt: skip
 
 
-class WindowStream(StreamDataset[T_co]):
+class WindowStream(NoRandomAccess, NoReplay, StreamDataset[T_co]):
     """A multi-sample wrapper over a stream (see the module docstring).
 
     Args:

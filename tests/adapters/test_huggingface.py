@@ -10,6 +10,7 @@ from typing import Any
 import albumentations as A
 import numpy as np
 import pytest
+import torch
 from PIL import Image
 
 from rankaug import (
@@ -22,6 +23,7 @@ from rankaug import (
     Targets,
 )
 from rankaug.adapters import HuggingFace
+from rankaug.samples import check_adapter
 from tests.albu import bbox_params
 
 datasets = pytest.importorskip("datasets", reason="the Hugging Face tests need `datasets`")
@@ -334,3 +336,84 @@ class TestAdditionalImages:
         advice = "A.Compose(..., additional_targets={'image2': 'image'} for an image beside"
         with pytest.raises(SampleError, match=re.escape(advice)):
             wrapper[0]
+
+
+def array_rows() -> Any:
+    """Four rows: ``Array3D`` uint8 images, ``Array2D`` uint8 masks, one box each."""
+    features = datasets.Features({
+        "image": datasets.Array3D(shape=(32, 40, 3), dtype="uint8"),
+        "mask": datasets.Array2D(shape=(32, 40), dtype="uint8"),
+        "objects": {"bbox": datasets.List(datasets.List(datasets.Value("float32"), length=4)),
+                    "category": datasets.List(datasets.Value("int64"))},
+    })  # fmt: skip
+    columns = {
+        "image": [np.full((32, 40, 3), 60 * i, np.uint8) for i in range(4)],
+        "mask": [np.full((32, 40), i, np.uint8) for i in range(4)],
+        "objects": [{"bbox": [[2.0, 2.0, 10.0, 10.0]], "category": [1]}] * 4,
+    }
+    return datasets.Dataset.from_dict(columns, features=features)
+
+
+class TestDeclaredArrayDtypes:
+    def test_numpy_format_gives_int64(self) -> None:
+        row = array_rows().with_format("numpy")[0]
+        assert (row["image"].dtype, row["mask"].dtype) == (np.int64, np.int64)  # the fix's cause
+
+    @pytest.mark.parametrize("streamed", [False, True], ids=["map-style", "streamed"])
+    def test_the_mosaic_reads_the_declared_uint8(self, streamed: bool) -> None:
+        rows = array_rows()
+        data = rows.to_iterable_dataset() if streamed else rows
+        stream = {"buffer_size": 2} if streamed else {}
+        mosaic: Any = MosaicDataset(data.with_format("numpy"), seed=0, output_size=32,
+                                    adapter=HuggingFace(mask="mask"), **stream)  # fmt: skip
+        outputs = list(mosaic) if streamed else [mosaic[i] for i in range(4)]
+        assert len(outputs) == 4
+        for out in outputs:
+            assert type(out["image"]) is np.ndarray
+            assert out["image"].dtype == np.uint8
+            assert type(out["mask"]) is np.ndarray
+            assert out["mask"].dtype == np.uint8
+            assert set(np.unique(out["image"])) <= {0, 60, 120, 180}  # tiles of the rows' own
+            assert out["objects"]["bbox"].dtype == np.float32
+
+    @pytest.mark.parametrize("adapter", [HuggingFace(mask="mask"), None], ids=["hf", "default"])
+    @pytest.mark.parametrize("streamed", [False, True], ids=["map-style", "streamed"])
+    def test_albumentations_gets_the_declared_uint8(self, adapter: Any, streamed: bool) -> None:
+        rows = array_rows() if adapter is not None else array_rows().remove_columns("objects")
+        data = rows.to_iterable_dataset() if streamed else rows
+        seen: list[Any] = []  # (the wrapper copies the transform, not its class)
+
+        class Seen(A.ImageOnlyTransform):  # type: ignore[misc]
+            def apply(self, img: np.ndarray, **params: Any) -> np.ndarray:
+                seen.append(img.dtype)
+                return img
+
+        params = bbox_params("coco") if adapter is not None else None
+        transform = A.Compose([Seen(p=1.0), A.HorizontalFlip(p=1.0)], bbox_params=params)
+        wrapper: Any = RandomAugmentWrapper(data.with_format("numpy"), transform, seed=0,
+                                            adapter=adapter)  # fmt: skip
+        outputs = list(wrapper) if streamed else [wrapper[i] for i in range(4)]
+        assert seen == [np.dtype(np.uint8)] * 4
+        for index, out in enumerate(outputs):
+            assert out["image"].dtype == np.uint8
+            assert out["mask"].dtype == np.uint8
+            assert out["image"].tolist() == [[[60 * index] * 3] * 40] * 32
+            assert out["mask"].tolist() == [[index] * 40] * 32
+
+    def test_the_torch_format_keeps_its_tensors(self) -> None:
+        features = datasets.Features({"image": datasets.Array3D(shape=(3, 8, 8), dtype="uint8")})
+        rows = datasets.Dataset.from_dict(
+            {"image": [np.full((3, 8, 8), 200, np.uint8)] * 2}, features=features
+        ).with_format("torch")
+        wrapper = RandomAugmentWrapper(rows, A.Compose([A.HorizontalFlip(p=1.0)]), seed=0)
+        out = wrapper[0]
+        assert type(out["image"]) is torch.Tensor
+        assert out["image"].dtype == torch.uint8
+        assert out["image"].tolist() == [[[200] * 8] * 8] * 3
+
+    def test_a_value_the_declared_dtype_cannot_hold_is_refused(self) -> None:
+        rows = array_rows().remove_columns("objects").with_format("numpy")
+        sample = {"image": np.full((32, 40, 3), 999, np.int64), "mask": np.zeros((32, 40))}
+        adapter = check_adapter(None, dataset=rows)  # as a wrapper binds it to the dataset
+        with pytest.raises(ValueError, match=re.escape("column 'image' is declared Array3D")):
+            adapter.unpack(sample, {"image", "mask"})

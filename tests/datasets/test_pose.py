@@ -36,6 +36,62 @@ class TestDeclaredPose:
         assert declared_pose(tmp_path) == (tmp_path / "data.yaml", "")
 
 
+def _roboflow(tmp_path: Path, yaml: str) -> tuple[Path, Path]:
+    """Roboflow's export: ``data.yaml`` beside ``train/images`` (the root read: ``train``)."""
+    root = tmp_path / "ds" / "train"
+    (root / "images").mkdir(parents=True)
+    (tmp_path / "ds" / "data.yaml").write_text(yaml)
+    return root, root / "images"
+
+
+class TestDeclaredPoseInTheParent:
+    @pytest.mark.parametrize(
+        "train",
+        ["../train/images", "train/images", "'../train/images'  # Roboflow",
+         "[../valid/images, ../train/images]", "../train", "\n  - ../valid/images\n  - ../train"],
+    )  # fmt: skip
+    def test_roboflows_data_yaml_beside_the_split_folders(self, tmp_path: Path, train: str) -> None:
+        yaml = f"train: {train}\nval: ../valid/images\n\nkpt_shape: [17, 3]\nnc: 1\n"
+        root, images = _roboflow(tmp_path, yaml)
+        assert declared_pose(root, images) == (tmp_path / "ds" / "data.yaml", "[17, 3]")
+        assert declared_pose(root) is None  # the images folder not known: the root alone
+
+    @pytest.mark.parametrize("split", ["val", "test"])
+    def test_each_split_named(self, tmp_path: Path, split: str) -> None:
+        root, images = _roboflow(tmp_path, f"{split}: ../train/images\nkpt_shape: [4, 2]\n")
+        assert declared_pose(root, images) == (tmp_path / "ds" / "data.yaml", "[4, 2]")
+
+    def test_an_ultralytics_yaml_beside_the_dataset_folder(self, tmp_path: Path) -> None:
+        root = tmp_path / "coco8-pose"
+        (root / "images" / "train").mkdir(parents=True)
+        yaml = f"path: {root}\ntrain: images/train\nval: images/val\nkpt_shape: [17, 3]\n"
+        (tmp_path / "coco8-pose.yaml").write_text(yaml)
+        found = declared_pose(root, root / "images" / "train")
+        assert found == (tmp_path / "coco8-pose.yaml", "[17, 3]")
+        (tmp_path / "coco8-pose.yaml").write_text(yaml.replace(str(root), "coco8-pose"))
+        assert declared_pose(root, root / "images" / "train") == found  # path: relative
+
+    @pytest.mark.parametrize(
+        "yaml",
+        [
+            "train: ../other/images\nkpt_shape: [17, 3]\n",  # another dataset's
+            "kpt_shape: [17, 3]\n",  # names no split
+            "train: ../train/images\nkpt_shape: null\n",
+            "train: ../train/images\nnc: 1\n",
+        ],
+    )
+    def test_a_yaml_of_the_parent_naming_no_split_of_it_is_no_sign(
+        self, tmp_path: Path, yaml: str
+    ) -> None:
+        root, images = _roboflow(tmp_path, yaml)
+        assert declared_pose(root, images) is None
+
+    def test_the_roots_own_yaml_first(self, tmp_path: Path) -> None:
+        root, images = _roboflow(tmp_path, "train: ../train/images\nkpt_shape: [17, 3]\n")
+        (root / "own.yaml").write_text("kpt_shape: [5, 2]\n")
+        assert declared_pose(root, images) == (root / "own.yaml", "[5, 2]")
+
+
 class TestPoseForm:
     def test_keypoints_with_a_visibility_inside_the_box(self) -> None:
         assert pose_form([*BOX, 0.4, 0.4, 2.0, 0.0, 0.0, 0.0], 1e-3) == 3

@@ -699,6 +699,30 @@ class TestYoloFolder:
         ):
             YoloFolder(root, segments=True)
 
+    # one x y pose line, no sure sign: too few lines to warn about without the data YAML
+    POSE_FEW = "0 0.5 0.5 0.4 0.4 0.45 0.5 0.6 0.6\n"
+
+    @pytest.mark.parametrize("train", ["../train/images", "train/images"])
+    def test_pose_labels_declared_by_roboflows_data_yaml_in_the_parent_are_refused(
+        self, tmp_path: Path, train: str
+    ) -> None:
+        # Roboflow's export: ds/data.yaml beside ds/train/images, ds/train/labels
+        root = self.make(tmp_path / "ds" / "train", {"a.txt": self.POSE_FEW})
+        yaml = tmp_path / "ds" / "data.yaml"
+        yaml.write_text(f"train: {train}\nval: ../valid/images\n\nkpt_shape: [2, 2]\nnc: 1\n")
+        expected = (
+            f"segments=True: {yaml} declares kpt_shape: [2, 2], so {root.resolve()} holds YOLO "
+            "pose labels"
+        )
+        with pytest.raises(ValueError, match=re.escape(expected)):
+            YoloFolder(root, segments=True)
+        with pytest.raises(ValueError, match=re.escape(f"{yaml} declares kpt_shape: [2, 2]")):
+            YoloFolder(tmp_path / "ds", image_dir="train/images", label_dir="train/labels",
+                       segments=True)  # fmt: skip
+        yaml.write_text("train: ../other/images\nkpt_shape: [2, 2]\n")  # another dataset's
+        ds = YoloFolder(root, segments=True)  # filterwarnings=error: no warning
+        assert ds[0]["segments"][0].shape == (4, 2)
+
     @pytest.mark.parametrize("text", [POSE_V, POSE_XY])
     def test_a_dataset_of_pose_lines_only_is_warned_about(self, tmp_path: Path, text: str) -> None:
         root = self.make(tmp_path, {"a.txt": text, "b.txt": text}, images=("a.png", "b.png"))

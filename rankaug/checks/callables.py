@@ -1,0 +1,97 @@
+"""How a wrapper may call a user's transform: ``transform(sample, rng=...)`` or ``(sample)``."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, Final
+
+import torch
+
+__all__ = ["CALLS", "named", "rng_call"]
+
+#: How rankaug calls a callable transform, for messages.
+CALLS: Final = (
+    "rankaug calls a transform as transform(sample, rng=generator) when it has a parameter "
+    "named rng (the key's numpy Generator, passed by that name), else as transform(sample)"
+)
+_BY_NAME: Final = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def rng_call(transform: Callable[..., Any], name: str = "transform") -> bool | None:
+    """Whether ``transform`` is called with ``rng=``; ``None`` if its signature is unknown.
+
+    A callable with a parameter named ``rng`` (positional-or-keyword or keyword-only) is
+    called as ``transform(sample, rng=generator)``, any other as ``transform(sample)``
+    (a ``torch.nn.Module`` by its ``forward``).
+
+    Raises:
+        TypeError: If the signature can be read and the call would leave a parameter
+            without a value (``def t(sample, generator)``): naming it, the transform, its
+            signature and the two calls.
+
+    >>> rng_call(lambda sample, rng: sample), rng_call(lambda sample, **options: sample)
+    (True, False)
+    >>> def jitter(sample, generator):
+    ...     return sample
+    >>> rng_call(jitter)
+    Traceback (most recent call last):
+    ...
+    TypeError: transform must take (sample, rng=generator) or (sample), got jitter with ...: \
+its parameter 'generator' would get no value; rankaug calls ...: rename it rng ...
+    """
+    target = transform.forward if isinstance(transform, torch.nn.Module) else transform
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):  # builtins without a signature: called as (sample)
+        return None
+    rng = signature.parameters.get("rng")
+    takes = rng is not None and rng.kind in _BY_NAME
+    given: dict[str, object] = {"rng": None} if takes else {}
+    try:
+        signature.bind(None, **given)
+    except TypeError as error:
+        call = "transform(sample, rng=generator)" if takes else "transform(sample)"
+        shown = f"{name} must take (sample, rng=generator) or (sample), got {named(transform)}"
+        missing = _missing(signature, given)
+        if missing is None:  # no parameter for the sample, say
+            raise TypeError(f"{shown} with signature {signature}, which {call} does not fit "
+                            f"({error}); {CALLS}") from None  # fmt: skip
+        if missing.name == "rng":  # positional-only
+            advice = "make rng a keyword parameter (drop the '/' before it)"
+        elif takes:
+            advice = "give it a default"
+        else:
+            advice = "rename it rng (if it takes the generator), or give it a default"
+        raise TypeError(
+            f"{shown} with signature {signature}: its parameter {missing.name!r} would get no "
+            f"value; {CALLS}: {advice}"
+        ) from None
+    return takes
+
+
+def named(transform: object) -> str:
+    """A short name for ``transform``: a function's qualified name, else its short repr."""
+    if inspect.isfunction(transform) or inspect.ismethod(transform) or inspect.isbuiltin(transform):
+        return str(transform.__qualname__)
+    shown = repr(transform)
+    plain = len(shown) <= 80 and "\n" not in shown and " object at 0x" not in shown
+    return shown if plain else f"a {type(transform).__qualname__}"
+
+
+def _missing(signature: inspect.Signature, given: dict[str, object]) -> inspect.Parameter | None:
+    """The first parameter the call ``(sample, **given)`` would leave without a value."""
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    parameters = list(signature.parameters.values())
+    sample = next((p for p in parameters if p.kind in kinds), None)
+    for parameter in parameters:
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        if (
+            parameter is sample
+            or parameter.name in given
+            or parameter.default is not parameter.empty
+        ):
+            continue
+        return parameter
+    return None

@@ -1,0 +1,59 @@
+"""What a streaming wrapper answers to ``wrapper[i]`` and ``wrapper.replay(record)``.
+
+A stream has no random access: a streaming wrapper (``MosaicDataset(stream, ...)``,
+``RandomAugmentWrapper(stream, ...)``...) is iterated, never indexed, and its records
+name samples by their position in a worker's pass, which no index reads again. Both are
+refused with a ``TypeError`` saying what to do instead, rather than torch's
+``NotImplementedError`` ("Subclasses of Dataset should implement __getitem__") and
+Python's ``AttributeError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NoReturn
+
+__all__ = ["NoRandomAccess", "NoReplay"]
+
+
+def _names(wrapper: Any) -> tuple[str, str, str]:
+    """The map-style class the user built, the streaming class, the stream's type."""
+    find = getattr(wrapper, "map_class", None)
+    built = find().__name__ if callable(find) else "RandomAugmentWrapper"
+    return built, type(wrapper).__name__, type(getattr(wrapper, "dataset", None)).__name__
+
+
+class NoRandomAccess:
+    """Mixin of the streaming wrappers: ``wrapper[i]`` refused, saying to iterate."""
+
+    def __getitem__(self, index: Any) -> NoReturn:
+        """Refuse indexing.
+
+        Raises:
+            TypeError: Always: a stream has no random access.
+        """
+        built, streaming, stream = _names(self)
+        raise TypeError(
+            f"{built} over a stream ({stream}) is a {streaming}, which has no random access: "
+            f"[{index!r}] cannot be read; iterate over it (for sample in wrapper, or a "
+            "DataLoader), or build it over a map-style dataset (a Dataset with __getitem__ "
+            "and __len__, not an IterableDataset) to index it"
+        )
+
+
+class NoReplay:
+    """Mixin of the streamed mosaic and mixes: ``replay(record)`` refused, saying why."""
+
+    def replay(self, record: Any, index: int | None = None) -> NoReturn:
+        """Refuse a replay.
+
+        Raises:
+            TypeError: Always: the record names samples by their position in a pass.
+        """
+        built, streaming, stream = _names(self)
+        raise TypeError(
+            f"{built} over a stream ({stream}) is a {streaming}, which cannot replay a record: "
+            "its record names the samples by their position in a worker's pass (and their "
+            "ids), and a stream has no random access to read them again; to replay, build "
+            f"{built} with the same arguments over a map-style dataset of the samples, and "
+            "replay records made by that one"
+        )

@@ -1,0 +1,137 @@
+"""``rankaug.samples.hf_arrays`` against real ``datasets.Dataset`` and ``IterableDataset``."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from rankaug.samples import DefaultAdapter
+from rankaug.samples.hf_arrays import declared_dtypes, in_declared_dtypes
+
+datasets = pytest.importorskip("datasets", reason="the Hugging Face tests need `datasets`")
+
+
+def arrays() -> Any:
+    """Two rows: a uint8 image, a uint8 mask, an int16 and a float16 plane, a struct's mask."""
+    features = datasets.Features({
+        "image": datasets.Array3D(shape=(4, 5, 3), dtype="uint8"),
+        "mask": datasets.Array2D(shape=(4, 5), dtype="uint8"),
+        "depth": datasets.Array2D(shape=(4, 5), dtype="int16"),
+        "half": datasets.Array2D(shape=(4, 5), dtype="float16"),
+        "extra": {"mask": datasets.Array2D(shape=(4, 5), dtype="uint16")},
+        "image_id": datasets.Value("int32"),
+    })  # fmt: skip
+    columns = {
+        "image": [np.full((4, 5, 3), 250, np.uint8), np.zeros((4, 5, 3), np.uint8)],
+        "mask": [np.full((4, 5), 7, np.uint8)] * 2,
+        "depth": [np.full((4, 5), -300, np.int16)] * 2,
+        "half": [np.full((4, 5), 0.1, np.float16)] * 2,
+        "extra": [{"mask": np.full((4, 5), 60000, np.uint16)}] * 2,
+        "image_id": [0, 1],
+    }
+    return datasets.Dataset.from_dict(columns, features=features)
+
+
+def dtypes(dataset: Any) -> dict[tuple[str, ...], str]:
+    found = DefaultAdapter().for_dataset(dataset).declared_dtypes
+    return {path: str(want.dtype) for path, want in found.items()}
+
+
+DECLARED = {
+    ("image",): "uint8",
+    ("mask",): "uint8",
+    ("depth",): "int16",
+    ("half",): "float16",
+    ("extra", "mask"): "uint16",
+}
+
+
+class TestDeclaredDtypes:
+    @pytest.mark.parametrize("form", ["numpy", "torch"])
+    def test_map_style_and_streamed_datasets_give_int64(self, form: str) -> None:
+        for data in (arrays().with_format(form), arrays().to_iterable_dataset().with_format(form)):
+            row = next(iter(data))
+            assert str(row["image"].dtype).endswith("int64")  # what the fix is about
+            assert str(row["mask"].dtype).endswith("int64")
+            assert str(row["half"].dtype).endswith("float32")
+            assert dtypes(data) == DECLARED
+
+    def test_format_options_that_set_a_dtype_are_kept(self) -> None:
+        assert dtypes(arrays().with_format("numpy", dtype=np.int32)) == {}
+
+    def test_only_the_formatted_columns(self) -> None:
+        data = arrays().with_format("numpy", columns=["mask"], output_all_columns=True)
+        assert dtypes(data) == {("mask",): "uint8"}
+
+    def test_nothing_for_lists_and_other_formats(self) -> None:
+        assert dtypes(arrays()) == {}  # Python lists
+        assert dtypes(arrays().with_format("pandas")) == {}
+        assert declared_dtypes(arrays().features, "numpy", {"dtype": "float32"}, None) == {}
+
+    def test_the_torch_dtype(self) -> None:
+        found = declared_dtypes(arrays().features, "torch", {}, None)
+        assert found[("image",)].tensor == torch.uint8
+        assert found[("half",)].tensor == torch.float16
+        assert declared_dtypes(arrays().features, "numpy", {}, None)[("image",)].tensor is None
+
+
+class TestInDeclaredDtypes:
+    @pytest.mark.parametrize("form", ["numpy", "torch"])
+    def test_values_come_back_in_their_declared_dtype_and_container(self, form: str) -> None:
+        data = arrays().with_format(form)
+        declared = declared_dtypes(data.features, form, {}, None)
+        row = data[0]
+        before = {key: row[key] for key in row}
+        out = in_declared_dtypes(row, declared)
+        kind = np.ndarray if form == "numpy" else torch.Tensor
+        for path, dtype in DECLARED.items():
+            value = out[path[0]] if len(path) == 1 else out[path[0]][path[1]]
+            assert type(value) is kind
+            assert str(value.dtype).removeprefix("torch.") == dtype
+        assert np.asarray(out["image"]).tolist() == [[[250] * 3] * 5] * 4
+        assert np.asarray(out["depth"]).tolist() == [[-300] * 5] * 4
+        assert np.asarray(out["extra"]["mask"]).tolist() == [[60000] * 5] * 4
+        assert out["image_id"] is before["image_id"]  # every other value the row's own
+        assert all(row[key] is before[key] for key in before)
+        assert str(row["image"].dtype).endswith("int64")
+
+    def test_a_sample_in_its_dtypes_is_itself(self) -> None:
+        declared = declared_dtypes(arrays().features, "numpy", {}, None)
+        sample = {"image": np.zeros((4, 5, 3), np.uint8), "label": 3}
+        assert in_declared_dtypes(sample, declared) is sample
+        pair = (np.zeros((4, 5, 3), np.int64), {})
+        assert in_declared_dtypes(pair, declared) is pair
+
+    @pytest.mark.parametrize(
+        ("value", "shown"),
+        [
+            (np.full((4, 5, 3), 256, np.int64), "from 256 to 256"),
+            (np.full((4, 5, 3), -1, np.int64), "from -1 to -1"),
+            (torch.full((4, 5, 3), 300, dtype=torch.int64), "from 300 to 300"),
+        ],
+    )
+    def test_a_value_the_dtype_cannot_hold_is_refused(self, value: Any, shown: str) -> None:
+        form = "numpy" if isinstance(value, np.ndarray) else "torch"
+        declared = declared_dtypes(arrays().features, form, {}, None)
+        expected = (
+            "the Hugging Face column 'image' is declared Array3D(shape=(4, 5, 3), "
+            f"dtype='uint8'), which its format gives as int64, and rankaug reads it back as "
+            f"uint8; but this row holds values {shown}"
+        )
+        with pytest.raises(ValueError, match=re.escape(expected)):
+            in_declared_dtypes({"image": value}, declared)
+
+    def test_a_float_the_declared_float_cannot_hold_is_refused(self) -> None:
+        declared = declared_dtypes(arrays().features, "numpy", {}, None)
+        held = in_declared_dtypes({"half": np.full((4, 5), 0.5, np.float32)}, declared)
+        assert held["half"].dtype == np.float16
+        nan = in_declared_dtypes({"half": np.full((4, 5), np.nan, np.float32)}, declared)
+        assert np.isnan(nan["half"]).all()
+        with pytest.raises(ValueError, match=re.escape("column 'half' is declared Array2D")):
+            in_declared_dtypes({"half": np.full((4, 5), 0.1, np.float32)}, declared)
+        with pytest.raises(ValueError, match=re.escape("from 70000.0 to 70000.0")):
+            in_declared_dtypes({"half": np.full((4, 5), 7e4, np.float32)}, declared)
