@@ -3,13 +3,15 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
 import torch
 
 from rankaug import CutMixDataset, MixUpDataset, MosaicDataset, Targets
-from rankaug._multi.fields import UNTYPED, Source, join, read_field
+from rankaug._multi import fields as fields_module
+from rankaug._multi.fields import UNTYPED, Source, join, join_kept, read_field
 
 
 def at(*indices: int) -> list[Source]:
@@ -126,6 +128,50 @@ class TestJoin:
             "dataset[5] 'attrs' has rows of shape (3,), dataset[4]'s (2,)"
         )):  # fmt: skip
             join("attrs", [UNTYPED, np.zeros((1, 2)), np.zeros((1, 3))], at(2, 4, 5))
+
+
+class TestJoinKept:
+    @pytest.mark.parametrize(
+        "values",
+        [
+            [np.array([5, 7], np.int64), np.array([-3], np.int64), np.array([9, 2], np.int64)],
+            [np.array([5, 7], np.int8), np.zeros(0, np.int8), np.array([-3, 4, 6], np.int8)],
+            [np.array([2**64 - 1, 3], np.uint64), np.array([1, 2**63, 0], np.uint64)],
+            [np.array([True, False]), np.array([True, True, False])],
+        ],
+    )  # fmt: skip
+    def test_one_integer_dtype_is_gathered_in_python_as_join_then_the_index_gives(
+        self, values: list[np.ndarray]
+    ) -> None:
+        sources = at(*range(len(values)))
+        expected = join("labels", values, sources)
+        for keep in ([True, False, True, False, True], [False] * 5, [True] * 5):
+            with mock.patch.object(fields_module, "join", side_effect=AssertionError):
+                out = join_kept("labels", values, keep, sources)  # (no join: in Python)
+            want = expected[np.array(keep)]
+            assert (out.dtype, out.shape, out.tolist()) == (want.dtype, want.shape, want.tolist())
+
+    @pytest.mark.parametrize(
+        "values",
+        [
+            [np.array([5, 7], np.int8), np.array([1, 2, 3], np.int64)],  # dtypes that differ
+            [np.array([5, 7], ">i8"), np.array([1, 2, 3], ">i8")],  # not native
+            [np.array([[5], [7]]), np.array([[1], [2], [3]])],  # rows of a shape
+            [np.array([1.5, 2.0]), np.array([0.25, 3.0, 1.0])],  # floats
+            [np.array(["cat", "dog"]), np.array(["elephant", "ox", "emu"])],  # strings
+            [UNTYPED, np.array([1, 2, 3, 4, 5], np.int32)],  # an untyped main
+        ],
+    )  # fmt: skip
+    def test_any_other_field_is_joined_then_indexed(self, values: list[np.ndarray]) -> None:
+        keep = [True, False, True, False, True]
+        sources = at(*range(len(values)))
+        want = join("labels", values, sources)[np.array(keep)]
+        out = join_kept("labels", values, keep, sources)
+        assert (out.dtype, out.shape, out.tolist()) == (want.dtype, want.shape, want.tolist())
+
+    def test_a_value_that_does_not_fit_is_refused_as_join_refuses_it(self) -> None:
+        with pytest.raises(ValueError, match=re.escape("dataset[1] 'labels' holds 300 (int64)")):
+            join_kept("labels", [np.array([5], np.int8), np.array([300])], [True, False], at(0, 1))
 
 
 def _classes_sample(index: int) -> dict[str, Any]:

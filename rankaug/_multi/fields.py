@@ -23,11 +23,12 @@ converted on the way. :func:`join` is the one rule for every such field:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import compress
 from typing import Any, Final, Protocol
 
 import numpy as np
 
-__all__ = ["UNTYPED", "Source", "join", "read_field", "untyped"]
+__all__ = ["UNTYPED", "Source", "join", "join_kept", "read_field", "untyped"]
 
 UNTYPED: Final = np.zeros((0,), dtype=object)
 """An empty field given without a dtype (an empty list, or no field on a box-less sample).
@@ -120,6 +121,34 @@ int8 cannot hold exactly: give every sample's 'labels' one dtype
                     f"{origin} cannot hold exactly: give every sample's {field!r} one dtype"
                 )
     return out if out.dtype == target else out.astype(target)
+
+
+def join_kept(
+    field: str, values: Sequence[np.ndarray], keep: list[bool], sources: Sequence[Source]
+) -> np.ndarray:
+    """``join(field, values, sources)[keep]``, ``keep`` a list of one bool per row.
+
+    The usual field (1-D, every sample's of the main sample's native integer or bool
+    dtype, which :func:`join` returns as it concatenates) is gathered in Python: its
+    kept rows, then one array. After a mosaic's pixel work that costs less than the
+    concatenation and the boolean index, numpy paths that run cold there.
+
+    >>> from types import SimpleNamespace
+    >>> two = [SimpleNamespace(index=4), SimpleNamespace(index=7)]
+    >>> join_kept("labels", [np.array([1, 2], np.int8), np.array([3])], [True, False, True], two)
+    array([1, 3], dtype=int8)
+    """
+    dtype = values[0].dtype
+    if dtype.kind in "biu" and dtype.isnative:
+        rows: list[Any] = []
+        for value in values:
+            if value.dtype != dtype or value.ndim != 1:
+                break
+            rows += value.tolist()
+        else:  # exact: each integer (or bool) is one of the dtype, and goes back into it
+            return np.array(list(compress(rows, keep)), dtype)
+    joined: np.ndarray = join(field, values, sources)[np.array(keep, dtype=bool)]
+    return joined
 
 
 def _rows_alike(

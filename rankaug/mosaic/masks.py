@@ -54,10 +54,11 @@ def instance_masks(
     places: Sequence[Window | TileWarp],
     warp: Warp | None,
     tiles: Sequence[Tile],
-    keep: np.ndarray | None,
+    keep: np.ndarray | list[bool] | None,
     counts: list[int],
 ) -> np.ndarray:
     """The kept boxes' instance masks on the output (``keep``: of all tiles' boxes; all)."""
+    keep = np.array(keep, dtype=bool) if type(keep) is list else keep  # (the rows' list)
     height, width = config.image_hw
     dtype = cast(np.ndarray, tiles[0].masks).dtype
     ends = list(itertools.accumulate(counts))

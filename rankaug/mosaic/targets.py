@@ -2,20 +2,19 @@
 
 Boxes of all tiles go through one vectorised pass (up to
 :data:`~rankaug.boxes.FEW_BOXES` pixel boxes without filters or warp: row by row, the
-same arithmetic, faster for so few): converted from ``box_format`` to
-pixel xyxy (once, on the way in), clipped to their tile image (boxes that reach a
-little outside it, as real annotations do; ``clip=False`` makes that an error),
-mapped with their window's affine map (:class:`~rankaug.mosaic.layout.Window`),
-clipped to the visible window and filtered: holding the centre of an output pixel
-always (no box without pixels: :mod:`~rankaug.mosaic.centres`; a box that a window cuts,
-or a scale shrinks, to a sliver between two centres shows no pixel of its object), then
-``min_area``, ``min_width``, ``min_height`` and ``min_visibility``, measured against
-the box's full mapped size before any cropping;
-converted back to ``box_format`` (once, on the way out). Every label field,
-instance mask and instance polygon (``segments``) stays aligned with its box. A
-semantic ``mask`` moves with its pixels (nearest neighbour, ``fill_mask`` elsewhere);
-``keypoints`` (x, y first) and their fields are kept where they land on a visible
-window (:mod:`~rankaug.mosaic.keypoints`).
+same arithmetic, faster for so few): converted from ``box_format`` to pixel xyxy (once,
+on the way in), clipped to their tile image (boxes that reach a little outside it, as
+real annotations do; ``clip=False`` makes that an error), mapped with their window's
+affine map (:class:`~rankaug.mosaic.layout.Window`), clipped to the visible window and
+filtered: holding the centre of an output pixel always (no box without pixels:
+:mod:`~rankaug.mosaic.centres`; a box that a window cuts, or a scale shrinks, to a
+sliver between two centres shows no pixel of its object), then ``min_area``,
+``min_width``, ``min_height`` and ``min_visibility``, measured against the box's full
+mapped size before any cropping; converted back to ``box_format`` (once, on the way
+out). Every label field, instance mask and instance polygon (``segments``) stays aligned
+with its box. A semantic ``mask`` moves with its pixels (nearest neighbour,
+``fill_mask`` elsewhere); ``keypoints`` (x, y first) and their fields are kept where
+they land on a visible window (:mod:`~rankaug.mosaic.keypoints`).
 
 With an affine that rotates or shears (a :class:`~rankaug.mosaic.fused.Warp`), boxes
 are clipped to their visible canvas window (and must stay wider and higher than
@@ -61,7 +60,7 @@ from typing import Any, Final, cast
 
 import numpy as np
 
-from rankaug._multi.fields import join
+from rankaug._multi.fields import join, join_kept
 from rankaug._multi.tiles import Tile
 from rankaug.boxes import (
     FEW_BOXES,
@@ -132,7 +131,7 @@ def map_targets(
     width = config.image_hw[1]
     flipped = not isinstance(layout, Warp) and layout.flipped  # painted mirrored
     flip_width = width if flipped else None
-    keep: np.ndarray | None  # None: every box kept (the usual few boxes, row by row)
+    keep: np.ndarray | list[bool] | None  # None: all kept; a list: row by row, some not
     if main.segments is not None:
         keep, kept, polygons = _outlined(config, places, warp, tiles, counts)
         data[POLYGONS] = pack(polygons.mirrored(width) if flipped else polygons)
@@ -148,9 +147,12 @@ def map_targets(
         data["bboxes"] = kept
     for field in config.targets.label_fields:
         if with_boxes or field in present:  # the main sample's dtype, checked (join)
-            joined = join(field, [t.fields[field] for t in tiles], tiles)  # a new array
-            all_kept = keep is None or len(joined) == len(kept)
-            data[field] = joined if all_kept else joined[keep]
+            values = [t.fields[field] for t in tiles]
+            if type(keep) is list:  # the rows' (some dropped): only the kept entries joined
+                data[field] = join_kept(field, values, keep, tiles)
+                continue
+            joined = join(field, values, tiles)  # a new array
+            data[field] = joined if keep is None or len(joined) == len(kept) else joined[keep]
     if main.mask is not None:
         data["mask"] = semantic_mask(config, places, warp, tiles, main.mask)
         if flipped:
@@ -172,7 +174,7 @@ def _boxes(
     warp: Warp | None,
     flip_width: int | None = None,
     windows: Sequence[Window] | None = None,
-) -> tuple[np.ndarray | None, np.ndarray]:
+) -> tuple[np.ndarray | list[bool] | None, np.ndarray]:
     """All tiles' boxes in one pass: which to keep (``None``: all), and the kept ones.
 
     The kept ones in pixel xyxy, mirrored in an output ``flip_width`` wide when given.
@@ -212,7 +214,7 @@ def _boxes(
 
 def _row_by_row(
     windows: Sequence[Window], tiles: Sequence[Tile], flip_width: int | None = None
-) -> tuple[np.ndarray | None, np.ndarray] | None:
+) -> tuple[list[bool] | None, np.ndarray] | None:
     """:func:`_boxes` of pixel boxes, no warp and no filters, in Python, bit for bit.
 
     Each box is mapped and clipped to its window with the vectorised path's operations
@@ -224,9 +226,9 @@ def _row_by_row(
     when it runs cold (between tiles' resampling, in the mosaic race). ``None`` when a
     box is not inside its image (:func:`~rankaug.boxes.all_inside`'s rule, checked as
     each box is mapped): the vectorised path clips or refuses it. With ``flip_width``
-    kept boxes are mirrored in :func:`~rankaug.boxes.mirror_xyxy`'s floats. Which boxes
-    are kept is ``None`` when all are (no array made: the usual case); the dropped ones'
-    positions are noted as they drop (each box's from ``enumerate``).
+    kept boxes are mirrored in :func:`~rankaug.boxes.mirror_xyxy`'s floats. Which are kept:
+    ``None`` when all are (the usual case), else a list of bools, no array (for
+    :func:`~rankaug._multi.fields.join_kept`), each dropped one noted as it drops.
 
     A box outside its source window (about half of a mosaic's boxes: what of its tile
     the output cuts off) is dropped before it is mapped, as the centre test would drop
@@ -299,7 +301,7 @@ def _row_by_row(
     keep = [True] * (len(boxes) + len(dropped))
     for position in dropped:
         keep[position] = False
-    return np.array(keep, dtype=bool), boxes
+    return keep, boxes
 
 
 def _filtered(config: MosaicConfig, clipped: np.ndarray, full: np.ndarray) -> np.ndarray:
