@@ -72,8 +72,10 @@ from rankaug.sampler_pass import (
     Ticket,
     carry,
     check_state,
+    generator_state,
     iterator_state,
     prefetching,
+    put_generator,
     start,
 )
 from rankaug.sampler_sharding import warn_sharded
@@ -261,6 +263,8 @@ class EpochSampler(Sampler[EpochIndex]):
         self._forward(epoch)
         if not self._warned_sharding:
             self._warned_sharding = warn_sharded(self, self.sampler, sys._getframe(2))
+        if resume is not None and "generator" in resume:  # a pass saved before it began
+            put_generator(self.sampler, resume["generator"])
         inner = iter(self.sampler)
         inner_state = None if resume is None else resume.get("sampler_iter")
         if inner_state is not None and callable(getattr(inner, "load_state_dict", None)):
@@ -309,7 +313,11 @@ class EpochSampler(Sampler[EpochIndex]):
 
         Returns:
             ``{"format", "epoch", "position", "next_epoch"}``, plus ``"sampler_iter"``
-            when the wrapped sampler's iterator has a ``state_dict`` of its own.
+            when the wrapped sampler's iterator has a ``state_dict`` of its own, and,
+            for a pass not begun yet, ``"generator"``: the state of the wrapped
+            sampler's ``generator`` (a ``RandomSampler``'s), which the pass will shuffle
+            from (a state saved after ``iter(loader)``, before its first batch, resumed
+            with the first epoch's order).
         """
         current = self._current
         if current is not None and not current.done:
@@ -317,12 +325,14 @@ class EpochSampler(Sampler[EpochIndex]):
         if self._resume is not None:
             return dict(self._resume)
         upcoming = self._epochs.upcoming()
-        return {
+        state = {
             "format": STATE_FORMAT,
             "epoch": upcoming,
             "position": 0,
             "next_epoch": min(upcoming + 1, END),
         }
+        generator = generator_state(self.sampler)  # the next pass draws its order from it
+        return state if generator is None else {**state, "generator": generator}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Make the next pass resume where :meth:`state_dict` was taken.

@@ -14,6 +14,8 @@ import operator
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, Final
 
+import torch
+
 from rankaug import checks
 from rankaug.epoch import EpochBatch, EpochIndex
 
@@ -24,8 +26,10 @@ __all__ = [
     "PassIterator",
     "Ticket",
     "carry",
+    "generator_state",
     "iterator_state",
     "prefetching",
+    "put_generator",
 ]
 
 STATE_FORMAT: Final = "rankaug.EpochSampler/1"
@@ -176,6 +180,32 @@ def iterator_state(inner: object) -> Any:
     if callable(save) and callable(getattr(inner, "load_state_dict", None)):
         return save()
     return None
+
+
+def _generator(sampler: object) -> torch.Generator | None:
+    """``sampler.generator``, or that of the sampler a batch sampler holds, or ``None``."""
+    for _ in range(3):  # a BatchSampler's sampler, a sampler of your own around one
+        generator = getattr(sampler, "generator", None)
+        if isinstance(generator, torch.Generator):
+            return generator
+        sampler = getattr(sampler, "sampler", None)
+    return None
+
+
+def generator_state(sampler: object) -> torch.Tensor | None:
+    """The state of the generator ``sampler`` shuffles with (a ``RandomSampler``'s), or ``None``.
+
+    Kept in the state of a pass not begun yet: the pass draws its order from it.
+    """
+    generator = _generator(sampler)
+    return None if generator is None else generator.get_state()
+
+
+def put_generator(sampler: object, state: object) -> None:
+    """Give the generator ``sampler`` shuffles with the saved ``state`` (where both are)."""
+    generator = _generator(sampler)
+    if generator is not None and isinstance(state, torch.Tensor):
+        generator.set_state(state)
 
 
 def prefetching(frame: Any) -> bool:

@@ -29,7 +29,14 @@ it. A pass is read:
   after the loader's end); a pass that no call read is never read once gone: a call
   that finds no other pass read then cannot tell its epoch (its batches may have been
   kept and augmented after its loader finished, ``batches = list(loader)``);
-* never after a later pass of its sampler begins, or once it is closed unfinished.
+* never after a later pass of its sampler begins, or once it is closed unfinished;
+* never again once, after its loader returned all its batches and a call read one of
+  them, a call comes that no pass reads while no later pass has begun: the batches of a
+  finished pass replayed (``itertools.cycle(loader)`` keeps the first pass's batches and
+  replays them, its last batch too) cannot be told from a loader over another sampler,
+  and such calls are not known (indices on a device are not read back: while a
+  persistent iterator sits at the pass's end, they are compared with its last index,
+  and a replayed last batch takes its epoch).
 
 Where all its batches were returned, the first call with a batch that does not end with
 its last index cannot be told (a wrapper reading ahead yields the batch before the last
@@ -68,7 +75,10 @@ _FRAMES: Final = 12  # how far up the sampler's caller the loader iterator is lo
 class _Read:
     """A pass, the loader iterator that draws it and where its batches start."""
 
-    __slots__ = ("call", "checked", "first", "hit", "iterator", "last_read", "pid", "run", "thread")
+    __slots__ = (
+        "call", "checked", "first", "hit", "iterator", "last_read", "over", "pid",
+        "run", "thread",
+    )  # fmt: skip
 
     def __init__(self, run: Pass, iterator: Any, first: int | None) -> None:
         self.run = run
@@ -80,6 +90,7 @@ class _Read:
         self.last_read = False  # a call came with its last batch
         self.call = -1  # the latest call that read it (of _CALLS)
         self.hit = -1  # the latest call whose batch was taken from it
+        self.over = False  # read to its end, then a batch not of it came: read no more
 
 
 _LOCK: Final = threading.Lock()
@@ -236,11 +247,14 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
     reading: list[_Read] = []
     alive: list[_Read] = []
     gone: list[_Read] = []
+    over: list[_Read] = []  # passes read to their last batch, then replayed (see below)
     for before, latest in records:
         found = _pass_read(before, latest)
         if isinstance(found, Unknown):
             return found
-        if found is not None:
+        if found is not None and found[0].over and found[1] != "pending":
+            over.append(found[0])
+        elif found is not None:
             (reading if found[1] == "pending" else alive if found[1] == "read" else gone).append(
                 found[0]
             )
@@ -255,6 +269,7 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
     # follow one that read it: a wrapper that reads one batch ahead yields it after the loader
     # no call came while it was read, in this thread
     unread = [read for read in gone if read.call < 0 and read.thread == threading.get_ident()]
+    ended = [read for read in (*alive, *gone) if read.hit >= 0]  # calls took batches of it
     if gone:
         gone = [
             read
@@ -317,7 +332,19 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
             "EpochSamplers, whose iterators are alive)"
         )
     if not epochs:
-        return None
+        # no pass read, after one read to its last batch and no later pass of its sampler
+        # begun: the batch replays it (itertools.cycle(loader)), or comes from elsewhere
+        mine = [read for read in (*over, *ended) if read.thread == threading.get_ident()]
+        if not mine:
+            return None
+        for read in mine:
+            read.over = True  # its last batch again is a replay too
+        return Unknown(
+            f"the batch comes after the pass of epoch {mine[0].run.epoch} ended (its loader "
+            "returned all its batches) and no later pass began (a wrapper that replays the "
+            "finished pass's batches, as itertools.cycle(loader) does, batches kept from it, "
+            "or a loader over another sampler)"
+        )
     epoch = epochs.pop()
     if all(read.thread != threading.get_ident() for read in reading):
         return Unknown(f"the pass of epoch {epoch} is read by another thread than this call's")

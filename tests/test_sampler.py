@@ -375,6 +375,55 @@ class TestEpochSamplerState:
         fresh.load_state_dict(sampler.state_dict())
         assert epochs_of(fresh) == [1]
 
+    def test_state_between_passes_keeps_the_wrapped_generator(self) -> None:
+        # the next pass's order comes from RandomSampler's generator: a state without it
+        # made the resumed pass draw the first epoch's order again
+        def make() -> EpochSampler:
+            return EpochSampler(RandomSampler(range(8), generator=torch.Generator().manual_seed(3)))
+
+        sampler = make()
+        first = [int(i) for i in sampler]
+        state = pickle.loads(pickle.dumps(sampler.state_dict()))
+        after = [(int(i), i.epoch) for i in sampler]
+        fresh = make()
+        fresh.load_state_dict(state)
+        assert [(int(i), i.epoch) for i in fresh] == after
+        assert [i for i, _ in after] != first
+
+    @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+    @pytest.mark.parametrize(("workers", "batches"), [(0, False), (1, False), (0, True)])
+    def test_a_loader_state_saved_before_a_pass_s_first_batch_keeps_its_order(
+        self, workers: int, batches: bool
+    ) -> None:
+        # saved after iter(loader), before its first batch: the pass had not begun, and the
+        # resumed epoch 1 ran epoch 0's order (a bare torchdata RandomSampler keeps it)
+        stateful = pytest.importorskip("torchdata.stateful_dataloader")
+
+        def make() -> Any:
+            shuffled = stateful.sampler.RandomSampler(
+                Seen(), generator=torch.Generator().manual_seed(1)
+            )
+            if batches:  # the generator is the batch sampler's sampler's
+                sampler = EpochSampler(stateful.sampler.BatchSampler(shuffled, 3, False))
+                return stateful.StatefulDataLoader(Seen(), batch_sampler=sampler)
+            return stateful.StatefulDataLoader(
+                Seen(), sampler=EpochSampler(shuffled), batch_size=3, num_workers=workers
+            )
+
+        def rows(loader: Any) -> list[tuple[int, int]]:
+            return [(int(i), int(e)) for batch in loader for i, e in zip(*batch, strict=True)]
+
+        first = make()
+        uninterrupted = [rows(first) for _ in range(3)]
+        first = make()
+        rows(first)
+        iterator = iter(first)
+        state = pickle.dumps(first.state_dict())
+        del iterator
+        resumed = make()
+        resumed.load_state_dict(pickle.loads(state))
+        assert [rows(resumed) for _ in range(2)] == uninterrupted[1:]
+
     def test_set_epoch_keeps_a_pending_resume_of_the_same_epoch(self) -> None:
         sampler = EpochSampler(range(5))
         running = iter(sampler)

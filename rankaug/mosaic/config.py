@@ -10,9 +10,10 @@ images) is checked by :meth:`MosaicConfig.check_fill` on the first sample of eac
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, cast
+from typing import Final, Literal, cast, overload
 
 import cv2
 import numpy as np
@@ -23,7 +24,7 @@ from rankaug.hsv import RECORD_KEY, HSVJitter
 from rankaug.mosaic.affine import MosaicAffine, check_flip_index
 from rankaug.params import Targets
 
-__all__ = ["CanvasMode", "MosaicConfig", "MosaicGrid", "ScaleMode"]
+__all__ = ["CanvasMode", "CellOrders", "MosaicConfig", "MosaicGrid", "ScaleMode"]
 
 CanvasMode = Literal["output", "yolo"]
 """The mosaic's canvas: ``"output"`` is the ``output_size`` image; ``"yolo"`` is YOLO's
@@ -43,6 +44,8 @@ INTERPOLATIONS: Final = {
 """The OpenCV interpolation flags a mosaic accepts for images."""
 _CANVASES: Final[tuple[CanvasMode, ...]] = ("output", "yolo")
 _SCALE_MODES: Final[tuple[ScaleMode, ...]] = ("keep", "fit", "fill")
+_TABLED: Final = 64
+"""Up to this many cells :class:`CellOrders` keeps its orders (a lookup per sample)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +120,61 @@ class MosaicGrid:
             object.__setattr__(self, name, value)
 
 
+class CellOrders(Sequence[tuple[int, ...]]):
+    """Per main cell, the cells in the plan's order: the main cell, then the others in order.
+
+    A table of them holds the square of the cells (16.8 million for a 64x64 grid: 638 MB
+    and a second to build), so beyond 64 cells each order is made when asked, the same
+    tuple; up to 64 they are kept. Equal by the number of cells; pickled as it.
+
+    Args:
+        cells: The number of cells.
+
+    >>> CellOrders(4)[2], len(CellOrders(4))
+    ((2, 0, 1, 3), 4)
+    """
+
+    __slots__ = ("_cells", "_table")
+
+    def __init__(self, cells: int) -> None:
+        self._cells = cells
+        self._table = (
+            tuple(_order(main, cells) for main in range(cells)) if cells <= _TABLED else None
+        )
+
+    def __len__(self) -> int:
+        return self._cells
+
+    @overload
+    def __getitem__(self, main: int) -> tuple[int, ...]: ...
+
+    @overload
+    def __getitem__(self, main: slice) -> tuple[tuple[int, ...], ...]: ...
+
+    def __getitem__(self, main: int | slice) -> tuple[int, ...] | tuple[tuple[int, ...], ...]:
+        cells = self._cells
+        if isinstance(main, slice):
+            return tuple(self[cell] for cell in range(cells)[main])
+        cell = operator.index(main)
+        cell = cell + cells if cell < 0 else cell
+        if not 0 <= cell < cells:
+            raise IndexError(f"cell {main} out of range for {cells} cells")
+        table = self._table
+        return _order(cell, cells) if table is None else table[cell]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CellOrders) and other._cells == self._cells
+
+    def __hash__(self) -> int:
+        return hash((CellOrders, self._cells))
+
+    def __repr__(self) -> str:
+        return f"CellOrders({self._cells})"
+
+    def __reduce__(self) -> tuple[type[CellOrders], tuple[int]]:
+        return CellOrders, (self._cells,)
+
+
 @dataclass(frozen=True, slots=True)
 class MosaicConfig:
     """Everything a mosaic needs besides its data, checked (see :meth:`build`).
@@ -147,7 +205,8 @@ class MosaicConfig:
         constant_p: Whether the probability is the same in every epoch.
         line_steps: Per axis (columns' lines, then rows'), each interior grid line's
             range as ``(start, length)`` fractions (see :func:`~rankaug.mosaic.layout.lines`).
-        orders: Per main cell, the cells in the plan's order (the main image's first).
+        orders: Per main cell, the cells in the plan's order (the main image's first;
+            :class:`CellOrders`, made when asked for large grids).
         places: Per cell, ``(row, col, column anchor, row anchor)``.
     """
 
@@ -171,7 +230,7 @@ class MosaicConfig:
     filters: bool
     constant_p: bool
     line_steps: tuple[tuple[tuple[float, float], ...], tuple[tuple[float, float], ...]]
-    orders: tuple[tuple[int, ...], ...]
+    orders: CellOrders
     places: tuple[tuple[int, int, int, int], ...]
 
     @classmethod
@@ -267,9 +326,7 @@ class MosaicConfig:
             filters=boxes.filters,
             constant_p=not callable(probability) and not closing,
             line_steps=(_line_steps(cols, lo, hi), _line_steps(rows, lo, hi)),
-            orders=tuple(
-                (main, *range(main), *range(main + 1, rows * cols)) for main in range(rows * cols)
-            ),
+            orders=CellOrders(rows * cols),
             places=tuple((r, c, anchors[c], anchors[cols + r]) for r, c in cells),
         )
 
@@ -313,6 +370,11 @@ def _line_steps(count: int, lo: float, hi: float) -> tuple[tuple[float, float], 
         b = (k - 1 + 2 * hi) / count
         steps.append((a, b - a))
     return tuple(steps)
+
+
+def _order(main: int, cells: int) -> tuple[int, ...]:
+    """The cells in the plan's order for main cell ``main``: it, then the others."""
+    return (main, *range(main), *range(main + 1, cells))
 
 
 def _side(position: int, count: int) -> int:

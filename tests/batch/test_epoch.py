@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import itertools
 import pickle
 import queue
 import re
@@ -247,6 +248,33 @@ class TestPlainEpoch:
         assert caught[0].filename == __file__
         del loader
         gc.collect()  # its pass is read no more
+
+    @pytest.mark.parametrize(
+        "options",
+        [{"num_workers": 0}, {"num_workers": 2}, {"num_workers": 2, "persistent_workers": True}],
+    )
+    def test_batches_replayed_by_itertools_cycle_warn(self, options: dict[str, Any]) -> None:
+        # cycle() replays the first pass's batches, kept, and begins no pass: they were keyed
+        # 0 silently (the first cycle's augmentations again for an epoch-0 sampler), the last
+        # one with the finished pass's epoch (3) under a persistent iterator
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=3), **options)
+        aug = _aug()
+        cycled = itertools.cycle(loader)
+        first = [_keyed_as(aug, next(cycled)) for _ in range(3)]
+        with pytest.warns(RankaugWarning) as caught:
+            replayed = _keyed_as(aug, next(cycled))
+        second = [replayed, *(_keyed_as(aug, next(cycled)) for _ in range(2))]
+        assert (first, second) == ([3, 3, 3], [0, 0, 0])
+        assert len(caught) == 1
+        message = str(caught[0].message)
+        assert "cannot tell which EpochSampler pass they come from" in message
+        assert "after the pass of epoch 3 ended (its loader returned all its batches)" in message
+        assert "itertools.cycle(loader)" in message
+        assert caught[0].filename == __file__
+        del cycled
+        assert [_keyed_as(aug, batch) for batch in loader] == [4, 4, 4]  # a new pass: read
+        del loader
+        gc.collect()  # a persistent iterator outlives the test otherwise
 
     def test_a_resumed_stateful_loader(self) -> None:
         stateful = pytest.importorskip("torchdata.stateful_dataloader")

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import re
+import tracemalloc
 from typing import Any
 
 import numpy as np
@@ -10,13 +12,28 @@ import pytest
 from rankaug import HSVJitter, MosaicDataset
 from rankaug.datasets import SyntheticDetection
 from rankaug.mosaic import MosaicAffine
-from rankaug.mosaic.config import MosaicConfig, MosaicGrid
+from rankaug.mosaic.config import CellOrders, MosaicConfig, MosaicGrid
 from tests.mosaic.painted import grouped
 
 
 def build(**changes: Any) -> MosaicConfig:
     """The config of ``MosaicDataset(..., output_size=64, **grouped(changes))``."""
     return MosaicConfig.build(**grouped({"output_size": 64, **changes}))
+
+
+def table(cells: int) -> tuple[tuple[int, ...], ...]:
+    """The orders as ``MosaicConfig.build`` made them before they were computed on demand:
+    a table of ``cells`` squared cells (the reference of the tests below)."""
+    return tuple((main, *range(main), *range(main + 1, cells)) for main in range(cells))
+
+
+def same(first: Any, second: Any) -> bool:
+    """Whether two mosaic samples hold the same values (arrays compared exactly)."""
+    if isinstance(first, dict):
+        return first.keys() == second.keys() and all(same(first[k], second[k]) for k in first)
+    if isinstance(first, np.ndarray):
+        return first.dtype == second.dtype and np.array_equal(first, second)
+    return bool(first == second)
 
 
 class TestMosaicConfig:
@@ -43,6 +60,49 @@ class TestMosaicConfig:
 
     def test_a_grid_of_one_pixel_cells_is_the_largest(self) -> None:
         assert build(grid=(64, 64)).cells[-1] == (63, 63)
+
+    def test_a_large_grid_builds_in_memory_linear_in_its_cells(self) -> None:
+        # the orders were a table of cells squared: 64x64 kept 638 MB and took 1.1 s
+        tracemalloc.start()
+        try:
+            config = build(grid=(64, 64))
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 2_000_000
+        assert len(pickle.dumps(config)) < 200_000  # what a spawned worker receives
+        assert config.orders[4095] == (4095, *range(4095))
+        assert config.orders[1] == (1, 0, *range(2, 4096))
+
+    @pytest.mark.parametrize(
+        "grid", [(1, 1), (1, 5), (2, 2), (3, 2), (3, 3), (4, 7), (8, 8), (9, 9), (5, 13)]
+    )
+    def test_mosaics_are_those_of_the_orders_table(
+        self, grid: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        data = SyntheticDetection(12, image_size=40)
+        options: dict[str, Any] = {
+            "seed": 3,
+            "output_size": 48,
+            "keying": "sample",
+            "layout": MosaicGrid(grid=grid, scale_range=(0.5, 1.5), scale_mode="fill"),
+        }
+        made = MosaicDataset(data, **options)
+        build_config = MosaicConfig.build
+
+        def tabled(**arguments: Any) -> MosaicConfig:
+            config = build_config(**arguments)
+            return dataclasses.replace(config, orders=table(len(config.cells)))  # type: ignore[arg-type]
+
+        monkeypatch.setattr(MosaicConfig, "build", tabled)
+        reference = MosaicDataset(data, **options)
+        assert isinstance(reference.config.orders, tuple)
+        assert isinstance(made.config.orders, CellOrders)
+        for epoch in range(3):
+            made.set_epoch(epoch)
+            reference.set_epoch(epoch)
+            for index in range(len(data)):
+                assert same(made[index], reference[index]), (grid, epoch, index)
 
     def test_frozen(self) -> None:
         with pytest.raises(dataclasses.FrozenInstanceError):
@@ -210,3 +270,29 @@ class TestMosaicConfig:
         build(fill=-5, fill_mask=-1).check_fill(
             np.zeros((4, 4), np.float32), np.zeros((4, 4), np.int32), "dataset[0]"
         )
+
+
+class TestCellOrders:
+    @pytest.mark.parametrize("cells", [1, 2, 4, 63, 64, 65, 100])
+    def test_the_table_s_orders(self, cells: int) -> None:
+        orders = CellOrders(cells)
+        expected = table(cells)
+        assert len(orders) == cells
+        assert tuple(orders) == expected
+        assert [orders[main - cells] for main in range(cells)] == list(expected)
+        assert orders[1:3] == expected[1:3]
+
+    @pytest.mark.parametrize("cells", [4, 100])
+    def test_out_of_range(self, cells: int) -> None:
+        with pytest.raises(IndexError, match=f"cell {cells} out of range for {cells} cells"):
+            CellOrders(cells)[cells]
+        with pytest.raises(IndexError, match=f"cell {-cells - 1} out of range"):
+            CellOrders(cells)[-cells - 1]
+
+    def test_equal_by_count_and_pickled_small(self) -> None:
+        assert CellOrders(4096) == CellOrders(4096) != CellOrders(4)
+        assert hash(CellOrders(9)) == hash(CellOrders(9))
+        again = pickle.loads(pickle.dumps(CellOrders(4096)))
+        assert again == CellOrders(4096)
+        assert again[7] == table(4096)[7]
+        assert repr(again) == "CellOrders(4096)"
