@@ -48,6 +48,7 @@ its parameter 'generator' would get no value; rankaug calls ...: rename it rng .
     rng = signature.parameters.get("rng")
     takes = rng is not None and rng.kind in _BY_NAME
     given: dict[str, object] = {"rng": None} if takes else {}
+    signature = _called(transform) or signature  # a decorator may supply a parameter
     try:
         signature.bind(None, **given)
     except TypeError as error:
@@ -68,6 +69,25 @@ its parameter 'generator' would get no value; rankaug calls ...: rename it rng .
             f"value; {CALLS}: {advice}"
         ) from None
     return takes
+
+
+def _called(transform: Callable[..., Any]) -> inspect.Signature | None:
+    """The signature of what ``transform(...)`` runs, not followed to a wrapped function.
+
+    A module's ``forward`` unless its class has its own ``__call__``. A decorator's
+    ``functools.wraps`` shows the decorated function's signature, though the decorator
+    may supply a parameter (the generator) itself: its own call is what must fit.
+    """
+    target: Callable[..., Any] = transform
+    if (
+        isinstance(transform, torch.nn.Module)
+        and type(transform).__call__ is torch.nn.Module.__call__
+    ):
+        target = transform.forward
+    try:
+        return inspect.signature(target, follow_wrapped=False)
+    except (TypeError, ValueError):  # pragma: no cover (readable when followed)
+        return None
 
 
 def named(transform: object) -> str:
