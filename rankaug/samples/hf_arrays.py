@@ -56,7 +56,10 @@ def declared_dtypes(
     out: dict[tuple[str, ...], Declared] = {}
     chosen = {k: v for k, v in features.items() if columns is None or k in columns}
     for path, feature in _arrays(chosen, ()):
-        dtype = np.dtype(feature.dtype)
+        try:
+            dtype = np.dtype(feature.dtype)
+        except TypeError:  # "string", "timestamp[s]"...: not numbers, as they come
+            continue
         tensor = None
         if format_type == "torch":
             try:

@@ -72,6 +72,21 @@ class TestDeclaredDtypes:
         assert dtypes(arrays().with_format("pandas")) == {}
         assert declared_dtypes(arrays().features, "numpy", {"dtype": "float32"}, None) == {}
 
+    @pytest.mark.parametrize("form", ["numpy", "torch"])
+    def test_an_array_of_strings_or_times_is_given_as_it_comes(self, form: str) -> None:
+        features = datasets.Features({
+            "image": datasets.Array3D(shape=(4, 5, 3), dtype="uint8"),
+            "names": datasets.Array2D(shape=(1, 2), dtype="string"),
+            "times": datasets.Array2D(shape=(1, 2), dtype="timestamp[s]"),
+        })  # fmt: skip
+        columns = {
+            "image": [np.zeros((4, 5, 3), np.uint8)],
+            "names": [[["cat", "dog"]]],
+            "times": [np.zeros((1, 2), "datetime64[s]")],
+        }
+        data = datasets.Dataset.from_dict(columns, features=features).with_format(form)
+        assert dtypes(data) == {("image",): "uint8"}  # numpy has no "string" dtype
+
     def test_the_torch_dtype(self) -> None:
         found = declared_dtypes(arrays().features, "torch", {}, None)
         assert found[("image",)].tensor == torch.uint8
