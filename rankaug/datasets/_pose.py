@@ -42,9 +42,9 @@ __all__ = [
 
 _KPT_SHAPE: Final = re.compile(r"^kpt_shape\s*:(.*)$", re.MULTILINE)
 _NULLS: Final = frozenset({"null", "Null", "NULL", "~"})  # YAML's spellings of null
-_SPLITS: Final = re.compile(  # a scalar, a flow list, or a block list of lines "  - entry"
-    r"^(?:train|val|test|minival)\s*:(.*)$((?:\n[ \t]+-.*)*)", re.MULTILINE
-)
+# A split: a scalar, a flow list, or a block list of "- entry" lines, indented or not
+# (PyYAML's safe_dump writes them at the key's column).
+_SPLITS: Final = re.compile(r"^(?:train|val|test|minival)\s*:(.*)$((?:\n[ \t]*-.*)*)", re.MULTILINE)
 _PATH: Final = re.compile(r"^path\s*:(.*)$", re.MULTILINE)
 _LARGEST: Final = 1 << 20  # a YAML of the parent folder larger than this is no data YAML
 POSE_LINES: Final = 8

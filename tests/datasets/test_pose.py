@@ -48,7 +48,8 @@ class TestDeclaredPoseInTheParent:
     @pytest.mark.parametrize(
         "train",
         ["../train/images", "train/images", "'../train/images'  # Roboflow",
-         "[../valid/images, ../train/images]", "../train", "\n  - ../valid/images\n  - ../train"],
+         "[../valid/images, ../train/images]", "../train", "\n  - ../valid/images\n  - ../train",
+         "\n- ../valid/images\n- ../train/images"],  # the last as PyYAML's safe_dump writes
     )  # fmt: skip
     def test_roboflows_data_yaml_beside_the_split_folders(self, tmp_path: Path, train: str) -> None:
         yaml = f"train: {train}\nval: ../valid/images\n\nkpt_shape: [17, 3]\nnc: 1\n"
