@@ -472,3 +472,24 @@ class TestRngCall:
 
         assert checks.rng_call(decorated) is False  # called as supplied(sample)
         assert checks.rng_call(OwnCall()) is False  # its __call__, not its forward
+
+    def test_a_static_or_class_method_call_is_read_whole(self) -> None:
+        # inspect.signature drops such a __call__'s first parameter as if it were self
+        class Static:
+            @staticmethod
+            def __call__(sample: Any) -> Any:
+                return sample
+
+        class StaticRng:
+            @staticmethod
+            def __call__(sample: Any, rng: Any) -> Any:
+                return sample
+
+        class ClassRng:
+            @classmethod
+            def __call__(cls, sample: Any, rng: Any) -> Any:
+                return sample
+
+        assert checks.rng_call(Static()) is False
+        assert checks.rng_call(StaticRng()) is True
+        assert checks.rng_call(ClassRng()) is True

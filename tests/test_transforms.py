@@ -711,6 +711,18 @@ class _CallsItsForward(torch.nn.Module):
         return self.forward(sample, np.random.default_rng(7))
 
 
+class _StaticCall:
+    @staticmethod
+    def __call__(sample: Any, rng: np.random.Generator) -> Any:
+        return sample + int(rng.integers(1, 10))
+
+
+class _StaticCallWithoutRng:
+    @staticmethod
+    def __call__(sample: Any) -> Any:
+        return sample + int(torch.randint(1, 10, ()))
+
+
 class TestTransformSignatures:
     @pytest.mark.parametrize(
         ("transform", "shown", "parameter"),
@@ -773,9 +785,11 @@ class TestTransformSignatures:
         assert str(raised.value.__cause__) == "'int' object is not iterable"
 
     @pytest.mark.parametrize(
-        "transform", [_decorated, _CallsItsForward()], ids=["wraps-decorator", "own-call"]
+        "transform",
+        [_decorated, _CallsItsForward(), _StaticCall(), _StaticCallWithoutRng()],
+        ids=["wraps-decorator", "own-call", "static-call", "static-call-without-rng"],
     )
-    def test_a_call_that_supplies_the_parameter_itself_is_not_refused(self, transform: Any) -> None:
+    def test_what_the_call_runs_is_what_is_checked(self, transform: Any) -> None:
         wrapper = RandomAugmentWrapper([100, 200], transform, seed=0)
         assert 101 <= wrapper[0] <= 109
         assert 201 <= wrapper[1] <= 209

@@ -40,7 +40,7 @@ def rng_call(transform: Callable[..., Any], name: str = "transform") -> bool | N
     TypeError: transform must take (sample, rng=generator) or (sample), got jitter with ...: \
 its parameter 'generator' would get no value; rankaug calls ...: rename it rng ...
     """
-    target = transform.forward if isinstance(transform, torch.nn.Module) else transform
+    target = transform.forward if isinstance(transform, torch.nn.Module) else _own(transform)
     try:
         signature = inspect.signature(target)
     except (TypeError, ValueError):  # builtins without a signature: called as (sample)
@@ -78,7 +78,7 @@ def _called(transform: Callable[..., Any]) -> inspect.Signature | None:
     ``functools.wraps`` shows the decorated function's signature, though the decorator
     may supply a parameter (the generator) itself: its own call is what must fit.
     """
-    target: Callable[..., Any] = transform
+    target = _own(transform)
     if (
         isinstance(transform, torch.nn.Module)
         and type(transform).__call__ is torch.nn.Module.__call__
@@ -88,6 +88,20 @@ def _called(transform: Callable[..., Any]) -> inspect.Signature | None:
         return inspect.signature(target, follow_wrapped=False)
     except (TypeError, ValueError):  # pragma: no cover (readable when followed)
         return None
+
+
+def _own(transform: Callable[..., Any]) -> Callable[..., Any]:
+    """``transform``, or its ``__call__`` where that is a static or class method.
+
+    ``inspect.signature`` of such an instance drops the first parameter of its
+    ``__call__`` as if it were ``self`` (in Python 3.11 at least): ``(sample)`` reads
+    as ``()``.
+    """
+    call = inspect.getattr_static(type(transform), "__call__", None)
+    if isinstance(call, staticmethod | classmethod):
+        own: Callable[..., Any] = call.__get__(transform, type(transform))
+        return own
+    return transform
 
 
 def named(transform: object) -> str:
