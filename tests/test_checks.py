@@ -453,3 +453,43 @@ class TestRngCall:
         with pytest.raises(TypeError) as raised:
             checks.rng_call(transform)
         assert str(raised.value).endswith(f": {advice}")
+
+    def test_what_the_call_runs_is_what_is_checked(self) -> None:
+        def supplied(sample: Any) -> Any:  # a decorator supplying the generator
+            return sample
+
+        def generator_named_g(sample: Any, g: Any) -> Any:
+            return sample
+
+        decorated = functools.update_wrapper(supplied, generator_named_g)
+
+        class OwnCall(torch.nn.Module):
+            def forward(self, x: Any, g: Any) -> Any:
+                return x
+
+            def __call__(self, sample: Any) -> Any:
+                return self.forward(sample, None)
+
+        assert checks.rng_call(decorated) is False  # called as supplied(sample)
+        assert checks.rng_call(OwnCall()) is False  # its __call__, not its forward
+
+    def test_a_static_or_class_method_call_is_read_whole(self) -> None:
+        # inspect.signature drops such a __call__'s first parameter as if it were self
+        class Static:
+            @staticmethod
+            def __call__(sample: Any) -> Any:
+                return sample
+
+        class StaticRng:
+            @staticmethod
+            def __call__(sample: Any, rng: Any) -> Any:
+                return sample
+
+        class ClassRng:
+            @classmethod
+            def __call__(cls, sample: Any, rng: Any) -> Any:
+                return sample
+
+        assert checks.rng_call(Static()) is False
+        assert checks.rng_call(StaticRng()) is True
+        assert checks.rng_call(ClassRng()) is True

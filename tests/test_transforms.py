@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import inspect
 import random
 import re
@@ -687,6 +688,41 @@ class _GeneratorCalledG:
         return sample
 
 
+def _supplies_the_generator(
+    transform: Callable[[Any, np.random.Generator], Any],
+) -> Callable[[Any], Any]:
+    @functools.wraps(transform)  # its signature reads as the wrapped one's
+    def supplied(sample: Any) -> Any:
+        return transform(sample, np.random.default_rng(7))
+
+    return supplied
+
+
+@_supplies_the_generator
+def _decorated(sample: Any, generator: np.random.Generator) -> Any:
+    return sample + int(generator.integers(1, 10))
+
+
+class _CallsItsForward(torch.nn.Module):
+    def forward(self, x: Any, g: np.random.Generator) -> Any:
+        return x + int(g.integers(1, 10))
+
+    def __call__(self, sample: Any) -> Any:  # its own call, supplying forward's g
+        return self.forward(sample, np.random.default_rng(7))
+
+
+class _StaticCall:
+    @staticmethod
+    def __call__(sample: Any, rng: np.random.Generator) -> Any:
+        return sample + int(rng.integers(1, 10))
+
+
+class _StaticCallWithoutRng:
+    @staticmethod
+    def __call__(sample: Any) -> Any:
+        return sample + int(torch.randint(1, 10, ()))
+
+
 class TestTransformSignatures:
     @pytest.mark.parametrize(
         ("transform", "shown", "parameter"),
@@ -747,3 +783,13 @@ class TestTransformSignatures:
         with pytest.raises(SampleError) as raised:
             wrapper[0]
         assert str(raised.value.__cause__) == "'int' object is not iterable"
+
+    @pytest.mark.parametrize(
+        "transform",
+        [_decorated, _CallsItsForward(), _StaticCall(), _StaticCallWithoutRng()],
+        ids=["wraps-decorator", "own-call", "static-call", "static-call-without-rng"],
+    )
+    def test_what_the_call_runs_is_what_is_checked(self, transform: Any) -> None:
+        wrapper = RandomAugmentWrapper([100, 200], transform, seed=0)
+        assert 101 <= wrapper[0] <= 109
+        assert 201 <= wrapper[1] <= 209

@@ -40,7 +40,7 @@ def rng_call(transform: Callable[..., Any], name: str = "transform") -> bool | N
     TypeError: transform must take (sample, rng=generator) or (sample), got jitter with ...: \
 its parameter 'generator' would get no value; rankaug calls ...: rename it rng ...
     """
-    target = transform.forward if isinstance(transform, torch.nn.Module) else transform
+    target = transform.forward if isinstance(transform, torch.nn.Module) else _own(transform)
     try:
         signature = inspect.signature(target)
     except (TypeError, ValueError):  # builtins without a signature: called as (sample)
@@ -48,6 +48,7 @@ its parameter 'generator' would get no value; rankaug calls ...: rename it rng .
     rng = signature.parameters.get("rng")
     takes = rng is not None and rng.kind in _BY_NAME
     given: dict[str, object] = {"rng": None} if takes else {}
+    signature = _called(transform) or signature  # a decorator may supply a parameter
     try:
         signature.bind(None, **given)
     except TypeError as error:
@@ -68,6 +69,39 @@ its parameter 'generator' would get no value; rankaug calls ...: rename it rng .
             f"value; {CALLS}: {advice}"
         ) from None
     return takes
+
+
+def _called(transform: Callable[..., Any]) -> inspect.Signature | None:
+    """The signature of what ``transform(...)`` runs, not followed to a wrapped function.
+
+    A module's ``forward`` unless its class has its own ``__call__``. A decorator's
+    ``functools.wraps`` shows the decorated function's signature, though the decorator
+    may supply a parameter (the generator) itself: its own call is what must fit.
+    """
+    target = _own(transform)
+    if (
+        isinstance(transform, torch.nn.Module)
+        and type(transform).__call__ is torch.nn.Module.__call__
+    ):
+        target = transform.forward
+    try:
+        return inspect.signature(target, follow_wrapped=False)
+    except (TypeError, ValueError):  # pragma: no cover (readable when followed)
+        return None
+
+
+def _own(transform: Callable[..., Any]) -> Callable[..., Any]:
+    """``transform``, or its ``__call__`` where that is a static or class method.
+
+    ``inspect.signature`` of such an instance drops the first parameter of its
+    ``__call__`` as if it were ``self`` (in Python 3.11 at least): ``(sample)`` reads
+    as ``()``.
+    """
+    call = inspect.getattr_static(type(transform), "__call__", None)
+    if isinstance(call, staticmethod | classmethod):
+        own: Callable[..., Any] = call.__get__(transform, type(transform))
+        return own
+    return transform
 
 
 def named(transform: object) -> str:

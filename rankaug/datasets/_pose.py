@@ -42,9 +42,9 @@ __all__ = [
 
 _KPT_SHAPE: Final = re.compile(r"^kpt_shape\s*:(.*)$", re.MULTILINE)
 _NULLS: Final = frozenset({"null", "Null", "NULL", "~"})  # YAML's spellings of null
-_SPLITS: Final = re.compile(  # a scalar, a flow list, or a block list of lines "  - entry"
-    r"^(?:train|val|test|minival)\s*:(.*)$((?:\n[ \t]+-.*)*)", re.MULTILINE
-)
+# A split: a scalar, a flow list, or a block list of "- entry" lines, indented or not
+# (PyYAML's safe_dump writes them at the key's column).
+_SPLITS: Final = re.compile(r"^(?:train|val|test|minival)\s*:(.*)$((?:\n[ \t]*-.*)*)", re.MULTILINE)
 _PATH: Final = re.compile(r"^path\s*:(.*)$", re.MULTILINE)
 _LARGEST: Final = 1 << 20  # a YAML of the parent folder larger than this is no data YAML
 POSE_LINES: Final = 8
@@ -60,7 +60,8 @@ def declared_pose(root: Path, images: Path | None = None) -> tuple[Path, str] | 
     ``test`` or ``minival`` (Roboflow's export, ``data.yaml`` beside ``train/images``
     and ``valid/images``, read from ``root="train"``; or a YAML beside the dataset's
     folder), resolved as ultralytics does (from ``path:``, else the YAML's folder; a
-    ``../`` that names nothing is dropped). Other YAMLs of the parent are no sign.
+    ``../`` that names nothing is dropped). Other YAMLs of the parent are no sign. Where
+    ``root`` is a link, the link's parent is looked in, then its target's.
     ``kpt_shape: null`` (or ``~``) declares none.
 
     >>> import tempfile
@@ -71,9 +72,14 @@ def declared_pose(root: Path, images: Path | None = None) -> tuple[Path, str] | 
     ('data.yaml', '[17, 3]')
     """
     found = _declared_in(root, None)
-    if found is None and images is not None and root.parent != root:
+    if found is None and images is not None:
         split = {_resolved(root), _resolved(images)}
-        found = _declared_in(root.parent, split)
+        # a linked root's parent, then the parent of the folder it links to
+        parents = dict.fromkeys(p.parent for p in (root, _resolved(root)) if p.parent != p)
+        for parent in parents:
+            found = _declared_in(parent, split)
+            if found is not None:
+                break
     return found
 
 
@@ -209,8 +215,8 @@ def refuse_declared_pose(root: Path, images: Path | None = None) -> None:
     if declared is not None:
         path, shape = declared
         raise ValueError(
-            f"segments=True: {path} declares kpt_shape: {shape}, so {root} holds YOLO pose "
-            "labels ('class cx cy w h' and keypoints), which read as polygon lines: "
+            f"segments=True: {path} declares kpt_shape: {shape}, so {_resolved(root)} holds "
+            "YOLO pose labels ('class cx cy w h' and keypoints), which read as polygon lines: "
             "YoloFolder reads boxes or polygons, not keypoints"
         )
 

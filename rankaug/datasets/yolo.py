@@ -241,7 +241,7 @@ class YoloFolder(FixedSettings, Dataset[Any]):
         )
         _check_pairs(self.image_paths, self.label_paths, labels, suffixes)
         if self.segments:
-            refuse_declared_pose(self.root, images)
+            refuse_declared_pose(Path(os.path.abspath(root)), images)  # a link's own parent
         parsed = [
             read_label_file(path, self.tolerance, segments=self.segments)
             for path in self.label_paths

@@ -3,11 +3,13 @@
 A ``datasets`` dataset in the ``numpy`` or ``torch`` format gives an ``Array2D`` ...
 ``Array5D`` column of integers as ``int64`` and one of floats as ``float32``, whatever
 its declared dtype: an image declared ``Array3D(shape=(H, W, 3), dtype="uint8")`` comes
-out ``int64`` (map-style and streamed alike). :func:`declared_dtypes` reads each array
-column's declared dtype from the dataset's features; the adapters read a row's value
-there back in it (:func:`in_declared_dtypes`), so the transforms get, and the output holds, the
-dtype the user declared. A value that the declared dtype cannot hold exactly (a
-transform of the dataset's own changed it) is refused, never wrapped around.
+out ``int64`` (map-style and streamed alike), and so does a ``List`` of them (masks).
+:func:`declared_dtypes` reads each array column's declared dtype from the dataset's
+features; the adapters read a row's value there back in it (:func:`in_declared_dtypes`),
+so an albumentations or rankaug transform gets, and the output holds, the dtype the user
+declared (a callable transform gets the row as the dataset gave it). A value that the
+declared dtype cannot hold exactly (a transform of the dataset's own changed it) is
+refused, never wrapped around.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ __all__ = ["NONE_DECLARED", "Declared", "declared_dtypes", "in_declared_dtypes"]
 
 #: The ``datasets`` features of a fixed-shape array (their ``dtype`` is the declared one).
 _ARRAYS: Final = frozenset({"Array2D", "Array3D", "Array4D", "Array5D"})
+_LISTS: Final = frozenset({"List", "LargeList", "Sequence"})  # a list of them: ``.feature``
 
 
 class Declared(NamedTuple):
@@ -56,7 +59,10 @@ def declared_dtypes(
     out: dict[tuple[str, ...], Declared] = {}
     chosen = {k: v for k, v in features.items() if columns is None or k in columns}
     for path, feature in _arrays(chosen, ()):
-        dtype = np.dtype(feature.dtype)
+        try:
+            dtype = np.dtype(feature.dtype if _is_array(feature) else feature.feature.dtype)
+        except TypeError:  # "string", "timestamp[s]"...: not numbers, as they come
+            continue
         tensor = None
         if format_type == "torch":
             try:
@@ -137,10 +143,19 @@ def _fits(values: np.ndarray, dtype: np.dtype[Any]) -> bool:
 
 
 def _arrays(features: Mapping[str, Any], prefix: tuple[str, ...]) -> Iterator[tuple[Any, Any]]:
-    """The array features among ``features``, nested in dicts, with their paths."""
+    """The array features among ``features``, nested in dicts, with their paths.
+
+    A list of arrays (``List(Array2D(...))``: per-object masks) is one, given stacked.
+    """
     for name, feature in features.items():
         path = (*prefix, name)
         if isinstance(feature, Mapping):
             yield from _arrays(feature, path)
-        elif type(feature).__name__ in _ARRAYS and isinstance(getattr(feature, "dtype", 0), str):
+        elif _is_array(feature) or (
+            type(feature).__name__ in _LISTS and _is_array(getattr(feature, "feature", None))
+        ):
             yield path, feature
+
+
+def _is_array(feature: object) -> bool:
+    return type(feature).__name__ in _ARRAYS and isinstance(getattr(feature, "dtype", 0), str)

@@ -48,13 +48,31 @@ class TestDeclaredPoseInTheParent:
     @pytest.mark.parametrize(
         "train",
         ["../train/images", "train/images", "'../train/images'  # Roboflow",
-         "[../valid/images, ../train/images]", "../train", "\n  - ../valid/images\n  - ../train"],
+         "[../valid/images, ../train/images]", "../train", "\n  - ../valid/images\n  - ../train",
+         "\n- ../valid/images\n- ../train/images"],  # the last as PyYAML's safe_dump writes
     )  # fmt: skip
     def test_roboflows_data_yaml_beside_the_split_folders(self, tmp_path: Path, train: str) -> None:
         yaml = f"train: {train}\nval: ../valid/images\n\nkpt_shape: [17, 3]\nnc: 1\n"
         root, images = _roboflow(tmp_path, yaml)
         assert declared_pose(root, images) == (tmp_path / "ds" / "data.yaml", "[17, 3]")
         assert declared_pose(root) is None  # the images folder not known: the root alone
+
+    def test_a_linked_root_is_looked_for_beside_its_link(self, tmp_path: Path) -> None:
+        # ds/train a link to a folder stored elsewhere; Roboflow's data.yaml beside the link
+        stored = tmp_path / "store" / "train"
+        (stored / "images").mkdir(parents=True)
+        (tmp_path / "ds").mkdir()
+        root = tmp_path / "ds" / "train"
+        root.symlink_to(stored, target_is_directory=True)
+        (tmp_path / "ds" / "data.yaml").write_text("train: ../train/images\nkpt_shape: [17, 3]\n")
+        found = declared_pose(root, stored / "images")
+        assert found == (tmp_path / "ds" / "data.yaml", "[17, 3]")
+        (tmp_path / "ds" / "data.yaml").unlink()  # the one beside the stored folder, too
+        (tmp_path / "store" / "data.yaml").write_text("train: train/images\nkpt_shape: [4, 2]\n")
+        assert declared_pose(root, stored / "images") == (
+            tmp_path / "store" / "data.yaml",
+            "[4, 2]",
+        )
 
     @pytest.mark.parametrize("split", ["val", "test"])
     def test_each_split_named(self, tmp_path: Path, split: str) -> None:

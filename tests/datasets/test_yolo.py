@@ -723,6 +723,19 @@ class TestYoloFolder:
         ds = YoloFolder(root, segments=True)  # filterwarnings=error: no warning
         assert ds[0]["segments"][0].shape == (4, 2)
 
+    def test_pose_labels_declared_beside_a_linked_split_folder_are_refused(
+        self, tmp_path: Path
+    ) -> None:
+        stored = self.make(tmp_path / "store" / "train", {"a.txt": self.POSE_FEW})
+        (tmp_path / "ds").mkdir()
+        root = tmp_path / "ds" / "train"
+        root.symlink_to(stored, target_is_directory=True)  # ds/train a link to the stored one
+        yaml = tmp_path / "ds" / "data.yaml"
+        yaml.write_text("train: ../train/images\nkpt_shape: [2, 2]\n")
+        expected = f"segments=True: {yaml} declares kpt_shape: [2, 2], so {stored.resolve()} "
+        with pytest.raises(ValueError, match=re.escape(expected)):
+            YoloFolder(root, segments=True)
+
     @pytest.mark.parametrize("text", [POSE_V, POSE_XY])
     def test_a_dataset_of_pose_lines_only_is_warned_about(self, tmp_path: Path, text: str) -> None:
         root = self.make(tmp_path, {"a.txt": text, "b.txt": text}, images=("a.png", "b.png"))

@@ -72,6 +72,21 @@ class TestDeclaredDtypes:
         assert dtypes(arrays().with_format("pandas")) == {}
         assert declared_dtypes(arrays().features, "numpy", {"dtype": "float32"}, None) == {}
 
+    @pytest.mark.parametrize("form", ["numpy", "torch"])
+    def test_an_array_of_strings_or_times_is_given_as_it_comes(self, form: str) -> None:
+        features = datasets.Features({
+            "image": datasets.Array3D(shape=(4, 5, 3), dtype="uint8"),
+            "names": datasets.Array2D(shape=(1, 2), dtype="string"),
+            "times": datasets.Array2D(shape=(1, 2), dtype="timestamp[s]"),
+        })  # fmt: skip
+        columns = {
+            "image": [np.zeros((4, 5, 3), np.uint8)],
+            "names": [[["cat", "dog"]]],
+            "times": [np.zeros((1, 2), "datetime64[s]")],
+        }
+        data = datasets.Dataset.from_dict(columns, features=features).with_format(form)
+        assert dtypes(data) == {("image",): "uint8"}  # numpy has no "string" dtype
+
     def test_the_torch_dtype(self) -> None:
         found = declared_dtypes(arrays().features, "torch", {}, None)
         assert found[("image",)].tensor == torch.uint8
@@ -98,6 +113,25 @@ class TestInDeclaredDtypes:
         assert out["image_id"] is before["image_id"]  # every other value the row's own
         assert all(row[key] is before[key] for key in before)
         assert str(row["image"].dtype).endswith("int64")
+
+    @pytest.mark.parametrize("form", ["numpy", "torch"])
+    def test_a_list_of_arrays_comes_back_in_their_declared_dtype(self, form: str) -> None:
+        # per-object masks, declared List(Array2D(..., dtype="uint8")): given int64 too
+        features = datasets.Features({
+            "image": datasets.Array3D(shape=(4, 5, 3), dtype="uint8"),
+            "masks": datasets.List(datasets.Array2D(shape=(4, 5), dtype="uint8")),
+        })  # fmt: skip
+        columns = {
+            "image": [np.zeros((4, 5, 3), np.uint8)] * 2,
+            "masks": [[np.full((4, 5), 200, np.uint8)] * 2, []],
+        }
+        data = datasets.Dataset.from_dict(columns, features=features).with_format(form)
+        declared = declared_dtypes(data.features, form, {}, None)
+        assert str(declared[("masks",)].dtype) == "uint8"
+        out = in_declared_dtypes(data[0], declared)
+        assert str(out["masks"].dtype).removeprefix("torch.") == "uint8"
+        assert np.asarray(out["masks"]).tolist() == [[[200] * 5] * 4] * 2
+        assert len(in_declared_dtypes(data[1], declared)["masks"]) == 0  # a row without any
 
     def test_a_sample_in_its_dtypes_is_itself(self) -> None:
         declared = declared_dtypes(arrays().features, "numpy", {}, None)
