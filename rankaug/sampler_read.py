@@ -26,7 +26,8 @@ it. A pass is read:
 * once its loader iterator is dropped or shut down, by a batch that ends with its last
   index, where the call before read the pass and its last batch was not read yet (a
   wrapper that reads one batch ahead, timm's ``PrefetchLoader``, yields the last batch
-  after the loader's end); a pass that no call read is never read once gone: a call
+  after the loader's end; indices on a device are compared there, by the one call
+  after the call that read the pass); a pass that no call read is never read once gone: a call
   that finds no other pass read then cannot tell its epoch (its batches may have been
   kept and augmented after its loader finished, ``batches = list(loader)``);
 * never after a later pass of its sampler begins, or once it is closed unfinished;
@@ -274,11 +275,13 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
         gone = [
             read
             for read in gone
-            if cpu
-            and read.call == call - 1 >= 0  # a call read it (not: none did yet, -1)
+            if read.call == call - 1 >= 0  # a call read it (not: none did yet, -1)
             and not read.last_read
-            and _last_index(read.run) == final
+            and (not cpu or _last_index(read.run) == final)  # a device's: compared there
         ]
+        if not cpu:
+            for read in gone:  # one call only: a later one is no last batch of it
+                read.last_read = True
     if unread and not (reading or alive or gone):
         # its batches were all returned before any was augmented (`list(loader)`): the
         # batch may be one of them, kept, or from another loader
