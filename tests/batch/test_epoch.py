@@ -234,6 +234,24 @@ class TestPlainEpoch:
             [4, LastBatch(epoch=4, last=9), LastBatch(epoch=4, last=9)],
         ]
 
+    def test_two_calls_on_the_last_batch_a_wrapper_reads_ahead_onto_a_device(self) -> None:
+        # two augmentations of one batch (two views): the second call on the last batch,
+        # after the loader's end, was refused (a warning, keyed 0) while the first was read
+        def ahead(loader: DataLoader[Any]) -> Any:
+            held: Any = None
+            for batch in loader:
+                if held is not None:
+                    yield held["index"].to("meta")
+                held = batch
+            yield held["index"].to("meta")
+
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=3), num_workers=0)
+        found = [[read_epoch(index), read_epoch(index)] for index in ahead(loader)]
+        assert found[0] == [3, 3]
+        assert found[1:] == [[LastBatch(epoch=3, last=9)] * 2] * 2
+        replayed = torch.tensor([8, 9]).to("meta")  # other indices: no last batch of it
+        assert "after the pass of epoch 3 ended" in str(read_epoch(replayed))
+
     def test_a_pass_ended_unaugmented_keys_no_later_batch(self) -> None:
         # its iterator is gone and no call read it: a batch ending with its last index
         # (9) is no batch of it, nor told from one (it warns, below)
