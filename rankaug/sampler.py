@@ -263,8 +263,9 @@ class EpochSampler(Sampler[EpochIndex]):
         self._forward(epoch)
         if not self._warned_sharding:
             self._warned_sharding = warn_sharded(self, self.sampler, sys._getframe(2))
-        if resume is not None and "generator" in resume:  # a pass saved before it began
+        if resume is not None and "generator" in resume:  # as the saved pass began
             put_generator(self.sampler, resume["generator"])
+        shuffled = generator_state(self.sampler)  # what this pass draws its order from
         inner = iter(self.sampler)
         inner_state = None if resume is None else resume.get("sampler_iter")
         if inner_state is not None and callable(getattr(inner, "load_state_dict", None)):
@@ -277,6 +278,7 @@ class EpochSampler(Sampler[EpochIndex]):
                     f"sampler gives only {skipped} indices for that epoch"
                 )
         run = Pass(epoch, inner, position)
+        run.generator = shuffled
         self._current = run
         self._epochs.began(run, restored=resume is not None)
         self._epochs.next = epoch + 1 if resume is None else int(resume["next_epoch"])
@@ -306,6 +308,8 @@ class EpochSampler(Sampler[EpochIndex]):
         inner_state = iterator_state(run.inner)
         if inner_state is not None:
             state["sampler_iter"] = inner_state
+        if run.generator is not None:  # a RandomSampler's iterator keeps none of its own
+            state["generator"] = run.generator
         return state
 
     def state_dict(self) -> dict[str, Any]:
@@ -313,11 +317,11 @@ class EpochSampler(Sampler[EpochIndex]):
 
         Returns:
             ``{"format", "epoch", "position", "next_epoch"}``, plus ``"sampler_iter"``
-            when the wrapped sampler's iterator has a ``state_dict`` of its own, and,
-            for a pass not begun yet, ``"generator"``: the state of the wrapped
-            sampler's ``generator`` (a ``RandomSampler``'s), which the pass will shuffle
-            from (a state saved after ``iter(loader)``, before its first batch, resumed
-            with the first epoch's order).
+            when the wrapped sampler's iterator has a ``state_dict`` of its own, and
+            ``"generator"``: the state of the wrapped sampler's ``generator`` (a
+            ``RandomSampler``'s) that the pass shuffles from, as it began or, for a pass
+            not begun yet, now (without it, a resumed pass drew a fresh generator's
+            order: the first epoch's).
         """
         current = self._current
         if current is not None and not current.done:

@@ -45,10 +45,15 @@ class Pass:
     iterator thrown away, a ``break``); ``prefetched``: done while its loader iterator was
     being built (its workers' prefetch drew it all: none of it was read yet); ``final``:
     the wrapped sampler's iterator's state when the pass was done, if it keeps one;
-    ``last``: the last item the wrapped sampler gave, once done (``None`` for none).
+    ``last``: the last item the wrapped sampler gave, once done (``None`` for none);
+    ``generator``: the state of the generator the wrapped sampler shuffles with, as the
+    pass began (:func:`generator_state`), kept in its state.
     """
 
-    __slots__ = ("done", "ended", "epoch", "final", "inner", "last", "position", "prefetched")
+    __slots__ = (
+        "done", "ended", "epoch", "final", "generator", "inner", "last", "position",
+        "prefetched",
+    )  # fmt: skip
 
     def __init__(self, epoch: int, inner: Iterator[Any] | None, position: int) -> None:
         self.epoch = epoch
@@ -59,6 +64,7 @@ class Pass:
         self.prefetched = False
         self.final: Any = None
         self.last: Any = None
+        self.generator: torch.Tensor | None = None
 
 
 class Ticket:
@@ -195,7 +201,8 @@ def _generator(sampler: object) -> torch.Generator | None:
 def generator_state(sampler: object) -> torch.Tensor | None:
     """The state of the generator ``sampler`` shuffles with (a ``RandomSampler``'s), or ``None``.
 
-    Kept in the state of a pass not begun yet: the pass draws its order from it.
+    Kept in the state of a pass not begun yet, and of a running one as it began: the pass
+    draws its order from it (a resumed one draws it again, then skips its position).
     """
     generator = _generator(sampler)
     return None if generator is None else generator.get_state()

@@ -26,9 +26,11 @@ it. A pass is read:
 * once its loader iterator is dropped or shut down, by a batch that ends with its last
   index, where the call before read the pass and its last batch was not read yet (a
   wrapper that reads one batch ahead, timm's ``PrefetchLoader``, yields the last batch
-  after the loader's end); a pass that no call read is never read once gone: a call
-  that finds no other pass read then cannot tell its epoch (its batches may have been
-  kept and augmented after its loader finished, ``batches = list(loader)``);
+  after the loader's end; indices on a device are compared there, for one batch: the
+  call after the call that read the pass, and calls again with the same tensor); a
+  pass that no call read is never read once gone: a call that finds no other pass read
+  then cannot tell its epoch (its batches may have been kept and augmented after its
+  loader finished, ``batches = list(loader)``);
 * never after a later pass of its sampler begins, or once it is closed unfinished;
 * never again once, after its loader returned all its batches and a call read one of
   them, a call comes that no pass reads while no later pass has begun: the batches of a
@@ -77,7 +79,7 @@ class _Read:
 
     __slots__ = (
         "call", "checked", "first", "hit", "iterator", "last_read", "over", "pid",
-        "run", "thread",
+        "run", "seen", "thread",
     )  # fmt: skip
 
     def __init__(self, run: Pass, iterator: Any, first: int | None) -> None:
@@ -91,6 +93,7 @@ class _Read:
         self.call = -1  # the latest call that read it (of _CALLS)
         self.hit = -1  # the latest call whose batch was taken from it
         self.over = False  # read to its end, then a batch not of it came: read no more
+        self.seen: weakref.ref[torch.Tensor] | None = None  # device indices read once gone
 
 
 _LOCK: Final = threading.Lock()
@@ -274,11 +277,16 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
         gone = [
             read
             for read in gone
-            if cpu
-            and read.call == call - 1 >= 0  # a call read it (not: none did yet, -1)
-            and not read.last_read
-            and _last_index(read.run) == final
+            if read.call == call - 1 >= 0  # a call read it (not: none did yet, -1)
+            and (
+                not read.last_read  # the same indices again, on a device (two calls a batch)
+                or (not cpu and read.seen is not None and read.seen() is indices)
+            )
+            and (not cpu or _last_index(read.run) == final)  # a device's: compared there
         ]
+        if not cpu:
+            for read in gone:  # one batch only: a later one is no last batch of it
+                read.last_read, read.seen = True, weakref.ref(indices)
     if unread and not (reading or alive or gone):
         # its batches were all returned before any was augmented (`list(loader)`): the
         # batch may be one of them, kept, or from another loader

@@ -424,6 +424,53 @@ class TestEpochSamplerState:
         resumed.load_state_dict(pickle.loads(state))
         assert [rows(resumed) for _ in range(2)] == uninterrupted[1:]
 
+    @pytest.mark.parametrize("position", [3, 8])
+    def test_a_running_pass_keeps_the_generator_it_shuffled_from(self, position: int) -> None:
+        # torch's RandomSampler(generator=...) keeps no iterator state: the resumed pass
+        # skipped its position in a fresh generator's order, the next pass drew from it
+        def make() -> EpochSampler:
+            return EpochSampler(RandomSampler(range(8), generator=torch.Generator().manual_seed(3)))
+
+        uninterrupted = make()
+        order = [[(int(i), i.epoch) for i in uninterrupted] for _ in range(3)]
+        sampler = make()
+        list(sampler)
+        running = iter(sampler)
+        for _ in range(position):  # 8: its last index given, the pass not ended
+            next(running)
+        state = pickle.loads(pickle.dumps(sampler.state_dict()))
+        fresh = make()
+        fresh.load_state_dict(state)
+        resumed = [[(int(i), i.epoch) for i in fresh] for _ in range(2)]
+        assert resumed == [order[1][position:], order[2]]
+
+    @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
+    @pytest.mark.parametrize("size", [2, 4])
+    def test_a_loader_state_saved_at_a_pass_s_last_batch_keeps_the_next_order(
+        self, size: int
+    ) -> None:
+        # with workers, a state saved after the loader's last batch is its snapshot at that
+        # batch: a running pass (at its end), whose torch RandomSampler's generator was lost
+        stateful = pytest.importorskip("torchdata.stateful_dataloader")
+
+        def make() -> Any:
+            shuffled = RandomSampler(range(8), generator=torch.Generator().manual_seed(1))
+            return stateful.StatefulDataLoader(
+                Seen(), sampler=EpochSampler(shuffled), batch_size=size, num_workers=2
+            )
+
+        def rows(loader: Any) -> list[tuple[int, int]]:
+            return [(int(i), int(e)) for batch in loader for i, e in zip(*batch, strict=True)]
+
+        first = make()
+        uninterrupted = [rows(first) for _ in range(4)]
+        first = make()
+        rows(first), rows(first)
+        state = pickle.dumps(first.state_dict())
+        resumed = make()
+        resumed.load_state_dict(pickle.loads(state))
+        assert [rows(resumed) for _ in range(2)] == uninterrupted[2:]
+
     def test_set_epoch_keeps_a_pending_resume_of_the_same_epoch(self) -> None:
         sampler = EpochSampler(range(5))
         running = iter(sampler)

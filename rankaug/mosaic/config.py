@@ -130,6 +130,10 @@ class CellOrders(Sequence[tuple[int, ...]]):
     Args:
         cells: The number of cells.
 
+    Raises:
+        TypeError: If ``cells`` is not an integer.
+        ValueError: If it is negative.
+
     >>> CellOrders(4)[2], len(CellOrders(4))
     ((2, 0, 1, 3), 4)
     """
@@ -137,7 +141,7 @@ class CellOrders(Sequence[tuple[int, ...]]):
     __slots__ = ("_cells", "_table")
 
     def __init__(self, cells: int) -> None:
-        self._cells = cells
+        self._cells = cells = checks.integer(cells, "cells", low=0)
         self._table = (
             tuple(_order(main, cells) for main in range(cells)) if cells <= _TABLED else None
         )

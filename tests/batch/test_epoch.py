@@ -214,6 +214,44 @@ class TestPlainEpoch:
         assert "augmented index 4 again with epoch 0" in messages[1]
         assert {warning.filename for warning in caught} == {__file__}
 
+    @pytest.mark.parametrize("workers", [0, 2])
+    def test_a_wrapper_that_reads_one_batch_ahead_onto_a_device(self, workers: int) -> None:
+        # a CUDA prefetcher (meta here): the last batch, after the loader's end, is compared
+        # on the device with its pass's last index; it was keyed 0 with a warning (the
+        # iterator gone, its indices not read back)
+        def ahead(loader: DataLoader[Any]) -> Any:
+            held: Any = None
+            for batch in loader:
+                if held is not None:
+                    yield held["index"].to("meta")
+                held = batch
+            yield held["index"].to("meta")
+
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=3), num_workers=workers)
+        found = [[read_epoch(index) for index in ahead(loader)] for _ in range(2)]
+        assert found == [
+            [3, LastBatch(epoch=3, last=9), LastBatch(epoch=3, last=9)],
+            [4, LastBatch(epoch=4, last=9), LastBatch(epoch=4, last=9)],
+        ]
+
+    def test_two_calls_on_the_last_batch_a_wrapper_reads_ahead_onto_a_device(self) -> None:
+        # two augmentations of one batch (two views): the second call on the last batch,
+        # after the loader's end, was refused (a warning, keyed 0) while the first was read
+        def ahead(loader: DataLoader[Any]) -> Any:
+            held: Any = None
+            for batch in loader:
+                if held is not None:
+                    yield held["index"].to("meta")
+                held = batch
+            yield held["index"].to("meta")
+
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=3), num_workers=0)
+        found = [[read_epoch(index), read_epoch(index)] for index in ahead(loader)]
+        assert found[0] == [3, 3]
+        assert found[1:] == [[LastBatch(epoch=3, last=9)] * 2] * 2
+        replayed = torch.tensor([8, 9]).to("meta")  # other indices: no last batch of it
+        assert "after the pass of epoch 3 ended" in str(read_epoch(replayed))
+
     def test_a_pass_ended_unaugmented_keys_no_later_batch(self) -> None:
         # its iterator is gone and no call read it: a batch ending with its last index
         # (9) is no batch of it, nor told from one (it warns, below)
@@ -275,6 +313,19 @@ class TestPlainEpoch:
         assert [_keyed_as(aug, batch) for batch in loader] == [4, 4, 4]  # a new pass: read
         del loader
         gc.collect()  # a persistent iterator outlives the test otherwise
+
+    @pytest.mark.parametrize("workers", [0, 2])
+    def test_batches_replayed_by_itertools_cycle_onto_a_device(self, workers: int) -> None:
+        # the first replayed batch is compared there with the pass's last index (keyed 0:
+        # it does not end with it); from the second on, the pass is not read
+        loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=3), num_workers=workers)
+        cycled = itertools.cycle(loader)
+        found = [read_epoch(next(cycled)["index"].to("meta")) for _ in range(6)]
+        assert found[:4] == [3, 3, LastBatch(epoch=3, last=9), LastBatch(epoch=3, last=9)]
+        assert [type(value).__name__ for value in found[4:]] == ["Unknown", "Unknown"]
+        assert "after the pass of epoch 3 ended" in str(found[4])
+        del cycled, loader
+        gc.collect()
 
     def test_a_resumed_stateful_loader(self) -> None:
         stateful = pytest.importorskip("torchdata.stateful_dataloader")

@@ -289,6 +289,14 @@ class TestCellOrders:
         with pytest.raises(IndexError, match=f"cell {-cells - 1} out of range"):
             CellOrders(cells)[-cells - 1]
 
+    def test_refuses_a_count_that_is_no_count(self) -> None:
+        # CellOrders(-1) was made, its len() failing later; CellOrders(2.0) failed in range()
+        with pytest.raises(ValueError, match=r"cells must be an integer >= 0, got -1$"):
+            CellOrders(-1)
+        with pytest.raises(TypeError, match=r"cells must be an integer >= 0, got 2\.0 of type"):
+            CellOrders(2.0)  # type: ignore[arg-type]
+        assert len(CellOrders(np.int64(3))) == 3  # type: ignore[arg-type]
+
     def test_equal_by_count_and_pickled_small(self) -> None:
         assert CellOrders(4096) == CellOrders(4096) != CellOrders(4)
         assert hash(CellOrders(9)) == hash(CellOrders(9))
