@@ -18,6 +18,7 @@ the number of runners (0: none, every job runs in its fixture, as in pytest-xdis
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import os
 import pickle
@@ -247,7 +248,13 @@ def runners() -> int:
 
 def has_jobs(path: Path) -> bool:
     """Whether the test file at ``path`` takes a job's result."""
-    return path in {module_path(target) for target, _ in JOBS.values()}
+    return path in _job_files()
+
+
+@functools.cache
+def _job_files() -> frozenset[Path]:
+    # once: the suite's collection asks for each of its ~5,000 tests (0.6-1 s afresh)
+    return frozenset(module_path(target) for target, _ in JOBS.values())
 
 
 # The longest jobs (seconds measured on 2 busy cores), taken first: the suite's job
