@@ -114,9 +114,29 @@ _compiled: list[Path] = []  # what tests.bytecode wrote, removed at the end
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Compile our modules for the fresh interpreters to come (tests/bytecode.py)."""
+    """Compile our modules for the fresh interpreters to come (tests/bytecode.py); start
+    the jobs of tests.ahead before collection where the run selects whole files."""
     if not hasattr(config, "workerinput"):
         _compiled.extend(bytecode.compile_ours())
+        if _selects_whole_files(config):
+            ahead.start_early(config.invocation_params.dir / arg for arg in config.args)
+
+
+# What selects tests within files, or runs none: with any, the jobs start once collected.
+_NARROWING = (
+    "keyword", "markexpr", "deselect", "ignore", "ignore_glob", "lf", "failedfirst",
+    "stepwise", "collectonly", "help", "showfixtures", "show_fixtures_per_test",
+    "markers", "setuponly", "setupplan", "numprocesses",
+)  # fmt: skip
+
+
+def _selects_whole_files(config: pytest.Config) -> bool:
+    """Whether the run's tests are every test of the files and folders it names."""
+    return (
+        ahead.runners() > 0
+        and not any(getattr(config.option, option, None) for option in _NARROWING)
+        and all("::" not in arg for arg in config.args)
+    )
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -135,6 +155,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     ahead.stop()
     bytecode.remove(_compiled)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    ahead.stop()  # runners started early, in a run that ended before its session did
 
 
 @pytest.fixture
