@@ -114,12 +114,14 @@ _compiled: list[Path] = []  # what tests.bytecode wrote, removed at the end
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Compile our modules for the fresh interpreters to come (tests/bytecode.py); start
-    the jobs of tests.ahead before collection where the run selects whole files."""
+    """Start the jobs of tests.ahead where the run selects whole files, then compile our
+    modules for the fresh interpreters to come (tests/bytecode.py), about 2 s in which the
+    runners have the other core (a process that imports a module before it is compiled
+    compiles it for itself, as without tests/bytecode.py)."""
     if not hasattr(config, "workerinput"):
-        _compiled.extend(bytecode.compile_ours())
         if _selects_whole_files(config):
             ahead.start_early(config.invocation_params.dir / arg for arg in config.args)
+        _compiled.extend(bytecode.compile_ours())
 
 
 # What selects tests within files, or runs none: with any, the jobs start once collected.
