@@ -192,12 +192,13 @@ class TestJobs:
     def test_before_collection_the_jobs_of_the_named_files_start_the_longest_first(self) -> None:
         recipes = ROOT / "tests" / "recipes"
         assert under([recipes]) == [
-            "quick-tier", "lightning", "accelerate",  # the longest first
-            "lightning-sampler", "torchdata-0", "torchdata-2",  # then their files' order
+            "quick-tier", "lightning", "accelerate", "torchdata-2", "torchdata-0",  # longest
+            "lightning-sampler",  # then in their files' order
         ]  # fmt: skip
-        assert under([recipes / "test_torchdata.py", ROOT / "rankaug"]) == [
-            "torchdata-0",
-            "torchdata-2",
-        ]
+        files = [recipes / "test_lightning_sampler.py", ROOT / "tests" / "test_cli.py"]
+        assert under([*files, ROOT / "rankaug"]) == [
+            "cli-audit", "cli-audit-spawn",  # the longest first
+            "lightning-sampler", "cli-audit-set-epoch", "cli-bad-target", "cli-help",
+        ]  # fmt: skip
         assert under([ROOT / "tests" / "test_bytecode.py"]) == []
         assert set(under([ROOT / "tests"])) == set(JOBS)
