@@ -8,7 +8,9 @@ spawned (each imports torch afresh). Each such fixture names a *job* in
 Once pytest has collected, :func:`start` hands the jobs of the selected test files to
 two runner processes (``python -m tests.ahead FOLDER NAME=MODULE:FUNCTION...``), which
 take them one at a time in the order their tests come; those files' tests run last
-(tests/conftest.py). A fixture takes its job's result with :func:`result`: the
+(tests/conftest.py). A run of whole files and folders starts them before collection
+instead (:func:`start_early`, on the jobs of those files), and drops once collected
+the jobs no selected test takes. A fixture takes its job's result with :func:`result`: the
 runner's, or, for a job no runner has begun, its own run of it; while a runner is on
 its job, the suite runs the next job nobody has begun. Each job runs once, the same
 way either way, and its error is raised in its fixture. ``RANKAUG_TESTS_AHEAD=N`` sets
@@ -18,6 +20,7 @@ the number of runners (0: none, every job runs in its fixture, as in pytest-xdis
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import os
 import pickle
@@ -220,6 +223,12 @@ class Runners:
             raise value
         raise RuntimeError(f"job {name!r} failed:\n{text}")
 
+    def keep(self, names: Collection[str]) -> None:
+        """Drop every job but ``names``: claimed here, so that no runner begins it."""
+        for name in [name for name in self.jobs if name not in names]:
+            _claim(self.folder, name)
+            del self.jobs[name]
+
     def stop(self) -> None:
         """Stop the runners and their jobs' processes; remove the folder."""
         for process in self.processes.values():
@@ -247,15 +256,23 @@ def runners() -> int:
 
 def has_jobs(path: Path) -> bool:
     """Whether the test file at ``path`` takes a job's result."""
-    return path in {module_path(target) for target, _ in JOBS.values()}
+    return path in _job_files()
+
+
+@functools.cache
+def _job_files() -> frozenset[Path]:
+    # once: the suite's collection asks for each of its ~5,000 tests (0.6-1 s afresh)
+    return frozenset(module_path(target) for target, _ in JOBS.values())
 
 
 # The longest jobs (seconds measured on 2 busy cores), taken first: the suite's job
 # tests run last, and a long job begun late kept it waiting at the end (the benchmark's
-# quick run, 35 s, was still waiting for a runner when the suite reached it).
+# quick run, 35 s, was still waiting for a runner when the suite reached it; then the
+# two torchdata resumes, 10 CPU-s each, four fresh interpreters, 5 s each at the end).
 LONGEST_FIRST: tuple[str, ...] = (
     "ddp-wrapper", "quick-tier", "benchmark", "cli-stream-audit", "lightning", "accelerate",
-    "wheel", "stream-spawn", "cli-audit", "passes-spawn", "epoch-spawn", "cache-spawn",
+    "wheel", "stream-spawn", "cli-audit", "torchdata-2", "torchdata-0", "cli-audit-spawn",
+    "passes-spawn", "epoch-spawn", "cache-spawn",
 )  # fmt: skip
 
 
@@ -275,11 +292,45 @@ def wanted(selected: Iterable[tuple[Path, Collection[str]]]) -> list[str]:
     return first + [name for name in names if name not in first]
 
 
+def under(paths: Iterable[Path]) -> list[str]:
+    """The jobs of the test files under ``paths``: the longest first, then in the order
+    pytest collects their files (by name, folder by folder)."""
+    folders = [Path(path).resolve() for path in paths]
+    names = [
+        name
+        for name, (target, _) in JOBS.items()
+        if any(module_path(target).is_relative_to(folder) for folder in folders)
+    ]
+    names.sort(key=lambda name: module_path(JOBS[name][0]).relative_to(ROOT).parts)
+    first = [name for name in LONGEST_FIRST if name in names]
+    return first + [name for name in names if name not in first]
+
+
+def start_early(paths: Iterable[Path]) -> None:
+    """Start the session's runners before collection, on the jobs of the files under
+    ``paths`` (:func:`under`): the suite's collection takes one core for 10 s or more,
+    in which they work on the other; :func:`start` then drops those no test takes.
+
+    For a run that selects by file or folder only: a run that selects tests within
+    files (``-k``, ``-m``, ``file::test``) starts its runners once it has collected.
+    """
+    global _session
+    names = under(paths)
+    if _session is None and names and runners() > 0:
+        _session = Runners({name: JOBS[name][0] for name in names}, runners())
+
+
 def start(selected: Iterable[tuple[Path, Collection[str]]]) -> None:
-    """Start the session's runners on the jobs the ``selected`` tests take."""
+    """Start the session's runners on the jobs the ``selected`` tests take.
+
+    Runners started early (:func:`start_early`) keep only those jobs: a job no test
+    takes is dropped, unless a runner has begun it already.
+    """
     global _session
     names = wanted(selected)
-    if _session is None and names and runners() > 0:
+    if _session is not None:
+        _session.keep(names)
+    elif names and runners() > 0:
         _session = Runners({name: JOBS[name][0] for name in names}, runners())
 
 

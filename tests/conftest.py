@@ -114,9 +114,31 @@ _compiled: list[Path] = []  # what tests.bytecode wrote, removed at the end
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Compile our modules for the fresh interpreters to come (tests/bytecode.py)."""
+    """Start the jobs of tests.ahead where the run selects whole files, then compile our
+    modules for the fresh interpreters to come (tests/bytecode.py), about 2 s in which the
+    runners have the other core (a process that imports a module before it is compiled
+    compiles it for itself, as without tests/bytecode.py)."""
     if not hasattr(config, "workerinput"):
+        if _selects_whole_files(config):
+            ahead.start_early(config.invocation_params.dir / arg for arg in config.args)
         _compiled.extend(bytecode.compile_ours())
+
+
+# What selects tests within files, or runs none: with any, the jobs start once collected.
+_NARROWING = (
+    "keyword", "markexpr", "deselect", "ignore", "ignore_glob", "lf", "failedfirst",
+    "stepwise", "collectonly", "help", "showfixtures", "show_fixtures_per_test",
+    "markers", "setuponly", "setupplan", "numprocesses",
+)  # fmt: skip
+
+
+def _selects_whole_files(config: pytest.Config) -> bool:
+    """Whether the run's tests are every test of the files and folders it names."""
+    return (
+        ahead.runners() > 0
+        and not any(getattr(config.option, option, None) for option in _NARROWING)
+        and all("::" not in arg for arg in config.args)
+    )
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -135,6 +157,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     ahead.stop()
     bytecode.remove(_compiled)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    ahead.stop()  # runners started early, in a run that ended before its session did
 
 
 @pytest.fixture

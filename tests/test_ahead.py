@@ -16,7 +16,16 @@ from typing import Any
 
 import pytest
 
-from tests.ahead import JOBS, LONGEST_FIRST, ROOT, Runners, has_jobs, module_path, wanted
+from tests.ahead import (
+    JOBS,
+    LONGEST_FIRST,
+    ROOT,
+    Runners,
+    has_jobs,
+    module_path,
+    under,
+    wanted,
+)
 
 pytestmark = pytest.mark.slow  # starts runner processes
 
@@ -111,6 +120,18 @@ class TestRunners:
         runners.stop()
         assert not runners.folder.exists()
 
+    def test_a_dropped_job_no_runner_has_begun_never_runs(self, start: Any) -> None:
+        jobs = {"busy": HERE + "slow_pid", "dropped": HERE + "pid", "kept": HERE + "pid"}
+        runners = start(jobs, 1)
+        claimed(runners, "busy")
+        runners.keep({"busy", "kept"})
+        assert list(runners.jobs) == ["busy", "kept"]
+        assert runners.result("busy", here(runners, "busy")) in runners.processes
+        assert runners.result("kept", here(runners, "kept")) == os.getpid()  # done here
+        for process in runners.processes.values():
+            process.wait(timeout=60)  # the runner is through its list
+        assert (runs(runners, "busy"), runs(runners, "dropped"), runs(runners, "kept")) == (1, 0, 1)
+
     @pytest.mark.parametrize(
         ("job", "error", "message"),
         [
@@ -167,3 +188,17 @@ class TestJobs:
         assert wanted(shorter) == ["benchmark-sections", "torchrun"]  # else in their order
         assert wanted([(bench, {"test_other"})]) == []
         assert set(LONGEST_FIRST) <= set(JOBS)
+
+    def test_before_collection_the_jobs_of_the_named_files_start_the_longest_first(self) -> None:
+        recipes = ROOT / "tests" / "recipes"
+        assert under([recipes]) == [
+            "quick-tier", "lightning", "accelerate", "torchdata-2", "torchdata-0",  # longest
+            "lightning-sampler",  # then in their files' order
+        ]  # fmt: skip
+        files = [recipes / "test_lightning_sampler.py", ROOT / "tests" / "test_cli.py"]
+        assert under([*files, ROOT / "rankaug"]) == [
+            "cli-audit", "cli-audit-spawn",  # the longest first
+            "lightning-sampler", "cli-audit-set-epoch", "cli-bad-target", "cli-help",
+        ]  # fmt: skip
+        assert under([ROOT / "tests" / "test_bytecode.py"]) == []
+        assert set(under([ROOT / "tests"])) == set(JOBS)

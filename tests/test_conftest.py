@@ -1,4 +1,5 @@
-"""The suite's own set-up (tests/conftest.py): where temporary files go."""
+"""The suite's own set-up (tests/conftest.py): where temporary files go, when the jobs of
+tests/ahead.py start."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+
+from tests.conftest import _NARROWING, _selects_whole_files
 
 
 class TestTemporaryFiles:
@@ -26,3 +30,34 @@ class TestTemporaryFiles:
         )
         assert started.stdout.strip() == tempfile.gettempdir()
         assert started.stdout.strip() != "/tmp"
+
+
+def _config(args: list[str], **options: object) -> pytest.Config:
+    option = SimpleNamespace(**{**dict.fromkeys(_NARROWING), **options})
+    config: pytest.Config = SimpleNamespace(option=option, args=args)  # type: ignore[assignment]
+    return config
+
+
+class TestEarlyJobs:
+    def test_a_run_of_whole_files_and_folders_starts_them_before_collection(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("RANKAUG_TESTS_AHEAD", "2")
+        assert _selects_whole_files(_config(["tests", "rankaug"]))
+        assert _selects_whole_files(_config(["tests/test_cli.py"], keyword="", markexpr=""))
+
+    @pytest.mark.parametrize(
+        "option",
+        [("keyword", "help"), ("markexpr", "not slow"), ("deselect", ["tests/a.py::b"]),
+         ("ignore", ["tests/ddp"]), ("collectonly", True), ("numprocesses", 2)],
+    )  # fmt: skip
+    def test_a_run_that_selects_within_files_starts_them_once_collected(
+        self, monkeypatch: pytest.MonkeyPatch, option: tuple[str, object]
+    ) -> None:
+        monkeypatch.setenv("RANKAUG_TESTS_AHEAD", "2")
+        assert not _selects_whole_files(_config(["tests"], **dict([option])))
+        assert not _selects_whole_files(_config(["tests/test_cli.py::test_help_everywhere"]))
+
+    def test_none_start_without_runners(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("RANKAUG_TESTS_AHEAD", "0")
+        assert not _selects_whole_files(_config(["tests"]))
