@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from torch.utils.data import IterableDataset
 
-from rankaug.stream.detect import check_stream, is_stream
+from rankaug.errors import RankaugWarning
+from rankaug.stream.detect import batch_size, check_stream, is_stream
 
 
 class _IndexedStream(IterableDataset[int]):
@@ -19,6 +21,10 @@ class _IndexedStream(IterableDataset[int]):
 
     def __len__(self) -> int:
         return 3
+
+
+def _keep(sample: Any, rng: Any) -> Any:
+    return sample
 
 
 class TestIsStream:
@@ -37,6 +43,34 @@ class TestCheckStream:
         with pytest.raises(TypeError, match="one-shot iterator generator"):
             check_stream(x for x in range(3))
         assert check_stream(_IndexedStream()) is not None
+
+    @pytest.mark.parametrize("name", ["RandomAugmentWrapper", "MosaicDataset"])
+    def test_a_webdataset_of_batches_warns_at_the_callers_line(self, name: str) -> None:
+        import rankaug
+
+        wds = pytest.importorskip("webdataset")
+        batches = wds.DataPipeline(lambda: iter([{"image": 0}] * 4), wds.batched(2))
+        options = {"transform": _keep} if name == "RandomAugmentWrapper" else {}
+        expected = (
+            "dataset yields batches (webdataset's .batched(2) is its last batching stage), "
+            "and a rankaug wrapper augments each item it reads as one sample: the samples of "
+            "a batch would share one draw"
+        )
+        with pytest.warns(RankaugWarning, match=re.escape(expected)) as caught:
+            getattr(rankaug, name)(batches, seed=0, **options)
+        assert caught[0].filename == __file__
+
+    def test_batch_size_reads_the_last_batching_stage(self) -> None:
+        wds = pytest.importorskip("webdataset")
+
+        def pipeline(*stages: Any) -> Any:
+            return wds.DataPipeline(lambda: iter(range(4)), *stages)
+
+        assert batch_size(pipeline(wds.batched(3))) == 3
+        assert batch_size(pipeline(wds.batched(3), wds.unbatched())) is None
+        assert batch_size(pipeline(wds.batched(3), wds.unbatched(), wds.batched(5))) == 5
+        assert batch_size(pipeline()) is None
+        assert batch_size(_IndexedStream()) is None
 
 
 class TestStreamable:
