@@ -8,7 +8,9 @@ included, is map-style and keeps the map-style wrappers.
 
 A stream of batches (webdataset's ``.batched(n)`` as its last word on batching) is taken,
 with a warning: each batch would be one sample to the wrapper, its samples sharing one
-draw.
+draw. So is a webdataset pipeline that shuffles by a fixed seed (``WebDataset(urls,
+shardshuffle=n)`` without ``detshuffle=True``, a ``.shuffle(n, seed=s)``): it reads one
+order every epoch, which the wrapper's epoch cannot reach.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from torch.utils.data import IterableDataset
 
 from rankaug.errors import RankaugWarning
 
-__all__ = ["Streamable", "batch_size", "check_stream", "is_stream"]
+__all__ = ["Streamable", "batch_size", "check_stream", "fixed_shuffles", "is_stream"]
 
 #: The keywords of the streaming wrappers that name no map-style argument.
 _STREAM_ONLY: Final = ("buffer_size", "sample_id")
@@ -71,7 +73,40 @@ def check_stream(dataset: object) -> Any:
             RankaugWarning,
             stacklevel=5,
         )
+    seeds = fixed_shuffles(dataset)
+    if seeds:
+        warnings.warn(
+            f"dataset shuffles by a fixed seed (webdataset's shuffle stage, seed={seeds[0]!r}: "
+            "WebDataset(urls, shardshuffle=n) without detshuffle=True, or .shuffle(n, "
+            "seed=...)), so it reads the same order every epoch, which the wrapper's epoch "
+            "cannot change; pass detshuffle=True to WebDataset (the wrapper hands its "
+            "detshuffle the epoch), or shuffle without a seed",
+            RankaugWarning,
+            stacklevel=5,
+        )
     return dataset
+
+
+def fixed_shuffles(dataset: object) -> list[Any]:
+    """The seeds of webdataset's ``shuffle`` stages with one in ``dataset``'s pipeline.
+
+    Such a stage makes its generator from its seed at every pass: one order every epoch
+    (``detshuffle``, which the wrapper hands its epoch, is not one; nor is
+    ``shardshuffle=False``'s, whose buffer of none shuffles nothing). None counts in a
+    pipeline that draws its shards with ``ResampledShards`` (``resampled=True``).
+    """
+    stages = getattr(dataset, "pipeline", None)
+    found: list[Any] = []
+    for stage in stages if isinstance(stages, list) else ():
+        if type(stage).__name__ == "ResampledShards":
+            return []  # it draws its shards anew each epoch: the order changes
+        if getattr(getattr(stage, "f", None), "__name__", None) != "_shuffle":
+            continue
+        size = next(iter(getattr(stage, "args", None) or ()), 1000)  # its buffer
+        seed = (getattr(stage, "kw", None) or {}).get("seed")
+        if seed is not None and not isinstance(size, bool) and size > 1:
+            found.append(seed)
+    return found
 
 
 def batch_size(dataset: object) -> Any:
