@@ -249,7 +249,8 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
     def _read(self, live: Pass, read: int) -> Iterator[Any]:
         """The stream's samples, the first at ``read``, read with the pass's epoch carried."""
         check_reader(self)  # accelerate dealing again a stream split by rank: warned
-        iterator = Reading(self.dataset, live.epoch)
+        with live.context(read).guard("starting the stream"):  # its iter() may fail too
+            iterator = Reading(self.dataset, live.epoch)
         while True:
             with live.context(read).guard("reading the stream"):
                 try:
@@ -308,8 +309,7 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
             "pass": None,
         }
         if live is None or live.pid != os.getpid():  # its pass has not started
-            passes = self._passes
-            state["next_epoch"] = passes.upcoming(worker_id) if workers else passes.front()
+            state["next_epoch"] = self._passes.upcoming(worker_id) if workers else self.epoch
         elif live.done:
             state["pass"] = {"epoch": live.epoch, "ended": True}
         else:
