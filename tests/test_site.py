@@ -26,7 +26,7 @@ BLOCKS = blocks()
 RUN_HERE = [b for b in BLOCKS if b.lang == "python" and b.mark is None]
 # the recipes: tests/recipes/*_train.py load lightning, accelerate and stateful; in .venv-tv,
 # tests/batch/test_torchvision.py loads torchvision, tests/stream/test_ddp_mosaicml.py mosaicml
-RECIPES = {"lightning", "accelerate", "stateful", "torchvision", "mosaicml"}
+RECIPES = {"lightning", "accelerate", "stateful", "torchvision", "mosaicml", "accelerate_stream"}
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 

@@ -6,7 +6,8 @@ classes here when ``stream`` is an ``IterableDataset`` or another iterable witho
 ``IterableDataset`` objects a DataLoader iterates. Passes, epochs, keys and resume:
 :mod:`rankaug.stream.base` (what a pass asks of the wrapped stream:
 :mod:`rankaug.stream.source`); the multi-sample wrappers' window:
-:mod:`rankaug.stream.window`; sample ids: :mod:`rankaug.stream.ids`.
+:mod:`rankaug.stream.window`; sample ids: :mod:`rankaug.stream.ids`; accelerate dealing
+again a stream split by rank: :mod:`rankaug.stream.readers`.
 """
 
 from rankaug.stream.augment import StreamingAugment

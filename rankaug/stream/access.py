@@ -1,4 +1,4 @@
-"""What a streaming wrapper answers to ``wrapper[i]`` and ``wrapper.replay(record)``.
+"""What a streaming wrapper answers to ``wrapper[i]``, ``len(wrapper)`` and ``replay(record)``.
 
 A stream has no random access: a streaming wrapper (``MosaicDataset(stream, ...)``,
 ``RandomAugmentWrapper(stream, ...)``...) is iterated, never indexed, and its records
@@ -6,6 +6,13 @@ name samples by their position in a worker's pass, which no index reads again. B
 refused with a ``TypeError`` saying what to do instead, rather than torch's
 ``NotImplementedError`` ("Subclasses of Dataset should implement __getitem__") and
 Python's ``AttributeError``.
+
+``len(wrapper)`` is the stream's own length where it has one (litdata's and
+mosaicml-streaming's, for the rank that reads them; webdataset's ``.with_length(n)``): a
+streaming wrapper gives one output per sample it reads, so a pass holds as many outputs
+as the stream's pass holds samples. A stream without one (a Hugging Face
+``IterableDataset``, a plain ``IterableDataset``) gives a ``TypeError`` naming the wrapper
+and the stream, as a DataLoader's ``len()`` over it expects.
 """
 
 from __future__ import annotations
@@ -38,6 +45,23 @@ class NoRandomAccess:
             "DataLoader), or build it over a map-style dataset (a Dataset with __getitem__ "
             "and __len__, not an IterableDataset) to index it"
         )
+
+    def __len__(self) -> int:
+        """The stream's length: one output per sample read (see the module docstring).
+
+        Raises:
+            TypeError: If the stream has no length.
+        """
+        built, streaming, stream = _names(self)
+        dataset = getattr(self, "dataset", None)
+        if getattr(type(dataset), "__len__", None) is None:
+            raise TypeError(
+                f"{built} over a stream ({stream}) is a {streaming}, which has the length of "
+                f"its stream, and {stream} has no len(): count its samples by iterating, or "
+                "give the stream a length (webdataset's .with_length(n), a __len__ of the "
+                "samples each rank reads)"
+            )
+        return len(dataset)  # type: ignore[arg-type]
 
 
 class NoReplay:

@@ -51,6 +51,7 @@ from rankaug.keys import Domain, KeyedRandom, KeyTemplate, check_keying
 from rankaug.stream.counter import PassCounter
 from rankaug.stream.detect import check_stream
 from rankaug.stream.ids import Repeats, SampleIds
+from rankaug.stream.readers import check_reader
 from rankaug.stream.source import Reading, forward_epoch, resumable
 from rankaug.stream.view import Window
 
@@ -158,8 +159,8 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
     def _check_inside(self) -> None:
         """Check the rankaug wrappers inside against this one (:mod:`rankaug.stacking`).
 
-        Refuse one of this seed, stream and keying; warn, if this one keys ``"sample"``,
-        of a streaming wrapper inside that keys ``"stream"``.
+        Refuse one of this seed, stream and keying; warn (keying ``"sample"``) of one
+        keying ``"stream"`` inside.
         """
         inside = [inner for inner in nesting.walk(self) if isinstance(inner, _wrappers())]
         stacking.check_same_key(self, inside)
@@ -204,8 +205,7 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
         loaded = self._resume.get(worker_id)
         if loaded is None or not loaded[1].get("ended"):
             return self._pass()
-        # nothing is left; StatefulDataLoader drops one restored at an epoch's end unread
-        del self._resume[worker_id]
+        del self._resume[worker_id]  # none left: StatefulDataLoader drops it unread
         epoch = self._passes.start(worker_id, workers, loaded[1]["epoch"])
         live = self._live = Pass(worker_id, self._keyed._rank_now(), epoch)
         live.done = True
@@ -248,7 +248,9 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
 
     def _read(self, live: Pass, read: int) -> Iterator[Any]:
         """The stream's samples, the first at ``read``, read with the pass's epoch carried."""
-        iterator = Reading(self.dataset, live.epoch)
+        check_reader(self)  # accelerate dealing again a stream split by rank: warned
+        with live.context(read).guard("starting the stream"):  # its iter() may fail too
+            iterator = Reading(self.dataset, live.epoch)
         while True:
             with live.context(read).guard("reading the stream"):
                 try:
@@ -307,8 +309,7 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
             "pass": None,
         }
         if live is None or live.pid != os.getpid():  # its pass has not started
-            passes = self._passes
-            state["next_epoch"] = passes.upcoming(worker_id) if workers else passes.front()
+            state["next_epoch"] = self._passes.upcoming(worker_id) if workers else self.epoch
         elif live.done:
             state["pass"] = {"epoch": live.epoch, "ended": True}
         else:

@@ -65,10 +65,19 @@ def resumes(make: Make) -> bool:
     return bool(whole) and head + rest == whole
 
 
+def _length(wrapper: Any) -> int | str:
+    """``len(wrapper)``, or the ``TypeError``'s message where its stream has none."""
+    try:
+        return len(wrapper)
+    except TypeError as error:
+        return str(error)
+
+
 def rank_report(make: Make, *, resume: bool = True) -> dict[str, Any]:
     """Everything :func:`check_reports` needs from one rank."""
     stream = drawn(make("stream"))
     return {
+        "length": _length(make("stream")),
         "stream": stream,
         "rerun": drawn(make("stream")) == stream,
         "sample": drawn(make("sample")),
@@ -76,9 +85,18 @@ def rank_report(make: Make, *, resume: bool = True) -> dict[str, Any]:
     }
 
 
-def check_reports(reports: list[dict[str, Any]], reference: list[list[list[str]]]) -> None:
-    """Issue 17's 'done when', for one library (``reference``: 1 rank, 0 workers)."""
+def check_reports(
+    reports: list[dict[str, Any]], reference: list[list[list[str]]], *, sized: bool = False
+) -> None:
+    """Issue 17's 'done when', for one library (``reference``: 1 rank, 0 workers).
+
+    ``sized``: the library's stream has a length, which each rank's wrapper gives as the
+    count of its rank's outputs in a pass (else ``len()`` is refused).
+    """
     first, second = reports
+    refused = "has no len(): count its samples by iterating"
+    lengths = [report["length"] if sized else refused in report["length"] for report in reports]
+    assert lengths == ([len(report["stream"][0]) for report in reports] if sized else [True] * 2)
     for epoch in range(2):  # no augmentation shared across ranks at the same position
         pairs = zip(first["stream"][epoch], second["stream"][epoch], strict=False)
         assert sum(a[1] == b[1] for a, b in pairs) == 0, f"ranks draw alike in epoch {epoch}"

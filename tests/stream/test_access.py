@@ -1,11 +1,14 @@
-"""``rankaug.stream.access``: ``wrapper[i]`` and ``replay(record)`` of the streaming wrappers."""
+"""``rankaug.stream.access``: ``wrapper[i]``, ``len(wrapper)`` and ``replay(record)`` of the
+streaming wrappers."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
+from torch.utils.data import DataLoader
 
 from rankaug import (
     CutMixDataset,
@@ -13,7 +16,7 @@ from rankaug import (
     MosaicDataset,
     RandomAugmentWrapper,
 )
-from tests.stream.helpers import Shards
+from tests.stream.helpers import Shards, detection
 
 MULTI = [
     (MosaicDataset, "StreamingMosaic", "mosaic", {"output_size": 48}),
@@ -51,6 +54,54 @@ class TestNoRandomAccess:
             "random access: [slice(0, 2, None)] cannot be read; iterate over it"
         )):  # fmt: skip
             wrapper[0:2]
+
+    @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+    @pytest.mark.parametrize(("kind", "options"), [
+        (RandomAugmentWrapper, {"transform": _keep}),
+        (MosaicDataset, {"output_size": 48, "buffer_size": 2}),
+    ])  # fmt: skip
+    def test_len_is_the_length_of_a_webdataset_with_length(
+        self, tmp_path: Path, kind: Any, options: dict[str, Any]
+    ) -> None:
+        wds = pytest.importorskip("webdataset")
+        with wds.TarWriter(str(tmp_path / "a.tar")) as sink:
+            for k in range(5):
+                sink.write({"__key__": f"s{k}", "npy": detection(k)["image"]})
+        stream = wds.WebDataset(str(tmp_path / "a.tar"), shardshuffle=False).decode()
+        stream = stream.map(lambda sample: {"image": sample["npy"], "id": sample["__key__"]})
+        wrapper = kind(stream.with_length(5, silent=True), seed=0, **options)
+        assert len(wrapper) == 5
+        assert len(DataLoader(wrapper, batch_size=2)) == 3  # as over the stream
+        assert len(list(wrapper)) == 5  # one output per sample read
+
+    def test_len_of_a_sized_stream_is_its_length(self) -> None:
+        class Sized(Shards):
+            def __len__(self) -> int:
+                return 4
+
+        wrapper: Any = RandomAugmentWrapper(Sized(4), _keep, seed=0)
+        assert len(wrapper) == len(list(wrapper)) == 4
+
+    def test_len_of_a_stream_without_one_names_the_wrapper_and_the_stream(self) -> None:
+        with pytest.raises(TypeError, match=re.escape(
+            "MosaicDataset over a stream (Shards) is a StreamingMosaic, which has the length "
+            "of its stream, and Shards has no len(): count its samples by iterating, or give "
+            "the stream a length (webdataset's .with_length(n), a __len__ of the samples "
+            "each rank reads)"
+        )):  # fmt: skip
+            len(MosaicDataset(Shards(4), seed=0, buffer_size=2))
+
+    def test_len_of_a_hugging_face_iterable_dataset_is_refused(self) -> None:
+        datasets = pytest.importorskip("datasets")
+        stream = datasets.Dataset.from_dict({"x": [1, 2]}).to_iterable_dataset()
+        wrapper: Any = RandomAugmentWrapper(stream, _keep, seed=0)
+        with pytest.raises(TypeError, match=re.escape(
+            "RandomAugmentWrapper over a stream (IterableDataset) is a StreamingAugment, which "
+            "has the length of its stream, and IterableDataset has no len()"
+        )):  # fmt: skip
+            len(wrapper)
+        with pytest.raises(TypeError, match="IterableDataset has no len"):
+            len(DataLoader(wrapper))
 
 
 class TestNoReplay:

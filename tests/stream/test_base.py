@@ -107,7 +107,27 @@ def _worker_state(state: dict[str, Any], worker: int) -> Any:
     return state["_snapshot"]["_worker_snapshots"][f"worker_{worker}"]["dataset_state"]
 
 
+class _NoShards(IterableDataset[Any]):
+    """A stream whose ``iter()`` fails at once (not a generator: its shards are listed)."""
+
+    def __iter__(self) -> Any:
+        raise OSError("no shards at s3://bucket/train")
+
+
 class TestStreamDataset:
+    def test_a_stream_whose_iter_fails_names_rank_worker_and_epoch(self) -> None:
+        from rankaug import SampleError
+
+        train: Any = RandomAugmentWrapper(_NoShards(), _keep, seed=0, rank=1)
+        train.set_epoch(3)
+        with pytest.raises(SampleError, match=re.escape(
+            "starting the stream failed at index 0 (rank 1, worker 0, epoch 3): OSError: no "
+            "shards at s3://bucket/train"
+        )) as caught:  # fmt: skip
+            next(iter(train))
+        assert (caught.value.rank, caught.value.worker_id, caught.value.epoch) == (1, 0, 3)
+        assert isinstance(caught.value.__cause__, OSError)
+
     @pytest.mark.filterwarnings("ignore:'set_vital' is deprecated:UserWarning")
     def test_a_worker_whose_pass_had_ended_resumes_with_nothing_left(self) -> None:
         def build() -> Any:
