@@ -54,6 +54,7 @@ JOBS: dict[str, tuple[str, str]] = {
     "lightning": ("tests.recipes.test_lightning:train_and_resume", "runs"),
     "lightning-sampler": ("tests.recipes.test_lightning_sampler:what_lightning_does", "lightning"),
     "accelerate": ("tests.recipes.test_accelerate:launch_twice", "runs"),
+    "accelerate-stream": ("tests.recipes.test_accelerate_stream:launch", "out"),
     "torchdata-0": (
         "tests.recipes.test_torchdata:save_and_resume_0",
         "test_a_mid_epoch_resume_in_a_new_process_is_exact",
@@ -271,6 +272,7 @@ def _job_files() -> frozenset[Path]:
 # two torchdata resumes, 10 CPU-s each, four fresh interpreters, 5 s each at the end).
 LONGEST_FIRST: tuple[str, ...] = (
     "ddp-wrapper", "quick-tier", "benchmark", "cli-stream-audit", "lightning", "accelerate",
+    "accelerate-stream",
     "wheel", "stream-spawn", "cli-audit", "torchdata-2", "torchdata-0", "cli-audit-spawn",
     "passes-spawn", "epoch-spawn", "cache-spawn",
 )  # fmt: skip

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests import ahead
 from tests.recipes.conftest import HERE, run
 from tests.recipes.test_accelerate import LAUNCH, free_port
 
@@ -20,12 +21,20 @@ def _read(out: Path, name: str) -> list[Any]:
     return [json.loads((out / name / f"rank{rank}.json").read_text()) for rank in (0, 1)]
 
 
-@pytest.fixture(scope="module")
-def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("accelerate_stream")
+def launch(root: Path) -> Path:
+    """The recipe's 2-process launch, writing its reports in ``root`` (a job of
+    tests.ahead, on a free port)."""
     port = ["--main_process_port", free_port()]
     run([*LAUNCH[:-1], *port, str(HERE / "accelerate_stream_train.py"), str(root)])
     return root
+
+
+@pytest.fixture(scope="module")
+def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    result: Path = ahead.result(
+        "accelerate-stream", lambda: tmp_path_factory.mktemp("accelerate_stream")
+    )
+    return result
 
 
 class TestAccelerateStreamRecipe:
