@@ -54,6 +54,17 @@ def _keyed_as(aug: BatchAugment, batch: dict[str, Any], **given: Any) -> int | N
     return None
 
 
+def _ahead_onto_device(loader: DataLoader[Any]) -> Any:
+    """A CUDA prefetcher's way (meta here): each batch's indices moved to the device,
+    one batch read ahead."""
+    held: Any = None
+    for batch in loader:
+        if held is not None:
+            yield held["index"].to("meta")
+        held = batch
+    yield held["index"].to("meta")
+
+
 def _ddp_keyed(rank: int, world_size: int) -> list[Any]:
     """One rank's epochs and indices per batch, its sampler sharded by the process group."""
     loader = _loader(EpochSampler(DistributedSampler(_Indexed(), seed=0)), num_workers=2)
@@ -219,16 +230,8 @@ class TestPlainEpoch:
         # a CUDA prefetcher (meta here): the last batch, after the loader's end, is compared
         # on the device with its pass's last index; it was keyed 0 with a warning (the
         # iterator gone, its indices not read back)
-        def ahead(loader: DataLoader[Any]) -> Any:
-            held: Any = None
-            for batch in loader:
-                if held is not None:
-                    yield held["index"].to("meta")
-                held = batch
-            yield held["index"].to("meta")
-
         loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=3), num_workers=workers)
-        found = [[read_epoch(index) for index in ahead(loader)] for _ in range(2)]
+        found = [[read_epoch(index) for index in _ahead_onto_device(loader)] for _ in range(2)]
         assert found == [
             [3, LastBatch(epoch=3, last=9), LastBatch(epoch=3, last=9)],
             [4, LastBatch(epoch=4, last=9), LastBatch(epoch=4, last=9)],
@@ -237,16 +240,8 @@ class TestPlainEpoch:
     def test_two_calls_on_the_last_batch_a_wrapper_reads_ahead_onto_a_device(self) -> None:
         # two augmentations of one batch (two views): the second call on the last batch,
         # after the loader's end, was refused (a warning, keyed 0) while the first was read
-        def ahead(loader: DataLoader[Any]) -> Any:
-            held: Any = None
-            for batch in loader:
-                if held is not None:
-                    yield held["index"].to("meta")
-                held = batch
-            yield held["index"].to("meta")
-
         loader = _loader(EpochSampler(SequentialSampler(range(10)), epoch=3), num_workers=0)
-        found = [[read_epoch(index), read_epoch(index)] for index in ahead(loader)]
+        found = [[read_epoch(index), read_epoch(index)] for index in _ahead_onto_device(loader)]
         assert found[0] == [3, 3]
         assert found[1:] == [[LastBatch(epoch=3, last=9)] * 2] * 2
         replayed = torch.tensor([8, 9]).to("meta")  # other indices: no last batch of it
