@@ -171,7 +171,9 @@ class EpochSampler(Sampler[EpochIndex]):
         A call for a pass already begun (the running pass, or one the loader began
         ahead of the call) changes nothing. A call that arrives while a pass of another
         epoch, begun since the previous call, runs, or that goes back to an epoch that
-        already ran, warns (see the module docstring).
+        already ran, warns (see the module docstring). A call for another epoch than a
+        loaded state's drops that state, but a state saved between passes still gives the
+        wrapped sampler's generator back (the next pass's order comes from it).
 
         Args:
             epoch: An integer in ``[0, 2**32)``.
@@ -184,6 +186,8 @@ class EpochSampler(Sampler[EpochIndex]):
         if self._resume is not None:
             if int(self._resume["epoch"]) == epoch:
                 return  # Lightning calls it again for the resumed epoch
+            if not int(self._resume["position"]) and "generator" in self._resume:
+                put_generator(self.sampler, self._resume["generator"])  # the next order's
             self._resume = None
         if self._epochs.set_epoch(epoch):
             self._forward(epoch)

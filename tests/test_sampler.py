@@ -471,6 +471,21 @@ class TestEpochSamplerState:
         resumed.load_state_dict(pickle.loads(state))
         assert [rows(resumed) for _ in range(2)] == uninterrupted[2:]
 
+    def test_set_epoch_to_another_epoch_after_a_load_keeps_the_wrapped_generator(self) -> None:
+        # the resume was dropped with its generator: the next pass drew a fresh generator's
+        # order (the first epoch's), not the one the uninterrupted run drew
+        def make() -> EpochSampler:
+            return EpochSampler(RandomSampler(range(8), generator=torch.Generator().manual_seed(5)))
+
+        uninterrupted = make()
+        list(uninterrupted)
+        state = uninterrupted.state_dict()
+        uninterrupted.set_epoch(5)
+        fresh = make()
+        fresh.load_state_dict(state)
+        fresh.set_epoch(5)
+        assert [(int(i), i.epoch) for i in fresh] == [(int(i), i.epoch) for i in uninterrupted]
+
     def test_set_epoch_keeps_a_pending_resume_of_the_same_epoch(self) -> None:
         sampler = EpochSampler(range(5))
         running = iter(sampler)

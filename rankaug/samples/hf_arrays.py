@@ -2,8 +2,10 @@
 
 A ``datasets`` dataset in the ``numpy`` or ``torch`` format gives an ``Array2D`` ...
 ``Array5D`` column of integers as ``int64`` and one of floats as ``float32``, whatever
-its declared dtype: an image declared ``Array3D(shape=(H, W, 3), dtype="uint8")`` comes
-out ``int64`` (map-style and streamed alike), and so does a ``List`` of them (masks).
+its declared dtype (a ``bool`` one as ``bool``): an image declared
+``Array3D(shape=(H, W, 3), dtype="uint8")`` comes out ``int64`` (map-style and streamed
+alike), and so does a ``List`` of them (masks). A column declared in the dtype it comes
+in is not recorded, so the adapters keep their fast path.
 :func:`declared_dtypes` reads each array column's declared dtype from the dataset's
 features; the adapters read a row's value there back in it (:func:`in_declared_dtypes`),
 so an albumentations or rankaug transform gets, and the output holds, the dtype the user
@@ -53,6 +55,8 @@ def declared_dtypes(
 
     Returns:
         ``{("image",): Declared(dtype("uint8"), ...)}``; empty when nothing is to restore.
+        A column declared in the dtype its format gives (``int64``, ``float32``, ``bool``)
+        is left out: it comes as declared.
     """
     if "dtype" in options:
         return {}
@@ -63,6 +67,8 @@ def declared_dtypes(
             dtype = np.dtype(feature.dtype if _is_array(feature) else feature.feature.dtype)
         except TypeError:  # "string", "timestamp[s]"...: not numbers, as they come
             continue
+        if dtype == _given(dtype):  # int64, float32, bool: as they come (the fast path)
+            continue
         tensor = None
         if format_type == "torch":
             try:
@@ -71,6 +77,13 @@ def declared_dtypes(
                 continue
         out[path] = Declared(dtype, tensor, repr(feature))
     return out
+
+
+def _given(dtype: np.dtype[Any]) -> np.dtype[Any]:
+    """The dtype the ``numpy`` and ``torch`` formats give an array column declared ``dtype``."""
+    if dtype.kind in "iu":
+        return np.dtype(np.int64)
+    return np.dtype(np.float32) if dtype.kind == "f" else dtype
 
 
 def in_declared_dtypes(sample: Any, declared: Mapping[tuple[str, ...], Declared]) -> Any:
