@@ -103,6 +103,7 @@ class AlbumentationsDriver:
         processors = getattr(transform, "processors", None) or {}
         params = getattr(processors.get("bboxes"), "params", None)
         given = getattr(params, "format", None) or getattr(params, "coord_format", None)
+        self.box_format: str | None = given  # A.BboxParams', None without a processor
         self.label_fields = tuple(getattr(params, "label_fields", None) or ())
         # the adapter reads the boxes in this format: a torchvision BoundingBoxes in another
         # is refused (a copy of a DefaultAdapter or KeyMap, told the format)
