@@ -91,7 +91,9 @@ class AlbumentationsDriver:
     transform only when it has the processor; when it has none they pass through
     untouched if no transform in it moves them (pixel-level pipelines), and otherwise
     the call is refused with an error that says what to add. Instance polygons
-    (``segments``) no processor moves: a pipeline that moves boxes refuses them.
+    (``segments``) no processor moves: a pipeline that moves boxes refuses them. A
+    sample with neither boxes nor any of the processor's label fields has no objects: it
+    gets empty ones, which its output loses again.
     """
 
     def __init__(self, transform: Any, adapter: SampleAdapter) -> None:
@@ -183,6 +185,8 @@ class AlbumentationsDriver:
         ):
             for key in self.label_fields:  # a loop, not any(): no generator for every sample
                 value = sample.get(key)
+                if value is None:
+                    break  # no such field: the steps below name it, or read no objects
                 if type(value) is np.ndarray and value.ndim > 1 and math.prod(value.shape[1:]) != 1:
                     break  # (N, K) label fields: rows follow (see below); (N, 1) go as they are
             else:
@@ -224,6 +228,8 @@ class AlbumentationsDriver:
         for key in self.mask_keys:  # the adapter gives them back in their dtype
             if key in data:
                 data[key] = warpable(data[key])
+        if self.label_fields and not self._all_fields(data):
+            return self._without_objects(transform, data, state)
         wide = wide_fields(data, self.label_fields) if self.label_fields else None
         if wide:  # (N, K) label fields: each box's position goes, and the rows follow it
             data.update((key, np.arange(len(rows), dtype=np.float64)) for key, rows in wide.items())
@@ -231,6 +237,34 @@ class AlbumentationsDriver:
             out.update((key, rows_kept(out[key], rows)) for key, rows in wide.items())
             return self.adapter.repack(out, state)
         return self.adapter.repack(self._call(transform, data), state)
+
+    def _all_fields(self, data: dict[str, Any]) -> bool:
+        """Whether ``data`` has every label field (albumentations' need)."""
+        return all(key in data for key in self.label_fields)
+
+    def _without_objects(self, transform: Any, data: dict[str, Any], state: Any) -> Any:
+        """A sample with neither boxes nor label fields: no objects, so none to move.
+
+        albumentations refuses such a sample when its ``BboxParams`` has label fields
+        (torchvision's ``wrap_dataset_for_transforms_v2`` gives an image without
+        annotations the target ``{"image_id": ...}``): it gets empty ones, taken off
+        again. One that lacks only some of them is refused, naming those missing, as
+        albumentations refuses it less clearly.
+        """
+        fields = ("bboxes", *self.label_fields)
+        missing = [key for key in fields if key not in data]
+        if len(missing) < len(fields):
+            raise ValueError(
+                f"the sample has no {', '.join(map(repr, missing))}, but the transform's "
+                f"A.BboxParams(label_fields={list(self.label_fields)}) needs the boxes "
+                "('bboxes') and each label field, one value per box: give them all (empty, "
+                "for an image without objects) or none"
+            )
+        empty = {key: np.zeros((0, 4) if key == "bboxes" else 0) for key in fields}
+        out = self._call(transform, {**data, **empty})
+        for key in fields:
+            del out[key]
+        return self.adapter.repack(out, state)
 
     @staticmethod
     def _call(transform: Any, data: dict[str, Any]) -> dict[str, Any]:
