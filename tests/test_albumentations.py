@@ -88,6 +88,17 @@ class TestAlbumentationsDriver:
         assert np.array_equal(pair[0], flipped)
         assert pair[1] == {"image_id": 7}
 
+    @pytest.mark.parametrize("adapter", [DefaultAdapter(), Own()])
+    def test_integer_boxes_flipped_stay_integer(self, adapter: DefaultAdapter) -> None:
+        # flipped through albumentations' float32 normalised boxes: 45 came back 44.9999988
+        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params("pascal_voc"))
+        made = make_driver(flip, adapter)
+        image = np.zeros((40, 50, 3), np.uint8)
+        boxes = np.array([[5, 5, 25, 25], [0, 1, 7, 9]], np.int64)
+        out = made({"image": image, "bboxes": boxes, "labels": np.arange(2)}, keyed(0))
+        assert out["bboxes"].dtype == np.int64
+        assert out["bboxes"].tolist() == [[25, 5, 45, 25], [43, 1, 50, 9]]
+
     def test_boxes_without_their_label_field_are_named(self) -> None:
         made = driver(DefaultAdapter())
         sample = boxed()
