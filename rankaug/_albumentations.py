@@ -106,6 +106,7 @@ class AlbumentationsDriver:
         params = getattr(processors.get("bboxes"), "params", None)
         given = getattr(params, "format", None) or getattr(params, "coord_format", None)
         self.box_format: str | None = given  # A.BboxParams', None without a processor
+        self.drops_invalid = bool(getattr(params, "filter_invalid_bboxes", False))
         self.label_fields = tuple(getattr(params, "label_fields", None) or ())
         # the adapter reads the boxes in this format: a torchvision BoundingBoxes in another
         # is refused (a copy of a DefaultAdapter or KeyMap, told the format)
@@ -148,6 +149,35 @@ class AlbumentationsDriver:
         except cv2.error as error:  # an image of a dtype OpenCV cannot warp or resize?
             self._refuse_dtype(sample, error)
             raise
+        except ValueError as error:  # albumentations' refusal of a zero-size box?
+            if not self.drops_invalid and _raised_in_albumentations(error):
+                self._name_zero_size(sample, error)
+            raise
+
+    def _name_zero_size(self, sample: Any, error: Exception) -> None:
+        """Name the first zero-size box and the fix (albumentations names neither).
+
+        Its message gives the box normalised, the label's index appended; rankaug's
+        ``CocoDetection`` keeps zero-size boxes, as COCO files hold some.
+        """
+        try:
+            boxes = np.asarray(self.adapter.unpack(sample, self.targets)[0].get("bboxes"))
+        except Exception:  # nothing to name: albumentations' error stands
+            return
+        if boxes.ndim != 2 or boxes.shape[1] < 4 or boxes.dtype.kind not in "iuf":
+            return
+        corners = self.box_format in ("pascal_voc", "albumentations")
+        width = boxes[:, 2] - boxes[:, 0] if corners else boxes[:, 2]
+        height = boxes[:, 3] - boxes[:, 1] if corners else boxes[:, 3]
+        zero = np.flatnonzero((width <= 0) | (height <= 0))
+        if zero.size:
+            row = ", ".join(f"{value:g}" for value in boxes[zero[0], :4].tolist())
+            raise ValueError(
+                f"box {zero[0]}, [{row}], has zero width or height ({self.box_format!r}), "
+                "which albumentations refuses: drop such boxes from the data, or give "
+                "A.BboxParams(..., filter_invalid_bboxes=True) to drop them (with their "
+                "label fields) before the transforms"
+            ) from error
 
     def _refuse_dtype(self, sample: Any, error: Exception) -> None:
         """Name the image whose dtype OpenCV refused (its assertion names none).
@@ -288,6 +318,16 @@ class AlbumentationsDriver:
         width = positioned.shape[1] - 1
         out["bboxes"], out["masks"] = follow(out["bboxes"], out["masks"], len(masks), width)
         return out
+
+
+def _raised_in_albumentations(error: BaseException) -> bool:
+    """Whether ``error`` was raised inside albumentations (its innermost frame's module)."""
+    trace = error.__traceback__
+    if trace is None:
+        return False
+    while trace.tb_next is not None:
+        trace = trace.tb_next
+    return str(trace.tb_frame.f_globals.get("__name__", "")).startswith("albumentations")
 
 
 def _check_points(points: Any, key: str) -> None:

@@ -99,6 +99,25 @@ class TestAlbumentationsDriver:
         assert out["bboxes"].dtype == np.int64
         assert out["bboxes"].tolist() == [[25, 5, 45, 25], [43, 1, 50, 9]]
 
+    @pytest.mark.parametrize(
+        ("box_format", "box"), [("pascal_voc", [5, 4, 5, 9]), ("coco", [5, 4, 3, 0])]
+    )
+    def test_a_zero_size_box_albumentations_refuses_is_named(
+        self, box_format: str, box: list[int]
+    ) -> None:
+        # CocoDetection keeps zero-size boxes; albumentations refused one with its
+        # normalised corners and the label's index appended, naming no fix
+        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params(box_format))
+        made = make_driver(flip, DefaultAdapter())
+        sample = {
+            "image": np.zeros((24, 32, 3), np.uint8),
+            "bboxes": np.array([[2, 3, 10, 12], box], np.float32),
+            "labels": np.arange(2),
+        }
+        said = rf"box 1, {box}, has zero width or height.*filter_invalid_bboxes=True"
+        with pytest.raises(ValueError, match=said.replace("[", r"\[").replace("]", r"\]")):
+            made(sample, keyed(0))
+
     def test_boxes_without_their_label_field_are_named(self) -> None:
         made = driver(DefaultAdapter())
         sample = boxed()
