@@ -91,7 +91,9 @@ class AlbumentationsDriver:
     transform only when it has the processor; when it has none they pass through
     untouched if no transform in it moves them (pixel-level pipelines), and otherwise
     the call is refused with an error that says what to add. Instance polygons
-    (``segments``) no processor moves: a pipeline that moves boxes refuses them.
+    (``segments``) no processor moves: a pipeline that moves boxes refuses them. A
+    sample with neither boxes nor any of the processor's label fields has no objects: it
+    gets empty ones, which its output loses again.
     """
 
     def __init__(self, transform: Any, adapter: SampleAdapter) -> None:
@@ -103,6 +105,8 @@ class AlbumentationsDriver:
         processors = getattr(transform, "processors", None) or {}
         params = getattr(processors.get("bboxes"), "params", None)
         given = getattr(params, "format", None) or getattr(params, "coord_format", None)
+        self.box_format: str | None = given  # A.BboxParams', None without a processor
+        self.drops_invalid = bool(getattr(params, "filter_invalid_bboxes", False))
         self.label_fields = tuple(getattr(params, "label_fields", None) or ())
         # the adapter reads the boxes in this format: a torchvision BoundingBoxes in another
         # is refused (a copy of a DefaultAdapter or KeyMap, told the format)
@@ -145,6 +149,35 @@ class AlbumentationsDriver:
         except cv2.error as error:  # an image of a dtype OpenCV cannot warp or resize?
             self._refuse_dtype(sample, error)
             raise
+        except ValueError as error:  # albumentations' refusal of a zero-size box?
+            if not self.drops_invalid and _raised_in_albumentations(error):
+                self._name_zero_size(sample, error)
+            raise
+
+    def _name_zero_size(self, sample: Any, error: Exception) -> None:
+        """Name the first zero-size box and the fix (albumentations names neither).
+
+        Its message gives the box normalised, the label's index appended; rankaug's
+        ``CocoDetection`` keeps zero-size boxes, as COCO files hold some.
+        """
+        try:
+            boxes = np.asarray(self.adapter.unpack(sample, self.targets)[0].get("bboxes"))
+        except Exception:  # nothing to name: albumentations' error stands
+            return
+        if boxes.ndim != 2 or boxes.shape[1] < 4 or boxes.dtype.kind not in "iuf":
+            return
+        corners = self.box_format in ("pascal_voc", "albumentations")
+        width = boxes[:, 2] - boxes[:, 0] if corners else boxes[:, 2]
+        height = boxes[:, 3] - boxes[:, 1] if corners else boxes[:, 3]
+        zero = np.flatnonzero((width <= 0) | (height <= 0))
+        if zero.size:
+            row = ", ".join(f"{value:g}" for value in boxes[zero[0], :4].tolist())
+            raise ValueError(
+                f"box {zero[0]}, [{row}], has zero width or height ({self.box_format!r}), "
+                "which albumentations refuses: drop such boxes from the data, or give "
+                "A.BboxParams(..., filter_invalid_bboxes=True) to drop them (with their "
+                "label fields) before the transforms"
+            ) from error
 
     def _refuse_dtype(self, sample: Any, error: Exception) -> None:
         """Name the image whose dtype OpenCV refused (its assertion names none).
@@ -182,6 +215,8 @@ class AlbumentationsDriver:
         ):
             for key in self.label_fields:  # a loop, not any(): no generator for every sample
                 value = sample.get(key)
+                if value is None:
+                    break  # no such field: the steps below name it, or read no objects
                 if type(value) is np.ndarray and value.ndim > 1 and math.prod(value.shape[1:]) != 1:
                     break  # (N, K) label fields: rows follow (see below); (N, 1) go as they are
             else:
@@ -223,6 +258,8 @@ class AlbumentationsDriver:
         for key in self.mask_keys:  # the adapter gives them back in their dtype
             if key in data:
                 data[key] = warpable(data[key])
+        if self.label_fields and not self._all_fields(data):
+            return self._without_objects(transform, data, state)
         wide = wide_fields(data, self.label_fields) if self.label_fields else None
         if wide:  # (N, K) label fields: each box's position goes, and the rows follow it
             data.update((key, np.arange(len(rows), dtype=np.float64)) for key, rows in wide.items())
@@ -230,6 +267,34 @@ class AlbumentationsDriver:
             out.update((key, rows_kept(out[key], rows)) for key, rows in wide.items())
             return self.adapter.repack(out, state)
         return self.adapter.repack(self._call(transform, data), state)
+
+    def _all_fields(self, data: dict[str, Any]) -> bool:
+        """Whether ``data`` has every label field (albumentations' need)."""
+        return all(key in data for key in self.label_fields)
+
+    def _without_objects(self, transform: Any, data: dict[str, Any], state: Any) -> Any:
+        """A sample with neither boxes nor label fields: no objects, so none to move.
+
+        albumentations refuses such a sample when its ``BboxParams`` has label fields
+        (torchvision's ``wrap_dataset_for_transforms_v2`` gives an image without
+        annotations the target ``{"image_id": ...}``): it gets empty ones, taken off
+        again. One that lacks only some of them is refused, naming those missing, as
+        albumentations refuses it less clearly.
+        """
+        fields = ("bboxes", *self.label_fields)
+        missing = [key for key in fields if key not in data]
+        if len(missing) < len(fields):
+            raise ValueError(
+                f"the sample has no {', '.join(map(repr, missing))}, but the transform's "
+                f"A.BboxParams(label_fields={list(self.label_fields)}) needs the boxes "
+                "('bboxes') and each label field, one value per box: give them all (empty, "
+                "for an image without objects) or none"
+            )
+        empty = {key: np.zeros((0, 4) if key == "bboxes" else 0) for key in fields}
+        out = self._call(transform, {**data, **empty})
+        for key in fields:
+            del out[key]
+        return self.adapter.repack(out, state)
 
     @staticmethod
     def _call(transform: Any, data: dict[str, Any]) -> dict[str, Any]:
@@ -253,6 +318,16 @@ class AlbumentationsDriver:
         width = positioned.shape[1] - 1
         out["bboxes"], out["masks"] = follow(out["bboxes"], out["masks"], len(masks), width)
         return out
+
+
+def _raised_in_albumentations(error: BaseException) -> bool:
+    """Whether ``error`` was raised inside albumentations (its innermost frame's module)."""
+    trace = error.__traceback__
+    if trace is None:
+        return False
+    while trace.tb_next is not None:
+        trace = trace.tb_next
+    return str(trace.tb_frame.f_globals.get("__name__", "")).startswith("albumentations")
 
 
 def _check_points(points: Any, key: str) -> None:

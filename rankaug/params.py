@@ -36,7 +36,15 @@ from rankaug.boxes import BOX_FORMATS, BoxFormat, check_box_format, check_filter
 from rankaug.polygons import POLYGONS
 from rankaug.samples import DEFAULT_TARGETS
 
-__all__ = ["Partners", "Targets", "pop_fields", "refuse_leftovers", "refuse_unused", "take"]
+__all__ = [
+    "Partners",
+    "Targets",
+    "check_declared_format",
+    "pop_fields",
+    "refuse_leftovers",
+    "refuse_unused",
+    "take",
+]
 
 P = TypeVar("P")
 KNOWN: Final = DEFAULT_TARGETS | {POLYGONS}
@@ -130,23 +138,54 @@ class Targets:
         ...
         ValueError: targets.box_format='coco', but the dataset (SyntheticDetection) gives ...
         """
-        declared = _declared_format(dataset)
         chosen = self.box_format or getattr(adapter, "box_format", None)
-        if chosen is not None and declared is not None and chosen != declared:
-            said = (
-                f"targets.box_format={chosen!r}"
-                if self.box_format is not None
-                else f"adapter={adapter!r} reads {chosen!r} boxes"
-            )
-            raise ValueError(
-                f"{said}, but the dataset ({type(dataset).__name__}) gives {declared!r} "
-                f"boxes (its box_format): give targets=rankaug.Targets(box_format="
-                f"{declared!r}, ...) or make the dataset with box_format={chosen!r}"
-            )
+        said = (
+            f"targets.box_format={chosen!r}"
+            if self.box_format is not None
+            else f"adapter={adapter!r} reads {chosen!r} boxes"
+        )
+        declared = check_declared_format(
+            chosen, dataset, said, "targets=rankaug.Targets(box_format"
+        )
         if self.box_format is not None:
             return self
         fmt = chosen or declared or "pascal_voc"
         return dataclasses.replace(self, box_format=fmt)
+
+
+def check_declared_format(
+    box_format: str | None, dataset: object, said: str, fix: str
+) -> BoxFormat | None:
+    """Refuse a ``box_format`` other than the one ``dataset`` declares; return that one.
+
+    Args:
+        box_format: The format the boxes will be read in (``None``: not chosen).
+        dataset: The wrapped dataset (see :meth:`Targets.resolve`).
+        said: Where ``box_format`` was given, for the message.
+        fix: The argument that would read the dataset's format, up to its ``=``
+            (``"A.BboxParams(format"``).
+
+    Returns:
+        The format the dataset declares, or ``None``.
+
+    Raises:
+        ValueError: If the dataset declares another format, or datasets side by side
+            inside it declare different ones.
+
+    >>> from rankaug.datasets import SyntheticDetection
+    >>> check_declared_format("coco", SyntheticDetection(1), "format='coco'", "format")
+    Traceback (most recent call last):
+    ...
+    ValueError: format='coco', but the dataset (SyntheticDetection) gives 'pascal_voc' ...
+    """
+    declared = _declared_format(dataset)
+    if box_format is not None and declared is not None and box_format != declared:
+        raise ValueError(
+            f"{said}, but the dataset ({type(dataset).__name__}) gives {declared!r} "
+            f"boxes (its box_format): give {fix}={declared!r}, ...) or make the dataset "
+            f"with box_format={box_format!r}"
+        )
+    return declared
 
 
 def _declared_format(dataset: object, depth: int = 16) -> BoxFormat | None:

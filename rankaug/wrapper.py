@@ -15,6 +15,7 @@ from rankaug.epoch import EpochIndex, carry_epoch, drop_epoch
 from rankaug.errors import SampleError
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
+from rankaug.params import check_declared_format
 from rankaug.sample_epoch import EpochFallback, sample_epoch
 from rankaug.samples import SampleAdapter, check_adapter
 from rankaug.stream.detect import Streamable
@@ -72,7 +73,9 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
     Raises:
         TypeError: If ``dataset`` is not map-style, ``transform`` is not callable, or an
             argument has the wrong type.
-        ValueError: If an argument is out of range.
+        ValueError: If an argument is out of range, or an albumentations pipeline's
+            ``A.BboxParams`` format is not the ``box_format`` the dataset declares
+            (``YoloFolder``, ``CocoDetection``; also when ``transform`` is assigned).
 
     Example:
         >>> import numpy as np
@@ -128,7 +131,11 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
             self._transform = transform
             return
         # the driver holds private copies: it is made again, so no stale copy stays in use
-        self._driver = make_driver(transform, self._adapter)
+        driver = make_driver(transform, self._adapter)
+        given = getattr(driver, "box_format", None)  # an albumentations pipeline's BboxParams
+        said = f"the transform's A.BboxParams format is {given!r}"
+        check_declared_format(given, self.dataset, said, "A.BboxParams(format")
+        self._driver = driver
         self._transform = transform
         self._changes.changed()  # workers made before go on with the old one: refused
 

@@ -27,6 +27,15 @@ class TestRefuseDisagreement:
         with pytest.raises(ValueError, match=r"dataset\[1\] has no boxes, but the main image"):
             refuse_disagreement(part(1), part(0, boxes=np.zeros((0, 4))), "mosaic tiles")
 
+    def test_a_part_without_boxes_names_torchvisions_coco_targets(self) -> None:
+        # wrap_dataset_for_transforms_v2(CocoDetection) gives an image without
+        # annotations {"image_id": ...}: nothing the message said named that
+        torchvision = (
+            r"wrap_dataset_for_transforms_v2\(CocoDetection\(\.\.\.\)\) gives .*'image_id'"
+        )
+        with pytest.raises(ValueError, match=torchvision):
+            refuse_disagreement(part(1), part(0, boxes=np.zeros((1, 4))), "mosaic tiles")
+
     def test_empty_boxes_beside_a_main_part_without_boxes_lose_nothing(self) -> None:
         refuse_disagreement(part(1, boxes=np.zeros((0, 4))), part(0), "tiles")  # no error
         with pytest.raises(ValueError, match="has 2 boxes"):  # but boxes that would be lost

@@ -67,6 +67,74 @@ class TestAlbumentationsDriver:
                 assert np.array_equal(np.asarray(got[key]), np.asarray(value))
                 assert np.asarray(got[key]).dtype == np.asarray(value).dtype
 
+    @pytest.mark.parametrize("adapter", [DefaultAdapter(), Own()])
+    def test_a_sample_without_objects_is_flipped_and_keeps_its_keys(
+        self, adapter: DefaultAdapter
+    ) -> None:
+        # torchvision's wrap_dataset_for_transforms_v2(CocoDetection) gives an image
+        # without annotations the target {"image_id": ...}: no boxes, no labels
+        image = np.zeros((4, 6, 3), np.uint8)
+        image[:, :2] = (255, 0, 0)  # a red band on the left, black elsewhere
+        flipped = np.zeros_like(image)
+        flipped[:, 4:] = (255, 0, 0)
+        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params("pascal_voc"))
+        made = make_driver(flip, adapter)
+        out = made({"image": image, "path": "a.png"}, keyed(0))
+        assert list(out) == ["image", "path"]
+        assert np.array_equal(out["image"], flipped)
+        assert out["path"] == "a.png"
+        pair = made((image, {"image_id": 7}), keyed(1))
+        assert type(pair) is tuple
+        assert np.array_equal(pair[0], flipped)
+        assert pair[1] == {"image_id": 7}
+
+    @pytest.mark.parametrize("adapter", [DefaultAdapter(), Own()])
+    def test_integer_boxes_flipped_stay_integer(self, adapter: DefaultAdapter) -> None:
+        # flipped through albumentations' float32 normalised boxes: 45 came back 44.9999988
+        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params("pascal_voc"))
+        made = make_driver(flip, adapter)
+        image = np.zeros((40, 50, 3), np.uint8)
+        boxes = np.array([[5, 5, 25, 25], [0, 1, 7, 9]], np.int64)
+        out = made({"image": image, "bboxes": boxes, "labels": np.arange(2)}, keyed(0))
+        assert out["bboxes"].dtype == np.int64
+        assert out["bboxes"].tolist() == [[25, 5, 45, 25], [43, 1, 50, 9]]
+
+    @pytest.mark.parametrize(
+        ("box_format", "box"), [("pascal_voc", [5, 4, 5, 9]), ("coco", [5, 4, 3, 0])]
+    )
+    def test_a_zero_size_box_albumentations_refuses_is_named(
+        self, box_format: str, box: list[int]
+    ) -> None:
+        # CocoDetection keeps zero-size boxes; albumentations refused one with its
+        # normalised corners and the label's index appended, naming no fix
+        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params(box_format))
+        made = make_driver(flip, DefaultAdapter())
+        sample = {
+            "image": np.zeros((24, 32, 3), np.uint8),
+            "bboxes": np.array([[2, 3, 10, 12], box], np.float32),
+            "labels": np.arange(2),
+        }
+        said = rf"box 1, {box}, has zero width or height.*filter_invalid_bboxes=True"
+        with pytest.raises(ValueError, match=said.replace("[", r"\[").replace("]", r"\]")):
+            made(sample, keyed(0))
+
+    def test_boxes_without_their_label_field_are_named(self) -> None:
+        made = driver(DefaultAdapter())
+        sample = boxed()
+        del sample["labels"]
+        with pytest.raises(
+            ValueError, match=r"no 'labels', .*BboxParams\(label_fields=\['labels'\]"
+        ):
+            made(sample, keyed(0))
+        two = make_driver(
+            A.Compose(
+                [A.HorizontalFlip(p=1)], bbox_params=bbox_params("pascal_voc", ["labels", "ids"])
+            ),
+            DefaultAdapter(),
+        )
+        with pytest.raises(ValueError, match=r"no 'bboxes', 'ids', .*\['labels', 'ids'\]"):
+            two({"image": sample["image"], "labels": np.arange(3)}, keyed(0))
+
     def test_the_plain_keys_leave_out_those_it_checks(self) -> None:
         moved = driver(DefaultAdapter())  # keypoints refused (no keypoint_params), a mask moved
         assert moved.refused == {"keypoints"}

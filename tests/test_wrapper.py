@@ -19,6 +19,7 @@ from PIL import Image
 from torch.utils.data import ConcatDataset, DataLoader, Dataset, Subset, get_worker_info
 
 from rankaug import EpochIndex, EpochSampler, RandomAugmentWrapper, RankaugWarning, SampleError
+from rankaug.datasets import SyntheticDetection
 from tests.albu import bbox_params
 from tests.forked import in_a_forked_child
 from tests.threads import Meeting, meeting_pipeline
@@ -654,6 +655,24 @@ class TestRandomAugmentWrapper:
             RandomAugmentWrapper(Dicts(), noise, seed=0, sample_id="id")
         with pytest.raises(TypeError, match=r"sample_id must be None here .* got True of type"):
             RandomAugmentWrapper(Dicts(), noise, seed=0, sample_id=True)  # type: ignore[arg-type]
+
+    def test_a_pipeline_box_format_other_than_the_datasets_is_refused(self) -> None:
+        # VOC corners read as COCO x, y, w, h flip to wrong boxes without any error
+        data = SyntheticDetection(2, image_size=(48, 64), max_objects=1)
+        coco = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params("coco"))
+        said = r"A.BboxParams format is 'coco', but the dataset \(\w+\) gives"
+        for inside in (data, Subset(data, [1]), ConcatDataset([data, data])):
+            with pytest.raises(ValueError, match=rf"{said} 'pascal_voc' .*format='pascal_voc'"):
+                RandomAugmentWrapper(inside, coco, seed=0)
+        voc = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params("pascal_voc"))
+        wrapped = RandomAugmentWrapper(data, voc, seed=0)
+        x_min, y_min, x_max, y_max = data[0]["bboxes"][0]
+        flipped = [64 - x_max, y_min, 64 - x_min, y_max]
+        np.testing.assert_allclose(wrapped[0]["bboxes"][0], flipped, atol=1e-4)
+        with pytest.raises(ValueError, match=said):  # assigned later: refused alike
+            wrapped.transform = coco
+        assert wrapped.transform is voc  # the one in use stays
+        np.testing.assert_allclose(wrapped[0]["bboxes"][0], flipped, atol=1e-4)
 
     def test_bad_epochs_are_named(self) -> None:
         wrapped = RandomAugmentWrapper(Dicts(), noise, seed=0)

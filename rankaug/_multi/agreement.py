@@ -58,7 +58,13 @@ def refuse_disagreement(part: Part, main: Part, group: str) -> None:
         )
     if not main.boxed and not len(part.boxes):
         return  # no boxes anywhere: nothing is lost
-    background = "give a background image empty boxes (np.zeros((0, 4)), with empty label fields)"
+    background = (
+        "give a background image empty boxes (np.zeros((0, 4)), with empty label fields); "
+        "torchvision's wrap_dataset_for_transforms_v2(CocoDetection(...)) gives an image "
+        "without annotations the target {'image_id': ...} alone: leave such images out "
+        "(torchvision's detection references do) or give their targets empty 'boxes' and "
+        "'labels'"
+    )
     if main.boxed:
         raise ValueError(
             f"{name} has no boxes, but {main_name} has: {group} need the same "

@@ -28,7 +28,7 @@ dataset gave it:
   the same dtype and shape, and masks given as PIL images as PIL images of their mode
   (palette kept), except a mask the transform made a tensor (``ToTensorV2``),
   which comes back as it is (integer boxes that a transform made fractional stay
-  floating point rather than being truncated).
+  floating point rather than being truncated; float32 round-off is rounded away).
 
 Any other shape: pass an object with ``unpack`` and ``repack`` (the
 :class:`SampleAdapter` protocol) as ``adapter=``. Multi-sample wrappers (the mosaic)

@@ -65,12 +65,22 @@ def empty_values(dataset: object) -> dict[str, Any]:
     a flat ``(0,)`` one of their dtype. A column of ``Dataset.flatten()`` is found under
     its own name (``"objects.bbox"``).
 
+    Datasets side by side (a ``ConcatDataset``'s ``.datasets``, two splits, say) give
+    their values when every one of them gives the same (paths, containers, dtypes and
+    shapes); none when they differ, or one gives none.
+
     Args:
         dataset: The dataset a wrapper reads.
 
     Returns:
         The values by path; empty for any other dataset.
     """
+    inner = _side_by_side(dataset)
+    if inner is not None:
+        values = [empty_values(each) for each in inner]
+        described = _described(values[0])
+        agree = all(_described(other) == described for other in values[1:])
+        return values[0] if agree else {}
     found = _hugging_face(dataset)
     if found is None:
         return {}
@@ -84,6 +94,23 @@ def empty_values(dataset: object) -> dict[str, Any]:
     for path, shape, dtype in _lists(chosen, ""):  # a column's name may hold dots (flatten())
         out[path] = formatter.recursive_tensorize(np.zeros((0, *shape), dtype))
     return out
+
+
+def _side_by_side(dataset: object) -> list[Any] | None:
+    """The datasets of the ``ConcatDataset`` ``dataset`` is or wraps (under ``.dataset``)."""
+    for _ in range(_DEPTH):
+        if dataset is None or type(dataset).__module__.startswith("datasets."):
+            return None
+        many = getattr(dataset, "datasets", None)
+        if isinstance(many, list | tuple) and many:
+            return list(many)
+        dataset = getattr(dataset, "dataset", None)
+    return None
+
+
+def _described(values: dict[str, Any]) -> dict[str, tuple[type, str, tuple[int, ...]]]:
+    """Each value's container, dtype and shape: what typed empty values agree on."""
+    return {key: (type(v), str(v.dtype), tuple(v.shape)) for key, v in values.items()}
 
 
 def untyped_empty(value: object) -> bool:

@@ -88,8 +88,11 @@ def restore_like(new: Any, old: Any) -> Any:
         return pil_like(new, old)
     if isinstance(old, torch.Tensor):
         array = _restore_array(np.asarray(new), old.shape, None)
-        if old.dtype.is_floating_point or old.dtype.is_complex or _integral(array):
+        if old.dtype.is_floating_point or old.dtype.is_complex:
             return torch.as_tensor(array, dtype=old.dtype)
+        if _integral(array):  # rounded: float32 round-off is no fraction
+            return torch.as_tensor(np.round(array) if array.dtype.kind == "f" else array,
+                                   dtype=old.dtype)  # fmt: skip
         return torch.as_tensor(array)  # fractional values for an integer tensor
     if isinstance(old, np.ndarray):
         array = np.asarray(new)
@@ -196,10 +199,23 @@ def _as_array(values: Any) -> Any:
 
 
 def _integral(array: np.ndarray) -> bool:
-    """Whether ``array`` can be stored in an integer dtype without losing anything."""
+    """Whether ``array`` holds integers, up to float32 round-off, stored so once rounded.
+
+    albumentations moves boxes and keypoints as float32 fractions of the image: a flip
+    of the integer box ``[5, 5, 25, 25]`` in a 50-wide image gives ``x_max``
+    ``44.999998807907104``, which is 45 (a few float32 steps off), not a fraction to
+    keep in floats, nor 44 as a cast would truncate it.
+    """
     if array.dtype.kind != "f":
         return True
-    return bool(np.isfinite(array).all()) and np.array_equal(array, np.round(array))
+    if not np.isfinite(array).all():
+        return False
+    off = np.abs(array - np.round(array))
+    return bool((off <= _ROUND_OFF * np.maximum(np.abs(array), 1.0)).all())
+
+
+#: float32 round-off, relative: 8 of its steps (2**-23 each)
+_ROUND_OFF: Final = 2.0**-20
 
 
 def _list_dtype(values: list[Any] | tuple[Any, ...]) -> np.dtype[Any] | None:
@@ -221,8 +237,10 @@ def _restore_array(
             array = array.reshape((array.size // size if size else 0, *trailing))
     if old_dtype is None or array.dtype == old_dtype:
         return array
-    if old_dtype.kind in "biu" and not _integral(array):
-        return array  # do not truncate fractional values into an integer dtype
+    if old_dtype.kind in "biu" and array.dtype.kind == "f":
+        if not _integral(array):
+            return array  # do not truncate fractional values into an integer dtype
+        array = np.round(array)  # 44.9999988 (round-off) is 45
     if old_dtype.kind == "b" and array.size and not np.isin(array, (0, 1)).all():
         return array  # nor turn other numbers into True
     kind = old_dtype.kind

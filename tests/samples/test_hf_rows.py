@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from torch.utils.data import Subset
+from torch.utils.data import ConcatDataset, Subset
 
 from rankaug.samples.hf_rows import empty_values, typed, untyped_empty
 
@@ -89,6 +89,16 @@ class TestEmptyValues:
         assert sorted(empty_values(Subset(numpy, [0, 1]))) == sorted(empty_values(numpy))
         iterable = rows().to_iterable_dataset().with_format("numpy")
         assert described(empty_values(iterable)) == described(empty_values(numpy))
+
+    def test_datasets_side_by_side_that_agree(self) -> None:
+        # a ConcatDataset of two splits: its box-less rows came back an object (0, 4) array
+        numpy = rows().with_format("numpy")
+        both = ConcatDataset([numpy, Subset(rows().with_format("numpy"), [0])])
+        assert described(empty_values(both)) == described(empty_values(numpy))
+        torch_format = rows().with_format("torch")
+        assert empty_values(ConcatDataset([numpy, torch_format])) == {}  # they disagree
+        unknown: Any = [{"bboxes": []}]  # a list of rows: no features known
+        assert empty_values(ConcatDataset([numpy, unknown])) == {}
 
     def test_nothing_for_lists_and_other_datasets(self) -> None:
         assert empty_values(rows()) == {}  # Python lists: [] like the other rows' lists

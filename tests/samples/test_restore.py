@@ -71,6 +71,22 @@ class TestRestoreLike:
         tensor = restore_like(np.array([0.5]), torch.tensor([1]))
         assert tensor.dtype.is_floating_point
 
+    def test_integers_back_with_float32_round_off_stay_integers(self) -> None:
+        # albumentations' float32 normalised boxes: a flip of [5, 5, 25, 25] in a
+        # 50-wide image gives x_max 44.999998807907104, which is 45, not 44 nor a float
+        flipped = np.array([[25.0, 5.0, 44.999998807907104, 25.0], [43.00000071525574, 1.0, 50, 9]])
+        want = [[25, 5, 45, 25], [43, 1, 50, 9]]
+        out = restore_like(flipped, np.array([[5, 5, 25, 25], [0, 1, 7, 9]], np.int64))
+        assert (out.dtype, out.tolist()) == (np.int64, want)
+        tensor = restore_like(flipped, torch.tensor([[5, 5, 25, 25], [0, 1, 7, 9]]))
+        assert (tensor.dtype, tensor.tolist()) == (torch.int64, want)
+        rows = restore_like(flipped, [[5, 5, 25, 25], [0, 1, 7, 9]])
+        assert rows == want
+        assert all(type(v) is int for row in rows for v in row)
+        assert restore_like(np.array([0.9999999]), [True]) == [True]
+        fractional = restore_like(np.array([44.9999]), np.array([45], np.int64))  # not round-off
+        assert (fractional.dtype, fractional.tolist()) == (np.float64, [44.9999])
+
     def test_longer_strings_are_not_cut_to_the_old_width(self) -> None:
         out = restore_like(np.array(["cat", "elephant"]), np.array(["dog"]))
         assert (out.dtype, out.tolist()) == (np.dtype("<U8"), ["cat", "elephant"])
