@@ -12,7 +12,9 @@ mosaicml-streaming's, for the rank that reads them; webdataset's ``.with_length(
 streaming wrapper gives one output per sample it reads, so a pass holds as many outputs
 as the stream's pass holds samples. A stream without one (a Hugging Face
 ``IterableDataset``, a plain ``IterableDataset``) gives a ``TypeError`` naming the wrapper
-and the stream, as a DataLoader's ``len()`` over it expects.
+and the stream, as a DataLoader's ``len()`` over it expects. Truth is never refused:
+``bool(wrapper)`` is true unless the stream's length is 0 (``if dataset:`` as over the
+stream, not the ``TypeError``).
 """
 
 from __future__ import annotations
@@ -62,6 +64,12 @@ class NoRandomAccess:
                 "samples each rank reads)"
             )
         return len(dataset)  # type: ignore[arg-type]
+
+    def __bool__(self) -> bool:
+        """True, unless the stream's length is 0: ``if wrapper:`` never raises as ``len()`` does."""
+        return (
+            getattr(type(getattr(self, "dataset", None)), "__len__", None) is None or len(self) > 0
+        )
 
 
 class NoReplay:

@@ -55,7 +55,7 @@ def _reader(frame: FrameType | None) -> tuple[str, int] | None:
             return None
         owner: Any = frame.f_locals.get("self")
         kind = type(owner)
-        if kind.__name__ in _READERS and kind.__module__.startswith("accelerate"):
+        if kind.__name__ in _READERS and kind.__module__.partition(".")[0] == "accelerate":
             count: Any = getattr(owner, "num_processes", None)
             if count is None:  # the dispatcher's is its state's
                 count = getattr(getattr(owner, "state", None), "num_processes", 1)

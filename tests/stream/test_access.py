@@ -103,6 +103,17 @@ class TestNoRandomAccess:
         with pytest.raises(TypeError, match="IterableDataset has no len"):
             len(DataLoader(wrapper))
 
+    @pytest.mark.parametrize(("length", "truth"), [(None, True), (0, False), (4, True)])
+    def test_truth_is_never_refused(self, length: int | None, truth: bool) -> None:
+        class Sized(Shards):
+            def __len__(self) -> int:
+                return length  # type: ignore[return-value]
+
+        stream = Shards(4) if length is None else Sized(4)
+        wrapper: Any = RandomAugmentWrapper(stream, _keep, seed=0)
+        assert bool(wrapper) is truth  # `if dataset:` as over the stream, never len()'s error
+        assert bool(MosaicDataset(stream, seed=0, buffer_size=2)) is truth
+
 
 class TestNoReplay:
     @pytest.mark.parametrize(("kind", "streaming", "key", "options"), MULTI)

@@ -46,13 +46,16 @@ class TestCheckStream:
             check_stream(x for x in range(3))
         assert check_stream(_IndexedStream()) is not None
 
-    @pytest.mark.parametrize("name", ["RandomAugmentWrapper", "MosaicDataset"])
+    @pytest.mark.parametrize(
+        "name", ["RandomAugmentWrapper", "MosaicDataset", "StreamingAugment", "StreamingMosaic"]
+    )
     def test_a_webdataset_of_batches_warns_at_the_callers_line(self, name: str) -> None:
         import rankaug
 
         wds = pytest.importorskip("webdataset")
         batches = wds.DataPipeline(lambda: iter([{"image": 0}] * 4), wds.batched(2))
-        options = {"transform": _keep} if name == "RandomAugmentWrapper" else {}
+        augments = name in ("RandomAugmentWrapper", "StreamingAugment")
+        options = {"transform": _keep} if augments else {}
         expected = (
             "dataset yields batches (webdataset's .batched(2) is its last batching stage), "
             "and a rankaug wrapper augments each item it reads as one sample: the samples of "

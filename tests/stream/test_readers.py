@@ -68,6 +68,23 @@ class TestCheckReader:
             warnings.simplefilter("error")
             assert len(list(wrapper)) == 4
 
+    @pytest.mark.parametrize("module", ["accelerated", "my_accelerate.data"])
+    def test_a_reader_of_another_library_named_alike_is_not_warned(self, module: str) -> None:
+        class IterableDatasetShard:  # accelerate's name, another library's class
+            num_processes = 2
+
+            def __init__(self, dataset: Any) -> None:
+                self.dataset = dataset
+
+            def __iter__(self) -> Any:
+                yield from self.dataset
+
+        IterableDatasetShard.__module__ = module
+        wrapper = RandomAugmentWrapper(_stream(2), _keep, seed=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert len(list(IterableDatasetShard(wrapper))) == 4
+
 
 class TestRankSplit:
     def test_what_it_tells(self) -> None:
