@@ -45,8 +45,7 @@ class CocoDetection(FixedSettings, Dataset[Any]):
     as an integer, a boolean or a float (``1.0``); anything else is an error. Boxes may
     stick out of their image by at most ``tolerance`` pixels (rounding in annotation
     tools) and are clipped to it; anything further out is an error. Zero-size boxes are
-    kept (albumentations refuses them: ``A.BboxParams(filter_invalid_bboxes=True)``
-    drops them). The file is UTF-8 (a byte-order mark is skipped).
+    kept (``A.BboxParams(filter_invalid_bboxes=True)`` drops them). UTF-8 (a BOM is skipped).
 
     Labels are the positions of the category ids in sorted order, ``0`` to
     ``len(category_ids) - 1``. Samples are in order of image id and look like those
