@@ -63,6 +63,7 @@ from torch.utils.data import DistributedSampler, Sampler
 
 from rankaug import checks, passes, sampler_read
 from rankaug.epoch import EpochIndex, epoch_class
+from rankaug.sampler_done import complete, exact_length, given_whole
 from rankaug.sampler_epochs import Epochs
 from rankaug.sampler_pass import (
     END,
@@ -74,7 +75,6 @@ from rankaug.sampler_pass import (
     check_state,
     generator_state,
     iterator_state,
-    prefetching,
     put_generator,
     start,
 )
@@ -220,17 +220,15 @@ class EpochSampler(Sampler[EpochIndex]):
         make = epoch_class(run.epoch)
         passes.begin(id(run), run.epoch)
         end = passes.end  # bound now: a pass dropped at interpreter exit outlives the module
+        total = exact_length(self.sampler)  # complete at its last index (sampler_done)
         try:
             value = None
             for value in run.inner:  # type: ignore[union-attr]
                 run.position += 1
+                if run.position == total:  # a loader may ask no more (Lightning's val loop)
+                    given_whole(run, value, sys._getframe(1))
                 yield make(value) if type(value) is int else carry(value, make)
-            run.last = sampler_read.last_given(run, value, sys._getframe(1))
-            run.final = iterator_state(run.inner)  # a torchdata RandomSampler's generator
-            run.done = True
-            run.prefetched = prefetching(sys._getframe(1))
-            if not run.prefetched:  # else it ran once a later pass begins
-                self._epochs.ran = max(self._epochs.ran, run.epoch)
+            complete(run, value, sys._getframe(1), self._epochs)
         finally:  # also when the pass is closed or dropped unfinished
             end(id(run))
             run.ended = True

@@ -41,18 +41,20 @@ _PASSES: Final = ("unstarted", "running", "finished")
 class Pass:
     """One pass over the wrapped sampler: its epoch and how many indices it has given.
 
-    ``done``: it gave its last index; ``ended``: done, or dropped unfinished (a loader
-    iterator thrown away, a ``break``); ``prefetched``: done while its loader iterator was
+    ``whole``: it gave its last index (its wrapped sampler's ``len()`` of them, where that
+    is exact: :mod:`~rankaug.sampler_done`); ``done``: its wrapped iterator stopped after
+    it; ``ended``: done, or dropped unfinished (a loader iterator thrown away, a
+    ``break``); ``prefetched``: done while its loader iterator was
     being built (its workers' prefetch drew it all: none of it was read yet); ``final``:
     the wrapped sampler's iterator's state when the pass was done, if it keeps one;
-    ``last``: the last item the wrapped sampler gave, once done (``None`` for none);
+    ``last``: the last item the wrapped sampler gave, once whole (``None`` for none);
     ``generator``: the state of the generator the wrapped sampler shuffles with, as the
     pass began (:func:`generator_state`), kept in its state.
     """
 
     __slots__ = (
         "done", "ended", "epoch", "final", "generator", "inner", "last", "position",
-        "prefetched",
+        "prefetched", "whole",
     )  # fmt: skip
 
     def __init__(self, epoch: int, inner: Iterator[Any] | None, position: int) -> None:
@@ -62,6 +64,7 @@ class Pass:
         self.done = False
         self.ended = False
         self.prefetched = False
+        self.whole = False
         self.final: Any = None
         self.last: Any = None
         self.generator: torch.Tensor | None = None

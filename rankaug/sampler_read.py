@@ -18,7 +18,8 @@ it. A pass is read:
   of the previous pass's last batches (an infinite loader, ultralytics'
   ``InfiniteDataLoader``): until then, the previous pass is the one read (in order; with
   ``in_order=False`` the two cannot be told apart);
-* while batches of it are pending (not all drawn, or with workers, not all returned);
+* while batches of it are pending (not all drawn, or with workers, not all returned;
+  drawn whole at its ``len()``-th index where that is exact, :mod:`~rankaug.sampler_done`);
   once none is, only a batch that ends with the pass's last index is read from it (its
   last batch: a persistent iterator that has finished its pass looks the same); where
   several such passes end with it (a train and a validation loader with persistent
@@ -169,7 +170,7 @@ def _live(read: _Read) -> Any:
     iterator = None if read.iterator is None else read.iterator()
     if iterator is None or getattr(iterator, "_shutdown", False) or read.pid != os.getpid():
         return None
-    if read.run.ended and not read.run.done:  # closed or dropped unfinished
+    if read.run.ended and not read.run.whole:  # closed or dropped unfinished
         return None
     return iterator
 
@@ -190,7 +191,7 @@ def _pass_read(before: _Read | None, latest: _Read) -> tuple[_Read, str] | Unkno
     """
     iterator = _live(latest)
     if iterator is None:
-        finished = latest.run.done and latest.first is None and latest.pid == os.getpid()
+        finished = latest.run.whole and latest.first is None and latest.pid == os.getpid()
         return (latest, "gone") if finished else None
     read = latest
     received = getattr(iterator, "_rcvd_idx", None)
@@ -208,7 +209,7 @@ def _pass_read(before: _Read | None, latest: _Read) -> tuple[_Read, str] | Unkno
                 )
             read = before
     sent = getattr(iterator, "_send_idx", None)
-    if read is before or not read.run.done:
+    if read is before or not read.run.whole:
         pending = True
     else:  # drawn whole: with workers, pending until every batch sent has come back
         pending = isinstance(received, int) and isinstance(sent, int) and received < sent
@@ -264,10 +265,10 @@ def read_epoch(indices: torch.Tensor) -> int | LastBatch | Unknown | None:
     call = next(_CALLS)
     cpu = indices.is_cpu
     final = None  # read only where a pass may end with it
-    if cpu and indices.numel() and (alive or gone or any(r.run.done for r in reading)):
+    if cpu and indices.numel() and (alive or gone or any(r.run.whole for r in reading)):
         final = int(indices[-1])
         for read in reading:  # a pass drawn whole whose last batch this is: not read again
-            read.last_read = read.last_read or (read.run.done and _last_index(read.run) == final)
+            read.last_read = read.last_read or (read.run.whole and _last_index(read.run) == final)
     # a pass whose iterator is gone, for calls with its last batch (not read yet) that
     # follow one that read it: a wrapper that reads one batch ahead yields it after the loader
     # no call came while it was read, in this thread

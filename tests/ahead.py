@@ -53,6 +53,7 @@ JOBS: dict[str, tuple[str, str]] = {
     "cli-stream-audit": ("tests.test_cli_stream:audit_streams", "audit"),
     "lightning": ("tests.recipes.test_lightning:train_and_resume", "runs"),
     "lightning-sampler": ("tests.recipes.test_lightning_sampler:what_lightning_does", "lightning"),
+    "lightning-val": ("tests.recipes.test_lightning_val:fit_with_validation", "runs"),
     "accelerate": ("tests.recipes.test_accelerate:launch_twice", "runs"),
     "accelerate-stream": ("tests.recipes.test_accelerate_stream:launch", "out"),
     "torchdata-0": (

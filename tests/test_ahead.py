@@ -194,7 +194,7 @@ class TestJobs:
         assert under([recipes]) == [
             "quick-tier", "lightning", "accelerate", "accelerate-stream",  # the longest
             "torchdata-2", "torchdata-0",
-            "lightning-sampler",  # then in their files' order
+            "lightning-sampler", "lightning-val",  # then in their files' order
         ]  # fmt: skip
         files = [recipes / "test_lightning_sampler.py", ROOT / "tests" / "test_cli.py"]
         assert under([*files, ROOT / "rankaug"]) == [

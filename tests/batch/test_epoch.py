@@ -149,6 +149,29 @@ class TestPlainEpoch:
             keyed.append([_keyed_as(aug, batch) for batch in val])
         assert keyed == [[0, 0], [7, 7, 7], [1, 1], [8, 8, 8], [2, 2], [9, 9, 9]]
 
+    @pytest.mark.parametrize(
+        "options",
+        [{"num_workers": 0}, {"num_workers": 2}, {"num_workers": 2, "persistent_workers": True}],
+    )
+    def test_a_validation_loop_that_reads_len_batches_and_keeps_its_iterator(
+        self, options: dict[str, Any]
+    ) -> None:
+        # Lightning's validation loop: len(loader) batches, no next() after the last, the
+        # iterator kept while the next training epoch runs: its pass was given whole
+        train = _loader(EpochSampler(SequentialSampler(range(10))), num_workers=0)
+        val = _loader(EpochSampler(SequentialSampler(range(8)), epoch=7), **options)
+        aug = _aug()
+        keyed, kept = [], []
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            for _ in range(2):
+                keyed.append([_keyed_as(aug, batch) for batch in train])
+                kept.append(iter(val))
+                keyed.append([_keyed_as(aug, next(kept[-1])) for _ in range(len(val))])
+        del kept, val
+        gc.collect()
+        assert keyed == [[0, 0, 0], [7, 7], [1, 1, 1], [8, 8]]
+
     def test_two_persistent_loaders_whose_passes_end_alike(self) -> None:
         # both iterators sit at the end of a pass ending with 9: the last batch is the one
         # of the loader read just before, not a warning and 0
