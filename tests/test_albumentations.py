@@ -121,6 +121,11 @@ class TestAlbumentationsDriver:
         out = made({"image": image, "bboxes": boxes, "labels": np.arange(2)}, keyed(0))
         assert out["bboxes"].dtype == np.int64
         assert out["bboxes"].tolist() == [[25, 5, 45, 25], [43, 1, 50, 9]]
+        wide = np.zeros((16, 640, 3), np.uint8)  # x_min 0.9999847 (round-off of the width)
+        near_edge = np.array([[630, 0, 639, 2]], np.int64)
+        out = made({"image": wide, "bboxes": near_edge, "labels": np.arange(1)}, keyed(0))
+        assert out["bboxes"].dtype == np.int64
+        assert out["bboxes"].tolist() == [[1, 0, 10, 2]]
 
     @pytest.mark.parametrize(
         ("box_format", "box"), [("pascal_voc", [5, 4, 5, 9]), ("coco", [5, 4, 3, 0])]
