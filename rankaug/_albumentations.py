@@ -34,7 +34,7 @@ from rankaug.samples import (
     passthrough_hook,
 )
 
-__all__ = ["AlbumentationsDriver", "albumentations_targets"]
+__all__ = ["AlbumentationsDriver", "albumentations_targets", "bbox_params_format"]
 
 # the steps DefaultAdapter._call_plain does in one call, as its module defines them
 _UNPACK: Final = DefaultAdapter.unpack
@@ -59,6 +59,19 @@ def albumentations_targets(transform: Any) -> frozenset[str]:
         keys.update(getattr(getattr(processor, "params", None), "label_fields", None) or ())
     keys.update(getattr(transform, "additional_targets", None) or {})
     return frozenset(keys)
+
+
+def bbox_params_format(transform: Any) -> str | None:
+    """The box format of an albumentations pipeline's ``A.BboxParams``, else ``None``.
+
+    AlbumentationsX names it ``coord_format``.
+    """
+    processors = getattr(transform, "processors", None)
+    if not isinstance(processors, dict):
+        return None
+    params = getattr(processors.get("bboxes"), "params", None)
+    given = getattr(params, "format", None) or getattr(params, "coord_format", None)
+    return given if isinstance(given, str) else None
 
 
 def _additional(transform: Any, kinds: Collection[str] = ("bboxes", "keypoints")) -> dict[str, str]:
@@ -104,7 +117,7 @@ class AlbumentationsDriver:
         warn_own_random(self.transforms.original, handed)  # what it keeps beside them
         processors = getattr(transform, "processors", None) or {}
         params = getattr(processors.get("bboxes"), "params", None)
-        given = getattr(params, "format", None) or getattr(params, "coord_format", None)
+        given = bbox_params_format(transform)
         self.box_format: str | None = given  # A.BboxParams', None without a processor
         self.drops_invalid = bool(getattr(params, "filter_invalid_bboxes", False))
         self.label_fields = tuple(getattr(params, "label_fields", None) or ())
