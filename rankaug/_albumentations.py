@@ -34,7 +34,7 @@ from rankaug.samples import (
     passthrough_hook,
 )
 
-__all__ = ["AlbumentationsDriver", "albumentations_targets"]
+__all__ = ["AlbumentationsDriver", "albumentations_targets", "bbox_params_format"]
 
 # the steps DefaultAdapter._call_plain does in one call, as its module defines them
 _UNPACK: Final = DefaultAdapter.unpack
@@ -59,6 +59,19 @@ def albumentations_targets(transform: Any) -> frozenset[str]:
         keys.update(getattr(getattr(processor, "params", None), "label_fields", None) or ())
     keys.update(getattr(transform, "additional_targets", None) or {})
     return frozenset(keys)
+
+
+def bbox_params_format(transform: Any) -> str | None:
+    """The box format of an albumentations pipeline's ``A.BboxParams``, else ``None``.
+
+    AlbumentationsX names it ``coord_format``.
+    """
+    processors = getattr(transform, "processors", None)
+    if not isinstance(processors, dict):
+        return None
+    params = getattr(processors.get("bboxes"), "params", None)
+    given = getattr(params, "format", None) or getattr(params, "coord_format", None)
+    return given if isinstance(given, str) else None
 
 
 def _additional(transform: Any, kinds: Collection[str] = ("bboxes", "keypoints")) -> dict[str, str]:
@@ -104,7 +117,7 @@ class AlbumentationsDriver:
         warn_own_random(self.transforms.original, handed)  # what it keeps beside them
         processors = getattr(transform, "processors", None) or {}
         params = getattr(processors.get("bboxes"), "params", None)
-        given = getattr(params, "format", None) or getattr(params, "coord_format", None)
+        given = bbox_params_format(transform)
         self.box_format: str | None = given  # A.BboxParams', None without a processor
         self.drops_invalid = bool(getattr(params, "filter_invalid_bboxes", False))
         self.label_fields = tuple(getattr(params, "label_fields", None) or ())
@@ -259,7 +272,7 @@ class AlbumentationsDriver:
             if key in data:
                 data[key] = warpable(data[key])
         if self.label_fields and not self._all_fields(data):
-            return self._without_objects(transform, data, state)
+            return self._without_objects(transform, sample, data, state)
         wide = wide_fields(data, self.label_fields) if self.label_fields else None
         if wide:  # (N, K) label fields: each box's position goes, and the rows follow it
             data.update((key, np.arange(len(rows), dtype=np.float64)) for key, rows in wide.items())
@@ -272,23 +285,40 @@ class AlbumentationsDriver:
         """Whether ``data`` has every label field (albumentations' need)."""
         return all(key in data for key in self.label_fields)
 
-    def _without_objects(self, transform: Any, data: dict[str, Any], state: Any) -> Any:
+    def _without_objects(
+        self, transform: Any, sample: Any, data: dict[str, Any], state: Any
+    ) -> Any:
         """A sample with neither boxes nor label fields: no objects, so none to move.
 
         albumentations refuses such a sample when its ``BboxParams`` has label fields
         (torchvision's ``wrap_dataset_for_transforms_v2`` gives an image without
         annotations the target ``{"image_id": ...}``): it gets empty ones, taken off
         again. One that lacks only some of them is refused, naming those missing, as
-        albumentations refuses it less clearly.
+        albumentations refuses it less clearly; so is one that keeps, under a key the
+        adapter does not read, a value that may hold objects (boxes under another name:
+        they would come back unmoved).
         """
         fields = ("bboxes", *self.label_fields)
         missing = [key for key in fields if key not in data]
+        need = (
+            f"the transform's A.BboxParams(label_fields={list(self.label_fields)}) needs "
+            "the boxes ('bboxes') and each label field, one value per box"
+        )
         if len(missing) < len(fields):
             raise ValueError(
-                f"the sample has no {', '.join(map(repr, missing))}, but the transform's "
-                f"A.BboxParams(label_fields={list(self.label_fields)}) needs the boxes "
-                "('bboxes') and each label field, one value per box: give them all (empty, "
-                "for an image without objects) or none"
+                f"the sample has no {', '.join(map(repr, missing))}, but {need}: give them "
+                "all (empty, for an image without objects) or none"
+            )
+        plain = type(self.adapter) is DefaultAdapter
+        who = "the default adapter" if plain else repr(self.adapter)
+        kept = passthrough_hook(self.adapter)(sample, self.targets)
+        found = next((key for key, value in kept.items() if _may_hold_objects(value)), None)
+        if found is not None:
+            raise ValueError(
+                f"the sample has no boxes ('bboxes') nor label fields, but {found!r} may hold "
+                f"its objects, which {who} does not read and the transform would "
+                f"leave where they were: {need}; give them under those keys (or an "
+                "adapter= that reads them), or drop the key"
             )
         empty = {key: np.zeros((0, 4) if key == "bboxes" else 0) for key in fields}
         out = self._call(transform, {**data, **empty})
@@ -318,6 +348,19 @@ class AlbumentationsDriver:
         width = positioned.shape[1] - 1
         out["bboxes"], out["masks"] = follow(out["bboxes"], out["masks"], len(masks), width)
         return out
+
+
+def _may_hold_objects(value: object) -> bool:
+    """Whether ``value`` may hold objects: rows (``(N, 4)`` boxes) or a list of them.
+
+    An image without objects keeps scalars and flat values only (an ``image_id``, a size).
+    """
+    shape = getattr(value, "shape", None)
+    if isinstance(shape, tuple | list) and not isinstance(value, str | bytes):
+        return len(shape) >= 2 and math.prod(shape) > 0
+    if isinstance(value, list | tuple) and value:
+        return not isinstance(value[0], bool | int | float | str | bytes)
+    return False
 
 
 def _raised_in_albumentations(error: BaseException) -> bool:

@@ -133,8 +133,9 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
         # the driver holds private copies: it is made again, so no stale copy stays in use
         driver = make_driver(transform, self._adapter)
         given = getattr(driver, "box_format", None)  # an albumentations pipeline's BboxParams
-        said = f"the transform's A.BboxParams format is {given!r}"
-        check_declared_format(given, self.dataset, said, "A.BboxParams(format")
+        if given is not None:  # no format read: datasets inside that differ are no matter
+            said = f"the transform's A.BboxParams format is {given!r}"
+            check_declared_format(given, self.dataset, said, "A.BboxParams(format")
         self._driver = driver
         self._transform = transform
         self._changes.changed()  # workers made before go on with the old one: refused

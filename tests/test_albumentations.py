@@ -6,6 +6,7 @@ from unittest import mock
 import albumentations as A
 import numpy as np
 import pytest
+import torch
 
 from rankaug._albumentations import AlbumentationsDriver
 from rankaug.keys import KeyedRandom, make_seed_sequence
@@ -88,6 +89,28 @@ class TestAlbumentationsDriver:
         assert np.array_equal(pair[0], flipped)
         assert pair[1] == {"image_id": 7}
 
+    def test_boxes_under_a_key_not_read_are_no_image_without_objects(self) -> None:
+        # boxes under a name the adapter does not read (and no labels) passed as an image
+        # without objects: the image flipped, the boxes left where they were
+        image = np.zeros((4, 6, 3), np.uint8)
+        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params("pascal_voc"))
+        made = make_driver(flip, DefaultAdapter())
+        boxes = np.array([[0, 0, 2, 2]], np.float32)
+        said = r"no boxes \('bboxes'\) nor label fields, but '{}' may hold its objects"
+        for key, value in (("bbox_xyxy", boxes), ("target", torch.as_tensor(boxes))):
+            with pytest.raises(ValueError, match=said.format(key)):
+                made({"image": image, key: value}, keyed(0))
+            with pytest.raises(ValueError, match=said.format(key)):
+                made((image, {"image_id": 7, key: value}), keyed(0))
+        rows = [[0.0, 0.0, 2.0, 2.0]]
+        with pytest.raises(ValueError, match=said.format("rects")):
+            made({"image": image, "rects": rows}, keyed(0))
+        kept = {"image_id": 7, "size": [4, 6], "none": np.zeros((0, 4))}  # flat or empty
+        target = made((image, kept), keyed(0))[1]
+        assert target["image_id"] == 7
+        assert target["size"] == [4, 6]
+        assert target["none"] is kept["none"]
+
     @pytest.mark.parametrize("adapter", [DefaultAdapter(), Own()])
     def test_integer_boxes_flipped_stay_integer(self, adapter: DefaultAdapter) -> None:
         # flipped through albumentations' float32 normalised boxes: 45 came back 44.9999988
@@ -98,6 +121,11 @@ class TestAlbumentationsDriver:
         out = made({"image": image, "bboxes": boxes, "labels": np.arange(2)}, keyed(0))
         assert out["bboxes"].dtype == np.int64
         assert out["bboxes"].tolist() == [[25, 5, 45, 25], [43, 1, 50, 9]]
+        wide = np.zeros((16, 640, 3), np.uint8)  # x_min 0.9999847 (round-off of the width)
+        near_edge = np.array([[630, 0, 639, 2]], np.int64)
+        out = made({"image": wide, "bboxes": near_edge, "labels": np.arange(1)}, keyed(0))
+        assert out["bboxes"].dtype == np.int64
+        assert out["bboxes"].tolist() == [[1, 0, 10, 2]]
 
     @pytest.mark.parametrize(
         ("box_format", "box"), [("pascal_voc", [5, 4, 5, 9]), ("coco", [5, 4, 3, 0])]

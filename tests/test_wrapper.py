@@ -674,6 +674,19 @@ class TestRandomAugmentWrapper:
         assert wrapped.transform is voc  # the one in use stays
         np.testing.assert_allclose(wrapped[0]["bboxes"][0], flipped, atol=1e-4)
 
+    def test_datasets_of_different_box_formats_without_bbox_params(self) -> None:
+        # a pipeline that reads no boxes (or a callable) was refused over them: no format read
+        voc = SyntheticDetection(2, image_size=(48, 64), max_objects=1)
+        yolo = SyntheticDetection(2, image_size=(48, 64), max_objects=1, box_format="yolo")
+        both = ConcatDataset([voc, yolo])
+        colour = A.Compose([A.InvertImg(p=1)])
+        for transform in (colour, noise):
+            wrapped = RandomAugmentWrapper(both, transform, seed=0)
+            np.testing.assert_array_equal(wrapped[2]["bboxes"], yolo[0]["bboxes"])
+        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params("pascal_voc"))
+        with pytest.raises(ValueError, match=r"different formats \['pascal_voc', 'yolo'\]"):
+            RandomAugmentWrapper(both, flip, seed=0)  # one BboxParams format for both: refused
+
     def test_bad_epochs_are_named(self) -> None:
         wrapped = RandomAugmentWrapper(Dicts(), noise, seed=0)
         with pytest.raises(ValueError, match=r"epoch must be an integer .* got -1"):

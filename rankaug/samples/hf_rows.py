@@ -42,8 +42,7 @@ def bound_to(adapter: A, dataset: object) -> A:
     neither.
     """
     empty = empty_values(dataset)
-    found = _hugging_face(dataset)
-    declared = {} if found is None else declared_dtypes(*found)
+    declared = _declared(dataset)
     if not empty and not declared:
         return adapter
     bound = copy.copy(adapter)
@@ -94,6 +93,20 @@ def empty_values(dataset: object) -> dict[str, Any]:
     for path, shape, dtype in _lists(chosen, ""):  # a column's name may hold dots (flatten())
         out[path] = formatter.recursive_tensorize(np.zeros((0, *shape), dtype))
     return out
+
+
+def _declared(dataset: object) -> dict[tuple[str, ...], Any]:
+    """The array columns' declared dtypes (:func:`~rankaug.samples.hf_arrays.declared_dtypes`).
+
+    Through a ``ConcatDataset`` as :func:`empty_values` reads it: when every dataset in it
+    declares the same; none when they differ, or one declares none.
+    """
+    inner = _side_by_side(dataset)
+    if inner is not None:
+        each = [_declared(part) for part in inner]
+        return each[0] if all(other == each[0] for other in each[1:]) else {}
+    found = _hugging_face(dataset)
+    return {} if found is None else declared_dtypes(*found)
 
 
 def _side_by_side(dataset: object) -> list[Any] | None:

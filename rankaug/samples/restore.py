@@ -90,7 +90,7 @@ def restore_like(new: Any, old: Any) -> Any:
         array = _restore_array(np.asarray(new), old.shape, None)
         if old.dtype.is_floating_point or old.dtype.is_complex:
             return torch.as_tensor(array, dtype=old.dtype)
-        if _integral(array):  # rounded: float32 round-off is no fraction
+        if _integral(array, old):  # rounded: float32 round-off is no fraction
             return torch.as_tensor(np.round(array) if array.dtype.kind == "f" else array,
                                    dtype=old.dtype)  # fmt: skip
         return torch.as_tensor(array)  # fractional values for an integer tensor
@@ -98,7 +98,7 @@ def restore_like(new: Any, old: Any) -> Any:
         array = np.asarray(new)
         if old.dtype.kind == "O" and not old.size and array.size:  # no dtype to give
             return array  # (Hugging Face's numpy format gives a box-less row's bbox so)
-        return _restore_array(array, old.shape, old.dtype)
+        return _restore_array(array, old.shape, old.dtype, old)
     if isinstance(old, list | tuple):
         if old and (isinstance(old[0], np.ndarray | torch.Tensor) or _is_pil(old[0])):
             return _restore_items(new, old)  # instance masks as a list of arrays, say
@@ -122,7 +122,7 @@ def restore_like(new: Any, old: Any) -> Any:
         ):  # a list back from a transform (albumentations gives label lists as floats)
             new = _as_array(new)
         if isinstance(new, np.ndarray):
-            array = _restore_array(new, (), dtype)
+            array = _restore_array(new, (), dtype, old)
             if scalars and array.ndim == 1 and array.dtype == old[0].dtype:
                 items = list(array)  # numpy scalars of their dtype, as they came
             else:
@@ -198,20 +198,41 @@ def _as_array(values: Any) -> Any:
     return array if array.dtype.kind in "biuf" else values
 
 
-def _integral(array: np.ndarray) -> bool:
+def _integral(array: np.ndarray, old: Any = None) -> bool:
     """Whether ``array`` holds integers, up to float32 round-off, stored so once rounded.
 
     albumentations moves boxes and keypoints as float32 fractions of the image: a flip
     of the integer box ``[5, 5, 25, 25]`` in a 50-wide image gives ``x_max``
     ``44.999998807907104``, which is 45 (a few float32 steps off), not a fraction to
-    keep in floats, nor 44 as a cast would truncate it.
+    keep in floats, nor 44 as a cast would truncate it. The round-off is a fraction of
+    the image's size, not of each value (a box flipped to ``x_min`` 1 in a 640-wide
+    image comes back 0.99998): it is measured against the largest value of ``array``
+    and of ``old``, the values it replaces.
     """
     if array.dtype.kind != "f":
         return True
+    if not array.size:
+        return True
     if not np.isfinite(array).all():
         return False
-    off = np.abs(array - np.round(array))
-    return bool((off <= _ROUND_OFF * np.maximum(np.abs(array), 1.0)).all())
+    off = float(np.abs(array - np.round(array)).max())
+    if off == 0.0:
+        return True
+    scale = max(float(np.abs(array).max()), _magnitude(old), 1.0)
+    return off <= _ROUND_OFF * scale
+
+
+def _magnitude(values: Any) -> float:
+    """The largest absolute value among ``values`` (numbers), else 0."""
+    if values is None:
+        return 0.0
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError, RuntimeError):  # ragged lists, tensors on a device...
+        return 0.0
+    if array.dtype.kind not in "biuf" or not array.size:
+        return 0.0
+    return float(np.abs(array.astype(np.float64, copy=False)).max())
 
 
 #: float32 round-off, relative: 8 of its steps (2**-23 each)
@@ -228,7 +249,7 @@ def _list_dtype(values: list[Any] | tuple[Any, ...]) -> np.dtype[Any] | None:
 
 
 def _restore_array(
-    array: np.ndarray, old_shape: Any, old_dtype: np.dtype[Any] | None
+    array: np.ndarray, old_shape: Any, old_dtype: np.dtype[Any] | None, old: Any = None
 ) -> np.ndarray:
     if array.ndim == 1 and len(old_shape) > 1:  # flattened: (N, 1) labels as (N,), [] boxes
         trailing = tuple(old_shape)[1:]
@@ -238,7 +259,7 @@ def _restore_array(
     if old_dtype is None or array.dtype == old_dtype:
         return array
     if old_dtype.kind in "biu" and array.dtype.kind == "f":
-        if not _integral(array):
+        if not _integral(array, old):
             return array  # do not truncate fractional values into an integer dtype
         array = np.round(array)  # 44.9999988 (round-off) is 45
     if old_dtype.kind == "b" and array.size and not np.isin(array, (0, 1)).all():

@@ -78,6 +78,7 @@ class StreamingAugment(NoRandomAccess, StreamDataset[T_co]):
     ) -> None:
         from rankaug.wrapper import RandomAugmentWrapper  # it imports this package
 
+        _check_box_format(transform, dataset)  # the stream's, not the window's
         self._window = Window()
         if stream is None:
             stream = default_stream(RandomAugmentWrapper, dataset)
@@ -94,6 +95,7 @@ class StreamingAugment(NoRandomAccess, StreamDataset[T_co]):
 
     @transform.setter
     def transform(self, transform: Any) -> None:
+        _check_box_format(transform, self.dataset)
         self._keyed.transform = transform
 
     @property
@@ -119,3 +121,21 @@ class StreamingAugment(NoRandomAccess, StreamDataset[T_co]):
             out: T_co = augment(context, self.key_random(live, sample_id))
             window.entries = ()
             yield out
+
+
+def _check_box_format(transform: Any, dataset: object) -> None:
+    """Refuse an ``A.BboxParams`` format other than the one the stream declares.
+
+    What :class:`~rankaug.RandomAugmentWrapper` checks against its dataset: the map-style
+    wrapper here reads a window, which declares none.
+
+    Raises:
+        ValueError: If ``dataset`` (or the datasets inside it) declares another format.
+    """
+    from rankaug._albumentations import bbox_params_format  # (OpenCV: when one is used)
+    from rankaug.params import check_declared_format
+
+    given = bbox_params_format(transform)
+    if given is not None:
+        said = f"the transform's A.BboxParams format is {given!r}"
+        check_declared_format(given, dataset, said, "A.BboxParams(format")

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from torch.utils.data import ConcatDataset, Subset
 
 from rankaug.samples import DefaultAdapter
 from rankaug.samples.hf_arrays import declared_dtypes, in_declared_dtypes
@@ -101,6 +102,18 @@ class TestDeclaredDtypes:
         assert [str(out[k].dtype).split(".")[-1] for k in columns] == [
             "uint8", "float64", "int64"
         ]  # fmt: skip
+
+    def test_datasets_side_by_side_that_agree(self) -> None:
+        # a ConcatDataset of two splits: its uint8 image came as the format's int64
+        numpy = arrays().with_format("numpy")
+        both = ConcatDataset([numpy, Subset(arrays().with_format("numpy"), [0])])
+        assert dtypes(both) == DECLARED
+        adapter = DefaultAdapter().for_dataset(both)
+        data, _ = adapter.unpack(both[2], {"image"})
+        assert data["image"].dtype == np.uint8
+        assert dtypes(ConcatDataset([numpy, arrays().with_format("torch")])) == {}  # differ
+        unknown: Any = [{"image": np.zeros((4, 5, 3), np.int64)}]  # no features known
+        assert dtypes(ConcatDataset([numpy, unknown])) == {}
 
     def test_the_fast_path_is_kept(self, monkeypatch: pytest.MonkeyPatch) -> None:
         features = datasets.Features({"image": datasets.Array3D((4, 5, 3), "float32")})

@@ -87,6 +87,20 @@ class TestRestoreLike:
         fractional = restore_like(np.array([44.9999]), np.array([45], np.int64))  # not round-off
         assert (fractional.dtype, fractional.tolist()) == (np.float64, [44.9999])
 
+    def test_round_off_of_a_wide_image_on_small_values_is_rounded(self) -> None:
+        # the round-off is a fraction of the image's width: [630, 0, 639, 2] flipped in a
+        # 640-wide image gave x_min 0.9999847, and the boxes stayed float64
+        old = np.array([[630, 0, 639, 2]], np.int64)
+        flipped = np.array([[0.9999847412109375, 0.0, 10.0, 2.0]])
+        for like in (old, torch.from_numpy(old), old.tolist()):
+            out = restore_like(flipped, like)
+            assert np.asarray(out).tolist() == [[1, 0, 10, 2]]
+            assert np.asarray(out).dtype == np.int64
+        half = restore_like(np.array([[0.5, 0.0, 10.0, 2.0]]), old)  # a fraction: kept
+        assert (half.dtype, half.tolist()) == (np.float64, [[0.5, 0.0, 10.0, 2.0]])
+        small = restore_like(np.array([1.0001]), np.array([3], np.int64))  # nothing wide
+        assert (small.dtype, small.tolist()) == (np.float64, [1.0001])
+
     def test_longer_strings_are_not_cut_to_the_old_width(self) -> None:
         out = restore_like(np.array(["cat", "elephant"]), np.array(["dog"]))
         assert (out.dtype, out.tolist()) == (np.dtype("<U8"), ["cat", "elephant"])

@@ -104,6 +104,31 @@ def pair_transform(*steps: Any) -> A.Compose:
 
 
 class TestStreamingAugment:
+    def test_a_pipeline_box_format_other_than_the_streams_is_refused(self) -> None:
+        # the map-style wrapper inside reads a window, which declares no format: VOC
+        # corners read as COCO x, y, w, h came back as other boxes without an error
+        class VocStream(IterableDataset[dict[str, Any]]):
+            box_format = "pascal_voc"
+
+            def __iter__(self) -> Iterator[dict[str, Any]]:
+                image = np.zeros((8, 10, 3), np.uint8)
+                yield {"image": image, "bboxes": np.array([[1.0, 2, 4, 6]]), "labels": [1]}
+
+        def flip(box_format: str) -> A.Compose:
+            params = A.BboxParams(format=box_format, label_fields=["labels"])
+            return A.Compose([A.HorizontalFlip(p=1)], bbox_params=params)
+
+        said = r"A.BboxParams format is 'coco', but the dataset \(VocStream\) gives 'pascal_voc'"
+        with pytest.raises(ValueError, match=said):
+            RandomAugmentWrapper(VocStream(), flip("coco"), seed=0)
+        voc = flip("pascal_voc")
+        wrapped: Any = RandomAugmentWrapper(VocStream(), voc, seed=0)
+        assert isinstance(wrapped, StreamingAugment)
+        with pytest.raises(ValueError, match=said):  # assigned later: refused alike
+            wrapped.transform = flip("coco")
+        assert wrapped.transform is voc
+        np.testing.assert_allclose(next(iter(wrapped))["bboxes"], [[6, 2, 9, 6]], atol=1e-4)
+
     def test_threads_iterating_at_once_each_read_their_own_samples(self) -> None:
         streams = ThreadStreams(8, Meeting(2))  # each thread sets its sample, then all load
         wrapper = RandomAugmentWrapper(streams, unchanged, seed=0, keying="sample", sample_id="id")
