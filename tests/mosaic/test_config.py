@@ -74,9 +74,8 @@ class TestMosaicConfig:
         assert config.orders[4095] == (4095, *range(4095))
         assert config.orders[1] == (1, 0, *range(2, 4096))
 
-    @pytest.mark.parametrize(
-        "grid", [(1, 1), (1, 5), (2, 2), (3, 2), (3, 3), (4, 7), (8, 8), (9, 9), (5, 13)]
-    )
+    # kept up to 64 cells (1x1 to 8x8: the table itself), made when asked beyond
+    @pytest.mark.parametrize("grid", [(1, 1), (3, 2), (8, 8), (9, 9), (5, 13)])
     def test_mosaics_are_those_of_the_orders_table(
         self, grid: tuple[int, int], monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -98,7 +97,7 @@ class TestMosaicConfig:
         reference = MosaicDataset(data, **options)
         assert isinstance(reference.config.orders, tuple)
         assert isinstance(made.config.orders, CellOrders)
-        for epoch in range(3):
+        for epoch in range(2):
             made.set_epoch(epoch)
             reference.set_epoch(epoch)
             for index in range(len(data)):
