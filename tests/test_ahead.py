@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -29,46 +28,12 @@ from tests.ahead import (
 
 pytestmark = pytest.mark.slow  # starts runner processes
 
-HERE = "tests.test_ahead:"
-
-
-def pid(folder: Path) -> int:
-    """Who ran it; each run leaves a file behind."""
-    (folder / f"ran-{os.getpid()}-{time.monotonic_ns()}").touch()
-    return os.getpid()
+HERE = "tests.ahead_jobs:"  # a module without pytest: each runner imports it
 
 
 def go(runners: Runners) -> Path:
     """The file whose writing lets a waiting job end: in the runners' folder."""
     return runners.folder / "go"
-
-
-def waiting_pid(folder: Path) -> int:
-    """Busy until someone writes ``go`` beside its folder: a test, or :func:`freeing_pid`."""
-    deadline = time.monotonic() + 60
-    while not (folder.parent / "go").exists():
-        assert time.monotonic() < deadline, "nobody let it end"
-        time.sleep(0.01)
-    return pid(folder)
-
-
-def freeing_pid(folder: Path) -> int:
-    """Run, then let the waiting job end: it can only end after this one has run."""
-    ran = pid(folder)
-    (folder.parent / "go").touch()
-    return ran
-
-
-def temporary(folder: Path) -> str:
-    return tempfile.gettempdir()
-
-
-def fails(folder: Path) -> None:
-    raise ValueError(f"the job's own error in {folder.name}")
-
-
-def dies(folder: Path) -> None:
-    os._exit(3)
 
 
 def runs(runners: Runners, name: str) -> int:
