@@ -7,7 +7,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
@@ -29,30 +28,12 @@ from tests.ahead import (
 
 pytestmark = pytest.mark.slow  # starts runner processes
 
-HERE = "tests.test_ahead:"
+HERE = "tests.ahead_jobs:"  # a module without pytest: each runner imports it
 
 
-def pid(folder: Path) -> int:
-    """Who ran it; each run leaves a file behind."""
-    (folder / f"ran-{os.getpid()}-{time.monotonic_ns()}").touch()
-    return os.getpid()
-
-
-def slow_pid(folder: Path) -> int:
-    time.sleep(1.5)
-    return pid(folder)
-
-
-def temporary(folder: Path) -> str:
-    return tempfile.gettempdir()
-
-
-def fails(folder: Path) -> None:
-    raise ValueError(f"the job's own error in {folder.name}")
-
-
-def dies(folder: Path) -> None:
-    os._exit(3)
+def go(runners: Runners) -> Path:
+    """The file whose writing lets a waiting job end: in the runners' folder."""
+    return runners.folder / "go"
 
 
 def runs(runners: Runners, name: str) -> int:
@@ -99,17 +80,18 @@ class TestRunners:
     def test_a_job_no_runner_has_begun_runs_here_in_the_fixtures_folder(
         self, start: Any, tmp_path: Path
     ) -> None:
-        runners = start({"busy": HERE + "slow_pid", "next": HERE + "pid"}, 1)
+        runners = start({"busy": HERE + "waiting_pid", "next": HERE + "pid"}, 1)
         claimed(runners, "busy")
         assert runners.result("next", lambda: tmp_path) == os.getpid()
         assert len(list(tmp_path.glob("ran-*"))) == 1
+        go(runners).touch()
         assert runners.result("busy", lambda: tmp_path) in runners.processes
 
     def test_while_a_runner_is_on_its_job_the_suite_runs_the_next_one(self, start: Any) -> None:
-        runners = start({"busy": HERE + "slow_pid", "next": HERE + "pid"}, 1)
+        runners = start({"busy": HERE + "waiting_pid", "next": HERE + "freeing_pid"}, 1)
         claimed(runners, "busy")
         assert runners.result("busy", here(runners, "busy")) != os.getpid()
-        assert runs(runners, "next") == 1  # done here while it waited
+        assert runs(runners, "next") == 1  # done here while it waited: busy waited for it
         assert runners.result("next", here(runners, "next")) == os.getpid()
         assert runs(runners, "next") == 1
 
@@ -121,7 +103,7 @@ class TestRunners:
         assert not runners.folder.exists()
 
     def test_a_dropped_job_no_runner_has_begun_never_runs(self, start: Any) -> None:
-        jobs = {"busy": HERE + "slow_pid", "dropped": HERE + "pid", "kept": HERE + "pid"}
+        jobs = {"busy": HERE + "waiting_pid", "dropped": HERE + "pid", "kept": HERE + "freeing_pid"}
         runners = start(jobs, 1)
         claimed(runners, "busy")
         runners.keep({"busy", "kept"})
