@@ -272,10 +272,10 @@ def _job_files() -> frozenset[Path]:
 # quick run, 35 s, was still waiting for a runner when the suite reached it; then the
 # two torchdata resumes, 10 CPU-s each, four fresh interpreters, 5 s each at the end).
 LONGEST_FIRST: tuple[str, ...] = (
-    "ddp-wrapper", "quick-tier", "benchmark", "cli-stream-audit", "lightning", "accelerate",
-    "accelerate-stream",
-    "wheel", "stream-spawn", "cli-audit", "torchdata-2", "torchdata-0", "cli-audit-spawn",
-    "passes-spawn", "epoch-spawn", "cache-spawn",
+    "ddp-wrapper", "quick-tier", "benchmark", "benchmark-sections", "cli-stream-audit",
+    "lightning", "lightning-val", "accelerate", "accelerate-stream", "wheel", "stream-spawn",
+    "cli-audit", "torchdata-2", "torchdata-0", "cli-audit-spawn", "passes-spawn",
+    "epoch-spawn", "cache-spawn",
 )  # fmt: skip
 
 

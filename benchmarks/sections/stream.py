@@ -248,6 +248,7 @@ def prepare(bench: Bench) -> Prepared:
     if importlib.util.find_spec("webdataset") is None:
         return Prepared(None, {}, {}, 0)
     base = bench.data_dir if bench.data_dir is not None else Path(tempfile.gettempdir())
+    base.mkdir(parents=True, exist_ok=True)  # --data-dir may name a folder not made yet
     folder = Path(tempfile.mkdtemp(prefix="rankaug-bench-stream-", dir=base))
     count = bench.settings.stream_samples
     urls = write_shards(bench.sources.square, count, folder)
