@@ -1,7 +1,8 @@
 """The accelerate-over-a-stream recipe of docs/guides/frameworks.md, run for real
 (test_accelerate_stream.py).
 
-``accelerate launch --multi_gpu --num_processes 2 accelerate_stream_train.py OUT`` reads
+``accelerate launch --multi_gpu --num_processes 2 accelerate_stream_train.py OUT`` (or
+``accelerate_train.py --stream``, after its trainings, in the same processes) reads
 a Hugging Face stream of :data:`SAMPLES` samples (8 shards) for 2 epochs through the
 page's ``stream_loader`` (2 workers) and writes ``OUT/whole/rank{r}.json``: per epoch,
 ``[id, digest]`` of each sample the rank got. Then, as the page warns against, the same
@@ -62,8 +63,8 @@ def epochs(loader: Any, count: int) -> list[list[list[Any]]]:
     return out
 
 
-def main() -> None:
-    out = Path(sys.argv[1])
+def main(out: Path) -> None:
+    """Write the reports in ``out`` (run alone, or by ``accelerate_train.py --stream``)."""
     accelerator, loader = recipe.stream_loader(stream(False, 0), noise, batch_size=4)
     rank = accelerator.process_index
     (out / "whole").mkdir(parents=True, exist_ok=True)
@@ -96,4 +97,4 @@ def split_run(out: Path, rank: int, make: Callable[[], Any]) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(Path(sys.argv[1]))

@@ -1,15 +1,16 @@
 """The accelerate recipe of docs/guides/frameworks.md, trained for real (test_accelerate.py).
 
 ``accelerate launch --multi_gpu --num_processes 2 accelerate_train.py OUT --epochs N
---runs NAME,...`` trains once per name, one after the other in the same processes (a
-name ``seedable`` with ``use_seedable_sampler=True``). Each run loads the page's recipe
-block as it is written (``fit``: ``Accelerator(cpu=True)`` on this GPU-less machine,
-accelerate's MULTI_CPU over gloo; ``DataLoader(train, sampler=EpochSampler(
-RandomSampler(train, generator=...)), collate_fn=BatchCollator())`` handed to
-``accelerator.prepare``, which shards its batches and synchronises the sampler's
-generator before every pass; ``loader.set_epoch`` on the prepared loader). Only the
-dataset and the model are the test's own: the model writes every batch it gets to
-``OUT/NAME/rank{r}.jsonl``, one JSON line per batch.
+--runs NAME,... [--stream]`` trains once per name, one after the other in the same
+processes (a name ``seedable`` with ``use_seedable_sampler=True``); with ``--stream``,
+the same processes then run the stream recipe (accelerate_stream_train.py) in ``OUT``.
+Each run loads the page's recipe block as it is written (``fit``:
+``Accelerator(cpu=True)`` on this GPU-less machine, accelerate's MULTI_CPU over gloo;
+``DataLoader(train, sampler=EpochSampler(RandomSampler(train, generator=...)),
+collate_fn=BatchCollator())`` handed to ``accelerator.prepare``, which shards its
+batches and synchronises the sampler's generator before every pass; ``loader.set_epoch``
+on the prepared loader). Only the dataset and the model are the test's own: the model
+writes every batch it gets to ``OUT/NAME/rank{r}.jsonl``, one JSON line per batch.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--epochs", type=int, required=True)
     parser.add_argument("--runs", required=True, help="names; seedable: use_seedable_sampler")
+    parser.add_argument("--stream", action="store_true", help="then accelerate_stream_train")
     args = parser.parse_args()
     for name in args.runs.split(","):
         out = args.out / name
@@ -70,6 +72,10 @@ def main() -> None:
             batch_size=BATCH,
             use_seedable_sampler=name == "seedable",
         )
+    if args.stream:  # a launch of its own would start three more interpreters
+        from tests.recipes import accelerate_stream_train
+
+        accelerate_stream_train.main(args.out)
 
 
 if __name__ == "__main__":

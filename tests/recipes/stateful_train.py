@@ -1,13 +1,13 @@
 """The StatefulDataLoader recipe of docs/guides/frameworks.md, run for real (test_torchdata.py).
 
-``python stateful_train.py OUT --workers W save`` runs 3 epochs uninterrupted, saving
-the loader with the page's ``save`` after the first 3 batches of epoch 1 (to
-``OUT/rank0.jsonl``); ``... resume`` starts a new process, restores it with the page's
-``resume`` and runs from there to the end of epoch 2 (to ``OUT/resumed.jsonl``). The
-loader is the page's
-``make_loader`` (``EpochSampler(DistributedSampler(train))``, ``BatchCollator()``)
-in a one-process gloo group; the loop never calls ``set_epoch``: EpochSampler
-advances on its own. Each batch becomes one JSON line.
+``python stateful_train.py OUT save --workers W`` (or :func:`run`) runs 3 epochs
+uninterrupted, saving the loader with the page's ``save`` after the first 3 batches of
+epoch 1 (to ``OUT/rank0.jsonl``); ``... resume`` starts a new process, restores it with
+the page's ``resume`` and runs from there to the end of epoch 2 (to
+``OUT/resumed.jsonl``). The loader is the page's ``make_loader``
+(``EpochSampler(DistributedSampler(train))``, ``BatchCollator()``) in a one-process gloo
+group; the loop never calls ``set_epoch``: EpochSampler advances on its own. Each batch
+becomes one JSON line.
 """
 
 from __future__ import annotations
@@ -37,19 +37,30 @@ def main() -> None:
     parser.add_argument("mode", choices=("save", "resume"))
     parser.add_argument("--workers", type=int, default=0)
     args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    store = args.out / f"group-{args.mode}"
+    run(args.out, args.mode, args.workers)
+
+
+def run(out: Path, mode: str, workers: int) -> None:
+    """One run in this process, in a one-process gloo group of its own (destroyed after).
+
+    test_torchdata.py runs ``save`` so, in its own process (inside
+    ``torch.random.fork_rng``), and ``resume`` as a script, in a new one.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    store = out / f"group-{mode}"
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=0, world_size=1)
-    torch.manual_seed(0)
-    loader = recipe.make_loader(AllKeyings(), batch_size=BATCH, num_workers=args.workers)
-    first = 0
-    if args.mode == "resume":
-        recipe.resume(loader, args.out / "state.pt")
-        first = SAVE_AT[0]
-    name = "resumed.jsonl" if args.mode == "resume" else "rank0.jsonl"
-    with open(args.out / name, "w") as file:
-        train(loader, args.mode, first, file)
-    dist.destroy_process_group()
+    try:
+        torch.manual_seed(0)
+        loader = recipe.make_loader(AllKeyings(), batch_size=BATCH, num_workers=workers)
+        first = 0
+        if mode == "resume":
+            recipe.resume(loader, out / "state.pt")
+            first = SAVE_AT[0]
+        name = "resumed.jsonl" if mode == "resume" else "rank0.jsonl"
+        with open(out / name, "w") as file:
+            train(loader, mode, first, file)
+    finally:
+        dist.destroy_process_group()
 
 
 def train(loader: Any, mode: str, first: int, file: IO[str]) -> None:

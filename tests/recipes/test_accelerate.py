@@ -8,43 +8,31 @@ sampler is ``EpochSampler(RandomSampler(train, generator=...))``.
 
 from __future__ import annotations
 
-import socket
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests import ahead
-from tests.recipes.conftest import HERE, lines, run
+from tests.recipes import accelerate_launch
+from tests.recipes.conftest import lines
 from tests.recipes.pipeline import KEYINGS
 
 pytestmark = [pytest.mark.framework, pytest.mark.timeout(300)]
 
-LAUNCH = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
-          "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
-          "--dynamo_backend", "no", str(HERE / "accelerate_train.py")]  # fmt: skip
-
-
-def free_port() -> str:
-    """A port no one listens on now (accelerate's default, 29500, is shared by every run)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return str(probe.getsockname()[1])
-
 
 def launch_twice(root: Path) -> dict[str, Path]:
-    """Two launches: "first" and "seedable" one after the other, then the rerun of
-    "first" in new processes (a job of tests.ahead). Each on a free port: another test
-    run (an xdist worker, a second checkout) may be launching at the same time."""
-    for names in ("first,seedable", "again"):
-        port = ["--main_process_port", free_port()]
-        run([*LAUNCH[:-1], *port, LAUNCH[-1], str(root), "--epochs", "3", "--runs", names])
-    return {name: root / name for name in ("first", "again", "seedable")}
+    """The first of the recipe's two launches, "first" and "seedable" one after the other
+    (a job of tests.ahead, named so in its JOBS). The second, the rerun of "first" in new
+    processes, is the job accelerate-stream's: the stream recipe runs in its processes
+    (accelerate_launch.py)."""
+    return accelerate_launch.first(root)
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    return ahead.result("accelerate", lambda: tmp_path_factory.mktemp("accelerate"))
+    again = ahead.result("accelerate-stream", lambda: tmp_path_factory.mktemp("again"))
+    first = ahead.result("accelerate", lambda: tmp_path_factory.mktemp("accelerate"))
+    return {**first, "again": again / "again"}
 
 
 class TestAccelerateRecipe:

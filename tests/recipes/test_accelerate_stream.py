@@ -1,5 +1,6 @@
 """The accelerate-over-a-stream recipe of docs/guides/frameworks.md, run for real
-(accelerate_stream_train.py): ``accelerate launch`` of 2 CPU processes over gloo."""
+(accelerate_stream_train.py): ``accelerate launch`` of 2 CPU processes over gloo, the
+launch that reruns test_accelerate.py's "first" (accelerate_launch.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ from typing import Any
 import pytest
 
 from tests import ahead
-from tests.recipes.conftest import HERE, run
-from tests.recipes.test_accelerate import LAUNCH, free_port
+from tests.recipes import accelerate_launch
 
 pytestmark = [pytest.mark.framework, pytest.mark.timeout(300)]
 SAMPLES = 32
@@ -22,11 +22,9 @@ def _read(out: Path, name: str) -> list[Any]:
 
 
 def launch(root: Path) -> Path:
-    """The recipe's 2-process launch, writing its reports in ``root`` (a job of
-    tests.ahead, on a free port)."""
-    port = ["--main_process_port", free_port()]
-    run([*LAUNCH[:-1], *port, str(HERE / "accelerate_stream_train.py"), str(root)])
-    return root
+    """The recipe's 2-process launch, writing its reports in the folder it returns (a
+    job of tests.ahead; test_accelerate.py's rerun runs in it first)."""
+    return accelerate_launch.again(root)
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ wrappers included). The resumed run must continue exactly as the uninterrupted o
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,17 @@ pytestmark = [pytest.mark.framework, pytest.mark.timeout(300)]
 
 def save_and_resume(folder: Path, workers: int) -> Path:
     """One uninterrupted run that saves the loader on its way (saving changes nothing),
-    then the resume from that state in a new process."""
-    python("stateful_train.py", str(folder), "save", "--workers", str(workers))
+    in this process (a fresh interpreter would cost torch's, albumentations' and
+    torchdata's imports again), then the resume from that state in a new process."""
+    import torch
+
+    from tests.recipes import stateful_train  # (imports torchdata: a framework test)
+
+    # (the suite may run it beside any test, whose warnings are errors)
+    with torch.random.fork_rng(devices=[]), warnings.catch_warnings():  # (run seeds torch)
+        # torchdata 0.11 calls torch.set_vital, which torch 2.13 deprecates
+        warnings.filterwarnings("ignore", "'set_vital' is deprecated", UserWarning)
+        stateful_train.run(folder, "save", workers)
     python("stateful_train.py", str(folder), "resume", "--workers", str(workers))
     return folder
 
