@@ -270,7 +270,7 @@ def _job_files() -> frozenset[Path]:
 # The longest jobs (seconds measured on 2 busy cores), taken first: the suite's job
 # tests run last, and a long job begun late kept it waiting at the end (the benchmark's
 # quick run, 35 s, was still waiting for a runner when the suite reached it; then the
-# two torchdata resumes, 10 CPU-s each, four fresh interpreters, 5 s each at the end).
+# two torchdata resumes, 5 s each at the end).
 LONGEST_FIRST: tuple[str, ...] = (
     "ddp-wrapper", "quick-tier", "benchmark", "benchmark-sections", "cli-stream-audit",
     "lightning", "lightning-val", "accelerate", "accelerate-stream", "wheel", "stream-spawn",
