@@ -30,6 +30,7 @@ from rankaug.epoch import (
 )
 from tests import ahead
 from tests.forked import in_a_forked_child
+from tests.frozen_heap import frozen_heap  # noqa: F401  (autouse: cheap gc.collect calls)
 
 
 class _ReadsEpoch(Dataset[int]):

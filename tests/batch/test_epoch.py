@@ -22,6 +22,7 @@ from rankaug.batch import _epoch
 from rankaug.errors import RankaugWarning
 from rankaug.sampler_read import LastBatch, read_epoch
 from tests.ddp.harness import launch_forked
+from tests.frozen_heap import frozen_heap  # noqa: F401  (autouse: cheap gc.collect calls)
 from tests.recipes.infinite import InfiniteDataLoader
 
 K = pytest.importorskip("kornia.augmentation")
