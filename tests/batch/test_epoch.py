@@ -39,6 +39,14 @@ class _Indexed:
         return {"image": torch.full((3, 4, 4), index / 10), "index": index}
 
 
+# the loaders a pass's batches come through: in the process, by workers, by persistent ones
+LOADERS: list[dict[str, Any]] = [
+    {"num_workers": 0},
+    {"num_workers": 2},
+    {"num_workers": 2, "persistent_workers": True},
+]
+
+
 def _aug() -> BatchAugment:
     return BatchAugment(K.RandomAffine(degrees=40.0, p=1.0), seed=3)
 
@@ -88,10 +96,7 @@ def _ddp_keyed(rank: int, world_size: int) -> list[Any]:
 
 
 class TestPlainEpoch:
-    @pytest.mark.parametrize(
-        "options",
-        [{"num_workers": 0}, {"num_workers": 2}, {"num_workers": 2, "persistent_workers": True}],
-    )
+    @pytest.mark.parametrize("options", LOADERS)
     def test_default_collate_batches_take_the_epoch_of_their_pass(
         self, options: dict[str, Any]
     ) -> None:
@@ -164,10 +169,7 @@ class TestPlainEpoch:
             keyed.append([_keyed_as(aug, batch) for batch in val])
         assert keyed == [[0, 0], [7, 7, 7], [1, 1], [8, 8, 8], [2, 2], [9, 9, 9]]
 
-    @pytest.mark.parametrize(
-        "options",
-        [{"num_workers": 0}, {"num_workers": 2}, {"num_workers": 2, "persistent_workers": True}],
-    )
+    @pytest.mark.parametrize("options", LOADERS)
     def test_a_validation_loop_that_reads_len_batches_and_keeps_its_iterator(
         self, options: dict[str, Any]
     ) -> None:
@@ -234,10 +236,7 @@ class TestPlainEpoch:
             loader.close()
         assert keyed == [[0] * 5, [1] * 5, [2] * 5]
 
-    @pytest.mark.parametrize(
-        "options",
-        [{"num_workers": 0}, {"num_workers": 2}, {"num_workers": 2, "persistent_workers": True}],
-    )
+    @pytest.mark.parametrize("options", LOADERS)
     def test_a_wrapper_that_reads_one_batch_ahead(self, options: dict[str, Any]) -> None:
         # timm's PrefetchLoader: batch k is yielded once the loader returned batch k + 1, the
         # last after the loader's end; those were keyed 0, silently
@@ -320,10 +319,7 @@ class TestPlainEpoch:
         del loader
         gc.collect()  # its pass is read no more
 
-    @pytest.mark.parametrize(
-        "options",
-        [{"num_workers": 0}, {"num_workers": 2}, {"num_workers": 2, "persistent_workers": True}],
-    )
+    @pytest.mark.parametrize("options", LOADERS)
     def test_batches_replayed_by_itertools_cycle_warn(self, options: dict[str, Any]) -> None:
         # cycle() replays the first pass's batches, kept, and begins no pass: they were keyed
         # 0 silently (the first cycle's augmentations again for an epoch-0 sampler), the last
