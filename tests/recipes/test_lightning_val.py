@@ -22,6 +22,7 @@ from rankaug.sampler_read import read_epoch
 from tests import ahead
 
 pytestmark = pytest.mark.framework
+pytest.importorskip("kornia.augmentation")  # BatchAugment's (none on Python 3.10 here)
 
 WORKERS: dict[str, dict[str, Any]] = {
     "none": {"num_workers": 0},
