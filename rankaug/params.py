@@ -39,6 +39,7 @@ from rankaug.samples import DEFAULT_TARGETS
 __all__ = [
     "Partners",
     "Targets",
+    "check_bbox_params_format",
     "check_declared_format",
     "pop_fields",
     "refuse_leftovers",
@@ -186,6 +187,21 @@ def check_declared_format(
             f"with box_format={box_format!r}"
         )
     return declared
+
+
+def check_bbox_params_format(given: str | None, dataset: object) -> None:
+    """Refuse an albumentations pipeline's ``A.BboxParams`` format other than ``dataset``'s.
+
+    ``given`` is that format, ``None`` for a transform that reads no boxes (no check:
+    datasets inside that differ are then no matter). What the wrappers check when their
+    ``transform`` is set.
+
+    Raises:
+        ValueError: See :func:`check_declared_format`.
+    """
+    if given is not None:
+        said = f"the transform's A.BboxParams format is {given!r}"
+        check_declared_format(given, dataset, said, "A.BboxParams(format")
 
 
 def _declared_format(dataset: object, depth: int = 16) -> BoxFormat | None:

@@ -15,7 +15,7 @@ from rankaug.epoch import EpochIndex, carry_epoch, drop_epoch
 from rankaug.errors import SampleError
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
-from rankaug.params import check_declared_format
+from rankaug.params import check_bbox_params_format
 from rankaug.sample_epoch import EpochFallback, sample_epoch
 from rankaug.samples import SampleAdapter, check_adapter
 from rankaug.stream.detect import Streamable
@@ -132,10 +132,8 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
             return
         # the driver holds private copies: it is made again, so no stale copy stays in use
         driver = make_driver(transform, self._adapter)
-        given = getattr(driver, "box_format", None)  # an albumentations pipeline's BboxParams
-        if given is not None:  # no format read: datasets inside that differ are no matter
-            said = f"the transform's A.BboxParams format is {given!r}"
-            check_declared_format(given, self.dataset, said, "A.BboxParams(format")
+        # an albumentations pipeline's A.BboxParams format, against the dataset's
+        check_bbox_params_format(getattr(driver, "box_format", None), self.dataset)
         self._driver = driver
         self._transform = transform
         self._changes.changed()  # workers made before go on with the old one: refused

@@ -133,9 +133,6 @@ def _check_box_format(transform: Any, dataset: object) -> None:
         ValueError: If ``dataset`` (or the datasets inside it) declares another format.
     """
     from rankaug._albumentations import bbox_params_format  # (OpenCV: when one is used)
-    from rankaug.params import check_declared_format
+    from rankaug.params import check_bbox_params_format
 
-    given = bbox_params_format(transform)
-    if given is not None:
-        said = f"the transform's A.BboxParams format is {given!r}"
-        check_declared_format(given, dataset, said, "A.BboxParams(format")
+    check_bbox_params_format(bbox_params_format(transform), dataset)
