@@ -49,7 +49,7 @@ from rankaug.errors import RankaugWarning
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import Domain, KeyedRandom, KeyTemplate, check_keying
 from rankaug.stream.counter import PassCounter
-from rankaug.stream.detect import check_stream
+from rankaug.stream.detect import check_stream, outside_level
 from rankaug.stream.ids import Repeats, SampleIds
 from rankaug.stream.readers import check_reader
 from rankaug.stream.source import Reading, forward_epoch, resumable
@@ -168,10 +168,9 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
             return
         for inner in inside:
             if isinstance(inner, StreamDataset) and inner.keying == "stream":
-                message = stacking.mixed_keyings(
-                    type(self).__name__, self.keying, type(inner).__name__
-                )
-                warnings.warn(message, RankaugWarning, stacklevel=4)
+                message = stacking.mixed_keyings(type(self).__name__, self.keying,
+                                                 type(inner).__name__)  # fmt: skip
+                warnings.warn(message, RankaugWarning, stacklevel=outside_level())
                 return
 
     # ------------------------------------------------------------------ epoch
