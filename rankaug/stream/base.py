@@ -51,7 +51,7 @@ from rankaug.keys import Domain, KeyedRandom, KeyTemplate, check_keying
 from rankaug.stream.counter import PassCounter
 from rankaug.stream.detect import check_stream, outside_level
 from rankaug.stream.ids import Repeats, SampleIds
-from rankaug.stream.readers import check_reader
+from rankaug.stream.readers import check_pickled, check_reader
 from rankaug.stream.source import Reading, forward_epoch, resumable
 from rankaug.stream.view import Window
 
@@ -388,6 +388,7 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
     __copy__ = own_count  # its map-style wrapper copied too (see own_count)
 
     def __getstate__(self) -> dict[str, Any]:
+        check_pickled(self)  # for spawned workers: accelerate's dispatcher is seen here
         state = self.__dict__.copy()
         state["_live"], state["_resume"], state["_running"] = None, {}, set()
         return state

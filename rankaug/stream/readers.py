@@ -8,7 +8,9 @@ a stream that already splits by rank (Hugging Face's ``split_dataset_by_node``,
 webdataset's ``nodesplitter=split_by_node``, litdata, mosaicml-streaming) each rank's
 share is dealt again: without a word, half the samples (on 2 processes) are never read,
 or never kept. A pass read by either warns (:func:`check_reader`); accelerate and the
-libraries are recognised by type name, never imported here.
+libraries are recognised by type name, never imported here. The dispatcher reads in the
+main process: its DataLoader's workers, forked, hold its frame among their callers, and
+spawned ones do not, so a wrapper pickled for them looks there (:func:`check_pickled`).
 """
 
 from __future__ import annotations
@@ -18,14 +20,13 @@ import warnings
 from types import FrameType
 from typing import Any, Final
 
+from rankaug.context import current_worker
 from rankaug.errors import RankaugWarning
 
-__all__ = ["check_reader", "rank_split"]
+__all__ = ["check_pickled", "check_reader", "rank_split"]
 
 #: accelerate's classes that deal an IterableDataset's samples among the processes.
 _READERS: Final = frozenset({"IterableDatasetShard", "DataLoaderDispatcher"})
-#: How far up the calls a reader is looked for (a DataLoader's iterator and fetcher between).
-_DEPTH: Final = 16
 
 
 def rank_split(dataset: object) -> str | None:
@@ -48,19 +49,24 @@ def rank_split(dataset: object) -> str | None:
     return None
 
 
-def _reader(frame: FrameType | None) -> tuple[str, int] | None:
-    """The accelerate reader among the callers from ``frame`` up, and its process count."""
-    for _ in range(_DEPTH):
-        if frame is None:
-            return None
+def _reader(frame: FrameType | None) -> tuple[str, int, int] | None:
+    """The accelerate reader among the callers from ``frame`` up, if any.
+
+    Its name, its process count and how many calls up from ``frame`` it is.
+
+    The whole stack is looked at: in a forked DataLoader worker it goes on with the main
+    process's calls that started the worker (the dispatcher's ``__iter__`` among them).
+    """
+    up = 0
+    while frame is not None:
         owner: Any = frame.f_locals.get("self")
         kind = type(owner)
         if kind.__name__ in _READERS and kind.__module__.partition(".")[0] == "accelerate":
             count: Any = getattr(owner, "num_processes", None)
             if count is None:  # the dispatcher's is its state's
                 count = getattr(getattr(owner, "state", None), "num_processes", 1)
-            return kind.__name__, int(count)
-        frame = frame.f_back
+            return kind.__name__, int(count), up
+        frame, up = frame.f_back, up + 1
     return None
 
 
@@ -77,11 +83,27 @@ def check_reader(wrapper: Any) -> None:
             ``IterableDatasetShard`` or ``DataLoaderDispatcher`` of more than one process
             reads it.
     """
+    if current_worker()[0] == 0:  # one worker of a DataLoader tells
+        _warn_reader(wrapper, sys._getframe(1))
+
+
+def check_pickled(wrapper: Any) -> None:
+    """:func:`check_reader`, for a wrapper pickled in the main process (for spawned workers).
+
+    A spawned worker's calls start afresh, without the dispatcher that started it: the
+    main process, pickling the wrapper for it, is where the dispatcher is seen.
+    """
+    if current_worker()[1] == 0:
+        _warn_reader(wrapper, sys._getframe(1), only="DataLoaderDispatcher")
+
+
+def _warn_reader(wrapper: Any, frame: FrameType, only: str | None = None) -> None:
+    """Warn if an accelerate reader above ``frame`` deals ``wrapper``'s split stream again."""
     how = rank_split(wrapper.dataset)
-    found = None if how is None else _reader(sys._getframe(1))
-    if found is None or found[1] < 2:
+    found = None if how is None else _reader(frame)
+    if found is None or found[1] < 2 or only not in (None, found[0]):
         return
-    reader, count = found
+    reader, count, up = found
     lost = (
         "the main process alone reads its rank's share, and the other ranks' shares are never read"
         if reader == "DataLoaderDispatcher"
@@ -95,5 +117,7 @@ def check_reader(wrapper: Any) -> None:
         "process keeps its batches), or keep the stream's split and leave the DataLoader "
         "out of accelerator.prepare (move the batches to accelerator.device yourself)",
         RankaugWarning,
-        stacklevel=2,
+        # frame is at 3; the dispatcher's caller is the loop over the loader (the shard's
+        # is the DataLoader's fetcher: frame, the pass reading the stream, is named)
+        stacklevel=4 + up if reader == "DataLoaderDispatcher" else 3,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import re
 import warnings
 from typing import Any
@@ -92,3 +93,14 @@ class TestRankSplit:
         assert rank_split(_stream(None)) is None
         assert rank_split(_stream(1)) is None
         assert rank_split(Shards(4)) is None
+
+
+class TestCheckPickled:
+    # read over accelerate's dispatcher with a spawned worker: tests/recipes/
+    # test_accelerate_stream.py ("dispatched-spawn"), in 2 real processes
+    def test_a_wrapper_pickled_without_a_dispatcher_is_not_warned(self) -> None:
+        wrapper: Any = RandomAugmentWrapper(_stream(2), _keep, seed=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            copy = pickle.loads(pickle.dumps(wrapper))
+        assert [int(s["id"]) for s in copy] == [int(s["id"]) for s in wrapper]
