@@ -247,7 +247,7 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
 
     def _read(self, live: Pass, read: int) -> Iterator[Any]:
         """The stream's samples, the first at ``read``, read with the pass's epoch carried."""
-        check_reader(self)  # accelerate dealing again a stream split by rank: warned
+        check_reader(self)  # a split dealt again by accelerate, or unsplit by worker: warned
         with live.context(read).guard("starting the stream"):  # its iter() may fail too
             iterator = Reading(self.dataset, live.epoch)
         while True:
