@@ -45,11 +45,11 @@ from rankaug import checks, nesting, passes, stacking, streams
 from rankaug._fixed import FixedSettings, own_count
 from rankaug.context import ResolvedContext, SampleContext, current_worker
 from rankaug.epoch import carried_epoch
-from rankaug.errors import RankaugWarning
+from rankaug.errors import RankaugWarning, outside_level
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import Domain, KeyedRandom, KeyTemplate, check_keying
 from rankaug.stream.counter import PassCounter
-from rankaug.stream.detect import check_stream, outside_level
+from rankaug.stream.detect import check_stream
 from rankaug.stream.ids import Repeats, SampleIds
 from rankaug.stream.readers import check_pickled, check_reader
 from rankaug.stream.source import Reading, forward_epoch, resumable

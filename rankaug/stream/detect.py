@@ -16,22 +16,16 @@ order every epoch, which the wrapper's epoch cannot reach.
 from __future__ import annotations
 
 import inspect
-import os
-import sys
 import warnings
 from collections.abc import Iterator
 from typing import Any, Final
 
 from torch.utils.data import IterableDataset
 
-from rankaug.errors import RankaugWarning
+from rankaug.errors import RankaugWarning, outside_level
 
-__all__ = [
-    "Streamable", "batch_size", "check_stream", "fixed_shuffles", "is_stream", "outside_level"
-]  # fmt: skip
+__all__ = ["Streamable", "batch_size", "check_stream", "fixed_shuffles", "is_stream"]
 
-#: rankaug's folder: its frames are passed over by the warnings (:func:`outside_level`).
-_PACKAGE: Final = os.path.join(os.path.dirname(os.path.dirname(__file__)), "")
 #: The keywords of the streaming wrappers that name no map-style argument.
 _STREAM_ONLY: Final = ("buffer_size", "sample_id")
 
@@ -91,21 +85,6 @@ def check_stream(dataset: object) -> Any:
             stacklevel=outside_level(),
         )
     return dataset
-
-
-def outside_level() -> int:
-    """The ``stacklevel`` of its caller's first caller outside rankaug, for its caller's warning.
-
-    A wrapper reaches :func:`check_stream` (or a check of a wrapper being built) through
-    one constructor or more (``RandomAugmentWrapper(stream)`` and
-    ``StreamingAugment(stream)`` do not count alike), so its warnings name the line that
-    made the wrapper.
-    """
-    frame = sys._getframe(2)  # the warning function's caller: stacklevel 2 there
-    level = 2
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def fixed_shuffles(dataset: object) -> list[Any]:
