@@ -4,16 +4,35 @@ from __future__ import annotations
 
 import ast
 import operator
+import os
 import re
+import sys
 from typing import Final
 
 from rankaug import checks
 
-__all__ = ["RankaugWarning", "SampleError"]
+__all__ = ["RankaugWarning", "SampleError", "outside_level"]
+
+#: rankaug's folder: its frames are passed over by the warnings (:func:`outside_level`).
+_PACKAGE: Final = os.path.join(os.path.dirname(__file__), "")
 
 
 class RankaugWarning(UserWarning):
     """A setting that silently weakens rankaug's guarantees (a wrong rank, a late epoch)."""
+
+
+def outside_level() -> int:
+    """The ``stacklevel`` of its caller's first caller outside rankaug, for its caller's warning.
+
+    A wrapper reaches the checks of its construction through one constructor or more
+    (``RandomAugmentWrapper(stream)`` and ``StreamingAugment(stream)`` do not count alike),
+    so their warnings name the line that made the wrapper.
+    """
+    frame = sys._getframe(2)  # the warning function's caller: stacklevel 2 there
+    level = 2
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class SampleError(RuntimeError):

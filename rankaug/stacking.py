@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from rankaug.errors import RankaugWarning
+from rankaug.errors import RankaugWarning, outside_level
 
 if TYPE_CHECKING:
     from rankaug.keyed import KeyedDataset
@@ -79,11 +79,11 @@ def mixed_keyings(outer: str, keying: str, inner: str) -> str:
     )
 
 
-def _warn_once(wrapper: Any, kind: str, message: str) -> None:
+def _warn_once(wrapper: Any, kind: str, message: str, stacklevel: int = 4) -> None:
     warned: set[str] = wrapper._stacking_warned
     if kind not in warned:
         warned.add(kind)
-        warnings.warn(message, RankaugWarning, stacklevel=4)
+        warnings.warn(message, RankaugWarning, stacklevel=stacklevel)
 
 
 def check_same_key(wrapper: Any, inside: Iterable[Any]) -> None:
@@ -118,8 +118,8 @@ def check_built(wrapper: KeyedDataset[Any]) -> None:
     for inner in inside:
         if inner.keying == "stream":
             inner._stacking_warned.add("keying")  # told here, not again when it starts
-            _warn_once(wrapper, "keying", mixed_keyings(
-                type(wrapper).__name__, wrapper.keying, type(inner).__name__))  # fmt: skip
+            message = mixed_keyings(type(wrapper).__name__, wrapper.keying, type(inner).__name__)
+            _warn_once(wrapper, "keying", message, outside_level() + 1)  # the wrapper's maker
             return
 
 

@@ -58,9 +58,16 @@ class TestCheckBuilt:
     def test_warns_over_a_stream_keyed_wrapper(self, keying: str) -> None:
         inner = RandomAugmentWrapper(DATA, record, seed=0)
         expected = f"MosaicDataset(keying={keying!r}) holds RandomAugmentWrapper(keying='stream')"
-        with pytest.warns(RankaugWarning, match=re.escape(expected)):
+        with pytest.warns(RankaugWarning, match=re.escape(expected)) as caught:
             outer = MosaicDataset(inner, seed=0, output_size=8, keying=keying)  # type: ignore[arg-type]
         outer[0]  # told once: not again when the inner stream starts
+        assert [w.filename for w in caught] == [__file__]  # the line that made it
+
+    def test_the_warning_names_the_line_that_made_the_wrapper(self) -> None:
+        inner = RandomAugmentWrapper(DATA, record, seed=0)
+        with pytest.warns(RankaugWarning, match="holds RandomAugmentWrapper") as caught:
+            RandomAugmentWrapper(inner, record, seed=0, stream="outer", keying="sample")
+        assert [w.filename for w in caught] == [__file__]
 
     def test_keeps_quiet_over_one_keyed_alike(self) -> None:
         inner = RandomAugmentWrapper(DATA, record, seed=0, keying="sample")

@@ -45,13 +45,13 @@ from rankaug import checks, nesting, passes, stacking, streams
 from rankaug._fixed import FixedSettings, own_count
 from rankaug.context import ResolvedContext, SampleContext, current_worker
 from rankaug.epoch import carried_epoch
-from rankaug.errors import RankaugWarning
+from rankaug.errors import RankaugWarning, outside_level
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import Domain, KeyedRandom, KeyTemplate, check_keying
 from rankaug.stream.counter import PassCounter
 from rankaug.stream.detect import check_stream
 from rankaug.stream.ids import Repeats, SampleIds
-from rankaug.stream.readers import check_reader
+from rankaug.stream.readers import check_pickled, check_reader
 from rankaug.stream.source import Reading, forward_epoch, resumable
 from rankaug.stream.view import Window
 
@@ -168,10 +168,9 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
             return
         for inner in inside:
             if isinstance(inner, StreamDataset) and inner.keying == "stream":
-                message = stacking.mixed_keyings(
-                    type(self).__name__, self.keying, type(inner).__name__
-                )
-                warnings.warn(message, RankaugWarning, stacklevel=4)
+                message = stacking.mixed_keyings(type(self).__name__, self.keying,
+                                                 type(inner).__name__)  # fmt: skip
+                warnings.warn(message, RankaugWarning, stacklevel=outside_level())
                 return
 
     # ------------------------------------------------------------------ epoch
@@ -248,7 +247,7 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
 
     def _read(self, live: Pass, read: int) -> Iterator[Any]:
         """The stream's samples, the first at ``read``, read with the pass's epoch carried."""
-        check_reader(self)  # accelerate dealing again a stream split by rank: warned
+        check_reader(self)  # a split dealt again by accelerate, or unsplit by worker: warned
         with live.context(read).guard("starting the stream"):  # its iter() may fail too
             iterator = Reading(self.dataset, live.epoch)
         while True:
@@ -389,6 +388,7 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
     __copy__ = own_count  # its map-style wrapper copied too (see own_count)
 
     def __getstate__(self) -> dict[str, Any]:
+        check_pickled(self)  # for spawned workers: accelerate's dispatcher is seen here
         state = self.__dict__.copy()
         state["_live"], state["_resume"], state["_running"] = None, {}, set()
         return state

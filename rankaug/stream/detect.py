@@ -16,20 +16,16 @@ order every epoch, which the wrapper's epoch cannot reach.
 from __future__ import annotations
 
 import inspect
-import os
-import sys
 import warnings
 from collections.abc import Iterator
 from typing import Any, Final
 
 from torch.utils.data import IterableDataset
 
-from rankaug.errors import RankaugWarning
+from rankaug.errors import RankaugWarning, outside_level
 
 __all__ = ["Streamable", "batch_size", "check_stream", "fixed_shuffles", "is_stream"]
 
-#: rankaug's folder: its frames are passed over by the warnings (:func:`_outside`).
-_PACKAGE: Final = os.path.join(os.path.dirname(os.path.dirname(__file__)), "")
 #: The keywords of the streaming wrappers that name no map-style argument.
 _STREAM_ONLY: Final = ("buffer_size", "sample_id")
 
@@ -75,7 +71,7 @@ def check_stream(dataset: object) -> Any:
             "keying='sample' would find a list of ids. Batch after the wrapper "
             f"(DataLoader(wrapper, batch_size={size})), or add .unbatched() after .batched()",
             RankaugWarning,
-            stacklevel=_outside(),
+            stacklevel=outside_level(),
         )
     seeds = fixed_shuffles(dataset)
     if seeds:
@@ -86,23 +82,9 @@ def check_stream(dataset: object) -> Any:
             "cannot change; pass detshuffle=True to WebDataset (the wrapper hands its "
             "detshuffle the epoch), or shuffle without a seed",
             RankaugWarning,
-            stacklevel=_outside(),
+            stacklevel=outside_level(),
         )
     return dataset
-
-
-def _outside() -> int:
-    """The ``stacklevel`` of :func:`check_stream`'s first caller outside rankaug.
-
-    A wrapper reaches it through one constructor or more (``RandomAugmentWrapper(stream)``
-    and ``StreamingAugment(stream)`` do not count alike), so its warnings name the line
-    that made the wrapper.
-    """
-    frame = sys._getframe(2)  # check_stream's caller: stacklevel 2 there
-    level = 2
-    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
 
 
 def fixed_shuffles(dataset: object) -> list[Any]:

@@ -1,4 +1,4 @@
-"""Who reads a streaming wrapper: accelerate's sharding over a stream that splits by rank.
+"""Who reads a streaming wrapper: accelerate dealing a rank split again, workers reading whole.
 
 ``accelerator.prepare(DataLoader(stream))`` deals an ``IterableDataset``'s samples among
 the processes itself: with ``dispatch_batches`` (its default for one) the main process
@@ -8,7 +8,16 @@ a stream that already splits by rank (Hugging Face's ``split_dataset_by_node``,
 webdataset's ``nodesplitter=split_by_node``, litdata, mosaicml-streaming) each rank's
 share is dealt again: without a word, half the samples (on 2 processes) are never read,
 or never kept. A pass read by either warns (:func:`check_reader`); accelerate and the
-libraries are recognised by type name, never imported here.
+libraries are recognised by type name, never imported here. The dispatcher reads in the
+main process: its DataLoader's workers, forked, hold its frame among their callers, and
+spawned ones do not, so a wrapper pickled for them looks there (:func:`check_pickled`).
+
+Likewise each DataLoader worker reads the stream, which must split itself by worker: a
+webdataset pipeline over a shard list without ``split_by_worker`` (``WebDataset(urls,
+workersplitter=None)``, a ``DataPipeline`` without it) hands every worker every shard, and
+each sample comes once per worker in an epoch (:func:`check_workers`). Hugging Face's
+``IterableDataset``, litdata and mosaicml-streaming split by worker themselves; a plain
+``IterableDataset`` cannot be told.
 """
 
 from __future__ import annotations
@@ -18,14 +27,13 @@ import warnings
 from types import FrameType
 from typing import Any, Final
 
+from rankaug.context import current_worker
 from rankaug.errors import RankaugWarning
 
-__all__ = ["check_reader", "rank_split"]
+__all__ = ["check_pickled", "check_reader", "check_workers", "rank_split", "worker_unsplit"]
 
 #: accelerate's classes that deal an IterableDataset's samples among the processes.
 _READERS: Final = frozenset({"IterableDatasetShard", "DataLoaderDispatcher"})
-#: How far up the calls a reader is looked for (a DataLoader's iterator and fetcher between).
-_DEPTH: Final = 16
 
 
 def rank_split(dataset: object) -> str | None:
@@ -48,26 +56,88 @@ def rank_split(dataset: object) -> str | None:
     return None
 
 
-def _reader(frame: FrameType | None) -> tuple[str, int] | None:
-    """The accelerate reader among the callers from ``frame`` up, and its process count."""
-    for _ in range(_DEPTH):
-        if frame is None:
-            return None
+def worker_unsplit(dataset: object) -> bool:
+    """Whether ``dataset`` is seen to hand every DataLoader worker all of its samples.
+
+    So is a webdataset pipeline (its ``pipeline`` of stages, nested pipelines flattened)
+    that starts from a ``SimpleShardList`` and has no ``split_by_worker`` stage, all its
+    stages being webdataset's own: a stage of another module (a ``workersplitter`` of
+    yours) may split, and is trusted to.
+
+    >>> worker_unsplit([1, 2])
+    False
+    """
+    stages = getattr(dataset, "pipeline", None)
+    if not isinstance(stages, list) or not stages:
+        return False
+    while isinstance(getattr(stages[0], "pipeline", None), list):  # a pipeline in a pipeline
+        stages = [*stages[0].pipeline, *stages[1:]]
+    if type(stages[0]).__name__ != "SimpleShardList":
+        return False  # ResampledShards draws each worker's own shards; a source of yours
+    return all(
+        str(getattr(stage, "__module__", "")).partition(".")[0] == "webdataset"
+        and getattr(stage, "__name__", None) != "split_by_worker"
+        for stage in stages
+    )
+
+
+def check_workers(wrapper: Any, level: int = 2) -> None:
+    """Warn if DataLoader workers each read the whole of a stream seen not to split.
+
+    Called by a pass as it starts reading, in worker 0 of two or more (the others read
+    alike): :func:`worker_unsplit`.
+
+    Args:
+        wrapper: The streaming wrapper whose pass starts.
+        level: The ``stacklevel`` of the line named (the pass reading the stream: a
+            worker's calls hold no line of yours).
+
+    Warns:
+        RankaugWarning: If ``wrapper``'s stream is a webdataset pipeline over a shard list
+            without ``split_by_worker``, read by 2 DataLoader workers or more.
+    """
+    worker_id, workers = current_worker()
+    if worker_id != 0 or workers < 2 or not worker_unsplit(wrapper.dataset):
+        return
+    warnings.warn(
+        f"{type(wrapper).__name__} reads {type(wrapper.dataset).__name__}, a webdataset "
+        f"pipeline over a shard list with no split_by_worker stage, in {workers} DataLoader "
+        f"workers: each worker reads every shard, so every sample comes {workers} times an "
+        "epoch. Split the shards by worker: leave WebDataset's workersplitter at its "
+        "default (wds.split_by_worker), or put wds.split_by_worker after the shard list "
+        "(wds.DataPipeline(wds.SimpleShardList(urls), wds.split_by_worker, ...)); or read "
+        "it with num_workers=0",
+        RankaugWarning,
+        stacklevel=level,
+    )
+
+
+def _reader(frame: FrameType | None) -> tuple[str, int, int] | None:
+    """The accelerate reader among the callers from ``frame`` up, if any.
+
+    Its name, its process count and how many calls up from ``frame`` it is.
+
+    The whole stack is looked at: in a forked DataLoader worker it goes on with the main
+    process's calls that started the worker (the dispatcher's ``__iter__`` among them).
+    """
+    up = 0
+    while frame is not None:
         owner: Any = frame.f_locals.get("self")
         kind = type(owner)
         if kind.__name__ in _READERS and kind.__module__.partition(".")[0] == "accelerate":
             count: Any = getattr(owner, "num_processes", None)
             if count is None:  # the dispatcher's is its state's
                 count = getattr(getattr(owner, "state", None), "num_processes", 1)
-            return kind.__name__, int(count)
-        frame = frame.f_back
+            return kind.__name__, int(count), up
+        frame, up = frame.f_back, up + 1
     return None
 
 
 def check_reader(wrapper: Any) -> None:
-    """Warn if accelerate deals among processes a stream that splits by rank itself.
+    """Warn if accelerate deals again a stream split by rank, or workers each read it whole.
 
-    Called by a pass as it starts reading: accelerate's reader is among its callers.
+    Called by a pass as it starts reading: accelerate's reader is among its callers. The
+    latter is :func:`check_workers`'s.
 
     Args:
         wrapper: The streaming wrapper whose pass starts.
@@ -75,13 +145,30 @@ def check_reader(wrapper: Any) -> None:
     Warns:
         RankaugWarning: If ``wrapper``'s stream splits by rank and accelerate's
             ``IterableDatasetShard`` or ``DataLoaderDispatcher`` of more than one process
-            reads it.
+            reads it; or as :func:`check_workers` says.
     """
+    if current_worker()[0] == 0:  # one worker of a DataLoader tells
+        _warn_reader(wrapper, sys._getframe(1))
+        check_workers(wrapper, level=3)
+
+
+def check_pickled(wrapper: Any) -> None:
+    """:func:`check_reader`, for a wrapper pickled in the main process (for spawned workers).
+
+    A spawned worker's calls start afresh, without the dispatcher that started it: the
+    main process, pickling the wrapper for it, is where the dispatcher is seen.
+    """
+    if current_worker()[1] == 0:
+        _warn_reader(wrapper, sys._getframe(1), only="DataLoaderDispatcher")
+
+
+def _warn_reader(wrapper: Any, frame: FrameType, only: str | None = None) -> None:
+    """Warn if an accelerate reader above ``frame`` deals ``wrapper``'s split stream again."""
     how = rank_split(wrapper.dataset)
-    found = None if how is None else _reader(sys._getframe(1))
-    if found is None or found[1] < 2:
+    found = None if how is None else _reader(frame)
+    if found is None or found[1] < 2 or only not in (None, found[0]):
         return
-    reader, count = found
+    reader, count, up = found
     lost = (
         "the main process alone reads its rank's share, and the other ranks' shares are never read"
         if reader == "DataLoaderDispatcher"
@@ -95,5 +182,7 @@ def check_reader(wrapper: Any) -> None:
         "process keeps its batches), or keep the stream's split and leave the DataLoader "
         "out of accelerator.prepare (move the batches to accelerator.device yourself)",
         RankaugWarning,
-        stacklevel=2,
+        # frame is at 3; the dispatcher's caller is the loop over the loader (the shard's
+        # is the DataLoader's fetcher: frame, the pass reading the stream, is named)
+        stacklevel=4 + up if reader == "DataLoaderDispatcher" else 3,
     )

@@ -8,7 +8,8 @@ page's ``stream_loader`` (2 workers) and writes ``OUT/whole/rank{r}.json``: per 
 ``[id, digest]`` of each sample the rank got. Then, as the page warns against, the same
 loader over the stream split by node (``split_dataset_by_node``), loaded in the main
 process: ``OUT/split/rank{r}.json`` holds its ids and the ``RankaugWarning`` messages;
-``OUT/dispatched`` likewise, with accelerate's default ``dispatch_batches``.
+``OUT/dispatched`` likewise, with accelerate's default ``dispatch_batches``, and
+``OUT/dispatched-spawn`` with it over a spawned DataLoader worker.
 """
 
 from __future__ import annotations
@@ -72,18 +73,21 @@ def main(out: Path) -> None:
     split = functools.partial(recipe.stream_loader, batch_size=4, num_workers=0)
     split_run(out / "split", rank, lambda: split(stream(True, rank), noise)[1])
     split_run(out / "dispatched", rank, lambda: dispatched(stream(True, rank)))
+    split_run(out / "dispatched-spawn", rank, lambda: dispatched(stream(True, rank), "spawn"))
     accelerator.wait_for_everyone()
 
 
-def dispatched(split: Any) -> Any:
-    """accelerate's default for a streamed loader: the main process reads, and deals."""
+def dispatched(split: Any, context: str | None = None) -> Any:
+    """accelerate's default for a streamed loader: the main process reads, and deals (with
+    a ``context`` such as ``"spawn"``, through a DataLoader worker started so)."""
     from accelerate import Accelerator  # type: ignore[import-untyped]
     from torch.utils.data import DataLoader
 
     from rankaug import RandomAugmentWrapper
 
     train = RandomAugmentWrapper(split, noise, seed=0, keying="sample", sample_id="id")
-    return Accelerator(cpu=True).prepare(DataLoader(train, batch_size=4))
+    workers = {"num_workers": 1, "multiprocessing_context": context} if context else {}
+    return Accelerator(cpu=True).prepare(DataLoader(train, batch_size=4, **workers))
 
 
 def split_run(out: Path, rank: int, make: Callable[[], Any]) -> None:

@@ -49,6 +49,9 @@ class TestAccelerateStreamRecipe:
     @pytest.mark.parametrize(("name", "reader", "warned"), [
         ("split", "IterableDatasetShard", [True, True]),  # each rank keeps half its share
         ("dispatched", "DataLoaderDispatcher", [True, False]),  # rank 0's share alone
+        # a spawned worker's calls hold no dispatcher: each rank's main process, pickling
+        # the wrapper for its worker (every rank starts the loader's workers), tells
+        ("dispatched-spawn", "DataLoaderDispatcher", [True, True]),
     ])  # fmt: skip
     def test_a_stream_split_by_rank_loses_half_and_warns(
         self, out: Path, name: str, reader: str, warned: list[bool]

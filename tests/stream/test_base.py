@@ -340,10 +340,14 @@ class TestStreamDataset:
             RandomAugmentWrapper(inner, _draw, seed=0, **options)  # before, the same draws
         RandomAugmentWrapper(inner, _draw, seed=1, **options)  # another seed: other draws
 
-    def test_warns_over_a_stream_keyed_wrapper(self) -> None:
+    @pytest.mark.parametrize("make", [RandomAugmentWrapper, StreamingAugment])
+    def test_warns_over_a_stream_keyed_wrapper_at_the_callers_line(self, make: Any) -> None:
         inner = RandomAugmentWrapper(Shards(6), _draw, seed=0)
-        with pytest.warns(RankaugWarning, match="StreamingAugment\\(keying='sample'\\) holds"):
-            RandomAugmentWrapper(inner, _draw, seed=0, keying="sample", sample_id="id")
+        with pytest.warns(
+            RankaugWarning, match="StreamingAugment\\(keying='sample'\\) holds"
+        ) as caught:
+            make(inner, _draw, seed=0, keying="sample", sample_id="id")
+        assert [w.filename for w in caught] == [__file__]  # the line that made it, however
 
 
 def left_open(_: Path) -> subprocess.CompletedProcess[str]:

@@ -1,17 +1,22 @@
-"""``rankaug.stream.readers``: accelerate dealing again a stream that splits by rank."""
+"""``rankaug.stream.readers``: accelerate dealing again a stream that splits by rank, and
+DataLoader workers each reading a whole stream."""
 
 from __future__ import annotations
 
+import collections
+import pickle
 import re
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from torch.utils.data import DataLoader
 
 from rankaug import RandomAugmentWrapper
 from rankaug.errors import RankaugWarning
-from rankaug.stream.readers import rank_split
+from rankaug.stream.readers import rank_split, worker_unsplit
 from tests.stream.helpers import Shards
 
 accelerate_data = pytest.importorskip("accelerate.data_loader")
@@ -92,3 +97,122 @@ class TestRankSplit:
         assert rank_split(_stream(None)) is None
         assert rank_split(_stream(1)) is None
         assert rank_split(Shards(4)) is None
+
+
+class TestCheckPickled:
+    # read over accelerate's dispatcher with a spawned worker: tests/recipes/
+    # test_accelerate_stream.py ("dispatched-spawn"), in 2 real processes
+    def test_a_wrapper_pickled_without_a_dispatcher_is_not_warned(self) -> None:
+        wrapper: Any = RandomAugmentWrapper(_stream(2), _keep, seed=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            copy = pickle.loads(pickle.dumps(wrapper))
+        assert [int(s["id"]) for s in copy] == [int(s["id"]) for s in wrapper]
+
+
+def _shards(folder: Path) -> str:
+    """4 webdataset shards of 2 samples each (ids ``s0``... ``s7``) in ``folder``: their urls."""
+    wds = pytest.importorskip("webdataset")
+    for shard in range(4):
+        with wds.TarWriter(str(folder / f"t-{shard}.tar")) as sink:
+            for k in (2 * shard, 2 * shard + 1):
+                sink.write({"__key__": f"s{k}", "npy": np.full((4, 4), k, np.uint8)})
+    return str(folder / "t-{0..3}.tar")
+
+
+def _unpack(sample: dict[str, Any]) -> dict[str, Any]:
+    return {"image": sample["npy"], "id": sample["__key__"]}
+
+
+def _pipelines(urls: str, *, split: bool) -> list[Any]:
+    """webdataset pipelines over ``urls`` that split by worker, or that do not."""
+    wds = pytest.importorskip("webdataset")
+    stages = (wds.tarfile_to_samples(), wds.decode(), wds.map(_unpack))
+    if not split:
+        return [
+            wds.WebDataset(urls, shardshuffle=False, workersplitter=None).decode().map(_unpack),
+            wds.DataPipeline(wds.SimpleShardList(urls), *stages),
+            wds.DataPipeline(wds.DataPipeline(wds.SimpleShardList(urls)), *stages),  # nested
+        ]
+    own = wds.WebDataset(urls, shardshuffle=False, workersplitter=_every_other)
+    return [
+        wds.WebDataset(urls, shardshuffle=False).decode().map(_unpack),  # its default
+        wds.DataPipeline(wds.SimpleShardList(urls), wds.split_by_worker, *stages),
+        own.decode().map(_unpack),
+    ]
+
+
+def _every_other(urls: Any) -> Any:
+    """A workersplitter of one's own: trusted to split."""
+    from torch.utils.data import get_worker_info
+
+    info = get_worker_info()
+    for k, url in enumerate(urls):
+        if info is None or k % info.num_workers == info.id:
+            yield url
+
+
+def _ids(wrapper: Any, workers: int) -> collections.Counter[str]:
+    loader = DataLoader(wrapper, batch_size=None, num_workers=workers,
+                        multiprocessing_context="fork" if workers else None)  # fmt: skip
+    return collections.Counter(sample["id"] for sample in loader)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # webdataset's
+@pytest.mark.filterwarnings("ignore::ResourceWarning")  # tar files, left to the collector
+class TestCheckWorkers:
+    @pytest.mark.parametrize("kind", [0, 1, 2])
+    def test_a_webdataset_not_split_by_worker_read_by_workers_warns(
+        self, tmp_path: Path, kind: int
+    ) -> None:
+        stream = _pipelines(_shards(tmp_path), split=False)[kind]
+        wrapper = RandomAugmentWrapper(stream, _keep, seed=0)
+        expected = (
+            f"StreamingAugment reads {type(stream).__name__}, a webdataset pipeline over a "
+            "shard list with no split_by_worker stage, in 2 DataLoader workers: each worker "
+            "reads every shard, so every sample comes 2 times an epoch"
+        )
+        with warnings.catch_warnings():  # the forked workers' filter: raised, and handed back
+            warnings.simplefilter("error", RankaugWarning)
+            with pytest.raises(RankaugWarning, match=re.escape(expected)):
+                _ids(wrapper, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RankaugWarning)
+            assert set(_ids(wrapper, 2).values()) == {2}  # what it warns of: each twice
+
+    @pytest.mark.parametrize("kind", [0, 1, 2])
+    def test_a_webdataset_split_by_worker_is_not_warned(self, tmp_path: Path, kind: int) -> None:
+        wrapper = RandomAugmentWrapper(_pipelines(_shards(tmp_path), split=True)[kind], _keep,
+                                       seed=0)  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            assert _ids(wrapper, 2) == {f"s{k}": 1 for k in range(8)}
+
+    def test_one_reader_is_not_warned(self, tmp_path: Path) -> None:
+        wrapper = RandomAugmentWrapper(_pipelines(_shards(tmp_path), split=False)[1], _keep,
+                                       seed=0)  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            assert _ids(wrapper, 0) == _ids(wrapper, 1) == {f"s{k}": 1 for k in range(8)}
+
+    @pytest.mark.parametrize("shards", [1, 3])
+    def test_a_hugging_face_stream_splits_itself(self, shards: int) -> None:
+        table = {"image": [np.full((4, 4), k, np.uint8) for k in range(8)],
+                 "id": [f"s{k}" for k in range(8)]}  # fmt: skip
+        stream = datasets.Dataset.from_dict(table).to_iterable_dataset(num_shards=shards)
+        wrapper = RandomAugmentWrapper(stream.with_format("numpy"), _keep, seed=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            assert _ids(wrapper, 2) == {f"s{k}": 1 for k in range(8)}  # 1 shard: 1 worker
+
+
+class TestWorkerUnsplit:
+    def test_what_it_tells(self, tmp_path: Path) -> None:
+        wds = pytest.importorskip("webdataset")
+        urls = _shards(tmp_path)
+        assert [worker_unsplit(s) for s in _pipelines(urls, split=False)] == [True] * 3
+        assert [worker_unsplit(s) for s in _pipelines(urls, split=True)] == [False] * 3
+        resampled = wds.DataPipeline(wds.ResampledShards(urls), wds.tarfile_to_samples())
+        assert not worker_unsplit(resampled)  # each worker draws its own shards
+        assert not worker_unsplit(wds.DataPipeline(lambda: iter(range(4))))  # a source of yours
+        assert not worker_unsplit(Shards(4))
