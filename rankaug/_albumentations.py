@@ -316,7 +316,7 @@ class AlbumentationsDriver:
         if len(missing) < len(fields):
             raise ValueError(
                 f"the sample has no {', '.join(map(repr, missing))}, but {need}: give them "
-                "all (empty, for an image without objects) or none"
+                "all (empty, for an image without objects; a None value is none) or none"
             )
         plain = type(self.adapter) is DefaultAdapter
         who = "the default adapter" if plain else repr(self.adapter)

@@ -180,6 +180,11 @@ class TestAlbumentationsDriver:
         assert kept[key] is sample[key]
         assert kept["bboxes"][:, 0].tolist() == [20, 2, 1]
 
+    def test_a_label_field_given_none_beside_boxes_is_named(self) -> None:
+        made = driver(DefaultAdapter())
+        with pytest.raises(ValueError, match=r"no 'labels', but .*; a None value is none\)"):
+            made(boxed(labels=None), keyed(0))
+
     def test_the_plain_keys_leave_out_those_it_checks(self) -> None:
         moved = driver(DefaultAdapter())  # keypoints refused (no keypoint_params), a mask moved
         assert moved.refused == {"keypoints"}

@@ -106,6 +106,9 @@ class DefaultAdapter:
     def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
         """Split ``sample`` into transform data and a state (see :class:`SampleAdapter`).
 
+        A target whose value is ``None`` (``bboxes=None``) is no target, as it is to
+        ``KeyMap``: it is not handed out, and the output keeps the ``None``.
+
         Raises:
             TypeError: If the sample is not a dict or an (image, target) pair, or its image
                 is of an unsupported type.
@@ -159,7 +162,7 @@ class DefaultAdapter:
         wrapped = kind != "numpy" and is_wrapped(original)
         empty, additional = self.typed_empty, self.additional_targets
         for key, value in mapping.items():
-            if key != "image" and key in targets:
+            if key != "image" and key in targets and value is not None:  # None: no target
                 if empty and key in empty:  # a Hugging Face row without objects
                     value = typed(value, empty[key])
                 originals[key] = value

@@ -18,6 +18,7 @@ from rankaug import (
     MixUpDataset,
     MosaicDataset,
     RandomAugmentWrapper,
+    Targets,
 )
 from rankaug.adapters import KeyMap
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
@@ -58,6 +59,28 @@ class TestDefaultAdapter:
         out = roundtrip(sample)
         assert out["meta"] is extra
         assert out is not sample
+
+    def test_a_target_given_none_is_no_target_and_comes_back_none(self) -> None:
+        # it was: handed out as None, so an albumentations pipeline with label fields failed
+        # inside (AttributeError), and MosaicDataset and the mixes gave (0, 4) boxes for it
+        image = np.zeros((20, 24, 3), np.uint8)
+        image[:, :6] = 255
+        sample = {"image": image, "bboxes": None, "labels": None, "keypoints": None}
+        data, _ = DefaultAdapter().unpack(sample, TARGETS)
+        assert set(data) == {"image"}
+        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params("pascal_voc"))
+        out = RandomAugmentWrapper([sample], flip, seed=0)[0]
+        assert (out["bboxes"], out["labels"], out["keypoints"]) == (None, None, None)
+        assert (out["image"][:, -6:] == 255).all()
+        assert (out["image"][:, :-6] == 0).all()
+        boxes = Targets(box_format="pascal_voc")
+        for made in (
+            MosaicDataset([sample] * 4, output_size=(20, 24), seed=0, targets=boxes),
+            MixUpDataset([sample] * 2, seed=0, targets=boxes),
+            CutMixDataset([sample] * 2, seed=0, targets=boxes),
+        ):
+            mixed = made[0]
+            assert (mixed["bboxes"], mixed["labels"]) == (None, None)
 
     def test_tensor_image_goes_hwc_and_back_chw(self) -> None:
         chw = torch.arange(2 * 3 * 4, dtype=torch.float32).reshape(2, 3, 4)
