@@ -106,8 +106,7 @@ class DefaultAdapter:
     def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
         """Split ``sample`` into transform data and a state (see :class:`SampleAdapter`).
 
-        A target whose value is ``None`` (``bboxes=None``) is no target, as it is to
-        ``KeyMap``: it is not handed out, and the output keeps the ``None``.
+        A target given ``None`` is no target (as to ``KeyMap``): not handed out, kept.
 
         Raises:
             TypeError: If the sample is not a dict or an (image, target) pair, or its image
@@ -237,7 +236,7 @@ class DefaultAdapter:
             ):
                 restored[key] = value if value.dtype == old.dtype else value.astype(old.dtype)
             else:
-                restored[key] = restore_like(value, old)
+                restored[key] = restore_like(value, old, key)
         return restored
 
     def view(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
@@ -360,7 +359,7 @@ class DefaultAdapter:
                 ):
                     updates[key] = value if value.dtype == old.dtype else value.astype(old.dtype)
                 else:
-                    updates[key] = restore_like(value, old)
+                    updates[key] = restore_like(value, old, key)
             else:
                 updates[key] = value
         sample = state.sample
