@@ -124,7 +124,7 @@ def _restored_at(mapping: Any, path: tuple[str, ...], depth: int, want: Declared
 
 def _cast(value: Any, want: Declared, column: str) -> Any:
     if isinstance(value, list | tuple) or (
-        isinstance(value, np.ndarray) and value.dtype.kind == "O"
+        isinstance(value, np.ndarray) and value.dtype.kind == "O" and value.ndim
     ):  # ragged lists of numbers: each row an array (numpy) or a tensor (torch)
         items = [_cast(item, want, column) for item in value]
         if all(new is old for new, old in zip(items, value, strict=True)):
