@@ -49,15 +49,24 @@ def albumentations_targets(transform: Any) -> frozenset[str]:
         transform: An albumentations ``Compose`` or transform.
 
     Returns:
-        The keys, including label fields and additional targets.
+        The keys, including label fields and additional targets. ``labels``, which
+        albumentations accepts beside any processor (``Compose._available_keys``) but
+        moves only as a label field, is one only then (or as an additional target): a
+        per-box ``labels`` the pipeline does not carry is a value it does not read, so a
+        transform that drops boxes is refused rather than leaving it stale.
     """
     keys = set(DEFAULT_TARGETS)
     available = getattr(transform, "_available_keys", None)
     if isinstance(available, Collection):
         keys.update(str(k) for k in available)
+    fields: set[str] = set()
     for processor in getattr(transform, "processors", {}).values():
-        keys.update(getattr(getattr(processor, "params", None), "label_fields", None) or ())
-    keys.update(getattr(transform, "additional_targets", None) or {})
+        fields.update(getattr(getattr(processor, "params", None), "label_fields", None) or ())
+    keys.update(fields)
+    additional = getattr(transform, "additional_targets", None) or {}
+    keys.update(additional)
+    if "labels" not in fields and "labels" not in additional and not _moves(transform, "labels"):
+        keys.discard("labels")  # accepted, not moved: it would pass through unchanged
     return frozenset(keys)
 
 
@@ -307,7 +316,7 @@ class AlbumentationsDriver:
         if len(missing) < len(fields):
             raise ValueError(
                 f"the sample has no {', '.join(map(repr, missing))}, but {need}: give them "
-                "all (empty, for an image without objects) or none"
+                "all (empty, for an image without objects; a None value is none) or none"
             )
         plain = type(self.adapter) is DefaultAdapter
         who = "the default adapter" if plain else repr(self.adapter)

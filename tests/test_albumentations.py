@@ -163,6 +163,28 @@ class TestAlbumentationsDriver:
         with pytest.raises(ValueError, match=r"no 'bboxes', 'ids', .*\['labels', 'ids'\]"):
             two({"image": sample["image"], "labels": np.arange(3)}, keyed(0))
 
+    @pytest.mark.parametrize("key", ["labels", "class_labels"])
+    def test_labels_no_label_field_carries_are_refused_when_boxes_drop(self, key: str) -> None:
+        # it was: 'labels' (accepted by albumentations beside any BboxParams, not moved)
+        # was handed to the pipeline, came back unchanged beside the boxes kept, stale
+        crop = A.Compose([A.Crop(0, 0, 16, 16)], bbox_params=bbox_params("pascal_voc", ()))
+        made = make_driver(crop, DefaultAdapter())
+        sample = {**boxed(), key: np.array([7, 8, 9])}
+        if key != "labels":
+            del sample["labels"]
+        said = rf"kept 2 of 3 boxes, but '{key}' \(one entry per box\) did not go with them"
+        with pytest.raises(ValueError, match=said):
+            made(sample, keyed(0))
+        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params("pascal_voc", ()))
+        kept = make_driver(flip, DefaultAdapter())(sample, keyed(0))  # none dropped: as it was
+        assert kept[key] is sample[key]
+        assert kept["bboxes"][:, 0].tolist() == [20, 2, 1]
+
+    def test_a_label_field_given_none_beside_boxes_is_named(self) -> None:
+        made = driver(DefaultAdapter())
+        with pytest.raises(ValueError, match=r"no 'labels', but .*; a None value is none\)"):
+            made(boxed(labels=None), keyed(0))
+
     def test_the_plain_keys_leave_out_those_it_checks(self) -> None:
         moved = driver(DefaultAdapter())  # keypoints refused (no keypoint_params), a mask moved
         assert moved.refused == {"keypoints"}

@@ -391,6 +391,14 @@ class TestAlbumentationsTargets:
         assert {"image", "mask", "bboxes", "keypoints", "cls", "track", "image2"} <= keys
         assert isinstance(compose, AlbumentationsLike)
 
+    def test_labels_is_one_only_as_a_label_field(self) -> None:
+        # albumentations accepts 'labels' beside any BboxParams, but moves it only as one
+        boxes = A.Compose([A.HorizontalFlip()], bbox_params=bbox_params("coco", ()))
+        assert "labels" not in albumentations_targets(boxes)
+        assert "labels" in albumentations_targets(
+            A.Compose([A.HorizontalFlip()], bbox_params=bbox_params("coco", ["labels"]))
+        )
+
 
 def _masked_sample(kind: type = np.ndarray) -> dict[str, Any]:
     """Three instances, each mask filling its box exactly, on a 16 x 20 image."""

@@ -370,7 +370,7 @@ class KeyMap(FixedSettings):
                 if type(old) is not np.ndarray and self.additional_targets.get(name) == "image":
                     value = image_from_numpy(value, *image_kind(old))  # its layout back
                 else:
-                    value = restore_like(value, old)
+                    value = restore_like(value, old, self.keys.get(name, name))
             values[name] = value
         if state.wrapped:  # torchvision's tv_tensors: their class back
             image = self._get(state.sample, "image", self._parts["image"])

@@ -106,6 +106,8 @@ class DefaultAdapter:
     def unpack(self, sample: Any, targets: Collection[str]) -> tuple[dict[str, Any], Any]:
         """Split ``sample`` into transform data and a state (see :class:`SampleAdapter`).
 
+        A target given ``None`` is no target (as to ``KeyMap``): not handed out, kept.
+
         Raises:
             TypeError: If the sample is not a dict or an (image, target) pair, or its image
                 is of an unsupported type.
@@ -159,7 +161,7 @@ class DefaultAdapter:
         wrapped = kind != "numpy" and is_wrapped(original)
         empty, additional = self.typed_empty, self.additional_targets
         for key, value in mapping.items():
-            if key != "image" and key in targets:
+            if key != "image" and key in targets and value is not None:  # None: no target
                 if empty and key in empty:  # a Hugging Face row without objects
                     value = typed(value, empty[key])
                 originals[key] = value
@@ -234,7 +236,7 @@ class DefaultAdapter:
             ):
                 restored[key] = value if value.dtype == old.dtype else value.astype(old.dtype)
             else:
-                restored[key] = restore_like(value, old)
+                restored[key] = restore_like(value, old, key)
         return restored
 
     def view(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
@@ -357,7 +359,7 @@ class DefaultAdapter:
                 ):
                     updates[key] = value if value.dtype == old.dtype else value.astype(old.dtype)
                 else:
-                    updates[key] = restore_like(value, old)
+                    updates[key] = restore_like(value, old, key)
             else:
                 updates[key] = value
         sample = state.sample

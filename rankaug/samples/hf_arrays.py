@@ -1,12 +1,15 @@
-"""The declared dtypes of a Hugging Face dataset's array columns, given back.
+"""The declared dtypes of a Hugging Face dataset's numeric columns, given back.
 
 A ``datasets`` dataset in the ``numpy`` or ``torch`` format gives an ``Array2D`` ...
 ``Array5D`` column of integers as ``int64`` and one of floats as ``float32``, whatever
 its declared dtype (a ``bool`` one as ``bool``): an image declared
 ``Array3D(shape=(H, W, 3), dtype="uint8")`` comes out ``int64`` (map-style and streamed
-alike), and so does a ``List`` of them (masks). A column declared in the dtype it comes
-in is not recorded, so the adapters keep their fast path.
-:func:`declared_dtypes` reads each array column's declared dtype from the dataset's
+alike), and so does a ``List`` of them (masks), a ``List`` (``Sequence``) of numbers,
+nested or not (an image stored as lists of lists of ``Value("uint8")``, ``int32``
+labels), and, in the ``torch`` format, a scalar ``Value`` (the ``numpy`` format gives
+those as declared). A column declared in the dtype it comes in is not recorded, so the
+adapters keep their fast path.
+:func:`declared_dtypes` reads each such column's declared dtype from the dataset's
 features; the adapters read a row's value there back in it (:func:`in_declared_dtypes`),
 so an albumentations or rankaug transform gets, and the output holds, the dtype the user
 declared (a callable transform gets the row as the dataset gave it). A value that the
@@ -31,7 +34,7 @@ _LISTS: Final = frozenset({"List", "LargeList", "Sequence"})  # a list of them: 
 
 
 class Declared(NamedTuple):
-    """An array column's declared dtype, in the container its format gives."""
+    """A numeric column's declared dtype, in the container its format gives."""
 
     dtype: np.dtype[Any]  # the declared dtype
     tensor: torch.dtype | None  # the same in torch (the ``torch`` format), else ``None``
@@ -45,7 +48,7 @@ NONE_DECLARED: Final[Mapping[tuple[str, ...], Declared]] = MappingProxyType({})
 def declared_dtypes(
     features: Mapping[str, Any], format_type: str, options: Mapping[str, Any], columns: Any
 ) -> dict[tuple[str, ...], Declared]:
-    """The array columns of a formatted Hugging Face dataset, by path, with their dtypes.
+    """The numeric columns of a formatted Hugging Face dataset, by path, with their dtypes.
 
     Args:
         features: The dataset's ``features``.
@@ -55,20 +58,24 @@ def declared_dtypes(
 
     Returns:
         ``{("image",): Declared(dtype("uint8"), ...)}``; empty when nothing is to restore.
-        A column declared in the dtype its format gives (``int64``, ``float32``, ``bool``)
-        is left out: it comes as declared.
+        A column declared in the dtype its format gives (``int64``, ``float32``, ``bool``;
+        any for a scalar ``Value`` in the ``numpy`` format) is left out: it comes as
+        declared.
     """
     if "dtype" in options:
         return {}
     out: dict[tuple[str, ...], Declared] = {}
     chosen = {k: v for k, v in features.items() if columns is None or k in columns}
-    for path, feature in _arrays(chosen, ()):
+    for path, feature, leaf in _arrays(chosen, ()):
         try:
-            dtype = np.dtype(feature.dtype if _is_array(feature) else feature.feature.dtype)
+            dtype = np.dtype(leaf.dtype)
         except TypeError:  # "string", "timestamp[s]"...: not numbers, as they come
             continue
-        if dtype == _given(dtype):  # int64, float32, bool: as they come (the fast path)
+        if dtype.kind not in "biuf":
             continue
+        scalar = feature is leaf and type(leaf).__name__ == "Value"
+        if dtype == (dtype if scalar and format_type == "numpy" else _given(dtype)):
+            continue  # int64, float32, bool, a numpy scalar: as they come (the fast path)
         tensor = None
         if format_type == "torch":
             try:
@@ -116,6 +123,18 @@ def _restored_at(mapping: Any, path: tuple[str, ...], depth: int, want: Declared
 
 
 def _cast(value: Any, want: Declared, column: str) -> Any:
+    if isinstance(value, list | tuple) or (
+        isinstance(value, np.ndarray) and value.dtype.kind == "O" and value.ndim
+    ):  # ragged lists of numbers: each row an array (numpy) or a tensor (torch)
+        items = [_cast(item, want, column) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        if isinstance(value, np.ndarray):
+            out = np.empty(value.shape, object)
+            for k, item in enumerate(items):
+                out[k] = item
+            return out
+        return type(value)(items)
     if isinstance(value, np.ndarray):
         if value.dtype == want.dtype or value.dtype.kind not in "biuf":
             return value
@@ -155,19 +174,27 @@ def _fits(values: np.ndarray, dtype: np.dtype[Any]) -> bool:
     return bool(np.array_equal(back, values, equal_nan=values.dtype.kind == "f"))
 
 
-def _arrays(features: Mapping[str, Any], prefix: tuple[str, ...]) -> Iterator[tuple[Any, Any]]:
-    """The array features among ``features``, nested in dicts, with their paths.
+def _arrays(
+    features: Mapping[str, Any], prefix: tuple[str, ...]
+) -> Iterator[tuple[tuple[str, ...], Any, Any]]:
+    """The numeric features among ``features``, nested in dicts: path, feature and leaf.
 
-    A list of arrays (``List(Array2D(...))``: per-object masks) is one, given stacked.
+    A list of arrays (``List(Array2D(...))``: per-object masks) is one, given stacked;
+    so is a list of numbers (``List(Value(...))``, ``Sequence``), nested or not, whose
+    leaf is the ``Value``; a scalar ``Value`` is its own leaf.
     """
     for name, feature in features.items():
         path = (*prefix, name)
         if isinstance(feature, Mapping):
             yield from _arrays(feature, path)
-        elif _is_array(feature) or (
-            type(feature).__name__ in _LISTS and _is_array(getattr(feature, "feature", None))
+            continue
+        leaf = feature
+        while type(leaf).__name__ in _LISTS:
+            leaf = getattr(leaf, "feature", None)
+        if _is_array(leaf) or (
+            type(leaf).__name__ == "Value" and isinstance(getattr(leaf, "dtype", 0), str)
         ):
-            yield path, feature
+            yield path, feature, leaf
 
 
 def _is_array(feature: object) -> bool:

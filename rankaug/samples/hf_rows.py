@@ -21,7 +21,7 @@ from typing import Any, Final, TypeVar
 import numpy as np
 import torch
 
-from rankaug.samples.hf_arrays import declared_dtypes
+from rankaug.samples.hf_arrays import declared_dtypes, in_declared_dtypes
 
 __all__ = ["bound_to", "empty_values", "typed", "untyped_empty"]
 
@@ -61,8 +61,9 @@ def empty_values(dataset: object) -> dict[str, Any]:
     fixed shape, formatted ``numpy`` or ``torch``, have an entry: ``{"objects.bbox":
     array([], shape=(0, 4), dtype=float32)}``; a list of lists of numbers of no declared
     length (``List(List(Value("float32")))``, as ``Dataset.from_dict`` infers boxes) has
-    a flat ``(0,)`` one of their dtype. A column of ``Dataset.flatten()`` is found under
-    its own name (``"objects.bbox"``).
+    a flat ``(0,)`` one of their dtype, the declared one (``int32`` labels, which the
+    formats give other rows as ``int64``, read back so: :mod:`~rankaug.samples.hf_arrays`).
+    A column of ``Dataset.flatten()`` is found under its own name (``"objects.bbox"``).
 
     Datasets side by side (a ``ConcatDataset``'s ``.datasets``, two splits, say) give
     their values when every one of them gives the same (paths, containers, dtypes and
@@ -92,7 +93,9 @@ def empty_values(dataset: object) -> dict[str, Any]:
     chosen = [c for c in features.arrow_schema if columns is None or c.name in columns]
     for path, shape, dtype in _lists(chosen, ""):  # a column's name may hold dots (flatten())
         out[path] = formatter.recursive_tensorize(np.zeros((0, *shape), dtype))
-    return out
+    declared = declared_dtypes(features, format_type, kwargs, columns)  # as the other rows
+    named: dict[tuple[str, ...], Any] = {(".".join(p),): d for p, d in declared.items()}
+    return in_declared_dtypes(out, named) if named else out
 
 
 def _declared(dataset: object) -> dict[tuple[str, ...], Any]:

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from rankaug.samples.images import _is_pil, image_hw
+from rankaug.samples.integral import check_holds, integral
 
 __all__ = [
     "holds_wrapped",
@@ -23,7 +24,7 @@ __all__ = [
 ]
 
 
-def restore_like(new: Any, old: Any) -> Any:
+def restore_like(new: Any, old: Any, name: str | None = None) -> Any:
     """Give ``new`` the container type and dtype of ``old``.
 
     Tensors give tensors, arrays give arrays (a flat result gets the trailing shape
@@ -37,7 +38,9 @@ def restore_like(new: Any, old: Any) -> Any:
     floating point (``float64``), rather than being truncated, and strings longer than
     ``old``'s keep their wider dtype (of ``old``'s kind), rather than being cut. An empty
     ``old`` of dtype ``object`` has no dtype to give: values come back in their own
-    (an empty result stays ``object``).
+    (an empty result stays ``object``). Integer values that ``old``'s integer dtype
+    cannot hold (``int8`` coordinates a transform moved to 200) are refused, never
+    wrapped around (to -56).
 
     A list (or tuple) of arrays or tensors, such as instance masks given one array per
     instance, gives a list of the same: each item restored like ``old``'s first (its
@@ -47,9 +50,13 @@ def restore_like(new: Any, old: Any) -> Any:
     Args:
         new: The transformed value.
         old: The original value.
+        name: Its key, for the error (``None``: "a value").
 
     Returns:
         ``new`` in the type of ``old``.
+
+    Raises:
+        ValueError: If ``old``'s integer dtype cannot hold ``new``'s values.
 
     >>> restore_like(np.zeros((0,)), np.zeros((3, 4), np.float32)).shape
     (0, 4)
@@ -76,6 +83,10 @@ def restore_like(new: Any, old: Any) -> Any:
     >>> masks = restore_like(np.ones((2, 3, 4)), [torch.zeros(3, 4, dtype=torch.uint8)])
     >>> type(masks).__name__, len(masks), masks[0].dtype
     ('list', 2, torch.uint8)
+    >>> restore_like(np.array([[200.0, 10.0]]), np.zeros((1, 2), np.int8), "keypoints")
+    Traceback (most recent call last):
+    ...
+    ValueError: 'keypoints' came in as int8, which holds -128 to 127, but the transform ...
     """
     if type(new) is np.ndarray and type(old) is np.ndarray and (new.ndim != 1 or old.ndim <= 1):
         if new.dtype == old.dtype:
@@ -90,18 +101,20 @@ def restore_like(new: Any, old: Any) -> Any:
         array = _restore_array(np.asarray(new), old.shape, None)
         if old.dtype.is_floating_point or old.dtype.is_complex:
             return torch.as_tensor(array, dtype=old.dtype)
-        if _integral(array, old):  # rounded: float32 round-off is no fraction
-            return torch.as_tensor(np.round(array) if array.dtype.kind == "f" else array,
-                                   dtype=old.dtype)  # fmt: skip
+        if integral(array, old):  # rounded: float32 round-off is no fraction
+            array = np.round(array) if array.dtype.kind == "f" else array
+            if old.dtype != torch.bool:
+                check_holds(array, np.dtype(str(old.dtype).removeprefix("torch.")), name)
+            return torch.as_tensor(array, dtype=old.dtype)
         return torch.as_tensor(array)  # fractional values for an integer tensor
     if isinstance(old, np.ndarray):
         array = np.asarray(new)
         if old.dtype.kind == "O" and not old.size and array.size:  # no dtype to give
             return array  # (Hugging Face's numpy format gives a box-less row's bbox so)
-        return _restore_array(array, old.shape, old.dtype, old)
+        return _restore_array(array, old.shape, old.dtype, old, name)
     if isinstance(old, list | tuple):
         if old and (isinstance(old[0], np.ndarray | torch.Tensor) or _is_pil(old[0])):
-            return _restore_items(new, old)  # instance masks as a list of arrays, say
+            return _restore_items(new, old, name)  # instance masks as a list of arrays, say
         if (  # rows of rows (polygons as lists of points) back as arrays of other lengths
             old
             and type(old[0]) in (list, tuple)
@@ -109,7 +122,7 @@ def restore_like(new: Any, old: Any) -> Any:
             and new
             and isinstance(new[0], np.ndarray | torch.Tensor)
         ):
-            return _restore_items(new, old)
+            return _restore_items(new, old, name)
         if not old and isinstance(new, np.ndarray | torch.Tensor) and new.ndim >= 3:
             items = list(new)  # instances, (N, H, W) masks, into []: a list of N arrays
             return items if isinstance(old, list) else tuple(items)
@@ -122,7 +135,7 @@ def restore_like(new: Any, old: Any) -> Any:
         ):  # a list back from a transform (albumentations gives label lists as floats)
             new = _as_array(new)
         if isinstance(new, np.ndarray):
-            array = _restore_array(new, (), dtype, old)
+            array = _restore_array(new, (), dtype, old, name)
             if scalars and array.ndim == 1 and array.dtype == old[0].dtype:
                 items = list(array)  # numpy scalars of their dtype, as they came
             else:
@@ -179,13 +192,13 @@ def made_tensor(new: Any, old: Any) -> bool:
     return not (isinstance(old, list | tuple) and old and isinstance(old[0], torch.Tensor))
 
 
-def _restore_items(new: Any, old: list[Any] | tuple[Any, ...]) -> Any:
+def _restore_items(new: Any, old: list[Any] | tuple[Any, ...], name: str | None) -> Any:
     """``new``'s items, each restored like ``old``'s first, in ``old``'s container."""
     arrays = isinstance(new, np.ndarray | torch.Tensor)
     if not (isinstance(new, list | tuple) or (arrays and new.ndim)):
         return new  # nothing to go through item by item
     model = old[0]
-    items = [restore_like(item, model) for item in new]
+    items = [restore_like(item, model, name) for item in new]
     return items if isinstance(old, list) else tuple(items)
 
 
@@ -198,47 +211,6 @@ def _as_array(values: Any) -> Any:
     return array if array.dtype.kind in "biuf" else values
 
 
-def _integral(array: np.ndarray, old: Any = None) -> bool:
-    """Whether ``array`` holds integers, up to float32 round-off, stored so once rounded.
-
-    albumentations moves boxes and keypoints as float32 fractions of the image: a flip
-    of the integer box ``[5, 5, 25, 25]`` in a 50-wide image gives ``x_max``
-    ``44.999998807907104``, which is 45 (a few float32 steps off), not a fraction to
-    keep in floats, nor 44 as a cast would truncate it. The round-off is a fraction of
-    the image's size, not of each value (a box flipped to ``x_min`` 1 in a 640-wide
-    image comes back 0.99998): it is measured against the largest value of ``array``
-    and of ``old``, the values it replaces.
-    """
-    if array.dtype.kind != "f":
-        return True
-    if not array.size:
-        return True
-    if not np.isfinite(array).all():
-        return False
-    off = float(np.abs(array - np.round(array)).max())
-    if off == 0.0:
-        return True
-    scale = max(float(np.abs(array).max()), _magnitude(old), 1.0)
-    return off <= _ROUND_OFF * scale
-
-
-def _magnitude(values: Any) -> float:
-    """The largest absolute value among ``values`` (numbers), else 0."""
-    if values is None:
-        return 0.0
-    try:
-        array = np.asarray(values)
-    except (TypeError, ValueError, RuntimeError):  # ragged lists, tensors on a device...
-        return 0.0
-    if array.dtype.kind not in "biuf" or not array.size:
-        return 0.0
-    return float(np.abs(array.astype(np.float64, copy=False)).max())
-
-
-#: float32 round-off, relative: 8 of its steps (2**-23 each)
-_ROUND_OFF: Final = 2.0**-20
-
-
 def _list_dtype(values: list[Any] | tuple[Any, ...]) -> np.dtype[Any] | None:
     """The numpy dtype of a list's numbers, or ``None`` when it holds something else."""
     try:
@@ -249,7 +221,11 @@ def _list_dtype(values: list[Any] | tuple[Any, ...]) -> np.dtype[Any] | None:
 
 
 def _restore_array(
-    array: np.ndarray, old_shape: Any, old_dtype: np.dtype[Any] | None, old: Any = None
+    array: np.ndarray,
+    old_shape: Any,
+    old_dtype: np.dtype[Any] | None,
+    old: Any = None,
+    name: str | None = None,
 ) -> np.ndarray:
     if array.ndim == 1 and len(old_shape) > 1:  # flattened: (N, 1) labels as (N,), [] boxes
         trailing = tuple(old_shape)[1:]
@@ -259,7 +235,7 @@ def _restore_array(
     if old_dtype is None or array.dtype == old_dtype:
         return array
     if old_dtype.kind in "biu" and array.dtype.kind == "f":
-        if not _integral(array, old):
+        if not integral(array, old):
             return array  # do not truncate fractional values into an integer dtype
         array = np.round(array)  # 44.9999988 (round-off) is 45
     if old_dtype.kind == "b" and array.size and not np.isin(array, (0, 1)).all():
@@ -267,6 +243,8 @@ def _restore_array(
     kind = old_dtype.kind
     if kind in "US" and array.dtype.kind == kind and array.itemsize > old_dtype.itemsize:
         return array  # nor cut longer strings to the old width
+    if kind in "iu" and array.dtype.kind in "iuf":
+        check_holds(array, old_dtype, name)  # nor wrap 200 around to -56 in int8
     return array.astype(old_dtype, copy=False)
 
 

@@ -181,10 +181,10 @@ class TestKeyMap:
         adapter = KeyMap("img", bboxes="ann.boxes", extra="ann.extra").for_dataset(rows)
         data, state = adapter.unpack(rows[0], {"image", "bboxes", "extra"})
         assert (data["bboxes"].dtype, data["bboxes"].shape) == (np.float32, (0, 4))
-        assert (data["extra"].dtype, data["extra"].shape) == (np.int64, (0, 2))
+        assert (data["extra"].dtype, data["extra"].shape) == (np.int32, (0, 2))  # declared
         ann = adapter.repack(data, state)["ann"]
         assert (type(ann["boxes"]), ann["boxes"].dtype) == (torch.Tensor, torch.float32)
-        assert (ann["extra"].dtype, tuple(ann["extra"].shape)) == (torch.int64, (0, 2))
+        assert (ann["extra"].dtype, tuple(ann["extra"].shape)) == (torch.int32, (0, 2))
         plain = KeyMap("img", bboxes="ann.boxes")
         assert plain.for_dataset([rows[0]]) is plain  # not a Hugging Face dataset: itself
 

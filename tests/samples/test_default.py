@@ -18,8 +18,10 @@ from rankaug import (
     MixUpDataset,
     MosaicDataset,
     RandomAugmentWrapper,
+    Targets,
 )
 from rankaug.adapters import KeyMap
+from rankaug.errors import SampleError
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
 from rankaug.samples.restore import restore_like
 from tests.albu import bbox_params
@@ -58,6 +60,43 @@ class TestDefaultAdapter:
         out = roundtrip(sample)
         assert out["meta"] is extra
         assert out is not sample
+
+    def test_a_target_given_none_is_no_target_and_comes_back_none(self) -> None:
+        # it was: handed out as None, so an albumentations pipeline with label fields failed
+        # inside (AttributeError), and MosaicDataset and the mixes gave (0, 4) boxes for it
+        image = np.zeros((20, 24, 3), np.uint8)
+        image[:, :6] = 255
+        sample = {"image": image, "bboxes": None, "labels": None, "keypoints": None}
+        data, _ = DefaultAdapter().unpack(sample, TARGETS)
+        assert set(data) == {"image"}
+        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params("pascal_voc"))
+        out = RandomAugmentWrapper([sample], flip, seed=0)[0]
+        assert (out["bboxes"], out["labels"], out["keypoints"]) == (None, None, None)
+        assert (out["image"][:, -6:] == 255).all()
+        assert (out["image"][:, :-6] == 0).all()
+        boxes = Targets(box_format="pascal_voc")
+        for made in (
+            MosaicDataset([sample] * 4, output_size=(20, 24), seed=0, targets=boxes),
+            MixUpDataset([sample] * 2, seed=0, targets=boxes),
+            CutMixDataset([sample] * 2, seed=0, targets=boxes),
+        ):
+            mixed = made[0]
+            assert (mixed["bboxes"], mixed["labels"]) == (None, None)
+
+    def test_int8_boxes_moved_out_of_range_are_refused_naming_the_key(self) -> None:
+        # it was: a flip in a 300-wide image gave int8 boxes [39, 10, 44, 20], wrapped
+        sample = {
+            "image": np.zeros((30, 300, 3), np.uint8),
+            "bboxes": np.array([[0, 10, 5, 20]], np.int8),
+            "labels": np.array([1], np.int8),
+        }
+        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params("pascal_voc"))
+        with pytest.raises(SampleError, match=r"'bboxes' came in as int8, .* from 10 to 300"):
+            RandomAugmentWrapper([sample], flip, seed=0)[0]
+        within = {**sample, "image": np.zeros((30, 100, 3), np.uint8)}
+        out = RandomAugmentWrapper([within], flip, seed=0)[0]
+        assert out["bboxes"].dtype == np.int8
+        assert out["bboxes"].tolist() == [[95, 10, 100, 20]]
 
     def test_tensor_image_goes_hwc_and_back_chw(self) -> None:
         chw = torch.arange(2 * 3 * 4, dtype=torch.float32).reshape(2, 3, 4)

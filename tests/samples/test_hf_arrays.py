@@ -10,6 +10,7 @@ import pytest
 import torch
 from torch.utils.data import ConcatDataset, Subset
 
+from rankaug import MosaicDataset
 from rankaug.samples import DefaultAdapter
 from rankaug.samples.hf_arrays import declared_dtypes, in_declared_dtypes
 
@@ -59,7 +60,9 @@ class TestDeclaredDtypes:
             assert str(row["image"].dtype).endswith("int64")  # what the fix is about
             assert str(row["mask"].dtype).endswith("int64")
             assert str(row["half"].dtype).endswith("float32")
-            assert dtypes(data) == DECLARED
+            # the torch format gives the scalar Value("int32") as int64 too; numpy as declared
+            scalar: dict[tuple[str, ...], str] = {("image_id",): "int32"} if form == "torch" else {}
+            assert dtypes(data) == {**DECLARED, **scalar}
 
     @pytest.mark.parametrize("form", ["numpy", "torch"])
     def test_a_column_in_the_dtype_its_format_gives_is_not_recorded(self, form: str) -> None:
@@ -160,6 +163,101 @@ class TestDeclaredDtypes:
         assert declared_dtypes(arrays().features, "numpy", {}, None)[("image",)].tensor is None
 
 
+def lists() -> Any:
+    """One row of numbers as lists: a nested-list uint8 image, int32 labels, scalars..."""
+    features = datasets.Features({
+        "image": datasets.List(datasets.List(datasets.List(datasets.Value("uint8")))),
+        "labels": datasets.List(datasets.Value("int32")),
+        "flags": datasets.Sequence(datasets.Value("int16")),
+        "box": datasets.List(datasets.Value("uint16"), length=4),
+        "outline": datasets.List(datasets.List(datasets.Value("int16"))),  # ragged rows
+        "objects": {"category": datasets.List(datasets.Value("int8"))},
+        "image_id": datasets.Value("int32"),
+        "scale": datasets.Value("float64"),
+        "ids": datasets.List(datasets.Value("int64")),  # as the formats give: not recorded
+        "weights": datasets.List(datasets.Value("float32")),
+        "name": datasets.Value("string"),
+        "names": datasets.List(datasets.Value("string")),
+        "kind": datasets.ClassLabel(names=["a", "b"]),
+    })  # fmt: skip
+    columns = {
+        "image": [np.full((4, 5, 3), 250, np.uint8).tolist()],
+        "labels": [[3, -70000]],
+        "flags": [[-300, 2]],
+        "box": [[1, 2, 60000, 4]],
+        "outline": [[[1, 2, 3], [-4]]],
+        "objects": [{"category": [-5, 6]}],
+        "image_id": [7],
+        "scale": [0.1],
+        "ids": [[1]],
+        "weights": [[0.5]],
+        "name": ["x"],
+        "names": [["y"]],
+        "kind": [1],
+    }
+    return datasets.Dataset.from_dict(columns, features=features)
+
+
+LISTED = {
+    ("image",): "uint8",
+    ("labels",): "int32",
+    ("flags",): "int16",
+    ("box",): "uint16",
+    ("outline",): "int16",
+    ("objects", "category"): "int8",
+}
+
+
+class TestListsAndValues:
+    @pytest.mark.parametrize("form", ["numpy", "torch"])
+    def test_lists_of_numbers_and_torch_scalars_are_recorded(self, form: str) -> None:
+        # it was: none, so List(Value("uint8")) images came as int64 (and were refused by
+        # MosaicDataset), int32 labels as int64, and torch scalars as int64 and float32
+        data = lists().with_format(form)
+        for rows in (data, data.to_iterable_dataset()):
+            row = next(iter(rows))
+            assert str(row["image"].dtype).endswith("int64")  # datasets' own behaviour
+            assert str(row["labels"].dtype).endswith("int64")
+            torch_only: dict[tuple[str, ...], str] = {("image_id",): "int32", ("scale",): "float64"}
+            scalars: dict[tuple[str, ...], str] = torch_only if form == "torch" else {}
+            assert dtypes(rows) == {**LISTED, **scalars}
+
+    @pytest.mark.parametrize("form", ["numpy", "torch"])
+    def test_values_come_back_in_their_declared_dtype_and_container(self, form: str) -> None:
+        data = lists().with_format(form)
+        row = data[0]
+        out = in_declared_dtypes(row, declared_dtypes(data.features, form, {}, None))
+        kind = np.ndarray if form == "numpy" else torch.Tensor
+        stacked = {path: dtype for path, dtype in LISTED.items() if path != ("outline",)}
+        for (key, *inner), dtype in stacked.items():
+            value = out[key][inner[0]] if inner else out[key]
+            assert type(value) is kind
+            assert str(value.dtype).removeprefix("torch.") == dtype
+        outline = out["outline"]  # ragged: numpy's object array of rows, torch's list of them
+        assert type(outline) is type(row["outline"])
+        assert [str(part.dtype).removeprefix("torch.") for part in outline] == ["int16"] * 2
+        assert [np.asarray(part).tolist() for part in outline] == [[1, 2, 3], [-4]]
+        assert np.asarray(out["image"]).tolist() == [[[250] * 3] * 5] * 4
+        assert np.asarray(out["labels"]).tolist() == [3, -70000]
+        assert np.asarray(out["box"]).tolist() == [1, 2, 60000, 4]
+        assert str(out["image_id"].dtype).removeprefix("torch.") == "int32"
+        assert str(out["scale"].dtype).removeprefix("torch.") == "float64"
+        assert out["ids"] is row["ids"]  # recorded nowhere: the row's own
+        assert out["names"] is row["names"]
+
+    def test_a_value_the_dtype_cannot_hold_is_refused(self) -> None:
+        declared = declared_dtypes(lists().features, "numpy", {}, None)
+        said = "column 'labels' is declared List(Value('int32')), which its format gives as int64"
+        with pytest.raises(ValueError, match=re.escape(said)):
+            in_declared_dtypes({"labels": np.array([2**40])}, declared)
+
+    def test_a_mosaic_takes_a_nested_list_uint8_image(self) -> None:
+        data = lists().select_columns(["image"]).with_format("numpy")
+        out = MosaicDataset(data, output_size=(8, 10), seed=0)[0]
+        assert out["image"].dtype == np.uint8
+        assert set(np.unique(out["image"]).tolist()) <= {114, 250}  # fill and the image
+
+
 class TestInDeclaredDtypes:
     @pytest.mark.parametrize("form", ["numpy", "torch"])
     def test_values_come_back_in_their_declared_dtype_and_container(self, form: str) -> None:
@@ -176,8 +274,8 @@ class TestInDeclaredDtypes:
         assert np.asarray(out["image"]).tolist() == [[[250] * 3] * 5] * 4
         assert np.asarray(out["depth"]).tolist() == [[-300] * 5] * 4
         assert np.asarray(out["extra"]["mask"]).tolist() == [[60000] * 5] * 4
-        assert out["image_id"] is before["image_id"]  # every other value the row's own
-        assert all(row[key] is before[key] for key in before)
+        assert str(out["image_id"].dtype).removeprefix("torch.") == "int32"
+        assert all(row[key] is before[key] for key in before)  # the row itself untouched
         assert str(row["image"].dtype).endswith("int64")
 
     @pytest.mark.parametrize("form", ["numpy", "torch"])

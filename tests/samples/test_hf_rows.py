@@ -9,6 +9,7 @@ import pytest
 import torch
 from torch.utils.data import ConcatDataset, Subset
 
+from rankaug.samples.hf_arrays import declared_dtypes, in_declared_dtypes
 from rankaug.samples.hf_rows import empty_values, typed, untyped_empty
 
 datasets = pytest.importorskip("datasets", reason="the Hugging Face tests need `datasets`")
@@ -32,6 +33,11 @@ def rows() -> Any:
     return datasets.Dataset.from_dict(columns, features=features)
 
 
+def read(data: Any, index: int) -> Any:
+    """Row ``index`` as the adapters read it: its numeric columns in their declared dtypes."""
+    return in_declared_dtypes(data[index], declared_dtypes(data.features, "numpy", {}, None))
+
+
 def described(values: dict[str, Any]) -> dict[str, tuple[str, str, tuple[int, ...]]]:
     return {k: (type(v).__name__, str(v.dtype), tuple(v.shape)) for k, v in values.items()}
 
@@ -42,17 +48,17 @@ class TestEmptyValues:
         assert data[0]["objects"]["bbox"].dtype == object  # what the fix is about
         found = described(empty_values(data))
         assert found == {
-            "objects.bbox": ("ndarray", "float32", (0, 4)),  # numpy's format: float32
+            "objects.bbox": ("ndarray", "float64", (0, 4)),  # declared (the format: float32)
             "objects.category": ("ndarray", "int64", (0,)),
-            "bboxes": ("ndarray", "int64", (0, 4)),
+            "bboxes": ("ndarray", "int32", (0, 4)),
         }  # strings and ragged outlines have no typed empty value
-        other = data[1]
+        other = read(data, 1)
         assert found["objects.bbox"][1] == str(other["objects"]["bbox"].dtype)
         assert found["bboxes"][1] == str(other["bboxes"].dtype)
 
     def test_the_torch_format_and_format_options(self) -> None:
         found = described(empty_values(rows().with_format("torch")))
-        assert found["objects.bbox"] == ("Tensor", "torch.float32", (0, 4))
+        assert found["objects.bbox"] == ("Tensor", "torch.float64", (0, 4))
         wide = empty_values(rows().with_format("numpy", dtype=np.float64))
         assert wide["objects.bbox"].dtype == rows().with_format("numpy", dtype=np.float64)[1][
             "objects"]["bbox"].dtype == np.float64  # fmt: skip
@@ -65,10 +71,10 @@ class TestEmptyValues:
         assert data[0]["objects"]["bbox"].dtype == object
         found = described(empty_values(data))
         assert found == {
-            "objects.bbox": ("ndarray", "float32", (0,)),
+            "objects.bbox": ("ndarray", "float64", (0,)),
             "objects.category": ("ndarray", "int64", (0,)),
         }
-        assert found["objects.bbox"][1] == str(data[1]["objects"]["bbox"].dtype)
+        assert found["objects.bbox"][1] == str(read(data, 1)["objects"]["bbox"].dtype)
 
     def test_flattened_columns_whose_names_hold_dots(self) -> None:
         flat = rows().flatten()  # columns "objects.bbox", "objects.category"...
@@ -76,8 +82,8 @@ class TestEmptyValues:
                      "objects.bbox"], output_all_columns=True)):  # fmt: skip
             assert data[0]["objects.bbox"].dtype == object
             found = described(empty_values(data))
-            assert found["objects.bbox"] == ("ndarray", "float32", (0, 4))
-            assert found["bboxes"] == ("ndarray", "int64", (0, 4))
+            assert found["objects.bbox"] == ("ndarray", "float64", (0, 4))
+            assert found["bboxes"] == ("ndarray", "int32", (0, 4))
         assert sorted(empty_values(data)) == ["bboxes", "objects.bbox"]  # only those formatted
 
     def test_only_the_formatted_columns(self) -> None:

@@ -27,6 +27,32 @@ class TestRestoreLike:
         assert restore_like(np.array([1, 2]), (0, 0)) == (1, 2)
         assert restore_like("x", 5) == "x"
 
+    @pytest.mark.parametrize(
+        "old",
+        [
+            np.array([[0, 10, 5, 20]], np.int8),
+            torch.tensor([[0, 10, 5, 20]], dtype=torch.int8),
+            [[np.int8(0), np.int8(10), np.int8(5), np.int8(20)]],
+        ],
+    )
+    def test_integers_the_old_dtype_cannot_hold_are_refused(self, old: Any) -> None:
+        # it was: 295 and 300 came back int8 as 39 and 44, wrapped around
+        moved = np.array([[295.0, 10.0, 300.0, 20.0]])
+        said = (
+            "'bboxes' came in as int8, which holds -128 to 127, but the transform gave "
+            "values from 10 to 300, which it would wrap around"
+        )
+        with pytest.raises(ValueError, match=said):
+            restore_like(moved, old, "bboxes")
+        with pytest.raises(ValueError, match=r"^a value came in as int8"):
+            restore_like(moved.astype(np.int64), old)
+        held = restore_like(np.array([[-128.0, 10.0, 127.0, 20.0]]), old)
+        assert np.asarray(held).tolist() == [[-128, 10, 127, 20]]
+
+    def test_uint8_below_zero_is_refused(self) -> None:
+        with pytest.raises(ValueError, match=r"holds 0 to 255, but .* from -3 to 40"):
+            restore_like(np.array([-3, 40]), np.array([1, 2], np.uint8), "keypoints")
+
     @pytest.mark.parametrize("mode", ["1", "L", "P", "I;16", "F", "RGB"])
     def test_a_pil_image_gives_a_pil_image_of_its_mode(self, mode: str) -> None:
         old = Image.new(mode, (3, 2))
