@@ -5,7 +5,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from rankaug import CopyPasteDataset, CutMixDataset, MixUpDataset, MosaicDataset
+from rankaug import (
+    CopyPasteDataset,
+    CutMixDataset,
+    MixUpDataset,
+    MosaicDataset,
+    SampleError,
+    Targets,
+)
 from rankaug._multi.parts import Part, PartReader
 from rankaug.context import SampleContext
 from rankaug.samples import DEFAULT_TARGETS, DefaultAdapter
@@ -101,6 +108,21 @@ class TestPartReader:
         with pytest.raises(ValueError, match=r"'iscrowd' looks like a per-box field .* Thing"):
             read(reader(), sample(boxes=2, iscrowd=[0, 1]))
         read(reader(), sample(boxes=2, record=[0, 1]))  # the wrapper's own key
+
+    def test_a_stale_per_keypoint_field_is_refused_unless_a_keypoint_field(self) -> None:
+        # a visibility beside (K, 2) keypoints came back as it was beside the keypoints a
+        # mosaic or mix kept or added
+        points = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
+        with pytest.raises(
+            ValueError, match=r"'visible' looks like a per-keypoint field \(3 entries, one per "
+            r"keypoint\) that is not in keypoint_fields=\(\): Thing"
+        ):  # fmt: skip
+            read(reader(), sample(boxes=0, keypoints=points, visible=[2, 1, 2]))
+        fielded = reader(targets=DEFAULT_TARGETS | {"labels", "visible"},
+                         keypoint_fields=("visible",))  # fmt: skip
+        (part,) = read(fielded, sample(keypoints=points, visible=[2, 1, 2]))
+        assert part.keypoint_fields["visible"].tolist() == [2, 1, 2]
+        read(reader(), sample(keypoints=points, record=[0, 1, 2]))  # the wrapper's own key
 
     def test_polygons_are_read_or_refused(self) -> None:
         polygon = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 2.0]], np.float32)
@@ -216,6 +238,22 @@ class TestPartReader:
             assert [p.keypoints.shape[1] for p in read_parts if p.keypoints is not None] == [
                 3
             ] * len(order)
+
+    @pytest.mark.parametrize(
+        ("wrapper", "options"), _WRAPPERS, ids=lambda w: getattr(w, "__name__", "")
+    )
+    def test_every_wrapper_refuses_a_per_keypoint_value_outside_keypoint_fields(
+        self, wrapper: Any, options: dict[str, Any]
+    ) -> None:
+        people = [_person(1), _person(2)]
+        for person in people:  # 3 keypoints beside 2 boxes
+            person["keypoints"] = np.r_[person["keypoints"], [[8.0, 8.0]]]
+            person["visible"] = np.array([2, 1, 2])
+        with pytest.raises(SampleError, match=r"'visible' looks like a per-keypoint field"):
+            wrapper(people, seed=0, p=1.0, **options)[0]
+        targets = Targets(keypoint_fields=("visible",))
+        out = wrapper(people, seed=0, p=1.0, targets=targets, **options)[0]
+        assert len(out["visible"]) == len(out["keypoints"])
 
     @pytest.mark.parametrize(
         ("wrapper", "options"), _WRAPPERS, ids=lambda w: getattr(w, "__name__", "")

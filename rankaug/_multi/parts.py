@@ -5,11 +5,12 @@
 the adapter (the main one to be rebuilt at the end, the others only read, see
 :mod:`rankaug.samples`), turns each into a :class:`Part` and checks it, naming the
 sample and the field of anything wrong: an image no resize handles, boxes that are not
-``(N, 4)``, a per-box field of the wrong length (or one outside ``label_fields``, which
-would go stale), masks and keypoints of the wrong shape (``[]`` is none of either, as
-for boxes), keypoints whose ``x`` or ``y`` is NaN or infinite (refused as such boxes
-are, never dropped), and samples that disagree with the main one on channels, dtypes,
-keypoint columns or which targets they have (empty keypoints take the others' columns).
+``(N, 4)``, a per-box field of the wrong length (or one outside ``label_fields``, or a
+per-keypoint one outside ``keypoint_fields``, which would go stale), masks and keypoints
+of the wrong shape (``[]`` is none of either, as for boxes), keypoints whose ``x`` or
+``y`` is NaN or infinite (refused, never dropped), and samples that disagree with the
+main one on channels, dtypes, keypoint columns or targets (empty keypoints take the
+others' columns).
 """
 
 from __future__ import annotations
@@ -135,11 +136,9 @@ class PartReader:
         self.polygons = polygons
         self.float32 = float32
         self.targets = targets
-        self.label_fields = tuple(label_fields)
-        self.keypoint_fields = tuple(keypoint_fields)
+        self.label_fields, self.keypoint_fields = tuple(label_fields), tuple(keypoint_fields)
         self.skip = frozenset(skip)
-        self.group = group
-        self.actor = actor
+        self.group, self.actor = group, actor
         # the adapter's hooks, resolved once: they run for every sample
         hook = getattr(adapter, "view", None)
         self._view: Callable[[Any, Collection[str]], Mapping[str, Any]] = (
@@ -221,12 +220,12 @@ class PartReader:
             boxes = raw if kept else raw.astype(_FLOAT64)
         else:
             boxes = as_box_array(raw, name=f"dataset[{index}] bboxes")
-        count = len(boxes)
+        count, points = len(boxes), data.get("keypoints")
         fields = self._fields(index, data, count)
-        if count:
+        if count or (points is not None and len(points)):
             others = self._passthrough(sample, self.targets)
             if others:
-                self._check_stale(index, others, count)
+                self._check_stale(index, others, count, 0 if points is None else len(points))
         if _RARE.isdisjoint(data.keys()):  # the usual sample: an image, boxes and labels
             return Part(index, image, boxes, fields, None, None, None, {})
         return self._rare(index, data, image, boxes, fields)
@@ -368,15 +367,16 @@ class PartReader:
             fields[field] = array
         return keypoints, fields
 
-    def _check_stale(self, index: int, others: Mapping[str, Any], count: int) -> None:
-        """Refuse per-box values that are not in label_fields: they would go stale."""
-        stale = per_box_fields(others, count, self.skip)
-        if stale:
-            raise ValueError(
-                f"dataset[{index}] {stale[0]!r} looks like a per-box field ({count} entries "
-                f"for {count} boxes) that is not in label_fields={self.label_fields}: "
-                f"{self.actor} would leave it misaligned; add it to label_fields or drop it"
-            )
+    def _check_stale(self, index: int, others: Mapping[str, Any], count: int, points: int) -> None:
+        """Refuse per-box (per-keypoint) values not in label_fields (keypoint_fields)."""
+        checked = ((count, "box", "label_fields"), (points, "keypoint", "keypoint_fields"))
+        for number, what, names in checked:
+            if number and (stale := per_box_fields(others, number, self.skip)):
+                raise ValueError(
+                    f"dataset[{index}] {stale[0]!r} looks like a per-{what} field ({number} "
+                    f"entries, one per {what}) that is not in {names}={getattr(self, names)}: "
+                    f"{self.actor} would leave it misaligned; add it to {names} or drop it"
+                )
 
 
 def _shape_keypoints(parts: Sequence[Part]) -> None:

@@ -29,6 +29,7 @@ from rankaug.samples.restore import (
     rewrap_values,
 )
 from rankaug.samples.sizes import SIZE_KEYS, resized_sizes
+from rankaug.samples.stale import refuse_stale_points
 from rankaug.samples.unread import known, per_box_fields, refuse_unread, unread_fields
 
 __all__ = ["KeyMap"]
@@ -331,34 +332,33 @@ class KeyMap(FixedSettings):
             return (*self._container, name[len(self._prefix) :])
         return (name,)
 
-    def _stale(self, state: _State) -> tuple[str, ...]:
-        """The per-box values not handed out, which go stale when the boxes change.
-
-        The map's own, and the sample's other keys with one entry per box
-        (torchvision's ``iscrowd``, ``area``), found as the default adapter finds them.
-        """
+    def _left_over(self, state: _State) -> dict[str, Any]:
+        """The sample's top-level values the map does not read (per-box ones go stale)."""
         read = self._read | self._not_per_box | self._unnamed()
-        others = {k: v for k, v in state.sample.items() if k not in read}
-        assert state.boxes is not None
-        return (*state.unhanded, *per_box_fields(others, state.boxes))
+        return {k: v for k, v in state.sample.items() if k not in read}
 
     def repack(self, data: Mapping[str, Any], state: Any) -> Any:
         """Write the results back where they were read, in their own types.
 
         Raises:
-            ValueError: If the boxes were dropped or added but a per-box value was not
-                carried along (it would be stale).
+            ValueError: If the boxes (keypoints) were dropped or added but a per-box
+                (per-keypoint) value was not carried along (it would be stale): the map's
+                own, or a top-level one found as the default adapter finds them.
         """
         assert isinstance(state, _State)
         changed = "bboxes" in data and len(data["bboxes"]) != state.boxes
-        stale = self._stale(state) if state.boxes is not None and changed else ()
-        if stale:
-            raise ValueError(
-                f"the transform kept {len(data['bboxes'])} of {state.boxes} boxes, but "
-                f"{', '.join(map(repr, stale))} (one entry per box) did not go "
-                "with them and would be stale: add them to the label fields (the "
-                "wrapper's label_fields, or BboxParams(label_fields=[...]))"
-            )
+        if state.boxes is not None and changed:
+            stale = (*state.unhanded, *per_box_fields(self._left_over(state), state.boxes))
+            if stale:
+                raise ValueError(
+                    f"the transform kept {len(data['bboxes'])} of {state.boxes} boxes, but "
+                    f"{', '.join(map(repr, stale))} (one entry per box) did not go "
+                    "with them and would be stale: add them to the label fields (the "
+                    "wrapper's label_fields, or BboxParams(label_fields=[...]))"
+                )
+        points = state.originals.get("keypoints")
+        if points is not None and len(data.get("keypoints", points)) != len(points):
+            refuse_stale_points(data, self._left_over(state), {}, len(points))
         values: dict[str, Any] = {}
         for name, value in data.items():
             if name == "image":

@@ -37,7 +37,7 @@ from rankaug.samples.restore import (
     rewrap_values,
 )
 from rankaug.samples.sizes import SIZE_KEYS, resized_sizes
-from rankaug.samples.stale import refuse_stale
+from rankaug.samples.stale import refuse_changed
 from rankaug.samples.unread import (
     known,
     refuse_object_list,
@@ -327,16 +327,15 @@ class DefaultAdapter:
         """Build a sample of the original shape (see :class:`SampleAdapter`).
 
         Raises:
-            ValueError: If the boxes were dropped or added but a per-box value did not go
-                with them (instance masks, or a value the transform was not given).
+            ValueError: If the boxes (keypoints) were dropped or added but a per-box
+                (per-keypoint) value did not go with them (instance masks, or a value the
+                transform was not given).
         """
         assert isinstance(state, _State)
-        if state.others or "masks" in data:  # per-box values that could go stale
-            boxes = state.originals.get("bboxes")
-            if boxes is not None and "bboxes" in data and len(data["bboxes"]) != len(boxes):
-                sample = state.sample
-                source = sample if isinstance(sample, Mapping) else state.target
-                refuse_stale(data, source, state.originals, len(boxes))
+        if state.others or "masks" in data:  # per-box or per-keypoint values could go stale
+            sample = state.sample
+            source = sample if isinstance(sample, Mapping) else state.target
+            refuse_changed(data, source, state.originals)
         updates: dict[str, Any] = {}
         for key, value in data.items():
             if key == "image":

@@ -1,4 +1,4 @@
-"""Per-box values that would go stale when a transform keeps another number of boxes."""
+"""Per-box and per-keypoint values that would go stale beside fewer or more of them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,26 @@ from typing import Any
 
 from rankaug.samples.unread import per_box_fields
 
-__all__ = ["refuse_stale"]
+__all__ = ["refuse_changed", "refuse_stale", "refuse_stale_points"]
+
+
+def refuse_changed(data: Mapping[str, Any], source: object, originals: Mapping[str, Any]) -> None:
+    """Refuse an output whose boxes or keypoints changed in number, leaving values behind.
+
+    Args:
+        data: The transform's output.
+        source: The dict sample, or a pair's target (a dict, or not: no values checked).
+        originals: The values handed out, by key (``bboxes`` and ``keypoints`` among them).
+
+    Raises:
+        ValueError: If a per-box value did not follow the boxes (:func:`refuse_stale`), or
+            a per-keypoint value the keypoints (:func:`refuse_stale_points`).
+    """
+    boxes, points = originals.get("bboxes"), originals.get("keypoints")
+    if boxes is not None and "bboxes" in data and len(data["bboxes"]) != len(boxes):
+        refuse_stale(data, source, originals, len(boxes))
+    if points is not None and "keypoints" in data and len(data["keypoints"]) != len(points):
+        refuse_stale_points(data, source, originals, len(points))
 
 
 def refuse_stale(
@@ -36,13 +55,50 @@ def refuse_stale(
     kept = len(data["bboxes"])
     masks = data.get("masks")
     stale = ["masks"] if masks is not None and len(masks) == count != kept else []
-    if isinstance(source, Mapping):
-        read = {"image", "boxes", "bboxes", *originals}
-        others = {k: v for k, v in source.items() if k not in read}
-        stale += per_box_fields(others, count)
+    stale += _left_behind(source, originals, count)
     if stale:
         raise ValueError(
             f"the transform kept {kept} of {count} boxes, but {', '.join(map(repr, stale))} "
             "(one entry per box) did not go with them and would be stale: add such values "
             "to the label fields (BboxParams(label_fields=[...])), or drop them"
         )
+
+
+def refuse_stale_points(
+    data: Mapping[str, Any], source: object, originals: Mapping[str, Any], count: int
+) -> None:
+    """Refuse an output whose keypoints changed in number but whose per-keypoint values did not.
+
+    A value of the sample with one entry per keypoint that the transform was not given
+    (a visibility or joint id beside ``(K, 2)`` keypoints) would no longer match them.
+
+    Args:
+        data: The transform's output, with its ``keypoints``.
+        source: The dict sample, or a pair's target (a dict, or not: no values checked).
+        originals: The values handed out, by key.
+        count: The number of keypoints handed out.
+
+    Raises:
+        ValueError: If such a value did not follow the keypoints.
+
+    >>> refuse_stale_points({"keypoints": [[1, 1]]}, {"joint": [0, 1]}, {}, 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: the transform kept 1 of 2 keypoints, but 'joint' (one entry per keypoint) ...
+    """
+    stale = _left_behind(source, originals, count)
+    if stale:
+        raise ValueError(
+            f"the transform kept {len(data['keypoints'])} of {count} keypoints, but "
+            f"{', '.join(map(repr, stale))} (one entry per keypoint) did not go with them "
+            "and would be stale: add such values to the keypoints' label fields "
+            "(KeypointParams(label_fields=[...])), or drop them"
+        )
+
+
+def _left_behind(source: object, originals: Mapping[str, Any], count: int) -> list[str]:
+    """The keys of a dict ``source`` not handed out that have ``count`` entries."""
+    if not isinstance(source, Mapping):
+        return []
+    read = {"image", "boxes", "bboxes", *originals}
+    return per_box_fields({k: v for k, v in source.items() if k not in read}, count)

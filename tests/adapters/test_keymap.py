@@ -157,6 +157,23 @@ class TestKeyMap:
         out = RandomAugmentWrapper([sample], kept, seed=0, adapter=adapter)[0]
         assert out["iscrowd"].tolist() == [0, 1]  # the boxes all kept: nothing stale
 
+    def test_an_uncarried_per_keypoint_value_is_refused_when_keypoints_are_dropped(
+        self,
+    ) -> None:
+        # a visibility beside (K, 2) keypoints came back with its 3 entries beside the one
+        # keypoint the crop kept
+        sample = {"img": np.zeros((40, 50, 3), np.uint8), "visible": np.array([2, 1, 2]),
+                  "pts": np.array([[1, 1], [45, 35], [25, 20]], np.float32)}  # fmt: skip
+        adapter = KeyMap("img", keypoints="pts")
+        crop = A.Compose([A.Crop(0, 0, 20, 20)], keypoint_params=A.KeypointParams("xy"))
+        with pytest.raises(SampleError, match=re.escape(
+            "the transform kept 1 of 3 keypoints, but 'visible' (one entry per keypoint) did"
+        )):  # fmt: skip
+            RandomAugmentWrapper([sample], crop, seed=0, adapter=adapter)[0]
+        kept = A.Compose([A.Crop(0, 0, 50, 40)], keypoint_params=A.KeypointParams("xy"))
+        out = RandomAugmentWrapper([sample], kept, seed=0, adapter=adapter)[0]
+        assert out["visible"].tolist() == [2, 1, 2]  # the keypoints all kept: nothing stale
+
     def test_carried_it_stays_aligned(self) -> None:
         crop = A.Compose(
             [A.Crop(0, 0, 10, 10)], bbox_params=bbox_params("pascal_voc", ["labels", "objects.id"])

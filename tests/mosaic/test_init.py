@@ -791,7 +791,8 @@ class TestPlainFlip:
     def test_half_the_samples_flip_keyed_recorded_and_replayed(self) -> None:
         data = self._data()
         layout = MosaicGrid(flip=0.5, flip_index=(1, 0))
-        mosaic = MosaicDataset(data, seed=1, output_size=48, layout=layout, p=0.7)
+        kp = Targets(keypoint_fields=("kp",))
+        mosaic = MosaicDataset(data, seed=1, output_size=48, layout=layout, p=0.7, targets=kp)
         outputs = [mosaic[i % 4] for i in range(24)]
         flips = [out["mosaic"]["flip"] for out in outputs]
         assert 0 < sum(flips) < len(flips)
@@ -812,13 +813,14 @@ class TestPlainFlip:
         bare = [{k: v for k, v in s.items() if k not in ("keypoints", "kp")} for s in self._data()]
         quiet = MosaicDataset(bare, seed=0, output_size=48, **options)
         quiet[0]  # no keypoints: no warning (warnings are errors here)
-        mosaic = MosaicDataset(self._data(), seed=0, output_size=48, **options)
+        kp = Targets(keypoint_fields=("kp",))
+        mosaic = MosaicDataset(self._data(), seed=0, output_size=48, targets=kp, **options)
         with pytest.warns(RankaugWarning, match=r"mirrors keypoints without flip_index") as seen:
             [mosaic[i] for i in range(3)]
         assert len(seen) == 1
         assert "flip_index=(0,)" in str(seen[0].message)
         indexed = {k: replace(v, flip_index=(1, 0)) for k, v in options.items()}
-        MosaicDataset(self._data(), seed=0, output_size=48, **indexed)[0]  # no warning
+        MosaicDataset(self._data(), seed=0, output_size=48, targets=kp, **indexed)[0]  # no warning
 
     def test_the_flip_belongs_to_the_affine_with_one(self) -> None:
         with pytest.raises(ValueError, match=r"with affine= the flip is the affine's"):

@@ -213,6 +213,37 @@ class TestDefaultAdapter:
         kept = roundtrip(sample, lambda data: None)[1]  # none dropped: all still aligned
         assert kept["iscrowd"] is target["iscrowd"]
 
+    def test_per_keypoint_values_not_handed_out_go_stale_when_keypoints_drop(self) -> None:
+        # a visibility and joint names beside (K, 2) keypoints, outside the keypoints'
+        # label fields, came back unchanged beside the 2 keypoints the transform kept
+        sample = {"image": np.zeros((5, 5, 3), np.uint8), "keypoints": np.ones((3, 2)),
+                  "visible": np.array([2, 1, 2]), "names": ["nose", "eye", "ear"],
+                  "image_id": 7}  # fmt: skip
+
+        def drop_one(data: dict[str, Any]) -> None:
+            data["keypoints"] = data["keypoints"][:2]
+
+        with pytest.raises(ValueError, match=r"kept 2 of 3 keypoints, but 'visible', 'names'"):
+            roundtrip(sample, drop_one)
+        kept = roundtrip(sample, lambda data: None)  # none dropped: all still aligned
+        assert kept["visible"] is sample["visible"]
+
+    def test_a_crop_that_drops_keypoints_refuses_a_per_keypoint_value_it_was_not_given(
+        self,
+    ) -> None:
+        points = np.array([[1.0, 1.0], [45.0, 35.0], [25.0, 20.0]], np.float32)
+        sample = {"image": np.zeros((40, 50, 3), np.uint8), "keypoints": points,
+                  "visible": np.array([2, 1, 2])}  # fmt: skip
+        crop = A.Compose([A.Crop(0, 0, 20, 20)], keypoint_params=A.KeypointParams("xy"))
+        with pytest.raises(SampleError, match=r"kept 1 of 3 keypoints, but 'visible' \("):
+            RandomAugmentWrapper([sample], crop, seed=0)[0]
+        carried = A.Compose(
+            [A.Crop(0, 0, 20, 20)], keypoint_params=A.KeypointParams("xy", label_fields=["visible"])
+        )
+        out = RandomAugmentWrapper([sample], carried, seed=0)[0]
+        assert out["keypoints"].tolist() == [[1.0, 1.0]]
+        assert out["visible"].tolist() == [2]
+
     def test_image_level_metadata_is_never_per_box(self) -> None:
         target = {"boxes": np.zeros((2, 4)), "labels": np.array([1, 2]),
                   "orig_size": torch.tensor([480, 640]), "size": [480, 640],
