@@ -56,14 +56,7 @@ JOBS: dict[str, tuple[str, str]] = {
     "lightning-val": ("tests.recipes.test_lightning_val:fit_with_validation", "runs"),
     "accelerate": ("tests.recipes.test_accelerate:launch_twice", "runs"),
     "accelerate-stream": ("tests.recipes.test_accelerate_stream:launch", "out"),
-    "torchdata-0": (
-        "tests.recipes.test_torchdata:save_and_resume_0",
-        "test_a_mid_epoch_resume_in_a_new_process_is_exact",
-    ),
-    "torchdata-2": (
-        "tests.recipes.test_torchdata:save_and_resume_2",
-        "test_a_mid_epoch_resume_in_a_new_process_is_exact",
-    ),
+    "torchdata": ("tests.recipes.test_torchdata:save_and_resume", "runs"),
     "quick-tier": (
         "tests.recipes.test_collection:collect_quick_tier",
         "test_the_quick_tier_collects_without_the_frameworks",
@@ -274,7 +267,7 @@ def _job_files() -> frozenset[Path]:
 LONGEST_FIRST: tuple[str, ...] = (
     "ddp-wrapper", "quick-tier", "benchmark", "benchmark-sections", "cli-stream-audit",
     "lightning", "lightning-val", "accelerate", "accelerate-stream", "wheel", "stream-spawn",
-    "cli-audit", "torchdata-2", "torchdata-0", "cli-audit-spawn", "passes-spawn",
+    "cli-audit", "torchdata", "cli-audit-spawn", "passes-spawn",
     "epoch-spawn", "cache-spawn",
 )  # fmt: skip
 

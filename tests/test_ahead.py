@@ -175,7 +175,7 @@ class TestJobs:
         recipes = ROOT / "tests" / "recipes"
         assert under([recipes]) == [
             "quick-tier", "lightning", "lightning-val", "accelerate",  # the longest
-            "accelerate-stream", "torchdata-2", "torchdata-0",
+            "accelerate-stream", "torchdata",
             "lightning-sampler",  # then in their files' order
         ]  # fmt: skip
         files = [recipes / "test_lightning_sampler.py", ROOT / "tests" / "test_cli.py"]
