@@ -260,15 +260,17 @@ def _job_files() -> frozenset[Path]:
     return frozenset(module_path(target) for target, _ in JOBS.values())
 
 
-# The longest jobs (seconds measured on 2 busy cores), taken first: the suite's job
-# tests run last, and a long job begun late kept it waiting at the end (the benchmark's
-# quick run, 35 s, was still waiting for a runner when the suite reached it; then the
-# two torchdata resumes, 5 s each at the end).
+# The longest jobs, taken first: the suite's job tests run last, and a long job begun
+# late kept it waiting at the end (the benchmark's quick run, 35 s, was still waiting for
+# a runner when the suite reached it; later compare.py, 35 s). Ranked by CPU-s measured
+# alone (each in a new interpreter, every process it starts counted: 6-28 s), less the
+# imports and fork server a runner shares between its jobs (about 3.5 s), the longest
+# first; the rest take 5 CPU-s or less so, the most of them 1-2 s in a runner.
 LONGEST_FIRST: tuple[str, ...] = (
-    "ddp-wrapper", "quick-tier", "benchmark", "benchmark-sections", "cli-stream-audit",
-    "lightning", "lightning-val", "accelerate", "accelerate-stream", "wheel", "stream-spawn",
-    "cli-audit", "torchdata", "cli-audit-spawn", "passes-spawn",
-    "epoch-spawn", "cache-spawn",
+    "lightning", "wheel", "ddp-wrapper", "quick-tier", "accelerate", "accelerate-stream",
+    "cli-stream-audit", "benchmark", "cli-audit", "torchdata", "cli-audit-spawn", "torchrun",
+    "stream-spawn", "compare", "site", "passes-spawn", "cli-audit-set-epoch", "ddp-mosaic",
+    "ddp-mix", "lightning-val",
 )  # fmt: skip
 
 
