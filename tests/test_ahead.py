@@ -167,21 +167,23 @@ class TestJobs:
         ]
         assert wanted(selected) == ["benchmark", "torchrun"]  # a long one first
         shorter = [(bench, {"test_only_runs_the_selected_sections"}), *selected[:1]]
-        assert wanted(shorter) == ["benchmark-sections", "torchrun"]  # else in their order
+        assert wanted(shorter) == ["torchrun", "benchmark-sections"]  # its test comes later
+        short = [(ROOT / "tests" / "test_cli.py", {"test_help_everywhere"}), shorter[0]]
+        assert wanted(short) == ["cli-help", "benchmark-sections"]  # else in their order
         assert wanted([(bench, {"test_other"})]) == []
         assert set(LONGEST_FIRST) <= set(JOBS)
 
     def test_before_collection_the_jobs_of_the_named_files_start_the_longest_first(self) -> None:
         recipes = ROOT / "tests" / "recipes"
         assert under([recipes]) == [
-            "quick-tier", "lightning", "lightning-val", "accelerate",  # the longest
-            "accelerate-stream", "torchdata-2", "torchdata-0",
+            "lightning", "quick-tier", "accelerate", "accelerate-stream",  # the longest
+            "torchdata", "lightning-val",
             "lightning-sampler",  # then in their files' order
         ]  # fmt: skip
         files = [recipes / "test_lightning_sampler.py", ROOT / "tests" / "test_cli.py"]
         assert under([*files, ROOT / "rankaug"]) == [
-            "cli-audit", "cli-audit-spawn",  # the longest first
-            "lightning-sampler", "cli-audit-set-epoch", "cli-bad-target", "cli-help",
+            "cli-audit", "cli-audit-spawn", "cli-audit-set-epoch",  # the longest first
+            "lightning-sampler", "cli-bad-target", "cli-help",
         ]  # fmt: skip
         assert under([ROOT / "tests" / "test_bytecode.py"]) == []
         assert set(under([ROOT / "tests"])) == set(JOBS)

@@ -4,10 +4,11 @@
 uninterrupted, saving the loader with the page's ``save`` after the first 3 batches of
 epoch 1 (to ``OUT/rank0.jsonl``); ``... resume`` starts a new process, restores it with
 the page's ``resume`` and runs from there to the end of epoch 2 (to
-``OUT/resumed.jsonl``). The loader is the page's ``make_loader``
-(``EpochSampler(DistributedSampler(train))``, ``BatchCollator()``) in a one-process gloo
-group; the loop never calls ``set_epoch``: EpochSampler advances on its own. Each batch
-becomes one JSON line.
+``OUT/resumed.jsonl``); ``--also OUT2 W2`` resumes a second saved loader after the
+first, in the same new process (one interpreter's imports, not two). The loader is the
+page's ``make_loader`` (``EpochSampler(DistributedSampler(train))``, ``BatchCollator()``)
+in a one-process gloo group; the loop never calls ``set_epoch``: EpochSampler advances
+on its own. Each batch becomes one JSON line.
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("mode", choices=("save", "resume"))
     parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--also", nargs=2, action="append", default=[], metavar=("OUT", "W"))
     args = parser.parse_args()
     run(args.out, args.mode, args.workers)
+    for out, workers in args.also:
+        run(Path(out), args.mode, int(workers))
 
 
 def run(out: Path, mode: str, workers: int) -> None:

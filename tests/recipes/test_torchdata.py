@@ -23,10 +23,12 @@ from tests.recipes.pipeline import KEYINGS
 pytestmark = [pytest.mark.framework, pytest.mark.timeout(300)]
 
 
-def save_and_resume(folder: Path, workers: int) -> Path:
-    """One uninterrupted run that saves the loader on its way (saving changes nothing),
-    in this process (a fresh interpreter would cost torch's, albumentations' and
-    torchdata's imports again), then the resume from that state in a new process."""
+def save_and_resume(folder: Path) -> Path:
+    """For 0 and 2 workers (``folder/0``, ``folder/2``), one uninterrupted run that saves
+    the loader on its way (saving changes nothing), in this process (a fresh interpreter
+    would cost torch's, albumentations' and torchdata's imports again), then the resumes
+    from those states in one new process, which saw neither save: 0 workers, then 2 (a
+    job of tests.ahead; a new process for each resume cost its imports twice)."""
     import torch
 
     from tests.recipes import stateful_train  # (imports torchdata: a framework test)
@@ -35,27 +37,28 @@ def save_and_resume(folder: Path, workers: int) -> Path:
     with torch.random.fork_rng(devices=[]), warnings.catch_warnings():  # (run seeds torch)
         # torchdata 0.11 calls torch.set_vital, which torch 2.13 deprecates
         warnings.filterwarnings("ignore", "'set_vital' is deprecated", UserWarning)
-        stateful_train.run(folder, "save", workers)
-    python("stateful_train.py", str(folder), "resume", "--workers", str(workers))
+        for workers in WORKERS:
+            stateful_train.run(folder / str(workers), "save", workers)
+    first, *others = WORKERS
+    also = [
+        part for workers in others for part in ("--also", str(folder / str(workers)), str(workers))
+    ]
+    python("stateful_train.py", str(folder / str(first)), "resume", "--workers", str(first), *also)
     return folder
 
 
-def save_and_resume_0(folder: Path) -> Path:
-    """With no workers (a job of tests.ahead)."""
-    return save_and_resume(folder, 0)
+WORKERS = (0, 2)
 
 
-def save_and_resume_2(folder: Path) -> Path:
-    """With 2 workers (a job of tests.ahead)."""
-    return save_and_resume(folder, 2)
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return ahead.result("torchdata", lambda: tmp_path_factory.mktemp("torchdata"))
 
 
-@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("workers", WORKERS)
 class TestStatefulDataLoaderRecipe:
-    def test_a_mid_epoch_resume_in_a_new_process_is_exact(
-        self, tmp_path: Path, workers: int
-    ) -> None:
-        out = ahead.result(f"torchdata-{workers}", lambda: tmp_path)
+    def test_a_mid_epoch_resume_in_a_new_process_is_exact(self, runs: Path, workers: int) -> None:
+        out = runs / str(workers)
         uninterrupted = lines(out, 0)
         resumed = [json.loads(line) for line in (out / "resumed.jsonl").read_text().splitlines()]
         assert len(uninterrupted) == 24  # 3 epochs of 8 batches
