@@ -48,7 +48,7 @@ class TestEmptyValues:
         assert data[0]["objects"]["bbox"].dtype == object  # what the fix is about
         found = described(empty_values(data))
         assert found == {
-            "objects.bbox": ("ndarray", "float64", (0, 4)),  # declared (the format: float32)
+            "objects.bbox": ("ndarray", "float32", (0, 4)),  # declared float64: the format's
             "objects.category": ("ndarray", "int64", (0,)),
             "bboxes": ("ndarray", "int32", (0, 4)),
         }  # strings and ragged outlines have no typed empty value
@@ -58,7 +58,7 @@ class TestEmptyValues:
 
     def test_the_torch_format_and_format_options(self) -> None:
         found = described(empty_values(rows().with_format("torch")))
-        assert found["objects.bbox"] == ("Tensor", "torch.float64", (0, 4))
+        assert found["objects.bbox"] == ("Tensor", "torch.float32", (0, 4))
         wide = empty_values(rows().with_format("numpy", dtype=np.float64))
         assert wide["objects.bbox"].dtype == rows().with_format("numpy", dtype=np.float64)[1][
             "objects"]["bbox"].dtype == np.float64  # fmt: skip
@@ -71,7 +71,7 @@ class TestEmptyValues:
         assert data[0]["objects"]["bbox"].dtype == object
         found = described(empty_values(data))
         assert found == {
-            "objects.bbox": ("ndarray", "float64", (0,)),
+            "objects.bbox": ("ndarray", "float32", (0,)),
             "objects.category": ("ndarray", "int64", (0,)),
         }
         assert found["objects.bbox"][1] == str(read(data, 1)["objects"]["bbox"].dtype)
@@ -82,7 +82,7 @@ class TestEmptyValues:
                      "objects.bbox"], output_all_columns=True)):  # fmt: skip
             assert data[0]["objects.bbox"].dtype == object
             found = described(empty_values(data))
-            assert found["objects.bbox"] == ("ndarray", "float64", (0, 4))
+            assert found["objects.bbox"] == ("ndarray", "float32", (0, 4))
             assert found["bboxes"] == ("ndarray", "int32", (0, 4))
         assert sorted(empty_values(data)) == ["bboxes", "objects.bbox"]  # only those formatted
 
