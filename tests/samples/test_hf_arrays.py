@@ -269,6 +269,12 @@ class TestListsAndValues:
         with pytest.raises(ValueError, match=re.escape(said)):
             in_declared_dtypes({"labels": np.array([2**40])}, declared)
 
+    def test_a_0d_object_array_is_left_as_it_is(self) -> None:
+        # no rows to go through (iterating it raised TypeError: iteration over a 0-d array)
+        declared = declared_dtypes(lists().features, "numpy", {}, None)
+        sample = {"labels": np.array(None, dtype=object)}
+        assert in_declared_dtypes(sample, declared) is sample
+
     def test_a_mosaic_takes_a_nested_list_uint8_image(self) -> None:
         data = lists().select_columns(["image"]).with_format("numpy")
         out = MosaicDataset(data, output_size=(8, 10), seed=0)[0]
