@@ -299,6 +299,12 @@ def _numbers(value: object, position: int, key: str) -> np.ndarray:
     """``batch[position][key]``'s boxes or labels as a numpy array (no copy of an array)."""
     if type(value) is np.ndarray:  # as np.asarray gives it, without the call
         array = value
+    elif value is None:  # every wrapper gives a None target back as it came: no target
+        raise TypeError(
+            f"{_at(position, key)} is None: collate needs boxes and labels, so give an image "
+            "without objects empty ones (np.zeros((0, 4), np.float32) boxes, "
+            "np.zeros((0,), np.int64) labels), in the dataset or a transform"
+        )
     elif isinstance(value, torch.Tensor):
         where = _at(position, key)
         if value.device.type != "cpu":

@@ -8,7 +8,8 @@ alike), and so does a ``List`` of them (masks), a ``List`` (``Sequence``) of num
 nested or not (an image stored as lists of lists of ``Value("uint8")``, ``int32``
 labels), and, in the ``torch`` format, a scalar ``Value`` (the ``numpy`` format gives
 those as declared). A column declared in the dtype it comes in is not recorded, so the
-adapters keep their fast path.
+adapters keep their fast path, and nor is one declared ``float64``: the format rounded
+it to ``float32``, which is what it holds (``float64`` would not give its digits back).
 :func:`declared_dtypes` reads each such column's declared dtype from the dataset's
 features; the adapters read a row's value there back in it (:func:`in_declared_dtypes`),
 so an albumentations or rankaug transform gets, and the output holds, the dtype the user
@@ -60,7 +61,9 @@ def declared_dtypes(
         ``{("image",): Declared(dtype("uint8"), ...)}``; empty when nothing is to restore.
         A column declared in the dtype its format gives (``int64``, ``float32``, ``bool``;
         any for a scalar ``Value`` in the ``numpy`` format) is left out: it comes as
-        declared.
+        declared. So is one of floats wider than the format gives (``float64``, as
+        ``Dataset.from_dict`` infers Python floats): the format rounded its values to
+        ``float32``, and ``float64`` would only claim the digits it lost.
     """
     if "dtype" in options:
         return {}
@@ -74,8 +77,11 @@ def declared_dtypes(
         if dtype.kind not in "biuf":
             continue
         scalar = feature is leaf and type(leaf).__name__ == "Value"
-        if dtype == (dtype if scalar and format_type == "numpy" else _given(dtype)):
+        given = dtype if scalar and format_type == "numpy" else _given(dtype)
+        if dtype == given:
             continue  # int64, float32, bool, a numpy scalar: as they come (the fast path)
+        if dtype.kind == "f" and dtype.itemsize > given.itemsize:
+            continue  # float64: rounded to float32 already, which float64 would not undo
         tensor = None
         if format_type == "torch":
             try:

@@ -59,7 +59,8 @@ def empty_values(dataset: object) -> dict[str, Any]:
     ``dataset`` is a ``datasets.Dataset`` or ``IterableDataset``, or wraps one under
     ``.dataset`` (a ``Subset``, a rankaug wrapper). Only per-row lists of numbers of a
     fixed shape, formatted ``numpy`` or ``torch``, have an entry: ``{"objects.bbox":
-    array([], shape=(0, 4), dtype=float32)}``; a list of lists of numbers of no declared
+    array([], shape=(0, 4), dtype=float32)}``, per-object masks (``List(Array2D((H, W),
+    "uint8"))``) a ``(0, H, W)`` one; a list of lists of numbers of no declared
     length (``List(List(Value("float32")))``, as ``Dataset.from_dict`` infers boxes) has
     a flat ``(0,)`` one of their dtype, the declared one (``int32`` labels, which the
     formats give other rows as ``int64``, read back so: :mod:`~rankaug.samples.hf_arrays`).
@@ -178,6 +179,10 @@ def _lists(fields: Any, prefix: str) -> Iterator[tuple[str, tuple[int, ...], np.
         elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
             shape: list[int] = []
             item = kind.value_type
+            array = _array_item(item)
+            if array is not None:  # List(Array2D(...)): per-object masks, (0, H, W)
+                yield path, *array
+                continue
             while pa.types.is_fixed_size_list(item):  # List(Value, length=4): (4,)
                 shape.append(item.list_size)
                 item = item.value_type
@@ -185,3 +190,17 @@ def _lists(fields: Any, prefix: str) -> Iterator[tuple[str, tuple[int, ...], np.
                 item = item.value_type  # List(List(Value)): rows of any length, flat (0,)
             if pa.types.is_integer(item) or pa.types.is_floating(item) or pa.types.is_boolean(item):
                 yield path, tuple(shape), np.dtype(item.to_pandas_dtype())
+
+
+def _array_item(item: Any) -> tuple[tuple[int, ...], np.dtype[Any]] | None:
+    """The shape and dtype of an ``Array2D`` ... ``Array5D`` of numbers of a fixed shape."""
+    shape, dtype = getattr(item, "shape", None), getattr(item, "value_type", None)
+    if not (isinstance(shape, tuple) and isinstance(dtype, str)):
+        return None  # not a datasets array (pyarrow's own types have no str value_type)
+    if not all(type(n) is int for n in shape):
+        return None  # a first dimension of no fixed length: no empty value to give
+    try:
+        numbers = np.dtype(dtype)
+    except TypeError:  # "string", a time...
+        return None
+    return (tuple(shape), numbers) if numbers.kind in "biuf" else None

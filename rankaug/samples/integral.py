@@ -51,8 +51,12 @@ ROUND_OFF: Final = 2.0**-20
 
 
 def check_holds(array: np.ndarray, dtype: np.dtype[Any], name: str | None) -> None:
-    """Refuse integral ``array`` values that the integer ``dtype`` cannot hold."""
-    if not array.size or array.dtype.kind not in "iuf":
+    """Refuse integral ``array`` values that the integer ``dtype`` cannot hold.
+
+    An array of a dtype ``dtype`` holds every value of (``uint8`` masks back as ``uint8``)
+    is not read.
+    """
+    if not array.size or array.dtype.kind not in "iuf" or np.can_cast(array.dtype, dtype):
         return
     info = np.iinfo(dtype)
     low, high = array.min(), array.max()

@@ -402,7 +402,8 @@ class TestCollateDetection:
             # not numbers
             ([with_(labels=["cat"])], TypeError, r"batch\[0\]\['labels'\] must hold numbers"),
             ([with_(labels=np.array([True]))], TypeError, "must hold numbers"),
-            ([with_(bboxes=None)], TypeError, r"'bboxes'\] must hold numbers"),
+            ([with_(bboxes=None)], TypeError, r"'bboxes'\] is None: .*np.zeros\(\(0, 4\)"),
+            ([with_(labels=None)], TypeError, r"'labels'\] is None: .*np.zeros\(\(0,\)"),
             ([with_(image=[[0, 1], [2, 3]])], TypeError, "numpy array or a torch tensor, got list"),
             ([with_(image=np.array([["a"]]))], TypeError, "must hold numbers, got dtype <U1"),
             ([with_(image=np.zeros((4, 6, 3, 1), np.uint8))], ValueError, "HxW or HxWxC"),

@@ -91,20 +91,38 @@ class TestDeclaredDtypes:
     def test_a_column_in_another_dtype_is_still_recorded(self, form: str) -> None:
         features = datasets.Features({
             "image": datasets.Array3D(shape=(4, 5, 3), dtype="uint8"),
-            "depth": datasets.Array2D(shape=(4, 5), dtype="float64"),
+            "depth": datasets.Array2D(shape=(4, 5), dtype="float16"),
             "ids": datasets.Array2D(shape=(4, 5), dtype="int64"),
         })  # fmt: skip
         columns = {
             "image": [np.full((4, 5, 3), 250, np.uint8)],
-            "depth": [np.full((4, 5), 0.5, np.float64)],
+            "depth": [np.full((4, 5), 0.5, np.float16)],
             "ids": [np.full((4, 5), 2, np.int64)],
         }
         data = datasets.Dataset.from_dict(columns, features=features).with_format(form)
-        assert dtypes(data) == {("image",): "uint8", ("depth",): "float64"}
+        assert dtypes(data) == {("image",): "uint8", ("depth",): "float16"}
         out = in_declared_dtypes(data[0], declared_dtypes(data.features, form, {}, None))
         assert [str(out[k].dtype).split(".")[-1] for k in columns] == [
-            "uint8", "float64", "int64"
+            "uint8", "float16", "int64"
         ]  # fmt: skip
+
+    @pytest.mark.parametrize("form", ["numpy", "torch"])
+    def test_float64_columns_stay_in_the_format_s_float32(self, form: str) -> None:
+        # it was: read back as float64, holding the float32-rounded values the format gave
+        # (0.1 as 0.10000000149011612), boxes Dataset.from_dict infers float64 too
+        features = datasets.Features({
+            "depth": datasets.Array2D(shape=(2, 2), dtype="float64"),
+            "bboxes": datasets.List(datasets.List(datasets.Value("float64"))),
+            "scale": datasets.Value("float64"),
+        })  # fmt: skip
+        columns = {"depth": [np.full((2, 2), 0.1)], "bboxes": [[[0.1, 0.2, 3.3, 4.4]]],
+                   "scale": [0.1]}  # fmt: skip
+        data = datasets.Dataset.from_dict(columns, features=features).with_format(form)
+        assert dtypes(data) == {}
+        row = data[0]
+        assert in_declared_dtypes(row, declared_dtypes(data.features, form, {}, None)) is row
+        assert str(row["bboxes"].dtype).removeprefix("torch.") == "float32"
+        assert float(row["bboxes"][0, 0]) == float(np.float32(0.1))  # rounded by datasets
 
     def test_datasets_side_by_side_that_agree(self) -> None:
         # a ConcatDataset of two splits: its uint8 image came as the format's int64
@@ -218,7 +236,7 @@ class TestListsAndValues:
             row = next(iter(rows))
             assert str(row["image"].dtype).endswith("int64")  # datasets' own behaviour
             assert str(row["labels"].dtype).endswith("int64")
-            torch_only: dict[tuple[str, ...], str] = {("image_id",): "int32", ("scale",): "float64"}
+            torch_only: dict[tuple[str, ...], str] = {("image_id",): "int32"}  # float64: kept
             scalars: dict[tuple[str, ...], str] = torch_only if form == "torch" else {}
             assert dtypes(rows) == {**LISTED, **scalars}
 
@@ -241,7 +259,7 @@ class TestListsAndValues:
         assert np.asarray(out["labels"]).tolist() == [3, -70000]
         assert np.asarray(out["box"]).tolist() == [1, 2, 60000, 4]
         assert str(out["image_id"].dtype).removeprefix("torch.") == "int32"
-        assert str(out["scale"].dtype).removeprefix("torch.") == "float64"
+        assert out["scale"] is row["scale"]  # float64: the format's (torch: float32)
         assert out["ids"] is row["ids"]  # recorded nowhere: the row's own
         assert out["names"] is row["names"]
 
@@ -250,6 +268,12 @@ class TestListsAndValues:
         said = "column 'labels' is declared List(Value('int32')), which its format gives as int64"
         with pytest.raises(ValueError, match=re.escape(said)):
             in_declared_dtypes({"labels": np.array([2**40])}, declared)
+
+    def test_a_0d_object_array_is_left_as_it_is(self) -> None:
+        # no rows to go through (iterating it raised TypeError: iteration over a 0-d array)
+        declared = declared_dtypes(lists().features, "numpy", {}, None)
+        sample = {"labels": np.array(None, dtype=object)}
+        assert in_declared_dtypes(sample, declared) is sample
 
     def test_a_mosaic_takes_a_nested_list_uint8_image(self) -> None:
         data = lists().select_columns(["image"]).with_format("numpy")

@@ -9,6 +9,7 @@ import pytest
 import torch
 from torch.utils.data import ConcatDataset, Subset
 
+from rankaug import MosaicDataset
 from rankaug.samples.hf_arrays import declared_dtypes, in_declared_dtypes
 from rankaug.samples.hf_rows import empty_values, typed, untyped_empty
 
@@ -48,7 +49,7 @@ class TestEmptyValues:
         assert data[0]["objects"]["bbox"].dtype == object  # what the fix is about
         found = described(empty_values(data))
         assert found == {
-            "objects.bbox": ("ndarray", "float64", (0, 4)),  # declared (the format: float32)
+            "objects.bbox": ("ndarray", "float32", (0, 4)),  # declared float64: the format's
             "objects.category": ("ndarray", "int64", (0,)),
             "bboxes": ("ndarray", "int32", (0, 4)),
         }  # strings and ragged outlines have no typed empty value
@@ -58,7 +59,7 @@ class TestEmptyValues:
 
     def test_the_torch_format_and_format_options(self) -> None:
         found = described(empty_values(rows().with_format("torch")))
-        assert found["objects.bbox"] == ("Tensor", "torch.float64", (0, 4))
+        assert found["objects.bbox"] == ("Tensor", "torch.float32", (0, 4))
         wide = empty_values(rows().with_format("numpy", dtype=np.float64))
         assert wide["objects.bbox"].dtype == rows().with_format("numpy", dtype=np.float64)[1][
             "objects"]["bbox"].dtype == np.float64  # fmt: skip
@@ -71,7 +72,7 @@ class TestEmptyValues:
         assert data[0]["objects"]["bbox"].dtype == object
         found = described(empty_values(data))
         assert found == {
-            "objects.bbox": ("ndarray", "float64", (0,)),
+            "objects.bbox": ("ndarray", "float32", (0,)),
             "objects.category": ("ndarray", "int64", (0,)),
         }
         assert found["objects.bbox"][1] == str(read(data, 1)["objects"]["bbox"].dtype)
@@ -82,9 +83,38 @@ class TestEmptyValues:
                      "objects.bbox"], output_all_columns=True)):  # fmt: skip
             assert data[0]["objects.bbox"].dtype == object
             found = described(empty_values(data))
-            assert found["objects.bbox"] == ("ndarray", "float64", (0, 4))
+            assert found["objects.bbox"] == ("ndarray", "float32", (0, 4))
             assert found["bboxes"] == ("ndarray", "int32", (0, 4))
         assert sorted(empty_values(data)) == ["bboxes", "objects.bbox"]  # only those formatted
+
+    @pytest.mark.parametrize("form", ["numpy", "torch"])
+    def test_lists_of_arrays_per_object_masks(self, form: str) -> None:
+        # it was: none, so a row without objects gave its List(Array2D(...)) masks back as
+        # an object (0, H, W) array (numpy) and a mosaic refused its (0,) masks
+        features = datasets.Features({
+            "masks": datasets.List(datasets.Array2D(shape=(3, 5), dtype="uint8")),
+            "depths": datasets.List(datasets.Array2D(shape=(None, 5), dtype="float32")),
+        })  # fmt: skip
+        columns = {"masks": [[], [np.ones((3, 5), np.uint8)]], "depths": [[], []]}
+        data = datasets.Dataset.from_dict(columns, features=features).with_format(form)
+        assert len(data[0]["masks"]) == 0
+        kind = "ndarray" if form == "numpy" else "Tensor"
+        dtype = "uint8" if form == "numpy" else "torch.uint8"
+        assert described(empty_values(data)) == {"masks": (kind, dtype, (0, 3, 5))}  # no shape
+        assert str(data[1]["masks"].dtype).endswith("int64")  # the format's, read back uint8
+
+    def test_a_mosaic_of_a_row_without_objects_and_its_masks(self) -> None:
+        features = datasets.Features({
+            "image": datasets.Array3D(shape=(8, 8, 3), dtype="uint8"),
+            "bboxes": datasets.List(datasets.List(datasets.Value("float32"), length=4)),
+            "labels": datasets.List(datasets.Value("int64")),
+            "masks": datasets.List(datasets.Array2D(shape=(8, 8), dtype="uint8")),
+        })  # fmt: skip
+        columns = {"image": [np.zeros((8, 8, 3), np.uint8)] * 2, "bboxes": [[]] * 2,
+                   "labels": [[]] * 2, "masks": [[]] * 2}  # fmt: skip
+        data = datasets.Dataset.from_dict(columns, features=features).with_format("numpy")
+        out = MosaicDataset(data, seed=0, output_size=8)[0]
+        assert (out["masks"].dtype, out["masks"].shape) == (np.uint8, (0, 8, 8))
 
     def test_only_the_formatted_columns(self) -> None:
         data = rows().with_format("numpy", columns=["bboxes"], output_all_columns=True)
