@@ -174,6 +174,45 @@ class TestKeyMap:
         out = RandomAugmentWrapper([sample], kept, seed=0, adapter=adapter)[0]
         assert out["visible"].tolist() == [2, 1, 2]  # the keypoints all kept: nothing stale
 
+    def test_a_map_field_not_given_to_the_transform_is_refused_when_keypoints_are_dropped(
+        self,
+    ) -> None:
+        # KeyMap(keypoints="pts", visible="vis") with KeypointParams without label_fields:
+        # 'vis' came back with its 3 entries beside the one keypoint the crop kept
+        sample = {"img": np.zeros((40, 50, 3), np.uint8), "vis": np.array([2, 1, 0]),
+                  "pts": np.array([[1, 1], [45, 35], [25, 20]], np.float32)}  # fmt: skip
+        adapter = KeyMap("img", keypoints="pts", visible="vis")
+        crop = A.Compose([A.Crop(0, 0, 20, 20)], keypoint_params=A.KeypointParams("xy"))
+        with pytest.raises(SampleError, match=re.escape(
+            "the transform kept 1 of 3 keypoints, but 'visible' (one entry per keypoint) did"
+        )):  # fmt: skip
+            RandomAugmentWrapper([sample], crop, seed=0, adapter=adapter)[0]
+        params = A.KeypointParams("xy", label_fields=["visible"])
+        carried = A.Compose([A.Crop(0, 0, 20, 20)], keypoint_params=params)
+        out = RandomAugmentWrapper([sample], carried, seed=0, adapter=adapter)[0]
+        assert out["pts"].tolist() == [[1.0, 1.0]]
+        assert out["vis"].tolist() == [2]
+
+    def test_a_value_beside_nested_keypoints_is_refused_when_keypoints_are_dropped(
+        self,
+    ) -> None:
+        # keypoints="pose.pts": 'pose.vis' came back with its 3 entries beside 1 keypoint
+        pose = {"pts": np.array([[1, 1], [45, 35], [25, 20]], np.float32), "vis": [2, 1, 0],
+                "name": "person", "box": [0, 0, 50, 40]}  # fmt: skip
+        sample = {"img": np.zeros((40, 50, 3), np.uint8), "pose": pose}
+        adapter = KeyMap("img", keypoints="pose.pts")
+        crop = A.Compose([A.Crop(0, 0, 20, 20)], keypoint_params=A.KeypointParams("xy"))
+        with pytest.raises(SampleError, match=re.escape(
+            "the transform kept 1 of 3 keypoints, but 'pose.vis' (one entry per keypoint) did "
+            "not go with them and would be stale: give each a name in the map, unless it has "
+            "one (KeyMap(..., visible='path')), and add the names to the keypoints' label fields"
+        )):  # fmt: skip
+            RandomAugmentWrapper([sample], crop, seed=0, adapter=adapter)[0]
+        kept = A.Compose([A.Crop(0, 0, 50, 40)], keypoint_params=A.KeypointParams("xy"))
+        out = RandomAugmentWrapper([sample], kept, seed=0, adapter=adapter)[0]
+        assert out["pose"]["vis"] == [2, 1, 0]  # the keypoints all kept: nothing stale
+        assert out["pose"]["name"] == "person"
+
     def test_carried_it_stays_aligned(self) -> None:
         crop = A.Compose(
             [A.Crop(0, 0, 10, 10)], bbox_params=bbox_params("pascal_voc", ["labels", "objects.id"])
