@@ -30,7 +30,7 @@ from rankaug.samples.restore import (
 )
 from rankaug.samples.sizes import SIZE_KEYS, resized_sizes
 from rankaug.samples.stale import CARRY_NAMED, refuse_stale_points
-from rankaug.samples.unread import known, per_box_fields, refuse_unread, unread_fields
+from rankaug.samples.unread import BY_CHANCE, known, per_box_fields, refuse_unread, unread_fields
 
 __all__ = ["KeyMap"]
 
@@ -351,7 +351,7 @@ class KeyMap(FixedSettings):
                     f"the transform kept {len(data['bboxes'])} of {state.boxes} boxes, but "
                     f"{', '.join(map(repr, stale))} (one entry per box) did not go "
                     "with them and would be stale: add them to the label fields (the "
-                    "wrapper's label_fields, or BboxParams(label_fields=[...]))"
+                    f"wrapper's label_fields, or BboxParams(label_fields=[...])); {BY_CHANCE}"
                 )
         points = state.originals.get("keypoints")
         if points is not None and len(data.get("keypoints", points)) != len(points):

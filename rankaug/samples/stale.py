@@ -5,18 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from rankaug.samples.unread import per_box_fields
+from rankaug.samples.unread import BY_CHANCE, per_box_fields
 
 __all__ = ["CARRY_NAMED", "refuse_changed", "refuse_stale", "refuse_stale_points"]
 
 _CARRY: Final = (
     "add such values to the keypoints' label fields (KeypointParams(label_fields=[...])), "
-    "or drop them"
+    f"or drop them; {BY_CHANCE}"
 )
 #: How per-keypoint values are carried under a KeyMap: by a name of the map's.
 CARRY_NAMED: Final = (
     "give each a name in the map, unless it has one (KeyMap(..., visible='path')), and add "
-    "the names to the keypoints' label fields (KeypointParams(label_fields=[...])), or drop them"
+    "the names to the keypoints' label fields (KeypointParams(label_fields=[...])), or drop "
+    f"them; {BY_CHANCE}"
 )
 
 
@@ -70,7 +71,7 @@ def refuse_stale(
         raise ValueError(
             f"the transform kept {kept} of {count} boxes, but {', '.join(map(repr, stale))} "
             "(one entry per box) did not go with them and would be stale: add such values "
-            "to the label fields (BboxParams(label_fields=[...])), or drop them"
+            f"to the label fields (BboxParams(label_fields=[...])), or drop them; {BY_CHANCE}"
         )
 
 
