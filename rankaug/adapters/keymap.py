@@ -287,10 +287,7 @@ class KeyMap(FixedSettings):
         return frozenset(self.additional_targets).difference(self.keys, self._read)
 
     def _refuse_unread_objects(self, objects: Mapping[str, Any]) -> None:
-        """Refuse per-object geometry beside the boxes that the map does not read.
-
-        Hugging Face's ``objects.segmentation``, say: moving the boxes would leave it behind.
-        """
+        """Refuse per-object geometry beside the boxes the map does not read (``segmentation``)."""
         others = {k: v for k, v in objects.items() if k not in self._in_container}
         found = unread_fields(others)
         if found:
@@ -317,7 +314,8 @@ class KeyMap(FixedSettings):
                     path = f"{self._prefix}{key}"
                     if key not in self._in_container and path not in targets:
                         found[path] = value
-        return found
+        points = beside(sample, self._parts.get("keypoints", ()), self._read.union(targets))
+        return found | points  # and those beside nested keypoints
 
     # writing
 

@@ -12,7 +12,14 @@ import pytest
 import torch
 from PIL import Image
 
-from rankaug import CutMixDataset, MixUpDataset, RandomAugmentWrapper, SampleError, Targets
+from rankaug import (
+    CutMixDataset,
+    MixUpDataset,
+    MosaicDataset,
+    RandomAugmentWrapper,
+    SampleError,
+    Targets,
+)
 from rankaug.adapters import KeyMap
 from tests.albu import bbox_params
 from tests.samples import tv_standin
@@ -212,6 +219,22 @@ class TestKeyMap:
         out = RandomAugmentWrapper([sample], kept, seed=0, adapter=adapter)[0]
         assert out["pose"]["vis"] == [2, 1, 0]  # the keypoints all kept: nothing stale
         assert out["pose"]["name"] == "person"
+
+    def test_a_multi_sample_wrapper_refuses_a_value_beside_nested_keypoints(self) -> None:
+        # MosaicDataset with keypoints="pose.pts" gave 'pose.vis' back as it was beside
+        # the keypoints the mosaic kept: the map's passthrough did not hold it
+        pose = {"pts": np.array([[1, 1], [45, 35], [25, 20]], np.float32), "vis": [2, 1, 0]}
+        sample = {"img": np.zeros((40, 50, 3), np.uint8), "pose": pose}
+        adapter = KeyMap("img", keypoints="pose.pts")
+        assert adapter.passthrough(sample, {"image", "keypoints"}) == {"pose.vis": [2, 1, 0]}
+        with pytest.raises(SampleError, match=re.escape(
+            "dataset[0] 'pose.vis' looks like a per-keypoint field (3 entries, one per keypoint)"
+        )):  # fmt: skip
+            MosaicDataset([sample] * 4, seed=0, output_size=32, adapter=adapter)[0]
+        named = KeyMap("img", keypoints="pose.pts", visible="pose.vis")
+        targets = Targets(label_fields=(), keypoint_fields=("visible",))
+        out = MosaicDataset([sample] * 4, seed=0, output_size=32, adapter=named, targets=targets)[0]
+        assert len(out["pose"]["vis"]) == len(out["pose"]["pts"])
 
     def test_carried_it_stays_aligned(self) -> None:
         crop = A.Compose(
