@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -124,6 +125,21 @@ class TestPartReader:
         assert part.keypoint_fields["visible"].tolist() == [2, 1, 2]
         read(reader(), sample(keypoints=points, record=[0, 1, 2]))  # the wrapper's own key
 
+    def test_a_value_of_the_image_with_as_many_entries_is_told_how_to_pass(self) -> None:
+        # a 3-value mean beside 3 keypoints was refused with only "add it to
+        # keypoint_fields or drop it": no way to keep a value of the image was told
+        points = np.array([[1.0, 1.0], [2.0, 2.0], [3.0, 3.0]])
+        with pytest.raises(ValueError, match=re.escape(
+            "add it to keypoint_fields or drop it; a value of the image that has as many "
+            "entries by chance (a 3-value mean) is not taken for one inside a dict: "
+            "{'norm': {'mean': ...}}"
+        )):  # fmt: skip
+            read(reader(), sample(boxes=0, keypoints=points, mean=[0.5, 0.4, 0.3]))
+        with pytest.raises(ValueError, match=r"add it to label_fields or drop it; a value of"):
+            read(reader(), sample(boxes=3, mean=[0.5, 0.4, 0.3]))
+        norm = {"mean": [0.5, 0.4, 0.3], "std": [0.2, 0.2, 0.2]}
+        read(reader(), sample(boxes=3, keypoints=points, norm=norm))  # raises if refused
+
     def test_polygons_are_read_or_refused(self) -> None:
         polygon = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 2.0]], np.float32)
         with_polygon = sample(segments=[polygon])
@@ -238,6 +254,18 @@ class TestPartReader:
             assert [p.keypoints.shape[1] for p in read_parts if p.keypoints is not None] == [
                 3
             ] * len(order)
+
+    @pytest.mark.parametrize(
+        ("wrapper", "options"), _WRAPPERS, ids=lambda w: getattr(w, "__name__", "")
+    )
+    def test_every_wrapper_passes_a_value_of_the_image_inside_a_dict(
+        self, wrapper: Any, options: dict[str, Any]
+    ) -> None:
+        people = [_person(1), _person(2)]  # 2 boxes and 2 keypoints each
+        for person in people:
+            person["norm"] = {"center": [16.0, 16.0]}
+        out = wrapper(people, seed=0, p=1.0, **options)[0]
+        assert out["norm"] == {"center": [16.0, 16.0]}
 
     @pytest.mark.parametrize(
         ("wrapper", "options"), _WRAPPERS, ids=lambda w: getattr(w, "__name__", "")

@@ -9,8 +9,7 @@ sample and the field of anything wrong: an image no resize handles, boxes that a
 per-keypoint one outside ``keypoint_fields``, which would go stale), masks and keypoints
 of the wrong shape (``[]`` is none of either, as for boxes), keypoints whose ``x`` or
 ``y`` is NaN or infinite (refused, never dropped), and samples that disagree with the
-main one on channels, dtypes, keypoint columns or targets (empty keypoints take the
-others' columns).
+main one on channels, dtypes, keypoint columns or targets (empty keypoints take others').
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from rankaug.boxes import as_box_array
 from rankaug.context import SampleContext
 from rankaug.polygons import POLYGONS, Polygons, read_polygons
 from rankaug.samples import SampleAdapter, passthrough, view
-from rankaug.samples.unread import per_box_fields
+from rankaug.samples.unread import BY_CHANCE, per_box_fields
 
 __all__ = ["Part", "PartReader"]
 
@@ -375,7 +374,8 @@ class PartReader:
                 raise ValueError(
                     f"dataset[{index}] {stale[0]!r} looks like a per-{what} field ({number} "
                     f"entries, one per {what}) that is not in {names}={getattr(self, names)}: "
-                    f"{self.actor} would leave it misaligned; add it to {names} or drop it"
+                    f"{self.actor} would leave it misaligned; add it to {names} or drop it; "
+                    + BY_CHANCE
                 )
 
 

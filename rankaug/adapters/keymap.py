@@ -9,7 +9,7 @@ import numpy as np
 
 from rankaug import checks
 from rankaug._fixed import FixedSettings
-from rankaug.adapters.paths import describe_keys, is_object_list, put
+from rankaug.adapters.paths import beside, describe_keys, is_object_list, put
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.hf_arrays import NONE_DECLARED, Declared, in_declared_dtypes
 from rankaug.samples.hf_rows import bound_to, typed
@@ -29,8 +29,8 @@ from rankaug.samples.restore import (
     rewrap_values,
 )
 from rankaug.samples.sizes import SIZE_KEYS, resized_sizes
-from rankaug.samples.stale import refuse_stale_points
-from rankaug.samples.unread import known, per_box_fields, refuse_unread, unread_fields
+from rankaug.samples.stale import CARRY_NAMED, refuse_stale_points
+from rankaug.samples.unread import BY_CHANCE, known, per_box_fields, refuse_unread, unread_fields
 
 __all__ = ["KeyMap"]
 
@@ -45,7 +45,7 @@ class _State(NamedTuple):
     image_kind: str
     pil_mode: str | None
     boxes: int | None  # the number of boxes handed out (None: no boxes handed out)
-    unhanded: tuple[str, ...]  # per-box values not handed out: stale if the count changes
+    unhanded: dict[str, Any]  # per-object values not handed out: stale if the count changes
     wrapped: bool  # torchvision's tv_tensors among the values: wrapped again
     first: tuple[str, ...] = ()  # masks that were CxHxW (beside a tensor image): so again
 
@@ -227,7 +227,7 @@ class KeyMap(FixedSettings):
         wrapped = is_wrapped(original)
         data: dict[str, Any] = {"image": image}
         originals: dict[str, Any] = {}
-        unhanded: list[str] = []
+        unhanded: dict[str, Any] = {}
         first: tuple[str, ...] = ()
         additional, others = self.additional_targets, self._others
         if additional:  # those the map does not name: under their own keys, where present
@@ -256,7 +256,7 @@ class KeyMap(FixedSettings):
                 elif holds_wrapped(value):
                     wrapped = True  # instance Masks, one per object: each wrapped again
             elif name in self._per_box or name in ("masks", "segments"):
-                unhanded.append(name)
+                unhanded[name] = value
         if self._container is not None:
             objects = self._container_of(sample)
             if isinstance(objects, Mapping):
@@ -271,7 +271,7 @@ class KeyMap(FixedSettings):
                         data[path] = value_to_numpy(value)
                         wrapped = wrapped or holds_wrapped(value)
                     else:
-                        unhanded.append(path)
+                        unhanded[path] = value
             if "bboxes" in targets and isinstance(objects, Mapping):  # geometry left behind?
                 self._refuse_unread_objects(objects)
         read = self._read | self._unnamed() if additional else self._read
@@ -279,7 +279,7 @@ class KeyMap(FixedSettings):
             where, hw, kept = self.keys["image"], image.shape[:2], self._kept
             refuse_unread(sample, known(read, data), repr(self), data.keys(), where, hw, kept)
         count = len(data["bboxes"]) if "bboxes" in data else None
-        state = _State(sample, originals, kind, mode, count, tuple(unhanded), wrapped, first)
+        state = _State(sample, originals, kind, mode, count, unhanded, wrapped, first)
         return data, state
 
     def _unnamed(self) -> frozenset[str]:
@@ -287,10 +287,7 @@ class KeyMap(FixedSettings):
         return frozenset(self.additional_targets).difference(self.keys, self._read)
 
     def _refuse_unread_objects(self, objects: Mapping[str, Any]) -> None:
-        """Refuse per-object geometry beside the boxes that the map does not read.
-
-        Hugging Face's ``objects.segmentation``, say: moving the boxes would leave it behind.
-        """
+        """Refuse per-object geometry beside the boxes the map does not read (``segmentation``)."""
         others = {k: v for k, v in objects.items() if k not in self._in_container}
         found = unread_fields(others)
         if found:
@@ -303,10 +300,7 @@ class KeyMap(FixedSettings):
             )
 
     def passthrough(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
-        """The per-box values the consumer does not get, and the sample's other keys.
-
-        A multi-sample wrapper checks them: a per-box value among them would go stale.
-        """
+        """The per-box values the consumer does not get, and the sample's other keys (checked)."""
         if not isinstance(sample, Mapping):
             return _NOTHING
         found = {k: v for k, v in sample.items() if k not in self._read | self._not_per_box}
@@ -320,7 +314,8 @@ class KeyMap(FixedSettings):
                     path = f"{self._prefix}{key}"
                     if key not in self._in_container and path not in targets:
                         found[path] = value
-        return found
+        points = beside(sample, self._parts.get("keypoints", ()), self._read.union(targets))
+        return found | points  # and those beside nested keypoints
 
     # writing
 
@@ -343,7 +338,7 @@ class KeyMap(FixedSettings):
         Raises:
             ValueError: If the boxes (keypoints) were dropped or added but a per-box
                 (per-keypoint) value was not carried along (it would be stale): the map's
-                own, or a top-level one found as the default adapter finds them.
+                own, one beside nested keypoints, or a top-level one the default adapter finds.
         """
         assert isinstance(state, _State)
         changed = "bboxes" in data and len(data["bboxes"]) != state.boxes
@@ -354,11 +349,14 @@ class KeyMap(FixedSettings):
                     f"the transform kept {len(data['bboxes'])} of {state.boxes} boxes, but "
                     f"{', '.join(map(repr, stale))} (one entry per box) did not go "
                     "with them and would be stale: add them to the label fields (the "
-                    "wrapper's label_fields, or BboxParams(label_fields=[...]))"
+                    f"wrapper's label_fields, or BboxParams(label_fields=[...])); {BY_CHANCE}"
                 )
         points = state.originals.get("keypoints")
         if points is not None and len(data.get("keypoints", points)) != len(points):
-            refuse_stale_points(data, self._left_over(state), {}, len(points))
+            left = {k: v for k, v in state.unhanded.items() if k not in ("masks", "segments")}
+            left |= beside(state.sample, self._parts["keypoints"], self._read)
+            left |= self._left_over(state)
+            refuse_stale_points(data, left, state.originals, len(points), CARRY_NAMED)
         values: dict[str, Any] = {}
         for name, value in data.items():
             if name == "image":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["describe_keys", "is_object_list", "put"]
+__all__ = ["beside", "describe_keys", "is_object_list", "put"]
 
 
 def is_object_list(value: object, key: str) -> bool:
@@ -17,6 +17,25 @@ def is_object_list(value: object, key: str) -> bool:
     if not isinstance(value, list | tuple):
         return False
     return not value or (isinstance(value[0], Mapping) and key in value[0])
+
+
+def beside(
+    sample: Mapping[str, Any], parts: tuple[str, ...], skip: frozenset[str]
+) -> dict[str, Any]:
+    """The values in the dict that holds ``parts`` (nested), by path, but the paths in ``skip``.
+
+    >>> beside({"pose": {"pts": [[1, 2]], "vis": [2]}}, ("pose", "pts"), frozenset({"pose.pts"}))
+    {'pose.vis': [2]}
+    >>> beside({"pts": [[1, 2]], "vis": [2]}, ("pts",), frozenset())  # at the top: none
+    {}
+    """
+    holder: Any = sample
+    for part in parts[:-1]:
+        holder = holder.get(part) if isinstance(holder, Mapping) else None
+    if len(parts) < 2 or not isinstance(holder, Mapping):
+        return {}
+    where = ".".join(parts[:-1])
+    return {f"{where}.{k}": v for k, v in holder.items() if f"{where}.{k}" not in skip}
 
 
 def describe_keys(sample: Mapping[str, Any]) -> str:

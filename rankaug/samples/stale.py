@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
-from rankaug.samples.unread import per_box_fields
+from rankaug.samples.unread import BY_CHANCE, per_box_fields
 
-__all__ = ["refuse_changed", "refuse_stale", "refuse_stale_points"]
+__all__ = ["CARRY_NAMED", "refuse_changed", "refuse_stale", "refuse_stale_points"]
+
+_CARRY: Final = (
+    "add such values to the keypoints' label fields (KeypointParams(label_fields=[...])), "
+    f"or drop them; {BY_CHANCE}"
+)
+#: How per-keypoint values are carried under a KeyMap: by a name of the map's.
+CARRY_NAMED: Final = (
+    "give each a name in the map, unless it has one (KeyMap(..., visible='path')), and add "
+    "the names to the keypoints' label fields (KeypointParams(label_fields=[...])), or drop "
+    f"them; {BY_CHANCE}"
+)
 
 
 def refuse_changed(data: Mapping[str, Any], source: object, originals: Mapping[str, Any]) -> None:
@@ -60,12 +71,16 @@ def refuse_stale(
         raise ValueError(
             f"the transform kept {kept} of {count} boxes, but {', '.join(map(repr, stale))} "
             "(one entry per box) did not go with them and would be stale: add such values "
-            "to the label fields (BboxParams(label_fields=[...])), or drop them"
+            f"to the label fields (BboxParams(label_fields=[...])), or drop them; {BY_CHANCE}"
         )
 
 
 def refuse_stale_points(
-    data: Mapping[str, Any], source: object, originals: Mapping[str, Any], count: int
+    data: Mapping[str, Any],
+    source: object,
+    originals: Mapping[str, Any],
+    count: int,
+    carry: str = _CARRY,
 ) -> None:
     """Refuse an output whose keypoints changed in number but whose per-keypoint values did not.
 
@@ -77,6 +92,7 @@ def refuse_stale_points(
         source: The dict sample, or a pair's target (a dict, or not: no values checked).
         originals: The values handed out, by key.
         count: The number of keypoints handed out.
+        carry: How to carry them, for the message (an adapter's own way).
 
     Raises:
         ValueError: If such a value did not follow the keypoints.
@@ -91,8 +107,7 @@ def refuse_stale_points(
         raise ValueError(
             f"the transform kept {len(data['keypoints'])} of {count} keypoints, but "
             f"{', '.join(map(repr, stale))} (one entry per keypoint) did not go with them "
-            "and would be stale: add such values to the keypoints' label fields "
-            "(KeypointParams(label_fields=[...])), or drop them"
+            f"and would be stale: {carry}"
         )
 
 

@@ -21,6 +21,7 @@ from rankaug.samples.mask_like import covers, shape_of
 from rankaug.samples.suggest import lookup, suggest_adapter
 
 __all__ = [
+    "BY_CHANCE",
     "GEOMETRIC",
     "known",
     "covers",
@@ -256,12 +257,19 @@ _IMAGE_LEVEL: Final = frozenset(
 """Keys of image-level metadata (torchvision's, DETR's, ultralytics'): never per box."""
 
 
+#: How a value of the image that :func:`per_box_fields` takes for a per-box one passes.
+BY_CHANCE: Final = (
+    "a value of the image that has as many entries by chance (a 3-value mean) is not taken "
+    "for one inside a dict: {'norm': {'mean': ...}}"
+)
+
+
 def per_box_fields(values: Mapping[str, Any], count: int, skip: Collection[str] = ()) -> list[str]:
     """The keys of ``values`` that look like one entry per box (``count`` entries).
 
     Arrays and tensors by their first dimension, lists and tuples by their length;
-    strings, scalars, the keys in ``skip`` and image-level metadata (``orig_size``,
-    ``image_id``...) are not.
+    strings, scalars, dicts (:data:`BY_CHANCE`), the keys in ``skip`` and image-level
+    metadata (``orig_size``, ``image_id``...) are not.
 
     >>> per_box_fields({"iscrowd": [0, 1], "orig_size": [480, 640], "image_id": 7}, 2)
     ['iscrowd']

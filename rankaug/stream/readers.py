@@ -34,6 +34,11 @@ __all__ = ["check_pickled", "check_reader", "check_workers", "rank_split", "work
 
 #: accelerate's classes that deal an IterableDataset's samples among the processes.
 _READERS: Final = frozenset({"IterableDatasetShard", "DataLoaderDispatcher"})
+#: The packages between a loop over a DataLoader and a worker's pass: passed over.
+_LOADING: Final = frozenset(
+    {"rankaug", "torch", "multiprocessing", "webdataset", "accelerate", "torchdata",
+     "lightning", "pytorch_lightning", "lightning_fabric"}
+)  # fmt: skip
 
 
 def rank_split(dataset: object) -> str | None:
@@ -85,12 +90,14 @@ def check_workers(wrapper: Any, level: int = 2) -> None:
     """Warn if DataLoader workers each read the whole of a stream seen not to split.
 
     Called by a pass as it starts reading, in worker 0 of two or more (the others read
-    alike): :func:`worker_unsplit`.
+    alike): :func:`worker_unsplit`. A forked worker's calls go on with the main
+    process's that started it: the line named is the loop over the DataLoader there (the
+    first outside rankaug, PyTorch, multiprocessing and the loaders of webdataset,
+    accelerate and Lightning); a spawned worker's hold none, and ``level`` is named.
 
     Args:
         wrapper: The streaming wrapper whose pass starts.
-        level: The ``stacklevel`` of the line named (the pass reading the stream: a
-            worker's calls hold no line of yours).
+        level: The ``stacklevel`` of the pass reading the stream, named where no loop is.
 
     Warns:
         RankaugWarning: If ``wrapper``'s stream is a webdataset pipeline over a shard list
@@ -108,8 +115,19 @@ def check_workers(wrapper: Any, level: int = 2) -> None:
         "(wds.DataPipeline(wds.SimpleShardList(urls), wds.split_by_worker, ...)); or read "
         "it with num_workers=0",
         RankaugWarning,
-        stacklevel=level,
+        stacklevel=_loop_level(sys._getframe(level - 1), level),
     )
+
+
+def _loop_level(frame: FrameType | None, level: int) -> int:
+    """The ``stacklevel`` of the loop over the DataLoader above ``frame`` (at ``level``)."""
+    up = 0
+    while frame is not None:
+        root = str(frame.f_globals.get("__name__", "")).partition(".")[0]
+        if root not in _LOADING and not frame.f_code.co_filename.startswith("<"):
+            return level + up  # not spawn's "-c" bootstrap either
+        frame, up = frame.f_back, up + 1
+    return level
 
 
 def _reader(frame: FrameType | None) -> tuple[str, int, int] | None:

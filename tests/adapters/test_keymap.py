@@ -12,7 +12,14 @@ import pytest
 import torch
 from PIL import Image
 
-from rankaug import CutMixDataset, MixUpDataset, RandomAugmentWrapper, SampleError, Targets
+from rankaug import (
+    CutMixDataset,
+    MixUpDataset,
+    MosaicDataset,
+    RandomAugmentWrapper,
+    SampleError,
+    Targets,
+)
 from rankaug.adapters import KeyMap
 from tests.albu import bbox_params
 from tests.samples import tv_standin
@@ -173,6 +180,61 @@ class TestKeyMap:
         kept = A.Compose([A.Crop(0, 0, 50, 40)], keypoint_params=A.KeypointParams("xy"))
         out = RandomAugmentWrapper([sample], kept, seed=0, adapter=adapter)[0]
         assert out["visible"].tolist() == [2, 1, 2]  # the keypoints all kept: nothing stale
+
+    def test_a_map_field_not_given_to_the_transform_is_refused_when_keypoints_are_dropped(
+        self,
+    ) -> None:
+        # KeyMap(keypoints="pts", visible="vis") with KeypointParams without label_fields:
+        # 'vis' came back with its 3 entries beside the one keypoint the crop kept
+        sample = {"img": np.zeros((40, 50, 3), np.uint8), "vis": np.array([2, 1, 0]),
+                  "pts": np.array([[1, 1], [45, 35], [25, 20]], np.float32)}  # fmt: skip
+        adapter = KeyMap("img", keypoints="pts", visible="vis")
+        crop = A.Compose([A.Crop(0, 0, 20, 20)], keypoint_params=A.KeypointParams("xy"))
+        with pytest.raises(SampleError, match=re.escape(
+            "the transform kept 1 of 3 keypoints, but 'visible' (one entry per keypoint) did"
+        )):  # fmt: skip
+            RandomAugmentWrapper([sample], crop, seed=0, adapter=adapter)[0]
+        params = A.KeypointParams("xy", label_fields=["visible"])
+        carried = A.Compose([A.Crop(0, 0, 20, 20)], keypoint_params=params)
+        out = RandomAugmentWrapper([sample], carried, seed=0, adapter=adapter)[0]
+        assert out["pts"].tolist() == [[1.0, 1.0]]
+        assert out["vis"].tolist() == [2]
+
+    def test_a_value_beside_nested_keypoints_is_refused_when_keypoints_are_dropped(
+        self,
+    ) -> None:
+        # keypoints="pose.pts": 'pose.vis' came back with its 3 entries beside 1 keypoint
+        pose = {"pts": np.array([[1, 1], [45, 35], [25, 20]], np.float32), "vis": [2, 1, 0],
+                "name": "person", "box": [0, 0, 50, 40]}  # fmt: skip
+        sample = {"img": np.zeros((40, 50, 3), np.uint8), "pose": pose}
+        adapter = KeyMap("img", keypoints="pose.pts")
+        crop = A.Compose([A.Crop(0, 0, 20, 20)], keypoint_params=A.KeypointParams("xy"))
+        with pytest.raises(SampleError, match=re.escape(
+            "the transform kept 1 of 3 keypoints, but 'pose.vis' (one entry per keypoint) did "
+            "not go with them and would be stale: give each a name in the map, unless it has "
+            "one (KeyMap(..., visible='path')), and add the names to the keypoints' label fields"
+        )):  # fmt: skip
+            RandomAugmentWrapper([sample], crop, seed=0, adapter=adapter)[0]
+        kept = A.Compose([A.Crop(0, 0, 50, 40)], keypoint_params=A.KeypointParams("xy"))
+        out = RandomAugmentWrapper([sample], kept, seed=0, adapter=adapter)[0]
+        assert out["pose"]["vis"] == [2, 1, 0]  # the keypoints all kept: nothing stale
+        assert out["pose"]["name"] == "person"
+
+    def test_a_multi_sample_wrapper_refuses_a_value_beside_nested_keypoints(self) -> None:
+        # MosaicDataset with keypoints="pose.pts" gave 'pose.vis' back as it was beside
+        # the keypoints the mosaic kept: the map's passthrough did not hold it
+        pose = {"pts": np.array([[1, 1], [45, 35], [25, 20]], np.float32), "vis": [2, 1, 0]}
+        sample = {"img": np.zeros((40, 50, 3), np.uint8), "pose": pose}
+        adapter = KeyMap("img", keypoints="pose.pts")
+        assert adapter.passthrough(sample, {"image", "keypoints"}) == {"pose.vis": [2, 1, 0]}
+        with pytest.raises(SampleError, match=re.escape(
+            "dataset[0] 'pose.vis' looks like a per-keypoint field (3 entries, one per keypoint)"
+        )):  # fmt: skip
+            MosaicDataset([sample] * 4, seed=0, output_size=32, adapter=adapter)[0]
+        named = KeyMap("img", keypoints="pose.pts", visible="pose.vis")
+        targets = Targets(label_fields=(), keypoint_fields=("visible",))
+        out = MosaicDataset([sample] * 4, seed=0, output_size=32, adapter=named, targets=targets)[0]
+        assert len(out["pose"]["vis"]) == len(out["pose"]["pts"])
 
     def test_carried_it_stays_aligned(self) -> None:
         crop = A.Compose(

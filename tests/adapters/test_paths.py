@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rankaug.adapters.paths import describe_keys, is_object_list, put
+from rankaug.adapters.paths import beside, describe_keys, is_object_list, put
 
 
 class TestIsObjectList:
@@ -13,6 +13,18 @@ class TestIsObjectList:
         assert is_object_list([], "bbox")
         assert not is_object_list([{"id": 1}], "bbox")
         assert not is_object_list({"bbox": []}, "bbox")
+
+
+class TestBeside:
+    def test_the_values_in_the_dict_of_a_nested_path_but_those_skipped(self) -> None:
+        sample = {"pose": {"pts": [[1, 2]], "vis": [2], "img": 0}, "other": [1]}
+        assert beside(sample, ("pose", "pts"), frozenset({"pose.pts", "pose.img"})) == {
+            "pose.vis": [2]
+        }
+
+    def test_a_top_level_path_or_one_through_no_dict_has_none(self) -> None:
+        assert beside({"pts": [[1, 2]], "vis": [2]}, ("pts",), frozenset()) == {}
+        assert beside({"pose": [[1, 2]]}, ("pose", "pts"), frozenset()) == {}
 
 
 class TestDescribeKeys:

@@ -1,12 +1,23 @@
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from rankaug.samples.stale import refuse_changed, refuse_stale, refuse_stale_points
 
+_WAY = "a value of the image that has as many entries by chance (a 3-value mean) is not"
+
 
 class TestRefuseStale:
+    def test_the_message_tells_how_to_keep_a_value_of_the_image(self) -> None:
+        # a 3-value mean beside 3 boxes: no way to keep it was told
+        with pytest.raises(ValueError, match=re.escape(f"or drop them; {_WAY}")):
+            refuse_stale({"bboxes": np.zeros((1, 4))}, {"mean": [0.5, 0.4, 0.3]}, {}, 3)
+        norm = {"norm": {"mean": [0.5, 0.4, 0.3]}}  # inside a dict: never taken for one
+        refuse_stale({"bboxes": np.zeros((1, 4))}, norm, {}, 3)  # raises if refused
+
     def test_per_box_values_left_behind_are_named(self) -> None:
         data = {"bboxes": np.zeros((1, 4)), "masks": np.zeros((2, 4, 4))}
         source = {"iscrowd": [0, 1], "image_id": 7}
@@ -21,6 +32,13 @@ class TestRefuseStale:
 
 
 class TestRefuseStalePoints:
+    def test_the_message_tells_how_to_keep_a_value_of_the_image(self) -> None:
+        # a 3-value mean beside 3 keypoints: no way to keep it was told
+        with pytest.raises(ValueError, match=re.escape(f"or drop them; {_WAY}")):
+            refuse_stale_points({"keypoints": np.zeros((1, 2))}, {"mean": [1, 2, 3]}, {}, 3)
+        norm = {"norm": {"mean": [0.5, 0.4, 0.3]}}  # inside a dict: never taken for one
+        refuse_stale_points({"keypoints": np.zeros((1, 2))}, norm, {}, 3)  # raises if refused
+
     def test_per_keypoint_values_left_behind_are_named(self) -> None:
         data = {"keypoints": np.zeros((1, 2))}
         source = {"visible": np.array([2, 1]), "image_id": 7}

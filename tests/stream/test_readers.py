@@ -6,9 +6,10 @@ from __future__ import annotations
 import collections
 import pickle
 import re
+import sys
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import pytest
@@ -179,6 +180,32 @@ class TestCheckWorkers:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RankaugWarning)
             assert set(_ids(wrapper, 2).values()) == {2}  # what it warns of: each twice
+
+    def test_a_forked_worker_names_the_loop_over_the_loader(
+        self, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+    ) -> None:
+        # it named rankaug/stream/base.py (the pass reading the stream), though a forked
+        # worker's calls go on with the main process's loop that started it
+        stream = _pipelines(_shards(tmp_path), split=False)[0]
+        wrapper = RandomAugmentWrapper(stream, _keep, seed=0)
+
+        def show(
+            message: Warning | str,
+            category: type[Warning],
+            filename: str,
+            lineno: int,
+            file: TextIO | None = None,
+            line: str | None = None,
+        ) -> None:
+            print(f"{filename}:{lineno}: {category.__name__}", file=sys.stderr, flush=True)
+
+        with warnings.catch_warnings():  # the workers' filter and printer: forked with them
+            warnings.simplefilter("always", RankaugWarning)
+            warnings.showwarning = show
+            _ids(wrapper, 2)
+        loop = _ids.__code__.co_firstlineno + 3  # its line iterating the loader
+        named = [line for line in capfd.readouterr().err.splitlines() if "RankaugWarning" in line]
+        assert named == [f"{__file__}:{loop}: RankaugWarning"]
 
     @pytest.mark.parametrize("kind", [0, 1, 2])
     def test_a_webdataset_split_by_worker_is_not_warned(self, tmp_path: Path, kind: int) -> None:
