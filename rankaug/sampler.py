@@ -93,7 +93,9 @@ class EpochSampler(Sampler[EpochIndex]):
         epoch: The epoch of the first pass.
 
     Raises:
-        TypeError: If ``sampler`` is not iterable or ``epoch`` not an integer.
+        TypeError: If ``sampler`` is not iterable or is a one-shot iterator (a
+            generator: every pass after the first would be empty), or ``epoch`` is not
+            an integer.
         ValueError: If ``epoch`` is out of range.
 
     Example:
