@@ -170,6 +170,14 @@ class _Described:
         if not callable(source_files):
             why.append("no source_files()")
         elif _files(dataset, source_files(), prefix, self.lines) > 0:
+            if not sees_changes:  # the files alone: what it makes of them is not seen
+                self.caveats.append(
+                    f"CachedDataset keys {named} by the files its source_files() lists, "
+                    f"but {why[0]}: a change of its settings (a transform, an image size, "
+                    "an option) is not seen, and the cache made with the old ones is "
+                    f"served. Give {kind.__name__} a __repr__ naming its settings, or pass "
+                    "fingerprint='...' naming them (and change it with them)."
+                )
             sees_changes = True
         else:
             why.append("its source_files() lists no files")

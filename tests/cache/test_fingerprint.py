@@ -160,6 +160,20 @@ class TestFingerprint:
         assert "it has no settings repr and its source_files() lists no files" in (empty.caveats[0])
         assert fingerprint(Anonymous(), 3, "v1").caveats == ()  # the user names the data
 
+    def test_files_without_a_settings_repr_are_a_caveat(self, tmp_path: Path) -> None:
+        path = tmp_path / "a"
+        path.write_text("1")
+        found = fingerprint(WithFiles([path]), 1, None)
+        assert found.sees_changes  # the files' changes are seen
+        (caveat,) = found.caveats  # its settings (a transform, a size) are not: said so
+        assert caveat.startswith(
+            "CachedDataset keys WithFiles by the files its source_files() lists, but it has "
+            "no settings repr: a change of its settings (a transform, an image size, an "
+            "option) is not seen"
+        )
+        assert "Give WithFiles a __repr__ naming its settings" in caveat
+        assert fingerprint(WithFiles([path]), 1, "v1").caveats == ()  # the user names them
+
     def test_addresses_in_a_repr_are_replaced_and_the_rest_kept(self) -> None:
         small = fingerprint(Settings(32, flip), 2, None)
         large = fingerprint(Settings(64, flip), 2, None)
