@@ -206,7 +206,8 @@ class BatchAugment:
                 :class:`~rankaug.EpochSampler` pass this thread's DataLoader is reading
                 (:mod:`rankaug.sampler_read`), else 0: warned once where passes are
                 read but which one cannot be told (two loaders' iterators alive, say),
-                and once where a CPU index comes again (every epoch would repeat).
+                once where a CPU index comes again (every epoch would repeat), and once
+                in a DataLoader worker (the pass is read in the main process).
             return_params: Also return the kornia parameters applied. Defaults to
                 ``False``.
             **kwargs: Passed on to a kornia container's call (``data_keys=`` say); a single

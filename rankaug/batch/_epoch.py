@@ -7,9 +7,11 @@ plain int tensor, so ``aug(images, index=batch["index"])`` receives no epoch. In
 2. the epoch of the :class:`~rankaug.EpochSampler` pass that the calling thread's
    DataLoader is reading (:func:`rankaug.sampler_read.read_epoch`), when that is known;
 3. else the fallback, 0, which keys every epoch alike: a warning, once, when passes are
-   read but which one cannot be told, and once when an index comes again under the
-   fallback (indices on the CPU only: a device tensor is not read back). At most
-   :data:`TRACKED` indices are remembered; any of them seen again is caught.
+   read but which one cannot be told, once when an index comes again under the
+   fallback (indices on the CPU only: a device tensor is not read back), and once per
+   process when it is used in a DataLoader worker (its loader's passes are read in the
+   main process; the workers of each epoch, when not persistent, see no index again).
+   At most :data:`TRACKED` indices are remembered; any of them seen again is caught.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import warnings
 from typing import Any, Final
 
 import torch
+from torch.utils.data import get_worker_info
 
 from rankaug.errors import RankaugWarning
 from rankaug.sampler_read import LastBatch, Unknown, read_epoch
@@ -83,6 +86,19 @@ class PlainEpoch:
                 "values, no set_epoch call), and cannot tell which EpochSampler pass they "
                 f"come from: {found}. They are keyed with epoch {self.value}, which repeats "
                 f"the same augmentations every epoch. {_FIX}",
+            )
+        if get_worker_info() is not None:  # the pass is read in the main process
+            self._warn(
+                "worker",
+                "BatchAugment got plain indices and no epoch (no epoch=, no EpochIndex "
+                "values, no set_epoch call) in a DataLoader worker (a collate_fn or a "
+                "dataset that augments batches): the EpochSampler pass is read by the "
+                "loader in the main process, not here, so they are keyed with epoch "
+                f"{self.value}, which repeats the same augmentations every epoch (unseen "
+                "where workers are not persistent: each epoch's are new processes). Give "
+                "the epoch: pass epoch=, or collate with rankaug.BatchCollator or "
+                "collate_detection, which keep the EpochIndex values in 'index' (and add "
+                "an 'epoch' column), or augment in the main process, after the DataLoader.",
             )
         self._watch(indices)
         return self.value
