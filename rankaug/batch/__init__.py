@@ -150,8 +150,13 @@ class BatchAugment:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         del state["_latest"]  # per thread and per process: not carried
-        state["_plain"] = copy.copy(self._plain)  # a copy's set_epoch is its own
-        return state
+        return state  # _plain: shared with a worker torch's pickler sends it to
+
+    def __copy__(self) -> BatchAugment:
+        copied = type(self).__new__(type(self))
+        copied.__dict__.update(self.__getstate__(), _plain=copy.copy(self._plain))
+        copied._latest = threading.local()
+        return copied
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

@@ -25,6 +25,7 @@ from torch.utils.data import get_worker_info
 
 from rankaug.errors import RankaugWarning
 from rankaug.sampler_read import LastBatch, Unknown, read_epoch
+from rankaug.shared_epoch import SharedEpoch
 
 __all__ = ["TRACKED", "PlainEpoch"]
 
@@ -41,27 +42,53 @@ _FIX: Final = (
 class PlainEpoch:
     """A :class:`~rankaug.BatchAugment`'s epoch for plain indices given without one.
 
+    The ``set_epoch`` value and whether it was given live in shared memory
+    (:class:`~rankaug.shared_epoch.SharedEpoch`), so a ``set_epoch`` in the main
+    process reaches the DataLoader workers that call the augmentation (a ``collate_fn``
+    that augments), persistent ones too. A copy (``copy.copy``, ``copy.deepcopy``, a
+    plain ``pickle``) sets its own.
+
     Attributes:
         value: The ``set_epoch`` value (0 until it is called).
         named: Whether ``set_epoch`` was called: its value then takes precedence.
     """
 
     def __init__(self, value: int = 0, named: bool = False) -> None:
-        self.value = value
-        self.named = named
+        self._value = SharedEpoch(value)
+        self._named = SharedEpoch(int(named))
+        self._start()
+
+    def _start(self) -> None:
         self._seen: set[int] = set()
         self._warned: set[str] = set()
         self._lock = threading.Lock()
 
+    @property
+    def value(self) -> int:
+        """The ``set_epoch`` value (0 until it is called)."""
+        return self._value.get()
+
+    @property
+    def named(self) -> bool:
+        """Whether ``set_epoch`` was called."""
+        return self._named.get() != 0
+
     def set(self, value: int) -> None:
         """The epoch of every later call that gives none (``set_epoch``)."""
-        self.value, self.named = value, True
+        self._value.set(value)
+        self._named.set(1)
+
+    def __copy__(self) -> PlainEpoch:
+        return PlainEpoch(self.value, self.named)  # its own epoch, watching afresh
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"value": self.value, "named": self.named}  # a copy watches afresh
+        # the shared values: torch's pickler (a spawned worker's) shares them, a plain
+        # pickle or deepcopy copies them; the watch starts afresh
+        return {"value": self._value, "named": self._named}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["value"], state["named"])  # type: ignore[misc]
+        self._value, self._named = state["value"], state["named"]
+        self._start()
 
     def of(self, indices: torch.Tensor) -> int | torch.Tensor:
         """The epoch of a batch of plain ``indices`` given without an epoch.
@@ -96,7 +123,8 @@ class PlainEpoch:
                 "loader in the main process, not here, so they are keyed with epoch "
                 f"{self.value}, which repeats the same augmentations every epoch (unseen "
                 "where workers are not persistent: each epoch's are new processes). Give "
-                "the epoch: pass epoch=, or collate with rankaug.BatchCollator or "
+                "the epoch: pass epoch=, call aug.set_epoch(epoch) before each epoch's "
+                "iter(loader), or collate with rankaug.BatchCollator or "
                 "collate_detection, which keep the EpochIndex values in 'index' (and add "
                 "an 'epoch' column), or augment in the main process, after the DataLoader.",
             )

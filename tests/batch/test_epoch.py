@@ -443,6 +443,19 @@ class TestPlainEpoch:
         assert "DataLoader worker" in warned
         assert second["warned"] == []  # once per process
 
+    def test_set_epoch_reaches_persistent_workers(self) -> None:
+        aug = _aug()  # augmenting in the workers: they started with the first epoch's copy
+        loader = DataLoader(_Indexed(), batch_size=5, num_workers=1, persistent_workers=True,
+                            collate_fn=_AugmentingCollate(aug))  # fmt: skip
+        keyed = []
+        for epoch in (3, 4):
+            aug.set_epoch(epoch)  # before iter(loader), as for a sampler
+            keyed += [batch["keyed"] for batch in loader]
+        assert keyed == [3, 3, 4, 4]
+        copied = copy.deepcopy(aug)
+        copied.set_epoch(6)
+        assert (aug.epoch, copied.epoch) == (4, 6)  # a deep copy's set_epoch is its own too
+
     def test_no_warning_with_an_epoch_source(self) -> None:
         loader = DataLoader(_Indexed(), batch_size=4, shuffle=False)
         aug = _aug()
