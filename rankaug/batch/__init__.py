@@ -203,7 +203,8 @@ class BatchAugment:
                 ``step`` counts the calls of this wrapper (calls made at once in
                 several threads take a step each) and ``rank`` is torch.distributed's
                 (0 if not initialised), so the same batch differs across ranks and
-                steps but not with its indices.
+                steps but not with its indices. Warned once in a DataLoader worker,
+                whose copy counts steps of its own.
             epoch: The epoch: an int or one per sample. Defaults to the epoch the
                 ``EpochIndex`` values carry; for plain indices (torch's
                 ``default_collate`` makes an int tensor of them), to :attr:`epoch` once
@@ -311,6 +312,7 @@ class BatchAugment:
             )
         size = int(images.shape[0])
         if index is None:
+            self._plain.steps_in_worker()
             with steps():  # read and counted at once: threads calling at once, two steps
                 step = self.step
                 self.step = step + 1

@@ -131,6 +131,21 @@ class PlainEpoch:
         self._watch(indices)
         return self.value
 
+    def steps_in_worker(self) -> None:
+        """Warn, once, when a call without indices comes in a DataLoader worker."""
+        if get_worker_info() is None:
+            return
+        self._warn(
+            "steps",
+            "BatchAugment was called without index= in a DataLoader worker: its keys are "
+            "(seed, stream, rank, epoch, step, position), and each worker's copy counts "
+            "its own steps from 0, so the workers' batches are keyed alike (the first "
+            "batch of each worker gets the same parameters), and workers that are not "
+            "persistent begin again every epoch. Pass index= the samples' dataset "
+            "indices (and their epoch), or augment in the main process, after the "
+            "DataLoader.",
+        )
+
     def _watch(self, indices: torch.Tensor) -> None:
         """Warn, once, when an index comes again under the fallback epoch."""
         if "again" in self._warned or indices.device.type != "cpu":
