@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 from typing import Any, Final
 
 import numpy as np
@@ -58,7 +59,8 @@ def fingerprint(dataset: Any, length: int, given: str | None) -> Fingerprint:
     own ``_fingerprint`` (which ``map``, ``filter``, ``with_format`` and other data
     files change; its repr lists only features and rows; a caveat if it may be random,
     :func:`~rankaug.cache._hf.random_fingerprint`); else the size and modification
-    time (ns) of every file that its ``source_files()`` method lists (named by its
+    time (ns) of every file that its ``source_files()`` method lists (a torchvision
+    ``DatasetFolder``'s, ``ImageFolder``'s, ``samples`` paths, where it has none; named by its
     resolved folder, so a relative and an absolute path to it key alike; a missing file
     counts as missing), taken from its ``source_stats()`` mapping (path to ``(size,
     mtime_ns)`` or ``None``) for the files it parsed when it was built (the readers'
@@ -167,9 +169,10 @@ class _Described:
                 ) from None
             return True
         source_files = getattr(dataset, "source_files", None)
-        if not callable(source_files):
+        paths = source_files() if callable(source_files) else _folder_files(dataset)
+        if paths is None:
             why.append("no source_files()")
-        elif _files(dataset, source_files(), prefix, self.lines) > 0:
+        elif _files(dataset, paths, prefix, self.lines) > 0:
             if not sees_changes:  # the files alone: what it makes of them is not seen
                 self.caveats.append(
                     f"CachedDataset keys {named} by the files its source_files() lists, "
@@ -237,6 +240,27 @@ def _files(dataset: Any, paths: Any, prefix: str, lines: list[str]) -> int:
         count += 1
     lines.append(f"{prefix}files={count} sha256={digest.hexdigest()}")
     return count
+
+
+def _folder_files(dataset: Any) -> list[Any] | None:
+    """The files of a torchvision ``DatasetFolder`` (``ImageFolder``): its samples' paths.
+
+    ``None`` for any other dataset. Its ``repr`` shows its root and transforms, not its
+    files: images replaced in the folder would be served from the old cache.
+    """
+    folder = sys.modules.get("torchvision.datasets.folder")  # imported if one exists
+    kind = getattr(folder, "DatasetFolder", None)
+    if kind is None or not isinstance(dataset, kind):
+        return None
+    samples = getattr(dataset, "samples", None)  # [(path, class_index), ...]
+    if not isinstance(samples, list):
+        return None
+    paths = [
+        sample[0]
+        for sample in samples
+        if isinstance(sample, tuple | list) and sample and isinstance(sample[0], str | os.PathLike)
+    ]
+    return paths if len(paths) == len(samples) else None
 
 
 def _addressed(text: str) -> str:

@@ -174,6 +174,25 @@ class TestFingerprint:
         assert "Give WithFiles a __repr__ naming its settings" in caveat
         assert fingerprint(WithFiles([path]), 1, "v1").caveats == ()  # the user names them
 
+    def test_a_torchvision_image_folder_is_keyed_by_its_files(self, tmp_path: Path) -> None:
+        folders = pytest.importorskip(
+            "torchvision.datasets.folder",
+            reason="torchvision is not installed here: it lives in .venv-tv (constraints-tv.txt)",
+        )
+        (tmp_path / "cat").mkdir()
+        images = [tmp_path / "cat" / f"{n}.png" for n in range(2)]
+        for image in images:
+            image.write_bytes(b"1")  # never decoded here
+
+        def keyed() -> Any:
+            return fingerprint(folders.ImageFolder(str(tmp_path)), 2, None)
+
+        first = keyed()
+        assert "files=2 sha256=" in first.text
+        assert first.caveats == ()
+        images[1].write_bytes(b"22")  # an image replaced: its repr (root, transforms) alike
+        assert keyed().key != first.key
+
     def test_addresses_in_a_repr_are_replaced_and_the_rest_kept(self) -> None:
         small = fingerprint(Settings(32, flip), 2, None)
         large = fingerprint(Settings(64, flip), 2, None)
