@@ -172,6 +172,14 @@ class _Described:
         paths = source_files() if callable(source_files) else _folder_files(dataset)
         if paths is None:
             why.append("no source_files()")
+            if sees_changes and _torchvision_dataset(dataset):  # a repr that shows no data
+                self.caveats.append(
+                    f"CachedDataset keys {named} by its repr, which shows its class, size "
+                    "and root folder (and transforms) but none of its files or other "
+                    "settings: images or annotations changed there, or other options, "
+                    "are not seen, and the cache made of the old ones is served. Pass "
+                    "fingerprint='...' naming this data (and change it with the data)."
+                )
         elif _files(dataset, paths, prefix, self.lines) > 0:
             if not sees_changes:  # the files alone: what it makes of them is not seen
                 self.caveats.append(
@@ -240,6 +248,13 @@ def _files(dataset: Any, paths: Any, prefix: str, lines: list[str]) -> int:
         count += 1
     lines.append(f"{prefix}files={count} sha256={digest.hexdigest()}")
     return count
+
+
+def _torchvision_dataset(dataset: Any) -> bool:
+    """Whether ``dataset`` is a torchvision ``VisionDataset`` (its repr names no file)."""
+    vision = sys.modules.get("torchvision.datasets.vision")  # imported if one exists
+    kind = getattr(vision, "VisionDataset", None)
+    return kind is not None and isinstance(dataset, kind)
 
 
 def _folder_files(dataset: Any) -> list[Any] | None:

@@ -193,6 +193,21 @@ class TestFingerprint:
         images[1].write_bytes(b"22")  # an image replaced: its repr (root, transforms) alike
         assert keyed().key != first.key
 
+    def test_other_torchvision_datasets_are_a_caveat(self) -> None:
+        datasets = pytest.importorskip(
+            "torchvision.datasets",
+            reason="torchvision is not installed here: it lives in .venv-tv (constraints-tv.txt)",
+        )
+        small = fingerprint(datasets.FakeData(4, image_size=(3, 8, 8)), 4, None)
+        large = fingerprint(datasets.FakeData(4, image_size=(3, 16, 16)), 4, None)
+        assert small.key == large.key  # "Dataset FakeData, Number of datapoints: 4" alike
+        (caveat,) = small.caveats  # said so
+        assert caveat.startswith(
+            "CachedDataset keys FakeData by its repr, which shows its class, size and root "
+            "folder (and transforms) but none of its files or other settings"
+        )
+        assert fingerprint(datasets.FakeData(4), 4, "fake v1").caveats == ()
+
     def test_addresses_in_a_repr_are_replaced_and_the_rest_kept(self) -> None:
         small = fingerprint(Settings(32, flip), 2, None)
         large = fingerprint(Settings(64, flip), 2, None)
