@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat as stat_module
 import sys
 from typing import Any, Final
 
@@ -180,7 +181,15 @@ class _Described:
                     "are not seen, and the cache made of the old ones is served. Pass "
                     "fingerprint='...' naming this data (and change it with the data)."
                 )
-        elif _files(dataset, paths, prefix, self.lines) > 0:
+        elif (listed := _files(dataset, paths, prefix, self.lines))[0] > 0:
+            if listed[1]:  # a folder's mtime changes with its entries, not their content
+                self.caveats.append(
+                    f"CachedDataset keys {named} by the files its source_files() lists, "
+                    f"but it lists a folder ({listed[1]}), whose size and modification "
+                    "time do not change when a file in it is rewritten: such a change is "
+                    "not seen, and the cache of the old file is served. List the files "
+                    "themselves, or pass fingerprint='...' naming this data."
+                )
             if not sees_changes:  # the files alone: what it makes of them is not seen
                 self.caveats.append(
                     f"CachedDataset keys {named} by the files its source_files() lists, "
@@ -217,12 +226,14 @@ class _Described:
             )
 
 
-def _files(dataset: Any, paths: Any, prefix: str, lines: list[str]) -> int:
+def _files(dataset: Any, paths: Any, prefix: str, lines: list[str]) -> tuple[int, str]:
     """Add the line of the files ``paths``: their sizes and mtimes; how many there are.
 
     Each file is named by its folder resolved (absolute, ``..`` and symlinks followed)
-    and its own name, so every spelling of one file keys alike.
+    and its own name, so every spelling of one file keys alike. Also returned: the first
+    path listed that is a folder (``""`` if none).
     """
+    folder_listed = ""
     source_stats = getattr(dataset, "source_stats", None)
     parsed = source_stats() if callable(source_stats) else {}
     digest = hashlib.sha256()
@@ -242,12 +253,14 @@ def _files(dataset: Any, paths: Any, prefix: str, lines: list[str]) -> int:
             try:
                 status = os.stat(name)
                 entry = f"{named}\0{status.st_size}\0{status.st_mtime_ns}\n"
+                if not folder_listed and stat_module.S_ISDIR(status.st_mode):
+                    folder_listed = named
             except FileNotFoundError:
                 entry = f"{named}\0missing\n"
         digest.update(entry.encode("utf-8", "surrogateescape"))
         count += 1
     lines.append(f"{prefix}files={count} sha256={digest.hexdigest()}")
-    return count
+    return count, folder_listed
 
 
 def _torchvision_dataset(dataset: Any) -> bool:

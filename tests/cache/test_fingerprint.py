@@ -174,6 +174,22 @@ class TestFingerprint:
         assert "Give WithFiles a __repr__ naming its settings" in caveat
         assert fingerprint(WithFiles([path]), 1, "v1").caveats == ()  # the user names them
 
+    def test_a_folder_listed_as_a_source_file_is_a_caveat(self, tmp_path: Path) -> None:
+        class Root(WithFiles):
+            def __repr__(self) -> str:
+                return "Root(v1)"
+
+        (tmp_path / "a.png").write_bytes(b"1")
+        first = fingerprint(Root([tmp_path]), 1, None)
+        (tmp_path / "a.png").write_bytes(b"2")  # rewritten: the folder's stat alike
+        assert fingerprint(Root([tmp_path]), 1, None).key == first.key
+        (caveat,) = first.caveats  # said so
+        assert caveat.startswith(
+            f"CachedDataset keys Root by the files its source_files() lists, but it lists a "
+            f"folder ({tmp_path.resolve()}), whose size and modification time do not change"
+        )
+        assert fingerprint(Root([tmp_path / "a.png"]), 1, None).caveats == ()
+
     def test_a_torchvision_image_folder_is_keyed_by_its_files(self, tmp_path: Path) -> None:
         folders = pytest.importorskip(
             "torchvision.datasets.folder",
