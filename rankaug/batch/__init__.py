@@ -150,8 +150,13 @@ class BatchAugment:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         del state["_latest"]  # per thread and per process: not carried
-        state["_plain"] = copy.copy(self._plain)  # a copy's set_epoch is its own
-        return state
+        return state  # _plain: shared with a worker torch's pickler sends it to
+
+    def __copy__(self) -> BatchAugment:
+        copied = type(self).__new__(type(self))
+        copied.__dict__.update(self.__getstate__(), _plain=copy.copy(self._plain))
+        copied._latest = threading.local()
+        return copied
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -198,7 +203,8 @@ class BatchAugment:
                 ``step`` counts the calls of this wrapper (calls made at once in
                 several threads take a step each) and ``rank`` is torch.distributed's
                 (0 if not initialised), so the same batch differs across ranks and
-                steps but not with its indices.
+                steps but not with its indices. Warned once in a DataLoader worker,
+                whose copy counts steps of its own.
             epoch: The epoch: an int or one per sample. Defaults to the epoch the
                 ``EpochIndex`` values carry; for plain indices (torch's
                 ``default_collate`` makes an int tensor of them), to :attr:`epoch` once
@@ -206,7 +212,8 @@ class BatchAugment:
                 :class:`~rankaug.EpochSampler` pass this thread's DataLoader is reading
                 (:mod:`rankaug.sampler_read`), else 0: warned once where passes are
                 read but which one cannot be told (two loaders' iterators alive, say),
-                and once where a CPU index comes again (every epoch would repeat).
+                once where a CPU index comes again (every epoch would repeat), and once
+                in a DataLoader worker (the pass is read in the main process).
             return_params: Also return the kornia parameters applied. Defaults to
                 ``False``.
             **kwargs: Passed on to a kornia container's call (``data_keys=`` say); a single
@@ -305,6 +312,7 @@ class BatchAugment:
             )
         size = int(images.shape[0])
         if index is None:
+            self._plain.steps_in_worker()
             with steps():  # read and counted at once: threads calling at once, two steps
                 step = self.step
                 self.step = step + 1

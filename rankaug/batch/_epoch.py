@@ -7,9 +7,11 @@ plain int tensor, so ``aug(images, index=batch["index"])`` receives no epoch. In
 2. the epoch of the :class:`~rankaug.EpochSampler` pass that the calling thread's
    DataLoader is reading (:func:`rankaug.sampler_read.read_epoch`), when that is known;
 3. else the fallback, 0, which keys every epoch alike: a warning, once, when passes are
-   read but which one cannot be told, and once when an index comes again under the
-   fallback (indices on the CPU only: a device tensor is not read back). At most
-   :data:`TRACKED` indices are remembered; any of them seen again is caught.
+   read but which one cannot be told, once when an index comes again under the
+   fallback (indices on the CPU only: a device tensor is not read back), and once per
+   process when it is used in a DataLoader worker (its loader's passes are read in the
+   main process; the workers of each epoch, when not persistent, see no index again).
+   At most :data:`TRACKED` indices are remembered; any of them seen again is caught.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ import warnings
 from typing import Any, Final
 
 import torch
+from torch.utils.data import get_worker_info
 
 from rankaug.errors import RankaugWarning
 from rankaug.sampler_read import LastBatch, Unknown, read_epoch
+from rankaug.shared_epoch import SharedEpoch
 
 __all__ = ["TRACKED", "PlainEpoch"]
 
@@ -38,27 +42,53 @@ _FIX: Final = (
 class PlainEpoch:
     """A :class:`~rankaug.BatchAugment`'s epoch for plain indices given without one.
 
+    The ``set_epoch`` value and whether it was given live in shared memory
+    (:class:`~rankaug.shared_epoch.SharedEpoch`), so a ``set_epoch`` in the main
+    process reaches the DataLoader workers that call the augmentation (a ``collate_fn``
+    that augments), persistent ones too. A copy (``copy.copy``, ``copy.deepcopy``, a
+    plain ``pickle``) sets its own.
+
     Attributes:
         value: The ``set_epoch`` value (0 until it is called).
         named: Whether ``set_epoch`` was called: its value then takes precedence.
     """
 
     def __init__(self, value: int = 0, named: bool = False) -> None:
-        self.value = value
-        self.named = named
+        self._value = SharedEpoch(value)
+        self._named = SharedEpoch(int(named))
+        self._start()
+
+    def _start(self) -> None:
         self._seen: set[int] = set()
         self._warned: set[str] = set()
         self._lock = threading.Lock()
 
+    @property
+    def value(self) -> int:
+        """The ``set_epoch`` value (0 until it is called)."""
+        return self._value.get()
+
+    @property
+    def named(self) -> bool:
+        """Whether ``set_epoch`` was called."""
+        return self._named.get() != 0
+
     def set(self, value: int) -> None:
         """The epoch of every later call that gives none (``set_epoch``)."""
-        self.value, self.named = value, True
+        self._value.set(value)
+        self._named.set(1)
+
+    def __copy__(self) -> PlainEpoch:
+        return PlainEpoch(self.value, self.named)  # its own epoch, watching afresh
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"value": self.value, "named": self.named}  # a copy watches afresh
+        # the shared values: torch's pickler (a spawned worker's) shares them, a plain
+        # pickle or deepcopy copies them; the watch starts afresh
+        return {"value": self._value, "named": self._named}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["value"], state["named"])  # type: ignore[misc]
+        self._value, self._named = state["value"], state["named"]
+        self._start()
 
     def of(self, indices: torch.Tensor) -> int | torch.Tensor:
         """The epoch of a batch of plain ``indices`` given without an epoch.
@@ -84,8 +114,37 @@ class PlainEpoch:
                 f"come from: {found}. They are keyed with epoch {self.value}, which repeats "
                 f"the same augmentations every epoch. {_FIX}",
             )
+        if get_worker_info() is not None:  # the pass is read in the main process
+            self._warn(
+                "worker",
+                "BatchAugment got plain indices and no epoch (no epoch=, no EpochIndex "
+                "values, no set_epoch call) in a DataLoader worker (a collate_fn or a "
+                "dataset that augments batches): the EpochSampler pass is read by the "
+                "loader in the main process, not here, so they are keyed with epoch "
+                f"{self.value}, which repeats the same augmentations every epoch (unseen "
+                "where workers are not persistent: each epoch's are new processes). Give "
+                "the epoch: pass epoch=, call aug.set_epoch(epoch) before each epoch's "
+                "iter(loader), or collate with rankaug.BatchCollator or "
+                "collate_detection, which keep the EpochIndex values in 'index' (and add "
+                "an 'epoch' column), or augment in the main process, after the DataLoader.",
+            )
         self._watch(indices)
         return self.value
+
+    def steps_in_worker(self) -> None:
+        """Warn, once, when a call without indices comes in a DataLoader worker."""
+        if get_worker_info() is None:
+            return
+        self._warn(
+            "steps",
+            "BatchAugment was called without index= in a DataLoader worker: its keys are "
+            "(seed, stream, rank, epoch, step, position), and each worker's copy counts "
+            "its own steps from 0, so the workers' batches are keyed alike (the first "
+            "batch of each worker gets the same parameters), and workers that are not "
+            "persistent begin again every epoch. Pass index= the samples' dataset "
+            "indices (and their epoch), or augment in the main process, after the "
+            "DataLoader.",
+        )
 
     def _watch(self, indices: torch.Tensor) -> None:
         """Warn, once, when an index comes again under the fallback epoch."""

@@ -74,12 +74,14 @@ class CachedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
       its class defines one, memory addresses left out, and the content of the large
       arrays it holds when the ``repr`` abbreviates them), then its data: ``fingerprint``
       if given, else the sizes and mtimes of the files its ``source_files()`` lists
-      (the built-in readers have both), a Hugging Face dataset's own fingerprint, or
+      (or a torchvision ``ImageFolder``'s ``samples``), a Hugging Face dataset's own fingerprint, or
       for a plain list, tuple or dict of samples a hash of their content; a ``Subset``
       is its dataset's fingerprint and its indices, a ``ConcatDataset`` its datasets'.
       A changed fingerprint starts a new subdirectory, leaving the old one whole for
       any process still reading it; :meth:`prune` deletes old ones. A dataset that
       shows none of these (another of its class and length would share its cache),
+      whose files are listed without a settings repr (a changed setting is not seen),
+      a torchvision dataset other than an ``ImageFolder`` (its repr shows no file),
       whose repr holds memory addresses, or whose Hugging Face fingerprint may be
       random (new in every run and process), gets a warning.
     * **Checked.** Each file carries a CRC-32 of its bytes, checked once per boot of

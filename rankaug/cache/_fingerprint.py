@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat as stat_module
+import sys
 from typing import Any, Final
 
 import numpy as np
@@ -58,7 +60,8 @@ def fingerprint(dataset: Any, length: int, given: str | None) -> Fingerprint:
     own ``_fingerprint`` (which ``map``, ``filter``, ``with_format`` and other data
     files change; its repr lists only features and rows; a caveat if it may be random,
     :func:`~rankaug.cache._hf.random_fingerprint`); else the size and modification
-    time (ns) of every file that its ``source_files()`` method lists (named by its
+    time (ns) of every file that its ``source_files()`` method lists (a torchvision
+    ``DatasetFolder``'s, ``ImageFolder``'s, ``samples`` paths, where it has none; named by its
     resolved folder, so a relative and an absolute path to it key alike; a missing file
     counts as missing), taken from its ``source_stats()`` mapping (path to ``(size,
     mtime_ns)`` or ``None``) for the files it parsed when it was built (the readers'
@@ -167,9 +170,34 @@ class _Described:
                 ) from None
             return True
         source_files = getattr(dataset, "source_files", None)
-        if not callable(source_files):
+        paths = source_files() if callable(source_files) else _folder_files(dataset)
+        if paths is None:
             why.append("no source_files()")
-        elif _files(dataset, source_files(), prefix, self.lines) > 0:
+            if sees_changes and _torchvision_dataset(dataset):  # a repr that shows no data
+                self.caveats.append(
+                    f"CachedDataset keys {named} by its repr, which shows its class, size "
+                    "and root folder (and transforms) but none of its files or other "
+                    "settings: images or annotations changed there, or other options, "
+                    "are not seen, and the cache made of the old ones is served. Pass "
+                    "fingerprint='...' naming this data (and change it with the data)."
+                )
+        elif (listed := _files(dataset, paths, prefix, self.lines))[0] > 0:
+            if listed[1]:  # a folder's mtime changes with its entries, not their content
+                self.caveats.append(
+                    f"CachedDataset keys {named} by the files its source_files() lists, "
+                    f"but it lists a folder ({listed[1]}), whose size and modification "
+                    "time do not change when a file in it is rewritten: such a change is "
+                    "not seen, and the cache of the old file is served. List the files "
+                    "themselves, or pass fingerprint='...' naming this data."
+                )
+            if not sees_changes:  # the files alone: what it makes of them is not seen
+                self.caveats.append(
+                    f"CachedDataset keys {named} by the files its source_files() lists, "
+                    f"but {why[0]}: a change of its settings (a transform, an image size, "
+                    "an option) is not seen, and the cache made with the old ones is "
+                    f"served. Give {kind.__name__} a __repr__ naming its settings, or pass "
+                    "fingerprint='...' naming them (and change it with them)."
+                )
             sees_changes = True
         else:
             why.append("its source_files() lists no files")
@@ -198,12 +226,14 @@ class _Described:
             )
 
 
-def _files(dataset: Any, paths: Any, prefix: str, lines: list[str]) -> int:
+def _files(dataset: Any, paths: Any, prefix: str, lines: list[str]) -> tuple[int, str]:
     """Add the line of the files ``paths``: their sizes and mtimes; how many there are.
 
     Each file is named by its folder resolved (absolute, ``..`` and symlinks followed)
-    and its own name, so every spelling of one file keys alike.
+    and its own name, so every spelling of one file keys alike. Also returned: the first
+    path listed that is a folder (``""`` if none).
     """
+    folder_listed = ""
     source_stats = getattr(dataset, "source_stats", None)
     parsed = source_stats() if callable(source_stats) else {}
     digest = hashlib.sha256()
@@ -223,12 +253,42 @@ def _files(dataset: Any, paths: Any, prefix: str, lines: list[str]) -> int:
             try:
                 status = os.stat(name)
                 entry = f"{named}\0{status.st_size}\0{status.st_mtime_ns}\n"
+                if not folder_listed and stat_module.S_ISDIR(status.st_mode):
+                    folder_listed = named
             except FileNotFoundError:
                 entry = f"{named}\0missing\n"
         digest.update(entry.encode("utf-8", "surrogateescape"))
         count += 1
     lines.append(f"{prefix}files={count} sha256={digest.hexdigest()}")
-    return count
+    return count, folder_listed
+
+
+def _torchvision_dataset(dataset: Any) -> bool:
+    """Whether ``dataset`` is a torchvision ``VisionDataset`` (its repr names no file)."""
+    vision = sys.modules.get("torchvision.datasets.vision")  # imported if one exists
+    kind = getattr(vision, "VisionDataset", None)
+    return kind is not None and isinstance(dataset, kind)
+
+
+def _folder_files(dataset: Any) -> list[Any] | None:
+    """The files of a torchvision ``DatasetFolder`` (``ImageFolder``): its samples' paths.
+
+    ``None`` for any other dataset. Its ``repr`` shows its root and transforms, not its
+    files: images replaced in the folder would be served from the old cache.
+    """
+    folder = sys.modules.get("torchvision.datasets.folder")  # imported if one exists
+    kind = getattr(folder, "DatasetFolder", None)
+    if kind is None or not isinstance(dataset, kind):
+        return None
+    samples = getattr(dataset, "samples", None)  # [(path, class_index), ...]
+    if not isinstance(samples, list):
+        return None
+    paths = [
+        sample[0]
+        for sample in samples
+        if isinstance(sample, tuple | list) and sample and isinstance(sample[0], str | os.PathLike)
+    ]
+    return paths if len(paths) == len(samples) else None
 
 
 def _addressed(text: str) -> str:

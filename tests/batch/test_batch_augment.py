@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,19 @@ class _SlowStep(BatchAugment):
     @step.setter
     def step(self, value: int) -> None:
         self.__dict__["_step"] = value
+
+
+class _StepCollate:
+    """A ``collate_fn`` that augments its batch without indices: the output, the warnings."""
+
+    def __init__(self, aug: BatchAugment) -> None:
+        self.aug = aug
+
+    def __call__(self, samples: list[torch.Tensor]) -> tuple[torch.Tensor, list[str]]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = self.aug(torch.stack(samples))
+        return out, [str(warning.message) for warning in caught]
 
 
 class TestBatchAugment:
@@ -231,6 +245,23 @@ class TestBatchAugment:
             aug(images, index=[step, step + 1, step + 2, step + 3], epoch=step % 3)
             aug(images)
         assert_unchanged(before)
+
+    def test_without_indices_in_a_worker_warns(self) -> None:
+        # each worker's copy counts its steps from 0: the workers' first batches were
+        # keyed alike (and non-persistent workers began again every epoch), silently
+        aug = BatchAugment(K.RandomAffine(degrees=40.0, p=1.0), seed=0)
+        loader = torch.utils.data.DataLoader(
+            [torch.full((3, 8, 8), 0.5)] * 4, batch_size=2, num_workers=2,
+            collate_fn=_StepCollate(aug),
+        )  # fmt: skip
+        (first, warned), (second, _) = list(loader)
+        assert torch.equal(first, second)  # what the warning is about
+        (message,) = warned
+        assert message.startswith(
+            "BatchAugment was called without index= in a DataLoader worker: its keys are "
+            "(seed, stream, rank, epoch, step, position), and each worker's copy counts "
+            "its own steps from 0"
+        )
 
     def test_without_indices_each_step_and_position_differs(self) -> None:
         images = _images(1, side=16).repeat(4, 1, 1, 1)

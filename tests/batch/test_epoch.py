@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 import torch
-from torch.utils.data import DataLoader, DistributedSampler, SequentialSampler
+from torch.utils.data import DataLoader, DistributedSampler, SequentialSampler, default_collate
 
 from rankaug import BatchAugment, EpochIndex, EpochSampler
 from rankaug.batch import _epoch
@@ -75,6 +75,20 @@ def _keyed_as(aug: BatchAugment, batch: dict[str, Any], **given: Any) -> int | N
         if torch.equal(out, known[key]):
             return epoch
     return None
+
+
+class _AugmentingCollate:
+    """A ``collate_fn`` that augments each batch in its worker: the epoch it keyed, the warnings."""
+
+    def __init__(self, aug: BatchAugment) -> None:
+        self.aug = aug
+
+    def __call__(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
+        batch = default_collate(samples)  # plain indices
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            keyed = _keyed_as(self.aug, batch)
+        return {"keyed": keyed, "warned": [str(warning.message) for warning in caught]}
 
 
 def _ahead_onto_device(loader: DataLoader[Any]) -> Any:
@@ -414,6 +428,33 @@ class TestPlainEpoch:
         assert caught[0].filename == __file__
         for batch in loader:  # once
             aug(batch["image"], index=batch["index"])
+
+    def test_in_a_worker_without_an_epoch_warns(self) -> None:
+        # the pass is read in the main process; non-persistent workers are new each epoch,
+        # so no index comes again there: every epoch was keyed 0 without a word
+        sampler = EpochSampler(SequentialSampler(range(10)))
+        collate = _AugmentingCollate(_aug())
+        loader = DataLoader(_Indexed(), batch_size=5, sampler=sampler, num_workers=1,
+                            collate_fn=collate)  # fmt: skip
+        first, second = list(loader)
+        assert (first["keyed"], second["keyed"]) == (0, 0)
+        (warned,) = first["warned"]
+        assert "no epoch (no epoch=, no EpochIndex values, no set_epoch call) in a " in warned
+        assert "DataLoader worker" in warned
+        assert second["warned"] == []  # once per process
+
+    def test_set_epoch_reaches_persistent_workers(self) -> None:
+        aug = _aug()  # augmenting in the workers: they started with the first epoch's copy
+        loader = DataLoader(_Indexed(), batch_size=5, num_workers=1, persistent_workers=True,
+                            collate_fn=_AugmentingCollate(aug))  # fmt: skip
+        keyed = []
+        for epoch in (3, 4):
+            aug.set_epoch(epoch)  # before iter(loader), as for a sampler
+            keyed += [batch["keyed"] for batch in loader]
+        assert keyed == [3, 3, 4, 4]
+        copied = copy.deepcopy(aug)
+        copied.set_epoch(6)
+        assert (aug.epoch, copied.epoch) == (4, 6)  # a deep copy's set_epoch is its own too
 
     def test_no_warning_with_an_epoch_source(self) -> None:
         loader = DataLoader(_Indexed(), batch_size=4, shuffle=False)

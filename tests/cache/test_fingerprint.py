@@ -160,6 +160,70 @@ class TestFingerprint:
         assert "it has no settings repr and its source_files() lists no files" in (empty.caveats[0])
         assert fingerprint(Anonymous(), 3, "v1").caveats == ()  # the user names the data
 
+    def test_files_without_a_settings_repr_are_a_caveat(self, tmp_path: Path) -> None:
+        path = tmp_path / "a"
+        path.write_text("1")
+        found = fingerprint(WithFiles([path]), 1, None)
+        assert found.sees_changes  # the files' changes are seen
+        (caveat,) = found.caveats  # its settings (a transform, a size) are not: said so
+        assert caveat.startswith(
+            "CachedDataset keys WithFiles by the files its source_files() lists, but it has "
+            "no settings repr: a change of its settings (a transform, an image size, an "
+            "option) is not seen"
+        )
+        assert "Give WithFiles a __repr__ naming its settings" in caveat
+        assert fingerprint(WithFiles([path]), 1, "v1").caveats == ()  # the user names them
+
+    def test_a_folder_listed_as_a_source_file_is_a_caveat(self, tmp_path: Path) -> None:
+        class Root(WithFiles):
+            def __repr__(self) -> str:
+                return "Root(v1)"
+
+        (tmp_path / "a.png").write_bytes(b"1")
+        first = fingerprint(Root([tmp_path]), 1, None)
+        (tmp_path / "a.png").write_bytes(b"2")  # rewritten: the folder's stat alike
+        assert fingerprint(Root([tmp_path]), 1, None).key == first.key
+        (caveat,) = first.caveats  # said so
+        assert caveat.startswith(
+            f"CachedDataset keys Root by the files its source_files() lists, but it lists a "
+            f"folder ({tmp_path.resolve()}), whose size and modification time do not change"
+        )
+        assert fingerprint(Root([tmp_path / "a.png"]), 1, None).caveats == ()
+
+    def test_a_torchvision_image_folder_is_keyed_by_its_files(self, tmp_path: Path) -> None:
+        folders = pytest.importorskip(
+            "torchvision.datasets.folder",
+            reason="torchvision is not installed here: it lives in .venv-tv (constraints-tv.txt)",
+        )
+        (tmp_path / "cat").mkdir()
+        images = [tmp_path / "cat" / f"{n}.png" for n in range(2)]
+        for image in images:
+            image.write_bytes(b"1")  # never decoded here
+
+        def keyed() -> Any:
+            return fingerprint(folders.ImageFolder(str(tmp_path)), 2, None)
+
+        first = keyed()
+        assert "files=2 sha256=" in first.text
+        assert first.caveats == ()
+        images[1].write_bytes(b"22")  # an image replaced: its repr (root, transforms) alike
+        assert keyed().key != first.key
+
+    def test_other_torchvision_datasets_are_a_caveat(self) -> None:
+        datasets = pytest.importorskip(
+            "torchvision.datasets",
+            reason="torchvision is not installed here: it lives in .venv-tv (constraints-tv.txt)",
+        )
+        small = fingerprint(datasets.FakeData(4, image_size=(3, 8, 8)), 4, None)
+        large = fingerprint(datasets.FakeData(4, image_size=(3, 16, 16)), 4, None)
+        assert small.key == large.key  # "Dataset FakeData, Number of datapoints: 4" alike
+        (caveat,) = small.caveats  # said so
+        assert caveat.startswith(
+            "CachedDataset keys FakeData by its repr, which shows its class, size and root "
+            "folder (and transforms) but none of its files or other settings"
+        )
+        assert fingerprint(datasets.FakeData(4), 4, "fake v1").caveats == ()
+
     def test_addresses_in_a_repr_are_replaced_and_the_rest_kept(self) -> None:
         small = fingerprint(Settings(32, flip), 2, None)
         large = fingerprint(Settings(64, flip), 2, None)

@@ -17,7 +17,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from torch.utils.data import DataLoader, Subset
+from torch.utils.data import DataLoader, Dataset, Subset
 
 import rankaug.cache._format
 import rankaug.cache._store
@@ -121,6 +121,22 @@ def assert_filled_and_read(filled: list[Any], between: list[bool], read: list[An
         for key in ("image", "bboxes", "labels", "mask"):
             np.testing.assert_array_equal(filled[index][key], source[index][key])
             np.testing.assert_array_equal(read[index][key], source[index][key])
+
+
+class Scaled(Dataset[Any]):
+    """Images from ``.npy`` files times ``scale``: files listed, no settings repr."""
+
+    def __init__(self, paths: list[Path], scale: int) -> None:
+        self.paths, self.scale = paths, scale
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, index: int) -> Any:
+        return np.load(self.paths[index]) * np.uint8(self.scale)
+
+    def source_files(self) -> list[Path]:
+        return self.paths
 
 
 class TestCachedDataset:
@@ -671,6 +687,19 @@ class TestCachedDataset:
             CachedDataset(Anonymous(), tmp_path)
         quiet = CachedDataset(Anonymous(), tmp_path, fingerprint="anonymous v1")
         assert quiet[2] == {"value": 2}
+
+    def test_files_without_a_settings_repr_warn(self, tmp_path: Path) -> None:
+        image = tmp_path / "a.npy"
+        np.save(image, np.full((2, 2), 2, np.uint8))
+        said = r"keys Scaled by the files its source_files\(\) lists, but it has no settings repr"
+        with pytest.warns(RankaugWarning, match=said):
+            once = CachedDataset(Scaled([image], 1), tmp_path / "cache")
+        assert once[0].tolist() == [[2, 2], [2, 2]]
+        with pytest.warns(RankaugWarning, match="Give Scaled a __repr__ naming its settings"):
+            thrice = CachedDataset(Scaled([image], 3), tmp_path / "cache")
+        assert thrice.path == once.path  # what the warning says: the old samples are served
+        named = CachedDataset(Scaled([image], 3), tmp_path / "cache", fingerprint="scale 3")
+        assert named[0].tolist() == [[6, 6], [6, 6]]
 
     def test_random_splits_get_caches_of_their_own(self, tmp_path: Path) -> None:
         source = SyntheticDetection(10, image_size=16, seed=3)
