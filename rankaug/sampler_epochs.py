@@ -20,11 +20,13 @@ its reader means, whatever came first:
 * two calls cannot be made right, and warn: ``set_epoch(e)`` while a pass of another
   epoch, begun since the previous call, runs (its indices are drawn already), and
   ``set_epoch(e)`` back to an epoch that already ran (it replays that epoch);
-* but PyTorch Lightning's evaluation loop replays on purpose: before each validation run
-  of a fit it calls ``set_epoch(e)``, ``e`` the training epoch, and builds the loader's
-  iterator after (:func:`lightning_validation` finds it among the callers). The next pass
-  has ``e``, however many validation runs the epoch has (``val_check_interval`` below
-  1, the sanity check): each run reads the same order with the same keys, and none warns.
+* but PyTorch Lightning's evaluation replays on purpose: before each validation run of a
+  fit it calls ``set_epoch(e)``, ``e`` the training epoch, and builds the loader's
+  iterator after; each ``validate``/``test``/``predict`` call does so too, with the
+  epochs its trainer fitted (:func:`lightning_validation` finds these calls among the
+  callers). The next pass has ``e``, however many runs there are (``val_check_interval``
+  below 1, the sanity check, ``validate`` again): each reads the same order with the same
+  keys, and none warns.
 
 A restored state (the sampler's ``load_state_dict``) starts the record afresh.
 """
@@ -45,25 +47,35 @@ _LIGHTNING: Final = ("pytorch_lightning", "lightning")  # its packages (lightnin
 
 
 def lightning_validation(frame: FrameType | None) -> bool:
-    """Whether ``frame``, who called ``set_epoch``, is Lightning's evaluation loop or calls for it.
+    """Whether ``frame``, who called ``set_epoch``, is Lightning's evaluation or calls for it.
 
-    Its ``_EvaluationLoop.reset()`` (by name: ``pytorch_lightning`` or ``lightning.pytorch``)
-    sets the epoch of each evaluation loader's sampler, through a helper, before it builds
-    the loader's iterator: a few calls up from the sampler's ``set_epoch``.
+    Lightning (``pytorch_lightning`` or ``lightning.pytorch``, found by name) sets the epoch
+    of an evaluation loader's sampler, through a helper, before it builds the loader's
+    iterator: in a fit, its ``_EvaluationLoop.reset()`` before each validation run; in
+    ``validate``, ``test`` and ``predict``, ``_process_dataloader`` (its data connector's)
+    as it sets the loader up. Either is a few calls up from the sampler's ``set_epoch``.
     """
     for _ in range(4):
         if frame is None:
             return False
-        if frame.f_code.co_name == "reset":
+        name = frame.f_code.co_name
+        if name == "reset":
             kinds = type(frame.f_locals.get("self")).__mro__
             if any(
-                kind.__name__ == "_EvaluationLoop"
-                and kind.__module__.partition(".")[0] in _LIGHTNING
-                for kind in kinds
+                kind.__name__ == "_EvaluationLoop" and _lightning(kind.__module__) for kind in kinds
             ):
+                return True
+        if name == "_process_dataloader":
+            module = str(frame.f_globals.get("__name__"))
+            if _lightning(module) and module.endswith(".trainer.connectors.data_connector"):
                 return True
         frame = frame.f_back
     return False
+
+
+def _lightning(module: str) -> bool:
+    """Whether ``module`` is of Lightning's packages."""
+    return module.partition(".")[0] in _LIGHTNING
 
 
 class Epochs:

@@ -231,3 +231,13 @@ class TestLightningValidation:
         reset(object())
         found.append(lightning_validation(sys._getframe()))  # the test's own frame
         assert found == [True, False, False]
+
+    def test_lightnings_data_connector_is_found(self) -> None:
+        # trainer.validate/test/predict: _process_dataloader, a function of that module
+        found: list[bool] = []
+        for package in ("pytorch_lightning", "lightning.pytorch", "mytrainer"):
+            space: dict[str, Any] = {"__name__": f"{package}.trainer.connectors.data_connector"}
+            space |= {"found": found, "sys": sys, "is_it": lightning_validation}
+            exec("def _process_dataloader():\n    found.append(is_it(sys._getframe()))", space)
+            space["_process_dataloader"]()
+        assert found == [True, True, False]

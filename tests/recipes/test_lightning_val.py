@@ -7,10 +7,11 @@ training pass ("passes of epochs [0, 1] are read at once"). A real ``Trainer`` o
 CPU, a tiny model, three epochs of three training and three validation batches.
 
 It validates after every training batch (``val_check_interval=0.5`` of three batches),
-its last run at the epoch's end as before, after a sanity check of two batches. Each run
-calls ``set_epoch(e)`` again on the validation sampler, ``e`` the training epoch: the
-second one of an epoch warned "goes back" where workers had finished the first run's
-pass, and without workers the later runs took epochs ``e + 1``, ``e + 2``.
+its last run at the epoch's end as before, after a sanity check of two batches, and
+``trainer.validate`` twice after the fit. Each run calls ``set_epoch(e)`` again on the
+validation sampler, ``e`` the training epoch (3 after the fit): the second one of an
+epoch warned "goes back" where workers had finished the first run's pass, or the run
+took ``e + 1``, ``e + 2``.
 """
 
 from __future__ import annotations
@@ -87,13 +88,14 @@ def _fit(options: dict[str, Any]) -> dict[str, Any]:
         enable_model_summary=False,
     )  # fmt: skip
     model = Model()
+    validation = DataLoader(_Images(12), batch_size=4, sampler=val, **options)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         trainer.fit(
-            model,
-            DataLoader(_Images(10), batch_size=4, sampler=train, **options),
-            DataLoader(_Images(12), batch_size=4, sampler=val, **options),
+            model, DataLoader(_Images(10), batch_size=4, sampler=train, **options), validation
         )
+        for _ in range(2):  # validated again, twice, after the three epochs
+            trainer.validate(model, validation, verbose=False)
     return {
         "epochs": [str(epoch) for epoch in model.epochs],
         "validated": model.validated,
@@ -127,4 +129,5 @@ class TestLightningValidationLoader:
         sanity = [(0, [0] * 4)] * 2  # the sanity check's two batches of four
         # each epoch e: three runs (one after each training batch) of three batches
         expected = sanity + [(e, [e] * 4) for e in range(3) for _ in range(3 * 3)]
+        expected += [(3, [3] * 4)] * (2 * 3)  # trainer.validate twice, after epoch 2
         assert [(e, list(b)) for e, b in runs[workers]["validated"]] == expected
