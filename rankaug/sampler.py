@@ -171,8 +171,8 @@ class EpochSampler(Sampler[EpochIndex]):
         A call for a pass already begun (the running pass, or one the loader began
         ahead of the call) changes nothing. A call that arrives while a pass of another
         epoch, begun since the previous call, runs, or that goes back to an epoch that
-        already ran, warns (see the module docstring); but Lightning's evaluation loop's
-        names the next pass (each validation run reads its training epoch again). A call
+        already ran, warns (see the module docstring); but Lightning's, for an evaluation
+        loader, names the next pass (each validation run reads its epoch again). A call
         for another epoch than a loaded state's drops that state, but a state saved
         between passes still gives the wrapped sampler's generator back (the next pass's
         order comes from it).
