@@ -64,7 +64,7 @@ from torch.utils.data import DistributedSampler, Sampler
 from rankaug import checks, passes, sampler_read
 from rankaug.epoch import EpochIndex, epoch_class
 from rankaug.sampler_done import complete, exact_length, given_whole
-from rankaug.sampler_epochs import Epochs
+from rankaug.sampler_epochs import Epochs, lightning_validation
 from rankaug.sampler_pass import (
     END,
     STATE_FORMAT,
@@ -173,9 +173,11 @@ class EpochSampler(Sampler[EpochIndex]):
         A call for a pass already begun (the running pass, or one the loader began
         ahead of the call) changes nothing. A call that arrives while a pass of another
         epoch, begun since the previous call, runs, or that goes back to an epoch that
-        already ran, warns (see the module docstring). A call for another epoch than a
-        loaded state's drops that state, but a state saved between passes still gives the
-        wrapped sampler's generator back (the next pass's order comes from it).
+        already ran, warns (see the module docstring); but Lightning's, for an evaluation
+        loader, names the next pass (each validation run reads its epoch again). A call
+        for another epoch than a loaded state's drops that state, but a state saved
+        between passes still gives the wrapped sampler's generator back (the next pass's
+        order comes from it).
 
         Args:
             epoch: An integer in ``[0, 2**32)``.
@@ -191,7 +193,7 @@ class EpochSampler(Sampler[EpochIndex]):
             if not int(self._resume["position"]) and "generator" in self._resume:
                 put_generator(self.sampler, self._resume["generator"])  # the next order's
             self._resume = None
-        if self._epochs.set_epoch(epoch):
+        if self._epochs.set_epoch(epoch, rerun=lightning_validation(sys._getframe(1))):
             self._forward(epoch)
 
     def _forward(self, epoch: int) -> None:

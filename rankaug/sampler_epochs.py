@@ -19,7 +19,14 @@ its reader means, whatever came first:
   once a later pass begins;
 * two calls cannot be made right, and warn: ``set_epoch(e)`` while a pass of another
   epoch, begun since the previous call, runs (its indices are drawn already), and
-  ``set_epoch(e)`` back to an epoch that already ran (it replays that epoch).
+  ``set_epoch(e)`` back to an epoch that already ran (it replays that epoch);
+* but PyTorch Lightning's evaluation replays on purpose: before each validation run of a
+  fit it calls ``set_epoch(e)``, ``e`` the training epoch, and builds the loader's
+  iterator after; each ``validate``/``test``/``predict`` call does so too, with the
+  epochs its trainer fitted (:func:`lightning_validation` finds these calls among the
+  callers). The next pass has ``e``, however many runs there are (``val_check_interval``
+  below 1, the sanity check, ``validate`` again): each reads the same order with the same
+  keys, and none warns.
 
 A restored state (the sampler's ``load_state_dict``) starts the record afresh.
 """
@@ -27,14 +34,48 @@ A restored state (the sampler's ``load_state_dict``) starts the record afresh.
 from __future__ import annotations
 
 import warnings
+from types import FrameType
 from typing import Final
 
 from rankaug.errors import RankaugWarning
 from rankaug.sampler_pass import Pass
 
-__all__ = ["Epochs"]
+__all__ = ["Epochs", "lightning_validation"]
 
 _AHEAD: Final = 64  # passes begun since the named one, kept to be named next
+_LIGHTNING: Final = ("pytorch_lightning", "lightning")  # its packages (lightning.pytorch)
+
+
+def lightning_validation(frame: FrameType | None) -> bool:
+    """Whether ``frame``, who called ``set_epoch``, is Lightning's evaluation or calls for it.
+
+    Lightning (``pytorch_lightning`` or ``lightning.pytorch``, found by name) sets the epoch
+    of an evaluation loader's sampler, through a helper, before it builds the loader's
+    iterator: in a fit, its ``_EvaluationLoop.reset()`` before each validation run; in
+    ``validate``, ``test`` and ``predict``, ``_process_dataloader`` (its data connector's)
+    as it sets the loader up. Either is a few calls up from the sampler's ``set_epoch``.
+    """
+    for _ in range(4):
+        if frame is None:
+            return False
+        name = frame.f_code.co_name
+        if name == "reset":
+            kinds = type(frame.f_locals.get("self")).__mro__
+            if any(
+                kind.__name__ == "_EvaluationLoop" and _lightning(kind.__module__) for kind in kinds
+            ):
+                return True
+        if name == "_process_dataloader":
+            module = str(frame.f_globals.get("__name__"))
+            if _lightning(module) and module.endswith(".trainer.connectors.data_connector"):
+                return True
+        frame = frame.f_back
+    return False
+
+
+def _lightning(module: str) -> bool:
+    """Whether ``module`` is of Lightning's packages."""
+    return module.partition(".")[0] in _LIGHTNING
 
 
 class Epochs:
@@ -65,8 +106,14 @@ class Epochs:
         copy.next, copy.ran = self.upcoming(), self.ran
         return copy
 
-    def set_epoch(self, epoch: int) -> bool:
+    def set_epoch(self, epoch: int, *, rerun: bool = False) -> bool:
         """Record ``set_epoch(epoch)``.
+
+        Args:
+            epoch: The epoch named.
+            rerun: The caller begins a pass of ``epoch`` next and may read that epoch
+                again on purpose (Lightning's validation runs): the next pass has it,
+                and nothing warns.
 
         Returns:
             ``True`` when it sets the next pass's epoch (to forward to the wrapped
@@ -75,20 +122,27 @@ class Epochs:
         if self.last_call == (epoch, self.begun):
             return False  # the same call again (accelerate makes it twice): nothing since
         self.last_call = (epoch, self.begun)
+        if not rerun and self._names_begun(epoch):
+            return False
+        if not rerun:
+            self._warn(epoch)
+        self.next = epoch
+        self.named, self.pending, self.ahead, self.mark = None, True, [], None
+        return True
+
+    def _names_begun(self, epoch: int) -> bool:
+        """Whether ``set_epoch(epoch)`` names a begun pass (then named: nothing else changes)."""
         named = self.named
         if named is not None and named.epoch == epoch and self._unread(named, not self.ahead):
-            return False
+            return True
         for at, run in enumerate(self.ahead):
             # after a named pass, every pass begun is unread yet: the next one named
             latest = at == len(self.ahead) - 1
             if run.epoch == epoch and (named is not None or self._unread(run, latest)):
                 self.named, self.ahead = run, self.ahead[at + 1 :]
                 self.mark = self._drawn()
-                return False
-        self._warn(epoch)
-        self.next = epoch
-        self.named, self.pending, self.ahead, self.mark = None, True, [], None
-        return True
+                return True
+        return False
 
     @staticmethod
     def _unread(run: Pass, latest: bool) -> bool:

@@ -7,6 +7,7 @@ iterator is built) and accelerate (``DataLoaderShard.set_epoch(self.iteration)``
 
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Any
 
@@ -15,6 +16,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 from rankaug import EpochIndex, EpochSampler, RankaugWarning
+from rankaug.sampler_epochs import lightning_validation
 from tests.recipes.infinite import InfiniteDataLoader
 
 
@@ -180,3 +182,62 @@ class TestEpochs:
             loader.sampler.set_epoch(0)  # type: ignore[attr-defined]
         assert {int(e) for batch in batches for e in batch[1]} == {1}
         assert {int(e) for batch in loader for e in batch[1]} == {0}
+
+
+def _set_sampler_epoch(sampler: EpochSampler, epoch: int) -> None:
+    """Lightning's helper between its loop and the sampler (lightning_fabric's)."""
+    sampler.set_epoch(epoch)
+
+
+def _loop(module: str) -> Any:
+    """An object of a class named as Lightning's evaluation loop, from ``module``."""
+    kind = type("_EvaluationLoop", (), {"__module__": module})
+
+    def reset(self: Any, sampler: EpochSampler, epoch: int) -> None:
+        _set_sampler_epoch(sampler, epoch)  # then it builds the loader's iterator
+
+    kind.reset = reset  # type: ignore[attr-defined]
+    return kind()
+
+
+class TestLightningValidation:
+    @pytest.mark.parametrize("module", ["pytorch_lightning.loops", "lightning.pytorch.loops"])
+    def test_lightnings_evaluation_loop_reads_the_epoch_again_quietly(self, module: str) -> None:
+        # a validation run of each half epoch (val_check_interval=0.5): set_epoch(0) twice
+        sampler = EpochSampler(range(3))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RankaugWarning)
+            passes = []
+            for epoch in (0, 0, 1, 1):
+                _loop(module).reset(sampler, epoch)
+                passes.append({i.epoch for i in sampler})
+        assert passes == [{0}, {0}, {1}, {1}]
+
+    def test_a_loop_of_another_package_going_back_warns(self) -> None:
+        sampler = EpochSampler(range(3))
+        _loop("mytrainer.loops").reset(sampler, 0)
+        assert {i.epoch for i in sampler} == {0}
+        with pytest.warns(RankaugWarning, match=r"set_epoch\(0\) goes back"):
+            _loop("mytrainer.loops").reset(sampler, 0)
+
+    def test_only_the_loops_reset_is_found(self) -> None:
+        loop = _loop("pytorch_lightning.loops")
+        found = []
+
+        def reset(self: Any) -> None:  # the loop's own, and a user's function of that name
+            found.append(lightning_validation(sys._getframe()))
+
+        reset(loop)
+        reset(object())
+        found.append(lightning_validation(sys._getframe()))  # the test's own frame
+        assert found == [True, False, False]
+
+    def test_lightnings_data_connector_is_found(self) -> None:
+        # trainer.validate/test/predict: _process_dataloader, a function of that module
+        found: list[bool] = []
+        for package in ("pytorch_lightning", "lightning.pytorch", "mytrainer"):
+            space: dict[str, Any] = {"__name__": f"{package}.trainer.connectors.data_connector"}
+            space |= {"found": found, "sys": sys, "is_it": lightning_validation}
+            exec("def _process_dataloader():\n    found.append(is_it(sys._getframe()))", space)
+            space["_process_dataloader"]()
+        assert found == [True, True, False]
