@@ -383,10 +383,17 @@ def _raised_in_albumentations(error: BaseException) -> bool:
 
 
 def _check_points(points: Any, key: str) -> None:
-    """Refuse keypoints with a NaN or infinite ``x`` or ``y`` (numeric ``(K, 2+)`` only).
+    """Refuse keypoints that are not ``(K, 2+)`` rows, or whose ``x`` or ``y`` is not finite.
 
-    Keypoints of another shape or type are left to albumentations' own checks.
+    A flat COCO list or ``(N, K, 3)`` pose arrays are refused with how to give them
+    (:func:`~rankaug.checks.point_rows`); keypoints that are no array of numbers (ragged
+    rows, strings) are left to albumentations' own checks.
     """
-    array = np.asarray(points)
+    try:
+        array = np.asarray(points)
+    except (TypeError, ValueError):  # ragged rows
+        return
+    if array.dtype.kind in "biuf":
+        checks.point_rows(array, f"the sample's {key!r}")
     if array.ndim == 2 and array.shape[1] >= 2 and array.dtype.kind == "f":
         checks.finite_points(array, key)

@@ -384,3 +384,66 @@ class TestAdditionalTargetsInTheImagesLayout:
         sample = {"image": torch.zeros(3, 24, 32), "image2": torch.zeros(shape)}
         with pytest.raises(ValueError, match=message):
             self.pipeline(A.HorizontalFlip(p=1))(sample, keyed(0))
+
+
+class TestKeypointShapes:
+    """Keypoints albumentations does not take are refused before it fails on them."""
+
+    def run(self, points: Any, **more: Any) -> dict[str, Any]:
+        compose = A.Compose(
+            [A.HorizontalFlip(p=1.0)],
+            keypoint_params=keypoint_params("xy", ["instance"]),
+            additional_targets={"pose": "keypoints"},
+        )
+        sample = {"image": np.zeros((20, 30, 3), np.uint8), "keypoints": points,
+                  "instance": np.zeros(len(points), np.int64), **more}  # fmt: skip
+        out: dict[str, Any] = make_driver(compose, DefaultAdapter())(sample, keyed(0))
+        return out
+
+    def test_a_flat_coco_list_is_refused_with_the_reshape(self) -> None:
+        # albumentations: "IndexError: too many indices for array"
+        with pytest.raises(
+            ValueError,
+            match=r"^the sample's 'keypoints' must be keypoints of shape \(K, 2\+\), one row "
+            r"\(x, y, \.\.\.\) per keypoint, got shape \(6,\): a flat list such as COCO's "
+            r"\[x1, y1, v1, x2, y2, v2, \.\.\.\] is one row per keypoint once reshaped: "
+            r"np\.reshape\(points, \(-1, 3\)\)",
+        ):
+            self.run([3, 4, 2, 10, 11, 1])
+
+    @pytest.mark.parametrize("shape", [(2, 4, 3), (2, 4, 2), (1, 17, 3)])
+    def test_per_instance_pose_arrays_are_refused_with_the_rows_to_give(
+        self, shape: tuple[int, ...]
+    ) -> None:
+        # albumentations: "could not broadcast input array from shape (2,3) into shape (2,)"
+        with pytest.raises(
+            ValueError,
+            match=rf"'keypoints' must be keypoints of shape \(K, 2\+\), one row \(x, y, \.\.\.\) "
+            rf"per keypoint, got shape \({shape[0]}, {shape[1]}, {shape[2]}\): per-instance "
+            r"pose arrays \(N, K, 2\|3\) go as N\*K rows, points\.reshape\(-1, "
+            r"points\.shape\[-1\]\), with each keypoint's instance \(and joint\) in a "
+            r"per-keypoint label field of A\.KeypointParams\(label_fields=\[\.\.\.\]\)",
+        ):
+            self.run(torch.ones(shape))
+
+    def test_a_row_without_y_is_refused(self) -> None:
+        with pytest.raises(ValueError, match=r"got shape \(3, 1\): each row needs at least x"):
+            self.run(np.ones((3, 1)))
+
+    def test_additional_keypoints_are_named_by_their_key(self) -> None:
+        with pytest.raises(ValueError, match=r"^the sample's 'pose' must be keypoints of shape"):
+            self.run(np.ones((2, 2)), pose=np.ones((1, 2, 3)))
+
+    def test_the_advised_rows_go_through_and_reshape_back(self) -> None:
+        pose = np.array([[[1.0, 2.0, 2.0], [5.0, 6.0, 1.0]], [[7.0, 8.0, 2.0], [9.0, 3.0, 0.0]]])
+        rows = pose.reshape(-1, 3)
+        out = self.run(rows, instance=np.repeat(np.arange(2), 2))
+        assert out["keypoints"].shape == (4, 3)
+        back = out["keypoints"].reshape(2, 2, 3)
+        assert back[..., 1:].tolist() == pose[..., 1:].tolist()  # y and v of each instance
+        assert (back[..., 0] + pose[..., 0] == back[0, 0, 0] + 1.0).all()  # x mirrored
+        assert out["instance"].tolist() == [0, 0, 1, 1]
+
+    @pytest.mark.parametrize("points", [[], np.zeros((0, 2)), np.zeros((0, 3), np.float32)])
+    def test_empty_keypoints_pass(self, points: Any) -> None:
+        assert len(self.run(points)["keypoints"]) == 0

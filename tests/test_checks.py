@@ -404,6 +404,14 @@ class TestRows:
         ):
             checks.finite_points(np.array([[1.0, -np.inf]]), "kp")
 
+    def test_point_rows_takes_k_rows_of_two_or_more_and_empty_ones(self) -> None:
+        for points in (np.zeros((3, 2)), np.zeros((1, 4)), np.zeros(0), np.zeros((0, 3))):
+            checks.point_rows(points, "kp")
+        with pytest.raises(ValueError, match=r"^kp must be keypoints of shape \(K, 2\+\), one "):
+            checks.point_rows(np.zeros((0, 17, 3)), "kp")  # no instance: refused as any
+        with pytest.raises(ValueError, match=r"got shape \(2,\): a flat list such as COCO's"):
+            checks.point_rows(np.zeros(2), "kp")
+
 
 class TestRngCall:
     def test_how_each_signature_is_called(self) -> None:

@@ -22,6 +22,7 @@ import numpy as np
 from rankaug._multi.handed import handed_out
 from rankaug._multi.letterbox import letterbox
 from rankaug._multi.parts import Part, PartReader
+from rankaug._multi.whole import check_whole, int_box_dtype, whole_boxes
 from rankaug.boxes import all_inside, from_xyxy, to_xyxy, validate_xyxy
 from rankaug.polygons import POLYGONS, pack
 from rankaug.samples import SampleAdapter, class_target
@@ -130,30 +131,41 @@ class PairReader(PartReader):
         Returns:
             ``data`` itself when :meth:`read` clipped nothing, else a copy with the
             clipped boxes (in ``box_format``).
+
+        Raises:
+            ValueError: If its integer boxes cannot be whole (:mod:`~rankaug._multi.whole`).
         """
+        box_dtype = int_box_dtype(data.get("bboxes"))  # refused on every draw, or none
+        check_whole(box_dtype, part.hw, self.config.box_format, part.index)
         if not part.clipped:
             return data
-        boxes = part.boxes
+        boxes = part.boxes  # clipped to the image's edges: whole when they were
         if self.config.box_format != "pascal_voc":
             boxes = from_xyxy(boxes, self.config.box_format, part.hw)
         return {**data, "bboxes": boxes}
 
-    def emit(self, part: Part, present: Collection[str]) -> dict[str, Any]:
+    def emit(self, part: Part, present: Collection[str], raw_boxes: Any = None) -> dict[str, Any]:
         """The output's data for the adapter: the targets the main sample has.
 
         Args:
             part: The output.
             present: The main sample's data keys: ``bboxes`` brings every label field
                 along; without it only the label fields it has are given.
+            raw_boxes: The main sample's boxes as it gives them: integers come back whole
+                (:mod:`~rankaug._multi.whole`), on every draw.
 
         Returns:
             The data, boxes back in ``box_format``.
+
+        Raises:
+            ValueError: If its integer boxes cannot be whole.
         """
         config = self.config
         data: dict[str, Any] = {"image": part.image}
         with_boxes = "bboxes" in present
         if with_boxes:
-            boxes = part.boxes
+            box_dtype = int_box_dtype(raw_boxes)
+            boxes = whole_boxes(part.boxes, box_dtype, part.hw, config.box_format, part.index)
             if config.box_format != "pascal_voc":
                 boxes = from_xyxy(boxes, config.box_format, part.hw)
             data["bboxes"] = boxes

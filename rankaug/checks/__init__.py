@@ -73,7 +73,7 @@ from rankaug.checks.numbers import (
     stream,
     uint,
 )
-from rankaug.checks.rows import finite_points, finite_rows, row_error
+from rankaug.checks.rows import finite_points, finite_rows, point_rows, row_error
 
 __all__ = [
     "CALLS",
@@ -110,6 +110,7 @@ __all__ = [
     "out_array",
     "path",
     "per_sample",
+    "point_rows",
     "probability",
     "real",
     "real_range",

@@ -18,7 +18,7 @@ from typing import Final
 
 import numpy as np
 
-__all__ = ["BOXES", "KEYPOINTS", "finite_points", "finite_rows", "row_error"]
+__all__ = ["BOXES", "KEYPOINTS", "finite_points", "finite_rows", "point_rows", "row_error"]
 
 BOXES: Final = "boxes are (x_min, y_min, x_max, y_max) in pixels"
 """How pixel xyxy boxes are laid out, for messages."""
@@ -69,3 +69,45 @@ def finite_points(points: np.ndarray, name: str) -> None:
     finite = np.isfinite(points[:, :2])
     if not finite.all():
         raise row_error(points, name, ~finite.all(axis=1), _NOT_FINITE, KEYPOINTS)
+
+
+def point_rows(points: np.ndarray, name: str) -> None:
+    """Refuse keypoints that are not ``(K, 2+)`` rows, one ``(x, y, ...)`` per keypoint.
+
+    albumentations takes no other shape and fails deep inside ("too many indices", "could
+    not broadcast"): a COCO-style flat list ``[x1, y1, v1, x2, ...]`` or per-instance
+    ``(N, K, 2|3)`` pose arrays are refused here, with how to give them as rows. Empty
+    keypoints (``[]``, ``(0, 2)``) pass.
+
+    Raises:
+        ValueError: If ``points`` has another shape; the message names ``name``, the
+            shape, what is expected and how to get it.
+
+    >>> import numpy as np
+    >>> point_rows(np.zeros((2, 17, 3)), "the sample's 'keypoints'")
+    Traceback (most recent call last):
+    ...
+    ValueError: the sample's 'keypoints' must be keypoints of shape (K, 2+), one row (x, y, \
+...) per keypoint, got shape (2, 17, 3): per-instance pose arrays ...
+    """
+    shape = points.shape
+    if (len(shape) == 2 and shape[1] >= 2) or (len(shape) <= 2 and not points.size):
+        return
+    if len(shape) >= 3:
+        fix = (
+            "per-instance pose arrays (N, K, 2|3) go as N*K rows, "
+            "points.reshape(-1, points.shape[-1]), with each keypoint's instance (and "
+            "joint) in a per-keypoint label field of A.KeypointParams(label_fields=[...]); "
+            "remove_invisible=False keeps every instance's K rows to reshape back"
+        )
+    elif len(shape) == 2:
+        fix = "each row needs at least x and y"
+    else:
+        fix = (
+            "a flat list such as COCO's [x1, y1, v1, x2, y2, v2, ...] is one row per "
+            "keypoint once reshaped: np.reshape(points, (-1, 3)) ((-1, 2) for x, y alone)"
+        )
+    raise ValueError(
+        f"{name} must be keypoints of shape (K, 2+), one row (x, y, ...) per keypoint, got "
+        f"shape {shape}: {fix}"
+    )

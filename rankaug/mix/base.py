@@ -355,12 +355,15 @@ class PairDataset(KeyedDataset[T_co]):
             combined = self.combine(main, parts[-1], plan, rng) if plan.applied else None
             applied = combined is not None and combined.applied
             if combined is not None and applied:
-                out = reader.emit(combined.part, data.keys())
+                out = reader.emit(combined.part, data.keys(), data.get("bboxes"))
                 share, details = combined.share, combined.details
                 partner = parts[-1]
             else:  # not mixed, or nothing combined: the main sample (clipped; CutMix filters)
                 alone = self.alone(main)
-                out = reader.clip(main, data) if alone is main else reader.emit(alone, data.keys())
+                if alone is main:
+                    out = reader.clip(main, data)
+                else:
+                    out = reader.emit(alone, data.keys(), data.get("bboxes"))
                 share, partner = 1.0, main
                 details = self.unmixed(main)
             adapter = self._adapter  # (the attribute: no descriptor call per sample)

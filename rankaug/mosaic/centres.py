@@ -25,14 +25,18 @@ array([False,  True, False])
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final, cast
 
 import numpy as np
 
+from rankaug.boxes import keep_mask
 from rankaug.mosaic.affine import Matrix
 from rankaug.mosaic.fused import invert
 
-__all__ = ["TOLERANCE", "aligned", "warped"]
+if TYPE_CHECKING:
+    from rankaug.mosaic.config import MosaicConfig
+
+__all__ = ["TOLERANCE", "aligned", "filtered", "warped"]
 
 TOLERANCE: Final = 1e-3
 """How far inside a box's far edges (output pixels) the centre it holds must be.
@@ -115,3 +119,20 @@ def warped(
         hits |= holds(columns, first_row + step, boxes)
     found[rest] = np.bincount(owner, weights=hits, minlength=len(rest)) > 0
     return found
+
+
+def filtered(config: MosaicConfig, clipped: np.ndarray, full: np.ndarray) -> np.ndarray:
+    """Which boxes the filters keep (``full``: the references of ``min_visibility``)."""
+    if config.filters:
+        area = (full[:, 2] - full[:, 0]) * (full[:, 3] - full[:, 1])
+        return keep_mask(
+            clipped,
+            area,
+            min_area=config.targets.min_area,
+            min_visibility=config.targets.min_visibility,
+            min_width=config.targets.min_width,
+            min_height=config.targets.min_height,
+            tolerance=TOLERANCE,
+        )
+    # keep_mask's rule without thresholds
+    return cast(np.ndarray, (clipped[:, 2:] - clipped[:, :2] > TOLERANCE).all(axis=1))

@@ -56,18 +56,18 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from math import ceil
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import numpy as np
 
 from rankaug._multi.fields import join, join_kept
 from rankaug._multi.tiles import Tile
+from rankaug._multi.whole import int_box_dtype, whole_boxes
 from rankaug.boxes import (
     FEW_BOXES,
     affine_xyxy,
     all_inside,
     from_xyxy,
-    keep_mask,
     mirror_xyxy,
     to_pixel_xyxy,
     validate_xyxy,
@@ -95,6 +95,7 @@ def map_targets(
     layout: Layout | Warp,
     tiles: Sequence[Tile],
     present: Collection[str],
+    raw_boxes: Any = None,
 ) -> dict[str, Any]:
     """Map every tile's targets onto the output and gather those the main sample has.
 
@@ -111,12 +112,14 @@ def map_targets(
         present: The target keys of the main sample (its adapter's data): ``bboxes``
             brings every label field along; without it only the label fields it has are
             given.
+        raw_boxes: The main sample's boxes as it gives them: integers come back whole.
 
     Returns:
         The output's targets by key.
 
     Raises:
-        ValueError: If a box is invalid for its tile (the message names the tile).
+        ValueError: If a box is invalid for its tile (the message names the tile), or
+            integer boxes cannot be whole (:mod:`~rankaug._multi.whole`).
     """
     warp: Warp | None = None
     places: Sequence[Window | TileWarp]
@@ -142,6 +145,8 @@ def map_targets(
         keep, kept = _NO_KEEP, _NO_BOXES
     with_boxes = "bboxes" in present
     if with_boxes:
+        box_dtype = int_box_dtype(raw_boxes)  # integers: whole pixels, every draw
+        kept = whole_boxes(kept, box_dtype, config.image_hw, config.box_format, main.index)
         if config.box_format != "pascal_voc":
             kept = from_xyxy(kept, config.box_format, config.image_hw)
         data["bboxes"] = kept
@@ -203,10 +208,10 @@ def _boxes(
     if warp is None and not config.filters:  # (which makes it wider than TOLERANCE)
         keep = centres.aligned(clipped)
     elif warp is None:
-        keep = _filtered(config, clipped, full) & centres.aligned(clipped)
+        keep = centres.filtered(config, clipped, full) & centres.aligned(clipped)
     else:  # a centre whose preimage lies in the box on the canvas
         assert alive is not None
-        keep = _filtered(config, clipped, full) & alive
+        keep = centres.filtered(config, clipped, full) & alive
         keep[keep] = centres.warped(canvas[keep], clipped[keep], warp.matrix, config.image_hw)
     kept = clipped[keep]
     return keep, kept if flip_width is None else mirror_xyxy(kept, flip_width)
@@ -304,23 +309,6 @@ def _row_by_row(
     return keep, boxes
 
 
-def _filtered(config: MosaicConfig, clipped: np.ndarray, full: np.ndarray) -> np.ndarray:
-    """Which boxes the filters keep (``full``: the references of ``min_visibility``)."""
-    if config.filters:
-        area = (full[:, 2] - full[:, 0]) * (full[:, 3] - full[:, 1])
-        return keep_mask(
-            clipped,
-            area,
-            min_area=config.targets.min_area,
-            min_visibility=config.targets.min_visibility,
-            min_width=config.targets.min_width,
-            min_height=config.targets.min_height,
-            tolerance=TOLERANCE,
-        )
-    # keep_mask's rule without thresholds
-    return cast(np.ndarray, (clipped[:, 2:] - clipped[:, :2] > TOLERANCE).all(axis=1))
-
-
 def _outlined(
     config: MosaicConfig,
     places: Sequence[Window | TileWarp],
@@ -352,7 +340,7 @@ def _outlined(
     bounds, points = mapped.bounds[shown], polygons.points
     owners = np.repeat(np.arange(len(places)), counts)[shown]
     boxes, whole = pixel_boxes(places, warp, owners, bounds, mapped.full[shown], polygons.dtype)
-    chosen = _filtered(config, boxes, whole)
+    chosen = centres.filtered(config, boxes, whole)
     keep = shown
     keep[shown] = chosen
     kept = Polygons(tuple(p for p, c in zip(points, chosen.tolist(), strict=True) if c),

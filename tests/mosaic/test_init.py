@@ -651,8 +651,9 @@ class TestMosaicDataset:
         assert empty["boxes"].shape == (0, 4)
         assert empty["labels"].dtype == torch.int64
         _, scaled = MosaicDataset(data, seed=0, output_size=25, p=0.0)[1]
-        assert scaled["boxes"].dtype == torch.float64  # fractional: not truncated
-        assert scaled["boxes"].tolist() == [[2.5, 2.5, 12.5, 15.0]]
+        # [2.5, 2.5, 12.5, 15.0]: the pixels whose centres it holds, int32 on every draw
+        assert scaled["boxes"].dtype == torch.int32
+        assert scaled["boxes"].tolist() == [[2, 2, 12, 15]]
 
     def test_a_target_without_boxes_gets_no_boxes(self) -> None:
         data = [(np.zeros((8, 8, 3), np.uint8), {"image_id": i}) for i in range(3)]
