@@ -9,17 +9,21 @@ with the old value (or, for some, used the new one in part of its work only) wit
 a word. :class:`FixedSettings` refuses the assignment (and ``del``) with an
 ``AttributeError`` naming the attribute and what to do instead; a class lists its own in
 ``fixed_settings``, and in ``arguments_only`` the arguments kept in its configuration
-and not as attributes (``mosaic.p = 0.0`` made an attribute nothing read). Settings
-that can take effect afterwards (``transform``, ``adapter``) are properties that do so.
+and not as attributes (``mosaic.p = 0.0`` made an attribute nothing read); so are the
+deprecated flat keywords, the fields of its ``parameter_objects`` (``mosaic.fill = 0``:
+``fill`` is ``MosaicGrid``'s), with a message naming the new spelling. Settings that can
+take effect afterwards (``transform``, ``adapter``) are properties that do so.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import inspect
 import numbers
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, cast
 
 import torch
 
@@ -37,6 +41,12 @@ class FixedSettings:
     """Arguments checked into the configuration, never attributes: assigning one (which
     would make an attribute nothing reads, ``mosaic.p = 0.0``) is refused too."""
 
+    parameter_objects: ClassVar[Mapping[str, type]] = {}
+    """The parameter objects the constructor takes, by keyword (``layout``: a
+    ``MosaicGrid``). Their fields but the constructor's own arguments are its deprecated
+    flat keywords (:func:`rankaug.params.take`): assigning one, which would make an
+    attribute nothing reads (``mosaic.fill = 0``), is refused too."""
+
     made_with: ClassVar[str] = ""
     """An attribute the constructor sets after every fixed setting it sets: until it is
     set, one of those may be set again to the value it holds (a subclass that sets it
@@ -50,9 +60,17 @@ class FixedSettings:
                 raise _refused(self, name)
             if not _same(self.__dict__[name], value):
                 raise _set_before(self, name, self.__dict__[name], value)
+        if name[:1] != "_" and name not in self.fixed_settings:
+            spelled = _flat_keywords(self._keywords_of()).get(name)
+            if spelled is not None:
+                raise _flat(self, name, spelled)
         if name in self.arguments_only:
             raise _argument(self, name)
         object.__setattr__(self, name, value)
+
+    def _keywords_of(self) -> type:
+        """The class whose constructor takes this one's keywords (a stream's map-style class)."""
+        return type(self)
 
     def __delattr__(self, name: str) -> None:
         if name in self.fixed_settings:
@@ -129,6 +147,31 @@ def _argument(owner: object, name: str) -> AttributeError:
         f"{kind}.{name} cannot be assigned: {name} is an argument of {kind}, checked into "
         f"its config when it is made, and an attribute of that name would not be read; "
         f"make a new {kind} with the {name} you want{hint}"
+    )
+
+
+@functools.cache
+def _flat_keywords(owner: type) -> dict[str, str]:
+    """The deprecated flat keywords ``owner`` takes, by name: the new spelling of each.
+
+    The fields of ``owner.parameter_objects`` (the one list of them) that are not
+    arguments of its constructor (``CopyPasteDataset(min_visibility=)`` is its own).
+    """
+    spelled: dict[str, str] = {}
+    for keyword, made in getattr(owner, "parameter_objects", {}).items():
+        for field in dataclasses.fields(cast(Any, made)):
+            if not _is_argument(owner, field.name):
+                new = f"{keyword}=rankaug.{made.__name__}({field.name}=...)"
+                spelled.setdefault(field.name, new)
+    return spelled
+
+
+def _flat(owner: object, name: str, spelled: str) -> AttributeError:
+    kind = type(owner).__name__
+    return AttributeError(
+        f"{kind}.{name} cannot be assigned: {name}= is a deprecated spelling of {spelled}, "
+        f"checked into the config when the {kind} is made, and an attribute of that name "
+        f"would not be read; make a new {kind} with {spelled}"
     )
 
 

@@ -29,7 +29,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from rankaug import checks
 from rankaug._fixed import own_count
@@ -221,6 +221,10 @@ class WindowStream(NoRandomAccess, NoReplay, StreamDataset[T_co]):
                                 "epochs", "close_mosaic", "record", "num_classes", "class_field",
                                 "partner_fit", "fill", "fill_mask", "partners", "alpha",
                                 "source", "fraction", "max_overlap", "min_visibility"})  # fmt: skip
+
+    def _keywords_of(self) -> type:
+        """The map-style class: its deprecated flat keywords are this one's too."""
+        return cast(type, self.map_class())
 
     @property
     def adapter(self) -> SampleAdapter:

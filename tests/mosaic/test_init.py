@@ -3,7 +3,7 @@ from __future__ import annotations
 import pickle
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -243,6 +243,23 @@ class TestMosaicDataset:
         ):
             setattr(mosaic, name, 0.0)
         assert mosaic.config.p == 1.0
+        assert not hasattr(mosaic, name)
+
+    @pytest.mark.parametrize(
+        ("keyword", "name"),
+        [(keyword, field.name) for keyword, kind in MosaicDataset.parameter_objects.items()
+         for field in fields(kind)],
+    )  # fmt: skip
+    def test_a_deprecated_flat_keyword_cannot_be_assigned(self, keyword: str, name: str) -> None:
+        # before: mosaic.fill = 0 made an attribute nothing read (the config kept its fill)
+        mosaic = MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, output_size=16)
+        kind = MosaicDataset.parameter_objects[keyword].__name__
+        with pytest.raises(
+            AttributeError,
+            match=rf"^MosaicDataset\.{name} cannot be assigned: {name}= is a deprecated "
+            rf"spelling of {keyword}=rankaug\.{kind}\({name}=\.\.\.\)",
+        ):
+            setattr(mosaic, name, 0)
         assert not hasattr(mosaic, name)
 
     @pytest.mark.parametrize("name", ["config", "partners", "seed", "dataset"])

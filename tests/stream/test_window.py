@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator, Mapping
 from types import SimpleNamespace
 from typing import Any
@@ -99,6 +100,26 @@ class TestWindowStream:
         with pytest.raises(AttributeError, match=r"\.p cannot be assigned: p is an argument"):
             stream.p = 0.0
         assert not hasattr(stream, "p")
+
+    @pytest.mark.parametrize(
+        ("kind", "name", "spelled"),
+        [(MosaicDataset, "fill", "layout=rankaug.MosaicGrid(fill=...)"),
+         (MosaicDataset, "min_area", "targets=rankaug.Targets(min_area=...)"),
+         (MixUpDataset, "box_format", "targets=rankaug.Targets(box_format=...)")],
+    )  # fmt: skip
+    def test_a_deprecated_flat_keyword_cannot_be_assigned(
+        self, kind: Any, name: str, spelled: str
+    ) -> None:
+        # before: stream.fill = 0 made an attribute nothing read
+        options = {"output_size": 32} if kind is MosaicDataset else {}
+        stream = kind(_Objects(), seed=0, buffer_size=2, **options)
+        with pytest.raises(AttributeError, match=rf"\.{name} cannot be assigned: {name}= is"):
+            setattr(stream, name, 0)
+        with pytest.raises(
+            AttributeError, match=re.escape(f"new {type(stream).__name__} with {spelled}")
+        ):
+            setattr(stream, name, 0)
+        assert not hasattr(stream, name)
 
     def test_an_adapter_set_after_persistent_workers_started_is_refused_there(self) -> None:
         stream = MosaicDataset(_Objects(), seed=0, output_size=32, buffer_size=2,
