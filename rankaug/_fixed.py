@@ -47,6 +47,9 @@ class FixedSettings:
     flat keywords (:func:`rankaug.params.take`): assigning one, which would make an
     attribute nothing reads (``mosaic.fill = 0``), is refused too."""
 
+    shown_as: ClassVar[str] = ""
+    """The class's name in the messages (empty: its own; a private subclass's public one)."""
+
     made_with: ClassVar[str] = ""
     """An attribute the constructor sets after every fixed setting it sets: until it is
     set, one of those may be set again to the value it holds (a subclass that sets it
@@ -78,6 +81,11 @@ class FixedSettings:
         object.__delattr__(self, name)
 
 
+def _shown(owner: object) -> str:
+    """The name of ``owner``'s class in the messages (see ``FixedSettings.shown_as``)."""
+    return getattr(owner, "shown_as", "") or type(owner).__name__
+
+
 def _same(held: Any, value: Any) -> bool:
     """Whether ``value`` is the setting held, or the setting the constructor made of it.
 
@@ -99,7 +107,7 @@ def _same(held: Any, value: Any) -> bool:
 
 
 def _refused(owner: object, name: str, verb: str = "assigned") -> AttributeError:
-    kind = type(owner).__name__
+    kind = _shown(owner)
     if _is_argument(type(owner), name):
         advice = f"make a new {kind} with the {name} you want"
     else:  # made from the arguments (a mosaic's config, a folder's image_paths)
@@ -115,7 +123,7 @@ def _set_before(owner: object, name: str, held: Any, value: Any) -> AttributeErr
 
     Both are named: ``held``, set before, and ``value``, the constructor's (reprs cut).
     """
-    kind = type(owner).__name__
+    kind = _shown(owner)
     return AttributeError(
         f"{kind}.{name} cannot be assigned: it was set before the constructor, which sets "
         f"{name} itself, to another value (set: {_short(held)}; the constructor's: "
@@ -141,7 +149,7 @@ def _is_argument(kind: type, name: str) -> bool:
 
 
 def _argument(owner: object, name: str) -> AttributeError:
-    kind = type(owner).__name__
+    kind = _shown(owner)
     hint = " (p= also takes a function of the epoch)" if name == "p" else ""
     return AttributeError(
         f"{kind}.{name} cannot be assigned: {name} is an argument of {kind}, checked into "
@@ -167,7 +175,7 @@ def _flat_keywords(owner: type) -> dict[str, str]:
 
 
 def _flat(owner: object, name: str, spelled: str) -> AttributeError:
-    kind = type(owner).__name__
+    kind = _shown(owner)
     return AttributeError(
         f"{kind}.{name} cannot be assigned: {name}= is a deprecated spelling of {spelled}, "
         f"checked into the config when the {kind} is made, and an attribute of that name "
