@@ -217,10 +217,11 @@ class WindowStream(NoRandomAccess, NoReplay, StreamDataset[T_co]):
 
     fixed_settings = StreamDataset.fixed_settings | {"config", "buffer_size"}
     """The attributes fixed when the wrapper is made (assigning one is refused)."""
-    arguments_only = frozenset({"output_size", "layout", "targets", "affine", "color", "p",
-                                "epochs", "close_mosaic", "record", "num_classes", "class_field",
-                                "partner_fit", "fill", "fill_mask", "partners", "alpha",
-                                "source", "fraction", "max_overlap", "min_visibility"})  # fmt: skip
+    arguments_only = StreamDataset.arguments_only | {
+        "output_size", "layout", "targets", "affine", "color", "p", "epochs", "close_mosaic",
+        "record", "num_classes", "class_field", "partner_fit", "fill", "fill_mask", "partners",
+        "alpha", "source", "fraction", "max_overlap", "min_visibility",
+    }  # fmt: skip
 
     @property
     def rank(self) -> int | None:
