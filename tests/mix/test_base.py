@@ -160,6 +160,10 @@ class TestPairDataset:
         ):
             setattr(wrapper, name, 0)
         assert not hasattr(wrapper, name)
+        made = mix.parameter_objects[keyword]  # type: ignore[attr-defined]
+        default = next(f.default for f in fields(made) if f.name == name)
+        with pytest.warns(DeprecationWarning, match=rf"use {keyword}=rankaug\.{kind}\("):
+            mix(dataset(), seed=0, **{name: default})  # the list is the constructor's
 
     @pytest.mark.parametrize(
         ("mix", "name"),

@@ -261,6 +261,12 @@ class TestMosaicDataset:
         ):
             setattr(mosaic, name, 0)
         assert not hasattr(mosaic, name)
+        default = next(f.default for f in fields(MosaicDataset.parameter_objects[keyword])
+                       if f.name == name)  # fmt: skip
+        with pytest.warns(DeprecationWarning, match=rf"use {keyword}=rankaug\.{kind}\("):
+            MosaicDataset(
+                SyntheticDetection(4, image_size=16), seed=0, output_size=16, **{name: default}
+            )  # the list is the constructor's: it takes each
 
     @pytest.mark.parametrize("name", ["config", "partners", "seed", "dataset"])
     def test_a_setting_fixed_when_made_cannot_be_assigned(self, name: str) -> None:
