@@ -41,6 +41,9 @@ class FixedSettings:
     """Arguments checked into the configuration, never attributes: assigning one (which
     would make an attribute nothing reads, ``mosaic.p = 0.0``) is refused too."""
 
+    arguments_kept_in: ClassVar[str] = "config"
+    """Where the constructor keeps the ``arguments_only`` (for the message)."""
+
     parameter_objects: ClassVar[Mapping[str, type]] = {}
     """The parameter objects the constructor takes, by keyword (``layout``: a
     ``MosaicGrid``). Their fields but the constructor's own arguments are its deprecated
@@ -153,7 +156,8 @@ def _argument(owner: object, name: str) -> AttributeError:
     hint = " (p= also takes a function of the epoch)" if name == "p" else ""
     return AttributeError(
         f"{kind}.{name} cannot be assigned: {name} is an argument of {kind}, checked into "
-        f"its config when it is made, and an attribute of that name would not be read; "
+        f"its {getattr(owner, 'arguments_kept_in', 'config')} when it is made, and an "
+        "attribute of that name would not be read; "
         f"make a new {kind} with the {name} you want{hint}"
     )
 
