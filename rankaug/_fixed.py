@@ -9,17 +9,21 @@ with the old value (or, for some, used the new one in part of its work only) wit
 a word. :class:`FixedSettings` refuses the assignment (and ``del``) with an
 ``AttributeError`` naming the attribute and what to do instead; a class lists its own in
 ``fixed_settings``, and in ``arguments_only`` the arguments kept in its configuration
-and not as attributes (``mosaic.p = 0.0`` made an attribute nothing read). Settings
-that can take effect afterwards (``transform``, ``adapter``) are properties that do so.
+and not as attributes (``mosaic.p = 0.0`` made an attribute nothing read); so are the
+deprecated flat keywords, the fields of its ``parameter_objects`` (``mosaic.fill = 0``:
+``fill`` is ``MosaicGrid``'s), with a message naming the new spelling. Settings that can
+take effect afterwards (``transform``, ``adapter``) are properties that do so.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import inspect
 import numbers
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any, ClassVar, cast
 
 import torch
 
@@ -37,6 +41,18 @@ class FixedSettings:
     """Arguments checked into the configuration, never attributes: assigning one (which
     would make an attribute nothing reads, ``mosaic.p = 0.0``) is refused too."""
 
+    arguments_kept_in: ClassVar[str] = "config"
+    """Where the constructor keeps the ``arguments_only`` (for the message)."""
+
+    parameter_objects: ClassVar[Mapping[str, type]] = {}
+    """The parameter objects the constructor takes, by keyword (``layout``: a
+    ``MosaicGrid``). Their fields but the constructor's own arguments are its deprecated
+    flat keywords (:func:`rankaug.params.take`): assigning one, which would make an
+    attribute nothing reads (``mosaic.fill = 0``), is refused too."""
+
+    shown_as: ClassVar[str] = ""
+    """The class's name in the messages (empty: its own; a private subclass's public one)."""
+
     made_with: ClassVar[str] = ""
     """An attribute the constructor sets after every fixed setting it sets: until it is
     set, one of those may be set again to the value it holds (a subclass that sets it
@@ -50,14 +66,27 @@ class FixedSettings:
                 raise _refused(self, name)
             if not _same(self.__dict__[name], value):
                 raise _set_before(self, name, self.__dict__[name], value)
+        if name[:1] != "_" and name not in self.fixed_settings:
+            spelled = _flat_keywords(self._keywords_of()).get(name)
+            if spelled is not None:
+                raise _flat(self, name, spelled)
         if name in self.arguments_only:
             raise _argument(self, name)
         object.__setattr__(self, name, value)
+
+    def _keywords_of(self) -> type:
+        """The class whose constructor takes this one's keywords (a stream's map-style class)."""
+        return type(self)
 
     def __delattr__(self, name: str) -> None:
         if name in self.fixed_settings:
             raise _refused(self, name, "deleted")
         object.__delattr__(self, name)
+
+
+def _shown(owner: object) -> str:
+    """The name of ``owner``'s class in the messages (see ``FixedSettings.shown_as``)."""
+    return getattr(owner, "shown_as", "") or type(owner).__name__
 
 
 def _same(held: Any, value: Any) -> bool:
@@ -81,7 +110,7 @@ def _same(held: Any, value: Any) -> bool:
 
 
 def _refused(owner: object, name: str, verb: str = "assigned") -> AttributeError:
-    kind = type(owner).__name__
+    kind = _shown(owner)
     if _is_argument(type(owner), name):
         advice = f"make a new {kind} with the {name} you want"
     else:  # made from the arguments (a mosaic's config, a folder's image_paths)
@@ -97,7 +126,7 @@ def _set_before(owner: object, name: str, held: Any, value: Any) -> AttributeErr
 
     Both are named: ``held``, set before, and ``value``, the constructor's (reprs cut).
     """
-    kind = type(owner).__name__
+    kind = _shown(owner)
     return AttributeError(
         f"{kind}.{name} cannot be assigned: it was set before the constructor, which sets "
         f"{name} itself, to another value (set: {_short(held)}; the constructor's: "
@@ -123,12 +152,38 @@ def _is_argument(kind: type, name: str) -> bool:
 
 
 def _argument(owner: object, name: str) -> AttributeError:
-    kind = type(owner).__name__
+    kind = _shown(owner)
     hint = " (p= also takes a function of the epoch)" if name == "p" else ""
     return AttributeError(
         f"{kind}.{name} cannot be assigned: {name} is an argument of {kind}, checked into "
-        f"its config when it is made, and an attribute of that name would not be read; "
+        f"its {getattr(owner, 'arguments_kept_in', 'config')} when it is made, and an "
+        "attribute of that name would not be read; "
         f"make a new {kind} with the {name} you want{hint}"
+    )
+
+
+@functools.cache
+def _flat_keywords(owner: type) -> dict[str, str]:
+    """The deprecated flat keywords ``owner`` takes, by name: the new spelling of each.
+
+    The fields of ``owner.parameter_objects`` (the one list of them) that are not
+    arguments of its constructor (``CopyPasteDataset(min_visibility=)`` is its own).
+    """
+    spelled: dict[str, str] = {}
+    for keyword, made in getattr(owner, "parameter_objects", {}).items():
+        for field in dataclasses.fields(cast(Any, made)):
+            if not _is_argument(owner, field.name):
+                new = f"{keyword}=rankaug.{made.__name__}({field.name}=...)"
+                spelled.setdefault(field.name, new)
+    return spelled
+
+
+def _flat(owner: object, name: str, spelled: str) -> AttributeError:
+    kind = _shown(owner)
+    return AttributeError(
+        f"{kind}.{name} cannot be assigned: {name}= is a deprecated spelling of {spelled}, "
+        f"checked into the config when the {kind} is made, and an attribute of that name "
+        f"would not be read; make a new {kind} with {spelled}"
     )
 
 

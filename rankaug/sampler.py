@@ -57,11 +57,12 @@ from __future__ import annotations
 import itertools
 import sys
 from collections.abc import Generator, Iterable, Iterator
-from typing import Any, Final
+from typing import Any
 
 from torch.utils.data import DistributedSampler, Sampler
 
 from rankaug import checks, passes, sampler_read
+from rankaug._fixed import FixedSettings
 from rankaug.epoch import EpochIndex, epoch_class
 from rankaug.sampler_done import complete, exact_length, given_whole
 from rankaug.sampler_epochs import Epochs, lightning_validation
@@ -78,12 +79,12 @@ from rankaug.sampler_pass import (
     put_generator,
     start,
 )
-from rankaug.sampler_sharding import warn_sharded
+from rankaug.sampler_sharding import Forwarded, warn_sharded
 
 __all__ = ["EpochSampler"]
 
 
-class EpochSampler(Sampler[EpochIndex]):
+class EpochSampler(FixedSettings, Sampler[EpochIndex]):
     """A sampler whose indices carry the epoch of their pass (see the module docstring).
 
     Args:
@@ -109,6 +110,9 @@ class EpochSampler(Sampler[EpochIndex]):
         >>> next(iter(sampler)).epoch, len(sampler)
         (5, 3)
     """
+
+    fixed_settings = frozenset({"sampler"})
+    """Fixed when made: the class (a ``DistributedSampler`` or not) and the passes follow it."""
 
     def __new__(cls, sampler: Iterable[int], *, epoch: int = 0) -> EpochSampler:
         """Over a ``DistributedSampler``, an EpochSampler that is also one (see below)."""
@@ -374,13 +378,7 @@ class EpochSampler(Sampler[EpochIndex]):
         return f"EpochSampler({self.sampler!r}, epoch={self.epoch})"
 
 
-_FORWARDED: Final = frozenset(
-    {"dataset", "num_replicas", "rank", "shuffle", "seed", "drop_last", "num_samples",
-     "total_size"}
-)  # fmt: skip
-
-
-class _DistributedEpochSampler(EpochSampler, DistributedSampler[int]):  # type: ignore[override]
+class _DistributedEpochSampler(Forwarded, EpochSampler, DistributedSampler[int]):  # type: ignore[override]
     """``EpochSampler(DistributedSampler(...))``, itself a ``DistributedSampler``.
 
     Lightning (``use_distributed_sampler=True``, its default) and Fabric replace a
@@ -388,11 +386,8 @@ class _DistributedEpochSampler(EpochSampler, DistributedSampler[int]):  # type: 
     ``DistributedSamplerWrapper``, which shards the shard again. Being one, this sampler
     is left alone, so each rank gets exactly its shard. Its ``DistributedSampler``
     attributes (``num_replicas``, ``rank``, ``shuffle``, ``seed``...) are the wrapped
-    sampler's; everything else is :class:`EpochSampler`'s.
+    sampler's, read and assigned there (:class:`~rankaug.sampler_sharding.Forwarded`);
+    everything else is :class:`EpochSampler`'s.
     """
 
-    def __getattr__(self, name: str) -> Any:
-        inner = vars(self).get("sampler")
-        if name in _FORWARDED and inner is not None:
-            return getattr(inner, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    shown_as = "EpochSampler"  # the class the user made, in messages

@@ -7,18 +7,49 @@ sampler that already shards (a ``DistributedSampler``, or a batch sampler over o
 each rank then sees a fraction of its shard: :func:`warn_sharded` says so. accelerate's
 ``Accelerator.prepare`` shards the batches of every map-style loader (its
 ``BatchSamplerShard``), a sampler that already shards included: that too.
+
+An EpochSampler over a ``DistributedSampler`` is one itself (so that those frameworks
+leave it alone), whose ``DistributedSampler`` attributes are the wrapped sampler's
+(:class:`Forwarded`).
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Final
 
 from torch.utils.data import DistributedSampler
 
 from rankaug.errors import RankaugWarning
 
-__all__ = ["warn_sharded"]
+__all__ = ["FORWARDED", "Forwarded", "warn_sharded"]
+
+FORWARDED: Final = frozenset(
+    {"dataset", "num_replicas", "rank", "shuffle", "seed", "drop_last", "num_samples",
+     "total_size"}
+)  # fmt: skip
+"""The ``DistributedSampler`` attributes read from, and assigned to, the sampler wrapped."""
+
+
+class Forwarded:
+    """The :data:`FORWARDED` attributes of the ``DistributedSampler`` wrapped, read there.
+
+    And assigned there: ``sampler.shuffle = False`` made an attribute of the
+    EpochSampler that nothing read, while the wrapped sampler, which shards, went on
+    shuffling.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        inner = vars(self).get("sampler")
+        if name in FORWARDED and inner is not None:
+            return getattr(inner, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in FORWARDED:
+            setattr(vars(self)["sampler"], name, value)
+        else:
+            super().__setattr__(name, value)
 
 
 def warn_sharded(sampler: object, inner: object, frame: Any) -> bool:

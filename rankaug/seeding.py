@@ -96,11 +96,29 @@ class WorkerSeeder:
         self, seed: int, *, rank: int | None = None, then: Callable[[int], Any] | None = None
     ) -> None:
         self.seed = seed
-        self.rank = None if rank is None else checks.uint(rank, "rank", 32)
-        if then is not None:
-            checks.function(then, "then", "a callable taking the worker id")
+        self.rank = rank
         self.then = then
         self._captured_rank: int | None = None
+
+    @property
+    def rank(self) -> int | None:
+        """The rank given, or ``None`` (resolved); setting another (checked) puts it to use."""
+        return self._rank
+
+    @rank.setter
+    def rank(self, rank: int | None) -> None:
+        self._rank = None if rank is None else checks.uint(rank, "rank", 32)
+
+    @property
+    def then(self) -> Callable[[int], Any] | None:
+        """The ``worker_init_fn`` called afterwards, or ``None``; setting one checks it."""
+        return self._then
+
+    @then.setter
+    def then(self, then: Callable[[int], Any] | None) -> None:
+        if then is not None:
+            checks.function(then, "then", "a callable taking the worker id")
+        self._then = then
 
     @property
     def seed(self) -> int:

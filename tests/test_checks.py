@@ -4,6 +4,7 @@ import functools
 import inspect
 import math
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -121,6 +122,15 @@ class TestChoiceAndNames:
             checks.names([1], "label_fields")
         with pytest.raises(ValueError, match="label_fields must be a non-empty key name, got ''"):
             checks.names(["labels", ""], "label_fields")  # Targets(label_fields=[""]) was taken
+
+    def test_folder(self, tmp_path: Path) -> None:
+        (tmp_path / "a").mkdir()
+        (tmp_path / "f").write_text("")
+        assert checks.folder(tmp_path / "a", "image_root") == (tmp_path / "a").resolve()
+        with pytest.raises(FileNotFoundError, match=r"^image_root must be an existing folder"):
+            checks.folder(tmp_path / "f", "image_root")  # a file
+        with pytest.raises(TypeError, match=r"^image_root must be a path"):
+            checks.folder(3, "image_root")
 
     def test_key_name(self) -> None:
         assert checks.key_name(None, "record", forbidden={"image"}) is None

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -30,6 +31,18 @@ class Squared(Made):
 
 class Making(Made):
     made_with = "count"
+
+
+@dataclass(frozen=True)
+class Shape:
+    size: int = 1
+    side: int = 1
+
+
+class Flat(Made):
+    """``Flat(3, side=2)``: a deprecated flat keyword of ``Shape``; ``size`` is its own."""
+
+    parameter_objects: ClassVar[dict[str, type]] = {"shape": Shape}
 
 
 class TestFixedSettings:
@@ -94,6 +107,24 @@ class TestFixedSettings:
         ):
             made.p = 0.5  # type: ignore[attr-defined]
         assert not hasattr(made, "p")
+
+    def test_a_deprecated_flat_keyword_is_refused_naming_the_new_spelling(self) -> None:
+        # before: flat.side = 2 made an attribute nothing read
+        flat = Flat(3)
+        with pytest.raises(
+            AttributeError,
+            match=r"^Flat\.side cannot be assigned: side= is a deprecated spelling of "
+            r"shape=rankaug\.Shape\(side=\.\.\.\).*make a new Flat with "
+            r"shape=rankaug\.Shape\(side=\.\.\.\)$",
+        ):
+            flat.side = 2  # type: ignore[attr-defined]
+        assert not hasattr(flat, "side")
+
+    def test_a_field_the_constructor_takes_itself_is_no_flat_keyword(self) -> None:
+        flat = Flat(3)  # size: Shape's field, and Made's own argument (fixed)
+        with pytest.raises(AttributeError, match=r"^Flat\.size cannot be assigned: it is fixed"):
+            flat.size = 4
+        assert flat.size == 3
 
     def test_other_attributes_stay_free(self) -> None:
         made = Made(3)

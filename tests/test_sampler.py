@@ -205,6 +205,20 @@ class TestEpochSampler:
         assert sampler.sampler.generator is other  # type: ignore[attr-defined]
         assert not hasattr(EpochSampler(range(3)), "generator")
 
+    @pytest.mark.parametrize("given", [iter(()), range(2), DistributedSampler(range(4), 2, 0)])
+    def test_the_sampler_cannot_be_assigned(self, given: Any) -> None:
+        # before: a one-shot iterator assigned was taken (every pass after the first empty),
+        # and a DistributedSampler assigned left a plain EpochSampler, which Lightning and
+        # Fabric shard again
+        sampler = EpochSampler(range(3))
+        with pytest.raises(
+            AttributeError,
+            match=r"^EpochSampler\.sampler cannot be assigned: it is fixed when the "
+            r"EpochSampler is made.*make a new EpochSampler with the sampler you want$",
+        ):
+            sampler.sampler = given
+        assert [int(i) for i in sampler] == [0, 1, 2]
+
 
 class Reshards(DistributedSampler[int]):
     """What Lightning's DistributedSamplerWrapper does: shard another sampler's indices."""
@@ -259,6 +273,19 @@ class TestOverADistributedSampler:
             sampler.nope  # type: ignore[attr-defined]  # noqa: B018
         again = pickle.loads(pickle.dumps(sampler))
         assert (type(again), again.rank, again.epoch) == (type(sampler), 1, 3)
+
+    def test_its_distributed_attributes_are_assigned_to_the_wrapped_sampler(self) -> None:
+        # before: sampler.rank = 1 made an attribute of the EpochSampler nothing read: the
+        # wrapped sampler went on giving rank 0's shard
+        inner = DistributedSampler(range(8), num_replicas=2, rank=0, shuffle=False)
+        sampler: Any = EpochSampler(inner)  # a DistributedSampler too
+        sampler.rank = 1
+        assert (sampler.rank, inner.rank) == (1, 1)
+        assert "rank" not in vars(sampler)
+        assert [int(i) for i in sampler] == [1, 3, 5, 7]
+        with pytest.raises(AttributeError, match=r"^EpochSampler\.sampler cannot be assigned"):
+            sampler.sampler = DistributedSampler(range(8), num_replicas=2, rank=0)
+        assert sampler.sampler is inner
 
     def test_other_samplers_stay_plain_epoch_samplers(self) -> None:
         for inner in (range(4), RandomSampler(range(4)), BatchSampler(range(4), 2, False)):

@@ -92,6 +92,28 @@ class TestWorkerSeeder:
         with pytest.raises(ValueError, match="seed must be"):
             seeder.seed = -1
 
+    def test_a_rank_set_afterwards_is_checked_and_used(self) -> None:
+        # before: seeder.rank = "1" was accepted, and failed in every worker at the key
+        seeder = WorkerSeeder(0, rank=0)
+        with pytest.raises(TypeError, match=r"^rank must be an integer.*got '1'"):
+            seeder.rank = "1"  # type: ignore[assignment]
+        with pytest.raises(ValueError, match=r"^rank must be .*got -1"):
+            seeder.rank = -1
+        assert seeder.rank == 0
+        seeder.rank = 1
+        assert draws(seeder, 1) == draws(WorkerSeeder(0, rank=1), 1)
+        seeder.rank = None
+        assert seeder.rank is None
+
+    def test_a_then_set_afterwards_is_checked(self) -> None:
+        # before: seeder.then = 3 was accepted, and failed in every worker
+        seeder = WorkerSeeder(0)
+        with pytest.raises(TypeError, match=r"^then must be a callable taking the worker id"):
+            seeder.then = 3  # type: ignore[assignment]
+        assert seeder.then is None
+        seeder.then = _reseed_python_random
+        assert seeder.then is _reseed_python_random
+
     def test_not_additive(self) -> None:
         words = {
             WorkerSeeder(s, rank=r).state_words(0, 5, rank=r).tobytes() for s, r in ((0, 1), (1, 0))

@@ -102,6 +102,8 @@ class KeyMap(FixedSettings):
 
     #: Read once, into the paths every sample is unpacked by: assigning them is refused.
     fixed_settings: ClassVar[frozenset[str]] = frozenset({"keys", "box_format"})
+    arguments_only = _NOT_LABELS | {"labels", "masks", "segments"}  # kept in keys: never read
+    arguments_kept_in = "keys"
     reads_box_format: str | None = None  # the wrapper's (set by check_adapter)
     box_format_given_as: str = "box_format"  # where the wrapper's was given (likewise)
     #: A Hugging Face dataset's typed empty values by path, array columns' dtypes (for_dataset's).

@@ -45,6 +45,8 @@ class HuggingFace(KeyMap):
     HuggingFace(image='image', bboxes='objects.bbox', labels='objects.category', box_format='coco')
     """
 
+    arguments_only = KeyMap.arguments_only | {"objects", "bbox", "category"}
+
     def __init__(
         self,
         image: str = "image",
@@ -96,6 +98,7 @@ class Ultralytics(KeyMap):
     ((3, 8, 8), (0, 1), tensor([]), (8, 8))
     """
 
+    arguments_only = frozenset()  # it takes none (its keys are ultralytics')
     _not_per_box = _ULTRALYTICS_KEYS
 
     def __init__(self) -> None:

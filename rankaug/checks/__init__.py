@@ -27,6 +27,7 @@ from __future__ import annotations
 from rankaug.checks.callables import CALLS, named, rng_call
 from rankaug.checks.containers import (
     choice,
+    folder,
     function,
     generator,
     instance,
@@ -89,6 +90,7 @@ __all__ = [
     "finite_points",
     "finite_rows",
     "fills_fit",
+    "folder",
     "function",
     "generator",
     "image_layout",

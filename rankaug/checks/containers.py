@@ -1,9 +1,10 @@
-"""Names, choices, mappings, sequences, callables, random generators and datasets."""
+"""Names, paths, choices, mappings, sequences, callables, random generators and datasets."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -12,6 +13,7 @@ from rankaug.checks._messages import Said, type_error, value_error
 
 __all__ = [
     "choice",
+    "folder",
     "function",
     "generator",
     "instance",
@@ -174,6 +176,22 @@ def path(value: object, name: str) -> str | os.PathLike[str]:
     ):
         return value
     raise type_error(name, "a path (str or os.PathLike)", value, short=True)
+
+
+def folder(value: object, name: str) -> Path:
+    """An existing folder, as a path (:func:`path`), resolved: absolute, links followed.
+
+    Raises:
+        TypeError: If ``value`` is not a path.
+        FileNotFoundError: If it names no folder.
+    """
+    given = path(value, name)
+    resolved = Path(given).resolve()
+    if not resolved.is_dir():
+        raise FileNotFoundError(
+            f"{name} must be an existing folder, got {os.fspath(given)!r} (resolved: {resolved})"
+        )
+    return resolved
 
 
 def function(value: object, name: str, expected: str) -> Callable[..., Any]:

@@ -16,19 +16,15 @@ from rankaug import checks
 from rankaug._fixed import FixedSettings
 from rankaug.boxes import BoxFormat
 from rankaug.datasets._file_stat import FileStat, check_unchanged, file_stat
-from rankaug.datasets._image_io import (
-    INTERPOLATIONS,
-    Interpolation,
-    read_rgb,
-    read_rgb_resized,
-)
-from rankaug.datasets._sample import build_sample, check_output_options
+from rankaug.datasets._image_io import Interpolation, read_rgb, read_rgb_resized
+from rankaug.datasets._loading import LoadSettings
+from rankaug.datasets._sample import build_sample
 from rankaug.errors import RankaugWarning
 
 __all__ = ["CocoDetection"]
 
 
-class CocoDetection(FixedSettings, Dataset[Any]):
+class CocoDetection(LoadSettings, FixedSettings, Dataset[Any]):
     """A COCO-format detection dataset: one JSON file plus an image folder.
 
     Reads ``images`` (``id``, ``file_name``, ``width``, ``height``), ``categories``
@@ -88,7 +84,9 @@ class CocoDetection(FixedSettings, Dataset[Any]):
         num_crowd_skipped: Number of crowd annotations skipped. These, ``annotation_file``
             and ``tolerance`` are fixed when the file is read, and ``box_format`` when the
             dataset is made (the wrappers read the format it declares once): assigning
-            one raises an ``AttributeError``.
+            one raises an ``AttributeError``. ``image_root`` and how an image is loaded
+            (``image_size``, ``reduced_decode``, ``interpolation``, ``as_tuple``,
+            ``tensors``) may be assigned: checked (and resolved) as when made.
 
     Raises:
         TypeError: If an argument has the wrong type (a path that is not a ``str`` or an
@@ -136,24 +134,15 @@ class CocoDetection(FixedSettings, Dataset[Any]):
         reduced_decode: bool = True,
         interpolation: Interpolation = "auto",
     ) -> None:
-        self.box_format, self.as_tuple, self.tensors = check_output_options(
-            box_format, as_tuple, tensors
-        )
-        self.image_size = (
-            None if image_size is None else checks.integer(image_size, "image_size", low=1)
-        )
-        self.reduced_decode = checks.boolean(reduced_decode, "reduced_decode")
-        self.interpolation = checks.choice(interpolation, "interpolation", INTERPOLATIONS)
+        self.set_output(box_format, as_tuple, tensors)
+        self.image_size = image_size  # checked (LoadSettings), as when assigned
+        self.reduced_decode = reduced_decode
+        self.interpolation = interpolation
         self.tolerance = checks.real(tolerance, "tolerance", low=0.0)
         # resolved (absolute, links followed): one file or folder, one name (and repr,
         # which is the cache's key)
         self.annotation_file = Path(checks.path(annotation_file, "annotation_file")).resolve()
-        self.image_root = Path(checks.path(image_root, "image_root")).resolve()
-        if not self.image_root.is_dir():
-            raise FileNotFoundError(
-                f"image_root must be an existing folder, got {os.fspath(image_root)!r} "
-                f"(resolved: {self.image_root})"
-            )
+        self.image_root = image_root  # resolved and checked, as when assigned
         data, self._annotation_stat = _load_json(self.annotation_file)
         source = str(self.annotation_file)
         images = _read_images(data, source)
@@ -169,6 +158,15 @@ class CocoDetection(FixedSettings, Dataset[Any]):
         )
         self._boxes = [_as_boxes(boxes.get(i, [])) for i in self.image_ids]
         self._labels = [np.array(labels.get(i, []), dtype=np.int64) for i in self.image_ids]
+
+    @property
+    def image_root(self) -> Path:
+        """The image folder, resolved; setting another (resolved, checked) loads from it."""
+        return self._image_root
+
+    @image_root.setter
+    def image_root(self, image_root: str | os.PathLike[str]) -> None:
+        self._image_root = checks.folder(image_root, "image_root")
 
     def __len__(self) -> int:
         """Return the number of images."""

@@ -30,14 +30,10 @@ from rankaug.boxes import (
     to_xyxy,
 )
 from rankaug.datasets._file_stat import FileStat
-from rankaug.datasets._image_io import (
-    INTERPOLATIONS,
-    Interpolation,
-    read_rgb,
-    read_rgb_resized,
-)
+from rankaug.datasets._image_io import Interpolation, read_rgb, read_rgb_resized
+from rankaug.datasets._loading import LoadSettings
 from rankaug.datasets._pose import refuse_declared_pose, warn_pose_form
-from rankaug.datasets._sample import build_sample, check_output_options
+from rankaug.datasets._sample import build_sample
 from rankaug.datasets._walk import walk_files
 from rankaug.datasets._yolo_labels import read_label_file, warn_duplicates
 from rankaug.errors import RankaugWarning
@@ -47,7 +43,7 @@ __all__ = ["YoloFolder"]
 _DEFAULT_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
 
 
-class YoloFolder(FixedSettings, Dataset[Any]):
+class YoloFolder(LoadSettings, FixedSettings, Dataset[Any]):
     """A YOLO detection dataset on disk (``images/`` and ``labels/`` folders).
 
     Images are found recursively under ``root / image_dir`` (extensions matched
@@ -132,7 +128,9 @@ class YoloFolder(FixedSettings, Dataset[Any]):
             ``root``, ``image_dir``, ``label_dir``, ``extensions``, ``segments`` and
             ``tolerance`` are fixed when the labels are read, and ``box_format`` when the
             dataset is made (the wrappers read the format it declares once): assigning
-            one raises an ``AttributeError``.
+            one raises an ``AttributeError``. How an image is loaded (``image_size``,
+            ``reduced_decode``, ``interpolation``, ``as_tuple``, ``tensors``) may be
+            assigned: checked as when the dataset is made.
 
     Raises:
         TypeError: If ``root``, ``image_dir`` or ``label_dir`` is not a path (a ``str`` or
@@ -196,14 +194,10 @@ class YoloFolder(FixedSettings, Dataset[Any]):
         reduced_decode: bool = True,
         interpolation: Interpolation = "auto",
     ) -> None:
-        self.box_format, self.as_tuple, self.tensors = check_output_options(
-            box_format, as_tuple, tensors
-        )
-        self.image_size = (
-            None if image_size is None else checks.integer(image_size, "image_size", low=1)
-        )
-        self.reduced_decode = checks.boolean(reduced_decode, "reduced_decode")
-        self.interpolation = checks.choice(interpolation, "interpolation", INTERPOLATIONS)
+        self.set_output(box_format, as_tuple, tensors)
+        self.image_size = image_size  # checked (LoadSettings), as when assigned
+        self.reduced_decode = reduced_decode
+        self.interpolation = interpolation
         self.segments = checks.boolean(segments, "segments")
         suffixes = _check_extensions(extensions)
         root = checks.path(root, "root")

@@ -119,10 +119,10 @@ class StreamDataset(FixedSettings, IterableDataset[T_co], Generic[T_co]):
 
     reads_ahead: bool = False
     """Whether outputs lag the samples read (then the resume re-reads the pass)."""
-    fixed_settings: ClassVar[frozenset[str]] = frozenset(
-        {"dataset", "keying", "ids", "seed", "stream", "depth"}
-    )
+    fixed_settings: ClassVar[frozenset[str]] = frozenset({"dataset", "keying", "ids", "seed",
+                                                          "stream", "depth"})  # fmt: skip
     """The attributes fixed when the wrapper is made (assigning one is refused)."""
+    arguments_only = frozenset({"sample_id"})  # kept in ids: an attribute hid sample_id()
     made_with = "_passes"  # set after them: a subclass may have set them before
 
     def __init__(self, dataset: Any, keyed: KeyedDataset[Any], *, keying: str,

@@ -29,7 +29,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from rankaug import checks
 from rankaug._fixed import own_count
@@ -217,10 +217,28 @@ class WindowStream(NoRandomAccess, NoReplay, StreamDataset[T_co]):
 
     fixed_settings = StreamDataset.fixed_settings | {"config", "buffer_size"}
     """The attributes fixed when the wrapper is made (assigning one is refused)."""
-    arguments_only = frozenset({"output_size", "layout", "targets", "affine", "color", "p",
-                                "epochs", "close_mosaic", "record", "num_classes", "class_field",
-                                "partner_fit", "fill", "fill_mask", "partners", "alpha",
-                                "source", "fraction", "max_overlap", "min_visibility"})  # fmt: skip
+    arguments_only = StreamDataset.arguments_only | {
+        "output_size", "layout", "targets", "affine", "color", "p", "epochs", "close_mosaic",
+        "record", "num_classes", "class_field", "partner_fit", "fill", "fill_mask", "partners",
+        "alpha", "source", "fraction", "max_overlap", "min_visibility",
+    }  # fmt: skip
+
+    @property
+    def rank(self) -> int | None:
+        """The rank given, or ``None`` (resolved); setting one (checked) puts it to use."""
+        rank: int | None = self._keyed.rank
+        return rank
+
+    @rank.setter
+    def rank(self, rank: int | None) -> None:
+        self._keyed.rank = rank  # checked there (RankSetting), as when made
+        for inner in self._inner.values():  # each window's wrapper, and those made later
+            inner.rank = self._keyed.rank
+        self._options = {**self._options, "rank": self._keyed.rank}  # a copy's own
+
+    def _keywords_of(self) -> type:
+        """The map-style class: its deprecated flat keywords are this one's too."""
+        return cast(type, self.map_class())
 
     @property
     def adapter(self) -> SampleAdapter:

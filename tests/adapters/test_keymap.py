@@ -43,6 +43,22 @@ ADAPTER = KeyMap("pixels.rgb", bboxes="objects.bbox", labels="objects.category")
 
 
 class TestKeyMap:
+    @pytest.mark.parametrize(
+        "name", ["image", "bboxes", "labels", "mask", "masks", "keypoints", "segments"]
+    )
+    def test_an_argument_kept_in_its_keys_cannot_be_assigned(self, name: str) -> None:
+        # before: adapter.bboxes = "objects.bbox" made an attribute nothing read: the
+        # samples were still read by the paths the adapter was made with
+        adapter = KeyMap(bboxes="boxes", labels="cls")
+        with pytest.raises(
+            AttributeError,
+            match=rf"^KeyMap\.{name} cannot be assigned: {name} is an argument of KeyMap, "
+            rf"checked into its keys when it is made.*make a new KeyMap with the {name} you want",
+        ):
+            setattr(adapter, name, "objects.bbox")
+        assert not hasattr(adapter, name)
+        assert adapter.keys == {"image": "image", "bboxes": "boxes", "labels": "cls"}
+
     def test_its_paths_and_box_format_cannot_be_assigned(self) -> None:
         # the paths are read into the unpacking once: an assignment was silently ignored
         adapter = KeyMap(bboxes="objects.bbox", labels="objects.category")

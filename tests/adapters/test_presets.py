@@ -101,6 +101,18 @@ class TestUltralytics:
 
 
 class TestHuggingFacePreset:
+    @pytest.mark.parametrize("name", ["image", "objects", "bbox", "category"])
+    def test_an_argument_kept_in_its_keys_cannot_be_assigned(self, name: str) -> None:
+        # before: adapter.objects = "annotations" made an attribute nothing read
+        adapter = HuggingFace()
+        with pytest.raises(
+            AttributeError,
+            match=rf"^HuggingFace\.{name} cannot be assigned: {name} is an argument of "
+            r"HuggingFace, checked into its keys",
+        ):
+            setattr(adapter, name, "annotations")
+        assert adapter.keys == HuggingFace().keys
+
     def test_is_a_key_map_of_objects(self) -> None:
         adapter = HuggingFace(objects="annotations", category="label", area="annotations.area")
         assert isinstance(adapter, KeyMap)

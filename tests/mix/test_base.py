@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Mapping
+from dataclasses import fields
 from types import SimpleNamespace
 from typing import Any
 
@@ -17,7 +18,7 @@ from rankaug.mix import CopyPasteDataset, CutMixDataset, MixUpDataset, PairDatas
 from rankaug.mix.base import Combined, PairPlan
 from tests.mix.painted import flat_sample, instance_sample
 
-WRAPPERS = [MixUpDataset, CutMixDataset, CopyPasteDataset]
+WRAPPERS: list[type[PairDataset[Any]]] = [MixUpDataset, CutMixDataset, CopyPasteDataset]
 
 
 def dataset(count: int = 8) -> list[dict[str, Any]]:
@@ -139,6 +140,30 @@ class TestPairDataset:
         ):
             setattr(wrapper, name, 0.0)
         assert not hasattr(wrapper, name)
+
+    @pytest.mark.parametrize(
+        ("mix", "keyword", "name"),
+        [(mix, keyword, field.name) for mix in WRAPPERS
+         for keyword, kind in mix.parameter_objects.items() for field in fields(kind)
+         if field.name not in mix.fixed_settings],
+    )  # fmt: skip
+    def test_a_deprecated_flat_keyword_cannot_be_assigned(
+        self, mix: type, keyword: str, name: str
+    ) -> None:
+        # before: mixup.min_area = 4.0 made an attribute nothing read
+        wrapper = mix(dataset(), seed=0)
+        kind = mix.parameter_objects[keyword].__name__  # type: ignore[attr-defined]
+        with pytest.raises(
+            AttributeError,
+            match=rf"^{mix.__name__}\.{name} cannot be assigned: {name}= is a deprecated "
+            rf"spelling of {keyword}=rankaug\.{kind}\({name}=\.\.\.\)",
+        ):
+            setattr(wrapper, name, 0)
+        assert not hasattr(wrapper, name)
+        made = mix.parameter_objects[keyword]  # type: ignore[attr-defined]
+        default = next(f.default for f in fields(made) if f.name == name)
+        with pytest.warns(DeprecationWarning, match=rf"use {keyword}=rankaug\.{kind}\("):
+            mix(dataset(), seed=0, **{name: default})  # the list is the constructor's
 
     @pytest.mark.parametrize(
         ("mix", "name"),

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pickle
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -244,6 +244,29 @@ class TestMosaicDataset:
             setattr(mosaic, name, 0.0)
         assert mosaic.config.p == 1.0
         assert not hasattr(mosaic, name)
+
+    @pytest.mark.parametrize(
+        ("keyword", "name"),
+        [(keyword, field.name) for keyword, kind in MosaicDataset.parameter_objects.items()
+         for field in fields(kind)],
+    )  # fmt: skip
+    def test_a_deprecated_flat_keyword_cannot_be_assigned(self, keyword: str, name: str) -> None:
+        # before: mosaic.fill = 0 made an attribute nothing read (the config kept its fill)
+        mosaic = MosaicDataset(SyntheticDetection(4, image_size=16), seed=0, output_size=16)
+        kind = MosaicDataset.parameter_objects[keyword].__name__
+        with pytest.raises(
+            AttributeError,
+            match=rf"^MosaicDataset\.{name} cannot be assigned: {name}= is a deprecated "
+            rf"spelling of {keyword}=rankaug\.{kind}\({name}=\.\.\.\)",
+        ):
+            setattr(mosaic, name, 0)
+        assert not hasattr(mosaic, name)
+        default = next(f.default for f in fields(MosaicDataset.parameter_objects[keyword])
+                       if f.name == name)  # fmt: skip
+        with pytest.warns(DeprecationWarning, match=rf"use {keyword}=rankaug\.{kind}\("):
+            MosaicDataset(
+                SyntheticDetection(4, image_size=16), seed=0, output_size=16, **{name: default}
+            )  # the list is the constructor's: it takes each
 
     @pytest.mark.parametrize("name", ["config", "partners", "seed", "dataset"])
     def test_a_setting_fixed_when_made_cannot_be_assigned(self, name: str) -> None:

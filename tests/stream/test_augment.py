@@ -194,6 +194,20 @@ class TestStreamingAugment:
         assert wrapper.transform is noise
         assert all("noise" in sample for sample in iter(wrapper))  # noise's, not unchanged's
 
+    def test_a_rank_set_afterwards_is_checked_and_used(self) -> None:
+        # before: stream.rank = 1 made an attribute nothing read (the key kept rank 0),
+        # and stream.rank = "1" was accepted
+        def first_pass(rank: int) -> dict[str, str]:
+            return by_id(iter(RandomAugmentWrapper(Shards(6), noise, seed=0, rank=rank)))
+
+        stream = RandomAugmentWrapper(Shards(6), noise, seed=0, rank=0)
+        with pytest.raises(TypeError, match=r"^rank must be an integer.*got '1'"):
+            stream.rank = "1"  # type: ignore[assignment]
+        assert stream.rank == 0
+        stream.rank = 1
+        assert stream.rank == 1
+        assert by_id(iter(stream)) == first_pass(1) != first_pass(0)
+
     def test_a_transform_set_after_persistent_workers_started_is_refused_there(self) -> None:
         # before: the persistent workers went on with the transform they were given
         stream = RandomAugmentWrapper(Shards(4), keep, seed=0)

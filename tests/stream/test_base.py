@@ -115,6 +115,23 @@ class _NoShards(IterableDataset[Any]):
 
 
 class TestStreamDataset:
+    @pytest.mark.parametrize(
+        "make",
+        [lambda: RandomAugmentWrapper(Shards(4), noise, seed=0, keying="sample", sample_id="id"),
+         lambda: MosaicDataset(Shards(4), seed=0, output_size=32, buffer_size=2)],
+    )  # fmt: skip
+    def test_sample_id_cannot_be_assigned(self, make: Any) -> None:
+        # before: stream.sample_id = "id" hid the method that reads each sample's id: the
+        # next pass failed with "TypeError: 'str' object is not callable"
+        stream = make()
+        kind = type(stream).__name__
+        with pytest.raises(
+            AttributeError,
+            match=rf"^{kind}\.sample_id cannot be assigned: sample_id is an argument of {kind}",
+        ):
+            stream.sample_id = "id"
+        assert len(list(stream)) == 4
+
     def test_a_stream_whose_iter_fails_names_rank_worker_and_epoch(self) -> None:
         from rankaug import SampleError
 

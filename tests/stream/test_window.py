@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator, Mapping
 from types import SimpleNamespace
 from typing import Any
@@ -99,6 +100,46 @@ class TestWindowStream:
         with pytest.raises(AttributeError, match=r"\.p cannot be assigned: p is an argument"):
             stream.p = 0.0
         assert not hasattr(stream, "p")
+
+    @pytest.mark.parametrize(
+        ("kind", "name", "spelled"),
+        [(MosaicDataset, "fill", "layout=rankaug.MosaicGrid(fill=...)"),
+         (MosaicDataset, "min_area", "targets=rankaug.Targets(min_area=...)"),
+         (MixUpDataset, "box_format", "targets=rankaug.Targets(box_format=...)")],
+    )  # fmt: skip
+    def test_a_deprecated_flat_keyword_cannot_be_assigned(
+        self, kind: Any, name: str, spelled: str
+    ) -> None:
+        # before: stream.fill = 0 made an attribute nothing read
+        options = {"output_size": 32} if kind is MosaicDataset else {}
+        stream = kind(_Objects(), seed=0, buffer_size=2, **options)
+        with pytest.raises(AttributeError, match=rf"\.{name} cannot be assigned: {name}= is"):
+            setattr(stream, name, 0)
+        with pytest.raises(
+            AttributeError, match=re.escape(f"new {type(stream).__name__} with {spelled}")
+        ):
+            setattr(stream, name, 0)
+        assert not hasattr(stream, name)
+
+    def test_a_rank_set_afterwards_is_checked_and_used(self) -> None:
+        # before: stream.rank = 1 made an attribute nothing read (the key kept rank 0),
+        # and stream.rank = -1 was accepted
+        def images(stream: Any) -> list[np.ndarray]:
+            return [out.image for out in stream]
+
+        def made(rank: int) -> Any:
+            return MosaicDataset(_Objects(), seed=0, output_size=32, buffer_size=2,
+                                 adapter=_ObjectAdapter(), rank=rank)  # fmt: skip
+
+        stream = made(0)
+        with pytest.raises(ValueError, match=r"^rank must be .*got -1"):
+            stream.rank = -1
+        assert stream.rank == 0
+        stream.rank = 1
+        assert stream.rank == 1
+        ones, zeros, assigned = images(made(1)), images(made(0)), images(stream)
+        assert all(np.array_equal(a, b) for a, b in zip(assigned, ones, strict=True))
+        assert not all(np.array_equal(a, b) for a, b in zip(assigned, zeros, strict=True))
 
     def test_an_adapter_set_after_persistent_workers_started_is_refused_there(self) -> None:
         stream = MosaicDataset(_Objects(), seed=0, output_size=32, buffer_size=2,
