@@ -8,9 +8,10 @@ plain int tensor, so ``aug(images, index=batch["index"])`` receives no epoch. In
    DataLoader is reading (:func:`rankaug.sampler_read.read_epoch`), when that is known;
 3. else the fallback, 0, which keys every epoch alike: a warning, once, when passes are
    read but which one cannot be told, once when an index comes again under the
-   fallback (indices on the CPU only: a device tensor is not read back), and once per
-   process when it is used in a DataLoader worker (its loader's passes are read in the
-   main process; the workers of each epoch, when not persistent, see no index again).
+   fallback (indices on the CPU only: a device tensor is not read back), and once when
+   it is used in DataLoader workers (its loader's passes are read in the main process;
+   the workers of each epoch, when not persistent, see no index again): the first worker
+   to meet it says it, not the others nor later epochs' (a bit in shared memory).
    At most :data:`TRACKED` indices are remembered; any of them seen again is caught.
 """
 
@@ -30,6 +31,10 @@ from rankaug.shared_epoch import SharedEpoch
 __all__ = ["TRACKED", "PlainEpoch"]
 
 TRACKED: Final = 1 << 16
+
+#: The warnings given in DataLoader workers, each a bit of a shared word: said by the
+#: first worker that meets it, not again by the others nor by each epoch's new workers.
+_IN_WORKERS: Final = {"worker": 1, "steps": 2}
 
 _FIX: Final = (
     "Give the epoch: pass epoch= (the 'epoch' column that rankaug.BatchCollator and "
@@ -56,6 +61,7 @@ class PlainEpoch:
     def __init__(self, value: int = 0, named: bool = False) -> None:
         self._value = SharedEpoch(value)
         self._named = SharedEpoch(int(named))
+        self._shown = SharedEpoch(0)  # the _IN_WORKERS warnings already given
         self._start()
 
     def _start(self) -> None:
@@ -84,10 +90,10 @@ class PlainEpoch:
     def __getstate__(self) -> dict[str, Any]:
         # the shared values: torch's pickler (a spawned worker's) shares them, a plain
         # pickle or deepcopy copies them; the watch starts afresh
-        return {"value": self._value, "named": self._named}
+        return {"value": self._value, "named": self._named, "shown": self._shown}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._value, self._named = state["value"], state["named"]
+        self._value, self._named, self._shown = state["value"], state["named"], state["shown"]
         self._start()
 
     def of(self, indices: torch.Tensor) -> int | torch.Tensor:
@@ -132,7 +138,7 @@ class PlainEpoch:
         return self.value
 
     def steps_in_worker(self) -> None:
-        """Warn, once, when a call without indices comes in a DataLoader worker."""
+        """Warn, once for all the workers, when a call without indices comes in one."""
         if get_worker_info() is None:
             return
         self._warn(
@@ -173,5 +179,11 @@ class PlainEpoch:
             if kind in self._warned:
                 return
             self._warned.add(kind)
+            bit = _IN_WORKERS.get(kind, 0)
+            if bit:  # given by another worker, or by one of an earlier epoch: not again
+                shown = self._shown.get()
+                if shown & bit:
+                    return
+                self._shown.set(shown | bit)
         # _warn, of or _watch, BatchAugment._resolve, __call__: the caller is above
         warnings.warn(message, RankaugWarning, stacklevel=6 if kind == "again" else 5)

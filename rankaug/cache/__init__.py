@@ -81,7 +81,8 @@ class CachedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
       any process still reading it; :meth:`prune` deletes old ones. A dataset that
       shows none of these (another of its class and length would share its cache),
       whose files are listed without a settings repr (a changed setting is not seen),
-      a torchvision dataset other than an ``ImageFolder`` (its repr shows no file),
+      a torchvision dataset other than an ``ImageFolder`` (its repr shows no file; MNIST,
+      CIFAR and SVHN downloads excepted),
       whose repr holds memory addresses, or whose Hugging Face fingerprint may be
       random (new in every run and process), gets a warning.
     * **Checked.** Each file carries a CRC-32 of its bytes, checked once per boot of

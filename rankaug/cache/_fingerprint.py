@@ -263,11 +263,33 @@ def _files(dataset: Any, paths: Any, prefix: str, lines: list[str]) -> tuple[int
     return count, folder_listed
 
 
+#: torchvision datasets whose ``repr`` keys them: their class, size, root, split (their
+#: only other option) and transforms, over the fixed files they download. Only these
+#: classes themselves: a subclass may add an option its ``repr`` does not show.
+_KEYED_BY_REPR: Final = frozenset(
+    f"torchvision.datasets.{name}"
+    for name in (
+        "mnist.MNIST",
+        "mnist.FashionMNIST",
+        "mnist.KMNIST",
+        "cifar.CIFAR10",
+        "cifar.CIFAR100",
+        "svhn.SVHN",
+    )
+)
+
+
 def _torchvision_dataset(dataset: Any) -> bool:
-    """Whether ``dataset`` is a torchvision ``VisionDataset`` (its repr names no file)."""
+    """Whether ``dataset`` is a torchvision ``VisionDataset`` whose repr names no file.
+
+    The downloads of :data:`_KEYED_BY_REPR` are not: their repr shows all they hold.
+    """
     vision = sys.modules.get("torchvision.datasets.vision")  # imported if one exists
     kind = getattr(vision, "VisionDataset", None)
-    return kind is not None and isinstance(dataset, kind)
+    if kind is None or not isinstance(dataset, kind):
+        return False
+    named = f"{type(dataset).__module__}.{type(dataset).__qualname__}"
+    return named not in _KEYED_BY_REPR
 
 
 def _folder_files(dataset: Any) -> list[Any] | None:

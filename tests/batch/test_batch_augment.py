@@ -263,6 +263,17 @@ class TestBatchAugment:
             "its own steps from 0"
         )
 
+    def test_without_indices_in_workers_warns_once_across_epochs(self) -> None:
+        # each epoch's workers are new processes: every epoch warned again, per worker
+        aug = BatchAugment(K.RandomAffine(degrees=40.0, p=1.0), seed=0)
+        loader = torch.utils.data.DataLoader(
+            [torch.full((3, 8, 8), 0.5)] * 4, batch_size=2, num_workers=1,
+            collate_fn=_StepCollate(aug),
+        )  # fmt: skip
+        warned = [message for _ in range(3) for _, messages in loader for message in messages]
+        assert len(warned) == 1
+        assert "without index= in a DataLoader worker" in warned[0]
+
     def test_without_indices_each_step_and_position_differs(self) -> None:
         images = _images(1, side=16).repeat(4, 1, 1, 1)
         aug = BatchAugment(_transform(), seed=1)

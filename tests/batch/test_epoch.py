@@ -443,6 +443,15 @@ class TestPlainEpoch:
         assert "DataLoader worker" in warned
         assert second["warned"] == []  # once per process
 
+    def test_in_workers_warns_once_not_once_per_worker_and_epoch(self) -> None:
+        # non-persistent workers are new processes every epoch, and each warned again:
+        # num_workers warnings an epoch, every epoch
+        collate = _AugmentingCollate(_aug())
+        loader = DataLoader(_Indexed(), batch_size=5, num_workers=1, collate_fn=collate)
+        warned = [message for _ in range(3) for batch in loader for message in batch["warned"]]
+        assert len(warned) == 1
+        assert "in a DataLoader worker" in warned[0]
+
     def test_set_epoch_reaches_persistent_workers(self) -> None:
         aug = _aug()  # augmenting in the workers: they started with the first epoch's copy
         loader = DataLoader(_Indexed(), batch_size=5, num_workers=1, persistent_workers=True,

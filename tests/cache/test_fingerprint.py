@@ -224,6 +224,27 @@ class TestFingerprint:
         )
         assert fingerprint(datasets.FakeData(4), 4, "fake v1").caveats == ()
 
+    def test_a_torchvision_download_keyed_by_its_repr_is_no_caveat(self, tmp_path: Path) -> None:
+        # MNIST's repr shows its class, size, root, split and transforms, and its files
+        # are the fixed published ones: warned "pass fingerprint=" for nothing
+        datasets = pytest.importorskip(
+            "torchvision.datasets",
+            reason="torchvision is not installed here: it lives in .venv-tv (constraints-tv.txt)",
+        )
+        raw = tmp_path / "MNIST" / "raw"
+        raw.mkdir(parents=True)
+        for split in ("train", "t10k"):  # two 2x2 images and their labels, in idx format
+            (raw / f"{split}-images-idx3-ubyte").write_bytes(
+                bytes([0, 0, 8, 3]) + np.array([2, 2, 2], ">i4").tobytes() + bytes(8)
+            )
+            (raw / f"{split}-labels-idx1-ubyte").write_bytes(
+                bytes([0, 0, 8, 1]) + np.array([2], ">i4").tobytes() + bytes([3, 7])
+            )
+        train = fingerprint(datasets.MNIST(str(tmp_path), train=True), 2, None)
+        test = fingerprint(datasets.MNIST(str(tmp_path), train=False), 2, None)
+        assert train.caveats == ()
+        assert train.key != test.key  # the split is in its repr
+
     def test_addresses_in_a_repr_are_replaced_and_the_rest_kept(self) -> None:
         small = fingerprint(Settings(32, flip), 2, None)
         large = fingerprint(Settings(64, flip), 2, None)
