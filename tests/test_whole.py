@@ -16,7 +16,7 @@ from rankaug import (
     Partners,
     Targets,
 )
-from rankaug._multi.whole import check_whole, int_box_dtype, whole_boxes
+from rankaug.boxes.whole import check_whole, int_box_dtype, whole_boxes
 from rankaug.collate import collate_detection
 from rankaug.mosaic import MosaicAffine
 from rankaug.stream import StreamingMosaic

@@ -62,7 +62,6 @@ import numpy as np
 
 from rankaug._multi.fields import join, join_kept
 from rankaug._multi.tiles import Tile
-from rankaug._multi.whole import int_box_dtype, whole_boxes
 from rankaug.boxes import (
     FEW_BOXES,
     affine_xyxy,
@@ -72,6 +71,7 @@ from rankaug.boxes import (
     to_pixel_xyxy,
     validate_xyxy,
 )
+from rankaug.boxes.whole import int_box_dtype, whole_boxes
 from rankaug.mosaic import centres
 from rankaug.mosaic.centres import TOLERANCE
 from rankaug.mosaic.config import MosaicConfig
@@ -119,7 +119,7 @@ def map_targets(
 
     Raises:
         ValueError: If a box is invalid for its tile (the message names the tile), or
-            integer boxes cannot be whole (:mod:`~rankaug._multi.whole`).
+            integer boxes cannot be whole (:mod:`~rankaug.boxes.whole`).
     """
     warp: Warp | None = None
     places: Sequence[Window | TileWarp]
