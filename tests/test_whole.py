@@ -16,8 +16,9 @@ from rankaug import (
     Partners,
     Targets,
 )
-from rankaug._multi.whole import check_whole, int_box_dtype, whole_boxes
+from rankaug.boxes.whole import check_whole, int_box_dtype, whole_boxes
 from rankaug.collate import collate_detection
+from rankaug.errors import SampleError
 from rankaug.mosaic import MosaicAffine
 from rankaug.stream import StreamingMosaic
 
@@ -81,7 +82,7 @@ class TestCheckWhole:
     def test_the_dtype_must_hold_the_output_s_width_and_height(self) -> None:
         check_whole(np.dtype(np.uint8), (255, 255), "pascal_voc", 0)
         message = (r"dataset\[5\] bboxes are int8, which holds up to 127, but the output is "
-                   r"100x128 \(height x width\), which its boxes may reach: give them in a "
+                   r"100x128 \(height x width\), which they may reach: give them in a "
                    r"wider dtype \(int32, float32\)")  # fmt: skip
         with pytest.raises(ValueError, match=message):
             check_whole(np.dtype(np.int8), (100, 128), "coco", 5)
@@ -221,3 +222,33 @@ class TestIntegerBoxesThroughWrappers:
                                affine=MosaicAffine(degrees=10.0))  # fmt: skip
         for i in range(4):
             assert mosaic[i]["bboxes"].dtype == np.int32
+
+
+class TestIntegerKeypointsThroughTheMosaic:
+    @staticmethod
+    def _points(dtype: Any) -> list[dict[str, Any]]:
+        """40x40 tiles, every other one with keypoints (the others with none)."""
+        points = np.array([[10, 10], [21, 23], [39, 0], [3, 37]], dtype)
+        return [
+            {"image": np.full((40, 40), 10 * i, np.uint8),
+             "keypoints": points if i % 2 else np.zeros((0, 2), dtype)}
+            for i in range(12)
+        ]  # fmt: skip
+
+    @pytest.mark.parametrize("dtype", [np.int16, np.int64])
+    def test_every_draw_gives_the_dtype_rounded_to_the_nearest(self, dtype: Any) -> None:
+        affine = MosaicAffine(degrees=0.0, scale=0.5, translate=0.1)
+        ints = MosaicDataset(self._points(dtype), seed=1, output_size=50, affine=affine)
+        floats = MosaicDataset(self._points(np.float64), seed=1, output_size=50, affine=affine)
+        counts = set()
+        for i in range(len(ints)):
+            out, ref = ints[i]["keypoints"], floats[i]["keypoints"]
+            assert out.dtype == dtype
+            assert out.tolist() == np.ceil(ref - 0.5).tolist()  # the nearest, halves down
+            counts.add(bool(len(out)) and bool((abs(ref - np.round(ref)) > 1e-9).any()))
+        assert counts == {False, True}  # draws moved by fractions, and draws with none
+
+    def test_a_dtype_short_of_the_output_is_refused_on_every_draw(self) -> None:
+        samples = [{"image": np.zeros((40, 40), np.uint8), "keypoints": np.zeros((0, 2), np.int8)}]
+        with pytest.raises(SampleError, match=r"dataset\[0\] keypoints are int8, which holds up"):
+            MosaicDataset(samples * 4, seed=0, output_size=200)[0]

@@ -22,8 +22,8 @@ import numpy as np
 from rankaug._multi.handed import handed_out
 from rankaug._multi.letterbox import letterbox
 from rankaug._multi.parts import Part, PartReader
-from rankaug._multi.whole import check_whole, int_box_dtype, whole_boxes
 from rankaug.boxes import all_inside, from_xyxy, to_xyxy, validate_xyxy
+from rankaug.boxes.whole import check_whole, int_box_dtype, whole_boxes
 from rankaug.polygons import POLYGONS, pack
 from rankaug.samples import SampleAdapter, class_target
 
@@ -133,7 +133,7 @@ class PairReader(PartReader):
             clipped boxes (in ``box_format``).
 
         Raises:
-            ValueError: If its integer boxes cannot be whole (:mod:`~rankaug._multi.whole`).
+            ValueError: If its integer boxes cannot be whole (:mod:`~rankaug.boxes.whole`).
         """
         box_dtype = int_box_dtype(data.get("bboxes"))  # refused on every draw, or none
         check_whole(box_dtype, part.hw, self.config.box_format, part.index)
@@ -152,7 +152,7 @@ class PairReader(PartReader):
             present: The main sample's data keys: ``bboxes`` brings every label field
                 along; without it only the label fields it has are given.
             raw_boxes: The main sample's boxes as it gives them: integers come back whole
-                (:mod:`~rankaug._multi.whole`), on every draw.
+                (:mod:`~rankaug.boxes.whole`), on every draw.
 
         Returns:
             The data, boxes back in ``box_format``.

@@ -31,6 +31,7 @@ from rankaug.samples.restore import (
 from rankaug.samples.sizes import SIZE_KEYS, resized_sizes
 from rankaug.samples.stale import CARRY_NAMED, refuse_stale_points
 from rankaug.samples.unread import BY_CHANCE, known, per_box_fields, refuse_unread, unread_fields
+from rankaug.samples.whole import whole_value
 
 __all__ = ["KeyMap"]
 
@@ -369,7 +370,8 @@ class KeyMap(FixedSettings):
                     value = channels_first(value, image_hw(data["image"]))
                 if type(old) is not np.ndarray and self.additional_targets.get(name) == "image":
                     value = image_from_numpy(value, *image_kind(old))  # its layout back
-                else:
+                else:  # integer boxes and keypoints whole, every draw
+                    value = whole_value(name, value, old, data, self.reads_box_format)
                     value = restore_like(value, old, self.keys.get(name, name))
             values[name] = value
         if state.wrapped:  # torchvision's tv_tensors: their class back

@@ -360,7 +360,7 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
                 canvas_hw = config.canvas_hw if plan.applied else config.image_hw
                 layout = fuse(placed, plan.affine, canvas_hw, config.image_hw)
             # targets before pixels: the painting takes the processor's caches
-            mapped = map_targets(config, layout, tiles, data.keys(), data.get("bboxes"))
+            mapped = map_targets(config, layout, tiles, data)
             images = [t.image for t in tiles]
             hw, fill = config.image_hw, config.fill
             interpolation = config.layout.interpolation

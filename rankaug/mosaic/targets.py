@@ -54,7 +54,7 @@ box stays that of the cut polygon's pixels.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from math import ceil
 from typing import Any, Final
 
@@ -62,7 +62,6 @@ import numpy as np
 
 from rankaug._multi.fields import join, join_kept
 from rankaug._multi.tiles import Tile
-from rankaug._multi.whole import int_box_dtype, whole_boxes
 from rankaug.boxes import (
     FEW_BOXES,
     affine_xyxy,
@@ -72,6 +71,7 @@ from rankaug.boxes import (
     to_pixel_xyxy,
     validate_xyxy,
 )
+from rankaug.boxes.whole import int_box_dtype, whole_boxes, whole_points
 from rankaug.mosaic import centres
 from rankaug.mosaic.centres import TOLERANCE
 from rankaug.mosaic.config import MosaicConfig
@@ -94,8 +94,7 @@ def map_targets(
     config: MosaicConfig,
     layout: Layout | Warp,
     tiles: Sequence[Tile],
-    present: Collection[str],
-    raw_boxes: Any = None,
+    present: Mapping[str, Any],
 ) -> dict[str, Any]:
     """Map every tile's targets onto the output and gather those the main sample has.
 
@@ -109,17 +108,17 @@ def map_targets(
         layout: Where each tile went (a :class:`Warp` for an affine that rotates or
             shears).
         tiles: The tiles, main first, aligned with ``layout.windows``.
-        present: The target keys of the main sample (its adapter's data): ``bboxes``
-            brings every label field along; without it only the label fields it has are
-            given.
-        raw_boxes: The main sample's boxes as it gives them: integers come back whole.
+        present: The main sample's targets (its adapter's data): ``bboxes`` brings
+            every label field along; without it only the label fields it has are given.
+            Integer boxes come back whole, integer keypoints whole numbers
+            (:func:`~rankaug.boxes.whole.whole_points`), on every draw.
 
     Returns:
         The output's targets by key.
 
     Raises:
         ValueError: If a box is invalid for its tile (the message names the tile), or
-            integer boxes cannot be whole (:mod:`~rankaug._multi.whole`).
+            integer boxes or keypoints cannot be whole (:mod:`~rankaug.boxes.whole`).
     """
     warp: Warp | None = None
     places: Sequence[Window | TileWarp]
@@ -145,7 +144,7 @@ def map_targets(
         keep, kept = _NO_KEEP, _NO_BOXES
     with_boxes = "bboxes" in present
     if with_boxes:
-        box_dtype = int_box_dtype(raw_boxes)  # integers: whole pixels, every draw
+        box_dtype = int_box_dtype(present["bboxes"])  # integers: whole pixels, every draw
         kept = whole_boxes(kept, box_dtype, config.image_hw, config.box_format, main.index)
         if config.box_format != "pascal_voc":
             kept = from_xyxy(kept, config.box_format, config.image_hw)
@@ -167,7 +166,10 @@ def map_targets(
         if flipped:
             data["masks"] = np.ascontiguousarray(data["masks"][:, :, ::-1])
     if main.keypoints is not None:
-        data.update(map_keypoints(config, places, warp, tiles, flipped))
+        points = map_keypoints(config, places, warp, tiles, flipped)
+        dtype = int_box_dtype(present.get("keypoints"))  # integers: whole numbers, every draw
+        points["keypoints"] = whole_points(points["keypoints"], dtype, config.image_hw, main.index)
+        data.update(points)
     return data
 
 

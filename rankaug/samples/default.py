@@ -45,6 +45,7 @@ from rankaug.samples.unread import (
     suggest_adapter,
     unread_fields,
 )
+from rankaug.samples.whole import whole_value
 
 __all__ = ["DefaultAdapter"]
 
@@ -183,10 +184,8 @@ class DefaultAdapter:
                     wrapped = True  # instance Masks, one per object: each wrapped again
         others = not mapping.keys() <= data.keys()
         if others and "bboxes" in targets:  # targets unread?
-            refuse_unread(
-                mapping, known(targets, data), "the default adapter", data.keys(),
-                hw=image.shape[:2],
-            )  # fmt: skip
+            refuse_unread(mapping, known(targets, data), "the default adapter", data.keys(),
+                          hw=image.shape[:2])  # fmt: skip
         return data, _new_state((sample, originals, kind, mode, target, wrapped, others, first))
 
     def _call_plain(
@@ -235,7 +234,8 @@ class DefaultAdapter:
                 and (value.dtype == old.dtype or old.dtype.kind == "f")
             ):
                 restored[key] = value if value.dtype == old.dtype else value.astype(old.dtype)
-            else:
+            else:  # integer boxes and keypoints whole, every draw (rankaug.samples.whole)
+                value = whole_value(key, value, old, out, self.reads_box_format)
                 restored[key] = restore_like(value, old, key)
         return restored
 
@@ -357,7 +357,8 @@ class DefaultAdapter:
                     and (value.dtype == old.dtype or old.dtype.kind == "f")
                 ):
                     updates[key] = value if value.dtype == old.dtype else value.astype(old.dtype)
-                else:
+                else:  # integer boxes and keypoints whole, every draw
+                    value = whole_value(key, value, old, data, self.reads_box_format)
                     updates[key] = restore_like(value, old, key)
             else:
                 updates[key] = value

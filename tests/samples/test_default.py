@@ -83,15 +83,16 @@ class TestDefaultAdapter:
             mixed = made[0]
             assert (mixed["bboxes"], mixed["labels"]) == (None, None)
 
-    def test_int8_boxes_moved_out_of_range_are_refused_naming_the_key(self) -> None:
-        # it was: a flip in a 300-wide image gave int8 boxes [39, 10, 44, 20], wrapped
+    def test_int8_boxes_short_of_the_output_are_refused_naming_the_key(self) -> None:
+        # it was: a flip in a 300-wide image gave int8 boxes [39, 10, 44, 20], wrapped;
+        # now refused on every draw, moved or not, as the multi-sample wrappers refuse them
         sample = {
             "image": np.zeros((30, 300, 3), np.uint8),
             "bboxes": np.array([[0, 10, 5, 20]], np.int8),
             "labels": np.array([1], np.int8),
         }
         flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params("pascal_voc"))
-        with pytest.raises(SampleError, match=r"'bboxes' came in as int8, .* from 10 to 300"):
+        with pytest.raises(SampleError, match=r"bboxes are int8, which holds up to 127, .* 30x300"):
             RandomAugmentWrapper([sample], flip, seed=0)[0]
         within = {**sample, "image": np.zeros((30, 100, 3), np.uint8)}
         out = RandomAugmentWrapper([within], flip, seed=0)[0]
