@@ -21,17 +21,11 @@ from rankaug.samples.images import (
     value_to_numpy,
 )
 from rankaug.samples.pair_mask import channels_first, channels_last, height_width, reads_first
-from rankaug.samples.restore import (
-    check_tv_boxes,
-    holds_wrapped,
-    is_wrapped,
-    restore_like,
-    rewrap_values,
-)
+from rankaug.samples.restore import check_tv_boxes, holds_wrapped, is_wrapped, rewrap_values
 from rankaug.samples.sizes import SIZE_KEYS, resized_sizes
 from rankaug.samples.stale import CARRY_NAMED, refuse_stale_points
 from rankaug.samples.unread import BY_CHANCE, known, per_box_fields, refuse_unread, unread_fields
-from rankaug.samples.whole import whole_value
+from rankaug.samples.whole import restore_whole
 
 __all__ = ["KeyMap"]
 
@@ -371,8 +365,8 @@ class KeyMap(FixedSettings):
                 if type(old) is not np.ndarray and self.additional_targets.get(name) == "image":
                     value = image_from_numpy(value, *image_kind(old))  # its layout back
                 else:  # integer boxes and keypoints whole, every draw
-                    value = whole_value(name, value, old, data, self.reads_box_format)
-                    value = restore_like(value, old, self.keys.get(name, name))
+                    fmt, key = self.reads_box_format, self.keys.get(name, name)
+                    value = restore_whole(name, value, old, data, fmt, key)
             values[name] = value
         if state.wrapped:  # torchvision's tv_tensors: their class back
             image = self._get(state.sample, "image", self._parts["image"])

@@ -33,7 +33,6 @@ from rankaug.samples.restore import (
     check_tv_boxes,
     holds_wrapped,
     is_wrapped,
-    restore_like,
     rewrap_values,
 )
 from rankaug.samples.sizes import SIZE_KEYS, resized_sizes
@@ -45,7 +44,7 @@ from rankaug.samples.unread import (
     suggest_adapter,
     unread_fields,
 )
-from rankaug.samples.whole import whole_value
+from rankaug.samples.whole import restore_whole
 
 __all__ = ["DefaultAdapter"]
 
@@ -235,8 +234,7 @@ class DefaultAdapter:
             ):
                 restored[key] = value if value.dtype == old.dtype else value.astype(old.dtype)
             else:  # integer boxes and keypoints whole, every draw (rankaug.samples.whole)
-                value = whole_value(key, value, old, out, self.reads_box_format)
-                restored[key] = restore_like(value, old, key)
+                restored[key] = restore_whole(key, value, old, out, self.reads_box_format, key)
         return restored
 
     def view(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
@@ -358,8 +356,8 @@ class DefaultAdapter:
                 ):
                     updates[key] = value if value.dtype == old.dtype else value.astype(old.dtype)
                 else:  # integer boxes and keypoints whole, every draw
-                    value = whole_value(key, value, old, data, self.reads_box_format)
-                    updates[key] = restore_like(value, old, key)
+                    fmt = self.reads_box_format
+                    updates[key] = restore_whole(key, value, old, data, fmt, key)
             else:
                 updates[key] = value
         sample = state.sample

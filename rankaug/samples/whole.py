@@ -23,11 +23,27 @@ import numpy as np
 from rankaug.boxes.formats import BoxFormat, from_xyxy, to_xyxy
 from rankaug.boxes.whole import check_whole, int_box_dtype, whole_boxes, whole_points
 from rankaug.samples.images import image_hw
+from rankaug.samples.restore import restore_like
 
-__all__ = ["WHOLE_KEYS", "whole_value"]
+__all__ = ["WHOLE_KEYS", "restore_whole", "whole_value"]
 
 #: The targets made whole: boxes and keypoints, by rankaug's names.
 WHOLE_KEYS: Final = frozenset({"bboxes", "keypoints"})
+
+
+def restore_whole(
+    key: str, value: Any, old: Any, data: Mapping[str, Any], box_format: str | None, name: str
+) -> Any:
+    """The transform's output for ``key`` back in ``old``'s type and dtype, whole.
+
+    :func:`whole_value`, then :func:`~rankaug.samples.restore.restore_like` (``name`` in
+    its errors).
+
+    >>> restore_whole("bboxes", np.array([[2.5, 2.5, 12.5, 15.0]]), np.zeros((1, 4), np.int16),
+    ...               {"image": np.zeros((20, 20))}, "pascal_voc", "boxes")
+    array([[ 2,  2, 12, 15]], dtype=int16)
+    """
+    return restore_like(whole_value(key, value, old, data, box_format), old, name)
 
 
 def whole_value(
