@@ -113,6 +113,7 @@ class EpochSampler(FixedSettings, Sampler[EpochIndex]):
 
     fixed_settings = frozenset({"sampler"})
     """Fixed when made: the class (a ``DistributedSampler`` or not) and the passes follow it."""
+    made_with = "_warned_sharding"  # set last: a subclass may have set the sampler before
 
     def __new__(cls, sampler: Iterable[int], *, epoch: int = 0) -> EpochSampler:
         """Over a ``DistributedSampler``, an EpochSampler that is also one (see below)."""

@@ -219,6 +219,33 @@ class TestEpochSampler:
             sampler.sampler = given
         assert [int(i) for i in sampler] == [0, 1, 2]
 
+    def test_a_subclass_may_set_the_sampler_before_the_constructor(self) -> None:
+        # before: refused, though the constructor sets the same sampler again
+        class Tagged(EpochSampler):
+            def __init__(self, sampler: Any) -> None:
+                self.sampler = sampler
+                super().__init__(sampler)
+
+        sampler = Tagged(range(3))
+        assert [int(i) for i in sampler] == [0, 1, 2]
+        with pytest.raises(
+            AttributeError, match=r"^Tagged\.sampler cannot be assigned: it is fixed"
+        ):
+            sampler.sampler = range(2)
+
+    def test_a_subclass_setting_another_sampler_before_the_constructor_is_refused(self) -> None:
+        class Other(EpochSampler):
+            def __init__(self, sampler: Any) -> None:
+                self.sampler = range(5)
+                super().__init__(sampler)
+
+        with pytest.raises(
+            AttributeError,
+            match=r"^Other\.sampler cannot be assigned: it was set "
+            r"before the constructor",
+        ):
+            Other(range(3))
+
 
 class Reshards(DistributedSampler[int]):
     """What Lightning's DistributedSamplerWrapper does: shard another sampler's indices."""

@@ -69,6 +69,13 @@ class TestWholeBoxes:
         out = whole_boxes(xyxy, np.dtype(np.uint8), (20, 20), "coco", 0)
         assert out.tolist() == [[3, 0, 4, 2], [19, 19, 20, 20]]
 
+    def test_whole_boxes_stay_as_they_are_also_with_no_pixel(self) -> None:
+        # before: a whole box of zero width was given a pixel ([3, 4, 3, 30] came back
+        # [3, 4, 4, 30] from a mix that had not moved it; floats stayed as they were)
+        xyxy = np.array([[3.0, 4.0, 3.0, 30.0], [5.0, 6.0, 9.0, 6.0], [2.0, 2.0, 12.0, 15.0]])
+        out = whole_boxes(xyxy, np.dtype(np.int16), (40, 40), "pascal_voc", 0)
+        assert out.tolist() == xyxy.tolist()
+
     def test_float_boxes_are_left_as_they_are(self) -> None:
         xyxy = np.array([[2.5, 2.5, 12.5, 15.0]])
         assert whole_boxes(xyxy, None, (20, 20), "yolo", 0) is xyxy
@@ -171,6 +178,23 @@ class TestIntegerBoxesThroughWrappers:
             assert got.tolist() == _expected(reference, hw).tolist()
             fractional += int((reference != np.round(reference)).any())
         assert fractional  # some draws moved boxes by fractions of a pixel
+
+    @pytest.mark.parametrize("wrapper", [MixUpDataset, CutMixDataset])
+    def test_a_whole_box_of_zero_width_comes_back_as_it_came(self, wrapper: Any) -> None:
+        # before: [3, 4, 3, 30] came back [3, 4, 4, 30] where floats came back as they came
+        def samples(dtype: Any) -> list[dict[str, Any]]:
+            boxes = np.array([[3, 4, 3, 30], [5, 5, 20, 20]], dtype)
+            return [{"image": np.full((40, 40, 3), 10 * i, np.uint8), "bboxes": boxes,
+                     "labels": np.array([i, i])} for i in range(8)]  # fmt: skip
+
+        ints, floats = wrapper(samples(np.int64), seed=0), wrapper(samples(np.float64), seed=0)
+        kept = 0
+        for i in range(8):
+            got, reference = ints[i]["bboxes"], floats[i]["bboxes"]
+            assert got.dtype == np.int64
+            assert got.tolist() == reference.tolist()
+            kept += [3, 4, 3, 30] in got.tolist()
+        assert kept  # the box of zero width came back, as it came
 
     def test_the_streaming_mosaic_keeps_the_dtype(self) -> None:
         class Stream(torch.utils.data.IterableDataset[dict[str, Any]]):

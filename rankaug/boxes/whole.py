@@ -9,7 +9,8 @@ box is the box of the output pixels whose centres it holds
 holds none, as ``RandomAugmentWrapper`` may keep, keeps a pixel at its rounded edges),
 before it goes back to ``box_format``. That is each edge rounded to the nearest pixel
 edge, halves down: ``[2.5, 2.5, 12.5, 15.0]`` gives ``[2, 2, 12, 15]``, and whole boxes
-stay as they are. Their dtype must hold the output's width and height (the largest
+stay as they are (one of zero width or height too: a mix that did not move it gives it
+back as it came). Their dtype must hold the output's width and height (the largest
 value a box may reach), and their format be a pixel one (``pascal_voc`` or ``coco``):
 else they are refused on every draw, not only on those that move a box out of its
 dtype's range.
@@ -94,7 +95,8 @@ def whole_boxes(
     size = np.array(hw[::-1], np.float64)  # width, height
     far = np.minimum(np.maximum(edges[:, 2:], edges[:, :2] + 1.0), size)  # a pixel at least
     near = np.minimum(edges[:, :2], far - 1.0)
-    return np.concatenate([near, far], axis=1)
+    whole = (xyxy == np.round(xyxy)).all(axis=1, keepdims=True)  # as they are, pixel or none
+    return np.where(whole, xyxy, np.concatenate([near, far], axis=1))
 
 
 def whole_points(
