@@ -22,7 +22,10 @@ import dataclasses
 import functools
 import inspect
 import numbers
+import os
+import sys
 from collections.abc import Mapping
+from types import FrameType
 from typing import Any, ClassVar, cast
 
 import torch
@@ -48,7 +51,8 @@ class FixedSettings:
     """The parameter objects the constructor takes, by keyword (``layout``: a
     ``MosaicGrid``). Their fields but the constructor's own arguments are its deprecated
     flat keywords (:func:`rankaug.params.take`): assigning one, which would make an
-    attribute nothing reads (``mosaic.fill = 0``), is refused too."""
+    attribute nothing reads (``mosaic.fill = 0``), is refused too, but by a method of a
+    subclass of yours, whose own attribute it is (:func:`_subclass_own`)."""
 
     shown_as: ClassVar[str] = ""
     """The class's name in the messages (empty: its own; a private subclass's public one)."""
@@ -68,7 +72,7 @@ class FixedSettings:
                 raise _set_before(self, name, self.__dict__[name], value)
         if name[:1] != "_" and name not in self.fixed_settings:
             spelled = _flat_keywords(self._keywords_of()).get(name)
-            if spelled is not None:
+            if spelled is not None and not _subclass_own(self, sys._getframe(1)):
                 raise _flat(self, name, spelled)
         if name in self.arguments_only:
             raise _argument(self, name)
@@ -176,6 +180,18 @@ def _flat_keywords(owner: type) -> dict[str, str]:
                 new = f"{keyword}=rankaug.{made.__name__}({field.name}=...)"
                 spelled.setdefault(field.name, new)
     return spelled
+
+
+_PACKAGE = os.path.join(os.path.dirname(__file__), "")
+
+
+def _subclass_own(owner: object, frame: FrameType) -> bool:
+    """Whether ``frame``, which assigns to ``owner``, is a method of a subclass of yours.
+
+    Such a class owns its attribute names (a mix's subclass may keep ``self.weights``);
+    ``mosaic.fill = 0`` from anywhere else is the deprecated keyword assigned.
+    """
+    return frame.f_locals.get("self") is owner and not frame.f_code.co_filename.startswith(_PACKAGE)
 
 
 def _flat(owner: object, name: str, spelled: str) -> AttributeError:

@@ -120,6 +120,22 @@ class TestFixedSettings:
             flat.side = 2  # type: ignore[attr-defined]
         assert not hasattr(flat, "side")
 
+    def test_a_subclass_of_yours_owns_its_attribute_of_that_name(self) -> None:
+        # before: a subclass keeping self.side (its own) could not be made
+        class Mine(Flat):
+            def __init__(self, count: int) -> None:
+                super().__init__(count)
+                self.side = count * 2
+
+            def widen(self) -> None:
+                self.side += 1
+
+        mine = Mine(3)
+        mine.widen()
+        assert mine.side == 7
+        with pytest.raises(AttributeError, match=r"^Mine\.side cannot be assigned: side= is a "):
+            mine.side = 1  # from outside its methods: the deprecated keyword assigned
+
     def test_a_field_the_constructor_takes_itself_is_no_flat_keyword(self) -> None:
         flat = Flat(3)  # size: Shape's field, and Made's own argument (fixed)
         with pytest.raises(AttributeError, match=r"^Flat\.size cannot be assigned: it is fixed"):

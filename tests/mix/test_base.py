@@ -165,6 +165,15 @@ class TestPairDataset:
         with pytest.warns(DeprecationWarning, match=rf"use {keyword}=rankaug\.{kind}\("):
             mix(dataset(), seed=0, **{name: default})  # the list is the constructor's
 
+    def test_a_subclass_keeps_an_attribute_named_like_a_deprecated_keyword(self) -> None:
+        # before: a subclass keeping its own self.weights could not be made
+        class Weighted(MixUpDataset[Any]):
+            def __init__(self, data: Any, bias: float) -> None:
+                super().__init__(data, seed=0)
+                self.weights = [bias, 1 - bias]  # not its argument: no deprecated keyword
+
+        assert Weighted(dataset(), 0.25).weights == [0.25, 0.75]
+
     @pytest.mark.parametrize(
         ("mix", "name"),
         [(MixUpDataset, "alpha"), (MixUpDataset, "config"), (MixUpDataset, "partners"),
