@@ -103,9 +103,10 @@ def build_install_and_run(folder: Path) -> Built:
     # Collection only (its runners start with no job), from the sdist: a subfolder with
     # its helpers and a top-level file, through the conftest (every file's presence is
     # test_the_sdist_is_the_whole_project's; collecting all of it cost the suite 15 s,
-    # tests/cache 8 CPU-s, tests/datasets 5)
+    # tests/cache 8 CPU-s, tests/datasets 5; rewriting asserts, never cached under
+    # PYTHONDONTWRITEBYTECODE, is not what it checks)
     collected = run(sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
-                    "no:cacheprovider", "tests/datasets", "tests/test_keys.py",
+                    "no:cacheprovider", "--assert=plain", "tests/datasets", "tests/test_keys.py",
                     cwd=unpacked)  # fmt: skip
     (wheel,) = out.glob("*.whl")
     run(sys.executable, "-m", "pip", "--python", python, "install", "--no-deps",
