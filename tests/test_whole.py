@@ -208,6 +208,7 @@ class TestIntegerBoxesThroughWrappers:
         assert len(outs) == 12
         for out in outs:
             assert out["bboxes"].dtype == np.int16
+            assert len(out["bboxes"]) == len(out["labels"]) > 0
             for box, label in zip(out["bboxes"].tolist(), out["labels"].tolist(), strict=True):
                 assert box == _pixel_box(out["mask"], label + 1)
 
@@ -234,8 +235,9 @@ class TestIntegerBoxesThroughWrappers:
     def test_a_dtype_short_of_the_output_is_refused_on_every_draw(self, p: float) -> None:
         mosaic = MosaicDataset(_tiles(np.uint8, 4), seed=0, output_size=256, p=p)
         for i in range(4):
-            with pytest.raises(Exception, match=r"bboxes are uint8, which holds up to 255"):
+            with pytest.raises(SampleError, match=r"bboxes are uint8, which holds up to 255") as e:
                 mosaic[i]
+            assert isinstance(e.value.__cause__, ValueError)
         mixup = MixUpDataset(_tiles(np.int8, 4), seed=0, p=p)  # 40 fits int8: no refusal
         assert all(mixup[i]["bboxes"].dtype == np.int8 for i in range(4))
 
