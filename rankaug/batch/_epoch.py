@@ -185,5 +185,5 @@ class PlainEpoch:
                 if shown & bit:
                     return
                 self._shown.set(shown | bit)
-        # _warn, of or _watch, BatchAugment._resolve, __call__: the caller is above
+        # _warn, of or _watch, resolve, BatchAugment.__call__: the caller is above
         warnings.warn(message, RankaugWarning, stacklevel=6 if kind == "again" else 5)
