@@ -160,7 +160,9 @@ class CachedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
             wrapper (a random augmentation cannot be cached), ``directory`` is not this
             user's alone, or an in-memory dataset cannot be fingerprinted.
         OSError: If ``directory`` can neither be written to nor read as a cache (the
-            message names it).
+            message names it), or the ``stat`` of a file the dataset lists fails for
+            another reason than its absence (of its kind, ``PermissionError`` say,
+            naming the file and the dataset).
 
     >>> import tempfile
     >>> from rankaug.datasets import SyntheticDetection
