@@ -172,7 +172,11 @@ class BatchAugment:
         """The epoch of calls that give none (and whose indices carry none).
 
         Once called, it keys such calls, rather than the epoch of the EpochSampler pass
-        being read (see ``epoch=`` of :meth:`__call__`).
+        being read (see ``epoch=`` of :meth:`__call__`); but inside a DataLoader fetch,
+        the ``EpochIndex`` values of the batch being fetched come first. Call it before
+        ``iter(loader)``: where the augmentation runs in the loader's fetch (a
+        ``collate_fn``), workers fetch batches ahead, and a value that changes between
+        two batches of one pass warns (``RankaugWarning``), once.
         """
         self.epoch = epoch
 
@@ -204,13 +208,16 @@ class BatchAugment:
                 whose copy counts steps of its own.
             epoch: The epoch: an int or one per sample. Defaults to the epoch the
                 ``EpochIndex`` values carry; for plain indices (torch's
-                ``default_collate`` makes an int tensor of them), to :attr:`epoch` once
-                :meth:`set_epoch` was called, else to the epoch of the
-                :class:`~rankaug.EpochSampler` pass this thread's DataLoader is reading
-                (:mod:`rankaug.sampler_read`), else 0: warned once where passes are
-                read but which one cannot be told (two loaders' iterators alive, say),
-                once where a CPU index comes again (every epoch would repeat), and once
-                in a DataLoader worker (the pass is read in the main process).
+                ``default_collate`` makes an int tensor of them), inside a DataLoader
+                fetch (a ``collate_fn`` that augments) to the epoch the fetched batch's
+                ``EpochIndex`` values carry (:mod:`rankaug.batch._fetch`), else to
+                :attr:`epoch` once :meth:`set_epoch` was called, else to the epoch of
+                the :class:`~rankaug.EpochSampler` pass this thread's DataLoader is
+                reading (:mod:`rankaug.sampler_read`), else 0: warned once where passes
+                are read but which one cannot be told (two loaders' iterators alive,
+                say), once where a CPU index comes again (every epoch would repeat),
+                and once in a DataLoader worker. Inside a fetch, a :meth:`set_epoch` value that
+                changes between two batches of one pass warns once.
             return_params: Also return the kornia parameters applied. Defaults to
                 ``False``.
             **kwargs: Passed on to a kornia container's call (``data_keys=`` say); a single

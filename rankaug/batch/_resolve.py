@@ -49,7 +49,7 @@ def resolve(aug: BatchAugment, images: Any, index: Any, epoch: Any) -> DrawKeys:
             step = aug.step
             aug.step = step + 1
         rank = _rank()
-        plain = aug.epoch if epoch is None else _batch_epoch(epoch, size)
+        plain = aug._plain.step_epoch() if epoch is None else _batch_epoch(epoch, size)
         return DrawKeys.of_step(aug.seed, aug.stream, rank, plain, step, size, images.device)
     indices = _column(index, "index", size, 64, shared=False)
     if epoch is None:
