@@ -216,7 +216,8 @@ class BatchAugment:
                 reading (:mod:`rankaug.sampler_read`), else 0: warned once where passes
                 are read but which one cannot be told (two loaders' iterators alive,
                 say), once where a CPU index comes again (every epoch would repeat),
-                and once in a DataLoader worker. Inside a fetch, a :meth:`set_epoch` value that
+                once for indices on a device (not read back to see that), and once in
+                a DataLoader worker. Inside a fetch, a :meth:`set_epoch` value that
                 changes between two batches of one pass warns once.
             return_params: Also return the kornia parameters applied. Defaults to
                 ``False``.

@@ -11,12 +11,12 @@ plain int tensor, so ``aug(images, index=batch["index"])`` receives no epoch. In
    DataLoader is reading (:func:`rankaug.sampler_read.read_epoch`), when that is known;
 4. else the fallback, 0, which keys every epoch alike: a warning, once, when passes are
    read but which one cannot be told, once when an index comes again under the
-   fallback (indices on the CPU only: a device tensor is not read back), and once when
-   it is used in DataLoader workers (its loader's passes are read in the main process;
-   the workers of each epoch, when not persistent, see no index again): the first
-   worker to meet it says it, not the others nor later epochs' (a bit in shared
-   memory). At most :data:`TRACKED` indices are remembered; any of them seen again is
-   caught.
+   fallback (indices on the CPU only: a device tensor is not read back, and warns once
+   at its first call instead), and once when it is used in DataLoader workers (its
+   loader's passes are read in the main process; the workers of each epoch, when not
+   persistent, see no index again): the first worker to meet it says it, not the others
+   nor later epochs' (a bit in shared memory). At most :data:`TRACKED` indices are
+   remembered; any of them seen again is caught.
 
 Inside a fetch, the ``set_epoch`` value (rules 2 and 4) is watched: a value that
 changes between two batches of one pass (``set_epoch`` after ``iter(loader)``, while
@@ -151,6 +151,15 @@ class PlainEpoch:
                 "iter(loader), or collate with rankaug.BatchCollator or "
                 "collate_detection, which keep the EpochIndex values in 'index' (and add "
                 "an 'epoch' column), or augment in the main process, after the DataLoader.",
+            )
+        elif indices.device.type != "cpu" and not isinstance(found, Unknown):  # not read back
+            self._warn(
+                "device",
+                f"BatchAugment got plain indices on {indices.device} and no epoch (no "
+                "epoch=, no EpochIndex values, no set_epoch call, no EpochSampler pass "
+                f"read): they are keyed with epoch {self.value}, and indices on a device "
+                "are not read back to see one come again, so each epoch would repeat the "
+                f"previous one's augmentations without another word. {_FIX}",
             )
         self._watch(indices)
         return self._late(fetch, self.value)

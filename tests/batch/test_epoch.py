@@ -550,6 +550,17 @@ class TestPlainEpoch:
                 aug(batch["image"], index=batch["index"].tolist(), epoch=1)
         assert aug.epoch == 0
 
+    def test_indices_on_a_device_without_an_epoch_warn(self) -> None:
+        # not read back, so no index is seen again: every epoch was keyed 0 without a word
+        plain = _epoch.PlainEpoch()
+        index = torch.arange(4, device="meta")
+        with pytest.warns(RankaugWarning, match="plain indices on meta and no epoch") as caught:
+            assert [plain.of(index), plain.of(index)] == [0, 0]
+        assert len(caught) == 1
+        named = _epoch.PlainEpoch()
+        named.set(2)
+        assert named.of(index) == 2  # an epoch source: nothing to say
+
     def test_memory_is_bounded(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(_epoch, "TRACKED", 4)
         aug = _aug()
