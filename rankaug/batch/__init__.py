@@ -2,11 +2,11 @@
 
 :class:`BatchAugment` wraps a kornia augmentation or ``AugmentationSequential`` and, per
 call, (1) resolves each sample's key, ``(seed, stream, epoch, index)`` or, without
-indices, ``(seed, stream, rank, epoch, step, position)``; (2) draws every sample's parameters with
-kornia's own ``forward_parameters``, its samplers swapped for keyed ones
-(:mod:`rankaug.batch._kornia`); (3) applies them in one batched kornia call; (4)
-returns the output (and the parameters, on request). No global generator is read or
-written, and a sample's parameters do not depend on its batch.
+indices, ``(seed, stream, rank, epoch, step, position)`` (:mod:`rankaug.batch._resolve`);
+(2) draws every sample's parameters with kornia's own ``forward_parameters``, its
+samplers swapped for keyed ones (:mod:`rankaug.batch._kornia`); (3) applies them in one
+batched kornia call; (4) returns the output (and the parameters, on request). No global
+generator is read or written, and a sample's parameters do not depend on its batch.
 
 A torchvision v2 transform is applied one sample at a time instead, each with torch's
 CPU generator seeded from the sample's key and put back afterwards
@@ -17,23 +17,20 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import torch
 
 from rankaug import checks
-from rankaug._threads import steps
 from rankaug.batch import _torchvision
 from rankaug.batch._epoch import PlainEpoch
-from rankaug.batch._keys import DrawKeys
 from rankaug.batch._kornia import (
     augmentations,
     call_keywords,
     keyed_applying,
     keyed_drawing,
 )
+from rankaug.batch._resolve import resolve
 from rankaug.batch._stream import default_stream
 from rankaug.keys import stream_id
 
@@ -175,7 +172,11 @@ class BatchAugment:
         """The epoch of calls that give none (and whose indices carry none).
 
         Once called, it keys such calls, rather than the epoch of the EpochSampler pass
-        being read (see ``epoch=`` of :meth:`__call__`).
+        being read (see ``epoch=`` of :meth:`__call__`); but inside a DataLoader fetch,
+        the ``EpochIndex`` values of the batch being fetched come first. Call it before
+        ``iter(loader)``: where the augmentation runs in the loader's fetch (a
+        ``collate_fn``), workers fetch batches ahead, and a value that changes between
+        two batches of one pass warns (``RankaugWarning``), once.
         """
         self.epoch = epoch
 
@@ -207,13 +208,17 @@ class BatchAugment:
                 whose copy counts steps of its own.
             epoch: The epoch: an int or one per sample. Defaults to the epoch the
                 ``EpochIndex`` values carry; for plain indices (torch's
-                ``default_collate`` makes an int tensor of them), to :attr:`epoch` once
-                :meth:`set_epoch` was called, else to the epoch of the
-                :class:`~rankaug.EpochSampler` pass this thread's DataLoader is reading
-                (:mod:`rankaug.sampler_read`), else 0: warned once where passes are
-                read but which one cannot be told (two loaders' iterators alive, say),
-                once where a CPU index comes again (every epoch would repeat), and once
-                in a DataLoader worker (the pass is read in the main process).
+                ``default_collate`` makes an int tensor of them), inside a DataLoader
+                fetch (a ``collate_fn`` that augments) to the epoch the fetched batch's
+                ``EpochIndex`` values carry (:mod:`rankaug.batch._fetch`), else to
+                :attr:`epoch` once :meth:`set_epoch` was called, else to the epoch of
+                the :class:`~rankaug.EpochSampler` pass this thread's DataLoader is
+                reading (:mod:`rankaug.sampler_read`), else 0: warned once where passes
+                are read but which one cannot be told (two loaders' iterators alive,
+                say), once where a CPU index comes again (every epoch would repeat),
+                once for indices on a device (not read back to see that), and once in
+                a DataLoader worker. Inside a fetch, a :meth:`set_epoch` value that
+                changes between two batches of one pass warns once.
             return_params: Also return the kornia parameters applied. Defaults to
                 ``False``.
             **kwargs: Passed on to a kornia container's call (``data_keys=`` say); a single
@@ -253,7 +258,7 @@ class BatchAugment:
                 "takes none: it reads a keyword as an override of its keyed parameters, and "
                 "ignores a name it does not know, a misspelt epoch= say)"
             )
-        keys = self._resolve(images, index, epoch)  # a refused call has counted nothing
+        keys = resolve(self, images, index, epoch)  # a refused call has counted nothing
         if self._torchvision:
             output, params = _torchvision.apply(self.transform, keys, images, inputs)
             self._latest.params = params
@@ -297,99 +302,3 @@ class BatchAugment:
             )
         batch = _torchvision.like(image[None], image) if image.dim() == 3 else image
         return self(batch, *inputs, index=[index], epoch=epoch, **kwargs)
-
-    def _resolve(self, images: Any, index: Any, epoch: Any) -> DrawKeys:
-        checks.instance(images, "images", torch.Tensor, what="a tensor", optional=False)
-        if images.dim() != 4:
-            raise ValueError(
-                f"images must be a (B, C, H, W) tensor, got shape {tuple(images.shape)}"
-            )
-        if images.shape[3] in (1, 3, 4) and images.shape[1] > 4:  # kornia would read H as C
-            raise ValueError(
-                f"images must be a (B, C, H, W) tensor, got shape {tuple(images.shape)}, "
-                "which looks like (B, H, W, C): collate with channels_first=True "
-                "(rankaug.BatchCollator, collate_detection) or pass images.permute(0, 3, 1, 2)"
-            )
-        size = int(images.shape[0])
-        if index is None:
-            self._plain.steps_in_worker()
-            with steps():  # read and counted at once: threads calling at once, two steps
-                step = self.step
-                self.step = step + 1
-            rank = _rank()
-            plain = self.epoch if epoch is None else _batch_epoch(epoch, size)
-            return DrawKeys.of_step(self.seed, self.stream, rank, plain, step, size, images.device)
-        indices = _column(index, "index", size, 64, shared=False)
-        if epoch is None:
-            carried = [getattr(value, "epoch", None) for value in _values(index)]
-            if None in carried and any(value is not None for value in carried):
-                raise ValueError(
-                    "index mixes indices that carry their epoch (EpochIndex) with plain ones: "
-                    "give epoch= (or every index from the same EpochSampler)"
-                )
-            epoch = carried if carried and None not in carried else self._plain.of(indices)
-        epochs = _column(epoch, "epoch", size, 32)
-        return DrawKeys.of_samples(self.seed, self.stream, indices, epochs, images.device)
-
-
-def _batch_epoch(epoch: Any, size: int) -> int:
-    """The epoch of a batch given without ``index=``: one integer (0-D array or tensor too).
-
-    Raises:
-        ValueError: If ``epoch`` gives one value per sample (it keys samples by index).
-    """
-    if isinstance(epoch, torch.Tensor | np.ndarray | np.generic):
-        checks.per_sample(epoch, "epoch", size)  # an integer dtype, at most one dimension
-        if epoch.ndim == 0:
-            return checks.uint(epoch.item(), "epoch", 32)
-    if isinstance(epoch, torch.Tensor | np.ndarray | Sequence) and not isinstance(epoch, str):
-        raise ValueError(
-            f"epoch has one value per sample ({len(epoch)} given), which needs index=: "
-            "without index= the batch's keys are (seed, stream, rank, epoch, step, position), one "
-            "epoch for the batch; pass index= the samples' dataset indices, or one epoch"
-        )
-    return checks.uint(epoch, "epoch", 32)
-
-
-def _values(index: Any) -> list[Any]:
-    """The index's items, to read the epochs they carry (none from a tensor or an array)."""
-    if isinstance(index, torch.Tensor | np.ndarray | np.generic):
-        return []
-    return list(index) if isinstance(index, Sequence) else [index]
-
-
-def _column(value: Any, name: str, size: int, bits: int, *, shared: bool = True) -> torch.Tensor:
-    """``value`` as an int64 ``(size,)`` tensor (one int repeated where ``shared``), range-checked.
-
-    Indices of ``2**63`` or more are stored as their two's complement (the same 64 bits).
-    """
-    checks.per_sample(value, name, size, shared=shared)
-    if isinstance(value, np.ndarray | np.generic):
-        value = value.tolist()  # Python ints: one per sample, or one for all
-    if isinstance(value, torch.Tensor) and value.dtype == torch.uint64:
-        value = value.tolist()  # Python ints: 2**63 and more stay positive, as for lists
-    if isinstance(value, torch.Tensor):
-        column = value.reshape(-1).to(torch.int64)
-        if column.numel() == 1 and value.dim() == 0:
-            column = column.expand(size)
-        if column.device.type == "cpu" and (  # a device tensor is not read back (no sync)
-            bool((column < 0).any()) or (bits < 64 and bool((column >= 1 << bits).any()))
-        ):
-            raise ValueError(f"{name} must be in [0, 2**{bits}), got {column.tolist()}")
-    else:
-        many = isinstance(value, Sequence) and not isinstance(value, str)
-        numbers = [checks.uint(v, name, bits) for v in (value if many else [value])]
-        signed = [n - (1 << 64) if n >> 63 else n for n in numbers]
-        column = torch.tensor(signed, dtype=torch.int64)
-        if not many:
-            column = column.expand(size)
-    if column.numel() != size:
-        raise ValueError(f"{name} must have one value per sample ({size}), got {column.numel()}")
-    return column
-
-
-def _rank() -> int:
-    distributed = torch.distributed
-    if distributed.is_available() and distributed.is_initialized():
-        return int(distributed.get_rank())
-    return 0

@@ -3,27 +3,38 @@
 torch's ``default_collate`` turns a batch's :class:`~rankaug.EpochIndex` values into a
 plain int tensor, so ``aug(images, index=batch["index"])`` receives no epoch. In order:
 
-1. the epoch of ``set_epoch`` (or an assignment to ``epoch``), once it was called;
-2. the epoch of the :class:`~rankaug.EpochSampler` pass that the calling thread's
+1. inside a DataLoader fetch (a ``collate_fn`` or a dataset's ``__getitems__`` that
+   augments, in a worker or not), the epoch that the batch's indices carried there
+   (:mod:`rankaug.batch._fetch`): theirs exactly, whenever the batch is fetched;
+2. the epoch of ``set_epoch`` (or an assignment to ``epoch``), once it was called;
+3. the epoch of the :class:`~rankaug.EpochSampler` pass that the calling thread's
    DataLoader is reading (:func:`rankaug.sampler_read.read_epoch`), when that is known;
-3. else the fallback, 0, which keys every epoch alike: a warning, once, when passes are
+4. else the fallback, 0, which keys every epoch alike: a warning, once, when passes are
    read but which one cannot be told, once when an index comes again under the
-   fallback (indices on the CPU only: a device tensor is not read back), and once when
-   it is used in DataLoader workers (its loader's passes are read in the main process;
-   the workers of each epoch, when not persistent, see no index again): the first worker
-   to meet it says it, not the others nor later epochs' (a bit in shared memory).
-   At most :data:`TRACKED` indices are remembered; any of them seen again is caught.
+   fallback (indices on the CPU only: a device tensor is not read back, and warns once
+   at its first call instead), and once when it is used in DataLoader workers (its
+   loader's passes are read in the main process; the workers of each epoch, when not
+   persistent, see no index again): the first worker to meet it says it, not the others
+   nor later epochs' (a bit in shared memory). At most :data:`TRACKED` indices are
+   remembered; any of them seen again is caught.
+
+Inside a fetch, the ``set_epoch`` value (rules 2 and 4) is watched: a value that
+changes between two batches of one pass (``set_epoch`` after ``iter(loader)``, while
+workers had fetched batches of the pass already) warns, once.
 """
 
 from __future__ import annotations
 
 import threading
 import warnings
+import weakref
 from typing import Any, Final
 
 import torch
 from torch.utils.data import get_worker_info
 
+from rankaug._process import current_pid
+from rankaug.batch._fetch import Fetch, current_fetch
 from rankaug.errors import RankaugWarning
 from rankaug.sampler_read import LastBatch, Unknown, read_epoch
 from rankaug.shared_epoch import SharedEpoch
@@ -34,7 +45,7 @@ TRACKED: Final = 1 << 16
 
 #: The warnings given in DataLoader workers, each a bit of a shared word: said by the
 #: first worker that meets it, not again by the others nor by each epoch's new workers.
-_IN_WORKERS: Final = {"worker": 1, "steps": 2}
+_IN_WORKERS: Final = {"worker": 1, "steps": 2, "late": 4}
 
 _FIX: Final = (
     "Give the epoch: pass epoch= (the 'epoch' column that rankaug.BatchCollator and "
@@ -68,6 +79,8 @@ class PlainEpoch:
         self._seen: set[int] = set()
         self._warned: set[str] = set()
         self._lock = threading.Lock()
+        # the set_epoch value the last call inside a fetch used: (pid, fetcher, value)
+        self._fetched: tuple[int, weakref.ref[Any], int] | None = None
 
     @property
     def value(self) -> int:
@@ -103,8 +116,11 @@ class PlainEpoch:
         to its end: its epoch if the batch ends with that pass's last index, else the
         fallback (compared there, not read back).
         """
+        fetch = current_fetch()
+        if fetch is not None and fetch.epoch >= 0:
+            return fetch.epoch  # the fetched batch's EpochIndex values carried it
         if self.named:
-            return self.value
+            return self._late(fetch, self.value)
         found = read_epoch(indices)
         if isinstance(found, LastBatch):
             last = torch.tensor(found.last, dtype=torch.int64, device=indices.device)
@@ -120,22 +136,37 @@ class PlainEpoch:
                 f"come from: {found}. They are keyed with epoch {self.value}, which repeats "
                 f"the same augmentations every epoch. {_FIX}",
             )
-        if get_worker_info() is not None:  # the pass is read in the main process
+        if get_worker_info() is not None:  # no pass is read here: the loader's is elsewhere
             self._warn(
                 "worker",
                 "BatchAugment got plain indices and no epoch (no epoch=, no EpochIndex "
                 "values, no set_epoch call) in a DataLoader worker (a collate_fn or a "
-                "dataset that augments batches): the EpochSampler pass is read by the "
-                "loader in the main process, not here, so they are keyed with epoch "
-                f"{self.value}, which repeats the same augmentations every epoch (unseen "
-                "where workers are not persistent: each epoch's are new processes). Give "
-                "the epoch: pass epoch=, call aug.set_epoch(epoch) before each epoch's "
+                "dataset that augments batches), and the batch being fetched carries none "
+                "either (its sampler is no EpochSampler, or the call comes from outside "
+                f"the fetch), so they are keyed with epoch {self.value}, which repeats the "
+                "same augmentations every epoch (unseen where workers are not persistent: "
+                "each epoch's are new processes). Give the epoch: wrap the loader's "
+                "sampler in rankaug.EpochSampler (its EpochIndex values key the batch "
+                "they fetch), pass epoch=, call aug.set_epoch(epoch) before each epoch's "
                 "iter(loader), or collate with rankaug.BatchCollator or "
                 "collate_detection, which keep the EpochIndex values in 'index' (and add "
                 "an 'epoch' column), or augment in the main process, after the DataLoader.",
             )
+        elif indices.device.type != "cpu" and not isinstance(found, Unknown):  # not read back
+            self._warn(
+                "device",
+                f"BatchAugment got plain indices on {indices.device} and no epoch (no "
+                "epoch=, no EpochIndex values, no set_epoch call, no EpochSampler pass "
+                f"read): they are keyed with epoch {self.value}, and indices on a device "
+                "are not read back to see one come again, so each epoch would repeat the "
+                f"previous one's augmentations without another word. {_FIX}",
+            )
         self._watch(indices)
-        return self.value
+        return self._late(fetch, self.value)
+
+    def step_epoch(self) -> int:
+        """The epoch of a call without indices nor ``epoch=``: the ``set_epoch`` value."""
+        return self._late(current_fetch(), self.value)
 
     def steps_in_worker(self) -> None:
         """Warn, once for all the workers, when a call without indices comes in one."""
@@ -151,6 +182,34 @@ class PlainEpoch:
             "indices (and their epoch), or augment in the main process, after the "
             "DataLoader.",
         )
+
+    def _late(self, fetch: Fetch | None, value: int) -> int:
+        """``value``; warn, once, if it changed since a batch of the same pass was fetched."""
+        if fetch is None:
+            return value
+        try:
+            fetcher = weakref.ref(fetch.fetcher)
+        except TypeError:  # not the fetcher PyTorch makes: nothing to tell its passes by
+            return value
+        with self._lock:
+            last, self._fetched = self._fetched, (current_pid(), fetcher, value)
+        if last is None or last[0] != current_pid() or last[1]() is not fetch.fetcher:
+            return value
+        if last[2] != value:
+            where = "a DataLoader worker" if get_worker_info() is not None else "the loader"
+            self._warn(
+                "late",
+                f"BatchAugment's epoch changed from {last[2]} to {value} (set_epoch) "
+                f"between two batches of one pass that {where} fetched: set_epoch came "
+                "after iter(loader) began the pass (Lightning builds the iterator first, "
+                "and workers fetch prefetch_factor batches each at once), so the batches "
+                f"augmented before it were keyed with epoch {last[2]} and this pass mixes "
+                "two epochs, depending on timing. Call aug.set_epoch(epoch) before "
+                "iter(loader), or let the epoch travel with the indices: "
+                "DataLoader(..., sampler=rankaug.EpochSampler(sampler)), whose batches "
+                "key themselves inside the fetch whatever set_epoch says, or pass epoch=.",
+            )
+        return value
 
     def _watch(self, indices: torch.Tensor) -> None:
         """Warn, once, when an index comes again under the fallback epoch."""
@@ -185,5 +244,7 @@ class PlainEpoch:
                 if shown & bit:
                     return
                 self._shown.set(shown | bit)
-        # _warn, of or _watch, BatchAugment._resolve, __call__: the caller is above
-        warnings.warn(message, RankaugWarning, stacklevel=6 if kind == "again" else 5)
+        # _warn, of (or _watch or _late, then of or step_epoch), resolve,
+        # BatchAugment.__call__: the caller is above
+        deeper = kind in ("again", "late")
+        warnings.warn(message, RankaugWarning, stacklevel=6 if deeper else 5)

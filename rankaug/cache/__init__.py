@@ -23,7 +23,6 @@ Whether to cache at all: not if a rankaug wrapper is inside (:mod:`rankaug.cache
 from __future__ import annotations
 
 import os
-import shutil
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,12 +32,13 @@ from torch.utils.data import Dataset
 
 from rankaug import checks
 from rankaug._fixed import FixedSettings
+from rankaug.cache._arguments import check_directory, check_fingerprint
 from rankaug.cache._fingerprint import FORMAT, Fingerprint
 from rankaug.cache._fingerprint import fingerprint as make_fingerprint
 from rankaug.cache._format import Corrupt, encode, read
 from rankaug.cache._refusals import Unstorable, cannot_store
 from rankaug.cache._seen import Checked
-from rankaug.cache._store import prepare, sample_path, store, stored_bytes
+from rankaug.cache._store import prepare, prune, sample_path, store, stored_bytes
 from rankaug.cache._unpickle import Refused, trusted
 from rankaug.cache._walk import refuse_random
 from rankaug.context import current_worker, resolve_rank
@@ -160,7 +160,9 @@ class CachedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
             wrapper (a random augmentation cannot be cached), ``directory`` is not this
             user's alone, or an in-memory dataset cannot be fingerprinted.
         OSError: If ``directory`` can neither be written to nor read as a cache (the
-            message names it).
+            message names it), or the ``stat`` of a file the dataset lists fails for
+            another reason than its absence (of its kind, ``PermissionError`` say,
+            naming the file and the dataset).
 
     >>> import tempfile
     >>> from rankaug.datasets import SyntheticDetection
@@ -191,8 +193,8 @@ class CachedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
         read_only_arrays: bool = False,
     ) -> None:
         self.dataset = checks.map_dataset(dataset)
-        self.directory = _check_directory(directory)
-        given = None if fingerprint is None else _check_fingerprint(fingerprint)
+        self.directory = check_directory(directory)
+        given = None if fingerprint is None else check_fingerprint(fingerprint)
         self.max_bytes = (
             None if max_bytes is None else checks.integer(max_bytes, "max_bytes", low=0)
         )
@@ -287,12 +289,7 @@ class CachedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
         Returns:
             The deleted subdirectories.
         """
-        removed = []
-        for child in sorted(self.directory.iterdir()):
-            if child != self.path and _is_cache(child):
-                shutil.rmtree(child, ignore_errors=True)
-                removed.append(child)
-        return removed
+        return prune(self.directory, self.path)
 
     def _load(self, index: int, position: int) -> T_co:
         try:
@@ -358,38 +355,6 @@ class CachedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
             "(correct, but not faster).",
             stacklevel=stacklevel + 1,
         )
-
-
-def _is_cache(path: Path) -> bool:
-    name = path.name
-    return (
-        len(name) == 32
-        and all(c in "0123456789abcdef" for c in name)
-        and path.is_dir()
-        and (path / "fingerprint.json").is_file()
-    )
-
-
-def _check_directory(directory: object) -> Path:
-    if isinstance(directory, bytes) or not isinstance(directory, str | os.PathLike):
-        raise TypeError(
-            f"directory must be a path (str or os.PathLike), got {directory!r} of type "
-            f"{type(directory).__name__}"
-        )
-    if os.fspath(directory) == "":
-        raise ValueError(f"directory must be a non-empty path, got {directory!r}")
-    return Path(directory).resolve()
-
-
-def _check_fingerprint(value: object) -> str:
-    if not isinstance(value, str):
-        raise TypeError(
-            f"fingerprint must be None or a non-empty string, got {value!r} of type "
-            f"{type(value).__name__}"
-        )
-    if not value:
-        raise ValueError(f"fingerprint must be None or a non-empty string, got {value!r}")
-    return value
 
 
 def _warn_once(where: str, message: str, stacklevel: int = 4) -> None:

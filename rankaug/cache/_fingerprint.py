@@ -80,6 +80,9 @@ def fingerprint(dataset: Any, length: int, given: str | None) -> Fingerprint:
     Raises:
         ValueError: If ``dataset`` is (or holds) a list, tuple or dict whose samples
             hold values the content hash cannot see into, and ``given`` is ``None``.
+        OSError: Of the original kind (``PermissionError``, ``NotADirectoryError``, a
+            symlink loop's ``ELOOP``...), naming the file and the dataset, if the
+            ``stat`` of a listed file fails for another reason than its absence.
     """
     described = _Described(data=given is None)
     sees_changes = described.add(dataset, length, "dataset", "")
@@ -181,7 +184,7 @@ class _Described:
                     "are not seen, and the cache made of the old ones is served. Pass "
                     "fingerprint='...' naming this data (and change it with the data)."
                 )
-        elif (listed := _files(dataset, paths, prefix, self.lines))[0] > 0:
+        elif (listed := _files(dataset, paths, prefix, self.lines, named))[0] > 0:
             if listed[1]:  # a folder's mtime changes with its entries, not their content
                 self.caveats.append(
                     f"CachedDataset keys {named} by the files its source_files() lists, "
@@ -226,12 +229,18 @@ class _Described:
             )
 
 
-def _files(dataset: Any, paths: Any, prefix: str, lines: list[str]) -> tuple[int, str]:
+def _files(dataset: Any, paths: Any, prefix: str, lines: list[str], owner: str) -> tuple[int, str]:
     """Add the line of the files ``paths``: their sizes and mtimes; how many there are.
 
     Each file is named by its folder resolved (absolute, ``..`` and symlinks followed)
     and its own name, so every spelling of one file keys alike. Also returned: the first
     path listed that is a folder (``""`` if none).
+
+    Raises:
+        OSError: Of the original kind (``PermissionError``, ``NotADirectoryError``...), if
+            a file's ``stat`` fails other than for a file that does not exist (which
+            counts as missing): naming the file and ``owner`` (the dataset), since a key
+            without it would not see it change.
     """
     folder_listed = ""
     source_stats = getattr(dataset, "source_stats", None)
@@ -257,10 +266,27 @@ def _files(dataset: Any, paths: Any, prefix: str, lines: list[str]) -> tuple[int
                     folder_listed = named
             except FileNotFoundError:
                 entry = f"{named}\0missing\n"
+            except OSError as error:
+                raise _unreadable(error, name, dataset, owner) from error
         digest.update(entry.encode("utf-8", "surrogateescape"))
         count += 1
     lines.append(f"{prefix}files={count} sha256={digest.hexdigest()}")
     return count, folder_listed
+
+
+def _unreadable(error: OSError, name: Any, dataset: Any, owner: str) -> OSError:
+    """The error for a listed file whose ``stat`` failed: ``error``'s kind, saying whose."""
+    own = callable(getattr(dataset, "source_files", None))  # else a DatasetFolder's samples
+    listed = "source_files() lists" if own else "samples name"
+    return type(error)(
+        error.errno,
+        f"CachedDataset cannot fingerprint {owner}: the stat of {os.fsdecode(name)!r}, a "
+        f"file its {listed}, failed ({error.strerror or error}). Its cache is keyed by "
+        "the size and modification time of every listed file, and a key that left this "
+        "one out would not see it change: make the file and its folders readable, leave "
+        "it out of the list, or pass fingerprint='...' naming this data (and change it "
+        "with the data)",
+    )
 
 
 #: torchvision datasets whose ``repr`` keys them: their class, size, root, split (their

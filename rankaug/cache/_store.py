@@ -38,6 +38,7 @@ import errno
 import fcntl
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -52,6 +53,7 @@ __all__ = [
     "Mode",
     "key_directory",
     "prepare",
+    "prune",
     "sample_path",
     "store",
     "stored_bytes",
@@ -122,6 +124,30 @@ def prepare(
         ) from error
     _repair(str(directory))
     return directory, "write", ""
+
+
+def prune(root: Path, keep: Path) -> list[Path]:
+    """Delete the fingerprints' subdirectories in ``root`` but ``keep``; the deleted ones.
+
+    Only folders laid out as a cache's (32 hex digits holding ``fingerprint.json``) are
+    deleted.
+    """
+    removed = []
+    for child in sorted(root.iterdir()):
+        if child != keep and _is_cache(child):
+            shutil.rmtree(child, ignore_errors=True)
+            removed.append(child)
+    return removed
+
+
+def _is_cache(path: Path) -> bool:
+    name = path.name
+    return (
+        len(name) == 32
+        and all(c in "0123456789abcdef" for c in name)
+        and path.is_dir()
+        and (path / _DESCRIPTION).is_file()
+    )
 
 
 def stored_bytes(directory: str) -> int:

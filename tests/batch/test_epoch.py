@@ -88,7 +88,17 @@ class _AugmentingCollate:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             keyed = _keyed_as(self.aug, batch)
-        return {"keyed": keyed, "warned": [str(warning.message) for warning in caught]}
+        warned = [str(warning.message) for warning in caught]
+        return {"keyed": keyed, "warned": warned, "from": [w.filename for w in caught]}
+
+
+#: The loaders whose fetch a collate_fn augments in: the main process's, a worker's, a
+#: persistent one's (one worker: its batches come in order).
+FETCHING: list[dict[str, Any]] = [
+    {"num_workers": 0},
+    {"num_workers": 1, "prefetch_factor": 2},
+    {"num_workers": 1, "prefetch_factor": 2, "persistent_workers": True},
+]
 
 
 def _ahead_onto_device(loader: DataLoader[Any]) -> Any:
@@ -430,18 +440,80 @@ class TestPlainEpoch:
             aug(batch["image"], index=batch["index"])
 
     def test_in_a_worker_without_an_epoch_warns(self) -> None:
-        # the pass is read in the main process; non-persistent workers are new each epoch,
-        # so no index comes again there: every epoch was keyed 0 without a word
-        sampler = EpochSampler(SequentialSampler(range(10)))
+        # no EpochSampler: the batch being fetched carries no epoch either; non-persistent
+        # workers are new each epoch, so no index comes again there
         collate = _AugmentingCollate(_aug())
-        loader = DataLoader(_Indexed(), batch_size=5, sampler=sampler, num_workers=1,
-                            collate_fn=collate)  # fmt: skip
+        loader = DataLoader(_Indexed(), batch_size=5, sampler=SequentialSampler(range(10)),
+                            num_workers=1, collate_fn=collate)  # fmt: skip
         first, second = list(loader)
         assert (first["keyed"], second["keyed"]) == (0, 0)
         (warned,) = first["warned"]
         assert "no epoch (no epoch=, no EpochIndex values, no set_epoch call) in a " in warned
         assert "DataLoader worker" in warned
+        assert "wrap the loader's sampler in rankaug.EpochSampler" in warned
         assert second["warned"] == []  # once per process
+
+    @pytest.mark.parametrize("options", FETCHING)
+    def test_inside_a_fetch_the_batch_keys_its_epoch(self, options: dict[str, Any]) -> None:
+        # a collate_fn that augments: default_collate made the indices plain, but the fetch
+        # still holds the sampler's EpochIndex values. In a worker every epoch was keyed 0
+        sampler = EpochSampler(SequentialSampler(range(10)), epoch=2)
+        loader = DataLoader(_Indexed(), batch_size=5, sampler=sampler,
+                            collate_fn=_AugmentingCollate(_aug()), **options)  # fmt: skip
+        batches = [batch for _ in range(2) for batch in loader]
+        assert [batch["keyed"] for batch in batches] == [2, 2, 3, 3]
+        assert [batch["warned"] for batch in batches] == [[], [], [], []]
+
+    @pytest.mark.parametrize("options", FETCHING)
+    def test_set_epoch_after_iter_loader_cannot_mix_the_fetched_batches(
+        self, options: dict[str, Any]
+    ) -> None:
+        # the batches a worker had fetched before the call were keyed with the old epoch,
+        # the rest with the new one, without a word: the fetched batch's epoch comes first
+        sampler = EpochSampler(SequentialSampler(range(10)), epoch=2)
+        aug = _aug()
+        loader = DataLoader(_Indexed(), batch_size=2, sampler=sampler,
+                            collate_fn=_AugmentingCollate(aug), **options)  # fmt: skip
+        iterator = iter(loader)
+        first = next(iterator)  # fetched and augmented before set_epoch
+        aug.set_epoch(7)
+        batches = [first, *iterator]
+        assert [batch["keyed"] for batch in batches] == [2, 2, 2, 2, 2]
+        assert [message for batch in batches for message in batch["warned"]] == []
+
+    @pytest.mark.parametrize("options", FETCHING)
+    def test_set_epoch_in_the_middle_of_a_pass_warns(self, options: dict[str, Any]) -> None:
+        # no EpochSampler: set_epoch is the only source, and came after the worker had
+        # fetched batches of the pass (those before it keep the old epoch), silently
+        aug = _aug()
+        aug.set_epoch(0)
+        loader = DataLoader(_Indexed(), batch_size=2, collate_fn=_AugmentingCollate(aug),
+                            **options)  # fmt: skip
+        iterator = iter(loader)
+        first = next(iterator)  # fetched with epoch 0; the last batch is sent after the call
+        aug.set_epoch(1)
+        batches = [first, *iterator]
+        assert (batches[0]["keyed"], batches[-1]["keyed"]) == (0, 1)
+        (warned,) = [message for batch in batches for message in batch["warned"]]
+        assert "epoch changed from 0 to 1 (set_epoch) between two batches of one pass" in warned
+        assert "Call aug.set_epoch(epoch) before iter(loader)" in warned
+        assert [name for batch in batches for name in batch["from"]] == [__file__]
+
+    def test_without_indices_set_epoch_in_the_middle_of_a_pass_warns(self) -> None:
+        aug = _aug()
+
+        def collate(samples: list[dict[str, Any]]) -> list[tuple[str, str]]:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                aug(default_collate(samples)["image"])  # step keys: the set_epoch epoch
+            return [(str(warning.message), warning.filename) for warning in caught]
+
+        iterator = iter(DataLoader(_Indexed(), batch_size=5, collate_fn=collate))
+        assert next(iterator) == []
+        aug.set_epoch(3)
+        ((warned, where),) = next(iterator)
+        assert "epoch changed from 0 to 3 (set_epoch) between two batches" in warned
+        assert where == __file__
 
     def test_in_workers_warns_once_not_once_per_worker_and_epoch(self) -> None:
         # non-persistent workers are new processes every epoch, and each warned again:
@@ -456,11 +528,14 @@ class TestPlainEpoch:
         aug = _aug()  # augmenting in the workers: they started with the first epoch's copy
         loader = DataLoader(_Indexed(), batch_size=5, num_workers=1, persistent_workers=True,
                             collate_fn=_AugmentingCollate(aug))  # fmt: skip
-        keyed = []
+        keyed, warned = [], []
         for epoch in (3, 4):
             aug.set_epoch(epoch)  # before iter(loader), as for a sampler
-            keyed += [batch["keyed"] for batch in loader]
+            for batch in loader:
+                keyed.append(batch["keyed"])
+                warned += batch["warned"]
         assert keyed == [3, 3, 4, 4]
+        assert warned == []  # a change between two passes is no late set_epoch
         copied = copy.deepcopy(aug)
         copied.set_epoch(6)
         assert (aug.epoch, copied.epoch) == (4, 6)  # a deep copy's set_epoch is its own too
@@ -474,6 +549,17 @@ class TestPlainEpoch:
                 aug(batch["image"], index=batch["index"])
                 aug(batch["image"], index=batch["index"].tolist(), epoch=1)
         assert aug.epoch == 0
+
+    def test_indices_on_a_device_without_an_epoch_warn(self) -> None:
+        # not read back, so no index is seen again: every epoch was keyed 0 without a word
+        plain = _epoch.PlainEpoch()
+        index = torch.arange(4, device="meta")
+        with pytest.warns(RankaugWarning, match="plain indices on meta and no epoch") as caught:
+            assert [plain.of(index), plain.of(index)] == [0, 0]
+        assert len(caught) == 1
+        named = _epoch.PlainEpoch()
+        named.set(2)
+        assert named.of(index) == 2  # an epoch source: nothing to say
 
     def test_memory_is_bounded(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(_epoch, "TRACKED", 4)

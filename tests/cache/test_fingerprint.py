@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 import torch
 from torch.utils.data import ConcatDataset, Dataset, StackDataset, Subset, random_split
 
+from rankaug import CachedDataset
 from rankaug.cache._fingerprint import FORMAT, PLACEHOLDER, fingerprint
 from tests.cache.helpers import Anonymous, Frames, ListDataset, Unhashable
 
@@ -59,6 +62,36 @@ def flip(image: Any) -> Any:
     return image
 
 
+def _below_a_file(root: Path) -> Path:
+    (root / "plain").write_text("1")
+    return root / "plain" / "a.png"
+
+
+def _looping(root: Path) -> Path:
+    (root / "loop").symlink_to(root / "loop")
+    return root / "loop"
+
+
+def _locked(root: Path) -> Path:
+    (root / "locked").mkdir()
+    (root / "locked" / "a.png").write_text("1")
+    (root / "locked").chmod(0)
+    return root / "locked" / "a.png"
+
+
+#: Listed files whose stat fails otherwise than for a missing file, and its errno.
+UNSTATABLE = [
+    pytest.param(_below_a_file, errno.ENOTDIR, id="not-a-directory"),
+    pytest.param(_looping, errno.ELOOP, id="symlink-loop"),
+    pytest.param(
+        _locked,
+        errno.EACCES,
+        id="permission",
+        marks=pytest.mark.skipif(os.geteuid() == 0, reason="root reads any folder"),
+    ),
+]
+
+
 class TestFingerprint:
     def test_class_length_and_repr(self) -> None:
         found = fingerprint(ListDataset([1, 2]), 2, None)
@@ -89,6 +122,25 @@ class TestFingerprint:
         paths[0].unlink()  # missing
         missing = fingerprint(WithFiles(paths), 2, None)
         assert len({first.key, sized.key, touched.key, missing.key}) == 4
+
+    @pytest.mark.parametrize(("unstatable", "number"), UNSTATABLE)
+    def test_a_file_whose_stat_fails_is_refused_naming_it_and_its_dataset(
+        self, tmp_path: Path, unstatable: Callable[[Path], Path], number: int
+    ) -> None:
+        # it was the bare OSError of os.stat, naming neither the dataset nor the cache
+        kept = tmp_path / "kept"
+        kept.write_text("1")
+        path = unstatable(tmp_path)
+        with pytest.raises(
+            OSError, match=r"^\[Errno \d+\] CachedDataset cannot fingerprint With"
+        ) as raised:
+            fingerprint(WithFiles([kept, path]), 2, None)
+        assert raised.value.errno == number
+        assert type(raised.value) is type(raised.value.__cause__)  # PermissionError stays one
+        assert f"the stat of {str(path)!r}, a file its source_files() lists" in str(raised.value)
+        with pytest.raises(type(raised.value), match="cannot fingerprint WithFiles: the stat"):
+            CachedDataset(WithFiles([path]), tmp_path / "cache")
+        assert not (tmp_path / "cache").exists()  # nothing made under a key that cannot be
 
     def test_files_are_named_by_their_resolved_folder(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -1,0 +1,55 @@
+"""The DataLoader fetch around a :class:`~rankaug.BatchAugment` call: its batch's epoch, its pass.
+
+A ``collate_fn`` or a dataset's ``__getitems__`` that augments whole batches runs inside
+PyTorch's ``_MapDatasetFetcher.fetch`` (torchdata's ``StatefulDataLoader`` uses it too),
+in a DataLoader worker or, without workers, in the main process. That frame holds the
+batch of indices the sampler gave: under an :class:`~rankaug.EpochSampler`, the
+:class:`~rankaug.EpochIndex` values whose epoch torch's ``default_collate`` drops, so
+the epoch of the batch is known there exactly, whenever a worker fetches it (before or
+after a late ``set_epoch``). It also holds the fetcher, which the loader makes anew for
+each pass: once per iterator without workers, and in every worker once per pass (a
+persistent worker makes it again when the next iterator resumes it). Two calls with the
+same fetcher augment batches of one pass.
+"""
+
+from __future__ import annotations
+
+import sys
+from types import FrameType
+from typing import NamedTuple
+
+from rankaug import passes
+from rankaug.epoch import _CLASSES
+
+__all__ = ["Fetch", "current_fetch"]
+
+
+class Fetch(NamedTuple):
+    """The fetch around a call.
+
+    Attributes:
+        epoch: The epoch the batch's indices carry, or :data:`rankaug.passes.PLAIN`
+            (none carries one) or :data:`rankaug.passes.MIXED` (several, or some none).
+        fetcher: The loader's fetcher: one per pass of a worker or loader iterator.
+    """
+
+    epoch: int
+    fetcher: object
+
+
+def current_fetch() -> Fetch | None:
+    """The DataLoader fetch the calling thread runs inside, or ``None``.
+
+    >>> current_fetch() is None  # no DataLoader here
+    True
+    """
+    frame: FrameType | None = sys._getframe(1)
+    fetch = passes._FETCH
+    while frame is not None:
+        if frame.f_code is fetch:
+            held = frame.f_locals
+            batch = held.get("possibly_batched_index")
+            epoch = passes._batch_epoch(batch) if _CLASSES else passes.PLAIN
+            return Fetch(epoch, held.get("self"))
+        frame = frame.f_back
+    return None
