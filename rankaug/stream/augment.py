@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from rankaug.keys import Keying
 from rankaug.samples import SampleAdapter, check_adapter
 from rankaug.stream.access import NoRandomAccess
-from rankaug.stream.base import Pass, StreamDataset, Window, default_stream
+from rankaug.stream.base import StreamDataset, default_stream
+from rankaug.stream.state import Pass
+from rankaug.stream.view import Window
 
 if TYPE_CHECKING:
     from rankaug.wrapper import RandomAugmentWrapper

@@ -18,7 +18,7 @@ The record (``record=``) names the samples by their position in the worker's pas
 its text names (``dataset[i]``) by its position and id. There is no
 ``replay`` nor ``wrapper[i]`` (a stream has no random access: both are refused with a
 ``TypeError`` saying what to do instead, :mod:`rankaug.stream.access`); a resumed pass
-re-reads its epoch's stream up to where it stood (see :mod:`rankaug.stream.base`).
+re-reads its epoch's stream up to where it stood (see :mod:`rankaug.stream.state`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ from rankaug.keys import Keying
 from rankaug.params import take
 from rankaug.samples import DefaultAdapter, SampleAdapter, check_adapter
 from rankaug.stream.access import NoRandomAccess, NoReplay
-from rankaug.stream.base import Pass, StreamDataset, Window, default_stream
+from rankaug.stream.base import StreamDataset, default_stream
+from rankaug.stream.state import Pass
+from rankaug.stream.view import Window
 
 __all__ = ["WindowStream"]
 
