@@ -101,16 +101,6 @@ class StreamingAugment(NoRandomAccess, StreamDataset[T_co]):
         self._keyed.transform = transform
 
     @property
-    def rank(self) -> int | None:
-        """The rank given, or ``None`` (resolved); setting one (checked) puts it to use."""
-        rank: int | None = self._keyed.rank
-        return rank
-
-    @rank.setter
-    def rank(self, rank: int | None) -> None:
-        self._keyed.rank = rank  # checked there (RankSetting), as when made
-
-    @property
     def adapter(self) -> SampleAdapter:
         """The sample adapter; setting another (``None``: the default) puts it to use."""
         return self._keyed.adapter

@@ -144,6 +144,21 @@ class StreamDataset(FixedSettings, SavedPasses, IterableDataset[T_co], Generic[T
                 warnings.warn(message, RankaugWarning, stacklevel=outside_level())
                 return
 
+    # ------------------------------------------------------------------ rank
+    @property
+    def rank(self) -> int | None:
+        """The rank given, or ``None`` (resolved); setting one (checked) puts it to use."""
+        rank: int | None = self._keyed.rank
+        return rank
+
+    @rank.setter
+    def rank(self, rank: int | None) -> None:
+        self._keyed.rank = rank  # checked there (RankSetting), as when made
+        self._rank_assigned(self._keyed.rank)
+
+    def _rank_assigned(self, rank: int | None) -> None:
+        """Put an assigned ``rank`` to use beyond the map-style wrapper: nothing here."""
+
     # ------------------------------------------------------------------ epoch
     @property
     def epoch(self) -> int:

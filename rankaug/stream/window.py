@@ -225,18 +225,11 @@ class WindowStream(NoRandomAccess, NoReplay, StreamDataset[T_co]):
         "alpha", "source", "fraction", "max_overlap", "min_visibility",
     }  # fmt: skip
 
-    @property
-    def rank(self) -> int | None:
-        """The rank given, or ``None`` (resolved); setting one (checked) puts it to use."""
-        rank: int | None = self._keyed.rank
-        return rank
-
-    @rank.setter
-    def rank(self, rank: int | None) -> None:
-        self._keyed.rank = rank  # checked there (RankSetting), as when made
-        for inner in self._inner.values():  # each window's wrapper, and those made later
-            inner.rank = self._keyed.rank
-        self._options = {**self._options, "rank": self._keyed.rank}  # a copy's own
+    def _rank_assigned(self, rank: int | None) -> None:
+        """Each window's wrapper takes the rank assigned, and those made later."""
+        for inner in self._inner.values():
+            inner.rank = rank
+        self._options = {**self._options, "rank": rank}  # a copy's own
 
     def _keywords_of(self) -> type:
         """The map-style class: its deprecated flat keywords are this one's too."""
