@@ -40,7 +40,7 @@ from rankaug.keys import Domain, KeyedRandom, KeyTemplate, check_keying
 from rankaug.stream.counter import PassCounter
 from rankaug.stream.detect import check_stream
 from rankaug.stream.ids import SampleIds
-from rankaug.stream.readers import check_pickled, check_reader
+from rankaug.stream.readers import Told, check_pickled, check_reader
 from rankaug.stream.source import Reading, forward_epoch
 from rankaug.stream.state import Pass, SavedPasses
 
@@ -125,6 +125,7 @@ class StreamDataset(FixedSettings, SavedPasses, IterableDataset[T_co], Generic[T
         self._running: set[Pass] = set()  # passes started and not ended (the latest, others)
         # worker id -> (the state loaded, the pass it resumes), until that pass starts
         self._resume: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._told = Told()  # the warnings given once for all the workers and epochs
         self._check_inside()
 
     def _check_inside(self) -> None:
@@ -233,7 +234,7 @@ class StreamDataset(FixedSettings, SavedPasses, IterableDataset[T_co], Generic[T
 
     def _read(self, live: Pass, read: int) -> Iterator[Any]:
         """The stream's samples, the first at ``read``, read with the pass's epoch carried."""
-        check_reader(self)  # a split dealt again by accelerate, or unsplit by worker: warned
+        check_reader(self, self._told)  # a split dealt again, or unsplit by worker: warned
         with live.context(read).guard("starting the stream"):  # its iter() may fail too
             iterator = Reading(self.dataset, live.epoch)
         while True:
@@ -268,7 +269,7 @@ class StreamDataset(FixedSettings, SavedPasses, IterableDataset[T_co], Generic[T
     __copy__ = own_count  # its map-style wrapper copied too (see own_count)
 
     def __getstate__(self) -> dict[str, Any]:
-        check_pickled(self)  # for spawned workers: accelerate's dispatcher is seen here
+        check_pickled(self, self._told)  # for spawned workers: the dispatcher is seen here
         state = self.__dict__.copy()
         state["_live"], state["_resume"], state["_running"] = None, {}, set()
         return state
