@@ -86,7 +86,8 @@ class CocoDetection(LoadSettings, FixedSettings, Dataset[Any]):
             dataset is made (the wrappers read the format it declares once): assigning
             one raises an ``AttributeError``. ``image_root`` and how an image is loaded
             (``image_size``, ``reduced_decode``, ``interpolation``, ``as_tuple``,
-            ``tensors``) may be assigned: checked (and resolved) as when made.
+            ``tensors``) may be assigned: checked (and resolved) as when made. A subclass
+            may set any of them before calling the constructor, to the value it gives it.
 
     Raises:
         TypeError: If an argument has the wrong type (a path that is not a ``str`` or an
@@ -120,6 +121,7 @@ class CocoDetection(LoadSettings, FixedSettings, Dataset[Any]):
     fixed_settings = frozenset({"annotation_file", "tolerance", "image_ids", "category_ids",
                                 "category_names", "category_to_label",
                                 "num_crowd_skipped", "box_format"})  # fmt: skip
+    made_with = "_labels"  # set last: a subclass may have set annotation_file and others before
 
     def __init__(
         self,
@@ -134,15 +136,13 @@ class CocoDetection(LoadSettings, FixedSettings, Dataset[Any]):
         reduced_decode: bool = True,
         interpolation: Interpolation = "auto",
     ) -> None:
-        self.set_output(box_format, as_tuple, tensors)
-        self.image_size = image_size  # checked (LoadSettings), as when assigned
-        self.reduced_decode = reduced_decode
-        self.interpolation = interpolation
+        # checked (LoadSettings), as when assigned
+        self.set_loading(box_format, as_tuple, tensors, image_size, reduced_decode, interpolation)
         self.tolerance = checks.real(tolerance, "tolerance", low=0.0)
         # resolved (absolute, links followed): one file or folder, one name (and repr,
         # which is the cache's key)
         self.annotation_file = Path(checks.path(annotation_file, "annotation_file")).resolve()
-        self.image_root = image_root  # resolved and checked, as when assigned
+        self.set_by_constructor("image_root", image_root)  # resolved, checked: as assigned
         data, self._annotation_stat = _load_json(self.annotation_file)
         source = str(self.annotation_file)
         images = _read_images(data, source)

@@ -25,22 +25,39 @@ the constructor refuses it."""
 
 
 class Folder(NamedTuple):
-    """A folder dataset's class and the arguments that read one written for the test."""
+    """A folder dataset's class and the paths, by argument name, that read one written for
+    the test (relative to the folder the test runs in)."""
 
     kind: type[Any]
-    args: tuple[Any, ...]
+    paths: dict[str, str]
 
     def make(self, **options: Any) -> Any:
-        return self.kind(*self.args, **options)
+        return self.kind(*self.paths.values(), **options)
+
+    def subclass(self, before: dict[str, Any]) -> type[Any]:
+        """A subclass that sets ``before`` as attributes, then calls the constructor."""
+
+        class Mine(self.kind):  # type: ignore[name-defined,misc]
+            def __init__(self, *args: Any, **options: Any) -> None:
+                for name, value in before.items():
+                    setattr(self, name, value)
+                super().__init__(*args, **options)
+
+        return Mine
 
 
 @pytest.fixture(params=["YoloFolder", "CocoDetection"])
-def folder(request: pytest.FixtureRequest, tmp_path: Path) -> Folder:
+def folder(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Folder:
     synthetic = SyntheticDetection(4, image_size=(40, 56), seed=2)
+    monkeypatch.chdir(tmp_path)
     if request.param == "YoloFolder":
-        return Folder(YoloFolder, (write_yolo_folder(synthetic, tmp_path / "ds"),))
-    annotation, _ = write_coco(synthetic, tmp_path / "ds")
-    return Folder(CocoDetection, (annotation, annotation.parent / "images"))
+        write_yolo_folder(synthetic, tmp_path / "ds")
+        return Folder(YoloFolder, {"root": "ds"})
+    write_coco(synthetic, tmp_path / "ds")
+    return Folder(CocoDetection, {"annotation_file": "ds/instances.json",
+                                  "image_root": "ds/images"})  # fmt: skip
 
 
 class TestLoadSettings:
@@ -70,3 +87,57 @@ class TestLoadSettings:
         assert max(image.shape[1:]) == 24
         assert "image_size=24" in repr(ds)
         assert "interpolation='linear'" in repr(ds)
+
+    @pytest.mark.parametrize("spelled", [str, Path, lambda path: Path(path).resolve()])
+    def test_a_subclass_may_set_its_settings_before_the_constructor(
+        self, folder: Folder, spelled: Any
+    ) -> None:
+        # before: refused (YoloFolder.root cannot be assigned: it is fixed, raised by the
+        # constructor's own assignment), or, for as_tuple and tensors, an AttributeError
+        # for a box_format not set yet
+        loads = {"box_format": "pascal_voc", "image_size": 24, "interpolation": "linear",
+                 "reduced_decode": False, "as_tuple": True, "tensors": True}  # fmt: skip
+        paths = {name: spelled(path) for name, path in folder.paths.items()}
+        mine = folder.subclass({**paths, **loads})
+        ds = mine(*paths.values(), **loads)
+        image, _ = ds[0]
+        assert isinstance(image, torch.Tensor)
+        assert max(image.shape[1:]) == 24
+        assert ds[0][1]["boxes"].tolist() == folder.make(**loads)[0][1]["boxes"].tolist()
+        assert all(getattr(ds, name) == Path(path).resolve() for name, path in paths.items())
+        assert repr(ds).partition("(")[2] == repr(folder.make(**loads)).partition("(")[2]
+        first = next(iter(paths))  # what the labels were read from: fixed once made
+        with pytest.raises(AttributeError, match=rf"^Mine\.{first} cannot be assigned: it is"):
+            setattr(ds, first, paths[first])
+        with pytest.raises(AttributeError, match=r"^Mine\.box_format cannot be assigned: it is"):
+            ds.box_format = "coco"
+        ds.image_size = 32  # how an image is loaded: assigned, and put to use
+        assert max(ds[0][0].shape[1:]) == 32
+
+    @pytest.mark.parametrize(("name", "value", "given"), [
+        ("image_size", 24, None), ("as_tuple", True, False), ("interpolation", "linear", "auto"),
+        ("reduced_decode", False, True), ("box_format", "coco", "pascal_voc"),
+    ])  # fmt: skip
+    def test_a_setting_set_before_the_constructor_to_another_value_is_refused(
+        self, folder: Folder, name: str, value: Any, given: Any
+    ) -> None:
+        # the constructor sets each again, to its argument: the subclass's value would be
+        # replaced without a word (image_size set to 24 and the images read at full size)
+        mine = folder.subclass({name: value})
+        with pytest.raises(AttributeError, match=(
+            rf"^Mine\.{name} cannot be assigned: it was set before the constructor, which "
+            rf"sets {name} itself, to another value \(set: {value!r}; the constructor's: "
+            rf"{given!r}\)"
+        )):  # fmt: skip
+            mine(*folder.paths.values())
+        assert getattr(mine(*folder.paths.values(), **{name: value}), name) == value
+
+    def test_another_path_set_before_the_constructor_is_refused(
+        self, folder: Folder, tmp_path: Path
+    ) -> None:
+        name = next(iter(folder.paths))
+        mine = folder.subclass({name: tmp_path / "elsewhere"})
+        with pytest.raises(
+            AttributeError, match=rf"^Mine\.{name} cannot be assigned: it was set before"
+        ):
+            mine(*folder.paths.values())
