@@ -25,6 +25,7 @@ import numbers
 import os
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 from types import FrameType
 from typing import Any, ClassVar, cast
 
@@ -61,15 +62,18 @@ class FixedSettings:
     """An attribute the constructor sets after every fixed setting it sets: until it is
     set, one of those may be set again to the value it holds (a subclass that sets it
     before calling the constructor, which sets it again), or to one made from that value
-    (see :func:`_same`). Empty: refused once set."""
+    (see :func:`_same`), or by a constructor given that value as its argument of that name
+    (:func:`_given`: ``self.image_size = 16`` before ``SyntheticDetection``'s, which keeps
+    ``(16, 16)``). Empty: refused once set."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in self.fixed_settings and name in self.__dict__:
             made = not self.made_with or self.made_with in self.__dict__
             if made:
                 raise _refused(self, name)
-            if not _same(self.__dict__[name], value):
-                raise _set_before(self, name, self.__dict__[name], value)
+            held = self.__dict__[name]
+            if not _same(held, value) and not _given(held, name, sys._getframe(1)):
+                raise _set_before(self, name, held, value)
         if name[:1] != "_" and name not in self.fixed_settings:
             spelled = _flat_keywords(self._keywords_of()).get(name)
             if spelled is not None and not _subclass_own(self, sys._getframe(1)):
@@ -96,9 +100,14 @@ def _shown(owner: object) -> str:
 def _same(held: Any, value: Any) -> bool:
     """Whether ``value`` is the setting held, or the setting the constructor made of it.
 
-    The same object, an equal number or string, an equal dataclass of the same type (a
-    mosaic's ``config`` built again), or a value whose ``made_from(held)`` says it was
-    made from the one held (a partner sampler from the ``Partners`` it was given).
+    The same object, an equal number or string, an equal tuple or dataclass of the same
+    type (a mosaic's ``config`` built again, a folder's ``extensions``), one path however
+    spelled (a folder's ``root`` given as ``"data"``, kept resolved), or a value whose
+    ``made_from(held)`` says it was made from the one held (a partner sampler from the
+    ``Partners`` it was given).
+
+    >>> _same("data", Path("data").resolve()), _same((".png",), (".png",)), _same("a", "./a")
+    (True, True, False)
     """
     if held is value:
         return True
@@ -106,11 +115,38 @@ def _same(held: Any, value: Any) -> bool:
     try:
         if made_from is not None and made_from(value, held):
             return True
-        if dataclasses.is_dataclass(held) and type(held) is type(value):
+        alike = type(held) is type(value)
+        if alike and (dataclasses.is_dataclass(held) or isinstance(held, tuple | frozenset)):
             return bool(held == value)
+        if isinstance(held, os.PathLike) or isinstance(value, os.PathLike):
+            return _one_path(held, value)
         return isinstance(held, numbers.Number | str) and bool(held == value)
     except Exception:  # an array's ==, say: not the same setting
         return False
+
+
+def _given(held: Any, name: str, frame: FrameType) -> bool:
+    """Whether ``frame``, a constructor setting ``name``, was given ``held`` as its ``name``.
+
+    Its argument of that name, as it holds it now (:func:`_same`): the constructor makes
+    its setting from it, so a subclass that set ``held`` before calling it set what it
+    gave it (``self.extensions = [".png"]``, which ``YoloFolder`` keeps as a tuple).
+    """
+    code = frame.f_code
+    if name not in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+        return False
+    return _same(held, frame.f_locals[name])
+
+
+def _one_path(held: Any, value: Any) -> bool:
+    """Whether ``held`` and ``value``, one of them a path object, name one path.
+
+    Spelled alike, or alike once resolved (absolute, links followed). Two strings are
+    never paths here: a stream's name ``"a"`` is not ``"./a"``.
+    """
+    if not all(isinstance(v, str | os.PathLike) for v in (held, value)):
+        return False
+    return Path(held) == Path(value) or Path(held).resolve() == Path(value).resolve()
 
 
 def _refused(owner: object, name: str, verb: str = "assigned") -> AttributeError:
@@ -125,18 +161,28 @@ def _refused(owner: object, name: str, verb: str = "assigned") -> AttributeError
     )
 
 
-def _set_before(owner: object, name: str, held: Any, value: Any) -> AttributeError:
+def _set_before(
+    owner: object, name: str, held: Any, value: Any, *, assignable: bool = False
+) -> AttributeError:
     """The error of a setting set before the constructor to another value than it sets.
 
     Both are named: ``held``, set before, and ``value``, the constructor's (reprs cut).
+    An ``assignable`` setting (how a folder dataset loads an image) may be assigned after
+    the constructor instead.
     """
     kind = _shown(owner)
+    instead = (
+        f"give the constructor {name}={_short(held)}, or assign it after the constructor "
+        "(it is put to use then)"
+        if assignable
+        else "set it to what the constructor is given (or leave it to the constructor), "
+        "or keep your own value under another attribute name"
+    )
     return AttributeError(
         f"{kind}.{name} cannot be assigned: it was set before the constructor, which sets "
         f"{name} itself, to another value (set: {_short(held)}; the constructor's: "
         f"{_short(value)}): {kind} would go on with the constructor's, not the one "
-        f"set; set it to what the constructor is given (or leave it to the "
-        f"constructor), or keep your own value under another attribute name"
+        f"set; {instead}"
     )
 
 

@@ -6,7 +6,7 @@ epoch, with ``num_workers=0``) continues that epoch's stream rather than startin
 over. Each worker keeps the :data:`KEPT` streams it drew from last. A stream's
 position belongs to its rank: a state loaded on another rank is refused when that rank
 would start the stream over (:func:`check_rank`), or, for a streaming wrapper's pass
-(:mod:`rankaug.stream.base`), go on with the other rank's.
+(:mod:`rankaug.stream.state`), go on with the other rank's.
 
 A state is ``{"format", "wrappers"}``; each wrapper of the tree (outermost first) is
 ``{"class", "stream", "streams"}``, and each of its streams in the saving process, least

@@ -3,6 +3,7 @@ from __future__ import annotations
 import copy
 import pickle
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -31,6 +32,19 @@ class Squared(Made):
 
 class Making(Made):
     made_with = "count"
+
+
+class Rooted(FixedSettings):
+    """A folder's reader: its root kept resolved, its kinds as a sorted tuple."""
+
+    fixed_settings: ClassVar[frozenset[str]] = frozenset({"root", "kinds", "name"})
+    made_with = "_done"
+
+    def __init__(self, root: str | Path, kinds: Any, name: str = "a") -> None:
+        self.root = Path(root).resolve()
+        self.kinds = tuple(sorted(kinds))
+        self.name = name
+        self._done = True
 
 
 @dataclass(frozen=True)
@@ -85,6 +99,27 @@ class TestFixedSettings:
             r"which sets size itself, to another value \(set: 4; the constructor's: 3\)",
         ):
             Making.__init__(making, 3)
+
+    def test_a_setting_set_before_the_constructor_to_its_argument_is_taken(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # before: refused, the constructor's value being made of the argument (a path
+        # resolved, a list kept as a sorted tuple), not the argument itself
+        monkeypatch.chdir(tmp_path)
+        spellings: list[tuple[Any, Any]] = [("data", [".b", ".a"]), (Path("data"), (".a", ".b")),
+                                            (tmp_path / "data", {".a", ".b"})]  # fmt: skip
+        for root, kinds in spellings:
+            rooted = Rooted.__new__(Rooted)
+            rooted.root, rooted.kinds = root, kinds
+            Rooted.__init__(rooted, "data", kinds)  # the path however spelled, the kinds given
+            assert (rooted.root, rooted.kinds) == (tmp_path / "data", (".a", ".b"))
+        for name, value in [("root", "other"), ("kinds", [".c"]), ("name", "./a")]:
+            rooted = Rooted.__new__(Rooted)
+            setattr(rooted, name, value)
+            with pytest.raises(
+                AttributeError, match=rf"^Rooted\.{name} cannot be assigned: it was set before"
+            ):
+                Rooted.__init__(rooted, "data", [".a", ".b"])  # a name is no path: "./a" is not "a"
 
     def test_a_setting_made_from_the_arguments_names_them(self) -> None:
         # before: "make a new Squared with the area you want", an argument it has not

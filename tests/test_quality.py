@@ -30,8 +30,13 @@ GLOBAL_RANDOM = {
                   "shuffle", "permutation", "normal", "set_state", "random_sample"},
     "torch": {"manual_seed", "seed", "rand", "randn", "randint", "randperm", "rand_like",
               "randn_like", "randint_like", "normal", "bernoulli", "multinomial",
-              "set_rng_state"},
+              "poisson", "set_rng_state"},
+    "torch.random": {"manual_seed", "seed", "set_rng_state"},
 }  # fmt: skip
+# A tensor's in-place draws (``x.uniform_()``, ``torch.nn.init.normal_(w)``): from the global
+# generator unless given ``generator=``, whatever the object they are called on.
+TENSOR_DRAWS = {"uniform_", "normal_", "random_", "bernoulli_", "exponential_",
+                "geometric_", "cauchy_", "log_normal_"}  # fmt: skip
 ALLOWED = {
     ("seeding.py", "random.seed"),
     ("seeding.py", "np.random.seed"),
@@ -39,6 +44,10 @@ ALLOWED = {
     # the demo's YOLOv5-style side reproduces the seeds' bug on purpose
     ("cli/legacy.py", "random.choices"),
     ("cli/legacy.py", "random.uniform"),
+    # put back the CPU generator's state a call changed: a kornia draw refused for using it,
+    # the audit's first try before it tries again with a box target
+    ("batch/_kornia.py", "torch.random.set_rng_state"),
+    ("cli/batch_probe.py", "torch.random.set_rng_state"),
 }
 
 
@@ -51,20 +60,57 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
+def _imports(tree: ast.AST) -> dict[str, str]:
+    """What each name an import binds in ``tree`` stands for, dotted in full.
+
+    ``import numpy.random as npr``: ``npr`` is ``numpy.random``; ``from random import
+    random``: ``random`` is ``random.random``; ``import numpy.random``: ``numpy``.
+    Wherever the import is (a function's too): a name is taken for what it imports.
+    """
+    names: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname is None:
+                    head = alias.name.partition(".")[0]
+                    names[head] = head
+                else:
+                    names[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                names[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return names
+
+
+def _called(name: str, imports: dict[str, str]) -> str:
+    """The dotted name ``name`` calls, its first part read through ``imports``; ``numpy``
+    written ``np``."""
+    head, dot, rest = name.partition(".")
+    full = imports.get(head, head) + dot + rest
+    return "np" + full[len("numpy") :] if full.partition(".")[0] == "numpy" else full
+
+
 def global_random_calls(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    imports = _imports(tree)
     calls = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-        if isinstance(node, ast.Call):
-            name = _dotted(node.func)
-            if name is None:
-                continue
-            module, _, function = name.rpartition(".")
-            module = module.replace("numpy.random", "np.random")
-            drawn_from_its_own = module == "torch" and any(
-                keyword.arg == "generator" for keyword in node.keywords
-            )  # torch.rand(..., generator=g) draws from g, not the global generator
-            if function in GLOBAL_RANDOM.get(module, set()) and not drawn_from_its_own:
-                calls.add(f"{module}.{function}")
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        # torch.rand(..., generator=g), x.uniform_(generator=g): drawn from g
+        drawn_from_its_own = any(keyword.arg == "generator" for keyword in node.keywords)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in TENSOR_DRAWS:
+            if not drawn_from_its_own:
+                calls.add(f"tensor.{node.func.attr}")
+            continue
+        name = _dotted(node.func)
+        if name is None:
+            continue
+        module, _, function = _called(name, imports).rpartition(".")
+        if module.startswith("torch") and drawn_from_its_own:
+            continue
+        if function in GLOBAL_RANDOM.get(module, set()):
+            calls.add(f"{module}.{function}")
     return calls
 
 
@@ -157,6 +203,31 @@ class TestHouseRules:
                                                "torch.manual_seed"}  # fmt: skip
         sample.write_text("import torch\ntorch.rand(2)\n")
         assert global_random_calls(sample) == {"torch.rand"}
+
+    def test_the_audit_reads_names_through_imports(self, tmp_path: Path) -> None:
+        # before: each of these was missed, the audit reading calls by their spelling alone
+        sample = tmp_path / "bad.py"
+        sample.write_text(
+            "from random import random, shuffle as mix\nimport random as r\n"
+            "from numpy.random import randint\nimport numpy.random as npr\n"
+            "import numpy as numeric\nfrom numpy import random as nr\nimport torch as th\n"
+            "from torch import rand\nimport torch\n"
+            "random()\nmix([1])\nr.gauss(0, 1)\nrandint(3)\nnpr.rand()\n"
+            "numeric.random.normal()\nnr.permutation(3)\nth.randn(2)\nrand(2)\n"
+            "torch.random.manual_seed(0)\nth.zeros(2).uniform_()\n"
+            "torch.nn.init.normal_(th.zeros(2))\n"
+        )
+        assert global_random_calls(sample) == {
+            "random.random", "random.shuffle", "random.gauss", "np.random.randint",
+            "np.random.rand", "np.random.normal", "np.random.permutation", "torch.randn",
+            "torch.rand", "torch.random.manual_seed", "tensor.uniform_", "tensor.normal_",
+        }  # fmt: skip
+        sample.write_text(  # their own generators: not global state
+            "import numpy.random as npr\nimport torch as th\nfrom random import Random\n"
+            "npr.default_rng(0).random()\nRandom(0).random()\n"
+            "g = th.Generator()\nth.rand(2, generator=g)\nth.zeros(2).normal_(generator=g)\n"
+        )
+        assert global_random_calls(sample) == set()
 
     def test_the_package_runs_on_python_3_10(self) -> None:
         offenders = {

@@ -91,6 +91,7 @@ class SyntheticDetection(FixedSettings, Dataset[Any]):
     fixed_settings = frozenset({"length", "image_size", "num_classes", "max_objects", "seed",
                                 "box_format", "as_tuple", "tensors", "masks", "channels",
                                 "dtype", "varied_sizes"})  # fmt: skip
+    made_with = "_colours"  # set last: a subclass may have set its arguments before
 
     def __init__(
         self,

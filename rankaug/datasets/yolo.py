@@ -130,7 +130,8 @@ class YoloFolder(LoadSettings, FixedSettings, Dataset[Any]):
             dataset is made (the wrappers read the format it declares once): assigning
             one raises an ``AttributeError``. How an image is loaded (``image_size``,
             ``reduced_decode``, ``interpolation``, ``as_tuple``, ``tensors``) may be
-            assigned: checked as when the dataset is made.
+            assigned: checked as when the dataset is made. A subclass may set any of
+            them before calling the constructor, to the value it gives the constructor.
 
     Raises:
         TypeError: If ``root``, ``image_dir`` or ``label_dir`` is not a path (a ``str`` or
@@ -177,6 +178,7 @@ class YoloFolder(LoadSettings, FixedSettings, Dataset[Any]):
     fixed_settings = frozenset({"root", "image_dir", "label_dir", "extensions", "segments",
                                 "tolerance", "image_paths", "label_paths",
                                 "box_format"})  # fmt: skip
+    made_with = "_label_stats"  # set last: a subclass may have set root and the others before
 
     def __init__(
         self,
@@ -194,10 +196,8 @@ class YoloFolder(LoadSettings, FixedSettings, Dataset[Any]):
         reduced_decode: bool = True,
         interpolation: Interpolation = "auto",
     ) -> None:
-        self.set_output(box_format, as_tuple, tensors)
-        self.image_size = image_size  # checked (LoadSettings), as when assigned
-        self.reduced_decode = reduced_decode
-        self.interpolation = interpolation
+        # checked (LoadSettings), as when assigned
+        self.set_loading(box_format, as_tuple, tensors, image_size, reduced_decode, interpolation)
         self.segments = checks.boolean(segments, "segments")
         suffixes = _check_extensions(extensions)
         root = checks.path(root, "root")

@@ -3,9 +3,10 @@
 ``RandomAugmentWrapper(stream, ...)``, ``MosaicDataset(stream, ...)`` and the mix family return the
 classes here when ``stream`` is an ``IterableDataset`` or another iterable without
 ``__getitem__``/``__len__`` (:mod:`rankaug.stream.detect`); they are
-``IterableDataset`` objects a DataLoader iterates. Passes, epochs, keys and resume:
+``IterableDataset`` objects a DataLoader iterates. Passes, epochs and keys:
 :mod:`rankaug.stream.base` (what a pass asks of the wrapped stream:
-:mod:`rankaug.stream.source`); the multi-sample wrappers' window:
+:mod:`rankaug.stream.source`); each worker's pass and its saved state (resume):
+:mod:`rankaug.stream.state`; the multi-sample wrappers' window:
 :mod:`rankaug.stream.window`; sample ids: :mod:`rankaug.stream.ids`; accelerate dealing
 again a stream split by rank: :mod:`rankaug.stream.readers`.
 """

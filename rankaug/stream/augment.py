@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from rankaug.keys import Keying
 from rankaug.samples import SampleAdapter, check_adapter
 from rankaug.stream.access import NoRandomAccess
-from rankaug.stream.base import Pass, StreamDataset, Window, default_stream
+from rankaug.stream.base import StreamDataset, default_stream
+from rankaug.stream.state import Pass
+from rankaug.stream.view import Window
 
 if TYPE_CHECKING:
     from rankaug.wrapper import RandomAugmentWrapper
@@ -97,16 +99,6 @@ class StreamingAugment(NoRandomAccess, StreamDataset[T_co]):
     def transform(self, transform: Any) -> None:
         _check_box_format(transform, self.dataset)
         self._keyed.transform = transform
-
-    @property
-    def rank(self) -> int | None:
-        """The rank given, or ``None`` (resolved); setting one (checked) puts it to use."""
-        rank: int | None = self._keyed.rank
-        return rank
-
-    @rank.setter
-    def rank(self, rank: int | None) -> None:
-        self._keyed.rank = rank  # checked there (RankSetting), as when made
 
     @property
     def adapter(self) -> SampleAdapter:

@@ -18,6 +18,10 @@ workersplitter=None)``, a ``DataPipeline`` without it) hands every worker every 
 each sample comes once per worker in an epoch (:func:`check_workers`). Hugging Face's
 ``IterableDataset``, litdata and mosaicml-streaming split by worker themselves; a plain
 ``IterableDataset`` cannot be told.
+
+Each warning is given once by a wrapper, for all its workers and epochs: a bit of a word
+in shared memory (:class:`Told`) says it was, where each epoch's workers, when not
+persistent, are new processes that would warn again.
 """
 
 from __future__ import annotations
@@ -27,10 +31,14 @@ import warnings
 from types import FrameType
 from typing import Any, Final
 
+import torch
+
 from rankaug.context import current_worker
 from rankaug.errors import RankaugWarning
+from rankaug.shared_epoch import SharedEpoch, shared_slot
 
-__all__ = ["check_pickled", "check_reader", "check_workers", "rank_split", "worker_unsplit"]
+__all__ = ["Told", "check_pickled", "check_reader", "check_workers", "rank_split",
+           "worker_unsplit"]  # fmt: skip
 
 #: accelerate's classes that deal an IterableDataset's samples among the processes.
 _READERS: Final = frozenset({"IterableDatasetShard", "DataLoaderDispatcher"})
@@ -39,6 +47,42 @@ _LOADING: Final = frozenset(
     {"rankaug", "torch", "multiprocessing", "webdataset", "accelerate", "torchdata",
      "lightning", "pytorch_lightning", "lightning_fabric"}
 )  # fmt: skip
+
+
+class Told(SharedEpoch):
+    """The warnings a wrapper gave once for all its DataLoader workers and epochs.
+
+    One bit per warning (:data:`ONCE`) of a word in shared memory (a
+    :class:`~rankaug.shared_epoch.SharedEpoch`): forked workers inherit it, spawned ones
+    receive it with the wrapper, and the workers of a later epoch see what those of an
+    earlier one set.
+
+    >>> told = Told()
+    >>> told.first("unsplit"), told.first("unsplit")
+    (True, False)
+    """
+
+    __slots__ = ()
+
+    ONCE: Final = {"unsplit": 1, "dealt": 2}
+    """The warnings given once, by name: their bits."""
+
+    def first(self, kind: str) -> bool:
+        """Whether ``kind`` was not given yet; it is counted as given from now on."""
+        bit, given = self.ONCE[kind], self.get()
+        if given & bit:
+            return False
+        self.set(given | bit)
+        return True
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        self.claim()  # a rank's spawned workers share its own word
+        return (_told, (self._block, self._slot))
+
+
+def _told(block: torch.Tensor, slot: int) -> Told:
+    """Unpickle :class:`Told`: the same word when the block arrived shared, else a copy."""
+    return shared_slot(Told, block, slot)
 
 
 def rank_split(dataset: object) -> str | None:
@@ -86,25 +130,30 @@ def worker_unsplit(dataset: object) -> bool:
     )
 
 
-def check_workers(wrapper: Any, level: int = 2) -> None:
+def check_workers(wrapper: Any, told: Told, level: int = 2) -> None:
     """Warn if DataLoader workers each read the whole of a stream seen not to split.
 
     Called by a pass as it starts reading, in worker 0 of two or more (the others read
-    alike): :func:`worker_unsplit`. A forked worker's calls go on with the main
-    process's that started it: the line named is the loop over the DataLoader there (the
-    first outside rankaug, PyTorch, multiprocessing and the loaders of webdataset,
-    accelerate and Lightning); a spawned worker's hold none, and ``level`` is named.
+    alike): :func:`worker_unsplit`. Once for ``wrapper``, whatever its workers and
+    epochs (``told``). A forked worker's calls go on with the main process's that
+    started it: the line named is the loop over the DataLoader there (the first outside
+    rankaug, PyTorch, multiprocessing and the loaders of webdataset, accelerate and
+    Lightning); a spawned worker's hold none, and ``level`` is named.
 
     Args:
         wrapper: The streaming wrapper whose pass starts.
+        told: The warnings ``wrapper`` gave once.
         level: The ``stacklevel`` of the pass reading the stream, named where no loop is.
 
     Warns:
         RankaugWarning: If ``wrapper``'s stream is a webdataset pipeline over a shard list
-            without ``split_by_worker``, read by 2 DataLoader workers or more.
+            without ``split_by_worker``, read by 2 DataLoader workers or more, the first
+            time.
     """
     worker_id, workers = current_worker()
     if worker_id != 0 or workers < 2 or not worker_unsplit(wrapper.dataset):
+        return
+    if not told.first("unsplit"):
         return
     warnings.warn(
         f"{type(wrapper).__name__} reads {type(wrapper.dataset).__name__}, a webdataset "
@@ -151,7 +200,7 @@ def _reader(frame: FrameType | None) -> tuple[str, int, int] | None:
     return None
 
 
-def check_reader(wrapper: Any) -> None:
+def check_reader(wrapper: Any, told: Told) -> None:
     """Warn if accelerate deals again a stream split by rank, or workers each read it whole.
 
     Called by a pass as it starts reading: accelerate's reader is among its callers. The
@@ -159,32 +208,38 @@ def check_reader(wrapper: Any) -> None:
 
     Args:
         wrapper: The streaming wrapper whose pass starts.
+        told: The warnings ``wrapper`` gave once.
 
     Warns:
         RankaugWarning: If ``wrapper``'s stream splits by rank and accelerate's
             ``IterableDatasetShard`` or ``DataLoaderDispatcher`` of more than one process
-            reads it; or as :func:`check_workers` says.
+            reads it, the first time; or as :func:`check_workers` says.
     """
     if current_worker()[0] == 0:  # one worker of a DataLoader tells
-        _warn_reader(wrapper, sys._getframe(1))
-        check_workers(wrapper, level=3)
+        _warn_reader(wrapper, sys._getframe(1), told)
+        check_workers(wrapper, told, level=3)
 
 
-def check_pickled(wrapper: Any) -> None:
+def check_pickled(wrapper: Any, told: Told) -> None:
     """:func:`check_reader`, for a wrapper pickled in the main process (for spawned workers).
 
     A spawned worker's calls start afresh, without the dispatcher that started it: the
     main process, pickling the wrapper for it, is where the dispatcher is seen.
     """
     if current_worker()[1] == 0:
-        _warn_reader(wrapper, sys._getframe(1), only="DataLoaderDispatcher")
+        _warn_reader(wrapper, sys._getframe(1), told, only="DataLoaderDispatcher")
 
 
-def _warn_reader(wrapper: Any, frame: FrameType, only: str | None = None) -> None:
-    """Warn if an accelerate reader above ``frame`` deals ``wrapper``'s split stream again."""
+def _warn_reader(wrapper: Any, frame: FrameType, told: Told, only: str | None = None) -> None:
+    """Warn if an accelerate reader above ``frame`` deals ``wrapper``'s split stream again.
+
+    Once for ``wrapper`` (``told``).
+    """
     how = rank_split(wrapper.dataset)
     found = None if how is None else _reader(frame)
     if found is None or found[1] < 2 or only not in (None, found[0]):
+        return
+    if not told.first("dealt"):
         return
     reader, count, up = found
     lost = (

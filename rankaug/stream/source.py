@@ -3,7 +3,7 @@
 A pass tells the stream its epoch (:func:`forward_epoch`) before ``iter(dataset)``, reads
 it with that epoch handed down to the rankaug wrappers the stream calls
 (:class:`Reading`), and a pass's state holds the stream's own position where it saves
-one (:func:`resumable`; see :mod:`rankaug.stream.base`).
+one (:func:`resumable`; see :mod:`rankaug.stream.state`).
 """
 
 from __future__ import annotations

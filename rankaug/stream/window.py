@@ -18,7 +18,7 @@ The record (``record=``) names the samples by their position in the worker's pas
 its text names (``dataset[i]``) by its position and id. There is no
 ``replay`` nor ``wrapper[i]`` (a stream has no random access: both are refused with a
 ``TypeError`` saying what to do instead, :mod:`rankaug.stream.access`); a resumed pass
-re-reads its epoch's stream up to where it stood (see :mod:`rankaug.stream.base`).
+re-reads its epoch's stream up to where it stood (see :mod:`rankaug.stream.state`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,9 @@ from rankaug.keys import Keying
 from rankaug.params import take
 from rankaug.samples import DefaultAdapter, SampleAdapter, check_adapter
 from rankaug.stream.access import NoRandomAccess, NoReplay
-from rankaug.stream.base import Pass, StreamDataset, Window, default_stream
+from rankaug.stream.base import StreamDataset, default_stream
+from rankaug.stream.state import Pass
+from rankaug.stream.view import Window
 
 __all__ = ["WindowStream"]
 
@@ -223,18 +225,11 @@ class WindowStream(NoRandomAccess, NoReplay, StreamDataset[T_co]):
         "alpha", "source", "fraction", "max_overlap", "min_visibility",
     }  # fmt: skip
 
-    @property
-    def rank(self) -> int | None:
-        """The rank given, or ``None`` (resolved); setting one (checked) puts it to use."""
-        rank: int | None = self._keyed.rank
-        return rank
-
-    @rank.setter
-    def rank(self, rank: int | None) -> None:
-        self._keyed.rank = rank  # checked there (RankSetting), as when made
-        for inner in self._inner.values():  # each window's wrapper, and those made later
-            inner.rank = self._keyed.rank
-        self._options = {**self._options, "rank": self._keyed.rank}  # a copy's own
+    def _rank_assigned(self, rank: int | None) -> None:
+        """Each window's wrapper takes the rank assigned, and those made later."""
+        for inner in self._inner.values():
+            inner.rank = rank
+        self._options = {**self._options, "rank": rank}  # a copy's own
 
     def _keywords_of(self) -> type:
         """The map-style class: its deprecated flat keywords are this one's too."""

@@ -12,17 +12,6 @@ import numpy as np
 from rankaug.boxes import from_xyxy
 from rankaug.datasets import SyntheticDetection
 
-BAD_LOADS: list[tuple[str, Any, type[Exception], str]] = [
-    ("image_size", "x", TypeError, r"^image_size must be an integer >= 1, got 'x' of type str"),
-    ("image_size", 0, ValueError, r"^image_size must be an integer >= 1, got 0"),
-    ("reduced_decode", 1, TypeError, r"^reduced_decode must be True or False, got 1"),
-    ("interpolation", "cubic", ValueError, r"^interpolation must be one of 'auto', 'linear'"),
-    ("as_tuple", "yes", TypeError, r"^as_tuple must be True or False, got 'yes'"),
-    ("tensors", True, ValueError, r"^tensors=True needs as_tuple=True"),
-]
-"""How a folder dataset's image is loaded, assigned wrong: ``(name, value, error, match)``,
-each refused as the constructor refuses it."""
-
 
 def assert_boxes_match_mask(bboxes: np.ndarray, labels: np.ndarray, mask: np.ndarray) -> None:
     """Boxes are tight around visible pixels of their class, and cover all of them."""

@@ -30,6 +30,24 @@ class TestSyntheticDetection:
             setattr(ds, name, value)
         assert (ds.box_format, ds.num_classes) == ("pascal_voc", 5)
 
+    def test_a_subclass_may_set_its_arguments_before_the_constructor(self) -> None:
+        # before: refused, by the constructor's own assignment (Small.length cannot be
+        # assigned: it is fixed)
+        class Small(SyntheticDetection):
+            def __init__(self, length: int, image_size: Any, seed: int = 3) -> None:
+                self.length, self.image_size, self.seed = length, image_size, 3
+                super().__init__(length, image_size, seed=seed)
+
+        ds = Small(2, 16)  # 16 given and set: kept as (16, 16), made of it
+        assert (len(ds), ds.image_size, ds[1]["image"].shape) == (2, (16, 16), (16, 16, 3))
+        with pytest.raises(AttributeError, match=r"^Small\.length cannot be assigned: it is fixed"):
+            ds.length = 3
+        with pytest.raises(AttributeError, match=(
+            r"^Small\.seed cannot be assigned: it was set before the constructor, which sets "
+            r"seed itself, to another value \(set: 3; the constructor's: 4\)"
+        )):  # fmt: skip
+            Small(2, 16, seed=4)
+
     def test_defaults(self) -> None:
         ds = SyntheticDetection()
         assert isinstance(ds, Dataset)

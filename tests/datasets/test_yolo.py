@@ -21,7 +21,7 @@ from rankaug import CachedDataset, RankaugWarning
 from rankaug.boxes import BOX_FORMATS, BoxFormat, to_xyxy
 from rankaug.datasets import SyntheticDetection, YoloFolder, write_yolo_folder
 from rankaug.datasets._image_io import fit_size
-from tests.datasets.helpers import BAD_LOADS, assert_rectangles_land, paint
+from tests.datasets.helpers import assert_rectangles_land, paint
 
 
 class TestYoloFolder:
@@ -46,33 +46,6 @@ class TestYoloFolder:
         with pytest.raises(AttributeError, match=rf"^YoloFolder\.{name} cannot be assigned"):
             setattr(ds, name, value)
         assert sorted(ds[0]) == ["bboxes", "image", "labels"]
-
-    @pytest.mark.parametrize(("name", "value", "error", "match"), BAD_LOADS)
-    def test_how_an_image_is_loaded_is_checked_when_assigned(
-        self, root: Path, name: str, value: Any, error: type[Exception], match: str
-    ) -> None:
-        # before: ds.image_size = "x" failed at the next read with a bare "unsupported
-        # operand" TypeError, ds.interpolation = "cubic" was accepted
-        ds = YoloFolder(root)
-        before = getattr(ds, name)
-        with pytest.raises(error, match=match):
-            setattr(ds, name, value)
-        assert getattr(ds, name) == before
-        assert ds[0]["image"].shape == ds[1]["image"].shape
-
-    def test_how_an_image_is_loaded_takes_effect_when_assigned(self, root: Path) -> None:
-        ds = YoloFolder(root)
-        ds.image_size, ds.interpolation, ds.reduced_decode = 24, "linear", False
-        assert (ds.image_size, ds.interpolation, ds.reduced_decode) == (24, "linear", False)
-        assert max(ds[0]["image"].shape[:2]) == 24
-        ds.as_tuple = True
-        ds.tensors = True
-        image, target = ds[0]
-        assert isinstance(image, torch.Tensor)
-        assert isinstance(target["boxes"], torch.Tensor)
-        assert max(image.shape[1:]) == 24
-        assert "image_size=24" in repr(ds)
-        assert "interpolation='linear'" in repr(ds)
 
     @staticmethod
     def make(tmp_path: Path, labels: dict[str, str], images: tuple[str, ...] = ("a.png",)) -> Path:

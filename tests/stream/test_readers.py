@@ -57,6 +57,24 @@ class TestCheckReader:
             kept = _shard(wrapper, 2)
         assert kept == [0, 1]  # of this rank's 0, 1, 4, 5: half never kept
 
+    def test_it_warns_once_for_all_the_workers_and_epochs(
+        self, capfd: pytest.CaptureFixture[str]
+    ) -> None:
+        # before: in DataLoader workers (accelerate's IterableDatasetShard without
+        # dispatch_batches), each epoch's new workers warned again
+        wrapper = RandomAugmentWrapper(_stream(2), _keep, seed=0)
+        shard = accelerate_data.IterableDatasetShard(
+            wrapper, batch_size=2, num_processes=2, process_index=0
+        )
+        loader = DataLoader(shard, batch_size=None, num_workers=2, multiprocessing_context="fork")
+        with warnings.catch_warnings():  # the workers' filter and printer: forked with them
+            warnings.simplefilter("always", RankaugWarning)
+            warnings.showwarning = _show
+            read = [len(list(loader)) for _ in range(3)]
+        assert read == [4] * 3  # 3 epochs read
+        told = [line for line in capfd.readouterr().err.splitlines() if "RankaugWarning" in line]
+        assert len(told) == 1
+
     @pytest.mark.parametrize(("world_size", "processes"), [(None, 2), (2, 1), (1, 2)])
     def test_a_whole_stream_or_one_process_is_not_warned(
         self, world_size: int | None, processes: int
@@ -153,6 +171,18 @@ def _every_other(urls: Any) -> Any:
             yield url
 
 
+def _show(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """``warnings.showwarning`` that prints where a warning points, on one line."""
+    print(f"{filename}:{lineno}: {category.__name__}", file=sys.stderr, flush=True)
+
+
 def _ids(wrapper: Any, workers: int) -> collections.Counter[str]:
     loader = DataLoader(wrapper, batch_size=None, num_workers=workers,
                         multiprocessing_context="fork" if workers else None)  # fmt: skip
@@ -188,24 +218,34 @@ class TestCheckWorkers:
         # worker's calls go on with the main process's loop that started it
         stream = _pipelines(_shards(tmp_path), split=False)[0]
         wrapper = RandomAugmentWrapper(stream, _keep, seed=0)
-
-        def show(
-            message: Warning | str,
-            category: type[Warning],
-            filename: str,
-            lineno: int,
-            file: TextIO | None = None,
-            line: str | None = None,
-        ) -> None:
-            print(f"{filename}:{lineno}: {category.__name__}", file=sys.stderr, flush=True)
-
         with warnings.catch_warnings():  # the workers' filter and printer: forked with them
             warnings.simplefilter("always", RankaugWarning)
-            warnings.showwarning = show
+            warnings.showwarning = _show
             _ids(wrapper, 2)
         loop = _ids.__code__.co_firstlineno + 3  # its line iterating the loader
         named = [line for line in capfd.readouterr().err.splitlines() if "RankaugWarning" in line]
         assert named == [f"{__file__}:{loop}: RankaugWarning"]
+
+    @pytest.mark.parametrize("persistent", [False, True])
+    def test_each_wrapper_warns_once_for_all_its_workers_and_epochs(
+        self, tmp_path: Path, capfd: pytest.CaptureFixture[str], persistent: bool
+    ) -> None:
+        # before: each epoch's workers warned again (new processes where they are not
+        # persistent, with a fresh registry of warnings given), and worker 0 of every pass
+        # where the filter shows each warning
+        urls = _shards(tmp_path)
+        wrappers = [RandomAugmentWrapper(_pipelines(urls, split=False)[0], _keep, seed=0)
+                    for _ in range(2)]  # fmt: skip
+        loaders = [DataLoader(wrapper, batch_size=None, num_workers=2,
+                              persistent_workers=persistent, multiprocessing_context="fork")
+                   for wrapper in wrappers]  # fmt: skip
+        with warnings.catch_warnings():  # the workers' filter and printer: forked with them
+            warnings.simplefilter("always", RankaugWarning)
+            warnings.showwarning = _show
+            read = [len(list(loader)) for loader in (*loaders, *loaders, loaders[0])]
+        assert read == [16] * 5  # every sample twice, in each of the 5 epochs
+        told = [line for line in capfd.readouterr().err.splitlines() if "RankaugWarning" in line]
+        assert len(told) == 2  # once by each wrapper, at its first epoch
 
     @pytest.mark.parametrize("kind", [0, 1, 2])
     def test_a_webdataset_split_by_worker_is_not_warned(self, tmp_path: Path, kind: int) -> None:
