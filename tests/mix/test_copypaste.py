@@ -93,17 +93,26 @@ class TestApart:
         assert apart(point, around, [0], 0.0) == []
 
 
+REGIONS = st.builds(  # (y0, y1, x0, x1), some of them empty
+    lambda y, x: (*sorted(y), *sorted(x)), *[st.tuples(st.integers(0, 12), st.integers(0, 12))] * 2
+)
+
+
 class TestOverlapBounds:
-    @given(
-        region=st.tuples(*[st.integers(0, 12)] * 4),
-        regions=st.lists(st.tuples(*[st.integers(0, 12)] * 4), max_size=6),
-    )
+    @given(region=REGIONS, regions=st.lists(REGIONS, max_size=6))
     def test_the_bounds_of_each_overlap_or_none(
         self, region: tuple[int, int, int, int], regions: list[tuple[int, int, int, int]]
     ) -> None:
         """Grown one overlap at a time: bounds() of the overlaps, None when none is left."""
         meets = [m for m in (overlap(region, r) for r in regions) if m is not None]
         assert overlap_bounds(region, regions) == (bounds(meets) if meets else None)
+
+    def test_each_side_from_the_overlap_that_reaches_furthest(self) -> None:
+        # the second overlap reaches furthest up and right, the first down and left
+        regions = [(4, 9, 0, 5), (0, 6, 3, 10)]
+        assert overlap_bounds((2, 8, 1, 8), regions) == (2, 8, 1, 8)
+        assert overlap_bounds((2, 8, 1, 8), regions[:1]) == (4, 8, 1, 5)
+        assert overlap_bounds((2, 8, 1, 8), [(9, 12, 0, 12)]) is None
 
 
 class TestPaste:
