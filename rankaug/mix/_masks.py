@@ -92,11 +92,12 @@ FEW_PAIRS: Final = 256
 def apart(boxes: np.ndarray, others: np.ndarray, chosen: list[int], limit: float) -> list[int]:
     """Those ``chosen`` rows of ``boxes`` that cover less than ``limit`` of each of ``others``.
 
-    ``(cover(boxes, others) < limit).all(axis=1)`` on the chosen rows, bit for bit: up to
-    :data:`FEW_PAIRS` pairs one pair at a time in Python, with :func:`cover`'s
-    operations in its order (a row stops at the first box it covers too much of), since
-    numpy's dozen calls cost far more than their arithmetic when they run cold between
-    the pastes; more pairs through :func:`cover`.
+    ``(cover(boxes, others) < limit).all(axis=1)`` on the chosen rows, bit for bit (finite
+    boxes, as every part's are): up to :data:`FEW_PAIRS` pairs one pair at a time in
+    Python, with :func:`cover`'s operations in its order (a row stops at the first box it
+    covers too much of; a pair that does not meet shares 0.0 without them), since numpy's
+    dozen calls cost far more than their arithmetic when they run cold between the
+    pastes; more pairs through :func:`cover`.
 
     >>> boxes = np.array([[0.0, 0.0, 2.0, 2.0], [5.0, 5.0, 6.0, 6.0]])
     >>> apart(boxes, np.array([[1.0, 1.0, 3.0, 3.0]]), [0, 1], 0.2)  # box 0 covers 0.25 of it
