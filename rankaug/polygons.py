@@ -210,11 +210,9 @@ _RANGE: Final = "that are not finite or lie beyond +-16777216 pixels"
 
 
 def _in_range(points: np.ndarray) -> bool:
-    """Whether every coordinate is finite and within ``+-_LIMIT`` (NaN fails too).
-
-    Compared in float64: in float16 the bound itself overflows to ``inf``.
-    """
-    return float(np.abs(points).max()) <= _LIMIT
+    """Whether every coordinate is finite and within ``+-_LIMIT`` (NaN is the greatest)."""
+    high, low = np.maximum.reduce(points, axis=None), np.minimum.reduce(points, axis=None)
+    return float(high) <= _LIMIT and float(low) >= -_LIMIT  # float64: float16's bound is inf
 
 
 def _as_array(item: Any) -> np.ndarray:
@@ -305,7 +303,7 @@ def fill(
             grid = grids(points)
         # the region's origin and the half pixel, in the grid's fixed point: whole numbers
         offset = (-(x0 << _SHIFT) - _HALF, -(y0 << _SHIFT) - _HALF)
-        drawn = cv2.fillPoly(out, [grid], 1, lineType=cv2.LINE_8, shift=_SHIFT, offset=offset)
+        drawn = cv2.fillPoly(out, [grid], 1, cv2.LINE_8, _SHIFT, offset)  # (by position)
         if drawn is not out:  # OpenCV could not draw in place (it gives img back)
             out[...] = drawn
     return out

@@ -92,11 +92,12 @@ FEW_PAIRS: Final = 256
 def apart(boxes: np.ndarray, others: np.ndarray, chosen: list[int], limit: float) -> list[int]:
     """Those ``chosen`` rows of ``boxes`` that cover less than ``limit`` of each of ``others``.
 
-    ``(cover(boxes, others) < limit).all(axis=1)`` on the chosen rows, bit for bit: up to
-    :data:`FEW_PAIRS` pairs one pair at a time in Python, with :func:`cover`'s
-    operations in its order (a row stops at the first box it covers too much of), since
-    numpy's dozen calls cost far more than their arithmetic when they run cold between
-    the pastes; more pairs through :func:`cover`.
+    ``(cover(boxes, others) < limit).all(axis=1)`` on the chosen rows, bit for bit (finite
+    boxes, as every part's are): up to :data:`FEW_PAIRS` pairs one pair at a time in
+    Python, with :func:`cover`'s operations in its order (a row stops at the first box it
+    covers too much of; a pair that does not meet shares 0.0 without them), since numpy's
+    dozen calls cost far more than their arithmetic when they run cold between the
+    pastes; more pairs through :func:`cover`.
 
     >>> boxes = np.array([[0.0, 0.0, 2.0, 2.0], [5.0, 5.0, 6.0, 6.0]])
     >>> apart(boxes, np.array([[1.0, 1.0, 3.0, 3.0]]), [0, 1], 0.2)  # box 0 covers 0.25 of it
@@ -110,14 +111,22 @@ def apart(boxes: np.ndarray, others: np.ndarray, chosen: list[int], limit: float
     for a0, b0, a1, b1 in others.tolist():
         area = (a1 - a0) * (b1 - b0)
         table.append((a0, b0, a1, b1, area if area > 1e-12 else 1e-12))
+    # a pair that does not overlap shares 0.0 (cover's maximum(..., 0.0) of a side, times
+    # the other, over the area): below the limit exactly when 0.0 is
+    empty_below = limit > 0.0
     found = []
     for k in chosen:
         x0, y0, x1, y1 = rows[k]
         for a0, b0, a1, b1, area in table:
-            # cover's maximum(minimum(...) - maximum(...), 0.0) per axis, then the share
+            # cover's minimum(...) - maximum(...) per axis, then the share
             w = (x1 if x1 < a1 else a1) - (x0 if x0 > a0 else a0)
-            h = (y1 if y1 < b1 else b1) - (y0 if y0 > b0 else b0)
-            if not (w if w > 0.0 else 0.0) * (h if h > 0.0 else 0.0) / area < limit:
+            if w > 0.0:
+                h = (y1 if y1 < b1 else b1) - (y0 if y0 > b0 else b0)
+                if h > 0.0:
+                    if not w * h / area < limit:
+                        break
+                    continue
+            if not empty_below:
                 break
         else:
             found.append(k)
@@ -147,13 +156,25 @@ def bounds(regions: list[Region]) -> Region:
 def overlap_bounds(region: Region, regions: list[Region]) -> Region | None:
     """The region that holds where ``region`` overlaps each of ``regions`` (``None``: none)."""
     y0, y1, x0, x1 = region
-    meets = []
+    found: Region | None = None
     for a0, a1, b0, b1 in regions:  # each overlap, by comparisons (see bounds)
         low, high = (a0 if a0 > y0 else y0), (a1 if a1 < y1 else y1)
+        if low >= high:
+            continue
         left, right = (b0 if b0 > x0 else x0), (b1 if b1 < x1 else x1)
-        if low < high and left < right:
-            meets.append((low, high, left, right))
-    return bounds(meets) if meets else None
+        if left >= right:
+            continue
+        if found is None:
+            found = low, high, left, right
+            continue
+        c0, c1, d0, d1 = found  # the bounds so far, grown to hold this one (as bounds())
+        found = (
+            low if low < c0 else c0,
+            high if high > c1 else c1,
+            left if left < d0 else d0,
+            right if right > d1 else d1,
+        )
+    return found
 
 
 class Instances:
@@ -239,7 +260,7 @@ class Instances:
         """Instance ``k``'s pixels over an output region: non-zero on them (never written)."""
         return self.view(self.on[k], region)
 
-    def draw(self, k: int, into: np.ndarray) -> bool:
+    def draw(self, k: int, region: Region, into: np.ndarray) -> bool:
         """Never: a mask is not drawn into another array (polygons are), so ``False``."""
         return False
 

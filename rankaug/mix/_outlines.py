@@ -84,8 +84,8 @@ class PolygonInstances(Instances):
             self.rasters[k] = raster
         return raster
 
-    def draw(self, k: int, into: np.ndarray) -> bool:
-        """Set polygon ``k``'s pixels to 1 in ``into`` (its region's, of a larger array).
+    def draw(self, k: int, region: Region, into: np.ndarray) -> bool:
+        """Set polygon ``k``'s pixels to 1 in ``into`` (its ``region``'s, of a larger array).
 
         Only where no raster of it is needed: not drawn yet, and not mirrored (whose
         pixels are a raster's, flipped).
@@ -95,17 +95,18 @@ class PolygonInstances(Instances):
         """
         if self.mirror or k in self.rasters:
             return False
-        fill(self.drawn.points[k], self.region(k), self._grid(k), into)
+        fill(self.drawn.points[k], region, self._grid(k), into)
         return True
 
     def _grid(self, k: int) -> np.ndarray | None:
         """Polygon ``k``'s grid (:func:`~rankaug.polygons.grids`): every polygon's made at once."""
-        points = self.drawn.points
-        if not isinstance(points, np.ndarray):  # a sequence: fill makes each one's
-            return None
-        if self.grids is None:
-            self.grids = grids(points)
-        grid: np.ndarray = self.grids[k]
+        made = self.grids
+        if made is None:
+            points = self.drawn.points
+            if not isinstance(points, np.ndarray):  # a sequence: fill makes each one's
+                return None
+            made = self.grids = grids(points)
+        grid: np.ndarray = made[k]
         return grid
 
     def _mirrored(self, k: int, mirror: np.ndarray) -> np.ndarray:
@@ -164,7 +165,7 @@ class PolygonInstances(Instances):
         self.counts.setdefault(k, before)
         if not before:
             return 0
-        part = raster[within(self.region(k), meet)]
+        part = raster[within(self.regions[k], meet)]  # (found to draw it)
         made = cv2.subtract(part, over, dst=part)  # 0/1 - 0/1 saturates: 1 where it shows
         if made is not part:  # OpenCV could not write in place (it gives dst back)
             part[...] = made
@@ -222,7 +223,7 @@ def trace(
             boxes.append(box)
             continue
         if owner is ours:  # trimmed: what the pasted pixels left (cut by covered)
-            region, shown = owner.region(k), owner.raster(k)
+            shown = owner.raster(k)  # over its region (the entry's)
         polygon, pixels = traced(shown, (region[0], region[2]))
         points.append(padded(polygon, like.points_per))  # resampled, its fill would move
         if owner is ours:  # the box of the pixels left (rankaug.polygons.pixel_box)

@@ -211,9 +211,10 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         picked = [k for k in chosen if theirs.has_pixels(k)] if chosen else chosen
         if not picked:  # nothing to paste: the main sample as it is
             return Combined(main, 1.0, self.unmixed(main), applied=False)
-        layers, hidden, union, top = self._layers(theirs, picked)
+        regions = [theirs.region(k) for k in picked]
+        layers, hidden, union, top = self._layers(theirs, picked, regions)
         ours = _instances(main, False)
-        entries, dropped = self._kept(ours, [theirs.region(k) for k in picked], union, top)
+        entries, dropped = self._kept(ours, regions, union, top)
         kept = [entry[1] for entry in entries]
         pasted = [entry[1] for entry in layers]
         entries.extend(layers)
@@ -254,42 +255,43 @@ class CopyPasteDataset(Streamable, PairDataset[T_co]):
         return Combined(result, 1.0, details)
 
     def _layers(
-        self, theirs: Instances, picked: list[int]
+        self, theirs: Instances, picked: list[int], regions: list[Region]
     ) -> tuple[list[Entry], list[int], Region, np.ndarray]:
         """The pasted instances that show (bottom first), those hidden, and where.
 
-        ``picked`` (the source's instances to paste, bottom first) is not empty.
+        ``picked`` (the source's instances to paste, bottom first) is not empty;
+        ``regions`` holds their regions.
 
         Returns:
             The layers, the hidden instances, the region all of them lie in and, over
             it, where something is pasted (255 for masks, 1 for polygons; else 0).
         """
-        union = bounds([theirs.region(k) for k in picked])
+        union = bounds(regions)
         if theirs.exact and len(picked) == 1:
             return _alone(theirs, picked[0], union)
-        return self._stacked(theirs, picked, union)
+        return self._stacked(theirs, picked, regions, union)
 
     def _stacked(
-        self, theirs: Instances, picked: list[int], union: Region
+        self, theirs: Instances, picked: list[int], regions: list[Region], union: Region
     ) -> tuple[list[Entry], list[int], Region, np.ndarray]:
         """:meth:`_layers` (``union``: the region all of them lie in), one layer at a time."""
         above = np.zeros((union[1] - union[0], union[3] - union[2]), np.uint8)
         layers: list[Entry] = []
         hidden = []
         drawn: list[Region] = []  # the regions of those above
-        for k in reversed(picked):  # top first: what is pasted above each one
-            region = theirs.region(k)
+        for k, region in zip(reversed(picked), reversed(regions), strict=True):  # top first
             under = above[within(union, region)]
-            # where it meets no region above it, nothing covers it: a polygon is drawn
-            # straight into what is pasted (it needs no raster of its own)
-            alone = not drawn or overlap_bounds(region, drawn) is None
+            # what is pasted above it lies where its region meets theirs; where it meets
+            # none, nothing covers it: a polygon is drawn straight into what is pasted
+            # (it needs no raster of its own)
+            meet = overlap_bounds(region, drawn) if drawn else None
             drawn.append(region)
-            if alone and theirs.draw(k, under):
+            if meet is None and theirs.draw(k, region, under):
                 layers.append((theirs, k, region, None, theirs.box(k)))
                 continue
             on = theirs.pixels(k, region)
             shown, visible, total = None, 0, 0  # counted only under something pasted
-            if not alone and cv2.hasNonZero(under):
+            if meet is not None and cv2.hasNonZero(above[within(union, meet)]):
                 total = theirs.count(k)
                 shown = cv2.bitwise_and(on, compare(under, cv2.CMP_EQ))
                 visible = cv2.countNonZero(shown)

@@ -25,7 +25,7 @@ from rankaug.adapters import KeyMap
 from rankaug.datasets import write_yolo_folder
 from rankaug.datasets.yolo import YoloFolder
 from rankaug.mix import CopyPasteDataset, _masks
-from rankaug.mix._masks import FEW_PAIRS, apart, cover
+from rankaug.mix._masks import FEW_PAIRS, apart, bounds, cover, overlap, overlap_bounds
 from rankaug.mix.base import PairPlan
 from rankaug.mix.copypaste import tight_box
 from rankaug.polygons import fill, outline, resample
@@ -91,6 +91,28 @@ class TestApart:
         point, around = np.array([[1.0, 1.0, 1.0, 1.0]]), np.array([[0.0, 0.0, 2.0, 2.0]])
         assert apart(around, point, [0], 0.3) == [0]
         assert apart(point, around, [0], 0.0) == []
+
+
+REGIONS = st.builds(  # (y0, y1, x0, x1), some of them empty
+    lambda y, x: (*sorted(y), *sorted(x)), *[st.tuples(st.integers(0, 12), st.integers(0, 12))] * 2
+)
+
+
+class TestOverlapBounds:
+    @given(region=REGIONS, regions=st.lists(REGIONS, max_size=6))
+    def test_the_bounds_of_each_overlap_or_none(
+        self, region: tuple[int, int, int, int], regions: list[tuple[int, int, int, int]]
+    ) -> None:
+        """Grown one overlap at a time: bounds() of the overlaps, None when none is left."""
+        meets = [m for m in (overlap(region, r) for r in regions) if m is not None]
+        assert overlap_bounds(region, regions) == (bounds(meets) if meets else None)
+
+    def test_each_side_from_the_overlap_that_reaches_furthest(self) -> None:
+        # the second overlap reaches furthest up and right, the first down and left
+        regions = [(4, 9, 0, 5), (0, 6, 3, 10)]
+        assert overlap_bounds((2, 8, 1, 8), regions) == (2, 8, 1, 8)
+        assert overlap_bounds((2, 8, 1, 8), regions[:1]) == (4, 8, 1, 5)
+        assert overlap_bounds((2, 8, 1, 8), [(9, 12, 0, 12)]) is None
 
 
 class TestPaste:

@@ -95,7 +95,7 @@ class TestAlone:
                  "labels": np.array([1])}]  # fmt: skip
         paste = CopyPasteDataset(data, seed=0, min_visibility=0.3)
         fast = _alone(theirs, k, region)
-        general = paste._stacked(theirs, [k], region)
+        general = paste._stacked(theirs, [k], [region], region)
         assert fast[:3] == general[:3]  # the layers (their raster None), hidden, region
         assert fast[3].dtype == general[3].dtype
         np.testing.assert_array_equal(fast[3], general[3])
