@@ -20,7 +20,10 @@ plain int tensor, so ``aug(images, index=batch["index"])`` receives no epoch. In
 
 Inside a fetch, the ``set_epoch`` value (rules 2 and 4) is watched: a value that
 changes between two batches of one pass (``set_epoch`` after ``iter(loader)``, while
-workers had fetched batches of the pass already) warns, once.
+workers had fetched batches of the pass already) warns, once. A worker says it once it
+fetches a batch it was sent after the change: those it was sent before may belong to a
+pass left unfinished (a ``break``, Lightning's ``limit_train_batches``), which it still
+fetches, with the next pass's value, for nobody to read.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from __future__ import annotations
 import threading
 import warnings
 import weakref
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import torch
 from torch.utils.data import get_worker_info
@@ -53,6 +56,16 @@ _FIX: Final = (
     "aug.set_epoch(epoch) before each epoch, or collate the indices with a collate_fn that "
     "keeps EpochIndex values (a list, not a tensor)."
 )
+
+
+class _Held(NamedTuple):
+    """A change of the ``set_epoch`` value that a worker met, not yet known to be read."""
+
+    pid: int
+    fetcher: weakref.ref[Any]
+    before: int  # the value before the change
+    left: int  # fetches to come that may be of batches sent before the change
+    batch: object  # the batch of the last fetch counted
 
 
 class PlainEpoch:
@@ -81,6 +94,7 @@ class PlainEpoch:
         self._lock = threading.Lock()
         # the set_epoch value the last call inside a fetch used: (pid, fetcher, value)
         self._fetched: tuple[int, weakref.ref[Any], int] | None = None
+        self._held: _Held | None = None
 
     @property
     def value(self) -> int:
@@ -184,26 +198,49 @@ class PlainEpoch:
         )
 
     def _late(self, fetch: Fetch | None, value: int) -> int:
-        """``value``; warn, once, if it changed since a batch of the same pass was fetched."""
+        """``value``; warn, once, if it changed since a batch of the same pass was fetched.
+
+        In a worker, a change is held until the worker fetches a batch it was sent after
+        it (beyond those its index queue held then): until then its fetches may be of a
+        pass left unfinished, which nobody reads; a new fetcher (the next pass) drops it.
+        """
         if fetch is None:
             return value
         try:
             fetcher = weakref.ref(fetch.fetcher)
         except TypeError:  # not the fetcher PyTorch makes: nothing to tell its passes by
             return value
+        pid = current_pid()
         with self._lock:
-            last, self._fetched = self._fetched, (current_pid(), fetcher, value)
-        if last is None or last[0] != current_pid() or last[1]() is not fetch.fetcher:
-            return value
-        if last[2] != value:
+            last, self._fetched = self._fetched, (pid, fetcher, value)
+            held = self._held
+            if held is not None and (held.pid != pid or held.fetcher() is not fetch.fetcher):
+                held = self._held = None  # that pass ended, or was left unread
+            if held is not None:
+                if fetch.batch is held.batch:  # another call in the same fetch
+                    return value
+                if held.left > 0:
+                    self._held = held._replace(left=held.left - 1, batch=fetch.batch)
+                    return value
+                self._held, before = None, held.before  # sent after the change: read
+            elif (
+                last is None or last[0] != pid or last[1]() is not fetch.fetcher or last[2] == value
+            ):
+                return value  # unchanged, or the first batch of this pass fetched here
+            elif (left := fetch.queued()) >= 0:  # a worker: the batches sent before it wait
+                self._held = _Held(pid, fetcher, last[2], left, fetch.batch)
+                return value
+            else:
+                before = last[2]
+        if before != value:
             where = "a DataLoader worker" if get_worker_info() is not None else "the loader"
             self._warn(
                 "late",
-                f"BatchAugment's epoch changed from {last[2]} to {value} (set_epoch) "
+                f"BatchAugment's epoch changed from {before} to {value} (set_epoch) "
                 f"between two batches of one pass that {where} fetched: set_epoch came "
                 "after iter(loader) began the pass (Lightning builds the iterator first, "
                 "and workers fetch prefetch_factor batches each at once), so the batches "
-                f"augmented before it were keyed with epoch {last[2]} and this pass mixes "
+                f"augmented before it were keyed with epoch {before} and this pass mixes "
                 "two epochs, depending on timing. Call aug.set_epoch(epoch) before "
                 "iter(loader), or let the epoch travel with the indices: "
                 "DataLoader(..., sampler=rankaug.EpochSampler(sampler)), whose batches "

@@ -9,7 +9,9 @@ the epoch of the batch is known there exactly, whenever a worker fetches it (bef
 after a late ``set_epoch``). It also holds the fetcher, which the loader makes anew for
 each pass: once per iterator without workers, and in every worker once per pass (a
 persistent worker makes it again when the next iterator resumes it). Two calls with the
-same fetcher augment batches of one pass.
+same fetcher augment batches of one pass, or of a pass left unfinished: a worker still
+fetches the batches it was sent before a ``break``, which nobody reads. Those are at
+most the ones waiting in its index queue (:meth:`Fetch.queued`) when it meets them.
 """
 
 from __future__ import annotations
@@ -31,10 +33,28 @@ class Fetch(NamedTuple):
         epoch: The epoch the batch's indices carry, or :data:`rankaug.passes.PLAIN`
             (none carries one) or :data:`rankaug.passes.MIXED` (several, or some none).
         fetcher: The loader's fetcher: one per pass of a worker or loader iterator.
+        batch: The batch of indices being fetched (one object per fetch).
+        caller: The frame that called the fetch: a DataLoader worker's loop, or the
+            loader iterator's in the main process.
     """
 
     epoch: int
     fetcher: object
+    batch: object
+    caller: FrameType | None
+
+    def queued(self) -> int:
+        """The batches a DataLoader worker was sent and has not begun: ``-1`` if not one.
+
+        Read from the worker loop's ``index_queue`` (torch's, torchdata's), where the
+        platform counts a queue (not macOS); without workers the loader fetches a batch
+        when it is read, and none waits.
+        """
+        queue = None if self.caller is None else self.caller.f_locals.get("index_queue")
+        try:
+            return -1 if queue is None else int(queue.qsize())
+        except (NotImplementedError, AttributeError, OSError, TypeError, ValueError):
+            return -1
 
 
 def current_fetch() -> Fetch | None:
@@ -50,6 +70,6 @@ def current_fetch() -> Fetch | None:
             held = frame.f_locals
             batch = held.get("possibly_batched_index")
             epoch = passes._batch_epoch(batch) if _CLASSES else passes.PLAIN
-            return Fetch(epoch, held.get("self"))
+            return Fetch(epoch, held.get("self"), batch, frame.f_back)
         frame = frame.f_back
     return None

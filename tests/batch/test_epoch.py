@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import gc
 import itertools
+import multiprocessing
 import pickle
 import queue
 import re
@@ -90,6 +91,39 @@ class _AugmentingCollate:
             keyed = _keyed_as(self.aug, batch)
         warned = [str(warning.message) for warning in caught]
         return {"keyed": keyed, "warned": warned, "from": [w.filename for w in caught]}
+
+
+class _Lit(_Indexed):
+    """``_Indexed`` without its black image 0, which every epoch augments alike (batches of one)."""
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return {"image": torch.full((3, 4, 4), (index + 1) / 10), "index": index}
+
+
+class _Gated(_Lit):
+    """``_Lit`` whose samples but the first wait for the gate (a multiprocessing Event)."""
+
+    def __init__(self, gate: Any) -> None:
+        self.gate = gate
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        if index > 0:
+            self.gate.wait()
+        return super().__getitem__(index)
+
+
+class _LoggingCollate(_AugmentingCollate):
+    """``_AugmentingCollate`` that also appends its warnings to a file, for batches nobody reads."""
+
+    def __init__(self, aug: BatchAugment, log: Path) -> None:
+        super().__init__(aug)
+        self.log = log
+
+    def __call__(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
+        batch = super().__call__(samples)
+        with self.log.open("a") as log:
+            log.writelines(f"{message}\n" for message in batch["warned"])
+        return batch
 
 
 #: The loaders whose fetch a collate_fn augments in: the main process's, a worker's, a
@@ -487,10 +521,12 @@ class TestPlainEpoch:
         # fetched batches of the pass (those before it keep the old epoch), silently
         aug = _aug()
         aug.set_epoch(0)
-        loader = DataLoader(_Indexed(), batch_size=2, collate_fn=_AugmentingCollate(aug),
+        loader = DataLoader(_Lit(), batch_size=1, collate_fn=_AugmentingCollate(aug),
                             **options)  # fmt: skip
         iterator = iter(loader)
-        first = next(iterator)  # fetched with epoch 0; the last batch is sent after the call
+        # fetched with epoch 0; a worker tells the change once it fetches a batch it was
+        # sent after it, beyond the prefetch_factor it held then: the pass is long enough
+        first = next(iterator)
         aug.set_epoch(1)
         batches = [first, *iterator]
         assert (batches[0]["keyed"], batches[-1]["keyed"]) == (0, 1)
@@ -498,6 +534,23 @@ class TestPlainEpoch:
         assert "epoch changed from 0 to 1 (set_epoch) between two batches of one pass" in warned
         assert "Call aug.set_epoch(epoch) before iter(loader)" in warned
         assert [name for batch in batches for name in batch["from"]] == [__file__]
+
+    def test_a_pass_left_unfinished_is_no_late_set_epoch(self, tmp_path: Path) -> None:
+        # a persistent worker still fetches the batches it was sent before a break (or
+        # Lightning's limit_train_batches), with the next pass's set_epoch value, called
+        # before iter(loader) as it should: nobody reads them, yet it warned of a late call
+        gate = multiprocessing.Event()
+        aug = _aug()
+        aug.set_epoch(0)
+        log = tmp_path / "warned"
+        loader = DataLoader(_Gated(gate), batch_size=1, num_workers=1, persistent_workers=True,
+                            prefetch_factor=2, collate_fn=_LoggingCollate(aug, log))  # fmt: skip
+        for _ in loader:
+            break  # batch 0 read; the worker waits at the gate with batches 1 and 2
+        aug.set_epoch(1)
+        gate.set()
+        assert [batch["keyed"] for batch in loader] == [1] * 10
+        assert log.read_text() == ""  # the unread batches too
 
     def test_without_indices_set_epoch_in_the_middle_of_a_pass_warns(self) -> None:
         aug = _aug()
