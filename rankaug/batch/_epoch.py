@@ -5,7 +5,8 @@ plain int tensor, so ``aug(images, index=batch["index"])`` receives no epoch. In
 
 1. inside a DataLoader fetch (a ``collate_fn`` or a dataset's ``__getitems__`` that
    augments, in a worker or not), the epoch that the batch's indices carried there
-   (:mod:`rankaug.batch._fetch`): theirs exactly, whenever the batch is fetched;
+   (:mod:`rankaug.batch._fetch`): theirs exactly, whenever the batch is fetched; for a
+   batch of several epochs, each index's own, where the indices given are the batch's;
 2. the epoch of ``set_epoch`` (or an assignment to ``epoch``), once it was called;
 3. the epoch of the :class:`~rankaug.EpochSampler` pass that the calling thread's
    DataLoader is reading (:func:`rankaug.sampler_read.read_epoch`), when that is known;
@@ -39,6 +40,7 @@ from torch.utils.data import get_worker_info
 from rankaug._process import current_pid
 from rankaug.batch._fetch import Fetch, current_fetch
 from rankaug.errors import RankaugWarning
+from rankaug.passes import MIXED
 from rankaug.sampler_read import LastBatch, Unknown, read_epoch
 from rankaug.shared_epoch import SharedEpoch
 
@@ -48,7 +50,7 @@ TRACKED: Final = 1 << 16
 
 #: The warnings given in DataLoader workers, each a bit of a shared word: said by the
 #: first worker that meets it, not again by the others nor by each epoch's new workers.
-_IN_WORKERS: Final = {"worker": 1, "steps": 2, "late": 4}
+_IN_WORKERS: Final = {"worker": 1, "steps": 2, "late": 4, "mixed": 8}
 
 _FIX: Final = (
     "Give the epoch: pass epoch= (the 'epoch' column that rankaug.BatchCollator and "
@@ -133,6 +135,23 @@ class PlainEpoch:
         fetch = current_fetch()
         if fetch is not None and fetch.epoch >= 0:
             return fetch.epoch  # the fetched batch's EpochIndex values carried it
+        if fetch is not None and fetch.epoch == MIXED:
+            each = fetch.each(indices)
+            if each is not None:
+                return each  # a batch of two passes: each index carried its own
+            if not self.named:
+                self._warn(
+                    "mixed",
+                    "BatchAugment got plain indices and no epoch (no epoch=, no EpochIndex "
+                    "values, no set_epoch call) inside a DataLoader fetch whose batch holds "
+                    "indices of several epochs, or some without one, and the indices given "
+                    "are not that batch's own, in its order, each carrying its epoch: they "
+                    f"are keyed with epoch {self.value}, which repeats the same augmentations "
+                    "every epoch. Pass epoch= one per sample, or hand the batch's EpochIndex "
+                    "values on as a list (rankaug.BatchCollator and collate_detection keep "
+                    "them in 'index').",
+                )
+                return self.value
         if self.named:
             return self._late(fetch, self.value)
         found = read_epoch(indices)

@@ -20,6 +20,8 @@ import sys
 from types import FrameType
 from typing import NamedTuple
 
+import torch
+
 from rankaug import passes
 from rankaug.epoch import _CLASSES
 
@@ -42,6 +44,21 @@ class Fetch(NamedTuple):
     fetcher: object
     batch: object
     caller: FrameType | None
+
+    def each(self, indices: torch.Tensor) -> torch.Tensor | None:
+        """Each index's epoch, for a batch of several epochs; ``None`` unless all can be told.
+
+        A batch that runs on from one pass into the next (a batch sampler over a sampler
+        that chains passes) carries several: they key ``indices`` where those are the
+        fetched batch's, in its order (a CPU tensor, read back), and each carries one.
+        """
+        batch = self.batch
+        if indices.device.type != "cpu" or not isinstance(batch, list | tuple):
+            return None
+        epochs = [getattr(index, "epoch", None) for index in batch]
+        if None in epochs or [int(index) for index in batch] != indices.tolist():
+            return None
+        return torch.tensor(epochs, dtype=torch.int64)
 
     def queued(self) -> int:
         """The batches a DataLoader worker was sent and has not begun: ``-1`` if not one.

@@ -535,6 +535,46 @@ class TestPlainEpoch:
         assert "Call aug.set_epoch(epoch) before iter(loader)" in warned
         assert [name for batch in batches for name in batch["from"]] == [__file__]
 
+    @pytest.mark.parametrize("options", FETCHING)
+    def test_inside_a_fetch_a_batch_of_two_passes_keys_each_sample_with_its_own(
+        self, options: dict[str, Any]
+    ) -> None:
+        # a batch sampler that runs on from one pass into the next: the fetch holds each
+        # index's epoch. All were keyed 0 (silently without workers)
+        batches = [[EpochIndex(8, epoch=0), EpochIndex(9, epoch=0), EpochIndex(0, epoch=1)],
+                   [EpochIndex(i, epoch=1) for i in (1, 2, 3)]]  # fmt: skip
+        aug = _aug()
+
+        def collate(samples: list[dict[str, Any]]) -> tuple[torch.Tensor, list[str]]:
+            batch = default_collate(samples)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                out = aug(batch["image"], index=batch["index"])
+            return out, [str(warning.message) for warning in caught]
+
+        loader = DataLoader(_Lit(), batch_sampler=batches, collate_fn=collate, **options)
+        for (out, warned), batch in zip(loader, batches, strict=True):
+            images = torch.stack([_Lit()[int(index)]["image"] for index in batch])
+            epochs = [index.epoch for index in batch]
+            assert torch.equal(out, aug(images, index=[int(i) for i in batch], epoch=epochs))
+            assert warned == []
+
+    @pytest.mark.parametrize("options", FETCHING)
+    def test_inside_a_fetch_a_batch_some_of_whose_indices_carry_no_epoch_warns(
+        self, options: dict[str, Any]
+    ) -> None:
+        # keyed 0 silently without workers; in a worker the warning said the batch
+        # carried no epoch (its sampler no EpochSampler)
+        batches = [[EpochIndex(1, epoch=3), 2], [EpochIndex(3, epoch=3), 4]]
+        collate = _AugmentingCollate(_aug())
+        loader = DataLoader(_Lit(), batch_sampler=batches, collate_fn=collate, **options)
+        first, second = list(loader)
+        assert (first["keyed"], second["keyed"]) == (0, 0)
+        (warned,) = first["warned"]
+        assert "inside a DataLoader fetch whose batch holds indices of several epochs" in warned
+        assert first["from"] == [__file__]
+        assert second["warned"] == []
+
     def test_a_pass_left_unfinished_is_no_late_set_epoch(self, tmp_path: Path) -> None:
         # a persistent worker still fetches the batches it was sent before a break (or
         # Lightning's limit_train_batches), with the next pass's set_epoch value, called
