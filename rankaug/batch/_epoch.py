@@ -252,19 +252,7 @@ class PlainEpoch:
             else:
                 before = last[2]
         if before != value:
-            where = "a DataLoader worker" if get_worker_info() is not None else "the loader"
-            self._warn(
-                "late",
-                f"BatchAugment's epoch changed from {before} to {value} (set_epoch) "
-                f"between two batches of one pass that {where} fetched: set_epoch came "
-                "after iter(loader) began the pass (Lightning builds the iterator first, "
-                "and workers fetch prefetch_factor batches each at once), so the batches "
-                f"augmented before it were keyed with epoch {before} and this pass mixes "
-                "two epochs, depending on timing. Call aug.set_epoch(epoch) before "
-                "iter(loader), or let the epoch travel with the indices: "
-                "DataLoader(..., sampler=rankaug.EpochSampler(sampler)), whose batches "
-                "key themselves inside the fetch whatever set_epoch says, or pass epoch=.",
-            )
+            self._warn("late", _late_message(before, value, get_worker_info() is not None))
         return value
 
     def _watch(self, indices: torch.Tensor) -> None:
@@ -304,3 +292,29 @@ class PlainEpoch:
         # BatchAugment.__call__: the caller is above
         deeper = kind in ("again", "late")
         warnings.warn(message, RankaugWarning, stacklevel=6 if deeper else 5)
+
+
+def _late_message(before: int, value: int, in_worker: bool) -> str:
+    """The warning for a ``set_epoch`` value that changed in the middle of a pass."""
+    if in_worker:
+        cause = (
+            "that a DataLoader worker fetched: set_epoch came after iter(loader) began the "
+            "pass (Lightning builds the iterator first, and workers fetch prefetch_factor "
+            f"batches each at once), so the batches augmented before it were keyed with epoch "
+            f"{before} and this pass mixes two epochs, depending on timing."
+        )
+    else:
+        cause = (
+            "of one loader iterator, without workers: those fetched before the call were "
+            f"keyed with epoch {before}, the rest with {value}, so the pass mixes two epochs "
+            "(or an infinite loader's iterator runs on into the next epoch, which is right "
+            "here, but with workers, which fetch prefetch_factor batches each ahead, the "
+            "first batches of each epoch would keep the epoch before it, depending on timing)."
+        )
+    return (
+        f"BatchAugment's epoch changed from {before} to {value} (set_epoch) between two "
+        f"batches of one pass {cause} Call aug.set_epoch(epoch) before iter(loader), or let "
+        "the epoch travel with the indices: DataLoader(..., "
+        "sampler=rankaug.EpochSampler(sampler)), whose batches key themselves inside the "
+        "fetch whatever set_epoch says, or pass epoch=."
+    )

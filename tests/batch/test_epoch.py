@@ -606,6 +606,9 @@ class TestPlainEpoch:
         aug.set_epoch(3)
         ((warned, where),) = next(iterator)
         assert "epoch changed from 0 to 3 (set_epoch) between two batches" in warned
+        # without workers nothing depends on timing (it said so): each batch has the value
+        # at its fetch, which an infinite loader's epochs need
+        assert "without workers: those fetched before the call were keyed with epoch 0, " in warned
         assert where == __file__
 
     def test_in_workers_warns_once_not_once_per_worker_and_epoch(self) -> None:
