@@ -4,9 +4,10 @@ torch's ``default_collate`` turns a batch's :class:`~rankaug.EpochIndex` values 
 plain int tensor, so ``aug(images, index=batch["index"])`` receives no epoch. In order:
 
 1. inside a DataLoader fetch (a ``collate_fn`` or a dataset's ``__getitems__`` that
-   augments, in a worker or not), the epoch that the batch's indices carried there
-   (:mod:`rankaug.batch._fetch`): theirs exactly, whenever the batch is fetched; for a
-   batch of several epochs, each index's own, where the indices given are the batch's;
+   augments, in a worker or not, or a thread pool the fetch waits on), the epoch that
+   the batch's indices carried there (:mod:`rankaug.batch._fetch`): theirs exactly,
+   whenever the batch is fetched; for a batch of several epochs, each index's own,
+   where the indices given are the batch's;
 2. the epoch of ``set_epoch`` (or an assignment to ``epoch``), once it was called;
 3. the epoch of the :class:`~rankaug.EpochSampler` pass that the calling thread's
    DataLoader is reading (:func:`rankaug.sampler_read.read_epoch`), when that is known;

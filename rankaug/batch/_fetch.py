@@ -17,6 +17,7 @@ most the ones waiting in its index queue (:meth:`Fetch.queued`) when it meets th
 from __future__ import annotations
 
 import sys
+import threading
 from types import FrameType
 from typing import NamedTuple
 
@@ -75,15 +76,35 @@ class Fetch(NamedTuple):
 
 
 def current_fetch() -> Fetch | None:
-    """The DataLoader fetch the calling thread runs inside, or ``None``.
+    """The DataLoader fetch the calling thread runs inside (or waits on), or ``None``.
+
+    A thread that is not the main thread and runs outside any fetch borrows the fetch
+    of the one other thread that runs one: a thread pool that a ``collate_fn`` or a
+    dataset's ``__getitems__`` augments in, while the fetch waits for it (as
+    :mod:`rankaug.passes` does for the wrappers). Threads fetching at once leave it
+    unknown.
 
     >>> current_fetch() is None  # no DataLoader here
     True
     """
-    frame: FrameType | None = sys._getframe(1)
-    fetch = passes._FETCH
+    found = _fetch_at(sys._getframe(1))
+    if found is not None or threading.get_ident() == threading.main_thread().ident:
+        return found
+    me = threading.get_ident()
+    for ident, top in sys._current_frames().items():
+        fetch = None if ident == me else _fetch_at(top)
+        if fetch is not None:
+            if found is not None:
+                return None  # two threads fetch: whose batch this call augments is unknown
+            found = fetch
+    return found
+
+
+def _fetch_at(frame: FrameType | None) -> Fetch | None:
+    """The innermost fetch at or above ``frame``, or ``None``."""
+    code = passes._FETCH
     while frame is not None:
-        if frame.f_code is fetch:
+        if frame.f_code is code:
             held = frame.f_locals
             batch = held.get("possibly_batched_index")
             epoch = passes._batch_epoch(batch) if _CLASSES else passes.PLAIN

@@ -12,6 +12,7 @@ import re
 import threading
 import warnings
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -496,6 +497,35 @@ class TestPlainEpoch:
                             collate_fn=_AugmentingCollate(_aug()), **options)  # fmt: skip
         batches = [batch for _ in range(2) for batch in loader]
         assert [batch["keyed"] for batch in batches] == [2, 2, 3, 3]
+        assert [batch["warned"] for batch in batches] == [[], [], [], []]
+
+    @pytest.mark.parametrize("options", FETCHING)
+    def test_inside_a_fetch_a_thread_pool_keys_the_fetched_batchs_epoch(
+        self, options: dict[str, Any]
+    ) -> None:
+        # a collate_fn (or __getitems__) that augments in a thread pool: the threads run
+        # outside the fetch's stack, while it waits for them. They were keyed 0, warned
+        aug = _aug()
+
+        def collate(samples: list[dict[str, Any]]) -> dict[str, Any]:
+            batch = default_collate(samples)
+            images, index = batch["image"], batch["index"]
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                with ThreadPoolExecutor(2) as pool:
+                    halves = list(pool.map(lambda part: aug(images[part], index=index[part]),
+                                           (slice(0, 2), slice(2, None))))  # fmt: skip
+            keyed = [
+                e
+                for e in range(4)
+                if torch.equal(torch.cat(halves), aug(images, index=index, epoch=e))
+            ]
+            return {"keyed": keyed, "warned": [str(warning.message) for warning in caught]}
+
+        sampler = EpochSampler(SequentialSampler(range(10)), epoch=2)
+        loader = DataLoader(_Lit(), batch_size=5, sampler=sampler, collate_fn=collate, **options)
+        batches = [batch for _ in range(2) for batch in loader]
+        assert [batch["keyed"] for batch in batches] == [[2], [2], [3], [3]]
         assert [batch["warned"] for batch in batches] == [[], [], [], []]
 
     @pytest.mark.parametrize("options", FETCHING)
