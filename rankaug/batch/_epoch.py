@@ -4,8 +4,10 @@ torch's ``default_collate`` turns a batch's :class:`~rankaug.EpochIndex` values 
 plain int tensor, so ``aug(images, index=batch["index"])`` receives no epoch. In order:
 
 1. inside a DataLoader fetch (a ``collate_fn`` or a dataset's ``__getitems__`` that
-   augments, in a worker or not), the epoch that the batch's indices carried there
-   (:mod:`rankaug.batch._fetch`): theirs exactly, whenever the batch is fetched;
+   augments, in a worker or not, or a thread pool the fetch waits on), the epoch that
+   the batch's indices carried there (:mod:`rankaug.batch._fetch`): theirs exactly,
+   whenever the batch is fetched; for a batch of several epochs, each index's own,
+   where the indices given are the batch's;
 2. the epoch of ``set_epoch`` (or an assignment to ``epoch``), once it was called;
 3. the epoch of the :class:`~rankaug.EpochSampler` pass that the calling thread's
    DataLoader is reading (:func:`rankaug.sampler_read.read_epoch`), when that is known;
@@ -20,7 +22,10 @@ plain int tensor, so ``aug(images, index=batch["index"])`` receives no epoch. In
 
 Inside a fetch, the ``set_epoch`` value (rules 2 and 4) is watched: a value that
 changes between two batches of one pass (``set_epoch`` after ``iter(loader)``, while
-workers had fetched batches of the pass already) warns, once.
+workers had fetched batches of the pass already) warns, once. A worker says it once it
+fetches a batch it was sent after the change: those it was sent before may belong to a
+pass left unfinished (a ``break``, Lightning's ``limit_train_batches``), which it still
+fetches, with the next pass's value, for nobody to read.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from __future__ import annotations
 import threading
 import warnings
 import weakref
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import torch
 from torch.utils.data import get_worker_info
@@ -36,6 +41,7 @@ from torch.utils.data import get_worker_info
 from rankaug._process import current_pid
 from rankaug.batch._fetch import Fetch, current_fetch
 from rankaug.errors import RankaugWarning
+from rankaug.passes import MIXED
 from rankaug.sampler_read import LastBatch, Unknown, read_epoch
 from rankaug.shared_epoch import SharedEpoch
 
@@ -45,7 +51,7 @@ TRACKED: Final = 1 << 16
 
 #: The warnings given in DataLoader workers, each a bit of a shared word: said by the
 #: first worker that meets it, not again by the others nor by each epoch's new workers.
-_IN_WORKERS: Final = {"worker": 1, "steps": 2, "late": 4}
+_IN_WORKERS: Final = {"worker": 1, "steps": 2, "late": 4, "mixed": 8}
 
 _FIX: Final = (
     "Give the epoch: pass epoch= (the 'epoch' column that rankaug.BatchCollator and "
@@ -53,6 +59,16 @@ _FIX: Final = (
     "aug.set_epoch(epoch) before each epoch, or collate the indices with a collate_fn that "
     "keeps EpochIndex values (a list, not a tensor)."
 )
+
+
+class _Held(NamedTuple):
+    """A change of the ``set_epoch`` value that a worker met, not yet known to be read."""
+
+    pid: int
+    fetcher: weakref.ref[Any]
+    before: int  # the value before the change
+    left: int  # fetches to come that may be of batches sent before the change
+    batch: object  # the batch of the last fetch counted
 
 
 class PlainEpoch:
@@ -81,6 +97,7 @@ class PlainEpoch:
         self._lock = threading.Lock()
         # the set_epoch value the last call inside a fetch used: (pid, fetcher, value)
         self._fetched: tuple[int, weakref.ref[Any], int] | None = None
+        self._held: _Held | None = None
 
     @property
     def value(self) -> int:
@@ -119,6 +136,23 @@ class PlainEpoch:
         fetch = current_fetch()
         if fetch is not None and fetch.epoch >= 0:
             return fetch.epoch  # the fetched batch's EpochIndex values carried it
+        if fetch is not None and fetch.epoch == MIXED:
+            each = fetch.each(indices)
+            if each is not None:
+                return each  # a batch of two passes: each index carried its own
+            if not self.named:
+                self._warn(
+                    "mixed",
+                    "BatchAugment got plain indices and no epoch (no epoch=, no EpochIndex "
+                    "values, no set_epoch call) inside a DataLoader fetch whose batch holds "
+                    "indices of several epochs, or some without one, and the indices given "
+                    "are not that batch's own, in its order, each carrying its epoch: they "
+                    f"are keyed with epoch {self.value}, which repeats the same augmentations "
+                    "every epoch. Pass epoch= one per sample, or hand the batch's EpochIndex "
+                    "values on as a list (rankaug.BatchCollator and collate_detection keep "
+                    "them in 'index').",
+                )
+                return self.value
         if self.named:
             return self._late(fetch, self.value)
         found = read_epoch(indices)
@@ -184,31 +218,42 @@ class PlainEpoch:
         )
 
     def _late(self, fetch: Fetch | None, value: int) -> int:
-        """``value``; warn, once, if it changed since a batch of the same pass was fetched."""
+        """``value``; warn, once, if it changed since a batch of the same pass was fetched.
+
+        In a worker, a change is held until the worker fetches a batch it was sent after
+        it (beyond those its index queue held then): until then its fetches may be of a
+        pass left unfinished, which nobody reads; a new fetcher (the next pass) drops it.
+        """
         if fetch is None:
             return value
         try:
             fetcher = weakref.ref(fetch.fetcher)
         except TypeError:  # not the fetcher PyTorch makes: nothing to tell its passes by
             return value
+        pid = current_pid()
         with self._lock:
-            last, self._fetched = self._fetched, (current_pid(), fetcher, value)
-        if last is None or last[0] != current_pid() or last[1]() is not fetch.fetcher:
-            return value
-        if last[2] != value:
-            where = "a DataLoader worker" if get_worker_info() is not None else "the loader"
-            self._warn(
-                "late",
-                f"BatchAugment's epoch changed from {last[2]} to {value} (set_epoch) "
-                f"between two batches of one pass that {where} fetched: set_epoch came "
-                "after iter(loader) began the pass (Lightning builds the iterator first, "
-                "and workers fetch prefetch_factor batches each at once), so the batches "
-                f"augmented before it were keyed with epoch {last[2]} and this pass mixes "
-                "two epochs, depending on timing. Call aug.set_epoch(epoch) before "
-                "iter(loader), or let the epoch travel with the indices: "
-                "DataLoader(..., sampler=rankaug.EpochSampler(sampler)), whose batches "
-                "key themselves inside the fetch whatever set_epoch says, or pass epoch=.",
-            )
+            last, self._fetched = self._fetched, (pid, fetcher, value)
+            held = self._held
+            if held is not None and (held.pid != pid or held.fetcher() is not fetch.fetcher):
+                held = self._held = None  # that pass ended, or was left unread
+            if held is not None:
+                if fetch.batch is held.batch:  # another call in the same fetch
+                    return value
+                if held.left > 0:
+                    self._held = held._replace(left=held.left - 1, batch=fetch.batch)
+                    return value
+                self._held, before = None, held.before  # sent after the change: read
+            elif (
+                last is None or last[0] != pid or last[1]() is not fetch.fetcher or last[2] == value
+            ):
+                return value  # unchanged, or the first batch of this pass fetched here
+            elif (left := fetch.queued()) >= 0:  # a worker: the batches sent before it wait
+                self._held = _Held(pid, fetcher, last[2], left, fetch.batch)
+                return value
+            else:
+                before = last[2]
+        if before != value:
+            self._warn("late", _late_message(before, value, get_worker_info() is not None))
         return value
 
     def _watch(self, indices: torch.Tensor) -> None:
@@ -248,3 +293,29 @@ class PlainEpoch:
         # BatchAugment.__call__: the caller is above
         deeper = kind in ("again", "late")
         warnings.warn(message, RankaugWarning, stacklevel=6 if deeper else 5)
+
+
+def _late_message(before: int, value: int, in_worker: bool) -> str:
+    """The warning for a ``set_epoch`` value that changed in the middle of a pass."""
+    if in_worker:
+        cause = (
+            "that a DataLoader worker fetched: set_epoch came after iter(loader) began the "
+            "pass (Lightning builds the iterator first, and workers fetch prefetch_factor "
+            f"batches each at once), so the batches augmented before it were keyed with epoch "
+            f"{before} and this pass mixes two epochs, depending on timing."
+        )
+    else:
+        cause = (
+            "of one loader iterator, without workers: those fetched before the call were "
+            f"keyed with epoch {before}, the rest with {value}, so the pass mixes two epochs "
+            "(or an infinite loader's iterator runs on into the next epoch, which is right "
+            "here, but with workers, which fetch prefetch_factor batches each ahead, the "
+            "first batches of each epoch would keep the epoch before it, depending on timing)."
+        )
+    return (
+        f"BatchAugment's epoch changed from {before} to {value} (set_epoch) between two "
+        f"batches of one pass {cause} Call aug.set_epoch(epoch) before iter(loader), or let "
+        "the epoch travel with the indices: DataLoader(..., "
+        "sampler=rankaug.EpochSampler(sampler)), whose batches key themselves inside the "
+        "fetch whatever set_epoch says, or pass epoch=."
+    )

@@ -5,12 +5,14 @@ from __future__ import annotations
 import copy
 import gc
 import itertools
+import multiprocessing
 import pickle
 import queue
 import re
 import threading
 import warnings
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +92,39 @@ class _AugmentingCollate:
             keyed = _keyed_as(self.aug, batch)
         warned = [str(warning.message) for warning in caught]
         return {"keyed": keyed, "warned": warned, "from": [w.filename for w in caught]}
+
+
+class _Lit(_Indexed):
+    """``_Indexed`` without its black image 0, which every epoch augments alike (batches of one)."""
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return {"image": torch.full((3, 4, 4), (index + 1) / 10), "index": index}
+
+
+class _Gated(_Lit):
+    """``_Lit`` whose samples but the first wait for the gate (a multiprocessing Event)."""
+
+    def __init__(self, gate: Any) -> None:
+        self.gate = gate
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        if index > 0:
+            self.gate.wait()
+        return super().__getitem__(index)
+
+
+class _LoggingCollate(_AugmentingCollate):
+    """``_AugmentingCollate`` that also appends its warnings to a file, for batches nobody reads."""
+
+    def __init__(self, aug: BatchAugment, log: Path) -> None:
+        super().__init__(aug)
+        self.log = log
+
+    def __call__(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
+        batch = super().__call__(samples)
+        with self.log.open("a") as log:
+            log.writelines(f"{message}\n" for message in batch["warned"])
+        return batch
 
 
 #: The loaders whose fetch a collate_fn augments in: the main process's, a worker's, a
@@ -465,6 +500,35 @@ class TestPlainEpoch:
         assert [batch["warned"] for batch in batches] == [[], [], [], []]
 
     @pytest.mark.parametrize("options", FETCHING)
+    def test_inside_a_fetch_a_thread_pool_keys_the_fetched_batchs_epoch(
+        self, options: dict[str, Any]
+    ) -> None:
+        # a collate_fn (or __getitems__) that augments in a thread pool: the threads run
+        # outside the fetch's stack, while it waits for them. They were keyed 0, warned
+        aug = _aug()
+
+        def collate(samples: list[dict[str, Any]]) -> dict[str, Any]:
+            batch = default_collate(samples)
+            images, index = batch["image"], batch["index"]
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                with ThreadPoolExecutor(2) as pool:
+                    halves = list(pool.map(lambda part: aug(images[part], index=index[part]),
+                                           (slice(0, 2), slice(2, None))))  # fmt: skip
+            keyed = [
+                e
+                for e in range(4)
+                if torch.equal(torch.cat(halves), aug(images, index=index, epoch=e))
+            ]
+            return {"keyed": keyed, "warned": [str(warning.message) for warning in caught]}
+
+        sampler = EpochSampler(SequentialSampler(range(10)), epoch=2)
+        loader = DataLoader(_Lit(), batch_size=5, sampler=sampler, collate_fn=collate, **options)
+        batches = [batch for _ in range(2) for batch in loader]
+        assert [batch["keyed"] for batch in batches] == [[2], [2], [3], [3]]
+        assert [batch["warned"] for batch in batches] == [[], [], [], []]
+
+    @pytest.mark.parametrize("options", FETCHING)
     def test_set_epoch_after_iter_loader_cannot_mix_the_fetched_batches(
         self, options: dict[str, Any]
     ) -> None:
@@ -487,10 +551,12 @@ class TestPlainEpoch:
         # fetched batches of the pass (those before it keep the old epoch), silently
         aug = _aug()
         aug.set_epoch(0)
-        loader = DataLoader(_Indexed(), batch_size=2, collate_fn=_AugmentingCollate(aug),
+        loader = DataLoader(_Lit(), batch_size=1, collate_fn=_AugmentingCollate(aug),
                             **options)  # fmt: skip
         iterator = iter(loader)
-        first = next(iterator)  # fetched with epoch 0; the last batch is sent after the call
+        # fetched with epoch 0; a worker tells the change once it fetches a batch it was
+        # sent after it, beyond the prefetch_factor it held then: the pass is long enough
+        first = next(iterator)
         aug.set_epoch(1)
         batches = [first, *iterator]
         assert (batches[0]["keyed"], batches[-1]["keyed"]) == (0, 1)
@@ -498,6 +564,63 @@ class TestPlainEpoch:
         assert "epoch changed from 0 to 1 (set_epoch) between two batches of one pass" in warned
         assert "Call aug.set_epoch(epoch) before iter(loader)" in warned
         assert [name for batch in batches for name in batch["from"]] == [__file__]
+
+    @pytest.mark.parametrize("options", FETCHING)
+    def test_inside_a_fetch_a_batch_of_two_passes_keys_each_sample_with_its_own(
+        self, options: dict[str, Any]
+    ) -> None:
+        # a batch sampler that runs on from one pass into the next: the fetch holds each
+        # index's epoch. All were keyed 0 (silently without workers)
+        batches = [[EpochIndex(8, epoch=0), EpochIndex(9, epoch=0), EpochIndex(0, epoch=1)],
+                   [EpochIndex(i, epoch=1) for i in (1, 2, 3)]]  # fmt: skip
+        aug = _aug()
+
+        def collate(samples: list[dict[str, Any]]) -> tuple[torch.Tensor, list[str]]:
+            batch = default_collate(samples)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                out = aug(batch["image"], index=batch["index"])
+            return out, [str(warning.message) for warning in caught]
+
+        loader = DataLoader(_Lit(), batch_sampler=batches, collate_fn=collate, **options)
+        for (out, warned), batch in zip(loader, batches, strict=True):
+            images = torch.stack([_Lit()[int(index)]["image"] for index in batch])
+            epochs = [index.epoch for index in batch]
+            assert torch.equal(out, aug(images, index=[int(i) for i in batch], epoch=epochs))
+            assert warned == []
+
+    @pytest.mark.parametrize("options", FETCHING)
+    def test_inside_a_fetch_a_batch_some_of_whose_indices_carry_no_epoch_warns(
+        self, options: dict[str, Any]
+    ) -> None:
+        # keyed 0 silently without workers; in a worker the warning said the batch
+        # carried no epoch (its sampler no EpochSampler)
+        batches = [[EpochIndex(1, epoch=3), 2], [EpochIndex(3, epoch=3), 4]]
+        collate = _AugmentingCollate(_aug())
+        loader = DataLoader(_Lit(), batch_sampler=batches, collate_fn=collate, **options)
+        first, second = list(loader)
+        assert (first["keyed"], second["keyed"]) == (0, 0)
+        (warned,) = first["warned"]
+        assert "inside a DataLoader fetch whose batch holds indices of several epochs" in warned
+        assert first["from"] == [__file__]
+        assert second["warned"] == []
+
+    def test_a_pass_left_unfinished_is_no_late_set_epoch(self, tmp_path: Path) -> None:
+        # a persistent worker still fetches the batches it was sent before a break (or
+        # Lightning's limit_train_batches), with the next pass's set_epoch value, called
+        # before iter(loader) as it should: nobody reads them, yet it warned of a late call
+        gate = multiprocessing.Event()
+        aug = _aug()
+        aug.set_epoch(0)
+        log = tmp_path / "warned"
+        loader = DataLoader(_Gated(gate), batch_size=1, num_workers=1, persistent_workers=True,
+                            prefetch_factor=2, collate_fn=_LoggingCollate(aug, log))  # fmt: skip
+        for _ in loader:
+            break  # batch 0 read; the worker waits at the gate with batches 1 and 2
+        aug.set_epoch(1)
+        gate.set()
+        assert [batch["keyed"] for batch in loader] == [1] * 10
+        assert log.read_text() == ""  # the unread batches too
 
     def test_without_indices_set_epoch_in_the_middle_of_a_pass_warns(self) -> None:
         aug = _aug()
@@ -513,6 +636,9 @@ class TestPlainEpoch:
         aug.set_epoch(3)
         ((warned, where),) = next(iterator)
         assert "epoch changed from 0 to 3 (set_epoch) between two batches" in warned
+        # without workers nothing depends on timing (it said so): each batch has the value
+        # at its fetch, which an infinite loader's epochs need
+        assert "without workers: those fetched before the call were keyed with epoch 0, " in warned
         assert where == __file__
 
     def test_in_workers_warns_once_not_once_per_worker_and_epoch(self) -> None:
