@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -79,10 +80,12 @@ def fingerprint(dataset: Any, length: int, given: str | None) -> Fingerprint:
 
     Raises:
         ValueError: If ``dataset`` is (or holds) a list, tuple or dict whose samples
-            hold values the content hash cannot see into, and ``given`` is ``None``.
+            hold values the content hash cannot see into, and ``given`` is ``None``; or
+            a listed file's path holds a NUL byte (naming it and the dataset).
         OSError: Of the original kind (``PermissionError``, ``NotADirectoryError``, a
             symlink loop's ``ELOOP``...), naming the file and the dataset, if the
-            ``stat`` of a listed file fails for another reason than its absence.
+            ``stat`` of a listed file fails for another reason than its absence (its
+            ``errno`` and ``filename`` are the stat's).
     """
     described = _Described(data=given is None)
     sees_changes = described.add(dataset, length, "dataset", "")
@@ -240,7 +243,8 @@ def _files(dataset: Any, paths: Any, prefix: str, lines: list[str], owner: str) 
         OSError: Of the original kind (``PermissionError``, ``NotADirectoryError``...), if
             a file's ``stat`` fails other than for a file that does not exist (which
             counts as missing): naming the file and ``owner`` (the dataset), since a key
-            without it would not see it change.
+            without it would not see it change; its ``errno`` and ``filename`` are the stat's.
+        ValueError: Likewise, if a path holds a NUL byte (no file's can).
     """
     folder_listed = ""
     source_stats = getattr(dataset, "source_stats", None)
@@ -250,6 +254,8 @@ def _files(dataset: Any, paths: Any, prefix: str, lines: list[str], owner: str) 
     folders: dict[str, str] = {}  # each folder resolved once: realpath costs a stat a part
     for path in paths:
         name = os.fspath(path)
+        if "\0" in os.fsdecode(name):  # os.stat's ValueError (realpath's too), naming nothing
+            raise _unreadable(ValueError("embedded null byte"), name, dataset, owner)
         head, tail = os.path.split(os.fsdecode(name))  # a bytes path named as text
         folder = folders.get(head)
         if folder is None:
@@ -274,19 +280,40 @@ def _files(dataset: Any, paths: Any, prefix: str, lines: list[str], owner: str) 
     return count, folder_listed
 
 
-def _unreadable(error: OSError, name: Any, dataset: Any, owner: str) -> OSError:
-    """The error for a listed file whose ``stat`` failed: ``error``'s kind, saying whose."""
+def _unreadable(error: OSError | ValueError, name: Any, dataset: Any, owner: str) -> Exception:
+    """The error for a listed file whose ``stat`` failed: ``error``'s kind, saying whose and why.
+
+    An ``OSError`` keeps ``os.stat``'s ``errno`` and ``filename`` (which ends its message);
+    a ``ValueError`` (``os.stat``'s for a NUL byte in the path) names the path in its own.
+    """
     own = callable(getattr(dataset, "source_files", None))  # else a DatasetFolder's samples
     listed = "source_files() lists" if own else "samples name"
-    return type(error)(
-        error.errno,
-        f"CachedDataset cannot fingerprint {owner}: the stat of {os.fsdecode(name)!r}, a "
-        f"file its {listed}, failed ({error.strerror or error}). Its cache is keyed by "
-        "the size and modification time of every listed file, and a key that left this "
-        "one out would not see it change: make the file and its folders readable, leave "
-        "it out of the list, or pass fingerprint='...' naming this data (and change it "
-        "with the data)",
+    if isinstance(error, ValueError):
+        what = f"the path {os.fsdecode(name)!r}, a file its {listed}, holds a NUL byte"
+    else:
+        what = f"the stat of a file its {listed} failed ({error.strerror or error})"
+    if isinstance(error, PermissionError):
+        fix = "make the file and its folders readable"
+    elif isinstance(error, ValueError) or error.errno in _NOT_A_FILE:
+        what += ": the path is not a file that can be read"
+        fix = "fix the path or leave it out"
+    else:
+        fix = "make the file readable or leave it out"
+    message = (
+        f"CachedDataset cannot fingerprint {owner}: {what}. Its cache is keyed by the size and "
+        "modification time of every listed file, and a key that left this one out would not "
+        f"see it change: {fix}, or pass fingerprint='...' naming this data (and change it "
+        "with the data)"
     )
+    if isinstance(error, ValueError):
+        return ValueError(message)
+    filename = name if error.filename is None else error.filename  # os.stat's: the path given
+    return type(error)(error.errno, f"{message}. The file", filename)
+
+
+#: A path that names no file which can be read: a part of it is a file, its links loop,
+#: it is too long.
+_NOT_A_FILE: Final = frozenset({errno.ENOTDIR, errno.ELOOP, errno.ENAMETOOLONG})
 
 
 #: torchvision datasets whose ``repr`` keys them: their class, size, root, split (their
