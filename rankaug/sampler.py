@@ -54,7 +54,6 @@ pickle taken mid-pass resumes there too.
 
 from __future__ import annotations
 
-import itertools
 import sys
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any
@@ -68,18 +67,16 @@ from rankaug.sampler_done import complete, exact_length, given_whole
 from rankaug.sampler_epochs import Epochs, lightning_validation
 from rankaug.sampler_pass import (
     END,
-    STATE_FORMAT,
     Pass,
     PassIterator,
     Ticket,
     carry,
     check_state,
-    generator_state,
-    iterator_state,
     put_generator,
     start,
 )
 from rankaug.sampler_sharding import Forwarded, warn_sharded
+from rankaug.sampler_state import finish_restored, next_pass_state, pass_state, resumed_pass
 
 __all__ = ["EpochSampler"]
 
@@ -274,54 +271,18 @@ class EpochSampler(FixedSettings, Sampler[EpochIndex]):
         self._forward(epoch)
         if not self._warned_sharding:
             self._warned_sharding = warn_sharded(self, self.sampler, sys._getframe(2))
-        if resume is not None and "generator" in resume:  # as the saved pass began
-            put_generator(self.sampler, resume["generator"])
-        shuffled = generator_state(self.sampler)  # what this pass draws its order from
-        inner = iter(self.sampler)
-        inner_state = None if resume is None else resume.get("sampler_iter")
-        if inner_state is not None and callable(getattr(inner, "load_state_dict", None)):
-            inner.load_state_dict(inner_state)  # type: ignore[attr-defined]
-        elif position:
-            skipped = sum(1 for _ in itertools.islice(inner, position))
-            if skipped != position:
-                raise ValueError(
-                    f"cannot resume at position {position} of epoch {epoch}: the wrapped "
-                    f"sampler gives only {skipped} indices for that epoch"
-                )
-        run = Pass(epoch, inner, position)
-        run.generator = shuffled
+        run = resumed_pass(self.sampler, epoch, position, resume)
         self._current = run
         self._epochs.began(run, restored=resume is not None)
         self._epochs.next = epoch + 1 if resume is None else int(resume["next_epoch"])
         return run
 
-    def _finish(self, saved: Any) -> None:
-        """Put back ``saved``, the wrapped iterator's state at a restored pass's end, now.
-
-        (A torchdata ``RandomSampler``'s generator: the loader drops the restored iterator
-        unread.) Run to its end, it uses up what it left pending (``BatchSampler``'s).
-        """
-        inner = iter(self.sampler)
-        load = getattr(inner, "load_state_dict", None)
-        if callable(load):
-            load(saved)
-            for _ in inner:
-                pass
+    def _finish(self, saved: Any) -> None:  # a restored iterator's pass ended (sampler_pass)
+        finish_restored(self.sampler, saved)
 
     # ------------------------------------------------------------------ state
-    def _pass_state(self, run: Pass) -> dict[str, Any]:
-        state: dict[str, Any] = {
-            "format": STATE_FORMAT,
-            "epoch": run.epoch,
-            "position": run.position,
-            "next_epoch": self._epochs.next,
-        }
-        inner_state = iterator_state(run.inner)
-        if inner_state is not None:
-            state["sampler_iter"] = inner_state
-        if run.generator is not None:  # a RandomSampler's iterator keeps none of its own
-            state["generator"] = run.generator
-        return state
+    def _pass_state(self, run: Pass) -> dict[str, Any]:  # (its iterator's too: sampler_pass)
+        return pass_state(run, self._epochs.next)
 
     def state_dict(self) -> dict[str, Any]:
         """The epoch and position of the running pass (or the start of the next one).
@@ -339,15 +300,7 @@ class EpochSampler(FixedSettings, Sampler[EpochIndex]):
             return self._pass_state(current)
         if self._resume is not None:
             return dict(self._resume)
-        upcoming = self._epochs.upcoming()
-        state = {
-            "format": STATE_FORMAT,
-            "epoch": upcoming,
-            "position": 0,
-            "next_epoch": min(upcoming + 1, END),
-        }
-        generator = generator_state(self.sampler)  # the next pass draws its order from it
-        return state if generator is None else {**state, "generator": generator}
+        return next_pass_state(self.sampler, self._epochs.upcoming())
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Make the next pass resume where :meth:`state_dict` was taken.

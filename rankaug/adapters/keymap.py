@@ -3,46 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, ClassVar, NamedTuple
-
-import numpy as np
+from typing import Any, ClassVar
 
 from rankaug import checks
 from rankaug._fixed import FixedSettings
+from rankaug.adapters.handed import Handed, refuse_stale, restored_values
 from rankaug.adapters.paths import beside, describe_keys, is_object_list, put
 from rankaug.boxes import BoxFormat, check_box_format
 from rankaug.samples.hf_arrays import NONE_DECLARED, Declared, in_declared_dtypes
 from rankaug.samples.hf_rows import bound_to, typed
-from rankaug.samples.images import (
-    image_from_numpy,
-    image_hw,
-    image_kind,
-    image_to_numpy,
-    value_to_numpy,
-)
-from rankaug.samples.pair_mask import channels_first, channels_last, height_width, reads_first
+from rankaug.samples.images import image_hw, image_to_numpy, value_to_numpy
+from rankaug.samples.pair_mask import channels_last, height_width, reads_first
 from rankaug.samples.restore import check_tv_boxes, holds_wrapped, is_wrapped, rewrap_values
 from rankaug.samples.sizes import SIZE_KEYS, resized_sizes
-from rankaug.samples.stale import CARRY_NAMED, refuse_stale_points
-from rankaug.samples.unread import BY_CHANCE, known, per_box_fields, refuse_unread, unread_fields
-from rankaug.samples.whole import restore_whole
+from rankaug.samples.unread import known, refuse_unread, unread_fields
 
 __all__ = ["KeyMap"]
 
 #: rankaug's names that are not per-box label fields.
 _NOT_LABELS = frozenset({"image", "bboxes", "mask", "keypoints"})
 _NOTHING: Mapping[str, Any] = {}
-
-
-class _State(NamedTuple):
-    sample: Mapping[str, Any]  # the original sample
-    originals: dict[str, Any]  # the original values of the names handed out
-    image_kind: str
-    pil_mode: str | None
-    boxes: int | None  # the number of boxes handed out (None: no boxes handed out)
-    unhanded: dict[str, Any]  # per-object values not handed out: stale if the count changes
-    wrapped: bool  # torchvision's tv_tensors among the values: wrapped again
-    first: tuple[str, ...] = ()  # masks that were CxHxW (beside a tensor image): so again
 
 
 class KeyMap(FixedSettings):
@@ -276,7 +256,7 @@ class KeyMap(FixedSettings):
             where, hw, kept = self.keys["image"], image.shape[:2], self._kept
             refuse_unread(sample, known(read, data), repr(self), data.keys(), where, hw, kept)
         count = len(data["bboxes"]) if "bboxes" in data else None
-        state = _State(sample, originals, kind, mode, count, unhanded, wrapped, first)
+        state = Handed(sample, originals, kind, mode, count, unhanded, wrapped, first)
         return data, state
 
     def _unnamed(self) -> frozenset[str]:
@@ -324,7 +304,7 @@ class KeyMap(FixedSettings):
             return (*self._container, name[len(self._prefix) :])
         return (name,)
 
-    def _left_over(self, state: _State) -> dict[str, Any]:
+    def _left_over(self, state: Handed) -> dict[str, Any]:
         """The sample's top-level values the map does not read (per-box ones go stale)."""
         read = self._read | self._not_per_box | self._unnamed()
         return {k: v for k, v in state.sample.items() if k not in read}
@@ -337,37 +317,11 @@ class KeyMap(FixedSettings):
                 (per-keypoint) value was not carried along (it would be stale): the map's
                 own, one beside nested keypoints, or a top-level one the default adapter finds.
         """
-        assert isinstance(state, _State)
-        changed = "bboxes" in data and len(data["bboxes"]) != state.boxes
-        if state.boxes is not None and changed:
-            stale = (*state.unhanded, *per_box_fields(self._left_over(state), state.boxes))
-            if stale:
-                raise ValueError(
-                    f"the transform kept {len(data['bboxes'])} of {state.boxes} boxes, but "
-                    f"{', '.join(map(repr, stale))} (one entry per box) did not go "
-                    "with them and would be stale: add them to the label fields (the "
-                    f"wrapper's label_fields, or BboxParams(label_fields=[...])); {BY_CHANCE}"
-                )
-        points = state.originals.get("keypoints")
-        if points is not None and len(data.get("keypoints", points)) != len(points):
-            left = {k: v for k, v in state.unhanded.items() if k not in ("masks", "segments")}
-            left |= beside(state.sample, self._parts["keypoints"], self._read)
-            left |= self._left_over(state)
-            refuse_stale_points(data, left, state.originals, len(points), CARRY_NAMED)
-        values: dict[str, Any] = {}
-        for name, value in data.items():
-            if name == "image":
-                value = image_from_numpy(value, state.image_kind, state.pil_mode)
-            elif name in state.originals:
-                old = state.originals[name]
-                if state.first and name in state.first:  # channels first again
-                    value = channels_first(value, image_hw(data["image"]))
-                if type(old) is not np.ndarray and self.additional_targets.get(name) == "image":
-                    value = image_from_numpy(value, *image_kind(old))  # its layout back
-                else:  # integer boxes and keypoints whole, every draw
-                    fmt, key = self.reads_box_format, self.keys.get(name, name)
-                    value = restore_whole(name, value, old, data, fmt, key)
-            values[name] = value
+        assert isinstance(state, Handed)
+        refuse_stale(data, state, self._left_over, self._parts.get("keypoints", ()), self._read)
+        values = restored_values(
+            data, state, self.additional_targets, self.reads_box_format, self.keys
+        )
         if state.wrapped:  # torchvision's tv_tensors: their class back
             image = self._get(state.sample, "image", self._parts["image"])
             rewrap_values(values, {**state.originals, "image": image}, data)

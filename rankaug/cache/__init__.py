@@ -158,11 +158,12 @@ class CachedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
         TypeError: If an argument has the wrong type.
         ValueError: If an argument is out of range, ``dataset`` holds a rankaug
             wrapper (a random augmentation cannot be cached), ``directory`` is not this
-            user's alone, or an in-memory dataset cannot be fingerprinted.
+            user's alone, an in-memory dataset cannot be fingerprinted, or a file the
+            dataset lists has a NUL byte in its path (naming the file and the dataset).
         OSError: If ``directory`` can neither be written to nor read as a cache (the
             message names it), or the ``stat`` of a file the dataset lists fails for
             another reason than its absence (of its kind, ``PermissionError`` say,
-            naming the file and the dataset).
+            naming the file and the dataset; its ``errno`` and ``filename`` the stat's).
 
     >>> import tempfile
     >>> from rankaug.datasets import SyntheticDetection

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import stat as stat_module
 import sys
 from typing import Any, Final
 
@@ -14,6 +12,7 @@ from torch.utils.data import ConcatDataset, StackDataset, Subset
 
 from rankaug.cache import _summarized
 from rankaug.cache._content import Opaque, content_hash
+from rankaug.cache._files import files_line, folder_files
 from rankaug.cache._hf import random_fingerprint
 
 __all__ = ["FORMAT", "Fingerprint", "fingerprint"]
@@ -79,10 +78,12 @@ def fingerprint(dataset: Any, length: int, given: str | None) -> Fingerprint:
 
     Raises:
         ValueError: If ``dataset`` is (or holds) a list, tuple or dict whose samples
-            hold values the content hash cannot see into, and ``given`` is ``None``.
+            hold values the content hash cannot see into, and ``given`` is ``None``; or
+            a listed file's path holds a NUL byte (naming it and the dataset).
         OSError: Of the original kind (``PermissionError``, ``NotADirectoryError``, a
             symlink loop's ``ELOOP``...), naming the file and the dataset, if the
-            ``stat`` of a listed file fails for another reason than its absence.
+            ``stat`` of a listed file fails for another reason than its absence (its
+            ``errno`` and ``filename`` are the stat's).
     """
     described = _Described(data=given is None)
     sees_changes = described.add(dataset, length, "dataset", "")
@@ -173,7 +174,7 @@ class _Described:
                 ) from None
             return True
         source_files = getattr(dataset, "source_files", None)
-        paths = source_files() if callable(source_files) else _folder_files(dataset)
+        paths = source_files() if callable(source_files) else folder_files(dataset)
         if paths is None:
             why.append("no source_files()")
             if sees_changes and _torchvision_dataset(dataset):  # a repr that shows no data
@@ -184,7 +185,7 @@ class _Described:
                     "are not seen, and the cache made of the old ones is served. Pass "
                     "fingerprint='...' naming this data (and change it with the data)."
                 )
-        elif (listed := _files(dataset, paths, prefix, self.lines, named))[0] > 0:
+        elif (listed := files_line(dataset, paths, prefix, self.lines, named))[0] > 0:
             if listed[1]:  # a folder's mtime changes with its entries, not their content
                 self.caveats.append(
                     f"CachedDataset keys {named} by the files its source_files() lists, "
@@ -229,66 +230,6 @@ class _Described:
             )
 
 
-def _files(dataset: Any, paths: Any, prefix: str, lines: list[str], owner: str) -> tuple[int, str]:
-    """Add the line of the files ``paths``: their sizes and mtimes; how many there are.
-
-    Each file is named by its folder resolved (absolute, ``..`` and symlinks followed)
-    and its own name, so every spelling of one file keys alike. Also returned: the first
-    path listed that is a folder (``""`` if none).
-
-    Raises:
-        OSError: Of the original kind (``PermissionError``, ``NotADirectoryError``...), if
-            a file's ``stat`` fails other than for a file that does not exist (which
-            counts as missing): naming the file and ``owner`` (the dataset), since a key
-            without it would not see it change.
-    """
-    folder_listed = ""
-    source_stats = getattr(dataset, "source_stats", None)
-    parsed = source_stats() if callable(source_stats) else {}
-    digest = hashlib.sha256()
-    count = 0
-    folders: dict[str, str] = {}  # each folder resolved once: realpath costs a stat a part
-    for path in paths:
-        name = os.fspath(path)
-        head, tail = os.path.split(os.fsdecode(name))  # a bytes path named as text
-        folder = folders.get(head)
-        if folder is None:
-            folder = folders[head] = os.path.realpath(head or os.curdir)
-        named = os.path.join(folder, tail)
-        if name in parsed:  # parsed when the reader was built: the stat it had then
-            stat = parsed[name]
-            entry = f"{named}\0missing\n" if stat is None else f"{named}\0{stat[0]}\0{stat[1]}\n"
-        else:
-            try:
-                status = os.stat(name)
-                entry = f"{named}\0{status.st_size}\0{status.st_mtime_ns}\n"
-                if not folder_listed and stat_module.S_ISDIR(status.st_mode):
-                    folder_listed = named
-            except FileNotFoundError:
-                entry = f"{named}\0missing\n"
-            except OSError as error:
-                raise _unreadable(error, name, dataset, owner) from error
-        digest.update(entry.encode("utf-8", "surrogateescape"))
-        count += 1
-    lines.append(f"{prefix}files={count} sha256={digest.hexdigest()}")
-    return count, folder_listed
-
-
-def _unreadable(error: OSError, name: Any, dataset: Any, owner: str) -> OSError:
-    """The error for a listed file whose ``stat`` failed: ``error``'s kind, saying whose."""
-    own = callable(getattr(dataset, "source_files", None))  # else a DatasetFolder's samples
-    listed = "source_files() lists" if own else "samples name"
-    return type(error)(
-        error.errno,
-        f"CachedDataset cannot fingerprint {owner}: the stat of {os.fsdecode(name)!r}, a "
-        f"file its {listed}, failed ({error.strerror or error}). Its cache is keyed by "
-        "the size and modification time of every listed file, and a key that left this "
-        "one out would not see it change: make the file and its folders readable, leave "
-        "it out of the list, or pass fingerprint='...' naming this data (and change it "
-        "with the data)",
-    )
-
-
 #: torchvision datasets whose ``repr`` keys them: their class, size, root, split (their
 #: only other option) and transforms, over the fixed files they download. Only these
 #: classes themselves: a subclass may add an option its ``repr`` does not show.
@@ -316,27 +257,6 @@ def _torchvision_dataset(dataset: Any) -> bool:
         return False
     named = f"{type(dataset).__module__}.{type(dataset).__qualname__}"
     return named not in _KEYED_BY_REPR
-
-
-def _folder_files(dataset: Any) -> list[Any] | None:
-    """The files of a torchvision ``DatasetFolder`` (``ImageFolder``): its samples' paths.
-
-    ``None`` for any other dataset. Its ``repr`` shows its root and transforms, not its
-    files: images replaced in the folder would be served from the old cache.
-    """
-    folder = sys.modules.get("torchvision.datasets.folder")  # imported if one exists
-    kind = getattr(folder, "DatasetFolder", None)
-    if kind is None or not isinstance(dataset, kind):
-        return None
-    samples = getattr(dataset, "samples", None)  # [(path, class_index), ...]
-    if not isinstance(samples, list):
-        return None
-    paths = [
-        sample[0]
-        for sample in samples
-        if isinstance(sample, tuple | list) and sample and isinstance(sample[0], str | os.PathLike)
-    ]
-    return paths if len(paths) == len(samples) else None
 
 
 def _addressed(text: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -79,13 +80,26 @@ def _locked(root: Path) -> Path:
     return root / "locked" / "a.png"
 
 
-#: Listed files whose stat fails otherwise than for a missing file, and its errno.
+def _too_long(root: Path) -> Path:
+    return root / ("a" * 300)  # one name over any file system's 255 bytes
+
+
+#: The fix for a path that names no file: a part of it is a file, its links loop, too long.
+_NOT_A_FILE = (
+    r"failed \([^)]+\): the path is not a file that can be read\. .*: fix the path or "
+    r"leave it out, or pass fingerprint="
+)
+
+
+#: Listed files whose stat fails otherwise than for a missing file, its errno and the fix.
 UNSTATABLE = [
-    pytest.param(_below_a_file, errno.ENOTDIR, id="not-a-directory"),
-    pytest.param(_looping, errno.ELOOP, id="symlink-loop"),
+    pytest.param(_below_a_file, errno.ENOTDIR, _NOT_A_FILE, id="not-a-directory"),
+    pytest.param(_looping, errno.ELOOP, _NOT_A_FILE, id="symlink-loop"),
+    pytest.param(_too_long, errno.ENAMETOOLONG, _NOT_A_FILE, id="name-too-long"),
     pytest.param(
         _locked,
         errno.EACCES,
+        r"failed \(Permission denied\)\. .*: make the file and its folders readable, or pass",
         id="permission",
         marks=pytest.mark.skipif(os.geteuid() == 0, reason="root reads any folder"),
     ),
@@ -123,11 +137,12 @@ class TestFingerprint:
         missing = fingerprint(WithFiles(paths), 2, None)
         assert len({first.key, sized.key, touched.key, missing.key}) == 4
 
-    @pytest.mark.parametrize(("unstatable", "number"), UNSTATABLE)
+    @pytest.mark.parametrize(("unstatable", "number", "fix"), UNSTATABLE)
     def test_a_file_whose_stat_fails_is_refused_naming_it_and_its_dataset(
-        self, tmp_path: Path, unstatable: Callable[[Path], Path], number: int
+        self, tmp_path: Path, unstatable: Callable[[Path], Path], number: int, fix: str
     ) -> None:
-        # it was the bare OSError of os.stat, naming neither the dataset nor the cache
+        # it was the bare OSError of os.stat, naming neither the dataset nor the cache;
+        # then an error without os.stat's filename, advising a fix that did not fit
         kept = tmp_path / "kept"
         kept.write_text("1")
         path = unstatable(tmp_path)
@@ -135,12 +150,66 @@ class TestFingerprint:
             OSError, match=r"^\[Errno \d+\] CachedDataset cannot fingerprint With"
         ) as raised:
             fingerprint(WithFiles([kept, path]), 2, None)
-        assert raised.value.errno == number
-        assert type(raised.value) is type(raised.value.__cause__)  # PermissionError stays one
-        assert f"the stat of {str(path)!r}, a file its source_files() lists" in str(raised.value)
+        stat = raised.value.__cause__
+        assert isinstance(stat, OSError)
+        assert type(raised.value) is type(stat)  # PermissionError stays one
+        assert (raised.value.errno, raised.value.filename) == (number, stat.filename)
+        assert raised.value.filename == str(path)  # as os.stat's: the path, ending the message
+        assert str(raised.value).endswith(f"(and change it with the data). The file: {str(path)!r}")
+        assert "the stat of a file its source_files() lists failed" in str(raised.value)
+        assert re.search(fix, str(raised.value))
         with pytest.raises(type(raised.value), match="cannot fingerprint WithFiles: the stat"):
             CachedDataset(WithFiles([path]), tmp_path / "cache")
         assert not (tmp_path / "cache").exists()  # nothing made under a key that cannot be
+
+    def test_a_file_it_may_not_read_is_refused_advising_to_make_it_readable(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        # the permission case of the test above, for a user whom modes stop (root is not)
+        path = tmp_path / "locked.png"
+        stat = os.stat
+
+        def denied(name: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+            if os.fspath(name) == str(path):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+            return stat(name, *args, **kwargs)
+
+        monkeypatch.setattr(os, "stat", denied)
+        with pytest.raises(PermissionError) as raised:
+            fingerprint(WithFiles([path]), 1, None)
+        assert (raised.value.errno, raised.value.filename) == (errno.EACCES, str(path))
+        message = str(raised.value)
+        assert "the stat of a file its source_files() lists failed (Permission denied)" in message
+        assert ": make the file and its folders readable, or pass fingerprint='...'" in message
+        assert "not a file that can be read" not in message
+        assert "leave it out" not in message
+
+    @pytest.mark.parametrize(
+        "spelled",
+        [
+            pytest.param(lambda root: root / "a\0b.png", id="name"),
+            pytest.param(lambda root: str(root / "a\0b" / "c.png"), id="folder"),
+            pytest.param(lambda root: os.fsencode(root / "a\0b.png"), id="bytes"),
+        ],
+    )
+    def test_a_path_holding_a_nul_byte_is_refused_naming_it_and_its_dataset(
+        self, tmp_path: Path, spelled: Callable[[Path], Any]
+    ) -> None:
+        # it was os.stat's (or os.path.realpath's) bare ValueError("embedded null byte")
+        path = spelled(tmp_path)
+        named = repr(os.fsdecode(path))
+        with pytest.raises(ValueError, match="holds a NUL byte") as raised:
+            fingerprint(WithFiles([path]), 1, None)
+        assert str(raised.value) == (
+            f"CachedDataset cannot fingerprint WithFiles: the path {named}, a file its "
+            "source_files() lists, holds a NUL byte: the path is not a file that can be read. "
+            "Its cache is keyed by the size and modification time of every listed file, and a "
+            "key that left this one out would not see it change: fix the path or leave it "
+            "out, or pass fingerprint='...' naming this data (and change it with the data)"
+        )
+        with pytest.raises(ValueError, match="cannot fingerprint WithFiles: the path"):
+            CachedDataset(WithFiles([path]), tmp_path / "cache")
+        assert not (tmp_path / "cache").exists()
 
     def test_files_are_named_by_their_resolved_folder(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
