@@ -139,6 +139,22 @@ class TestStreamDataset:
         )):  # fmt: skip
             Named(Shards(4), "train", "val")
 
+    @pytest.mark.parametrize("kind", [StreamingAugment, StreamingMosaic])
+    def test_a_rank_assigned_before_the_constructor_says_what_to_do(self, kind: Any) -> None:
+        # before: AttributeError: 'Ranked' object has no attribute '_keyed'
+        options = {"transform": noise} if kind is StreamingAugment else {"output_size": 32}
+
+        class Ranked(kind):  # type: ignore[misc, valid-type]
+            def __init__(self, dataset: Any) -> None:
+                self.rank = 1
+                super().__init__(dataset, seed=0, **options)
+
+        with pytest.raises(AttributeError, match=(
+            r"^Ranked\.rank cannot be assigned before the constructor: .* give it rank=1, or "
+            r"assign it after the constructor"
+        )):  # fmt: skip
+            Ranked(Shards(4))
+
     def test_a_stream_whose_iter_fails_names_rank_worker_and_epoch(self) -> None:
         from rankaug import SampleError
 
