@@ -124,7 +124,9 @@ def global_random_calls(path: Path) -> set[str]:
         module, _, function = _called(name, imports).rpartition(".")
         if module.startswith("torch") and drawn_from_its_own:
             continue
-        if module in OWN_STATE:
+        if module.startswith("torch") and function in TENSOR_DRAWS:  # from torch.nn.init import
+            calls.add(f"tensor.{function}")
+        elif module in OWN_STATE:
             if function not in OWN_STATE[module]:
                 calls.add(f"{module}.{function}")
         elif function in GLOBAL_RANDOM.get(module, set()):
@@ -249,8 +251,8 @@ class TestHouseRules:
 
     def test_the_audit_counts_every_draw_of_the_global_modules(self, tmp_path: Path) -> None:
         # before: each of these was missed, the audit knowing a few functions of random
-        # and np.random by name, none of torch.cuda's, nor nn.init's initialisers, and
-        # taking generator=None for a generator of the call's own
+        # and np.random by name, none of torch.cuda's, nor nn.init's initialisers (nor one
+        # imported by name), and taking generator=None for a generator of the call's own
         sample = tmp_path / "bad.py"
         sample.write_text(
             "import random\nimport numpy as np\nimport torch\nfrom torch.nn import init\n"
@@ -259,12 +261,13 @@ class TestHouseRules:
             "np.random.sample(3)\ntorch.cuda.manual_seed_all(0)\n"
             "torch.rand(2, generator=None)\ninit.kaiming_normal_(torch.zeros(2, 2))\n"
             "torch.nn.init.xavier_uniform_(torch.zeros(2, 2))\n"
+            "from torch.nn.init import orthogonal_\northogonal_(torch.zeros(2, 2))\n"
         )
         assert global_random_calls(sample) == {
             "random.betavariate", "random.normalvariate", "random.randbytes", "np.random.beta",
             "np.random.standard_normal", "np.random.binomial", "np.random.sample",
             "torch.cuda.manual_seed_all", "torch.rand", "tensor.kaiming_normal_",
-            "tensor.xavier_uniform_",
+            "tensor.xavier_uniform_", "tensor.orthogonal_",
         }  # fmt: skip
         sample.write_text(  # states of their own, made or read: not global state drawn from
             "import random\nimport numpy as np\nrandom.Random(0).random()\n"
