@@ -27,7 +27,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import FrameType
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, Final, cast
 
 import torch
 
@@ -72,11 +72,11 @@ class FixedSettings:
             if made:
                 raise _refused(self, name)
             held = self.__dict__[name]
-            if not _same(held, value) and not _given(held, name, sys._getframe(1)):
+            if not _same(held, value) and not _given(self, held, name, _assigner(self)):
                 raise _set_before(self, name, held, value)
         if name[:1] != "_" and name not in self.fixed_settings:
             spelled = _flat_keywords(self._keywords_of()).get(name)
-            if spelled is not None and not _subclass_own(self, sys._getframe(1)):
+            if spelled is not None and not _subclass_own(self, _assigner(self)):
                 raise _flat(self, name, spelled)
         if name in self.arguments_only:
             raise _argument(self, name)
@@ -101,12 +101,15 @@ def _same(held: Any, value: Any) -> bool:
     """Whether ``value`` is the setting held, or the setting the constructor made of it.
 
     The same object, an equal number or string, an equal tuple or dataclass of the same
-    type (a mosaic's ``config`` built again, a folder's ``extensions``), one path however
+    type (a mosaic's ``config`` built again, a folder's ``extensions``), a list and a list
+    or tuple of equal items (``[".png"]``, kept as ``(".png",)``), one path however
     spelled (a folder's ``root`` given as ``"data"``, kept resolved), or a value whose
     ``made_from(held)`` says it was made from the one held (a partner sampler from the
     ``Partners`` it was given).
 
     >>> _same("data", Path("data").resolve()), _same((".png",), (".png",)), _same("a", "./a")
+    (True, True, False)
+    >>> _same([".png"], [".png"]), _same([".png"], (".png",)), _same([16, 16], [16])
     (True, True, False)
     """
     if held is value:
@@ -118,6 +121,8 @@ def _same(held: Any, value: Any) -> bool:
         alike = type(held) is type(value)
         if alike and (dataclasses.is_dataclass(held) or isinstance(held, tuple | frozenset)):
             return bool(held == value)
+        if {type(held), type(value)} <= {list, tuple}:  # a sequence given, kept as a tuple
+            return bool(list(held) == list(value))
         if isinstance(held, os.PathLike) or isinstance(value, os.PathLike):
             return _one_path(held, value)
         return isinstance(held, numbers.Number | str) and bool(held == value)
@@ -125,17 +130,49 @@ def _same(held: Any, value: Any) -> bool:
         return False
 
 
-def _given(held: Any, name: str, frame: FrameType) -> bool:
-    """Whether ``frame``, a constructor setting ``name``, was given ``held`` as its ``name``.
+def _assigner(owner: object) -> FrameType:
+    """The frame of the code assigning to ``owner``: the caller of ``FixedSettings.__setattr__``.
+
+    Above the ``__setattr__`` of ``owner``'s classes that go on to this one
+    (``RandomAugmentWrapper``'s, a subclass's of yours): their own frame names the
+    attribute and value (``name``, ``value``), not the constructor's arguments nor the
+    method assigning.
+    """
+    frame = sys._getframe(2)
+    while (
+        frame.f_code.co_name == "__setattr__"
+        and frame.f_back is not None
+        and frame.f_locals.get("self") is owner
+    ):
+        frame = frame.f_back
+    return frame
+
+
+def _given(owner: object, held: Any, name: str, frame: FrameType) -> bool:
+    """Whether the constructor setting ``name`` of ``owner`` was given ``held`` as its ``name``.
 
     Its argument of that name, as it holds it now (:func:`_same`): the constructor makes
     its setting from it, so a subclass that set ``held`` before calling it set what it
-    gave it (``self.extensions = [".png"]``, which ``YoloFolder`` keeps as a tuple).
+    gave it (``self.extensions = [".png"]``, which ``YoloFolder`` keeps as a tuple). The
+    constructor is ``frame``, the one assigning, or else the nearest rankaug constructor
+    of ``owner`` that called it and takes ``name``: a streaming wrapper's base sets
+    ``stream`` from its map-style wrapper's, made from the ``stream=`` its own constructor
+    was given. Never a subclass's of yours above: the one that set ``held``, from an
+    argument of its own of that name, calls it.
     """
-    code = frame.f_code
-    if name not in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
-        return False
-    return _same(held, frame.f_locals[name])
+    here: FrameType | None = frame
+    while here is not None and here.f_locals.get("self") is owner:
+        code = here.f_code
+        if name in code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+            given = here.f_locals.get(name, _DELETED)
+            return given is not _DELETED and _same(held, given)
+        here = here.f_back
+        if here is not None and not here.f_code.co_filename.startswith(_PACKAGE):
+            break
+    return False
+
+
+_DELETED: Final = object()  # an argument the constructor deleted
 
 
 def _one_path(held: Any, value: Any) -> bool:

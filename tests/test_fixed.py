@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
+from rankaug import RandomAugmentWrapper
 from rankaug._fixed import Changes, FixedSettings
 from tests.forked import in_a_forked_child
 
@@ -121,6 +122,41 @@ class TestFixedSettings:
             ):
                 Rooted.__init__(rooted, "data", [".a", ".b"])  # a name is no path: "./a" is not "a"
 
+    def test_a_list_is_the_setting_given_as_an_equal_list_or_tuple(self) -> None:
+        # before: refused unless the very list given (self.kinds = [".b", ".a"], then
+        # Rooted.__init__(..., [".b", ".a"]): two lists), or a list set and a tuple given
+        for given in ([".b", ".a"], (".b", ".a")):
+            rooted = Rooted.__new__(Rooted)
+            rooted.kinds = [".b", ".a"]  # type: ignore[assignment]
+            Rooted.__init__(rooted, ".", given)
+            assert rooted.kinds == (".a", ".b")
+        rooted = Rooted.__new__(Rooted)
+        rooted.kinds = [".b"]  # type: ignore[assignment]
+        with pytest.raises(AttributeError, match=r"^Rooted\.kinds cannot be assigned: it was set"):
+            Rooted.__init__(rooted, ".", [".b", ".a"])
+
+    def test_the_argument_is_read_above_a_setattr_that_goes_on_to_this_one(self) -> None:
+        # before: the frame read was the __setattr__ of the class (RandomAugmentWrapper's,
+        # yours), whose locals are name and value: a setting set before the constructor to
+        # its argument, which the constructor keeps in another form, was refused
+        class Watched(Rooted):
+            def __setattr__(self, name: str, value: Any) -> None:
+                super().__setattr__(name, value)
+
+        kinds: Any = [".b", ".a"]
+        watched = Watched.__new__(Watched)
+        watched.kinds = kinds
+        Watched.__init__(watched, ".", kinds)
+        assert watched.kinds == (".a", ".b")
+
+        class Aug(RandomAugmentWrapper[Any]):
+            def __init__(self, dataset: Any) -> None:
+                self.stream = "aug"  # type: ignore[assignment]  # kept as its word
+                super().__init__(dataset, _keep, seed=0, stream="aug")
+
+        made = RandomAugmentWrapper([1, 2], _keep, seed=0, stream="aug")
+        assert Aug([1, 2]).stream == made.stream
+
     def test_a_setting_made_from_the_arguments_names_them(self) -> None:
         # before: "make a new Squared with the area you want", an argument it has not
         squared = Squared(3)
@@ -171,6 +207,18 @@ class TestFixedSettings:
         with pytest.raises(AttributeError, match=r"^Mine\.side cannot be assigned: side= is a "):
             mine.side = 1  # from outside its methods: the deprecated keyword assigned
 
+    def test_a_setattr_of_yours_does_not_make_every_assignment_your_own(self) -> None:
+        # before: the frame read was your __setattr__, a method of the subclass: the
+        # deprecated keyword assigned from outside was taken as the subclass's own
+        class Watched(Flat):
+            def __setattr__(self, name: str, value: Any) -> None:
+                super().__setattr__(name, value)
+
+        watched = Watched(3)
+        with pytest.raises(AttributeError, match=r"^Watched\.side cannot be assigned: side= is a "):
+            watched.side = 1  # type: ignore[attr-defined]
+        assert not hasattr(watched, "side")
+
     def test_a_field_the_constructor_takes_itself_is_no_flat_keyword(self) -> None:
         flat = Flat(3)  # size: Shape's field, and Made's own argument (fixed)
         with pytest.raises(AttributeError, match=r"^Flat\.size cannot be assigned: it is fixed"):
@@ -189,6 +237,10 @@ class TestFixedSettings:
             assert copied.size == 3
             with pytest.raises(AttributeError, match="cannot be assigned"):
                 copied.size = 4
+
+
+def _keep(sample: Any, rng: Any) -> Any:
+    return sample
 
 
 def _change_in_a_rank(changes: Changes, queue: Any) -> None:

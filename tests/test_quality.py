@@ -23,20 +23,29 @@ MODULE_LINES = 400  # the house style's most per module
 # Global-state functions and who may call them: only the seeding helpers (their whole
 # job) and the demo's reproduction of YOLOv5's approach. (The driver of torch-global
 # transforms seeds and restores torch.default_generator, the CPU one, by its methods.)
+# Every function of ``random`` and ``np.random`` but those that make or read a state of
+# their own (OWN_STATE) draws from or sets the global one; torch's are listed.
+OWN_STATE = {
+    "random": {"Random", "SystemRandom", "getstate"},
+    "np.random": {"default_rng", "Generator", "RandomState", "SeedSequence", "BitGenerator",
+                  "PCG64", "PCG64DXSM", "Philox", "SFC64", "MT19937", "get_state"},
+}  # fmt: skip
 GLOBAL_RANDOM = {
-    "random": {"seed", "random", "randint", "randrange", "uniform", "choice", "choices",
-               "sample", "shuffle", "gauss", "getrandbits", "setstate"},
-    "np.random": {"seed", "rand", "randn", "randint", "random", "uniform", "choice",
-                  "shuffle", "permutation", "normal", "set_state", "random_sample"},
     "torch": {"manual_seed", "seed", "rand", "randn", "randint", "randperm", "rand_like",
               "randn_like", "randint_like", "normal", "bernoulli", "multinomial",
               "poisson", "set_rng_state"},
     "torch.random": {"manual_seed", "seed", "set_rng_state"},
+    "torch.cuda": {"manual_seed", "manual_seed_all", "seed", "seed_all", "set_rng_state",
+                   "set_rng_state_all"},
+    "torch.mps": {"manual_seed", "seed", "set_rng_state"},
 }  # fmt: skip
-# A tensor's in-place draws (``x.uniform_()``, ``torch.nn.init.normal_(w)``): from the global
-# generator unless given ``generator=``, whatever the object they are called on.
+# A tensor's in-place draws (``x.uniform_()``, ``torch.nn.init.normal_(w)``, its other
+# initialisers): from the global generator unless given ``generator=``, whatever the
+# object they are called on.
 TENSOR_DRAWS = {"uniform_", "normal_", "random_", "bernoulli_", "exponential_",
-                "geometric_", "cauchy_", "log_normal_"}  # fmt: skip
+                "geometric_", "cauchy_", "log_normal_", "trunc_normal_", "xavier_uniform_",
+                "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
+                "sparse_"}  # fmt: skip
 ALLOWED = {
     ("seeding.py", "random.seed"),
     ("seeding.py", "np.random.seed"),
@@ -48,6 +57,7 @@ ALLOWED = {
     # the audit's first try before it tries again with a box target
     ("batch/_kornia.py", "torch.random.set_rng_state"),
     ("cli/batch_probe.py", "torch.random.set_rng_state"),
+    ("batch/_kornia.py", "torch.cuda.set_rng_state"),  # the same, on the GPU's generator
 }
 
 
@@ -97,8 +107,13 @@ def global_random_calls(path: Path) -> set[str]:
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
-        # torch.rand(..., generator=g), x.uniform_(generator=g): drawn from g
-        drawn_from_its_own = any(keyword.arg == "generator" for keyword in node.keywords)
+        # torch.rand(..., generator=g), x.uniform_(generator=g): drawn from g (None: the
+        # global generator)
+        drawn_from_its_own = any(
+            keyword.arg == "generator"
+            and not (isinstance(keyword.value, ast.Constant) and keyword.value.value is None)
+            for keyword in node.keywords
+        )
         if isinstance(node.func, ast.Attribute) and node.func.attr in TENSOR_DRAWS:
             if not drawn_from_its_own:
                 calls.add(f"tensor.{node.func.attr}")
@@ -109,7 +124,12 @@ def global_random_calls(path: Path) -> set[str]:
         module, _, function = _called(name, imports).rpartition(".")
         if module.startswith("torch") and drawn_from_its_own:
             continue
-        if function in GLOBAL_RANDOM.get(module, set()):
+        if module.startswith("torch") and function in TENSOR_DRAWS:  # from torch.nn.init import
+            calls.add(f"tensor.{function}")
+        elif module in OWN_STATE:
+            if function not in OWN_STATE[module]:
+                calls.add(f"{module}.{function}")
+        elif function in GLOBAL_RANDOM.get(module, set()):
             calls.add(f"{module}.{function}")
     return calls
 
@@ -226,6 +246,34 @@ class TestHouseRules:
             "import numpy.random as npr\nimport torch as th\nfrom random import Random\n"
             "npr.default_rng(0).random()\nRandom(0).random()\n"
             "g = th.Generator()\nth.rand(2, generator=g)\nth.zeros(2).normal_(generator=g)\n"
+        )
+        assert global_random_calls(sample) == set()
+
+    def test_the_audit_counts_every_draw_of_the_global_modules(self, tmp_path: Path) -> None:
+        # before: each of these was missed, the audit knowing a few functions of random
+        # and np.random by name, none of torch.cuda's, nor nn.init's initialisers (nor one
+        # imported by name), and taking generator=None for a generator of the call's own
+        sample = tmp_path / "bad.py"
+        sample.write_text(
+            "import random\nimport numpy as np\nimport torch\nfrom torch.nn import init\n"
+            "random.betavariate(1, 2)\nrandom.normalvariate(0, 1)\nrandom.randbytes(3)\n"
+            "np.random.beta(1, 1)\nnp.random.standard_normal(3)\nnp.random.binomial(3, 0.5)\n"
+            "np.random.sample(3)\ntorch.cuda.manual_seed_all(0)\n"
+            "torch.rand(2, generator=None)\ninit.kaiming_normal_(torch.zeros(2, 2))\n"
+            "torch.nn.init.xavier_uniform_(torch.zeros(2, 2))\n"
+            "from torch.nn.init import orthogonal_\northogonal_(torch.zeros(2, 2))\n"
+        )
+        assert global_random_calls(sample) == {
+            "random.betavariate", "random.normalvariate", "random.randbytes", "np.random.beta",
+            "np.random.standard_normal", "np.random.binomial", "np.random.sample",
+            "torch.cuda.manual_seed_all", "torch.rand", "tensor.kaiming_normal_",
+            "tensor.xavier_uniform_", "tensor.orthogonal_",
+        }  # fmt: skip
+        sample.write_text(  # states of their own, made or read: not global state drawn from
+            "import random\nimport numpy as np\nrandom.Random(0).random()\n"
+            "random.SystemRandom().random()\nstate = random.getstate()\n"
+            "np.random.Generator(np.random.PCG64(np.random.SeedSequence(0))).random()\n"
+            "np.random.RandomState(0).rand()\n"
         )
         assert global_random_calls(sample) == set()
 

@@ -154,8 +154,16 @@ class StreamDataset(FixedSettings, SavedPasses, IterableDataset[T_co], Generic[T
 
     @rank.setter
     def rank(self, rank: int | None) -> None:
-        self._keyed.rank = rank  # checked there (RankSetting), as when made
-        self._rank_assigned(self._keyed.rank)
+        keyed = self.__dict__.get("_keyed")
+        if keyed is None:  # a subclass's, before calling the constructor
+            kind = type(self).__name__
+            raise AttributeError(
+                f"{kind}.rank cannot be assigned before the constructor: the constructor "
+                f"gives its map-style wrapper the rank it is given; give it rank={rank!r}, or "
+                "assign it after the constructor (it is put to use then)"
+            )
+        keyed.rank = rank  # checked there (RankSetting), as when made
+        self._rank_assigned(keyed.rank)
 
     def _rank_assigned(self, rank: int | None) -> None:
         """Put an assigned ``rank`` to use beyond the map-style wrapper: nothing here."""

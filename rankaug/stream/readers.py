@@ -55,7 +55,7 @@ class Told(SharedEpoch):
     One bit per warning (:data:`ONCE`) of a word in shared memory (a
     :class:`~rankaug.shared_epoch.SharedEpoch`): forked workers inherit it, spawned ones
     receive it with the wrapper, and the workers of a later epoch see what those of an
-    earlier one set.
+    earlier one set. A copy by ``pickle`` or ``copy.deepcopy`` starts with none told.
 
     >>> told = Told()
     >>> told.first("unsplit"), told.first("unsplit")
@@ -81,8 +81,15 @@ class Told(SharedEpoch):
 
 
 def _told(block: torch.Tensor, slot: int) -> Told:
-    """Unpickle :class:`Told`: the same word when the block arrived shared, else a copy."""
-    return shared_slot(Told, block, slot)
+    """Unpickle :class:`Told`: the same word when the block arrived shared, else a new one.
+
+    A wrapper's spawned workers receive the block shared. A plain ``pickle`` (a wrapper
+    loaded in another process: a checkpoint, a job sent elsewhere) or ``copy.deepcopy``
+    does not, and tells afresh what it tells: what the original told was not seen there.
+    """
+    if block.is_shared():  # type: ignore[no-untyped-call]
+        return shared_slot(Told, block, slot)
+    return Told()
 
 
 def rank_split(dataset: object) -> str | None:

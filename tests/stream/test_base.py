@@ -14,7 +14,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from rankaug import MosaicDataset, RandomAugmentWrapper, RankaugWarning
 from rankaug.datasets import SyntheticDetection
-from rankaug.stream import StreamingAugment
+from rankaug.stream import StreamingAugment, StreamingMosaic
 from rankaug.stream.base import StreamDataset, default_stream
 from tests import ahead
 from tests.stream.helpers import EpochShards, Shards, noise
@@ -116,6 +116,44 @@ class TestStreamDataset:
         ):
             stream.sample_id = "id"
         assert len(list(stream)) == 4
+
+    @pytest.mark.parametrize("kind", [StreamingAugment, StreamingMosaic])
+    def test_a_subclass_may_set_the_stream_name_it_gives_before_the_constructor(
+        self, kind: Any
+    ) -> None:
+        # before: refused ("stream cannot be assigned: it was set before the constructor"):
+        # the base sets the stream word from its map-style wrapper's, and has no stream=
+        options = {"transform": noise} if kind is StreamingAugment else {"output_size": 32}
+
+        class Named(kind):  # type: ignore[misc, valid-type]
+            def __init__(self, dataset: Any, stream: str, given: str) -> None:
+                self.stream = stream
+                super().__init__(dataset, seed=0, stream=given, **options)
+
+        named = Named(Shards(4), "train", "train")
+        assert named.stream == kind(Shards(4), seed=0, stream="train", **options).stream
+        assert len(list(named)) == 4
+        with pytest.raises(AttributeError, match=(
+            r"^Named\.stream cannot be assigned: it was set before the constructor, which "
+            r"sets stream itself, to another value \(set: 'train'; the constructor's: \d+\)"
+        )):  # fmt: skip
+            Named(Shards(4), "train", "val")
+
+    @pytest.mark.parametrize("kind", [StreamingAugment, StreamingMosaic])
+    def test_a_rank_assigned_before_the_constructor_says_what_to_do(self, kind: Any) -> None:
+        # before: AttributeError: 'Ranked' object has no attribute '_keyed'
+        options = {"transform": noise} if kind is StreamingAugment else {"output_size": 32}
+
+        class Ranked(kind):  # type: ignore[misc, valid-type]
+            def __init__(self, dataset: Any) -> None:
+                self.rank = 1
+                super().__init__(dataset, seed=0, **options)
+
+        with pytest.raises(AttributeError, match=(
+            r"^Ranked\.rank cannot be assigned before the constructor: .* give it rank=1, or "
+            r"assign it after the constructor"
+        )):  # fmt: skip
+            Ranked(Shards(4))
 
     def test_a_stream_whose_iter_fails_names_rank_worker_and_epoch(self) -> None:
         from rankaug import SampleError

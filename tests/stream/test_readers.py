@@ -4,6 +4,7 @@ DataLoader workers each reading a whole stream."""
 from __future__ import annotations
 
 import collections
+import copy
 import pickle
 import re
 import sys
@@ -17,7 +18,7 @@ from torch.utils.data import DataLoader
 
 from rankaug import RandomAugmentWrapper
 from rankaug.errors import RankaugWarning
-from rankaug.stream.readers import rank_split, worker_unsplit
+from rankaug.stream.readers import Told, rank_split, worker_unsplit
 from tests.stream.helpers import Shards
 
 accelerate_data = pytest.importorskip("accelerate.data_loader")
@@ -108,6 +109,24 @@ class TestCheckReader:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert len(list(IterableDatasetShard(wrapper))) == 4
+
+
+class TestTold:
+    def test_each_warning_is_told_once(self) -> None:
+        told = Told()
+        assert [told.first("unsplit"), told.first("dealt"), told.first("unsplit")] == [
+            True, True, False,
+        ]  # fmt: skip
+
+    def test_a_copy_in_another_process_or_a_deepcopy_tells_afresh(self) -> None:
+        # before: a wrapper pickled after it warned (a checkpoint, a job sent elsewhere)
+        # never warned in the process that loaded it, though nothing was told there
+        told = Told()
+        told.first("unsplit")
+        for copied in (pickle.loads(pickle.dumps(told)), copy.deepcopy(told)):
+            assert copied.first("unsplit")
+            assert not copied.first("unsplit")
+        assert not told.first("unsplit")
 
 
 class TestRankSplit:
