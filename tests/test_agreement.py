@@ -5,14 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rankaug._multi import parts
 from rankaug._multi.agreement import refuse_disagreement
-from rankaug._multi.parts import Part
+from rankaug._multi.part import NO_BOXES, Part
 
 
 def part(index: int, *, channels: int = 3, boxes: np.ndarray | None = None) -> Part:
     image = np.zeros((4, 4, channels), np.uint8)
-    boxes = parts._NO_BOXES if boxes is None else boxes
+    boxes = NO_BOXES if boxes is None else boxes
     return Part(index, image, boxes, {}, None, None, None, {})
 
 

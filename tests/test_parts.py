@@ -73,27 +73,15 @@ _WRAPPERS = [
 ]
 
 
-class TestPart:
-    def test_hw_and_signature(self) -> None:
-        (part,) = read(reader(), sample())
-        assert part.hw == (6, 8)
-        assert part.signature() == ((3,), np.dtype(np.uint8), None, None, None, True, False)
-        (pointed,) = read(reader(), sample(keypoints=np.zeros((2, 3))))
-        assert pointed.signature()[4] == 3  # the keypoints' columns: x, y and one more
-        assert part.label is None
-        assert part.boxed
-        (bare,) = read(reader(), {"image": np.zeros((6, 8, 3), np.uint8)})
-        assert not bare.boxed
-        assert bare.signature()[-1] is True
-
-
 class TestPartReader:
     def test_reads_boxes_as_given_and_fields_aligned(self) -> None:
         (part,) = read(reader(), sample(boxes=2))
         assert part.boxes.shape == (2, 4)
         assert part.fields["labels"].tolist() == [0, 1]
 
-    @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+    @pytest.mark.parametrize(
+        "dtype", [np.float32, np.float64, np.int32, np.float16, ">f4", ">f8"]
+    )  # (the native floats are known by identity, the others by their dtype's equality)
     def test_boxes_are_float64_unless_float32_ones_are_kept(self, dtype: Any) -> None:
         given = np.array([[1, 0, 3, 2]], dtype)
         (cast,) = read(reader(), {**sample(), "bboxes": given})

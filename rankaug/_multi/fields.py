@@ -142,7 +142,8 @@ def join_kept(
     if dtype.kind in "biu" and dtype.isnative:
         rows: list[Any] = []
         for value in values:
-            if value.dtype != dtype or value.ndim != 1:
+            kind = value.dtype  # the same dtype, known by identity first (no cast lookup)
+            if (kind is not dtype and kind != dtype) or value.ndim != 1:
                 break
             rows += value.tolist()
         else:  # exact: each integer (or bool) is one of the dtype, and goes back into it

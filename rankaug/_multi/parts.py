@@ -3,20 +3,20 @@
 ``MosaicDataset`` and the mixing family (``MixUpDataset``, ``CutMixDataset``,
 ``CopyPasteDataset``) read several samples per output. :class:`PartReader` hands them to
 the adapter (the main one to be rebuilt at the end, the others only read, see
-:mod:`rankaug.samples`), turns each into a :class:`Part` and checks it, naming the
-sample and the field of anything wrong: an image no resize handles, boxes that are not
-``(N, 4)``, a per-box field of the wrong length (or one outside ``label_fields``, or a
-per-keypoint one outside ``keypoint_fields``, which would go stale), masks and keypoints
-of the wrong shape (``[]`` is none of either, as for boxes), keypoints whose ``x`` or
-``y`` is NaN or infinite (refused, never dropped), and samples that disagree with the
-main one on channels, dtypes, keypoint columns or targets (empty keypoints take others').
+:mod:`rankaug.samples`), turns each into a :class:`~rankaug._multi.part.Part` (named here
+too) and checks it, naming the sample and the field of anything wrong: an image no
+resize handles, boxes that are not ``(N, 4)``, a per-box field of the wrong length (or
+one outside ``label_fields``, or a per-keypoint one outside ``keypoint_fields``, which
+would go stale), masks and keypoints of the wrong shape (``[]`` is none of either, as for
+boxes), keypoints whose ``x`` or ``y`` is NaN or infinite (refused, never dropped), and
+samples that disagree with the main one on channels, dtypes, keypoint columns or targets
+(empty keypoints take others').
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -24,80 +24,19 @@ import numpy as np
 from rankaug import checks
 from rankaug._multi.agreement import refuse_disagreement
 from rankaug._multi.fields import UNTYPED, read_field, untyped
+from rankaug._multi.part import NO_BOXES, Part
 from rankaug.boxes import as_box_array
 from rankaug.context import SampleContext
-from rankaug.polygons import POLYGONS, Polygons, read_polygons
+from rankaug.polygons import POLYGONS, read_polygons
 from rankaug.samples import SampleAdapter, passthrough, view
 from rankaug.samples.unread import BY_CHANCE, per_box_fields
 
 __all__ = ["Part", "PartReader"]
 
-_NO_BOXES: Final = np.zeros((0, 4))
 _FLOAT64, _FLOAT32 = np.dtype(np.float64), np.dtype(np.float32)  # compared as dtypes
+_NDARRAY: Final = np.ndarray  # (a global: numpy's attributes are looked up on every use)
 _RARE: Final = frozenset({"mask", "masks", "keypoints", POLYGONS})
 """The targets few samples have: a sample with none of them is read by one set test."""
-
-
-@dataclass(slots=True)
-class Part:
-    """One sample of a multi-sample output (or the output itself), as numpy arrays.
-
-    Arrays read from a sample are the sample's own and are never written: a wrapper
-    builds new arrays for its output.
-
-    Attributes:
-        index: Its dataset index.
-        image: ``HxW`` or ``HxWxC``.
-        boxes: ``(N, 4)`` float64, in the reader's box format as read (the wrapper
-            converts them to pixels); float32 as read where the reader keeps them so.
-        fields: Each label field, ``N`` entries.
-        mask: The semantic mask, or ``None``.
-        masks: The ``(N, H, W)`` instance masks, or ``None``.
-        keypoints: ``(K, 2+)`` float64 keypoints, or ``None``.
-        keypoint_fields: Each keypoint field, ``K`` entries.
-        label: The classification class as the sample holds it, or ``None``.
-        segments: The instance polygons (one per box), or ``None``.
-        clipped: Whether reading clipped its boxes to the image (they reached outside).
-    """
-
-    index: int
-    image: np.ndarray
-    boxes: np.ndarray
-    fields: dict[str, np.ndarray]
-    mask: np.ndarray | None
-    masks: np.ndarray | None
-    keypoints: np.ndarray | None
-    keypoint_fields: dict[str, np.ndarray]
-    label: Any = None
-    segments: Polygons | None = None
-    clipped: bool = False
-
-    @property
-    def hw(self) -> tuple[int, int]:
-        """The image's ``(height, width)``."""
-        return self.image.shape[0], self.image.shape[1]
-
-    @property
-    def boxed(self) -> bool:
-        """Whether the sample has boxes (maybe none: a background image's empty boxes)."""
-        return self.boxes is not _NO_BOXES
-
-    def signature(self) -> tuple[object, ...]:
-        """What the samples of one output must share: channels, dtypes, kinds of target.
-
-        Having boxes comes last: a main sample without them may go with partners whose
-        boxes are empty (:meth:`PartReader.check`).
-        """
-        image, mask, masks = self.image, self.mask, self.masks
-        return (
-            image.shape[2:],  # its length tells HxW from HxWxC
-            image.dtype,
-            None if mask is None else (mask.shape[2:], mask.dtype),
-            None if masks is None else masks.dtype,
-            None if self.keypoints is None else self.keypoints.shape[1],  # x, y and more
-            self.segments is None,
-            self.boxes is _NO_BOXES,
-        )
 
 
 class PartReader:
@@ -171,7 +110,9 @@ class PartReader:
         adapter, targets, read = self.adapter, self.targets, self._view
         try:
             data, state = adapter.unpack(samples[0], targets)
-            views = [data, *[read(sample, targets) for sample in samples[1:]]]
+            views: list[Mapping[str, Any]] = [data]  # (a loop: a comprehension is a function)
+            for sample in samples[1:]:
+                views.append(read(sample, targets))
         except Exception:
             for position, (index, sample) in enumerate(zip(indices, samples, strict=True)):
                 with context.guard(f"dataset[{index}]"):
@@ -199,33 +140,59 @@ class PartReader:
                 ``dataset[index]`` and the field).
         """
         image = data.get("image")
-        if type(image) is not np.ndarray and not isinstance(image, np.ndarray):
+        if type(image) is not _NDARRAY and not isinstance(image, np.ndarray):
             raise TypeError(
                 f"dataset[{index}] image must be a numpy array once unpacked by the adapter, "
                 f"got {type(image).__name__}"
             )
-        if image.ndim not in (2, 3) or image.shape[0] == 0 or image.shape[1] == 0:
+        shape = image.shape
+        if len(shape) not in (2, 3) or not shape[0] or not shape[1]:
             raise ValueError(
-                f"dataset[{index}] image must be a non-empty HxW or HxWxC array, got shape "
-                f"{image.shape}"
+                f"dataset[{index}] image must be a non-empty HxW or HxWxC array, got shape {shape}"
             )
         raw = data.get("bboxes")
         if raw is None:
-            boxes = _NO_BOXES
-        elif type(raw) is np.ndarray and raw.shape[1:] == (4,) and raw.dtype.kind in "fiu":
-            # (N, 4) numbers: as as_box_array makes them (float64 is read, never written)
+            boxes = NO_BOXES
+        elif type(raw) is _NDARRAY and raw.ndim == 2 and raw.shape[1] == 4:
+            # (N, 4) numbers: as as_box_array makes them (float64 is read, never written);
+            # the usual dtypes known by identity (a dtype compares by a cast lookup)
             dtype = raw.dtype
-            kept = dtype == _FLOAT64 or (dtype == _FLOAT32 and self.float32)
-            boxes = raw if kept else raw.astype(_FLOAT64)
+            if dtype is _FLOAT64 or (dtype is _FLOAT32 and self.float32):
+                boxes = raw
+            elif dtype.kind not in "fiu":
+                boxes = as_box_array(raw, name=f"dataset[{index}] bboxes")
+            else:
+                kept = dtype == _FLOAT64 or (dtype == _FLOAT32 and self.float32)
+                boxes = raw if kept else raw.astype(_FLOAT64)
         else:
             boxes = as_box_array(raw, name=f"dataset[{index}] bboxes")
-        count, points = len(boxes), data.get("keypoints")
-        fields = self._fields(index, data, count)
+        usual = _RARE.isdisjoint(data)  # its keys: an image, boxes and labels (the usual)
+        count, points = len(boxes), None if usual else data.get("keypoints")
+        fields = {}  # each label field, one entry per box
+        for field in self.label_fields:
+            value = data.get(field)
+            if value is None:
+                if count:
+                    raise ValueError(
+                        f"dataset[{index}] has {count} boxes but no {field!r} field (label_fields="
+                        f"{self.label_fields}); pass label_fields=() for boxes without labels"
+                    )
+                fields[field] = UNTYPED  # no dtype: the samples with entries decide
+                continue
+            array = value if type(value) is _NDARRAY else np.asarray(value)  # (no call)
+            if not count and not array.size and array.ndim == 1:
+                array = read_field(value)  # [] has no dtype (an empty array keeps its own)
+            if array.ndim == 0 or len(array) != count:
+                raise ValueError(
+                    f"dataset[{index}] {field!r} has {array.size if array.ndim else 'a scalar'} "
+                    f"entries for {count} boxes"
+                )
+            fields[field] = array
         if count or (points is not None and len(points)):
             others = self._passthrough(sample, self.targets)
             if others:
                 self._check_stale(index, others, count, 0 if points is None else len(points))
-        if _RARE.isdisjoint(data.keys()):  # the usual sample: an image, boxes and labels
+        if usual:
             return Part(index, image, boxes, fields, None, None, None, {})
         return self._rare(index, data, image, boxes, fields)
 
@@ -294,15 +261,17 @@ class PartReader:
             and main.keypoints is None
             and main.segments is None
         ):
-            # the usual parts: their signature() compared in place
+            # the usual parts: their signature() compared in place (a dtype known by
+            # identity first: a dtype compares by a cast lookup)
             shape, dtype, unboxed = expected[0], expected[1], expected[-1]
             for part in parts[1:]:
                 image = part.image
+                kind = image.dtype
                 if (
-                    image.shape[2:] != shape or image.dtype != dtype
+                    image.shape[2:] != shape or (kind is not dtype and kind != dtype)
                     or part.mask is not None or part.masks is not None
                     or part.keypoints is not None or part.segments is not None
-                    or (part.boxes is _NO_BOXES) != unboxed
+                    or (part.boxes is NO_BOXES) != unboxed
                 ):  # fmt: skip
                     refuse_disagreement(part, main, self.group)
             return
@@ -320,29 +289,6 @@ class PartReader:
             for part in parts:
                 if part.masks is not None and untyped(part.masks):
                     part.masks = np.zeros((0, *part.hw), dtype)
-
-    def _fields(self, index: int, data: Mapping[str, Any], count: int) -> dict[str, np.ndarray]:
-        fields = {}
-        for field in self.label_fields:
-            value = data.get(field)
-            if value is None:
-                if count:
-                    raise ValueError(
-                        f"dataset[{index}] has {count} boxes but no {field!r} field (label_fields="
-                        f"{self.label_fields}); pass label_fields=() for boxes without labels"
-                    )
-                fields[field] = UNTYPED  # no dtype: the samples with entries decide
-                continue
-            array = value if type(value) is np.ndarray else np.asarray(value)  # (no call)
-            if not count and not array.size and array.ndim == 1:
-                array = read_field(value)  # [] has no dtype (an empty array keeps its own)
-            if array.ndim == 0 or len(array) != count:
-                raise ValueError(
-                    f"dataset[{index}] {field!r} has {array.size if array.ndim else 'a scalar'} "
-                    f"entries for {count} boxes"
-                )
-            fields[field] = array
-        return fields
 
     def _keypoints(
         self, where: str, data: Mapping[str, Any]

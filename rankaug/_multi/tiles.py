@@ -75,7 +75,9 @@ class TileReader(PartReader):
         label = class_target(self.adapter, samples[0], "label")
         if label is not None and not handed_out(label, views[0], self.targets):
             refuse_unmixed(label, f"dataset[{indices[0]}]", _NO_CLASSES)
-        tiles = [self.read(*item) for item in zip(indices, views, samples, strict=True)]
+        read, tiles = self.read, []  # (a loop, not a comprehension: each is a function)
+        for index, data, sample in zip(indices, views, samples, strict=True):
+            tiles.append(read(index, data, sample))
         self.check(tiles)
         return tiles
 

@@ -22,6 +22,9 @@ One sample is made in six steps, each in its own module:
 6. **repack**: the adapter gives the output the main sample's shape, and the record
    is attached (:mod:`~rankaug.mosaic.record`, also for :meth:`MosaicDataset.replay`).
 
+Steps 3 to 5 make the output's arrays from the plan and the tiles alone
+(:func:`~rankaug.mosaic.output.make_output`).
+
 The configuration is checked once (:mod:`~rankaug.mosaic.config`).
 
 **Geometry.** The output is split into ``rows x cols`` cells by interior lines: for a
@@ -71,7 +74,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar, TypeVar
 
-from rankaug import checks
 from rankaug._multi.adapter import ReaderAdapter
 from rankaug._multi.replay import check_replayed, ranked, replay_rank
 from rankaug._multi.settings import check_settings, dataset_settings, settings_text
@@ -82,15 +84,11 @@ from rankaug.hsv import HSVJitter
 from rankaug.keyed import KeyedDataset
 from rankaug.keys import KeyedRandom, Keying
 from rankaug.mosaic.affine import MosaicAffine
-from rankaug.mosaic.colour import colour_rows, grey_rows
 from rankaug.mosaic.config import CanvasMode, MosaicConfig, MosaicGrid, ScaleMode
-from rankaug.mosaic.fused import Warp, fuse
 from rankaug.mosaic.keypoints import unindexed_flip
-from rankaug.mosaic.layout import Layout, grid_layout, letterbox_layout
-from rankaug.mosaic.paint import paint_image, paint_warp
+from rankaug.mosaic.output import make_output
 from rankaug.mosaic.plan import Plan, draw_plan, probability
 from rankaug.mosaic.record import MosaicRecord, generator_text, read_record
-from rankaug.mosaic.targets import map_targets
 from rankaug.params import Partners, Targets, refuse_leftovers, take
 from rankaug.samples import SampleAdapter, attach
 from rankaug.stream.detect import Streamable
@@ -341,46 +339,16 @@ class MosaicDataset(Streamable, KeyedDataset[T_co]):
         config, reader = self.config, self._reader
         # read: the main sample to rebuild, the partners only to read
         used = plan.indices if plan.applied else plan.indices[:1]
-        samples = [self.load(i, context) for i in used]
+        load, samples = self.load, []  # (a loop, not a comprehension: each is a function)
+        for i in used:
+            samples.append(load(i, context))
         data, main_state, views = reader.unpack(context, used, samples)
         reader.check_fill(used[0], data)  # the configuration against the data
         with context.guard("mosaic"):
             tiles = reader.tiles(used, views, samples)
             # layout (geometry only), targets, paint (pixels)
-            sizes = [t.image.shape[:2] for t in tiles]
-            if plan.applied:
-                placed = grid_layout(config, plan, sizes)
-            else:
-                placed = letterbox_layout(config, used[0], sizes[0])
-            if config.layout.flip:  # the plain mosaic's flip: painted mirrored
-                placed = placed._replace(flipped=plan.flip)
-                placed.record["flip"] = plan.flip
-            layout: Layout | Warp = placed
-            if plan.affine is not None:  # the affine fused: composed with each placement
-                canvas_hw = config.canvas_hw if plan.applied else config.image_hw
-                layout = fuse(placed, plan.affine, canvas_hw, config.image_hw)
-            # targets before pixels: the painting takes the processor's caches
-            mapped = map_targets(config, layout, tiles, data)
-            images = [t.image for t in tiles]
-            hw, fill = config.image_hw, config.fill
-            interpolation = config.layout.interpolation
-            jitter, gains = config.color, plan.color
-            # with the colour: the rows of fill alone are set to its grey, never filled
-            rows = None
-            if jitter is not None and gains is not None:
-                rows = grey_rows(layout, jitter, gains, fill)
-            if isinstance(layout, Warp):
-                image = paint_warp(layout, images, hw, fill, interpolation)
-            else:  # flipped too
-                image = paint_image(layout, images, hw, fill, interpolation, rows and rows[1:])
-            if jitter is not None and gains is not None:  # in place, last
-                checks.colour_image(image, "image", jitter.channel_order.upper())
-                colour_rows(image, jitter, gains, rows)
-                layout.record["color"] = jitter.record(gains)
-            out: dict[str, Any] = {"image": image}
-            out.update(mapped)
+            out, record = make_output(config, plan, tiles, data)
             # repack: the main sample's shape, and the record
-            record = layout.record
             record["epoch"] = context.epoch
             if self._ranked:
                 record["rank"] = context.rank

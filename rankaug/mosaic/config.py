@@ -21,7 +21,7 @@ import numpy as np
 from rankaug import checks
 from rankaug.boxes import BoxFormat
 from rankaug.hsv import RECORD_KEY, HSVJitter
-from rankaug.mosaic.affine import MosaicAffine, check_flip_index
+from rankaug.mosaic.affine import MosaicAffine, check_flip_index, draw_count
 from rankaug.params import Targets
 
 __all__ = ["CanvasMode", "CellOrders", "MosaicConfig", "MosaicGrid", "ScaleMode"]
@@ -212,6 +212,9 @@ class MosaicConfig:
         orders: Per main cell, the cells in the plan's order (the main image's first;
             :class:`CellOrders`, made when asked for large grids).
         places: Per cell, ``(row, col, column anchor, row anchor)``.
+        draws: How many uniforms a sample's plan draws, ``(block, affine, flip,
+            after)``: the first block's, the affine's, the plain flip's, and all those
+            drawn after the partners (:func:`~rankaug.mosaic.plan.draw_plan`).
     """
 
     output_size: tuple[int, int]
@@ -236,6 +239,7 @@ class MosaicConfig:
     line_steps: tuple[tuple[tuple[float, float], ...], tuple[tuple[float, float], ...]]
     orders: CellOrders
     places: tuple[tuple[int, int, int, int], ...]
+    draws: tuple[int, int, int, int]
 
     @classmethod
     def build(
@@ -309,6 +313,7 @@ class MosaicConfig:
         cells = tuple(divmod(cell, cols) for cell in range(rows * cols))
         anchors = (*(_side(k, cols) for k in range(cols)), *(_side(k, rows) for k in range(rows)))
         lo, hi = grid.center_range
+        affine_n, flip_n = 0 if fused is None else draw_count(fused), 1 if grid.flip else 0
         return cls(
             output_size=size,
             layout=grid,
@@ -332,7 +337,11 @@ class MosaicConfig:
             line_steps=(_line_steps(cols, lo, hi), _line_steps(rows, lo, hi)),
             orders=CellOrders(rows * cols),
             places=tuple((r, c, anchors[c], anchors[cols + r]) for r, c in cells),
-        )
+            draws=(
+                2 * rows * cols + rows + cols - 1, affine_n, flip_n,
+                affine_n + flip_n + (0 if jitter is None else 3),  # (HSVJitter.draw: 3)
+            ),
+        )  # fmt: skip
 
     def check_fill(self, image: np.ndarray, mask: np.ndarray | None, where: str) -> None:
         """Check ``fill`` against the main image, ``fill_mask`` against its mask's dtype.

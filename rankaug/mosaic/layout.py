@@ -79,9 +79,15 @@ class Window:
         self, size: tuple[int, int], sx0: int, sy0: int, sx1: int, sy1: int, dx0: int,
         dy0: int, dx1: int, dy1: int,
     ) -> None:  # fmt: skip
-        self.size = size
-        self.sx0, self.sy0, self.sx1, self.sy1 = sx0, sy0, sx1, sy1
-        self.dx0, self.dy0, self.dx1, self.dy1 = dx0, dy0, dx1, dy1
+        self.size = size  # (one statement each: four at once build a tuple first)
+        self.sx0 = sx0
+        self.sy0 = sy0
+        self.sx1 = sx1
+        self.sy1 = sy1
+        self.dx0 = dx0
+        self.dy0 = dy0
+        self.dx1 = dx1
+        self.dy1 = dy1
         self.kx = kx = (dx1 - dx0) / (sx1 - sx0) if sx1 > sx0 else 0.0
         self.ky = ky = (dy1 - dy0) / (sy1 - sy0) if sy1 > sy0 else 0.0
         self.bx, self.by = dx0 - sx0 * kx, dy0 - sy0 * ky  # x -> kx * x + bx
@@ -219,16 +225,29 @@ def grid_layout(config: MosaicConfig, plan: Plan, sizes: Sequence[tuple[int, int
             windows.append(Window.empty(size))
             continue
         # whole source pixels for the visible window (rounded to the nearest), at least
-        # one: rankaug._scalars.clamp written out
+        # one: rankaug._scalars.clamp written out, as statements (ints: x > n - 1 is
+        # x >= n; nothing stored where no clamp applies)
         step_x, step_y = tw / sw, th / sh
         sx0 = round_float((dx0 - ox) * step_x)
-        sx0 = 0 if sx0 < 0 else tw - 1 if sx0 > tw - 1 else sx0
+        if sx0 < 0:
+            sx0 = 0
+        elif sx0 >= tw:
+            sx0 = tw - 1
         sx1 = round_float((dx1 - ox) * step_x)
-        sx1 = sx0 + 1 if sx1 < sx0 + 1 else tw if sx1 > tw else sx1
+        if sx1 <= sx0:
+            sx1 = sx0 + 1
+        elif sx1 > tw:
+            sx1 = tw
         sy0 = round_float((dy0 - oy) * step_y)
-        sy0 = 0 if sy0 < 0 else th - 1 if sy0 > th - 1 else sy0
+        if sy0 < 0:
+            sy0 = 0
+        elif sy0 >= th:
+            sy0 = th - 1
         sy1 = round_float((dy1 - oy) * step_y)
-        sy1 = sy0 + 1 if sy1 < sy0 + 1 else th if sy1 > th else sy1
+        if sy1 <= sy0:
+            sy1 = sy0 + 1
+        elif sy1 > th:
+            sy1 = th
         # what of the cell stays uncovered: the strips above, below, left and right
         if dy0 > cy0:
             fills.append((cy0, dy0, cx0, cx1))

@@ -200,14 +200,14 @@ def paint_image(
     else:
         fill(out, fills, values)
     for window, image in zip(layout.windows, images, strict=True):
-        if window.kx and not flipped:  # paint_window's usual case written out: a resize
-            crop = image[window.sy0 : window.sy1, window.sx0 : window.sx1]
-            target = out[window.dy0 : window.dy1, window.dx0 : window.dx1]
-            if crop.shape[:2] != target.shape[:2] and crop.dtype.itemsize != 8:
-                resize_into(crop, target, interpolation)
-                continue
-        if window.kx:
+        kx = window.kx  # 1.0 where the crop and its place are as wide (ints: exact)
+        if not kx:
+            continue
+        if flipped or (kx == 1.0 and window.ky == 1.0) or image.dtype.itemsize == 8:
             paint_window(out, image, window, interpolation, mirrored=flipped)
+        else:  # paint_window's usual case written out: a resize
+            crop = image[window.sy0 : window.sy1, window.sx0 : window.sx1]
+            resize_into(crop, out[window.dy0 : window.dy1, window.dx0 : window.dx1], interpolation)
     return out
 
 

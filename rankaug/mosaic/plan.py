@@ -31,7 +31,7 @@ import numpy as np
 from rankaug import checks
 from rankaug._multi.partners import PartnerSampler
 from rankaug.hsv import HSVDraw
-from rankaug.mosaic.affine import AffineDraw, affine_from, draw_count
+from rankaug.mosaic.affine import AffineDraw, affine_from
 from rankaug.mosaic.config import MosaicConfig
 
 __all__ = ["Plan", "draw_plan", "probability"]
@@ -102,37 +102,34 @@ def draw_plan(
     Returns:
         The plan.
     """
-    rows, cols = config.layout.grid
+    layout = config.layout
+    rows, cols = layout.grid
     cells = rows * cols
-    u = rng.random(2 * cells + rows + cols - 1).tolist()
+    block, affine_n, flip_n, after = config.draws  # (the configuration's counts, made once)
+    u = rng.random(block).tolist()
     p = config.p if config.constant_p else probability(config, epoch)
-    applied = u[0] < p
     main_cell = int(u[1] * cells)  # at most the last: min() by a comparison (rankaug._scalars)
-    main_cell = main_cell if main_cell < cells - 1 else cells - 1
     others = partners.draw(index, u[2 : cells + 1], rng)
-    grid_lines = u[cells + 1 : cells + rows + cols - 1]
-    lo, hi = config.layout.scale_range
-    # a point range: lo + 0.0 * x is lo, no arithmetic per cell
-    scales = (
-        [lo] * cells if lo == hi else [lo + (hi - lo) * x for x in u[cells + rows + cols - 1 :]]
-    )
+    lines = cells + cols  # where the rows' grid lines start in the block
+    lo, hi = layout.scale_range
     # the blocks after the partners' draws (6-8 above) in one call, split in their order:
     # n uniforms drawn at once are the n drawn one block after another (a call cost more)
-    affine_n = 0 if config.affine is None else draw_count(config.affine)
-    flip_n = 1 if config.layout.flip else 0
-    after = affine_n + flip_n + (0 if config.color is None else 3)
-    v = rng.random(after).tolist() if after else []
-    affine = None if config.affine is None else affine_from(config.affine, v[:affine_n])
-    flip = bool(flip_n) and v[affine_n] < config.layout.flip
-    color = None if config.color is None else config.color.from_uniforms(v[affine_n + flip_n :])
+    if after:
+        v = rng.random(after).tolist()
+        affine = None if config.affine is None else affine_from(config.affine, v[:affine_n])
+        flip = bool(flip_n) and v[affine_n] < layout.flip
+        color = None if config.color is None else config.color.from_uniforms(v[affine_n + flip_n :])
+    else:
+        affine, flip, color = None, False, None
     return _new_plan(
         (
-            applied,
-            main_cell,
+            u[0] < p,
+            main_cell if main_cell < cells - 1 else cells - 1,
             [index, *others],
-            grid_lines[: cols - 1],
-            grid_lines[cols - 1 :],
-            scales,
+            u[cells + 1 : lines],
+            u[lines : lines + rows - 1],
+            # a point range: lo + 0.0 * x is lo, no arithmetic per cell
+            [lo] * cells if lo == hi else [lo + (hi - lo) * x for x in u[lines + rows - 1 :]],
             affine,
             flip,
             color,

@@ -127,7 +127,10 @@ def map_targets(
         warp, places = layout, layout.tiles
     else:
         places = windows = layout.windows
-    counts = [len(t.boxes) for t in tiles]
+    counts, total = [], 0  # (a loop: a comprehension is a function, and sum() a call)
+    for tile in tiles:
+        counts.append(count := len(tile.boxes))
+        total += count
     main = tiles[0]
     data: dict[str, Any] = {}
     width = config.image_hw[1]
@@ -138,20 +141,23 @@ def map_targets(
         keep, kept, polygons = _outlined(config, places, warp, tiles, counts)
         data[POLYGONS] = pack(polygons.mirrored(width) if flipped else polygons)
         kept = kept if flip_width is None else mirror_xyxy(kept, flip_width)
-    elif any(counts):
-        keep, kept = _boxes(config, places, tiles, counts, warp, flip_width, windows)
+    elif total:
+        keep, kept = _boxes(config, places, tiles, counts, total, warp, flip_width, windows)
     else:
         keep, kept = _NO_KEEP, _NO_BOXES
     with_boxes = "bboxes" in present
     if with_boxes:
         box_dtype = int_box_dtype(present["bboxes"])  # integers: whole pixels, every draw
-        kept = whole_boxes(kept, box_dtype, config.image_hw, config.box_format, main.index)
+        if box_dtype is not None:  # (floats: as they are)
+            kept = whole_boxes(kept, box_dtype, config.image_hw, config.box_format, main.index)
         if config.box_format != "pascal_voc":
             kept = from_xyxy(kept, config.box_format, config.image_hw)
         data["bboxes"] = kept
     for field in config.targets.label_fields:
         if with_boxes or field in present:  # the main sample's dtype, checked (join)
-            values = [t.fields[field] for t in tiles]
+            values = []
+            for tile in tiles:
+                values.append(tile.fields[field])
             if type(keep) is list:  # the rows' (some dropped): only the kept entries joined
                 data[field] = join_kept(field, values, keep, tiles)
                 continue
@@ -178,6 +184,7 @@ def _boxes(
     places: Sequence[Window | TileWarp],
     tiles: Sequence[Tile],
     counts: list[int],
+    total: int,
     warp: Warp | None,
     flip_width: int | None = None,
     windows: Sequence[Window] | None = None,
@@ -188,10 +195,11 @@ def _boxes(
     Boxes are checked by :func:`_pixel_boxes`: those a little outside their image are
     clipped, invalid ones raise an error naming the index and row. A few pixel boxes
     under an axis-aligned map without filters go row by row (:func:`_row_by_row`, the
-    same arithmetic; ``windows``: the places, when they are windows).
+    same arithmetic; ``windows``: the places, when they are windows). ``total`` is the
+    sum of ``counts``.
     """
     plain = not config.filters and config.box_format == "pascal_voc"
-    if windows is not None and plain and sum(counts) <= FEW_BOXES:
+    if windows is not None and plain and total <= FEW_BOXES:
         found = _row_by_row(windows, tiles, flip_width)
         if found is not None:
             return found
@@ -235,7 +243,7 @@ def _row_by_row(
     each box is mapped): the vectorised path clips or refuses it. With ``flip_width``
     kept boxes are mirrored in :func:`~rankaug.boxes.mirror_xyxy`'s floats. Which are kept:
     ``None`` when all are (the usual case), else a list of bools, no array (for
-    :func:`~rankaug._multi.fields.join_kept`), each dropped one noted as it drops.
+    :func:`~rankaug._multi.fields.join_kept`), one noted for each box as it is decided.
 
     A box outside its source window (about half of a mosaic's boxes: what of its tile
     the output cuts off) is dropped before it is mapped, as the centre test would drop
@@ -244,9 +252,9 @@ def _row_by_row(
     no higher) than that error, far below TOLERANCE: no pixel centre inside (an empty
     window's box, mapped to 0, is outside its empty source window too).
     """
-    dropped: list[int] = []  # the positions of the boxes not kept
+    keep: list[bool] = []  # each box's fate, in order
+    decided = keep.append
     kept: list[float] = []  # flat: numpy reads a flat list of floats twice as fast
-    start = 0  # the position of the tile's first box
     for window, tile in zip(windows, tiles, strict=True):
         th, tw = window.size  # the tile image's; its edges too, as floats: float compares
         width, height, left, top = float(tw), float(th), float(window.dx0), float(window.dy0)
@@ -256,16 +264,17 @@ def _row_by_row(
         shown_x0, shown_y0 = float(window.sx0), float(window.sy0)
         shown_x1, shown_y1 = float(window.sx1), float(window.sy1)
         rows = tile.boxes.tolist()
-        for position, (x0, y0, x1, y1) in enumerate(rows, start):
+        for x0, y0, x1, y1 in rows:
             # all_inside's 0 <= x0 < width, 0 < x1 <= width, x0 <= x1 (and in y): one
-            # chain per axis, x0 < width and 0 < x1 following from it unless x0 == x1
+            # chain per axis for a box of some width (the usual: three comparisons), a
+            # second for one of none (x0 == x1, then 0 < x0 < width); NaN fails both
             if not (
-                0.0 <= x0 <= x1 <= width and 0.0 <= y0 <= y1 <= height
-                and (x0 < x1 or 0.0 < x0 < width) and (y0 < y1 or 0.0 < y0 < height)
+                (0.0 <= x0 < x1 <= width or 0.0 < x0 == x1 < width)
+                and (0.0 <= y0 < y1 <= height or 0.0 < y0 == y1 < height)
             ):  # fmt: skip
                 return None
             if x1 <= shown_x0 or x0 >= shown_x1 or y1 <= shown_y0 or y0 >= shown_y1:
-                dropped.append(position)  # outside: none shows
+                decided(False)  # outside: none shows
                 continue
             # mapped, then clipped to the window: statements, as they cost fewer steps
             # than the expressions (nothing stored where the box lies inside)
@@ -299,16 +308,11 @@ def _row_by_row(
                     kept += a, b, c, d
                 else:  # mirror_xyxy's floats
                     kept += flip_width - c, b, flip_width - a, d
+                decided(True)
             else:
-                dropped.append(position)
-        start += len(rows)
+                decided(False)
     boxes = np.array(kept, dtype=np.float64).reshape(-1, 4)
-    if not dropped:
-        return None, boxes
-    keep = [True] * (len(boxes) + len(dropped))
-    for position in dropped:
-        keep[position] = False
-    return keep, boxes
+    return (keep if len(boxes) < len(keep) else None), boxes
 
 
 def _outlined(

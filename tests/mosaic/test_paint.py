@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from rankaug.mosaic import paint
 from rankaug.mosaic.colour import painted_rows
 from rankaug.mosaic.fused import TileWarp
-from rankaug.mosaic.layout import Window, grid_layout
+from rankaug.mosaic.layout import Window, grid_layout, new_layout
 from rankaug.mosaic.paint import (
     canvas,
     fill,
@@ -310,6 +310,33 @@ class TestPaintImage:
         np.testing.assert_array_equal(out[y0:y1], plain[y0:y1])
         assert (out[:y0] == 7).all()
         assert (out[y1:] == 7).all()
+
+    @given(data=st.data(), dtype=st.sampled_from([np.uint8, np.uint16, np.float32, np.int64]))
+    def test_each_window_is_painted_as_paint_window_paints_it(
+        self, data: st.DataObject, dtype: Any
+    ) -> None:
+        # the loop resizes a window itself, or hands it to paint_window (the same size
+        # across and down, by its scale: a copy; 8-byte pixels): the same pixels either
+        # way, also for a window as wide as its crop but not as high, or the other way
+        windows, images = [], []
+        rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+        for k in range(3):
+            h, w = data.draw(st.integers(2, 20)), data.draw(st.integers(2, 20))
+            sx0, sy0 = data.draw(st.integers(0, w - 1)), data.draw(st.integers(0, h - 1))
+            sx1, sy1 = data.draw(st.integers(sx0 + 1, w)), data.draw(st.integers(sy0 + 1, h))
+            across = data.draw(st.sampled_from([sx1 - sx0, data.draw(st.integers(1, 20))]))
+            down = data.draw(st.sampled_from([sy1 - sy0, data.draw(st.integers(1, 20))]))
+            windows.append(Window((h, w), sx0, sy0, sx1, sy1, 21 * k, 1, 21 * k + across,
+                                  1 + down))  # fmt: skip
+            images.append((rng.random((h, w, 3)) * 200).astype(dtype))
+        layout = new_layout((windows, [], {}, [], False))
+        made = np.zeros((22, 63, 3), dtype)
+        with mock.patch.object(paint, "canvas", return_value=made):
+            out = paint_image(layout, images, (22, 63), (0.0,), cv2.INTER_LINEAR)
+        expected = np.zeros((22, 63, 3), dtype)
+        for window, image in zip(windows, images, strict=True):
+            paint_window(expected, image, window, cv2.INTER_LINEAR)
+        np.testing.assert_array_equal(out, expected)
 
 
 class TestWarpTile:

@@ -321,7 +321,8 @@ class TestMapTargets:
         found = targets_module._row_by_row(windows, tiles, flip_width)
         assert found is not None
         row_keep, row_kept = found
-        keep, kept = targets_module._boxes(config, windows, tiles, counts, None, flip_width)
+        keep, kept = targets_module._boxes(config, windows, tiles, counts, sum(counts), None,
+                                           flip_width)  # fmt: skip
         assert isinstance(keep, np.ndarray)  # (no windows given: the vectorised path)
         assert row_kept.dtype == kept.dtype == np.float64
         assert row_kept.shape == kept.shape
