@@ -44,6 +44,7 @@ __all__ = ["AlbumentationsDriver", "albumentations_targets", "bbox_params_format
 _UNPACK: Final = DefaultAdapter.unpack
 _REPACK: Final = DefaultAdapter.repack
 _STEPS: Final = frozenset({"unpack", "repack", "_call_plain"})
+_NDARRAY: Final = np.ndarray  # (numpy's module __getattr__ keeps np.ndarray unspecialised)
 
 
 class AlbumentationsDriver:
@@ -108,7 +109,40 @@ class AlbumentationsDriver:
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         try:
-            return self._apply(sample, keyed)
+            try:  # self.transforms.slot() written out: [this thread's copy, the state handed]
+                held = self.transforms.local.held
+            except AttributeError:  # the thread's first call
+                held = self.transforms.slot()
+            transform = held[0]
+            if keyed is not held[1]:  # a stream keeps its state between samples
+                transform.set_random_state(keyed.generator, keyed.py_random)
+                held[1] = keyed
+            # The common case in this frame, in one call: a dict of numpy arrays of keys
+            # that need no check here (see DefaultAdapter._call_plain). None: another
+            # sample, nothing drawn yet.
+            plain = self.plain
+            if (
+                plain is not None
+                and type(sample) is dict
+                and DefaultAdapter.unpack is _UNPACK  # not patched (mock.patch.object)
+                and DefaultAdapter.repack is _REPACK
+                and _STEPS.isdisjoint(vars(self.adapter))  # none of the adapter's own
+            ):
+                for key in self.label_fields:  # a loop, not any(): no generator per sample
+                    value = sample.get(key)
+                    if value is None:
+                        break  # no such field: the steps name it, or read no objects
+                    if (
+                        type(value) is _NDARRAY
+                        and value.ndim > 1
+                        and math.prod(value.shape[1:]) != 1
+                    ):
+                        break  # (N, K) label fields: rows follow (_steps); (N, 1) as they are
+                else:
+                    out = self.adapter._call_plain(sample, plain, transform)  # type: ignore[attr-defined]
+                    if out is not None:
+                        return out
+            return self._steps(sample, transform)
         except cv2.error as error:  # an image of a dtype OpenCV cannot warp or resize?
             self._refuse_dtype(sample, error)
             raise
@@ -157,35 +191,8 @@ class AlbumentationsDriver:
                 except TypeError as refused:
                     raise refused from error
 
-    def _apply(self, sample: Any, keyed: KeyedRandom) -> Any:
-        try:  # self.transforms.slot() written out: [this thread's copy, the state handed]
-            held = self.transforms.local.held
-        except AttributeError:  # the thread's first call
-            held = self.transforms.slot()
-        transform = held[0]
-        if keyed is not held[1]:  # a stream keeps its state between samples
-            transform.set_random_state(keyed.generator, keyed.py_random)
-            held[1] = keyed
-        # The common case in one call: a dict of numpy arrays of keys that need no check
-        # here (see DefaultAdapter._call_plain). None: another sample, nothing drawn yet.
-        plain = self.plain
-        if (
-            plain is not None
-            and type(sample) is dict
-            and DefaultAdapter.unpack is _UNPACK  # not patched (mock.patch.object)
-            and DefaultAdapter.repack is _REPACK
-            and _STEPS.isdisjoint(vars(self.adapter))  # none of the adapter's own
-        ):
-            for key in self.label_fields:  # a loop, not any(): no generator for every sample
-                value = sample.get(key)
-                if value is None:
-                    break  # no such field: the steps below name it, or read no objects
-                if type(value) is np.ndarray and value.ndim > 1 and math.prod(value.shape[1:]) != 1:
-                    break  # (N, K) label fields: rows follow (see below); (N, 1) go as they are
-            else:
-                out = self.adapter._call_plain(sample, plain, transform)  # type: ignore[attr-defined]
-                if out is not None:
-                    return out
+    def _steps(self, sample: Any, transform: Any) -> Any:
+        """The adapter's steps, checked: unpack, the transform, repack (see ``__call__``)."""
         others = self._others
         if (
             others is not None
