@@ -5,13 +5,18 @@ from __future__ import annotations
 import copy
 import math
 import random
-from collections.abc import Collection
 from typing import Any, Final
 
 import cv2
 import numpy as np
 
 from rankaug import checks
+from rankaug._albumentations_targets import (
+    additional,
+    albumentations_targets,
+    bbox_params_format,
+    moves,
+)
 from rankaug._compact_copy import compact_deepcopy
 from rankaug._instances import (
     empty_like,
@@ -27,7 +32,6 @@ from rankaug._threads import PerThread
 from rankaug.keys import KeyedRandom
 from rankaug.polygons import POLYGONS
 from rankaug.samples import (
-    DEFAULT_TARGETS,
     DefaultAdapter,
     SampleAdapter,
     check_adapter,
@@ -40,69 +44,7 @@ __all__ = ["AlbumentationsDriver", "albumentations_targets", "bbox_params_format
 _UNPACK: Final = DefaultAdapter.unpack
 _REPACK: Final = DefaultAdapter.repack
 _STEPS: Final = frozenset({"unpack", "repack", "_call_plain"})
-
-
-def albumentations_targets(transform: Any) -> frozenset[str]:
-    """The data keys an albumentations transform reads: images, masks, boxes, labels...
-
-    Args:
-        transform: An albumentations ``Compose`` or transform.
-
-    Returns:
-        The keys, including label fields and additional targets. ``labels``, which
-        albumentations accepts beside any processor (``Compose._available_keys``) but
-        moves only as a label field, is one only then (or as an additional target): a
-        per-box ``labels`` the pipeline does not carry is a value it does not read, so a
-        transform that drops boxes is refused rather than leaving it stale.
-    """
-    keys = set(DEFAULT_TARGETS)
-    available = getattr(transform, "_available_keys", None)
-    if isinstance(available, Collection):
-        keys.update(str(k) for k in available)
-    fields: set[str] = set()
-    for processor in getattr(transform, "processors", {}).values():
-        fields.update(getattr(getattr(processor, "params", None), "label_fields", None) or ())
-    keys.update(fields)
-    additional = getattr(transform, "additional_targets", None) or {}
-    keys.update(additional)
-    if "labels" not in fields and "labels" not in additional and not _moves(transform, "labels"):
-        keys.discard("labels")  # accepted, not moved: it would pass through unchanged
-    return frozenset(keys)
-
-
-def bbox_params_format(transform: Any) -> str | None:
-    """The box format of an albumentations pipeline's ``A.BboxParams``, else ``None``.
-
-    AlbumentationsX names it ``coord_format``.
-    """
-    processors = getattr(transform, "processors", None)
-    if not isinstance(processors, dict):
-        return None
-    params = getattr(processors.get("bboxes"), "params", None)
-    given = getattr(params, "format", None) or getattr(params, "coord_format", None)
-    return given if isinstance(given, str) else None
-
-
-def _additional(transform: Any, kinds: Collection[str] = ("bboxes", "keypoints")) -> dict[str, str]:
-    """The ``additional_targets`` of ``transform`` of these kinds (boxes, keypoints).
-
-    A ``Compose`` has them as ``additional_targets``, a single transform given them by
-    ``add_targets`` as ``_additional_targets`` only (albumentations 2.0.8).
-    """
-    targets = (
-        getattr(transform, "additional_targets", None)
-        or getattr(transform, "_additional_targets", None)
-        or {}
-    )
-    return {str(key): kind for key, kind in targets.items() if kind in kinds}
-
-
-def _moves(transform: Any, key: str) -> bool:
-    """Whether any transform in the tree acts on ``key`` (bboxes, keypoints)."""
-    children = getattr(transform, "transforms", None)
-    if children is not None:
-        return any(_moves(child, key) for child in children)
-    return key in (getattr(transform, "targets", None) or {})
+_NDARRAY: Final = np.ndarray  # (numpy's module __getattr__ keeps np.ndarray unspecialised)
 
 
 class AlbumentationsDriver:
@@ -136,23 +78,23 @@ class AlbumentationsDriver:
             adapter,
             box_format=given,
             name="A.BboxParams format",
-            additional_targets=_additional(transform, ("image", "mask")),  # their layout
+            additional_targets=additional(transform, ("image", "mask")),  # their layout
         )
         # boxes and keypoints, also under the names additional_targets gives them
-        self.kinds = {**_additional(transform), "bboxes": "bboxes", "keypoints": "keypoints"}
+        self.kinds = {**additional(transform), "bboxes": "bboxes", "keypoints": "keypoints"}
         unmanaged = {key for key, kind in self.kinds.items() if kind not in processors}
-        self.refused = {key for key in unmanaged if _moves(transform, self.kinds[key])}
+        self.refused = {key for key in unmanaged if moves(transform, self.kinds[key])}
         # albumentations drops a NaN keypoint silently (it refuses NaN boxes): checked here
         # (under each name additional_targets gives keypoints)
         points = [key for key, kind in self.kinds.items() if kind == "keypoints"]
         self.points = tuple(points) if "keypoints" in processors else ()
         self.targets = albumentations_targets(transform) - (unmanaged - self.refused)
         # polygons are no albumentations target: a pipeline that moves boxes would leave them
-        self.geometric = POLYGONS not in self.targets and _moves(transform, "bboxes")
-        self.moves_masks = _moves(transform, "mask")  # a mask must then cover its image
+        self.geometric = POLYGONS not in self.targets and moves(transform, "bboxes")
+        self.moves_masks = moves(transform, "mask")  # a mask must then cover its image
         # OpenCV warps no bool or float16 mask (remap asserts): uint8 and float32 go
-        self.mask_keys = ("mask", "masks", *_additional(transform, ("mask", "masks")))
-        self.image_keys = ("image", *_additional(transform, ("image",)))  # dtypes named
+        self.mask_keys = ("mask", "masks", *additional(transform, ("mask", "masks")))
+        self.image_keys = ("image", *additional(transform, ("image",)))  # dtypes named
         # the values a sample keeps (where polygons would be), asked only when geometric
         self._others = passthrough_hook(adapter) if self.geometric else None
         self._default = self._others is DefaultAdapter.passthrough  # not a subclass's own
@@ -167,7 +109,40 @@ class AlbumentationsDriver:
 
     def __call__(self, sample: Any, keyed: KeyedRandom) -> Any:
         try:
-            return self._apply(sample, keyed)
+            try:  # self.transforms.slot() written out: [this thread's copy, the state handed]
+                held = self.transforms.local.held
+            except AttributeError:  # the thread's first call
+                held = self.transforms.slot()
+            transform = held[0]
+            if keyed is not held[1]:  # a stream keeps its state between samples
+                transform.set_random_state(keyed.generator, keyed.py_random)
+                held[1] = keyed
+            # The common case in this frame, in one call: a dict of numpy arrays of keys
+            # that need no check here (see DefaultAdapter._call_plain). None: another
+            # sample, nothing drawn yet.
+            plain = self.plain
+            if (
+                plain is not None
+                and type(sample) is dict
+                and DefaultAdapter.unpack is _UNPACK  # not patched (mock.patch.object)
+                and DefaultAdapter.repack is _REPACK
+                and _STEPS.isdisjoint(vars(self.adapter))  # none of the adapter's own
+            ):
+                for key in self.label_fields:  # a loop, not any(): no generator per sample
+                    value = sample.get(key)
+                    if value is None:
+                        break  # no such field: the steps name it, or read no objects
+                    if (
+                        type(value) is _NDARRAY
+                        and value.ndim > 1
+                        and math.prod(value.shape[1:]) != 1
+                    ):
+                        break  # (N, K) label fields: rows follow (_steps); (N, 1) as they are
+                else:
+                    out = self.adapter._call_plain(sample, plain, transform)  # type: ignore[attr-defined]
+                    if out is not None:
+                        return out
+            return self._steps(sample, transform)
         except cv2.error as error:  # an image of a dtype OpenCV cannot warp or resize?
             self._refuse_dtype(sample, error)
             raise
@@ -216,35 +191,8 @@ class AlbumentationsDriver:
                 except TypeError as refused:
                     raise refused from error
 
-    def _apply(self, sample: Any, keyed: KeyedRandom) -> Any:
-        try:  # self.transforms.slot() written out: [this thread's copy, the state handed]
-            held = self.transforms.local.held
-        except AttributeError:  # the thread's first call
-            held = self.transforms.slot()
-        transform = held[0]
-        if keyed is not held[1]:  # a stream keeps its state between samples
-            transform.set_random_state(keyed.generator, keyed.py_random)
-            held[1] = keyed
-        # The common case in one call: a dict of numpy arrays of keys that need no check
-        # here (see DefaultAdapter._call_plain). None: another sample, nothing drawn yet.
-        plain = self.plain
-        if (
-            plain is not None
-            and type(sample) is dict
-            and DefaultAdapter.unpack is _UNPACK  # not patched (mock.patch.object)
-            and DefaultAdapter.repack is _REPACK
-            and _STEPS.isdisjoint(vars(self.adapter))  # none of the adapter's own
-        ):
-            for key in self.label_fields:  # a loop, not any(): no generator for every sample
-                value = sample.get(key)
-                if value is None:
-                    break  # no such field: the steps below name it, or read no objects
-                if type(value) is np.ndarray and value.ndim > 1 and math.prod(value.shape[1:]) != 1:
-                    break  # (N, K) label fields: rows follow (see below); (N, 1) go as they are
-            else:
-                out = self.adapter._call_plain(sample, plain, transform)  # type: ignore[attr-defined]
-                if out is not None:
-                    return out
+    def _steps(self, sample: Any, transform: Any) -> Any:
+        """The adapter's steps, checked: unpack, the transform, repack (see ``__call__``)."""
         others = self._others
         if (
             others is not None

@@ -25,6 +25,7 @@ from rankaug.samples.pair_mask import (
     height_width,
     mask_like,
     pair_layout,
+    pair_like,
     pair_mask,
     reads_first,
     refuse_pair_target,
@@ -49,6 +50,9 @@ from rankaug.samples.whole import restore_whole
 __all__ = ["DefaultAdapter"]
 
 _NOTHING: Mapping[str, Any] = {}
+# numpy's module __getattr__ keeps CPython 3.11 from specialising np.ndarray: read per value
+_NDARRAY: Final = np.ndarray
+_ARRAYS: Final = frozenset({np.ndarray})  # the values of a plain sample (see _call_plain)
 
 
 class _State(NamedTuple):
@@ -188,7 +192,7 @@ class DefaultAdapter:
         return data, _new_state((sample, originals, kind, mode, target, wrapped, others, first))
 
     def _call_plain(
-        self, sample: Any, targets: AbstractSet[str], call: Callable[..., Mapping[str, Any]]
+        self, sample: Any, targets: frozenset[str], call: Callable[..., Mapping[str, Any]]
     ) -> Any:
         """``repack(call(**data), state)`` of ``unpack(sample, targets)``, for plain samples.
 
@@ -207,34 +211,37 @@ class DefaultAdapter:
             The output sample, or ``None`` (nothing called) when ``sample`` is not plain
             or this adapter reads typed empty values or declared dtypes.
         """
-        plain = type(sample) is dict and sample.keys() <= targets
+        plain = type(sample) is dict and targets.issuperset(sample)
         if not plain or self.typed_empty or self.declared_dtypes:
             return None
         image = sample.get("image")
-        if type(image) is not np.ndarray or image.ndim not in (2, 3):
+        if type(image) is not _NDARRAY or image.ndim not in (2, 3):
             return None
-        for value in sample.values():
-            if type(value) is not np.ndarray:
-                return None
-        data = {"image": image}  # first, as unpack hands it out
-        data.update(sample)
-        out = call(**data)
+        if not _ARRAYS.issuperset(map(type, sample.values())):  # a loop in C, no frame
+            return None
+        # the image first, as unpack hands it out (a sample that has it first, as it is)
+        out = (
+            call(**sample) if next(iter(sample)) == "image" else call(**{"image": image, **sample})
+        )
         if "masks" in out:  # per-box values that could go stale: repack's own checks
             state = (sample, sample, "numpy", None, None, False, False, ())
             return self.repack(out, _new_state(state))
-        restored = dict(sample)
+        restored = {**sample, **out}  # the image, and keys the transform added, as they are
         for key, value in out.items():
-            old = sample.get(key) if key != "image" else None
-            if old is None:  # the image, or a key the transform added: as it is
-                restored[key] = value
-            elif (  # repack's rule for an array the sample gave
-                type(value) is np.ndarray
-                and (value.ndim != 1 or old.ndim <= 1)
-                and (value.dtype == old.dtype or old.dtype.kind == "f")
-            ):
-                restored[key] = value if value.dtype == old.dtype else value.astype(old.dtype)
-            else:  # integer boxes and keypoints whole, every draw (rankaug.samples.whole)
-                restored[key] = restore_whole(key, value, old, out, self.reads_box_format, key)
+            old = sample.get(key)
+            if old is None or key == "image":
+                continue
+            # repack's rule for an array: as it is, or cast into the floats it was (each
+            # attribute read once: a numpy one costs a lookup)
+            if type(value) is _NDARRAY and (value.ndim != 1 or old.ndim <= 1):
+                dtype = old.dtype
+                if value.dtype == dtype:
+                    continue
+                if dtype.kind == "f":
+                    restored[key] = value.astype(dtype)
+                    continue
+            # integer boxes and keypoints whole, every draw (rankaug.samples.whole)
+            restored[key] = restore_whole(key, value, old, out, self.reads_box_format, key)
         return restored
 
     def view(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
@@ -318,7 +325,7 @@ class DefaultAdapter:
             if isinstance(sample[1], dict):
                 sample[1][key] = value
             elif not isinstance(sample[1], Mapping):
-                return _pair(sample, sample[0], value)
+                return pair_like(sample, sample[0], value)
         return sample
 
     def repack(self, data: Mapping[str, Any], state: Any) -> Any:
@@ -379,20 +386,11 @@ class DefaultAdapter:
         image = updates.pop("image")
         target = state.target
         if "mask" in updates and not isinstance(target, Mapping):  # a pair's mask
-            return _pair(sample, image, mask_like(updates["mask"], target))
+            return pair_like(sample, image, mask_like(updates["mask"], target))
         if isinstance(target, Mapping):
             new_target = dict(target)
             box_key = "bboxes" if "bboxes" in target else "boxes"  # the target's own name
             for key, value in updates.items():
                 new_target[box_key if key == "bboxes" else key] = value
             target = new_target
-        return _pair(sample, image, target)
-
-
-def _pair(like: Any, image: Any, target: Any) -> Any:
-    """A pair of ``like``'s type: a tuple, a list, a named tuple (by its fields)."""
-    kind: Any = type(like)
-    if kind is tuple or kind is list:
-        return kind((image, target))
-    make = getattr(kind, "_make", None)  # a named tuple takes its fields one by one
-    return make((image, target)) if callable(make) else kind((image, target))
+        return pair_like(sample, image, target)

@@ -36,6 +36,7 @@ __all__ = [
     "is_pair_mask",
     "mask_layout",
     "mask_like",
+    "pair_like",
     "pair_mask",
     "read_mask",
     "reads_first",
@@ -256,3 +257,16 @@ def _spatial(value: object) -> str | None:
 def _row(value: object) -> bool:
     """Whether ``value`` is a sequence of values (a box's row), not a single value."""
     return isinstance(value, list | tuple) or len(getattr(value, "shape", ())) >= 1
+
+
+def pair_like(like: Any, image: Any, target: Any) -> Any:
+    """A pair of ``like``'s type: a tuple, a list, a named tuple (by its fields).
+
+    >>> pair_like([0, 1], "image", "target")
+    ['image', 'target']
+    """
+    kind: Any = type(like)
+    if kind is tuple or kind is list:
+        return kind((image, target))
+    make = getattr(kind, "_make", None)  # a named tuple takes its fields one by one
+    return make((image, target)) if callable(make) else kind((image, target))

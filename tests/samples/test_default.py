@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import collections
+import itertools
 from typing import Any
 
 import albumentations as A
@@ -341,6 +342,47 @@ class TestDefaultAdapter:
             assert type(got[key]) is type(value)
             assert np.array_equal(got[key], value)
             assert np.asarray(got[key]).dtype == np.asarray(value).dtype
+
+    def test_call_plain_gives_each_value_back_as_the_steps_do(self) -> None:
+        # the one call reads each attribute once and passes a sample that has its image
+        # first as it is: the same call, the same values (or the same refusal) as the
+        # steps, for every dtype and shape (every combination: a few hundred ms)
+        image = np.zeros((300, 2), np.uint8)  # wider than uint8 boxes may reach
+        adapter = DefaultAdapter()
+        adapter.reads_box_format = "pascal_voc"  # integer boxes made whole, or refused
+        given: list[list[str]] = []
+
+        def outcome(run: Any) -> Any:
+            try:
+                out = run()
+            except ValueError as error:
+                return str(error)
+            return [(k, type(v), v.dtype, v.shape, v.tolist()) for k, v in out.items()]
+
+        grid = itertools.product(
+            ["labels", "bboxes", "keypoints"],
+            ["int64", "int16", "float32", "float64", "uint8"],
+            ["int64", "float32", "float64"],
+            [(3,), (3, 4), (0, 4), (0,), (3, 1)],
+            [(2,), (2, 4), (0, 4), (0,)],
+            [False, True],  # halves (and the transform's image in float32)
+            [False, True],  # the image first
+        )
+        for key, old_dtype, new_dtype, old_shape, new_shape, halves, image_first in grid:
+            old = np.ones(old_shape, old_dtype)
+            new = np.full(new_shape, 1.5 if halves else 2.0).astype(new_dtype)
+            sample = {"image": image, key: old} if image_first else {key: old, "image": image}
+
+            def call(**data: Any) -> dict[str, Any]:  # (called in this iteration)
+                given.append(list(data))
+                moved = data["image"].astype(np.float32) if halves else data["image"]  # noqa: B023
+                return {**data, key: new, "image": moved}  # noqa: B023  # its image as it is
+
+            data, state = adapter.unpack(sample, TARGETS)
+            want = outcome(lambda: adapter.repack(call(**data), state))  # noqa: B023
+            got = outcome(lambda: adapter._call_plain(sample, TARGETS, call))  # noqa: B023
+            assert got == want, (key, old_dtype, new_dtype, old_shape, new_shape, halves)
+            assert given[-2] == given[-1] == ["image", key]
 
     def test_call_plain_refuses_stale_instance_masks_as_repack_does(self) -> None:
         def call(**data: Any) -> dict[str, Any]:  # one box dropped, both masks kept
