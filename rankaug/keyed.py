@@ -27,6 +27,7 @@ continues bit for bit. Stream positions are per rank: each rank loads its own.
 
 from __future__ import annotations
 
+from threading import current_thread
 from typing import Any, Final, Generic, TypeVar
 
 import torch.distributed as dist
@@ -54,10 +55,10 @@ from rankaug.sample_epoch import EpochFallback, sample_epoch
 __all__ = ["KeyedDataset"]
 
 T_co = TypeVar("T_co", covariant=True)
-_DOMAINS: Final = {
-    "stream": Domain.STREAM,
-    "sample": Domain.SAMPLE,
-    "sample_rank": Domain.SAMPLE_RANK,
+_DOMAINS: Final = {  # each keying's domain, and the key's words after (seed, stream)
+    "stream": (Domain.STREAM, ("rank", "worker_id", "epoch")),
+    "sample": (Domain.SAMPLE, ("epoch", "index")),
+    "sample_rank": (Domain.SAMPLE_RANK, ("epoch", "index", "rank")),
 }
 
 
@@ -135,18 +136,15 @@ class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
         self._epoch = EpochFallback()
         self._changes = Changes()  # settings assigned since: a worker's copy is then stale
         self._captured_rank: int | None = None
+        self._class_name = type(self).__name__  # in warnings: read per sample, from here
         # (pid, worker id, rank, epoch) -> the stream: the few each worker used last
         # (rankaug.streams.keep), thread-safe for workers that share a process
         self._streams = streams.Streams()
         self._drawers: stream_start.Drawers = {}  # who drew from each last (not pickled)
         self._saved_ranks: streams.SavedRanks = {}  # those load_state_dict restored
-        template = KeyTemplate(_DOMAINS[self.keying], seed=self.seed, stream=self.stream)
-        if self.keying == "stream":
-            self._key_builder = template.builder("rank", "worker_id", "epoch")
-        elif self.keying == "sample":
-            self._key_builder = template.builder("epoch", "index")
-        else:
-            self._key_builder = template.builder("epoch", "index", "rank")
+        domain, words = _DOMAINS[self.keying]
+        template = KeyTemplate(domain, seed=self.seed, stream=self.stream)
+        self._key_builder = template.builder(*words)
         self._stacking_warned: set[str] = set()
         self._stacking_epoch: int | None = None  # per-sample keyings: checked in this epoch
         stacking.check_built(self)
@@ -219,7 +217,7 @@ class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
         else:
             position = checks.index(index, length)
         info = get_worker_info()
-        epoch = sample_epoch(index, self._epoch, info is not None, type(self).__name__)
+        epoch = sample_epoch(index, self._epoch, info is not None, self._class_name)
         worker_id = 0 if info is None else info.id
         # a replay's pinned rank, the record's (a stream's keeps its own: none replays)
         rank = None if self.keying == "stream" else pinned_rank()
@@ -246,13 +244,14 @@ class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
             ValueError: If a state loaded on another rank holds this stream's position.
         """
         if self.keying == "stream":
-            key = (current_pid(), context.worker_id, context.rank, context.epoch)
+            key = (_process._pid, context.worker_id, context.rank, context.epoch)  # current_pid()
             keyed = self._streams.get(key)
             if keyed is None:
                 return self._start(key, context)
             if key != self._streams.last:  # another stream drawn from since: this one last
                 streams.used(self._streams, key, stream_start.LOCK)
-            stream_start.drawn(self._drawers, self._streams, key, type(self).__name__)
+            if self._drawers.get(key) is not current_thread():  # drawn()'s first rule, no call
+                stream_start.drawn(self._drawers, self._streams, key, self._class_name)
             return keyed
         if not self._rank_checked and self._rank is not None:
             self._rank_now()  # cheap beside the Generator made for every sample
@@ -279,7 +278,7 @@ class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
                     stream_start.restarted(type(self).__name__, key)
                 made = self._key_builder(context.rank, context.worker_id, context.epoch)
                 keyed = streams.keep(self._streams, key, KeyedRandom(made))
-        stream_start.drawn(self._drawers, self._streams, key, type(self).__name__)
+        stream_start.drawn(self._drawers, self._streams, key, self._class_name)
         return keyed
 
     # ------------------------------------------------------------------ items

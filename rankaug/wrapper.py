@@ -194,7 +194,7 @@ class RandomAugmentWrapper(Streamable, KeyedDataset[T_co]):
         info = worker[1]
         if kind is int:
             position = index
-            epoch = _sample_epoch(index, self._epoch, info is not None, type(self).__name__)
+            epoch = _sample_epoch(index, self._epoch, info is not None, self._class_name)
         else:
             position, epoch = index.real, index.epoch  # type: ignore[attr-defined]  # EpochIndex
         worker_id = 0 if info is None else info.id
