@@ -263,6 +263,12 @@ def test_json_has_goals_ratios_and_meta(quick_run: tuple[dict[str, Any], str]) -
     assert set(control) == {"ratio", "extra_us", "cache_us", "pairs", "matched"}
     assert control["matched"] == 1.0  # the two pipelines drew alike, sample for sample
     assert control["pairs"] == paired["pairs"]
+    # the mosaic floor's pair raced again alone, a diagnostic beside the group's figure
+    mosaic = report["diagnostics"]["mosaic_floor_paired"]
+    assert set(mosaic) == {"ratio", "extra_us", "pairs"}
+    assert mosaic["ratio"] > 0
+    settings = _catalogue.QUICK
+    assert mosaic["pairs"] == 2 * (settings.mosaics // 2) * meta["settings"]["repeats"]
     transport = report["diagnostics"]["transport"]
     assert set(transport) == {
         "batch_mb",
@@ -392,6 +398,7 @@ def test_printed_tables(quick_run: tuple[dict[str, Any], str]) -> None:
         "2. Wrapper overhead",
         "A/A control (a second pipeline built alike",
         "3. Mosaic",
+        "raced alone, one mosaic each in turn (both orders and listings): rankaug_2x2 vs floor",
         "4. Scaling",
         "5. Epoch carried by the index",
         "6. End to end",

@@ -3,7 +3,9 @@
 albumentations ``A.Mosaic``, ultralytics ``Mosaic`` (+ its affine crop, and alone), a
 YOLOv5-style mosaic and the floor (the pixel work alone, and with the boxes and labels
 mapped), all on the same in-memory sources and output size,
-one mosaic at a time in turns; then the floor's and MosaicDataset's time split into the
+one mosaic at a time in turns; then MosaicDataset 2x2 and the floor raced again alone
+(a diagnostic beside the group's figure, which the goal reads: see
+:func:`paired_floor`); then the floor's and MosaicDataset's time split into the
 resampling (``cv2.resize`` and ``cv2.warpAffine``, whichever paints) and the rest.
 """
 
@@ -24,7 +26,7 @@ from benchmarks._cv2_split import cv2_split
 from benchmarks._goal_table import GOALS
 from benchmarks._report import print_rows, ratio_text
 from benchmarks._same_work import FloorWork, describe, print_work, tagged, with_output
-from benchmarks._timing import alternate, counted
+from benchmarks._timing import alternate, counted, paired_throughput, race_both_listings
 from rankaug import MosaicGrid
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "fused_affine",
     "measure",
     "mosaic_contenders",
+    "paired_floor",
     "prepare",
 ]
 
@@ -205,8 +208,51 @@ def measure(bench: Bench, prepared: Contenders) -> None:
             f"    {numerator.split('/')[1]:>12s} vs {denominator.split('/')[1]:<22s} "
             f"{ratio_text(entry)}"
         )
+    paired = paired_floor(bench, makers)
+    if paired is not None:
+        group = report.ratio(*PAIRED[::-1])
+        bench.out(
+            f"  raced alone, one mosaic each in turn (both orders and listings): rankaug_2x2 "
+            f"vs floor {paired['ratio']:.2f}x ({paired['extra_us']:+.0f} µs per mosaic; "
+            f"the group race's {ratio_text(group)})"
+        )
     _print_resample_split(bench, makers)
     bench.out()
+
+
+PAIRED: tuple[str, str] = ("mosaic/floor", "mosaic/rankaug_2x2")
+"""The floor goal's pair, raced again alone by :func:`paired_floor`."""
+
+
+def paired_floor(bench: Bench, makers: dict[str, Make]) -> dict[str, float] | None:
+    """MosaicDataset 2x2 against the floor, the two alone, one mosaic each in turn.
+
+    Both orders and both listings, as the wrapper and copy-paste pairs race
+    (:func:`~benchmarks._timing.race_both_listings`), the ratio of the total times
+    (:func:`~benchmarks._timing.paired_throughput`). In the group race the other
+    contenders' work between two of rankaug's mosaics (ultralytics' 1280x1280 canvases
+    among them) leaves rankaug's Python per mosaic cold, which costs it far more than
+    the floor, whose Python is a few lines: alone with the floor it runs as it does in
+    a loop of its own. A diagnostic (``mosaic_floor_paired``), printed beside the
+    group's figure; the ``mosaic_floor`` goal reads the group race.
+    """
+    if not all(row_id in makers for row_id in PAIRED):
+        return None
+    settings = bench.settings
+    _, record, firsts = race_both_listings(
+        lambda: {row_id: counted(makers[row_id], start=1) for row_id in PAIRED},
+        per_round=settings.mosaics,
+        repeats=settings.repeats,
+        warmup=settings.warmup,
+        progress=None,  # (not in the progress bar's total: the group's rows are)
+        label="3 mosaic: 2x2 and the floor, paired",
+    )
+    baseline, contender = PAIRED
+    paired = paired_throughput(
+        record[baseline], record[contender], [first == baseline for first in firsts]
+    )
+    bench.report.diagnostics["mosaic_floor_paired"] = paired
+    return paired
 
 
 def _print_resample_split(bench: Bench, makers: dict[str, Make]) -> None:

@@ -25,7 +25,7 @@ from rankaug._multi.parts import Part, PartReader
 from rankaug.boxes import all_inside, from_xyxy, to_xyxy, validate_xyxy
 from rankaug.boxes.whole import check_whole, int_box_dtype, whole_boxes
 from rankaug.polygons import POLYGONS, pack
-from rankaug.samples import SampleAdapter, class_target
+from rankaug.samples import SampleAdapter
 
 if TYPE_CHECKING:
     from rankaug.mix.config import PairConfig
@@ -114,7 +114,7 @@ class PairReader(PartReader):
 
     def _class(self, sample: Any, data: Mapping[str, Any]) -> Any:
         """The sample's class, ``None`` for per-box classes the adapter hands out."""
-        label = class_target(self.adapter, sample, self.config.class_field)
+        label = self.class_target(sample, self.config.class_field)
         if label is not None and handed_out(label, data, self.targets, self.config.class_field):
             return None  # per-box classes (label_fields, a KeyMap's labels=): no class
         return label

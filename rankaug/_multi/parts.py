@@ -28,7 +28,7 @@ from rankaug._multi.part import NO_BOXES, Part
 from rankaug.boxes import as_box_array
 from rankaug.context import SampleContext
 from rankaug.polygons import POLYGONS, read_polygons
-from rankaug.samples import SampleAdapter, passthrough, view
+from rankaug.samples import SampleAdapter, class_target, passthrough, view
 from rankaug.samples.unread import BY_CHANCE, per_box_fields
 
 __all__ = ["Part", "PartReader"]
@@ -55,6 +55,10 @@ class PartReader:
             sample that has them is refused.
         float32: Whether float32 boxes stay float32 (no copy: each float32 is a float64
             exactly, so a wrapper casting all samples' boxes at once gets the same numbers).
+
+    Attributes:
+        class_target: ``class_target(sample, key)``: :func:`rankaug.samples.class_target`
+            with the adapter, its hook looked up once (it runs for every output).
     """
 
     def __init__(
@@ -85,6 +89,10 @@ class PartReader:
         hook = getattr(adapter, "passthrough", None)
         self._passthrough: Callable[[Any, Collection[str]], Mapping[str, Any]] = (
             hook if callable(hook) else functools.partial(passthrough, adapter)
+        )
+        hook = getattr(adapter, "class_target", None)  # (rankaug.samples.class_target's)
+        self.class_target: Callable[[Any, str], Any] = (
+            hook if hook is not None else functools.partial(class_target, adapter)
         )
         self._checked: set[tuple[object, ...]] = set()  # main samples' kinds already checked
 

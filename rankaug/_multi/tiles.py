@@ -18,7 +18,7 @@ from rankaug import checks
 from rankaug._multi.handed import handed_out
 from rankaug._multi.parts import Part, PartReader
 from rankaug.mix.classes import refuse_unmixed
-from rankaug.samples import SampleAdapter, class_target
+from rankaug.samples import SampleAdapter
 
 if TYPE_CHECKING:
     from rankaug.mosaic.config import MosaicConfig
@@ -72,7 +72,7 @@ class TileReader(PartReader):
         adapter hands out as a target (per-box classes in ``label_fields``, or a
         ``KeyMap``'s ``labels="label"``) is no class.
         """
-        label = class_target(self.adapter, samples[0], "label")
+        label = self.class_target(samples[0], "label")
         if label is not None and not handed_out(label, views[0], self.targets):
             refuse_unmixed(label, f"dataset[{indices[0]}]", _NO_CLASSES)
         read, tiles = self.read, []  # (a loop, not a comprehension: each is a function)
