@@ -12,7 +12,7 @@ import argparse
 import importlib.metadata
 import os
 import platform
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ import rankaug
 from benchmarks._catalogue import Section, Settings
 from benchmarks._report import Console, Report, Row
 from benchmarks._threads import THREAD_VARIABLES
-from benchmarks._timing import Progress
+from benchmarks._timing import Progress, counted, paired_throughput, race_both_listings
 from benchmarks.photos import load_photos, photos_available
 from rankaug.datasets import SyntheticDetection
 
@@ -156,6 +156,37 @@ class Bench:
         for row_id in ids:
             self._add(section, row_id, status=status, reason=reason)
             self.progress.advance(getattr(self.settings, section.rounds))
+
+    def race_pair(
+        self,
+        makers: Mapping[str, Callable[[int], Any]],
+        pair: tuple[str, str],
+        label: str,
+        diagnostic: str,
+    ) -> dict[str, float] | None:
+        """Race ``pair`` (baseline, contender) again alone, one operation each in turn.
+
+        Both orders and both listings (:func:`~benchmarks._timing.race_both_listings`),
+        the ratio of the total times (:func:`~benchmarks._timing.paired_throughput`),
+        stored as the ``diagnostic``; ``None`` when either contender is missing.
+        """
+        if not all(row_id in makers for row_id in pair):
+            return None
+        settings = self.settings
+        _, record, firsts = race_both_listings(
+            lambda: {row_id: counted(makers[row_id], start=1) for row_id in pair},
+            per_round=settings.mosaics,
+            repeats=settings.repeats,
+            warmup=settings.warmup,
+            progress=None,  # (not in the progress bar's total: the group's rows are)
+            label=label,
+        )
+        baseline, contender = pair
+        paired = paired_throughput(
+            record[baseline], record[contender], [first == baseline for first in firsts]
+        )
+        self.report.diagnostics[diagnostic] = paired
+        return paired
 
     def _add(self, section: Section, row_id: str, **fields: Any) -> None:
         name = section.rows[row_id]

@@ -44,7 +44,7 @@ from benchmarks._catalogue import MIX_GROUPS, MIX_PAIRS, section
 from benchmarks._mix_peers import ultralytics_mix, with_instances
 from benchmarks._report import print_rows, ratio_text
 from benchmarks._same_work import describe, print_work, tagged, with_output
-from benchmarks._timing import alternate, counted, paired_throughput, race_both_listings
+from benchmarks._timing import alternate, counted
 
 __all__ = [
     "SECTION",
@@ -256,23 +256,9 @@ def _paired_copypaste(bench: Bench, makers: dict[str, Make]) -> dict[str, float]
     tenth from round to round; pairs cancel that drift. Stored as the
     ``copypaste_paired`` diagnostic, the goal's figure.
     """
-    if not all(row_id in makers for row_id in _PAIRED):
-        return None
-    settings = bench.settings
-    _, record, firsts = race_both_listings(
-        lambda: {row_id: counted(makers[row_id], start=1) for row_id in _PAIRED},
-        per_round=settings.mosaics,
-        repeats=settings.repeats,
-        warmup=settings.warmup,
-        progress=None,  # (not in the progress bar's total: the group's rows are)
-        label="8 mix: copy-paste by polygons, paired",
+    return bench.race_pair(
+        makers, _PAIRED, "8 mix: copy-paste by polygons, paired", "copypaste_paired"
     )
-    baseline, contender = _PAIRED
-    paired = paired_throughput(
-        record[baseline], record[contender], [first == baseline for first in firsts]
-    )
-    bench.report.diagnostics["copypaste_paired"] = paired
-    return paired
 
 
 def unchanged(make: Make, sources: Sequence[Sample], calls: int) -> float:

@@ -26,7 +26,7 @@ from benchmarks._cv2_split import cv2_split
 from benchmarks._goal_table import GOALS
 from benchmarks._report import print_rows, ratio_text
 from benchmarks._same_work import FloorWork, describe, print_work, tagged, with_output
-from benchmarks._timing import alternate, counted, paired_throughput, race_both_listings
+from benchmarks._timing import alternate, counted
 from rankaug import MosaicGrid
 
 __all__ = [
@@ -236,23 +236,9 @@ def paired_floor(bench: Bench, makers: dict[str, Make]) -> dict[str, float] | No
     a loop of its own. A diagnostic (``mosaic_floor_paired``), printed beside the
     group's figure; the ``mosaic_floor`` goal reads the group race.
     """
-    if not all(row_id in makers for row_id in PAIRED):
-        return None
-    settings = bench.settings
-    _, record, firsts = race_both_listings(
-        lambda: {row_id: counted(makers[row_id], start=1) for row_id in PAIRED},
-        per_round=settings.mosaics,
-        repeats=settings.repeats,
-        warmup=settings.warmup,
-        progress=None,  # (not in the progress bar's total: the group's rows are)
-        label="3 mosaic: 2x2 and the floor, paired",
+    return bench.race_pair(
+        makers, PAIRED, "3 mosaic: 2x2 and the floor, paired", "mosaic_floor_paired"
     )
-    baseline, contender = PAIRED
-    paired = paired_throughput(
-        record[baseline], record[contender], [first == baseline for first in firsts]
-    )
-    bench.report.diagnostics["mosaic_floor_paired"] = paired
-    return paired
 
 
 def _print_resample_split(bench: Bench, makers: dict[str, Make]) -> None:
