@@ -8,9 +8,10 @@ jobs in it). Each prints its wall time and its CPU time (user + system), countin
 process it started, children of children too: this process is their *subreaper*
 (Linux), so a descendant whose parent ended first is handed to it, and it waits for
 each one (a process's times reach its parent's ``RUSAGE_CHILDREN`` when the parent
-waits for it). What still runs 30 s after the command ends is killed, and said. As in
-the suite, our modules' bytecode is compiled first and removed after (tests/bytecode.py,
-under ``PYTHONDONTWRITEBYTECODE``): else each interpreter compiles them again.
+waits for it). What still runs 30 s after the command ends is killed, and said. For
+jobs, as in the suite, our modules' bytecode is compiled first and removed after
+(tests/bytecode.py, under ``PYTHONDONTWRITEBYTECODE``): else each interpreter compiles
+them again; a command runs as it is (pytest compiles them itself, tests/conftest.py).
 
 The suite is CPU-bound on 2 cores: a job's CPU-s, not its wall time, is what it costs
 the suite. On a loaded machine processes that wait on each other (ranks) spin longer:
@@ -89,7 +90,7 @@ def main() -> None:
     options = parser.parse_args(arguments[: arguments.index("--")] if command else arguments)
     from tests import bytecode
 
-    compiled = bytecode.compile_ours()
+    compiled = bytecode.compile_ours() if options.jobs else []
     try:
         _measure_each(options.jobs, command, options.repeat)
     finally:
