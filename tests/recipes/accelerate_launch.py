@@ -38,7 +38,9 @@ def launch(root: Path, *options: str) -> None:
     """One launch of accelerate_train.py writing in ``root``, on a free port: another
     test run (an xdist worker, a second checkout) may be launching at the same time."""
     port = ["--main_process_port", free_port()]
-    run([*LAUNCH[:-1], *port, LAUNCH[-1], str(root), "--epochs", str(EPOCHS), *options])
+    # (the test files' own limit: the two launches it replaces shared it)
+    command = [*LAUNCH[:-1], *port, LAUNCH[-1], str(root), "--epochs", str(EPOCHS), *options]
+    run(command, timeout=300)
 
 
 def trained(root: Path) -> Path:

@@ -35,7 +35,9 @@ def train_and_resume(root: Path) -> dict[str, Path]:
     and 2 again (a job of tests.ahead). A resume in a new process is torchdata's
     (test_torchdata.py), on the same pipeline."""
     full, resumed = root / "full", root / "resumed"
-    python("lightning_train.py", str(full), "--epochs", "3", "--then-resume", "0", str(resumed))
+    # (the two fits' time: each had 240 s of its own)
+    then = ("--then-resume", "0", str(resumed))
+    python("lightning_train.py", str(full), "--epochs", "3", *then, timeout=480)
     return {"full": full, "resumed": resumed}
 
 
