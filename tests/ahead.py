@@ -4,7 +4,8 @@ Most of the suite runs in the pytest process, on one core. A few fixtures spend 
 time in whole programs: a Lightning or accelerate training, the docs site's build, the
 wheel's build and install, mypy, the benchmark's quick run, loaders whose workers are
 spawned (each imports torch afresh). Each such fixture names a *job* in
-:data:`JOBS`, a module-level function ``job(folder) -> result`` of its own test file.
+:data:`JOBS`, a module-level function ``job(folder) -> result`` of its own test file
+(one program's run that two files' tests take: :data:`SHARED`).
 Once pytest has collected, :func:`start` hands the jobs of the selected test files to
 two runner processes (``python -m tests.ahead FOLDER NAME=MODULE:FUNCTION...``), which
 take them one at a time in the order their tests come; those files' tests run last
@@ -54,8 +55,7 @@ JOBS: dict[str, tuple[str, str]] = {
     "lightning": ("tests.recipes.test_lightning:train_and_resume", "runs"),
     "lightning-sampler": ("tests.recipes.test_lightning_sampler:what_lightning_does", "lightning"),
     "lightning-val": ("tests.recipes.test_lightning_val:fit_with_validation", "runs"),
-    "accelerate": ("tests.recipes.test_accelerate:launch_twice", "runs"),
-    "accelerate-stream": ("tests.recipes.test_accelerate_stream:launch", "out"),
+    "accelerate": ("tests.recipes.test_accelerate:launch", "runs"),
     "torchdata": ("tests.recipes.test_torchdata:save_and_resume", "runs"),
     "quick-tier": (
         "tests.recipes.test_collection:collect_quick_tier",
@@ -139,12 +139,25 @@ JOBS: dict[str, tuple[str, str]] = {
     ),
 }
 
+# name -> ("module", its user) of each other test file that takes the job's result too:
+# one launch for two files' tests (scheduled for either file; once per process either way)
+SHARED: dict[str, tuple[tuple[str, str], ...]] = {
+    "accelerate": (("tests.recipes.test_accelerate_stream", "out"),),
+}
+
 Outcome = tuple[str, Any, str]  # ("ok", result, "") or ("error", exception, traceback)
 
 
 def module_path(target: str) -> Path:
-    """The file of ``"module:function"``."""
+    """The file of ``"module:function"`` (or of ``"module"``)."""
     return ROOT / (target.partition(":")[0].replace(".", "/") + ".py")
+
+
+@functools.cache
+def takers(name: str) -> tuple[tuple[Path, str], ...]:
+    """The test files that take job ``name``'s result, each with its user there."""
+    target, user = JOBS[name]
+    return ((module_path(target), user), *((module_path(m), u) for m, u in SHARED.get(name, ())))
 
 
 def _function(target: str) -> Callable[[Path], Any]:
@@ -257,20 +270,21 @@ def has_jobs(path: Path) -> bool:
 @functools.cache
 def _job_files() -> frozenset[Path]:
     # once: the suite's collection asks for each of its ~5,000 tests (0.6-1 s afresh)
-    return frozenset(module_path(target) for target, _ in JOBS.values())
+    return frozenset(path for name in JOBS for path, _ in takers(name))
 
 
 # The longest jobs, taken first: the suite's job tests run last, and a long job begun
 # late kept it waiting at the end (the benchmark's quick run, 35 s, was still waiting for
 # a runner when the suite reached it; later compare.py, 35 s). Ranked by CPU-s measured
-# alone (each in a new interpreter, every process it starts counted: 6-28 s), less the
-# imports and fork server a runner shares between its jobs (about 3.5 s), the longest
-# first; the rest take 5 CPU-s or less so, the most of them 1-2 s in a runner.
+# alone (python -m tests.cpu: each in a new interpreter, every process it starts
+# counted: 6-30 s), less the imports and fork server a runner shares between its jobs
+# (about 3.5 s), the longest first; the rest take 5 CPU-s or less so, the most of them
+# 1-2 s in a runner.
 LONGEST_FIRST: tuple[str, ...] = (
-    "lightning", "wheel", "ddp-wrapper", "quick-tier", "accelerate", "accelerate-stream",
-    "cli-stream-audit", "benchmark", "cli-audit", "torchdata", "cli-audit-spawn", "torchrun",
-    "stream-spawn", "compare", "site", "passes-spawn", "cli-audit-set-epoch", "ddp-mosaic",
-    "ddp-mix", "lightning-val",
+    "accelerate", "wheel", "ddp-wrapper", "cli-stream-audit", "lightning", "quick-tier",
+    "benchmark", "cli-audit", "torchdata", "cli-audit-spawn", "torchrun", "stream-spawn",
+    "compare", "site", "passes-spawn", "cli-audit-set-epoch", "ddp-mosaic", "ddp-mix",
+    "lightning-val",
 )  # fmt: skip
 
 
@@ -283,8 +297,8 @@ def wanted(selected: Iterable[tuple[Path, Collection[str]]]) -> list[str]:
     names = {
         name: None
         for path, names in selected
-        for name, (target, user) in JOBS.items()
-        if user in names and module_path(target) == path
+        for name in JOBS
+        if any(user in names and file == path for file, user in takers(name))
     }
     first = [name for name in LONGEST_FIRST if name in names]
     return first + [name for name in names if name not in first]
@@ -296,8 +310,8 @@ def under(paths: Iterable[Path]) -> list[str]:
     folders = [Path(path).resolve() for path in paths]
     names = [
         name
-        for name, (target, _) in JOBS.items()
-        if any(module_path(target).is_relative_to(folder) for folder in folders)
+        for name in JOBS
+        if any(file.is_relative_to(folder) for file, _ in takers(name) for folder in folders)
     ]
     names.sort(key=lambda name: module_path(JOBS[name][0]).relative_to(ROOT).parts)
     first = [name for name in LONGEST_FIRST if name in names]

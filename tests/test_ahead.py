@@ -19,9 +19,11 @@ from tests.ahead import (
     JOBS,
     LONGEST_FIRST,
     ROOT,
+    SHARED,
     Runners,
     has_jobs,
     module_path,
+    takers,
     under,
     wanted,
 )
@@ -157,6 +159,25 @@ class TestJobs:
             assert f"\ndef {target.partition(':')[2]}(" in text, name
             assert re.search(rf"\n *def {user}\((.*\n)*? *.*ahead\.result\(", text), name
 
+    def test_a_shared_job_is_taken_in_each_file_that_names_it(self) -> None:
+        assert set(SHARED) <= set(JOBS)
+        for name in SHARED:
+            (own, _), *others = takers(name)
+            assert others
+            for path, user in others:
+                assert path != own
+                assert has_jobs(path)
+                text = path.read_text()
+                assert re.search(rf'\n *def {user}\((.*\n)*? *.*ahead\.result\("{name}"', text)
+
+    def test_a_shared_job_starts_for_either_file(self) -> None:
+        recipes = ROOT / "tests" / "recipes"
+        stream, own = recipes / "test_accelerate_stream.py", recipes / "test_accelerate.py"
+        assert wanted([(stream, {"test_x", "out"})]) == ["accelerate"]
+        assert wanted([(own, {"test_x", "runs"}), (stream, {"out"})]) == ["accelerate"]
+        assert wanted([(stream, {"test_x", "runs"})]) == []  # the other file's user name
+        assert under([stream]) == ["accelerate"]
+
     def test_only_the_jobs_of_selected_tests_start_the_longest_first(self) -> None:
         bench, readme = ROOT / "tests" / "test_benchmarks.py", ROOT / "tests" / "test_readme.py"
         selected = [
@@ -176,7 +197,7 @@ class TestJobs:
     def test_before_collection_the_jobs_of_the_named_files_start_the_longest_first(self) -> None:
         recipes = ROOT / "tests" / "recipes"
         assert under([recipes]) == [
-            "lightning", "quick-tier", "accelerate", "accelerate-stream",  # the longest
+            "accelerate", "lightning", "quick-tier",  # the longest
             "torchdata", "lightning-val",
             "lightning-sampler",  # then in their files' order
         ]  # fmt: skip

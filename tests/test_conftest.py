@@ -3,6 +3,7 @@ tests/ahead.py start."""
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import tempfile
@@ -12,6 +13,8 @@ from types import SimpleNamespace
 import pytest
 
 from tests.conftest import _NARROWING, _selects_whole_files
+
+COLLECTED_WITHOUT_THE_COLLECTOR = not gc.isenabled()  # while pytest imports this module
 
 
 class TestTemporaryFiles:
@@ -61,3 +64,12 @@ class TestEarlyJobs:
     def test_none_start_without_runners(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("RANKAUG_TESTS_AHEAD", "0")
         assert not _selects_whole_files(_config(["tests"]))
+
+
+class TestGarbageCollector:
+    def test_it_is_off_while_the_tests_are_collected(self) -> None:
+        assert COLLECTED_WITHOUT_THE_COLLECTOR
+
+    def test_it_is_on_while_they_run(self) -> None:
+        # reference cycles (a loader's iterator and its workers) are freed as ever
+        assert gc.isenabled()

@@ -1,11 +1,13 @@
-"""The two ``accelerate launch`` runs of the accelerate recipes (2 CPU processes each).
+"""The one ``accelerate launch`` of the accelerate recipes (2 CPU processes).
 
-``accelerate launch --multi_gpu --num_processes 2`` runs accelerate_train.py: once for
-test_accelerate.py's "first" and "seedable" trainings, once more for the rerun of
-"first" in new processes ("again"), in which the same two processes then run the
-stream recipe of test_accelerate_stream.py (accelerate_train.py's ``--stream``): each
-launch starts three interpreters (the launcher and two ranks), each importing torch,
-accelerate and albumentations, ~12 CPU-s before the first batch.
+``accelerate launch --multi_gpu --num_processes 2`` runs accelerate_train.py once:
+test_accelerate.py's "first" and "seedable" trainings, the rerun of "first" ("again",
+new objects, loaders and workers, the processes' state moved on), then, in the same
+two processes, the stream recipe of test_accelerate_stream.py (accelerate_train.py's
+``--stream``). Each launch starts three interpreters (the launcher and two ranks), each
+importing torch, accelerate and albumentations, ~12 CPU-s before the first batch: a
+second launch for the rerun in new processes cost that again (a fresh process's rerun
+of the same pipeline is torchdata's resume, test_torchdata.py).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ LAUNCH = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
           "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
           "--dynamo_backend", "no", str(HERE / "accelerate_train.py")]  # fmt: skip
 EPOCHS = 3
+RUNS = ("first", "seedable", "again")
 
-_again: list[Path] = []  # the second launch's folder, once run in this process
+_done: list[Path] = []  # the launch's folder, once run in this process
 
 
 def free_port() -> str:
@@ -35,20 +38,17 @@ def launch(root: Path, *options: str) -> None:
     """One launch of accelerate_train.py writing in ``root``, on a free port: another
     test run (an xdist worker, a second checkout) may be launching at the same time."""
     port = ["--main_process_port", free_port()]
-    run([*LAUNCH[:-1], *port, LAUNCH[-1], str(root), "--epochs", str(EPOCHS), *options])
+    # (the test files' own limit: the two launches it replaces shared it)
+    command = [*LAUNCH[:-1], *port, LAUNCH[-1], str(root), "--epochs", str(EPOCHS), *options]
+    run(command, timeout=300)
 
 
-def first(root: Path) -> dict[str, Path]:
-    """The first launch: "first", then "seedable", in ``root/first``, ``root/seedable``."""
-    launch(root, "--runs", "first,seedable")
-    return {name: root / name for name in ("first", "seedable")}
-
-
-def again(root: Path) -> Path:
-    """The second launch: "again" in ``root/again``, then the stream recipe in ``root``
-    (``whole``, ``split``, ``dispatched``). Run once per process: both test files take
-    it, from tests.ahead or, without its runners, from their own fixtures."""
-    if not _again:
-        launch(root, "--runs", "again", "--stream")
-        _again.append(root)
-    return _again[0]
+def trained(root: Path) -> Path:
+    """The launch: ``root/NAME`` for each of :data:`RUNS`, then the stream recipe's
+    reports in ``root`` (``whole``, ``split``, ``dispatched``...); its folder. Run once
+    per process: both test files take it, from tests.ahead or, without its runners,
+    from their own fixtures."""
+    if not _done:
+        launch(root, "--runs", ",".join(RUNS), "--stream")
+        _done.append(root)
+    return _done[0]

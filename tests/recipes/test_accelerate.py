@@ -20,19 +20,17 @@ from tests.recipes.pipeline import KEYINGS
 pytestmark = [pytest.mark.framework, pytest.mark.timeout(300)]
 
 
-def launch_twice(root: Path) -> dict[str, Path]:
-    """The first of the recipe's two launches, "first" and "seedable" one after the other
-    (a job of tests.ahead, named so in its JOBS). The second, the rerun of "first" in new
-    processes, is the job accelerate-stream's: the stream recipe runs in its processes
-    (accelerate_launch.py)."""
-    return accelerate_launch.first(root)
+def launch(root: Path) -> Path:
+    """The recipes' one launch: "first", "seedable", "again" (the rerun of "first"),
+    then the stream recipe of test_accelerate_stream.py, which takes it too (a job of
+    tests.ahead, named so in its JOBS)."""
+    return accelerate_launch.trained(root)
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    again = ahead.result("accelerate-stream", lambda: tmp_path_factory.mktemp("again"))
-    first = ahead.result("accelerate", lambda: tmp_path_factory.mktemp("accelerate"))
-    return {**first, "again": again / "again"}
+    root = ahead.result("accelerate", lambda: tmp_path_factory.mktemp("accelerate"))
+    return {name: root / name for name in accelerate_launch.RUNS}
 
 
 class TestAccelerateRecipe:
@@ -66,5 +64,6 @@ class TestAccelerateRecipe:
             assert len(set(seen)) == 72, keying
 
     def test_a_rerun_is_bit_identical(self, runs: dict[str, Path]) -> None:
+        # new objects in the same processes, after "seedable": new loaders and workers
         for rank in (0, 1):
             assert lines(runs["first"], rank) == lines(runs["again"], rank)

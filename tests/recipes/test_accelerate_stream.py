@@ -1,6 +1,6 @@
 """The accelerate-over-a-stream recipe of docs/guides/frameworks.md, run for real
 (accelerate_stream_train.py): ``accelerate launch`` of 2 CPU processes over gloo, the
-launch that reruns test_accelerate.py's "first" (accelerate_launch.py)."""
+launch of test_accelerate.py's trainings, after them (accelerate_launch.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from tests import ahead
-from tests.recipes import accelerate_launch
 
 pytestmark = [pytest.mark.framework, pytest.mark.timeout(300)]
 SAMPLES = 32
@@ -21,17 +20,10 @@ def _read(out: Path, name: str) -> list[Any]:
     return [json.loads((out / name / f"rank{rank}.json").read_text()) for rank in (0, 1)]
 
 
-def launch(root: Path) -> Path:
-    """The recipe's 2-process launch, writing its reports in the folder it returns (a
-    job of tests.ahead; test_accelerate.py's rerun runs in it first)."""
-    return accelerate_launch.again(root)
-
-
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    result: Path = ahead.result(
-        "accelerate-stream", lambda: tmp_path_factory.mktemp("accelerate_stream")
-    )
+    # the recipes' one launch, test_accelerate.py's job: its trainings, then this recipe
+    result: Path = ahead.result("accelerate", lambda: tmp_path_factory.mktemp("accelerate"))
     return result
 
 
