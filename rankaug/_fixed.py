@@ -33,7 +33,7 @@ import torch
 
 from rankaug.shared_epoch import SharedEpoch, shared_slot
 
-__all__ = ["Changes", "FixedSettings", "own_count"]
+__all__ = ["Changes", "FixedSettings", "check_set_before", "own_count"]
 
 
 class FixedSettings:
@@ -71,9 +71,7 @@ class FixedSettings:
             made = not self.made_with or self.made_with in self.__dict__
             if made:
                 raise _refused(self, name)
-            held = self.__dict__[name]
-            if not _same(held, value) and not _given(self, held, name, _assigner(self)):
-                raise _set_before(self, name, held, value)
+            check_set_before(self, name, self.__dict__[name], value)
         if name[:1] != "_" and name not in self.fixed_settings:
             spelled = _flat_keywords(self._keywords_of()).get(name)
             if spelled is not None and not _subclass_own(self, _assigner(self)):
@@ -130,19 +128,39 @@ def _same(held: Any, value: Any) -> bool:
         return False
 
 
+def check_set_before(
+    owner: object, name: str, held: Any, value: Any, *, assignable: bool = False
+) -> None:
+    """Refuse ``value`` for a setting ``name`` that was set to ``held`` before the constructor.
+
+    The rule of :class:`FixedSettings` (see ``made_with``) for a setting a subclass set
+    before calling the constructor, which now sets it to ``value``: allowed when
+    ``value`` is ``held`` or made from it (:func:`_same`), or when the constructor was
+    given ``held`` as its argument ``name`` (:func:`_given`); else the constructor would
+    replace the value set without a word. Call it from the code that sets the setting
+    (``__setattr__``, a descriptor's ``__set__``).
+
+    Raises:
+        AttributeError: Naming both values (``assignable``: a setting that may be
+            assigned after the constructor instead, see :func:`_set_before`).
+    """
+    if not _same(held, value) and not _given(owner, held, name, _assigner(owner)):
+        raise _set_before(owner, name, held, value, assignable=assignable)
+
+
 def _assigner(owner: object) -> FrameType:
     """The frame of the code assigning to ``owner``: the caller of ``FixedSettings.__setattr__``.
 
-    Above the ``__setattr__`` of ``owner``'s classes that go on to this one
-    (``RandomAugmentWrapper``'s, a subclass's of yours): their own frame names the
-    attribute and value (``name``, ``value``), not the constructor's arguments nor the
-    method assigning.
+    Above the ``__setattr__`` of ``owner``'s classes that
+    go on to this one (``RandomAugmentWrapper``'s, a subclass's of yours) and a
+    descriptor's ``__set__`` (:class:`~rankaug.context.RankSetting`'s, given ``owner``):
+    their own frame names the attribute and value (``name``, ``value``), not the
+    constructor's arguments nor the method assigning.
     """
     frame = sys._getframe(2)
-    while (
-        frame.f_code.co_name == "__setattr__"
-        and frame.f_back is not None
-        and frame.f_locals.get("self") is owner
+    while frame.f_back is not None and (
+        (frame.f_code.co_name == "__setattr__" and frame.f_locals.get("self") is owner)
+        or (frame.f_code.co_name == "__set__" and frame.f_locals.get("owner") is owner)
     ):
         frame = frame.f_back
     return frame

@@ -31,6 +31,7 @@ import torch.distributed as dist
 from torch.utils.data import get_worker_info
 
 from rankaug import checks
+from rankaug._fixed import check_set_before
 from rankaug.epoch import carry_epoch, drop_epoch
 from rankaug.errors import RankaugWarning, SampleError
 
@@ -85,7 +86,10 @@ class RankSetting:
     Set in ``__init__`` or afterwards alike: the value is checked (an integer in
     ``[0, 2**32)``), compared with the process's rank (:func:`check_rank`), and the
     wrapper's resolved rank forgotten; kept as ``_rank``, with ``_rank_checked`` and
-    ``_rank_cache`` (:class:`~rankaug.KeyedDataset`).
+    ``_rank_cache`` (:class:`~rankaug.KeyedDataset`). A subclass may set it before
+    calling the constructor, to the rank it gives the constructor; another value (the
+    constructor's ``rank=None``, say) would be replaced without a word, and is refused
+    by ``FixedSettings``' rule (:func:`~rankaug._fixed.check_set_before`).
     """
 
     def __get__(self, owner: Any, kind: type | None = None) -> Any:
@@ -96,6 +100,9 @@ class RankSetting:
 
     def __set__(self, owner: Any, rank: int | None) -> None:
         checked = None if rank is None else checks.uint(rank, "rank", 32)
+        made_with = owner.made_with  # set by the constructor after the rank
+        if made_with and made_with not in owner.__dict__ and "_rank" in owner.__dict__:
+            check_set_before(owner, "rank", owner._rank, checked, assignable=True)
         owner._rank_cache = None
         # compared with the process group's once one exists: here, when a stream (or a
         # sample's key) is made after init_process_group, or when pickled for a worker

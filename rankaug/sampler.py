@@ -41,7 +41,8 @@ comes as an :class:`~rankaug.epoch.EpochBatch` of EpochIndex values, which a wor
 receives for the price of one epoch per batch instead of one reduce per index
 (``set_epoch`` reaches the sampler inside the batch sampler).
 
-Over a ``DistributedSampler`` it is itself one, so Lightning's and Fabric's default
+Over a ``DistributedSampler`` (or a subclass of it) it is itself one, and so is a
+subclass of ``EpochSampler`` of yours, so Lightning's and Fabric's default
 ``use_distributed_sampler=True`` leave it alone (they shard any other sampler again);
 should a ``DistributedSampler`` shard its shard anyway (or accelerate's ``prepare``,
 which shards every loader's batches), it warns once.
@@ -54,9 +55,10 @@ pickle taken mid-pass resumes there too.
 
 from __future__ import annotations
 
+import copyreg
 import sys
 from collections.abc import Generator, Iterable, Iterator
-from typing import Any
+from typing import Any, Final
 
 from torch.utils.data import DistributedSampler, Sampler
 
@@ -113,9 +115,12 @@ class EpochSampler(FixedSettings, Sampler[EpochIndex]):
     made_with = "_warned_sharding"  # set last: a subclass may have set the sampler before
 
     def __new__(cls, sampler: Iterable[int], *, epoch: int = 0) -> EpochSampler:
-        """Over a ``DistributedSampler``, an EpochSampler that is also one (see below)."""
-        if cls is EpochSampler and isinstance(sampler, DistributedSampler):
-            cls = _DistributedEpochSampler
+        """Over a ``DistributedSampler``, an EpochSampler that is also one (see below).
+
+        A subclass of yours too (:func:`_distributed`), as a ``DistributedSampler`` of yours.
+        """
+        if isinstance(sampler, DistributedSampler) and not issubclass(cls, DistributedSampler):
+            cls = _distributed(cls)
         made: EpochSampler = object.__new__(cls)
         return made
 
@@ -345,3 +350,47 @@ class _DistributedEpochSampler(Forwarded, EpochSampler, DistributedSampler[int])
     """
 
     shown_as = "EpochSampler"  # the class the user made, in messages
+
+
+_VARIANTS: dict[type[EpochSampler], type[EpochSampler]] = {}
+
+
+def _distributed(kind: type[EpochSampler]) -> type[EpochSampler]:
+    """``kind`` over a ``DistributedSampler``: a ``kind`` that is also one.
+
+    :class:`_DistributedEpochSampler` for EpochSampler; for a subclass of yours, a class
+    of its name made (once) of it and that one, so that the frameworks leave it alone
+    too, your methods coming first. It pickles and copies as your class, whose
+    construction picks it again.
+    """
+    if kind is EpochSampler:
+        return _DistributedEpochSampler
+    made = _VARIANTS.get(kind)
+    if made is not None:
+        return made
+
+    def __reduce_ex__(self: EpochSampler, protocol: Any) -> Any:
+        reduced = super(variant, self).__reduce_ex__(protocol)
+        function, arguments, *rest = reduced if isinstance(reduced, tuple) else (reduced, ())
+        if function is _NEWOBJ:  # (variant, *args): the variant has no name to pickle
+            return (_made_again, (kind, arguments[1:], {}), *rest)
+        if function is _NEWOBJ_EX:  # (variant, args, kwargs)
+            return (_made_again, (kind, *arguments[1:]), *rest)
+        return reduced
+
+    namespace = {"__module__": kind.__module__, "__qualname__": kind.__qualname__,
+                 "__doc__": kind.__doc__, "shown_as": kind.shown_as,
+                 "__reduce_ex__": __reduce_ex__}  # fmt: skip
+    variant: type[EpochSampler] = type(kind.__name__, (kind, _DistributedEpochSampler), namespace)
+    _VARIANTS[kind] = variant
+    return variant
+
+
+# copyreg's, which object.__reduce_ex__ gives (not in typeshed's copyreg)
+_NEWOBJ: Final = getattr(copyreg, "__newobj__")  # noqa: B009
+_NEWOBJ_EX: Final = getattr(copyreg, "__newobj_ex__")  # noqa: B009
+
+
+def _made_again(kind: type[EpochSampler], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Unpickle a subclass's distributed variant (:func:`_distributed`): ``kind``'s again."""
+    return kind.__new__(kind, *args, **kwargs)

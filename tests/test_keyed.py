@@ -102,6 +102,32 @@ class TestKeyedDataset:
         wrapped.rank = None  # resolved again: no process group here, no RANK, so 0
         assert wrapped.context(0).rank == 0
 
+    def test_a_rank_set_before_the_constructor_follows_the_fixed_settings_rule(self) -> None:
+        # before: a subclass's self.rank = 1, then the constructor's rank=None: the
+        # constructor's None replaced it without a word (its samples keyed as rank 0)
+        class Ranked(RandomAugmentWrapper[Any]):
+            def __init__(self, rank: int | None, given: int | None) -> None:
+                self.rank = rank
+                super().__init__(DATA, identity, seed=0, rank=given)
+
+        class Mosaic(MosaicDataset[Any]):
+            def __init__(self, rank: int | None) -> None:
+                self.rank = rank  # given to the constructor as its rank: taken
+                super().__init__(DATA, seed=0, rank=rank)
+
+        assert (Ranked(1, 1).rank, Ranked(None, None).rank, Mosaic(2).rank) == (1, None, 2)
+        for rank, given in ((1, None), (1, 2), (None, 1)):
+            with pytest.raises(
+                AttributeError,
+                match=rf"^Ranked\.rank cannot be assigned: it was set before the constructor, "
+                rf"which sets rank itself, to another value \(set: {rank}; the constructor's: "
+                rf"{given}\).*give the constructor rank={rank}, or assign it after",
+            ):
+                Ranked(rank, given)
+        ranked = Mosaic(2)
+        ranked.rank = 3  # after the constructor: assigned, as ever
+        assert (ranked.rank, ranked.context(0).rank) == (3, 3)
+
     def test_a_fixed_setting_survives_pickling_and_copies(self) -> None:
         wrapped = RandomAugmentWrapper(DATA, identity, seed=5, keying="sample")
         for copied in (pickle.loads(pickle.dumps(wrapped)), copy.deepcopy(wrapped)):

@@ -280,6 +280,13 @@ def test_a_pass_left_open_at_exit_ends_quietly(tmp_path: Path) -> None:
     assert done.stderr == ""
 
 
+class Yours(EpochSampler):
+    """A subclass of EpochSampler (its own method first)."""
+
+    def __repr__(self) -> str:
+        return "Yours"
+
+
 class TestOverADistributedSampler:
     def test_is_a_distributed_sampler_with_its_attributes(self) -> None:
         # Issue 21 item 4: Lightning and Fabric re-shard any sampler that is not one.
@@ -313,6 +320,27 @@ class TestOverADistributedSampler:
         with pytest.raises(AttributeError, match=r"^EpochSampler\.sampler cannot be assigned"):
             sampler.sampler = DistributedSampler(range(8), num_replicas=2, rank=0)
         assert sampler.sampler is inner
+
+    def test_a_subclass_of_yours_is_a_distributed_sampler_too(self) -> None:
+        # before: Yours(DistributedSampler(...)) was no DistributedSampler, so Lightning
+        # and Fabric sharded its shard again
+        inner = DistributedSampler(range(8), num_replicas=2, rank=1, shuffle=False)
+        sampler: Any = Yours(inner, epoch=2)
+        assert (isinstance(sampler, DistributedSampler), isinstance(sampler, Yours)) == (True, True)
+        assert (type(sampler).__name__, repr(sampler)) == ("Yours", "Yours")
+        again: Any = Yours(inner)
+        assert type(again) is type(sampler)  # one class, made once
+        sampler.rank = 0  # assigned to the sampler wrapped, as for EpochSampler
+        assert (inner.rank, "rank" in vars(sampler)) == (0, False)
+        passing = iter(sampler)
+        assert (int(next(passing)), sampler.epoch) == (0, 2)
+        for copied in (pickle.loads(pickle.dumps(sampler)), copy.copy(sampler)):
+            assert type(copied) is type(sampler)
+            assert [(int(i), i.epoch) for i in copied] == [(2, 2), (4, 2), (6, 2)]  # resumed
+        with pytest.raises(AttributeError, match=r"^Yours\.sampler cannot be assigned"):
+            sampler.sampler = inner
+        plain: Any = Yours(range(4))
+        assert not isinstance(plain, DistributedSampler)
 
     def test_other_samplers_stay_plain_epoch_samplers(self) -> None:
         for inner in (range(4), RandomSampler(range(4)), BatchSampler(range(4), 2, False)):

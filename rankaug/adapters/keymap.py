@@ -77,6 +77,7 @@ class KeyMap(FixedSettings):
 
     #: Read once, into the paths every sample is unpacked by: assigning them is refused.
     fixed_settings: ClassVar[frozenset[str]] = frozenset({"keys", "box_format"})
+    made_with = "_others"  # set after them: a subclass may have set them before
     arguments_only = _NOT_LABELS | {"labels", "masks", "segments"}  # kept in keys: never read
     arguments_kept_in = "keys"
     reads_box_format: str | None = None  # the wrapper's (set by check_adapter)

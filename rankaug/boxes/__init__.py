@@ -33,6 +33,7 @@ from rankaug.boxes.filters import (
     box_area,
     check_filter_args,
     clip_xyxy,
+    edge_tolerance,
     keep_mask,
     validate_xyxy,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "check_box_format",
     "check_filter_args",
     "clip_xyxy",
+    "edge_tolerance",
     "from_xyxy",
     "keep_mask",
     "mirror_xyxy",

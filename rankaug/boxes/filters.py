@@ -21,14 +21,29 @@ __all__ = [
     "box_area",
     "check_filter_args",
     "clip_xyxy",
+    "edge_tolerance",
     "keep_mask",
     "validate_xyxy",
 ]
 
-# Boxes that overshoot the image by at most this many pixels are float rounding
-# (for example from a normalised format): validate_xyxy clips them even when
-# clip=False instead of refusing them.
-_EDGE_TOLERANCE_PX = 1e-6
+_EDGE_TOLERANCE_PX: Final = 1e-6
+_ROUNDING_RTOL: Final = 2.0**-20
+
+
+def edge_tolerance(width: int, height: int) -> float:
+    """How far past a ``width`` x ``height`` image a box's edge may lie, as float rounding.
+
+    1e-6 pixel plus ``2**-20`` of the long side. A float32 coordinate on the image's edge
+    that went through a scale (a normalised format's, a resize's) lands a few of its
+    float32 steps (``2**-23`` of its size each) past it: 640 comes back as 640.00006.
+    Such an edge is the image's: :func:`all_inside` counts the box inside, and
+    :func:`validate_xyxy` neither refuses nor clips it (what reads the boxes clips them
+    to its own window, as a mosaic does); an edge further out is refused or clipped.
+
+    >>> edge_tolerance(640, 480) > float(np.nextafter(np.float32(640), np.float32(641))) - 640
+    True
+    """
+    return _EDGE_TOLERANCE_PX + _ROUNDING_RTOL * max(width, height)
 
 
 def validate_xyxy(
@@ -41,9 +56,9 @@ def validate_xyxy(
     """Check pixel xyxy boxes against an image and clip the ones that stick out.
 
     Zero-width and zero-height boxes are allowed here; filter them later with
-    :func:`keep_mask`. Boxes that overshoot the image by at most 1e-6 pixel (float
-    rounding, for example after converting from a normalised format) are clipped
-    even when ``clip`` is False.
+    :func:`keep_mask`. An edge past the image by at most :func:`edge_tolerance` (float
+    rounding, for example after converting from a normalised format) is the image's:
+    neither refused nor clipped (unless another box is clipped: then all are).
 
     Args:
         xyxy: Array of shape ``(N, 4)`` in absolute pixel xyxy.
@@ -90,19 +105,17 @@ def validate_xyxy(
             outside,
             f"lies entirely outside the {height}x{width} (height x width) image",
         )
-    partial = (x0 < 0.0) | (y0 < 0.0) | (x1 > width) | (y1 > height)
-    if not partial.any():
+    tol = edge_tolerance(width, height)
+    beyond = (x0 < -tol) | (y0 < -tol) | (x1 > width + tol) | (y1 > height + tol)
+    if not beyond.any():  # inside, or past it by float rounding: all_inside's rule
         return array
     if not clip:
-        tol = _EDGE_TOLERANCE_PX
-        beyond = (x0 < -tol) | (y0 < -tol) | (x1 > width + tol) | (y1 > height + tol)
-        if beyond.any():
-            _raise_row(
-                array,
-                name,
-                beyond,
-                f"lies partly outside the {height}x{width} (height x width) image and clip=False",
-            )
+        _raise_row(
+            array,
+            name,
+            beyond,
+            f"lies partly outside the {height}x{width} (height x width) image and clip=False",
+        )
     return clip_xyxy(array, 0.0, 0.0, float(width), float(height))
 
 
@@ -275,32 +288,37 @@ def all_inside(array: np.ndarray, width: int, height: int) -> bool:
     True means that :func:`validate_xyxy` has nothing to report or clip. False
     sends the caller to the detailed per-condition checks. NaN makes every
     comparison False and infinities fail the bounds, so both take the slow path.
+    An edge past the image by float rounding (:func:`edge_tolerance`) is inside.
 
     >>> import numpy as np
     >>> all_inside(np.array([[0.0, 0.0, 100.0, 50.0]]), 100, 50)
     True
     >>> all_inside(np.array([[0.0, 0.0, 100.5, 50.0]]), 100, 50)
     False
+    >>> all_inside(np.array([[0.0, 0.0, 100.00001, 50.0]]), 100, 50)  # float32 rounding
+    True
     """
+    tol = edge_tolerance(width, height)
+    low, right, bottom = -tol, width + tol, height + tol
     if len(array) <= FEW_BOXES:  # row by row
         for x0, y0, x1, y1 in array.tolist():
             if not (
-                0.0 <= x0 < width and 0.0 <= y0 < height and x0 <= x1 and y0 <= y1
-                and 0.0 < x1 <= width and 0.0 < y1 <= height
+                low <= x0 < width and low <= y0 < height and x0 <= x1 and y0 <= y1
+                and 0.0 < x1 <= right and 0.0 < y1 <= bottom
             ):  # fmt: skip
                 return False
         return True
-    low = array.min(axis=0).tolist()
-    high = array.max(axis=0).tolist()
+    least = array.min(axis=0).tolist()
+    most = array.max(axis=0).tolist()
     return bool(
-        low[0] >= 0.0
-        and low[1] >= 0.0
-        and low[2] > 0.0
-        and low[3] > 0.0
-        and high[0] < width
-        and high[1] < height
-        and high[2] <= width
-        and high[3] <= height
+        least[0] >= low
+        and least[1] >= low
+        and least[2] > 0.0
+        and least[3] > 0.0
+        and most[0] < width
+        and most[1] < height
+        and most[2] <= right
+        and most[3] <= bottom
         and (array[:, 2:] >= array[:, :2]).all()
     )
 

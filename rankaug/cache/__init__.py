@@ -147,7 +147,8 @@ class CachedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
 
     Attributes:
         dataset: The wrapped dataset (it, ``directory``, ``path``, ``fingerprint`` and
-            ``trust_directory`` cannot be assigned: an ``AttributeError``).
+            ``trust_directory`` cannot be assigned: an ``AttributeError``; a subclass
+            may set one before calling the constructor, to what it gives it).
         directory: The cache directory (resolved).
         path: The subdirectory of this fingerprint.
         fingerprint: What the subdirectory's name was made from, in ``fingerprint.text``.
@@ -180,6 +181,7 @@ class CachedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
 
     fixed_settings = frozenset({"dataset", "directory", "path", "fingerprint",
                                 "trust_directory"})  # fmt: skip
+    made_with = "_where"  # set after them: a subclass may have set them before
 
     def __init__(
         self,

@@ -23,6 +23,7 @@ from rankaug.boxes import (
     BoxFormat,
     as_box_array,
     check_box_format,
+    edge_tolerance,
     from_xyxy,
     to_xyxy,
     validate_xyxy,
@@ -205,11 +206,11 @@ def _rounding_clipped(xyxy: np.ndarray, image_hw: tuple[int, int]) -> np.ndarray
     A float32 box in a normalised format (``yolo``, as :class:`YoloFolder` and
     :class:`SyntheticDetection` give it) or in ``coco`` that touches the image's edge
     converts back to pixels up to about 1e-7 of the image size past it. Edges within
-    1e-6 pixel plus ``2**-20`` of the long side are clipped; the rest are left for
-    ``validate_xyxy`` to refuse.
+    :func:`~rankaug.boxes.edge_tolerance` are clipped (the labels written stay in the
+    image); the rest are left for ``validate_xyxy`` to refuse.
     """
     height, width = image_hw
-    tolerance = _EDGE_TOLERANCE_PX + _BOUNDS_RTOL * max(height, width)
+    tolerance = edge_tolerance(width, height)
     clipped = np.clip(xyxy, 0.0, np.array([width, height, width, height], dtype=np.float64))
     rounding = np.abs(xyxy - clipped) <= tolerance  # NaN: False, for validate_xyxy
     return np.where(rounding, clipped, xyxy)

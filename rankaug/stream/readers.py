@@ -21,15 +21,26 @@ each sample comes once per worker in an epoch (:func:`check_workers`). Hugging F
 
 Each warning is given once by a wrapper, for all its workers and epochs: a bit of a word
 in shared memory (:class:`Told`) says it was, where each epoch's workers, when not
-persistent, are new processes that would warn again.
+persistent, are new processes that would warn again; it is read and set under a lock of
+the machine's, so that two workers never both find it unset.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+import tempfile
+import threading
 import warnings
+from collections.abc import Iterator
 from types import FrameType
 from typing import Any, Final
+
+try:
+    import fcntl
+except ImportError:  # Windows: this process's threads only
+    fcntl = None  # type: ignore[assignment]
 
 import torch
 
@@ -68,16 +79,71 @@ class Told(SharedEpoch):
     """The warnings given once, by name: their bits."""
 
     def first(self, kind: str) -> bool:
-        """Whether ``kind`` was not given yet; it is counted as given from now on."""
-        bit, given = self.ONCE[kind], self.get()
-        if given & bit:
+        """Whether ``kind`` was not given yet; it is counted as given from now on.
+
+        Read and set under the lock of :func:`_exclusive`: two workers (of two loaders)
+        that read the word at once would both have found it unset, and both warned.
+        """
+        bit = self.ONCE[kind]
+        if self.get() & bit:  # told: the lock is for the first time only
             return False
-        self.set(given | bit)
+        with _exclusive():
+            given = self.get()
+            if given & bit:
+                return False
+            self.set(given | bit)
         return True
 
     def __reduce__(self) -> tuple[Any, ...]:
         self.claim()  # a rank's spawned workers share its own word
         return (_told, (self._block, self._slot))
+
+
+class _Exclusive:
+    """This machine's lock for the told words: one process, and one thread, at a time.
+
+    ``flock`` on a file of this user's in the temporary folder (``rankaug-told-UID.lock``,
+    empty, left there), opened once per process: a forked child's inherited descriptor
+    would share its parent's lock. Without ``flock`` (no ``fcntl``, a folder that cannot
+    be written), the threads of this process alone are kept apart.
+    """
+
+    def __init__(self) -> None:
+        self._threads = threading.Lock()
+        self._file: tuple[int, int | None] = (-1, None)  # (pid, descriptor) of the lock file
+        if hasattr(os, "register_at_fork"):  # not on Windows
+            os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        self._threads = threading.Lock()  # another thread may have held it at the fork
+
+    def _descriptor(self) -> int | None:
+        pid, fd = self._file
+        if pid != os.getpid():
+            name = os.path.join(tempfile.gettempdir(), f"rankaug-told-{os.getuid()}.lock")
+            flags = os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+            try:
+                fd = os.open(name, flags, 0o600)
+            except OSError:
+                fd = None
+            self._file = (os.getpid(), fd)
+        return fd
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._threads:
+            fd = self._descriptor() if fcntl is not None else None
+            if fd is None:
+                yield
+                return
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+_exclusive: Final = _Exclusive()
 
 
 def _told(block: torch.Tensor, slot: int) -> Told:

@@ -70,6 +70,26 @@ class TestKeyMap:
             "bboxes", "image", "labels"
         ]  # fmt: skip
 
+    def test_a_setting_set_before_the_constructor_follows_the_fixed_settings_rule(self) -> None:
+        # before: a subclass's self.box_format = "coco" before calling the constructor,
+        # which is given "coco", was refused there as "fixed when the Coco is made"
+        class Coco(KeyMap):
+            def __init__(self, box_format: str, given: str) -> None:
+                self.box_format = box_format  # type: ignore[assignment]
+                super().__init__(bboxes="objects.bbox", box_format=given)  # type: ignore[arg-type]
+
+        assert Coco("coco", "coco").box_format == "coco"
+        with pytest.raises(
+            AttributeError,
+            match=r"^Coco\.box_format cannot be assigned: it was set before the constructor.*"
+            r"\(set: 'coco'; the constructor's: 'yolo'\)",
+        ):
+            Coco("coco", "yolo")
+        with pytest.raises(
+            AttributeError, match=r"^Coco\.box_format cannot be assigned: it is fixed"
+        ):
+            Coco("coco", "coco").box_format = "coco"  # type: ignore[assignment]
+
     def test_reads_dotted_paths(self) -> None:
         sample = nested()
         data, _ = ADAPTER.unpack(sample, TARGETS)

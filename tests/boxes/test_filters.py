@@ -10,6 +10,7 @@ from rankaug.boxes import (
     box_area,
     check_filter_args,
     clip_xyxy,
+    edge_tolerance,
     keep_mask,
     validate_xyxy,
 )
@@ -117,9 +118,24 @@ class TestValidateXyxy:
         ):
             validate_xyxy(boxes, HW, clip=False)
 
-    def test_float_rounding_overshoot_is_clipped_without_clip(self) -> None:
+    def test_float_rounding_overshoot_is_the_edge_without_clip(self) -> None:
         boxes = np.array([[-1e-9, 0.0, 200.0 + 1e-9, 100.0]])
-        np.testing.assert_array_equal(validate_xyxy(boxes, HW, clip=False), [[0, 0, 200, 100]])
+        assert validate_xyxy(boxes, HW, clip=False) is boxes
+
+    @pytest.mark.parametrize("clip", [True, False])
+    def test_a_float32_edge_past_the_image_by_rounding_is_left_as_it_is(self, clip: bool) -> None:
+        # before: float32(640) after a scale, 640.00006, was clipped on every read (or,
+        # with clip=False, refused: 6e-5 past the edge, beyond the 1e-6 pixel then allowed)
+        edge = float(np.nextafter(np.float32(640), np.float32(641)))
+        boxes = np.array([[0.0, -1e-5, edge, 300.0], [10.0, 10.0, 20.0, 480.0 + 1e-4]])
+        assert (edge > 640, edge - 640 < edge_tolerance(640, 480)) == (True, True)
+        assert validate_xyxy(boxes, (480, 640), clip=clip) is boxes
+        further = np.array([[0.0, 0.0, 640.0 + 2 * edge_tolerance(640, 480), 300.0]])
+        if clip:  # still clipped, as past the tolerance
+            assert validate_xyxy(further, (480, 640))[0, 2] == 640.0
+        else:  # still refused
+            with pytest.raises(ValueError, match=r"lies partly outside .* clip=False"):
+                validate_xyxy(further, (480, 640), clip=False)
 
     def test_zero_size_boxes_are_allowed(self) -> None:
         boxes = np.array([[5.0, 5.0, 5.0, 20.0], [5.0, 5.0, 20.0, 5.0]])
@@ -132,7 +148,9 @@ class TestValidateXyxy:
     @given(boxes=loose_boxes().map(overlapping_rows))
     def test_boxes_overlapping_the_image_are_clipped_to_it(self, boxes: np.ndarray) -> None:
         result = validate_xyxy(boxes, (100, 100))
-        np.testing.assert_array_equal(result, np.clip(boxes, 0.0, 100.0))
+        tolerance = edge_tolerance(100, 100)  # edges past it by rounding alone: left as they are
+        beyond = bool(((boxes < -tolerance) | (boxes > 100.0 + tolerance)).any())
+        np.testing.assert_array_equal(result, np.clip(boxes, 0.0, 100.0) if beyond else boxes)
 
     @given(boxes=loose_boxes().map(overlapping_rows), where=st.integers(0, 8), data=st.data())
     def test_first_box_outside_the_image_is_named(
@@ -145,7 +163,9 @@ class TestValidateXyxy:
             validate_xyxy(boxes, (100, 100))
 
 
-_EDGES = [-1.0, 0.0, 0.5, 99.0, 100.0, 100.5, 199.5, 200.0, 201.0, np.nan, np.inf]
+# with rounding past the edges (1e-4, within edge_tolerance) and further (1e-3)
+_EDGES = [-1.0, -1e-4, 0.0, 0.5, 99.0, 100.0, 100.0001, 100.5, 199.5, 200.0, 200.0001,
+          200.001, 201.0, np.nan, np.inf]  # fmt: skip
 
 
 class TestAllInside:
@@ -168,6 +188,14 @@ class TestAllInside:
 
     def test_the_image_edges_are_inside(self) -> None:
         assert all_inside(np.array([[0.0, 0.0, 200.0, 100.0], [5.0, 5.0, 5.0, 9.0]]), 200, 100)
+
+    def test_edges_past_the_image_by_float32_rounding_are_inside(self) -> None:
+        # before: 640.00006 (float32(640) after a scale) sent every read to the clipping
+        edge = float(np.nextafter(np.float32(640), np.float32(641)))
+        for count in (1, 40):  # row by row, and with numpy
+            boxes = np.tile([[-1e-5, 0.0, edge, 480.0001]], (count, 1))
+            assert all_inside(boxes, 640, 480)
+            assert not all_inside(boxes + np.array([0.0, 0.0, 1e-3, 0.0]), 640, 480)  # further
 
     @pytest.mark.parametrize(
         "row",

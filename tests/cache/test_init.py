@@ -193,6 +193,35 @@ class TestCachedDataset:
         cached[0]
         assert not cached.is_cached(0)
 
+    def test_a_setting_set_before_the_constructor_follows_the_fixed_settings_rule(
+        self, tmp_path: Path
+    ) -> None:
+        # before: a subclass's self.directory = directory (or any fixed setting) before
+        # calling the constructor was refused there as "fixed when the C is made"
+        source = SyntheticDetection(4, image_size=16, seed=0)
+
+        class Cached(CachedDataset[Any]):
+            def __init__(self, directory: Path, trust: bool, given: bool) -> None:
+                self.dataset = source  # what it gives the constructor
+                self.directory = str(directory)  # type: ignore[assignment]
+                self.fingerprint = "v1"  # type: ignore[assignment]
+                self.trust_directory = trust
+                super().__init__(source, directory, fingerprint="v1", trust_directory=given)
+
+        cached = Cached(tmp_path / "a", False, False)
+        assert cached.directory == (tmp_path / "a").resolve()
+        assert "v1" in cached.fingerprint.text
+        with pytest.raises(
+            AttributeError,
+            match=r"^Cached\.trust_directory cannot be assigned: it was set before the "
+            r"constructor.*\(set: True; the constructor's: False\)",
+        ):
+            Cached(tmp_path / "b", True, False)
+        with pytest.raises(
+            AttributeError, match=r"^Cached\.directory cannot be assigned: it is fixed"
+        ):
+            cached.directory = tmp_path / "a"  # after the constructor: refused, as ever
+
     def test_special_values(self, tmp_path: Path) -> None:
         big = np.arange(300 * 400 * 3, dtype=np.int64).reshape(300, 400, 3) % 251
         sample = {

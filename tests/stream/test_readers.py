@@ -8,13 +8,14 @@ import copy
 import pickle
 import re
 import sys
+import time
 import warnings
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 import pytest
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, Dataset
 
 from rankaug import RandomAugmentWrapper
 from rankaug.errors import RankaugWarning
@@ -118,6 +119,13 @@ class TestTold:
             True, True, False,
         ]  # fmt: skip
 
+    def test_workers_reading_it_at_once_tell_it_once(self) -> None:
+        # before: first() read the word, then set it: 2 workers that read it at once both
+        # found it unset, and both told (here its reads are slowed, so that they do)
+        loader = DataLoader(_Telling(), batch_size=None, num_workers=2,
+                            multiprocessing_context="fork")  # fmt: skip
+        assert sorted(bool(first) for first in loader) == [False, False, False, True]
+
     def test_a_copy_in_another_process_or_a_deepcopy_tells_afresh(self) -> None:
         # before: a wrapper pickled after it warned (a checkpoint, a job sent elsewhere)
         # never warned in the process that loaded it, though nothing was told there
@@ -127,6 +135,30 @@ class TestTold:
             assert copied.first("unsplit")
             assert not copied.first("unsplit")
         assert not told.first("unsplit")
+
+
+class _SlowTold(Told):
+    """A Told whose reads take a while: workers starting together read it at once."""
+
+    __slots__ = ()
+
+    def get(self) -> int:
+        value = super().get()
+        time.sleep(0.3)
+        return value
+
+
+class _Telling(Dataset[bool]):
+    """Each sample: whether its worker was the first to tell (``Told.first``)."""
+
+    def __init__(self) -> None:
+        self.told = _SlowTold()
+
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, index: int) -> bool:
+        return self.told.first("unsplit")
 
 
 class TestRankSplit:
