@@ -178,9 +178,14 @@ class KeyMap(FixedSettings):
         )
 
     def _container_of(self, sample: Mapping[str, Any]) -> Any:
-        """The dict of per-object lists around the boxes, or ``None`` (a key with dots)."""
+        """The dict of per-object lists around the boxes, by their keys in it.
+
+        A row of ``Dataset.flatten()`` holds them as keys with dots (``objects.bbox``,
+        ``objects.id``): those, by the part after the container's path.
+        """
         if self.keys["bboxes"] in sample:
-            return None
+            n = len(self._prefix)
+            return {k[n:]: v for k, v in sample.items() if _flat(k, self._prefix)}
         value: Any = sample
         for part in self._container or ():
             value = value[part]  # the boxes were found there: it exists
@@ -280,7 +285,8 @@ class KeyMap(FixedSettings):
         """The per-box values the consumer does not get, and the sample's other keys (checked)."""
         if not isinstance(sample, Mapping):
             return _NOTHING
-        found = {k: v for k, v in sample.items() if k not in self._read | self._not_per_box}
+        skip = self._read | self._not_per_box  # (and flattened per-object lists: below)
+        found = {k: v for k, v in sample.items() if k not in skip and not _flat(k, self._prefix)}
         for name, parts in self._others:
             if name not in targets and (name in self._per_box or name in ("masks", "segments")):
                 found[name] = self._get(sample, name, parts)
@@ -307,7 +313,8 @@ class KeyMap(FixedSettings):
     def _left_over(self, state: Handed) -> dict[str, Any]:
         """The sample's top-level values the map does not read (per-box ones go stale)."""
         read = self._read | self._not_per_box | self._unnamed()
-        return {k: v for k, v in state.sample.items() if k not in read}
+        handled = state.originals.keys() | state.unhanded.keys()  # flattened: "objects.id"
+        return {k: v for k, v in state.sample.items() if k not in read and k not in handled}
 
     def repack(self, data: Mapping[str, Any], state: Any) -> Any:
         """Write the results back where they were read, in their own types.
@@ -333,11 +340,11 @@ class KeyMap(FixedSettings):
             out.update((key, value) for key, value in sizes.items() if key not in self._read)
         copied: dict[tuple[str, ...], dict[str, Any]] = {(): out}
         for name, value in values.items():
-            parts, path = self._path_of(name), self.keys.get(name)
+            parts, path = self._path_of(name), self.keys.get(name, name)
             if len(parts) == 1:
                 out[parts[0]] = value
                 continue
-            if path is not None and path in state.sample:  # a key with dots in it
+            if path in state.sample:  # a key with dots in it (Dataset.flatten()'s)
                 out[path] = value
                 continue
             put(copied, parts, value)
@@ -348,3 +355,8 @@ class KeyMap(FixedSettings):
         if self.box_format is not None:
             parts.append(f"box_format={self.box_format!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
+
+
+def _flat(key: object, prefix: str) -> bool:
+    """Whether ``key`` is a flattened per-object list's (``objects.id``, for ``objects.``)."""
+    return bool(prefix) and isinstance(key, str) and key.startswith(prefix)
