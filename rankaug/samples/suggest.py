@@ -61,9 +61,11 @@ def suggest_adapter(
     'adapter=rankaug.adapters.Ultralytics()'
     >>> suggest_adapter({"image": 0, "objects": {"bbox": [], "category": []}})
     "adapter=rankaug.adapters.HuggingFace() (COCO x, y, w, h boxes: box_format='coco')"
+    >>> suggest_adapter({"image": 0, "objects.bbox": [], "objects.category": []})  # flatten()
+    "adapter=rankaug.adapters.HuggingFace() (COCO x, y, w, h boxes: box_format='coco')"
     """
     objects = mapping.get("objects")
-    if isinstance(objects, Mapping) and "bbox" in objects:
+    if (isinstance(objects, Mapping) and "bbox" in objects) or "objects.bbox" in mapping:
         return "adapter=rankaug.adapters.HuggingFace() (COCO x, y, w, h boxes: box_format='coco')"
     if "img" in mapping and "image" not in mapping:
         return "adapter=rankaug.adapters.Ultralytics()"
