@@ -233,7 +233,7 @@ class KeyMap(FixedSettings):
                     own = self.box_format  # the layout's format, else the wrapper's
                     reads = (own or self.reads_box_format) if name == "bboxes" else None
                     given_as = "box_format" if own is not None else self.box_format_given_as
-                    check_tv_boxes(value, reads, self.keys[name], given_as)
+                    check_tv_boxes(value, reads, self.keys[name], given_as, image.shape[:2])
                     wrapped = True
                 elif holds_wrapped(value):
                     wrapped = True  # instance Masks, one per object: each wrapped again
