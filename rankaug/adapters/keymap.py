@@ -16,6 +16,7 @@ from rankaug.samples.images import image_hw, image_to_numpy, value_to_numpy
 from rankaug.samples.pair_mask import channels_last, height_width, reads_first
 from rankaug.samples.restore import check_tv_boxes, holds_wrapped, is_wrapped, rewrap_values
 from rankaug.samples.sizes import SIZE_KEYS, resized_sizes
+from rankaug.samples.suggest import role_of
 from rankaug.samples.unread import known, refuse_unread, unread_fields
 
 __all__ = ["KeyMap"]
@@ -274,11 +275,12 @@ class KeyMap(FixedSettings):
         found = unread_fields(others)
         if found:
             path = f"{self._prefix}{found[0]}"
+            role = role_of(found[0].rpartition(".")[2])  # (a mask was told segments=)
+            read = f"{role}={path!r}" if role else f"masks=, keypoints= or segments={path!r}"
             raise ValueError(
                 f"{path!r} looks like boxes, masks, polygons or keypoints of each object, "
                 f"which {self!r} does not read: a transform that moves the boxes would leave "
-                f"it where it was; read it (segments={path!r}, masks=..., keypoints=...) or "
-                "drop it"
+                f"it where it was; read it ({read}) or drop it"
             )
 
     def passthrough(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from rankaug.samples.mask_like import covers, shape_of
 
-__all__ = ["lookup", "suggest_adapter"]
+__all__ = ["lookup", "role_of", "suggest_adapter"]
 
 
 _ROLES: Final = {
@@ -24,6 +24,15 @@ _ROLES: Final = {
     "instance_masks": "masks", "semantic": "mask", "depth": "mask",
 }  # fmt: skip
 _LABELS: Final = ("category", "category_id", "labels", "label", "class", "cls")
+
+
+def role_of(name: str) -> str | None:
+    """The name rankaug reads a field of ``name`` by (``bboxes=``, ``masks=``...), if known.
+
+    >>> role_of("mask"), role_of("polygons"), role_of("points")
+    ('masks', 'segments', None)
+    """
+    return _ROLES.get(name)
 
 
 def lookup(mapping: Mapping[Any, Any], path: str) -> Any:

@@ -300,6 +300,20 @@ class TestGeometryLeftInObjects:
         with pytest.raises(SampleError, match=r"'objects.segmentation' looks like boxes, masks"):
             wrapper[0]
 
+    @pytest.mark.parametrize(
+        ("key", "told"),
+        [("segmentation", "segments='objects.segmentation'"), ("mask", "masks='objects.mask'"),
+         ("points", "masks=, keypoints= or segments='objects.points'")],
+    )  # fmt: skip
+    def test_it_is_told_the_name_that_reads_it(self, key: str, told: str) -> None:
+        # an instance mask was told "read it (segments='objects.mask', ...)"
+        sample = scene(1)
+        sample["objects"][key] = [np.zeros((64, 80), np.uint8)] * len(sample["objects"]["bbox"])
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("coco", ()))
+        wrapper = RandomAugmentWrapper([sample], flip, seed=0, adapter=HuggingFace())
+        with pytest.raises(SampleError, match=re.escape(f"read it ({told}) or drop it")):
+            wrapper[0]
+
     def test_a_pixel_level_pipeline_passes_it(self) -> None:
         sample = self.sample()
         invert = A.Compose([A.InvertImg(p=1.0)])
