@@ -315,8 +315,9 @@ class KeyMap(FixedSettings):
     def _left_over(self, state: Handed) -> dict[str, Any]:
         """The sample's top-level values the map does not read (per-box ones go stale)."""
         read = self._read | self._not_per_box | self._unnamed()
-        handled = state.originals.keys() | state.unhanded.keys()  # flattened: "objects.id"
-        return {k: v for k, v in state.sample.items() if k not in read and k not in handled}
+        handled = state.originals.keys() | state.unhanded.keys()
+        return {k: v for k, v in state.sample.items()
+                if k not in read and not (k in handled and _flat(k, self._prefix))}  # fmt: skip
 
     def repack(self, data: Mapping[str, Any], state: Any) -> Any:
         """Write the results back where they were read, in their own types.
