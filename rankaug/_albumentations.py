@@ -45,6 +45,12 @@ _UNPACK: Final = DefaultAdapter.unpack
 _REPACK: Final = DefaultAdapter.repack
 _STEPS: Final = frozenset({"unpack", "repack", "_call_plain"})
 _NDARRAY: Final = np.ndarray  # (numpy's module __getattr__ keeps np.ndarray unspecialised)
+_LAYOUTS: Final = {
+    "pascal_voc": "x_min, y_min, x_max, y_max in pixels",
+    "coco": "x_min, y_min, width, height in pixels",
+    "yolo": "normalised x_centre, y_centre, width, height",
+    "albumentations": "normalised x_min, y_min, x_max, y_max",
+}  # (for the message of boxes in another format)
 
 
 class AlbumentationsDriver:
@@ -166,6 +172,15 @@ class AlbumentationsDriver:
         corners = self.box_format in ("pascal_voc", "albumentations")
         width = boxes[:, 2] - boxes[:, 0] if corners else boxes[:, 2]
         height = boxes[:, 3] - boxes[:, 1] if corners else boxes[:, 3]
+        negative = np.flatnonzero((width < 0) | (height < 0))
+        if negative.size:  # no zero-size box: the boxes are not in this format at all
+            row = ", ".join(f"{value:g}" for value in boxes[negative[0], :4].tolist())
+            raise ValueError(
+                f"box {negative[0]}, [{row}], has a negative width or height read as "
+                f"{self.box_format!r} ({_LAYOUTS.get(str(self.box_format), '')}): are the boxes in "
+                "another format? Give A.BboxParams theirs ('coco' for x, y, width, height; "
+                "'yolo' for normalised centres and sizes)"
+            ) from error
         zero = np.flatnonzero((width <= 0) | (height <= 0))
         if zero.size:
             row = ", ".join(f"{value:g}" for value in boxes[zero[0], :4].tolist())

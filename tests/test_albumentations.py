@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from typing import Any
 from unittest import mock
 
@@ -145,6 +146,28 @@ class TestAlbumentationsDriver:
         said = rf"box 1, {box}, has zero width or height.*filter_invalid_bboxes=True"
         with pytest.raises(ValueError, match=said.replace("[", r"\[").replace("]", r"\]")):
             made(sample, keyed(0))
+
+    @pytest.mark.parametrize(
+        ("box_format", "box"), [("pascal_voc", [0.5, 0.5, 0.2, 0.3]), ("coco", [5, 4, -3, 2])]
+    )
+    def test_boxes_of_another_format_are_not_told_to_be_dropped(
+        self, box_format: str, box: list[float]
+    ) -> None:
+        # YOLO boxes read as pascal_voc (x_max < x_min) were called "zero width or height"
+        # and told filter_invalid_bboxes=True, which drops every one of them without a word
+        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params(box_format))
+        made = make_driver(flip, DefaultAdapter())
+        sample = {
+            "image": np.zeros((24, 32, 3), np.uint8),
+            "bboxes": np.array([[2, 3, 10, 12], box], np.float32),
+            "labels": np.arange(2),
+        }
+        with pytest.raises(ValueError, match=re.escape(
+            f"box 1, {box}, has a negative width or height read as {box_format!r} ("
+        )) as caught:  # fmt: skip
+            made(sample, keyed(0))
+        assert "are the boxes in another format?" in str(caught.value)
+        assert "filter_invalid_bboxes" not in str(caught.value)
 
     def test_boxes_without_their_label_field_are_named(self) -> None:
         made = driver(DefaultAdapter())

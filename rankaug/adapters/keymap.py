@@ -16,6 +16,7 @@ from rankaug.samples.images import image_hw, image_to_numpy, value_to_numpy
 from rankaug.samples.pair_mask import channels_last, height_width, reads_first
 from rankaug.samples.restore import check_tv_boxes, holds_wrapped, is_wrapped, rewrap_values
 from rankaug.samples.sizes import SIZE_KEYS, resized_sizes
+from rankaug.samples.suggest import role_of
 from rankaug.samples.unread import known, refuse_unread, unread_fields
 
 __all__ = ["KeyMap"]
@@ -179,9 +180,14 @@ class KeyMap(FixedSettings):
         )
 
     def _container_of(self, sample: Mapping[str, Any]) -> Any:
-        """The dict of per-object lists around the boxes, or ``None`` (a key with dots)."""
+        """The dict of per-object lists around the boxes, by their keys in it.
+
+        A row of ``Dataset.flatten()`` holds them as keys with dots (``objects.bbox``,
+        ``objects.id``): those, by the part after the container's path.
+        """
         if self.keys["bboxes"] in sample:
-            return None
+            n = len(self._prefix)
+            return {k[n:]: v for k, v in sample.items() if _flat(k, self._prefix)}
         value: Any = sample
         for part in self._container or ():
             value = value[part]  # the boxes were found there: it exists
@@ -229,7 +235,7 @@ class KeyMap(FixedSettings):
                     own = self.box_format  # the layout's format, else the wrapper's
                     reads = (own or self.reads_box_format) if name == "bboxes" else None
                     given_as = "box_format" if own is not None else self.box_format_given_as
-                    check_tv_boxes(value, reads, self.keys[name], given_as)
+                    check_tv_boxes(value, reads, self.keys[name], given_as, image.shape[:2])
                     wrapped = True
                 elif holds_wrapped(value):
                     wrapped = True  # instance Masks, one per object: each wrapped again
@@ -270,18 +276,20 @@ class KeyMap(FixedSettings):
         found = unread_fields(others)
         if found:
             path = f"{self._prefix}{found[0]}"
+            role = role_of(found[0].rpartition(".")[2])  # (a mask was told segments=)
+            read = f"{role}={path!r}" if role else f"masks=, keypoints= or segments={path!r}"
             raise ValueError(
                 f"{path!r} looks like boxes, masks, polygons or keypoints of each object, "
                 f"which {self!r} does not read: a transform that moves the boxes would leave "
-                f"it where it was; read it (segments={path!r}, masks=..., keypoints=...) or "
-                "drop it"
+                f"it where it was; read it ({read}) or drop it"
             )
 
     def passthrough(self, sample: Any, targets: Collection[str]) -> Mapping[str, Any]:
         """The per-box values the consumer does not get, and the sample's other keys (checked)."""
         if not isinstance(sample, Mapping):
             return _NOTHING
-        found = {k: v for k, v in sample.items() if k not in self._read | self._not_per_box}
+        skip = self._read | self._not_per_box  # (and flattened per-object lists: below)
+        found = {k: v for k, v in sample.items() if k not in skip and not _flat(k, self._prefix)}
         for name, parts in self._others:
             if name not in targets and (name in self._per_box or name in ("masks", "segments")):
                 found[name] = self._get(sample, name, parts)
@@ -308,7 +316,9 @@ class KeyMap(FixedSettings):
     def _left_over(self, state: Handed) -> dict[str, Any]:
         """The sample's top-level values the map does not read (per-box ones go stale)."""
         read = self._read | self._not_per_box | self._unnamed()
-        return {k: v for k, v in state.sample.items() if k not in read}
+        handled = state.originals.keys() | state.unhanded.keys()
+        return {k: v for k, v in state.sample.items()
+                if k not in read and not (k in handled and _flat(k, self._prefix))}  # fmt: skip
 
     def repack(self, data: Mapping[str, Any], state: Any) -> Any:
         """Write the results back where they were read, in their own types.
@@ -334,11 +344,11 @@ class KeyMap(FixedSettings):
             out.update((key, value) for key, value in sizes.items() if key not in self._read)
         copied: dict[tuple[str, ...], dict[str, Any]] = {(): out}
         for name, value in values.items():
-            parts, path = self._path_of(name), self.keys.get(name)
+            parts, path = self._path_of(name), self.keys.get(name, name)
             if len(parts) == 1:
                 out[parts[0]] = value
                 continue
-            if path is not None and path in state.sample:  # a key with dots in it
+            if path in state.sample:  # a key with dots in it (Dataset.flatten()'s)
                 out[path] = value
                 continue
             put(copied, parts, value)
@@ -349,3 +359,8 @@ class KeyMap(FixedSettings):
         if self.box_format is not None:
             parts.append(f"box_format={self.box_format!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
+
+
+def _flat(key: object, prefix: str) -> bool:
+    """Whether ``key`` is a flattened per-object list's (``objects.id``, for ``objects.``)."""
+    return bool(prefix) and isinstance(key, str) and key.startswith(prefix)

@@ -181,7 +181,7 @@ class DefaultAdapter:
                     data[key], first = channels_last(data[key]), (*first, key)
                 if is_wrapped(value):
                     reads = self.reads_box_format if key == "bboxes" else None
-                    check_tv_boxes(value, reads, key, self.box_format_given_as)
+                    check_tv_boxes(value, reads, key, self.box_format_given_as, image.shape[:2])
                     wrapped = True
                 elif isinstance(value, list | tuple) and holds_wrapped(value):
                     wrapped = True  # instance Masks, one per object: each wrapped again

@@ -10,6 +10,10 @@ import torch
 __all__ = ["image_from_numpy", "image_hw", "image_kind", "image_to_numpy", "value_to_numpy"]
 
 _PIL_MODES = ("L", "RGB", "RGBA")
+#: PIL modes of more than 8 bits (a 16-bit PNG opens as ``I;16`` or ``I``), by the dtype
+#: ``np.asarray`` gives: ``convert("RGB")`` or ``"L"`` would clip their values to 255.
+_DEEP_MODES: Final = {"I;16": "uint16", "I;16L": "uint16", "I;16B": "uint16",
+                      "I;16N": "uint16", "I": "int32", "F": "float32"}  # fmt: skip
 #: The most channels an image has where its layout is guessed from its shape: a 3-D
 #: image with more in its first dimension and at most this many in its last is
 #: ``HxWxC``, with at most this many first and more last ``CxHxW``.
@@ -73,9 +77,19 @@ def image_to_numpy(image: object, name: str = "image") -> tuple[np.ndarray, str,
     if _is_pil(image):
         mode = getattr(image, "mode", None)
         if mode not in _PIL_MODES:
+            deep = _DEEP_MODES.get(str(mode))
+            fix = f"e.g. {name}.convert('RGB')"
+            if deep is not None:  # the values would go: numpy arrays of them are read
+                given = f"np.asarray({name})"
+                if deep == "int32":  # no wrapper reads int32: a 16-bit PNG's fit uint16
+                    given += ".astype(np.uint16) (values 0 to 65535; or float32)"
+                fix = (
+                    f"{given} keeps its values, as an HxW array; convert('RGB') or "
+                    "convert('L') would clip them to 255"
+                )
             raise ValueError(
                 f"{name} is a PIL image of mode {mode!r}; rankaug handles modes {_PIL_MODES} "
-                f"(convert it in the dataset, e.g. {name}.convert('RGB'))"
+                f"(convert it in the dataset: {fix})"
             )
         return np.array(image), "pil", mode
     raise TypeError(

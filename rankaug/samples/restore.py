@@ -260,9 +260,17 @@ _TV_FORMATS: Final = {"pascal_voc": "XYXY", "coco": "XYWH"}  # pixel formats tor
 
 
 def check_tv_boxes(
-    value: object, box_format: str | None, name: str, given_as: str = "box_format"
+    value: object,
+    box_format: str | None,
+    name: str,
+    given_as: str = "box_format",
+    hw: tuple[int, ...] | None = None,
 ) -> None:
     """Refuse a torchvision ``BoundingBoxes`` whose ``format`` is not ``box_format``'s.
+
+    And a ``BoundingBoxes`` or ``KeyPoints`` whose ``canvas_size`` is not the image's
+    ``hw``: its coordinates are of another image (one resized without its boxes), and
+    would be moved as this one's pixels.
 
     Args:
         value: A target value (only a ``BoundingBoxes``, with a ``format``, is checked).
@@ -270,10 +278,21 @@ def check_tv_boxes(
         name: The value's key, for the message.
         given_as: Where ``box_format`` was given, for the message: ``"box_format"`` (a
             wrapper's ``Targets``), or ``"A.BboxParams format"`` (a transform's).
+        hw: The image's height and width, or ``None`` (``canvas_size`` not checked).
 
     Raises:
-        ValueError: If the formats differ (the boxes would be read in the wrong format).
+        ValueError: If the formats differ (the boxes would be read in the wrong format),
+            or the canvas is not the image.
     """
+    canvas = getattr(value, "canvas_size", None)
+    if hw is not None and canvas is not None and tuple(canvas) != tuple(hw):
+        raise ValueError(
+            f"{name} is a torchvision {type(value).__name__} with canvas_size="
+            f"{tuple(canvas)}, but the image is {tuple(hw)} (height, width): its coordinates "
+            "are of another image, and would be moved as this one's pixels; resize them with "
+            "the image (a torchvision v2 transform given both does), or give the canvas_size "
+            "of the image they are on"
+        )
     tv_format = getattr(getattr(value, "format", None), "name", None)
     if box_format is None or tv_format is None or not is_wrapped(value):
         return

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from rankaug.samples.mask_like import covers, shape_of
 
-__all__ = ["lookup", "suggest_adapter"]
+__all__ = ["lookup", "role_of", "suggest_adapter"]
 
 
 _ROLES: Final = {
@@ -24,6 +24,15 @@ _ROLES: Final = {
     "instance_masks": "masks", "semantic": "mask", "depth": "mask",
 }  # fmt: skip
 _LABELS: Final = ("category", "category_id", "labels", "label", "class", "cls")
+
+
+def role_of(name: str) -> str | None:
+    """The name rankaug reads a field of ``name`` by (``bboxes=``, ``masks=``...), if known.
+
+    >>> role_of("mask"), role_of("polygons"), role_of("points")
+    ('masks', 'segments', None)
+    """
+    return _ROLES.get(name)
 
 
 def lookup(mapping: Mapping[Any, Any], path: str) -> Any:
@@ -61,9 +70,11 @@ def suggest_adapter(
     'adapter=rankaug.adapters.Ultralytics()'
     >>> suggest_adapter({"image": 0, "objects": {"bbox": [], "category": []}})
     "adapter=rankaug.adapters.HuggingFace() (COCO x, y, w, h boxes: box_format='coco')"
+    >>> suggest_adapter({"image": 0, "objects.bbox": [], "objects.category": []})  # flatten()
+    "adapter=rankaug.adapters.HuggingFace() (COCO x, y, w, h boxes: box_format='coco')"
     """
     objects = mapping.get("objects")
-    if isinstance(objects, Mapping) and "bbox" in objects:
+    if (isinstance(objects, Mapping) and "bbox" in objects) or "objects.bbox" in mapping:
         return "adapter=rankaug.adapters.HuggingFace() (COCO x, y, w, h boxes: box_format='coco')"
     if "img" in mapping and "image" not in mapping:
         return "adapter=rankaug.adapters.Ultralytics()"

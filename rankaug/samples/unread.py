@@ -40,10 +40,15 @@ _NAMES: Final = frozenset(
         "objects", "annotations", "annotation", "anns", "instances",
         "boxes", "box", "bbox", "bboxes", "bndbox", "cls", "gt_boxes", "gt_bboxes", "obb",
         "segmentation", "segmentations", "segments", "polygons", "polygon",
-        "keypoints", "landmarks", "kpts", "joints",
-        "masks", "mask", "instance_masks", "semantic", "depth", "heatmap", "heatmaps",
+        "polys", "poly", "contours", "contour", "quads", "quad", "rboxes", "rbox",
+        "keypoints", "keypoint", "landmarks", "landmark", "kpts", "joints", "points", "pts",
+        "corners", "masks", "mask", "instance_masks", "semantic", "sem_seg", "depth",
+        "heatmap", "heatmaps", "gt_masks", "gt_keypoints", "gt_polygons", "gt_seg_map",
+        "gt_semantic_seg",
     }
 )  # fmt: skip
+"""Names of targets, also as the last part of a dotted key (``Dataset.flatten()``'s
+``objects.bbox``); LabelMe's ``shapes`` are per-object dicts with ``points``."""
 _TABLES: Final = frozenset({"targets"})
 """Names that hold targets as a table (YOLOv5's ``(N, 6)`` rows), or a class vector."""
 _DEPTH: Final = 3
@@ -134,7 +139,7 @@ def _holds_objects(value: object, depth: int) -> bool:
 
 def _target_like(key: Any, value: object, hw: tuple[int, int] | None) -> bool:
     """Whether a field looks like a target: by its name, or (given ``hw``) its shape."""
-    if key in _NAMES:
+    if key in _NAMES or (isinstance(key, str) and key.rpartition(".")[2] in _NAMES):
         return not _scalar(value)
     if key in _TABLES:
         return len(getattr(value, "shape", ())) >= 2

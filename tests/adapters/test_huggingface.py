@@ -131,6 +131,20 @@ class TestHuggingFace:
         augmented = pipeline(rows)
         assert sum(check_boxes_on_their_objects(augmented[i]) for i in range(4)) >= 8
 
+    def test_a_flattened_dataset_carries_its_per_object_columns(self) -> None:
+        # "objects.id" in label_fields was not found in a flattened row (and, uncarried,
+        # refused as stale): a flattened dataset could not go through a mosaic at all
+        dataset = hf_dataset(4).flatten()  # "objects.bbox", "objects.id"... columns
+        augmented = pipeline(dataset)
+        checked = 0
+        for index in range(len(dataset)):
+            sample = augmented[index]
+            assert "objects" not in sample  # written back where they were read
+            nested = {**sample, "objects": {k.split(".")[1]: v for k, v in sample.items()
+                                            if k.startswith("objects.")}}  # fmt: skip
+            checked += check_boxes_on_their_objects(nested)
+        assert checked >= 2 * len(dataset)
+
     def test_the_input_is_not_changed(self) -> None:
         rows = [scene(i) for i in range(4)]
         before = [{**r, "objects": {k: list(v) for k, v in r["objects"].items()}} for r in rows]
@@ -284,6 +298,20 @@ class TestGeometryLeftInObjects:
         flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("coco", ()))
         wrapper = RandomAugmentWrapper([self.sample()], flip, seed=0, adapter=HuggingFace())
         with pytest.raises(SampleError, match=r"'objects.segmentation' looks like boxes, masks"):
+            wrapper[0]
+
+    @pytest.mark.parametrize(
+        ("key", "told"),
+        [("segmentation", "segments='objects.segmentation'"), ("mask", "masks='objects.mask'"),
+         ("points", "masks=, keypoints= or segments='objects.points'")],
+    )  # fmt: skip
+    def test_it_is_told_the_name_that_reads_it(self, key: str, told: str) -> None:
+        # an instance mask was told "read it (segments='objects.mask', ...)"
+        sample = scene(1)
+        sample["objects"][key] = [np.zeros((64, 80), np.uint8)] * len(sample["objects"]["bbox"])
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("coco", ()))
+        wrapper = RandomAugmentWrapper([sample], flip, seed=0, adapter=HuggingFace())
+        with pytest.raises(SampleError, match=re.escape(f"read it ({told}) or drop it")):
             wrapper[0]
 
     def test_a_pixel_level_pipeline_passes_it(self) -> None:

@@ -200,6 +200,21 @@ class TestKeyMap:
         out = RandomAugmentWrapper([sample], kept, seed=0, adapter=adapter)[0]
         assert out["iscrowd"].tolist() == [0, 1]  # the boxes all kept: nothing stale
 
+    def test_a_top_level_value_under_a_name_the_map_reads_elsewhere_is_still_refused(
+        self,
+    ) -> None:
+        # "labels" at the top beside labels="ann.cls": reading the flattened columns of a
+        # Dataset.flatten() row passed over a top-level key named like a target handed out
+        sample = {"image": np.zeros((48, 64, 3), np.uint8), "labels": np.array([7, 8]),
+                  "ann": {"boxes": np.array([[1, 1, 10, 10], [40, 30, 60, 45]], np.float32),
+                          "cls": np.array([1, 2])}}  # fmt: skip
+        crop = A.Compose([A.Crop(0, 0, 20, 20)], bbox_params=bbox_params("pascal_voc"))
+        adapter = KeyMap(bboxes="ann.boxes", labels="ann.cls")
+        with pytest.raises(SampleError, match=re.escape(
+            "the transform kept 1 of 2 boxes, but 'labels' (one entry per box) did not go"
+        )):  # fmt: skip
+            RandomAugmentWrapper([sample], crop, seed=0, adapter=adapter)[0]
+
     def test_an_uncarried_per_keypoint_value_is_refused_when_keypoints_are_dropped(
         self,
     ) -> None:

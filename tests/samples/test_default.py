@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import collections
 import itertools
+import re
 from typing import Any
 
 import albumentations as A
@@ -668,3 +669,33 @@ class TestTorchvisionTensors:
         assert type(target["masks"]) is list
         assert [type(mask) for mask in target["masks"]] == [tv.Mask, tv.Mask]
         assert [tuple(mask.shape) for mask in target["masks"]] == [(8, 12), (8, 12)]
+
+    @pytest.mark.parametrize("kind", ["BoundingBoxes", "KeyPoints"])
+    def test_a_canvas_that_is_not_the_image_is_refused(
+        self, monkeypatch: pytest.MonkeyPatch, kind: str
+    ) -> None:
+        # Boxes of a 100x100 original beside the image resized to 16x24 (canvas_size says
+        # so) were moved as the image's pixels, and came back with the image's canvas.
+        tv = tv_standin.install(monkeypatch)
+        boxes = tv_standin.make(
+            tv.BoundingBoxes, [[1.0, 2.0, 5.0, 6.0]], format="XYXY",
+            canvas_size=(100, 100) if kind == "BoundingBoxes" else (16, 24),
+        )  # fmt: skip
+        points = tv_standin.make(tv.KeyPoints, [[1.0, 2.0]], canvas_size=(100, 100))
+        image = tv_standin.make(tv.Image, torch.zeros(3, 16, 24, dtype=torch.uint8))
+        target = {"boxes": boxes, "labels": torch.tensor([3])}
+        if kind == "KeyPoints":
+            target["keypoints"] = points
+        flip = A.Compose([A.HorizontalFlip(p=1.0)], bbox_params=bbox_params("pascal_voc"),
+                         keypoint_params=A.KeypointParams("xy"))  # fmt: skip
+        said = re.escape(f"is a torchvision {kind} with canvas_size=(100, 100), but the image "
+                         "is (16, 24) (height, width)")  # fmt: skip
+        for wrapper in (RandomAugmentWrapper([(image, target)], flip, seed=0),
+                        MosaicDataset([(image, target)] * 2, seed=0, output_size=32),
+                        RandomAugmentWrapper([{"image": image, "bboxes": boxes, "labels": [3],
+                                               "keypoints": points if kind == "KeyPoints"
+                                               else [[1.0, 2.0]]}], flip, seed=0,
+                                             adapter=KeyMap(bboxes="bboxes", labels="labels",
+                                                            keypoints="keypoints"))):  # fmt: skip
+            with pytest.raises(SampleError, match=said):
+                wrapper[0]

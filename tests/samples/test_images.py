@@ -49,6 +49,22 @@ class TestImageToNumpy:
         )):  # fmt: skip
             image_to_numpy(on_meta)
 
+    @pytest.mark.parametrize("mode", ["I;16", "I", "F"])
+    def test_a_deep_pil_image_is_told_a_fix_that_keeps_its_values(self, mode: str) -> None:
+        # It was told image.convert('RGB'), which clips a 16-bit PNG's 40000 to 255.
+        deep = Image.new(mode, (6, 4), 40000)
+        with pytest.raises(ValueError, match=re.escape("np.asarray(image)")) as caught:
+            image_to_numpy(deep)
+        assert "would clip them to 255" in str(caught.value)
+        assert "e.g. image.convert('RGB')" not in str(caught.value)
+        fixed = np.asarray(deep).astype(np.uint16) if mode == "I" else np.asarray(deep)
+        flipped = RandomAugmentWrapper([{"image": fixed}], A.HorizontalFlip(p=1.0), seed=0)[0]
+        assert flipped["image"].max() == fixed.max() == 40000  # read, values kept
+
+    def test_other_pil_modes_are_told_to_convert(self) -> None:
+        with pytest.raises(ValueError, match=re.escape("(convert it in the dataset: e.g. im")):
+            image_to_numpy(Image.new("P", (6, 4)))
+
 
 class TestImageFromNumpy:
     @pytest.mark.parametrize("kind", ["numpy", "pil", "tensor", "tensor_hw"])

@@ -47,6 +47,9 @@ def hf_sample() -> dict[str, Any]:
 VOC_OBJECT = {"name": "cat", "bndbox": {"xmin": 1, "ymin": 2, "xmax": 5, "ymax": 6}}
 """An object of VOC's annotation, as ``torchvision.datasets.VOCDetection`` parses it."""
 
+LABELME_SHAPE = {"label": "cat", "shape_type": "polygon", "points": [[1.0, 2.0], [5.0, 6.0]]}
+"""An object of LabelMe's JSON (its ``shapes``)."""
+
 LAYOUTS = {
     "huggingface": (hf_sample, "adapter=rankaug.adapters.HuggingFace()"),
     "coco annotations": (
@@ -74,6 +77,14 @@ LAYOUTS = {
         "dicts) and 'object.bndbox' as [x_min, y_min, x_max, y_max] rows (not dicts of 'xmin', "
         "'ymin', 'xmax', 'ymax'), then adapter=rankaug.adapters.KeyMap(image='image', "
         "bboxes='object.bndbox')",
+    ),
+    "flattened huggingface": (  # Dataset.flatten()'s columns: the mosaic left them stale
+        lambda: {"image": image(), "objects.bbox": [[1.0, 2.0, 5.0, 6.0]], "objects.id": [9]},
+        "adapter=rankaug.adapters.HuggingFace()",
+    ),
+    "labelme shapes": (  # LabelMe's per-object dicts with their polygon's "points"
+        lambda: {"image": image(), "shapes": [LABELME_SHAPE]},
+        "the dataset giving 'shapes' as per-object lists",
     ),
     "pair with a bbox target": (
         lambda: (image(), {"bbox": [[1, 2, 5, 6]], "labels": [1]}),
@@ -440,6 +451,16 @@ STALE_BESIDE_BOXES = {
     "kpts": np.array([[1.0, 2.0]]),
     "joints": [[1.0, 2.0]],
     "targets": np.array([[0.0, 1.0, 0.5, 0.5, 0.2, 0.2]]),
+    # names a flip, a mosaic or a mix left stale (their entries not one per box):
+    "points": np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]),
+    "pts": np.array([[1.0, 2.0], [3.0, 4.0]], np.float32),
+    "keypoint": [[1.0, 2.0], [3.0, 4.0]],
+    "polys": [np.ones((5, 2)), np.ones((7, 2))],
+    "contours": (np.ones((4, 1, 2), np.int32), np.ones((6, 1, 2), np.int32)),  # OpenCV's
+    "corners": np.ones((2, 4, 2), np.float32),
+    "quad": np.ones((3, 8), np.float32),
+    "gt_keypoints": torch.ones(2, 17, 3),
+    "gt_masks": np.zeros((2, 8, 12), np.uint8),  # at half the image's size
 }
 
 
