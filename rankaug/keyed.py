@@ -19,10 +19,8 @@ Two keyings:
   at the price of depending on the world size.
 
 Resuming mid-epoch: :meth:`KeyedDataset.state_dict` holds each stream's position (for
-``"stream"`` keying) of every rankaug wrapper in the tree (:mod:`rankaug.streams`), in
-the form torchdata's ``StatefulDataLoader`` saves per worker; with
-:class:`~rankaug.EpochSampler` saving the epoch and position of the pass, a resumed run
-continues bit for bit. Stream positions are per rank: each rank loads its own.
+``"stream"`` keying) of every rankaug wrapper in the tree; see
+:mod:`rankaug.keyed_state`, which also says what a pickled wrapper leaves out.
 """
 
 from __future__ import annotations
@@ -36,7 +34,6 @@ from torch.utils.data import Dataset, get_worker_info
 from rankaug import _process, checks, nesting, stacking, stream_start, streams
 from rankaug._fixed import Changes, FixedSettings, own_count
 from rankaug._group import default_group
-from rankaug._process import current_pid
 from rankaug.context import (
     DISTRIBUTED,
     RankSetting,
@@ -44,11 +41,11 @@ from rankaug.context import (
     SampleContext,
     check_rank,
     pinned_rank,
-    process_group_rank,
     resolve_rank,
 )
 from rankaug.epoch import EpochIndex, carry_epoch, drop_epoch
 from rankaug.errors import SampleError
+from rankaug.keyed_state import KeyedState
 from rankaug.keys import Domain, KeyedRandom, Keying, KeyTemplate, check_keying, stream_id
 from rankaug.sample_epoch import EpochFallback, sample_epoch
 
@@ -62,7 +59,7 @@ _DOMAINS: Final = {  # each keying's domain, and the key's words after (seed, st
 }
 
 
-class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
+class KeyedDataset(KeyedState, FixedSettings, Dataset[T_co], Generic[T_co]):
     """Base class of rankaug's wrappers: index checks, context, keys, epoch, errors, state.
 
     A subclass implements :meth:`augment`, which receives the sample's
@@ -334,63 +331,8 @@ class KeyedDataset(FixedSettings, Dataset[T_co], Generic[T_co]):
         finally:
             drop_epoch(token)
 
-    # ------------------------------------------------------------------ state
-    def keyed_tree(self) -> list[KeyedDataset[Any]]:
-        """This wrapper and every rankaug wrapper inside it, depth first."""
-        return [self, *(d for d in nesting.walk(self) if isinstance(d, KeyedDataset))]
-
-    def state_dict(self) -> dict[str, Any]:
-        """The positions of this process's streams, for this wrapper and those inside it.
-
-        Empty stream lists for the per-sample keyings, which need no state to resume.
-        torchdata's ``StatefulDataLoader`` calls it in each worker and hands each
-        worker's state back to :meth:`load_state_dict` on resume.
-
-        Returns:
-            A picklable dict (its layout: :mod:`rankaug.streams`).
-        """
-        pid = current_pid()
-        return streams.saved(
-            [(type(w).__qualname__, w.stream, streams.positions(w._streams, pid))
-             for w in self.keyed_tree()]
-        )  # fmt: skip
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore what :meth:`state_dict` saved, in this process.
-
-        Args:
-            state: A dict from :meth:`state_dict` of an identically built wrapper,
-                saved on this rank (another rank's streams are refused when this rank
-                would start them over: :func:`rankaug.streams.check_rank`).
-
-        Raises:
-            TypeError: If a part of ``state`` has the wrong type.
-            ValueError: If ``state`` does not come from this wrapper's structure.
-        """
-        tree = self.keyed_tree()
-        saved = streams.entries(state, [(type(w).__qualname__, w.stream) for w in tree])
-        pid = current_pid()
-        for wrapper, entry in zip(tree, saved, strict=True):
-            wrapper._streams = streams.restored(entry, wrapper._key_builder, pid)
-            wrapper._saved_ranks = streams.ranks(wrapper._streams)
-
     # ---------------------------------------------------------------- pickling
     __copy__ = own_count  # a count of assignments of its own (see own_count)
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_streams"], state["_saved_ranks"], state["_drawers"] = streams.Streams(), {}, {}
-        state["_rank_cache"] = state["_stacking_epoch"] = None
-        # Pickled for a spawned worker: record the rank while the process group is
-        # still reachable; the worker has none.
-        if self.rank is None:
-            rank = process_group_rank()
-            if rank is not None:
-                state["_captured_rank"] = rank
-        elif not self._rank_checked and DISTRIBUTED and dist.is_initialized():
-            check_rank(self.rank)  # the last moment the process group is reachable
-            state["_rank_checked"] = self._rank_checked = True
-        return state
 
     def __repr__(self) -> str:
         return (
