@@ -63,6 +63,18 @@ class TestGeneratorText:
             again.choice(10, 3, replace=False).tolist() == rng.choice(10, 3, replace=False).tolist()
         )
 
+    def test_the_text_is_the_records_format(self) -> None:
+        # lowercase hexadecimal words, no prefix or padding: records made before still read
+        rng = np.random.Generator(np.random.PCG64(5))
+        assert generator_text(rng) == (
+            "e500c1d129ce9183d973b921e554efee:af6f7b8c936ab4a44f020b7b2d10234d"
+        )
+        rng.integers(0, 10, dtype=np.uint32)
+        assert generator_text(rng) == (
+            "22cbe10227ce2abd36600fa99f2b8273:af6f7b8c936ab4a44f020b7b2d10234d:ce14abee"
+        )
+        assert state_text({"state": 2**128 - 1, "inc": 10}, 11) == "f" * 32 + ":a:b"
+
     def test_a_buffered_half_changes_the_next_32_bit_draw(self) -> None:
         rng = np.random.Generator(np.random.PCG64(3))
         rng.integers(0, 10, dtype=np.uint32)

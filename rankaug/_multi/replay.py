@@ -91,9 +91,10 @@ def generator_text(rng: np.random.Generator) -> str:
     """
     full = rng.bit_generator.state
     words = full["state"]  # state_text's text, without its call: this runs every sample
+    # printf-style, state_text's text: no format-spec parser (4k instructions a sample less)
     if full["has_uint32"]:
-        return f"{words['state']:x}:{words['inc']:x}:{full['uinteger']:x}"
-    return f"{words['state']:x}:{words['inc']:x}"
+        return "%x:%x:%x" % (words["state"], words["inc"], full["uinteger"])  # noqa: UP031
+    return "%x:%x" % (words["state"], words["inc"])  # noqa: UP031
 
 
 def generator_at(text: object, name: str = "record['state']") -> np.random.Generator:

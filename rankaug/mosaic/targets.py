@@ -87,6 +87,7 @@ __all__ = ["TOLERANCE", "map_targets"]
 
 _FAR: Final = 0.5 + TOLERANCE  # (rankaug.mosaic.centres' offset of the far edges)
 _NO_BOXES: Final = np.zeros((0, 4))
+_FLOAT32: Final = np.dtype(np.float32)  # float32 boxes cast here, not by the adapter (see _boxes)
 _NO_KEEP: Final = np.zeros(0, dtype=bool)
 
 
@@ -111,7 +112,7 @@ def map_targets(
         present: The main sample's targets (its adapter's data): ``bboxes`` brings
             every label field along; without it only the label fields it has are given.
             Integer boxes come back whole, integer keypoints whole numbers
-            (:func:`~rankaug.boxes.whole.whole_points`), on every draw.
+            (:func:`~rankaug.boxes.whole.whole_points`), on every draw; float32 boxes float32.
 
     Returns:
         The output's targets by key.
@@ -137,12 +138,13 @@ def map_targets(
     flipped = not isinstance(layout, Warp) and layout.flipped  # painted mirrored
     flip_width = width if flipped else None
     keep: np.ndarray | list[bool] | None  # None: all kept; a list: row by row, some not
+    dtype = _FLOAT32 if getattr(present.get("bboxes"), "dtype", None) is _FLOAT32 else None
     if main.segments is not None:
         keep, kept, polygons = _outlined(config, places, warp, tiles, counts)
         data[POLYGONS] = pack(polygons.mirrored(width) if flipped else polygons)
         kept = kept if flip_width is None else mirror_xyxy(kept, flip_width)
     elif total:
-        keep, kept = _boxes(config, places, tiles, counts, total, warp, flip_width, windows)
+        keep, kept = _boxes(config, places, tiles, counts, total, warp, flip_width, windows, dtype)
     else:
         keep, kept = _NO_KEEP, _NO_BOXES
     with_boxes = "bboxes" in present
@@ -152,7 +154,7 @@ def map_targets(
             kept = whole_boxes(kept, box_dtype, config.image_hw, config.box_format, main.index)
         if config.box_format != "pascal_voc":
             kept = from_xyxy(kept, config.box_format, config.image_hw)
-        data["bboxes"] = kept
+        data["bboxes"] = kept if dtype is None or kept.dtype is dtype else kept.astype(dtype)
     for field in config.targets.label_fields:
         if with_boxes or field in present:  # the main sample's dtype, checked (join)
             values = []
@@ -188,6 +190,7 @@ def _boxes(
     warp: Warp | None,
     flip_width: int | None = None,
     windows: Sequence[Window] | None = None,
+    dtype: np.dtype[Any] | None = None,
 ) -> tuple[np.ndarray | list[bool] | None, np.ndarray]:
     """All tiles' boxes in one pass: which to keep (``None``: all), and the kept ones.
 
@@ -195,12 +198,12 @@ def _boxes(
     Boxes are checked by :func:`_pixel_boxes`: those a little outside their image are
     clipped, invalid ones raise an error naming the index and row. A few pixel boxes
     under an axis-aligned map without filters go row by row (:func:`_row_by_row`, the
-    same arithmetic; ``windows``: the places, when they are windows). ``total`` is the
-    sum of ``counts``.
+    same arithmetic; ``windows``: the places, when they are windows, ``dtype`` its array's,
+    float64 if ``None``: float32 at once, no cast). ``total`` is the sum of ``counts``.
     """
     plain = not config.filters and config.box_format == "pascal_voc"
     if windows is not None and plain and total <= FEW_BOXES:
-        found = _row_by_row(windows, tiles, flip_width)
+        found = _row_by_row(windows, tiles, flip_width, dtype)
         if found is not None:
             return found
     # per box: image width, height, then its window's map and edges (see Window.row)
@@ -228,7 +231,10 @@ def _boxes(
 
 
 def _row_by_row(
-    windows: Sequence[Window], tiles: Sequence[Tile], flip_width: int | None = None
+    windows: Sequence[Window],
+    tiles: Sequence[Tile],
+    flip_width: int | None = None,
+    dtype: np.dtype[Any] | None = None,
 ) -> tuple[list[bool] | None, np.ndarray] | None:
     """:func:`_boxes` of pixel boxes, no warp and no filters, in Python, bit for bit.
 
@@ -311,7 +317,7 @@ def _row_by_row(
                 decided(True)
             else:
                 decided(False)
-    boxes = np.array(kept, dtype=np.float64).reshape(-1, 4)
+    boxes = np.array(kept, dtype=np.float64 if dtype is None else dtype).reshape(-1, 4)
     return (keep if len(boxes) < len(keep) else None), boxes
 
 

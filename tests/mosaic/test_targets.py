@@ -189,12 +189,18 @@ class TestMapTargets:
             assert must <= Counter(out["labels"].tolist()) <= may
 
     @settings(max_examples=60)
-    @given(data=st.data(), seed=st.integers(0, 2**32 - 1), many=st.booleans())
+    @given(
+        data=st.data(),
+        seed=st.integers(0, 2**32 - 1),
+        many=st.booleans(),
+        dtype=st.sampled_from([np.float64, np.float32]),
+    )
     def test_a_few_boxes_go_row_by_row_bit_for_bit(
-        self, data: st.DataObject, seed: int, many: bool
+        self, data: st.DataObject, seed: int, many: bool, dtype: Any
     ) -> None:
         # up to 32 pixel boxes without filters are mapped in Python (targets._row_by_row),
-        # more with numpy: the same floats, the same boxes kept, for any float boxes
+        # more with numpy: the same floats, the same boxes kept, for any float boxes (the
+        # Python pass makes float32 boxes float32 at once, numpy's are cast)
         edges = st.floats(0.0, 1.0) | st.sampled_from([0.0, 1.0])
         samples = []
         for index in range(data.draw(st.integers(1, 5))):
@@ -202,12 +208,12 @@ class TestMapTargets:
             rows = data.draw(st.lists(st.tuples(edges, edges, edges, edges), max_size=6))
             unit = np.array(rows, np.float64).reshape(-1, 4)
             xs, ys = np.sort(unit[:, [0, 2]], axis=1) * w, np.sort(unit[:, [1, 3]], axis=1) * h
-            boxes = np.stack([xs[:, 0], ys[:, 0], xs[:, 1], ys[:, 1]], axis=1)
+            boxes = np.stack([xs[:, 0], ys[:, 0], xs[:, 1], ys[:, 1]], axis=1).astype(dtype)
             inside = (boxes[:, 2] > 0) & (boxes[:, 3] > 0) & (boxes[:, 0] < w) & (boxes[:, 1] < h)
             boxes = np.concatenate([[[0.0, 0.0, w, h]], boxes[inside]])
             if many:  # 40 copies: over 32 boxes in every mosaic, the vectorised path
                 boxes = np.tile(boxes, (40, 1))
-            samples.append({"image": np.zeros((h, w, 3), np.uint8), "bboxes": boxes,
+            samples.append({"image": np.zeros((h, w, 3), np.uint8), "bboxes": boxes.astype(dtype),
                             "labels": np.arange(len(boxes)) + 100 * index})  # fmt: skip
         size = (data.draw(st.integers(8, 90)), data.draw(st.integers(8, 90)))
         flip = data.draw(st.sampled_from([0.0, 1.0]))  # mirrored: in Python, or by numpy
@@ -229,6 +235,7 @@ class TestMapTargets:
             for key in ("bboxes", "labels"):
                 assert row_by_row[key].dtype == vectorised[key].dtype
                 np.testing.assert_array_equal(row_by_row[key], vectorised[key])
+            assert row_by_row["bboxes"].dtype == dtype
         assert rows_taken == [True] * (0 if many else len(samples))
 
     @pytest.mark.parametrize(
