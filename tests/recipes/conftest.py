@@ -41,11 +41,18 @@ def run(command: list[str], *, timeout: int = 240) -> str:
         try:
             stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            _stop(process.pid, signal.SIGABRT)
+            # the whole tree, found while the launcher lives: one that starts its ranks
+            # in sessions of their own (accelerate's) leaves them running otherwise,
+            # holding the pipes open (the output never ends) and their ports
+            tree = [process.pid, *_descendants(process.pid)]
+            _stop(tree, signal.SIGABRT)
             try:
                 stdout, stderr = process.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                _stop(tree, signal.SIGKILL)
+                stdout, stderr = process.communicate()
             finally:
-                _stop(process.pid, signal.SIGKILL)
+                _stop(tree, signal.SIGKILL)
             raise AssertionError(
                 f"{command} did not finish in {timeout} s; the stacks of its processes:\n"
                 + stdout[-4000:]
@@ -55,9 +62,23 @@ def run(command: list[str], *, timeout: int = 240) -> str:
     return stdout
 
 
-def _stop(group: int, signal_number: int) -> None:
+def _stop(tree: list[int], signal_number: int) -> None:
+    """Signal each process of ``tree`` and the process group of its first (the leader)."""
+    for pid in tree:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal_number)
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(group, signal_number)
+        os.killpg(tree[0], signal_number)
+
+
+def _descendants(pid: int) -> list[int]:
+    """The processes below ``pid``, children first (Linux's /proc; none elsewhere)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(OSError):
+            for child in map(int, (task / "children").read_text().split()):
+                found += [child, *_descendants(child)]
+    return found
 
 
 def python(script: str, *args: str, timeout: int = 240) -> str:
