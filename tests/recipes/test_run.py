@@ -11,13 +11,13 @@ import pytest
 
 from tests.recipes.conftest import run
 
-# A launcher that starts its "rank" in a session of its own (as accelerate's does), then
-# both hang: the rank writes its pid first.
+# A launcher that starts its "rank" in a session of its own (as accelerate's does), writes
+# the rank's pid, then both hang.
 LAUNCHER = """
 import subprocess, sys, time
-rank = subprocess.Popen([sys.executable, "-c", "import os, sys, time; "
-    "open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(600)", sys.argv[1]],
-    start_new_session=True)
+rank = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                        start_new_session=True)
+open(sys.argv[1], "w").write(str(rank.pid))
 time.sleep(600)
 """
 
@@ -25,10 +25,10 @@ time.sleep(600)
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+        state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except (ProcessLookupError, FileNotFoundError):
         return False
-    # a zombie is gone but for its parent's wait
-    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    return state != "Z"  # a zombie is gone but for its parent's wait
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux's /proc")
@@ -37,7 +37,7 @@ class TestRun:
         self, tmp_path: Path
     ) -> None:
         written = tmp_path / "rank.pid"
-        with pytest.raises(AssertionError, match=r"did not finish in 3 s"):
-            run([sys.executable, "-c", LAUNCHER, str(written)], timeout=3)
+        with pytest.raises(AssertionError, match=r"did not finish in 2 s"):
+            run([sys.executable, "-c", LAUNCHER, str(written)], timeout=2)
         rank = int(written.read_text())
         assert not _alive(rank)
