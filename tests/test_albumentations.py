@@ -136,13 +136,7 @@ class TestAlbumentationsDriver:
     ) -> None:
         # CocoDetection keeps zero-size boxes; albumentations refused one with its
         # normalised corners and the label's index appended, naming no fix
-        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params(box_format))
-        made = make_driver(flip, DefaultAdapter())
-        sample = {
-            "image": np.zeros((24, 32, 3), np.uint8),
-            "bboxes": np.array([[2, 3, 10, 12], box], np.float32),
-            "labels": np.arange(2),
-        }
+        made, sample = _flip_beside_a_good_box(box_format, box)
         said = rf"box 1, {box}, has zero width or height.*filter_invalid_bboxes=True"
         with pytest.raises(ValueError, match=said.replace("[", r"\[").replace("]", r"\]")):
             made(sample, keyed(0))
@@ -155,13 +149,7 @@ class TestAlbumentationsDriver:
     ) -> None:
         # YOLO boxes read as pascal_voc (x_max < x_min) were called "zero width or height"
         # and told filter_invalid_bboxes=True, which drops every one of them without a word
-        flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params(box_format))
-        made = make_driver(flip, DefaultAdapter())
-        sample = {
-            "image": np.zeros((24, 32, 3), np.uint8),
-            "bboxes": np.array([[2, 3, 10, 12], box], np.float32),
-            "labels": np.arange(2),
-        }
+        made, sample = _flip_beside_a_good_box(box_format, box)
         with pytest.raises(ValueError, match=re.escape(
             f"box 1, {box}, has a negative width or height read as {box_format!r} ("
         )) as caught:  # fmt: skip
@@ -470,3 +458,14 @@ class TestKeypointShapes:
     @pytest.mark.parametrize("points", [[], np.zeros((0, 2)), np.zeros((0, 3), np.float32)])
     def test_empty_keypoints_pass(self, points: Any) -> None:
         assert len(self.run(points)["keypoints"]) == 0
+
+
+def _flip_beside_a_good_box(box_format: str, box: list[Any]) -> tuple[Any, dict[str, Any]]:
+    """A flip's driver, and a sample whose box 1 is ``box`` (``box_format``) after a good one."""
+    flip = A.Compose([A.HorizontalFlip(p=1)], bbox_params=bbox_params(box_format))
+    sample = {
+        "image": np.zeros((24, 32, 3), np.uint8),
+        "bboxes": np.array([[2, 3, 10, 12], box], np.float32),
+        "labels": np.arange(2),
+    }
+    return make_driver(flip, DefaultAdapter()), sample
