@@ -309,7 +309,7 @@ class DefaultAdapter:
     @staticmethod
     def class_target(sample: Any, key: str) -> Any:
         """A classification sample's class (see :func:`rankaug.samples.class_target`)."""
-        if isinstance(sample, Mapping):
+        if type(sample) is dict or isinstance(sample, Mapping):  # a dict: no ABC check
             return sample.get(key)
         if isinstance(sample, tuple | list) and len(sample) == 2:
             target = sample[1]
