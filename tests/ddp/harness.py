@@ -46,6 +46,30 @@ def digest(array: Any) -> str:
     return hashlib.sha1(array.tobytes() + str(array.shape).encode()).hexdigest()[:16]
 
 
+def _joined(rank: int, world_size: int, outdir: str) -> bool:
+    """Join the launch's gloo group; on failure note it (the launch tries again), False.
+
+    gloo's loopback connect fails now and then, and not always on every rank: a rank
+    whose peer gave up could pass ``init_process_group`` and go on into the job, to wait
+    for that peer forever (seen: a rank in the job's own group, 5 minutes). A barrier
+    makes every rank of a group a peer left fail too (its socket closed), at once.
+    """
+    try:
+        dist.init_process_group(
+            "gloo", init_method=f"file://{outdir}/rendezvous", rank=rank, world_size=world_size
+        )
+    except RuntimeError as error:
+        Path(outdir, f"rank{rank}.rendezvous").write_text(str(error))
+        return False
+    try:
+        dist.barrier()
+    except RuntimeError as error:
+        Path(outdir, f"rank{rank}.rendezvous").write_text(str(error))
+        dist.destroy_process_group()
+        return False
+    return True
+
+
 def _entry(
     rank: int,
     target: str,
@@ -59,12 +83,7 @@ def _entry(
     multiprocessing.set_start_method("fork", force=True)  # as under torchrun
     module_name, _, name = target.rpartition(":")
     fn = getattr(importlib.import_module(module_name), name)
-    try:
-        dist.init_process_group(
-            "gloo", init_method=f"file://{outdir}/rendezvous", rank=rank, world_size=world_size
-        )
-    except RuntimeError as error:  # gloo's loopback connect fails now and then: try again
-        Path(outdir, f"rank{rank}.rendezvous").write_text(str(error))
+    if not _joined(rank, world_size, outdir):
         return
     try:
         torch.manual_seed(0)
@@ -77,12 +96,7 @@ def _entry(
 
 def _forked_entry(rank: int, fn: Callable[..., Any], world_size: int, outdir: str,
                   args: tuple[Any, ...]) -> None:  # fmt: skip
-    try:
-        dist.init_process_group(
-            "gloo", init_method=f"file://{outdir}/rendezvous", rank=rank, world_size=world_size
-        )
-    except RuntimeError as error:  # as in _entry: the launch tries again
-        Path(outdir, f"rank{rank}.rendezvous").write_text(str(error))
+    if not _joined(rank, world_size, outdir):
         return
     try:
         torch.manual_seed(0)
