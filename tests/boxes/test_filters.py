@@ -130,12 +130,15 @@ class TestValidateXyxy:
         boxes = np.array([[0.0, -1e-5, edge, 300.0], [10.0, 10.0, 20.0, 480.0 + 1e-4]])
         assert (edge > 640, edge - 640 < edge_tolerance(640, 480)) == (True, True)
         assert validate_xyxy(boxes, (480, 640), clip=clip) is boxes
+
+    def test_an_edge_past_the_tolerance_is_still_clipped(self) -> None:
         further = np.array([[0.0, 0.0, 640.0 + 2 * edge_tolerance(640, 480), 300.0]])
-        if clip:  # still clipped, as past the tolerance
-            assert validate_xyxy(further, (480, 640))[0, 2] == 640.0
-        else:  # still refused
-            with pytest.raises(ValueError, match=r"lies partly outside .* clip=False"):
-                validate_xyxy(further, (480, 640), clip=False)
+        assert validate_xyxy(further, (480, 640))[0, 2] == 640.0
+
+    def test_an_edge_past_the_tolerance_is_still_refused_without_clip(self) -> None:
+        further = np.array([[0.0, 0.0, 640.0 + 2 * edge_tolerance(640, 480), 300.0]])
+        with pytest.raises(ValueError, match=r"lies partly outside .* clip=False"):
+            validate_xyxy(further, (480, 640), clip=False)
 
     def test_zero_size_boxes_are_allowed(self) -> None:
         boxes = np.array([[5.0, 5.0, 5.0, 20.0], [5.0, 5.0, 20.0, 5.0]])
