@@ -20,7 +20,6 @@ the number of runners (0: none, every job runs in its fixture, as in pytest-xdis
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
 import os
@@ -35,6 +34,8 @@ import traceback
 from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from tests.yielding import yield_the_cpu
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -375,21 +376,6 @@ def _run(folder: Path, pairs: list[str]) -> None:
         partial = folder / f"{name}.partial"
         partial.write_bytes(data)
         partial.replace(folder / f"{name}.pickle")
-
-
-def yield_the_cpu(nice: int = 10) -> None:
-    """Take only the CPU the suite leaves: this process and what it starts, at ``nice``.
-
-    A runner leads a session of its own (its jobs' processes stop with it), and where
-    Linux schedules by autogroup (``/proc/sys/kernel/sched_autogroup_enabled``) each
-    session is a group that shares the CPU equally with the suite's, whatever its
-    processes' nice value: with two runners the suite had a third of two cores, and its
-    spawned-worker tests ran three to four times as long as alone. The group's own nice
-    value is lowered too, where the kernel has one.
-    """
-    os.nice(nice)
-    with contextlib.suppress(OSError):  # no autogroups (not Linux, or they are off)
-        Path("/proc/self/autogroup").write_text(f"{nice}\n")
 
 
 if __name__ == "__main__":

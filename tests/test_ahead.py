@@ -136,7 +136,7 @@ class TestYieldTheCpu:
     @pytest.mark.skipif(not Path("/proc/self/autogroup").exists(), reason="no autogroups here")
     def test_a_runner_lowers_its_session_group_not_only_itself(self) -> None:
         code = (
-            "import os; from tests.ahead import yield_the_cpu; before = os.nice(0); "
+            "import os; from tests.yielding import yield_the_cpu; before = os.nice(0); "
             "yield_the_cpu(); print(os.nice(0) - before); "
             "print(open('/proc/self/autogroup').read())"
         )
@@ -147,6 +147,23 @@ class TestYieldTheCpu:
         lowered, group = result.stdout.splitlines()[:2]
         assert int(lowered) == min(10, 19 - os.nice(0)), result.stderr
         assert group.endswith(" nice 10"), group
+
+    @pytest.mark.skipif(not Path("/proc/self/autogroup").exists(), reason="no autogroups here")
+    def test_the_sessions_its_programs_begin_are_lowered_too(self) -> None:
+        # torchrun and accelerate start each rank in a session of its own, a new group
+        code = (
+            "import subprocess, sys, time; from tests.yielding import yield_the_cpu; "
+            "yield_the_cpu(); "
+            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'], "
+            "start_new_session=True); "
+            "group = lambda: open(f'/proc/{child.pid}/autogroup').read().split()[-1]; "
+            "print(group()); time.sleep(2); print(group()); child.kill()"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False,
+            start_new_session=True, timeout=60,
+        )  # fmt: skip
+        assert result.stdout.split() == ["0", "10"], result.stderr
 
 
 class TestJobs:

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.yielding import descendants
+
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 
@@ -44,7 +46,7 @@ def run(command: list[str], *, timeout: int = 240) -> str:
             # the whole tree, found while the launcher lives: one that starts its ranks
             # in sessions of their own (accelerate's) leaves them running otherwise,
             # holding the pipes open (the output never ends) and their ports
-            tree = [process.pid, *_descendants(process.pid)]
+            tree = [process.pid, *descendants(process.pid)]
             _stop(tree, signal.SIGABRT)
             try:
                 stdout, stderr = process.communicate(timeout=30)
@@ -69,16 +71,6 @@ def _stop(tree: list[int], signal_number: int) -> None:
             os.kill(pid, signal_number)
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(tree[0], signal_number)
-
-
-def _descendants(pid: int) -> list[int]:
-    """The processes below ``pid``, children first (Linux's /proc; none elsewhere)."""
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        with contextlib.suppress(OSError):
-            for child in map(int, (task / "children").read_text().split()):
-                found += [child, *_descendants(child)]
-    return found
 
 
 def python(script: str, *args: str, timeout: int = 240) -> str:
