@@ -32,6 +32,8 @@ From one key's ``SeedSequence`` rankaug builds a ``Generator(PCG64(seed_sequence
 (which reads state words 0..7) and, when a transform needs Python's ``random``, a
 ``random.Random`` seeded with state words 8..11 (as one 128-bit integer, little-endian).
 A torch seed, when one is needed, is one ``integers(0, 2**63)`` draw from the generator.
+The ``SeedSequence`` is a :class:`~rankaug.keyed_random.KeySeedSequence`, numpy's with
+its state words computed faster, the same words bit for bit.
 
 Changing any of this changes every user's augmentations: the golden-value tests in
 ``tests/test_keys.py`` pin it.
@@ -46,7 +48,7 @@ from typing import Final, Literal
 import numpy as np
 
 from rankaug import checks
-from rankaug.keyed_random import KeyedRandom
+from rankaug.keyed_random import KeyedRandom, KeySeedSequence
 
 __all__ = [
     "MAGIC",
@@ -193,25 +195,27 @@ class KeyTemplate:
 class KeyBuilder:
     """Fills the varying fields of a :class:`KeyTemplate` (made by its ``builder``)."""
 
-    __slots__ = ("_base", "_narrow", "_slots")
+    __slots__ = ("_base", "_slots", "_words", "_wrap")
 
     def __init__(self, base: np.ndarray, slots: list[tuple[int, int]]) -> None:
         self._base = base
         self._slots = slots
-        narrow = [position for position, bits in slots if bits == 32]
-        self._narrow = narrow if len(narrow) == len(slots) else None
+        self._words: list[int] = base.tolist()  # filled per key as Python ints: cheaper
+        # a 32-bit field keeps its low word beside a 64-bit one; where all are 32-bit,
+        # one out of range is refused by numpy
+        self._wrap = any(bits == 64 for _, bits in slots)
 
-    def __call__(self, *values: int) -> np.random.SeedSequence:
+    def __call__(self, *values: int) -> KeySeedSequence:
         """The key's ``SeedSequence`` for ``values`` (in the builder's field order)."""
-        words = self._base.copy()
-        if self._narrow is not None:
-            words[self._narrow] = values
-        else:
-            for (position, bits), value in zip(self._slots, values, strict=True):
+        words = self._words.copy()
+        wrap = self._wrap
+        for (position, bits), value in zip(self._slots, values, strict=True):
+            if bits == 64:
                 words[position] = value & MASK32
-                if bits == 64:
-                    words[position + 1] = value >> 32
-        return np.random.SeedSequence(words)
+                words[position + 1] = value >> 32
+            else:
+                words[position] = value & MASK32 if wrap else value
+        return KeySeedSequence(np.fromiter(words, np.uint32, len(words)))
 
     def __getstate__(self) -> tuple[np.ndarray, list[tuple[int, int]]]:
         return self._base, self._slots
@@ -348,7 +352,7 @@ def make_seed_sequence(
     >>> bool((ss.generate_state(4) == same.generate_state(4)).all())
     True
     """
-    return np.random.SeedSequence(
+    return KeySeedSequence(
         key_words(
             base_seed, rank=rank, worker_id=worker_id, epoch=epoch, index=index, stream=stream
         )

@@ -1,16 +1,19 @@
 from __future__ import annotations
 
 import itertools
+import pickle
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rankaug.keyed_random import KeySeedSequence, state_words
 from rankaug.keys import (
     MAGIC,
     Domain,
     KeyedRandom,
+    KeyTemplate,
     check_keying,
     key_words,
     make_rng,
@@ -20,6 +23,19 @@ from rankaug.keys import (
 
 U32 = st.integers(0, 2**32 - 1)
 U64 = st.integers(0, 2**64 - 1)
+ENTROPY = st.one_of(
+    st.integers(0, 2**200),
+    st.lists(st.integers(0, 2**70), max_size=12),
+    st.lists(U32, min_size=1, max_size=12).map(lambda words: np.array(words, np.uint32)),
+)
+SPAWN_KEY = st.lists(st.integers(0, 2**40), max_size=3).map(tuple)
+DTYPES = st.sampled_from([np.uint32, np.uint64, "uint32", "uint64", np.dtype(np.uint64)])
+
+
+def entropy_array(ss: np.random.SeedSequence) -> np.ndarray:
+    entropy: object = ss.entropy  # numpy types it as what it was given
+    assert isinstance(entropy, np.ndarray)
+    return entropy
 
 
 def first_draws(rng: np.random.Generator, n: int = 3) -> list[int]:
@@ -215,9 +231,119 @@ class TestKeyedRandom:
         with pytest.raises(TypeError, match=r"^seed_sequence must be a numpy SeedSequence"):
             KeyedRandom(given)  # type: ignore[arg-type]
 
+    @given(seed=U64, epoch=U32, index=U64)
+    def test_states_are_numpys(self, seed: int, epoch: int, index: int) -> None:
+        words = key_words(seed, epoch=epoch, index=index)
+        fast = KeyedRandom(make_seed_sequence(seed, epoch=epoch, index=index))
+        plain = KeyedRandom(np.random.SeedSequence(words))  # numpy's generate_state
+        direct = np.random.Generator(np.random.PCG64(np.random.SeedSequence(words)))
+        assert fast.generator.bit_generator.state == direct.bit_generator.state
+        assert plain.generator.bit_generator.state == direct.bit_generator.state
+        assert fast.py_random.getstate() == plain.py_random.getstate()
+        assert fast.generator.bit_generator.seed_seq is fast.seed_sequence
+
     def test_torch_seed_draws_from_the_generator(self) -> None:
         a = KeyedRandom(make_seed_sequence(1, epoch=0, index=0))
         b = KeyedRandom(make_seed_sequence(1, epoch=0, index=0))
         seeds = [a.torch_seed(), a.torch_seed()]
         assert seeds == first_draws(b.generator, 2)
         assert seeds[0] != seeds[1]
+
+
+class TestStateWords:
+    @given(entropy=ENTROPY, spawn_key=SPAWN_KEY, pool_size=st.integers(4, 9),
+           start=st.integers(0, 64), length=st.integers(0, 64))  # fmt: skip
+    def test_numpy_words(
+        self, entropy: object, spawn_key: tuple[int, ...], pool_size: int, start: int,
+        length: int,
+    ) -> None:  # fmt: skip
+        stop = min(start + length, 64)
+        ss = np.random.SeedSequence(entropy, spawn_key=spawn_key, pool_size=pool_size)
+        expected = ss.generate_state(stop)[start:].tolist()
+        assert state_words(ss.pool.tolist(), start, stop) == expected
+
+
+class TestKeySeedSequence:
+    @given(entropy=ENTROPY, spawn_key=SPAWN_KEY, pool_size=st.integers(4, 9),
+           n_words=st.integers(0, 70), dtype=DTYPES)  # fmt: skip
+    def test_generate_state_is_numpys(
+        self, entropy: object, spawn_key: tuple[int, ...], pool_size: int, n_words: int,
+        dtype: object,
+    ) -> None:  # fmt: skip
+        # the fast words (uint32 and uint64 up to 64 32-bit words) and numpy's beyond
+        fast = KeySeedSequence(entropy, spawn_key=spawn_key, pool_size=pool_size)
+        plain = np.random.SeedSequence(entropy, spawn_key=spawn_key, pool_size=pool_size)
+        got, expected = fast.generate_state(n_words, dtype), plain.generate_state(n_words, dtype)
+        assert got.dtype == expected.dtype
+        assert got.flags.writeable
+        assert got.flags.c_contiguous
+        assert got.tolist() == expected.tolist()
+
+    def test_requests_it_does_not_cover_go_to_numpy(self) -> None:
+        fast, plain = KeySeedSequence(5), np.random.SeedSequence(5)
+        assert fast.generate_state(np.int64(3)).tolist() == plain.generate_state(3).tolist()
+        with pytest.raises(ValueError, match="only support uint32 or uint64"):
+            fast.generate_state(4, np.int64)
+
+    @given(entropy=ENTROPY)
+    def test_generators_are_numpys(self, entropy: object) -> None:
+        fast = np.random.Generator(np.random.PCG64(KeySeedSequence(entropy)))
+        plain = np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy)))
+        assert fast.bit_generator.state == plain.bit_generator.state
+
+    def test_is_a_numpy_seed_sequence(self) -> None:
+        ss = make_seed_sequence(3, epoch=1, index=2)
+        plain = np.random.SeedSequence(key_words(3, epoch=1, index=2))
+        assert isinstance(ss, np.random.SeedSequence)
+        assert entropy_array(ss).tolist() == entropy_array(plain).tolist()
+        assert ss.pool.tolist() == plain.pool.tolist()
+        children, plain_children = ss.spawn(2), plain.spawn(2)
+        assert ss.n_children_spawned == 2
+        for child, plain_child in zip(children, plain_children, strict=True):
+            assert child.spawn_key == plain_child.spawn_key
+            assert child.generate_state(4).tolist() == plain_child.generate_state(4).tolist()
+
+    def test_pickles_as_numpys(self) -> None:
+        ss = KeySeedSequence([1, 2, 3], spawn_key=(4,), pool_size=6)
+        ss.spawn(3)
+        loaded = pickle.loads(pickle.dumps(ss))
+        assert type(loaded) is np.random.SeedSequence
+        assert loaded.state == ss.state
+        assert loaded.pool.tolist() == ss.pool.tolist()
+        generator = np.random.Generator(np.random.PCG64(ss))
+        copied = pickle.loads(pickle.dumps(generator))
+        assert copied.bit_generator.state == generator.bit_generator.state
+        assert type(copied.bit_generator.seed_seq) is np.random.SeedSequence
+        assert copied.bit_generator.seed_seq.state == ss.state
+
+
+class TestKeyBuilder:
+    @given(seed=U64, stream=U32, epoch=U32, index=U64)
+    def test_builds_the_template_words(
+        self, seed: int, stream: int, epoch: int, index: int
+    ) -> None:
+        template = KeyTemplate(Domain.SAMPLE, seed=seed, stream=stream)
+        ss = template.builder("epoch", "index")(epoch, index)
+        expected = template.words(epoch=epoch, index=index)
+        assert type(ss) is KeySeedSequence
+        assert entropy_array(ss).dtype == np.uint32
+        assert entropy_array(ss).flags.writeable
+        assert entropy_array(ss).tolist() == expected.tolist()
+
+    def test_values_out_of_range(self) -> None:
+        # as before the builder made its words in Python: a 32-bit field beside a
+        # 64-bit one keeps its low word; where all are 32-bit, numpy refuses it
+        sample = KeyTemplate(Domain.SAMPLE, seed=1, stream=0).builder("epoch", "index")
+        assert (
+            entropy_array(sample(2**32 + 5, 7)).tolist() == key_words(1, epoch=5, index=7).tolist()
+        )
+        stream = KeyTemplate(Domain.STREAM, seed=1, stream=0).builder("rank", "worker_id", "epoch")
+        with pytest.raises(OverflowError):
+            stream(0, 0, 2**32)
+        with pytest.raises(OverflowError):
+            sample(0, 2**64)
+
+    def test_pickles(self) -> None:
+        build = KeyTemplate(Domain.SAMPLE, seed=9, stream=3).builder("epoch", "index")
+        again = pickle.loads(pickle.dumps(build))
+        assert entropy_array(again(2, 2**40)).tolist() == entropy_array(build(2, 2**40)).tolist()
