@@ -281,9 +281,12 @@ class TestPartnerSampler:
 
     def test_its_arrays_are_read_only_and_other_names_no_attributes(self) -> None:
         sampler = PartnerSampler(8, 3, pool=[1, 2, 5], weights=[1, 2, 3])
-        for array in (sampler.pool, sampler.cdf):
+        sent = pickle.loads(pickle.dumps(sampler))  # as to a spawned worker
+        for array in (sampler.pool, sampler.cdf, sent.pool, sent.cdf):
             with pytest.raises(ValueError, match="read-only"):
                 array[0] = 0  # type: ignore[index]
+        with pytest.raises(AttributeError, match=r"^PartnerSampler\.pool cannot be assigned"):
+            sent.pool = None
         with pytest.raises(AttributeError, match="no attribute 'wieghts'"):
             sampler.wieghts = [1, 1, 1]  # type: ignore[attr-defined]
         assert sampler.draw(2, [0.0, 0.5, 0.99], rng()) == [1, 5, 5]

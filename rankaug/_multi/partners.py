@@ -135,6 +135,9 @@ class PartnerSampler(FixedSettings):
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in _OWN:  # as when it had __slots__: a misspelt setting is no attribute
             raise AttributeError(f"'PartnerSampler' object has no attribute {name!r}")
+        if not hasattr(self, "_total"):  # the constructor's, _total last: see __setstate__
+            object.__setattr__(self, name, value)
+            return
         try:
             super().__setattr__(name, value)
         except AttributeError as refused:  # a wrapper's sampler: from its Partners
@@ -147,6 +150,19 @@ class PartnerSampler(FixedSettings):
             raise AttributeError(
                 f"{refused} (a wrapper's partners: make a new wrapper with {made})"
             ) from None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _STATE}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Set the attributes one by one, never through ``__dict__`` (nor the constructor).
+
+        An object whose ``__dict__`` was made reads its attributes slower
+        (:mod:`rankaug._compact_copy`), and :meth:`draw` reads several per sample.
+        """
+        for name, value in state.items():
+            read_only = isinstance(value, np.ndarray) and name in ("pool", "cdf")
+            object.__setattr__(self, name, _read_only(value) if read_only else value)
 
     def made_from(self, partners: object) -> bool:
         """Whether this sampler is the one ``partners`` (a :class:`~rankaug.Partners`) makes.
@@ -323,6 +339,8 @@ class PartnerSampler(FixedSettings):
         )
 
 
+_STATE: Final = ("length", "count", "replace", "pool", "_position", "cdf", "_drawable", "_total")
+"""What a PartnerSampler holds, in the order its constructor sets it."""
 _OWN: Final = (
     PartnerSampler.fixed_settings
     | PartnerSampler.arguments_only
