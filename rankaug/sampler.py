@@ -114,16 +114,6 @@ class EpochSampler(FixedSettings, Sampler[EpochIndex]):
     """Fixed when made: the class (a ``DistributedSampler`` or not) and the passes follow it."""
     made_with = "_warned_sharding"  # set last: a subclass may have set the sampler before
 
-    def __new__(cls, sampler: Iterable[int], *, epoch: int = 0) -> EpochSampler:
-        """Over a ``DistributedSampler``, an EpochSampler that is also one (see below).
-
-        A subclass of yours too (:func:`_distributed`), as a ``DistributedSampler`` of yours.
-        """
-        if isinstance(sampler, DistributedSampler) and not issubclass(cls, DistributedSampler):
-            cls = _distributed(cls)
-        made: EpochSampler = object.__new__(cls)
-        return made
-
     def __init__(self, sampler: Iterable[int], *, epoch: int = 0) -> None:
         if not isinstance(sampler, Iterable):
             raise TypeError(
@@ -137,6 +127,7 @@ class EpochSampler(FixedSettings, Sampler[EpochIndex]):
                 f"{type(sampler).__name__}: pass the sampler or list it came from"
             )
         self.sampler = sampler
+        _follow(self)
         self._epochs = Epochs(checks.uint(epoch, "epoch", 32))
         self._current: Pass | None = None
         self._resume: dict[str, Any] | None = None
@@ -321,9 +312,6 @@ class EpochSampler(FixedSettings, Sampler[EpochIndex]):
         self._current = None
         self._epochs.restored(resume["epoch"])
 
-    def __getnewargs_ex__(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        return (self.sampler,), {}  # for __new__, which picks the class by it
-
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         current = self._current
@@ -355,13 +343,25 @@ class _DistributedEpochSampler(Forwarded, EpochSampler, DistributedSampler[int])
 _VARIANTS: dict[type[EpochSampler], type[EpochSampler]] = {}
 
 
+def _follow(made: EpochSampler) -> None:
+    """Over a ``DistributedSampler``, make ``made`` one too: its class's :func:`_distributed`.
+
+    Once its sampler is set, in the constructor, and not in ``__new__``: a subclass of
+    yours may take other arguments than EpochSampler's (a dataset first, keyword-only
+    ones) or make the sampler it wraps itself, so only the sampler set tells.
+    """
+    kind = type(made)
+    if isinstance(made.sampler, DistributedSampler) and not issubclass(kind, DistributedSampler):
+        object.__setattr__(made, "__class__", _distributed(kind))
+
+
 def _distributed(kind: type[EpochSampler]) -> type[EpochSampler]:
     """``kind`` over a ``DistributedSampler``: a ``kind`` that is also one.
 
     :class:`_DistributedEpochSampler` for EpochSampler; for a subclass of yours, a class
     of its name made (once) of it and that one, so that the frameworks leave it alone
-    too, your methods coming first. It pickles and copies as your class, whose
-    construction picks it again.
+    too, your methods coming first. It pickles and copies as your class, made again as
+    this one (:func:`_made_again`).
     """
     if kind is EpochSampler:
         return _DistributedEpochSampler
@@ -393,4 +393,6 @@ _NEWOBJ_EX: Final = getattr(copyreg, "__newobj_ex__")  # noqa: B009
 
 def _made_again(kind: type[EpochSampler], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Unpickle a subclass's distributed variant (:func:`_distributed`): ``kind``'s again."""
-    return kind.__new__(kind, *args, **kwargs)
+    made = kind.__new__(kind, *args, **kwargs)
+    object.__setattr__(made, "__class__", _distributed(kind))
+    return made

@@ -422,6 +422,15 @@ class TestRows:
         with pytest.raises(ValueError, match=r"got shape \(2,\): a flat list such as COCO's"):
             checks.point_rows(np.zeros(2), "kp")
 
+    def test_point_rows_refuses_rows_without_x_and_y_even_empty_ones(self) -> None:
+        # before: (2, 0), two keypoints of no coordinates, passed as empty keypoints
+        with pytest.raises(ValueError, match=r"got shape \(2, 0\): each row needs at least x"):
+            checks.point_rows(np.zeros((2, 0)), "kp")
+
+    def test_point_rows_names_where_a_pose_array_s_instances_go(self) -> None:
+        with pytest.raises(ValueError, match=r"instance \(and joint\) in where they go$"):
+            checks.point_rows(np.zeros((2, 17, 3)), "kp", "where they go")
+
 
 class TestRngCall:
     def test_how_each_signature_is_called(self) -> None:

@@ -257,6 +257,40 @@ class TestPartnerSampler:
         clone = pickle.loads(pickle.dumps(sampler))
         assert clone.draw(2, [0.1, 0.5, 0.9], rng(1)) == sampler.draw(2, [0.1, 0.5, 0.9], rng(1))
 
+    @pytest.mark.parametrize(
+        ("name", "value", "spelled"),
+        [("pool", [1, 2], "pool"), ("weights", [1.0] * 8, "weights"), ("cdf", None, "weights"),
+         ("replace", False, "replace")],
+    )  # fmt: skip
+    def test_its_settings_cannot_be_assigned(self, name: str, value: Any, spelled: str) -> None:
+        # before: mosaic.partners.pool = [1, 2] was taken by draw() but not by what the
+        # sampler derived from the pool (others(4) said 3 of 2 candidates, and sample 2,
+        # in the new pool but not the old, was drawn as its own partner: [2, 2, 2, 1]),
+        # nor by its repr (a list: AttributeError); weights= said "no attribute 'weights'"
+        mosaic = MosaicDataset(SyntheticDetection(8, image_size=16), seed=0, output_size=16,
+                               keying="sample", partners=Partners(pool=[3, 4, 5, 6]))  # fmt: skip
+        before = [mosaic[i]["mosaic"]["indices"] for i in range(4)]
+        with pytest.raises(
+            AttributeError,
+            match=rf"^PartnerSampler\.{name} cannot be assigned: .*make a new wrapper with "
+            rf"partners=rankaug\.Partners\({spelled}=\.\.\.\)\)$",
+        ):
+            setattr(mosaic.partners, name, value)
+        assert mosaic.partners.others(4) == 3
+        assert [mosaic[i]["mosaic"]["indices"] for i in range(4)] == before
+
+    def test_its_arrays_are_read_only_and_other_names_no_attributes(self) -> None:
+        sampler = PartnerSampler(8, 3, pool=[1, 2, 5], weights=[1, 2, 3])
+        sent = pickle.loads(pickle.dumps(sampler))  # as to a spawned worker
+        for array in (sampler.pool, sampler.cdf, sent.pool, sent.cdf):
+            with pytest.raises(ValueError, match="read-only"):
+                array[0] = 0  # type: ignore[index]
+        with pytest.raises(AttributeError, match=r"^PartnerSampler\.pool cannot be assigned"):
+            sent.pool = None
+        with pytest.raises(AttributeError, match="no attribute 'wieghts'"):
+            sampler.wieghts = [1, 1, 1]  # type: ignore[attr-defined]
+        assert sampler.draw(2, [0.0, 0.5, 0.99], rng()) == [1, 5, 5]
+
     def test_weights_on_the_main_index_only_tile_it_as_a_pool_of_it_does(self) -> None:
         data = SyntheticDetection(4, image_size=16)
         for partners in (Partners(weights=[1.0, 0.0, 0.0, 0.0]), Partners(pool=[0])):

@@ -183,8 +183,22 @@ class TestPartReader:
             read(reader(), sample(mask=np.zeros((2, 2), np.uint8)))
         with pytest.raises(ValueError, match=r"dataset\[0\] 'labels' has 2 entries for 1 boxes"):
             read(reader(), {**sample(), "labels": np.arange(2)})
-        with pytest.raises(ValueError, match=r"dataset\[0\] keypoints must have shape \(K, 2\+\)"):
+        with pytest.raises(
+            ValueError, match=r"dataset\[0\] 'keypoints' must be keypoints of shape \(K, 2\+\)"
+        ):
             read(reader(), sample(keypoints=np.zeros((3,))))
+
+    @pytest.mark.parametrize("shape", [(0,), (0, 1)])
+    def test_empty_keypoints_of_any_columns_read_as_none(self, shape: tuple[int, ...]) -> None:
+        (part,) = read(reader(), sample(boxes=0, keypoints=np.zeros(shape)))
+        assert part.keypoints is not None
+        assert part.keypoints.shape == (0, 2)
+
+    def test_rows_without_x_and_y_are_refused(self) -> None:
+        with pytest.raises(
+            ValueError, match=r"got shape \(2, 0\): each row needs at least x and y"
+        ):
+            read(reader(), sample(keypoints=np.zeros((2, 0))))
 
     @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
     def test_non_finite_keypoints_are_refused_as_boxes_are(self, bad: float) -> None:
@@ -254,6 +268,27 @@ class TestPartReader:
             person["norm"] = {"center": [16.0, 16.0]}
         out = wrapper(people, seed=0, p=1.0, **options)[0]
         assert out["norm"] == {"center": [16.0, 16.0]}
+
+    @pytest.mark.parametrize(
+        ("wrapper", "options"), _WRAPPERS, ids=lambda w: getattr(w, "__name__", "")
+    )
+    def test_every_wrapper_refuses_pose_arrays_in_the_words_of_the_transform_wrapper(
+        self, wrapper: Any, options: dict[str, Any]
+    ) -> None:
+        # before: "dataset[0] keypoints must have shape (K, 2+), got (1, 17, 3)", without
+        # the rows to give (RandomAugmentWrapper's, checks.point_rows, says how)
+        people = [_person(1), _person(2)]
+        for person in people:
+            person["keypoints"] = np.ones((1, 17, 3), np.float32)
+        with pytest.raises(
+            SampleError,
+            match=r"dataset\[0\] 'keypoints' must be keypoints of shape \(K, 2\+\), one row "
+            r"\(x, y, \.\.\.\) per keypoint, got shape \(1, 17, 3\): per-instance pose arrays "
+            r"\(N, K, 2\|3\) go as N\*K rows, points\.reshape\(-1, points\.shape\[-1\]\), with "
+            r"each keypoint's instance \(and joint\) in a per-keypoint field of "
+            r"rankaug\.Targets\(keypoint_fields=\[\.\.\.\]\)",
+        ):
+            wrapper(people, seed=0, p=1.0, **options)[0]
 
     @pytest.mark.parametrize(
         ("wrapper", "options"), _WRAPPERS, ids=lambda w: getattr(w, "__name__", "")

@@ -287,6 +287,14 @@ class Yours(EpochSampler):
         return "Yours"
 
 
+class Named(EpochSampler):
+    """A subclass of EpochSampler whose constructor takes other arguments than its own."""
+
+    def __init__(self, name: str, sampler: Any, *, first: int) -> None:
+        self.name = name
+        super().__init__(sampler, epoch=first)
+
+
 class TestOverADistributedSampler:
     def test_is_a_distributed_sampler_with_its_attributes(self) -> None:
         # Issue 21 item 4: Lightning and Fabric re-shard any sampler that is not one.
@@ -341,6 +349,24 @@ class TestOverADistributedSampler:
             sampler.sampler = inner
         plain: Any = Yours(range(4))
         assert not isinstance(plain, DistributedSampler)
+
+    @pytest.mark.parametrize("distributed", [True, False])
+    def test_a_subclass_of_yours_may_take_other_arguments(self, distributed: bool) -> None:
+        # before: EpochSampler.__new__, which took EpochSampler's arguments only, refused
+        # Named("a", inner, first=3) (TypeError: unexpected keyword argument 'first')
+        inner = DistributedSampler(range(8), num_replicas=2, rank=1, shuffle=False)
+        sampler: Any = Named("a", inner if distributed else range(1, 8, 2), first=3)
+        assert (isinstance(sampler, Named), isinstance(sampler, DistributedSampler)) == (
+            True, distributed,
+        )  # fmt: skip
+        assert (type(sampler).__name__, sampler.name, sampler.epoch) == ("Named", "a", 3)
+        passing = iter(sampler)
+        assert int(next(passing)) == 1
+        for copied in (pickle.loads(pickle.dumps(sampler)), copy.copy(sampler),
+                       copy.deepcopy(sampler)):  # fmt: skip
+            assert (type(copied), copied.name) == (type(sampler), "a")
+            assert [(int(i), i.epoch) for i in copied] == [(3, 3), (5, 3), (7, 3)]  # resumed
+        assert [(int(i), i.epoch) for i in passing] == [(3, 3), (5, 3), (7, 3)]
 
     def test_other_samplers_stay_plain_epoch_samplers(self) -> None:
         for inner in (range(4), RandomSampler(range(4)), BatchSampler(range(4), 2, False)):

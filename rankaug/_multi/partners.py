@@ -35,18 +35,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 
 from rankaug import checks
+from rankaug._fixed import FixedSettings
 
 __all__ = ["PartnerSampler"]
 
 _MAX_REJECTIONS: Final = 1000
 
 
-class PartnerSampler:
+class PartnerSampler(FixedSettings):
     """Draws the partners of one sample from uniforms of its key (see the module docstring).
 
     Args:
@@ -67,8 +68,14 @@ class PartnerSampler:
             is a candidate).
 
     Attributes:
-        pool: The pool as an ``int64`` array, or ``None``.
-        cdf: The weights' cumulative distribution, or ``None``.
+        pool: The pool as a read-only ``int64`` array, or ``None``.
+        cdf: The weights' cumulative distribution (read-only), or ``None``.
+
+    Every setting is fixed when the sampler is made (:class:`~rankaug._fixed.FixedSettings`):
+    it derives from them what its draws read (the positions in the pool, the candidates
+    of weight > 0), the wrapper holding it checked them against its own settings then, and
+    its DataLoader workers hold copies, so ``mosaic.partners.pool = [0, 2]`` is refused:
+    make a new wrapper with ``partners=Partners(pool=[0, 2])``.
 
     >>> PartnerSampler(4, 3, pool=[0, 0, 1])
     Traceback (most recent call last):
@@ -76,7 +83,11 @@ class PartnerSampler:
     ValueError: pool must be distinct indices, got repeated entries [0]
     """
 
-    __slots__ = ("_drawable", "_position", "_total", "cdf", "count", "length", "pool", "replace")
+    fixed_settings = frozenset({"length", "count", "replace", "pool", "cdf"})
+    """Fixed when made: the draws, and what is derived for them, follow them."""
+    arguments_only = frozenset({"weights"})
+    """Kept as their ``cdf``: an attribute ``weights`` would not be read."""
+    arguments_kept_in = "cdf"
 
     def __init__(
         self,
@@ -90,17 +101,21 @@ class PartnerSampler:
         self.length = checks.integer(length, "length", low=1)
         self.count = checks.integer(count, "count", low=0)
         self.replace = checks.boolean(replace, "replace")
-        self.pool = None if pool is None else checks.index_array(pool, "pool", length=length)
+        self.pool = (
+            None if pool is None else _read_only(checks.index_array(pool, "pool", length=length))
+        )
         self._position: dict[int, int] = (
             {} if self.pool is None else {v: k for k, v in enumerate(self.pool.tolist())}
         )
         candidates = self.candidates
-        self.cdf = None
-        self._drawable: np.ndarray | None = None  # per candidate: weight > 0 (None: all)
-        if weights is not None:
-            what = "item" if self.pool is None else "pool entry"
-            self.cdf = checks.weights(weights, "weights", count=candidates, what=what)
-            self._drawable = np.diff(self.cdf, prepend=0.0) > 0.0
+        what = "item" if self.pool is None else "pool entry"
+        self.cdf = (
+            None
+            if weights is None
+            else _read_only(checks.weights(weights, "weights", count=candidates, what=what))
+        )
+        # per candidate: weight > 0 (None: all)
+        self._drawable = None if self.cdf is None else np.diff(self.cdf, prepend=0.0) > 0.0
         # how many candidates can be drawn at all
         self._total = candidates if self._drawable is None else int(self._drawable.sum())
         if not self.replace and 1 < self._total < self.count:
@@ -116,6 +131,38 @@ class PartnerSampler:
                 f"{candidates - 1} others ({candidates} items): use fewer cells, more "
                 "items or replace=True"
             )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in _OWN:  # as when it had __slots__: a misspelt setting is no attribute
+            raise AttributeError(f"'PartnerSampler' object has no attribute {name!r}")
+        if not hasattr(self, "_total"):  # the constructor's, _total last: see __setstate__
+            object.__setattr__(self, name, value)
+            return
+        try:
+            super().__setattr__(name, value)
+        except AttributeError as refused:  # a wrapper's sampler: from its Partners
+            field = "weights" if name == "cdf" else name
+            made = (
+                f"partners=rankaug.Partners({field}=...)"
+                if field in ("pool", "weights", "replace")
+                else "another dataset or layout"  # length, count
+            )
+            raise AttributeError(
+                f"{refused} (a wrapper's partners: make a new wrapper with {made})"
+            ) from None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _STATE}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Set the attributes one by one, never through ``__dict__`` (nor the constructor).
+
+        An object whose ``__dict__`` was made reads its attributes slower
+        (:mod:`rankaug._compact_copy`), and :meth:`draw` reads several per sample.
+        """
+        for name, value in state.items():
+            read_only = isinstance(value, np.ndarray) and name in ("pool", "cdf")
+            object.__setattr__(self, name, _read_only(value) if read_only else value)
 
     def made_from(self, partners: object) -> bool:
         """Whether this sampler is the one ``partners`` (a :class:`~rankaug.Partners`) makes.
@@ -292,6 +339,15 @@ class PartnerSampler:
         )
 
 
+_STATE: Final = ("length", "count", "replace", "pool", "_position", "cdf", "_drawable", "_total")
+"""What a PartnerSampler holds, in the order its constructor sets it."""
+_OWN: Final = (
+    PartnerSampler.fixed_settings
+    | PartnerSampler.arguments_only
+    | {"_drawable", "_position", "_total"}
+)
+"""The attributes a PartnerSampler has (its ``__slots__`` before it fixed its settings)."""
+
 _SHOWN: Final = 8
 """The longest pool a sampler's ``repr`` lists entry by entry."""
 
@@ -302,6 +358,12 @@ def _listed(values: np.ndarray, what: str, of: str = "") -> str:
         return repr(values.tolist())
     digest = hashlib.sha256(np.ascontiguousarray(values).tobytes()).hexdigest()[:8]
     return f"<{len(values)} {what}, {of}sha256={digest}...>"
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """``array`` (the sampler's own, made by the check) made read-only: its draws read it."""
+    array.setflags(write=False)
+    return array
 
 
 def _equal(a: np.ndarray | None, b: np.ndarray | None) -> bool:

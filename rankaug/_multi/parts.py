@@ -26,6 +26,7 @@ from rankaug._multi.agreement import refuse_disagreement
 from rankaug._multi.fields import UNTYPED, read_field, untyped
 from rankaug._multi.part import NO_BOXES, Part
 from rankaug.boxes import as_box_array
+from rankaug.checks.rows import RANKAUG_FIELDS
 from rankaug.context import SampleContext
 from rankaug.polygons import POLYGONS, read_polygons
 from rankaug.samples import SampleAdapter, class_target, passthrough, view
@@ -308,8 +309,9 @@ class PartReader:
         if _empty_list(keypoints):  # [] (a background image) has no shape: (0, 2)
             keypoints = np.zeros((0, 2))
         keypoints = np.asarray(keypoints, dtype=np.float64)
-        if keypoints.ndim != 2 or keypoints.shape[1] < 2:
-            raise ValueError(f"{where} keypoints must have shape (K, 2+), got {keypoints.shape}")
+        checks.point_rows(keypoints, f"{where} 'keypoints'", RANKAUG_FIELDS)  # the wrapper's words
+        if keypoints.ndim != 2 or keypoints.shape[1] < 2:  # empty: np.zeros(0), (0, 1)
+            keypoints = np.zeros((0, 2))
         checks.finite_points(keypoints, f"{where} keypoints")  # as boxes: never dropped
         for field in self.keypoint_fields:
             array = read_field(data.get(field))

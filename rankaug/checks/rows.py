@@ -18,13 +18,32 @@ from typing import Final
 
 import numpy as np
 
-__all__ = ["BOXES", "KEYPOINTS", "finite_points", "finite_rows", "point_rows", "row_error"]
+__all__ = [
+    "ALBUMENTATIONS_FIELDS",
+    "BOXES",
+    "KEYPOINTS",
+    "RANKAUG_FIELDS",
+    "finite_points",
+    "finite_rows",
+    "point_rows",
+    "row_error",
+]
 
 BOXES: Final = "boxes are (x_min, y_min, x_max, y_max) in pixels"
 """How pixel xyxy boxes are laid out, for messages."""
 KEYPOINTS: Final = "keypoints are (x, y, ...) in pixels"
 """How keypoints are laid out, for messages."""
 _NOT_FINITE: Final = "contains NaN or infinity"
+ALBUMENTATIONS_FIELDS: Final = (
+    "a per-keypoint label field of A.KeypointParams(label_fields=[...]); "
+    "remove_invisible=False keeps every instance's K rows to reshape back"
+)
+"""Where a transform of albumentations keeps each keypoint's instance, for messages."""
+RANKAUG_FIELDS: Final = (
+    "a per-keypoint field of rankaug.Targets(keypoint_fields=[...]), which stays with "
+    "its row (a row that leaves the output goes with its fields)"
+)
+"""Where a rankaug wrapper (a mosaic, a mix) keeps each keypoint's instance, for messages."""
 
 
 def row_error(
@@ -71,13 +90,16 @@ def finite_points(points: np.ndarray, name: str) -> None:
         raise row_error(points, name, ~finite.all(axis=1), _NOT_FINITE, KEYPOINTS)
 
 
-def point_rows(points: np.ndarray, name: str) -> None:
+def point_rows(points: np.ndarray, name: str, fields: str = ALBUMENTATIONS_FIELDS) -> None:
     """Refuse keypoints that are not ``(K, 2+)`` rows, one ``(x, y, ...)`` per keypoint.
 
-    albumentations takes no other shape and fails deep inside ("too many indices", "could
-    not broadcast"): a COCO-style flat list ``[x1, y1, v1, x2, ...]`` or per-instance
-    ``(N, K, 2|3)`` pose arrays are refused here, with how to give them as rows. Empty
-    keypoints (``[]``, ``(0, 2)``) pass.
+    The one wording for every wrapper. albumentations takes no other shape and fails deep
+    inside ("too many indices", "could not broadcast"), and neither do a mosaic and the
+    mixes: a COCO-style flat list ``[x1, y1, v1, x2, ...]`` or per-instance
+    ``(N, K, 2|3)`` pose arrays are refused here, with how to give them as rows and,
+    for pose arrays, where each keypoint's instance goes (``fields``:
+    :data:`ALBUMENTATIONS_FIELDS` or :data:`RANKAUG_FIELDS`). Empty keypoints (``[]``,
+    ``(0, 2)``) pass; rows without ``x`` and ``y`` (``(K, 1)``, ``(K, 0)``) do not.
 
     Raises:
         ValueError: If ``points`` has another shape; the message names ``name``, the
@@ -91,14 +113,13 @@ def point_rows(points: np.ndarray, name: str) -> None:
 ...) per keypoint, got shape (2, 17, 3): per-instance pose arrays ...
     """
     shape = points.shape
-    if (len(shape) == 2 and shape[1] >= 2) or (len(shape) <= 2 and not points.size):
+    if (len(shape) == 2 and shape[1] >= 2) or (len(shape) in (1, 2) and not shape[0]):
         return
     if len(shape) >= 3:
         fix = (
             "per-instance pose arrays (N, K, 2|3) go as N*K rows, "
             "points.reshape(-1, points.shape[-1]), with each keypoint's instance (and "
-            "joint) in a per-keypoint label field of A.KeypointParams(label_fields=[...]); "
-            "remove_invisible=False keeps every instance's K rows to reshape back"
+            f"joint) in {fields}"
         )
     elif len(shape) == 2:
         fix = "each row needs at least x and y"

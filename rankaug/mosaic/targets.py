@@ -1,10 +1,12 @@
 """Targets: every tile's boxes, label fields, masks, polygons and keypoints, on the output.
 
 Boxes of all tiles go through one vectorised pass (up to
-:data:`~rankaug.boxes.FEW_BOXES` pixel boxes without filters or warp: row by row, the
-same arithmetic, faster for so few): converted from ``box_format`` to pixel xyxy (once,
-on the way in), clipped to their tile image (boxes that reach a little outside it, as
-real annotations do; ``clip=False`` makes that an error), mapped with their window's
+:data:`~rankaug.boxes.FEW_BOXES` pixel boxes without filters or warp: row by row,
+:mod:`~rankaug.mosaic.few_boxes`, the same arithmetic, faster for so few): converted
+from ``box_format`` to pixel xyxy (once, on the way in), clipped to their tile image
+(boxes that reach a little outside it, as real annotations do, but not an edge past
+it by float rounding only, :func:`~rankaug.boxes.edge_tolerance`; ``clip=False``
+makes that an error), mapped with their window's
 affine map (:class:`~rankaug.mosaic.layout.Window`), clipped to the visible window and
 filtered: holding the centre of an output pixel always (no box without pixels:
 :mod:`~rankaug.mosaic.centres`; a box that a window cuts, or a scale shrinks, to a
@@ -55,7 +57,6 @@ box stays that of the cut polygon's pixels.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from math import ceil
 from typing import Any, Final
 
 import numpy as np
@@ -75,6 +76,7 @@ from rankaug.boxes.whole import int_box_dtype, whole_boxes, whole_points
 from rankaug.mosaic import centres
 from rankaug.mosaic.centres import TOLERANCE
 from rankaug.mosaic.config import MosaicConfig
+from rankaug.mosaic.few_boxes import row_by_row
 from rankaug.mosaic.fused import TileWarp, Warp
 from rankaug.mosaic.keypoints import map_keypoints
 from rankaug.mosaic.layout import Layout, Window
@@ -85,7 +87,6 @@ from rankaug.polygons import POLYGONS, Polygons, gather, pack
 
 __all__ = ["TOLERANCE", "map_targets"]
 
-_FAR: Final = 0.5 + TOLERANCE  # (rankaug.mosaic.centres' offset of the far edges)
 _NO_BOXES: Final = np.zeros((0, 4))
 _FLOAT32: Final = np.dtype(np.float32)  # float32 boxes cast here, not by the adapter (see _boxes)
 _NO_KEEP: Final = np.zeros(0, dtype=bool)
@@ -195,15 +196,18 @@ def _boxes(
     """All tiles' boxes in one pass: which to keep (``None``: all), and the kept ones.
 
     The kept ones in pixel xyxy, mirrored in an output ``flip_width`` wide when given.
-    Boxes are checked by :func:`_pixel_boxes`: those a little outside their image are
-    clipped, invalid ones raise an error naming the index and row. A few pixel boxes
-    under an axis-aligned map without filters go row by row (:func:`_row_by_row`, the
-    same arithmetic; ``windows``: the places, when they are windows, ``dtype`` its array's,
-    float64 if ``None``: float32 at once, no cast). ``total`` is the sum of ``counts``.
+    Boxes are checked by :func:`_pixel_boxes`: a box inside its image (an edge past it
+    by float rounding, :func:`~rankaug.boxes.edge_tolerance`, is on it) is taken as it
+    is, and the window's map and clip bound it; a box further out is clipped to its
+    image (``clip=False``: refused), an invalid one refused, naming the index and row.
+    A few pixel boxes under an axis-aligned map without filters go row by row
+    (:func:`~rankaug.mosaic.few_boxes.row_by_row`, the same arithmetic; ``windows``: the
+    places, when they are windows, ``dtype`` its array's, float64 if ``None``: float32
+    at once, no cast). ``total`` is the sum of ``counts``.
     """
     plain = not config.filters and config.box_format == "pascal_voc"
     if windows is not None and plain and total <= FEW_BOXES:
-        found = _row_by_row(windows, tiles, flip_width, dtype)
+        found = row_by_row(windows, tiles, flip_width, dtype)
         if found is not None:
             return found
     # per box: image width, height, then its window's map and edges (see Window.row)
@@ -228,97 +232,6 @@ def _boxes(
         keep[keep] = centres.warped(canvas[keep], clipped[keep], warp.matrix, config.image_hw)
     kept = clipped[keep]
     return keep, kept if flip_width is None else mirror_xyxy(kept, flip_width)
-
-
-def _row_by_row(
-    windows: Sequence[Window],
-    tiles: Sequence[Tile],
-    flip_width: int | None = None,
-    dtype: np.dtype[Any] | None = None,
-) -> tuple[list[bool] | None, np.ndarray] | None:
-    """:func:`_boxes` of pixel boxes, no warp and no filters, in Python, bit for bit.
-
-    Each box is mapped and clipped to its window with the vectorised path's operations
-    in its order (a product, a sum, a maximum, a minimum), and kept where it holds a
-    pixel centre (:func:`~rankaug.mosaic.centres.aligned`'s arithmetic, after
-    comparisons that decide as it does for a box of no width or one 2 pixels wide and
-    high: the usual boxes cost what a width test costs). A few boxes go faster this way
-    than through a dozen numpy calls, each of which costs far more than its arithmetic
-    when it runs cold (between tiles' resampling, in the mosaic race). ``None`` when a
-    box is not inside its image (:func:`~rankaug.boxes.all_inside`'s rule, checked as
-    each box is mapped): the vectorised path clips or refuses it. With ``flip_width``
-    kept boxes are mirrored in :func:`~rankaug.boxes.mirror_xyxy`'s floats. Which are kept:
-    ``None`` when all are (the usual case), else a list of bools, no array (for
-    :func:`~rankaug._multi.fields.join_kept`), one noted for each box as it is decided.
-
-    A box outside its source window (about half of a mosaic's boxes: what of its tile
-    the output cuts off) is dropped before it is mapped, as the centre test would drop
-    it: the window's map takes the source window's edges to the output window's within
-    float error (far below a pixel), so such a box, mapped and clipped, is no wider (or
-    no higher) than that error, far below TOLERANCE: no pixel centre inside (an empty
-    window's box, mapped to 0, is outside its empty source window too).
-    """
-    keep: list[bool] = []  # each box's fate, in order
-    decided = keep.append
-    kept: list[float] = []  # flat: numpy reads a flat list of floats twice as fast
-    for window, tile in zip(windows, tiles, strict=True):
-        th, tw = window.size  # the tile image's; its edges too, as floats: float compares
-        width, height, left, top = float(tw), float(th), float(window.dx0), float(window.dy0)
-        right, bottom = float(window.dx1), float(window.dy1)
-        kx, ky, bx, by = window.kx, window.ky, window.bx, window.by  # x -> kx * x + bx
-        # the source window (empty: 0, 0, 0, 0)
-        shown_x0, shown_y0 = float(window.sx0), float(window.sy0)
-        shown_x1, shown_y1 = float(window.sx1), float(window.sy1)
-        rows = tile.boxes.tolist()
-        for x0, y0, x1, y1 in rows:
-            # all_inside's 0 <= x0 < width, 0 < x1 <= width, x0 <= x1 (and in y): one
-            # chain per axis for a box of some width (the usual: three comparisons), a
-            # second for one of none (x0 == x1, then 0 < x0 < width); NaN fails both
-            if not (
-                (0.0 <= x0 < x1 <= width or 0.0 < x0 == x1 < width)
-                and (0.0 <= y0 < y1 <= height or 0.0 < y0 == y1 < height)
-            ):  # fmt: skip
-                return None
-            if x1 <= shown_x0 or x0 >= shown_x1 or y1 <= shown_y0 or y0 >= shown_y1:
-                decided(False)  # outside: none shows
-                continue
-            # mapped, then clipped to the window: statements, as they cost fewer steps
-            # than the expressions (nothing stored where the box lies inside)
-            a = x0 * kx + bx
-            if a > right:
-                a = right
-            elif a < left:
-                a = left
-            b = y0 * ky + by
-            if b > bottom:
-                b = bottom
-            elif b < top:
-                b = top
-            c = x1 * kx + bx
-            if c > right:
-                c = right
-            elif c < left:
-                c = left
-            d = y1 * ky + by
-            if d > bottom:
-                d = bottom
-            elif d < top:
-                d = top
-            # a pixel centre (rankaug.mosaic.centres): surely one in a box 2 pixels
-            # wide (the usual: what a width test costs), none in one of no width (one
-            # hidden), else counted
-            if (c - a >= 2.0 or (c > a and ceil(c - _FAR) > ceil(a - 0.5))) and (
-                d - b >= 2.0 or (d > b and ceil(d - _FAR) > ceil(b - 0.5))
-            ):
-                if flip_width is None:
-                    kept += a, b, c, d
-                else:  # mirror_xyxy's floats
-                    kept += flip_width - c, b, flip_width - a, d
-                decided(True)
-            else:
-                decided(False)
-    boxes = np.array(kept, dtype=np.float64 if dtype is None else dtype).reshape(-1, 4)
-    return (keep if len(boxes) < len(keep) else None), boxes
 
 
 def _outlined(

@@ -68,12 +68,20 @@ class Told(SharedEpoch):
     receive it with the wrapper, and the workers of a later epoch see what those of an
     earlier one set. A copy by ``pickle`` or ``copy.deepcopy`` starts with none told.
 
+    Its lock file (:class:`_Exclusive`) is named where it is made and travels with it:
+    every process that shares its word locks that one file, whatever its own ``TMPDIR``
+    (a worker's may differ from the process that made the wrapper).
+
     >>> told = Told()
     >>> told.first("unsplit"), told.first("unsplit")
     (True, False)
     """
 
-    __slots__ = ()
+    __slots__ = ("_lock_file",)
+
+    def __init__(self, value: int = 0) -> None:
+        super().__init__(value)
+        self._lock_file = _lock_file()
 
     ONCE: Final = {"unsplit": 1, "dealt": 2}
     """The warnings given once, by name: their bits."""
@@ -87,7 +95,7 @@ class Told(SharedEpoch):
         bit = self.ONCE[kind]
         if self.get() & bit:  # told: the lock is for the first time only
             return False
-        with _exclusive():
+        with _exclusive(self._lock_file):
             given = self.get()
             if given & bit:
                 return False
@@ -96,43 +104,56 @@ class Told(SharedEpoch):
 
     def __reduce__(self) -> tuple[Any, ...]:
         self.claim()  # a rank's spawned workers share its own word
-        return (_told, (self._block, self._slot))
+        return (_told, (self._block, self._slot, self._lock_file))
+
+
+def _lock_file() -> str | None:
+    """This user's lock file in this process's temporary folder (``None``: no ``flock``)."""
+    name = "rankaug-told-{}.lock"
+    return None if fcntl is None else os.path.join(tempfile.gettempdir(), name.format(os.getuid()))
 
 
 class _Exclusive:
     """This machine's lock for the told words: one process, and one thread, at a time.
 
-    ``flock`` on a file of this user's in the temporary folder (``rankaug-told-UID.lock``,
-    empty, left there), opened once per process: a forked child's inherited descriptor
-    would share its parent's lock. Without ``flock`` (no ``fcntl``, a folder that cannot
-    be written), the threads of this process alone are kept apart.
+    ``flock`` on a lock file of this user's (a :class:`Told`'s, ``rankaug-told-UID.lock``
+    in the temporary folder of the process that made it, empty, left there), opened
+    once per process: a forked child's inherited descriptor would share its parent's
+    lock. A file of that name that another user owns is not locked (they could hold it
+    for ever). Without ``flock`` (no ``fcntl``, a folder that cannot be written, another
+    user's file), the threads of this process alone are kept apart.
     """
 
     def __init__(self) -> None:
         self._threads = threading.Lock()
-        self._file: tuple[int, int | None] = (-1, None)  # (pid, descriptor) of the lock file
+        self._files: tuple[int, dict[str, int | None]] = (-1, {})  # (pid, descriptors)
         if hasattr(os, "register_at_fork"):  # not on Windows
             os.register_at_fork(after_in_child=self._forked)
 
     def _forked(self) -> None:
         self._threads = threading.Lock()  # another thread may have held it at the fork
 
-    def _descriptor(self) -> int | None:
-        pid, fd = self._file
+    def _descriptor(self, name: str) -> int | None:
+        pid, files = self._files
         if pid != os.getpid():
-            name = os.path.join(tempfile.gettempdir(), f"rankaug-told-{os.getuid()}.lock")
+            files = {}
+            self._files = (os.getpid(), files)
+        if name not in files:
             flags = os.O_RDONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
             try:
-                fd = os.open(name, flags, 0o600)
+                fd: int | None = os.open(name, flags, 0o600)
             except OSError:
                 fd = None
-            self._file = (os.getpid(), fd)
-        return fd
+            if fd is not None and os.fstat(fd).st_uid != os.getuid():
+                os.close(fd)
+                fd = None
+            files[name] = fd
+        return files[name]
 
     @contextlib.contextmanager
-    def __call__(self) -> Iterator[None]:
+    def __call__(self, name: str | None) -> Iterator[None]:
         with self._threads:
-            fd = self._descriptor() if fcntl is not None else None
+            fd = None if name is None or fcntl is None else self._descriptor(name)
             if fd is None:
                 yield
                 return
@@ -146,15 +167,18 @@ class _Exclusive:
 _exclusive: Final = _Exclusive()
 
 
-def _told(block: torch.Tensor, slot: int) -> Told:
+def _told(block: torch.Tensor, slot: int, lock_file: str | None) -> Told:
     """Unpickle :class:`Told`: the same word when the block arrived shared, else a new one.
 
-    A wrapper's spawned workers receive the block shared. A plain ``pickle`` (a wrapper
-    loaded in another process: a checkpoint, a job sent elsewhere) or ``copy.deepcopy``
-    does not, and tells afresh what it tells: what the original told was not seen there.
+    A wrapper's spawned workers receive the block shared, and lock its maker's file. A
+    plain ``pickle`` (a wrapper loaded in another process: a checkpoint, a job sent
+    elsewhere) or ``copy.deepcopy`` does not, and tells afresh what it tells: what the
+    original told was not seen there.
     """
     if block.is_shared():  # type: ignore[no-untyped-call]
-        return shared_slot(Told, block, slot)
+        told = shared_slot(Told, block, slot)
+        told._lock_file = lock_file
+        return told
     return Told()
 
 

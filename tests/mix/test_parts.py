@@ -59,7 +59,10 @@ class TestPairReader:
                 {"mask": np.zeros((3, 3))},
                 r"dataset\[0\] mask must be .* \(10, 20\) .* got shape \(3, 3\)",
             ),
-            ({"keypoints": [1.0, 2.0]}, r"dataset\[0\] keypoints must have shape \(K, 2\+\)"),
+            (
+                {"keypoints": [1.0, 2.0]},
+                r"dataset\[0\] 'keypoints' must be keypoints of shape \(K, 2\+\)",
+            ),
             ({"keypoints": [[1.0, 2.0]]}, r"dataset\[0\] 'kp' must have one entry per keypoint"),
         ],
     )

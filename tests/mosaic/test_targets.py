@@ -12,13 +12,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rankaug import MosaicDataset, MosaicGrid, Targets
-from rankaug._multi.parts import Part
-from rankaug.boxes import BOX_FORMATS, BoxFormat, all_inside, from_xyxy, to_xyxy
+from rankaug.boxes import BOX_FORMATS, BoxFormat, from_xyxy, to_xyxy
 from rankaug.errors import SampleError
-from rankaug.mosaic import MosaicAffine
+from rankaug.mosaic import MosaicAffine, few_boxes
 from rankaug.mosaic import outlines as outlines_module
 from rankaug.mosaic import targets as targets_module
-from rankaug.mosaic.layout import Window
 from rankaug.mosaic.targets import TOLERANCE
 from rankaug.polygons import fill, outline
 from tests.boxes.polygons import clip_polygon
@@ -198,7 +196,7 @@ class TestMapTargets:
     def test_a_few_boxes_go_row_by_row_bit_for_bit(
         self, data: st.DataObject, seed: int, many: bool, dtype: Any
     ) -> None:
-        # up to 32 pixel boxes without filters are mapped in Python (targets._row_by_row),
+        # up to 32 pixel boxes without filters are mapped in Python (few_boxes.row_by_row),
         # more with numpy: the same floats, the same boxes kept, for any float boxes (the
         # Python pass makes float32 boxes float32 at once, numpy's are cast)
         edges = st.floats(0.0, 1.0) | st.sampled_from([0.0, 1.0])
@@ -220,7 +218,7 @@ class TestMapTargets:
         mosaic = MosaicDataset(samples, seed=seed, output_size=size, keying="sample",
                                layout=MosaicGrid(scale_range=(0.3, 2.1), flip=flip))  # fmt: skip
         rows_taken = []
-        real = targets_module._row_by_row
+        real = few_boxes.row_by_row
 
         def spy(*args: Any) -> Any:
             found = real(*args)
@@ -228,117 +226,15 @@ class TestMapTargets:
             return found
 
         for index in range(len(samples)):
-            with mock.patch.object(targets_module, "_row_by_row", spy):
+            with mock.patch.object(targets_module, "row_by_row", spy):
                 row_by_row = mosaic[index]
-            with mock.patch.object(targets_module, "_row_by_row", return_value=None):
+            with mock.patch.object(targets_module, "row_by_row", return_value=None):
                 vectorised = mosaic[index]
             for key in ("bboxes", "labels"):
                 assert row_by_row[key].dtype == vectorised[key].dtype
                 np.testing.assert_array_equal(row_by_row[key], vectorised[key])
             assert row_by_row["bboxes"].dtype == dtype
         assert rows_taken == [True] * (0 if many else len(samples))
-
-    @pytest.mark.parametrize(
-        "flaw",
-        ["none", "x0<0", "y0<0", "x0=w", "y0=h", "x1=0", "y1=0", "x1>w", "y1>h", "x1<x0",
-         "y1<y0", "nan", "inf"],
-    )  # fmt: skip
-    @settings(max_examples=20)
-    @given(data=st.data())
-    def test_row_by_row_declines_exactly_where_all_inside_does(
-        self, flaw: str, data: st.DataObject
-    ) -> None:
-        # the row-by-row loop checks each box as it maps it (all_inside's rule, written
-        # out): a tile with one box outside its image, inverted, NaN or infinite sends
-        # every box to the vectorised path (clipped or refused there); boxes inside do not
-        unit = st.floats(0.0, 1.0)
-        windows, tiles = [], []
-        for index in range(2):
-            h, w = data.draw(st.integers(2, 30)), data.draw(st.integers(2, 30))
-            rows = []
-            for _ in range(data.draw(st.integers(1, 3))):
-                x0, x1 = sorted(data.draw(st.tuples(unit, unit)))
-                y0, y1 = sorted(data.draw(st.tuples(unit, unit)))
-                rows.append([x0 * (w - 1), y0 * (h - 1), 1 + x1 * (w - 1), 1 + y1 * (h - 1)])
-            if index == 1 and flaw != "none":  # one box of the second tile goes wrong
-                box = dict(zip(("x0", "y0", "x1", "y1"), rows[-1], strict=True))
-                if flaw in ("x1<x0", "y1<y0"):  # inverted, inside the image
-                    a, b, side = ("x0", "x1", w) if flaw == "x1<x0" else ("y0", "y1", h)
-                    box[a] = min(box[b] + 0.5, side - 0.25)
-                    box[b] = box[a] - 0.25
-                elif flaw in ("nan", "inf"):
-                    box[data.draw(st.sampled_from(list(box)))] = float(flaw)
-                else:
-                    bad = {"<0": -0.5, "=w": w, "=h": h, ">w": w + 0.5, ">h": h + 0.5, "=0": 0.0}
-                    box[flaw[:2]] = float(bad[flaw[2:]])
-                    if flaw[2] == "=":  # an empty box on the edge: only the strict bound fails
-                        twin = {"x0": "x1", "y0": "y1", "x1": "x0", "y1": "y0"}[flaw[:2]]
-                        box[twin] = box[flaw[:2]]
-                rows[-1] = [box["x0"], box["y0"], box["x1"], box["y1"]]
-            boxes = np.array(rows, np.float64)
-            windows.append(Window((h, w), 0, 0, w, h, 5, 5, 5 + 2 * w, 5 + 2 * h))
-            tiles.append(Part(index, np.zeros((h, w), np.uint8), boxes, {}, None, None,
-                              None, {}))  # fmt: skip
-        flawed = tiles[1]
-        assert all_inside(flawed.boxes, flawed.image.shape[1], flawed.image.shape[0]) == (
-            flaw == "none"
-        )  # the rule itself, on the boxes made
-        found = targets_module._row_by_row(windows, tiles)
-        assert (found is None) == (flaw != "none")
-
-    @settings(max_examples=150)
-    @given(data=st.data(), dtype=st.sampled_from([np.float32, np.float64]),
-           flip_width=st.sampled_from([None, 97]))  # fmt: skip
-    def test_boxes_outside_their_source_window_drop_as_the_vectorised_path_drops_them(
-        self, data: st.DataObject, dtype: Any, flip_width: int | None
-    ) -> None:
-        # the row-by-row loop drops a box outside its tile's source window before it maps
-        # it: the boxes kept, and their floats, are the vectorised path's, which maps and
-        # tests every box; windows of any scale and empty ones, boxes on their edges and
-        # a hair either side, tiles without boxes
-        config = MosaicDataset([{"image": np.zeros((4, 4), np.uint8)}], seed=0).config
-        windows, tiles = [], []
-        for index in range(data.draw(st.integers(1, 4))):
-            h, w = data.draw(st.integers(1, 40)), data.draw(st.integers(1, 40))
-            if data.draw(st.integers(0, 4)) == 0:
-                window = Window.empty((h, w))
-            else:
-                sx0, sy0 = data.draw(st.integers(0, w - 1)), data.draw(st.integers(0, h - 1))
-                sx1, sy1 = data.draw(st.integers(sx0 + 1, w)), data.draw(st.integers(sy0 + 1, h))
-                dx0, dy0 = data.draw(st.integers(0, 60)), data.draw(st.integers(0, 60))
-                dx1, dy1 = dx0 + data.draw(st.integers(1, 90)), dy0 + data.draw(st.integers(1, 90))
-                window = Window((h, w), sx0, sy0, sx1, sy1, dx0, dy0, dx1, dy1)
-
-            def coordinate(edges: tuple[int, int], side: int) -> st.SearchStrategy[float]:
-                near = [float(np.nextafter(float(e), t)) for e in edges for t in (-1e9, 1e9)]
-                near += [e + d for e in edges for d in (-0.5, -0.1, 0.1, 0.5) if 0 <= e + d <= side]
-                return st.sampled_from([*map(float, edges), *near]) | st.floats(0.0, side)
-
-            xs = coordinate((window.sx0, window.sx1), w)
-            ys = coordinate((window.sy0, window.sy1), h)
-            rows = [[*sorted(data.draw(st.tuples(xs, xs))), *sorted(data.draw(st.tuples(ys, ys)))]
-                    for _ in range(data.draw(st.integers(0, 6)))]  # fmt: skip
-            boxes = np.array(rows, np.float64).reshape(-1, 4)[:, [0, 2, 1, 3]].astype(dtype)
-            # inside their image (the loop declines others: test_row_by_row_declines_...),
-            # to the edge: all_inside's edge_tolerance is not the loop's, which declines
-            # an edge past the image by rounding (the vectorised path takes it as inside)
-            boxes = boxes[[all_inside(b[None].astype(np.float64), w, h)
-                           and min(b[0], b[1]) >= 0.0 and b[2] <= w and b[3] <= h
-                           for b in boxes]]  # fmt: skip
-            windows.append(window)
-            tiles.append(Part(index, np.zeros((h, w), np.uint8), boxes, {}, None, None,
-                              None, {}))  # fmt: skip
-        counts = [len(t.boxes) for t in tiles]
-        found = targets_module._row_by_row(windows, tiles, flip_width)
-        assert found is not None
-        row_keep, row_kept = found
-        keep, kept = targets_module._boxes(config, windows, tiles, counts, sum(counts), None,
-                                           flip_width)  # fmt: skip
-        assert isinstance(keep, np.ndarray)  # (no windows given: the vectorised path)
-        assert row_kept.dtype == kept.dtype == np.float64
-        assert row_kept.shape == kept.shape
-        assert row_kept.tobytes() == kept.tobytes()  # bit for bit
-        assert keep.all() if row_keep is None else row_keep == keep.tolist()
 
     def test_labels_stay_int64_when_every_box_is_cut_off(self) -> None:
         # tiles at 3x in a 64x64 output show at most a quarter of their width and height:
@@ -349,7 +245,7 @@ class TestMapTargets:
                                layout=MosaicGrid(scale_range=(3.0, 3.0)))  # fmt: skip
         for index in range(3):
             out = mosaic[index]
-            with mock.patch.object(targets_module, "_row_by_row", return_value=None):
+            with mock.patch.object(targets_module, "row_by_row", return_value=None):
                 vectorised = mosaic[index]  # the same draws ("sample" keying)
             for got in (out, vectorised):
                 assert got["bboxes"].shape == (0, 4)

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import collections
 import copy
+import functools
+import os
 import pickle
 import re
 import sys
+import tempfile
 import time
 import warnings
+from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,7 +23,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from rankaug import RandomAugmentWrapper
 from rankaug.errors import RankaugWarning
-from rankaug.stream.readers import Told, rank_split, worker_unsplit
+from rankaug.stream.readers import Told, _Exclusive, rank_split, worker_unsplit
 from tests.stream.helpers import Shards
 
 accelerate_data = pytest.importorskip("accelerate.data_loader")
@@ -126,6 +130,33 @@ class TestTold:
                             multiprocessing_context="fork")  # fmt: skip
         assert sorted(bool(first) for first in loader) == [False, False, False, True]
 
+    def test_workers_of_other_temporary_folders_tell_it_once(self, tmp_path: Path) -> None:
+        # before: each process locked a file in its own temporary folder: workers whose
+        # TMPDIR differs (set by a worker_init_fn here) took two locks, and both told
+        own = functools.partial(_own_temporary_folder, tmp_path)
+        loader = DataLoader(_Telling(), batch_size=None, num_workers=2,
+                            multiprocessing_context="fork", worker_init_fn=own)  # fmt: skip
+        assert sorted(bool(first) for first in loader) == [False, False, False, True]
+
+    def test_its_lock_file_is_its_makers_in_a_spawned_worker_too(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        told = Told()
+        made = told._lock_file
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the worker's own TMPDIR
+        sent = ForkingPickler.loads(bytes(ForkingPickler.dumps(told)))  # as to a spawned one
+        assert (sent._block.is_shared(), sent._lock_file) == (True, made)
+        assert Told()._lock_file == str(tmp_path / f"rankaug-told-{os.getuid()}.lock")
+
+    def test_another_users_lock_file_is_not_locked(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        # a file of that name in a shared /tmp that another user made: they could hold
+        # its lock for ever, and every worker of ours would wait on it
+        name = Told()._lock_file
+        assert name is not None
+        assert _Exclusive()._descriptor(name) is not None  # this user's
+        monkeypatch.setattr(os, "getuid", lambda: os.stat(name).st_uid + 1)
+        assert _Exclusive()._descriptor(name) is None
+
     def test_a_copy_in_another_process_or_a_deepcopy_tells_afresh(self) -> None:
         # before: a wrapper pickled after it warned (a checkpoint, a job sent elsewhere)
         # never warned in the process that loaded it, though nothing was told there
@@ -135,6 +166,13 @@ class TestTold:
             assert copied.first("unsplit")
             assert not copied.first("unsplit")
         assert not told.first("unsplit")
+
+
+def _own_temporary_folder(folder: Path, worker: int) -> None:
+    """Give this worker a temporary folder of its own, as TMPDIR would."""
+    own = folder / f"worker-{worker}"
+    own.mkdir()
+    os.environ["TMPDIR"] = tempfile.tempdir = str(own)
 
 
 class _SlowTold(Told):
