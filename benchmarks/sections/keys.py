@@ -47,12 +47,16 @@ def key_contenders(seed: int) -> dict[str, Op]:
         items, identity, seed=seed, keying="stream"
     )
     epochs = itertools.count()
-    # the key's words, laid out by the one template (keys.py), then numpy alone
-    base = KeyTemplate(Domain.SAMPLE, seed=seed, stream=0).words(epoch=0, index=0)
+    # the key's words, laid out by the one template (keys.py), then numpy alone: the
+    # index's two words are where the template puts index 1 and index 2**32
+    template = KeyTemplate(Domain.SAMPLE, seed=seed, stream=0)
+    base = template.words(epoch=0, index=0)
+    (low,) = np.flatnonzero(template.words(epoch=0, index=1) != base)
+    (high,) = np.flatnonzero(template.words(epoch=0, index=1 << 32) != base)
 
     def numpy_seedsequence(i: int) -> None:
         words = base.copy()
-        words[6], words[7] = i & 0xFFFF_FFFF, i >> 32  # the index's two words
+        words[low], words[high] = i & 0xFFFF_FFFF, i >> 32
         np.random.Generator(np.random.PCG64(np.random.SeedSequence(words)))
 
     return {
